@@ -1,0 +1,84 @@
+# collagec - one flat Makefile. `make` builds, `make test` tests, `make demo`
+# compiles and runs the demo models; every target installs missing Debian
+# packages first (tools/deps.sh).
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+BUILD   ?= build
+PREFIX  ?= /usr/local
+WARN     = -Wall -Wextra -pedantic -Wno-unused-parameter
+CPPFLAGS_ALL = -D_GNU_SOURCE -I$(BUILD)/gen
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS_ALL) $(EXTRA_CFLAGS)
+LIBS     = -lprotobuf-c -lcjson -lcrypto -ldl -lm
+
+SRCS   := $(wildcard core/*.c core/*/*.c backends/*.c backends/*/*.c cli/*.c) runtime/loader.c
+HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h runtime/*.h cli/*.h)
+OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/onnx.pb-c.o $(BUILD)/gen/embed.o
+RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_model.h runtime/rt_model.c
+UNIT   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*_test.c))
+LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
+
+.PHONY: all deps test test-asan demo bench install clean regen
+
+all: $(BUILD)/collagec
+
+$(BUILD)/deps.stamp: tools/deps.sh
+	@mkdir -p $(BUILD)
+	@sh tools/deps.sh
+	@touch $@
+
+deps:
+	@sh tools/deps.sh
+
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: | $(BUILD)/deps.stamp
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -I/usr/include/onnx /usr/include/onnx/onnx.proto
+
+$(BUILD)/tools/embed: tools/embed.c | $(BUILD)/deps.stamp
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O1 -o $@ $<
+
+$(BUILD)/gen/embed.c: $(BUILD)/tools/embed $(RTSRC)
+	@mkdir -p $(BUILD)/gen
+	$(BUILD)/tools/embed $@ $(RTSRC)
+
+$(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
+	$(CC) -std=c11 -O2 $(EXTRA_CFLAGS) -I$(BUILD)/gen -c -o $@ $<
+
+$(BUILD)/gen/embed.o: $(BUILD)/gen/embed.c
+	$(CC) -std=c11 -O1 $(EXTRA_CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.o: %.c $(HDRS) $(BUILD)/gen/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/collagec: $(OBJS)
+	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -o $@ $(OBJS) $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/test.h $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
+
+test: $(BUILD)/collagec $(UNIT)
+	@BUILD=$(BUILD) sh tests/run.sh
+
+test-asan:
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+		EXTRA_CFLAGS="-fsanitize=address,undefined" test
+
+demo: $(BUILD)/collagec
+	@BUILD=$(BUILD) sh tests/demo.sh
+
+bench: $(BUILD)/collagec
+	@BUILD=$(BUILD) sh tests/bench.sh
+
+install: $(BUILD)/collagec
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/collagec/patterns
+	install -m 755 $(BUILD)/collagec $(DESTDIR)$(PREFIX)/bin/collagec
+	install -m 644 man/collagec.1 $(DESTDIR)$(PREFIX)/share/man/man1/collagec.1
+	install -m 644 runtime/collagec.h $(DESTDIR)$(PREFIX)/include/collagec.h
+	install -m 644 patterns/*.pat $(DESTDIR)$(PREFIX)/share/collagec/patterns/
+
+clean:
+	rm -rf build build-asan

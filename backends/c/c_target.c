@@ -1,0 +1,54 @@
+/*
+ * c_target.c - the native C target: every op, lowered through the generic
+ * op lowering (relay_to_tir default) and printed as C by tir_to_runtime.
+ * It is the universal fallback that makes every graph compilable.
+ */
+#include "../backends.h"
+
+#include "../../core/tir/tir_print.h"
+
+static const struct target_option c_options[] = {
+	{ "threads", "threads the kernels may use (0 = as set at run time)", 0, 256, 0 },
+	{ NULL, NULL, 0, 0, 0 },
+};
+
+/* Prints one kernel as a C function with the executor's kernel ABI. */
+static void print_kernel(const struct kernel *k, struct strbuf *sb)
+{
+	const struct tir_func *f = k->func;
+
+	sb_puts(sb, "\n/*");
+	for (int i = 0; i < k->span.n; i++)
+		sb_printf(sb, " %s(%s)", k->span.names[i], k->span.types[i]);
+	sb_puts(sb, " */\n");
+	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
+		  f->name);
+	for (int i = 0; i < f->n_bufs; i++)
+		sb_printf(sb, "\t%s *restrict b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
+	sb_puts(sb, "\t(void)syms;\n\t(void)threads;\n");
+	tir_print_stmt(f->body, &tir_dialect_c, sb, 1);
+	sb_puts(sb, "}\n");
+}
+
+static int c_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
+			    struct runtime_module *m)
+{
+	(void)g;
+	(void)t;
+	for (int i = 0; i < p->kernels.n; i++)
+		print_kernel(&p->kernels.v[i], &m->source);
+	return 0;
+}
+
+const struct target_kind target_kind_c = {
+	.api_version = TARGET_API_VERSION,
+	.name = "c",
+	.device = "cpu",
+	.description = "portable C from loop IR; runs every op",
+	.options = c_options,
+	.unavailable = NULL,
+	.supports = NULL,
+	.relay_to_tir = NULL,
+	.tir_to_runtime = c_tir_to_runtime,
+	.relay_to_runtime = NULL,
+};

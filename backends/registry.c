@@ -1,0 +1,10 @@
+/*
+ * registry.c - the one static table of shipped target kinds.
+ */
+#include "backends.h"
+
+const struct target_kind *const backend_registry[] = {
+	&target_kind_c,
+};
+
+const int backend_registry_count = (int)ARRAY_SIZE(backend_registry);

@@ -1,0 +1,408 @@
+/*
+ * cmd_conformance.c - collagec conformance: compiles and checks ONNX
+ * backend test folders (model.onnx + test_data_set_N/{input,output}_K.pb).
+ * Each test runs in a child process, so a crashing kernel fails one test
+ * and not the run; -j runs several at once.
+ */
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../backends/backends.h"
+
+enum { OPT_TARGET = 256, OPT_RTOL, OPT_ATOL, OPT_EXPECT, OPT_JSON, OPT_TIMEOUT, OPT_OPT };
+
+struct conf_opts {
+	const char *targets;
+	const char *cflags;
+	double rtol, atol;
+	int timeout;
+};
+
+struct test {
+	char *dir;		/* test folder (owned) */
+	const char *name;	/* its basename */
+	pid_t pid;
+	int fd;			/* read end of the child's report pipe */
+	bool pass;
+	char *why;		/* failure reason (owned) */
+};
+
+static bool is_dir(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool has_model(const char *dir)
+{
+	char *p = xmalloc(strlen(dir) + 16);
+	bool ok;
+
+	sprintf(p, "%s/model.onnx", dir);
+	ok = access(p, R_OK) == 0;
+	free(p);
+	return ok;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Test folders under dir (or dir itself), sorted by name. */
+struct test_list {
+	struct test *v;
+	int n, cap;
+};
+
+static void collect(const char *dir, struct test_list *tests)
+{
+	DIR *d;
+	struct dirent *e;
+	VEC(char *) names = { 0 };
+
+	if (has_model(dir)) {
+		struct test t = { 0 };
+
+		t.dir = xstrdup(dir);
+		vec_push(tests, t);
+		return;
+	}
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			vec_push(&names, xstrdup(e->d_name));
+	closedir(d);
+	if (names.n)
+		qsort(names.v, (size_t)names.n, sizeof(char *), cmp_str);
+	for (int i = 0; i < names.n; i++) {
+		char *p = xmalloc(strlen(dir) + strlen(names.v[i]) + 2);
+
+		sprintf(p, "%s/%s", dir, names.v[i]);
+		if (is_dir(p) && has_model(p)) {
+			struct test t = { 0 };
+
+			t.dir = p;
+			vec_push(tests, t);
+		} else {
+			free(p);
+		}
+		free(names.v[i]);
+	}
+	vec_free(&names);
+}
+
+/* In the child: compile, run every data set, compare. Writes a reason on failure. */
+static int run_one(const struct test *t, const struct conf_opts *co, struct strbuf *why)
+{
+	struct collagec_ctx ctx;
+	struct compile_options o = { 0 };
+	struct strbuf diag = STRBUF_INIT;
+	char *tmp = dir_make_temp("conf"), *so, *model;
+	struct session s;
+	int rc = 0, nsets = 0;
+
+	if (!tmp) {
+		sb_puts(why, "cannot create a temporary directory");
+		return -1;
+	}
+	so = xmalloc(strlen(tmp) + 16);
+	sprintf(so, "%s/model.so", tmp);
+	model = xmalloc(strlen(t->dir) + 16);
+	sprintf(model, "%s/model.onnx", t->dir);
+	ctx_init(&ctx);
+	ctx.diag_out = NULL;
+	ctx.capture = &diag;
+	o.model = model;
+	o.out = so;
+	o.targets = co->targets;
+	o.search = "none";
+	o.kinds = backend_registry;
+	o.n_kinds = backend_registry_count;
+	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+	o.cflags = co->cflags;
+	if (collagec_compile(&ctx, &o, NULL) < 0) {
+		char *nl;
+
+		sb_puts(why, "compile: ");
+		sb_puts(why, sb_str(&diag) + (diag.len > 17 ? 17 : 0));
+		nl = strchr(why->buf, '\n');
+		if (nl) {
+			*nl = 0;
+			why->len = (size_t)(nl - why->buf);
+		}
+		rc = -1;
+		goto out;
+	}
+	if (session_open(&s, so) < 0) {
+		sb_puts(why, s.err);
+		session_close(&s);
+		rc = -1;
+		goto out;
+	}
+	for (int set = 0; rc == 0; set++) {
+		char *sd = xmalloc(strlen(t->dir) + 32);
+
+		sprintf(sd, "%s/test_data_set_%d", t->dir, set);
+		if (!is_dir(sd)) {
+			free(sd);
+			break;
+		}
+		nsets++;
+		for (int i = 0; i < s.n_in && rc == 0; i++) {
+			char *p = xmalloc(strlen(sd) + 32);
+
+			sprintf(p, "%s/input_%d.pb", sd, i);
+			if (session_file_input(&s, i, p) < 0) {
+				sb_printf(why, "set %d: %s", set, s.err);
+				rc = -1;
+			}
+			free(p);
+		}
+		if (rc == 0 && session_run(&s) < 0) {
+			sb_printf(why, "set %d: %s", set, s.err);
+			rc = -1;
+		}
+		for (int i = 0; i < s.n_out && rc == 0; i++) {
+			char *p = xmalloc(strlen(sd) + 32), *err = NULL;
+			struct host_tensor got, want;
+
+			sprintf(p, "%s/output_%d.pb", sd, i);
+			if (session_output(&s, i, &got) < 0) {
+				sb_printf(why, "set %d: %s", set, s.err);
+				rc = -1;
+			} else if (host_tensor_read(p, &want, &err) < 0) {
+				sb_printf(why, "set %d: %s", set, err);
+				free(err);
+				rc = -1;
+			} else {
+				if (tensor_compare(&got, &want, co->rtol, co->atol, why) < 0) {
+					char *msg = xstrdup(sb_str(why));
+
+					sb_reset(why);
+					sb_printf(why, "set %d output %d: %s", set, i, msg);
+					free(msg);
+					rc = -1;
+				}
+				host_tensor_free(&want);
+			}
+			free(p);
+		}
+		free(sd);
+	}
+	session_close(&s);
+	if (rc == 0 && nsets == 0) {
+		sb_puts(why, "no test_data_set_* folders");
+		rc = -1;
+	}
+out:
+	ctx_release(&ctx);
+	sb_release(&diag);
+	dir_remove_tree(tmp);
+	free(tmp);
+	free(so);
+	free(model);
+	return rc;
+}
+
+static void start(struct test *t, const struct conf_opts *co)
+{
+	int fds[2];
+
+	if (pipe(fds) < 0) {
+		t->pid = -1;
+		t->why = xstrdup("pipe failed");
+		return;
+	}
+	fflush(NULL);
+	t->pid = fork();
+	if (t->pid == 0) {
+		struct strbuf why = STRBUF_INIT;
+		int rc;
+
+		close(fds[0]);
+		alarm((unsigned)co->timeout);
+		rc = run_one(t, co, &why);
+		if (rc < 0 && why.len)
+			(void)!write(fds[1], why.buf, why.len);
+		_exit(rc < 0 ? 1 : 0);
+	}
+	close(fds[1]);
+	t->fd = fds[0];
+}
+
+static void finish(struct test *t, const struct conf_opts *co)
+{
+	struct strbuf why = STRBUF_INIT;
+	char buf[512];
+	ssize_t n;
+	int st = 0;
+
+	if (t->pid < 0)
+		return;
+	while ((n = read(t->fd, buf, sizeof(buf))) > 0)
+		sb_add(&why, buf, (size_t)n);
+	close(t->fd);
+	while (waitpid(t->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		t->pass = true;
+	} else {
+		if (WIFSIGNALED(st)) {
+			sb_reset(&why);
+			if (WTERMSIG(st) == SIGALRM)
+				sb_printf(&why, "timed out after %d s", co->timeout);
+			else
+				sb_printf(&why, "crashed (%s)", strsignal(WTERMSIG(st)));
+		}
+		t->why = sb_detach(&why);
+	}
+	sb_release(&why);
+}
+
+static char **read_expect(const char *path, int *n)
+{
+	size_t len;
+	char *buf = file_read(path, &len), *save, *line;
+	char **v = NULL;
+
+	*n = 0;
+	if (!buf)
+		return NULL;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!line[0] || line[0] == '#')
+			continue;
+		v = xrealloc(v, sizeof(char *) * (size_t)(*n + 1));
+		v[(*n)++] = xstrdup(line);
+	}
+	free(buf);
+	return v;
+}
+
+int cmd_conformance(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "target", required_argument, NULL, OPT_TARGET },
+		{ "rtol", required_argument, NULL, OPT_RTOL },
+		{ "atol", required_argument, NULL, OPT_ATOL },
+		{ "expect", required_argument, NULL, OPT_EXPECT },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "opt", required_argument, NULL, OPT_OPT },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct conf_opts co = { "c", "-O1", 1e-3, 1e-7, 120 };
+	struct test_list tests = { 0 };
+	const char *expect = NULL;
+	bool json = false, quiet = false;
+	int jobs = 2, c, passed = 0, failed = 0, regressed = 0, n_exp = 0, next = 0;
+	char **exp = NULL;
+
+	if (cli_wants_help(argc, argv, "conformance"))
+		return 0;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "j:qv", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_TARGET: co.targets = optarg; break;
+		case OPT_RTOL: co.rtol = strtod(optarg, NULL); break;
+		case OPT_ATOL: co.atol = strtod(optarg, NULL); break;
+		case OPT_EXPECT: expect = optarg; break;
+		case OPT_JSON: json = true; break;
+		case OPT_TIMEOUT: co.timeout = atoi(optarg); break;
+		case OPT_OPT: co.cflags = optarg; break;
+		case 'j': jobs = atoi(optarg); break;
+		case 'q': quiet = true; break;
+		case 'v': break;
+		default:
+			return cli_error(2, "conformance: unknown or incomplete option '%s' (see "
+					 "'collagec conformance --help')", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_error(2, "conformance: expected one or more test folders");
+	if (jobs < 1 || co.timeout < 1)
+		return cli_error(2, "conformance: -j and --timeout take positive numbers");
+	if (expect && !(exp = read_expect(expect, &n_exp)))
+		return cli_error(2, "conformance: cannot read '%s': %s", expect, strerror(errno));
+	for (int i = optind; i < argc; i++) {
+		int before = tests.n;
+
+		collect(argv[i], &tests);
+		if (tests.n == before)
+			return cli_error(1, "conformance: no tests (model.onnx) under '%s'", argv[i]);
+	}
+	for (int i = 0; i < tests.n; i++) {
+		const char *sl = strrchr(tests.v[i].dir, '/');
+
+		tests.v[i].name = sl ? sl + 1 : tests.v[i].dir;
+	}
+	/* keep `jobs` children running; report in order */
+	for (int i = 0; i < tests.n; i++) {
+		while (next < tests.n && next < i + jobs)
+			start(&tests.v[next++], &co);
+		finish(&tests.v[i], &co);
+		if (tests.v[i].pass)
+			passed++;
+		else
+			failed++;
+		if (json)
+			continue;
+		if (tests.v[i].pass && !quiet)
+			printf("PASS %s\n", tests.v[i].name);
+		else if (!tests.v[i].pass && !quiet)
+			printf("FAIL %s: %s\n", tests.v[i].name, tests.v[i].why ? tests.v[i].why : "");
+		fflush(stdout);
+	}
+	for (int e = 0; e < n_exp; e++) {
+		bool ok = false, found = false;
+
+		for (int i = 0; i < tests.n; i++)
+			if (!strcmp(tests.v[i].name, exp[e])) {
+				found = true;
+				ok = tests.v[i].pass;
+			}
+		if (!ok) {
+			regressed++;
+			fprintf(stderr, "collagec: error: conformance: expected pass '%s' %s\n",
+				exp[e], found ? "now fails" : "was not run");
+		}
+	}
+	if (json) {
+		printf("{\"passed\": %d, \"failed\": %d, \"regressed\": %d, \"tests\": [\n",
+		       passed, failed, regressed);
+		for (int i = 0; i < tests.n; i++)
+			printf("  {\"name\": \"%s\", \"pass\": %s}%s\n", tests.v[i].name,
+			       tests.v[i].pass ? "true" : "false", i + 1 < tests.n ? "," : "");
+		printf("]}\n");
+	} else {
+		printf("conformance: %d passed, %d failed", passed, failed);
+		if (expect)
+			printf(", %d of %d expected passes regressed", regressed, n_exp);
+		printf("\n");
+	}
+	for (int i = 0; i < tests.n; i++) {
+		free(tests.v[i].dir);
+		free(tests.v[i].why);
+	}
+	for (int e = 0; e < n_exp; e++)
+		free(exp[e]);
+	free(exp);
+	vec_free(&tests);
+	return regressed ? 1 : 0;
+}

@@ -1,0 +1,261 @@
+/*
+ * cmd_run.c - collagec run: feed a compiled model, print or save its
+ * outputs, and with --check compare them with expected tensors.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { OPT_INPUT = 256, OPT_SHAPE, OPT_SEED, OPT_OUTDIR, OPT_NPY, OPT_CHECK, OPT_RTOL,
+       OPT_ATOL, OPT_THREADS };
+
+static bool exists(const char *p)
+{
+	return access(p, R_OK) == 0;
+}
+
+/* Expected output i in dir: output_<i>.pb, or <name>.pb / <name>.npy. */
+static char *expected_path(const char *dir, int i, const char *name)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_printf(&sb, "%s/output_%d.pb", dir, i);
+	if (exists(sb.buf))
+		return sb_detach(&sb);
+	sb_reset(&sb);
+	sb_printf(&sb, "%s/%s.pb", dir, name);
+	if (exists(sb.buf))
+		return sb_detach(&sb);
+	sb_reset(&sb);
+	sb_printf(&sb, "%s/%s.npy", dir, name);
+	if (exists(sb.buf))
+		return sb_detach(&sb);
+	sb_release(&sb);
+	return NULL;
+}
+
+static char *input_path(const char *dir, int i, const char *name)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_printf(&sb, "%s/input_%d.pb", dir, i);
+	if (exists(sb.buf))
+		return sb_detach(&sb);
+	sb_reset(&sb);
+	sb_printf(&sb, "%s/%s.pb", dir, name);
+	if (exists(sb.buf))
+		return sb_detach(&sb);
+	sb_reset(&sb);
+	sb_printf(&sb, "%s/%s.npy", dir, name);
+	if (exists(sb.buf))
+		return sb_detach(&sb);
+	sb_release(&sb);
+	return NULL;
+}
+
+static void print_output(const struct host_tensor *t)
+{
+	int64_t n = host_tensor_numel(t);
+
+	printf("%s: %s [", t->name, dtype_name(t->dtype));
+	for (int i = 0; i < t->rank; i++)
+		printf("%s%lld", i ? "," : "", (long long)t->dims[i]);
+	printf("]");
+	for (int64_t i = 0; i < n && i < 8; i++) {
+		double v;
+
+		switch (t->dtype) {
+		case DTYPE_F32: v = ((const float *)t->data)[i]; break;
+		case DTYPE_F64: v = ((const double *)t->data)[i]; break;
+		case DTYPE_I64: v = (double)((const int64_t *)t->data)[i]; break;
+		case DTYPE_I32: v = ((const int32_t *)t->data)[i]; break;
+		default: v = ((const uint8_t *)t->data)[i]; break;
+		}
+		printf(" %.6g", v);
+	}
+	printf("%s\n", n > 8 ? " ..." : "");
+}
+
+/* Sanitises an output name into a file name. */
+static char *file_name(const char *dir, const char *name, bool npy)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_printf(&sb, "%s/", dir);
+	for (const char *p = name; *p; p++)
+		sb_putc(&sb, *p == '/' ? '_' : *p);
+	sb_puts(&sb, npy ? ".npy" : ".pb");
+	return sb_detach(&sb);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, OPT_INPUT },
+		{ "shape", required_argument, NULL, OPT_SHAPE },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "output-dir", required_argument, NULL, OPT_OUTDIR },
+		{ "npy", no_argument, NULL, OPT_NPY },
+		{ "check", required_argument, NULL, OPT_CHECK },
+		{ "rtol", required_argument, NULL, OPT_RTOL },
+		{ "atol", required_argument, NULL, OPT_ATOL },
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ NULL, 0, NULL, 0 },
+	};
+	VEC(const char *) inputs = { 0 }, shapes = { 0 };
+	const char *outdir = NULL, *check = NULL;
+	double rtol = 1e-3, atol = 1e-7;
+	uint32_t seed = 1;
+	int threads = 1, c, rc = 0;
+	bool npy = false, *given = NULL;
+	struct session s;
+
+	if (cli_wants_help(argc, argv, "run"))
+		return 0;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_INPUT: vec_push(&inputs, optarg); break;
+		case OPT_SHAPE: vec_push(&shapes, optarg); break;
+		case OPT_SEED: seed = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case OPT_OUTDIR: outdir = optarg; break;
+		case OPT_NPY: npy = true; break;
+		case OPT_CHECK: check = optarg; break;
+		case OPT_RTOL: rtol = strtod(optarg, NULL); break;
+		case OPT_ATOL: atol = strtod(optarg, NULL); break;
+		case OPT_THREADS: threads = atoi(optarg); break;
+		default:
+			rc = cli_error(2, "run: unknown or incomplete option '%s' (see 'collagec "
+				       "run --help')", argv[optind - 1]);
+			goto out_noclose;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_usage("run", stderr);
+		rc = cli_error(2, "run: expected one compiled model (OUT.so)");
+		goto out_noclose;
+	}
+	if (threads < 1) {
+		rc = cli_error(2, "run: --threads must be 1 or more");
+		goto out_noclose;
+	}
+	if (session_open(&s, argv[optind]) < 0) {
+		rc = cli_error(1, "%s", s.err);
+		session_close(&s);
+		goto out_noclose;
+	}
+	s.lib.set_threads(s.m, threads);
+	given = xcalloc((size_t)s.n_in + 1, 1);
+	for (int i = 0; i < inputs.n; i++) {
+		const char *eq = strchr(inputs.v[i], '=');
+		int idx = i;
+		const char *path = inputs.v[i];
+
+		if (eq) {
+			char *name = xmalloc((size_t)(eq - inputs.v[i]) + 1);
+
+			memcpy(name, inputs.v[i], (size_t)(eq - inputs.v[i]));
+			name[eq - inputs.v[i]] = 0;
+			idx = session_input_index(&s, name);
+			if (idx < 0) {
+				rc = cli_error(2, "run: the model has no input named '%s'", name);
+				free(name);
+				goto out;
+			}
+			free(name);
+			path = eq + 1;
+		}
+		if (idx >= s.n_in) {
+			rc = cli_error(2, "run: more --input files than the model's %d inputs",
+				       s.n_in);
+			goto out;
+		}
+		if (session_file_input(&s, idx, path) < 0) {
+			rc = cli_error(1, "%s", s.err);
+			goto out;
+		}
+		given[idx] = true;
+	}
+	for (int i = 0; i < s.n_in; i++) {
+		collagec_tensor_info info;
+		char *p;
+
+		if (given[i])
+			continue;
+		s.lib.input_info(s.m, i, &info);
+		p = check ? input_path(check, i, info.name) : NULL;
+		if (p) {
+			int r = session_file_input(&s, i, p);
+
+			free(p);
+			if (r < 0) {
+				rc = cli_error(1, "%s", s.err);
+				goto out;
+			}
+		} else {
+			session_random_input(&s, i, shapes.v, shapes.n, seed);
+		}
+	}
+	if (session_run(&s) < 0) {
+		rc = cli_error(1, "%s", s.err);
+		goto out;
+	}
+	if (outdir && mkdir(outdir, 0755) < 0 && errno != EEXIST) {
+		rc = cli_error(4, "cannot create '%s': %s", outdir, strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < s.n_out; i++) {
+		struct host_tensor t;
+
+		if (session_output(&s, i, &t) < 0) {
+			rc = cli_error(1, "%s", s.err);
+			goto out;
+		}
+		if (outdir) {
+			char *path = file_name(outdir, t.name, npy), *err = NULL;
+
+			if (host_tensor_write(path, &t, &err) < 0) {
+				rc = cli_error(4, "%s", err);
+				free(err);
+			}
+			free(path);
+		}
+		if (check) {
+			char *p = expected_path(check, i, t.name), *err = NULL;
+			struct host_tensor want;
+			struct strbuf why = STRBUF_INIT;
+
+			if (!p) {
+				rc = cli_error(1, "check: no expected file for output %d '%s' in %s",
+					       i, t.name, check);
+				continue;
+			}
+			if (host_tensor_read(p, &want, &err) < 0) {
+				rc = cli_error(1, "%s", err);
+				free(err);
+			} else if (tensor_compare(&t, &want, rtol, atol, &why) < 0) {
+				rc = cli_error(1, "check: output '%s': %s", t.name, sb_str(&why));
+			} else if (!outdir) {
+				printf("%s: ok\n", t.name);
+			}
+			host_tensor_free(&want);
+			sb_release(&why);
+			free(p);
+		} else if (!outdir) {
+			print_output(&t);
+		}
+	}
+out:
+	free(given);
+	session_close(&s);
+out_noclose:
+	vec_free(&inputs);
+	vec_free(&shapes);
+	return rc;
+}

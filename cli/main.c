@@ -1,0 +1,90 @@
+/*
+ * main.c - collagec's entry point: the subcommand table and --help/--version.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const struct command commands[] = {
+	{ "compile", cmd_compile, "compile an ONNX model into a shared object + metadata",
+	  "collagec compile MODEL.onnx -o OUT.so [--target LIST] [--search none]\n"
+	  "                 [--shape NAME=DIMS]... [--dump-ir DIR] [--depfile FILE]\n"
+	  "                 [--json FILE] [--cc CC] [--opt FLAGS] [--keep-temps] [-q|-v]" },
+	{ "run", cmd_run, "run a compiled model on inputs from files or random data",
+	  "collagec run OUT.so [--input [NAME=]FILE]... [--shape NAME=DIMS]... [--seed N]\n"
+	  "                 [--output-dir DIR] [--npy] [--check DIR] [--rtol X] [--atol Y]\n"
+	  "                 [--threads N]" },
+	{ "bench", cmd_bench, "measure a compiled model's latency",
+	  "collagec bench OUT.so [--runs N] [--warmup N] [--threads N] [--shape NAME=DIMS]...\n"
+	  "                 [--json] [--baseline FILE.json --max-regression PCT]" },
+	{ "conformance", cmd_conformance, "compile and check ONNX backend test folders",
+	  "collagec conformance DIR... [--target LIST] [--rtol X] [--atol Y] [-j N]\n"
+	  "                 [--expect FILE] [--json] [-q|-v]" },
+	{ "targets", cmd_targets, "list the target kinds, their hooks and availability",
+	  "collagec targets" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: collagec COMMAND [ARGS]\n\ncommands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(f, "  %-12s %s\n", c->name, c->summary);
+	fprintf(f, "\n'collagec COMMAND --help' shows a command's options; man collagec has "
+		"the rest.\n");
+}
+
+int cli_error(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("collagec: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return status;
+}
+
+void cli_usage(const char *cmd, FILE *f)
+{
+	for (const struct command *c = commands; c->name; c++)
+		if (!strcmp(c->name, cmd))
+			fprintf(f, "usage: %s\n", c->usage);
+}
+
+bool cli_wants_help(int argc, char **argv, const char *cmd)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			cli_usage(cmd, stdout);
+			return true;
+		}
+	}
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("collagec %s\n", COLLAGEC_VERSION);
+		return 0;
+	}
+	for (const struct command *c = commands; c->name; c++)
+		if (!strcmp(c->name, argv[1]))
+			return c->run(argc - 1, argv + 1);
+	cli_error(2, "unknown command '%s'", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,304 @@
+/*
+ * session.c - a loaded model and its inputs, shared by run, bench and
+ * conformance.
+ */
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int set_err(struct session *s, const char *fmt, ...) PRINTF_LIKE(2, 3);
+
+static int set_err(struct session *s, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sb_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	free(s->err);
+	s->err = sb_detach(&sb);
+	return -1;
+}
+
+int session_open(struct session *s, const char *so)
+{
+	char *err = NULL;
+	collagec_status st;
+
+	memset(s, 0, sizeof(*s));
+	if (model_lib_load(&s->lib, so, &err) < 0) {
+		set_err(s, "%s: %s", so, err);
+		free(err);
+		return -1;
+	}
+	st = s->lib.open(&s->m);
+	if (st != COLLAGEC_OK)
+		return set_err(s, "%s: cannot open the model: %s", so, s->lib.status_string(st));
+	s->n_in = s->lib.num_inputs(s->m);
+	s->n_out = s->lib.num_outputs(s->m);
+	s->in = xcalloc((size_t)s->n_in + 1, sizeof(*s->in));
+	return 0;
+}
+
+void session_close(struct session *s)
+{
+	for (int i = 0; i < s->n_in; i++)
+		host_tensor_free(&s->in[i]);
+	free(s->in);
+	if (s->m)
+		s->lib.close(s->m);
+	model_lib_unload(&s->lib);
+	free(s->err);
+	memset(s, 0, sizeof(*s));
+}
+
+int session_input_index(struct session *s, const char *name)
+{
+	for (int i = 0; i < s->n_in; i++) {
+		collagec_tensor_info info;
+
+		s->lib.input_info(s->m, i, &info);
+		if (!strcmp(info.name, name))
+			return i;
+	}
+	return -1;
+}
+
+static uint32_t fnv1a32(const char *str)
+{
+	uint32_t h = 0x811C9DC5u;
+
+	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+		h ^= *p;
+		h *= 0x01000193u;
+	}
+	return h;
+}
+
+/* mulberry32: a small, well-known 32-bit generator; returns [0, 1). */
+static double mulberry32(uint32_t *state)
+{
+	uint32_t t = (*state += 0x6D2B79F5u);
+
+	t = (t ^ (t >> 15)) * (t | 1u);
+	t ^= t + (t ^ (t >> 7)) * (t | 61u);
+	return (double)(t ^ (t >> 14)) / 4294967296.0;
+}
+
+static bool lookup_shape(const char *const *shapes, int n, const char *name, int64_t *dims,
+			 int *rank)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < n; i++) {
+		const char *p;
+
+		if (strncmp(shapes[i], name, len) || shapes[i][len] != '=')
+			continue;
+		*rank = 0;
+		for (p = shapes[i] + len + 1; *p && *rank < MAX_RANK;) {
+			char *end;
+
+			dims[(*rank)++] = strtoll(p, &end, 10);
+			p = *end == ',' ? end + 1 : end;
+			if (end == p && *p)
+				break;
+		}
+		return true;
+	}
+	return false;
+}
+
+static void store(void *data, enum dtype t, int64_t i, double v)
+{
+	switch (t) {
+	case DTYPE_F32: ((float *)data)[i] = (float)v; break;
+	case DTYPE_F64: ((double *)data)[i] = v; break;
+	case DTYPE_I64: ((int64_t *)data)[i] = (int64_t)v; break;
+	case DTYPE_I32: ((int32_t *)data)[i] = (int32_t)v; break;
+	case DTYPE_I16: ((int16_t *)data)[i] = (int16_t)v; break;
+	case DTYPE_I8: ((int8_t *)data)[i] = (int8_t)v; break;
+	case DTYPE_U16: ((uint16_t *)data)[i] = (uint16_t)v; break;
+	case DTYPE_U32: ((uint32_t *)data)[i] = (uint32_t)v; break;
+	case DTYPE_U64: ((uint64_t *)data)[i] = (uint64_t)v; break;
+	default: ((uint8_t *)data)[i] = (uint8_t)v; break;
+	}
+}
+
+int session_random_input(struct session *s, int i, const char *const *shapes, int n_shapes,
+			 uint32_t seed)
+{
+	collagec_tensor_info info;
+	struct host_tensor *t = &s->in[i];
+	uint32_t state;
+	int64_t n;
+	int rank;
+
+	s->lib.input_info(s->m, i, &info);
+	host_tensor_free(t);
+	t->dtype = dtype_from_onnx(info.dtype);
+	t->name = xstrdup(info.name);
+	if (!lookup_shape(shapes, n_shapes, info.name, t->dims, &rank)) {
+		rank = info.rank;
+		for (int k = 0; k < rank; k++) {
+			int64_t d[MAX_RANK];
+			int r;
+
+			t->dims[k] = info.dims[k];
+			if (info.dims[k] >= 0)
+				continue;
+			t->dims[k] = info.dim_names[k] && lookup_shape(shapes, n_shapes,
+						info.dim_names[k], d, &r) && r == 1 ? d[0] : 1;
+		}
+	}
+	t->rank = rank;
+	n = host_tensor_numel(t);
+	t->bytes = (size_t)n * dtype_size(t->dtype);
+	t->data = xcalloc(t->bytes + 1, 1);
+	state = seed ^ fnv1a32(info.name);
+	for (int64_t k = 0; k < n; k++) {
+		double r = mulberry32(&state);
+
+		if (t->dtype == DTYPE_BOOL)
+			store(t->data, t->dtype, k, floor(r * 2));
+		else if (dtype_is_int(t->dtype))
+			store(t->data, t->dtype, k, floor(r * 100));
+		else
+			store(t->data, t->dtype, k, -1 + r * 2);
+	}
+	return 0;
+}
+
+int session_file_input(struct session *s, int i, const char *path)
+{
+	collagec_tensor_info info;
+	char *err = NULL;
+
+	host_tensor_free(&s->in[i]);
+	if (host_tensor_read(path, &s->in[i], &err) < 0) {
+		set_err(s, "%s", err);
+		free(err);
+		return -1;
+	}
+	s->lib.input_info(s->m, i, &info);
+	if (dtype_to_onnx(s->in[i].dtype) != info.dtype)
+		return set_err(s, "%s: input '%s' is %s, the model wants %s", path, info.name,
+			       dtype_name(s->in[i].dtype), dtype_name(dtype_from_onnx(info.dtype)));
+	return 0;
+}
+
+int session_run(struct session *s)
+{
+	collagec_status st;
+
+	for (int i = 0; i < s->n_in; i++) {
+		st = s->lib.set_input(s->m, i, s->in[i].data, s->in[i].dims, s->in[i].rank);
+		if (st != COLLAGEC_OK)
+			return set_err(s, "input %d: %s: %s", i, s->lib.status_string(st),
+				       s->lib.last_error(s->m));
+	}
+	st = s->lib.run(s->m);
+	if (st != COLLAGEC_OK)
+		return set_err(s, "run: %s: %s", s->lib.status_string(st), s->lib.last_error(s->m));
+	return 0;
+}
+
+int session_output(struct session *s, int i, struct host_tensor *t)
+{
+	collagec_tensor_info info;
+	const void *data;
+	const int64_t *dims;
+	int rank;
+
+	memset(t, 0, sizeof(*t));
+	if (s->lib.get_output(s->m, i, &data, &dims, &rank) != COLLAGEC_OK)
+		return set_err(s, "output %d: %s", i, s->lib.last_error(s->m));
+	s->lib.output_info(s->m, i, &info);
+	t->name = (char *)info.name;
+	t->dtype = dtype_from_onnx(info.dtype);
+	t->rank = rank;
+	memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+	t->data = (void *)data;
+	t->bytes = (size_t)host_tensor_numel(t) * dtype_size(t->dtype);
+	return 0;
+}
+
+static double load(const void *p, enum dtype t, int64_t i)
+{
+	switch (t) {
+	case DTYPE_F32: return ((const float *)p)[i];
+	case DTYPE_F64: return ((const double *)p)[i];
+	case DTYPE_I64: return (double)((const int64_t *)p)[i];
+	case DTYPE_I32: return ((const int32_t *)p)[i];
+	case DTYPE_I16: return ((const int16_t *)p)[i];
+	case DTYPE_I8: return ((const int8_t *)p)[i];
+	case DTYPE_U16: return ((const uint16_t *)p)[i];
+	case DTYPE_U32: return ((const uint32_t *)p)[i];
+	case DTYPE_U64: return (double)((const uint64_t *)p)[i];
+	default: return ((const uint8_t *)p)[i];
+	}
+}
+
+int tensor_compare(const struct host_tensor *got, const struct host_tensor *want, double rtol,
+		   double atol, struct strbuf *why)
+{
+	int64_t n = host_tensor_numel(want), bad = 0, first = -1;
+	double worst = 0;
+	bool exact = !dtype_is_float(want->dtype);
+
+	if (got->dtype != want->dtype) {
+		sb_printf(why, "dtype %s, expected %s", dtype_name(got->dtype),
+			  dtype_name(want->dtype));
+		return -1;
+	}
+	if (got->rank != want->rank ||
+	    memcmp(got->dims, want->dims, sizeof(int64_t) * (size_t)want->rank)) {
+		sb_puts(why, "shape [");
+		for (int i = 0; i < got->rank; i++)
+			sb_printf(why, "%s%lld", i ? "," : "", (long long)got->dims[i]);
+		sb_puts(why, "], expected [");
+		for (int i = 0; i < want->rank; i++)
+			sb_printf(why, "%s%lld", i ? "," : "", (long long)want->dims[i]);
+		sb_puts(why, "]");
+		return -1;
+	}
+	if (exact) {
+		size_t es = dtype_size(want->dtype);
+
+		for (int64_t i = 0; i < n; i++)
+			if (memcmp((const char *)got->data + i * (int64_t)es,
+				   (const char *)want->data + i * (int64_t)es, es)) {
+				if (first < 0)
+					first = i;
+				bad++;
+			}
+	} else {
+		for (int64_t i = 0; i < n; i++) {
+			double g = load(got->data, got->dtype, i), w = load(want->data, want->dtype, i);
+			double d = fabs(g - w);
+
+			if (isnan(g) && isnan(w))
+				continue;
+			if (isinf(w) && g == w)
+				continue;
+			if (!(d <= atol + rtol * fabs(w))) {
+				if (first < 0)
+					first = i;
+				bad++;
+				if (!(d <= worst))
+					worst = d;
+			}
+		}
+	}
+	if (!bad)
+		return 0;
+	sb_printf(why, "%lld of %lld values differ; first at %lld: got %.9g, expected %.9g",
+		  (long long)bad, (long long)n, (long long)first,
+		  load(got->data, got->dtype, first), load(want->data, want->dtype, first));
+	if (!exact)
+		sb_printf(why, " (largest difference %.3g)", worst);
+	return -1;
+}

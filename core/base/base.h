@@ -1,0 +1,146 @@
+/*
+ * base.h - the few things every other module uses: heap wrappers that never
+ * return NULL, a bump arena, growable arrays, a string builder, BUG() for
+ * broken invariants and small file helpers.
+ *
+ * Ownership words used in every header of collagec:
+ *   borrowed - valid while the owner (graph, context) lives
+ *   arena    - valid until the arena is released (ctx_release)
+ *   owned    - the caller frees it with the matching X_free / free()
+ *
+ * Example:
+ *	struct arena a = {0};
+ *	char *s = arena_printf(&a, "node %d", 3);   // arena
+ *	struct strbuf sb = STRBUF_INIT;
+ *	sb_printf(&sb, "%s!", s);                   // owned by sb
+ *	sb_release(&sb); arena_release(&a);
+ */
+#ifndef COLLAGEC_BASE_H
+#define COLLAGEC_BASE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#define NORETURN __attribute__((noreturn))
+
+/* A broken internal invariant: prints file:line and aborts. Never a user error. */
+#define BUG(...) bug_at(__FILE__, __LINE__, __VA_ARGS__)
+NORETURN PRINTF_LIKE(3, 4) void bug_at(const char *file, int line, const char *fmt, ...);
+
+/* Heap wrappers: never return NULL; out of memory reports and exits. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* ---- arena ---- */
+
+struct arena_block;
+struct arena {
+	struct arena_block *head;	/* newest block first */
+	size_t used;			/* bytes used in head */
+	size_t total;			/* bytes handed out, for statistics */
+};
+
+void *arena_alloc(struct arena *a, size_t n);	/* zeroed, 16-byte aligned */
+char *arena_strdup(struct arena *a, const char *s);
+char *arena_strndup(struct arena *a, const char *s, size_t n);
+void *arena_memdup(struct arena *a, const void *p, size_t n);
+PRINTF_LIKE(2, 3) char *arena_printf(struct arena *a, const char *fmt, ...);
+void arena_release(struct arena *a);
+
+/*
+ * Growable array in the heap:  VEC(int) v = {0}; vec_push(&v, 3); vec_free(&v);
+ * The element type is whatever VEC() was given; .n is the count.
+ */
+#define VEC(T) struct { T *v; int n, cap; }
+#define vec_grow(vec, need)                                                  \
+	do {                                                                 \
+		if ((need) > (vec)->cap) {                                   \
+			int nc_ = (vec)->cap ? (vec)->cap * 2 : 8;           \
+			while (nc_ < (need))                                 \
+				nc_ *= 2;                                    \
+			(vec)->v = xrealloc((vec)->v, sizeof(*(vec)->v) * nc_); \
+			(vec)->cap = nc_;                                    \
+		}                                                            \
+	} while (0)
+#define vec_push(vec, x)                          \
+	do {                                      \
+		vec_grow((vec), (vec)->n + 1);    \
+		(vec)->v[(vec)->n++] = (x);       \
+	} while (0)
+#define vec_free(vec) (free((vec)->v), (vec)->v = NULL, (vec)->n = (vec)->cap = 0)
+
+/* ---- string builder (git's strbuf, small) ---- */
+
+struct strbuf {
+	char *buf;	/* always NUL-terminated once anything was added */
+	size_t len;
+	size_t cap;
+};
+#define STRBUF_INIT { NULL, 0, 0 }
+
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_puts(struct strbuf *sb, const char *s);
+void sb_putc(struct strbuf *sb, char c);
+PRINTF_LIKE(2, 3) void sb_printf(struct strbuf *sb, const char *fmt, ...);
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
+const char *sb_str(struct strbuf *sb);	/* borrowed; "" when empty */
+void sb_reset(struct strbuf *sb);
+void sb_release(struct strbuf *sb);
+char *sb_detach(struct strbuf *sb);	/* owned */
+
+/* ---- files ---- */
+
+/* Reads a whole file; owned buffer (NUL-terminated past *len) or NULL with errno set. */
+char *file_read(const char *path, size_t *len);
+
+/*
+ * Writes data to path atomically: a temporary file in the same directory is
+ * written, flushed and renamed over path. Returns 0, or -1 with errno set and
+ * nothing left behind.
+ */
+int file_write_atomic(const char *path, const void *data, size_t len);
+
+/* Makes a fresh private directory under $TMPDIR (owned string), or NULL. */
+char *dir_make_temp(const char *tag);
+/* Removes a directory tree made by dir_make_temp (ignores errors). */
+void dir_remove_tree(const char *path);
+
+/* 64-bit FNV-1a, for structure hashes and names. */
+uint64_t hash_fnv1a(const void *data, size_t n, uint64_t h);
+#define HASH_FNV_INIT 0xcbf29ce484222325ULL
+
+/* Monotonic clock in seconds. */
+double time_now(void);
+
+#endif
+
+#ifndef COLLAGEC_STRMAP_H
+#define COLLAGEC_STRMAP_H
+/*
+ * String -> int map (open addressing). Keys are borrowed: they must outlive
+ * the map (arena strings). Lookups return -1 when absent.
+ *
+ *	struct strmap m = {0};
+ *	strmap_put(&m, name, 7); strmap_get(&m, name) == 7; strmap_free(&m);
+ */
+struct strmap {
+	const char **keys;
+	int *vals;
+	int cap, n;
+};
+
+void strmap_put(struct strmap *m, const char *key, int val);
+int strmap_get(const struct strmap *m, const char *key);
+void strmap_free(struct strmap *m);
+#endif

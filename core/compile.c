@@ -1,0 +1,403 @@
+/*
+ * compile.c - the pipeline as one readable function:
+ * import -> bind shapes -> passes -> partition -> lower -> plan -> emit ->
+ * link -> metadata.
+ */
+
+#include "compile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit/emit.h"
+#include "emit/metadata.h"
+#include "onnx/onnx.h"
+#include "ops/ops.h"
+#include "passes/passes.h"
+#include "tir/tir_print.h"
+
+/* ---- --shape ---- */
+
+static void remap_syms(struct graph *g)
+{
+	int map[256], n = 0;
+	bool used[256] = { false };
+	const char **names = arena_alloc(g->arena, sizeof(char *) * (size_t)(g->syms.n + 1));
+
+	for (int v = 0; v < g->values.n; v++)
+		for (int k = 0; k < g->values.v[v].shape.rank; k++)
+			for (int j = 0; j < g->values.v[v].shape.d[k].n; j++)
+				used[g->values.v[v].shape.d[k].sym[j]] = true;
+	for (int s = 0; s < g->syms.n; s++) {
+		map[s] = used[s] ? n : -1;
+		if (used[s])
+			names[n++] = g->syms.v[s];
+	}
+	for (int v = 0; v < g->values.n; v++)
+		for (int k = 0; k < g->values.v[v].shape.rank; k++)
+			for (int j = 0; j < g->values.v[v].shape.d[k].n; j++)
+				g->values.v[v].shape.d[k].sym[j] =
+					(uint8_t)map[g->values.v[v].shape.d[k].sym[j]];
+	for (int s = 0; s < n; s++)
+		g->syms.v[s] = names[s];
+	g->syms.n = n;
+}
+
+static void subst_sym(struct graph *g, int sym, int64_t val)
+{
+	for (int v = 0; v < g->values.n; v++) {
+		struct shape *s = &g->values.v[v].shape;
+
+		for (int k = 0; k < s->rank; k++) {
+			struct dim d = s->d[k], r = dim_const(d.c);
+
+			for (int j = 0; j < d.n; j++) {
+				if (d.sym[j] == sym)
+					r.c *= val;
+				else
+					r.sym[r.n++] = d.sym[j];
+			}
+			s->d[k] = r;
+		}
+	}
+}
+
+int compile_bind_shapes(struct graph *g, const char *const *shapes, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *eq = strchr(shapes[i], '=');
+		char *name;
+		int64_t dims[MAX_RANK];
+		int rank = 0, sym = -1, input = -1;
+		const char *p;
+
+		if (!eq || eq == shapes[i]) {
+			diag_error_status(g->ctx, STATUS_USAGE, "--shape '%s': expected NAME=DIMS",
+					  shapes[i]);
+			return -1;
+		}
+		name = arena_strndup(g->arena, shapes[i], (size_t)(eq - shapes[i]));
+		for (p = eq + 1; *p;) {
+			char *end;
+			long long v = strtoll(p, &end, 10);
+
+			if (end == p || v < 0 || v > DIM_LIMIT || rank == MAX_RANK ||
+			    (*end && *end != ',')) {
+				diag_error_status(g->ctx, STATUS_USAGE, "--shape '%s': dimensions "
+						  "must be integers from 0 to %lld", shapes[i],
+						  (long long)DIM_LIMIT);
+				return -1;
+			}
+			dims[rank++] = v;
+			p = *end ? end + 1 : end;
+		}
+		for (int k = 0; k < g->inputs.n; k++)
+			if (!strcmp(g->values.v[g->inputs.v[k]].name, name))
+				input = g->inputs.v[k];
+		for (int k = 0; k < g->syms.n; k++)
+			if (!strcmp(g->syms.v[k], name))
+				sym = k;
+		if (input >= 0) {
+			struct value *v = &g->values.v[input];
+
+			if (rank != v->shape.rank) {
+				diag_error_status(g->ctx, STATUS_USAGE, "--shape '%s': input '%s' has "
+						  "rank %d", shapes[i], name, v->shape.rank);
+				return -1;
+			}
+			for (int k = 0; k < rank; k++) {
+				if (v->shape.d[k].n == 1 && v->shape.d[k].c == 1)
+					subst_sym(g, v->shape.d[k].sym[0], dims[k]);
+				else if (v->shape.d[k].n == 0 && v->shape.d[k].c != dims[k]) {
+					diag_error_status(g->ctx, STATUS_USAGE, "--shape '%s': "
+							  "dimension %d of '%s' is fixed at %lld",
+							  shapes[i], k, name,
+							  (long long)v->shape.d[k].c);
+					return -1;
+				}
+			}
+		} else if (sym >= 0) {
+			if (rank != 1) {
+				diag_error_status(g->ctx, STATUS_USAGE, "--shape '%s': a symbolic "
+						  "dim takes one value", shapes[i]);
+				return -1;
+			}
+			subst_sym(g, sym, dims[0]);
+		} else {
+			diag_error_status(g->ctx, STATUS_USAGE, "--shape '%s': the model has no "
+					  "input or symbolic dim named '%s'", shapes[i], name);
+			return -1;
+		}
+	}
+	remap_syms(g);
+	return 0;
+}
+
+/* ---- targets and partitions ---- */
+
+static int parse_targets(struct collagec_ctx *ctx, const struct compile_options *o,
+			 struct target ***out, int *n_out)
+{
+	char *list = arena_strdup(&ctx->arena, o->targets ? o->targets : "c"), *save, *tok;
+	struct target **ts = arena_alloc(&ctx->arena, sizeof(*ts) * 16);
+	int n = 0;
+
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct target *t;
+		const char *why;
+
+		while (*tok == ' ')
+			tok++;
+		if (n == 16) {
+			diag_error_status(ctx, STATUS_USAGE, "too many targets");
+			return -1;
+		}
+		t = target_parse(ctx, o->kinds, o->n_kinds, tok);
+		if (!t)
+			return -1;
+		if (t->kind->unavailable && (why = t->kind->unavailable())) {
+			diag_error_status(ctx, STATUS_ENV, "target '%s' is unavailable: %s",
+					  t->kind->name, why);
+			return -1;
+		}
+		ts[n++] = t;
+	}
+	if (n == 0) {
+		diag_error_status(ctx, STATUS_USAGE, "--target needs at least one target");
+		return -1;
+	}
+	*out = ts;
+	*n_out = n;
+	return 0;
+}
+
+/*
+ * Places every node on the first target (in --target order) whose rule
+ * supports it: the "none" search. Nodes no target supports are reported all
+ * at once before anything is lowered.
+ */
+static int partition_none(struct graph *g, struct target **ts, int nt, struct partition **out,
+			  int *n_out)
+{
+	struct partition *parts = arena_alloc(g->arena, sizeof(*parts) * (size_t)(g->nodes.n + 1));
+	int np = 0, rc = 0;
+
+	for (int i = 0; i < g->nodes.n; i++) {
+		struct node *n = &g->nodes.v[i];
+		const struct target *t = NULL;
+
+		for (int k = 0; k < nt && !t; k++)
+			if (!ts[k]->kind->supports || ts[k]->kind->supports(g, n))
+				t = ts[k];
+		if (!t) {
+			diag_error(g->ctx, "%s: no target in the list supports this op",
+				   node_loc(g, n));
+			rc = -1;
+			continue;
+		}
+		parts[np].id = np;
+		parts[np].target = t;
+		parts[np].n_nodes = 1;
+		parts[np].nodes = arena_memdup(g->arena, &i, sizeof(int));
+		parts[np].span = n->span;
+		parts[np].est_cost = NAN;
+		np++;
+	}
+	*out = parts;
+	*n_out = np;
+	return rc;
+}
+
+/* Graph outputs computed by no node (constants, inputs) get a copy node. */
+static void add_output_copies(struct graph *g)
+{
+	for (int i = 0; i < g->outputs.n; i++) {
+		int v = g->outputs.v[i], copy, ni;
+		struct value *src;
+
+		if (g->values.v[v].producer >= 0)
+			continue;
+		copy = graph_add_value(g, g->values.v[v].name);
+		src = &g->values.v[v];
+		src->name = arena_printf(g->arena, "%s.source", src->name);
+		src->flags &= ~(unsigned)VALUE_OUTPUT;
+		g->values.v[copy].dtype = src->dtype;
+		g->values.v[copy].shape = src->shape;
+		g->values.v[copy].has_shape = true;
+		g->values.v[copy].flags = VALUE_OUTPUT;
+		ni = graph_add_node(g, OP_IDENTITY, arena_printf(g->arena, "output_copy_%d", i), &v,
+				    1, &copy, 1);
+		g->nodes.v[ni].op_type = "Identity";
+		g->nodes.v[ni].span.n = 1;
+		g->nodes.v[ni].span.names = arena_alloc(g->arena, sizeof(char *));
+		g->nodes.v[ni].span.types = arena_alloc(g->arena, sizeof(char *));
+		g->nodes.v[ni].span.names[0] = g->nodes.v[ni].name;
+		g->nodes.v[ni].span.types[0] = "Identity";
+		g->outputs.v[i] = copy;
+	}
+}
+
+static int lower_partitions(struct graph *g, struct partition *parts, int np,
+			    struct strbuf *src, struct strbuf *ldlibs)
+{
+	for (int i = 0; i < np; i++) {
+		struct partition *p = &parts[i];
+		const struct target_kind *k = p->target->kind;
+		struct runtime_module m = { STRBUF_INIT, { 0 } };
+		int rc;
+
+		if (k->relay_to_runtime) {
+			rc = k->relay_to_runtime(g, p->target, p, &m);
+		} else {
+			rc = k->relay_to_tir ? k->relay_to_tir(g, p->target, p)
+					     : target_lower_generic(g, p->target, p);
+			if (rc == 0)
+				rc = k->tir_to_runtime(g, p->target, p, &m);
+		}
+		if (rc == 0) {
+			sb_puts(src, sb_str(&m.source));
+			for (int j = 0; j < m.ldlibs.n; j++)
+				if (!strstr(sb_str(ldlibs), m.ldlibs.v[j]))
+					sb_printf(ldlibs, " %s", m.ldlibs.v[j]);
+		}
+		sb_release(&m.source);
+		vec_free(&m.ldlibs);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int dump_tir(struct graph *g, const char *dir, struct partition *parts, int np)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = arena_printf(g->arena, "%s/%02d-lower.tir", dir, PASS_COUNT + 1);
+	int rc;
+
+	for (int i = 0; i < np; i++)
+		for (int k = 0; k < parts[i].kernels.n; k++) {
+			const struct kernel *kn = &parts[i].kernels.v[k];
+
+			sb_printf(&sb, "// partition %d on %s:", parts[i].id, parts[i].target->str);
+			for (int s = 0; s < kn->span.n; s++)
+				sb_printf(&sb, " %s(%s)", kn->span.names[s], kn->span.types[s]);
+			sb_putc(&sb, '\n');
+			if (kn->func)
+				tir_print(kn->func, g, &sb);
+			sb_putc(&sb, '\n');
+		}
+	rc = file_write_atomic(path, sb_str(&sb), sb.len);
+	sb_release(&sb);
+	if (rc < 0)
+		diag_error_status(g->ctx, STATUS_ENV, "cannot write '%s': %s", path, strerror(errno));
+	return rc;
+}
+
+static int write_depfile(struct graph *g, const struct compile_options *o, const char *json)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	sb_printf(&sb, "%s %s:", o->out, json);
+	for (int i = 0; i < g->files.n; i++) {
+		sb_puts(&sb, " \\\n ");
+		for (const char *p = g->files.v[i]; *p; p++) {
+			if (*p == ' ' || *p == '#')
+				sb_putc(&sb, '\\');
+			if (*p == '$')
+				sb_putc(&sb, '$');
+			sb_putc(&sb, *p);
+		}
+	}
+	sb_putc(&sb, '\n');
+	rc = file_write_atomic(o->depfile, sb_str(&sb), sb.len);
+	sb_release(&sb);
+	if (rc < 0)
+		diag_error_status(g->ctx, STATUS_ENV, "cannot write '%s': %s", o->depfile,
+				  strerror(errno));
+	return rc;
+}
+
+static const char *json_path(struct collagec_ctx *ctx, const char *out)
+{
+	size_t n = strlen(out);
+
+	if (n > 3 && !strcmp(out + n - 3, ".so"))
+		return arena_printf(&ctx->arena, "%.*s.json", (int)(n - 3), out);
+	return arena_printf(&ctx->arena, "%s.json", out);
+}
+
+int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
+		     struct compile_stats *stats)
+{
+	double t0 = time_now();
+	struct graph *g = NULL;
+	struct target **targets;
+	struct partition *parts = NULL;
+	struct exec_plan ep = { 0 };
+	struct strbuf kernels = STRBUF_INIT, ldlibs = STRBUF_INIT, model_c = STRBUF_INIT;
+	char *meta = NULL;
+	const char *json = o->json ? o->json : json_path(ctx, o->out);
+	struct link_options lo;
+	int nt, np = 0, rc = -1;
+
+	ctx->model_path = o->model;
+	if (parse_targets(ctx, o, &targets, &nt) < 0)
+		return -1;
+	g = onnx_import(ctx, o->model);
+	if (!g)
+		goto out;
+	if (compile_bind_shapes(g, o->shapes, o->n_shapes) < 0)
+		goto out;
+	if (passes_run(g, o->dump_dir) < 0)
+		goto out;
+	add_output_copies(g);
+	if (partition_none(g, targets, nt, &parts, &np) < 0)
+		goto out;
+	if (lower_partitions(g, parts, np, &kernels, &ldlibs) < 0)
+		goto out;
+	if (o->dump_dir && dump_tir(g, o->dump_dir, parts, np) < 0)
+		goto out;
+	if (emit_plan(g, parts, np, &ep) < 0)
+		goto out;
+	lo.cc = o->cc ? o->cc : "cc";
+	lo.cflags = o->cflags ? o->cflags : "-O2";
+	lo.ldlibs = sb_str(&ldlibs);
+	lo.keep = o->keep_temps;
+	meta = metadata_json(g, o, &lo, targets, nt, parts, np, &ep);
+	if (!meta)
+		goto out;
+	emit_model_c(g, &ep, sb_str(&kernels), meta, &model_c);
+	if (emit_link(ctx, &lo, sb_str(&model_c), &ep, o->out) < 0)
+		goto out;
+	if (file_write_atomic(json, meta, strlen(meta)) < 0) {
+		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", json, strerror(errno));
+		remove(o->out);
+		goto out;
+	}
+	if (o->depfile && write_depfile(g, o, json) < 0)
+		goto out;
+	if (stats) {
+		stats->seconds = time_now() - t0;
+		stats->n_partitions = np;
+		stats->n_kernels = ep.steps.n;
+		stats->arena_bytes = ep.arena_bytes;
+		stats->peak_bytes = ep.peak_bytes;
+		stats->weights_bytes = (int64_t)ep.weights.len;
+	}
+	rc = 0;
+out:
+	for (int i = 0; i < np; i++)
+		vec_free(&parts[i].kernels);
+	free(meta);
+	exec_plan_release(&ep);
+	sb_release(&kernels);
+	sb_release(&ldlibs);
+	sb_release(&model_c);
+	graph_free(g);
+	if (rc < 0 && !ctx->n_errors)
+		BUG("compile failed without a diagnostic");
+	return rc;
+}

@@ -1,0 +1,45 @@
+/*
+ * compile.h - the compiler driver: ONNX model in, OUT.so + OUT.json out.
+ * Every stage is one call in collagec_compile() (compile.c), in order.
+ *
+ *	struct compile_options o = { .model = "m.onnx", .out = "m.so", ... };
+ *	if (collagec_compile(&ctx, &o, &stats) < 0) return ctx.status;
+ */
+#ifndef COLLAGEC_COMPILE_H
+#define COLLAGEC_COMPILE_H
+
+#include "target/target.h"
+
+#define COLLAGEC_VERSION "0.1.0"
+
+struct compile_options {
+	const char *model;		/* MODEL.onnx */
+	const char *out;		/* OUT.so */
+	const char *json;		/* OUT.json; NULL = OUT with .so replaced */
+	const char *targets;		/* comma list of target strings */
+	const char *search;		/* "none" (more modes come with the partitioner) */
+	const char *dump_dir;		/* --dump-ir */
+	const char *depfile;		/* --depfile */
+	const char *const *shapes;	/* --shape NAME=DIMS */
+	int n_shapes;
+	const struct target_kind *const *kinds;	/* the registry */
+	int n_kinds;
+	const char *cc;			/* C compiler command */
+	const char *cflags;		/* optimisation flags for generated code */
+	bool keep_temps;
+};
+
+struct compile_stats {
+	double seconds;
+	int n_partitions, n_kernels;
+	int64_t arena_bytes, peak_bytes, weights_bytes;
+};
+
+/* 0, or -1 after diagnostics (ctx->status says which exit status). */
+int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
+		     struct compile_stats *stats);
+
+/* Applies --shape bindings to the graph inputs. 0 or -1 (usage error). */
+int compile_bind_shapes(struct graph *g, const char *const *shapes, int n);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * emit.h - from lowered partitions to artifacts: the execution plan (step
+ * order, value placement, static memory plan with liveness), the generated
+ * model.c (kernels + tables + runtime), linking into OUT.so and the JSON
+ * metadata.
+ *
+ *	struct exec_plan ep;
+ *	emit_plan(g, parts, n, &ep);
+ *	emit_model_c(g, &ep, sources, json, &csrc);
+ *	emit_link(ctx, &lo, csrc.buf, &ep, "out.so");
+ */
+#ifndef COLLAGEC_EMIT_H
+#define COLLAGEC_EMIT_H
+
+#include "../target/target.h"
+
+enum exec_kind {
+	EXEC_UNUSED = -1,
+	EXEC_CONST = 0,		/* matches enum rt_kind */
+	EXEC_INPUT,
+	EXEC_OUTPUT,
+	EXEC_ARENA,
+};
+
+struct exec_value {
+	enum exec_kind kind;
+	int rt;			/* index in the generated rt_values, -1 if unused */
+	int io;			/* input / output index */
+	int64_t offset;		/* weights offset, or static arena offset (-1 dynamic) */
+	int first, last;	/* step of first write / last read */
+};
+
+struct exec_step {
+	const struct kernel *k;	/* NULL: copy args[0] -> args[1] */
+	int n_args;
+	const int *args;	/* value ids */
+};
+
+struct exec_plan {
+	VEC(struct exec_step) steps;
+	struct exec_value *vals;	/* per graph value */
+	int n_rt;			/* values in rt_values */
+	int *rt_to_value;		/* rt index -> value id */
+	bool dynamic;			/* arena planned at run time */
+	int64_t arena_bytes;		/* static arena (dynamic: at symbols = 1) */
+	int64_t peak_bytes;		/* most bytes of arena tensors live at once (same binding) */
+	struct strbuf weights;		/* the weights blob */
+	int max_args;
+};
+
+/* Orders steps, classifies values and plans memory. 0 or -1. */
+int emit_plan(struct graph *g, struct partition *parts, int n_parts, struct exec_plan *ep);
+void exec_plan_release(struct exec_plan *ep);
+
+/* Generates model.c: kernel sources, tables, the metadata string, runtime. */
+void emit_model_c(struct graph *g, const struct exec_plan *ep, const char *kernels_src,
+		  const char *metadata_json, struct strbuf *out);
+
+struct link_options {
+	const char *cc;		/* compiler command ($CC or "cc") */
+	const char *cflags;	/* optimisation flags */
+	const char *ldlibs;	/* extra libraries */
+	bool keep;		/* keep the build directory (--keep-temps) */
+};
+
+/*
+ * Compiles model.c with the weights and runtime into out_so (atomically).
+ * Diagnostics with STATUS_ENV when the toolchain fails. 0 or -1.
+ */
+int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const char *model_c,
+	      const struct exec_plan *ep, const char *out_so);
+
+/* The runtime files embedded in collagec at build time (build/gen/embed.c). */
+struct embedded_file {
+	const char *name;
+	const char *data;
+	size_t size;
+};
+extern const struct embedded_file embedded_files[];
+extern const int embedded_files_count;
+const struct embedded_file *embedded_find(const char *name);
+
+#endif

@@ -1,0 +1,158 @@
+/*
+ * metadata.c - builds OUT.json with cJSON; SHA-256 from OpenSSL's libcrypto.
+ */
+#include "metadata.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/ops.h"
+
+int sha256_file(const char *path, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	size_t len;
+	char *buf = file_read(path, &len);
+
+	if (!buf)
+		return -1;
+	EVP_Digest(buf, len, md, &mdlen, EVP_sha256(), NULL);
+	free(buf);
+	for (unsigned i = 0; i < mdlen && i < 32; i++)
+		sprintf(out + 2 * i, "%02x", md[i]);
+	out[64] = 0;
+	return 0;
+}
+
+static cJSON *shape_json(struct graph *g, const struct shape *s)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; i < s->rank; i++) {
+		if (dim_is_const(s->d[i])) {
+			cJSON_AddItemToArray(a, cJSON_CreateNumber((double)s->d[i].c));
+		} else {
+			struct strbuf sb = STRBUF_INIT;
+
+			dim_print(g, s->d[i], &sb);
+			cJSON_AddItemToArray(a, cJSON_CreateString(sb_str(&sb)));
+			sb_release(&sb);
+		}
+	}
+	return a;
+}
+
+static cJSON *tensors_json(struct graph *g, const int *ids, int n)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; i < n; i++) {
+		const struct value *v = &g->values.v[ids[i]];
+		cJSON *t = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(t, "name", v->name);
+		cJSON_AddStringToObject(t, "dtype", dtype_name(v->dtype));
+		cJSON_AddItemToObject(t, "shape", shape_json(g, &v->shape));
+		cJSON_AddItemToArray(a, t);
+	}
+	return a;
+}
+
+static void add_cost(cJSON *o, const char *key, double c)
+{
+	if (isnan(c))
+		cJSON_AddNullToObject(o, key);
+	else
+		cJSON_AddNumberToObject(o, key, isinf(c) ? 1e308 : c);
+}
+
+static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; i < np; i++) {
+		struct partition *p = &parts[i];
+		cJSON *o = cJSON_CreateObject(), *nodes = cJSON_CreateArray();
+		cJSON *ks = cJSON_CreateArray();
+
+		cJSON_AddNumberToObject(o, "id", p->id);
+		cJSON_AddStringToObject(o, "target", p->target->str);
+		cJSON_AddStringToObject(o, "rule", p->n_nodes == 1 ?
+					op_info(g->nodes.v[p->nodes[0]].op)->name : "fused");
+		for (int s = 0; s < p->span.n; s++) {
+			cJSON *nd = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(nd, "name", p->span.names[s]);
+			cJSON_AddStringToObject(nd, "op", p->span.types[s]);
+			cJSON_AddItemToArray(nodes, nd);
+		}
+		cJSON_AddItemToObject(o, "onnx_nodes", nodes);
+		add_cost(o, "estimated_cost", p->est_cost);
+		add_cost(o, "measured_cost", NAN);
+		for (int k = 0; k < p->kernels.n; k++) {
+			cJSON *kj = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(kj, "name", p->kernels.v[k].name);
+			cJSON_AddStringToObject(kj, "condition", "always");
+			cJSON_AddItemToArray(ks, kj);
+		}
+		cJSON_AddItemToObject(o, "kernels", ks);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+char *metadata_json(struct graph *g, const struct compile_options *o,
+		    const struct link_options *lo, struct target **targets, int nt,
+		    struct partition *parts, int np, const struct exec_plan *ep)
+{
+	cJSON *root = cJSON_CreateObject(), *m, *c, *ts, *mem, *search, *at;
+	char sha[65] = "";
+	char *txt, *res;
+
+	if (sha256_file(o->model, sha) < 0)
+		sha[0] = 0;
+	cJSON_AddStringToObject(root, "schema", "collagec-metadata/1");
+	m = cJSON_AddObjectToObject(root, "model");
+	cJSON_AddStringToObject(m, "path", o->model);
+	cJSON_AddStringToObject(m, "sha256", sha);
+	cJSON_AddNumberToObject(m, "opset", (double)g->opset);
+	cJSON_AddStringToObject(m, "producer", g->producer ? g->producer : "");
+	c = cJSON_AddObjectToObject(root, "compiler");
+	cJSON_AddStringToObject(c, "version", COLLAGEC_VERSION);
+	ts = cJSON_AddArrayToObject(c, "targets");
+	for (int i = 0; i < nt; i++)
+		cJSON_AddItemToArray(ts, cJSON_CreateString(targets[i]->str));
+	cJSON_AddStringToObject(c, "search", o->search ? o->search : "none");
+	cJSON_AddStringToObject(c, "cc", lo->cc);
+	cJSON_AddStringToObject(c, "cflags", lo->cflags);
+	cJSON_AddItemToObject(root, "inputs", tensors_json(g, g->inputs.v, g->inputs.n));
+	cJSON_AddItemToObject(root, "outputs", tensors_json(g, g->outputs.v, g->outputs.n));
+	cJSON_AddItemToObject(root, "partitions", partitions_json(g, parts, np));
+	mem = cJSON_AddObjectToObject(root, "memory");
+	cJSON_AddStringToObject(mem, "plan", ep->dynamic ? "run-time" : "static");
+	cJSON_AddNumberToObject(mem, "arena_bytes", (double)ep->arena_bytes);
+	cJSON_AddNumberToObject(mem, "peak_bytes", (double)ep->peak_bytes);
+	cJSON_AddNumberToObject(mem, "weights_bytes", (double)ep->weights.len);
+	at = cJSON_AddObjectToObject(mem, "symbols_at");
+	for (int i = 0; i < g->syms.n; i++)
+		cJSON_AddNumberToObject(at, g->syms.v[i], 1);
+	search = cJSON_AddObjectToObject(root, "search");
+	cJSON_AddNumberToObject(search, "candidates", np);
+	cJSON_AddNumberToObject(search, "measured", 0);
+	cJSON_AddNumberToObject(search, "cache_hits", 0);
+	txt = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!txt) {
+		diag_error_status(g->ctx, STATUS_ENV, "cannot format the metadata");
+		return NULL;
+	}
+	res = xmalloc(strlen(txt) + 2);
+	sprintf(res, "%s\n", txt);
+	cJSON_free(txt);
+	return res;
+}

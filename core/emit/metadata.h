@@ -1,0 +1,22 @@
+/*
+ * metadata.h - OUT.json (schema "collagec-metadata/1", documented in the man
+ * page): model, compiler, inputs/outputs with symbolic dims, partitions with
+ * their ONNX nodes and kernels, memory and search statistics. Key order is
+ * fixed and nothing depends on time or paths of temporaries, so the same
+ * inputs give byte-identical JSON.
+ */
+#ifndef COLLAGEC_METADATA_H
+#define COLLAGEC_METADATA_H
+
+#include "../compile.h"
+#include "emit.h"
+
+/* Owned string (free), or NULL after a diagnostic. */
+char *metadata_json(struct graph *g, const struct compile_options *o,
+		    const struct link_options *lo, struct target **targets, int nt,
+		    struct partition *parts, int np, const struct exec_plan *ep);
+
+/* Hex SHA-256 of a file into out[65]; -1 when unreadable. */
+int sha256_file(const char *path, char out[65]);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * plan.c - the execution plan: steps in partition order, value placement
+ * (weights blob, user inputs, model-owned outputs, workspace) and the
+ * liveness-based memory plan of runtime/rt_plan.h.
+ */
+#include "emit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../runtime/rt_plan.h"
+
+/* Bytes of v with every symbol bound to 1 (the reference binding). */
+static int64_t bytes_at_one(const struct value *v)
+{
+	int64_t n = (int64_t)dtype_size(v->dtype);
+
+	for (int i = 0; i < v->shape.rank; i++)
+		n *= v->shape.d[i].c;
+	return n;
+}
+
+static void lifetimes(struct exec_plan *ep)
+{
+	for (int s = 0; s < ep->steps.n; s++) {
+		const struct exec_step *st = &ep->steps.v[s];
+
+		for (int a = 0; a < st->n_args; a++) {
+			struct exec_value *e = &ep->vals[st->args[a]];
+
+			if (a >= st->k->n_inputs && e->first < 0)
+				e->first = s;
+			if (e->first < 0)
+				e->first = s;	/* read before any write: input or constant */
+			if (s > e->last)
+				e->last = s;
+		}
+		if (st->n_args > ep->max_args)
+			ep->max_args = st->n_args;
+	}
+}
+
+static void classify(struct graph *g, struct exec_plan *ep)
+{
+	for (int i = 0; i < g->inputs.n; i++) {
+		ep->vals[g->inputs.v[i]].kind = EXEC_INPUT;
+		ep->vals[g->inputs.v[i]].io = i;
+	}
+	for (int i = 0; i < g->outputs.n; i++) {
+		int v = g->outputs.v[i];
+
+		if (ep->vals[v].kind == EXEC_INPUT)
+			BUG("graph output '%s' is an input; compile adds a copy",
+			    g->values.v[v].name);
+		ep->vals[v].kind = EXEC_OUTPUT;
+		ep->vals[v].io = i;
+	}
+	for (int v = 0; v < g->values.n; v++) {
+		struct exec_value *e = &ep->vals[v];
+
+		if (e->kind != EXEC_UNUSED || e->first < 0)
+			continue;
+		e->kind = g->values.v[v].data ? EXEC_CONST : EXEC_ARENA;
+	}
+	ep->rt_to_value = xmalloc(sizeof(int) * ((size_t)g->values.n + 1));
+	for (int v = 0; v < g->values.n; v++)
+		if (ep->vals[v].kind != EXEC_UNUSED) {
+			ep->vals[v].rt = ep->n_rt;
+			ep->rt_to_value[ep->n_rt++] = v;
+		}
+}
+
+static void weights(struct graph *g, struct exec_plan *ep)
+{
+	for (int v = 0; v < g->values.n; v++) {
+		struct value *val = &g->values.v[v];
+
+		if (ep->vals[v].kind != EXEC_CONST)
+			continue;
+		while (ep->weights.len % RT_ALIGN)
+			sb_putc(&ep->weights, 0);
+		ep->vals[v].offset = (int64_t)ep->weights.len;
+		sb_add(&ep->weights, val->data, (size_t)bytes_at_one(val));
+	}
+}
+
+/* Plans the arena at the reference binding; offsets kept when static. */
+static void memory(struct graph *g, struct exec_plan *ep)
+{
+	int n = ep->n_rt;
+	int64_t *sizes = xcalloc((size_t)n + 1, sizeof(int64_t));
+	int64_t *offs = xcalloc((size_t)n + 1, sizeof(int64_t));
+	int *first = xcalloc((size_t)n + 1, sizeof(int));
+	int *last = xcalloc((size_t)n + 1, sizeof(int));
+	int *order = xcalloc((size_t)n + 1, sizeof(int));
+
+	for (int r = 0; r < n; r++) {
+		int v = ep->rt_to_value[r];
+		const struct exec_value *e = &ep->vals[v];
+
+		first[r] = e->first;
+		last[r] = e->last;
+		if (e->kind != EXEC_ARENA)
+			continue;
+		sizes[r] = bytes_at_one(&g->values.v[v]);
+		if (!shape_is_static(&g->values.v[v].shape))
+			ep->dynamic = true;
+	}
+	ep->arena_bytes = rt_plan(n, sizes, first, last, offs, order);
+	for (int r = 0; r < n; r++) {
+		int v = ep->rt_to_value[r];
+
+		if (ep->vals[v].kind == EXEC_ARENA)
+			ep->vals[v].offset = ep->dynamic ? -1 : offs[r];
+	}
+	for (int s = 0; s < ep->steps.n; s++) {
+		int64_t live = 0;
+
+		for (int r = 0; r < n; r++)
+			if (sizes[r] > 0 && first[r] <= s && s <= last[r])
+				live += sizes[r];
+		if (live > ep->peak_bytes)
+			ep->peak_bytes = live;
+	}
+	free(sizes);
+	free(offs);
+	free(first);
+	free(last);
+	free(order);
+}
+
+int emit_plan(struct graph *g, struct partition *parts, int n_parts, struct exec_plan *ep)
+{
+	memset(ep, 0, sizeof(*ep));
+	ep->vals = xcalloc((size_t)g->values.n + 1, sizeof(*ep->vals));
+	for (int i = 0; i < g->values.n; i++) {
+		ep->vals[i].kind = EXEC_UNUSED;
+		ep->vals[i].rt = -1;
+		ep->vals[i].first = ep->vals[i].last = -1;
+	}
+	for (int p = 0; p < n_parts; p++)
+		for (int k = 0; k < parts[p].kernels.n; k++) {
+			const struct kernel *kn = &parts[p].kernels.v[k];
+			struct exec_step st = { kn, kn->n_args, kn->args };
+
+			vec_push(&ep->steps, st);
+		}
+	lifetimes(ep);
+	/* inputs and outputs exist even when no kernel touches them */
+	for (int i = 0; i < g->inputs.n; i++)
+		if (ep->vals[g->inputs.v[i]].first < 0)
+			ep->vals[g->inputs.v[i]].first = ep->vals[g->inputs.v[i]].last = 0;
+	classify(g, ep);
+	weights(g, ep);
+	memory(g, ep);
+	return 0;
+}
+
+void exec_plan_release(struct exec_plan *ep)
+{
+	vec_free(&ep->steps);
+	free(ep->vals);
+	free(ep->rt_to_value);
+	sb_release(&ep->weights);
+	memset(ep, 0, sizeof(*ep));
+}

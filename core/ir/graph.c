@@ -1,0 +1,644 @@
+/*
+ * graph.c - graph construction, topological order, attributes, dtypes,
+ * symbolic dimensions, the text printer and the verifier.
+ */
+#include "ir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- dtypes ---- */
+
+static const struct {
+	const char *name, *ctype;
+	int onnx;
+	size_t size;
+	char fl;
+} dtypes[DTYPE_COUNT] = {
+	[DTYPE_UNDEF] = { "undef", "void", 0, 0, '?' },
+#define DTYPE(id, nm, ct, ox, sz, f) [DTYPE_##id] = { nm, #ct, ox, sz, #f[0] },
+#include "dtype.def"
+#undef DTYPE
+};
+
+const char *dtype_name(enum dtype t) { return dtypes[t].name; }
+const char *dtype_ctype(enum dtype t) { return dtypes[t].ctype; }
+size_t dtype_size(enum dtype t) { return dtypes[t].size; }
+bool dtype_is_float(enum dtype t) { return dtypes[t].fl == 'F'; }
+bool dtype_is_int(enum dtype t) { return dtypes[t].fl == 'S' || dtypes[t].fl == 'U'; }
+bool dtype_is_signed(enum dtype t) { return dtypes[t].fl == 'S' || dtypes[t].fl == 'F'; }
+int dtype_to_onnx(enum dtype t) { return dtypes[t].onnx; }
+
+enum dtype dtype_from_onnx(int onnx_type)
+{
+	for (int t = 1; t < DTYPE_COUNT; t++)
+		if (dtypes[t].onnx == onnx_type)
+			return (enum dtype)t;
+	return DTYPE_UNDEF;
+}
+
+enum dtype dtype_from_name(const char *name)
+{
+	for (int t = 1; t < DTYPE_COUNT; t++)
+		if (!strcmp(dtypes[t].name, name))
+			return (enum dtype)t;
+	return DTYPE_UNDEF;
+}
+
+/* ---- dims ---- */
+
+struct dim dim_sym(int sym)
+{
+	struct dim d = { 1, 1, { (uint8_t)sym } };
+	return d;
+}
+
+bool dim_is_const(struct dim d) { return d.n == 0; }
+
+bool dim_eq(struct dim a, struct dim b)
+{
+	if (a.c != b.c || a.n != b.n)
+		return false;
+	if (a.c == 0)
+		return true;
+	return memcmp(a.sym, b.sym, a.n) == 0;
+}
+
+bool dim_mul(struct dim a, struct dim b, struct dim *out)
+{
+	struct dim r = { 0, 0, { 0 } };
+	int i = 0, j = 0;
+
+	if (a.c == 0 || b.c == 0) {
+		*out = dim_const(0);
+		return true;
+	}
+	if (__builtin_mul_overflow(a.c, b.c, &r.c) || r.c > DIM_LIMIT * 64)
+		return false;
+	if (a.n + b.n > DIM_MAX_SYMS)
+		return false;
+	while (i < a.n || j < b.n) {
+		if (j >= b.n || (i < a.n && a.sym[i] <= b.sym[j]))
+			r.sym[r.n++] = a.sym[i++];
+		else
+			r.sym[r.n++] = b.sym[j++];
+	}
+	*out = r;
+	return true;
+}
+
+bool dim_div(struct dim a, struct dim b, struct dim *out)
+{
+	struct dim r = { 0, 0, { 0 } };
+	int i = 0, j = 0;
+
+	if (b.c == 0 || a.c % b.c)
+		return false;
+	r.c = a.c / b.c;
+	if (a.c == 0) {
+		*out = r;
+		return b.n == 0;
+	}
+	/* remove b's symbols from a's (multiset difference) */
+	while (i < a.n) {
+		if (j < b.n && a.sym[i] == b.sym[j]) {
+			i++, j++;
+		} else if (j < b.n && b.sym[j] < a.sym[i]) {
+			return false;
+		} else {
+			r.sym[r.n++] = a.sym[i++];
+		}
+	}
+	if (j < b.n)
+		return false;
+	*out = r;
+	return true;
+}
+
+bool shape_numel(const struct shape *s, struct dim *out)
+{
+	struct dim r = dim_const(1);
+
+	for (int i = 0; i < s->rank; i++)
+		if (!dim_mul(r, s->d[i], &r))
+			return false;
+	*out = r;
+	return true;
+}
+
+bool shape_is_static(const struct shape *s)
+{
+	for (int i = 0; i < s->rank; i++)
+		if (s->d[i].n)
+			return false;
+	return true;
+}
+
+int64_t shape_numel_static(const struct shape *s)
+{
+	int64_t n = 1;
+
+	for (int i = 0; i < s->rank; i++) {
+		if (s->d[i].n)
+			BUG("shape_numel_static on a symbolic shape");
+		n *= s->d[i].c;
+	}
+	return n;
+}
+
+bool shape_eq(const struct shape *a, const struct shape *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int i = 0; i < a->rank; i++)
+		if (!dim_eq(a->d[i], b->d[i]))
+			return false;
+	return true;
+}
+
+/* ---- graph ---- */
+
+struct graph *graph_new(struct collagec_ctx *ctx)
+{
+	struct graph *g = xcalloc(1, sizeof(*g));
+
+	g->ctx = ctx;
+	g->arena = &ctx->arena;
+	return g;
+}
+
+void graph_free(struct graph *g)
+{
+	if (!g)
+		return;
+	vec_free(&g->values);
+	vec_free(&g->nodes);
+	vec_free(&g->inputs);
+	vec_free(&g->outputs);
+	vec_free(&g->syms);
+	vec_free(&g->files);
+	free(g);
+}
+
+int graph_add_value(struct graph *g, const char *name)
+{
+	struct value v;
+
+	memset(&v, 0, sizeof(v));
+	v.name = arena_strdup(g->arena, name);
+	v.producer = -1;
+	vec_push(&g->values, v);
+	return g->values.n - 1;
+}
+
+int graph_add_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
+		    const void *data)
+{
+	struct shape sc = *s;	/* s may point into g->values, which may move */
+	int id = graph_add_value(g, name);
+	struct value *v = &g->values.v[id];
+	size_t n = (size_t)shape_numel_static(&sc) * dtype_size(t);
+
+	v->dtype = t;
+	v->shape = sc;
+	v->has_shape = true;
+	v->data = arena_alloc(g->arena, n ? n : 1);
+	if (n)
+		memcpy(v->data, data, n);
+	return id;
+}
+
+int graph_add_node(struct graph *g, enum op op, const char *name, const int *in, int n_in,
+		   const int *out, int n_out)
+{
+	struct node n;
+
+	memset(&n, 0, sizeof(n));
+	n.op = op;
+	n.name = arena_strdup(g->arena, name);
+	n.n_in = n_in;
+	n.n_out = n_out;
+	n.in = arena_memdup(g->arena, in, sizeof(int) * (size_t)(n_in ? n_in : 1));
+	n.out = arena_memdup(g->arena, out, sizeof(int) * (size_t)(n_out ? n_out : 1));
+	n.onnx_index = -1;
+	vec_push(&g->nodes, n);
+	for (int i = 0; i < n_out; i++)
+		g->values.v[out[i]].producer = g->nodes.n - 1;
+	return g->nodes.n - 1;
+}
+
+int graph_intern_sym(struct graph *g, const char *name)
+{
+	for (int i = 0; i < g->syms.n; i++)
+		if (!strcmp(g->syms.v[i], name))
+			return i;
+	if (g->syms.n >= 255)
+		BUG("more than 255 symbolic dims");
+	vec_push(&g->syms, arena_strdup(g->arena, name));
+	return g->syms.n - 1;
+}
+
+static void fix_producers(struct graph *g)
+{
+	for (int i = 0; i < g->values.n; i++)
+		g->values.v[i].producer = -1;
+	for (int i = 0; i < g->nodes.n; i++) {
+		struct node *n = &g->nodes.v[i];
+
+		if (n->dead)
+			continue;
+		for (int j = 0; j < n->n_out; j++)
+			g->values.v[n->out[j]].producer = i;
+	}
+}
+
+/*
+ * Kahn's algorithm, stable: among ready nodes the one first in the current
+ * order goes first, so an already sorted graph keeps its order.
+ */
+int graph_toposort(struct graph *g)
+{
+	int nn = g->nodes.n, done = 0;
+	int *pending = xcalloc((size_t)nn + 1, sizeof(int));
+	int *order = xmalloc(sizeof(int) * ((size_t)nn + 1));
+	int *prod = xmalloc(sizeof(int) * ((size_t)g->values.n + 1));
+	bool *placed = xcalloc((size_t)nn + 1, 1);
+	struct node *sorted;
+	int rc = 0;
+
+	for (int i = 0; i < g->values.n; i++)
+		prod[i] = -1;
+	for (int i = 0; i < nn; i++)
+		for (int j = 0; j < g->nodes.v[i].n_out; j++)
+			prod[g->nodes.v[i].out[j]] = i;
+	for (int i = 0; i < nn; i++) {
+		struct node *n = &g->nodes.v[i];
+
+		for (int j = 0; j < n->n_in; j++)
+			if (n->in[j] >= 0 && prod[n->in[j]] >= 0)
+				pending[i]++;
+	}
+	/* O(n^2) in the worst case; graphs are small and sorted already */
+	while (done < nn) {
+		int pick = -1;
+
+		for (int i = 0; i < nn; i++)
+			if (!placed[i] && pending[i] == 0) {
+				pick = i;
+				break;
+			}
+		if (pick < 0)
+			break;
+		placed[pick] = true;
+		order[done++] = pick;
+		for (int i = 0; i < nn; i++) {
+			struct node *n = &g->nodes.v[i];
+
+			if (placed[i])
+				continue;
+			for (int j = 0; j < n->n_in; j++)
+				if (n->in[j] >= 0 && prod[n->in[j]] == pick)
+					pending[i]--;
+		}
+	}
+	if (done < nn) {
+		for (int i = 0; i < nn; i++)
+			if (!placed[i]) {
+				diag_error(g->ctx, "%s: graph has a cycle through this node",
+					   node_loc(g, &g->nodes.v[i]));
+				break;
+			}
+		rc = -1;
+	} else {
+		sorted = xmalloc(sizeof(struct node) * ((size_t)nn + 1));
+		for (int i = 0; i < nn; i++)
+			sorted[i] = g->nodes.v[order[i]];
+		memcpy(g->nodes.v, sorted, sizeof(struct node) * (size_t)nn);
+		free(sorted);
+		fix_producers(g);
+	}
+	free(pending);
+	free(order);
+	free(prod);
+	free(placed);
+	return rc;
+}
+
+void graph_compact(struct graph *g)
+{
+	int k = 0;
+
+	for (int i = 0; i < g->nodes.n; i++)
+		if (!g->nodes.v[i].dead)
+			g->nodes.v[k++] = g->nodes.v[i];
+	g->nodes.n = k;
+	fix_producers(g);
+}
+
+const char *node_loc(struct graph *g, const struct node *n)
+{
+	const char *path = g->path ? g->path : "model";
+	const char *slash = strrchr(path, '/');
+
+	if (slash)
+		path = slash + 1;
+	if (n->onnx_index >= 0)
+		return arena_printf(g->arena, "%s: node %d '%s' (%s)", path, n->onnx_index,
+				    n->name, n->op_type);
+	return arena_printf(g->arena, "%s: node '%s' (%s)", path, n->name, n->op_type);
+}
+
+const struct attr *node_attr(const struct node *n, const char *name)
+{
+	for (int i = 0; i < n->n_attrs; i++)
+		if (!strcmp(n->attrs[i].name, name))
+			return &n->attrs[i];
+	return NULL;
+}
+
+int64_t node_attr_int(const struct node *n, const char *name, int64_t def)
+{
+	const struct attr *a = node_attr(n, name);
+
+	if (!a)
+		return def;
+	if (a->kind == ATTR_FLOAT)
+		return (int64_t)a->f;
+	return a->i;
+}
+
+double node_attr_float(const struct node *n, const char *name, double def)
+{
+	const struct attr *a = node_attr(n, name);
+
+	if (!a)
+		return def;
+	if (a->kind == ATTR_INT)
+		return (double)a->i;
+	return a->f;
+}
+
+const char *node_attr_str(const struct node *n, const char *name, const char *def)
+{
+	const struct attr *a = node_attr(n, name);
+
+	return a && a->kind == ATTR_STRING ? a->s : def;
+}
+
+int node_attr_ints(const struct node *n, const char *name, const int64_t **out)
+{
+	const struct attr *a = node_attr(n, name);
+
+	if (!a || a->kind != ATTR_INTS)
+		return -1;
+	*out = a->ints;
+	return a->n;
+}
+
+void node_set_attr_int(struct graph *g, struct node *n, const char *name, int64_t v)
+{
+	struct attr *na;
+
+	for (int i = 0; i < n->n_attrs; i++)
+		if (!strcmp(n->attrs[i].name, name)) {
+			n->attrs[i].kind = ATTR_INT;
+			n->attrs[i].i = v;
+			return;
+		}
+	na = arena_alloc(g->arena, sizeof(*na) * (size_t)(n->n_attrs + 1));
+	if (n->n_attrs)
+		memcpy(na, n->attrs, sizeof(*na) * (size_t)n->n_attrs);
+	na[n->n_attrs].name = arena_strdup(g->arena, name);
+	na[n->n_attrs].kind = ATTR_INT;
+	na[n->n_attrs].i = v;
+	n->attrs = na;
+	n->n_attrs++;
+}
+
+static int64_t load_int(const void *p, enum dtype t, int64_t i)
+{
+	switch (t) {
+	case DTYPE_I64: return ((const int64_t *)p)[i];
+	case DTYPE_I32: return ((const int32_t *)p)[i];
+	case DTYPE_I16: return ((const int16_t *)p)[i];
+	case DTYPE_I8: return ((const int8_t *)p)[i];
+	case DTYPE_U8: case DTYPE_BOOL: return ((const uint8_t *)p)[i];
+	case DTYPE_U16: return ((const uint16_t *)p)[i];
+	case DTYPE_U32: return ((const uint32_t *)p)[i];
+	case DTYPE_U64: return (int64_t)((const uint64_t *)p)[i];
+	case DTYPE_F32: return (int64_t)((const float *)p)[i];
+	case DTYPE_F64: return (int64_t)((const double *)p)[i];
+	default: BUG("load_int of %s", dtype_name(t));
+	}
+}
+
+int value_const_ints(struct graph *g, const struct value *v, int64_t **out, int64_t *count)
+{
+	int64_t n;
+
+	if (!v || !v->data || !v->has_shape || !shape_is_static(&v->shape))
+		return -1;
+	n = shape_numel_static(&v->shape);
+	*out = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(n ? n : 1));
+	for (int64_t i = 0; i < n; i++)
+		(*out)[i] = load_int(v->data, v->dtype, i);
+	*count = n;
+	return 0;
+}
+
+bool value_const_scalar(struct graph *g, const struct value *v, double *out)
+{
+	(void)g;
+	if (!v || !v->data || !v->has_shape || !shape_is_static(&v->shape) ||
+	    shape_numel_static(&v->shape) != 1)
+		return false;
+	if (v->dtype == DTYPE_F32)
+		*out = ((const float *)v->data)[0];
+	else if (v->dtype == DTYPE_F64)
+		*out = ((const double *)v->data)[0];
+	else
+		*out = (double)load_int(v->data, v->dtype, 0);
+	return true;
+}
+
+void span_add(struct graph *g, struct span *dst, const struct span *src)
+{
+	int n = dst->n;
+	const char **names, **types;
+
+	for (int i = 0; i < src->n; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < dst->n; j++)
+			if (!strcmp(dst->names[j], src->names[i]))
+				dup = true;
+		if (!dup)
+			n++;
+	}
+	names = arena_alloc(g->arena, sizeof(char *) * (size_t)(n + 1));
+	types = arena_alloc(g->arena, sizeof(char *) * (size_t)(n + 1));
+	memcpy(names, dst->names, sizeof(char *) * (size_t)dst->n);
+	memcpy(types, dst->types, sizeof(char *) * (size_t)dst->n);
+	n = dst->n;
+	for (int i = 0; i < src->n; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < dst->n; j++)
+			if (!strcmp(dst->names[j], src->names[i]))
+				dup = true;
+		if (!dup) {
+			names[n] = src->names[i];
+			types[n] = src->types[i];
+			n++;
+		}
+	}
+	dst->names = names;
+	dst->types = types;
+	dst->n = n;
+}
+
+/* ---- printer ---- */
+
+void dim_print(struct graph *g, struct dim d, struct strbuf *sb)
+{
+	if (d.n == 0) {
+		sb_printf(sb, "%lld", (long long)d.c);
+		return;
+	}
+	if (d.c != 1)
+		sb_printf(sb, "%lld*", (long long)d.c);
+	for (int i = 0; i < d.n; i++)
+		sb_printf(sb, "%s%s", i ? "*" : "", g->syms.v[d.sym[i]]);
+}
+
+void shape_print(struct graph *g, const struct shape *s, struct strbuf *sb)
+{
+	sb_putc(sb, '[');
+	for (int i = 0; i < s->rank; i++) {
+		if (i)
+			sb_putc(sb, ',');
+		dim_print(g, s->d[i], sb);
+	}
+	sb_putc(sb, ']');
+}
+
+static void print_value_ref(struct graph *g, int id, struct strbuf *sb)
+{
+	struct value *v;
+
+	if (id < 0) {
+		sb_puts(sb, "_");
+		return;
+	}
+	v = &g->values.v[id];
+	sb_printf(sb, "%%%d:%s", id, dtype_name(v->dtype));
+	if (v->has_shape)
+		shape_print(g, &v->shape, sb);
+}
+
+static void print_attr(const struct attr *a, struct strbuf *sb)
+{
+	sb_printf(sb, "%s=", a->name);
+	switch (a->kind) {
+	case ATTR_INT: sb_printf(sb, "%lld", (long long)a->i); break;
+	case ATTR_FLOAT: sb_printf(sb, "%.9g", a->f); break;
+	case ATTR_STRING: sb_printf(sb, "\"%s\"", a->s); break;
+	case ATTR_INTS:
+		sb_putc(sb, '[');
+		for (int i = 0; i < a->n; i++)
+			sb_printf(sb, "%s%lld", i ? "," : "", (long long)a->ints[i]);
+		sb_putc(sb, ']');
+		break;
+	case ATTR_FLOATS:
+		sb_putc(sb, '[');
+		for (int i = 0; i < a->n; i++)
+			sb_printf(sb, "%s%.9g", i ? "," : "", a->floats[i]);
+		sb_putc(sb, ']');
+		break;
+	case ATTR_STRINGS: sb_printf(sb, "<%d strings>", a->n); break;
+	case ATTR_TENSOR: sb_printf(sb, "%%%d", a->tensor); break;
+	default: sb_puts(sb, "<graph>"); break;
+	}
+}
+
+void graph_print(struct graph *g, FILE *f)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int n_const = 0;
+
+	sb_printf(&sb, "graph '%s' opset %lld\n", g->name ? g->name : "", (long long)g->opset);
+	for (int i = 0; i < g->inputs.n; i++) {
+		sb_printf(&sb, "input '%s' ", g->values.v[g->inputs.v[i]].name);
+		print_value_ref(g, g->inputs.v[i], &sb);
+		sb_putc(&sb, '\n');
+	}
+	for (int i = 0; i < g->values.n; i++)
+		if (g->values.v[i].data)
+			n_const++;
+	sb_printf(&sb, "# %d constants\n", n_const);
+	for (int i = 0; i < g->nodes.n; i++) {
+		struct node *n = &g->nodes.v[i];
+
+		if (n->dead)
+			continue;
+		for (int j = 0; j < n->n_out; j++) {
+			sb_puts(&sb, j ? ", " : "");
+			print_value_ref(g, n->out[j], &sb);
+		}
+		sb_printf(&sb, " = %s(", n->op_type);
+		for (int j = 0; j < n->n_in; j++) {
+			sb_puts(&sb, j ? ", " : "");
+			print_value_ref(g, n->in[j], &sb);
+			if (n->in[j] >= 0 && g->values.v[n->in[j]].data)
+				sb_puts(&sb, " const");
+		}
+		sb_puts(&sb, ")");
+		for (int j = 0; j < n->n_attrs; j++) {
+			sb_puts(&sb, j ? " " : " {");
+			print_attr(&n->attrs[j], &sb);
+			if (j == n->n_attrs - 1)
+				sb_puts(&sb, "}");
+		}
+		sb_puts(&sb, "  #");
+		for (int j = 0; j < n->span.n; j++)
+			sb_printf(&sb, " %s(%s)", n->span.names[j], n->span.types[j]);
+		sb_putc(&sb, '\n');
+	}
+	for (int i = 0; i < g->outputs.n; i++) {
+		sb_printf(&sb, "output '%s' ", g->values.v[g->outputs.v[i]].name);
+		print_value_ref(g, g->outputs.v[i], &sb);
+		sb_putc(&sb, '\n');
+	}
+	fputs(sb_str(&sb), f);
+	sb_release(&sb);
+}
+
+void graph_verify(struct graph *g)
+{
+	bool *ready = xcalloc((size_t)g->values.n + 1, 1);
+
+	for (int i = 0; i < g->values.n; i++)
+		if (g->values.v[i].data || (g->values.v[i].flags & VALUE_INPUT))
+			ready[i] = true;
+	for (int i = 0; i < g->nodes.n; i++) {
+		struct node *n = &g->nodes.v[i];
+
+		if (n->dead)
+			continue;
+		if (n->op < 0 || n->op >= OP_COUNT)
+			BUG("node %d has op %d", i, n->op);
+		for (int j = 0; j < n->n_in; j++)
+			if (n->in[j] >= 0 && !ready[n->in[j]])
+				BUG("node %d '%s' input %d used before defined", i, n->name, j);
+		for (int j = 0; j < n->n_out; j++) {
+			if (g->values.v[n->out[j]].producer != i)
+				BUG("node %d '%s' output %d producer mismatch", i, n->name, j);
+			ready[n->out[j]] = true;
+		}
+	}
+	for (int i = 0; i < g->outputs.n; i++)
+		if (!ready[g->outputs.v[i]])
+			BUG("graph output %d is not computed", i);
+	free(ready);
+}

@@ -1,0 +1,223 @@
+/*
+ * ir.h - the graph IR: values (tensors), nodes (ops), attributes, spans and
+ * symbolic shapes. Everything lives in the context's arena.
+ *
+ * Invariants (checked by graph_verify):
+ *  - g->nodes is in topological order once import finished; passes that add
+ *    nodes call graph_toposort() before returning.
+ *  - every live node's inputs are values that are graph inputs, constants or
+ *    outputs of an earlier live node; optional inputs that are absent are -1.
+ *  - a value has at most one producer (value.producer, -1 for inputs and
+ *    constants).
+ *  - a dimension is c * s1 * s2 ... (c > 0, symbols sorted); a constant
+ *    dimension has no symbols.
+ *
+ *	struct graph *g = onnx_import(ctx, "model.onnx");
+ *	shape_infer(g);
+ *	for (int i = 0; i < g->nodes.n; i++)
+ *		if (!g->nodes.v[i].dead) graph_print_node(g, &g->nodes.v[i], stdout);
+ */
+#ifndef COLLAGEC_IR_H
+#define COLLAGEC_IR_H
+
+#include "../ctx.h"
+
+/* ---- dtypes ---- */
+
+enum dtype {
+	DTYPE_UNDEF = 0,
+#define DTYPE(id, name, ctype, onnx, size, fl) DTYPE_##id,
+#include "dtype.def"
+#undef DTYPE
+	DTYPE_COUNT
+};
+
+const char *dtype_name(enum dtype t);		/* "float32" */
+const char *dtype_ctype(enum dtype t);		/* "float" */
+size_t dtype_size(enum dtype t);
+bool dtype_is_float(enum dtype t);
+bool dtype_is_int(enum dtype t);		/* signed or unsigned integer, not bool */
+bool dtype_is_signed(enum dtype t);
+enum dtype dtype_from_onnx(int onnx_type);	/* DTYPE_UNDEF when unsupported */
+int dtype_to_onnx(enum dtype t);
+enum dtype dtype_from_name(const char *name);	/* "float32" or numpy "<f4" */
+
+/* ---- dimensions and shapes ---- */
+
+#define DIM_MAX_SYMS 3
+#define MAX_RANK 8
+
+struct dim {
+	int64_t c;			/* constant factor (>= 0) */
+	uint8_t n;			/* number of symbols in the product */
+	uint8_t sym[DIM_MAX_SYMS];	/* symbol ids (graph.syms), sorted */
+};
+
+struct shape {
+	int rank;
+	struct dim d[MAX_RANK];
+};
+
+static inline struct dim dim_const(int64_t c)
+{
+	struct dim d = { c, 0, { 0 } };
+	return d;
+}
+
+struct dim dim_sym(int sym);
+bool dim_is_const(struct dim d);
+bool dim_eq(struct dim a, struct dim b);
+/* Product; returns false when it would overflow or need too many symbols. */
+bool dim_mul(struct dim a, struct dim b, struct dim *out);
+/* Exact quotient a / b; false when b does not divide a. */
+bool dim_div(struct dim a, struct dim b, struct dim *out);
+/* Number of elements of a shape, false on overflow / too many symbols. */
+bool shape_numel(const struct shape *s, struct dim *out);
+bool shape_is_static(const struct shape *s);
+int64_t shape_numel_static(const struct shape *s);	/* BUG() unless static */
+bool shape_eq(const struct shape *a, const struct shape *b);
+
+/* Largest tensor dimension or element count collagec accepts (2^31). */
+#define DIM_LIMIT (INT64_C(1) << 31)
+
+/* ---- attributes ---- */
+
+enum attr_kind {
+	ATTR_INT,
+	ATTR_FLOAT,
+	ATTR_STRING,
+	ATTR_INTS,
+	ATTR_FLOATS,
+	ATTR_STRINGS,
+	ATTR_TENSOR,
+	ATTR_GRAPH,
+	ATTR_KIND_COUNT
+};
+
+struct attr {
+	const char *name;
+	enum attr_kind kind;
+	int64_t i;		/* ATTR_INT */
+	double f;		/* ATTR_FLOAT */
+	const char *s;		/* ATTR_STRING */
+	int n;			/* count for the list kinds */
+	int64_t *ints;		/* ATTR_INTS */
+	double *floats;		/* ATTR_FLOATS */
+	const char **strs;	/* ATTR_STRINGS */
+	int tensor;		/* ATTR_TENSOR: constant value id */
+};
+
+/* ---- spans: which ONNX nodes a node came from ---- */
+
+struct span {
+	int n;
+	const char **names;	/* ONNX node names */
+	const char **types;	/* their ONNX op types */
+};
+
+/* ---- ops ---- */
+
+enum op {
+#define OP(id, name, kind, infer, lower) OP_##id,
+#include "../ops/ops.def"
+#undef OP
+	OP_COUNT
+};
+
+/* ---- values and nodes ---- */
+
+enum value_flags {
+	VALUE_INPUT = 1 << 0,	/* a graph input fed by the user */
+	VALUE_OUTPUT = 1 << 1,	/* a graph output */
+};
+
+struct value {
+	const char *name;	/* ONNX tensor name (arena) */
+	enum dtype dtype;	/* DTYPE_UNDEF until inferred */
+	struct shape shape;
+	bool has_shape;		/* shape known */
+	void *data;		/* constant payload (arena) or NULL */
+	int producer;		/* node index or -1 */
+	unsigned flags;		/* enum value_flags */
+};
+
+struct node {
+	enum op op;
+	const char *name;	/* ONNX node name, or "<OpType>_<index>" when empty */
+	const char *op_type;	/* ONNX op type as written */
+	int onnx_index;		/* position in the ONNX graph, for messages */
+	int n_in, n_out;
+	int *in, *out;		/* value ids; -1 for an absent optional input */
+	int n_attrs;
+	struct attr *attrs;
+	struct span span;
+	bool dead;		/* removed by a pass */
+};
+
+struct graph {
+	struct collagec_ctx *ctx;
+	struct arena *arena;		/* == &ctx->arena */
+	VEC(struct value) values;
+	VEC(struct node) nodes;
+	VEC(int) inputs;		/* value ids, ONNX order */
+	VEC(int) outputs;		/* value ids, ONNX order */
+	VEC(const char *) syms;		/* symbolic dim names */
+	int64_t opset;			/* default-domain opset of the model */
+	const char *producer;		/* producer_name + version */
+	const char *name;		/* graph name */
+	const char *path;		/* model path */
+	VEC(const char *) files;	/* files read: model and external data */
+};
+
+struct graph *graph_new(struct collagec_ctx *ctx);
+void graph_free(struct graph *g);	/* the heap vectors; arena objects stay */
+int graph_add_value(struct graph *g, const char *name);
+/* Adds a constant value owning a copy of data (arena). */
+int graph_add_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
+		    const void *data);
+/* Adds a node; in/out arrays are copied. Returns the node index. */
+int graph_add_node(struct graph *g, enum op op, const char *name, const int *in, int n_in,
+		   const int *out, int n_out);
+int graph_intern_sym(struct graph *g, const char *name);
+/* Re-sorts g->nodes topologically (stable); -1 and a diagnostic on a cycle. */
+int graph_toposort(struct graph *g);
+/* Drops dead nodes from g->nodes (renumbering producers). */
+void graph_compact(struct graph *g);
+
+/* "model.onnx: node 12 'conv1' (Conv)" (arena) */
+const char *node_loc(struct graph *g, const struct node *n);
+
+const struct attr *node_attr(const struct node *n, const char *name);
+int64_t node_attr_int(const struct node *n, const char *name, int64_t def);
+double node_attr_float(const struct node *n, const char *name, double def);
+const char *node_attr_str(const struct node *n, const char *name, const char *def);
+/* Integer list attribute: count or -1 when absent. */
+int node_attr_ints(const struct node *n, const char *name, const int64_t **out);
+void node_set_attr_int(struct graph *g, struct node *n, const char *name, int64_t v);
+
+static inline struct value *node_in(struct graph *g, const struct node *n, int i)
+{
+	return i < n->n_in && n->in[i] >= 0 ? &g->values.v[n->in[i]] : NULL;
+}
+
+static inline struct value *node_out(struct graph *g, const struct node *n, int i)
+{
+	return &g->values.v[n->out[i]];
+}
+
+/* Reads a constant integer tensor (any int dtype) as int64 (arena copy). -1 if not constant. */
+int value_const_ints(struct graph *g, const struct value *v, int64_t **out, int64_t *count);
+/* A constant scalar of a float/int tensor as double; false if not constant. */
+bool value_const_scalar(struct graph *g, const struct value *v, double *out);
+
+void span_add(struct graph *g, struct span *dst, const struct span *src);
+
+/* Text form (for --dump-ir): one line per node, span comments. */
+void graph_print(struct graph *g, FILE *f);
+void shape_print(struct graph *g, const struct shape *s, struct strbuf *sb);
+void dim_print(struct graph *g, struct dim d, struct strbuf *sb);
+
+/* Checks the invariants above; BUG() on a violation. */
+void graph_verify(struct graph *g);
+
+#endif

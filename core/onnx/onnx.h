@@ -1,0 +1,40 @@
+/*
+ * onnx.h - reading ONNX: models into the graph IR (protobuf-c, onnx.proto
+ * from Debian's libonnx-dev), opset normalisation, and single tensors
+ * (TensorProto .pb and NumPy .npy files) for run/check/conformance.
+ *
+ * Import reports every problem it finds (unknown ops, undefined inputs, bad
+ * tensors) before giving up, each naming the ONNX node or tensor.
+ *
+ *	struct graph *g = onnx_import(ctx, "m.onnx");
+ *	if (!g) return ctx->status;
+ */
+#ifndef COLLAGEC_ONNX_H
+#define COLLAGEC_ONNX_H
+
+#include "../ir/ir.h"
+
+/* The graph (owned: graph_free) or NULL after diagnostics. */
+struct graph *onnx_import(struct collagec_ctx *ctx, const char *path);
+
+/* Rewrites attribute forms of older opsets into the newest input form. */
+int onnx_normalize(struct graph *g);
+
+/* A dense host tensor, used by run/bench/conformance. */
+struct host_tensor {
+	char *name;		/* owned; may be NULL */
+	enum dtype dtype;
+	int rank;
+	int64_t dims[MAX_RANK];
+	void *data;		/* owned, numel * dtype_size bytes */
+	size_t bytes;
+};
+
+/* Reads a TensorProto .pb or a .npy file (by contents). 0, or -1 with *err (owned). */
+int host_tensor_read(const char *path, struct host_tensor *t, char **err);
+/* Writes t as .npy when path ends in ".npy", else as a TensorProto .pb. */
+int host_tensor_write(const char *path, const struct host_tensor *t, char **err);
+void host_tensor_free(struct host_tensor *t);
+int64_t host_tensor_numel(const struct host_tensor *t);
+
+#endif

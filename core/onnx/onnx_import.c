@@ -1,0 +1,436 @@
+/*
+ * onnx_import.c - ONNX ModelProto -> graph IR.
+ *
+ * protobuf-c unpacks into the compilation arena (its free is a no-op), so a
+ * large model needs no free_unpacked walk. Tensors are decoded from raw_data,
+ * the typed fields or external-data files next to the model.
+ */
+
+#include "onnx.h"
+#include "onnx_tensor.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+#include "../ops/ops.h"
+
+static void *pb_alloc(void *data, size_t size)
+{
+	return arena_alloc(data, size);
+}
+
+static void pb_free(void *data, void *p)
+{
+	(void)data;
+	(void)p;
+}
+
+struct importer {
+	struct collagec_ctx *ctx;
+	struct graph *g;
+	struct strmap names;		/* tensor name -> value id */
+	const char *dir;		/* model directory, for external data */
+	const char *base;		/* model file name, for messages */
+	VEC(const Onnx__NodeProto *) protos;	/* the NodeProto of each IR node */
+};
+
+/* Registers v under its name; a later definition of the same name wins. */
+static void bind(struct importer *im, int v)
+{
+	strmap_put(&im->names, im->g->values.v[v].name, v);
+}
+
+static int import_shape(struct importer *im, const char *what, const Onnx__TypeProto *tp,
+			struct value *v)
+{
+	const Onnx__TypeProto__Tensor *tt;
+
+	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+		diag_error(im->ctx, "%s: %s '%s' is not a tensor (sequences, maps and optionals "
+			   "are not supported)", im->base, what, v->name);
+		return -1;
+	}
+	tt = tp->tensor_type;
+	v->dtype = dtype_from_onnx(tt->elem_type);
+	if (v->dtype == DTYPE_UNDEF) {
+		diag_error(im->ctx, "%s: %s '%s' has element type %d, which is not supported",
+			   im->base, what, v->name, tt->elem_type);
+		return -1;
+	}
+	if (!tt->shape) {
+		diag_error(im->ctx, "%s: %s '%s' has no shape (rank must be known)", im->base, what,
+			   v->name);
+		return -1;
+	}
+	if (tt->shape->n_dim > MAX_RANK) {
+		diag_error(im->ctx, "%s: %s '%s' has rank %zu, more than %d", im->base, what,
+			   v->name, tt->shape->n_dim, MAX_RANK);
+		return -1;
+	}
+	v->shape.rank = (int)tt->shape->n_dim;
+	for (size_t i = 0; i < tt->shape->n_dim; i++) {
+		const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+
+		if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+			if (d->dim_value < 0 || d->dim_value > DIM_LIMIT) {
+				diag_error(im->ctx, "%s: %s '%s' dimension %zu is %lld, outside "
+					   "0..%lld", im->base, what, v->name, i,
+					   (long long)d->dim_value, (long long)DIM_LIMIT);
+				return -1;
+			}
+			v->shape.d[i] = dim_const(d->dim_value);
+		} else {
+			const char *nm = d->value_case ==
+				ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param[0]
+				? d->dim_param : arena_printf(&im->ctx->arena, "%s_dim%zu", v->name, i);
+
+			v->shape.d[i] = dim_sym(graph_intern_sym(im->g, nm));
+		}
+	}
+	v->has_shape = true;
+	return 0;
+}
+
+static int import_tensor(struct importer *im, const Onnx__TensorProto *t, const char *name,
+			 const char *where)
+{
+	struct host_tensor ht;
+	char *err = NULL;
+	struct shape s;
+	int id;
+
+	if (onnx_tensor_decode(t, im->dir, &ht, &err, im->g) < 0) {
+		diag_error(im->ctx, "%s: %s '%s': %s", im->base, where, name, err);
+		free(err);
+		return -1;
+	}
+	s.rank = ht.rank;
+	for (int i = 0; i < ht.rank; i++)
+		s.d[i] = dim_const(ht.dims[i]);
+	id = graph_add_const(im->g, name, ht.dtype, &s, ht.data);
+	host_tensor_free(&ht);
+	return id;
+}
+
+static int import_attr(struct importer *im, const Onnx__AttributeProto *ap, struct attr *a,
+		       const struct node *n)
+{
+	struct arena *ar = &im->ctx->arena;
+
+	a->name = arena_strdup(ar, ap->name);
+	switch (ap->type) {
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+		a->kind = ATTR_INT;
+		a->i = ap->i;
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+		a->kind = ATTR_FLOAT;
+		a->f = ap->f;
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+		a->kind = ATTR_STRING;
+		a->s = arena_strndup(ar, (const char *)ap->s.data, ap->s.len);
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+		a->kind = ATTR_INTS;
+		a->n = (int)ap->n_ints;
+		a->ints = arena_memdup(ar, ap->ints, sizeof(int64_t) * (ap->n_ints + 1));
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+		a->kind = ATTR_FLOATS;
+		a->n = (int)ap->n_floats;
+		a->floats = arena_alloc(ar, sizeof(double) * (ap->n_floats + 1));
+		for (size_t i = 0; i < ap->n_floats; i++)
+			a->floats[i] = ap->floats[i];
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
+		a->kind = ATTR_STRINGS;
+		a->n = (int)ap->n_strings;
+		a->strs = arena_alloc(ar, sizeof(char *) * (ap->n_strings + 1));
+		for (size_t i = 0; i < ap->n_strings; i++)
+			a->strs[i] = arena_strndup(ar, (const char *)ap->strings[i].data,
+						   ap->strings[i].len);
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+		a->kind = ATTR_TENSOR;
+		a->tensor = import_tensor(im, ap->t, arena_printf(ar, "%s.%s", n->name, ap->name),
+					  "attribute tensor");
+		if (a->tensor < 0)
+			return -1;
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
+		a->kind = ATTR_GRAPH;
+		break;
+	default:
+		diag_error(im->ctx, "%s: attribute '%s' has unsupported type %d",
+			   node_loc(im->g, n), ap->name, ap->type);
+		return -1;
+	}
+	return 0;
+}
+
+/* A Constant node becomes a constant value; no IR node remains. */
+static int import_constant(struct importer *im, const Onnx__NodeProto *np, struct node *tmp)
+{
+	struct graph *g = im->g;
+	const char *out = np->n_output ? np->output[0] : "";
+	struct shape s = { 0 };
+	int id = -1;
+
+	if (np->n_attribute != 1) {
+		diag_error(im->ctx, "%s: Constant needs exactly one value attribute",
+			   node_loc(g, tmp));
+		return -1;
+	}
+	const Onnx__AttributeProto *ap = np->attribute[0];
+	const char *an = ap->name;
+
+	if (!strcmp(an, "value")) {
+		if (!ap->t) {
+			diag_error(im->ctx, "%s: attribute 'value' holds no tensor", node_loc(g, tmp));
+			return -1;
+		}
+		id = import_tensor(im, ap->t, out, "Constant");
+		if (id < 0)
+			return -1;
+	} else if (!strcmp(an, "value_float")) {
+		float f = ap->f;
+
+		id = graph_add_const(g, out, DTYPE_F32, &s, &f);
+	} else if (!strcmp(an, "value_int")) {
+		id = graph_add_const(g, out, DTYPE_I64, &s, &ap->i);
+	} else if (!strcmp(an, "value_floats")) {
+		s.rank = 1;
+		s.d[0] = dim_const((int64_t)ap->n_floats);
+		id = graph_add_const(g, out, DTYPE_F32, &s, ap->floats);
+	} else if (!strcmp(an, "value_ints")) {
+		s.rank = 1;
+		s.d[0] = dim_const((int64_t)ap->n_ints);
+		id = graph_add_const(g, out, DTYPE_I64, &s, ap->ints);
+	} else {
+		diag_error(im->ctx, "%s: Constant attribute '%s' is not supported", node_loc(g, tmp),
+			   an);
+		return -1;
+	}
+	g->values.v[id].name = arena_strdup(g->arena, out);
+	bind(im, id);
+	return 0;
+}
+
+static int import_node(struct importer *im, const Onnx__NodeProto *np, int index)
+{
+	struct graph *g = im->g;
+	struct arena *ar = g->arena;
+	struct node tmp = { 0 };
+	enum op op;
+	int *in, *out, ni, rc = 0;
+
+	tmp.name = np->name && np->name[0] ? arena_strdup(ar, np->name)
+		: arena_printf(ar, "%s_%d", np->op_type, index);
+	tmp.op_type = arena_strdup(ar, np->op_type);
+	tmp.onnx_index = index;
+	if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx")) {
+		diag_error(im->ctx, "%s: operator domain '%s' is not supported", node_loc(g, &tmp),
+			   np->domain);
+		return -1;
+	}
+	if (!strcmp(np->op_type, "Constant"))
+		return import_constant(im, np, &tmp);
+	op = op_from_onnx(np->op_type);
+	if (op == OP_COUNT) {
+		diag_error(im->ctx, "%s: unsupported op '%s'", node_loc(g, &tmp), np->op_type);
+		rc = -1;
+	}
+	in = arena_alloc(ar, sizeof(int) * (np->n_input + 1));
+	for (size_t i = 0; i < np->n_input; i++) {
+		if (!np->input[i][0]) {
+			in[i] = -1;
+			continue;
+		}
+		in[i] = strmap_get(&im->names, np->input[i]);
+		if (in[i] < 0) {
+			/* maybe defined by a later node (unsorted graph): resolved below */
+			in[i] = -2 - (int)i;
+		}
+	}
+	out = arena_alloc(ar, sizeof(int) * (np->n_output + 1));
+	for (size_t i = 0; i < np->n_output; i++) {
+		out[i] = graph_add_value(g, np->output[i][0] ? np->output[i]
+					 : arena_printf(ar, "%s.out%zu", tmp.name, i));
+		if (np->output[i][0])
+			bind(im, out[i]);
+	}
+	if (rc < 0)
+		return rc;
+	ni = graph_add_node(g, op, tmp.name, in, (int)np->n_input, out, (int)np->n_output);
+	vec_push(&im->protos, np);
+	{
+		struct node *n = &g->nodes.v[ni];
+
+		n->op_type = tmp.op_type;
+		n->onnx_index = index;
+		n->span.n = 1;
+		n->span.names = arena_alloc(ar, sizeof(char *));
+		n->span.types = arena_alloc(ar, sizeof(char *));
+		n->span.names[0] = n->name;
+		n->span.types[0] = n->op_type;
+		n->n_attrs = (int)np->n_attribute;
+		n->attrs = arena_alloc(ar, sizeof(struct attr) * (np->n_attribute + 1));
+		for (size_t i = 0; i < np->n_attribute; i++)
+			if (import_attr(im, np->attribute[i], &n->attrs[i], n) < 0)
+				rc = -1;
+		for (int i = 0; i < n->n_attrs; i++)
+			if (n->attrs[i].kind == ATTR_GRAPH) {
+				diag_error(im->ctx, "%s: control flow (sub-graph attribute '%s') is "
+					   "not supported", node_loc(g, n), n->attrs[i].name);
+				rc = -1;
+			}
+	}
+	return rc;
+}
+
+/* Second chance for inputs named before their producer (unsorted graphs). */
+static int resolve_forward(struct importer *im)
+{
+	struct graph *g = im->g;
+	int rc = 0;
+
+	for (int k = 0; k < g->nodes.n; k++) {
+		const Onnx__NodeProto *np = im->protos.v[k];
+		struct node *n = &g->nodes.v[k];
+
+		for (int i = 0; i < n->n_in; i++) {
+			if (n->in[i] > -2)
+				continue;
+			n->in[i] = strmap_get(&im->names, np->input[i]);
+			if (n->in[i] < 0) {
+				diag_error(im->ctx, "%s: input %d '%s' is not defined by any node, "
+					   "initializer or graph input", node_loc(g, n), i,
+					   np->input[i]);
+				rc = -1;
+			}
+		}
+	}
+	return rc;
+}
+
+static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
+{
+	struct graph *g = im->g;
+	int rc = 0;
+
+	g->name = arena_strdup(g->arena, gp->name ? gp->name : "");
+	for (size_t i = 0; i < gp->n_initializer; i++) {
+		const Onnx__TensorProto *t = gp->initializer[i];
+		int id = import_tensor(im, t, t->name ? t->name : "", "initializer");
+
+		if (id < 0)
+			rc = -1;
+		else
+			bind(im, id);
+	}
+	if (gp->n_sparse_initializer) {
+		diag_error(im->ctx, "%s: sparse initializers are not supported", im->base);
+		rc = -1;
+	}
+	for (size_t i = 0; i < gp->n_input; i++) {
+		const Onnx__ValueInfoProto *vi = gp->input[i];
+		int id;
+
+		if (strmap_get(&im->names, vi->name) >= 0)
+			continue;	/* an initializer listed as input: a constant */
+		id = graph_add_value(g, vi->name);
+		g->values.v[id].flags |= VALUE_INPUT;
+		if (import_shape(im, "input", vi->type, &g->values.v[id]) < 0)
+			rc = -1;
+		vec_push(&g->inputs, id);
+		bind(im, id);
+	}
+	for (size_t i = 0; i < gp->n_node; i++)
+		if (import_node(im, gp->node[i], (int)i) < 0)
+			rc = -1;
+	if (resolve_forward(im) < 0)
+		rc = -1;
+	for (size_t i = 0; i < gp->n_output; i++) {
+		int id = strmap_get(&im->names, gp->output[i]->name);
+
+		if (id < 0) {
+			diag_error(im->ctx, "%s: graph output '%s' is not computed by any node",
+				   im->base, gp->output[i]->name);
+			rc = -1;
+			continue;
+		}
+		g->values.v[id].flags |= VALUE_OUTPUT;
+		vec_push(&g->outputs, id);
+	}
+	if (!gp->n_output) {
+		diag_error(im->ctx, "%s: graph has no outputs", im->base);
+		rc = -1;
+	}
+	return rc;
+}
+
+struct graph *onnx_import(struct collagec_ctx *ctx, const char *path)
+{
+	struct importer im = { 0 };
+	ProtobufCAllocator alloc = { pb_alloc, pb_free, &ctx->arena };
+	Onnx__ModelProto *mp;
+	const char *slash = strrchr(path, '/');
+	size_t len;
+	char *buf;
+	int rc = 0;
+
+	im.ctx = ctx;
+	im.base = slash ? slash + 1 : path;
+	im.dir = slash ? arena_strndup(&ctx->arena, path, (size_t)(slash - path)) : ".";
+	buf = file_read(path, &len);
+	if (!buf) {
+		diag_error(ctx, "%s: cannot read: %s", path, strerror(errno));
+		return NULL;
+	}
+	mp = onnx__model_proto__unpack(&alloc, len, (const uint8_t *)buf);
+	free(buf);
+	if (!mp || !mp->graph) {
+		diag_error(ctx, "%s: not an ONNX model (protobuf parse failed or no graph)",
+			   im.base);
+		return NULL;
+	}
+	im.g = graph_new(ctx);
+	im.g->path = arena_strdup(&ctx->arena, path);
+	vec_push(&im.g->files, im.g->path);
+	im.g->opset = 0;
+	for (size_t i = 0; i < mp->n_opset_import; i++) {
+		const char *d = mp->opset_import[i]->domain;
+
+		if (!d || !d[0] || !strcmp(d, "ai.onnx"))
+			im.g->opset = mp->opset_import[i]->version;
+	}
+	if (!im.g->opset) {
+		diag_error(ctx, "%s: model imports no default-domain opset", im.base);
+		rc = -1;
+	} else if (im.g->opset > 17) {
+		diag_error(ctx, "%s: opset %lld is newer than the newest supported (17)",
+			   im.base, (long long)im.g->opset);
+		rc = -1;
+	}
+	im.g->producer = arena_printf(&ctx->arena, "%s %s",
+				      mp->producer_name ? mp->producer_name : "",
+				      mp->producer_version ? mp->producer_version : "");
+	if (rc == 0 && import_graph(&im, mp->graph) < 0)
+		rc = -1;
+	strmap_free(&im.names);
+	vec_free(&im.protos);
+	if (rc == 0 && graph_toposort(im.g) < 0)
+		rc = -1;
+	if (rc == 0 && onnx_normalize(im.g) < 0)
+		rc = -1;
+	if (rc < 0 || ctx->n_errors) {
+		graph_free(im.g);
+		return NULL;
+	}
+	return im.g;
+}

@@ -1,0 +1,131 @@
+/*
+ * onnx_normalize.c - one form per op whatever the opset: attributes that
+ * later opsets turned into inputs become constant inputs here, so shape
+ * inference and lowering only know the newest form.
+ *
+ *   Reshape  <5   shape attr             -> input 1
+ *   Slice    <10  starts/ends/axes attrs -> inputs 1..3
+ *   Clip     <11  min/max attrs          -> inputs 1, 2
+ *   Split, Squeeze, Unsqueeze, ReduceSum <13  attr -> input 1
+ *   Reduce* (all opsets here)   axes attr -> input 1
+ */
+#include "onnx.h"
+
+#include <string.h>
+
+#include "../ops/ops.h"
+
+/* Sets input slot i of n to a new 1-D int64 constant (growing the inputs). */
+static void set_const_input(struct graph *g, struct node *n, int i, const int64_t *v, int count,
+			    const char *what)
+{
+	struct shape s = { 1, { { count, 0, { 0 } } } };
+	int id = graph_add_const(g, arena_printf(g->arena, "%s.%s", n->name, what), DTYPE_I64, &s,
+				 v);
+
+	if (i >= n->n_in) {
+		int *in = arena_alloc(g->arena, sizeof(int) * (size_t)(i + 1));
+
+		memcpy(in, n->in, sizeof(int) * (size_t)n->n_in);
+		for (int j = n->n_in; j < i; j++)
+			in[j] = -1;
+		n->in = in;
+		n->n_in = i + 1;
+	}
+	n->in[i] = id;
+}
+
+static void set_scalar_input(struct graph *g, struct node *n, int i, enum dtype t, double v,
+			     const char *what)
+{
+	struct shape s = { 0 };
+	unsigned char buf[8];
+	int id;
+
+	if (t == DTYPE_F64)
+		memcpy(buf, &v, 8);
+	else {
+		float f = (float)v;
+
+		memcpy(buf, &f, 4);
+		t = DTYPE_F32;
+	}
+	id = graph_add_const(g, arena_printf(g->arena, "%s.%s", n->name, what), t, &s, buf);
+	if (i >= n->n_in) {
+		int *in = arena_alloc(g->arena, sizeof(int) * (size_t)(i + 1));
+
+		memcpy(in, n->in, sizeof(int) * (size_t)n->n_in);
+		for (int j = n->n_in; j < i; j++)
+			in[j] = -1;
+		n->in = in;
+		n->n_in = i + 1;
+	}
+	n->in[i] = id;
+}
+
+/* Moves ints attribute name (if present) to input slot i. */
+static void attr_to_input(struct graph *g, struct node *n, const char *name, int i)
+{
+	const int64_t *v;
+	int count = node_attr_ints(n, name, &v);
+
+	if (count >= 0)
+		set_const_input(g, n, i, v, count, name);
+}
+
+static bool is_reduce(enum op op)
+{
+	const char *nm = op_info(op)->name;
+
+	return !strncmp(nm, "Reduce", 6);
+}
+
+int onnx_normalize(struct graph *g)
+{
+	int64_t opset = g->opset;
+
+	for (int k = 0; k < g->nodes.n; k++) {
+		struct node *n = &g->nodes.v[k];
+
+		switch (n->op) {
+		case OP_RESHAPE:
+			if (opset < 5)
+				attr_to_input(g, n, "shape", 1);
+			break;
+		case OP_SQUEEZE:
+		case OP_UNSQUEEZE:
+			if (opset < 13)
+				attr_to_input(g, n, "axes", 1);
+			break;
+		case OP_SPLIT:
+			if (opset < 13 && n->n_in < 2)
+				attr_to_input(g, n, "split", 1);
+			break;
+		case OP_SLICE:
+			if (opset < 10) {
+				attr_to_input(g, n, "starts", 1);
+				attr_to_input(g, n, "ends", 2);
+				attr_to_input(g, n, "axes", 3);
+			}
+			break;
+		case OP_CLIP:
+			if (opset < 11) {
+				struct value *x = node_in(g, n, 0);
+				enum dtype t = x && x->dtype ? x->dtype : DTYPE_F32;
+
+				if (node_attr(n, "min"))
+					set_scalar_input(g, n, 1, t, node_attr_float(n, "min", 0),
+							 "min");
+				if (node_attr(n, "max"))
+					set_scalar_input(g, n, 2, t, node_attr_float(n, "max", 0),
+							 "max");
+			}
+			break;
+		default:
+			if (is_reduce(n->op) && (n->op != OP_REDUCESUM || opset < 13))
+				attr_to_input(g, n, "axes", 1);
+			break;
+		}
+	}
+	return 0;
+}

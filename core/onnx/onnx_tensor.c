@@ -1,0 +1,351 @@
+/*
+ * onnx_tensor.c - TensorProto and .npy tensors: decoding (raw_data, typed
+ * fields, external data) and writing.
+ */
+
+#include "onnx_tensor.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+PRINTF_LIKE(2, 3) static int fail(char **err, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sb_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	*err = sb_detach(&sb);
+	return -1;
+}
+
+int64_t host_tensor_numel(const struct host_tensor *t)
+{
+	int64_t n = 1;
+
+	for (int i = 0; i < t->rank; i++)
+		n *= t->dims[i];
+	return n;
+}
+
+void host_tensor_free(struct host_tensor *t)
+{
+	free(t->name);
+	free(t->data);
+	memset(t, 0, sizeof(*t));
+}
+
+static int read_external(const Onnx__TensorProto *t, const char *dir, void *dst, size_t bytes,
+			 char **err, struct graph *g)
+{
+	const char *loc = NULL;
+	long long off = 0, length = -1;
+	char *path;
+	FILE *f;
+	size_t got;
+
+	for (size_t i = 0; i < t->n_external_data; i++) {
+		const char *k = t->external_data[i]->key, *v = t->external_data[i]->value;
+
+		if (!strcmp(k, "location"))
+			loc = v;
+		else if (!strcmp(k, "offset"))
+			off = atoll(v);
+		else if (!strcmp(k, "length"))
+			length = atoll(v);
+	}
+	if (!loc || !loc[0])
+		return fail(err, "external data has no location");
+	if (loc[0] == '/' || strstr(loc, ".."))
+		return fail(err, "external data location '%s' must be a relative path inside "
+			    "the model's directory", loc);
+	if (length >= 0 && (size_t)length != bytes)
+		return fail(err, "external data length %lld does not match the %zu bytes of "
+			    "its shape", length, bytes);
+	if (off < 0)
+		return fail(err, "external data offset %lld is negative", off);
+	path = xmalloc(strlen(dir) + strlen(loc) + 2);
+	sprintf(path, "%s/%s", dir, loc);
+	f = fopen(path, "rb");
+	if (!f) {
+		int e = errno;
+
+		free(path);
+		return fail(err, "cannot open external data '%s': %s", loc, strerror(e));
+	}
+	if (g) {
+		bool seen = false;
+
+		for (int i = 0; i < g->files.n; i++)
+			if (!strcmp(g->files.v[i], path))
+				seen = true;
+		if (!seen)
+			vec_push(&g->files, arena_strdup(g->arena, path));
+	}
+	free(path);
+	if (fseek(f, off, SEEK_SET) < 0) {
+		fclose(f);
+		return fail(err, "cannot seek to offset %lld in '%s'", off, loc);
+	}
+	got = fread(dst, 1, bytes, f);
+	fclose(f);
+	if (got != bytes)
+		return fail(err, "external data '%s' is truncated (%zu of %zu bytes)", loc, got,
+			    bytes);
+	return 0;
+}
+
+int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_tensor *ht,
+		       char **err, struct graph *g)
+{
+	size_t es, bytes;
+	int64_t n = 1;
+	unsigned char *d;
+
+	memset(ht, 0, sizeof(*ht));
+	ht->dtype = dtype_from_onnx(t->data_type);
+	if (ht->dtype == DTYPE_UNDEF)
+		return fail(err, "element type %d is not supported", t->data_type);
+	if (t->n_dims > MAX_RANK)
+		return fail(err, "rank %zu is more than %d", t->n_dims, MAX_RANK);
+	ht->rank = (int)t->n_dims;
+	for (size_t i = 0; i < t->n_dims; i++) {
+		if (t->dims[i] < 0 || t->dims[i] > DIM_LIMIT)
+			return fail(err, "dimension %zu is %lld, outside 0..%lld", i,
+				    (long long)t->dims[i], (long long)DIM_LIMIT);
+		ht->dims[i] = t->dims[i];
+		n *= t->dims[i];
+		if (n > DIM_LIMIT)
+			return fail(err, "has more than %lld elements", (long long)DIM_LIMIT);
+	}
+	es = dtype_size(ht->dtype);
+	bytes = (size_t)n * es;
+	ht->bytes = bytes;
+	d = ht->data = xcalloc(bytes + 1, 1);
+	if (t->name)
+		ht->name = xstrdup(t->name);
+	if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+		return read_external(t, dir, d, bytes, err, g) < 0 ? (host_tensor_free(ht), -1) : 0;
+	if (t->has_raw_data) {
+		if (t->raw_data.len != bytes) {
+			host_tensor_free(ht);
+			return fail(err, "raw_data has %zu bytes, its shape needs %zu",
+				    t->raw_data.len, bytes);
+		}
+		memcpy(d, t->raw_data.data, bytes);	/* little-endian host */
+		return 0;
+	}
+#define TYPED(field, count, CT)                                                          \
+	do {                                                                             \
+		if ((int64_t)(count) != n) {                                             \
+			host_tensor_free(ht);                                            \
+			return fail(err, #field " has %zu values, its shape needs %lld", \
+				    (size_t)(count), (long long)n);                      \
+		}                                                                        \
+		for (int64_t i_ = 0; i_ < n; i_++)                                       \
+			((CT *)d)[i_] = (CT)t->field[i_];                                \
+	} while (0)
+	switch (ht->dtype) {
+	case DTYPE_F32: TYPED(float_data, t->n_float_data, float); break;
+	case DTYPE_F64: TYPED(double_data, t->n_double_data, double); break;
+	case DTYPE_I64: TYPED(int64_data, t->n_int64_data, int64_t); break;
+	case DTYPE_I32: TYPED(int32_data, t->n_int32_data, int32_t); break;
+	case DTYPE_I16: TYPED(int32_data, t->n_int32_data, int16_t); break;
+	case DTYPE_I8: TYPED(int32_data, t->n_int32_data, int8_t); break;
+	case DTYPE_U16: TYPED(int32_data, t->n_int32_data, uint16_t); break;
+	case DTYPE_U8: case DTYPE_BOOL: TYPED(int32_data, t->n_int32_data, uint8_t); break;
+	case DTYPE_U32: TYPED(uint64_data, t->n_uint64_data, uint32_t); break;
+	case DTYPE_U64: TYPED(uint64_data, t->n_uint64_data, uint64_t); break;
+	default: BUG("decode %s", dtype_name(ht->dtype));
+	}
+#undef TYPED
+	return 0;
+}
+
+/* ---- .npy ---- */
+
+static const char *npy_descr(enum dtype t)
+{
+	switch (t) {
+	case DTYPE_F32: return "<f4";
+	case DTYPE_F64: return "<f8";
+	case DTYPE_I8: return "|i1";
+	case DTYPE_U8: return "|u1";
+	case DTYPE_I16: return "<i2";
+	case DTYPE_U16: return "<u2";
+	case DTYPE_I32: return "<i4";
+	case DTYPE_U32: return "<u4";
+	case DTYPE_I64: return "<i8";
+	case DTYPE_U64: return "<u8";
+	case DTYPE_BOOL: return "|b1";
+	default: return NULL;
+	}
+}
+
+static int npy_read(const char *path, const unsigned char *buf, size_t len,
+		    struct host_tensor *t, char **err)
+{
+	size_t hlen, off;
+	char *hdr, *p;
+	int64_t n;
+
+	if (len < 10)
+		return fail(err, "%s: truncated .npy header", path);
+	if (buf[6] == 1) {
+		hlen = buf[8] | (size_t)buf[9] << 8;
+		off = 10;
+	} else {
+		if (len < 12)
+			return fail(err, "%s: truncated .npy header", path);
+		hlen = buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+		off = 12;
+	}
+	if (off + hlen > len)
+		return fail(err, "%s: truncated .npy header", path);
+	hdr = xmalloc(hlen + 1);
+	memcpy(hdr, buf + off, hlen);
+	hdr[hlen] = 0;
+	off += hlen;
+	memset(t, 0, sizeof(*t));
+	p = strstr(hdr, "'descr':");
+	for (int ty = 1; p && ty < DTYPE_COUNT; ty++) {
+		const char *d = npy_descr((enum dtype)ty);
+		char q[16];
+
+		snprintf(q, sizeof(q), "'%s'", d ? d : "?");
+		if (d && strstr(p, q) == strchr(p, '\''))
+			t->dtype = (enum dtype)ty;
+	}
+	if (t->dtype == DTYPE_UNDEF || strstr(hdr, "'fortran_order': True")) {
+		free(hdr);
+		return fail(err, "%s: unsupported .npy dtype or Fortran order", path);
+	}
+	p = strstr(hdr, "'shape':");
+	p = p ? strchr(p, '(') : NULL;
+	if (!p) {
+		free(hdr);
+		return fail(err, "%s: .npy header has no shape", path);
+	}
+	p++;
+	while (*p && *p != ')') {
+		char *e;
+		long long v = strtoll(p, &e, 10);
+
+		if (e == p) {
+			p++;
+			continue;
+		}
+		if (t->rank >= MAX_RANK || v < 0) {
+			free(hdr);
+			return fail(err, "%s: bad .npy shape", path);
+		}
+		t->dims[t->rank++] = v;
+		p = e;
+	}
+	free(hdr);
+	n = host_tensor_numel(t);
+	t->bytes = (size_t)n * dtype_size(t->dtype);
+	if (len - off < t->bytes)
+		return fail(err, "%s: .npy data is truncated", path);
+	t->data = xmalloc(t->bytes + 1);
+	memcpy(t->data, buf + off, t->bytes);
+	return 0;
+}
+
+static void *pb_alloc(void *data, size_t size)
+{
+	(void)data;
+	return xmalloc(size);
+}
+
+static void pb_free(void *data, void *p)
+{
+	(void)data;
+	free(p);
+}
+
+int host_tensor_read(const char *path, struct host_tensor *t, char **err)
+{
+	ProtobufCAllocator alloc = { pb_alloc, pb_free, NULL };
+	Onnx__TensorProto *tp;
+	size_t len;
+	char *buf = file_read(path, &len);
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if (!buf)
+		return fail(err, "%s: cannot read: %s", path, strerror(errno));
+	if (len >= 6 && !memcmp(buf, "\x93NUMPY", 6)) {
+		rc = npy_read(path, (unsigned char *)buf, len, t, err);
+		free(buf);
+		return rc;
+	}
+	tp = onnx__tensor_proto__unpack(&alloc, len, (const uint8_t *)buf);
+	free(buf);
+	if (!tp)
+		return fail(err, "%s: not a TensorProto (.pb) or .npy file", path);
+	dir = slash ? strndup(path, (size_t)(slash - path)) : xstrdup(".");
+	rc = onnx_tensor_decode(tp, dir, t, err, NULL);
+	free(dir);
+	onnx__tensor_proto__free_unpacked(tp, &alloc);
+	if (rc < 0) {
+		char *e = *err;
+
+		rc = fail(err, "%s: %s", path, e);
+		free(e);
+	}
+	return rc;
+}
+
+int host_tensor_write(const char *path, const struct host_tensor *t, char **err)
+{
+	size_t n = strlen(path);
+	int rc;
+
+	if (n > 4 && !strcmp(path + n - 4, ".npy")) {
+		struct strbuf h = STRBUF_INIT, out = STRBUF_INIT;
+
+		sb_printf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+			  npy_descr(t->dtype));
+		for (int i = 0; i < t->rank; i++)
+			sb_printf(&h, "%lld,%s", (long long)t->dims[i],
+				  i == t->rank - 1 && t->rank > 1 ? "" : (t->rank == 1 ? "" : " "));
+		sb_puts(&h, "), }");
+		while ((10 + h.len + 1) % 64)
+			sb_putc(&h, ' ');
+		sb_putc(&h, '\n');
+		sb_add(&out, "\x93NUMPY\x01\x00", 8);
+		sb_putc(&out, (char)(h.len & 0xff));
+		sb_putc(&out, (char)(h.len >> 8));
+		sb_add(&out, h.buf, h.len);
+		sb_add(&out, t->data, t->bytes);
+		rc = file_write_atomic(path, out.buf, out.len);
+		sb_release(&h);
+		sb_release(&out);
+	} else {
+		Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+		size_t sz;
+		uint8_t *buf;
+
+		tp.n_dims = (size_t)t->rank;
+		tp.dims = (int64_t *)t->dims;
+		tp.has_data_type = 1;
+		tp.data_type = dtype_to_onnx(t->dtype);
+		tp.name = t->name;
+		tp.has_raw_data = 1;
+		tp.raw_data.len = t->bytes;
+		tp.raw_data.data = t->data;
+		sz = onnx__tensor_proto__get_packed_size(&tp);
+		buf = xmalloc(sz + 1);
+		onnx__tensor_proto__pack(&tp, buf);
+		rc = file_write_atomic(path, buf, sz);
+		free(buf);
+	}
+	if (rc < 0)
+		return fail(err, "%s: cannot write: %s", path, strerror(errno));
+	return 0;
+}

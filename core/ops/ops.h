@@ -1,0 +1,103 @@
+/*
+ * ops.h - the op table. One line per op in ops.def (and the group files it
+ * includes) gives the ONNX name, the pattern kind used by fusion and
+ * partitioning, the shape/dtype inference function and the lowering to loop
+ * IR. Adding an op touches one .def line plus its infer and lower functions.
+ *
+ * Every op lowers to loop IR through op_lower_node(); the same lowering is
+ * interpreted by the constant folder and printed by the C backend.
+ *
+ *	const struct op_info *oi = op_info(OP_ADD);
+ *	if (oi->infer(g, n) < 0) ...
+ *	struct tir_func *k = op_lower_node(g, n, "k3_add");
+ */
+#ifndef COLLAGEC_OPS_H
+#define COLLAGEC_OPS_H
+
+#include "../ir/ir.h"
+#include "../tir/tir.h"
+
+enum op_kind {
+	OPK_ELEMWISE,	/* out[i] = f(in[i]) on one shape */
+	OPK_BROADCAST,	/* elementwise with numpy broadcasting */
+	OPK_INJECTIVE,	/* each output element reads a computable input element */
+	OPK_REDUCE,	/* reduction over axes */
+	OPK_ANCHOR,	/* out-elementwise-fusable: conv, matmul, pool */
+	OPK_OPAQUE,	/* anything else */
+	OPK_COUNT
+};
+
+struct lower {
+	struct graph *g;
+	struct tir_builder *b;
+	const struct node *n;
+	struct tir_buf **in;	/* per node input; NULL when absent */
+	struct tir_buf **out;	/* per node output */
+};
+
+typedef int (*op_infer_fn)(struct graph *g, struct node *n);
+typedef int (*op_lower_fn)(struct lower *L);
+
+struct op_info {
+	const char *name;	/* ONNX op type */
+	enum op_kind kind;
+	op_infer_fn infer;	/* sets the outputs' dtype and shape; -1 after a diagnostic */
+	op_lower_fn lower;	/* appends the loop IR; -1 after a diagnostic */
+};
+
+const struct op_info *op_info(enum op op);
+const char *op_kind_name(enum op_kind k);
+/* OP_COUNT when the ONNX op type is unknown. */
+enum op op_from_onnx(const char *op_type);
+
+/*
+ * Lowers one node into a kernel named name: parameters are the present inputs
+ * then the outputs, in node order. Arena result; NULL after a diagnostic.
+ */
+struct tir_func *op_lower_node(struct graph *g, struct node *n, const char *name);
+
+/* ---- helpers for infer functions (ops_util.c) ---- */
+
+/* Sets output i's dtype and shape. */
+void infer_set(struct graph *g, struct node *n, int i, enum dtype t, const struct shape *s);
+/* Numpy broadcasting of a and b; false (no diagnostic) when incompatible. */
+bool shape_broadcast(const struct shape *a, const struct shape *b, struct shape *out);
+/* Normalises a possibly negative axis for rank r; -1 + diagnostic when out of range. */
+int infer_axis(struct graph *g, struct node *n, int64_t axis, int rank);
+/* Requires input i to be present with a known dtype; diagnostic otherwise. */
+struct value *infer_input(struct graph *g, struct node *n, int i);
+/* Requires input i to be a constant integer tensor; diagnostic otherwise. */
+int infer_const_ints(struct graph *g, struct node *n, int i, int64_t **vals, int64_t *count);
+/* Checks n_in/n_out ranges; diagnostic otherwise. */
+int infer_arity(struct graph *g, struct node *n, int min_in, int max_in, int n_out);
+/* Shape infer: all inputs broadcast, output 0 gets dtype t (or input 0's when UNDEF). */
+int infer_broadcast_to(struct graph *g, struct node *n, enum dtype t);
+
+/* ---- helpers for lower functions (ops_util.c) ---- */
+
+static inline const struct value *lower_in(struct lower *L, int i)
+{
+	return node_in(L->g, L->n, i);
+}
+
+static inline const struct value *lower_out(struct lower *L, int i)
+{
+	return node_out(L->g, L->n, i);
+}
+
+/* Opens one loop per dim of s; idx[k] receives loop variable k. */
+void lower_loops(struct lower *L, const struct shape *s, struct tir **idx);
+void lower_end_loops(struct lower *L, int n);
+/* Row-major offset of idx in s. */
+struct tir *lower_offset(struct lower *L, const struct shape *s, struct tir **idx);
+/* Offset in 'in' of output index idx (of 'out') under numpy broadcasting. */
+struct tir *lower_bcast_offset(struct lower *L, const struct shape *in, const struct shape *out,
+			       struct tir **idx);
+/* Element count of a shape as an expression. */
+struct tir *lower_numel(struct lower *L, const struct shape *s);
+/* Flat copy of input 0 into output 0 (reshape-like ops). */
+int lower_copy(struct lower *L);
+/* Row-major stride of axis k of s. */
+struct tir *lower_stride(struct lower *L, const struct shape *s, int k);
+
+#endif

@@ -1,0 +1,365 @@
+/*
+ * ops_elemwise.c - elementwise and broadcast ops. All of them lower through
+ * lower_map(): one loop nest over the output, one load per input (with
+ * numpy broadcasting), and a scalar expression from map_expr().
+ */
+#include "ops.h"
+
+#include <math.h>
+#include <string.h>
+
+int infer_unary(struct graph *g, struct node *n)
+{
+	struct value *x;
+
+	if (infer_arity(g, n, 1, n->op == OP_CLIP ? 3 : 1, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (n->op != OP_IDENTITY && n->op != OP_CLIP && n->op != OP_NEG && n->op != OP_ABS &&
+	    n->op != OP_SIGN && n->op != OP_RELU && !dtype_is_float(x->dtype)) {
+		diag_error(g->ctx, "%s: type %s is not supported (expected a float type)",
+			   node_loc(g, n), dtype_name(x->dtype));
+		return -1;
+	}
+	infer_set(g, n, 0, x->dtype, &x->shape);
+	return 0;
+}
+
+int infer_binary(struct graph *g, struct node *n)
+{
+	bool variadic = n->op == OP_MAX || n->op == OP_MIN || n->op == OP_SUM || n->op == OP_MEAN;
+
+	if (infer_arity(g, n, variadic ? 1 : 2, variadic ? -1 : 2, 1) < 0)
+		return -1;
+	for (int i = 0; i < n->n_in; i++)
+		if (!infer_input(g, n, i))
+			return -1;
+	if (n->op == OP_BITSHIFT && !dtype_is_int(node_in(g, n, 0)->dtype)) {
+		diag_error(g->ctx, "%s: BitShift needs an integer type", node_loc(g, n));
+		return -1;
+	}
+	return infer_broadcast_to(g, n, DTYPE_UNDEF);
+}
+
+int infer_compare(struct graph *g, struct node *n)
+{
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !infer_input(g, n, 0) || !infer_input(g, n, 1))
+		return -1;
+	return infer_broadcast_to(g, n, DTYPE_BOOL);
+}
+
+int infer_logical(struct graph *g, struct node *n)
+{
+	int arity = n->op == OP_NOT ? 1 : 2;
+
+	if (infer_arity(g, n, arity, arity, 1) < 0)
+		return -1;
+	for (int i = 0; i < arity; i++) {
+		struct value *v = infer_input(g, n, i);
+
+		if (!v)
+			return -1;
+		if (v->dtype != DTYPE_BOOL) {
+			diag_error(g->ctx, "%s: input %d must be bool, not %s", node_loc(g, n), i,
+				   dtype_name(v->dtype));
+			return -1;
+		}
+	}
+	return infer_broadcast_to(g, n, DTYPE_BOOL);
+}
+
+int infer_isx(struct graph *g, struct node *n)
+{
+	struct value *x;
+
+	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	infer_set(g, n, 0, DTYPE_BOOL, &x->shape);
+	return 0;
+}
+
+int infer_cast(struct graph *g, struct node *n)
+{
+	struct value *x;
+	enum dtype t;
+
+	if (infer_arity(g, n, n->op == OP_CAST ? 1 : 2, n->op == OP_CAST ? 1 : 2, 1) < 0 ||
+	    !(x = infer_input(g, n, 0)))
+		return -1;
+	if (n->op == OP_CASTLIKE) {
+		struct value *like = infer_input(g, n, 1);
+
+		if (!like)
+			return -1;
+		t = like->dtype;
+	} else {
+		int64_t to = node_attr_int(n, "to", -1);
+
+		t = dtype_from_onnx((int)to);
+		if (t == DTYPE_UNDEF) {
+			diag_error(g->ctx, "%s: cast to ONNX type %lld is not supported",
+				   node_loc(g, n), (long long)to);
+			return -1;
+		}
+	}
+	infer_set(g, n, 0, t, &x->shape);
+	return 0;
+}
+
+int infer_where(struct graph *g, struct node *n)
+{
+	struct value *c;
+
+	if (infer_arity(g, n, 3, 3, 1) < 0 || !(c = infer_input(g, n, 0)) ||
+	    !infer_input(g, n, 1) || !infer_input(g, n, 2))
+		return -1;
+	if (infer_broadcast_to(g, n, DTYPE_UNDEF) < 0)
+		return -1;
+	node_out(g, n, 0)->dtype = node_in(g, n, 1)->dtype;
+	return 0;
+}
+
+int infer_dropout(struct graph *g, struct node *n)
+{
+	struct value *x;
+
+	if (infer_arity(g, n, 1, 3, 2) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	infer_set(g, n, 0, x->dtype, &x->shape);
+	if (n->n_out > 1)
+		infer_set(g, n, 1, DTYPE_BOOL, &x->shape);
+	return 0;
+}
+
+/* ---- lowering ---- */
+
+static struct tir *fc(struct lower *L, enum dtype t, double v)
+{
+	return tir_const(L->b, t, v);
+}
+
+static struct tir *attr_c(struct lower *L, enum dtype t, const char *name, double def)
+{
+	return fc(L, t, node_attr_float(L->n, name, def));
+}
+
+static struct tir *call(struct lower *L, enum tir_intrin f, struct tir *x)
+{
+	return tir_call1(L->b, f, x);
+}
+
+/* The scalar result of op n for loaded inputs x[0..]. */
+static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype t)
+{
+	struct tir_builder *b = L->b;
+	const struct node *n = L->n;
+	struct tir *a = x[0], *r;
+	struct tir *zero = fc(L, t, 0), *one = fc(L, t, 1);
+
+	switch (n->op) {
+	case OP_ABS:
+		return dtype_is_signed(t) ? tir_select(b, tir_bin(b, BIN_LT, a, zero),
+						       tir_un(b, UN_NEG, a), a) : a;
+	case OP_ACOS: return call(L, INTRIN_ACOS, a);
+	case OP_ACOSH: return call(L, INTRIN_ACOSH, a);
+	case OP_ASIN: return call(L, INTRIN_ASIN, a);
+	case OP_ASINH: return call(L, INTRIN_ASINH, a);
+	case OP_ATAN: return call(L, INTRIN_ATAN, a);
+	case OP_ATANH: return call(L, INTRIN_ATANH, a);
+	case OP_CEIL: return call(L, INTRIN_CEIL, a);
+	case OP_COS: return call(L, INTRIN_COS, a);
+	case OP_COSH: return call(L, INTRIN_COSH, a);
+	case OP_ERF: return call(L, INTRIN_ERF, a);
+	case OP_EXP: return call(L, INTRIN_EXP, a);
+	case OP_FLOOR: return call(L, INTRIN_FLOOR, a);
+	case OP_LOG: return call(L, INTRIN_LOG, a);
+	case OP_ROUND: return call(L, INTRIN_RINT, a);
+	case OP_SIN: return call(L, INTRIN_SIN, a);
+	case OP_SINH: return call(L, INTRIN_SINH, a);
+	case OP_SQRT: return call(L, INTRIN_SQRT, a);
+	case OP_TAN: return call(L, INTRIN_TAN, a);
+	case OP_TANH: return call(L, INTRIN_TANH, a);
+	case OP_IDENTITY: return a;
+	case OP_NEG: return tir_un(b, UN_NEG, a);
+	case OP_NOT: return tir_un(b, UN_LNOT, a);
+	case OP_RECIPROCAL: return tir_bin(b, BIN_DIV, one, a);
+	case OP_RELU: return tir_bin(b, BIN_MAX, a, zero);
+	case OP_SIGN:
+		return tir_select(b, tir_bin(b, BIN_GT, a, zero), one,
+				  tir_select(b, tir_bin(b, BIN_LT, a, zero), fc(L, t, -1), zero));
+	case OP_SIGMOID:
+		return tir_bin(b, BIN_DIV, one, tir_add(b, one, call(L, INTRIN_EXP,
+							tir_un(b, UN_NEG, a))));
+	case OP_SOFTPLUS:
+		/* log(1 + exp(x)) without overflow for large x */
+		return tir_select(b, tir_bin(b, BIN_GT, a, fc(L, t, 20)), a,
+				  call(L, INTRIN_LOG1P, call(L, INTRIN_EXP, a)));
+	case OP_SOFTSIGN:
+		return tir_bin(b, BIN_DIV, a, tir_add(b, one, call(L, INTRIN_FABS, a)));
+	case OP_ELU:
+		return tir_select(b, tir_bin(b, BIN_LT, a, zero),
+				  tir_mul(b, attr_c(L, t, "alpha", 1.0),
+					  tir_bin(b, BIN_SUB, call(L, INTRIN_EXP, a), one)), a);
+	case OP_CELU: {
+		struct tir *al = attr_c(L, t, "alpha", 1.0);
+		struct tir *e = tir_mul(b, al, tir_bin(b, BIN_SUB, call(L, INTRIN_EXP,
+						tir_bin(b, BIN_DIV, a, al)), one));
+		return tir_add(b, tir_bin(b, BIN_MAX, a, zero), tir_bin(b, BIN_MIN, e, zero));
+	}
+	case OP_SELU:
+		return tir_mul(b, attr_c(L, t, "gamma", 1.05070102214813232421875),
+			       tir_select(b, tir_bin(b, BIN_GT, a, zero), a,
+					  tir_mul(b, attr_c(L, t, "alpha", 1.67326319217681884765625),
+						  tir_bin(b, BIN_SUB, call(L, INTRIN_EXP, a), one))));
+	case OP_LEAKYRELU:
+		return tir_select(b, tir_bin(b, BIN_LT, a, zero),
+				  tir_mul(b, attr_c(L, t, "alpha", 0.01), a), a);
+	case OP_THRESHOLDEDRELU:
+		return tir_select(b, tir_bin(b, BIN_GT, a, attr_c(L, t, "alpha", 1.0)), a, zero);
+	case OP_HARDSIGMOID:
+		r = tir_add(b, tir_mul(b, attr_c(L, t, "alpha", 0.2), a), attr_c(L, t, "beta", 0.5));
+		return tir_bin(b, BIN_MAX, zero, tir_bin(b, BIN_MIN, one, r));
+	case OP_HARDSWISH:
+		r = tir_add(b, tir_mul(b, fc(L, t, 1.0 / 6.0), a), fc(L, t, 0.5));
+		return tir_mul(b, a, tir_bin(b, BIN_MAX, zero, tir_bin(b, BIN_MIN, one, r)));
+	case OP_SHRINK: {
+		struct tir *lam = attr_c(L, t, "lambd", 0.5), *bias = attr_c(L, t, "bias", 0.0);
+
+		return tir_select(b, tir_bin(b, BIN_LT, a, tir_un(b, UN_NEG, lam)),
+				  tir_add(b, a, bias),
+				  tir_select(b, tir_bin(b, BIN_GT, a, lam),
+					     tir_bin(b, BIN_SUB, a, bias), zero));
+	}
+	case OP_CLIP:
+		r = a;
+		if (nx > 1 && x[1])
+			r = tir_bin(b, BIN_MAX, r, x[1]);
+		if (nx > 2 && x[2])
+			r = tir_bin(b, BIN_MIN, r, x[2]);
+		return r;
+	case OP_CAST:
+	case OP_CASTLIKE:
+		return tir_cast(b, t, a);
+	case OP_ISNAN: return call(L, INTRIN_ISNAN, a);
+	case OP_ISINF: {
+		struct tir *inf = call(L, INTRIN_ISINF, a);
+		bool pos = node_attr_int(n, "detect_positive", 1) != 0;
+		bool neg = node_attr_int(n, "detect_negative", 1) != 0;
+		struct tir *z = fc(L, L->in[0]->dtype, 0);
+
+		if (pos && neg)
+			return inf;
+		if (!pos && !neg)
+			return tir_typed_int(b, DTYPE_BOOL, 0);
+		return tir_bin(b, BIN_LAND, inf, tir_bin(b, pos ? BIN_GT : BIN_LT, a, z));
+	}
+	case OP_ADD: case OP_SUM: case OP_MEAN:
+		r = a;
+		for (int i = 1; i < nx; i++)
+			r = tir_add(b, r, x[i]);
+		if (n->op == OP_MEAN)
+			r = tir_bin(b, BIN_DIV, r, fc(L, t, nx));
+		return r;
+	case OP_SUB: return tir_bin(b, BIN_SUB, a, x[1]);
+	case OP_MUL: return tir_mul(b, a, x[1]);
+	case OP_DIV: return tir_bin(b, BIN_DIV, a, x[1]);
+	case OP_MAX: case OP_MIN:
+		r = a;
+		for (int i = 1; i < nx; i++)
+			r = tir_bin(b, n->op == OP_MAX ? BIN_MAX : BIN_MIN, r, x[i]);
+		return r;
+	case OP_POW:
+		if (dtype_is_float(t))
+			return tir_call2(b, INTRIN_POW, a, tir_cast(b, t, x[1]));
+		return tir_cast(b, t, tir_call2(b, INTRIN_POW, tir_cast(b, DTYPE_F64, a),
+						tir_cast(b, DTYPE_F64, x[1])));
+	case OP_MOD:
+		if (dtype_is_float(t) || node_attr_int(n, "fmod", 0))
+			return dtype_is_float(t) ? tir_call2(b, INTRIN_FMOD, a, x[1])
+						 : tir_bin(b, BIN_MOD, a, x[1]);
+		/* Python-style: the result takes the divisor's sign */
+		r = tir_bin(b, BIN_MOD, a, x[1]);
+		if (!dtype_is_signed(t))
+			return r;
+		return tir_select(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_NE, r, zero),
+					     tir_bin(b, BIN_NE, tir_bin(b, BIN_LT, r, zero),
+						     tir_bin(b, BIN_LT, x[1], zero))),
+				  tir_add(b, r, x[1]), r);
+	case OP_PRELU:
+		return tir_select(b, tir_bin(b, BIN_LT, a, zero), tir_mul(b, x[1], a), a);
+	case OP_BITSHIFT:
+		return tir_bin(b, strcmp(node_attr_str(n, "direction", "LEFT"), "RIGHT") ? BIN_SHL
+			       : BIN_SHR, a, x[1]);
+	case OP_EQUAL: return tir_bin(b, BIN_EQ, a, x[1]);
+	case OP_GREATER: return tir_bin(b, BIN_GT, a, x[1]);
+	case OP_GREATEROREQUAL: return tir_bin(b, BIN_GE, a, x[1]);
+	case OP_LESS: return tir_bin(b, BIN_LT, a, x[1]);
+	case OP_LESSOREQUAL: return tir_bin(b, BIN_LE, a, x[1]);
+	case OP_AND: return tir_bin(b, BIN_LAND, a, x[1]);
+	case OP_OR: return tir_bin(b, BIN_LOR, a, x[1]);
+	case OP_XOR: return tir_bin(b, BIN_NE, a, x[1]);
+	case OP_WHERE: return tir_select(b, a, x[1], x[2]);
+	default:
+		BUG("map_expr: op %s", op_info(n->op)->name);
+	}
+}
+
+/*
+ * out[idx] = map_expr(in0[bcast(idx)], in1[bcast(idx)], ...): a flat loop
+ * when every input has the output's shape, else one loop per output dim.
+ */
+int lower_map(struct lower *L)
+{
+	const struct value *out = lower_out(L, 0);
+	int nin = L->n->n_in;
+	struct tir **x = arena_alloc(L->g->arena, sizeof(*x) * (size_t)(nin + 1));
+	struct tir *idx[MAX_RANK], *flat = NULL;
+	bool same = true;
+	enum dtype t = out->dtype;
+
+	if (L->n->op == OP_CASTLIKE)
+		nin = 1;
+	for (int i = 0; i < nin; i++)
+		if (lower_in(L, i) && !shape_eq(&lower_in(L, i)->shape, &out->shape))
+			same = false;
+	if (same) {
+		flat = tir_loop(L->b, lower_numel(L, &out->shape));
+		tir_mark_parallel(L->b);
+	} else {
+		lower_loops(L, &out->shape, idx);
+	}
+	for (int i = 0; i < nin; i++) {
+		const struct value *v = lower_in(L, i);
+
+		if (!v) {
+			x[i] = NULL;
+			continue;
+		}
+		x[i] = tir_load(L->b, L->in[i], same ? flat
+				: lower_bcast_offset(L, &v->shape, &out->shape, idx));
+	}
+	/* comparisons and casts compute in the input type */
+	if (t == DTYPE_BOOL || L->n->op == OP_CAST || L->n->op == OP_CASTLIKE ||
+	    L->n->op == OP_WHERE)
+		t = L->n->op == OP_CAST || L->n->op == OP_CASTLIKE ? out->dtype
+			: L->n->op == OP_WHERE ? out->dtype : lower_in(L, 0)->dtype;
+	tir_store(L->b, L->out[0], same ? flat : lower_offset(L, &out->shape, idx),
+		  map_expr(L, x, nin, t));
+	if (same)
+		tir_end(L->b);
+	else
+		lower_end_loops(L, out->shape.rank);
+	return 0;
+}
+
+/* Dropout at inference is the identity; the optional mask is all true. */
+int lower_dropout(struct lower *L)
+{
+	const struct value *out = lower_out(L, 0);
+	struct tir *i = tir_loop(L->b, lower_numel(L, &out->shape));
+
+	tir_store(L->b, L->out[0], i, tir_load(L->b, L->in[0], i));
+	if (L->n->n_out > 1)
+		tir_store(L->b, L->out[1], i, tir_typed_int(L->b, DTYPE_BOOL, 1));
+	tir_end(L->b);
+	return 0;
+}

@@ -1,0 +1,572 @@
+/*
+ * ops_nn.c - convolution, pooling, matrix multiplication and batch
+ * normalisation: direct loop nests (the c target's generic schedules; the
+ * library backends replace them by pattern).
+ */
+#include "ops.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Window geometry of a conv or pool over the spatial dims. */
+struct window {
+	int r;				/* spatial rank */
+	int64_t k[MAX_RANK];		/* kernel extent */
+	int64_t s[MAX_RANK];		/* stride */
+	int64_t d[MAX_RANK];		/* dilation */
+	int64_t pb[MAX_RANK], pe[MAX_RANK];	/* pads begin / end */
+	int64_t in[MAX_RANK], out[MAX_RANK];
+};
+
+static int ints_attr(const struct node *n, const char *name, int r, int64_t *dst, int64_t def)
+{
+	const int64_t *v;
+	int c = node_attr_ints(n, name, &v);
+
+	for (int i = 0; i < r; i++)
+		dst[i] = c == r ? v[i] : def;
+	return c < 0 || c == r ? 0 : -1;
+}
+
+/* Computes the window from attributes; kernel from the weight when k is NULL. */
+static int window_plan(struct graph *g, struct node *n, const struct shape *x,
+		       const int64_t *kernel, bool ceil_mode, struct window *w)
+{
+	const char *ap = node_attr_str(n, "auto_pad", "NOTSET");
+	const int64_t *pads;
+	int np;
+
+	w->r = x->rank - 2;
+	if (w->r < 1) {
+		diag_error(g->ctx, "%s: input must have rank 3 or more", node_loc(g, n));
+		return -1;
+	}
+	for (int i = 0; i < w->r; i++) {
+		if (!dim_is_const(x->d[i + 2])) {
+			diag_error(g->ctx, "%s: spatial dimension %d is symbolic (only the batch "
+				   "and channel dims may be)", node_loc(g, n), i + 2);
+			return -1;
+		}
+		w->in[i] = x->d[i + 2].c;
+		w->k[i] = kernel[i];
+	}
+	if (ints_attr(n, "strides", w->r, w->s, 1) < 0 ||
+	    ints_attr(n, "dilations", w->r, w->d, 1) < 0) {
+		diag_error(g->ctx, "%s: strides/dilations do not match the spatial rank %d",
+			   node_loc(g, n), w->r);
+		return -1;
+	}
+	np = node_attr_ints(n, "pads", &pads);
+	if (np >= 0 && np != 2 * w->r) {
+		diag_error(g->ctx, "%s: pads has %d values, expected %d", node_loc(g, n), np,
+			   2 * w->r);
+		return -1;
+	}
+	for (int i = 0; i < w->r; i++) {
+		int64_t ek = (w->k[i] - 1) * w->d[i] + 1;
+
+		if (w->s[i] <= 0 || w->d[i] <= 0 || w->k[i] <= 0) {
+			diag_error(g->ctx, "%s: kernel, strides and dilations must be positive",
+				   node_loc(g, n));
+			return -1;
+		}
+		w->pb[i] = np > 0 ? pads[i] : 0;
+		w->pe[i] = np > 0 ? pads[i + w->r] : 0;
+		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+			int64_t o = (w->in[i] + w->s[i] - 1) / w->s[i];
+			int64_t tot = (o - 1) * w->s[i] + ek - w->in[i];
+
+			tot = tot < 0 ? 0 : tot;
+			w->pb[i] = !strcmp(ap, "SAME_UPPER") ? tot / 2 : tot - tot / 2;
+			w->pe[i] = tot - w->pb[i];
+			w->out[i] = o;
+			continue;
+		}
+		if (!strcmp(ap, "VALID"))
+			w->pb[i] = w->pe[i] = 0;
+		{
+			int64_t span = w->in[i] + w->pb[i] + w->pe[i] - ek;
+
+			if (span < 0) {
+				diag_error(g->ctx, "%s: kernel is larger than the padded input",
+					   node_loc(g, n));
+				return -1;
+			}
+			w->out[i] = ceil_mode ? (span + w->s[i] - 1) / w->s[i] + 1 : span / w->s[i] + 1;
+			/* the last window must start inside the input or its begin pad */
+			if (ceil_mode && (w->out[i] - 1) * w->s[i] >= w->in[i] + w->pb[i])
+				w->out[i]--;
+		}
+	}
+	return 0;
+}
+
+/* ---- Conv ---- */
+
+static int conv_plan(struct graph *g, struct node *n, struct window *w, struct shape *out)
+{
+	struct value *x = infer_input(g, n, 0), *wt = infer_input(g, n, 1);
+	int64_t group = node_attr_int(n, "group", 1), kern[MAX_RANK];
+
+	if (!x || !wt)
+		return -1;
+	if (wt->shape.rank != x->shape.rank) {
+		diag_error(g->ctx, "%s: weight rank %d differs from input rank %d", node_loc(g, n),
+			   wt->shape.rank, x->shape.rank);
+		return -1;
+	}
+	if (!shape_is_static(&wt->shape)) {
+		diag_error(g->ctx, "%s: weight shape must be static", node_loc(g, n));
+		return -1;
+	}
+	for (int i = 2; i < wt->shape.rank; i++)
+		kern[i - 2] = wt->shape.d[i].c;
+	{
+		const int64_t *ks;
+		int c = node_attr_ints(n, "kernel_shape", &ks);
+
+		for (int i = 0; c == wt->shape.rank - 2 && i < c; i++)
+			if (ks[i] != kern[i]) {
+				diag_error(g->ctx, "%s: kernel_shape does not match the weight",
+					   node_loc(g, n));
+				return -1;
+			}
+	}
+	if (window_plan(g, n, &x->shape, kern, false, w) < 0)
+		return -1;
+	if (group <= 0 || !dim_is_const(x->shape.d[1]) ||
+	    x->shape.d[1].c != wt->shape.d[1].c * group || wt->shape.d[0].c % group) {
+		diag_error(g->ctx, "%s: input channels, weight shape and group %lld disagree",
+			   node_loc(g, n), (long long)group);
+		return -1;
+	}
+	out->rank = x->shape.rank;
+	out->d[0] = x->shape.d[0];
+	out->d[1] = wt->shape.d[0];
+	for (int i = 0; i < w->r; i++)
+		out->d[i + 2] = dim_const(w->out[i]);
+	return 0;
+}
+
+int infer_conv(struct graph *g, struct node *n)
+{
+	struct window w;
+	struct shape s;
+
+	if (infer_arity(g, n, 2, 3, 1) < 0 || conv_plan(g, n, &w, &s) < 0)
+		return -1;
+	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	return 0;
+}
+
+/* Appends "all window coordinates are inside the input" to a condition. */
+static struct tir *inside(struct tir_builder *b, struct tir *cond, struct tir *pos, int64_t ext)
+{
+	struct tir *c = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, pos, tir_int(b, 0)),
+				tir_bin(b, BIN_LT, pos, tir_int(b, ext)));
+
+	return cond ? tir_bin(b, BIN_LAND, cond, c) : c;
+}
+
+int lower_conv(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1), *y = lower_out(L, 0);
+	int64_t group = node_attr_int(L->n, "group", 1);
+	int64_t cin_g = wt->shape.d[1].c, cout_g = wt->shape.d[0].c / group;
+	struct window w;
+	struct shape s;
+	struct tir *oi[MAX_RANK], *ki[MAX_RANK], *xi[MAX_RANK], *wi[MAX_RANK], *acc, *cond = NULL;
+	struct tir *ic, *gidx;
+
+	if (conv_plan(L->g, (struct node *)L->n, &w, &s) < 0)
+		return -1;
+	lower_loops(L, &y->shape, oi);
+	tir_mark_parallel(b);
+	acc = tir_let(b, "acc", L->in[2] ? tir_load(b, L->in[2], oi[1]) : tir_const(b, y->dtype, 0));
+	gidx = tir_bin(b, BIN_DIV, oi[1], tir_int(b, cout_g));
+	ic = tir_loop(b, tir_int(b, cin_g));
+	for (int i = 0; i < w.r; i++)
+		ki[i] = tir_loop(b, tir_int(b, w.k[i]));
+	xi[0] = oi[0];
+	xi[1] = tir_add(b, tir_mul(b, gidx, tir_int(b, cin_g)), ic);
+	wi[0] = oi[1];
+	wi[1] = ic;
+	for (int i = 0; i < w.r; i++) {
+		struct tir *p = tir_add(b, tir_mul(b, oi[i + 2], tir_int(b, w.s[i])),
+					tir_mul(b, ki[i], tir_int(b, w.d[i])));
+
+		p = tir_bin(b, BIN_SUB, p, tir_int(b, w.pb[i]));
+		if (w.pb[i] || w.pe[i] || w.s[i] * (w.out[i] - 1) + (w.k[i] - 1) * w.d[i] >= w.in[i]) {
+			p = tir_let(b, "p", p);
+			cond = inside(b, cond, p, w.in[i]);
+		}
+		xi[i + 2] = p;
+		wi[i + 2] = ki[i];
+	}
+	if (cond)
+		tir_if(b, cond);
+	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, tir_load(b, L->in[0],
+				lower_offset(L, &x->shape, xi)),
+				tir_load(b, L->in[1], lower_offset(L, &wt->shape, wi)))));
+	if (cond)
+		tir_end(b);
+	lower_end_loops(L, w.r + 1);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, oi), acc);
+	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/* ---- MaxPool / AveragePool ---- */
+
+static int pool_plan(struct graph *g, struct node *n, struct window *w, struct shape *out)
+{
+	struct value *x = infer_input(g, n, 0);
+	const int64_t *ks;
+	int c = node_attr_ints(n, "kernel_shape", &ks);
+
+	if (!x)
+		return -1;
+	if (c != x->shape.rank - 2) {
+		diag_error(g->ctx, "%s: kernel_shape must have %d values", node_loc(g, n),
+			   x->shape.rank - 2);
+		return -1;
+	}
+	if (window_plan(g, n, &x->shape, ks, node_attr_int(n, "ceil_mode", 0) != 0, w) < 0)
+		return -1;
+	*out = x->shape;
+	for (int i = 0; i < w->r; i++)
+		out->d[i + 2] = dim_const(w->out[i]);
+	return 0;
+}
+
+int infer_pool(struct graph *g, struct node *n)
+{
+	struct window w;
+	struct shape s;
+
+	if (infer_arity(g, n, 1, 1, 1) < 0 || pool_plan(g, n, &w, &s) < 0)
+		return -1;
+	if (n->n_out > 1) {
+		diag_error(g->ctx, "%s: the Indices output of MaxPool is not supported",
+			   node_loc(g, n));
+		return -1;
+	}
+	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	return 0;
+}
+
+int lower_pool(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	bool is_max = L->n->op == OP_MAXPOOL;
+	bool incl = node_attr_int(L->n, "count_include_pad", 0) != 0;
+	enum dtype t = y->dtype;
+	struct window w;
+	struct shape s;
+	struct tir *oi[MAX_RANK], *ki[MAX_RANK], *xi[MAX_RANK], *acc, *cnt, *cond = NULL, *v;
+	struct tir *div = NULL;
+
+	if (pool_plan(L->g, (struct node *)L->n, &w, &s) < 0)
+		return -1;
+	lower_loops(L, &y->shape, oi);
+	tir_mark_parallel(b);
+	acc = tir_let(b, "acc", tir_const(b, t, is_max ? -INFINITY : 0));
+	cnt = tir_let(b, "cnt", tir_int(b, 0));
+	if (!is_max && incl) {
+		/* divisor: window positions inside the padded input */
+		for (int i = 0; i < w.r; i++) {
+			struct tir *st = tir_bin(b, BIN_SUB, tir_mul(b, oi[i + 2], tir_int(b, w.s[i])),
+						 tir_int(b, w.pb[i]));
+			struct tir *en = tir_bin(b, BIN_MIN, tir_add(b, st, tir_int(b,
+							(w.k[i] - 1) * w.d[i] + 1)),
+						 tir_int(b, w.in[i] + w.pe[i]));
+			struct tir *e = tir_bin(b, BIN_DIV, tir_add(b, tir_bin(b, BIN_SUB, en, st),
+							     tir_int(b, w.d[i] - 1)), tir_int(b, w.d[i]));
+
+			div = div ? tir_mul(b, div, e) : e;
+		}
+	}
+	for (int i = 0; i < w.r; i++)
+		ki[i] = tir_loop(b, tir_int(b, w.k[i]));
+	xi[0] = oi[0];
+	xi[1] = oi[1];
+	for (int i = 0; i < w.r; i++) {
+		struct tir *p = tir_bin(b, BIN_SUB, tir_add(b, tir_mul(b, oi[i + 2], tir_int(b, w.s[i])),
+						   tir_mul(b, ki[i], tir_int(b, w.d[i]))),
+					tir_int(b, w.pb[i]));
+
+		p = tir_let(b, "p", p);
+		cond = inside(b, cond, p, w.in[i]);
+		xi[i + 2] = p;
+	}
+	tir_if(b, cond);
+	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
+	tir_assign(b, acc, is_max ? tir_bin(b, BIN_MAX, acc, v) : tir_add(b, acc, v));
+	tir_assign(b, cnt, tir_add(b, cnt, tir_int(b, 1)));
+	tir_end(b);
+	lower_end_loops(L, w.r);
+	if (is_max)
+		v = acc;
+	else
+		v = tir_bin(b, BIN_DIV, acc, tir_cast(b, t, div ? div : cnt));
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, oi), v);
+	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/* ---- GlobalAveragePool / GlobalMaxPool ---- */
+
+int infer_gpool(struct graph *g, struct node *n)
+{
+	struct value *x;
+	struct shape s;
+
+	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (x->shape.rank < 3) {
+		diag_error(g->ctx, "%s: input must have rank 3 or more", node_loc(g, n));
+		return -1;
+	}
+	s = x->shape;
+	for (int i = 2; i < s.rank; i++)
+		s.d[i] = dim_const(1);
+	infer_set(g, n, 0, x->dtype, &s);
+	return 0;
+}
+
+int lower_gpool(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	bool is_max = L->n->op == OP_GLOBALMAXPOOL;
+	enum dtype t = x->dtype;
+	struct tir *nc, *sp = tir_int(b, 1), *i, *acc, *v;
+
+	for (int k = 2; k < x->shape.rank; k++)
+		sp = tir_mul(b, sp, tir_dim(b, x->shape.d[k]));
+	nc = tir_loop(b, tir_mul(b, tir_dim(b, x->shape.d[0]), tir_dim(b, x->shape.d[1])));
+	tir_mark_parallel(b);
+	acc = tir_let(b, "acc", tir_const(b, t, is_max ? -INFINITY : 0));
+	i = tir_loop(b, sp);
+	v = tir_load(b, L->in[0], tir_add(b, tir_mul(b, nc, sp), i));
+	tir_assign(b, acc, is_max ? tir_bin(b, BIN_MAX, acc, v) : tir_add(b, acc, v));
+	tir_end(b);
+	tir_store(b, L->out[0], nc, is_max ? acc : tir_bin(b, BIN_DIV, acc, tir_cast(b, t, sp)));
+	tir_end(b);
+	return 0;
+}
+
+/* ---- MatMul ---- */
+
+int infer_matmul(struct graph *g, struct node *n)
+{
+	struct value *a, *bb;
+	struct shape sa, sb, ba, bbt, batch, s;
+
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(a = infer_input(g, n, 0)) ||
+	    !(bb = infer_input(g, n, 1)))
+		return -1;
+	sa = a->shape;
+	sb = bb->shape;
+	if (sa.rank == 0 || sb.rank == 0) {
+		diag_error(g->ctx, "%s: MatMul inputs must have rank 1 or more", node_loc(g, n));
+		return -1;
+	}
+	if (sa.rank == 1) {
+		sa.rank = 2;
+		sa.d[1] = sa.d[0];
+		sa.d[0] = dim_const(1);
+	}
+	if (sb.rank == 1) {
+		sb.rank = 2;
+		sb.d[1] = dim_const(1);
+	}
+	if (!dim_eq(sa.d[sa.rank - 1], sb.d[sb.rank - 2])) {
+		struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+
+		shape_print(g, &a->shape, &x);
+		shape_print(g, &bb->shape, &y);
+		diag_error(g->ctx, "%s: inner dimensions of %s and %s differ", node_loc(g, n),
+			   sb_str(&x), sb_str(&y));
+		sb_release(&x);
+		sb_release(&y);
+		return -1;
+	}
+	ba = sa;
+	ba.rank -= 2;
+	bbt = sb;
+	bbt.rank -= 2;
+	if (!shape_broadcast(&ba, &bbt, &batch)) {
+		diag_error(g->ctx, "%s: batch dimensions cannot be broadcast", node_loc(g, n));
+		return -1;
+	}
+	s = batch;
+	if (a->shape.rank > 1)
+		s.d[s.rank++] = sa.d[sa.rank - 2];
+	if (bb->shape.rank > 1)
+		s.d[s.rank++] = sb.d[sb.rank - 1];
+	infer_set(g, n, 0, a->dtype, &s);
+	return 0;
+}
+
+int lower_matmul(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *a = lower_in(L, 0), *bv = lower_in(L, 1), *y = lower_out(L, 0);
+	struct shape sa = a->shape, sb = bv->shape, ys, ba, bb, pre;
+	struct tir *idx[MAX_RANK], *k, *acc, *oa, *ob;
+	int r;
+
+	if (sa.rank == 1) {
+		sa.rank = 2;
+		sa.d[1] = sa.d[0];
+		sa.d[0] = dim_const(1);
+	}
+	if (sb.rank == 1) {
+		sb.rank = 2;
+		sb.d[1] = dim_const(1);
+	}
+	/* full output shape [batch..., M, N] even when inputs were vectors */
+	ba = sa;
+	ba.rank -= 2;
+	bb = sb;
+	bb.rank -= 2;
+	if (!shape_broadcast(&ba, &bb, &ys))
+		BUG("matmul batch shapes changed after inference");
+	r = ys.rank;
+	ys.d[ys.rank++] = sa.d[sa.rank - 2];
+	ys.d[ys.rank++] = sb.d[sb.rank - 1];
+	(void)y;	/* y's shape drops the unit dims of vector inputs; same numel */
+	lower_loops(L, &ys, idx);
+	acc = tir_let(b, "acc", tir_const(b, a->dtype, 0));
+	k = tir_loop(b, tir_dim(b, sa.d[sa.rank - 1]));
+	/* batch offsets by broadcasting against the batch prefix, then [m, k] / [k, n] */
+	pre = ys;
+	pre.rank = r;
+	oa = lower_bcast_offset(L, &ba, &pre, idx);
+	ob = lower_bcast_offset(L, &bb, &pre, idx);
+	oa = tir_add(b, tir_mul(b, oa, tir_mul(b, tir_dim(b, sa.d[sa.rank - 2]),
+					      tir_dim(b, sa.d[sa.rank - 1]))),
+		     tir_add(b, tir_mul(b, idx[r], tir_dim(b, sa.d[sa.rank - 1])), k));
+	ob = tir_add(b, tir_mul(b, ob, tir_mul(b, tir_dim(b, sb.d[sb.rank - 2]),
+					      tir_dim(b, sb.d[sb.rank - 1]))),
+		     tir_add(b, tir_mul(b, k, tir_dim(b, sb.d[sb.rank - 1])), idx[r + 1]));
+	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, tir_load(b, L->in[0], oa),
+						   tir_load(b, L->in[1], ob))));
+	tir_end(b);
+	tir_store(b, L->out[0], lower_offset(L, &ys, idx), acc);
+	lower_end_loops(L, ys.rank);
+	return 0;
+}
+
+/* ---- Gemm ---- */
+
+int infer_gemm(struct graph *g, struct node *n)
+{
+	struct value *a, *bb, *c;
+	bool ta = node_attr_int(n, "transA", 0), tb = node_attr_int(n, "transB", 0);
+	struct shape s = { 2, { { 0, 0, { 0 } } } }, tmp;
+
+	if (infer_arity(g, n, 2, 3, 1) < 0 || !(a = infer_input(g, n, 0)) ||
+	    !(bb = infer_input(g, n, 1)))
+		return -1;
+	if (a->shape.rank != 2 || bb->shape.rank != 2) {
+		diag_error(g->ctx, "%s: Gemm inputs must be matrices", node_loc(g, n));
+		return -1;
+	}
+	if (!dim_eq(a->shape.d[ta ? 0 : 1], bb->shape.d[tb ? 1 : 0])) {
+		diag_error(g->ctx, "%s: inner dimensions differ", node_loc(g, n));
+		return -1;
+	}
+	s.d[0] = a->shape.d[ta ? 1 : 0];
+	s.d[1] = bb->shape.d[tb ? 0 : 1];
+	c = node_in(g, n, 2);
+	if (c && (!c->has_shape || !shape_broadcast(&c->shape, &s, &tmp) || !shape_eq(&tmp, &s))) {
+		diag_error(g->ctx, "%s: C cannot be broadcast to the output", node_loc(g, n));
+		return -1;
+	}
+	infer_set(g, n, 0, a->dtype, &s);
+	return 0;
+}
+
+int lower_gemm(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *a = lower_in(L, 0), *bv = lower_in(L, 1), *y = lower_out(L, 0);
+	const struct value *c = lower_in(L, 2);
+	bool ta = node_attr_int(L->n, "transA", 0), tb = node_attr_int(L->n, "transB", 0);
+	double alpha = node_attr_float(L->n, "alpha", 1.0), beta = node_attr_float(L->n, "beta", 1.0);
+	enum dtype t = y->dtype;
+	struct tir *idx[2], *k, *acc, *av, *bvv, *r;
+	struct tir *K = tir_dim(b, a->shape.d[ta ? 0 : 1]);
+
+	lower_loops(L, &y->shape, idx);
+	acc = tir_let(b, "acc", tir_const(b, t, 0));
+	k = tir_loop(b, K);
+	av = tir_load(b, L->in[0], ta ? tir_add(b, tir_mul(b, k, tir_dim(b, a->shape.d[1])), idx[0])
+		      : tir_add(b, tir_mul(b, idx[0], K), k));
+	bvv = tir_load(b, L->in[1], tb ? tir_add(b, tir_mul(b, idx[1], K), k)
+		       : tir_add(b, tir_mul(b, k, tir_dim(b, bv->shape.d[1])), idx[1]));
+	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, av, bvv)));
+	tir_end(b);
+	r = alpha == 1.0 ? acc : tir_mul(b, tir_const(b, t, alpha), acc);
+	if (c) {
+		struct tir *cv = tir_load(b, L->in[2], lower_bcast_offset(L, &c->shape, &y->shape, idx));
+
+		r = tir_add(b, r, beta == 1.0 ? cv : tir_mul(b, tir_const(b, t, beta), cv));
+	}
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), r);
+	lower_end_loops(L, 2);
+	return 0;
+}
+
+/* ---- BatchNormalization (inference form) ---- */
+
+int infer_batchnorm(struct graph *g, struct node *n)
+{
+	struct value *x;
+
+	if (infer_arity(g, n, 5, 5, -1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (n->n_out > 1 || node_attr_int(n, "training_mode", 0)) {
+		diag_error(g->ctx, "%s: training-mode BatchNormalization is not supported",
+			   node_loc(g, n));
+		return -1;
+	}
+	for (int i = 1; i < 5; i++) {
+		struct value *p = infer_input(g, n, i);
+
+		if (!p)
+			return -1;
+		if (p->shape.rank != 1 || x->shape.rank < 2 || !dim_eq(p->shape.d[0], x->shape.d[1])) {
+			diag_error(g->ctx, "%s: input %d must be a vector of the channel count",
+				   node_loc(g, n), i);
+			return -1;
+		}
+	}
+	infer_set(g, n, 0, x->dtype, &x->shape);
+	return 0;
+}
+
+int lower_batchnorm(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	enum dtype t = x->dtype;
+	struct tir *idx[MAX_RANK], *c, *v, *inv;
+	double eps = node_attr_float(L->n, "epsilon", 1e-5);
+
+	lower_loops(L, &x->shape, idx);
+	c = idx[1];
+	inv = tir_bin(b, BIN_DIV, tir_load(b, L->in[1], c),
+		      tir_call1(b, INTRIN_SQRT, tir_add(b, tir_load(b, L->in[4], c),
+							 tir_const(b, t, eps))));
+	v = tir_mul(b, tir_bin(b, BIN_SUB, tir_load(b, L->in[0], lower_offset(L, &x->shape, idx)),
+			       tir_load(b, L->in[3], c)), inv);
+	tir_store(b, L->out[0], lower_offset(L, &x->shape, idx), tir_add(b, v, tir_load(b,
+							L->in[2], c)));
+	lower_end_loops(L, x->shape.rank);
+	return 0;
+}

@@ -1,0 +1,78 @@
+/*
+ * pass_fold.c - constant folding. A node whose inputs are all constants (or
+ * a Shape/Size of a static shape) is lowered with its normal lowering and
+ * run by the loop-IR interpreter; its outputs become constants. This folds
+ * the shape computations that static shapes need, with no second
+ * implementation of any op.
+ */
+#include "passes.h"
+#include "../ops/ops.h"
+
+#include <string.h>
+
+/* Outputs larger than this stay run-time kernels (the interpreter is slow). */
+#define FOLD_LIMIT (INT64_C(1) << 22)
+
+static bool foldable(struct graph *g, const struct node *n)
+{
+	bool shape_only = n->op == OP_SHAPE || n->op == OP_SIZE;
+
+	for (int i = 0; i < n->n_out; i++) {
+		struct value *v = node_out(g, n, i);
+
+		if (!v->has_shape || !shape_is_static(&v->shape) ||
+		    shape_numel_static(&v->shape) > FOLD_LIMIT)
+			return false;
+	}
+	for (int i = 0; i < n->n_in; i++) {
+		struct value *v = node_in(g, n, i);
+
+		if (!v)
+			continue;
+		if (shape_only ? !shape_is_static(&v->shape) : !v->data)
+			return false;
+	}
+	return true;
+}
+
+static int fold_node(struct graph *g, struct node *n)
+{
+	struct tir_func *f = op_lower_node(g, n, "fold");
+	void **bufs;
+	int k = 0;
+
+	if (!f)
+		return -1;
+	bufs = arena_alloc(g->arena, sizeof(void *) * (size_t)(n->n_in + n->n_out + 1));
+	for (int i = 0; i < n->n_in; i++)
+		if (node_in(g, n, i))
+			bufs[k++] = node_in(g, n, i)->data;
+	for (int i = 0; i < n->n_out; i++) {
+		struct value *v = node_out(g, n, i);
+		size_t bytes = (size_t)shape_numel_static(&v->shape) * dtype_size(v->dtype);
+
+		v->data = arena_alloc(g->arena, bytes ? bytes : 1);
+		bufs[k++] = v->data;
+	}
+	if (tir_interpret(f, bufs, NULL) < 0) {
+		for (int i = 0; i < n->n_out; i++)
+			node_out(g, n, i)->data = NULL;
+		return 0;	/* leave it to run time */
+	}
+	n->dead = true;
+	for (int i = 0; i < n->n_out; i++)
+		node_out(g, n, i)->producer = -1;
+	return 0;
+}
+
+int pass_fold(struct graph *g)
+{
+	for (int i = 0; i < g->nodes.n; i++) {
+		struct node *n = &g->nodes.v[i];
+
+		if (!n->dead && foldable(g, n) && fold_node(g, n) < 0)
+			return -1;
+	}
+	graph_compact(g);
+	return 0;
+}

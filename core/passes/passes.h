@@ -1,0 +1,39 @@
+/*
+ * passes.h - the graph pass pipeline. Passes are a table (passes.def), not
+ * methods on the graph; passes_run() runs them in order, verifies the graph
+ * after each, stops at the first pass that reported an error, and with a
+ * dump directory writes the IR after every pass (NN-name.ir, span comments).
+ *
+ *	if (passes_run(g, opts.dump_dir) < 0) return -1;
+ */
+#ifndef COLLAGEC_PASSES_H
+#define COLLAGEC_PASSES_H
+
+#include "../ir/ir.h"
+
+enum pass_id {
+#define PASS(id, name, fn, help) PASS_##id,
+#include "passes.def"
+#undef PASS
+	PASS_COUNT
+};
+
+struct pass {
+	const char *name;
+	int (*run)(struct graph *g);	/* 0, or -1 after diagnostics */
+	const char *help;
+};
+
+extern const struct pass passes[PASS_COUNT];
+
+/* Runs every pass; dump_dir may be NULL. 0 or -1. */
+int passes_run(struct graph *g, const char *dump_dir);
+
+/* Writes the graph's text form to DIR/NN-name.ir. */
+int passes_dump(struct graph *g, const char *dir, int seq, const char *name);
+
+#define PASS(id, name, fn, help) int fn(struct graph *g);
+#include "passes.def"
+#undef PASS
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * target.c - target strings and the generic lowering.
+ */
+#include "target.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/ops.h"
+
+const struct target_kind *target_kind_find(const struct target_kind *const *kinds, int n,
+					   const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(kinds[i]->name, name))
+			return kinds[i];
+	return NULL;
+}
+
+static void list_kinds(struct strbuf *sb, const struct target_kind *const *kinds, int n)
+{
+	for (int i = 0; i < n; i++)
+		sb_printf(sb, "%s%s", i ? ", " : "", kinds[i]->name);
+}
+
+struct target *target_parse(struct collagec_ctx *ctx, const struct target_kind *const *kinds,
+			    int n, const char *str)
+{
+	struct target *t = arena_alloc(&ctx->arena, sizeof(*t));
+	char *copy = arena_strdup(&ctx->arena, str), *save = NULL, *tok;
+	struct strbuf canon = STRBUF_INIT;
+	int nopt = 0;
+
+	tok = strtok_r(copy, " \t", &save);
+	if (!tok) {
+		diag_error_status(ctx, STATUS_USAGE, "empty target string");
+		return NULL;
+	}
+	t->kind = target_kind_find(kinds, n, tok);
+	if (!t->kind) {
+		struct strbuf sb = STRBUF_INIT;
+
+		list_kinds(&sb, kinds, n);
+		diag_error_status(ctx, STATUS_USAGE, "unknown target kind '%s' (known: %s)", tok,
+				  sb_str(&sb));
+		sb_release(&sb);
+		return NULL;
+	}
+	for (const struct target_option *o = t->kind->options; o && o->name; o++)
+		t->opt[nopt++] = o->def;
+	sb_puts(&canon, t->kind->name);
+	while ((tok = strtok_r(NULL, " \t", &save))) {
+		char *eq = strchr(tok, '='), *end;
+		const struct target_option *o;
+		int k = 0;
+		long long v;
+
+		if (tok[0] != '-' || !eq) {
+			diag_error_status(ctx, STATUS_USAGE, "target '%s': expected -option=value, "
+					  "got '%s'", t->kind->name, tok);
+			return NULL;
+		}
+		*eq = 0;
+		for (o = t->kind->options; o && o->name; o++, k++)
+			if (!strcmp(o->name, tok + 1))
+				break;
+		if (!o || !o->name) {
+			struct strbuf sb = STRBUF_INIT;
+
+			for (o = t->kind->options; o && o->name; o++)
+				sb_printf(&sb, "%s-%s", sb.len ? ", " : "", o->name);
+			diag_error_status(ctx, STATUS_USAGE, "target '%s' has no option '%s' "
+					  "(options: %s)", t->kind->name, tok,
+					  sb.len ? sb_str(&sb) : "none");
+			sb_release(&sb);
+			return NULL;
+		}
+		v = strtoll(eq + 1, &end, 10);
+		if (*end || end == eq + 1 || v < o->min || v > o->max) {
+			diag_error_status(ctx, STATUS_USAGE, "target '%s': -%s takes an integer "
+					  "from %lld to %lld", t->kind->name, o->name,
+					  (long long)o->min, (long long)o->max);
+			return NULL;
+		}
+		t->opt[k] = v;
+	}
+	{
+		int k = 0;
+
+		for (const struct target_option *o = t->kind->options; o && o->name; o++, k++)
+			if (t->opt[k] != o->def)
+				sb_printf(&canon, " -%s=%lld", o->name, (long long)t->opt[k]);
+	}
+	t->str = arena_strdup(&ctx->arena, sb_str(&canon));
+	sb_release(&canon);
+	return t;
+}
+
+int64_t target_opt(const struct target *t, const char *name)
+{
+	int k = 0;
+
+	for (const struct target_option *o = t->kind->options; o && o->name; o++, k++)
+		if (!strcmp(o->name, name))
+			return t->opt[k];
+	BUG("target '%s' has no option '%s'", t->kind->name, name);
+}
+
+int target_lower_generic(struct graph *g, const struct target *t, struct partition *p)
+{
+	(void)t;
+	for (int i = 0; i < p->n_nodes; i++) {
+		struct node *n = &g->nodes.v[p->nodes[i]];
+		struct kernel k = { 0 };
+		int na = 0;
+
+		k.name = arena_printf(g->arena, "k%d_%d_%s", p->id, i, op_info(n->op)->name);
+		k.func = op_lower_node(g, n, k.name);
+		if (!k.func)
+			return -1;
+		k.args = arena_alloc(g->arena, sizeof(int) * (size_t)(n->n_in + n->n_out + 1));
+		for (int j = 0; j < n->n_in; j++)
+			if (n->in[j] >= 0)
+				k.args[na++] = n->in[j];
+		k.n_inputs = na;
+		for (int j = 0; j < n->n_out; j++)
+			k.args[na++] = n->out[j];
+		k.n_args = na;
+		k.span = n->span;
+		vec_push(&p->kernels, k);
+	}
+	return 0;
+}

@@ -1,0 +1,101 @@
+/*
+ * target.h - target kinds, their hooks, target strings, partitions and the
+ * kernels they lower to.
+ *
+ * A target kind is a const struct of hooks (optional slots NULL = default),
+ * registered by the cli from backends/registry.c; core/ never names a
+ * backend. A target is a kind plus options parsed from a target string such
+ * as "c -threads=2".
+ *
+ *	struct target *t = target_parse(ctx, kinds, n_kinds, "c");
+ *	t->kind->relay_to_tir(g, t, part);       // or target_lower_generic
+ *	t->kind->tir_to_runtime(g, t, part, mod);
+ */
+#ifndef COLLAGEC_TARGET_H
+#define COLLAGEC_TARGET_H
+
+#include "../ir/ir.h"
+#include "../tir/tir.h"
+
+#define TARGET_API_VERSION 1
+#define TARGET_MAX_OPTS 8
+
+struct target;
+
+/* One generated kernel: its loop IR and the values bound to its parameters. */
+struct kernel {
+	const char *name;		/* C symbol, unique in the model */
+	struct tir_func *func;		/* loop IR; NULL when made by relay_to_runtime */
+	int n_args;
+	int *args;			/* value ids, in parameter order */
+	int n_inputs;			/* args[0..n_inputs) are read, the rest written */
+	struct span span;
+};
+
+/* A sub-graph placed on one target. */
+struct partition {
+	int id;
+	const struct target *target;
+	int n_nodes;
+	int *nodes;			/* node indices, topological order */
+	struct span span;		/* union of the nodes' spans */
+	VEC(struct kernel) kernels;	/* filled by relay_to_tir */
+	double est_cost;		/* seconds; NAN = unknown */
+};
+
+/* What tir_to_runtime produces: source for the model's translation unit. */
+struct runtime_module {
+	struct strbuf source;		/* C code defining the partition's kernels */
+	VEC(const char *) ldlibs;	/* extra link libraries ("-lopenblas") */
+};
+
+struct target_option {
+	const char *name;		/* "threads" */
+	const char *help;
+	int64_t min, max, def;		/* integer options */
+};
+
+struct target_kind {
+	int api_version;		/* TARGET_API_VERSION */
+	const char *name;		/* "c" */
+	const char *device;		/* "cpu" */
+	const char *description;
+	const struct target_option *options;	/* NULL-name terminated, or NULL */
+	/* (optional) why it cannot be used here, or NULL when available */
+	const char *(*unavailable)(void);
+	/* (optional) phase-1 rule: can this node run here? NULL = every op */
+	bool (*supports)(struct graph *g, const struct node *n);
+	/* (optional) partition -> loop IR kernels; NULL = target_lower_generic */
+	int (*relay_to_tir)(struct graph *g, const struct target *t, struct partition *p);
+	/* loop IR kernels -> runtime module source */
+	int (*tir_to_runtime)(struct graph *g, const struct target *t, struct partition *p,
+			      struct runtime_module *m);
+	/* (optional) partition -> runtime module directly, skipping loop IR */
+	int (*relay_to_runtime)(struct graph *g, const struct target *t, struct partition *p,
+				struct runtime_module *m);
+};
+
+struct target {
+	const struct target_kind *kind;
+	const char *str;			/* canonical target string (arena) */
+	int64_t opt[TARGET_MAX_OPTS];		/* option values, in kind->options order */
+};
+
+/* Finds a kind by name, or NULL. */
+const struct target_kind *target_kind_find(const struct target_kind *const *kinds, int n,
+					   const char *name);
+/*
+ * Parses "kind -opt=value ..." (arena result). Unknown kinds or options are
+ * usage errors listing what exists; NULL then.
+ */
+struct target *target_parse(struct collagec_ctx *ctx, const struct target_kind *const *kinds,
+			    int n, const char *str);
+int64_t target_opt(const struct target *t, const char *name);
+
+/*
+ * The default relay_to_tir: one kernel per node through the op lowering
+ * (op strategies pick the implementation). 0 or -1.
+ */
+int target_lower_generic(struct graph *g, const struct target *t, struct partition *p);
+
+#endif

@@ -1,0 +1,282 @@
+/*
+ * tir_print.c - loop IR to C-family source text.
+ */
+#include "tir_print.h"
+
+#include <math.h>
+#include <string.h>
+
+/* C names of the intrinsics: [0] double, [1] float */
+static const char *const intrin_names[INTRIN_COUNT][2] = {
+	[INTRIN_EXP] = { "exp", "expf" },
+	[INTRIN_LOG] = { "log", "logf" },
+	[INTRIN_SQRT] = { "sqrt", "sqrtf" },
+	[INTRIN_SIN] = { "sin", "sinf" },
+	[INTRIN_COS] = { "cos", "cosf" },
+	[INTRIN_TAN] = { "tan", "tanf" },
+	[INTRIN_ASIN] = { "asin", "asinf" },
+	[INTRIN_ACOS] = { "acos", "acosf" },
+	[INTRIN_ATAN] = { "atan", "atanf" },
+	[INTRIN_SINH] = { "sinh", "sinhf" },
+	[INTRIN_COSH] = { "cosh", "coshf" },
+	[INTRIN_TANH] = { "tanh", "tanhf" },
+	[INTRIN_ASINH] = { "asinh", "asinhf" },
+	[INTRIN_ACOSH] = { "acosh", "acoshf" },
+	[INTRIN_ATANH] = { "atanh", "atanhf" },
+	[INTRIN_ERF] = { "erf", "erff" },
+	[INTRIN_FLOOR] = { "floor", "floorf" },
+	[INTRIN_CEIL] = { "ceil", "ceilf" },
+	[INTRIN_RINT] = { "rint", "rintf" },
+	[INTRIN_FABS] = { "fabs", "fabsf" },
+	[INTRIN_POW] = { "pow", "powf" },
+	[INTRIN_FMOD] = { "fmod", "fmodf" },
+	[INTRIN_ISNAN] = { "isnan", "isnan" },
+	[INTRIN_ISINF] = { "isinf", "isinf" },
+	[INTRIN_LOG1P] = { "log1p", "log1pf" },
+	[INTRIN_EXPM1] = { "expm1", "expm1f" },
+};
+_Static_assert(ARRAY_SIZE(intrin_names) == INTRIN_COUNT, "intrinsic names");
+
+static const char *c_intrin(enum tir_intrin f, enum dtype t)
+{
+	return intrin_names[f][t == DTYPE_F64 ? 0 : 1];
+}
+
+const struct tir_dialect tir_dialect_c = {
+	.name = "c",
+	.intrin = c_intrin,
+	.buf_fmt = "b%d",
+	.sym_fmt = "syms[%d]",
+};
+
+const char *tir_ctype(enum dtype t)
+{
+	return t == DTYPE_BOOL ? "uint8_t" : dtype_ctype(t);
+}
+
+static const char *bin_ops[BIN_COUNT] = {
+	[BIN_ADD] = "+", [BIN_SUB] = "-", [BIN_MUL] = "*", [BIN_DIV] = "/", [BIN_MOD] = "%",
+	[BIN_LT] = "<", [BIN_LE] = "<=", [BIN_GT] = ">", [BIN_GE] = ">=", [BIN_EQ] = "==",
+	[BIN_NE] = "!=", [BIN_AND] = "&", [BIN_OR] = "|", [BIN_XOR] = "^", [BIN_SHL] = "<<",
+	[BIN_SHR] = ">>", [BIN_LAND] = "&&", [BIN_LOR] = "||",
+};
+
+static void print_float(double v, enum dtype t, struct strbuf *sb)
+{
+	char tmp[64];
+
+	if (isnan(v)) {
+		sb_puts(sb, t == DTYPE_F64 ? "((double)NAN)" : "NAN");
+		return;
+	}
+	if (isinf(v)) {
+		sb_puts(sb, v < 0 ? "(-INFINITY)" : "INFINITY");
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), t == DTYPE_F64 ? "%.17g" : "%.9g", v);
+	if (!strpbrk(tmp, ".e"))
+		strcat(tmp, ".0");
+	sb_printf(sb, "%s%s%s%s", v < 0 ? "(" : "", tmp, t == DTYPE_F64 ? "" : "f",
+		  v < 0 ? ")" : "");
+}
+
+static void print_var(const struct tir_var *v, struct strbuf *sb)
+{
+	sb_printf(sb, "%s%d", v->name ? v->name : "v", v->id);
+}
+
+void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct strbuf *sb)
+{
+	switch (e->kind) {
+	case TIR_INT:
+		if (e->dtype == DTYPE_I64) {
+			if (e->i > INT32_MAX || e->i < INT32_MIN)
+				sb_printf(sb, "INT64_C(%lld)", (long long)e->i);
+			else if (e->i < 0)
+				sb_printf(sb, "(%lld)", (long long)e->i);
+			else
+				sb_printf(sb, "%lld", (long long)e->i);
+		} else if (e->dtype == DTYPE_U64) {
+			sb_printf(sb, "UINT64_C(%llu)", (unsigned long long)e->i);
+		} else {
+			sb_printf(sb, "((%s)%lld)", tir_ctype(e->dtype), (long long)e->i);
+		}
+		break;
+	case TIR_FLT:
+		print_float(e->f, e->dtype, sb);
+		break;
+	case TIR_VAR:
+		print_var(e->var, sb);
+		break;
+	case TIR_SYM:
+		sb_printf(sb, d->sym_fmt, (int)e->i);
+		break;
+	case TIR_LOAD:
+		sb_printf(sb, d->buf_fmt, e->buf->index);
+		sb_putc(sb, '[');
+		tir_print_expr(e->a, d, sb);
+		sb_putc(sb, ']');
+		break;
+	case TIR_BIN:
+		if (e->op == BIN_MIN || e->op == BIN_MAX) {
+			/* NaN-propagating for floats: a NaN operand wins */
+			const char *cmp = e->op == BIN_MIN ? "<" : ">";
+
+			sb_puts(sb, "(");
+			if (dtype_is_float(e->dtype)) {
+				sb_puts(sb, "isnan(");
+				tir_print_expr(e->a, d, sb);
+				sb_puts(sb, ") || ");
+			}
+			sb_puts(sb, "(");
+			tir_print_expr(e->a, d, sb);
+			sb_printf(sb, " %s ", cmp);
+			tir_print_expr(e->b, d, sb);
+			sb_puts(sb, ") ? ");
+			tir_print_expr(e->a, d, sb);
+			sb_puts(sb, " : ");
+			tir_print_expr(e->b, d, sb);
+			sb_puts(sb, ")");
+			break;
+		}
+		sb_putc(sb, '(');
+		tir_print_expr(e->a, d, sb);
+		sb_printf(sb, " %s ", bin_ops[e->op]);
+		tir_print_expr(e->b, d, sb);
+		sb_putc(sb, ')');
+		break;
+	case TIR_UN:
+		sb_puts(sb, e->op == UN_NEG ? "(-" : e->op == UN_NOT ? "(~" : "(!");
+		tir_print_expr(e->a, d, sb);
+		sb_putc(sb, ')');
+		break;
+	case TIR_CALL: {
+		enum dtype t = e->list[0]->dtype == DTYPE_F64 ? DTYPE_F64 : DTYPE_F32;
+
+		sb_printf(sb, "%s(", d->intrin((enum tir_intrin)e->op, t));
+		for (int i = 0; i < e->n; i++) {
+			if (i)
+				sb_puts(sb, ", ");
+			tir_print_expr(e->list[i], d, sb);
+		}
+		sb_putc(sb, ')');
+		break;
+	}
+	case TIR_CAST:
+		if (e->dtype == DTYPE_BOOL) {
+			sb_puts(sb, "((uint8_t)((");
+			tir_print_expr(e->a, d, sb);
+			sb_puts(sb, ") != 0))");
+		} else {
+			sb_printf(sb, "((%s)", tir_ctype(e->dtype));
+			tir_print_expr(e->a, d, sb);
+			sb_putc(sb, ')');
+		}
+		break;
+	case TIR_SELECT:
+		sb_puts(sb, "(");
+		tir_print_expr(e->a, d, sb);
+		sb_puts(sb, " ? ");
+		tir_print_expr(e->b, d, sb);
+		sb_puts(sb, " : ");
+		tir_print_expr(e->c, d, sb);
+		sb_puts(sb, ")");
+		break;
+	default:
+		BUG("tir_print_expr on statement kind %d", e->kind);
+	}
+}
+
+static void indent_to(struct strbuf *sb, int n)
+{
+	while (n-- > 0)
+		sb_putc(sb, '\t');
+}
+
+void tir_print_stmt(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
+		    int indent)
+{
+	switch (s->kind) {
+	case TIR_SEQ:
+		for (int i = 0; i < s->n; i++)
+			tir_print_stmt(s->list[i], d, sb, indent);
+		break;
+	case TIR_FOR:
+		indent_to(sb, indent);
+		sb_puts(sb, "for (int64_t ");
+		print_var(s->var, sb);
+		sb_puts(sb, " = 0; ");
+		print_var(s->var, sb);
+		sb_puts(sb, " < ");
+		tir_print_expr(s->a, d, sb);
+		sb_puts(sb, "; ");
+		print_var(s->var, sb);
+		sb_printf(sb, "++) {%s\n", s->parallel ? " /* parallel */" : "");
+		tir_print_stmt(s->b, d, sb, indent + 1);
+		indent_to(sb, indent);
+		sb_puts(sb, "}\n");
+		break;
+	case TIR_STORE:
+		indent_to(sb, indent);
+		sb_printf(sb, d->buf_fmt, s->buf->index);
+		sb_putc(sb, '[');
+		tir_print_expr(s->a, d, sb);
+		sb_puts(sb, "] = ");
+		tir_print_expr(s->b, d, sb);
+		sb_puts(sb, ";\n");
+		break;
+	case TIR_IF:
+		indent_to(sb, indent);
+		sb_puts(sb, "if (");
+		tir_print_expr(s->a, d, sb);
+		sb_puts(sb, ") {\n");
+		tir_print_stmt(s->b, d, sb, indent + 1);
+		if (s->c) {
+			indent_to(sb, indent);
+			sb_puts(sb, "} else {\n");
+			tir_print_stmt(s->c, d, sb, indent + 1);
+		}
+		indent_to(sb, indent);
+		sb_puts(sb, "}\n");
+		break;
+	case TIR_LET:
+		indent_to(sb, indent);
+		sb_printf(sb, "%s ", tir_ctype(s->var->dtype));
+		print_var(s->var, sb);
+		sb_puts(sb, " = ");
+		tir_print_expr(s->a, d, sb);
+		sb_puts(sb, ";\n");
+		break;
+	case TIR_ASSIGN:
+		indent_to(sb, indent);
+		print_var(s->var, sb);
+		sb_puts(sb, " = ");
+		tir_print_expr(s->a, d, sb);
+		sb_puts(sb, ";\n");
+		break;
+	case TIR_EXTERN:
+		indent_to(sb, indent);
+		sb_printf(sb, "%s(", s->name);
+		for (int i = 0; i < s->n; i++) {
+			if (i)
+				sb_puts(sb, ", ");
+			tir_print_expr(s->list[i], d, sb);
+		}
+		sb_puts(sb, ");\n");
+		break;
+	default:
+		BUG("tir_print_stmt on expression kind %d", s->kind);
+	}
+}
+
+void tir_print(const struct tir_func *f, struct graph *g, struct strbuf *sb)
+{
+	(void)g;
+	sb_printf(sb, "kernel %s(", f->name);
+	for (int i = 0; i < f->n_bufs; i++)
+		sb_printf(sb, "%s%s *b%d /* %s */", i ? ", " : "", tir_ctype(f->bufs[i]->dtype), i,
+			  f->bufs[i]->name);
+	sb_puts(sb, ") {\n");
+	tir_print_stmt(f->body, &tir_dialect_c, sb, 1);
+	sb_puts(sb, "}\n");
+}

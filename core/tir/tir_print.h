@@ -1,0 +1,31 @@
+/*
+ * tir_print.h - prints loop IR as C-family source. One printer serves the C
+ * backend, the IR dumps and (later) OpenCL: a dialect says how intrinsics are
+ * spelled; the kernel signature is the backend's business.
+ *
+ *	tir_print_stmt(f->body, &tir_dialect_c, sb, 1);
+ */
+#ifndef COLLAGEC_TIR_PRINT_H
+#define COLLAGEC_TIR_PRINT_H
+
+#include "tir.h"
+
+struct tir_dialect {
+	const char *name;
+	/* C function for an intrinsic at float type t (float or double) */
+	const char *(*intrin)(enum tir_intrin f, enum dtype t);
+	/* how buffer parameter i is named in the body ("b%d") */
+	const char *buf_fmt;
+	/* how symbol i is read ("syms[%d]") */
+	const char *sym_fmt;
+};
+
+extern const struct tir_dialect tir_dialect_c;
+
+void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct strbuf *sb);
+void tir_print_stmt(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
+		    int indent);
+/* C spelling of a dtype ("float", "int64_t", "uint8_t" for bool). */
+const char *tir_ctype(enum dtype t);
+
+#endif

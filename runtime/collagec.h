@@ -1,0 +1,102 @@
+/*
+ * collagec.h - the C API of a model compiled by collagec.
+ *
+ * A compiled model is one shared object (weights embedded) exporting the
+ * functions below. Link it (-l) or dlopen() it; no collagec is needed at run
+ * time. A model handle is not thread-safe; open one handle per thread.
+ *
+ *	collagec_model *m;
+ *	if (collagec_open(&m) != COLLAGEC_OK) ...
+ *	int64_t dims[2] = { 1, 784 };
+ *	collagec_set_input(m, 0, data, dims, 2);
+ *	collagec_run(m);
+ *	const void *y; const int64_t *ydims; int yrank;
+ *	collagec_get_output(m, 0, &y, &ydims, &yrank);
+ *	collagec_close(m);
+ *
+ * Ownership: strings and arrays returned are borrowed from the model and
+ * valid until collagec_close() (output data: until the next collagec_run()).
+ */
+#ifndef COLLAGEC_H
+#define COLLAGEC_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define COLLAGEC_ABI_VERSION 1
+
+typedef enum collagec_status {
+	COLLAGEC_OK = 0,
+	COLLAGEC_E_ARG,		/* bad argument (index, NULL pointer, rank) */
+	COLLAGEC_E_SHAPE,	/* input shape does not fit the model */
+	COLLAGEC_E_ALLOC,	/* out of memory */
+	COLLAGEC_E_STATE,	/* run before every input was set */
+	COLLAGEC_E_RUNTIME,	/* a kernel or device failed */
+	COLLAGEC_E_COUNT
+} collagec_status;
+
+/* Element types use ONNX TensorProto.DataType codes. */
+typedef enum collagec_dtype {
+	COLLAGEC_FLOAT = 1,
+	COLLAGEC_UINT8 = 2,
+	COLLAGEC_INT8 = 3,
+	COLLAGEC_UINT16 = 4,
+	COLLAGEC_INT16 = 5,
+	COLLAGEC_INT32 = 6,
+	COLLAGEC_INT64 = 7,
+	COLLAGEC_BOOL = 9,
+	COLLAGEC_DOUBLE = 11,
+	COLLAGEC_UINT32 = 12,
+	COLLAGEC_UINT64 = 13
+} collagec_dtype;
+
+typedef struct collagec_model collagec_model;
+
+typedef struct collagec_tensor_info {
+	const char *name;		/* ONNX tensor name */
+	int dtype;			/* collagec_dtype */
+	int rank;
+	const int64_t *dims;		/* -1 where the dim is symbolic */
+	const char *const *dim_names;	/* per dim: symbol text ("N", "2*N") or NULL */
+} collagec_tensor_info;
+
+/* Loads the model: allocates its workspace. */
+collagec_status collagec_open(collagec_model **out);
+void collagec_close(collagec_model *m);
+
+int collagec_num_inputs(const collagec_model *m);
+int collagec_num_outputs(const collagec_model *m);
+collagec_status collagec_input_info(const collagec_model *m, int i, collagec_tensor_info *info);
+collagec_status collagec_output_info(const collagec_model *m, int i, collagec_tensor_info *info);
+
+/* Borrows data (dense, row-major, the input's dtype) until the next run. */
+collagec_status collagec_set_input(collagec_model *m, int i, const void *data,
+				   const int64_t *dims, int rank);
+collagec_status collagec_run(collagec_model *m);
+collagec_status collagec_get_output(collagec_model *m, int i, const void **data,
+				    const int64_t **dims, int *rank);
+
+/* Threads the kernels may use (>= 1). */
+collagec_status collagec_set_threads(collagec_model *m, int n);
+
+const char *collagec_status_string(collagec_status s);
+/* Detail of the last failure of this handle, or "". */
+const char *collagec_last_error(const collagec_model *m);
+/* The model's metadata (the JSON collagec wrote beside the .so). */
+const char *collagec_metadata(void);
+int collagec_abi_version(void);
+
+/*
+ * Called on a broken internal invariant of the generated code. The default
+ * prints and aborts; a program may define its own (the model's is weak).
+ */
+void collagec_rt_abort(const char *msg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

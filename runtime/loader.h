@@ -1,0 +1,38 @@
+/*
+ * loader.h - loads a compiled model (.so) with dlopen and resolves its API,
+ * for collagec's run, bench and conformance commands. A program of your own
+ * can simply link the .so and call collagec.h directly.
+ *
+ *	struct model_lib lib;
+ *	if (model_lib_load(&lib, "m.so", &err) < 0) ...
+ *	lib.open(&m); ...; model_lib_unload(&lib);
+ */
+#ifndef COLLAGEC_LOADER_H
+#define COLLAGEC_LOADER_H
+
+#include "collagec.h"
+
+struct model_lib {
+	void *handle;
+	collagec_status (*open)(collagec_model **);
+	void (*close)(collagec_model *);
+	int (*num_inputs)(const collagec_model *);
+	int (*num_outputs)(const collagec_model *);
+	collagec_status (*input_info)(const collagec_model *, int, collagec_tensor_info *);
+	collagec_status (*output_info)(const collagec_model *, int, collagec_tensor_info *);
+	collagec_status (*set_input)(collagec_model *, int, const void *, const int64_t *, int);
+	collagec_status (*run)(collagec_model *);
+	collagec_status (*get_output)(collagec_model *, int, const void **, const int64_t **,
+				      int *);
+	collagec_status (*set_threads)(collagec_model *, int);
+	const char *(*status_string)(collagec_status);
+	const char *(*last_error)(const collagec_model *);
+	const char *(*metadata)(void);
+	int (*abi_version)(void);
+};
+
+/* 0, or -1 with *err (owned). */
+int model_lib_load(struct model_lib *lib, const char *path, char **err);
+void model_lib_unload(struct model_lib *lib);
+
+#endif

@@ -1,0 +1,346 @@
+/*
+ * rt_model.c - the collagec.h API over the tables of rt_model.h. Compiled
+ * into every model (#included at the end of the generated model.c).
+ */
+
+#define RT_API __attribute__((visibility("default")))
+
+struct collagec_model {
+	unsigned char *arena;			/* workspace */
+	int64_t arena_size;
+	const void *in_data[RT_N_INPUTS + 1];
+	int64_t in_dims[RT_N_INPUTS + 1][RT_MAX_RANK];
+	int in_rank[RT_N_INPUTS + 1];
+	void *out_data[RT_N_OUTPUTS + 1];
+	int64_t out_dims[RT_N_OUTPUTS + 1][RT_MAX_RANK];
+	int64_t out_cap[RT_N_OUTPUTS + 1];	/* bytes allocated */
+	int64_t syms[RT_N_SYMS + 1];
+	int64_t planned[RT_N_SYMS + 1];		/* syms the arena plan is for */
+	int have_plan;
+	int64_t offsets[RT_N_VALUES + 1];
+	int64_t sizes[RT_N_VALUES + 1];
+	void *args[RT_MAX_ARGS + 1];
+	int threads;
+	char err[256];
+};
+
+__attribute__((weak)) void collagec_rt_abort(const char *msg)
+{
+	fprintf(stderr, "collagec runtime: %s\n", msg);
+	abort();
+}
+
+RT_API int collagec_abi_version(void)
+{
+	return COLLAGEC_ABI_VERSION;
+}
+
+RT_API const char *collagec_metadata(void)
+{
+	return rt_metadata_json;
+}
+
+RT_API const char *collagec_status_string(collagec_status s)
+{
+	static const char *const msg[COLLAGEC_E_COUNT] = {
+		[COLLAGEC_OK] = "success",
+		[COLLAGEC_E_ARG] = "invalid argument",
+		[COLLAGEC_E_SHAPE] = "input shape does not fit the model",
+		[COLLAGEC_E_ALLOC] = "out of memory",
+		[COLLAGEC_E_STATE] = "not every input was set",
+		[COLLAGEC_E_RUNTIME] = "kernel failure",
+	};
+	return (unsigned)s < COLLAGEC_E_COUNT ? msg[s] : "unknown status";
+}
+
+static collagec_status fail(collagec_model *m, collagec_status s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static collagec_status fail(collagec_model *m, collagec_status s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m->err, sizeof(m->err), fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+RT_API const char *collagec_last_error(const collagec_model *m)
+{
+	return m ? m->err : "";
+}
+
+static int64_t dim_eval(const struct rt_dim *d, const int64_t *syms)
+{
+	int64_t v = d->c;
+
+	for (int i = 0; i < d->n; i++)
+		v *= syms[d->sym[i]];
+	return v;
+}
+
+static int64_t value_bytes(const struct rt_value *v, const int64_t *syms)
+{
+	int64_t n = v->esize;
+
+	for (int i = 0; i < v->rank; i++)
+		n *= dim_eval(&v->dims[i], syms);
+	return n;
+}
+
+static void *xaligned(int64_t bytes)
+{
+	size_t n = (size_t)((bytes + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN);
+
+	return aligned_alloc(RT_ALIGN, n ? n : RT_ALIGN);
+}
+
+RT_API collagec_status collagec_open(collagec_model **out)
+{
+	collagec_model *m;
+
+	if (!out)
+		return COLLAGEC_E_ARG;
+	*out = NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return COLLAGEC_E_ALLOC;
+	m->threads = 1;
+	if (RT_STATIC_ARENA >= 0) {
+		m->arena_size = RT_STATIC_ARENA;
+		m->arena = xaligned(RT_STATIC_ARENA);
+		if (!m->arena) {
+			free(m);
+			return COLLAGEC_E_ALLOC;
+		}
+		for (int i = 0; i < RT_N_VALUES; i++)
+			m->offsets[i] = rt_values[i].offset;
+		m->have_plan = 1;
+	}
+	*out = m;
+	return COLLAGEC_OK;
+}
+
+RT_API void collagec_close(collagec_model *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < RT_N_OUTPUTS; i++)
+		free(m->out_data[i]);
+	free(m->arena);
+	free(m);
+}
+
+RT_API int collagec_num_inputs(const collagec_model *m)
+{
+	(void)m;
+	return RT_N_INPUTS;
+}
+
+RT_API int collagec_num_outputs(const collagec_model *m)
+{
+	(void)m;
+	return RT_N_OUTPUTS;
+}
+
+static void fill_info(const struct rt_value *v, collagec_tensor_info *info,
+		      const int64_t *dims)
+{
+	info->name = v->name;
+	info->dtype = v->dtype;
+	info->rank = v->rank;
+	info->dims = dims;
+	info->dim_names = v->dim_names;
+}
+
+RT_API collagec_status collagec_input_info(const collagec_model *m, int i,
+					   collagec_tensor_info *info)
+{
+	(void)m;
+	if (i < 0 || i >= RT_N_INPUTS || !info)
+		return COLLAGEC_E_ARG;
+	fill_info(&rt_values[rt_inputs[i]], info, rt_info_dims[rt_inputs[i]]);
+	return COLLAGEC_OK;
+}
+
+RT_API collagec_status collagec_output_info(const collagec_model *m, int i,
+					    collagec_tensor_info *info)
+{
+	(void)m;
+	if (i < 0 || i >= RT_N_OUTPUTS || !info)
+		return COLLAGEC_E_ARG;
+	fill_info(&rt_values[rt_outputs[i]], info, rt_info_dims[rt_outputs[i]]);
+	return COLLAGEC_OK;
+}
+
+RT_API collagec_status collagec_set_input(collagec_model *m, int i, const void *data,
+					  const int64_t *dims, int rank)
+{
+	if (!m || i < 0 || i >= RT_N_INPUTS)
+		return COLLAGEC_E_ARG;
+	if ((!data && rank >= 0) || rank < 0 || rank > RT_MAX_RANK || (rank && !dims))
+		return fail(m, COLLAGEC_E_ARG, "input %d: bad data pointer or rank", i);
+	if (rank != rt_values[rt_inputs[i]].rank)
+		return fail(m, COLLAGEC_E_SHAPE, "input '%s': rank %d, expected %d",
+			    rt_values[rt_inputs[i]].name, rank, rt_values[rt_inputs[i]].rank);
+	for (int k = 0; k < rank; k++) {
+		if (dims[k] < 0)
+			return fail(m, COLLAGEC_E_SHAPE, "input '%s': negative dimension",
+				    rt_values[rt_inputs[i]].name);
+		m->in_dims[i][k] = dims[k];
+	}
+	m->in_rank[i] = rank;
+	m->in_data[i] = data;
+	return COLLAGEC_OK;
+}
+
+RT_API collagec_status collagec_set_threads(collagec_model *m, int n)
+{
+	if (!m || n < 1)
+		return COLLAGEC_E_ARG;
+	m->threads = n;
+	return COLLAGEC_OK;
+}
+
+/* Binds the symbols from the input shapes and checks every input dim. */
+static collagec_status bind_syms(collagec_model *m)
+{
+	for (int s = 0; s < RT_N_SYMS; s++)
+		m->syms[s] = -1;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < RT_N_INPUTS; i++) {
+			const struct rt_value *v = &rt_values[rt_inputs[i]];
+
+			if (!m->in_data[i])
+				return fail(m, COLLAGEC_E_STATE, "input '%s' was not set", v->name);
+			for (int k = 0; k < v->rank; k++) {
+				const struct rt_dim *d = &v->dims[k];
+				int64_t got = m->in_dims[i][k], want;
+				int unbound = 0;
+
+				if (pass == 0 && d->n == 1 && d->c == 1 && m->syms[d->sym[0]] < 0) {
+					m->syms[d->sym[0]] = got;
+					continue;
+				}
+				for (int j = 0; j < d->n; j++)
+					unbound |= m->syms[d->sym[j]] < 0;
+				if (unbound) {
+					if (pass == 1)
+						return fail(m, COLLAGEC_E_SHAPE, "input '%s': "
+							    "dimension %d cannot be bound", v->name, k);
+					continue;
+				}
+				want = dim_eval(d, m->syms);
+				if (pass == 1 && got != want)
+					return fail(m, COLLAGEC_E_SHAPE, "input '%s': dimension %d "
+						    "is %lld, expected %lld", v->name, k,
+						    (long long)got, (long long)want);
+			}
+		}
+	}
+	for (int s = 0; s < RT_N_SYMS; s++)
+		if (m->syms[s] < 0)
+			return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' is not bound by any input",
+				    rt_sym_names[s]);
+	return COLLAGEC_OK;
+}
+
+/* (Re)plans the workspace when the symbols changed. */
+static collagec_status plan(collagec_model *m)
+{
+	int64_t sizes[RT_N_VALUES + 1];
+	int first[RT_N_VALUES + 1], last[RT_N_VALUES + 1], order[RT_N_VALUES + 1];
+	int64_t need;
+	int same = m->have_plan;
+
+	for (int s = 0; s < RT_N_SYMS && same; s++)
+		same = m->planned[s] == m->syms[s];
+	if (same)
+		return COLLAGEC_OK;
+	for (int i = 0; i < RT_N_VALUES; i++) {
+		sizes[i] = rt_values[i].kind == RT_ARENA ? value_bytes(&rt_values[i], m->syms) : 0;
+		first[i] = rt_values[i].first;
+		last[i] = rt_values[i].last;
+	}
+	need = rt_plan(RT_N_VALUES, sizes, first, last, m->offsets, order);
+	if (need > m->arena_size) {
+		free(m->arena);
+		m->arena = xaligned(need);
+		m->arena_size = m->arena ? need : 0;
+		if (!m->arena)
+			return fail(m, COLLAGEC_E_ALLOC, "cannot allocate a %lld-byte workspace",
+				    (long long)need);
+	}
+	memcpy(m->planned, m->syms, sizeof(m->syms));
+	m->have_plan = 1;
+	return COLLAGEC_OK;
+}
+
+static collagec_status outputs(collagec_model *m)
+{
+	for (int i = 0; i < RT_N_OUTPUTS; i++) {
+		const struct rt_value *v = &rt_values[rt_outputs[i]];
+		int64_t bytes = value_bytes(v, m->syms);
+
+		for (int k = 0; k < v->rank; k++)
+			m->out_dims[i][k] = dim_eval(&v->dims[k], m->syms);
+		if (bytes > m->out_cap[i] || !m->out_data[i]) {
+			free(m->out_data[i]);
+			m->out_data[i] = xaligned(bytes);
+			m->out_cap[i] = m->out_data[i] ? bytes : 0;
+			if (!m->out_data[i])
+				return fail(m, COLLAGEC_E_ALLOC, "cannot allocate output '%s'",
+					    v->name);
+		}
+	}
+	return COLLAGEC_OK;
+}
+
+static void *value_ptr(collagec_model *m, int id)
+{
+	const struct rt_value *v = &rt_values[id];
+
+	switch (v->kind) {
+	case RT_CONST: return (void *)(rt_weights + v->offset);
+	case RT_INPUT: return (void *)m->in_data[v->io];
+	case RT_OUTPUT: return m->out_data[v->io];
+	default: return m->arena + m->offsets[id];
+	}
+}
+
+RT_API collagec_status collagec_run(collagec_model *m)
+{
+	collagec_status s;
+
+	if (!m)
+		return COLLAGEC_E_ARG;
+	m->err[0] = 0;
+	if ((s = bind_syms(m)) != COLLAGEC_OK || (s = plan(m)) != COLLAGEC_OK ||
+	    (s = outputs(m)) != COLLAGEC_OK)
+		return s;
+	for (int i = 0; i < RT_N_STEPS; i++) {
+		const struct rt_step *st = &rt_steps[i];
+
+		for (int a = 0; a < st->nargs; a++)
+			m->args[a] = value_ptr(m, rt_args[st->arg0 + a]);
+		st->fn(m->args, m->syms, m->threads);
+	}
+	return COLLAGEC_OK;
+}
+
+RT_API collagec_status collagec_get_output(collagec_model *m, int i, const void **data,
+					   const int64_t **dims, int *rank)
+{
+	if (!m || i < 0 || i >= RT_N_OUTPUTS)
+		return COLLAGEC_E_ARG;
+	if (!m->out_data[i])
+		return fail(m, COLLAGEC_E_STATE, "the model has not run");
+	if (data)
+		*data = m->out_data[i];
+	if (dims)
+		*dims = m->out_dims[i];
+	if (rank)
+		*rank = rt_values[rt_outputs[i]].rank;
+	return COLLAGEC_OK;
+}

@@ -1,0 +1,66 @@
+/*
+ * rt_model.h - the tables a generated model.c defines for rt_model.c, the
+ * model-independent half of every compiled model. Internal to the generated
+ * code; not installed.
+ *
+ * The generator emits, in this order: #include "rt_model.h", the kernels,
+ * these tables and macros, then #include "rt_model.c".
+ *   RT_N_VALUES RT_N_INPUTS RT_N_OUTPUTS RT_N_SYMS RT_N_STEPS RT_N_ARGS
+ *   RT_MAX_ARGS RT_STATIC_ARENA (bytes, or -1 when planned at run time)
+ *   rt_values[] rt_info_dims[][] (-1 where symbolic) rt_steps[] rt_args[]
+ *   rt_inputs[] rt_outputs[] rt_sym_names[]
+ *   rt_weights (the embedded blob) and rt_metadata_json
+ */
+#ifndef COLLAGEC_RT_MODEL_H
+#define COLLAGEC_RT_MODEL_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collagec.h"
+#include "rt_plan.h"
+
+#define RT_MAX_RANK 8
+
+enum rt_kind {
+	RT_CONST,	/* offset into rt_weights */
+	RT_INPUT,	/* io = input index */
+	RT_OUTPUT,	/* io = output index */
+	RT_ARENA	/* offset into the workspace (static or planned) */
+};
+
+/* c * syms[sym[0]] * ... */
+struct rt_dim {
+	int64_t c;
+	int n;
+	int sym[3];
+};
+
+struct rt_value {
+	const char *name;
+	int kind;			/* enum rt_kind */
+	int dtype;			/* collagec_dtype */
+	int esize;			/* element size in bytes */
+	int io;				/* input/output index */
+	int rank;
+	struct rt_dim dims[RT_MAX_RANK];
+	const char *dim_names[RT_MAX_RANK];
+	int64_t offset;			/* const, or static arena offset; -1 if planned */
+	int first, last;		/* steps that write first / read last */
+};
+
+typedef void (*rt_kernel)(void *const *bufs, const int64_t *syms, int threads);
+
+struct rt_step {
+	rt_kernel fn;
+	const char *name;
+	int arg0;			/* first index into rt_args */
+	int nargs;
+};
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * rt_plan.h - the memory planner, shared by the compiler (static plans) and
+ * the generated runtime (plans for symbolic shapes, made once per shape).
+ * Included as source in both, so the two can never disagree.
+ *
+ * Greedy by size (as ggml-alloc and TVM's planners): tensors are placed
+ * largest first, each at the lowest offset where it overlaps no placed
+ * tensor whose lifetime [first, last] (step indices) intersects its own.
+ *
+ *	int64_t arena = rt_plan(n, sizes, first, last, offsets, order_scratch);
+ */
+#ifndef COLLAGEC_RT_PLAN_H
+#define COLLAGEC_RT_PLAN_H
+
+#include <stdint.h>
+
+#define RT_ALIGN 64
+
+/*
+ * Plans n tensors; sizes in bytes (0 = not in the arena). Writes offsets,
+ * returns the arena size. order is scratch space for n ints.
+ */
+static int64_t rt_plan(int n, const int64_t *sizes, const int *first, const int *last,
+		       int64_t *offsets, int *order)
+{
+	int64_t arena = 0;
+
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	/* insertion sort: by size descending, then by index (deterministic) */
+	for (int i = 1; i < n; i++) {
+		int k = order[i], j = i - 1;
+
+		while (j >= 0 && (sizes[order[j]] < sizes[k] ||
+				  (sizes[order[j]] == sizes[k] && order[j] > k))) {
+			order[j + 1] = order[j];
+			j--;
+		}
+		order[j + 1] = k;
+	}
+	for (int i = 0; i < n; i++) {
+		int t = order[i];
+		int64_t best = -1;
+
+		offsets[t] = -1;
+		if (sizes[t] <= 0)
+			continue;
+		/*
+		 * First fit: the candidates are 0 and the (aligned) end of each
+		 * placed tensor alive at the same time; take the lowest one
+		 * that overlaps none of them.
+		 */
+		for (int c = -1; c < i; c++) {
+			int64_t cand = 0;
+			int ok = 1;
+
+			if (c >= 0) {
+				int u = order[c];
+
+				if (offsets[u] < 0 || last[u] < first[t] || last[t] < first[u])
+					continue;
+				cand = (offsets[u] + sizes[u] + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN;
+			}
+			if (best >= 0 && cand >= best)
+				continue;
+			for (int j = 0; j < i && ok; j++) {
+				int u = order[j];
+
+				if (offsets[u] < 0 || last[u] < first[t] || last[t] < first[u])
+					continue;
+				if (cand < offsets[u] + sizes[u] && offsets[u] < cand + sizes[t])
+					ok = 0;
+			}
+			if (ok)
+				best = cand;
+		}
+		offsets[t] = best;
+		if (best + sizes[t] > arena)
+			arena = best + sizes[t];
+	}
+	return arena;
+}
+
+#endif

@@ -1,0 +1,21 @@
+#!/bin/sh
+# deps.sh - installs the Debian packages collagec needs to build and test,
+# when they are missing. Without root it prints the apt-get line and fails.
+set -e
+PKGS="gcc make libc6-dev protobuf-c-compiler libprotobuf-c-dev libonnx-dev libcjson-dev
+libssl-dev libonnx-testdata python3-onnx python3-numpy"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "collagec: missing Debian packages:$missing" >&2
+	echo "collagec: run as root:  apt-get install -y$missing" >&2
+	exit 1
+fi
+echo "collagec: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq $missing >/dev/null
