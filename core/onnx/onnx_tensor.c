@@ -209,13 +209,12 @@ static int npy_read(const char *path, const unsigned char *buf, size_t len,
 	hdr[hlen] = 0;
 	off += hlen;
 	memset(t, 0, sizeof(*t));
-	p = strstr(hdr, "'descr':");
+	p = strstr(hdr, "'descr'");
+	p = p ? strchr(p + 7, '\'') : NULL;	/* the opening quote of the value */
 	for (int ty = 1; p && ty < DTYPE_COUNT; ty++) {
 		const char *d = npy_descr((enum dtype)ty);
-		char q[16];
 
-		snprintf(q, sizeof(q), "'%s'", d ? d : "?");
-		if (d && strstr(p, q) == strchr(p, '\''))
+		if (d && !strncmp(p + 1, d, strlen(d)) && p[1 + strlen(d)] == '\'')
 			t->dtype = (enum dtype)ty;
 	}
 	if (t->dtype == DTYPE_UNDEF || strstr(hdr, "'fortran_order': True")) {

@@ -1,0 +1,42 @@
+#!/bin/sh
+# bench.sh - make bench: collagec next to ONNX Runtime on the five reference
+# models, same machine, same run, same thread count. Each side is measured
+# REPEAT times (collagec bench / tools/ort.py bench, RUNS runs each); the
+# table shows the median of the medians, the spread (min..max of the
+# medians) and the ratio collagec / ONNX Runtime. ONNX Runtime is optional
+# (pip install onnxruntime numpy); without it only collagec is shown.
+COLLAGEC=${BUILD:-build}/collagec
+D=${BUILD:-build}/models
+THREADS=${THREADS:-1}
+REPEAT=${REPEAT:-3}
+RUNS=${RUNS:-20}
+mkdir -p "$D"
+/usr/bin/python3 testdata/gen_models.py "$D" || exit 1
+have_ort=0
+python3 -c "import onnxruntime" 2>/dev/null && have_ort=1
+printf '%-12s %10s %18s %12s %18s %8s %10s\n' model compile_s collagec_ms spread ort_ms \
+	spread ratio
+for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
+	t0=$(date +%s.%N)
+	"$COLLAGEC" compile "$D/$m.onnx" -o "$D/$m.so" || continue
+	t1=$(date +%s.%N)
+	c=""
+	o=""
+	for i in $(seq "$REPEAT"); do
+		c="$c $("$COLLAGEC" bench "$D/$m.so" --runs "$RUNS" --warmup 3 \
+			--threads "$THREADS" --json | sed 's/.*"median_ms":\([0-9.]*\).*/\1/')"
+		[ $have_ort = 1 ] && o="$o $(python3 tools/ort.py bench "$D/$m.onnx" --runs "$RUNS" \
+			--warmup 3 --threads "$THREADS" | sed 's/.*"median_ms": \([0-9.]*\).*/\1/')"
+	done
+	python3 - "$m" "$(echo "$t1 - $t0" | bc)" "$c" "$o" <<'PY'
+import statistics, sys
+m, comp, c, o = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
+c = [float(x) for x in c]; o = [float(x) for x in o]
+cm = statistics.median(c)
+line = "%-12s %10.2f %18.3f %12s" % (m, comp, cm, "%.2f..%.2f" % (min(c), max(c)))
+if o:
+    om = statistics.median(o)
+    line += " %18.3f %8s %10.2f" % (om, "%.2f..%.2f" % (min(o), max(o)), cm / om)
+print(line)
+PY
+done

@@ -1,0 +1,77 @@
+#!/bin/sh
+# models.sh - end to end: the five reference models (testdata/gen_models.py)
+# compile, run and match ONNX Runtime's outputs committed in
+# testdata/models/NAME/ (rtol 1e-3, atol 1e-4; inputs are `collagec run`'s
+# seed-1 random data, the same that tools/ort.py refs feeds ONNX Runtime);
+# the memory plan stays within 10% of the peak of live tensors; one .so
+# serves several batch sizes; the README's C example builds and runs.
+COLLAGEC=${COLLAGEC:-build/collagec}
+T=${TEST_TMP:-/tmp}/models
+mkdir -p "$T"
+ok() { echo "ok   models/$1"; }
+fail() { echo "FAIL models/$1: $2"; }
+
+if ! /usr/bin/python3 testdata/gen_models.py "$T" 2>"$T/gen.log"; then
+	fail generate "$(tail -1 "$T/gen.log")"
+	exit 1
+fi
+for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
+	if ! "$COLLAGEC" compile "$T/$m.onnx" -o "$T/$m.so" 2>"$T/$m.err"; then
+		fail "$m/compile" "$(head -1 "$T/$m.err")"
+		continue
+	fi
+	ok "$m/compile"
+	if "$COLLAGEC" run "$T/$m.so" --check "testdata/models/$m" --rtol 1e-3 --atol 1e-4 \
+		>"$T/$m.out" 2>&1; then
+		ok "$m/matches-onnxruntime"
+	else
+		fail "$m/matches-onnxruntime" "$(grep error "$T/$m.out" | head -1)"
+	fi
+	# the arena must be within 10% of the peak bytes of tensors live at once
+	verdict=$(/usr/bin/python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))["memory"]
+a, p = m["arena_bytes"], m["peak_bytes"]
+print("ok" if a <= 1.10 * p and p > 0 else "arena %d vs peak %d" % (a, p))' "$T/$m.json")
+	if [ "$verdict" = ok ]; then ok "$m/arena-within-10pct-of-peak"; else
+		fail "$m/arena-within-10pct-of-peak" "$verdict"; fi
+done
+
+# one .so, several batch sizes: row 0 of a batch equals the batch-1 result,
+# because the random inputs are one stream per input
+batch_check() {
+	m=$1 sym=$2 n=$3
+	"$COLLAGEC" run "$T/$m.so" --output-dir "$T/$m.b1" --npy >/dev/null 2>&1 &&
+	"$COLLAGEC" run "$T/$m.so" --shape "$sym=$n" --output-dir "$T/$m.bn" --npy \
+		>/dev/null 2>&1 || { fail "$m/batch-$n" "run failed"; return; }
+	verdict=$(/usr/bin/python3 -c '
+import numpy as np, os, sys
+a, b, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for f in sorted(os.listdir(a)):
+    x, y = np.load(os.path.join(a, f)), np.load(os.path.join(b, f))
+    if y.shape[0] != n or x.shape[1:] != y.shape[1:]:
+        print("%s: shape %s vs %s" % (f, x.shape, y.shape)); sys.exit()
+    if not np.allclose(x[0], y[0], rtol=1e-5, atol=1e-6):
+        print("%s: row 0 differs" % f); sys.exit()
+print("ok")' "$T/$m.b1" "$T/$m.bn" "$n")
+	if [ "$verdict" = ok ]; then ok "$m/batch-$n"; else fail "$m/batch-$n" "$verdict"; fi
+}
+[ -f "$T/mlp.so" ] && batch_check mlp N 64
+[ -f "$T/bert_tiny.so" ] && batch_check bert_tiny batch 3
+
+# the README's example program links against a compiled model and runs
+if [ -f "$T/mlp.so" ]; then
+	cp "$T/mlp.so" "$T/libmlp.so"
+	if cc -std=c11 -Iruntime examples/infer.c -L"$T" -lmlp -Wl,-rpath,"$T" -o "$T/infer" \
+		2>"$T/infer.err" && "$T/infer" >"$T/infer.out" 2>&1 &&
+		grep -q '^input -> \[1,10\] first' "$T/infer.out"; then
+		ok example-program
+	else
+		fail example-program "$(cat "$T/infer.err" "$T/infer.out" 2>/dev/null | head -1)"
+	fi
+	if awk '/^```c$/{f=1;next} /^```$/{f=0} f' README.md | cmp -s - examples/infer.c; then
+		ok readme-example-is-examples-infer-c
+	else
+		fail readme-example-is-examples-infer-c "README.md's C block differs from examples/infer.c"
+	fi
+fi

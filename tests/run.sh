@@ -1,0 +1,38 @@
+#!/bin/sh
+# run.sh - the whole test suite (make test). Every suite prints one line per
+# test, "ok   NAME" or "FAIL NAME: why"; this script runs them all and ends
+# with "N passed, N failed". It exits non-zero when anything failed.
+BUILD=${BUILD:-build}
+export BUILD
+COLLAGEC=$(pwd)/$BUILD/collagec
+export COLLAGEC
+out=$(mktemp -d "${TMPDIR:-/tmp}/collagec-test-XXXXXX")
+trap 'rm -rf "$out"' EXIT INT TERM
+export TEST_TMP="$out"
+
+run_suite() {
+	name=$1
+	shift
+	echo "== $name"
+	"$@" >"$out/$name.log" 2>&1
+	rc=$?
+	cat "$out/$name.log"
+	# a suite that died without reporting its own failure still fails
+	if [ $rc -ne 0 ] && ! grep -q '^FAIL' "$out/$name.log"; then
+		echo "FAIL $name: exited with status $rc"
+		echo "FAIL $name: exited with status $rc" >>"$out/$name.log"
+	fi
+}
+
+for t in "$BUILD"/tests/*_test; do
+	[ -x "$t" ] || continue
+	run_suite "unit-$(basename "$t")" "$t"
+done
+for s in tests/cli.sh tests/models.sh tests/conformance.sh; do
+	[ -f "$s" ] && run_suite "$(basename "$s" .sh)" sh "$s"
+done
+
+passed=$(cat "$out"/*.log | grep -c '^ok ')
+failed=$(cat "$out"/*.log | grep -c '^FAIL')
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
