@@ -8,12 +8,12 @@
 #include "../../core/tir/tir_print.h"
 
 static const struct target_option c_options[] = {
-	{ "threads", "threads the kernels may use (0 = as set at run time)", 0, 256, 0 },
+	{ "threads", "threads of parallel loop nests (0: collagec_set_threads decides)", 0, 256, 0 },
 	{ NULL, NULL, 0, 0, 0 },
 };
 
 /* Prints one kernel as a C function with the executor's kernel ABI. */
-static void print_kernel(const struct kernel *k, struct strbuf *sb)
+static void print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
 {
 	const struct tir_func *f = k->func;
 
@@ -26,17 +26,24 @@ static void print_kernel(const struct kernel *k, struct strbuf *sb)
 	for (int i = 0; i < f->n_bufs; i++)
 		sb_printf(sb, "\t%s *restrict b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
 	sb_puts(sb, "\t(void)syms;\n\t(void)threads;\n");
-	tir_print_stmt(f->body, &tir_dialect_c, sb, 1);
+	tir_print_stmt(f->body, d, sb, 1);
 	sb_puts(sb, "}\n");
 }
 
 static int c_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
 			    struct runtime_module *m)
 {
-	(void)g;
-	(void)t;
+	/* C with OpenMP: parallel loop nests use -threads=N, or the run-time count */
+	struct tir_dialect d = tir_dialect_c;
+	int64_t nt = target_opt(t, "threads");
+
+	d.parallel_fmt = nt > 0 ? arena_printf(g->arena, "#pragma omp parallel for collapse(%%d) "
+					       "num_threads(%lld)", (long long)nt)
+		: "#pragma omp parallel for collapse(%d) num_threads(threads) if (threads > 1)";
+	if (!m->ldlibs.n)
+		vec_push(&m->ldlibs, "-fopenmp");
 	for (int i = 0; i < p->kernels.n; i++)
-		print_kernel(&p->kernels.v[i], &m->source);
+		print_kernel(&p->kernels.v[i], &d, &m->source);
 	return 0;
 }
 

@@ -87,6 +87,8 @@ static inline const struct value *lower_out(struct lower *L, int i)
 
 /* Opens one loop per dim of s; idx[k] receives loop variable k. */
 void lower_loops(struct lower *L, const struct shape *s, struct tir **idx);
+/* The same, marking the loops parallel: each iteration writes its own outputs. */
+void lower_loops_parallel(struct lower *L, const struct shape *s, struct tir **idx);
 void lower_end_loops(struct lower *L, int n);
 /* Row-major offset of idx in s. */
 struct tir *lower_offset(struct lower *L, const struct shape *s, struct tir **idx);

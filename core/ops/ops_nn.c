@@ -181,8 +181,7 @@ int lower_conv(struct lower *L)
 
 	if (conv_plan(L->g, (struct node *)L->n, &w, &s) < 0)
 		return -1;
-	lower_loops(L, &y->shape, oi);
-	tir_mark_parallel(b);
+	lower_loops_parallel(L, &y->shape, oi);
 	acc = tir_let(b, "acc", L->in[2] ? tir_load(b, L->in[2], oi[1]) : tir_const(b, y->dtype, 0));
 	gidx = tir_bin(b, BIN_DIV, oi[1], tir_int(b, cout_g));
 	ic = tir_loop(b, tir_int(b, cin_g));
@@ -270,8 +269,7 @@ int lower_pool(struct lower *L)
 
 	if (pool_plan(L->g, (struct node *)L->n, &w, &s) < 0)
 		return -1;
-	lower_loops(L, &y->shape, oi);
-	tir_mark_parallel(b);
+	lower_loops_parallel(L, &y->shape, oi);
 	acc = tir_let(b, "acc", tir_const(b, t, is_max ? -INFINITY : 0));
 	cnt = tir_let(b, "cnt", tir_int(b, 0));
 	if (!is_max && incl) {
@@ -439,7 +437,7 @@ int lower_matmul(struct lower *L)
 	ys.d[ys.rank++] = sa.d[sa.rank - 2];
 	ys.d[ys.rank++] = sb.d[sb.rank - 1];
 	(void)y;	/* y's shape drops the unit dims of vector inputs; same numel */
-	lower_loops(L, &ys, idx);
+	lower_loops_parallel(L, &ys, idx);
 	acc = tir_let(b, "acc", tir_const(b, a->dtype, 0));
 	k = tir_loop(b, tir_dim(b, sa.d[sa.rank - 1]));
 	/* batch offsets by broadcasting against the batch prefix, then [m, k] / [k, n] */
@@ -502,7 +500,7 @@ int lower_gemm(struct lower *L)
 	struct tir *idx[2], *k, *acc, *av, *bvv, *r;
 	struct tir *K = tir_dim(b, a->shape.d[ta ? 0 : 1]);
 
-	lower_loops(L, &y->shape, idx);
+	lower_loops_parallel(L, &y->shape, idx);
 	acc = tir_let(b, "acc", tir_const(b, t, 0));
 	k = tir_loop(b, K);
 	av = tir_load(b, L->in[0], ta ? tir_add(b, tir_mul(b, k, tir_dim(b, a->shape.d[1])), idx[0])

@@ -141,6 +141,14 @@ void lower_loops(struct lower *L, const struct shape *s, struct tir **idx)
 		idx[k] = tir_loop(L->b, tir_dim(L->b, s->d[k]));
 }
 
+void lower_loops_parallel(struct lower *L, const struct shape *s, struct tir **idx)
+{
+	for (int k = 0; k < s->rank; k++) {
+		idx[k] = tir_loop(L->b, tir_dim(L->b, s->d[k]));
+		tir_mark_parallel(L->b);
+	}
+}
+
 void lower_end_loops(struct lower *L, int n)
 {
 	while (n-- > 0)

@@ -146,7 +146,7 @@ void tir_store(struct tir_builder *b, struct tir_buf *buf, struct tir *idx, stru
 struct tir *tir_let(struct tir_builder *b, const char *hint, struct tir *init);
 void tir_assign(struct tir_builder *b, struct tir *var, struct tir *val);
 void tir_extern(struct tir_builder *b, const char *fn, struct tir **args, int n);
-/* Marks the innermost open loop as parallel. */
+/* Marks the innermost open loop as parallel (its iterations are independent). */
 void tir_mark_parallel(struct tir_builder *b);
 
 /* Text form for --dump-ir (appended to sb). */

@@ -193,15 +193,35 @@ static void indent_to(struct strbuf *sb, int n)
 		sb_putc(sb, '\t');
 }
 
-void tir_print_stmt(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
-		    int indent)
+/* Perfectly nested parallel loops starting at s (at most 3). */
+static int parallel_depth(const struct tir *s)
+{
+	int k = 0;
+
+	while (k < 3 && s->kind == TIR_FOR && s->parallel) {
+		k++;
+		if (s->b->n != 1)
+			break;
+		s = s->b->list[0];
+	}
+	return k;
+}
+
+static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
+		       int indent, bool in_parallel)
 {
 	switch (s->kind) {
 	case TIR_SEQ:
 		for (int i = 0; i < s->n; i++)
-			tir_print_stmt(s->list[i], d, sb, indent);
+			print_stmt(s->list[i], d, sb, indent, in_parallel);
 		break;
 	case TIR_FOR:
+		if (s->parallel && !in_parallel && d->parallel_fmt) {
+			indent_to(sb, indent);
+			sb_printf(sb, d->parallel_fmt, parallel_depth(s));
+			sb_putc(sb, '\n');
+			in_parallel = true;
+		}
 		indent_to(sb, indent);
 		sb_puts(sb, "for (int64_t ");
 		print_var(s->var, sb);
@@ -211,8 +231,8 @@ void tir_print_stmt(const struct tir *s, const struct tir_dialect *d, struct str
 		tir_print_expr(s->a, d, sb);
 		sb_puts(sb, "; ");
 		print_var(s->var, sb);
-		sb_printf(sb, "++) {%s\n", s->parallel ? " /* parallel */" : "");
-		tir_print_stmt(s->b, d, sb, indent + 1);
+		sb_printf(sb, "++) {%s\n", s->parallel && !d->parallel_fmt ? " /* parallel */" : "");
+		print_stmt(s->b, d, sb, indent + 1, in_parallel);
 		indent_to(sb, indent);
 		sb_puts(sb, "}\n");
 		break;
@@ -230,11 +250,11 @@ void tir_print_stmt(const struct tir *s, const struct tir_dialect *d, struct str
 		sb_puts(sb, "if (");
 		tir_print_expr(s->a, d, sb);
 		sb_puts(sb, ") {\n");
-		tir_print_stmt(s->b, d, sb, indent + 1);
+		print_stmt(s->b, d, sb, indent + 1, in_parallel);
 		if (s->c) {
 			indent_to(sb, indent);
 			sb_puts(sb, "} else {\n");
-			tir_print_stmt(s->c, d, sb, indent + 1);
+			print_stmt(s->c, d, sb, indent + 1, in_parallel);
 		}
 		indent_to(sb, indent);
 		sb_puts(sb, "}\n");
@@ -267,6 +287,12 @@ void tir_print_stmt(const struct tir *s, const struct tir_dialect *d, struct str
 	default:
 		BUG("tir_print_stmt on expression kind %d", s->kind);
 	}
+}
+
+void tir_print_stmt(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
+		    int indent)
+{
+	print_stmt(s, d, sb, indent, false);
 }
 
 void tir_print(const struct tir_func *f, struct graph *g, struct strbuf *sb)

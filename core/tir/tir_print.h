@@ -18,9 +18,14 @@ struct tir_dialect {
 	const char *buf_fmt;
 	/* how symbol i is read ("syms[%d]") */
 	const char *sym_fmt;
+	/*
+	 * (optional) line printed before the outermost parallel loop nest;
+	 * %d is how many perfectly nested parallel loops it covers (<= 3)
+	 */
+	const char *parallel_fmt;
 };
 
-extern const struct tir_dialect tir_dialect_c;
+extern const struct tir_dialect tir_dialect_c;		/* for IR dumps: no pragmas */
 
 void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct strbuf *sb);
 void tir_print_stmt(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
