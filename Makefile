@@ -78,7 +78,8 @@ install: $(BUILD)/collagec
 	install -m 755 $(BUILD)/collagec $(DESTDIR)$(PREFIX)/bin/collagec
 	install -m 644 man/collagec.1 $(DESTDIR)$(PREFIX)/share/man/man1/collagec.1
 	install -m 644 runtime/collagec.h $(DESTDIR)$(PREFIX)/include/collagec.h
-	install -m 644 patterns/*.pat $(DESTDIR)$(PREFIX)/share/collagec/patterns/
+	for f in patterns/*.pat; do [ ! -f "$$f" ] || \
+		install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/collagec/patterns/; done
 
 clean:
 	rm -rf build build-asan

@@ -417,8 +417,9 @@ struct graph *onnx_import(struct collagec_ctx *ctx, const char *path)
 			   im.base, (long long)im.g->opset);
 		rc = -1;
 	}
-	im.g->producer = arena_printf(&ctx->arena, "%s %s",
+	im.g->producer = arena_printf(&ctx->arena, "%s%s%s",
 				      mp->producer_name ? mp->producer_name : "",
+				      mp->producer_version && mp->producer_version[0] ? " " : "",
 				      mp->producer_version ? mp->producer_version : "");
 	if (rc == 0 && import_graph(&im, mp->graph) < 0)
 		rc = -1;
