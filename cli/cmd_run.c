@@ -19,42 +19,35 @@ static bool exists(const char *p)
 	return access(p, R_OK) == 0;
 }
 
-/* Expected output i in dir: output_<i>.pb, or <name>.pb / <name>.npy. */
-static char *expected_path(const char *dir, int i, const char *name)
+/* DIR/NAME.EXT for a tensor name ('/' in ONNX names becomes '_'). Owned. */
+static char *tensor_file(const char *dir, const char *name, const char *ext)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	sb_printf(&sb, "%s/output_%d.pb", dir, i);
-	if (exists(sb.buf))
-		return sb_detach(&sb);
-	sb_reset(&sb);
-	sb_printf(&sb, "%s/%s.pb", dir, name);
-	if (exists(sb.buf))
-		return sb_detach(&sb);
-	sb_reset(&sb);
-	sb_printf(&sb, "%s/%s.npy", dir, name);
-	if (exists(sb.buf))
-		return sb_detach(&sb);
-	sb_release(&sb);
-	return NULL;
+	sb_printf(&sb, "%s/", dir);
+	for (const char *p = name; *p; p++)
+		sb_putc(&sb, *p == '/' ? '_' : *p);
+	sb_puts(&sb, ext);
+	return sb_detach(&sb);
 }
 
-static char *input_path(const char *dir, int i, const char *name)
+/* DIR/PREFIX_I.pb, else DIR/NAME.pb, else DIR/NAME.npy; NULL if none exists. */
+static char *find_tensor(const char *dir, const char *prefix, int i, const char *name)
 {
 	struct strbuf sb = STRBUF_INIT;
+	const char *const exts[] = { ".pb", ".npy" };
 
-	sb_printf(&sb, "%s/input_%d.pb", dir, i);
-	if (exists(sb.buf))
-		return sb_detach(&sb);
-	sb_reset(&sb);
-	sb_printf(&sb, "%s/%s.pb", dir, name);
-	if (exists(sb.buf))
-		return sb_detach(&sb);
-	sb_reset(&sb);
-	sb_printf(&sb, "%s/%s.npy", dir, name);
+	sb_printf(&sb, "%s/%s_%d.pb", dir, prefix, i);
 	if (exists(sb.buf))
 		return sb_detach(&sb);
 	sb_release(&sb);
+	for (int k = 0; k < 2; k++) {
+		char *p = tensor_file(dir, name, exts[k]);
+
+		if (exists(p))
+			return p;
+		free(p);
+	}
 	return NULL;
 }
 
@@ -79,18 +72,6 @@ static void print_output(const struct host_tensor *t)
 		printf(" %.6g", v);
 	}
 	printf("%s\n", n > 8 ? " ..." : "");
-}
-
-/* Sanitises an output name into a file name. */
-static char *file_name(const char *dir, const char *name, bool npy)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	sb_printf(&sb, "%s/", dir);
-	for (const char *p = name; *p; p++)
-		sb_putc(&sb, *p == '/' ? '_' : *p);
-	sb_puts(&sb, npy ? ".npy" : ".pb");
-	return sb_detach(&sb);
 }
 
 int cmd_run(int argc, char **argv)
@@ -189,7 +170,7 @@ int cmd_run(int argc, char **argv)
 		if (given[i])
 			continue;
 		s.lib.input_info(s.m, i, &info);
-		p = check ? input_path(check, i, info.name) : NULL;
+		p = check ? find_tensor(check, "input", i, info.name) : NULL;
 		if (p) {
 			int r = session_file_input(&s, i, p);
 
@@ -218,7 +199,7 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 		if (outdir) {
-			char *path = file_name(outdir, t.name, npy), *err = NULL;
+			char *path = tensor_file(outdir, t.name, npy ? ".npy" : ".pb"), *err = NULL;
 
 			if (host_tensor_write(path, &t, &err) < 0) {
 				rc = cli_error(4, "%s", err);
@@ -227,7 +208,7 @@ int cmd_run(int argc, char **argv)
 			free(path);
 		}
 		if (check) {
-			char *p = expected_path(check, i, t.name), *err = NULL;
+			char *p = find_tensor(check, "output", i, t.name), *err = NULL;
 			struct host_tensor want;
 			struct strbuf why = STRBUF_INIT;
 

@@ -377,8 +377,12 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		remove(o->out);
 		goto out;
 	}
-	if (o->depfile && write_depfile(g, o, json) < 0)
+	if (o->depfile && write_depfile(g, o, json) < 0) {
+		/* no half result: make must not see a fresh .so without its depfile */
+		remove(o->out);
+		remove(json);
 		goto out;
+	}
 	if (stats) {
 		stats->seconds = time_now() - t0;
 		stats->n_partitions = np;

@@ -17,6 +17,9 @@
 /* The graph (owned: graph_free) or NULL after diagnostics. */
 struct graph *onnx_import(struct collagec_ctx *ctx, const char *path);
 
+/* Name of an ONNX TensorProto.DataType code ("string", "float16"), "unknown" if none. */
+const char *onnx_type_name(int onnx_type);
+
 /* Rewrites attribute forms of older opsets into the newest input form. */
 int onnx_normalize(struct graph *g);
 

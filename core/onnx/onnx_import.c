@@ -56,8 +56,8 @@ static int import_shape(struct importer *im, const char *what, const Onnx__TypeP
 	tt = tp->tensor_type;
 	v->dtype = dtype_from_onnx(tt->elem_type);
 	if (v->dtype == DTYPE_UNDEF) {
-		diag_error(im->ctx, "%s: %s '%s' has element type %d, which is not supported",
-			   im->base, what, v->name, tt->elem_type);
+		diag_error(im->ctx, "%s: %s '%s' has element type %s (%d), which is not supported",
+			   im->base, what, v->name, onnx_type_name(tt->elem_type), tt->elem_type);
 		return -1;
 	}
 	if (!tt->shape) {
@@ -328,10 +328,12 @@ static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
 		const Onnx__TensorProto *t = gp->initializer[i];
 		int id = import_tensor(im, t, t->name ? t->name : "", "initializer");
 
-		if (id < 0)
+		if (id < 0) {
+			/* bind a placeholder: its users must not report it as undefined */
+			id = graph_add_value(g, t->name ? t->name : "");
 			rc = -1;
-		else
-			bind(im, id);
+		}
+		bind(im, id);
 	}
 	if (gp->n_sparse_initializer) {
 		diag_error(im->ctx, "%s: sparse initializers are not supported", im->base);

@@ -21,6 +21,18 @@ PRINTF_LIKE(2, 3) static int fail(char **err, const char *fmt, ...)
 	return -1;
 }
 
+const char *onnx_type_name(int onnx_type)
+{
+	static const char *const names[] = {
+		"undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64",
+		"string", "bool", "float16", "double", "uint32", "uint64", "complex64",
+		"complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
+		"float8e5m2fnuz",
+	};
+
+	return onnx_type >= 0 && onnx_type < (int)ARRAY_SIZE(names) ? names[onnx_type] : "unknown";
+}
+
 int64_t host_tensor_numel(const struct host_tensor *t)
 {
 	int64_t n = 1;
@@ -107,7 +119,8 @@ int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_
 	memset(ht, 0, sizeof(*ht));
 	ht->dtype = dtype_from_onnx(t->data_type);
 	if (ht->dtype == DTYPE_UNDEF)
-		return fail(err, "element type %d is not supported", t->data_type);
+		return fail(err, "element type %s (%d) is not supported",
+			    onnx_type_name(t->data_type), t->data_type);
 	if (t->n_dims > MAX_RANK)
 		return fail(err, "rank %zu is more than %d", t->n_dims, MAX_RANK);
 	ht->rank = (int)t->n_dims;

@@ -9,6 +9,8 @@ Writes into OUTDIR:
   good/good.onnx  Add+Relu with a symbolic batch dim 'N'; two outputs
                   ('sum', 'y'); node names 'add_bias' and 'relu_out'
   good/data/      input_0.pb, output_0.pb, output_1.pb for N=2 (--check)
+  good/slash.onnx Relu whose output is named 'out/relu' (file names from
+                  output names: --output-dir then --check must round-trip)
   ext/ext.onnx    MatMul+Add whose weights live in ext/weights.bin
                   (external data); ext/data/ holds its check data
 
@@ -20,7 +22,7 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, external_data_helper, helper, numpy_helper
 
 OPSET = [helper.make_opsetid("", 13)]
 
@@ -33,7 +35,6 @@ def model(graph, opset=None):
 
 
 def save(m, path):
-    # serialise by hand: onnx.save_model runs no checker, but be explicit
     with open(path, "wb") as f:
         f.write(m.SerializeToString())
 
@@ -56,6 +57,11 @@ def good_model():
     g = helper.make_graph(nodes, "good", [f32("x", ["N", 3])],
                           [f32("sum", ["N", 3]), f32("y", ["N", 3])], [bias])
     return model(g)
+
+
+def slash_model():
+    nodes = [helper.make_node("Relu", ["x"], ["out/relu"], name="/relu/Relu")]
+    return model(helper.make_graph(nodes, "slash", [f32("x", [2])], [f32("out/relu", [2])]))
 
 
 def good_data(d):
@@ -139,6 +145,17 @@ def bad_models():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     out["no_outputs"] = model(helper.make_graph(nodes, "noout", [f32("x", [2])], []))
 
+    # external data that is not there: each initializer fails once, and
+    # nothing else (the nodes that use them must not add "not defined" noise)
+    w = numpy_helper.from_array(np.ones((2, 2), np.float32), "w")
+    external_data_helper.set_external_data(w, location="missing_weights.bin", offset=0,
+                                           length=16)
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="matmul")]
+    out["missing_weights"] = model(helper.make_graph(nodes, "missing", [f32("x", [2, 2])],
+                                                     [f32("y", [2, 2])], [w]))
+
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     out["opset99"] = model(helper.make_graph(nodes, "opset99", [f32("x", [2])],
                                              [f32("y", [2])]),
@@ -161,6 +178,7 @@ def main():
             save(m, path)
     save(good_model(), os.path.join(outdir, "good", "good.onnx"))
     good_data(os.path.join(outdir, "good", "data"))
+    save(slash_model(), os.path.join(outdir, "good", "slash.onnx"))
     ext_model(os.path.join(outdir, "ext"))
     return 0
 

@@ -1,0 +1,490 @@
+#!/bin/sh
+# cli.sh - collagec's command line: help and usage errors (exit 2), the bad
+# models of testdata/bad (exact stderr and exit status from NAME.expect, and
+# no output or temporary file left behind), quiet and reproducible compiles,
+# --depfile (external data included), --dump-ir, `collagec run` (random
+# inputs, --output-dir, --npy, --check, symbolic batch sizes), `collagec
+# targets`, and toolchain/environment failures (exit 4).
+#
+# Models come from testdata/bad/make_bad.py at test time. Needs $COLLAGEC
+# (absolute path of the binary; default build/collagec) and $TEST_TMP (a
+# scratch directory; default a fresh one, removed afterwards).
+# One line per check: "ok   cli/NAME" or "FAIL cli/NAME: why"; exits 1 when
+# anything failed.
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+C=${COLLAGEC:-$ROOT/build/collagec}
+case $C in /*) ;; *) C=$(pwd)/$C ;; esac
+PY=/usr/bin/python3
+if [ -n "$TEST_TMP" ]; then
+	T=$TEST_TMP/cli
+else
+	TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/collagec-cli-XXXXXX") || exit 1
+	T=$TEST_TMP/cli
+	trap 'rm -rf "$TEST_TMP"' EXIT INT TERM
+fi
+rm -rf "$T"
+mkdir -p "$T/models" "$T/tmp"
+# compile's private build directories go here; it must be empty after every
+# compile, good or bad
+TMPDIR=$T/tmp
+export TMPDIR
+M=$T/models
+failed=0
+why=
+
+# ---- helpers ----
+
+# x CMD...: runs CMD; stdout in $T/out, stderr in $T/err, status in $st
+x() {
+	"$@" >"$T/out" 2>"$T/err"
+	st=$?
+}
+# bad MSG: records the first reason the current check fails
+bad() {
+	[ -n "$why" ] || why=$1
+}
+# verdict NAME: prints ok/FAIL for the current check and starts the next
+verdict() {
+	if [ -z "$why" ]; then
+		echo "ok   cli/$1"
+	else
+		echo "FAIL cli/$1: $why"
+		failed=$((failed + 1))
+	fi
+	why=
+}
+first_err() {
+	head -n 1 "$T/err"
+}
+status_is() {
+	[ "$st" = "$1" ] || bad "exit status $st, expected $1 (stderr: $(first_err))"
+}
+err_has() {
+	grep -qF -- "$1" "$T/err" || bad "stderr lacks \"$1\" (got: $(first_err))"
+}
+out_has() {
+	grep -qF -- "$1" "$T/out" || bad "stdout lacks \"$1\" (got: $(head -n 1 "$T/out"))"
+}
+out_empty() {
+	[ ! -s "$T/out" ] || bad "unexpected stdout: $(head -n 1 "$T/out")"
+}
+err_empty() {
+	[ ! -s "$T/err" ] || bad "unexpected stderr: $(first_err)"
+}
+# dir_is DIR "NAME NAME...": DIR holds exactly these entries (sorted)
+dir_is() {
+	got=$(ls -A "$1" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')
+	[ "$got" = "$2" ] || bad "$1 holds '${got}', expected '$2'"
+}
+# no temporary build directory left by compile
+tmp_clean() {
+	left=$(ls -A "$TMPDIR" | head -n 1)
+	[ -z "$left" ] || { bad "left a temporary file behind: $TMPDIR/$left"; rm -rf "${TMPDIR:?}"/*; }
+}
+fresh() {
+	rm -rf "$1"
+	mkdir -p "$1"
+}
+
+# ---- the models ----
+
+if ! "$PY" "$ROOT/testdata/bad/make_bad.py" "$M" >"$T/gen.log" 2>&1; then
+	echo "FAIL cli/make-models: make_bad.py failed: $(tail -n 1 "$T/gen.log")"
+	exit 1
+fi
+GOOD=$M/good/good.onnx
+
+# ---- help and usage ----
+
+x "$C" --help
+status_is 0; out_has "usage: collagec COMMAND"; err_empty
+for cmd in compile run bench conformance targets; do
+	grep -q "^  $cmd " "$T/out" || bad "--help does not list '$cmd'"
+done
+verdict help
+
+x "$C" help
+status_is 0; out_has "usage: collagec COMMAND"
+verdict help-word
+
+x "$C" --version
+status_is 0; err_empty
+grep -qE '^collagec [0-9]+\.[0-9]+\.[0-9]+$' "$T/out" || bad "stdout is '$(cat "$T/out")'"
+verdict version
+
+x "$C"
+status_is 2; out_empty; err_has "usage: collagec COMMAND"
+verdict no-arguments
+
+x "$C" frobnicate
+status_is 2; out_empty; err_has "collagec: error: unknown command 'frobnicate'"
+err_has "usage: collagec COMMAND"
+verdict unknown-command
+
+for cmd in compile run bench conformance targets; do
+	x "$C" "$cmd" --help
+	status_is 0; err_empty
+	head -n 1 "$T/out" | grep -q "^usage: collagec $cmd" || bad "stdout is '$(head -n 1 "$T/out")'"
+	verdict "help/$cmd"
+done
+
+# ---- compile: usage errors (exit 2, nothing written) ----
+
+U=$T/usage
+# usage_case NAME EXPECTED-STDERR-TEXT ARGS...
+usage_case() {
+	name=$1 text=$2
+	shift 2
+	fresh "$U"
+	x "$C" compile "$@"
+	status_is 2; out_empty; err_has "$text"; dir_is "$U" ""; tmp_clean
+	verdict "compile/usage/$name"
+}
+usage_case no-output "compile: expected one MODEL.onnx and -o OUT.so" "$GOOD"
+usage_case no-model "compile: expected one MODEL.onnx and -o OUT.so" -o "$U/OUT.so"
+usage_case two-models "compile: expected one MODEL.onnx and -o OUT.so" "$GOOD" "$GOOD" \
+	-o "$U/OUT.so"
+usage_case unknown-option "compile: unknown or incomplete option '--frobnicate'" "$GOOD" \
+	-o "$U/OUT.so" --frobnicate
+usage_case option-without-argument "compile: unknown or incomplete option '-o'" "$GOOD" -o
+usage_case shape-without-equals "--shape 'N': expected NAME=DIMS" "$GOOD" -o "$U/OUT.so" \
+	--shape N
+usage_case shape-not-a-number "--shape 'N=abc': dimensions must be integers" "$GOOD" \
+	-o "$U/OUT.so" --shape N=abc
+usage_case shape-negative "--shape 'N=-1': dimensions must be integers" "$GOOD" \
+	-o "$U/OUT.so" --shape N=-1
+usage_case shape-unknown-name "--shape 'Q=3': the model has no input or symbolic dim named 'Q'" \
+	"$GOOD" -o "$U/OUT.so" --shape Q=3
+usage_case shape-wrong-rank "--shape 'x=2': input 'x' has rank 2" "$GOOD" -o "$U/OUT.so" \
+	--shape x=2
+usage_case shape-fixed-dim "--shape 'x=2,4': dimension 1 of 'x' is fixed at 3" "$GOOD" \
+	-o "$U/OUT.so" --shape x=2,4
+usage_case unknown-target "unknown target kind 'bogus' (known: c)" "$GOOD" -o "$U/OUT.so" \
+	--target bogus
+usage_case search-greedy "compile: --search 'greedy' is not available yet (only 'none')" \
+	"$GOOD" -o "$U/OUT.so" --search greedy
+
+# a model file that is not there: bad input (1), the message names the path
+fresh "$U"
+x "$C" compile "$M/nonexistent.onnx" -o "$U/OUT.so"
+status_is 1; out_empty
+err_has "collagec: error: $M/nonexistent.onnx: cannot read: No such file or directory"
+dir_is "$U" ""; tmp_clean
+verdict compile/missing-model-file
+
+# ---- bad models: exact stderr and status, nothing left behind ----
+
+n_expect=0
+for e in "$ROOT"/testdata/bad/*.expect; do
+	name=$(basename "$e" .expect)
+	n_expect=$((n_expect + 1))
+	want_st=$(head -n 1 "$e" | sed -n 's/^# status \([0-9][0-9]*\)$/\1/p')
+	tail -n +2 "$e" >"$T/want"
+	D=$T/bad/$name
+	fresh "$D"
+	if [ ! -f "$M/$name.onnx" ]; then
+		bad "make_bad.py wrote no $name.onnx"
+	elif [ -z "$want_st" ]; then
+		bad "$e: first line is not '# status N'"
+	else
+		x "$C" compile "$M/$name.onnx" -o "$D/OUT.so"
+		[ "$st" = "$want_st" ] || bad "exit status $st, expected $want_st"
+		if ! cmp -s "$T/want" "$T/err"; then
+			bad "stderr differs from $name.expect: $(diff "$T/want" "$T/err" |
+				grep '^[<>]' | head -n 4 | tr '\n' ' ')"
+		fi
+		out_empty
+		dir_is "$D" ""
+		tmp_clean
+	fi
+	verdict "bad-model/$name"
+done
+# every bad model has its .expect
+for m in "$M"/*.onnx; do
+	[ -f "$ROOT/testdata/bad/$(basename "$m" .onnx).expect" ] ||
+		bad "$(basename "$m") has no testdata/bad/$(basename "$m" .onnx).expect"
+done
+[ "$n_expect" -ge 12 ] || bad "only $n_expect .expect files"
+verdict bad-model/every-model-has-expect
+
+# ---- a good model: quiet, reproducible ----
+
+G1=$T/good1 G2=$T/good2
+fresh "$G1"
+fresh "$G2"
+x "$C" compile "$GOOD" -o "$G1/OUT.so"
+status_is 0; out_empty; err_empty; dir_is "$G1" "OUT.json OUT.so"; tmp_clean
+verdict compile/good-is-quiet
+
+x "$C" compile "$GOOD" -o "$G2/OUT.so"
+status_is 0
+cmp -s "$G1/OUT.so" "$G2/OUT.so" || bad "the two OUT.so differ"
+cmp -s "$G1/OUT.json" "$G2/OUT.json" || bad "the two OUT.json differ"
+verdict compile/reproducible
+
+G3=$T/good3
+fresh "$G3"
+x "$C" compile "$GOOD" -o "$G3/model.so" --json "$G3/meta.json"
+status_is 0; err_empty; dir_is "$G3" "meta.json model.so"
+cmp -s "$G1/OUT.json" "$G3/meta.json" || bad "--json wrote other metadata than OUT.json"
+verdict compile/json-option
+
+# --depfile: a Make rule for the .so and .json on the model
+G4=$T/good4
+fresh "$G4"
+x "$C" compile "$GOOD" -o "$G4/OUT.so" --depfile "$G4/OUT.d"
+status_is 0; err_empty; dir_is "$G4" "OUT.d OUT.json OUT.so"
+printf '%s %s: \\\n %s\n' "$G4/OUT.so" "$G4/OUT.json" "$GOOD" >"$T/want"
+cmp -s "$T/want" "$G4/OUT.d" || bad "depfile is '$(tr '\n' '|' <"$G4/OUT.d")'"
+verdict compile/depfile
+
+# --dump-ir: NN-pass.ir per pass from 00-import.ir, then NN-lower.tir; each
+# names the ONNX nodes (span comments)
+G5=$T/good5
+fresh "$G5"
+x "$C" compile "$GOOD" -o "$G5/OUT.so" --dump-ir "$G5/ir"
+status_is 0; err_empty
+files=$(ls "$G5/ir" 2>/dev/null)
+[ -f "$G5/ir/00-import.ir" ] || bad "no 00-import.ir (got: $(echo $files))"
+n_ir=$(echo "$files" | grep -c '^[0-9][0-9]-[a-z0-9-]*\.ir$')
+[ "$n_ir" -ge 2 ] || bad "only $n_ir .ir files"
+tir=$(echo "$files" | grep '\.tir$')
+[ "$tir" = "$(printf '%02d-lower.tir' "$n_ir")" ] || bad "tir file is '$tir' after $n_ir .ir files"
+i=0
+for f in $files; do
+	case $f in
+	$(printf '%02d' $i)-*.ir | $(printf '%02d' $i)-*.tir) ;;
+	*) bad "file $f out of sequence (expected number $i)" ;;
+	esac
+	i=$((i + 1))
+	for node in "add_bias(Add)" "relu_out(Relu)"; do
+		grep -qF "$node" "$G5/ir/$f" || bad "$f does not name node $node"
+	done
+done
+[ "$(echo "$files" | wc -l)" = $((n_ir + 1)) ] || bad "unexpected files: $(echo $files)"
+verdict compile/dump-ir
+
+# ---- external data ----
+
+E=$T/ext
+fresh "$E"
+x "$C" compile "$M/ext/ext.onnx" -o "$E/OUT.so" --depfile "$E/OUT.d"
+status_is 0; out_empty; err_empty; tmp_clean
+verdict external-data/compile
+
+printf '%s %s: \\\n %s \\\n %s\n' "$E/OUT.so" "$E/OUT.json" "$M/ext/ext.onnx" \
+	"$M/ext/weights.bin" >"$T/want"
+cmp -s "$T/want" "$E/OUT.d" 2>/dev/null || bad "depfile is '$(tr '\n' '|' <"$E/OUT.d")'"
+verdict external-data/depfile-lists-weights
+
+x "$C" run "$E/OUT.so" --check "$M/ext/data"
+status_is 0; err_empty; out_has "y: ok"
+verdict external-data/runs-correctly
+
+# ---- run ----
+
+SO=$G1/OUT.so
+x "$C" run "$SO"
+status_is 0; err_empty
+sed -n 1p "$T/out" | grep -q '^sum: float32 \[1,3\] ' || bad "line 1 is '$(sed -n 1p "$T/out")'"
+sed -n 2p "$T/out" | grep -q '^y: float32 \[1,3\] ' || bad "line 2 is '$(sed -n 2p "$T/out")'"
+[ "$(wc -l <"$T/out")" -eq 2 ] || bad "$(wc -l <"$T/out") lines of output, expected 2"
+cp "$T/out" "$T/run1"
+verdict run/random-inputs
+
+x "$C" run "$SO"
+cmp -s "$T/out" "$T/run1" || bad "two runs with the default seed differ"
+x "$C" run "$SO" --seed 2
+status_is 0
+cmp -s "$T/out" "$T/run1" && bad "--seed 2 gives the same outputs as seed 1"
+verdict run/seeded
+
+x "$C" run "$SO" --check "$M/good/data"
+status_is 0; err_empty
+printf 'sum: ok\ny: ok\n' | cmp -s - "$T/out" || bad "stdout is '$(tr '\n' '|' <"$T/out")'"
+verdict run/check-values-batch-2
+
+R=$T/run
+fresh "$R"
+x "$C" run "$SO" --output-dir "$R/pb"
+status_is 0; out_empty; err_empty; dir_is "$R/pb" "sum.pb y.pb"
+verdict run/output-dir-pb
+
+x "$C" run "$SO" --output-dir "$R/npy" --npy
+status_is 0; out_empty; err_empty; dir_is "$R/npy" "sum.npy y.npy"
+verdict run/output-dir-npy
+
+# the files hold the right tensors (ONNX and numpy read them; same values),
+# and a tampered copy is made for --check
+res=$("$PY" - "$R" <<'EOF' 2>&1
+import os, sys
+import numpy as np
+from onnx import TensorProto, numpy_helper
+r = sys.argv[1]
+for name in ("sum", "y"):
+    t = TensorProto()
+    with open(os.path.join(r, "pb", name + ".pb"), "rb") as f:
+        t.ParseFromString(f.read())
+    a = numpy_helper.to_array(t)
+    b = np.load(os.path.join(r, "npy", name + ".npy"))
+    if t.name != name or a.shape != (1, 3) or a.dtype != np.float32:
+        sys.exit("%s.pb: name %r shape %s %s" % (name, t.name, a.shape, a.dtype))
+    if b.shape != (1, 3) or b.dtype != np.float32 or not np.array_equal(a, b):
+        sys.exit("%s.npy: shape %s %s, equal %s" % (name, b.shape, b.dtype, np.array_equal(a, b)))
+    if name == "y":
+        a = a.copy()
+        a[0, 1] += 0.5
+    os.makedirs(os.path.join(r, "tampered"), exist_ok=True)
+    with open(os.path.join(r, "tampered", name + ".pb"), "wb") as f:
+        f.write(numpy_helper.from_array(a, name).SerializeToString())
+print("ok")
+EOF
+)
+[ "$res" = ok ] || bad "$(echo "$res" | tail -n 1)"
+verdict run/output-files-readable
+
+x "$C" run "$SO" --check "$R/pb"
+status_is 0; err_empty
+printf 'sum: ok\ny: ok\n' | cmp -s - "$T/out" || bad "stdout is '$(tr '\n' '|' <"$T/out")'"
+verdict run/check-pb-outputs
+
+x "$C" run "$SO" --check "$R/npy"
+status_is 0; err_empty
+printf 'sum: ok\ny: ok\n' | cmp -s - "$T/out" || bad "stdout is '$(tr '\n' '|' <"$T/out")'"
+verdict run/check-npy-outputs
+
+x "$C" run "$SO" --check "$R/tampered"
+status_is 1
+err_has "collagec: error: check: output 'y': 1 of 3 values differ; first at 1"
+grep -q "output 'sum'" "$T/err" && bad "the untouched output 'sum' is reported"
+out_has "sum: ok"
+verdict run/check-tampered-fails
+
+fresh "$R/empty"
+x "$C" run "$SO" --check "$R/empty"
+status_is 1; err_has "check: no expected file for output 0 'sum' in $R/empty"
+verdict run/check-missing-expected-fails
+
+# file names come from output names ('/' -> '_'); --check must find them
+fresh "$R/slash"
+x "$C" compile "$M/good/slash.onnx" -o "$R/slash/OUT.so"
+status_is 0
+x "$C" run "$R/slash/OUT.so" --output-dir "$R/slash/out"
+status_is 0
+x "$C" run "$R/slash/OUT.so" --check "$R/slash/out"
+status_is 0; err_empty; out_has "out/relu: ok"
+verdict run/check-finds-output-dir-files-for-names-with-slash
+
+# one .so, several batch sizes
+x "$C" run "$SO" --shape N=1
+status_is 0; err_empty
+grep -q '^sum: float32 \[1,3\] ' "$T/out" && grep -q '^y: float32 \[1,3\] ' "$T/out" ||
+	bad "stdout is '$(tr '\n' '|' <"$T/out")'"
+verdict run/symbolic-batch-1
+
+x "$C" run "$SO" --shape N=64
+status_is 0; err_empty
+grep -q '^sum: float32 \[64,3\] ' "$T/out" && grep -q '^y: float32 \[64,3\] ' "$T/out" ||
+	bad "stdout is '$(tr '\n' '|' <"$T/out")'"
+verdict run/symbolic-batch-64
+
+x "$C" run "$SO" --shape x=5,3
+status_is 0
+grep -q '^y: float32 \[5,3\] ' "$T/out" || bad "stdout is '$(tr '\n' '|' <"$T/out")'"
+verdict run/shape-by-input-name
+
+# run: usage and bad shared objects
+x "$C" run
+status_is 2; err_has "run: expected one compiled model (OUT.so)"
+verdict run/usage/no-model
+
+x "$C" run "$SO" --frobnicate
+status_is 2; err_has "run: unknown or incomplete option '--frobnicate'"
+verdict run/usage/unknown-option
+
+x "$C" run "$SO" --threads 0
+status_is 2; err_has "run: --threads must be 1 or more"
+verdict run/usage/threads-0
+
+x "$C" run "$T/missing.so"
+status_is 1; out_empty
+err_has "collagec: error: $T/missing.so: cannot load the model"
+err_has "No such file or directory"
+[ "$(wc -l <"$T/err")" -eq 1 ] || bad "$(wc -l <"$T/err") lines of stderr"
+verdict run/missing-so
+
+printf 'this is not a shared object\n' >"$T/garbage.so"
+x "$C" run "$T/garbage.so"
+status_is 1; out_empty
+err_has "collagec: error: $T/garbage.so: cannot load the model"
+verdict run/garbage-so
+
+cp "$G1/OUT.json" "$T/json.so"
+x "$C" run "$T/json.so"
+status_is 1; out_empty; err_has "collagec: error: $T/json.so: cannot load the model"
+verdict run/text-file-so
+
+# a real shared object that is not a collagec model
+printf 'int not_a_model(void) { return 0; }\n' >"$T/notmodel.c"
+if ${CC:-cc} -shared -fPIC -o "$T/notmodel.so" "$T/notmodel.c" 2>/dev/null; then
+	x "$C" run "$T/notmodel.so"
+	status_is 1; out_empty; err_has "collagec: error: $T/notmodel.so: not a collagec model"
+else
+	bad "cannot build a test shared object with ${CC:-cc}"
+fi
+verdict run/foreign-so
+
+# ---- targets ----
+
+x "$C" targets
+status_is 0; err_empty
+awk '/^c \(/ { c = 1; next } c && /^  status: / { print $2; exit }' "$T/out" >"$T/cstatus"
+[ "$(cat "$T/cstatus")" = available ] || bad "target c: status '$(cat "$T/cstatus")'"
+verdict targets/c-available
+
+x "$C" targets extra
+status_is 2; err_has "targets: takes no arguments"
+verdict targets/usage
+
+# ---- environment and toolchain failures (exit 4), nothing left behind ----
+
+F=$T/env
+fresh "$F"
+x env CC=/nonexistent "$C" compile "$GOOD" -o "$F/OUT.so"
+status_is 4; out_empty
+err_has "collagec: error: cannot run the C compiler '/nonexistent' (set CC)"
+dir_is "$F" ""; tmp_clean
+verdict env/cc-missing
+
+fresh "$F"
+x "$C" compile "$GOOD" -o "$F/OUT.so" --cc false
+status_is 4; out_empty; err_has "collagec: error: the C compiler failed (exit 1)"
+dir_is "$F" ""; tmp_clean
+verdict env/cc-fails
+
+fresh "$F"
+x "$C" compile "$GOOD" -o "$F/nodir/OUT.so"
+status_is 4; err_has "collagec: error: cannot write '$F/nodir/OUT.so'"
+dir_is "$F" ""; tmp_clean
+verdict env/output-dir-missing
+
+fresh "$F"
+x "$C" compile "$GOOD" -o "$F/OUT.so" --json "$F/nodir/OUT.json"
+status_is 4; err_has "collagec: error: cannot write '$F/nodir/OUT.json'"
+dir_is "$F" ""; tmp_clean
+verdict env/json-unwritable-leaves-nothing
+
+fresh "$F"
+x "$C" compile "$GOOD" -o "$F/OUT.so" --depfile "$F/nodir/OUT.d"
+status_is 4; err_has "collagec: error: cannot write '$F/nodir/OUT.d'"
+dir_is "$F" ""; tmp_clean
+verdict env/depfile-unwritable-leaves-nothing
+
+fresh "$F"
+x "$C" compile "$GOOD" -o "$F/OUT.so" --dump-ir "$F/nodir/ir"
+status_is 4; err_has "collagec: error: cannot create '$F/nodir/ir'"
+dir_is "$F" ""; tmp_clean
+verdict env/dump-ir-unwritable
+
+[ "$failed" -eq 0 ]
