@@ -64,7 +64,7 @@ if [ -f "$T/mlp.so" ]; then
 	cp "$T/mlp.so" "$T/libmlp.so"
 	if cc -std=c11 -Iruntime examples/infer.c -L"$T" -lmlp -Wl,-rpath,"$T" -o "$T/infer" \
 		2>"$T/infer.err" && "$T/infer" >"$T/infer.out" 2>&1 &&
-		grep -q '^input -> \[1,10\] first' "$T/infer.out"; then
+		grep -q '^\[1,10\] first' "$T/infer.out"; then
 		ok example-program
 	else
 		fail example-program "$(cat "$T/infer.err" "$T/infer.out" 2>/dev/null | head -1)"
