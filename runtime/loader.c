@@ -24,7 +24,11 @@ int model_lib_load(struct model_lib *lib, const char *path, char **err)
 	char *p = strchr(path, '/') ? strdup(path) : dupf("./", path);
 
 	memset(lib, 0, sizeof(*lib));
-	lib->handle = p ? dlopen(p, RTLD_NOW | RTLD_LOCAL) : NULL;
+	/*
+	 * RTLD_NODELETE: a model pulls in libgomp, whose globals own heap
+	 * memory; unloading it at exit only makes that memory look leaked.
+	 */
+	lib->handle = p ? dlopen(p, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) : NULL;
 	free(p);
 	if (!lib->handle) {
 		*err = dupf("cannot load the model: ", dlerror());

@@ -478,8 +478,10 @@ void span_add(struct graph *g, struct span *dst, const struct span *src)
 	}
 	names = arena_alloc(g->arena, sizeof(char *) * (size_t)(n + 1));
 	types = arena_alloc(g->arena, sizeof(char *) * (size_t)(n + 1));
-	memcpy(names, dst->names, sizeof(char *) * (size_t)dst->n);
-	memcpy(types, dst->types, sizeof(char *) * (size_t)dst->n);
+	if (dst->n) {
+		memcpy(names, dst->names, sizeof(char *) * (size_t)dst->n);
+		memcpy(types, dst->types, sizeof(char *) * (size_t)dst->n);
+	}
 	n = dst->n;
 	for (int i = 0; i < src->n; i++) {
 		bool dup = false;
