@@ -88,8 +88,15 @@ int infer_arity(struct graph *g, struct node *n, int min_in, int max_in, int n_o
 	while (present > 0 && n->in[present - 1] < 0)
 		present--;
 	if (present < min_in || (max_in >= 0 && present > max_in)) {
-		diag_error(g->ctx, "%s: has %d inputs, expected %d%s", node_loc(g, n), present,
-			   min_in, max_in == min_in ? "" : max_in < 0 ? " or more" : " or more");
+		if (max_in == min_in)
+			diag_error(g->ctx, "%s: has %d inputs, expected %d", node_loc(g, n), present,
+				   min_in);
+		else if (max_in < 0)
+			diag_error(g->ctx, "%s: has %d inputs, expected %d or more", node_loc(g, n),
+				   present, min_in);
+		else
+			diag_error(g->ctx, "%s: has %d inputs, expected %d to %d", node_loc(g, n),
+				   present, min_in, max_in);
 		return -1;
 	}
 	if (n->n_out < 1 || (n_out >= 0 && n->n_out > n_out)) {
