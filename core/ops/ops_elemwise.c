@@ -124,6 +124,15 @@ int infer_dropout(struct graph *g, struct node *n)
 
 	if (infer_arity(g, n, 1, 3, 2) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
+	if (node_in(g, n, 2)) {
+		double training;
+
+		if (!value_const_scalar(g, node_in(g, n, 2), &training) || training != 0) {
+			diag_error(g->ctx, "%s: training-mode Dropout is not supported (its output "
+				   "is random)", node_loc(g, n));
+			return -1;
+		}
+	}
 	infer_set(g, n, 0, x->dtype, &x->shape);
 	if (n->n_out > 1)
 		infer_set(g, n, 1, DTYPE_BOOL, &x->shape);

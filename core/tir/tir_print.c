@@ -30,8 +30,8 @@ static const char *const intrin_names[INTRIN_COUNT][2] = {
 	[INTRIN_FABS] = { "fabs", "fabsf" },
 	[INTRIN_POW] = { "pow", "powf" },
 	[INTRIN_FMOD] = { "fmod", "fmodf" },
-	[INTRIN_ISNAN] = { "isnan", "isnan" },
-	[INTRIN_ISINF] = { "isinf", "isinf" },
+	[INTRIN_ISNAN] = { "!!isnan", "!!isnan" },
+	[INTRIN_ISINF] = { "!!isinf", "!!isinf" },	/* glibc: -1 for -inf */
 	[INTRIN_LOG1P] = { "log1p", "log1pf" },
 	[INTRIN_EXPM1] = { "expm1", "expm1f" },
 };
