@@ -124,13 +124,17 @@ int infer_dropout(struct graph *g, struct node *n)
 
 	if (infer_arity(g, n, 1, 3, 2) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
-	if (node_in(g, n, 2)) {
+	if (node_in(g, n, 2) && node_in(g, n, 2)->data) {
 		double training, ratio = 0.5;
 
-		/* training with ratio 0 keeps everything: deterministic, allowed */
+		/*
+		 * Constant training mode with a ratio that is not a constant 0 is
+		 * random: rejected. Inputs fed at run time are taken as
+		 * inference (the kernel is the identity); see BUGS in the manual.
+		 */
 		if (node_in(g, n, 1) && !value_const_scalar(g, node_in(g, n, 1), &ratio))
 			ratio = -1;
-		if ((!value_const_scalar(g, node_in(g, n, 2), &training) || training != 0) &&
+		if (value_const_scalar(g, node_in(g, n, 2), &training) && training != 0 &&
 		    ratio != 0) {
 			diag_error(g->ctx, "%s: training-mode Dropout is not supported (its output "
 				   "is random)", node_loc(g, n));
