@@ -27,6 +27,8 @@ int cmd_targets(int argc, char **argv);
 
 /* Prints "collagec: error: ..." and returns status (for `return usage_error(...)`). */
 PRINTF_LIKE(2, 3) int cli_error(int status, const char *fmt, ...);
+/* Parses a number >= min for option opt; 0, or 2 after a usage error. */
+int cli_number(const char *cmd, const char *opt, const char *arg, double min, double *out);
 /* Prints the usage of a command to f. */
 void cli_usage(const char *cmd, FILE *f);
 /* Handles -h/--help: prints usage and returns true. */
@@ -52,6 +54,8 @@ void session_close(struct session *s);
 int session_random_input(struct session *s, int i, const char *const *shapes, int n_shapes,
 			 uint32_t seed);
 int session_file_input(struct session *s, int i, const char *path);
+/* Every --shape names an input or a symbolic dim of the model; -1 (s->err) if not. */
+int session_check_shapes(struct session *s, const char *const *shapes, int n);
 int session_input_index(struct session *s, const char *name);
 int session_run(struct session *s);
 /* Output i as a tensor whose data is borrowed from the model. */

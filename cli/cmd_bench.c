@@ -117,6 +117,10 @@ int cmd_bench(int argc, char **argv)
 		return rc;
 	}
 	s.lib.set_threads(s.m, threads);
+	if (session_check_shapes(&s, shapes.v, shapes.n) < 0) {
+		rc = cli_error(2, "bench: %s", s.err);
+		goto out;
+	}
 	for (int i = 0; i < s.n_in; i++)
 		session_random_input(&s, i, shapes.v, shapes.n, seed);
 	t = xmalloc(sizeof(double) * (size_t)runs);

@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "../backends/backends.h"
 
 enum { OPT_TARGET = 256, OPT_RTOL, OPT_ATOL, OPT_EXPECT, OPT_JSON, OPT_TIMEOUT, OPT_OPT };
@@ -303,7 +305,6 @@ int cmd_conformance(int argc, char **argv)
 		{ "opt", required_argument, NULL, OPT_OPT },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct conf_opts co = { "c", "-O1", 1e-3, 1e-7, 120 };
@@ -317,18 +318,36 @@ int cmd_conformance(int argc, char **argv)
 		return 0;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "j:qv", longopts, NULL)) != -1) {
+	if (getenv("COLLAGEC_CFLAGS") && *getenv("COLLAGEC_CFLAGS"))
+		co.cflags = getenv("COLLAGEC_CFLAGS");
+	while ((c = getopt_long(argc, argv, "j:q", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TARGET: co.targets = optarg; break;
-		case OPT_RTOL: co.rtol = strtod(optarg, NULL); break;
-		case OPT_ATOL: co.atol = strtod(optarg, NULL); break;
+		case OPT_RTOL:
+		case OPT_ATOL:
+		case OPT_TIMEOUT:
+		case 'j': {
+			double num;
+			int r = cli_number("conformance", c == OPT_RTOL ? "--rtol" : c == OPT_ATOL ?
+					   "--atol" : c == OPT_TIMEOUT ? "--timeout" : "-j", optarg,
+					   c == OPT_RTOL || c == OPT_ATOL ? 0 : 1, &num);
+
+			if (r)
+				return r;
+			if (c == OPT_RTOL)
+				co.rtol = num;
+			else if (c == OPT_ATOL)
+				co.atol = num;
+			else if (c == OPT_TIMEOUT)
+				co.timeout = (int)num;
+			else
+				jobs = (int)num;
+			break;
+		}
 		case OPT_EXPECT: expect = optarg; break;
 		case OPT_JSON: json = true; break;
-		case OPT_TIMEOUT: co.timeout = atoi(optarg); break;
 		case OPT_OPT: co.cflags = optarg; break;
-		case 'j': jobs = atoi(optarg); break;
 		case 'q': quiet = true; break;
-		case 'v': break;
 		default:
 			return cli_error(2, "conformance: unknown or incomplete option '%s' (see "
 					 "'collagec conformance --help')", argv[optind - 1]);
@@ -336,8 +355,6 @@ int cmd_conformance(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_error(2, "conformance: expected one or more test folders");
-	if (jobs < 1 || co.timeout < 1)
-		return cli_error(2, "conformance: -j and --timeout take positive numbers");
 	if (expect && !(exp = read_expect(expect, &n_exp)))
 		return cli_error(2, "conformance: cannot read '%s': %s", expect, strerror(errno));
 	for (int i = optind; i < argc; i++) {
@@ -384,12 +401,26 @@ int cmd_conformance(int argc, char **argv)
 		}
 	}
 	if (json) {
-		printf("{\"passed\": %d, \"failed\": %d, \"regressed\": %d, \"tests\": [\n",
-		       passed, failed, regressed);
-		for (int i = 0; i < tests.n; i++)
-			printf("  {\"name\": \"%s\", \"pass\": %s}%s\n", tests.v[i].name,
-			       tests.v[i].pass ? "true" : "false", i + 1 < tests.n ? "," : "");
-		printf("]}\n");
+		cJSON *o = cJSON_CreateObject(), *arr;
+		char *txt;
+
+		cJSON_AddNumberToObject(o, "passed", passed);
+		cJSON_AddNumberToObject(o, "failed", failed);
+		cJSON_AddNumberToObject(o, "regressed", regressed);
+		arr = cJSON_AddArrayToObject(o, "tests");
+		for (int i = 0; i < tests.n; i++) {
+			cJSON *t = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(t, "name", tests.v[i].name);
+			cJSON_AddBoolToObject(t, "pass", tests.v[i].pass);
+			if (!tests.v[i].pass)
+				cJSON_AddStringToObject(t, "reason", tests.v[i].why ? tests.v[i].why : "");
+			cJSON_AddItemToArray(arr, t);
+		}
+		txt = cJSON_Print(o);
+		printf("%s\n", txt);
+		cJSON_free(txt);
+		cJSON_Delete(o);
 	} else {
 		printf("conformance: %d passed, %d failed", passed, failed);
 		if (expect)
@@ -404,5 +435,6 @@ int cmd_conformance(int argc, char **argv)
 		free(exp[e]);
 	free(exp);
 	vec_free(&tests);
-	return regressed ? 1 : 0;
+	/* with --expect only regressions fail the run; without, any failure does */
+	return (expect ? regressed : failed) ? 1 : 0;
 }

@@ -101,16 +101,31 @@ int cmd_run(int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		double num = 0;
+
 		switch (c) {
 		case OPT_INPUT: vec_push(&inputs, optarg); break;
 		case OPT_SHAPE: vec_push(&shapes, optarg); break;
-		case OPT_SEED: seed = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case OPT_OUTDIR: outdir = optarg; break;
 		case OPT_NPY: npy = true; break;
 		case OPT_CHECK: check = optarg; break;
-		case OPT_RTOL: rtol = strtod(optarg, NULL); break;
-		case OPT_ATOL: atol = strtod(optarg, NULL); break;
-		case OPT_THREADS: threads = atoi(optarg); break;
+		case OPT_SEED:
+		case OPT_RTOL:
+		case OPT_ATOL:
+		case OPT_THREADS:
+			if ((rc = cli_number("run", c == OPT_SEED ? "--seed" : c == OPT_RTOL ? "--rtol"
+					     : c == OPT_ATOL ? "--atol" : "--threads", optarg,
+					     c == OPT_THREADS ? 1 : 0, &num)))
+				goto out_noclose;
+			if (c == OPT_SEED)
+				seed = (uint32_t)num;
+			else if (c == OPT_RTOL)
+				rtol = num;
+			else if (c == OPT_ATOL)
+				atol = num;
+			else
+				threads = (int)num;
+			break;
 		default:
 			rc = cli_error(2, "run: unknown or incomplete option '%s' (see 'collagec "
 				       "run --help')", argv[optind - 1]);
@@ -122,20 +137,20 @@ int cmd_run(int argc, char **argv)
 		rc = cli_error(2, "run: expected one compiled model (OUT.so)");
 		goto out_noclose;
 	}
-	if (threads < 1) {
-		rc = cli_error(2, "run: --threads must be 1 or more");
-		goto out_noclose;
-	}
 	if (session_open(&s, argv[optind]) < 0) {
 		rc = cli_error(1, "%s", s.err);
 		session_close(&s);
 		goto out_noclose;
 	}
 	s.lib.set_threads(s.m, threads);
+	if (session_check_shapes(&s, shapes.v, shapes.n) < 0) {
+		rc = cli_error(2, "run: %s", s.err);
+		goto out;
+	}
 	given = xcalloc((size_t)s.n_in + 1, 1);
-	for (int i = 0; i < inputs.n; i++) {
+	for (int i = 0, positional = 0; i < inputs.n; i++) {
 		const char *eq = strchr(inputs.v[i], '=');
-		int idx = i;
+		int idx = eq ? -1 : positional++;
 		const char *path = inputs.v[i];
 
 		if (eq) {

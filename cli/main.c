@@ -10,17 +10,17 @@ const struct command commands[] = {
 	{ "compile", cmd_compile, "compile an ONNX model into a shared object + metadata",
 	  "collagec compile MODEL.onnx -o OUT.so [--target LIST] [--search none]\n"
 	  "                 [--shape NAME=DIMS]... [--dump-ir DIR] [--depfile FILE]\n"
-	  "                 [--json FILE] [--cc CC] [--opt FLAGS] [--keep-temps] [-q|-v]" },
+	  "                 [--json FILE] [--cc CC] [--opt FLAGS] [--keep-temps] [-q] [-v]" },
 	{ "run", cmd_run, "run a compiled model on inputs from files or random data",
 	  "collagec run OUT.so [--input [NAME=]FILE]... [--shape NAME=DIMS]... [--seed N]\n"
 	  "                 [--output-dir DIR] [--npy] [--check DIR] [--rtol X] [--atol Y]\n"
 	  "                 [--threads N]" },
 	{ "bench", cmd_bench, "measure a compiled model's latency",
 	  "collagec bench OUT.so [--runs N] [--warmup N] [--threads N] [--shape NAME=DIMS]...\n"
-	  "                 [--json] [--baseline FILE.json --max-regression PCT]" },
+	  "                 [--seed N] [--json] [--baseline FILE.json --max-regression PCT]" },
 	{ "conformance", cmd_conformance, "compile and check ONNX backend test folders",
 	  "collagec conformance DIR... [--target LIST] [--rtol X] [--atol Y] [-j N]\n"
-	  "                 [--expect FILE] [--json] [-q|-v]" },
+	  "                 [--timeout SECONDS] [--opt FLAGS] [--expect FILE] [--json] [-q]" },
 	{ "targets", cmd_targets, "list the target kinds, their hooks and availability",
 	  "collagec targets" },
 	{ NULL, NULL, NULL, NULL },
@@ -52,6 +52,17 @@ void cli_usage(const char *cmd, FILE *f)
 	for (const struct command *c = commands; c->name; c++)
 		if (!strcmp(c->name, cmd))
 			fprintf(f, "usage: %s\n", c->usage);
+}
+
+int cli_number(const char *cmd, const char *opt, const char *arg, double min, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end || !(v >= min))
+		return cli_error(2, "%s: %s takes a number >= %g, not '%s'", cmd, opt, min, arg);
+	*out = v;
+	return 0;
 }
 
 bool cli_wants_help(int argc, char **argv, const char *cmd)

@@ -128,6 +128,32 @@ static void store(void *data, enum dtype t, int64_t i, double v)
 	}
 }
 
+int session_check_shapes(struct session *s, const char *const *shapes, int n)
+{
+	for (int k = 0; k < n; k++) {
+		const char *eq = strchr(shapes[k], '=');
+		bool found = false;
+
+		if (!eq || eq == shapes[k])
+			return set_err(s, "--shape '%s': expected NAME=DIMS", shapes[k]);
+		for (int i = 0; i < s->n_in && !found; i++) {
+			collagec_tensor_info info;
+
+			s->lib.input_info(s->m, i, &info);
+			found = strlen(info.name) == (size_t)(eq - shapes[k]) &&
+				!strncmp(info.name, shapes[k], (size_t)(eq - shapes[k]));
+			for (int d = 0; d < info.rank && !found; d++)
+				found = info.dim_names[d] &&
+					strlen(info.dim_names[d]) == (size_t)(eq - shapes[k]) &&
+					!strncmp(info.dim_names[d], shapes[k], (size_t)(eq - shapes[k]));
+		}
+		if (!found)
+			return set_err(s, "--shape '%s': the model has no input or symbolic dim "
+				       "named '%.*s'", shapes[k], (int)(eq - shapes[k]), shapes[k]);
+	}
+	return 0;
+}
+
 int session_random_input(struct session *s, int i, const char *const *shapes, int n_shapes,
 			 uint32_t seed)
 {

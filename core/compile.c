@@ -329,10 +329,19 @@ static const char *json_path(struct collagec_ctx *ctx, const char *out)
 	return arena_printf(&ctx->arena, "%s.json", out);
 }
 
+/* -v: how long each stage took. */
+static void stage(struct collagec_ctx *ctx, const char *what, double *t)
+{
+	double now = time_now();
+
+	diag_note(ctx, "%-20s %.3f s", what, now - *t);
+	*t = now;
+}
+
 int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		     struct compile_stats *stats)
 {
-	double t0 = time_now();
+	double t0 = time_now(), t = t0;
 	struct graph *g = NULL;
 	struct target **targets;
 	struct partition *parts = NULL;
@@ -349,10 +358,12 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	g = onnx_import(ctx, o->model);
 	if (!g)
 		goto out;
+	stage(ctx, "import", &t);
 	if (compile_bind_shapes(g, o->shapes, o->n_shapes) < 0)
 		goto out;
 	if (passes_run(g, o->dump_dir) < 0)
 		goto out;
+	stage(ctx, "passes", &t);
 	add_output_copies(g);
 	if (partition_none(g, targets, nt, &parts, &np) < 0)
 		goto out;
@@ -360,6 +371,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		goto out;
 	if (o->dump_dir && dump_tir(g, o->dump_dir, parts, np) < 0)
 		goto out;
+	stage(ctx, "partition and lower", &t);
 	if (emit_plan(g, parts, np, &ep) < 0)
 		goto out;
 	lo.cc = o->cc ? o->cc : "cc";
@@ -370,8 +382,10 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (!meta)
 		goto out;
 	emit_model_c(g, &ep, sb_str(&kernels), meta, &model_c);
+	stage(ctx, "plan and emit", &t);
 	if (emit_link(ctx, &lo, sb_str(&model_c), &ep, o->out) < 0)
 		goto out;
+	stage(ctx, "cc", &t);
 	if (file_write_atomic(json, meta, strlen(meta)) < 0) {
 		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", json, strerror(errno));
 		remove(o->out);

@@ -24,7 +24,7 @@ struct collagec_model {
 	char err[256];
 };
 
-__attribute__((weak)) void collagec_rt_abort(const char *msg)
+RT_API __attribute__((weak)) void collagec_rt_abort(const char *msg)
 {
 	fprintf(stderr, "collagec runtime: %s\n", msg);
 	abort();
@@ -305,8 +305,10 @@ static void *value_ptr(collagec_model *m, int id)
 	case RT_CONST: return (void *)(rt_weights + v->offset);
 	case RT_INPUT: return (void *)m->in_data[v->io];
 	case RT_OUTPUT: return m->out_data[v->io];
-	default: return m->arena + m->offsets[id];
+	case RT_ARENA: return m->arena + m->offsets[id];
+	default: collagec_rt_abort("corrupt value table");
 	}
+	return NULL;
 }
 
 RT_API collagec_status collagec_run(collagec_model *m)

@@ -404,7 +404,7 @@ status_is 2; err_has "run: unknown or incomplete option '--frobnicate'"
 verdict run/usage/unknown-option
 
 x "$C" run "$SO" --threads 0
-status_is 2; err_has "run: --threads must be 1 or more"
+status_is 2; err_has "run: --threads takes a number >= 1"
 verdict run/usage/threads-0
 
 x "$C" run "$T/missing.so"

@@ -70,7 +70,8 @@ static int read_external(const Onnx__TensorProto *t, const char *dir, void *dst,
 	}
 	if (!loc || !loc[0])
 		return fail(err, "external data has no location");
-	if (loc[0] == '/' || strstr(loc, ".."))
+	if (loc[0] == '/' || !strcmp(loc, "..") || !strncmp(loc, "../", 3) || strstr(loc, "/../") ||
+	    (strlen(loc) >= 3 && !strcmp(loc + strlen(loc) - 3, "/..")))
 		return fail(err, "external data location '%s' must be a relative path inside "
 			    "the model's directory", loc);
 	if (length >= 0 && (size_t)length != bytes)

@@ -65,14 +65,18 @@ static int fold_node(struct graph *g, struct node *n)
 	return 0;
 }
 
+int fold_try(struct graph *g, struct node *n)
+{
+	if (n->dead || !foldable(g, n))
+		return 0;
+	return fold_node(g, n);
+}
+
 int pass_fold(struct graph *g)
 {
-	for (int i = 0; i < g->nodes.n; i++) {
-		struct node *n = &g->nodes.v[i];
-
-		if (!n->dead && foldable(g, n) && fold_node(g, n) < 0)
+	for (int i = 0; i < g->nodes.n; i++)
+		if (fold_try(g, &g->nodes.v[i]) < 0)
 			return -1;
-	}
 	graph_compact(g);
 	return 0;
 }

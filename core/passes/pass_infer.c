@@ -1,7 +1,9 @@
 /*
  * pass_infer.c - dtype and shape inference, node by node in topological
- * order through each op's infer function. A node whose inputs are unknown
- * because an earlier node failed is skipped, so one mistake gives one error.
+ * order through each op's infer function, folding each node whose inputs are
+ * constants right away, so computed shapes are known downstream. A node whose
+ * inputs are unknown because an earlier node failed is skipped, so one
+ * mistake gives one error.
  */
 #include "passes.h"
 #include "../ops/ops.h"
@@ -45,6 +47,9 @@ int pass_infer(struct graph *g)
 			continue;
 		if (op_info(n->op)->infer(g, n) < 0 || check_size(g, n) < 0)
 			rc = -1;
+		else if (fold_try(g, n) < 0)
+			rc = -1;
 	}
+	graph_compact(g);
 	return rc;
 }

@@ -32,6 +32,15 @@ int passes_run(struct graph *g, const char *dump_dir);
 /* Writes the graph's text form to DIR/NN-name.ir. */
 int passes_dump(struct graph *g, const char *dir, int seq, const char *name);
 
+/*
+ * Folds node n when its inputs are constants (or it is a Shape/Size of a
+ * static shape): its outputs become constants and it is marked dead. The
+ * infer pass calls it node by node, so shape computations are constants
+ * before the nodes that need them (Reshape, Expand, ...) are inferred.
+ * 0, or -1 after a diagnostic; not folding is not an error.
+ */
+int fold_try(struct graph *g, struct node *n);
+
 #define PASS(id, name, fn, help) int fn(struct graph *g);
 #include "passes.def"
 #undef PASS
