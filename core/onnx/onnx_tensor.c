@@ -148,7 +148,8 @@ int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_
 			return fail(err, "raw_data has %zu bytes, its shape needs %zu",
 				    t->raw_data.len, bytes);
 		}
-		memcpy(d, t->raw_data.data, bytes);	/* little-endian host */
+		if (bytes)
+			memcpy(d, t->raw_data.data, bytes);	/* little-endian host */
 		return 0;
 	}
 #define TYPED(field, count, CT)                                                          \
@@ -250,11 +251,16 @@ static int npy_read(const char *path, const unsigned char *buf, size_t len,
 			p++;
 			continue;
 		}
-		if (t->rank >= MAX_RANK || v < 0) {
+		if (t->rank >= MAX_RANK || v < 0 || v > DIM_LIMIT) {
 			free(hdr);
 			return fail(err, "%s: bad .npy shape", path);
 		}
 		t->dims[t->rank++] = v;
+		if (host_tensor_numel(t) > DIM_LIMIT) {
+			free(hdr);
+			return fail(err, "%s: .npy tensor has more than %lld elements", path,
+				    (long long)DIM_LIMIT);
+		}
 		p = e;
 	}
 	free(hdr);

@@ -56,6 +56,7 @@ struct target *target_parse(struct collagec_ctx *ctx, const struct target_kind *
 		long long v;
 
 		if (tok[0] != '-' || !eq) {
+			sb_release(&canon);
 			diag_error_status(ctx, STATUS_USAGE, "target '%s': expected -option=value, "
 					  "got '%s'", t->kind->name, tok);
 			return NULL;
@@ -69,6 +70,7 @@ struct target *target_parse(struct collagec_ctx *ctx, const struct target_kind *
 
 			for (o = t->kind->options; o && o->name; o++)
 				sb_printf(&sb, "%s-%s", sb.len ? ", " : "", o->name);
+			sb_release(&canon);
 			diag_error_status(ctx, STATUS_USAGE, "target '%s' has no option '%s' "
 					  "(options: %s)", t->kind->name, tok,
 					  sb.len ? sb_str(&sb) : "none");
@@ -77,6 +79,7 @@ struct target *target_parse(struct collagec_ctx *ctx, const struct target_kind *
 		}
 		v = strtoll(eq + 1, &end, 10);
 		if (*end || end == eq + 1 || v < o->min || v > o->max) {
+			sb_release(&canon);
 			diag_error_status(ctx, STATUS_USAGE, "target '%s': -%s takes an integer "
 					  "from %lld to %lld", t->kind->name, o->name,
 					  (long long)o->min, (long long)o->max);

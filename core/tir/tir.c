@@ -46,7 +46,9 @@ struct tir_func *tir_finish(struct tir_builder *b)
 		BUG("tir_finish with %d open blocks", b->stack.n - 1);
 	f->name = b->name;
 	f->n_bufs = b->bufs.n;
-	f->bufs = arena_memdup(b->arena, b->bufs.v, sizeof(*b->bufs.v) * (size_t)(b->bufs.n + 1));
+	f->bufs = arena_alloc(b->arena, sizeof(*f->bufs) * (size_t)(b->bufs.n + 1));
+	if (b->bufs.n)
+		memcpy(f->bufs, b->bufs.v, sizeof(*f->bufs) * (size_t)b->bufs.n);
 	f->n_vars = b->n_vars;
 	f->body = b->stack.v[0];
 	tir_builder_release(b);
@@ -90,6 +92,14 @@ struct tir *tir_const(struct tir_builder *b, enum dtype t, double v)
 {
 	if (dtype_is_float(t))
 		return tir_flt(b, t, v);
+	/* saturate: (int64_t) of 2^63 or more is undefined */
+	if (t == DTYPE_U64 && v >= 9223372036854775808.0)
+		return tir_typed_int(b, t, v >= 18446744073709551615.0 ? -1
+				     : (int64_t)(uint64_t)v);
+	if (v >= 9223372036854775807.0)
+		return tir_typed_int(b, t, INT64_MAX);
+	if (v <= -9223372036854775808.0)
+		return tir_typed_int(b, t, INT64_MIN);
 	return tir_typed_int(b, t, (int64_t)v);
 }
 
@@ -336,7 +346,9 @@ void tir_extern(struct tir_builder *b, const char *fn, struct tir **args, int n)
 
 	s->name = arena_strdup(b->arena, fn);
 	s->n = n;
-	s->list = arena_memdup(b->arena, args, sizeof(*args) * (size_t)(n ? n : 1));
+	s->list = arena_alloc(b->arena, sizeof(*args) * (size_t)(n + 1));
+	if (n)
+		memcpy(s->list, args, sizeof(*args) * (size_t)n);
 	append(b, s);
 }
 

@@ -180,9 +180,11 @@ static struct ival eval_bin(struct interp *it, const struct tir *e)
 		}
 		return mk(t, 0, uns ? (int64_t)((uint64_t)p % (uint64_t)q) : p % q);
 	case BIN_MIN:
-		return fl ? mk(t, isnan(x) || x < y ? x : y, 0) : mk(t, 0, p < q ? p : q);
+		return fl ? mk(t, isnan(x) || x < y ? x : y, 0)
+			: mk(t, 0, (uns ? (uint64_t)p < (uint64_t)q : p < q) ? p : q);
 	case BIN_MAX:
-		return fl ? mk(t, isnan(x) || x > y ? x : y, 0) : mk(t, 0, p > q ? p : q);
+		return fl ? mk(t, isnan(x) || x > y ? x : y, 0)
+			: mk(t, 0, (uns ? (uint64_t)p > (uint64_t)q : p > q) ? p : q);
 	case BIN_LT: return mk(t, 0, fl ? x < y : uns ? (uint64_t)p < (uint64_t)q : p < q);
 	case BIN_LE: return mk(t, 0, fl ? x <= y : uns ? (uint64_t)p <= (uint64_t)q : p <= q);
 	case BIN_GT: return mk(t, 0, fl ? x > y : uns ? (uint64_t)p > (uint64_t)q : p > q);

@@ -90,7 +90,9 @@ void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct str
 	switch (e->kind) {
 	case TIR_INT:
 		if (e->dtype == DTYPE_I64) {
-			if (e->i > INT32_MAX || e->i < INT32_MIN)
+			if (e->i == INT64_MIN)
+				sb_puts(sb, "INT64_MIN");
+			else if (e->i > INT32_MAX || e->i < INT32_MIN)
 				sb_printf(sb, "INT64_C(%lld)", (long long)e->i);
 			else if (e->i < 0)
 				sb_printf(sb, "(%lld)", (long long)e->i);
@@ -98,6 +100,8 @@ void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct str
 				sb_printf(sb, "%lld", (long long)e->i);
 		} else if (e->dtype == DTYPE_U64) {
 			sb_printf(sb, "UINT64_C(%llu)", (unsigned long long)e->i);
+		} else if (e->i == INT64_MIN) {
+			sb_printf(sb, "((%s)INT64_MIN)", tir_ctype(e->dtype));
 		} else {
 			sb_printf(sb, "((%s)%lld)", tir_ctype(e->dtype), (long long)e->i);
 		}

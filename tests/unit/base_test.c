@@ -337,6 +337,11 @@ static void test_file_read_missing(void)
 	ASSERT_TRUE(file_read("/nonexistent/collagec/file", &len) == NULL);
 	ASSERT(ENOENT, errno);
 	ASSERT(12345, len);
+	/* a directory opens but cannot be read */
+	errno = 0;
+	ASSERT_TRUE(file_read("/", &len) == NULL);
+	ASSERT(EISDIR, errno);
+	ASSERT(12345, len);
 }
 
 static void test_dir_remove_tree_nested(void)

@@ -54,7 +54,7 @@ static int test_failed_line;
 	{                                                                     \
 		volatile int failed = 0;                                           \
 		const char *file = strrchr(__FILE__, '/') ? strrchr(__FILE__, '/') + 1 : __FILE__; \
-		for (size_t i = 0; i < sizeof(unit_tests) / sizeof(unit_tests[0]); i++) { \
+		for (volatile size_t i = 0; i < sizeof(unit_tests) / sizeof(unit_tests[0]); i++) { \
 			int want = argc < 2;                                  \
 			for (int k = 1; k < argc; k++)                        \
 				want |= !strcmp(argv[k], unit_tests[i].name); \
