@@ -102,4 +102,25 @@ int lower_copy(struct lower *L);
 /* Row-major stride of axis k of s. */
 struct tir *lower_stride(struct lower *L, const struct shape *s, int k);
 
+/* ---- windows of convolution and pooling (ops_util.c) ---- */
+
+/* Geometry of a conv or pool window over the spatial dims (rank - 2 of them). */
+struct window {
+	int r;					/* spatial rank */
+	int64_t k[MAX_RANK];			/* kernel extent */
+	int64_t s[MAX_RANK];			/* stride */
+	int64_t d[MAX_RANK];			/* dilation */
+	int64_t pb[MAX_RANK], pe[MAX_RANK];	/* pads begin / end */
+	int64_t in[MAX_RANK], out[MAX_RANK];	/* spatial extents */
+};
+
+/*
+ * Fills w from the strides, dilations, pads and auto_pad attributes of n for
+ * input shape x and the given kernel; ceil_mode as in MaxPool. 0 or -1.
+ */
+int window_plan(struct graph *g, struct node *n, const struct shape *x, const int64_t *kernel,
+		bool ceil_mode, struct window *w);
+/* cond && 0 <= pos < ext (cond may be NULL). */
+struct tir *lower_inside(struct tir_builder *b, struct tir *cond, struct tir *pos, int64_t ext);
+
 #endif

@@ -8,99 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Window geometry of a conv or pool over the spatial dims. */
-struct window {
-	int r;				/* spatial rank */
-	int64_t k[MAX_RANK];		/* kernel extent */
-	int64_t s[MAX_RANK];		/* stride */
-	int64_t d[MAX_RANK];		/* dilation */
-	int64_t pb[MAX_RANK], pe[MAX_RANK];	/* pads begin / end */
-	int64_t in[MAX_RANK], out[MAX_RANK];
-};
-
-static int ints_attr(const struct node *n, const char *name, int r, int64_t *dst, int64_t def)
-{
-	const int64_t *v;
-	int c = node_attr_ints(n, name, &v);
-
-	for (int i = 0; i < r; i++)
-		dst[i] = c == r ? v[i] : def;
-	return c < 0 || c == r ? 0 : -1;
-}
-
-/* Computes the window from attributes; kernel from the weight when k is NULL. */
-static int window_plan(struct graph *g, struct node *n, const struct shape *x,
-		       const int64_t *kernel, bool ceil_mode, struct window *w)
-{
-	const char *ap = node_attr_str(n, "auto_pad", "NOTSET");
-	const int64_t *pads;
-	int np;
-
-	w->r = x->rank - 2;
-	if (w->r < 1) {
-		diag_error(g->ctx, "%s: input must have rank 3 or more", node_loc(g, n));
-		return -1;
-	}
-	for (int i = 0; i < w->r; i++) {
-		if (!dim_is_const(x->d[i + 2])) {
-			diag_error(g->ctx, "%s: spatial dimension %d is symbolic (only the batch "
-				   "and channel dims may be)", node_loc(g, n), i + 2);
-			return -1;
-		}
-		w->in[i] = x->d[i + 2].c;
-		w->k[i] = kernel[i];
-	}
-	if (ints_attr(n, "strides", w->r, w->s, 1) < 0 ||
-	    ints_attr(n, "dilations", w->r, w->d, 1) < 0) {
-		diag_error(g->ctx, "%s: strides/dilations do not match the spatial rank %d",
-			   node_loc(g, n), w->r);
-		return -1;
-	}
-	np = node_attr_ints(n, "pads", &pads);
-	if (np >= 0 && np != 2 * w->r) {
-		diag_error(g->ctx, "%s: pads has %d values, expected %d", node_loc(g, n), np,
-			   2 * w->r);
-		return -1;
-	}
-	for (int i = 0; i < w->r; i++) {
-		int64_t ek = (w->k[i] - 1) * w->d[i] + 1;
-
-		if (w->s[i] <= 0 || w->d[i] <= 0 || w->k[i] <= 0) {
-			diag_error(g->ctx, "%s: kernel, strides and dilations must be positive",
-				   node_loc(g, n));
-			return -1;
-		}
-		w->pb[i] = np > 0 ? pads[i] : 0;
-		w->pe[i] = np > 0 ? pads[i + w->r] : 0;
-		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-			int64_t o = (w->in[i] + w->s[i] - 1) / w->s[i];
-			int64_t tot = (o - 1) * w->s[i] + ek - w->in[i];
-
-			tot = tot < 0 ? 0 : tot;
-			w->pb[i] = !strcmp(ap, "SAME_UPPER") ? tot / 2 : tot - tot / 2;
-			w->pe[i] = tot - w->pb[i];
-			w->out[i] = o;
-			continue;
-		}
-		if (!strcmp(ap, "VALID"))
-			w->pb[i] = w->pe[i] = 0;
-		{
-			int64_t span = w->in[i] + w->pb[i] + w->pe[i] - ek;
-
-			if (span < 0) {
-				diag_error(g->ctx, "%s: kernel is larger than the padded input",
-					   node_loc(g, n));
-				return -1;
-			}
-			w->out[i] = ceil_mode ? (span + w->s[i] - 1) / w->s[i] + 1 : span / w->s[i] + 1;
-			/* the last window must start inside the input or its begin pad */
-			if (ceil_mode && (w->out[i] - 1) * w->s[i] >= w->in[i] + w->pb[i])
-				w->out[i]--;
-		}
-	}
-	return 0;
-}
-
 /* ---- Conv ---- */
 
 static int conv_plan(struct graph *g, struct node *n, struct window *w, struct shape *out)
@@ -159,15 +66,6 @@ int infer_conv(struct graph *g, struct node *n)
 	return 0;
 }
 
-/* Appends "all window coordinates are inside the input" to a condition. */
-static struct tir *inside(struct tir_builder *b, struct tir *cond, struct tir *pos, int64_t ext)
-{
-	struct tir *c = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, pos, tir_int(b, 0)),
-				tir_bin(b, BIN_LT, pos, tir_int(b, ext)));
-
-	return cond ? tir_bin(b, BIN_LAND, cond, c) : c;
-}
-
 int lower_conv(struct lower *L)
 {
 	struct tir_builder *b = L->b;
@@ -198,7 +96,7 @@ int lower_conv(struct lower *L)
 		p = tir_bin(b, BIN_SUB, p, tir_int(b, w.pb[i]));
 		if (w.pb[i] || w.pe[i] || w.s[i] * (w.out[i] - 1) + (w.k[i] - 1) * w.d[i] >= w.in[i]) {
 			p = tir_let(b, "p", p);
-			cond = inside(b, cond, p, w.in[i]);
+			cond = lower_inside(b, cond, p, w.in[i]);
 		}
 		xi[i + 2] = p;
 		wi[i + 2] = ki[i];
@@ -296,7 +194,7 @@ int lower_pool(struct lower *L)
 					tir_int(b, w.pb[i]));
 
 		p = tir_let(b, "p", p);
-		cond = inside(b, cond, p, w.in[i]);
+		cond = lower_inside(b, cond, p, w.in[i]);
 		xi[i + 2] = p;
 	}
 	tir_if(b, cond);

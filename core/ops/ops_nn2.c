@@ -472,17 +472,9 @@ int lower_lrn(struct lower *L)
 
 /* ---- ConvTranspose and LpPool: window geometry ---- */
 
-struct win {
-	int r;					/* spatial rank */
-	int64_t k[MAX_RANK];			/* kernel extent */
-	int64_t s[MAX_RANK];			/* stride */
-	int64_t d[MAX_RANK];			/* dilation */
-	int64_t pb[MAX_RANK];			/* pad at the beginning */
-	int64_t in[MAX_RANK], out[MAX_RANK];	/* spatial extents */
-};
 
 /* Spatial rank, extents and the strides/dilations common to both ops. */
-static int win_init(struct graph *g, struct node *n, const struct shape *x, struct win *w)
+static int win_init(struct graph *g, struct node *n, const struct shape *x, struct window *w)
 {
 	const char *ap = node_attr_str(n, "auto_pad", "NOTSET");
 
@@ -517,7 +509,7 @@ static int win_init(struct graph *g, struct node *n, const struct shape *x, stru
 }
 
 /* Reads pads (2 * r values, or none) into pb/pe. */
-static int win_pads(struct graph *g, struct node *n, const struct win *w, int64_t *pb,
+static int win_pads(struct graph *g, struct node *n, const struct window *w, int64_t *pb,
 		    int64_t *pe)
 {
 	const int64_t *v;
@@ -539,16 +531,6 @@ static int win_pads(struct graph *g, struct node *n, const struct win *w, int64_
 	return 0;
 }
 
-/* "All window coordinates are inside the input" and'ed onto cond. */
-static struct tir *and_inside(struct tir_builder *b, struct tir *cond, struct tir *pos,
-			      int64_t ext)
-{
-	struct tir *c = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, pos, tir_int(b, 0)),
-				tir_bin(b, BIN_LT, pos, tir_int(b, ext)));
-
-	return cond ? tir_bin(b, BIN_LAND, cond, c) : c;
-}
-
 /* ---- ConvTranspose ---- */
 
 /*
@@ -556,7 +538,7 @@ static struct tir *and_inside(struct tir_builder *b, struct tir *cond, struct ti
  * s * (in - 1) + output_padding + (k - 1) * d + 1 elements, of which the
  * output keeps [pb, pb + out). Weight is [C, M / group, k...].
  */
-static int tconv_plan(struct graph *g, struct node *n, struct win *w, struct shape *out)
+static int tconv_plan(struct graph *g, struct node *n, struct window *w, struct shape *out)
 {
 	struct value *x = float_input(g, n, 0), *wt = infer_input(g, n, 1);
 	const char *ap = node_attr_str(n, "auto_pad", "NOTSET");
@@ -643,7 +625,7 @@ static int tconv_plan(struct graph *g, struct node *n, struct win *w, struct sha
 /* Y is [N, M, spatial...] from tconv_plan(). */
 int infer_tconv(struct graph *g, struct node *n)
 {
-	struct win w;
+	struct window w;
 	struct shape s;
 
 	if (infer_arity(g, n, 2, 3, 1) < 0 || tconv_plan(g, n, &w, &s) < 0)
@@ -665,7 +647,7 @@ int lower_tconv(struct lower *L)
 	int64_t cin_g = wt->shape.d[0].c / group, cout_g = wt->shape.d[1].c;
 	struct tir *oi[MAX_RANK], *ki[MAX_RANK], *xi[MAX_RANK], *wi[MAX_RANK], *tp[MAX_RANK];
 	struct tir *acc, *ic, *cond = NULL;
-	struct win w;
+	struct window w;
 	struct shape s;
 
 	if (tconv_plan(L->g, (struct node *)L->n, &w, &s) < 0)
@@ -686,7 +668,7 @@ int lower_tconv(struct lower *L)
 					tir_mul(b, ki[i], tir_int(b, w.d[i])));
 
 		tp[i] = tir_let(b, "t", t);
-		cond = and_inside(b, cond, tp[i], w.s[i] * (w.in[i] - 1) + 1);
+		cond = lower_inside(b, cond, tp[i], w.s[i] * (w.in[i] - 1) + 1);
 		if (w.s[i] > 1) {
 			struct tir *r = tir_bin(b, BIN_MOD, tp[i], tir_int(b, w.s[i]));
 
@@ -741,12 +723,9 @@ static struct tir *lp_root(struct tir_builder *b, struct tir *acc, int p)
 }
 
 /* The pooling window: MaxPool's rules (auto_pad, ceil_mode, dilations). */
-static int lppool_plan(struct graph *g, struct node *n, struct win *w, struct shape *out)
+static int lppool_plan(struct graph *g, struct node *n, struct window *w, struct shape *out)
 {
 	struct value *x = float_input(g, n, 0);
-	const char *ap = node_attr_str(n, "auto_pad", "NOTSET");
-	bool ceil_mode = node_attr_int(n, "ceil_mode", 0) != 0;
-	int64_t pb[MAX_RANK], pe[MAX_RANK];
 	const int64_t *ks;
 	int c = node_attr_ints(n, "kernel_shape", &ks);
 
@@ -757,34 +736,8 @@ static int lppool_plan(struct graph *g, struct node *n, struct win *w, struct sh
 			   MAX(x->shape.rank - 2, 1));
 		return -1;
 	}
-	memcpy(w->k, ks, sizeof(int64_t) * (size_t)c);
-	if (win_init(g, n, &x->shape, w) < 0 || win_pads(g, n, w, pb, pe) < 0)
+	if (window_plan(g, n, &x->shape, ks, node_attr_int(n, "ceil_mode", 0) != 0, w) < 0)
 		return -1;
-	for (int i = 0; i < w->r; i++) {
-		int64_t ek = (w->k[i] - 1) * w->d[i] + 1, span;
-
-		if (!strncmp(ap, "SAME_", 5)) {
-			int64_t o = (w->in[i] + w->s[i] - 1) / w->s[i];
-			int64_t tot = MAX((o - 1) * w->s[i] + ek - w->in[i], 0);
-
-			w->pb[i] = !strcmp(ap, "SAME_UPPER") ? tot / 2 : tot - tot / 2;
-			w->out[i] = o;
-			continue;
-		}
-		if (!strcmp(ap, "VALID"))
-			pb[i] = pe[i] = 0;
-		w->pb[i] = pb[i];
-		span = w->in[i] + pb[i] + pe[i] - ek;
-		if (span < 0) {
-			diag_error(g->ctx, "%s: kernel is larger than the padded input",
-				   node_loc(g, n));
-			return -1;
-		}
-		w->out[i] = ceil_mode ? (span + w->s[i] - 1) / w->s[i] + 1 : span / w->s[i] + 1;
-		/* the last window must start inside the input or its begin pad */
-		if (ceil_mode && (w->out[i] - 1) * w->s[i] >= w->in[i] + pb[i])
-			w->out[i]--;
-	}
 	*out = x->shape;
 	for (int i = 0; i < w->r; i++)
 		out->d[i + 2] = dim_const(w->out[i]);
@@ -794,7 +747,7 @@ static int lppool_plan(struct graph *g, struct node *n, struct win *w, struct sh
 /* Y is [N, C, windows...] from lppool_plan(). */
 int infer_lppool(struct graph *g, struct node *n)
 {
-	struct win w;
+	struct window w;
 	struct shape s;
 
 	if (infer_arity(g, n, 1, 1, 1) < 0 || lppool_plan(g, n, &w, &s) < 0)
@@ -810,7 +763,7 @@ int lower_lppool(struct lower *L)
 	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
 	int p = (int)node_attr_int(L->n, "p", 2);
 	struct tir *oi[MAX_RANK], *ki[MAX_RANK], *xi[MAX_RANK], *acc, *cond = NULL;
-	struct win w;
+	struct window w;
 	struct shape s;
 
 	if (lppool_plan(L->g, (struct node *)L->n, &w, &s) < 0)
@@ -826,7 +779,7 @@ int lower_lppool(struct lower *L)
 					  tir_mul(b, ki[i], tir_int(b, w.d[i])));
 
 		xi[i + 2] = tir_let(b, "p", tir_bin(b, BIN_SUB, pos, tir_int(b, w.pb[i])));
-		cond = and_inside(b, cond, xi[i + 2], w.in[i]);
+		cond = lower_inside(b, cond, xi[i + 2], w.in[i]);
 	}
 	tir_if(b, cond);
 	tir_assign(b, acc, tir_add(b, acc, lp_term(b, tir_load(b, L->in[0],

@@ -207,3 +207,96 @@ struct tir *lower_numel(struct lower *L, const struct shape *s)
 		e = tir_mul(L->b, e, tir_dim(L->b, s->d[k]));
 	return e;
 }
+
+/* ---- windows of convolution and pooling ---- */
+
+static int ints_attr(const struct node *n, const char *name, int r, int64_t *dst, int64_t def)
+{
+	const int64_t *v;
+	int c = node_attr_ints(n, name, &v);
+
+	for (int i = 0; i < r; i++)
+		dst[i] = c == r ? v[i] : def;
+	return c < 0 || c == r ? 0 : -1;
+}
+
+
+int window_plan(struct graph *g, struct node *n, const struct shape *x,
+		       const int64_t *kernel, bool ceil_mode, struct window *w)
+{
+	const char *ap = node_attr_str(n, "auto_pad", "NOTSET");
+	const int64_t *pads;
+	int np;
+
+	w->r = x->rank - 2;
+	if (w->r < 1) {
+		diag_error(g->ctx, "%s: input must have rank 3 or more", node_loc(g, n));
+		return -1;
+	}
+	for (int i = 0; i < w->r; i++) {
+		if (!dim_is_const(x->d[i + 2])) {
+			diag_error(g->ctx, "%s: spatial dimension %d is symbolic (only the batch "
+				   "and channel dims may be)", node_loc(g, n), i + 2);
+			return -1;
+		}
+		w->in[i] = x->d[i + 2].c;
+		w->k[i] = kernel[i];
+	}
+	if (ints_attr(n, "strides", w->r, w->s, 1) < 0 ||
+	    ints_attr(n, "dilations", w->r, w->d, 1) < 0) {
+		diag_error(g->ctx, "%s: strides/dilations do not match the spatial rank %d",
+			   node_loc(g, n), w->r);
+		return -1;
+	}
+	np = node_attr_ints(n, "pads", &pads);
+	if (np >= 0 && np != 2 * w->r) {
+		diag_error(g->ctx, "%s: pads has %d values, expected %d", node_loc(g, n), np,
+			   2 * w->r);
+		return -1;
+	}
+	for (int i = 0; i < w->r; i++) {
+		int64_t ek = (w->k[i] - 1) * w->d[i] + 1;
+
+		if (w->s[i] <= 0 || w->d[i] <= 0 || w->k[i] <= 0) {
+			diag_error(g->ctx, "%s: kernel, strides and dilations must be positive",
+				   node_loc(g, n));
+			return -1;
+		}
+		w->pb[i] = np > 0 ? pads[i] : 0;
+		w->pe[i] = np > 0 ? pads[i + w->r] : 0;
+		if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+			int64_t o = (w->in[i] + w->s[i] - 1) / w->s[i];
+			int64_t tot = (o - 1) * w->s[i] + ek - w->in[i];
+
+			tot = tot < 0 ? 0 : tot;
+			w->pb[i] = !strcmp(ap, "SAME_UPPER") ? tot / 2 : tot - tot / 2;
+			w->pe[i] = tot - w->pb[i];
+			w->out[i] = o;
+			continue;
+		}
+		if (!strcmp(ap, "VALID"))
+			w->pb[i] = w->pe[i] = 0;
+		{
+			int64_t span = w->in[i] + w->pb[i] + w->pe[i] - ek;
+
+			if (span < 0) {
+				diag_error(g->ctx, "%s: kernel is larger than the padded input",
+					   node_loc(g, n));
+				return -1;
+			}
+			w->out[i] = ceil_mode ? (span + w->s[i] - 1) / w->s[i] + 1 : span / w->s[i] + 1;
+			/* the last window must start inside the input or its begin pad */
+			if (ceil_mode && (w->out[i] - 1) * w->s[i] >= w->in[i] + w->pb[i])
+				w->out[i]--;
+		}
+	}
+	return 0;
+}
+
+struct tir *lower_inside(struct tir_builder *b, struct tir *cond, struct tir *pos, int64_t ext)
+{
+	struct tir *c = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, pos, tir_int(b, 0)),
+				tir_bin(b, BIN_LT, pos, tir_int(b, ext)));
+
+	return cond ? tir_bin(b, BIN_LAND, cond, c) : c;
+}
