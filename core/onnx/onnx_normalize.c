@@ -6,6 +6,8 @@
  *   Reshape  <5   shape attr             -> input 1
  *   Slice    <10  starts/ends/axes attrs -> inputs 1..3
  *   Clip     <11  min/max attrs          -> inputs 1, 2
+ *   Pad      <11  pads (paddings) / value attrs -> inputs 1, 2
+ *   TopK     <10  k attr                 -> input 1
  *   Split, Squeeze, Unsqueeze, ReduceSum <13  attr -> input 1
  *   Reduce* (all opsets here)   axes attr -> input 1
  */
@@ -106,6 +108,24 @@ int onnx_normalize(struct graph *g)
 				attr_to_input(g, n, "starts", 1);
 				attr_to_input(g, n, "ends", 2);
 				attr_to_input(g, n, "axes", 3);
+			}
+			break;
+		case OP_PAD:
+			if (opset < 11) {
+				struct value *x = node_in(g, n, 0);
+				enum dtype t = x && x->dtype ? x->dtype : DTYPE_F32;
+
+				attr_to_input(g, n, node_attr(n, "pads") ? "pads" : "paddings", 1);
+				if (node_attr(n, "value"))
+					set_scalar_input(g, n, 2, t, node_attr_float(n, "value", 0),
+							 "value");
+			}
+			break;
+		case OP_TOPK:
+			if (opset < 10 && node_attr(n, "k")) {
+				int64_t k = node_attr_int(n, "k", 0);
+
+				set_const_input(g, n, 1, &k, 1, "k");
 			}
 			break;
 		case OP_CLIP:
