@@ -17,14 +17,9 @@
 
 #include "../ops/ops.h"
 
-/* Sets input slot i of n to a new 1-D int64 constant (growing the inputs). */
-static void set_const_input(struct graph *g, struct node *n, int i, const int64_t *v, int count,
-			    const char *what)
+/* Sets input slot i of n to value id, growing the inputs (absent ones are -1). */
+static void set_input(struct graph *g, struct node *n, int i, int id)
 {
-	struct shape s = { 1, { { count, 0, { 0 } } } };
-	int id = graph_add_const(g, arena_printf(g->arena, "%s.%s", n->name, what), DTYPE_I64, &s,
-				 v);
-
 	if (i >= n->n_in) {
 		int *in = arena_alloc(g->arena, sizeof(int) * (size_t)(i + 1));
 
@@ -35,6 +30,16 @@ static void set_const_input(struct graph *g, struct node *n, int i, const int64_
 		n->n_in = i + 1;
 	}
 	n->in[i] = id;
+}
+
+/* Sets input slot i of n to a new 1-D int64 constant. */
+static void set_const_input(struct graph *g, struct node *n, int i, const int64_t *v, int count,
+			    const char *what)
+{
+	struct shape s = { 1, { { count, 0, { 0 } } } };
+
+	set_input(g, n, i, graph_add_const(g, arena_printf(g->arena, "%s.%s", n->name, what),
+					   DTYPE_I64, &s, v));
 }
 
 static void set_scalar_input(struct graph *g, struct node *n, int i, enum dtype t, double v,
@@ -53,16 +58,7 @@ static void set_scalar_input(struct graph *g, struct node *n, int i, enum dtype 
 		t = DTYPE_F32;
 	}
 	id = graph_add_const(g, arena_printf(g->arena, "%s.%s", n->name, what), t, &s, buf);
-	if (i >= n->n_in) {
-		int *in = arena_alloc(g->arena, sizeof(int) * (size_t)(i + 1));
-
-		memcpy(in, n->in, sizeof(int) * (size_t)n->n_in);
-		for (int j = n->n_in; j < i; j++)
-			in[j] = -1;
-		n->in = in;
-		n->n_in = i + 1;
-	}
-	n->in[i] = id;
+	set_input(g, n, i, id);
 }
 
 /* Moves ints attribute name (if present) to input slot i. */
