@@ -240,12 +240,12 @@ static void add_output_copies(struct graph *g)
 }
 
 static int lower_partitions(struct graph *g, struct partition *parts, int np,
-			    struct strbuf *src, struct strbuf *ldlibs)
+			    struct model_sources *ms)
 {
 	for (int i = 0; i < np; i++) {
 		struct partition *p = &parts[i];
 		const struct target_kind *k = p->target->kind;
-		struct runtime_module m = { STRBUF_INIT, { 0 } };
+		struct runtime_module m = { STRBUF_INIT, { 0 }, NULL, NULL };
 		int rc;
 
 		if (k->relay_to_runtime) {
@@ -256,12 +256,8 @@ static int lower_partitions(struct graph *g, struct partition *parts, int np,
 			if (rc == 0)
 				rc = k->tir_to_runtime(g, p->target, p, &m);
 		}
-		if (rc == 0) {
-			sb_puts(src, sb_str(&m.source));
-			for (int j = 0; j < m.ldlibs.n; j++)
-				if (!strstr(sb_str(ldlibs), m.ldlibs.v[j]))
-					sb_printf(ldlibs, " %s", m.ldlibs.v[j]);
-		}
+		if (rc == 0)
+			model_sources_add(ms, &m);
 		sb_release(&m.source);
 		vec_free(&m.ldlibs);
 		if (rc < 0)
@@ -346,7 +342,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	struct target **targets;
 	struct partition *parts = NULL;
 	struct exec_plan ep = { 0 };
-	struct strbuf kernels = STRBUF_INIT, ldlibs = STRBUF_INIT, model_c = STRBUF_INIT;
+	struct model_sources ms = { STRBUF_INIT, { 0 }, { 0 }, { 0 } };
+	struct strbuf ldlibs = STRBUF_INIT, model_c = STRBUF_INIT;
 	char *meta = NULL;
 	const char *json = o->json ? o->json : json_path(ctx, o->out);
 	struct link_options lo;
@@ -367,7 +364,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	add_output_copies(g);
 	if (partition_none(g, targets, nt, &parts, &np) < 0)
 		goto out;
-	if (lower_partitions(g, parts, np, &kernels, &ldlibs) < 0)
+	if (lower_partitions(g, parts, np, &ms) < 0)
 		goto out;
 	if (o->dump_dir && dump_tir(g, o->dump_dir, parts, np) < 0)
 		goto out;
@@ -376,12 +373,14 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		goto out;
 	lo.cc = o->cc ? o->cc : "cc";
 	lo.cflags = o->cflags ? o->cflags : "-O2";
+	for (int i = 0; i < ms.ldlibs.n; i++)
+		sb_printf(&ldlibs, "%s%s", i ? " " : "", ms.ldlibs.v[i]);
 	lo.ldlibs = sb_str(&ldlibs);
 	lo.keep = o->keep_temps;
 	meta = metadata_json(g, o, &lo, targets, nt, parts, np, &ep);
 	if (!meta)
 		goto out;
-	emit_model_c(g, &ep, sb_str(&kernels), meta, &model_c);
+	emit_model_c(g, &ep, &ms, meta, &model_c);
 	stage(ctx, "plan and emit", &t);
 	if (emit_link(ctx, &lo, sb_str(&model_c), &ep, o->out) < 0)
 		goto out;
@@ -411,7 +410,7 @@ out:
 		vec_free(&parts[i].kernels);
 	free(meta);
 	exec_plan_release(&ep);
-	sb_release(&kernels);
+	model_sources_release(&ms);
 	sb_release(&ldlibs);
 	sb_release(&model_c);
 	graph_free(g);

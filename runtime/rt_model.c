@@ -66,9 +66,12 @@ static collagec_status fail(collagec_model *m, collagec_status s, const char *fm
 	return s;
 }
 
+/* Why the last collagec_open failed (reported by collagec_last_error(NULL)). */
+static char rt_open_err[256];
+
 RT_API const char *collagec_last_error(const collagec_model *m)
 {
-	return m ? m->err : "";
+	return m ? m->err : rt_open_err;
 }
 
 static int64_t dim_eval(const struct rt_dim *d, const int64_t *syms)
@@ -107,6 +110,14 @@ RT_API collagec_status collagec_open(collagec_model **out)
 	if (!m)
 		return COLLAGEC_E_ALLOC;
 	m->threads = 1;
+	for (int i = 0; rt_inits[i]; i++)
+		if (rt_inits[i](rt_open_err, sizeof(rt_open_err)) != 0) {
+			/* finis tolerate an init that did not run or failed */
+			for (int k = 0; rt_finis[k]; k++)
+				rt_finis[k]();
+			free(m);
+			return COLLAGEC_E_RUNTIME;
+		}
 	if (RT_STATIC_ARENA >= 0) {
 		m->arena_size = RT_STATIC_ARENA;
 		m->arena = xaligned(RT_STATIC_ARENA);
@@ -130,6 +141,8 @@ RT_API void collagec_close(collagec_model *m)
 		free(m->out_data[i]);
 	free(m->arena);
 	free(m);
+	for (int i = 0; rt_finis[i]; i++)
+		rt_finis[i]();
 }
 
 RT_API int collagec_num_inputs(const collagec_model *m)

@@ -8,7 +8,7 @@
  *   RT_N_VALUES RT_N_INPUTS RT_N_OUTPUTS RT_N_SYMS RT_N_STEPS RT_N_ARGS
  *   RT_MAX_ARGS RT_STATIC_ARENA (bytes, or -1 when planned at run time)
  *   rt_values[] rt_info_dims[][] (-1 where symbolic) rt_steps[] rt_args[]
- *   rt_inputs[] rt_outputs[] rt_sym_names[]
+ *   rt_inputs[] rt_outputs[] rt_sym_names[] rt_inits[] rt_finis[] (NULL-terminated)
  *   rt_weights (the embedded blob) and rt_metadata_json
  */
 #ifndef COLLAGEC_RT_MODEL_H
@@ -55,6 +55,9 @@ struct rt_value {
 };
 
 typedef void (*rt_kernel)(void *const *bufs, const int64_t *syms, int threads);
+/* Backend state: init runs in collagec_open (0 = ok, else a message in err), fini in close. */
+typedef int (*rt_init_fn)(char *err, size_t errlen);
+typedef void (*rt_fini_fn)(void);
 
 struct rt_step {
 	rt_kernel fn;

@@ -52,8 +52,20 @@ struct exec_plan {
 int emit_plan(struct graph *g, struct partition *parts, int n_parts, struct exec_plan *ep);
 void exec_plan_release(struct exec_plan *ep);
 
+/* What the partitions' runtime modules add up to (duplicates removed). */
+struct model_sources {
+	struct strbuf kernels;		/* all kernel source */
+	VEC(const char *) ldlibs;	/* link flags, in first-seen order */
+	VEC(const char *) inits;	/* backend init functions */
+	VEC(const char *) finis;	/* backend fini functions */
+};
+
+/* Appends a runtime module to the model's sources. */
+void model_sources_add(struct model_sources *ms, const struct runtime_module *m);
+void model_sources_release(struct model_sources *ms);
+
 /* Generates model.c: kernel sources, tables, the metadata string, runtime. */
-void emit_model_c(struct graph *g, const struct exec_plan *ep, const char *kernels_src,
+void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct model_sources *ms,
 		  const char *metadata_json, struct strbuf *out);
 
 struct link_options {

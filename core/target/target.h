@@ -43,10 +43,21 @@ struct partition {
 	double est_cost;		/* seconds; NAN = unknown */
 };
 
-/* What tir_to_runtime produces: source for the model's translation unit. */
+/*
+ * What tir_to_runtime produces: source for the model's translation unit.
+ * A backend with state (an OpenCL context, built programs) names an init
+ * function, run by every collagec_open() before any kernel, and a fini run by
+ * every collagec_close(): "int NAME(char *err, size_t errlen)" returning 0,
+ * and "void NAME(void)". They keep their own reference count; a fini must be
+ * harmless when its init failed or did not run (a failed open calls them
+ * all). Each name is emitted once per model even when several partitions of
+ * the target ask for it.
+ */
 struct runtime_module {
 	struct strbuf source;		/* C code defining the partition's kernels */
 	VEC(const char *) ldlibs;	/* extra link libraries ("-lopenblas") */
+	const char *init;		/* (optional) init function name */
+	const char *fini;		/* (optional) fini function name */
 };
 
 struct target_option {

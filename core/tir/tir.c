@@ -234,6 +234,15 @@ struct tir *tir_select(struct tir_builder *b, struct tir *c, struct tir *x, stru
 	return e;
 }
 
+struct tir *tir_addr(struct tir_builder *b, struct tir_buf *buf, struct tir *offset)
+{
+	struct tir *e = node(b, TIR_ADDR, DTYPE_UNDEF);
+
+	e->buf = buf;
+	e->a = offset;
+	return e;
+}
+
 /* ---- statements ---- */
 
 static void append(struct tir_builder *b, struct tir *s)

@@ -34,6 +34,7 @@ enum tir_kind {
 	TIR_CALL,	/* intrinsic(args) */
 	TIR_CAST,	/* (dtype)a */
 	TIR_SELECT,	/* a ? b : c */
+	TIR_ADDR,	/* &buf[a]: a pointer, only as a call_extern argument */
 	/* statements */
 	TIR_FOR,	/* for var in [0, a): b */
 	TIR_STORE,	/* buf[a] = b */
@@ -131,6 +132,8 @@ struct tir *tir_call1(struct tir_builder *b, enum tir_intrin f, struct tir *x);
 struct tir *tir_call2(struct tir_builder *b, enum tir_intrin f, struct tir *x, struct tir *y);
 struct tir *tir_cast(struct tir_builder *b, enum dtype t, struct tir *x);
 struct tir *tir_select(struct tir_builder *b, struct tir *c, struct tir *x, struct tir *y);
+/* &buf[offset], for call_extern arguments (library calls take pointers). */
+struct tir *tir_addr(struct tir_builder *b, struct tir_buf *buf, struct tir *offset);
 #define tir_add(b, x, y) tir_bin(b, BIN_ADD, x, y)
 #define tir_mul(b, x, y) tir_bin(b, BIN_MUL, x, y)
 

@@ -233,6 +233,9 @@ static struct ival eval(struct interp *it, const struct tir *e)
 			  (int64_t)intrin(e->op, as_f(x, e->list[0]->dtype), y));
 	}
 	case TIR_CAST: return convert(eval(it, e->a), e->a->dtype, e->dtype);
+	case TIR_ADDR:
+		it->failed = 1;	/* only call_extern takes addresses: not interpretable */
+		return mk(DTYPE_I64, 0, 0);
 	case TIR_SELECT:
 		a = eval(it, e->a);
 		return (isf(e->a->dtype) ? a.f != 0 : a.i != 0) ? eval(it, e->b) : eval(it, e->c);

@@ -177,6 +177,13 @@ void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct str
 			sb_putc(sb, ')');
 		}
 		break;
+	case TIR_ADDR:
+		sb_puts(sb, "(");
+		sb_printf(sb, d->buf_fmt, e->buf->index);
+		sb_puts(sb, " + ");
+		tir_print_expr(e->a, d, sb);
+		sb_puts(sb, ")");
+		break;
 	case TIR_SELECT:
 		sb_puts(sb, "(");
 		tir_print_expr(e->a, d, sb);
