@@ -280,7 +280,12 @@ static int dump_tir(struct graph *g, const char *dir, struct partition *parts, i
 			for (int s = 0; s < kn->span.n; s++)
 				sb_printf(&sb, " %s(%s)", kn->span.names[s], kn->span.types[s]);
 			sb_putc(&sb, '\n');
-			if (kn->func)
+			for (int v = 0; v < kn->n_variants; v++) {
+				sb_printf(&sb, "// variant %s if %s\n", kn->variants[v].impl,
+					  kn->variants[v].cond ? kn->variants[v].cond_text : "always");
+				tir_print(kn->variants[v].func, g, &sb);
+			}
+			if (!kn->n_variants && kn->func)
 				tir_print(kn->func, g, &sb);
 			sb_putc(&sb, '\n');
 		}

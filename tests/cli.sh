@@ -160,7 +160,7 @@ usage_case shape-wrong-rank "--shape 'x=2': input 'x' has rank 2" "$GOOD" -o "$U
 	--shape x=2
 usage_case shape-fixed-dim "--shape 'x=2,4': dimension 1 of 'x' is fixed at 3" "$GOOD" \
 	-o "$U/OUT.so" --shape x=2,4
-usage_case unknown-target "unknown target kind 'bogus' (known: c)" "$GOOD" -o "$U/OUT.so" \
+usage_case unknown-target "unknown target kind 'bogus' (known: c" "$GOOD" -o "$U/OUT.so" \
 	--target bogus
 usage_case search-greedy "compile: --search 'greedy' is not available yet (only 'none')" \
 	"$GOOD" -o "$U/OUT.so" --search greedy

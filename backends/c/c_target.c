@@ -12,21 +12,51 @@ static const struct target_option c_options[] = {
 	{ NULL, NULL, 0, 0, 0 },
 };
 
-/* Prints one kernel as a C function with the executor's kernel ABI. */
-static void print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
+/* Prints f as a C function with the executor's kernel ABI. */
+static void print_func(const struct tir_func *f, const struct tir_dialect *d, struct strbuf *sb)
 {
-	const struct tir_func *f = k->func;
-
-	sb_puts(sb, "\n/*");
-	for (int i = 0; i < k->span.n; i++)
-		sb_printf(sb, " %s(%s)", k->span.names[i], k->span.types[i]);
-	sb_puts(sb, " */\n");
 	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
 		  f->name);
 	for (int i = 0; i < f->n_bufs; i++)
 		sb_printf(sb, "\t%s *restrict b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
 	sb_puts(sb, "\t(void)syms;\n\t(void)threads;\n");
 	tir_print_stmt(f->body, d, sb, 1);
+	sb_puts(sb, "}\n");
+}
+
+/*
+ * Prints a kernel: its function, or with run-time specializations one
+ * function per variant and a dispatcher that tests their conditions in order.
+ */
+static void print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
+{
+	sb_puts(sb, "\n/*");
+	for (int i = 0; i < k->span.n; i++)
+		sb_printf(sb, " %s(%s)", k->span.names[i], k->span.types[i]);
+	for (int i = 0; i < k->n_variants; i++)
+		sb_printf(sb, "%s%s if %s", i ? "," : " -", k->variants[i].impl,
+			  k->variants[i].cond ? k->variants[i].cond_text : "always");
+	sb_puts(sb, " */\n");
+	if (k->n_variants <= 1) {
+		print_func(k->func, d, sb);
+		return;
+	}
+	for (int i = 0; i < k->n_variants; i++)
+		print_func(k->variants[i].func, d, sb);
+	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
+		  k->name);
+	for (int i = 0; i < k->n_variants; i++) {
+		const struct kernel_variant *v = &k->variants[i];
+
+		if (v->cond) {
+			sb_puts(sb, "\tif (");
+			tir_print_expr(v->cond, d, sb);
+			sb_printf(sb, ") {\n\t\t%s(bufs, syms, threads);\n\t\treturn;\n\t}\n",
+				  v->func->name);
+		} else {
+			sb_printf(sb, "\t%s(bufs, syms, threads);\n", v->func->name);
+		}
+	}
 	sb_puts(sb, "}\n");
 }
 
@@ -58,4 +88,5 @@ const struct target_kind target_kind_c = {
 	.relay_to_tir = NULL,
 	.tir_to_runtime = c_tir_to_runtime,
 	.relay_to_runtime = NULL,
+	.strategies = c_strategies,
 };

@@ -52,7 +52,11 @@ static void values_table(struct graph *g, const struct exec_plan *ep, struct str
 				  d.n > 0 ? d.sym[0] : 0, d.n > 1 ? d.sym[1] : 0,
 				  d.n > 2 ? d.sym[2] : 0);
 		}
+		if (!val->shape.rank)
+			sb_puts(sb, " { 0, 0, { 0, 0, 0 } }");	/* no empty initializers in C11 */
 		sb_puts(sb, " }, {");
+		if (!val->shape.rank)
+			sb_puts(sb, " NULL");
 		for (int k = 0; k < val->shape.rank; k++) {
 			sb_putc(sb, ' ');
 			print_dim_name(g, val->shape.d[k], sb);

@@ -94,10 +94,28 @@ static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
 		add_cost(o, "estimated_cost", p->est_cost);
 		add_cost(o, "measured_cost", NAN);
 		for (int k = 0; k < p->kernels.n; k++) {
-			cJSON *kj = cJSON_CreateObject();
+			const struct kernel *kn = &p->kernels.v[k];
+			cJSON *kj = cJSON_CreateObject(), *vs = cJSON_CreateArray();
 
-			cJSON_AddStringToObject(kj, "name", p->kernels.v[k].name);
-			cJSON_AddStringToObject(kj, "condition", "always");
+			cJSON_AddStringToObject(kj, "name", kn->name);
+			cJSON_AddStringToObject(kj, "dispatch", kn->n_variants > 1 ? "run-time"
+						: "compile-time");
+			for (int v = 0; v < kn->n_variants; v++) {
+				cJSON *vj = cJSON_CreateObject();
+
+				cJSON_AddStringToObject(vj, "implementation", kn->variants[v].impl);
+				cJSON_AddStringToObject(vj, "condition", kn->variants[v].cond
+							? kn->variants[v].cond_text : "always");
+				cJSON_AddItemToArray(vs, vj);
+			}
+			if (!kn->n_variants) {
+				cJSON *vj = cJSON_CreateObject();
+
+				cJSON_AddStringToObject(vj, "implementation", "generic");
+				cJSON_AddStringToObject(vj, "condition", "always");
+				cJSON_AddItemToArray(vs, vj);
+			}
+			cJSON_AddItemToObject(kj, "variants", vs);
 			cJSON_AddItemToArray(ks, kj);
 		}
 		cJSON_AddItemToObject(o, "kernels", ks);

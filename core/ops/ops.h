@@ -102,6 +102,25 @@ int lower_copy(struct lower *L);
 /* Row-major stride of axis k of s. */
 struct tir *lower_stride(struct lower *L, const struct shape *s, int k);
 
+/* ---- MatMul geometry (ops_nn.c), shared by implementations of MatMul ---- */
+
+struct matmul_geom {
+	struct shape a, b;		/* inputs with 1-D ones promoted to matrices */
+	struct shape batch_a, batch_b;	/* their batch prefixes */
+	struct shape batch;		/* the broadcast batch */
+	struct shape y;			/* [batch..., M, N] */
+	struct dim M, K, N;
+};
+
+void matmul_geometry(const struct value *a, const struct value *b, struct matmul_geom *mg);
+/* Offsets of the A and B matrices of batch index bidx (batch.rank entries). */
+void matmul_bases(struct lower *L, const struct matmul_geom *mg, struct tir **bidx,
+		  struct tir **base_a, struct tir **base_b);
+/* The generic lowerings, for strategies that fall back to them. */
+int lower_matmul(struct lower *L);
+int lower_conv(struct lower *L);
+int lower_gemm(struct lower *L);
+
 /* ---- windows of convolution and pooling (ops_util.c) ---- */
 
 /* Geometry of a conv or pool window over the spatial dims (rank - 2 of them). */

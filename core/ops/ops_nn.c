@@ -307,53 +307,66 @@ int infer_matmul(struct graph *g, struct node *n)
 	return 0;
 }
 
+void matmul_geometry(const struct value *a, const struct value *b, struct matmul_geom *mg)
+{
+	mg->a = a->shape;
+	mg->b = b->shape;
+	if (mg->a.rank == 1) {
+		mg->a.rank = 2;
+		mg->a.d[1] = mg->a.d[0];
+		mg->a.d[0] = dim_const(1);
+	}
+	if (mg->b.rank == 1) {
+		mg->b.rank = 2;
+		mg->b.d[1] = dim_const(1);
+	}
+	mg->batch_a = mg->a;
+	mg->batch_a.rank -= 2;
+	mg->batch_b = mg->b;
+	mg->batch_b.rank -= 2;
+	if (!shape_broadcast(&mg->batch_a, &mg->batch_b, &mg->batch))
+		BUG("matmul batch shapes changed after inference");
+	mg->M = mg->a.d[mg->a.rank - 2];
+	mg->K = mg->a.d[mg->a.rank - 1];
+	mg->N = mg->b.d[mg->b.rank - 1];
+	/* full output shape [batch..., M, N] even when inputs were vectors */
+	mg->y = mg->batch;
+	mg->y.d[mg->y.rank++] = mg->M;
+	mg->y.d[mg->y.rank++] = mg->N;
+}
+
+void matmul_bases(struct lower *L, const struct matmul_geom *mg, struct tir **bidx,
+		  struct tir **base_a, struct tir **base_b)
+{
+	struct tir_builder *b = L->b;
+
+	*base_a = tir_mul(b, lower_bcast_offset(L, &mg->batch_a, &mg->batch, bidx),
+			  tir_mul(b, tir_dim(b, mg->M), tir_dim(b, mg->K)));
+	*base_b = tir_mul(b, lower_bcast_offset(L, &mg->batch_b, &mg->batch, bidx),
+			  tir_mul(b, tir_dim(b, mg->K), tir_dim(b, mg->N)));
+}
+
+/* The generic MatMul: one dot product per output element. */
 int lower_matmul(struct lower *L)
 {
 	struct tir_builder *b = L->b;
-	const struct value *a = lower_in(L, 0), *bv = lower_in(L, 1), *y = lower_out(L, 0);
-	struct shape sa = a->shape, sb = bv->shape, ys, ba, bb, pre;
+	struct matmul_geom mg;
 	struct tir *idx[MAX_RANK], *k, *acc, *oa, *ob;
 	int r;
 
-	if (sa.rank == 1) {
-		sa.rank = 2;
-		sa.d[1] = sa.d[0];
-		sa.d[0] = dim_const(1);
-	}
-	if (sb.rank == 1) {
-		sb.rank = 2;
-		sb.d[1] = dim_const(1);
-	}
-	/* full output shape [batch..., M, N] even when inputs were vectors */
-	ba = sa;
-	ba.rank -= 2;
-	bb = sb;
-	bb.rank -= 2;
-	if (!shape_broadcast(&ba, &bb, &ys))
-		BUG("matmul batch shapes changed after inference");
-	r = ys.rank;
-	ys.d[ys.rank++] = sa.d[sa.rank - 2];
-	ys.d[ys.rank++] = sb.d[sb.rank - 1];
-	(void)y;	/* y's shape drops the unit dims of vector inputs; same numel */
-	lower_loops_parallel(L, &ys, idx);
-	acc = tir_let(b, "acc", tir_const(b, a->dtype, 0));
-	k = tir_loop(b, tir_dim(b, sa.d[sa.rank - 1]));
-	/* batch offsets by broadcasting against the batch prefix, then [m, k] / [k, n] */
-	pre = ys;
-	pre.rank = r;
-	oa = lower_bcast_offset(L, &ba, &pre, idx);
-	ob = lower_bcast_offset(L, &bb, &pre, idx);
-	oa = tir_add(b, tir_mul(b, oa, tir_mul(b, tir_dim(b, sa.d[sa.rank - 2]),
-					      tir_dim(b, sa.d[sa.rank - 1]))),
-		     tir_add(b, tir_mul(b, idx[r], tir_dim(b, sa.d[sa.rank - 1])), k));
-	ob = tir_add(b, tir_mul(b, ob, tir_mul(b, tir_dim(b, sb.d[sb.rank - 2]),
-					      tir_dim(b, sb.d[sb.rank - 1]))),
-		     tir_add(b, tir_mul(b, k, tir_dim(b, sb.d[sb.rank - 1])), idx[r + 1]));
+	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
+	r = mg.batch.rank;
+	lower_loops_parallel(L, &mg.y, idx);
+	acc = tir_let(b, "acc", tir_const(b, lower_in(L, 0)->dtype, 0));
+	k = tir_loop(b, tir_dim(b, mg.K));
+	matmul_bases(L, &mg, idx, &oa, &ob);
+	oa = tir_add(b, oa, tir_add(b, tir_mul(b, idx[r], tir_dim(b, mg.K)), k));
+	ob = tir_add(b, ob, tir_add(b, tir_mul(b, k, tir_dim(b, mg.N)), idx[r + 1]));
 	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, tir_load(b, L->in[0], oa),
 						   tir_load(b, L->in[1], ob))));
 	tir_end(b);
-	tir_store(b, L->out[0], lower_offset(L, &ys, idx), acc);
-	lower_end_loops(L, ys.rank);
+	tir_store(b, L->out[0], lower_offset(L, &mg.y, idx), acc);
+	lower_end_loops(L, mg.y.rank);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../ops/ops.h"
+#include "strategy.h"
 
 const struct target_kind *target_kind_find(const struct target_kind *const *kinds, int n,
 					   const char *name)
@@ -111,15 +112,16 @@ int64_t target_opt(const struct target *t, const char *name)
 
 int target_lower_generic(struct graph *g, const struct target *t, struct partition *p)
 {
-	(void)t;
 	for (int i = 0; i < p->n_nodes; i++) {
 		struct node *n = &g->nodes.v[p->nodes[i]];
 		struct kernel k = { 0 };
 		int na = 0;
 
+		const struct op_strategy *s = strategy_find(t->kind, n->op);
+
 		k.name = arena_printf(g->arena, "k%d_%d_%s", p->id, i, op_info(n->op)->name);
-		k.func = op_lower_node(g, n, k.name);
-		if (!k.func)
+		k.span = n->span;
+		if (s ? strategy_lower(g, s, n, &k) < 0 : !(k.func = op_lower_node(g, n, k.name)))
 			return -1;
 		k.args = arena_alloc(g->arena, sizeof(int) * (size_t)(n->n_in + n->n_out + 1));
 		for (int j = 0; j < n->n_in; j++)

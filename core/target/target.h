@@ -21,6 +21,19 @@
 #define TARGET_MAX_OPTS 8
 
 struct target;
+struct op_strategy;
+
+/*
+ * One implementation of a kernel under a condition (op strategies): when a
+ * condition depends on a symbolic dim, the kernel holds several variants and
+ * a run-time dispatcher tries their conditions in order.
+ */
+struct kernel_variant {
+	const char *impl;		/* implementation name ("matmul.ikj") */
+	const char *cond_text;		/* the specialization condition ("M >= 16"), "always" */
+	struct tir *cond;		/* boolean loop-IR expression over syms; NULL = else */
+	struct tir_func *func;		/* its loop IR (same parameters as the kernel) */
+};
 
 /* One generated kernel: its loop IR and the values bound to its parameters. */
 struct kernel {
@@ -30,6 +43,8 @@ struct kernel {
 	int *args;			/* value ids, in parameter order */
 	int n_inputs;			/* args[0..n_inputs) are read, the rest written */
 	struct span span;
+	int n_variants;			/* 0: func only; else dispatch over variants */
+	struct kernel_variant *variants;
 };
 
 /* A sub-graph placed on one target. */
@@ -84,6 +99,8 @@ struct target_kind {
 	/* (optional) partition -> runtime module directly, skipping loop IR */
 	int (*relay_to_runtime)(struct graph *g, const struct target *t, struct partition *p,
 				struct runtime_module *m);
+	/* (optional) op strategies, NULL-terminated; see core/target/strategy.h */
+	const struct op_strategy *const *strategies;
 };
 
 struct target {
@@ -105,7 +122,7 @@ int64_t target_opt(const struct target *t, const char *name);
 
 /*
  * The default relay_to_tir: one kernel per node through the op lowering
- * (op strategies pick the implementation). 0 or -1.
+ * (through the target's op strategy when it has one). 0 or -1.
  */
 int target_lower_generic(struct graph *g, const struct target *t, struct partition *p);
 

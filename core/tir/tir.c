@@ -155,6 +155,12 @@ struct tir *tir_bin(struct tir_builder *b, enum tir_binop op, struct tir *x, str
 		case BIN_MUL: return tir_int(b, x->i * y->i);
 		case BIN_DIV: if (y->i > 0 && x->i >= 0) return tir_int(b, x->i / y->i); break;
 		case BIN_MOD: if (y->i > 0 && x->i >= 0) return tir_int(b, x->i % y->i); break;
+		case BIN_LT: return tir_typed_int(b, DTYPE_BOOL, x->i < y->i);
+		case BIN_LE: return tir_typed_int(b, DTYPE_BOOL, x->i <= y->i);
+		case BIN_GT: return tir_typed_int(b, DTYPE_BOOL, x->i > y->i);
+		case BIN_GE: return tir_typed_int(b, DTYPE_BOOL, x->i >= y->i);
+		case BIN_EQ: return tir_typed_int(b, DTYPE_BOOL, x->i == y->i);
+		case BIN_NE: return tir_typed_int(b, DTYPE_BOOL, x->i != y->i);
 		default: break;
 		}
 	}

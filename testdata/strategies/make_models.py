@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""Models and inputs for tests/strategies.sh (Debian's python3-onnx, numpy).
+
+usage: make_models.py OUTDIR
+  matmul_sym.onnx   MatMul [M, 32] x const [32, 24], M symbolic: the c target's
+                    strategy gives three variants and a run-time dispatcher
+  conv_kinds.onnx   a depthwise Conv, a 1x1 Conv and a 3x3 Conv: one static
+                    choice each
+and, for M in 4 and 64, a_M.npy and the expected y_M.npy (numpy's matmul).
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def save(model, path):
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((32, 24)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "w"], ["y"], name="mm")], "matmul_sym",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["M", 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", 24])],
+        [numpy_helper.from_array(w, "w")])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "matmul_sym.onnx"))
+    for m in (4, 64):
+        a = rng.standard_normal((m, 32)).astype(np.float32)
+        np.save(os.path.join(out, "a_%d.npy" % m), a)
+        np.save(os.path.join(out, "y_%d.npy" % m), (a.astype(np.float64) @ w).astype(np.float32))
+
+    x = rng.standard_normal((1, 8, 10, 10)).astype(np.float32)
+    dw = rng.standard_normal((8, 1, 3, 3)).astype(np.float32)
+    pw = rng.standard_normal((16, 8, 1, 1)).astype(np.float32)
+    full = rng.standard_normal((4, 16, 3, 3)).astype(np.float32)
+    b16 = rng.standard_normal(16).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "dw"], ["h1"], name="depthwise", group=8, pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["h1", "pw", "b16"], ["h2"], name="pointwise"),
+        helper.make_node("Conv", ["h2", "full"], ["y"], name="full3x3", strides=[2, 2]),
+    ]
+    g = helper.make_graph(nodes, "conv_kinds",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 10, 10])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])],
+                          [numpy_helper.from_array(v, n) for n, v in
+                           [("dw", dw), ("pw", pw), ("full", full), ("b16", b16)]])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "conv_kinds.onnx"))
+    np.save(os.path.join(out, "x.npy"), x)
+
+    def conv(x, w, b=None, stride=1, pad=0, group=1):
+        n, c, h, wd = x.shape
+        m, cg, kh, kw = w.shape
+        xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+        oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+        y = np.zeros((n, m, oh, ow))
+        for o in range(m):
+            g0 = o // (m // group) * cg
+            for i in range(oh):
+                for j in range(ow):
+                    patch = xp[:, g0:g0 + cg, i * stride:i * stride + kh, j * stride:j * stride + kw]
+                    y[:, o, i, j] = (patch * w[o]).sum(axis=(1, 2, 3))
+            if b is not None:
+                y[:, o] += b[o]
+        return y
+
+    y = conv(conv(conv(x.astype(np.float64), dw, pad=1, group=8), pw, b16), full, stride=2)
+    np.save(os.path.join(out, "conv_y.npy"), y.astype(np.float32))
+
+
+if __name__ == "__main__":
+    main()
