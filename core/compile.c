@@ -245,7 +245,7 @@ static int lower_partitions(struct graph *g, struct partition *parts, int np,
 	for (int i = 0; i < np; i++) {
 		struct partition *p = &parts[i];
 		const struct target_kind *k = p->target->kind;
-		struct runtime_module m = { STRBUF_INIT, { 0 }, NULL, NULL };
+		struct runtime_module m = { NULL, STRBUF_INIT, { 0 }, NULL, NULL };
 		int rc;
 
 		if (k->relay_to_runtime) {
@@ -347,7 +347,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	struct target **targets;
 	struct partition *parts = NULL;
 	struct exec_plan ep = { 0 };
-	struct model_sources ms = { STRBUF_INIT, { 0 }, { 0 }, { 0 } };
+	struct model_sources ms = { { 0 }, STRBUF_INIT, { 0 }, { 0 }, { 0 } };
 	struct strbuf ldlibs = STRBUF_INIT, model_c = STRBUF_INIT;
 	char *meta = NULL;
 	const char *json = o->json ? o->json : json_path(ctx, o->out);

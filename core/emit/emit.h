@@ -54,6 +54,7 @@ void exec_plan_release(struct exec_plan *ep);
 
 /* What the partitions' runtime modules add up to (duplicates removed). */
 struct model_sources {
+	VEC(const char *) preludes;	/* once-per-model texts, first-seen order */
 	struct strbuf kernels;		/* all kernel source */
 	VEC(const char *) ldlibs;	/* link flags, in first-seen order */
 	VEC(const char *) inits;	/* backend init functions */

@@ -69,6 +69,8 @@ struct partition {
  * the target ask for it.
  */
 struct runtime_module {
+	/* (optional) text emitted once per model before all kernels (includes, helpers) */
+	const char *prelude;
 	struct strbuf source;		/* C code defining the partition's kernels */
 	VEC(const char *) ldlibs;	/* extra link libraries ("-lopenblas") */
 	const char *init;		/* (optional) init function name */
