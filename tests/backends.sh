@@ -1,0 +1,190 @@
+#!/bin/sh
+# backends.sh - the backends other than c, each tested differentially against
+# the c target: a model compiled for "KIND,c" must place its nodes on KIND
+# (partition "target" in OUT.json) and compute what the same model compiled
+# for "c" computes on the same inputs, plus KIND's ONNX conformance tests.
+#
+# Models come from testdata/backends/make_models.py at test time. Needs
+# $COLLAGEC (absolute path of the binary; default build/collagec) and
+# $TEST_TMP (a scratch directory; default a fresh one, removed afterwards).
+# One line per check: "ok   backends/NAME" or "FAIL backends/NAME: why";
+# exits 1 when anything failed. A backend that `collagec targets` reports
+# unavailable gets one "ok ... skipped" line instead of its checks.
+#
+# Each backend has its own section below ("# --- KIND ---"); add new sections
+# before "# --- end ---".
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+C=${COLLAGEC:-$ROOT/build/collagec}
+case $C in /*) ;; *) C=$(pwd)/$C ;; esac
+PY=/usr/bin/python3
+ONNXDATA=/usr/share/libonnx-testdata/data
+if [ -n "$TEST_TMP" ]; then
+	T=$TEST_TMP/backends
+else
+	TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/collagec-backends-XXXXXX") || exit 1
+	T=$TEST_TMP/backends
+	trap 'rm -rf "$TEST_TMP"' EXIT INT TERM
+fi
+rm -rf "$T"
+mkdir -p "$T/models"
+M=$T/models
+failed=0
+why=
+
+# ---- helpers ----
+
+# bad MSG: records the first reason the current check fails
+bad() {
+	[ -n "$why" ] || why=$1
+}
+# verdict NAME: prints ok/FAIL for the current check and starts the next
+verdict() {
+	if [ -z "$why" ]; then
+		echo "ok   backends/$1"
+	else
+		echo "FAIL backends/$1: $why"
+		failed=$((failed + 1))
+	fi
+	why=
+}
+# available KIND: true when `collagec targets` lists KIND as available
+available() {
+	"$C" targets 2>/dev/null | awk -v k="$1" '
+		index($0, k " (") == 1 { on = 1; next }
+		on && /^  status: / { print $2; exit }' | grep -qx available
+}
+# compile MODEL TARGETS OUT [ARGS...]: compiles, recording failures
+compile() {
+	_m=$1 _t=$2 _o=$3
+	shift 3
+	"$C" compile "$_m" -o "$_o" --target "$_t" "$@" >"$T/out" 2>"$T/err" ||
+		bad "compile $(basename "$_m") --target $_t: $(head -n 1 "$T/err")"
+}
+# run SO DIR [ARGS...]: runs SO, outputs as .npy under DIR
+run() {
+	_s=$1 _d=$2
+	shift 2
+	rm -rf "$_d"
+	"$C" run "$_s" --output-dir "$_d" --npy "$@" >"$T/out" 2>"$T/err" ||
+		bad "run $(basename "$_s"): $(head -n 1 "$T/err")"
+}
+# same DIR_A DIR_B: every .npy of DIR_A matches DIR_B's (rtol 1e-4, atol 1e-5)
+same() {
+	r=$("$PY" - "$1" "$2" <<'EOF'
+import glob, os, sys
+import numpy as np
+a, b = sys.argv[1], sys.argv[2]
+files = sorted(glob.glob(os.path.join(a, "*.npy")))
+if not files:
+    print("no outputs in " + a)
+for f in files:
+    x = np.load(f)
+    y = np.load(os.path.join(b, os.path.basename(f)))
+    if x.shape != y.shape or x.dtype != y.dtype:
+        print("%s: %s %s vs %s %s" % (os.path.basename(f), x.dtype, x.shape, y.dtype, y.shape))
+    elif not np.allclose(x, y, rtol=1e-4, atol=1e-5):
+        print("%s: %s vs %s" % (os.path.basename(f), x.ravel()[:4], y.ravel()[:4]))
+EOF
+)
+	[ -z "$r" ] || bad "outputs differ: $r"
+}
+# targets_are JSON OP TARGET...: the partitions running OP are on TARGET...
+targets_are() {
+	_j=$1 _op=$2
+	shift 2
+	r=$("$PY" -c 'import json, sys
+ps = json.load(open(sys.argv[1]))["partitions"]
+print(" ".join(p["target"] for p in ps if p["rule"] == sys.argv[2]))' "$_j" "$_op" 2>&1)
+	[ "$r" = "$*" ] || bad "$(basename "$_j"): $_op partitions on '$r', expected '$*'"
+}
+
+if ! "$PY" "$ROOT/testdata/backends/make_models.py" "$M" >"$T/gen.log" 2>&1; then
+	echo "FAIL backends/make-models: $(tail -n 1 "$T/gen.log")"
+	exit 1
+fi
+
+# --- lapack ---
+# Det on LAPACKE sgetrf/dgetrf: f32 and f64, batches, exactly singular
+# matrices (det 0), two Det partitions in one model (helpers emitted once),
+# symbolic batches left to c unless bound by --shape.
+
+if ! available lapack; then
+	echo "ok   backends/lapack skipped: $("$C" targets | awk '/^lapack \(/ { on = 1; next }
+		on && /^  status: / { sub(/^  status: */, ""); print; exit }')"
+else
+	L=$T/lapack
+	mkdir -p "$L"
+
+	# differential: same random inputs (two seeds) through c and lapack,c
+	for m in det_3x3 det_2x4x4 det_5x5 det_f64 det_two; do
+		compile "$M/$m.onnx" c "$L/$m.c.so"
+		compile "$M/$m.onnx" lapack,c "$L/$m.lapack.so"
+		for seed in 1 7; do
+			[ -n "$why" ] && break
+			run "$L/$m.c.so" "$L/$m.c.out" --seed $seed
+			run "$L/$m.lapack.so" "$L/$m.lapack.out" --seed $seed
+			[ -n "$why" ] || same "$L/$m.lapack.out" "$L/$m.c.out"
+		done
+		verdict lapack/$m-matches-c
+		if [ -f "$L/$m.lapack.json" ]; then
+			case $m in
+			det_two) targets_are "$L/$m.lapack.json" Det lapack lapack
+				 targets_are "$L/$m.lapack.json" Add c ;;
+			*) targets_are "$L/$m.lapack.json" Det lapack ;;
+			esac
+			targets_are "$L/$m.c.json" Det "$([ $m = det_two ] && echo c c || echo c)"
+		else
+			bad "no $m.lapack.json"
+		fi
+		verdict lapack/$m-partitions
+	done
+
+	# exactly singular matrices: det 0 from info > 0, same as c
+	compile "$M/det_singular.onnx" c "$L/sing.c.so"
+	compile "$M/det_singular.onnx" lapack,c "$L/sing.lapack.so"
+	run "$L/sing.c.so" "$L/sing.c.out" --input "x=$M/det_singular.x.npy"
+	run "$L/sing.lapack.so" "$L/sing.lapack.out" --input "x=$M/det_singular.x.npy"
+	if [ -z "$why" ]; then
+		same "$L/sing.lapack.out" "$L/sing.c.out"
+		r=$("$PY" -c 'import sys, numpy as np
+y = np.load(sys.argv[1])
+if y[:3].tolist() != [0, 0, 0] or not np.isclose(y[3], 4, rtol=1e-5): print(y.tolist())' "$L/sing.lapack.out/y.npy" 2>&1)
+		[ -z "$r" ] || bad "singular batch gave $r, expected [0, 0, 0, 4]"
+		targets_are "$L/sing.lapack.json" Det lapack
+	fi
+	verdict lapack/singular
+
+	# a symbolic batch is not static: Det stays on c, unless --shape binds it
+	compile "$M/det_sym.onnx" lapack,c "$L/sym.so"
+	[ -n "$why" ] || targets_are "$L/sym.json" Det c
+	compile "$M/det_sym.onnx" lapack,c "$L/sym2.so" --shape N=2
+	compile "$M/det_sym.onnx" c "$L/sym2.c.so" --shape N=2
+	if [ -z "$why" ]; then
+		targets_are "$L/sym2.json" Det lapack
+		run "$L/sym2.so" "$L/sym2.out"
+		run "$L/sym2.c.so" "$L/sym2.c.out"
+		[ -n "$why" ] || same "$L/sym2.out" "$L/sym2.c.out"
+	fi
+	verdict lapack/symbolic-batch
+
+	# lapack alone cannot run the Add: exit 1 naming the node
+	"$C" compile "$M/det_two.onnx" -o "$L/alone.so" --target lapack >"$T/out" 2>"$T/err"
+	st=$?
+	[ $st -eq 1 ] || bad "exit $st, expected 1"
+	grep -q "add0.*no target in the list supports this op" "$T/err" ||
+		bad "stderr: $(head -n 1 "$T/err")"
+	[ ! -e "$L/alone.so" ] || bad "alone.so was written"
+	verdict lapack/alone-rejects-add
+
+	# the ONNX backend tests of Det, on lapack
+	"$C" conformance --target lapack,c "$ONNXDATA"/node/test_det* >"$T/conf" 2>&1
+	st=$?
+	[ $st -eq 0 ] || bad "exit $st: $(grep -v '^PASS' "$T/conf" | head -n 1)"
+	grep -qx "conformance: 2 passed, 0 failed" "$T/conf" || bad "$(tail -n 1 "$T/conf")"
+	verdict lapack/conformance
+fi
+
+# --- end ---
+
+[ "$failed" -eq 0 ]
