@@ -11,6 +11,7 @@ extern const struct target_kind target_kind_c;
 /* The c target's op strategies (c_strategies.c). */
 extern const struct op_strategy *const c_strategies[];
 extern const struct target_kind target_kind_lapack;
+extern const struct target_kind target_kind_blas;
 
 /* All shipped kinds, in default preference order. */
 extern const struct target_kind *const backend_registry[];

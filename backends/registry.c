@@ -6,6 +6,7 @@
 const struct target_kind *const backend_registry[] = {
 	&target_kind_c,
 	&target_kind_lapack,
+	&target_kind_blas,
 };
 
 const int backend_registry_count = (int)ARRAY_SIZE(backend_registry);

@@ -185,6 +185,114 @@ if y[:3].tolist() != [0, 0, 0] or not np.isclose(y[3], 4, rtol=1e-5): print(y.to
 	verdict lapack/conformance
 fi
 
+# --- blas ---
+# MatMul (vectors, batches, numpy batch broadcasting, symbolic batches), Gemm
+# (transA/transB, alpha/beta, C of every broadcast shape, no C) and Conv
+# (group 1/2/C, strides, dilations, asymmetric and SAME_UPPER pads, 1x1, bias
+# or not, symbolic batch) through OpenBLAS. Every model of
+# testdata/backends/make_blas_models.py is compiled for c and for blas,c and
+# run on the same inputs: both must match the float64 numpy reference and each
+# other (rtol 1e-4, atol 1e-4), and the op's partitions must be on blas
+# (float64 on c). Symbolic models also run on random inputs at several --shape
+# N=... (c and blas,c alike), the *_par models (big enough to split) with 2, 3
+# and 1 threads against numpy, blas alone must refuse a Relu, and the ONNX
+# backend tests of MatMul, Gemm and Conv pass on blas,c.
+
+# blas_same WANT GOT WHAT: every WANT/*.npy matches GOT/ (rtol 1e-4, atol 1e-4)
+blas_same() {
+	r=$("$PY" "$ROOT/testdata/backends/make_blas_models.py" compare "$1" "$2" 2>&1) ||
+		bad "$3: $r"
+}
+
+if ! available blas; then
+	echo "ok   backends/blas skipped: $("$C" targets | awk '/^blas \(/ { on = 1; next }
+		on && /^  status: / { sub(/^  status: */, ""); print; exit }')"
+elif ! "$PY" "$ROOT/testdata/backends/make_blas_models.py" "$T/blas/models" \
+	>"$T/blas-gen.log" 2>&1; then
+	echo "FAIL backends/blas/make-models: $(tail -n 1 "$T/blas-gen.log")"
+	failed=$((failed + 1))
+else
+	B=$T/blas
+	for d in "$B"/models/*; do
+		m=$(basename "$d")
+		op=$(cat "$d/op")
+		want=$(cat "$d/expect")
+		ins=
+		for f in "$d"/in/*.npy; do
+			ins="$ins --input $(basename "$f" .npy)=$f"
+		done
+		compile "$d/model.onnx" c "$B/$m.c.so"
+		compile "$d/model.onnx" blas,c "$B/$m.blas.so"
+		if [ -z "$why" ]; then
+			# shellcheck disable=SC2086
+			run "$B/$m.c.so" "$B/$m.c.out" $ins
+			# shellcheck disable=SC2086
+			run "$B/$m.blas.so" "$B/$m.blas.out" $ins
+		fi
+		if [ -z "$why" ]; then
+			blas_same "$d/ref" "$B/$m.blas.out" "blas,c vs numpy"
+			blas_same "$d/ref" "$B/$m.c.out" "c vs numpy"
+			blas_same "$B/$m.c.out" "$B/$m.blas.out" "blas,c vs c"
+			r=$("$PY" "$ROOT/testdata/backends/make_blas_models.py" target \
+				"$B/$m.blas.json" "$op" 2>&1)
+			[ "$r" = "$want" ] || bad "$op partitions on '$r', expected '$want'"
+			r=$("$PY" "$ROOT/testdata/backends/make_blas_models.py" target \
+				"$B/$m.c.json" "$op" 2>&1)
+			[ "$r" = c ] || bad "--target c: $op partitions on '$r'"
+		fi
+		verdict "blas/$m"
+	done
+
+	# symbolic batches on random inputs: same seed, same inputs through both
+	for m in mm_sym mm_sym_fold conv_sym conv_sym_par; do
+		for n in 5 1 3; do
+			[ -n "$why" ] && break
+			run "$B/$m.c.so" "$B/$m.c.r$n" --shape N=$n --seed 11
+			run "$B/$m.blas.so" "$B/$m.blas.r$n" --shape N=$n --seed 11
+			[ -n "$why" ] || blas_same "$B/$m.c.r$n" "$B/$m.blas.r$n" "N=$n: blas,c vs c"
+		done
+		verdict "blas/$m-random-N"
+	done
+
+	# the work splits over the kernel's threads: the products of a batch, the
+	# (image, group) pairs of a conv, column or row blocks of one product, the
+	# im2col rows; 2 and 3 threads (uneven blocks) against numpy, then 1 again
+	for d in "$B"/models/*_par "$B"/models/conv_g1 "$B"/models/mm_bcast_mixed; do
+		m=$(basename "$d")
+		ins=
+		for f in "$d"/in/*.npy; do
+			ins="$ins --input $(basename "$f" .npy)=$f"
+		done
+		for th in 2 3 1; do
+			[ -n "$why" ] && break
+			# shellcheck disable=SC2086
+			run "$B/$m.blas.so" "$B/$m.blas.t$th" --threads $th $ins
+			[ -n "$why" ] || blas_same "$d/ref" "$B/$m.blas.t$th" "--threads $th"
+		done
+		verdict "blas/$m-threads"
+	done
+
+	# blas alone cannot run the Relu between the two MatMuls: exit 1 naming it
+	"$C" compile "$B/models/mm_two/model.onnx" -o "$B/alone.so" --target blas \
+		>"$T/out" 2>"$T/err"
+	st=$?
+	[ $st -eq 1 ] || bad "exit $st, expected 1"
+	grep -q "relu.*no target in the list supports this op" "$T/err" ||
+		bad "stderr: $(head -n 1 "$T/err")"
+	[ ! -e "$B/alone.so" ] || bad "alone.so was written"
+	verdict blas/alone-rejects-relu
+
+	# the ONNX backend tests of MatMul, Gemm and float Conv, on blas
+	"$C" conformance --target blas,c "$ONNXDATA"/node/test_matmul_[0-9]d \
+		"$ONNXDATA"/node/test_gemm_* "$ONNXDATA"/node/test_basic_conv_with_* \
+		"$ONNXDATA"/node/test_basic_conv_without_* "$ONNXDATA"/node/test_conv_with_* \
+		>"$T/conf" 2>&1
+	st=$?
+	[ $st -eq 0 ] || bad "exit $st: $(grep -v '^PASS' "$T/conf" | head -n 1)"
+	grep -qx "conformance: 20 passed, 0 failed" "$T/conf" || bad "$(tail -n 1 "$T/conf")"
+	verdict blas/conformance
+fi
+
 # --- end ---
 
 [ "$failed" -eq 0 ]

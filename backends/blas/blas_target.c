@@ -1,0 +1,761 @@
+/*
+ * blas_target.c - the BLAS target: float32 MatMul, Gemm and 2-D Conv through
+ * OpenBLAS's cblas_sgemm. Its rule takes those nodes when their shapes fit
+ * (everything else stays on the next target, normally c); relay_to_tir makes
+ * one kernel per node whose body is a single call_extern of a helper, and
+ * tir_to_runtime prints the kernels and hands the helpers over as the runtime
+ * module's prelude (emitted once per model however many partitions ask; an
+ * #ifndef guard keeps them single even where a prelude were repeated),
+ * linking -lopenblas.
+ *
+ * The helpers, all row-major:
+ *   collagec_blas_matmul  one sgemm per element of the broadcast batch; the
+ *                         batch is described by up to 6 groups (extent, stride
+ *                         in a, stride in b) that relay_to_tir computes by
+ *                         dropping unit dims and merging neighbours that
+ *                         broadcast alike. A batch that only a broadcasts over
+ *                         (b a plain matrix) folds into M: one sgemm.
+ *   collagec_blas_gemm    Y = alpha op(A) op(B) + beta C, C broadcast into Y
+ *                         first through (row, column) strides (0 = broadcast).
+ *   collagec_blas_conv2d  per image and group: im2col of the group's input
+ *                         channels into scratch, then W_g [Mg, Cg*kh*kw] x
+ *                         col [Cg*kh*kw, OH*OW]; a 1x1, stride-1, unpadded
+ *                         conv multiplies the input directly. Bias (or 0)
+ *                         initialises Y.
+ * All three multiply through collagec_blas_sgemm: sgemm, or sgemv for a
+ * one-row or one-column result (OpenBLAS's sgemm packs and does not thread
+ * those: the MLP at batch 1 runs 5x faster this way).
+ *
+ * Every kernel passes its `threads` argument on as the helper's last
+ * argument (the printer appends it to the call_extern). OpenBLAS itself is
+ * kept at one thread (set only when it is not already); the helpers split
+ * the work over an OpenMP team of `threads` instead - across the products
+ * of a batch or the (image, group) pairs of a conv when there are enough,
+ * else over column (or row) blocks of each product and rows of the im2col.
+ * That is the team the c target's kernels use: OpenBLAS's own pthreads
+ * would spin against OpenMP's between kernels (ResNet-18 on 2 threads took
+ * twice as long as on 1). Arguments that depend on symbolic dims are
+ * loop-IR expressions over syms[].
+ */
+#include "../backends.h"
+
+#include <dlfcn.h>
+#include <glob.h>
+#include <string.h>
+
+#include "../../core/ops/ops.h"
+#include "../../core/tir/tir_print.h"
+
+#define OPENBLAS_SONAME "libopenblas.so.0"
+#define MM_GROUPS 6		/* batch groups the matmul helper takes */
+
+/* ---- availability: the library and <cblas.h> ---- */
+
+/*
+ * Where <cblas.h> is: "" when the compiler finds it by itself, "-IDIR" (in
+ * arena a) when it sits in an OpenBLAS-private directory, NULL when it is
+ * missing. Without an arena only NULL or not matters.
+ */
+static const char *cblas_include(struct arena *a)
+{
+	static const char *const plain[] = {
+		"/usr/include/cblas.h", "/usr/local/include/cblas.h",
+		"/usr/include/*-linux-gnu*/cblas.h",
+	};
+	static const char *const private[] = {
+		"/usr/include/*-linux-gnu*/openblas-pthread/cblas.h",
+		"/usr/include/*-linux-gnu*/openblas-openmp/cblas.h",
+		"/usr/include/*-linux-gnu*/openblas-serial/cblas.h",
+		"/usr/include/openblas/cblas.h", "/usr/local/include/openblas/cblas.h",
+	};
+	const char *res = NULL;
+	glob_t gl;
+
+	for (size_t i = 0; i < ARRAY_SIZE(plain); i++) {
+		if (glob(plain[i], 0, NULL, &gl) == 0) {
+			globfree(&gl);
+			return "";
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(private) && !res; i++) {
+		if (glob(private[i], 0, NULL, &gl) != 0)
+			continue;
+		if (a) {
+			const char *path = gl.gl_pathv[0], *slash = strrchr(path, '/');
+
+			res = arena_printf(a, "-I%.*s", (int)(slash - path), path);
+		} else {
+			res = "-I";
+		}
+		globfree(&gl);
+	}
+	return res;
+}
+
+static const char *blas_unavailable(void)
+{
+	void *h;
+
+	if (!cblas_include(NULL))
+		return "OpenBLAS is not installed (no <cblas.h>; apt-get install libopenblas-dev)";
+	h = dlopen(OPENBLAS_SONAME, RTLD_LAZY | RTLD_LOCAL);
+	if (!h)
+		return "OpenBLAS is not installed (cannot load " OPENBLAS_SONAME
+		       "; apt-get install libopenblas-dev)";
+	dlclose(h);
+	return NULL;
+}
+
+/* ---- the rule ---- */
+
+static bool is_f32(const struct value *v)
+{
+	return v && v->dtype == DTYPE_F32 && v->has_shape;
+}
+
+static bool dim_is_one(struct dim d)
+{
+	return dim_is_const(d) && d.c == 1;
+}
+
+/*
+ * MatMul as [batch..., M, K] x [batch..., K, N]: the inputs' shapes with
+ * vectors promoted to matrices, and for every dim of the broadcast batch
+ * whether a and b run over it (true) or broadcast (false).
+ */
+struct mm_plan {
+	struct shape sa, sb;		/* promoted input shapes */
+	int nb;				/* batch dims kept (unit dims dropped) */
+	struct dim ext[MAX_RANK];	/* their extents */
+	bool fa[MAX_RANK], fb[MAX_RANK];
+	int ia[MAX_RANK], ib[MAX_RANK];	/* their dim index in sa / sb, -1 if absent */
+};
+
+static bool mm_plan(struct graph *g, const struct node *n, struct mm_plan *p)
+{
+	const struct value *a = node_in(g, n, 0), *b = node_in(g, n, 1);
+	struct shape ba, bb, batch;
+
+	p->sa = a->shape;
+	p->sb = b->shape;
+	if (p->sa.rank < 1 || p->sb.rank < 1)
+		return false;
+	if (p->sa.rank == 1) {
+		p->sa.rank = 2;
+		p->sa.d[1] = p->sa.d[0];
+		p->sa.d[0] = dim_const(1);
+	}
+	if (p->sb.rank == 1) {
+		p->sb.rank = 2;
+		p->sb.d[1] = dim_const(1);
+	}
+	if (!dim_eq(p->sa.d[p->sa.rank - 1], p->sb.d[p->sb.rank - 2]))
+		return false;
+	ba = p->sa;
+	ba.rank -= 2;
+	bb = p->sb;
+	bb.rank -= 2;
+	if (!shape_broadcast(&ba, &bb, &batch))
+		return false;
+	p->nb = 0;
+	for (int i = 0; i < batch.rank; i++) {
+		int ia = i - (batch.rank - ba.rank), ib = i - (batch.rank - bb.rank);
+		struct dim da = ia >= 0 ? ba.d[ia] : dim_const(1);
+		struct dim db = ib >= 0 ? bb.d[ib] : dim_const(1);
+		struct dim o = batch.d[i];
+
+		if (dim_is_one(o))
+			continue;
+		/* each input either runs over the dim or has extent 1 there */
+		if (!dim_eq(da, o) && !dim_is_one(da))
+			return false;
+		if (!dim_eq(db, o) && !dim_is_one(db))
+			return false;
+		p->ext[p->nb] = o;
+		p->fa[p->nb] = dim_eq(da, o);
+		p->fb[p->nb] = dim_eq(db, o);
+		p->ia[p->nb] = ia;
+		p->ib[p->nb] = ib;
+		p->nb++;
+	}
+	return true;
+}
+
+static bool supports_matmul(struct graph *g, const struct node *n)
+{
+	struct mm_plan p;
+
+	if (n->n_in != 2 || n->n_out != 1 || !is_f32(node_in(g, n, 0)) ||
+	    !is_f32(node_in(g, n, 1)) || !is_f32(node_out(g, n, 0)))
+		return false;
+	return mm_plan(g, n, &p);
+}
+
+static bool supports_gemm(struct graph *g, const struct node *n)
+{
+	const struct value *c = node_in(g, n, 2);
+
+	if (n->n_out != 1 || !is_f32(node_in(g, n, 0)) || !is_f32(node_in(g, n, 1)) ||
+	    !is_f32(node_out(g, n, 0)) || (c && !is_f32(c)))
+		return false;
+	if (node_in(g, n, 0)->shape.rank != 2 || node_in(g, n, 1)->shape.rank != 2 ||
+	    node_out(g, n, 0)->shape.rank != 2 || (c && c->shape.rank > 2))
+		return false;
+	return true;
+}
+
+static bool supports_conv(struct graph *g, const struct node *n)
+{
+	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1), *bias = node_in(g, n, 2);
+	const struct value *y = node_out(g, n, 0);
+
+	if (n->n_out != 1 || !is_f32(x) || !is_f32(w) || !is_f32(y) || (bias && !is_f32(bias)))
+		return false;
+	if (x->shape.rank != 4 || w->shape.rank != 4 || y->shape.rank != 4)
+		return false;
+	/* the batch may be symbolic; channels, spatial dims and the weight may not */
+	for (int i = 1; i < 4; i++)
+		if (!dim_is_const(x->shape.d[i]) || !dim_is_const(y->shape.d[i]))
+			return false;
+	if (!shape_is_static(&w->shape) || (bias && (bias->shape.rank != 1 ||
+						      !shape_is_static(&bias->shape))))
+		return false;
+	return node_attr_int(n, "group", 1) >= 1;
+}
+
+static bool blas_supports(struct graph *g, const struct node *n)
+{
+	switch (n->op) {
+	case OP_MATMUL:
+		return supports_matmul(g, n);
+	case OP_GEMM:
+		return supports_gemm(g, n);
+	case OP_CONV:
+		return supports_conv(g, n);
+	default:
+		return false;
+	}
+}
+
+/* ---- relay_to_tir ---- */
+
+/* Row-major element count of s's dims [from, to) as an expression. */
+static struct tir *dims_numel(struct tir_builder *b, const struct shape *s, int from, int to)
+{
+	struct tir *e = tir_int(b, 1);
+
+	for (int i = from; i < to; i++)
+		e = tir_mul(b, e, tir_dim(b, s->d[i]));
+	return e;
+}
+
+/*
+ * The matmul call: a, b, y, M, N, K, then MM_GROUPS (extent, a stride, b
+ * stride) triples. Batch dims are merged into groups where a and b both
+ * broadcast alike; strides are in elements.
+ */
+static int matmul_args(struct tir_builder *b, struct graph *g, const struct node *n,
+		       struct tir_buf *bufs[3], struct tir **args)
+{
+	struct mm_plan p;
+	struct tir *M, *N, *K, *ext[MAX_RANK], *stra[MAX_RANK], *strb[MAX_RANK];
+	bool fa[MAX_RANK], fb[MAX_RANK];
+	int ng = 0, na = 0;
+
+	if (!mm_plan(g, n, &p))
+		BUG("matmul plan changed after the rule took the node");
+	M = tir_dim(b, p.sa.d[p.sa.rank - 2]);
+	K = tir_dim(b, p.sa.d[p.sa.rank - 1]);
+	N = tir_dim(b, p.sb.d[p.sb.rank - 1]);
+	/* groups: neighbours with the same (fa, fb) merge */
+	for (int i = 0; i < p.nb; i++) {
+		if (ng && fa[ng - 1] == p.fa[i] && fb[ng - 1] == p.fb[i]) {
+			ext[ng - 1] = tir_mul(b, ext[ng - 1], tir_dim(b, p.ext[i]));
+		} else {
+			ext[ng] = tir_dim(b, p.ext[i]);
+			fa[ng] = p.fa[i];
+			fb[ng] = p.fb[i];
+			ng++;
+		}
+		/*
+		 * a group's stride is its innermost dim's: the input's extents after
+		 * it (broadcast and dropped dims have extent 1 there)
+		 */
+		stra[ng - 1] = p.fa[i] ? dims_numel(b, &p.sa, p.ia[i] + 1, p.sa.rank) : tir_int(b, 0);
+		strb[ng - 1] = p.fb[i] ? dims_numel(b, &p.sb, p.ib[i] + 1, p.sb.rank) : tir_int(b, 0);
+	}
+	if (ng > MM_GROUPS)
+		BUG("more than %d matmul batch groups", MM_GROUPS);
+	/* a batch only a runs over, with b a plain matrix: one sgemm with M rows */
+	if (ng == 1 && fa[0] && !fb[0]) {
+		M = tir_mul(b, ext[0], M);
+		ng = 0;
+	}
+	for (int i = 0; i < 3; i++)
+		args[na++] = tir_addr(b, bufs[i], tir_int(b, 0));
+	args[na++] = M;
+	args[na++] = N;
+	args[na++] = K;
+	for (int i = 0; i < MM_GROUPS; i++) {
+		args[na++] = i < ng ? ext[i] : tir_int(b, 1);
+		args[na++] = i < ng ? stra[i] : tir_int(b, 0);
+		args[na++] = i < ng ? strb[i] : tir_int(b, 0);
+	}
+	return na;
+}
+
+/* The gemm call: a, b, c (0 = none), y, M, N, K, transA, transB, alpha, beta, C strides. */
+static int gemm_args(struct tir_builder *b, struct graph *g, const struct node *n,
+		     struct tir_buf **bufs, struct tir **args)
+{
+	const struct value *a = node_in(g, n, 0), *c = node_in(g, n, 2);
+	const struct value *y = node_out(g, n, 0);
+	bool ta = node_attr_int(n, "transA", 0), tb = node_attr_int(n, "transB", 0);
+	int na = 0;
+
+	args[na++] = tir_addr(b, bufs[0], tir_int(b, 0));
+	args[na++] = tir_addr(b, bufs[1], tir_int(b, 0));
+	args[na++] = c ? tir_addr(b, bufs[2], tir_int(b, 0)) : tir_int(b, 0);
+	args[na++] = tir_addr(b, bufs[c ? 3 : 2], tir_int(b, 0));
+	args[na++] = tir_dim(b, y->shape.d[0]);
+	args[na++] = tir_dim(b, y->shape.d[1]);
+	args[na++] = tir_dim(b, a->shape.d[ta ? 0 : 1]);
+	args[na++] = tir_int(b, ta);
+	args[na++] = tir_int(b, tb);
+	args[na++] = tir_flt(b, DTYPE_F32, node_attr_float(n, "alpha", 1.0));
+	args[na++] = tir_flt(b, DTYPE_F32, node_attr_float(n, "beta", 1.0));
+	if (c) {
+		/* C padded to [c0, c1] on the left; a unit dim broadcasts (stride 0) */
+		struct dim c0 = c->shape.rank == 2 ? c->shape.d[0] : dim_const(1);
+		struct dim c1 = c->shape.rank >= 1 ? c->shape.d[c->shape.rank - 1] : dim_const(1);
+
+		args[na++] = dim_is_one(c0) ? tir_int(b, 0) : tir_dim(b, c1);
+		args[na++] = dim_is_one(c1) ? tir_int(b, 0) : tir_int(b, 1);
+	} else {
+		args[na++] = tir_int(b, 0);
+		args[na++] = tir_int(b, 0);
+	}
+	return na;
+}
+
+/*
+ * The conv2d call: x, w, bias (0 = none), y, N, C, H, W, M, kh, kw, strides,
+ * begin pads, dilations, group, OH, OW. The end pads only show in OH/OW.
+ */
+static int conv_args(struct tir_builder *b, struct graph *g, const struct node *n,
+		     struct tir_buf **bufs, struct tir **args)
+{
+	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1), *bias = node_in(g, n, 2);
+	int64_t kern[2] = { w->shape.d[2].c, w->shape.d[3].c };
+	struct window win;
+	int na = 0;
+
+	if (window_plan(g, (struct node *)n, &x->shape, kern, false, &win) < 0)
+		return -1;
+	args[na++] = tir_addr(b, bufs[0], tir_int(b, 0));
+	args[na++] = tir_addr(b, bufs[1], tir_int(b, 0));
+	args[na++] = bias ? tir_addr(b, bufs[2], tir_int(b, 0)) : tir_int(b, 0);
+	args[na++] = tir_addr(b, bufs[bias ? 3 : 2], tir_int(b, 0));
+	args[na++] = tir_dim(b, x->shape.d[0]);
+	args[na++] = tir_int(b, x->shape.d[1].c);
+	args[na++] = tir_int(b, win.in[0]);
+	args[na++] = tir_int(b, win.in[1]);
+	args[na++] = tir_int(b, w->shape.d[0].c);
+	args[na++] = tir_int(b, win.k[0]);
+	args[na++] = tir_int(b, win.k[1]);
+	args[na++] = tir_int(b, win.s[0]);
+	args[na++] = tir_int(b, win.s[1]);
+	args[na++] = tir_int(b, win.pb[0]);
+	args[na++] = tir_int(b, win.pb[1]);
+	args[na++] = tir_int(b, win.d[0]);
+	args[na++] = tir_int(b, win.d[1]);
+	args[na++] = tir_int(b, node_attr_int(n, "group", 1));
+	args[na++] = tir_int(b, win.out[0]);
+	args[na++] = tir_int(b, win.out[1]);
+	return na;
+}
+
+static int blas_relay_to_tir(struct graph *g, const struct target *t, struct partition *p)
+{
+	(void)t;
+	for (int i = 0; i < p->n_nodes; i++) {
+		struct node *n = &g->nodes.v[p->nodes[i]];
+		const char *op = n->op == OP_MATMUL ? "matmul" : n->op == OP_GEMM ? "gemm" : "conv2d";
+		struct tir_builder b;
+		struct kernel k = { 0 };
+		struct tir_buf *bufs[4];
+		struct tir *args[3 + 3 + 3 * MM_GROUPS + 24];
+		int nbuf = 0, na;
+
+		tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_%d_blas_%s", p->id, i, op));
+		k.args = arena_alloc(g->arena, sizeof(int) * (size_t)(n->n_in + n->n_out + 1));
+		for (int j = 0; j < n->n_in; j++)
+			if (n->in[j] >= 0) {
+				bufs[nbuf] = tir_param(&b, "in", DTYPE_F32);
+				k.args[nbuf++] = n->in[j];
+			}
+		k.n_inputs = nbuf;
+		bufs[nbuf] = tir_param(&b, "out", DTYPE_F32);
+		k.args[nbuf++] = n->out[0];
+		k.n_args = nbuf;
+		na = n->op == OP_MATMUL ? matmul_args(&b, g, n, bufs, args)
+		   : n->op == OP_GEMM ? gemm_args(&b, g, n, bufs, args)
+		   : conv_args(&b, g, n, bufs, args);
+		if (na < 0) {
+			tir_builder_release(&b);
+			return -1;
+		}
+		tir_extern(&b, arena_printf(g->arena, "collagec_blas_%s", op), args, na);
+		k.name = b.name;
+		k.func = tir_finish(&b);
+		tir_builder_release(&b);
+		k.span = n->span;
+		vec_push(&p->kernels, k);
+	}
+	return 0;
+}
+
+/* ---- tir_to_runtime ---- */
+
+/* several literals: ISO C only promises 4095 characters in one */
+static const char *const blas_helpers[] = {
+	"\n"
+	"/* blas target: MatMul, Gemm and Conv through OpenBLAS (cblas_sgemm, cblas_sgemv) */\n"
+	"#ifndef COLLAGEC_BLAS_HELPERS\n"
+	"#define COLLAGEC_BLAS_HELPERS\n"
+	"#include <stdlib.h>\n"
+	"#include <string.h>\n"
+	"#include <cblas.h>\n"
+	"void openblas_set_num_threads(int num_threads);\n"
+	"int openblas_get_num_threads(void);\n"
+	"\n"
+	"/* multiply-adds below which a product runs on one thread */\n"
+	"#define COLLAGEC_BLAS_PAR_MIN 65536\n"
+	"\n"
+	"/*\n"
+	" * OpenBLAS runs single-threaded; the helpers split the work over the OpenMP\n"
+	" * team the c target's kernels use, so that two thread pools never spin\n"
+	" * against each other.\n"
+	" */\n"
+	"static void collagec_blas_single(void)\n"
+	"{\n"
+	"\tif (openblas_get_num_threads() != 1)\n"
+	"\t\topenblas_set_num_threads(1);\n"
+	"}\n"
+	"\n"
+	"/* y = alpha op(a) op(b) + beta y on one thread, minding the sizes BLAS rejects */\n"
+	"static void collagec_blas_sgemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,\n"
+	"\t\t\t\t const float *a, int64_t lda, const float *b, int64_t ldb,\n"
+	"\t\t\t\t float beta, float *y, int64_t ldy)\n"
+	"{\n"
+	"\tif (m <= 0 || n <= 0)\n"
+	"\t\treturn;\n"
+	"\tif (k <= 0) {\n"
+	"\t\tfor (int64_t i = 0; i < m; i++)\n"
+	"\t\t\tfor (int64_t j = 0; j < n; j++)\n"
+	"\t\t\t\ty[i * ldy + j] = beta == 0.0f ? 0.0f : beta * y[i * ldy + j];\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\t/* a one-row or one-column result: gemv (sgemm would pack all of b) */\n"
+	"\tif (m == 1) {\n"
+	"\t\tint incx = ta ? (int)lda : 1;\n"
+	"\n"
+	"\t\tif (tb)\n"
+	"\t\t\tcblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k, alpha, b,\n"
+	"\t\t\t\t    (int)ldb, a, incx, beta, y, 1);\n"
+	"\t\telse\n"
+	"\t\t\tcblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, alpha, b,\n"
+	"\t\t\t\t    (int)ldb, a, incx, beta, y, 1);\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\tif (n == 1) {\n"
+	"\t\tint incx = tb ? 1 : (int)ldb;\n"
+	"\n"
+	"\t\tif (ta)\n"
+	"\t\t\tcblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)m, alpha, a,\n"
+	"\t\t\t\t    (int)lda, b, incx, beta, y, (int)ldy);\n"
+	"\t\telse\n"
+	"\t\t\tcblas_sgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)k, alpha, a,\n"
+	"\t\t\t\t    (int)lda, b, incx, beta, y, (int)ldy);\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\tcblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,\n"
+	"\t\t    tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,\n"
+	"\t\t    (int)lda, b, (int)ldb, beta, y, (int)ldy);\n"
+	"}\n"
+	"\n"
+	"/* The same on nt threads: blocks of columns (or rows, when there are more). */\n"
+	"static void collagec_blas_sgemm(int nt, int ta, int tb, int64_t m, int64_t n, int64_t k,\n"
+	"\t\t\t\tfloat alpha, const float *a, int64_t lda, const float *b,\n"
+	"\t\t\t\tint64_t ldb, float beta, float *y, int64_t ldy)\n"
+	"{\n"
+	"\tint64_t ext = n >= m ? n : m, blk;\n"
+	"\n"
+	"\tif (nt <= 1 || m * n * k < COLLAGEC_BLAS_PAR_MIN || ext < 2) {\n"
+	"\t\tcollagec_blas_sgemm1(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, y, ldy);\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\tif (nt > ext)\n"
+	"\t\tnt = (int)ext;\n"
+	"\t/* blocks of whole SIMD widths where there is room */\n"
+	"\tblk = (ext + nt - 1) / nt;\n"
+	"\tif (ext >= 16 * nt)\n"
+	"\t\tblk = (blk + 15) / 16 * 16;\n"
+	"#pragma omp parallel for num_threads(nt) schedule(static)\n"
+	"\tfor (int t = 0; t < nt; t++) {\n"
+	"\t\tint64_t s = t * blk, e = s + blk > ext ? ext : s + blk;\n",
+	"\n"
+	"\t\tif (s >= e)\n"
+	"\t\t\tcontinue;\n"
+	"\t\tif (n >= m)\n"
+	"\t\t\tcollagec_blas_sgemm1(ta, tb, m, e - s, k, alpha, a, lda,\n"
+	"\t\t\t\t\t     tb ? b + s * ldb : b + s, ldb, beta, y + s, ldy);\n"
+	"\t\telse\n"
+	"\t\t\tcollagec_blas_sgemm1(ta, tb, e - s, n, k, alpha, ta ? a + s : a + s * lda,\n"
+	"\t\t\t\t\t     lda, b, ldb, beta, y + s * ldy, ldy);\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"/* Product i of the batch: its offsets in a and b from the six (extent, strides) groups. */\n"
+	"static void collagec_blas_matmul1(const float *a, const float *b, float *y, int64_t m, int64_t n,\n"
+	"\t\t\t\t  int64_t k, const int64_t *d, const int64_t *sa, const int64_t *sb,\n"
+	"\t\t\t\t  int64_t i, int nt)\n"
+	"{\n"
+	"\tint64_t r = i, oa = 0, ob = 0;\n"
+	"\n"
+	"\tfor (int g = 5; g >= 0; g--) {\n"
+	"\t\toa += r % d[g] * sa[g];\n"
+	"\t\tob += r % d[g] * sb[g];\n"
+	"\t\tr /= d[g];\n"
+	"\t}\n"
+	"\tcollagec_blas_sgemm(nt, 0, 0, m, n, k, 1.0f, a + oa, k, b + ob, n, 0.0f, y + i * m * n, n);\n"
+	"}\n"
+	"\n"
+	"static void collagec_blas_matmul(const float *a, const float *b, float *y, int64_t m,\n"
+	"\t\t\t\t int64_t n, int64_t k,\n"
+	"\t\t\t\t int64_t d0, int64_t sa0, int64_t sb0, int64_t d1, int64_t sa1,\n"
+	"\t\t\t\t int64_t sb1, int64_t d2, int64_t sa2, int64_t sb2, int64_t d3,\n"
+	"\t\t\t\t int64_t sa3, int64_t sb3, int64_t d4, int64_t sa4, int64_t sb4,\n"
+	"\t\t\t\t int64_t d5, int64_t sa5, int64_t sb5, int threads)\n"
+	"{\n"
+	"\tconst int64_t d[6] = { d0, d1, d2, d3, d4, d5 };\n"
+	"\tconst int64_t sa[6] = { sa0, sa1, sa2, sa3, sa4, sa5 };\n"
+	"\tconst int64_t sb[6] = { sb0, sb1, sb2, sb3, sb4, sb5 };\n"
+	"\tint64_t batch = d0 * d1 * d2 * d3 * d4 * d5;\n"
+	"\tint nt = threads > 1 ? threads : 1;\n"
+	"\n"
+	"\tcollagec_blas_single();\n"
+	"\t/* at least one product per thread: products in parallel, else each split */\n"
+	"\tif (nt > 1 && batch >= nt && batch * m * n * k >= COLLAGEC_BLAS_PAR_MIN) {\n"
+	"#pragma omp parallel for num_threads(nt) schedule(static)\n"
+	"\t\tfor (int64_t i = 0; i < batch; i++)\n"
+	"\t\t\tcollagec_blas_matmul1(a, b, y, m, n, k, d, sa, sb, i, 1);\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\tfor (int64_t i = 0; i < batch; i++)\n"
+	"\t\tcollagec_blas_matmul1(a, b, y, m, n, k, d, sa, sb, i, nt);\n"
+	"}\n"
+	"\n"
+	"static void collagec_blas_gemm(const float *a, const float *b, const float *c, float *y,\n"
+	"\t\t\t       int64_t m, int64_t n, int64_t k, int ta, int tb, float alpha,\n"
+	"\t\t\t       float beta, int64_t csr, int64_t csc, int threads)\n"
+	"{\n"
+	"\tcollagec_blas_single();\n"
+	"\tif (c && beta != 0.0f)\n"
+	"\t\tfor (int64_t i = 0; i < m; i++)\n"
+	"\t\t\tfor (int64_t j = 0; j < n; j++)\n"
+	"\t\t\t\ty[i * n + j] = c[i * csr + j * csc];\n"
+	"\tcollagec_blas_sgemm(threads, ta, tb, m, n, k, alpha, a, ta ? m : k, b, tb ? k : n,\n"
+	"\t\t\t    c && beta != 0.0f ? beta : 0.0f, y, n);\n"
+	"\tif (c && beta == 0.0f)\t/* 0 * C still propagates NaN and infinity */\n"
+	"\t\tfor (int64_t i = 0; i < m; i++)\n"
+	"\t\t\tfor (int64_t j = 0; j < n; j++)\n"
+	"\t\t\t\ty[i * n + j] += 0.0f * c[i * csr + j * csc];\n"
+	"}\n",
+	"\n"
+	"/*\n"
+	" * Rows [r0, r1) of col, row (c, i, j) = the input pixels kernel tap (i, j)\n"
+	" * of channel c sees, 0 in the padding.\n"
+	" */\n"
+	"static void collagec_blas_im2col(const float *x, float *col, int64_t r0, int64_t r1, int64_t h,\n"
+	"\t\t\t\t int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw,\n"
+	"\t\t\t\t int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t oh,\n"
+	"\t\t\t\t int64_t ow)\n"
+	"{\n"
+	"\tfor (int64_t rr = r0; rr < r1; rr++) {\n"
+	"\t\tint64_t c = rr / (kh * kw), i = rr / kw % kh, j = rr % kw;\n"
+	"\t\tfloat *row = col + rr * oh * ow;\n"
+	"\t\tint64_t off = j * dw - pw, lo = 0, hi;\n"
+	"\n"
+	"\t\t/* ow in [lo, hi) reads inside the row: 0 <= ow * sw + off < w */\n"
+	"\t\tif (off < 0)\n"
+	"\t\t\tlo = (-off + sw - 1) / sw;\n"
+	"\t\thi = w - off <= 0 ? 0 : (w - off + sw - 1) / sw;\n"
+	"\t\tlo = lo > ow ? ow : lo;\n"
+	"\t\thi = hi > ow ? ow : hi < lo ? lo : hi;\n"
+	"\t\tfor (int64_t r = 0; r < oh; r++) {\n"
+	"\t\t\tint64_t ih = r * sh - ph + i * dh;\n"
+	"\t\t\tfloat *out = row + r * ow;\n"
+	"\t\t\tconst float *in;\n"
+	"\n"
+	"\t\t\tif (ih < 0 || ih >= h) {\n"
+	"\t\t\t\tmemset(out, 0, (size_t)ow * sizeof(float));\n"
+	"\t\t\t\tcontinue;\n"
+	"\t\t\t}\n"
+	"\t\t\tin = x + (c * h + ih) * w;\n"
+	"\t\t\tfor (int64_t o = 0; o < lo; o++)\n"
+	"\t\t\t\tout[o] = 0.0f;\n"
+	"\t\t\tif (sw == 1 && hi > lo)\n"
+	"\t\t\t\tmemcpy(out + lo, in + lo + off, (size_t)(hi - lo) * sizeof(float));\n"
+	"\t\t\telse if (sw != 1)\n"
+	"\t\t\t\tfor (int64_t o = lo; o < hi; o++)\n"
+	"\t\t\t\t\tout[o] = in[o * sw + off];\n"
+	"\t\t\tfor (int64_t o = hi; o < ow; o++)\n"
+	"\t\t\t\tout[o] = 0.0f;\n"
+	"\t\t}\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"/* Image jg / group, group jg % group on nt threads; col: kc * oh * ow scratch or NULL. */\n"
+	"static void collagec_blas_conv1(const float *x, const float *w, const float *bias, float *y,\n"
+	"\t\t\t\tfloat *col, int64_t jg, int64_t c, int64_t cg, int64_t m,\n"
+	"\t\t\t\tint64_t mg, int64_t kc, int64_t h, int64_t wd, int64_t kh,\n"
+	"\t\t\t\tint64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,\n"
+	"\t\t\t\tint64_t dh, int64_t dw, int64_t oh, int64_t ow, int nt, int64_t group)\n"
+	"{\n"
+	"\tint64_t i = jg / group, g = jg % group, p = oh * ow;\n"
+	"\tconst float *xg = x + (i * c + g * cg) * h * wd;\n"
+	"\tfloat *yg = y + (i * m + g * mg) * p;\n"
+	"\n"
+	"\tif (col) {\n"
+	"\t\tif (nt > 1 && kc >= nt && kc * p >= COLLAGEC_BLAS_PAR_MIN) {\n"
+	"#pragma omp parallel for num_threads(nt) schedule(static)\n"
+	"\t\t\tfor (int t = 0; t < nt; t++)\n"
+	"\t\t\t\tcollagec_blas_im2col(xg, col, kc * t / nt, kc * (t + 1) / nt, h, wd,\n"
+	"\t\t\t\t\t\t     kh, kw, sh, sw, ph, pw, dh, dw, oh, ow);\n"
+	"\t\t} else {\n"
+	"\t\t\tcollagec_blas_im2col(xg, col, 0, kc, h, wd, kh, kw, sh, sw, ph, pw, dh, dw,\n"
+	"\t\t\t\t\t     oh, ow);\n"
+	"\t\t}\n"
+	"\t}\n"
+	"\tfor (int64_t o = 0; o < mg; o++)\n"
+	"\t\tfor (int64_t q = 0; q < p; q++)\n"
+	"\t\t\tyg[o * p + q] = bias ? bias[g * mg + o] : 0.0f;\n"
+	"\tcollagec_blas_sgemm(nt, 0, 0, mg, p, kc, 1.0f, w + g * mg * kc, kc, col ? col : xg, p,\n"
+	"\t\t\t    1.0f, yg, p);\n"
+	"}\n",
+	"\n"
+	"static void collagec_blas_conv2d(const float *x, const float *w, const float *bias,\n"
+	"\t\t\t\t float *y, int64_t n, int64_t c, int64_t h, int64_t wd,\n"
+	"\t\t\t\t int64_t m, int64_t kh, int64_t kw, int64_t sh, int64_t sw,\n"
+	"\t\t\t\t int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t group,\n"
+	"\t\t\t\t int64_t oh, int64_t ow, int threads)\n"
+	"{\n"
+	"\tint64_t cg = c / group, mg = m / group, kc = cg * kh * kw, p = oh * ow, jobs = n * group;\n"
+	"\t/* a 1x1, stride-1, unpadded conv multiplies the input itself */\n"
+	"\tint direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 &&\n"
+	"\t\t     oh == h && ow == wd;\n"
+	"\tint nt = threads > 1 ? threads : 1;\n"
+	"\tsize_t scratch = direct || kc <= 0 ? 0 : (size_t)(kc * p) * sizeof(float);\n"
+	"\tfloat *col = NULL;\n"
+	"\n"
+	"\tcollagec_blas_single();\n"
+	"\tif (jobs <= 0 || p <= 0 || mg <= 0)\n"
+	"\t\treturn;\n"
+	"\t/* at least one (image, group) per thread: those in parallel, one thread each */\n"
+	"\tif (nt > 1 && jobs >= nt && jobs * mg * p * kc >= COLLAGEC_BLAS_PAR_MIN) {\n"
+	"#pragma omp parallel num_threads(nt)\n"
+	"\t\t{\n"
+	"\t\t\tfloat *tcol = scratch ? malloc(scratch) : NULL;\n"
+	"\n"
+	"\t\t\tif (scratch && !tcol)\n"
+	"\t\t\t\tcollagec_rt_abort(\"blas conv2d: out of memory for the im2col scratch\");\n"
+	"#pragma omp for schedule(static)\n"
+	"\t\t\tfor (int64_t jg = 0; jg < jobs; jg++)\n"
+	"\t\t\t\tcollagec_blas_conv1(x, w, bias, y, tcol, jg, c, cg, m, mg, kc, h, wd, kh,\n"
+	"\t\t\t\t\t\t    kw, sh, sw, ph, pw, dh, dw, oh, ow, 1, group);\n"
+	"\t\t\tfree(tcol);\n"
+	"\t\t}\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\tif (scratch && !(col = malloc(scratch)))\n"
+	"\t\tcollagec_rt_abort(\"blas conv2d: out of memory for the im2col scratch\");\n"
+	"\tfor (int64_t jg = 0; jg < jobs; jg++)\n"
+	"\t\tcollagec_blas_conv1(x, w, bias, y, col, jg, c, cg, m, mg, kc, h, wd, kh, kw, sh, sw,\n"
+	"\t\t\t\t    ph, pw, dh, dw, oh, ow, nt, group);\n"
+	"\tfree(col);\n"
+	"}\n"
+	"#endif\n",
+};
+
+/*
+ * Prints a kernel with the executor's ABI; its call_extern gets the kernel's
+ * `threads` as a last argument.
+ */
+static void print_kernel(const struct kernel *k, struct strbuf *sb)
+{
+	const struct tir_func *f = k->func;
+
+	sb_puts(sb, "\n/*");
+	for (int i = 0; i < k->span.n; i++)
+		sb_printf(sb, " %s(%s)", k->span.names[i], k->span.types[i]);
+	sb_puts(sb, " */\n");
+	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
+		  f->name);
+	for (int i = 0; i < f->n_bufs; i++)
+		sb_printf(sb, "\t%s *b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
+	sb_puts(sb, "\t(void)syms;\n");
+	for (int i = 0; i < f->body->n; i++) {
+		const struct tir *s = f->body->list[i];
+
+		if (s->kind != TIR_EXTERN) {
+			tir_print_stmt(s, &tir_dialect_c, sb, 1);
+			continue;
+		}
+		sb_printf(sb, "\t%s(", s->name);
+		for (int j = 0; j < s->n; j++) {
+			tir_print_expr(s->list[j], &tir_dialect_c, sb);
+			sb_puts(sb, ", ");
+		}
+		sb_puts(sb, "threads);\n");
+	}
+	sb_puts(sb, "}\n");
+}
+
+static int blas_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
+			       struct runtime_module *m)
+{
+	const char *inc = cblas_include(g->arena);
+	struct strbuf pre = STRBUF_INIT;
+
+	(void)t;
+	if (!inc) {
+		diag_error_status(g->ctx, STATUS_ENV, "target 'blas': <cblas.h> disappeared");
+		return -1;
+	}
+	/* the helpers: a prelude, emitted once per model however many partitions */
+	for (size_t i = 0; i < ARRAY_SIZE(blas_helpers); i++)
+		sb_puts(&pre, blas_helpers[i]);
+	m->prelude = arena_strdup(g->arena, sb_str(&pre));
+	sb_release(&pre);
+	for (int i = 0; i < p->kernels.n; i++)
+		print_kernel(&p->kernels.v[i], &m->source);
+	if (*inc)
+		vec_push(&m->ldlibs, inc);
+	vec_push(&m->ldlibs, "-fopenmp");
+	vec_push(&m->ldlibs, "-lopenblas");
+	return 0;
+}
+
+const struct target_kind target_kind_blas = {
+	.api_version = TARGET_API_VERSION,
+	.name = "blas",
+	.device = "cpu",
+	.description = "OpenBLAS cblas_sgemm; runs float32 MatMul, Gemm and 2-D Conv (im2col)",
+	.options = NULL,
+	.unavailable = blas_unavailable,
+	.supports = blas_supports,
+	.relay_to_tir = blas_relay_to_tir,
+	.tir_to_runtime = blas_tir_to_runtime,
+	.relay_to_runtime = NULL,
+};
