@@ -7,6 +7,9 @@
 
 #include "../../core/tir/tir_print.h"
 
+/* Least work estimate (see tir_dialect.parallel_fmt) worth a parallel region. */
+#define PARALLEL_MIN_WORK 16384
+
 static const struct target_option c_options[] = {
 	{ "threads", "threads of parallel loop nests (0: collagec_set_threads decides)", 0, 256, 0 },
 	{ NULL, NULL, 0, 0, 0 },
@@ -67,9 +70,15 @@ static int c_tir_to_runtime(struct graph *g, const struct target *t, struct part
 	struct tir_dialect d = tir_dialect_c;
 	int64_t nt = target_opt(t, "threads");
 
+	/*
+	 * Small nests run serially: a parallel region costs microseconds, and
+	 * far more when another process holds a core and the team waits on it.
+	 */
 	d.parallel_fmt = nt > 0 ? arena_printf(g->arena, "#pragma omp parallel for collapse(%%d) "
-					       "num_threads(%lld)", (long long)nt)
-		: "#pragma omp parallel for collapse(%d) num_threads(threads) if (threads > 1)";
+					       "num_threads(%lld) if (%%s >= %d)", (long long)nt,
+					       PARALLEL_MIN_WORK)
+		: arena_printf(g->arena, "#pragma omp parallel for collapse(%%d) num_threads(threads) "
+			       "if (threads > 1 && %%s >= %d)", PARALLEL_MIN_WORK);
 	if (!m->ldlibs.n)
 		vec_push(&m->ldlibs, "-fopenmp");
 	for (int i = 0; i < p->kernels.n; i++)

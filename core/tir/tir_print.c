@@ -54,6 +54,12 @@ const char *tir_ctype(enum dtype t)
 	return t == DTYPE_BOOL ? "uint8_t" : dtype_ctype(t);
 }
 
+/* The dialect's spelling of t. */
+static const char *ty(const struct tir_dialect *d, enum dtype t)
+{
+	return d->ctype ? d->ctype(t) : tir_ctype(t);
+}
+
 static const char *bin_ops[BIN_COUNT] = {
 	[BIN_ADD] = "+", [BIN_SUB] = "-", [BIN_MUL] = "*", [BIN_DIV] = "/", [BIN_MOD] = "%",
 	[BIN_LT] = "<", [BIN_LE] = "<=", [BIN_GT] = ">", [BIN_GE] = ">=", [BIN_EQ] = "==",
@@ -101,9 +107,9 @@ void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct str
 		} else if (e->dtype == DTYPE_U64) {
 			sb_printf(sb, "UINT64_C(%llu)", (unsigned long long)e->i);
 		} else if (e->i == INT64_MIN) {
-			sb_printf(sb, "((%s)INT64_MIN)", tir_ctype(e->dtype));
+			sb_printf(sb, "((%s)INT64_MIN)", ty(d, e->dtype));
 		} else {
-			sb_printf(sb, "((%s)%lld)", tir_ctype(e->dtype), (long long)e->i);
+			sb_printf(sb, "((%s)%lld)", ty(d, e->dtype), (long long)e->i);
 		}
 		break;
 	case TIR_FLT:
@@ -168,11 +174,11 @@ void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct str
 	}
 	case TIR_CAST:
 		if (e->dtype == DTYPE_BOOL) {
-			sb_puts(sb, "((uint8_t)((");
+			sb_printf(sb, "((%s)((", ty(d, DTYPE_BOOL));
 			tir_print_expr(e->a, d, sb);
 			sb_puts(sb, ") != 0))");
 		} else {
-			sb_printf(sb, "((%s)", tir_ctype(e->dtype));
+			sb_printf(sb, "((%s)", ty(d, e->dtype));
 			tir_print_expr(e->a, d, sb);
 			sb_putc(sb, ')');
 		}
@@ -204,6 +210,21 @@ static void indent_to(struct strbuf *sb, int n)
 		sb_putc(sb, '\t');
 }
 
+/* Whether statement s contains a loop. */
+static bool has_loop(const struct tir *s)
+{
+	if (!s)
+		return false;
+	if (s->kind == TIR_FOR)
+		return true;
+	if (s->kind == TIR_SEQ) {
+		for (int i = 0; i < s->n; i++)
+			if (has_loop(s->list[i]))
+				return true;
+	}
+	return s->kind == TIR_IF && (has_loop(s->b) || has_loop(s->c));
+}
+
 /* Perfectly nested parallel loops starting at s (at most 3). */
 static int parallel_depth(const struct tir *s)
 {
@@ -229,12 +250,29 @@ static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct 
 	case TIR_FOR:
 		if (s->parallel && !in_parallel && d->parallel_fmt) {
 			indent_to(sb, indent);
-			sb_printf(sb, d->parallel_fmt, parallel_depth(s));
+			struct strbuf trip = STRBUF_INIT;
+			const struct tir *l = s;
+			int depth = parallel_depth(s);
+
+			/*
+			 * A work estimate for the pragma's if clause: the collapsed
+			 * iteration count, times 256 when each iteration runs loops
+			 * of its own.
+			 */
+			for (int k = 0; k < depth; k++) {
+				sb_puts(&trip, k ? " * " : "(");
+				tir_print_expr(l->a, d, &trip);
+				if (k + 1 < depth)
+					l = l->b->list[0];
+			}
+			sb_puts(&trip, has_loop(l->b) ? " * 256)" : ")");
+			sb_printf(sb, d->parallel_fmt, depth, sb_str(&trip));
+			sb_release(&trip);
 			sb_putc(sb, '\n');
 			in_parallel = true;
 		}
 		indent_to(sb, indent);
-		sb_puts(sb, "for (int64_t ");
+		sb_printf(sb, "for (%s ", ty(d, DTYPE_I64));
 		print_var(s->var, sb);
 		sb_puts(sb, " = 0; ");
 		print_var(s->var, sb);
@@ -272,7 +310,7 @@ static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct 
 		break;
 	case TIR_LET:
 		indent_to(sb, indent);
-		sb_printf(sb, "%s ", tir_ctype(s->var->dtype));
+		sb_printf(sb, "%s ", ty(d, s->var->dtype));
 		print_var(s->var, sb);
 		sb_puts(sb, " = ");
 		tir_print_expr(s->a, d, sb);

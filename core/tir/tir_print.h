@@ -1,7 +1,7 @@
 /*
  * tir_print.h - prints loop IR as C-family source. One printer serves the C
- * backend, the IR dumps and (later) OpenCL: a dialect says how intrinsics are
- * spelled; the kernel signature is the backend's business.
+ * backend, the IR dumps and OpenCL C: a dialect says how intrinsics and types
+ * are spelled; the kernel signature is the backend's business.
  *
  *	tir_print_stmt(f->body, &tir_dialect_c, sb, 1);
  */
@@ -20,9 +20,15 @@ struct tir_dialect {
 	const char *sym_fmt;
 	/*
 	 * (optional) line printed before the outermost parallel loop nest;
-	 * %d is how many perfectly nested parallel loops it covers (<= 3)
+	 * %d is how many perfectly nested parallel loops it covers (<= 3) and
+	 * %s an estimate of its work (iterations, x256 when they run loops)
 	 */
 	const char *parallel_fmt;
+	/*
+	 * (optional) spelling of a dtype in casts, typed constants, locals and
+	 * loop variables; NULL = tir_ctype() (OpenCL C: "long", "uchar", ...)
+	 */
+	const char *(*ctype)(enum dtype t);
 };
 
 extern const struct tir_dialect tir_dialect_c;		/* for IR dumps: no pragmas */
