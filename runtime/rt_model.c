@@ -112,9 +112,10 @@ RT_API collagec_status collagec_open(collagec_model **out)
 	m->threads = 1;
 	for (int i = 0; rt_inits[i]; i++)
 		if (rt_inits[i](rt_open_err, sizeof(rt_open_err)) != 0) {
-			/* finis tolerate an init that did not run or failed */
-			for (int k = 0; rt_finis[k]; k++)
-				rt_finis[k]();
+			/* undo the inits that succeeded, and only those */
+			while (--i >= 0)
+				if (rt_finis[i])
+					rt_finis[i]();
 			free(m);
 			return COLLAGEC_E_RUNTIME;
 		}
@@ -141,8 +142,9 @@ RT_API void collagec_close(collagec_model *m)
 		free(m->out_data[i]);
 	free(m->arena);
 	free(m);
-	for (int i = 0; rt_finis[i]; i++)
-		rt_finis[i]();
+	for (int i = 0; rt_inits[i]; i++)
+		if (rt_finis[i])
+			rt_finis[i]();
 }
 
 RT_API int collagec_num_inputs(const collagec_model *m)

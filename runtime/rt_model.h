@@ -8,7 +8,8 @@
  *   RT_N_VALUES RT_N_INPUTS RT_N_OUTPUTS RT_N_SYMS RT_N_STEPS RT_N_ARGS
  *   RT_MAX_ARGS RT_STATIC_ARENA (bytes, or -1 when planned at run time)
  *   rt_values[] rt_info_dims[][] (-1 where symbolic) rt_steps[] rt_args[]
- *   rt_inputs[] rt_outputs[] rt_sym_names[] rt_inits[] rt_finis[] (NULL-terminated)
+ *   rt_inputs[] rt_outputs[] rt_sym_names[], rt_inits[] (NULL-terminated) and
+ *   rt_finis[] (parallel to rt_inits; NULL where an init has no fini)
  *   rt_weights (the embedded blob) and rt_metadata_json
  */
 #ifndef COLLAGEC_RT_MODEL_H

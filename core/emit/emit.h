@@ -58,7 +58,7 @@ struct model_sources {
 	struct strbuf kernels;		/* all kernel source */
 	VEC(const char *) ldlibs;	/* link flags, in first-seen order */
 	VEC(const char *) inits;	/* backend init functions */
-	VEC(const char *) finis;	/* backend fini functions */
+	VEC(const char *) finis;	/* their fini functions (parallel to inits; may be NULL) */
 };
 
 /* Appends a runtime module to the model's sources. */

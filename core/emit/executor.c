@@ -118,8 +118,16 @@ void model_sources_add(struct model_sources *ms, const struct runtime_module *m)
 	sb_puts(&ms->kernels, sb_str((struct strbuf *)&m->source));
 	for (int j = 0; j < m->ldlibs.n; j++)
 		add_unique(&ms->ldlibs, m->ldlibs.v[j]);
-	add_unique(&ms->inits, m->init);
-	add_unique(&ms->finis, m->fini);
+	if (m->init) {
+		bool seen = false;
+
+		for (int i = 0; i < ms->inits.n; i++)
+			seen |= !strcmp(ms->inits.v[i], m->init);
+		if (!seen) {
+			vec_push(&ms->inits, m->init);
+			vec_push(&ms->finis, m->fini);
+		}
+	}
 }
 
 void model_sources_release(struct model_sources *ms)
@@ -131,15 +139,21 @@ void model_sources_release(struct model_sources *ms)
 	vec_free(&ms->finis);
 }
 
-static void fn_table(struct strbuf *out, const char *decl, const char *name, const char *type,
-		     const char *const *fns, int n)
+/* The init table and its parallel fini table (NULL where an init has none). */
+static void init_tables(struct strbuf *out, const struct model_sources *ms)
 {
-	for (int i = 0; i < n; i++)
-		sb_printf(out, decl, fns[i]);
-	sb_printf(out, "static %s const %s[] = {", type, name);
-	for (int i = 0; i < n; i++)
-		sb_printf(out, " %s,", fns[i]);
-	sb_printf(out, " NULL };\n");
+	for (int i = 0; i < ms->inits.n; i++) {
+		sb_printf(out, "int %s(char *err, size_t errlen);\n", ms->inits.v[i]);
+		if (ms->finis.v[i])
+			sb_printf(out, "void %s(void);\n", ms->finis.v[i]);
+	}
+	sb_puts(out, "static rt_init_fn const rt_inits[] = {");
+	for (int i = 0; i < ms->inits.n; i++)
+		sb_printf(out, " %s,", ms->inits.v[i]);
+	sb_puts(out, " NULL };\nstatic rt_fini_fn const rt_finis[] = {");
+	for (int i = 0; i < ms->inits.n; i++)
+		sb_printf(out, " %s,", ms->finis.v[i] ? ms->finis.v[i] : "NULL");
+	sb_puts(out, " NULL };\n");
 }
 
 void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct model_sources *ms,
@@ -174,9 +188,7 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 		sb_putc(out, ',');
 	}
 	sb_puts(out, " NULL };\n");
-	fn_table(out, "int %s(char *err, size_t errlen);\n", "rt_inits", "rt_init_fn",
-		 ms->inits.v, ms->inits.n);
-	fn_table(out, "void %s(void);\n", "rt_finis", "rt_fini_fn", ms->finis.v, ms->finis.n);
+	init_tables(out, ms);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");
 	c_string(out, metadata_json);
 	sb_puts(out, ";\n\n#include \"rt_model.c\"\n");

@@ -63,10 +63,10 @@ struct partition {
  * A backend with state (an OpenCL context, built programs) names an init
  * function, run by every collagec_open() before any kernel, and a fini run by
  * every collagec_close(): "int NAME(char *err, size_t errlen)" returning 0,
- * and "void NAME(void)". They keep their own reference count; a fini must be
- * harmless when its init failed or did not run (a failed open calls them
- * all). Each name is emitted once per model even when several partitions of
- * the target ask for it.
+ * and "void NAME(void)". They keep their own reference count; a fini runs
+ * only after its init succeeded (a failed open undoes the inits before it).
+ * Each pair is emitted once per model even when several partitions of the
+ * target ask for it.
  */
 struct runtime_module {
 	/* (optional) text emitted once per model before all kernels (includes, helpers) */
