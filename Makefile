@@ -14,7 +14,8 @@ LIBS     = -lprotobuf-c -lcjson -lcrypto -ldl -lm
 SRCS   := $(wildcard core/*.c core/*/*.c backends/*.c backends/*/*.c cli/*.c) runtime/loader.c
 HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h runtime/*.h cli/*.h)
 OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/onnx.pb-c.o $(BUILD)/gen/embed.o
-RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_model.h runtime/rt_model.c
+RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_model.h runtime/rt_model.c \
+	  backends/opencl/rt_opencl.h
 UNIT   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*_test.c))
 LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 

@@ -12,6 +12,7 @@ extern const struct target_kind target_kind_c;
 extern const struct op_strategy *const c_strategies[];
 extern const struct target_kind target_kind_lapack;
 extern const struct target_kind target_kind_blas;
+extern const struct target_kind target_kind_opencl;
 
 /* All shipped kinds, in default preference order. */
 extern const struct target_kind *const backend_registry[];

@@ -35,8 +35,14 @@ int session_open(struct session *s, const char *so)
 		return -1;
 	}
 	st = s->lib.open(&s->m);
-	if (st != COLLAGEC_OK)
-		return set_err(s, "%s: cannot open the model: %s", so, s->lib.status_string(st));
+	if (st != COLLAGEC_OK) {
+		/* a backend's init names its failure in collagec_last_error(NULL) */
+		const char *why = s->lib.last_error(NULL);
+		bool detail = why && *why;
+
+		return set_err(s, "%s: cannot open the model: %s%s%s", so, s->lib.status_string(st),
+			       detail ? ": " : "", detail ? why : "");
+	}
 	s->n_in = s->lib.num_inputs(s->m);
 	s->n_out = s->lib.num_outputs(s->m);
 	s->in = xcalloc((size_t)s->n_in + 1, sizeof(*s->in));

@@ -293,6 +293,136 @@ else
 	verdict blas/conformance
 fi
 
+# --- opencl ---
+# Loop IR printed as OpenCL C and run through the OpenCL runtime (PoCL on the
+# CPU): the models of testdata/backends/make_opencl_models.py (broadcasting,
+# activations, reductions, softmax, pooling, conv, depthwise conv, batched
+# MatMul, transpose/concat/gather, a symbolic batch) through c and opencl,c on
+# the same random inputs (two seeds), every node on opencl, every kernel an
+# NDRange; a missing device or platform (compile, collagec_open); handles
+# sharing the program from C (testdata/backends/opencl_handles.c); and the
+# ONNX node tests of those ops: each one passing on c passes on opencl,c.
+
+if ! available opencl; then
+	echo "ok   backends/opencl skipped: $("$C" targets | awk '/^opencl \(/ { on = 1; next }
+		on && /^  status: / { sub(/^  status: */, ""); print; exit }')"
+elif ! "$PY" "$ROOT/testdata/backends/make_opencl_models.py" "$T/opencl/models" \
+	>"$T/gen.log" 2>&1; then
+	echo "FAIL backends/opencl/make-models: $(tail -n 1 "$T/gen.log")"
+	failed=$((failed + 1))
+else
+	O=$T/opencl
+	OM=$O/models
+
+	# only_on JSON TARGET: every partition of the model is on TARGET
+	only_on() {
+		r=$("$PY" -c 'import json, sys
+ps = json.load(open(sys.argv[1]))["partitions"]
+print(" ".join(sorted(set(p["rule"] + "@" + p["target"] for p in ps
+                          if p["target"] != sys.argv[2]))))' "$1" "$2" 2>&1)
+		[ -z "$r" ] || bad "$(basename "$1"): not on $2: $r"
+	}
+
+	for m in add_bcast act_chain reduce softmax pool conv conv_dw matmul shape_ops sym_batch; do
+		compile "$OM/$m.onnx" c "$O/$m.c.so"
+		compile "$OM/$m.onnx" opencl,c "$O/$m.ocl.so" --keep-temps
+		# the kept build directory: model.c with the OpenCL kernels
+		kept=$(sed -n 's/.*build directory kept: //p' "$T/err")
+		shapes=-
+		[ $m = sym_batch ] && shapes="N=1 N=5"
+		for seed in 1 7; do
+			for sh in $shapes; do
+				[ -n "$why" ] && break
+				set -- --seed $seed
+				[ "$sh" = - ] || set -- "$@" --shape "$sh"
+				run "$O/$m.c.so" "$O/$m.c.out" "$@"
+				run "$O/$m.ocl.so" "$O/$m.ocl.out" "$@"
+				[ -n "$why" ] || same "$O/$m.ocl.out" "$O/$m.c.out"
+			done
+		done
+		verdict opencl/$m-matches-c
+		if [ -f "$O/$m.ocl.json" ]; then
+			only_on "$O/$m.ocl.json" opencl
+			only_on "$O/$m.c.json" c
+		else
+			bad "no $m.ocl.json"
+		fi
+		verdict opencl/$m-partitions
+		# parallel loops (marked or proven) become NDRanges: no single work-item
+		if [ -n "$kept" ] && [ -f "$kept/model.c" ]; then
+			k=$(grep -c '"__kernel void' "$kept/model.c")
+			nd=$(grep -c 'get_global_id(0)' "$kept/model.c")
+			[ "$k" -gt 0 ] && [ "$k" = "$nd" ] ||
+				bad "$nd of $k OpenCL kernels are NDRanges"
+			# OpenCL C spellings: long, uchar, exp() and tanh() (overloaded)
+			sed -n '/"__kernel/,/^\tNULL, NULL/p' "$kept/model.c" >"$O/kernels.txt"
+			! grep -q 'int64_t\|uint8_t\|expf(\|tanhf(' "$O/kernels.txt" ||
+				bad "C spellings in the OpenCL kernels"
+			rm -rf "$kept"
+		else
+			bad "no kept build directory"
+		fi
+		verdict opencl/$m-ndrange
+	done
+
+	# a device that is not there: exit 4 at compile time
+	"$C" compile "$OM/act_chain.onnx" -o "$O/dev9.so" --target "opencl -device=9,c" \
+		>"$T/out" 2>"$T/err"
+	st=$?
+	[ $st -eq 4 ] || bad "exit $st, expected 4"
+	grep -q "no OpenCL device 9" "$T/err" || bad "stderr: $(head -n 1 "$T/err")"
+	[ ! -e "$O/dev9.so" ] || bad "dev9.so was written"
+	verdict opencl/missing-device
+
+	# no OpenCL platform (an ICD loader with no vendors): unavailable, and a
+	# model built before fails collagec_open with the init's message
+	mkdir -p "$O/no-icd"
+	OCL_ICD_VENDORS=$O/no-icd "$C" targets >"$T/out" 2>&1
+	grep -q "status:   unavailable: no OpenCL platform found" "$T/out" ||
+		bad "targets: $(grep -A1 '^opencl' "$T/out" | tail -n 1)"
+	OCL_ICD_VENDORS=$O/no-icd "$C" compile "$OM/act_chain.onnx" -o "$O/noicd.so" \
+		--target opencl,c >"$T/out" 2>"$T/err"
+	st=$?
+	[ $st -eq 4 ] || bad "compile: exit $st, expected 4"
+	grep -q "target 'opencl' is unavailable: no OpenCL platform found" "$T/err" ||
+		bad "compile: $(head -n 1 "$T/err")"
+	OCL_ICD_VENDORS=$O/no-icd "$C" run "$O/act_chain.ocl.so" >"$T/out" 2>"$T/err"
+	st=$?
+	[ $st -ne 0 ] || bad "run without a platform succeeded"
+	grep -q "cannot open the model: kernel failure: opencl: no OpenCL platform" "$T/err" ||
+		bad "run: $(head -n 1 "$T/err")"
+	verdict opencl/no-platform
+
+	# from C: two handles share the program, reopen after the last close,
+	# two threads with their own handles
+	if cc -std=c11 -I"$ROOT/runtime" "$ROOT/testdata/backends/opencl_handles.c" \
+		"$O/act_chain.ocl.so" -lm -pthread -o "$O/handles" >"$T/err" 2>&1; then
+		r=$("$O/handles" 2>&1)
+		[ "$r" = ok ] || bad "opencl_handles: $r"
+	else
+		bad "cc opencl_handles.c: $(head -n 1 "$T/err")"
+	fi
+	verdict opencl/handles
+
+	# ONNX node tests of the ops above: each passing on c passes on opencl,c
+	set --
+	for p in add sub mul div relu sigmoid tanh softmax logsoftmax reduce_mean reduce_max \
+		reduce_sum_ maxpool averagepool globalaveragepool conv_ matmul gemm transpose \
+		concat gather_ where clip batchnorm layer_normalization_2d; do
+		for d in "$ONNXDATA"/node/test_$p*; do
+			[ -d "$d" ] && set -- "$@" "$d"
+		done
+	done
+	"$C" conformance -j2 --target c "$@" >"$O/conf.c" 2>&1
+	"$C" conformance -j2 --target opencl,c "$@" >"$O/conf.ocl" 2>&1
+	r=$(awk '/^PASS / { if (FILENAME ~ /conf.c$/) c[$2] = 1; else o[$2] = 1 }
+		END { for (t in c) if (!(t in o)) printf "%s ", t }' "$O/conf.c" "$O/conf.ocl")
+	[ -z "$r" ] || bad "pass on c, not on opencl,c: $r"
+	n=$(grep -c '^PASS' "$O/conf.c")
+	[ "$n" -gt 100 ] || bad "only $n tests pass on c: $(tail -n 1 "$O/conf.c")"
+	verdict opencl/conformance
+fi
+
 # --- end ---
 
 [ "$failed" -eq 0 ]
