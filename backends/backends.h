@@ -8,6 +8,13 @@
 #include "../core/target/target.h"
 
 extern const struct target_kind target_kind_c;
+/*
+ * Prints kernel k (its variants and dispatcher, if any) as C functions with
+ * the executor's kernel ABI, in dialect d: for targets whose kernels are
+ * plain C around library calls.
+ */
+struct tir_dialect;
+void c_print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb);
 /* The c target's op strategies (c_strategies.c). */
 extern const struct op_strategy *const c_strategies[];
 extern const struct target_kind target_kind_lapack;

@@ -31,7 +31,7 @@ static void print_func(const struct tir_func *f, const struct tir_dialect *d, st
  * Prints a kernel: its function, or with run-time specializations one
  * function per variant and a dispatcher that tests their conditions in order.
  */
-static void print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
+void c_print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
 {
 	sb_puts(sb, "\n/*");
 	for (int i = 0; i < k->span.n; i++)
@@ -82,7 +82,7 @@ static int c_tir_to_runtime(struct graph *g, const struct target *t, struct part
 	if (!m->ldlibs.n)
 		vec_push(&m->ldlibs, "-fopenmp");
 	for (int i = 0; i < p->kernels.n; i++)
-		print_kernel(&p->kernels.v[i], &d, &m->source);
+		c_print_kernel(&p->kernels.v[i], &d, &m->source);
 	return 0;
 }
 

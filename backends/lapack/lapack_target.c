@@ -174,23 +174,8 @@ static int lapack_tir_to_runtime(struct graph *g, const struct target *t, struct
 		sb_puts(&m->source, lapack_det_f32);
 	if (f64)
 		sb_puts(&m->source, lapack_det_f64);
-	for (int i = 0; i < p->kernels.n; i++) {
-		const struct kernel *k = &p->kernels.v[i];
-		const struct tir_func *f = k->func;
-
-		sb_puts(&m->source, "\n/*");
-		for (int s = 0; s < k->span.n; s++)
-			sb_printf(&m->source, " %s(%s)", k->span.names[s], k->span.types[s]);
-		sb_puts(&m->source, " */\n");
-		sb_printf(&m->source, "static void %s(void *const *bufs, const int64_t *syms, "
-			  "int threads)\n{\n", f->name);
-		for (int j = 0; j < f->n_bufs; j++)
-			sb_printf(&m->source, "\t%s *b%d = bufs[%d];\n",
-				  tir_ctype(f->bufs[j]->dtype), j, j);
-		sb_puts(&m->source, "\t(void)syms;\n\t(void)threads;\n");
-		tir_print_stmt(f->body, &tir_dialect_c, &m->source, 1);
-		sb_puts(&m->source, "}\n");
-	}
+	for (int i = 0; i < p->kernels.n; i++)
+		c_print_kernel(&p->kernels.v[i], &tir_dialect_c, &m->source);
 	vec_push(&m->ldlibs, "-llapacke");
 	return 0;
 }
