@@ -215,7 +215,8 @@ static void test_woofles_called(void)
 	o.cflags = "-O1";
 	rc = collagec_compile(&ctx, &o, NULL);
 	ASSERT(0, rc);
-	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	/* RTLD_NODELETE as in runtime/loader.c: libgomp's globals must stay reachable */
+	h = dlopen(so, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	ASSERT_TRUE(h != NULL);
 	*(void **)&op = dlsym(h, "collagec_open");
 	*(void **)&set = dlsym(h, "collagec_set_input");
