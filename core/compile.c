@@ -230,11 +230,7 @@ static void add_output_copies(struct graph *g)
 		ni = graph_add_node(g, OP_IDENTITY, arena_printf(g->arena, "output_copy_%d", i), &v,
 				    1, &copy, 1);
 		g->nodes.v[ni].op_type = "Identity";
-		g->nodes.v[ni].span.n = 1;
-		g->nodes.v[ni].span.names = arena_alloc(g->arena, sizeof(char *));
-		g->nodes.v[ni].span.types = arena_alloc(g->arena, sizeof(char *));
-		g->nodes.v[ni].span.names[0] = g->nodes.v[ni].name;
-		g->nodes.v[ni].span.types[0] = "Identity";
+		node_span_self(g, &g->nodes.v[ni]);
 		g->outputs.v[i] = copy;
 	}
 }

@@ -696,10 +696,7 @@ static void print_kernel(const struct kernel *k, struct strbuf *sb)
 {
 	const struct tir_func *f = k->func;
 
-	sb_puts(sb, "\n/*");
-	for (int i = 0; i < k->span.n; i++)
-		sb_printf(sb, " %s(%s)", k->span.names[i], k->span.types[i]);
-	sb_puts(sb, " */\n");
+	kernel_comment(k, sb);
 	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
 		  f->name);
 	for (int i = 0; i < f->n_bufs; i++)

@@ -33,13 +33,7 @@ static void print_func(const struct tir_func *f, const struct tir_dialect *d, st
  */
 void c_print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
 {
-	sb_puts(sb, "\n/*");
-	for (int i = 0; i < k->span.n; i++)
-		sb_printf(sb, " %s(%s)", k->span.names[i], k->span.types[i]);
-	for (int i = 0; i < k->n_variants; i++)
-		sb_printf(sb, "%s%s if %s", i ? "," : " -", k->variants[i].impl,
-			  k->variants[i].cond ? k->variants[i].cond_text : "always");
-	sb_puts(sb, " */\n");
+	kernel_comment(k, sb);
 	if (k->n_variants <= 1) {
 		print_func(k->func, d, sb);
 		return;

@@ -892,13 +892,7 @@ static int print_func(struct graph *g, const struct kernel *k, const struct tir_
 /* A kernel: its function, or its variants and a dispatcher (as c does). */
 static int print_kernel(struct graph *g, const struct kernel *k, int device, struct strbuf *sb)
 {
-	sb_puts(sb, "\n/*");
-	for (int i = 0; i < k->span.n; i++)
-		sb_printf(sb, " %s(%s)", k->span.names[i], k->span.types[i]);
-	for (int i = 0; i < k->n_variants; i++)
-		sb_printf(sb, "%s%s if %s", i ? "," : " -", k->variants[i].impl,
-			  k->variants[i].cond ? k->variants[i].cond_text : "always");
-	sb_puts(sb, " */\n");
+	kernel_comment(k, sb);
 	if (k->n_variants <= 1)
 		return print_func(g, k, k->func, device, sb);
 	for (int i = 0; i < k->n_variants; i++)

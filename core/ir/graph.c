@@ -462,6 +462,15 @@ bool value_const_scalar(struct graph *g, const struct value *v, double *out)
 	return true;
 }
 
+void node_span_self(struct graph *g, struct node *n)
+{
+	n->span.n = 1;
+	n->span.names = arena_alloc(g->arena, sizeof(char *));
+	n->span.types = arena_alloc(g->arena, sizeof(char *));
+	n->span.names[0] = n->name;
+	n->span.types[0] = n->op_type;
+}
+
 void span_add(struct graph *g, struct span *dst, const struct span *src)
 {
 	int n = dst->n;

@@ -211,6 +211,8 @@ int value_const_ints(struct graph *g, const struct value *v, int64_t **out, int6
 bool value_const_scalar(struct graph *g, const struct value *v, double *out);
 
 void span_add(struct graph *g, struct span *dst, const struct span *src);
+/* Gives n the one-entry span of itself (its name and op type), as import does. */
+void node_span_self(struct graph *g, struct node *n);
 
 /* Text form (for --dump-ir): one line per node, span comments. */
 void graph_print(struct graph *g, FILE *f);

@@ -273,11 +273,7 @@ static int import_node(struct importer *im, const Onnx__NodeProto *np, int index
 
 		n->op_type = tmp.op_type;
 		n->onnx_index = index;
-		n->span.n = 1;
-		n->span.names = arena_alloc(ar, sizeof(char *));
-		n->span.types = arena_alloc(ar, sizeof(char *));
-		n->span.names[0] = n->name;
-		n->span.types[0] = n->op_type;
+		node_span_self(g, n);
 		n->n_attrs = (int)np->n_attribute;
 		n->attrs = arena_alloc(ar, sizeof(struct attr) * (np->n_attribute + 1));
 		for (size_t i = 0; i < np->n_attribute; i++)

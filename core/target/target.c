@@ -136,3 +136,14 @@ int target_lower_generic(struct graph *g, const struct target *t, struct partiti
 	}
 	return 0;
 }
+
+void kernel_comment(const struct kernel *k, struct strbuf *sb)
+{
+	sb_puts(sb, "\n/*");
+	for (int i = 0; i < k->span.n; i++)
+		sb_printf(sb, " %s(%s)", k->span.names[i], k->span.types[i]);
+	for (int i = 0; i < k->n_variants; i++)
+		sb_printf(sb, "%s%s if %s", i ? "," : " -", k->variants[i].impl,
+			  k->variants[i].cond ? k->variants[i].cond_text : "always");
+	sb_puts(sb, " */\n");
+}

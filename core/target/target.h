@@ -128,4 +128,10 @@ int64_t target_opt(const struct target *t, const char *name);
  */
 int target_lower_generic(struct graph *g, const struct target *t, struct partition *p);
 
+/*
+ * Appends the comment printers put before a kernel: the ONNX nodes it came
+ * from and, with strategies, each variant and its condition.
+ */
+void kernel_comment(const struct kernel *k, struct strbuf *sb);
+
 #endif

@@ -41,11 +41,7 @@ static int add_node(struct graph *g, enum op op, const char *name, const int *in
 	struct node *n = &g->nodes.v[id];
 
 	n->op_type = op_info(op)->name;
-	n->span.n = 1;
-	n->span.names = arena_alloc(g->arena, sizeof(char *));
-	n->span.types = arena_alloc(g->arena, sizeof(char *));
-	n->span.names[0] = n->name;
-	n->span.types[0] = n->op_type;
+	node_span_self(g, n);
 	return id;
 }
 
