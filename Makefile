@@ -16,6 +16,8 @@ HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h runtime/*.h c
 OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/onnx.pb-c.o $(BUILD)/gen/embed.o
 RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_model.h runtime/rt_model.c \
 	  backends/opencl/rt_opencl.h
+# embedded in collagec: the runtime sources and the built-in pattern tables
+EMBED  := $(RTSRC) $(wildcard patterns/*.pat)
 UNIT   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*_test.c))
 LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 
@@ -39,9 +41,9 @@ $(BUILD)/tools/embed: tools/embed.c | $(BUILD)/deps.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -O1 -o $@ $<
 
-$(BUILD)/gen/embed.c: $(BUILD)/tools/embed $(RTSRC)
+$(BUILD)/gen/embed.c: $(BUILD)/tools/embed $(EMBED)
 	@mkdir -p $(BUILD)/gen
-	$(BUILD)/tools/embed $@ $(RTSRC)
+	$(BUILD)/tools/embed $@ $(EMBED)
 
 $(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 	$(CC) -std=c11 -O2 $(EXTRA_CFLAGS) -I$(BUILD)/gen -c -o $@ $<

@@ -10,7 +10,7 @@
 #include "../backends/backends.h"
 
 enum { OPT_SHAPE = 256, OPT_DUMP, OPT_DEPFILE, OPT_JSON, OPT_CC, OPT_OPT, OPT_KEEP, OPT_SEARCH,
-       OPT_TARGET };
+       OPT_TARGET, OPT_PATTERNS };
 
 int cmd_compile(int argc, char **argv)
 {
@@ -18,6 +18,7 @@ int cmd_compile(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "target", required_argument, NULL, OPT_TARGET },
 		{ "search", required_argument, NULL, OPT_SEARCH },
+		{ "patterns", required_argument, NULL, OPT_PATTERNS },
 		{ "shape", required_argument, NULL, OPT_SHAPE },
 		{ "dump-ir", required_argument, NULL, OPT_DUMP },
 		{ "depfile", required_argument, NULL, OPT_DEPFILE },
@@ -33,6 +34,7 @@ int cmd_compile(int argc, char **argv)
 	struct compile_stats st = { 0 };
 	struct collagec_ctx ctx;
 	VEC(const char *) shapes = { 0 };
+	VEC(const char *) pats = { 0 };
 	int c, rc, verbose = 0;
 	bool quiet = false;
 
@@ -53,6 +55,7 @@ int cmd_compile(int argc, char **argv)
 		case OPT_TARGET: o.targets = optarg; break;
 		case OPT_SEARCH: o.search = optarg; break;
 		case OPT_SHAPE: vec_push(&shapes, optarg); break;
+		case OPT_PATTERNS: vec_push(&pats, optarg); break;
 		case OPT_DUMP: o.dump_dir = optarg; break;
 		case OPT_DEPFILE: o.depfile = optarg; break;
 		case OPT_JSON: o.json = optarg; break;
@@ -63,23 +66,28 @@ int cmd_compile(int argc, char **argv)
 		case 'v': verbose++; break;
 		default:
 			vec_free(&shapes);
+			vec_free(&pats);
 			return cli_error(2, "compile: unknown or incomplete option '%s' (see "
 					 "'collagec compile --help')", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1 || !o.out) {
 		vec_free(&shapes);
+		vec_free(&pats);
 		cli_usage("compile", stderr);
 		return cli_error(2, "compile: expected one MODEL.onnx and -o OUT.so");
 	}
 	if (strcmp(o.search, "none")) {
 		vec_free(&shapes);
+		vec_free(&pats);
 		return cli_error(2, "compile: --search '%s' is not available yet (only 'none')",
 				 o.search);
 	}
 	o.model = argv[optind];
 	o.shapes = shapes.v;
 	o.n_shapes = shapes.n;
+	o.pattern_files = pats.v;
+	o.n_pattern_files = pats.n;
 	ctx_init(&ctx);
 	ctx.quiet = quiet;
 	ctx.verbose = verbose;
@@ -92,5 +100,6 @@ int cmd_compile(int argc, char **argv)
 	rc = rc == 0 ? 0 : (int)(ctx.status ? ctx.status : STATUS_MODEL);
 	ctx_release(&ctx);
 	vec_free(&shapes);
+	vec_free(&pats);
 	return rc;
 }

@@ -19,14 +19,20 @@
 #include <cjson/cJSON.h>
 
 #include "../backends/backends.h"
+#include "../core/collage/pattern.h"
 
-enum { OPT_TARGET = 256, OPT_RTOL, OPT_ATOL, OPT_EXPECT, OPT_JSON, OPT_TIMEOUT, OPT_OPT };
+enum { OPT_TARGET = 256, OPT_RTOL, OPT_ATOL, OPT_EXPECT, OPT_JSON, OPT_TIMEOUT, OPT_OPT,
+       OPT_PATTERNS };
+
+#define MAX_PATTERN_FILES 16
 
 struct conf_opts {
 	const char *targets;
 	const char *cflags;
 	double rtol, atol;
 	int timeout;
+	const char *patterns[MAX_PATTERN_FILES];	/* --patterns, in order */
+	int n_patterns;
 };
 
 struct test {
@@ -130,6 +136,8 @@ static int run_one(const struct test *t, const struct conf_opts *co, struct strb
 	o.model = model;
 	o.out = so;
 	o.targets = co->targets;
+	o.pattern_files = co->patterns;
+	o.n_pattern_files = co->n_patterns;
 	o.search = "none";
 	o.kinds = backend_registry;
 	o.n_kinds = backend_registry_count;
@@ -303,11 +311,12 @@ int cmd_conformance(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "opt", required_argument, NULL, OPT_OPT },
+		{ "patterns", required_argument, NULL, OPT_PATTERNS },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct conf_opts co = { "c", "-O1", 1e-3, 1e-7, 120 };
+	struct conf_opts co = { "c", "-O1", 1e-3, 1e-7, 120, { NULL }, 0 };
 	struct test_list tests = { 0 };
 	const char *expect = NULL;
 	bool json = false, quiet = false;
@@ -347,6 +356,12 @@ int cmd_conformance(int argc, char **argv)
 		case OPT_EXPECT: expect = optarg; break;
 		case OPT_JSON: json = true; break;
 		case OPT_OPT: co.cflags = optarg; break;
+		case OPT_PATTERNS:
+			if (co.n_patterns == MAX_PATTERN_FILES)
+				return cli_error(2, "conformance: more than %d --patterns files",
+						 MAX_PATTERN_FILES);
+			co.patterns[co.n_patterns++] = optarg;
+			break;
 		case 'q': quiet = true; break;
 		default:
 			return cli_error(2, "conformance: unknown or incomplete option '%s' (see "
@@ -355,6 +370,20 @@ int cmd_conformance(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_error(2, "conformance: expected one or more test folders");
+	if (co.n_patterns) {
+		/* a bad pattern file is one usage error, not a failure of every test */
+		struct pattern_set set = { { 0 } };
+		struct collagec_ctx ctx;
+		int st;
+
+		ctx_init(&ctx);
+		st = pattern_load(&ctx, backend_registry, backend_registry_count, co.patterns,
+				  co.n_patterns, &set) < 0 ? (int)ctx.status : 0;
+		pattern_set_release(&set);
+		ctx_release(&ctx);
+		if (st)
+			return st;
+	}
 	if (expect && !(exp = read_expect(expect, &n_exp)))
 		return cli_error(2, "conformance: cannot read '%s': %s", expect, strerror(errno));
 	for (int i = optind; i < argc; i++) {

@@ -9,8 +9,9 @@
 const struct command commands[] = {
 	{ "compile", cmd_compile, "compile an ONNX model into a shared object + metadata",
 	  "collagec compile MODEL.onnx -o OUT.so [--target LIST] [--search none]\n"
-	  "                 [--shape NAME=DIMS]... [--dump-ir DIR] [--depfile FILE]\n"
-	  "                 [--json FILE] [--cc CC] [--opt FLAGS] [--keep-temps] [-q] [-v]" },
+	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--dump-ir DIR]\n"
+	  "                 [--depfile FILE]"
+	  " [--json FILE] [--cc CC] [--opt FLAGS] [--keep-temps] [-q] [-v]" },
 	{ "run", cmd_run, "run a compiled model on inputs from files or random data",
 	  "collagec run OUT.so [--input [NAME=]FILE]... [--shape NAME=DIMS]... [--seed N]\n"
 	  "                 [--output-dir DIR] [--npy] [--check DIR] [--rtol X] [--atol Y]\n"
@@ -19,10 +20,11 @@ const struct command commands[] = {
 	  "collagec bench OUT.so [--runs N] [--warmup N] [--threads N] [--shape NAME=DIMS]...\n"
 	  "                 [--seed N] [--json] [--baseline FILE.json --max-regression PCT]" },
 	{ "conformance", cmd_conformance, "compile and check ONNX backend test folders",
-	  "collagec conformance DIR... [--target LIST] [--rtol X] [--atol Y] [-j N]\n"
-	  "                 [--timeout SECONDS] [--opt FLAGS] [--expect FILE] [--json] [-q]" },
-	{ "targets", cmd_targets, "list the target kinds, their hooks and availability",
-	  "collagec targets" },
+	  "collagec conformance DIR... [--target LIST] [--patterns FILE]... [--rtol X]\n"
+	  "                 [--atol Y] [-j N] [--timeout SECONDS] [--opt FLAGS] [--expect FILE]\n"
+	  "                 [--json] [-q]" },
+	{ "targets", cmd_targets, "list the target kinds, hooks, pattern rules and availability",
+	  "collagec targets [--patterns FILE]..." },
 	{ NULL, NULL, NULL, NULL },
 };
 

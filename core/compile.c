@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collage/collage.h"
 #include "emit/emit.h"
 #include "emit/metadata.h"
 #include "onnx/onnx.h"
@@ -173,43 +174,6 @@ static int parse_targets(struct collagec_ctx *ctx, const struct compile_options 
 	return 0;
 }
 
-/*
- * Places every node on the first target (in --target order) whose rule
- * supports it: the "none" search. Nodes no target supports are reported all
- * at once before anything is lowered.
- */
-static int partition_none(struct graph *g, struct target **ts, int nt, struct partition **out,
-			  int *n_out)
-{
-	struct partition *parts = arena_alloc(g->arena, sizeof(*parts) * (size_t)(g->nodes.n + 1));
-	int np = 0, rc = 0;
-
-	for (int i = 0; i < g->nodes.n; i++) {
-		struct node *n = &g->nodes.v[i];
-		const struct target *t = NULL;
-
-		for (int k = 0; k < nt && !t; k++)
-			if (!ts[k]->kind->supports || ts[k]->kind->supports(g, n))
-				t = ts[k];
-		if (!t) {
-			diag_error(g->ctx, "%s: no target in the list supports this op",
-				   node_loc(g, n));
-			rc = -1;
-			continue;
-		}
-		parts[np].id = np;
-		parts[np].target = t;
-		parts[np].n_nodes = 1;
-		parts[np].nodes = arena_memdup(g->arena, &i, sizeof(int));
-		parts[np].span = n->span;
-		parts[np].est_cost = NAN;
-		np++;
-	}
-	*out = parts;
-	*n_out = np;
-	return rc;
-}
-
 /* Graph outputs computed by no node (constants, inputs) get a copy node. */
 static void add_output_copies(struct graph *g)
 {
@@ -342,6 +306,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	struct graph *g = NULL;
 	struct target **targets;
 	struct partition *parts = NULL;
+	struct pattern_set patterns = { { 0 } };
 	struct exec_plan ep = { 0 };
 	struct model_sources ms = { { 0 }, STRBUF_INIT, { 0 }, { 0 }, { 0 } };
 	struct strbuf ldlibs = STRBUF_INIT, model_c = STRBUF_INIT;
@@ -353,6 +318,9 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	ctx->model_path = o->model;
 	if (parse_targets(ctx, o, &targets, &nt) < 0)
 		return -1;
+	if (pattern_load(ctx, o->kinds, o->n_kinds, o->pattern_files, o->n_pattern_files,
+			 &patterns) < 0)
+		goto out;
 	g = onnx_import(ctx, o->model);
 	if (!g)
 		goto out;
@@ -363,7 +331,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		goto out;
 	stage(ctx, "passes", &t);
 	add_output_copies(g);
-	if (partition_none(g, targets, nt, &parts, &np) < 0)
+	if (collage_place_none(g, targets, nt, &patterns, &parts, &np) < 0)
 		goto out;
 	if (lower_partitions(g, parts, np, &ms) < 0)
 		goto out;
@@ -414,6 +382,7 @@ out:
 	model_sources_release(&ms);
 	sb_release(&ldlibs);
 	sb_release(&model_c);
+	pattern_set_release(&patterns);
 	graph_free(g);
 	if (rc < 0 && !ctx->n_errors)
 		BUG("compile failed without a diagnostic");

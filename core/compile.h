@@ -22,6 +22,8 @@ struct compile_options {
 	const char *depfile;		/* --depfile */
 	const char *const *shapes;	/* --shape NAME=DIMS */
 	int n_shapes;
+	const char *const *pattern_files;	/* --patterns FILE, in order */
+	int n_pattern_files;
 	const struct target_kind *const *kinds;	/* the registry */
 	int n_kinds;
 	const char *cc;			/* C compiler command */

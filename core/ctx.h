@@ -47,6 +47,8 @@ PRINTF_LIKE(2, 3) void diag_error(struct collagec_ctx *ctx, const char *fmt, ...
 /* Same with an explicit exit status category. */
 PRINTF_LIKE(3, 4) void diag_error_status(struct collagec_ctx *ctx, enum ctx_status st,
 					 const char *fmt, ...);
+/* Source lines quoted under the last diagnostic (a caret line), as is. */
+void diag_source(struct collagec_ctx *ctx, const char *text);
 PRINTF_LIKE(2, 3) void diag_warn(struct collagec_ctx *ctx, const char *fmt, ...);
 PRINTF_LIKE(2, 3) void diag_note(struct collagec_ctx *ctx, const char *fmt, ...);
 

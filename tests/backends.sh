@@ -89,13 +89,15 @@ EOF
 )
 	[ -z "$r" ] || bad "outputs differ: $r"
 }
-# targets_are JSON OP TARGET...: the partitions running OP are on TARGET...
+# targets_are JSON OP TARGET...: the partitions running an ONNX node of op
+# type OP (alone or fused with others) are on TARGET...
 targets_are() {
 	_j=$1 _op=$2
 	shift 2
 	r=$("$PY" -c 'import json, sys
 ps = json.load(open(sys.argv[1]))["partitions"]
-print(" ".join(p["target"] for p in ps if p["rule"] == sys.argv[2]))' "$_j" "$_op" 2>&1)
+print(" ".join(p["target"] for p in ps
+               if any(n["op"] == sys.argv[2] for n in p["onnx_nodes"])))' "$_j" "$_op" 2>&1)
 	[ "$r" = "$*" ] || bad "$(basename "$_j"): $_op partitions on '$r', expected '$*'"
 }
 
@@ -195,8 +197,14 @@ fi
 # other (rtol 1e-4, atol 1e-4), and the op's partitions must be on blas
 # (float64 on c). Symbolic models also run on random inputs at several --shape
 # N=... (c and blas,c alike), the *_par models (big enough to split) with 2, 3
-# and 1 threads against numpy, blas alone must refuse a Relu, and the ONNX
-# backend tests of MatMul, Gemm and Conv pass on blas,c.
+# and 1 threads against numpy. The epi_* models add the elementwise ops that
+# patterns/blas.pat fuses as epilogues (bias vectors, per-channel and
+# residual adds, Relu, Clip, Sigmoid, LeakyRelu, HardSigmoid, Tanh) and
+# those it must not fuse (an Add that widens the result, a result that is
+# also a graph output); their blas partitions must come from the expected
+# rules. blas alone must refuse what it cannot fuse, a user rule given with
+# --patterns must fuse a Neg, and the ONNX backend tests of MatMul, Gemm and
+# Conv pass on blas,c.
 
 # blas_same WANT GOT WHAT: every WANT/*.npy matches GOT/ (rtol 1e-4, atol 1e-4)
 blas_same() {
@@ -240,11 +248,17 @@ else
 				"$B/$m.c.json" "$op" 2>&1)
 			[ "$r" = c ] || bad "--target c: $op partitions on '$r'"
 		fi
+		if [ -z "$why" ] && [ -f "$d/rules" ]; then
+			r=$("$PY" "$ROOT/testdata/backends/make_blas_models.py" rules \
+				"$B/$m.blas.json" 2>&1)
+			[ "$r" = "$(cat "$d/rules")" ] ||
+				bad "blas partitions by rules '$r', expected '$(cat "$d/rules")'"
+		fi
 		verdict "blas/$m"
 	done
 
 	# symbolic batches on random inputs: same seed, same inputs through both
-	for m in mm_sym mm_sym_fold conv_sym conv_sym_par; do
+	for m in mm_sym mm_sym_fold conv_sym conv_sym_par epi_mm_sym_sig epi_conv_sym_tanh; do
 		for n in 5 1 3; do
 			[ -n "$why" ] && break
 			run "$B/$m.c.so" "$B/$m.c.r$n" --shape N=$n --seed 11
@@ -272,15 +286,33 @@ else
 		verdict "blas/$m-threads"
 	done
 
-	# blas alone cannot run the Relu between the two MatMuls: exit 1 naming it
-	"$C" compile "$B/models/mm_two/model.onnx" -o "$B/alone.so" --target blas \
+	# blas alone cannot run an Add that widens the MatMul's result: exit 1
+	# naming it; the Relu between two MatMuls it fuses into the first
+	"$C" compile "$B/models/epi_mm_widen/model.onnx" -o "$B/alone.so" --target blas \
 		>"$T/out" 2>"$T/err"
 	st=$?
 	[ $st -eq 1 ] || bad "exit $st, expected 1"
-	grep -q "relu.*no target in the list supports this op" "$T/err" ||
+	grep -q "'widen' (Add): no target in the list supports this op" "$T/err" ||
 		bad "stderr: $(head -n 1 "$T/err")"
 	[ ! -e "$B/alone.so" ] || bad "alone.so was written"
-	verdict blas/alone-rejects-relu
+	compile "$B/models/mm_two/model.onnx" blas "$B/alone2.so"
+	[ -n "$why" ] || [ "$("$PY" "$ROOT/testdata/backends/make_blas_models.py" rules \
+		"$B/alone2.json")" = "blas.matmul blas.matmul_act" ] ||
+		bad "mm_two on blas alone: rules $("$PY" \
+			"$ROOT/testdata/backends/make_blas_models.py" rules "$B/alone2.json")"
+	verdict blas/alone-rejects-what-it-cannot-fuse
+
+	# a user rule (--patterns) fuses the Neg no built-in rule takes
+	d=$B/models/epi_mm_neg
+	printf 'target blas\nmm_neg = Neg(MatMul(*, *))\n' >"$B/user.pat"
+	"$C" compile "$d/model.onnx" -o "$B/user.so" --target blas,c --patterns "$B/user.pat" \
+		>"$T/out" 2>"$T/err" || bad "compile: $(head -n 1 "$T/err")"
+	[ -n "$why" ] || run "$B/user.so" "$B/user.out" --input "a=$d/in/a.npy"
+	[ -n "$why" ] || blas_same "$d/ref" "$B/user.out" "user rule vs numpy"
+	[ -n "$why" ] || [ "$("$PY" "$ROOT/testdata/backends/make_blas_models.py" rules \
+		"$B/user.json")" = "blas.mm_neg" ] || bad "rules: $("$PY" \
+			"$ROOT/testdata/backends/make_blas_models.py" rules "$B/user.json")"
+	verdict blas/user-patterns
 
 	# the ONNX backend tests of MatMul, Gemm and float Conv, on blas
 	"$C" conformance --target blas,c "$ONNXDATA"/node/test_matmul_[0-9]d \

@@ -4,7 +4,9 @@
 # no output or temporary file left behind), quiet and reproducible compiles,
 # --depfile (external data included), --dump-ir, `collagec run` (random
 # inputs, --output-dir, --npy, --check, symbolic batch sizes), `collagec
-# targets`, and toolchain/environment failures (exit 4).
+# targets`, pattern files (--patterns: listed by targets, errors with
+# FILE:LINE:COL and a caret, exit 2, nothing written) and
+# toolchain/environment failures (exit 4).
 #
 # Models come from testdata/bad/make_bad.py at test time. Needs $COLLAGEC
 # (absolute path of the binary; default build/collagec) and $TEST_TMP (a
@@ -444,8 +446,68 @@ awk '/^c \(/ { c = 1; next } c && /^  status: / { print $2; exit }' "$T/out" >"$
 verdict targets/c-available
 
 x "$C" targets extra
-status_is 2; err_has "targets: takes no arguments"
+status_is 2; err_has "targets: unexpected argument 'extra'"
 verdict targets/usage
+
+# the built-in pattern table of blas, listed rule by rule
+x "$C" targets
+out_has "  hooks:    partition_rule=patterns relay_to_tir=own"
+out_has "  patterns: 10 rules, built in: patterns/blas.pat"
+out_has "  rule:     blas.matmul = \$mm  (patterns/blas.pat:"
+verdict targets/blas-patterns
+
+# ---- pattern files (--patterns) ----
+
+P=$T/pat
+fresh "$P"
+printf 'target c\n# a user rule\nneg_relu = Relu(Neg(*))\n' >"$P/good.pat"
+x "$C" targets --patterns "$P/good.pat"
+status_is 0; err_empty
+out_has "  rule:     c.neg_relu = Relu(Neg(*))  ($P/good.pat:3)"
+awk '/^c \(/ { c = 1; next } c && /^  patterns: / { print; exit }' "$T/out" >"$T/cpat"
+[ "$(cat "$T/cpat")" = "  patterns: 1 rule" ] || bad "c: '$(cat "$T/cpat")'"
+verdict patterns/targets-lists-user-rules
+
+# a syntax error: FILE:LINE:COL, the line and a caret; exit 2, nothing written
+printf 'target blas\nmm_act = Relu(MatMul(*, *)\nother = Tanh(*)\n' >"$P/open.pat"
+fresh "$P/out"
+x "$C" compile "$GOOD" -o "$P/out/m.so" --patterns "$P/open.pat"
+status_is 2; out_empty
+printf "collagec: error: %s:2:14: '(' is not closed (found 'other' at line 3)\n%s\n%s\n" \
+	"$P/open.pat" "    mm_act = Relu(MatMul(*, *)" "                 ^" >"$T/want"
+cmp -s "$T/want" "$T/err" || bad "stderr: $(diff "$T/want" "$T/err" | head -n 3 | tr '\n' ' ')"
+dir_is "$P/out" ""
+tmp_clean
+verdict patterns/syntax-error-line-col-caret
+
+for c in "Conv(*, *)[grup == 1]|2:16: Conv has no attribute 'grup'" \
+	 "Conv(*, *)[group == 1.5, auto_pad == VALID]|2:42: Conv.auto_pad is a string" \
+	 "Sigmoidd(*)|2:5: unknown op 'Sigmoidd'; did you mean 'Sigmoid'?" \
+	 "Relu(\$act)|2:11: no 'let act' above"; do
+	printf 'target c\nx = %s\n' "${c%%|*}" >"$P/one.pat"
+	x "$C" compile "$GOOD" -o "$P/out/m.so" --patterns "$P/one.pat"
+	status_is 2; err_has "$P/one.pat:${c#*|}"
+	dir_is "$P/out" ""
+	verdict "patterns/error-$(echo "${c%%|*}" | tr -c 'a-zA-Z0-9\n' '-' | cut -c1-24)"
+done
+
+x "$C" compile "$GOOD" -o "$P/out/m.so" --patterns "$P/missing.pat"
+status_is 2; err_has "collagec: error: --patterns '$P/missing.pat': No such file or directory"
+dir_is "$P/out" ""
+verdict patterns/missing-file
+
+# the README's example pattern file is valid and its rules are listed
+awk '/^A pattern file names a target/ { on = 1; next } on && /^```$/ { if (in_) exit; in_ = 1; next }
+	in_ { print }' "$ROOT/README.md" >"$P/readme.pat"
+x "$C" targets --patterns "$P/readme.pat"
+status_is 0; err_empty
+out_has "  rule:     blas.mm_neg = Neg(\$mm)  ($P/readme.pat:3)"
+out_has "  rule:     blas.conv3 = Relu(Conv(*, const, const?)[kernel_shape == [3, 3], group == 1])"
+verdict patterns/readme-example
+
+x "$C" conformance --patterns "$P/open.pat" "$M/good"
+status_is 2; err_has "$P/open.pat:2:14: '(' is not closed"
+verdict patterns/conformance-checks-files-first
 
 # ---- environment and toolchain failures (exit 4), nothing left behind ----
 

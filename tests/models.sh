@@ -4,7 +4,8 @@
 # testdata/models/NAME/ (rtol 1e-3, atol 1e-4; inputs are `collagec run`'s
 # seed-1 random data, the same that tools/ort.py refs feeds ONNX Runtime);
 # the memory plan stays within 10% of the peak of live tensors; one .so
-# serves several batch sizes; the README's C example builds and runs.
+# serves several batch sizes; the README's C example builds and runs; blas,c
+# (OpenBLAS anchors with fused epilogues) matches ONNX Runtime too.
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/models
 mkdir -p "$T"
@@ -36,6 +37,35 @@ print("ok" if a <= 1.10 * p and p > 0 else "arena %d vs peak %d" % (a, p))' "$T/
 	if [ "$verdict" = ok ]; then ok "$m/arena-within-10pct-of-peak"; else
 		fail "$m/arena-within-10pct-of-peak" "$verdict"; fi
 done
+
+# blas,c: the anchors on OpenBLAS with their bias/residual/activation fused
+# (patterns/blas.pat) must still match ONNX Runtime, and fuse something
+if "$COLLAGEC" targets 2>/dev/null | grep -q '^blas (cpu)' &&
+	"$COLLAGEC" targets | awk '/^blas \(/ { on = 1; next } on && /^  status:/ { print; exit }' |
+	grep -q 'available$'; then
+	for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
+		if ! "$COLLAGEC" compile "$T/$m.onnx" -o "$T/$m.blas.so" --target blas,c \
+			2>"$T/$m.blas.err"; then
+			fail "$m/blas/compile" "$(head -1 "$T/$m.blas.err")"
+			continue
+		fi
+		if "$COLLAGEC" run "$T/$m.blas.so" --check "testdata/models/$m" --rtol 1e-3 \
+			--atol 1e-4 >"$T/$m.blas.out" 2>&1; then
+			ok "$m/blas/matches-onnxruntime"
+		else
+			fail "$m/blas/matches-onnxruntime" "$(grep error "$T/$m.blas.out" | head -1)"
+		fi
+		verdict=$(/usr/bin/python3 -c '
+import json, sys
+ps = json.load(open(sys.argv[1]))["partitions"]
+fused = [p for p in ps if p["target"] == "blas" and len(p["onnx_nodes"]) > 1]
+print("ok" if fused else "no fused blas partition")' "$T/$m.blas.json")
+		if [ "$verdict" = ok ]; then ok "$m/blas/fuses-epilogues"; else
+			fail "$m/blas/fuses-epilogues" "$verdict"; fi
+	done
+else
+	ok "blas skipped: unavailable"
+fi
 
 # one .so, several batch sizes: row 0 of a batch equals the batch-1 result,
 # because the random inputs are one stream per input

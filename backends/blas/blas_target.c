@@ -1,12 +1,18 @@
 /*
  * blas_target.c - the BLAS target: float32 MatMul, Gemm and 2-D Conv through
- * OpenBLAS's cblas_sgemm. Its rule takes those nodes when their shapes fit
- * (everything else stays on the next target, normally c); relay_to_tir makes
- * one kernel per node whose body is a single call_extern of a helper, and
- * tir_to_runtime prints the kernels and hands the helpers over as the runtime
- * module's prelude (emitted once per model however many partitions ask; an
- * #ifndef guard keeps them single even where a prelude were repeated),
- * linking -lopenblas.
+ * OpenBLAS's cblas_sgemm. Its partition rule is patterns/blas.pat: an anchor
+ * (MatMul, Gemm or Conv) alone or followed by a chain of elementwise ops (a
+ * bias, an activation, a residual add) that become its epilogue;
+ * pattern_check takes a match when the anchor's shapes fit and each epilogue
+ * op can run in place on the anchor's output (everything else stays on the
+ * next target, normally c). relay_to_tir makes one kernel per partition: a
+ * call_extern of a helper that writes the partition's output, then each
+ * epilogue op's own loop-IR lowering, reading and writing that output in
+ * place (a per-channel constant bias of a Conv instead becomes the helper's
+ * bias). tir_to_runtime prints the kernels and hands the helpers over as the
+ * runtime module's prelude (emitted once per model however many partitions
+ * ask; an #ifndef guard keeps them single even where a prelude were
+ * repeated), linking -lopenblas.
  *
  * The helpers, all row-major:
  *   collagec_blas_matmul  one sgemm per element of the broadcast batch; the
@@ -223,7 +229,7 @@ static bool supports_conv(struct graph *g, const struct node *n)
 	return node_attr_int(n, "group", 1) >= 1;
 }
 
-static bool blas_supports(struct graph *g, const struct node *n)
+static bool anchor_fits(struct graph *g, const struct node *n)
 {
 	switch (n->op) {
 	case OP_MATMUL:
@@ -235,6 +241,61 @@ static bool blas_supports(struct graph *g, const struct node *n)
 	default:
 		return false;
 	}
+}
+
+/*
+ * Epilogue node e reads the chain value v (the anchor's output so far) and
+ * can overwrite it in place: an elementwise or broadcast op whose output has
+ * v's shape, whose other inputs broadcast to it and are not v.
+ */
+static bool epilogue_fits(struct graph *g, const struct node *e, int v)
+{
+	const struct value *out = node_out(g, e, 0), *cv = &g->values.v[v];
+	enum op_kind k = op_info(e->op)->kind;
+	int reads = 0;
+
+	if ((k != OPK_ELEMWISE && k != OPK_BROADCAST) || e->n_out != 1 || !is_f32(out) ||
+	    out->shape.rank != cv->shape.rank)
+		return false;
+	for (int i = 0; i < out->shape.rank; i++)
+		if (!dim_eq(out->shape.d[i], cv->shape.d[i]))
+			return false;
+	for (int i = 0; i < e->n_in; i++) {
+		const struct value *x = node_in(g, e, i);
+		struct shape b;
+
+		if (!x)
+			continue;
+		if (e->in[i] == v) {
+			reads++;
+			continue;
+		}
+		if (!x->has_shape || !shape_broadcast(&x->shape, &out->shape, &b) ||
+		    b.rank != out->shape.rank)
+			return false;
+		for (int j = 0; j < b.rank; j++)
+			if (!dim_eq(b.d[j], out->shape.d[j]))
+				return false;
+	}
+	return reads == 1;
+}
+
+/* A pattern match: an anchor that fits, then a chain of epilogue ops. */
+static bool blas_check(struct graph *g, const int *nodes, int n_nodes)
+{
+	const struct node *a = &g->nodes.v[nodes[0]];
+	int v = a->out[0];
+
+	if (!anchor_fits(g, a))
+		return false;
+	for (int i = 1; i < n_nodes; i++) {
+		const struct node *e = &g->nodes.v[nodes[i]];
+
+		if (!epilogue_fits(g, e, v))
+			return false;
+		v = e->out[0];
+	}
+	return true;
 }
 
 /* ---- relay_to_tir ---- */
@@ -339,13 +400,14 @@ static int gemm_args(struct tir_builder *b, struct graph *g, const struct node *
 }
 
 /*
- * The conv2d call: x, w, bias (0 = none), y, N, C, H, W, M, kh, kw, strides,
- * begin pads, dilations, group, OH, OW. The end pads only show in OH/OW.
+ * The conv2d call: x, w, bias (0 = none; else bufs[2]), y, N, C, H, W, M, kh,
+ * kw, strides, begin pads, dilations, group, OH, OW. The end pads only show
+ * in OH/OW.
  */
-static int conv_args(struct tir_builder *b, struct graph *g, const struct node *n,
+static int conv_args(struct tir_builder *b, struct graph *g, const struct node *n, bool bias,
 		     struct tir_buf **bufs, struct tir **args)
 {
-	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1), *bias = node_in(g, n, 2);
+	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1);
 	int64_t kern[2] = { w->shape.d[2].c, w->shape.d[3].c };
 	struct window win;
 	int na = 0;
@@ -375,43 +437,133 @@ static int conv_args(struct tir_builder *b, struct graph *g, const struct node *
 	return na;
 }
 
+/*
+ * A per-channel constant bias of a Conv without one: Add's other input of
+ * shape [M, 1, 1] or [1, M, 1, 1] (or [M] broadcasting as [.., M] only when
+ * the spatial dims are 1). Its value id, or -1.
+ */
+static int conv_bias_of(struct graph *g, const struct node *conv, const struct node *e)
+{
+	const struct value *y = node_out(g, conv, 0);
+	int64_t m = y->shape.d[1].c;
+
+	if (e->op != OP_ADD || node_in(g, conv, 2))
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		const struct value *x = node_in(g, e, i);
+		const struct shape *s;
+		int64_t per = 1;
+
+		if (!x || e->in[i] == conv->out[0] || !x->data)
+			continue;
+		s = &x->shape;
+		if (!shape_is_static(s))
+			return -1;
+		for (int j = 0; j < s->rank; j++)
+			per *= s->d[j].c;
+		if (per != m)
+			return -1;
+		/* aligned with the channel axis: [M,1,1] or [1,M,1,1] */
+		if ((s->rank == 3 && s->d[0].c == m) || (s->rank == 4 && s->d[1].c == m))
+			return e->in[i];
+		return -1;
+	}
+	return -1;
+}
+
 static int blas_relay_to_tir(struct graph *g, const struct target *t, struct partition *p)
 {
-	(void)t;
-	for (int i = 0; i < p->n_nodes; i++) {
-		struct node *n = &g->nodes.v[p->nodes[i]];
-		const char *op = n->op == OP_MATMUL ? "matmul" : n->op == OP_GEMM ? "gemm" : "conv2d";
-		struct tir_builder b;
-		struct kernel k = { 0 };
-		struct tir_buf *bufs[4];
-		struct tir *args[3 + 3 + 3 * MM_GROUPS + 24];
-		int nbuf = 0, na;
+	struct node *a = &g->nodes.v[p->nodes[0]];
+	const char *op = a->op == OP_MATMUL ? "matmul" : a->op == OP_GEMM ? "gemm" : "conv2d";
+	struct tir_builder b;
+	struct kernel k = { 0 };
+	struct tir_buf *bufs[4], **side, *out;
+	struct tir *args[3 + 3 + 3 * MM_GROUPS + 24];
+	int nbuf = 0, na, first_epi = 1, bias = -1, out_v = g->nodes.v[p->nodes[p->n_nodes - 1]].out[0];
+	int max_args = a->n_in + 2;
 
-		tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_%d_blas_%s", p->id, i, op));
-		k.args = arena_alloc(g->arena, sizeof(int) * (size_t)(n->n_in + n->n_out + 1));
-		for (int j = 0; j < n->n_in; j++)
-			if (n->in[j] >= 0) {
-				bufs[nbuf] = tir_param(&b, "in", DTYPE_F32);
-				k.args[nbuf++] = n->in[j];
+	(void)t;
+	for (int i = 1; i < p->n_nodes; i++)
+		max_args += g->nodes.v[p->nodes[i]].n_in;
+	if (a->op == OP_CONV && p->n_nodes > 1 &&
+	    (bias = conv_bias_of(g, a, &g->nodes.v[p->nodes[1]])) >= 0)
+		first_epi = 2;
+	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_blas_%s%s", p->id, op,
+						    p->n_nodes > 1 ? "_epilogue" : ""));
+	k.args = arena_alloc(g->arena, sizeof(int) * (size_t)max_args);
+	for (int j = 0; j < a->n_in; j++)
+		if (a->in[j] >= 0) {
+			bufs[nbuf] = tir_param(&b, "in", DTYPE_F32);
+			k.args[k.n_args++] = a->in[j];
+			nbuf++;
+		}
+	if (bias >= 0) {
+		bufs[nbuf++] = tir_param(&b, "bias", DTYPE_F32);
+		k.args[k.n_args++] = bias;
+	}
+	/* the epilogue's other inputs: one parameter each, in node order */
+	side = arena_alloc(g->arena, sizeof(*side) * (size_t)max_args);
+	for (int i = first_epi; i < p->n_nodes; i++) {
+		const struct node *e = &g->nodes.v[p->nodes[i]];
+		int chain = g->nodes.v[p->nodes[i - 1]].out[0];
+
+		for (int j = 0; j < e->n_in; j++) {
+			const struct value *x = node_in(g, e, j);
+			int have = -1;
+
+			if (!x || e->in[j] == chain)
+				continue;
+			for (int q = 0; q < k.n_args; q++)
+				if (k.args[q] == e->in[j])
+					have = q;
+			if (have < 0) {
+				side[k.n_args] = tir_param(&b, "epi", x->dtype);
+				k.args[k.n_args++] = e->in[j];
 			}
-		k.n_inputs = nbuf;
-		bufs[nbuf] = tir_param(&b, "out", DTYPE_F32);
-		k.args[nbuf++] = n->out[0];
-		k.n_args = nbuf;
-		na = n->op == OP_MATMUL ? matmul_args(&b, g, n, bufs, args)
-		   : n->op == OP_GEMM ? gemm_args(&b, g, n, bufs, args)
-		   : conv_args(&b, g, n, bufs, args);
-		if (na < 0) {
+		}
+	}
+	k.n_inputs = k.n_args;
+	out = tir_param(&b, "out", DTYPE_F32);
+	k.args[k.n_args++] = out_v;
+	bufs[nbuf] = out;
+	na = a->op == OP_MATMUL ? matmul_args(&b, g, a, bufs, args)
+	   : a->op == OP_GEMM ? gemm_args(&b, g, a, bufs, args)
+	   : conv_args(&b, g, a, node_in(g, a, 2) || bias >= 0, bufs, args);
+	if (na < 0) {
+		tir_builder_release(&b);
+		return -1;
+	}
+	tir_extern(&b, arena_printf(g->arena, "collagec_blas_%s", op), args, na);
+	/* the epilogue: each op's own lowering, in place on out */
+	for (int i = first_epi; i < p->n_nodes; i++) {
+		struct node *e = &g->nodes.v[p->nodes[i]];
+		int chain = g->nodes.v[p->nodes[i - 1]].out[0];
+		struct lower L = { .g = g, .b = &b, .n = e };
+
+		L.in = arena_alloc(g->arena, sizeof(*L.in) * (size_t)(e->n_in + 1));
+		L.out = &out;
+		for (int j = 0; j < e->n_in; j++) {
+			if (e->in[j] < 0)
+				continue;
+			if (e->in[j] == chain) {
+				L.in[j] = out;
+				continue;
+			}
+			for (int q = 0; q < k.n_inputs; q++)
+				if (k.args[q] == e->in[j])
+					L.in[j] = q < nbuf ? bufs[q] : side[q];
+		}
+		if (op_info(e->op)->lower(&L) < 0) {
 			tir_builder_release(&b);
 			return -1;
 		}
-		tir_extern(&b, arena_printf(g->arena, "collagec_blas_%s", op), args, na);
-		k.name = b.name;
-		k.func = tir_finish(&b);
-		tir_builder_release(&b);
-		k.span = n->span;
-		vec_push(&p->kernels, k);
 	}
+	k.name = b.name;
+	k.func = tir_finish(&b);
+	tir_builder_release(&b);
+	k.span = p->span;
+	k.func->span = p->span;
+	vec_push(&p->kernels, k);
 	return 0;
 }
 
@@ -751,7 +903,9 @@ const struct target_kind target_kind_blas = {
 	.description = "OpenBLAS cblas_sgemm; runs float32 MatMul, Gemm and 2-D Conv (im2col)",
 	.options = NULL,
 	.unavailable = blas_unavailable,
-	.supports = blas_supports,
+	.supports = NULL,
+	.patterns = "blas.pat",
+	.pattern_check = blas_check,
 	.relay_to_tir = blas_relay_to_tir,
 	.tir_to_runtime = blas_tir_to_runtime,
 	.relay_to_runtime = NULL,

@@ -56,6 +56,16 @@ void diag_error(struct collagec_ctx *ctx, const char *fmt, ...)
 		ctx->status = STATUS_MODEL;
 }
 
+void diag_source(struct collagec_ctx *ctx, const char *text)
+{
+	if (ctx->diag_out) {
+		fputs(text, ctx->diag_out);
+		fflush(ctx->diag_out);
+	}
+	if (ctx->capture)
+		sb_puts(ctx->capture, text);
+}
+
 void diag_warn(struct collagec_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;

@@ -81,8 +81,7 @@ static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
 
 		cJSON_AddNumberToObject(o, "id", p->id);
 		cJSON_AddStringToObject(o, "target", p->target->str);
-		cJSON_AddStringToObject(o, "rule", p->n_nodes == 1 ?
-					op_info(g->nodes.v[p->nodes[0]].op)->name : "fused");
+		cJSON_AddStringToObject(o, "rule", p->rule ? p->rule : "fused");
 		for (int s = 0; s < p->span.n; s++) {
 			cJSON *nd = cJSON_CreateObject();
 

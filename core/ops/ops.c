@@ -41,6 +41,38 @@ enum op op_from_onnx(const char *op_type)
 	return OP_COUNT;
 }
 
+/* sorted by op name, then attribute name: each op's attributes are adjacent */
+static const struct op_attr attrs[] = {
+#define ATTR(op, nm, kind, def) { OP_##op, nm, kind, def },
+#include "attrs.def"
+#undef ATTR
+};
+
+int op_attrs(enum op op, const struct op_attr **out)
+{
+	int n = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(attrs); i++)
+		if (attrs[i].op == op) {
+			if (!n)
+				*out = &attrs[i];
+			n++;
+		}
+	return n;
+}
+
+const struct op_attr *op_attr_find(enum op op, const char *name)
+{
+	const struct op_attr *a;
+	int n = op_attrs(op, &a);
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(a[i].name, name))
+			return &a[i];
+	return NULL;
+}
+
 struct tir_func *op_lower_node(struct graph *g, struct node *n, const char *name)
 {
 	struct tir_builder b;

@@ -50,6 +50,19 @@ const char *op_kind_name(enum op_kind k);
 /* OP_COUNT when the ONNX op type is unknown. */
 enum op op_from_onnx(const char *op_type);
 
+/* An attribute of an op as its ONNX schema defines it (attrs.def). */
+struct op_attr {
+	enum op op;
+	const char *name;
+	enum attr_kind kind;
+	const char *def;	/* the default as pattern-literal text, or NULL */
+};
+
+/* The schema attribute name of op, or NULL. */
+const struct op_attr *op_attr_find(enum op op, const char *name);
+/* The attributes of op in schema order: *out points into the table. */
+int op_attrs(enum op op, const struct op_attr **out);
+
 /*
  * Lowers one node into a kernel named name: parameters are the present inputs
  * then the outputs, in node order. Arena result; NULL after a diagnostic.

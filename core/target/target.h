@@ -54,6 +54,7 @@ struct partition {
 	int n_nodes;
 	int *nodes;			/* node indices, topological order */
 	struct span span;		/* union of the nodes' spans */
+	const char *rule;		/* what placed it: "blas.dense_bias_act", "op" */
 	VEC(struct kernel) kernels;	/* filled by relay_to_tir */
 	double est_cost;		/* seconds; NAN = unknown */
 };
@@ -91,8 +92,21 @@ struct target_kind {
 	const struct target_option *options;	/* NULL-name terminated, or NULL */
 	/* (optional) why it cannot be used here, or NULL when available */
 	const char *(*unavailable)(void);
-	/* (optional) phase-1 rule: can this node run here? NULL = every op */
+	/*
+	 * The partition rule (phase 1) has two halves. supports: (optional) can
+	 * this one node run here alone? NULL = every op, unless the kind has
+	 * patterns: then only its pattern rules place nodes on it.
+	 */
 	bool (*supports)(struct graph *g, const struct node *n);
+	/*
+	 * (optional) patterns: the built-in pattern table, the name of a file of
+	 * patterns/ embedded in collagec ("blas.pat"); users add rules with
+	 * --patterns FILE. pattern_check: (optional) can the nodes a rule matched
+	 * (graph order, the root last) be lowered here as one partition? NULL =
+	 * when each of them passes supports.
+	 */
+	const char *patterns;
+	bool (*pattern_check)(struct graph *g, const int *nodes, int n_nodes);
 	/* (optional) partition -> loop IR kernels; NULL = target_lower_generic */
 	int (*relay_to_tir)(struct graph *g, const struct target *t, struct partition *p);
 	/* loop IR kernels -> runtime module source */

@@ -5,12 +5,15 @@ usage: make_blas_models.py OUTDIR            writes OUTDIR/NAME/{model.onnx,
                                              in/INPUT.npy, ref/OUTPUT.npy, op}
        make_blas_models.py compare WANT GOT  every WANT/*.npy against GOT/
        make_blas_models.py target JSON OP    the target of OP's partition(s)
+       make_blas_models.py rules JSON        the rules of the blas partitions
 
 Every model is one MatMul, Gemm or Conv (float32, opset 13) with fixed-seed
-inputs; the reference is computed in float64 with numpy. 'op' holds the ONNX
-op type whose partition must land on blas ('c' in 'expect' for the models the
-blas rule must leave alone). compare uses rtol 1e-4, atol 1e-4 and exits 1
-with a reason on the first mismatch.
+inputs, or (epi_*) one followed by elementwise ops that patterns/blas.pat
+fuses into it as an epilogue; the reference is computed in float64 with
+numpy. 'op' holds the ONNX op type whose partition must land on blas ('c' in
+'expect' for the models the blas rule must leave alone); 'rules', when
+present, the sorted rules of the blas partitions. compare uses rtol 1e-4,
+atol 1e-4 and exits 1 with a reason on the first mismatch.
 Needs Debian's python3-onnx and python3-numpy only.
 """
 import json
@@ -31,7 +34,7 @@ def vinfo(name, shape, elem=F32):
 
 
 def save(outdir, name, node, inputs, outputs, feeds, refs, inits=(), op=None,
-         expect="blas", ref_dtype=np.float32):
+         expect="blas", ref_dtype=np.float32, rules=None):
     d = os.path.join(outdir, name)
     os.makedirs(os.path.join(d, "in"), exist_ok=True)
     os.makedirs(os.path.join(d, "ref"), exist_ok=True)
@@ -51,6 +54,9 @@ def save(outdir, name, node, inputs, outputs, feeds, refs, inits=(), op=None,
         f.write((op or node.op_type) + "\n")
     with open(os.path.join(d, "expect"), "w") as f:
         f.write(expect + "\n")
+    if rules is not None:
+        with open(os.path.join(d, "rules"), "w") as f:
+            f.write(" ".join(sorted(rules)) + "\n")
 
 
 # ---- MatMul ----
@@ -239,6 +245,120 @@ def convs(outdir, rng):
          dilations=(2, 2), sym=True)
 
 
+# ---- fused epilogues: an anchor and the elementwise ops after it ----
+# Each model's "rules" file lists the rules of its blas partitions (sorted);
+# "op" names the last epilogue op and "expect" where it must run.
+
+def u(rng, shape):
+    return rng.uniform(-1, 1, shape).astype(np.float32)
+
+
+def epilogues(outdir, rng):
+    f64 = lambda v: v.astype(np.float64)
+    relu = lambda v: np.maximum(v, 0)
+    # MatMul + bias vector + Relu
+    a, w, b = u(rng, (5, 12)), u(rng, (12, 9)), u(rng, (9,))
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+             helper.make_node("Add", ["t", "b"], ["t2"], name="bias"),
+             helper.make_node("Relu", ["t2"], ["y"], name="relu")]
+    save(outdir, "epi_mm_bias_relu", nodes, [vinfo("a", [5, 12])], [vinfo("y", [5, 9])],
+         {"a": a}, {"y": relu(f64(a) @ w + b)}, [("w", w), ("b", b)], op="Relu",
+         rules=["blas.matmul_add_act"])
+    # Gemm with C, then Clip with constant bounds (a Relu6-like epilogue)
+    a, w, c = u(rng, (6, 10)), u(rng, (10, 7)), u(rng, (7,))
+    lo, hi = np.array(-0.2, np.float32), np.array(0.3, np.float32)
+    nodes = [helper.make_node("Gemm", ["a", "w", "c"], ["t"], name="gemm", alpha=0.5),
+             helper.make_node("Clip", ["t", "lo", "hi"], ["y"], name="clip")]
+    save(outdir, "epi_gemm_clip", nodes, [vinfo("a", [6, 10])], [vinfo("y", [6, 7])],
+         {"a": a}, {"y": np.clip(0.5 * (f64(a) @ w) + c, lo, hi)},
+         [("w", w), ("c", c), ("lo", lo), ("hi", hi)], op="Clip", rules=["blas.matmul_act"])
+    # batched MatMul over a symbolic batch + bias + Sigmoid (references at N=3)
+    a, w, b = u(rng, (3, 4, 8)), u(rng, (8, 5)), u(rng, (5,))
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+             helper.make_node("Add", ["b", "t"], ["t2"], name="bias"),
+             helper.make_node("Sigmoid", ["t2"], ["y"], name="sig")]
+    save(outdir, "epi_mm_sym_sig", nodes, [vinfo("a", ["N", 4, 8])], [vinfo("y", ["N", 4, 5])],
+         {"a": a}, {"y": 1 / (1 + np.exp(-(f64(a) @ w + b)))}, [("w", w), ("b", b)],
+         op="Sigmoid", rules=["blas.matmul_add_act"])
+    # Conv without bias + per-channel constant bias (becomes the conv's) + Relu
+    x, w, b = u(rng, (1, 4, 9, 9)), u(rng, (6, 4, 3, 3)), u(rng, (6, 1, 1))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["t", "b"], ["t2"], name="bias"),
+             helper.make_node("Relu", ["t2"], ["y"], name="relu")]
+    y = relu(conv_ref(f64(x), f64(w), None, (1, 1), (1, 1, 1, 1), (1, 1), 1) + b)
+    save(outdir, "epi_conv_bias_relu", nodes, [vinfo("x", [1, 4, 9, 9])],
+         [vinfo("y", list(y.shape))], {"x": x}, {"y": y}, [("w", w), ("b", b)], op="Relu",
+         rules=["blas.conv_add_act"])
+    # Conv with bias + residual (its own input) + Relu, and a bigger one to split
+    for name, n, c, hw in (("epi_conv_res_relu", 2, 4, 8), ("epi_conv_res_par", 1, 16, 24)):
+        x, w, b = u(rng, (n, c, hw, hw)), u(rng, (c, c, 3, 3)), u(rng, (c,))
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv",
+                                  pads=[1, 1, 1, 1]),
+                 helper.make_node("Add", ["t", "x"], ["t2"], name="res"),
+                 helper.make_node("Relu", ["t2"], ["y"], name="relu")]
+        y = relu(conv_ref(f64(x), f64(w), f64(b), (1, 1), (1, 1, 1, 1), (1, 1), 1) + x)
+        save(outdir, name, nodes, [vinfo("x", list(x.shape))], [vinfo("y", list(y.shape))],
+             {"x": x}, {"y": y}, [("w", w), ("b", b)], op="Relu", rules=["blas.conv_add_act"])
+    # Conv + constant bias [1,M,1,1] + residual input + LeakyRelu: a ResNet block end
+    x, r = u(rng, (2, 3, 7, 7)), u(rng, (2, 5, 4, 4))
+    w, b = u(rng, (5, 3, 3, 3)), u(rng, (1, 5, 1, 1))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv", strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["t", "b"], ["t2"], name="bias"),
+             helper.make_node("Add", ["r", "t2"], ["t3"], name="res"),
+             helper.make_node("LeakyRelu", ["t3"], ["y"], name="leaky", alpha=0.2)]
+    t = conv_ref(f64(x), f64(w), None, (2, 2), (1, 1, 1, 1), (1, 1), 1) + b + r
+    save(outdir, "epi_conv_bias_res_leaky", nodes,
+         [vinfo("x", [2, 3, 7, 7]), vinfo("r", [2, 5, 4, 4])], [vinfo("y", [2, 5, 4, 4])],
+         {"x": x, "r": r}, {"y": np.where(t > 0, t, 0.2 * t)}, [("w", w), ("b", b)],
+         op="LeakyRelu", rules=["blas.conv_bias_add_act"])
+    # depthwise Conv + HardSigmoid; Conv + Tanh over a symbolic batch
+    x, w, b = u(rng, (1, 6, 8, 8)), u(rng, (6, 1, 3, 3)), u(rng, (6,))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", group=6,
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("HardSigmoid", ["t"], ["y"], name="hsig", alpha=0.3, beta=0.4)]
+    t = conv_ref(f64(x), f64(w), f64(b), (1, 1), (1, 1, 1, 1), (1, 1), 6)
+    save(outdir, "epi_conv_hsig", nodes, [vinfo("x", [1, 6, 8, 8])], [vinfo("y", [1, 6, 8, 8])],
+         {"x": x}, {"y": np.clip(0.3 * t + 0.4, 0, 1)}, [("w", w), ("b", b)],
+         op="HardSigmoid", rules=["blas.conv_act"])
+    x, w = u(rng, (2, 3, 6, 6)), u(rng, (4, 3, 1, 1))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv"),
+             helper.make_node("Tanh", ["t"], ["y"], name="tanh")]
+    t = conv_ref(f64(x), f64(w), None, (1, 1), (0, 0, 0, 0), (1, 1), 1)
+    save(outdir, "epi_conv_sym_tanh", nodes, [vinfo("x", ["N", 3, 6, 6])],
+         [vinfo("y", ["N", 4, 6, 6])], {"x": x}, {"y": np.tanh(t)}, [("w", w)], op="Tanh",
+         rules=["blas.conv_act"])
+    # an Add that widens the MatMul's output cannot run in place: it stays on c
+    a, w, c = u(rng, (4, 6)), u(rng, (6, 1)), u(rng, (4, 5))
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+             helper.make_node("Add", ["t", "c"], ["y"], name="widen")]
+    save(outdir, "epi_mm_widen", nodes, [vinfo("a", [4, 6])], [vinfo("y", [4, 5])], {"a": a},
+         {"y": f64(a) @ w + c}, [("w", w), ("c", c)], op="Add", expect="c",
+         rules=["blas.matmul"])
+    # the MatMul's result is also a graph output: no epilogue (one exit)
+    a, w = u(rng, (3, 5)), u(rng, (5, 4))
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+             helper.make_node("Relu", ["t"], ["y"], name="relu")]
+    save(outdir, "epi_mm_tap", nodes, [vinfo("a", [3, 5])],
+         [vinfo("y", [3, 4]), vinfo("t", [3, 4])], {"a": a},
+         {"y": relu(f64(a) @ w), "t": f64(a) @ w}, [("w", w)], op="Relu", expect="c",
+         rules=["blas.matmul"])
+
+
+    # Neg is in no built-in rule: on c, unless a user rule (--patterns) fuses it
+    a, w = u(rng, (4, 7)), u(rng, (7, 3))
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+             helper.make_node("Neg", ["t"], ["y"], name="neg")]
+    save(outdir, "epi_mm_neg", nodes, [vinfo("a", [4, 7])], [vinfo("y", [4, 3])], {"a": a},
+         {"y": -(f64(a) @ w)}, [("w", w)], op="Neg", expect="c", rules=["blas.matmul"])
+
+
+def rules(json_path):
+    with open(json_path) as f:
+        meta = json.load(f)
+    return " ".join(sorted(p["rule"] for p in meta["partitions"] if p["target"] == "blas"))
+
+
 # ---- checks ----
 
 def compare(want_dir, got_dir):
@@ -280,12 +400,16 @@ def main():
     if len(sys.argv) == 4 and sys.argv[1] == "target":
         print(targets(sys.argv[2], sys.argv[3]))
         return
+    if len(sys.argv) == 3 and sys.argv[1] == "rules":
+        print(rules(sys.argv[2]))
+        return
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     rng = np.random.default_rng(20261122)
     matmuls(sys.argv[1], rng)
     gemms(sys.argv[1], rng)
     convs(sys.argv[1], rng)
+    epilogues(sys.argv[1], rng)
 
 
 if __name__ == "__main__":
