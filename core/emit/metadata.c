@@ -115,6 +115,9 @@ static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
 				cJSON_AddItemToArray(vs, vj);
 			}
 			cJSON_AddItemToObject(kj, "variants", vs);
+			if (kn->n_scratch)
+				cJSON_AddItemToObject(kj, "scratch", tensors_json(g, kn->scratch,
+										 kn->n_scratch));
 			cJSON_AddItemToArray(ks, kj);
 		}
 		cJSON_AddItemToObject(o, "kernels", ks);

@@ -143,6 +143,16 @@ int emit_plan(struct graph *g, struct partition *parts, int n_parts, struct exec
 			const struct kernel *kn = &parts[p].kernels.v[k];
 			struct exec_step st = { kn, kn->n_args, kn->args };
 
+			if (kn->n_scratch) {
+				/* scratch: written, never read after the step, so live in it alone */
+				int *args = arena_alloc(g->arena, sizeof(int) *
+							(size_t)(kn->n_args + kn->n_scratch));
+
+				memcpy(args, kn->args, sizeof(int) * (size_t)kn->n_args);
+				memcpy(args + kn->n_args, kn->scratch, sizeof(int) * (size_t)kn->n_scratch);
+				st.n_args = kn->n_args + kn->n_scratch;
+				st.args = args;
+			}
 			vec_push(&ep->steps, st);
 		}
 	lifetimes(ep);

@@ -83,6 +83,8 @@ struct tir_func *op_lower_node(struct graph *g, struct node *n, const char *name
 	L.g = g;
 	L.b = &b;
 	L.n = n;
+	L.scratch = NULL;
+	L.n_scratch = 0;
 	L.in = arena_alloc(g->arena, sizeof(*L.in) * (size_t)(n->n_in + 1));
 	L.out = arena_alloc(g->arena, sizeof(*L.out) * (size_t)(n->n_out + 1));
 	for (int i = 0; i < n->n_in; i++) {

@@ -27,12 +27,30 @@ enum op_kind {
 	OPK_COUNT
 };
 
+/*
+ * The scratch buffers a kernel asks for (lower_scratch): slot i is parameter
+ * (present inputs + outputs + i) of every function of the kernel, its
+ * variants included, so they share one argument list. The owner of the
+ * kernel turns the slots into graph values that the memory planner places
+ * like any intermediate, live during the kernel's step only.
+ */
+struct lower_scratch_slot {
+	enum dtype dtype;
+	struct dim numel;	/* elements: the most any function asked for */
+};
+
+struct lower_scratch {
+	VEC(struct lower_scratch_slot) slots;
+};
+
 struct lower {
 	struct graph *g;
 	struct tir_builder *b;
 	const struct node *n;
 	struct tir_buf **in;	/* per node input; NULL when absent */
 	struct tir_buf **out;	/* per node output */
+	struct lower_scratch *scratch;	/* (optional) the kernel's slots; NULL: none allowed */
+	int n_scratch;		/* slots declared as parameters of this function */
 };
 
 typedef int (*op_infer_fn)(struct graph *g, struct node *n);
@@ -114,6 +132,15 @@ struct tir *lower_numel(struct lower *L, const struct shape *s);
 int lower_copy(struct lower *L);
 /* Row-major stride of axis k of s. */
 struct tir *lower_stride(struct lower *L, const struct shape *s, int k);
+/*
+ * A scratch buffer of numel elements of dtype t for this kernel alone (an
+ * im2col matrix, a packed operand): it takes the first slot that this
+ * function has not used yet and that can hold it (same dtype, same symbolic
+ * size or both constant: the slot grows), else a new slot. Its contents are
+ * undefined on entry. Only strategy implementations may ask (BUG otherwise:
+ * the constant folder has no buffer to give).
+ */
+struct tir_buf *lower_scratch(struct lower *L, enum dtype t, struct dim numel);
 
 /* ---- MatMul geometry (ops_nn.c), shared by implementations of MatMul ---- */
 

@@ -171,6 +171,46 @@ struct tir *lower_stride(struct lower *L, const struct shape *s, int k)
 	return st;
 }
 
+/* Can slot hold numel elements of t (growing when both sizes are constant)? */
+static bool scratch_fits(struct lower_scratch_slot *slot, enum dtype t, struct dim numel)
+{
+	if (slot->dtype != t)
+		return false;
+	if (dim_eq(slot->numel, numel))
+		return true;
+	if (!dim_is_const(slot->numel) || !dim_is_const(numel))
+		return false;
+	if (numel.c > slot->numel.c)
+		slot->numel = numel;
+	return true;
+}
+
+struct tir_buf *lower_scratch(struct lower *L, enum dtype t, struct dim numel)
+{
+	struct lower_scratch *s = L->scratch;
+	struct tir_buf *buf = NULL;
+	int i;
+
+	if (!s)
+		BUG("%s: a scratch buffer outside an op strategy", node_loc(L->g, L->n));
+	for (i = L->n_scratch; i < s->slots.n; i++)
+		if (scratch_fits(&s->slots.v[i], t, numel))
+			break;
+	if (i == s->slots.n) {
+		struct lower_scratch_slot slot = { t, numel };
+
+		vec_push(&s->slots, slot);
+	}
+	/* slots this function skips are declared too: parameter positions are shared */
+	while (L->n_scratch <= i) {
+		const char *name = arena_printf(L->g->arena, "scratch%d", L->n_scratch);
+
+		buf = tir_param(L->b, name, s->slots.v[L->n_scratch].dtype);
+		L->n_scratch++;
+	}
+	return buf;
+}
+
 struct tir *lower_offset(struct lower *L, const struct shape *s, struct tir **idx)
 {
 	struct tir *off = tir_int(L->b, 0);

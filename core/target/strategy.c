@@ -26,19 +26,30 @@ static const struct strategy_impl *best(const struct strategy_spec *sp)
 	return b;
 }
 
-/* Lowers n with impl into a function called name (like op_lower_node). */
-static struct tir_func *lower_with(struct graph *g, struct node *n, const char *name,
-				   const struct strategy_impl *impl, struct tir **cond,
-				   const struct strategy_spec *sp)
+static bool never(const struct tir *cond)
+{
+	return cond && cond->kind == TIR_INT && cond->i == 0;
+}
+
+/*
+ * Lowers n under specialization sp into v (a function called name, like
+ * op_lower_node); the scratch slots it asks for are added to (or shared
+ * with) scratch. A condition that can never hold leaves v->func NULL and
+ * lowers nothing, so it claims no scratch. 0, or -1 after a diagnostic.
+ */
+static int lower_with(struct graph *g, struct node *n, const char *name,
+		      const struct strategy_spec *sp, struct kernel_variant *v,
+		      struct lower_scratch *scratch)
 {
 	struct tir_builder b;
 	struct lower L;
-	struct tir_func *f;
 
 	tir_builder_init(&b, g->arena, name);
 	L.g = g;
 	L.b = &b;
 	L.n = n;
+	L.scratch = scratch;
+	L.n_scratch = 0;
 	L.in = arena_alloc(g->arena, sizeof(*L.in) * (size_t)(n->n_in + 1));
 	L.out = arena_alloc(g->arena, sizeof(*L.out) * (size_t)(n->n_out + 1));
 	for (int i = 0; i < n->n_in; i++)
@@ -46,21 +57,42 @@ static struct tir_func *lower_with(struct graph *g, struct node *n, const char *
 			L.in[i] = tir_param(&b, node_in(g, n, i)->name, node_in(g, n, i)->dtype);
 	for (int i = 0; i < n->n_out; i++)
 		L.out[i] = tir_param(&b, node_out(g, n, i)->name, node_out(g, n, i)->dtype);
-	if (cond)
-		*cond = sp && sp->cond ? sp->cond(&L) : NULL;
-	if (impl->lower(&L) < 0) {
+	v->cond = sp->cond ? sp->cond(&L) : NULL;
+	if (never(v->cond) || best(sp)->lower(&L) < 0) {
 		tir_builder_release(&b);
-		return NULL;
+		return never(v->cond) ? 0 : -1;
 	}
-	f = tir_finish(&b);
-	f->span = n->span;
-	return f;
+	v->func = tir_finish(&b);
+	v->func->span = n->span;
+	return 0;
+}
+
+/*
+ * Turns the kernel's scratch slots into graph values: 1-D, no producer, no
+ * consumer; the kernel's extra arguments, so the plan places them for its
+ * step alone.
+ */
+static void scratch_values(struct graph *g, const struct lower_scratch *s, struct kernel *k)
+{
+	k->n_scratch = s->slots.n;
+	k->scratch = arena_alloc(g->arena, sizeof(int) * (size_t)(s->slots.n + 1));
+	for (int i = 0; i < s->slots.n; i++) {
+		int id = graph_add_value(g, arena_printf(g->arena, "%s.scratch%d", k->name, i));
+		struct value *v = &g->values.v[id];
+
+		v->dtype = s->slots.v[i].dtype;
+		v->shape.rank = 1;
+		v->shape.d[0] = s->slots.v[i].numel;
+		v->has_shape = true;
+		k->scratch[i] = id;
+	}
 }
 
 int strategy_lower(struct graph *g, const struct op_strategy *s, struct node *n,
 		   struct kernel *k)
 {
 	VEC(struct kernel_variant) vs = { 0 };
+	struct lower_scratch scratch = { 0 };
 	int rc = 0;
 
 	for (int i = 0; i < s->n_specs; i++) {
@@ -71,12 +103,11 @@ int strategy_lower(struct graph *g, const struct op_strategy *s, struct node *n,
 
 		v.impl = impl->name;
 		v.cond_text = sp->cond_text;
-		v.func = lower_with(g, n, name, impl, &v.cond, sp);
-		if (!v.func) {
+		if (lower_with(g, n, name, sp, &v, &scratch) < 0) {
 			rc = -1;
 			break;
 		}
-		if (v.cond && v.cond->kind == TIR_INT && v.cond->i == 0)
+		if (!v.func)
 			continue;	/* can never hold for these shapes */
 		if (!v.cond || v.cond->kind == TIR_INT) {
 			v.cond = NULL;	/* always holds: the last variant */
@@ -94,7 +125,9 @@ int strategy_lower(struct graph *g, const struct op_strategy *s, struct node *n,
 		k->n_variants = vs.n;
 		k->variants = arena_memdup(g->arena, vs.v, sizeof(*vs.v) * (size_t)vs.n);
 		k->func = vs.v[vs.n - 1].func;
+		scratch_values(g, &scratch, k);
 	}
 	vec_free(&vs);
+	vec_free(&scratch.slots);
 	return rc;
 }

@@ -9,6 +9,9 @@
  * kernel gets one variant per specialization that can still hold, ending
  * with the first that always holds, and the target prints a dispatcher that
  * tests the conditions at run time in order (struct kernel_variant).
+ * Implementations may ask for scratch buffers (lower_scratch in ops.h): the
+ * variants share them, and they become kernel->scratch values that the
+ * memory plan places for the kernel's step alone.
  *
  *	static const struct strategy_impl small[] = { { "matmul.ikj", 10, lower_ikj } };
  *	static const struct strategy_spec specs[] = {

@@ -45,6 +45,8 @@ struct kernel {
 	struct span span;
 	int n_variants;			/* 0: func only; else dispatch over variants */
 	struct kernel_variant *variants;
+	int n_scratch;			/* scratch values (lower_scratch), parameters */
+	int *scratch;			/* after args: written and read by this kernel only */
 };
 
 /* A sub-graph placed on one target. */

@@ -4,10 +4,21 @@
 usage: make_models.py OUTDIR
   matmul_sym.onnx   MatMul [M, 32] x const [32, 24], M symbolic: the c target's
                     strategy gives three variants and a run-time dispatcher
+  matmul_kn.onnx    MatMul of two inputs [M, K] x [K, 24], M and K symbolic:
+                    all three specializations as variants
+  matmul_batched.onnx  MatMul [B, 20, 32] x [B, 32, 24], B symbolic: B packed
+                    matrix by matrix
   conv_kinds.onnx   a depthwise Conv, a 1x1 Conv and a 3x3 Conv: one static
                     choice each
-and, for M in 4 and 64, a_M.npy and the expected y_M.npy (numpy's matmul).
+  conv_sym.onnx     a grouped 3x3 Conv, a 1x1 stride-2 Conv and a 3x3 Conv with
+                    2 output channels, batch N symbolic
+and their inputs and expected outputs (numpy, in float64): a_M.npy/y_M.npy
+for M in MS, kn_a_M_K.npy, kn_b_M_K.npy, kn_y_M_K.npy, bt_a.npy, bt_b.npy,
+bt_y.npy, x.npy/conv_y.npy and cs_x_N.npy/cs_y_N.npy for N in 1 and 3.
 """
+
+MS = (1, 4, 16, 17, 64)
+KN = ((4, 8), (4, 32), (64, 32), (19, 40))
 import os
 import sys
 
@@ -34,7 +45,7 @@ def main():
         [numpy_helper.from_array(w, "w")])
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
          os.path.join(out, "matmul_sym.onnx"))
-    for m in (4, 64):
+    for m in MS:
         a = rng.standard_normal((m, 32)).astype(np.float32)
         np.save(os.path.join(out, "a_%d.npy" % m), a)
         np.save(os.path.join(out, "y_%d.npy" % m), (a.astype(np.float64) @ w).astype(np.float32))
@@ -76,6 +87,57 @@ def main():
 
     y = conv(conv(conv(x.astype(np.float64), dw, pad=1, group=8), pw, b16), full, stride=2)
     np.save(os.path.join(out, "conv_y.npy"), y.astype(np.float32))
+
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")], "matmul_kn",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["M", "K"]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["K", 24])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", 24])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "matmul_kn.onnx"))
+    for m, k in KN:
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, 24)).astype(np.float32)
+        np.save(os.path.join(out, "kn_a_%d_%d.npy" % (m, k)), a)
+        np.save(os.path.join(out, "kn_b_%d_%d.npy" % (m, k)), b)
+        np.save(os.path.join(out, "kn_y_%d_%d.npy" % (m, k)),
+                (a.astype(np.float64) @ b).astype(np.float32))
+
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")], "matmul_batched",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["B", 20, 32]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["B", 32, 24])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", 20, 24])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "matmul_batched.onnx"))
+    a = rng.standard_normal((3, 20, 32)).astype(np.float32)
+    b = rng.standard_normal((3, 32, 24)).astype(np.float32)
+    np.save(os.path.join(out, "bt_a.npy"), a)
+    np.save(os.path.join(out, "bt_b.npy"), b)
+    np.save(os.path.join(out, "bt_y.npy"), (a.astype(np.float64) @ b).astype(np.float32))
+
+    gw = rng.standard_normal((8, 4, 3, 3)).astype(np.float32)
+    sw = rng.standard_normal((8, 8, 1, 1)).astype(np.float32)
+    tw = rng.standard_normal((2, 8, 3, 3)).astype(np.float32)
+    b8 = rng.standard_normal(8).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "gw", "b8"], ["h1"], name="grouped", group=2,
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["h1", "sw"], ["h2"], name="strided1x1", strides=[2, 2]),
+        helper.make_node("Conv", ["h2", "tw"], ["y"], name="two_out", pads=[1, 1, 1, 1]),
+    ]
+    g = helper.make_graph(nodes, "conv_sym",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8, 10, 10])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2, 5, 5])],
+                          [numpy_helper.from_array(v, n) for n, v in
+                           [("gw", gw), ("sw", sw), ("tw", tw), ("b8", b8)]])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "conv_sym.onnx"))
+    for n in (1, 3):
+        x = rng.standard_normal((n, 8, 10, 10)).astype(np.float32)
+        y = conv(conv(conv(x.astype(np.float64), gw, b8, pad=1, group=2), sw, stride=2), tw, pad=1)
+        np.save(os.path.join(out, "cs_x_%d.npy" % n), x)
+        np.save(os.path.join(out, "cs_y_%d.npy" % n), y.astype(np.float32))
 
 
 if __name__ == "__main__":
