@@ -12,7 +12,8 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS_ALL) $(EXTRA_CFLAGS)
 LIBS     = -lprotobuf-c -lcjson -lcrypto -ldl -lm
 
 SRCS   := $(wildcard core/*.c core/*/*.c backends/*.c backends/*/*.c cli/*.c) runtime/loader.c
-HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h runtime/*.h cli/*.h)
+HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h backends/*/*.h runtime/*.h \
+	    cli/*.h)
 OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/onnx.pb-c.o $(BUILD)/gen/embed.o
 RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_model.h runtime/rt_model.c \
 	  backends/opencl/rt_opencl.h

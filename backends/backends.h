@@ -20,6 +20,8 @@ extern const struct op_strategy *const c_strategies[];
 extern const struct target_kind target_kind_lapack;
 extern const struct target_kind target_kind_blas;
 extern const struct target_kind target_kind_opencl;
+/* The opencl target's op strategies: register-tiled MatMul, Gemm, Conv. */
+extern const struct op_strategy *const opencl_strategies[];
 
 /* All shipped kinds, in default preference order. */
 extern const struct target_kind *const backend_registry[];

@@ -453,6 +453,84 @@ print(" ".join(sorted(set(p["rule"] + "@" + p["target"] for p in ps
 	n=$(grep -c '^PASS' "$O/conf.c")
 	[ "$n" -gt 100 ] || bad "only $n tests pass on c: $(tail -n 1 "$O/conf.c")"
 	verdict opencl/conformance
+
+	# the register-tiled MatMul, Gemm and Conv (backends/opencl/
+	# opencl_strategies.c) on the models of make_models.py's
+	# opencl_tiled_models: edge tiles, vectors, batch broadcasting, symbolic
+	# batches (N=1, 3, 5), transA/transB with and without C, 1x1, strides,
+	# pads, depthwise, groups, dilations, SAME_UPPER, 1-D and 3-D. Each
+	# matches c on two seeds, runs as NDRanges, and OUT.json names the
+	# implementation of every MatMul/Gemm/Conv kernel (variants joined by +).
+	OT=$O/tiled
+	if ! PYTHONDONTWRITEBYTECODE=1 "$PY" -c 'import sys; sys.path.insert(0, sys.argv[1])
+import make_models; make_models.opencl_tiled_models(sys.argv[2])' \
+		"$ROOT/testdata/backends" "$OT" >"$T/gen.log" 2>&1; then
+		bad "$(tail -n 1 "$T/gen.log")"
+		verdict opencl/tiled-make-models
+	fi
+	while read -r m impls <&3; do
+		[ -f "$OT/$m.onnx" ] || bad "no $m.onnx"
+		compile "$OT/$m.onnx" c "$O/$m.c.so"
+		compile "$OT/$m.onnx" opencl,c "$O/$m.ocl.so" --keep-temps
+		kept=$(sed -n 's/.*build directory kept: //p' "$T/err")
+		shapes=-
+		case $m in *sym*) shapes="N=1 N=3 N=5" ;; esac
+		for seed in 3 8; do
+			for sh in $shapes; do
+				[ -n "$why" ] && break
+				set -- --seed $seed
+				[ "$sh" = - ] || set -- "$@" --shape "$sh"
+				run "$O/$m.c.so" "$O/$m.c.out" "$@"
+				run "$O/$m.ocl.so" "$O/$m.ocl.out" "$@"
+				[ -n "$why" ] || same "$O/$m.ocl.out" "$O/$m.c.out"
+			done
+		done
+		if [ -n "$kept" ] && [ -f "$kept/model.c" ]; then
+			k=$(grep -c '"__kernel void' "$kept/model.c")
+			nd=$(grep -c 'get_global_id(0)' "$kept/model.c")
+			[ "$k" -gt 0 ] && [ "$k" = "$nd" ] ||
+				bad "$nd of $k OpenCL kernels are NDRanges"
+			rm -rf "$kept"
+		elif [ -z "$why" ]; then
+			bad "no kept build directory"
+		fi
+		if [ -z "$why" ]; then
+			r=$("$PY" -c 'import json, sys
+ps = json.load(open(sys.argv[1]))["partitions"]
+print(" ".join("+".join(v["implementation"] for v in k["variants"])
+               for p in ps if p["target"] == "opencl" and p["rule"] in ("MatMul", "Gemm", "Conv")
+               for k in p["kernels"]))' "$O/$m.ocl.json" 2>&1)
+			[ "$r" = "$impls" ] || bad "implementations '$r', expected '$impls'"
+		fi
+		verdict "opencl/tiled-$m"
+	done 3<<'EOF'
+ocl_mm_edge matmul.tile_4xn
+ocl_mm_big matmul.tile_4xn
+ocl_mm_vec_a matmul.tile_1xn
+ocl_mm_vec_b matmul.generic
+ocl_mm_small_n matmul.generic
+ocl_mm_bcast matmul.tile_4xn
+ocl_mm_sym matmul.tile_4xn
+ocl_mm_sym_w matmul.tile_4xn
+ocl_gemm_plain gemm.tile_4xn
+ocl_gemm_ta gemm.tile_4xn
+ocl_gemm_tb gemm.dot_1x4
+ocl_gemm_tatb gemm.tile_4xn
+ocl_gemm_m1 gemm.tile_1xn
+ocl_gemm_sym gemm.dot_1x4 gemm.tile_4xn+gemm.tile_1xn
+ocl_conv_1x1 conv.tile_1x1
+ocl_conv_s2p1 conv.tile
+ocl_conv_dw conv.tile_dw
+ocl_conv_dw_s2 conv.tile_dw
+ocl_conv_grp conv.tile
+ocl_conv_dil conv.tile
+ocl_conv_odd conv.tile
+ocl_conv_wide conv.tile
+ocl_conv_same conv.tile
+ocl_conv_1d conv.tile
+ocl_conv_3d conv.generic
+ocl_conv_sym conv.tile
+EOF
 fi
 
 # --- end ---

@@ -18,6 +18,10 @@
  * collagec_rt_abort) is rt_opencl.h, embedded into collagec and given as the
  * runtime modules' prelude (pasted once into model.c).
  *
+ * MatMul, Gemm and Conv go through the target's op strategies
+ * (opencl_strategies.c): register-tiled kernels, the generic lowering as the
+ * fallback.
+ *
  * The collagec binary never links or loads OpenCL itself: unavailable()
  * probes libOpenCL.so.1 through dlopen in a child process, so no OpenCL
  * driver state (PoCL's worker threads) survives into processes that fork
@@ -953,4 +957,5 @@ const struct target_kind target_kind_opencl = {
 	.relay_to_tir = NULL,
 	.tir_to_runtime = ocl_tir_to_runtime,
 	.relay_to_runtime = NULL,
+	.strategies = opencl_strategies,
 };
