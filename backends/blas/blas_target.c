@@ -561,6 +561,14 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 	k.name = b.name;
 	k.func = tir_finish(&b);
 	tir_builder_release(&b);
+	/*
+	 * Each epilogue nest writes every output element from the same element
+	 * (and broadcast side inputs): its perfectly nested loops are parallel.
+	 */
+	for (int i = 0; i < k.func->body->n; i++)
+		for (struct tir *s = k.func->body->list[i]; s && s->kind == TIR_FOR;
+		     s = s->b && s->b->kind == TIR_SEQ && s->b->n == 1 ? s->b->list[0] : NULL)
+			s->parallel = true;
 	k.span = p->span;
 	k.func->span = p->span;
 	vec_push(&p->kernels, k);
@@ -844,26 +852,27 @@ static const char *const blas_helpers[] = {
  * Prints a kernel with the executor's ABI; its call_extern gets the kernel's
  * `threads` as a last argument.
  */
-static void print_kernel(const struct kernel *k, struct strbuf *sb)
+static void print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
 {
 	const struct tir_func *f = k->func;
 
 	kernel_comment(k, sb);
 	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
 		  f->name);
+	/* one buffer per value, only the output written: restrict holds */
 	for (int i = 0; i < f->n_bufs; i++)
-		sb_printf(sb, "\t%s *b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
+		sb_printf(sb, "\t%s *restrict b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
 	sb_puts(sb, "\t(void)syms;\n");
 	for (int i = 0; i < f->body->n; i++) {
 		const struct tir *s = f->body->list[i];
 
 		if (s->kind != TIR_EXTERN) {
-			tir_print_stmt(s, &tir_dialect_c, sb, 1);
+			tir_print_stmt(s, d, sb, 1);	/* the epilogue */
 			continue;
 		}
 		sb_printf(sb, "\t%s(", s->name);
 		for (int j = 0; j < s->n; j++) {
-			tir_print_expr(s->list[j], &tir_dialect_c, sb);
+			tir_print_expr(s->list[j], d, sb);
 			sb_puts(sb, ", ");
 		}
 		sb_puts(sb, "threads);\n");
@@ -876,6 +885,7 @@ static int blas_tir_to_runtime(struct graph *g, const struct target *t, struct p
 {
 	const char *inc = cblas_include(g->arena);
 	struct strbuf pre = STRBUF_INIT;
+	struct tir_dialect d = tir_dialect_c;
 
 	(void)t;
 	if (!inc) {
@@ -887,8 +897,9 @@ static int blas_tir_to_runtime(struct graph *g, const struct target *t, struct p
 		sb_puts(&pre, blas_helpers[i]);
 	m->prelude = arena_strdup(g->arena, sb_str(&pre));
 	sb_release(&pre);
+	d.parallel_fmt = c_parallel_fmt(g->arena, 0);
 	for (int i = 0; i < p->kernels.n; i++)
-		print_kernel(&p->kernels.v[i], &m->source);
+		print_kernel(&p->kernels.v[i], &d, &m->source);
 	if (*inc)
 		vec_push(&m->ldlibs, inc);
 	vec_push(&m->ldlibs, "-fopenmp");

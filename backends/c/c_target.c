@@ -57,22 +57,26 @@ void c_print_kernel(const struct kernel *k, const struct tir_dialect *d, struct 
 	sb_puts(sb, "}\n");
 }
 
+const char *c_parallel_fmt(struct arena *a, int64_t nt)
+{
+	/*
+	 * Small nests run serially: a parallel region costs microseconds, and
+	 * far more when another process holds a core and the team waits on it.
+	 */
+	if (nt > 0)
+		return arena_printf(a, "#pragma omp parallel for collapse(%%d) num_threads(%lld) "
+				    "if (%%s >= %d)", (long long)nt, PARALLEL_MIN_WORK);
+	return arena_printf(a, "#pragma omp parallel for collapse(%%d) num_threads(threads) "
+			    "if (threads > 1 && %%s >= %d)", PARALLEL_MIN_WORK);
+}
+
 static int c_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
 			    struct runtime_module *m)
 {
 	/* C with OpenMP: parallel loop nests use -threads=N, or the run-time count */
 	struct tir_dialect d = tir_dialect_c;
-	int64_t nt = target_opt(t, "threads");
 
-	/*
-	 * Small nests run serially: a parallel region costs microseconds, and
-	 * far more when another process holds a core and the team waits on it.
-	 */
-	d.parallel_fmt = nt > 0 ? arena_printf(g->arena, "#pragma omp parallel for collapse(%%d) "
-					       "num_threads(%lld) if (%%s >= %d)", (long long)nt,
-					       PARALLEL_MIN_WORK)
-		: arena_printf(g->arena, "#pragma omp parallel for collapse(%%d) num_threads(threads) "
-			       "if (threads > 1 && %%s >= %d)", PARALLEL_MIN_WORK);
+	d.parallel_fmt = c_parallel_fmt(g->arena, target_opt(t, "threads"));
 	if (!m->ldlibs.n)
 		vec_push(&m->ldlibs, "-fopenmp");
 	for (int i = 0; i < p->kernels.n; i++)
