@@ -314,6 +314,13 @@ else
 			"$ROOT/testdata/backends/make_blas_models.py" rules "$B/user.json")"
 	verdict blas/user-patterns
 
+	# 'clear' drops the built-in rules: with only a MatMul rule, Conv stays on c
+	d=$B/models/epi_conv_bias_relu
+	printf 'target blas\nclear\nonly_mm = MatMul(*, *)\n' >"$B/clear.pat"
+	compile "$d/model.onnx" blas,c "$B/clear.so" --patterns "$B/clear.pat"
+	[ -n "$why" ] || targets_are "$B/clear.json" Conv c
+	verdict blas/user-patterns-clear
+
 	# the ONNX backend tests of MatMul, Gemm and float Conv, on blas
 	"$C" conformance --target blas,c "$ONNXDATA"/node/test_matmul_[0-9]d \
 		"$ONNXDATA"/node/test_gemm_* "$ONNXDATA"/node/test_basic_conv_with_* \

@@ -5,7 +5,7 @@
  * Grammar (newlines end a line except inside brackets or after | = , ):
  *
  *	file    = { line }
- *	line    = "target" NAME | "let" NAME "=" ( alt | ops ) | NAME "=" alt
+ *	line    = "target" NAME | "clear" | "let" NAME "=" ( alt | ops ) | NAME "=" alt
  *	alt     = primary { "|" primary }
  *	primary = "*" | "const" | NUMBER | "$" NAME | "(" alt ")" | call
  *	call    = ( ops | "$" NAME ) "(" [ args ] ")" [ "[" pred { "," pred } "]" ]
@@ -727,6 +727,26 @@ static bool parse_line(struct parser *P, const struct target_kind *const *kinds,
 			     name, tok_text(P));
 			return false;
 		}
+		return true;
+	}
+	if (is_word(P, "clear")) {
+		int n = 0;
+
+		if (!P->target) {
+			perr(P, at, "'clear' before any 'target KIND' line");
+			return false;
+		}
+		next(P);
+		if (P->tok != T_NL && P->tok != T_EOF) {
+			perr(P, P->start, "expected the end of the line after 'clear', found %s",
+			     tok_text(P));
+			return false;
+		}
+		/* forget the target's rules so far: the built-in table, earlier files */
+		for (int i = 0; i < set->rules.n; i++)
+			if (strcmp(set->rules.v[i].target, P->target))
+				set->rules.v[n++] = set->rules.v[i];
+		set->rules.n = n;
 		return true;
 	}
 	if (is_word(P, "let")) {

@@ -6,6 +6,7 @@
  * A file is a list of lines:
  *
  *	target blas                        # the rules below are blas's
+ *	clear                              # (forget blas's rules so far)
  *	let mm = MatMul(*, *) | Gemm(*, *, const?)
  *	dense_bias_act = {Relu|Sigmoid}(Add($mm, const))
  *	conv = Conv(*, const, const?)[group == 1, dtype == float32]

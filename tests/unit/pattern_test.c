@@ -323,6 +323,31 @@ static void test_place_none(void)
 	fx_release(&f);
 }
 
+/* clear: forget the current target's rules so far, the built-in table too */
+static void test_clear(void)
+{
+	struct fixture f;
+
+	fx_init(&f);
+	ASSERT(0, parse(&f, "target pat\na = Relu(*)\nb = Tanh(*)\ntarget c\nc = Relu(*)\n"));
+	ASSERT(0, pattern_parse(&f.ctx, "u.pat", "target pat\nclear\nb = Sigmoid(*)\n", kinds, NK,
+				&f.set));
+	ASSERT(2, f.set.rules.n);
+	ASSERT_STR("c", f.set.rules.v[0].target);
+	ASSERT_STR("b", f.set.rules.v[1].name);
+	ASSERT_STR("u.pat", f.set.rules.v[1].file);
+	fx_release(&f);
+	expect_error("clear\n",
+		     "collagec: error: t.pat:1:1: 'clear' before any 'target KIND' line\n"
+		     "    clear\n"
+		     "    ^\n");
+	expect_error("target c x = Relu(*)\n",
+		     "collagec: error: t.pat:1:10: expected the end of the line after 'target c', "
+		     "found 'x'\n"
+		     "    target c x = Relu(*)\n"
+		     "             ^\n");
+}
+
 /* The shipped tables parse (they are embedded in collagec). */
 static void test_builtin_tables(void)
 {
@@ -341,4 +366,5 @@ TESTS({ "parse_rules", test_parse_rules },
       { "parse_errors", test_parse_errors },
       { "match", test_match },
       { "place_none", test_place_none },
+      { "clear", test_clear },
       { "builtin_tables", test_builtin_tables })
