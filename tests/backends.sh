@@ -342,6 +342,22 @@ fi
 # sharing the program from C (testdata/backends/opencl_handles.c); and the
 # ONNX node tests of those ops: each one passing on c passes on opencl,c.
 
+# ocl_same_as_c M SEEDS SHAPES: $O/M.c.so and $O/M.ocl.so give the same
+# outputs on random inputs of each seed, at each --shape (- = none)
+ocl_same_as_c() {
+	_om=$1 _seeds=$2 _shapes=$3
+	for seed in $_seeds; do
+		for sh in $_shapes; do
+			[ -n "$why" ] && return
+			set -- --seed "$seed"
+			[ "$sh" = - ] || set -- "$@" --shape "$sh"
+			run "$O/$_om.c.so" "$O/$_om.c.out" "$@"
+			run "$O/$_om.ocl.so" "$O/$_om.ocl.out" "$@"
+			[ -n "$why" ] || same "$O/$_om.ocl.out" "$O/$_om.c.out"
+		done
+	done
+}
+
 if ! available opencl; then
 	echo "ok   backends/opencl skipped: $("$C" targets | awk '/^opencl \(/ { on = 1; next }
 		on && /^  status: / { sub(/^  status: */, ""); print; exit }')"
@@ -369,16 +385,7 @@ print(" ".join(sorted(set(p["rule"] + "@" + p["target"] for p in ps
 		kept=$(sed -n 's/.*build directory kept: //p' "$T/err")
 		shapes=-
 		[ $m = sym_batch ] && shapes="N=1 N=5"
-		for seed in 1 7; do
-			for sh in $shapes; do
-				[ -n "$why" ] && break
-				set -- --seed $seed
-				[ "$sh" = - ] || set -- "$@" --shape "$sh"
-				run "$O/$m.c.so" "$O/$m.c.out" "$@"
-				run "$O/$m.ocl.so" "$O/$m.ocl.out" "$@"
-				[ -n "$why" ] || same "$O/$m.ocl.out" "$O/$m.c.out"
-			done
-		done
+		ocl_same_as_c "$m" "1 7" "$shapes"
 		verdict opencl/$m-matches-c
 		if [ -f "$O/$m.ocl.json" ]; then
 			only_on "$O/$m.ocl.json" opencl
@@ -482,16 +489,7 @@ import make_models; make_models.opencl_tiled_models(sys.argv[2])' \
 		kept=$(sed -n 's/.*build directory kept: //p' "$T/err")
 		shapes=-
 		case $m in *sym*) shapes="N=1 N=3 N=5" ;; esac
-		for seed in 3 8; do
-			for sh in $shapes; do
-				[ -n "$why" ] && break
-				set -- --seed $seed
-				[ "$sh" = - ] || set -- "$@" --shape "$sh"
-				run "$O/$m.c.so" "$O/$m.c.out" "$@"
-				run "$O/$m.ocl.so" "$O/$m.ocl.out" "$@"
-				[ -n "$why" ] || same "$O/$m.ocl.out" "$O/$m.c.out"
-			done
-		done
+		ocl_same_as_c "$m" "3 8" "$shapes"
 		if [ -n "$kept" ] && [ -f "$kept/model.c" ]; then
 			k=$(grep -c '"__kernel void' "$kept/model.c")
 			nd=$(grep -c 'get_global_id(0)' "$kept/model.c")

@@ -819,18 +819,10 @@ static bool conv_2d(struct lower *L)
 static struct tir *cond_conv_1x1(struct lower *L)
 {
 	const struct value *w = lower_in(L, 1);
-	const int64_t *v;
-	bool ok = conv_2d(L) && !strcmp(node_attr_str(L->n, "auto_pad", "NOTSET"), "NOTSET");
-	int n;
+	bool ok = conv_2d(L) && window_unit_stride_no_pad(L->n);
 
 	for (int i = 2; i < w->shape.rank; i++)
 		ok &= w->shape.d[i].c == 1;
-	if ((n = node_attr_ints(L->n, "strides", &v)) > 0)
-		for (int i = 0; i < n; i++)
-			ok &= v[i] == 1;
-	if ((n = node_attr_ints(L->n, "pads", &v)) > 0)
-		for (int i = 0; i < n; i++)
-			ok &= v[i] == 0;
 	return cond_static(L, ok);
 }
 

@@ -177,6 +177,8 @@ struct window {
  * Fills w from the strides, dilations, pads and auto_pad attributes of n for
  * input shape x and the given kernel; ceil_mode as in MaxPool. 0 or -1.
  */
+/* Strides all 1, no pads and auto_pad NOTSET (conv/pool attributes). */
+bool window_unit_stride_no_pad(const struct node *n);
 int window_plan(struct graph *g, struct node *n, const struct shape *x, const int64_t *kernel,
 		bool ceil_mode, struct window *w);
 /* cond && 0 <= pos < ext (cond may be NULL). */

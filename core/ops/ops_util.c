@@ -333,6 +333,21 @@ int window_plan(struct graph *g, struct node *n, const struct shape *x,
 	return 0;
 }
 
+bool window_unit_stride_no_pad(const struct node *n)
+{
+	const int64_t *v;
+	bool ok = !strcmp(node_attr_str(n, "auto_pad", "NOTSET"), "NOTSET");
+	int k;
+
+	if ((k = node_attr_ints(n, "strides", &v)) > 0)
+		for (int i = 0; i < k; i++)
+			ok &= v[i] == 1;
+	if ((k = node_attr_ints(n, "pads", &v)) > 0)
+		for (int i = 0; i < k; i++)
+			ok &= v[i] == 0;
+	return ok;
+}
+
 struct tir *lower_inside(struct tir_builder *b, struct tir *cond, struct tir *pos, int64_t ext)
 {
 	struct tir *c = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, pos, tir_int(b, 0)),
