@@ -341,19 +341,13 @@ static struct tir *cond_depthwise(struct lower *L)
 
 static struct tir *cond_1x1(struct lower *L)
 {
-	const struct value *w = lower_in(L, 1);
-	const int64_t *v;
+	const struct value *x = lower_in(L, 0), *w = lower_in(L, 1);
 	bool ok = w->shape.rank == 4 && w->shape.d[2].c == 1 && w->shape.d[3].c == 1 &&
-		  node_attr_int(L->n, "group", 1) == 1 &&
-		  !strcmp(node_attr_str(L->n, "auto_pad", "NOTSET"), "NOTSET");
-	int n;
+		  node_attr_int(L->n, "group", 1) == 1 && window_unit_stride_no_pad(L->n);
 
-	if ((n = node_attr_ints(L->n, "strides", &v)) > 0)
-		for (int i = 0; i < n; i++)
-			ok &= v[i] == 1;
-	if ((n = node_attr_ints(L->n, "pads", &v)) > 0)
-		for (int i = 0; i < n; i++)
-			ok &= v[i] == 0;
+	/* the blocked GEMM needs constant channels and pixels (a batch may vary) */
+	for (int i = 1; i < x->shape.rank; i++)
+		ok &= dim_is_const(x->shape.d[i]);
 	return tir_typed_int(L->b, DTYPE_BOOL, ok);
 }
 
@@ -399,40 +393,6 @@ static int lower_conv_depthwise(struct lower *L)
 	return 0;
 }
 
-/* 1x1: y[n, o, :] = bias[o] + sum_c w[o, c] * x[n, c, :] over the pixels. */
-static int lower_conv_1x1(struct lower *L)
-{
-	struct tir_builder *b = L->b;
-	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1), *y = lower_out(L, 0);
-	enum dtype t = y->dtype;
-	struct tir *n, *o, *c, *p, *wv, *P, *C, *Mo, *yrow, *xrow;
-
-	P = tir_mul(b, tir_dim(b, x->shape.d[2]), tir_dim(b, x->shape.d[3]));
-	C = tir_dim(b, x->shape.d[1]);
-	Mo = tir_dim(b, wt->shape.d[0]);
-	n = tir_loop(b, tir_dim(b, x->shape.d[0]));
-	tir_mark_parallel(b);
-	o = tir_loop(b, Mo);
-	tir_mark_parallel(b);
-	yrow = tir_let(b, "yrow", tir_mul(b, tir_add(b, tir_mul(b, n, Mo), o), P));
-	p = tir_loop(b, P);
-	tir_store(b, L->out[0], tir_add(b, yrow, p),
-		  L->in[2] ? tir_load(b, L->in[2], o) : tir_const(b, t, 0));
-	tir_end(b);
-	c = tir_loop(b, C);
-	wv = tir_let(b, "w", tir_load(b, L->in[1], tir_add(b, tir_mul(b, o, C), c)));
-	xrow = tir_let(b, "xrow", tir_mul(b, tir_add(b, tir_mul(b, n, C), c), P));
-	p = tir_loop(b, P);
-	tir_store(b, L->out[0], tir_add(b, yrow, p),
-		  tir_add(b, tir_load(b, L->out[0], tir_add(b, yrow, p)),
-			  tir_mul(b, wv, tir_load(b, L->in[0], tir_add(b, xrow, p)))));
-	tir_end(b);
-	tir_end(b);
-	tir_end(b);
-	tir_end(b);
-	return 0;
-}
-
 /*
  * im2col: per image, the input patches are copied into a scratch matrix
  * col [C * kernel, pixels] (zeros where the window is in the padding), then
@@ -448,7 +408,8 @@ static int lower_conv_1x1(struct lower *L)
 
 struct im2col {
 	struct tir *n, *g;		/* image and group */
-	struct tir_buf *col;
+	struct tir_buf *col;		/* the patch matrix, or a 1x1 conv's input */
+	struct tir *base;		/* offset of image n's matrix in col */
 	int64_t P, Kc, Mg;		/* pixels, rows of col per group, channels per group */
 	int64_t M, C;			/* output and input channels */
 };
@@ -461,8 +422,8 @@ static void im2col_rows(struct lower *L, const struct im2col *ic, struct tir *oo
 	struct tir *P = tir_int(b, ic->P), *r4, *r, *rr, *pp, *wv[RUNROLL], *sum, *crow, *wrow;
 
 	/* col row (g*Kc + k0) at pixel p0; weights row oo at column k0 */
-	crow = tir_let(b, "crow", tir_add(b, tir_mul(b, tir_add(b, tir_mul(b, ic->g,
-						tir_int(b, ic->Kc)), k0), P), p0));
+	crow = tir_let(b, "crow", tir_add(b, ic->base, tir_add(b, tir_mul(b, tir_add(b,
+					tir_mul(b, ic->g, tir_int(b, ic->Kc)), k0), P), p0)));
 	wrow = tir_let(b, "wrow", tir_add(b, tir_mul(b, oo, tir_int(b, ic->Kc)), k0));
 	r4 = tir_loop(b, tir_bin(b, BIN_DIV, nk, tir_int(b, RUNROLL)));
 	r = tir_let(b, "r", tir_mul(b, r4, tir_int(b, RUNROLL)));
@@ -588,15 +549,16 @@ static void im2col_copy(struct lower *L, const struct im2col *ic, const struct w
 	lower_end_loops(L, 2 * w->r + 1);
 }
 
+static void im2col_gemm(struct lower *L, struct im2col *ic, int64_t group);
+
 static int lower_conv_im2col(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
-	int64_t group = node_attr_int(L->n, "group", 1), kernel = 1, nfull;
+	int64_t group = node_attr_int(L->n, "group", 1), kernel = 1;
 	int64_t kern[MAX_RANK];
 	struct window w;
 	struct im2col ic;
-	struct tir *pb;
 
 	for (int i = 2; i < wt->shape.rank; i++)
 		kern[i - 2] = wt->shape.d[i].c;
@@ -612,20 +574,53 @@ static int lower_conv_im2col(struct lower *L)
 	ic.Kc = wt->shape.d[1].c * kernel;
 	ic.C = wt->shape.d[1].c * group;
 	ic.col = lower_scratch(L, x->dtype, dim_const(ic.C * kernel * ic.P));
+	ic.base = tir_int(b, 0);
 	ic.n = tir_loop(b, tir_dim(b, x->shape.d[0]));
 	im2col_copy(L, &ic, &w);
-	ic.g = tir_loop(b, tir_int(b, group));
-	nfull = ic.P / PBLOCK;
+	im2col_gemm(L, &ic, group);
+	tir_end(b);
+	return 0;
+}
+
+/* Every group's GEMM of image ic->n, in pixel blocks (the blocks in parallel). */
+static void im2col_gemm(struct lower *L, struct im2col *ic, int64_t group)
+{
+	struct tir_builder *b = L->b;
+	int64_t nfull = ic->P / PBLOCK;
+	struct tir *pb;
+
+	ic->g = tir_loop(b, tir_int(b, group));
 	if (nfull) {
 		pb = tir_loop(b, tir_int(b, nfull));
 		tir_mark_parallel(b);
-		im2col_gemm_block(L, &ic, tir_let(b, "p0", tir_mul(b, pb, tir_int(b, PBLOCK))),
+		im2col_gemm_block(L, ic, tir_let(b, "p0", tir_mul(b, pb, tir_int(b, PBLOCK))),
 				  PBLOCK, false);
 		tir_end(b);
 	}
-	if (ic.P % PBLOCK)
-		im2col_gemm_block(L, &ic, tir_int(b, nfull * PBLOCK), ic.P % PBLOCK, true);
+	if (ic->P % PBLOCK)
+		im2col_gemm_block(L, ic, tir_int(b, nfull * PBLOCK), ic->P % PBLOCK, true);
 	tir_end(b);
+}
+
+/*
+ * 1x1, stride 1, unpadded, group 1: image n's input is already the patch
+ * matrix [C, pixels], so it is im2col's blocked GEMM without the copy.
+ */
+static int lower_conv_1x1(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	struct im2col ic;
+
+	ic.P = 1;
+	for (int i = 2; i < x->shape.rank; i++)
+		ic.P *= x->shape.d[i].c;
+	ic.M = ic.Mg = wt->shape.d[0].c;
+	ic.C = ic.Kc = wt->shape.d[1].c;
+	ic.col = L->in[0];
+	ic.n = tir_loop(b, tir_dim(b, x->shape.d[0]));
+	ic.base = tir_let(b, "xbase", tir_mul(b, ic.n, tir_int(b, ic.C * ic.P)));
+	im2col_gemm(L, &ic, 1);
 	tir_end(b);
 	return 0;
 }

@@ -234,10 +234,11 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
 		return tir_select(b, tir_bin(b, BIN_GT, a, attr_c(L, t, "alpha", 1.0)), a, zero);
 	case OP_HARDSIGMOID:
 		r = tir_add(b, tir_mul(b, attr_c(L, t, "alpha", 0.2), a), attr_c(L, t, "beta", 0.5));
-		return tir_bin(b, BIN_MAX, zero, tir_bin(b, BIN_MIN, one, r));
+		return tir_bin(b, BIN_MAX, zero, tir_let(b, "hi", tir_bin(b, BIN_MIN, one, r)));
 	case OP_HARDSWISH:
 		r = tir_add(b, tir_mul(b, fc(L, t, 1.0 / 6.0), a), fc(L, t, 0.5));
-		return tir_mul(b, a, tir_bin(b, BIN_MAX, zero, tir_bin(b, BIN_MIN, one, r)));
+		return tir_mul(b, a, tir_bin(b, BIN_MAX, zero,
+					     tir_let(b, "hi", tir_bin(b, BIN_MIN, one, r))));
 	case OP_SHRINK: {
 		struct tir *lam = attr_c(L, t, "lambd", 0.5), *bias = attr_c(L, t, "bias", 0.0);
 
@@ -247,11 +248,12 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
 					     tir_bin(b, BIN_SUB, a, bias), zero));
 	}
 	case OP_CLIP:
+		/* the lower bound in a local: one min/max per expression vectorises */
 		r = a;
 		if (nx > 1 && x[1])
 			r = tir_bin(b, BIN_MAX, r, x[1]);
 		if (nx > 2 && x[2])
-			r = tir_bin(b, BIN_MIN, r, x[2]);
+			r = tir_bin(b, BIN_MIN, r == a ? r : tir_let(b, "lo", r), x[2]);
 		return r;
 	case OP_CAST:
 	case OP_CASTLIKE:

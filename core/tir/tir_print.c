@@ -129,19 +129,22 @@ void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct str
 		break;
 	case TIR_BIN:
 		if (e->op == BIN_MIN || e->op == BIN_MAX) {
-			/* NaN-propagating for floats: a NaN operand wins */
+			/*
+			 * NaN-propagating for floats: a NaN operand wins (a != a;
+			 * no || either: branch-free, so C compilers vectorise it)
+			 */
 			const char *cmp = e->op == BIN_MIN ? "<" : ">";
 
-			sb_puts(sb, "(");
-			if (dtype_is_float(e->dtype)) {
-				sb_puts(sb, "isnan(");
-				tir_print_expr(e->a, d, sb);
-				sb_puts(sb, ") || ");
-			}
-			sb_puts(sb, "(");
+			sb_puts(sb, "((");
 			tir_print_expr(e->a, d, sb);
 			sb_printf(sb, " %s ", cmp);
 			tir_print_expr(e->b, d, sb);
+			if (dtype_is_float(e->dtype)) {
+				sb_puts(sb, ") | (");
+				tir_print_expr(e->a, d, sb);
+				sb_puts(sb, " != ");
+				tir_print_expr(e->a, d, sb);
+			}
 			sb_puts(sb, ") ? ");
 			tir_print_expr(e->a, d, sb);
 			sb_puts(sb, " : ");
