@@ -911,7 +911,8 @@ const struct target_kind target_kind_blas = {
 	.api_version = TARGET_API_VERSION,
 	.name = "blas",
 	.device = "cpu",
-	.description = "OpenBLAS cblas_sgemm; runs float32 MatMul, Gemm and 2-D Conv (im2col)",
+	.description = "OpenBLAS cblas_sgemm; runs float32 MatMul, Gemm and 2-D Conv (im2col) "
+		       "with their elementwise epilogues fused",
 	.options = NULL,
 	.unavailable = blas_unavailable,
 	.supports = NULL,
