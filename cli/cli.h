@@ -36,12 +36,15 @@ bool cli_wants_help(int argc, char **argv, const char *cmd);
 
 /* ---- sessions: a loaded model with its inputs (session.c) ---- */
 
+struct cJSON;
+
 struct session {
 	struct model_lib lib;
 	collagec_model *m;
 	int n_in, n_out;
 	struct host_tensor *in;		/* owned input tensors */
 	char *err;			/* last error (owned) */
+	struct cJSON *meta;		/* collagec_metadata() parsed, or NULL (owned) */
 };
 
 int session_open(struct session *s, const char *so);
@@ -60,6 +63,21 @@ int session_input_index(struct session *s, const char *name);
 int session_run(struct session *s);
 /* Output i as a tensor whose data is borrowed from the model. */
 int session_output(struct session *s, int i, struct host_tensor *t);
+/*
+ * The partitions array of the model's embedded metadata (parsed on first
+ * use; borrowed from the session), or NULL when the metadata lacks it; the
+ * object of partition id in it, or NULL.
+ */
+const struct cJSON *session_partitions(struct session *s);
+const struct cJSON *session_partition(struct session *s, int id);
+/*
+ * Appends the ONNX nodes of kernel k (collagec_get_kernel_info order) as
+ * "name(Op) name(Op)": the kernel's onnx_nodes in the metadata, else its
+ * partition's; nothing when the metadata does not say.
+ */
+void session_kernel_nodes(struct session *s, int k, struct strbuf *sb);
+/* Appends a metadata onnx_nodes array as "name(Op) name(Op)". */
+void json_nodes_text(const struct cJSON *nodes, struct strbuf *sb);
 
 /*
  * Compares got with want: shapes and dtypes equal, |g - w| <= atol + rtol*|w|

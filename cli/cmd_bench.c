@@ -1,6 +1,7 @@
 /*
- * cmd_bench.c - collagec bench: warm-up, timed runs, median/p90/min, and a
- * latency gate against a saved result for CI (--baseline, exit 3).
+ * cmd_bench.c - collagec bench: warm-up, timed runs, median/p90/min, a
+ * latency gate against a saved result for CI (--baseline, exit 3), and with
+ * --profile the median time of every partition and kernel.
  */
 #include "cli.h"
 
@@ -11,7 +12,7 @@
 #include <string.h>
 
 enum { OPT_RUNS = 256, OPT_WARMUP, OPT_THREADS, OPT_SHAPE, OPT_JSON, OPT_BASELINE, OPT_MAXREG,
-       OPT_SEED };
+       OPT_SEED, OPT_PROFILE };
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -48,6 +49,162 @@ static int read_baseline(const char *path, double *median)
 	return 0;
 }
 
+/* Per-kernel times of the timed runs (--profile), in milliseconds. */
+struct profile {
+	int n_kernels, n_runs;
+	double *ms;			/* [run * n_kernels + kernel] */
+};
+
+/* One partition's result: the kernels k0 .. k0+nk-1 (they are consecutive). */
+struct part_time {
+	int id, k0, nk;
+	double median;			/* of the per-run sums of its kernels */
+};
+
+static int cmp_part_time(const void *a, const void *b)
+{
+	const struct part_time *x = a, *y = b;
+
+	if (x->median != y->median)
+		return x->median < y->median ? 1 : -1;
+	return x->id - y->id;
+}
+
+/* Median over the runs of the time of kernels k0 .. k0+nk-1 together. */
+static double profile_median(const struct profile *pr, int k0, int nk)
+{
+	double *v = xmalloc(sizeof(double) * (size_t)pr->n_runs), m;
+
+	for (int r = 0; r < pr->n_runs; r++) {
+		v[r] = 0;
+		for (int k = k0; k < k0 + nk; k++)
+			v[r] += pr->ms[r * pr->n_kernels + k];
+	}
+	qsort(v, (size_t)pr->n_runs, sizeof(double), cmp_double);
+	m = quantile(v, pr->n_runs, 0.5);
+	free(v);
+	return m;
+}
+
+/*
+ * Groups the kernels by partition, adds the partitions of the metadata that
+ * have no kernel, and sorts them slowest first; returns how many.
+ */
+static int profile_parts(struct session *s, const struct profile *pr, struct part_time *pt)
+{
+	const cJSON *p;
+	int n = 0;
+
+	for (int k = 0; k < pr->n_kernels; k++) {
+		collagec_kernel_info info;
+
+		s->lib.get_kernel_info(s->m, k, &info);
+		if (n && pt[n - 1].id == info.partition) {
+			pt[n - 1].nk++;
+			continue;
+		}
+		pt[n].id = info.partition;
+		pt[n].k0 = k;
+		pt[n++].nk = 1;
+	}
+	cJSON_ArrayForEach(p, session_partitions(s)) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(p, "id");
+		bool seen = false;
+
+		for (int i = 0; i < n && !seen; i++)
+			seen = cJSON_IsNumber(id) && pt[i].id == id->valueint;
+		if (!seen && cJSON_IsNumber(id))
+			pt[n++] = (struct part_time){ id->valueint, 0, 0, 0 };
+	}
+	for (int i = 0; i < n; i++)
+		pt[i].median = profile_median(pr, pt[i].k0, pt[i].nk);
+	qsort(pt, (size_t)n, sizeof(*pt), cmp_part_time);
+	return n;
+}
+
+static const char *meta_string(const cJSON *part, const char *key)
+{
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(part, key));
+
+	return v ? v : "?";
+}
+
+static double round_to(double v, double unit)
+{
+	return round(v / unit) * unit;
+}
+
+/* The --profile report: text lines, or the "profile" object of --json. */
+static void profile_report(struct session *s, const struct profile *pr, cJSON *json)
+{
+	struct part_time *pt = xcalloc((size_t)pr->n_kernels +
+				       (size_t)cJSON_GetArraySize(session_partitions(s)) + 1,
+				       sizeof(*pt));
+	int np = profile_parts(s, pr, pt);
+	double total = 0;
+	cJSON *parts = NULL;
+
+	for (int i = 0; i < np; i++)
+		total += pt[i].median;
+	if (json) {
+		cJSON *o = cJSON_AddObjectToObject(json, "profile");
+
+		cJSON_AddNumberToObject(o, "kernels_ms", round_to(total, 1e-6));
+		parts = cJSON_AddArrayToObject(o, "partitions");
+	} else {
+		printf("profile: %d partition%s, %d kernel%s, %.4f ms in kernels (sum of the "
+		       "partition medians)\n", np, np == 1 ? "" : "s", pr->n_kernels,
+		       pr->n_kernels == 1 ? "" : "s", total);
+	}
+	for (int i = 0; i < np; i++) {
+		const cJSON *meta = session_partition(s, pt[i].id);
+		double share = total > 0 ? pt[i].median / total * 100 : 100.0 / np;
+		cJSON *pj = NULL, *ks = NULL;
+
+		if (json) {
+			const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(meta, "onnx_nodes");
+
+			pj = cJSON_CreateObject();
+			cJSON_AddNumberToObject(pj, "id", pt[i].id);
+			cJSON_AddStringToObject(pj, "target", meta_string(meta, "target"));
+			cJSON_AddStringToObject(pj, "rule", meta_string(meta, "rule"));
+			cJSON_AddItemToObject(pj, "onnx_nodes", nodes ? cJSON_Duplicate(nodes, 1)
+					      : cJSON_CreateArray());
+			cJSON_AddNumberToObject(pj, "median_ms", round_to(pt[i].median, 1e-6));
+			cJSON_AddNumberToObject(pj, "share_pct", round_to(share, 1e-2));
+			ks = cJSON_AddArrayToObject(pj, "kernels");
+			cJSON_AddItemToArray(parts, pj);
+		} else {
+			struct strbuf nodes = STRBUF_INIT;
+
+			json_nodes_text(cJSON_GetObjectItemCaseSensitive(meta, "onnx_nodes"), &nodes);
+			printf("partition %d: %.4f ms, %.1f%%, target %s, rule %s, nodes %s\n",
+			       pt[i].id, pt[i].median, share, meta_string(meta, "target"),
+			       meta_string(meta, "rule"), sb_str(&nodes));
+			sb_release(&nodes);
+		}
+		for (int k = pt[i].k0; k < pt[i].k0 + pt[i].nk; k++) {
+			collagec_kernel_info info;
+			double ms = profile_median(pr, k, 1);
+
+			s->lib.get_kernel_info(s->m, k, &info);
+			if (json) {
+				cJSON *kj = cJSON_CreateObject();
+
+				cJSON_AddStringToObject(kj, "name", info.name);
+				cJSON_AddStringToObject(kj, "implementation", info.implementation);
+				cJSON_AddStringToObject(kj, "condition", info.condition);
+				cJSON_AddNumberToObject(kj, "median_ms", round_to(ms, 1e-6));
+				cJSON_AddItemToArray(ks, kj);
+			} else {
+				printf("  kernel %s: %.4f ms, %s if %s\n", info.name, ms,
+				       info.implementation, info.condition);
+			}
+		}
+	}
+	free(pt);
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -59,6 +216,7 @@ int cmd_bench(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "baseline", required_argument, NULL, OPT_BASELINE },
 		{ "max-regression", required_argument, NULL, OPT_MAXREG },
+		{ "profile", no_argument, NULL, OPT_PROFILE },
 		{ NULL, 0, NULL, 0 },
 	};
 	VEC(const char *) shapes = { 0 };
@@ -66,7 +224,8 @@ int cmd_bench(int argc, char **argv)
 	double max_reg = -1, base_median = 0, *t = NULL, median, p90, mn, mean = 0;
 	int runs = 50, warmup = 10, threads = 1, c, rc = 0;
 	uint32_t seed = 1;
-	bool json = false;
+	bool json = false, profile = false;
+	struct profile pr = { 0 };
 	struct session s;
 
 	if (cli_wants_help(argc, argv, "bench"))
@@ -83,6 +242,7 @@ int cmd_bench(int argc, char **argv)
 		case OPT_SEED: seed = (uint32_t)strtoul(optarg, &end, 10); break;
 		case OPT_SHAPE: vec_push(&shapes, optarg); break;
 		case OPT_JSON: json = true; break;
+		case OPT_PROFILE: profile = true; break;
 		case OPT_BASELINE: baseline = optarg; break;
 		case OPT_MAXREG: max_reg = strtod(optarg, &end); break;
 		default:
@@ -124,6 +284,13 @@ int cmd_bench(int argc, char **argv)
 	for (int i = 0; i < s.n_in; i++)
 		session_random_input(&s, i, shapes.v, shapes.n, seed);
 	t = xmalloc(sizeof(double) * (size_t)runs);
+	if (profile) {
+		/* the warm-up is profiled too, so every run pays the same clock reads */
+		s.lib.set_profiling(s.m, 1);
+		pr.n_kernels = s.lib.num_kernels(s.m);
+		pr.n_runs = runs;
+		pr.ms = xcalloc((size_t)runs * (size_t)pr.n_kernels + 1, sizeof(double));
+	}
 	for (int i = 0; i < warmup + runs; i++) {
 		double t0 = time_now();
 
@@ -131,8 +298,16 @@ int cmd_bench(int argc, char **argv)
 			rc = cli_error(1, "%s", s.err);
 			goto out;
 		}
-		if (i >= warmup)
-			t[i - warmup] = (time_now() - t0) * 1e3;
+		if (i < warmup)
+			continue;
+		t[i - warmup] = (time_now() - t0) * 1e3;
+		for (int k = 0; k < pr.n_kernels; k++) {
+			collagec_kernel_info info;
+
+			s.lib.get_kernel_info(s.m, k, &info);
+			pr.ms[(i - warmup) * pr.n_kernels + k] = info.time_ns > 0 ?
+				(double)info.time_ns / 1e6 : 0;
+		}
 	}
 	for (int i = 0; i < runs; i++)
 		mean += t[i] / runs;
@@ -152,15 +327,20 @@ int cmd_bench(int argc, char **argv)
 		cJSON_AddNumberToObject(o, "p90_ms", round(p90 * 1e4) / 1e4);
 		cJSON_AddNumberToObject(o, "min_ms", round(mn * 1e4) / 1e4);
 		cJSON_AddNumberToObject(o, "mean_ms", round(mean * 1e4) / 1e4);
+		if (profile)
+			profile_report(&s, &pr, o);
 		txt = cJSON_PrintUnformatted(o);
 		printf("%s\n", txt);
 		cJSON_free(txt);
 		cJSON_Delete(o);
 	}
-	else
+	else {
 		printf("%s: median %.3f ms, p90 %.3f ms, min %.3f ms (%d runs, %d warm-up, "
 		       "%d thread%s)\n", argv[optind], median, p90, mn, runs, warmup, threads,
 		       threads == 1 ? "" : "s");
+		if (profile)
+			profile_report(&s, &pr, NULL);
+	}
 	if (baseline) {
 		double limit = base_median * (1 + max_reg / 100);
 
@@ -173,6 +353,7 @@ int cmd_bench(int argc, char **argv)
 	}
 out:
 	free(t);
+	free(pr.ms);
 	session_close(&s);
 	vec_free(&shapes);
 	return rc;

@@ -1,6 +1,7 @@
 /*
  * cmd_run.c - collagec run: feed a compiled model, print or save its
- * outputs, and with --check compare them with expected tensors.
+ * outputs, with --check compare them with expected tensors, and with
+ * --kernels say which implementation each kernel ran.
  */
 #include "cli.h"
 
@@ -12,7 +13,7 @@
 #include <unistd.h>
 
 enum { OPT_INPUT = 256, OPT_SHAPE, OPT_SEED, OPT_OUTDIR, OPT_NPY, OPT_CHECK, OPT_RTOL,
-       OPT_ATOL, OPT_THREADS };
+       OPT_ATOL, OPT_THREADS, OPT_KERNELS };
 
 static bool exists(const char *p)
 {
@@ -74,6 +75,28 @@ static void print_output(const struct host_tensor *t)
 	printf("%s\n", n > 8 ? " ..." : "");
 }
 
+/*
+ * One line per kernel, tab-separated: "kernel", its index, name, partition
+ * id, the implementation that ran, its condition, the ONNX nodes.
+ */
+static int print_kernels(struct session *s)
+{
+	int n = s->lib.num_kernels(s->m);
+
+	for (int k = 0; k < n; k++) {
+		collagec_kernel_info info;
+		struct strbuf nodes = STRBUF_INIT;
+
+		if (s->lib.get_kernel_info(s->m, k, &info) != COLLAGEC_OK || !info.implementation)
+			return cli_error(1, "run: kernel %d: no record of the run", k);
+		session_kernel_nodes(s, k, &nodes);
+		printf("kernel\t%d\t%s\t%d\t%s\t%s\t%s\n", k, info.name, info.partition,
+		       info.implementation, info.condition, sb_str(&nodes));
+		sb_release(&nodes);
+	}
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -86,6 +109,7 @@ int cmd_run(int argc, char **argv)
 		{ "rtol", required_argument, NULL, OPT_RTOL },
 		{ "atol", required_argument, NULL, OPT_ATOL },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "kernels", no_argument, NULL, OPT_KERNELS },
 		{ NULL, 0, NULL, 0 },
 	};
 	VEC(const char *) inputs = { 0 }, shapes = { 0 };
@@ -93,7 +117,7 @@ int cmd_run(int argc, char **argv)
 	double rtol = 1e-3, atol = 1e-7;
 	uint32_t seed = 1;
 	int threads = 1, c, rc = 0;
-	bool npy = false, *given = NULL;
+	bool npy = false, kernels = false, *given = NULL;
 	struct session s;
 
 	if (cli_wants_help(argc, argv, "run"))
@@ -109,6 +133,7 @@ int cmd_run(int argc, char **argv)
 		case OPT_OUTDIR: outdir = optarg; break;
 		case OPT_NPY: npy = true; break;
 		case OPT_CHECK: check = optarg; break;
+		case OPT_KERNELS: kernels = true; break;
 		case OPT_SEED:
 		case OPT_RTOL:
 		case OPT_ATOL:
@@ -247,6 +272,8 @@ int cmd_run(int argc, char **argv)
 			print_output(&t);
 		}
 	}
+	if (kernels && print_kernels(&s))
+		rc = 1;
 out:
 	free(given);
 	session_close(&s);

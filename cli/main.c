@@ -15,10 +15,11 @@ const struct command commands[] = {
 	{ "run", cmd_run, "run a compiled model on inputs from files or random data",
 	  "collagec run OUT.so [--input [NAME=]FILE]... [--shape NAME=DIMS]... [--seed N]\n"
 	  "                 [--output-dir DIR] [--npy] [--check DIR] [--rtol X] [--atol Y]\n"
-	  "                 [--threads N]" },
+	  "                 [--threads N] [--kernels]" },
 	{ "bench", cmd_bench, "measure a compiled model's latency",
 	  "collagec bench OUT.so [--runs N] [--warmup N] [--threads N] [--shape NAME=DIMS]...\n"
-	  "                 [--seed N] [--json] [--baseline FILE.json --max-regression PCT]" },
+	  "                 [--seed N] [--json] [--profile]\n"
+	  "                 [--baseline FILE.json --max-regression PCT]" },
 	{ "conformance", cmd_conformance, "compile and check ONNX backend test folders",
 	  "collagec conformance DIR... [--target LIST] [--patterns FILE]... [--rtol X]\n"
 	  "                 [--atol Y] [-j N] [--timeout SECONDS] [--opt FLAGS] [--expect FILE]\n"

@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ void session_close(struct session *s)
 	if (s->m)
 		s->lib.close(s->m);
 	model_lib_unload(&s->lib);
+	cJSON_Delete(s->meta);
 	free(s->err);
 	memset(s, 0, sizeof(*s));
 }
@@ -256,6 +258,62 @@ int session_output(struct session *s, int i, struct host_tensor *t)
 	t->data = (void *)data;
 	t->bytes = (size_t)host_tensor_numel(t) * dtype_size(t->dtype);
 	return 0;
+}
+
+const cJSON *session_partitions(struct session *s)
+{
+	if (!s->meta)
+		s->meta = cJSON_Parse(s->lib.metadata());
+	return cJSON_GetObjectItemCaseSensitive(s->meta, "partitions");
+}
+
+const cJSON *session_partition(struct session *s, int id)
+{
+	const cJSON *p;
+
+	cJSON_ArrayForEach(p, session_partitions(s)) {
+		const cJSON *pid = cJSON_GetObjectItemCaseSensitive(p, "id");
+
+		if (cJSON_IsNumber(pid) && pid->valueint == id)
+			return p;
+	}
+	return NULL;
+}
+
+void json_nodes_text(const cJSON *nodes, struct strbuf *sb)
+{
+	const cJSON *n;
+	int i = 0;
+
+	cJSON_ArrayForEach(n, nodes) {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(n, "name"));
+		const char *op = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(n, "op"));
+
+		sb_printf(sb, "%s%s(%s)", i++ ? " " : "", name ? name : "?", op ? op : "?");
+	}
+}
+
+void session_kernel_nodes(struct session *s, int k, struct strbuf *sb)
+{
+	const cJSON *p;
+	int i = 0;
+
+	/* kernels are numbered through the partitions, in metadata order */
+	cJSON_ArrayForEach(p, session_partitions(s)) {
+		const cJSON *kn;
+
+		cJSON_ArrayForEach(kn, cJSON_GetObjectItemCaseSensitive(p, "kernels")) {
+			const cJSON *nodes;
+
+			if (i++ != k)
+				continue;
+			nodes = cJSON_GetObjectItemCaseSensitive(kn, "onnx_nodes");
+			if (!cJSON_GetArraySize(nodes))
+				nodes = cJSON_GetObjectItemCaseSensitive(p, "onnx_nodes");
+			json_nodes_text(nodes, sb);
+			return;
+		}
+	}
 }
 
 static double load(const void *p, enum dtype t, int64_t i)

@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define COLLAGEC_ABI_VERSION 1
+#define COLLAGEC_ABI_VERSION 2
 
 typedef enum collagec_status {
 	COLLAGEC_OK = 0,
@@ -63,6 +63,24 @@ typedef struct collagec_tensor_info {
 	const char *const *dim_names;	/* per dim: symbol text ("N", "2*N") or NULL */
 } collagec_tensor_info;
 
+/*
+ * A kernel of the model, in OUT.json order (partitions, then their kernels).
+ * With op strategies a kernel has several variants (implementations under
+ * conditions on symbolic dims, OUT.json's partitions[].kernels[].variants);
+ * the fields below the line describe the last completed collagec_run of
+ * this handle.
+ */
+typedef struct collagec_kernel_info {
+	const char *name;		/* the generated function (OUT.json kernels[].name) */
+	int partition;			/* OUT.json partitions[].id */
+	int n_variants;			/* 1 when the choice was made at compile time */
+	/* ---- the last run; -1 and NULL before the first one ---- */
+	int variant;			/* index into the variants that ran */
+	const char *implementation;	/* its implementation ("matmul.ikj", "generic") */
+	const char *condition;		/* its condition ("M >= 16", "always") */
+	int64_t time_ns;		/* its time when that run was profiled, else -1 */
+} collagec_kernel_info;
+
 /* Loads the model: allocates its workspace. */
 collagec_status collagec_open(collagec_model **out);
 void collagec_close(collagec_model *m);
@@ -81,6 +99,15 @@ collagec_status collagec_get_output(collagec_model *m, int i, const void **data,
 
 /* Threads the kernels may use (>= 1). */
 collagec_status collagec_set_threads(collagec_model *m, int n);
+
+int collagec_num_kernels(const collagec_model *m);
+collagec_status collagec_get_kernel_info(const collagec_model *m, int k,
+					 collagec_kernel_info *info);
+/*
+ * Profiling (default off) times every kernel of the following runs with
+ * CLOCK_MONOTONIC (collagec_kernel_info.time_ns); off, a run reads no clock.
+ */
+collagec_status collagec_set_profiling(collagec_model *m, int on);
 
 const char *collagec_status_string(collagec_status s);
 /* Detail of the last failure of this handle, or "". */

@@ -44,6 +44,18 @@ int model_lib_load(struct model_lib *lib, const char *path, char **err)
 			return -1;                                                \
 		}                                                                 \
 	} while (0)
+	/* the version first: a model of another ABI may lack functions of this one */
+	SYM(abi_version, "abi_version");
+	if (lib->abi_version() != COLLAGEC_ABI_VERSION) {
+		char buf[80];
+
+		snprintf(buf, sizeof(buf), "%d, expected %d (compile it again)",
+			 lib->abi_version(), COLLAGEC_ABI_VERSION);
+		*err = dupf("model ABI version is ", buf);
+		dlclose(lib->handle);
+		lib->handle = NULL;
+		return -1;
+	}
 	SYM(open, "open");
 	SYM(close, "close");
 	SYM(num_inputs, "num_inputs");
@@ -57,18 +69,10 @@ int model_lib_load(struct model_lib *lib, const char *path, char **err)
 	SYM(status_string, "status_string");
 	SYM(last_error, "last_error");
 	SYM(metadata, "metadata");
-	SYM(abi_version, "abi_version");
+	SYM(num_kernels, "num_kernels");
+	SYM(get_kernel_info, "get_kernel_info");
+	SYM(set_profiling, "set_profiling");
 #undef SYM
-	if (lib->abi_version() != COLLAGEC_ABI_VERSION) {
-		char buf[64];
-
-		snprintf(buf, sizeof(buf), "%d, expected %d", lib->abi_version(),
-			 COLLAGEC_ABI_VERSION);
-		*err = dupf("model ABI version is ", buf);
-		dlclose(lib->handle);
-		lib->handle = NULL;
-		return -1;
-	}
 	return 0;
 }
 

@@ -29,6 +29,9 @@ struct model_lib {
 	const char *(*last_error)(const collagec_model *);
 	const char *(*metadata)(void);
 	int (*abi_version)(void);
+	int (*num_kernels)(const collagec_model *);
+	collagec_status (*get_kernel_info)(const collagec_model *, int, collagec_kernel_info *);
+	collagec_status (*set_profiling)(collagec_model *, int);
 };
 
 /* 0, or -1 with *err (owned). */

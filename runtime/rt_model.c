@@ -21,6 +21,11 @@ struct collagec_model {
 	int64_t sizes[RT_N_VALUES + 1];
 	void *args[RT_MAX_ARGS + 1];
 	int threads;
+	int profiling;				/* collagec_set_profiling */
+	int has_run;				/* a run completed: ran[] holds its variants */
+	int profiled;				/* that run was timed: time_ns[] holds its times */
+	int ran[RT_N_STEPS + 1];		/* per step: the variant its kernel took */
+	int64_t time_ns[RT_N_STEPS + 1];	/* per step: its time */
 	char err[256];
 };
 
@@ -326,6 +331,23 @@ static void *value_ptr(collagec_model *m, int id)
 	return NULL;
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Runs step i between two clock reads (profiling only: no clock otherwise). */
+static void run_timed(collagec_model *m, const struct rt_step *st, int i)
+{
+	int64_t t0 = now_ns();
+
+	st->fn(m->args, m->syms, m->threads);
+	m->time_ns[i] = now_ns() - t0;
+}
+
 RT_API collagec_status collagec_run(collagec_model *m)
 {
 	collagec_status s;
@@ -341,8 +363,50 @@ RT_API collagec_status collagec_run(collagec_model *m)
 
 		for (int a = 0; a < st->nargs; a++)
 			m->args[a] = value_ptr(m, rt_args[st->arg0 + a]);
-		st->fn(m->args, m->syms, m->threads);
+		/* the dispatcher inside fn makes the same test on the same syms */
+		if (st->pick)
+			m->ran[i] = st->pick(m->syms);
+		if (m->profiling)
+			run_timed(m, st, i);
+		else
+			st->fn(m->args, m->syms, m->threads);
 	}
+	m->has_run = 1;
+	m->profiled = m->profiling;
+	return COLLAGEC_OK;
+}
+
+RT_API collagec_status collagec_set_profiling(collagec_model *m, int on)
+{
+	if (!m)
+		return COLLAGEC_E_ARG;
+	m->profiling = on != 0;
+	return COLLAGEC_OK;
+}
+
+RT_API int collagec_num_kernels(const collagec_model *m)
+{
+	(void)m;
+	return RT_N_STEPS;
+}
+
+RT_API collagec_status collagec_get_kernel_info(const collagec_model *m, int k,
+						collagec_kernel_info *info)
+{
+	const struct rt_step *st;
+	const struct rt_variant *v;
+
+	if (!m || k < 0 || k >= RT_N_STEPS || !info)
+		return COLLAGEC_E_ARG;
+	st = &rt_steps[k];
+	v = m->has_run ? &rt_variants[st->var0 + m->ran[k]] : NULL;
+	info->name = st->name;
+	info->partition = st->part;
+	info->n_variants = st->nvars;
+	info->variant = v ? m->ran[k] : -1;
+	info->implementation = v ? v->impl : NULL;
+	info->condition = v ? v->cond : NULL;
+	info->time_ns = v && m->profiled ? m->time_ns[k] : -1;
 	return COLLAGEC_OK;
 }
 

@@ -7,7 +7,8 @@
  * these tables and macros, then #include "rt_model.c".
  *   RT_N_VALUES RT_N_INPUTS RT_N_OUTPUTS RT_N_SYMS RT_N_STEPS RT_N_ARGS
  *   RT_MAX_ARGS RT_STATIC_ARENA (bytes, or -1 when planned at run time)
- *   rt_values[] rt_info_dims[][] (-1 where symbolic) rt_steps[] rt_args[]
+ *   rt_values[] rt_info_dims[][] (-1 where symbolic), rt_pick_KERNEL()
+ *   per kernel with run-time dispatch, rt_variants[] rt_steps[] rt_args[]
  *   rt_inputs[] rt_outputs[] rt_sym_names[], rt_inits[] (NULL-terminated) and
  *   rt_finis[] (parallel to rt_inits; NULL where an init has no fini)
  *   rt_weights (the embedded blob) and rt_metadata_json
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "collagec.h"
 #include "rt_plan.h"
@@ -60,11 +62,25 @@ typedef void (*rt_kernel)(void *const *bufs, const int64_t *syms, int threads);
 typedef int (*rt_init_fn)(char *err, size_t errlen);
 typedef void (*rt_fini_fn)(void);
 
+/* One implementation of a kernel and its condition, as OUT.json lists them. */
+struct rt_variant {
+	const char *impl;		/* "matmul.ikj", or "generic" */
+	const char *cond;		/* "M >= 16", the last one "always" */
+};
+
+/* The index of the variant a kernel's dispatcher takes for these symbols. */
+typedef int (*rt_pick_fn)(const int64_t *syms);
+
+/* One step per kernel, in OUT.json order (partitions, then their kernels). */
 struct rt_step {
 	rt_kernel fn;
 	const char *name;
 	int arg0;			/* first index into rt_args */
 	int nargs;
+	int part;			/* partition id */
+	int var0;			/* first index into rt_variants */
+	int nvars;
+	rt_pick_fn pick;		/* NULL when nvars == 1 */
 };
 
 #endif

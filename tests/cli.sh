@@ -3,8 +3,8 @@
 # models of testdata/bad (exact stderr and exit status from NAME.expect, and
 # no output or temporary file left behind), quiet and reproducible compiles,
 # --depfile (external data included), --dump-ir, `collagec run` (random
-# inputs, --output-dir, --npy, --check, symbolic batch sizes), `collagec
-# targets`, pattern files (--patterns: listed by targets, errors with
+# inputs, --output-dir, --npy, --check, symbolic batch sizes, --kernels),
+# `collagec bench` (--json, --profile), `collagec targets`, pattern files (--patterns: listed by targets, errors with
 # FILE:LINE:COL and a caret, exit 2, nothing written) and
 # toolchain/environment failures (exit 4).
 #
@@ -396,6 +396,30 @@ status_is 0
 grep -q '^y: float32 \[5,3\] ' "$T/out" || bad "stdout is '$(tr '\n' '|' <"$T/out")'"
 verdict run/shape-by-input-name
 
+# --kernels: one tab-separated line per kernel of OUT.json, in its order
+x "$C" run "$SO" --kernels
+status_is 0; err_empty
+res=$("$PY" - "$G1/OUT.json" "$T/out" <<'EOF' 2>&1
+import json, sys
+meta = json.load(open(sys.argv[1]))
+want = []
+for p in meta["partitions"]:
+    for k in p["kernels"]:
+        nodes = " ".join("%s(%s)" % (n["name"], n["op"]) for n in k["onnx_nodes"])
+        v = k["variants"][-1]
+        want.append([k["name"], str(p["id"]), v["implementation"], v["condition"], nodes])
+got = [l.split("\t") for l in open(sys.argv[2]).read().splitlines() if l.startswith("kernel\t")]
+if [g[0] for g in got] != ["kernel"] * len(want) or [g[1] for g in got] != [str(i) for i in range(len(want))]:
+    sys.exit("kernel lines %r" % got)
+if [g[2:] for g in got] != want:
+    sys.exit("got %r, expected %r" % ([g[2:] for g in got], want))
+print("ok")
+EOF
+)
+[ "$res" = ok ] || bad "$(echo "$res" | tail -n 1)"
+grep -q '^sum: float32 \[1,3\] ' "$T/out" || bad "the outputs are no longer printed"
+verdict run/kernels-lists-every-kernel
+
 # run: usage and bad shared objects
 x "$C" run
 status_is 2; err_has "run: expected one compiled model (OUT.so)"
@@ -436,6 +460,96 @@ else
 	bad "cannot build a test shared object with ${CC:-cc}"
 fi
 verdict run/foreign-so
+
+# ---- bench ----
+
+x "$C" bench "$SO" --runs 3 --warmup 1
+status_is 0; err_empty
+grep -qE '^.*OUT\.so: median [0-9.]+ ms, p90 [0-9.]+ ms, min [0-9.]+ ms \(3 runs, 1 warm-up, 1 thread\)$' \
+	"$T/out" || bad "stdout is '$(head -n 1 "$T/out")'"
+[ "$(wc -l <"$T/out")" -eq 1 ] || bad "$(wc -l <"$T/out") lines without --profile"
+verdict bench/summary-line
+
+# --profile: every partition of OUT.json once, with its target, rule and
+# nodes, slowest first, times >= 0, shares adding up to about 100%; every
+# kernel under its partition. No timing thresholds.
+x "$C" bench "$SO" --runs 5 --warmup 1 --profile
+status_is 0; err_empty
+res=$("$PY" - "$G1/OUT.json" "$T/out" <<'EOF' 2>&1
+import json, re, sys
+meta = json.load(open(sys.argv[1]))
+lines = open(sys.argv[2]).read().splitlines()
+if not re.match(r"profile: %d partitions?, %d kernels?, [0-9.]+ ms in kernels" % (
+        len(meta["partitions"]), sum(len(p["kernels"]) for p in meta["partitions"])), lines[1]):
+    sys.exit("line 2 is %r" % lines[1])
+parts, kernels, cur = [], {}, None
+for l in lines[2:]:
+    m = re.match(r"^partition (\d+): ([0-9.]+) ms, ([0-9.]+)%, target (.*), rule (.*), nodes (.*)$", l)
+    k = re.match(r"^  kernel (\S+): ([0-9.]+) ms, (\S+) if (.+)$", l)
+    if m:
+        cur = int(m.group(1))
+        parts.append((cur, float(m.group(2)), float(m.group(3)), m.group(4), m.group(5), m.group(6)))
+        kernels[cur] = []
+    elif k and cur is not None:
+        kernels[cur].append(k.group(1))
+    else:
+        sys.exit("unexpected line %r" % l)
+ids = [p[0] for p in parts]
+if sorted(ids) != sorted(p["id"] for p in meta["partitions"]) or len(set(ids)) != len(ids):
+    sys.exit("partitions %r" % ids)
+if [p[1] for p in parts] != sorted((p[1] for p in parts), reverse=True):
+    sys.exit("not slowest first: %r" % parts)
+if abs(sum(p[2] for p in parts) - 100) > 0.1 * len(parts):
+    sys.exit("shares add up to %g" % sum(p[2] for p in parts))
+for p in meta["partitions"]:
+    got = [q for q in parts if q[0] == p["id"]][0]
+    nodes = " ".join("%s(%s)" % (n["name"], n["op"]) for n in p["onnx_nodes"])
+    if got[3:] != (p["target"], p["rule"], nodes):
+        sys.exit("partition %d: %r" % (p["id"], got))
+    if kernels[p["id"]] != [k["name"] for k in p["kernels"]]:
+        sys.exit("partition %d kernels %r" % (p["id"], kernels[p["id"]]))
+print("ok")
+EOF
+)
+[ "$res" = ok ] || bad "$(echo "$res" | tail -n 1)"
+verdict bench/profile-lists-every-partition
+
+x "$C" bench "$SO" --runs 5 --warmup 1 --profile --json
+status_is 0; err_empty
+res=$("$PY" - "$G1/OUT.json" "$T/out" <<'EOF' 2>&1
+import json, sys
+meta = json.load(open(sys.argv[1]))
+r = json.loads(open(sys.argv[2]).read())
+for key in ("median_ms", "p90_ms", "min_ms", "mean_ms"):
+    if not isinstance(r.get(key), (int, float)):
+        sys.exit("no %s" % key)
+prof = r["profile"]
+parts = prof["partitions"]
+if sorted(p["id"] for p in parts) != sorted(p["id"] for p in meta["partitions"]):
+    sys.exit("partitions %r" % [p["id"] for p in parts])
+if abs(sum(p["share_pct"] for p in parts) - 100) > 0.01 * len(parts) + 0.01:
+    sys.exit("shares add up to %g" % sum(p["share_pct"] for p in parts))
+if prof["kernels_ms"] < 0 or [p["median_ms"] for p in parts] != sorted((p["median_ms"] for p in parts), reverse=True):
+    sys.exit("times %r" % parts)
+for p in parts:
+    m = [q for q in meta["partitions"] if q["id"] == p["id"]][0]
+    if (p["target"], p["rule"], p["onnx_nodes"]) != (m["target"], m["rule"], m["onnx_nodes"]):
+        sys.exit("partition %d: %r" % (p["id"], p))
+    if [k["name"] for k in p["kernels"]] != [k["name"] for k in m["kernels"]]:
+        sys.exit("partition %d kernels" % p["id"])
+    for k in p["kernels"]:
+        if k["median_ms"] < 0 or not k["implementation"] or not k["condition"]:
+            sys.exit("kernel %r" % k)
+print("ok")
+EOF
+)
+[ "$res" = ok ] || bad "$(echo "$res" | tail -n 1)"
+verdict bench/profile-json
+
+x "$C" bench "$SO" --runs 2 --warmup 0 --json
+status_is 0
+grep -q '"profile"' "$T/out" && bad "--json without --profile has a profile"
+verdict bench/json-without-profile
 
 # ---- targets ----
 

@@ -4,7 +4,10 @@
 # sizes that hit each specialization matches numpy each time; static Convs
 # get their specialization chosen at compile time, and a symbolic-batch one
 # matches numpy at two batch sizes. Implementations that need a scratch
-# buffer (matmul.packed, conv.im2col) list it in OUT.json.
+# buffer (matmul.packed, conv.im2col) list it in OUT.json. `run --kernels`
+# names the variant that ran at each size, and a C program checks
+# collagec_get_kernel_info: nothing before a run, one record per handle,
+# times only while profiling.
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/strategies
 mkdir -p "$T"
@@ -55,6 +58,76 @@ for m in 1 4 16 17 64; do
 	expect "exp$m" "$T/y_$m.npy"
 	check "matmul/M=$m" "$T/mm.so" "$T/exp$m" "a=$T/a_$m.npy"
 done
+# ran SO INPUT...: "IMPL if COND|" per kernel that ran (run --kernels, tab-separated)
+ran() {
+	so=$1
+	shift
+	args=""
+	for i in "$@"; do args="$args --input $i"; done
+	# shellcheck disable=SC2086
+	"$COLLAGEC" run "$so" $args --kernels 2>&1 |
+		awk -F '\t' '$1 == "kernel" { printf "%s if %s|", $5, $6 }'
+}
+for mi in 1:matmul.ikj:always 4:matmul.ikj:always "16:matmul.packed:M >= 16 && K > 16" \
+	"17:matmul.packed:M >= 16 && K > 16" "64:matmul.packed:M >= 16 && K > 16"; do
+	m=${mi%%:*} rest=${mi#*:}
+	want="${rest%%:*} if ${rest#*:}|"
+	v=$(ran "$T/mm.so" "a=$T/a_$m.npy")
+	if [ "$v" = "$want" ]; then ok "matmul/M=$m-ran-${rest%%:*}"; else
+		fail "matmul/M=$m-ran-${rest%%:*}" "got '$v'"; fi
+done
+# the whole --kernels line: index, name, partition, implementation, condition, nodes
+v=$("$COLLAGEC" run "$T/mm.so" --input "a=$T/a_4.npy" --kernels 2>&1 | grep '^kernel' |
+	tr '\t' '|')
+if [ "$v" = "kernel|0|k0_0_MatMul|0|matmul.ikj|always|mm(MatMul)" ]; then
+	ok matmul/kernels-line; else fail matmul/kernels-line "got '$v'"; fi
+
+# the C API: two handles of one model at different M keep their own record;
+# nothing before the first run; times only while profiling
+cat >"$T/api.c" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+#include "collagec.h"
+static float a[64 * 32];
+static int run(collagec_model *m, int64_t rows)
+{
+	int64_t dims[2] = { rows, 32 };
+	return collagec_set_input(m, 0, a, dims, 2) || collagec_run(m);
+}
+int main(void)
+{
+	collagec_model *h1, *h2;
+	collagec_kernel_info i1, i2;
+	if (collagec_open(&h1) || collagec_open(&h2) || collagec_num_kernels(h1) != 1)
+		return puts("open"), 1;
+	if (collagec_get_kernel_info(h1, 0, &i1) || i1.implementation || i1.condition ||
+	    i1.variant != -1 || i1.time_ns != -1 || i1.n_variants != 2 || i1.partition != 0 ||
+	    strcmp(i1.name, "k0_0_MatMul"))
+		return puts("before-run"), 1;
+	if (collagec_get_kernel_info(h1, 1, &i1) != COLLAGEC_E_ARG ||
+	    collagec_get_kernel_info(h1, -1, &i1) != COLLAGEC_E_ARG)
+		return puts("bad-index"), 1;
+	if (run(h1, 4) || run(h2, 64) || collagec_get_kernel_info(h1, 0, &i1) ||
+	    collagec_get_kernel_info(h2, 0, &i2))
+		return puts("run"), 1;
+	if (strcmp(i1.implementation, "matmul.ikj") || i1.variant != 1 ||
+	    strcmp(i2.implementation, "matmul.packed") || i2.variant != 0 ||
+	    strcmp(i2.condition, "M >= 16 && K > 16") || i1.time_ns != -1 || i2.time_ns != -1)
+		return printf("per-handle %s %s\n", i1.implementation, i2.implementation), 1;
+	if (collagec_set_profiling(h2, 1) || run(h2, 4) || collagec_get_kernel_info(h2, 0, &i2) ||
+	    i2.time_ns < 0 || strcmp(i2.implementation, "matmul.ikj"))
+		return puts("profiled"), 1;
+	if (collagec_set_profiling(h2, 0) || run(h2, 4) || collagec_get_kernel_info(h2, 0, &i2) ||
+	    i2.time_ns != -1)
+		return puts("profiling-off"), 1;
+	collagec_close(h1);
+	collagec_close(h2);
+	return puts("ok"), 0;
+}
+EOF
+if ${CC:-cc} -std=c11 -Iruntime -o "$T/api" "$T/api.c" "$T/mm.so" >"$T/api.log" 2>&1 &&
+	[ "$("$T/api" 2>&1)" = ok ]; then ok matmul/api-kernel-info-per-handle; else
+	fail matmul/api-kernel-info-per-handle "$(cat "$T/api.log") $("$T/api" 2>&1)"; fi
 # each variant is a function of its own in the lowered IR
 for f in k0_0_MatMul_v0 k0_0_MatMul_v1; do
 	grep -q "kernel $f(" "$T/ir/06-lower.tir" && ok "matmul/variant-$f" ||
@@ -73,6 +146,12 @@ if [ "$v" = "$want" ]; then ok matmul-kn/metadata-lists-variants; else
 for mk in 4_8 4_32 64_32 19_40; do
 	expect "kn$mk" "$T/kn_y_$mk.npy"
 	check "matmul-kn/M,K=$mk" "$T/kn.so" "$T/kn$mk" "a=$T/kn_a_$mk.npy" "b=$T/kn_b_$mk.npy"
+done
+for mk in 4_8:matmul.ijk 4_32:matmul.ikj 64_32:matmul.packed 19_40:matmul.packed; do
+	m=${mk%%:*} want=${mk#*:}
+	v=$(ran "$T/kn.so" "a=$T/kn_a_$m.npy" "b=$T/kn_b_$m.npy")
+	if [ "${v%% *}" = "$want" ]; then ok "matmul-kn/M,K=$m-ran-$want"; else
+		fail "matmul-kn/M,K=$m-ran-$want" "got '$v'"; fi
 done
 
 # a batch of B matrices: packed one at a time into one 32 x 32 scratch

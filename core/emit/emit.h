@@ -31,9 +31,10 @@ struct exec_value {
 };
 
 struct exec_step {
-	const struct kernel *k;	/* NULL: copy args[0] -> args[1] */
+	const struct kernel *k;	/* the kernel this step runs */
 	int n_args;
 	const int *args;	/* value ids */
+	int part;		/* id of the partition the kernel belongs to */
 };
 
 struct exec_plan {
@@ -64,6 +65,14 @@ struct model_sources {
 /* Appends a runtime module to the model's sources. */
 void model_sources_add(struct model_sources *ms, const struct runtime_module *m);
 void model_sources_release(struct model_sources *ms);
+
+/*
+ * Prints "static int NAME(const int64_t *syms)" returning the index of the
+ * variant of k whose condition holds first (the last one is the else), the
+ * same test the backends' dispatchers make, so the runtime can record which
+ * variant ran without a change to the kernel ABI. For kernels with variants.
+ */
+void emit_variant_pick(const struct kernel *k, const char *name, struct strbuf *sb);
 
 /* Generates model.c: kernel sources, tables, the metadata string, runtime. */
 void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct model_sources *ms,

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "../tir/tir_print.h"
+
 /* Appends s as a C string literal (everything unusual escaped in octal). */
 static void c_string(struct strbuf *sb, const char *s)
 {
@@ -77,10 +79,61 @@ static void values_table(struct graph *g, const struct exec_plan *ep, struct str
 	sb_puts(sb, "\t{ 0 }\n};\n");
 }
 
+/* A variant's implementation and condition as OUT.json lists them. */
+static void variant_text(const struct kernel *k, int v, struct strbuf *sb)
+{
+	if (!k->n_variants) {
+		sb_puts(sb, "\"generic\", \"always\"");
+		return;
+	}
+	c_string(sb, k->variants[v].impl);
+	sb_puts(sb, ", ");
+	c_string(sb, k->variants[v].cond ? k->variants[v].cond_text : "always");
+}
+
+void emit_variant_pick(const struct kernel *k, const char *name, struct strbuf *sb)
+{
+	if (k->n_variants < 1 || k->variants[k->n_variants - 1].cond)
+		BUG("kernel '%s' has no variant that always holds", k->name);
+	sb_printf(sb, "static int %s(const int64_t *syms)\n{\n\t(void)syms;\n", name);
+	for (int i = 0; i < k->n_variants - 1; i++) {
+		sb_puts(sb, "\tif (");
+		tir_print_expr(k->variants[i].cond, &tir_dialect_c, sb);
+		sb_printf(sb, ")\n\t\treturn %d;\n", i);
+	}
+	sb_printf(sb, "\treturn %d;\n}\n", k->n_variants - 1);
+}
+
+/*
+ * The variant pickers (kernels with run-time dispatch), the variants table
+ * (one row per variant; kernels without a strategy get "generic") and the
+ * steps table.
+ */
 static void steps_table(const struct exec_plan *ep, struct strbuf *sb)
 {
-	int arg0 = 0;
+	int arg0 = 0, var0 = 0;
 
+	for (int s = 0; s < ep->steps.n; s++) {
+		const struct kernel *k = ep->steps.v[s].k;
+		struct strbuf name = STRBUF_INIT;
+
+		if (k->n_variants <= 1)
+			continue;
+		sb_printf(&name, "rt_pick_%s", k->name);
+		emit_variant_pick(k, sb_str(&name), sb);
+		sb_release(&name);
+	}
+	sb_puts(sb, "static const struct rt_variant rt_variants[] = {\n");
+	for (int s = 0; s < ep->steps.n; s++) {
+		const struct kernel *k = ep->steps.v[s].k;
+
+		for (int v = 0; v < (k->n_variants ? k->n_variants : 1); v++) {
+			sb_puts(sb, "\t{ ");
+			variant_text(k, v, sb);
+			sb_puts(sb, " },\n");
+		}
+	}
+	sb_puts(sb, "\t{ NULL, NULL }\n};\n");
 	sb_puts(sb, "static const int rt_args[] = {");
 	for (int s = 0; s < ep->steps.n; s++) {
 		const struct exec_step *st = &ep->steps.v[s];
@@ -92,12 +145,18 @@ static void steps_table(const struct exec_plan *ep, struct strbuf *sb)
 	sb_puts(sb, "\n\t-1\n};\nstatic const struct rt_step rt_steps[] = {\n");
 	for (int s = 0; s < ep->steps.n; s++) {
 		const struct exec_step *st = &ep->steps.v[s];
+		int nv = st->k->n_variants ? st->k->n_variants : 1;
 
-		sb_printf(sb, "\t{ %s, \"%s\", %d, %d },\n", st->k->name, st->k->name, arg0,
-			  st->n_args);
+		sb_printf(sb, "\t{ %s, \"%s\", %d, %d, %d, %d, %d, ", st->k->name, st->k->name,
+			  arg0, st->n_args, st->part, var0, nv);
+		if (nv > 1)
+			sb_printf(sb, "rt_pick_%s },\n", st->k->name);
+		else
+			sb_puts(sb, "NULL },\n");
 		arg0 += st->n_args;
+		var0 += nv;
 	}
-	sb_puts(sb, "\t{ NULL, NULL, 0, 0 }\n};\n");
+	sb_puts(sb, "\t{ NULL, NULL, 0, 0, 0, 0, 0, NULL }\n};\n");
 }
 
 static void add_unique(void *vec, const char *s)

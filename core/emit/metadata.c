@@ -70,26 +70,33 @@ static void add_cost(cJSON *o, const char *key, double c)
 		cJSON_AddNumberToObject(o, key, isinf(c) ? 1e308 : c);
 }
 
+/* [{ name, op }] of the ONNX nodes a partition or kernel implements. */
+static cJSON *nodes_json(const struct span *sp)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int s = 0; s < sp->n; s++) {
+		cJSON *nd = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(nd, "name", sp->names[s]);
+		cJSON_AddStringToObject(nd, "op", sp->types[s]);
+		cJSON_AddItemToArray(a, nd);
+	}
+	return a;
+}
+
 static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
 {
 	cJSON *a = cJSON_CreateArray();
 
 	for (int i = 0; i < np; i++) {
 		struct partition *p = &parts[i];
-		cJSON *o = cJSON_CreateObject(), *nodes = cJSON_CreateArray();
-		cJSON *ks = cJSON_CreateArray();
+		cJSON *o = cJSON_CreateObject(), *ks = cJSON_CreateArray();
 
 		cJSON_AddNumberToObject(o, "id", p->id);
 		cJSON_AddStringToObject(o, "target", p->target->str);
 		cJSON_AddStringToObject(o, "rule", p->rule ? p->rule : "fused");
-		for (int s = 0; s < p->span.n; s++) {
-			cJSON *nd = cJSON_CreateObject();
-
-			cJSON_AddStringToObject(nd, "name", p->span.names[s]);
-			cJSON_AddStringToObject(nd, "op", p->span.types[s]);
-			cJSON_AddItemToArray(nodes, nd);
-		}
-		cJSON_AddItemToObject(o, "onnx_nodes", nodes);
+		cJSON_AddItemToObject(o, "onnx_nodes", nodes_json(&p->span));
 		add_cost(o, "estimated_cost", p->est_cost);
 		add_cost(o, "measured_cost", NAN);
 		for (int k = 0; k < p->kernels.n; k++) {
@@ -97,6 +104,7 @@ static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
 			cJSON *kj = cJSON_CreateObject(), *vs = cJSON_CreateArray();
 
 			cJSON_AddStringToObject(kj, "name", kn->name);
+			cJSON_AddItemToObject(kj, "onnx_nodes", nodes_json(&kn->span));
 			cJSON_AddStringToObject(kj, "dispatch", kn->n_variants > 1 ? "run-time"
 						: "compile-time");
 			for (int v = 0; v < kn->n_variants; v++) {

@@ -141,7 +141,7 @@ int emit_plan(struct graph *g, struct partition *parts, int n_parts, struct exec
 	for (int p = 0; p < n_parts; p++)
 		for (int k = 0; k < parts[p].kernels.n; k++) {
 			const struct kernel *kn = &parts[p].kernels.v[k];
-			struct exec_step st = { kn, kn->n_args, kn->args };
+			struct exec_step st = { kn, kn->n_args, kn->args, parts[p].id };
 
 			if (kn->n_scratch) {
 				/* scratch: written, never read after the step, so live in it alone */
