@@ -179,7 +179,7 @@ static void next(struct parser *P)
 	case '!':
 		P->tok = s[1] == '=' ? T_CMP : T_BAD;
 		P->cmp = CMP_NE;
-		P->len = 2;
+		P->len = s[1] == '=' ? 2 : 1;
 		break;
 	case '<': case '>':
 		P->tok = T_CMP;

@@ -150,6 +150,11 @@ static void test_parse_errors(void)
 		     "collagec: error: t.pat:2:22: dtype compares with a dtype name such as float32\n"
 		     "    x = Relu(*)[dtype == float33]\n"
 		     "                         ^\n");
+	expect_error("target c\nx = Relu(*)[dtype ! float32]\n",
+		     "collagec: error: t.pat:2:19: expected a comparison (== != < <= > >=), found "
+		     "'!'\n"
+		     "    x = Relu(*)[dtype ! float32]\n"
+		     "                      ^\n");
 	expect_error("target c\n\tx = Relu(*) ~\n",
 		     "collagec: error: t.pat:2:14: expected '|' or the end of the line, found "
 		     "'~'\n"
