@@ -276,18 +276,23 @@ static int lower_matmul_packed(struct lower *L)
 	bp = lower_scratch(L, lower_in(L, 1)->dtype, dim_const(np * NR * K));
 	M = tir_dim(b, mg.M);
 	shared = batch_is_one(&mg.batch_b);
-	if (shared)
+	if (shared) {
+		/*
+		 * One B for the whole batch: A's matrices are consecutive rows, so
+		 * the batch folds into M and every row block is one parallel loop
+		 */
 		matmul_pack(L, bp, tir_int(b, 0), K, N);
-	if (shared)
-		lower_loops_parallel(L, &mg.batch, bidx);
-	else
+		M = tir_mul(b, lower_numel(L, &mg.batch), M);
+		ba = tir_int(b, 0);
+		yb = tir_int(b, 0);
+	} else {
 		lower_loops(L, &mg.batch, bidx);
-	matmul_bases(L, &mg, bidx, &ba, &bb);
-	ba = tir_let(b, "ba", ba);
-	yb = tir_let(b, "yb", tir_mul(b, lower_offset(L, &mg.batch, bidx),
-				      tir_mul(b, M, tir_int(b, N))));
-	if (!shared)
+		matmul_bases(L, &mg, bidx, &ba, &bb);
+		ba = tir_let(b, "ba", ba);
+		yb = tir_let(b, "yb", tir_mul(b, lower_offset(L, &mg.batch, bidx),
+					      tir_mul(b, M, tir_int(b, N))));
 		matmul_pack(L, bp, tir_let(b, "bb", bb), K, N);
+	}
 	ib = tir_loop(b, tir_bin(b, BIN_DIV, tir_add(b, M, tir_int(b, MR - 1)), tir_int(b, MR)));
 	tir_mark_parallel(b);
 	i0 = tir_let(b, "i0", tir_mul(b, ib, tir_int(b, MR)));
@@ -303,7 +308,8 @@ static int lower_matmul_packed(struct lower *L)
 	tir_end(b);
 	tir_end(b);
 	tir_end(b);
-	lower_end_loops(L, mg.batch.rank);
+	if (!shared)
+		lower_end_loops(L, mg.batch.rank);
 	return 0;
 }
 

@@ -228,6 +228,34 @@ static bool has_loop(const struct tir *s)
 	return s->kind == TIR_IF && (has_loop(s->b) || has_loop(s->c));
 }
 
+/*
+ * Estimated innermost iterations of s: loop extents multiplied (256 for an
+ * extent that is not a constant), sequences added, the larger branch of an
+ * if; saturates at 2^40.
+ */
+static int64_t work_of(const struct tir *s)
+{
+	const int64_t cap = (int64_t)1 << 40;
+	int64_t w = 0, e;
+
+	if (!s)
+		return 0;
+	switch (s->kind) {
+	case TIR_FOR:
+		e = s->a->kind == TIR_INT ? MAX(s->a->i, 0) : 256;
+		w = work_of(s->b);
+		return e && w > cap / e ? cap : e * MAX(w, 1);
+	case TIR_SEQ:
+		for (int i = 0; i < s->n; i++)
+			w = MIN(cap, w + work_of(s->list[i]));
+		return w;
+	case TIR_IF:
+		return MAX(work_of(s->b), work_of(s->c));
+	default:
+		return 1;
+	}
+}
+
 /* Perfectly nested parallel loops starting at s (at most 3). */
 static int parallel_depth(const struct tir *s)
 {
@@ -259,8 +287,8 @@ static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct 
 
 			/*
 			 * A work estimate for the pragma's if clause: the collapsed
-			 * iteration count, times 256 when each iteration runs loops
-			 * of its own.
+			 * iteration count times the estimated work of one iteration
+			 * (its inner loops' iterations) when it runs loops.
 			 */
 			for (int k = 0; k < depth; k++) {
 				sb_puts(&trip, k ? " * " : "(");
@@ -268,7 +296,10 @@ static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct 
 				if (k + 1 < depth)
 					l = l->b->list[0];
 			}
-			sb_puts(&trip, has_loop(l->b) ? " * 256)" : ")");
+			if (has_loop(l->b))
+				sb_printf(&trip, " * %lld)", (long long)work_of(l->b));
+			else
+				sb_puts(&trip, ")");
 			sb_printf(sb, d->parallel_fmt, depth, sb_str(&trip));
 			sb_release(&trip);
 			sb_putc(sb, '\n');
