@@ -16,11 +16,11 @@ extern const struct target_kind target_kind_c;
 struct tir_dialect;
 void c_print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb);
 /*
- * The OpenMP pragma (tir_dialect.parallel_fmt) of parallel loop nests: on nt
- * threads, or with nt 0 on the kernel's run-time `threads`; small nests run
- * serially.
+ * Sets d's OpenMP pragma and condition (tir_dialect.parallel_fmt,
+ * parallel_if_fmt) for parallel loop nests: on nt threads, or with nt 0 on
+ * the kernel's run-time `threads`; small nests run serially.
  */
-const char *c_parallel_fmt(struct arena *a, int64_t nt);
+void c_parallel_dialect(struct arena *a, int64_t nt, struct tir_dialect *d);
 /* The c target's op strategies (c_strategies.c). */
 extern const struct op_strategy *const c_strategies[];
 extern const struct target_kind target_kind_lapack;

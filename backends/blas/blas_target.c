@@ -897,7 +897,7 @@ static int blas_tir_to_runtime(struct graph *g, const struct target *t, struct p
 		sb_puts(&pre, blas_helpers[i]);
 	m->prelude = arena_strdup(g->arena, sb_str(&pre));
 	sb_release(&pre);
-	d.parallel_fmt = c_parallel_fmt(g->arena, 0);
+	c_parallel_dialect(g->arena, 0, &d);
 	for (int i = 0; i < p->kernels.n; i++)
 		print_kernel(&p->kernels.v[i], &d, &m->source);
 	if (*inc)

@@ -57,17 +57,22 @@ void c_print_kernel(const struct kernel *k, const struct tir_dialect *d, struct 
 	sb_puts(sb, "}\n");
 }
 
-const char *c_parallel_fmt(struct arena *a, int64_t nt)
+void c_parallel_dialect(struct arena *a, int64_t nt, struct tir_dialect *d)
 {
 	/*
 	 * Small nests run serially: a parallel region costs microseconds, and
 	 * far more when another process holds a core and the team waits on it.
+	 * The serial version is a plain loop: an OpenMP region whose if clause
+	 * fails still runs outlined code, optimised less (MNIST: 0.17 -> 0.23 ms).
 	 */
-	if (nt > 0)
-		return arena_printf(a, "#pragma omp parallel for collapse(%%d) num_threads(%lld) "
-				    "if (%%s >= %d)", (long long)nt, PARALLEL_MIN_WORK);
-	return arena_printf(a, "#pragma omp parallel for collapse(%%d) num_threads(threads) "
-			    "if (threads > 1 && %%s >= %d)", PARALLEL_MIN_WORK);
+	if (nt > 0) {
+		d->parallel_fmt = arena_printf(a, "#pragma omp parallel for collapse(%%d) "
+					       "num_threads(%lld)", (long long)nt);
+		d->parallel_if_fmt = arena_printf(a, "%%s >= %d", PARALLEL_MIN_WORK);
+	} else {
+		d->parallel_fmt = "#pragma omp parallel for collapse(%d) num_threads(threads)";
+		d->parallel_if_fmt = arena_printf(a, "threads > 1 && %%s >= %d", PARALLEL_MIN_WORK);
+	}
 }
 
 static int c_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
@@ -76,7 +81,7 @@ static int c_tir_to_runtime(struct graph *g, const struct target *t, struct part
 	/* C with OpenMP: parallel loop nests use -threads=N, or the run-time count */
 	struct tir_dialect d = tir_dialect_c;
 
-	d.parallel_fmt = c_parallel_fmt(g->arena, target_opt(t, "threads"));
+	c_parallel_dialect(g->arena, target_opt(t, "threads"), &d);
 	if (!m->ldlibs.n)
 		vec_push(&m->ldlibs, "-fopenmp");
 	for (int i = 0; i < p->kernels.n; i++)

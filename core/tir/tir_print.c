@@ -271,6 +271,76 @@ static int parallel_depth(const struct tir *s)
 }
 
 static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
+		       int indent, bool in_parallel);
+
+static void print_for(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
+		      int indent, bool in_parallel)
+{
+	indent_to(sb, indent);
+	sb_printf(sb, "for (%s ", ty(d, DTYPE_I64));
+	print_var(s->var, sb);
+	sb_puts(sb, " = 0; ");
+	print_var(s->var, sb);
+	sb_puts(sb, " < ");
+	tir_print_expr(s->a, d, sb);
+	sb_puts(sb, "; ");
+	print_var(s->var, sb);
+	sb_printf(sb, "++) {%s\n", s->parallel && !d->parallel_fmt ? " /* parallel */" : "");
+	print_stmt(s->b, d, sb, indent + 1, in_parallel);
+	indent_to(sb, indent);
+	sb_puts(sb, "}\n");
+}
+
+/*
+ * The outermost of perfectly nested parallel loops: the dialect's pragma
+ * before it, or with parallel_if_fmt two versions, the parallel one when
+ * the condition holds and a plain one (fully optimised, no outlined
+ * region) else.
+ */
+static void print_parallel(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
+			   int indent)
+{
+	struct strbuf trip = STRBUF_INIT;
+	const struct tir *l = s;
+	int depth = parallel_depth(s);
+
+	/*
+	 * A work estimate: the collapsed iteration count times the estimated
+	 * work of one iteration (its inner loops' iterations) when it runs
+	 * loops.
+	 */
+	for (int k = 0; k < depth; k++) {
+		sb_puts(&trip, k ? " * " : "(");
+		tir_print_expr(l->a, d, &trip);
+		if (k + 1 < depth)
+			l = l->b->list[0];
+	}
+	if (has_loop(l->b))
+		sb_printf(&trip, " * %lld)", (long long)work_of(l->b));
+	else
+		sb_puts(&trip, ")");
+	if (d->parallel_if_fmt) {
+		indent_to(sb, indent);
+		sb_puts(sb, "if (");
+		sb_printf(sb, d->parallel_if_fmt, sb_str(&trip));
+		sb_puts(sb, ") {\n");
+		indent++;
+	}
+	indent_to(sb, indent);
+	sb_printf(sb, d->parallel_fmt, depth, sb_str(&trip));
+	sb_putc(sb, '\n');
+	print_for(s, d, sb, indent, true);
+	if (d->parallel_if_fmt) {
+		indent_to(sb, indent - 1);
+		sb_puts(sb, "} else {\n");
+		print_for(s, d, sb, indent, true);
+		indent_to(sb, indent - 1);
+		sb_puts(sb, "}\n");
+	}
+	sb_release(&trip);
+}
+
+static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
 		       int indent, bool in_parallel)
 {
 	switch (s->kind) {
@@ -280,44 +350,10 @@ static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct 
 		break;
 	case TIR_FOR:
 		if (s->parallel && !in_parallel && d->parallel_fmt) {
-			indent_to(sb, indent);
-			struct strbuf trip = STRBUF_INIT;
-			const struct tir *l = s;
-			int depth = parallel_depth(s);
-
-			/*
-			 * A work estimate for the pragma's if clause: the collapsed
-			 * iteration count times the estimated work of one iteration
-			 * (its inner loops' iterations) when it runs loops.
-			 */
-			for (int k = 0; k < depth; k++) {
-				sb_puts(&trip, k ? " * " : "(");
-				tir_print_expr(l->a, d, &trip);
-				if (k + 1 < depth)
-					l = l->b->list[0];
-			}
-			if (has_loop(l->b))
-				sb_printf(&trip, " * %lld)", (long long)work_of(l->b));
-			else
-				sb_puts(&trip, ")");
-			sb_printf(sb, d->parallel_fmt, depth, sb_str(&trip));
-			sb_release(&trip);
-			sb_putc(sb, '\n');
-			in_parallel = true;
+			print_parallel(s, d, sb, indent);
+			break;
 		}
-		indent_to(sb, indent);
-		sb_printf(sb, "for (%s ", ty(d, DTYPE_I64));
-		print_var(s->var, sb);
-		sb_puts(sb, " = 0; ");
-		print_var(s->var, sb);
-		sb_puts(sb, " < ");
-		tir_print_expr(s->a, d, sb);
-		sb_puts(sb, "; ");
-		print_var(s->var, sb);
-		sb_printf(sb, "++) {%s\n", s->parallel && !d->parallel_fmt ? " /* parallel */" : "");
-		print_stmt(s->b, d, sb, indent + 1, in_parallel);
-		indent_to(sb, indent);
-		sb_puts(sb, "}\n");
+		print_for(s, d, sb, indent, in_parallel);
 		break;
 	case TIR_STORE:
 		indent_to(sb, indent);

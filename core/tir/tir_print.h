@@ -21,9 +21,15 @@ struct tir_dialect {
 	/*
 	 * (optional) line printed before the outermost parallel loop nest;
 	 * %d is how many perfectly nested parallel loops it covers (<= 3) and
-	 * %s an estimate of its work (iterations, x256 when they run loops)
+	 * %s an estimate of its work (iterations, times those of the inner
+	 * loops of one iteration)
 	 */
 	const char *parallel_fmt;
+	/*
+	 * (optional) a C condition, %s the work estimate: with it, a parallel
+	 * nest is printed twice, "if (COND) { pragma + nest } else { nest }"
+	 */
+	const char *parallel_if_fmt;
 	/*
 	 * (optional) spelling of a dtype in casts, typed constants, locals and
 	 * loop variables; NULL = tir_ctype() (OpenCL C: "long", "uchar", ...)

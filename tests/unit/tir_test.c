@@ -674,6 +674,51 @@ static void test_print_parallel_pragma(void)
 	arena_release(&a);
 }
 
+/*
+ * With a condition the nest is printed twice: the parallel version when it
+ * holds, with the work estimate (iterations times the inner loop's), and a
+ * plain one else.
+ */
+static void test_print_parallel_if(void)
+{
+	struct arena a = { 0 };
+	struct tir_builder b;
+	struct tir_buf *y;
+	struct tir *i, *j;
+	struct tir_func *f;
+	struct tir_dialect d = tir_dialect_c;
+	struct strbuf sb = STRBUF_INIT;
+
+	d.parallel_fmt = "#pragma omp parallel for collapse(%d)";
+	d.parallel_if_fmt = "threads > 1 && %s >= 100";
+	tir_builder_init(&b, &a, "par");
+	y = tir_param(&b, "y", DTYPE_F32);
+	i = tir_loop(&b, tir_int(&b, 3));
+	tir_mark_parallel(&b);
+	j = tir_loop(&b, tir_int(&b, 50));
+	tir_store(&b, y, tir_add(&b, i, j), tir_flt(&b, DTYPE_F32, 1));
+	tir_end(&b);
+	tir_end(&b);
+	f = tir_finish(&b);
+	tir_print_stmt(f->body, &d, &sb, 0);
+	ASSERT_STR("if (threads > 1 && (3 * 50) >= 100) {\n"
+		   "\t#pragma omp parallel for collapse(1)\n"
+		   "\tfor (int64_t i0 = 0; i0 < 3; i0++) {\n"
+		   "\t\tfor (int64_t i1 = 0; i1 < 50; i1++) {\n"
+		   "\t\t\tb0[(i0 + i1)] = 1.0f;\n"
+		   "\t\t}\n"
+		   "\t}\n"
+		   "} else {\n"
+		   "\tfor (int64_t i0 = 0; i0 < 3; i0++) {\n"
+		   "\t\tfor (int64_t i1 = 0; i1 < 50; i1++) {\n"
+		   "\t\t\tb0[(i0 + i1)] = 1.0f;\n"
+		   "\t\t}\n"
+		   "\t}\n"
+		   "}\n", sb_str(&sb));
+	sb_release(&sb);
+	arena_release(&a);
+}
+
 /* ---- printed C compiled and run ---- */
 
 static const char *cc_cmd(void)
@@ -932,6 +977,7 @@ TESTS({ "builder_simplifies_indices", test_builder_simplifies_indices },
       { "print_kernel", test_print_kernel },
       { "print_statements", test_print_statements },
       { "print_parallel_pragma", test_print_parallel_pragma },
+      { "print_parallel_if", test_print_parallel_if },
       { "print_constants_compile", test_print_constants_compile },
       { "print_int64_min_compiles", test_print_int64_min_compiles },
       { "printed_kernel_matches_interpreter", test_printed_kernel_matches_interpreter })
