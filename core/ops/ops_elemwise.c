@@ -326,6 +326,15 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
  * out[idx] = map_expr(in0[bcast(idx)], in1[bcast(idx)], ...): a flat loop
  * when every input has the output's shape, else one loop per output dim.
  */
+/* One element: every dim a constant 1 (or rank 0). */
+static bool is_scalar(const struct shape *s)
+{
+	for (int i = 0; i < s->rank; i++)
+		if (!dim_is_const(s->d[i]) || s->d[i].c != 1)
+			return false;
+	return true;
+}
+
 int lower_map(struct lower *L)
 {
 	const struct value *out = lower_out(L, 0);
@@ -337,8 +346,10 @@ int lower_map(struct lower *L)
 
 	if (L->n->op == OP_CASTLIKE)
 		nin = 1;
+	/* one flat loop when every input has the output's shape or one element */
 	for (int i = 0; i < nin; i++)
-		if (lower_in(L, i) && !shape_eq(&lower_in(L, i)->shape, &out->shape))
+		if (lower_in(L, i) && !shape_eq(&lower_in(L, i)->shape, &out->shape) &&
+		    !is_scalar(&lower_in(L, i)->shape))
 			same = false;
 	if (same) {
 		flat = tir_loop(L->b, lower_numel(L, &out->shape));
@@ -353,8 +364,9 @@ int lower_map(struct lower *L)
 			x[i] = NULL;
 			continue;
 		}
-		x[i] = tir_load(L->b, L->in[i], same ? flat
-				: lower_bcast_offset(L, &v->shape, &out->shape, idx));
+		x[i] = tir_load(L->b, L->in[i], same && is_scalar(&v->shape) &&
+				!shape_eq(&v->shape, &out->shape) ? tir_int(L->b, 0)
+				: same ? flat : lower_bcast_offset(L, &v->shape, &out->shape, idx));
 	}
 	/* comparisons and casts compute in the input type */
 	if (t == DTYPE_BOOL || L->n->op == OP_CAST || L->n->op == OP_CASTLIKE ||
