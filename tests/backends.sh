@@ -411,6 +411,18 @@ print(" ".join(sorted(set(p["rule"] + "@" + p["target"] for p in ps
 		verdict opencl/$m-ndrange
 	done
 
+	# the OpenCL C builds without a single compiler warning: with an empty
+	# PoCL cache each model's program is compiled at open, and anything its
+	# compiler says lands on the user's stderr
+	for m in act_chain conv pool softmax; do
+		[ -n "$why" ] && break
+		rm -rf "$T/pocl-fresh"
+		POCL_CACHE_DIR=$T/pocl-fresh "$C" run "$O/$m.ocl.so" >"$T/out" 2>"$T/err" ||
+			bad "run $m: $(head -n 1 "$T/err")"
+		[ -s "$T/err" ] && bad "$m: the OpenCL build said: $(head -n 1 "$T/err")"
+	done
+	verdict opencl/builds-without-warnings
+
 	# a device that is not there: exit 4 at compile time
 	"$C" compile "$OM/act_chain.onnx" -o "$O/dev9.so" --target "opencl -device=9,c" \
 		>"$T/out" 2>"$T/err"

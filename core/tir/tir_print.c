@@ -135,15 +135,17 @@ void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct str
 			 */
 			const char *cmp = e->op == BIN_MIN ? "<" : ">";
 
-			sb_puts(sb, "((");
+			sb_puts(sb, dtype_is_float(e->dtype) ? "(((" : "((");
 			tir_print_expr(e->a, d, sb);
 			sb_printf(sb, " %s ", cmp);
 			tir_print_expr(e->b, d, sb);
 			if (dtype_is_float(e->dtype)) {
+				/* the | in its own parentheses: clang warns otherwise */
 				sb_puts(sb, ") | (");
 				tir_print_expr(e->a, d, sb);
 				sb_puts(sb, " != ");
 				tir_print_expr(e->a, d, sb);
+				sb_puts(sb, ")");
 			}
 			sb_puts(sb, ") ? ");
 			tir_print_expr(e->a, d, sb);

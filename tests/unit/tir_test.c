@@ -522,7 +522,7 @@ static void test_print_exprs(void)
 	xv = tir_load(&b, x, i);
 	ASSERT_STR("b0[i0]", expr_str(&a, xv));
 	ASSERT_STR("syms[2]", expr_str(&a, tir_sym(&b, 2)));
-	ASSERT_STR("((b0[i0] > 0.0f) | (b0[i0] != b0[i0]) ? b0[i0] : 0.0f)",
+	ASSERT_STR("(((b0[i0] > 0.0f) | (b0[i0] != b0[i0])) ? b0[i0] : 0.0f)",
 		   expr_str(&a, tir_bin(&b, BIN_MAX, xv, tir_flt(&b, DTYPE_F32, 0))));
 	ASSERT_STR("((i0 < 3) ? i0 : 3)", expr_str(&a, tir_bin(&b, BIN_MIN, i, tir_int(&b, 3))));
 	ASSERT_STR("expf(b0[i0])", expr_str(&a, tir_call1(&b, INTRIN_EXP, xv)));
