@@ -51,19 +51,9 @@ static struct tir *cond_k_gt_16(struct lower *L)
 	return tir_bin(L->b, BIN_GT, matmul_k(L), tir_int(L->b, 16));
 }
 
-/* x && y, folded when either is a constant (static shapes decide at compile time). */
-static struct tir *cond_and(struct tir_builder *b, struct tir *x, struct tir *y)
-{
-	if (x->kind == TIR_INT)
-		return x->i ? y : x;
-	if (y->kind == TIR_INT)
-		return y->i ? x : y;
-	return tir_bin(b, BIN_LAND, x, y);
-}
-
 static struct tir *cond_large(struct lower *L)
 {
-	return cond_and(L->b, tir_bin(L->b, BIN_GE, matmul_m(L), tir_int(L->b, 16)),
+	return strategy_and(L, tir_bin(L->b, BIN_GE, matmul_m(L), tir_int(L->b, 16)),
 			cond_k_gt_16(L));
 }
 
@@ -342,7 +332,7 @@ static struct tir *cond_depthwise(struct lower *L)
 	bool dw = group > 1 && dim_is_const(x->shape.d[1]) && x->shape.d[1].c == group &&
 		  w->shape.d[0].c == group && w->shape.d[1].c == 1;
 
-	return tir_typed_int(L->b, DTYPE_BOOL, dw);
+	return strategy_static(L, dw);
 }
 
 static struct tir *cond_1x1(struct lower *L)
@@ -354,7 +344,7 @@ static struct tir *cond_1x1(struct lower *L)
 	/* the blocked GEMM needs constant channels and pixels (a batch may vary) */
 	for (int i = 1; i < x->shape.rank; i++)
 		ok &= dim_is_const(x->shape.d[i]);
-	return tir_typed_int(L->b, DTYPE_BOOL, ok);
+	return strategy_static(L, ok);
 }
 
 /* Depthwise: output channel c reads input channel c only. */
@@ -646,7 +636,7 @@ static struct tir *cond_im2col(struct lower *L)
 
 	for (int i = 1; i < w->shape.rank; i++)
 		rows *= w->shape.d[i].c;
-	return tir_typed_int(L->b, DTYPE_BOOL, rows >= IM2COL_MIN_ROWS &&
+	return strategy_static(L, rows >= IM2COL_MIN_ROWS &&
 			     group > 0 && w->shape.d[0].c / group >= IM2COL_MIN_CHANNELS);
 }
 

@@ -40,21 +40,7 @@ void c_print_kernel(const struct kernel *k, const struct tir_dialect *d, struct 
 	}
 	for (int i = 0; i < k->n_variants; i++)
 		print_func(k->variants[i].func, d, sb);
-	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
-		  k->name);
-	for (int i = 0; i < k->n_variants; i++) {
-		const struct kernel_variant *v = &k->variants[i];
-
-		if (v->cond) {
-			sb_puts(sb, "\tif (");
-			tir_print_expr(v->cond, d, sb);
-			sb_printf(sb, ") {\n\t\t%s(bufs, syms, threads);\n\t\treturn;\n\t}\n",
-				  v->func->name);
-		} else {
-			sb_printf(sb, "\t%s(bufs, syms, threads);\n", v->func->name);
-		}
-	}
-	sb_puts(sb, "}\n");
+	kernel_dispatcher(k, d, sb);
 }
 
 void c_parallel_dialect(struct arena *a, int64_t nt, struct tir_dialect *d)

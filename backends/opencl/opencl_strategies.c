@@ -90,12 +90,6 @@ static void unflatten(struct lower *L, const struct shape *s, struct tir *flat, 
 	}
 }
 
-/* A compile-time boolean for a strategy condition. */
-static struct tir *cond_static(struct lower *L, bool v)
-{
-	return tir_typed_int(L->b, DTYPE_BOOL, v);
-}
-
 /* ---- the register tile of a matrix product ---- */
 
 /*
@@ -368,19 +362,9 @@ static struct tir *cond_ge(struct lower *L, struct tir *x, int64_t v)
 	return tir_bin(L->b, BIN_GE, x, tir_int(L->b, v));
 }
 
-/* x && y, folding a half known at compile time */
-static struct tir *cond_and(struct lower *L, struct tir *x, struct tir *y)
-{
-	if (x->kind == TIR_INT)
-		return x->i ? y : x;
-	if (y->kind == TIR_INT)
-		return y->i ? x : y;
-	return tir_bin(L->b, BIN_LAND, x, y);
-}
-
 static struct tir *cond_matmul_4xn(struct lower *L)
 {
-	return cond_and(L, cond_ge(L, matmul_dim(L, 'M'), MM_TM), cond_ge(L, matmul_dim(L, 'N'), 8));
+	return strategy_and(L, cond_ge(L, matmul_dim(L, 'M'), MM_TM), cond_ge(L, matmul_dim(L, 'N'), 8));
 }
 
 static struct tir *cond_matmul_1xn(struct lower *L)
@@ -497,13 +481,13 @@ static struct tir *cond_gemm_dot(struct lower *L)
 
 	gemm_attrs(L, &g);
 	if (!g.tb || g.ta)
-		return cond_static(L, false);
+		return strategy_static(L, false);
 	return k;
 }
 
 static struct tir *cond_gemm_4xn(struct lower *L)
 {
-	return cond_and(L, cond_ge(L, gemm_dim(L, 'M'), MM_TM), cond_ge(L, gemm_dim(L, 'N'), 8));
+	return strategy_and(L, cond_ge(L, gemm_dim(L, 'M'), MM_TM), cond_ge(L, gemm_dim(L, 'N'), 8));
 }
 
 static struct tir *cond_gemm_1xn(struct lower *L)
@@ -823,7 +807,7 @@ static struct tir *cond_conv_1x1(struct lower *L)
 
 	for (int i = 2; i < w->shape.rank; i++)
 		ok &= w->shape.d[i].c == 1;
-	return cond_static(L, ok);
+	return strategy_static(L, ok);
 }
 
 static struct tir *cond_conv_dw(struct lower *L)
@@ -831,13 +815,13 @@ static struct tir *cond_conv_dw(struct lower *L)
 	const struct value *x = lower_in(L, 0), *w = lower_in(L, 1);
 	int64_t group = node_attr_int(L->n, "group", 1);
 
-	return cond_static(L, conv_2d(L) && group > 1 && x->shape.d[1].c == group &&
+	return strategy_static(L, conv_2d(L) && group > 1 && x->shape.d[1].c == group &&
 			   w->shape.d[0].c == group && w->shape.d[1].c == 1);
 }
 
 static struct tir *cond_conv_tile(struct lower *L)
 {
-	return cond_static(L, conv_2d(L));
+	return strategy_static(L, conv_2d(L));
 }
 
 static const struct strategy_impl conv_1x1[] = { { "conv.tile_1x1", 20, lower_conv_1x1 } };

@@ -902,21 +902,7 @@ static int print_kernel(struct graph *g, const struct kernel *k, int device, str
 	for (int i = 0; i < k->n_variants; i++)
 		if (print_func(g, k, k->variants[i].func, device, sb) < 0)
 			return -1;
-	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
-		  k->name);
-	for (int i = 0; i < k->n_variants; i++) {
-		const struct kernel_variant *v = &k->variants[i];
-
-		if (v->cond) {
-			sb_puts(sb, "\tif (");
-			tir_print_expr(v->cond, &tir_dialect_c, sb);
-			sb_printf(sb, ") {\n\t\t%s(bufs, syms, threads);\n\t\treturn;\n\t}\n",
-				  v->func->name);
-		} else {
-			sb_printf(sb, "\t%s(bufs, syms, threads);\n", v->func->name);
-		}
-	}
-	sb_puts(sb, "}\n");
+	kernel_dispatcher(k, &tir_dialect_c, sb);	/* host C */
 	return 0;
 }
 

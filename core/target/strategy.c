@@ -131,3 +131,17 @@ int strategy_lower(struct graph *g, const struct op_strategy *s, struct node *n,
 	vec_free(&scratch.slots);
 	return rc;
 }
+
+struct tir *strategy_static(struct lower *L, bool v)
+{
+	return tir_typed_int(L->b, DTYPE_BOOL, v);
+}
+
+struct tir *strategy_and(struct lower *L, struct tir *x, struct tir *y)
+{
+	if (x->kind == TIR_INT)
+		return x->i ? y : x;
+	if (y->kind == TIR_INT)
+		return y->i ? x : y;
+	return tir_bin(L->b, BIN_LAND, x, y);
+}

@@ -46,6 +46,11 @@ struct op_strategy {
 	int n_specs;
 };
 
+/* A condition decided at compile time (static shapes and attributes). */
+struct tir *strategy_static(struct lower *L, bool v);
+/* x && y, folded when either half is decided at compile time. */
+struct tir *strategy_and(struct lower *L, struct tir *x, struct tir *y);
+
 /* The strategy of op on a target kind, or NULL (then the op's own lowering). */
 const struct op_strategy *strategy_find(const struct target_kind *k, enum op op);
 

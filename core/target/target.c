@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../ops/ops.h"
+#include "../tir/tir_print.h"
 #include "strategy.h"
 
 const struct target_kind *target_kind_find(const struct target_kind *const *kinds, int n,
@@ -146,4 +147,23 @@ void kernel_comment(const struct kernel *k, struct strbuf *sb)
 		sb_printf(sb, "%s%s if %s", i ? "," : " -", k->variants[i].impl,
 			  k->variants[i].cond ? k->variants[i].cond_text : "always");
 	sb_puts(sb, " */\n");
+}
+
+void kernel_dispatcher(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
+{
+	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
+		  k->name);
+	for (int i = 0; i < k->n_variants; i++) {
+		const struct kernel_variant *v = &k->variants[i];
+
+		if (v->cond) {
+			sb_puts(sb, "\tif (");
+			tir_print_expr(v->cond, d, sb);
+			sb_printf(sb, ") {\n\t\t%s(bufs, syms, threads);\n\t\treturn;\n\t}\n",
+				  v->func->name);
+		} else {
+			sb_printf(sb, "\t%s(bufs, syms, threads);\n", v->func->name);
+		}
+	}
+	sb_puts(sb, "}\n");
 }

@@ -149,5 +149,12 @@ int target_lower_generic(struct graph *g, const struct target *t, struct partiti
  * from and, with strategies, each variant and its condition.
  */
 void kernel_comment(const struct kernel *k, struct strbuf *sb);
+/*
+ * Appends the C dispatcher of a kernel with variants: a function named
+ * k->name with the executor's ABI that calls the first variant whose
+ * condition holds (printed in dialect d), the last one else.
+ */
+struct tir_dialect;
+void kernel_dispatcher(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb);
 
 #endif
