@@ -369,20 +369,16 @@ static int lower_conv_depthwise(struct lower *L)
 	wi[0] = oi[1];
 	wi[1] = tir_int(b, 0);
 	for (int i = 0; i < w.r; i++) {
-		struct tir *p = tir_bin(b, BIN_SUB, tir_add(b, tir_mul(b, oi[i + 2], tir_int(b, w.s[i])),
-						   tir_mul(b, ki[i], tir_int(b, w.d[i]))),
-					tir_int(b, w.pb[i]));
-
-		p = tir_let(b, "p", p);
-		cond = lower_inside(b, cond, p, w.in[i]);
-		xi[i + 2] = p;
+		xi[i + 2] = lower_window_pos(L, &w, i, oi[i + 2], ki[i], &cond);
 		wi[i + 2] = ki[i];
 	}
-	tir_if(b, cond);
+	if (cond)
+		tir_if(b, cond);
 	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, tir_load(b, L->in[0],
 				lower_offset(L, &x->shape, xi)),
 				tir_load(b, L->in[1], lower_offset(L, &wt->shape, wi)))));
-	tir_end(b);
+	if (cond)
+		tir_end(b);
 	lower_end_loops(L, w.r);
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, oi), acc);
 	lower_end_loops(L, y->shape.rank);
@@ -523,16 +519,9 @@ static void im2col_copy(struct lower *L, const struct im2col *ic, const struct w
 	xi[0] = ic->n;
 	xi[1] = c;
 	for (int i = 0; i < w->r; i++) {
-		struct tir *p;
-
 		oi[i] = tir_loop(b, tir_int(b, w->out[i]));
 		pix = tir_add(b, tir_mul(b, pix, tir_int(b, w->out[i])), oi[i]);
-		p = tir_add(b, tir_mul(b, oi[i], tir_int(b, w->s[i])),
-			    tir_mul(b, ki[i], tir_int(b, w->d[i])));
-		p = tir_let(b, "p", tir_bin(b, BIN_SUB, p, tir_int(b, w->pb[i])));
-		if (w->pb[i] || w->pe[i] || w->s[i] * (w->out[i] - 1) + (w->k[i] - 1) * w->d[i] >= w->in[i])
-			cond = lower_inside(b, cond, p, w->in[i]);
-		xi[i + 2] = p;
+		xi[i + 2] = lower_window_pos(L, w, i, oi[i], ki[i], &cond);
 	}
 	if (cond) {
 		tir_store(b, ic->col, tir_add(b, row, pix),

@@ -183,5 +183,12 @@ int window_plan(struct graph *g, struct node *n, const struct shape *x, const in
 		bool ceil_mode, struct window *w);
 /* cond && 0 <= pos < ext (cond may be NULL). */
 struct tir *lower_inside(struct tir_builder *b, struct tir *cond, struct tir *pos, int64_t ext);
+/*
+ * The input position of spatial dim i for output index o and window index
+ * k (o * stride + k * dilation - pad begin) as a local; *cond (NULL: none
+ * yet) gains its bounds check unless no window of the dim leaves the input.
+ */
+struct tir *lower_window_pos(struct lower *L, const struct window *w, int i, struct tir *o,
+			     struct tir *k, struct tir **cond);
 
 #endif

@@ -90,15 +90,7 @@ int lower_conv(struct lower *L)
 	wi[0] = oi[1];
 	wi[1] = ic;
 	for (int i = 0; i < w.r; i++) {
-		struct tir *p = tir_add(b, tir_mul(b, oi[i + 2], tir_int(b, w.s[i])),
-					tir_mul(b, ki[i], tir_int(b, w.d[i])));
-
-		p = tir_bin(b, BIN_SUB, p, tir_int(b, w.pb[i]));
-		if (w.pb[i] || w.pe[i] || w.s[i] * (w.out[i] - 1) + (w.k[i] - 1) * w.d[i] >= w.in[i]) {
-			p = tir_let(b, "p", p);
-			cond = lower_inside(b, cond, p, w.in[i]);
-		}
-		xi[i + 2] = p;
+		xi[i + 2] = lower_window_pos(L, &w, i, oi[i + 2], ki[i], &cond);
 		wi[i + 2] = ki[i];
 	}
 	if (cond)
@@ -188,20 +180,15 @@ int lower_pool(struct lower *L)
 		ki[i] = tir_loop(b, tir_int(b, w.k[i]));
 	xi[0] = oi[0];
 	xi[1] = oi[1];
-	for (int i = 0; i < w.r; i++) {
-		struct tir *p = tir_bin(b, BIN_SUB, tir_add(b, tir_mul(b, oi[i + 2], tir_int(b, w.s[i])),
-						   tir_mul(b, ki[i], tir_int(b, w.d[i]))),
-					tir_int(b, w.pb[i]));
-
-		p = tir_let(b, "p", p);
-		cond = lower_inside(b, cond, p, w.in[i]);
-		xi[i + 2] = p;
-	}
-	tir_if(b, cond);
+	for (int i = 0; i < w.r; i++)
+		xi[i + 2] = lower_window_pos(L, &w, i, oi[i + 2], ki[i], &cond);
+	if (cond)
+		tir_if(b, cond);
 	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
 	tir_assign(b, acc, is_max ? tir_bin(b, BIN_MAX, acc, v) : tir_add(b, acc, v));
 	tir_assign(b, cnt, tir_add(b, cnt, tir_int(b, 1)));
-	tir_end(b);
+	if (cond)
+		tir_end(b);
 	lower_end_loops(L, w.r);
 	if (is_max)
 		v = acc;

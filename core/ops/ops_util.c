@@ -333,6 +333,19 @@ int window_plan(struct graph *g, struct node *n, const struct shape *x,
 	return 0;
 }
 
+struct tir *lower_window_pos(struct lower *L, const struct window *w, int i, struct tir *o,
+			     struct tir *k, struct tir **cond)
+{
+	struct tir_builder *b = L->b;
+	struct tir *p = tir_add(b, tir_mul(b, o, tir_int(b, w->s[i])),
+				tir_mul(b, k, tir_int(b, w->d[i])));
+
+	p = tir_let(b, "p", tir_bin(b, BIN_SUB, p, tir_int(b, w->pb[i])));
+	if (w->pb[i] || w->pe[i] || w->s[i] * (w->out[i] - 1) + (w->k[i] - 1) * w->d[i] >= w->in[i])
+		*cond = lower_inside(b, *cond, p, w->in[i]);
+	return p;
+}
+
 bool window_unit_stride_no_pad(const struct node *n)
 {
 	const int64_t *v;
