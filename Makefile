@@ -22,7 +22,7 @@ EMBED  := $(RTSRC) $(wildcard patterns/*.pat)
 UNIT   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*_test.c))
 LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 
-.PHONY: all deps test test-asan demo bench install clean regen
+.PHONY: all deps test test-asan demo bench bench-collage install clean regen
 
 all: $(BUILD)/collagec
 
@@ -75,6 +75,9 @@ demo: $(BUILD)/collagec
 
 bench: $(BUILD)/collagec
 	@BUILD=$(BUILD) sh tests/bench.sh
+
+bench-collage: $(BUILD)/collagec
+	@BUILD=$(BUILD) python3 tests/bench_collage.py
 
 install: $(BUILD)/collagec
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

@@ -6,11 +6,29 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "../core/collage/collage.h"
 
 #include "../backends/backends.h"
 
 enum { OPT_SHAPE = 256, OPT_DUMP, OPT_DEPFILE, OPT_JSON, OPT_CC, OPT_OPT, OPT_KEEP, OPT_SEARCH,
-       OPT_TARGET, OPT_PATTERNS };
+       OPT_TARGET, OPT_PATTERNS, OPT_MAX_DEPTH, OPT_ESTIMATOR, OPT_CACHE, OPT_NO_CACHE,
+       OPT_THREADS, OPT_PROGRESS };
+
+/* A whole number in [lo, hi] for option name; -1 after a usage error. */
+static int int_arg(const char *name, const char *arg, int lo, int hi)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (!*arg || *end || v < lo || v > hi) {
+		cli_error(2, "compile: %s takes a whole number from %d to %d, not '%s'", name, lo,
+			  hi, arg);
+		return -1;
+	}
+	return (int)v;
+}
 
 int cmd_compile(int argc, char **argv)
 {
@@ -26,6 +44,13 @@ int cmd_compile(int argc, char **argv)
 		{ "cc", required_argument, NULL, OPT_CC },
 		{ "opt", required_argument, NULL, OPT_OPT },
 		{ "keep-temps", no_argument, NULL, OPT_KEEP },
+		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+		{ "estimator", required_argument, NULL, OPT_ESTIMATOR },
+		{ "cache", required_argument, NULL, OPT_CACHE },
+		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
@@ -36,20 +61,29 @@ int cmd_compile(int argc, char **argv)
 	VEC(const char *) shapes = { 0 };
 	VEC(const char *) pats = { 0 };
 	int c, rc, verbose = 0;
-	bool quiet = false;
+	bool quiet = false, progress = false;
 
 	if (cli_wants_help(argc, argv, "compile"))
 		return 0;
 	o.kinds = backend_registry;
 	o.n_kinds = backend_registry_count;
-	o.targets = "c";
-	o.search = "none";
+	o.targets = NULL;		/* every available kind */
+	o.search = "collage";
+	o.max_depth = COLLAGE_DEFAULT_MAX_DEPTH;
+	o.estimator = "measure";
+	o.mock_costs = getenv("COLLAGEC_MOCK_COSTS");
+	if (getenv("COLLAGEC_MEASURE_TIMEOUT"))
+		o.measure_timeout = atof(getenv("COLLAGEC_MEASURE_TIMEOUT"));
+	o.threads = 1;
+	o.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (o.jobs < 1)
+		o.jobs = 1;
 	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
 	o.cflags = getenv("COLLAGEC_CFLAGS") && *getenv("COLLAGEC_CFLAGS")
 		? getenv("COLLAGEC_CFLAGS") : "-O2";
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:qv", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:j:qv", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.out = optarg; break;
 		case OPT_TARGET: o.targets = optarg; break;
@@ -62,6 +96,22 @@ int cmd_compile(int argc, char **argv)
 		case OPT_CC: o.cc = optarg; break;
 		case OPT_OPT: o.cflags = optarg; break;
 		case OPT_KEEP: o.keep_temps = true; break;
+		case OPT_MAX_DEPTH:
+			if ((o.max_depth = int_arg("--max-depth", optarg, 1, 64)) < 0)
+				goto usage;
+			break;
+		case OPT_ESTIMATOR: o.estimator = optarg; break;
+		case OPT_CACHE: o.cache = optarg; break;
+		case OPT_NO_CACHE: o.no_cache = true; break;
+		case OPT_THREADS:
+			if ((o.threads = int_arg("--threads", optarg, 1, 1024)) < 0)
+				goto usage;
+			break;
+		case 'j':
+			if ((o.jobs = int_arg("-j", optarg, 1, 1024)) < 0)
+				goto usage;
+			break;
+		case OPT_PROGRESS: progress = true; break;
 		case 'q': quiet = true; break;
 		case 'v': verbose++; break;
 		default:
@@ -77,12 +127,18 @@ int cmd_compile(int argc, char **argv)
 		cli_usage("compile", stderr);
 		return cli_error(2, "compile: expected one MODEL.onnx and -o OUT.so");
 	}
-	if (strcmp(o.search, "none")) {
-		vec_free(&shapes);
-		vec_free(&pats);
-		return cli_error(2, "compile: --search '%s' is not available yet (only 'none')",
-				 o.search);
+	if (strcmp(o.search, "collage") && strcmp(o.search, "greedy") && strcmp(o.search, "none")) {
+		cli_error(2, "compile: unknown --search '%s' (collage, greedy or none)", o.search);
+		goto usage;
 	}
+	if (strcmp(o.estimator, "measure") && strcmp(o.estimator, "analytic") &&
+	    strcmp(o.estimator, "mock")) {
+		cli_error(2, "compile: unknown --estimator '%s' (measure, analytic or mock)",
+			  o.estimator);
+		goto usage;
+	}
+	/* a progress bar on a terminal, or when asked; never with -q */
+	o.progress = !quiet && (progress || isatty(2));
 	o.model = argv[optind];
 	o.shapes = shapes.v;
 	o.n_shapes = shapes.n;
@@ -97,9 +153,18 @@ int cmd_compile(int argc, char **argv)
 			"(peak live %lld), weights %lld bytes\n", o.model, st.seconds, st.n_kernels,
 			(long long)st.arena_bytes, (long long)st.peak_bytes,
 			(long long)st.weights_bytes);
+	if (rc == 0 && verbose && strcmp(o.search, "none"))
+		fprintf(stderr, "collagec: search %s: %d candidates, %d distinct, %d measured, "
+			"%d from the cost cache, %.2f s\n", o.search, st.candidates, st.unique,
+			strcmp(o.search, "collage") || strcmp(o.estimator, "measure") ? 0
+			: st.estimated, st.cache_hits, st.search_seconds);
 	rc = rc == 0 ? 0 : (int)(ctx.status ? ctx.status : STATUS_MODEL);
 	ctx_release(&ctx);
 	vec_free(&shapes);
 	vec_free(&pats);
 	return rc;
+usage:
+	vec_free(&shapes);
+	vec_free(&pats);
+	return 2;
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../backends/backends.h"
-#include "../core/collage/pattern.h"
+#include "../core/collage/collage.h"
 
 enum { OPT_PATTERNS = 256 };
 
@@ -79,6 +79,8 @@ int cmd_targets(int argc, char **argv)
 				printf("  rule:     %s.%s = %s  (%s:%d)\n", pr->target, pr->name,
 				       pr->text, pr->file, pr->line);
 		}
+		printf("  search:   %s\n", rule_str(&ctx.arena, rule_default(&ctx.arena, k, &set,
+							COLLAGE_DEFAULT_MAX_DEPTH)));
 		for (const struct target_option *o = k->options; o && o->name; o++)
 			printf("  option:   -%s=N  %s (%lld..%lld, default %lld)\n", o->name, o->help,
 			       (long long)o->min, (long long)o->max, (long long)o->def);

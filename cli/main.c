@@ -8,7 +8,10 @@
 
 const struct command commands[] = {
 	{ "compile", cmd_compile, "compile an ONNX model into a shared object + metadata",
-	  "collagec compile MODEL.onnx -o OUT.so [--target LIST] [--search none]\n"
+	  "collagec compile MODEL.onnx -o OUT.so [--target LIST]\n"
+	  "                 [--search collage|greedy|none] [--max-depth N]\n"
+	  "                 [--estimator measure|analytic|mock] [--cache PATH|--no-cache]\n"
+	  "                 [--threads N] [-j N] [--progress]\n"
 	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--dump-ir DIR]\n"
 	  "                 [--depfile FILE]"
 	  " [--json FILE] [--cc CC] [--opt FLAGS] [--keep-temps] [-q] [-v]" },

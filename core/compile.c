@@ -138,10 +138,29 @@ int compile_bind_shapes(struct graph *g, const char *const *shapes, int n)
 
 /* ---- targets and partitions ---- */
 
+/* Every available kind, c last: the default target list. */
+static const char *default_targets(struct collagec_ctx *ctx, const struct compile_options *o)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *r;
+
+	for (int i = 0; i < o->n_kinds; i++) {
+		const struct target_kind *k = o->kinds[i];
+
+		if (strcmp(k->name, "c") && (!k->unavailable || !k->unavailable()))
+			sb_printf(&sb, "%s,", k->name);
+	}
+	sb_puts(&sb, "c");
+	r = arena_strdup(&ctx->arena, sb_str(&sb));
+	sb_release(&sb);
+	return r;
+}
+
 static int parse_targets(struct collagec_ctx *ctx, const struct compile_options *o,
 			 struct target ***out, int *n_out)
 {
-	char *list = arena_strdup(&ctx->arena, o->targets ? o->targets : "c"), *save, *tok;
+	char *list = arena_strdup(&ctx->arena, o->targets ? o->targets : default_targets(ctx, o));
+	char *save, *tok;
 	struct target **ts = arena_alloc(&ctx->arena, sizeof(*ts) * 16);
 	int n = 0;
 
@@ -199,8 +218,7 @@ static void add_output_copies(struct graph *g)
 	}
 }
 
-static int lower_partitions(struct graph *g, struct partition *parts, int np,
-			    struct model_sources *ms)
+int compile_lower(struct graph *g, struct partition *parts, int np, struct model_sources *ms)
 {
 	for (int i = 0; i < np; i++) {
 		struct partition *p = &parts[i];
@@ -224,6 +242,49 @@ static int lower_partitions(struct graph *g, struct partition *parts, int np,
 			return -1;
 	}
 	return 0;
+}
+
+/*
+ * Phase 1-4 (or the "none" placement): the estimator and the cost cache live
+ * only as long as the search.
+ */
+static int partition(struct collagec_ctx *ctx, struct graph *g, const struct compile_options *o,
+		     struct target **ts, int nt, const struct pattern_set *ps,
+		     struct partition **parts, int *np, struct collage_stats *cs)
+{
+	struct collage_options co = { 0 };
+	struct cost_cache *cache = NULL;
+	int rc;
+
+	if (!strcmp(o->search, "none"))
+		return collage_place_none(g, ts, nt, ps, parts, np);
+	co.search = o->search;
+	co.max_depth = o->max_depth;
+	co.threads = o->threads > 0 ? o->threads : 1;
+	co.dump_dir = o->dump_dir;
+	if (!strcmp(o->search, "collage")) {
+		const char *est = o->estimator ? o->estimator : "measure";
+
+		if (strcmp(est, "mock") && !o->no_cache &&
+		    cost_cache_open(ctx, o->cache, &cache) < 0)
+			return -1;
+		if (!strcmp(est, "mock")) {
+			co.estimator = cost_mock_new(ctx, o->mock_costs);
+		} else if (!strcmp(est, "analytic")) {
+			co.estimator = cost_analytic_new(ctx, o, cache);
+		} else if (!strcmp(est, "measure")) {
+			co.cache = cache;
+			co.estimator = cost_measure_new(ctx, o, cache);
+		} else {
+			BUG("estimator '%s'", est);
+		}
+	}
+	rc = collage_partition(g, ts, nt, ps, &co, parts, np, cs);
+	if (co.estimator)
+		co.estimator->free(co.estimator);
+	if (cache)
+		cost_cache_close(cache);
+	return rc;
 }
 
 static int dump_tir(struct graph *g, const char *dir, struct partition *parts, int np)
@@ -313,6 +374,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	char *meta = NULL;
 	const char *json = o->json ? o->json : json_path(ctx, o->out);
 	struct link_options lo;
+	struct collage_stats cs = { 0 };
 	int nt, np = 0, rc = -1;
 
 	ctx->model_path = o->model;
@@ -331,13 +393,14 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		goto out;
 	stage(ctx, "passes", &t);
 	add_output_copies(g);
-	if (collage_place_none(g, targets, nt, &patterns, &parts, &np) < 0)
+	if (partition(ctx, g, o, targets, nt, &patterns, &parts, &np, &cs) < 0)
 		goto out;
-	if (lower_partitions(g, parts, np, &ms) < 0)
+	stage(ctx, "partition", &t);
+	if (compile_lower(g, parts, np, &ms) < 0)
 		goto out;
 	if (o->dump_dir && dump_tir(g, o->dump_dir, parts, np) < 0)
 		goto out;
-	stage(ctx, "partition and lower", &t);
+	stage(ctx, "lower", &t);
 	if (emit_plan(g, parts, np, &ep) < 0)
 		goto out;
 	lo.cc = o->cc ? o->cc : "cc";
@@ -346,7 +409,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		sb_printf(&ldlibs, "%s%s", i ? " " : "", ms.ldlibs.v[i]);
 	lo.ldlibs = sb_str(&ldlibs);
 	lo.keep = o->keep_temps;
-	meta = metadata_json(g, o, &lo, targets, nt, parts, np, &ep);
+	meta = metadata_json(g, o, &lo, targets, nt, parts, np, &ep, &cs);
 	if (!meta)
 		goto out;
 	emit_model_c(g, &ep, &ms, meta, &model_c);
@@ -368,6 +431,11 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (stats) {
 		stats->seconds = time_now() - t0;
 		stats->n_partitions = np;
+		stats->candidates = cs.candidates;
+		stats->unique = cs.unique;
+		stats->estimated = cs.estimated;
+		stats->cache_hits = cs.cache_hits;
+		stats->search_seconds = cs.seconds;
 		stats->n_kernels = ep.steps.n;
 		stats->arena_bytes = ep.arena_bytes;
 		stats->peak_bytes = ep.peak_bytes;

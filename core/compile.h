@@ -17,7 +17,16 @@ struct compile_options {
 	const char *out;		/* OUT.so */
 	const char *json;		/* OUT.json; NULL = OUT with .so replaced */
 	const char *targets;		/* comma list of target strings */
-	const char *search;		/* "none" (more modes come with the partitioner) */
+	const char *search;		/* "collage", "greedy" or "none" */
+	int max_depth;			/* --max-depth: candidates' longest chain */
+	const char *estimator;		/* "measure", "analytic" or "mock" */
+	const char *mock_costs;		/* the mock estimator's weights ("c=3,blas=1") */
+	const char *cache;		/* --cache PATH; NULL = the default file */
+	bool no_cache;			/* --no-cache */
+	int threads;			/* threads costs are measured with (>= 1) */
+	int jobs;			/* parallel C compiler runs while measuring */
+	bool progress;			/* a progress bar while measuring (on a terminal) */
+	double measure_timeout;		/* seconds a bench model may run; 0 = 120 */
 	const char *dump_dir;		/* --dump-ir */
 	const char *depfile;		/* --depfile */
 	const char *const *shapes;	/* --shape NAME=DIMS */
@@ -33,6 +42,8 @@ struct compile_options {
 
 struct compile_stats {
 	double seconds;
+	int candidates, unique, estimated, cache_hits;
+	double search_seconds;
 	int n_partitions, n_kernels;
 	int64_t arena_bytes, peak_bytes, weights_bytes;
 };
@@ -40,6 +51,14 @@ struct compile_stats {
 /* 0, or -1 after diagnostics (ctx->status says which exit status). */
 int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		     struct compile_stats *stats);
+
+/*
+ * Lowers each partition through its target's hooks (relay_to_tir or the
+ * generic lowering, then tir_to_runtime, or relay_to_runtime) into ms.
+ * 0 or -1.
+ */
+struct model_sources;
+int compile_lower(struct graph *g, struct partition *parts, int np, struct model_sources *ms);
 
 /* Applies --shape bindings to the graph inputs. 0 or -1 (usage error). */
 int compile_bind_shapes(struct graph *g, const char *const *shapes, int n);

@@ -58,7 +58,7 @@ available() {
 compile() {
 	_m=$1 _t=$2 _o=$3
 	shift 3
-	"$C" compile "$_m" -o "$_o" --target "$_t" "$@" >"$T/out" 2>"$T/err" ||
+	"$C" compile --search none "$_m" -o "$_o" --target "$_t" "$@" >"$T/out" 2>"$T/err" ||
 		bad "compile $(basename "$_m") --target $_t: $(head -n 1 "$T/err")"
 }
 # run SO DIR [ARGS...]: runs SO, outputs as .npy under DIR
@@ -171,7 +171,7 @@ if y[:3].tolist() != [0, 0, 0] or not np.isclose(y[3], 4, rtol=1e-5): print(y.to
 	verdict lapack/symbolic-batch
 
 	# lapack alone cannot run the Add: exit 1 naming the node
-	"$C" compile "$M/det_two.onnx" -o "$L/alone.so" --target lapack >"$T/out" 2>"$T/err"
+	"$C" compile --search none "$M/det_two.onnx" -o "$L/alone.so" --target lapack >"$T/out" 2>"$T/err"
 	st=$?
 	[ $st -eq 1 ] || bad "exit $st, expected 1"
 	grep -q "add0.*no target in the list supports this op" "$T/err" ||
@@ -288,7 +288,7 @@ else
 
 	# blas alone cannot run an Add that widens the MatMul's result: exit 1
 	# naming it; the Relu between two MatMuls it fuses into the first
-	"$C" compile "$B/models/epi_mm_widen/model.onnx" -o "$B/alone.so" --target blas \
+	"$C" compile --search none "$B/models/epi_mm_widen/model.onnx" -o "$B/alone.so" --target blas \
 		>"$T/out" 2>"$T/err"
 	st=$?
 	[ $st -eq 1 ] || bad "exit $st, expected 1"
@@ -305,7 +305,7 @@ else
 	# a user rule (--patterns) fuses the Neg no built-in rule takes
 	d=$B/models/epi_mm_neg
 	printf 'target blas\nmm_neg = Neg(MatMul(*, *))\n' >"$B/user.pat"
-	"$C" compile "$d/model.onnx" -o "$B/user.so" --target blas,c --patterns "$B/user.pat" \
+	"$C" compile --search none "$d/model.onnx" -o "$B/user.so" --target blas,c --patterns "$B/user.pat" \
 		>"$T/out" 2>"$T/err" || bad "compile: $(head -n 1 "$T/err")"
 	[ -n "$why" ] || run "$B/user.so" "$B/user.out" --input "a=$d/in/a.npy"
 	[ -n "$why" ] || blas_same "$d/ref" "$B/user.out" "user rule vs numpy"
@@ -424,7 +424,7 @@ print(" ".join(sorted(set(p["rule"] + "@" + p["target"] for p in ps
 	verdict opencl/builds-without-warnings
 
 	# a device that is not there: exit 4 at compile time
-	"$C" compile "$OM/act_chain.onnx" -o "$O/dev9.so" --target "opencl -device=9,c" \
+	"$C" compile --search none "$OM/act_chain.onnx" -o "$O/dev9.so" --target "opencl -device=9,c" \
 		>"$T/out" 2>"$T/err"
 	st=$?
 	[ $st -eq 4 ] || bad "exit $st, expected 4"
@@ -438,7 +438,7 @@ print(" ".join(sorted(set(p["rule"] + "@" + p["target"] for p in ps
 	OCL_ICD_VENDORS=$O/no-icd "$C" targets >"$T/out" 2>&1
 	grep -q "status:   unavailable: no OpenCL platform found" "$T/out" ||
 		bad "targets: $(grep -A1 '^opencl' "$T/out" | tail -n 1)"
-	OCL_ICD_VENDORS=$O/no-icd "$C" compile "$OM/act_chain.onnx" -o "$O/noicd.so" \
+	OCL_ICD_VENDORS=$O/no-icd "$C" compile --search none "$OM/act_chain.onnx" -o "$O/noicd.so" \
 		--target opencl,c >"$T/out" 2>"$T/err"
 	st=$?
 	[ $st -eq 4 ] || bad "compile: exit $st, expected 4"

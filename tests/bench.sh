@@ -1,7 +1,9 @@
 #!/bin/sh
 # bench.sh - make bench: collagec next to ONNX Runtime on the five reference
 # models, same machine, same run, same thread count (THREADS, default 1),
-# compiled for TARGET (default c; e.g. TARGET=blas,c make bench). Each side is measured
+# compiled for TARGET (default c; e.g. TARGET=blas,c make bench) with SEARCH (default
+# none: each target in order takes what its rules give it; SEARCH=collage measures;
+# make bench-collage compares the searches). Each side is measured
 # REPEAT times (collagec bench / tools/ort.py bench, RUNS runs each); the
 # table shows the median of the medians, the spread (min..max of the
 # medians) and the ratio collagec / ONNX Runtime. ONNX Runtime is optional
@@ -10,18 +12,20 @@ COLLAGEC=${BUILD:-build}/collagec
 D=${BUILD:-build}/models
 THREADS=${THREADS:-1}
 TARGET=${TARGET:-c}
+SEARCH=${SEARCH:-none}
 REPEAT=${REPEAT:-3}
 RUNS=${RUNS:-20}
 mkdir -p "$D"
 /usr/bin/python3 testdata/gen_models.py "$D" || exit 1
 have_ort=0
 python3 -c "import onnxruntime" 2>/dev/null && have_ort=1
-echo "target $TARGET, $THREADS thread(s), $REPEAT x $RUNS runs per side"
+echo "target $TARGET, search $SEARCH, $THREADS thread(s), $REPEAT x $RUNS runs per side"
 printf '%-12s %10s %18s %12s %18s %8s %10s\n' model compile_s collagec_ms spread ort_ms \
 	spread ratio
 for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
 	t0=$(date +%s.%N)
-	"$COLLAGEC" compile "$D/$m.onnx" -o "$D/$m.so" --target "$TARGET" || continue
+	"$COLLAGEC" compile "$D/$m.onnx" -o "$D/$m.so" --target "$TARGET" --search "$SEARCH" \
+		--threads "$THREADS" || continue
 	t1=$(date +%s.%N)
 	c=""
 	o=""

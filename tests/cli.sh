@@ -139,7 +139,7 @@ usage_case() {
 	name=$1 text=$2
 	shift 2
 	fresh "$U"
-	x "$C" compile "$@"
+	x "$C" compile --search none --target c "$@"
 	status_is 2; out_empty; err_has "$text"; dir_is "$U" ""; tmp_clean
 	verdict "compile/usage/$name"
 }
@@ -164,12 +164,18 @@ usage_case shape-fixed-dim "--shape 'x=2,4': dimension 1 of 'x' is fixed at 3" "
 	-o "$U/OUT.so" --shape x=2,4
 usage_case unknown-target "unknown target kind 'bogus' (known: c" "$GOOD" -o "$U/OUT.so" \
 	--target bogus
-usage_case search-greedy "compile: --search 'greedy' is not available yet (only 'none')" \
-	"$GOOD" -o "$U/OUT.so" --search greedy
+usage_case search-unknown "compile: unknown --search 'best' (collage, greedy or none)" \
+	"$GOOD" -o "$U/OUT.so" --search best
+usage_case estimator-unknown "compile: unknown --estimator 'guess' (measure, analytic or mock)" \
+	"$GOOD" -o "$U/OUT.so" --search collage --estimator guess
+usage_case max-depth-zero "compile: --max-depth takes a whole number from 1 to 64, not '0'" \
+	"$GOOD" -o "$U/OUT.so" --max-depth 0
+usage_case threads-word "compile: --threads takes a whole number from 1 to 1024, not 'two'" \
+	"$GOOD" -o "$U/OUT.so" --threads two
 
 # a model file that is not there: bad input (1), the message names the path
 fresh "$U"
-x "$C" compile "$M/nonexistent.onnx" -o "$U/OUT.so"
+x "$C" compile --search none --target c "$M/nonexistent.onnx" -o "$U/OUT.so"
 status_is 1; out_empty
 err_has "collagec: error: $M/nonexistent.onnx: cannot read: No such file or directory"
 dir_is "$U" ""; tmp_clean
@@ -190,7 +196,7 @@ for e in "$ROOT"/testdata/bad/*.expect; do
 	elif [ -z "$want_st" ]; then
 		bad "$e: first line is not '# status N'"
 	else
-		x "$C" compile "$M/$name.onnx" -o "$D/OUT.so"
+		x "$C" compile --search none --target c "$M/$name.onnx" -o "$D/OUT.so"
 		[ "$st" = "$want_st" ] || bad "exit status $st, expected $want_st"
 		if ! cmp -s "$T/want" "$T/err"; then
 			bad "stderr differs from $name.expect: $(diff "$T/want" "$T/err" |
@@ -215,11 +221,11 @@ verdict bad-model/every-model-has-expect
 G1=$T/good1 G2=$T/good2
 fresh "$G1"
 fresh "$G2"
-x "$C" compile "$GOOD" -o "$G1/OUT.so"
+x "$C" compile --search none --target c "$GOOD" -o "$G1/OUT.so"
 status_is 0; out_empty; err_empty; dir_is "$G1" "OUT.json OUT.so"; tmp_clean
 verdict compile/good-is-quiet
 
-x "$C" compile "$GOOD" -o "$G2/OUT.so"
+x "$C" compile --search none --target c "$GOOD" -o "$G2/OUT.so"
 status_is 0
 cmp -s "$G1/OUT.so" "$G2/OUT.so" || bad "the two OUT.so differ"
 cmp -s "$G1/OUT.json" "$G2/OUT.json" || bad "the two OUT.json differ"
@@ -227,7 +233,7 @@ verdict compile/reproducible
 
 G3=$T/good3
 fresh "$G3"
-x "$C" compile "$GOOD" -o "$G3/model.so" --json "$G3/meta.json"
+x "$C" compile --search none --target c "$GOOD" -o "$G3/model.so" --json "$G3/meta.json"
 status_is 0; err_empty; dir_is "$G3" "meta.json model.so"
 cmp -s "$G1/OUT.json" "$G3/meta.json" || bad "--json wrote other metadata than OUT.json"
 verdict compile/json-option
@@ -235,7 +241,7 @@ verdict compile/json-option
 # --depfile: a Make rule for the .so and .json on the model
 G4=$T/good4
 fresh "$G4"
-x "$C" compile "$GOOD" -o "$G4/OUT.so" --depfile "$G4/OUT.d"
+x "$C" compile --search none --target c "$GOOD" -o "$G4/OUT.so" --depfile "$G4/OUT.d"
 status_is 0; err_empty; dir_is "$G4" "OUT.d OUT.json OUT.so"
 printf '%s %s: \\\n %s\n' "$G4/OUT.so" "$G4/OUT.json" "$GOOD" >"$T/want"
 cmp -s "$T/want" "$G4/OUT.d" || bad "depfile is '$(tr '\n' '|' <"$G4/OUT.d")'"
@@ -245,7 +251,7 @@ verdict compile/depfile
 # names the ONNX nodes (span comments)
 G5=$T/good5
 fresh "$G5"
-x "$C" compile "$GOOD" -o "$G5/OUT.so" --dump-ir "$G5/ir"
+x "$C" compile --search none --target c "$GOOD" -o "$G5/OUT.so" --dump-ir "$G5/ir"
 status_is 0; err_empty
 files=$(ls "$G5/ir" 2>/dev/null)
 [ -f "$G5/ir/00-import.ir" ] || bad "no 00-import.ir (got: $(echo $files))"
@@ -271,7 +277,7 @@ verdict compile/dump-ir
 
 E=$T/ext
 fresh "$E"
-x "$C" compile "$M/ext/ext.onnx" -o "$E/OUT.so" --depfile "$E/OUT.d"
+x "$C" compile --search none --target c "$M/ext/ext.onnx" -o "$E/OUT.so" --depfile "$E/OUT.d"
 status_is 0; out_empty; err_empty; tmp_clean
 verdict external-data/compile
 
@@ -370,7 +376,7 @@ verdict run/check-missing-expected-fails
 
 # file names come from output names ('/' -> '_'); --check must find them
 fresh "$R/slash"
-x "$C" compile "$M/good/slash.onnx" -o "$R/slash/OUT.so"
+x "$C" compile --search none --target c "$M/good/slash.onnx" -o "$R/slash/OUT.so"
 status_is 0
 x "$C" run "$R/slash/OUT.so" --output-dir "$R/slash/out"
 status_is 0
@@ -585,7 +591,7 @@ verdict patterns/targets-lists-user-rules
 # a syntax error: FILE:LINE:COL, the line and a caret; exit 2, nothing written
 printf 'target blas\nmm_act = Relu(MatMul(*, *)\nother = Tanh(*)\n' >"$P/open.pat"
 fresh "$P/out"
-x "$C" compile "$GOOD" -o "$P/out/m.so" --patterns "$P/open.pat"
+x "$C" compile --search none --target c "$GOOD" -o "$P/out/m.so" --patterns "$P/open.pat"
 status_is 2; out_empty
 printf "collagec: error: %s:2:14: '(' is not closed (found 'other' at line 3)\n%s\n%s\n" \
 	"$P/open.pat" "    mm_act = Relu(MatMul(*, *)" "                 ^" >"$T/want"
@@ -599,13 +605,13 @@ for c in "Conv(*, *)[grup == 1]|2:16: Conv has no attribute 'grup'" \
 	 "Sigmoidd(*)|2:5: unknown op 'Sigmoidd'; did you mean 'Sigmoid'?" \
 	 "Relu(\$act)|2:11: no 'let act' above"; do
 	printf 'target c\nx = %s\n' "${c%%|*}" >"$P/one.pat"
-	x "$C" compile "$GOOD" -o "$P/out/m.so" --patterns "$P/one.pat"
+	x "$C" compile --search none --target c "$GOOD" -o "$P/out/m.so" --patterns "$P/one.pat"
 	status_is 2; err_has "$P/one.pat:${c#*|}"
 	dir_is "$P/out" ""
 	verdict "patterns/error-$(echo "${c%%|*}" | tr -c 'a-zA-Z0-9\n' '-' | cut -c1-24)"
 done
 
-x "$C" compile "$GOOD" -o "$P/out/m.so" --patterns "$P/missing.pat"
+x "$C" compile --search none --target c "$GOOD" -o "$P/out/m.so" --patterns "$P/missing.pat"
 status_is 2; err_has "collagec: error: --patterns '$P/missing.pat': No such file or directory"
 dir_is "$P/out" ""
 verdict patterns/missing-file
@@ -627,38 +633,38 @@ verdict patterns/conformance-checks-files-first
 
 F=$T/env
 fresh "$F"
-x env CC=/nonexistent "$C" compile "$GOOD" -o "$F/OUT.so"
+x env CC=/nonexistent "$C" compile --search none --target c "$GOOD" -o "$F/OUT.so"
 status_is 4; out_empty
 err_has "collagec: error: cannot run the C compiler '/nonexistent' (set CC)"
 dir_is "$F" ""; tmp_clean
 verdict env/cc-missing
 
 fresh "$F"
-x "$C" compile "$GOOD" -o "$F/OUT.so" --cc false
+x "$C" compile --search none --target c "$GOOD" -o "$F/OUT.so" --cc false
 status_is 4; out_empty; err_has "collagec: error: the C compiler failed (exit 1)"
 dir_is "$F" ""; tmp_clean
 verdict env/cc-fails
 
 fresh "$F"
-x "$C" compile "$GOOD" -o "$F/nodir/OUT.so"
+x "$C" compile --search none --target c "$GOOD" -o "$F/nodir/OUT.so"
 status_is 4; err_has "collagec: error: cannot write '$F/nodir/OUT.so'"
 dir_is "$F" ""; tmp_clean
 verdict env/output-dir-missing
 
 fresh "$F"
-x "$C" compile "$GOOD" -o "$F/OUT.so" --json "$F/nodir/OUT.json"
+x "$C" compile --search none --target c "$GOOD" -o "$F/OUT.so" --json "$F/nodir/OUT.json"
 status_is 4; err_has "collagec: error: cannot write '$F/nodir/OUT.json'"
 dir_is "$F" ""; tmp_clean
 verdict env/json-unwritable-leaves-nothing
 
 fresh "$F"
-x "$C" compile "$GOOD" -o "$F/OUT.so" --depfile "$F/nodir/OUT.d"
+x "$C" compile --search none --target c "$GOOD" -o "$F/OUT.so" --depfile "$F/nodir/OUT.d"
 status_is 4; err_has "collagec: error: cannot write '$F/nodir/OUT.d'"
 dir_is "$F" ""; tmp_clean
 verdict env/depfile-unwritable-leaves-nothing
 
 fresh "$F"
-x "$C" compile "$GOOD" -o "$F/OUT.so" --dump-ir "$F/nodir/ir"
+x "$C" compile --search none --target c "$GOOD" -o "$F/OUT.so" --dump-ir "$F/nodir/ir"
 status_is 4; err_has "collagec: error: cannot create '$F/nodir/ir'"
 dir_is "$F" ""; tmp_clean
 verdict env/dump-ir-unwritable

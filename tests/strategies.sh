@@ -47,7 +47,7 @@ expect() {
 
 # MatMul by a constant [32, 24], M symbolic: K = 32 is static, so "K > 16"
 # always holds and matmul.ijk is never needed; packed B lives in scratch
-"$COLLAGEC" compile "$T/matmul_sym.onnx" -o "$T/mm.so" --dump-ir "$T/ir" ||
+"$COLLAGEC" compile --search none --target c "$T/matmul_sym.onnx" -o "$T/mm.so" --dump-ir "$T/ir" ||
 	fail matmul/compile "exit $?"
 v=$(kernels "$T/mm.json")
 want="mm run-time matmul.packed if M >= 16 && K > 16,matmul.ikj if always scratch=1024|"
@@ -136,7 +136,7 @@ done
 
 # M and K symbolic: all three specializations at run time, no scratch (a
 # symbolic K gives matmul.packed no constant panel)
-"$COLLAGEC" compile "$T/matmul_kn.onnx" -o "$T/kn.so" || fail matmul-kn/compile "exit $?"
+"$COLLAGEC" compile --search none --target c "$T/matmul_kn.onnx" -o "$T/kn.so" || fail matmul-kn/compile "exit $?"
 v=$(kernels "$T/kn.json")
 want="mm run-time matmul.packed if M >= 16 && K > 16,matmul.ikj if K > 16,matmul.ijk \
 if always scratch=|"
@@ -155,7 +155,7 @@ for mk in 4_8:matmul.ijk 4_32:matmul.ikj 64_32:matmul.packed 19_40:matmul.packed
 done
 
 # a batch of B matrices: packed one at a time into one 32 x 32 scratch
-"$COLLAGEC" compile "$T/matmul_batched.onnx" -o "$T/bt.so" || fail matmul-batched/compile "exit $?"
+"$COLLAGEC" compile --search none --target c "$T/matmul_batched.onnx" -o "$T/bt.so" || fail matmul-batched/compile "exit $?"
 v=$(kernels "$T/bt.json")
 want="mm compile-time matmul.packed if always scratch=1024|"
 if [ "$v" = "$want" ]; then ok matmul-batched/metadata; else
@@ -163,7 +163,7 @@ if [ "$v" = "$want" ]; then ok matmul-batched/metadata; else
 expect btexp "$T/bt_y.npy"
 check matmul-batched/B=3 "$T/bt.so" "$T/btexp" "a=$T/bt_a.npy" "b=$T/bt_b.npy"
 
-"$COLLAGEC" compile "$T/conv_kinds.onnx" -o "$T/conv.so" || fail conv/compile "exit $?"
+"$COLLAGEC" compile --search none --target c "$T/conv_kinds.onnx" -o "$T/conv.so" || fail conv/compile "exit $?"
 v=$(kernels "$T/conv.json")
 want="depthwise compile-time conv.depthwise if always scratch=|pointwise compile-time conv.1x1 \
 if always scratch=|full3x3 compile-time conv.im2col if always scratch=2304|"
@@ -173,7 +173,7 @@ check conv/static "$T/conv.so" "$T/convexp" "x=$T/x.npy"
 
 # batch N symbolic: im2col per image (grouped; 1x1 with stride 2), direct for
 # 2 output channels; the scratch does not grow with N
-"$COLLAGEC" compile "$T/conv_sym.onnx" -o "$T/cs.so" || fail conv-sym/compile "exit $?"
+"$COLLAGEC" compile --search none --target c "$T/conv_sym.onnx" -o "$T/cs.so" || fail conv-sym/compile "exit $?"
 v=$(kernels "$T/cs.json")
 want="grouped compile-time conv.im2col if always scratch=7200|strided1x1 compile-time \
 conv.im2col if always scratch=200|two_out compile-time conv.direct if always scratch=|"

@@ -2,13 +2,63 @@
  * collage.h - partitioning: which nodes run on which target, as a list of
  * partitions in an order the executor can run them in.
  *
- *	struct partition *parts; int np;
- *	if (collage_place_none(g, targets, nt, &patterns, &parts, &np) < 0) ...
+ * Three searches:
+ *  - collage (the default): Collage's measured-cost search. Phase 1 gives
+ *    each target its partition rule (rules.h), phase 2 runs them into
+ *    candidates, phase 3 finds the cover of least total cost by Dijkstra
+ *    over covered node sets, phase 4 merges touching partitions of one
+ *    target and orders the partitions.
+ *  - greedy: each target in list order takes its largest candidates that
+ *    are still free (ONNX Runtime's placement), the rest goes on.
+ *  - none: each target in list order takes what its pattern rules and its
+ *    supports hook give it, one match or node at a time (none.c).
+ *
+ *	struct collage_options o = { .search = "collage", .max_depth = 4, .estimator = e };
+ *	struct partition *parts; int np; struct collage_stats st;
+ *	if (collage_partition(g, targets, nt, &patterns, &o, &parts, &np, &st) < 0) ...
  */
 #ifndef COLLAGEC_COLLAGE_H
 #define COLLAGEC_COLLAGE_H
 
+#include "../cost/cache.h"
+#include "../cost/cost.h"
 #include "pattern.h"
+#include "rules.h"
+
+/* Depth of the combined candidates when --max-depth is not given. */
+#define COLLAGE_DEFAULT_MAX_DEPTH 4
+
+struct collage_options {
+	const char *search;		/* "collage" or "greedy" */
+	int max_depth;			/* longest node chain in a candidate (0 = no limit) */
+	struct cost_estimator *estimator;	/* collage: required */
+	struct cost_cache *cache;	/* (optional) measured costs */
+	int threads;			/* what costs are measured with (the cache key) */
+	const char *dump_dir;		/* (optional) writes NN-candidates.txt there */
+	/* (optional) per target, its rule; NULL (or a NULL entry): rule_default() */
+	struct partition_rule *const *rules;
+};
+
+struct collage_stats {
+	int candidates;			/* made by the rules, all targets */
+	int unique;			/* structurally distinct ones */
+	int estimated;			/* handed to the estimator */
+	int cache_hits;			/* found in the cost cache */
+	int states;			/* search states popped */
+	double seconds;			/* the whole partitioning */
+	double measure_seconds;		/* of which estimating (building and timing) */
+	double total_cost;		/* the chosen cover's estimated seconds */
+};
+
+/*
+ * The collage or greedy search. Partitions (arena) come out in an order in
+ * which each one's inputs are made by earlier ones, with est_cost set (NAN
+ * for greedy). 0, or -1 after diagnostics (every node no target supports is
+ * reported).
+ */
+int collage_partition(struct graph *g, struct target **ts, int nt,
+		      const struct pattern_set *patterns, const struct collage_options *o,
+		      struct partition **out, int *n_out, struct collage_stats *st);
 
 /*
  * The "none" search (no costs): each target of the list, in order, takes

@@ -26,6 +26,7 @@ static void add_partition(struct placer *pl, const struct target *t, const char 
 	p.n_nodes = n;
 	p.nodes = arena_memdup(pl->g->arena, nodes, sizeof(int) * (size_t)n);
 	p.est_cost = NAN;
+	p.measured_cost = NAN;
 	for (int i = 0; i < n; i++) {
 		span_add(pl->g, &p.span, &pl->g->nodes.v[nodes[i]].span);
 		pl->owner[nodes[i]] = p.id;

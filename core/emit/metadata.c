@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../collage/collage.h"
 #include "../ops/ops.h"
 
 int sha256_file(const char *path, char out[65])
@@ -98,7 +99,7 @@ static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
 		cJSON_AddStringToObject(o, "rule", p->rule ? p->rule : "fused");
 		cJSON_AddItemToObject(o, "onnx_nodes", nodes_json(&p->span));
 		add_cost(o, "estimated_cost", p->est_cost);
-		add_cost(o, "measured_cost", NAN);
+		add_cost(o, "measured_cost", p->measured_cost);
 		for (int k = 0; k < p->kernels.n; k++) {
 			const struct kernel *kn = &p->kernels.v[k];
 			cJSON *kj = cJSON_CreateObject(), *vs = cJSON_CreateArray();
@@ -136,7 +137,8 @@ static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
 
 char *metadata_json(struct graph *g, const struct compile_options *o,
 		    const struct link_options *lo, struct target **targets, int nt,
-		    struct partition *parts, int np, const struct exec_plan *ep)
+		    struct partition *parts, int np, const struct exec_plan *ep,
+		    const struct collage_stats *cs)
 {
 	cJSON *root = cJSON_CreateObject(), *m, *c, *ts, *mem, *search, *at;
 	char sha[65] = "";
@@ -170,9 +172,29 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	for (int i = 0; i < g->syms.n; i++)
 		cJSON_AddNumberToObject(at, g->syms.v[i], 1);
 	search = cJSON_AddObjectToObject(root, "search");
-	cJSON_AddNumberToObject(search, "candidates", np);
-	cJSON_AddNumberToObject(search, "measured", 0);
-	cJSON_AddNumberToObject(search, "cache_hits", 0);
+	cJSON_AddStringToObject(search, "mode", o->search ? o->search : "none");
+	if (o->search && strcmp(o->search, "none")) {
+		const char *est = strcmp(o->search, "collage") ? "none"
+				  : o->estimator ? o->estimator : "measure";
+
+		cJSON_AddStringToObject(search, "estimator", est);
+		cJSON_AddNumberToObject(search, "max_depth", o->max_depth);
+		cJSON_AddNumberToObject(search, "threads", o->threads > 0 ? o->threads : 1);
+		cJSON_AddNumberToObject(search, "candidates", cs->candidates);
+		cJSON_AddNumberToObject(search, "distinct", cs->unique);
+		cJSON_AddNumberToObject(search, "measured",
+					!strcmp(est, "measure") ? cs->estimated : 0);
+		cJSON_AddNumberToObject(search, "cache_hits", cs->cache_hits);
+		/* what measuring took: 0 with a warm cache, so such builds stay identical */
+		cJSON_AddNumberToObject(search, "seconds",
+					!strcmp(est, "measure") ? cs->measure_seconds : 0);
+		add_cost(search, "estimated_total", strcmp(o->search, "collage") ? NAN
+						    : cs->total_cost);
+	} else {
+		cJSON_AddNumberToObject(search, "candidates", np);
+		cJSON_AddNumberToObject(search, "measured", 0);
+		cJSON_AddNumberToObject(search, "cache_hits", 0);
+	}
 	txt = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!txt) {

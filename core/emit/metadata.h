@@ -8,13 +8,15 @@
 #ifndef COLLAGEC_METADATA_H
 #define COLLAGEC_METADATA_H
 
+struct collage_stats;
 #include "../compile.h"
 #include "emit.h"
 
 /* Owned string (free), or NULL after a diagnostic. */
 char *metadata_json(struct graph *g, const struct compile_options *o,
 		    const struct link_options *lo, struct target **targets, int nt,
-		    struct partition *parts, int np, const struct exec_plan *ep);
+		    struct partition *parts, int np, const struct exec_plan *ep,
+		    const struct collage_stats *cs);
 
 /* Hex SHA-256 of a file into out[65]; -1 when unreadable. */
 int sha256_file(const char *path, char out[65]);

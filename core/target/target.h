@@ -59,6 +59,7 @@ struct partition {
 	const char *rule;		/* what placed it: "blas.dense_bias_act", "op" */
 	VEC(struct kernel) kernels;	/* filled by relay_to_tir */
 	double est_cost;		/* seconds; NAN = unknown */
+	double measured_cost;		/* seconds when measured (or from the cost cache); NAN else */
 };
 
 /*

@@ -1,0 +1,693 @@
+/*
+ * search.c - Collage phases 2 to 4 (collage.h): candidates from every
+ * target's rule, their costs (estimator and cost cache, each distinct
+ * structure once), Dijkstra over covered node sets, and the partitions of
+ * the cheapest cover. Also the greedy placement, which shares phases 2 and 4.
+ */
+#include "collage.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../compile.h"
+#include "../passes/passes.h"
+
+struct ints {
+	VEC(int);
+};
+
+struct cand {
+	struct subgraph *sg;
+	int t;				/* index into the target list */
+	const char *rule;
+	const char *key;		/* structure key (cost_item_key) */
+	double cost;			/* seconds, +inf, NAN */
+	bool cached;			/* cost came from the cost cache */
+};
+
+struct search {
+	struct graph *g;
+	struct dataflow df;
+	struct target **ts;
+	int nt;
+	const struct collage_options *o;
+	struct collage_stats *st;
+	VEC(struct cand) cands;
+	VEC(int) *at;			/* per index: candidates whose first node it is */
+	double *pen;			/* nt x nt transition seconds */
+	bool any_pen;
+};
+
+/* ---- phase 2: candidates ---- */
+
+static void gather(struct search *s, const struct pattern_set *ps)
+{
+	struct pattern_uses u;
+
+	pattern_uses_init(s->g, &u);
+	for (int t = 0; t < s->nt; t++) {
+		struct partition_rule *r = s->o->rules && s->o->rules[t] ? s->o->rules[t]
+					   : rule_default(s->df.arena, s->ts[t]->kind, ps,
+							  s->o->max_depth);
+		struct rule_candidates rc = { 0 };
+
+		rule_run(r, &s->df, s->ts[t], &u, &rc);
+		for (int i = 0; i < rc.n; i++) {
+			struct cand c = { rc.v[i].sg, t, rc.v[i].rule, NULL, NAN, false };
+
+			vec_push(&s->cands, c);
+		}
+		vec_free(&rc);
+	}
+	pattern_uses_release(&u);
+	s->st->candidates = s->cands.n;
+}
+
+/* Every node needs a candidate; all those without one are reported. */
+static int check_cover(struct search *s)
+{
+	struct indexset covered = indexset_new(s->df.arena, s->df.n);
+	int rc = 0;
+
+	for (int i = 0; i < s->cands.n; i++)
+		indexset_or_into(&covered, &s->cands.v[i].sg->inside);
+	for (int i = 0; i < s->df.n; i++)
+		if (!indexset_has(&covered, i)) {
+			struct node *n = &s->g->nodes.v[s->df.node[i]];
+
+			diag_error(s->g->ctx, "%s: no target in the list supports this op",
+				   node_loc(s->g, n));
+			rc = -1;
+		}
+	return rc;
+}
+
+/* ---- costs ---- */
+
+static struct cost_item item_of(const struct search *s, const struct cand *c)
+{
+	struct cost_item it = { &s->df, 1, { { c->sg, s->ts[c->t], c->rule } }, NAN };
+
+	return it;
+}
+
+static struct cost_key key_of(const struct search *s, const struct cand *c)
+{
+	struct cost_key k = { c->key, s->ts[c->t]->str, s->o->threads,
+			      cost_machine_fingerprint(s->g->ctx), COLLAGEC_VERSION };
+
+	return k;
+}
+
+/*
+ * Costs every candidate: one estimate per distinct structure, the cost
+ * cache first when there is one, new measurements stored back.
+ */
+static int estimate(struct search *s)
+{
+	struct cost_estimator *e = s->o->estimator;
+	struct strmap first = { 0 };
+	VEC(struct cost_item) items = { 0 };
+	VEC(int) owner = { 0 };
+	double t0;
+	int rc = 0;
+
+	for (int i = 0; i < s->cands.n; i++) {
+		struct cand *c = &s->cands.v[i];
+		struct cost_item it = item_of(s, c);
+		int j;
+
+		c->key = cost_item_key(s->df.arena, &it);
+		/* the key holds the target string: equal keys are equal candidates */
+		if ((j = strmap_get(&first, c->key)) >= 0)
+			continue;
+		strmap_put(&first, c->key, i);
+		s->st->unique++;
+		if (s->o->cache) {
+			struct cost_key k = key_of(s, c);
+			double sec;
+			int found = cost_cache_get(s->o->cache, &k, &sec);
+
+			if (found < 0) {
+				rc = -1;
+				goto out;
+			}
+			if (found) {
+				c->cost = sec;
+				c->cached = true;
+				s->st->cache_hits++;
+				continue;
+			}
+		}
+		vec_push(&items, it);
+		vec_push(&owner, i);
+	}
+	s->st->estimated = items.n;
+	t0 = time_now();
+	rc = items.n ? e->estimate(e, items.v, items.n) : 0;
+	s->st->measure_seconds = items.n ? time_now() - t0 : 0;
+	if (rc < 0) {
+		rc = -1;
+		goto out;
+	}
+	for (int k = 0; k < items.n; k++)
+		s->cands.v[owner.v[k]].cost = items.v[k].cost;
+	if (s->o->cache && items.n) {
+		if (cost_cache_begin(s->o->cache) < 0) {
+			rc = -1;
+			goto out;
+		}
+		for (int k = 0; k < items.n; k++) {
+			const struct cand *c = &s->cands.v[owner.v[k]];
+			struct cost_key key = key_of(s, c);
+
+			if (!isnan(c->cost) &&
+			    cost_cache_put(s->o->cache, &key, c->cost, c->sg->label) < 0)
+				rc = -1;
+		}
+		if (cost_cache_commit(s->o->cache) < 0)
+			rc = -1;
+	}
+	/* structural twins take the representative's cost */
+	for (int i = 0; i < s->cands.n; i++) {
+		struct cand *c = &s->cands.v[i];
+		int j = strmap_get(&first, c->key);
+
+		if (j != i) {
+			c->cost = s->cands.v[j].cost;
+			c->cached = s->cands.v[j].cached;
+		}
+	}
+out:
+	strmap_free(&first);
+	vec_free(&items);
+	vec_free(&owner);
+	return rc;
+}
+
+static int transitions(struct search *s)
+{
+	struct cost_estimator *e = s->o->estimator;
+
+	s->pen = arena_alloc(s->df.arena, sizeof(double) * (size_t)(s->nt * s->nt + 1));
+	if (e->transitions && s->nt > 1 && e->transitions(e, s->ts, s->nt, s->pen) < 0)
+		return -1;
+	for (int i = 0; i < s->nt * s->nt; i++) {
+		/* an unknown or impossible transition costs nothing extra */
+		if (!isfinite(s->pen[i]) || s->pen[i] < 0 || i / s->nt == i % s->nt)
+			s->pen[i] = 0;
+		if (s->pen[i] > 0)
+			s->any_pen = true;
+	}
+	return 0;
+}
+
+/*
+ * Unknown costs never reach a comparison: they rank after every known cost
+ * of the same size, earlier targets first.
+ */
+static void settle_unknown(struct search *s)
+{
+	double worst = 0;
+
+	for (int i = 0; i < s->cands.n; i++)
+		if (isfinite(s->cands.v[i].cost) && s->cands.v[i].cost > worst)
+			worst = s->cands.v[i].cost;
+	for (int i = 0; i < s->cands.n; i++) {
+		struct cand *c = &s->cands.v[i];
+
+		if (isnan(c->cost))
+			c->cost = (worst + 1) * indexset_count(&c->sg->inside) * (c->t + 1);
+	}
+}
+
+/* ---- phase 3: Dijkstra over covered sets ---- */
+
+/*
+ * A search state. With transition penalties the cost of what comes next
+ * depends on which target made each covered value that uncovered nodes
+ * still read (the frontier), so that is part of the state's identity: key
+ * holds covered in bits [0, n) and, for frontier node i on target t, bit
+ * n + i * nt + t. Without penalties key is covered.
+ */
+struct state {
+	struct indexset covered;
+	struct indexset key;
+	double cost;
+	int pred;			/* state, -1 for the start */
+	int cand;			/* how pred became this */
+	bool done;			/* popped: its cost is final */
+};
+
+struct heap_entry {
+	double cost;
+	int state;
+};
+
+struct dijkstra {
+	VEC(struct state) states;
+	VEC(struct heap_entry) heap;
+	struct indexset_table table;
+};
+
+static const struct indexset *state_key(const void *owner, int i)
+{
+	const struct dijkstra *d = owner;
+
+	return &d->states.v[i].key;
+}
+
+static bool before(const struct dijkstra *d, const struct heap_entry *a,
+		   const struct heap_entry *b)
+{
+	if (a->cost != b->cost)
+		return a->cost < b->cost;
+	return indexset_cmp(&d->states.v[a->state].key, &d->states.v[b->state].key) < 0;
+}
+
+static void heap_push(struct dijkstra *d, double cost, int state)
+{
+	struct heap_entry e = { cost, state };
+	int i;
+
+	vec_push(&d->heap, e);
+	for (i = d->heap.n - 1; i > 0;) {
+		int p = (i - 1) / 2;
+
+		if (!before(d, &d->heap.v[i], &d->heap.v[p]))
+			break;
+		e = d->heap.v[p];
+		d->heap.v[p] = d->heap.v[i];
+		d->heap.v[i] = e;
+		i = p;
+	}
+}
+
+static struct heap_entry heap_pop(struct dijkstra *d)
+{
+	struct heap_entry top = d->heap.v[0], e;
+	int i = 0;
+
+	d->heap.v[0] = d->heap.v[--d->heap.n];
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < d->heap.n && before(d, &d->heap.v[l], &d->heap.v[m]))
+			m = l;
+		if (r < d->heap.n && before(d, &d->heap.v[r], &d->heap.v[m]))
+			m = r;
+		if (m == i)
+			break;
+		e = d->heap.v[m];
+		d->heap.v[m] = d->heap.v[i];
+		d->heap.v[i] = e;
+		i = m;
+	}
+	return top;
+}
+
+/* The target that made covered frontier node p in a state's key; -1 if none. */
+static int maker(const struct search *s, const struct indexset *key, int p)
+{
+	int n = s->df.n;
+
+	for (int t = 0; t < s->nt; t++)
+		if (indexset_has(key, n + p * s->nt + t))
+			return t;
+	return -1;
+}
+
+/* Seconds of moving c's inputs from the targets that made them. */
+static double penalty(const struct search *s, const struct indexset *key, const struct cand *c)
+{
+	double p = 0;
+
+	if (!s->any_pen)
+		return 0;
+	indexset_for_each(in, &c->sg->input) {
+		int t = maker(s, key, in);
+
+		if (t >= 0)
+			p += s->pen[t * s->nt + c->t];
+	}
+	return p;
+}
+
+/* The key of the state after c is added to the state with key old. */
+static struct indexset next_key(const struct search *s, const struct indexset *old,
+				const struct indexset *cov, const struct cand *c)
+{
+	int n = s->df.n;
+	struct indexset k;
+
+	if (!s->any_pen)
+		return indexset_copy(s->df.arena, cov);
+	k = indexset_new(s->df.arena, n + n * s->nt);
+	indexset_for_each(i, cov) {
+		bool frontier = false;
+		int t;
+
+		for (int j = 0; j < s->df.n_out[i] && !frontier; j++)
+			frontier = !indexset_has(cov, s->df.out[i][j]);
+		indexset_add(&k, i);
+		if (!frontier)
+			continue;
+		t = indexset_has(&c->sg->inside, i) ? c->t : maker(s, old, i);
+		if (t < 0)
+			BUG("frontier node %d has no target", i);
+		indexset_add(&k, n + i * s->nt + t);
+	}
+	return k;
+}
+
+/* The winning candidates, in path order; -1 when no cover could be built. */
+static int dijkstra(struct search *s, struct ints *win)
+{
+	struct dijkstra d = { 0 };
+	struct state start = { indexset_new(s->df.arena, s->df.n), { 0, NULL }, 0, -1, -1, false };
+	int end = -1;
+
+	start.key = indexset_new(s->df.arena, s->any_pen ? s->df.n * (1 + s->nt) : s->df.n);
+	vec_push(&d.states, start);
+	indexset_table_add(&d.table, &start.key, 0, state_key, &d);
+	heap_push(&d, 0, 0);
+	while (d.heap.n) {
+		struct heap_entry top = heap_pop(&d);
+		struct state *cur = &d.states.v[top.state];
+		int next, sid = top.state;
+
+		if (cur->done || top.cost != cur->cost)
+			continue;	/* a stale entry: the state was improved since */
+		cur->done = true;
+		s->st->states++;
+		next = indexset_first_outside(&cur->covered);
+		if (next == s->df.n) {
+			end = sid;
+			break;
+		}
+		for (int k = 0; k < s->at[next].n; k++) {
+			const struct cand *c = &s->cands.v[s->at[next].v[k]];
+			struct indexset cov, key;
+			double cost;
+			int to;
+
+			if (!isfinite(c->cost) ||
+			    indexset_intersects(&c->sg->inside, &d.states.v[sid].covered))
+				continue;
+			cost = d.states.v[sid].cost + c->cost + penalty(s, &d.states.v[sid].key, c);
+			cov = indexset_or(s->df.arena, &d.states.v[sid].covered, &c->sg->inside);
+			key = next_key(s, &d.states.v[sid].key, &cov, c);
+			to = indexset_table_find(&d.table, &key, state_key, &d);
+			if (to < 0) {
+				struct state ns = { cov, key, cost, sid, s->at[next].v[k], false };
+
+				vec_push(&d.states, ns);
+				to = d.states.n - 1;
+				indexset_table_add(&d.table, &key, to, state_key, &d);
+			} else if (d.states.v[to].done || !(cost < d.states.v[to].cost)) {
+				continue;	/* ties keep the path found first */
+			} else {
+				d.states.v[to].cost = cost;
+				d.states.v[to].pred = sid;
+				d.states.v[to].cand = s->at[next].v[k];
+			}
+			heap_push(&d, cost, to);
+		}
+	}
+	if (end >= 0) {
+		s->st->total_cost = d.states.v[end].cost;
+		for (int x = end; d.states.v[x].pred >= 0; x = d.states.v[x].pred)
+			vec_push(win, d.states.v[x].cand);
+		for (int i = 0, j = win->n - 1; i < j; i++, j--) {
+			int t = win->v[i];
+
+			win->v[i] = win->v[j];
+			win->v[j] = t;
+		}
+	}
+	vec_free(&d.states);
+	vec_free(&d.heap);
+	indexset_table_free(&d.table);
+	return end >= 0 ? 0 : -1;
+}
+
+/* ---- greedy ---- */
+
+static const struct search *sort_search;
+
+static int cmp_larger(const void *a, const void *b)
+{
+	const struct cand *x = &sort_search->cands.v[*(const int *)a];
+	const struct cand *y = &sort_search->cands.v[*(const int *)b];
+	int nx = indexset_count(&x->sg->inside), ny = indexset_count(&y->sg->inside);
+
+	if (nx != ny)
+		return ny - nx;
+	return indexset_cmp(&x->sg->inside, &y->sg->inside);
+}
+
+static void greedy(struct search *s, struct ints *win)
+{
+	struct indexset taken = indexset_new(s->df.arena, s->df.n);
+	int *order = xmalloc(sizeof(int) * ((size_t)s->cands.n + 1));
+
+	for (int t = 0; t < s->nt; t++) {
+		int n = 0;
+
+		for (int i = 0; i < s->cands.n; i++)
+			if (s->cands.v[i].t == t)
+				order[n++] = i;
+		sort_search = s;
+		qsort(order, (size_t)n, sizeof(int), cmp_larger);
+		for (int k = 0; k < n; k++) {
+			const struct cand *c = &s->cands.v[order[k]];
+
+			if (indexset_intersects(&c->sg->inside, &taken))
+				continue;
+			indexset_or_into(&taken, &c->sg->inside);
+			vec_push(win, order[k]);
+		}
+	}
+	free(order);
+}
+
+/* ---- phase 4: partitions ---- */
+
+struct chosen {
+	struct subgraph *sg;
+	int t;
+	const char *rule;
+	double cost, measured;
+};
+
+struct chosens {
+	VEC(struct chosen);
+};
+
+/*
+ * Touching partitions of one target merge while their union stays convex,
+ * one pair at a time (each merge is checked against the current graph of
+ * partitions). Kinds with pattern rules lower one match per partition, so
+ * theirs stay apart.
+ */
+static void coalesce(struct search *s, struct chosens *ps)
+{
+	const struct subgraph_config convex = { 0, true, 0 };
+	bool changed = true;
+
+	while (changed) {
+		changed = false;
+		for (int i = 0; i < ps->n && !changed; i++)
+			for (int j = 0; j < ps->n && !changed; j++) {
+				struct chosen *a = &ps->v[i], *b = &ps->v[j];
+				struct subgraph *u;
+
+				if (i == j || a->t != b->t || s->ts[a->t]->kind->patterns ||
+				    !subgraph_touching(&s->df, a->sg, b->sg))
+					continue;
+				u = subgraph_union(&s->df, a->sg, b->sg);
+				if (!subgraph_valid(&s->df, u, &convex))
+					continue;
+				a->sg = u;
+				a->cost += b->cost;
+				a->measured += b->measured;
+				if (strcmp(a->rule, b->rule))
+					a->rule = arena_printf(s->df.arena, "%s+%s", a->rule,
+							       b->rule);
+				ps->v[j] = ps->v[--ps->n];
+				changed = true;
+			}
+	}
+}
+
+/* Orders partitions so each comes after those it reads (Kahn, lowest first node first). */
+static void order(struct search *s, struct chosens *ps, struct partition **out, int *n_out)
+{
+	int n = ps->n, *owner = arena_alloc(s->df.arena, sizeof(int) * ((size_t)s->df.n + 1));
+	int *deg = arena_alloc(s->df.arena, sizeof(int) * ((size_t)n + 1));
+	bool *placed = arena_alloc(s->df.arena, sizeof(bool) * ((size_t)n + 1));
+	struct partition *parts = arena_alloc(s->df.arena, sizeof(*parts) * ((size_t)n + 1));
+	struct graph *g = s->g;
+
+	for (int i = 0; i < n; i++)
+		indexset_for_each(x, &ps->v[i].sg->inside)
+			owner[x] = i;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (i != j && indexset_intersects(&ps->v[j].sg->output, &ps->v[i].sg->inside))
+				deg[i]++;
+	for (int k = 0; k < n; k++) {
+		int best = -1;
+		struct partition *p = &parts[k];
+		const struct chosen *c;
+
+		for (int i = 0; i < n; i++)
+			if (!placed[i] && deg[i] == 0 &&
+			    (best < 0 || ps->v[i].sg->first < ps->v[best].sg->first))
+				best = i;
+		if (best < 0)
+			BUG("the chosen partitions have a cycle");
+		placed[best] = true;
+		c = &ps->v[best];
+		for (int i = 0; i < n; i++)
+			if (!placed[i] && indexset_intersects(&c->sg->output, &ps->v[i].sg->inside))
+				deg[i]--;
+		p->id = k;
+		p->target = s->ts[c->t];
+		p->rule = c->rule;
+		p->est_cost = c->cost;
+		p->measured_cost = c->measured;
+		p->n_nodes = indexset_count(&c->sg->inside);
+		p->nodes = arena_alloc(g->arena, sizeof(int) * ((size_t)p->n_nodes + 1));
+		p->n_nodes = 0;
+		indexset_for_each(x, &c->sg->inside) {
+			p->nodes[p->n_nodes++] = s->df.node[x];
+			span_add(g, &p->span, &g->nodes.v[s->df.node[x]].span);
+		}
+	}
+	(void)owner;
+	*out = parts;
+	*n_out = n;
+}
+
+static void finalize(struct search *s, const struct ints *win, bool measured,
+		     struct partition **out, int *n_out)
+{
+	struct chosens ps = { 0 };
+
+	for (int i = 0; i < win->n; i++) {
+		const struct cand *c = &s->cands.v[win->v[i]];
+		struct chosen ch = { c->sg, c->t, c->rule, c->cost, measured ? c->cost : NAN };
+
+		vec_push(&ps, ch);
+	}
+	coalesce(s, &ps);
+	order(s, &ps, out, n_out);
+	vec_free(&ps);
+}
+
+/* ---- --dump-ir ---- */
+
+static int dump_candidates(struct search *s, const struct ints *win)
+{
+	struct strbuf sb = STRBUF_INIT;
+	bool *won = arena_alloc(s->df.arena, sizeof(bool) * ((size_t)s->cands.n + 1));
+	char *path = arena_printf(s->df.arena, "%s/%02d-candidates.txt", s->o->dump_dir,
+				  PASS_COUNT + 1);
+	int rc;
+
+	for (int i = 0; i < win->n; i++)
+		won[win->v[i]] = true;
+	sb_printf(&sb, "# %d candidates (%d distinct), search %s, estimator %s, max depth %d\n",
+		  s->cands.n, s->st->unique, s->o->search,
+		  s->o->estimator ? s->o->estimator->name : "none", s->o->max_depth);
+	for (int i = 0; i < s->cands.n; i++) {
+		const struct cand *c = &s->cands.v[i];
+
+		sb_printf(&sb, "%s%d %s %s %s depth %d kind %s", won[i] ? "*" : " ", i,
+			  s->ts[c->t]->str, c->rule, indexset_str(s->df.arena, &c->sg->inside),
+			  c->sg->depth, op_kind_name(c->sg->kind));
+		if (isnan(c->cost))
+			sb_puts(&sb, " cost unknown");
+		else if (isinf(c->cost))
+			sb_puts(&sb, " cost inf");
+		else
+			sb_printf(&sb, " cost %.9g%s", c->cost, c->cached ? " (cache)" : "");
+		sb_puts(&sb, " :");
+		indexset_for_each(x, &c->sg->inside) {
+			const struct node *n = &s->g->nodes.v[s->df.node[x]];
+
+			sb_printf(&sb, " %s(%s)", n->name, n->op_type);
+		}
+		sb_putc(&sb, '\n');
+	}
+	rc = file_write_atomic(path, sb_str(&sb), sb.len);
+	if (rc < 0)
+		diag_error_status(s->g->ctx, STATUS_ENV, "cannot write '%s': %s", path,
+				  strerror(errno));
+	sb_release(&sb);
+	return rc;
+}
+
+int collage_partition(struct graph *g, struct target **ts, int nt,
+		      const struct pattern_set *patterns, const struct collage_options *o,
+		      struct partition **out, int *n_out, struct collage_stats *st)
+{
+	struct search s = { .g = g, .ts = ts, .nt = nt, .o = o, .st = st };
+	struct ints win = { 0 };
+	double t0 = time_now();
+	bool collage = !strcmp(o->search, "collage");
+	int rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	dataflow_init(&s.df, g, g->arena);
+	gather(&s, patterns);
+	if (check_cover(&s) < 0)
+		goto out;
+	s.at = xmalloc(sizeof(*s.at) * ((size_t)s.df.n + 1));
+	memset(s.at, 0, sizeof(*s.at) * ((size_t)s.df.n + 1));
+	for (int i = 0; i < s.cands.n; i++)
+		vec_push(&s.at[s.cands.v[i].sg->first], i);
+	if (collage) {
+		if (!o->estimator)
+			BUG("the collage search needs an estimator");
+		if (estimate(&s) < 0)
+			goto out;
+		if (transitions(&s) < 0)
+			goto out;
+		settle_unknown(&s);
+		if (dijkstra(&s, &win) < 0) {
+			/* only candidates that cannot be built can leave a node uncovered */
+			for (int i = 0; i < s.df.n; i++) {
+				bool ok = false;
+
+				for (int k = 0; k < s.cands.n && !ok; k++)
+					ok = indexset_has(&s.cands.v[k].sg->inside, i) &&
+					     isfinite(s.cands.v[k].cost);
+				if (!ok)
+					diag_error(g->ctx, "%s: no candidate for this node could be "
+						   "built and run on any target",
+						   node_loc(g, &g->nodes.v[s.df.node[i]]));
+			}
+			if (!g->ctx->n_errors)
+				BUG("no cover found although every node has a candidate");
+			goto out;
+		}
+	} else {
+		greedy(&s, &win);
+	}
+	if (o->dump_dir && dump_candidates(&s, &win) < 0)
+		goto out;
+	finalize(&s, &win, collage && !strcmp(o->estimator->name, "measure"), out, n_out);
+	rc = 0;
+out:
+	if (s.at)
+		for (int i = 0; i < s.df.n; i++)
+			vec_free(&s.at[i]);
+	free(s.at);
+	vec_free(&s.cands);
+	vec_free(&win);
+	st->seconds = time_now() - t0;
+	return rc;
+}

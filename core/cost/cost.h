@@ -1,0 +1,91 @@
+/*
+ * cost.h - what a candidate partition costs: a double in seconds, +INFINITY
+ * when it cannot be built or run, NAN when unknown. Estimators fill in the
+ * costs of a list of candidates at once (so a measuring one can build and
+ * time many together); the search never compares a NAN.
+ *
+ *	struct cost_estimator *e = cost_mock_new(ctx, "c=3,blas=1");
+ *	e->estimate(e, g, items, n);	// items[i].cost set
+ *	e->free(e);
+ */
+#ifndef COLLAGEC_COST_H
+#define COLLAGEC_COST_H
+
+#include <math.h>
+
+#include "../collage/subgraph.h"
+#include "../target/target.h"
+
+/* One part of a measured item: a sub-graph placed on a target. */
+struct cost_part {
+	const struct subgraph *sg;
+	const struct target *target;
+	const char *rule;
+};
+
+/*
+ * What an estimator is asked: one candidate (n_parts 1), or a chain of
+ * parts on different targets run together (a transition probe). The cost
+ * is the time of all parts together.
+ */
+struct cost_item {
+	const struct dataflow *df;
+	int n_parts;
+	struct cost_part parts[2];
+	double cost;			/* out: seconds, +INFINITY, or NAN */
+};
+
+struct cost_estimator {
+	const char *name;		/* "measure", "analytic", "mock" */
+	/* Sets items[i].cost for every item. 0, or -1 after a diagnostic. */
+	int (*estimate)(struct cost_estimator *e, struct cost_item *items, int n);
+	/*
+	 * (optional) seconds added when a value crosses from one target to
+	 * another: pen[a * nt + b] for ts[a] -> ts[b], 0 on the diagonal and
+	 * where unknown. 0, or -1 after a diagnostic.
+	 */
+	int (*transitions)(struct cost_estimator *e, struct target *const *ts, int nt,
+			   double *pen);
+	void (*free)(struct cost_estimator *e);
+	struct collagec_ctx *ctx;
+	int n_estimated;		/* items estimated so far */
+	void *state;
+};
+
+/*
+ * The mock estimator for tests: a candidate of k nodes on target t costs
+ * w(t) * (1 + 0.9 + ... + 0.9^(k-1)), with w from spec "kind=w,kind=w"
+ * (kinds not named cost 1); no transition cost. Owned; e->free(e).
+ */
+struct cost_estimator *cost_mock_new(struct collagec_ctx *ctx, const char *spec);
+
+
+/*
+ * The structure of an item as text, what decides its cost and nothing else:
+ * its targets, and per inside node its op, attributes, output dtypes and
+ * shapes, where each input comes from (an inside node, a constant of a
+ * dtype and shape (small constants with their values), or the k-th outside
+ * value) and which outputs leave. Equal text = measured once.
+ */
+const char *cost_item_structure(struct arena *a, const struct cost_item *it);
+/* SHA-256 of cost_item_structure(), in hex (arena). */
+const char *cost_item_key(struct arena *a, const struct cost_item *it);
+
+/*
+ * The measuring estimator (measure.c): builds the items of each target into
+ * shared objects (one cc run for many, o->jobs at once), times them in a
+ * worker process with o->threads threads, and measures the transition
+ * between each pair of targets once (kept in cache when given). Owned.
+ */
+struct compile_options;
+struct cost_cache;
+struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx,
+					const struct compile_options *o, struct cost_cache *cache);
+/*
+ * The analytic estimator (analytic.c): FLOPs and bytes of each node against
+ * a per-target roofline measured once per machine (kept in the cost cache).
+ */
+struct cost_estimator *cost_analytic_new(struct collagec_ctx *ctx,
+					 const struct compile_options *o, struct cost_cache *cache);
+
+#endif

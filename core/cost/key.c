@@ -1,0 +1,134 @@
+/*
+ * key.c - the structure of a candidate, what identifies its measurement in
+ * the cost cache (cost.h).
+ */
+#include "cost.h"
+
+#include <openssl/evp.h>
+#include <string.h>
+
+static void print_attr(struct graph *g, const struct attr *a, struct strbuf *sb)
+{
+	sb_printf(sb, " %s=", a->name);
+	switch (a->kind) {
+	case ATTR_INT:
+		sb_printf(sb, "%lld", (long long)a->i);
+		break;
+	case ATTR_FLOAT:
+		sb_printf(sb, "%.9g", a->f);
+		break;
+	case ATTR_STRING:
+		sb_printf(sb, "\"%s\"", a->s);
+		break;
+	case ATTR_INTS:
+		for (int i = 0; i < a->n; i++)
+			sb_printf(sb, "%s%lld", i ? "," : "[", (long long)a->ints[i]);
+		sb_puts(sb, a->n ? "]" : "[]");
+		break;
+	case ATTR_FLOATS:
+		for (int i = 0; i < a->n; i++)
+			sb_printf(sb, "%s%.9g", i ? "," : "[", a->floats[i]);
+		sb_puts(sb, a->n ? "]" : "[]");
+		break;
+	case ATTR_STRINGS:
+		for (int i = 0; i < a->n; i++)
+			sb_printf(sb, "%s\"%s\"", i ? "," : "[", a->strs[i]);
+		sb_puts(sb, a->n ? "]" : "[]");
+		break;
+	case ATTR_TENSOR: {
+		const struct value *v = &g->values.v[a->tensor];
+
+		sb_printf(sb, "tensor:%s", dtype_name(v->dtype));
+		shape_print(g, &v->shape, sb);
+		break;
+	}
+	default:
+		sb_puts(sb, "graph");
+	}
+}
+
+/* A constant: dtype and shape, and its bytes when it is small. */
+static void print_const(struct graph *g, const struct value *v, struct strbuf *sb)
+{
+	sb_printf(sb, "const:%s", dtype_name(v->dtype));
+	shape_print(g, &v->shape, sb);
+	if (shape_is_static(&v->shape) && shape_numel_static(&v->shape) <= 64) {
+		size_t n = (size_t)shape_numel_static(&v->shape) * dtype_size(v->dtype);
+
+		sb_putc(sb, '=');
+		for (size_t i = 0; i < n; i++)
+			sb_printf(sb, "%02x", ((const unsigned char *)v->data)[i]);
+	}
+}
+
+const char *cost_item_structure(struct arena *a, const struct cost_item *it)
+{
+	const struct dataflow *df = it->df;
+	struct graph *g = df->g;
+	struct strbuf sb = STRBUF_INIT;
+	int *local = arena_alloc(a, sizeof(int) * ((size_t)g->values.n + 1));
+	int n_local = 0, n_outside = 0;
+	const char *r;
+
+	/* local[v]: 1 + k for the k-th inside node's output, -1 - m for outside value m */
+	for (int p = 0; p < it->n_parts; p++) {
+		const struct subgraph *sg = it->parts[p].sg;
+
+		sb_printf(&sb, "part %d on %s\n", p, it->parts[p].target->str);
+		indexset_for_each(i, &sg->inside) {
+			const struct node *n = &g->nodes.v[df->node[i]];
+
+			sb_printf(&sb, "  %s", n->op_type);
+			for (int j = 0; j < n->n_attrs; j++)
+				print_attr(g, &n->attrs[j], &sb);
+			sb_puts(&sb, " (");
+			for (int j = 0; j < n->n_in; j++) {
+				int v = n->in[j];
+
+				if (j)
+					sb_puts(&sb, ", ");
+				if (v < 0)
+					sb_putc(&sb, '-');
+				else if (local[v] > 0)
+					sb_printf(&sb, "%%%d", local[v] - 1);
+				else if (g->values.v[v].data)
+					print_const(g, &g->values.v[v], &sb);
+				else {
+					if (local[v] == 0)
+						local[v] = -1 - n_outside++;
+					sb_printf(&sb, "$%d:%s", -1 - local[v],
+						  dtype_name(g->values.v[v].dtype));
+					shape_print(g, &g->values.v[v].shape, &sb);
+				}
+			}
+			sb_puts(&sb, ") ->");
+			for (int j = 0; j < n->n_out; j++) {
+				const struct value *o = &g->values.v[n->out[j]];
+
+				local[n->out[j]] = 1 + n_local++;
+				sb_printf(&sb, " %%%d:%s", local[n->out[j]] - 1, dtype_name(o->dtype));
+				shape_print(g, &o->shape, &sb);
+			}
+			if (indexset_has(&sg->exit, i))
+				sb_puts(&sb, " exit");
+			sb_putc(&sb, '\n');
+		}
+	}
+	r = arena_strdup(a, sb_str(&sb));
+	sb_release(&sb);
+	return r;
+}
+
+const char *cost_item_key(struct arena *a, const struct cost_item *it)
+{
+	const char *s = cost_item_structure(a, it);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	char *hex;
+
+	EVP_Digest(s, strlen(s), md, &n, EVP_sha256(), NULL);
+	hex = arena_alloc(a, 2 * (size_t)n + 1);
+	for (unsigned int i = 0; i < n; i++)
+		sprintf(hex + 2 * i, "%02x", md[i]);
+	return hex;
+}

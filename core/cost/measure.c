@@ -1,0 +1,857 @@
+/*
+ * measure.c - the measuring estimator (cost.h): what a candidate costs is
+ * what its kernels take, built and run the way the final model will be.
+ *
+ * The items of one target go into one "bench model": a graph that holds a
+ * copy of each item's nodes side by side (an item's outside values become
+ * model inputs, what leaves it model outputs, constants are shared), one
+ * partition per part, lowered through the same hooks, planned, emitted and
+ * linked as any model (one cc run for many candidates; several bench
+ * models are built at once with -j). A worker process then loads it, feeds
+ * random inputs (integers 0, so indices stay in range; symbolic dims 1),
+ * runs it with per-kernel profiling on, warm-up then repeats, and reports
+ * per item the median over runs of the sum of its kernels' times. A bench
+ * model that fails to build, crashes, hangs or returns wrongly shaped
+ * outputs is split in halves and retried, down to single items, which then
+ * cost +inf; nothing of that reaches the user as an error.
+ *
+ * Transitions: for each ordered pair of targets that both run a MatMul
+ * alone, a probe runs MatMul -> MatMul with the two on the two targets, and
+ * each alone; what the chain costs beyond the two is the transition
+ * penalty (never below 0), kept in the cost cache like any cost.
+ */
+#include "cost.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../runtime/loader.h"
+#include "../collage/rules.h"
+#include "../compile.h"
+#include "../emit/emit.h"
+#include "cache.h"
+
+#define WORKER_TIMEOUT_S 120	/* a bench model's whole run, warm-up included */
+#define BATCH_MAX 48		/* items in one bench model */
+
+struct measure {
+	struct collagec_ctx *ctx;
+	const struct compile_options *o;
+	struct cost_cache *cache;
+	struct link_options lo;
+	int threads, jobs;
+	double timeout;			/* seconds a worker may take */
+	bool progress;
+	char *dir;			/* owned temp directory */
+	int n_built;			/* bench models built, for file names */
+	/* progress */
+	int done, total;
+	double t0;
+	/* transition penalties, nt x nt, filled on first use */
+	const struct target **tt;
+	double *pen;
+	int n_tt;
+};
+
+/* ---- the bench model ---- */
+
+struct batch {
+	struct cost_item **items;
+	int n;
+	char *so;			/* built shared object (owned), NULL before */
+	bool failed;			/* build failed */
+	pid_t pid;			/* building child */
+};
+
+struct batches {
+	VEC(struct batch *);
+};
+
+/* A value of the bench graph standing for v of the item's graph. */
+static int copy_value(struct graph *bg, struct graph *g, int v, const char *prefix)
+{
+	const struct value *src = &g->values.v[v];
+	int id = graph_add_value(bg, arena_printf(bg->arena, "%s%s", prefix, src->name));
+	struct value *dst = &bg->values.v[id];
+
+	dst->dtype = src->dtype;
+	dst->shape = src->shape;
+	dst->has_shape = src->has_shape;
+	dst->data = src->data;
+	return id;
+}
+
+/* Maps values of one source graph to the bench graph (constants shared). */
+struct vmap {
+	struct graph *g;		/* source */
+	int *to;			/* per source value: bench value + 1, 0 = none */
+};
+
+static int map_const(struct graph *bg, struct vmap *cm, int v)
+{
+	if (!cm->to[v])
+		cm->to[v] = 1 + copy_value(bg, cm->g, v, "");
+	return cm->to[v] - 1;
+}
+
+static struct vmap *const_map(struct graph *bg, struct vmap *maps, int *n_maps, struct graph *g)
+{
+	for (int i = 0; i < *n_maps; i++)
+		if (maps[i].g == g)
+			return &maps[i];
+	maps[*n_maps].g = g;
+	maps[*n_maps].to = arena_alloc(bg->arena, sizeof(int) * ((size_t)g->values.n + 1));
+	return &maps[(*n_maps)++];
+}
+
+/*
+ * Builds the bench graph of a batch: item i's parts become partitions with
+ * part_item[] = i. Outputs of an item are what its nodes make that its own
+ * nodes do not all read, or that were graph outputs.
+ */
+static struct graph *bench_graph(struct measure *m, struct batch *b, struct partition **parts,
+				 int *np, int **part_item)
+{
+	struct graph *bg = graph_new(m->ctx);
+	struct vmap maps[8];
+	int n_maps = 0, n_parts = 0;
+
+	for (int i = 0; i < b->n; i++)
+		n_parts += b->items[i]->n_parts;
+	*parts = arena_alloc(bg->arena, sizeof(**parts) * ((size_t)n_parts + 1));
+	*part_item = arena_alloc(bg->arena, sizeof(int) * ((size_t)n_parts + 1));
+	*np = 0;
+	for (int i = 0; i < b->n; i++) {
+		const struct cost_item *it = b->items[i];
+		struct graph *g = it->df->g;
+		struct vmap *cm = const_map(bg, maps, &n_maps, g);
+		int *local = arena_alloc(bg->arena, sizeof(int) * ((size_t)g->values.n + 1));
+		const char *prefix = arena_printf(bg->arena, "i%d.", i);
+		struct indexset all = indexset_new(bg->arena, it->df->n);
+
+		if (bg->syms.n == 0)
+			for (int s = 0; s < g->syms.n; s++)
+				vec_push(&bg->syms, g->syms.v[s]);
+		for (int p = 0; p < it->n_parts; p++)
+			indexset_or_into(&all, &it->parts[p].sg->inside);
+		for (int p = 0; p < it->n_parts; p++) {
+			const struct subgraph *sg = it->parts[p].sg;
+			struct partition *pt = &(*parts)[*np];
+
+			pt->id = *np;
+			pt->target = it->parts[p].target;
+			pt->rule = it->parts[p].rule;
+			pt->est_cost = pt->measured_cost = NAN;
+			pt->nodes = arena_alloc(bg->arena, sizeof(int) *
+						((size_t)indexset_count(&sg->inside) + 1));
+			(*part_item)[*np] = i;
+			indexset_for_each(x, &sg->inside) {
+				const struct node *n = &g->nodes.v[it->df->node[x]];
+				int in[64], out[64], ni;
+				struct node *nn;
+
+				if (n->n_in > 64 || n->n_out > 64)
+					BUG("node with %d inputs", n->n_in);
+				for (int j = 0; j < n->n_in; j++) {
+					int v = n->in[j];
+
+					if (v < 0)
+						in[j] = -1;
+					else if (local[v])
+						in[j] = local[v] - 1;
+					else if (g->values.v[v].data)
+						in[j] = map_const(bg, cm, v);
+					else {
+						local[v] = 1 + copy_value(bg, g, v, prefix);
+						bg->values.v[local[v] - 1].flags = VALUE_INPUT;
+						vec_push(&bg->inputs, local[v] - 1);
+						in[j] = local[v] - 1;
+					}
+				}
+				for (int j = 0; j < n->n_out; j++) {
+					local[n->out[j]] = 1 + copy_value(bg, g, n->out[j], prefix);
+					out[j] = local[n->out[j]] - 1;
+				}
+				ni = graph_add_node(bg, n->op, n->name, in, n->n_in, out, n->n_out);
+				nn = &bg->nodes.v[ni];
+				nn->op_type = n->op_type;
+				nn->onnx_index = n->onnx_index;
+				nn->span = n->span;
+				nn->n_attrs = n->n_attrs;
+				nn->attrs = n->n_attrs ? arena_memdup(bg->arena, n->attrs,
+							 sizeof(*n->attrs) * (size_t)n->n_attrs) : NULL;
+				for (int a = 0; a < n->n_attrs; a++)
+					if (nn->attrs[a].kind == ATTR_TENSOR)
+						nn->attrs[a].tensor = map_const(bg, cm, n->attrs[a].tensor);
+				for (int j = 0; j < bg->nodes.v[ni].n_out; j++)
+					bg->values.v[out[j]].producer = ni;
+				pt->nodes[pt->n_nodes++] = ni;
+			}
+			(*np)++;
+		}
+		/* what leaves the item: read by a node outside it, or a graph output */
+		indexset_for_each(x, &all) {
+			const struct node *n = &g->nodes.v[it->df->node[x]];
+
+			for (int j = 0; j < n->n_out; j++) {
+				int v = n->out[j];
+				bool leaves = (g->values.v[v].flags & VALUE_OUTPUT) != 0;
+
+				for (int k = 0; k < it->df->n_out[x] && !leaves; k++) {
+					int c = it->df->out[x][k];
+					const struct node *cn = &g->nodes.v[it->df->node[c]];
+
+					if (indexset_has(&all, c))
+						continue;
+					for (int q = 0; q < cn->n_in; q++)
+						leaves |= cn->in[q] == v;
+				}
+				if (leaves) {
+					bg->values.v[local[v] - 1].flags |= VALUE_OUTPUT;
+					vec_push(&bg->outputs, local[v] - 1);
+				}
+			}
+		}
+	}
+	return bg;
+}
+
+/* Diagnostics of a candidate's own failure go nowhere: it just costs +inf. */
+struct hush {
+	FILE *out;
+	struct strbuf *capture;
+	int n_errors;
+	enum ctx_status status;
+	struct strbuf sink;
+};
+
+static void hush_begin(struct collagec_ctx *ctx, struct hush *h)
+{
+	h->out = ctx->diag_out;
+	h->capture = ctx->capture;
+	h->n_errors = ctx->n_errors;
+	h->status = ctx->status;
+	h->sink = (struct strbuf)STRBUF_INIT;
+	ctx->diag_out = NULL;
+	ctx->capture = &h->sink;
+}
+
+static void hush_end(struct collagec_ctx *ctx, struct hush *h)
+{
+	ctx->diag_out = h->out;
+	ctx->capture = h->capture;
+	ctx->n_errors = h->n_errors;
+	ctx->status = h->status;
+	sb_release(&h->sink);
+}
+
+/*
+ * Lowers and emits the batch's model.c; items whose lowering fails are
+ * marked +inf and dropped from b first. 0, or -1 when nothing is left.
+ */
+static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
+		      struct exec_plan *ep, struct model_sources *ms)
+{
+	for (;;) {
+		struct partition *parts;
+		int np, *part_item, bad = -1, w = 0;
+		struct graph *bg;
+		struct hush h;
+
+		if (b->n == 0)
+			return -1;
+		bg = bench_graph(m, b, &parts, &np, &part_item);
+		hush_begin(m->ctx, &h);
+		for (int p = 0; p < np && bad < 0; p++)
+			if (compile_lower(bg, &parts[p], 1, ms) < 0)
+				bad = part_item[p];
+		if (bad < 0 && emit_plan(bg, parts, np, ep) < 0)
+			bad = b->n > 1 ? -2 : 0;
+		hush_end(m->ctx, &h);
+		if (bad == -1) {
+			emit_model_c(bg, ep, ms, "{}", src);
+			for (int p = 0; p < np; p++)
+				vec_free(&parts[p].kernels);
+			graph_free(bg);
+			return 0;
+		}
+		for (int p = 0; p < np; p++)
+			vec_free(&parts[p].kernels);
+		graph_free(bg);
+		exec_plan_release(ep);
+		memset(ep, 0, sizeof(*ep));
+		model_sources_release(ms);
+		memset(ms, 0, sizeof(*ms));
+		if (bad == -2)
+			return -1;	/* the plan failed: let the caller split */
+		b->items[bad]->cost = INFINITY;
+		for (int i = 0; i < b->n; i++)
+			if (i != bad)
+				b->items[w++] = b->items[i];
+		b->n = w;
+	}
+}
+
+/* Starts building b's shared object in a child process. */
+static void build_start(struct measure *m, struct batch *b)
+{
+	struct strbuf src = STRBUF_INIT, ldlibs = STRBUF_INIT;
+	struct exec_plan ep = { 0 };
+	struct model_sources ms = { { 0 }, STRBUF_INIT, { 0 }, { 0 }, { 0 } };
+
+	b->so = arena_printf(&m->ctx->arena, "%s/bench%d.so", m->dir, m->n_built++);
+	b->pid = -1;
+	if (emit_batch(m, b, &src, &ep, &ms) < 0) {
+		b->failed = true;
+		goto out;
+	}
+	for (int i = 0; i < ms.ldlibs.n; i++)
+		sb_printf(&ldlibs, "%s%s", i ? " " : "", ms.ldlibs.v[i]);
+	fflush(NULL);
+	b->pid = fork();
+	if (b->pid == 0) {
+		struct link_options lo = m->lo;
+		struct hush h;
+
+		lo.ldlibs = sb_str(&ldlibs);
+		hush_begin(m->ctx, &h);
+		_exit(emit_link(m->ctx, &lo, sb_str(&src), &ep, b->so) < 0 ? 1 : 0);
+	}
+	if (b->pid < 0)
+		b->failed = true;
+out:
+	exec_plan_release(&ep);
+	model_sources_release(&ms);
+	sb_release(&src);
+	sb_release(&ldlibs);
+}
+
+static void build_wait(struct batch *b)
+{
+	int st;
+
+	if (b->pid <= 0)
+		return;
+	while (waitpid(b->pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			b->failed = true;
+			break;
+		}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		b->failed = true;
+	b->pid = -1;
+}
+
+/* Builds every batch, m->jobs at a time. */
+static void build_all(struct measure *m, struct batch **bs, int n)
+{
+	int running = 0, next = 0;
+	VEC(struct batch *) live = { 0 };
+
+	while (next < n || running) {
+		while (next < n && running < m->jobs) {
+			build_start(m, bs[next]);
+			if (bs[next]->pid > 0) {
+				vec_push(&live, bs[next]);
+				running++;
+			}
+			next++;
+		}
+		if (running) {
+			/* wait for the oldest; builds take about as long as each other */
+			build_wait(live.v[0]);
+			memmove(live.v, live.v + 1, sizeof(*live.v) * (size_t)(live.n - 1));
+			live.n--;
+			running--;
+		}
+	}
+	vec_free(&live);
+}
+
+/* ---- the worker ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint32_t lcg(uint32_t *s)
+{
+	*s = *s * 1664525u + 1013904223u;
+	return *s >> 8;
+}
+
+/*
+ * In the worker: loads b->so, runs it, writes one double per item (seconds;
+ * -1 for an item whose outputs came back wrongly shaped) to fd. Exit status
+ * 0 on success.
+ */
+static int worker(struct measure *m, struct batch *b, const int *out_item, const int *part_item,
+		  int fd)
+{
+	struct model_lib lib;
+	collagec_model *mod;
+	char *err = NULL;
+	int ni, no, nk, runs = 0;
+	double *t, *per_run[64], *res, start;
+	uint32_t seed = 1;
+	enum { MAX_RUNS = 15 };
+
+	if (model_lib_load(&lib, b->so, &err) < 0 || lib.open(&mod) != COLLAGEC_OK)
+		return 1;
+	ni = lib.num_inputs(mod);
+	no = lib.num_outputs(mod);
+	for (int i = 0; i < ni; i++) {
+		collagec_tensor_info info;
+		int64_t dims[8], n = 1;
+		size_t es;
+		unsigned char *buf;
+
+		if (lib.input_info(mod, i, &info) != COLLAGEC_OK || info.rank > 8)
+			return 1;
+		for (int k = 0; k < info.rank; k++) {
+			dims[k] = info.dims[k] < 0 ? 1 : info.dims[k];
+			n *= dims[k];
+		}
+		/* room for the widest element: integers and bools stay 0 */
+		es = 8;
+		buf = calloc((size_t)(n ? n : 1), es);
+		if (!buf)
+			return 1;
+		if (info.dtype == COLLAGEC_FLOAT)
+			for (int64_t k = 0; k < n; k++)
+				((float *)buf)[k] = (float)(lcg(&seed) % 20001) / 10000.0f - 1.0f;
+		else if (info.dtype == COLLAGEC_DOUBLE)
+			for (int64_t k = 0; k < n; k++)
+				((double *)buf)[k] = (double)(lcg(&seed) % 20001) / 10000.0 - 1.0;
+		if (lib.set_input(mod, i, buf, dims, info.rank) != COLLAGEC_OK)
+			return 1;
+	}
+	lib.set_threads(mod, m->threads);
+	lib.set_profiling(mod, 1);
+	if (lib.run(mod) != COLLAGEC_OK)	/* warm-up */
+		return 1;
+	res = calloc((size_t)b->n + 1, sizeof(double));
+	for (int o = 0; o < no; o++) {
+		collagec_tensor_info info;
+		const void *data;
+		const int64_t *dims;
+		int rank;
+
+		if (lib.output_info(mod, o, &info) != COLLAGEC_OK ||
+		    lib.get_output(mod, o, &data, &dims, &rank) != COLLAGEC_OK)
+			return 1;
+		bool ok = rank == info.rank;
+
+		for (int k = 0; k < rank && ok; k++)
+			ok = dims[k] == (info.dims[k] < 0 ? 1 : info.dims[k]);
+		if (!ok)
+			res[out_item[o]] = -1;
+	}
+	nk = lib.num_kernels(mod);
+	for (int r = 0; r < MAX_RUNS; r++)
+		per_run[r] = calloc((size_t)b->n + 1, sizeof(double));
+	start = time_now();
+	while (runs < MAX_RUNS) {
+		double el;
+
+		if (lib.run(mod) != COLLAGEC_OK)
+			return 1;
+		for (int k = 0; k < nk; k++) {
+			collagec_kernel_info ki;
+
+			if (lib.get_kernel_info(mod, k, &ki) != COLLAGEC_OK || ki.time_ns < 0)
+				return 1;
+			per_run[runs][part_item[ki.partition]] += (double)ki.time_ns * 1e-9;
+		}
+		runs++;
+		el = time_now() - start;
+		if ((runs >= 5 && el > 0.5) || (runs >= 3 && el > 3.0))
+			break;
+	}
+	t = calloc((size_t)runs, sizeof(double));
+	for (int i = 0; i < b->n; i++) {
+		if (res[i] < 0)
+			continue;
+		for (int r = 0; r < runs; r++)
+			t[r] = per_run[r][i];
+		qsort(t, (size_t)runs, sizeof(double), cmp_double);
+		res[i] = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+	}
+	if (write(fd, res, sizeof(double) * (size_t)b->n) != (ssize_t)(sizeof(double) * (size_t)b->n))
+		return 1;
+	return 0;
+}
+
+/* Reads n bytes from fd within the deadline; false on EOF, error or timeout. */
+static bool read_all(int fd, void *buf, size_t n, double deadline)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		double left = deadline - time_now();
+		ssize_t r;
+
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+			return false;
+		r = read(fd, (char *)buf + got, n - got);
+		if (r <= 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			return false;
+		}
+		got += (size_t)r;
+	}
+	return true;
+}
+
+/* Runs the worker on a built batch; fills item costs. false when it failed as a whole. */
+static bool run_batch(struct measure *m, struct batch *b)
+{
+	struct partition *parts;
+	int np, *part_item, *out_item, fd[2], st;
+	struct graph *bg = bench_graph(m, b, &parts, &np, &part_item);
+	double *res = xmalloc(sizeof(double) * ((size_t)b->n + 1));
+	bool ok = false;
+	pid_t pid;
+
+	/* output o of the bench model belongs to the item whose prefix it has */
+	out_item = arena_alloc(bg->arena, sizeof(int) * ((size_t)bg->outputs.n + 1));
+	for (int o = 0; o < bg->outputs.n; o++)
+		out_item[o] = atoi(bg->values.v[bg->outputs.v[o]].name + 1);
+	graph_free(bg);
+	if (pipe(fd) < 0) {
+		free(res);
+		return false;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(fd[0]);
+		_exit(worker(m, b, out_item, part_item, fd[1]));
+	}
+	close(fd[1]);
+	if (pid > 0) {
+		ok = read_all(fd[0], res, sizeof(double) * (size_t)b->n,
+			      time_now() + m->timeout);
+		if (!ok)
+			kill(pid, SIGKILL);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		ok = ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	close(fd[0]);
+	if (ok)
+		for (int i = 0; i < b->n; i++)
+			b->items[i]->cost = res[i] < 0 ? INFINITY : res[i];
+	free(res);
+	return ok;
+}
+
+/* ---- progress ---- */
+
+static void progress(struct measure *m, int add)
+{
+	double el, left;
+	int w = 30, fill;
+
+	m->done += add;
+	if (!m->progress || m->total == 0)
+		return;
+	el = time_now() - m->t0;
+	left = m->done ? el / m->done * (m->total - m->done) : 0;
+	fill = m->total ? w * m->done / m->total : 0;
+	fprintf(stderr, "\rcollagec: measuring %d/%d [%.*s%*s] %s%.0f s left ", m->done,
+		m->total, fill, "==============================", w - fill, "",
+		m->done ? "" : "~", left);
+	if (m->done >= m->total)
+		fputs("\n", stderr);
+	fflush(stderr);
+}
+
+/* ---- estimate ---- */
+
+static struct batch *batch_new(struct arena *a, struct cost_item **items, int n)
+{
+	struct batch *b = arena_alloc(a, sizeof(*b));
+
+	b->items = arena_memdup(a, items, sizeof(*items) * (size_t)(n + 1));
+	b->n = n;
+	return b;
+}
+
+/* Builds and runs batches, halving those that fail, until every item has a cost. */
+static void measure_batches(struct measure *m, struct batches *todo)
+{
+	struct arena *a = &m->ctx->arena;
+
+	while (todo->n) {
+		struct batches next = { 0 };
+
+		build_all(m, todo->v, todo->n);
+		for (int i = 0; i < todo->n; i++) {
+			struct batch *b = todo->v[i];
+			bool ok = !b->failed && b->n > 0 && run_batch(m, b);
+
+			if (b->so)
+				remove(b->so);
+			if (ok || b->n == 0) {
+				progress(m, b->n);
+				continue;
+			}
+			if (b->n == 1) {
+				b->items[0]->cost = INFINITY;
+				progress(m, 1);
+				continue;
+			}
+			vec_push(&next, batch_new(a, b->items, b->n / 2));
+			vec_push(&next, batch_new(a, b->items + b->n / 2, b->n - b->n / 2));
+		}
+		vec_free(todo);
+		*todo = next;
+	}
+}
+
+/* Splits items into bench models: one target's items together, jobs-way parallel. */
+static int measure_estimate(struct cost_estimator *e, struct cost_item *items, int n)
+{
+	struct measure *m = e->state;
+	struct batches todo = { 0 };
+	struct cost_item **sorted = xmalloc(sizeof(*sorted) * ((size_t)n + 1));
+	int k = 0;
+
+	if (!m->dir) {
+		diag_error_status(m->ctx, STATUS_ENV, "cannot create a directory to measure "
+				  "candidates in: %s", strerror(errno));
+		free(sorted);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		items[i].cost = NAN;
+	/* group by target string, first seen first, items in order within */
+	for (int i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (int j = 0; j < i && !seen; j++)
+			seen = !strcmp(items[j].parts[0].target->str, items[i].parts[0].target->str);
+		if (seen)
+			continue;
+		for (int j = i; j < n; j++)
+			if (!strcmp(items[j].parts[0].target->str, items[i].parts[0].target->str))
+				sorted[k++] = &items[j];
+	}
+	for (int i = 0; i < n;) {
+		int j = i, per;
+
+		while (j < n && !strcmp(sorted[j]->parts[0].target->str,
+					sorted[i]->parts[0].target->str))
+			j++;
+		/* at least jobs bench models per target, none over BATCH_MAX items */
+		per = (j - i + m->jobs - 1) / m->jobs;
+		if (per > BATCH_MAX)
+			per = BATCH_MAX;
+		if (per < 1)
+			per = 1;
+		for (int s = i; s < j; s += per)
+			vec_push(&todo, batch_new(&m->ctx->arena, sorted + s,
+						  s + per <= j ? per : j - s));
+		i = j;
+	}
+	m->total += n;
+	if (!m->t0)
+		m->t0 = time_now();
+	progress(m, 0);
+	measure_batches(m, &todo);
+	vec_free(&todo);
+	free(sorted);
+	e->n_estimated += n;
+	return 0;
+}
+
+/* ---- transitions ---- */
+
+/* x -> MatMul -> MatMul -> y, 64 x 64 float32, both weights constant. */
+static struct graph *probe_graph(struct collagec_ctx *ctx)
+{
+	struct graph *g = graph_new(ctx);
+	struct shape s = { 2, { { 64, 0, { 0 } }, { 64, 0, { 0 } } } };
+	float *w = arena_alloc(&ctx->arena, sizeof(float) * 64 * 64);
+	int x, w1, w2, y1, y2, in[2];
+
+	for (int i = 0; i < 64 * 64; i++)
+		w[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
+	x = graph_add_value(g, "x");
+	w1 = graph_add_const(g, "w1", DTYPE_F32, &s, w);
+	w2 = graph_add_const(g, "w2", DTYPE_F32, &s, w);
+	y1 = graph_add_value(g, "y1");
+	y2 = graph_add_value(g, "y2");
+	for (int v = 0; v < g->values.n; v++) {
+		g->values.v[v].dtype = DTYPE_F32;
+		g->values.v[v].shape = s;
+		g->values.v[v].has_shape = true;
+	}
+	g->values.v[x].flags = VALUE_INPUT;
+	g->values.v[y2].flags = VALUE_OUTPUT;
+	vec_push(&g->inputs, x);
+	vec_push(&g->outputs, y2);
+	in[0] = x, in[1] = w1;
+	graph_add_node(g, OP_MATMUL, "mm1", in, 2, &y1, 1);
+	in[0] = y1, in[1] = w2;
+	graph_add_node(g, OP_MATMUL, "mm2", in, 2, &y2, 1);
+	for (int i = 0; i < 2; i++) {
+		g->nodes.v[i].op_type = "MatMul";
+		node_span_self(g, &g->nodes.v[i]);
+	}
+	return g;
+}
+
+/* The singleton candidate of node idx on t, from t's default rule; NULL if none. */
+static const struct subgraph *probe_single(struct measure *m, const struct dataflow *df,
+					   const struct target *t, int idx)
+{
+	struct pattern_set ps = { { 0 } };
+	const struct pattern_set *use = &ps;
+	struct rule_candidates rc = { 0 };
+	struct pattern_uses u;
+	const struct subgraph *r = NULL;
+
+	if (t->kind->patterns &&
+	    pattern_load(m->ctx, &t->kind, 1, NULL, 0, &ps) < 0)
+		return NULL;
+	pattern_uses_init(df->g, &u);
+	rule_run(rule_default(df->arena, t->kind, use, 1), df, t, &u, &rc);
+	for (int i = 0; i < rc.n && !r; i++)
+		if (indexset_count(&rc.v[i].sg->inside) == 1 && indexset_has(&rc.v[i].sg->inside, idx))
+			r = rc.v[i].sg;
+	vec_free(&rc);
+	pattern_uses_release(&u);
+	pattern_set_release(&ps);
+	return r;
+}
+
+/*
+ * Measures the penalty of every ordered pair of targets (from the cost
+ * cache when it has them): all probes of all pairs in one bench model.
+ * Pairs where a target runs no MatMul alone cost 0.
+ */
+static int measure_transitions(struct cost_estimator *e, struct target *const *ts, int nt,
+			       double *pen)
+{
+	struct measure *m = e->state;
+	struct arena *a = &m->ctx->arena;
+	struct graph *g = probe_graph(m->ctx);
+	struct dataflow df;
+	const struct subgraph **s1 = arena_alloc(a, sizeof(*s1) * (size_t)(nt + 1));
+	const struct subgraph **s2 = arena_alloc(a, sizeof(*s2) * (size_t)(nt + 1));
+	struct cost_item *it = arena_alloc(a, sizeof(*it) * (size_t)(3 * nt * nt + 1));
+	struct cost_item **todo_items = arena_alloc(a, sizeof(*todo_items) *
+						     (size_t)(3 * nt * nt + 1));
+	struct cost_key *keys = arena_alloc(a, sizeof(*keys) * (size_t)(nt * nt + 1));
+	int *pending = arena_alloc(a, sizeof(int) * (size_t)(nt * nt + 1));
+	int n_todo = 0, n_pending = 0;
+
+	dataflow_init(&df, g, g->arena);
+	for (int t = 0; t < nt; t++) {
+		s1[t] = probe_single(m, &df, ts[t], 0);
+		s2[t] = probe_single(m, &df, ts[t], 1);
+	}
+	for (int x = 0; x < nt; x++)
+		for (int y = 0; y < nt; y++) {
+			int k = x * nt + y;
+			struct cost_item *c = &it[3 * k];
+			double sec;
+
+			pen[k] = 0;
+			if (x == y || !s1[x] || !s2[y])
+				continue;
+			c[0] = (struct cost_item){ &df, 2, { { s1[x], ts[x], "probe" },
+						       { s2[y], ts[y], "probe" } }, NAN };
+			c[1] = (struct cost_item){ &df, 1, { { s1[x], ts[x], "probe" } }, NAN };
+			c[2] = (struct cost_item){ &df, 1, { { s2[y], ts[y], "probe" } }, NAN };
+			keys[k] = (struct cost_key){ cost_item_key(a, &c[0]),
+						     arena_printf(a, "%s->%s", ts[x]->str, ts[y]->str),
+						     m->threads, cost_machine_fingerprint(m->ctx),
+						     COLLAGEC_VERSION };
+			if (m->cache && cost_cache_get(m->cache, &keys[k], &sec) == 1) {
+				pen[k] = sec;
+				continue;
+			}
+			for (int j = 0; j < 3; j++)
+				todo_items[n_todo++] = &c[j];
+			pending[n_pending++] = k;
+		}
+	if (n_todo) {
+		struct batches todo = { 0 };
+
+		vec_push(&todo, batch_new(a, todo_items, n_todo));
+		m->total += n_todo;
+		if (!m->t0)
+			m->t0 = time_now();
+		measure_batches(m, &todo);
+		vec_free(&todo);
+		if (m->cache && cost_cache_begin(m->cache) < 0)
+			goto fail;
+		for (int i = 0; i < n_pending; i++) {
+			int k = pending[i];
+			const struct cost_item *c = &it[3 * k];
+			double sec = c[0].cost - c[1].cost - c[2].cost;
+
+			pen[k] = isfinite(sec) && sec > 0 ? sec : 0;
+			if (m->cache && cost_cache_put(m->cache, &keys[k], pen[k], keys[k].target) < 0)
+				goto fail;
+		}
+		if (m->cache && cost_cache_commit(m->cache) < 0)
+			goto fail;
+	}
+	graph_free(g);
+	return 0;
+fail:
+	graph_free(g);
+	return -1;
+}
+
+static void measure_free(struct cost_estimator *e)
+{
+	struct measure *m = e->state;
+
+	if (m->dir) {
+		dir_remove_tree(m->dir);
+		free(m->dir);
+	}
+	free(m);
+	free(e);
+}
+
+struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx,
+					const struct compile_options *o, struct cost_cache *cache)
+{
+	struct cost_estimator *e = xcalloc(1, sizeof(*e));
+	struct measure *m = xcalloc(1, sizeof(*m));
+
+	m->ctx = ctx;
+	m->o = o;
+	m->cache = cache;
+	m->lo.cc = o->cc ? o->cc : "cc";
+	m->lo.cflags = o->cflags ? o->cflags : "-O2";
+	m->threads = o->threads > 0 ? o->threads : 1;
+	m->jobs = o->jobs > 0 ? o->jobs : 1;
+	m->progress = o->progress && !ctx->quiet;
+	m->timeout = o->measure_timeout > 0 ? o->measure_timeout : WORKER_TIMEOUT_S;
+	m->dir = dir_make_temp("measure");
+	e->name = "measure";
+	e->estimate = measure_estimate;
+	e->transitions = measure_transitions;
+	e->free = measure_free;
+	e->ctx = ctx;
+	e->state = m;
+	return e;
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""bench_collage.py - make bench-collage: Collage against every single-target build,
+greedy placement and ONNX Runtime on the five reference models, same machine,
+same run, same thread count (THREADS, default "1 2").
+
+Builds per model and thread count:
+  c       --search none --target c
+  blas    --search none --target blas,c        (blas cannot run every op)
+  opencl  --search none --target opencl,c
+  greedy  --search greedy --target blas,opencl,c
+  collage --target blas,opencl,c --threads T   (a fresh cost cache: cold search
+          time, candidates measured; then a warm recompile: its time and whether
+          it is byte-identical to a second warm one)
+Every build is benchmarked REPEAT times (collagec bench, RUNS runs each,
+round-robin over the builds so drift hits all alike), ONNX Runtime likewise
+(tools/ort.py, optional: pip install onnxruntime numpy). The table shows
+medians of the medians in ms and the spread of collage's; the ratios compare
+collage with the best single-target build, with greedy and with ONNX Runtime.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+BUILD = os.environ.get("BUILD", "build")
+C = os.path.join(BUILD, "collagec")
+D = os.path.join(BUILD, "bench-collage")
+THREADS = [int(t) for t in os.environ.get("THREADS", "1 2").split()]
+REPEAT = int(os.environ.get("REPEAT", "5"))
+RUNS = int(os.environ.get("RUNS", "20"))
+MODELS = os.environ.get("MODELS", "mnist_cnn mlp bert_tiny mobilenetv2 resnet18").split()
+BUILDS = [
+    ("c", ["--search", "none", "--target", "c"]),
+    ("blas", ["--search", "none", "--target", "blas,c"]),
+    ("opencl", ["--search", "none", "--target", "opencl,c"]),
+    ("greedy", ["--search", "greedy", "--target", "blas,opencl,c"]),
+]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, **kw)
+
+
+def compile_model(onnx, so, args):
+    t0 = time.time()
+    run([C, "compile", onnx, "-o", so, "-q"] + args)
+    return time.time() - t0
+
+
+def bench(so, threads):
+    out = run([C, "bench", so, "--runs", str(RUNS), "--warmup", "3", "--threads",
+               str(threads), "--json"]).stdout
+    return json.loads(out)["median_ms"]
+
+
+def ort(onnx, threads):
+    out = run([sys.executable, "tools/ort.py", "bench", onnx, "--runs", str(RUNS), "--warmup",
+               "3", "--threads", str(threads)]).stdout
+    return json.loads(out)["median_ms"]
+
+
+def main():
+    os.makedirs(D, exist_ok=True)
+    subprocess.run(["/usr/bin/python3", "testdata/gen_models.py", D], check=True,
+                   stdout=subprocess.DEVNULL)
+    try:
+        import onnxruntime  # noqa: F401
+        have_ort = True
+    except ImportError:
+        have_ort = False
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                if l.startswith("model name")), "?")
+    print("cpu: %s, %d cores; %d x %d runs per build" % (cpu, os.cpu_count(), REPEAT, RUNS))
+    for threads in THREADS:
+        print("\n%d thread(s); times in ms (median of medians); ratios are collage / other"
+              % threads)
+        print("%-12s %8s %8s %8s %8s %8s %14s %8s | %7s %7s %7s | %7s %7s %6s %5s"
+              % ("model", "c", "blas", "opencl", "greedy", "collage", "(spread)", "ort",
+                 "/single", "/greedy", "/ort", "cold_s", "warm_s", "meas", "same"))
+        for m in MODELS:
+            onnx = os.path.join(D, m + ".onnx")
+            sos = {}
+            for name, args in BUILDS:
+                so = os.path.join(D, "%s.%s.%d.so" % (m, name, threads))
+                compile_model(onnx, so, args)
+                sos[name] = so
+            cache = os.path.join(D, "%s.%d.costs.sqlite" % (m, threads))
+            for f in (cache, cache + "-wal", cache + "-shm"):
+                if os.path.exists(f):
+                    os.remove(f)
+            so = os.path.join(D, "%s.collage.%d.so" % (m, threads))
+            cargs = ["--target", "blas,opencl,c", "--threads", str(threads), "--cache", cache]
+            cold = compile_model(onnx, so, cargs)
+            meta = json.load(open(so[:-3] + ".json"))
+            warm = compile_model(onnx, so, cargs)
+            so2 = so[:-3] + ".again.so"
+            compile_model(onnx, so2, cargs)
+            same = (open(so, "rb").read() == open(so2, "rb").read() and
+                    open(so[:-3] + ".json", "rb").read() == open(so2[:-3] + ".json", "rb").read())
+            sos["collage"] = so
+            t = {k: [] for k in sos}
+            o = []
+            for _ in range(REPEAT):
+                for k in sos:
+                    t[k].append(bench(sos[k], threads))
+                if have_ort:
+                    o.append(ort(onnx, threads))
+            med = {k: statistics.median(v) for k, v in t.items()}
+            single = min(med["c"], med["blas"], med["opencl"])
+            om = statistics.median(o) if o else float("nan")
+            print("%-12s %8.3f %8.3f %8.3f %8.3f %8.3f %14s %8.3f | %7.2f %7.2f %7.2f | "
+                  "%7.1f %7.1f %6d %5s"
+                  % (m, med["c"], med["blas"], med["opencl"], med["greedy"], med["collage"],
+                     "%.3f..%.3f" % (min(t["collage"]), max(t["collage"])), om,
+                     med["collage"] / single, med["collage"] / med["greedy"],
+                     med["collage"] / om if o else float("nan"), cold, warm,
+                     meta["search"]["measured"], "yes" if same else "NO"))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

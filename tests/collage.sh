@@ -1,0 +1,180 @@
+#!/bin/sh
+# collage.sh - the Collage search end to end: the five reference models
+# compiled with the defaults (search collage, measured costs, every
+# available target) match ONNX Runtime and the c-only build; a warm cost
+# cache makes the recompile measure nothing and give byte-identical
+# artifacts; greedy, the analytic and the mock estimators; --dump-ir lists
+# the candidates; the cache's default place and --no-cache; candidates that
+# fail to build, crash or hang cost +inf and never fail the compile.
+COLLAGEC=${COLLAGEC:-build/collagec}
+C=$COLLAGEC
+T=${TEST_TMP:-/tmp}/collage
+rm -rf "$T"
+mkdir -p "$T"
+ok() { echo "ok   collage/$1"; }
+fail() { echo "FAIL collage/$1: $2"; }
+# json FILE EXPR: prints a Python expression over the parsed JSON (as j)
+json() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+if ! /usr/bin/python3 testdata/gen_models.py "$T" 2>"$T/gen.log"; then
+	fail generate "$(tail -1 "$T/gen.log")"
+	exit 1
+fi
+CACHE=$T/costs.sqlite
+for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
+	if ! "$C" compile "$T/$m.onnx" -o "$T/$m.so" --cache "$CACHE" 2>"$T/$m.err"; then
+		fail "$m/compile" "$(head -1 "$T/$m.err")"
+		continue
+	fi
+	ok "$m/compile"
+	[ -s "$T/$m.err" ] && fail "$m/quiet" "$(head -1 "$T/$m.err")" || ok "$m/quiet"
+	if "$C" run "$T/$m.so" --check "testdata/models/$m" --rtol 1e-3 --atol 1e-4 \
+		>"$T/$m.out" 2>&1; then
+		ok "$m/matches-onnxruntime"
+	else
+		fail "$m/matches-onnxruntime" "$(grep error "$T/$m.out" | head -1)"
+	fi
+	# the same outputs as the c-only build
+	"$C" compile --search none --target c "$T/$m.onnx" -o "$T/$m.c.so" 2>/dev/null &&
+		"$C" run "$T/$m.c.so" --output-dir "$T/$m.c.out" >/dev/null 2>&1
+	if "$C" run "$T/$m.so" --check "$T/$m.c.out" --rtol 1e-3 --atol 1e-5 >"$T/$m.cc" 2>&1
+	then ok "$m/matches-c-build"; else fail "$m/matches-c-build" "$(head -1 "$T/$m.cc")"; fi
+	v=$(json "$T/$m.json" '"%s %s %d %d %d" % (j["compiler"]["search"], j["search"]["estimator"], j["search"]["measured"], j["search"]["distinct"], len([p for p in j["partitions"] if p["measured_cost"] is None]))')
+	set -- $v
+	if [ "$1 $2" = "collage measure" ] && [ "$3" -gt 0 ] && [ "$3" -le "$4" ] && [ "$5" = 0 ]
+	then ok "$m/metadata-records-the-search"; else fail "$m/metadata-records-the-search" "$v"; fi
+	# warm: nothing measured, everything from the cache, identical artifacts
+	"$C" compile "$T/$m.onnx" -o "$T/$m.w1.so" --cache "$CACHE" 2>/dev/null
+	"$C" compile "$T/$m.onnx" -o "$T/$m.w2.so" --cache "$CACHE" 2>/dev/null
+	if cmp -s "$T/$m.w1.so" "$T/$m.w2.so" && cmp -s "$T/$m.w1.json" "$T/$m.w2.json"
+	then ok "$m/warm-cache-byte-identical"
+	else fail "$m/warm-cache-byte-identical" "the two warm builds differ"; fi
+	v=$(json "$T/$m.w1.json" '"%d %d" % (j["search"]["measured"], j["search"]["cache_hits"] - j["search"]["distinct"])')
+	[ "$v" = "0 0" ] && ok "$m/warm-cache-measures-nothing" ||
+		fail "$m/warm-cache-measures-nothing" "measured, hits-distinct: $v"
+	# the warm build chose what the cold one did
+	v=$(/usr/bin/python3 -c '
+import json, sys
+a, b = (json.load(open(f))["partitions"] for f in sys.argv[1:])
+key = lambda ps: [(p["target"], p["rule"], [n["name"] for n in p["onnx_nodes"]]) for p in ps]
+print("same" if key(a) == key(b) else "differ")' "$T/$m.json" "$T/$m.w1.json")
+	[ "$v" = same ] && ok "$m/warm-cache-same-partitions" ||
+		fail "$m/warm-cache-same-partitions" "$v"
+done
+
+# greedy: the largest candidates of each target in list order
+m=mobilenetv2
+if "$C" compile "$T/$m.onnx" -o "$T/greedy.so" --search greedy 2>"$T/greedy.err" &&
+	"$C" run "$T/greedy.so" --check "testdata/models/$m" --rtol 1e-3 --atol 1e-4 \
+	>"$T/greedy.out" 2>&1; then
+	ok greedy/matches-onnxruntime
+else
+	fail greedy/matches-onnxruntime "$(head -1 "$T/greedy.err" "$T/greedy.out")"
+fi
+v=$(json "$T/greedy.json" '"%s %d" % (j["search"]["mode"], j["search"]["measured"])')
+[ "$v" = "greedy 0" ] && ok greedy/measures-nothing || fail greedy/measures-nothing "$v"
+
+# the mock estimator is deterministic: blas cheapest, so blas takes its patterns
+m=mnist_cnn
+COLLAGEC_MOCK_COSTS="c=5,opencl=4,lapack=4,blas=1" "$C" compile "$T/$m.onnx" \
+	-o "$T/mock.so" --estimator mock --dump-ir "$T/ir" 2>"$T/mock.err"
+v=$(json "$T/mock.json" '" ".join("%s:%s" % (p["target"], p["rule"]) for p in j["partitions"])')
+# (opencl's MaxPool and Pad cannot combine, A->B stops at injective ops; they merge as two)
+want="opencl:opencl.op blas:blas.conv_add_act opencl:opencl.op blas:blas.conv_add_act opencl:opencl.op blas:blas.matmul_add"
+[ "$v" = "$want" ] && ok mock/partitions || fail mock/partitions "$v"
+n=$(json "$T/mock.json" 'j["search"]["candidates"]')
+f=$(ls "$T"/ir/*-candidates.txt 2>/dev/null)
+if [ -n "$f" ] && [ "$(grep -c '^[ *][0-9]' "$f")" = "$n" ] &&
+	[ "$(grep -c '^\*' "$f")" -ge 6 ]; then
+	ok dump-ir/candidates
+else
+	fail dump-ir/candidates "$f: $(grep -c '^[ *][0-9]' "$f" 2>/dev/null) lines, $n candidates"
+fi
+"$C" run "$T/mock.so" --check "testdata/models/$m" --rtol 1e-3 --atol 1e-4 >/dev/null 2>&1 &&
+	ok mock/matches-onnxruntime || fail mock/matches-onnxruntime "outputs differ"
+
+# the analytic estimator: a roofline per target, measured once and cached
+if "$C" compile "$T/$m.onnx" -o "$T/an.so" --estimator analytic --cache "$T/an.sqlite" \
+	2>"$T/an.err" && "$C" run "$T/an.so" --check "testdata/models/$m" --rtol 1e-3 \
+	--atol 1e-4 >/dev/null 2>&1; then
+	ok analytic/matches-onnxruntime
+else
+	fail analytic/matches-onnxruntime "$(head -1 "$T/an.err")"
+fi
+v=$(json "$T/an.json" '"%s %s" % (j["search"]["estimator"], j["partitions"][0]["estimated_cost"] is not None)')
+[ "$v" = "analytic True" ] && ok analytic/costs-recorded || fail analytic/costs-recorded "$v"
+
+# the default cache lives under $XDG_CACHE_HOME; --no-cache writes none
+X=$T/xdg
+mkdir -p "$X"
+XDG_CACHE_HOME=$X "$C" compile "$T/mlp.onnx" -o "$T/x.so" 2>/dev/null
+[ -f "$X/collagec/costs.sqlite" ] && ok cache/default-path || fail cache/default-path "no $X/collagec/costs.sqlite"
+X2=$T/xdg2
+mkdir -p "$X2"
+XDG_CACHE_HOME=$X2 "$C" compile "$T/mlp.onnx" -o "$T/x2.so" --no-cache 2>/dev/null
+[ ! -e "$X2/collagec" ] && [ -f "$T/x2.so" ] && ok cache/no-cache ||
+	fail cache/no-cache "$(ls -A "$X2/collagec")"
+
+# candidates that fail to build, crash or hang cost +inf; the compile goes on.
+# A compiler wrapper breaks every bench model with a blas kernel in it.
+W=$T/wrap
+mkdir -p "$W"
+for how in build crash hang; do
+	cat >"$W/cc-$how" <<SH
+#!/bin/sh
+# breaks the bench models that call OpenBLAS ($how); the final model has none
+if grep -q collagec_blas_ model.c 2>/dev/null; then
+	case $how in
+	build) exit 1 ;;
+	crash) echo '__attribute__((constructor)) static void boom(void) { __builtin_trap(); }' >>model.c ;;
+	hang) echo '__attribute__((constructor)) static void spin(void) { for (;;) ; }' >>model.c ;;
+	esac
+fi
+exec cc "\$@"
+SH
+	chmod +x "$W/cc-$how"
+	if COLLAGEC_MEASURE_TIMEOUT=2 "$C" compile "$T/mlp.onnx" -o "$T/$how.so" --no-cache \
+		--cc "$W/cc-$how" 2>"$T/$how.err"; then
+		v=$(json "$T/$how.json" '",".join(sorted(set(p["target"] for p in j["partitions"])))')
+		case $v in
+		*blas*) fail "failing-candidates/$how" "blas partitions: $v" ;;
+		*) ok "failing-candidates/$how" ;;
+		esac
+	else
+		fail "failing-candidates/$how" "$(head -1 "$T/$how.err")"
+	fi
+done
+# eight compiles at once on one cache: all succeed, every row is whole
+P=$T/par
+mkdir -p "$P"
+for i in 1 2 3 4 5 6 7 8; do
+	"$C" compile "$T/mlp.onnx" -o "$P/m$i.so" --target c -j 1 --cache "$P/costs.sqlite" \
+		2>"$P/m$i.err" &
+done
+wait
+bad=""
+for i in 1 2 3 4 5 6 7 8; do
+	[ -f "$P/m$i.so" ] && [ ! -s "$P/m$i.err" ] || bad="$bad m$i:$(head -c 200 "$P/m$i.err")"
+done
+v=$(/usr/bin/python3 - "$P/costs.sqlite" "$P/m1.json" "$C" <<'PY'
+import json, sqlite3, subprocess, sys
+db, meta, c = sys.argv[1:]
+con = sqlite3.connect(db)
+if con.execute("pragma integrity_check").fetchone()[0] != "ok":
+    print("integrity_check failed"); sys.exit()
+lines = subprocess.run([c, "cache", "export", "--cache", db], capture_output=True,
+                       text=True).stdout.splitlines()
+rows = [json.loads(l) for l in lines]
+keys = {(r["structure"], r["target"], r["threads"], r["machine"], r["version"]) for r in rows}
+ok = all(r["seconds"] == "inf" or (isinstance(r["seconds"], float) and r["seconds"] >= 0)
+         for r in rows)
+# every distinct candidate of the model is there once (one target: c)
+want = json.load(open(meta))["search"]["distinct"]
+cand = [r for r in rows if r["target"] == "c"]
+print("ok" if ok and len(keys) == len(rows) and len(cand) == want else
+      "%d rows, %d keys, %d on c, %d distinct" % (len(rows), len(keys), len(cand), want))
+PY
+)
+if [ -z "$bad" ] && [ "$v" = ok ]; then ok cache/eight-parallel-compiles
+else fail cache/eight-parallel-compiles "$bad $v"; fi
+exit 0

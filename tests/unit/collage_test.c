@@ -1,0 +1,611 @@
+/*
+ * collage_test.c - the Collage machinery on hand-built graphs with the mock
+ * estimator: index sets, the dataflow graph and sub-graphs (validity, taps,
+ * exits, convexity, depth, touching), partition rules and combiners with
+ * exact candidate index sets, the Dijkstra search and phase 4 (the
+ * prototype's test cases, collage-notes.md section 8), unknown and
+ * impossible costs, transition penalties, greedy placement and the report
+ * of unsupported nodes.
+ */
+#include "../../backends/backends.h"
+#include "../../core/collage/collage.h"
+#include "../../core/ops/ops.h"
+#include "test.h"
+
+#include <stdlib.h>
+
+static const struct target_kind byoc_kind = {
+	.api_version = TARGET_API_VERSION,
+	.name = "byoc",
+	.device = "cpu",
+	.description = "test kind whose rules are its patterns",
+	.patterns = "none-such.pat",	/* never loaded: the tests parse their own */
+};
+
+static const struct target_kind *const kinds[] = { &target_kind_c, &byoc_kind };
+#define NK ((int)ARRAY_SIZE(kinds))
+
+struct fx {
+	struct collagec_ctx ctx;
+	struct strbuf cap;
+	struct graph *g;
+	struct pattern_set ps;
+	struct dataflow df;
+	int x;				/* the graph input */
+};
+
+static void fx_init(struct fx *f)
+{
+	struct shape s = { 2, { { 10, 0, { 0 } }, { 10, 0, { 0 } } } };
+
+	memset(f, 0, sizeof(*f));
+	ctx_init(&f->ctx);
+	f->ctx.diag_out = NULL;
+	f->ctx.capture = &f->cap;
+	f->g = graph_new(&f->ctx);
+	f->x = graph_add_value(f->g, "x");
+	f->g->values.v[f->x].dtype = DTYPE_F32;
+	f->g->values.v[f->x].shape = s;
+	f->g->values.v[f->x].has_shape = true;
+	f->g->values.v[f->x].flags = VALUE_INPUT;
+	vec_push(&f->g->inputs, f->x);
+	if (pattern_parse(&f->ctx, "t.pat", "target byoc\nrelu = Relu(*)\nadd = Add(*, *)\n",
+			  kinds, NK, &f->ps) < 0)
+		abort();
+}
+
+static void fx_release(struct fx *f)
+{
+	graph_free(f->g);
+	pattern_set_release(&f->ps);
+	sb_release(&f->cap);
+	ctx_release(&f->ctx);
+}
+
+/* Adds node "name" of op/type reading a (and b if >= 0); returns its output value. */
+static int node(struct fx *f, enum op op, const char *type, const char *name, int a, int b)
+{
+	int in[2] = { a, b }, out = graph_add_value(f->g, name), n;
+
+	f->g->values.v[out].dtype = DTYPE_F32;
+	f->g->values.v[out].shape = f->g->values.v[f->x].shape;
+	f->g->values.v[out].has_shape = true;
+	n = graph_add_node(f->g, op, name, in, b >= 0 ? 2 : 1, &out, 1);
+	f->g->nodes.v[n].op_type = type;
+	node_span_self(f->g, &f->g->nodes.v[n]);
+	f->g->values.v[out].producer = n;
+	return out;
+}
+
+static void output(struct fx *f, int v)
+{
+	f->g->values.v[v].flags |= VALUE_OUTPUT;
+	vec_push(&f->g->outputs, v);
+}
+
+static struct indexset *set(struct fx *f, const int *idx, int n)
+{
+	struct indexset *s = arena_alloc(&f->ctx.arena, sizeof(*s));
+
+	*s = indexset_new(&f->ctx.arena, f->df.n);
+	for (int i = 0; i < n; i++)
+		indexset_add(s, idx[i]);
+	return s;
+}
+
+#define SET(f, ...) set((f), (const int[]){ __VA_ARGS__ }, \
+			(int)(sizeof((const int[]){ __VA_ARGS__ }) / sizeof(int)))
+
+/* ---- index sets ---- */
+
+static void test_indexset(void)
+{
+	struct arena a = { 0 };
+	struct indexset s = indexset_new(&a, 130), t = indexset_new(&a, 130), u;
+
+	ASSERT(130, indexset_first(&s));
+	ASSERT(-1, indexset_last(&s));
+	for (int i = 5; i <= 9; i++)
+		indexset_add(&s, i);
+	indexset_add(&s, 3);
+	indexset_add(&s, 129);
+	ASSERT_STR("{3,5..9,129}", indexset_str(&a, &s));
+	ASSERT(7, indexset_count(&s));
+	ASSERT(3, indexset_first(&s));
+	ASSERT(129, indexset_last(&s));
+	ASSERT(129, indexset_next(&s, 9));
+	ASSERT(0, indexset_first_outside(&s));
+	indexset_add(&t, 0);
+	ASSERT(-1, indexset_cmp(&t, &s));	/* {0} comes before {3,...} */
+	ASSERT(1, indexset_cmp(&s, &t));
+	ASSERT_TRUE(indexset_disjoint(&s, &t));
+	u = indexset_or(&a, &s, &t);
+	ASSERT(1, indexset_first_outside(&u));
+	ASSERT_TRUE(indexset_subset(&s, &u));
+	ASSERT_TRUE(!indexset_subset(&u, &s));
+	ASSERT_STR("{0}", indexset_str(&a, &(struct indexset){ 130,
+		   indexset_sub(&a, &u, &s).w }));
+	for (int i = 0; i < 130; i++)
+		indexset_add(&u, i);
+	ASSERT(130, indexset_first_outside(&u));
+	arena_release(&a);
+}
+
+/* ---- sub-graphs (test_sub_graph.py) ---- */
+
+/* subtract(add(a, b), add(c, d)) with add at 0 and 1, sub at 2 */
+static void test_multi_output(void)
+{
+	struct fx f;
+	struct subgraph *sg;
+
+	fx_init(&f);
+	int a1 = node(&f, OP_ADD, "Add", "a1", f.x, f.x);
+	int a2 = node(&f, OP_ADD, "Add", "a2", f.x, f.x);
+
+	output(&f, node(&f, OP_SUB, "Sub", "s", a1, a2));
+	dataflow_init(&f.df, f.g, &f.ctx.arena);
+	sg = subgraph_new(&f.df, SET(&f, 0, 1));
+	ASSERT(2, indexset_count(&sg->exit));
+	ASSERT_TRUE(!subgraph_valid(&f.df, sg, &(struct subgraph_config){ 1, false, 0 }));
+	ASSERT_TRUE(subgraph_valid(&f.df, sg, &(struct subgraph_config){ 2, false, 0 }));
+	ASSERT(1, sg->depth);
+	ASSERT_STR("Add+Add", sg->label);
+	fx_release(&f);
+}
+
+/* conv 0, relu 1, add(relu, conv) 2: {0,1} has a tap */
+static void test_with_tap(void)
+{
+	struct fx f;
+	struct subgraph *sg;
+
+	fx_init(&f);
+	int c = node(&f, OP_MATMUL, "MatMul", "c", f.x, f.x);
+	int r = node(&f, OP_RELU, "Relu", "r", c, -1);
+
+	output(&f, node(&f, OP_ADD, "Add", "a", r, c));
+	dataflow_init(&f.df, f.g, &f.ctx.arena);
+	sg = subgraph_new(&f.df, SET(&f, 0, 1));
+	ASSERT_TRUE(!subgraph_valid(&f.df, sg, &(struct subgraph_config){ 2, false, 0 }));
+	ASSERT_TRUE(subgraph_valid(&f.df, sg, &(struct subgraph_config){ 2, true, 0 }));
+	ASSERT(OPK_ANCHOR, sg->kind);
+	ASSERT(2, sg->depth);
+	fx_release(&f);
+}
+
+/* add 0 -> add 1 -> add 2: {0,2} is not convex, {0,1,2} is */
+static void test_no_cycles(void)
+{
+	struct fx f;
+
+	fx_init(&f);
+	int a = node(&f, OP_ADD, "Add", "a", f.x, f.x);
+	int b = node(&f, OP_ADD, "Add", "b", a, f.x);
+
+	output(&f, node(&f, OP_ADD, "Add", "c", b, f.x));
+	dataflow_init(&f.df, f.g, &f.ctx.arena);
+	ASSERT_TRUE(!subgraph_valid(&f.df, subgraph_new(&f.df, SET(&f, 0, 2)),
+				    &(struct subgraph_config){ 0, true, 0 }));
+	ASSERT_TRUE(subgraph_valid(&f.df, subgraph_new(&f.df, SET(&f, 0, 1, 2)),
+				   &(struct subgraph_config){ 1, false, 0 }));
+	ASSERT(3, subgraph_new(&f.df, SET(&f, 0, 1, 2))->depth);
+	/* {0} and {2} are not touching: 0 does not feed 2 directly */
+	ASSERT_TRUE(!subgraph_touching(&f.df, subgraph_new(&f.df, SET(&f, 0)),
+				       subgraph_new(&f.df, SET(&f, 2))));
+	ASSERT_TRUE(subgraph_touching(&f.df, subgraph_new(&f.df, SET(&f, 0)),
+				      subgraph_new(&f.df, SET(&f, 1))));
+	fx_release(&f);
+}
+
+/* conv 0 -> relu 1 -> relu 2; leaky(conv) 3; add(relu2, leaky) 4 */
+static void test_diamond(void)
+{
+	struct fx f;
+
+	fx_init(&f);
+	int c = node(&f, OP_MATMUL, "MatMul", "c", f.x, f.x);
+	int r1 = node(&f, OP_RELU, "Relu", "r1", c, -1);
+	int r2 = node(&f, OP_RELU, "Relu", "r2", r1, -1);
+	int l = node(&f, OP_LEAKYRELU, "LeakyRelu", "l", c, -1);
+
+	output(&f, node(&f, OP_ADD, "Add", "a", r2, l));
+	dataflow_init(&f.df, f.g, &f.ctx.arena);
+	/* the whole diamond: one exit */
+	ASSERT_TRUE(subgraph_valid(&f.df, subgraph_new(&f.df, SET(&f, 0, 1, 2, 3, 4)),
+				   &(struct subgraph_config){ 1, false, 0 }));
+	/* without the add: two exits */
+	ASSERT_TRUE(!subgraph_valid(&f.df, subgraph_new(&f.df, SET(&f, 0, 1, 2, 3)),
+				    &(struct subgraph_config){ 1, false, 0 }));
+	ASSERT_TRUE(subgraph_valid(&f.df, subgraph_new(&f.df, SET(&f, 0, 1, 2, 3)),
+				   &(struct subgraph_config){ 2, false, 0 }));
+	ASSERT(4, subgraph_new(&f.df, SET(&f, 0, 1, 2, 3, 4))->depth);
+	/* {1,2} then {4} are not touching: 3 lies between through 0? no: 2 feeds 4 directly */
+	ASSERT_TRUE(subgraph_touching(&f.df, subgraph_new(&f.df, SET(&f, 1, 2)),
+				      subgraph_new(&f.df, SET(&f, 4))));
+	/* {0} and {2}: 0 reaches 2 only through 1, outside both */
+	ASSERT_TRUE(!subgraph_touching(&f.df, subgraph_new(&f.df, SET(&f, 0)),
+				       subgraph_new(&f.df, SET(&f, 2))));
+	fx_release(&f);
+}
+
+/* ---- rules (partition_rule_test.cc) ---- */
+
+/*
+ * The GPT-2 GELU block, numbered as the prototype's indices 6..24 map to
+ * ours: dense 0, bias add 1, reshape 2, mul(.,0.5) 3, pow 4, mul 5, add 6,
+ * mul 7, tanh 8, add 9, mul 10.
+ */
+static void gpt2(struct fx *f)
+{
+	int d = node(f, OP_MATMUL, "MatMul", "dense", f->x, f->x);
+	int b = node(f, OP_ADD, "Add", "bias", d, f->x);
+	int r = node(f, OP_RESHAPE, "Reshape", "reshape", b, -1);
+	int m1 = node(f, OP_MUL, "Mul", "half", r, f->x);
+	int p = node(f, OP_POW, "Pow", "cube", r, f->x);
+	int m2 = node(f, OP_MUL, "Mul", "m2", p, f->x);
+	int a = node(f, OP_ADD, "Add", "a", r, m2);
+	int m3 = node(f, OP_MUL, "Mul", "m3", a, f->x);
+	int t = node(f, OP_TANH, "Tanh", "tanh", m3, -1);
+	int a2 = node(f, OP_ADD, "Add", "one", t, f->x);
+
+	output(f, node(f, OP_MUL, "Mul", "out", m1, a2));
+	dataflow_init(&f->df, f->g, &f->ctx.arena);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Words sorted and joined by one blank (arena). */
+static const char *sorted_words(struct arena *a, const char **v, int n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *r;
+
+	qsort(v, (size_t)n, sizeof(*v), cmp_str);
+	for (int i = 0; i < n; i++)
+		sb_printf(&sb, "%s%s", i ? " " : "", v[i]);
+	r = arena_strdup(a, sb_str(&sb));
+	sb_release(&sb);
+	return r;
+}
+
+static const char *sorted(struct fx *f, const char *text)
+{
+	char *t = arena_strdup(&f->ctx.arena, text), *save, *w;
+	const char **v = arena_alloc(&f->ctx.arena, sizeof(char *) * (strlen(text) + 1));
+	int n = 0;
+
+	for (w = strtok_r(t, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		v[n++] = w;
+	return sorted_words(&f->ctx.arena, v, n);
+}
+
+/* The candidates' inside sets, sorted, as text. */
+static const char *sets_text(struct fx *f, const struct rule_candidates *rc)
+{
+	const char **v = arena_alloc(&f->ctx.arena, sizeof(char *) * (size_t)(rc->n + 1));
+
+	for (int i = 0; i < rc->n; i++)
+		v[i] = indexset_str(&f->ctx.arena, &rc->v[i].sg->inside);
+	return sorted_words(&f->ctx.arena, v, rc->n);
+}
+
+static const struct combiner a_to_b[] = { { "A->B", OPK_ANCHOR, OPK_BROADCAST } };
+
+static void test_combine_by_kind(void)
+{
+	struct fx f;
+	struct rule_candidates rc = { 0 };
+	struct pattern_uses u;
+	struct target *c;
+	struct arena *a = &f.ctx.arena;
+
+	fx_init(&f);
+	gpt2(&f);
+	c = target_parse(&f.ctx, kinds, NK, "c");
+	pattern_uses_init(f.g, &u);
+	rule_run(rule_combine(a, rule_supported(a, "op"), a_to_b, 1, 3), &f.df, c, &u, &rc);
+	/*
+	 * The prototype's list, renumbered (see gpt2), plus {3,9..10}: the
+	 * prototype never tried an old upstream ({9}) with a downstream made in
+	 * the last round ({3,10}); and {3,8..10} (depth 3), which its depth
+	 * pre-check refused as 2 + 2.
+	 */
+	ASSERT_STR(sorted(&f, "{0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {0..1} {2..3} "
+			  "{2,4} {2..4} {2,4..5} {2..5} {3,10} {4..5} {5..6} {6..7} {7..8} "
+			  "{8..9} {9..10} {4..6} {5..7} {6..8} {7..9} {8..10} {3,9..10} {3,8..10}"),
+		   sets_text(&f, &rc));
+	vec_free(&rc);
+	/* only valid: one exit, no taps, depth 2 */
+	rule_run(rule_only_valid(a, rule_combine(a, rule_supported(a, "op"), a_to_b, 1, 3),
+				 (struct subgraph_config){ 1, false, 2 }),
+		 &f.df, c, &u, &rc);
+	ASSERT_STR(sorted(&f, "{0} {1} {2} {3} {4} {5} {6} {7} {8} {9} {10} {0..1} {3,10} "
+			  "{4..5} {5..6} {6..7} {7..8} {8..9} {9..10} {3,9..10}"),
+		   sets_text(&f, &rc));
+	vec_free(&rc);
+	ASSERT_STR("OnlyValid{exits=1,taps=no,depth=4}(Combine[A->B,B->R,I->I]{depth=4}"
+		   "(Supported))", rule_str(a, rule_default(a, &target_kind_c, NULL, 4)));
+	pattern_uses_release(&u);
+	fx_release(&f);
+}
+
+/* ---- the search (test_pass_collage_partition.py) ---- */
+
+static const struct combiner any_to_any[] = { { "A->A", OPK_ANCHOR, OPK_ANCHOR } };
+
+/*
+ * Partitions the graph over [c, byoc] with the mock estimator at the given
+ * weights and depths (byoc: its patterns, combined A->A up to its depth),
+ * and returns the partitions as "target{nodes} ..." in order.
+ */
+static const char *search(struct fx *f, const char *mode, int c_depth, int b_depth,
+			  const char *weights, struct cost_estimator *est, double *total)
+{
+	struct target *ts[2] = { target_parse(&f->ctx, kinds, NK, "c"),
+				 target_parse(&f->ctx, kinds, NK, "byoc") };
+	struct arena *a = &f->ctx.arena;
+	struct partition_rule *pats[2] = { rule_pattern(a, &f->ps.rules.v[0]),
+					   rule_pattern(a, &f->ps.rules.v[1]) };
+	struct partition_rule *rules[2] = {
+		rule_default(a, &target_kind_c, NULL, c_depth),
+		rule_only_valid(a, rule_combine(a, rule_union(a, pats, 2), any_to_any, 1,
+						b_depth),
+				(struct subgraph_config){ 1, false, b_depth }),
+	};
+	struct collage_options o = { mode, 0, est ? est : cost_mock_new(&f->ctx, weights), NULL,
+				     1, NULL, rules };
+	struct collage_stats st;
+	struct partition *parts;
+	struct strbuf sb = STRBUF_INIT;
+	const char *r;
+	int np;
+
+	if (collage_partition(f->g, ts, 2, &f->ps, &o, &parts, &np, &st) < 0)
+		r = "error";
+	else {
+		for (int i = 0; i < np; i++) {
+			sb_printf(&sb, "%s%s{", i ? " " : "", parts[i].target->str);
+			for (int k = 0; k < parts[i].n_nodes; k++)
+				sb_printf(&sb, "%s%s", k ? "," : "",
+					  f->g->nodes.v[parts[i].nodes[k]].name);
+			sb_putc(&sb, '}');
+		}
+		r = arena_strdup(a, sb_str(&sb));
+	}
+	if (total)
+		*total = st.total_cost;
+	o.estimator->free(o.estimator);
+	sb_release(&sb);
+	return r;
+}
+
+static void relu_chain(struct fx *f)
+{
+	int r1 = node(f, OP_RELU, "Relu", "r1", f->x, -1);
+	int r2 = node(f, OP_RELU, "Relu", "r2", r1, -1);
+
+	output(f, node(f, OP_RELU, "Relu", "r3", r2, -1));
+}
+
+static void chain_case(int c_depth, int b_depth, const char *weights, const char *want,
+		       double want_total)
+{
+	struct fx f;
+	double total;
+
+	fx_init(&f);
+	relu_chain(&f);
+	ASSERT_STR(want, search(&f, "collage", c_depth, b_depth, weights, NULL, &total));
+	ASSERT(llround(want_total * 1000), llround(total * 1000));
+	fx_release(&f);
+}
+
+static void test_single_op(void)
+{
+	struct fx f;
+
+	fx_init(&f);
+	output(&f, node(&f, OP_RELU, "Relu", "r", f.x, -1));
+	ASSERT_STR("c{r}", search(&f, "collage", 8, 8, "c=1,byoc=2", NULL, NULL));
+	ASSERT_STR("byoc{r}", search(&f, "collage", 8, 8, "c=2,byoc=1", NULL, NULL));
+	fx_release(&f);
+}
+
+static void test_max_depth(void)
+{
+	/* byoc singles only: three partitions (pattern kinds never merge), 297 < 300 */
+	chain_case(1, 1, "c=100,byoc=99", "byoc{r1} byoc{r2} byoc{r3}", 297);
+	/* ties at 289 with c{r1,r2} + byoc{r3}: the cheaper prefix wins */
+	chain_case(2, 1, "c=100,byoc=99", "byoc{r1} c{r2,r3}", 289);
+	chain_case(3, 1, "c=100,byoc=99", "c{r1,r2,r3}", 271);
+	chain_case(1, 1, "c=99,byoc=100", "c{r1,r2,r3}", 297);
+	chain_case(1, 2, "c=99,byoc=100", "c{r1} byoc{r2,r3}", 289);
+	chain_case(1, 3, "c=99,byoc=100", "byoc{r1,r2,r3}", 271);
+}
+
+static void test_fusion_benefit(void)
+{
+	struct fx f;
+	double total;
+
+	fx_init(&f);
+	int r0 = node(&f, OP_RELU, "Relu", "relu0", f.x, -1);
+	int r1 = node(&f, OP_RELU, "Relu", "relu1", r0, -1);
+	int a = node(&f, OP_ABS, "Abs", "abs0", f.x, -1);
+	int r2 = node(&f, OP_RELU, "Relu", "relu2", a, -1);
+	int s = node(&f, OP_ADD, "Add", "add", r1, r2);
+	int r3 = node(&f, OP_RELU, "Relu", "relu3", s, -1);
+
+	output(&f, node(&f, OP_ABS, "Abs", "abs1", r3, -1));
+	ASSERT_STR("c{abs0} byoc{relu0,relu1,relu2,add,relu3} c{abs1}",
+		   search(&f, "collage", 1, 5, "c=5,byoc=6", NULL, &total));
+	ASSERT(34571, llround(total * 1000));	/* 6 * (1 + .9 + .81 + .729 + .6561) + 5 + 5 */
+	fx_release(&f);
+}
+
+static void test_double_residual(void)
+{
+	struct fx f;
+
+	fx_init(&f);
+	int r = node(&f, OP_RELU, "Relu", "r", f.x, -1);
+	int a = node(&f, OP_ABS, "Abs", "a", r, -1);
+	int s1 = node(&f, OP_ADD, "Add", "s1", r, a);
+
+	output(&f, node(&f, OP_ADD, "Add", "s2", a, s1));
+	/* {r, s1, s2} on byoc would be a cycle through a */
+	ASSERT_STR("byoc{r} c{a} byoc{s1,s2}", search(&f, "collage", 4, 4, "c=2,byoc=1",
+						     NULL, NULL));
+	fx_release(&f);
+}
+
+/* ---- costs that are not numbers, transitions ---- */
+
+struct odd {
+	double byoc;			/* what every byoc candidate costs */
+	double pen;			/* c -> byoc and back */
+	int calls;
+};
+
+static int odd_estimate(struct cost_estimator *e, struct cost_item *items, int n)
+{
+	struct odd *o = e->state;
+
+	for (int i = 0; i < n; i++) {
+		int k = indexset_count(&items[i].parts[0].sg->inside);
+
+		items[i].cost = strcmp(items[i].parts[0].target->kind->name, "c") ? o->byoc
+			       : 10.0 * k;
+	}
+	o->calls += n;
+	e->n_estimated += n;
+	return 0;
+}
+
+static int odd_transitions(struct cost_estimator *e, struct target *const *ts, int nt,
+			   double *pen)
+{
+	struct odd *o = e->state;
+
+	for (int i = 0; i < nt * nt; i++)
+		pen[i] = i / nt == i % nt ? 0 : o->pen;
+	return 0;
+}
+
+static void odd_free(struct cost_estimator *e)
+{
+	(void)e;
+}
+
+static void test_inf_nan_penalty(void)
+{
+	struct fx f;
+	struct odd od = { INFINITY, 0, 0 };
+	struct cost_estimator e = { "odd", odd_estimate, odd_transitions, odd_free, NULL, 0,
+				    &od };
+
+	fx_init(&f);
+	relu_chain(&f);
+	/* byoc cannot be built: everything on c, whatever else is cheap */
+	ASSERT_STR("c{r1,r2,r3}", search(&f, "collage", 1, 3, NULL, &e, NULL));
+	/* unknown costs rank after every known one */
+	od.byoc = NAN;
+	ASSERT_STR("c{r1,r2,r3}", search(&f, "collage", 1, 3, NULL, &e, NULL));
+	/* byoc cheap: all of it on byoc */
+	od.byoc = 1;
+	ASSERT_STR("byoc{r1,r2,r3}", search(&f, "collage", 1, 3, NULL, &e, NULL));
+	/* singles only on byoc */
+	ASSERT_STR("byoc{r1} byoc{r2} byoc{r3}", search(&f, "collage", 1, 1, NULL, &e, NULL));
+	od.byoc = 5;
+	od.pen = 0;
+	ASSERT_STR("byoc{r1} byoc{r2} byoc{r3}", search(&f, "collage", 3, 1, NULL, &e, NULL));
+	fx_release(&f);
+}
+
+/* A graph whose middle op only c runs: the penalty decides between crossing and staying. */
+static void test_penalty(void)
+{
+	struct fx f;
+	struct odd od = { 4, 0, 0 };
+	struct cost_estimator e = { "odd", odd_estimate, odd_transitions, odd_free, NULL, 0,
+				    &od };
+
+	fx_init(&f);
+	int r1 = node(&f, OP_RELU, "Relu", "r1", f.x, -1);
+	int a = node(&f, OP_ABS, "Abs", "a", r1, -1);
+
+	output(&f, node(&f, OP_RELU, "Relu", "r3", a, -1));
+	/* byoc 4 + c 10 + byoc 4 = 18 < 30 */
+	ASSERT_STR("byoc{r1} c{a} byoc{r3}", search(&f, "collage", 1, 1, NULL, &e, NULL));
+	/* two crossings at 7 each: 32 > 30, all on c */
+	od.pen = 7;
+	ASSERT_STR("c{r1,a,r3}", search(&f, "collage", 1, 1, NULL, &e, NULL));
+	fx_release(&f);
+}
+
+/* Structurally equal candidates are estimated once. */
+static void test_measured_once(void)
+{
+	struct fx f;
+	struct odd od = { 1, 0, 0 };
+	struct cost_estimator e = { "odd", odd_estimate, NULL, odd_free, NULL, 0, &od };
+
+	fx_init(&f);
+	relu_chain(&f);
+	search(&f, "collage", 1, 1, NULL, &e, NULL);
+	/* r1, r2, r3 alone read one outside [10,10] value each: one shape per target */
+	ASSERT(2, od.calls);
+	fx_release(&f);
+}
+
+static void test_greedy(void)
+{
+	struct fx f;
+
+	fx_init(&f);
+	int r0 = node(&f, OP_RELU, "Relu", "relu0", f.x, -1);
+	int a = node(&f, OP_ABS, "Abs", "abs0", r0, -1);
+
+	output(&f, node(&f, OP_RELU, "Relu", "relu1", a, -1));
+	/* byoc first in greedy order? c is first in the list: it takes everything */
+	ASSERT_STR("c{relu0,abs0,relu1}", search(&f, "greedy", 3, 3, NULL, NULL, NULL));
+	fx_release(&f);
+}
+
+static void test_unsupported_reported(void)
+{
+	struct fx f;
+	struct target *ts[1];
+	struct collage_options o = { "collage", 4, NULL, NULL, 1, NULL, NULL };
+	struct collage_stats st;
+	struct partition *parts;
+	int np;
+
+	fx_init(&f);
+	int r = node(&f, OP_RELU, "Relu", "r", f.x, -1);
+	int a = node(&f, OP_ABS, "Abs", "a", r, -1);
+	int b = node(&f, OP_NEG, "Neg", "b", a, -1);
+
+	output(&f, node(&f, OP_RELU, "Relu", "r2", b, -1));
+	ts[0] = target_parse(&f.ctx, kinds, NK, "byoc");
+	o.estimator = cost_mock_new(&f.ctx, NULL);
+	ASSERT(-1, collage_partition(f.g, ts, 1, &f.ps, &o, &parts, &np, &st));
+	ASSERT(2, f.ctx.n_errors);	/* a and b, both at once */
+	ASSERT_TRUE(strstr(sb_str(&f.cap), "'a' (Abs): no target in the list supports this op"));
+	ASSERT_TRUE(strstr(sb_str(&f.cap), "'b' (Neg): no target in the list supports this op"));
+	o.estimator->free(o.estimator);
+	fx_release(&f);
+}
+
+TESTS({ "indexset", test_indexset }, { "multi_output", test_multi_output },
+      { "with_tap", test_with_tap }, { "no_cycles", test_no_cycles },
+      { "diamond", test_diamond }, { "combine_by_kind", test_combine_by_kind },
+      { "single_op", test_single_op }, { "max_depth", test_max_depth },
+      { "fusion_benefit", test_fusion_benefit }, { "double_residual", test_double_residual },
+      { "inf_nan_penalty", test_inf_nan_penalty }, { "penalty", test_penalty },
+      { "measured_once", test_measured_once }, { "greedy", test_greedy },
+      { "unsupported_reported", test_unsupported_reported })
