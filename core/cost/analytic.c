@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../collage/rules.h"
 #include "../compile.h"
 #include "cache.h"
 
@@ -80,63 +79,22 @@ static void node_work(struct graph *g, const struct node *n, double *flops, doub
 	}
 }
 
-/* A one-node graph probe: x[shape] op (const or x) -> y. */
-static struct graph *probe(struct collagec_ctx *ctx, enum op op, const char *type, int64_t r,
-			   int64_t c, int64_t k)
-{
-	struct graph *g = graph_new(ctx);
-	struct shape sa = { 2, { { r, 0, { 0 } }, { k, 0, { 0 } } } };
-	struct shape sb = { 2, { { k, 0, { 0 } }, { c, 0, { 0 } } } };
-	struct shape sy = { 2, { { r, 0, { 0 } }, { c, 0, { 0 } } } };
-	float *w = arena_alloc(&ctx->arena, sizeof(float) * (size_t)(k * c));
-	int x = graph_add_value(g, "x"), b, y, in[2];
-
-	for (int64_t i = 0; i < k * c; i++)
-		w[i] = (float)(i % 7) / 7.0f;
-	if (op == OP_ADD)
-		sb = sa;
-	b = graph_add_const(g, "b", DTYPE_F32, &sb, w);
-	y = graph_add_value(g, "y");
-	g->values.v[x].dtype = g->values.v[y].dtype = DTYPE_F32;
-	g->values.v[x].shape = sa;
-	g->values.v[y].shape = op == OP_ADD ? sa : sy;
-	g->values.v[x].has_shape = g->values.v[y].has_shape = true;
-	g->values.v[x].flags = VALUE_INPUT;
-	g->values.v[y].flags = VALUE_OUTPUT;
-	vec_push(&g->inputs, x);
-	vec_push(&g->outputs, y);
-	in[0] = x, in[1] = b;
-	graph_add_node(g, op, type, in, 2, &y, 1);
-	g->nodes.v[0].op_type = type;
-	node_span_self(g, &g->nodes.v[0]);
-	return g;
-}
-
 /* Seconds of the probe on t (cached); NAN when t cannot run it alone. */
-static double probe_time(struct analytic *an, const struct target *t, enum op op,
-			 const char *type, int64_t r, int64_t c, int64_t k)
+static double probe_time(struct analytic *an, const struct target *t, enum op op, int64_t r,
+			 int64_t k)
 {
-	struct graph *g = probe(an->ctx, op, type, r, c, k);
+	struct graph *g = cost_probe_graph(an->ctx, op, r, k, 1);
 	struct dataflow df;
-	struct pattern_set ps = { { 0 } };
-	struct pattern_uses u;
-	struct rule_candidates rc = { 0 };
 	struct cost_item it = { &df, 1, { { NULL, t, "probe" } }, NAN };
 	double sec = NAN;
 
 	dataflow_init(&df, g, g->arena);
-	if (!t->kind->patterns || pattern_load(an->ctx, &t->kind, 1, NULL, 0, &ps) == 0) {
-		pattern_uses_init(g, &u);
-		rule_run(rule_default(g->arena, t->kind, &ps, 1), &df, t, &u, &rc);
-		pattern_uses_release(&u);
-	}
-	if (rc.n) {
-		struct cost_key key;
+	it.parts[0].sg = cost_probe_single(an->ctx, &df, t, 0);
+	if (it.parts[0].sg) {
+		struct cost_key key = { cost_item_key(g->arena, &it), t->str,
+					an->o->threads > 0 ? an->o->threads : 1,
+					cost_machine_fingerprint(an->ctx), COLLAGEC_VERSION };
 
-		it.parts[0].sg = rc.v[0].sg;
-		key = (struct cost_key){ cost_item_key(g->arena, &it), t->str,
-					 an->o->threads > 0 ? an->o->threads : 1,
-					 cost_machine_fingerprint(an->ctx), COLLAGEC_VERSION };
 		if (!an->cache || cost_cache_get(an->cache, &key, &sec) != 1) {
 			an->measure->estimate(an->measure, &it, 1);
 			sec = it.cost;
@@ -144,8 +102,6 @@ static double probe_time(struct analytic *an, const struct target *t, enum op op
 				cost_cache_put(an->cache, &key, sec, "roofline probe");
 		}
 	}
-	vec_free(&rc);
-	pattern_set_release(&ps);
 	graph_free(g);
 	return isfinite(sec) && sec > 0 ? sec : NAN;
 }
@@ -158,9 +114,9 @@ static const struct roofline *line_of(struct analytic *an, const struct target *
 	for (int i = 0; i < an->lines.n; i++)
 		if (!strcmp(an->lines.v[i].target, t->str))
 			return &an->lines.v[i];
-	big = probe_time(an, t, OP_MATMUL, "MatMul", 256, 256, 256);
-	tiny = probe_time(an, t, OP_MATMUL, "MatMul", 4, 4, 4);
-	add = probe_time(an, t, OP_ADD, "Add", 2048, 2048, 2048);
+	big = probe_time(an, t, OP_MATMUL, 256, 256);
+	tiny = probe_time(an, t, OP_MATMUL, 4, 4);
+	add = probe_time(an, t, OP_ADD, 2048, 2048);
 	if (!isnan(tiny))
 		l.overhead = tiny;
 	if (!isnan(big))

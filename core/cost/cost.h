@@ -72,6 +72,17 @@ const char *cost_item_structure(struct arena *a, const struct cost_item *it);
 const char *cost_item_key(struct arena *a, const struct cost_item *it);
 
 /*
+ * A probe graph (arena values; graph_free() it): x[r,k] float32 through
+ * n_nodes nodes of op (MatMul: with a constant [k,k]; Add: with a constant
+ * [r,k]), the last one the graph output. Node i is dataflow index i.
+ */
+struct graph *cost_probe_graph(struct collagec_ctx *ctx, enum op op, int64_t r, int64_t k,
+			       int n_nodes);
+/* The candidate of t's default rule holding node idx of df alone, or NULL. */
+const struct subgraph *cost_probe_single(struct collagec_ctx *ctx, const struct dataflow *df,
+					 const struct target *t, int idx);
+
+/*
  * The measuring estimator (measure.c): builds the items of each target into
  * shared objects (one cc run for many, o->jobs at once), times them in a
  * worker process with o->threads threads, and measures the transition

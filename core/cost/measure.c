@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 #include "../../runtime/loader.h"
-#include "../collage/rules.h"
 #include "../compile.h"
 #include "../emit/emit.h"
 #include "cache.h"
@@ -679,65 +678,6 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 
 /* ---- transitions ---- */
 
-/* x -> MatMul -> MatMul -> y, 64 x 64 float32, both weights constant. */
-static struct graph *probe_graph(struct collagec_ctx *ctx)
-{
-	struct graph *g = graph_new(ctx);
-	struct shape s = { 2, { { 64, 0, { 0 } }, { 64, 0, { 0 } } } };
-	float *w = arena_alloc(&ctx->arena, sizeof(float) * 64 * 64);
-	int x, w1, w2, y1, y2, in[2];
-
-	for (int i = 0; i < 64 * 64; i++)
-		w[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
-	x = graph_add_value(g, "x");
-	w1 = graph_add_const(g, "w1", DTYPE_F32, &s, w);
-	w2 = graph_add_const(g, "w2", DTYPE_F32, &s, w);
-	y1 = graph_add_value(g, "y1");
-	y2 = graph_add_value(g, "y2");
-	for (int v = 0; v < g->values.n; v++) {
-		g->values.v[v].dtype = DTYPE_F32;
-		g->values.v[v].shape = s;
-		g->values.v[v].has_shape = true;
-	}
-	g->values.v[x].flags = VALUE_INPUT;
-	g->values.v[y2].flags = VALUE_OUTPUT;
-	vec_push(&g->inputs, x);
-	vec_push(&g->outputs, y2);
-	in[0] = x, in[1] = w1;
-	graph_add_node(g, OP_MATMUL, "mm1", in, 2, &y1, 1);
-	in[0] = y1, in[1] = w2;
-	graph_add_node(g, OP_MATMUL, "mm2", in, 2, &y2, 1);
-	for (int i = 0; i < 2; i++) {
-		g->nodes.v[i].op_type = "MatMul";
-		node_span_self(g, &g->nodes.v[i]);
-	}
-	return g;
-}
-
-/* The singleton candidate of node idx on t, from t's default rule; NULL if none. */
-static const struct subgraph *probe_single(struct measure *m, const struct dataflow *df,
-					   const struct target *t, int idx)
-{
-	struct pattern_set ps = { { 0 } };
-	const struct pattern_set *use = &ps;
-	struct rule_candidates rc = { 0 };
-	struct pattern_uses u;
-	const struct subgraph *r = NULL;
-
-	if (t->kind->patterns &&
-	    pattern_load(m->ctx, &t->kind, 1, NULL, 0, &ps) < 0)
-		return NULL;
-	pattern_uses_init(df->g, &u);
-	rule_run(rule_default(df->arena, t->kind, use, 1), df, t, &u, &rc);
-	for (int i = 0; i < rc.n && !r; i++)
-		if (indexset_count(&rc.v[i].sg->inside) == 1 && indexset_has(&rc.v[i].sg->inside, idx))
-			r = rc.v[i].sg;
-	vec_free(&rc);
-	pattern_uses_release(&u);
-	pattern_set_release(&ps);
-	return r;
-}
-
 /*
  * Measures the penalty of every ordered pair of targets (from the cost
  * cache when it has them): all probes of all pairs in one bench model.
@@ -748,7 +688,7 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 {
 	struct measure *m = e->state;
 	struct arena *a = &m->ctx->arena;
-	struct graph *g = probe_graph(m->ctx);
+	struct graph *g = cost_probe_graph(m->ctx, OP_MATMUL, 64, 64, 2);
 	struct dataflow df;
 	const struct subgraph **s1 = arena_alloc(a, sizeof(*s1) * (size_t)(nt + 1));
 	const struct subgraph **s2 = arena_alloc(a, sizeof(*s2) * (size_t)(nt + 1));
@@ -761,8 +701,8 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 
 	dataflow_init(&df, g, g->arena);
 	for (int t = 0; t < nt; t++) {
-		s1[t] = probe_single(m, &df, ts[t], 0);
-		s2[t] = probe_single(m, &df, ts[t], 1);
+		s1[t] = cost_probe_single(m->ctx, &df, ts[t], 0);
+		s2[t] = cost_probe_single(m->ctx, &df, ts[t], 1);
 	}
 	for (int x = 0; x < nt; x++)
 		for (int y = 0; y < nt; y++) {
