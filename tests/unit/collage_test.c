@@ -562,6 +562,34 @@ static void test_measured_once(void)
 	fx_release(&f);
 }
 
+/* What a cost depends on is in the structure; where the candidate sits is not. */
+static void test_structure_key(void)
+{
+	struct fx f;
+	struct target *c, *b;
+	struct shape big = { 2, { { 20, 0, { 0 } }, { 10, 0, { 0 } } } };
+
+	fx_init(&f);
+	int r1 = node(&f, OP_RELU, "Relu", "r1", f.x, -1);
+	int r2 = node(&f, OP_RELU, "Relu", "r2", r1, -1);
+	int r3 = node(&f, OP_RELU, "Relu", "r3", r2, -1);
+
+	output(&f, r3);
+	f.g->values.v[r3].shape = big;	/* r3 makes a larger tensor */
+	dataflow_init(&f.df, f.g, &f.ctx.arena);
+	c = target_parse(&f.ctx, kinds, NK, "c");
+	b = target_parse(&f.ctx, kinds, NK, "byoc");
+#define KEY(t, ...) cost_item_key(&f.ctx.arena, &(struct cost_item){ &f.df, 1, \
+			{ { subgraph_new(&f.df, SET(&f, __VA_ARGS__)), (t), "x" } }, NAN })
+	ASSERT_STR(KEY(c, 0), KEY(c, 1));
+	ASSERT_TRUE(strcmp(KEY(c, 1), KEY(c, 2)));	/* another output shape */
+	ASSERT_TRUE(strcmp(KEY(c, 0), KEY(b, 0)));	/* another target */
+	ASSERT_TRUE(strcmp(KEY(c, 0), KEY(c, 0, 1)));
+	ASSERT(64, (long long)strlen(KEY(c, 0)));
+#undef KEY
+	fx_release(&f);
+}
+
 static void test_greedy(void)
 {
 	struct fx f;
@@ -607,5 +635,5 @@ TESTS({ "indexset", test_indexset }, { "multi_output", test_multi_output },
       { "single_op", test_single_op }, { "max_depth", test_max_depth },
       { "fusion_benefit", test_fusion_benefit }, { "double_residual", test_double_residual },
       { "inf_nan_penalty", test_inf_nan_penalty }, { "penalty", test_penalty },
-      { "measured_once", test_measured_once }, { "greedy", test_greedy },
+      { "measured_once", test_measured_once }, { "structure_key", test_structure_key }, { "greedy", test_greedy },
       { "unsupported_reported", test_unsupported_reported })
