@@ -9,7 +9,7 @@ PREFIX  ?= /usr/local
 WARN     = -Wall -Wextra -pedantic -Wno-unused-parameter
 CPPFLAGS_ALL = -D_GNU_SOURCE -I$(BUILD)/gen
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS_ALL) $(EXTRA_CFLAGS)
-LIBS     = -lprotobuf-c -lcjson -lcrypto -ldl -lm
+LIBS     = -lprotobuf-c -lcjson -lsqlite3 -lcrypto -ldl -lm
 
 SRCS   := $(wildcard core/*.c core/*/*.c backends/*.c backends/*/*.c cli/*.c) runtime/loader.c
 HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h backends/*/*.h runtime/*.h \

@@ -1,0 +1,112 @@
+/*
+ * cache.h - the persistent cost cache (SQLite): measured seconds of a
+ * candidate partition, keyed by what decides them. Several collagec
+ * processes share one cache file safely (WAL journal, busy timeout, one
+ * transaction per batch of rows).
+ *
+ *	struct cost_cache *cc;
+ *	if (cost_cache_open(ctx, NULL, &cc) < 0) ...	// default path
+ *	struct cost_key k = { hash, "blas", 1, cost_machine_fingerprint(ctx), COLLAGEC_VERSION };
+ *	if (cost_cache_get(cc, &k, &sec) == 0) { sec = measure(); cost_cache_put(cc, &k, sec, "Conv+Relu"); }
+ *	cost_cache_close(cc);
+ *
+ * A cache holds its ctx for diagnostics: the ctx must outlive it. Reads and
+ * writes of a cache are not thread-safe; open one cache per thread.
+ */
+#ifndef COLLAGEC_COST_CACHE_H
+#define COLLAGEC_COST_CACHE_H
+
+#include "../ctx.h"
+
+struct cost_cache;
+
+/* The schema this collagec writes; a file with a newer one is refused. */
+#define COST_CACHE_SCHEMA 1
+
+/* What a measured cost depends on; every field is part of the key. */
+struct cost_key {
+	const char *structure;	/* hex hash of the candidate (ops, attrs, shapes, dtypes) */
+	const char *target;	/* canonical target string ("c", "blas", "opencl") */
+	int threads;		/* the thread count it was measured with */
+	const char *machine;	/* cost_machine_fingerprint() */
+	const char *version;	/* collagec version (COLLAGEC_VERSION) */
+};
+
+/*
+ * The default cache file: $XDG_CACHE_HOME/collagec/costs.sqlite, else
+ * $HOME/.cache/collagec/costs.sqlite (arena string); NULL when neither
+ * variable is set.
+ */
+const char *cost_cache_default_path(struct collagec_ctx *ctx);
+
+/*
+ * Opens (creating it and its directory when missing) the cache at path, or
+ * the default path when path is NULL. 0, or -1 after a STATUS_ENV
+ * diagnostic naming the file. *out is owned: cost_cache_close() frees it.
+ */
+int cost_cache_open(struct collagec_ctx *ctx, const char *path, struct cost_cache **out);
+void cost_cache_close(struct cost_cache *c);
+
+/*
+ * Looks a key up: 1 and *seconds when found (+INFINITY is a stored value:
+ * "cannot build or run"), 0 when absent, -1 after a diagnostic.
+ */
+int cost_cache_get(struct cost_cache *c, const struct cost_key *k, double *seconds);
+
+/*
+ * Stores (or replaces) a row; label is a human description for `cache
+ * export` ("Conv+Relu 1x64x56x56"), may be NULL. Between cost_cache_begin()
+ * and cost_cache_commit() rows go into one transaction. 0 or -1.
+ */
+int cost_cache_put(struct cost_cache *c, const struct cost_key *k, double seconds,
+		   const char *label);
+int cost_cache_begin(struct cost_cache *c);
+int cost_cache_commit(struct cost_cache *c);
+
+/*
+ * Transactions nest: only the outermost cost_cache_commit() commits. A write
+ * transaction takes the file's write lock at cost_cache_begin() (waiting for
+ * other processes up to 10 s), so it never fails half-way on a lock.
+ * cost_cache_rollback() drops every row put since the outermost begin.
+ */
+void cost_cache_rollback(struct cost_cache *c);
+
+/* The file of an open cache (borrowed from it). */
+const char *cost_cache_path(const struct cost_cache *c);
+
+/* One stored row, as cost_cache_foreach() hands it out. */
+struct cost_row {
+	struct cost_key key;	/* strings borrowed for the callback only */
+	double seconds;		/* +INFINITY: cannot build or run */
+	const char *label;	/* or NULL */
+	int64_t created;	/* unix time of the put */
+};
+
+/*
+ * Calls fn for every row in key order (structure, target, threads, machine,
+ * version). fn returns 0 to go on, non-zero to stop: that value is
+ * returned. 0 after the last row, -1 after a diagnostic.
+ */
+int cost_cache_foreach(struct cost_cache *c, int (*fn)(const struct cost_row *, void *),
+		       void *arg);
+
+/*
+ * Deletes the rows created more than older_than_days ago (every age when it
+ * is < 0) of collagec version version (every version when NULL); *deleted
+ * (may be NULL) counts them. 0 or -1.
+ */
+int cost_cache_clear(struct cost_cache *c, double older_than_days, const char *version,
+		     long *deleted);
+
+/* Appends SQLite's PRAGMA integrity_check answer ("ok" when sound). 0 or -1. */
+int cost_cache_check(struct cost_cache *c, struct strbuf *result);
+
+/*
+ * This machine, for the key: CPU model name, the ISA flags that decide code
+ * speed (sse4_2 avx avx2 fma avx512f avx512bw avx512vl avx512_vnni amx...),
+ * and the online core count, as one printable string (arena):
+ * "MODEL|FLAG,FLAG...|Ncpu" with the flags sorted, "-" for none.
+ */
+const char *cost_machine_fingerprint(struct collagec_ctx *ctx);
+
+#endif
