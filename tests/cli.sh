@@ -5,8 +5,9 @@
 # --depfile (external data included), --dump-ir, `collagec run` (random
 # inputs, --output-dir, --npy, --check, symbolic batch sizes, --kernels),
 # `collagec bench` (--json, --profile), `collagec targets`, pattern files (--patterns: listed by targets, errors with
-# FILE:LINE:COL and a caret, exit 2, nothing written) and
-# toolchain/environment failures (exit 4).
+# FILE:LINE:COL and a caret, exit 2, nothing written), `collagec cache`
+# (stats, export/import round trip, malformed imports, clear, the default
+# path) and toolchain/environment failures (exit 4).
 #
 # Models come from testdata/bad/make_bad.py at test time. Needs $COLLAGEC
 # (absolute path of the binary; default build/collagec) and $TEST_TMP (a
@@ -101,7 +102,7 @@ GOOD=$M/good/good.onnx
 
 x "$C" --help
 status_is 0; out_has "usage: collagec COMMAND"; err_empty
-for cmd in compile run bench conformance targets; do
+for cmd in compile run bench conformance targets cache; do
 	grep -q "^  $cmd " "$T/out" || bad "--help does not list '$cmd'"
 done
 verdict help
@@ -124,7 +125,7 @@ status_is 2; out_empty; err_has "collagec: error: unknown command 'frobnicate'"
 err_has "usage: collagec COMMAND"
 verdict unknown-command
 
-for cmd in compile run bench conformance targets; do
+for cmd in compile run bench conformance targets cache; do
 	x "$C" "$cmd" --help
 	status_is 0; err_empty
 	head -n 1 "$T/out" | grep -q "^usage: collagec $cmd" || bad "stdout is '$(head -n 1 "$T/out")'"
@@ -622,6 +623,151 @@ verdict patterns/readme-example
 x "$C" conformance --patterns "$P/open.pat" "$M/good"
 status_is 2; err_has "$P/open.pat:2:14: '(' is not closed"
 verdict patterns/conformance-checks-files-first
+
+# ---- cache: the cost cache as JSON lines ----
+
+K=$T/cache
+fresh "$K"
+# three rows out of key order, +inf, a null and a missing label, a blank line
+cat >"$K/rows.jsonl" <<'EOF'
+{"structure":"bb","target":"c","threads":1,"machine":"CPU X|avx,avx2|2cpu","version":"0.1.0","seconds":0.00125,"label":"Conv+Relu 1x8x8x8"}
+{"structure":"aa","target":"blas","threads":4,"machine":"CPU X|avx,avx2|2cpu","version":"0.1.0","seconds":"inf","label":null}
+
+{"structure":"aa","target":"blas","threads":4,"machine":"CPU Y|-|8cpu","version":"0.0.9","seconds":1.2345678901234567e-7}
+EOF
+x "$C" cache import "$K/rows.jsonl" --cache "$K/a.sqlite"
+status_is 0; err_empty; out_has "cache: imported 3 rows into $K/a.sqlite"
+verdict cache/import
+
+x "$C" cache export --cache "$K/a.sqlite"
+status_is 0; err_empty
+cp "$T/out" "$K/a.jsonl"
+res=$("$PY" - "$K/a.jsonl" <<'EOF' 2>&1
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+keys = ["structure", "target", "threads", "machine", "version", "seconds", "label"]
+if any(list(r) != keys for r in rows):
+    sys.exit("keys %r" % [list(r) for r in rows])
+if [(r["structure"], r["machine"]) for r in rows] != [("aa", "CPU X|avx,avx2|2cpu"),
+                                                      ("aa", "CPU Y|-|8cpu"),
+                                                      ("bb", "CPU X|avx,avx2|2cpu")]:
+    sys.exit("order %r" % rows)
+if rows[0]["seconds"] != "inf" or rows[0]["label"] is not None or rows[1]["label"] is not None:
+    sys.exit("inf/null: %r" % rows)
+if rows[1]["seconds"] != 1.2345678901234567e-7 or rows[2]["seconds"] != 0.00125:
+    sys.exit("values %r" % rows)
+if rows[2]["threads"] != 1 or rows[2]["label"] != "Conv+Relu 1x8x8x8":
+    sys.exit("row 3 %r" % rows[2])
+print("ok")
+EOF
+)
+[ "$res" = ok ] || bad "$(echo "$res" | tail -n 1)"
+verdict cache/export-json-lines-in-key-order
+
+# export -> import (stdin) into a second file -> export: byte-identical
+x "$C" cache export --cache "$K/a.sqlite" -o "$K/a2.jsonl"
+status_is 0; out_empty; err_empty
+cmp -s "$K/a.jsonl" "$K/a2.jsonl" || bad "-o wrote other rows than stdout"
+"$C" cache import - --cache "$K/b.sqlite" <"$K/a.jsonl" >/dev/null 2>"$T/err" ||
+	bad "import -: $(first_err)"
+x "$C" cache export --cache "$K/b.sqlite"
+status_is 0
+cmp -s "$K/a.jsonl" "$T/out" ||
+	bad "the round trip differs: $(diff "$K/a.jsonl" "$T/out" | head -n 3 | tr '\n' ' ')"
+verdict cache/export-import-round-trip
+
+# a malformed line: FILE:LINE, exit 1, and not even the good lines go in
+{
+	echo '{"structure":"new","target":"c","threads":1,"machine":"m","version":"v","seconds":1}'
+	echo '{"structure":"new2","target":"c","threads":1.5,"machine":"m","version":"v","seconds":-1}'
+	echo 'not json'
+} >"$K/bad.jsonl"
+x "$C" cache import "$K/bad.jsonl" --cache "$K/b.sqlite"
+status_is 1; out_empty
+err_has "collagec: error: $K/bad.jsonl:2: 'threads' must be an integer >= 0"
+err_has "collagec: error: $K/bad.jsonl:2: 'seconds' must be a number >= 0 or \"inf\""
+err_has "collagec: error: $K/bad.jsonl:3: not valid JSON"
+err_has "collagec: error: $K/bad.jsonl: nothing imported"
+"$C" cache export --cache "$K/b.sqlite" >"$T/out" 2>/dev/null
+cmp -s "$K/a.jsonl" "$T/out" || bad "rows changed after a refused import"
+verdict cache/import-malformed-imports-nothing
+
+x "$C" cache import "$K/missing.jsonl" --cache "$K/b.sqlite"
+status_is 1; err_has "collagec: error: $K/missing.jsonl: cannot read: No such file or directory"
+verdict cache/import-missing-file
+
+x "$C" cache stats --cache "$K/a.sqlite"
+status_is 0; err_empty
+out_has "cache: $K/a.sqlite"
+out_has "rows: 3 (1 +inf: cannot build or run)"
+grep -qE '^size: [0-9]+ bytes$' "$T/out" || bad "no size line"
+# section TITLE: the lines under "by TITLE:", spaces squeezed
+section() {
+	awk -v t="by $1:" '$0 == t { on = 1; next } /^by / { on = 0 } on' "$T/out" | tr -s ' '
+}
+[ "$(section target | tr '\n' '|')" = " blas 2| c 1|" ] || bad "by target: $(section target)"
+[ "$(section machine | tr '\n' '|')" = " CPU X|avx,avx2|2cpu 2| CPU Y|-|8cpu 1|" ] ||
+	bad "by machine: $(section machine)"
+[ "$(section 'collagec version' | tr '\n' '|')" = " 0.0.9 1| 0.1.0 2|" ] ||
+	bad "by version: $(section 'collagec version')"
+verdict cache/stats
+
+# reading a cache that is not there creates nothing
+x "$C" cache stats --cache "$K/none/costs.sqlite"
+status_is 0; out_has "rows: 0"
+[ -e "$K/none" ] && bad "stats created $K/none"
+x "$C" cache export --cache "$K/none/costs.sqlite"
+status_is 0; out_empty
+[ -e "$K/none" ] && bad "export created $K/none"
+verdict cache/missing-cache-reads-empty
+
+x "$C" cache clear --version 0.0.9 --cache "$K/a.sqlite"
+status_is 0; out_has "cache: deleted 1 row from $K/a.sqlite"
+x "$C" cache clear --older-than 1 --cache "$K/a.sqlite"
+status_is 0; out_has "cache: deleted 0 rows"
+x "$C" cache clear --cache "$K/a.sqlite"
+status_is 0; out_has "cache: deleted 2 rows"
+x "$C" cache export --cache "$K/a.sqlite"
+status_is 0; out_empty
+verdict cache/clear
+
+# the default file: $XDG_CACHE_HOME/collagec/costs.sqlite, directories made
+x env XDG_CACHE_HOME="$K/xdg" "$C" cache import "$K/rows.jsonl"
+status_is 0; out_has "into $K/xdg/collagec/costs.sqlite"
+[ -f "$K/xdg/collagec/costs.sqlite" ] || bad "no $K/xdg/collagec/costs.sqlite"
+x env -u XDG_CACHE_HOME HOME="$K/home" "$C" cache stats
+status_is 0; out_has "cache: $K/home/.cache/collagec/costs.sqlite (not created yet)"
+verdict cache/default-path
+
+# a cache that cannot be made (under a regular file, even for root): exit 4
+printf 'x' >"$K/afile"
+x "$C" cache import "$K/rows.jsonl" --cache "$K/afile/sub/costs.sqlite"
+status_is 4
+err_has "collagec: error: cannot open the cost cache '$K/afile/sub/costs.sqlite': cannot create its directory: Not a directory"
+verdict cache/unwritable
+
+# a newer schema is refused
+cp "$K/b.sqlite" "$K/new.sqlite"
+"$PY" -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE schema_version SET version = 99")
+c.commit()' "$K/new.sqlite" || bad "cannot set the schema version"
+x "$C" cache stats --cache "$K/new.sqlite"
+status_is 4; err_has "its schema version 99 is newer than this collagec's"
+verdict cache/newer-schema-refused
+
+for c in "|cache: expected an action" "frob|cache: unknown action 'frob'" \
+	 "stats extra|cache: unexpected argument 'extra'" \
+	 "import|cache: import expects one FILE" "stats -o x|cache: -o is for 'cache export' only" \
+	 "export --version 1|cache: --version is for 'cache clear' only" \
+	 "clear --older-than x|cache: --older-than takes a number >= 0" \
+	 "stats --frob|cache: unknown or incomplete option '--frob'"; do
+	# shellcheck disable=SC2086
+	x "$C" cache ${c%%|*} --cache "$K/u.sqlite"
+	status_is 2; out_empty; err_has "${c#*|}"
+	[ -e "$K/u.sqlite" ] && bad "a usage error created the cache"
+	verdict "cache/usage/$(echo "${c%%|*}" | tr -c 'a-z0-9\n' '-' | sed 's/^$/none/')"
+done
 
 # ---- environment and toolchain failures (exit 4), nothing left behind ----
 
