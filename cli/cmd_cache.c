@@ -117,7 +117,8 @@ static int cache_stats(struct collagec_ctx *ctx, const char *path)
 	struct stat st;
 
 	if (access(path, F_OK) < 0) {
-		printf("cache: %s (not created yet)\nrows: 0\n", path);
+		printf("cache: %s (not created yet)\nrows: 0\nthis machine: %s\n", path,
+		       cost_machine_fingerprint(ctx));
 		return 0;
 	}
 	if (cost_cache_open(ctx, path, &cc) < 0)
@@ -131,6 +132,7 @@ static int cache_stats(struct collagec_ctx *ctx, const char *path)
 	printf("rows: %ld (%ld +inf: cannot build or run)\n", s.rows, s.infinite);
 	if (stat(path, &st) == 0)
 		printf("size: %lld bytes\n", (long long)st.st_size);
+	printf("this machine: %s\n", cost_machine_fingerprint(ctx));
 	tally_print(&s.target, "target");
 	tally_print(&s.machine, "machine");
 	tally_print(&s.version, "collagec version");

@@ -702,6 +702,7 @@ status_is 0; err_empty
 out_has "cache: $K/a.sqlite"
 out_has "rows: 3 (1 +inf: cannot build or run)"
 grep -qE '^size: [0-9]+ bytes$' "$T/out" || bad "no size line"
+grep -qE '^this machine: .+\|.+\|[0-9]+cpu$' "$T/out" || bad "no machine fingerprint line"
 # section TITLE: the lines under "by TITLE:", spaces squeezed
 section() {
 	awk -v t="by $1:" '$0 == t { on = 1; next } /^by / { on = 0 } on' "$T/out" | tr -s ' '
