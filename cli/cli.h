@@ -24,6 +24,8 @@ int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 
 /* Prints "collagec: error: ..." and returns status (for `return usage_error(...)`). */
 PRINTF_LIKE(2, 3) int cli_error(int status, const char *fmt, ...);

@@ -29,6 +29,13 @@ const struct command commands[] = {
 	  "                 [--json] [-q]" },
 	{ "targets", cmd_targets, "list the target kinds, hooks, pattern rules and availability",
 	  "collagec targets [--patterns FILE]..." },
+	{ "explain", cmd_explain, "show a compiled model's partitions, costs and search",
+	  "collagec explain OUT.so [--json] [--dot FILE [--model MODEL.onnx]]" },
+	{ "cache", cmd_cache, "show, export, import or clear the cost cache",
+	  "collagec cache stats [--cache PATH]\n"
+	  "       collagec cache export [-o FILE] [--cache PATH]\n"
+	  "       collagec cache import FILE|- [--cache PATH]\n"
+	  "       collagec cache clear [--older-than DAYS] [--version V] [--cache PATH]" },
 	{ NULL, NULL, NULL, NULL },
 };
 

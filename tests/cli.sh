@@ -5,8 +5,10 @@
 # --depfile (external data included), --dump-ir, `collagec run` (random
 # inputs, --output-dir, --npy, --check, symbolic batch sizes, --kernels),
 # `collagec bench` (--json, --profile), `collagec targets`, pattern files (--patterns: listed by targets, errors with
-# FILE:LINE:COL and a caret, exit 2, nothing written) and
-# toolchain/environment failures (exit 4).
+# FILE:LINE:COL and a caret, exit 2, nothing written), `collagec cache`
+# (stats, export/import round trip, malformed imports, clear, the default
+# path), `collagec explain` (the table, --json, --dot through graphviz, the
+# metadata embedded in the .so) and toolchain/environment failures (exit 4).
 #
 # Models come from testdata/bad/make_bad.py at test time. Needs $COLLAGEC
 # (absolute path of the binary; default build/collagec) and $TEST_TMP (a
@@ -101,7 +103,7 @@ GOOD=$M/good/good.onnx
 
 x "$C" --help
 status_is 0; out_has "usage: collagec COMMAND"; err_empty
-for cmd in compile run bench conformance targets; do
+for cmd in compile run bench conformance targets cache explain; do
 	grep -q "^  $cmd " "$T/out" || bad "--help does not list '$cmd'"
 done
 verdict help
@@ -124,7 +126,7 @@ status_is 2; out_empty; err_has "collagec: error: unknown command 'frobnicate'"
 err_has "usage: collagec COMMAND"
 verdict unknown-command
 
-for cmd in compile run bench conformance targets; do
+for cmd in compile run bench conformance targets cache explain; do
 	x "$C" "$cmd" --help
 	status_is 0; err_empty
 	head -n 1 "$T/out" | grep -q "^usage: collagec $cmd" || bad "stdout is '$(head -n 1 "$T/out")'"
@@ -628,6 +630,337 @@ verdict patterns/readme-example
 x "$C" conformance --patterns "$P/open.pat" "$M/good"
 status_is 2; err_has "$P/open.pat:2:14: '(' is not closed"
 verdict patterns/conformance-checks-files-first
+
+# ---- cache: the cost cache as JSON lines ----
+
+K=$T/cache
+fresh "$K"
+# three rows out of key order, +inf, a null and a missing label, a blank line
+cat >"$K/rows.jsonl" <<'EOF'
+{"structure":"bb","target":"c","threads":1,"machine":"CPU X|avx,avx2|2cpu","version":"0.1.0","seconds":0.00125,"label":"Conv+Relu 1x8x8x8"}
+{"structure":"aa","target":"blas","threads":4,"machine":"CPU X|avx,avx2|2cpu","version":"0.1.0","seconds":"inf","label":null}
+
+{"structure":"aa","target":"blas","threads":4,"machine":"CPU Y|-|8cpu","version":"0.0.9","seconds":1.2345678901234567e-7}
+EOF
+x "$C" cache import "$K/rows.jsonl" --cache "$K/a.sqlite"
+status_is 0; err_empty; out_has "cache: imported 3 rows into $K/a.sqlite"
+verdict cache/import
+
+x "$C" cache export --cache "$K/a.sqlite"
+status_is 0; err_empty
+cp "$T/out" "$K/a.jsonl"
+res=$("$PY" - "$K/a.jsonl" <<'EOF' 2>&1
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+keys = ["structure", "target", "threads", "machine", "version", "seconds", "label"]
+if any(list(r) != keys for r in rows):
+    sys.exit("keys %r" % [list(r) for r in rows])
+if [(r["structure"], r["machine"]) for r in rows] != [("aa", "CPU X|avx,avx2|2cpu"),
+                                                      ("aa", "CPU Y|-|8cpu"),
+                                                      ("bb", "CPU X|avx,avx2|2cpu")]:
+    sys.exit("order %r" % rows)
+if rows[0]["seconds"] != "inf" or rows[0]["label"] is not None or rows[1]["label"] is not None:
+    sys.exit("inf/null: %r" % rows)
+if rows[1]["seconds"] != 1.2345678901234567e-7 or rows[2]["seconds"] != 0.00125:
+    sys.exit("values %r" % rows)
+if rows[2]["threads"] != 1 or rows[2]["label"] != "Conv+Relu 1x8x8x8":
+    sys.exit("row 3 %r" % rows[2])
+print("ok")
+EOF
+)
+[ "$res" = ok ] || bad "$(echo "$res" | tail -n 1)"
+verdict cache/export-json-lines-in-key-order
+
+# export -> import (stdin) into a second file -> export: byte-identical
+x "$C" cache export --cache "$K/a.sqlite" -o "$K/a2.jsonl"
+status_is 0; out_empty; err_empty
+cmp -s "$K/a.jsonl" "$K/a2.jsonl" || bad "-o wrote other rows than stdout"
+"$C" cache import - --cache "$K/b.sqlite" <"$K/a.jsonl" >/dev/null 2>"$T/err" ||
+	bad "import -: $(first_err)"
+x "$C" cache export --cache "$K/b.sqlite"
+status_is 0
+cmp -s "$K/a.jsonl" "$T/out" ||
+	bad "the round trip differs: $(diff "$K/a.jsonl" "$T/out" | head -n 3 | tr '\n' ' ')"
+verdict cache/export-import-round-trip
+
+# a malformed line: FILE:LINE, exit 1, and not even the good lines go in
+{
+	echo '{"structure":"new","target":"c","threads":1,"machine":"m","version":"v","seconds":1}'
+	echo '{"structure":"new2","target":"c","threads":1.5,"machine":"m","version":"v","seconds":-1}'
+	echo 'not json'
+} >"$K/bad.jsonl"
+x "$C" cache import "$K/bad.jsonl" --cache "$K/b.sqlite"
+status_is 1; out_empty
+err_has "collagec: error: $K/bad.jsonl:2: 'threads' must be an integer >= 0"
+err_has "collagec: error: $K/bad.jsonl:2: 'seconds' must be a number >= 0 or \"inf\""
+err_has "collagec: error: $K/bad.jsonl:3: not valid JSON"
+err_has "collagec: error: $K/bad.jsonl: nothing imported"
+"$C" cache export --cache "$K/b.sqlite" >"$T/out" 2>/dev/null
+cmp -s "$K/a.jsonl" "$T/out" || bad "rows changed after a refused import"
+verdict cache/import-malformed-imports-nothing
+
+x "$C" cache import "$K/missing.jsonl" --cache "$K/b.sqlite"
+status_is 1; err_has "collagec: error: $K/missing.jsonl: cannot read: No such file or directory"
+verdict cache/import-missing-file
+
+x "$C" cache stats --cache "$K/a.sqlite"
+status_is 0; err_empty
+out_has "cache: $K/a.sqlite"
+out_has "rows: 3 (1 +inf: cannot build or run)"
+grep -qE '^size: [0-9]+ bytes$' "$T/out" || bad "no size line"
+grep -qE '^this machine: .+\|.+\|[0-9]+cpu$' "$T/out" || bad "no machine fingerprint line"
+# section TITLE: the lines under "by TITLE:", spaces squeezed
+section() {
+	awk -v t="by $1:" '$0 == t { on = 1; next } /^by / { on = 0 } on' "$T/out" | tr -s ' '
+}
+[ "$(section target | tr '\n' '|')" = " blas 2| c 1|" ] || bad "by target: $(section target)"
+[ "$(section machine | tr '\n' '|')" = " CPU X|avx,avx2|2cpu 2| CPU Y|-|8cpu 1|" ] ||
+	bad "by machine: $(section machine)"
+[ "$(section 'collagec version' | tr '\n' '|')" = " 0.0.9 1| 0.1.0 2|" ] ||
+	bad "by version: $(section 'collagec version')"
+verdict cache/stats
+
+# reading a cache that is not there creates nothing
+x "$C" cache stats --cache "$K/none/costs.sqlite"
+status_is 0; out_has "rows: 0"
+[ -e "$K/none" ] && bad "stats created $K/none"
+x "$C" cache export --cache "$K/none/costs.sqlite"
+status_is 0; out_empty
+[ -e "$K/none" ] && bad "export created $K/none"
+verdict cache/missing-cache-reads-empty
+
+x "$C" cache clear --version 0.0.9 --cache "$K/a.sqlite"
+status_is 0; out_has "cache: deleted 1 row from $K/a.sqlite"
+x "$C" cache clear --older-than 1 --cache "$K/a.sqlite"
+status_is 0; out_has "cache: deleted 0 rows"
+x "$C" cache clear --cache "$K/a.sqlite"
+status_is 0; out_has "cache: deleted 2 rows"
+x "$C" cache export --cache "$K/a.sqlite"
+status_is 0; out_empty
+verdict cache/clear
+
+# the default file: $XDG_CACHE_HOME/collagec/costs.sqlite, directories made
+x env XDG_CACHE_HOME="$K/xdg" "$C" cache import "$K/rows.jsonl"
+status_is 0; out_has "into $K/xdg/collagec/costs.sqlite"
+[ -f "$K/xdg/collagec/costs.sqlite" ] || bad "no $K/xdg/collagec/costs.sqlite"
+x env -u XDG_CACHE_HOME HOME="$K/home" "$C" cache stats
+status_is 0; out_has "cache: $K/home/.cache/collagec/costs.sqlite (not created yet)"
+verdict cache/default-path
+
+# a cache that cannot be made (under a regular file, even for root): exit 4
+printf 'x' >"$K/afile"
+x "$C" cache import "$K/rows.jsonl" --cache "$K/afile/sub/costs.sqlite"
+status_is 4
+err_has "collagec: error: cannot open the cost cache '$K/afile/sub/costs.sqlite': cannot create its directory: Not a directory"
+verdict cache/unwritable
+
+# a newer schema is refused
+cp "$K/b.sqlite" "$K/new.sqlite"
+"$PY" -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE schema_version SET version = 99")
+c.commit()' "$K/new.sqlite" || bad "cannot set the schema version"
+x "$C" cache stats --cache "$K/new.sqlite"
+status_is 4; err_has "its schema version 99 is newer than this collagec's"
+verdict cache/newer-schema-refused
+
+for c in "|cache: expected an action" "frob|cache: unknown action 'frob'" \
+	 "stats extra|cache: unexpected argument 'extra'" \
+	 "import|cache: import expects one FILE" "stats -o x|cache: -o is for 'cache export' only" \
+	 "export --version 1|cache: --version is for 'cache clear' only" \
+	 "clear --older-than x|cache: --older-than takes a number >= 0" \
+	 "stats --frob|cache: unknown or incomplete option '--frob'"; do
+	# shellcheck disable=SC2086
+	x "$C" cache ${c%%|*} --cache "$K/u.sqlite"
+	status_is 2; out_empty; err_has "${c#*|}"
+	[ -e "$K/u.sqlite" ] && bad "a usage error created the cache"
+	verdict "cache/usage/$(echo "${c%%|*}" | tr -c 'a-z0-9\n' '-' | sed 's/^$/none/')"
+done
+
+# ---- explain: partitions, costs and search of a compiled model ----
+
+X=$T/explain
+fresh "$X"
+if ! "$PY" "$ROOT/testdata/gen_models.py" "$X" mnist_cnn >"$T/gen.log" 2>&1; then
+	bad "gen_models.py mnist_cnn failed: $(tail -n 1 "$T/gen.log")"
+fi
+x "$C" compile "$X/mnist_cnn.onnx" -o "$X/mnist.so" --target blas,c
+status_is 0; err_empty
+verdict explain/compile-mnist
+
+x "$C" explain "$X/mnist.so"
+status_is 0; err_empty
+cp "$T/out" "$X/table.txt"
+res=$("$PY" - "$X/mnist.json" "$X/table.txt" <<'EOF' 2>&1
+import json, re, sys
+meta = json.load(open(sys.argv[1]))
+lines = open(sys.argv[2]).read().splitlines()
+parts = meta["partitions"]
+if lines[0] != "model: " + meta["model"]["path"]:
+    sys.exit("line 1 is %r" % lines[0])
+mode = meta["search"].get("mode") or meta["compiler"]["search"]
+if lines[1] != "compiler: collagec %s, targets blas,c, search %s" % (meta["compiler"]["version"], mode):
+    sys.exit("line 2 is %r" % lines[1])
+if not re.match(r"^id +target +rule +nodes +estimated +measured +share$", lines[2]):
+    sys.exit("header is %r" % lines[2])
+rows = lines[3:3 + len(parts)]
+for p, l in zip(parts, rows):
+    m = re.match(r"^ *(\d+)  (\S+) +(\S+) +(\d+): (.*?) +(\S+(?: [num]?s)?) +(\S+(?: [num]?s)?) +(\S+)$", l)
+    if not m:
+        sys.exit("row %r" % l)
+    want_nodes = " ".join("%s(%s)" % (n["name"], n["op"]) for n in p["onnx_nodes"][:3])
+    if (int(m.group(1)), m.group(2), m.group(3), int(m.group(4))) != (
+            p["id"], p["target"], p["rule"], len(p["onnx_nodes"])) or not m.group(5).startswith(want_nodes):
+        sys.exit("row %r for %r" % (l, p))
+    if p["estimated_cost"] is None and (m.group(6), m.group(8)) != ("-", "-"):
+        sys.exit("unknown cost not '-': %r" % l)
+n_c = sum(p["target"] == "c" for p in parts)
+n_blas = sum(p["target"] == "blas" for p in parts)
+if n_c == 0 or n_blas == 0:
+    sys.exit("targets c %d, blas %d" % (n_c, n_blas))
+order = []
+for p in parts:
+    if p["target"] not in order:
+        order.append(p["target"])
+counts = ", ".join("%s %d" % (t, sum(p["target"] == t for p in parts)) for t in order)
+want = "%d partitions (%s), %d ONNX nodes" % (len(parts), counts,
+                                             sum(len(p["onnx_nodes"]) for p in parts))
+if lines[3 + len(parts)] != want:
+    sys.exit("summary %r, expected %r" % (lines[3 + len(parts)], want))
+s = lines[4 + len(parts)]
+if not s.startswith("search %s: estimator " % mode) or "candidates %d" % meta["search"]["candidates"] not in s:
+    sys.exit("search line %r" % s)
+if len(lines) != 5 + len(parts):
+    sys.exit("%d lines" % len(lines))
+print("ok")
+EOF
+)
+[ "$res" = ok ] || bad "$(echo "$res" | tail -n 1)"
+verdict explain/table
+
+x "$C" explain "$X/mnist.so" --json
+status_is 0; err_empty
+res=$("$PY" - "$X/mnist.json" "$T/out" <<'EOF' 2>&1
+import json, sys
+meta = json.load(open(sys.argv[1]))
+d = json.load(open(sys.argv[2]))
+if len(d["partitions"]) != len(meta["partitions"]):
+    sys.exit("%d partitions, OUT.json has %d" % (len(d["partitions"]), len(meta["partitions"])))
+if d["model"] != meta["model"]:
+    sys.exit("model %r" % d["model"])
+for p, m in zip(d["partitions"], meta["partitions"]):
+    if [p[k] for k in ("id", "target", "rule", "nodes")] != [m[k] for k in ("id", "target", "rule", "onnx_nodes")]:
+        sys.exit("partition %r" % p)
+    if p["estimated_cost"] != m["estimated_cost"] or p["measured_cost"] != m["measured_cost"]:
+        sys.exit("costs %r" % p)
+    if not (p["share"] is None or 0 <= p["share"] <= 1):
+        sys.exit("share %r" % p)
+s = d["search"]
+if sorted(s) != sorted(["mode", "estimator", "candidates", "measured", "cache_hits", "seconds",
+                        "max_depth", "estimated_total"]):
+    sys.exit("search keys %r" % sorted(s))
+if s["mode"] != (meta["search"].get("mode") or meta["compiler"]["search"]) or \
+        s["candidates"] != meta["search"]["candidates"]:
+    sys.exit("search %r" % s)
+print("ok")
+EOF
+)
+[ "$res" = ok ] || bad "$(echo "$res" | tail -n 1)"
+verdict explain/json
+
+# --dot: graphviz accepts it; one box per ONNX node (Constant nodes are
+# weights), each in the cluster of its partition, coloured by its target
+x "$C" explain "$X/mnist.so" --dot "$X/mnist.dot"
+status_is 0; err_empty
+cmp -s "$T/out" "$X/table.txt" || bad "--dot changed the table"
+if ! command -v dot >/dev/null; then
+	bad "no graphviz 'dot' (tools/deps.sh installs it)"
+elif ! dot -Tsvg "$X/mnist.dot" >"$X/mnist.svg" 2>"$T/err"; then
+	bad "dot -Tsvg refused it: $(first_err)"
+fi
+res=$("$PY" - "$X/mnist_cnn.onnx" "$X/mnist.json" "$X/mnist.dot" <<'EOF' 2>&1
+import json, re, sys
+import onnx
+nodes = [n for n in onnx.load(sys.argv[1]).graph.node if n.op_type != "Constant"]
+meta = json.load(open(sys.argv[2]))
+dot = open(sys.argv[3]).read()
+boxes = re.findall(r'^\s*n\d+ \[label="([^"\\]*)\\n([^"\\]*)", ([^\]]*)\];$', dot, re.M)
+if sorted((b[0], b[1]) for b in boxes) != sorted((n.name, n.op_type) for n in nodes):
+    sys.exit("boxes %r" % boxes)
+fill = {"c": "#a6cee3", "blas": "#b2df8a"}
+target = {n["name"]: p["target"] for p in meta["partitions"] for n in p["onnx_nodes"]}
+for name, op, attrs in boxes:
+    if 'fillcolor="%s"' % fill[target[name]] not in attrs:
+        sys.exit("%s: %s" % (name, attrs))
+clusters = re.findall(r'subgraph cluster_p\d+ \{\n\t\tlabel="p(\d+) (\S+) (\S+)";', dot)
+if clusters != [(str(p["id"]), p["target"], p["rule"]) for p in meta["partitions"]]:
+    sys.exit("clusters %r" % clusters)
+if "subgraph cluster_legend" not in dot or not dot.startswith("digraph "):
+    sys.exit("no legend")
+print("ok")
+EOF
+)
+[ "$res" = ok ] || bad "$(echo "$res" | tail -n 1)"
+verdict explain/dot
+
+# a node folded away by a pass is in no partition: grey, dashed, in the legend
+"$PY" -c 'import sys
+from onnx import helper, TensorProto, save
+n = [helper.make_node("Relu", ["x"], ["r"], name="relu1"),
+     helper.make_node("Shape", ["x"], ["s"], name="shape1"),
+     helper.make_node("Reshape", ["r", "s"], ["y"], name="reshape1")]
+g = helper.make_graph(n, "fold", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])' \
+	"$X/fold.onnx" || bad "cannot make fold.onnx"
+x "$C" compile "$X/fold.onnx" -o "$X/fold.so"
+status_is 0
+x "$C" explain "$X/fold.so" --dot "$X/fold.dot"
+status_is 0; err_empty
+out_has "2 partitions (c 2), 2 ONNX nodes"
+grep -q '^	n1 \[label="shape1\\nShape", style="rounded,dashed,filled", fillcolor="#eeeeee"' \
+	"$X/fold.dot" || bad "shape1 is not grey and dashed outside the clusters"
+grep -q 'legend_none' "$X/fold.dot" || bad "no legend entry for nodes in no partition"
+dot -Tsvg "$X/fold.dot" >/dev/null 2>&1 || bad "dot -Tsvg refused fold.dot"
+verdict explain/dot-folded-node
+
+# without OUT.json the metadata embedded in OUT.so says the same
+mv "$X/mnist.json" "$X/mnist.json.away"
+x "$C" explain "$X/mnist.so"
+status_is 0; err_empty
+cmp -s "$T/out" "$X/table.txt" || bad "the table from OUT.so differs"
+mv "$X/mnist.json.away" "$X/mnist.json"
+verdict explain/metadata-from-so
+
+x "$C" explain "$X/missing.so"
+status_is 1; out_empty
+err_has "collagec: error: $X/missing.so: cannot read: No such file or directory (nor its metadata '$X/missing.json')"
+verdict explain/missing-model
+
+printf 'not json\n' >"$X/garbage.json"
+x "$C" explain "$X/garbage.so"
+status_is 1; out_empty
+err_has "collagec: error: $X/garbage.json: not collagec metadata"
+verdict explain/not-metadata
+
+x "$C" explain "$X/mnist.so" --dot "$X/m2.dot" --model "$X/none.onnx"
+status_is 1; err_has "--dot: cannot read the model '$X/none.onnx': No such file or directory"
+[ -e "$X/m2.dot" ] && bad "a dot file was written"
+verdict explain/dot-model-missing
+
+x "$C" explain "$X/mnist.so" --dot "$X/nodir/m.dot"
+status_is 4; err_has "collagec: error: cannot write '$X/nodir/m.dot'"
+verdict explain/dot-unwritable
+
+x "$C" explain
+status_is 2; out_empty; err_has "explain: expected one compiled model (OUT.so)"
+verdict explain/usage/no-model
+x "$C" explain "$X/mnist.so" --model "$X/mnist_cnn.onnx"
+status_is 2; out_empty; err_has "explain: --model is for --dot only"
+verdict explain/usage/model-without-dot
+x "$C" explain "$X/mnist.so" --frob
+status_is 2; out_empty; err_has "explain: unknown or incomplete option '--frob'"
+verdict explain/usage/unknown-option
 
 # ---- environment and toolchain failures (exit 4), nothing left behind ----
 

@@ -10,8 +10,10 @@
  *	if (cost_cache_get(cc, &k, &sec) == 0) { sec = measure(); cost_cache_put(cc, &k, sec, "Conv+Relu"); }
  *	cost_cache_close(cc);
  *
- * A cache holds its ctx for diagnostics: the ctx must outlive it. Reads and
- * writes of a cache are not thread-safe; open one cache per thread.
+ * A cache holds its ctx for diagnostics: the ctx must outlive it. A cache
+ * is not thread-safe and must not cross fork(): open one per thread or
+ * process (a measuring child opens its own, or leaves the writing to the
+ * parent).
  */
 #ifndef COLLAGEC_COST_CACHE_H
 #define COLLAGEC_COST_CACHE_H

@@ -1,0 +1,672 @@
+/*
+ * cmd_explain.c - collagec explain: what the partitioner decided for a
+ * compiled model. It reads the metadata (OUT.json beside OUT.so, else the
+ * copy embedded in OUT.so through collagec_metadata()) and prints the
+ * partition table and the search statistics, or (--json) the same as one
+ * JSON document; --dot FILE draws the ONNX graph (imported again from the
+ * model file the metadata names) with every node coloured by the target of
+ * its partition and the partitions as clusters.
+ *
+ * Keys missing from the metadata (older collagec, a search that does not
+ * estimate) are unknown: "-" in the table, null in --json.
+ */
+#include "cli.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { OPT_JSON = 256, OPT_DOT, OPT_MODEL };
+
+/* Nodes of a partition named in the table before "+N more". */
+enum { EXPLAIN_NODES_SHOWN = 3 };
+
+/* ---- reading the metadata ---- */
+
+/* OUT.so -> OUT.json (arena): ".so" replaced, else ".json" appended. */
+static const char *json_path_of(struct collagec_ctx *ctx, const char *so)
+{
+	size_t n = strlen(so);
+
+	if (n > 5 && !strcmp(so + n - 5, ".json"))
+		return so;
+	if (n > 3 && !strcmp(so + n - 3, ".so"))
+		return arena_printf(&ctx->arena, "%.*s.json", (int)(n - 3), so);
+	return arena_printf(&ctx->arena, "%s.json", so);
+}
+
+/* The metadata embedded in so (owned), or NULL after a diagnostic. */
+static char *metadata_from_so(struct collagec_ctx *ctx, const char *so, const char *json)
+{
+	struct model_lib lib;
+	char *err = NULL, *text;
+
+	if (model_lib_load(&lib, so, &err) < 0) {
+		diag_error(ctx, "%s: %s (and no metadata file '%s')", so, err ? err : "cannot load",
+			   json);
+		free(err);
+		return NULL;
+	}
+	text = lib.metadata && lib.metadata() ? xstrdup(lib.metadata()) : NULL;
+	model_lib_unload(&lib);
+	if (!text)
+		diag_error(ctx, "%s: the model has no embedded metadata", so);
+	return text;
+}
+
+/*
+ * The parsed metadata of so (owned: cJSON_Delete), from OUT.json when it
+ * exists, else from the .so; NULL after a diagnostic.
+ */
+static cJSON *metadata_read(struct collagec_ctx *ctx, const char *so)
+{
+	const char *json = json_path_of(ctx, so), *from = json;
+	size_t len;
+	char *text = file_read(json, &len);
+	const cJSON *schema;
+	cJSON *root;
+
+	if (!text && errno == ENOENT && json != so && access(so, F_OK) == 0) {
+		text = metadata_from_so(ctx, so, json);
+		from = so;
+		if (!text)
+			return NULL;
+	} else if (!text) {
+		if (json != so && errno == ENOENT)
+			diag_error(ctx, "%s: cannot read: %s (nor its metadata '%s')", so,
+				   strerror(ENOENT), json);
+		else
+			diag_error(ctx, "%s: cannot read: %s", json, strerror(errno));
+		return NULL;
+	}
+	root = cJSON_Parse(text);
+	free(text);
+	schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+	if (!root || !cJSON_IsString(schema) ||
+	    strcmp(schema->valuestring, "collagec-metadata/1") ||
+	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "partitions"))) {
+		diag_error(ctx, "%s: not collagec metadata (schema collagec-metadata/1 with "
+			   "partitions)", from);
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+static const char *meta_str(const cJSON *o, const char *key)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+/*
+ * A cost or statistic: true and *v when known. The metadata writes +inf
+ * as 1e308 (JSON has no infinity); it comes back as +INFINITY.
+ */
+static bool meta_num(const cJSON *o, const char *key, double *v)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (cJSON_IsString(x) && !strcmp(x->valuestring, "inf")) {
+		*v = INFINITY;
+		return true;
+	}
+	if (!cJSON_IsNumber(x))
+		return false;
+	*v = x->valuedouble >= 1e308 ? INFINITY : x->valuedouble;
+	return true;
+}
+
+/* ---- the partition table ---- */
+
+struct part_row {
+	const cJSON *json;		/* the metadata's partition; borrowed */
+	int id;
+	const char *target, *rule;	/* "?" when missing */
+	const cJSON *nodes;		/* onnx_nodes, or NULL */
+	bool has_est, has_meas;
+	double est, meas;
+	bool has_share;
+	double share;			/* of the sum of the estimates, 0..1 */
+};
+
+struct explain {
+	const cJSON *meta;		/* borrowed */
+	VEC(struct part_row) parts;
+	int n_nodes;			/* ONNX nodes over all partitions */
+	bool has_total;
+	double est_total;		/* sum of the known finite estimates */
+};
+
+static void explain_build(struct explain *e, const cJSON *meta)
+{
+	const cJSON *p;
+
+	memset(e, 0, sizeof(*e));
+	e->meta = meta;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(meta, "partitions")) {
+		struct part_row r = { 0 };
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(p, "id");
+
+		r.json = p;
+		r.id = cJSON_IsNumber(id) ? id->valueint : e->parts.n;
+		r.target = meta_str(p, "target") ? meta_str(p, "target") : "?";
+		r.rule = meta_str(p, "rule") ? meta_str(p, "rule") : "?";
+		r.nodes = cJSON_GetObjectItemCaseSensitive(p, "onnx_nodes");
+		r.has_est = meta_num(p, "estimated_cost", &r.est);
+		r.has_meas = meta_num(p, "measured_cost", &r.meas);
+		e->n_nodes += cJSON_GetArraySize(r.nodes);
+		if (r.has_est && isfinite(r.est)) {
+			e->est_total += r.est;
+			e->has_total = true;
+		}
+		vec_push(&e->parts, r);
+	}
+	for (int i = 0; i < e->parts.n; i++) {
+		struct part_row *r = &e->parts.v[i];
+
+		if (r->has_est && isfinite(r->est) && e->est_total > 0) {
+			r->has_share = true;
+			r->share = r->est / e->est_total;
+		}
+	}
+}
+
+/* A duration for people: "inf", "812 ns", "12.3 us", "4.56 ms", "1.2 s". */
+static void seconds_text(double s, struct strbuf *sb)
+{
+	if (isinf(s))
+		sb_puts(sb, "inf");
+	else if (s >= 1)
+		sb_printf(sb, "%.3g s", s);
+	else if (s >= 1e-3)
+		sb_printf(sb, "%.3g ms", s * 1e3);
+	else if (s >= 1e-6)
+		sb_printf(sb, "%.3g us", s * 1e6);
+	else
+		sb_printf(sb, "%.3g ns", s * 1e9);
+}
+
+/* "N: name(Op) name(Op) name(Op) +K more" */
+static void nodes_text(const cJSON *nodes, struct strbuf *sb)
+{
+	const cJSON *n;
+	int i = 0, total = cJSON_GetArraySize(nodes);
+
+	sb_printf(sb, "%d:", total);
+	cJSON_ArrayForEach(n, nodes) {
+		const char *name = meta_str(n, "name"), *op = meta_str(n, "op");
+
+		if (i++ == EXPLAIN_NODES_SHOWN) {
+			sb_printf(sb, " +%d more", total - EXPLAIN_NODES_SHOWN);
+			break;
+		}
+		sb_printf(sb, " %s(%s)", name ? name : "?", op ? op : "?");
+	}
+}
+
+static void opt_seconds(bool known, double v, struct strbuf *sb)
+{
+	if (known)
+		seconds_text(v, sb);
+	else
+		sb_putc(sb, '-');
+}
+
+/* A statistic of "search": its number, or "-" when absent. */
+static void stat_text(const cJSON *search, const char *key, struct strbuf *sb)
+{
+	double v;
+
+	if (meta_num(search, key, &v))
+		sb_printf(sb, "%.15g", v);
+	else
+		sb_putc(sb, '-');
+}
+
+static const char *search_mode(const cJSON *meta)
+{
+	const char *m = meta_str(cJSON_GetObjectItemCaseSensitive(meta, "search"), "mode");
+
+	if (!m)
+		m = meta_str(cJSON_GetObjectItemCaseSensitive(meta, "compiler"), "search");
+	return m ? m : "-";
+}
+
+/* The partitions per target, in order of first appearance: "blas 3, c 5". */
+static void targets_text(const struct explain *e, struct strbuf *sb)
+{
+	for (int i = 0; i < e->parts.n; i++) {
+		const char *t = e->parts.v[i].target;
+		int n = 0;
+		bool seen = false;
+
+		for (int k = 0; k < i && !seen; k++)
+			seen = !strcmp(e->parts.v[k].target, t);
+		if (seen)
+			continue;
+		for (int k = i; k < e->parts.n; k++)
+			n += !strcmp(e->parts.v[k].target, t);
+		sb_printf(sb, "%s%s %d", sb->len ? ", " : "", t, n);
+	}
+}
+
+static void explain_print(const struct explain *e)
+{
+	const cJSON *model = cJSON_GetObjectItemCaseSensitive(e->meta, "model");
+	const cJSON *comp = cJSON_GetObjectItemCaseSensitive(e->meta, "compiler");
+	const cJSON *search = cJSON_GetObjectItemCaseSensitive(e->meta, "search"), *t;
+	struct strbuf sb = STRBUF_INIT, cell[6] = { STRBUF_INIT, STRBUF_INIT, STRBUF_INIT,
+						    STRBUF_INIT, STRBUF_INIT, STRBUF_INIT };
+	int w[6] = { 2, 6, 4, 5, 9, 8 };	/* id target rule nodes estimated measured */
+	static const char *const head[6] = { "id", "target", "rule", "nodes", "estimated",
+					      "measured" };
+	double total;
+
+	printf("model: %s\n", meta_str(model, "path") ? meta_str(model, "path") : "?");
+	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(comp, "targets"))
+		sb_printf(&sb, "%s%s", sb.len ? "," : "", cJSON_GetStringValue(t) ?
+			  cJSON_GetStringValue(t) : "?");
+	printf("compiler: collagec %s, targets %s, search %s\n",
+	       meta_str(comp, "version") ? meta_str(comp, "version") : "?",
+	       sb.len ? sb_str(&sb) : "?", search_mode(e->meta));
+	/* widths first, so the columns line up */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			printf("%*s  %-*s  %-*s  %-*s  %*s  %*s  %6s\n", w[0], head[0], w[1],
+			       head[1], w[2], head[2], w[3], head[3], w[4], head[4], w[5], head[5],
+			       "share");
+		for (int i = 0; i < e->parts.n; i++) {
+			const struct part_row *r = &e->parts.v[i];
+
+			for (int c = 0; c < 6; c++)
+				sb_reset(&cell[c]);
+			sb_printf(&cell[0], "%d", r->id);
+			sb_puts(&cell[1], r->target);
+			sb_puts(&cell[2], r->rule);
+			nodes_text(r->nodes, &cell[3]);
+			opt_seconds(r->has_est, r->est, &cell[4]);
+			opt_seconds(r->has_meas, r->meas, &cell[5]);
+			if (!pass) {
+				for (int c = 0; c < 6; c++)
+					w[c] = MAX(w[c], (int)cell[c].len);
+				continue;
+			}
+			sb_reset(&sb);
+			if (r->has_share)
+				sb_printf(&sb, "%.1f%%", r->share * 100);
+			else
+				sb_putc(&sb, '-');
+			printf("%*s  %-*s  %-*s  %-*s  %*s  %*s  %6s\n", w[0], sb_str(&cell[0]), w[1],
+			       sb_str(&cell[1]), w[2], sb_str(&cell[2]), w[3], sb_str(&cell[3]), w[4],
+			       sb_str(&cell[4]), w[5], sb_str(&cell[5]), sb_str(&sb));
+		}
+	}
+	sb_reset(&sb);
+	targets_text(e, &sb);
+	printf("%d partition%s (%s), %d ONNX node%s\n", e->parts.n, e->parts.n == 1 ? "" : "s",
+	       sb_str(&sb), e->n_nodes, e->n_nodes == 1 ? "" : "s");
+	sb_reset(&sb);
+	sb_printf(&sb, "search %s: estimator %s, candidates ", search_mode(e->meta),
+		  meta_str(search, "estimator") ? meta_str(search, "estimator") : "-");
+	stat_text(search, "candidates", &sb);
+	sb_puts(&sb, ", measured ");
+	stat_text(search, "measured", &sb);
+	sb_puts(&sb, ", cache hits ");
+	stat_text(search, "cache_hits", &sb);
+	sb_puts(&sb, ", max depth ");
+	stat_text(search, "max_depth", &sb);
+	sb_puts(&sb, ", time ");
+	if (meta_num(search, "seconds", &total))
+		seconds_text(total, &sb);
+	else
+		sb_putc(&sb, '-');
+	sb_puts(&sb, ", estimated total ");
+	if (meta_num(search, "estimated_total", &total))
+		seconds_text(total, &sb);
+	else
+		opt_seconds(e->has_total, e->est_total, &sb);
+	printf("%s\n", sb_str(&sb));
+	for (int c = 0; c < 6; c++)
+		sb_release(&cell[c]);
+	sb_release(&sb);
+}
+
+/* ---- --json ---- */
+
+static cJSON *json_cost(bool known, double v)
+{
+	if (!known)
+		return cJSON_CreateNull();
+	return isinf(v) ? cJSON_CreateString("inf") : cJSON_CreateNumber(v);
+}
+
+static cJSON *json_stat(const cJSON *search, const char *key)
+{
+	double v;
+
+	return meta_num(search, key, &v) ? json_cost(true, v) : cJSON_CreateNull();
+}
+
+/* The --json document (owned string), one trailing newline. */
+static char *explain_json(const struct explain *e)
+{
+	const cJSON *search = cJSON_GetObjectItemCaseSensitive(e->meta, "search");
+	const cJSON *model = cJSON_GetObjectItemCaseSensitive(e->meta, "model");
+	const cJSON *comp = cJSON_GetObjectItemCaseSensitive(e->meta, "compiler");
+	cJSON *root = cJSON_CreateObject(), *parts, *s;
+	const char *est = meta_str(search, "estimator");
+	double total;
+	char *txt, *res;
+
+	cJSON_AddItemToObject(root, "model", model ? cJSON_Duplicate(model, 1)
+			      : cJSON_CreateNull());
+	cJSON_AddItemToObject(root, "compiler", comp ? cJSON_Duplicate(comp, 1)
+			      : cJSON_CreateNull());
+	parts = cJSON_AddArrayToObject(root, "partitions");
+	for (int i = 0; i < e->parts.n; i++) {
+		const struct part_row *r = &e->parts.v[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "id", r->id);
+		cJSON_AddStringToObject(o, "target", r->target);
+		cJSON_AddStringToObject(o, "rule", r->rule);
+		cJSON_AddItemToObject(o, "nodes", r->nodes ? cJSON_Duplicate(r->nodes, 1)
+				      : cJSON_CreateArray());
+		cJSON_AddItemToObject(o, "estimated_cost", json_cost(r->has_est, r->est));
+		cJSON_AddItemToObject(o, "measured_cost", json_cost(r->has_meas, r->meas));
+		cJSON_AddItemToObject(o, "share", r->has_share ? cJSON_CreateNumber(r->share)
+				      : cJSON_CreateNull());
+		cJSON_AddItemToArray(parts, o);
+	}
+	s = cJSON_AddObjectToObject(root, "search");
+	cJSON_AddStringToObject(s, "mode", search_mode(e->meta));
+	cJSON_AddItemToObject(s, "estimator", est ? cJSON_CreateString(est) : cJSON_CreateNull());
+	cJSON_AddItemToObject(s, "candidates", json_stat(search, "candidates"));
+	cJSON_AddItemToObject(s, "measured", json_stat(search, "measured"));
+	cJSON_AddItemToObject(s, "cache_hits", json_stat(search, "cache_hits"));
+	cJSON_AddItemToObject(s, "seconds", json_stat(search, "seconds"));
+	cJSON_AddItemToObject(s, "max_depth", json_stat(search, "max_depth"));
+	if (meta_num(search, "estimated_total", &total))
+		cJSON_AddItemToObject(s, "estimated_total", json_cost(true, total));
+	else
+		cJSON_AddItemToObject(s, "estimated_total", json_cost(e->has_total, e->est_total));
+	txt = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!txt)
+		BUG("cJSON cannot print the explain document");
+	res = xmalloc(strlen(txt) + 2);
+	sprintf(res, "%s\n", txt);
+	cJSON_free(txt);
+	return res;
+}
+
+/* ---- --dot ---- */
+
+/* Fill and border colour per target kind; anything else gets the last. */
+static const struct dot_colour {
+	const char *kind, *fill, *border;
+} dot_colours[] = {
+	{ "c", "#a6cee3", "#1f78b4" },
+	{ "blas", "#b2df8a", "#33a02c" },
+	{ "opencl", "#fdbf6f", "#ff7f00" },
+	{ "lapack", "#cab2d6", "#6a3d9a" },
+	{ NULL, "#ffff99", "#b15928" },
+};
+
+/* The kind of a target string: its leading name ("c" of "c -threads=4"). */
+static const struct dot_colour *dot_colour_of(const char *target)
+{
+	size_t n = strspn(target, "abcdefghijklmnopqrstuvwxyz0123456789_");
+	const struct dot_colour *c = dot_colours;
+
+	for (; c->kind; c++)
+		if (strlen(c->kind) == n && !strncmp(c->kind, target, n))
+			break;
+	return c;
+}
+
+/* s as a DOT string body: quotes and backslashes escaped. */
+static void dot_quote(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			sb_putc(sb, '\\');
+		if (*s == '\n')
+			sb_puts(sb, "\\n");
+		else
+			sb_putc(sb, *s);
+	}
+}
+
+static void dot_node(struct strbuf *sb, const char *indent, int id, const struct node *n,
+		     const struct dot_colour *c)
+{
+	sb_printf(sb, "%sn%d [label=\"", indent, id);
+	dot_quote(sb, n->name);
+	sb_puts(sb, "\\n");
+	dot_quote(sb, n->op_type);
+	if (c)
+		sb_printf(sb, "\", fillcolor=\"%s\", color=\"%s\"];\n", c->fill, c->border);
+	else
+		sb_puts(sb, "\", style=\"rounded,dashed,filled\", fillcolor=\"#eeeeee\", "
+			"color=\"#999999\", fontcolor=\"#666666\"];\n");
+}
+
+static void dot_legend(struct strbuf *sb, const struct explain *e, bool any_orphan)
+{
+	sb_puts(sb, "\tsubgraph cluster_legend {\n\t\tlabel=\"targets\";\n\t\tstyle=dashed;\n"
+		"\t\tcolor=\"#999999\";\n");
+	for (int i = 0; i < e->parts.n; i++) {
+		const struct dot_colour *c = dot_colour_of(e->parts.v[i].target);
+		bool seen = false;
+
+		for (int k = 0; k < i && !seen; k++)
+			seen = dot_colour_of(e->parts.v[k].target) == c &&
+			       !strcmp(e->parts.v[k].target, e->parts.v[i].target);
+		if (seen)
+			continue;
+		sb_printf(sb, "\t\tlegend%d [label=\"", i);
+		dot_quote(sb, e->parts.v[i].target);
+		sb_printf(sb, "\", fillcolor=\"%s\", color=\"%s\"];\n", c->fill, c->border);
+	}
+	if (any_orphan)
+		sb_puts(sb, "\t\tlegend_none [label=\"in no partition\\n(folded by a pass)\", "
+			"style=\"rounded,dashed,filled\", fillcolor=\"#eeeeee\", "
+			"color=\"#999999\", fontcolor=\"#666666\"];\n");
+	sb_puts(sb, "\t}\n");
+}
+
+/*
+ * The digraph: graph inputs and outputs as ellipses, ONNX nodes as boxes
+ * in one cluster per partition, nodes of no partition grey and dashed.
+ * Constants (initializers, Constant nodes) are weights, not drawn.
+ */
+static void dot_build(struct graph *g, const struct explain *e, struct strbuf *sb)
+{
+	int *part_of = xcalloc((size_t)g->nodes.n + 1, sizeof(int));
+	struct strmap names = { 0 };
+	bool any_orphan = false;
+
+	for (int i = e->parts.n - 1; i >= 0; i--) {	/* the first partition wins */
+		const cJSON *n;
+
+		cJSON_ArrayForEach(n, e->parts.v[i].nodes)
+			if (meta_str(n, "name"))
+				strmap_put(&names, meta_str(n, "name"), i);
+	}
+	for (int i = 0; i < g->nodes.n; i++) {
+		part_of[i] = strmap_get(&names, g->nodes.v[i].name);
+		any_orphan |= part_of[i] < 0 && !g->nodes.v[i].dead;
+	}
+	sb_puts(sb, "digraph \"");
+	dot_quote(sb, g->name && *g->name ? g->name : "model");
+	sb_puts(sb, "\" {\n\tgraph [rankdir=TB, fontname=\"Helvetica\", labelloc=t, label=\"");
+	dot_quote(sb, g->path ? g->path : "");
+	sb_printf(sb, ": %d partition%s\"];\n", e->parts.n, e->parts.n == 1 ? "" : "s");
+	sb_puts(sb, "\tnode [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
+		"fontsize=10];\n\tedge [color=\"#555555\"];\n");
+	dot_legend(sb, e, any_orphan);
+	for (int p = 0; p < e->parts.n; p++) {
+		const struct part_row *r = &e->parts.v[p];
+		const struct dot_colour *c = dot_colour_of(r->target);
+		bool any = false;
+
+		for (int i = 0; i < g->nodes.n && !any; i++)
+			any = part_of[i] == p && !g->nodes.v[i].dead;
+		if (!any)
+			continue;
+		sb_printf(sb, "\tsubgraph cluster_p%d {\n\t\tlabel=\"p%d ", p, r->id);
+		dot_quote(sb, r->target);
+		sb_putc(sb, ' ');
+		dot_quote(sb, r->rule);
+		sb_printf(sb, "\";\n\t\tstyle=\"rounded\";\n\t\tcolor=\"%s\";\n", c->border);
+		for (int i = 0; i < g->nodes.n; i++)
+			if (part_of[i] == p && !g->nodes.v[i].dead)
+				dot_node(sb, "\t\t", i, &g->nodes.v[i], c);
+		sb_puts(sb, "\t}\n");
+	}
+	for (int i = 0; i < g->nodes.n; i++)
+		if (part_of[i] < 0 && !g->nodes.v[i].dead)
+			dot_node(sb, "\t", i, &g->nodes.v[i], NULL);
+	for (int i = 0; i < g->inputs.n; i++) {
+		sb_printf(sb, "\tin%d [shape=ellipse, style=solid, label=\"", i);
+		dot_quote(sb, g->values.v[g->inputs.v[i]].name);
+		sb_puts(sb, "\"];\n");
+	}
+	for (int i = 0; i < g->outputs.n; i++) {
+		sb_printf(sb, "\tout%d [shape=ellipse, style=solid, label=\"", i);
+		dot_quote(sb, g->values.v[g->outputs.v[i]].name);
+		sb_puts(sb, "\"];\n");
+	}
+	/* edges: producer (or graph input) -> consumer, node -> graph output */
+	for (int i = 0; i < g->nodes.n; i++) {
+		const struct node *n = &g->nodes.v[i];
+
+		if (n->dead)
+			continue;
+		for (int k = 0; k < n->n_in; k++) {
+			int v = n->in[k], prod = v >= 0 ? g->values.v[v].producer : -1;
+
+			if (prod >= 0) {
+				sb_printf(sb, "\tn%d -> n%d;\n", prod, i);
+				continue;
+			}
+			for (int j = 0; v >= 0 && j < g->inputs.n; j++)
+				if (g->inputs.v[j] == v)
+					sb_printf(sb, "\tin%d -> n%d;\n", j, i);
+		}
+	}
+	for (int j = 0; j < g->outputs.n; j++) {
+		int prod = g->values.v[g->outputs.v[j]].producer;
+
+		if (prod >= 0)
+			sb_printf(sb, "\tn%d -> out%d;\n", prod, j);
+	}
+	sb_puts(sb, "}\n");
+	strmap_free(&names);
+	free(part_of);
+}
+
+/* Writes the --dot file; 0, or the exit status after a diagnostic. */
+static int explain_dot(struct collagec_ctx *ctx, const struct explain *e, const char *model,
+		       const char *meta_path, const char *out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	bool from_meta = !model;
+	struct graph *g;
+	int rc = 0;
+
+	if (!model)
+		model = meta_str(cJSON_GetObjectItemCaseSensitive(e->meta, "model"), "path");
+	if (!model) {
+		diag_error(ctx, "--dot: the metadata names no model file (use --model PATH)");
+		return ctx->status;
+	}
+	/* a relative path is the compile's; try it beside the metadata too */
+	if (from_meta && model[0] != '/' && access(model, R_OK) < 0 && strchr(meta_path, '/')) {
+		const char *alt = arena_printf(&ctx->arena, "%.*s/%s",
+					       (int)(strrchr(meta_path, '/') - meta_path),
+					       meta_path, model);
+
+		if (access(alt, R_OK) == 0)
+			model = alt;
+	}
+	if (access(model, R_OK) < 0) {
+		diag_error(ctx, "--dot: cannot read the model '%s': %s%s", model, strerror(errno),
+			   from_meta ? " (use --model PATH)" : "");
+		return ctx->status;
+	}
+	g = onnx_import(ctx, model);
+	if (!g)
+		return ctx->status ? ctx->status : STATUS_MODEL;
+	dot_build(g, e, &sb);
+	if (file_write_atomic(out, sb.buf, sb.len) < 0) {
+		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", out, strerror(errno));
+		rc = ctx->status;
+	}
+	sb_release(&sb);
+	graph_free(g);
+	return rc;
+}
+
+int cmd_explain(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "dot", required_argument, NULL, OPT_DOT },
+		{ "model", required_argument, NULL, OPT_MODEL },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dot = NULL, *model = NULL;
+	struct collagec_ctx ctx;
+	struct explain e;
+	bool json = false;
+	cJSON *meta;
+	int c, rc = 0;
+
+	if (cli_wants_help(argc, argv, "explain"))
+		return 0;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON: json = true; break;
+		case OPT_DOT: dot = optarg; break;
+		case OPT_MODEL: model = optarg; break;
+		default:
+			return cli_error(2, "explain: unknown or incomplete option '%s' (see "
+					 "'collagec explain --help')", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1) {
+		cli_usage("explain", stderr);
+		return cli_error(2, "explain: expected one compiled model (OUT.so)");
+	}
+	if (model && !dot)
+		return cli_error(2, "explain: --model is for --dot only");
+	ctx_init(&ctx);
+	meta = metadata_read(&ctx, argv[optind]);
+	if (!meta) {
+		rc = ctx.status;
+		ctx_release(&ctx);
+		return rc;
+	}
+	explain_build(&e, meta);
+	if (dot)
+		rc = explain_dot(&ctx, &e, model, argv[optind], dot);
+	if (rc == 0 && json) {
+		char *txt = explain_json(&e);
+
+		fputs(txt, stdout);
+		free(txt);
+	} else if (rc == 0) {
+		explain_print(&e);
+	}
+	vec_free(&e.parts);
+	cJSON_Delete(meta);
+	ctx_release(&ctx);
+	return rc;
+}
