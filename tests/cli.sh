@@ -784,7 +784,7 @@ fresh "$X"
 if ! "$PY" "$ROOT/testdata/gen_models.py" "$X" mnist_cnn >"$T/gen.log" 2>&1; then
 	bad "gen_models.py mnist_cnn failed: $(tail -n 1 "$T/gen.log")"
 fi
-x "$C" compile "$X/mnist_cnn.onnx" -o "$X/mnist.so" --target blas,c
+x "$C" compile --search none --target c "$X/mnist_cnn.onnx" -o "$X/mnist.so" --target blas,c
 status_is 0; err_empty
 verdict explain/compile-mnist
 
@@ -913,7 +913,7 @@ g = helper.make_graph(n, "fold", [helper.make_tensor_value_info("x", TensorProto
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
 save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])' \
 	"$X/fold.onnx" || bad "cannot make fold.onnx"
-x "$C" compile "$X/fold.onnx" -o "$X/fold.so"
+x "$C" compile --search none --target c "$X/fold.onnx" -o "$X/fold.so"
 status_is 0
 x "$C" explain "$X/fold.so" --dot "$X/fold.dot"
 status_is 0; err_empty
