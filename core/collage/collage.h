@@ -39,6 +39,16 @@ struct collage_options {
 	struct partition_rule *const *rules;
 };
 
+/* One candidate as OUT.json's search section lists it. */
+struct collage_candidate {
+	const char *target;		/* target string */
+	const char *rule;
+	int n_nodes;
+	const int *nodes;		/* g->nodes ids, topological order */
+	double cost;			/* seconds, +inf, NAN (greedy) */
+	bool chosen;			/* part of the cover (before phase 4 merges) */
+};
+
 struct collage_stats {
 	int candidates;			/* made by the rules, all targets */
 	int unique;			/* structurally distinct ones */
@@ -48,6 +58,8 @@ struct collage_stats {
 	double seconds;			/* the whole partitioning */
 	double measure_seconds;		/* of which estimating (building and timing) */
 	double total_cost;		/* the chosen cover's estimated seconds */
+	int n_list;
+	struct collage_candidate *list;	/* every candidate (arena) */
 };
 
 /*

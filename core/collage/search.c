@@ -630,6 +630,29 @@ static int dump_candidates(struct search *s, const struct ints *win)
 	return rc;
 }
 
+/* The candidates for OUT.json, in the order of the candidates file. */
+static void list_candidates(struct search *s, const struct ints *win)
+{
+	struct arena *a = s->g->arena;
+
+	s->st->n_list = s->cands.n;
+	s->st->list = arena_alloc(a, sizeof(*s->st->list) * ((size_t)s->cands.n + 1));
+	for (int i = 0; i < s->cands.n; i++) {
+		const struct cand *c = &s->cands.v[i];
+		struct collage_candidate *l = &s->st->list[i];
+		int *nodes = arena_alloc(a, sizeof(int) * ((size_t)indexset_count(&c->sg->inside) + 1));
+
+		l->target = s->ts[c->t]->str;
+		l->rule = c->rule;
+		indexset_for_each(x, &c->sg->inside)
+			nodes[l->n_nodes++] = s->df.node[x];
+		l->nodes = nodes;
+		l->cost = c->cost;
+	}
+	for (int i = 0; i < win->n; i++)
+		s->st->list[win->v[i]].chosen = true;
+}
+
 int collage_partition(struct graph *g, struct target **ts, int nt,
 		      const struct pattern_set *patterns, const struct collage_options *o,
 		      struct partition **out, int *n_out, struct collage_stats *st)
@@ -679,6 +702,7 @@ int collage_partition(struct graph *g, struct target **ts, int nt,
 	}
 	if (o->dump_dir && dump_candidates(&s, &win) < 0)
 		goto out;
+	list_candidates(&s, &win);
 	finalize(&s, &win, collage && !strcmp(o->estimator->name, "measure"), out, n_out);
 	rc = 0;
 out:

@@ -86,6 +86,27 @@ static cJSON *nodes_json(const struct span *sp)
 	return a;
 }
 
+/* search.list: every candidate with its target, rule, ONNX nodes, cost, and if chosen. */
+static cJSON *candidates_json(struct graph *g, const struct collage_stats *cs)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; i < cs->n_list; i++) {
+		const struct collage_candidate *c = &cs->list[i];
+		cJSON *o = cJSON_CreateObject(), *ns = cJSON_CreateArray();
+
+		cJSON_AddStringToObject(o, "target", c->target);
+		cJSON_AddStringToObject(o, "rule", c->rule);
+		for (int k = 0; k < c->n_nodes; k++)
+			cJSON_AddItemToArray(ns, cJSON_CreateString(g->nodes.v[c->nodes[k]].name));
+		cJSON_AddItemToObject(o, "onnx_nodes", ns);
+		add_cost(o, "cost", c->cost);
+		cJSON_AddBoolToObject(o, "chosen", c->chosen);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
 static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
 {
 	cJSON *a = cJSON_CreateArray();
@@ -190,6 +211,7 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 					!strcmp(est, "measure") ? cs->measure_seconds : 0);
 		add_cost(search, "estimated_total", strcmp(o->search, "collage") ? NAN
 						    : cs->total_cost);
+		cJSON_AddItemToObject(search, "list", candidates_json(g, cs));
 	} else {
 		cJSON_AddNumberToObject(search, "candidates", np);
 		cJSON_AddNumberToObject(search, "measured", 0);
