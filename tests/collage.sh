@@ -157,7 +157,7 @@ bad=""
 for i in 1 2 3 4 5 6 7 8; do
 	[ -f "$P/m$i.so" ] && [ ! -s "$P/m$i.err" ] || bad="$bad m$i:$(head -c 200 "$P/m$i.err")"
 done
-v=$(/usr/bin/python3 - "$P/costs.sqlite" "$P/m1.json" "$C" <<'PY'
+cat >"$P/check.py" <<'PY'
 import json, sqlite3, subprocess, sys
 db, meta, c = sys.argv[1:]
 con = sqlite3.connect(db)
@@ -167,7 +167,7 @@ lines = subprocess.run([c, "cache", "export", "--cache", db], capture_output=Tru
                        text=True).stdout.splitlines()
 rows = [json.loads(l) for l in lines]
 keys = {(r["structure"], r["target"], r["threads"], r["machine"], r["version"]) for r in rows}
-ok = all(r["seconds"] == "inf" or (isinstance(r["seconds"], float) and r["seconds"] >= 0)
+ok = all(r["seconds"] == "inf" or (isinstance(r["seconds"], (int, float)) and r["seconds"] >= 0)
          for r in rows)
 # every distinct candidate of the model is there once (one target: c)
 want = json.load(open(meta))["search"]["distinct"]
@@ -175,7 +175,7 @@ cand = [r for r in rows if r["target"] == "c"]
 print("ok" if ok and len(keys) == len(rows) and len(cand) == want else
       "%d rows, %d keys, %d on c, %d distinct" % (len(rows), len(keys), len(cand), want))
 PY
-)
+v=$(/usr/bin/python3 "$P/check.py" "$P/costs.sqlite" "$P/m1.json" "$C")
 if [ -z "$bad" ] && [ "$v" = ok ]; then ok cache/eight-parallel-compiles
 else fail cache/eight-parallel-compiles "$bad $v"; fi
 exit 0
