@@ -94,6 +94,25 @@ fi
 "$C" run "$T/mock.so" --check "testdata/models/$m" --rtol 1e-3 --atol 1e-4 >/dev/null 2>&1 &&
 	ok mock/matches-onnxruntime || fail mock/matches-onnxruntime "outputs differ"
 
+# combined candidates on c and opencl lower to fused elementwise kernels: the
+# mock estimator makes bert_tiny's multi-node candidates the cheapest
+m=bert_tiny
+for t in c opencl,c; do
+	n=$(echo "$t" | tr -c 'a-z\n' _)
+	if COLLAGEC_MOCK_COSTS="c=1,opencl=0.5" "$C" compile "$T/$m.onnx" -o "$T/fuse$n.so" \
+		--target "$t" --estimator mock 2>"$T/fuse$n.err" &&
+		"$C" run "$T/fuse$n.so" --check "testdata/models/$m" --rtol 1e-3 --atol 1e-4 \
+		>"$T/fuse$n.out" 2>&1; then
+		ok "fusion/$n/matches-onnxruntime"
+	else
+		fail "fusion/$n/matches-onnxruntime" "$(head -1 "$T/fuse$n.err" "$T/fuse$n.out")"
+	fi
+	v=$(json "$T/fuse$n.json" '"%d %d" % (sum(1 for p in j["partitions"] for k in p["kernels"] if k["name"].endswith("_fused") and len(k["onnx_nodes"]) > 1), sum(len(p["kernels"]) < len(p["onnx_nodes"]) for p in j["partitions"]))')
+	set -- $v
+	[ "$1" -ge 10 ] && [ "$2" -ge 1 ] && ok "fusion/$n/fused-kernels" ||
+		fail "fusion/$n/fused-kernels" "$v"
+done
+
 # the analytic estimator: a roofline per target, measured once and cached
 if "$C" compile "$T/$m.onnx" -o "$T/an.so" --estimator analytic --cache "$T/an.sqlite" \
 	2>"$T/an.err" && "$C" run "$T/an.so" --check "testdata/models/$m" --rtol 1e-3 \

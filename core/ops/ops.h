@@ -68,6 +68,19 @@ const char *op_kind_name(enum op_kind k);
 /* OP_COUNT when the ONNX op type is unknown. */
 enum op op_from_onnx(const char *op_type);
 
+/*
+ * Elementwise fusion: can n join a fused elementwise kernel (an op lowered
+ * by lower_map, one output of known shape)? op_lower_fused() makes one
+ * kernel of nodes[0..n) (graph order, all with the same output shape, each
+ * reading the one before it or outside values): one loop over the output,
+ * each node's result a local the later ones read, stored only where a value
+ * leaves the group (read by another node or a graph output). *args (arena)
+ * gets the value ids of its parameters, the first *n_inputs read.
+ */
+bool op_fusable_elementwise(struct graph *g, const struct node *n);
+struct tir_func *op_lower_fused(struct graph *g, const int *nodes, int n, const char *name,
+				int **args, int *n_args, int *n_inputs);
+
 /* An attribute of an op as its ONNX schema defines it (attrs.def). */
 struct op_attr {
 	enum op op;

@@ -394,3 +394,120 @@ int lower_dropout(struct lower *L)
 	tir_end(L->b);
 	return 0;
 }
+
+bool op_fusable_elementwise(struct graph *g, const struct node *n)
+{
+	return op_info(n->op)->lower == lower_map && n->op != OP_ISINF && n->op != OP_CASTLIKE &&
+	       n->n_out == 1 && node_out(g, n, 0)->has_shape;
+}
+
+/* Is value v read by a live node outside nodes[0..n), or a graph output? */
+static bool escapes(struct graph *g, int v, const int *nodes, int n)
+{
+	if (g->values.v[v].flags & VALUE_OUTPUT)
+		return true;
+	for (int i = 0; i < g->nodes.n; i++) {
+		const struct node *c = &g->nodes.v[i];
+		bool inside = false;
+
+		if (c->dead)
+			continue;
+		for (int k = 0; k < n && !inside; k++)
+			inside = nodes[k] == i;
+		if (inside)
+			continue;
+		for (int j = 0; j < c->n_in; j++)
+			if (c->in[j] == v)
+				return true;
+	}
+	return false;
+}
+
+struct tir_func *op_lower_fused(struct graph *g, const int *nodes, int n, const char *name,
+				int **args, int *n_args, int *n_inputs)
+{
+	const struct shape *s = &node_out(g, &g->nodes.v[nodes[n - 1]], 0)->shape;
+	struct tir_builder b;
+	struct lower L = { g, &b, NULL, NULL, NULL, NULL, 0 };
+	struct tir **local = arena_alloc(g->arena, sizeof(*local) * ((size_t)g->values.n + 1));
+	struct tir_buf **buf = arena_alloc(g->arena, sizeof(*buf) * ((size_t)g->values.n + 1));
+	struct tir *idx[MAX_RANK], *flat = NULL;
+	int *a = arena_alloc(g->arena, sizeof(int) * (size_t)(4 * n + 8)), na = 0, cap = 4 * n + 8;
+	bool same = true;
+	struct tir_func *f;
+
+	tir_builder_init(&b, g->arena, name);
+	/* inputs made outside the group, each value once */
+	for (int k = 0; k < n; k++) {
+		const struct node *nd = &g->nodes.v[nodes[k]];
+
+		for (int i = 0; i < nd->n_in; i++) {
+			int v = nd->in[i];
+			bool mine = false;
+
+			if (v < 0 || buf[v])
+				continue;
+			for (int q = 0; q < k && !mine; q++)
+				mine = g->nodes.v[nodes[q]].out[0] == v;
+			if (mine)
+				continue;
+			if (na == cap)
+				BUG("fused kernel with too many arguments");
+			buf[v] = tir_param(&b, g->values.v[v].name, g->values.v[v].dtype);
+			a[na++] = v;
+			if (!shape_eq(&g->values.v[v].shape, s) && !is_scalar(&g->values.v[v].shape))
+				same = false;
+		}
+	}
+	*n_inputs = na;
+	for (int k = 0; k < n; k++) {
+		int o = g->nodes.v[nodes[k]].out[0];
+
+		if (escapes(g, o, nodes, n)) {
+			buf[o] = tir_param(&b, g->values.v[o].name, g->values.v[o].dtype);
+			a[na++] = o;
+		}
+	}
+	if (same) {
+		flat = tir_loop(&b, lower_numel(&L, s));
+		tir_mark_parallel(&b);
+	} else {
+		lower_loops(&L, s, idx);
+	}
+	for (int k = 0; k < n; k++) {
+		const struct node *nd = &g->nodes.v[nodes[k]];
+		const struct value *out = node_out(g, nd, 0);
+		struct tir **x = arena_alloc(g->arena, sizeof(*x) * (size_t)(nd->n_in + 1));
+		enum dtype t = out->dtype;
+		struct tir *off = same ? flat : lower_offset(&L, s, idx);
+
+		L.n = nd;
+		for (int i = 0; i < nd->n_in; i++) {
+			int v = nd->in[i];
+			const struct value *val = v >= 0 ? &g->values.v[v] : NULL;
+
+			if (!val)
+				x[i] = NULL;
+			else if (local[v])
+				x[i] = local[v];
+			else
+				x[i] = tir_load(&b, buf[v], is_scalar(&val->shape) &&
+						!shape_eq(&val->shape, s) ? tir_int(&b, 0)
+						: same ? flat : lower_bcast_offset(&L, &val->shape, s, idx));
+		}
+		if (t == DTYPE_BOOL || nd->op == OP_CAST || nd->op == OP_WHERE)
+			t = nd->op == OP_CAST || nd->op == OP_WHERE ? out->dtype
+			    : lower_in(&L, 0)->dtype;
+		local[nd->out[0]] = tir_let(&b, "t", map_expr(&L, x, nd->n_in, t));
+		if (buf[nd->out[0]])
+			tir_store(&b, buf[nd->out[0]], off, local[nd->out[0]]);
+	}
+	if (same)
+		tir_end(&b);
+	else
+		lower_end_loops(&L, s->rank);
+	f = tir_finish(&b);
+	*args = a;
+	*n_args = na;
+	return f;
+}

@@ -111,15 +111,51 @@ int64_t target_opt(const struct target *t, const char *name)
 	BUG("target '%s' has no option '%s'", t->kind->name, name);
 }
 
+/*
+ * How many nodes from p->nodes[i] on fuse into one elementwise kernel: a
+ * run of fusable nodes with one output shape, each reading an earlier one.
+ */
+static int fused_run(struct graph *g, const struct partition *p, int i)
+{
+	const struct node *first = &g->nodes.v[p->nodes[i]];
+	int k = i + 1;
+
+	if (!op_fusable_elementwise(g, first))
+		return 1;
+	for (; k < p->n_nodes; k++) {
+		const struct node *n = &g->nodes.v[p->nodes[k]];
+		bool reads = false;
+
+		if (!op_fusable_elementwise(g, n) ||
+		    !shape_eq(&node_out(g, n, 0)->shape, &node_out(g, first, 0)->shape))
+			break;
+		for (int j = 0; j < n->n_in && !reads; j++)
+			for (int q = i; q < k && !reads; q++)
+				reads = n->in[j] >= 0 && n->in[j] == g->nodes.v[p->nodes[q]].out[0];
+		if (!reads)
+			break;
+	}
+	return k - i;
+}
+
 int target_lower_generic(struct graph *g, const struct target *t, struct partition *p)
 {
-	for (int i = 0; i < p->n_nodes; i++) {
+	for (int i = 0, run; i < p->n_nodes; i += run) {
 		struct node *n = &g->nodes.v[p->nodes[i]];
 		struct kernel k = { 0 };
 		int na = 0;
-
 		const struct op_strategy *s = strategy_find(t->kind, n->op);
 
+		if ((run = fused_run(g, p, i)) > 1) {
+			k.name = arena_printf(g->arena, "k%d_%d_fused", p->id, i);
+			k.func = op_lower_fused(g, p->nodes + i, run, k.name, &k.args, &k.n_args,
+						&k.n_inputs);
+			for (int q = i; q < i + run; q++)
+				span_add(g, &k.span, &g->nodes.v[p->nodes[q]].span);
+			k.func->span = k.span;
+			vec_push(&p->kernels, k);
+			continue;
+		}
 		k.name = arena_printf(g->arena, "k%d_%d_%s", p->id, i, op_info(n->op)->name);
 		k.span = n->span;
 		if (s ? strategy_lower(g, s, n, &k) < 0 : !(k.func = op_lower_node(g, n, k.name)))
