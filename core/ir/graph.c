@@ -116,6 +116,38 @@ bool dim_div(struct dim a, struct dim b, struct dim *out)
 	return true;
 }
 
+static bool same_syms(struct dim a, struct dim b)
+{
+	return a.n == b.n && memcmp(a.sym, b.sym, a.n) == 0;
+}
+
+bool symint_add(struct dim a, struct dim b, struct dim *out)
+{
+	struct dim r = a;
+
+	if (b.c == 0 || a.c == 0) {
+		*out = a.c == 0 ? b : a;
+		return true;
+	}
+	if (!same_syms(a, b) || __builtin_add_overflow(a.c, b.c, &r.c))
+		return false;
+	*out = r.c == 0 ? dim_const(0) : r;
+	return true;
+}
+
+struct dim symint_neg(struct dim a)
+{
+	a.c = -a.c;
+	return a;
+}
+
+bool symint_sub(struct dim a, struct dim b, struct dim *out)
+{
+	if (b.c == INT64_MIN)
+		return false;
+	return symint_add(a, symint_neg(b), out);
+}
+
 bool shape_numel(const struct shape *s, struct dim *out)
 {
 	struct dim r = dim_const(1);
@@ -447,6 +479,25 @@ int value_const_ints(struct graph *g, const struct value *v, int64_t **out, int6
 	return 0;
 }
 
+int value_sym_ints(struct graph *g, const struct value *v, struct dim **out, int64_t *count)
+{
+	int64_t *iv, n;
+
+	if (v && v->sym) {
+		n = shape_numel_static(&v->shape);
+		*out = arena_memdup(g->arena, v->sym, sizeof(struct dim) * (size_t)(n ? n : 1));
+		*count = n;
+		return 0;
+	}
+	if (!v || dtype_is_float(v->dtype) || value_const_ints(g, v, &iv, &n) < 0)
+		return -1;
+	*out = arena_alloc(g->arena, sizeof(struct dim) * (size_t)(n ? n : 1));
+	for (int64_t i = 0; i < n; i++)
+		(*out)[i] = dim_const(iv[i]);
+	*count = n;
+	return 0;
+}
+
 bool value_const_scalar(struct graph *g, const struct value *v, double *out)
 {
 	(void)g;
@@ -548,6 +599,23 @@ static void print_value_ref(struct graph *g, int id, struct strbuf *sb)
 		shape_print(g, &v->shape, sb);
 }
 
+/* "={batch,seq,4,16}" after a value computed from shapes */
+static void print_sym_payload(struct graph *g, const struct value *v, struct strbuf *sb)
+{
+	int64_t n;
+
+	if (!v->sym)
+		return;
+	n = shape_numel_static(&v->shape);
+	sb_puts(sb, "={");
+	for (int64_t i = 0; i < n; i++) {
+		if (i)
+			sb_putc(sb, ',');
+		dim_print(g, v->sym[i], sb);
+	}
+	sb_putc(sb, '}');
+}
+
 static void print_attr(const struct attr *a, struct strbuf *sb)
 {
 	sb_printf(sb, "%s=", a->name);
@@ -596,6 +664,7 @@ void graph_print(struct graph *g, FILE *f)
 		for (int j = 0; j < n->n_out; j++) {
 			sb_puts(&sb, j ? ", " : "");
 			print_value_ref(g, n->out[j], &sb);
+			print_sym_payload(g, &g->values.v[n->out[j]], &sb);
 		}
 		sb_printf(&sb, " = %s(", n->op_type);
 		for (int j = 0; j < n->n_in; j++) {
@@ -643,8 +712,14 @@ void graph_verify(struct graph *g)
 			if (n->in[j] >= 0 && !ready[n->in[j]])
 				BUG("node %d '%s' input %d used before defined", i, n->name, j);
 		for (int j = 0; j < n->n_out; j++) {
-			if (g->values.v[n->out[j]].producer != i)
+			const struct value *v = &g->values.v[n->out[j]];
+
+			if (v->producer != i)
 				BUG("node %d '%s' output %d producer mismatch", i, n->name, j);
+			if (v->sym && (v->data || !shape_is_static(&v->shape) ||
+				       shape_numel_static(&v->shape) > SYMVAL_MAX))
+				BUG("node %d '%s' output %d has a bad symbolic payload", i,
+				    n->name, j);
 			ready[n->out[j]] = true;
 		}
 	}

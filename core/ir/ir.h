@@ -11,6 +11,10 @@
  *    constants).
  *  - a dimension is c * s1 * s2 ... (c > 0, symbols sorted); a constant
  *    dimension has no symbols.
+ *  - a value with a symbolic payload (value.sym) is an int64/int32/bool
+ *    tensor of static shape and at most SYMVAL_MAX elements, computed by a
+ *    live node from shapes; its elements are c * s1 * ... with any sign of c
+ *    and never all constant (those become constants: value.data).
  *
  *	struct graph *g = onnx_import(ctx, "model.onnx");
  *	shape_infer(g);
@@ -77,6 +81,17 @@ bool shape_is_static(const struct shape *s);
 int64_t shape_numel_static(const struct shape *s);	/* BUG() unless static */
 bool shape_eq(const struct shape *a, const struct shape *b);
 
+/*
+ * Symbolic integers: the elements of an int tensor computed from shapes
+ * (Shape, Gather, Concat, ...) are dims whose constant may be negative or
+ * zero. They follow the same c * product-of-symbols form as dimensions.
+ */
+#define SYMVAL_MAX 64
+/* a + b, a - b when both have the same symbols (or one is 0); false otherwise. */
+bool symint_add(struct dim a, struct dim b, struct dim *out);
+bool symint_sub(struct dim a, struct dim b, struct dim *out);
+struct dim symint_neg(struct dim a);
+
 /* Largest tensor dimension or element count collagec accepts (2^31). */
 #define DIM_LIMIT (INT64_C(1) << 31)
 
@@ -137,6 +152,8 @@ struct value {
 	struct shape shape;
 	bool has_shape;		/* shape known */
 	void *data;		/* constant payload (arena) or NULL */
+	struct dim *sym;	/* symbolic payload (arena) or NULL: the elements as
+				   c * product of symbols (shape arithmetic) */
 	int producer;		/* node index or -1 */
 	unsigned flags;		/* enum value_flags */
 };
@@ -207,6 +224,11 @@ static inline struct value *node_out(struct graph *g, const struct node *n, int 
 
 /* Reads a constant integer tensor (any int dtype) as int64 (arena copy). -1 if not constant. */
 int value_const_ints(struct graph *g, const struct value *v, int64_t **out, int64_t *count);
+/*
+ * Reads an integer tensor that is constant or carries a symbolic payload
+ * (value.sym) as symbolic integers (arena copy). -1 if it is neither.
+ */
+int value_sym_ints(struct graph *g, const struct value *v, struct dim **out, int64_t *count);
 /* A constant scalar of a float/int tensor as double; false if not constant. */
 bool value_const_scalar(struct graph *g, const struct value *v, double *out);
 
