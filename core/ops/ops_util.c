@@ -106,9 +106,8 @@ int infer_sym_ints(struct graph *g, struct node *n, int i, struct dim **vals, in
 		diag_error(g->ctx, "%s: input %d '%s' must be known at compile time: %s",
 			   node_loc(g, n), i, v->name, why);
 	else
-		diag_error(g->ctx, "%s: input %d '%s' must be an integer tensor computed from "
-			   "constants and shapes (data-dependent shapes are not supported)",
-			   node_loc(g, n), i, v->name);
+		diag_error(g->ctx, "%s: input %d '%s' must be a constant integer tensor "
+			   "(data-dependent shapes are not supported)", node_loc(g, n), i, v->name);
 	return -1;
 }
 
