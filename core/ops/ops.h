@@ -102,6 +102,12 @@ int symval_try(struct graph *g, struct node *n);
  * or NULL when v is known or depends on run-time data.
  */
 const char *symval_explain(struct graph *g, const struct value *v);
+/*
+ * Whether input i of op only decides the output's shape, so the lowering
+ * never reads it (Reshape's shape, Expand's shape, Tile's repeats,
+ * ConstantOfShape's shape, Range's limit): once inferred from a payload it can go.
+ */
+bool symval_compile_time_input(enum op op, int i);
 
 /* ---- helpers for infer functions (ops_util.c) ---- */
 

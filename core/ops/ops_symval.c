@@ -6,8 +6,11 @@
  * Split or Slice they drive gets symbolic output dims at compile time.
  *
  * The infer pass calls symval_try() on every node after inferring it. The
- * node stays in the graph (the generated code computes its value at run
- * time for whoever reads it as data; DCE drops it otherwise); when every
+ * node stays in the graph: the generated code computes its value at run
+ * time for whoever reads it as data. An input that its node reads only at
+ * compile time (Reshape's shape, symval_compile_time_input) is dropped by
+ * DCE when it has a payload, and the shape arithmetic behind it dies with
+ * it. When every
  * element of every output comes out constant, the node is folded into
  * constants instead, as the fold pass would.
  *
@@ -352,6 +355,20 @@ int symval_try(struct graph *g, struct node *n)
 	for (int o = 0; o < n->n_out; o++)
 		node_out(g, n, o)->sym = out[o];
 	return 0;
+}
+
+bool symval_compile_time_input(enum op op, int i)
+{
+	switch (op) {
+	case OP_RESHAPE: case OP_EXPAND: case OP_TILE:
+		return i == 1;
+	case OP_RANGE:		/* the kernel reads start and delta only */
+		return i == 1;
+	case OP_CONSTANTOFSHAPE:
+		return i == 0;
+	default:
+		return false;
+	}
 }
 
 /*

@@ -3,8 +3,8 @@
  * payloads through Shape/Gather/Unsqueeze/Concat/Slice and the arithmetic
  * ops, the shapes of the Reshape, Expand, Slice, Split, Tile,
  * ConstantOfShape and Range they drive, folding of payloads that come out
- * constant, and the error that names the node computing an inexpressible
- * value (N - 1).
+ * constant, DCE of the shape arithmetic a Reshape no longer needs, and the
+ * error that names the node computing an inexpressible value (N - 1).
  */
 #include "../../core/ops/ops.h"
 #include "../../core/passes/passes.h"
@@ -183,6 +183,34 @@ static void test_heads_reshape(void)
 		seen |= strstr(line, "int64[4]={batch,seq,4,16} = Concat(") != NULL;
 	fclose(tmp);
 	ASSERT_TRUE(seen);
+	fx_release(&f);
+}
+
+/* After inference the Reshape needs no shape input: DCE leaves it alone. */
+static void test_dce_drops_shape_arithmetic(void)
+{
+	struct fixture f;
+	int in[3], y, live = 0;
+
+	fx_init(&f);
+	in[0] = size_of(&f, f.x, 0);
+	in[1] = size_of(&f, f.x, 1);
+	in[2] = vec1(&f, -1);
+	in[1] = op1(&f, OP_CONCAT, "concat", in, 3);
+	in[0] = f.x;
+	y = op1(&f, OP_RESHAPE, "reshape", in, 2);
+	val(&f, y)->flags |= VALUE_OUTPUT;
+	vec_push(&f.g->outputs, y);
+	ASSERT(0, pass_infer(f.g));
+	ASSERT(0, pass_dce(f.g));
+	graph_verify(f.g);
+	for (int i = 0; i < f.g->nodes.n; i++)
+		live += !f.g->nodes.v[i].dead;
+	ASSERT(1, live);
+	ASSERT(OP_RESHAPE, f.g->nodes.v[0].op);
+	ASSERT(-1, f.g->nodes.v[0].in[1]);
+	ASSERT_STR("[batch,seq,64]", shape_str(&f, y));
+	ASSERT_TRUE(op_lower_node(f.g, &f.g->nodes.v[0], "k") != NULL);
 	fx_release(&f);
 }
 
@@ -383,6 +411,7 @@ static void test_range_inexpressible(void)
 TESTS({ "symint_arith", test_symint_arith },
       { "heads_reshape", test_heads_reshape },
       { "reshape_minus_one", test_reshape_minus_one },
+      { "dce_drops_shape_arithmetic", test_dce_drops_shape_arithmetic },
       { "constant_dim_folds", test_constant_dim_folds },
       { "arithmetic", test_arithmetic },
       { "inexpressible_names_node", test_inexpressible_names_node },
