@@ -263,6 +263,13 @@ static collagec_status bind_syms(collagec_model *m)
 		if (m->syms[s] < 0)
 			return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' is not bound by any input",
 				    rt_sym_names[s]);
+	for (const struct rt_check *c = rt_checks; c->text; c++) {
+		int64_t a = dim_eval(&c->a, m->syms), b = dim_eval(&c->b, m->syms);
+
+		if (a > b)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, the inputs give "
+				    "%lld > %lld", c->node, c->text, (long long)a, (long long)b);
+	}
 	return COLLAGEC_OK;
 }
 

@@ -124,6 +124,15 @@ else
 		fail encoder/reshape-dims-symbolic "no Reshape to [batch,seq,4,16] in the IR"
 	fi
 	encoder_check ""
+	# the positional table has 32 rows: a longer sequence is refused, not read past
+	"$COLLAGEC" run "$T/encoder.so" --shape batch=1 --shape seq=40 >"$T/encoder.40.out" 2>&1
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "node 'Slice_[0-9]*' needs seq <= 32, the inputs give 40 > 32" \
+		"$T/encoder.40.out"; then
+		ok encoder/seq-40-refused
+	else
+		fail encoder/seq-40-refused "exit $rc: $(head -1 "$T/encoder.40.out")"
+	fi
 	if ! "$COLLAGEC" targets | awk '/^blas \(/ { on = 1; next }
 		on && /^  status:/ { print; exit }' | grep -q 'available$'; then
 		ok "encoder.blas skipped: unavailable"

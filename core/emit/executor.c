@@ -198,6 +198,37 @@ void model_sources_release(struct model_sources *ms)
 	vec_free(&ms->finis);
 }
 
+static void rt_dim_init(struct dim d, struct strbuf *sb)
+{
+	sb_printf(sb, "{ %lld, %d, { %d, %d, %d } }", (long long)d.c, d.n,
+		  d.n > 0 ? d.sym[0] : 0, d.n > 1 ? d.sym[1] : 0, d.n > 2 ? d.sym[2] : 0);
+}
+
+/* What compiling assumed of the symbols (graph.checks), tested after binding. */
+static void checks_table(struct graph *g, struct strbuf *out)
+{
+	sb_puts(out, "static const struct rt_check rt_checks[] = {\n");
+	for (int i = 0; i < g->checks.n; i++) {
+		const struct sym_check *c = &g->checks.v[i];
+		struct strbuf t = STRBUF_INIT;
+
+		dim_print(g, c->a, &t);
+		sb_puts(&t, " <= ");
+		dim_print(g, c->b, &t);
+		sb_puts(out, "\t{ ");
+		rt_dim_init(c->a, out);
+		sb_puts(out, ", ");
+		rt_dim_init(c->b, out);
+		sb_puts(out, ", ");
+		c_string(out, sb_str(&t));
+		sb_puts(out, ", ");
+		c_string(out, c->node);
+		sb_puts(out, " },\n");
+		sb_release(&t);
+	}
+	sb_puts(out, "\t{ { 0, 0, { 0, 0, 0 } }, { 0, 0, { 0, 0, 0 } }, NULL, NULL }\n};\n");
+}
+
 /* The init table and its parallel fini table (NULL where an init has none). */
 static void init_tables(struct strbuf *out, const struct model_sources *ms)
 {
@@ -247,6 +278,7 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 		sb_putc(out, ',');
 	}
 	sb_puts(out, " NULL };\n");
+	checks_table(g, out);
 	init_tables(out, ms);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");
 	c_string(out, metadata_json);

@@ -209,6 +209,7 @@ void graph_free(struct graph *g)
 	vec_free(&g->inputs);
 	vec_free(&g->outputs);
 	vec_free(&g->syms);
+	vec_free(&g->checks);
 	vec_free(&g->files);
 	free(g);
 }
@@ -258,6 +259,16 @@ int graph_add_node(struct graph *g, enum op op, const char *name, const int *in,
 	for (int i = 0; i < n_out; i++)
 		g->values.v[out[i]].producer = g->nodes.n - 1;
 	return g->nodes.n - 1;
+}
+
+void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b)
+{
+	struct sym_check c = { a, b, n->name };
+
+	for (int i = 0; i < g->checks.n; i++)
+		if (dim_eq(g->checks.v[i].a, a) && dim_eq(g->checks.v[i].b, b))
+			return;
+	vec_push(&g->checks, c);
 }
 
 int graph_intern_sym(struct graph *g, const char *name)

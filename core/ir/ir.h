@@ -171,6 +171,16 @@ struct node {
 	bool dead;		/* removed by a pass */
 };
 
+/*
+ * A condition on symbols that compiling assumed and the compiled model
+ * checks once the symbols are bound: a <= b (a Slice end computed from
+ * seq on a constant axis of 32 assumes seq <= 32).
+ */
+struct sym_check {
+	struct dim a, b;
+	const char *node;	/* the ONNX node that assumes it (arena) */
+};
+
 struct graph {
 	struct collagec_ctx *ctx;
 	struct arena *arena;		/* == &ctx->arena */
@@ -179,6 +189,7 @@ struct graph {
 	VEC(int) inputs;		/* value ids, ONNX order */
 	VEC(int) outputs;		/* value ids, ONNX order */
 	VEC(const char *) syms;		/* symbolic dim names */
+	VEC(struct sym_check) checks;	/* checked at run time, in order */
 	int64_t opset;			/* default-domain opset of the model */
 	const char *producer;		/* producer_name + version */
 	const char *name;		/* graph name */
@@ -196,6 +207,8 @@ int graph_add_const(struct graph *g, const char *name, enum dtype t, const struc
 int graph_add_node(struct graph *g, enum op op, const char *name, const int *in, int n_in,
 		   const int *out, int n_out);
 int graph_intern_sym(struct graph *g, const char *name);
+/* Records that node n assumes a <= b of the symbols' run-time values. */
+void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b);
 /* Re-sorts g->nodes topologically (stable); -1 and a diagnostic on a cycle. */
 int graph_toposort(struct graph *g);
 /* Drops dead nodes from g->nodes (renumbering producers). */

@@ -421,8 +421,9 @@ int lower_gather(struct lower *L)
 struct slice_axis {
 	struct dim start;	/* symbolic when the axis or the bounds are */
 	int64_t step;
-	bool clamp;		/* reads clamped into the axis: a symbolic end on a
-				   constant axis is taken to be within it */
+	bool clamp;		/* bounds assumed inside the axis: start <= end <= len
+				   is checked at run time, reads are clamped */
+	struct dim end, len;	/* (clamp) */
 };
 
 /* An end at or past INT32_MAX means "to the end of the axis". */
@@ -435,7 +436,8 @@ static bool slice_to_end(struct dim e)
  * One axis whose length or bounds are symbolic, step 1: the slice is
  * [b, e) with negative constants counting from the end; it must be
  * expressible (e - b a constant times symbols) and the bounds are taken
- * to be inside the axis (they cannot be clamped at compile time).
+ * to be inside the axis (they cannot be clamped at compile time): the
+ * compiled model checks b <= e <= len once it knows the symbols.
  */
 static bool slice_axis_sym(struct dim len, struct dim b, struct dim e, struct slice_axis *sl,
 			   struct dim *out)
@@ -453,6 +455,8 @@ static bool slice_axis_sym(struct dim len, struct dim b, struct dim e, struct sl
 	sl->start = b;
 	sl->step = 1;
 	sl->clamp = !dim_eq(e, len) || !dim_is_const(b);
+	sl->end = e;
+	sl->len = len;
 	return true;
 }
 
@@ -527,6 +531,14 @@ int infer_slice(struct graph *g, struct node *n)
 
 	if (infer_arity(g, n, 3, 5, 1) < 0 || slice_plan(g, n, sl, &s) < 0)
 		return -1;
+	for (int k = 0; k < s.rank; k++) {
+		if (!sl[k].clamp)
+			continue;
+		if (!dim_eq(sl[k].end, sl[k].len))
+			graph_add_check(g, n, sl[k].end, sl[k].len);
+		if (!dim_is_const(sl[k].start))
+			graph_add_check(g, n, sl[k].start, sl[k].end);
+	}
 	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
 	return 0;
 }

@@ -383,6 +383,11 @@ static void test_consumers(void)
 	ASSERT_STR("[batch,seq,64]", shape_str(&f, sp[0]));
 	ASSERT_STR("[batch,seq,64]", shape_str(&f, sp[1]));
 	ASSERT_STR("[1,seq,64]", shape_str(&f, sl));
+	/* the slice assumes seq <= 32, for the compiled model to check */
+	ASSERT(1, f.g->checks.n);
+	ASSERT_TRUE(dim_eq(dim_sym(f.seq), f.g->checks.v[0].a));
+	ASSERT_TRUE(dim_eq(dim_const(32), f.g->checks.v[0].b));
+	ASSERT_STR("slice", f.g->checks.v[0].node);
 	graph_verify(f.g);
 	/* every one of them lowers (the slice clamps its reads into the table) */
 	for (int i = 0; i < f.g->nodes.n; i++)
