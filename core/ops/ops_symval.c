@@ -130,7 +130,7 @@ static bool move_elements(struct graph *g, struct node *n, struct dim **out)
 	}
 	f = op_lower_node(g, n, "symval");
 	if (!f || g->ctx->n_errors > errs)
-		BUG("'%s' lowered at inference but not for its symbolic payload", n->name);
+		return false;	/* the lowering's diagnostic stops the infer pass */
 	if (tir_interpret(f, bufs, NULL) < 0)
 		return false;
 	k -= n->n_out;
@@ -198,9 +198,18 @@ static bool sym_binary(enum op op, struct dim a, struct dim b, struct dim *out)
 			*out = dim_const(1);
 			return true;
 		}
-		if (!dim_is_const(a) || !dim_is_const(b))
+		/*
+		 * c * symbols has c's sign or is 0 (symbols are sizes, never
+		 * negative): Equal(N, -1), as exported Expand shapes test, is 0
+		 */
+		if (!dim_is_const(a) && dim_is_const(b) && (b.c < 0) != (a.c < 0) && b.c != 0)
+			*out = dim_const(0);
+		else if (!dim_is_const(b) && dim_is_const(a) && (a.c < 0) != (b.c < 0) && a.c != 0)
+			*out = dim_const(0);
+		else if (dim_is_const(a) && dim_is_const(b))
+			*out = dim_const(0);
+		else
 			return false;
-		*out = dim_const(0);
 		return true;
 	default:
 		return false;

@@ -289,6 +289,42 @@ static void test_arithmetic(void)
 	fx_release(&f);
 }
 
+/*
+ * How torch.onnx exports expand(): Where(Equal(shape, -1), ones, shape) over
+ * shape = Concat(batch, [1], [64]) is the shape again, with no -1 in it.
+ */
+static void test_expand_export_pattern(void)
+{
+	struct fixture f;
+	int in[3], shp, eq, w, y;
+	int64_t ones[3] = { 1, 1, 1 };
+	float one = 1;
+	struct shape s1 = { 1, { dim_const(1) } };
+
+	fx_init(&f);
+	in[0] = size_of(&f, f.x, 0);
+	in[1] = vec1(&f, 1);
+	in[2] = vec1(&f, 64);
+	shp = op1(&f, OP_CONCAT, "shape", in, 3);
+	in[0] = shp;
+	in[1] = vec1(&f, -1);
+	eq = op1(&f, OP_EQUAL, "eq", in, 2);
+	in[0] = eq;
+	in[1] = ints(&f, 1, ones, 3);
+	in[2] = shp;
+	w = op1(&f, OP_WHERE, "where", in, 3);
+	in[0] = graph_add_const(f.g, "one", DTYPE_F32, &s1, &one);
+	in[1] = w;
+	y = op1(&f, OP_EXPAND, "expand", in, 2);
+	ASSERT(0, pass_infer(f.g));
+	ASSERT_STR("", sb_str(&f.cap));
+	ASSERT_TRUE(val(&f, eq)->data != NULL);	/* all false: a constant */
+	ASSERT_STR("0,0,0", payload_str(&f, eq));
+	ASSERT_STR("batch,1,64", payload_str(&f, w));
+	ASSERT_STR("[batch,1,64]", shape_str(&f, y));
+	fx_release(&f);
+}
+
 /* Reshape(x, Concat(seq - 1, ...)) fails, naming the Sub. */
 static void test_inexpressible_names_node(void)
 {
@@ -419,6 +455,7 @@ TESTS({ "symint_arith", test_symint_arith },
       { "dce_drops_shape_arithmetic", test_dce_drops_shape_arithmetic },
       { "constant_dim_folds", test_constant_dim_folds },
       { "arithmetic", test_arithmetic },
+      { "expand_export_pattern", test_expand_export_pattern },
       { "inexpressible_names_node", test_inexpressible_names_node },
       { "consumers", test_consumers },
       { "range_inexpressible", test_range_inexpressible })
