@@ -204,6 +204,25 @@ static void rt_dim_init(struct dim d, struct strbuf *sb)
 		  d.n > 0 ? d.sym[0] : 0, d.n > 1 ? d.sym[1] : 0, d.n > 2 ? d.sym[2] : 0);
 }
 
+_Static_assert(SYM_ADD == 0 && SYM_DIV == 1 && SYM_MOD == 2 && SYM_MIN == 3 && SYM_MAX == 4,
+	       "rt_model.c's bind_syms numbers the derived-symbol ops so");
+
+/* The derived symbols (graph.sym_defs), computed in order after binding. */
+static void derived_table(struct graph *g, struct strbuf *out)
+{
+	sb_puts(out, "static const struct rt_derived rt_derived[] = {\n");
+	for (int i = 0; i < g->sym_defs.n; i++) {
+		const struct sym_def *d = &g->sym_defs.v[i];
+
+		sb_printf(out, "\t{ %d, %d, ", d->sym, (int)d->op);
+		rt_dim_init(d->a, out);
+		sb_puts(out, ", ");
+		rt_dim_init(d->b, out);
+		sb_puts(out, " },\n");
+	}
+	sb_puts(out, "\t{ -1, 0, { 0, 0, { 0, 0, 0 } }, { 0, 0, { 0, 0, 0 } } }\n};\n");
+}
+
 /* What compiling assumed of the symbols (graph.checks), tested after binding. */
 static void checks_table(struct graph *g, struct strbuf *out)
 {
@@ -278,6 +297,7 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 		sb_putc(out, ',');
 	}
 	sb_puts(out, " NULL };\n");
+	derived_table(g, out);
 	checks_table(g, out);
 	init_tables(out, ms);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");

@@ -210,6 +210,7 @@ void graph_free(struct graph *g)
 	vec_free(&g->outputs);
 	vec_free(&g->syms);
 	vec_free(&g->checks);
+	vec_free(&g->sym_defs);
 	vec_free(&g->files);
 	free(g);
 }
@@ -259,6 +260,96 @@ int graph_add_node(struct graph *g, enum op op, const char *name, const int *in,
 	for (int i = 0; i < n_out; i++)
 		g->values.v[out[i]].producer = g->nodes.n - 1;
 	return g->nodes.n - 1;
+}
+
+static const struct sym_def *sym_def_of(struct graph *g, struct dim d)
+{
+	if (d.c != 1 || d.n != 1)
+		return NULL;
+	for (int i = 0; i < g->sym_defs.n; i++)
+		if (g->sym_defs.v[i].sym == d.sym[0])
+			return &g->sym_defs.v[i];
+	return NULL;
+}
+
+bool graph_derive_sym(struct graph *g, enum sym_op op, struct dim a, struct dim b,
+		      struct dim *out)
+{
+	static const char *const ops[SYM_OP_COUNT] = { "+", "/", "%", "min", "max" };
+	const struct sym_def *da = sym_def_of(g, a);
+	struct strbuf name = STRBUF_INIT;
+	struct sym_def def;
+
+	/* (x + k0) + k is x + (k0 + k), and x itself when that is 0 */
+	if (op == SYM_ADD && da && da->op == SYM_ADD && dim_is_const(b) &&
+	    dim_is_const(da->b)) {
+		struct dim k = dim_const(da->b.c + b.c);
+
+		a = da->a;
+		b = k;
+		if (k.c == 0) {
+			*out = a;
+			return true;
+		}
+		if (symint_add(a, b, out))
+			return true;
+	}
+	for (int i = 0; i < g->sym_defs.n; i++) {
+		const struct sym_def *d = &g->sym_defs.v[i];
+
+		if (d->op == op && dim_eq(d->a, a) && dim_eq(d->b, b)) {
+			*out = dim_sym(d->sym);
+			return true;
+		}
+	}
+	if (g->syms.n >= 255)
+		return false;
+	if (op == SYM_MIN || op == SYM_MAX) {
+		sb_printf(&name, "%s(", ops[op]);
+		dim_print(g, a, &name);
+		sb_putc(&name, ',');
+		dim_print(g, b, &name);
+		sb_putc(&name, ')');
+	} else {
+		sb_putc(&name, '(');
+		dim_print(g, a, &name);
+		if (op == SYM_ADD && b.c < 0) {
+			sb_putc(&name, '-');
+			dim_print(g, symint_neg(b), &name);
+		} else {
+			sb_puts(&name, ops[op]);
+			dim_print(g, b, &name);
+		}
+		sb_putc(&name, ')');
+	}
+	def.sym = graph_intern_sym(g, sb_str(&name));
+	def.op = op;
+	def.a = a;
+	def.b = b;
+	sb_release(&name);
+	vec_push(&g->sym_defs, def);
+	*out = dim_sym(def.sym);
+	return true;
+}
+
+bool graph_sym_add(struct graph *g, struct dim a, struct dim b, struct dim *out)
+{
+	const struct sym_def *d;
+	struct dim t;
+
+	if (symint_add(a, b, out))
+		return true;
+	if (dim_is_const(a) || (!dim_is_const(b) && sym_def_of(g, a) && !sym_def_of(g, b))) {
+		t = a;		/* a constant last, else a derived symbol last */
+		a = b;
+		b = t;
+	}
+	/* S + (S - 1) is (2*S - 1) */
+	d = sym_def_of(g, b);
+	if (d && d->op == SYM_ADD && dim_is_const(d->b) && !dim_is_const(a) &&
+	    symint_add(a, d->a, &t) && t.c > 0)
+		return graph_derive_sym(g, SYM_ADD, t, d->b, out);
+	return a.c > 0 && graph_derive_sym(g, SYM_ADD, a, b, out);
 }
 
 void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b)

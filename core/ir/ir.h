@@ -181,6 +181,28 @@ struct sym_check {
 	const char *node;	/* the ONNX node that assumes it (arena) */
 };
 
+/*
+ * A derived symbol: a value that shape arithmetic computes from symbols
+ * but that is not a constant times a product of them (seq - 1, N / 2) gets
+ * a symbol of its own, which the compiled model computes from the symbols
+ * its inputs bind, in graph.sym_defs order, as op(a, b). It must not be
+ * negative at run time.
+ */
+enum sym_op {
+	SYM_ADD,	/* a + b */
+	SYM_DIV,	/* a / b (b > 0; floor, as a and b are not negative) */
+	SYM_MOD,	/* a % b */
+	SYM_MIN,	/* min(a, b) */
+	SYM_MAX,	/* max(a, b) */
+	SYM_OP_COUNT
+};
+
+struct sym_def {
+	int sym;		/* its graph.syms index */
+	enum sym_op op;
+	struct dim a, b;	/* over earlier symbols */
+};
+
 struct graph {
 	struct collagec_ctx *ctx;
 	struct arena *arena;		/* == &ctx->arena */
@@ -190,6 +212,7 @@ struct graph {
 	VEC(int) outputs;		/* value ids, ONNX order */
 	VEC(const char *) syms;		/* symbolic dim names */
 	VEC(struct sym_check) checks;	/* checked at run time, in order */
+	VEC(struct sym_def) sym_defs;	/* derived symbols, computed in order */
 	int64_t opset;			/* default-domain opset of the model */
 	const char *producer;		/* producer_name + version */
 	const char *name;		/* graph name */
@@ -207,6 +230,18 @@ int graph_add_const(struct graph *g, const char *name, enum dtype t, const struc
 int graph_add_node(struct graph *g, enum op op, const char *name, const int *in, int n_in,
 		   const int *out, int n_out);
 int graph_intern_sym(struct graph *g, const char *name);
+/*
+ * The symbol for op(a, b), made (and named, "(seq-1)") the first time it is
+ * asked for; false when the symbol table is full. a + b simplifies first:
+ * ((seq-1)+1) is seq.
+ */
+bool graph_derive_sym(struct graph *g, enum sym_op op, struct dim a, struct dim b,
+		      struct dim *out);
+/*
+ * a + b as symbolic integers: symint_add, or a derived symbol (seq - 1)
+ * when a or b has symbols (the symbolic one first, with c > 0).
+ */
+bool graph_sym_add(struct graph *g, struct dim a, struct dim b, struct dim *out);
 /* Records that node n assumes a <= b of the symbols' run-time values. */
 void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b);
 /* Re-sorts g->nodes topologically (stable); -1 and a diagnostic on a cycle. */
