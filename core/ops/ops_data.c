@@ -202,7 +202,8 @@ int lower_constantofshape(struct lower *L)
 
 /*
  * Range over integers computed from symbolic shapes (Range(0, N, 1)): the
- * count (limit - start) / delta must be c * symbols with c >= 0.
+ * count (limit - start) / delta must be c * symbols with c >= 0, or a
+ * derived symbol (Range(1, N, 1) has N - 1 elements).
  */
 static int infer_range_sym(struct graph *g, struct node *n)
 {
@@ -219,7 +220,8 @@ static int infer_range_sym(struct graph *g, struct node *n)
 	if (infer_sym_scalar(g, n, 0, &a) < 0 || infer_sym_scalar(g, n, 1, &l) < 0 ||
 	    infer_sym_scalar(g, n, 2, &d) < 0)
 		return -1;
-	if (!symint_sub(l, a, &span) || !dim_div(span, d, &s.d[0]) || s.d[0].c < 0 ||
+	if (a.c == INT64_MIN || !graph_sym_add(g, l, symint_neg(a), &span) ||
+	    !dim_div(span, d, &s.d[0]) || s.d[0].c < 0 ||
 	    s.d[0].c > DIM_LIMIT) {
 		struct strbuf x = STRBUF_INIT, y = STRBUF_INIT, z = STRBUF_INIT;
 

@@ -324,6 +324,8 @@ int infer_concat(struct graph *g, struct node *n)
 			;
 		else if (a.c == 0)
 			s.d[axis] = b;
+		else if (graph_sym_add(g, a, b, &s.d[axis]))
+			;	/* (seq+1): a derived symbol */
 		else {
 			diag_error(g->ctx, "%s: concatenating symbolic dimensions of different "
 				   "forms is not supported", node_loc(g, n));
@@ -434,23 +436,23 @@ static bool slice_to_end(struct dim e)
 
 /*
  * One axis whose length or bounds are symbolic, step 1: the slice is
- * [b, e) with negative constants counting from the end; it must be
- * expressible (e - b a constant times symbols) and the bounds are taken
+ * [b, e) with negative constants counting from the end; e - b is a
+ * constant times symbols or a derived symbol (seq - 1), and the bounds are taken
  * to be inside the axis (they cannot be clamped at compile time): the
  * compiled model checks b <= e <= len once it knows the symbols.
  */
-static bool slice_axis_sym(struct dim len, struct dim b, struct dim e, struct slice_axis *sl,
-			   struct dim *out)
+static bool slice_axis_sym(struct graph *g, struct dim len, struct dim b, struct dim e,
+			   struct slice_axis *sl, struct dim *out)
 {
-	if (dim_is_const(b) && b.c < 0 && !symint_add(len, b, &b))
+	if (dim_is_const(b) && b.c < 0 && !graph_sym_add(g, len, b, &b))
 		return false;
 	if (slice_to_end(e))
 		e = len;
-	else if (dim_is_const(e) && e.c < 0 && !symint_add(len, e, &e))
+	else if (dim_is_const(e) && e.c < 0 && !graph_sym_add(g, len, e, &e))
 		return false;
 	if (dim_is_const(b) && b.c > DIM_LIMIT)
 		return false;
-	if (!symint_sub(e, b, out) || out->c < 0)
+	if (b.c == INT64_MIN || !graph_sym_add(g, e, symint_neg(b), out) || out->c < 0)
 		return false;
 	sl->start = b;
 	sl->step = 1;
@@ -498,7 +500,7 @@ static int slice_plan(struct graph *g, struct node *n, struct slice_axis *sl, st
 		}
 		if (!dim_is_const(x->shape.d[a]) || !dim_is_const(st[i]) ||
 		    !dim_is_const(en[i])) {
-			if (step == 1 && slice_axis_sym(x->shape.d[a], st[i], en[i], &sl[a],
+			if (step == 1 && slice_axis_sym(g, x->shape.d[a], st[i], en[i], &sl[a],
 							&s->d[a]))
 				continue;
 			diag_error(g->ctx, "%s: slicing axis %d with symbolic bounds or length "

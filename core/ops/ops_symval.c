@@ -20,10 +20,12 @@
  * interpreter on element ids in place of the symbolic inputs, and the ids
  * that come out say which input element each output element copies.
  * Arithmetic (Add, Sub, Mul, Div, Mod, Min, Max, Sum, Neg, Abs, Equal, Cast)
- * is done on the symbolic integers; a result that is not c * product of
- * symbols (N - 1, N / 2 for an odd N) gives no payload, and a node that
- * needs it as a shape says so, naming the node that computed it
- * (symval_explain).
+ * is done on the symbolic integers. A sum, quotient, remainder, minimum or
+ * maximum that is not c * product of symbols (seq - 1, N / 2) becomes a
+ * derived symbol (graph_derive_sym) that the compiled model computes from
+ * the bound ones. What is left (a comparison of symbols, 5 - N, a product
+ * of more than three symbols) gives no payload, and a node that needs it
+ * as a shape says so, naming the node that computed it (symval_explain).
  */
 #include "ops.h"
 
@@ -153,7 +155,7 @@ static bool move_elements(struct graph *g, struct node *n, struct dim **out)
 
 /* ---- arithmetic on symbolic integers ---- */
 
-static bool sym_div(struct dim a, struct dim b, bool mod, struct dim *out)
+static bool sym_div(struct graph *g, struct dim a, struct dim b, bool mod, struct dim *out)
 {
 	struct dim q;
 
@@ -170,29 +172,43 @@ static bool sym_div(struct dim a, struct dim b, bool mod, struct dim *out)
 		}
 		return true;
 	}
-	if (!dim_div(a, b, &q))
+	if (dim_div(a, b, &q)) {
+		*out = mod ? dim_const(0) : q;
+		return true;
+	}
+	/* sizes are not negative: floor division, a derived symbol */
+	if (a.c < 0 || b.c <= 0)
 		return false;
-	*out = mod ? dim_const(0) : q;
-	return true;
+	return graph_derive_sym(g, mod ? SYM_MOD : SYM_DIV, a, b, out);
 }
 
-static bool sym_binary(enum op op, struct dim a, struct dim b, struct dim *out)
+static bool sym_binary(struct graph *g, enum op op, struct dim a, struct dim b,
+		       struct dim *out)
 {
 	switch (op) {
-	case OP_ADD: case OP_SUM: return symint_add(a, b, out);
-	case OP_SUB: return symint_sub(a, b, out);
+	case OP_ADD: case OP_SUM: return graph_sym_add(g, a, b, out);
+	case OP_SUB: return b.c != INT64_MIN && graph_sym_add(g, a, symint_neg(b), out);
 	case OP_MUL: return dim_mul(a, b, out);
-	case OP_DIV: return sym_div(a, b, false, out);
-	case OP_MOD: return sym_div(a, b, true, out);
+	case OP_DIV: return sym_div(g, a, b, false, out);
+	case OP_MOD: return sym_div(g, a, b, true, out);
 	case OP_MIN: case OP_MAX:
 		if (dim_eq(a, b)) {
 			*out = a;
 			return true;
 		}
-		if (!dim_is_const(a) || !dim_is_const(b))
+		if (dim_is_const(a) && dim_is_const(b)) {
+			*out = dim_const(op == OP_MIN ? MIN(a.c, b.c) : MAX(a.c, b.c));
+			return true;
+		}
+		if (a.c < 0 || b.c < 0)
 			return false;
-		*out = dim_const(op == OP_MIN ? MIN(a.c, b.c) : MAX(a.c, b.c));
-		return true;
+		if (dim_is_const(a)) {
+			struct dim t = a;
+
+			a = b;
+			b = t;
+		}
+		return graph_derive_sym(g, op == OP_MIN ? SYM_MIN : SYM_MAX, a, b, out);
 	case OP_EQUAL:
 		if (dim_eq(a, b)) {
 			*out = dim_const(1);
@@ -256,7 +272,7 @@ static bool arith_elements(struct graph *g, struct node *n, struct dim **out)
 				d = symint_neg(d);	/* symbols are never negative */
 			if (i == 0)
 				r[j] = d;
-			else if (!sym_binary(n->op, r[j], d, &r[j]))
+			else if (!sym_binary(g, n->op, r[j], d, &r[j]))
 				return false;
 		}
 	}
@@ -410,7 +426,6 @@ const char *symval_explain(struct graph *g, const struct value *v)
 
 	if (!p)
 		return NULL;
-	return arena_printf(g->arena, "'%s' (%s) computes it from symbolic dims as something "
-			    "other than a constant times a product of symbols", p->name,
-			    p->op_type);
+	return arena_printf(g->arena, "'%s' (%s) computes it from symbolic dims as a value "
+			    "collagec cannot represent symbolically", p->name, p->op_type);
 }

@@ -3,8 +3,9 @@
  * payloads through Shape/Gather/Unsqueeze/Concat/Slice and the arithmetic
  * ops, the shapes of the Reshape, Expand, Slice, Split, Tile,
  * ConstantOfShape and Range they drive, folding of payloads that come out
- * constant, DCE of the shape arithmetic a Reshape no longer needs, and the
- * error that names the node computing an inexpressible value (N - 1).
+ * constant, DCE of the shape arithmetic a Reshape no longer needs, derived
+ * symbols (seq - 1, seq / 2), and the error that names the node computing
+ * a value with no symbolic form (5 - seq).
  */
 #include "../../core/ops/ops.h"
 #include "../../core/passes/passes.h"
@@ -325,16 +326,16 @@ static void test_expand_export_pattern(void)
 	fx_release(&f);
 }
 
-/* Reshape(x, Concat(seq - 1, ...)) fails, naming the Sub. */
+/* Reshape(x, Concat(5 - seq, ...)) fails, naming the Sub: 5 - seq may be negative. */
 static void test_inexpressible_names_node(void)
 {
 	struct fixture f;
 	int in[3], sub, cat;
 
 	fx_init(&f);
-	in[0] = size_of(&f, f.x, 1);
-	in[1] = vec1(&f, 1);
-	sub = op1(&f, OP_SUB, "seq_minus_one", in, 2);
+	in[0] = vec1(&f, 5);
+	in[1] = size_of(&f, f.x, 1);
+	sub = op1(&f, OP_SUB, "five_minus_seq", in, 2);
 	in[0] = sub;
 	in[1] = vec1(&f, -1);
 	cat = op1(&f, OP_CONCAT, "concat", in, 2);
@@ -344,9 +345,67 @@ static void test_inexpressible_names_node(void)
 	ASSERT(-1, pass_infer(f.g));
 	ASSERT_STR("payload none", arena_printf(f.g->arena, "payload %s", payload_str(&f, sub)));
 	ASSERT_TRUE(strstr(sb_str(&f.cap), "'reshape' (Reshape): input 1 'concat' must be known "
-			   "at compile time: 'seq_minus_one' (Sub) computes it from symbolic "
-			   "dims as something other than a constant times a product of "
-			   "symbols") != NULL);
+			   "at compile time: 'five_minus_seq' (Sub) computes it from symbolic "
+			   "dims as a value collagec cannot represent symbolically") != NULL);
+	fx_release(&f);
+}
+
+/*
+ * seq - 1, seq / 2, seq % 3 and max(batch, seq) become derived symbols:
+ * x[:, :-1] is [batch,(seq-1),64], Concat(x, x[:, :-1]) on axis 1 is
+ * (2*seq-1), (seq-1)+1 is seq again, and the same expression twice is one
+ * symbol.
+ */
+static void test_derived_symbols(void)
+{
+	struct fixture f;
+	int in[4], s, m1, p1, h, r, mx, sl, cat, again;
+
+	fx_init(&f);
+	s = size_of(&f, f.x, 1);
+	in[0] = s;
+	in[1] = vec1(&f, 1);
+	m1 = op1(&f, OP_SUB, "seq_minus_one", in, 2);
+	again = op1(&f, OP_SUB, "seq_minus_one_again", in, 2);
+	in[0] = m1;
+	p1 = op1(&f, OP_ADD, "plus_one", in, 2);
+	in[0] = s;
+	in[1] = vec1(&f, 2);
+	h = op1(&f, OP_DIV, "half", in, 2);
+	in[1] = vec1(&f, 3);
+	r = op1(&f, OP_MOD, "rem", in, 2);
+	in[1] = size_of(&f, f.x, 0);
+	mx = op1(&f, OP_MAX, "max", in, 2);
+	in[0] = f.x;
+	in[1] = vec1(&f, 0);
+	in[2] = vec1(&f, -1);
+	in[3] = vec1(&f, 1);
+	sl = op1(&f, OP_SLICE, "shift", in, 4);
+	in[0] = f.x;
+	in[1] = sl;
+	cat = op1(&f, OP_CONCAT, "cat", in, 2);
+	node_set_attr_int(f.g, &f.g->nodes.v[val(&f, cat)->producer], "axis", 1);
+	ASSERT(0, pass_infer(f.g));
+	ASSERT_STR("", sb_str(&f.cap));
+	ASSERT_STR("(seq-1)", payload_str(&f, m1));
+	ASSERT_STR("(seq-1)", payload_str(&f, again));
+	ASSERT_STR("seq", payload_str(&f, p1));
+	ASSERT_STR("(seq/2)", payload_str(&f, h));
+	ASSERT_STR("(seq%3)", payload_str(&f, r));
+	ASSERT_STR("max(seq,batch)", payload_str(&f, mx));
+	ASSERT_STR("[batch,(seq-1),64]", shape_str(&f, sl));
+	ASSERT_STR("[batch,(2*seq-1),64]", shape_str(&f, cat));
+	/* seq-1, seq/2, seq%3, max(seq,batch), 2*seq-1: in the order made */
+	ASSERT(5, f.g->sym_defs.n);
+	ASSERT(SYM_ADD, f.g->sym_defs.v[0].op);
+	ASSERT_TRUE(dim_eq(dim_sym(f.seq), f.g->sym_defs.v[0].a));
+	ASSERT_TRUE(dim_eq(dim_const(-1), f.g->sym_defs.v[0].b));
+	ASSERT(SYM_DIV, f.g->sym_defs.v[1].op);
+	ASSERT(SYM_MOD, f.g->sym_defs.v[2].op);
+	ASSERT(SYM_MAX, f.g->sym_defs.v[3].op);
+	ASSERT(SYM_ADD, f.g->sym_defs.v[4].op);
+	ASSERT_TRUE(dim_eq(dim_const(2), (struct dim){ f.g->sym_defs.v[4].a.c, 0, { 0 } }));
+	graph_verify(f.g);
 	fx_release(&f);
 }
 
@@ -432,20 +491,24 @@ static void test_consumers(void)
 	fx_release(&f);
 }
 
-/* Range(1, seq, 1) has seq - 1 elements: not c * symbols, an error. */
-static void test_range_inexpressible(void)
+/* Range(1, seq, 1) has (seq-1) elements; Range(seq, 1, 1) would have 1 - seq: an error. */
+static void test_range_lengths(void)
 {
 	struct fixture f;
-	int in[3];
+	int in[3], r;
 
 	fx_init(&f);
 	in[0] = scalar(&f, 1);
 	in[1] = op1(&f, OP_SQUEEZE, "seq_scalar", (int[]){ size_of(&f, f.x, 1) }, 1);
 	in[2] = scalar(&f, 1);
-	op1(&f, OP_RANGE, "range", in, 3);
+	r = op1(&f, OP_RANGE, "range", in, 3);
+	in[0] = in[1];
+	in[1] = scalar(&f, 1);
+	op1(&f, OP_RANGE, "backwards", in, 3);
 	ASSERT(-1, pass_infer(f.g));
-	ASSERT_TRUE(strstr(sb_str(&f.cap), "'range' (Range): the length of Range(1, seq, 1) is "
-			   "not a constant times a product of symbols") != NULL);
+	ASSERT_STR("[(seq-1)]", shape_str(&f, r));
+	ASSERT_TRUE(strstr(sb_str(&f.cap), "'backwards' (Range): the length of Range(seq, 1, 1) "
+			   "is not a constant times a product of symbols") != NULL);
 	fx_release(&f);
 }
 
@@ -458,4 +521,5 @@ TESTS({ "symint_arith", test_symint_arith },
       { "expand_export_pattern", test_expand_export_pattern },
       { "inexpressible_names_node", test_inexpressible_names_node },
       { "consumers", test_consumers },
-      { "range_inexpressible", test_range_inexpressible })
+      { "derived_symbols", test_derived_symbols },
+      { "range_lengths", test_range_lengths })
