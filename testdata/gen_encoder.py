@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Builds encoder.onnx: a 2-layer transformer encoder written the way
-PyTorch's exporter writes one, with a symbolic batch and sequence length.
+PyTorch's exporter writes one, with a symbolic batch and sequence length;
+and shift.onnx, whose shapes need derived symbols.
 
 usage: gen_encoder.py OUTDIR
 
@@ -15,12 +16,18 @@ usage: gen_encoder.py OUTDIR
              residual Adds
   final      LayerNormalization spelled with ReduceMean/Sub/Mul/Sqrt/Div
 
+shift.onnx: x [N, S, 4] float32;
+  y  = Concat(x, x[:, :-1] - x[:, 1:], axis 1)   [N, 2*S-1, 4]
+  y2 = x[:, :Shape(x)[1] / 2]                      [N, S/2, 4]
+  y3 = Range(0, Shape(x)[1] - 1, 1)                [S-1] int64
+
 Opset 17, fixed-seed weights, deterministic bytes; needs Debian's
 python3-onnx and python3-numpy only. The reference outputs that
 tests/models.sh checks, testdata/models/encoder/B_S/y.npy, were made by
   tools/ort.py refs OUTDIR/encoder.onnx testdata/models/encoder/2_16 \
       --shape batch=2 --shape seq=16
-(onnxruntime 1.32) for (B, S) = (1, 7), (2, 16), (3, 5).
+(onnxruntime 1.32) for (B, S) = (1, 7), (2, 16), (3, 5); those of shift.onnx,
+testdata/models/shift/N_S/, the same way for (N, S) = (1, 2), (2, 5), (3, 8).
 """
 import os
 import sys
@@ -138,11 +145,37 @@ def encoder():
     return model
 
 
+def shift():
+    b = Builder(5)
+    x = "x"
+    head = b.node("Slice", [x, b.ints(0), b.ints(-1), b.ints(1)])
+    tail = b.node("Slice", [x, b.ints(1), b.ints(1 << 62), b.ints(1)])
+    b.nodes.append(helper.make_node("Concat", [x, b.node("Sub", [head, tail])], ["y"],
+                                    name="cat", axis=1))
+    seq = b.node("Gather", [b.node("Shape", [x]), b.tensor(np.int64(1))], axis=0)
+    half = b.node("Unsqueeze", [b.node("Div", [seq, b.tensor(np.int64(2))]), b.ints(0)])
+    b.nodes.append(helper.make_node("Slice", [x, b.ints(0), half, b.ints(1)], ["y2"],
+                                    name="first_half"))
+    b.nodes.append(helper.make_node("Range", [b.tensor(np.int64(0)), b.node(
+        "Sub", [seq, b.tensor(np.int64(1))]), b.tensor(np.int64(1))], ["y3"], name="range"))
+    f32 = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+    graph = helper.make_graph(b.nodes, "shift", [f32("x", ["N", "S", 4])],
+                              [f32("y", ["N", "T", 4]), f32("y2", ["N", "H", 4]),
+                               helper.make_tensor_value_info("y3", TensorProto.INT64, ["R"])],
+                              b.inits)
+    model = helper.make_model(graph, producer_name="collagec-testdata",
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     os.makedirs(sys.argv[1], exist_ok=True)
     onnx.save(encoder(), os.path.join(sys.argv[1], "encoder.onnx"))
+    onnx.save(shift(), os.path.join(sys.argv[1], "shift.onnx"))
 
 
 if __name__ == "__main__":

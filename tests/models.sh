@@ -7,7 +7,8 @@
 # serves several batch sizes; the README's C example builds and runs; blas,c
 # (OpenBLAS anchors with fused epilogues) matches ONNX Runtime too; a
 # PyTorch-style encoder with symbolic batch and seq (testdata/gen_encoder.py)
-# compiles once and matches ONNX Runtime at several (batch, seq).
+# compiles once and matches ONNX Runtime at several (batch, seq), and so does
+# a model whose shapes need derived symbols (S-1, S/2).
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/models
 mkdir -p "$T"
@@ -141,6 +142,34 @@ else
 		encoder_check .blas
 	else
 		fail encoder.blas/compile "$(head -1 "$T/encoder.blas.err")"
+	fi
+fi
+
+# shift.onnx (also from gen_encoder.py): x[:, :-1], x[:, :Shape(x)[1] / 2] and
+# Range(0, Shape(x)[1] - 1) have dims (S-1), (S/2), (2*S-1) that are not a
+# constant times symbols: derived symbols the model computes when it runs
+if [ ! -f "$T/shift.onnx" ]; then
+	fail shift/generate "gen_encoder.py wrote no shift.onnx"
+elif ! "$COLLAGEC" compile "$T/shift.onnx" -o "$T/shift.so" 2>"$T/shift.err"; then
+	fail shift/compile "$(head -1 "$T/shift.err")"
+else
+	ok shift/compile
+	for ns in 1_2 2_5 3_8; do
+		if "$COLLAGEC" run "$T/shift.so" --shape "N=${ns%_*}" --shape "S=${ns#*_}" \
+			--check "testdata/models/shift/$ns" --rtol 1e-3 --atol 1e-4 \
+			>"$T/shift.$ns.out" 2>&1; then
+			ok "shift/$ns/matches-onnxruntime"
+		else
+			fail "shift/$ns/matches-onnxruntime" \
+				"$(grep -v ': ok$' "$T/shift.$ns.out" | head -1)"
+		fi
+	done
+	"$COLLAGEC" run "$T/shift.so" --shape S=0 >"$T/shift.0.out" 2>&1
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "symbol '(S-1)' is -1 for these inputs" "$T/shift.0.out"; then
+		ok shift/negative-symbol-refused
+	else
+		fail shift/negative-symbol-refused "exit $rc: $(head -1 "$T/shift.0.out")"
 	fi
 fi
 
