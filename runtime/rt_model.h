@@ -62,6 +62,7 @@ struct rt_value {
 struct rt_derived {
 	int sym;			/* -1 ends the table */
 	int op;
+	int used;			/* in a shape: must not be negative */
 	struct rt_dim a, b;
 };
 
