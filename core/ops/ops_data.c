@@ -136,7 +136,7 @@ static const struct value *fill_value(struct graph *g, const struct node *n)
 	return a && a->kind == ATTR_TENSOR ? &g->values.v[a->tensor] : NULL;
 }
 
-/* Reads a 1-D shape input i known at compile time (maybe symbolic) into s; -1 after a diagnostic. */
+/* Reads 1-D shape input i (constant or symbolic) into s; -1 after a diagnostic. */
 static int shape_input(struct graph *g, struct node *n, int i, struct shape *s)
 {
 	struct dim *v;
@@ -161,7 +161,7 @@ static int shape_input(struct graph *g, struct node *n, int i, struct shape *s)
 	return 0;
 }
 
-/* Output: the shape given by input 0 (constant or computed from shapes), typed by the value attribute. */
+/* Output: the shape given by input 0 (constant or from shapes), typed by attribute 'value'. */
 int infer_constantofshape(struct graph *g, struct node *n)
 {
 	const struct value *c = fill_value(g, n);
