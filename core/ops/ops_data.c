@@ -1392,6 +1392,36 @@ static int resize_modes(struct graph *g, struct node *n, bool old, struct resize
 	return 0;
 }
 
+/* A size computed from shapes that is the input's own (symbolic) length. */
+#define RESIZE_SAME INT64_MIN
+
+/*
+ * Reads the sizes input: constants, or computed from shapes where a
+ * symbolic size must be the axis's own length (sizes = Shape(x)[0:2] and
+ * [8, 8]); those read RESIZE_SAME. 0 or -1 after a diagnostic.
+ */
+static int resize_sizes(struct graph *g, struct node *n, int64_t **sz, int64_t *nsz)
+{
+	const struct value *x = node_in(g, n, 0);
+	struct dim *v;
+
+	if (infer_sym_ints(g, n, 3, &v, nsz) < 0)
+		return -1;
+	*sz = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(*nsz + 1));
+	for (int64_t k = 0; k < *nsz; k++) {
+		if (dim_is_const(v[k])) {
+			(*sz)[k] = v[k].c;
+		} else if (k < x->shape.rank && dim_eq(v[k], x->shape.d[k])) {
+			(*sz)[k] = RESIZE_SAME;
+		} else {
+			diag_error(g->ctx, "%s: size %lld is computed from symbolic dims and is not "
+				   "the input's length", node_loc(g, n), (long long)k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Scales (attribute or constant input) or sizes (constant input) of all axes; -1 on error. */
 static int resize_factors(struct graph *g, struct node *n, bool old, int r, double **sc,
 			  int64_t **sz)
@@ -1413,7 +1443,7 @@ static int resize_factors(struct graph *g, struct node *n, bool old, int r, doub
 	} else if (node_in(g, n, si) && const_doubles(g, n, si, sc, &nsc) < 0) {
 		return -1;
 	}
-	if (!old && node_in(g, n, 3) && infer_const_ints(g, n, 3, sz, &nsz) < 0)
+	if (!old && node_in(g, n, 3) && resize_sizes(g, n, sz, &nsz) < 0)
 		return -1;
 	if ((nsc > 0) == (nsz > 0)) {
 		diag_error(g->ctx, "%s: exactly one of scales and sizes must be given",
@@ -1469,7 +1499,8 @@ static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 			return -1;
 		}
 		/* an axis kept as it is may be symbolic */
-		p->same[k] = !tf && (sc ? sc[k] == 1 : dim_eq(d, dim_const(sz[k])));
+		p->same[k] = !tf && (sc ? sc[k] == 1 : sz[k] == RESIZE_SAME ||
+						   dim_eq(d, dim_const(sz[k])));
 		p->scale[k] = 1;
 		if (p->same[k])
 			continue;

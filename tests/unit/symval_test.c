@@ -2,7 +2,7 @@
  * symval_test.c - shape arithmetic on symbolic dims: symbolic integers,
  * payloads through Shape/Gather/Unsqueeze/Concat/Slice and the arithmetic
  * ops, the shapes of the Reshape, Expand, Slice, Split, Tile,
- * ConstantOfShape and Range they drive, folding of payloads that come out
+ * ConstantOfShape, Range and Resize they drive, folding of payloads that come out
  * constant, DCE of the shape arithmetic a Reshape no longer needs, derived
  * symbols (seq - 1, seq / 2), and the error that names the node computing
  * a value with no symbolic form (5 - seq).
@@ -491,6 +491,39 @@ static void test_consumers(void)
 	fx_release(&f);
 }
 
+/* Resize(x4[batch,3,4,4], sizes = Concat(Shape(x4)[0:2], [8, 8])) is [batch,3,8,8]. */
+static void test_resize_sizes(void)
+{
+	struct fixture f;
+	struct shape xs = { 4, { dim_const(1), dim_const(3), dim_const(4), dim_const(4) } };
+	int64_t eight[2] = { 8, 8 };
+	int in[4], x4, y;
+
+	fx_init(&f);
+	xs.d[0] = dim_sym(f.batch);
+	x4 = graph_add_value(f.g, "x4");
+	val(&f, x4)->dtype = DTYPE_F32;
+	val(&f, x4)->shape = xs;
+	val(&f, x4)->has_shape = true;
+	val(&f, x4)->flags |= VALUE_INPUT;
+	vec_push(&f.g->inputs, x4);
+	in[0] = op1(&f, OP_SHAPE, "shape", &x4, 1);
+	in[1] = vec1(&f, 0);
+	in[2] = vec1(&f, 2);
+	in[0] = op1(&f, OP_SLICE, "nc", in, 3);
+	in[1] = ints(&f, 1, eight, 2);
+	in[3] = op1(&f, OP_CONCAT, "sizes", in, 2);
+	in[0] = x4;
+	in[1] = -1;
+	in[2] = -1;
+	y = op1(&f, OP_RESIZE, "resize", in, 4);
+	ASSERT(0, pass_infer(f.g));
+	ASSERT_STR("", sb_str(&f.cap));
+	ASSERT_STR("[batch,3,8,8]", shape_str(&f, y));
+	ASSERT_TRUE(op_lower_node(f.g, &f.g->nodes.v[val(&f, y)->producer], "k") != NULL);
+	fx_release(&f);
+}
+
 /* Range(1, seq, 1) has (seq-1) elements; Range(seq, 1, 1) would have 1 - seq: an error. */
 static void test_range_lengths(void)
 {
@@ -522,4 +555,5 @@ TESTS({ "symint_arith", test_symint_arith },
       { "inexpressible_names_node", test_inexpressible_names_node },
       { "consumers", test_consumers },
       { "derived_symbols", test_derived_symbols },
+      { "resize_sizes", test_resize_sizes },
       { "range_lengths", test_range_lengths })
