@@ -259,10 +259,33 @@ static collagec_status bind_syms(collagec_model *m)
 			}
 		}
 	}
+	for (const struct rt_derived *d = rt_derived; d->sym >= 0; d++) {
+		int64_t a = dim_eval(&d->a, m->syms), b = dim_eval(&d->b, m->syms), v;
+
+		if ((d->op == 1 || d->op == 2) && b <= 0) {
+			if (d->used)
+				return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' divides by %lld",
+					    rt_sym_names[d->sym], (long long)b);
+			b = 1;	/* no shape uses it: any value will do */
+		}
+		v = d->op == 0 ? a + b : d->op == 1 ? a / b : d->op == 2 ? a % b
+			: d->op == 3 ? (a < b ? a : b) : (a > b ? a : b);
+		if (v < 0 && d->used)
+			return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' is %lld for these inputs",
+				    rt_sym_names[d->sym], (long long)v);
+		m->syms[d->sym] = v < 0 ? 0 : v;
+	}
 	for (int s = 0; s < RT_N_SYMS; s++)
 		if (m->syms[s] < 0)
 			return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' is not bound by any input",
 				    rt_sym_names[s]);
+	for (const struct rt_check *c = rt_checks; c->text; c++) {
+		int64_t a = dim_eval(&c->a, m->syms), b = dim_eval(&c->b, m->syms);
+
+		if (a > b)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, the inputs give "
+				    "%lld > %lld", c->node, c->text, (long long)a, (long long)b);
+	}
 	return COLLAGEC_OK;
 }
 

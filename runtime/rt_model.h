@@ -9,7 +9,8 @@
  *   RT_MAX_ARGS RT_STATIC_ARENA (bytes, or -1 when planned at run time)
  *   rt_values[] rt_info_dims[][] (-1 where symbolic), rt_pick_KERNEL()
  *   per kernel with run-time dispatch, rt_variants[] rt_steps[] rt_args[]
- *   rt_inputs[] rt_outputs[] rt_sym_names[], rt_inits[] (NULL-terminated) and
+ *   rt_inputs[] rt_outputs[] rt_sym_names[], rt_derived[] (sym -1 at the
+ *   end), rt_checks[] (text NULL at the end), rt_inits[] (NULL-terminated) and
  *   rt_finis[] (parallel to rt_inits; NULL where an init has no fini)
  *   rt_weights (the embedded blob) and rt_metadata_json
  */
@@ -55,6 +56,21 @@ struct rt_value {
 	const char *dim_names[RT_MAX_RANK];
 	int64_t offset;			/* const, or static arena offset; -1 if planned */
 	int first, last;		/* steps that write first / read last */
+};
+
+/* A derived symbol: syms[sym] = op(a, b), op 0..4 = + / % min max. */
+struct rt_derived {
+	int sym;			/* -1 ends the table */
+	int op;
+	int used;			/* in a shape: must not be negative */
+	struct rt_dim a, b;
+};
+
+/* What compiling assumed of the symbols: a <= b, else the run fails. */
+struct rt_check {
+	struct rt_dim a, b;
+	const char *text;		/* "seq <= 32" */
+	const char *node;		/* the ONNX node that assumed it */
 };
 
 typedef void (*rt_kernel)(void *const *bufs, const int64_t *syms, int threads);

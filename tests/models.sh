@@ -5,7 +5,10 @@
 # seed-1 random data, the same that tools/ort.py refs feeds ONNX Runtime);
 # the memory plan stays within 10% of the peak of live tensors; one .so
 # serves several batch sizes; the README's C example builds and runs; blas,c
-# (OpenBLAS anchors with fused epilogues) matches ONNX Runtime too.
+# (OpenBLAS anchors with fused epilogues) matches ONNX Runtime too; a
+# PyTorch-style encoder with symbolic batch and seq (testdata/gen_encoder.py)
+# compiles once and matches ONNX Runtime at several (batch, seq), and so does
+# a model whose shapes need derived symbols (S-1, S/2).
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/models
 mkdir -p "$T"
@@ -88,6 +91,87 @@ print("ok")' "$T/$m.b1" "$T/$m.bn" "$n")
 }
 [ -f "$T/mlp.so" ] && batch_check mlp N 64
 [ -f "$T/bert_tiny.so" ] && batch_check bert_tiny batch 3
+
+# a transformer encoder exported the PyTorch way (testdata/gen_encoder.py):
+# heads split by Reshape(t, Concat(Unsqueeze(Gather(Shape(t), 0)), ...)),
+# a causal mask from Range(0, seq) expanded to [batch, 4, seq, seq], symbolic
+# batch and seq; one .so runs every (batch, seq) and matches ONNX Runtime
+# (testdata/models/encoder/B_S/, made by tools/ort.py refs --shape batch=B
+# --shape seq=S), on c and on blas,c
+encoder_check() {
+	tag=$1
+	for bs in 1_7 2_16 3_5; do
+		if "$COLLAGEC" run "$T/encoder$tag.so" --shape "batch=${bs%_*}" --shape "seq=${bs#*_}" \
+			--check "testdata/models/encoder/$bs" --rtol 1e-3 --atol 1e-4 \
+			>"$T/encoder$tag.$bs.out" 2>&1; then
+			ok "encoder$tag/$bs/matches-onnxruntime"
+		else
+			fail "encoder$tag/$bs/matches-onnxruntime" \
+				"$(grep -v ': ok$' "$T/encoder$tag.$bs.out" | head -1)"
+		fi
+	done
+}
+if ! /usr/bin/python3 testdata/gen_encoder.py "$T" 2>"$T/encoder.gen.log"; then
+	fail encoder/generate "$(tail -1 "$T/encoder.gen.log")"
+elif ! "$COLLAGEC" compile "$T/encoder.onnx" -o "$T/encoder.so" --dump-ir "$T/encoder.ir" \
+	2>"$T/encoder.err"; then
+	fail encoder/compile "$(head -1 "$T/encoder.err")"
+else
+	ok encoder/compile
+	# the heads' Reshape has symbolic dims at compile time
+	if grep -q 'float32\[batch,seq,4,16\] = Reshape' "$T/encoder.ir/05-dce.ir"; then
+		ok encoder/reshape-dims-symbolic
+	else
+		fail encoder/reshape-dims-symbolic "no Reshape to [batch,seq,4,16] in the IR"
+	fi
+	encoder_check ""
+	# the positional table has 32 rows: a longer sequence is refused, not read past
+	"$COLLAGEC" run "$T/encoder.so" --shape batch=1 --shape seq=40 >"$T/encoder.40.out" 2>&1
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "node 'Slice_[0-9]*' needs seq <= 32, the inputs give 40 > 32" \
+		"$T/encoder.40.out"; then
+		ok encoder/seq-40-refused
+	else
+		fail encoder/seq-40-refused "exit $rc: $(head -1 "$T/encoder.40.out")"
+	fi
+	if ! "$COLLAGEC" targets | awk '/^blas \(/ { on = 1; next }
+		on && /^  status:/ { print; exit }' | grep -q 'available$'; then
+		ok "encoder.blas skipped: unavailable"
+	elif "$COLLAGEC" compile "$T/encoder.onnx" -o "$T/encoder.blas.so" --target blas,c \
+		2>"$T/encoder.blas.err"; then
+		encoder_check .blas
+	else
+		fail encoder.blas/compile "$(head -1 "$T/encoder.blas.err")"
+	fi
+fi
+
+# shift.onnx (also from gen_encoder.py): x[:, :-1], x[:, :Shape(x)[1] / 2] and
+# Range(0, Shape(x)[1] - 1) have dims (S-1), (S/2), (2*S-1) that are not a
+# constant times symbols: derived symbols the model computes when it runs
+if [ ! -f "$T/shift.onnx" ]; then
+	fail shift/generate "gen_encoder.py wrote no shift.onnx"
+elif ! "$COLLAGEC" compile "$T/shift.onnx" -o "$T/shift.so" 2>"$T/shift.err"; then
+	fail shift/compile "$(head -1 "$T/shift.err")"
+else
+	ok shift/compile
+	for ns in 1_2 2_5 3_8; do
+		if "$COLLAGEC" run "$T/shift.so" --shape "N=${ns%_*}" --shape "S=${ns#*_}" \
+			--check "testdata/models/shift/$ns" --rtol 1e-3 --atol 1e-4 \
+			>"$T/shift.$ns.out" 2>&1; then
+			ok "shift/$ns/matches-onnxruntime"
+		else
+			fail "shift/$ns/matches-onnxruntime" \
+				"$(grep -v ': ok$' "$T/shift.$ns.out" | head -1)"
+		fi
+	done
+	"$COLLAGEC" run "$T/shift.so" --shape S=0 >"$T/shift.0.out" 2>&1
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "symbol '(S-1)' is -1 for these inputs" "$T/shift.0.out"; then
+		ok shift/negative-symbol-refused
+	else
+		fail shift/negative-symbol-refused "exit $rc: $(head -1 "$T/shift.0.out")"
+	fi
+fi
 
 # the README's example program links against a compiled model and runs
 if [ -f "$T/mlp.so" ]; then

@@ -198,6 +198,109 @@ void model_sources_release(struct model_sources *ms)
 	vec_free(&ms->finis);
 }
 
+static void rt_dim_init(struct dim d, struct strbuf *sb)
+{
+	sb_printf(sb, "{ %lld, %d, { %d, %d, %d } }", (long long)d.c, d.n,
+		  d.n > 0 ? d.sym[0] : 0, d.n > 1 ? d.sym[1] : 0, d.n > 2 ? d.sym[2] : 0);
+}
+
+_Static_assert(SYM_ADD == 0 && SYM_DIV == 1 && SYM_MOD == 2 && SYM_MIN == 3 && SYM_MAX == 4,
+	       "rt_model.c's bind_syms numbers the derived-symbol ops so");
+
+static void mark_syms(struct dim d, bool *used)
+{
+	for (int k = 0; k < d.n; k++)
+		used[d.sym[k]] = true;
+}
+
+static void mark_value_syms(struct graph *g, int v, bool *used)
+{
+	if (v < 0)
+		return;
+	for (int k = 0; k < g->values.v[v].shape.rank; k++)
+		mark_syms(g->values.v[v].shape.d[k], used);
+}
+
+/*
+ * Which symbols the model's shapes and checks use: a derived symbol that
+ * only shape arithmetic nobody needed as a shape made (Shape(x)[0] - 5 as
+ * data) may be negative without harm.
+ */
+static void used_syms(struct graph *g, bool *used)
+{
+	for (int i = 0; i < g->inputs.n; i++)
+		mark_value_syms(g, g->inputs.v[i], used);
+	for (int i = 0; i < g->outputs.n; i++)
+		mark_value_syms(g, g->outputs.v[i], used);
+	for (int i = 0; i < g->nodes.n; i++) {
+		const struct node *n = &g->nodes.v[i];
+
+		if (n->dead)
+			continue;
+		for (int j = 0; j < n->n_in; j++)
+			mark_value_syms(g, n->in[j], used);
+		for (int j = 0; j < n->n_out; j++)
+			mark_value_syms(g, n->out[j], used);
+	}
+	for (int i = 0; i < g->checks.n; i++) {
+		mark_syms(g->checks.v[i].a, used);
+		mark_syms(g->checks.v[i].b, used);
+	}
+	for (int i = g->sym_defs.n - 1; i >= 0; i--) {
+		const struct sym_def *d = &g->sym_defs.v[i];
+
+		if (used[d->sym]) {
+			mark_syms(d->a, used);
+			mark_syms(d->b, used);
+		}
+	}
+}
+
+/* The derived symbols (graph.sym_defs), computed in order after binding. */
+static void derived_table(struct graph *g, struct strbuf *out)
+{
+	bool *used = arena_alloc(g->arena, (size_t)g->syms.n + 1);
+
+	memset(used, 0, (size_t)g->syms.n + 1);
+	used_syms(g, used);
+	sb_puts(out, "static const struct rt_derived rt_derived[] = {\n");
+	for (int i = 0; i < g->sym_defs.n; i++) {
+		const struct sym_def *d = &g->sym_defs.v[i];
+
+		sb_printf(out, "\t{ %d, %d, %d, ", d->sym, (int)d->op, (int)used[d->sym]);
+		rt_dim_init(d->a, out);
+		sb_puts(out, ", ");
+		rt_dim_init(d->b, out);
+		sb_puts(out, " },\n");
+	}
+	sb_puts(out, "\t{ -1, 0, 0, { 0, 0, { 0, 0, 0 } }, { 0, 0, { 0, 0, 0 } } }\n};\n");
+}
+
+/* What compiling assumed of the symbols (graph.checks), tested after binding. */
+static void checks_table(struct graph *g, struct strbuf *out)
+{
+	sb_puts(out, "static const struct rt_check rt_checks[] = {\n");
+	for (int i = 0; i < g->checks.n; i++) {
+		const struct sym_check *c = &g->checks.v[i];
+		struct strbuf t = STRBUF_INIT;
+
+		dim_print(g, c->a, &t);
+		sb_puts(&t, " <= ");
+		dim_print(g, c->b, &t);
+		sb_puts(out, "\t{ ");
+		rt_dim_init(c->a, out);
+		sb_puts(out, ", ");
+		rt_dim_init(c->b, out);
+		sb_puts(out, ", ");
+		c_string(out, sb_str(&t));
+		sb_puts(out, ", ");
+		c_string(out, c->node);
+		sb_puts(out, " },\n");
+		sb_release(&t);
+	}
+	sb_puts(out, "\t{ { 0, 0, { 0, 0, 0 } }, { 0, 0, { 0, 0, 0 } }, NULL, NULL }\n};\n");
+}
+
 /* The init table and its parallel fini table (NULL where an init has none). */
 static void init_tables(struct strbuf *out, const struct model_sources *ms)
 {
@@ -247,6 +350,8 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 		sb_putc(out, ',');
 	}
 	sb_puts(out, " NULL };\n");
+	derived_table(g, out);
+	checks_table(g, out);
 	init_tables(out, ms);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");
 	c_string(out, metadata_json);

@@ -116,6 +116,38 @@ bool dim_div(struct dim a, struct dim b, struct dim *out)
 	return true;
 }
 
+static bool same_syms(struct dim a, struct dim b)
+{
+	return a.n == b.n && memcmp(a.sym, b.sym, a.n) == 0;
+}
+
+bool symint_add(struct dim a, struct dim b, struct dim *out)
+{
+	struct dim r = a;
+
+	if (b.c == 0 || a.c == 0) {
+		*out = a.c == 0 ? b : a;
+		return true;
+	}
+	if (!same_syms(a, b) || __builtin_add_overflow(a.c, b.c, &r.c))
+		return false;
+	*out = r.c == 0 ? dim_const(0) : r;
+	return true;
+}
+
+struct dim symint_neg(struct dim a)
+{
+	a.c = -a.c;
+	return a;
+}
+
+bool symint_sub(struct dim a, struct dim b, struct dim *out)
+{
+	if (b.c == INT64_MIN)
+		return false;
+	return symint_add(a, symint_neg(b), out);
+}
+
 bool shape_numel(const struct shape *s, struct dim *out)
 {
 	struct dim r = dim_const(1);
@@ -177,6 +209,8 @@ void graph_free(struct graph *g)
 	vec_free(&g->inputs);
 	vec_free(&g->outputs);
 	vec_free(&g->syms);
+	vec_free(&g->checks);
+	vec_free(&g->sym_defs);
 	vec_free(&g->files);
 	free(g);
 }
@@ -226,6 +260,106 @@ int graph_add_node(struct graph *g, enum op op, const char *name, const int *in,
 	for (int i = 0; i < n_out; i++)
 		g->values.v[out[i]].producer = g->nodes.n - 1;
 	return g->nodes.n - 1;
+}
+
+static const struct sym_def *sym_def_of(struct graph *g, struct dim d)
+{
+	if (d.c != 1 || d.n != 1)
+		return NULL;
+	for (int i = 0; i < g->sym_defs.n; i++)
+		if (g->sym_defs.v[i].sym == d.sym[0])
+			return &g->sym_defs.v[i];
+	return NULL;
+}
+
+bool graph_derive_sym(struct graph *g, enum sym_op op, struct dim a, struct dim b,
+		      struct dim *out)
+{
+	static const char *const ops[SYM_OP_COUNT] = { "+", "/", "%", "min", "max" };
+	const struct sym_def *da = sym_def_of(g, a);
+	struct strbuf name = STRBUF_INIT;
+	struct sym_def def;
+
+	/* (x + k0) + k is x + (k0 + k), and x itself when that is 0 */
+	if (op == SYM_ADD && da && da->op == SYM_ADD && dim_is_const(b) &&
+	    dim_is_const(da->b)) {
+		struct dim k = dim_const(da->b.c + b.c);
+
+		a = da->a;
+		b = k;
+		if (k.c == 0) {
+			*out = a;
+			return true;
+		}
+		if (symint_add(a, b, out))
+			return true;
+	}
+	for (int i = 0; i < g->sym_defs.n; i++) {
+		const struct sym_def *d = &g->sym_defs.v[i];
+
+		if (d->op == op && dim_eq(d->a, a) && dim_eq(d->b, b)) {
+			*out = dim_sym(d->sym);
+			return true;
+		}
+	}
+	if (g->syms.n >= 255)
+		return false;
+	if (op == SYM_MIN || op == SYM_MAX) {
+		sb_printf(&name, "%s(", ops[op]);
+		dim_print(g, a, &name);
+		sb_putc(&name, ',');
+		dim_print(g, b, &name);
+		sb_putc(&name, ')');
+	} else {
+		sb_putc(&name, '(');
+		dim_print(g, a, &name);
+		if (op == SYM_ADD && b.c < 0) {
+			sb_putc(&name, '-');
+			dim_print(g, symint_neg(b), &name);
+		} else {
+			sb_puts(&name, ops[op]);
+			dim_print(g, b, &name);
+		}
+		sb_putc(&name, ')');
+	}
+	def.sym = graph_intern_sym(g, sb_str(&name));
+	def.op = op;
+	def.a = a;
+	def.b = b;
+	sb_release(&name);
+	vec_push(&g->sym_defs, def);
+	*out = dim_sym(def.sym);
+	return true;
+}
+
+bool graph_sym_add(struct graph *g, struct dim a, struct dim b, struct dim *out)
+{
+	const struct sym_def *d;
+	struct dim t;
+
+	if (symint_add(a, b, out))
+		return true;
+	if (dim_is_const(a) || (!dim_is_const(b) && sym_def_of(g, a) && !sym_def_of(g, b))) {
+		t = a;		/* a constant last, else a derived symbol last */
+		a = b;
+		b = t;
+	}
+	/* S + (S - 1) is (2*S - 1) */
+	d = sym_def_of(g, b);
+	if (d && d->op == SYM_ADD && dim_is_const(d->b) && !dim_is_const(a) &&
+	    symint_add(a, d->a, &t) && t.c > 0)
+		return graph_derive_sym(g, SYM_ADD, t, d->b, out);
+	return a.c > 0 && graph_derive_sym(g, SYM_ADD, a, b, out);
+}
+
+void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b)
+{
+	struct sym_check c = { a, b, n->name };
+
+	for (int i = 0; i < g->checks.n; i++)
+		if (dim_eq(g->checks.v[i].a, a) && dim_eq(g->checks.v[i].b, b))
+			return;
+	vec_push(&g->checks, c);
 }
 
 int graph_intern_sym(struct graph *g, const char *name)
@@ -447,6 +581,25 @@ int value_const_ints(struct graph *g, const struct value *v, int64_t **out, int6
 	return 0;
 }
 
+int value_sym_ints(struct graph *g, const struct value *v, struct dim **out, int64_t *count)
+{
+	int64_t *iv, n;
+
+	if (v && v->sym) {
+		n = shape_numel_static(&v->shape);
+		*out = arena_memdup(g->arena, v->sym, sizeof(struct dim) * (size_t)(n ? n : 1));
+		*count = n;
+		return 0;
+	}
+	if (!v || dtype_is_float(v->dtype) || value_const_ints(g, v, &iv, &n) < 0)
+		return -1;
+	*out = arena_alloc(g->arena, sizeof(struct dim) * (size_t)(n ? n : 1));
+	for (int64_t i = 0; i < n; i++)
+		(*out)[i] = dim_const(iv[i]);
+	*count = n;
+	return 0;
+}
+
 bool value_const_scalar(struct graph *g, const struct value *v, double *out)
 {
 	(void)g;
@@ -548,6 +701,23 @@ static void print_value_ref(struct graph *g, int id, struct strbuf *sb)
 		shape_print(g, &v->shape, sb);
 }
 
+/* "={batch,seq,4,16}" after a value computed from shapes */
+static void print_sym_payload(struct graph *g, const struct value *v, struct strbuf *sb)
+{
+	int64_t n;
+
+	if (!v->sym)
+		return;
+	n = shape_numel_static(&v->shape);
+	sb_puts(sb, "={");
+	for (int64_t i = 0; i < n; i++) {
+		if (i)
+			sb_putc(sb, ',');
+		dim_print(g, v->sym[i], sb);
+	}
+	sb_putc(sb, '}');
+}
+
 static void print_attr(const struct attr *a, struct strbuf *sb)
 {
 	sb_printf(sb, "%s=", a->name);
@@ -596,6 +766,7 @@ void graph_print(struct graph *g, FILE *f)
 		for (int j = 0; j < n->n_out; j++) {
 			sb_puts(&sb, j ? ", " : "");
 			print_value_ref(g, n->out[j], &sb);
+			print_sym_payload(g, &g->values.v[n->out[j]], &sb);
 		}
 		sb_printf(&sb, " = %s(", n->op_type);
 		for (int j = 0; j < n->n_in; j++) {
@@ -643,8 +814,14 @@ void graph_verify(struct graph *g)
 			if (n->in[j] >= 0 && !ready[n->in[j]])
 				BUG("node %d '%s' input %d used before defined", i, n->name, j);
 		for (int j = 0; j < n->n_out; j++) {
-			if (g->values.v[n->out[j]].producer != i)
+			const struct value *v = &g->values.v[n->out[j]];
+
+			if (v->producer != i)
 				BUG("node %d '%s' output %d producer mismatch", i, n->name, j);
+			if (v->sym && (v->data || !shape_is_static(&v->shape) ||
+				       shape_numel_static(&v->shape) > SYMVAL_MAX))
+				BUG("node %d '%s' output %d has a bad symbolic payload", i,
+				    n->name, j);
 			ready[n->out[j]] = true;
 		}
 	}

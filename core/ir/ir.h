@@ -11,6 +11,10 @@
  *    constants).
  *  - a dimension is c * s1 * s2 ... (c > 0, symbols sorted); a constant
  *    dimension has no symbols.
+ *  - a value with a symbolic payload (value.sym) is an int64/int32/bool
+ *    tensor of static shape and at most SYMVAL_MAX elements, computed by a
+ *    live node from shapes; its elements are c * s1 * ... with any sign of c
+ *    and never all constant (those become constants: value.data).
  *
  *	struct graph *g = onnx_import(ctx, "model.onnx");
  *	shape_infer(g);
@@ -77,6 +81,17 @@ bool shape_is_static(const struct shape *s);
 int64_t shape_numel_static(const struct shape *s);	/* BUG() unless static */
 bool shape_eq(const struct shape *a, const struct shape *b);
 
+/*
+ * Symbolic integers: the elements of an int tensor computed from shapes
+ * (Shape, Gather, Concat, ...) are dims whose constant may be negative or
+ * zero. They follow the same c * product-of-symbols form as dimensions.
+ */
+#define SYMVAL_MAX 64
+/* a + b, a - b when both have the same symbols (or one is 0); false otherwise. */
+bool symint_add(struct dim a, struct dim b, struct dim *out);
+bool symint_sub(struct dim a, struct dim b, struct dim *out);
+struct dim symint_neg(struct dim a);
+
 /* Largest tensor dimension or element count collagec accepts (2^31). */
 #define DIM_LIMIT (INT64_C(1) << 31)
 
@@ -137,6 +152,8 @@ struct value {
 	struct shape shape;
 	bool has_shape;		/* shape known */
 	void *data;		/* constant payload (arena) or NULL */
+	struct dim *sym;	/* symbolic payload (arena) or NULL: the elements as
+				   c * product of symbols (shape arithmetic) */
 	int producer;		/* node index or -1 */
 	unsigned flags;		/* enum value_flags */
 };
@@ -154,6 +171,38 @@ struct node {
 	bool dead;		/* removed by a pass */
 };
 
+/*
+ * A condition on symbols that compiling assumed and the compiled model
+ * checks once the symbols are bound: a <= b (a Slice end computed from
+ * seq on a constant axis of 32 assumes seq <= 32).
+ */
+struct sym_check {
+	struct dim a, b;
+	const char *node;	/* the ONNX node that assumes it (arena) */
+};
+
+/*
+ * A derived symbol: a value that shape arithmetic computes from symbols
+ * but that is not a constant times a product of them (seq - 1, N / 2) gets
+ * a symbol of its own, which the compiled model computes from the symbols
+ * its inputs bind, in graph.sym_defs order, as op(a, b). It must not be
+ * negative at run time.
+ */
+enum sym_op {
+	SYM_ADD,	/* a + b */
+	SYM_DIV,	/* a / b (b > 0; floor, as a and b are not negative) */
+	SYM_MOD,	/* a % b */
+	SYM_MIN,	/* min(a, b) */
+	SYM_MAX,	/* max(a, b) */
+	SYM_OP_COUNT
+};
+
+struct sym_def {
+	int sym;		/* its graph.syms index */
+	enum sym_op op;
+	struct dim a, b;	/* over earlier symbols */
+};
+
 struct graph {
 	struct collagec_ctx *ctx;
 	struct arena *arena;		/* == &ctx->arena */
@@ -162,6 +211,8 @@ struct graph {
 	VEC(int) inputs;		/* value ids, ONNX order */
 	VEC(int) outputs;		/* value ids, ONNX order */
 	VEC(const char *) syms;		/* symbolic dim names */
+	VEC(struct sym_check) checks;	/* checked at run time, in order */
+	VEC(struct sym_def) sym_defs;	/* derived symbols, computed in order */
 	int64_t opset;			/* default-domain opset of the model */
 	const char *producer;		/* producer_name + version */
 	const char *name;		/* graph name */
@@ -179,6 +230,20 @@ int graph_add_const(struct graph *g, const char *name, enum dtype t, const struc
 int graph_add_node(struct graph *g, enum op op, const char *name, const int *in, int n_in,
 		   const int *out, int n_out);
 int graph_intern_sym(struct graph *g, const char *name);
+/*
+ * The symbol for op(a, b), made (and named, "(seq-1)") the first time it is
+ * asked for; false when the symbol table is full. a + b simplifies first:
+ * ((seq-1)+1) is seq.
+ */
+bool graph_derive_sym(struct graph *g, enum sym_op op, struct dim a, struct dim b,
+		      struct dim *out);
+/*
+ * a + b as symbolic integers: symint_add, or a derived symbol (seq - 1)
+ * when a or b has symbols (the symbolic one first, with c > 0).
+ */
+bool graph_sym_add(struct graph *g, struct dim a, struct dim b, struct dim *out);
+/* Records that node n assumes a <= b of the symbols' run-time values. */
+void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b);
 /* Re-sorts g->nodes topologically (stable); -1 and a diagnostic on a cycle. */
 int graph_toposort(struct graph *g);
 /* Drops dead nodes from g->nodes (renumbering producers). */
@@ -207,6 +272,11 @@ static inline struct value *node_out(struct graph *g, const struct node *n, int 
 
 /* Reads a constant integer tensor (any int dtype) as int64 (arena copy). -1 if not constant. */
 int value_const_ints(struct graph *g, const struct value *v, int64_t **out, int64_t *count);
+/*
+ * Reads an integer tensor that is constant or carries a symbolic payload
+ * (value.sym) as symbolic integers (arena copy). -1 if it is neither.
+ */
+int value_sym_ints(struct graph *g, const struct value *v, struct dim **out, int64_t *count);
 /* A constant scalar of a float/int tensor as double; false if not constant. */
 bool value_const_scalar(struct graph *g, const struct value *v, double *out);
 

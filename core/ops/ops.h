@@ -100,6 +100,28 @@ int op_attrs(enum op op, const struct op_attr **out);
  */
 struct tir_func *op_lower_node(struct graph *g, struct node *n, const char *name);
 
+/* ---- symbolic payloads (ops_symval.c) ---- */
+
+/*
+ * Gives node n's outputs their symbolic payloads (value.sym) when n computes
+ * small integer tensors from symbolic shapes, or folds n into constants when
+ * those come out constant. Called by the infer pass after n's infer function.
+ * 0; not knowing the values is not an error.
+ */
+int symval_try(struct graph *g, struct node *n);
+/*
+ * Why integer tensor v is not known at compile time although it is computed
+ * from shapes: a phrase naming the node that made it inexpressible (arena),
+ * or NULL when v is known or depends on run-time data.
+ */
+const char *symval_explain(struct graph *g, const struct value *v);
+/*
+ * Whether input i of op only decides the output's shape, so the lowering
+ * never reads it (Reshape's shape, Expand's shape, Tile's repeats,
+ * ConstantOfShape's shape, Range's limit): once inferred from a payload it can go.
+ */
+bool symval_compile_time_input(enum op op, int i);
+
 /* ---- helpers for infer functions (ops_util.c) ---- */
 
 /* Sets output i's dtype and shape. */
@@ -112,6 +134,14 @@ int infer_axis(struct graph *g, struct node *n, int64_t axis, int rank);
 struct value *infer_input(struct graph *g, struct node *n, int i);
 /* Requires input i to be a constant integer tensor; diagnostic otherwise. */
 int infer_const_ints(struct graph *g, struct node *n, int i, int64_t **vals, int64_t *count);
+/*
+ * Requires input i to be an integer tensor known at compile time: a constant
+ * or a symbolic payload computed from shapes. Elements as symbolic integers
+ * (arena); diagnostic otherwise.
+ */
+int infer_sym_ints(struct graph *g, struct node *n, int i, struct dim **vals, int64_t *count);
+/* The same for one element (a scalar or a one-element tensor). */
+int infer_sym_scalar(struct graph *g, struct node *n, int i, struct dim *val);
 /* Checks n_in/n_out ranges; diagnostic otherwise. */
 int infer_arity(struct graph *g, struct node *n, int min_in, int max_in, int n_out);
 /* Shape infer: all inputs broadcast, output 0 gets dtype t (or input 0's when UNDEF). */
@@ -154,6 +184,9 @@ struct tir *lower_stride(struct lower *L, const struct shape *s, int k);
  * the constant folder has no buffer to give).
  */
 struct tir_buf *lower_scratch(struct lower *L, enum dtype t, struct dim numel);
+
+/* The [start, end) range of a Shape node's dims for an input of rank rank. */
+void shape_op_range(const struct node *n, int rank, int *b, int *e);
 
 /* ---- MatMul geometry (ops_nn.c), shared by implementations of MatMul ---- */
 

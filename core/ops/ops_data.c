@@ -136,12 +136,13 @@ static const struct value *fill_value(struct graph *g, const struct node *n)
 	return a && a->kind == ATTR_TENSOR ? &g->values.v[a->tensor] : NULL;
 }
 
-/* Reads a constant 1-D shape input i into s; -1 after a diagnostic. */
+/* Reads 1-D shape input i (constant or symbolic) into s; -1 after a diagnostic. */
 static int shape_input(struct graph *g, struct node *n, int i, struct shape *s)
 {
-	int64_t *v, cnt;
+	struct dim *v;
+	int64_t cnt;
 
-	if (infer_const_ints(g, n, i, &v, &cnt) < 0)
+	if (infer_sym_ints(g, n, i, &v, &cnt) < 0)
 		return -1;
 	if (cnt > MAX_RANK) {
 		diag_error(g->ctx, "%s: target rank %lld is more than %d", node_loc(g, n),
@@ -150,17 +151,17 @@ static int shape_input(struct graph *g, struct node *n, int i, struct shape *s)
 	}
 	s->rank = (int)cnt;
 	for (int k = 0; k < cnt; k++) {
-		if (v[k] < 0 || v[k] > DIM_LIMIT) {
+		if (v[k].c < 0 || v[k].c > DIM_LIMIT) {
 			diag_error(g->ctx, "%s: target dimension %lld is out of range",
-				   node_loc(g, n), (long long)v[k]);
+				   node_loc(g, n), (long long)v[k].c);
 			return -1;
 		}
-		s->d[k] = dim_const(v[k]);
+		s->d[k] = v[k];
 	}
 	return 0;
 }
 
-/* Output: the shape given by constant input 0, typed by the value attribute. */
+/* Output: the shape given by input 0 (constant or from shapes), typed by attribute 'value'. */
 int infer_constantofshape(struct graph *g, struct node *n)
 {
 	const struct value *c = fill_value(g, n);
@@ -199,6 +200,46 @@ int lower_constantofshape(struct lower *L)
 
 /* ---- Range ---- */
 
+/*
+ * Range over integers computed from symbolic shapes (Range(0, N, 1)): the
+ * count (limit - start) / delta must be c * symbols with c >= 0, or a
+ * derived symbol (Range(1, N, 1) has N - 1 elements).
+ */
+static int infer_range_sym(struct graph *g, struct node *n)
+{
+	struct value *st = node_in(g, n, 0);
+	struct shape s = { 1, { { 0, 0, { 0 } } } };
+	struct dim a, l, d, span;
+
+	if (!node_in(g, n, 1) || !node_in(g, n, 2) || node_in(g, n, 1)->dtype != st->dtype ||
+	    node_in(g, n, 2)->dtype != st->dtype || st->dtype == DTYPE_BOOL) {
+		diag_error(g->ctx, "%s: start, limit and delta must have one numeric type",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (infer_sym_scalar(g, n, 0, &a) < 0 || infer_sym_scalar(g, n, 1, &l) < 0 ||
+	    infer_sym_scalar(g, n, 2, &d) < 0)
+		return -1;
+	if (a.c == INT64_MIN || !graph_sym_add(g, l, symint_neg(a), &span) ||
+	    !dim_div(span, d, &s.d[0]) || s.d[0].c < 0 ||
+	    s.d[0].c > DIM_LIMIT) {
+		struct strbuf x = STRBUF_INIT, y = STRBUF_INIT, z = STRBUF_INIT;
+
+		dim_print(g, a, &x);
+		dim_print(g, l, &y);
+		dim_print(g, d, &z);
+		diag_error(g->ctx, "%s: the length of Range(%s, %s, %s) is not a constant times "
+			   "a product of symbols", node_loc(g, n), sb_str(&x), sb_str(&y),
+			   sb_str(&z));
+		sb_release(&x);
+		sb_release(&y);
+		sb_release(&z);
+		return -1;
+	}
+	infer_set(g, n, 0, st->dtype, &s);
+	return 0;
+}
+
 /* Output: ceil((limit - start) / delta) elements, from constant inputs. */
 int infer_range(struct graph *g, struct node *n)
 {
@@ -207,8 +248,12 @@ int infer_range(struct graph *g, struct node *n)
 	double a, l, d;
 	int64_t cnt;
 
-	if (infer_arity(g, n, 3, 3, 1) < 0 || !(st = infer_input(g, n, 0)) ||
-	    const_scalar(g, n, 0, &a) < 0 || const_scalar(g, n, 1, &l) < 0 ||
+	if (infer_arity(g, n, 3, 3, 1) < 0 || !(st = infer_input(g, n, 0)))
+		return -1;
+	if (!dtype_is_float(st->dtype) && (!st->data || !node_in(g, n, 1)->data ||
+					   !node_in(g, n, 2)->data))
+		return infer_range_sym(g, n);
+	if (const_scalar(g, n, 0, &a) < 0 || const_scalar(g, n, 1, &l) < 0 ||
 	    const_scalar(g, n, 2, &d) < 0)
 		return -1;
 	if (node_in(g, n, 1)->dtype != st->dtype || node_in(g, n, 2)->dtype != st->dtype ||
@@ -385,15 +430,16 @@ int lower_onehot(struct lower *L)
 
 /* ---- Tile ---- */
 
-/* Output: each dimension times its constant repeat. */
+/* Output: each dimension times its repeat (constant or computed from shapes). */
 int infer_tile(struct graph *g, struct node *n)
 {
 	struct value *x;
-	int64_t *rep, cnt;
+	struct dim *rep;
+	int64_t cnt;
 	struct shape s;
 
 	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
-	    infer_const_ints(g, n, 1, &rep, &cnt) < 0)
+	    infer_sym_ints(g, n, 1, &rep, &cnt) < 0)
 		return -1;
 	if (cnt != x->shape.rank) {
 		diag_error(g->ctx, "%s: repeats has %lld entries for rank %d", node_loc(g, n),
@@ -402,10 +448,10 @@ int infer_tile(struct graph *g, struct node *n)
 	}
 	s = x->shape;
 	for (int k = 0; k < s.rank; k++) {
-		if (rep[k] < 0 || rep[k] > DIM_LIMIT ||
-		    !dim_mul(x->shape.d[k], dim_const(rep[k]), &s.d[k])) {
+		if (rep[k].c < 0 || rep[k].c > DIM_LIMIT ||
+		    !dim_mul(x->shape.d[k], rep[k], &s.d[k])) {
 			diag_error(g->ctx, "%s: repeat %lld on axis %d is out of range",
-				   node_loc(g, n), (long long)rep[k], k);
+				   node_loc(g, n), (long long)rep[k].c, k);
 			return -1;
 		}
 	}
@@ -1346,6 +1392,36 @@ static int resize_modes(struct graph *g, struct node *n, bool old, struct resize
 	return 0;
 }
 
+/* A size computed from shapes that is the input's own (symbolic) length. */
+#define RESIZE_SAME INT64_MIN
+
+/*
+ * Reads the sizes input: constants, or computed from shapes where a
+ * symbolic size must be the axis's own length (sizes = Shape(x)[0:2] and
+ * [8, 8]); those read RESIZE_SAME. 0 or -1 after a diagnostic.
+ */
+static int resize_sizes(struct graph *g, struct node *n, int64_t **sz, int64_t *nsz)
+{
+	const struct value *x = node_in(g, n, 0);
+	struct dim *v;
+
+	if (infer_sym_ints(g, n, 3, &v, nsz) < 0)
+		return -1;
+	*sz = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(*nsz + 1));
+	for (int64_t k = 0; k < *nsz; k++) {
+		if (dim_is_const(v[k])) {
+			(*sz)[k] = v[k].c;
+		} else if (k < x->shape.rank && dim_eq(v[k], x->shape.d[k])) {
+			(*sz)[k] = RESIZE_SAME;
+		} else {
+			diag_error(g->ctx, "%s: size %lld is computed from symbolic dims and is not "
+				   "the input's length", node_loc(g, n), (long long)k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Scales (attribute or constant input) or sizes (constant input) of all axes; -1 on error. */
 static int resize_factors(struct graph *g, struct node *n, bool old, int r, double **sc,
 			  int64_t **sz)
@@ -1367,7 +1443,7 @@ static int resize_factors(struct graph *g, struct node *n, bool old, int r, doub
 	} else if (node_in(g, n, si) && const_doubles(g, n, si, sc, &nsc) < 0) {
 		return -1;
 	}
-	if (!old && node_in(g, n, 3) && infer_const_ints(g, n, 3, sz, &nsz) < 0)
+	if (!old && node_in(g, n, 3) && resize_sizes(g, n, sz, &nsz) < 0)
 		return -1;
 	if ((nsc > 0) == (nsz > 0)) {
 		diag_error(g->ctx, "%s: exactly one of scales and sizes must be given",
@@ -1423,7 +1499,8 @@ static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 			return -1;
 		}
 		/* an axis kept as it is may be symbolic */
-		p->same[k] = !tf && (sc ? sc[k] == 1 : dim_eq(d, dim_const(sz[k])));
+		p->same[k] = !tf && (sc ? sc[k] == 1 : sz[k] == RESIZE_SAME ||
+						   dim_eq(d, dim_const(sz[k])));
 		p->scale[k] = 1;
 		if (p->same[k])
 			continue;

@@ -38,17 +38,24 @@ static int check_numel(struct graph *g, struct node *n, const struct shape *in,
 	return 0;
 }
 
+/* A target dimension must be c * symbols with 0 <= c <= DIM_LIMIT. */
+static bool target_dim_ok(struct dim d)
+{
+	return d.c >= 0 && d.c <= DIM_LIMIT;
+}
+
 int infer_reshape(struct graph *g, struct node *n)
 {
 	struct value *x;
-	int64_t *v, cnt;
+	struct dim *v;
+	int64_t cnt;
 	struct shape s;
 	int minus = -1;
 	struct dim known = dim_const(1), total;
 	bool allowzero = node_attr_int(n, "allowzero", 0) != 0;
 
 	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
-	    infer_const_ints(g, n, 1, &v, &cnt) < 0)
+	    infer_sym_ints(g, n, 1, &v, &cnt) < 0)
 		return -1;
 	if (cnt > MAX_RANK) {
 		diag_error(g->ctx, "%s: target rank %lld is more than %d", node_loc(g, n),
@@ -57,7 +64,7 @@ int infer_reshape(struct graph *g, struct node *n)
 	}
 	s.rank = (int)cnt;
 	for (int i = 0; i < s.rank; i++) {
-		if (v[i] == -1) {
+		if (dim_is_const(v[i]) && v[i].c == -1) {
 			if (minus >= 0) {
 				diag_error(g->ctx, "%s: more than one -1 in the target shape",
 					   node_loc(g, n));
@@ -66,19 +73,23 @@ int infer_reshape(struct graph *g, struct node *n)
 			minus = i;
 			continue;
 		}
-		if (v[i] == 0 && !allowzero) {
+		if (dim_is_const(v[i]) && v[i].c == 0 && !allowzero) {
 			if (i >= x->shape.rank) {
 				diag_error(g->ctx, "%s: 0 at position %d copies a dimension the "
 					   "input does not have", node_loc(g, n), i);
 				return -1;
 			}
 			s.d[i] = x->shape.d[i];
-		} else if (v[i] < 0 || v[i] > DIM_LIMIT) {
-			diag_error(g->ctx, "%s: target dimension %lld is out of range",
-				   node_loc(g, n), (long long)v[i]);
+		} else if (!target_dim_ok(v[i])) {
+			struct strbuf t = STRBUF_INIT;
+
+			dim_print(g, v[i], &t);
+			diag_error(g->ctx, "%s: target dimension %s is out of range",
+				   node_loc(g, n), sb_str(&t));
+			sb_release(&t);
 			return -1;
 		} else {
-			s.d[i] = dim_const(v[i]);
+			s.d[i] = v[i];
 		}
 		if (!dim_mul(known, s.d[i], &known)) {
 			diag_error(g->ctx, "%s: target shape is too large", node_loc(g, n));
@@ -313,6 +324,8 @@ int infer_concat(struct graph *g, struct node *n)
 			;
 		else if (a.c == 0)
 			s.d[axis] = b;
+		else if (graph_sym_add(g, a, b, &s.d[axis]))
+			;	/* (seq+1): a derived symbol */
 		else {
 			diag_error(g->ctx, "%s: concatenating symbolic dimensions of different "
 				   "forms is not supported", node_loc(g, n));
@@ -408,17 +421,56 @@ int lower_gather(struct lower *L)
 /* ---- slice ---- */
 
 struct slice_axis {
-	int64_t start, step;
+	struct dim start;	/* symbolic when the axis or the bounds are */
+	int64_t step;
+	bool clamp;		/* bounds assumed inside the axis: start <= end <= len
+				   is checked at run time, reads are clamped */
+	struct dim end, len;	/* (clamp) */
 };
+
+/* An end at or past INT32_MAX means "to the end of the axis". */
+static bool slice_to_end(struct dim e)
+{
+	return dim_is_const(e) && e.c >= INT32_MAX;
+}
+
+/*
+ * One axis whose length or bounds are symbolic, step 1: the slice is
+ * [b, e) with negative constants counting from the end; e - b is a
+ * constant times symbols or a derived symbol (seq - 1), and the bounds are taken
+ * to be inside the axis (they cannot be clamped at compile time): the
+ * compiled model checks b <= e <= len once it knows the symbols.
+ */
+static bool slice_axis_sym(struct graph *g, struct dim len, struct dim b, struct dim e,
+			   struct slice_axis *sl, struct dim *out)
+{
+	if (dim_is_const(b) && b.c < 0 && !graph_sym_add(g, len, b, &b))
+		return false;
+	if (slice_to_end(e))
+		e = len;
+	else if (dim_is_const(e) && e.c < 0 && !graph_sym_add(g, len, e, &e))
+		return false;
+	if (dim_is_const(b) && b.c > DIM_LIMIT)
+		return false;
+	if (b.c == INT64_MIN || !graph_sym_add(g, e, symint_neg(b), out) || out->c < 0)
+		return false;
+	sl->start = b;
+	sl->step = 1;
+	sl->clamp = !dim_eq(e, len) || !dim_is_const(b);
+	sl->end = e;
+	sl->len = len;
+	return true;
+}
 
 /* Fills per-axis start/step for all axes and the output shape. */
 static int slice_plan(struct graph *g, struct node *n, struct slice_axis *sl, struct shape *s)
 {
 	struct value *x = infer_input(g, n, 0);
-	int64_t *st, *en, *ax = NULL, *sp = NULL, ns, ne, na = 0, nst = 0;
+	struct dim *st, *en;
+	int64_t *ax = NULL, *sp = NULL, ns, ne, na = 0, nst = 0;
 	int r;
 
-	if (!x || infer_const_ints(g, n, 1, &st, &ns) < 0 || infer_const_ints(g, n, 2, &en, &ne) < 0)
+	if (!x || infer_sym_ints(g, n, 1, &st, &ns) < 0 || infer_sym_ints(g, n, 2, &en, &ne) < 0)
 		return -1;
 	if (node_in(g, n, 3) && infer_const_ints(g, n, 3, &ax, &na) < 0)
 		return -1;
@@ -427,8 +479,9 @@ static int slice_plan(struct graph *g, struct node *n, struct slice_axis *sl, st
 	r = x->shape.rank;
 	*s = x->shape;
 	for (int i = 0; i < r; i++) {
-		sl[i].start = 0;
+		sl[i].start = dim_const(0);
 		sl[i].step = 1;
+		sl[i].clamp = false;
 	}
 	if (ns != ne || (ax && na != ns) || (sp && nst != ns) || ns > r) {
 		diag_error(g->ctx, "%s: starts, ends, axes and steps differ in length",
@@ -445,16 +498,19 @@ static int slice_plan(struct graph *g, struct node *n, struct slice_axis *sl, st
 			diag_error(g->ctx, "%s: slice step is 0", node_loc(g, n));
 			return -1;
 		}
-		if (!dim_is_const(x->shape.d[a])) {
-			if (st[i] == 0 && en[i] >= INT32_MAX && step == 1)
-				continue;	/* whole symbolic axis */
-			diag_error(g->ctx, "%s: slicing symbolic axis %d is not supported",
-				   node_loc(g, n), a);
+		if (!dim_is_const(x->shape.d[a]) || !dim_is_const(st[i]) ||
+		    !dim_is_const(en[i])) {
+			if (step == 1 && slice_axis_sym(g, x->shape.d[a], st[i], en[i], &sl[a],
+							&s->d[a]))
+				continue;
+			diag_error(g->ctx, "%s: slicing axis %d with symbolic bounds or length "
+				   "is supported with step 1 when the result is a constant "
+				   "times symbols", node_loc(g, n), a);
 			return -1;
 		}
 		dim = x->shape.d[a].c;
-		b = st[i] < 0 ? st[i] + dim : st[i];
-		e = en[i] < 0 ? en[i] + dim : en[i];
+		b = st[i].c < 0 ? st[i].c + dim : st[i].c;
+		e = en[i].c < 0 ? en[i].c + dim : en[i].c;
 		if (step > 0) {
 			b = b < 0 ? 0 : b > dim ? dim : b;
 			e = e < 0 ? 0 : e > dim ? dim : e;
@@ -464,7 +520,7 @@ static int slice_plan(struct graph *g, struct node *n, struct slice_axis *sl, st
 			e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
 			s->d[a] = dim_const(b > e ? (b - e + (-step) - 1) / (-step) : 0);
 		}
-		sl[a].start = b;
+		sl[a].start = dim_const(b);
 		sl[a].step = step;
 	}
 	return 0;
@@ -477,6 +533,14 @@ int infer_slice(struct graph *g, struct node *n)
 
 	if (infer_arity(g, n, 3, 5, 1) < 0 || slice_plan(g, n, sl, &s) < 0)
 		return -1;
+	for (int k = 0; k < s.rank; k++) {
+		if (!sl[k].clamp)
+			continue;
+		if (!dim_eq(sl[k].end, sl[k].len))
+			graph_add_check(g, n, sl[k].end, sl[k].len);
+		if (!dim_is_const(sl[k].start))
+			graph_add_check(g, n, sl[k].start, sl[k].end);
+	}
 	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
 	return 0;
 }
@@ -491,9 +555,13 @@ int lower_slice(struct lower *L)
 	if (slice_plan(L->g, (struct node *)L->n, sl, &s) < 0)
 		return -1;
 	lower_loops(L, &y->shape, idx);
-	for (int k = 0; k < x->shape.rank; k++)
-		xi[k] = tir_add(L->b, tir_int(L->b, sl[k].start),
+	for (int k = 0; k < x->shape.rank; k++) {
+		xi[k] = tir_add(L->b, tir_dim(L->b, sl[k].start),
 				tir_mul(L->b, idx[k], tir_int(L->b, sl[k].step)));
+		if (sl[k].clamp)
+			xi[k] = tir_bin(L->b, BIN_MAX, tir_int(L->b, 0), tir_bin(L->b, BIN_MIN, xi[k],
+				tir_bin(L->b, BIN_SUB, tir_dim(L->b, x->shape.d[k]), tir_int(L->b, 1))));
+	}
 	tir_store(L->b, L->out[0], lower_offset(L, &y->shape, idx),
 		  tir_load(L->b, L->in[0], lower_offset(L, &x->shape, xi)));
 	lower_end_loops(L, y->shape.rank);
@@ -508,9 +576,11 @@ static int split_sizes(struct graph *g, struct node *n, int axis, struct dim *si
 	struct dim d = x->shape.d[axis];
 
 	if (node_in(g, n, 1)) {
-		int64_t *v, cnt, sum = 0;
+		struct dim *v, sum = dim_const(0);
+		int64_t cnt;
+		bool sum_ok = true;
 
-		if (infer_const_ints(g, n, 1, &v, &cnt) < 0)
+		if (infer_sym_ints(g, n, 1, &v, &cnt) < 0)
 			return -1;
 		if (cnt != n->n_out) {
 			diag_error(g->ctx, "%s: split has %lld sizes for %d outputs", node_loc(g, n),
@@ -518,14 +588,14 @@ static int split_sizes(struct graph *g, struct node *n, int axis, struct dim *si
 			return -1;
 		}
 		for (int i = 0; i < cnt; i++) {
-			if (v[i] < 0) {
+			if (v[i].c < 0) {
 				diag_error(g->ctx, "%s: negative split size", node_loc(g, n));
 				return -1;
 			}
-			sizes[i] = dim_const(v[i]);
-			sum += v[i];
+			sizes[i] = v[i];
+			sum_ok = sum_ok && symint_add(sum, v[i], &sum);
 		}
-		if (!dim_is_const(d) || sum != d.c) {
+		if (!sum_ok || !dim_eq(sum, d)) {
 			diag_error(g->ctx, "%s: split sizes do not add up to the axis length",
 				   node_loc(g, n));
 			return -1;
@@ -606,11 +676,12 @@ int lower_split(struct lower *L)
 int infer_expand(struct graph *g, struct node *n)
 {
 	struct value *x;
-	int64_t *v, cnt;
+	struct dim *v;
+	int64_t cnt;
 	struct shape t, s;
 
 	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
-	    infer_const_ints(g, n, 1, &v, &cnt) < 0)
+	    infer_sym_ints(g, n, 1, &v, &cnt) < 0)
 		return -1;
 	if (cnt > MAX_RANK) {
 		diag_error(g->ctx, "%s: target rank is more than %d", node_loc(g, n), MAX_RANK);
@@ -618,12 +689,16 @@ int infer_expand(struct graph *g, struct node *n)
 	}
 	t.rank = (int)cnt;
 	for (int i = 0; i < cnt; i++) {
-		if (v[i] < 0 || v[i] > DIM_LIMIT) {
-			diag_error(g->ctx, "%s: target dimension %lld is out of range",
-				   node_loc(g, n), (long long)v[i]);
+		if (!target_dim_ok(v[i])) {
+			struct strbuf d = STRBUF_INIT;
+
+			dim_print(g, v[i], &d);
+			diag_error(g->ctx, "%s: target dimension %s is out of range",
+				   node_loc(g, n), sb_str(&d));
+			sb_release(&d);
 			return -1;
 		}
-		t.d[i] = dim_const(v[i]);
+		t.d[i] = v[i];
 	}
 	if (!shape_broadcast(&x->shape, &t, &s)) {
 		diag_error(g->ctx, "%s: input cannot be expanded to the target shape",
@@ -648,7 +723,7 @@ int lower_expand(struct lower *L)
 
 /* ---- Shape and Size ---- */
 
-static void shape_range(const struct node *n, int rank, int *b, int *e)
+void shape_op_range(const struct node *n, int rank, int *b, int *e)
 {
 	int64_t s = node_attr_int(n, "start", 0), t = node_attr_int(n, "end", rank);
 
@@ -668,7 +743,7 @@ int infer_shape_op(struct graph *g, struct node *n)
 
 	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
-	shape_range(n, x->shape.rank, &b, &e);
+	shape_op_range(n, x->shape.rank, &b, &e);
 	s.d[0] = dim_const(e - b);
 	infer_set(g, n, 0, DTYPE_I64, &s);
 	return 0;
@@ -679,7 +754,7 @@ int lower_shape_op(struct lower *L)
 	const struct value *x = lower_in(L, 0);
 	int b, e;
 
-	shape_range(L->n, x->shape.rank, &b, &e);
+	shape_op_range(L->n, x->shape.rank, &b, &e);
 	for (int i = b; i < e; i++)
 		tir_store(L->b, L->out[0], tir_int(L->b, i - b), tir_dim(L->b, x->shape.d[i]));
 	return 0;

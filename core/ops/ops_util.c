@@ -74,10 +74,56 @@ int infer_const_ints(struct graph *g, struct node *n, int i, int64_t **vals, int
 	if (!v)
 		return -1;
 	if (dtype_is_float(v->dtype) || value_const_ints(g, v, vals, count) < 0) {
-		diag_error(g->ctx, "%s: input %d '%s' must be a constant integer tensor "
-			   "(data-dependent shapes are not supported)", node_loc(g, n), i, v->name);
+		const char *why = symval_explain(g, v);
+
+		if (v->sym)
+			diag_error(g->ctx, "%s: input %d '%s' must be a constant integer tensor, "
+				   "not one computed from symbolic dims", node_loc(g, n), i,
+				   v->name);
+		else if (why)
+			diag_error(g->ctx, "%s: input %d '%s' must be a constant integer tensor: "
+				   "%s", node_loc(g, n), i, v->name, why);
+		else
+			diag_error(g->ctx, "%s: input %d '%s' must be a constant integer tensor "
+				   "(data-dependent shapes are not supported)", node_loc(g, n), i,
+				   v->name);
 		return -1;
 	}
+	return 0;
+}
+
+int infer_sym_ints(struct graph *g, struct node *n, int i, struct dim **vals, int64_t *count)
+{
+	struct value *v = infer_input(g, n, i);
+	const char *why;
+
+	if (!v)
+		return -1;
+	if (!dtype_is_float(v->dtype) && value_sym_ints(g, v, vals, count) == 0)
+		return 0;
+	why = dtype_is_float(v->dtype) ? NULL : symval_explain(g, v);
+	if (why)
+		diag_error(g->ctx, "%s: input %d '%s' must be known at compile time: %s",
+			   node_loc(g, n), i, v->name, why);
+	else
+		diag_error(g->ctx, "%s: input %d '%s' must be a constant integer tensor "
+			   "(data-dependent shapes are not supported)", node_loc(g, n), i, v->name);
+	return -1;
+}
+
+int infer_sym_scalar(struct graph *g, struct node *n, int i, struct dim *val)
+{
+	struct dim *v;
+	int64_t cnt;
+
+	if (infer_sym_ints(g, n, i, &v, &cnt) < 0)
+		return -1;
+	if (cnt != 1) {
+		diag_error(g->ctx, "%s: input %d '%s' must hold one value, not %lld",
+			   node_loc(g, n), i, node_in(g, n, i)->name, (long long)cnt);
+		return -1;
+	}
+	*val = v[0];
 	return 0;
 }
 

@@ -1,8 +1,10 @@
 /*
  * pass_infer.c - dtype and shape inference, node by node in topological
  * order through each op's infer function, folding each node whose inputs are
- * constants right away, so computed shapes are known downstream. A node whose
- * inputs are unknown because an earlier node failed is skipped, so one
+ * constants right away, so computed shapes are known downstream, and giving
+ * integer tensors computed from symbolic shapes their symbolic payloads
+ * (ops_symval.c), so shapes computed from a symbolic batch stay symbolic
+ * dims instead of unknowns. A node whose inputs are unknown because an earlier node failed is skipped, so one
  * mistake gives one error.
  */
 #include "passes.h"
@@ -47,7 +49,7 @@ int pass_infer(struct graph *g)
 			continue;
 		if (op_info(n->op)->infer(g, n) < 0 || check_size(g, n) < 0)
 			rc = -1;
-		else if (fold_try(g, n) < 0)
+		else if (symval_try(g, n) < 0 || fold_try(g, n) < 0)
 			rc = -1;
 	}
 	graph_compact(g);
