@@ -63,6 +63,31 @@ print("same" if key(a) == key(b) else "differ")' "$T/$m.json" "$T/$m.w1.json")
 		fail "$m/warm-cache-same-partitions" "$v"
 done
 
+# symbolic batch and seq (testdata/gen_encoder.py): candidates are measured
+# with every symbol at 1, and the one .so still serves every (batch, seq)
+if /usr/bin/python3 testdata/gen_encoder.py "$T" 2>"$T/enc.gen.log"; then
+	for m in encoder shift; do
+		if "$C" compile "$T/$m.onnx" -o "$T/$m.so" --cache "$CACHE" 2>"$T/$m.err"; then
+			ok "$m/compile"
+		else
+			fail "$m/compile" "$(head -1 "$T/$m.err")"
+			continue
+		fi
+		for d in testdata/models/$m/*_*; do
+			bs=${d##*/}
+			if [ $m = encoder ]; then set -- batch seq; else set -- N S; fi
+			if "$C" run "$T/$m.so" --shape "$1=${bs%_*}" --shape "$2=${bs#*_}" --check "$d" \
+				--rtol 1e-3 --atol 1e-4 >"$T/$m.$bs.out" 2>&1; then
+				ok "$m/$bs/matches-onnxruntime"
+			else
+				fail "$m/$bs/matches-onnxruntime" "$(grep -v ': ok$' "$T/$m.$bs.out" | head -1)"
+			fi
+		done
+	done
+else
+	fail encoder/generate "$(tail -1 "$T/enc.gen.log")"
+fi
+
 # greedy: the largest candidates of each target in list order
 m=mobilenetv2
 if "$C" compile "$T/$m.onnx" -o "$T/greedy.so" --search greedy 2>"$T/greedy.err" &&

@@ -204,6 +204,30 @@ static int transitions(struct search *s)
 }
 
 /*
+ * A node all of whose candidates failed when measured (the made-up inputs of
+ * a bench model can break what real inputs would not: a symbol of 1 making
+ * a derived one negative) is not the user's error: its candidates' costs
+ * become unknown, so target order places it, with a warning.
+ */
+static void unblock(struct search *s)
+{
+	for (int i = 0; i < s->df.n; i++) {
+		bool finite = false;
+
+		for (int k = 0; k < s->cands.n && !finite; k++)
+			finite = indexset_has(&s->cands.v[k].sg->inside, i) &&
+				 isfinite(s->cands.v[k].cost);
+		if (finite)
+			continue;
+		diag_warn(s->g->ctx, "%s: no candidate could be measured; placed by target order",
+			  node_loc(s->g, &s->g->nodes.v[s->df.node[i]]));
+		for (int k = 0; k < s->cands.n; k++)
+			if (indexset_has(&s->cands.v[k].sg->inside, i))
+				s->cands.v[k].cost = NAN;
+	}
+}
+
+/*
  * Unknown costs never reach a comparison: they rank after every known cost
  * of the same size, earlier targets first.
  */
@@ -679,6 +703,7 @@ int collage_partition(struct graph *g, struct target **ts, int nt,
 			goto out;
 		if (transitions(&s) < 0)
 			goto out;
+		unblock(&s);
 		settle_unknown(&s);
 		if (dijkstra(&s, &win) < 0) {
 			/* only candidates that cannot be built can leave a node uncovered */

@@ -83,6 +83,7 @@ static int copy_value(struct graph *bg, struct graph *g, int v, const char *pref
 	dst->shape = src->shape;
 	dst->has_shape = src->has_shape;
 	dst->data = src->data;
+	dst->sym = src->sym;
 	return id;
 }
 
@@ -134,9 +135,13 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 		const char *prefix = arena_printf(bg->arena, "i%d.", i);
 		struct indexset all = indexset_new(bg->arena, it->df->n);
 
-		if (bg->syms.n == 0)
+		/* the symbols, derived ones with how to compute them */
+		if (bg->syms.n == 0) {
 			for (int s = 0; s < g->syms.n; s++)
 				vec_push(&bg->syms, g->syms.v[s]);
+			for (int s = 0; s < g->sym_defs.n; s++)
+				vec_push(&bg->sym_defs, g->sym_defs.v[s]);
+		}
 		for (int p = 0; p < it->n_parts; p++)
 			indexset_or_into(&all, &it->parts[p].sg->inside);
 		for (int p = 0; p < it->n_parts; p++) {
