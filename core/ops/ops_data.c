@@ -439,6 +439,37 @@ struct pad_plan {
 	struct shape out;
 };
 
+/*
+ * Spreads pads over the axes: all of them, or (opset 18+) those of the
+ * constant input 3, the other axes unpadded. -1 after a diagnostic.
+ */
+static int pad_axes(struct graph *g, struct node *n, int r, int64_t np, const int64_t *pads,
+		    struct pad_plan *p)
+{
+	int64_t all[MAX_RANK], *axes = all, na = r;
+
+	for (int k = 0; k < r; k++) {
+		all[k] = k;
+		p->pb[k] = p->pe[k] = 0;
+	}
+	if (node_in(g, n, 3) && infer_const_ints(g, n, 3, &axes, &na) < 0)
+		return -1;
+	if (np != 2 * na) {
+		diag_error(g->ctx, "%s: pads has %lld values, expected %lld", node_loc(g, n),
+			   (long long)np, 2 * (long long)na);
+		return -1;
+	}
+	for (int i = 0; i < na; i++) {
+		int a = infer_axis(g, n, axes[i], r);
+
+		if (a < 0)
+			return -1;
+		p->pb[a] = pads[i];
+		p->pe[a] = pads[i + na];
+	}
+	return 0;
+}
+
 static int pad_plan(struct graph *g, struct node *n, struct pad_plan *p)
 {
 	static const char *const modes[] = { "constant", "reflect", "edge", "wrap" };
@@ -457,18 +488,13 @@ static int pad_plan(struct graph *g, struct node *n, struct pad_plan *p)
 		diag_error(g->ctx, "%s: pad mode '%s' is not supported", node_loc(g, n), mode);
 		return -1;
 	}
-	if (np != 2 * r) {
-		diag_error(g->ctx, "%s: pads has %lld values, expected %d", node_loc(g, n),
-			   (long long)np, 2 * r);
+	if (pad_axes(g, n, r, np, pads, p) < 0)
 		return -1;
-	}
 	p->out = x->shape;
 	for (int k = 0; k < r; k++) {
 		struct dim d = x->shape.d[k];
 		int64_t len;
 
-		p->pb[k] = pads[k];
-		p->pe[k] = pads[k + r];
 		if (!p->pb[k] && !p->pe[k])
 			continue;
 		if (!dim_is_const(d)) {
@@ -501,7 +527,7 @@ int infer_pad(struct graph *g, struct node *n)
 	struct pad_plan p;
 	struct value *v;
 
-	if (infer_arity(g, n, 2, 3, 1) < 0 || pad_plan(g, n, &p) < 0)
+	if (infer_arity(g, n, 2, 4, 1) < 0 || pad_plan(g, n, &p) < 0)
 		return -1;
 	if ((v = node_in(g, n, 2)) && v->has_shape && shape_is_static(&v->shape) &&
 	    shape_numel_static(&v->shape) != 1) {
