@@ -1,0 +1,217 @@
+#!/usr/bin/python3
+"""Builds node tests for the opsets after 17 (tests/opset.sh).
+
+usage: gen_opset_tests.py OUTDIR
+
+Writes, in the ONNX backend-test layout that `collagec conformance` reads:
+  OUTDIR/good/NAME/model.onnx and test_data_set_0/{input,output}_K.pb
+      one model per op version that opsets 18 to 23 added or changed, with
+      expected outputs computed here with numpy from the operator specs
+  OUTDIR/bad/NAME/model.onnx and expect
+      models collagec must refuse; expect holds a line of the message
+
+Debian's python3-onnx (1.12) knows opsets up to 17 only, so the models are
+written with onnx.helper and an explicit opset_import, without the checker.
+Needs python3-onnx and python3-numpy only; every byte is deterministic.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+from onnx import helper, numpy_helper
+
+RNG = np.random.default_rng(23)
+GOOD = []
+BAD = []
+
+
+def randn(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def const(name, array):
+    """A Constant node holding array (for inputs that must be constant)."""
+    return helper.make_node("Constant", [], [name], name=name,
+                            value=numpy_helper.from_array(np.asarray(array), name))
+
+
+def vinfo(name, array):
+    a = np.asarray(array)
+    return helper.make_tensor_value_info(name, numpy_helper.from_array(a).data_type, a.shape)
+
+
+def model(name, opset, nodes, inputs, outputs):
+    graph = helper.make_graph(nodes, name, [vinfo(k, v) for k, v in inputs.items()],
+                              [vinfo(k, v) for k, v in outputs.items()])
+    m = helper.make_model(graph, producer_name="collagec-opset-test",
+                          opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def good(name, opset, nodes, inputs, outputs):
+    """A test: nodes run on inputs (name -> array) must give outputs."""
+    GOOD.append((name, model(name, opset, nodes, inputs, outputs), inputs, outputs))
+
+
+def bad(name, opset, nodes, inputs, outputs, expect):
+    """A model collagec must refuse with a message containing expect."""
+    BAD.append((name, model(name, opset, nodes, inputs, outputs), expect))
+
+
+def node(op, ins, outs, **attrs):
+    return helper.make_node(op, ins, outs, name=op.lower() + "_" + outs[0], **attrs)
+
+
+# ---- Reduce*-18: axes as an input, noop_with_empty_axes ----
+
+REDUCE = {
+    "ReduceL1": lambda x, a, k: np.sum(np.abs(x), axis=a, keepdims=k),
+    "ReduceL2": lambda x, a, k: np.sqrt(np.sum(x * x, axis=a, keepdims=k)),
+    "ReduceLogSum": lambda x, a, k: np.log(np.sum(x, axis=a, keepdims=k)),
+    "ReduceLogSumExp": lambda x, a, k: np.log(np.sum(np.exp(x), axis=a, keepdims=k)),
+    "ReduceMax": lambda x, a, k: np.max(x, axis=a, keepdims=k),
+    "ReduceMean": lambda x, a, k: np.mean(x, axis=a, keepdims=k),
+    "ReduceMin": lambda x, a, k: np.min(x, axis=a, keepdims=k),
+    "ReduceProd": lambda x, a, k: np.prod(x, axis=a, keepdims=k),
+    "ReduceSum": lambda x, a, k: np.sum(x, axis=a, keepdims=k),
+    "ReduceSumSquare": lambda x, a, k: np.sum(x * x, axis=a, keepdims=k),
+}
+
+
+def reduce_tests():
+    x = np.abs(randn(3, 2, 4)) + 0.5
+    for op, f in REDUCE.items():
+        low = op.lower()
+        good("%s_18_axes_input" % low, 18,
+             [const("axes", np.array([0, -1], np.int64)),
+              node(op, ["x", "axes"], ["y"], keepdims=1)],
+             {"x": x}, {"y": f(x, (0, 2), True).astype(np.float32)})
+        good("%s_18_no_axes" % low, 18, [node(op, ["x"], ["y"], keepdims=0)],
+             {"x": x}, {"y": np.asarray(f(x, None, False), np.float32)})
+        good("%s_18_noop_empty_axes" % low, 18,
+             [const("axes", np.zeros([0], np.int64)),
+              node(op, ["x", "axes"], ["y"], noop_with_empty_axes=1)],
+             {"x": x}, {"y": x})
+        # the attribute form of opset 17 still works
+        if op != "ReduceSum":
+            good("%s_17_axes_attr" % low, 17, [node(op, ["x"], ["y"], axes=[1], keepdims=0)],
+                 {"x": x}, {"y": f(x, 1, False).astype(np.float32)})
+    b = np.array([[True, False, True], [True, True, True]])
+    for op, f in (("ReduceMax", np.any), ("ReduceMin", np.all)):
+        good("%s_20_bool" % op.lower(), 20,
+             [const("axes", np.array([1], np.int64)), node(op, ["x", "axes"], ["y"], keepdims=0)],
+             {"x": b}, {"y": f(b, axis=1)})
+
+
+# ---- Split-18 num_outputs, Pad-18 axes, Pad-19 wrap ----
+
+def split_pad_tests():
+    x = randn(2, 7)
+    good("split_18_num_outputs_uneven", 18,
+         [node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3)],
+         {"x": x}, {"a": x[:, 0:3], "b": x[:, 3:6], "c": x[:, 6:7]})
+    good("split_18_num_outputs_even", 18,
+         [node("Split", ["x"], ["a", "b"], axis=0, num_outputs=2)],
+         {"x": x}, {"a": x[0:1], "b": x[1:2]})
+    bad("split_18_num_outputs_mismatch", 18,
+        [node("Split", ["x"], ["a", "b"], axis=1, num_outputs=3)],
+        {"x": x}, {"a": x, "b": x}, "num_outputs is 3 but the node has 2 outputs")
+    x = randn(2, 3, 4)
+    good("pad_18_axes", 18,
+         [const("pads", np.array([1, 0, 2, 1], np.int64)),
+          const("axes", np.array([-1, 1], np.int64)),
+          const("cv", np.array(1.5, np.float32)),
+          node("Pad", ["x", "pads", "cv", "axes"], ["y"])],
+         {"x": x}, {"y": np.pad(x, [(0, 0), (0, 1), (1, 2)], constant_values=1.5)})
+    good("pad_19_wrap", 19,
+         [const("pads", np.array([0, 1, 0, 2], np.int64)),
+          node("Pad", ["x", "pads", "", ""], ["y"], mode="wrap")],
+         {"x": x[0]}, {"y": np.pad(x[0], [(0, 0), (1, 2)], mode="wrap")})
+    good("pad_23_edge_axes", 23,
+         [const("pads", np.array([2, 1], np.int64)), const("axes", np.array([0], np.int64)),
+          node("Pad", ["x", "pads", "", "axes"], ["y"], mode="edge")],
+         {"x": x[0]}, {"y": np.pad(x[0], [(2, 1), (0, 0)], mode="edge")})
+
+
+# ---- versions that only widened types (opsets 19 to 23) ----
+
+def widen_tests():
+    x = randn(2, 3, 4)
+    for opset in (19, 21, 23):
+        good("shape_ops_%d" % opset, opset,
+             [const("shape", np.array([6, 4], np.int64)),
+              node("Reshape", ["x", "shape"], ["r"]),
+              node("Transpose", ["r"], ["t"], perm=[1, 0]),
+              const("ax", np.array([0], np.int64)),
+              node("Unsqueeze", ["t", "ax"], ["u"]),
+              node("Squeeze", ["u", "ax"], ["s"]),
+              node("Flatten", ["s"], ["f"], axis=1),
+              node("Identity", ["f"], ["y"]),
+              node("Shape", ["x"], ["sh"], start=1),
+              node("Size", ["x"], ["n"]),
+              node("Cast", ["x"], ["c"], to=6),
+              node("CastLike", ["c", "x"], ["cl"]),
+              node("Equal", ["c", "c"], ["eq"])],
+             {"x": x},
+             {"y": x.reshape(6, 4).T.copy(), "sh": np.array([3, 4], np.int64),
+              "n": np.array(24, np.int64), "cl": x.astype(np.int32).astype(np.float32),
+              "eq": np.ones(x.shape, bool)})
+    good("cast_19_saturate", 19, [node("Cast", ["x"], ["y"], to=7, saturate=1)],
+         {"x": x}, {"y": x.astype(np.int64)})
+    good("constantofshape_21", 21,
+         [const("s", np.array([2, 3], np.int64)),
+          node("ConstantOfShape", ["s"], ["y"],
+               value=numpy_helper.from_array(np.array([7], np.int32)))],
+         {"x": x}, {"y": np.full((2, 3), 7, np.int32)})
+    xs = [randn(2, 3) for _ in range(2)]
+    ops22 = [("Acos", np.arccos, 0.5), ("Asin", np.arcsin, 0.5), ("Atan", np.arctan, 1),
+             ("Cos", np.cos, 1), ("Sin", np.sin, 1), ("Tan", np.tan, 1),
+             ("Softsign", lambda v: v / (1 + np.abs(v)), 1), ("Round", np.round, 3)]
+    for op, f, s in ops22:
+        v = xs[0] * s
+        good("%s_22" % op.lower(), 22, [node(op, ["x"], ["y"])], {"x": v},
+             {"y": f(v).astype(np.float32)})
+    good("eyelike_22", 22, [node("EyeLike", ["x"], ["y"], k=1)], {"x": xs[0]},
+         {"y": np.eye(2, 3, 1, dtype=np.float32)})
+
+
+def bad_tests():
+    x = randn(2)
+    bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
+        "opset 24 is newer than the newest supported (23)")
+
+
+def write(outdir):
+    for name, m, inputs, outputs in GOOD:
+        d = os.path.join(outdir, "good", name)
+        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+        for kind, arrays in (("input", inputs), ("output", outputs)):
+            for i, (k, v) in enumerate(arrays.items()):
+                t = numpy_helper.from_array(np.asarray(v), k)
+                with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)),
+                          "wb") as f:
+                    f.write(t.SerializeToString())
+    for name, m, expect in BAD:
+        d = os.path.join(outdir, "bad", name)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+        with open(os.path.join(d, "expect"), "w") as f:
+            f.write(expect + "\n")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: gen_opset_tests.py OUTDIR")
+    reduce_tests()
+    split_pad_tests()
+    widen_tests()
+    bad_tests()
+    write(sys.argv[1])
+
+
+main()
