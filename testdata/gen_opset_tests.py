@@ -177,6 +177,49 @@ def widen_tests():
          {"y": np.eye(2, 3, 1, dtype=np.float32)})
 
 
+# ---- new elementwise ops: Bitwise*-18, Mish-18, Gelu-20 ----
+
+def erf(v):
+    return np.vectorize(math.erf)(v.astype(np.float64))
+
+
+def elementwise_tests():
+    for t in (np.int32, np.uint8, np.int64):
+        a = RNG.integers(0, 100, (3, 4)).astype(t)
+        b = RNG.integers(0, 100, (4,)).astype(t)
+        sfx = np.dtype(t).name
+        good("bitwiseand_18_%s" % sfx, 18, [node("BitwiseAnd", ["a", "b"], ["y"])],
+             {"a": a, "b": b}, {"y": a & b})
+        good("bitwiseor_18_%s" % sfx, 18, [node("BitwiseOr", ["a", "b"], ["y"])],
+             {"a": a, "b": b}, {"y": a | b})
+        good("bitwisexor_18_%s" % sfx, 18, [node("BitwiseXor", ["a", "b"], ["y"])],
+             {"a": a, "b": b}, {"y": a ^ b})
+        good("bitwisenot_18_%s" % sfx, 18, [node("BitwiseNot", ["a"], ["y"])],
+             {"a": a}, {"y": ~a})
+    x = randn(3, 5) * 3
+    x[0, 0] = 30
+    sp = np.where(x > 20, x, np.log1p(np.exp(x.astype(np.float64))))
+    good("mish_18", 18, [node("Mish", ["x"], ["y"])], {"x": x},
+         {"y": (x * np.tanh(sp)).astype(np.float32)})
+    xd = x.astype(np.float64)
+    good("gelu_20", 20, [node("Gelu", ["x"], ["y"])], {"x": x},
+         {"y": (0.5 * xd * (1 + erf(xd / math.sqrt(2)))).astype(np.float32)})
+    good("gelu_20_tanh", 20, [node("Gelu", ["x"], ["y"], approximate="tanh")], {"x": x},
+         {"y": (0.5 * xd * (1 + np.tanh(math.sqrt(2 / math.pi) *
+                                        (xd + 0.044715 * xd ** 3)))).astype(np.float32)})
+    bad("gelu_20_bad_approximate", 20, [node("Gelu", ["x"], ["y"], approximate="fast")],
+        {"x": x}, {"y": x}, "approximate 'fast' is not supported")
+    bad("bitwiseand_18_float", 18, [node("BitwiseAnd", ["x", "x"], ["y"])],
+        {"x": x}, {"y": x}, "input 0 must be an integer type, not float32")
+    xi = (randn(2, 3) * 10).astype(np.float32)
+    xi[0, 0] = np.inf
+    xi[0, 1] = -np.inf
+    xi[1, 0] = np.nan
+    good("isinf_20", 20, [node("IsInf", ["x"], ["y"], detect_negative=0)], {"x": xi},
+         {"y": np.isposinf(xi)})
+    good("isnan_20", 20, [node("IsNaN", ["x"], ["y"])], {"x": xi}, {"y": np.isnan(xi)})
+
+
 def bad_tests():
     x = randn(2)
     bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
@@ -210,6 +253,7 @@ def main():
     reduce_tests()
     split_pad_tests()
     widen_tests()
+    elementwise_tests()
     bad_tests()
     write(sys.argv[1])
 
