@@ -220,6 +220,84 @@ def elementwise_tests():
     good("isnan_20", 20, [node("IsNaN", ["x"], ["y"])], {"x": xi}, {"y": np.isnan(xi)})
 
 
+# ---- ScatterElements-18 / ScatterND-18 max and min; pools with dilations, ceil_mode ----
+
+def scatter_tests():
+    data = randn(3, 4)
+    ix = np.array([[1, 0, 2, 1], [2, 2, 0, 0]], np.int64)
+    up = randn(2, 4)
+    for red, f in (("max", np.maximum), ("min", np.minimum)):
+        want = data.copy()
+        for i in range(2):
+            for j in range(4):
+                want[ix[i, j], j] = f(want[ix[i, j], j], up[i, j])
+        good("scatterelements_18_%s" % red, 18,
+             [const("ix", ix), node("ScatterElements", ["x", "ix", "u"], ["y"], axis=0,
+                                    reduction=red)],
+             {"x": data, "u": up}, {"y": want})
+        nix = np.array([[1], [0], [1]], np.int64)
+        nup = randn(3, 4)
+        want = data.copy()
+        for i in range(3):
+            want[nix[i, 0]] = f(want[nix[i, 0]], nup[i])
+        good("scatternd_18_%s" % red, 18,
+             [const("ix", nix), node("ScatterND", ["x", "ix", "u"], ["y"], reduction=red)],
+             {"x": data, "u": nup}, {"y": want})
+
+
+def pool2d(x, k, s, d, pads, ceil, kind, incl=0, p=2):
+    """Reference 2-D pooling from the spec's window rules (kind avg or lp)."""
+    n, c, h, w = x.shape
+    outs = []
+    for ax, ln in enumerate((h, w)):
+        span = ln + pads[ax] + pads[ax + 2] - ((k[ax] - 1) * d[ax] + 1)
+        o = (-(-span // s[ax]) if ceil else span // s[ax]) + 1
+        if ceil and (o - 1) * s[ax] >= ln + pads[ax]:
+            o -= 1
+        outs.append(o)
+    y = np.zeros((n, c, outs[0], outs[1]), np.float64)
+    for i in range(outs[0]):
+        for j in range(outs[1]):
+            acc = np.zeros((n, c))
+            cnt = 0
+            padded = 0
+            for a in range(k[0]):
+                for b in range(k[1]):
+                    r = i * s[0] + a * d[0] - pads[0]
+                    q = j * s[1] + b * d[1] - pads[1]
+                    if -pads[0] <= r < h + pads[2] and -pads[1] <= q < w + pads[3]:
+                        padded += 1
+                    if 0 <= r < h and 0 <= q < w:
+                        v = x[:, :, r, q].astype(np.float64)
+                        acc += np.abs(v) ** p if kind == "lp" else v
+                        cnt += 1
+            if kind == "lp":
+                y[:, :, i, j] = acc ** (1.0 / p)
+            else:
+                y[:, :, i, j] = acc / (padded if incl else cnt)
+    return y.astype(np.float32)
+
+
+def pool_tests():
+    x = randn(1, 2, 7, 7)
+    good("averagepool_19_dilations", 19,
+         [node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], dilations=[2, 2],
+               pads=[1, 1, 1, 1])],
+         {"x": x}, {"y": pool2d(x, [3, 3], [1, 1], [2, 2], [1, 1, 1, 1], 0, "avg")})
+    good("averagepool_19_dilations_ceil_include_pad", 19,
+         [node("AveragePool", ["x"], ["y"], kernel_shape=[2, 3], dilations=[2, 1],
+               strides=[2, 2], pads=[1, 0, 0, 1], ceil_mode=1, count_include_pad=1)],
+         {"x": x}, {"y": pool2d(x, [2, 3], [2, 2], [2, 1], [1, 0, 0, 1], 1, "avg", incl=1)})
+    x = randn(1, 1, 6, 6)
+    good("lppool_18_ceil_mode", 18,
+         [node("LpPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)],
+         {"x": x}, {"y": pool2d(x, [3, 3], [2, 2], [1, 1], [0, 0, 0, 0], 1, "lp")})
+    good("lppool_18_dilations_p3", 18,
+         [node("LpPool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2], p=3,
+               pads=[1, 1, 0, 0])],
+         {"x": x}, {"y": pool2d(x, [2, 2], [1, 1], [2, 2], [1, 1, 0, 0], 0, "lp", p=3)})
+
+
 def bad_tests():
     x = randn(2)
     bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
@@ -254,6 +332,8 @@ def main():
     split_pad_tests()
     widen_tests()
     elementwise_tests()
+    scatter_tests()
+    pool_tests()
     bad_tests()
     write(sys.argv[1])
 

@@ -909,11 +909,12 @@ int lower_gathernd(struct lower *L)
 
 /* ---- ScatterElements, Scatter (its opset 9-10 name) and ScatterND ---- */
 
-enum scatter_red { RED_NONE, RED_ADD, RED_MUL, RED_COUNT };
+/* max and min came with opset 18 */
+enum scatter_red { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN, RED_COUNT };
 
 static int scatter_reduction(struct graph *g, const struct node *n)
 {
-	static const char *const names[RED_COUNT] = { "none", "add", "mul" };
+	static const char *const names[RED_COUNT] = { "none", "add", "mul", "max", "min" };
 	const char *r = node_attr_str(n, "reduction", "none");
 
 	for (int i = 0; i < RED_COUNT; i++)
@@ -966,6 +967,8 @@ static void scatter_store(struct lower *L, struct tir *off, struct tir *v)
 	switch (scatter_reduction(L->g, L->n)) {
 	case RED_ADD: v = tir_add(b, old, v); break;
 	case RED_MUL: v = tir_mul(b, old, v); break;
+	case RED_MAX: v = tir_bin(b, BIN_MAX, old, v); break;
+	case RED_MIN: v = tir_bin(b, BIN_MIN, old, v); break;
 	default: break;
 	}
 	tir_store(b, L->out[0], off, v);
