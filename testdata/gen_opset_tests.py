@@ -298,6 +298,102 @@ def pool_tests():
          {"x": x}, {"y": pool2d(x, [2, 2], [1, 1], [2, 2], [1, 1, 0, 0], 0, "lp", p=3)})
 
 
+# ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
+
+def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75):
+    """Resizes axis ax of y (float64) to out elements, one axis at a time."""
+    n = y.shape[ax]
+    width = scale * n
+    res = []
+    for o in range(out):
+        if coord == "asymmetric":
+            c = o / scale
+        elif coord == "align_corners":
+            c = 0.0 if width == 1 else o * (n - 1) / (width - 1)
+        elif coord == "half_pixel_symmetric":
+            c = n / 2 * (1 - out / width) + (o + 0.5) / scale - 0.5
+        else:
+            c = (o + 0.5) / scale - 0.5
+
+        def tap(i):
+            return np.take(y, min(max(i, 0), n - 1), axis=ax)
+        if mode == "nearest":
+            f = {"round_prefer_floor": lambda v: math.ceil(v - 0.5),
+                 "round_prefer_ceil": lambda v: math.floor(v + 0.5),
+                 "floor": math.floor, "ceil": math.ceil}[nearest]
+            res.append(tap(f(c)))
+            continue
+        i0 = math.floor(c)
+        r = c - i0
+        if mode == "linear":
+            res.append((1 - r) * tap(i0) + r * tap(i0 + 1))
+            continue
+        w = [((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A,
+             ((A + 2) * r - (A + 3)) * r * r + 1,
+             ((A + 2) * (1 - r) - (A + 3)) * (1 - r) * (1 - r) + 1,
+             ((A * (2 - r) - 5 * A) * (2 - r) + 8 * A) * (2 - r) - 4 * A]
+        res.append(sum(w[j] * tap(i0 - 1 + j) for j in range(4)))
+    return np.stack(res, axis=ax)
+
+
+def resize_ref(x, out, scales, coord, mode, **kw):
+    y = x.astype(np.float64)
+    for ax in range(x.ndim):
+        if out[ax] != x.shape[ax] or scales[ax] != 1:
+            y = resize_axis(y, ax, out[ax], scales[ax], coord, mode, **kw)
+    return y.astype(x.dtype)
+
+
+def resize_tests():
+    x = randn(1, 2, 4, 5)
+    empty = np.zeros([0], np.float32)
+    good("resize_18_axes_scales_linear", 18,
+         [const("roi", empty), const("sc", np.array([2, 1.5], np.float32)),
+          node("Resize", ["x", "roi", "sc"], ["y"], mode="linear", axes=[2, 3])],
+         {"x": x}, {"y": resize_ref(x, [1, 2, 8, 7], [1, 1, 2, 1.5], "half_pixel", "linear")})
+    good("resize_18_axes_sizes_nearest", 18,
+         [const("sz", np.array([9], np.int64)),
+          node("Resize", ["x", "", "", "sz"], ["y"], axes=[-1],
+               coordinate_transformation_mode="asymmetric", nearest_mode="ceil")],
+         {"x": x}, {"y": resize_ref(x, [1, 2, 4, 9], [1, 1, 1, 9 / 5], "asymmetric",
+                                    "nearest", nearest="ceil")})
+    good("resize_18_axes_cubic_align_corners", 18,
+         [const("sz", np.array([3, 7], np.int64)),
+          node("Resize", ["x", "", "", "sz"], ["y"], axes=[3, 2], mode="cubic",
+               coordinate_transformation_mode="align_corners")],
+         {"x": x}, {"y": resize_ref(x, [1, 2, 7, 3], [1, 1, 7 / 4, 3 / 5], "align_corners",
+                                    "cubic")})
+    x = randn(1, 1, 4, 6)
+    for policy, scale in (("not_larger", 8 / 6), ("not_smaller", 7 / 4)):
+        out = [1, 1, int(scale * 4 + 0.5), int(scale * 6 + 0.5)]
+        good("resize_18_keep_aspect_%s" % policy, 18,
+             [const("sz", np.array([7, 8], np.int64)),
+              node("Resize", ["x", "", "", "sz"], ["y"], axes=[2, 3], mode="linear",
+                   keep_aspect_ratio_policy=policy)],
+             {"x": x}, {"y": resize_ref(x, out, [1, 1, scale, scale], "half_pixel", "linear")})
+    good("resize_18_antialias_upscale", 18,
+         [const("sc", np.array([1, 1, 2, 1.5], np.float32)),
+          node("Resize", ["x", "", "sc"], ["y"], mode="linear", antialias=1)],
+         {"x": x}, {"y": resize_ref(x, [1, 1, 8, 9], [1, 1, 2, 1.5], "half_pixel", "linear")})
+    bad("resize_18_antialias_downscale", 18,
+        [const("sc", np.array([1, 1, 0.5, 1], np.float32)),
+         node("Resize", ["x", "", "sc"], ["y"], mode="linear", antialias=1)],
+        {"x": x}, {"y": x}, "antialias when downscaling is not supported")
+    bad("resize_18_bad_policy", 18,
+        [const("sz", np.array([7, 8], np.int64)),
+         node("Resize", ["x", "", "", "sz"], ["y"], axes=[2, 3],
+              keep_aspect_ratio_policy="fit")],
+        {"x": x}, {"y": x}, "keep_aspect_ratio_policy 'fit' is not supported")
+    for mode in ("linear", "nearest"):
+        good("resize_19_half_pixel_symmetric_%s" % mode, 19,
+             [const("sc", np.array([1, 1, 1.7, 2.3], np.float32)),
+              node("Resize", ["x", "", "sc"], ["y"], mode=mode,
+                   coordinate_transformation_mode="half_pixel_symmetric")],
+             {"x": x}, {"y": resize_ref(x, [1, 1, 6, 13], [1, 1, np.float32(1.7),
+                                                           np.float32(2.3)],
+                                        "half_pixel_symmetric", mode)})
+
+
 def bad_tests():
     x = randn(2)
     bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
@@ -334,6 +430,7 @@ def main():
     elementwise_tests()
     scatter_tests()
     pool_tests()
+    resize_tests()
     bad_tests()
     write(sys.argv[1])
 

@@ -1314,8 +1314,10 @@ int lower_reversesequence(struct lower *L)
 enum rs_mode { RS_NEAREST, RS_LINEAR, RS_CUBIC };
 enum rs_coord {
 	RC_HALF_PIXEL, RC_PYTORCH_HALF_PIXEL, RC_ALIGN_CORNERS, RC_ASYMMETRIC,
-	RC_TF_HALF_PIXEL_FOR_NN, RC_TF_CROP_AND_RESIZE, RC_COUNT
+	RC_TF_HALF_PIXEL_FOR_NN, RC_TF_CROP_AND_RESIZE, RC_HALF_PIXEL_SYMMETRIC, RC_COUNT
 };
+/* Resize-18 keep_aspect_ratio_policy: how sizes are read */
+enum rs_keep { RK_STRETCH, RK_NOT_LARGER, RK_NOT_SMALLER, RK_COUNT };
 /* RN_SIMPLE: Upsample and Resize-10: floor, or ceil when downsampling */
 enum rs_nearest { RN_ROUND_PREFER_FLOOR, RN_ROUND_PREFER_CEIL, RN_FLOOR, RN_CEIL, RN_SIMPLE };
 
@@ -1323,6 +1325,8 @@ struct resize_plan {
 	enum rs_mode mode;
 	enum rs_coord coord;
 	enum rs_nearest nearest;
+	enum rs_keep keep;
+	bool antialias;
 	double scale[MAX_RANK];			/* output / input, as the coordinates use it */
 	double roi_b[MAX_RANK], roi_e[MAX_RANK];	/* tf_crop_and_resize */
 	bool same[MAX_RANK];			/* axis copied unchanged */
@@ -1349,11 +1353,12 @@ static int resize_modes(struct graph *g, struct node *n, bool old, struct resize
 	static const char *const modes[] = { "nearest", "linear", "cubic" };
 	static const char *const coords[RC_COUNT] = {
 		"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-		"tf_half_pixel_for_nn", "tf_crop_and_resize",
+		"tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric",
 	};
 	static const char *const nearests[] = { "round_prefer_floor", "round_prefer_ceil",
 						"floor", "ceil" };
-	int m = pick(g, n, "mode", "nearest", modes, old ? 2 : 3), c, r;
+	static const char *const keeps[RK_COUNT] = { "stretch", "not_larger", "not_smaller" };
+	int m = pick(g, n, "mode", "nearest", modes, old ? 2 : 3), c, r, k;
 
 	if (m < 0)
 		return -1;
@@ -1368,14 +1373,21 @@ static int resize_modes(struct graph *g, struct node *n, bool old, struct resize
 	}
 	if ((c = pick(g, n, "coordinate_transformation_mode", "half_pixel", coords,
 		      RC_COUNT)) < 0 ||
-	    (r = pick(g, n, "nearest_mode", "round_prefer_floor", nearests, 4)) < 0)
+	    (r = pick(g, n, "nearest_mode", "round_prefer_floor", nearests, 4)) < 0 ||
+	    (k = pick(g, n, "keep_aspect_ratio_policy", "stretch", keeps, RK_COUNT)) < 0)
 		return -1;
 	p->coord = (enum rs_coord)c;
 	p->nearest = (enum rs_nearest)r;
+	p->keep = (enum rs_keep)k;
+	/* the filter is stretched only when downscaling (checked per axis) */
+	p->antialias = p->mode != RS_NEAREST && node_attr_int(n, "antialias", 0) != 0;
 	return 0;
 }
 
-/* Scales (attribute or constant input) or sizes (constant input) of all axes; -1 on error. */
+/*
+ * Scales (attribute or constant input) or sizes (constant input) of the r
+ * axes they refer to; -1 on error.
+ */
 static int resize_factors(struct graph *g, struct node *n, bool old, int r, double **sc,
 			  int64_t **sz)
 {
@@ -1404,7 +1416,7 @@ static int resize_factors(struct graph *g, struct node *n, bool old, int r, doub
 		return -1;
 	}
 	if ((nsc ? nsc : nsz) != r) {
-		diag_error(g->ctx, "%s: %s has %lld values for rank %d", node_loc(g, n),
+		diag_error(g->ctx, "%s: %s has %lld values for %d axes", node_loc(g, n),
 			   nsc ? "scales" : "sizes", (long long)(nsc ? nsc : nsz), r);
 		return -1;
 	}
@@ -1416,44 +1428,117 @@ static int resize_factors(struct graph *g, struct node *n, bool old, int r, doub
 	return 0;
 }
 
+/*
+ * The axes that scales, sizes and roi refer to: Resize-18's axes attribute,
+ * else all. Their count, or -1 after a diagnostic.
+ */
+static int resize_axes(struct graph *g, struct node *n, bool old, int r, int *axes)
+{
+	const int64_t *v;
+	int na = old ? -1 : node_attr_ints(n, "axes", &v);
+	bool seen[MAX_RANK] = { false };
+
+	if (na < 0) {
+		for (int k = 0; k < r; k++)
+			axes[k] = k;
+		return r;
+	}
+	if (na > r) {
+		diag_error(g->ctx, "%s: axes has %d values for rank %d", node_loc(g, n), na, r);
+		return -1;
+	}
+	for (int i = 0; i < na; i++) {
+		int a = infer_axis(g, n, v[i], r);
+
+		if (a < 0)
+			return -1;
+		if (seen[a]) {
+			diag_error(g->ctx, "%s: axis %d is repeated in axes", node_loc(g, n), a);
+			return -1;
+		}
+		seen[a] = true;
+		axes[i] = a;
+	}
+	return na;
+}
+
+/*
+ * keep_aspect_ratio_policy not_larger / not_smaller: the one scale of all
+ * resized axes, the smallest / largest of sizes[i] / input length. -1 after
+ * a diagnostic.
+ */
+static int resize_keep_scale(struct graph *g, struct node *n, const struct resize_plan *p,
+			     const struct shape *x, const int *axes, int na, const int64_t *sz,
+			     double *scale)
+{
+	for (int i = 0; i < na; i++) {
+		struct dim d = x->d[axes[i]];
+		double s;
+
+		if (!dim_is_const(d) || d.c == 0 || sz[i] < 0) {
+			diag_error(g->ctx, "%s: keep_aspect_ratio_policy needs constant non-empty "
+				   "input lengths and non-negative sizes", node_loc(g, n));
+			return -1;
+		}
+		s = (double)sz[i] / (double)d.c;
+		if (i == 0 || (p->keep == RK_NOT_LARGER ? s < *scale : s > *scale))
+			*scale = s;
+	}
+	return 0;
+}
+
 /* Output shape and per-axis coordinate parameters, shared by infer and lower. */
 static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 {
 	bool old = n->op == OP_UPSAMPLE || g->opset < 11, tf;
 	struct value *x = infer_input(g, n, 0);
-	double *sc, *roi = NULL;
+	double *sc, *roi = NULL, keep_scale = 1;
 	int64_t *sz, nroi;
-	int r;
+	int r, na, axes[MAX_RANK], at[MAX_RANK];
 
 	if (!x || resize_modes(g, n, old, p) < 0)
 		return -1;
 	r = x->shape.rank;
-	if (resize_factors(g, n, old, r, &sc, &sz) < 0)
+	if ((na = resize_axes(g, n, old, r, axes)) < 0 ||
+	    resize_factors(g, n, old, na, &sc, &sz) < 0)
 		return -1;
 	if (p->coord == RC_TF_CROP_AND_RESIZE) {
 		if (!node_in(g, n, 1) || const_doubles(g, n, 1, &roi, &nroi) < 0)
 			return -1;
-		if (nroi != 2 * r) {
+		if (nroi != 2 * na) {
 			diag_error(g->ctx, "%s: roi has %lld values, expected %d", node_loc(g, n),
-				   (long long)nroi, 2 * r);
+				   (long long)nroi, 2 * na);
 			return -1;
 		}
 	}
+	if (sz && p->keep != RK_STRETCH &&
+	    resize_keep_scale(g, n, p, &x->shape, axes, na, sz, &keep_scale) < 0)
+		return -1;
+	/* at[k]: the index of axis k in scales, sizes and roi, or -1 */
+	for (int k = 0; k < r; k++)
+		at[k] = -1;
+	for (int i = 0; i < na; i++)
+		at[axes[i]] = i;
 	tf = p->coord == RC_TF_CROP_AND_RESIZE || p->coord == RC_TF_HALF_PIXEL_FOR_NN;
 	p->out = x->shape;
 	for (int k = 0; k < r; k++) {
 		struct dim d = x->shape.d[k];
+		int i = at[k];
 		double len;
 
-		p->roi_b[k] = roi ? roi[k] : 0;
-		p->roi_e[k] = roi ? roi[k + r] : 1;
-		if (sc && !(sc[k] > 0)) {
-			diag_error(g->ctx, "%s: scale %g is not positive", node_loc(g, n), sc[k]);
+		p->roi_b[k] = roi && i >= 0 ? roi[i] : 0;
+		p->roi_e[k] = roi && i >= 0 ? roi[i + na] : 1;
+		p->scale[k] = 1;
+		p->same[k] = i < 0;
+		if (i < 0)
+			continue;
+		if (sc && !(sc[i] > 0)) {
+			diag_error(g->ctx, "%s: scale %g is not positive", node_loc(g, n), sc[i]);
 			return -1;
 		}
 		/* an axis kept as it is may be symbolic */
-		p->same[k] = !tf && (sc ? sc[k] == 1 : dim_eq(d, dim_const(sz[k])));
-		p->scale[k] = 1;
+		p->same[k] = !tf && (sc ? sc[i] == 1 : p->keep != RK_STRETCH ? keep_scale == 1
+				     : dim_eq(d, dim_const(sz[i])));
 		if (p->same[k])
 			continue;
 		if (!dim_is_const(d)) {
@@ -1461,18 +1546,24 @@ static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 				   node_loc(g, n), k);
 			return -1;
 		}
-		if (sz && (d.c == 0 || sz[k] < 0 || sz[k] > DIM_LIMIT)) {
+		if (sz && p->keep != RK_STRETCH) {
+			/* round half up, as the spec says */
+			p->scale[k] = keep_scale;
+			p->out.d[k] = dim_const((int64_t)(keep_scale * (double)d.c + 0.5));
+			continue;
+		}
+		if (sz && (d.c == 0 || sz[i] < 0 || sz[i] > DIM_LIMIT)) {
 			diag_error(g->ctx, "%s: cannot resize axis %d from %lld to %lld",
-				   node_loc(g, n), k, (long long)d.c, (long long)sz[k]);
+				   node_loc(g, n), k, (long long)d.c, (long long)sz[i]);
 			return -1;
 		}
 		if (sz) {
-			p->scale[k] = (double)sz[k] / (double)d.c;
-			p->out.d[k] = dim_const(sz[k]);
+			p->scale[k] = (double)sz[i] / (double)d.c;
+			p->out.d[k] = dim_const(sz[i]);
 			continue;
 		}
-		p->scale[k] = sc[k];
-		len = (double)d.c * sc[k];
+		p->scale[k] = sc[i];
+		len = (double)d.c * sc[i];
 		if (p->coord == RC_TF_CROP_AND_RESIZE)
 			len *= p->roi_e[k] - p->roi_b[k];
 		if (!(len >= 0 && len < (double)DIM_LIMIT)) {
@@ -1482,6 +1573,12 @@ static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 		}
 		p->out.d[k] = dim_const((int64_t)floor(len));
 	}
+	for (int k = 0; k < r; k++)
+		if (p->antialias && !p->same[k] && p->scale[k] < 1) {
+			diag_error(g->ctx, "%s: antialias when downscaling is not supported",
+				   node_loc(g, n));
+			return -1;
+		}
 	return 0;
 }
 
@@ -1527,6 +1624,12 @@ static struct tir *resize_coord(struct lower *L, const struct resize_plan *p, st
 	switch (p->coord) {
 	case RC_HALF_PIXEL:
 		return hp;
+	case RC_HALF_PIXEL_SYMMETRIC: {
+		/* shifts the half_pixel grid by the rounding of the output length */
+		double adjust = (double)p->out.d[axis].c / width;
+
+		return tir_add(b, f64(L, (double)in / 2 * (1 - adjust)), hp);
+	}
 	case RC_PYTORCH_HALF_PIXEL:
 		return width == 1 ? f64(L, -0.5) : hp;
 	case RC_ALIGN_CORNERS:
