@@ -394,6 +394,40 @@ def resize_tests():
                                         "half_pixel_symmetric", mode)})
 
 
+# ---- GroupNormalization-18/21, RMSNormalization-23 ----
+
+def norm_tests():
+    x = randn(2, 6, 3, 2)
+    groups = 3
+    xd = x.astype(np.float64).reshape(2, groups, -1)
+    mean = xd.mean(axis=2, keepdims=True)
+    var = xd.var(axis=2, keepdims=True)
+    norm = ((xd - mean) / np.sqrt(var + 1e-3)).reshape(x.shape)
+    sg, bg = randn(groups), randn(groups)
+    good("groupnormalization_18", 18,
+         [node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=groups, epsilon=1e-3)],
+         {"x": x, "s": sg, "b": bg},
+         {"y": (norm * np.repeat(sg, 2)[None, :, None, None] +
+                np.repeat(bg, 2)[None, :, None, None]).astype(np.float32)})
+    sc, bc = randn(6), randn(6)
+    good("groupnormalization_21", 21,
+         [node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=groups, epsilon=1e-3)],
+         {"x": x, "s": sc, "b": bc},
+         {"y": (norm * sc[None, :, None, None] + bc[None, :, None, None]).astype(np.float32)})
+    bad("groupnormalization_21_groups", 21,
+        [node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=4)],
+        {"x": x, "s": sc, "b": bc}, {"y": x}, "num_groups 4 does not divide the 6 channels")
+    x = randn(2, 3, 4)
+    for axis, sshape in ((-1, (4,)), (1, (3, 1))):
+        s = randn(*sshape)
+        red = tuple(range(axis % 3, 3))
+        xd = x.astype(np.float64)
+        rms = np.sqrt(np.mean(xd * xd, axis=red, keepdims=True) + 1e-5)
+        good("rmsnormalization_23_axis%d" % axis, 23,
+             [node("RMSNormalization", ["x", "s"], ["y"], axis=axis)],
+             {"x": x, "s": s}, {"y": (xd / rms * s).astype(np.float32)})
+
+
 def bad_tests():
     x = randn(2)
     bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
@@ -431,6 +465,7 @@ def main():
     scatter_tests()
     pool_tests()
     resize_tests()
+    norm_tests()
     bad_tests()
     write(sys.argv[1])
 
