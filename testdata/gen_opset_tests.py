@@ -428,6 +428,94 @@ def norm_tests():
              {"x": x, "s": s}, {"y": (xd / rms * s).astype(np.float32)})
 
 
+# ---- CenterCropPad-18, Col2Im-18, AffineGrid-20 ----
+
+def center_crop_pad(x, shape, axes):
+    y = x
+    for a, want in zip(axes, shape):
+        n = y.shape[a]
+        if n > want:
+            start = (n - want) // 2
+            y = np.take(y, range(start, start + want), axis=a)
+        elif n < want:
+            before = (want - n) // 2
+            pads = [(0, 0)] * y.ndim
+            pads[a] = (before, want - n - before)
+            y = np.pad(y, pads)
+    return y
+
+
+def col2im(x, image, block, strides, dilations, pads):
+    n, cb, _ = x.shape
+    bsz = int(np.prod(block))
+    c = cb // bsz
+    r = len(image)
+    nb = [(image[i] + pads[i] + pads[i + r] - dilations[i] * (block[i] - 1) - 1)
+          // strides[i] + 1 for i in range(r)]
+    y = np.zeros([n, c] + list(image), np.float64)
+    for k, koff in enumerate(np.ndindex(*block)):
+        for l, loff in enumerate(np.ndindex(*nb)):
+            pos = [loff[i] * strides[i] + koff[i] * dilations[i] - pads[i] for i in range(r)]
+            if all(0 <= pos[i] < image[i] for i in range(r)):
+                for ch in range(c):
+                    y[(slice(None), ch) + tuple(pos)] += x[:, ch * bsz + k, l]
+    return y.astype(x.dtype)
+
+
+def affine_grid(theta, size, align):
+    spatial = size[2:]
+    axes = []
+    for ln in spatial:
+        i = np.arange(ln, dtype=np.float64)
+        axes.append(-1 + 2 * i / (ln - 1) if align and ln > 1 else
+                    np.full(ln, -1.0) if align else -1 + (2 * i + 1) / ln)
+    mesh = np.meshgrid(*axes, indexing="ij")
+    base = np.stack(mesh[::-1] + [np.ones(spatial)], axis=-1)
+    grid = np.einsum("...k,njk->n...j", base, theta.astype(np.float64))
+    return grid.astype(np.float32)
+
+
+def image_tests():
+    x = randn(3, 5, 4)
+    good("centercroppad_18_crop_and_pad", 18,
+         [const("s", np.array([2, 8, 3], np.int64)), node("CenterCropPad", ["x", "s"], ["y"])],
+         {"x": x}, {"y": center_crop_pad(x, [2, 8, 3], [0, 1, 2])})
+    good("centercroppad_18_axes", 18,
+         [const("s", np.array([7, 1], np.int64)),
+          node("CenterCropPad", ["x", "s"], ["y"], axes=[-1, 0])],
+         {"x": x}, {"y": center_crop_pad(x, [7, 1], [2, 0])})
+    # the spec's examples: a 5x5 image from 1x5 blocks, then strides/dilations/pads
+    x = np.arange(1, 26, dtype=np.float32).reshape(1, 5, 5)
+    good("col2im_18", 18,
+         [const("img", np.array([5, 5], np.int64)), const("blk", np.array([1, 5], np.int64)),
+          node("Col2Im", ["x", "img", "blk"], ["y"])],
+         {"x": x}, {"y": col2im(x, [5, 5], [1, 5], [1, 1], [1, 1], [0, 0, 0, 0])})
+    img, blk, st, dl, pd = [6, 5], [2, 2], [2, 1], [1, 2], [1, 0, 1, 1]
+    nb = [(img[i] + pd[i] + pd[i + 2] - dl[i] * (blk[i] - 1) - 1) // st[i] + 1 for i in (0, 1)]
+    x = randn(2, 3 * 4, nb[0] * nb[1])
+    good("col2im_18_strides_dilations_pads", 18,
+         [const("img", np.array(img, np.int64)), const("blk", np.array(blk, np.int64)),
+          node("Col2Im", ["x", "img", "blk"], ["y"], strides=st, dilations=dl, pads=pd)],
+         {"x": x}, {"y": col2im(x, img, blk, st, dl, pd)})
+    x = randn(1, 2 * 8, 2 * 2 * 3)
+    good("col2im_18_3d", 18,
+         [const("img", np.array([3, 3, 4], np.int64)),
+          const("blk", np.array([2, 2, 2], np.int64)),
+          node("Col2Im", ["x", "img", "blk"], ["y"])],
+         {"x": x}, {"y": col2im(x, [3, 3, 4], [2, 2, 2], [1] * 3, [1] * 3, [0] * 6)})
+    for align in (0, 1):
+        th = randn(2, 2, 3)
+        good("affinegrid_20_2d_align%d" % align, 20,
+             [const("sz", np.array([2, 3, 4, 5], np.int64)),
+              node("AffineGrid", ["th", "sz"], ["y"], align_corners=align)],
+             {"th": th}, {"y": affine_grid(th, [2, 3, 4, 5], align)})
+        th = randn(1, 3, 4)
+        good("affinegrid_20_3d_align%d" % align, 20,
+             [const("sz", np.array([1, 1, 3, 2, 4], np.int64)),
+              node("AffineGrid", ["th", "sz"], ["y"], align_corners=align)],
+             {"th": th}, {"y": affine_grid(th, [1, 1, 3, 2, 4], align)})
+
+
 def bad_tests():
     x = randn(2)
     bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
@@ -466,6 +554,7 @@ def main():
     pool_tests()
     resize_tests()
     norm_tests()
+    image_tests()
     bad_tests()
     write(sys.argv[1])
 
