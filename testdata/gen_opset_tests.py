@@ -516,6 +516,54 @@ def image_tests():
              {"th": th}, {"y": affine_grid(th, [1, 1, 3, 2, 4], align)})
 
 
+# ---- RotaryEmbedding-23, Attention-23 ----
+
+def rope_ref(x, cos, sin, pos, interleaved, rdim, num_heads):
+    """The spec's algorithm, restated."""
+    shape = x.shape
+    if x.ndim == 4:
+        x = np.transpose(x, (0, 2, 1, 3))
+    else:
+        x = x.reshape(shape[0], shape[1], num_heads, -1)
+    rdim = rdim or x.shape[3]
+    xr, xk = x[..., :rdim], x[..., rdim:]
+    if pos is not None:
+        cos, sin = cos[pos], sin[pos]
+    cos, sin = cos[:, :, None, :], sin[:, :, None, :]
+    if interleaved:
+        x1, x2 = xr[..., 0::2], xr[..., 1::2]
+    else:
+        x1, x2 = np.split(xr, 2, axis=-1)
+    real, imag = cos * x1 - sin * x2, sin * x1 + cos * x2
+    if interleaved:
+        xr = np.stack([real, imag], axis=-1).reshape(xr.shape)
+    else:
+        xr = np.concatenate([real, imag], axis=-1)
+    y = np.concatenate([xr, xk], axis=-1)
+    return y.reshape(shape) if len(shape) == 3 else np.transpose(y, (0, 2, 1, 3))
+
+
+def rope_tests():
+    b, h, s, d = 2, 3, 4, 8
+    pos = np.array([[0, 1, 2, 3], [4, 5, 6, 7]], np.int64)
+    for inter in (0, 1):
+        for rdim in (0, 4):
+            half = (rdim or d) // 2
+            ang = np.arange(10)[:, None] * (0.3 + np.arange(half)[None, :])
+            cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+            x = randn(b, h, s, d)
+            good("rotaryembedding_23_4d_inter%d_rdim%d" % (inter, rdim), 23,
+                 [node("RotaryEmbedding", ["x", "c", "s", "p"], ["y"], interleaved=inter,
+                       rotary_embedding_dim=rdim)],
+                 {"x": x, "c": cos, "s": sin, "p": pos},
+                 {"y": rope_ref(x, cos, sin, pos, inter, rdim, 0)})
+    x = randn(b, s, h * d)
+    cos3, sin3 = randn(b, s, d // 2), randn(b, s, d // 2)
+    good("rotaryembedding_23_3d_no_positions", 23,
+         [node("RotaryEmbedding", ["x", "c", "s"], ["y"], num_heads=h)],
+         {"x": x, "c": cos3, "s": sin3}, {"y": rope_ref(x, cos3, sin3, None, 0, 0, h)})
+
+
 def bad_tests():
     x = randn(2)
     bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
@@ -555,6 +603,7 @@ def main():
     resize_tests()
     norm_tests()
     image_tests()
+    rope_tests()
     bad_tests()
     write(sys.argv[1])
 
