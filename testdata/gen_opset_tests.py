@@ -564,6 +564,61 @@ def rope_tests():
          {"x": x, "c": cos3, "s": sin3}, {"y": rope_ref(x, cos3, sin3, None, 0, 0, h)})
 
 
+def attention_ref(q, k, v, mask=None, causal=0, scale=None, softcap=0.0, hq=0, hkv=0):
+    """Scaled dot-product attention as the spec draws it (output Y only)."""
+    flat = q.ndim == 3
+    if flat:
+        q = q.reshape(q.shape[0], q.shape[1], hq, -1).transpose(0, 2, 1, 3)
+        k = k.reshape(k.shape[0], k.shape[1], hkv, -1).transpose(0, 2, 1, 3)
+        v = v.reshape(v.shape[0], v.shape[1], hkv, -1).transpose(0, 2, 1, 3)
+    q, k, v = (a.astype(np.float64) for a in (q, k, v))
+    rep = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
+    scale = scale if scale is not None else 1 / math.sqrt(q.shape[3])
+    s = q @ k.transpose(0, 1, 3, 2) * scale
+    if softcap > 0:
+        s = softcap * np.tanh(s / softcap)
+    bias = np.zeros(s.shape)
+    if mask is not None:
+        bias = bias + (np.where(mask, 0, -np.inf) if mask.dtype == bool else mask)
+    if causal:
+        sq, skv = s.shape[2], s.shape[3]
+        bias = bias + np.where(np.arange(skv)[None, :] <= np.arange(sq)[:, None], 0, -np.inf)
+    s = s + bias
+    mx = s.max(axis=-1, keepdims=True)
+    dead = np.isneginf(mx)
+    e = np.where(dead, 0, np.exp(s - np.where(dead, 0, mx)))
+    tot = e.sum(axis=-1, keepdims=True)
+    y = (e / np.where(tot == 0, 1, tot)) @ v
+    if flat:
+        y = y.transpose(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
+    return y.astype(np.float32)
+
+
+def attention_tests():
+    q, k, v = randn(2, 3, 4, 8), randn(2, 3, 5, 8), randn(2, 3, 5, 6)
+    good("attention_23_4d", 23, [node("Attention", ["q", "k", "v"], ["y"])],
+         {"q": q, "k": k, "v": v}, {"y": attention_ref(q, k, v)})
+    q, k, v = randn(2, 4, 4 * 8), randn(2, 6, 2 * 8), randn(2, 6, 2 * 3)
+    mask = randn(4, 6)
+    good("attention_23_3d_gqa_float_mask_scale", 23,
+         [node("Attention", ["q", "k", "v", "m"], ["y"], q_num_heads=4, kv_num_heads=2,
+               scale=0.5)],
+         {"q": q, "k": k, "v": v, "m": mask},
+         {"y": attention_ref(q, k, v, mask, scale=0.5, hq=4, hkv=2)})
+    q, k, v = randn(1, 2, 5, 4), randn(1, 1, 5, 4), randn(1, 1, 5, 4)
+    bmask = RNG.random((1, 2, 5, 5)) > 0.3
+    bmask[0, 1, 2, :] = False
+    good("attention_23_bool_mask_causal_softcap", 23,
+         [node("Attention", ["q", "k", "v", "m"], ["y"], is_causal=1, softcap=2.0)],
+         {"q": q, "k": k, "v": v, "m": bmask},
+         {"y": attention_ref(q, k, v, bmask, causal=1, softcap=2.0)})
+    bad("attention_23_past_key", 23,
+        [node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y"])],
+        {"q": q, "k": k, "v": v, "pk": k, "pv": v}, {"y": q},
+        "past_key and past_value are not supported")
+
+
 def bad_tests():
     x = randn(2)
     bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
@@ -604,6 +659,7 @@ def main():
     norm_tests()
     image_tests()
     rope_tests()
+    attention_tests()
     bad_tests()
     write(sys.argv[1])
 

@@ -33,6 +33,13 @@ F32_1E_5 = repr(float(__import__("numpy").float32(1e-5)))
 # attributes that opsets 18 to 23 added to known ops or that new ops have
 LATER = [
     ("AffineGrid", "align_corners", "ATTR_INT", "0"),                       # 20
+    ("Attention", "is_causal", "ATTR_INT", "0"),                            # 23
+    ("Attention", "kv_num_heads", "ATTR_INT", None),
+    ("Attention", "q_num_heads", "ATTR_INT", None),
+    ("Attention", "qk_matmul_output_mode", "ATTR_INT", "0"),
+    ("Attention", "scale", "ATTR_FLOAT", None),
+    ("Attention", "softcap", "ATTR_FLOAT", "0.0"),
+    ("Attention", "softmax_precision", "ATTR_INT", None),
     ("AveragePool", "dilations", "ATTR_INTS", None),                        # 19
     ("Cast", "saturate", "ATTR_INT", "1"),                                  # 19
     ("CastLike", "saturate", "ATTR_INT", "1"),                              # 19
@@ -51,6 +58,9 @@ LATER = [
     ("Resize", "antialias", "ATTR_INT", "0"),                               # 18
     ("Resize", "axes", "ATTR_INTS", None),
     ("Resize", "keep_aspect_ratio_policy", "ATTR_STRING", '"stretch"'),
+    ("RotaryEmbedding", "interleaved", "ATTR_INT", "0"),                    # 23
+    ("RotaryEmbedding", "num_heads", "ATTR_INT", None),
+    ("RotaryEmbedding", "rotary_embedding_dim", "ATTR_INT", "0"),
     ("Split", "num_outputs", "ATTR_INT", None),                             # 18
 ] + [(op, "noop_with_empty_axes", "ATTR_INT", "0")                          # 18
      for op in ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",

@@ -191,3 +191,186 @@ int lower_rope(struct lower *L)
 	lower_end_loops(L, 4);
 	return 0;
 }
+
+/* ---- Attention ---- */
+
+/* Q, K and V as heads, checked against each other; -1 after a diagnostic. */
+static int attn_inputs(struct graph *g, struct node *n, struct heads *q, struct heads *k,
+		       struct heads *v)
+{
+	int64_t hq = node_attr_int(n, "q_num_heads", 0), hkv = node_attr_int(n, "kv_num_heads", 0);
+
+	if (heads_of(g, n, 0, hq, q) < 0 || heads_of(g, n, 1, hkv, k) < 0 ||
+	    heads_of(g, n, 2, hkv, v) < 0)
+		return -1;
+	if (q->flat != k->flat || k->flat != v->flat || k->h != v->h || q->d != k->d ||
+	    !dim_eq(q->b, k->b) || !dim_eq(k->b, v->b) || !dim_eq(k->s, v->s) ||
+	    k->h == 0 || q->h % k->h) {
+		diag_error(g->ctx, "%s: Q, K and V do not agree in form, batch, heads, sequence or "
+			   "head size", node_loc(g, n));
+		return -1;
+	}
+	if (node_in(g, n, 1)->dtype != node_in(g, n, 0)->dtype ||
+	    node_in(g, n, 2)->dtype != node_in(g, n, 0)->dtype) {
+		diag_error(g->ctx, "%s: Q, K and V must have one type", node_loc(g, n));
+		return -1;
+	}
+	return 0;
+}
+
+/* The scores' shape [B, Hq, Sq, Skv], which the mask broadcasts to. */
+static struct shape attn_scores(const struct heads *q, const struct heads *k)
+{
+	struct shape s = { 4, { q->b, dim_const(q->h), q->s, k->s } };
+
+	return s;
+}
+
+/*
+ * Y: [B, Hq, Sq, Dv], or [B, Sq, Hq * Dv] for 3-D inputs. The cache inputs
+ * (past_key, past_value) and the outputs after Y are not supported.
+ */
+int infer_attention(struct graph *g, struct node *n)
+{
+	struct heads q, k, v;
+	struct value *m;
+	struct shape y, sc, r;
+	enum dtype t;
+
+	if (infer_arity(g, n, 3, 6, -1) < 0 || attn_inputs(g, n, &q, &k, &v) < 0)
+		return -1;
+	if (node_in(g, n, 4) || node_in(g, n, 5)) {
+		diag_error(g->ctx, "%s: past_key and past_value are not supported", node_loc(g, n));
+		return -1;
+	}
+	for (int i = 1; i < n->n_out; i++)
+		if (node_out(g, n, i)) {
+			diag_error(g->ctx, "%s: outputs present_key, present_value and "
+				   "qk_matmul_output are not supported", node_loc(g, n));
+			return -1;
+		}
+	t = node_in(g, n, 0)->dtype;
+	if (node_attr(n, "softmax_precision") &&
+	    !dtype_is_float(dtype_from_onnx((int)node_attr_int(n, "softmax_precision", 1)))) {
+		diag_error(g->ctx, "%s: softmax_precision %lld is not supported", node_loc(g, n),
+			   (long long)node_attr_int(n, "softmax_precision", 1));
+		return -1;
+	}
+	sc = attn_scores(&q, &k);
+	if ((m = node_in(g, n, 3))) {
+		if (!(m = infer_input(g, n, 3)))
+			return -1;
+		if ((m->dtype != DTYPE_BOOL && m->dtype != t) ||
+		    !shape_broadcast(&m->shape, &sc, &r) || !shape_eq(&r, &sc)) {
+			diag_error(g->ctx, "%s: attn_mask must be bool or Q's type and broadcast to "
+				   "[batch, q_heads, q_seq, kv_seq]", node_loc(g, n));
+			return -1;
+		}
+	}
+	y = q.view;
+	y.d[3] = dim_const(v.d);
+	if (q.flat) {
+		y.rank = 3;
+		y.d[2] = dim_const(q.h * v.d);
+	}
+	infer_set(g, n, 0, t, &y);
+	return 0;
+}
+
+/*
+ * The score of query i and key j: (q . k) * scale, softcapped, plus the
+ * mask's bias (-inf where a bool mask is false or causality forbids j).
+ */
+static struct tir *attn_score(struct lower *L, const struct heads *q, const struct heads *k,
+			      struct tir **qi, struct tir *j, enum dtype ct)
+{
+	struct tir_builder *b = L->b;
+	const struct value *m = lower_in(L, 3);
+	double scale = node_attr_float(L->n, "scale", 1 / sqrt((double)q->d));
+	double cap = node_attr_float(L->n, "softcap", 0);
+	struct tir *kh = tir_bin(b, BIN_DIV, qi[1], tir_int(b, q->h / k->h));
+	struct tir *acc = tir_let(b, "qk", tir_const(b, ct, 0)), *d, *s, *ninf;
+
+	d = tir_loop(b, tir_int(b, q->d));
+	tir_assign(b, acc, tir_add(b, acc, tir_mul(b,
+		tir_cast(b, ct, tir_load(b, L->in[0], heads_offset(L, q, qi[0], qi[1], qi[2], d))),
+		tir_cast(b, ct, tir_load(b, L->in[1], heads_offset(L, k, qi[0], kh, j, d))))));
+	tir_end(b);
+	s = tir_mul(b, acc, tir_const(b, ct, scale));
+	if (cap > 0)
+		s = tir_mul(b, tir_const(b, ct, cap), tir_call1(b, INTRIN_TANH,
+			    tir_bin(b, BIN_DIV, s, tir_const(b, ct, cap))));
+	ninf = tir_const(b, ct, -INFINITY);
+	if (m) {
+		struct shape sc = attn_scores(q, k);
+		struct tir *mi[4] = { qi[0], qi[1], qi[2], j };
+		struct tir *mv = tir_load(b, L->in[3], lower_bcast_offset(L, &m->shape, &sc, mi));
+
+		s = m->dtype == DTYPE_BOOL ? tir_select(b, mv, s, ninf)
+			: tir_add(b, s, tir_cast(b, ct, mv));
+	}
+	if (node_attr_int(L->n, "is_causal", 0))
+		s = tir_select(b, tir_bin(b, BIN_GT, j, qi[2]), ninf, s);
+	return tir_let(b, "s", s);
+}
+
+/*
+ * Per query row (parallel): the row's largest score, then the softmax
+ * weights times V summed into Y, then Y divided by the weights' sum. A row
+ * that every key is masked from is zero.
+ */
+int lower_attention(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct heads q, k, v, y;
+	enum dtype t = lower_out(L, 0)->dtype, ct = t;
+	struct tir *qi[3], *j, *mx, *sum, *p, *d, *kh, *off, *ninf;
+
+	if (attn_inputs(L->g, (struct node *)L->n, &q, &k, &v) < 0)
+		return -1;
+	if (node_attr(L->n, "softmax_precision"))
+		ct = dtype_from_onnx((int)node_attr_int(L->n, "softmax_precision", 1));
+	/* Y: Q's batch, heads and rows, V's head size, in Q's form */
+	y = v;
+	y.view.d[0] = q.b;
+	y.view.d[y.flat ? 2 : 1] = dim_const(q.h);
+	y.view.d[y.flat ? 1 : 2] = q.s;
+	ninf = tir_const(b, ct, -INFINITY);
+	qi[0] = tir_loop(b, tir_dim(b, q.b));
+	tir_mark_parallel(b);
+	qi[1] = tir_loop(b, tir_int(b, q.h));
+	tir_mark_parallel(b);
+	qi[2] = tir_loop(b, tir_dim(b, q.s));
+	tir_mark_parallel(b);
+	kh = tir_let(b, "kh", tir_bin(b, BIN_DIV, qi[1], tir_int(b, q.h / k.h)));
+	mx = tir_let(b, "mx", ninf);
+	j = tir_loop(b, tir_dim(b, k.s));
+	tir_assign(b, mx, tir_bin(b, BIN_MAX, mx, attn_score(L, &q, &k, qi, j, ct)));
+	tir_end(b);
+	d = tir_loop(b, tir_int(b, v.d));
+	tir_store(b, L->out[0], heads_offset(L, &y, qi[0], qi[1], qi[2], d), tir_const(b, t, 0));
+	tir_end(b);
+	sum = tir_let(b, "sum", tir_const(b, ct, 0));
+	j = tir_loop(b, tir_dim(b, k.s));
+	p = tir_select(b, tir_bin(b, BIN_EQ, mx, ninf), tir_const(b, ct, 0),
+		       tir_call1(b, INTRIN_EXP, tir_bin(b, BIN_SUB, attn_score(L, &q, &k, qi, j, ct),
+							mx)));
+	p = tir_let(b, "p", p);
+	tir_assign(b, sum, tir_add(b, sum, p));
+	d = tir_loop(b, tir_int(b, v.d));
+	off = tir_let(b, "off", heads_offset(L, &y, qi[0], qi[1], qi[2], d));
+	tir_store(b, L->out[0], off, tir_add(b, tir_load(b, L->out[0], off), tir_cast(b, t,
+		  tir_mul(b, p, tir_cast(b, ct, tir_load(b, L->in[2], heads_offset(L, &v, qi[0],
+								kh, j, d)))))));
+	tir_end(b);
+	tir_end(b);
+	d = tir_loop(b, tir_int(b, v.d));
+	off = tir_let(b, "off", heads_offset(L, &y, qi[0], qi[1], qi[2], d));
+	tir_store(b, L->out[0], off, tir_select(b, tir_bin(b, BIN_EQ, sum, tir_const(b, ct, 0)),
+						tir_const(b, t, 0),
+						tir_bin(b, BIN_DIV, tir_load(b, L->out[0], off),
+							tir_cast(b, t, sum))));
+	tir_end(b);
+	lower_end_loops(L, 3);
+	return 0;
+}
