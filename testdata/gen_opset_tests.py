@@ -173,6 +173,38 @@ def widen_tests():
         v = xs[0] * s
         good("%s_22" % op.lower(), 22, [node(op, ["x"], ["y"])], {"x": v},
              {"y": f(v).astype(np.float32)})
+    x = xs[1]
+    act22 = [("Elu", {}, lambda v: np.where(v < 0, np.exp(v) - 1, v)),
+             ("Selu", {}, lambda v: 1.0507009873554805 * np.where(v > 0, v, 1.6732632423543772 *
+                                                                  (np.exp(v) - 1))),
+             ("HardSigmoid", {}, lambda v: np.clip(0.2 * v + 0.5, 0, 1)),
+             ("HardSwish", {}, lambda v: v * np.clip(v / 6 + 0.5, 0, 1)),
+             ("ThresholdedRelu", {"alpha": 0.5}, lambda v: np.where(v > 0.5, v, 0)),
+             ("Softplus", {}, lambda v: np.log1p(np.exp(v))),
+             ("Cosh", {}, np.cosh), ("Sinh", {}, np.sinh), ("Asinh", {}, np.arcsinh)]
+    for op, attrs, f in act22:
+        good("%s_22" % op.lower(), 22, [node(op, ["x"], ["y"], **attrs)], {"x": x},
+             {"y": f(x.astype(np.float64)).astype(np.float32)})
+    good("dropout_22", 22, [node("Dropout", ["x"], ["y"])], {"x": x}, {"y": x})
+    good("lpnormalization_22", 22, [node("LpNormalization", ["x"], ["y"], p=2, axis=1)],
+         {"x": x}, {"y": (x / np.sqrt((x.astype(np.float64) ** 2).sum(1, keepdims=True)))
+                    .astype(np.float32)})
+    img, w, bias = randn(1, 3, 4, 4), randn(2, 3, 1, 1), randn(2)
+    good("conv_22", 22, [node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[1, 1])],
+         {"x": img, "w": w, "b": bias},
+         {"y": (np.einsum("oc,nchw->nohw", w[:, :, 0, 0].astype(np.float64), img) +
+                bias[None, :, None, None]).astype(np.float32)})
+    good("maxpool_22", 22, [node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2])],
+         {"x": img}, {"y": img.reshape(1, 3, 2, 2, 2, 2).max(axis=(3, 5))})
+    good("globalaveragepool_22", 22, [node("GlobalAveragePool", ["x"], ["y"])], {"x": img},
+         {"y": img.mean(axis=(2, 3), keepdims=True)})
+    sc, bi = randn(3), randn(3)
+    mean = img.astype(np.float64).mean(axis=(2, 3), keepdims=True)
+    var = img.astype(np.float64).var(axis=(2, 3), keepdims=True)
+    good("instancenormalization_22", 22,
+         [node("InstanceNormalization", ["x", "s", "b"], ["y"])], {"x": img, "s": sc, "b": bi},
+         {"y": ((img - mean) / np.sqrt(var + 1e-5) * sc[None, :, None, None] +
+                bi[None, :, None, None]).astype(np.float32)})
     good("eyelike_22", 22, [node("EyeLike", ["x"], ["y"], k=1)], {"x": xs[0]},
          {"y": np.eye(2, 3, 1, dtype=np.float32)})
 

@@ -56,6 +56,7 @@ static int ccp_shape(struct graph *g, struct node *n, struct shape *out)
 	return 0;
 }
 
+/* Y is X with the target lengths on the chosen axes. */
 int infer_centercroppad(struct graph *g, struct node *n)
 {
 	struct shape s;
