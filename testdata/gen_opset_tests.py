@@ -657,6 +657,19 @@ def bad_tests():
         "opset 24 is newer than the newest supported (23)")
 
 
+    # the element types of opsets 21 and 23 (int4 is 22, float4e2m1 23) stay unsupported
+    g = helper.make_graph([node("Identity", ["x"], ["y"])], "int4",
+                          [helper.make_tensor_value_info("x", 22, [4])],
+                          [helper.make_tensor_value_info("y", 22, [4])])
+    m = helper.make_model(g, producer_name="collagec-opset-test",
+                          opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    BAD.append(("int4_input_21", m, "input 'x' has element type int4 (22), which is not "
+                "supported"))
+    bad("cast_23_float4", 23, [node("Cast", ["x"], ["y"], to=23)], {"x": x}, {"y": x},
+        "cast to ONNX type 23 is not supported")
+
+
 def write(outdir):
     for name, m, inputs, outputs in GOOD:
         d = os.path.join(outdir, "good", name)
