@@ -129,6 +129,10 @@ def split_pad_tests():
          [const("pads", np.array([0, 1, 0, 2], np.int64)),
           node("Pad", ["x", "pads", "", ""], ["y"], mode="wrap")],
          {"x": x[0]}, {"y": np.pad(x[0], [(0, 0), (1, 2)], mode="wrap")})
+    good("pad_18_reflect_axes", 18,
+         [const("pads", np.array([2, 1], np.int64)), const("axes", np.array([2], np.int64)),
+          node("Pad", ["x", "pads", "", "axes"], ["y"], mode="reflect")],
+         {"x": x}, {"y": np.pad(x, [(0, 0), (0, 0), (2, 1)], mode="reflect")})
     good("pad_23_edge_axes", 23,
          [const("pads", np.array([2, 1], np.int64)), const("axes", np.array([0], np.int64)),
           node("Pad", ["x", "pads", "", "axes"], ["y"], mode="edge")],
@@ -416,6 +420,21 @@ def resize_tests():
          node("Resize", ["x", "", "", "sz"], ["y"], axes=[2, 3],
               keep_aspect_ratio_policy="fit")],
         {"x": x}, {"y": x}, "keep_aspect_ratio_policy 'fit' is not supported")
+    # tf_crop_and_resize on one axis: roi holds that axis's start and end
+    x = randn(1, 1, 4, 6)
+    n, out, rb, re_ = 6, 4, 0.2, 0.7
+    crop = np.empty((1, 1, 4, out), np.float64)
+    for o in range(out):
+        c = rb * (n - 1) + o * (re_ - rb) * (n - 1) / (out - 1)
+        i0 = math.floor(c)
+        r = c - i0
+        v = (1 - r) * x[..., min(i0, n - 1)] + r * x[..., min(i0 + 1, n - 1)]
+        crop[..., o] = v if 0 <= c <= n - 1 else 0
+    good("resize_18_axes_tf_crop_and_resize", 18,
+         [const("roi", np.array([rb, re_], np.float32)), const("sz", np.array([out], np.int64)),
+          node("Resize", ["x", "roi", "", "sz"], ["y"], axes=[3], mode="linear",
+               coordinate_transformation_mode="tf_crop_and_resize")],
+         {"x": x}, {"y": crop.astype(np.float32)})
     for mode in ("linear", "nearest"):
         good("resize_19_half_pixel_symmetric_%s" % mode, 19,
              [const("sc", np.array([1, 1, 1.7, 2.3], np.float32)),
