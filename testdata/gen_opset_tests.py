@@ -336,7 +336,8 @@ def pool_tests():
 
 # ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
 
-def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75):
+def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
+                exclude=False):
     """Resizes axis ax of y (float64) to out elements, one axis at a time."""
     n = y.shape[ax]
     width = scale * n
@@ -368,7 +369,36 @@ def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=
              ((A + 2) * r - (A + 3)) * r * r + 1,
              ((A + 2) * (1 - r) - (A + 3)) * (1 - r) * (1 - r) + 1,
              ((A * (2 - r) - 5 * A) * (2 - r) + 8 * A) * (2 - r) - 4 * A]
+        if exclude:
+            w = [w[j] if 0 <= i0 - 1 + j < n else 0 for j in range(4)]
+            w = [v / sum(w) for v in w]
         res.append(sum(w[j] * tap(i0 - 1 + j) for j in range(4)))
+    return np.stack(res, axis=ax)
+
+
+def resize_axis_aa(y, ax, out, scale, mode, A=-0.75, exclude=False):
+    """Antialiased half_pixel downscaling of axis ax: the filter stretched by 1 / scale."""
+    n = y.shape[ax]
+    start = math.floor((-1 if mode == "linear" else -2) / scale) + 1
+    res = []
+    for o in range(out):
+        c = (o + 0.5) / scale - 0.5
+        base = math.ceil(c) - 1 + start
+        idx = [base + t for t in range(2 - 2 * start)]
+
+        def f(u):
+            u = abs(u)
+            if mode == "linear":
+                return max(0.0, 1 - u)
+            if u <= 1:
+                return ((A + 2) * u - (A + 3)) * u * u + 1
+            return ((A * u - 5 * A) * u + 8 * A) * u - 4 * A if u < 2 else 0.0
+        w = np.array([f((i - c) * scale) for i in idx])
+        if exclude:
+            w = np.where([0 <= i < n for i in idx], w, 0)
+        w = w / w.sum()
+        res.append(sum(w[t] * np.take(y, min(max(i, 0), n - 1), axis=ax)
+                       for t, i in enumerate(idx)))
     return np.stack(res, axis=ax)
 
 
@@ -411,10 +441,22 @@ def resize_tests():
          [const("sc", np.array([1, 1, 2, 1.5], np.float32)),
           node("Resize", ["x", "", "sc"], ["y"], mode="linear", antialias=1)],
          {"x": x}, {"y": resize_ref(x, [1, 1, 8, 9], [1, 1, 2, 1.5], "half_pixel", "linear")})
-    bad("resize_18_antialias_downscale", 18,
-        [const("sc", np.array([1, 1, 0.5, 1], np.float32)),
-         node("Resize", ["x", "", "sc"], ["y"], mode="linear", antialias=1)],
-        {"x": x}, {"y": x}, "antialias when downscaling is not supported")
+    xa = randn(1, 2, 9, 11)
+    for mode, excl in (("linear", 0), ("cubic", 0), ("cubic", 1)):
+        # axis 2 down by 0.4 with the stretched filter, axis 3 up by 1.5 as usual
+        y = resize_axis_aa(xa.astype(np.float64), 2, 3, np.float32(0.4), mode, exclude=excl)
+        y = resize_axis(y, 3, 16, np.float32(1.5), "half_pixel", mode, exclude=excl)
+        good("resize_18_antialias_%s_exclude%d" % (mode, excl), 18,
+             [const("sc", np.array([1, 1, 0.4, 1.5], np.float32)),
+              node("Resize", ["x", "", "sc"], ["y"], mode=mode, antialias=1,
+                   exclude_outside=excl)],
+             {"x": xa}, {"y": y.astype(np.float32)})
+    y = resize_axis_aa(xa.astype(np.float64), 2, 4, 4 / 9, "linear")
+    y = resize_axis_aa(y, 3, 3, 3 / 11, "linear")
+    good("resize_18_antialias_sizes_both_axes", 18,
+         [const("sz", np.array([4, 3], np.int64)),
+          node("Resize", ["x", "", "", "sz"], ["y"], axes=[2, 3], mode="linear", antialias=1)],
+         {"x": xa}, {"y": y.astype(np.float32)})
     bad("resize_18_bad_policy", 18,
         [const("sz", np.array([7, 8], np.int64)),
          node("Resize", ["x", "", "", "sz"], ["y"], axes=[2, 3],

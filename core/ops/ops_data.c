@@ -1379,7 +1379,7 @@ static int resize_modes(struct graph *g, struct node *n, bool old, struct resize
 	p->coord = (enum rs_coord)c;
 	p->nearest = (enum rs_nearest)r;
 	p->keep = (enum rs_keep)k;
-	/* the filter is stretched only when downscaling (checked per axis) */
+	/* the filter is stretched only when downscaling (see resize_taps_aa) */
 	p->antialias = p->mode != RS_NEAREST && node_attr_int(n, "antialias", 0) != 0;
 	return 0;
 }
@@ -1573,12 +1573,6 @@ static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 		}
 		p->out.d[k] = dim_const((int64_t)floor(len));
 	}
-	for (int k = 0; k < r; k++)
-		if (p->antialias && !p->same[k] && p->scale[k] < 1) {
-			diag_error(g->ctx, "%s: antialias when downscaling is not supported",
-				   node_loc(g, n));
-			return -1;
-		}
 	return 0;
 }
 
@@ -1653,6 +1647,11 @@ static struct tir *resize_coord(struct lower *L, const struct resize_plan *p, st
 struct taps {
 	int n;
 	struct tir *at[4], *w[4];	/* input indices and weights (none for nearest) */
+	/* antialias (resize_taps_aa): a loop over n taps from i0 + start instead */
+	bool loop;
+	int64_t start, in;
+	double s;			/* the scale that stretches the filter */
+	struct tir *c, *i0, *wsum;	/* coordinate, base index, the weights' sum */
 };
 
 /* Fills the taps (clamped input indices and weights) of coordinate c on an axis of length in. */
@@ -1663,6 +1662,7 @@ static void resize_taps(struct lower *L, const struct resize_plan *p, struct tir
 	struct tir *dim = tir_int(b, in), *fl, *r, *i0, *sum = NULL;
 	double A = p->cubic_a;
 
+	t->loop = false;
 	if (p->mode == RS_NEAREST) {
 		enum rs_nearest m = p->nearest;
 
@@ -1732,24 +1732,99 @@ static void resize_taps(struct lower *L, const struct resize_plan *p, struct tir
 	}
 }
 
+/* The antialias filter at distance u (in output pixels): a triangle or the cubic kernel. */
+static struct tir *aa_weight(struct lower *L, const struct resize_plan *p, struct tir *u)
+{
+	struct tir_builder *b = L->b;
+	double A = p->cubic_a;
+	struct tir *x = tir_let(b, "u", tir_call1(b, INTRIN_FABS, u)), *near, *far;
+
+	if (p->mode == RS_LINEAR)
+		return tir_bin(b, BIN_MAX, f64(L, 0), tir_bin(b, BIN_SUB, f64(L, 1), x));
+	/* ((A + 2) x - (A + 3)) x^2 + 1 within 1, ((A x - 5A) x + 8A) x - 4A within 2 */
+	near = tir_add(b, tir_mul(b, tir_mul(b, tir_bin(b, BIN_SUB, tir_mul(b, f64(L, A + 2), x),
+							f64(L, A + 3)), x), x), f64(L, 1));
+	far = tir_bin(b, BIN_SUB, tir_mul(b, tir_add(b, tir_mul(b, tir_bin(b, BIN_SUB,
+			tir_mul(b, f64(L, A), x), f64(L, 5 * A)), x), f64(L, 8 * A)), x), f64(L, 4 * A));
+	return tir_select(b, tir_bin(b, BIN_LE, x, f64(L, 1)), near,
+			  tir_select(b, tir_bin(b, BIN_LT, x, f64(L, 2)), far, f64(L, 0)));
+}
+
+/* Weight of tap j of a looped axis, zero outside the input under exclude_outside. */
+static struct tir *aa_tap_weight(struct lower *L, const struct resize_plan *p,
+				 const struct taps *t, struct tir *idx)
+{
+	struct tir_builder *b = L->b;
+	struct tir *w = aa_weight(L, p, tir_mul(b, tir_bin(b, BIN_SUB, tir_cast(b, DTYPE_F64, idx),
+							  t->c), f64(L, t->s)));
+
+	if (p->exclude_outside)
+		w = tir_select(b, in_range(L, idx, tir_int(b, t->in)), w, f64(L, 0));
+	return w;
+}
+
+/*
+ * Antialiased linear or cubic taps when downscaling by s: the filter is
+ * stretched by 1 / s, so 2 - 2 * start taps from ceil(c) - 1 + start,
+ * start = floor(-1 / s) + 1 (linear) or floor(-2 / s) + 1 (cubic), weighted
+ * by the filter at (index - c) * s and normalised by their sum (the taps
+ * inside the input only, under exclude_outside); outside indices clamp.
+ */
+static void resize_taps_aa(struct lower *L, const struct resize_plan *p, struct tir *c,
+			   double scale, int64_t in, struct taps *t)
+{
+	struct tir_builder *b = L->b;
+	struct tir *j, *idx;
+
+	memset(t, 0, sizeof(*t));
+	t->loop = true;
+	t->s = scale;
+	t->in = in;
+	t->start = (int64_t)floor((p->mode == RS_LINEAR ? -1 : -2) / scale) + 1;
+	t->n = (int)(2 - 2 * t->start);
+	t->c = c;
+	t->i0 = tir_let(b, "i0", tir_add(b, tir_cast(b, DTYPE_I64, tir_bin(b, BIN_SUB,
+				tir_call1(b, INTRIN_CEIL, c), f64(L, 1))), tir_int(b, t->start)));
+	t->wsum = tir_let(b, "wsum", f64(L, 0));
+	j = tir_loop(b, tir_int(b, t->n));
+	idx = tir_let(b, "ix", tir_add(b, t->i0, j));
+	tir_assign(b, t->wsum, tir_add(b, t->wsum, aa_tap_weight(L, p, t, idx)));
+	tir_end(b);
+}
+
 /*
  * Weighted sum of the taps of resized axes a.. (float64), nested like the
  * ONNX reference: sum_i w_i * (sum_j w_j * (...)), the last axis innermost.
  */
-static struct tir *resize_sum(struct lower *L, const struct taps *taps, const int *ax, int nax,
-			      int a, struct tir **xi)
+static struct tir *resize_sum(struct lower *L, const struct resize_plan *p,
+			      const struct taps *taps, const int *ax, int nax, int a, struct tir **xi)
 {
+	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0);
 	struct tir *acc = NULL;
 
 	if (a == nax)
 		return tir_cast(L->b, DTYPE_F64, tir_load(L->b, L->in[0],
 							  lower_offset(L, &x->shape, xi)));
+	if (taps[a].loop) {
+		/* an antialiased axis sums its taps in a loop */
+		struct tir *j, *idx, *w;
+
+		acc = tir_let(b, "acc", f64(L, 0));
+		j = tir_loop(b, tir_int(b, taps[a].n));
+		idx = tir_let(b, "ix", tir_add(b, taps[a].i0, j));
+		w = tir_let(b, "w", aa_tap_weight(L, p, &taps[a], idx));
+		xi[ax[a]] = tir_let(b, "at", clamp_index(L, idx, tir_int(b, taps[a].in)));
+		tir_assign(b, acc, tir_add(b, acc, tir_mul(b, w, resize_sum(L, p, taps, ax, nax,
+									      a + 1, xi))));
+		tir_end(b);
+		return tir_bin(b, BIN_DIV, acc, taps[a].wsum);
+	}
 	for (int j = 0; j < taps[a].n; j++) {
 		struct tir *v;
 
 		xi[ax[a]] = taps[a].at[j];
-		v = tir_mul(L->b, taps[a].w[j], resize_sum(L, taps, ax, nax, a + 1, xi));
+		v = tir_mul(L->b, taps[a].w[j], resize_sum(L, p, taps, ax, nax, a + 1, xi));
 		acc = acc ? tir_add(L->b, acc, v) : v;
 	}
 	return acc;
@@ -1788,7 +1863,10 @@ int lower_resize(struct lower *L)
 					o = tir_bin(b, BIN_LOR, outside, o);
 				outside = tir_let(b, "out", o);
 			}
-			resize_taps(L, &p, c, p.scale[k], in, &taps[nax]);
+			if (p.antialias && p.scale[k] < 1)
+				resize_taps_aa(L, &p, c, p.scale[k], in, &taps[nax]);
+			else
+				resize_taps(L, &p, c, p.scale[k], in, &taps[nax]);
 			ax[nax++] = k;
 		}
 	}
@@ -1797,7 +1875,7 @@ int lower_resize(struct lower *L)
 			xi[ax[a]] = taps[a].at[0];
 		acc = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
 	} else {
-		acc = resize_sum(L, taps, ax, nax, 0, xi);
+		acc = resize_sum(L, &p, taps, ax, nax, 0, xi);
 	}
 	if (outside)
 		acc = tir_select(b, outside, tir_const(b, x->dtype, p.extrapolation),
