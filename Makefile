@@ -88,5 +88,10 @@ install: $(BUILD)/collagec
 	for f in patterns/*.pat; do [ ! -f "$$f" ] || \
 		install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/collagec/patterns/; done
 
+# generated tables (see the generators' headers); review the diff
+regen:
+	/usr/bin/python3 tools/gen-op-attrs.py >core/ops/attrs.def.tmp
+	mv core/ops/attrs.def.tmp core/ops/attrs.def
+
 clean:
 	rm -rf build build-asan

@@ -410,9 +410,9 @@ struct graph *onnx_import(struct collagec_ctx *ctx, const char *path)
 	if (!im.g->opset) {
 		diag_error(ctx, "%s: model imports no default-domain opset", im.base);
 		rc = -1;
-	} else if (im.g->opset > 17) {
-		diag_error(ctx, "%s: opset %lld is newer than the newest supported (17)",
-			   im.base, (long long)im.g->opset);
+	} else if (im.g->opset > ONNX_OPSET_MAX) {
+		diag_error(ctx, "%s: opset %lld is newer than the newest supported (%d)",
+			   im.base, (long long)im.g->opset, ONNX_OPSET_MAX);
 		rc = -1;
 	}
 	im.g->producer = arena_printf(&ctx->arena, "%s%s%s",

@@ -9,7 +9,10 @@
  *   Pad      <11  pads (paddings) / value attrs -> inputs 1, 2
  *   TopK     <10  k attr                 -> input 1
  *   Split, Squeeze, Unsqueeze, ReduceSum <13  attr -> input 1
- *   Reduce* (all opsets here)   axes attr -> input 1
+ *   other Reduce*  <18  axes attr -> input 1
+ *
+ * Forms that opset 18 added next to the old ones (Split's num_outputs,
+ * Pad's axes input, Resize's axes) are read by the ops themselves.
  */
 #include "onnx.h"
 
@@ -138,7 +141,7 @@ int onnx_normalize(struct graph *g)
 			}
 			break;
 		default:
-			if (is_reduce(n->op) && (n->op != OP_REDUCESUM || opset < 13))
+			if (is_reduce(n->op) && opset < (n->op == OP_REDUCESUM ? 13 : 18))
 				attr_to_input(g, n, "axes", 1);
 			break;
 		}

@@ -27,7 +27,7 @@ const char *onnx_type_name(int onnx_type)
 		"undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64",
 		"string", "bool", "float16", "double", "uint32", "uint64", "complex64",
 		"complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
-		"float8e5m2fnuz",
+		"float8e5m2fnuz", "uint4", "int4", "float4e2m1", "float8e8m0", "uint2", "int2",
 	};
 
 	return onnx_type >= 0 && onnx_type < (int)ARRAY_SIZE(names) ? names[onnx_type] : "unknown";

@@ -485,6 +485,37 @@ struct pad_plan {
 	struct shape out;
 };
 
+/*
+ * Spreads pads over the axes: all of them, or (opset 18+) those of the
+ * constant input 3, the other axes unpadded. -1 after a diagnostic.
+ */
+static int pad_axes(struct graph *g, struct node *n, int r, int64_t np, const int64_t *pads,
+		    struct pad_plan *p)
+{
+	int64_t all[MAX_RANK], *axes = all, na = r;
+
+	for (int k = 0; k < r; k++) {
+		all[k] = k;
+		p->pb[k] = p->pe[k] = 0;
+	}
+	if (node_in(g, n, 3) && infer_const_ints(g, n, 3, &axes, &na) < 0)
+		return -1;
+	if (np != 2 * na) {
+		diag_error(g->ctx, "%s: pads has %lld values, expected %lld", node_loc(g, n),
+			   (long long)np, 2 * (long long)na);
+		return -1;
+	}
+	for (int i = 0; i < na; i++) {
+		int a = infer_axis(g, n, axes[i], r);
+
+		if (a < 0)
+			return -1;
+		p->pb[a] = pads[i];
+		p->pe[a] = pads[i + na];
+	}
+	return 0;
+}
+
 static int pad_plan(struct graph *g, struct node *n, struct pad_plan *p)
 {
 	static const char *const modes[] = { "constant", "reflect", "edge", "wrap" };
@@ -503,18 +534,13 @@ static int pad_plan(struct graph *g, struct node *n, struct pad_plan *p)
 		diag_error(g->ctx, "%s: pad mode '%s' is not supported", node_loc(g, n), mode);
 		return -1;
 	}
-	if (np != 2 * r) {
-		diag_error(g->ctx, "%s: pads has %lld values, expected %d", node_loc(g, n),
-			   (long long)np, 2 * r);
+	if (pad_axes(g, n, r, np, pads, p) < 0)
 		return -1;
-	}
 	p->out = x->shape;
 	for (int k = 0; k < r; k++) {
 		struct dim d = x->shape.d[k];
 		int64_t len;
 
-		p->pb[k] = pads[k];
-		p->pe[k] = pads[k + r];
 		if (!p->pb[k] && !p->pe[k])
 			continue;
 		if (!dim_is_const(d)) {
@@ -547,7 +573,7 @@ int infer_pad(struct graph *g, struct node *n)
 	struct pad_plan p;
 	struct value *v;
 
-	if (infer_arity(g, n, 2, 3, 1) < 0 || pad_plan(g, n, &p) < 0)
+	if (infer_arity(g, n, 2, 4, 1) < 0 || pad_plan(g, n, &p) < 0)
 		return -1;
 	if ((v = node_in(g, n, 2)) && v->has_shape && shape_is_static(&v->shape) &&
 	    shape_numel_static(&v->shape) != 1) {
@@ -929,11 +955,12 @@ int lower_gathernd(struct lower *L)
 
 /* ---- ScatterElements, Scatter (its opset 9-10 name) and ScatterND ---- */
 
-enum scatter_red { RED_NONE, RED_ADD, RED_MUL, RED_COUNT };
+/* max and min came with opset 18 */
+enum scatter_red { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN, RED_COUNT };
 
 static int scatter_reduction(struct graph *g, const struct node *n)
 {
-	static const char *const names[RED_COUNT] = { "none", "add", "mul" };
+	static const char *const names[RED_COUNT] = { "none", "add", "mul", "max", "min" };
 	const char *r = node_attr_str(n, "reduction", "none");
 
 	for (int i = 0; i < RED_COUNT; i++)
@@ -986,6 +1013,8 @@ static void scatter_store(struct lower *L, struct tir *off, struct tir *v)
 	switch (scatter_reduction(L->g, L->n)) {
 	case RED_ADD: v = tir_add(b, old, v); break;
 	case RED_MUL: v = tir_mul(b, old, v); break;
+	case RED_MAX: v = tir_bin(b, BIN_MAX, old, v); break;
+	case RED_MIN: v = tir_bin(b, BIN_MIN, old, v); break;
 	default: break;
 	}
 	tir_store(b, L->out[0], off, v);
@@ -1331,8 +1360,10 @@ int lower_reversesequence(struct lower *L)
 enum rs_mode { RS_NEAREST, RS_LINEAR, RS_CUBIC };
 enum rs_coord {
 	RC_HALF_PIXEL, RC_PYTORCH_HALF_PIXEL, RC_ALIGN_CORNERS, RC_ASYMMETRIC,
-	RC_TF_HALF_PIXEL_FOR_NN, RC_TF_CROP_AND_RESIZE, RC_COUNT
+	RC_TF_HALF_PIXEL_FOR_NN, RC_TF_CROP_AND_RESIZE, RC_HALF_PIXEL_SYMMETRIC, RC_COUNT
 };
+/* Resize-18 keep_aspect_ratio_policy: how sizes are read */
+enum rs_keep { RK_STRETCH, RK_NOT_LARGER, RK_NOT_SMALLER, RK_COUNT };
 /* RN_SIMPLE: Upsample and Resize-10: floor, or ceil when downsampling */
 enum rs_nearest { RN_ROUND_PREFER_FLOOR, RN_ROUND_PREFER_CEIL, RN_FLOOR, RN_CEIL, RN_SIMPLE };
 
@@ -1340,6 +1371,8 @@ struct resize_plan {
 	enum rs_mode mode;
 	enum rs_coord coord;
 	enum rs_nearest nearest;
+	enum rs_keep keep;
+	bool antialias;
 	double scale[MAX_RANK];			/* output / input, as the coordinates use it */
 	double roi_b[MAX_RANK], roi_e[MAX_RANK];	/* tf_crop_and_resize */
 	bool same[MAX_RANK];			/* axis copied unchanged */
@@ -1366,11 +1399,12 @@ static int resize_modes(struct graph *g, struct node *n, bool old, struct resize
 	static const char *const modes[] = { "nearest", "linear", "cubic" };
 	static const char *const coords[RC_COUNT] = {
 		"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-		"tf_half_pixel_for_nn", "tf_crop_and_resize",
+		"tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric",
 	};
 	static const char *const nearests[] = { "round_prefer_floor", "round_prefer_ceil",
 						"floor", "ceil" };
-	int m = pick(g, n, "mode", "nearest", modes, old ? 2 : 3), c, r;
+	static const char *const keeps[RK_COUNT] = { "stretch", "not_larger", "not_smaller" };
+	int m = pick(g, n, "mode", "nearest", modes, old ? 2 : 3), c, r, k;
 
 	if (m < 0)
 		return -1;
@@ -1385,10 +1419,14 @@ static int resize_modes(struct graph *g, struct node *n, bool old, struct resize
 	}
 	if ((c = pick(g, n, "coordinate_transformation_mode", "half_pixel", coords,
 		      RC_COUNT)) < 0 ||
-	    (r = pick(g, n, "nearest_mode", "round_prefer_floor", nearests, 4)) < 0)
+	    (r = pick(g, n, "nearest_mode", "round_prefer_floor", nearests, 4)) < 0 ||
+	    (k = pick(g, n, "keep_aspect_ratio_policy", "stretch", keeps, RK_COUNT)) < 0)
 		return -1;
 	p->coord = (enum rs_coord)c;
 	p->nearest = (enum rs_nearest)r;
+	p->keep = (enum rs_keep)k;
+	/* the filter is stretched only when downscaling (see resize_taps_aa) */
+	p->antialias = p->mode != RS_NEAREST && node_attr_int(n, "antialias", 0) != 0;
 	return 0;
 }
 
@@ -1422,7 +1460,10 @@ static int resize_sizes(struct graph *g, struct node *n, int64_t **sz, int64_t *
 	return 0;
 }
 
-/* Scales (attribute or constant input) or sizes (constant input) of all axes; -1 on error. */
+/*
+ * Scales (attribute or constant input) or sizes (constant input) of the r
+ * axes they refer to; -1 on error.
+ */
 static int resize_factors(struct graph *g, struct node *n, bool old, int r, double **sc,
 			  int64_t **sz)
 {
@@ -1451,7 +1492,7 @@ static int resize_factors(struct graph *g, struct node *n, bool old, int r, doub
 		return -1;
 	}
 	if ((nsc ? nsc : nsz) != r) {
-		diag_error(g->ctx, "%s: %s has %lld values for rank %d", node_loc(g, n),
+		diag_error(g->ctx, "%s: %s has %lld values for %d axes", node_loc(g, n),
 			   nsc ? "scales" : "sizes", (long long)(nsc ? nsc : nsz), r);
 		return -1;
 	}
@@ -1463,45 +1504,117 @@ static int resize_factors(struct graph *g, struct node *n, bool old, int r, doub
 	return 0;
 }
 
+/*
+ * The axes that scales, sizes and roi refer to: Resize-18's axes attribute,
+ * else all. Their count, or -1 after a diagnostic.
+ */
+static int resize_axes(struct graph *g, struct node *n, bool old, int r, int *axes)
+{
+	const int64_t *v;
+	int na = old ? -1 : node_attr_ints(n, "axes", &v);
+	bool seen[MAX_RANK] = { false };
+
+	if (na < 0) {
+		for (int k = 0; k < r; k++)
+			axes[k] = k;
+		return r;
+	}
+	if (na > r) {
+		diag_error(g->ctx, "%s: axes has %d values for rank %d", node_loc(g, n), na, r);
+		return -1;
+	}
+	for (int i = 0; i < na; i++) {
+		int a = infer_axis(g, n, v[i], r);
+
+		if (a < 0)
+			return -1;
+		if (seen[a]) {
+			diag_error(g->ctx, "%s: axis %d is repeated in axes", node_loc(g, n), a);
+			return -1;
+		}
+		seen[a] = true;
+		axes[i] = a;
+	}
+	return na;
+}
+
+/*
+ * keep_aspect_ratio_policy not_larger / not_smaller: the one scale of all
+ * resized axes, the smallest / largest of sizes[i] / input length. -1 after
+ * a diagnostic.
+ */
+static int resize_keep_scale(struct graph *g, struct node *n, const struct resize_plan *p,
+			     const struct shape *x, const int *axes, int na, const int64_t *sz,
+			     double *scale)
+{
+	for (int i = 0; i < na; i++) {
+		struct dim d = x->d[axes[i]];
+		double s;
+
+		if (!dim_is_const(d) || d.c == 0 || sz[i] < 0) {
+			diag_error(g->ctx, "%s: keep_aspect_ratio_policy needs constant non-empty "
+				   "input lengths and non-negative sizes", node_loc(g, n));
+			return -1;
+		}
+		s = (double)sz[i] / (double)d.c;
+		if (i == 0 || (p->keep == RK_NOT_LARGER ? s < *scale : s > *scale))
+			*scale = s;
+	}
+	return 0;
+}
+
 /* Output shape and per-axis coordinate parameters, shared by infer and lower. */
 static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 {
 	bool old = n->op == OP_UPSAMPLE || g->opset < 11, tf;
 	struct value *x = infer_input(g, n, 0);
-	double *sc, *roi = NULL;
+	double *sc, *roi = NULL, keep_scale = 1;
 	int64_t *sz, nroi;
-	int r;
+	int r, na, axes[MAX_RANK], at[MAX_RANK];
 
 	if (!x || resize_modes(g, n, old, p) < 0)
 		return -1;
 	r = x->shape.rank;
-	if (resize_factors(g, n, old, r, &sc, &sz) < 0)
+	if ((na = resize_axes(g, n, old, r, axes)) < 0 ||
+	    resize_factors(g, n, old, na, &sc, &sz) < 0)
 		return -1;
 	if (p->coord == RC_TF_CROP_AND_RESIZE) {
 		if (!node_in(g, n, 1) || const_doubles(g, n, 1, &roi, &nroi) < 0)
 			return -1;
-		if (nroi != 2 * r) {
+		if (nroi != 2 * na) {
 			diag_error(g->ctx, "%s: roi has %lld values, expected %d", node_loc(g, n),
-				   (long long)nroi, 2 * r);
+				   (long long)nroi, 2 * na);
 			return -1;
 		}
 	}
+	if (sz && p->keep != RK_STRETCH &&
+	    resize_keep_scale(g, n, p, &x->shape, axes, na, sz, &keep_scale) < 0)
+		return -1;
+	/* at[k]: the index of axis k in scales, sizes and roi, or -1 */
+	for (int k = 0; k < r; k++)
+		at[k] = -1;
+	for (int i = 0; i < na; i++)
+		at[axes[i]] = i;
 	tf = p->coord == RC_TF_CROP_AND_RESIZE || p->coord == RC_TF_HALF_PIXEL_FOR_NN;
 	p->out = x->shape;
 	for (int k = 0; k < r; k++) {
 		struct dim d = x->shape.d[k];
+		int i = at[k];
 		double len;
 
-		p->roi_b[k] = roi ? roi[k] : 0;
-		p->roi_e[k] = roi ? roi[k + r] : 1;
-		if (sc && !(sc[k] > 0)) {
-			diag_error(g->ctx, "%s: scale %g is not positive", node_loc(g, n), sc[k]);
+		p->roi_b[k] = roi && i >= 0 ? roi[i] : 0;
+		p->roi_e[k] = roi && i >= 0 ? roi[i + na] : 1;
+		p->scale[k] = 1;
+		p->same[k] = i < 0;
+		if (i < 0)
+			continue;
+		if (sc && !(sc[i] > 0)) {
+			diag_error(g->ctx, "%s: scale %g is not positive", node_loc(g, n), sc[i]);
 			return -1;
 		}
 		/* an axis kept as it is may be symbolic */
-		p->same[k] = !tf && (sc ? sc[k] == 1 : sz[k] == RESIZE_SAME ||
-						   dim_eq(d, dim_const(sz[k])));
-		p->scale[k] = 1;
+		p->same[k] = !tf && (sc ? sc[i] == 1 : p->keep != RK_STRETCH ? keep_scale == 1
+				     : sz[i] == RESIZE_SAME || dim_eq(d, dim_const(sz[i])));
 		if (p->same[k])
 			continue;
 		if (!dim_is_const(d)) {
@@ -1509,18 +1622,24 @@ static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 				   node_loc(g, n), k);
 			return -1;
 		}
-		if (sz && (d.c == 0 || sz[k] < 0 || sz[k] > DIM_LIMIT)) {
+		if (sz && p->keep != RK_STRETCH) {
+			/* round half up, as the spec says */
+			p->scale[k] = keep_scale;
+			p->out.d[k] = dim_const((int64_t)(keep_scale * (double)d.c + 0.5));
+			continue;
+		}
+		if (sz && (d.c == 0 || sz[i] < 0 || sz[i] > DIM_LIMIT)) {
 			diag_error(g->ctx, "%s: cannot resize axis %d from %lld to %lld",
-				   node_loc(g, n), k, (long long)d.c, (long long)sz[k]);
+				   node_loc(g, n), k, (long long)d.c, (long long)sz[i]);
 			return -1;
 		}
 		if (sz) {
-			p->scale[k] = (double)sz[k] / (double)d.c;
-			p->out.d[k] = dim_const(sz[k]);
+			p->scale[k] = (double)sz[i] / (double)d.c;
+			p->out.d[k] = dim_const(sz[i]);
 			continue;
 		}
-		p->scale[k] = sc[k];
-		len = (double)d.c * sc[k];
+		p->scale[k] = sc[i];
+		len = (double)d.c * sc[i];
 		if (p->coord == RC_TF_CROP_AND_RESIZE)
 			len *= p->roi_e[k] - p->roi_b[k];
 		if (!(len >= 0 && len < (double)DIM_LIMIT)) {
@@ -1575,6 +1694,12 @@ static struct tir *resize_coord(struct lower *L, const struct resize_plan *p, st
 	switch (p->coord) {
 	case RC_HALF_PIXEL:
 		return hp;
+	case RC_HALF_PIXEL_SYMMETRIC: {
+		/* shifts the half_pixel grid by the rounding of the output length */
+		double adjust = (double)p->out.d[axis].c / width;
+
+		return tir_add(b, f64(L, (double)in / 2 * (1 - adjust)), hp);
+	}
 	case RC_PYTORCH_HALF_PIXEL:
 		return width == 1 ? f64(L, -0.5) : hp;
 	case RC_ALIGN_CORNERS:
@@ -1598,6 +1723,11 @@ static struct tir *resize_coord(struct lower *L, const struct resize_plan *p, st
 struct taps {
 	int n;
 	struct tir *at[4], *w[4];	/* input indices and weights (none for nearest) */
+	/* antialias (resize_taps_aa): a loop over n taps from i0 + start instead */
+	bool loop;
+	int64_t start, in;
+	double s;			/* the scale that stretches the filter */
+	struct tir *c, *i0, *wsum;	/* coordinate, base index, the weights' sum */
 };
 
 /* Fills the taps (clamped input indices and weights) of coordinate c on an axis of length in. */
@@ -1608,6 +1738,7 @@ static void resize_taps(struct lower *L, const struct resize_plan *p, struct tir
 	struct tir *dim = tir_int(b, in), *fl, *r, *i0, *sum = NULL;
 	double A = p->cubic_a;
 
+	t->loop = false;
 	if (p->mode == RS_NEAREST) {
 		enum rs_nearest m = p->nearest;
 
@@ -1677,24 +1808,99 @@ static void resize_taps(struct lower *L, const struct resize_plan *p, struct tir
 	}
 }
 
+/* The antialias filter at distance u (in output pixels): a triangle or the cubic kernel. */
+static struct tir *aa_weight(struct lower *L, const struct resize_plan *p, struct tir *u)
+{
+	struct tir_builder *b = L->b;
+	double A = p->cubic_a;
+	struct tir *x = tir_let(b, "u", tir_call1(b, INTRIN_FABS, u)), *near, *far;
+
+	if (p->mode == RS_LINEAR)
+		return tir_bin(b, BIN_MAX, f64(L, 0), tir_bin(b, BIN_SUB, f64(L, 1), x));
+	/* ((A + 2) x - (A + 3)) x^2 + 1 within 1, ((A x - 5A) x + 8A) x - 4A within 2 */
+	near = tir_add(b, tir_mul(b, tir_mul(b, tir_bin(b, BIN_SUB, tir_mul(b, f64(L, A + 2), x),
+							f64(L, A + 3)), x), x), f64(L, 1));
+	far = tir_bin(b, BIN_SUB, tir_mul(b, tir_add(b, tir_mul(b, tir_bin(b, BIN_SUB,
+			tir_mul(b, f64(L, A), x), f64(L, 5 * A)), x), f64(L, 8 * A)), x), f64(L, 4 * A));
+	return tir_select(b, tir_bin(b, BIN_LE, x, f64(L, 1)), near,
+			  tir_select(b, tir_bin(b, BIN_LT, x, f64(L, 2)), far, f64(L, 0)));
+}
+
+/* Weight of tap j of a looped axis, zero outside the input under exclude_outside. */
+static struct tir *aa_tap_weight(struct lower *L, const struct resize_plan *p,
+				 const struct taps *t, struct tir *idx)
+{
+	struct tir_builder *b = L->b;
+	struct tir *w = aa_weight(L, p, tir_mul(b, tir_bin(b, BIN_SUB, tir_cast(b, DTYPE_F64, idx),
+							  t->c), f64(L, t->s)));
+
+	if (p->exclude_outside)
+		w = tir_select(b, in_range(L, idx, tir_int(b, t->in)), w, f64(L, 0));
+	return w;
+}
+
+/*
+ * Antialiased linear or cubic taps when downscaling by s: the filter is
+ * stretched by 1 / s, so 2 - 2 * start taps from ceil(c) - 1 + start,
+ * start = floor(-1 / s) + 1 (linear) or floor(-2 / s) + 1 (cubic), weighted
+ * by the filter at (index - c) * s and normalised by their sum (the taps
+ * inside the input only, under exclude_outside); outside indices clamp.
+ */
+static void resize_taps_aa(struct lower *L, const struct resize_plan *p, struct tir *c,
+			   double scale, int64_t in, struct taps *t)
+{
+	struct tir_builder *b = L->b;
+	struct tir *j, *idx;
+
+	memset(t, 0, sizeof(*t));
+	t->loop = true;
+	t->s = scale;
+	t->in = in;
+	t->start = (int64_t)floor((p->mode == RS_LINEAR ? -1 : -2) / scale) + 1;
+	t->n = (int)(2 - 2 * t->start);
+	t->c = c;
+	t->i0 = tir_let(b, "i0", tir_add(b, tir_cast(b, DTYPE_I64, tir_bin(b, BIN_SUB,
+				tir_call1(b, INTRIN_CEIL, c), f64(L, 1))), tir_int(b, t->start)));
+	t->wsum = tir_let(b, "wsum", f64(L, 0));
+	j = tir_loop(b, tir_int(b, t->n));
+	idx = tir_let(b, "ix", tir_add(b, t->i0, j));
+	tir_assign(b, t->wsum, tir_add(b, t->wsum, aa_tap_weight(L, p, t, idx)));
+	tir_end(b);
+}
+
 /*
  * Weighted sum of the taps of resized axes a.. (float64), nested like the
  * ONNX reference: sum_i w_i * (sum_j w_j * (...)), the last axis innermost.
  */
-static struct tir *resize_sum(struct lower *L, const struct taps *taps, const int *ax, int nax,
-			      int a, struct tir **xi)
+static struct tir *resize_sum(struct lower *L, const struct resize_plan *p,
+			      const struct taps *taps, const int *ax, int nax, int a, struct tir **xi)
 {
+	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0);
 	struct tir *acc = NULL;
 
 	if (a == nax)
 		return tir_cast(L->b, DTYPE_F64, tir_load(L->b, L->in[0],
 							  lower_offset(L, &x->shape, xi)));
+	if (taps[a].loop) {
+		/* an antialiased axis sums its taps in a loop */
+		struct tir *j, *idx, *w;
+
+		acc = tir_let(b, "acc", f64(L, 0));
+		j = tir_loop(b, tir_int(b, taps[a].n));
+		idx = tir_let(b, "ix", tir_add(b, taps[a].i0, j));
+		w = tir_let(b, "w", aa_tap_weight(L, p, &taps[a], idx));
+		xi[ax[a]] = tir_let(b, "at", clamp_index(L, idx, tir_int(b, taps[a].in)));
+		tir_assign(b, acc, tir_add(b, acc, tir_mul(b, w, resize_sum(L, p, taps, ax, nax,
+									      a + 1, xi))));
+		tir_end(b);
+		return tir_bin(b, BIN_DIV, acc, taps[a].wsum);
+	}
 	for (int j = 0; j < taps[a].n; j++) {
 		struct tir *v;
 
 		xi[ax[a]] = taps[a].at[j];
-		v = tir_mul(L->b, taps[a].w[j], resize_sum(L, taps, ax, nax, a + 1, xi));
+		v = tir_mul(L->b, taps[a].w[j], resize_sum(L, p, taps, ax, nax, a + 1, xi));
 		acc = acc ? tir_add(L->b, acc, v) : v;
 	}
 	return acc;
@@ -1733,7 +1939,10 @@ int lower_resize(struct lower *L)
 					o = tir_bin(b, BIN_LOR, outside, o);
 				outside = tir_let(b, "out", o);
 			}
-			resize_taps(L, &p, c, p.scale[k], in, &taps[nax]);
+			if (p.antialias && p.scale[k] < 1)
+				resize_taps_aa(L, &p, c, p.scale[k], in, &taps[nax]);
+			else
+				resize_taps(L, &p, c, p.scale[k], in, &taps[nax]);
 			ax[nax++] = k;
 		}
 	}
@@ -1742,7 +1951,7 @@ int lower_resize(struct lower *L)
 			xi[ax[a]] = taps[a].at[0];
 		acc = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
 	} else {
-		acc = resize_sum(L, taps, ax, nax, 0, xi);
+		acc = resize_sum(L, &p, taps, ax, nax, 0, xi);
 	}
 	if (outside)
 		acc = tir_select(b, outside, tir_const(b, x->dtype, p.extrapolation),

@@ -20,8 +20,35 @@ int infer_unary(struct graph *g, struct node *n)
 			   node_loc(g, n), dtype_name(x->dtype));
 		return -1;
 	}
+	if (n->op == OP_GELU && strcmp(node_attr_str(n, "approximate", "none"), "none") &&
+	    strcmp(node_attr_str(n, "approximate", "none"), "tanh")) {
+		diag_error(g->ctx, "%s: approximate '%s' is not supported (expected none or tanh)",
+			   node_loc(g, n), node_attr_str(n, "approximate", "none"));
+		return -1;
+	}
 	infer_set(g, n, 0, x->dtype, &x->shape);
 	return 0;
+}
+
+/* BitwiseAnd/Or/Xor/Not (opset 18): integer types only. */
+int infer_bitwise(struct graph *g, struct node *n)
+{
+	int arity = n->op == OP_BITWISENOT ? 1 : 2;
+
+	if (infer_arity(g, n, arity, arity, 1) < 0)
+		return -1;
+	for (int i = 0; i < arity; i++) {
+		struct value *v = infer_input(g, n, i);
+
+		if (!v)
+			return -1;
+		if (!dtype_is_int(v->dtype)) {
+			diag_error(g->ctx, "%s: input %d must be an integer type, not %s",
+				   node_loc(g, n), i, dtype_name(v->dtype));
+			return -1;
+		}
+	}
+	return infer_broadcast_to(g, n, DTYPE_UNDEF);
 }
 
 int infer_binary(struct graph *g, struct node *n)
@@ -210,6 +237,22 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
 		/* log(1 + exp(x)) without overflow for large x */
 		return tir_select(b, tir_bin(b, BIN_GT, a, fc(L, t, 20)), a,
 				  call(L, INTRIN_LOG1P, call(L, INTRIN_EXP, a)));
+	case OP_MISH:
+		/* x tanh(softplus(x)), softplus as in OP_SOFTPLUS */
+		r = tir_select(b, tir_bin(b, BIN_GT, a, fc(L, t, 20)), a,
+			       call(L, INTRIN_LOG1P, call(L, INTRIN_EXP, a)));
+		return tir_mul(b, a, call(L, INTRIN_TANH, r));
+	case OP_GELU:
+		if (!strcmp(node_attr_str(n, "approximate", "none"), "tanh")) {
+			/* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+			r = tir_add(b, a, tir_mul(b, fc(L, t, 0.044715), tir_mul(b, a,
+									   tir_mul(b, a, a))));
+			r = call(L, INTRIN_TANH, tir_mul(b, fc(L, t, 0.7978845608028654), r));
+		} else {
+			/* 0.5 x (1 + erf(x / sqrt(2))) */
+			r = call(L, INTRIN_ERF, tir_mul(b, a, fc(L, t, 1 / sqrt(2))));
+		}
+		return tir_mul(b, tir_mul(b, fc(L, t, 0.5), a), tir_add(b, one, r));
 	case OP_SOFTSIGN:
 		return tir_bin(b, BIN_DIV, a, tir_add(b, one, call(L, INTRIN_FABS, a)));
 	case OP_ELU:
@@ -316,6 +359,10 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
 	case OP_AND: return tir_bin(b, BIN_LAND, a, x[1]);
 	case OP_OR: return tir_bin(b, BIN_LOR, a, x[1]);
 	case OP_XOR: return tir_bin(b, BIN_NE, a, x[1]);
+	case OP_BITWISEAND: return tir_bin(b, BIN_AND, a, x[1]);
+	case OP_BITWISEOR: return tir_bin(b, BIN_OR, a, x[1]);
+	case OP_BITWISEXOR: return tir_bin(b, BIN_XOR, a, x[1]);
+	case OP_BITWISENOT: return tir_un(b, UN_NOT, a);
 	case OP_WHERE: return tir_select(b, a, x[1], x[2]);
 	default:
 		BUG("map_expr: op %s", op_info(n->op)->name);

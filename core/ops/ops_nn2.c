@@ -1,6 +1,7 @@
 /*
  * ops_nn2.c - normalisations (LayerNormalization, InstanceNormalization,
- * MeanVarianceNormalization, LpNormalization, LRN), ConvTranspose, Lp
+ * GroupNormalization, RMSNormalization, MeanVarianceNormalization,
+ * LpNormalization, LRN), ConvTranspose, Lp
  * pooling, the NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss pair,
  * Einsum and Det: direct loop nests, written to be obviously right rather
  * than fast.
@@ -299,6 +300,162 @@ int lower_inorm(struct lower *L)
 	off = lower_offset(L, s, idx);
 	v = tir_mul(b, tir_bin(b, BIN_SUB, tir_load(b, L->in[0], off), mean), inv);
 	tir_store(b, L->out[0], off, tir_add(b, v, tir_load(b, L->in[2], idx[1])));
+	lower_end_loops(L, nl + nk);
+	return 0;
+}
+
+/* ---- GroupNormalization ---- */
+
+/*
+ * X is [N, C, D...] with a constant C that num_groups divides; scale and
+ * bias are vectors of one value per group (opsets 18 to 20) or per channel
+ * (21 on). Y like X.
+ */
+int infer_gnorm(struct graph *g, struct node *n)
+{
+	struct value *x;
+	int64_t groups = node_attr_int(n, "num_groups", 0);
+
+	if (infer_arity(g, n, 3, 3, 1) < 0 || !(x = float_input(g, n, 0)))
+		return -1;
+	if (x->shape.rank < 2 || !dim_is_const(x->shape.d[1])) {
+		diag_error(g->ctx, "%s: input must have rank 2 or more and a constant channel "
+			   "count", node_loc(g, n));
+		return -1;
+	}
+	if (groups <= 0 || x->shape.d[1].c % groups) {
+		diag_error(g->ctx, "%s: num_groups %lld does not divide the %lld channels",
+			   node_loc(g, n), (long long)groups, (long long)x->shape.d[1].c);
+		return -1;
+	}
+	if (g->opset >= 21 && !dtype_is_float(lnorm_stash(n))) {
+		diag_error(g->ctx, "%s: stash_type %lld is not supported (expected a float type)",
+			   node_loc(g, n), (long long)node_attr_int(n, "stash_type", 1));
+		return -1;
+	}
+	for (int i = 1; i < 3; i++)
+		if (check_vec(g, n, i, x->dtype, g->opset < 21 ? dim_const(groups)
+			      : x->shape.d[1]) < 0)
+			return -1;
+	infer_set(g, n, 0, x->dtype, &x->shape);
+	return 0;
+}
+
+/*
+ * Per (instance, group): the mean and variance over the group's channels
+ * and the spatial axes, one flat run of cg * S elements (stash type), then
+ * y = (x - mean) / sqrt(var + epsilon) * scale + bias.
+ */
+int lower_gnorm(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct shape *s = &lower_in(L, 0)->shape;
+	enum dtype t = lower_in(L, 0)->dtype;
+	enum dtype ct = L->g->opset < 21 ? t : lnorm_stash(L->n);	/* stash_type is 21's */
+	int64_t groups = node_attr_int(L->n, "num_groups", 1), cg = s->d[1].c / groups;
+	double eps = node_attr_float(L->n, "epsilon", 1e-5);
+	bool per_group = L->g->opset < 21;
+	struct tir *sp = tir_int(b, 1), *ni, *gi, *base, *len, *i, *acc, *mean, *var, *inv;
+	struct tir *c, *ch, *off, *v, *pi;
+
+	for (int k = 2; k < s->rank; k++)
+		sp = tir_mul(b, sp, tir_dim(b, s->d[k]));
+	sp = tir_let(b, "sp", sp);
+	ni = tir_loop(b, tir_dim(b, s->d[0]));
+	tir_mark_parallel(b);
+	gi = tir_loop(b, tir_int(b, groups));
+	tir_mark_parallel(b);
+	base = tir_let(b, "base", tir_mul(b, tir_add(b, tir_mul(b, ni, tir_int(b, s->d[1].c)),
+						      tir_mul(b, gi, tir_int(b, cg))), sp));
+	len = tir_let(b, "len", tir_mul(b, tir_int(b, cg), sp));
+	acc = tir_let(b, "sum", tir_const(b, ct, 0));
+	i = tir_loop(b, len);
+	tir_assign(b, acc, tir_add(b, acc, tir_cast(b, ct, tir_load(b, L->in[0],
+							tir_add(b, base, i)))));
+	tir_end(b);
+	mean = tir_let(b, "mean", tir_bin(b, BIN_DIV, acc, tir_cast(b, ct, len)));
+	acc = tir_let(b, "ssd", tir_const(b, ct, 0));
+	i = tir_loop(b, len);
+	v = tir_let(b, "d", tir_bin(b, BIN_SUB, tir_cast(b, ct, tir_load(b, L->in[0],
+							tir_add(b, base, i))), mean));
+	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, v, v)));
+	tir_end(b);
+	var = tir_let(b, "var", tir_bin(b, BIN_DIV, acc, tir_cast(b, ct, len)));
+	inv = tir_let(b, "inv", tir_bin(b, BIN_DIV, tir_const(b, ct, 1),
+					tir_call1(b, INTRIN_SQRT, tir_add(b, var,
+									  tir_const(b, ct, eps)))));
+	c = tir_loop(b, tir_int(b, cg));
+	ch = tir_let(b, "ch", per_group ? gi : tir_add(b, tir_mul(b, gi, tir_int(b, cg)), c));
+	pi = tir_loop(b, sp);
+	off = tir_let(b, "off", tir_add(b, tir_add(b, base, tir_mul(b, c, sp)), pi));
+	v = tir_mul(b, tir_bin(b, BIN_SUB, tir_cast(b, ct, tir_load(b, L->in[0], off)), mean), inv);
+	v = tir_add(b, tir_mul(b, tir_cast(b, t, v), tir_load(b, L->in[1], ch)),
+		    tir_load(b, L->in[2], ch));
+	tir_store(b, L->out[0], off, v);
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	return 0;
+}
+
+/* ---- RMSNormalization ---- */
+
+/* Y like X, in scale's type; scale broadcasts to X. */
+int infer_rmsnorm(struct graph *g, struct node *n)
+{
+	struct value *x, *sc;
+
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = float_input(g, n, 0)) ||
+	    !(sc = float_input(g, n, 1)))
+		return -1;
+	if (x->shape.rank < 1) {
+		diag_error(g->ctx, "%s: input must have rank 1 or more", node_loc(g, n));
+		return -1;
+	}
+	if (infer_axis(g, n, node_attr_int(n, "axis", -1), x->shape.rank) < 0 ||
+	    check_param(g, n, 1, sc->dtype, &x->shape) < 0)
+		return -1;
+	if (!dtype_is_float(lnorm_stash(n))) {
+		diag_error(g->ctx, "%s: stash_type %lld is not supported (expected a float type)",
+			   node_loc(g, n), (long long)node_attr_int(n, "stash_type", 1));
+		return -1;
+	}
+	infer_set(g, n, 0, sc->dtype, &x->shape);
+	return 0;
+}
+
+/* Y = X / sqrt(mean(X^2) + epsilon) * scale over the axes from 'axis' on. */
+int lower_rmsnorm(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *sc = lower_in(L, 1);
+	const struct shape *s = &x->shape;
+	enum dtype ct = lnorm_stash(L->n);
+	double eps = node_attr_float(L->n, "epsilon", 1e-5);
+	int axis = (int)node_attr_int(L->n, "axis", -1), nk, nl;
+	bool red[MAX_RANK];
+	struct tir *idx[MAX_RANK], *acc, *inv, *off, *v;
+
+	if (axis < 0)
+		axis += s->rank;
+	for (int k = 0; k < s->rank; k++)
+		red[k] = k >= axis;
+	nk = open_axes(L, s, red, false, true, idx);
+	acc = tir_let(b, "ss", tir_const(b, ct, 0));
+	nl = open_axes(L, s, red, true, false, idx);
+	v = tir_let(b, "v", tir_cast(b, ct, tir_load(b, L->in[0], lower_offset(L, s, idx))));
+	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, v, v)));
+	lower_end_loops(L, nl);
+	inv = tir_let(b, "inv", tir_bin(b, BIN_DIV, tir_const(b, ct, 1),
+					tir_call1(b, INTRIN_SQRT, tir_add(b, tir_bin(b, BIN_DIV, acc,
+						red_count(L, s, red, ct)), tir_const(b, ct, eps)))));
+	nl = open_axes(L, s, red, true, false, idx);
+	off = lower_offset(L, s, idx);
+	v = tir_mul(b, tir_cast(b, ct, tir_load(b, L->in[0], off)), inv);
+	v = tir_mul(b, tir_cast(b, sc->dtype, v),
+		    tir_load(b, L->in[1], lower_bcast_offset(L, &sc->shape, s, idx)));
+	tir_store(b, L->out[0], off, v);
 	lower_end_loops(L, nl + nk);
 	return 0;
 }

@@ -65,6 +65,8 @@ int infer_reduce(struct graph *g, struct node *n)
 
 static double reduce_init(enum op op, enum dtype t)
 {
+	if (t == DTYPE_BOOL)	/* ReduceMax/ReduceMin-20: any / all */
+		return op == OP_REDUCEMIN || op == OP_REDUCEPROD;
 	switch (op) {
 	case OP_REDUCEMAX:
 		return dtype_is_float(t) ? -INFINITY : dtype_is_signed(t) ?

@@ -625,6 +625,26 @@ static int split_sizes(struct graph *g, struct node *n, int axis, struct dim *si
 	return 0;
 }
 
+/* Split-18's num_outputs: the number of outputs, and only without a split input. */
+static int split_num_outputs(struct graph *g, struct node *n)
+{
+	int64_t k = node_attr_int(n, "num_outputs", 0);
+
+	if (!node_attr(n, "num_outputs"))
+		return 0;
+	if (node_in(g, n, 1)) {
+		diag_error(g->ctx, "%s: both input 'split' and attribute 'num_outputs' are given",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (k != n->n_out) {
+		diag_error(g->ctx, "%s: num_outputs is %lld but the node has %d outputs",
+			   node_loc(g, n), (long long)k, n->n_out);
+		return -1;
+	}
+	return 0;
+}
+
 int infer_split(struct graph *g, struct node *n)
 {
 	struct value *x;
@@ -634,7 +654,7 @@ int infer_split(struct graph *g, struct node *n)
 	if (infer_arity(g, n, 1, 2, -1) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
 	axis = infer_axis(g, n, node_attr_int(n, "axis", 0), x->shape.rank);
-	if (axis < 0)
+	if (axis < 0 || split_num_outputs(g, n) < 0)
 		return -1;
 	sizes = arena_alloc(g->arena, sizeof(*sizes) * (size_t)n->n_out);
 	if (split_sizes(g, n, axis, sizes) < 0)

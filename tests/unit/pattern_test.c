@@ -354,6 +354,28 @@ static void test_clear(void)
 }
 
 /* The shipped tables parse (they are embedded in collagec). */
+/* Attributes of opsets 18 to 23 (attrs.def's hand table) parse with their kinds. */
+static void test_later_attrs(void)
+{
+	struct fixture f;
+
+	fx_init(&f);
+	ASSERT(0, parse(&f, "target pat\n"
+			"g = Gelu(*)[approximate == \"tanh\"]\n"
+			"r = Resize(*, ...)[antialias == 0, keep_aspect_ratio_policy == \"stretch\"]\n"
+			"n = GroupNormalization(*, const, const)[num_groups == 4]\n"
+			"p = AveragePool(*)[dilations == [1, 1]]\n"
+			"m = ReduceMax(*, ...)[noop_with_empty_axes == 0]\n"));
+	ASSERT(5, f.set.rules.n);
+	ASSERT(0, f.ctx.n_errors);
+	fx_release(&f);
+	expect_error("target pat\nx = Split(*)[num_outputs == \"two\"]\n",
+		     "collagec: error: t.pat:2:29: Split.num_outputs is an integer: it compares "
+		     "with a number\n"
+		     "    x = Split(*)[num_outputs == \"two\"]\n"
+		     "                                ^\n");
+}
+
 static void test_builtin_tables(void)
 {
 	struct fixture f;
@@ -372,4 +394,5 @@ TESTS({ "parse_rules", test_parse_rules },
       { "match", test_match },
       { "place_none", test_place_none },
       { "clear", test_clear },
+      { "later_attrs", test_later_attrs },
       { "builtin_tables", test_builtin_tables })

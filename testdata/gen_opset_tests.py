@@ -1,0 +1,773 @@
+#!/usr/bin/python3
+"""Builds node tests for the opsets after 17 (tests/opset.sh).
+
+usage: gen_opset_tests.py OUTDIR
+
+Writes, in the ONNX backend-test layout that `collagec conformance` reads:
+  OUTDIR/good/NAME/model.onnx and test_data_set_0/{input,output}_K.pb
+      one model per op version that opsets 18 to 23 added or changed, with
+      expected outputs computed here with numpy from the operator specs
+  OUTDIR/bad/NAME/model.onnx and expect
+      models collagec must refuse; expect holds a line of the message
+
+Debian's python3-onnx (1.12) knows opsets up to 17 only, so the models are
+written with onnx.helper and an explicit opset_import, without the checker.
+Needs python3-onnx and python3-numpy only; every byte is deterministic.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+from onnx import helper, numpy_helper
+
+RNG = np.random.default_rng(23)
+GOOD = []
+BAD = []
+
+
+def randn(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def const(name, array):
+    """A Constant node holding array (for inputs that must be constant)."""
+    return helper.make_node("Constant", [], [name], name=name,
+                            value=numpy_helper.from_array(np.asarray(array), name))
+
+
+def vinfo(name, array):
+    a = np.asarray(array)
+    return helper.make_tensor_value_info(name, numpy_helper.from_array(a).data_type, a.shape)
+
+
+def model(name, opset, nodes, inputs, outputs):
+    graph = helper.make_graph(nodes, name, [vinfo(k, v) for k, v in inputs.items()],
+                              [vinfo(k, v) for k, v in outputs.items()])
+    m = helper.make_model(graph, producer_name="collagec-opset-test",
+                          opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def good(name, opset, nodes, inputs, outputs):
+    """A test: nodes run on inputs (name -> array) must give outputs."""
+    GOOD.append((name, model(name, opset, nodes, inputs, outputs), inputs, outputs))
+
+
+def bad(name, opset, nodes, inputs, outputs, expect):
+    """A model collagec must refuse with a message containing expect."""
+    BAD.append((name, model(name, opset, nodes, inputs, outputs), expect))
+
+
+def node(op, ins, outs, **attrs):
+    return helper.make_node(op, ins, outs, name=op.lower() + "_" + outs[0], **attrs)
+
+
+# ---- Reduce*-18: axes as an input, noop_with_empty_axes ----
+
+REDUCE = {
+    "ReduceL1": lambda x, a, k: np.sum(np.abs(x), axis=a, keepdims=k),
+    "ReduceL2": lambda x, a, k: np.sqrt(np.sum(x * x, axis=a, keepdims=k)),
+    "ReduceLogSum": lambda x, a, k: np.log(np.sum(x, axis=a, keepdims=k)),
+    "ReduceLogSumExp": lambda x, a, k: np.log(np.sum(np.exp(x), axis=a, keepdims=k)),
+    "ReduceMax": lambda x, a, k: np.max(x, axis=a, keepdims=k),
+    "ReduceMean": lambda x, a, k: np.mean(x, axis=a, keepdims=k),
+    "ReduceMin": lambda x, a, k: np.min(x, axis=a, keepdims=k),
+    "ReduceProd": lambda x, a, k: np.prod(x, axis=a, keepdims=k),
+    "ReduceSum": lambda x, a, k: np.sum(x, axis=a, keepdims=k),
+    "ReduceSumSquare": lambda x, a, k: np.sum(x * x, axis=a, keepdims=k),
+}
+
+
+def reduce_tests():
+    x = np.abs(randn(3, 2, 4)) + 0.5
+    for op, f in REDUCE.items():
+        low = op.lower()
+        good("%s_18_axes_input" % low, 18,
+             [const("axes", np.array([0, -1], np.int64)),
+              node(op, ["x", "axes"], ["y"], keepdims=1)],
+             {"x": x}, {"y": f(x, (0, 2), True).astype(np.float32)})
+        good("%s_18_no_axes" % low, 18, [node(op, ["x"], ["y"], keepdims=0)],
+             {"x": x}, {"y": np.asarray(f(x, None, False), np.float32)})
+        good("%s_18_noop_empty_axes" % low, 18,
+             [const("axes", np.zeros([0], np.int64)),
+              node(op, ["x", "axes"], ["y"], noop_with_empty_axes=1)],
+             {"x": x}, {"y": x})
+        # the attribute form of opset 17 still works
+        if op != "ReduceSum":
+            good("%s_17_axes_attr" % low, 17, [node(op, ["x"], ["y"], axes=[1], keepdims=0)],
+                 {"x": x}, {"y": f(x, 1, False).astype(np.float32)})
+    b = np.array([[True, False, True], [True, True, True]])
+    for op, f in (("ReduceMax", np.any), ("ReduceMin", np.all)):
+        good("%s_20_bool" % op.lower(), 20,
+             [const("axes", np.array([1], np.int64)), node(op, ["x", "axes"], ["y"], keepdims=0)],
+             {"x": b}, {"y": f(b, axis=1)})
+
+
+# ---- Split-18 num_outputs, Pad-18 axes, Pad-19 wrap ----
+
+def split_pad_tests():
+    x = randn(2, 7)
+    good("split_18_num_outputs_uneven", 18,
+         [node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3)],
+         {"x": x}, {"a": x[:, 0:3], "b": x[:, 3:6], "c": x[:, 6:7]})
+    good("split_18_num_outputs_even", 18,
+         [node("Split", ["x"], ["a", "b"], axis=0, num_outputs=2)],
+         {"x": x}, {"a": x[0:1], "b": x[1:2]})
+    bad("split_18_num_outputs_mismatch", 18,
+        [node("Split", ["x"], ["a", "b"], axis=1, num_outputs=3)],
+        {"x": x}, {"a": x, "b": x}, "num_outputs is 3 but the node has 2 outputs")
+    x = randn(2, 3, 4)
+    good("pad_18_axes", 18,
+         [const("pads", np.array([1, 0, 2, 1], np.int64)),
+          const("axes", np.array([-1, 1], np.int64)),
+          const("cv", np.array(1.5, np.float32)),
+          node("Pad", ["x", "pads", "cv", "axes"], ["y"])],
+         {"x": x}, {"y": np.pad(x, [(0, 0), (0, 1), (1, 2)], constant_values=1.5)})
+    good("pad_19_wrap", 19,
+         [const("pads", np.array([0, 1, 0, 2], np.int64)),
+          node("Pad", ["x", "pads", "", ""], ["y"], mode="wrap")],
+         {"x": x[0]}, {"y": np.pad(x[0], [(0, 0), (1, 2)], mode="wrap")})
+    good("pad_18_reflect_axes", 18,
+         [const("pads", np.array([2, 1], np.int64)), const("axes", np.array([2], np.int64)),
+          node("Pad", ["x", "pads", "", "axes"], ["y"], mode="reflect")],
+         {"x": x}, {"y": np.pad(x, [(0, 0), (0, 0), (2, 1)], mode="reflect")})
+    good("pad_23_edge_axes", 23,
+         [const("pads", np.array([2, 1], np.int64)), const("axes", np.array([0], np.int64)),
+          node("Pad", ["x", "pads", "", "axes"], ["y"], mode="edge")],
+         {"x": x[0]}, {"y": np.pad(x[0], [(2, 1), (0, 0)], mode="edge")})
+
+
+# ---- versions that only widened types (opsets 19 to 23) ----
+
+def widen_tests():
+    x = randn(2, 3, 4)
+    for opset in (19, 21, 23):
+        good("shape_ops_%d" % opset, opset,
+             [const("shape", np.array([6, 4], np.int64)),
+              node("Reshape", ["x", "shape"], ["r"]),
+              node("Transpose", ["r"], ["t"], perm=[1, 0]),
+              const("ax", np.array([0], np.int64)),
+              node("Unsqueeze", ["t", "ax"], ["u"]),
+              node("Squeeze", ["u", "ax"], ["s"]),
+              node("Flatten", ["s"], ["f"], axis=1),
+              node("Identity", ["f"], ["y"]),
+              node("Shape", ["x"], ["sh"], start=1),
+              node("Size", ["x"], ["n"]),
+              node("Cast", ["x"], ["c"], to=6),
+              node("CastLike", ["c", "x"], ["cl"]),
+              node("Equal", ["c", "c"], ["eq"])],
+             {"x": x},
+             {"y": x.reshape(6, 4).T.copy(), "sh": np.array([3, 4], np.int64),
+              "n": np.array(24, np.int64), "cl": x.astype(np.int32).astype(np.float32),
+              "eq": np.ones(x.shape, bool)})
+    good("cast_19_saturate", 19, [node("Cast", ["x"], ["y"], to=7, saturate=1)],
+         {"x": x}, {"y": x.astype(np.int64)})
+    good("constantofshape_21", 21,
+         [const("s", np.array([2, 3], np.int64)),
+          node("ConstantOfShape", ["s"], ["y"],
+               value=numpy_helper.from_array(np.array([7], np.int32)))],
+         {"x": x}, {"y": np.full((2, 3), 7, np.int32)})
+    xs = [randn(2, 3) for _ in range(2)]
+    ops22 = [("Acos", np.arccos, 0.5), ("Asin", np.arcsin, 0.5), ("Atan", np.arctan, 1),
+             ("Cos", np.cos, 1), ("Sin", np.sin, 1), ("Tan", np.tan, 1),
+             ("Softsign", lambda v: v / (1 + np.abs(v)), 1), ("Round", np.round, 3)]
+    for op, f, s in ops22:
+        v = xs[0] * s
+        good("%s_22" % op.lower(), 22, [node(op, ["x"], ["y"])], {"x": v},
+             {"y": f(v).astype(np.float32)})
+    x = xs[1]
+    act22 = [("Elu", {}, lambda v: np.where(v < 0, np.exp(v) - 1, v)),
+             ("Selu", {}, lambda v: 1.0507009873554805 * np.where(v > 0, v, 1.6732632423543772 *
+                                                                  (np.exp(v) - 1))),
+             ("HardSigmoid", {}, lambda v: np.clip(0.2 * v + 0.5, 0, 1)),
+             ("HardSwish", {}, lambda v: v * np.clip(v / 6 + 0.5, 0, 1)),
+             ("ThresholdedRelu", {"alpha": 0.5}, lambda v: np.where(v > 0.5, v, 0)),
+             ("Softplus", {}, lambda v: np.log1p(np.exp(v))),
+             ("Cosh", {}, np.cosh), ("Sinh", {}, np.sinh), ("Asinh", {}, np.arcsinh)]
+    for op, attrs, f in act22:
+        good("%s_22" % op.lower(), 22, [node(op, ["x"], ["y"], **attrs)], {"x": x},
+             {"y": f(x.astype(np.float64)).astype(np.float32)})
+    good("dropout_22", 22, [node("Dropout", ["x"], ["y"])], {"x": x}, {"y": x})
+    good("lpnormalization_22", 22, [node("LpNormalization", ["x"], ["y"], p=2, axis=1)],
+         {"x": x}, {"y": (x / np.sqrt((x.astype(np.float64) ** 2).sum(1, keepdims=True)))
+                    .astype(np.float32)})
+    img, w, bias = randn(1, 3, 4, 4), randn(2, 3, 1, 1), randn(2)
+    good("conv_22", 22, [node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[1, 1])],
+         {"x": img, "w": w, "b": bias},
+         {"y": (np.einsum("oc,nchw->nohw", w[:, :, 0, 0].astype(np.float64), img) +
+                bias[None, :, None, None]).astype(np.float32)})
+    good("maxpool_22", 22, [node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2])],
+         {"x": img}, {"y": img.reshape(1, 3, 2, 2, 2, 2).max(axis=(3, 5))})
+    good("globalaveragepool_22", 22, [node("GlobalAveragePool", ["x"], ["y"])], {"x": img},
+         {"y": img.mean(axis=(2, 3), keepdims=True)})
+    sc, bi = randn(3), randn(3)
+    mean = img.astype(np.float64).mean(axis=(2, 3), keepdims=True)
+    var = img.astype(np.float64).var(axis=(2, 3), keepdims=True)
+    good("instancenormalization_22", 22,
+         [node("InstanceNormalization", ["x", "s", "b"], ["y"])], {"x": img, "s": sc, "b": bi},
+         {"y": ((img - mean) / np.sqrt(var + 1e-5) * sc[None, :, None, None] +
+                bi[None, :, None, None]).astype(np.float32)})
+    good("eyelike_22", 22, [node("EyeLike", ["x"], ["y"], k=1)], {"x": xs[0]},
+         {"y": np.eye(2, 3, 1, dtype=np.float32)})
+
+
+# ---- new elementwise ops: Bitwise*-18, Mish-18, Gelu-20 ----
+
+def erf(v):
+    return np.vectorize(math.erf)(v.astype(np.float64))
+
+
+def elementwise_tests():
+    for t in (np.int32, np.uint8, np.int64):
+        a = RNG.integers(0, 100, (3, 4)).astype(t)
+        b = RNG.integers(0, 100, (4,)).astype(t)
+        sfx = np.dtype(t).name
+        good("bitwiseand_18_%s" % sfx, 18, [node("BitwiseAnd", ["a", "b"], ["y"])],
+             {"a": a, "b": b}, {"y": a & b})
+        good("bitwiseor_18_%s" % sfx, 18, [node("BitwiseOr", ["a", "b"], ["y"])],
+             {"a": a, "b": b}, {"y": a | b})
+        good("bitwisexor_18_%s" % sfx, 18, [node("BitwiseXor", ["a", "b"], ["y"])],
+             {"a": a, "b": b}, {"y": a ^ b})
+        good("bitwisenot_18_%s" % sfx, 18, [node("BitwiseNot", ["a"], ["y"])],
+             {"a": a}, {"y": ~a})
+    x = randn(3, 5) * 3
+    x[0, 0] = 30
+    sp = np.where(x > 20, x, np.log1p(np.exp(x.astype(np.float64))))
+    good("mish_18", 18, [node("Mish", ["x"], ["y"])], {"x": x},
+         {"y": (x * np.tanh(sp)).astype(np.float32)})
+    xd = x.astype(np.float64)
+    good("gelu_20", 20, [node("Gelu", ["x"], ["y"])], {"x": x},
+         {"y": (0.5 * xd * (1 + erf(xd / math.sqrt(2)))).astype(np.float32)})
+    good("gelu_20_tanh", 20, [node("Gelu", ["x"], ["y"], approximate="tanh")], {"x": x},
+         {"y": (0.5 * xd * (1 + np.tanh(math.sqrt(2 / math.pi) *
+                                        (xd + 0.044715 * xd ** 3)))).astype(np.float32)})
+    bad("gelu_20_bad_approximate", 20, [node("Gelu", ["x"], ["y"], approximate="fast")],
+        {"x": x}, {"y": x}, "approximate 'fast' is not supported")
+    bad("bitwiseand_18_float", 18, [node("BitwiseAnd", ["x", "x"], ["y"])],
+        {"x": x}, {"y": x}, "input 0 must be an integer type, not float32")
+    xi = (randn(2, 3) * 10).astype(np.float32)
+    xi[0, 0] = np.inf
+    xi[0, 1] = -np.inf
+    xi[1, 0] = np.nan
+    good("isinf_20", 20, [node("IsInf", ["x"], ["y"], detect_negative=0)], {"x": xi},
+         {"y": np.isposinf(xi)})
+    good("isnan_20", 20, [node("IsNaN", ["x"], ["y"])], {"x": xi}, {"y": np.isnan(xi)})
+
+
+# ---- ScatterElements-18 / ScatterND-18 max and min; pools with dilations, ceil_mode ----
+
+def scatter_tests():
+    data = randn(3, 4)
+    ix = np.array([[1, 0, 2, 1], [2, 2, 0, 0]], np.int64)
+    up = randn(2, 4)
+    for red, f in (("max", np.maximum), ("min", np.minimum)):
+        want = data.copy()
+        for i in range(2):
+            for j in range(4):
+                want[ix[i, j], j] = f(want[ix[i, j], j], up[i, j])
+        good("scatterelements_18_%s" % red, 18,
+             [const("ix", ix), node("ScatterElements", ["x", "ix", "u"], ["y"], axis=0,
+                                    reduction=red)],
+             {"x": data, "u": up}, {"y": want})
+        nix = np.array([[1], [0], [1]], np.int64)
+        nup = randn(3, 4)
+        want = data.copy()
+        for i in range(3):
+            want[nix[i, 0]] = f(want[nix[i, 0]], nup[i])
+        good("scatternd_18_%s" % red, 18,
+             [const("ix", nix), node("ScatterND", ["x", "ix", "u"], ["y"], reduction=red)],
+             {"x": data, "u": nup}, {"y": want})
+
+
+def pool2d(x, k, s, d, pads, ceil, kind, incl=0, p=2):
+    """Reference 2-D pooling from the spec's window rules (kind avg or lp)."""
+    n, c, h, w = x.shape
+    outs = []
+    for ax, ln in enumerate((h, w)):
+        span = ln + pads[ax] + pads[ax + 2] - ((k[ax] - 1) * d[ax] + 1)
+        o = (-(-span // s[ax]) if ceil else span // s[ax]) + 1
+        if ceil and (o - 1) * s[ax] >= ln + pads[ax]:
+            o -= 1
+        outs.append(o)
+    y = np.zeros((n, c, outs[0], outs[1]), np.float64)
+    for i in range(outs[0]):
+        for j in range(outs[1]):
+            acc = np.zeros((n, c))
+            cnt = 0
+            padded = 0
+            for a in range(k[0]):
+                for b in range(k[1]):
+                    r = i * s[0] + a * d[0] - pads[0]
+                    q = j * s[1] + b * d[1] - pads[1]
+                    if -pads[0] <= r < h + pads[2] and -pads[1] <= q < w + pads[3]:
+                        padded += 1
+                    if 0 <= r < h and 0 <= q < w:
+                        v = x[:, :, r, q].astype(np.float64)
+                        acc += np.abs(v) ** p if kind == "lp" else v
+                        cnt += 1
+            if kind == "lp":
+                y[:, :, i, j] = acc ** (1.0 / p)
+            else:
+                y[:, :, i, j] = acc / (padded if incl else cnt)
+    return y.astype(np.float32)
+
+
+def pool_tests():
+    x = randn(1, 2, 7, 7)
+    good("averagepool_19_dilations", 19,
+         [node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], dilations=[2, 2],
+               pads=[1, 1, 1, 1])],
+         {"x": x}, {"y": pool2d(x, [3, 3], [1, 1], [2, 2], [1, 1, 1, 1], 0, "avg")})
+    good("averagepool_19_dilations_ceil_include_pad", 19,
+         [node("AveragePool", ["x"], ["y"], kernel_shape=[2, 3], dilations=[2, 1],
+               strides=[2, 2], pads=[1, 0, 0, 1], ceil_mode=1, count_include_pad=1)],
+         {"x": x}, {"y": pool2d(x, [2, 3], [2, 2], [2, 1], [1, 0, 0, 1], 1, "avg", incl=1)})
+    x = randn(1, 1, 6, 6)
+    good("lppool_18_ceil_mode", 18,
+         [node("LpPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)],
+         {"x": x}, {"y": pool2d(x, [3, 3], [2, 2], [1, 1], [0, 0, 0, 0], 1, "lp")})
+    good("lppool_18_dilations_p3", 18,
+         [node("LpPool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2], p=3,
+               pads=[1, 1, 0, 0])],
+         {"x": x}, {"y": pool2d(x, [2, 2], [1, 1], [2, 2], [1, 1, 0, 0], 0, "lp", p=3)})
+
+
+# ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
+
+def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
+                exclude=False):
+    """Resizes axis ax of y (float64) to out elements, one axis at a time."""
+    n = y.shape[ax]
+    width = scale * n
+    res = []
+    for o in range(out):
+        if coord == "asymmetric":
+            c = o / scale
+        elif coord == "align_corners":
+            c = 0.0 if width == 1 else o * (n - 1) / (width - 1)
+        elif coord == "half_pixel_symmetric":
+            c = n / 2 * (1 - out / width) + (o + 0.5) / scale - 0.5
+        else:
+            c = (o + 0.5) / scale - 0.5
+
+        def tap(i):
+            return np.take(y, min(max(i, 0), n - 1), axis=ax)
+        if mode == "nearest":
+            f = {"round_prefer_floor": lambda v: math.ceil(v - 0.5),
+                 "round_prefer_ceil": lambda v: math.floor(v + 0.5),
+                 "floor": math.floor, "ceil": math.ceil}[nearest]
+            res.append(tap(f(c)))
+            continue
+        i0 = math.floor(c)
+        r = c - i0
+        if mode == "linear":
+            res.append((1 - r) * tap(i0) + r * tap(i0 + 1))
+            continue
+        w = [((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A,
+             ((A + 2) * r - (A + 3)) * r * r + 1,
+             ((A + 2) * (1 - r) - (A + 3)) * (1 - r) * (1 - r) + 1,
+             ((A * (2 - r) - 5 * A) * (2 - r) + 8 * A) * (2 - r) - 4 * A]
+        if exclude:
+            w = [w[j] if 0 <= i0 - 1 + j < n else 0 for j in range(4)]
+            w = [v / sum(w) for v in w]
+        res.append(sum(w[j] * tap(i0 - 1 + j) for j in range(4)))
+    return np.stack(res, axis=ax)
+
+
+def resize_axis_aa(y, ax, out, scale, mode, A=-0.75, exclude=False):
+    """Antialiased half_pixel downscaling of axis ax: the filter stretched by 1 / scale."""
+    n = y.shape[ax]
+    start = math.floor((-1 if mode == "linear" else -2) / scale) + 1
+    res = []
+    for o in range(out):
+        c = (o + 0.5) / scale - 0.5
+        base = math.ceil(c) - 1 + start
+        idx = [base + t for t in range(2 - 2 * start)]
+
+        def f(u):
+            u = abs(u)
+            if mode == "linear":
+                return max(0.0, 1 - u)
+            if u <= 1:
+                return ((A + 2) * u - (A + 3)) * u * u + 1
+            return ((A * u - 5 * A) * u + 8 * A) * u - 4 * A if u < 2 else 0.0
+        w = np.array([f((i - c) * scale) for i in idx])
+        if exclude:
+            w = np.where([0 <= i < n for i in idx], w, 0)
+        w = w / w.sum()
+        res.append(sum(w[t] * np.take(y, min(max(i, 0), n - 1), axis=ax)
+                       for t, i in enumerate(idx)))
+    return np.stack(res, axis=ax)
+
+
+def resize_ref(x, out, scales, coord, mode, **kw):
+    y = x.astype(np.float64)
+    for ax in range(x.ndim):
+        if out[ax] != x.shape[ax] or scales[ax] != 1:
+            y = resize_axis(y, ax, out[ax], scales[ax], coord, mode, **kw)
+    return y.astype(x.dtype)
+
+
+def resize_tests():
+    x = randn(1, 2, 4, 5)
+    empty = np.zeros([0], np.float32)
+    good("resize_18_axes_scales_linear", 18,
+         [const("roi", empty), const("sc", np.array([2, 1.5], np.float32)),
+          node("Resize", ["x", "roi", "sc"], ["y"], mode="linear", axes=[2, 3])],
+         {"x": x}, {"y": resize_ref(x, [1, 2, 8, 7], [1, 1, 2, 1.5], "half_pixel", "linear")})
+    good("resize_18_axes_sizes_nearest", 18,
+         [const("sz", np.array([9], np.int64)),
+          node("Resize", ["x", "", "", "sz"], ["y"], axes=[-1],
+               coordinate_transformation_mode="asymmetric", nearest_mode="ceil")],
+         {"x": x}, {"y": resize_ref(x, [1, 2, 4, 9], [1, 1, 1, 9 / 5], "asymmetric",
+                                    "nearest", nearest="ceil")})
+    good("resize_18_axes_cubic_align_corners", 18,
+         [const("sz", np.array([3, 7], np.int64)),
+          node("Resize", ["x", "", "", "sz"], ["y"], axes=[3, 2], mode="cubic",
+               coordinate_transformation_mode="align_corners")],
+         {"x": x}, {"y": resize_ref(x, [1, 2, 7, 3], [1, 1, 7 / 4, 3 / 5], "align_corners",
+                                    "cubic")})
+    x = randn(1, 1, 4, 6)
+    for policy, scale in (("not_larger", 8 / 6), ("not_smaller", 7 / 4)):
+        out = [1, 1, int(scale * 4 + 0.5), int(scale * 6 + 0.5)]
+        good("resize_18_keep_aspect_%s" % policy, 18,
+             [const("sz", np.array([7, 8], np.int64)),
+              node("Resize", ["x", "", "", "sz"], ["y"], axes=[2, 3], mode="linear",
+                   keep_aspect_ratio_policy=policy)],
+             {"x": x}, {"y": resize_ref(x, out, [1, 1, scale, scale], "half_pixel", "linear")})
+    good("resize_18_antialias_upscale", 18,
+         [const("sc", np.array([1, 1, 2, 1.5], np.float32)),
+          node("Resize", ["x", "", "sc"], ["y"], mode="linear", antialias=1)],
+         {"x": x}, {"y": resize_ref(x, [1, 1, 8, 9], [1, 1, 2, 1.5], "half_pixel", "linear")})
+    xa = randn(1, 2, 9, 11)
+    for mode, excl in (("linear", 0), ("cubic", 0), ("cubic", 1)):
+        # axis 2 down by 0.4 with the stretched filter, axis 3 up by 1.5 as usual
+        y = resize_axis_aa(xa.astype(np.float64), 2, 3, np.float32(0.4), mode, exclude=excl)
+        y = resize_axis(y, 3, 16, np.float32(1.5), "half_pixel", mode, exclude=excl)
+        good("resize_18_antialias_%s_exclude%d" % (mode, excl), 18,
+             [const("sc", np.array([1, 1, 0.4, 1.5], np.float32)),
+              node("Resize", ["x", "", "sc"], ["y"], mode=mode, antialias=1,
+                   exclude_outside=excl)],
+             {"x": xa}, {"y": y.astype(np.float32)})
+    y = resize_axis_aa(xa.astype(np.float64), 2, 4, 4 / 9, "linear")
+    y = resize_axis_aa(y, 3, 3, 3 / 11, "linear")
+    good("resize_18_antialias_sizes_both_axes", 18,
+         [const("sz", np.array([4, 3], np.int64)),
+          node("Resize", ["x", "", "", "sz"], ["y"], axes=[2, 3], mode="linear", antialias=1)],
+         {"x": xa}, {"y": y.astype(np.float32)})
+    bad("resize_18_bad_policy", 18,
+        [const("sz", np.array([7, 8], np.int64)),
+         node("Resize", ["x", "", "", "sz"], ["y"], axes=[2, 3],
+              keep_aspect_ratio_policy="fit")],
+        {"x": x}, {"y": x}, "keep_aspect_ratio_policy 'fit' is not supported")
+    # tf_crop_and_resize on one axis: roi holds that axis's start and end
+    x = randn(1, 1, 4, 6)
+    n, out, rb, re_ = 6, 4, 0.2, 0.7
+    crop = np.empty((1, 1, 4, out), np.float64)
+    for o in range(out):
+        c = rb * (n - 1) + o * (re_ - rb) * (n - 1) / (out - 1)
+        i0 = math.floor(c)
+        r = c - i0
+        v = (1 - r) * x[..., min(i0, n - 1)] + r * x[..., min(i0 + 1, n - 1)]
+        crop[..., o] = v if 0 <= c <= n - 1 else 0
+    good("resize_18_axes_tf_crop_and_resize", 18,
+         [const("roi", np.array([rb, re_], np.float32)), const("sz", np.array([out], np.int64)),
+          node("Resize", ["x", "roi", "", "sz"], ["y"], axes=[3], mode="linear",
+               coordinate_transformation_mode="tf_crop_and_resize")],
+         {"x": x}, {"y": crop.astype(np.float32)})
+    for mode in ("linear", "nearest"):
+        good("resize_19_half_pixel_symmetric_%s" % mode, 19,
+             [const("sc", np.array([1, 1, 1.7, 2.3], np.float32)),
+              node("Resize", ["x", "", "sc"], ["y"], mode=mode,
+                   coordinate_transformation_mode="half_pixel_symmetric")],
+             {"x": x}, {"y": resize_ref(x, [1, 1, 6, 13], [1, 1, np.float32(1.7),
+                                                           np.float32(2.3)],
+                                        "half_pixel_symmetric", mode)})
+
+
+# ---- GroupNormalization-18/21, RMSNormalization-23 ----
+
+def norm_tests():
+    x = randn(2, 6, 3, 2)
+    groups = 3
+    xd = x.astype(np.float64).reshape(2, groups, -1)
+    mean = xd.mean(axis=2, keepdims=True)
+    var = xd.var(axis=2, keepdims=True)
+    norm = ((xd - mean) / np.sqrt(var + 1e-3)).reshape(x.shape)
+    sg, bg = randn(groups), randn(groups)
+    good("groupnormalization_18", 18,
+         [node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=groups, epsilon=1e-3)],
+         {"x": x, "s": sg, "b": bg},
+         {"y": (norm * np.repeat(sg, 2)[None, :, None, None] +
+                np.repeat(bg, 2)[None, :, None, None]).astype(np.float32)})
+    sc, bc = randn(6), randn(6)
+    good("groupnormalization_21", 21,
+         [node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=groups, epsilon=1e-3)],
+         {"x": x, "s": sc, "b": bc},
+         {"y": (norm * sc[None, :, None, None] + bc[None, :, None, None]).astype(np.float32)})
+    bad("groupnormalization_21_groups", 21,
+        [node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=4)],
+        {"x": x, "s": sc, "b": bc}, {"y": x}, "num_groups 4 does not divide the 6 channels")
+    x = randn(2, 3, 4)
+    for axis, sshape in ((-1, (4,)), (1, (3, 1))):
+        s = randn(*sshape)
+        red = tuple(range(axis % 3, 3))
+        xd = x.astype(np.float64)
+        rms = np.sqrt(np.mean(xd * xd, axis=red, keepdims=True) + 1e-5)
+        good("rmsnormalization_23_axis%d" % axis, 23,
+             [node("RMSNormalization", ["x", "s"], ["y"], axis=axis)],
+             {"x": x, "s": s}, {"y": (xd / rms * s).astype(np.float32)})
+
+
+# ---- CenterCropPad-18, Col2Im-18, AffineGrid-20 ----
+
+def center_crop_pad(x, shape, axes):
+    y = x
+    for a, want in zip(axes, shape):
+        n = y.shape[a]
+        if n > want:
+            start = (n - want) // 2
+            y = np.take(y, range(start, start + want), axis=a)
+        elif n < want:
+            before = (want - n) // 2
+            pads = [(0, 0)] * y.ndim
+            pads[a] = (before, want - n - before)
+            y = np.pad(y, pads)
+    return y
+
+
+def col2im(x, image, block, strides, dilations, pads):
+    n, cb, _ = x.shape
+    bsz = int(np.prod(block))
+    c = cb // bsz
+    r = len(image)
+    nb = [(image[i] + pads[i] + pads[i + r] - dilations[i] * (block[i] - 1) - 1)
+          // strides[i] + 1 for i in range(r)]
+    y = np.zeros([n, c] + list(image), np.float64)
+    for k, koff in enumerate(np.ndindex(*block)):
+        for l, loff in enumerate(np.ndindex(*nb)):
+            pos = [loff[i] * strides[i] + koff[i] * dilations[i] - pads[i] for i in range(r)]
+            if all(0 <= pos[i] < image[i] for i in range(r)):
+                for ch in range(c):
+                    y[(slice(None), ch) + tuple(pos)] += x[:, ch * bsz + k, l]
+    return y.astype(x.dtype)
+
+
+def affine_grid(theta, size, align):
+    spatial = size[2:]
+    axes = []
+    for ln in spatial:
+        i = np.arange(ln, dtype=np.float64)
+        axes.append(-1 + 2 * i / (ln - 1) if align and ln > 1 else
+                    np.full(ln, -1.0) if align else -1 + (2 * i + 1) / ln)
+    mesh = np.meshgrid(*axes, indexing="ij")
+    base = np.stack(mesh[::-1] + [np.ones(spatial)], axis=-1)
+    grid = np.einsum("...k,njk->n...j", base, theta.astype(np.float64))
+    return grid.astype(np.float32)
+
+
+def image_tests():
+    x = randn(3, 5, 4)
+    good("centercroppad_18_crop_and_pad", 18,
+         [const("s", np.array([2, 8, 3], np.int64)), node("CenterCropPad", ["x", "s"], ["y"])],
+         {"x": x}, {"y": center_crop_pad(x, [2, 8, 3], [0, 1, 2])})
+    good("centercroppad_18_axes", 18,
+         [const("s", np.array([7, 1], np.int64)),
+          node("CenterCropPad", ["x", "s"], ["y"], axes=[-1, 0])],
+         {"x": x}, {"y": center_crop_pad(x, [7, 1], [2, 0])})
+    # the spec's examples: a 5x5 image from 1x5 blocks, then strides/dilations/pads
+    x = np.arange(1, 26, dtype=np.float32).reshape(1, 5, 5)
+    good("col2im_18", 18,
+         [const("img", np.array([5, 5], np.int64)), const("blk", np.array([1, 5], np.int64)),
+          node("Col2Im", ["x", "img", "blk"], ["y"])],
+         {"x": x}, {"y": col2im(x, [5, 5], [1, 5], [1, 1], [1, 1], [0, 0, 0, 0])})
+    img, blk, st, dl, pd = [6, 5], [2, 2], [2, 1], [1, 2], [1, 0, 1, 1]
+    nb = [(img[i] + pd[i] + pd[i + 2] - dl[i] * (blk[i] - 1) - 1) // st[i] + 1 for i in (0, 1)]
+    x = randn(2, 3 * 4, nb[0] * nb[1])
+    good("col2im_18_strides_dilations_pads", 18,
+         [const("img", np.array(img, np.int64)), const("blk", np.array(blk, np.int64)),
+          node("Col2Im", ["x", "img", "blk"], ["y"], strides=st, dilations=dl, pads=pd)],
+         {"x": x}, {"y": col2im(x, img, blk, st, dl, pd)})
+    x = randn(1, 2 * 8, 2 * 2 * 3)
+    good("col2im_18_3d", 18,
+         [const("img", np.array([3, 3, 4], np.int64)),
+          const("blk", np.array([2, 2, 2], np.int64)),
+          node("Col2Im", ["x", "img", "blk"], ["y"])],
+         {"x": x}, {"y": col2im(x, [3, 3, 4], [2, 2, 2], [1] * 3, [1] * 3, [0] * 6)})
+    for align in (0, 1):
+        th = randn(2, 2, 3)
+        good("affinegrid_20_2d_align%d" % align, 20,
+             [const("sz", np.array([2, 3, 4, 5], np.int64)),
+              node("AffineGrid", ["th", "sz"], ["y"], align_corners=align)],
+             {"th": th}, {"y": affine_grid(th, [2, 3, 4, 5], align)})
+        th = randn(1, 3, 4)
+        good("affinegrid_20_3d_align%d" % align, 20,
+             [const("sz", np.array([1, 1, 3, 2, 4], np.int64)),
+              node("AffineGrid", ["th", "sz"], ["y"], align_corners=align)],
+             {"th": th}, {"y": affine_grid(th, [1, 1, 3, 2, 4], align)})
+
+
+# ---- RotaryEmbedding-23, Attention-23 ----
+
+def rope_ref(x, cos, sin, pos, interleaved, rdim, num_heads):
+    """The spec's algorithm, restated."""
+    shape = x.shape
+    if x.ndim == 4:
+        x = np.transpose(x, (0, 2, 1, 3))
+    else:
+        x = x.reshape(shape[0], shape[1], num_heads, -1)
+    rdim = rdim or x.shape[3]
+    xr, xk = x[..., :rdim], x[..., rdim:]
+    if pos is not None:
+        cos, sin = cos[pos], sin[pos]
+    cos, sin = cos[:, :, None, :], sin[:, :, None, :]
+    if interleaved:
+        x1, x2 = xr[..., 0::2], xr[..., 1::2]
+    else:
+        x1, x2 = np.split(xr, 2, axis=-1)
+    real, imag = cos * x1 - sin * x2, sin * x1 + cos * x2
+    if interleaved:
+        xr = np.stack([real, imag], axis=-1).reshape(xr.shape)
+    else:
+        xr = np.concatenate([real, imag], axis=-1)
+    y = np.concatenate([xr, xk], axis=-1)
+    return y.reshape(shape) if len(shape) == 3 else np.transpose(y, (0, 2, 1, 3))
+
+
+def rope_tests():
+    b, h, s, d = 2, 3, 4, 8
+    pos = np.array([[0, 1, 2, 3], [4, 5, 6, 7]], np.int64)
+    for inter in (0, 1):
+        for rdim in (0, 4):
+            half = (rdim or d) // 2
+            ang = np.arange(10)[:, None] * (0.3 + np.arange(half)[None, :])
+            cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+            x = randn(b, h, s, d)
+            good("rotaryembedding_23_4d_inter%d_rdim%d" % (inter, rdim), 23,
+                 [node("RotaryEmbedding", ["x", "c", "s", "p"], ["y"], interleaved=inter,
+                       rotary_embedding_dim=rdim)],
+                 {"x": x, "c": cos, "s": sin, "p": pos},
+                 {"y": rope_ref(x, cos, sin, pos, inter, rdim, 0)})
+    x = randn(b, s, h * d)
+    cos3, sin3 = randn(b, s, d // 2), randn(b, s, d // 2)
+    good("rotaryembedding_23_3d_no_positions", 23,
+         [node("RotaryEmbedding", ["x", "c", "s"], ["y"], num_heads=h)],
+         {"x": x, "c": cos3, "s": sin3}, {"y": rope_ref(x, cos3, sin3, None, 0, 0, h)})
+
+
+def attention_ref(q, k, v, mask=None, causal=0, scale=None, softcap=0.0, hq=0, hkv=0):
+    """Scaled dot-product attention as the spec draws it (output Y only)."""
+    flat = q.ndim == 3
+    if flat:
+        q = q.reshape(q.shape[0], q.shape[1], hq, -1).transpose(0, 2, 1, 3)
+        k = k.reshape(k.shape[0], k.shape[1], hkv, -1).transpose(0, 2, 1, 3)
+        v = v.reshape(v.shape[0], v.shape[1], hkv, -1).transpose(0, 2, 1, 3)
+    q, k, v = (a.astype(np.float64) for a in (q, k, v))
+    rep = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
+    scale = scale if scale is not None else 1 / math.sqrt(q.shape[3])
+    s = q @ k.transpose(0, 1, 3, 2) * scale
+    if softcap > 0:
+        s = softcap * np.tanh(s / softcap)
+    bias = np.zeros(s.shape)
+    if mask is not None:
+        bias = bias + (np.where(mask, 0, -np.inf) if mask.dtype == bool else mask)
+    if causal:
+        sq, skv = s.shape[2], s.shape[3]
+        bias = bias + np.where(np.arange(skv)[None, :] <= np.arange(sq)[:, None], 0, -np.inf)
+    s = s + bias
+    mx = s.max(axis=-1, keepdims=True)
+    dead = np.isneginf(mx)
+    e = np.where(dead, 0, np.exp(s - np.where(dead, 0, mx)))
+    tot = e.sum(axis=-1, keepdims=True)
+    y = (e / np.where(tot == 0, 1, tot)) @ v
+    if flat:
+        y = y.transpose(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
+    return y.astype(np.float32)
+
+
+def attention_tests():
+    q, k, v = randn(2, 3, 4, 8), randn(2, 3, 5, 8), randn(2, 3, 5, 6)
+    good("attention_23_4d", 23, [node("Attention", ["q", "k", "v"], ["y"])],
+         {"q": q, "k": k, "v": v}, {"y": attention_ref(q, k, v)})
+    q, k, v = randn(2, 4, 4 * 8), randn(2, 6, 2 * 8), randn(2, 6, 2 * 3)
+    mask = randn(4, 6)
+    good("attention_23_3d_gqa_float_mask_scale", 23,
+         [node("Attention", ["q", "k", "v", "m"], ["y"], q_num_heads=4, kv_num_heads=2,
+               scale=0.5)],
+         {"q": q, "k": k, "v": v, "m": mask},
+         {"y": attention_ref(q, k, v, mask, scale=0.5, hq=4, hkv=2)})
+    q, k, v = randn(1, 2, 5, 4), randn(1, 1, 5, 4), randn(1, 1, 5, 4)
+    bmask = RNG.random((1, 2, 5, 5)) > 0.3
+    bmask[0, 1, 2, :] = False
+    good("attention_23_bool_mask_causal_softcap", 23,
+         [node("Attention", ["q", "k", "v", "m"], ["y"], is_causal=1, softcap=2.0)],
+         {"q": q, "k": k, "v": v, "m": bmask},
+         {"y": attention_ref(q, k, v, bmask, causal=1, softcap=2.0)})
+    bad("attention_23_past_key", 23,
+        [node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y"])],
+        {"q": q, "k": k, "v": v, "pk": k, "pv": v}, {"y": q},
+        "past_key and past_value are not supported")
+
+
+def bad_tests():
+    x = randn(2)
+    bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
+        "opset 24 is newer than the newest supported (23)")
+
+
+    # the element types of opsets 21 and 23 (int4 is 22, float4e2m1 23) stay unsupported
+    g = helper.make_graph([node("Identity", ["x"], ["y"])], "int4",
+                          [helper.make_tensor_value_info("x", 22, [4])],
+                          [helper.make_tensor_value_info("y", 22, [4])])
+    m = helper.make_model(g, producer_name="collagec-opset-test",
+                          opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    BAD.append(("int4_input_21", m, "input 'x' has element type int4 (22), which is not "
+                "supported"))
+    bad("cast_23_float4", 23, [node("Cast", ["x"], ["y"], to=23)], {"x": x}, {"y": x},
+        "cast to ONNX type 23 is not supported")
+
+
+def write(outdir):
+    for name, m, inputs, outputs in GOOD:
+        d = os.path.join(outdir, "good", name)
+        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+        for kind, arrays in (("input", inputs), ("output", outputs)):
+            for i, (k, v) in enumerate(arrays.items()):
+                t = numpy_helper.from_array(np.asarray(v), k)
+                with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)),
+                          "wb") as f:
+                    f.write(t.SerializeToString())
+    for name, m, expect in BAD:
+        d = os.path.join(outdir, "bad", name)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+        with open(os.path.join(d, "expect"), "w") as f:
+            f.write(expect + "\n")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: gen_opset_tests.py OUTDIR")
+    reduce_tests()
+    split_pad_tests()
+    widen_tests()
+    elementwise_tests()
+    scatter_tests()
+    pool_tests()
+    resize_tests()
+    norm_tests()
+    image_tests()
+    rope_tests()
+    attention_tests()
+    bad_tests()
+    write(sys.argv[1])
+
+
+main()
