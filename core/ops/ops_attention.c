@@ -172,7 +172,8 @@ int lower_rope(struct lower *L)
 	x2 = tir_let(b, "x2", x2);
 	if (L->in[3]) {
 		/* the cache row of the token's position, clamped to the cache */
-		struct tir *p = tir_load(b, L->in[3], tir_add(b, tir_mul(b, bi, tir_dim(b, x.s)), si));
+		struct tir *tok = tir_add(b, tir_mul(b, bi, tir_dim(b, x.s)), si);
+		struct tir *p = tir_load(b, L->in[3], tok);
 
 		p = tir_bin(b, BIN_MAX, tir_bin(b, BIN_MIN, p, tir_int(b, cv->shape.d[0].c - 1)),
 			    tir_int(b, 0));
@@ -352,9 +353,9 @@ int lower_attention(struct lower *L)
 	tir_end(b);
 	sum = tir_let(b, "sum", tir_const(b, ct, 0));
 	j = tir_loop(b, tir_dim(b, k.s));
+	p = attn_score(L, &q, &k, qi, j, ct);
 	p = tir_select(b, tir_bin(b, BIN_EQ, mx, ninf), tir_const(b, ct, 0),
-		       tir_call1(b, INTRIN_EXP, tir_bin(b, BIN_SUB, attn_score(L, &q, &k, qi, j, ct),
-							mx)));
+		       tir_call1(b, INTRIN_EXP, tir_bin(b, BIN_SUB, p, mx)));
 	p = tir_let(b, "p", p);
 	tir_assign(b, sum, tir_add(b, sum, p));
 	d = tir_loop(b, tir_int(b, v.d));

@@ -314,18 +314,17 @@ int lower_affinegrid(struct lower *L)
 	lower_loops_parallel(L, &y->shape, idx);
 	for (int i = 0; i < r; i++) {
 		int64_t len = y->shape.d[i + 1].c;
-		struct tir *c = tir_cast(b, t, idx[i + 1]);
+		struct tir *c = tir_mul(b, tir_const(b, t, 2), tir_cast(b, t, idx[i + 1]));
+		struct tir *one = tir_const(b, t, 1);
 
-		if (align)
-			c = len == 1 ? tir_const(b, t, -1) :
-				tir_bin(b, BIN_SUB, tir_bin(b, BIN_DIV, tir_mul(b, tir_const(b, t, 2),
-									c), tir_const(b, t, (double)(len - 1))),
-					tir_const(b, t, 1));
+		if (align && len == 1)
+			c = tir_const(b, t, -1);
+		else if (align)
+			c = tir_bin(b, BIN_DIV, c, tir_const(b, t, (double)(len - 1)));
 		else
-			c = tir_bin(b, BIN_SUB, tir_bin(b, BIN_DIV, tir_add(b, tir_mul(b,
-						tir_const(b, t, 2), c), tir_const(b, t, 1)),
-							 tir_const(b, t, (double)len)),
-				    tir_const(b, t, 1));
+			c = tir_bin(b, BIN_DIV, tir_add(b, c, one), tir_const(b, t, (double)len));
+		if (!align || len > 1)
+			c = tir_bin(b, BIN_SUB, c, one);
 		/* the last spatial dim is x, the coefficient of theta column 0 */
 		base[r - 1 - i] = c;
 	}
