@@ -20,7 +20,8 @@
  * primitive is made; weights computed at run time are read in place in
  * their plain layout. An add of a tensor shaped like the output as the
  * first post-op becomes a sum post-op (the tensor copied or reordered into
- * dst first), which oneDNN fuses better than a binary add.
+ * dst first), which oneDNN fuses better than a binary add (and which its
+ * blocked convolutions take where they refuse a plain full-size binary).
  *
  * The process has one CPU engine and one stream, made by the first call.
  * One mutex serialises every call (primitive creation, the reorder, and the
@@ -85,11 +86,11 @@ struct rt_dnnl_kernel {
 	dnnl_memory_desc_t src_md, wei_md, bias_md, dst_md, bin_md[2];	/* the primitive's */
 	dnnl_memory_desc_t user_src, user_dst;	/* the plain layouts of the buffers */
 	int has_bias;
-	int sum;			/* e0 (the first post-op) accumulated by a sum post-op */
+	int sum;			/* post-op sum - 1 is a sum of its operand; 0: none */
 	dnnl_memory_t wei_mem;		/* the reordered weights, or NULL */
 	void *wei_buf;
 	dnnl_primitive_t src_in;	/* user src -> src_md, or NULL: same layout */
-	dnnl_primitive_t dst_in;	/* user dst -> dst_md (e0 for sum), or NULL */
+	dnnl_primitive_t dst_in;	/* user dst -> dst_md (the summed operand), or NULL */
 	dnnl_primitive_t dst_out;	/* dst_md -> user dst, or NULL */
 	void *src_buf, *dst_buf;	/* x and y in the primitive's layouts */
 };
@@ -148,6 +149,18 @@ static dnnl_status_t rt_dnnl_bin_md(dnnl_memory_desc_t *md, int nd, const int64_
 	return rt_dnnl_plain(md, nd, e);
 }
 
+/*
+ * 1 when the first post-op adds a tensor shaped like dst (k->sum), else 0.
+ * Only there: oneDNN 2.6's optimised convolutions take a sum after other
+ * post-ops from none of them (a binary add, then a sum fell to its
+ * reference convolution).
+ */
+static int rt_dnnl_sum_at(const int *po, int bc0, int bc1)
+{
+	return (po[0] == RT_DNNL_PO_ADD0 && bc0 == RT_DNNL_BC_FULL) ||
+	       (po[0] == RT_DNNL_PO_ADD1 && bc1 == RT_DNNL_BC_FULL);
+}
+
 static void rt_dnnl_release(struct rt_dnnl_kernel *k)
 {
 	if (k->prim)
@@ -169,8 +182,8 @@ static void rt_dnnl_release(struct rt_dnnl_kernel *k)
 /*
  * Post-op attributes for the codes po[] (with alpha a[], beta b[]) over dst
  * dims d; binary operands broadcast as bc0, bc1. Fills k->bin_md. With
- * k->sum, po[0] (an add of e0, shaped like dst) is a sum post-op instead:
- * e0 is put in dst before the primitive runs and accumulated into.
+ * k->sum, post-op k->sum - 1 (an add of a tensor shaped like dst) is a sum
+ * post-op instead: the tensor is put in dst before the primitive runs.
  */
 static dnnl_status_t rt_dnnl_attr(struct rt_dnnl_kernel *k, dnnl_primitive_attr_t *attr,
 				  int nd, const int64_t *d, int bc0, int bc1, const int *po,
@@ -199,7 +212,7 @@ static dnnl_status_t rt_dnnl_attr(struct rt_dnnl_kernel *k, dnnl_primitive_attr_
 	for (int i = 0; i < RT_DNNL_MAX_PO && st == dnnl_success; i++) {
 		if (po[i] == RT_DNNL_PO_NONE || po[i] >= RT_DNNL_PO_COUNT)
 			continue;
-		if (i == 0 && k->sum)
+		if (i == k->sum - 1)
 			st = dnnl_post_ops_append_sum(ops, 1.0f);
 		else if (po[i] == RT_DNNL_PO_ADD0 || po[i] == RT_DNNL_PO_ADD1)
 			st = dnnl_post_ops_append_binary(ops, dnnl_binary_add,
@@ -348,7 +361,7 @@ static int rt_dnnl_move(dnnl_primitive_t r, const dnnl_memory_desc_t *ma, const 
 /*
  * Runs k->prim on the user's buffers (bias, e0, e1 may be NULL): x and y
  * through the reorders at the edges where the primitive wants other layouts,
- * e0 first into dst where it is summed.
+ * the summed operand first into dst.
  */
 static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float *x,
 			 const float *w, const float *bias, const float *e0, const float *e1,
@@ -359,6 +372,7 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 	int n = 0, nm = 0, ok = 1;
 	const void *src = x;
 	void *dst = k->dst_buf ? k->dst_buf : (void *)y;
+	const float *se = k->sum && po[k->sum - 1] == RT_DNNL_PO_ADD1 ? e1 : e0;	/* summed */
 
 	if (k->src_in) {
 		if (rt_dnnl_move(k->src_in, &k->user_src, x, &k->src_md, k->src_buf, name) < 0)
@@ -366,10 +380,10 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 		src = k->src_buf;
 	}
 	if (k->sum && k->dst_in) {
-		if (rt_dnnl_move(k->dst_in, &k->user_dst, e0, &k->dst_md, dst, name) < 0)
+		if (rt_dnnl_move(k->dst_in, &k->user_dst, se, &k->dst_md, dst, name) < 0)
 			return;
-	} else if (k->sum && (const void *)e0 != dst) {
-		memcpy(dst, e0, dnnl_memory_desc_get_size(&k->dst_md));
+	} else if (k->sum && (const void *)se != dst) {
+		memcpy(dst, se, dnnl_memory_desc_get_size(&k->dst_md));
 	}
 
 #define RT_DNNL_ARG(ARG, MD, PTR)                                                            \
@@ -392,8 +406,8 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 	if (k->has_bias)
 		RT_DNNL_ARG(DNNL_ARG_BIAS, &k->bias_md, bias);
 	RT_DNNL_ARG(DNNL_ARG_DST, &k->dst_md, dst);
-	for (int i = k->sum; i < RT_DNNL_MAX_PO; i++)
-		if (po[i] == RT_DNNL_PO_ADD0 || po[i] == RT_DNNL_PO_ADD1)
+	for (int i = 0; i < RT_DNNL_MAX_PO; i++)
+		if (i != k->sum - 1 && (po[i] == RT_DNNL_PO_ADD0 || po[i] == RT_DNNL_PO_ADD1))
 			RT_DNNL_ARG(DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1,
 				    &k->bin_md[po[i] - RT_DNNL_PO_ADD0],
 				    po[i] == RT_DNNL_PO_ADD0 ? e0 : e1);
@@ -491,7 +505,7 @@ static void collagec_dnnl_conv2d(struct rt_dnnl_kernel *k, const char *name, con
 			ydd[i] = yd[i];
 		}
 		k->has_bias = bias != NULL;
-		k->sum = p0 == RT_DNNL_PO_ADD0 && bc0 == RT_DNNL_BC_FULL;
+		k->sum = rt_dnnl_sum_at(po, bc0, bc1);
 		/* src and dst: the layouts the convolution prefers, reordered at the edges */
 		if (rt_dnnl_fail(rt_dnnl_plain(&k->user_src, 4, xd), name, "src") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, 4, yd), name, "dst") ||
@@ -595,7 +609,7 @@ static void collagec_dnnl_matmul(struct rt_dnnl_kernel *k, const char *name, con
 				     "weights");
 		}
 		k->has_bias = bias != NULL;
-		k->sum = p0 == RT_DNNL_PO_ADD0 && bc0 == RT_DNNL_BC_FULL;
+		k->sum = rt_dnnl_sum_at(po, bc0, bc1);
 		k->user_src = k->src_md;
 		if (rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, nd, yd), name, "dst") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&k->bias_md, nd, cd), name, "bias") ||

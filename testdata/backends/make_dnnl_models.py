@@ -136,6 +136,18 @@ def convs(outdir, rng):
          [vinfo("x", [2, 3, 7, 7]), vinfo("r", [2, 5, 4, 4])], [vinfo("y", [2, 5, 4, 4])],
          {"x": x, "r": r}, {"y": np.maximum(t, 0)}, [("w", w), ("b", b)], "Relu",
          ["dnnl.conv_bias_add_act"])
+    # the same after a Conv with a bias: two binary operands (per-channel, residual)
+    x, r = u(rng, (2, 16, 6, 6)), u(rng, (2, 16, 6, 6))
+    w, b, cb = u(rng, (16, 16, 3, 3)), u(rng, (16,)), u(rng, (1, 16, 1, 1))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["t", "cb"], ["t2"], name="bias"),
+             helper.make_node("Add", ["t2", "r"], ["t3"], name="res"),
+             helper.make_node("Relu", ["t3"], ["y"], name="relu")]
+    t = conv_ref(f64(x), f64(w), f64(b), (1, 1), (1, 1, 1, 1), (1, 1), 1) + cb + r
+    save(outdir, "conv_bias2_res_relu", nodes,
+         [vinfo("x", [2, 16, 6, 6]), vinfo("r", [2, 16, 6, 6])], [vinfo("y", [2, 16, 6, 6])],
+         {"x": x, "r": r}, {"y": np.maximum(t, 0)}, [("w", w), ("b", b), ("cb", cb)], "Relu",
+         ["dnnl.conv_bias_add_act"])
     # Conv with bias + its own input as residual, nothing after
     x, w, b = u(rng, (1, 4, 6, 6)), u(rng, (4, 4, 3, 3)), u(rng, (4,))
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", pads=[1, 1, 1, 1]),
