@@ -259,7 +259,7 @@ struct epi_plan {
 	int n_bin;
 	int bin[MAX_BIN];		/* value ids of the binary operands */
 	int bc[MAX_BIN];		/* their enum bcast */
-	int conv_bias;			/* value id of an Add folded into the conv's bias, or -1 */
+	int conv_bias;			/* value id of an Add made the conv's bias, or -1 */
 };
 
 static bool po_add(struct epi_plan *ep, int code, double alpha, double beta)

@@ -232,14 +232,41 @@ static int rt_dnnl_reorder(dnnl_primitive_t *r, const dnnl_memory_desc_t *a,
 			   const dnnl_memory_desc_t *b, const char *name)
 {
 	dnnl_primitive_desc_t rpd = NULL;
+	dnnl_engine_t e = rt_dnnl.engine;
 	int rc = 0;
 
-	if (rt_dnnl_fail(dnnl_reorder_primitive_desc_create(&rpd, a, rt_dnnl.engine, b,
-							    rt_dnnl.engine, NULL), name, "reorder") ||
+	if (rt_dnnl_fail(dnnl_reorder_primitive_desc_create(&rpd, a, e, b, e, NULL), name,
+			 "reorder") ||
 	    rt_dnnl_fail(dnnl_primitive_create(r, rpd), name, "reorder"))
 		rc = -1;
 	if (rpd)
 		dnnl_primitive_desc_destroy(rpd);
+	return rc;
+}
+
+/* Runs reorder r from buffer a (layout ma) to buffer b (layout mb). */
+static int rt_dnnl_move(dnnl_primitive_t r, const dnnl_memory_desc_t *ma, const void *a,
+			const dnnl_memory_desc_t *mb, void *b, const char *name)
+{
+	dnnl_memory_t from = NULL, to = NULL;
+	dnnl_exec_arg_t args[2];
+	int rc = -1;
+
+	if (!rt_dnnl_fail(dnnl_memory_create(&from, ma, rt_dnnl.engine, (void *)a), name,
+			  "memory") &&
+	    !rt_dnnl_fail(dnnl_memory_create(&to, mb, rt_dnnl.engine, b), name, "memory")) {
+		args[0].arg = DNNL_ARG_FROM;
+		args[0].memory = from;
+		args[1].arg = DNNL_ARG_TO;
+		args[1].memory = to;
+		if (!rt_dnnl_fail(dnnl_primitive_execute(r, rt_dnnl.stream, 2, args), name,
+				  "reorder"))
+			rc = 0;
+	}
+	if (from)
+		dnnl_memory_destroy(from);
+	if (to)
+		dnnl_memory_destroy(to);
 	return rc;
 }
 
@@ -283,9 +310,8 @@ static int rt_dnnl_make(struct rt_dnnl_kernel *k, const char *name, const_dnnl_o
 			dnnl_primitive_attr_t attr, const dnnl_memory_desc_t *user_wei,
 			const float *w, int wconst)
 {
-	dnnl_primitive_desc_t pd = NULL, rpd = NULL;
+	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_t reorder = NULL;
-	dnnl_memory_t from = NULL;
 	const dnnl_memory_desc_t *want;
 	int rc = -1;
 
@@ -297,64 +323,19 @@ static int rt_dnnl_make(struct rt_dnnl_kernel *k, const char *name, const_dnnl_o
 	if (rt_dnnl_fail(dnnl_primitive_create(&k->prim, pd), name, "primitive") ||
 	    rt_dnnl_edges(k, name, pd) < 0)
 		goto out;
-	if (wconst && !dnnl_memory_desc_equal(want, user_wei)) {
-		dnnl_exec_arg_t args[2];
-
-		if (!(k->wei_buf = rt_dnnl_buf(want)))
-			goto out;
-		if (rt_dnnl_fail(dnnl_memory_create(&k->wei_mem, want, rt_dnnl.engine, k->wei_buf),
-				 name, "weights memory") ||
-		    rt_dnnl_fail(dnnl_memory_create(&from, user_wei, rt_dnnl.engine, (void *)w),
-				 name, "weights memory") ||
-		    rt_dnnl_fail(dnnl_reorder_primitive_desc_create(&rpd, user_wei, rt_dnnl.engine,
-								    want, rt_dnnl.engine, NULL),
-				 name, "weights reorder") ||
-		    rt_dnnl_fail(dnnl_primitive_create(&reorder, rpd), name, "weights reorder"))
-			goto out;
-		args[0].arg = DNNL_ARG_FROM;
-		args[0].memory = from;
-		args[1].arg = DNNL_ARG_TO;
-		args[1].memory = k->wei_mem;
-		if (rt_dnnl_fail(dnnl_primitive_execute(reorder, rt_dnnl.stream, 2, args), name,
-				 "weights reorder") ||
-		    rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "weights reorder"))
-			goto out;
-	}
+	if (wconst && !dnnl_memory_desc_equal(want, user_wei) &&
+	    (!(k->wei_buf = rt_dnnl_buf(want)) ||
+	     rt_dnnl_fail(dnnl_memory_create(&k->wei_mem, want, rt_dnnl.engine, k->wei_buf), name,
+			  "weights memory") ||
+	     rt_dnnl_reorder(&reorder, user_wei, want, name) < 0 ||
+	     rt_dnnl_move(reorder, user_wei, w, want, k->wei_buf, name) < 0 ||
+	     rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "weights reorder")))
+		goto out;
 	rc = 0;
 out:
 	if (reorder)
 		dnnl_primitive_destroy(reorder);
-	if (rpd)
-		dnnl_primitive_desc_destroy(rpd);
-	if (from)
-		dnnl_memory_destroy(from);
 	dnnl_primitive_desc_destroy(pd);
-	return rc;
-}
-
-/* Runs reorder r from buffer a (layout ma) to buffer b (layout mb). */
-static int rt_dnnl_move(dnnl_primitive_t r, const dnnl_memory_desc_t *ma, const void *a,
-			const dnnl_memory_desc_t *mb, void *b, const char *name)
-{
-	dnnl_memory_t from = NULL, to = NULL;
-	dnnl_exec_arg_t args[2];
-	int rc = -1;
-
-	if (!rt_dnnl_fail(dnnl_memory_create(&from, ma, rt_dnnl.engine, (void *)a), name,
-			  "memory") &&
-	    !rt_dnnl_fail(dnnl_memory_create(&to, mb, rt_dnnl.engine, b), name, "memory")) {
-		args[0].arg = DNNL_ARG_FROM;
-		args[0].memory = from;
-		args[1].arg = DNNL_ARG_TO;
-		args[1].memory = to;
-		if (!rt_dnnl_fail(dnnl_primitive_execute(r, rt_dnnl.stream, 2, args), name,
-				  "reorder"))
-			rc = 0;
-	}
-	if (from)
-		dnnl_memory_destroy(from);
-	if (to)
-		dnnl_memory_destroy(to);
 	return rc;
 }
 
@@ -553,7 +534,8 @@ static void collagec_dnnl_matmul(struct rt_dnnl_kernel *k, const char *name, con
 				 int64_t kk, int64_t ta, int64_t tb, int wconst, int64_t cm,
 				 int bc0, int bc1, int p0, float a0, float b0, int p1, float a1,
 				 float b1, int p2, float a2, float b2, int p3, float a3, float b3,
-				 int p4, float a4, float b4, int p5, float a5, float b5, int threads)
+				 int p4, float a4, float b4, int p5, float a5, float b5,
+				 int threads)
 {
 	const int po[RT_DNNL_MAX_PO] = { p0, p1, p2, p3, p4, p5 };
 	const float pa[RT_DNNL_MAX_PO] = { a0, a1, a2, a3, a4, a5 };
