@@ -25,6 +25,7 @@ void c_parallel_dialect(struct arena *a, int64_t nt, struct tir_dialect *d);
 extern const struct op_strategy *const c_strategies[];
 extern const struct target_kind target_kind_lapack;
 extern const struct target_kind target_kind_blas;
+extern const struct target_kind target_kind_dnnl;
 extern const struct target_kind target_kind_opencl;
 /* The opencl target's op strategies: register-tiled MatMul, Gemm, Conv. */
 extern const struct op_strategy *const opencl_strategies[];

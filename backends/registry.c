@@ -7,6 +7,7 @@ const struct target_kind *const backend_registry[] = {
 	&target_kind_c,
 	&target_kind_lapack,
 	&target_kind_blas,
+	&target_kind_dnnl,
 	&target_kind_opencl,
 };
 

@@ -332,6 +332,99 @@ else
 	verdict blas/conformance
 fi
 
+# --- dnnl ---
+# Conv (grouped, depthwise, dilated, padded, strided, 1x1, symbolic batch),
+# MatMul (2-D, a batch folded into the rows, a batch on both inputs) and Gemm
+# (transA/transB, C as the bias, alpha without C) as oneDNN primitives, each
+# followed by the epilogue ops patterns/dnnl.pat fuses as post-ops: every
+# activation kind, Clip, a constant per-channel bias, a residual, a
+# per-channel input, a scalar. Every model of
+# testdata/backends/make_dnnl_models.py is compiled for c and for dnnl,c: the
+# dnnl,c build must reproduce the c build's outputs (collagec run --check,
+# rtol 1e-3, atol 1e-4) and numpy's, its partitions must be on the target in
+# 'expect' (dnnl; c for what the rule refuses: a Gemm with beta 2, a
+# broadcast MatMul batch, an Add that broadcasts along W) and come from the
+# expected rules. Then the symbolic models at several --shape N=... against
+# c, the *_par models on 2, 3 and 1 threads, and the ONNX backend tests of
+# MatMul, Gemm and Conv on dnnl,c.
+
+if ! available dnnl; then
+	echo "ok   backends/dnnl skipped: $("$C" targets | awk '/^dnnl \(/ { on = 1; next }
+		on && /^  status: / { sub(/^  status: */, ""); print; exit }')"
+elif ! "$PY" "$ROOT/testdata/backends/make_dnnl_models.py" "$T/dnnl/models" \
+	>"$T/dnnl-gen.log" 2>&1; then
+	echo "FAIL backends/dnnl/make-models: $(tail -n 1 "$T/dnnl-gen.log")"
+	failed=$((failed + 1))
+else
+	D=$T/dnnl
+	GEN=$ROOT/testdata/backends/make_dnnl_models.py
+	for d in "$D"/models/*; do
+		m=$(basename "$d")
+		op=$(cat "$d/op")
+		ins=
+		for f in "$d"/in/*.npy; do
+			ins="$ins --input $(basename "$f" .npy)=$f"
+		done
+		compile "$d/model.onnx" c "$D/$m.c.so"
+		compile "$d/model.onnx" dnnl,c "$D/$m.dnnl.so"
+		# shellcheck disable=SC2086
+		[ -n "$why" ] || run "$D/$m.c.so" "$D/$m.c.out" $ins
+		# shellcheck disable=SC2086
+		[ -n "$why" ] || "$C" run "$D/$m.dnnl.so" $ins --check "$D/$m.c.out" --rtol 1e-3 \
+			--atol 1e-4 >"$T/out" 2>"$T/err" || bad "dnnl,c vs c: $(head -n 1 "$T/err")"
+		# shellcheck disable=SC2086
+		[ -n "$why" ] || run "$D/$m.dnnl.so" "$D/$m.dnnl.out" $ins
+		[ -n "$why" ] || blas_same "$d/ref" "$D/$m.dnnl.out" "dnnl,c vs numpy"
+		if [ -z "$why" ]; then
+			r=$("$PY" "$GEN" target "$D/$m.dnnl.json" "$op" 2>&1)
+			[ "$r" = "$(cat "$d/expect")" ] ||
+				bad "$op partitions on '$r', expected '$(cat "$d/expect")'"
+			r=$("$PY" "$GEN" rules "$D/$m.dnnl.json" 2>&1)
+			[ "$r" = "$(cat "$d/rules")" ] ||
+				bad "dnnl partitions by rules '$r', expected '$(cat "$d/rules")'"
+		fi
+		verdict "dnnl/$m"
+	done
+
+	# symbolic dims on random inputs: same seed, same inputs through both
+	for m in conv_sym_clip mm_sym_fold_tanh; do
+		for n in 5 1 3; do
+			[ -n "$why" ] && break
+			run "$D/$m.c.so" "$D/$m.c.r$n" --shape N=$n --seed 11
+			[ -n "$why" ] || "$C" run "$D/$m.dnnl.so" --shape N=$n --seed 11 \
+				--check "$D/$m.c.r$n" --rtol 1e-3 --atol 1e-4 >"$T/out" 2>"$T/err" ||
+				bad "N=$n: dnnl,c vs c: $(head -n 1 "$T/err")"
+		done
+		verdict "dnnl/$m-random-N"
+	done
+
+	# oneDNN's OpenMP team follows the kernel's threads: 2, 3, then 1 again
+	for d in "$D"/models/*_par "$D"/models/mm_batch_res_leaky; do
+		m=$(basename "$d")
+		ins=
+		for f in "$d"/in/*.npy; do
+			ins="$ins --input $(basename "$f" .npy)=$f"
+		done
+		for th in 2 3 1; do
+			[ -n "$why" ] && break
+			# shellcheck disable=SC2086
+			run "$D/$m.dnnl.so" "$D/$m.dnnl.t$th" --threads $th $ins
+			[ -n "$why" ] || blas_same "$d/ref" "$D/$m.dnnl.t$th" "--threads $th"
+		done
+		verdict "dnnl/$m-threads"
+	done
+
+	# the ONNX backend tests of MatMul, Gemm and float Conv, on dnnl
+	"$C" conformance --target dnnl,c "$ONNXDATA"/node/test_matmul_[0-9]d \
+		"$ONNXDATA"/node/test_gemm_* "$ONNXDATA"/node/test_basic_conv_with_* \
+		"$ONNXDATA"/node/test_basic_conv_without_* "$ONNXDATA"/node/test_conv_with_* \
+		>"$T/conf" 2>&1
+	st=$?
+	[ $st -eq 0 ] || bad "exit $st: $(grep -v '^PASS' "$T/conf" | head -n 1)"
+	grep -qx "conformance: 20 passed, 0 failed" "$T/conf" || bad "$(tail -n 1 "$T/conf")"
+	verdict dnnl/conformance
+fi
+
 # --- opencl ---
 # Loop IR printed as OpenCL C and run through the OpenCL runtime (PoCL on the
 # CPU): the models of testdata/backends/make_opencl_models.py (broadcasting,

@@ -102,7 +102,7 @@ v=$(json "$T/greedy.json" '"%s %d" % (j["search"]["mode"], j["search"]["measured
 
 # the mock estimator is deterministic: blas cheapest, so blas takes its patterns
 m=mnist_cnn
-COLLAGEC_MOCK_COSTS="c=5,opencl=4,lapack=4,blas=1" "$C" compile "$T/$m.onnx" \
+COLLAGEC_MOCK_COSTS="c=5,opencl=4,lapack=4,dnnl=4,blas=1" "$C" compile "$T/$m.onnx" \
 	-o "$T/mock.so" --estimator mock --dump-ir "$T/ir" 2>"$T/mock.err"
 v=$(json "$T/mock.json" '" ".join("%s:%s" % (p["target"], p["rule"]) for p in j["partitions"])')
 # (opencl's MaxPool and Pad cannot combine, A->B stops at injective ops; they merge as two)

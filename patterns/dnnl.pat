@@ -1,0 +1,38 @@
+# dnnl.pat - the partition rules of the dnnl target (see PATTERNS in
+# collagec(1)). Each rule places what it matches on dnnl as one partition: an
+# anchor that oneDNN runs as a primitive (Conv, MatMul, Gemm), optionally
+# with the elementwise ops after it - a bias, a residual add, an activation -
+# fused as the primitive's post-ops. The target's check still decides whether
+# a match fits (float32, shapes it handles, every epilogue op a post-op: an
+# eltwise activation, or an Add of a tensor of the output's shape, a scalar,
+# a per-channel or last-dim vector). At each node, from the last to the
+# first, the rules are tried in order: longer ones come first.
+target dnnl
+
+let mm   = MatMul(*, *) | Gemm(*, *, *?)
+let conv = Conv(*, *, *?)
+let act  = {Relu|LeakyRelu|Sigmoid|Tanh|HardSigmoid|HardSwish|Elu}
+
+# conv + bias + residual add + activation: the end of a ResNet block
+let conv_bias = Add($conv, const) | Add(const, $conv)
+conv_bias_add_act = $act(Add($conv_bias, *) | Add(*, $conv_bias)) |
+		    Clip(Add($conv_bias, *) | Add(*, $conv_bias), *?, *?)
+conv_bias_add     = Add($conv_bias, *) | Add(*, $conv_bias)
+
+# anchor + bias (or residual) + activation
+let conv_add = Add($conv, *) | Add(*, $conv)
+let mm_add   = Add($mm, *) | Add(*, $mm)
+conv_add_act   = $act($conv_add) | Clip($conv_add, *?, *?)
+matmul_add_act = $act($mm_add) | Clip($mm_add, *?, *?)
+
+# anchor + activation
+conv_act   = $act($conv) | Clip($conv, *?, *?)
+matmul_act = $act($mm) | Clip($mm, *?, *?)
+
+# anchor + bias (or residual)
+conv_add   = $conv_add
+matmul_add = $mm_add
+
+# the anchors alone
+conv   = $conv
+matmul = $mm

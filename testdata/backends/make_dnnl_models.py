@@ -1,0 +1,276 @@
+#!/usr/bin/python3
+"""Models, inputs and numpy references for the dnnl backend's tests.
+
+usage: make_dnnl_models.py OUTDIR            writes OUTDIR/NAME/{model.onnx,
+                                             in/INPUT.npy, ref/OUTPUT.npy, op,
+                                             expect, rules}
+       make_dnnl_models.py target JSON OP    the target(s) of OP's partition(s)
+       make_dnnl_models.py rules JSON        the rules of the dnnl partitions
+
+Every model is one Conv, MatMul or Gemm (float32, opset 14) followed by the
+epilogue ops patterns/dnnl.pat fuses as oneDNN post-ops: each activation
+kind, a constant per-channel bias, a residual of the output's shape, a
+per-channel, last-dim or scalar tensor. 'op' names the ONNX op type whose
+partition must land on the target in 'expect' (dnnl, or c for what the rule
+must refuse); 'rules' holds the sorted rules of the dnnl partitions. The
+references are computed in float64 with numpy; comparisons reuse
+make_blas_models.py compare.
+Needs Debian's python3-onnx and python3-numpy only.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_blas_models import conv_ref  # noqa: E402
+
+F32 = TensorProto.FLOAT
+
+
+def vinfo(name, shape):
+    return helper.make_tensor_value_info(name, F32, shape)
+
+
+def u(rng, shape):
+    return rng.uniform(-1, 1, shape).astype(np.float32)
+
+
+def f64(v):
+    return v.astype(np.float64)
+
+
+def save(outdir, name, nodes, inputs, outputs, feeds, refs, inits, op, rules, expect="dnnl"):
+    d = os.path.join(outdir, name)
+    os.makedirs(os.path.join(d, "in"), exist_ok=True)
+    os.makedirs(os.path.join(d, "ref"), exist_ok=True)
+    graph = helper.make_graph(nodes, name, inputs, outputs,
+                              [numpy_helper.from_array(v, k) for k, v in inits])
+    model = helper.make_model(graph, producer_name="collagec-testdata",
+                              opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    for k, v in feeds.items():
+        np.save(os.path.join(d, "in", k + ".npy"), v)
+    for k, v in refs.items():
+        np.save(os.path.join(d, "ref", k + ".npy"), v.astype(np.float32))
+    for fname, text in (("op", op), ("expect", expect), ("rules", " ".join(sorted(rules)))):
+        with open(os.path.join(d, fname), "w") as f:
+            f.write(text + "\n")
+
+
+# ---- activations: ONNX node and float64 reference ----
+
+ACTS = {
+    "relu": (lambda: ("Relu", {}), lambda t: np.maximum(t, 0)),
+    "leaky": (lambda: ("LeakyRelu", {"alpha": 0.2}), lambda t: np.where(t > 0, t, 0.2 * t)),
+    "sigmoid": (lambda: ("Sigmoid", {}), lambda t: 1 / (1 + np.exp(-t))),
+    "tanh": (lambda: ("Tanh", {}), np.tanh),
+    "elu": (lambda: ("Elu", {"alpha": 0.5}), lambda t: np.where(t > 0, t, 0.5 * np.expm1(t))),
+    "hsig": (lambda: ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
+             lambda t: np.clip(0.3 * t + 0.4, 0, 1)),
+    "hswish": (lambda: ("HardSwish", {}), lambda t: t * np.clip(t / 6 + 0.5, 0, 1)),
+}
+
+
+def act_node(kind, src, dst):
+    op, attrs = ACTS[kind][0]()
+    return helper.make_node(op, [src], [dst], name=kind, **attrs), op
+
+
+# ---- Conv ----
+
+def convs(outdir, rng):
+    # (name, x shape, M, k, strides, pads, dilations, group, bias, activation)
+    cases = [
+        ("conv_relu", (1, 4, 9, 9), 6, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, True, "relu"),
+        ("conv_dw_s2_leaky", (1, 8, 10, 9), 8, 3, (2, 2), (1, 1, 1, 1), (1, 1), 8, True,
+         "leaky"),
+        ("conv_dw_mult_sigmoid", (1, 4, 8, 8), 8, 3, (1, 1), (1, 1, 1, 1), (1, 1), 4, False,
+         "sigmoid"),
+        ("conv_g2_dil_tanh", (2, 4, 11, 10), 6, 3, (1, 2), (2, 1, 0, 2), (2, 1), 2, True,
+         "tanh"),
+        ("conv_elu", (1, 3, 8, 7), 5, 2, (1, 1), (0, 1, 1, 0), (1, 1), 1, True, "elu"),
+        ("conv_hsig", (1, 3, 8, 8), 4, 3, (2, 1), (1, 1, 1, 1), (1, 1), 1, True, "hsig"),
+        ("conv_hswish_1x1", (2, 8, 6, 5), 5, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1, False,
+         "hswish"),
+        ("conv_relu_par", (1, 16, 24, 24), 16, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, True,
+         "relu"),
+    ]
+    for name, xs, m, k, st, pads, dil, group, bias, act in cases:
+        x, w = u(rng, xs), u(rng, (m, xs[1] // group, k, k))
+        b = u(rng, (m,)) if bias else None
+        names = ["x", "w"] + (["b"] if bias else [])
+        inits = [("w", w)] + ([("b", b)] if bias else [])
+        an, op = act_node(act, "t", "y")
+        nodes = [helper.make_node("Conv", names, ["t"], name="conv", strides=list(st),
+                                  pads=list(pads), dilations=list(dil), group=group,
+                                  kernel_shape=[k, k]), an]
+        t = conv_ref(f64(x), f64(w), None if b is None else f64(b), st, pads, dil, group)
+        y = ACTS[act][1](t)
+        save(outdir, name, nodes, [vinfo("x", list(xs))], [vinfo("y", list(y.shape))],
+             {"x": x}, {"y": y}, inits, op, ["dnnl.conv_act"])
+    # Clip(0, 6) over a symbolic batch (references at N=3)
+    x, w, b = u(rng, (3, 3, 6, 6)), u(rng, (4, 3, 3, 3)), u(rng, (4,))
+    lo, hi = np.array(0, np.float32), np.array(0.5, np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Clip", ["t", "lo", "hi"], ["y"], name="clip")]
+    t = conv_ref(f64(x), f64(w), f64(b), (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    save(outdir, "conv_sym_clip", nodes, [vinfo("x", ["N", 3, 6, 6])],
+         [vinfo("y", ["N", 4, 6, 6])], {"x": x}, {"y": np.clip(t, 0, 0.5)},
+         [("w", w), ("b", b), ("lo", lo), ("hi", hi)], "Clip", ["dnnl.conv_act"])
+    # Conv + constant bias [1,M,1,1] (the conv's bias) + residual + Relu: a ResNet block end
+    x, r = u(rng, (2, 3, 7, 7)), u(rng, (2, 5, 4, 4))
+    w, b = u(rng, (5, 3, 3, 3)), u(rng, (1, 5, 1, 1))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv", strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["t", "b"], ["t2"], name="bias"),
+             helper.make_node("Add", ["r", "t2"], ["t3"], name="res"),
+             helper.make_node("Relu", ["t3"], ["y"], name="relu")]
+    t = conv_ref(f64(x), f64(w), None, (2, 2), (1, 1, 1, 1), (1, 1), 1) + b + r
+    save(outdir, "conv_bias_res_relu", nodes,
+         [vinfo("x", [2, 3, 7, 7]), vinfo("r", [2, 5, 4, 4])], [vinfo("y", [2, 5, 4, 4])],
+         {"x": x, "r": r}, {"y": np.maximum(t, 0)}, [("w", w), ("b", b)], "Relu",
+         ["dnnl.conv_bias_add_act"])
+    # the same after a Conv with a bias: two binary operands (per-channel, residual)
+    x, r = u(rng, (2, 16, 6, 6)), u(rng, (2, 16, 6, 6))
+    w, b, cb = u(rng, (16, 16, 3, 3)), u(rng, (16,)), u(rng, (1, 16, 1, 1))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["t", "cb"], ["t2"], name="bias"),
+             helper.make_node("Add", ["t2", "r"], ["t3"], name="res"),
+             helper.make_node("Relu", ["t3"], ["y"], name="relu")]
+    t = conv_ref(f64(x), f64(w), f64(b), (1, 1), (1, 1, 1, 1), (1, 1), 1) + cb + r
+    save(outdir, "conv_bias2_res_relu", nodes,
+         [vinfo("x", [2, 16, 6, 6]), vinfo("r", [2, 16, 6, 6])], [vinfo("y", [2, 16, 6, 6])],
+         {"x": x, "r": r}, {"y": np.maximum(t, 0)}, [("w", w), ("b", b), ("cb", cb)], "Relu",
+         ["dnnl.conv_bias_add_act"])
+    # Conv with bias + its own input as residual, nothing after
+    x, w, b = u(rng, (1, 4, 6, 6)), u(rng, (4, 4, 3, 3)), u(rng, (4,))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["t", "x"], ["y"], name="res")]
+    t = conv_ref(f64(x), f64(w), f64(b), (1, 1), (1, 1, 1, 1), (1, 1), 1) + x
+    save(outdir, "conv_res", nodes, [vinfo("x", [1, 4, 6, 6])], [vinfo("y", [1, 4, 6, 6])],
+         {"x": x}, {"y": t}, [("w", w), ("b", b)], "Add", ["dnnl.conv_add"])
+    # a per-channel input tensor [M,1,1] (binary add post-op) + Elu
+    x, c = u(rng, (1, 3, 6, 6)), u(rng, (4, 1, 1))
+    w = u(rng, (4, 3, 3, 3))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv"),
+             helper.make_node("Add", ["c", "t"], ["t2"], name="chan"),
+             helper.make_node("Elu", ["t2"], ["y"], name="elu", alpha=0.5)]
+    t = conv_ref(f64(x), f64(w), None, (1, 1), (0, 0, 0, 0), (1, 1), 1) + c
+    save(outdir, "conv_chan_input_elu", nodes, [vinfo("x", [1, 3, 6, 6]), vinfo("c", [4, 1, 1])],
+         [vinfo("y", [1, 4, 4, 4])], {"x": x, "c": c}, {"y": ACTS["elu"][1](t)}, [("w", w)],
+         "Elu", ["dnnl.conv_add_act"])
+    # refused: an Add that broadcasts along W only is no post-op: it stays on c
+    x, c = u(rng, (1, 3, 6, 6)), u(rng, (4,))
+    w = u(rng, (4, 3, 3, 3))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv"),
+             helper.make_node("Add", ["t", "c"], ["y"], name="perw")]
+    t = conv_ref(f64(x), f64(w), None, (1, 1), (0, 0, 0, 0), (1, 1), 1) + c
+    save(outdir, "conv_refuse_perw", nodes, [vinfo("x", [1, 3, 6, 6])], [vinfo("y", [1, 4, 4, 4])],
+         {"x": x}, {"y": t}, [("w", w), ("c", c)], "Add", ["dnnl.conv"], expect="c")
+
+
+# ---- MatMul and Gemm ----
+
+def matmuls(outdir, rng):
+    # MatMul + bias vector [N] + each activation
+    for i, act in enumerate(("relu", "sigmoid", "hswish")):
+        a, w, b = u(rng, (5, 12)), u(rng, (12, 9)), u(rng, (9,))
+        an, op = act_node(act, "t2", "y")
+        nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+                 helper.make_node("Add", ["t", "b"], ["t2"], name="bias"), an]
+        save(outdir, "mm_bias_" + act, nodes, [vinfo("a", [5, 12])], [vinfo("y", [5, 9])],
+             {"a": a}, {"y": ACTS[act][1](f64(a) @ w + b)}, [("w", w), ("b", b)], op,
+             ["dnnl.matmul_add_act"])
+    # a batch folded into the rows, symbolic (references at N=3), + Tanh
+    a, w = u(rng, (3, 4, 8)), u(rng, (8, 5))
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+             helper.make_node("Tanh", ["t"], ["y"], name="tanh")]
+    save(outdir, "mm_sym_fold_tanh", nodes, [vinfo("a", ["N", 4, 8])], [vinfo("y", ["N", 4, 5])],
+         {"a": a}, {"y": np.tanh(f64(a) @ w)}, [("w", w)], "Tanh", ["dnnl.matmul_act"])
+    # batched MatMul of two inputs (weights at run time) + residual + LeakyRelu
+    a, bm, r = u(rng, (2, 3, 4, 6)), u(rng, (2, 3, 6, 5)), u(rng, (2, 3, 4, 5))
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["t"], name="mm"),
+             helper.make_node("Add", ["t", "r"], ["t2"], name="res"),
+             helper.make_node("LeakyRelu", ["t2"], ["y"], name="leaky", alpha=0.2)]
+    save(outdir, "mm_batch_res_leaky", nodes,
+         [vinfo("a", [2, 3, 4, 6]), vinfo("b", [2, 3, 6, 5]), vinfo("r", [2, 3, 4, 5])],
+         [vinfo("y", [2, 3, 4, 5])], {"a": a, "b": bm, "r": r},
+         {"y": ACTS["leaky"][1](f64(a) @ bm + r)}, [], "LeakyRelu", ["dnnl.matmul_add_act"])
+    # MatMul + a scalar + Clip with a lower bound only
+    a, w, s = u(rng, (6, 7)), u(rng, (7, 3)), np.array(0.25, np.float32)
+    lo = np.array(-0.1, np.float32)
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+             helper.make_node("Add", ["t", "s"], ["t2"], name="scalar"),
+             helper.make_node("Clip", ["t2", "lo"], ["y"], name="clip")]
+    save(outdir, "mm_scalar_clip", nodes, [vinfo("a", [6, 7])], [vinfo("y", [6, 3])], {"a": a},
+         {"y": np.maximum(f64(a) @ w + s, -0.1)}, [("w", w), ("s", s), ("lo", lo)], "Clip",
+         ["dnnl.matmul_add_act"])
+    # Gemm transB with C [N] (the matmul's bias) + Elu; transA with C [M,1] + HardSigmoid
+    a, w, c = u(rng, (6, 10)), u(rng, (7, 10)), u(rng, (7,))
+    nodes = [helper.make_node("Gemm", ["a", "w", "c"], ["t"], name="gemm", transB=1),
+             helper.make_node("Elu", ["t"], ["y"], name="elu", alpha=0.5)]
+    save(outdir, "gemm_tb_c_elu", nodes, [vinfo("a", [6, 10])], [vinfo("y", [6, 7])], {"a": a},
+         {"y": ACTS["elu"][1](f64(a) @ f64(w).T + c)}, [("w", w), ("c", c)], "Elu",
+         ["dnnl.matmul_act"])
+    a, w, c = u(rng, (10, 6)), u(rng, (10, 7)), u(rng, (6, 1))
+    nodes = [helper.make_node("Gemm", ["a", "w", "c"], ["t"], name="gemm", transA=1),
+             helper.make_node("HardSigmoid", ["t"], ["y"], name="hsig", alpha=0.3, beta=0.4)]
+    save(outdir, "gemm_ta_cm1_hsig", nodes, [vinfo("a", [10, 6]), vinfo("c", [6, 1])],
+         [vinfo("y", [6, 7])], {"a": a, "c": c}, {"y": ACTS["hsig"][1](f64(a).T @ w + c)},
+         [("w", w)], "HardSigmoid", ["dnnl.matmul_act"])
+    # Gemm alpha without C: a linear post-op before the Sigmoid
+    a, w = u(rng, (4, 8)), u(rng, (8, 5))
+    nodes = [helper.make_node("Gemm", ["a", "w"], ["t"], name="gemm", alpha=0.5),
+             helper.make_node("Sigmoid", ["t"], ["y"], name="sig")]
+    save(outdir, "gemm_alpha_sigmoid", nodes, [vinfo("a", [4, 8])], [vinfo("y", [4, 5])],
+         {"a": a}, {"y": ACTS["sigmoid"][1](0.5 * (f64(a) @ w))}, [("w", w)], "Sigmoid",
+         ["dnnl.matmul_act"])
+    # refused: Gemm with beta != 1 stays on c; a broadcast MatMul batch stays on c
+    a, w, c = u(rng, (4, 8)), u(rng, (8, 5)), u(rng, (5,))
+    nodes = [helper.make_node("Gemm", ["a", "w", "c"], ["y"], name="gemm", beta=2.0)]
+    save(outdir, "gemm_refuse_beta", nodes, [vinfo("a", [4, 8])], [vinfo("y", [4, 5])],
+         {"a": a}, {"y": f64(a) @ w + 2 * f64(c)}, [("w", w), ("c", c)], "Gemm", [],
+         expect="c")
+    a, bm = u(rng, (2, 1, 4, 6)), u(rng, (1, 3, 6, 5))
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")]
+    save(outdir, "mm_refuse_bcast", nodes, [vinfo("a", [2, 1, 4, 6]), vinfo("b", [1, 3, 6, 5])],
+         [vinfo("y", [2, 3, 4, 5])], {"a": a, "b": bm}, {"y": f64(a) @ bm}, [], "MatMul", [],
+         expect="c")
+
+
+def rules(json_path):
+    with open(json_path) as f:
+        meta = json.load(f)
+    return " ".join(sorted(p["rule"] for p in meta["partitions"] if p["target"] == "dnnl"))
+
+
+def targets(json_path, op):
+    with open(json_path) as f:
+        meta = json.load(f)
+    found = sorted({p["target"] for p in meta["partitions"]
+                    if any(nd["op"] == op for nd in p["onnx_nodes"])})
+    return ",".join(found) or "none"
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "target":
+        print(targets(sys.argv[2], sys.argv[3]))
+        return
+    if len(sys.argv) == 3 and sys.argv[1] == "rules":
+        print(rules(sys.argv[2]))
+        return
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    rng = np.random.default_rng(20261123)
+    convs(sys.argv[1], rng)
+    matmuls(sys.argv[1], rng)
+
+
+if __name__ == "__main__":
+    main()
