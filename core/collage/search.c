@@ -548,15 +548,12 @@ static void coalesce(struct search *s, struct chosens *ps)
 /* Orders partitions so each comes after those it reads (Kahn, lowest first node first). */
 static void order(struct search *s, struct chosens *ps, struct partition **out, int *n_out)
 {
-	int n = ps->n, *owner = arena_alloc(s->df.arena, sizeof(int) * ((size_t)s->df.n + 1));
+	int n = ps->n;
 	int *deg = arena_alloc(s->df.arena, sizeof(int) * ((size_t)n + 1));
 	bool *placed = arena_alloc(s->df.arena, sizeof(bool) * ((size_t)n + 1));
 	struct partition *parts = arena_alloc(s->df.arena, sizeof(*parts) * ((size_t)n + 1));
 	struct graph *g = s->g;
 
-	for (int i = 0; i < n; i++)
-		indexset_for_each(x, &ps->v[i].sg->inside)
-			owner[x] = i;
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
 			if (i != j && indexset_intersects(&ps->v[j].sg->output, &ps->v[i].sg->inside))
@@ -590,7 +587,6 @@ static void order(struct search *s, struct chosens *ps, struct partition **out, 
 			span_add(g, &p->span, &g->nodes.v[s->df.node[x]].span);
 		}
 	}
-	(void)owner;
 	*out = parts;
 	*n_out = n;
 }
