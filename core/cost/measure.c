@@ -416,7 +416,7 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 	for (int i = 0; i < ni; i++) {
 		collagec_tensor_info info;
 		int64_t dims[8], n = 1;
-		size_t es;
+		size_t es, bytes;
 		unsigned char *buf;
 
 		if (lib.input_info(mod, i, &info) != COLLAGEC_OK || info.rank > 8)
@@ -427,9 +427,12 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 		}
 		/* room for the widest element: integers and bools stay 0 */
 		es = 8;
-		buf = calloc((size_t)(n ? n : 1), es);
+		/* aligned like the model's own arena (RT_ALIGN), zeroed */
+		bytes = ((size_t)(n ? n : 1) * es + 63) / 64 * 64;
+		buf = aligned_alloc(64, bytes);
 		if (!buf)
 			return 1;
+		memset(buf, 0, bytes);
 		if (info.dtype == COLLAGEC_FLOAT)
 			for (int64_t k = 0; k < n; k++)
 				((float *)buf)[k] = (float)(lcg(&seed) % 20001) / 10000.0f - 1.0f;
