@@ -14,7 +14,7 @@
 
 enum { OPT_SHAPE = 256, OPT_DUMP, OPT_DEPFILE, OPT_JSON, OPT_CC, OPT_OPT, OPT_KEEP, OPT_SEARCH,
        OPT_TARGET, OPT_PATTERNS, OPT_MAX_DEPTH, OPT_ESTIMATOR, OPT_CACHE, OPT_NO_CACHE,
-       OPT_THREADS, OPT_PROGRESS };
+       OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK };
 
 /* A whole number in [lo, hi] for option name; -1 after a usage error. */
 static int int_arg(const char *name, const char *arg, int lo, int hi)
@@ -48,6 +48,7 @@ int cmd_compile(int argc, char **argv)
 		{ "estimator", required_argument, NULL, OPT_ESTIMATOR },
 		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+		{ "no-plan-check", no_argument, NULL, OPT_NO_PLAN_CHECK },
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
@@ -103,6 +104,7 @@ int cmd_compile(int argc, char **argv)
 		case OPT_ESTIMATOR: o.estimator = optarg; break;
 		case OPT_CACHE: o.cache = optarg; break;
 		case OPT_NO_CACHE: o.no_cache = true; break;
+		case OPT_NO_PLAN_CHECK: o.no_plan_check = true; break;
 		case OPT_THREADS:
 			if ((o.threads = int_arg("--threads", optarg, 1, 1024)) < 0)
 				goto usage;

@@ -235,6 +235,34 @@ static const char *search_mode(const cJSON *meta)
 	return m ? m : "-";
 }
 
+
+/* Phase 5's plans, one line each, the one built marked with '*'. */
+static void plans_text(const cJSON *search)
+{
+	const cJSON *plans = cJSON_GetObjectItemCaseSensitive(search, "plans"), *p;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!cJSON_IsArray(plans) || !cJSON_GetArraySize(plans))
+		return;
+	printf("plans timed end to end (the one built marked *):\n");
+	cJSON_ArrayForEach(p, plans) {
+		double cost, np = 0;
+		const char *same = meta_str(p, "same_as");
+
+		sb_reset(&sb);
+		if (meta_num(p, "cost", &cost))
+			seconds_text(cost, &sb);
+		else
+			sb_putc(&sb, '-');
+		meta_num(p, "partitions", &np);
+		printf("  %c %-24s %4d partitions  %10s%s%s%s\n",
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "chosen")) ? '*' : ' ',
+		       meta_str(p, "name") ? meta_str(p, "name") : "?", (int)np, sb_str(&sb),
+		       same ? "  (same as " : "", same ? same : "", same ? ")" : "");
+	}
+	sb_release(&sb);
+}
+
 /* The partitions per target, in order of first appearance: "blas 3, c 5". */
 static void targets_text(const struct explain *e, struct strbuf *sb)
 {
@@ -329,6 +357,7 @@ static void explain_print(const struct explain *e)
 	else
 		opt_seconds(e->has_total, e->est_total, &sb);
 	printf("%s\n", sb_str(&sb));
+	plans_text(search);
 	for (int c = 0; c < 6; c++)
 		sb_release(&cell[c]);
 	sb_release(&sb);
@@ -357,6 +386,7 @@ static char *explain_json(const struct explain *e)
 	const cJSON *model = cJSON_GetObjectItemCaseSensitive(e->meta, "model");
 	const cJSON *comp = cJSON_GetObjectItemCaseSensitive(e->meta, "compiler");
 	cJSON *root = cJSON_CreateObject(), *parts, *s;
+	const cJSON *plans;
 	const char *est = meta_str(search, "estimator");
 	double total;
 	char *txt, *res;
@@ -393,6 +423,12 @@ static char *explain_json(const struct explain *e)
 		cJSON_AddItemToObject(s, "estimated_total", json_cost(true, total));
 	else
 		cJSON_AddItemToObject(s, "estimated_total", json_cost(e->has_total, e->est_total));
+	cJSON_AddItemToObject(s, "plan", meta_str(search, "plan")
+			      ? cJSON_CreateString(meta_str(search, "plan")) : cJSON_CreateNull());
+	cJSON_AddItemToObject(s, "plan_cost", json_stat(search, "plan_cost"));
+	plans = cJSON_GetObjectItemCaseSensitive(search, "plans");
+	cJSON_AddItemToObject(s, "plans", cJSON_IsArray(plans) ? cJSON_Duplicate(plans, 1)
+			      : cJSON_CreateArray());
 	txt = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!txt)

@@ -11,7 +11,7 @@ const struct command commands[] = {
 	  "collagec compile MODEL.onnx -o OUT.so [--target LIST]\n"
 	  "                 [--search collage|greedy|none] [--max-depth N]\n"
 	  "                 [--estimator measure|analytic|mock] [--cache PATH|--no-cache]\n"
-	  "                 [--threads N] [-j N] [--progress]\n"
+	  "                 [--no-plan-check] [--threads N] [-j N] [--progress]\n"
 	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--dump-ir DIR]\n"
 	  "                 [--depfile FILE]"
 	  " [--json FILE] [--cc CC] [--opt FLAGS] [--keep-temps] [-q] [-v]" },

@@ -262,6 +262,8 @@ static int partition(struct collagec_ctx *ctx, struct graph *g, const struct com
 	co.max_depth = o->max_depth;
 	co.threads = o->threads > 0 ? o->threads : 1;
 	co.dump_dir = o->dump_dir;
+	co.check_plans = !o->no_plan_check;
+	co.patterns = ps;
 	if (!strcmp(o->search, "collage")) {
 		const char *est = o->estimator ? o->estimator : "measure";
 

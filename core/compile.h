@@ -23,6 +23,7 @@ struct compile_options {
 	const char *mock_costs;		/* the mock estimator's weights ("c=3,blas=1") */
 	const char *cache;		/* --cache PATH; NULL = the default file */
 	bool no_cache;			/* --no-cache */
+	bool no_plan_check;		/* --no-plan-check: skip Collage's phase 5 */
 	int threads;			/* threads costs are measured with (>= 1) */
 	int jobs;			/* parallel C compiler runs while measuring */
 	bool progress;			/* a progress bar while measuring (on a terminal) */

@@ -52,4 +52,21 @@ void diag_source(struct collagec_ctx *ctx, const char *text);
 PRINTF_LIKE(2, 3) void diag_warn(struct collagec_ctx *ctx, const char *fmt, ...);
 PRINTF_LIKE(2, 3) void diag_note(struct collagec_ctx *ctx, const char *fmt, ...);
 
+/*
+ * Diagnostics of a trial that may fail without it being the user's error
+ * (a candidate that cannot be built, a baseline placement that cannot
+ * place every node) go nowhere: between diag_hush_begin() and
+ * diag_hush_end() nothing is printed or captured, and the error count and
+ * status come back as they were.
+ */
+struct diag_hush {
+	FILE *out;
+	struct strbuf *capture;
+	int n_errors;
+	enum ctx_status status;
+	struct strbuf sink;
+};
+void diag_hush_begin(struct collagec_ctx *ctx, struct diag_hush *h);
+void diag_hush_end(struct collagec_ctx *ctx, struct diag_hush *h);
+
 #endif

@@ -14,6 +14,9 @@ Builds per model and thread count:
           it is byte-identical to a second warm one)
   all     collage over every available target (lapack,blas,dnnl,opencl,c), the
           default, with its own fresh cache
+Models are compiled (and ONNX Runtime run) at the shapes of gen_models.py's header:
+mlp with --shape N=64, bert_tiny with batch 1. The last column also names the plan
+phase 5 built (collage, or the baseline it found faster).
 Every build is benchmarked REPEAT times (collagec bench, RUNS runs each,
 round-robin over the builds so drift hits all alike), ONNX Runtime likewise
 (tools/ort.py, optional: pip install onnxruntime numpy). The table shows
@@ -36,6 +39,8 @@ THREADS = [int(t) for t in os.environ.get("THREADS", "1 2").split()]
 REPEAT = int(os.environ.get("REPEAT", "3"))
 RUNS = int(os.environ.get("RUNS", "20"))
 MODELS = os.environ.get("MODELS", "mnist_cnn mlp bert_tiny mobilenetv2 resnet18").split()
+# the shapes ../shared/tools/gen_models.py's header gives: mlp at N=64, bert_tiny at batch 1
+SHAPES = {"mlp": ["N=64"], "bert_tiny": ["batch=1"]}
 BUILDS = [
     ("c", ["--search", "none", "--target", "c"]),
     ("blas", ["--search", "none", "--target", "blas,c"]),
@@ -50,9 +55,14 @@ def run(cmd, **kw):
                           text=True, **kw)
 
 
+def shape_args(onnx):
+    name = os.path.basename(onnx)[:-5]
+    return [a for s in SHAPES.get(name, []) for a in ("--shape", s)]
+
+
 def compile_model(onnx, so, args):
     t0 = time.time()
-    run([C, "compile", onnx, "-o", so, "-q"] + args)
+    run([C, "compile", onnx, "-o", so, "-q"] + shape_args(onnx) + args)
     return time.time() - t0
 
 
@@ -64,7 +74,7 @@ def bench(so, threads):
 
 def ort(onnx, threads):
     out = run([sys.executable, "tools/ort.py", "bench", onnx, "--runs", str(RUNS), "--warmup",
-               "3", "--threads", str(threads)]).stdout
+               "3", "--threads", str(threads)] + shape_args(onnx)).stdout
     return json.loads(out)["median_ms"]
 
 
@@ -86,7 +96,7 @@ def main():
         print("%-12s %8s %8s %8s %8s %8s %8s %14s %8s %8s | %7s %7s %7s %7s | %s"
               % ("model", "c", "blas", "opencl", "dnnl", "greedy", "collage", "(spread)", "all",
                  "ort", "/single", "/greedy", "/ort", "all/ort",
-                 "cold_s warm_s measured same (collage; all)"))
+                 "cold_s warm_s measured same plan (collage; all)"))
         for m in MODELS:
             onnx = os.path.join(D, m + ".onnx")
             sos = {}
@@ -112,7 +122,8 @@ def main():
                         open(so[:-3] + ".json", "rb").read() ==
                         open(so2[:-3] + ".json", "rb").read())
                 sos[name] = so
-                info[name] = (cold, warm, meta["search"]["measured"], same)
+                info[name] = (cold, warm, meta["search"]["measured"], same,
+                              meta["search"].get("plan", "collage"))
             t = {k: [] for k in sos}
             o = []
             for _ in range(REPEAT):
@@ -130,10 +141,12 @@ def main():
                      med["all"], om, med["collage"] / single, med["collage"] / med["greedy"],
                      med["collage"] / om if o else float("nan"),
                      med["all"] / om if o else float("nan"),
-                     "%.1f %.1f %d %s" % (info["collage"][0], info["collage"][1],
-                                          info["collage"][2], "yes" if info["collage"][3] else "NO"),
-                     "%.1f %.1f %d %s" % (info["all"][0], info["all"][1], info["all"][2],
-                                          "yes" if info["all"][3] else "NO")))
+                     "%.1f %.1f %d %s %s" % (info["collage"][0], info["collage"][1],
+                                             info["collage"][2],
+                                             "yes" if info["collage"][3] else "NO",
+                                             info["collage"][4]),
+                     "%.1f %.1f %d %s %s" % (info["all"][0], info["all"][1], info["all"][2],
+                                             "yes" if info["all"][3] else "NO", info["all"][4])))
             sys.stdout.flush()
 
 

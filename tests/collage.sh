@@ -3,7 +3,8 @@
 # compiled with the defaults (search collage, measured costs, every
 # available target) match ONNX Runtime and the c-only build; a warm cost
 # cache makes the recompile measure nothing and give byte-identical
-# artifacts; greedy, the analytic and the mock estimators; --dump-ir lists
+# artifacts; phase 5 times the cover and the baseline plans end to end and
+# builds the fastest; greedy, the analytic and the mock estimators; --dump-ir lists
 # the candidates; the cache's default place and --no-cache; candidates that
 # fail to build, crash or hang cost +inf and never fail the compile.
 COLLAGEC=${COLLAGEC:-build/collagec}
@@ -61,7 +62,57 @@ key = lambda ps: [(p["target"], p["rule"], [n["name"] for n in p["onnx_nodes"]])
 print("same" if key(a) == key(b) else "differ")' "$T/$m.json" "$T/$m.w1.json")
 	[ "$v" = same ] && ok "$m/warm-cache-same-partitions" ||
 		fail "$m/warm-cache-same-partitions" "$v"
+	# phase 5: the cover and the baselines timed end to end, the fastest built
+	# (another plan only when more than 2% faster than the cover)
+	v=$(/usr/bin/python3 - "$T/$m.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["search"]
+ps, why = s["plans"], []
+names = [p["name"] for p in ps]
+if names[:2] != ["collage", "greedy"] or "none:c" not in names:
+    why.append("plans %s" % names)
+won = [p for p in ps if p["chosen"]]
+if len(won) != 1 or won[0]["name"] != s["plan"] or won[0]["same_as"]:
+    why.append("chosen %s, plan %s" % ([p["name"] for p in won], s["plan"]))
+else:
+    w, cov = won[0], ps[0]["cost"]
+    best = min(p["cost"] for p in ps)
+    if w["name"] == "collage" and best < cov * 0.98:
+        why.append("kept the cover at %g although a plan took %g" % (cov, best))
+    if w["name"] != "collage" and (w["cost"] != best or w["cost"] >= cov * 0.98):
+        why.append("built %s at %g; best %g, cover %g" % (w["name"], w["cost"], best, cov))
+    if s["plan_cost"] != w["cost"]:
+        why.append("plan_cost %s" % s["plan_cost"])
+for p in ps:
+    if p["same_as"] and [q for q in ps if q["name"] == p["same_as"]][0]["cost"] != p["cost"]:
+        why.append("%s differs from its twin" % p["name"])
+print("; ".join(why) or "ok")
+PY
+)
+	[ "$v" = ok ] && ok "$m/plans-timed-end-to-end" || fail "$m/plans-timed-end-to-end" "$v"
 done
+
+# the plan built is the one the metadata names: a none plan gives the
+# partitions of that --search none build, and --no-plan-check builds the cover
+m=mnist_cnn
+plan=$(json "$T/$m.json" 'j["search"]["plan"]')
+case $plan in
+none:*)
+	"$C" compile "$T/$m.onnx" -o "$T/$m.plan.so" --search none --target "${plan#none:}" \
+		2>/dev/null ;;
+*)
+	"$C" compile "$T/$m.onnx" -o "$T/$m.plan.so" --cache "$CACHE" --no-plan-check \
+		$([ "$plan" = greedy ] && echo --search greedy) 2>/dev/null ;;
+esac
+v=$(/usr/bin/python3 -c '
+import json, sys
+a, b = (json.load(open(f))["partitions"] for f in sys.argv[1:])
+key = lambda ps: sorted((p["target"], sorted(n["name"] for n in p["onnx_nodes"])) for p in ps)
+print("same" if key(a) == key(b) else "differ")' "$T/$m.json" "$T/$m.plan.json")
+[ "$v" = same ] && ok "plans/$m-built-as-$plan" || fail "plans/$m-built-as-$plan" "$v"
+"$C" compile "$T/$m.onnx" -o "$T/$m.nopc.so" --cache "$CACHE" --no-plan-check 2>/dev/null
+v=$(json "$T/$m.nopc.json" '"%s %d %s" % (j["search"]["plan"], len(j["search"]["plans"]), j["search"]["plan_cost"])')
+[ "$v" = "collage 0 None" ] && ok plans/no-plan-check || fail plans/no-plan-check "$v"
 
 # symbolic batch and seq (testdata/gen_encoder.py): candidates are measured
 # with every symbol at 1, and the one .so still serves every (batch, seq)

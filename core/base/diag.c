@@ -87,3 +87,23 @@ void diag_note(struct collagec_ctx *ctx, const char *fmt, ...)
 	emit(ctx, "note", fmt, ap);
 	va_end(ap);
 }
+
+void diag_hush_begin(struct collagec_ctx *ctx, struct diag_hush *h)
+{
+	h->out = ctx->diag_out;
+	h->capture = ctx->capture;
+	h->n_errors = ctx->n_errors;
+	h->status = ctx->status;
+	h->sink = (struct strbuf)STRBUF_INIT;
+	ctx->diag_out = NULL;
+	ctx->capture = &h->sink;
+}
+
+void diag_hush_end(struct collagec_ctx *ctx, struct diag_hush *h)
+{
+	ctx->diag_out = h->out;
+	ctx->capture = h->capture;
+	ctx->n_errors = h->n_errors;
+	ctx->status = h->status;
+	sb_release(&h->sink);
+}

@@ -7,7 +7,12 @@
  *    each target its partition rule (rules.h), phase 2 runs them into
  *    candidates, phase 3 finds the cover of least total cost by Dijkstra
  *    over covered node sets, phase 4 merges touching partitions of one
- *    target and orders the partitions.
+ *    target and orders the partitions. Phase 5 (measuring estimator only)
+ *    builds the cover and the baseline placements (greedy, none over the
+ *    list and over each target with c) as whole models, times them end to
+ *    end and keeps the fastest: the sum of separately measured candidates
+ *    misses what runs between them (caches, layouts, threads), and Collage
+ *    must never lose to a plan the user could have asked for.
  *  - greedy: each target in list order takes its largest candidates that
  *    are still free (ONNX Runtime's placement), the rest goes on.
  *  - none: each target in list order takes what its pattern rules and its
@@ -37,6 +42,23 @@ struct collage_options {
 	const char *dump_dir;		/* (optional) writes NN-candidates.txt there */
 	/* (optional) per target, its rule; NULL (or a NULL entry): rule_default() */
 	struct partition_rule *const *rules;
+	/* (collage) phase 5: time the cover and the baselines end to end */
+	bool check_plans;
+	const struct pattern_set *patterns;	/* phase 5's none placements; NULL: none */
+};
+
+/*
+ * One whole placement phase 5 timed end to end: the Collage cover, greedy
+ * placement over the list, the none placement over the list and over each
+ * target with c.
+ */
+struct collage_plan {
+	const char *name;		/* "collage", "greedy", "none:blas,c" */
+	int n_partitions;
+	double cost;			/* seconds, +inf when it failed */
+	const char *same_as;		/* an earlier plan with these partitions, or NULL */
+	bool cached;			/* cost from the cost cache */
+	bool chosen;
 };
 
 /* One candidate as OUT.json's search section lists it. */
@@ -60,6 +82,10 @@ struct collage_stats {
 	double total_cost;		/* the chosen cover's estimated seconds */
 	int n_list;
 	struct collage_candidate *list;	/* every candidate (arena) */
+	int n_plans;			/* phase 5; 0 when it did not run */
+	struct collage_plan *plans;	/* (arena) */
+	const char *plan;		/* what was built: "collage" unless phase 5 chose */
+	double plan_cost;		/* its measured seconds (NAN without phase 5) */
 };
 
 /*

@@ -87,8 +87,10 @@ static int check_cover(struct search *s)
 
 static struct cost_item item_of(const struct search *s, const struct cand *c)
 {
-	struct cost_item it = { &s->df, 1, { { c->sg, s->ts[c->t], c->rule } }, NAN };
+	struct cost_part *p = arena_alloc(s->df.arena, sizeof(*p));
+	struct cost_item it = { &s->df, 1, p, NAN };
 
+	*p = (struct cost_part){ c->sg, s->ts[c->t], c->rule };
 	return it;
 }
 
@@ -607,6 +609,280 @@ static void finalize(struct search *s, const struct ints *win, bool measured,
 	vec_free(&ps);
 }
 
+/* ---- phase 5: the cover against the baselines, end to end ---- */
+
+struct plan {
+	const char *name;
+	struct chosens ps;
+	const char *key;		/* structure of the whole plan */
+	double cost;
+	bool cached;
+	int same;			/* an earlier plan with this key, or -1 */
+};
+
+struct plans {
+	VEC(struct plan);
+};
+
+/*
+ * How much faster than the Collage cover (a fraction of its time) another
+ * plan must run to replace it: less is within this machine's run-to-run
+ * noise, and the cover is the search's answer.
+ */
+#define PLAN_MARGIN 0.02
+
+/* The chosen candidates of a cover, merged as phase 4 merges them. */
+static void plan_of_cover(struct search *s, const struct ints *win, struct chosens *ps)
+{
+	for (int i = 0; i < win->n; i++) {
+		const struct cand *c = &s->cands.v[win->v[i]];
+		struct chosen ch = { c->sg, c->t, c->rule, c->cost, NAN };
+
+		vec_push(ps, ch);
+	}
+	coalesce(s, ps);
+}
+
+/*
+ * What `--search none --target LIST` would build, LIST being ts[idx[0..n)].
+ * false (silently) when that list cannot place every node.
+ */
+static bool plan_of_none(struct search *s, const int *idx, int n, struct chosens *ps)
+{
+	struct target **ts = arena_alloc(s->df.arena, sizeof(*ts) * ((size_t)n + 1));
+	struct partition *parts;
+	struct diag_hush h;
+	int np, rc;
+
+	for (int i = 0; i < n; i++)
+		ts[i] = s->ts[idx[i]];
+	diag_hush_begin(s->g->ctx, &h);
+	rc = collage_place_none(s->g, ts, n, s->o->patterns, &parts, &np);
+	diag_hush_end(s->g->ctx, &h);
+	if (rc < 0)
+		return false;
+	for (int i = 0; i < np; i++) {
+		struct indexset in = indexset_new(s->df.arena, s->df.n);
+		struct chosen ch = { NULL, -1, parts[i].rule, NAN, NAN };
+
+		for (int k = 0; k < parts[i].n_nodes; k++)
+			indexset_add(&in, s->df.index[parts[i].nodes[k]]);
+		for (int t = 0; t < s->nt; t++)
+			if (s->ts[t] == parts[i].target)
+				ch.t = t;
+		if (ch.t < 0)
+			BUG("a none placement used a target outside the list");
+		ch.sg = subgraph_new(&s->df, &in);
+		/* its cost, as for any partition, is its candidate's (NAN if none is) */
+		for (int k = 0; k < s->at[ch.sg->first].n && isnan(ch.cost); k++) {
+			const struct cand *c = &s->cands.v[s->at[ch.sg->first].v[k]];
+
+			if (c->t == ch.t && indexset_eq(&c->sg->inside, &in))
+				ch.cost = c->cost;
+		}
+		vec_push(ps, ch);
+	}
+	return true;
+}
+
+static void add_plan(struct search *s, struct plans *pl, const char *name, struct chosens *ps)
+{
+	struct plan p = { name, *ps, NULL, NAN, false, -1 };
+	struct cost_part *parts = arena_alloc(s->df.arena, sizeof(*parts) * ((size_t)ps->n + 1));
+	struct cost_item it = { &s->df, ps->n, parts, NAN };
+
+	for (int i = 0; i < ps->n; i++)
+		parts[i] = (struct cost_part){ ps->v[i].sg, s->ts[ps->v[i].t], ps->v[i].rule };
+	p.key = cost_item_key(s->df.arena, &it);
+	for (int i = 0; i < pl->n && p.same < 0; i++)
+		if (!strcmp(pl->v[i].key, p.key))
+			p.same = i;
+	vec_push(pl, p);
+}
+
+/* Every plan of phase 5, in order of preference on a tie: collage first. */
+static void make_plans(struct search *s, const struct ints *win, struct plans *pl)
+{
+	struct ints gw = { 0 };
+	struct chosens ps = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	int *idx = arena_alloc(s->df.arena, sizeof(int) * ((size_t)s->nt + 1));
+	int c = -1;
+
+	plan_of_cover(s, win, &ps);
+	add_plan(s, pl, "collage", &ps);
+	ps = (struct chosens){ 0 };
+	greedy(s, &gw);
+	plan_of_cover(s, &gw, &ps);
+	add_plan(s, pl, "greedy", &ps);
+	vec_free(&gw);
+	for (int t = 0; t < s->nt; t++) {
+		idx[t] = t;
+		if (c < 0 && !strcmp(s->ts[t]->kind->name, "c"))
+			c = t;
+	}
+	/* none over the whole list, then each target alone with c's fallback */
+	for (int t = -1; t < s->nt; t++) {
+		int n = 0;
+
+		if (t < 0) {
+			n = s->nt;
+		} else if (t == c) {
+			idx[n++] = c;
+		} else if (c >= 0) {
+			idx[n++] = t;
+			idx[n++] = c;
+		} else {
+			idx[n++] = t;
+		}
+		sb_reset(&sb);
+		for (int i = 0; i < n; i++)
+			sb_printf(&sb, "%s%s", i ? "," : "none:", s->ts[idx[i]]->str);
+		ps = (struct chosens){ 0 };
+		if (plan_of_none(s, idx, n, &ps))
+			add_plan(s, pl, arena_strdup(s->df.arena, sb_str(&sb)), &ps);
+		else
+			vec_free(&ps);
+		for (int i = 0; i < s->nt; i++)
+			idx[i] = i;
+	}
+	sb_release(&sb);
+}
+
+static struct cost_key plan_key(const struct search *s, const struct plan *p)
+{
+	struct cost_key k = { p->key, "plan", s->o->threads, cost_machine_fingerprint(s->g->ctx),
+			      COLLAGEC_VERSION };
+
+	return k;
+}
+
+/* Costs of the distinct plans: the cost cache first, then one estimate_plans. */
+static int cost_plans(struct search *s, struct plans *pl)
+{
+	struct cost_estimator *e = s->o->estimator;
+	VEC(struct cost_item) items = { 0 };
+	VEC(int) owner = { 0 };
+	int rc = 0;
+
+	for (int i = 0; i < pl->n; i++) {
+		struct plan *p = &pl->v[i];
+		struct cost_part *parts;
+		struct cost_item it;
+
+		if (p->same >= 0)
+			continue;
+		if (s->o->cache) {
+			struct cost_key k = plan_key(s, p);
+			int found = cost_cache_get(s->o->cache, &k, &p->cost);
+
+			if (found < 0)
+				goto fail;
+			if (found) {
+				p->cached = true;
+				continue;
+			}
+		}
+		parts = arena_alloc(s->df.arena, sizeof(*parts) * ((size_t)p->ps.n + 1));
+		for (int k = 0; k < p->ps.n; k++)
+			parts[k] = (struct cost_part){ p->ps.v[k].sg, s->ts[p->ps.v[k].t],
+						       p->ps.v[k].rule };
+		it = (struct cost_item){ &s->df, p->ps.n, parts, NAN };
+		vec_push(&items, it);
+		vec_push(&owner, i);
+	}
+	if (items.n) {
+		double t0 = time_now();
+
+		if (e->estimate_plans(e, items.v, items.n) < 0)
+			goto fail;
+		s->st->measure_seconds += time_now() - t0;
+	}
+	if (s->o->cache && items.n) {
+		if (cost_cache_begin(s->o->cache) < 0)
+			goto fail;
+		for (int k = 0; k < items.n; k++) {
+			struct plan *p = &pl->v[owner.v[k]];
+			struct cost_key key = plan_key(s, p);
+
+			p->cost = items.v[k].cost;
+			if (!isnan(p->cost) &&
+			    cost_cache_put(s->o->cache, &key, p->cost,
+					   arena_printf(s->df.arena, "plan %s", p->name)) < 0)
+				rc = -1;
+		}
+		if (cost_cache_commit(s->o->cache) < 0)
+			rc = -1;
+	} else {
+		for (int k = 0; k < items.n; k++)
+			pl->v[owner.v[k]].cost = items.v[k].cost;
+	}
+	for (int i = 0; i < pl->n; i++)
+		if (pl->v[i].same >= 0)
+			pl->v[i].cost = pl->v[pl->v[i].same].cost;
+	vec_free(&items);
+	vec_free(&owner);
+	return rc;
+fail:
+	vec_free(&items);
+	vec_free(&owner);
+	return -1;
+}
+
+/*
+ * Phase 5: the fastest plan measured end to end becomes the partitions
+ * (ties and failures keep the earlier plan, so the Collage cover wins when
+ * nothing beats it). 0, or -1 after a diagnostic.
+ */
+static int check_plans(struct search *s, const struct ints *win, struct partition **out,
+		       int *n_out)
+{
+	struct plans pl = { 0 };
+	struct collage_stats *st = s->st;
+	int best = 0;
+
+	make_plans(s, win, &pl);
+	if (cost_plans(s, &pl) < 0) {
+		for (int i = 0; i < pl.n; i++)
+			vec_free(&pl.v[i].ps);
+		vec_free(&pl);
+		return -1;
+	}
+	/* a baseline must beat the cover by more than the noise to replace it */
+	for (int i = 1; i < pl.n; i++)
+		if (pl.v[i].same < 0 && pl.v[i].cost < pl.v[best].cost &&
+		    (best > 0 || !(pl.v[i].cost >= pl.v[0].cost * (1 - PLAN_MARGIN))))
+			best = i;
+	if (!isfinite(pl.v[best].cost))
+		diag_warn(s->g->ctx, "no plan could be timed end to end; keeping the Collage "
+			  "cover");
+	st->n_plans = pl.n;
+	st->plans = arena_alloc(s->g->arena, sizeof(*st->plans) * ((size_t)pl.n + 1));
+	for (int i = 0; i < pl.n; i++) {
+		struct collage_plan *cp = &st->plans[i];
+
+		cp->name = pl.v[i].name;
+		cp->n_partitions = pl.v[i].ps.n;
+		cp->cost = pl.v[i].cost;
+		cp->same_as = pl.v[i].same >= 0 ? pl.v[pl.v[i].same].name : NULL;
+		cp->cached = pl.v[i].cached || (pl.v[i].same >= 0 && pl.v[pl.v[i].same].cached);
+		cp->chosen = i == best;
+		diag_note(s->g->ctx, "plan %-24s %3d partitions %s%.3f ms%s", cp->name,
+			  cp->n_partitions, cp->chosen ? "*" : " ", cp->cost * 1e3,
+			  cp->same_as ? arena_printf(s->g->arena, " (= %s)", cp->same_as)
+				      : cp->cached ? " (cache)" : "");
+	}
+	st->plan = pl.v[best].name;
+	st->plan_cost = pl.v[best].cost;
+	for (int k = 0; k < pl.v[best].ps.n; k++)
+		pl.v[best].ps.v[k].measured = pl.v[best].ps.v[k].cost;
+	order(s, &pl.v[best].ps, out, n_out);
+	for (int i = 0; i < pl.n; i++)
+		vec_free(&pl.v[i].ps);
+	vec_free(&pl);
+	return 0;
+}
+
 /* ---- --dump-ir ---- */
 
 static int dump_candidates(struct search *s, const struct ints *win)
@@ -724,7 +1000,14 @@ int collage_partition(struct graph *g, struct target **ts, int nt,
 	if (o->dump_dir && dump_candidates(&s, &win) < 0)
 		goto out;
 	list_candidates(&s, &win);
-	finalize(&s, &win, collage && !strcmp(o->estimator->name, "measure"), out, n_out);
+	st->plan = collage ? "collage" : "greedy";
+	st->plan_cost = NAN;
+	if (collage && o->check_plans && o->estimator->estimate_plans) {
+		if (check_plans(&s, &win, out, n_out) < 0)
+			goto out;
+	} else {
+		finalize(&s, &win, collage && !strcmp(o->estimator->name, "measure"), out, n_out);
+	}
 	rc = 0;
 out:
 	if (s.at)

@@ -85,12 +85,13 @@ static double probe_time(struct analytic *an, const struct target *t, enum op op
 {
 	struct graph *g = cost_probe_graph(an->ctx, op, r, k, 1);
 	struct dataflow df;
-	struct cost_item it = { &df, 1, { { NULL, t, "probe" } }, NAN };
+	struct cost_part part = { NULL, t, "probe" };
+	struct cost_item it = { &df, 1, &part, NAN };
 	double sec = NAN;
 
 	dataflow_init(&df, g, g->arena);
-	it.parts[0].sg = cost_probe_single(an->ctx, &df, t, 0);
-	if (it.parts[0].sg) {
+	part.sg = cost_probe_single(an->ctx, &df, t, 0);
+	if (part.sg) {
 		struct cost_key key = { cost_item_key(g->arena, &it), t->str,
 					an->o->threads > 0 ? an->o->threads : 1,
 					cost_machine_fingerprint(an->ctx), COLLAGEC_VERSION };

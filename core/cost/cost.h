@@ -24,14 +24,15 @@ struct cost_part {
 };
 
 /*
- * What an estimator is asked: one candidate (n_parts 1), or a chain of
- * parts on different targets run together (a transition probe). The cost
- * is the time of all parts together.
+ * What an estimator is asked: one candidate (n_parts 1), a chain of parts on
+ * different targets run together (a transition probe), or a whole placement
+ * of the graph (a plan, see estimate_plans). The cost is the time of all
+ * parts together.
  */
 struct cost_item {
 	const struct dataflow *df;
 	int n_parts;
-	struct cost_part parts[2];
+	const struct cost_part *parts;	/* n_parts (the caller's storage) */
 	double cost;			/* out: seconds, +INFINITY, or NAN */
 };
 
@@ -46,6 +47,12 @@ struct cost_estimator {
 	 */
 	int (*transitions)(struct cost_estimator *e, struct target *const *ts, int nt,
 			   double *pen);
+	/*
+	 * (optional) Times whole plans end to end, each as one model built
+	 * and run on its own, with part_cost filled when given; an estimator
+	 * without it cannot check plans. 0, or -1 after a diagnostic.
+	 */
+	int (*estimate_plans)(struct cost_estimator *e, struct cost_item *items, int n);
 	void (*free)(struct cost_estimator *e);
 	struct collagec_ctx *ctx;
 	int n_estimated;		/* items estimated so far */

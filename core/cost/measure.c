@@ -226,35 +226,6 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 	return bg;
 }
 
-/* Diagnostics of a candidate's own failure go nowhere: it just costs +inf. */
-struct hush {
-	FILE *out;
-	struct strbuf *capture;
-	int n_errors;
-	enum ctx_status status;
-	struct strbuf sink;
-};
-
-static void hush_begin(struct collagec_ctx *ctx, struct hush *h)
-{
-	h->out = ctx->diag_out;
-	h->capture = ctx->capture;
-	h->n_errors = ctx->n_errors;
-	h->status = ctx->status;
-	h->sink = (struct strbuf)STRBUF_INIT;
-	ctx->diag_out = NULL;
-	ctx->capture = &h->sink;
-}
-
-static void hush_end(struct collagec_ctx *ctx, struct hush *h)
-{
-	ctx->diag_out = h->out;
-	ctx->capture = h->capture;
-	ctx->n_errors = h->n_errors;
-	ctx->status = h->status;
-	sb_release(&h->sink);
-}
-
 /*
  * Lowers and emits the batch's model.c; items whose lowering fails are
  * marked +inf and dropped from b first. 0, or -1 when nothing is left.
@@ -266,18 +237,18 @@ static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
 		struct partition *parts;
 		int np, *part_item, bad = -1, w = 0;
 		struct graph *bg;
-		struct hush h;
+		struct diag_hush h;
 
 		if (b->n == 0)
 			return -1;
 		bg = bench_graph(m, b, &parts, &np, &part_item);
-		hush_begin(m->ctx, &h);
+		diag_hush_begin(m->ctx, &h);
 		for (int p = 0; p < np && bad < 0; p++)
 			if (compile_lower(bg, &parts[p], 1, ms) < 0)
 				bad = part_item[p];
 		if (bad < 0 && emit_plan(bg, parts, np, ep) < 0)
 			bad = b->n > 1 ? -2 : 0;
-		hush_end(m->ctx, &h);
+		diag_hush_end(m->ctx, &h);
 		if (bad == -1) {
 			emit_model_c(bg, ep, ms, "{}", src);
 			for (int p = 0; p < np; p++)
@@ -321,10 +292,10 @@ static void build_start(struct measure *m, struct batch *b)
 	b->pid = fork();
 	if (b->pid == 0) {
 		struct link_options lo = m->lo;
-		struct hush h;
+		struct diag_hush h;
 
 		lo.ldlibs = sb_str(&ldlibs);
-		hush_begin(m->ctx, &h);
+		diag_hush_begin(m->ctx, &h);
 		_exit(emit_link(m->ctx, &lo, sb_str(&src), &ep, b->so) < 0 ? 1 : 0);
 	}
 	if (b->pid < 0)
@@ -684,6 +655,51 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 	return 0;
 }
 
+/*
+ * Whole plans: each one its own bench model (built jobs at a time), timed in
+ * two rounds that alternate between the plans, so that a burst of load on
+ * the machine hits all of them alike; a plan costs the lesser of its two
+ * medians. A plan that fails costs +inf (no halving: a plan is one item).
+ */
+static int measure_plans(struct cost_estimator *e, struct cost_item *items, int n)
+{
+	struct measure *m = e->state;
+	struct arena *a = &m->ctx->arena;
+	struct batch **bs = arena_alloc(a, sizeof(*bs) * ((size_t)n + 1));
+	double *best = arena_alloc(a, sizeof(double) * ((size_t)n + 1));
+	enum { ROUNDS = 2 };
+
+	if (!m->dir) {
+		diag_error_status(m->ctx, STATUS_ENV, "cannot create a directory to measure "
+				  "plans in: %s", strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		struct cost_item *it = &items[i];
+
+		bs[i] = batch_new(a, &it, 1);
+		best[i] = INFINITY;
+	}
+	m->total += n;
+	if (!m->t0)
+		m->t0 = time_now();
+	progress(m, 0);
+	build_all(m, bs, n);
+	for (int r = 0; r < ROUNDS; r++)
+		for (int i = 0; i < n; i++)
+			if (!bs[i]->failed && bs[i]->n == 1 && run_batch(m, bs[i]) &&
+			    items[i].cost < best[i])
+				best[i] = items[i].cost;
+	for (int i = 0; i < n; i++) {
+		if (bs[i]->so)
+			remove(bs[i]->so);
+		items[i].cost = best[i];
+	}
+	progress(m, n);
+	e->n_estimated += n;
+	return 0;
+}
+
 /* ---- transitions ---- */
 
 /*
@@ -701,6 +717,7 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 	const struct subgraph **s1 = arena_alloc(a, sizeof(*s1) * (size_t)(nt + 1));
 	const struct subgraph **s2 = arena_alloc(a, sizeof(*s2) * (size_t)(nt + 1));
 	struct cost_item *it = arena_alloc(a, sizeof(*it) * (size_t)(3 * nt * nt + 1));
+	struct cost_part *pp = arena_alloc(a, sizeof(*pp) * (size_t)(2 * nt * nt + 1));
 	struct cost_item **todo_items = arena_alloc(a, sizeof(*todo_items) *
 						     (size_t)(3 * nt * nt + 1));
 	struct cost_key *keys = arena_alloc(a, sizeof(*keys) * (size_t)(nt * nt + 1));
@@ -716,15 +733,17 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 		for (int y = 0; y < nt; y++) {
 			int k = x * nt + y;
 			struct cost_item *c = &it[3 * k];
+			struct cost_part *p = &pp[2 * k];
 			double sec;
 
 			pen[k] = 0;
 			if (x == y || !s1[x] || !s2[y])
 				continue;
-			c[0] = (struct cost_item){ &df, 2, { { s1[x], ts[x], "probe" },
-						       { s2[y], ts[y], "probe" } }, NAN };
-			c[1] = (struct cost_item){ &df, 1, { { s1[x], ts[x], "probe" } }, NAN };
-			c[2] = (struct cost_item){ &df, 1, { { s2[y], ts[y], "probe" } }, NAN };
+			p[0] = (struct cost_part){ s1[x], ts[x], "probe" };
+			p[1] = (struct cost_part){ s2[y], ts[y], "probe" };
+			c[0] = (struct cost_item){ &df, 2, p, NAN };
+			c[1] = (struct cost_item){ &df, 1, p, NAN };
+			c[2] = (struct cost_item){ &df, 1, p + 1, NAN };
 			keys[k] = (struct cost_key){ cost_item_key(a, &c[0]),
 						     arena_printf(a, "%s->%s", ts[x]->str, ts[y]->str),
 						     m->threads, cost_machine_fingerprint(m->ctx),
@@ -798,6 +817,7 @@ struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx,
 	e->name = "measure";
 	e->estimate = measure_estimate;
 	e->transitions = measure_transitions;
+	e->estimate_plans = measure_plans;
 	e->free = measure_free;
 	e->ctx = ctx;
 	e->state = m;

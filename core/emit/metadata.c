@@ -107,6 +107,29 @@ static cJSON *candidates_json(struct graph *g, const struct collage_stats *cs)
 	return a;
 }
 
+/* search.plans: phase 5's whole plans, each timed end to end. */
+static cJSON *plans_json(const struct collage_stats *cs)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; i < cs->n_plans; i++) {
+		const struct collage_plan *p = &cs->plans[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "name", p->name);
+		cJSON_AddNumberToObject(o, "partitions", p->n_partitions);
+		add_cost(o, "cost", p->cost);
+		if (p->same_as)
+			cJSON_AddStringToObject(o, "same_as", p->same_as);
+		else
+			cJSON_AddNullToObject(o, "same_as");
+		cJSON_AddBoolToObject(o, "cached", p->cached);
+		cJSON_AddBoolToObject(o, "chosen", p->chosen);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
 static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
 {
 	cJSON *a = cJSON_CreateArray();
@@ -211,6 +234,9 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 					!strcmp(est, "measure") ? cs->measure_seconds : 0);
 		add_cost(search, "estimated_total", strcmp(o->search, "collage") ? NAN
 						    : cs->total_cost);
+		cJSON_AddStringToObject(search, "plan", cs->plan ? cs->plan : o->search);
+		add_cost(search, "plan_cost", cs->n_plans ? cs->plan_cost : NAN);
+		cJSON_AddItemToObject(search, "plans", plans_json(cs));
 		cJSON_AddItemToObject(search, "list", candidates_json(g, cs));
 	} else {
 		cJSON_AddNumberToObject(search, "candidates", np);

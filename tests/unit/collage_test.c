@@ -4,8 +4,9 @@
  * exits, convexity, depth, touching), partition rules and combiners with
  * exact candidate index sets, the Dijkstra search and phase 4 (the
  * prototype's test cases, collage-notes.md section 8), unknown and
- * impossible costs, transition penalties, greedy placement and the report
- * of unsupported nodes.
+ * impossible costs, transition penalties, greedy placement, the report
+ * of unsupported nodes, and phase 5 (plans timed end to end: ties, the
+ * noise margin, twins timed once, failures, the cost cache).
  */
 #include "../../backends/backends.h"
 #include "../../core/collage/collage.h"
@@ -356,8 +357,9 @@ static const char *search(struct fx *f, const char *mode, int c_depth, int b_dep
 						b_depth),
 				(struct subgraph_config){ 1, false, b_depth }),
 	};
-	struct collage_options o = { mode, 0, est ? est : cost_mock_new(&f->ctx, weights), NULL,
-				     1, NULL, rules };
+	struct collage_options o = { .search = mode,
+				     .estimator = est ? est : cost_mock_new(&f->ctx, weights),
+				     .threads = 1, .rules = rules };
 	struct collage_stats st;
 	struct partition *parts;
 	struct strbuf sb = STRBUF_INIT;
@@ -505,8 +507,9 @@ static void test_inf_nan_penalty(void)
 {
 	struct fx f;
 	struct odd od = { INFINITY, 0, 0 };
-	struct cost_estimator e = { "odd", odd_estimate, odd_transitions, odd_free, NULL, 0,
-				    &od };
+	struct cost_estimator e = { .name = "odd", .estimate = odd_estimate,
+				    .transitions = odd_transitions, .free = odd_free,
+				    .state = &od };
 
 	fx_init(&f);
 	relu_chain(&f);
@@ -531,8 +534,9 @@ static void test_penalty(void)
 {
 	struct fx f;
 	struct odd od = { 4, 0, 0 };
-	struct cost_estimator e = { "odd", odd_estimate, odd_transitions, odd_free, NULL, 0,
-				    &od };
+	struct cost_estimator e = { .name = "odd", .estimate = odd_estimate,
+				    .transitions = odd_transitions, .free = odd_free,
+				    .state = &od };
 
 	fx_init(&f);
 	int r1 = node(&f, OP_RELU, "Relu", "r1", f.x, -1);
@@ -552,7 +556,8 @@ static void test_measured_once(void)
 {
 	struct fx f;
 	struct odd od = { 1, 0, 0 };
-	struct cost_estimator e = { "odd", odd_estimate, NULL, odd_free, NULL, 0, &od };
+	struct cost_estimator e = { .name = "odd", .estimate = odd_estimate, .free = odd_free,
+				    .state = &od };
 
 	fx_init(&f);
 	relu_chain(&f);
@@ -580,7 +585,8 @@ static void test_structure_key(void)
 	c = target_parse(&f.ctx, kinds, NK, "c");
 	b = target_parse(&f.ctx, kinds, NK, "byoc");
 #define KEY(t, ...) cost_item_key(&f.ctx.arena, &(struct cost_item){ &f.df, 1, \
-			{ { subgraph_new(&f.df, SET(&f, __VA_ARGS__)), (t), "x" } }, NAN })
+			&(struct cost_part){ subgraph_new(&f.df, SET(&f, __VA_ARGS__)), (t), "x" }, \
+			NAN })
 	ASSERT_STR(KEY(c, 0), KEY(c, 1));
 	ASSERT_TRUE(strcmp(KEY(c, 1), KEY(c, 2)));	/* another output shape */
 	ASSERT_TRUE(strcmp(KEY(c, 0), KEY(b, 0)));	/* another target */
@@ -608,7 +614,7 @@ static void test_unsupported_reported(void)
 {
 	struct fx f;
 	struct target *ts[1];
-	struct collage_options o = { "collage", 4, NULL, NULL, 1, NULL, NULL };
+	struct collage_options o = { .search = "collage", .max_depth = 4, .threads = 1 };
 	struct collage_stats st;
 	struct partition *parts;
 	int np;
@@ -629,6 +635,135 @@ static void test_unsupported_reported(void)
 	fx_release(&f);
 }
 
+/* ---- phase 5: plans timed end to end ---- */
+
+/* A plan costs per node by target plus per partition; counts its calls. */
+struct plan_costs {
+	double c_node, byoc_node, part;
+	int plans;			/* plans handed to estimate_plans */
+};
+
+static int plan_estimate(struct cost_estimator *e, struct cost_item *items, int n)
+{
+	struct plan_costs *pc = e->state;
+
+	for (int i = 0; i < n; i++) {
+		double c = 0;
+
+		for (int p = 0; p < items[i].n_parts; p++)
+			c += pc->part + indexset_count(&items[i].parts[p].sg->inside) *
+				(strcmp(items[i].parts[p].target->kind->name, "c") ? pc->byoc_node
+										   : pc->c_node);
+		items[i].cost = c;
+	}
+	pc->plans += n;
+	return 0;
+}
+
+static int plan_candidates(struct cost_estimator *e, struct cost_item *items, int n)
+{
+	/* byoc is the cheaper target for the search: it covers the chain */
+	for (int i = 0; i < n; i++)
+		items[i].cost = indexset_count(&items[i].parts[0].sg->inside) *
+			(strcmp(items[i].parts[0].target->kind->name, "c") ? 1.0 : 10.0);
+	e->n_estimated += n;
+	return 0;
+}
+
+/* The relu chain over [c, byoc] with phase 5 on; the partitions as search() gives them. */
+static const char *plan_search(struct fx *f, struct plan_costs *pc, struct cost_cache *cache,
+			       struct collage_stats *st)
+{
+	struct target *ts[2] = { target_parse(&f->ctx, kinds, NK, "c"),
+				 target_parse(&f->ctx, kinds, NK, "byoc") };
+	struct cost_estimator e = { .name = "plans", .estimate = plan_candidates,
+				    .estimate_plans = plan_estimate, .state = pc };
+	struct collage_options o = { .search = "collage", .max_depth = 3, .estimator = &e,
+				     .cache = cache, .threads = 1, .check_plans = true,
+				     .patterns = &f->ps };
+	struct partition *parts;
+	struct strbuf sb = STRBUF_INIT;
+	const char *r;
+	int np;
+
+	if (collage_partition(f->g, ts, 2, &f->ps, &o, &parts, &np, st) < 0)
+		return "error";
+	for (int i = 0; i < np; i++) {
+		sb_printf(&sb, "%s%s{", i ? " " : "", parts[i].target->str);
+		for (int k = 0; k < parts[i].n_nodes; k++)
+			sb_printf(&sb, "%s%s", k ? "," : "", f->g->nodes.v[parts[i].nodes[k]].name);
+		sb_putc(&sb, '}');
+	}
+	r = arena_strdup(&f->ctx.arena, sb_str(&sb));
+	sb_release(&sb);
+	return r;
+}
+
+static void test_plan_check(void)
+{
+	struct fx f;
+	struct plan_costs pc = { 1, 1, 0, 0 };
+	struct collage_stats st;
+
+	fx_init(&f);
+	relu_chain(&f);
+	/* all plans cost 3: a tie keeps the Collage cover (pattern kinds: a match each) */
+	ASSERT_STR("byoc{r1} byoc{r2} byoc{r3}", plan_search(&f, &pc, NULL, &st));
+	ASSERT_STR("collage", st.plan);
+	ASSERT(5, st.n_plans);
+	ASSERT_STR("collage", st.plans[0].name);
+	ASSERT_STR("greedy", st.plans[1].name);
+	ASSERT_STR("none:c,byoc", st.plans[2].name);
+	ASSERT_STR("none:c", st.plans[3].name);
+	ASSERT_STR("none:c,byoc", st.plans[3].same_as);	/* c takes every node first */
+	ASSERT_STR("none:byoc,c", st.plans[4].name);
+	ASSERT_STR("collage", st.plans[4].same_as);
+	ASSERT(3, pc.plans);				/* twins are not timed */
+	ASSERT(3, st.plans[4].n_partitions);
+	ASSERT_TRUE(st.plans[0].chosen && !st.plans[1].chosen);
+	/* c runs faster end to end than the candidates said: greedy's one c partition wins */
+	pc = (struct plan_costs){ 0.1, 1, 0.01, 0 };
+	ASSERT_STR("c{r1,r2,r3}", plan_search(&f, &pc, NULL, &st));
+	ASSERT_STR("greedy", st.plan);
+	ASSERT(llround(0.31 * 1000), llround(st.plan_cost * 1000));
+	/* 1% faster is noise: the cover stays; 10% is not */
+	pc = (struct plan_costs){ 0.99, 1, 0, 0 };
+	ASSERT_STR("byoc{r1} byoc{r2} byoc{r3}", plan_search(&f, &pc, NULL, &st));
+	pc = (struct plan_costs){ 0.9, 1, 0, 0 };
+	ASSERT_STR("c{r1,r2,r3}", plan_search(&f, &pc, NULL, &st));
+	/* nothing could be timed: the cover, with a warning */
+	pc = (struct plan_costs){ INFINITY, INFINITY, 0, 0 };
+	ASSERT_STR("byoc{r1} byoc{r2} byoc{r3}", plan_search(&f, &pc, NULL, &st));
+	ASSERT_TRUE(strstr(sb_str(&f.cap), "no plan could be timed end to end"));
+	fx_release(&f);
+}
+
+/* Plan costs go to the cost cache: a second search times nothing and decides alike. */
+static void test_plan_cache(void)
+{
+	struct fx f;
+	struct plan_costs pc = { 0.1, 1, 0.01, 0 };
+	struct collage_stats st;
+	struct cost_cache *cc;
+	char *dir = dir_make_temp("unit-plans");
+
+	fx_init(&f);
+	relu_chain(&f);
+	ASSERT(0, cost_cache_open(&f.ctx, arena_printf(&f.ctx.arena, "%s/c.sqlite", dir), &cc));
+	ASSERT_STR("c{r1,r2,r3}", plan_search(&f, &pc, cc, &st));
+	ASSERT(3, pc.plans);
+	ASSERT_TRUE(!st.plans[1].cached);
+	pc.c_node = 5;		/* would change the answer if it were asked */
+	ASSERT_STR("c{r1,r2,r3}", plan_search(&f, &pc, cc, &st));
+	ASSERT(3, pc.plans);
+	ASSERT_TRUE(st.plans[1].cached);
+	ASSERT_STR("greedy", st.plan);
+	cost_cache_close(cc);
+	dir_remove_tree(dir);
+	free(dir);
+	fx_release(&f);
+}
+
 TESTS({ "indexset", test_indexset }, { "multi_output", test_multi_output },
       { "with_tap", test_with_tap }, { "no_cycles", test_no_cycles },
       { "diamond", test_diamond }, { "combine_by_kind", test_combine_by_kind },
@@ -636,4 +771,5 @@ TESTS({ "indexset", test_indexset }, { "multi_output", test_multi_output },
       { "fusion_benefit", test_fusion_benefit }, { "double_residual", test_double_residual },
       { "inf_nan_penalty", test_inf_nan_penalty }, { "penalty", test_penalty },
       { "measured_once", test_measured_once }, { "structure_key", test_structure_key }, { "greedy", test_greedy },
-      { "unsupported_reported", test_unsupported_reported })
+      { "unsupported_reported", test_unsupported_reported },
+      { "plan_check", test_plan_check }, { "plan_cache", test_plan_cache })
