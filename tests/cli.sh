@@ -857,11 +857,13 @@ for p, m in zip(d["partitions"], meta["partitions"]):
         sys.exit("share %r" % p)
 s = d["search"]
 if sorted(s) != sorted(["mode", "estimator", "candidates", "measured", "cache_hits", "seconds",
-                        "max_depth", "estimated_total"]):
+                        "max_depth", "estimated_total", "plan", "plan_cost", "plans"]):
     sys.exit("search keys %r" % sorted(s))
 if s["mode"] != (meta["search"].get("mode") or meta["compiler"]["search"]) or \
         s["candidates"] != meta["search"]["candidates"]:
     sys.exit("search %r" % s)
+if s["plan"] != meta["search"].get("plan") or s["plans"] != meta["search"].get("plans", []):
+    sys.exit("plans %r" % s)
 print("ok")
 EOF
 )
