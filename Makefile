@@ -89,9 +89,12 @@ install: $(BUILD)/collagec
 		install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/collagec/patterns/; done
 
 # generated tables (see the generators' headers); review the diff
+# versions.def needs the schemas of opset 23: onnx >= 1.18 (pip install onnx)
 regen:
 	/usr/bin/python3 tools/gen-op-attrs.py >core/ops/attrs.def.tmp
 	mv core/ops/attrs.def.tmp core/ops/attrs.def
+	python3 tools/gen-op-versions.py >core/ops/versions.def.tmp
+	mv core/ops/versions.def.tmp core/ops/versions.def
 
 clean:
 	rm -rf build build-asan

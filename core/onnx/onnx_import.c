@@ -279,6 +279,8 @@ static int import_node(struct importer *im, const Onnx__NodeProto *np, int index
 		for (size_t i = 0; i < np->n_attribute; i++)
 			if (import_attr(im, np->attribute[i], &n->attrs[i], n) < 0)
 				rc = -1;
+		if (rc == 0 && op_check_version(g, n, g->opset) < 0)
+			return -1;
 		for (int i = 0; i < n->n_attrs; i++)
 			if (n->attrs[i].kind == ATTR_GRAPH) {
 				diag_error(im->ctx, "%s: control flow (sub-graph attribute '%s') is "

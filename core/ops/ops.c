@@ -73,6 +73,109 @@ const struct op_attr *op_attr_find(enum op op, const char *name)
 	return NULL;
 }
 
+/* ---- versions (strict checking) ---- */
+
+struct op_version {
+	enum op op;
+	int since;
+};
+
+struct op_version_attr {
+	enum op op;
+	int since;
+	const char *name;
+	enum attr_kind kind;
+	bool required;
+};
+
+/* each op's versions adjacent and increasing; each version's attributes after it */
+static const struct op_version versions[] = {
+#define OPV(op, since) { OP_##op, since },
+#define OPV_ATTR(op, since, nm, kind, req)
+#include "versions.def"
+#undef OPV
+#undef OPV_ATTR
+};
+
+static const struct op_version_attr version_attrs[] = {
+#define OPV(op, since)
+#define OPV_ATTR(op, since, nm, kind, req) { OP_##op, since, nm, kind, req },
+#include "versions.def"
+#undef OPV
+#undef OPV_ATTR
+};
+
+static const char *attr_kind_name(enum attr_kind k)
+{
+	static const char *const names[ATTR_KIND_COUNT] = {
+		[ATTR_INT] = "INT", [ATTR_FLOAT] = "FLOAT", [ATTR_STRING] = "STRING",
+		[ATTR_INTS] = "INTS", [ATTR_FLOATS] = "FLOATS", [ATTR_STRINGS] = "STRINGS",
+		[ATTR_TENSOR] = "TENSOR", [ATTR_GRAPH] = "GRAPH",
+	};
+	return names[k];
+}
+
+int op_check_version(struct graph *g, const struct node *n, int64_t opset)
+{
+	int since = 0, first = 0, rc = 0;
+	const char *ver;
+
+	for (size_t i = 0; i < ARRAY_SIZE(versions); i++)
+		if (versions[i].op == n->op) {
+			if (!first)
+				first = versions[i].since;
+			if (versions[i].since <= opset)
+				since = versions[i].since;
+		}
+	if (!first)
+		return 0;	/* not an ONNX op, or not in the schemas */
+	if (!since) {
+		diag_error(g->ctx, "%s: %s does not exist in opset %lld (it first appears in "
+			   "opset %d)", node_loc(g, n), n->op_type, (long long)opset, first);
+		return -1;
+	}
+	ver = arena_printf(g->arena, "%s-%d", n->op_type, since);
+	for (int a = 0; a < n->n_attrs; a++) {
+		const struct op_version_attr *d = NULL;
+
+		for (int b = 0; b < a; b++)
+			if (!strcmp(n->attrs[a].name, n->attrs[b].name)) {
+				diag_error(g->ctx, "%s: attribute '%s' is given twice",
+					   node_loc(g, n), n->attrs[a].name);
+				rc = -1;
+			}
+		for (size_t i = 0; i < ARRAY_SIZE(version_attrs) && !d; i++)
+			if (version_attrs[i].op == n->op && version_attrs[i].since == since &&
+			    !strcmp(version_attrs[i].name, n->attrs[a].name))
+				d = &version_attrs[i];
+		if (!d) {
+			diag_error(g->ctx, "%s: %s (the model's opset %lld) has no attribute '%s'",
+				   node_loc(g, n), ver, (long long)opset, n->attrs[a].name);
+			rc = -1;
+		} else if (d->kind != n->attrs[a].kind) {
+			diag_error(g->ctx, "%s: attribute '%s' of %s must be %s, not %s",
+				   node_loc(g, n), d->name, ver, attr_kind_name(d->kind),
+				   attr_kind_name(n->attrs[a].kind));
+			rc = -1;
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(version_attrs); i++) {
+		const struct op_version_attr *d = &version_attrs[i];
+		bool found = false;
+
+		if (d->op != n->op || d->since != since || !d->required)
+			continue;
+		for (int a = 0; a < n->n_attrs && !found; a++)
+			found = !strcmp(n->attrs[a].name, d->name);
+		if (!found) {
+			diag_error(g->ctx, "%s: %s needs attribute '%s'", node_loc(g, n), ver,
+				   d->name);
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
 struct tir_func *op_lower_node(struct graph *g, struct node *n, const char *name)
 {
 	struct tir_builder b;

@@ -95,6 +95,16 @@ const struct op_attr *op_attr_find(enum op op, const char *name);
 int op_attrs(enum op op, const struct op_attr **out);
 
 /*
+ * Strict checking against the op's version that the model's default-domain
+ * opset selects (the newest since_version <= opset; versions.def): every
+ * attribute the node has must be defined by that version with that kind,
+ * no name may repeat, and every required one must be there. Reports each
+ * problem (naming the node and "Op-version") and returns -1; 0 when the
+ * node is fine or the op is not an ONNX op.
+ */
+int op_check_version(struct graph *g, const struct node *n, int64_t opset);
+
+/*
  * Lowers one node into a kernel named name: parameters are the present inputs
  * then the outputs, in node order. Arena result; NULL after a diagnostic.
  */

@@ -171,6 +171,19 @@ def bad_models():
     out["missing_weights"] = model(helper.make_graph(nodes, "missing", [f32("x", [2, 2])],
                                                      [f32("y", [2, 2])], [w]))
 
+    # strict checking against the op's version in the model's opset: every
+    # problem of every node, each naming the node and the version
+    nodes = [
+        helper.make_node("ReduceMean", ["x"], ["m"], name="mean", axes=[0],
+                         noop_with_empty_axes=0),                # opset 18's attribute
+        helper.make_node("Softmax", ["m"], ["s"], name="softmax", axis=0.5),   # FLOAT, not INT
+        helper.make_node("Cast", ["s"], ["c"], name="cast"),     # 'to' is required
+        helper.make_node("Gelu", ["c"], ["y"], name="gelu"),     # opset 20 and later
+    ]
+    out["bad_attributes"] = model(helper.make_graph(nodes, "attrs", [f32("x", [2])],
+                                                    [f32("y", [1])]),
+                                  opset=[helper.make_opsetid("", 13)])
+
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     out["opset99"] = model(helper.make_graph(nodes, "opset99", [f32("x", [2])],
                                              [f32("y", [2])]),
