@@ -89,7 +89,8 @@ def reference(op, inputs, attrs):
 
     def act(d, k, v):
         f, a, b = fns[d][k]
-        if clip is not None:
+        # clip bounds the gates' inputs, not the cell state LSTM's h reads
+        if clip is not None and not (op == "LSTM" and k == 2):
             v = np.clip(v, -clip, clip)
         return f(v, a, b)
 
@@ -164,8 +165,9 @@ def make_inputs(op, seq, batch, inp, hid, dirs, layout, extras, dtype):
 
 
 def case(name, op, seq=4, batch=3, inp=5, hid=4, extras=(), outs=None, opset=14,
-         dtype=np.float32, symbolic=False, **attrs):
-    """A good test of op: inputs drawn at random, outputs from reference()."""
+         dtype=np.float32, symbolic=False, consts=(), **attrs):
+    """A good test of op: inputs drawn at random, outputs from reference();
+    the inputs named in consts are initializers."""
     dirs = 2 if attrs.get("direction") == "bidirectional" else 1
     layout = attrs.get("layout", 0)
     ins = make_inputs(op, seq, batch, inp, hid, dirs, layout, extras, dtype)
@@ -183,12 +185,15 @@ def case(name, op, seq=4, batch=3, inp=5, hid=4, extras=(), outs=None, opset=14,
         hdims = ["batch", dirs, hid] if layout else [dirs, "batch", hid]
         sym = {"X": ["batch", "seq", inp] if layout else ["seq", "batch", inp],
                "sequence_lens": ["batch"], "initial_h": hdims, "initial_c": hdims}
-    graph = helper.make_graph([nd], name, [vinfo(k, ins[k], sym.get(k)) for k in ins],
-                              [vinfo(k, ref[k]) for k in outs])
+    graph = helper.make_graph([nd], name,
+                              [vinfo(k, ins[k], sym.get(k)) for k in ins if k not in consts],
+                              [vinfo(k, ref[k]) for k in outs],
+                              [numpy_helper.from_array(ins[k], k) for k in consts])
     m = helper.make_model(graph, producer_name="collagec-rnn-test",
                           opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
-    GOOD.append((name, m, ins, {k: ref[k] for k in outs}))
+    GOOD.append((name, m, {k: v for k, v in ins.items() if k not in consts},
+                 {k: ref[k] for k in outs}))
 
 
 def bad(name, op, expect, inputs=None, **attrs):
@@ -214,6 +219,8 @@ def rnn_tests():
          activations=["LeakyRelu", "ThresholdedRelu"], activation_alpha=[0.2, 0.3])
     case("rnn_y_h_only", "RNN", outs=["Y_h"], direction="reverse", extras=("B",))
     case("rnn_float64_opset7", "RNN", opset=7, dtype=np.float64, extras=("B", "initial_h"))
+    case("rnn_const_weights_bidirectional", "RNN", direction="bidirectional",
+         consts=("W", "R", "B"), extras=("B", "initial_h", "sequence_lens"))
     case("rnn_symbolic_dims", "RNN", symbolic=True, direction="bidirectional",
          extras=("B", "initial_h", "sequence_lens"))
 
@@ -231,6 +238,10 @@ def gru_tests():
     case("gru_activations_clip", "GRU", direction="bidirectional", clip=1.5,
          activations=["HardSigmoid", "Softsign", "Sigmoid", "ScaledTanh"],
          activation_alpha=[0.3, 0.8], activation_beta=[0.4, 1.2], extras=("B",))
+    case("gru_const_weights_layout1", "GRU", direction="bidirectional", layout=1,
+         consts=("W", "R", "B"), extras=("B", "initial_h", "sequence_lens"))
+    case("gru_const_weights_linear_before_reset", "GRU", direction="reverse",
+         linear_before_reset=1, consts=("W",), extras=("B",))
     case("gru_y_only", "GRU", outs=["Y"], extras=("B", "initial_h"))
     case("gru_float64_symbolic", "GRU", dtype=np.float64, symbolic=True, layout=1,
          extras=("B", "initial_h"))
@@ -242,11 +253,15 @@ def lstm_tests():
          extras=("B", "sequence_lens", "initial_h", "initial_c", "P"))
     case("lstm_layout1_bidirectional", "LSTM", direction="bidirectional", layout=1,
          extras=("B", "initial_h", "initial_c", "P", "sequence_lens"))
-    case("lstm_input_forget_clip", "LSTM", input_forget=1, clip=0.5,
+    case("lstm_input_forget_clip", "LSTM", input_forget=1, clip=0.25,
          extras=("B", "initial_c", "P"))
     case("lstm_activations", "LSTM", direction="bidirectional",
          activations=["HardSigmoid", "Affine", "Elu", "Sigmoid", "Softplus", "relu"],
          activation_alpha=[0.25, 0.5, 0.9], activation_beta=[0.45, 0.1], extras=("B",))
+    case("lstm_const_weights_peepholes", "LSTM", direction="bidirectional",
+         consts=("W", "R", "B", "P"), extras=("B", "sequence_lens", "initial_c", "P"))
+    case("lstm_const_weights_symbolic_layout1", "LSTM", symbolic=True, layout=1,
+         consts=("W", "R"), extras=("B", "initial_h"))
     case("lstm_y_c_only", "LSTM", outs=["Y_c"], extras=("B", "sequence_lens", "initial_c"))
     case("lstm_y_h_y_c", "LSTM", outs=["Y_h", "Y_c"], direction="reverse", extras=("B", "P"))
     case("lstm_symbolic_dims_layout1", "LSTM", symbolic=True, layout=1,

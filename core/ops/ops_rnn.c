@@ -14,11 +14,15 @@
  * row's sequence length leave zeros in Y; Y_h (Y_c) hold the state after
  * the row's last step.
  *
+ * When W is a constant the rnn-project pass (pass_rnn_project.c) has
+ * computed X . W^T for all steps as a MatMul that the node reads in place
+ * of X, W left absent; the kernel then only adds the recurrent part.
+ *
  * Gate order is ONNX's: LSTM i, o, f, c (peepholes i, o, f), GRU z, r, h.
  * Activations come from the 'activations' list (ONNX RNN activation names,
  * any case), their alphas and betas from activation_alpha/beta in list
  * order, consumed only by functions that take them; 'clip' bounds every
- * activation's input.
+ * gate's input before its activation.
  */
 #include "ops.h"
 
@@ -379,12 +383,19 @@ static struct tir *bias(struct rnn_lower *R, int gate, struct tir *j, int which)
 	return v;
 }
 
-/* A local: sum over k of X[t, b, k] * W[gate row j, k]. */
+/*
+ * Sum over k of X[t, b, k] * W[gate row j, k] as a local; from the
+ * projection XW[t, b, (d * G + gate) * hidden + j] when W is absent.
+ */
 static struct tir *dot_x(struct rnn_lower *R, int gate, struct tir *t, struct tir *j)
 {
 	struct tir_builder *b = R->b;
-	struct tir *acc = tir_let(b, "ax", tir_const(b, R->t, 0)), *k;
+	struct tir *acc, *k;
 
+	if (!R->w)
+		return tir_load(b, R->x, x_off(R, t, tir_add(b, tir_int(b, ((int64_t)R->d *
+			R->p.gates + gate) * R->p.hidden), j)));
+	acc = tir_let(b, "ax", tir_const(b, R->t, 0));
 	k = tir_loop(b, R->I);
 	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, tir_load(b, R->x, x_off(R, t, k)),
 						   tir_load(b, R->w, mat_off(R, gate, j, R->I, k)))));
@@ -409,7 +420,11 @@ static struct tir *dot_h(struct rnn_lower *R, int gate, const struct rnn_prev *p
 	return acc;
 }
 
-/* f(x) for activation k of the current direction, x clipped first; a local. */
+/*
+ * f(x) for activation k of the current direction as a local, x clipped
+ * first when it is a gate's input: LSTM's h of the cell state is not
+ * clipped (as in ONNX Runtime; the spec says "the input of activations").
+ */
 static struct tir *activate(struct rnn_lower *R, int k, struct tir *x)
 {
 	struct tir_builder *b = R->b;
@@ -417,7 +432,7 @@ static struct tir *activate(struct rnn_lower *R, int k, struct tir *x)
 	enum dtype t = R->t;
 	struct tir *zero = tir_const(b, t, 0), *one = tir_const(b, t, 1), *v;
 
-	if (R->p.has_clip)
+	if (R->p.has_clip && !(R->L->n->op == OP_LSTM && k == 2))
 		x = tir_bin(b, BIN_MIN, tir_bin(b, BIN_MAX, x, tir_const(b, t, -R->p.clip)),
 			    tir_const(b, t, R->p.clip));
 	x = tir_let(b, "g", x);
