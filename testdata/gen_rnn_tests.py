@@ -242,6 +242,9 @@ def gru_tests():
          consts=("W", "R", "B"), extras=("B", "initial_h", "sequence_lens"))
     case("gru_const_weights_linear_before_reset", "GRU", direction="reverse",
          linear_before_reset=1, consts=("W",), extras=("B",))
+    case("gru_bidirectional_one_list", "GRU", direction="bidirectional",
+         activations=["HardSigmoid", "Tanh"], activation_alpha=[0.3],
+         activation_beta=[0.4], extras=("B", "initial_h"))
     case("gru_y_only", "GRU", outs=["Y"], extras=("B", "initial_h"))
     case("gru_float64_symbolic", "GRU", dtype=np.float64, symbolic=True, layout=1,
          extras=("B", "initial_h"))
