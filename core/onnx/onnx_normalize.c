@@ -10,6 +10,8 @@
  *   TopK     <10  k attr                 -> input 1
  *   Split, Squeeze, Unsqueeze, ReduceSum <13  attr -> input 1
  *   other Reduce*  <18  axes attr -> input 1
+ *   RNN, GRU, LSTM  absent trailing outputs -> unread values, as import
+ *                   makes for empty names: their kernel keeps its state there
  *
  * Forms that opset 18 added next to the old ones (Split's num_outputs,
  * Pad's axes input, Resize's axes) are read by the ops themselves.
@@ -74,6 +76,26 @@ static void attr_to_input(struct graph *g, struct node *n, const char *name, int
 		set_const_input(g, n, i, v, count, name);
 }
 
+/*
+ * Gives n all count outputs: the ones the model leaves out become values
+ * nothing reads, named like the ones import makes for empty output names.
+ */
+static void pad_outputs(struct graph *g, struct node *n, int count)
+{
+	int *out;
+
+	if (n->n_out >= count)
+		return;
+	out = arena_alloc(g->arena, sizeof(int) * (size_t)count);
+	memcpy(out, n->out, sizeof(int) * (size_t)n->n_out);
+	for (int i = n->n_out; i < count; i++) {
+		out[i] = graph_add_value(g, arena_printf(g->arena, "%s.out%d", n->name, i));
+		g->values.v[out[i]].producer = (int)(n - g->nodes.v);
+	}
+	n->out = out;
+	n->n_out = count;
+}
+
 static bool is_reduce(enum op op)
 {
 	const char *nm = op_info(op)->name;
@@ -89,6 +111,13 @@ int onnx_normalize(struct graph *g)
 		struct node *n = &g->nodes.v[k];
 
 		switch (n->op) {
+		case OP_RNN:
+		case OP_GRU:
+			pad_outputs(g, n, 2);
+			break;
+		case OP_LSTM:
+			pad_outputs(g, n, 3);
+			break;
 		case OP_RESHAPE:
 			if (opset < 5)
 				attr_to_input(g, n, "shape", 1);

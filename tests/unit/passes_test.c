@@ -2,7 +2,7 @@
  * passes_test.c - graph passes on hand-built graphs: fold-bn (folds, with
  * weights equal to the formula and the same results as Conv then BN; does
  * not fold when the Conv output has another user), DCE, simplify, constant
- * folding, and the pass runner.
+ * folding, rnn-project, and the pass runner.
  */
 #include "../../core/ops/ops.h"
 #include "../../core/passes/passes.h"
@@ -605,16 +605,94 @@ static void test_fold_max_min_uint64(void)
 	fx_release(&f);
 }
 
+/* ---- rnn-project ---- */
+
+/* x [2, 1, 3] -> RNN (W [1, 4, 3] constant or an input, R constant) -> y, y_h. */
+static int build_rnn(struct graph *g, bool const_w, int *x, int *w)
+{
+	struct shape xs = { 3, { dim_const(2), dim_const(1), dim_const(3) } };
+	struct shape ws = { 3, { dim_const(1), dim_const(4), dim_const(3) } };
+	struct shape rs = { 3, { dim_const(1), dim_const(4), dim_const(4) } };
+	float wd[12], rd[16] = { 0 };
+	int in[3], out[2];
+
+	for (int i = 0; i < 12; i++)
+		wd[i] = (float)i;
+	*x = add_input(g, "x", DTYPE_F32, &xs);
+	*w = const_w ? graph_add_const(g, "w", DTYPE_F32, &ws, wd)
+		: add_input(g, "w", DTYPE_F32, &ws);
+	in[0] = *x;
+	in[1] = *w;
+	in[2] = graph_add_const(g, "r", DTYPE_F32, &rs, rd);
+	out[0] = add_output(g, "y");
+	out[1] = add_output(g, "y_h");
+	return add_node(g, OP_RNN, "rnn1", in, 3, out, 2);
+}
+
+/* A constant W becomes W^T [3, 4] of a MatMul on x, which the RNN reads instead. */
+static void test_rnn_project_const_w(void)
+{
+	struct fixture f;
+	const struct node *mm, *rnn;
+	const struct value *wt;
+	int x, w;
+
+	fx_init(&f);
+	build_rnn(f.g, true, &x, &w);
+	ASSERT(0, pass_infer(f.g));
+	ASSERT(0, pass_rnn_project(f.g));
+	ASSERT(0, f.ctx.n_errors);
+	ASSERT(2, f.g->nodes.n);
+	mm = &f.g->nodes.v[0];
+	rnn = &f.g->nodes.v[1];
+	ASSERT(OP_MATMUL, mm->op);
+	ASSERT(OP_RNN, rnn->op);
+	ASSERT(x, mm->in[0]);
+	ASSERT(mm->out[0], rnn->in[0]);
+	ASSERT(-1, rnn->in[1]);
+	ASSERT(1, mm->span.n);
+	ASSERT_STR("rnn1", mm->span.names[0]);
+	ASSERT_STR("RNN", mm->span.types[0]);
+	wt = &f.g->values.v[mm->in[1]];
+	ASSERT(2, wt->shape.rank);
+	ASSERT(3, wt->shape.d[0].c);
+	ASSERT(4, wt->shape.d[1].c);
+	for (int k = 0; k < 3; k++)
+		for (int r = 0; r < 4; r++)
+			ASSERT_TRUE(((const float *)wt->data)[k * 4 + r] == (float)(r * 3 + k));
+	ASSERT(3, f.g->values.v[mm->out[0]].shape.rank);
+	ASSERT(4, f.g->values.v[mm->out[0]].shape.d[2].c);
+	graph_verify(f.g);
+	fx_release(&f);
+}
+
+/* A W fed at run time stays the node's own input. */
+static void test_rnn_project_input_w(void)
+{
+	struct fixture f;
+	int x, w;
+
+	fx_init(&f);
+	build_rnn(f.g, false, &x, &w);
+	ASSERT(0, pass_infer(f.g));
+	ASSERT(0, pass_rnn_project(f.g));
+	ASSERT(1, f.g->nodes.n);
+	ASSERT(x, f.g->nodes.v[0].in[0]);
+	ASSERT(w, f.g->nodes.v[0].in[1]);
+	fx_release(&f);
+}
+
 /* ---- the pipeline ---- */
 
 static void test_pass_table(void)
 {
-	ASSERT(5, PASS_COUNT);
+	ASSERT(6, PASS_COUNT);
 	ASSERT_STR("infer", passes[0].name);
 	ASSERT_STR("fold", passes[1].name);
 	ASSERT_STR("simplify", passes[2].name);
 	ASSERT_STR("fold-bn", passes[3].name);
-	ASSERT_STR("dce", passes[4].name);
+	ASSERT_STR("rnn-project", passes[4].name);
+	ASSERT_STR("dce", passes[5].name);
 	ASSERT_TRUE(passes[PASS_DCE].run == pass_dce);
 	ASSERT_TRUE(passes[PASS_FOLD_BN].run == pass_fold_bn);
 }
@@ -655,7 +733,8 @@ static void test_passes_run_pipeline(void)
 	ASSERT_TRUE(f.g->values.v[f.g->nodes.v[0].in[1]].data != f.g->values.v[cb.w].data);
 	/* one dump per stage */
 	static const char *const dumps[] = { "00-import.ir", "01-infer.ir", "02-fold.ir",
-					     "03-simplify.ir", "04-fold-bn.ir", "05-dce.ir" };
+					     "03-simplify.ir", "04-fold-bn.ir", "05-rnn-project.ir",
+					     "06-dce.ir" };
 	for (size_t i = 0; i < ARRAY_SIZE(dumps); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, dumps[i]);
 		ASSERT(0, stat(path, &st));
@@ -663,7 +742,7 @@ static void test_passes_run_pipeline(void)
 	{
 		char *text;
 
-		snprintf(path, sizeof(path), "%s/05-dce.ir", dir);
+		snprintf(path, sizeof(path), "%s/06-dce.ir", dir);
 		text = file_read(path, NULL);
 		ASSERT_TRUE(text != NULL);
 		ASSERT_TRUE(strstr(text, "= Conv(") != NULL);
@@ -714,6 +793,8 @@ TESTS({ "fold_bn_folds", test_fold_bn_folds },
       { "fold_reduce_int64", test_fold_reduce_int64 },
       { "fold_reduce_uint64", test_fold_reduce_uint64 },
       { "fold_max_min_uint64", test_fold_max_min_uint64 },
+      { "rnn_project_const_w", test_rnn_project_const_w },
+      { "rnn_project_input_w", test_rnn_project_input_w },
       { "pass_table", test_pass_table },
       { "passes_run_pipeline", test_passes_run_pipeline },
       { "passes_run_stops_on_error", test_passes_run_stops_on_error })
