@@ -223,7 +223,7 @@ int compile_lower(struct graph *g, struct partition *parts, int np, struct model
 	for (int i = 0; i < np; i++) {
 		struct partition *p = &parts[i];
 		const struct target_kind *k = p->target->kind;
-		struct runtime_module m = { NULL, STRBUF_INIT, { 0 }, NULL, NULL };
+		struct runtime_module m = { .source = STRBUF_INIT };
 		int rc;
 
 		if (k->relay_to_runtime) {
@@ -235,7 +235,7 @@ int compile_lower(struct graph *g, struct partition *parts, int np, struct model
 				rc = k->tir_to_runtime(g, p->target, p, &m);
 		}
 		if (rc == 0)
-			model_sources_add(ms, &m);
+			model_sources_add(ms, &m, p);
 		sb_release(&m.source);
 		vec_free(&m.ldlibs);
 		if (rc < 0)
@@ -371,13 +371,14 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	struct partition *parts = NULL;
 	struct pattern_set patterns = { { 0 } };
 	struct exec_plan ep = { 0 };
-	struct model_sources ms = { { 0 }, STRBUF_INIT, { 0 }, { 0 }, { 0 } };
+	struct model_sources ms = { .kernels = STRBUF_INIT };
 	struct strbuf ldlibs = STRBUF_INIT, model_c = STRBUF_INIT;
 	char *meta = NULL;
 	const char *json = o->json ? o->json : json_path(ctx, o->out);
 	struct link_options lo;
 	struct collage_stats cs = { 0 };
-	int nt, np = 0, rc = -1;
+	char **kfiles = NULL;
+	int nt, np = 0, n_kfiles = 0, rc = -1;
 
 	ctx->model_path = o->model;
 	if (parse_targets(ctx, o, &targets, &nt) < 0)
@@ -414,9 +415,11 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	meta = metadata_json(g, o, &lo, targets, nt, parts, np, &ep, &cs);
 	if (!meta)
 		goto out;
-	emit_model_c(g, &ep, &ms, meta, &model_c);
+	n_kfiles = emit_kernel_files(&ms, KERNEL_FILE_LINES, &kfiles);
+	emit_model_c(g, &ep, &ms, meta, n_kfiles > 0, &model_c);
 	stage(ctx, "plan and emit", &t);
-	if (emit_link(ctx, &lo, sb_str(&model_c), &ep, o->out) < 0)
+	lo.jobs = o->jobs;
+	if (emit_link(ctx, &lo, sb_str(&model_c), kfiles, n_kfiles, &ep, o->out) < 0)
 		goto out;
 	stage(ctx, "cc", &t);
 	if (file_write_atomic(json, meta, strlen(meta)) < 0) {
@@ -445,6 +448,9 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	}
 	rc = 0;
 out:
+	for (int i = 0; i < n_kfiles; i++)
+		free(kfiles[i]);
+	free(kfiles);
 	for (int i = 0; i < np; i++)
 		vec_free(&parts[i].kernels);
 	free(meta);

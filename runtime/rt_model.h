@@ -31,6 +31,16 @@
 
 #define RT_MAX_RANK 8
 
+/*
+ * How kernels are defined: static when model.c holds them all; a unit of
+ * kernels compiled on its own defines RT_KERNEL as hidden-but-external
+ * first, and model.c declares them (RT_KERNEL_EXTERN).
+ */
+#ifndef RT_KERNEL
+#define RT_KERNEL static
+#endif
+#define RT_KERNEL_EXTERN extern __attribute__((visibility("hidden")))
+
 enum rt_kind {
 	RT_CONST,	/* offset into rt_weights */
 	RT_INPUT,	/* io = input index */

@@ -8,7 +8,8 @@
 # (OpenBLAS anchors with fused epilogues) matches ONNX Runtime too; a
 # PyTorch-style encoder with symbolic batch and seq (testdata/gen_encoder.py)
 # compiles once and matches ONNX Runtime at several (batch, seq), and so does
-# a model whose shapes need derived symbols (S-1, S/2).
+# a model whose shapes need derived symbols (S-1, S/2); a large c build's
+# kernels compile in parallel files and -j does not change the output.
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/models
 mkdir -p "$T"
@@ -40,6 +41,23 @@ print("ok" if a <= 1.10 * p and p > 0 else "arena %d vs peak %d" % (a, p))' "$T/
 	if [ "$verdict" = ok ]; then ok "$m/arena-within-10pct-of-peak"; else
 		fail "$m/arena-within-10pct-of-peak" "$verdict"; fi
 done
+
+# a large c build splits its kernels into kernels_N.c files compiled in
+# parallel (the models above ran so); the split depends on the code only:
+# -j1 and -j2 give byte-identical outputs
+m=mobilenetv2
+if "$COLLAGEC" compile --search none --target c "$T/$m.onnx" -o "$T/$m.j2.so" -j2 \
+	--keep-temps 2>"$T/$m.j2.err" &&
+	"$COLLAGEC" compile --search none --target c "$T/$m.onnx" -o "$T/$m.j1.so" -j1 -q; then
+	dir=$(sed -n 's/.*build directory kept: //p' "$T/$m.j2.err")
+	n=$(ls "$dir" | grep -c '^kernels_[0-9]*\.o$')
+	if [ "$n" -ge 2 ] && cmp -s "$T/$m.j1.so" "$T/$m.j2.so" && cmp -s "$T/$m.j1.json" "$T/$m.j2.json"
+	then ok "$m/kernel-files-in-parallel"
+	else fail "$m/kernel-files-in-parallel" "$n kernel objects; -j1 and -j2 builds $(cmp "$T/$m.j1.so" "$T/$m.j2.so" >/dev/null && echo agree || echo differ)"; fi
+	rm -rf "$dir"
+else
+	fail "$m/kernel-files-in-parallel" "$(head -1 "$T/$m.j2.err")"
+fi
 
 # blas,c: the anchors on OpenBLAS with their bias/residual/activation fused
 # (patterns/blas.pat) must still match ONNX Runtime, and fuse something

@@ -18,7 +18,7 @@ static const struct target_option c_options[] = {
 /* Prints f as a C function with the executor's kernel ABI. */
 static void print_func(const struct tir_func *f, const struct tir_dialect *d, struct strbuf *sb)
 {
-	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
+	sb_printf(sb, "RT_KERNEL void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
 		  f->name);
 	for (int i = 0; i < f->n_bufs; i++)
 		sb_printf(sb, "\t%s *restrict b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
@@ -72,6 +72,7 @@ static int c_tir_to_runtime(struct graph *g, const struct target *t, struct part
 		vec_push(&m->ldlibs, "-fopenmp");
 	for (int i = 0; i < p->kernels.n; i++)
 		c_print_kernel(&p->kernels.v[i], &d, &m->source);
+	m->standalone = true;
 	return 0;
 }
 

@@ -250,7 +250,7 @@ static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
 			bad = b->n > 1 ? -2 : 0;
 		diag_hush_end(m->ctx, &h);
 		if (bad == -1) {
-			emit_model_c(bg, ep, ms, "{}", src);
+			emit_model_c(bg, ep, ms, "{}", false, src);
 			for (int p = 0; p < np; p++)
 				vec_free(&parts[p].kernels);
 			graph_free(bg);
@@ -278,7 +278,7 @@ static void build_start(struct measure *m, struct batch *b)
 {
 	struct strbuf src = STRBUF_INIT, ldlibs = STRBUF_INIT;
 	struct exec_plan ep = { 0 };
-	struct model_sources ms = { { 0 }, STRBUF_INIT, { 0 }, { 0 }, { 0 } };
+	struct model_sources ms = { .kernels = STRBUF_INIT };
 
 	b->so = arena_printf(&m->ctx->arena, "%s/bench%d.so", m->dir, m->n_built++);
 	b->pid = -1;
@@ -296,7 +296,7 @@ static void build_start(struct measure *m, struct batch *b)
 
 		lo.ldlibs = sb_str(&ldlibs);
 		diag_hush_begin(m->ctx, &h);
-		_exit(emit_link(m->ctx, &lo, sb_str(&src), &ep, b->so) < 0 ? 1 : 0);
+		_exit(emit_link(m->ctx, &lo, sb_str(&src), NULL, 0, &ep, b->so) < 0 ? 1 : 0);
 	}
 	if (b->pid < 0)
 		b->failed = true;

@@ -54,17 +54,40 @@ int emit_plan(struct graph *g, struct partition *parts, int n_parts, struct exec
 void exec_plan_release(struct exec_plan *ep);
 
 /* What the partitions' runtime modules add up to (duplicates removed). */
+/* Kernels of standalone modules, which may be compiled apart from model.c. */
+struct kernel_unit {
+	char *source;			/* owned */
+	const char *prelude;		/* its module's, or NULL */
+	int lines;
+};
+
 struct model_sources {
 	VEC(const char *) preludes;	/* once-per-model texts, first-seen order */
-	struct strbuf kernels;		/* all kernel source */
+	struct strbuf kernels;		/* kernel source that must stay in model.c */
 	VEC(const char *) ldlibs;	/* link flags, in first-seen order */
 	VEC(const char *) inits;	/* backend init functions */
 	VEC(const char *) finis;	/* their fini functions (parallel to inits; may be NULL) */
+	VEC(struct kernel_unit) units;	/* standalone modules, in order */
+	VEC(const char *) entries;	/* the kernels the units define (steps call them) */
 };
 
-/* Appends a runtime module to the model's sources. */
-void model_sources_add(struct model_sources *ms, const struct runtime_module *m);
+/* Appends a runtime module (made for partition p) to the model's sources. */
+void model_sources_add(struct model_sources *ms, const struct runtime_module *m,
+		       const struct partition *p);
 void model_sources_release(struct model_sources *ms);
+
+/*
+ * The standalone kernels in translation units of their own: consecutive
+ * units joined up to about max_lines each (0, or when all of them fit in
+ * one: none split, everything stays in model.c). The split depends on the
+ * code only, so outputs do not depend on -j. Returns the number of files, each an owned string in
+ * (*out)[i] (free each and the array); the same split must be passed to
+ * emit_model_c so model.c declares instead of defines them.
+ */
+int emit_kernel_files(const struct model_sources *ms, int max_lines, char ***out);
+
+/* Lines of standalone kernels per kernel file of a final build. */
+#define KERNEL_FILE_LINES 1500
 
 /*
  * Prints "static int NAME(const int64_t *syms)" returning the index of the
@@ -74,23 +97,29 @@ void model_sources_release(struct model_sources *ms);
  */
 void emit_variant_pick(const struct kernel *k, const char *name, struct strbuf *sb);
 
-/* Generates model.c: kernel sources, tables, the metadata string, runtime. */
+/*
+ * Generates model.c: kernel sources, tables, the metadata string, runtime.
+ * With split, the standalone kernels are only declared (emit_kernel_files
+ * holds them).
+ */
 void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct model_sources *ms,
-		  const char *metadata_json, struct strbuf *out);
+		  const char *metadata_json, bool split, struct strbuf *out);
 
 struct link_options {
 	const char *cc;		/* compiler command ($CC or "cc") */
 	const char *cflags;	/* optimisation flags */
-	const char *ldlibs;	/* extra libraries */
+	const char *ldlibs;	/* extra libraries (and -f flags such as -fopenmp) */
 	bool keep;		/* keep the build directory (--keep-temps) */
+	int jobs;		/* kernel files compiled at once (<= 1: one after another) */
 };
 
 /*
- * Compiles model.c with the weights and runtime into out_so (atomically).
- * Diagnostics with STATUS_ENV when the toolchain fails. 0 or -1.
+ * Compiles model.c and the kernel files (kernels_N.c, jobs at a time) with
+ * the weights and runtime into out_so (atomically). Diagnostics with
+ * STATUS_ENV when the toolchain fails. 0 or -1.
  */
 int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const char *model_c,
-	      const struct exec_plan *ep, const char *out_so);
+	      char *const *files, int n_files, const struct exec_plan *ep, const char *out_so);
 
 /* The runtime files embedded in collagec at build time (build/gen/embed.c). */
 struct embedded_file {

@@ -26,29 +26,98 @@ static int write_file(struct collagec_ctx *ctx, const char *dir, const char *nam
 	return 0;
 }
 
-/* Runs "sh -c cmd" in dir with output to dir/cc.log; the exit status, or -1. */
-static int run_in(const char *dir, const char *cmd)
+/* Starts "sh -c cmd" in dir with its output to dir/log; the child's pid, or -1. */
+static pid_t start_in(const char *dir, const char *cmd, const char *log)
 {
-	pid_t pid = fork();
-	int st;
+	pid_t pid;
 
-	if (pid < 0)
-		return -1;
+	fflush(NULL);
+	pid = fork();
 	if (pid == 0) {
-		FILE *log;
+		FILE *f;
 
 		if (chdir(dir) < 0)
 			_exit(126);
-		log = freopen("cc.log", "w", stdout);
-		if (!log || dup2(fileno(stdout), 2) < 0)
+		f = freopen(log, "w", stdout);
+		if (!f || dup2(fileno(stdout), 2) < 0)
 			_exit(126);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
+	return pid;
+}
+
+/* The exit status of pid (128 + signal when killed), or -1. */
+static int wait_for(pid_t pid)
+{
+	int st;
+
+	if (pid < 0)
+		return -1;
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Runs "sh -c cmd" in dir with output to dir/cc.log; the exit status, or -1. */
+static int run_in(const char *dir, const char *cmd)
+{
+	return wait_for(start_in(dir, cmd, "cc.log"));
+}
+
+/* The -f flags among the link flags (-fopenmp): kernel files need them to compile. */
+static const char *compile_flags(struct arena *a, const char *ldlibs)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = ldlibs ? ldlibs : "";
+	char *r;
+
+	while (*p) {
+		size_t n = strcspn(p, " ");
+
+		if (n > 2 && !strncmp(p, "-f", 2))
+			sb_printf(&sb, " %.*s", (int)n, p);
+		p += n;
+		p += strspn(p, " ");
+	}
+	r = arena_strdup(a, sb_str(&sb));
+	sb_release(&sb);
+	return r;
+}
+
+/*
+ * Compiles kernels_N.c to kernels_N.o, jobs at a time; on a failure, its
+ * log becomes cc.log. The first failing status, or 0.
+ */
+static int compile_files(struct collagec_ctx *ctx, const struct link_options *lo,
+			 const char *dir, int n)
+{
+	const char *fl = compile_flags(&ctx->arena, lo->ldlibs);
+	pid_t *pids = xmalloc(sizeof(pid_t) * ((size_t)n + 1));
+	int jobs = lo->jobs > 1 ? lo->jobs : 1, next = 0, done = 0, bad = 0;
+
+	while (done < n) {
+		while (next < n && next - done < jobs) {
+			char *cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s -fPIC "
+						 "-fvisibility=hidden%s -c -o kernels_%d.o "
+						 "kernels_%d.c", lo->cc, lo->cflags, fl, next, next);
+
+			pids[next] = start_in(dir, cmd, arena_printf(&ctx->arena, "cc_%d.log", next));
+			next++;
+		}
+		/* in order: the files are about the same size */
+		int st = wait_for(pids[done]);
+
+		if (st != 0 && !bad) {
+			bad = st;
+			rename(arena_printf(&ctx->arena, "%s/cc_%d.log", dir, done),
+			       arena_printf(&ctx->arena, "%s/cc.log", dir));
+		}
+		done++;
+	}
+	free(pids);
+	return bad;
 }
 
 static void report_log(struct collagec_ctx *ctx, const char *dir, int status, const char *cmd)
@@ -67,8 +136,9 @@ static void report_log(struct collagec_ctx *ctx, const char *dir, int status, co
 }
 
 int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const char *model_c,
-	      const struct exec_plan *ep, const char *out_so)
+	      char *const *kfiles, int n_kfiles, const struct exec_plan *ep, const char *out_so)
 {
+	struct strbuf objs = STRBUF_INIT;
 	char *dir = dir_make_temp("build");
 	const char *const files[] = { "collagec.h", "rt_plan.h", "rt_model.h", "rt_model.c" };
 	char *cmd, *so;
@@ -92,9 +162,20 @@ int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const cha
 	    write_file(ctx, dir, "weights.bin", ep->weights.buf ? ep->weights.buf : "",
 		       ep->weights.len) < 0)
 		goto out;
+	for (int i = 0; i < n_kfiles; i++) {
+		if (write_file(ctx, dir, arena_printf(&ctx->arena, "kernels_%d.c", i), kfiles[i],
+			       strlen(kfiles[i])) < 0)
+			goto out;
+		sb_printf(&objs, " kernels_%d.o", i);
+	}
+	status = n_kfiles ? compile_files(ctx, lo, dir, n_kfiles) : 0;
+	if (status != 0) {
+		report_log(ctx, dir, status, lo->cc);
+		goto out;
+	}
 	cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s -fPIC -shared -fvisibility=hidden "
-			   "-Wl,--build-id=none -o model.so model.c %s -lm", lo->cc, lo->cflags,
-			   lo->ldlibs ? lo->ldlibs : "");
+			   "-Wl,--build-id=none -o model.so model.c%s %s -lm", lo->cc, lo->cflags,
+			   sb_str(&objs), lo->ldlibs ? lo->ldlibs : "");
 	status = run_in(dir, cmd);
 	if (status != 0) {
 		report_log(ctx, dir, status, lo->cc);
@@ -116,5 +197,6 @@ out:
 	else
 		dir_remove_tree(dir);
 	free(dir);
+	sb_release(&objs);
 	return rc;
 }

@@ -187,7 +187,7 @@ void kernel_comment(const struct kernel *k, struct strbuf *sb)
 
 void kernel_dispatcher(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
 {
-	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
+	sb_printf(sb, "RT_KERNEL void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
 		  k->name);
 	for (int i = 0; i < k->n_variants; i++) {
 		const struct kernel_variant *v = &k->variants[i];

@@ -79,6 +79,12 @@ struct runtime_module {
 	VEC(const char *) ldlibs;	/* extra link libraries ("-lopenblas") */
 	const char *init;		/* (optional) init function name */
 	const char *fini;		/* (optional) fini function name */
+	/*
+	 * The source needs nothing but rt_model.h (no prelude, no state): its
+	 * functions are declared RT_KERNEL, and its kernels may be compiled in
+	 * a translation unit of their own, in parallel with the rest.
+	 */
+	bool standalone;
 };
 
 struct target_option {
