@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../core/cost/cache.h"
+#include "../core/emit/emit.h"
 
 enum { OPT_CACHE = 256, OPT_OLDER, OPT_VERSION };
 
@@ -110,6 +111,20 @@ static int stats_row(const struct cost_row *r, void *arg)
 	return 0;
 }
 
+/* The kernel-object cache beside the cost cache (compile's kernels_N.o). */
+static void objects_print(struct collagec_ctx *ctx, const char *path)
+{
+	const char *dir = objcache_dir(&ctx->arena, path);
+	long n;
+	long long bytes;
+
+	if (objcache_scan(dir, &n, &bytes, -1) < 0)
+		printf("objects: %s cannot be read\n", dir);
+	else
+		printf("objects: %ld compiled kernel file%s, %lld bytes (%s; at most %lld)\n", n,
+		       n == 1 ? "" : "s", bytes, dir, OBJCACHE_MAX_BYTES);
+}
+
 static int cache_stats(struct collagec_ctx *ctx, const char *path)
 {
 	struct stats s = { 0 };
@@ -119,6 +134,7 @@ static int cache_stats(struct collagec_ctx *ctx, const char *path)
 	if (access(path, F_OK) < 0) {
 		printf("cache: %s (not created yet)\nrows: 0\nthis machine: %s\n", path,
 		       cost_machine_fingerprint(ctx));
+		objects_print(ctx, path);
 		return 0;
 	}
 	if (cost_cache_open(ctx, path, &cc) < 0)
@@ -133,6 +149,7 @@ static int cache_stats(struct collagec_ctx *ctx, const char *path)
 	if (stat(path, &st) == 0)
 		printf("size: %lld bytes\n", (long long)st.st_size);
 	printf("this machine: %s\n", cost_machine_fingerprint(ctx));
+	objects_print(ctx, path);
 	tally_print(&s.target, "target");
 	tally_print(&s.machine, "machine");
 	tally_print(&s.version, "collagec version");
@@ -351,6 +368,17 @@ static int cache_clear(struct collagec_ctx *ctx, const char *path, const struct 
 		cost_cache_close(cc);
 	}
 	printf("cache: deleted %ld row%s from %s\n", n, n == 1 ? "" : "s", path);
+	/* compiled kernels carry no date or version worth a filter: all or none */
+	if (a->older_than < 0 && !a->version) {
+		const char *dir = objcache_dir(&ctx->arena, path);
+		long before, after;
+		long long bytes;
+
+		if (objcache_scan(dir, &before, &bytes, -1) == 0 &&
+		    objcache_scan(dir, &after, &bytes, 0) == 0)
+			printf("cache: deleted %ld compiled kernel file%s from %s\n", before - after,
+			       before - after == 1 ? "" : "s", dir);
+	}
 	return 0;
 }
 

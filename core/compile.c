@@ -375,7 +375,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	struct strbuf ldlibs = STRBUF_INIT, model_c = STRBUF_INIT;
 	char *meta = NULL;
 	const char *json = o->json ? o->json : json_path(ctx, o->out);
-	struct link_options lo;
+	struct link_options lo = { 0 };
 	struct collage_stats cs = { 0 };
 	char **kfiles = NULL;
 	int nt, np = 0, n_kfiles = 0, rc = -1;
@@ -419,8 +419,14 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	emit_model_c(g, &ep, &ms, meta, n_kfiles > 0, &model_c);
 	stage(ctx, "plan and emit", &t);
 	lo.jobs = o->jobs;
+	if (!o->no_cache)
+		lo.objects = objcache_dir(&ctx->arena, o->cache ? o->cache
+					  : cost_cache_default_path(ctx));
 	if (emit_link(ctx, &lo, sb_str(&model_c), kfiles, n_kfiles, &ep, o->out) < 0)
 		goto out;
+	if (n_kfiles)
+		diag_note(ctx, "kernel files: %d, %d of them from the object cache%s%s", n_kfiles,
+			  lo.objects_hit, lo.objects ? " " : "", lo.objects ? lo.objects : "");
 	stage(ctx, "cc", &t);
 	if (file_write_atomic(json, meta, strlen(meta)) < 0) {
 		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", json, strerror(errno));

@@ -9,7 +9,8 @@
 # PyTorch-style encoder with symbolic batch and seq (testdata/gen_encoder.py)
 # compiles once and matches ONNX Runtime at several (batch, seq), and so does
 # a model whose shapes need derived symbols (S-1, S/2); a large c build's
-# kernels compile in parallel files and -j does not change the output.
+# kernels compile in parallel files and -j does not change the output; the
+# kernel-object cache serves recompiles.
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/models
 mkdir -p "$T"
@@ -58,6 +59,39 @@ if "$COLLAGEC" compile --search none --target c "$T/$m.onnx" -o "$T/$m.j2.so" -j
 else
 	fail "$m/kernel-files-in-parallel" "$(head -1 "$T/$m.j2.err")"
 fi
+
+# the kernel-object cache beside the cost cache: a recompile, and one after
+# a change of weights, takes every kernel file from it; the output is the
+# same as without the cache; cache stats counts them and cache clear empties it
+OC=$T/oc/costs.sqlite
+"$COLLAGEC" compile --search none --target c "$T/$m.onnx" -o "$T/$m.oc1.so" --cache "$OC" -q
+"$COLLAGEC" compile --search none --target c "$T/$m.onnx" -o "$T/$m.oc2.so" --cache "$OC" -v \
+	2>"$T/$m.oc2.err"
+/usr/bin/python3 - "$T/$m.onnx" "$T/$m.w.onnx" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import numpy_helper
+m = onnx.load(sys.argv[1])
+w = m.graph.initializer[0]
+w.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(w) * np.float32(0.5), w.name))
+onnx.save(m, sys.argv[2])
+PY
+"$COLLAGEC" compile --search none --target c "$T/$m.w.onnx" -o "$T/$m.oc3.so" --cache "$OC" -v \
+	2>"$T/$m.oc3.err"
+n=$(ls "$T/oc/objects" 2>/dev/null | grep -c '\.o$')
+v2=$(sed -n 's/.*kernel files: \([0-9]*\), \([0-9]*\) of them.*/\1 \2/p' "$T/$m.oc2.err")
+v3=$(sed -n 's/.*kernel files: \([0-9]*\), \([0-9]*\) of them.*/\1 \2/p' "$T/$m.oc3.err")
+if [ "$n" -ge 2 ] && [ "$v2" = "$n $n" ] && [ "$v3" = "$n $n" ] &&
+	cmp -s "$T/$m.oc1.so" "$T/$m.oc2.so" && cmp -s "$T/$m.oc1.so" "$T/$m.j1.so" &&
+	! cmp -s "$T/$m.oc1.so" "$T/$m.oc3.so"
+then ok "$m/kernel-object-cache"
+else fail "$m/kernel-object-cache" "objects $n; recompile: $v2; new weights: $v3"; fi
+if "$COLLAGEC" cache stats --cache "$OC" | grep -q "^objects: $n compiled kernel files" &&
+	"$COLLAGEC" cache clear --cache "$OC" | grep -q "deleted $n compiled kernel files" &&
+	[ -z "$(ls "$T/oc/objects")" ]
+then ok "$m/kernel-object-cache-stats-clear"
+else fail "$m/kernel-object-cache-stats-clear" "$("$COLLAGEC" cache stats --cache "$OC" | grep objects)"; fi
 
 # blas,c: the anchors on OpenBLAS with their bias/residual/activation fused
 # (patterns/blas.pat) must still match ONNX Runtime, and fuse something

@@ -9,6 +9,9 @@ export COLLAGEC
 out=$(mktemp -d "${TMPDIR:-/tmp}/collagec-test-XXXXXX")
 trap 'rm -rf "$out"' EXIT INT TERM
 export TEST_TMP="$out"
+# compiles without --cache use the default caches: never the user's own
+XDG_CACHE_HOME="$out/xdg-cache"
+export XDG_CACHE_HOME
 
 run_suite() {
 	name=$1

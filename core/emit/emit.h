@@ -111,14 +111,39 @@ struct link_options {
 	const char *ldlibs;	/* extra libraries (and -f flags such as -fopenmp) */
 	bool keep;		/* keep the build directory (--keep-temps) */
 	int jobs;		/* kernel files compiled at once (<= 1: one after another) */
+	const char *objects;	/* (optional) the kernel-object cache directory */
+	int objects_hit;	/* out: kernel files taken from it */
 };
+
+/*
+ * The kernel-object cache (objcache.c): kernels_N.o kept by the hash of its
+ * source, the compiler's identity and the flags, beside the cost cache.
+ */
+#define OBJCACHE_MAX_BYTES (512LL << 20)
+/* DIR/objects for the cost cache at path DIR/costs.sqlite (arena); NULL for NULL. */
+const char *objcache_dir(struct arena *a, const char *cost_cache_path);
+/* What identifies the compiler: "cc --version" and "cc -dumpmachine" (arena); NULL if it fails. */
+const char *objcache_compiler_id(struct arena *a, const char *cc);
+/* The hex SHA-256 key of one kernel file (arena). */
+const char *objcache_key(struct arena *a, const char *source, const char *compiler,
+			 const char *flags);
+/* Copies the object of key to dst; false when the cache has none. */
+bool objcache_get(struct arena *a, const char *dir, const char *key, const char *dst);
+/* Stores the object src under key (atomically; silently not when it cannot), then trims. */
+void objcache_put(struct arena *a, const char *dir, const char *key, const char *src);
+/*
+ * Counts the objects in dir and their bytes; with max_bytes >= 0, first
+ * deletes the least recently used down to 3/4 of it when they exceed it
+ * (0 clears the cache). 0, or -1 when dir cannot be read.
+ */
+int objcache_scan(const char *dir, long *files, long long *bytes, long long max_bytes);
 
 /*
  * Compiles model.c and the kernel files (kernels_N.c, jobs at a time) with
  * the weights and runtime into out_so (atomically). Diagnostics with
  * STATUS_ENV when the toolchain fails. 0 or -1.
  */
-int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const char *model_c,
+int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *model_c,
 	      char *const *files, int n_files, const struct exec_plan *ep, const char *out_so);
 
 /* The runtime files embedded in collagec at build time (build/gen/embed.c). */

@@ -90,29 +90,50 @@ static const char *compile_flags(struct arena *a, const char *ldlibs)
  * Compiles kernels_N.c to kernels_N.o, jobs at a time; on a failure, its
  * log becomes cc.log. The first failing status, or 0.
  */
-static int compile_files(struct collagec_ctx *ctx, const struct link_options *lo,
-			 const char *dir, int n)
+static int compile_files(struct collagec_ctx *ctx, struct link_options *lo, const char *dir,
+			 char *const *files, int n)
 {
-	const char *fl = compile_flags(&ctx->arena, lo->ldlibs);
+	struct arena *a = &ctx->arena;
+	const char *fl = compile_flags(a, lo->ldlibs);
+	const char *flags = arena_printf(a, "-std=gnu11 %s -fPIC -fvisibility=hidden%s",
+					 lo->cflags, fl);
+	const char *compiler = lo->objects ? objcache_compiler_id(a, lo->cc) : NULL;
+	const char **keys = arena_alloc(a, sizeof(*keys) * ((size_t)n + 1));
 	pid_t *pids = xmalloc(sizeof(pid_t) * ((size_t)n + 1));
 	int jobs = lo->jobs > 1 ? lo->jobs : 1, next = 0, done = 0, bad = 0;
 
+	/* without a compiler identity, a cached object could come from another compiler */
+	for (int i = 0; i < n; i++) {
+		keys[i] = compiler ? objcache_key(a, files[i], compiler, flags) : NULL;
+		pids[i] = 0;
+		if (keys[i] && objcache_get(a, lo->objects, keys[i],
+					    arena_printf(a, "%s/kernels_%d.o", dir, i)))
+			lo->objects_hit++;
+		else
+			pids[i] = -2;	/* to compile */
+	}
 	while (done < n) {
-		while (next < n && next - done < jobs) {
-			char *cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s -fPIC "
-						 "-fvisibility=hidden%s -c -o kernels_%d.o "
-						 "kernels_%d.c", lo->cc, lo->cflags, fl, next, next);
+		while (next < n && (pids[next] == 0 || next - done < jobs)) {
+			if (pids[next] == -2) {
+				char *cmd = arena_printf(a, "%s %s -c -o kernels_%d.o kernels_%d.c",
+							 lo->cc, flags, next, next);
 
-			pids[next] = start_in(dir, cmd, arena_printf(&ctx->arena, "cc_%d.log", next));
+				pids[next] = start_in(dir, cmd, arena_printf(a, "cc_%d.log", next));
+			}
 			next++;
 		}
 		/* in order: the files are about the same size */
-		int st = wait_for(pids[done]);
+		if (pids[done] != 0) {
+			int st = wait_for(pids[done]);
 
-		if (st != 0 && !bad) {
-			bad = st;
-			rename(arena_printf(&ctx->arena, "%s/cc_%d.log", dir, done),
-			       arena_printf(&ctx->arena, "%s/cc.log", dir));
+			if (st != 0 && !bad) {
+				bad = st;
+				rename(arena_printf(a, "%s/cc_%d.log", dir, done),
+				       arena_printf(a, "%s/cc.log", dir));
+			} else if (st == 0 && keys[done]) {
+				objcache_put(a, lo->objects, keys[done],
+					     arena_printf(a, "%s/kernels_%d.o", dir, done));
+			}
 		}
 		done++;
 	}
@@ -135,7 +156,7 @@ static void report_log(struct collagec_ctx *ctx, const char *dir, int status, co
 	free(log);
 }
 
-int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const char *model_c,
+int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *model_c,
 	      char *const *kfiles, int n_kfiles, const struct exec_plan *ep, const char *out_so)
 {
 	struct strbuf objs = STRBUF_INIT;
@@ -168,7 +189,7 @@ int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const cha
 			goto out;
 		sb_printf(&objs, " kernels_%d.o", i);
 	}
-	status = n_kfiles ? compile_files(ctx, lo, dir, n_kfiles) : 0;
+	status = n_kfiles ? compile_files(ctx, lo, dir, kfiles, n_kfiles) : 0;
 	if (status != 0) {
 		report_log(ctx, dir, status, lo->cc);
 		goto out;
