@@ -52,6 +52,14 @@ if "$COLLAGEC" compile --search none --target c "$T/$m.onnx" -o "$T/$m.j2.so" -j
 	"$COLLAGEC" compile --search none --target c "$T/$m.onnx" -o "$T/$m.j1.so" -j1 -q; then
 	dir=$(sed -n 's/.*build directory kept: //p' "$T/$m.j2.err")
 	n=$(ls "$dir" | grep -c '^kernels_[0-9]*\.o$')
+	# kernels with identical code (the same op, shapes and schedule) are
+	# emitted once and called by every step that needs them
+	defined=$(cat "$dir"/kernels_*.c | grep -c '^RT_KERNEL void k[0-9]*_[0-9]*_[A-Za-z]*(')
+	steps=$(grep -c '^	{ k[0-9]' "$dir/model.c")
+	if [ "$defined" -gt 0 ] && [ "$defined" -lt "$steps" ] &&
+		[ "$(grep -c "RT_KERNEL_EXTERN void" "$dir/model.c")" = "$defined" ]
+	then ok "$m/identical-kernels-emitted-once"
+	else fail "$m/identical-kernels-emitted-once" "$defined kernels for $steps steps"; fi
 	if [ "$n" -ge 2 ] && cmp -s "$T/$m.j1.so" "$T/$m.j2.so" && cmp -s "$T/$m.j1.json" "$T/$m.j2.json"
 	then ok "$m/kernel-files-in-parallel"
 	else fail "$m/kernel-files-in-parallel" "$n kernel objects; -j1 and -j2 builds $(cmp "$T/$m.j1.so" "$T/$m.j2.so" >/dev/null && echo agree || echo differ)"; fi

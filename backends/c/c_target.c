@@ -7,6 +7,8 @@
 
 #include "../../core/tir/tir_print.h"
 
+#include <string.h>
+
 /* Least work estimate (see tir_dialect.parallel_fmt) worth a parallel region. */
 #define PARALLEL_MIN_WORK 16384
 
@@ -61,6 +63,48 @@ void c_parallel_dialect(struct arena *a, int64_t nt, struct tir_dialect *d)
 	}
 }
 
+/* k's printed code without its comment, every k->name in it replaced by '@' (arena). */
+static const char *normalised(struct arena *a, const struct kernel *k, const char *text)
+{
+	const char *end = strstr(text, "*/\n"), *p;
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = strlen(k->name);
+	const char *r;
+
+	p = end ? end + 3 : text;
+	for (const char *q; (q = strstr(p, k->name)); p = q + n) {
+		sb_printf(&sb, "%.*s@", (int)(q - p), p);
+	}
+	sb_puts(&sb, p);
+	r = arena_strdup(a, sb_str(&sb));
+	sb_release(&sb);
+	return r;
+}
+
+/*
+ * Prints each kernel once per model: a kernel whose code is an earlier
+ * one's (the same op, shapes and schedule; its buffers come from the step's
+ * arguments) calls that one's function instead (k->symbol).
+ */
+static void print_kernel_once(struct graph *g, struct kernel *k, const struct tir_dialect *d,
+			      struct strbuf *out)
+{
+	struct strbuf t = STRBUF_INIT;
+	const char *code;
+	int j;
+
+	c_print_kernel(k, d, &t);
+	code = normalised(g->arena, k, sb_str(&t));
+	if ((j = strmap_get(&g->kernel_texts, code)) >= 0) {
+		k->symbol = g->kernel_syms.v[j];
+	} else {
+		strmap_put(&g->kernel_texts, code, g->kernel_syms.n);
+		vec_push(&g->kernel_syms, k->name);
+		sb_puts(out, sb_str(&t));
+	}
+	sb_release(&t);
+}
+
 static int c_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
 			    struct runtime_module *m)
 {
@@ -71,7 +115,7 @@ static int c_tir_to_runtime(struct graph *g, const struct target *t, struct part
 	if (!m->ldlibs.n)
 		vec_push(&m->ldlibs, "-fopenmp");
 	for (int i = 0; i < p->kernels.n; i++)
-		c_print_kernel(&p->kernels.v[i], &d, &m->source);
+		print_kernel_once(g, &p->kernels.v[i], &d, &m->source);
 	m->standalone = true;
 	return 0;
 }

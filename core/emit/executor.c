@@ -147,8 +147,9 @@ static void steps_table(const struct exec_plan *ep, struct strbuf *sb)
 		const struct exec_step *st = &ep->steps.v[s];
 		int nv = st->k->n_variants ? st->k->n_variants : 1;
 
-		sb_printf(sb, "\t{ %s, \"%s\", %d, %d, %d, %d, %d, ", st->k->name, st->k->name,
-			  arg0, st->n_args, st->part, var0, nv);
+		sb_printf(sb, "\t{ %s, \"%s\", %d, %d, %d, %d, %d, ",
+			  st->k->symbol ? st->k->symbol : st->k->name, st->k->name, arg0, st->n_args,
+			  st->part, var0, nv);
 		if (nv > 1)
 			sb_printf(sb, "rt_pick_%s },\n", st->k->name);
 		else
@@ -183,7 +184,8 @@ void model_sources_add(struct model_sources *ms, const struct runtime_module *m,
 			u.lines += *c == '\n';
 		vec_push(&ms->units, u);
 		for (int i = 0; i < p->kernels.n; i++)
-			vec_push(&ms->entries, p->kernels.v[i].name);
+			if (!p->kernels.v[i].symbol)
+				vec_push(&ms->entries, p->kernels.v[i].name);
 	} else {
 		sb_puts(&ms->kernels, sb_str((struct strbuf *)&m->source));
 	}

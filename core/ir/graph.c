@@ -212,6 +212,8 @@ void graph_free(struct graph *g)
 	vec_free(&g->checks);
 	vec_free(&g->sym_defs);
 	vec_free(&g->files);
+	strmap_free(&g->kernel_texts);
+	vec_free(&g->kernel_syms);
 	free(g);
 }
 

@@ -218,6 +218,9 @@ struct graph {
 	const char *name;		/* graph name */
 	const char *path;		/* model path */
 	VEC(const char *) files;	/* files read: model and external data */
+	/* c kernels printed so far: code (names replaced) -> kernel_syms index */
+	struct strmap kernel_texts;
+	VEC(const char *) kernel_syms;
 };
 
 struct graph *graph_new(struct collagec_ctx *ctx);

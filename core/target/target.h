@@ -38,6 +38,8 @@ struct kernel_variant {
 /* One generated kernel: its loop IR and the values bound to its parameters. */
 struct kernel {
 	const char *name;		/* C symbol, unique in the model */
+	/* (optional) the C function to call instead: an earlier kernel's identical code */
+	const char *symbol;
 	struct tir_func *func;		/* loop IR; NULL when made by relay_to_runtime */
 	int n_args;
 	int *args;			/* value ids, in parameter order */
