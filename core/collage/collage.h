@@ -37,6 +37,7 @@ struct collage_options {
 	const char *dump_dir;		/* (optional) writes NN-candidates.txt there */
 	/* (optional) per target, its rule; NULL (or a NULL entry): rule_default() */
 	struct partition_rule *const *rules;
+	const char *cpu;		/* (optional) --cpu level, in the cache key; NULL = native */
 };
 
 /* One candidate as OUT.json's search section lists it. */

@@ -95,7 +95,7 @@ static struct cost_item item_of(const struct search *s, const struct cand *c)
 static struct cost_key key_of(const struct search *s, const struct cand *c)
 {
 	struct cost_key k = { c->key, s->ts[c->t]->str, s->o->threads,
-			      cost_machine_fingerprint(s->g->ctx), COLLAGEC_VERSION };
+			      cost_machine_fingerprint(s->g->ctx, s->o->cpu), COLLAGEC_VERSION };
 
 	return k;
 }

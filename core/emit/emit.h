@@ -81,9 +81,20 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 struct link_options {
 	const char *cc;		/* compiler command ($CC or "cc") */
 	const char *cflags;	/* optimisation flags */
+	const char *march;	/* CPU flags, emit_cpu_flags(--cpu) */
 	const char *ldlibs;	/* extra libraries */
 	bool keep;		/* keep the build directory (--keep-temps) */
 };
+
+/*
+ * The C compiler flags that make generated code for the CPU level cpu
+ * (--cpu): "native", "x86-64-v2", "x86-64-v3", "x86-64-v4" or "generic".
+ * A static string, or NULL when cpu names no level (a usage error).
+ */
+const char *emit_cpu_flags(const char *cpu);
+
+/* The --cpu levels, for messages: "native, x86-64-v2, ..." (static). */
+extern const char emit_cpu_levels[];
 
 /*
  * Compiles model.c with the weights and runtime into out_so (atomically).

@@ -13,6 +13,31 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/*
+ * --cpu levels and their -march flags. "generic" is the compiler's baseline
+ * x86-64 (SSE2) tuned for no particular CPU; the x86-64-vN levels are the
+ * psABI's (v2: SSE4.2, v3: AVX2+FMA, v4: AVX-512); "native" is this host.
+ */
+static const struct {
+	const char *level, *flags;
+} cpu_levels[] = {
+	{ "native", "-march=native" },
+	{ "x86-64-v2", "-march=x86-64-v2 -mtune=generic" },
+	{ "x86-64-v3", "-march=x86-64-v3 -mtune=generic" },
+	{ "x86-64-v4", "-march=x86-64-v4 -mtune=generic" },
+	{ "generic", "-march=x86-64 -mtune=generic" },
+};
+
+const char emit_cpu_levels[] = "native, x86-64-v2, x86-64-v3, x86-64-v4 or generic";
+
+const char *emit_cpu_flags(const char *cpu)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cpu_levels); i++)
+		if (!strcmp(cpu, cpu_levels[i].level))
+			return cpu_levels[i].flags;
+	return NULL;
+}
+
 static int write_file(struct collagec_ctx *ctx, const char *dir, const char *name,
 		      const void *data, size_t len)
 {
@@ -92,9 +117,11 @@ int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const cha
 	    write_file(ctx, dir, "weights.bin", ep->weights.buf ? ep->weights.buf : "",
 		       ep->weights.len) < 0)
 		goto out;
-	cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s -fPIC -shared -fvisibility=hidden "
+	if (!lo->march)
+		BUG("link options without CPU flags");
+	cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s %s -fPIC -shared -fvisibility=hidden "
 			   "-Wl,--build-id=none -o model.so model.c %s -lm", lo->cc, lo->cflags,
-			   lo->ldlibs ? lo->ldlibs : "");
+			   lo->march, lo->ldlibs ? lo->ldlibs : "");
 	status = run_in(dir, cmd);
 	if (status != 0) {
 		report_log(ctx, dir, status, lo->cc);

@@ -357,7 +357,7 @@ static const char *search(struct fx *f, const char *mode, int c_depth, int b_dep
 				(struct subgraph_config){ 1, false, b_depth }),
 	};
 	struct collage_options o = { mode, 0, est ? est : cost_mock_new(&f->ctx, weights), NULL,
-				     1, NULL, rules };
+				     1, NULL, rules, NULL };
 	struct collage_stats st;
 	struct partition *parts;
 	struct strbuf sb = STRBUF_INIT;
@@ -608,7 +608,7 @@ static void test_unsupported_reported(void)
 {
 	struct fx f;
 	struct target *ts[1];
-	struct collage_options o = { "collage", 4, NULL, NULL, 1, NULL, NULL };
+	struct collage_options o = { "collage", 4, NULL, NULL, 1, NULL, NULL, NULL };
 	struct collage_stats st;
 	struct partition *parts;
 	int np;
