@@ -86,6 +86,9 @@ struct link_options {
 	bool keep;		/* keep the build directory (--keep-temps) */
 };
 
+/* The flags every generated model.c is compiled with, before --opt's. */
+#define EMIT_MATH_FLAGS "-fno-math-errno -fvect-cost-model=cheap"
+
 /*
  * The C compiler flags that make generated code for the CPU level cpu
  * (--cpu): "native", "x86-64-v2", "x86-64-v3", "x86-64-v4" or "generic".

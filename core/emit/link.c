@@ -119,9 +119,16 @@ int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const cha
 		goto out;
 	if (!lo->march)
 		BUG("link options without CPU flags");
-	cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s %s -fPIC -shared -fvisibility=hidden "
-			   "-Wl,--build-id=none -o model.so model.c %s -lm", lo->cc, lo->cflags,
-			   lo->march, lo->ldlibs ? lo->ldlibs : "");
+	/*
+	 * Before --opt, so that it can override them: -fno-math-errno lets
+	 * calls to the vector math of rt_model.h vectorise (the generated code
+	 * never reads errno), and the cheap cost model lets -O2 vectorise
+	 * loops whose trip count is symbolic or not a multiple of the vector
+	 * length (-O2's "very cheap" model does neither).
+	 */
+	cmd = arena_printf(&ctx->arena, "%s -std=gnu11 " EMIT_MATH_FLAGS " %s %s -fPIC -shared "
+			   "-fvisibility=hidden -Wl,--build-id=none -o model.so model.c %s -lm",
+			   lo->cc, lo->cflags, lo->march, lo->ldlibs ? lo->ldlibs : "");
 	status = run_in(dir, cmd);
 	if (status != 0) {
 		report_log(ctx, dir, status, lo->cc);
