@@ -412,6 +412,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	lo.cc = o->cc ? o->cc : "cc";
 	lo.cflags = o->cflags ? o->cflags : "-O2";
 	lo.march = emit_cpu_flags(o->cpu ? o->cpu : "native");
+	lo.march_resolved = emit_cpu_resolve(ctx, lo.cc, o->cpu ? o->cpu : "native");
 	for (int i = 0; i < ms.ldlibs.n; i++)
 		sb_printf(&ldlibs, "%s%s", i ? " " : "", ms.ldlibs.v[i]);
 	lo.ldlibs = sb_str(&ldlibs);

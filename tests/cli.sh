@@ -259,6 +259,14 @@ done
 	bad "generic cpu_flags are '$(json_field "$GC/generic/OUT.json" cpu_flags)'"
 [ "$(json_field "$GC/x86-64-v2/OUT.json" cpu_flags)" = "-march=x86-64-v2 -mtune=generic" ] ||
 	bad "x86-64-v2 cpu_flags are '$(json_field "$GC/x86-64-v2/OUT.json" cpu_flags)'"
+[ "$(json_field "$GC/generic/OUT.json" cpu_resolved)" = "-march=x86-64 -mtune=generic" ] ||
+	bad "generic cpu_resolved is '$(json_field "$GC/generic/OUT.json" cpu_resolved)'"
+# what GCC makes of -march=native: a named CPU
+if ${CC:-cc} -v 2>&1 | grep -q '^gcc version'; then
+	json_field "$G1/OUT.json" cpu_resolved | grep -qE '^-march=[a-z0-9_-]+ -mtune=' &&
+		! json_field "$G1/OUT.json" cpu_resolved | grep -q native ||
+		bad "native cpu_resolved is '$(json_field "$G1/OUT.json" cpu_resolved)'"
+fi
 verdict compile/cpu-in-metadata
 
 x "$C" compile --search none --target c "$GOOD" -o "$GC/again.so" --json "$GC/again.json" \

@@ -82,6 +82,7 @@ struct link_options {
 	const char *cc;		/* compiler command ($CC or "cc") */
 	const char *cflags;	/* optimisation flags */
 	const char *march;	/* CPU flags, emit_cpu_flags(--cpu) */
+	const char *march_resolved;	/* (optional) emit_cpu_resolve(), for OUT.json */
 	const char *ldlibs;	/* extra libraries */
 	bool keep;		/* keep the build directory (--keep-temps) */
 };
@@ -95,6 +96,13 @@ struct link_options {
  * A static string, or NULL when cpu names no level (a usage error).
  */
 const char *emit_cpu_flags(const char *cpu);
+
+/*
+ * What cpu's flags mean to the C compiler cc: for "native", GCC's answer
+ * ("-march=znver1 -mtune=znver1", arena; NULL when cc does not say), else
+ * emit_cpu_flags(cpu) itself. Runs cc once for native.
+ */
+const char *emit_cpu_resolve(struct collagec_ctx *ctx, const char *cc, const char *cpu);
 
 /* The --cpu levels, for messages: "native, x86-64-v2, ..." (static). */
 extern const char emit_cpu_levels[];

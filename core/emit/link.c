@@ -38,6 +38,57 @@ const char *emit_cpu_flags(const char *cpu)
 	return NULL;
 }
 
+/* The value of GCC's "  -NAME=   VALUE" line in help (arena), or NULL. */
+static const char *help_value(struct arena *a, const char *help, const char *name)
+{
+	for (const char *p = help; (p = strstr(p, name)); p++) {
+		const char *v = p + strlen(name), *end;
+
+		if (p > help && p[-1] != ' ' && p[-1] != '\t')
+			continue;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		end = v;
+		while (*end && *end != '\n' && *end != ' ' && *end != '\t')
+			end++;
+		if (end > v && *v != '[' && *v != '<')
+			return arena_strndup(a, v, (size_t)(end - v));
+	}
+	return NULL;
+}
+
+const char *emit_cpu_resolve(struct collagec_ctx *ctx, const char *cc, const char *cpu)
+{
+	const char *help, *march, *mtune;
+	char *cmd;
+	const char *flags = emit_cpu_flags(cpu);
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	FILE *p;
+
+	if (!flags)
+		BUG("unchecked --cpu '%s'", cpu);
+	if (strcmp(cpu, "native"))
+		return flags;
+	cmd = arena_printf(&ctx->arena, "%s -march=native -Q --help=target 2>/dev/null", cc);
+	fflush(NULL);
+	p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		sb_add(&sb, buf, n);
+	pclose(p);
+	help = sb_str(&sb);
+	march = help_value(&ctx->arena, help, "-march=");
+	mtune = help_value(&ctx->arena, help, "-mtune=");
+	sb_release(&sb);
+	if (!march)
+		return NULL;
+	return mtune ? arena_printf(&ctx->arena, "-march=%s -mtune=%s", march, mtune)
+		     : arena_printf(&ctx->arena, "-march=%s", march);
+}
+
 static int write_file(struct collagec_ctx *ctx, const char *dir, const char *name,
 		      const void *data, size_t len)
 {
