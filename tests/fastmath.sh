@@ -130,14 +130,23 @@ def ulps(got, ref):
     bad = (np.isnan(got) != np.isnan(ref)) | (np.isinf(got) & (got != r32))
     return np.where(same, 0, np.where(bad, np.inf, err))
 
+def cpow(e):
+    """C99 pow(x, e) elementwise (numpy's power gives sqrt's -0 and NaN for exponent 0.5)"""
+    def one(v):
+        try:
+            return math.pow(v, e)
+        except ValueError:
+            return math.nan
+    return np.array([one(v) for v in xd])
+
+import math
 with np.errstate(all="ignore"):
     refs = {
         "exp": (np.exp(xd), 4), "log": (np.log(xd), 4), "tanh": (np.tanh(xd), 4),
         "sigmoid": (1 / (1 + np.exp(-xd)), 5),
-        "p2": (xd * xd, 1), "p3": (xd * xd * xd, 2), "p05": (np.power(xd, 0.5), 1),
-        "pm1": (1 / xd, 1), "p1": (xd, 0), "p17": (np.power(xd, np.float64(np.float32(1.7))), 4),
+        "p2": (xd * xd, 1), "p3": (xd * xd * xd, 2), "p05": (cpow(0.5), 1),
+        "pm1": (1 / xd, 1), "p1": (xd, 0), "p17": (cpow(float(np.float32(1.7))), 4),
     }
-    import math
     refs["erf"] = (np.array([math.erf(v) for v in xd]), 4)
 problems = []
 for name, (ref, bound) in refs.items():
@@ -150,7 +159,7 @@ for name, (ref, bound) in refs.items():
         problems.append("%s(%r) = %r, reference %r: %g ulp > %d"
                         % (name, float(x[i]), float(out(name)[i]), float(ref[i]), err[i], bound))
 # signed zeros and infinities as numpy (C99 pow) has them
-for name, ref in [("p05", np.power(xd, 0.5)), ("pm1", 1 / xd), ("p3", xd * xd * xd)]:
+for name, ref in [("p05", cpow(0.5)), ("pm1", 1 / xd), ("p3", xd * xd * xd)]:
     got = out(name)
     z = (ref == 0) | np.isinf(ref)
     if np.any(np.signbit(got[z]) != np.signbit(ref[z])):
