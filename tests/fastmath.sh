@@ -11,7 +11,8 @@
 # infinities and signed zeros), each reduced Pow within 1 ulp (3: 2 ulp) of
 # the unreduced one and bit-identical on the specials, and the levels must
 # agree within 4 ulp. The lowered loop IR must call powf for exactly the
-# unreduced Pows.
+# unreduced Pows. Where the opencl target is available, its reduced Pows
+# (the same lowering) must keep pow's specials and stay within 3 ulp.
 #
 # Needs $COLLAGEC (default build/collagec) and $TEST_TMP (default a fresh
 # directory, removed afterwards). One line per check: "ok   fastmath/NAME" or
@@ -183,6 +184,59 @@ EOF
 	[ "$(echo "$why" | tail -n 1)" = ok ] && why= || why=$(echo "$why" | tail -n 1)
 	verdict "$lvl/accuracy" "$why"
 done
+
+# the opencl target shares the lowering: its reduced Pows must keep pow's
+# NaNs, infinities and signed zeros too, and stay within 3 ulp (OpenCL's
+# division bound is 2.5)
+if "$C" targets 2>/dev/null | awk 'index($0, "opencl (") == 1 { on = 1; next }
+	on && /^  status: / { print $2; exit }' | grep -qx available; then
+	why=
+	mkdir -p "$T/opencl"
+	set -- --input "x=$T/x.npy"
+	for e in p2 p3 p05 pm1 p1 p17; do
+		set -- "$@" --input "e_$e=$T/e_$e.npy"
+	done
+	"$C" compile --search none --target opencl,c "$T/fm.onnx" -o "$T/opencl/fm.so" \
+		>"$T/opencl/err" 2>&1 || why="compile: $(head -n 1 "$T/opencl/err")"
+	[ -n "$why" ] || "$C" run "$T/opencl/fm.so" "$@" --output-dir "$T/opencl/out" --npy \
+		>"$T/opencl/err" 2>&1 || why="run: $(head -n 1 "$T/opencl/err")"
+	[ -n "$why" ] || why=$("$PY" - "$T" <<'EOF' 2>&1
+import json, math, sys
+import numpy as np
+T = sys.argv[1]
+parts = json.load(open(T + "/opencl/fm.json"))["partitions"]
+if any(p["target"] != "opencl" for p in parts if "Pow" in json.dumps(p)):
+    print("a Pow is not on opencl")
+    sys.exit()
+x = np.load(T + "/x.npy").astype(np.float64)
+def cpow(e):
+    def one(v):
+        try:
+            return math.pow(v, e)
+        except ValueError:
+            return math.nan
+    return np.array([one(v) for v in x])
+bad = []
+with np.errstate(all="ignore"):
+    for name, ref in [("p2", x * x), ("p3", x * x * x), ("p05", cpow(0.5)), ("pm1", 1 / x),
+                      ("p1", x)]:
+        got = np.load("%s/opencl/out/%s.npy" % (T, name)).astype(np.float64)
+        r32 = ref.astype(np.float32).astype(np.float64)
+        special = ~np.isfinite(r32) | (r32 == 0)
+        same = (np.isnan(got) & np.isnan(r32)) | ((got == r32) &
+                                                  (np.signbit(got) == np.signbit(r32)))
+        ulp = 2.0**(np.floor(np.log2(np.maximum(np.abs(r32), 2.0**-126))) - 23)
+        close = np.isfinite(got) & (np.abs(got - ref) <= 3 * ulp)
+        wrong = np.where(special, ~same, ~(same | close))
+        if wrong.any():
+            i = int(np.argmax(wrong))
+            bad.append("%s(%r) = %r, expected %r" % (name, x[i], got[i], r32[i]))
+print("; ".join(bad[:3]) if bad else "ok")
+EOF
+)
+	[ "$(echo "$why" | tail -n 1)" = ok ] && why= || why=$(echo "$why" | tail -n 1)
+	verdict opencl/pow-strength-reduced "$why"
+fi
 
 # every level against generic: the same results within the vector math's bound
 why=$("$PY" - "$T" $LEVELS <<'EOF' 2>&1
