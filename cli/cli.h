@@ -7,6 +7,7 @@
 #define COLLAGEC_CLI_H
 
 #include "../core/compile.h"
+#include "../core/emit/emit.h"
 #include "../core/onnx/onnx.h"
 #include "../runtime/loader.h"
 

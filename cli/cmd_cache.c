@@ -133,7 +133,7 @@ static int cache_stats(struct collagec_ctx *ctx, const char *path)
 
 	if (access(path, F_OK) < 0) {
 		printf("cache: %s (not created yet)\nrows: 0\nthis machine: %s\n", path,
-		       cost_machine_fingerprint(ctx));
+		       cost_machine_fingerprint(ctx, "native"));
 		objects_print(ctx, path);
 		return 0;
 	}
@@ -148,7 +148,7 @@ static int cache_stats(struct collagec_ctx *ctx, const char *path)
 	printf("rows: %ld (%ld +inf: cannot build or run)\n", s.rows, s.infinite);
 	if (stat(path, &st) == 0)
 		printf("size: %lld bytes\n", (long long)st.st_size);
-	printf("this machine: %s\n", cost_machine_fingerprint(ctx));
+	printf("this machine: %s\n", cost_machine_fingerprint(ctx, "native"));
 	objects_print(ctx, path);
 	tally_print(&s.target, "target");
 	tally_print(&s.machine, "machine");

@@ -14,7 +14,7 @@
 
 enum { OPT_SHAPE = 256, OPT_DUMP, OPT_DEPFILE, OPT_JSON, OPT_CC, OPT_OPT, OPT_KEEP, OPT_SEARCH,
        OPT_TARGET, OPT_PATTERNS, OPT_MAX_DEPTH, OPT_ESTIMATOR, OPT_CACHE, OPT_NO_CACHE,
-       OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK };
+       OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK, OPT_CPU };
 
 /* A whole number in [lo, hi] for option name; -1 after a usage error. */
 static int int_arg(const char *name, const char *arg, int lo, int hi)
@@ -43,6 +43,7 @@ int cmd_compile(int argc, char **argv)
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "cc", required_argument, NULL, OPT_CC },
 		{ "opt", required_argument, NULL, OPT_OPT },
+		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "keep-temps", no_argument, NULL, OPT_KEEP },
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 		{ "estimator", required_argument, NULL, OPT_ESTIMATOR },
@@ -80,6 +81,7 @@ int cmd_compile(int argc, char **argv)
 	if (o.jobs < 1)
 		o.jobs = 1;
 	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+	o.cpu = "native";
 	o.cflags = getenv("COLLAGEC_CFLAGS") && *getenv("COLLAGEC_CFLAGS")
 		? getenv("COLLAGEC_CFLAGS") : "-O2";
 	opterr = 0;
@@ -96,6 +98,7 @@ int cmd_compile(int argc, char **argv)
 		case OPT_JSON: o.json = optarg; break;
 		case OPT_CC: o.cc = optarg; break;
 		case OPT_OPT: o.cflags = optarg; break;
+		case OPT_CPU: o.cpu = optarg; break;
 		case OPT_KEEP: o.keep_temps = true; break;
 		case OPT_MAX_DEPTH:
 			if ((o.max_depth = int_arg("--max-depth", optarg, 1, 64)) < 0)
@@ -137,6 +140,10 @@ int cmd_compile(int argc, char **argv)
 	    strcmp(o.estimator, "mock")) {
 		cli_error(2, "compile: unknown --estimator '%s' (measure, analytic or mock)",
 			  o.estimator);
+		goto usage;
+	}
+	if (!emit_cpu_flags(o.cpu)) {
+		cli_error(2, "compile: unknown --cpu '%s' (%s)", o.cpu, emit_cpu_levels);
 		goto usage;
 	}
 	/* a progress bar on a terminal, or when asked; never with -q */

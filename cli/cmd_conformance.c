@@ -22,13 +22,14 @@
 #include "../core/collage/pattern.h"
 
 enum { OPT_TARGET = 256, OPT_RTOL, OPT_ATOL, OPT_EXPECT, OPT_JSON, OPT_TIMEOUT, OPT_OPT,
-       OPT_PATTERNS };
+       OPT_PATTERNS, OPT_CPU };
 
 #define MAX_PATTERN_FILES 16
 
 struct conf_opts {
 	const char *targets;
 	const char *cflags;
+	const char *cpu;	/* --cpu level */
 	double rtol, atol;
 	int timeout;
 	const char *patterns[MAX_PATTERN_FILES];	/* --patterns, in order */
@@ -143,6 +144,7 @@ static int run_one(const struct test *t, const struct conf_opts *co, struct strb
 	o.n_kinds = backend_registry_count;
 	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
 	o.cflags = co->cflags;
+	o.cpu = co->cpu;
 	if (collagec_compile(&ctx, &o, NULL) < 0) {
 		char *nl;
 
@@ -311,12 +313,13 @@ int cmd_conformance(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "opt", required_argument, NULL, OPT_OPT },
+		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "patterns", required_argument, NULL, OPT_PATTERNS },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct conf_opts co = { "c", "-O1", 1e-3, 1e-7, 120, { NULL }, 0 };
+	struct conf_opts co = { "c", "-O1", "native", 1e-3, 1e-7, 120, { NULL }, 0 };
 	struct test_list tests = { 0 };
 	const char *expect = NULL;
 	bool json = false, quiet = false;
@@ -356,6 +359,12 @@ int cmd_conformance(int argc, char **argv)
 		case OPT_EXPECT: expect = optarg; break;
 		case OPT_JSON: json = true; break;
 		case OPT_OPT: co.cflags = optarg; break;
+		case OPT_CPU:
+			if (!emit_cpu_flags(optarg))
+				return cli_error(2, "conformance: unknown --cpu '%s' (%s)", optarg,
+						 emit_cpu_levels);
+			co.cpu = optarg;
+			break;
 		case OPT_PATTERNS:
 			if (co.n_patterns == MAX_PATTERN_FILES)
 				return cli_error(2, "conformance: more than %d --patterns files",

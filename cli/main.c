@@ -14,7 +14,9 @@ const struct command commands[] = {
 	  "                 [--no-plan-check] [--threads N] [-j N] [--progress]\n"
 	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--dump-ir DIR]\n"
 	  "                 [--depfile FILE]"
-	  " [--json FILE] [--cc CC] [--opt FLAGS] [--keep-temps] [-q] [-v]" },
+	  " [--json FILE] [--cc CC] [--opt FLAGS]\n"
+	  "                 [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4|generic]"
+	  " [--keep-temps] [-q] [-v]" },
 	{ "run", cmd_run, "run a compiled model on inputs from files or random data",
 	  "collagec run OUT.so [--input [NAME=]FILE]... [--shape NAME=DIMS]... [--seed N]\n"
 	  "                 [--output-dir DIR] [--npy] [--check DIR] [--rtol X] [--atol Y]\n"
@@ -25,8 +27,8 @@ const struct command commands[] = {
 	  "                 [--baseline FILE.json --max-regression PCT]" },
 	{ "conformance", cmd_conformance, "compile and check ONNX backend test folders",
 	  "collagec conformance DIR... [--target LIST] [--patterns FILE]... [--rtol X]\n"
-	  "                 [--atol Y] [-j N] [--timeout SECONDS] [--opt FLAGS] [--expect FILE]\n"
-	  "                 [--json] [-q]" },
+	  "                 [--atol Y] [-j N] [--timeout SECONDS] [--opt FLAGS] [--cpu LEVEL]\n"
+	  "                 [--expect FILE] [--json] [-q]" },
 	{ "targets", cmd_targets, "list the target kinds, hooks, pattern rules and availability",
 	  "collagec targets [--patterns FILE]..." },
 	{ "explain", cmd_explain, "show a compiled model's partitions, costs and search",

@@ -261,6 +261,7 @@ static int partition(struct collagec_ctx *ctx, struct graph *g, const struct com
 	co.search = o->search;
 	co.max_depth = o->max_depth;
 	co.threads = o->threads > 0 ? o->threads : 1;
+	co.cpu = o->cpu ? o->cpu : "native";
 	co.dump_dir = o->dump_dir;
 	co.check_plans = !o->no_plan_check;
 	co.patterns = ps;
@@ -381,6 +382,11 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	int nt, np = 0, n_kfiles = 0, rc = -1;
 
 	ctx->model_path = o->model;
+	if (!emit_cpu_flags(o->cpu ? o->cpu : "native")) {
+		diag_error_status(ctx, STATUS_USAGE, "unknown --cpu '%s' (%s)", o->cpu,
+				  emit_cpu_levels);
+		return -1;
+	}
 	if (parse_targets(ctx, o, &targets, &nt) < 0)
 		return -1;
 	if (pattern_load(ctx, o->kinds, o->n_kinds, o->pattern_files, o->n_pattern_files,
@@ -408,6 +414,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		goto out;
 	lo.cc = o->cc ? o->cc : "cc";
 	lo.cflags = o->cflags ? o->cflags : "-O2";
+	lo.march = emit_cpu_flags(o->cpu ? o->cpu : "native");
+	lo.march_resolved = emit_cpu_resolve(ctx, lo.cc, o->cpu ? o->cpu : "native");
 	for (int i = 0; i < ms.ldlibs.n; i++)
 		sb_printf(&ldlibs, "%s%s", i ? " " : "", ms.ldlibs.v[i]);
 	lo.ldlibs = sb_str(&ldlibs);

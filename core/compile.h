@@ -38,6 +38,7 @@ struct compile_options {
 	int n_kinds;
 	const char *cc;			/* C compiler command */
 	const char *cflags;		/* optimisation flags for generated code */
+	const char *cpu;		/* --cpu level (emit_cpu_flags); NULL = "native" */
 	bool keep_temps;
 };
 

@@ -29,6 +29,29 @@
 #include "collagec.h"
 #include "rt_plan.h"
 
+/*
+ * Vector math. glibc's libmvec has SIMD versions of these float functions
+ * for every x86-64 level (_ZGVbN4v_expf for SSE4 ... _ZGVeN16v_expf for
+ * AVX-512); declaring them __simd__, as glibc's math.h does under -ffast-math,
+ * lets GCC vectorise the elementwise loops that call them (emit_link passes
+ * -fno-math-errno, without which a call that may set errno blocks that).
+ * -lm pulls libmvec in as needed. libmvec's error is at most 4 ulp (glibc's
+ * manual); collagec(1) ACCURACY has what tests/unit/vecmath_test measures.
+ * double kernels keep scalar libm. Other compilers and libcs: scalar libm.
+ */
+#if defined __GNUC__ && !defined __clang__ && defined __x86_64__ && defined __GLIBC__
+#if __GLIBC_PREREQ(2, 22)
+#define RT_SIMD __attribute__((__simd__("notinbranch")))
+float expf(float) RT_SIMD;
+float logf(float) RT_SIMD;
+float powf(float, float) RT_SIMD;
+#endif
+#if __GLIBC_PREREQ(2, 35)
+float erff(float) RT_SIMD;
+float tanhf(float) RT_SIMD;
+#endif
+#endif
+
 #define RT_MAX_RANK 8
 
 /*

@@ -233,6 +233,58 @@ cmp -s "$G1/OUT.so" "$G2/OUT.so" || bad "the two OUT.so differ"
 cmp -s "$G1/OUT.json" "$G2/OUT.json" || bad "the two OUT.json differ"
 verdict compile/reproducible
 
+# --cpu: a usage error for an unknown level; the level and its flags in
+# OUT.json; reproducible; generic and native code both run and agree
+GC=$T/cpu
+fresh "$GC"
+x "$C" compile --search none --target c "$GOOD" -o "$GC/OUT.so" --cpu x86-64-v9
+status_is 2; out_empty; err_has "unknown --cpu 'x86-64-v9' (native, x86-64-v2"
+dir_is "$GC" ""; tmp_clean
+verdict compile/cpu-unknown-is-usage-error
+
+# json_field FILE KEY: compiler.KEY of OUT.json
+json_field() {
+	"$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["compiler"][sys.argv[2]])' "$1" "$2"
+}
+[ "$(json_field "$G1/OUT.json" cpu)" = native ] || bad "default cpu is '$(json_field "$G1/OUT.json" cpu)'"
+[ "$(json_field "$G1/OUT.json" cpu_flags)" = "-march=native" ] ||
+	bad "native cpu_flags are '$(json_field "$G1/OUT.json" cpu_flags)'"
+for lvl in generic x86-64-v2; do
+	fresh "$GC/$lvl"
+	x "$C" compile --search none --target c "$GOOD" -o "$GC/$lvl/OUT.so" --cpu $lvl
+	status_is 0; err_empty
+	[ "$(json_field "$GC/$lvl/OUT.json" cpu)" = $lvl ] || bad "$lvl: cpu not recorded"
+done
+[ "$(json_field "$GC/generic/OUT.json" cpu_flags)" = "-march=x86-64 -mtune=generic" ] ||
+	bad "generic cpu_flags are '$(json_field "$GC/generic/OUT.json" cpu_flags)'"
+[ "$(json_field "$GC/x86-64-v2/OUT.json" cpu_flags)" = "-march=x86-64-v2 -mtune=generic" ] ||
+	bad "x86-64-v2 cpu_flags are '$(json_field "$GC/x86-64-v2/OUT.json" cpu_flags)'"
+[ "$(json_field "$GC/generic/OUT.json" cpu_resolved)" = "-march=x86-64 -mtune=generic" ] ||
+	bad "generic cpu_resolved is '$(json_field "$GC/generic/OUT.json" cpu_resolved)'"
+# what GCC makes of -march=native: a named CPU
+if ${CC:-cc} -v 2>&1 | grep -q '^gcc version'; then
+	json_field "$G1/OUT.json" cpu_resolved | grep -qE '^-march=[a-z0-9_-]+ -mtune=' &&
+		! json_field "$G1/OUT.json" cpu_resolved | grep -q native ||
+		bad "native cpu_resolved is '$(json_field "$G1/OUT.json" cpu_resolved)'"
+fi
+verdict compile/cpu-in-metadata
+
+x "$C" compile --search none --target c "$GOOD" -o "$GC/again.so" --json "$GC/again.json" \
+	--cpu generic
+status_is 0
+cmp -s "$GC/generic/OUT.so" "$GC/again.so" || bad "two --cpu generic OUT.so differ"
+cmp -s "$G1/OUT.so" "$GC/generic/OUT.so" && bad "--cpu generic gives the native OUT.so"
+verdict compile/cpu-reproducible
+
+x "$C" run "$GC/generic/OUT.so" --check "$M/good/data"
+status_is 0
+printf 'sum: ok\ny: ok\n' | cmp -s - "$T/out" || bad "generic: stdout is '$(tr '\n' '|' <"$T/out")'"
+x "$C" run "$GC/generic/OUT.so"
+cp "$T/out" "$T/run-generic"
+x "$C" run "$G1/OUT.so"
+cmp -s "$T/out" "$T/run-generic" || bad "generic and native outputs differ"
+verdict run/cpu-generic-and-native-agree
+
 G3=$T/good3
 fresh "$G3"
 x "$C" compile --search none --target c "$GOOD" -o "$G3/model.so" --json "$G3/meta.json"
@@ -708,7 +760,7 @@ status_is 0; err_empty
 out_has "cache: $K/a.sqlite"
 out_has "rows: 3 (1 +inf: cannot build or run)"
 grep -qE '^size: [0-9]+ bytes$' "$T/out" || bad "no size line"
-grep -qE '^this machine: .+\|.+\|[0-9]+cpu$' "$T/out" || bad "no machine fingerprint line"
+grep -qE '^this machine: .+\|.+\|[0-9]+cpu\|cpu=native$' "$T/out" || bad "no machine fingerprint line"
 # section TITLE: the lines under "by TITLE:", spaces squeezed
 section() {
 	awk -v t="by $1:" '$0 == t { on = 1; next } /^by / { on = 0 } on' "$T/out" | tr -s ' '

@@ -42,6 +42,7 @@ struct collage_options {
 	const char *dump_dir;		/* (optional) writes NN-candidates.txt there */
 	/* (optional) per target, its rule; NULL (or a NULL entry): rule_default() */
 	struct partition_rule *const *rules;
+	const char *cpu;		/* (optional) --cpu level, in the cache key; NULL = native */
 	/* (collage) phase 5: time the cover and the baselines end to end */
 	bool check_plans;
 	const struct pattern_set *patterns;	/* phase 5's none placements; NULL: none */

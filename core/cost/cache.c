@@ -469,7 +469,7 @@ static bool has_word(const char *list, const char *word)
 	return false;
 }
 
-const char *cost_machine_fingerprint(struct collagec_ctx *ctx)
+const char *cost_machine_fingerprint(struct collagec_ctx *ctx, const char *cpu)
 {
 	struct strbuf sb = STRBUF_INIT;
 	size_t len;
@@ -506,7 +506,7 @@ const char *cost_machine_fingerprint(struct collagec_ctx *ctx)
 	}
 	if (!nf)
 		sb_putc(&sb, '-');
-	sb_printf(&sb, "|%ldcpu", ncpu > 0 ? ncpu : 1);
+	sb_printf(&sb, "|%ldcpu|cpu=%s", ncpu > 0 ? ncpu : 1, cpu ? cpu : "native");
 	res = arena_strdup(&ctx->arena, sb_str(&sb));
 	sb_release(&sb);
 	free(info);

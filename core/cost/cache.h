@@ -106,9 +106,11 @@ int cost_cache_check(struct cost_cache *c, struct strbuf *result);
 /*
  * This machine, for the key: CPU model name, the ISA flags that decide code
  * speed (sse4_2 avx avx2 fma avx512f avx512bw avx512vl avx512_vnni amx...),
- * and the online core count, as one printable string (arena):
- * "MODEL|FLAG,FLAG...|Ncpu" with the flags sorted, "-" for none.
+ * the online core count and the --cpu level the code is built for (NULL:
+ * "native"), as one printable string (arena):
+ * "MODEL|FLAG,FLAG...|Ncpu|cpu=LEVEL" with the flags sorted, "-" for none.
+ * Costs measured for one ISA level are never reused for another.
  */
-const char *cost_machine_fingerprint(struct collagec_ctx *ctx);
+const char *cost_machine_fingerprint(struct collagec_ctx *ctx, const char *cpu);
 
 #endif

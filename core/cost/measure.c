@@ -746,7 +746,7 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 			c[2] = (struct cost_item){ &df, 1, p + 1, NAN };
 			keys[k] = (struct cost_key){ cost_item_key(a, &c[0]),
 						     arena_printf(a, "%s->%s", ts[x]->str, ts[y]->str),
-						     m->threads, cost_machine_fingerprint(m->ctx),
+						     m->threads, cost_machine_fingerprint(m->ctx, m->o->cpu),
 						     COLLAGEC_VERSION };
 			if (m->cache && cost_cache_get(m->cache, &keys[k], &sec) == 1) {
 				pen[k] = sec;
@@ -809,6 +809,9 @@ struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx,
 	m->cache = cache;
 	m->lo.cc = o->cc ? o->cc : "cc";
 	m->lo.cflags = o->cflags ? o->cflags : "-O2";
+	m->lo.march = emit_cpu_flags(o->cpu ? o->cpu : "native");
+	if (!m->lo.march)
+		BUG("unchecked --cpu '%s'", o->cpu);
 	m->threads = o->threads > 0 ? o->threads : 1;
 	m->jobs = o->jobs > 0 ? o->jobs : 1;
 	m->progress = o->progress && !ctx->quiet;

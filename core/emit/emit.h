@@ -108,12 +108,34 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 struct link_options {
 	const char *cc;		/* compiler command ($CC or "cc") */
 	const char *cflags;	/* optimisation flags */
+	const char *march;	/* CPU flags, emit_cpu_flags(--cpu) */
+	const char *march_resolved;	/* (optional) emit_cpu_resolve(), for OUT.json */
 	const char *ldlibs;	/* extra libraries (and -f flags such as -fopenmp) */
 	bool keep;		/* keep the build directory (--keep-temps) */
 	int jobs;		/* kernel files compiled at once (<= 1: one after another) */
 	const char *objects;	/* (optional) the kernel-object cache directory */
 	int objects_hit;	/* out: kernel files taken from it */
 };
+
+/* The flags every generated model.c is compiled with, before --opt's. */
+#define EMIT_MATH_FLAGS "-fno-math-errno -fvect-cost-model=cheap"
+
+/*
+ * The C compiler flags that make generated code for the CPU level cpu
+ * (--cpu): "native", "x86-64-v2", "x86-64-v3", "x86-64-v4" or "generic".
+ * A static string, or NULL when cpu names no level (a usage error).
+ */
+const char *emit_cpu_flags(const char *cpu);
+
+/*
+ * What cpu's flags mean to the C compiler cc: for "native", GCC's answer
+ * ("-march=znver1 -mtune=znver1", arena; NULL when cc does not say), else
+ * emit_cpu_flags(cpu) itself. Runs cc once for native.
+ */
+const char *emit_cpu_resolve(struct collagec_ctx *ctx, const char *cc, const char *cpu);
+
+/* The --cpu levels, for messages: "native, x86-64-v2, ..." (static). */
+extern const char emit_cpu_levels[];
 
 /*
  * The kernel-object cache (objcache.c): kernels_N.o kept by the hash of its

@@ -13,6 +13,82 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/*
+ * --cpu levels and their -march flags. "generic" is the compiler's baseline
+ * x86-64 (SSE2) tuned for no particular CPU; the x86-64-vN levels are the
+ * psABI's (v2: SSE4.2, v3: AVX2+FMA, v4: AVX-512); "native" is this host.
+ */
+static const struct {
+	const char *level, *flags;
+} cpu_levels[] = {
+	{ "native", "-march=native" },
+	{ "x86-64-v2", "-march=x86-64-v2 -mtune=generic" },
+	{ "x86-64-v3", "-march=x86-64-v3 -mtune=generic" },
+	{ "x86-64-v4", "-march=x86-64-v4 -mtune=generic" },
+	{ "generic", "-march=x86-64 -mtune=generic" },
+};
+
+const char emit_cpu_levels[] = "native, x86-64-v2, x86-64-v3, x86-64-v4 or generic";
+
+const char *emit_cpu_flags(const char *cpu)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cpu_levels); i++)
+		if (!strcmp(cpu, cpu_levels[i].level))
+			return cpu_levels[i].flags;
+	return NULL;
+}
+
+/* The value of GCC's "  -NAME=   VALUE" line in help (arena), or NULL. */
+static const char *help_value(struct arena *a, const char *help, const char *name)
+{
+	for (const char *p = help; (p = strstr(p, name)); p++) {
+		const char *v = p + strlen(name), *end;
+
+		if (p > help && p[-1] != ' ' && p[-1] != '\t')
+			continue;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		end = v;
+		while (*end && *end != '\n' && *end != ' ' && *end != '\t')
+			end++;
+		if (end > v && *v != '[' && *v != '<')
+			return arena_strndup(a, v, (size_t)(end - v));
+	}
+	return NULL;
+}
+
+const char *emit_cpu_resolve(struct collagec_ctx *ctx, const char *cc, const char *cpu)
+{
+	const char *help, *march, *mtune;
+	char *cmd;
+	const char *flags = emit_cpu_flags(cpu);
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	FILE *p;
+
+	if (!flags)
+		BUG("unchecked --cpu '%s'", cpu);
+	if (strcmp(cpu, "native"))
+		return flags;
+	cmd = arena_printf(&ctx->arena, "%s -march=native -Q --help=target 2>/dev/null", cc);
+	fflush(NULL);
+	p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		sb_add(&sb, buf, n);
+	pclose(p);
+	help = sb_str(&sb);
+	march = help_value(&ctx->arena, help, "-march=");
+	mtune = help_value(&ctx->arena, help, "-mtune=");
+	sb_release(&sb);
+	if (!march)
+		return NULL;
+	return mtune ? arena_printf(&ctx->arena, "-march=%s -mtune=%s", march, mtune)
+		     : arena_printf(&ctx->arena, "-march=%s", march);
+}
+
 static int write_file(struct collagec_ctx *ctx, const char *dir, const char *name,
 		      const void *data, size_t len)
 {
@@ -95,8 +171,8 @@ static int compile_files(struct collagec_ctx *ctx, struct link_options *lo, cons
 {
 	struct arena *a = &ctx->arena;
 	const char *fl = compile_flags(a, lo->ldlibs);
-	const char *flags = arena_printf(a, "-std=gnu11 %s -fPIC -fvisibility=hidden%s",
-					 lo->cflags, fl);
+	const char *flags = arena_printf(a, "-std=gnu11 " EMIT_MATH_FLAGS " %s %s -fPIC "
+					 "-fvisibility=hidden%s", lo->cflags, lo->march, fl);
 	const char *compiler = lo->objects ? objcache_compiler_id(a, lo->cc) : NULL;
 	const char **keys = arena_alloc(a, sizeof(*keys) * ((size_t)n + 1));
 	pid_t *pids = xmalloc(sizeof(pid_t) * ((size_t)n + 1));
@@ -104,7 +180,11 @@ static int compile_files(struct collagec_ctx *ctx, struct link_options *lo, cons
 
 	/* without a compiler identity, a cached object could come from another compiler */
 	for (int i = 0; i < n; i++) {
-		keys[i] = compiler ? objcache_key(a, files[i], compiler, flags) : NULL;
+		/* -march=native means this machine: the key holds what it resolved to */
+		keys[i] = compiler ? objcache_key(a, files[i], compiler,
+						  arena_printf(a, "%s|%s", flags,
+							       lo->march_resolved ? lo->march_resolved
+										  : "")) : NULL;
 		pids[i] = 0;
 		if (keys[i] && objcache_get(a, lo->objects, keys[i],
 					    arena_printf(a, "%s/kernels_%d.o", dir, i)))
@@ -183,6 +263,8 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 	    write_file(ctx, dir, "weights.bin", ep->weights.buf ? ep->weights.buf : "",
 		       ep->weights.len) < 0)
 		goto out;
+	if (!lo->march)
+		BUG("link options without CPU flags");
 	for (int i = 0; i < n_kfiles; i++) {
 		if (write_file(ctx, dir, arena_printf(&ctx->arena, "kernels_%d.c", i), kfiles[i],
 			       strlen(kfiles[i])) < 0)
@@ -194,9 +276,16 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 		report_log(ctx, dir, status, lo->cc);
 		goto out;
 	}
-	cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s -fPIC -shared -fvisibility=hidden "
-			   "-Wl,--build-id=none -o model.so model.c%s %s -lm", lo->cc, lo->cflags,
-			   sb_str(&objs), lo->ldlibs ? lo->ldlibs : "");
+	/*
+	 * Before --opt, so that it can override them: -fno-math-errno lets
+	 * calls to the vector math of rt_model.h vectorise (the generated code
+	 * never reads errno), and the cheap cost model lets -O2 vectorise
+	 * loops whose trip count is symbolic or not a multiple of the vector
+	 * length (-O2's "very cheap" model does neither).
+	 */
+	cmd = arena_printf(&ctx->arena, "%s -std=gnu11 " EMIT_MATH_FLAGS " %s %s -fPIC -shared "
+			   "-fvisibility=hidden -Wl,--build-id=none -o model.so model.c%s %s -lm",
+			   lo->cc, lo->cflags, lo->march, sb_str(&objs), lo->ldlibs ? lo->ldlibs : "");
 	status = run_in(dir, cmd);
 	if (status != 0) {
 		report_log(ctx, dir, status, lo->cc);

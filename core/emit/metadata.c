@@ -204,6 +204,10 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddStringToObject(c, "search", o->search ? o->search : "none");
 	cJSON_AddStringToObject(c, "cc", lo->cc);
 	cJSON_AddStringToObject(c, "cflags", lo->cflags);
+	cJSON_AddStringToObject(c, "cpu", o->cpu ? o->cpu : "native");
+	cJSON_AddStringToObject(c, "cpu_flags", lo->march);
+	if (lo->march_resolved)
+		cJSON_AddStringToObject(c, "cpu_resolved", lo->march_resolved);
 	cJSON_AddItemToObject(root, "inputs", tensors_json(g, g->inputs.v, g->inputs.n));
 	cJSON_AddItemToObject(root, "outputs", tensors_json(g, g->outputs.v, g->outputs.n));
 	cJSON_AddItemToObject(root, "partitions", partitions_json(g, parts, np));

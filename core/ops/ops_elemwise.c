@@ -191,6 +191,54 @@ static struct tir *call(struct lower *L, enum tir_intrin f, struct tir *x)
 	return tir_call1(L->b, f, x);
 }
 
+/*
+ * The value of input i of L's node when it is a constant of one element
+ * (float or integer): true and *out, else false.
+ */
+static bool const_scalar(struct lower *L, int i, double *out)
+{
+	const struct value *v;
+
+	if (i >= L->n->n_in || L->n->in[i] < 0)
+		return false;
+	v = &L->g->values.v[L->n->in[i]];
+	if (!v->data || !shape_is_static(&v->shape) || shape_numel_static(&v->shape) != 1)
+		return false;
+	switch (v->dtype) {
+	case DTYPE_F32: *out = *(const float *)v->data; return true;
+	case DTYPE_F64: *out = *(const double *)v->data; return true;
+	case DTYPE_I32: *out = *(const int32_t *)v->data; return true;
+	case DTYPE_I64: *out = (double)*(const int64_t *)v->data; return true;
+	default: return false;
+	}
+}
+
+/*
+ * Pow(a, e) for a constant exponent e by cheaper operations, each giving
+ * the same result as powf/pow for every a, NaN, Inf and -0 included: 1 -> a,
+ * 2 -> a*a, 3 -> a*a*a (two roundings: within 1 ulp of pow, which rounds
+ * once), -1 -> 1/a, 0.5 -> sqrt(a) + 0 (pow(-0, 0.5) is +0) and +Inf for
+ * -Inf (pow's, where sqrt gives NaN). NULL for other exponents.
+ */
+static struct tir *pow_reduced(struct lower *L, struct tir *a, double e, enum dtype t)
+{
+	struct tir_builder *b = L->b;
+
+	if (e == 1)
+		return a;
+	if (e == 2)
+		return tir_mul(b, a, a);
+	if (e == 3)
+		return tir_mul(b, tir_mul(b, a, a), a);
+	if (e == -1)
+		return tir_bin(b, BIN_DIV, fc(L, t, 1), a);
+	if (e == 0.5)
+		return tir_select(b, tir_bin(b, BIN_EQ, a, fc(L, t, -INFINITY)),
+				  fc(L, t, INFINITY), tir_add(b, call(L, INTRIN_SQRT, a),
+							      fc(L, t, 0)));
+	return NULL;
+}
+
 /* The scalar result of op n for loaded inputs x[0..]. */
 static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype t)
 {
@@ -329,11 +377,18 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
 		for (int i = 1; i < nx; i++)
 			r = tir_bin(b, n->op == OP_MAX ? BIN_MAX : BIN_MIN, r, x[i]);
 		return r;
-	case OP_POW:
+	case OP_POW: {
+		double e;
+
+		/* strength reduction by a constant exponent (kept: the node and its span) */
+		if ((t == DTYPE_F32 || t == DTYPE_F64) && const_scalar(L, 1, &e) &&
+		    (r = pow_reduced(L, a, e, t)))
+			return r;
 		if (dtype_is_float(t))
 			return tir_call2(b, INTRIN_POW, a, tir_cast(b, t, x[1]));
 		return tir_cast(b, t, tir_call2(b, INTRIN_POW, tir_cast(b, DTYPE_F64, a),
 						tir_cast(b, DTYPE_F64, x[1])));
+	}
 	case OP_MOD:
 		if (dtype_is_float(t) || node_attr_int(n, "fmod", 0))
 			return dtype_is_float(t) ? tir_call2(b, INTRIN_FMOD, a, x[1])

@@ -282,8 +282,17 @@ int lower_softmax(struct lower *L)
 		k = tir_loop(b, K);
 		at = AT(k);
 		v = tir_call1(b, INTRIN_EXP, tir_bin(b, BIN_SUB, tir_load(b, L->in[0], at), mx));
-		if (op == OP_SOFTMAX)
+		if (op == OP_SOFTMAX) {
+			/*
+			 * exp in a loop of its own, which vectorises (vector
+			 * math, rt_model.h); the in-order sum of what it stored
+			 * in a second one, which does not
+			 */
 			tir_store(b, L->out[0], at, v);
+			tir_end(b);
+			k = tir_loop(b, K);
+			v = tir_load(b, L->out[0], AT(k));
+		}
 		tir_assign(b, sum, tir_add(b, sum, v));
 		tir_end(b);
 		k = tir_loop(b, K);

@@ -364,14 +364,17 @@ static void test_machine_fingerprint(void)
 	char want[32];
 
 	quiet_ctx(&ctx);
-	a = cost_machine_fingerprint(&ctx);
-	b = cost_machine_fingerprint(&ctx);
+	a = cost_machine_fingerprint(&ctx, "x86-64-v3");
+	b = cost_machine_fingerprint(&ctx, "x86-64-v3");
 	ASSERT_STR(a, b);
+	/* one fingerprint per --cpu level: their costs are never shared */
+	ASSERT_TRUE(strcmp(a, cost_machine_fingerprint(&ctx, "generic")) != 0);
+	ASSERT_STR(cost_machine_fingerprint(&ctx, NULL), cost_machine_fingerprint(&ctx, "native"));
 	bar1 = strchr(a, '|');
 	ASSERT_TRUE(bar1 && bar1 > a);
 	bar2 = strchr(bar1 + 1, '|');
-	ASSERT_TRUE(bar2 && bar2 > bar1 + 1 && !strchr(bar2 + 1, '|'));
-	snprintf(want, sizeof(want), "|%ldcpu", sysconf(_SC_NPROCESSORS_ONLN));
+	ASSERT_TRUE(bar2 && bar2 > bar1 + 1 && strchr(bar2 + 1, '|'));
+	snprintf(want, sizeof(want), "|%ldcpu|cpu=x86-64-v3", sysconf(_SC_NPROCESSORS_ONLN));
 	ASSERT_STR(want, bar2);
 	/* the flags are sorted, no duplicates, no spaces */
 	{

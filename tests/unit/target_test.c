@@ -305,7 +305,7 @@ static void test_lower_generic_add(void)
 
 		memset(&m, 0, sizeof(m));
 		ASSERT(0, target_kind_c.tir_to_runtime(g, t, &p, &m));
-		ASSERT_TRUE(strstr(sb_str(&m.source), "static void k3_0_Add(void *const *bufs, "
+		ASSERT_TRUE(strstr(sb_str(&m.source), "RT_KERNEL void k3_0_Add(void *const *bufs, "
 					      "const int64_t *syms, int threads)\n{\n") != NULL);
 		ASSERT_TRUE(strstr(sb_str(&m.source), "\tfloat *restrict b2 = bufs[2];\n") != NULL);
 		sb_release(&m.source);
