@@ -249,6 +249,75 @@ printf '%s %s: \\\n %s\n' "$G4/OUT.so" "$G4/OUT.json" "$GOOD" >"$T/want"
 cmp -s "$T/want" "$G4/OUT.d" || bad "depfile is '$(tr '\n' '|' <"$G4/OUT.d")'"
 verdict compile/depfile
 
+# OUT.json records the version --version prints
+v=$("$C" --version | sed 's/^collagec //')
+grep -q "\"version\":[[:space:]]*\"$v\"" "$G1/OUT.json" || bad "OUT.json lacks \"version\": \"$v\""
+grep -q '"prefix":[[:space:]]*"collagec"' "$G1/OUT.json" || bad "OUT.json lacks \"prefix\": \"collagec\""
+verdict compile/json-has-version-and-prefix
+
+# --prefix NAME: the .so exports exactly collagec.h's functions renamed
+# NAME_*, nothing else; OUT.h declares them; run, bench, explain find NAME
+usage_case prefix-not-identifier "compile: --prefix takes a C identifier of at most 64 characters, not '9lives'" \
+	"$GOOD" -o "$U/OUT.so" --prefix 9lives
+usage_case prefix-dash "compile: --prefix takes a C identifier of at most 64 characters, not 'my-model'" \
+	"$GOOD" -o "$U/OUT.so" --prefix my-model
+usage_case prefix-empty "compile: --prefix takes a C identifier of at most 64 characters, not ''" \
+	"$GOOD" -o "$U/OUT.so" --prefix ''
+# the API as collagec.h and runtime/api.def spell it, and as a model exports it
+sed -n 's/^[a-z_ ]*[ *]\(collagec_[a-z_]*\)(.*/\1/p' "$ROOT/runtime/collagec.h" | sort >"$T/api.h"
+sed -n 's/^API("[^"]*", "\([a-z_]*\)".*/collagec_\1/p' "$ROOT/runtime/api.def" | sort >"$T/api.def"
+nm -D --defined-only "$G1/OUT.so" | awk '{print $3}' | sort >"$T/api.so"
+[ -s "$T/api.h" ] || bad "no function found in collagec.h"
+cmp -s "$T/api.h" "$T/api.def" || bad "runtime/api.def and collagec.h differ: $(diff "$T/api.h" "$T/api.def" | grep '^[<>]' | tr '\n' ' ')"
+cmp -s "$T/api.h" "$T/api.so" || bad "a model exports other than collagec.h: $(diff "$T/api.h" "$T/api.so" | grep '^[<>]' | tr '\n' ' ')"
+verdict compile/exports-exactly-the-api
+
+P=$T/prefix
+fresh "$P"
+x "$C" compile --search none --target c "$GOOD" -o "$P/OUT.so" --prefix my_net --depfile "$P/OUT.d"
+status_is 0; err_empty; dir_is "$P" "OUT.d OUT.h OUT.json OUT.so"; tmp_clean
+sed 's/^collagec_/my_net_/' "$T/api.h" >"$T/want"
+nm -D --defined-only "$P/OUT.so" | awk '{print $3}' | sort >"$T/got"
+cmp -s "$T/want" "$T/got" || bad "exports differ from my_net_*: $(diff "$T/want" "$T/got" | grep '^[<>]' | tr '\n' ' ')"
+grep -q '"prefix":[[:space:]]*"my_net"' "$P/OUT.json" || bad "OUT.json lacks \"prefix\": \"my_net\""
+printf '%s %s %s: \\\n %s\n' "$P/OUT.so" "$P/OUT.json" "$P/OUT.h" "$GOOD" >"$T/want"
+cmp -s "$T/want" "$P/OUT.d" || bad "depfile is '$(tr '\n' '|' <"$P/OUT.d")'"
+verdict compile/prefix
+
+# OUT.h declares every renamed function with collagec.h's types: a program
+# that takes each one's address as a pointer of collagec.h's type compiles
+{
+	echo '#include "OUT.h"'
+	echo 'int main(void) {'
+	# one prototype a line: join collagec.h's continuation lines
+	tr '\n\t' '  ' <"$ROOT/runtime/collagec.h" | sed 's/;/;\n/g; s/\*\//*\/\n/g' |
+		sed 's/^ *//; s/  */ /g' |
+		sed -n 's/^\([a-z_ ]*[ *]\)collagec_\([a-z_]*\)(\(.*\));$/\1(*p_\2)(\3) = my_net_\2; (void)p_\2;/p' 
+	echo 'return 0; }'
+} >"$P/use.c"
+x cc -std=c11 -Wall -Werror -I"$ROOT/runtime" -I"$P" -c "$P/use.c" -o "$P/use.o"
+status_is 0
+[ "$(grep -c '= my_net_' "$P/use.c")" = "$(wc -l <"$T/api.h")" ] || bad "use.c does not take every function's address (multi-line prototypes?)"
+verdict compile/prefix-header-compiles
+rm -f "$P/use.c" "$P/use.o"
+
+x "$C" compile --search none --target c "$GOOD" -o "$P/OUT2.so" --prefix my_net
+status_is 0
+cmp -s "$P/OUT.h" "$P/OUT2.h" || bad "the two OUT.h differ"
+cmp -s "$P/OUT.so" "$P/OUT2.so" || bad "the two OUT.so differ"
+verdict compile/prefix-reproducible
+
+x "$C" run "$P/OUT.so" --input "x=$M/good/data/input_0.pb" --check "$M/good/data"
+status_is 0; out_has "y"
+verdict run/prefixed-model
+x "$C" bench "$P/OUT.so" --runs 2 --warmup 1 --shape x=2,3
+status_is 0; out_has "median"
+verdict bench/prefixed-model
+rm "$P/OUT.json"
+x "$C" explain "$P/OUT.so"
+status_is 0; out_has "add_bias"
+verdict explain/prefixed-model-embedded-metadata
+
 # --dump-ir: NN-pass.ir per pass from 00-import.ir, then NN-lower.tir; each
 # names the ONNX nodes (span comments)
 G5=$T/good5

@@ -78,6 +78,21 @@ void emit_variant_pick(const struct kernel *k, const char *name, struct strbuf *
 void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct model_sources *ms,
 		  const char *metadata_json, struct strbuf *out);
 
+/* The longest --prefix (a C identifier). */
+#define EMIT_PREFIX_MAX 64
+
+/* Whether prefix can name a model's API: a C identifier of EMIT_PREFIX_MAX at most. */
+bool emit_prefix_valid(const char *prefix);
+
+/*
+ * Prints the "#define collagec_NAME PREFIX_NAME" lines, one per API function
+ * (runtime/api.def), that go before everything else in a prefixed model.c.
+ */
+void emit_prefix_defines(const char *prefix, struct strbuf *out);
+
+/* Prints OUT.h, the declarations of a prefixed model's API. */
+void emit_header(const char *prefix, struct strbuf *out);
+
 struct link_options {
 	const char *cc;		/* compiler command ($CC or "cc") */
 	const char *cflags;	/* optimisation flags */

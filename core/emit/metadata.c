@@ -175,6 +175,7 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddStringToObject(m, "producer", g->producer ? g->producer : "");
 	c = cJSON_AddObjectToObject(root, "compiler");
 	cJSON_AddStringToObject(c, "version", COLLAGEC_VERSION);
+	cJSON_AddStringToObject(c, "prefix", o->prefix ? o->prefix : "collagec");
 	ts = cJSON_AddArrayToObject(c, "targets");
 	for (int i = 0; i < nt; i++)
 		cJSON_AddItemToArray(ts, cJSON_CreateString(targets[i]->str));
