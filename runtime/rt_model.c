@@ -355,6 +355,12 @@ static collagec_status bind_syms(collagec_model *m)
 			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, the inputs give "
 				    "%lld > %lld", c->node, c->text, (long long)a, (long long)b);
 	}
+	/* every tensor's size must be representable before the plan adds them */
+	for (int i = 0; i < RT_N_VALUES; i++)
+		if (rt_values[i].kind != RT_CONST && rt_values[i].kind != RT_INPUT &&
+		    value_bytes(&rt_values[i], m->syms) == RT_OVERFLOW)
+			return fail(m, COLLAGEC_E_SHAPE, "tensor '%s' is too large for these "
+				    "inputs", rt_values[i].name);
 	return COLLAGEC_OK;
 }
 
