@@ -13,8 +13,8 @@ const struct command commands[] = {
 	  "                 [--estimator measure|analytic|mock] [--cache PATH|--no-cache]\n"
 	  "                 [--threads N] [-j N] [--progress]\n"
 	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--dump-ir DIR]\n"
-	  "                 [--depfile FILE] [--prefix NAME]"
-	  " [--json FILE] [--cc CC] [--opt FLAGS] [--keep-temps] [-q] [-v]" },
+	  "                 [--depfile FILE] [--prefix NAME] [--json FILE] [--cc CC]\n"
+	  "                 [--opt FLAGS] [--keep-temps] [-q] [-v]" },
 	{ "run", cmd_run, "run a compiled model on inputs from files or random data",
 	  "collagec run OUT.so [--input [NAME=]FILE]... [--shape NAME=DIMS]... [--seed N]\n"
 	  "                 [--output-dir DIR] [--npy] [--check DIR] [--rtol X] [--atol Y]\n"
