@@ -321,8 +321,18 @@ status_is 0; out_has "median"
 verdict bench/prefixed-model
 rm "$P/OUT.json"
 x "$C" explain "$P/OUT.so"
-status_is 0; out_has "add_bias"
+status_is 0; out_has "add_bias"; out_has ", search none, prefix my_net"
 verdict explain/prefixed-model-embedded-metadata
+
+# two prefixes that differ only in case: both headers in one file
+mkdir -p "$P/case"
+x "$C" compile --search none --target c "$GOOD" -o "$P/case/OUT.so" --prefix MY_NET
+status_is 0
+printf '#include "OUT.h"\n#include "case/OUT.h"\nint main(void) { collagec_status (*f[2])(collagec_model *) = { my_net_run, MY_NET_run }; return f[0] == f[1]; }\n' \
+	>"$P/two.c"
+x cc -std=c11 -Wall -Werror -I"$ROOT/runtime" -I"$P" -c "$P/two.c" -o "$P/two.o"
+status_is 0
+verdict compile/prefix-headers-differing-in-case
 
 # --dump-ir: NN-pass.ir per pass from 00-import.ir, then NN-lower.tir; each
 # names the ONNX nodes (span comments)
