@@ -102,15 +102,20 @@ static int64_t dim_eval(const struct rt_dim *d, const int64_t *syms)
 static int64_t value_bytes(const struct rt_value *v, const int64_t *syms)
 {
 	int64_t n = v->esize;
+	int zero = 0, over = 0;
 
+	/* a zero dim makes it empty, however large the others are */
 	for (int i = 0; i < v->rank; i++) {
 		int64_t d = dim_eval(&v->dims[i], syms);
 
-		if (d == RT_OVERFLOW || d < 0 || __builtin_mul_overflow(n, d, &n) ||
-		    n > RT_MAX_BYTES)
+		if (d == RT_OVERFLOW || d < 0)
 			return RT_OVERFLOW;
+		if (d == 0)
+			zero = 1;
+		else if (!over)
+			over = __builtin_mul_overflow(n, d, &n) || n > RT_MAX_BYTES;
 	}
-	return n;
+	return zero ? 0 : over ? RT_OVERFLOW : n;
 }
 
 static void *xaligned(int64_t bytes)
@@ -210,17 +215,12 @@ RT_API collagec_status collagec_output_info(const collagec_model *m, int i,
 	return COLLAGEC_OK;
 }
 
-/* a * b, or -1 when it overflows int64_t (a, b >= 0). */
-static int64_t mul_ok(int64_t a, int64_t b)
-{
-	return b && a > INT64_MAX / b ? -1 : a * b;
-}
-
 static collagec_status set_input(collagec_model *m, int i, const void *data,
 				 const int64_t *dims, int rank)
 {
 	const struct rt_value *v;
 	int64_t bytes;
+	int zero = 0, over = 0;
 
 	if (!m)
 		return COLLAGEC_E_ARG;
@@ -245,10 +245,13 @@ static collagec_status set_input(collagec_model *m, int i, const void *data,
 		if (dims[k] < 0)
 			return fail(m, COLLAGEC_E_SHAPE, "input '%s': dimension %d is negative "
 				    "(%lld)", v->name, k, (long long)dims[k]);
-		if (bytes >= 0)
-			bytes = mul_ok(bytes, dims[k]);
+		if (dims[k] == 0)
+			zero = 1;
+		else if (!over)
+			over = __builtin_mul_overflow(bytes, dims[k], &bytes);
 	}
-	if (bytes < 0)
+	/* (a zero dim makes it empty, however large the others are) */
+	if (over && !zero)
 		return fail(m, COLLAGEC_E_SHAPE, "input '%s': the dimensions' product "
 			    "overflows", v->name);
 	memcpy(m->in_dims[i], dims, (size_t)rank * sizeof(*dims));
@@ -325,9 +328,13 @@ static collagec_status bind_syms(collagec_model *m)
 		int64_t a = dim_eval(&d->a, m->syms), b = dim_eval(&d->b, m->syms), v;
 
 		if (a == RT_OVERFLOW || b == RT_OVERFLOW ||
-		    (d->op == 0 && __builtin_add_overflow(a, b, &v)))
-			return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' overflows for these inputs",
-				    rt_sym_names[d->sym]);
+		    (d->op == 0 && __builtin_add_overflow(a, b, &v))) {
+			if (d->used)
+				return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' overflows for "
+					    "these inputs", rt_sym_names[d->sym]);
+			m->syms[d->sym] = 0;	/* no shape uses it */
+			continue;
+		}
 		if ((d->op == 1 || d->op == 2) && b <= 0) {
 			if (d->used)
 				return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' divides by %lld",

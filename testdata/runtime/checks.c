@@ -1,7 +1,8 @@
 /*
  * checks.c - a compiled model checks what it is given (tests/runtime.sh).
  * Linked against checks.so (testdata/runtime/make_model.py): inputs a [N,3],
- * b [N,3], c [K,1], d [1,M]; outputs y = a + b, z = c * d. Each bad call
+ * b [N,3], c [K,1], d [1,M], e [P,Q], f [R,Q]; outputs y = a + b, z = c * d,
+ * w = Concat(e, f) [P+R,Q]. Each bad call
  * must return its documented status with a message from
  * collagec_last_error, and a good run must still work after all of them.
  * Prints "ok   runtime/NAME" or "FAIL runtime/NAME: why" per check.
@@ -36,11 +37,13 @@ static float a[6] = { 1, 2, 3, 4, 5, 6 }, b[6] = { 10, 20, 30, 40, 50, 60 };
 static float c[2] = { 1, 2 }, d[2] = { 3, 4 };
 static const int64_t d23[2] = { 2, 3 }, d21[2] = { 2, 1 }, d12[2] = { 1, 2 };
 
-/* Sets c and d to good values: only a and b are under test. */
-static void set_cd(collagec_model *m)
+/* Sets c, d, e and f to good values: only a and b are under test. */
+static void set_rest(collagec_model *m)
 {
 	collagec_set_input(m, 2, c, d21, 2);
 	collagec_set_input(m, 3, d, d12, 2);
+	collagec_set_input(m, 4, c, d21, 2);
+	collagec_set_input(m, 5, d, d21, 2);
 }
 
 int main(void)
@@ -62,13 +65,13 @@ int main(void)
 
 	/* index out of range, both sides */
 	check("input-index-negative", m, collagec_set_input(m, -1, a, d23, 2), COLLAGEC_E_ARG,
-	      "input index -1 out of range (the model has 4)");
-	check("input-index-too-big", m, collagec_set_input(m, 4, a, d23, 2), COLLAGEC_E_ARG,
-	      "input index 4 out of range");
+	      "input index -1 out of range (the model has 6)");
+	check("input-index-too-big", m, collagec_set_input(m, 6, a, d23, 2), COLLAGEC_E_ARG,
+	      "input index 6 out of range");
 	check("input-index-typed", m, collagec_set_input_typed(m, 7, COLLAGEC_FLOAT, a, d23, 2),
 	      COLLAGEC_E_ARG, "input index 7 out of range");
-	check("output-index", m, collagec_get_output(m, 2, NULL, NULL, NULL), COLLAGEC_E_ARG,
-	      "output index 2 out of range (the model has 2)");
+	check("output-index", m, collagec_get_output(m, 3, NULL, NULL, NULL), COLLAGEC_E_ARG,
+	      "output index 3 out of range (the model has 3)");
 	{
 		collagec_kernel_info ki;
 
@@ -78,7 +81,7 @@ int main(void)
 	{
 		collagec_tensor_info ti;
 
-		check("input-info-index", m, collagec_input_info(m, 4, &ti), COLLAGEC_E_ARG, NULL);
+		check("input-info-index", m, collagec_input_info(m, 6, &ti), COLLAGEC_E_ARG, NULL);
 		check("input-info-null", m, collagec_input_info(m, 0, NULL), COLLAGEC_E_ARG, NULL);
 	}
 
@@ -123,6 +126,8 @@ int main(void)
 		collagec_set_input(m2, 0, a, d23, 2);
 		collagec_set_input(m2, 1, b, d23, 2);
 		collagec_set_input(m2, 2, c, d21, 2);
+		collagec_set_input(m2, 4, c, d21, 2);
+		collagec_set_input(m2, 5, d, d21, 2);
 		check("run-one-input-missing", m2, collagec_run(m2), COLLAGEC_E_STATE,
 		      "input 'd' was not set");
 		check("output-before-run", m2, collagec_get_output(m2, 0, NULL, NULL, NULL),
@@ -136,7 +141,7 @@ int main(void)
 	}
 
 	/* shapes checked at run */
-	set_cd(m);
+	set_rest(m);
 	{
 		const int64_t d24[2] = { 2, 4 }, d53[2] = { 5, 3 };
 
@@ -160,8 +165,8 @@ int main(void)
 		      "tensor 'z' is too large for these inputs");
 	}
 	{
-		/* z [2^28, 2^28] floats: 2^58 bytes, representable but not allocatable */
-		const int64_t k[2] = { (int64_t)1 << 28, 1 }, mm[2] = { 1, (int64_t)1 << 28 };
+		/* z [2^26, 2^26] floats: 2^54 bytes, representable but not allocatable */
+		const int64_t k[2] = { (int64_t)1 << 26, 1 }, mm[2] = { 1, (int64_t)1 << 26 };
 
 		collagec_set_input(m, 2, c, k, 2);
 		collagec_set_input(m, 3, d, mm, 2);
@@ -169,8 +174,27 @@ int main(void)
 		      "cannot allocate");
 	}
 
+	{
+		/* e and f hold no bytes (Q = 0), but P + R overflows */
+		const int64_t big[2] = { INT64_MAX / 2 + 1, 0 };
+
+		set_rest(m);
+		collagec_set_input(m, 4, c, big, 2);
+		collagec_set_input(m, 5, d, big, 2);
+		check("derived-symbol-overflow", m, collagec_run(m), COLLAGEC_E_SHAPE,
+		      "symbol '(P+R)' overflows for these inputs");
+		/* an empty input whose other dim is huge does not overflow... */
+		check("zero-dim-with-huge-dim", m, collagec_set_input(m, 0, a, big, 2),
+		      COLLAGEC_OK, NULL);
+		/* ...and its dims are checked at run as any others */
+		collagec_set_input(m, 1, b, big, 2);
+		set_rest(m);
+		check("zero-dim-checked-at-run", m, collagec_run(m), COLLAGEC_E_SHAPE,
+		      "input 'a': dimension 1 is 0, expected 3");
+	}
+
 	/* after all that, a good run */
-	set_cd(m);
+	set_rest(m);
 	collagec_set_input(m, 0, a, d23, 2);
 	collagec_set_input(m, 1, b, d23, 2);
 	st = collagec_run(m);
