@@ -94,8 +94,8 @@ int model_lib_load(struct model_lib *lib, const char *path, char **err)
 	/* compiled with --prefix: the API is PREFIX_open... */
 	strcpy(lib->prefix, "collagec");
 	if (!dlsym(lib->handle, "collagec_abi_version") && find_prefix(lib) < 0) {
-		*err = dupf("not a collagec model: ",
-			    "no collagec_abi_version nor PREFIX_abi_version");
+		*err = dupf("not a collagec model: it exports no collagec_abi_version ",
+			    "(nor PREFIX_abi_version with a PREFIX_run)");
 		dlclose(lib->handle);
 		lib->handle = NULL;
 		return -1;

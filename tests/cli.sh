@@ -554,6 +554,17 @@ else
 fi
 verdict run/foreign-so
 
+# a NAME_abi_version alone is no prefix; with NAME_run, NAME_open must be there too
+printf 'int foo_abi_version(void) { return 3; }\n' >"$T/half.c"
+${CC:-cc} -shared -fPIC -o "$T/half.so" "$T/half.c" 2>/dev/null
+x "$C" run "$T/half.so"
+status_is 1; err_has "$T/half.so: not a collagec model: it exports no collagec_abi_version"
+printf 'int foo_abi_version(void) { return 3; }\nint foo_run(void) { return 0; }\n' >"$T/half.c"
+${CC:-cc} -shared -fPIC -o "$T/half.so" "$T/half.c" 2>/dev/null
+x "$C" run "$T/half.so"
+status_is 1; err_has "$T/half.so: not a collagec model: missing foo_open"
+verdict run/foreign-so-with-a-prefix-look-alike
+
 # ---- bench ----
 
 x "$C" bench "$SO" --runs 3 --warmup 1
