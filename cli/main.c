@@ -8,7 +8,7 @@
 
 const struct command commands[] = {
 	{ "compile", cmd_compile, "compile an ONNX model into a shared object + metadata",
-	  "collagec compile MODEL.onnx -o OUT.so [--target LIST]\n"
+	  "collagec compile MODEL.onnx -o OUT.so|OUT.a [--target LIST]\n"
 	  "                 [--search collage|greedy|none] [--max-depth N]\n"
 	  "                 [--estimator measure|analytic|mock] [--cache PATH|--no-cache]\n"
 	  "                 [--threads N] [-j N] [--progress]\n"

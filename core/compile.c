@@ -343,13 +343,15 @@ static int write_depfile(struct graph *g, const struct compile_options *o, const
 	return rc;
 }
 
-/* OUT with .so replaced by ext (".json", ".h"), or OUT + ext. */
+/* OUT with .so (or .a) replaced by ext (".json", ".h"), or OUT + ext. */
 static const char *beside_out(struct collagec_ctx *ctx, const char *out, const char *ext)
 {
 	size_t n = strlen(out);
 
 	if (n > 3 && !strcmp(out + n - 3, ".so"))
 		return arena_printf(&ctx->arena, "%.*s%s", (int)(n - 3), out, ext);
+	if (emit_out_is_archive(out))
+		return arena_printf(&ctx->arena, "%.*s%s", (int)(n - 2), out, ext);
 	return arena_printf(&ctx->arena, "%s%s", out, ext);
 }
 

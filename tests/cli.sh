@@ -324,6 +324,56 @@ x "$C" explain "$P/OUT.so"
 status_is 0; out_has "add_bias"; out_has ", search none, prefix my_net"
 verdict explain/prefixed-model-embedded-metadata
 
+# -o OUT.a: a static archive whose only global symbols are the API; two
+# models with different prefixes link statically into one program and run
+S=$T/static
+fresh "$S"
+x "$C" compile --search none --target c "$GOOD" -o "$S/one.a" --prefix one
+status_is 0; err_empty; dir_is "$S" "one.a one.h one.json"; tmp_clean
+x "$C" compile --search none --target c "$GOOD" -o "$S/two.a" --prefix two
+status_is 0
+sed 's/^collagec_/one_/' "$T/api.h" >"$T/want"
+nm --defined-only -g "$S/one.a" 2>/dev/null | awk 'NF == 3 {print $3}' | sort >"$T/got"
+cmp -s "$T/want" "$T/got" || bad "one.a's globals differ from one_*: $(diff "$T/want" "$T/got" | grep '^[<>]' | tr '\n' ' ')"
+grep -q '"ldlibs":[[:space:]]*"' "$S/one.json" || bad "OUT.json lacks compiler.ldlibs"
+ldlibs=$(sed -n 's/.*"ldlibs":[[:space:]]*"\([^"]*\)".*/\1/p' "$S/one.json")
+cat >"$S/main.c" <<'EOF2'
+#include <stdio.h>
+#include "one.h"
+#include "two.h"
+int main(void)
+{
+	float x[6] = { 1, 2, 3, -4, -5, -6 };
+	const int64_t dims[2] = { 2, 3 };
+	const float *y1, *y2;
+	collagec_model *a, *b;
+
+	if (one_open(&a) || two_open(&b) || one_set_input(a, 0, x, dims, 2) ||
+	    two_set_input(b, 0, x, dims, 2) || one_run(a) || two_run(b) ||
+	    one_get_output(a, 1, (const void **)&y1, NULL, NULL) ||
+	    two_get_output(b, 1, (const void **)&y2, NULL, NULL))
+		return 1;
+	for (int i = 0; i < 6; i++)
+		printf("%g %g\n", y1[i], y2[i]);
+	one_close(a);
+	two_close(b);
+	return 0;
+}
+EOF2
+# shellcheck disable=SC2086
+x cc -std=c11 -Wall -Werror -I"$ROOT/runtime" -I"$S" "$S/main.c" "$S/one.a" "$S/two.a" $ldlibs -lm \
+	-o "$S/main"
+status_is 0
+x "$S/main"
+status_is 0
+printf '1.5 1.5\n1.75 1.75\n4 4\n0 0\n0 0\n0 0\n' >"$T/want"
+cmp -s "$T/want" "$T/out" || bad "outputs: $(tr '\n' '|' <"$T/out")"
+verdict compile/static-archives-link-into-one-program
+
+x "$C" run "$S/one.a"
+status_is 1; err_has "$S/one.a: cannot load the model"
+verdict run/static-archive-is-refused
+
 # two prefixes that differ only in case: both headers in one file
 mkdir -p "$P/case"
 x "$C" compile --search none --target c "$GOOD" -o "$P/case/OUT.so" --prefix MY_NET

@@ -100,8 +100,13 @@ struct link_options {
 	bool keep;		/* keep the build directory (--keep-temps) */
 };
 
+/* Whether out names a static archive (OUT.a) rather than a shared object. */
+bool emit_out_is_archive(const char *out);
+
 /*
- * Compiles model.c with the weights and runtime into out_so (atomically).
+ * Compiles model.c with the weights and runtime into out_so (atomically):
+ * a shared object, or for a name ending in .a a static archive of one
+ * object in which only the API is global.
  * Diagnostics with STATUS_ENV when the toolchain fails. 0 or -1.
  */
 int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const char *model_c,

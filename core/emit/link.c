@@ -66,6 +66,13 @@ static void report_log(struct collagec_ctx *ctx, const char *dir, int status, co
 	free(log);
 }
 
+bool emit_out_is_archive(const char *out)
+{
+	size_t n = strlen(out);
+
+	return n > 2 && !strcmp(out + n - 2, ".a");
+}
+
 /* s quoted for sh: '...' with each ' written as '\'' (arena). */
 static const char *sh_quote(struct collagec_ctx *ctx, const char *s)
 {
@@ -111,22 +118,35 @@ int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const cha
 	    write_file(ctx, dir, "weights.bin", ep->weights.buf ? ep->weights.buf : "",
 		       ep->weights.len) < 0)
 		goto out;
-	/*
-	 * The soname is OUT.so's file name, so a program linked with the .so
-	 * by its path records only that name (found through its rpath).
-	 */
 	base = strrchr(out_so, '/') ? strrchr(out_so, '/') + 1 : out_so;
-	cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s -fPIC -shared -fvisibility=hidden "
-			   "-Wl,--build-id=none -Wl,-soname,%s -o model.so model.c %s -lm", lo->cc,
-			   lo->cflags, sh_quote(ctx, base), lo->ldlibs ? lo->ldlibs : "");
+	if (emit_out_is_archive(out_so))
+		/*
+		 * A static archive of one object whose hidden symbols (kernels,
+		 * tables, weights) objcopy makes local, so that only the API is
+		 * global and two models' objects link side by side; ar D writes
+		 * no dates or owners.
+		 */
+		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s -fPIC -fvisibility=hidden -c "
+				   "-o model.o model.c && objcopy --localize-hidden model.o && "
+				   "ar rcsD model.out model.o", lo->cc, lo->cflags);
+	else
+		/*
+		 * The soname is OUT.so's file name, so a program linked with the
+		 * .so by its path records only that name (found through its rpath).
+		 */
+		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s -fPIC -shared -fvisibility=hidden "
+				   "-Wl,--build-id=none -Wl,-soname,%s -o model.out model.c %s -lm",
+				   lo->cc, lo->cflags, sh_quote(ctx, base),
+				   lo->ldlibs ? lo->ldlibs : "");
 	status = run_in(dir, cmd);
 	if (status != 0) {
 		report_log(ctx, dir, status, lo->cc);
 		goto out;
 	}
-	so = file_read(arena_printf(&ctx->arena, "%s/model.so", dir), &len);
+	so = file_read(arena_printf(&ctx->arena, "%s/model.out", dir), &len);
 	if (!so) {
-		diag_error_status(ctx, STATUS_ENV, "the C compiler produced no shared object");
+		diag_error_status(ctx, STATUS_ENV, "the C compiler produced no %s",
+				  emit_out_is_archive(out_so) ? "archive" : "shared object");
 		goto out;
 	}
 	if (file_write_atomic(out_so, so, len) < 0)

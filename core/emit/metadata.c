@@ -182,6 +182,8 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddStringToObject(c, "search", o->search ? o->search : "none");
 	cJSON_AddStringToObject(c, "cc", lo->cc);
 	cJSON_AddStringToObject(c, "cflags", lo->cflags);
+	/* what a program linking OUT.a needs besides it (OUT.so links them itself) */
+	cJSON_AddStringToObject(c, "ldlibs", lo->ldlibs ? lo->ldlibs : "");
 	cJSON_AddItemToObject(root, "inputs", tensors_json(g, g->inputs.v, g->inputs.n));
 	cJSON_AddItemToObject(root, "outputs", tensors_json(g, g->outputs.v, g->outputs.n));
 	cJSON_AddItemToObject(root, "partitions", partitions_json(g, parts, np));
