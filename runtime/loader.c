@@ -43,16 +43,18 @@ static int find_prefix(struct model_lib *lib)
 		else if (d->d_tag == DT_STRSZ)
 			strsz = d->d_un.d_val;
 	}
-	/* glibc relocates these entries on load; an address below the base was not */
 	if (!str || !strsz)
 		return -1;
+	/* glibc relocates these entries on load; an address below the base was not */
 	if ((uintptr_t)str < lm->l_addr)
 		str += lm->l_addr;
-	for (size_t off = 0; off < strsz; off += strlen(str + off) + 1) {
+	for (size_t off = 0, n; off < strsz; off += n + 1) {
 		const char *s = str + off;
-		size_t n = strnlen(s, strsz - off);
 		char run[sizeof(lib->prefix) + 8];
 
+		n = strnlen(s, strsz - off);
+		if (n == strsz - off)
+			break;	/* not terminated: not a string table after all */
 		if (n <= nt || n - nt >= sizeof(lib->prefix) || strcmp(s + n - nt, tail))
 			continue;
 		snprintf(run, sizeof(run), "%.*s_run", (int)(n - nt), s);
