@@ -8,26 +8,21 @@
 
 _collagec_files()	# _collagec_files EXT: files ending in .EXT, and directories
 {
-	local IFS=$'\n'
-
 	compopt -o filenames 2>/dev/null
-	COMPREPLY=($(compgen -f -X "!*.$1" -- "$cur") $(compgen -d -- "$cur"))
+	# mapfile: names with spaces or glob characters stay whole
+	mapfile -t COMPREPLY < <(compgen -f -X "!*.$1" -- "$cur"; compgen -d -- "$cur")
 }
 
 _collagec_dirs()
 {
-	local IFS=$'\n'
-
 	compopt -o filenames 2>/dev/null
-	COMPREPLY=($(compgen -d -- "$cur"))
+	mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 }
 
 _collagec_any_file()
 {
-	local IFS=$'\n'
-
 	compopt -o filenames 2>/dev/null
-	COMPREPLY=($(compgen -f -- "$cur"))
+	mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 }
 
 _collagec()
