@@ -16,6 +16,10 @@
  *
  * Ownership: strings and arrays returned are borrowed from the model and
  * valid until collagec_close() (output data: until the next collagec_run()).
+ *
+ * A model compiled with --prefix NAME exports NAME_open, NAME_run, ...
+ * instead of collagec_*: include the OUT.h written beside it, which
+ * declares them with this header's types.
  */
 #ifndef COLLAGEC_H
 #define COLLAGEC_H
@@ -39,8 +43,9 @@ typedef enum collagec_status {
 				   outside 0..8, wrong dtype (set_input_typed) */
 	COLLAGEC_E_SHAPE,	/* input shape does not fit the model: wrong rank,
 				   negative dim, dims whose byte size overflows,
-				   (at run) a dim that differs from the model's or
-				   a symbol bound to two values by two inputs */
+				   (at run) a dim that differs from the model's, a
+				   symbol bound to two values by two inputs, or a
+				   tensor or symbol too large for these inputs */
 	COLLAGEC_E_ALLOC,	/* out of memory */
 	COLLAGEC_E_STATE,	/* run before every input was set; output read
 				   before a run */
