@@ -45,14 +45,12 @@ for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
 		[ "$6" = 0 ]
 	then ok "$m/metadata-records-the-search"; else fail "$m/metadata-records-the-search" "$v"; fi
 	# warm: nothing measured, everything from the cache, identical artifacts
-	# (same file name in two directories: the soname is the file name)
-	mkdir -p "$T/w1" "$T/w2"
-	"$C" compile "$T/$m.onnx" -o "$T/w1/$m.so" --cache "$CACHE" 2>/dev/null
-	"$C" compile "$T/$m.onnx" -o "$T/w2/$m.so" --cache "$CACHE" 2>/dev/null
-	if cmp -s "$T/w1/$m.so" "$T/w2/$m.so" && cmp -s "$T/w1/$m.json" "$T/w2/$m.json"
+	"$C" compile "$T/$m.onnx" -o "$T/$m.w1.so" --cache "$CACHE" 2>/dev/null
+	"$C" compile "$T/$m.onnx" -o "$T/$m.w2.so" --cache "$CACHE" 2>/dev/null
+	if cmp -s "$T/$m.w1.so" "$T/$m.w2.so" && cmp -s "$T/$m.w1.json" "$T/$m.w2.json"
 	then ok "$m/warm-cache-byte-identical"
 	else fail "$m/warm-cache-byte-identical" "the two warm builds differ"; fi
-	v=$(json "$T/w1/$m.json" '"%d %d" % (j["search"]["measured"], j["search"]["cache_hits"] - j["search"]["distinct"])')
+	v=$(json "$T/$m.w1.json" '"%d %d" % (j["search"]["measured"], j["search"]["cache_hits"] - j["search"]["distinct"])')
 	[ "$v" = "0 0" ] && ok "$m/warm-cache-measures-nothing" ||
 		fail "$m/warm-cache-measures-nothing" "measured, hits-distinct: $v"
 	# the warm build chose what the cold one did
@@ -60,7 +58,7 @@ for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
 import json, sys
 a, b = (json.load(open(f))["partitions"] for f in sys.argv[1:])
 key = lambda ps: [(p["target"], p["rule"], [n["name"] for n in p["onnx_nodes"]]) for p in ps]
-print("same" if key(a) == key(b) else "differ")' "$T/$m.json" "$T/w1/$m.json")
+print("same" if key(a) == key(b) else "differ")' "$T/$m.json" "$T/$m.w1.json")
 	[ "$v" = same ] && ok "$m/warm-cache-same-partitions" ||
 		fail "$m/warm-cache-same-partitions" "$v"
 done

@@ -73,30 +73,11 @@ bool emit_out_is_archive(const char *out)
 	return n > 2 && !strcmp(out + n - 2, ".a");
 }
 
-/* s quoted for sh: '...' with each ' written as '\'' (arena). */
-static const char *sh_quote(struct collagec_ctx *ctx, const char *s)
-{
-	struct strbuf sb = STRBUF_INIT;
-	const char *q;
-
-	sb_putc(&sb, '\'');
-	for (; *s; s++)
-		if (*s == '\'')
-			sb_puts(&sb, "'\\''");
-		else
-			sb_putc(&sb, *s);
-	sb_putc(&sb, '\'');
-	q = arena_printf(&ctx->arena, "%s", sb_str(&sb));
-	sb_release(&sb);
-	return q;
-}
-
 int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const char *model_c,
 	      const struct exec_plan *ep, const char *out_so)
 {
 	char *dir = dir_make_temp("build");
 	const char *const files[] = { "collagec.h", "rt_plan.h", "rt_model.h", "rt_model.c" };
-	const char *base;
 	char *cmd, *so;
 	size_t len;
 	int status, rc = -1;
@@ -118,7 +99,6 @@ int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const cha
 	    write_file(ctx, dir, "weights.bin", ep->weights.buf ? ep->weights.buf : "",
 		       ep->weights.len) < 0)
 		goto out;
-	base = strrchr(out_so, '/') ? strrchr(out_so, '/') + 1 : out_so;
 	if (emit_out_is_archive(out_so))
 		/*
 		 * A static archive of one object whose hidden symbols (kernels,
@@ -131,13 +111,13 @@ int emit_link(struct collagec_ctx *ctx, const struct link_options *lo, const cha
 				   "ar rcsD model.out model.o", lo->cc, lo->cflags);
 	else
 		/*
-		 * The soname is OUT.so's file name, so a program linked with the
-		 * .so by its path records only that name (found through its rpath).
+		 * No soname: a program linked with ./OUT.so records that path, as
+		 * "cc app.c ./model.so" has always worked; -L. -l:OUT.so with an
+		 * rpath records the bare name instead.
 		 */
 		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s -fPIC -shared -fvisibility=hidden "
-				   "-Wl,--build-id=none -Wl,-soname,%s -o model.out model.c %s -lm",
-				   lo->cc, lo->cflags, sh_quote(ctx, base),
-				   lo->ldlibs ? lo->ldlibs : "");
+				   "-Wl,--build-id=none -o model.out model.c %s -lm", lo->cc,
+				   lo->cflags, lo->ldlibs ? lo->ldlibs : "");
 	status = run_in(dir, cmd);
 	if (status != 0) {
 		report_log(ctx, dir, status, lo->cc);

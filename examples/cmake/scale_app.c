@@ -1,5 +1,5 @@
 /*
- * scale_app.c - a compiled model from a CMake project: scale.so computes
+ * scale_app.c - a compiled model from a CMake project: libscale.so computes
  * y = 2 * x + 1 for x float32 [N, 4]; here N = 2, x = 0..7.
  */
 #include <stdio.h>
