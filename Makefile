@@ -10,9 +10,10 @@ WARN     = -Wall -Wextra -pedantic -Wno-unused-parameter
 CPPFLAGS_ALL = -D_GNU_SOURCE -I$(BUILD)/gen
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS_ALL) $(EXTRA_CFLAGS)
 LIBS     = -lprotobuf-c -lcjson -lsqlite3 -lcrypto -ldl -lm
+VERSION := $(shell sed -n 's/^\#define COLLAGEC_VERSION "\(.*\)"$$/\1/p' core/compile.h)
 
 SRCS   := $(wildcard core/*.c core/*/*.c backends/*.c backends/*/*.c cli/*.c) runtime/loader.c
-HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h backends/*/*.h runtime/*.h \
+HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h backends/*/*.h runtime/*.h runtime/*.def \
 	    cli/*.h)
 OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/onnx.pb-c.o $(BUILD)/gen/embed.o
 RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_model.h runtime/rt_model.c \
@@ -79,12 +80,21 @@ bench: $(BUILD)/collagec
 bench-collage: $(BUILD)/collagec
 	@BUILD=$(BUILD) python3 tests/bench_collage.py
 
+# the binary, the man page, collagec.h with its pkg-config file (written
+# here, so it names this PREFIX), bash completion and the pattern files
 install: $(BUILD)/collagec
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/collagec/patterns
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/collagec/patterns \
+		$(DESTDIR)$(PREFIX)/share/pkgconfig \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(BUILD)/collagec $(DESTDIR)$(PREFIX)/bin/collagec
 	install -m 644 man/collagec.1 $(DESTDIR)$(PREFIX)/share/man/man1/collagec.1
 	install -m 644 runtime/collagec.h $(DESTDIR)$(PREFIX)/include/collagec.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' runtime/collagec.pc.in \
+		>$(DESTDIR)$(PREFIX)/share/pkgconfig/collagec.pc
+	chmod 644 $(DESTDIR)$(PREFIX)/share/pkgconfig/collagec.pc
+	install -m 644 tools/collagec.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/collagec
 	for f in patterns/*.pat; do [ ! -f "$$f" ] || \
 		install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/collagec/patterns/; done
 

@@ -11,10 +11,11 @@
 #include "../core/collage/collage.h"
 
 #include "../backends/backends.h"
+#include "../core/emit/emit.h"
 
 enum { OPT_SHAPE = 256, OPT_DUMP, OPT_DEPFILE, OPT_JSON, OPT_CC, OPT_OPT, OPT_KEEP, OPT_SEARCH,
        OPT_TARGET, OPT_PATTERNS, OPT_MAX_DEPTH, OPT_ESTIMATOR, OPT_CACHE, OPT_NO_CACHE,
-       OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK, OPT_CPU };
+       OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK, OPT_CPU, OPT_PREFIX };
 
 /* A whole number in [lo, hi] for option name; -1 after a usage error. */
 static int int_arg(const char *name, const char *arg, int lo, int hi)
@@ -53,6 +54,7 @@ int cmd_compile(int argc, char **argv)
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
+		{ "prefix", required_argument, NULL, OPT_PREFIX },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
@@ -117,6 +119,14 @@ int cmd_compile(int argc, char **argv)
 				goto usage;
 			break;
 		case OPT_PROGRESS: progress = true; break;
+		case OPT_PREFIX:
+			if (!emit_prefix_valid(optarg)) {
+				cli_error(2, "compile: --prefix takes a C identifier of at most %d "
+					  "characters, not '%s'", EMIT_PREFIX_MAX, optarg);
+				goto usage;
+			}
+			o.prefix = optarg;
+			break;
 		case 'q': quiet = true; break;
 		case 'v': verbose++; break;
 		default:

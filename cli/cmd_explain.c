@@ -297,9 +297,13 @@ static void explain_print(const struct explain *e)
 	cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(comp, "targets"))
 		sb_printf(&sb, "%s%s", sb.len ? "," : "", cJSON_GetStringValue(t) ?
 			  cJSON_GetStringValue(t) : "?");
-	printf("compiler: collagec %s, targets %s, search %s\n",
+	printf("compiler: collagec %s, targets %s, search %s",
 	       meta_str(comp, "version") ? meta_str(comp, "version") : "?",
 	       sb.len ? sb_str(&sb) : "?", search_mode(e->meta));
+	/* the API names, when not collagec_* (older metadata has no prefix) */
+	if (meta_str(comp, "prefix") && strcmp(meta_str(comp, "prefix"), "collagec"))
+		printf(", prefix %s", meta_str(comp, "prefix"));
+	putchar('\n');
 	/* widths first, so the columns line up */
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass)

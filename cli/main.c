@@ -8,15 +8,14 @@
 
 const struct command commands[] = {
 	{ "compile", cmd_compile, "compile an ONNX model into a shared object + metadata",
-	  "collagec compile MODEL.onnx -o OUT.so [--target LIST]\n"
+	  "collagec compile MODEL.onnx -o OUT.so|OUT.a [--target LIST]\n"
 	  "                 [--search collage|greedy|none] [--max-depth N]\n"
 	  "                 [--estimator measure|analytic|mock] [--cache PATH|--no-cache]\n"
 	  "                 [--no-plan-check] [--threads N] [-j N] [--progress]\n"
 	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--dump-ir DIR]\n"
-	  "                 [--depfile FILE]"
-	  " [--json FILE] [--cc CC] [--opt FLAGS]\n"
-	  "                 [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4|generic]"
-	  " [--keep-temps] [-q] [-v]" },
+	  "                 [--depfile FILE] [--prefix NAME] [--json FILE] [--cc CC]\n"
+	  "                 [--opt FLAGS] [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4|generic]\n"
+	  "                 [--keep-temps] [-q] [-v]" },
 	{ "run", cmd_run, "run a compiled model on inputs from files or random data",
 	  "collagec run OUT.so [--input [NAME=]FILE]... [--shape NAME=DIMS]... [--seed N]\n"
 	  "                 [--output-dir DIR] [--npy] [--check DIR] [--rtol X] [--atol Y]\n"

@@ -229,7 +229,8 @@ int session_run(struct session *s)
 	collagec_status st;
 
 	for (int i = 0; i < s->n_in; i++) {
-		st = s->lib.set_input(s->m, i, s->in[i].data, s->in[i].dims, s->in[i].rank);
+		st = s->lib.set_input_typed(s->m, i, dtype_to_onnx(s->in[i].dtype), s->in[i].data,
+					    s->in[i].dims, s->in[i].rank);
 		if (st != COLLAGEC_OK)
 			return set_err(s, "input %d: %s: %s", i, s->lib.status_string(st),
 				       s->lib.last_error(s->m));

@@ -320,12 +320,13 @@ static int dump_tir(struct graph *g, const char *dir, struct partition *parts, i
 	return rc;
 }
 
-static int write_depfile(struct graph *g, const struct compile_options *o, const char *json)
+static int write_depfile(struct graph *g, const struct compile_options *o, const char *json,
+			 const char *header)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int rc;
 
-	sb_printf(&sb, "%s %s:", o->out, json);
+	sb_printf(&sb, "%s %s%s%s:", o->out, json, header ? " " : "", header ? header : "");
 	for (int i = 0; i < g->files.n; i++) {
 		sb_puts(&sb, " \\\n ");
 		for (const char *p = g->files.v[i]; *p; p++) {
@@ -345,13 +346,30 @@ static int write_depfile(struct graph *g, const struct compile_options *o, const
 	return rc;
 }
 
-static const char *json_path(struct collagec_ctx *ctx, const char *out)
+/* OUT with .so (or .a) replaced by ext (".json", ".h"), or OUT + ext. */
+static const char *beside_out(struct collagec_ctx *ctx, const char *out, const char *ext)
 {
 	size_t n = strlen(out);
 
 	if (n > 3 && !strcmp(out + n - 3, ".so"))
-		return arena_printf(&ctx->arena, "%.*s.json", (int)(n - 3), out);
-	return arena_printf(&ctx->arena, "%s.json", out);
+		return arena_printf(&ctx->arena, "%.*s%s", (int)(n - 3), out, ext);
+	if (emit_out_is_archive(out))
+		return arena_printf(&ctx->arena, "%.*s%s", (int)(n - 2), out, ext);
+	return arena_printf(&ctx->arena, "%s%s", out, ext);
+}
+
+/* --prefix: OUT.h, the renamed API's declarations. 0 or -1. */
+static int write_header(struct collagec_ctx *ctx, const char *prefix, const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	emit_header(prefix, &sb);
+	rc = file_write_atomic(path, sb_str(&sb), sb.len);
+	sb_release(&sb);
+	if (rc < 0)
+		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", path, strerror(errno));
+	return rc;
 }
 
 /* -v: how long each stage took. */
@@ -375,7 +393,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	struct model_sources ms = { .kernels = STRBUF_INIT };
 	struct strbuf ldlibs = STRBUF_INIT, model_c = STRBUF_INIT;
 	char *meta = NULL;
-	const char *json = o->json ? o->json : json_path(ctx, o->out);
+	const char *json = o->json ? o->json : beside_out(ctx, o->out, ".json");
+	const char *header = o->prefix ? beside_out(ctx, o->out, ".h") : NULL;
 	struct link_options lo = { 0 };
 	struct collage_stats cs = { 0 };
 	char **kfiles = NULL;
@@ -424,6 +443,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (!meta)
 		goto out;
 	n_kfiles = emit_kernel_files(&ms, KERNEL_FILE_LINES, &kfiles);
+	if (o->prefix)
+		emit_prefix_defines(o->prefix, &model_c);
 	emit_model_c(g, &ep, &ms, meta, n_kfiles > 0, &model_c);
 	stage(ctx, "plan and emit", &t);
 	lo.jobs = o->jobs;
@@ -441,10 +462,17 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		remove(o->out);
 		goto out;
 	}
-	if (o->depfile && write_depfile(g, o, json) < 0) {
+	if (header && write_header(ctx, o->prefix, header) < 0) {
+		remove(o->out);
+		remove(json);
+		goto out;
+	}
+	if (o->depfile && write_depfile(g, o, json, header) < 0) {
 		/* no half result: make must not see a fresh .so without its depfile */
 		remove(o->out);
 		remove(json);
+		if (header)
+			remove(header);
 		goto out;
 	}
 	if (stats) {

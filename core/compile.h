@@ -16,6 +16,7 @@ struct compile_options {
 	const char *model;		/* MODEL.onnx */
 	const char *out;		/* OUT.so */
 	const char *json;		/* OUT.json; NULL = OUT with .so replaced */
+	const char *prefix;		/* --prefix: API names PREFIX_open...; NULL = collagec */
 	const char *targets;		/* comma list of target strings */
 	const char *search;		/* "collage", "greedy" or "none" */
 	int max_depth;			/* --max-depth: candidates' longest chain */

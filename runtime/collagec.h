@@ -16,6 +16,10 @@
  *
  * Ownership: strings and arrays returned are borrowed from the model and
  * valid until collagec_close() (output data: until the next collagec_run()).
+ *
+ * A model compiled with --prefix NAME exports NAME_open, NAME_run, ...
+ * instead of collagec_*: include the OUT.h written beside it, which
+ * declares them with this header's types.
  */
 #ifndef COLLAGEC_H
 #define COLLAGEC_H
@@ -26,14 +30,25 @@
 extern "C" {
 #endif
 
-#define COLLAGEC_ABI_VERSION 2
+#define COLLAGEC_ABI_VERSION 3
 
+/*
+ * Every failure also leaves a one-line detail in collagec_last_error(m).
+ * A compiled model checks what it is given; bad input never crashes it.
+ */
 typedef enum collagec_status {
 	COLLAGEC_OK = 0,
-	COLLAGEC_E_ARG,		/* bad argument (index, NULL pointer, rank) */
-	COLLAGEC_E_SHAPE,	/* input shape does not fit the model */
+	COLLAGEC_E_ARG,		/* bad argument: input/output/kernel index out of
+				   range, NULL handle, data, dims or info, rank
+				   outside 0..8, wrong dtype (set_input_typed) */
+	COLLAGEC_E_SHAPE,	/* input shape does not fit the model: wrong rank,
+				   negative dim, dims whose byte size overflows,
+				   (at run) a dim that differs from the model's, a
+				   symbol bound to two values by two inputs, or a
+				   tensor or symbol too large for these inputs */
 	COLLAGEC_E_ALLOC,	/* out of memory */
-	COLLAGEC_E_STATE,	/* run before every input was set */
+	COLLAGEC_E_STATE,	/* run before every input was set; output read
+				   before a run */
 	COLLAGEC_E_RUNTIME,	/* a kernel or device failed */
 	COLLAGEC_E_COUNT
 } collagec_status;
@@ -90,9 +105,15 @@ int collagec_num_outputs(const collagec_model *m);
 collagec_status collagec_input_info(const collagec_model *m, int i, collagec_tensor_info *info);
 collagec_status collagec_output_info(const collagec_model *m, int i, collagec_tensor_info *info);
 
-/* Borrows data (dense, row-major, the input's dtype) until the next run. */
+/*
+ * Borrows data (dense, row-major, the input's dtype) until the next run.
+ * A failed call unsets input i, so a run without setting it again fails.
+ */
 collagec_status collagec_set_input(collagec_model *m, int i, const void *data,
 				   const int64_t *dims, int rank);
+/* The same, checking that dtype (a collagec_dtype) is the input's. */
+collagec_status collagec_set_input_typed(collagec_model *m, int i, int dtype,
+					 const void *data, const int64_t *dims, int rank);
 collagec_status collagec_run(collagec_model *m);
 collagec_status collagec_get_output(collagec_model *m, int i, const void **data,
 				    const int64_t **dims, int *rank);

@@ -5,6 +5,8 @@
 #include "loader.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,51 @@ static char *dupf(const char *a, const char *b)
 	if (s)
 		snprintf(s, n, "%s%s", a, b);
 	return s;
+}
+
+/*
+ * The prefix of a model compiled with --prefix: the NAME of the one exported
+ * NAME_abi_version that comes with a NAME_run, found by reading the names in
+ * the loaded object's dynamic string table. Writes it to lib->prefix; 0, or
+ * -1 when there is none.
+ */
+static int find_prefix(struct model_lib *lib)
+{
+	struct link_map *lm;
+	const char *str = NULL;
+	size_t strsz = 0;
+	static const char tail[] = "_abi_version";
+	const size_t nt = sizeof(tail) - 1;
+
+	if (dlinfo(lib->handle, RTLD_DI_LINKMAP, &lm) != 0)
+		return -1;
+	for (const ElfW(Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_STRTAB)
+			str = (const char *)d->d_un.d_ptr;
+		else if (d->d_tag == DT_STRSZ)
+			strsz = d->d_un.d_val;
+	}
+	if (!str || !strsz)
+		return -1;
+	/* glibc relocates these entries on load; an address below the base was not */
+	if ((uintptr_t)str < lm->l_addr)
+		str += lm->l_addr;
+	for (size_t off = 0, n; off < strsz; off += n + 1) {
+		const char *s = str + off;
+		char run[sizeof(lib->prefix) + 8];
+
+		n = strnlen(s, strsz - off);
+		if (n == strsz - off)
+			break;	/* not terminated: not a string table after all */
+		if (n <= nt || n - nt >= sizeof(lib->prefix) || strcmp(s + n - nt, tail))
+			continue;
+		snprintf(run, sizeof(run), "%.*s_run", (int)(n - nt), s);
+		if (!dlsym(lib->handle, s) || !dlsym(lib->handle, run))
+			continue;
+		snprintf(lib->prefix, sizeof(lib->prefix), "%.*s", (int)(n - nt), s);
+		return 0;
+	}
+	return -1;
 }
 
 int model_lib_load(struct model_lib *lib, const char *path, char **err)
@@ -36,14 +83,25 @@ int model_lib_load(struct model_lib *lib, const char *path, char **err)
 	}
 #define SYM(field, name)                                                          \
 	do {                                                                      \
-		*(void **)&lib->field = dlsym(lib->handle, "collagec_" name);     \
+		char sym_[sizeof(lib->prefix) + 24];                              \
+		snprintf(sym_, sizeof(sym_), "%s_%s", lib->prefix, name);         \
+		*(void **)&lib->field = dlsym(lib->handle, sym_);                 \
 		if (!lib->field) {                                                \
-			*err = dupf("not a collagec model: missing collagec_", name); \
+			*err = dupf("not a collagec model: missing ", sym_);      \
 			dlclose(lib->handle);                                     \
 			lib->handle = NULL;                                       \
 			return -1;                                                \
 		}                                                                 \
 	} while (0)
+	/* compiled with --prefix: the API is PREFIX_open... */
+	strcpy(lib->prefix, "collagec");
+	if (!dlsym(lib->handle, "collagec_abi_version") && find_prefix(lib) < 0) {
+		*err = dupf("not a collagec model: it exports no collagec_abi_version ",
+			    "(nor PREFIX_abi_version with a PREFIX_run)");
+		dlclose(lib->handle);
+		lib->handle = NULL;
+		return -1;
+	}
 	/* the version first: a model of another ABI may lack functions of this one */
 	SYM(abi_version, "abi_version");
 	if (lib->abi_version() != COLLAGEC_ABI_VERSION) {
@@ -63,6 +121,7 @@ int model_lib_load(struct model_lib *lib, const char *path, char **err)
 	SYM(input_info, "input_info");
 	SYM(output_info, "output_info");
 	SYM(set_input, "set_input");
+	SYM(set_input_typed, "set_input_typed");
 	SYM(run, "run");
 	SYM(get_output, "get_output");
 	SYM(set_threads, "set_threads");

@@ -1,7 +1,8 @@
 /*
  * loader.h - loads a compiled model (.so) with dlopen and resolves its API,
  * for collagec's run, bench and conformance commands. A program of your own
- * can simply link the .so and call collagec.h directly.
+ * can simply link the .so and call collagec.h directly. A model compiled
+ * with --prefix NAME exports NAME_open...; the loader finds NAME itself.
  *
  *	struct model_lib lib;
  *	if (model_lib_load(&lib, "m.so", &err) < 0) ...
@@ -14,6 +15,7 @@
 
 struct model_lib {
 	void *handle;
+	char prefix[72];	/* "collagec", or the model's --prefix */
 	collagec_status (*open)(collagec_model **);
 	void (*close)(collagec_model *);
 	int (*num_inputs)(const collagec_model *);
@@ -21,6 +23,8 @@ struct model_lib {
 	collagec_status (*input_info)(const collagec_model *, int, collagec_tensor_info *);
 	collagec_status (*output_info)(const collagec_model *, int, collagec_tensor_info *);
 	collagec_status (*set_input)(collagec_model *, int, const void *, const int64_t *, int);
+	collagec_status (*set_input_typed)(collagec_model *, int, int, const void *,
+					   const int64_t *, int);
 	collagec_status (*run)(collagec_model *);
 	collagec_status (*get_output)(collagec_model *, int, const void **, const int64_t **,
 				      int *);

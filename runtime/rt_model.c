@@ -79,22 +79,43 @@ RT_API const char *collagec_last_error(const collagec_model *m)
 	return m ? m->err : rt_open_err;
 }
 
+/* What an overflowing dim_eval or value_bytes returns. */
+#define RT_OVERFLOW INT64_MIN
+
+/* c * syms..., or RT_OVERFLOW. */
 static int64_t dim_eval(const struct rt_dim *d, const int64_t *syms)
 {
 	int64_t v = d->c;
 
 	for (int i = 0; i < d->n; i++)
-		v *= syms[d->sym[i]];
+		if (__builtin_mul_overflow(v, syms[d->sym[i]], &v) || v == RT_OVERFLOW)
+			return RT_OVERFLOW;
 	return v;
 }
+
+/*
+ * The bytes of v, or RT_OVERFLOW past RT_MAX_BYTES: small enough that the
+ * planner's sums of sizes, offsets and alignment cannot overflow either.
+ */
+#define RT_MAX_BYTES (INT64_MAX / 4 / (RT_N_VALUES + 1))
 
 static int64_t value_bytes(const struct rt_value *v, const int64_t *syms)
 {
 	int64_t n = v->esize;
+	int zero = 0, over = 0;
 
-	for (int i = 0; i < v->rank; i++)
-		n *= dim_eval(&v->dims[i], syms);
-	return n;
+	/* a zero dim makes it empty, however large the others are */
+	for (int i = 0; i < v->rank; i++) {
+		int64_t d = dim_eval(&v->dims[i], syms);
+
+		if (d == RT_OVERFLOW || d < 0)
+			return RT_OVERFLOW;
+		if (d == 0)
+			zero = 1;
+		else if (!over)
+			over = __builtin_mul_overflow(n, d, &n) || n > RT_MAX_BYTES;
+	}
+	return zero ? 0 : over ? RT_OVERFLOW : n;
 }
 
 static void *xaligned(int64_t bytes)
@@ -194,25 +215,66 @@ RT_API collagec_status collagec_output_info(const collagec_model *m, int i,
 	return COLLAGEC_OK;
 }
 
-RT_API collagec_status collagec_set_input(collagec_model *m, int i, const void *data,
-					  const int64_t *dims, int rank)
+static collagec_status set_input(collagec_model *m, int i, const void *data,
+				 const int64_t *dims, int rank)
 {
-	if (!m || i < 0 || i >= RT_N_INPUTS)
+	const struct rt_value *v;
+	int64_t bytes;
+	int zero = 0, over = 0;
+
+	if (!m)
 		return COLLAGEC_E_ARG;
-	if ((!data && rank >= 0) || rank < 0 || rank > RT_MAX_RANK || (rank && !dims))
-		return fail(m, COLLAGEC_E_ARG, "input %d: bad data pointer or rank", i);
-	if (rank != rt_values[rt_inputs[i]].rank)
-		return fail(m, COLLAGEC_E_SHAPE, "input '%s': rank %d, expected %d",
-			    rt_values[rt_inputs[i]].name, rank, rt_values[rt_inputs[i]].rank);
+	if (i < 0 || i >= RT_N_INPUTS)
+		return fail(m, COLLAGEC_E_ARG, "input index %d out of range (the model has %d)",
+			    i, RT_N_INPUTS);
+	v = &rt_values[rt_inputs[i]];
+	m->in_data[i] = NULL;	/* a failed call leaves the input unset */
+	if (!data)
+		return fail(m, COLLAGEC_E_ARG, "input '%s': NULL data", v->name);
+	if (rank < 0 || rank > RT_MAX_RANK)
+		return fail(m, COLLAGEC_E_ARG, "input '%s': rank %d outside 0..%d", v->name,
+			    rank, RT_MAX_RANK);
+	if (rank && !dims)
+		return fail(m, COLLAGEC_E_ARG, "input '%s': NULL dims for rank %d", v->name,
+			    rank);
+	if (rank != v->rank)
+		return fail(m, COLLAGEC_E_SHAPE, "input '%s': rank %d, expected %d", v->name,
+			    rank, v->rank);
+	bytes = v->esize;
 	for (int k = 0; k < rank; k++) {
 		if (dims[k] < 0)
-			return fail(m, COLLAGEC_E_SHAPE, "input '%s': negative dimension",
-				    rt_values[rt_inputs[i]].name);
-		m->in_dims[i][k] = dims[k];
+			return fail(m, COLLAGEC_E_SHAPE, "input '%s': dimension %d is negative "
+				    "(%lld)", v->name, k, (long long)dims[k]);
+		if (dims[k] == 0)
+			zero = 1;
+		else if (!over)
+			over = __builtin_mul_overflow(bytes, dims[k], &bytes);
 	}
+	/* (a zero dim makes it empty, however large the others are) */
+	if (over && !zero)
+		return fail(m, COLLAGEC_E_SHAPE, "input '%s': the dimensions' product "
+			    "overflows", v->name);
+	memcpy(m->in_dims[i], dims, (size_t)rank * sizeof(*dims));
 	m->in_rank[i] = rank;
 	m->in_data[i] = data;
 	return COLLAGEC_OK;
+}
+
+RT_API collagec_status collagec_set_input(collagec_model *m, int i, const void *data,
+					  const int64_t *dims, int rank)
+{
+	return set_input(m, i, data, dims, rank);
+}
+
+RT_API collagec_status collagec_set_input_typed(collagec_model *m, int i, int dtype,
+						const void *data, const int64_t *dims, int rank)
+{
+	if (m && i >= 0 && i < RT_N_INPUTS && dtype != rt_values[rt_inputs[i]].dtype) {
+		m->in_data[i] = NULL;
+		return fail(m, COLLAGEC_E_ARG, "input '%s': dtype %d, expected %d",
+			    rt_values[rt_inputs[i]].name, dtype, rt_values[rt_inputs[i]].dtype);
+	}
+	return set_input(m, i, data, dims, rank);
 }
 
 RT_API collagec_status collagec_set_threads(collagec_model *m, int n)
@@ -252,6 +314,9 @@ static collagec_status bind_syms(collagec_model *m)
 					continue;
 				}
 				want = dim_eval(d, m->syms);
+				if (pass == 1 && want == RT_OVERFLOW)
+					return fail(m, COLLAGEC_E_SHAPE, "input '%s': dimension %d "
+						    "overflows for these inputs", v->name, k);
 				if (pass == 1 && got != want)
 					return fail(m, COLLAGEC_E_SHAPE, "input '%s': dimension %d "
 						    "is %lld, expected %lld", v->name, k,
@@ -262,6 +327,14 @@ static collagec_status bind_syms(collagec_model *m)
 	for (const struct rt_derived *d = rt_derived; d->sym >= 0; d++) {
 		int64_t a = dim_eval(&d->a, m->syms), b = dim_eval(&d->b, m->syms), v;
 
+		if (a == RT_OVERFLOW || b == RT_OVERFLOW ||
+		    (d->op == 0 && __builtin_add_overflow(a, b, &v))) {
+			if (d->used)
+				return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' overflows for "
+					    "these inputs", rt_sym_names[d->sym]);
+			m->syms[d->sym] = 0;	/* no shape uses it */
+			continue;
+		}
 		if ((d->op == 1 || d->op == 2) && b <= 0) {
 			if (d->used)
 				return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' divides by %lld",
@@ -282,10 +355,19 @@ static collagec_status bind_syms(collagec_model *m)
 	for (const struct rt_check *c = rt_checks; c->text; c++) {
 		int64_t a = dim_eval(&c->a, m->syms), b = dim_eval(&c->b, m->syms);
 
+		if (a == RT_OVERFLOW || b == RT_OVERFLOW)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, which overflows for "
+				    "these inputs", c->node, c->text);
 		if (a > b)
 			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, the inputs give "
 				    "%lld > %lld", c->node, c->text, (long long)a, (long long)b);
 	}
+	/* every tensor's size must be representable before the plan adds them */
+	for (int i = 0; i < RT_N_VALUES; i++)
+		if (rt_values[i].kind != RT_CONST && rt_values[i].kind != RT_INPUT &&
+		    value_bytes(&rt_values[i], m->syms) == RT_OVERFLOW)
+			return fail(m, COLLAGEC_E_SHAPE, "tensor '%s' is too large for these "
+				    "inputs", rt_values[i].name);
 	return COLLAGEC_OK;
 }
 
@@ -419,8 +501,11 @@ RT_API collagec_status collagec_get_kernel_info(const collagec_model *m, int k,
 	const struct rt_step *st;
 	const struct rt_variant *v;
 
-	if (!m || k < 0 || k >= RT_N_STEPS || !info)
+	if (!m || !info)
 		return COLLAGEC_E_ARG;
+	if (k < 0 || k >= RT_N_STEPS)
+		return fail((collagec_model *)m, COLLAGEC_E_ARG, "kernel index %d out of range "
+			    "(the model has %d)", k, RT_N_STEPS);
 	st = &rt_steps[k];
 	v = m->has_run ? &rt_variants[st->var0 + m->ran[k]] : NULL;
 	info->name = st->name;
@@ -436,8 +521,11 @@ RT_API collagec_status collagec_get_kernel_info(const collagec_model *m, int k,
 RT_API collagec_status collagec_get_output(collagec_model *m, int i, const void **data,
 					   const int64_t **dims, int *rank)
 {
-	if (!m || i < 0 || i >= RT_N_OUTPUTS)
+	if (!m)
 		return COLLAGEC_E_ARG;
+	if (i < 0 || i >= RT_N_OUTPUTS)
+		return fail(m, COLLAGEC_E_ARG, "output index %d out of range (the model has %d)",
+			    i, RT_N_OUTPUTS);
 	if (!m->out_data[i])
 		return fail(m, COLLAGEC_E_STATE, "the model has not run");
 	if (data)

@@ -301,6 +301,135 @@ printf '%s %s: \\\n %s\n' "$G4/OUT.so" "$G4/OUT.json" "$GOOD" >"$T/want"
 cmp -s "$T/want" "$G4/OUT.d" || bad "depfile is '$(tr '\n' '|' <"$G4/OUT.d")'"
 verdict compile/depfile
 
+# OUT.json records the version --version prints
+v=$("$C" --version | sed 's/^collagec //')
+grep -q "\"version\":[[:space:]]*\"$v\"" "$G1/OUT.json" || bad "OUT.json lacks \"version\": \"$v\""
+grep -q '"prefix":[[:space:]]*"collagec"' "$G1/OUT.json" || bad "OUT.json lacks \"prefix\": \"collagec\""
+verdict compile/json-has-version-and-prefix
+
+# --prefix NAME: the .so exports exactly collagec.h's functions renamed
+# NAME_*, nothing else; OUT.h declares them; run, bench, explain find NAME
+usage_case prefix-not-identifier "compile: --prefix takes a C identifier of at most 64 characters, not '9lives'" \
+	"$GOOD" -o "$U/OUT.so" --prefix 9lives
+usage_case prefix-dash "compile: --prefix takes a C identifier of at most 64 characters, not 'my-model'" \
+	"$GOOD" -o "$U/OUT.so" --prefix my-model
+usage_case prefix-empty "compile: --prefix takes a C identifier of at most 64 characters, not ''" \
+	"$GOOD" -o "$U/OUT.so" --prefix ''
+# the API as collagec.h and runtime/api.def spell it, and as a model exports it
+sed -n 's/^[a-z_ ]*[ *]\(collagec_[a-z_]*\)(.*/\1/p' "$ROOT/runtime/collagec.h" | sort >"$T/api.h"
+sed -n 's/^API("[^"]*", "\([a-z_]*\)".*/collagec_\1/p' "$ROOT/runtime/api.def" | sort >"$T/api.def"
+nm -D --defined-only "$G1/OUT.so" | awk '{print $3}' | sort >"$T/api.so"
+[ -s "$T/api.h" ] || bad "no function found in collagec.h"
+cmp -s "$T/api.h" "$T/api.def" || bad "runtime/api.def and collagec.h differ: $(diff "$T/api.h" "$T/api.def" | grep '^[<>]' | tr '\n' ' ')"
+cmp -s "$T/api.h" "$T/api.so" || bad "a model exports other than collagec.h: $(diff "$T/api.h" "$T/api.so" | grep '^[<>]' | tr '\n' ' ')"
+verdict compile/exports-exactly-the-api
+
+P=$T/prefix
+fresh "$P"
+x "$C" compile --search none --target c "$GOOD" -o "$P/OUT.so" --prefix my_net --depfile "$P/OUT.d"
+status_is 0; err_empty; dir_is "$P" "OUT.d OUT.h OUT.json OUT.so"; tmp_clean
+sed 's/^collagec_/my_net_/' "$T/api.h" >"$T/want"
+nm -D --defined-only "$P/OUT.so" | awk '{print $3}' | sort >"$T/got"
+cmp -s "$T/want" "$T/got" || bad "exports differ from my_net_*: $(diff "$T/want" "$T/got" | grep '^[<>]' | tr '\n' ' ')"
+grep -q '"prefix":[[:space:]]*"my_net"' "$P/OUT.json" || bad "OUT.json lacks \"prefix\": \"my_net\""
+printf '%s %s %s: \\\n %s\n' "$P/OUT.so" "$P/OUT.json" "$P/OUT.h" "$GOOD" >"$T/want"
+cmp -s "$T/want" "$P/OUT.d" || bad "depfile is '$(tr '\n' '|' <"$P/OUT.d")'"
+verdict compile/prefix
+
+# OUT.h declares every renamed function with collagec.h's types: a program
+# that takes each one's address as a pointer of collagec.h's type compiles
+{
+	echo '#include "OUT.h"'
+	echo 'int main(void) {'
+	# one prototype a line: join collagec.h's continuation lines
+	tr '\n\t' '  ' <"$ROOT/runtime/collagec.h" | sed 's/;/;\n/g; s/\*\//*\/\n/g' |
+		sed 's/^ *//; s/  */ /g' |
+		sed -n 's/^\([a-z_ ]*[ *]\)collagec_\([a-z_]*\)(\(.*\));$/\1(*p_\2)(\3) = my_net_\2; (void)p_\2;/p' 
+	echo 'return 0; }'
+} >"$P/use.c"
+x cc -std=c11 -Wall -Werror -I"$ROOT/runtime" -I"$P" -c "$P/use.c" -o "$P/use.o"
+status_is 0
+[ "$(grep -c '= my_net_' "$P/use.c")" = "$(wc -l <"$T/api.h")" ] || bad "use.c does not take every function's address (multi-line prototypes?)"
+verdict compile/prefix-header-compiles
+rm -f "$P/use.c" "$P/use.o"
+
+x "$C" compile --search none --target c "$GOOD" -o "$P/OUT2.so" --prefix my_net
+status_is 0
+cmp -s "$P/OUT.h" "$P/OUT2.h" || bad "the two OUT.h differ"
+cmp -s "$P/OUT.so" "$P/OUT2.so" || bad "the two OUT.so differ"
+verdict compile/prefix-reproducible
+
+x "$C" run "$P/OUT.so" --input "x=$M/good/data/input_0.pb" --check "$M/good/data"
+status_is 0; out_has "y"
+verdict run/prefixed-model
+x "$C" bench "$P/OUT.so" --runs 2 --warmup 1 --shape x=2,3
+status_is 0; out_has "median"
+verdict bench/prefixed-model
+rm "$P/OUT.json"
+x "$C" explain "$P/OUT.so"
+status_is 0; out_has "add_bias"; out_has ", search none, prefix my_net"
+verdict explain/prefixed-model-embedded-metadata
+
+# -o OUT.a: a static archive whose only global symbols are the API; two
+# models with different prefixes link statically into one program and run
+S=$T/static
+fresh "$S"
+x "$C" compile --search none --target c "$GOOD" -o "$S/one.a" --prefix one
+status_is 0; err_empty; dir_is "$S" "one.a one.h one.json"; tmp_clean
+x "$C" compile --search none --target c "$GOOD" -o "$S/two.a" --prefix two
+status_is 0
+sed 's/^collagec_/one_/' "$T/api.h" >"$T/want"
+nm --defined-only -g "$S/one.a" 2>/dev/null | awk 'NF == 3 {print $3}' | sort >"$T/got"
+cmp -s "$T/want" "$T/got" || bad "one.a's globals differ from one_*: $(diff "$T/want" "$T/got" | grep '^[<>]' | tr '\n' ' ')"
+grep -q '"ldlibs":[[:space:]]*"' "$S/one.json" || bad "OUT.json lacks compiler.ldlibs"
+ldlibs=$(sed -n 's/.*"ldlibs":[[:space:]]*"\([^"]*\)".*/\1/p' "$S/one.json")
+cat >"$S/main.c" <<'EOF2'
+#include <stdio.h>
+#include "one.h"
+#include "two.h"
+int main(void)
+{
+	float x[6] = { 1, 2, 3, -4, -5, -6 };
+	const int64_t dims[2] = { 2, 3 };
+	const float *y1, *y2;
+	collagec_model *a, *b;
+
+	if (one_open(&a) || two_open(&b) || one_set_input(a, 0, x, dims, 2) ||
+	    two_set_input(b, 0, x, dims, 2) || one_run(a) || two_run(b) ||
+	    one_get_output(a, 1, (const void **)&y1, NULL, NULL) ||
+	    two_get_output(b, 1, (const void **)&y2, NULL, NULL))
+		return 1;
+	for (int i = 0; i < 6; i++)
+		printf("%g %g\n", y1[i], y2[i]);
+	one_close(a);
+	two_close(b);
+	return 0;
+}
+EOF2
+# shellcheck disable=SC2086
+x cc -std=c11 -Wall -Werror -I"$ROOT/runtime" -I"$S" "$S/main.c" "$S/one.a" "$S/two.a" $ldlibs -lm \
+	-o "$S/main"
+status_is 0
+x "$S/main"
+status_is 0
+printf '1.5 1.5\n1.75 1.75\n4 4\n0 0\n0 0\n0 0\n' >"$T/want"
+cmp -s "$T/want" "$T/out" || bad "outputs: $(tr '\n' '|' <"$T/out")"
+verdict compile/static-archives-link-into-one-program
+
+x "$C" run "$S/one.a"
+status_is 1; err_has "$S/one.a: cannot load the model"
+verdict run/static-archive-is-refused
+
+# two prefixes that differ only in case: both headers in one file
+mkdir -p "$P/case"
+x "$C" compile --search none --target c "$GOOD" -o "$P/case/OUT.so" --prefix MY_NET
+status_is 0
+printf '#include "OUT.h"\n#include "case/OUT.h"\nint main(void) { collagec_status (*f[2])(collagec_model *) = { my_net_run, MY_NET_run }; return f[0] == f[1]; }\n' \
+	>"$P/two.c"
+x cc -std=c11 -Wall -Werror -I"$ROOT/runtime" -I"$P" -c "$P/two.c" -o "$P/two.o"
+status_is 0
+verdict compile/prefix-headers-differing-in-case
+
 # --dump-ir: NN-pass.ir per pass from 00-import.ir, then NN-lower.tir; each
 # names the ONNX nodes (span comments)
 G5=$T/good5
@@ -520,6 +649,17 @@ else
 	bad "cannot build a test shared object with ${CC:-cc}"
 fi
 verdict run/foreign-so
+
+# a NAME_abi_version alone is no prefix; with NAME_run, NAME_open must be there too
+printf 'int foo_abi_version(void) { return 3; }\n' >"$T/half.c"
+${CC:-cc} -shared -fPIC -o "$T/half.so" "$T/half.c" 2>/dev/null
+x "$C" run "$T/half.so"
+status_is 1; err_has "$T/half.so: not a collagec model: it exports no collagec_abi_version"
+printf 'int foo_abi_version(void) { return 3; }\nint foo_run(void) { return 0; }\n' >"$T/half.c"
+${CC:-cc} -shared -fPIC -o "$T/half.so" "$T/half.c" 2>/dev/null
+x "$C" run "$T/half.so"
+status_is 1; err_has "$T/half.so: not a collagec model: missing foo_open"
+verdict run/foreign-so-with-a-prefix-look-alike
 
 # ---- bench ----
 

@@ -105,6 +105,21 @@ void emit_variant_pick(const struct kernel *k, const char *name, struct strbuf *
 void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct model_sources *ms,
 		  const char *metadata_json, bool split, struct strbuf *out);
 
+/* The longest --prefix (a C identifier). */
+#define EMIT_PREFIX_MAX 64
+
+/* Whether prefix can name a model's API: a C identifier of EMIT_PREFIX_MAX at most. */
+bool emit_prefix_valid(const char *prefix);
+
+/*
+ * Prints the "#define collagec_NAME PREFIX_NAME" lines, one per API function
+ * (runtime/api.def), that go before everything else in a prefixed model.c.
+ */
+void emit_prefix_defines(const char *prefix, struct strbuf *out);
+
+/* Prints OUT.h, the declarations of a prefixed model's API. */
+void emit_header(const char *prefix, struct strbuf *out);
+
 struct link_options {
 	const char *cc;		/* compiler command ($CC or "cc") */
 	const char *cflags;	/* optimisation flags */
@@ -116,6 +131,9 @@ struct link_options {
 	const char *objects;	/* (optional) the kernel-object cache directory */
 	int objects_hit;	/* out: kernel files taken from it */
 };
+
+/* Whether out names a static archive (OUT.a) rather than a shared object. */
+bool emit_out_is_archive(const char *out);
 
 /* The flags every generated model.c is compiled with, before --opt's. */
 #define EMIT_MATH_FLAGS "-fno-math-errno -fvect-cost-model=cheap"
@@ -162,7 +180,9 @@ int objcache_scan(const char *dir, long *files, long long *bytes, long long max_
 
 /*
  * Compiles model.c and the kernel files (kernels_N.c, jobs at a time) with
- * the weights and runtime into out_so (atomically). Diagnostics with
+ * the weights and runtime into out_so (atomically): a shared object, or for
+ * a name ending in .a a static archive of one object in which only the API
+ * is global. Diagnostics with
  * STATUS_ENV when the toolchain fails. 0 or -1.
  */
 int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *model_c,

@@ -236,6 +236,13 @@ static void report_log(struct collagec_ctx *ctx, const char *dir, int status, co
 	free(log);
 }
 
+bool emit_out_is_archive(const char *out)
+{
+	size_t n = strlen(out);
+
+	return n > 2 && !strcmp(out + n - 2, ".a");
+}
+
 int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *model_c,
 	      char *const *kfiles, int n_kfiles, const struct exec_plan *ep, const char *out_so)
 {
@@ -277,23 +284,44 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 		goto out;
 	}
 	/*
-	 * Before --opt, so that it can override them: -fno-math-errno lets
-	 * calls to the vector math of rt_model.h vectorise (the generated code
-	 * never reads errno), and the cheap cost model lets -O2 vectorise
-	 * loops whose trip count is symbolic or not a multiple of the vector
-	 * length (-O2's "very cheap" model does neither).
+	 * EMIT_MATH_FLAGS come before --opt, so that it can override them:
+	 * -fno-math-errno lets calls to the vector math of rt_model.h vectorise
+	 * (the generated code never reads errno), and the cheap cost model lets
+	 * -O2 vectorise loops whose trip count is symbolic or not a multiple of
+	 * the vector length (-O2's "very cheap" model does neither).
 	 */
-	cmd = arena_printf(&ctx->arena, "%s -std=gnu11 " EMIT_MATH_FLAGS " %s %s -fPIC -shared "
-			   "-fvisibility=hidden -Wl,--build-id=none -o model.so model.c%s %s -lm",
-			   lo->cc, lo->cflags, lo->march, sb_str(&objs), lo->ldlibs ? lo->ldlibs : "");
+	if (emit_out_is_archive(out_so))
+		/*
+		 * A static archive of one object (model.c and the kernel files
+		 * joined by ld -r) whose hidden symbols (kernels, tables,
+		 * weights) objcopy makes local, so that only the API is global
+		 * and two models' objects link side by side; ar D writes no
+		 * dates or owners.
+		 */
+		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 " EMIT_MATH_FLAGS " %s %s -fPIC "
+				   "-fvisibility=hidden -c -o model0.o model.c && "
+				   "%s -r -nostdlib -o model.o model0.o%s && "
+				   "objcopy --localize-hidden model.o && ar rcsD model.out model.o",
+				   lo->cc, lo->cflags, lo->march, lo->cc, sb_str(&objs));
+	else
+		/*
+		 * No soname: a program linked with ./OUT.so records that path, as
+		 * "cc app.c ./model.so" has always worked; -L. -l:OUT.so with an
+		 * rpath records the bare name instead.
+		 */
+		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 " EMIT_MATH_FLAGS " %s %s -fPIC "
+				   "-shared -fvisibility=hidden -Wl,--build-id=none -o model.out "
+				   "model.c%s %s -lm", lo->cc, lo->cflags, lo->march, sb_str(&objs),
+				   lo->ldlibs ? lo->ldlibs : "");
 	status = run_in(dir, cmd);
 	if (status != 0) {
 		report_log(ctx, dir, status, lo->cc);
 		goto out;
 	}
-	so = file_read(arena_printf(&ctx->arena, "%s/model.so", dir), &len);
+	so = file_read(arena_printf(&ctx->arena, "%s/model.out", dir), &len);
 	if (!so) {
-		diag_error_status(ctx, STATUS_ENV, "the C compiler produced no shared object");
+		diag_error_status(ctx, STATUS_ENV, "the C compiler produced no %s",
+				  emit_out_is_archive(out_so) ? "archive" : "shared object");
 		goto out;
 	}
 	if (file_write_atomic(out_so, so, len) < 0)

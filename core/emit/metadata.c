@@ -198,6 +198,7 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddStringToObject(m, "producer", g->producer ? g->producer : "");
 	c = cJSON_AddObjectToObject(root, "compiler");
 	cJSON_AddStringToObject(c, "version", COLLAGEC_VERSION);
+	cJSON_AddStringToObject(c, "prefix", o->prefix ? o->prefix : "collagec");
 	ts = cJSON_AddArrayToObject(c, "targets");
 	for (int i = 0; i < nt; i++)
 		cJSON_AddItemToArray(ts, cJSON_CreateString(targets[i]->str));
@@ -208,6 +209,8 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddStringToObject(c, "cpu_flags", lo->march);
 	if (lo->march_resolved)
 		cJSON_AddStringToObject(c, "cpu_resolved", lo->march_resolved);
+	/* what a program linking OUT.a needs besides it (OUT.so links them itself) */
+	cJSON_AddStringToObject(c, "ldlibs", lo->ldlibs ? lo->ldlibs : "");
 	cJSON_AddItemToObject(root, "inputs", tensors_json(g, g->inputs.v, g->inputs.n));
 	cJSON_AddItemToObject(root, "outputs", tensors_json(g, g->outputs.v, g->outputs.n));
 	cJSON_AddItemToObject(root, "partitions", partitions_json(g, parts, np));

@@ -1,0 +1,28 @@
+#!/bin/sh
+# runtime.sh - a compiled model checks what it is given: testdata/runtime/
+# checks.c, linked against a model from testdata/runtime/make_model.py,
+# passes bad indexes, NULL pointers, bad ranks, negative and overflowing
+# dims, a wrong dtype, shapes that do not fit (a symbol bound to two values
+# included), runs before every input is set, and wants the documented
+# status and message each time, then a good run. Needs $COLLAGEC and
+# $TEST_TMP (defaults: build/collagec, /tmp). One line per check: "ok
+# runtime/NAME" or "FAIL runtime/NAME: why".
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
+T=${TEST_TMP:-/tmp}/runtime
+rm -rf "$T"
+mkdir -p "$T"
+fail() { echo "FAIL runtime/$1: $2"; exit 1; }
+
+/usr/bin/python3 "$ROOT/testdata/runtime/make_model.py" "$T/checks.onnx" >"$T/gen.log" 2>&1 ||
+	fail make-model "$(tail -n 1 "$T/gen.log")"
+"$COLLAGEC" compile --search none --target c "$T/checks.onnx" -o "$T/libchecks.so" \
+	>"$T/compile.log" 2>&1 || fail compile "$(head -n 1 "$T/compile.log")"
+cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/testdata/runtime/checks.c" \
+	-L"$T" -lchecks -Wl,-rpath,"$T" -o "$T/checks" >"$T/cc.log" 2>&1 ||
+	fail cc "$(head -n 1 "$T/cc.log")"
+# every check prints its own line; a crash prints none for the rest
+"$T/checks"
+st=$?
+[ $st -eq 0 ] || [ $st -eq 1 ] || fail checks-exit "checks died with status $st"
+exit $st
