@@ -12,7 +12,7 @@ target dnnl
 
 let mm   = MatMul(*, *) | Gemm(*, *, *?)
 let conv = Conv(*, *, *?)
-let act  = {Relu|LeakyRelu|Sigmoid|Tanh|HardSigmoid|HardSwish|Elu}
+let act  = {Relu|LeakyRelu|Sigmoid|Tanh|HardSigmoid|HardSwish|Elu|Exp|Abs|Gelu}
 
 # conv + bias + residual add + activation: the end of a ResNet block
 let conv_bias = Add($conv, const) | Add(const, $conv)

@@ -11,6 +11,8 @@
  *   HardSwish                eltwise hardswish
  *   HardSigmoid              eltwise linear then clip to [0, 1]
  *   Clip                     eltwise clip (constant bounds)
+ *   Exp, Abs                 eltwise exp, abs
+ *   Gelu                     eltwise gelu_erf (gelu_tanh: approximate tanh)
  *   Neg                      eltwise linear -1 (only through --patterns)
  *   Add                      a constant per-channel bias straight after a
  *                            Conv without one becomes its bias; else a
@@ -56,7 +58,7 @@
 /* Post-op codes and broadcasts: as enum rt_dnnl_po / rt_dnnl_bcast of rt_dnnl.h. */
 enum po_code {
 	PO_NONE, PO_RELU, PO_TANH, PO_ELU, PO_LINEAR, PO_LOGISTIC, PO_CLIP, PO_HARDSWISH,
-	PO_ADD0, PO_ADD1, PO_COUNT
+	PO_EXP, PO_ABS, PO_GELU_ERF, PO_GELU_TANH, PO_ADD0, PO_ADD1, PO_COUNT
 };
 
 enum bcast {
@@ -385,6 +387,16 @@ static bool epi_op(struct graph *g, const int *nodes, int n_nodes, int idx, int 
 		return po_add(ep, PO_HARDSWISH, 0, 0);
 	case OP_NEG:
 		return po_add(ep, PO_LINEAR, -1, 0);
+	case OP_EXP:
+		return po_add(ep, PO_EXP, 0, 0);
+	case OP_ABS:
+		return po_add(ep, PO_ABS, 0, 0);
+	case OP_GELU:
+		if (!strcmp(node_attr_str(e, "approximate", "none"), "none"))
+			return po_add(ep, PO_GELU_ERF, 0, 0);
+		if (!strcmp(node_attr_str(e, "approximate", "none"), "tanh"))
+			return po_add(ep, PO_GELU_TANH, 0, 0);
+		return false;
 	case OP_HARDSIGMOID:
 		return po_add(ep, PO_LINEAR, node_attr_float(e, "alpha", 0.2),
 			      node_attr_float(e, "beta", 0.5)) && po_add(ep, PO_CLIP, 0, 1);

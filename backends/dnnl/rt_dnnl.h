@@ -70,6 +70,10 @@ enum rt_dnnl_po {
 	RT_DNNL_PO_LOGISTIC,
 	RT_DNNL_PO_CLIP,		/* [alpha, beta] */
 	RT_DNNL_PO_HARDSWISH,
+	RT_DNNL_PO_EXP,
+	RT_DNNL_PO_ABS,
+	RT_DNNL_PO_GELU_ERF,
+	RT_DNNL_PO_GELU_TANH,
 	RT_DNNL_PO_ADD0,		/* + binary operand e0 */
 	RT_DNNL_PO_ADD1,		/* + binary operand e1 */
 	RT_DNNL_PO_COUNT
@@ -209,6 +213,10 @@ static dnnl_status_t rt_dnnl_attr(struct rt_dnnl_kernel *k, dnnl_primitive_attr_
 		[RT_DNNL_PO_LOGISTIC] = dnnl_eltwise_logistic,
 		[RT_DNNL_PO_CLIP] = dnnl_eltwise_clip,
 		[RT_DNNL_PO_HARDSWISH] = dnnl_eltwise_hardswish,
+		[RT_DNNL_PO_EXP] = dnnl_eltwise_exp,
+		[RT_DNNL_PO_ABS] = dnnl_eltwise_abs,
+		[RT_DNNL_PO_GELU_ERF] = dnnl_eltwise_gelu_erf,
+		[RT_DNNL_PO_GELU_TANH] = dnnl_eltwise_gelu_tanh,
 	};
 	dnnl_post_ops_t ops = NULL;
 	dnnl_status_t st;

@@ -80,6 +80,8 @@ ACTS = {
     "hsig": (lambda: ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
              lambda t: np.clip(0.3 * t + 0.4, 0, 1)),
     "hswish": (lambda: ("HardSwish", {}), lambda t: t * np.clip(t / 6 + 0.5, 0, 1)),
+    "exp": (lambda: ("Exp", {}), np.exp),
+    "abs": (lambda: ("Abs", {}), np.abs),
 }
 
 
@@ -106,6 +108,8 @@ def convs(outdir, rng):
          "hswish"),
         ("conv_relu_par", (1, 16, 24, 24), 16, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, True,
          "relu"),
+        ("conv_exp", (1, 3, 6, 6), 4, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, True, "exp"),
+        ("conv_abs", (2, 4, 5, 5), 4, 3, (1, 1), (0, 0, 0, 0), (1, 1), 2, False, "abs"),
     ]
     for name, xs, m, k, st, pads, dil, group, bias, act in cases:
         x, w = u(rng, xs), u(rng, (m, xs[1] // group, k, k))
@@ -193,6 +197,19 @@ def matmuls(outdir, rng):
         save(outdir, "mm_bias_" + act, nodes, [vinfo("a", [5, 12])], [vinfo("y", [5, 9])],
              {"a": a}, {"y": ACTS[act][1](f64(a) @ w + b)}, [("w", w), ("b", b)], op,
              ["dnnl.matmul_add_act"])
+    # MatMul + bias + Gelu (erf, then tanh form): opset 20
+    for name, approx in (("mm_bias_gelu", "none"), ("mm_bias_gelu_tanh", "tanh")):
+        a, w, b = u(rng, (5, 12)), u(rng, (12, 9)), u(rng, (9,))
+        t = f64(a) @ w + b
+        if approx == "none":
+            y = 0.5 * t * (1 + erf(t / np.sqrt(2)))
+        else:
+            y = 0.5 * t * (1 + np.tanh(np.sqrt(2 / np.pi) * (t + 0.044715 * t ** 3)))
+        nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+                 helper.make_node("Add", ["t", "b"], ["t2"], name="bias"),
+                 helper.make_node("Gelu", ["t2"], ["y"], name="gelu", approximate=approx)]
+        save(outdir, name, nodes, [vinfo("a", [5, 12])], [vinfo("y", [5, 9])], {"a": a},
+             {"y": y}, [("w", w), ("b", b)], "Gelu", ["dnnl.matmul_add_act"], opset=20)
     # a batch folded into the rows, symbolic (references at N=3), + Tanh
     a, w = u(rng, (3, 4, 8)), u(rng, (8, 5))
     nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
