@@ -796,7 +796,8 @@ static bool deconv_plan(struct graph *g, const struct node *n, struct op_plan *p
 	if (bias && (bias->shape.rank != 1 || !shape_is_static(&bias->shape) ||
 		     bias->shape.d[0].c != y->shape.d[1].c))
 		return false;
-	if (strcmp(node_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") || node_attr(n, "output_shape"))
+	if (strcmp(node_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") ||
+	    node_attr(n, "output_shape"))
 		return false;
 	if (group < 1 || x->shape.d[1].c % group || w->shape.d[0].c != x->shape.d[1].c ||
 	    w->shape.d[1].c * group != y->shape.d[1].c)
@@ -969,11 +970,14 @@ static int matmul_args(struct tir_builder *b, struct graph *g, const struct node
 /* The product of x's dims [from, to) as a loop-IR expression. */
 static struct tir *dims_prod(struct tir_builder *b, const struct value *x, int from, int to)
 {
-	struct tir *e = tir_int(b, 1);
+	struct tir *e = NULL;
 
-	for (int i = from; i < to; i++)
-		e = i == from ? tir_dim(b, x->shape.d[i]) : tir_mul(b, e, tir_dim(b, x->shape.d[i]));
-	return e;
+	for (int i = from; i < to; i++) {
+		struct tir *d = tir_dim(b, x->shape.d[i]);
+
+		e = e ? tir_mul(b, e, d) : d;
+	}
+	return e ? e : tir_int(b, 1);
 }
 
 /* The shape arguments of standalone op n's helper (after its buffers). */

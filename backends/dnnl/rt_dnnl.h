@@ -782,7 +782,8 @@ static void collagec_dnnl_pool(struct rt_dnnl_kernel *k, const char *name, const
 		dnnl_memory_desc_t src, any_dst;
 		dnnl_pooling_v2_desc_t desc;
 		/* channels last: oneDNN's jit pooling; on nchw it falls to its reference */
-		const dnnl_format_tag_t tag = nsp == 1 ? dnnl_nwc : nsp == 2 ? dnnl_nhwc : dnnl_ndhwc;
+		const dnnl_format_tag_t tag = nsp == 1 ? dnnl_nwc :
+					      nsp == 2 ? dnnl_nhwc : dnnl_ndhwc;
 
 		for (int i = 0; i < nsp; i++) {
 			xd[2 + i] = in[i];
@@ -1058,7 +1059,8 @@ static void collagec_dnnl_lrn(struct rt_dnnl_kernel *k, const char *name, const 
 		if (rt_dnnl_fail(rt_dnnl_plain(&k->src_md, 4, d), name, "src") ||
 		    rt_dnnl_fail(dnnl_lrn_forward_desc_init(&desc, dnnl_forward_inference,
 							    dnnl_lrn_across_channels, &k->src_md,
-							    size, alpha, beta, bias), name, "lrn") ||
+							    size, alpha, beta, bias), name,
+				 "lrn") ||
 		    rt_dnnl_make_op(k, name, &desc, NULL) < 0)
 			goto out;
 	}
