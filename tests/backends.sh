@@ -12,7 +12,8 @@
 # unavailable gets one "ok ... skipped" line instead of its checks.
 #
 # Each backend has its own section below ("# --- KIND ---"); add new sections
-# before "# --- end ---".
+# before "# --- end ---". $BACKENDS (e.g. "dnnl" or "blas dnnl") runs only
+# the sections it names, to iterate on one backend; unset, all of them.
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 C=${COLLAGEC:-$ROOT/build/collagec}
@@ -47,6 +48,12 @@ verdict() {
 		failed=$((failed + 1))
 	fi
 	why=
+}
+# wanted KIND: true when $BACKENDS is unset or names KIND
+wanted() {
+	[ -z "$BACKENDS" ] && return 0
+	case " $(echo "$BACKENDS" | tr ',' ' ') " in *" $1 "*) return 0 ;; esac
+	return 1
 }
 # available KIND: true when `collagec targets` lists KIND as available
 available() {
@@ -111,7 +118,9 @@ fi
 # matrices (det 0), two Det partitions in one model (helpers emitted once),
 # symbolic batches left to c unless bound by --shape.
 
-if ! available lapack; then
+if ! wanted lapack; then
+	:
+elif ! available lapack; then
 	echo "ok   backends/lapack skipped: $("$C" targets | awk '/^lapack \(/ { on = 1; next }
 		on && /^  status: / { sub(/^  status: */, ""); print; exit }')"
 else
@@ -212,7 +221,9 @@ blas_same() {
 		bad "$3: $r"
 }
 
-if ! available blas; then
+if ! wanted blas; then
+	:
+elif ! available blas; then
 	echo "ok   backends/blas skipped: $("$C" targets | awk '/^blas \(/ { on = 1; next }
 		on && /^  status: / { sub(/^  status: */, ""); print; exit }')"
 elif ! "$PY" "$ROOT/testdata/backends/make_blas_models.py" "$T/blas/models" \
@@ -338,17 +349,28 @@ fi
 # (transA/transB, C as the bias, alpha without C) as oneDNN primitives, each
 # followed by the epilogue ops patterns/dnnl.pat fuses as post-ops: every
 # activation kind, Clip, a constant per-channel bias, a residual, a
-# per-channel input, a scalar. Every model of
+# per-channel input, a scalar; and the standalone ops, one primitive each:
+# MaxPool and AveragePool (1-3 spatial dims, pads, strides, dilations,
+# ceil_mode, count_include_pad), the global pools, BatchNormalization,
+# LayerNormalization, Softmax and LogSoftmax, LRN, each eltwise op and
+# ConvTranspose (1-D and 2-D, groups, strides, pads, dilations,
+# output_padding).
+# Every model of
 # testdata/backends/make_dnnl_models.py is compiled for c and for dnnl,c: the
 # dnnl,c build must reproduce the c build's outputs (collagec run --check,
 # rtol 1e-3, atol 1e-4) and numpy's, its partitions must be on the target in
 # 'expect' (dnnl; c for what the rule refuses: a Gemm with beta 2, a
-# broadcast MatMul batch, an Add that broadcasts along W) and come from the
+# broadcast MatMul batch, an Add that broadcasts along W, an AveragePool
+# whose ceil_mode overhang count_include_pad would count, a LayerNorm Scale
+# that broadcasts, a Clip bound computed at run time, an even LRN size, a
+# ConvTranspose with output_shape) and come from the
 # expected rules. Then the symbolic models at several --shape N=... against
 # c, the *_par models on 2, 3 and 1 threads, and the ONNX backend tests of
-# MatMul, Gemm and Conv on dnnl,c.
+# MatMul, Gemm and Conv and of the standalone ops on dnnl,c.
 
-if ! available dnnl; then
+if ! wanted dnnl; then
+	:
+elif ! available dnnl; then
 	echo "ok   backends/dnnl skipped: $("$C" targets | awk '/^dnnl \(/ { on = 1; next }
 		on && /^  status: / { sub(/^  status: */, ""); print; exit }')"
 elif ! "$PY" "$ROOT/testdata/backends/make_dnnl_models.py" "$T/dnnl/models" \
@@ -387,7 +409,8 @@ else
 	done
 
 	# symbolic dims on random inputs: same seed, same inputs through both
-	for m in conv_sym_clip mm_sym_fold_tanh; do
+	for m in conv_sym_clip mm_sym_fold_tanh avgpool_sym_incl gap_sym bnorm_sym lnorm_sym \
+		logsoftmax_sym elt_elu_sym deconv_g2_dil_sym; do
 		for n in 5 1 3; do
 			[ -n "$why" ] && break
 			run "$D/$m.c.so" "$D/$m.c.r$n" --shape N=$n --seed 11
@@ -423,6 +446,17 @@ else
 	[ $st -eq 0 ] || bad "exit $st: $(grep -v '^PASS' "$T/conf" | head -n 1)"
 	grep -qx "conformance: 20 passed, 0 failed" "$T/conf" || bad "$(tail -n 1 "$T/conf")"
 	verdict dnnl/conformance
+
+	# the ONNX backend tests of the standalone ops (not training-mode
+	# BatchNormalization nor MaxPool's Indices, which c refuses too)
+	# shellcheck disable=SC2046
+	"$C" conformance -j2 --target dnnl,c $(ls "$ONNXDATA/node" | grep -E \
+		'^test_(maxpool|averagepool|globalaveragepool|globalmaxpool|batchnorm|layer_normalization|softmax|logsoftmax|lrn|relu|leakyrelu|clip|sigmoid|tanh|elu|hardsigmoid|hardswish|exp|sqrt|abs|round|gelu|convtranspose)(_|$)' |
+		grep -v -e training_mode -e with_argmax | sed "s|^|$ONNXDATA/node/|") >"$T/conf" 2>&1
+	st=$?
+	[ $st -eq 0 ] || bad "exit $st: $(grep -v '^PASS' "$T/conf" | head -n 1)"
+	grep -qx "conformance: 143 passed, 0 failed" "$T/conf" || bad "$(tail -n 1 "$T/conf")"
+	verdict dnnl/conformance-ops
 fi
 
 # --- opencl ---
@@ -451,7 +485,9 @@ ocl_same_as_c() {
 	done
 }
 
-if ! available opencl; then
+if ! wanted opencl; then
+	:
+elif ! available opencl; then
 	echo "ok   backends/opencl skipped: $("$C" targets | awk '/^opencl \(/ { on = 1; next }
 		on && /^  status: / { sub(/^  status: */, ""); print; exit }')"
 elif ! "$PY" "$ROOT/testdata/backends/make_opencl_models.py" "$T/opencl/models" \

@@ -11,14 +11,22 @@
  *   HardSwish                eltwise hardswish
  *   HardSigmoid              eltwise linear then clip to [0, 1]
  *   Clip                     eltwise clip (constant bounds)
+ *   Exp, Abs                 eltwise exp, abs
+ *   Gelu                     eltwise gelu_erf (gelu_tanh: approximate tanh)
  *   Neg                      eltwise linear -1 (only through --patterns)
  *   Add                      a constant per-channel bias straight after a
  *                            Conv without one becomes its bias; else a
  *                            binary add post-op of a tensor of the output's
  *                            shape, a scalar, a per-channel (dim 1, Conv) or
  *                            last-dim (MatMul, Gemm) vector; two at most.
+ * The table's last rules take one op alone (pooling, BatchNormalization,
+ * LayerNormalization, Softmax, LRN, eltwise, ConvTranspose: op_plan says which, refusing
+ * what oneDNN would compute otherwise than ONNX); each is one primitive in
+ * plain layouts.
  * relay_to_tir makes one kernel per partition whose body is one call_extern
- * of collagec_dnnl_conv2d or collagec_dnnl_matmul, helpers of the runtime
+ * of collagec_dnnl_conv2d, collagec_dnnl_matmul (or, for one op alone,
+ * collagec_dnnl_pool, _eltwise, _softmax, _bnorm, _lnorm, _lrn, _deconv),
+ * helpers of the runtime
  * prelude rt_dnnl.h (embedded into collagec, pasted once per model; it
  * explains the primitive cache, layouts, the once-only weights reorder and
  * threads). print_kernel gives each kernel a static cache of its primitive
@@ -50,7 +58,7 @@
 /* Post-op codes and broadcasts: as enum rt_dnnl_po / rt_dnnl_bcast of rt_dnnl.h. */
 enum po_code {
 	PO_NONE, PO_RELU, PO_TANH, PO_ELU, PO_LINEAR, PO_LOGISTIC, PO_CLIP, PO_HARDSWISH,
-	PO_ADD0, PO_ADD1, PO_COUNT
+	PO_EXP, PO_ABS, PO_GELU_ERF, PO_GELU_TANH, PO_ADD0, PO_ADD1, PO_COUNT
 };
 
 enum bcast {
@@ -327,13 +335,34 @@ static int bcast_of(const struct value *x, const struct value *out, bool conv, b
 	return BC_NONE;
 }
 
+/* Clip's bounds: absent (infinite), or constant scalars with lo <= hi. */
+static bool clip_bounds(struct graph *g, const struct node *e, double *lo, double *hi)
+{
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	for (int i = 1; i < e->n_in && i < 3; i++) {
+		const struct value *bv = node_in(g, e, i);
+		double x;
+
+		if (!bv)
+			continue;
+		if (!bv->data || !value_const_scalar(g, bv, &x) || isnan(x))
+			return false;
+		if (i == 1)
+			*lo = x;
+		else
+			*hi = x;
+	}
+	return e->n_in <= 3 && *lo <= *hi;
+}
+
 /* One epilogue op e reading chain value v: its post-ops, or false. */
 static bool epi_op(struct graph *g, const int *nodes, int n_nodes, int idx, int v,
 		   struct epi_plan *ep, bool b_vec)
 {
 	const struct node *a = &g->nodes.v[nodes[0]], *e = &g->nodes.v[nodes[idx]];
 	const struct value *out = node_out(g, e, 0), *cv = &g->values.v[v];
-	double lo = -INFINITY, hi = INFINITY;
+	double lo, hi;
 	int other = -1;
 
 	if (e->n_out != 1 || !is_f32(out) || out->shape.rank != cv->shape.rank)
@@ -358,25 +387,21 @@ static bool epi_op(struct graph *g, const int *nodes, int n_nodes, int idx, int 
 		return po_add(ep, PO_HARDSWISH, 0, 0);
 	case OP_NEG:
 		return po_add(ep, PO_LINEAR, -1, 0);
+	case OP_EXP:
+		return po_add(ep, PO_EXP, 0, 0);
+	case OP_ABS:
+		return po_add(ep, PO_ABS, 0, 0);
+	case OP_GELU:
+		if (!strcmp(node_attr_str(e, "approximate", "none"), "none"))
+			return po_add(ep, PO_GELU_ERF, 0, 0);
+		if (!strcmp(node_attr_str(e, "approximate", "none"), "tanh"))
+			return po_add(ep, PO_GELU_TANH, 0, 0);
+		return false;
 	case OP_HARDSIGMOID:
 		return po_add(ep, PO_LINEAR, node_attr_float(e, "alpha", 0.2),
 			      node_attr_float(e, "beta", 0.5)) && po_add(ep, PO_CLIP, 0, 1);
 	case OP_CLIP:
-		/* bounds: absent, or constant scalars */
-		for (int i = 1; i < e->n_in && i < 3; i++) {
-			const struct value *bv = node_in(g, e, i);
-			double x;
-
-			if (!bv)
-				continue;
-			if (!bv->data || !value_const_scalar(g, bv, &x) || isnan(x))
-				return false;
-			if (i == 1)
-				lo = x;
-			else
-				hi = x;
-		}
-		return e->n_in <= 3 && lo <= hi && po_add(ep, PO_CLIP, lo, hi);
+		return clip_bounds(g, e, &lo, &hi) && po_add(ep, PO_CLIP, lo, hi);
 	case OP_ADD:
 		break;
 	default:
@@ -431,12 +456,425 @@ static bool epi_plan(struct graph *g, const int *nodes, int n_nodes, struct epi_
 	return true;
 }
 
-/* A pattern match: an anchor that fits, then epilogue ops that are post-ops. */
+/* ---- the standalone ops ---- */
+
+/* Eltwise algorithms and pooling kinds: as enum rt_dnnl_ew / rt_dnnl_pool. */
+enum ew_code {
+	EW_NONE, EW_RELU, EW_TANH, EW_ELU, EW_LINEAR, EW_LOGISTIC, EW_CLIP, EW_HARDSWISH,
+	EW_EXP, EW_SQRT, EW_ABS, EW_ROUND, EW_GELU_ERF, EW_GELU_TANH, EW_COUNT
+};
+
+enum pool_kind {
+	POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE, POOL_COUNT
+};
+
+/* A standalone op as its helper sees it (relay_to_tir passes these). */
+struct op_plan {
+	const char *fn;			/* the helper: collagec_dnnl_<fn> */
+	/* eltwise: one algorithm, then a second as a post-op or EW_NONE */
+	int alg, alg2;
+	double alpha, beta, a2, b2;
+	/* pooling over nsp spatial dims (a global pool: the dims as one) */
+	int nsp;
+	int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+	int pool;			/* enum pool_kind */
+	/* softmax, layer norm: x as [outer, len, inner]; the dims they span */
+	int axis, axis_end;
+	int log;			/* LogSoftmax */
+	double eps;			/* BatchNormalization, LayerNormalization */
+	int64_t group;			/* ConvTranspose (with the pooling geometry) */
+};
+
+/* Whether every dim of x from `from` on is a constant. */
+static bool dims_const_from(const struct value *x, int from)
+{
+	for (int i = from; i < x->shape.rank; i++)
+		if (!dim_is_const(x->shape.d[i]))
+			return false;
+	return true;
+}
+
+/* Whether n has one output (optional ones absent), float32 and x's shape. */
+static bool same_shape_out(struct graph *g, const struct node *n, const struct value *x)
+{
+	const struct value *y = node_out(g, n, 0);
+
+	for (int i = 1; i < n->n_out; i++)
+		if (n->out[i] >= 0)
+			return false;
+	if (!is_f32(x) || !is_f32(y) || y->shape.rank != x->shape.rank)
+		return false;
+	for (int i = 0; i < x->shape.rank; i++)
+		if (!dim_eq(x->shape.d[i], y->shape.d[i]))
+			return false;
+	return true;
+}
+
+/* An elementwise op as one eltwise primitive (a second algorithm fused). */
+static bool eltwise_plan(struct graph *g, const struct node *n, struct op_plan *p)
+{
+	const char *approx;
+	double lo, hi;
+
+	if (n->n_in < 1 || !same_shape_out(g, n, node_in(g, n, 0)))
+		return false;
+	if (n->op != OP_CLIP && n->n_in != 1)
+		return false;
+	p->fn = "eltwise";
+	switch (n->op) {
+	case OP_RELU:
+		p->alg = EW_RELU;
+		return true;
+	case OP_LEAKYRELU:
+		p->alg = EW_RELU;
+		p->alpha = node_attr_float(n, "alpha", 0.01);
+		return true;
+	case OP_TANH:
+		p->alg = EW_TANH;
+		return true;
+	case OP_SIGMOID:
+		p->alg = EW_LOGISTIC;
+		return true;
+	case OP_ELU:
+		p->alg = EW_ELU;
+		p->alpha = node_attr_float(n, "alpha", 1.0);
+		return true;
+	case OP_HARDSWISH:
+		p->alg = EW_HARDSWISH;
+		return true;
+	case OP_HARDSIGMOID:
+		/* oneDNN 2.6 has no hardsigmoid: linear, then clip to [0, 1] */
+		p->alg = EW_LINEAR;
+		p->alpha = node_attr_float(n, "alpha", 0.2);
+		p->beta = node_attr_float(n, "beta", 0.5);
+		p->alg2 = EW_CLIP;
+		p->b2 = 1;
+		return true;
+	case OP_CLIP:
+		if (!clip_bounds(g, n, &lo, &hi))
+			return false;
+		p->alg = EW_CLIP;
+		p->alpha = lo;
+		p->beta = hi;
+		return true;
+	case OP_EXP:
+		p->alg = EW_EXP;
+		return true;
+	case OP_SQRT:
+		p->alg = EW_SQRT;
+		return true;
+	case OP_ABS:
+		p->alg = EW_ABS;
+		return true;
+	case OP_ROUND:
+		p->alg = EW_ROUND;
+		return true;
+	case OP_GELU:
+		approx = node_attr_str(n, "approximate", "none");
+		if (!strcmp(approx, "none"))
+			p->alg = EW_GELU_ERF;
+		else if (!strcmp(approx, "tanh"))
+			p->alg = EW_GELU_TANH;
+		else
+			return false;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * MaxPool, AveragePool: 1 to 3 spatial dims, constant. ceil_mode becomes
+ * a larger end pad, exact for MaxPool and for AveragePool without
+ * count_include_pad (the overhang counts in neither); with it, oneDNN would
+ * count the overhang, so that is refused. Windows that lie wholly in the
+ * pads are refused too (oneDNN rejects them, ONNX leaves them undefined).
+ */
+static bool pool_plan(struct graph *g, const struct node *n, struct op_plan *p)
+{
+	const struct value *x = node_in(g, n, 0), *y = node_out(g, n, 0);
+	const int64_t *ks;
+	bool ceil = node_attr_int(n, "ceil_mode", 0) != 0;
+	struct window w;
+	int r;
+
+	if (n->n_in != 1 || !is_f32(x) || !is_f32(y) || x->shape.rank < 3 ||
+	    x->shape.rank > 5 || y->shape.rank != x->shape.rank || !dims_const_from(x, 2))
+		return false;
+	for (int i = 1; i < n->n_out; i++)
+		if (n->out[i] >= 0)
+			return false;	/* MaxPool's Indices */
+	r = x->shape.rank - 2;
+	if (node_attr_ints(n, "kernel_shape", &ks) != r)
+		return false;
+	if (window_plan(g, (struct node *)n, &x->shape, ks, ceil, &w) < 0)
+		return false;
+	p->fn = "pool";
+	p->nsp = r;
+	p->pool = POOL_MAX;
+	if (n->op == OP_AVERAGEPOOL)
+		p->pool = node_attr_int(n, "count_include_pad", 0) ? POOL_AVG_INCLUDE :
+								      POOL_AVG_EXCLUDE;
+	for (int i = 0; i < r; i++) {
+		int64_t ek = (w.k[i] - 1) * w.d[i] + 1;
+		int64_t pe = (w.out[i] - 1) * w.s[i] + ek - w.in[i] - w.pb[i];
+
+		if (!dim_is_const(y->shape.d[i + 2]) || y->shape.d[i + 2].c != w.out[i])
+			return false;
+		if (pe < w.pe[i])
+			pe = w.pe[i];
+		if (pe > w.pe[i] && p->pool == POOL_AVG_INCLUDE)
+			return false;
+		if (p->pool != POOL_MAX && w.d[i] != 1)
+			return false;
+		if (w.pb[i] >= ek || pe >= ek)
+			return false;
+		p->in[i] = w.in[i];
+		p->out[i] = w.out[i];
+		p->k[i] = w.k[i];
+		p->s[i] = w.s[i];
+		p->d[i] = w.d[i];
+		p->pb[i] = w.pb[i];
+		p->pe[i] = pe;
+	}
+	for (int i = r; i < 3; i++)
+		p->in[i] = p->out[i] = p->k[i] = p->s[i] = p->d[i] = 1;
+	return true;
+}
+
+/* GlobalAveragePool, GlobalMaxPool: one window over the spatial dims as one. */
+static bool gpool_plan(struct graph *g, const struct node *n, struct op_plan *p)
+{
+	const struct value *x = node_in(g, n, 0), *y = node_out(g, n, 0);
+	int64_t sp = 1;
+
+	if (n->n_in != 1 || n->n_out != 1 || !is_f32(x) || !is_f32(y) || x->shape.rank < 3 ||
+	    !dims_const_from(x, 2))
+		return false;
+	for (int i = 2; i < x->shape.rank; i++)
+		sp *= x->shape.d[i].c;
+	if (sp <= 0)
+		return false;
+	p->fn = "pool";
+	p->nsp = 1;
+	p->pool = n->op == OP_GLOBALMAXPOOL ? POOL_MAX : POOL_AVG_EXCLUDE;
+	p->in[0] = p->k[0] = sp;
+	p->out[0] = 1;
+	for (int i = 0; i < 3; i++) {
+		p->s[i] = p->d[i] = 1;
+		if (i > 0)
+			p->in[i] = p->out[i] = p->k[i] = 1;
+	}
+	return true;
+}
+
+/* Softmax, LogSoftmax: opset 13's one axis, or older opsets' axis to the end. */
+static bool softmax_plan(struct graph *g, const struct node *n, struct op_plan *p)
+{
+	const struct value *x = node_in(g, n, 0);
+	int r, axis;
+
+	if (n->n_in != 1 || !same_shape_out(g, n, x) || x->shape.rank < 1)
+		return false;
+	r = x->shape.rank;
+	axis = (int)node_attr_int(n, "axis", g->opset >= 13 ? -1 : 1);
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r)
+		return false;
+	p->fn = "softmax";
+	p->axis = axis;
+	p->axis_end = g->opset >= 13 ? axis + 1 : r;
+	p->log = n->op == OP_LOGSOFTMAX;
+	return true;
+}
+
+/* Inference BatchNormalization: float32 [c] parameters, rank 2 or more. */
+static bool bnorm_plan(struct graph *g, const struct node *n, struct op_plan *p)
+{
+	const struct value *x = node_in(g, n, 0);
+
+	if (n->n_in != 5 || node_attr_int(n, "training_mode", 0) || !same_shape_out(g, n, x) ||
+	    x->shape.rank < 2)
+		return false;
+	for (int i = 1; i < 5; i++) {
+		const struct value *v = node_in(g, n, i);
+
+		if (!is_f32(v) || v->shape.rank != 1 || !dim_eq(v->shape.d[0], x->shape.d[1]))
+			return false;
+	}
+	p->fn = "bnorm";
+	p->eps = node_attr_float(n, "epsilon", 1e-5);
+	return true;
+}
+
+/*
+ * LayerNormalization over the dims from axis on, as one: float32 statistics
+ * (stash_type 1), no Mean / InvStdDev outputs, Scale and B shaped like those
+ * dims (leading ones dropped), so that they are [len] vectors.
+ */
+static bool lnorm_plan(struct graph *g, const struct node *n, struct op_plan *p)
+{
+	const struct value *x = node_in(g, n, 0);
+	int r, axis;
+
+	if (n->n_in < 2 || n->n_in > 3 || !same_shape_out(g, n, x) || x->shape.rank < 1 ||
+	    node_attr_int(n, "stash_type", 1) != 1)
+		return false;
+	r = x->shape.rank;
+	axis = (int)node_attr_int(n, "axis", -1);
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r || !dims_const_from(x, axis))
+		return false;
+	for (int i = 1; i < n->n_in; i++) {
+		const struct value *v = node_in(g, n, i);
+
+		if (!v)
+			continue;
+		if (!is_f32(v) || !shape_is_static(&v->shape) || v->shape.rank > r - axis)
+			return false;
+		for (int j = 0; j < v->shape.rank; j++)
+			if (v->shape.d[j].c != x->shape.d[r - v->shape.rank + j].c)
+				return false;
+	}
+	p->fn = "lnorm";
+	p->axis = axis;
+	p->axis_end = r;
+	p->eps = node_attr_float(n, "epsilon", 1e-5);
+	return true;
+}
+
+/*
+ * LRN across channels, rank 3 or more (the spatial dims as one), an odd
+ * size: with an even one oneDNN's window sits one channel off ONNX's.
+ */
+static bool lrn_plan(struct graph *g, const struct node *n, struct op_plan *p)
+{
+	const struct value *x = node_in(g, n, 0);
+	int64_t size = node_attr_int(n, "size", 0);
+
+	if (n->n_in != 1 || !same_shape_out(g, n, x) || x->shape.rank < 3 || size < 1 ||
+	    size % 2 == 0)
+		return false;
+	p->fn = "lrn";
+	return true;
+}
+
+/* ints attribute `name` of n: r values, or absent (all `def`); false if neither. */
+static bool ints_or(const struct node *n, const char *name, int r, int64_t *v, int64_t def)
+{
+	const int64_t *a;
+	int na = node_attr_ints(n, name, &a);
+
+	if (na >= 0 && na != r)
+		return false;
+	for (int i = 0; i < r; i++)
+		v[i] = na > 0 ? a[i] : def;
+	return true;
+}
+
+/*
+ * ConvTranspose: 1 to 3 constant spatial dims, explicit pads (no auto_pad,
+ * no output_shape), output_padding below the stride (oneDNN's output size
+ * rounds down to it), a constant-shaped weight and bias.
+ */
+static bool deconv_plan(struct graph *g, const struct node *n, struct op_plan *p)
+{
+	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1), *bias = node_in(g, n, 2);
+	const struct value *y = node_out(g, n, 0);
+	int64_t op[3], pads[6], group = node_attr_int(n, "group", 1);
+	int r;
+
+	if (n->n_in < 2 || n->n_in > 3 || n->n_out != 1 || !is_f32(x) || !is_f32(w) ||
+	    !is_f32(y) || (bias && !is_f32(bias)))
+		return false;
+	r = x->shape.rank - 2;
+	if (r < 1 || r > 3 || w->shape.rank != r + 2 || y->shape.rank != r + 2 ||
+	    !dims_const_from(x, 1) || !dims_const_from(y, 1) || !shape_is_static(&w->shape))
+		return false;
+	if (bias && (bias->shape.rank != 1 || !shape_is_static(&bias->shape) ||
+		     bias->shape.d[0].c != y->shape.d[1].c))
+		return false;
+	if (strcmp(node_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") ||
+	    node_attr(n, "output_shape"))
+		return false;
+	if (group < 1 || x->shape.d[1].c % group || w->shape.d[0].c != x->shape.d[1].c ||
+	    w->shape.d[1].c * group != y->shape.d[1].c)
+		return false;
+	if (!ints_or(n, "strides", r, p->s, 1) || !ints_or(n, "dilations", r, p->d, 1) ||
+	    !ints_or(n, "output_padding", r, op, 0) || !ints_or(n, "pads", 2 * r, pads, 0) ||
+	    !ints_or(n, "kernel_shape", r, p->k, 0))
+		return false;
+	for (int i = 0; i < r; i++) {
+		int64_t k = w->shape.d[i + 2].c, ek;
+
+		if ((p->k[i] && p->k[i] != k) || p->s[i] < 1 || p->d[i] < 1 || op[i] < 0 ||
+		    op[i] >= p->s[i] || pads[i] < 0 || pads[i + r] < 0)
+			return false;
+		ek = (k - 1) * p->d[i] + 1;
+		p->k[i] = k;
+		p->in[i] = x->shape.d[i + 2].c;
+		p->out[i] = y->shape.d[i + 2].c;
+		p->pb[i] = pads[i];
+		p->pe[i] = pads[i + r];
+		if (p->out[i] != (p->in[i] - 1) * p->s[i] + ek - p->pb[i] - p->pe[i] + op[i] ||
+		    p->out[i] < 1)
+			return false;
+	}
+	for (int i = r; i < 3; i++)
+		p->in[i] = p->out[i] = p->k[i] = p->s[i] = p->d[i] = 1;
+	p->fn = "deconv";
+	p->nsp = r;
+	p->group = group;
+	return true;
+}
+
+/* The plan of standalone op n, or false where oneDNN cannot run it. */
+static bool op_plan(struct graph *g, const struct node *n, struct op_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	switch (n->op) {
+	case OP_MAXPOOL:
+	case OP_AVERAGEPOOL:
+		return pool_plan(g, n, p);
+	case OP_GLOBALMAXPOOL:
+	case OP_GLOBALAVERAGEPOOL:
+		return gpool_plan(g, n, p);
+	case OP_SOFTMAX:
+	case OP_LOGSOFTMAX:
+		return softmax_plan(g, n, p);
+	case OP_BATCHNORMALIZATION:
+		return bnorm_plan(g, n, p);
+	case OP_LAYERNORMALIZATION:
+		return lnorm_plan(g, n, p);
+	case OP_LRN:
+		return lrn_plan(g, n, p);
+	case OP_CONVTRANSPOSE:
+		return deconv_plan(g, n, p);
+	default:
+		return eltwise_plan(g, n, p);
+	}
+}
+
+static bool is_anchor(const struct node *n)
+{
+	return n->op == OP_CONV || n->op == OP_MATMUL || n->op == OP_GEMM;
+}
+
+/*
+ * A pattern match: an anchor that fits, then epilogue ops that are
+ * post-ops; or one standalone op oneDNN runs.
+ */
 static bool dnnl_check(struct graph *g, const int *nodes, int n_nodes)
 {
+	const struct node *a = &g->nodes.v[nodes[0]];
 	struct epi_plan ep;
+	struct op_plan op;
 
-	return anchor_fits(g, &g->nodes.v[nodes[0]]) && epi_plan(g, nodes, n_nodes, &ep);
+	if (!is_anchor(a))
+		return n_nodes == 1 && op_plan(g, a, &op);
+	return anchor_fits(g, a) && epi_plan(g, nodes, n_nodes, &ep);
 }
 
 /* ---- relay_to_tir ---- */
@@ -529,6 +967,127 @@ static int matmul_args(struct tir_builder *b, struct graph *g, const struct node
 	return na;
 }
 
+/* The product of x's dims [from, to) as a loop-IR expression. */
+static struct tir *dims_prod(struct tir_builder *b, const struct value *x, int from, int to)
+{
+	struct tir *e = NULL;
+
+	for (int i = from; i < to; i++) {
+		struct tir *d = tir_dim(b, x->shape.d[i]);
+
+		e = e ? tir_mul(b, e, d) : d;
+	}
+	return e ? e : tir_int(b, 1);
+}
+
+/* The shape arguments of standalone op n's helper (after its buffers). */
+static int op_args(struct tir_builder *b, struct graph *g, const struct node *n,
+		   const struct op_plan *p, struct tir **args)
+{
+	const struct value *x = node_in(g, n, 0);
+	int r = x->shape.rank, na = 0;
+
+	if (!strcmp(p->fn, "eltwise")) {
+		args[na++] = dims_prod(b, x, 0, r);
+		args[na++] = tir_int(b, p->alg);
+		args[na++] = tir_flt(b, DTYPE_F32, p->alpha);
+		args[na++] = tir_flt(b, DTYPE_F32, p->beta);
+		args[na++] = tir_int(b, p->alg2);
+		args[na++] = tir_flt(b, DTYPE_F32, p->a2);
+		args[na++] = tir_flt(b, DTYPE_F32, p->b2);
+	} else if (!strcmp(p->fn, "pool")) {
+		const int64_t *v[] = { p->in, p->out, p->k, p->s, p->d, p->pb, p->pe };
+
+		args[na++] = tir_int(b, p->nsp);
+		args[na++] = tir_dim(b, x->shape.d[0]);
+		args[na++] = tir_dim(b, x->shape.d[1]);
+		for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+			for (int j = 0; j < 3; j++)
+				args[na++] = tir_int(b, v[i][j]);
+		args[na++] = tir_int(b, p->pool);
+	} else if (!strcmp(p->fn, "softmax")) {
+		args[na++] = dims_prod(b, x, 0, p->axis);
+		args[na++] = dims_prod(b, x, p->axis, p->axis_end);
+		args[na++] = dims_prod(b, x, p->axis_end, r);
+		args[na++] = tir_int(b, p->log);
+	} else if (!strcmp(p->fn, "bnorm")) {
+		args[na++] = tir_dim(b, x->shape.d[0]);
+		args[na++] = tir_dim(b, x->shape.d[1]);
+		args[na++] = dims_prod(b, x, 2, r);
+		args[na++] = tir_flt(b, DTYPE_F32, p->eps);
+	} else if (!strcmp(p->fn, "lnorm")) {
+		args[na++] = dims_prod(b, x, 0, p->axis);
+		args[na++] = dims_prod(b, x, p->axis, r);
+		args[na++] = tir_flt(b, DTYPE_F32, p->eps);
+	} else if (!strcmp(p->fn, "deconv")) {
+		const int64_t *v[] = { p->in, p->out, p->k, p->s, p->d, p->pb, p->pe };
+
+		args[na++] = tir_int(b, p->nsp);
+		args[na++] = tir_dim(b, x->shape.d[0]);
+		args[na++] = tir_int(b, x->shape.d[1].c);
+		args[na++] = tir_int(b, node_out(g, n, 0)->shape.d[1].c);
+		args[na++] = tir_int(b, p->group);
+		for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+			for (int j = 0; j < 3; j++)
+				args[na++] = tir_int(b, v[i][j]);
+		args[na++] = tir_int(b, node_in(g, n, 1)->data != NULL);
+	} else if (!strcmp(p->fn, "lrn")) {
+		args[na++] = tir_dim(b, x->shape.d[0]);
+		args[na++] = tir_dim(b, x->shape.d[1]);
+		args[na++] = dims_prod(b, x, 2, r);
+		args[na++] = tir_int(b, node_attr_int(n, "size", 0));
+		args[na++] = tir_flt(b, DTYPE_F32, node_attr_float(n, "alpha", 1e-4));
+		args[na++] = tir_flt(b, DTYPE_F32, node_attr_float(n, "beta", 0.75));
+		args[na++] = tir_flt(b, DTYPE_F32, node_attr_float(n, "bias", 1.0));
+	} else {
+		BUG("dnnl standalone op plan '%s' has no arguments", p->fn);
+	}
+	return na;
+}
+
+/*
+ * A partition of one standalone op: one kernel, one call of its helper
+ * with the op's inputs (absent optional ones as NULL), its output, shapes.
+ */
+static int op_relay(struct graph *g, struct partition *p)
+{
+	struct node *n = &g->nodes.v[p->nodes[0]];
+	struct tir_builder b;
+	struct kernel k = { 0 };
+	struct tir *args[48];
+	struct op_plan op;
+	int na = 0, n_in = 1;
+
+	if (p->n_nodes != 1 || !op_plan(g, n, &op))
+		BUG("dnnl op plan changed after the rule took the node");
+	if (!strcmp(op.fn, "bnorm"))
+		n_in = 5;
+	else if (!strcmp(op.fn, "lnorm") || !strcmp(op.fn, "deconv"))
+		n_in = 3;
+	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_%s", p->id, op.fn));
+	k.args = arena_alloc(g->arena, sizeof(int) * (size_t)(n_in + 1));
+	for (int i = 0; i < n_in; i++) {
+		if (i < n->n_in && n->in[i] >= 0) {
+			args[na++] = addr_or_null(&b, tir_param(&b, "in", DTYPE_F32));
+			k.args[k.n_args++] = n->in[i];
+		} else {
+			args[na++] = tir_int(&b, 0);
+		}
+	}
+	k.n_inputs = k.n_args;
+	args[na++] = addr_or_null(&b, tir_param(&b, "out", DTYPE_F32));
+	k.args[k.n_args++] = n->out[0];
+	na += op_args(&b, g, n, &op, args + na);
+	tir_extern(&b, arena_printf(g->arena, "collagec_dnnl_%s", op.fn), args, na);
+	k.name = b.name;
+	k.func = tir_finish(&b);
+	tir_builder_release(&b);
+	k.span = p->span;
+	k.func->span = p->span;
+	vec_push(&p->kernels, k);
+	return 0;
+}
+
 static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct partition *p)
 {
 	struct node *a = &g->nodes.v[p->nodes[0]];
@@ -542,6 +1101,8 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 	int na = 0, n, bias_v = -1;
 
 	(void)t;
+	if (!is_anchor(a))
+		return op_relay(g, p);
 	if (!epi_plan(g, p->nodes, p->n_nodes, &ep))
 		BUG("dnnl epilogue plan changed after the rule took the nodes");
 	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_%s%s", p->id, op,
@@ -641,7 +1202,9 @@ const struct target_kind target_kind_dnnl = {
 	.name = "dnnl",
 	.device = "cpu",
 	.description = "oneDNN primitives; runs float32 2-D Conv, MatMul and Gemm with their "
-		       "bias, residual add and activations fused as post-ops",
+		       "bias, residual add and activations fused as post-ops, and pooling, "
+		       "BatchNormalization, LayerNormalization, Softmax, LRN, eltwise ops and "
+		       "ConvTranspose alone",
 	.options = NULL,
 	.unavailable = dnnl_unavailable,
 	.supports = NULL,

@@ -34,6 +34,14 @@
  * creation and execution and restore it after; the thread count is part of
  * the cache key.
  *
+ * The standalone ops (collagec_dnnl_pool, _eltwise, _softmax, _bnorm, _lnorm,
+ * _lrn) make one primitive each (HardSigmoid two eltwise ones) over the
+ * plain buffers, with no reorders, except pooling: on nchw oneDNN 2.6 runs
+ * its reference pooling (ResNet-18's MaxPool took 40-62 ms, c's 18 ms), so
+ * the pool reorders x to channels-last for its jit one (2.3 ms, reorders
+ * included).
+ * collagec_dnnl_deconv (ConvTranspose) is made and run like a Conv.
+ *
  * A failing oneDNN call reports through collagec_rt_abort() (prints and
  * aborts unless the program defines its own; if that returns, the kernel
  * returns without computing its output).
@@ -62,6 +70,10 @@ enum rt_dnnl_po {
 	RT_DNNL_PO_LOGISTIC,
 	RT_DNNL_PO_CLIP,		/* [alpha, beta] */
 	RT_DNNL_PO_HARDSWISH,
+	RT_DNNL_PO_EXP,
+	RT_DNNL_PO_ABS,
+	RT_DNNL_PO_GELU_ERF,
+	RT_DNNL_PO_GELU_TANH,
 	RT_DNNL_PO_ADD0,		/* + binary operand e0 */
 	RT_DNNL_PO_ADD1,		/* + binary operand e1 */
 	RT_DNNL_PO_COUNT
@@ -93,6 +105,8 @@ struct rt_dnnl_kernel {
 	dnnl_primitive_t dst_in;	/* user dst -> dst_md (the summed operand), or NULL */
 	dnnl_primitive_t dst_out;	/* dst_md -> user dst, or NULL */
 	void *src_buf, *dst_buf;	/* x and y in the primitive's layouts */
+	dnnl_memory_desc_t aux_md[4];	/* the other operands of the standalone ops */
+	dnnl_primitive_t prim2;		/* an eltwise's second algorithm, or NULL */
 };
 
 static struct {
@@ -173,6 +187,8 @@ static void rt_dnnl_release(struct rt_dnnl_kernel *k)
 		dnnl_primitive_destroy(k->dst_in);
 	if (k->dst_out)
 		dnnl_primitive_destroy(k->dst_out);
+	if (k->prim2)
+		dnnl_primitive_destroy(k->prim2);
 	free(k->wei_buf);
 	free(k->src_buf);
 	free(k->dst_buf);
@@ -197,6 +213,10 @@ static dnnl_status_t rt_dnnl_attr(struct rt_dnnl_kernel *k, dnnl_primitive_attr_
 		[RT_DNNL_PO_LOGISTIC] = dnnl_eltwise_logistic,
 		[RT_DNNL_PO_CLIP] = dnnl_eltwise_clip,
 		[RT_DNNL_PO_HARDSWISH] = dnnl_eltwise_hardswish,
+		[RT_DNNL_PO_EXP] = dnnl_eltwise_exp,
+		[RT_DNNL_PO_ABS] = dnnl_eltwise_abs,
+		[RT_DNNL_PO_GELU_ERF] = dnnl_eltwise_gelu_erf,
+		[RT_DNNL_PO_GELU_TANH] = dnnl_eltwise_gelu_tanh,
 	};
 	dnnl_post_ops_t ops = NULL;
 	dnnl_status_t st;
@@ -615,6 +635,540 @@ static void collagec_dnnl_matmul(struct rt_dnnl_kernel *k, const char *name, con
 			goto out;
 	}
 	rt_dnnl_exec(k, name, a, b, bias, e0, e1, po, y);
+out:
+	rt_dnnl_leave(prev, nt);
+}
+
+/* ---- the standalone ops: plain layouts, no weights ---- */
+
+/* One execution argument: oneDNN's DNNL_ARG_*, its layout and its buffer. */
+struct rt_dnnl_arg {
+	int arg;
+	const dnnl_memory_desc_t *md;
+	const void *p;
+};
+
+/* Makes k->prim from op descriptor desc (attr may be NULL). */
+static int rt_dnnl_make_op(struct rt_dnnl_kernel *k, const char *name, const_dnnl_op_desc_t desc,
+			   const_dnnl_primitive_attr_t attr)
+{
+	dnnl_primitive_desc_t pd = NULL;
+	int rc = 0;
+
+	if (rt_dnnl_fail(dnnl_primitive_desc_create(&pd, desc, attr, rt_dnnl.engine, NULL),
+			 name, "no implementation"))
+		return -1;
+	if (rt_dnnl_fail(dnnl_primitive_create(&k->prim, pd), name, "primitive"))
+		rc = -1;
+	dnnl_primitive_desc_destroy(pd);
+	if (rc == 0)
+		k->made = 1;
+	return rc;
+}
+
+/* Runs primitive prim with the n arguments a[] (6 at most). */
+static void rt_dnnl_run(dnnl_primitive_t prim, const char *name, int n,
+			const struct rt_dnnl_arg *a)
+{
+	dnnl_exec_arg_t args[6];
+	int nm = 0, ok = 1;
+
+	for (int i = 0; i < n && ok; i++) {
+		if (rt_dnnl_fail(dnnl_memory_create(&args[nm].memory, a[i].md, rt_dnnl.engine,
+						    (void *)a[i].p), name, "memory")) {
+			ok = 0;
+			break;
+		}
+		args[nm++].arg = a[i].arg;
+	}
+	if (ok)
+		rt_dnnl_fail(dnnl_primitive_execute(prim, rt_dnnl.stream, nm, args), name,
+			     "execute");
+	rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "execute");
+	for (int i = 0; i < nm; i++)
+		dnnl_memory_destroy(args[i].memory);
+}
+
+/*
+ * Makes k->prim from op descriptor desc whose src and dst may be in other
+ * layouts than the plain k->user_src, k->user_dst: reorders at the edges.
+ */
+static int rt_dnnl_make_edges(struct rt_dnnl_kernel *k, const char *name,
+			      const_dnnl_op_desc_t desc)
+{
+	dnnl_primitive_desc_t pd = NULL;
+	int rc = 0;
+
+	if (rt_dnnl_fail(dnnl_primitive_desc_create(&pd, desc, NULL, rt_dnnl.engine, NULL),
+			 name, "no implementation"))
+		return -1;
+	if (rt_dnnl_fail(dnnl_primitive_create(&k->prim, pd), name, "primitive") ||
+	    rt_dnnl_edges(k, name, pd) < 0)
+		rc = -1;
+	dnnl_primitive_desc_destroy(pd);
+	if (rc == 0)
+		k->made = 1;
+	return rc;
+}
+
+/* Runs k->prim (src, dst only) on x and y through the reorders at its edges. */
+static void rt_dnnl_run_edges(struct rt_dnnl_kernel *k, const char *name, const float *x,
+			      float *y)
+{
+	const void *src = x;
+	void *dst = k->dst_buf ? k->dst_buf : (void *)y;
+
+	if (k->src_in) {
+		if (rt_dnnl_move(k->src_in, &k->user_src, x, &k->src_md, k->src_buf, name) < 0)
+			return;
+		src = k->src_buf;
+	}
+	{
+		const struct rt_dnnl_arg a[] = {
+			{ DNNL_ARG_SRC, &k->src_md, src }, { DNNL_ARG_DST, &k->dst_md, dst },
+		};
+
+		rt_dnnl_run(k->prim, name, 2, a);
+	}
+	if (k->dst_out)
+		rt_dnnl_move(k->dst_out, &k->dst_md, dst, &k->user_dst, y, name);
+	rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "reorder");
+}
+
+/* Pooling algorithms of collagec_dnnl_pool. */
+enum rt_dnnl_pool {
+	RT_DNNL_POOL_MAX,
+	RT_DNNL_POOL_AVG_INCLUDE,	/* the pads count in the divisor */
+	RT_DNNL_POOL_AVG_EXCLUDE,
+	RT_DNNL_POOL_COUNT
+};
+
+/*
+ * y = pool(x): x [n, c, i0 (, i1 (, i2))], y [n, c, o0 ...] with nsp spatial
+ * dims (1 to 3); kernel k*, strides s*, dilations d* as in ONNX (1 = none),
+ * pads begin pb* and end pe* (the caller grows pe* for ceil_mode).
+ */
+static void collagec_dnnl_pool(struct rt_dnnl_kernel *k, const char *name, const float *x,
+			       float *y, int64_t nsp, int64_t n, int64_t c, int64_t i0,
+			       int64_t i1, int64_t i2, int64_t o0, int64_t o1, int64_t o2,
+			       int64_t k0, int64_t k1, int64_t k2, int64_t s0, int64_t s1,
+			       int64_t s2, int64_t d0, int64_t d1, int64_t d2, int64_t pb0,
+			       int64_t pb1, int64_t pb2, int64_t pe0, int64_t pe1, int64_t pe2,
+			       int64_t alg, int threads)
+{
+	static const dnnl_alg_kind_t algs[RT_DNNL_POOL_COUNT] = {
+		[RT_DNNL_POOL_MAX] = dnnl_pooling_max,
+		[RT_DNNL_POOL_AVG_INCLUDE] = dnnl_pooling_avg_include_padding,
+		[RT_DNNL_POOL_AVG_EXCLUDE] = dnnl_pooling_avg_exclude_padding,
+	};
+	const int64_t key[] = {
+		nsp, n, c, i0, i1, i2, o0, o1, o2, k0, k1, k2, s0, s1, s2, d0, d1, d2,
+		pb0, pb1, pb2, pe0, pe1, pe2, alg, threads,
+	};
+	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
+
+	if (n <= 0 || c <= 0 || o0 * o1 * o2 <= 0)
+		return;
+	prev = rt_dnnl_enter(nt);
+	if (rt_dnnl_engine(name) < 0)
+		goto out;
+	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
+		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
+		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
+		const int64_t pe[3] = { pe0, pe1, pe2 };
+		int64_t xd[5] = { n, c }, yd[5] = { n, c };
+		dnnl_dims_t xdd, ydd, kern, str, dil, padl, padr;
+		dnnl_memory_desc_t src, any_dst;
+		dnnl_pooling_v2_desc_t desc;
+		/* channels last: oneDNN's jit pooling; on nchw it falls to its reference */
+		const dnnl_format_tag_t tag = nsp == 1 ? dnnl_nwc :
+					      nsp == 2 ? dnnl_nhwc : dnnl_ndhwc;
+
+		for (int i = 0; i < nsp; i++) {
+			xd[2 + i] = in[i];
+			yd[2 + i] = on[i];
+			kern[i] = kk[i];
+			str[i] = ss[i];
+			dil[i] = dd[i] - 1;
+			padl[i] = pb[i];
+			padr[i] = pe[i];
+		}
+		for (int i = 0; i < nd; i++) {
+			xdd[i] = xd[i];
+			ydd[i] = yd[i];
+		}
+		if (alg < 0 || alg >= RT_DNNL_POOL_COUNT ||
+		    rt_dnnl_fail(rt_dnnl_plain(&k->user_src, nd, xd), name, "src") ||
+		    rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, nd, yd), name, "dst") ||
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&src, nd, xdd, dnnl_f32, tag), name,
+				 "src") ||
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, ydd, dnnl_f32,
+							      dnnl_format_tag_any), name, "dst") ||
+		    rt_dnnl_fail(dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference,
+								   algs[alg], &src, &any_dst, str,
+								   kern, dil, padl, padr), name,
+				 "pooling") ||
+		    rt_dnnl_make_edges(k, name, &desc) < 0)
+			goto out;
+	}
+	rt_dnnl_run_edges(k, name, x, y);
+out:
+	rt_dnnl_leave(prev, nt);
+}
+
+/* Algorithms of collagec_dnnl_eltwise (RT_DNNL_EW_NONE: no second one). */
+enum rt_dnnl_ew {
+	RT_DNNL_EW_NONE,
+	RT_DNNL_EW_RELU,		/* alpha: negative slope */
+	RT_DNNL_EW_TANH,
+	RT_DNNL_EW_ELU,			/* alpha */
+	RT_DNNL_EW_LINEAR,		/* alpha * x + beta */
+	RT_DNNL_EW_LOGISTIC,
+	RT_DNNL_EW_CLIP,		/* [alpha, beta] */
+	RT_DNNL_EW_HARDSWISH,
+	RT_DNNL_EW_EXP,
+	RT_DNNL_EW_SQRT,
+	RT_DNNL_EW_ABS,
+	RT_DNNL_EW_ROUND,		/* half to even */
+	RT_DNNL_EW_GELU_ERF,
+	RT_DNNL_EW_GELU_TANH,
+	RT_DNNL_EW_COUNT
+};
+
+/*
+ * y = f2(f(x)) elementwise over ne elements: f is algorithm alg with alpha,
+ * beta; f2 (alg2, a2, b2) RT_DNNL_EW_NONE or a second primitive run in
+ * place on y (oneDNN 2.6's eltwise computed garbage with an eltwise
+ * post-op).
+ */
+static void collagec_dnnl_eltwise(struct rt_dnnl_kernel *k, const char *name, const float *x,
+				  float *y, int64_t ne, int64_t alg, float alpha, float beta,
+				  int64_t alg2, float a2, float b2, int threads)
+{
+	static const dnnl_alg_kind_t algs[RT_DNNL_EW_COUNT] = {
+		[RT_DNNL_EW_RELU] = dnnl_eltwise_relu,
+		[RT_DNNL_EW_TANH] = dnnl_eltwise_tanh,
+		[RT_DNNL_EW_ELU] = dnnl_eltwise_elu,
+		[RT_DNNL_EW_LINEAR] = dnnl_eltwise_linear,
+		[RT_DNNL_EW_LOGISTIC] = dnnl_eltwise_logistic,
+		[RT_DNNL_EW_CLIP] = dnnl_eltwise_clip,
+		[RT_DNNL_EW_HARDSWISH] = dnnl_eltwise_hardswish,
+		[RT_DNNL_EW_EXP] = dnnl_eltwise_exp,
+		[RT_DNNL_EW_SQRT] = dnnl_eltwise_sqrt,
+		[RT_DNNL_EW_ABS] = dnnl_eltwise_abs,
+		[RT_DNNL_EW_ROUND] = dnnl_eltwise_round,
+		[RT_DNNL_EW_GELU_ERF] = dnnl_eltwise_gelu_erf,
+		[RT_DNNL_EW_GELU_TANH] = dnnl_eltwise_gelu_tanh,
+	};
+	const int64_t key[] = { ne, alg, alg2, threads };
+	int nt = threads > 1 ? threads : 1, prev;
+
+	if (ne <= 0)
+		return;
+	prev = rt_dnnl_enter(nt);
+	if (rt_dnnl_engine(name) < 0)
+		goto out;
+	/* alpha and beta are compile-time constants of the kernel: not in the key */
+	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+		dnnl_eltwise_desc_t desc, desc2;
+
+		if (alg <= RT_DNNL_EW_NONE || alg >= RT_DNNL_EW_COUNT || alg2 < 0 ||
+		    alg2 >= RT_DNNL_EW_COUNT ||
+		    rt_dnnl_fail(rt_dnnl_plain(&k->src_md, 1, &ne), name, "src") ||
+		    rt_dnnl_fail(dnnl_eltwise_forward_desc_init(&desc2, dnnl_forward_inference,
+								algs[alg2 ? alg2 : alg],
+								&k->src_md, a2, b2), name,
+				 "eltwise") ||
+		    (alg2 && rt_dnnl_make_op(k, name, &desc2, NULL) < 0))
+			goto out;
+		/* the second primitive first, moved aside */
+		k->prim2 = k->prim;
+		k->prim = NULL;
+		k->made = 0;
+		if (rt_dnnl_fail(dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference,
+								algs[alg], &k->src_md, alpha,
+								beta), name, "eltwise") ||
+		    rt_dnnl_make_op(k, name, &desc, NULL) < 0)
+			goto out;
+	}
+	{
+		const struct rt_dnnl_arg a[] = {
+			{ DNNL_ARG_SRC, &k->src_md, x }, { DNNL_ARG_DST, &k->src_md, y },
+			{ DNNL_ARG_SRC, &k->src_md, y },
+		};
+
+		rt_dnnl_run(k->prim, name, 2, a);
+		if (k->prim2)
+			rt_dnnl_run(k->prim2, name, 2, a + 1);
+	}
+out:
+	rt_dnnl_leave(prev, nt);
+}
+
+/*
+ * y = softmax(x) (log: log-softmax) along the middle dim of x viewed as
+ * [outer, len, inner].
+ */
+static void collagec_dnnl_softmax(struct rt_dnnl_kernel *k, const char *name, const float *x,
+				  float *y, int64_t outer, int64_t len, int64_t inner,
+				  int64_t log, int threads)
+{
+	const int64_t key[] = { outer, len, inner, log, threads };
+	int nt = threads > 1 ? threads : 1, prev;
+
+	if (outer * len * inner <= 0)
+		return;
+	prev = rt_dnnl_enter(nt);
+	if (rt_dnnl_engine(name) < 0)
+		goto out;
+	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+		const int64_t d[3] = { outer, len, inner };
+		dnnl_softmax_v2_desc_t desc;
+
+		if (rt_dnnl_fail(rt_dnnl_plain(&k->src_md, 3, d), name, "src") ||
+		    rt_dnnl_fail(dnnl_softmax_v2_forward_desc_init(
+				    &desc, dnnl_forward_inference,
+				    log ? dnnl_softmax_log : dnnl_softmax_accurate, &k->src_md,
+				    &k->src_md, 1), name, "softmax") ||
+		    rt_dnnl_make_op(k, name, &desc, NULL) < 0)
+			goto out;
+	}
+	{
+		const struct rt_dnnl_arg a[] = {
+			{ DNNL_ARG_SRC, &k->src_md, x }, { DNNL_ARG_DST, &k->src_md, y },
+		};
+
+		rt_dnnl_run(k->prim, name, 2, a);
+	}
+out:
+	rt_dnnl_leave(prev, nt);
+}
+
+/*
+ * Inference BatchNormalization: y = scale * (x - mean) / sqrt(var + eps) +
+ * shift over x viewed as [n, c, sp]; scale, shift, mean, var [c].
+ */
+static void collagec_dnnl_bnorm(struct rt_dnnl_kernel *k, const char *name, const float *x,
+				const float *scale, const float *shift, const float *mean,
+				const float *var, float *y, int64_t n, int64_t c, int64_t sp,
+				float eps, int threads)
+{
+	const int64_t key[] = { n, c, sp, threads };
+	int nt = threads > 1 ? threads : 1, prev;
+
+	if (n * c * sp <= 0)
+		return;
+	prev = rt_dnnl_enter(nt);
+	if (rt_dnnl_engine(name) < 0)
+		goto out;
+	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+		const int64_t d[3] = { n, c, sp };
+		dnnl_batch_normalization_desc_t desc;
+
+		if (rt_dnnl_fail(rt_dnnl_plain(&k->src_md, 3, d), name, "src") ||
+		    rt_dnnl_fail(rt_dnnl_plain(&k->aux_md[0], 1, &c), name, "scale") ||
+		    rt_dnnl_fail(dnnl_batch_normalization_forward_desc_init(
+				    &desc, dnnl_forward_inference, &k->src_md, eps,
+				    dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift), name,
+				 "batch normalization") ||
+		    rt_dnnl_make_op(k, name, &desc, NULL) < 0)
+			goto out;
+	}
+	{
+		const struct rt_dnnl_arg a[] = {
+			{ DNNL_ARG_SRC, &k->src_md, x }, { DNNL_ARG_DST, &k->src_md, y },
+			{ DNNL_ARG_SCALE, &k->aux_md[0], scale },
+			{ DNNL_ARG_SHIFT, &k->aux_md[0], shift },
+			{ DNNL_ARG_MEAN, &k->aux_md[0], mean },
+			{ DNNL_ARG_VARIANCE, &k->aux_md[0], var },
+		};
+
+		rt_dnnl_run(k->prim, name, 6, a);
+	}
+out:
+	rt_dnnl_leave(prev, nt);
+}
+
+/*
+ * LayerNormalization over the last dim of x viewed as [outer, len]:
+ * y = (x - mean) / sqrt(var + eps) * scale + shift; scale, shift [len] or
+ * NULL.
+ */
+static void collagec_dnnl_lnorm(struct rt_dnnl_kernel *k, const char *name, const float *x,
+				const float *scale, const float *shift, float *y, int64_t outer,
+				int64_t len, float eps, int threads)
+{
+	const int64_t key[] = { outer, len, scale != NULL, shift != NULL, threads };
+	int nt = threads > 1 ? threads : 1, prev;
+
+	if (outer * len <= 0)
+		return;
+	prev = rt_dnnl_enter(nt);
+	if (rt_dnnl_engine(name) < 0)
+		goto out;
+	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+		const int64_t d[2] = { outer, len };
+		dnnl_layer_normalization_desc_t desc;
+		unsigned flags = (scale ? dnnl_use_scale : 0) | (shift ? dnnl_use_shift : 0);
+
+		if (rt_dnnl_fail(rt_dnnl_plain(&k->src_md, 2, d), name, "src") ||
+		    rt_dnnl_fail(rt_dnnl_plain(&k->aux_md[0], 1, &len), name, "scale") ||
+		    rt_dnnl_fail(dnnl_layer_normalization_forward_desc_init(
+				    &desc, dnnl_forward_inference, &k->src_md, NULL, eps, flags),
+				 name, "layer normalization") ||
+		    rt_dnnl_make_op(k, name, &desc, NULL) < 0)
+			goto out;
+	}
+	{
+		struct rt_dnnl_arg a[4] = {
+			{ DNNL_ARG_SRC, &k->src_md, x }, { DNNL_ARG_DST, &k->src_md, y },
+		};
+		int na = 2;
+
+		if (scale)
+			a[na++] = (struct rt_dnnl_arg){ DNNL_ARG_SCALE, &k->aux_md[0], scale };
+		if (shift)
+			a[na++] = (struct rt_dnnl_arg){ DNNL_ARG_SHIFT, &k->aux_md[0], shift };
+		rt_dnnl_run(k->prim, name, na, a);
+	}
+out:
+	rt_dnnl_leave(prev, nt);
+}
+
+/*
+ * LRN across channels: y = x / (bias + alpha / size * sum of x^2 over the
+ * size channels around)^beta, x viewed as [n, c, sp, 1].
+ */
+static void collagec_dnnl_lrn(struct rt_dnnl_kernel *k, const char *name, const float *x,
+			      float *y, int64_t n, int64_t c, int64_t sp, int64_t size,
+			      float alpha, float beta, float bias, int threads)
+{
+	const int64_t key[] = { n, c, sp, size, threads };
+	int nt = threads > 1 ? threads : 1, prev;
+
+	if (n * c * sp <= 0)
+		return;
+	prev = rt_dnnl_enter(nt);
+	if (rt_dnnl_engine(name) < 0)
+		goto out;
+	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+		const int64_t d[4] = { n, c, sp, 1 };
+		dnnl_lrn_desc_t desc;
+
+		if (rt_dnnl_fail(rt_dnnl_plain(&k->src_md, 4, d), name, "src") ||
+		    rt_dnnl_fail(dnnl_lrn_forward_desc_init(&desc, dnnl_forward_inference,
+							    dnnl_lrn_across_channels, &k->src_md,
+							    size, alpha, beta, bias), name,
+				 "lrn") ||
+		    rt_dnnl_make_op(k, name, &desc, NULL) < 0)
+			goto out;
+	}
+	{
+		const struct rt_dnnl_arg a[] = {
+			{ DNNL_ARG_SRC, &k->src_md, x }, { DNNL_ARG_DST, &k->src_md, y },
+		};
+
+		rt_dnnl_run(k->prim, name, 2, a);
+	}
+out:
+	rt_dnnl_leave(prev, nt);
+}
+
+/*
+ * y = conv_transpose(x, w) + bias: x [n, c, i0 ...], w as ONNX stores it
+ * [c, m / group, k0 ...], bias [m] or NULL, y [n, m, o0 ...] over nsp
+ * spatial dims (1 to 3); strides s*, dilations d* as in ONNX (1 = none),
+ * pads pb*, pe* (ONNX's output_padding left out of them: oneDNN's output
+ * size rounds down to it). Like a Conv, src and dst in the layouts oneDNN
+ * prefers (reordered at the edges) and constant weights reordered once.
+ */
+static void collagec_dnnl_deconv(struct rt_dnnl_kernel *k, const char *name, const float *x,
+				 const float *w, const float *bias, float *y, int64_t nsp,
+				 int64_t n, int64_t c, int64_t m, int64_t group, int64_t i0,
+				 int64_t i1, int64_t i2, int64_t o0, int64_t o1, int64_t o2,
+				 int64_t k0, int64_t k1, int64_t k2, int64_t s0, int64_t s1,
+				 int64_t s2, int64_t d0, int64_t d1, int64_t d2, int64_t pb0,
+				 int64_t pb1, int64_t pb2, int64_t pe0, int64_t pe1, int64_t pe2,
+				 int wconst, int threads)
+{
+	static const int po[RT_DNNL_MAX_PO];
+	const int64_t key[] = {
+		nsp, n, c, m, group, i0, i1, i2, o0, o1, o2, k0, k1, k2, s0, s1, s2, d0, d1, d2,
+		pb0, pb1, pb2, pe0, pe1, pe2, wconst, bias != NULL, threads, (int64_t)(intptr_t)w,
+	};
+	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
+
+	if (n <= 0 || m <= 0 || o0 * o1 * o2 <= 0)
+		return;
+	prev = rt_dnnl_enter(nt);
+	if (rt_dnnl_engine(name) < 0)
+		goto out;
+	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
+		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
+		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
+		const int64_t pe[3] = { pe0, pe1, pe2 };
+		int64_t xd[5] = { n, c }, yd[5] = { n, m }, ksz = 1;
+		dnnl_dims_t xdd, ydd, wdd, wst, str, dil, padl, padr;
+		dnnl_memory_desc_t user_wei, any_wei, any_src, any_dst;
+		dnnl_deconvolution_desc_t desc;
+		int g = group > 1, wnd = nd + g;
+		const int64_t bd[1] = { m };
+
+		for (int i = 0; i < nsp; i++) {
+			xd[2 + i] = in[i];
+			yd[2 + i] = on[i];
+			str[i] = ss[i];
+			dil[i] = dd[i] - 1;
+			padl[i] = pb[i];
+			padr[i] = pe[i];
+			ksz *= kk[i];
+		}
+		for (int i = 0; i < nd; i++) {
+			xdd[i] = xd[i];
+			ydd[i] = yd[i];
+		}
+		/* logical [(g,) m/g, c/g, k...] over ONNX's [c, m/g, k...] */
+		if (g) {
+			wdd[0] = group;
+			wst[0] = (c / group) * (m / group) * ksz;
+		}
+		wdd[g] = m / group;
+		wst[g] = ksz;
+		wdd[g + 1] = c / group;
+		wst[g + 1] = (m / group) * ksz;
+		for (int i = nsp - 1, st = 1; i >= 0; i--) {
+			wdd[g + 2 + i] = kk[i];
+			wst[g + 2 + i] = st;
+			st *= (int)kk[i];
+		}
+		k->has_bias = bias != NULL;
+		k->sum = 0;
+		if (rt_dnnl_fail(rt_dnnl_plain(&k->user_src, nd, xd), name, "src") ||
+		    rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, nd, yd), name, "dst") ||
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, nd, xdd, dnnl_f32,
+							      dnnl_format_tag_any), name, "src") ||
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, ydd, dnnl_f32,
+							      dnnl_format_tag_any), name, "dst") ||
+		    rt_dnnl_fail(rt_dnnl_plain(&k->bias_md, 1, bd), name, "bias") ||
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_strides(&user_wei, wnd, wdd, dnnl_f32,
+								  wst), name, "weights") ||
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_wei, wnd, wdd, dnnl_f32,
+							      dnnl_format_tag_any), name,
+				 "weights") ||
+		    rt_dnnl_fail(dnnl_dilated_deconvolution_forward_desc_init(
+				    &desc, dnnl_forward_inference, dnnl_deconvolution_direct,
+				    &any_src, wconst ? &any_wei : &user_wei,
+				    k->has_bias ? &k->bias_md : NULL, &any_dst, str, dil, padl,
+				    padr), name, "deconvolution"))
+			goto out;
+		if (rt_dnnl_make(k, name, &desc, NULL, &user_wei, w, wconst) == 0)
+			k->made = 1;
+		if (!k->made)
+			goto out;
+	}
+	rt_dnnl_exec(k, name, x, w, bias, NULL, NULL, po, y);
 out:
 	rt_dnnl_leave(prev, nt);
 }

@@ -7,10 +7,13 @@ usage: make_dnnl_models.py OUTDIR            writes OUTDIR/NAME/{model.onnx,
        make_dnnl_models.py target JSON OP    the target(s) of OP's partition(s)
        make_dnnl_models.py rules JSON        the rules of the dnnl partitions
 
-Every model is one Conv, MatMul or Gemm (float32, opset 14) followed by the
+Most models are one Conv, MatMul or Gemm (float32, opset 14) followed by the
 epilogue ops patterns/dnnl.pat fuses as oneDNN post-ops: each activation
 kind, a constant per-channel bias, a residual of the output's shape, a
-per-channel, last-dim or scalar tensor. 'op' names the ONNX op type whose
+per-channel, last-dim or scalar tensor. The rest are one standalone op each
+(pooling, BatchNormalization, LayerNormalization, Softmax, LRN, eltwise,
+ConvTranspose),
+some over a symbolic batch N, some that the rule must refuse. 'op' names the ONNX op type whose
 partition must land on the target in 'expect' (dnnl, or c for what the rule
 must refuse); 'rules' holds the sorted rules of the dnnl partitions. The
 references are computed in float64 with numpy; comparisons reuse
@@ -43,16 +46,19 @@ def f64(v):
     return v.astype(np.float64)
 
 
-def save(outdir, name, nodes, inputs, outputs, feeds, refs, inits, op, rules, expect="dnnl"):
+def save(outdir, name, nodes, inputs, outputs, feeds, refs, inits, op, rules, expect="dnnl",
+         opset=14):
     d = os.path.join(outdir, name)
     os.makedirs(os.path.join(d, "in"), exist_ok=True)
     os.makedirs(os.path.join(d, "ref"), exist_ok=True)
     graph = helper.make_graph(nodes, name, inputs, outputs,
                               [numpy_helper.from_array(v, k) for k, v in inits])
     model = helper.make_model(graph, producer_name="collagec-testdata",
-                              opset_imports=[helper.make_opsetid("", 14)])
-    model.ir_version = 7
-    onnx.checker.check_model(model)
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 7 if opset <= 15 else 8 if opset <= 17 else 9
+    if opset <= 17:
+        # Debian's python3-onnx 1.12 knows opsets up to 17 (Gelu is 20's)
+        onnx.checker.check_model(model)
     onnx.save(model, os.path.join(d, "model.onnx"))
     for k, v in feeds.items():
         np.save(os.path.join(d, "in", k + ".npy"), v)
@@ -74,6 +80,8 @@ ACTS = {
     "hsig": (lambda: ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
              lambda t: np.clip(0.3 * t + 0.4, 0, 1)),
     "hswish": (lambda: ("HardSwish", {}), lambda t: t * np.clip(t / 6 + 0.5, 0, 1)),
+    "exp": (lambda: ("Exp", {}), np.exp),
+    "abs": (lambda: ("Abs", {}), np.abs),
 }
 
 
@@ -100,6 +108,8 @@ def convs(outdir, rng):
          "hswish"),
         ("conv_relu_par", (1, 16, 24, 24), 16, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, True,
          "relu"),
+        ("conv_exp", (1, 3, 6, 6), 4, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1, True, "exp"),
+        ("conv_abs", (2, 4, 5, 5), 4, 3, (1, 1), (0, 0, 0, 0), (1, 1), 2, False, "abs"),
     ]
     for name, xs, m, k, st, pads, dil, group, bias, act in cases:
         x, w = u(rng, xs), u(rng, (m, xs[1] // group, k, k))
@@ -187,6 +197,19 @@ def matmuls(outdir, rng):
         save(outdir, "mm_bias_" + act, nodes, [vinfo("a", [5, 12])], [vinfo("y", [5, 9])],
              {"a": a}, {"y": ACTS[act][1](f64(a) @ w + b)}, [("w", w), ("b", b)], op,
              ["dnnl.matmul_add_act"])
+    # MatMul + bias + Gelu (erf, then tanh form): opset 20
+    for name, approx in (("mm_bias_gelu", "none"), ("mm_bias_gelu_tanh", "tanh")):
+        a, w, b = u(rng, (5, 12)), u(rng, (12, 9)), u(rng, (9,))
+        t = f64(a) @ w + b
+        if approx == "none":
+            y = 0.5 * t * (1 + erf(t / np.sqrt(2)))
+        else:
+            y = 0.5 * t * (1 + np.tanh(np.sqrt(2 / np.pi) * (t + 0.044715 * t ** 3)))
+        nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+                 helper.make_node("Add", ["t", "b"], ["t2"], name="bias"),
+                 helper.make_node("Gelu", ["t2"], ["y"], name="gelu", approximate=approx)]
+        save(outdir, name, nodes, [vinfo("a", [5, 12])], [vinfo("y", [5, 9])], {"a": a},
+             {"y": y}, [("w", w), ("b", b)], "Gelu", ["dnnl.matmul_add_act"], opset=20)
     # a batch folded into the rows, symbolic (references at N=3), + Tanh
     a, w = u(rng, (3, 4, 8)), u(rng, (8, 5))
     nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
@@ -244,6 +267,264 @@ def matmuls(outdir, rng):
          expect="c")
 
 
+# ---- standalone ops ----
+
+def pool_ref(x, kind, k, s, pads, dil, ceil, include_pad):
+    """ONNX MaxPool / AveragePool in float64, by loops over the windows."""
+    r = len(k)
+    sp = x.shape[2:]
+    ek = [(k[i] - 1) * dil[i] + 1 for i in range(r)]
+    out = []
+    for i in range(r):
+        span = sp[i] + pads[i] + pads[i + r] - ek[i]
+        o = (-(-span // s[i]) if ceil else span // s[i]) + 1
+        if ceil and (o - 1) * s[i] >= sp[i] + pads[i]:
+            o -= 1
+        out.append(o)
+    y = np.zeros(x.shape[:2] + tuple(out))
+    for pos in np.ndindex(*out):
+        vals, cnt = [], 0
+        for kp in np.ndindex(*k):
+            idx = [pos[i] * s[i] + kp[i] * dil[i] - pads[i] for i in range(r)]
+            # the explicit pads count for count_include_pad; the ceil overhang does not
+            if all(-pads[i] <= idx[i] < sp[i] + pads[i + r] for i in range(r)):
+                cnt += 1
+            if all(0 <= idx[i] < sp[i] for i in range(r)):
+                vals.append(x[(Ellipsis,) + tuple(idx)])
+        v = np.stack(vals)
+        if kind == "max":
+            y[(Ellipsis,) + pos] = v.max(axis=0)
+        else:
+            y[(Ellipsis,) + pos] = v.sum(axis=0) / (cnt if include_pad else len(vals))
+    return y
+
+
+def pools(outdir, rng):
+    # (name, op, x shape (N: symbolic, references at 3), kernel, strides, pads,
+    #  dilations, ceil_mode, count_include_pad, expect)
+    cases = [
+        ("maxpool_s2_p1", "MaxPool", (2, 4, 9, 9), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 0, 0,
+         "dnnl"),
+        ("maxpool_ceil_dil", "MaxPool", (1, 3, 10, 9), (3, 2), (2, 2), (1, 0, 0, 1), (2, 1), 1,
+         0, "dnnl"),
+        ("maxpool_1d", "MaxPool", (2, 3, 11), (3,), (2,), (0, 1), (1,), 0, 0, "dnnl"),
+        ("maxpool_3d", "MaxPool", (1, 2, 5, 6, 4), (2, 2, 2), (2, 2, 1), (0, 0, 0, 1, 0, 0),
+         (1, 1, 1), 0, 0, "dnnl"),
+        ("avgpool_ceil_excl", "AveragePool", (1, 3, 8, 8), (3, 3), (2, 2), (1, 1, 1, 1),
+         (1, 1), 1, 0, "dnnl"),
+        ("avgpool_sym_incl", "AveragePool", ("N", 3, 7, 6), (3, 2), (1, 2), (1, 1, 1, 0),
+         (1, 1), 0, 1, "dnnl"),
+        # refused: ceil_mode's overhang with count_include_pad (oneDNN would count it)
+        ("avgpool_refuse_ceil_incl", "AveragePool", (1, 2, 8, 8), (3, 3), (2, 2),
+         (1, 1, 1, 1), (1, 1), 1, 1, "c"),
+    ]
+    for name, op, xs, k, st, pads, dil, ceil, incl, expect in cases:
+        xs3 = tuple(3 if d == "N" else d for d in xs)
+        x = u(rng, xs3)
+        attrs = dict(kernel_shape=list(k), strides=list(st), pads=list(pads), ceil_mode=ceil)
+        if op == "MaxPool":
+            attrs["dilations"] = list(dil)
+        else:
+            attrs["count_include_pad"] = incl
+        y = pool_ref(f64(x), "max" if op == "MaxPool" else "avg", k, st, pads, dil, ceil, incl)
+        ys = ["N" if xs[0] == "N" else y.shape[0]] + list(y.shape[1:])
+        nodes = [helper.make_node(op, ["x"], ["y"], name="pool", **attrs)]
+        save(outdir, name, nodes, [vinfo("x", list(xs))], [vinfo("y", ys)], {"x": x}, {"y": y},
+             [], op, ["dnnl.pool"] if expect == "dnnl" else [], expect=expect)
+    for name, op, xs in (("gap_sym", "GlobalAveragePool", ("N", 8, 5, 5)),
+                         ("gmp_1d", "GlobalMaxPool", (2, 8, 7))):
+        xs3 = tuple(3 if d == "N" else d for d in xs)
+        x = u(rng, xs3)
+        axes = tuple(range(2, len(xs)))
+        y = f64(x).mean(axis=axes, keepdims=True) if op == "GlobalAveragePool" else \
+            f64(x).max(axis=axes, keepdims=True)
+        nodes = [helper.make_node(op, ["x"], ["y"], name="gpool")]
+        save(outdir, name, nodes, [vinfo("x", list(xs))],
+             [vinfo("y", [xs[0], xs[1]] + [1] * (len(xs) - 2))], {"x": x}, {"y": y}, [], op,
+             ["dnnl.pool"])
+
+
+def norms(outdir, rng):
+    # BatchNormalization over a symbolic batch, its parameters constants
+    x = u(rng, (3, 4, 5, 5))
+    sc, b, mean = u(rng, (4,)), u(rng, (4,)), u(rng, (4,))
+    var = rng.uniform(0.5, 2, (4,)).astype(np.float32)
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"],
+                              name="bn", epsilon=1e-3)]
+    shp = (1, 4, 1, 1)
+    y = (f64(x) - mean.reshape(shp)) / np.sqrt(f64(var).reshape(shp) + 1e-3) * \
+        sc.reshape(shp) + b.reshape(shp)
+    save(outdir, "bnorm_sym", nodes, [vinfo("x", ["N", 4, 5, 5])], [vinfo("y", ["N", 4, 5, 5])],
+         {"x": x}, {"y": y}, [("s", sc), ("b", b), ("m", mean), ("v", var)],
+         "BatchNormalization", ["dnnl.bnorm"])
+    # BatchNormalization of rank 2, its parameters inputs
+    x, sc, b, mean = u(rng, (6, 5)), u(rng, (5,)), u(rng, (5,)), u(rng, (5,))
+    var = rng.uniform(0.5, 2, (5,)).astype(np.float32)
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn")]
+    y = (f64(x) - mean) / np.sqrt(f64(var) + 1e-5) * sc + b
+    save(outdir, "bnorm_2d_inputs", nodes,
+         [vinfo("x", [6, 5])] + [vinfo(k, [5]) for k in "sbmv"], [vinfo("y", [6, 5])],
+         {"x": x, "s": sc, "b": b, "m": mean, "v": var}, {"y": y}, [], "BatchNormalization",
+         ["dnnl.bnorm"])
+
+    def ln(t, axis, sc, b, eps):
+        axes = tuple(range(axis, t.ndim))
+        m = t.mean(axis=axes, keepdims=True)
+        v = ((t - m) ** 2).mean(axis=axes, keepdims=True)
+        y = (t - m) / np.sqrt(v + eps) * sc
+        return y + b if b is not None else y
+    # LayerNormalization on the last axis, symbolic batch; then over two axes, no B
+    x, sc, b = u(rng, (3, 5, 8)), u(rng, (8,)), u(rng, (8,))
+    nodes = [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], name="ln",
+                              epsilon=1e-4)]
+    save(outdir, "lnorm_sym", nodes, [vinfo("x", ["N", 5, 8])], [vinfo("y", ["N", 5, 8])],
+         {"x": x}, {"y": ln(f64(x), 2, sc, b, 1e-4)}, [("s", sc), ("b", b)],
+         "LayerNormalization", ["dnnl.lnorm"], opset=17)
+    x, sc = u(rng, (2, 3, 4)), u(rng, (3, 4))
+    nodes = [helper.make_node("LayerNormalization", ["x", "s"], ["y"], name="ln", axis=1)]
+    save(outdir, "lnorm_axis1", nodes, [vinfo("x", [2, 3, 4])], [vinfo("y", [2, 3, 4])],
+         {"x": x}, {"y": ln(f64(x), 1, sc, None, 1e-5)}, [("s", sc)], "LayerNormalization",
+         ["dnnl.lnorm"], opset=17)
+    # refused: a Scale that broadcasts (stays on c)
+    x, sc = u(rng, (2, 3, 4)), u(rng, (1, 4))
+    nodes = [helper.make_node("LayerNormalization", ["x", "s"], ["y"], name="ln", axis=1)]
+    save(outdir, "lnorm_refuse_bcast", nodes, [vinfo("x", [2, 3, 4])], [vinfo("y", [2, 3, 4])],
+         {"x": x}, {"y": ln(f64(x), 1, sc, None, 1e-5)}, [("s", sc)], "LayerNormalization", [],
+         expect="c", opset=17)
+    # LRN across channels; refused: an even size (oneDNN's window is off by one)
+    for name, size, expect in (("lrn_3", 3, "dnnl"), ("lrn_refuse_4", 4, "c")):
+        x = u(rng, (2, 7, 4, 3))
+        nodes = [helper.make_node("LRN", ["x"], ["y"], name="lrn", size=size, alpha=0.2,
+                                  beta=0.6, bias=1.5)]
+        sq = f64(x) ** 2
+        ssum = np.zeros_like(sq)
+        for c in range(7):
+            lo, hi = max(0, c - (size - 1) // 2), min(6, c + -(-(size - 1) // 2))
+            ssum[:, c] = sq[:, lo:hi + 1].sum(axis=1)
+        y = f64(x) / (1.5 + 0.2 / size * ssum) ** 0.6
+        save(outdir, name, nodes, [vinfo("x", [2, 7, 4, 3])], [vinfo("y", [2, 7, 4, 3])],
+             {"x": x}, {"y": y}, [], "LRN", ["dnnl.lrn"] if expect == "dnnl" else [],
+             expect=expect)
+    # Softmax along a middle axis; LogSoftmax along the last over a symbolic batch
+    x = u(rng, (2, 5, 3)) * 4
+    e = np.exp(f64(x) - f64(x).max(axis=1, keepdims=True))
+    nodes = [helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=1)]
+    save(outdir, "softmax_axis1", nodes, [vinfo("x", [2, 5, 3])], [vinfo("y", [2, 5, 3])],
+         {"x": x}, {"y": e / e.sum(axis=1, keepdims=True)}, [], "Softmax", ["dnnl.softmax"])
+    x = u(rng, (3, 4, 6)) * 4
+    t = f64(x) - f64(x).max(axis=2, keepdims=True)
+    nodes = [helper.make_node("LogSoftmax", ["x"], ["y"], name="lsm")]
+    save(outdir, "logsoftmax_sym", nodes, [vinfo("x", ["N", 4, 6])], [vinfo("y", ["N", 4, 6])],
+         {"x": x}, {"y": t - np.log(np.exp(t).sum(axis=2, keepdims=True))}, [], "LogSoftmax",
+         ["dnnl.softmax"])
+    # opset 11's Softmax flattens from the axis on
+    x = u(rng, (2, 3, 4)) * 4
+    f = f64(x).reshape(2, 12)
+    e = np.exp(f - f.max(axis=1, keepdims=True))
+    nodes = [helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=1)]
+    save(outdir, "softmax_opset11", nodes, [vinfo("x", [2, 3, 4])], [vinfo("y", [2, 3, 4])],
+         {"x": x}, {"y": (e / e.sum(axis=1, keepdims=True)).reshape(2, 3, 4)}, [], "Softmax",
+         ["dnnl.softmax"], opset=11)
+
+
+def erf(t):
+    from math import erf as e
+    return np.vectorize(e)(t)
+
+
+def eltwises(outdir, rng):
+    # (name, op, attrs, reference, input transform, opset)
+    cases = [
+        ("relu", "Relu", {}, ACTS["relu"][1], None, 14),
+        ("leakyrelu", "LeakyRelu", {"alpha": 0.2}, ACTS["leaky"][1], None, 14),
+        ("sigmoid", "Sigmoid", {}, ACTS["sigmoid"][1], None, 14),
+        ("tanh", "Tanh", {}, np.tanh, None, 14),
+        ("elu_sym", "Elu", {"alpha": 0.5}, ACTS["elu"][1], None, 14),
+        ("hardsigmoid", "HardSigmoid", {"alpha": 0.3, "beta": 0.4}, ACTS["hsig"][1], None, 14),
+        ("hardswish", "HardSwish", {}, ACTS["hswish"][1], None, 14),
+        ("exp", "Exp", {}, np.exp, None, 14),
+        ("sqrt", "Sqrt", {}, np.sqrt, np.abs, 14),
+        ("abs", "Abs", {}, np.abs, None, 14),
+        ("round", "Round", {}, np.round, lambda t: np.round(t * 8) / 4, 14),
+        ("gelu", "Gelu", {}, lambda t: 0.5 * t * (1 + erf(t / np.sqrt(2))), None, 20),
+        ("gelu_tanh", "Gelu", {"approximate": "tanh"},
+         lambda t: 0.5 * t * (1 + np.tanh(np.sqrt(2 / np.pi) * (t + 0.044715 * t ** 3))), None,
+         20),
+    ]
+    for name, op, attrs, ref, tr, opset in cases:
+        x = u(rng, (3, 4, 5)) * 3
+        if tr is not None:
+            x = tr(x).astype(np.float32)
+        shape = ["N", 4, 5] if name.endswith("_sym") else [3, 4, 5]
+        nodes = [helper.make_node(op, ["x"], ["y"], name=name, **attrs)]
+        save(outdir, "elt_" + name, nodes, [vinfo("x", shape)], [vinfo("y", shape)], {"x": x},
+             {"y": ref(f64(x))}, [], op, ["dnnl.eltwise"], opset=opset)
+    # Clip with constant bounds; refused: a bound computed at run time
+    x = u(rng, (3, 4, 5)) * 3
+    lo, hi = np.array(-0.5, np.float32), np.array(1.25, np.float32)
+    nodes = [helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip")]
+    save(outdir, "elt_clip", nodes, [vinfo("x", [3, 4, 5])], [vinfo("y", [3, 4, 5])], {"x": x},
+         {"y": np.clip(f64(x), -0.5, 1.25)}, [("lo", lo), ("hi", hi)], "Clip", ["dnnl.eltwise"])
+    nodes = [helper.make_node("Clip", ["x", "lo"], ["y"], name="clip")]
+    save(outdir, "elt_refuse_clip_input", nodes, [vinfo("x", [3, 4, 5]), vinfo("lo", [])],
+         [vinfo("y", [3, 4, 5])], {"x": x, "lo": lo}, {"y": np.maximum(f64(x), -0.5)}, [],
+         "Clip", [], expect="c")
+
+
+def deconv_ref(x, w, b, st, pads, dil, group, outpad):
+    """ONNX ConvTranspose in float64: each input pixel scatters its kernel."""
+    r = x.ndim - 2
+    n, c = x.shape[:2]
+    cg, mg = c // group, w.shape[1]
+    k = w.shape[2:]
+    full = [(x.shape[2 + i] - 1) * st[i] + (k[i] - 1) * dil[i] + 1 + outpad[i]
+            for i in range(r)]
+    y = np.zeros((n, mg * group) + tuple(full))
+    for g in range(group):
+        for pos in np.ndindex(*x.shape[2:]):
+            xv = x[(slice(None), slice(g * cg, (g + 1) * cg)) + pos]  # [n, cg]
+            for kp in np.ndindex(*k):
+                o = tuple(pos[i] * st[i] + kp[i] * dil[i] for i in range(r))
+                wv = w[(slice(g * cg, (g + 1) * cg), slice(None)) + kp]  # [cg, mg]
+                y[(slice(None), slice(g * mg, (g + 1) * mg)) + o] += xv @ wv
+    crop = tuple(slice(pads[i], full[i] - pads[i + r]) for i in range(r))
+    y = y[(slice(None), slice(None)) + crop]
+    if b is not None:
+        y = y + b.reshape((1, -1) + (1,) * r)
+    return y
+
+
+def deconvs(outdir, rng):
+    # (name, x shape (N: symbolic, references at 3), M/group, kernel, strides,
+    #  pads, dilations, group, output_padding, bias)
+    cases = [
+        ("deconv_s2_op1", (1, 4, 5, 5), 3, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, (1, 1),
+         True),
+        ("deconv_g2_dil_sym", ("N", 4, 4, 5), 2, (2, 3), (1, 2), (0, 1, 1, 0), (2, 1), 2,
+         (0, 0), False),
+        ("deconv_1d_s3", (2, 3, 7), 2, (4,), (3,), (1, 2), (1,), 1, (2,), True),
+    ]
+    for name, xs, mg, k, st, pads, dil, group, op, bias in cases:
+        xs3 = tuple(3 if d == "N" else d for d in xs)
+        x, w = u(rng, xs3), u(rng, (xs3[1], mg) + k)
+        b = u(rng, (mg * group,)) if bias else None
+        y = deconv_ref(f64(x), f64(w), None if b is None else f64(b), st, pads, dil, group, op)
+        nodes = [helper.make_node("ConvTranspose", ["x", "w"] + (["b"] if bias else []), ["y"],
+                                  name="deconv", strides=list(st), pads=list(pads),
+                                  dilations=list(dil), group=group, output_padding=list(op))]
+        ys = [xs[0]] + list(y.shape[1:])
+        save(outdir, name, nodes, [vinfo("x", list(xs))], [vinfo("y", ys)], {"x": x}, {"y": y},
+             [("w", w)] + ([("b", b)] if bias else []), "ConvTranspose", ["dnnl.deconv"])
+    # refused: output_shape (stays on c)
+    x, w = u(rng, (1, 2, 3, 3)), u(rng, (2, 2, 3, 3))
+    nodes = [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="deconv", strides=[2, 2],
+                              output_shape=[8, 8])]
+    y = deconv_ref(f64(x), f64(w), None, (2, 2), (0, 0, 0, 0), (1, 1), 1, (1, 1))
+    save(outdir, "deconv_refuse_outshape", nodes, [vinfo("x", [1, 2, 3, 3])],
+         [vinfo("y", [1, 2, 8, 8])], {"x": x}, {"y": y}, [("w", w)], "ConvTranspose", [],
+         expect="c")
+
+
 def rules(json_path):
     with open(json_path) as f:
         meta = json.load(f)
@@ -270,6 +551,10 @@ def main():
     rng = np.random.default_rng(20261123)
     convs(sys.argv[1], rng)
     matmuls(sys.argv[1], rng)
+    pools(sys.argv[1], rng)
+    norms(sys.argv[1], rng)
+    eltwises(sys.argv[1], rng)
+    deconvs(sys.argv[1], rng)
 
 
 if __name__ == "__main__":
