@@ -23,7 +23,7 @@ EMBED  := $(RTSRC) $(wildcard patterns/*.pat)
 UNIT   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*_test.c))
 LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 
-.PHONY: all deps test test-asan demo bench bench-collage install clean regen
+.PHONY: all deps test test-asan demo bench bench-collage bench-compile install clean regen
 
 all: $(BUILD)/collagec
 
@@ -76,6 +76,9 @@ demo: $(BUILD)/collagec
 
 bench: $(BUILD)/collagec
 	@BUILD=$(BUILD) sh tests/bench.sh
+
+bench-compile: $(BUILD)/collagec
+	@BUILD=$(BUILD) sh tests/bench_compile.sh
 
 bench-collage: $(BUILD)/collagec
 	@BUILD=$(BUILD) python3 tests/bench_collage.py
