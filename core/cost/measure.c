@@ -66,6 +66,7 @@ struct batch {
 	char *so;			/* built shared object (owned), NULL before */
 	bool failed;			/* build failed */
 	pid_t pid;			/* building child */
+	bool whole;			/* one plan: timed by whole runs, profiling off */
 };
 
 struct batches {
@@ -414,7 +415,8 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 			return 1;
 	}
 	lib.set_threads(mod, m->threads);
-	lib.set_profiling(mod, 1);
+	/* a whole plan runs as a user runs it: no clock read around each kernel */
+	lib.set_profiling(mod, !b->whole);
 	if (lib.run(mod) != COLLAGEC_OK)	/* warm-up */
 		return 1;
 	res = calloc((size_t)b->n + 1, sizeof(double));
@@ -439,11 +441,13 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 		per_run[r] = calloc((size_t)b->n + 1, sizeof(double));
 	start = time_now();
 	while (runs < MAX_RUNS) {
-		double el;
+		double el, t0 = time_now();
 
 		if (lib.run(mod) != COLLAGEC_OK)
 			return 1;
-		for (int k = 0; k < nk; k++) {
+		if (b->whole)
+			per_run[runs][0] = time_now() - t0;
+		for (int k = 0; k < nk && !b->whole; k++) {
 			collagec_kernel_info ki;
 
 			if (lib.get_kernel_info(mod, k, &ki) != COLLAGEC_OK || ki.time_ns < 0)
@@ -656,10 +660,12 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 }
 
 /*
- * Whole plans: each one its own bench model (built jobs at a time), timed in
- * two rounds that alternate between the plans, so that a burst of load on
- * the machine hits all of them alike; a plan costs the lesser of its two
- * medians. A plan that fails costs +inf (no halving: a plan is one item).
+ * Whole plans: each one its own bench model (built jobs at a time), timed by
+ * the wall-clock time of whole runs with profiling off (what a user's run
+ * takes, the executor and the gaps between kernels included), in two rounds
+ * that alternate between the plans, so that a burst of load on the machine
+ * hits all of them alike; a plan costs the lesser of its two medians. A
+ * plan that fails costs +inf (no halving: a plan is one item).
  */
 static int measure_plans(struct cost_estimator *e, struct cost_item *items, int n)
 {
@@ -678,6 +684,7 @@ static int measure_plans(struct cost_estimator *e, struct cost_item *items, int 
 		struct cost_item *it = &items[i];
 
 		bs[i] = batch_new(a, &it, 1);
+		bs[i]->whole = true;
 		best[i] = INFINITY;
 	}
 	m->total += n;
