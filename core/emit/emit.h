@@ -78,16 +78,21 @@ void model_sources_release(struct model_sources *ms);
 
 /*
  * The standalone kernels in translation units of their own: consecutive
- * units joined up to about max_lines each (0, or when all of them fit in
- * one: none split, everything stays in model.c). The split depends on the
+ * units joined up to about max_lines each (0, or when they come to no more
+ * than KERNEL_FILE_MIN_LINES: none split, everything stays in model.c). The split depends on the
  * code only, so outputs do not depend on -j. Returns the number of files, each an owned string in
  * (*out)[i] (free each and the array); the same split must be passed to
  * emit_model_c so model.c declares instead of defines them.
  */
 int emit_kernel_files(const struct model_sources *ms, int max_lines, char ***out);
 
-/* Lines of standalone kernels per kernel file of a final build. */
+/*
+ * Lines of standalone kernels per kernel file of a final build, and the
+ * fewest worth a file of their own (a kernel file is one more compiler run,
+ * and what the kernel-object cache keeps).
+ */
 #define KERNEL_FILE_LINES 1500
+#define KERNEL_FILE_MIN_LINES 300
 
 /*
  * Prints "static int NAME(const int64_t *syms)" returning the index of the

@@ -346,7 +346,7 @@ int emit_kernel_files(const struct model_sources *ms, int max_lines, char ***out
 	*out = NULL;
 	for (int k = 0; k < ms->units.n; k++)
 		total += ms->units.v[k].lines;
-	if (max_lines <= 0 || total <= max_lines)
+	if (max_lines <= 0 || total <= KERNEL_FILE_MIN_LINES)
 		return 0;
 	while (i < ms->units.n) {
 		struct strbuf sb = STRBUF_INIT;
