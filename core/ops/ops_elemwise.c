@@ -30,11 +30,19 @@ int infer_unary(struct graph *g, struct node *n)
 	return 0;
 }
 
-/* BitwiseAnd/Or/Xor/Not (opset 18): integer types only. */
-int infer_bitwise(struct graph *g, struct node *n)
+static bool is_bool(enum dtype t)
 {
-	int arity = n->op == OP_BITWISENOT ? 1 : 2;
+	return t == DTYPE_BOOL;
+}
 
+/*
+ * Unary or binary ops whose inputs must all be of one family (what: "bool",
+ * "an integer type"), broadcast to the output of dtype out (UNDEF: the
+ * inputs').
+ */
+static int infer_typed(struct graph *g, struct node *n, int arity, bool (*ok)(enum dtype),
+		       const char *what, enum dtype out)
+{
 	if (infer_arity(g, n, arity, arity, 1) < 0)
 		return -1;
 	for (int i = 0; i < arity; i++) {
@@ -42,13 +50,20 @@ int infer_bitwise(struct graph *g, struct node *n)
 
 		if (!v)
 			return -1;
-		if (!dtype_is_int(v->dtype)) {
-			diag_error(g->ctx, "%s: input %d must be an integer type, not %s",
-				   node_loc(g, n), i, dtype_name(v->dtype));
+		if (!ok(v->dtype)) {
+			diag_error(g->ctx, "%s: input %d must be %s, not %s", node_loc(g, n), i,
+				   what, dtype_name(v->dtype));
 			return -1;
 		}
 	}
-	return infer_broadcast_to(g, n, DTYPE_UNDEF);
+	return infer_broadcast_to(g, n, out);
+}
+
+/* BitwiseAnd/Or/Xor/Not (opset 18): integer types only. */
+int infer_bitwise(struct graph *g, struct node *n)
+{
+	return infer_typed(g, n, n->op == OP_BITWISENOT ? 1 : 2, dtype_is_int, "an integer type",
+			   DTYPE_UNDEF);
 }
 
 int infer_binary(struct graph *g, struct node *n)
@@ -76,22 +91,7 @@ int infer_compare(struct graph *g, struct node *n)
 
 int infer_logical(struct graph *g, struct node *n)
 {
-	int arity = n->op == OP_NOT ? 1 : 2;
-
-	if (infer_arity(g, n, arity, arity, 1) < 0)
-		return -1;
-	for (int i = 0; i < arity; i++) {
-		struct value *v = infer_input(g, n, i);
-
-		if (!v)
-			return -1;
-		if (v->dtype != DTYPE_BOOL) {
-			diag_error(g->ctx, "%s: input %d must be bool, not %s", node_loc(g, n), i,
-				   dtype_name(v->dtype));
-			return -1;
-		}
-	}
-	return infer_broadcast_to(g, n, DTYPE_BOOL);
+	return infer_typed(g, n, n->op == OP_NOT ? 1 : 2, is_bool, "bool", DTYPE_BOOL);
 }
 
 int infer_isx(struct graph *g, struct node *n)
