@@ -106,6 +106,7 @@ int main(int argc, char **argv)
 		printf("collagec %s\n", COLLAGEC_VERSION);
 		return 0;
 	}
+	temp_cleanup_on_signal();
 	for (const struct command *c = commands; c->name; c++)
 		if (!strcmp(c->name, argv[1]))
 			return c->run(argc - 1, argv + 1);

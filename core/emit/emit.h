@@ -135,6 +135,8 @@ struct link_options {
 	int jobs;		/* kernel files compiled at once (<= 1: one after another) */
 	const char *objects;	/* (optional) the kernel-object cache directory */
 	int objects_hit;	/* out: kernel files taken from it */
+	bool stage;		/* leave the result in a temporary beside out_so */
+	char *staged;		/* out: that temporary (owned; see file_commit) */
 };
 
 /* Whether out names a static archive (OUT.a) rather than a shared object. */

@@ -324,10 +324,14 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 				  emit_out_is_archive(out_so) ? "archive" : "shared object");
 		goto out;
 	}
-	if (file_write_atomic(out_so, so, len) < 0)
+	if (lo->stage) {
+		lo->staged = file_write_temp(out_so, so, len);
+		rc = lo->staged ? 0 : -1;
+	} else {
+		rc = file_write_atomic(out_so, so, len);
+	}
+	if (rc < 0)
 		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", out_so, strerror(errno));
-	else
-		rc = 0;
 	free(so);
 out:
 	if (lo->keep)
