@@ -281,6 +281,48 @@ static void targets_text(const struct explain *e, struct strbuf *sb)
 	}
 }
 
+/*
+ * What the passes did to ONNX nodes (OUT.json "passes"), one line per pass
+ * and kind: "removed by fold: a(Shape), b(Gather)", "merged by fold-bn:
+ * bn1(BatchNormalization) into conv1". Older metadata has none.
+ */
+static void fates_text(const cJSON *meta)
+{
+	const cJSON *fates = cJSON_GetObjectItemCaseSensitive(meta, "passes"), *f, *g;
+	struct strbuf sb = STRBUF_INIT;
+
+	cJSON_ArrayForEach(f, fates) {
+		const char *pass = meta_str(f, "pass");
+		bool merged = meta_str(f, "into") != NULL, first = true;
+
+		if (!pass)
+			continue;
+		/* print each (pass, kind) once, at its first fate */
+		cJSON_ArrayForEach(g, fates) {
+			if (g == f)
+				break;
+			if (meta_str(g, "pass") && !strcmp(meta_str(g, "pass"), pass) &&
+			    (meta_str(g, "into") != NULL) == merged)
+				first = false;
+		}
+		if (!first)
+			continue;
+		sb_reset(&sb);
+		cJSON_ArrayForEach(g, fates) {
+			if (!meta_str(g, "pass") || strcmp(meta_str(g, "pass"), pass) ||
+			    (meta_str(g, "into") != NULL) != merged)
+				continue;
+			sb_printf(&sb, "%s%s(%s)", sb.len ? ", " : "",
+				  meta_str(g, "name") ? meta_str(g, "name") : "?",
+				  meta_str(g, "op") ? meta_str(g, "op") : "?");
+			if (merged)
+				sb_printf(&sb, " into %s", meta_str(g, "into"));
+		}
+		printf("%s by %s: %s\n", merged ? "merged" : "removed", pass, sb_str(&sb));
+	}
+	sb_release(&sb);
+}
+
 static void explain_print(const struct explain *e)
 {
 	const cJSON *model = cJSON_GetObjectItemCaseSensitive(e->meta, "model");
@@ -340,6 +382,7 @@ static void explain_print(const struct explain *e)
 	targets_text(e, &sb);
 	printf("%d partition%s (%s), %d ONNX node%s\n", e->parts.n, e->parts.n == 1 ? "" : "s",
 	       sb_str(&sb), e->n_nodes, e->n_nodes == 1 ? "" : "s");
+	fates_text(e->meta);
 	sb_reset(&sb);
 	sb_printf(&sb, "search %s: estimator %s, candidates ", search_mode(e->meta),
 		  meta_str(search, "estimator") ? meta_str(search, "estimator") : "-");
@@ -390,7 +433,7 @@ static char *explain_json(const struct explain *e)
 	const cJSON *model = cJSON_GetObjectItemCaseSensitive(e->meta, "model");
 	const cJSON *comp = cJSON_GetObjectItemCaseSensitive(e->meta, "compiler");
 	cJSON *root = cJSON_CreateObject(), *parts, *s;
-	const cJSON *plans;
+	const cJSON *plans, *fates;
 	const char *est = meta_str(search, "estimator");
 	double total;
 	char *txt, *res;
@@ -430,6 +473,9 @@ static char *explain_json(const struct explain *e)
 	cJSON_AddItemToObject(s, "plan", meta_str(search, "plan")
 			      ? cJSON_CreateString(meta_str(search, "plan")) : cJSON_CreateNull());
 	cJSON_AddItemToObject(s, "plan_cost", json_stat(search, "plan_cost"));
+	fates = cJSON_GetObjectItemCaseSensitive(e->meta, "passes");
+	cJSON_AddItemToObject(root, "passes", cJSON_IsArray(fates) ? cJSON_Duplicate(fates, 1)
+			      : cJSON_CreateArray());
 	plans = cJSON_GetObjectItemCaseSensitive(search, "plans");
 	cJSON_AddItemToObject(s, "plans", cJSON_IsArray(plans) ? cJSON_Duplicate(plans, 1)
 			      : cJSON_CreateArray());
