@@ -83,8 +83,9 @@ browse() {
 	set -- $(expect "$T/m/$page_model.onnx" "$T/$page_json.json") "$@"
 	nodes=$(sed -n 's/.*data-nodes="\([0-9]*\)".*/\1/p' "$T/$page.dom" | head -n 1)
 	parts=$(sed -n 's/.*data-partitions="\([0-9]*\)".*/\1/p' "$T/$page.dom" | head -n 1)
+	load=$(sed -n 's/.*data-load-ms="\([0-9]*\)".*/\1/p' "$T/$page.dom" | head -n 1)
 	[ "$nodes" = "$1" ] && [ "$parts" = "$2" ] &&
-		ok "$page/renders ($nodes nodes, $parts partitions)" ||
+		ok "$page/renders ($nodes nodes, $parts partitions, ready after $load ms)" ||
 		bad "$page/renders" "drew $nodes nodes and $parts partitions, want $1 and $2"
 	shift 2
 	chain=$(sed -n 's/.*<ol class="chain" id="chain">\(.*\)<\/ol>.*/\1/p' "$T/$page.dom")
