@@ -22,9 +22,14 @@ RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_model.h runtime/rt_mod
 # the page explain --html fills in
 EMBED  := $(RTSRC) $(wildcard patterns/*.pat) cli/explorer.html
 UNIT   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*_test.c))
+# the fuzz harnesses over the compiler (tests/fuzz/fuzz_*.c), and their
+# replay drivers that make test runs over tests/fuzz/corpus/
+HARNESS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+REPLAY := $(patsubst %,$(BUILD)/tests/replay_%,$(HARNESS))
+FUZZ_SECONDS ?= 10
 LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 
-.PHONY: all deps test test-asan demo bench bench-collage bench-compile install clean regen
+.PHONY: all deps test test-asan demo bench bench-collage bench-compile install clean regen fuzz
 
 all: $(BUILD)/collagec
 
@@ -65,8 +70,21 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/test.h $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
 
-test: $(BUILD)/collagec $(UNIT)
+test: $(BUILD)/collagec $(UNIT) $(REPLAY)
 	@BUILD=$(BUILD) sh tests/run.sh
+
+$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ tests/fuzz/replay.c $< $(LIBOBJS) $(LIBS)
+
+# libFuzzer builds (clang, tests/fuzz/run.sh builds them in build-fuzz)
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBOBJS) $(LIBS)
+
+# make fuzz FUZZ_SECONDS=N: every harness for N seconds (tests/fuzz/run.sh)
+fuzz: $(BUILD)/collagec
+	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh
 
 test-asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
@@ -111,4 +129,4 @@ regen:
 	mv core/ops/versions.def.tmp core/ops/versions.def
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

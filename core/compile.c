@@ -473,6 +473,10 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		emit_prefix_defines(o->prefix, &model_c);
 	emit_model_c(g, &ep, &ms, meta, n_kfiles > 0, &model_c);
 	stage(ctx, "plan and emit", &t);
+	if (o->emit_only) {
+		rc = 0;
+		goto out;
+	}
 	lo.jobs = o->jobs;
 	lo.stage = true;
 	if (!o->no_cache)

@@ -41,6 +41,8 @@ struct compile_options {
 	const char *cflags;		/* optimisation flags for generated code */
 	const char *cpu;		/* --cpu level (emit_cpu_flags); NULL = "native" */
 	bool keep_temps;
+	bool emit_only;			/* stop once model.c is made: no C compiler, no
+					   files (the fuzz harness) */
 };
 
 struct compile_stats {

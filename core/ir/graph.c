@@ -451,7 +451,8 @@ int graph_toposort(struct graph *g)
 		sorted = xmalloc(sizeof(struct node) * ((size_t)nn + 1));
 		for (int i = 0; i < nn; i++)
 			sorted[i] = g->nodes.v[order[i]];
-		memcpy(g->nodes.v, sorted, sizeof(struct node) * (size_t)nn);
+		if (nn)		/* a graph of no nodes has no node array */
+			memcpy(g->nodes.v, sorted, sizeof(struct node) * (size_t)nn);
 		free(sorted);
 		fix_producers(g);
 	}

@@ -231,6 +231,13 @@ static int import_node(struct importer *im, const Onnx__NodeProto *np, int index
 	enum op op;
 	int *in, *out, ni, rc = 0;
 
+	if (!np->op_type || !np->op_type[0]) {
+		tmp.name = np->name && np->name[0] ? np->name : "?";
+		tmp.op_type = "no op_type";
+		tmp.onnx_index = index;
+		diag_error(im->ctx, "%s: the node has no op_type", node_loc(g, &tmp));
+		return -1;
+	}
 	tmp.name = np->name && np->name[0] ? arena_strdup(ar, np->name)
 		: arena_printf(ar, "%s_%d", np->op_type, index);
 	tmp.op_type = arena_strdup(ar, np->op_type);

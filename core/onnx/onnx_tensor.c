@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 PRINTF_LIKE(2, 3) static int fail(char **err, const char *fmt, ...)
 {
@@ -49,9 +50,15 @@ void host_tensor_free(struct host_tensor *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int read_external(const Onnx__TensorProto *t, const char *dir, void *dst, size_t bytes,
-			 char **err, struct graph *g)
+/*
+ * Reads an external tensor's bytes into *dst, allocated (bytes + 1) only
+ * once the file is known to hold them: a 16-byte model cannot make
+ * collagec allocate gigabytes for a shape its data does not back.
+ */
+static int read_external(const Onnx__TensorProto *t, const char *dir, void **dst,
+			 size_t bytes, char **err, struct graph *g)
 {
+	struct stat st;
 	const char *loc = NULL;
 	long long off = 0, length = -1;
 	char *path;
@@ -98,11 +105,18 @@ static int read_external(const Onnx__TensorProto *t, const char *dir, void *dst,
 			vec_push(&g->files, arena_strdup(g->arena, path));
 	}
 	free(path);
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    (off > st.st_size || bytes > (size_t)(st.st_size - off))) {
+		fclose(f);
+		return fail(err, "external data '%s' is truncated (%lld of %zu bytes)", loc,
+			    off > st.st_size ? 0LL : (long long)(st.st_size - off), bytes);
+	}
 	if (fseek(f, off, SEEK_SET) < 0) {
 		fclose(f);
 		return fail(err, "cannot seek to offset %lld in '%s'", off, loc);
 	}
-	got = fread(dst, 1, bytes, f);
+	*dst = xcalloc(bytes + 1, 1);
+	got = fread(*dst, 1, bytes, f);
 	fclose(f);
 	if (got != bytes)
 		return fail(err, "external data '%s' is truncated (%zu of %zu bytes)", loc, got,
@@ -137,28 +151,29 @@ int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_
 	es = dtype_size(ht->dtype);
 	bytes = (size_t)n * es;
 	ht->bytes = bytes;
-	d = ht->data = xcalloc(bytes + 1, 1);
-	if (t->name)
-		ht->name = xstrdup(t->name);
-	if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-		return read_external(t, dir, d, bytes, err, g) < 0 ? (host_tensor_free(ht), -1) : 0;
-	if (t->has_raw_data) {
-		if (t->raw_data.len != bytes) {
+	/* the data is allocated once its source is known to hold all of it */
+	if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+		if (read_external(t, dir, &ht->data, bytes, err, g) < 0) {
 			host_tensor_free(ht);
+			return -1;
+		}
+		goto named;
+	}
+	if (t->has_raw_data) {
+		if (t->raw_data.len != bytes)
 			return fail(err, "raw_data has %zu bytes, its shape needs %zu",
 				    t->raw_data.len, bytes);
-		}
+		ht->data = xcalloc(bytes + 1, 1);
 		if (bytes)
-			memcpy(d, t->raw_data.data, bytes);	/* little-endian host */
-		return 0;
+			memcpy(ht->data, t->raw_data.data, bytes);	/* little-endian host */
+		goto named;
 	}
 #define TYPED(field, count, CT)                                                          \
 	do {                                                                             \
-		if ((int64_t)(count) != n) {                                             \
-			host_tensor_free(ht);                                            \
+		if ((int64_t)(count) != n)                                               \
 			return fail(err, #field " has %zu values, its shape needs %lld", \
 				    (size_t)(count), (long long)n);                      \
-		}                                                                        \
+		d = ht->data = xcalloc(bytes + 1, 1);                                    \
 		for (int64_t i_ = 0; i_ < n; i_++)                                       \
 			((CT *)d)[i_] = (CT)t->field[i_];                                \
 	} while (0)
@@ -176,6 +191,9 @@ int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_
 	default: BUG("decode %s", dtype_name(ht->dtype));
 	}
 #undef TYPED
+named:
+	if (t->name)
+		ht->name = xstrdup(t->name);
 	return 0;
 }
 
