@@ -609,6 +609,123 @@ def image_tests():
              {"th": th}, {"y": affine_grid(th, [1, 1, 3, 2, 4], align)})
 
 
+# ---- GridSample-20: N-D, linear/nearest/cubic, every padding mode ----
+
+def gs_reflect(v, lo, hi):
+    """v folded back and forth into [lo, hi] (lo when the range is empty)."""
+    if lo <= v <= hi:
+        return v
+    span = hi - lo
+    if span <= 0:
+        return lo
+    d = lo - v if v < lo else v - hi
+    k = math.floor(d / span)
+    rest = d - k * span
+    near_lo = (v < lo) == (k % 2 == 0)
+    return lo + rest if near_lo else hi - rest
+
+
+def gs_pixel(img, idx, pad, borders):
+    """img[idx] with pixel-level padding: 0, clamped or reflected."""
+    pos = []
+    for i, (p, ln) in enumerate(zip(idx, img.shape)):
+        if pad == "zeros" and not 0 <= p < ln:
+            return 0.0
+        if pad == "border":
+            p = min(max(p, 0), ln - 1)
+        elif pad == "reflection":
+            p = int(gs_reflect(float(p), *borders[i]))
+        pos.append(p)
+    return float(img[tuple(pos)])
+
+
+def gs_interp(img, x, mode, pad, borders):
+    """Separable interpolation at float position x, the first axis last."""
+    if not x:
+        return float(img)
+    if mode == "nearest":
+        i = int(math.floor(x[0]))
+        taps = [(i, 1.0)]
+    else:
+        i = int(math.floor(x[0]))
+        t = x[0] - i
+        if mode == "linear":
+            taps = [(i, 1 - t), (i + 1, t)]
+        else:
+            a = -0.75
+            near = lambda d: ((a + 2) * d - (a + 3)) * d * d + 1
+            far = lambda d: ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+            taps = [(i - 1, far(t + 1)), (i, near(t)), (i + 1, near(1 - t)),
+                    (i + 2, far(2 - t))]
+    total = 0.0
+    for p, w in taps:
+        sub = gs_sub(img, p, pad, borders[0])
+        total += w * (0.0 if sub is None else gs_interp(sub, x[1:], mode, pad, borders[1:]))
+    return total
+
+
+def gs_sub(img, p, pad, border):
+    """The slice of img at index p of its first axis after padding; None for zeros."""
+    ln = img.shape[0]
+    if pad == "zeros":
+        return img[p] if 0 <= p < ln else None
+    if pad == "border":
+        return img[min(max(p, 0), ln - 1)]
+    return img[int(gs_reflect(float(p), *border))]
+
+
+def grid_sample(x, grid, mode, pad, align):
+    dims = x.shape[2:]
+    y = np.zeros(x.shape[:2] + grid.shape[1:-1], np.float64)
+    if align:
+        borders = [(0.0, ln - 1.0) for ln in dims]
+    else:
+        borders = [(-0.5, ln - 0.5) for ln in dims]
+    for n in range(x.shape[0]):
+        for o in np.ndindex(*grid.shape[1:-1]):
+            pos = []
+            for i, v in enumerate(grid[(n,) + o][::-1].astype(np.float64)):
+                ln = dims[i]
+                p = (v + 1) / 2 * (ln - 1) if align else ((v + 1) * ln - 1) / 2
+                if mode == "nearest":
+                    p = float(np.rint(p))
+                lo, hi = borders[i]
+                if pad == "border" and not lo <= p <= hi:
+                    p = min(max(p, 0.0), ln - 1.0)
+                elif pad == "reflection":
+                    p = gs_reflect(p, lo, hi)
+                pos.append(p)
+            for c in range(x.shape[1]):
+                y[(n, c) + o] = gs_interp(x[n, c], pos, mode, pad, borders)
+    return y.astype(x.dtype)
+
+
+def gridsample_tests():
+    rng = np.random.default_rng(20)
+    x = rng.standard_normal((2, 2, 4, 5)).astype(np.float32)
+    grid = rng.uniform(-1.4, 1.4, (2, 3, 4, 2)).astype(np.float32)
+    for mode in ("linear", "nearest", "cubic"):
+        for pad in ("zeros", "border", "reflection"):
+            for align in (0, 1):
+                good("gridsample_20_%s_%s_align%d" % (mode, pad, align), 20,
+                     [node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=pad,
+                           align_corners=align)],
+                     {"x": x, "g": grid}, {"y": grid_sample(x, grid, mode, pad, align)})
+    x = rng.standard_normal((1, 2, 3, 4, 5)).astype(np.float32)
+    grid = rng.uniform(-1.3, 1.3, (1, 2, 3, 2, 3)).astype(np.float32)
+    for mode, pad, align in (("linear", "zeros", 0), ("nearest", "border", 1),
+                             ("cubic", "reflection", 0), ("linear", "reflection", 1)):
+        good("gridsample_20_3d_%s_%s_align%d" % (mode, pad, align), 20,
+             [node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=pad,
+                   align_corners=align)],
+             {"x": x, "g": grid}, {"y": grid_sample(x, grid, mode, pad, align)})
+    x = rng.standard_normal((2, 3, 6)).astype(np.float32)
+    grid = rng.uniform(-1.5, 1.5, (2, 5, 1)).astype(np.float32)
+    good("gridsample_20_1d_cubic_border", 20,
+         [node("GridSample", ["x", "g"], ["y"], mode="cubic", padding_mode="border")],
+         {"x": x, "g": grid}, {"y": grid_sample(x, grid, "cubic", "border", 0)})
+
+
 # ---- RotaryEmbedding-23, Attention-23 ----
 
 def rope_ref(x, cos, sin, pos, interleaved, rdim, num_heads):
@@ -714,6 +831,15 @@ def attention_tests():
 
 def bad_tests():
     x = randn(2)
+    # GridSample's modes were bilinear/bicubic until opset 20 renamed them
+    xg, g = randn(1, 1, 2, 2), randn(1, 1, 1, 2)
+    bad("gridsample_16_linear", 16, [node("GridSample", ["x", "g"], ["y"], mode="linear")],
+        {"x": xg, "g": g}, {"y": xg}, "mode 'linear' is not one of nearest, bilinear, bicubic")
+    bad("gridsample_20_bicubic", 20, [node("GridSample", ["x", "g"], ["y"], mode="bicubic")],
+        {"x": xg, "g": g}, {"y": xg}, "mode 'bicubic' is not one of nearest, linear, cubic")
+    xg = randn(1, 1, 2, 2, 2)
+    bad("gridsample_16_3d", 16, [node("GridSample", ["x", "g"], ["y"])],
+        {"x": xg, "g": randn(1, 1, 1, 1, 3)}, {"y": xg}, "X must be [N, C, H, W]")
     bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
         "opset 24 is newer than the newest supported (23)")
 
@@ -764,6 +890,7 @@ def main():
     resize_tests()
     norm_tests()
     image_tests()
+    gridsample_tests()
     rope_tests()
     attention_tests()
     bad_tests()

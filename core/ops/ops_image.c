@@ -1,8 +1,9 @@
 /*
- * ops_image.c - the image-space ops of opsets 18 to 20: CenterCropPad,
- * Col2Im and AffineGrid. Each output element is computed by one gather
- * from constant geometry (the target shape, the image and block shapes,
- * the output size), so every loop nest is parallel and writes once.
+ * ops_image.c - the image-space ops of opsets 16 to 20: CenterCropPad,
+ * Col2Im, AffineGrid and GridSample. Each output element is computed by one
+ * gather from constant geometry (the target shape, the image and block
+ * shapes, the output size) or from the sampling grid, so every loop nest is
+ * parallel and writes once.
  */
 #include "ops.h"
 
@@ -336,6 +337,270 @@ int lower_affinegrid(struct lower *L)
 		ti[2] = tir_int(b, k);
 		acc = tir_add(b, acc, tir_mul(b, tir_load(b, L->in[0],
 							 lower_offset(L, &th->shape, ti)), base[k]));
+	}
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), acc);
+	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/* ---- GridSample ---- */
+
+enum gs_mode { GS_NEAREST, GS_LINEAR, GS_CUBIC, GS_MODE_COUNT };
+enum gs_pad { GS_ZEROS, GS_BORDER, GS_REFLECTION, GS_PAD_COUNT };
+
+struct gridsample {
+	int r;			/* spatial dims */
+	enum gs_mode mode;
+	enum gs_pad pad;
+	bool align;		/* align_corners */
+};
+
+/*
+ * Reads the attributes and checks X [N, C, d1..dr] against grid
+ * [N, D1..Dr, r]. Opset 16 names the modes bilinear/bicubic and takes 4-D
+ * X only; opset 20 renamed them linear/cubic and went N-D. -1 after a
+ * diagnostic.
+ */
+static int gs_plan(struct graph *g, const struct node *n, struct gridsample *p)
+{
+	static const char *const pads[GS_PAD_COUNT] = { "zeros", "border", "reflection" };
+	bool v20 = g->opset >= 20;
+	const char *const modes[GS_MODE_COUNT] = { "nearest", v20 ? "linear" : "bilinear",
+				      v20 ? "cubic" : "bicubic" };
+	const char *m = node_attr_str(n, "mode", modes[GS_LINEAR]);
+	const char *pm = node_attr_str(n, "padding_mode", "zeros");
+	const struct value *x = node_in(g, n, 0), *grid = node_in(g, n, 1);
+	int i;
+
+	for (i = 0; i < GS_MODE_COUNT && strcmp(m, modes[i]); i++)
+		;
+	if (i == GS_MODE_COUNT) {
+		diag_error(g->ctx, "%s: mode '%s' is not one of %s, %s, %s", node_loc(g, n), m,
+			   modes[0], modes[1], modes[2]);
+		return -1;
+	}
+	p->mode = (enum gs_mode)i;
+	for (i = 0; i < GS_PAD_COUNT && strcmp(pm, pads[i]); i++)
+		;
+	if (i == GS_PAD_COUNT) {
+		diag_error(g->ctx, "%s: padding_mode '%s' is not one of zeros, border, "
+			   "reflection", node_loc(g, n), pm);
+		return -1;
+	}
+	p->pad = (enum gs_pad)i;
+	p->align = node_attr_int(n, "align_corners", 0) != 0;
+	p->r = x->shape.rank - 2;
+	if (!dtype_is_float(x->dtype) || !dtype_is_float(grid->dtype)) {
+		diag_error(g->ctx, "%s: X and grid must have float types", node_loc(g, n));
+		return -1;
+	}
+	if (p->r < 1 || (!v20 && p->r != 2) || grid->shape.rank != x->shape.rank ||
+	    !dim_eq(grid->shape.d[0], x->shape.d[0]) ||
+	    !dim_eq(grid->shape.d[p->r + 1], dim_const(p->r))) {
+		diag_error(g->ctx, "%s: X must be [N, C, %s] and grid [N, %s, %d]",
+			   node_loc(g, n), v20 ? "d1, ..., dr" : "H, W",
+			   v20 ? "D1, ..., Dr" : "H_out, W_out", v20 ? p->r : 2);
+		return -1;
+	}
+	return 0;
+}
+
+/* Y is [N, C, D1..Dr] of X's type. */
+int infer_gridsample(struct graph *g, struct node *n)
+{
+	struct gridsample p;
+	struct shape s;
+
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !infer_input(g, n, 0) || !infer_input(g, n, 1) ||
+	    gs_plan(g, n, &p) < 0)
+		return -1;
+	s = node_in(g, n, 0)->shape;
+	for (int i = 0; i < p.r; i++)
+		s.d[i + 2] = node_in(g, n, 1)->shape.d[i + 1];
+	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	return 0;
+}
+
+/*
+ * x reflected by the nearer border, back and forth, until it lies in
+ * [lo, hi]; lo when the range is empty (a length-1 axis with
+ * align_corners), where the reflection has no period.
+ */
+static struct tir *gs_reflect(struct tir_builder *b, enum dtype t, struct tir *x,
+			      struct tir *lo, struct tir *hi)
+{
+	struct tir *rng = tir_let(b, "rng", tir_bin(b, BIN_SUB, hi, lo));
+	struct tir *below = tir_let(b, "below", tir_bin(b, BIN_LT, x, lo));
+	struct tir *dx = tir_let(b, "dx", tir_select(b, below, tir_bin(b, BIN_SUB, lo, x),
+						     tir_bin(b, BIN_SUB, x, hi)));
+	struct tir *nf = tir_let(b, "nf", tir_call1(b, INTRIN_FLOOR,
+						    tir_bin(b, BIN_DIV, dx, rng)));
+	struct tir *rem = tir_let(b, "rem", tir_bin(b, BIN_SUB, dx, tir_mul(b, nf, rng)));
+	struct tir *even = tir_bin(b, BIN_EQ, tir_call2(b, INTRIN_FMOD, nf, tir_const(b, t, 2)),
+				   tir_const(b, t, 0));
+	/* an even number of bounces leaves x near the border it crossed */
+	struct tir *from_lo = tir_add(b, lo, rem), *from_hi = tir_bin(b, BIN_SUB, hi, rem);
+	struct tir *out = tir_select(b, below, tir_select(b, even, from_lo, from_hi),
+				     tir_select(b, even, from_hi, from_lo));
+
+	out = tir_select(b, tir_bin(b, BIN_GT, rng, tir_const(b, t, 0)), out, lo);
+	return tir_select(b, tir_bin(b, BIN_LOR, below, tir_bin(b, BIN_GT, x, hi)), out, x);
+}
+
+/* Keys' cubic convolution weight (a = -0.75) of a tap at distance d. */
+static struct tir *gs_cubic_weight(struct tir_builder *b, enum dtype t, struct tir *d, bool near)
+{
+	const double a = -0.75;
+
+	if (near)	/* |d| <= 1 */
+		return tir_add(b, tir_mul(b, tir_mul(b, tir_bin(b, BIN_SUB,
+			tir_mul(b, tir_const(b, t, a + 2), d), tir_const(b, t, a + 3)), d), d),
+			tir_const(b, t, 1));
+	/* 1 < |d| < 2 */
+	return tir_bin(b, BIN_SUB, tir_mul(b, tir_add(b, tir_mul(b, tir_bin(b, BIN_SUB,
+		tir_mul(b, tir_const(b, t, a), d), tir_const(b, t, 5 * a)), d),
+		tir_const(b, t, 8 * a)), d), tir_const(b, t, 4 * a));
+}
+
+/* The taps of one spatial axis: input indices, weights, in-range flags. */
+struct gs_taps {
+	int n;
+	struct tir *idx[4], *w[4], *ok[4];	/* ok: NULL unless padding is zeros */
+};
+
+/*
+ * Pixel index pos (integer-valued, of type t) of an axis of length len
+ * made readable: zeros padding flags it, border clamps it, reflection
+ * folds it into [lo, hi]. The result is clamped into the axis either way
+ * so no grid value can read outside X.
+ */
+static void gs_tap(struct tir_builder *b, enum dtype t, const struct gridsample *p,
+		   struct tir *pos, struct tir *len, struct tir *lo, struct tir *hi,
+		   struct gs_taps *tp, int k)
+{
+	struct tir *i, *last = tir_bin(b, BIN_SUB, len, tir_int(b, 1));
+
+	if (p->pad == GS_REFLECTION)
+		pos = gs_reflect(b, t, pos, lo, hi);
+	i = tir_let(b, "ti", tir_cast(b, DTYPE_I64, tir_call1(b, INTRIN_FLOOR, pos)));
+	tp->ok[k] = NULL;
+	if (p->pad == GS_ZEROS)
+		tp->ok[k] = tir_let(b, "tok", tir_bin(b, BIN_LAND,
+			tir_bin(b, BIN_GE, i, tir_int(b, 0)), tir_bin(b, BIN_LT, i, len)));
+	tp->idx[k] = tir_let(b, "tx", tir_bin(b, BIN_MIN, tir_bin(b, BIN_MAX, i, tir_int(b, 0)),
+					       last));
+}
+
+/*
+ * Axis i's sampling position from its normalised grid coordinate v: the
+ * pixel coordinate (align_corners maps -1 and 1 to the first and last
+ * centres, otherwise to the outer edges), rounded for nearest, then a
+ * coordinate outside the border range [lo, hi] is clamped into the image
+ * (border) or reflected (reflection), and the taps around it are laid out.
+ */
+static void gs_axis(struct tir_builder *b, enum dtype t, const struct gridsample *p,
+		    struct tir *v, struct dim d, struct gs_taps *tp)
+{
+	struct tir *len = tir_dim(b, d), *fl = tir_let(b, "len", tir_cast(b, t, len));
+	struct tir *one = tir_const(b, t, 1), *half = tir_const(b, t, 0.5);
+	struct tir *lo, *hi, *x, *x0, *f;
+
+	if (p->align) {
+		x = tir_mul(b, tir_bin(b, BIN_DIV, tir_add(b, v, one), tir_const(b, t, 2)),
+			    tir_bin(b, BIN_SUB, fl, one));
+		lo = tir_const(b, t, 0);
+		hi = tir_bin(b, BIN_SUB, fl, one);
+	} else {
+		x = tir_bin(b, BIN_DIV, tir_bin(b, BIN_SUB, tir_mul(b, tir_add(b, v, one), fl), one),
+			    tir_const(b, t, 2));
+		lo = tir_un(b, UN_NEG, half);
+		hi = tir_bin(b, BIN_SUB, fl, half);
+	}
+	lo = tir_let(b, "lo", lo);
+	hi = tir_let(b, "hi", hi);
+	x = tir_let(b, "gx", x);
+	if (p->mode == GS_NEAREST)
+		x = tir_let(b, "gx", tir_call1(b, INTRIN_RINT, x));
+	if (p->pad == GS_BORDER)
+		x = tir_select(b, tir_bin(b, BIN_LOR, tir_bin(b, BIN_LT, x, lo),
+					  tir_bin(b, BIN_GT, x, hi)),
+			       tir_bin(b, BIN_MIN, tir_bin(b, BIN_MAX, x, tir_const(b, t, 0)),
+				       tir_bin(b, BIN_SUB, fl, one)), x);
+	else if (p->pad == GS_REFLECTION)
+		x = gs_reflect(b, t, x, lo, hi);
+	/* far outside, every tap reads padding: keep floor() in int64 range */
+	x = tir_bin(b, BIN_MIN, tir_bin(b, BIN_MAX, x, tir_const(b, t, -4)),
+		    tir_add(b, fl, tir_const(b, t, 4)));
+	x = tir_let(b, "gx", x);
+	x0 = tir_let(b, "x0", tir_call1(b, INTRIN_FLOOR, x));
+	f = tir_let(b, "fr", tir_bin(b, BIN_SUB, x, x0));
+	tp->n = p->mode == GS_NEAREST ? 1 : p->mode == GS_LINEAR ? 2 : 4;
+	for (int k = 0; k < tp->n; k++) {
+		struct tir *pos = tir_add(b, x0, tir_const(b, t, p->mode == GS_CUBIC ? k - 1 : k));
+
+		gs_tap(b, t, p, p->mode == GS_NEAREST ? x : pos, len, lo, hi, tp, k);
+	}
+	if (p->mode == GS_NEAREST) {
+		tp->w[0] = one;
+	} else if (p->mode == GS_LINEAR) {
+		tp->w[0] = tir_let(b, "w", tir_bin(b, BIN_SUB, one, f));
+		tp->w[1] = f;
+	} else {
+		struct tir *two = tir_const(b, t, 2);
+
+		tp->w[0] = tir_let(b, "w", gs_cubic_weight(b, t, tir_add(b, f, one), false));
+		tp->w[1] = tir_let(b, "w", gs_cubic_weight(b, t, f, true));
+		tp->w[2] = tir_let(b, "w", gs_cubic_weight(b, t, tir_bin(b, BIN_SUB, one, f), true));
+		tp->w[3] = tir_let(b, "w", gs_cubic_weight(b, t, tir_bin(b, BIN_SUB, two, f), false));
+	}
+}
+
+/*
+ * Y[n, c, o...] = sum over the tap combinations of the product of the
+ * axes' weights times X[n, c, taps...] (0 for a tap outside under zeros
+ * padding): the separable interpolation written out as one sum.
+ */
+int lower_gridsample(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *grid = lower_in(L, 1), *y = lower_out(L, 0);
+	struct tir *idx[MAX_RANK], *gi[MAX_RANK], *xi[MAX_RANK], *acc;
+	struct gs_taps taps[MAX_RANK];
+	struct gridsample p;
+	enum dtype t = y->dtype;
+	int combos = 1;
+
+	if (gs_plan(L->g, L->n, &p) < 0)
+		return -1;
+	lower_loops_parallel(L, &y->shape, idx);
+	gi[0] = idx[0];
+	for (int i = 0; i < p.r; i++)
+		gi[i + 1] = idx[i + 2];
+	for (int i = 0; i < p.r; i++) {
+		/* grid's last axis lists the coordinates innermost axis first */
+		gi[p.r + 1] = tir_int(b, p.r - 1 - i);
+		gs_axis(b, t, &p, tir_cast(b, t, tir_load(b, L->in[1],
+				lower_offset(L, &grid->shape, gi))), x->shape.d[i + 2], &taps[i]);
+		combos *= taps[i].n;
+	}
+	acc = tir_let(b, "acc", tir_const(b, t, 0));
+	xi[0] = idx[0];
+	xi[1] = idx[1];
+	for (int c = 0; c < combos; c++) {
+		struct tir *w = NULL, *ok = NULL, *v;
+
+		for (int i = p.r - 1, rest = c; i >= 0; rest /= taps[i].n, i--) {
+			int k = rest % taps[i].n;
+
+			xi[i + 2] = taps[i].idx[k];
+			w = w ? tir_mul(b, w, taps[i].w[k]) : taps[i].w[k];
+			if (taps[i].ok[k])
+				ok = ok ? tir_bin(b, BIN_LAND, ok, taps[i].ok[k]) : taps[i].ok[k];
+		}
+		v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
+		if (ok)
+			v = tir_select(b, ok, v, tir_const(b, t, 0));
+		tir_assign(b, acc, tir_add(b, acc, tir_mul(b, w, v)));
 	}
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), acc);
 	lower_end_loops(L, y->shape.rank);
