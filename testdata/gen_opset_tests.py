@@ -334,6 +334,59 @@ def pool_tests():
          {"x": x}, {"y": pool2d(x, [2, 2], [1, 1], [2, 2], [1, 1, 0, 0], 0, "lp", p=3)})
 
 
+# ---- MaxPool's Indices output (opset 8 on; written at 18) ----
+
+def maxpool_indices(x, k, s, d, pads, order):
+    """Y and the flat index of each window's first maximum (no ceil_mode)."""
+    sp = x.shape[2:]
+    r = len(sp)
+    outs = [(sp[i] + pads[i] + pads[i + r] - (k[i] - 1) * d[i] - 1) // s[i] + 1
+            for i in range(r)]
+    y = np.zeros(x.shape[:2] + tuple(outs), x.dtype)
+    ind = np.zeros(y.shape, np.int64)
+    step = int(np.prod(sp))
+    for nc in np.ndindex(*x.shape[:2]):
+        for o in np.ndindex(*outs):
+            best = None
+            for kk in np.ndindex(*k):
+                pos = [o[i] * s[i] + kk[i] * d[i] - pads[i] for i in range(r)]
+                if all(0 <= pos[i] < sp[i] for i in range(r)):
+                    v = x[nc + tuple(pos)]
+                    if best is None or v > best[0]:
+                        best = (v, pos)
+            if order == 0:
+                flat = int(np.ravel_multi_index(best[1], sp))
+            else:
+                flat = int(np.ravel_multi_index(best[1], sp, order="F"))
+            y[nc + o] = best[0]
+            ind[nc + o] = (nc[0] * x.shape[1] + nc[1]) * step + flat
+    return y, ind
+
+
+def maxpool_indices_tests():
+    rng = np.random.default_rng(8)
+    cases = (("2d_storage_order1", (2, 3, 5, 6), [3, 2], [2, 1], [1, 1], [1, 0, 1, 1], 1),
+             ("2d_dilations", (1, 2, 7, 7), [2, 3], [1, 2], [2, 1], [0, 1, 0, 1], 0),
+             ("3d_storage_order1", (1, 2, 4, 3, 5), [2, 2, 3], [2, 1, 2], [1, 1, 1],
+              [1, 0, 1, 0, 0, 1], 1),
+             ("1d", (2, 2, 9), [3], [2], [1], [1, 1], 0))
+    for name, shape, k, s, d, pads, order in cases:
+        # small integers repeat, so the first of equal maxima must win
+        x = rng.integers(-4, 5, shape).astype(np.float32)
+        y, ind = maxpool_indices(x, k, s, d, pads, order)
+        good("maxpool_indices_%s" % name, 18,
+             [node("MaxPool", ["x"], ["y", "i"], kernel_shape=k, strides=s, dilations=d,
+                   pads=pads, storage_order=order)],
+             {"x": x}, {"y": y, "i": ind})
+    # Y fused with a following op while Indices leave the graph
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    y, ind = maxpool_indices(x, [2, 2], [2, 2], [1, 1], [0, 0, 0, 0], 0)
+    good("maxpool_indices_then_relu", 18,
+         [node("MaxPool", ["x"], ["m", "i"], kernel_shape=[2, 2], strides=[2, 2]),
+          node("Relu", ["m"], ["y"])],
+         {"x": x}, {"y": np.maximum(y, 0), "i": ind})
+
+
 # ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
 
 def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
@@ -887,6 +940,7 @@ def main():
     elementwise_tests()
     scatter_tests()
     pool_tests()
+    maxpool_indices_tests()
     resize_tests()
     norm_tests()
     image_tests()

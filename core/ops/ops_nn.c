@@ -129,20 +129,40 @@ static int pool_plan(struct graph *g, struct node *n, struct window *w, struct s
 	return 0;
 }
 
+/* Y has X's type; MaxPool's optional Indices (opset 8) are int64 of Y's shape. */
 int infer_pool(struct graph *g, struct node *n)
 {
+	bool max8 = n->op == OP_MAXPOOL && g->opset >= 8;
 	struct window w;
 	struct shape s;
 
-	if (infer_arity(g, n, 1, 1, 1) < 0 || pool_plan(g, n, &w, &s) < 0)
+	if (infer_arity(g, n, 1, 1, max8 ? 2 : 1) < 0 || pool_plan(g, n, &w, &s) < 0)
 		return -1;
-	if (n->n_out > 1) {
-		diag_error(g->ctx, "%s: the Indices output of MaxPool is not supported",
-			   node_loc(g, n));
-		return -1;
-	}
 	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	if (n->n_out > 1)
+		infer_set(g, n, 1, DTYPE_I64, &s);
 	return 0;
+}
+
+/*
+ * Flat index in X of window position xi: row-major over the whole tensor,
+ * or with storage_order 1 the spatial dims column-major (the first one
+ * fastest) after (n, c) row-major.
+ */
+static struct tir *pool_flat_index(struct lower *L, const struct shape *x, struct tir **xi)
+{
+	struct tir_builder *b = L->b;
+	struct tir *sp = NULL, *step = NULL;
+	int r = x->rank - 2;
+
+	if (!node_attr_int(L->n, "storage_order", 0))
+		return lower_offset(L, x, xi);
+	for (int i = r - 1; i >= 0; i--)
+		sp = sp ? tir_add(b, tir_mul(b, sp, tir_dim(b, x->d[i + 2])), xi[i + 2]) : xi[i + 2];
+	for (int i = 0; i < r; i++)
+		step = step ? tir_mul(b, step, tir_dim(b, x->d[i + 2])) : tir_dim(b, x->d[i + 2]);
+	return tir_add(b, tir_mul(b, tir_add(b, tir_mul(b, xi[0], tir_dim(b, x->d[1])), xi[1]),
+				  step), sp);
 }
 
 int lower_pool(struct lower *L)
@@ -155,13 +175,15 @@ int lower_pool(struct lower *L)
 	struct window w;
 	struct shape s;
 	struct tir *oi[MAX_RANK], *ki[MAX_RANK], *xi[MAX_RANK], *acc, *cnt, *cond = NULL, *v;
-	struct tir *div = NULL;
+	struct tir *div = NULL, *arg = NULL;
 
 	if (pool_plan(L->g, (struct node *)L->n, &w, &s) < 0)
 		return -1;
 	lower_loops_parallel(L, &y->shape, oi);
 	acc = tir_let(b, "acc", tir_const(b, t, is_max ? -INFINITY : 0));
 	cnt = tir_let(b, "cnt", tir_int(b, 0));
+	if (is_max && L->n->n_out > 1)
+		arg = tir_let(b, "arg", tir_int(b, 0));
 	if (!is_max && incl) {
 		/* divisor: window positions inside the padded input */
 		for (int i = 0; i < w.r; i++) {
@@ -185,7 +207,17 @@ int lower_pool(struct lower *L)
 	if (cond)
 		tir_if(b, cond);
 	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
-	tir_assign(b, acc, is_max ? tir_bin(b, BIN_MAX, acc, v) : tir_add(b, acc, v));
+	if (arg) {
+		/* the first position holding the maximum wins */
+		v = tir_let(b, "v", v);
+		tir_if(b, tir_bin(b, BIN_LOR, tir_bin(b, BIN_EQ, cnt, tir_int(b, 0)),
+				  tir_bin(b, BIN_GT, v, acc)));
+		tir_assign(b, acc, v);
+		tir_assign(b, arg, pool_flat_index(L, &x->shape, xi));
+		tir_end(b);
+	} else {
+		tir_assign(b, acc, is_max ? tir_bin(b, BIN_MAX, acc, v) : tir_add(b, acc, v));
+	}
 	tir_assign(b, cnt, tir_add(b, cnt, tir_int(b, 1)));
 	if (cond)
 		tir_end(b);
@@ -195,6 +227,8 @@ int lower_pool(struct lower *L)
 	else
 		v = tir_bin(b, BIN_DIV, acc, tir_cast(b, t, div ? div : cnt));
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, oi), v);
+	if (arg)
+		tir_store(b, L->out[1], lower_offset(L, &y->shape, oi), arg);
 	lower_end_loops(L, y->shape.rank);
 	return 0;
 }
