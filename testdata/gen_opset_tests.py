@@ -387,6 +387,52 @@ def maxpool_indices_tests():
          {"x": x}, {"y": np.maximum(y, 0), "i": ind})
 
 
+# ---- BatchNormalization-14/15 training mode ----
+
+def batchnorm_train(x, sc, bi, mean, var, eps, mom):
+    axes = tuple(i for i in range(x.ndim) if i != 1)
+    xd = x.astype(np.float64)
+    bm, bv = xd.mean(axis=axes), xd.var(axis=axes)
+    shape = [1, -1] + [1] * (x.ndim - 2)
+    y = (xd - bm.reshape(shape)) / np.sqrt(bv.reshape(shape) + eps) * sc.reshape(shape) \
+        + bi.reshape(shape)
+    return (y.astype(x.dtype), (mean * mom + bm * (1 - mom)).astype(mean.dtype),
+            (var * mom + bv * (1 - mom)).astype(var.dtype))
+
+
+def batchnorm_training_tests():
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    sc, bi = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    mean = rng.standard_normal(4).astype(np.float32)
+    var = rng.uniform(0.5, 2, 4).astype(np.float32)
+    y, rm, rv = batchnorm_train(x, sc, bi, mean, var, 1e-5, 0.9)
+    good("batchnorm_18_training_y_only", 18,
+         [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], training_mode=1)],
+         {"x": x, "s": sc, "b": bi, "m": mean, "v": var}, {"y": y})
+    x = rng.standard_normal((2, 3, 2, 2, 3)).astype(np.float32)
+    sc, bi = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    mean = rng.standard_normal(3).astype(np.float64)
+    var = rng.uniform(0.5, 2, 3).astype(np.float64)
+    y, rm, rv = batchnorm_train(x, sc, bi, mean, var, 1e-3, 0.7)
+    good("batchnorm_15_training_3d_double_stats", 15,
+         [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
+               training_mode=1, epsilon=1e-3, momentum=0.7)],
+         {"x": x, "s": sc, "b": bi, "m": mean, "v": var}, {"y": y, "rm": rm, "rv": rv})
+    # after a Conv with constant weights: must not be folded into it like inference BN
+    x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 1, 1)).astype(np.float32)
+    p = [rng.standard_normal(4).astype(np.float32) for _ in range(3)]
+    p.append(rng.uniform(0.5, 2, 4).astype(np.float32))
+    c = np.einsum("nchw,oc->nohw", x.astype(np.float64), w[:, :, 0, 0]).astype(np.float32)
+    y, rm, rv = batchnorm_train(c, p[0], p[1], p[2], p[3], 1e-5, 0.9)
+    good("batchnorm_18_training_after_conv", 18,
+         [const("w", w)] + [const(k, v) for k, v in zip("sbmv", p)] +
+         [node("Conv", ["x", "w"], ["c"]),
+          node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"], training_mode=1)],
+         {"x": x}, {"y": y})
+
+
 # ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
 
 def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
@@ -890,6 +936,11 @@ def bad_tests():
         {"x": xg, "g": g}, {"y": xg}, "mode 'linear' is not one of nearest, bilinear, bicubic")
     bad("gridsample_20_bicubic", 20, [node("GridSample", ["x", "g"], ["y"], mode="bicubic")],
         {"x": xg, "g": g}, {"y": xg}, "mode 'bicubic' is not one of nearest, linear, cubic")
+    xs = [randn(2, 3)] + [randn(3) for _ in range(4)]
+    bad("batchnorm_9_saved_stats", 9,
+        [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv", "sm", "sv"])],
+        dict(zip("xsbmv", xs)), {"y": xs[0]},
+        "training-mode BatchNormalization before opset 14 is not supported")
     xg = randn(1, 1, 2, 2, 2)
     bad("gridsample_16_3d", 16, [node("GridSample", ["x", "g"], ["y"])],
         {"x": xg, "g": randn(1, 1, 1, 1, 3)}, {"y": xg}, "X must be [N, C, H, W]")
@@ -941,6 +992,7 @@ def main():
     scatter_tests()
     pool_tests()
     maxpool_indices_tests()
+    batchnorm_training_tests()
     resize_tests()
     norm_tests()
     image_tests()

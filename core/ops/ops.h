@@ -216,6 +216,8 @@ void matmul_bases(struct lower *L, const struct matmul_geom *mg, struct tir **bi
 int lower_matmul(struct lower *L);
 int lower_conv(struct lower *L);
 int lower_gemm(struct lower *L);
+/* BatchNormalization's training mode (ops_nn2.c, beside the other normalisations). */
+int lower_batchnorm_training(struct lower *L);
 
 /* ---- windows of convolution and pooling (ops_util.c) ---- */
 

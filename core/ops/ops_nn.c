@@ -452,17 +452,31 @@ int lower_gemm(struct lower *L)
 	return 0;
 }
 
-/* ---- BatchNormalization (inference form) ---- */
+/* ---- BatchNormalization ---- */
 
+/* Opset 14's training_mode: normalise by the batch's own statistics. */
+static bool batchnorm_training(struct graph *g, const struct node *n)
+{
+	return g->opset >= 14 && node_attr_int(n, "training_mode", 0) != 0;
+}
+
+/*
+ * Y has X's shape; in training mode the optional running_mean and
+ * running_var have the shape and type of the input mean and var. The
+ * extra outputs of the opsets before 14 (saved mean and variance) are
+ * refused.
+ */
 int infer_batchnorm(struct graph *g, struct node *n)
 {
+	bool train = batchnorm_training(g, n);
 	struct value *x;
 
-	if (infer_arity(g, n, 5, 5, -1) < 0 || !(x = infer_input(g, n, 0)))
+	if (infer_arity(g, n, 5, 5, train ? 3 : -1) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
-	if (n->n_out > 1 || node_attr_int(n, "training_mode", 0)) {
-		diag_error(g->ctx, "%s: training-mode BatchNormalization is not supported",
-			   node_loc(g, n));
+	if (n->n_out > 1 && !train) {
+		diag_error(g->ctx, "%s: %s", node_loc(g, n), g->opset >= 14 ?
+			   "running_mean and running_var are outputs of training mode only" :
+			   "training-mode BatchNormalization before opset 14 is not supported");
 		return -1;
 	}
 	for (int i = 1; i < 5; i++) {
@@ -477,9 +491,12 @@ int infer_batchnorm(struct graph *g, struct node *n)
 		}
 	}
 	infer_set(g, n, 0, x->dtype, &x->shape);
+	for (int i = 1; i < n->n_out; i++)
+		infer_set(g, n, i, node_in(g, n, i + 2)->dtype, &node_in(g, n, i + 2)->shape);
 	return 0;
 }
 
+/* Y = (X - mean) * scale / sqrt(var + epsilon) + B with the given statistics. */
 int lower_batchnorm(struct lower *L)
 {
 	struct tir_builder *b = L->b;
@@ -488,6 +505,8 @@ int lower_batchnorm(struct lower *L)
 	struct tir *idx[MAX_RANK], *c, *v, *inv;
 	double eps = node_attr_float(L->n, "epsilon", 1e-5);
 
+	if (batchnorm_training(L->g, L->n))
+		return lower_batchnorm_training(L);
 	lower_loops(L, &x->shape, idx);
 	c = idx[1];
 	inv = tir_bin(b, BIN_DIV, tir_load(b, L->in[1], c),
