@@ -433,6 +433,79 @@ def batchnorm_training_tests():
          {"x": x}, {"y": y})
 
 
+# ---- RoiAlign-10 and -16: avg and max, sampling ratios, both coordinate modes ----
+
+def roi_bilinear(img, y, x):
+    """The four weighted corners of sample (y, x) in img, or None outside."""
+    h, w = img.shape
+    if y < -1.0 or y > h or x < -1.0 or x > w:
+        return None
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = int(y), int(x)
+    if y0 >= h - 1:
+        y0 = y1 = h - 1
+        y = float(y0)
+    else:
+        y1 = y0 + 1
+    if x0 >= w - 1:
+        x0 = x1 = w - 1
+        x = float(x0)
+    else:
+        x1 = x0 + 1
+    ly, lx = y - y0, x - x0
+    return [(1 - ly) * (1 - lx) * img[y0, x0], (1 - ly) * lx * img[y0, x1],
+            ly * (1 - lx) * img[y1, x0], ly * lx * img[y1, x1]]
+
+
+def roi_align(x, rois, bidx, oh, ow, sr, scale, mode, half):
+    y = np.zeros((len(rois), x.shape[1], oh, ow), np.float64)
+    for r, box in enumerate(rois.astype(np.float64)):
+        x0, y0, x1, y1 = box * scale - (0.5 if half else 0.0)
+        rw, rh = x1 - x0, y1 - y0
+        if not half:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / oh, rw / ow
+        gh = sr if sr > 0 else int(math.ceil(bh))
+        gw = sr if sr > 0 else int(math.ceil(bw))
+        for c in range(x.shape[1]):
+            img = x[bidx[r], c].astype(np.float64)
+            for i in range(oh):
+                for j in range(ow):
+                    vals = []
+                    for a in range(gh):
+                        for b in range(gw):
+                            corners = roi_bilinear(img, y0 + i * bh + (a + 0.5) * bh / gh,
+                                                   x0 + j * bw + (b + 0.5) * bw / gw)
+                            vals.append([0.0] * 4 if corners is None else corners)
+                    if mode == "avg":
+                        y[r, c, i, j] = sum(map(sum, vals)) / max(gh * gw, 1)
+                    else:
+                        y[r, c, i, j] = max(max(v) for v in vals)
+    return y.astype(x.dtype)
+
+
+def roialign_tests():
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((2, 3, 6, 7)).astype(np.float32)
+    rois = np.array([[0.5, 1.0, 5.5, 4.0], [-1.0, -0.5, 3.0, 8.0], [2.0, 2.0, 2.4, 2.2],
+                     [6.0, 1.0, 13.0, 11.0]], np.float32)
+    bidx = np.array([1, 0, 1, 0], np.int64)
+    for opset, mode, sr, scale, ctm in ((16, "max", 0, 1.0, "half_pixel"),
+                                        (16, "avg", 2, 0.5, "output_half_pixel"),
+                                        (16, "max", 3, 0.75, "output_half_pixel"),
+                                        (10, "avg", 0, 0.5, None),
+                                        (10, "max", 2, 1.0, None)):
+        attrs = dict(mode=mode, sampling_ratio=sr, spatial_scale=scale, output_height=3,
+                     output_width=2)
+        if ctm:
+            attrs["coordinate_transformation_mode"] = ctm
+        half = ctm == "half_pixel"
+        good("roialign_%d_%s_sr%d_%s" % (opset, mode, sr, ctm or "default"), opset,
+             [node("RoiAlign", ["x", "rois", "bi"], ["y"], **attrs)],
+             {"x": x, "rois": rois, "bi": bidx},
+             {"y": roi_align(x, rois, bidx, 3, 2, sr, scale, mode, half)})
+
+
 # ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
 
 def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
@@ -993,6 +1066,7 @@ def main():
     pool_tests()
     maxpool_indices_tests()
     batchnorm_training_tests()
+    roialign_tests()
     resize_tests()
     norm_tests()
     image_tests()

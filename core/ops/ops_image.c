@@ -606,3 +606,205 @@ int lower_gridsample(struct lower *L)
 	lower_end_loops(L, y->shape.rank);
 	return 0;
 }
+
+/* ---- RoiAlign ---- */
+
+/*
+ * Checks X [N, C, H, W], rois [R, 4] of X's type and batch_indices [R]
+ * (int64), and the mode. -1 after a diagnostic.
+ */
+static int roialign_check(struct graph *g, const struct node *n)
+{
+	const struct value *x = node_in(g, n, 0), *rois = node_in(g, n, 1);
+	const struct value *bi = node_in(g, n, 2);
+	const char *m = node_attr_str(n, "mode", "avg");
+	const char *ct = node_attr_str(n, "coordinate_transformation_mode", "half_pixel");
+
+	if (strcmp(m, "avg") && strcmp(m, "max")) {
+		diag_error(g->ctx, "%s: mode '%s' is not one of avg, max", node_loc(g, n), m);
+		return -1;
+	}
+	if (strcmp(ct, "half_pixel") && strcmp(ct, "output_half_pixel")) {
+		diag_error(g->ctx, "%s: coordinate_transformation_mode '%s' is not one of "
+			   "half_pixel, output_half_pixel", node_loc(g, n), ct);
+		return -1;
+	}
+	if (!dtype_is_float(x->dtype) || rois->dtype != x->dtype || bi->dtype != DTYPE_I64) {
+		diag_error(g->ctx, "%s: X and rois must have one float type and batch_indices "
+			   "int64", node_loc(g, n));
+		return -1;
+	}
+	if (x->shape.rank != 4 || rois->shape.rank != 2 || bi->shape.rank != 1 ||
+	    !dim_eq(rois->shape.d[1], dim_const(4)) || !dim_eq(bi->shape.d[0], rois->shape.d[0])) {
+		diag_error(g->ctx, "%s: X must be [N, C, H, W], rois [R, 4] and batch_indices "
+			   "[R]", node_loc(g, n));
+		return -1;
+	}
+	if (node_attr_int(n, "output_height", 1) < 1 || node_attr_int(n, "output_width", 1) < 1 ||
+	    node_attr_int(n, "output_height", 1) > DIM_LIMIT ||
+	    node_attr_int(n, "output_width", 1) > DIM_LIMIT) {
+		diag_error(g->ctx, "%s: output_height and output_width must be positive",
+			   node_loc(g, n));
+		return -1;
+	}
+	return 0;
+}
+
+/* Y is [R, C, output_height, output_width]. */
+int infer_roialign(struct graph *g, struct node *n)
+{
+	struct shape s = { 0 };
+
+	if (infer_arity(g, n, 3, 3, 1) < 0 || !infer_input(g, n, 0) || !infer_input(g, n, 1) ||
+	    !infer_input(g, n, 2) || roialign_check(g, n) < 0)
+		return -1;
+	s.rank = 4;
+	s.d[0] = node_in(g, n, 1)->shape.d[0];
+	s.d[1] = node_in(g, n, 0)->shape.d[1];
+	s.d[2] = dim_const(node_attr_int(n, "output_height", 1));
+	s.d[3] = dim_const(node_attr_int(n, "output_width", 1));
+	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	return 0;
+}
+
+/* -1 <= v <= len: a sample outside counts as 0. */
+static struct tir *roi_inside(struct tir_builder *b, struct tir *v, int64_t len)
+{
+	return tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, v, tir_const(b, DTYPE_F64, -1)),
+		       tir_bin(b, BIN_LE, v, tir_const(b, DTYPE_F64, (double)len)));
+}
+
+/* One axis of a bilinear sample: the two rows (or columns) and their weights. */
+struct roi_axis {
+	struct tir *lo, *hi, *wlo, *whi;
+};
+
+/*
+ * Sample coordinate v (double) on an axis of length len, as RoiAlign
+ * defines it: below 0 it reads 0, at or past the last row both taps are
+ * the last row. v is clamped into [0, len] first, which changes nothing
+ * for the samples that count and keeps the int64 conversion defined.
+ */
+static void roi_axis(struct tir_builder *b, struct tir *v, int64_t len, struct roi_axis *a)
+{
+	enum dtype d = DTYPE_F64;
+	struct tir *c = tir_let(b, "c", tir_bin(b, BIN_MIN, tir_bin(b, BIN_MAX, v,
+					tir_const(b, d, 0)), tir_const(b, d, (double)len)));
+	struct tir *lo = tir_let(b, "lo", tir_cast(b, DTYPE_I64, c));
+	struct tir *edge = tir_let(b, "edge", tir_bin(b, BIN_GE, lo, tir_int(b, len - 1)));
+	struct tir *l;
+
+	a->lo = tir_let(b, "lo", tir_select(b, edge, tir_int(b, len - 1), lo));
+	a->hi = tir_select(b, edge, tir_int(b, len - 1), tir_add(b, lo, tir_int(b, 1)));
+	l = tir_select(b, edge, tir_const(b, d, 0), tir_bin(b, BIN_SUB, c, tir_cast(b, d, lo)));
+	a->whi = tir_let(b, "l", l);
+	a->wlo = tir_let(b, "h", tir_bin(b, BIN_SUB, tir_const(b, d, 1), a->whi));
+}
+
+/*
+ * Per region r: its box in X's pixel space (spatial_scale, minus half a
+ * pixel under half_pixel; at least 1x1 under opset 10's
+ * output_half_pixel), split into output_height x output_width bins of
+ * sampling_ratio (or ceil(bin size)) samples each way. Each sample is
+ * bilinear in X[batch_indices[r], c]; a bin averages its samples (avg),
+ * or takes the largest weighted corner of any sample (max).
+ */
+int lower_roialign(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	const struct node *n = L->n;
+	bool half = L->g->opset >= 16 &&
+		!strcmp(node_attr_str(n, "coordinate_transformation_mode", "half_pixel"),
+			"half_pixel");
+	bool is_max = !strcmp(node_attr_str(n, "mode", "avg"), "max");
+	double scale = node_attr_float(n, "spatial_scale", 1.0);
+	int64_t sr = node_attr_int(n, "sampling_ratio", 0);
+	int64_t oh = y->shape.d[2].c, ow = y->shape.d[3].c, H, W;
+	enum dtype d = DTYPE_F64;
+	struct tir *r, *c, *ph, *pw, *box[4], *rh, *rw, *gh, *gw, *cnt, *base, *acc, *first;
+	struct tir *iy, *ix, *yy, *xx, *in, *v[4], *w[4], *val, *bidx;
+	struct roi_axis ay, ax;
+
+	if (roialign_check(L->g, n) < 0)
+		return -1;
+	if (!dim_is_const(x->shape.d[2]) || !dim_is_const(x->shape.d[3])) {
+		diag_error(L->g->ctx, "%s: X must have constant H and W", node_loc(L->g, n));
+		return -1;
+	}
+	H = x->shape.d[2].c;
+	W = x->shape.d[3].c;
+	r = tir_loop(b, tir_dim(b, y->shape.d[0]));
+	tir_mark_parallel(b);
+	for (int k = 0; k < 4; k++)
+		box[k] = tir_let(b, "box", tir_bin(b, BIN_SUB, tir_mul(b, tir_cast(b, d,
+				tir_load(b, L->in[1], tir_add(b, tir_mul(b, r, tir_int(b, 4)),
+							      tir_int(b, k)))), tir_const(b, d, scale)),
+				tir_const(b, d, half ? 0.5 : 0)));
+	rw = tir_bin(b, BIN_SUB, box[2], box[0]);
+	rh = tir_bin(b, BIN_SUB, box[3], box[1]);
+	if (!half) {
+		rw = tir_bin(b, BIN_MAX, rw, tir_const(b, d, 1));
+		rh = tir_bin(b, BIN_MAX, rh, tir_const(b, d, 1));
+	}
+	rw = tir_let(b, "bw", tir_bin(b, BIN_DIV, rw, tir_const(b, d, (double)ow)));
+	rh = tir_let(b, "bh", tir_bin(b, BIN_DIV, rh, tir_const(b, d, (double)oh)));
+	gh = sr > 0 ? tir_int(b, sr) : tir_let(b, "gh", tir_cast(b, DTYPE_I64,
+							tir_call1(b, INTRIN_CEIL, rh)));
+	gw = sr > 0 ? tir_int(b, sr) : tir_let(b, "gw", tir_cast(b, DTYPE_I64,
+							tir_call1(b, INTRIN_CEIL, rw)));
+	cnt = tir_let(b, "cnt", tir_cast(b, d, tir_bin(b, BIN_MAX, tir_mul(b, gh, gw),
+						      tir_int(b, 1))));
+	/* a batch index outside X reads image 0 rather than memory past it */
+	bidx = tir_load(b, L->in[2], r);
+	bidx = tir_let(b, "bi", tir_select(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, bidx,
+			tir_int(b, 0)), tir_bin(b, BIN_LT, bidx, tir_dim(b, x->shape.d[0]))),
+			bidx, tir_int(b, 0)));
+	c = tir_loop(b, tir_dim(b, y->shape.d[1]));
+	tir_mark_parallel(b);
+	base = tir_let(b, "base", tir_mul(b, tir_add(b, tir_mul(b, bidx, tir_dim(b,
+					x->shape.d[1])), c), tir_int(b, H * W)));
+	ph = tir_loop(b, tir_int(b, oh));
+	pw = tir_loop(b, tir_int(b, ow));
+	acc = tir_let(b, "acc", tir_const(b, d, 0));
+	first = is_max ? tir_let(b, "first", tir_int(b, 1)) : NULL;
+	iy = tir_loop(b, gh);
+	yy = tir_let(b, "yy", tir_add(b, tir_add(b, box[1], tir_mul(b, tir_cast(b, d, ph), rh)),
+		tir_bin(b, BIN_DIV, tir_mul(b, tir_add(b, tir_cast(b, d, iy), tir_const(b, d, 0.5)),
+					   rh), tir_cast(b, d, gh))));
+	ix = tir_loop(b, gw);
+	xx = tir_let(b, "xx", tir_add(b, tir_add(b, box[0], tir_mul(b, tir_cast(b, d, pw), rw)),
+		tir_bin(b, BIN_DIV, tir_mul(b, tir_add(b, tir_cast(b, d, ix), tir_const(b, d, 0.5)),
+					   rw), tir_cast(b, d, gw))));
+	in = tir_let(b, "in", tir_bin(b, BIN_LAND, roi_inside(b, yy, H), roi_inside(b, xx, W)));
+	roi_axis(b, yy, H, &ay);
+	roi_axis(b, xx, W, &ax);
+	for (int k = 0; k < 4; k++) {
+		struct tir *row = k < 2 ? ay.lo : ay.hi, *col = k % 2 ? ax.hi : ax.lo;
+		struct tir *wy = k < 2 ? ay.wlo : ay.whi, *wx = k % 2 ? ax.whi : ax.wlo;
+
+		w[k] = tir_select(b, in, tir_mul(b, wy, wx), tir_const(b, d, 0));
+		v[k] = tir_cast(b, d, tir_load(b, L->in[0], tir_add(b, base,
+				tir_add(b, tir_mul(b, row, tir_int(b, W)), col))));
+	}
+	if (is_max) {
+		val = tir_mul(b, w[0], v[0]);
+		for (int k = 1; k < 4; k++)
+			val = tir_bin(b, BIN_MAX, val, tir_mul(b, w[k], v[k]));
+		val = tir_let(b, "val", val);
+		tir_assign(b, acc, tir_select(b, first, val, tir_bin(b, BIN_MAX, acc, val)));
+		tir_assign(b, first, tir_int(b, 0));
+	} else {
+		val = tir_mul(b, w[0], v[0]);
+		for (int k = 1; k < 4; k++)
+			val = tir_add(b, val, tir_mul(b, w[k], v[k]));
+		tir_assign(b, acc, tir_add(b, acc, val));
+	}
+	lower_end_loops(L, 2);
+	val = is_max ? acc : tir_bin(b, BIN_DIV, acc, cnt);
+	tir_store(b, L->out[0], tir_add(b, tir_mul(b, tir_add(b, tir_mul(b, tir_add(b,
+		tir_mul(b, r, tir_dim(b, y->shape.d[1])), c), tir_int(b, oh)), ph), tir_int(b, ow)),
+		pw), tir_cast(b, y->dtype, val));
+	lower_end_loops(L, 4);
+	return 0;
+}
