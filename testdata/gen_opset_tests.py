@@ -385,6 +385,25 @@ def maxpool_indices_tests():
          [node("MaxPool", ["x"], ["m", "i"], kernel_shape=[2, 2], strides=[2, 2]),
           node("Relu", ["m"], ["y"])],
          {"x": x}, {"y": np.maximum(y, 0), "i": ind})
+    # MaxUnpool (opset 11 on) puts them back: default shape, pads, a constant output_shape
+    for name, shape, k, s, pads, out in (("2d_pads", (2, 2, 5, 6), [2, 3], [2, 2], [1, 0, 0, 1],
+                                          None),
+                                         ("3d_output_shape", (1, 2, 4, 4, 3), [2, 2, 2],
+                                          [2, 2, 1], [0] * 6, [1, 2, 5, 4, 5])):
+        x = rng.standard_normal(shape).astype(np.float32)
+        pooled, ind = maxpool_indices(x, k, s, [1] * len(k), pads, 0)
+        r = len(k)
+        dims = [(pooled.shape[i + 2] - 1) * s[i] + k[i] - pads[i] - pads[i + r]
+                for i in range(r)]
+        full = list(shape[:2]) + (out[2:] if out else dims)
+        y = np.zeros(int(np.prod(full)), np.float32)
+        y[ind.ravel()] = pooled.ravel()
+        nodes = [node("MaxUnpool", ["p", "i"] + (["os"] if out else []), ["y"],
+                      kernel_shape=k, strides=s, pads=pads)]
+        if out:
+            nodes.insert(0, const("os", np.array(out, np.int64)))
+        good("maxunpool_11_%s" % name, 11, nodes, {"p": pooled, "i": ind},
+             {"y": y.reshape(full)})
 
 
 # ---- BatchNormalization-14/15 training mode ----

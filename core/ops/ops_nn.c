@@ -233,6 +233,112 @@ int lower_pool(struct lower *L)
 	return 0;
 }
 
+/* ---- MaxUnpool ---- */
+
+/*
+ * The output shape: the constant output_shape input when there is one (it
+ * must hold at least the default), else per spatial dim
+ * (in - 1) * stride + kernel - pads. -1 after a diagnostic.
+ */
+static int unpool_shape(struct graph *g, struct node *n, struct shape *out)
+{
+	struct value *x = infer_input(g, n, 0), *ix = infer_input(g, n, 1);
+	const int64_t *ks, *st, *pd;
+	int r, nk, ns, np;
+
+	if (!x || !ix)
+		return -1;
+	r = x->shape.rank - 2;
+	nk = node_attr_ints(n, "kernel_shape", &ks);
+	ns = node_attr_ints(n, "strides", &st);
+	np = node_attr_ints(n, "pads", &pd);
+	if (r < 1 || nk != r || (ns >= 0 && ns != r) || (np >= 0 && np != 2 * r)) {
+		diag_error(g->ctx, "%s: X must have rank 3 or more, with kernel_shape and strides "
+			   "of %d values and pads of %d", node_loc(g, n), r > 0 ? r : 1,
+			   2 * (r > 0 ? r : 1));
+		return -1;
+	}
+	if (ix->dtype != DTYPE_I64 || !shape_eq(&ix->shape, &x->shape)) {
+		diag_error(g->ctx, "%s: I must be int64 of X's shape", node_loc(g, n));
+		return -1;
+	}
+	*out = x->shape;
+	for (int i = 0; i < r; i++) {
+		int64_t s = ns >= 0 ? st[i] : 1, o;
+
+		if (!dim_is_const(x->shape.d[i + 2]) || s < 1 || ks[i] < 1 ||
+		    (np >= 0 && (pd[i] < 0 || pd[i + r] < 0))) {
+			diag_error(g->ctx, "%s: spatial dims must be constant, kernel_shape and "
+				   "strides positive and pads non-negative", node_loc(g, n));
+			return -1;
+		}
+		o = (x->shape.d[i + 2].c - 1) * s + ks[i] - (np >= 0 ? pd[i] + pd[i + r] : 0);
+		if (o < 1 || o > DIM_LIMIT) {
+			diag_error(g->ctx, "%s: output dim %d would be %lld", node_loc(g, n), i + 2,
+				   (long long)o);
+			return -1;
+		}
+		out->d[i + 2] = dim_const(o);
+	}
+	if (n->n_in > 2 && n->in[2] >= 0) {
+		int64_t *os, cnt;
+
+		if (infer_const_ints(g, n, 2, &os, &cnt) < 0)
+			return -1;
+		if (cnt != x->shape.rank || !dim_eq(x->shape.d[0], dim_const(os[0])) ||
+		    !dim_eq(x->shape.d[1], dim_const(os[1]))) {
+			diag_error(g->ctx, "%s: output_shape must be [N, C, ...] of %d values",
+				   node_loc(g, n), x->shape.rank);
+			return -1;
+		}
+		for (int i = 2; i < cnt; i++) {
+			if (os[i] < out->d[i].c || os[i] > DIM_LIMIT) {
+				diag_error(g->ctx, "%s: output_shape[%d] = %lld is smaller than the "
+					   "unpooled size %lld", node_loc(g, n), i, (long long)os[i],
+					   (long long)out->d[i].c);
+				return -1;
+			}
+			out->d[i] = dim_const(os[i]);
+		}
+	}
+	return 0;
+}
+
+/* Y has X's type and the unpooled (or the given) shape. */
+int infer_maxunpool(struct graph *g, struct node *n)
+{
+	struct shape s;
+
+	if (infer_arity(g, n, 2, 3, 1) < 0 || unpool_shape(g, n, &s) < 0)
+		return -1;
+	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	return 0;
+}
+
+/*
+ * Zeros, then each X element at its flat index I in Y, in X's order (a
+ * repeated index keeps the last). Indices outside Y are skipped.
+ */
+int lower_maxunpool(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *i, *off, *numel = lower_numel(L, &y->shape);
+
+	i = tir_loop(b, numel);
+	tir_mark_parallel(b);
+	tir_store(b, L->out[0], i, tir_const(b, y->dtype, 0));
+	tir_end(b);
+	i = tir_loop(b, lower_numel(L, &x->shape));
+	off = tir_let(b, "at", tir_load(b, L->in[1], i));
+	tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, off, tir_int(b, 0)),
+			  tir_bin(b, BIN_LT, off, numel)));
+	tir_store(b, L->out[0], off, tir_load(b, L->in[0], i));
+	tir_end(b);
+	tir_end(b);
+	return 0;
+}
+
 /* ---- GlobalAveragePool / GlobalMaxPool ---- */
 
 int infer_gpool(struct graph *g, struct node *n)
