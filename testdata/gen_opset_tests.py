@@ -525,6 +525,68 @@ def roialign_tests():
              {"y": roi_align(x, rois, bidx, 3, 2, sr, scale, mode, half)})
 
 
+# ---- ai.onnx.preview.training: Adagrad, Adam, Momentum (opset 1 of that domain) ----
+
+TRAINING = "ai.onnx.preview.training"
+
+
+def training_model(name, nodes, inputs, outputs, opset=None):
+    """A model importing the training domain, and the default one when opset is set."""
+    graph = helper.make_graph(nodes, name, [vinfo(k, v) for k, v in inputs.items()],
+                              [vinfo(k, v) for k, v in outputs.items()])
+    imports = [helper.make_opsetid(TRAINING, 1)]
+    if opset:
+        imports.append(helper.make_opsetid("", opset))
+    m = helper.make_model(graph, producer_name="collagec-opset-test", opset_imports=imports)
+    m.ir_version = 8
+    return m
+
+
+def training_tests():
+    rng = np.random.default_rng(1)
+    r, t = np.array(0.05, np.float32), np.array(3, np.int64)
+    x, g = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    v, h = rng.standard_normal((2, 3)).astype(np.float32), rng.uniform(0.1, 1, (2, 3)).astype(np.float32)
+    xd, gd, vd, hd = (a.astype(np.float64) for a in (x, g, v, h))
+    # Adam with every attribute, bias correction (T > 0) and a post-step decay
+    al, be, eps, nc, post = 0.8, 0.9, 1e-3, 0.01, 0.05
+    gr = nc * xd + gd
+    vn = al * vd + (1 - al) * gr
+    hn = be * hd + (1 - be) * gr * gr
+    rt = 0.05 * math.sqrt(1 - be ** 3) / (1 - al ** 3)
+    xn = (1 - post) * (xd - rt * vn / (np.sqrt(hn) + eps))
+    ins = {"r": r, "t": t, "x": x, "g": g, "v": v, "h": h}
+    outs = {"xn": xn.astype(np.float32), "vn": vn.astype(np.float32), "hn": hn.astype(np.float32)}
+    GOOD.append(("adam_training1_all_attributes", training_model(
+        "adam", [helper.make_node("Adam", list(ins), list(outs), domain=TRAINING, alpha=al,
+                                  beta=be, epsilon=eps, norm_coefficient=nc,
+                                  norm_coefficient_post=post)], ins, outs), ins, outs))
+    # beside default-domain ops: Adagrad with a decaying rate, its X then scaled by a Mul
+    dec = 0.1
+    hn = hd + gd * gd
+    xn = xd - 0.05 / (1 + 3 * dec) * gd / (np.sqrt(hn) + 1e-6)
+    ins = {"r": r, "t": t, "x": x, "g": g, "h": h}
+    outs = {"y": (2 * xn).astype(np.float32), "hn": hn.astype(np.float32)}
+    two = numpy_helper.from_array(np.array(2, np.float32), "two")
+    nodes = [helper.make_node("Constant", [], ["two"], value=two),
+             helper.make_node("Adagrad", ["r", "t", "x", "g", "h"], ["xn", "hn"],
+                              domain=TRAINING, decay_factor=dec),
+             helper.make_node("Mul", ["xn", "two"], ["y"])]
+    GOOD.append(("adagrad_training1_with_default_domain", training_model(
+        "adagrad", nodes, ins, outs, opset=18), ins, outs))
+    # a default-domain op in a model importing only the training domain
+    BAD.append(("training1_relu_without_default_opset", training_model(
+        "relu", [helper.make_node("Relu", ["x"], ["y"])], {"x": x}, {"y": x}),
+        "model imports no default-domain opset"))
+    # an optimizer in the default domain
+    BAD.append(("momentum_in_default_domain", model(
+        "momentum", 18, [helper.make_node("Momentum", ["r", "t", "x", "g", "v"], ["xn", "vn"],
+                                          alpha=0.9, beta=0.1, mode="standard",
+                                          norm_coefficient=0.0)],
+        {"r": r, "t": t, "x": x, "g": g, "v": v}, {"xn": x, "vn": v}),
+        "op 'Momentum' is not in domain 'ai.onnx'"))
+
+
 # ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
 
 def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
@@ -1086,6 +1148,7 @@ def main():
     maxpool_indices_tests()
     batchnorm_training_tests()
     roialign_tests()
+    training_tests()
     resize_tests()
     norm_tests()
     image_tests()
