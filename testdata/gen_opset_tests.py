@@ -587,6 +587,55 @@ def training_tests():
         "op 'Momentum' is not in domain 'ai.onnx'"))
 
 
+# ---- TfIdfVectorizer-9: IDF and TFIDF, weights, int32, min_gram_length 2 ----
+
+def tfidf(x, min_n, max_n, skip, mode, pool, counts, indexes, weights=None):
+    """Counts every pool n-gram (lengths min_n..max_n) at every skip, then weighs."""
+    rows = x.reshape(-1, x.shape[-1])
+    out = max(indexes) + 1
+    y = np.zeros((rows.shape[0], out), np.float64)
+    grams, j = [], 0
+    for ln in range(1, len(counts) + 1):
+        end = counts[ln] if ln < len(counts) else len(pool)
+        for at in range(counts[ln - 1], end, ln):
+            grams.append((tuple(pool[at:at + ln]), indexes[j]))
+            j += 1
+    for r, row in enumerate(rows):
+        for gram, col in grams:
+            ln = len(gram)
+            if not min_n <= ln <= max_n:
+                continue
+            for d in range(1, (skip + 1 if ln > 1 else 1) + 1):
+                for i in range(len(row) - d * (ln - 1)):
+                    if tuple(row[i + d * k] for k in range(ln)) == gram:
+                        y[r, col] += 1
+    w = np.ones(out) if weights is None else np.array(weights[:out], np.float64)
+    if mode == "IDF":
+        y = np.where(y > 0, w, 0.0)
+    elif mode == "TFIDF":
+        y = y * w
+    return y.reshape(x.shape[:-1] + (out,)).astype(np.float32)
+
+
+def tfidf_tests():
+    pool = [2, 3, 5, 4, 5, 6, 7, 8, 6, 7]    # unigrams 2 3 5 4, bigrams (5,6) (7,8) (6,7)
+    counts, indexes = [0, 4], [0, 1, 2, 3, 4, 5, 6]
+    weights = [0.5, 1.5, 2.0, 0.25, 3.0, 1.0, 0.75]
+    x32 = np.array([[1, 1, 3, 3, 3, 7], [8, 6, 7, 5, 6, 8]], np.int32)
+    x64 = np.array([2, 5, 6, 7, 8, 5, 4, 6, 7, 5], np.int64)
+    for name, x, mn, mx, skip, mode, w in (
+            ("idf_weights_int32", x32, 1, 2, 2, "IDF", weights),
+            ("tfidf_weights", x64, 1, 2, 3, "TFIDF", weights),
+            ("idf_no_weights", x64, 1, 2, 0, "IDF", None),
+            ("tfidf_no_weights_bigrams_only", x32, 2, 2, 4, "TFIDF", None)):
+        attrs = dict(min_gram_length=mn, max_gram_length=mx, max_skip_count=skip, mode=mode,
+                     pool_int64s=pool, ngram_counts=counts, ngram_indexes=indexes)
+        if w:
+            attrs["weights"] = w
+        good("tfidfvectorizer_9_%s" % name, 9, [node("TfIdfVectorizer", ["x"], ["y"], **attrs)],
+             {"x": x}, {"y": tfidf(x, mn, mx, skip, mode, pool, counts, indexes, w)})
+
+
 # ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
 
 def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
@@ -1149,6 +1198,7 @@ def main():
     batchnorm_training_tests()
     roialign_tests()
     training_tests()
+    tfidf_tests()
     resize_tests()
     norm_tests()
     image_tests()
