@@ -636,6 +636,41 @@ def tfidf_tests():
              {"x": x}, {"y": tfidf(x, mn, mx, skip, mode, pool, counts, indexes, w)})
 
 
+# ---- DFT-17 and DFT-20: onesided, inverse, dft_length, axis ----
+
+def dft_ref(x, n, axis, inverse, onesided):
+    sig = x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+    f = (np.fft.ifft if inverse else np.fft.fft)(sig.astype(np.complex128), n=n, axis=axis)
+    if onesided:
+        f = np.take(f, range(n // 2 + 1), axis=axis)
+    return np.stack([f.real, f.imag], axis=-1).astype(np.float32)
+
+
+def dft_tests():
+    rng = np.random.default_rng(17)
+    xr = rng.standard_normal((2, 7, 3, 1)).astype(np.float32)
+    xc = rng.standard_normal((2, 3, 6, 2)).astype(np.float32)
+    # opset 17: axis attribute
+    good("dft_17_onesided_dft_length_pad", 17,
+         [const("n", np.array(10, np.int64)),
+          node("DFT", ["x", "n"], ["y"], axis=1, onesided=1)],
+         {"x": xr}, {"y": dft_ref(xr, 10, 1, False, True)})
+    good("dft_17_complex_axis2_truncate", 17,
+         [const("n", np.array(4, np.int64)), node("DFT", ["x", "n"], ["y"], axis=-2)],
+         {"x": xc}, {"y": dft_ref(xc, 4, 2, False, False)})
+    # opset 20: axis as an input (default -2)
+    good("dft_20_default_axis_inverse", 20, [node("DFT", ["x"], ["y"], inverse=1)],
+         {"x": xc}, {"y": dft_ref(xc, 6, 2, True, False)})
+    good("dft_20_axis_input_onesided_odd", 20,
+         [const("n", np.array(7, np.int64)), const("a", np.array(1, np.int64)),
+          node("DFT", ["x", "n", "a"], ["y"], onesided=1)],
+         {"x": xr}, {"y": dft_ref(xr, 7, 1, False, True)})
+    good("dft_20_axis0_inverse_pad", 20,
+         [const("n", np.array(5, np.int64)), const("a", np.array(0, np.int64)),
+          node("DFT", ["x", "n", "a"], ["y"], inverse=1)],
+         {"x": xc}, {"y": dft_ref(xc, 5, 0, True, False)})
+
+
 # ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
 
 def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
@@ -1199,6 +1234,7 @@ def main():
     roialign_tests()
     training_tests()
     tfidf_tests()
+    dft_tests()
     resize_tests()
     norm_tests()
     image_tests()

@@ -1,0 +1,164 @@
+/*
+ * ops_signal.c - DFT (opsets 17 and 20) as a direct O(n^2) sum per output
+ * frequency. The signal axis, its transform length and the output length
+ * are constants; the sum runs in double with the twiddle angle reduced
+ * modulo n first, so long transforms keep their precision.
+ */
+#include "ops.h"
+
+#include <math.h>
+
+static const double dft_pi = 3.14159265358979323846;
+
+/* The geometry of one DFT node. */
+struct dft {
+	int axis;		/* signal axis of X (not the last, complex one) */
+	int64_t in;		/* X's length on axis */
+	int64_t n;		/* transform length (dft_length, or in) */
+	int64_t out;		/* output length: n, or n / 2 + 1 when onesided */
+	bool complex_in;	/* X's last dim is 2 (else 1) */
+	bool inverse;
+};
+
+/* A constant int scalar input i, or def when absent. -1 after a diagnostic. */
+static int dft_scalar(struct graph *g, struct node *n, int i, int64_t def, int64_t *out)
+{
+	int64_t *v, cnt;
+
+	*out = def;
+	if (!node_in(g, n, i))
+		return 0;
+	if (infer_const_ints(g, n, i, &v, &cnt) < 0)
+		return -1;
+	if (cnt != 1) {
+		diag_error(g->ctx, "%s: input %d must be a scalar", node_loc(g, n), i);
+		return -1;
+	}
+	*out = v[0];
+	return 0;
+}
+
+/*
+ * Opset 17 takes the axis as an attribute (default 1), opset 20 as input 2
+ * (default -2); either counts from the back over X's whole rank. -1 after
+ * a diagnostic.
+ */
+static int dft_plan(struct graph *g, struct node *n, struct dft *p)
+{
+	struct value *x = infer_input(g, n, 0);
+	bool onesided = node_attr_int(n, "onesided", 0) != 0;
+	int64_t axis, len;
+	int r;
+
+	if (!x)
+		return -1;
+	r = x->shape.rank;
+	if (g->opset >= 20) {
+		if (dft_scalar(g, n, 2, -2, &axis) < 0)
+			return -1;
+	} else {
+		axis = node_attr_int(n, "axis", 1);
+	}
+	if (!dtype_is_float(x->dtype) || r < 2 || !dim_is_const(x->shape.d[r - 1]) ||
+	    (x->shape.d[r - 1].c != 1 && x->shape.d[r - 1].c != 2)) {
+		diag_error(g->ctx, "%s: X must be float [..., signal, 1] or [..., signal, 2]",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r - 1 || !dim_is_const(x->shape.d[axis])) {
+		diag_error(g->ctx, "%s: axis must name a constant dim other than the last",
+			   node_loc(g, n));
+		return -1;
+	}
+	p->axis = (int)axis;
+	p->in = x->shape.d[axis].c;
+	p->complex_in = x->shape.d[r - 1].c == 2;
+	p->inverse = node_attr_int(n, "inverse", 0) != 0;
+	if (dft_scalar(g, n, 1, p->in, &len) < 0)
+		return -1;
+	if (len < 1 || len > DIM_LIMIT) {
+		diag_error(g->ctx, "%s: dft_length %lld is out of range", node_loc(g, n),
+			   (long long)len);
+		return -1;
+	}
+	if (onesided && p->inverse) {
+		diag_error(g->ctx, "%s: an inverse onesided DFT is not supported", node_loc(g, n));
+		return -1;
+	}
+	p->n = len;
+	p->out = onesided ? len / 2 + 1 : len;
+	return 0;
+}
+
+/* Y is X's shape with out on the axis and 2 (real, imaginary) last. */
+int infer_dft(struct graph *g, struct node *n)
+{
+	struct dft p;
+	struct shape s;
+
+	if (infer_arity(g, n, 1, 3, 1) < 0 || dft_plan(g, n, &p) < 0)
+		return -1;
+	s = node_in(g, n, 0)->shape;
+	s.d[p.axis] = dim_const(p.out);
+	s.d[s.rank - 1] = dim_const(2);
+	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	return 0;
+}
+
+/*
+ * Y[..., k, :] = sum over j < min(in, n) of X[..., j] * e^(-+2 pi i k j / n),
+ * divided by n when inverse: X is zero-padded or truncated to n.
+ */
+int lower_dft(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	enum dtype d = DTYPE_F64;
+	struct shape outer = y->shape;
+	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *re, *im, *j, *ang, *c, *sn, *xr, *xim;
+	struct dft p;
+	int r = y->shape.rank;
+
+	if (dft_plan(L->g, (struct node *)L->n, &p) < 0)
+		return -1;
+	outer.rank = r - 1;
+	lower_loops_parallel(L, &outer, idx);
+	re = tir_let(b, "re", tir_const(b, d, 0));
+	im = tir_let(b, "im", tir_const(b, d, 0));
+	j = tir_loop(b, tir_int(b, p.in < p.n ? p.in : p.n));
+	ang = tir_bin(b, BIN_MOD, tir_mul(b, idx[p.axis], j), tir_int(b, p.n));
+	ang = tir_let(b, "ang", tir_mul(b, tir_cast(b, d, ang),
+					tir_const(b, d, (p.inverse ? 2 : -2) * dft_pi / (double)p.n)));
+	c = tir_let(b, "c", tir_call1(b, INTRIN_COS, ang));
+	sn = tir_let(b, "s", tir_call1(b, INTRIN_SIN, ang));
+	for (int k = 0; k < r - 1; k++)
+		xi[k] = k == p.axis ? j : idx[k];
+	xi[r - 1] = tir_int(b, 0);
+	xr = tir_let(b, "xr", tir_cast(b, d, tir_load(b, L->in[0], lower_offset(L, &x->shape, xi))));
+	if (p.complex_in) {
+		xi[r - 1] = tir_int(b, 1);
+		xim = tir_let(b, "xi", tir_cast(b, d, tir_load(b, L->in[0],
+							       lower_offset(L, &x->shape, xi))));
+		tir_assign(b, re, tir_add(b, re, tir_bin(b, BIN_SUB, tir_mul(b, xr, c),
+							 tir_mul(b, xim, sn))));
+		tir_assign(b, im, tir_add(b, im, tir_add(b, tir_mul(b, xr, sn), tir_mul(b, xim, c))));
+	} else {
+		tir_assign(b, re, tir_add(b, re, tir_mul(b, xr, c)));
+		tir_assign(b, im, tir_add(b, im, tir_mul(b, xr, sn)));
+	}
+	tir_end(b);
+	if (p.inverse) {
+		tir_assign(b, re, tir_bin(b, BIN_DIV, re, tir_const(b, d, (double)p.n)));
+		tir_assign(b, im, tir_bin(b, BIN_DIV, im, tir_const(b, d, (double)p.n)));
+	}
+	for (int k = 0; k < r - 1; k++)
+		xi[k] = idx[k];
+	xi[r - 1] = tir_int(b, 0);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, xi), tir_cast(b, y->dtype, re));
+	xi[r - 1] = tir_int(b, 1);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, xi), tir_cast(b, y->dtype, im));
+	lower_end_loops(L, r - 1);
+	return 0;
+}
