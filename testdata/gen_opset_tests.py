@@ -671,6 +671,71 @@ def dft_tests():
          {"x": xc}, {"y": dft_ref(xc, 5, 0, True, False)})
 
 
+# ---- DeformConv-19 (2-D): offsets, mask, bias, groups, offset groups ----
+
+def deform_conv(x, w, off, b, mask, strides, dil, pads, group, og):
+    n, c, h, wd = x.shape
+    oc, cg, kh, kw = w.shape
+    oh, ow = off.shape[2:]
+    off = off.reshape(n, og, kh, kw, 2, oh, ow).astype(np.float64)
+    mask = np.ones((n, og, kh, kw, oh, ow)) if mask is None else \
+        mask.reshape(n, og, kh, kw, oh, ow).astype(np.float64)
+    xd = x.astype(np.float64)
+
+    def at(img, yy, xx):
+        y0, x0 = math.floor(yy), math.floor(xx)
+        total = 0.0
+        for dy in (0, 1):
+            for dx in (0, 1):
+                r, q = y0 + dy, x0 + dx
+                if 0 <= r < h and 0 <= q < wd:
+                    wy = yy - y0 if dy else 1 - (yy - y0)
+                    wx = xx - x0 if dx else 1 - (xx - x0)
+                    total += wy * wx * img[r, q]
+        return total
+
+    y = np.zeros((n, oc, oh, ow))
+    for bi in range(n):
+        for o in range(oc):
+            for ci in range(cg):
+                ic = o // (oc // group) * cg + ci
+                g = ic // (c // og)
+                for i in range(oh):
+                    for j in range(ow):
+                        for u in range(kh):
+                            for v in range(kw):
+                                yy = i * strides[0] - pads[0] + u * dil[0] + off[bi, g, u, v, 0, i, j]
+                                xx = j * strides[1] - pads[1] + v * dil[1] + off[bi, g, u, v, 1, i, j]
+                                y[bi, o, i, j] += w[o, ci, u, v] * mask[bi, g, u, v, i, j] * \
+                                    at(xd[bi, ic], yy, xx)
+            if b is not None:
+                y[bi, o] += b[o]
+    return y.astype(np.float32)
+
+
+def deformconv_tests():
+    rng = np.random.default_rng(19)
+    x = rng.standard_normal((1, 2, 4, 5)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 2, 2)).astype(np.float32)
+    off = rng.uniform(-1.5, 1.5, (1, 8, 3, 4)).astype(np.float32)
+    good("deformconv_19_plain", 19, [node("DeformConv", ["x", "w", "off"], ["y"])],
+         {"x": x, "w": w, "off": off},
+         {"y": deform_conv(x, w, off, None, None, [1, 1], [1, 1], [0, 0], 1, 1)})
+    x = rng.standard_normal((2, 4, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((4, 2, 3, 2)).astype(np.float32)
+    st, dl, pd = [2, 1], [1, 2], [1, 0, 1, 2]
+    oh = (5 + 2 - 3) // 2 + 1
+    ow = (5 + 2 - 3) // 1 + 1
+    off = rng.uniform(-2, 2, (2, 2 * 2 * 6, oh, ow)).astype(np.float32)
+    mask = rng.uniform(0, 1, (2, 2 * 6, oh, ow)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    good("deformconv_19_groups_mask_bias", 19,
+         [node("DeformConv", ["x", "w", "off", "b", "m"], ["y"], strides=st, dilations=dl,
+               pads=pd, group=2, offset_group=2, kernel_shape=[3, 2])],
+         {"x": x, "w": w, "off": off, "b": b, "m": mask},
+         {"y": deform_conv(x, w, off, b, mask, st, dl, pd, 2, 2)})
+
+
 # ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
 
 def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
@@ -1235,6 +1300,7 @@ def main():
     training_tests()
     tfidf_tests()
     dft_tests()
+    deformconv_tests()
     resize_tests()
     norm_tests()
     image_tests()

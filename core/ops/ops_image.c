@@ -808,3 +808,225 @@ int lower_roialign(struct lower *L)
 	lower_end_loops(L, 4);
 	return 0;
 }
+
+/* ---- DeformConv ---- */
+
+/* Geometry of a 2-D deformable convolution. */
+struct deform {
+	int64_t n, c, h, w;		/* X */
+	int64_t oc, kh, kw;		/* W: [oc, c / group, kh, kw] */
+	int64_t oh, ow;			/* Y's spatial dims */
+	int64_t sh, sw, dh, dw;		/* strides, dilations */
+	int64_t pt, pl;			/* pads at the top and left */
+	int64_t group, og;		/* group, offset_group */
+};
+
+/* An ints attribute of 2 values (or 4 for pads), or def. -1 after a diagnostic. */
+static int deform_ints(struct graph *g, const struct node *n, const char *name, int cnt,
+		       int64_t *dst, int64_t def)
+{
+	const int64_t *v;
+	int c = node_attr_ints(n, name, &v);
+
+	if (c >= 0 && c != cnt) {
+		diag_error(g->ctx, "%s: attribute '%s' must have %d values", node_loc(g, n), name,
+			   cnt);
+		return -1;
+	}
+	for (int i = 0; i < cnt; i++)
+		dst[i] = c >= 0 ? v[i] : def;
+	return 0;
+}
+
+/*
+ * Checks X [N, C, H, W], W [oC, C / group, kH, kW], offset
+ * [N, offset_group * 2 * kH * kW, oH, oW], B [oC] and mask
+ * [N, offset_group * kH * kW, oH, oW], all constant dims but N. Only the
+ * 2-D form is done. -1 after a diagnostic.
+ */
+static int deform_plan(struct graph *g, const struct node *n, struct deform *p)
+{
+	const struct value *x = node_in(g, n, 0), *wt = node_in(g, n, 1);
+	const struct value *off = node_in(g, n, 2), *bias = node_in(g, n, 3);
+	const struct value *mask = node_in(g, n, 4);
+	int64_t s[2], d[2], pads[4], ks[2];
+
+	if (x->shape.rank != 4 || wt->shape.rank != 4 || !shape_is_static(&wt->shape) ||
+	    !dim_is_const(x->shape.d[1]) || !dim_is_const(x->shape.d[2]) ||
+	    !dim_is_const(x->shape.d[3])) {
+		diag_error(g->ctx, "%s: only the 2-D DeformConv with constant C, H, W and "
+			   "weights shape is supported", node_loc(g, n));
+		return -1;
+	}
+	if (deform_ints(g, n, "strides", 2, s, 1) < 0 || deform_ints(g, n, "dilations", 2, d, 1) < 0 ||
+	    deform_ints(g, n, "pads", 4, pads, 0) < 0 ||
+	    deform_ints(g, n, "kernel_shape", 2, ks, 0) < 0)
+		return -1;
+	p->c = x->shape.d[1].c;
+	p->h = x->shape.d[2].c;
+	p->w = x->shape.d[3].c;
+	p->oc = wt->shape.d[0].c;
+	p->kh = wt->shape.d[2].c;
+	p->kw = wt->shape.d[3].c;
+	p->group = node_attr_int(n, "group", 1);
+	p->og = node_attr_int(n, "offset_group", 1);
+	p->sh = s[0], p->sw = s[1], p->dh = d[0], p->dw = d[1];
+	p->pt = pads[0], p->pl = pads[1];
+	if ((ks[0] && ks[0] != p->kh) || (ks[1] && ks[1] != p->kw) || p->group < 1 ||
+	    p->og < 1 || p->c % p->group || p->oc % p->group || p->c % p->og ||
+	    wt->shape.d[1].c * p->group != p->c || s[0] < 1 || s[1] < 1 || d[0] < 1 ||
+	    d[1] < 1 || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0) {
+		diag_error(g->ctx, "%s: W, group, offset_group, kernel_shape, strides, dilations "
+			   "or pads do not fit X", node_loc(g, n));
+		return -1;
+	}
+	p->oh = (p->h + pads[0] + pads[2] - (p->kh - 1) * d[0] - 1) / s[0] + 1;
+	p->ow = (p->w + pads[1] + pads[3] - (p->kw - 1) * d[1] - 1) / s[1] + 1;
+	if (p->oh < 1 || p->ow < 1 || off->shape.rank != 4 ||
+	    !dim_eq(off->shape.d[0], x->shape.d[0]) ||
+	    !dim_eq(off->shape.d[1], dim_const(p->og * 2 * p->kh * p->kw)) ||
+	    !dim_eq(off->shape.d[2], dim_const(p->oh)) || !dim_eq(off->shape.d[3], dim_const(p->ow)) ||
+	    (bias && (bias->shape.rank != 1 || !dim_eq(bias->shape.d[0], dim_const(p->oc)))) ||
+	    (mask && (mask->shape.rank != 4 || !dim_eq(mask->shape.d[0], x->shape.d[0]) ||
+		      !dim_eq(mask->shape.d[1], dim_const(p->og * p->kh * p->kw)) ||
+		      !dim_eq(mask->shape.d[2], dim_const(p->oh)) ||
+		      !dim_eq(mask->shape.d[3], dim_const(p->ow))))) {
+		diag_error(g->ctx, "%s: offset must be [N, %lld, %lld, %lld], B [%lld] and mask "
+			   "[N, %lld, %lld, %lld]", node_loc(g, n),
+			   (long long)(p->og * 2 * p->kh * p->kw), (long long)p->oh,
+			   (long long)p->ow, (long long)p->oc, (long long)(p->og * p->kh * p->kw),
+			   (long long)p->oh, (long long)p->ow);
+		return -1;
+	}
+	return 0;
+}
+
+/* Y is [N, oC, oH, oW] of X's type. */
+int infer_deformconv(struct graph *g, struct node *n)
+{
+	struct deform p;
+	struct shape s = { 0 };
+	enum dtype t;
+
+	if (infer_arity(g, n, 3, 5, 1) < 0)
+		return -1;
+	for (int i = 0; i < 5; i++)
+		if ((i < 3 || node_in(g, n, i)) && !infer_input(g, n, i))
+			return -1;
+	t = node_in(g, n, 0)->dtype;
+	for (int i = 0; i < 5; i++)
+		if (node_in(g, n, i) && node_in(g, n, i)->dtype != t) {
+			diag_error(g->ctx, "%s: every input must have X's type", node_loc(g, n));
+			return -1;
+		}
+	if (!dtype_is_float(t)) {
+		diag_error(g->ctx, "%s: X must have a float type", node_loc(g, n));
+		return -1;
+	}
+	if (deform_plan(g, n, &p) < 0)
+		return -1;
+	s.rank = 4;
+	s.d[0] = node_in(g, n, 0)->shape.d[0];
+	s.d[1] = dim_const(p.oc);
+	s.d[2] = dim_const(p.oh);
+	s.d[3] = dim_const(p.ow);
+	infer_set(g, n, 0, t, &s);
+	return 0;
+}
+
+/*
+ * X[n, c] at the fractional position (y, x), bilinear, every corner
+ * outside the image reading 0. The position is clamped to [-2, len + 1]
+ * first, which changes no result and keeps floor() in int64 range.
+ */
+static struct tir *deform_sample(struct lower *L, struct tir *base, struct tir *y,
+				 struct tir *x, const struct deform *p, enum dtype t)
+{
+	struct tir_builder *b = L->b;
+	struct tir *pos[2] = { y, x }, *lo[2], *fr[2], *v = NULL;
+	int64_t len[2] = { p->h, p->w };
+
+	for (int a = 0; a < 2; a++) {
+		struct tir *c = tir_bin(b, BIN_MIN, tir_bin(b, BIN_MAX, pos[a], tir_const(b, t, -2)),
+					tir_const(b, t, (double)(len[a] + 1)));
+		struct tir *f = tir_let(b, "f", tir_call1(b, INTRIN_FLOOR, tir_let(b, "p", c)));
+
+		fr[a] = tir_let(b, "fr", tir_bin(b, BIN_SUB, c, f));
+		lo[a] = tir_let(b, "lo", tir_cast(b, DTYPE_I64, f));
+	}
+	for (int k = 0; k < 4; k++) {
+		struct tir *iy = tir_add(b, lo[0], tir_int(b, k >> 1));
+		struct tir *ix = tir_add(b, lo[1], tir_int(b, k & 1));
+		struct tir *wy = k >> 1 ? fr[0] : tir_bin(b, BIN_SUB, tir_const(b, t, 1), fr[0]);
+		struct tir *wx = k & 1 ? fr[1] : tir_bin(b, BIN_SUB, tir_const(b, t, 1), fr[1]);
+		struct tir *in = tir_bin(b, BIN_LAND, lower_inside(b, NULL, iy, p->h),
+					 lower_inside(b, NULL, ix, p->w));
+		struct tir *at = tir_select(b, in, tir_add(b, base, tir_add(b, tir_mul(b, iy,
+					tir_int(b, p->w)), ix)), tir_int(b, 0));
+		struct tir *term = tir_select(b, in, tir_mul(b, tir_mul(b, wy, wx),
+					tir_load(b, L->in[0], at)), tir_const(b, t, 0));
+
+		v = v ? tir_add(b, v, term) : term;
+	}
+	return v;
+}
+
+/*
+ * Y[n, o, i, j] = B[o] + sum over the group's channels c and the kernel
+ * taps (u, v) of W[o, c, u, v] * mask * X[n, c] sampled at the tap's
+ * position (i * stride - pad + u * dilation) moved by its offset pair
+ * (dy, dx) of c's offset group.
+ */
+int lower_deformconv(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	enum dtype t = y->dtype;
+	struct tir *idx[4], *acc, *c, *ic, *og, *u, *v, *tap, *at, *dy, *dx, *py, *px, *m, *wv;
+	/* L->in has one entry per node input: B and mask may be absent or missing */
+	struct tir_buf *bias = L->n->n_in > 3 ? L->in[3] : NULL;
+	struct tir_buf *mask = L->n->n_in > 4 ? L->in[4] : NULL;
+	struct tir *plane;
+	struct deform p;
+	int64_t cg, k2;
+
+	if (deform_plan(L->g, L->n, &p) < 0)
+		return -1;
+	cg = p.c / p.group;
+	k2 = p.kh * p.kw;
+	lower_loops_parallel(L, &y->shape, idx);
+	acc = tir_let(b, "acc", bias ? tir_load(b, bias, idx[1]) : tir_const(b, t, 0));
+	c = tir_loop(b, tir_int(b, cg));
+	ic = tir_let(b, "ic", tir_add(b, tir_mul(b, tir_bin(b, BIN_DIV, idx[1],
+					tir_int(b, p.oc / p.group)), tir_int(b, cg)), c));
+	og = tir_let(b, "og", tir_bin(b, BIN_DIV, ic, tir_int(b, p.c / p.og)));
+	plane = tir_let(b, "xb", tir_mul(b, tir_add(b, tir_mul(b, idx[0], tir_int(b, p.c)), ic),
+					 tir_int(b, p.h * p.w)));
+	u = tir_loop(b, tir_int(b, p.kh));
+	v = tir_loop(b, tir_int(b, p.kw));
+	tap = tir_let(b, "tap", tir_add(b, tir_mul(b, og, tir_int(b, k2)),
+					tir_add(b, tir_mul(b, u, tir_int(b, p.kw)), v)));
+	/* offset[n, 2 * tap + {0, 1}, i, j]: dy then dx */
+	at = tir_add(b, tir_mul(b, tir_add(b, tir_mul(b, tir_add(b, tir_mul(b, idx[0],
+		tir_int(b, 2 * p.og * k2)), tir_mul(b, tap, tir_int(b, 2))), tir_int(b, p.oh)),
+		idx[2]), tir_int(b, p.ow)), idx[3]);
+	at = tir_let(b, "at", at);
+	dy = tir_load(b, L->in[2], at);
+	dx = tir_load(b, L->in[2], tir_add(b, at, tir_int(b, p.oh * p.ow)));
+	py = tir_add(b, tir_cast(b, t, tir_add(b, tir_bin(b, BIN_SUB, tir_mul(b, idx[2],
+		tir_int(b, p.sh)), tir_int(b, p.pt)), tir_mul(b, u, tir_int(b, p.dh)))), dy);
+	px = tir_add(b, tir_cast(b, t, tir_add(b, tir_bin(b, BIN_SUB, tir_mul(b, idx[3],
+		tir_int(b, p.sw)), tir_int(b, p.pl)), tir_mul(b, v, tir_int(b, p.dw)))), dx);
+	m = mask ? tir_load(b, mask, tir_add(b, tir_mul(b, tir_add(b, tir_mul(b,
+		tir_add(b, tir_mul(b, idx[0], tir_int(b, p.og * k2)), tap), tir_int(b, p.oh)),
+		idx[2]), tir_int(b, p.ow)), idx[3])) : NULL;
+	wv = tir_load(b, L->in[1], tir_add(b, tir_mul(b, tir_add(b, tir_mul(b, idx[1],
+		tir_int(b, cg)), c), tir_int(b, k2)), tir_add(b, tir_mul(b, u, tir_int(b, p.kw)), v)));
+	wv = tir_mul(b, wv, deform_sample(L, plane, tir_let(b, "py", py), tir_let(b, "px", px),
+					  &p, t));
+	tir_assign(b, acc, tir_add(b, acc, m ? tir_mul(b, wv, m) : wv));
+	lower_end_loops(L, 3);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), acc);
+	lower_end_loops(L, 4);
+	return 0;
+}
