@@ -736,6 +736,23 @@ def deformconv_tests():
          {"y": deform_conv(x, w, off, b, mask, st, dl, pd, 2, 2)})
 
 
+# ---- HannWindow, HammingWindow, BlackmanWindow-17 with a constant size ----
+
+def window_tests():
+    coef = {"HannWindow": (0.5, 0.5, 0.0), "HammingWindow": (25 / 46, 21 / 46, 0.0),
+            "BlackmanWindow": (0.42, 0.5, 0.08)}
+    for op, (a0, a1, a2) in coef.items():
+        for periodic, size, to in ((1, 10, 1), (0, 7, 11)):
+            n = size if periodic else size - 1
+            x = 2 * np.pi * np.arange(size) / n
+            w = a0 - a1 * np.cos(x) + a2 * np.cos(2 * x)
+            dt = np.float32 if to == 1 else np.float64
+            good("%s_17_periodic%d_type%d" % (op.lower(), periodic, to), 17,
+                 [const("sz", np.array(size, np.int64)),
+                  node(op, ["sz"], ["y"], periodic=periodic, output_datatype=to)],
+                 {}, {"y": w.astype(dt)})
+
+
 # ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
 
 def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
@@ -1301,6 +1318,7 @@ def main():
     tfidf_tests()
     dft_tests()
     deformconv_tests()
+    window_tests()
     resize_tests()
     norm_tests()
     image_tests()

@@ -1,6 +1,6 @@
 /*
  * ops_signal.c - DFT (opsets 17 and 20) as a direct O(n^2) sum per output
- * frequency. The signal axis, its transform length and the output length
+ * frequency, and the window functions of opset 17 for a constant size. The signal axis, its transform length and the output length
  * are constants; the sum runs in double with the twiddle angle reduced
  * modulo n first, so long transforms keep their precision.
  */
@@ -160,5 +160,70 @@ int lower_dft(struct lower *L)
 	xi[r - 1] = tir_int(b, 1);
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, xi), tir_cast(b, y->dtype, im));
 	lower_end_loops(L, r - 1);
+	return 0;
+}
+
+/* ---- HannWindow, HammingWindow, BlackmanWindow (opset 17) ---- */
+
+/* The constant window length (input 0). -1 after a diagnostic. */
+static int window_size(struct graph *g, struct node *n, int64_t *size)
+{
+	if (!infer_input(g, n, 0) || dft_scalar(g, n, 0, 0, size) < 0)
+		return -1;
+	if (*size < 0 || *size > DIM_LIMIT) {
+		diag_error(g->ctx, "%s: size %lld is out of range", node_loc(g, n), (long long)*size);
+		return -1;
+	}
+	return 0;
+}
+
+/* Y is [size] of output_datatype (default float). */
+int infer_window(struct graph *g, struct node *n)
+{
+	int64_t to = node_attr_int(n, "output_datatype", 1), size;
+	enum dtype t = dtype_from_onnx((int)to);
+	struct shape s = { 0 };
+
+	if (infer_arity(g, n, 1, 1, 1) < 0 || window_size(g, n, &size) < 0)
+		return -1;
+	if (t == DTYPE_UNDEF || t == DTYPE_BOOL) {
+		diag_error(g->ctx, "%s: output_datatype %lld is not supported", node_loc(g, n),
+			   (long long)to);
+		return -1;
+	}
+	s.rank = 1;
+	s.d[0] = dim_const(size);
+	infer_set(g, n, 0, t, &s);
+	return 0;
+}
+
+/*
+ * w[i] = a0 - a1 cos(2 pi i / N) + a2 cos(4 pi i / N) with N = size
+ * (periodic) or size - 1 (symmetric): Hann (1/2, 1/2, 0), Hamming
+ * (25/46, 21/46, 0), Blackman (0.42, 0.5, 0.08); computed in double.
+ */
+int lower_window(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	enum op op = L->n->op;
+	enum dtype d = DTYPE_F64;
+	double a0 = op == OP_HAMMINGWINDOW ? 25.0 / 46 : op == OP_BLACKMANWINDOW ? 0.42 : 0.5;
+	double a1 = op == OP_HAMMINGWINDOW ? 21.0 / 46 : 0.5;
+	double a2 = op == OP_BLACKMANWINDOW ? 0.08 : 0;
+	int64_t size = y->shape.d[0].c;
+	double N = (double)(node_attr_int(L->n, "periodic", 1) ? size : size - 1);
+	struct tir *i, *x, *v;
+
+	i = tir_loop(b, tir_int(b, size));
+	tir_mark_parallel(b);
+	x = tir_let(b, "x", tir_mul(b, tir_cast(b, d, i), tir_const(b, d, 2 * dft_pi / N)));
+	v = tir_bin(b, BIN_SUB, tir_const(b, d, a0), tir_mul(b, tir_const(b, d, a1),
+							     tir_call1(b, INTRIN_COS, x)));
+	if (a2 != 0)
+		v = tir_add(b, v, tir_mul(b, tir_const(b, d, a2), tir_call1(b, INTRIN_COS,
+						tir_mul(b, tir_const(b, d, 2), x))));
+	tir_store(b, L->out[0], i, tir_cast(b, y->dtype, v));
+	tir_end(b);
 	return 0;
 }
