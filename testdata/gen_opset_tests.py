@@ -753,6 +753,40 @@ def window_tests():
                  {}, {"y": w.astype(dt)})
 
 
+# ---- STFT-17 with constant frame_step and frame_length ----
+
+def stft_ref(x, step, frame, window, onesided):
+    sig = x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+    frames = (sig.shape[1] - frame) // step + 1
+    out = []
+    for f in range(frames):
+        seg = sig[:, f * step:f * step + frame].astype(np.complex128)
+        if window is not None:
+            seg = seg * window
+        spec = np.fft.fft(seg, axis=1)
+        out.append(spec[:, :frame // 2 + 1] if onesided else spec)
+    y = np.stack(out, axis=1)
+    return np.stack([y.real, y.imag], axis=-1).astype(np.float32)
+
+
+def stft_tests():
+    rng = np.random.default_rng(171)
+    x = rng.standard_normal((2, 40, 1)).astype(np.float32)
+    good("stft_17_frame_length", 17,
+         [const("st", np.array(6, np.int64)), const("fl", np.array(10, np.int64)),
+          node("STFT", ["x", "st", "", "fl"], ["y"])],
+         {"x": x}, {"y": stft_ref(x, 6, 10, None, True)})
+    win = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(9) / 9)).astype(np.float32)
+    good("stft_17_window_two_sided", 17,
+         [const("st", np.array(4, np.int64)), node("STFT", ["x", "st", "w"], ["y"], onesided=0)],
+         {"x": x, "w": win}, {"y": stft_ref(x, 4, 9, win, False)})
+    xc = rng.standard_normal((1, 25, 2)).astype(np.float32)
+    good("stft_17_complex_window_and_length", 17,
+         [const("st", np.array(5, np.int64)), const("fl", np.array(8, np.int64)),
+          node("STFT", ["x", "st", "w", "fl"], ["y"], onesided=0)],
+         {"x": xc, "w": win[:8]}, {"y": stft_ref(xc, 5, 8, win[:8], False)})
+
+
 # ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
 
 def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
@@ -1319,6 +1353,7 @@ def main():
     dft_tests()
     deformconv_tests()
     window_tests()
+    stft_tests()
     resize_tests()
     norm_tests()
     image_tests()

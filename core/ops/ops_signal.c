@@ -1,6 +1,7 @@
 /*
  * ops_signal.c - DFT (opsets 17 and 20) as a direct O(n^2) sum per output
- * frequency, and the window functions of opset 17 for a constant size. The signal axis, its transform length and the output length
+ * frequency, STFT (opset 17) the same way per frame, and the window
+ * functions of opset 17, all for constant sizes. The signal axis, its transform length and the output length
  * are constants; the sum runs in double with the twiddle angle reduced
  * modulo n first, so long transforms keep their precision.
  */
@@ -225,5 +226,130 @@ int lower_window(struct lower *L)
 						tir_mul(b, tir_const(b, d, 2), x))));
 	tir_store(b, L->out[0], i, tir_cast(b, y->dtype, v));
 	tir_end(b);
+	return 0;
+}
+
+/* ---- STFT (opset 17) with constant frame parameters ---- */
+
+/* Geometry of an STFT node. */
+struct stft {
+	int64_t len;		/* signal length */
+	int64_t step, frame;	/* frame_step, frame_length */
+	int64_t frames, bins;	/* output frames and frequency bins */
+	bool complex_in;
+	bool window;		/* a window input multiplies each frame */
+};
+
+/*
+ * signal [B, len, 1 or 2]; frame_step and frame_length constant scalars;
+ * the frame length comes from frame_length or else the window's length.
+ * -1 after a diagnostic.
+ */
+static int stft_plan(struct graph *g, struct node *n, struct stft *p)
+{
+	struct value *x = infer_input(g, n, 0), *w = node_in(g, n, 2);
+	int64_t fl;
+
+	if (!x || dft_scalar(g, n, 1, 0, &p->step) < 0 || dft_scalar(g, n, 3, -1, &fl) < 0)
+		return -1;
+	if (!node_in(g, n, 1)) {
+		diag_error(g->ctx, "%s: input 1 'frame_step' is required", node_loc(g, n));
+		return -1;
+	}
+	if (!dtype_is_float(x->dtype) || x->shape.rank != 3 || !dim_is_const(x->shape.d[1]) ||
+	    !dim_is_const(x->shape.d[2]) || (x->shape.d[2].c != 1 && x->shape.d[2].c != 2)) {
+		diag_error(g->ctx, "%s: signal must be float [batch, length, 1 or 2] with a "
+			   "constant length", node_loc(g, n));
+		return -1;
+	}
+	p->window = w != NULL;
+	if (w && (w->dtype != x->dtype || w->shape.rank != 1 || !dim_is_const(w->shape.d[0]) ||
+		  (fl >= 0 && w->shape.d[0].c != fl))) {
+		diag_error(g->ctx, "%s: window must be [frame_length] of the signal's type",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (fl < 0 && w)
+		fl = w->shape.d[0].c;
+	p->len = x->shape.d[1].c;
+	p->complex_in = x->shape.d[2].c == 2;
+	p->frame = fl;
+	if (fl < 1 || fl > p->len || p->step < 1) {
+		diag_error(g->ctx, "%s: frame_length must be in [1, %lld] (from frame_length or "
+			   "the window) and frame_step positive", node_loc(g, n), (long long)p->len);
+		return -1;
+	}
+	p->frames = (p->len - fl) / p->step + 1;
+	p->bins = node_attr_int(n, "onesided", 1) ? fl / 2 + 1 : fl;
+	if (p->complex_in && p->bins != fl) {
+		diag_error(g->ctx, "%s: a onesided STFT needs a real signal", node_loc(g, n));
+		return -1;
+	}
+	return 0;
+}
+
+/* Y is [batch, frames, bins, 2]. */
+int infer_stft(struct graph *g, struct node *n)
+{
+	struct stft p;
+	struct shape s = { 0 };
+
+	if (infer_arity(g, n, 2, 4, 1) < 0 || stft_plan(g, n, &p) < 0)
+		return -1;
+	s.rank = 4;
+	s.d[0] = node_in(g, n, 0)->shape.d[0];
+	s.d[1] = dim_const(p.frames);
+	s.d[2] = dim_const(p.bins);
+	s.d[3] = dim_const(2);
+	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	return 0;
+}
+
+/* Y[b, f, k] = sum over j < frame of x[b, f * step + j] w[j] e^(-2 pi i k j / frame). */
+int lower_stft(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	enum dtype d = DTYPE_F64;
+	struct tir_buf *win = L->n->n_in > 2 ? L->in[2] : NULL;
+	struct tir *idx[4], *re, *im, *j, *ang, *c, *sn, *at, *xr, *xim, *w;
+	struct stft p;
+	struct shape outer = y->shape;
+	int cw;
+
+	if (stft_plan(L->g, (struct node *)L->n, &p) < 0)
+		return -1;
+	cw = p.complex_in ? 2 : 1;
+	outer.rank = 3;
+	lower_loops_parallel(L, &outer, idx);
+	re = tir_let(b, "re", tir_const(b, d, 0));
+	im = tir_let(b, "im", tir_const(b, d, 0));
+	j = tir_loop(b, tir_int(b, p.frame));
+	ang = tir_bin(b, BIN_MOD, tir_mul(b, idx[2], j), tir_int(b, p.frame));
+	ang = tir_let(b, "ang", tir_mul(b, tir_cast(b, d, ang),
+					tir_const(b, d, -2 * dft_pi / (double)p.frame)));
+	c = tir_let(b, "c", tir_call1(b, INTRIN_COS, ang));
+	sn = tir_let(b, "s", tir_call1(b, INTRIN_SIN, ang));
+	at = tir_let(b, "at", tir_mul(b, tir_add(b, tir_mul(b, idx[0], tir_int(b, p.len)),
+		tir_add(b, tir_mul(b, idx[1], tir_int(b, p.step)), j)), tir_int(b, cw)));
+	w = win ? tir_let(b, "w", tir_cast(b, d, tir_load(b, win, j))) : NULL;
+	xr = tir_cast(b, d, tir_load(b, L->in[0], at));
+	xr = tir_let(b, "xr", w ? tir_mul(b, xr, w) : xr);
+	if (p.complex_in) {
+		xim = tir_cast(b, d, tir_load(b, L->in[0], tir_add(b, at, tir_int(b, 1))));
+		xim = tir_let(b, "xi", w ? tir_mul(b, xim, w) : xim);
+		tir_assign(b, re, tir_add(b, re, tir_bin(b, BIN_SUB, tir_mul(b, xr, c),
+							 tir_mul(b, xim, sn))));
+		tir_assign(b, im, tir_add(b, im, tir_add(b, tir_mul(b, xr, sn), tir_mul(b, xim, c))));
+	} else {
+		tir_assign(b, re, tir_add(b, re, tir_mul(b, xr, c)));
+		tir_assign(b, im, tir_add(b, im, tir_mul(b, xr, sn)));
+	}
+	tir_end(b);
+	idx[3] = tir_int(b, 0);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), tir_cast(b, y->dtype, re));
+	idx[3] = tir_int(b, 1);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), tir_cast(b, y->dtype, im));
+	lower_end_loops(L, 3);
 	return 0;
 }
