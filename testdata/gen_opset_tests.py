@@ -1,12 +1,16 @@
 #!/usr/bin/python3
-"""Builds node tests for the opsets after 17 (tests/opset.sh).
+"""Builds node tests for the opsets after 17, and for the modes of older ops
+that Debian's ONNX test data misses (tests/opset.sh).
 
 usage: gen_opset_tests.py OUTDIR
 
 Writes, in the ONNX backend-test layout that `collagec conformance` reads:
   OUTDIR/good/NAME/model.onnx and test_data_set_0/{input,output}_K.pb
-      one model per op version that opsets 18 to 23 added or changed, with
-      expected outputs computed here with numpy from the operator specs
+      one model per op version that opsets 18 to 23 added or changed, and
+      models for GridSample, MaxPool's Indices, MaxUnpool, training-mode
+      BatchNormalization, RoiAlign, TfIdfVectorizer, DFT, STFT, the window
+      functions, DeformConv and the ai.onnx.preview.training optimizers,
+      with expected outputs computed here with numpy from the operator specs
   OUTDIR/bad/NAME/model.onnx and expect
       models collagec must refuse; expect holds a line of the message
 
