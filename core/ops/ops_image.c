@@ -674,6 +674,17 @@ static struct tir *roi_inside(struct tir_builder *b, struct tir *v, int64_t len)
 		       tir_bin(b, BIN_LE, v, tir_const(b, DTYPE_F64, (double)len)));
 }
 
+/*
+ * Samples per bin along an axis without sampling_ratio: ceil of the bin
+ * size, capped at 2^20 so that a wild box keeps the int64 conversion
+ * defined and the loop finite (no real box comes near it).
+ */
+static struct tir *roi_grid(struct tir_builder *b, struct tir *bin)
+{
+	return tir_cast(b, DTYPE_I64, tir_bin(b, BIN_MIN, tir_call1(b, INTRIN_CEIL, bin),
+					      tir_const(b, DTYPE_F64, 1 << 20)));
+}
+
 /* One axis of a bilinear sample: the two rows (or columns) and their weights. */
 struct roi_axis {
 	struct tir *lo, *hi, *wlo, *whi;
@@ -749,10 +760,8 @@ int lower_roialign(struct lower *L)
 	}
 	rw = tir_let(b, "bw", tir_bin(b, BIN_DIV, rw, tir_const(b, d, (double)ow)));
 	rh = tir_let(b, "bh", tir_bin(b, BIN_DIV, rh, tir_const(b, d, (double)oh)));
-	gh = sr > 0 ? tir_int(b, sr) : tir_let(b, "gh", tir_cast(b, DTYPE_I64,
-							tir_call1(b, INTRIN_CEIL, rh)));
-	gw = sr > 0 ? tir_int(b, sr) : tir_let(b, "gw", tir_cast(b, DTYPE_I64,
-							tir_call1(b, INTRIN_CEIL, rw)));
+	gh = sr > 0 ? tir_int(b, sr) : tir_let(b, "gh", roi_grid(b, rh));
+	gw = sr > 0 ? tir_int(b, sr) : tir_let(b, "gw", roi_grid(b, rw));
 	cnt = tir_let(b, "cnt", tir_cast(b, d, tir_bin(b, BIN_MAX, tir_mul(b, gh, gw),
 						      tir_int(b, 1))));
 	/* a batch index outside X reads image 0 rather than memory past it */
