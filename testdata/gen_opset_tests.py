@@ -1,12 +1,16 @@
 #!/usr/bin/python3
-"""Builds node tests for the opsets after 17 (tests/opset.sh).
+"""Builds node tests for the opsets after 17, and for the modes of older ops
+that Debian's ONNX test data misses (tests/opset.sh).
 
 usage: gen_opset_tests.py OUTDIR
 
 Writes, in the ONNX backend-test layout that `collagec conformance` reads:
   OUTDIR/good/NAME/model.onnx and test_data_set_0/{input,output}_K.pb
-      one model per op version that opsets 18 to 23 added or changed, with
-      expected outputs computed here with numpy from the operator specs
+      one model per op version that opsets 18 to 23 added or changed, and
+      models for GridSample, MaxPool's Indices, MaxUnpool, training-mode
+      BatchNormalization, RoiAlign, TfIdfVectorizer, DFT, STFT, the window
+      functions, DeformConv and the ai.onnx.preview.training optimizers,
+      with expected outputs computed here with numpy from the operator specs
   OUTDIR/bad/NAME/model.onnx and expect
       models collagec must refuse; expect holds a line of the message
 
@@ -334,6 +338,459 @@ def pool_tests():
          {"x": x}, {"y": pool2d(x, [2, 2], [1, 1], [2, 2], [1, 1, 0, 0], 0, "lp", p=3)})
 
 
+# ---- MaxPool's Indices output (opset 8 on; written at 18) ----
+
+def maxpool_indices(x, k, s, d, pads, order):
+    """Y and the flat index of each window's first maximum (no ceil_mode)."""
+    sp = x.shape[2:]
+    r = len(sp)
+    outs = [(sp[i] + pads[i] + pads[i + r] - (k[i] - 1) * d[i] - 1) // s[i] + 1
+            for i in range(r)]
+    y = np.zeros(x.shape[:2] + tuple(outs), x.dtype)
+    ind = np.zeros(y.shape, np.int64)
+    step = int(np.prod(sp))
+    for nc in np.ndindex(*x.shape[:2]):
+        for o in np.ndindex(*outs):
+            best = None
+            for kk in np.ndindex(*k):
+                pos = [o[i] * s[i] + kk[i] * d[i] - pads[i] for i in range(r)]
+                if all(0 <= pos[i] < sp[i] for i in range(r)):
+                    v = x[nc + tuple(pos)]
+                    if best is None or v > best[0]:
+                        best = (v, pos)
+            if order == 0:
+                flat = int(np.ravel_multi_index(best[1], sp))
+            else:
+                flat = int(np.ravel_multi_index(best[1], sp, order="F"))
+            y[nc + o] = best[0]
+            ind[nc + o] = (nc[0] * x.shape[1] + nc[1]) * step + flat
+    return y, ind
+
+
+def maxpool_indices_tests():
+    rng = np.random.default_rng(8)
+    cases = (("2d_storage_order1", (2, 3, 5, 6), [3, 2], [2, 1], [1, 1], [1, 0, 1, 1], 1),
+             ("2d_dilations", (1, 2, 7, 7), [2, 3], [1, 2], [2, 1], [0, 1, 0, 1], 0),
+             ("3d_storage_order1", (1, 2, 4, 3, 5), [2, 2, 3], [2, 1, 2], [1, 1, 1],
+              [1, 0, 1, 0, 0, 1], 1),
+             ("1d", (2, 2, 9), [3], [2], [1], [1, 1], 0))
+    for name, shape, k, s, d, pads, order in cases:
+        # small integers repeat, so the first of equal maxima must win
+        x = rng.integers(-4, 5, shape).astype(np.float32)
+        y, ind = maxpool_indices(x, k, s, d, pads, order)
+        good("maxpool_indices_%s" % name, 18,
+             [node("MaxPool", ["x"], ["y", "i"], kernel_shape=k, strides=s, dilations=d,
+                   pads=pads, storage_order=order)],
+             {"x": x}, {"y": y, "i": ind})
+    # Y fused with a following op while Indices leave the graph
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    y, ind = maxpool_indices(x, [2, 2], [2, 2], [1, 1], [0, 0, 0, 0], 0)
+    good("maxpool_indices_then_relu", 18,
+         [node("MaxPool", ["x"], ["m", "i"], kernel_shape=[2, 2], strides=[2, 2]),
+          node("Relu", ["m"], ["y"])],
+         {"x": x}, {"y": np.maximum(y, 0), "i": ind})
+    # MaxUnpool (opset 11 on) puts them back: default shape, pads, a constant output_shape
+    for name, shape, k, s, pads, out in (("2d_pads", (2, 2, 5, 6), [2, 3], [2, 2], [1, 0, 0, 1],
+                                          None),
+                                         ("3d_output_shape", (1, 2, 4, 4, 3), [2, 2, 2],
+                                          [2, 2, 1], [0] * 6, [1, 2, 5, 4, 5])):
+        x = rng.standard_normal(shape).astype(np.float32)
+        pooled, ind = maxpool_indices(x, k, s, [1] * len(k), pads, 0)
+        r = len(k)
+        dims = [(pooled.shape[i + 2] - 1) * s[i] + k[i] - pads[i] - pads[i + r]
+                for i in range(r)]
+        full = list(shape[:2]) + (out[2:] if out else dims)
+        y = np.zeros(int(np.prod(full)), np.float32)
+        y[ind.ravel()] = pooled.ravel()
+        nodes = [node("MaxUnpool", ["p", "i"] + (["os"] if out else []), ["y"],
+                      kernel_shape=k, strides=s, pads=pads)]
+        if out:
+            nodes.insert(0, const("os", np.array(out, np.int64)))
+        good("maxunpool_11_%s" % name, 11, nodes, {"p": pooled, "i": ind},
+             {"y": y.reshape(full)})
+
+
+# ---- BatchNormalization-14/15 training mode ----
+
+def batchnorm_train(x, sc, bi, mean, var, eps, mom):
+    axes = tuple(i for i in range(x.ndim) if i != 1)
+    xd = x.astype(np.float64)
+    bm, bv = xd.mean(axis=axes), xd.var(axis=axes)
+    shape = [1, -1] + [1] * (x.ndim - 2)
+    y = (xd - bm.reshape(shape)) / np.sqrt(bv.reshape(shape) + eps) * sc.reshape(shape) \
+        + bi.reshape(shape)
+    return (y.astype(x.dtype), (mean * mom + bm * (1 - mom)).astype(mean.dtype),
+            (var * mom + bv * (1 - mom)).astype(var.dtype))
+
+
+def batchnorm_training_tests():
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    sc, bi = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    mean = rng.standard_normal(4).astype(np.float32)
+    var = rng.uniform(0.5, 2, 4).astype(np.float32)
+    y, rm, rv = batchnorm_train(x, sc, bi, mean, var, 1e-5, 0.9)
+    good("batchnorm_18_training_y_only", 18,
+         [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], training_mode=1)],
+         {"x": x, "s": sc, "b": bi, "m": mean, "v": var}, {"y": y})
+    x = rng.standard_normal((2, 3, 2, 2, 3)).astype(np.float32)
+    sc, bi = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    mean = rng.standard_normal(3).astype(np.float64)
+    var = rng.uniform(0.5, 2, 3).astype(np.float64)
+    y, rm, rv = batchnorm_train(x, sc, bi, mean, var, 1e-3, 0.7)
+    good("batchnorm_15_training_3d_double_stats", 15,
+         [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
+               training_mode=1, epsilon=1e-3, momentum=0.7)],
+         {"x": x, "s": sc, "b": bi, "m": mean, "v": var}, {"y": y, "rm": rm, "rv": rv})
+    # after a Conv with constant weights: must not be folded into it like inference BN
+    x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 1, 1)).astype(np.float32)
+    p = [rng.standard_normal(4).astype(np.float32) for _ in range(3)]
+    p.append(rng.uniform(0.5, 2, 4).astype(np.float32))
+    c = np.einsum("nchw,oc->nohw", x.astype(np.float64), w[:, :, 0, 0]).astype(np.float32)
+    y, rm, rv = batchnorm_train(c, p[0], p[1], p[2], p[3], 1e-5, 0.9)
+    good("batchnorm_18_training_after_conv", 18,
+         [const("w", w)] + [const(k, v) for k, v in zip("sbmv", p)] +
+         [node("Conv", ["x", "w"], ["c"]),
+          node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"], training_mode=1)],
+         {"x": x}, {"y": y})
+
+
+# ---- RoiAlign-10 and -16: avg and max, sampling ratios, both coordinate modes ----
+
+def roi_bilinear(img, y, x):
+    """The four weighted corners of sample (y, x) in img, or None outside."""
+    h, w = img.shape
+    if y < -1.0 or y > h or x < -1.0 or x > w:
+        return None
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = int(y), int(x)
+    if y0 >= h - 1:
+        y0 = y1 = h - 1
+        y = float(y0)
+    else:
+        y1 = y0 + 1
+    if x0 >= w - 1:
+        x0 = x1 = w - 1
+        x = float(x0)
+    else:
+        x1 = x0 + 1
+    ly, lx = y - y0, x - x0
+    return [(1 - ly) * (1 - lx) * img[y0, x0], (1 - ly) * lx * img[y0, x1],
+            ly * (1 - lx) * img[y1, x0], ly * lx * img[y1, x1]]
+
+
+def roi_align(x, rois, bidx, oh, ow, sr, scale, mode, half):
+    y = np.zeros((len(rois), x.shape[1], oh, ow), np.float64)
+    for r, box in enumerate(rois.astype(np.float64)):
+        x0, y0, x1, y1 = box * scale - (0.5 if half else 0.0)
+        rw, rh = x1 - x0, y1 - y0
+        if not half:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / oh, rw / ow
+        gh = sr if sr > 0 else int(math.ceil(bh))
+        gw = sr if sr > 0 else int(math.ceil(bw))
+        for c in range(x.shape[1]):
+            img = x[bidx[r], c].astype(np.float64)
+            for i in range(oh):
+                for j in range(ow):
+                    vals = []
+                    for a in range(gh):
+                        for b in range(gw):
+                            corners = roi_bilinear(img, y0 + i * bh + (a + 0.5) * bh / gh,
+                                                   x0 + j * bw + (b + 0.5) * bw / gw)
+                            vals.append([0.0] * 4 if corners is None else corners)
+                    if mode == "avg":
+                        y[r, c, i, j] = sum(map(sum, vals)) / max(gh * gw, 1)
+                    else:
+                        y[r, c, i, j] = max(max(v) for v in vals)
+    return y.astype(x.dtype)
+
+
+def roialign_tests():
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((2, 3, 6, 7)).astype(np.float32)
+    rois = np.array([[0.5, 1.0, 5.5, 4.0], [-1.0, -0.5, 3.0, 8.0], [2.0, 2.0, 2.4, 2.2],
+                     [6.0, 1.0, 13.0, 11.0]], np.float32)
+    bidx = np.array([1, 0, 1, 0], np.int64)
+    for opset, mode, sr, scale, ctm in ((16, "max", 0, 1.0, "half_pixel"),
+                                        (16, "avg", 2, 0.5, "output_half_pixel"),
+                                        (16, "max", 3, 0.75, "output_half_pixel"),
+                                        (10, "avg", 0, 0.5, None),
+                                        (10, "max", 2, 1.0, None)):
+        attrs = dict(mode=mode, sampling_ratio=sr, spatial_scale=scale, output_height=3,
+                     output_width=2)
+        if ctm:
+            attrs["coordinate_transformation_mode"] = ctm
+        half = ctm == "half_pixel"
+        good("roialign_%d_%s_sr%d_%s" % (opset, mode, sr, ctm or "default"), opset,
+             [node("RoiAlign", ["x", "rois", "bi"], ["y"], **attrs)],
+             {"x": x, "rois": rois, "bi": bidx},
+             {"y": roi_align(x, rois, bidx, 3, 2, sr, scale, mode, half)})
+
+
+# ---- ai.onnx.preview.training: Adagrad, Adam, Momentum (opset 1 of that domain) ----
+
+TRAINING = "ai.onnx.preview.training"
+
+
+def training_model(name, nodes, inputs, outputs, opset=None):
+    """A model importing the training domain, and the default one when opset is set."""
+    graph = helper.make_graph(nodes, name, [vinfo(k, v) for k, v in inputs.items()],
+                              [vinfo(k, v) for k, v in outputs.items()])
+    imports = [helper.make_opsetid(TRAINING, 1)]
+    if opset:
+        imports.append(helper.make_opsetid("", opset))
+    m = helper.make_model(graph, producer_name="collagec-opset-test", opset_imports=imports)
+    m.ir_version = 8
+    return m
+
+
+def training_tests():
+    rng = np.random.default_rng(1)
+    r, t = np.array(0.05, np.float32), np.array(3, np.int64)
+    x, g = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    v, h = rng.standard_normal((2, 3)).astype(np.float32), rng.uniform(0.1, 1, (2, 3)).astype(np.float32)
+    xd, gd, vd, hd = (a.astype(np.float64) for a in (x, g, v, h))
+    # Adam with every attribute, bias correction (T > 0) and a post-step decay
+    al, be, eps, nc, post = 0.8, 0.9, 1e-3, 0.01, 0.05
+    gr = nc * xd + gd
+    vn = al * vd + (1 - al) * gr
+    hn = be * hd + (1 - be) * gr * gr
+    rt = 0.05 * math.sqrt(1 - be ** 3) / (1 - al ** 3)
+    xn = (1 - post) * (xd - rt * vn / (np.sqrt(hn) + eps))
+    ins = {"r": r, "t": t, "x": x, "g": g, "v": v, "h": h}
+    outs = {"xn": xn.astype(np.float32), "vn": vn.astype(np.float32), "hn": hn.astype(np.float32)}
+    GOOD.append(("adam_training1_all_attributes", training_model(
+        "adam", [helper.make_node("Adam", list(ins), list(outs), domain=TRAINING, alpha=al,
+                                  beta=be, epsilon=eps, norm_coefficient=nc,
+                                  norm_coefficient_post=post)], ins, outs), ins, outs))
+    # beside default-domain ops: Adagrad with a decaying rate, its X then scaled by a Mul
+    dec = 0.1
+    hn = hd + gd * gd
+    xn = xd - 0.05 / (1 + 3 * dec) * gd / (np.sqrt(hn) + 1e-6)
+    ins = {"r": r, "t": t, "x": x, "g": g, "h": h}
+    outs = {"y": (2 * xn).astype(np.float32), "hn": hn.astype(np.float32)}
+    two = numpy_helper.from_array(np.array(2, np.float32), "two")
+    nodes = [helper.make_node("Constant", [], ["two"], value=two),
+             helper.make_node("Adagrad", ["r", "t", "x", "g", "h"], ["xn", "hn"],
+                              domain=TRAINING, decay_factor=dec),
+             helper.make_node("Mul", ["xn", "two"], ["y"])]
+    GOOD.append(("adagrad_training1_with_default_domain", training_model(
+        "adagrad", nodes, ins, outs, opset=18), ins, outs))
+    # a default-domain op in a model importing only the training domain
+    BAD.append(("training1_relu_without_default_opset", training_model(
+        "relu", [helper.make_node("Relu", ["x"], ["y"])], {"x": x}, {"y": x}),
+        "model imports no default-domain opset"))
+    # an optimizer in the default domain
+    BAD.append(("momentum_in_default_domain", model(
+        "momentum", 18, [helper.make_node("Momentum", ["r", "t", "x", "g", "v"], ["xn", "vn"],
+                                          alpha=0.9, beta=0.1, mode="standard",
+                                          norm_coefficient=0.0)],
+        {"r": r, "t": t, "x": x, "g": g, "v": v}, {"xn": x, "vn": v}),
+        "op 'Momentum' is not in domain 'ai.onnx'"))
+
+
+# ---- TfIdfVectorizer-9: IDF and TFIDF, weights, int32, min_gram_length 2 ----
+
+def tfidf(x, min_n, max_n, skip, mode, pool, counts, indexes, weights=None):
+    """Counts every pool n-gram (lengths min_n..max_n) at every skip, then weighs."""
+    rows = x.reshape(-1, x.shape[-1])
+    out = max(indexes) + 1
+    y = np.zeros((rows.shape[0], out), np.float64)
+    grams, j = [], 0
+    for ln in range(1, len(counts) + 1):
+        end = counts[ln] if ln < len(counts) else len(pool)
+        for at in range(counts[ln - 1], end, ln):
+            grams.append((tuple(pool[at:at + ln]), indexes[j]))
+            j += 1
+    for r, row in enumerate(rows):
+        for gram, col in grams:
+            ln = len(gram)
+            if not min_n <= ln <= max_n:
+                continue
+            for d in range(1, (skip + 1 if ln > 1 else 1) + 1):
+                for i in range(len(row) - d * (ln - 1)):
+                    if tuple(row[i + d * k] for k in range(ln)) == gram:
+                        y[r, col] += 1
+    w = np.ones(out) if weights is None else np.array(weights[:out], np.float64)
+    if mode == "IDF":
+        y = np.where(y > 0, w, 0.0)
+    elif mode == "TFIDF":
+        y = y * w
+    return y.reshape(x.shape[:-1] + (out,)).astype(np.float32)
+
+
+def tfidf_tests():
+    pool = [2, 3, 5, 4, 5, 6, 7, 8, 6, 7]    # unigrams 2 3 5 4, bigrams (5,6) (7,8) (6,7)
+    counts, indexes = [0, 4], [0, 1, 2, 3, 4, 5, 6]
+    weights = [0.5, 1.5, 2.0, 0.25, 3.0, 1.0, 0.75]
+    x32 = np.array([[1, 1, 3, 3, 3, 7], [8, 6, 7, 5, 6, 8]], np.int32)
+    x64 = np.array([2, 5, 6, 7, 8, 5, 4, 6, 7, 5], np.int64)
+    for name, x, mn, mx, skip, mode, w in (
+            ("idf_weights_int32", x32, 1, 2, 2, "IDF", weights),
+            ("tfidf_weights", x64, 1, 2, 3, "TFIDF", weights),
+            ("idf_no_weights", x64, 1, 2, 0, "IDF", None),
+            ("tfidf_no_weights_bigrams_only", x32, 2, 2, 4, "TFIDF", None)):
+        attrs = dict(min_gram_length=mn, max_gram_length=mx, max_skip_count=skip, mode=mode,
+                     pool_int64s=pool, ngram_counts=counts, ngram_indexes=indexes)
+        if w:
+            attrs["weights"] = w
+        good("tfidfvectorizer_9_%s" % name, 9, [node("TfIdfVectorizer", ["x"], ["y"], **attrs)],
+             {"x": x}, {"y": tfidf(x, mn, mx, skip, mode, pool, counts, indexes, w)})
+
+
+# ---- DFT-17 and DFT-20: onesided, inverse, dft_length, axis ----
+
+def dft_ref(x, n, axis, inverse, onesided):
+    sig = x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+    f = (np.fft.ifft if inverse else np.fft.fft)(sig.astype(np.complex128), n=n, axis=axis)
+    if onesided:
+        f = np.take(f, range(n // 2 + 1), axis=axis)
+    return np.stack([f.real, f.imag], axis=-1).astype(np.float32)
+
+
+def dft_tests():
+    rng = np.random.default_rng(17)
+    xr = rng.standard_normal((2, 7, 3, 1)).astype(np.float32)
+    xc = rng.standard_normal((2, 3, 6, 2)).astype(np.float32)
+    # opset 17: axis attribute
+    good("dft_17_onesided_dft_length_pad", 17,
+         [const("n", np.array(10, np.int64)),
+          node("DFT", ["x", "n"], ["y"], axis=1, onesided=1)],
+         {"x": xr}, {"y": dft_ref(xr, 10, 1, False, True)})
+    good("dft_17_complex_axis2_truncate", 17,
+         [const("n", np.array(4, np.int64)), node("DFT", ["x", "n"], ["y"], axis=-2)],
+         {"x": xc}, {"y": dft_ref(xc, 4, 2, False, False)})
+    # opset 20: axis as an input (default -2)
+    good("dft_20_default_axis_inverse", 20, [node("DFT", ["x"], ["y"], inverse=1)],
+         {"x": xc}, {"y": dft_ref(xc, 6, 2, True, False)})
+    good("dft_20_axis_input_onesided_odd", 20,
+         [const("n", np.array(7, np.int64)), const("a", np.array(1, np.int64)),
+          node("DFT", ["x", "n", "a"], ["y"], onesided=1)],
+         {"x": xr}, {"y": dft_ref(xr, 7, 1, False, True)})
+    good("dft_20_axis0_inverse_pad", 20,
+         [const("n", np.array(5, np.int64)), const("a", np.array(0, np.int64)),
+          node("DFT", ["x", "n", "a"], ["y"], inverse=1)],
+         {"x": xc}, {"y": dft_ref(xc, 5, 0, True, False)})
+
+
+# ---- DeformConv-19 (2-D): offsets, mask, bias, groups, offset groups ----
+
+def deform_conv(x, w, off, b, mask, strides, dil, pads, group, og):
+    n, c, h, wd = x.shape
+    oc, cg, kh, kw = w.shape
+    oh, ow = off.shape[2:]
+    off = off.reshape(n, og, kh, kw, 2, oh, ow).astype(np.float64)
+    mask = np.ones((n, og, kh, kw, oh, ow)) if mask is None else \
+        mask.reshape(n, og, kh, kw, oh, ow).astype(np.float64)
+    xd = x.astype(np.float64)
+
+    def at(img, yy, xx):
+        y0, x0 = math.floor(yy), math.floor(xx)
+        total = 0.0
+        for dy in (0, 1):
+            for dx in (0, 1):
+                r, q = y0 + dy, x0 + dx
+                if 0 <= r < h and 0 <= q < wd:
+                    wy = yy - y0 if dy else 1 - (yy - y0)
+                    wx = xx - x0 if dx else 1 - (xx - x0)
+                    total += wy * wx * img[r, q]
+        return total
+
+    y = np.zeros((n, oc, oh, ow))
+    for bi in range(n):
+        for o in range(oc):
+            for ci in range(cg):
+                ic = o // (oc // group) * cg + ci
+                g = ic // (c // og)
+                for i in range(oh):
+                    for j in range(ow):
+                        for u in range(kh):
+                            for v in range(kw):
+                                yy = i * strides[0] - pads[0] + u * dil[0] + off[bi, g, u, v, 0, i, j]
+                                xx = j * strides[1] - pads[1] + v * dil[1] + off[bi, g, u, v, 1, i, j]
+                                y[bi, o, i, j] += w[o, ci, u, v] * mask[bi, g, u, v, i, j] * \
+                                    at(xd[bi, ic], yy, xx)
+            if b is not None:
+                y[bi, o] += b[o]
+    return y.astype(np.float32)
+
+
+def deformconv_tests():
+    rng = np.random.default_rng(19)
+    x = rng.standard_normal((1, 2, 4, 5)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 2, 2)).astype(np.float32)
+    off = rng.uniform(-1.5, 1.5, (1, 8, 3, 4)).astype(np.float32)
+    good("deformconv_19_plain", 19, [node("DeformConv", ["x", "w", "off"], ["y"])],
+         {"x": x, "w": w, "off": off},
+         {"y": deform_conv(x, w, off, None, None, [1, 1], [1, 1], [0, 0], 1, 1)})
+    x = rng.standard_normal((2, 4, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((4, 2, 3, 2)).astype(np.float32)
+    st, dl, pd = [2, 1], [1, 2], [1, 0, 1, 2]
+    oh = (5 + 2 - 3) // 2 + 1
+    ow = (5 + 2 - 3) // 1 + 1
+    off = rng.uniform(-2, 2, (2, 2 * 2 * 6, oh, ow)).astype(np.float32)
+    mask = rng.uniform(0, 1, (2, 2 * 6, oh, ow)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    good("deformconv_19_groups_mask_bias", 19,
+         [node("DeformConv", ["x", "w", "off", "b", "m"], ["y"], strides=st, dilations=dl,
+               pads=pd, group=2, offset_group=2, kernel_shape=[3, 2])],
+         {"x": x, "w": w, "off": off, "b": b, "m": mask},
+         {"y": deform_conv(x, w, off, b, mask, st, dl, pd, 2, 2)})
+
+
+# ---- HannWindow, HammingWindow, BlackmanWindow-17 with a constant size ----
+
+def window_tests():
+    coef = {"HannWindow": (0.5, 0.5, 0.0), "HammingWindow": (25 / 46, 21 / 46, 0.0),
+            "BlackmanWindow": (0.42, 0.5, 0.08)}
+    for op, (a0, a1, a2) in coef.items():
+        for periodic, size, to in ((1, 10, 1), (0, 7, 11)):
+            n = size if periodic else size - 1
+            x = 2 * np.pi * np.arange(size) / n
+            w = a0 - a1 * np.cos(x) + a2 * np.cos(2 * x)
+            dt = np.float32 if to == 1 else np.float64
+            good("%s_17_periodic%d_type%d" % (op.lower(), periodic, to), 17,
+                 [const("sz", np.array(size, np.int64)),
+                  node(op, ["sz"], ["y"], periodic=periodic, output_datatype=to)],
+                 {}, {"y": w.astype(dt)})
+
+
+# ---- STFT-17 with constant frame_step and frame_length ----
+
+def stft_ref(x, step, frame, window, onesided):
+    sig = x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+    frames = (sig.shape[1] - frame) // step + 1
+    out = []
+    for f in range(frames):
+        seg = sig[:, f * step:f * step + frame].astype(np.complex128)
+        if window is not None:
+            seg = seg * window
+        spec = np.fft.fft(seg, axis=1)
+        out.append(spec[:, :frame // 2 + 1] if onesided else spec)
+    y = np.stack(out, axis=1)
+    return np.stack([y.real, y.imag], axis=-1).astype(np.float32)
+
+
+def stft_tests():
+    rng = np.random.default_rng(171)
+    x = rng.standard_normal((2, 40, 1)).astype(np.float32)
+    good("stft_17_frame_length", 17,
+         [const("st", np.array(6, np.int64)), const("fl", np.array(10, np.int64)),
+          node("STFT", ["x", "st", "", "fl"], ["y"])],
+         {"x": x}, {"y": stft_ref(x, 6, 10, None, True)})
+    win = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(9) / 9)).astype(np.float32)
+    good("stft_17_window_two_sided", 17,
+         [const("st", np.array(4, np.int64)), node("STFT", ["x", "st", "w"], ["y"], onesided=0)],
+         {"x": x, "w": win}, {"y": stft_ref(x, 4, 9, win, False)})
+    xc = rng.standard_normal((1, 25, 2)).astype(np.float32)
+    good("stft_17_complex_window_and_length", 17,
+         [const("st", np.array(5, np.int64)), const("fl", np.array(8, np.int64)),
+          node("STFT", ["x", "st", "w", "fl"], ["y"], onesided=0)],
+         {"x": xc, "w": win[:8]}, {"y": stft_ref(xc, 5, 8, win[:8], False)})
+
+
 # ---- Resize-18 (axes, keep_aspect_ratio_policy, antialias), Resize-19 ----
 
 def resize_axis(y, ax, out, scale, coord, mode, nearest="round_prefer_floor", A=-0.75,
@@ -609,6 +1066,123 @@ def image_tests():
              {"th": th}, {"y": affine_grid(th, [1, 1, 3, 2, 4], align)})
 
 
+# ---- GridSample-20: N-D, linear/nearest/cubic, every padding mode ----
+
+def gs_reflect(v, lo, hi):
+    """v folded back and forth into [lo, hi] (lo when the range is empty)."""
+    if lo <= v <= hi:
+        return v
+    span = hi - lo
+    if span <= 0:
+        return lo
+    d = lo - v if v < lo else v - hi
+    k = math.floor(d / span)
+    rest = d - k * span
+    near_lo = (v < lo) == (k % 2 == 0)
+    return lo + rest if near_lo else hi - rest
+
+
+def gs_pixel(img, idx, pad, borders):
+    """img[idx] with pixel-level padding: 0, clamped or reflected."""
+    pos = []
+    for i, (p, ln) in enumerate(zip(idx, img.shape)):
+        if pad == "zeros" and not 0 <= p < ln:
+            return 0.0
+        if pad == "border":
+            p = min(max(p, 0), ln - 1)
+        elif pad == "reflection":
+            p = int(gs_reflect(float(p), *borders[i]))
+        pos.append(p)
+    return float(img[tuple(pos)])
+
+
+def gs_interp(img, x, mode, pad, borders):
+    """Separable interpolation at float position x, the first axis last."""
+    if not x:
+        return float(img)
+    if mode == "nearest":
+        i = int(math.floor(x[0]))
+        taps = [(i, 1.0)]
+    else:
+        i = int(math.floor(x[0]))
+        t = x[0] - i
+        if mode == "linear":
+            taps = [(i, 1 - t), (i + 1, t)]
+        else:
+            a = -0.75
+            near = lambda d: ((a + 2) * d - (a + 3)) * d * d + 1
+            far = lambda d: ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+            taps = [(i - 1, far(t + 1)), (i, near(t)), (i + 1, near(1 - t)),
+                    (i + 2, far(2 - t))]
+    total = 0.0
+    for p, w in taps:
+        sub = gs_sub(img, p, pad, borders[0])
+        total += w * (0.0 if sub is None else gs_interp(sub, x[1:], mode, pad, borders[1:]))
+    return total
+
+
+def gs_sub(img, p, pad, border):
+    """The slice of img at index p of its first axis after padding; None for zeros."""
+    ln = img.shape[0]
+    if pad == "zeros":
+        return img[p] if 0 <= p < ln else None
+    if pad == "border":
+        return img[min(max(p, 0), ln - 1)]
+    return img[int(gs_reflect(float(p), *border))]
+
+
+def grid_sample(x, grid, mode, pad, align):
+    dims = x.shape[2:]
+    y = np.zeros(x.shape[:2] + grid.shape[1:-1], np.float64)
+    if align:
+        borders = [(0.0, ln - 1.0) for ln in dims]
+    else:
+        borders = [(-0.5, ln - 0.5) for ln in dims]
+    for n in range(x.shape[0]):
+        for o in np.ndindex(*grid.shape[1:-1]):
+            pos = []
+            for i, v in enumerate(grid[(n,) + o][::-1].astype(np.float64)):
+                ln = dims[i]
+                p = (v + 1) / 2 * (ln - 1) if align else ((v + 1) * ln - 1) / 2
+                if mode == "nearest":
+                    p = float(np.rint(p))
+                lo, hi = borders[i]
+                if pad == "border" and not lo <= p <= hi:
+                    p = min(max(p, 0.0), ln - 1.0)
+                elif pad == "reflection":
+                    p = gs_reflect(p, lo, hi)
+                pos.append(p)
+            for c in range(x.shape[1]):
+                y[(n, c) + o] = gs_interp(x[n, c], pos, mode, pad, borders)
+    return y.astype(x.dtype)
+
+
+def gridsample_tests():
+    rng = np.random.default_rng(20)
+    x = rng.standard_normal((2, 2, 4, 5)).astype(np.float32)
+    grid = rng.uniform(-1.4, 1.4, (2, 3, 4, 2)).astype(np.float32)
+    for mode in ("linear", "nearest", "cubic"):
+        for pad in ("zeros", "border", "reflection"):
+            for align in (0, 1):
+                good("gridsample_20_%s_%s_align%d" % (mode, pad, align), 20,
+                     [node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=pad,
+                           align_corners=align)],
+                     {"x": x, "g": grid}, {"y": grid_sample(x, grid, mode, pad, align)})
+    x = rng.standard_normal((1, 2, 3, 4, 5)).astype(np.float32)
+    grid = rng.uniform(-1.3, 1.3, (1, 2, 3, 2, 3)).astype(np.float32)
+    for mode, pad, align in (("linear", "zeros", 0), ("nearest", "border", 1),
+                             ("cubic", "reflection", 0), ("linear", "reflection", 1)):
+        good("gridsample_20_3d_%s_%s_align%d" % (mode, pad, align), 20,
+             [node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=pad,
+                   align_corners=align)],
+             {"x": x, "g": grid}, {"y": grid_sample(x, grid, mode, pad, align)})
+    x = rng.standard_normal((2, 3, 6)).astype(np.float32)
+    grid = rng.uniform(-1.5, 1.5, (2, 5, 1)).astype(np.float32)
+    good("gridsample_20_1d_cubic_border", 20,
+         [node("GridSample", ["x", "g"], ["y"], mode="cubic", padding_mode="border")],
+         {"x": x, "g": grid}, {"y": grid_sample(x, grid, "cubic", "border", 0)})
+
+
 # ---- RotaryEmbedding-23, Attention-23 ----
 
 def rope_ref(x, cos, sin, pos, interleaved, rdim, num_heads):
@@ -714,6 +1288,20 @@ def attention_tests():
 
 def bad_tests():
     x = randn(2)
+    # GridSample's modes were bilinear/bicubic until opset 20 renamed them
+    xg, g = randn(1, 1, 2, 2), randn(1, 1, 1, 2)
+    bad("gridsample_16_linear", 16, [node("GridSample", ["x", "g"], ["y"], mode="linear")],
+        {"x": xg, "g": g}, {"y": xg}, "mode 'linear' is not one of nearest, bilinear, bicubic")
+    bad("gridsample_20_bicubic", 20, [node("GridSample", ["x", "g"], ["y"], mode="bicubic")],
+        {"x": xg, "g": g}, {"y": xg}, "mode 'bicubic' is not one of nearest, linear, cubic")
+    xs = [randn(2, 3)] + [randn(3) for _ in range(4)]
+    bad("batchnorm_9_saved_stats", 9,
+        [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv", "sm", "sv"])],
+        dict(zip("xsbmv", xs)), {"y": xs[0]},
+        "training-mode BatchNormalization before opset 14 is not supported")
+    xg = randn(1, 1, 2, 2, 2)
+    bad("gridsample_16_3d", 16, [node("GridSample", ["x", "g"], ["y"])],
+        {"x": xg, "g": randn(1, 1, 1, 1, 3)}, {"y": xg}, "X must be [N, C, H, W]")
     bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
         "opset 24 is newer than the newest supported (23)")
 
@@ -761,9 +1349,19 @@ def main():
     elementwise_tests()
     scatter_tests()
     pool_tests()
+    maxpool_indices_tests()
+    batchnorm_training_tests()
+    roialign_tests()
+    training_tests()
+    tfidf_tests()
+    dft_tests()
+    deformconv_tests()
+    window_tests()
+    stft_tests()
     resize_tests()
     norm_tests()
     image_tests()
+    gridsample_tests()
     rope_tests()
     attention_tests()
     bad_tests()

@@ -1,5 +1,6 @@
 #!/bin/sh
-# opset.sh - node tests for opsets 18 to 23 (testdata/gen_opset_tests.py):
+# opset.sh - node tests for opsets 18 to 23 and for the modes of older ops
+# that the ONNX test data misses (testdata/gen_opset_tests.py):
 # every good model compiles, runs and matches the numpy outputs committed
 # in its generator (collagec conformance, rtol 1e-4, atol 1e-5); every bad
 # model is refused with exit status 1 and the expected message.

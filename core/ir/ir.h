@@ -226,7 +226,8 @@ struct graph {
 	VEC(const char *) syms;		/* symbolic dim names */
 	VEC(struct sym_check) checks;	/* checked at run time, in order */
 	VEC(struct sym_def) sym_defs;	/* derived symbols, computed in order */
-	int64_t opset;			/* default-domain opset of the model */
+	int64_t opset;			/* default-domain opset of the model; 0: none */
+	int64_t training_opset;		/* ai.onnx.preview.training opset; 0: none */
 	const char *producer;		/* producer_name + version */
 	const char *name;		/* graph name */
 	const char *path;		/* model path */

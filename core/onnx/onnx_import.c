@@ -222,6 +222,39 @@ static int import_constant(struct importer *im, const Onnx__NodeProto *np, struc
 	graph_record_fate(g, tmp->name, tmp->op_type);
 	return 0;
 }
+/*
+ * The node's domain: the default one (empty or "ai.onnx") or
+ * ai.onnx.preview.training, each only when the model imports it, and the
+ * op must belong to it. *op is OP_COUNT for an op type nobody knows (and
+ * for Constant). -1 after a diagnostic, *op then OP_COUNT.
+ */
+static int import_domain(struct importer *im, const Onnx__NodeProto *np, struct node *tmp,
+			 enum op *op)
+{
+	const char *d = np->domain && strcmp(np->domain, "ai.onnx") ? np->domain : "";
+	bool training = !strcmp(d, "ai.onnx.preview.training");
+
+	*op = OP_COUNT;
+	if (d[0] && !training) {
+		diag_error(im->ctx, "%s: operator domain '%s' is not supported",
+			   node_loc(im->g, tmp), d);
+		return -1;
+	}
+	if (!(training ? im->g->training_opset : im->g->opset)) {
+		diag_error(im->ctx, "%s: model imports no %s opset", node_loc(im->g, tmp),
+			   training ? "ai.onnx.preview.training" : "default-domain");
+		return -1;
+	}
+	*op = strcmp(np->op_type, "Constant") || training ? op_from_onnx(np->op_type) : OP_COUNT;
+	if (*op != OP_COUNT && strcmp(op_domain(*op), d)) {
+		diag_error(im->ctx, "%s: op '%s' is not in domain '%s'", node_loc(im->g, tmp),
+			   np->op_type, d[0] ? d : "ai.onnx");
+		*op = OP_COUNT;
+		return -1;
+	}
+	return 0;
+}
+
 
 static int import_node(struct importer *im, const Onnx__NodeProto *np, int index)
 {
@@ -242,15 +275,12 @@ static int import_node(struct importer *im, const Onnx__NodeProto *np, int index
 		: arena_printf(ar, "%s_%d", np->op_type, index);
 	tmp.op_type = arena_strdup(ar, np->op_type);
 	tmp.onnx_index = index;
-	if (np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx")) {
-		diag_error(im->ctx, "%s: operator domain '%s' is not supported", node_loc(g, &tmp),
-			   np->domain);
-		return -1;
-	}
-	if (!strcmp(np->op_type, "Constant"))
+	/* a node refused for its domain is still imported, so that its outputs exist */
+	if (import_domain(im, np, &tmp, &op) < 0)
+		rc = -1;
+	else if (op == OP_COUNT && !strcmp(np->op_type, "Constant"))
 		return import_constant(im, np, &tmp);
-	op = op_from_onnx(np->op_type);
-	if (op == OP_COUNT) {
+	if (op == OP_COUNT && !rc) {
 		diag_error(im->ctx, "%s: unsupported op '%s'", node_loc(g, &tmp), np->op_type);
 		rc = -1;
 	}
@@ -417,13 +447,21 @@ struct graph *onnx_import(struct collagec_ctx *ctx, const char *path)
 
 		if (!d || !d[0] || !strcmp(d, "ai.onnx"))
 			im.g->opset = mp->opset_import[i]->version;
+		else if (!strcmp(d, "ai.onnx.preview.training"))
+			im.g->training_opset = mp->opset_import[i]->version;
 	}
-	if (!im.g->opset) {
+	/* a model of optimizer steps alone may import only the training domain */
+	if (!im.g->opset && !im.g->training_opset) {
 		diag_error(ctx, "%s: model imports no default-domain opset", im.base);
 		rc = -1;
 	} else if (im.g->opset > ONNX_OPSET_MAX) {
 		diag_error(ctx, "%s: opset %lld is newer than the newest supported (%d)",
 			   im.base, (long long)im.g->opset, ONNX_OPSET_MAX);
+		rc = -1;
+	}
+	if (im.g->training_opset > 1) {
+		diag_error(ctx, "%s: ai.onnx.preview.training opset %lld is newer than the newest "
+			   "supported (1)", im.base, (long long)im.g->training_opset);
 		rc = -1;
 	}
 	im.g->producer = arena_printf(&ctx->arena, "%s%s%s",

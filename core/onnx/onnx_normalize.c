@@ -103,6 +103,33 @@ static bool is_reduce(enum op op)
 	return !strncmp(nm, "Reduce", 6);
 }
 
+/*
+ * PRelu before opset 7 applies a slope of X's channel count along axis 1,
+ * not by numpy broadcasting: a constant slope that only this node reads
+ * gets the shape [C, 1, ...] under which broadcasting means the same.
+ * Other slopes are left for shape inference to judge.
+ */
+static void prelu_channel_slope(struct graph *g, struct node *n)
+{
+	struct value *x = node_in(g, n, 0), *sl = node_in(g, n, 1);
+	int r;
+
+	if (!x || !sl || !x->has_shape || !sl->data || sl->shape.rank != 1 ||
+	    x->shape.rank < 3 || !dim_eq(sl->shape.d[0], x->shape.d[1]) ||
+	    dim_eq(sl->shape.d[0], dim_const(1)))
+		return;
+	for (int k = 0; k < g->nodes.n; k++)
+		for (int i = 0; i < g->nodes.v[k].n_in; i++)
+			if (&g->nodes.v[k] != n && g->nodes.v[k].in[i] == n->in[1])
+				return;
+	if (sl->flags & VALUE_OUTPUT)
+		return;
+	r = x->shape.rank - 1;
+	sl->shape.rank = r;
+	for (int k = 1; k < r; k++)
+		sl->shape.d[k] = dim_const(1);
+}
+
 int onnx_normalize(struct graph *g)
 {
 	int64_t opset = g->opset;
@@ -155,6 +182,10 @@ int onnx_normalize(struct graph *g)
 
 				set_const_input(g, n, 1, &k, 1, "k");
 			}
+			break;
+		case OP_PRELU:
+			if (opset < 7)
+				prelu_channel_slope(g, n);
 			break;
 		case OP_CLIP:
 			if (opset < 11) {

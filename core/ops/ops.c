@@ -41,6 +41,13 @@ enum op op_from_onnx(const char *op_type)
 	return OP_COUNT;
 }
 
+const char *op_domain(enum op op)
+{
+	if (op == OP_ADAGRAD || op == OP_ADAM || op == OP_MOMENTUM)
+		return "ai.onnx.preview.training";
+	return "";
+}
+
 /* sorted by op name, then attribute name: each op's attributes are adjacent */
 static const struct op_attr attrs[] = {
 #define ATTR(op, nm, kind, def) { OP_##op, nm, kind, def },

@@ -67,6 +67,8 @@ const struct op_info *op_info(enum op op);
 const char *op_kind_name(enum op_kind k);
 /* OP_COUNT when the ONNX op type is unknown. */
 enum op op_from_onnx(const char *op_type);
+/* The domain an op belongs to: "" (ai.onnx) or "ai.onnx.preview.training". */
+const char *op_domain(enum op op);
 
 /*
  * Elementwise fusion: can n join a fused elementwise kernel (an op lowered
@@ -216,6 +218,8 @@ void matmul_bases(struct lower *L, const struct matmul_geom *mg, struct tir **bi
 int lower_matmul(struct lower *L);
 int lower_conv(struct lower *L);
 int lower_gemm(struct lower *L);
+/* BatchNormalization's training mode (ops_nn2.c, beside the other normalisations). */
+int lower_batchnorm_training(struct lower *L);
 
 /* ---- windows of convolution and pooling (ops_util.c) ---- */
 

@@ -129,20 +129,40 @@ static int pool_plan(struct graph *g, struct node *n, struct window *w, struct s
 	return 0;
 }
 
+/* Y has X's type; MaxPool's optional Indices (opset 8) are int64 of Y's shape. */
 int infer_pool(struct graph *g, struct node *n)
 {
+	bool max8 = n->op == OP_MAXPOOL && g->opset >= 8;
 	struct window w;
 	struct shape s;
 
-	if (infer_arity(g, n, 1, 1, 1) < 0 || pool_plan(g, n, &w, &s) < 0)
+	if (infer_arity(g, n, 1, 1, max8 ? 2 : 1) < 0 || pool_plan(g, n, &w, &s) < 0)
 		return -1;
-	if (n->n_out > 1) {
-		diag_error(g->ctx, "%s: the Indices output of MaxPool is not supported",
-			   node_loc(g, n));
-		return -1;
-	}
 	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	if (n->n_out > 1)
+		infer_set(g, n, 1, DTYPE_I64, &s);
 	return 0;
+}
+
+/*
+ * Flat index in X of window position xi: row-major over the whole tensor,
+ * or with storage_order 1 the spatial dims column-major (the first one
+ * fastest) after (n, c) row-major.
+ */
+static struct tir *pool_flat_index(struct lower *L, const struct shape *x, struct tir **xi)
+{
+	struct tir_builder *b = L->b;
+	struct tir *sp = NULL, *step = NULL;
+	int r = x->rank - 2;
+
+	if (!node_attr_int(L->n, "storage_order", 0))
+		return lower_offset(L, x, xi);
+	for (int i = r - 1; i >= 0; i--)
+		sp = sp ? tir_add(b, tir_mul(b, sp, tir_dim(b, x->d[i + 2])), xi[i + 2]) : xi[i + 2];
+	for (int i = 0; i < r; i++)
+		step = step ? tir_mul(b, step, tir_dim(b, x->d[i + 2])) : tir_dim(b, x->d[i + 2]);
+	return tir_add(b, tir_mul(b, tir_add(b, tir_mul(b, xi[0], tir_dim(b, x->d[1])), xi[1]),
+				  step), sp);
 }
 
 int lower_pool(struct lower *L)
@@ -155,13 +175,15 @@ int lower_pool(struct lower *L)
 	struct window w;
 	struct shape s;
 	struct tir *oi[MAX_RANK], *ki[MAX_RANK], *xi[MAX_RANK], *acc, *cnt, *cond = NULL, *v;
-	struct tir *div = NULL;
+	struct tir *div = NULL, *arg = NULL;
 
 	if (pool_plan(L->g, (struct node *)L->n, &w, &s) < 0)
 		return -1;
 	lower_loops_parallel(L, &y->shape, oi);
 	acc = tir_let(b, "acc", tir_const(b, t, is_max ? -INFINITY : 0));
 	cnt = tir_let(b, "cnt", tir_int(b, 0));
+	if (is_max && L->n->n_out > 1)
+		arg = tir_let(b, "arg", tir_int(b, 0));
 	if (!is_max && incl) {
 		/* divisor: window positions inside the padded input */
 		for (int i = 0; i < w.r; i++) {
@@ -185,7 +207,17 @@ int lower_pool(struct lower *L)
 	if (cond)
 		tir_if(b, cond);
 	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
-	tir_assign(b, acc, is_max ? tir_bin(b, BIN_MAX, acc, v) : tir_add(b, acc, v));
+	if (arg) {
+		/* the first position holding the maximum wins */
+		v = tir_let(b, "v", v);
+		tir_if(b, tir_bin(b, BIN_LOR, tir_bin(b, BIN_EQ, cnt, tir_int(b, 0)),
+				  tir_bin(b, BIN_GT, v, acc)));
+		tir_assign(b, acc, v);
+		tir_assign(b, arg, pool_flat_index(L, &x->shape, xi));
+		tir_end(b);
+	} else {
+		tir_assign(b, acc, is_max ? tir_bin(b, BIN_MAX, acc, v) : tir_add(b, acc, v));
+	}
 	tir_assign(b, cnt, tir_add(b, cnt, tir_int(b, 1)));
 	if (cond)
 		tir_end(b);
@@ -195,7 +227,115 @@ int lower_pool(struct lower *L)
 	else
 		v = tir_bin(b, BIN_DIV, acc, tir_cast(b, t, div ? div : cnt));
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, oi), v);
+	if (arg)
+		tir_store(b, L->out[1], lower_offset(L, &y->shape, oi), arg);
 	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/* ---- MaxUnpool ---- */
+
+/*
+ * The output shape: the constant output_shape input when there is one (it
+ * must hold at least the default), else per spatial dim
+ * (in - 1) * stride + kernel - pads. -1 after a diagnostic.
+ */
+static int unpool_shape(struct graph *g, struct node *n, struct shape *out)
+{
+	struct value *x = infer_input(g, n, 0), *ix = infer_input(g, n, 1);
+	const int64_t *ks, *st, *pd;
+	int r, nk, ns, np;
+
+	if (!x || !ix)
+		return -1;
+	r = x->shape.rank - 2;
+	nk = node_attr_ints(n, "kernel_shape", &ks);
+	ns = node_attr_ints(n, "strides", &st);
+	np = node_attr_ints(n, "pads", &pd);
+	if (r < 1 || nk != r || (ns >= 0 && ns != r) || (np >= 0 && np != 2 * r)) {
+		diag_error(g->ctx, "%s: X must have rank 3 or more, with kernel_shape and strides "
+			   "of %d values and pads of %d", node_loc(g, n), r > 0 ? r : 1,
+			   2 * (r > 0 ? r : 1));
+		return -1;
+	}
+	if (ix->dtype != DTYPE_I64 || !shape_eq(&ix->shape, &x->shape)) {
+		diag_error(g->ctx, "%s: I must be int64 of X's shape", node_loc(g, n));
+		return -1;
+	}
+	*out = x->shape;
+	for (int i = 0; i < r; i++) {
+		int64_t s = ns >= 0 ? st[i] : 1, o;
+
+		if (!dim_is_const(x->shape.d[i + 2]) || s < 1 || ks[i] < 1 ||
+		    (np >= 0 && (pd[i] < 0 || pd[i + r] < 0))) {
+			diag_error(g->ctx, "%s: spatial dims must be constant, kernel_shape and "
+				   "strides positive and pads non-negative", node_loc(g, n));
+			return -1;
+		}
+		o = (x->shape.d[i + 2].c - 1) * s + ks[i] - (np >= 0 ? pd[i] + pd[i + r] : 0);
+		if (o < 1 || o > DIM_LIMIT) {
+			diag_error(g->ctx, "%s: output dim %d would be %lld", node_loc(g, n), i + 2,
+				   (long long)o);
+			return -1;
+		}
+		out->d[i + 2] = dim_const(o);
+	}
+	if (n->n_in > 2 && n->in[2] >= 0) {
+		int64_t *os, cnt;
+
+		if (infer_const_ints(g, n, 2, &os, &cnt) < 0)
+			return -1;
+		if (cnt != x->shape.rank || !dim_eq(x->shape.d[0], dim_const(os[0])) ||
+		    !dim_eq(x->shape.d[1], dim_const(os[1]))) {
+			diag_error(g->ctx, "%s: output_shape must be [N, C, ...] of %d values",
+				   node_loc(g, n), x->shape.rank);
+			return -1;
+		}
+		for (int i = 2; i < cnt; i++) {
+			if (os[i] < out->d[i].c || os[i] > DIM_LIMIT) {
+				diag_error(g->ctx, "%s: output_shape[%d] = %lld is smaller than the "
+					   "unpooled size %lld", node_loc(g, n), i, (long long)os[i],
+					   (long long)out->d[i].c);
+				return -1;
+			}
+			out->d[i] = dim_const(os[i]);
+		}
+	}
+	return 0;
+}
+
+/* Y has X's type and the unpooled (or the given) shape. */
+int infer_maxunpool(struct graph *g, struct node *n)
+{
+	struct shape s;
+
+	if (infer_arity(g, n, 2, 3, 1) < 0 || unpool_shape(g, n, &s) < 0)
+		return -1;
+	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	return 0;
+}
+
+/*
+ * Zeros, then each X element at its flat index I in Y, in X's order (a
+ * repeated index keeps the last). Indices outside Y are skipped.
+ */
+int lower_maxunpool(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *i, *off, *numel = lower_numel(L, &y->shape);
+
+	i = tir_loop(b, numel);
+	tir_mark_parallel(b);
+	tir_store(b, L->out[0], i, tir_const(b, y->dtype, 0));
+	tir_end(b);
+	i = tir_loop(b, lower_numel(L, &x->shape));
+	off = tir_let(b, "at", tir_load(b, L->in[1], i));
+	tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, off, tir_int(b, 0)),
+			  tir_bin(b, BIN_LT, off, numel)));
+	tir_store(b, L->out[0], off, tir_load(b, L->in[0], i));
+	tir_end(b);
+	tir_end(b);
 	return 0;
 }
 
@@ -418,17 +558,31 @@ int lower_gemm(struct lower *L)
 	return 0;
 }
 
-/* ---- BatchNormalization (inference form) ---- */
+/* ---- BatchNormalization ---- */
 
+/* Opset 14's training_mode: normalise by the batch's own statistics. */
+static bool batchnorm_training(struct graph *g, const struct node *n)
+{
+	return g->opset >= 14 && node_attr_int(n, "training_mode", 0) != 0;
+}
+
+/*
+ * Y has X's shape; in training mode the optional running_mean and
+ * running_var have the shape and type of the input mean and var. The
+ * extra outputs of the opsets before 14 (saved mean and variance) are
+ * refused.
+ */
 int infer_batchnorm(struct graph *g, struct node *n)
 {
+	bool train = batchnorm_training(g, n);
 	struct value *x;
 
-	if (infer_arity(g, n, 5, 5, -1) < 0 || !(x = infer_input(g, n, 0)))
+	if (infer_arity(g, n, 5, 5, train ? 3 : -1) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
-	if (n->n_out > 1 || node_attr_int(n, "training_mode", 0)) {
-		diag_error(g->ctx, "%s: training-mode BatchNormalization is not supported",
-			   node_loc(g, n));
+	if (n->n_out > 1 && !train) {
+		diag_error(g->ctx, "%s: %s", node_loc(g, n), g->opset >= 14 ?
+			   "running_mean and running_var are outputs of training mode only" :
+			   "training-mode BatchNormalization before opset 14 is not supported");
 		return -1;
 	}
 	for (int i = 1; i < 5; i++) {
@@ -443,9 +597,12 @@ int infer_batchnorm(struct graph *g, struct node *n)
 		}
 	}
 	infer_set(g, n, 0, x->dtype, &x->shape);
+	for (int i = 1; i < n->n_out; i++)
+		infer_set(g, n, i, node_in(g, n, i + 2)->dtype, &node_in(g, n, i + 2)->shape);
 	return 0;
 }
 
+/* Y = (X - mean) * scale / sqrt(var + epsilon) + B with the given statistics. */
 int lower_batchnorm(struct lower *L)
 {
 	struct tir_builder *b = L->b;
@@ -454,6 +611,8 @@ int lower_batchnorm(struct lower *L)
 	struct tir *idx[MAX_RANK], *c, *v, *inv;
 	double eps = node_attr_float(L->n, "epsilon", 1e-5);
 
+	if (batchnorm_training(L->g, L->n))
+		return lower_batchnorm_training(L);
 	lower_loops(L, &x->shape, idx);
 	c = idx[1];
 	inv = tir_bin(b, BIN_DIV, tir_load(b, L->in[1], c),

@@ -159,6 +159,50 @@ static void lower_moments(struct lower *L, const bool *red, enum dtype ct, struc
 	*var = tir_let(b, "var", tir_bin(b, BIN_DIV, acc, cnt));
 }
 
+/*
+ * BatchNormalization in training mode (opset 14 on): per channel, the
+ * batch's mean and biased variance over N and the spatial axes (in double)
+ * normalise X, and the running statistics move toward them:
+ * running = input * momentum + batch * (1 - momentum).
+ */
+int lower_batchnorm_training(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	const struct shape *s = &x->shape;
+	double eps = node_attr_float(L->n, "epsilon", 1e-5);
+	double mom = node_attr_float(L->n, "momentum", 0.9);
+	enum dtype ct = DTYPE_F64;
+	bool red[MAX_RANK];
+	struct tir *idx[MAX_RANK], *mean, *var, *inv, *sc, *bi, *v;
+	int nl;
+
+	for (int k = 0; k < s->rank; k++)
+		red[k] = k != 1;
+	open_axes(L, s, red, false, true, idx);
+	lower_moments(L, red, ct, idx, &mean, &var);
+	for (int i = 1; i < L->n->n_out; i++) {
+		struct tir *run = tir_cast(b, ct, tir_load(b, L->in[i + 2], idx[1]));
+		struct tir *batch = i == 1 ? mean : var;
+
+		v = tir_add(b, tir_mul(b, run, tir_const(b, ct, mom)),
+			    tir_mul(b, batch, tir_const(b, ct, 1 - mom)));
+		tir_store(b, L->out[i], idx[1], tir_cast(b, lower_out(L, i)->dtype, v));
+	}
+	inv = tir_let(b, "inv", tir_bin(b, BIN_DIV, tir_const(b, ct, 1), tir_call1(b,
+				INTRIN_SQRT, tir_add(b, var, tir_const(b, ct, eps)))));
+	sc = tir_let(b, "sc", tir_mul(b, inv, tir_cast(b, ct, tir_load(b, L->in[1], idx[1]))));
+	bi = tir_let(b, "bi", tir_cast(b, ct, tir_load(b, L->in[2], idx[1])));
+	nl = open_axes(L, s, red, true, false, idx);
+	v = tir_bin(b, BIN_SUB, tir_cast(b, ct, tir_load(b, L->in[0], lower_offset(L, s, idx))),
+		    mean);
+	tir_store(b, L->out[0], lower_offset(L, s, idx),
+		  tir_cast(b, x->dtype, tir_add(b, tir_mul(b, v, sc), bi)));
+	lower_end_loops(L, nl);
+	lower_end_loops(L, 1);
+	return 0;
+}
+
 /* Fills dst[0..r) from ints attribute name, or def when absent; -1 on a wrong count. */
 static int ints_or(struct graph *g, struct node *n, const char *name, int r, int64_t *dst,
 		   int64_t def)

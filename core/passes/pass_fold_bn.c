@@ -73,7 +73,9 @@ int pass_fold_bn(struct graph *g)
 		struct node *conv;
 		bool ok = true;
 
-		if (bn->dead || bn->op != OP_BATCHNORMALIZATION || bn->n_out != 1)
+		/* training mode normalises by the batch's statistics, not the inputs */
+		if (bn->dead || bn->op != OP_BATCHNORMALIZATION || bn->n_out != 1 ||
+		    node_attr_int(bn, "training_mode", 0))
 			continue;
 		x = node_in(g, bn, 0);
 		if (!x || x->producer < 0)

@@ -1,0 +1,355 @@
+/*
+ * ops_signal.c - DFT (opsets 17 and 20) as a direct O(n^2) sum per output
+ * frequency, STFT (opset 17) the same way per frame, and the window
+ * functions of opset 17, all for constant sizes. The signal axis, its transform length and the output length
+ * are constants; the sum runs in double with the twiddle angle reduced
+ * modulo n first, so long transforms keep their precision.
+ */
+#include "ops.h"
+
+#include <math.h>
+
+static const double dft_pi = 3.14159265358979323846;
+
+/* The geometry of one DFT node. */
+struct dft {
+	int axis;		/* signal axis of X (not the last, complex one) */
+	int64_t in;		/* X's length on axis */
+	int64_t n;		/* transform length (dft_length, or in) */
+	int64_t out;		/* output length: n, or n / 2 + 1 when onesided */
+	bool complex_in;	/* X's last dim is 2 (else 1) */
+	bool inverse;
+};
+
+/* A constant int scalar input i, or def when absent. -1 after a diagnostic. */
+static int dft_scalar(struct graph *g, struct node *n, int i, int64_t def, int64_t *out)
+{
+	int64_t *v, cnt;
+
+	*out = def;
+	if (!node_in(g, n, i))
+		return 0;
+	if (infer_const_ints(g, n, i, &v, &cnt) < 0)
+		return -1;
+	if (cnt != 1) {
+		diag_error(g->ctx, "%s: input %d must be a scalar", node_loc(g, n), i);
+		return -1;
+	}
+	*out = v[0];
+	return 0;
+}
+
+/*
+ * Opset 17 takes the axis as an attribute (default 1), opset 20 as input 2
+ * (default -2); either counts from the back over X's whole rank. -1 after
+ * a diagnostic.
+ */
+static int dft_plan(struct graph *g, struct node *n, struct dft *p)
+{
+	struct value *x = infer_input(g, n, 0);
+	bool onesided = node_attr_int(n, "onesided", 0) != 0;
+	int64_t axis, len;
+	int r;
+
+	if (!x)
+		return -1;
+	r = x->shape.rank;
+	if (g->opset >= 20) {
+		if (dft_scalar(g, n, 2, -2, &axis) < 0)
+			return -1;
+	} else {
+		axis = node_attr_int(n, "axis", 1);
+	}
+	if (!dtype_is_float(x->dtype) || r < 2 || !dim_is_const(x->shape.d[r - 1]) ||
+	    (x->shape.d[r - 1].c != 1 && x->shape.d[r - 1].c != 2)) {
+		diag_error(g->ctx, "%s: X must be float [..., signal, 1] or [..., signal, 2]",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r - 1 || !dim_is_const(x->shape.d[axis])) {
+		diag_error(g->ctx, "%s: axis must name a constant dim other than the last",
+			   node_loc(g, n));
+		return -1;
+	}
+	p->axis = (int)axis;
+	p->in = x->shape.d[axis].c;
+	p->complex_in = x->shape.d[r - 1].c == 2;
+	p->inverse = node_attr_int(n, "inverse", 0) != 0;
+	if (dft_scalar(g, n, 1, p->in, &len) < 0)
+		return -1;
+	if (len < 1 || len > DIM_LIMIT) {
+		diag_error(g->ctx, "%s: dft_length %lld is out of range", node_loc(g, n),
+			   (long long)len);
+		return -1;
+	}
+	if (onesided && p->inverse) {
+		diag_error(g->ctx, "%s: an inverse onesided DFT is not supported", node_loc(g, n));
+		return -1;
+	}
+	p->n = len;
+	p->out = onesided ? len / 2 + 1 : len;
+	return 0;
+}
+
+/* Y is X's shape with out on the axis and 2 (real, imaginary) last. */
+int infer_dft(struct graph *g, struct node *n)
+{
+	struct dft p;
+	struct shape s;
+
+	if (infer_arity(g, n, 1, 3, 1) < 0 || dft_plan(g, n, &p) < 0)
+		return -1;
+	s = node_in(g, n, 0)->shape;
+	s.d[p.axis] = dim_const(p.out);
+	s.d[s.rank - 1] = dim_const(2);
+	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	return 0;
+}
+
+/*
+ * Y[..., k, :] = sum over j < min(in, n) of X[..., j] * e^(-+2 pi i k j / n),
+ * divided by n when inverse: X is zero-padded or truncated to n.
+ */
+int lower_dft(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	enum dtype d = DTYPE_F64;
+	struct shape outer = y->shape;
+	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *re, *im, *j, *ang, *c, *sn, *xr, *xim;
+	struct dft p;
+	int r = y->shape.rank;
+
+	if (dft_plan(L->g, (struct node *)L->n, &p) < 0)
+		return -1;
+	outer.rank = r - 1;
+	lower_loops_parallel(L, &outer, idx);
+	re = tir_let(b, "re", tir_const(b, d, 0));
+	im = tir_let(b, "im", tir_const(b, d, 0));
+	j = tir_loop(b, tir_int(b, p.in < p.n ? p.in : p.n));
+	ang = tir_bin(b, BIN_MOD, tir_mul(b, idx[p.axis], j), tir_int(b, p.n));
+	ang = tir_let(b, "ang", tir_mul(b, tir_cast(b, d, ang),
+					tir_const(b, d, (p.inverse ? 2 : -2) * dft_pi / (double)p.n)));
+	c = tir_let(b, "c", tir_call1(b, INTRIN_COS, ang));
+	sn = tir_let(b, "s", tir_call1(b, INTRIN_SIN, ang));
+	for (int k = 0; k < r - 1; k++)
+		xi[k] = k == p.axis ? j : idx[k];
+	xi[r - 1] = tir_int(b, 0);
+	xr = tir_let(b, "xr", tir_cast(b, d, tir_load(b, L->in[0], lower_offset(L, &x->shape, xi))));
+	if (p.complex_in) {
+		xi[r - 1] = tir_int(b, 1);
+		xim = tir_let(b, "xi", tir_cast(b, d, tir_load(b, L->in[0],
+							       lower_offset(L, &x->shape, xi))));
+		tir_assign(b, re, tir_add(b, re, tir_bin(b, BIN_SUB, tir_mul(b, xr, c),
+							 tir_mul(b, xim, sn))));
+		tir_assign(b, im, tir_add(b, im, tir_add(b, tir_mul(b, xr, sn), tir_mul(b, xim, c))));
+	} else {
+		tir_assign(b, re, tir_add(b, re, tir_mul(b, xr, c)));
+		tir_assign(b, im, tir_add(b, im, tir_mul(b, xr, sn)));
+	}
+	tir_end(b);
+	if (p.inverse) {
+		tir_assign(b, re, tir_bin(b, BIN_DIV, re, tir_const(b, d, (double)p.n)));
+		tir_assign(b, im, tir_bin(b, BIN_DIV, im, tir_const(b, d, (double)p.n)));
+	}
+	for (int k = 0; k < r - 1; k++)
+		xi[k] = idx[k];
+	xi[r - 1] = tir_int(b, 0);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, xi), tir_cast(b, y->dtype, re));
+	xi[r - 1] = tir_int(b, 1);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, xi), tir_cast(b, y->dtype, im));
+	lower_end_loops(L, r - 1);
+	return 0;
+}
+
+/* ---- HannWindow, HammingWindow, BlackmanWindow (opset 17) ---- */
+
+/* The constant window length (input 0). -1 after a diagnostic. */
+static int window_size(struct graph *g, struct node *n, int64_t *size)
+{
+	if (!infer_input(g, n, 0) || dft_scalar(g, n, 0, 0, size) < 0)
+		return -1;
+	if (*size < 0 || *size > DIM_LIMIT) {
+		diag_error(g->ctx, "%s: size %lld is out of range", node_loc(g, n), (long long)*size);
+		return -1;
+	}
+	return 0;
+}
+
+/* Y is [size] of output_datatype (default float). */
+int infer_window(struct graph *g, struct node *n)
+{
+	int64_t to = node_attr_int(n, "output_datatype", 1), size;
+	enum dtype t = dtype_from_onnx((int)to);
+	struct shape s = { 0 };
+
+	if (infer_arity(g, n, 1, 1, 1) < 0 || window_size(g, n, &size) < 0)
+		return -1;
+	if (t == DTYPE_UNDEF || t == DTYPE_BOOL) {
+		diag_error(g->ctx, "%s: output_datatype %lld is not supported", node_loc(g, n),
+			   (long long)to);
+		return -1;
+	}
+	s.rank = 1;
+	s.d[0] = dim_const(size);
+	infer_set(g, n, 0, t, &s);
+	return 0;
+}
+
+/*
+ * w[i] = a0 - a1 cos(2 pi i / N) + a2 cos(4 pi i / N) with N = size
+ * (periodic) or size - 1 (symmetric): Hann (1/2, 1/2, 0), Hamming
+ * (25/46, 21/46, 0), Blackman (0.42, 0.5, 0.08); computed in double.
+ */
+int lower_window(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	enum op op = L->n->op;
+	enum dtype d = DTYPE_F64;
+	double a0 = op == OP_HAMMINGWINDOW ? 25.0 / 46 : op == OP_BLACKMANWINDOW ? 0.42 : 0.5;
+	double a1 = op == OP_HAMMINGWINDOW ? 21.0 / 46 : 0.5;
+	double a2 = op == OP_BLACKMANWINDOW ? 0.08 : 0;
+	int64_t size = y->shape.d[0].c;
+	double N = (double)(node_attr_int(L->n, "periodic", 1) ? size : size - 1);
+	struct tir *i, *x, *v;
+
+	i = tir_loop(b, tir_int(b, size));
+	tir_mark_parallel(b);
+	x = tir_let(b, "x", tir_mul(b, tir_cast(b, d, i), tir_const(b, d, 2 * dft_pi / N)));
+	v = tir_bin(b, BIN_SUB, tir_const(b, d, a0), tir_mul(b, tir_const(b, d, a1),
+							     tir_call1(b, INTRIN_COS, x)));
+	if (a2 != 0)
+		v = tir_add(b, v, tir_mul(b, tir_const(b, d, a2), tir_call1(b, INTRIN_COS,
+						tir_mul(b, tir_const(b, d, 2), x))));
+	tir_store(b, L->out[0], i, tir_cast(b, y->dtype, v));
+	tir_end(b);
+	return 0;
+}
+
+/* ---- STFT (opset 17) with constant frame parameters ---- */
+
+/* Geometry of an STFT node. */
+struct stft {
+	int64_t len;		/* signal length */
+	int64_t step, frame;	/* frame_step, frame_length */
+	int64_t frames, bins;	/* output frames and frequency bins */
+	bool complex_in;
+	bool window;		/* a window input multiplies each frame */
+};
+
+/*
+ * signal [B, len, 1 or 2]; frame_step and frame_length constant scalars;
+ * the frame length comes from frame_length or else the window's length.
+ * -1 after a diagnostic.
+ */
+static int stft_plan(struct graph *g, struct node *n, struct stft *p)
+{
+	struct value *x = infer_input(g, n, 0), *w = node_in(g, n, 2);
+	int64_t fl;
+
+	if (!x || dft_scalar(g, n, 1, 0, &p->step) < 0 || dft_scalar(g, n, 3, -1, &fl) < 0)
+		return -1;
+	if (!node_in(g, n, 1)) {
+		diag_error(g->ctx, "%s: input 1 'frame_step' is required", node_loc(g, n));
+		return -1;
+	}
+	if (!dtype_is_float(x->dtype) || x->shape.rank != 3 || !dim_is_const(x->shape.d[1]) ||
+	    !dim_is_const(x->shape.d[2]) || (x->shape.d[2].c != 1 && x->shape.d[2].c != 2)) {
+		diag_error(g->ctx, "%s: signal must be float [batch, length, 1 or 2] with a "
+			   "constant length", node_loc(g, n));
+		return -1;
+	}
+	p->window = w != NULL;
+	if (w && (w->dtype != x->dtype || w->shape.rank != 1 || !dim_is_const(w->shape.d[0]) ||
+		  (fl >= 0 && w->shape.d[0].c != fl))) {
+		diag_error(g->ctx, "%s: window must be [frame_length] of the signal's type",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (fl < 0 && w)
+		fl = w->shape.d[0].c;
+	p->len = x->shape.d[1].c;
+	p->complex_in = x->shape.d[2].c == 2;
+	p->frame = fl;
+	if (fl < 1 || fl > p->len || p->step < 1) {
+		diag_error(g->ctx, "%s: frame_length must be in [1, %lld] (from frame_length or "
+			   "the window) and frame_step positive", node_loc(g, n), (long long)p->len);
+		return -1;
+	}
+	p->frames = (p->len - fl) / p->step + 1;
+	p->bins = node_attr_int(n, "onesided", 1) ? fl / 2 + 1 : fl;
+	if (p->complex_in && p->bins != fl) {
+		diag_error(g->ctx, "%s: a onesided STFT needs a real signal", node_loc(g, n));
+		return -1;
+	}
+	return 0;
+}
+
+/* Y is [batch, frames, bins, 2]. */
+int infer_stft(struct graph *g, struct node *n)
+{
+	struct stft p;
+	struct shape s = { 0 };
+
+	if (infer_arity(g, n, 2, 4, 1) < 0 || stft_plan(g, n, &p) < 0)
+		return -1;
+	s.rank = 4;
+	s.d[0] = node_in(g, n, 0)->shape.d[0];
+	s.d[1] = dim_const(p.frames);
+	s.d[2] = dim_const(p.bins);
+	s.d[3] = dim_const(2);
+	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
+	return 0;
+}
+
+/* Y[b, f, k] = sum over j < frame of x[b, f * step + j] w[j] e^(-2 pi i k j / frame). */
+int lower_stft(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	enum dtype d = DTYPE_F64;
+	struct tir_buf *win = L->n->n_in > 2 ? L->in[2] : NULL;
+	struct tir *idx[4], *re, *im, *j, *ang, *c, *sn, *at, *xr, *xim, *w;
+	struct stft p;
+	struct shape outer = y->shape;
+	int cw;
+
+	if (stft_plan(L->g, (struct node *)L->n, &p) < 0)
+		return -1;
+	cw = p.complex_in ? 2 : 1;
+	outer.rank = 3;
+	lower_loops_parallel(L, &outer, idx);
+	re = tir_let(b, "re", tir_const(b, d, 0));
+	im = tir_let(b, "im", tir_const(b, d, 0));
+	j = tir_loop(b, tir_int(b, p.frame));
+	ang = tir_bin(b, BIN_MOD, tir_mul(b, idx[2], j), tir_int(b, p.frame));
+	ang = tir_let(b, "ang", tir_mul(b, tir_cast(b, d, ang),
+					tir_const(b, d, -2 * dft_pi / (double)p.frame)));
+	c = tir_let(b, "c", tir_call1(b, INTRIN_COS, ang));
+	sn = tir_let(b, "s", tir_call1(b, INTRIN_SIN, ang));
+	at = tir_let(b, "at", tir_mul(b, tir_add(b, tir_mul(b, idx[0], tir_int(b, p.len)),
+		tir_add(b, tir_mul(b, idx[1], tir_int(b, p.step)), j)), tir_int(b, cw)));
+	w = win ? tir_let(b, "w", tir_cast(b, d, tir_load(b, win, j))) : NULL;
+	xr = tir_cast(b, d, tir_load(b, L->in[0], at));
+	xr = tir_let(b, "xr", w ? tir_mul(b, xr, w) : xr);
+	if (p.complex_in) {
+		xim = tir_cast(b, d, tir_load(b, L->in[0], tir_add(b, at, tir_int(b, 1))));
+		xim = tir_let(b, "xi", w ? tir_mul(b, xim, w) : xim);
+		tir_assign(b, re, tir_add(b, re, tir_bin(b, BIN_SUB, tir_mul(b, xr, c),
+							 tir_mul(b, xim, sn))));
+		tir_assign(b, im, tir_add(b, im, tir_add(b, tir_mul(b, xr, sn), tir_mul(b, xim, c))));
+	} else {
+		tir_assign(b, re, tir_add(b, re, tir_mul(b, xr, c)));
+		tir_assign(b, im, tir_add(b, im, tir_mul(b, xr, sn)));
+	}
+	tir_end(b);
+	idx[3] = tir_int(b, 0);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), tir_cast(b, y->dtype, re));
+	idx[3] = tir_int(b, 1);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), tir_cast(b, y->dtype, im));
+	lower_end_loops(L, 3);
+	return 0;
+}

@@ -1,0 +1,206 @@
+/*
+ * ops_text.c - TfIdfVectorizer over integer tokens. The n-gram pool is an
+ * attribute, so each pool entry becomes its own counting loop nest with
+ * its tokens as constants: the kernel grows with the pool, and the pool
+ * of a real vocabulary belongs in a table instead (not done yet).
+ */
+#include "ops.h"
+
+#include <string.h>
+
+enum tfidf_mode { TFIDF_TF, TFIDF_IDF, TFIDF_TFIDF, TFIDF_MODE_COUNT };
+
+/* The n-gram pool and how to count and weigh it. */
+struct tfidf {
+	int64_t min_n, max_n, max_skip;
+	enum tfidf_mode mode;
+	const int64_t *pool, *counts, *indexes;	/* pool_int64s, ngram_counts, ngram_indexes */
+	int n_pool, n_counts, n_indexes;
+	const double *weights;			/* NULL: every weight is 1 */
+	int n_weights;
+	int64_t out;				/* output columns: max(ngram_indexes) + 1 */
+};
+
+/* Reads and checks the attributes against the pool's layout. -1 after a diagnostic. */
+static int tfidf_plan(struct graph *g, const struct node *n, struct tfidf *p)
+{
+	static const char *const modes[TFIDF_MODE_COUNT] = { "TF", "IDF", "TFIDF" };
+	const char *m = node_attr_str(n, "mode", "");
+	const struct attr *w = node_attr(n, "weights");
+	int64_t grams = 0;
+	int i;
+
+	for (i = 0; i < TFIDF_MODE_COUNT && strcmp(m, modes[i]); i++)
+		;
+	if (i == TFIDF_MODE_COUNT) {
+		diag_error(g->ctx, "%s: mode '%s' is not one of TF, IDF, TFIDF", node_loc(g, n), m);
+		return -1;
+	}
+	p->mode = (enum tfidf_mode)i;
+	if (node_attr(n, "pool_strings")) {
+		diag_error(g->ctx, "%s: a pool of strings is not supported", node_loc(g, n));
+		return -1;
+	}
+	p->min_n = node_attr_int(n, "min_gram_length", 0);
+	p->max_n = node_attr_int(n, "max_gram_length", 0);
+	p->max_skip = node_attr_int(n, "max_skip_count", 0);
+	p->n_pool = node_attr_ints(n, "pool_int64s", &p->pool);
+	p->n_counts = node_attr_ints(n, "ngram_counts", &p->counts);
+	p->n_indexes = node_attr_ints(n, "ngram_indexes", &p->indexes);
+	p->weights = w && w->kind == ATTR_FLOATS && w->n ? w->floats : NULL;
+	p->n_weights = p->weights ? w->n : 0;
+	if (p->min_n < 1 || p->max_n < p->min_n || p->max_skip < 0 || p->max_skip > DIM_LIMIT ||
+	    p->n_pool < 0 || p->n_counts < 1 || p->n_indexes < 1) {
+		diag_error(g->ctx, "%s: needs 1 <= min_gram_length <= max_gram_length, "
+			   "max_skip_count >= 0, pool_int64s, ngram_counts and ngram_indexes",
+			   node_loc(g, n));
+		return -1;
+	}
+	p->out = 0;
+	for (i = 0; i < p->n_counts; i++) {
+		int64_t end = i + 1 < p->n_counts ? p->counts[i + 1] : p->n_pool;
+
+		if (p->counts[i] < 0 || end < p->counts[i] || end > p->n_pool ||
+		    (end - p->counts[i]) % (i + 1)) {
+			diag_error(g->ctx, "%s: ngram_counts[%d] does not start a run of %d-grams "
+				   "in the pool", node_loc(g, n), i, i + 1);
+			return -1;
+		}
+		grams += (end - p->counts[i]) / (i + 1);
+	}
+	if (grams != p->n_indexes) {
+		diag_error(g->ctx, "%s: ngram_indexes has %d values for %lld n-grams",
+			   node_loc(g, n), p->n_indexes, (long long)grams);
+		return -1;
+	}
+	for (i = 0; i < p->n_indexes; i++) {
+		if (p->indexes[i] < 0 || p->indexes[i] >= DIM_LIMIT) {
+			diag_error(g->ctx, "%s: ngram_indexes[%d] is out of range", node_loc(g, n), i);
+			return -1;
+		}
+		if (p->indexes[i] + 1 > p->out)
+			p->out = p->indexes[i] + 1;
+	}
+	if (p->weights && p->n_weights < p->out) {
+		diag_error(g->ctx, "%s: weights has %d values for %lld outputs", node_loc(g, n),
+			   p->n_weights, (long long)p->out);
+		return -1;
+	}
+	return 0;
+}
+
+/* X is [C] or [B, C] of int32 or int64; Y is float [O] or [B, O]. */
+int infer_tfidf(struct graph *g, struct node *n)
+{
+	struct tfidf p;
+	struct value *x;
+	struct shape s;
+
+	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)) ||
+	    tfidf_plan(g, n, &p) < 0)
+		return -1;
+	if ((x->dtype != DTYPE_I32 && x->dtype != DTYPE_I64) || x->shape.rank < 1 ||
+	    x->shape.rank > 2) {
+		diag_error(g->ctx, "%s: X must be int32 or int64 of shape [C] or [B, C]",
+			   node_loc(g, n));
+		return -1;
+	}
+	s = x->shape;
+	s.d[s.rank - 1] = dim_const(p.out);
+	infer_set(g, n, 0, DTYPE_F32, &s);
+	return 0;
+}
+
+/*
+ * Counts pool entry j (tokens tok[0..len)) into Y column col of every row:
+ * a match starts at i and takes every d-th token, d from 1 to
+ * max_skip_count + 1 (unigrams once, whatever the skip).
+ */
+static void tfidf_count(struct lower *L, const struct tfidf *p, const int64_t *tok, int len,
+			int64_t col)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	struct tir *C = tir_dim(b, x->shape.d[x->shape.rank - 1]), *row, *d, *i, *base, *ok;
+	int64_t skips = len == 1 ? 1 : p->max_skip + 1;
+
+	row = x->shape.rank == 2 ? tir_loop(b, tir_dim(b, x->shape.d[0])) : tir_int(b, 0);
+	if (x->shape.rank == 2)
+		tir_mark_parallel(b);
+	base = tir_let(b, "row", tir_mul(b, row, C));
+	d = tir_add(b, tir_loop(b, tir_int(b, skips)), tir_int(b, 1));
+	d = tir_let(b, "d", d);
+	i = tir_loop(b, tir_bin(b, BIN_SUB, C, tir_mul(b, d, tir_int(b, len - 1))));
+	ok = NULL;
+	for (int k = 0; k < len; k++) {
+		struct tir *at = tir_add(b, base, tir_add(b, i, tir_mul(b, d, tir_int(b, k))));
+		struct tir *eq = tir_bin(b, BIN_EQ, tir_cast(b, DTYPE_I64, tir_load(b, L->in[0], at)),
+					 tir_int(b, tok[k]));
+
+		ok = ok ? tir_bin(b, BIN_LAND, ok, eq) : eq;
+	}
+	tir_if(b, ok);
+	{
+		struct tir *at = tir_add(b, tir_mul(b, row, tir_int(b, p->out)), tir_int(b, col));
+
+		tir_store(b, L->out[0], at, tir_add(b, tir_load(b, L->out[0], at),
+						    tir_const(b, DTYPE_F32, 1)));
+	}
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	if (x->shape.rank == 2)
+		tir_end(b);
+}
+
+/*
+ * Y = 0; every pool entry whose length is within [min_gram_length,
+ * max_gram_length] adds its matches to its column (ngram_indexes); then
+ * IDF replaces a non-zero count with the column's weight (1 without
+ * weights) and TFIDF multiplies by it.
+ */
+int lower_tfidf(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	struct tir *e, *v, *zero = tir_const(b, DTYPE_F32, 0);
+	struct tfidf p;
+	int j = 0;
+
+	if (tfidf_plan(L->g, L->n, &p) < 0)
+		return -1;
+	e = tir_loop(b, lower_numel(L, &y->shape));
+	tir_mark_parallel(b);
+	tir_store(b, L->out[0], e, tir_const(b, DTYPE_F32, 0));
+	tir_end(b);
+	for (int len = 1; len <= p.n_counts; len++) {
+		int64_t end = len < p.n_counts ? p.counts[len] : p.n_pool;
+
+		for (int64_t at = p.counts[len - 1]; at < end; at += len, j++)
+			if (len >= p.min_n && len <= p.max_n)
+				tfidf_count(L, &p, p.pool + at, len, p.indexes[j]);
+	}
+	if (p.mode == TFIDF_TF || (p.mode == TFIDF_TFIDF && !p.weights))
+		return 0;
+	e = tir_loop(b, lower_numel(L, &y->shape));
+	tir_mark_parallel(b);
+	v = tir_let(b, "v", tir_load(b, L->out[0], e));
+	if (p.weights) {
+		struct tir *col = tir_let(b, "col", tir_bin(b, BIN_MOD, e, tir_int(b, p.out)));
+		struct tir *w = tir_const(b, DTYPE_F32, p.weights[p.out - 1]);
+
+		/* the column's weight, by a chain of selects over the constant list */
+		for (int64_t c = p.out - 2; c >= 0; c--)
+			w = tir_select(b, tir_bin(b, BIN_EQ, col, tir_int(b, c)),
+				       tir_const(b, DTYPE_F32, p.weights[c]), w);
+		if (p.mode == TFIDF_IDF)
+			v = tir_select(b, tir_bin(b, BIN_GT, v, zero), w, zero);
+		else
+			v = tir_mul(b, v, w);
+	} else {
+		v = tir_select(b, tir_bin(b, BIN_GT, v, zero), tir_const(b, DTYPE_F32, 1), zero);
+	}
+	tir_store(b, L->out[0], e, v);
+	tir_end(b);
+	return 0;
+}
