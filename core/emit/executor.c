@@ -64,9 +64,11 @@ static void values_table(struct graph *g, const struct exec_plan *ep, struct str
 			print_dim_name(g, val->shape.d[k], sb);
 			sb_putc(sb, ',');
 		}
-		sb_printf(sb, " }, %lld, %d, %d },\n", (long long)e->offset, e->first, e->last);
+		sb_printf(sb, " }, %lld, %d, %d, %d },\n", (long long)e->offset, e->first, e->last,
+			  (int)e->late);
 	}
-	sb_puts(sb, "\t{ NULL, 0, 0, 0, 0, 0, { { 0, 0, { 0, 0, 0 } } }, { NULL }, 0, 0, 0 }\n};\n");
+	sb_puts(sb, "\t{ NULL, 0, 0, 0, 0, 0, { { 0, 0, { 0, 0, 0 } } }, { NULL }, 0, 0, 0, 0 }\n"
+		"};\n");
 	sb_puts(sb, "static const int64_t rt_info_dims[][RT_MAX_RANK] = {\n");
 	for (int r = 0; r < ep->n_rt; r++) {
 		const struct value *val = &g->values.v[ep->rt_to_value[r]];
@@ -294,6 +296,46 @@ static void derived_table(struct graph *g, struct strbuf *out)
 	sb_puts(out, "\t{ -1, 0, 0, { 0, 0, { 0, 0, 0 } }, { 0, 0, { 0, 0, 0 } } }\n};\n");
 }
 
+/* runtime/rt_model.h's enum rt_shape_op for a dynamic node's op. */
+static int shape_op(const struct node *n)
+{
+	switch (n->op) {
+	case OP_RESHAPE: return 0;
+	case OP_EXPAND: return 1;
+	case OP_CONSTANTOFSHAPE: return 2;
+	case OP_TILE: return 3;
+	case OP_UNSQUEEZE: return 4;
+	case OP_SQUEEZE: return 5;
+	default: BUG("no run-time shape function for %s", n->op_type);
+	}
+}
+
+/*
+ * The run-time shape functions (exec_plan.shapes) and which symbols they
+ * bind, directly or through derived symbols (rt_sym_late).
+ */
+static void shapes_table(struct graph *g, const struct exec_plan *ep, struct strbuf *out)
+{
+	sb_printf(out, "#define RT_N_SHAPES %d\nstatic const struct rt_shape rt_shapes[] = {\n",
+		  ep->shapes.n);
+	for (int i = 0; i < ep->shapes.n; i++) {
+		const struct node *n = &g->nodes.v[ep->shapes.v[i].node];
+		/* input 1 is the int64 tensor, input 0 the data, except for ConstantOfShape */
+		int x = n->op == OP_CONSTANTOFSHAPE ? -1 : ep->vals[n->in[0]].rt;
+		int t = ep->vals[n->in[n->op == OP_CONSTANTOFSHAPE ? 0 : 1]].rt;
+
+		sb_printf(out, "\t{ %d, %d, %lld, { %d, %d }, %d, ", ep->shapes.v[i].step,
+			  shape_op(n), (long long)node_attr_int(n, "allowzero", 0), x, t,
+			  ep->vals[n->out[0]].rt);
+		c_string(out, n->name);
+		sb_puts(out, " },\n");
+	}
+	sb_puts(out, "\t{ -1, 0, 0, { -1, -1 }, -1, NULL }\n};\nstatic const char rt_sym_late[] = {");
+	for (int s = 0; s < g->syms.n; s++)
+		sb_printf(out, " %d,", (int)graph_sym_late(g, s));
+	sb_puts(out, " 0 };\n");
+}
+
 /* What compiling assumed of the symbols (graph.checks), tested after binding. */
 static void checks_table(struct graph *g, struct strbuf *out)
 {
@@ -416,6 +458,7 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 	sb_puts(out, " NULL };\n");
 	derived_table(g, out);
 	checks_table(g, out);
+	shapes_table(g, ep, out);
 	init_tables(out, ms);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");
 	c_string(out, metadata_json);

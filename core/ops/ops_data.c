@@ -166,8 +166,9 @@ int infer_constantofshape(struct graph *g, struct node *n)
 {
 	const struct value *c = fill_value(g, n);
 	struct shape s;
+	int64_t cnt;
 
-	if (infer_arity(g, n, 1, 1, 1) < 0 || shape_input(g, n, 0, &s) < 0)
+	if (infer_arity(g, n, 1, 1, 1) < 0 || !infer_input(g, n, 0))
 		return -1;
 	if (node_attr(n, "value") && (!c || !c->data || !shape_is_static(&c->shape) ||
 				      shape_numel_static(&c->shape) != 1)) {
@@ -175,6 +176,11 @@ int infer_constantofshape(struct graph *g, struct node *n)
 			   node_loc(g, n));
 		return -1;
 	}
+	if (infer_is_data(g, n, 0))
+		return infer_data_count(g, n, 0, &cnt) < 0 ? -1
+			: infer_set_data(g, n, 0, c ? c->dtype : DTYPE_F32, cnt);
+	if (shape_input(g, n, 0, &s) < 0)
+		return -1;
 	infer_set(g, n, 0, c ? c->dtype : DTYPE_F32, &s);
 	return 0;
 }
@@ -438,9 +444,16 @@ int infer_tile(struct graph *g, struct node *n)
 	int64_t cnt;
 	struct shape s;
 
-	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
-	    infer_sym_ints(g, n, 1, &rep, &cnt) < 0)
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
+	if (infer_is_data(g, n, 1)) {
+		if (infer_data_count(g, n, 1, &cnt) < 0)
+			return -1;
+		if (cnt == x->shape.rank)
+			return infer_set_data(g, n, 0, x->dtype, cnt);
+	} else if (infer_sym_ints(g, n, 1, &rep, &cnt) < 0) {
+		return -1;
+	}
 	if (cnt != x->shape.rank) {
 		diag_error(g->ctx, "%s: repeats has %lld entries for rank %d", node_loc(g, n),
 			   (long long)cnt, x->shape.rank);

@@ -11,7 +11,8 @@
 
 int lower_copy(struct lower *L)
 {
-	struct tir *i = tir_loop(L->b, lower_numel(L, &lower_out(L, 0)->shape));
+	/* the input's count: a data-dependent output's may be more symbols than a dim holds */
+	struct tir *i = tir_loop(L->b, lower_numel(L, &lower_in(L, 0)->shape));
 
 	tir_mark_parallel(L->b);
 	tir_store(L->b, L->out[0], i, tir_load(L->b, L->in[0], i));
@@ -54,8 +55,12 @@ int infer_reshape(struct graph *g, struct node *n)
 	struct dim known = dim_const(1), total;
 	bool allowzero = node_attr_int(n, "allowzero", 0) != 0;
 
-	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
-	    infer_sym_ints(g, n, 1, &v, &cnt) < 0)
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (infer_is_data(g, n, 1))
+		return infer_data_count(g, n, 1, &cnt) < 0 ? -1
+			: infer_set_data(g, n, 0, x->dtype, cnt);
+	if (infer_sym_ints(g, n, 1, &v, &cnt) < 0)
 		return -1;
 	if (cnt > MAX_RANK) {
 		diag_error(g->ctx, "%s: target rank %lld is more than %d", node_loc(g, n),
@@ -170,6 +175,13 @@ int infer_squeeze(struct graph *g, struct node *n)
 
 	if (infer_arity(g, n, 1, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
+	if (infer_is_data(g, n, 1)) {
+		int64_t cnt;
+
+		/* which axes go is decided at run time; how many is not */
+		return infer_data_count(g, n, 1, &cnt) < 0 ? -1
+			: infer_set_data(g, n, 0, x->dtype, x->shape.rank - cnt);
+	}
 	na = axes_input(g, n, x->shape.rank, axes);
 	if (na < 0)
 		return -1;
@@ -202,8 +214,12 @@ int infer_unsqueeze(struct graph *g, struct node *n)
 	struct shape s;
 	int r, k = 0;
 
-	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
-	    infer_const_ints(g, n, 1, &v, &cnt) < 0)
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (infer_is_data(g, n, 1))
+		return infer_data_count(g, n, 1, &cnt) < 0 ? -1
+			: infer_set_data(g, n, 0, x->dtype, x->shape.rank + cnt);
+	if (infer_const_ints(g, n, 1, &v, &cnt) < 0)
 		return -1;
 	r = x->shape.rank + (int)cnt;
 	if (r > MAX_RANK) {
@@ -700,8 +716,12 @@ int infer_expand(struct graph *g, struct node *n)
 	int64_t cnt;
 	struct shape t, s;
 
-	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
-	    infer_sym_ints(g, n, 1, &v, &cnt) < 0)
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (infer_is_data(g, n, 1))
+		return infer_data_count(g, n, 1, &cnt) < 0 ? -1
+			: infer_set_data(g, n, 0, x->dtype, MAX(cnt, x->shape.rank));
+	if (infer_sym_ints(g, n, 1, &v, &cnt) < 0)
 		return -1;
 	if (cnt > MAX_RANK) {
 		diag_error(g->ctx, "%s: target rank is more than %d", node_loc(g, n), MAX_RANK);

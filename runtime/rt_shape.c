@@ -1,0 +1,197 @@
+/*
+ * rt_shape.c - run-time shape functions: the dims of a data-dependent
+ * node's output (Reshape to a computed shape, Unsqueeze at computed axes),
+ * worked out from the int64 tensor that decides them just before the node's
+ * kernel runs. They bind the output's data symbols; then the values whose
+ * dims mention them get their blocks. Included by rt_model.c.
+ *
+ * Each function checks what the ONNX operator requires of the values and
+ * fails the run with COLLAGEC_E_SHAPE naming the node when they break it,
+ * as a kernel cannot.
+ */
+
+/* The dims of value id under the symbols bound so far (all bound: it was computed). */
+static int value_dims(collagec_model *m, int id, int64_t *dims)
+{
+	const struct rt_value *v = &rt_values[id];
+
+	for (int k = 0; k < v->rank; k++)
+		dims[k] = v->kind == RT_INPUT ? m->in_dims[v->io][k] : dim_eval(&v->dims[k], m->syms);
+	return v->rank;
+}
+
+/* Reshape: 0 copies the input's dim (unless allowzero), one -1 takes the rest. */
+static collagec_status shape_reshape(collagec_model *m, const struct rt_shape *sh,
+				     const int64_t *t, int n, const int64_t *x, int xr,
+				     int64_t *out)
+{
+	int64_t known = 1, total = 1;
+	int minus = -1;
+
+	for (int k = 0; k < xr; k++)
+		total *= x[k];
+	for (int k = 0; k < n; k++) {
+		out[k] = t[k];
+		if (t[k] == 0 && !sh->attr) {
+			if (k >= xr)
+				return fail(m, COLLAGEC_E_SHAPE, "node '%s': 0 at position %d "
+					    "copies a dimension the input does not have", sh->node, k);
+			out[k] = x[k];
+		} else if (t[k] == -1) {
+			if (minus >= 0)
+				return fail(m, COLLAGEC_E_SHAPE, "node '%s': more than one -1 in "
+					    "the target shape", sh->node);
+			minus = k;
+			continue;
+		} else if (t[k] < 0 || t[k] > RT_MAX_BYTES) {
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': target dimension %lld is "
+				    "out of range", sh->node, (long long)t[k]);
+		}
+		if (__builtin_mul_overflow(known, out[k], &known) || known > RT_MAX_BYTES)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': target shape is too large",
+				    sh->node);
+	}
+	if (minus >= 0) {
+		if (known == 0 || total % known)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': cannot infer the -1 "
+				    "dimension of the target shape", sh->node);
+		out[minus] = total / known;
+		known = total;
+	}
+	if (known != total)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': cannot reshape %lld elements to "
+			    "%lld", sh->node, (long long)total, (long long)known);
+	return COLLAGEC_OK;
+}
+
+/* Expand: numpy broadcasting of the input's dims and the target's. */
+static collagec_status shape_expand(collagec_model *m, const struct rt_shape *sh,
+				    const int64_t *t, int n, const int64_t *x, int xr,
+				    int64_t *out)
+{
+	int r = n > xr ? n : xr;
+
+	for (int k = 0; k < r; k++) {
+		int64_t a = k - (r - xr) >= 0 ? x[k - (r - xr)] : 1;
+		int64_t b = k - (r - n) >= 0 ? t[k - (r - n)] : 1;
+
+		if (b < 0 || b > RT_MAX_BYTES || (a != b && a != 1 && b != 1))
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': input cannot be expanded "
+				    "to the target shape (dim %d: %lld to %lld)", sh->node, k,
+				    (long long)a, (long long)b);
+		out[k] = a == 1 ? b : a;
+	}
+	return COLLAGEC_OK;
+}
+
+/* Unsqueeze (ins) or Squeeze: the axes, normalised for rank r, must be distinct. */
+static collagec_status shape_axes(collagec_model *m, const struct rt_shape *sh,
+				  const int64_t *t, int n, const int64_t *x, int xr, int ins,
+				  int64_t *out)
+{
+	int r = ins ? xr + n : xr, k = 0;
+	char hit[RT_MAX_RANK] = { 0 };
+
+	for (int i = 0; i < n; i++) {
+		int64_t a = t[i] < 0 ? t[i] + r : t[i];
+
+		if (a < 0 || a >= r || hit[a])
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': axis %lld is out of range "
+				    "or repeated", sh->node, (long long)t[i]);
+		if (!ins && x[a] != 1)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': cannot squeeze axis %lld "
+				    "of size %lld", sh->node, (long long)a, (long long)x[a]);
+		hit[a] = 1;
+	}
+	for (int i = 0; i < r; i++)
+		if (ins)
+			out[i] = hit[i] ? 1 : x[k++];
+		else if (!hit[i])
+			out[k++] = x[i];
+	return COLLAGEC_OK;
+}
+
+/* The output dims of shape function sh; rank is the output's. */
+static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
+{
+	int64_t x[RT_MAX_RANK], td[RT_MAX_RANK], n = 1;
+	const int64_t *t = value_ptr(m, sh->in[1]);
+	int xr = sh->in[0] >= 0 ? value_dims(m, sh->in[0], x) : 0;
+
+	for (int k = value_dims(m, sh->in[1], td) - 1; k >= 0; k--)
+		n *= td[k];
+	switch (sh->op) {
+	case RT_SHAPE_RESHAPE:
+		return shape_reshape(m, sh, t, (int)n, x, xr, out);
+	case RT_SHAPE_EXPAND:
+		return shape_expand(m, sh, t, (int)n, x, xr, out);
+	case RT_SHAPE_CONSTANT_OF_SHAPE:
+		return shape_expand(m, sh, t, (int)n, x, 0, out);
+	case RT_SHAPE_TILE:
+		for (int k = 0; k < xr; k++)
+			if (t[k] < 0 || __builtin_mul_overflow(x[k], t[k], &out[k]) ||
+			    out[k] > RT_MAX_BYTES)
+				return fail(m, COLLAGEC_E_SHAPE, "node '%s': repeat %lld on axis "
+					    "%d is out of range", sh->node, (long long)t[k], k);
+		return COLLAGEC_OK;
+	case RT_SHAPE_UNSQUEEZE:
+	case RT_SHAPE_SQUEEZE:
+		return shape_axes(m, sh, t, (int)n, x, xr, sh->op == RT_SHAPE_UNSQUEEZE, out);
+	default:
+		collagec_rt_abort("corrupt shape table");
+	}
+	return COLLAGEC_E_RUNTIME;
+}
+
+/* Binds the output's data symbols to dims (or checks the dims already bound). */
+static collagec_status shape_bind(collagec_model *m, const struct rt_shape *sh,
+				  const int64_t *dims)
+{
+	const struct rt_value *v = &rt_values[sh->out];
+
+	for (int k = 0; k < v->rank; k++) {
+		const struct rt_dim *d = &v->dims[k];
+
+		if (d->n == 1 && d->c == 1 && m->syms[d->sym[0]] < 0)
+			m->syms[d->sym[0]] = dims[k];
+		else if (!dim_bound(d, m->syms) || dim_eval(d, m->syms) != dims[k])
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': output dimension %d is %lld, "
+				    "which the model cannot take", sh->node, k, (long long)dims[k]);
+	}
+	return COLLAGEC_OK;
+}
+
+/*
+ * Before step i: runs its shape functions (from *next on), then gives every
+ * value with data-dependent dims that step i writes first its block.
+ */
+static collagec_status run_shapes(collagec_model *m, int i, int *next)
+{
+	collagec_status s;
+	int ran = 0;
+
+	for (; rt_shapes[*next].step == i; (*next)++, ran = 1) {
+		int64_t dims[RT_MAX_RANK];
+
+		if ((s = shape_dims(m, &rt_shapes[*next], dims)) != COLLAGEC_OK ||
+		    (s = shape_bind(m, &rt_shapes[*next], dims)) != COLLAGEC_OK)
+			return s;
+	}
+	if (ran && ((s = derive(m)) != COLLAGEC_OK || (s = check(m)) != COLLAGEC_OK))
+		return s;
+	for (int id = 0; id < RT_N_VALUES; id++) {
+		const struct rt_value *v = &rt_values[id];
+		int64_t bytes;
+
+		if (!v->late || v->first != i)
+			continue;
+		bytes = value_bytes(v, m->syms);
+		if (bytes == RT_OVERFLOW)
+			return fail(m, COLLAGEC_E_SHAPE, "tensor '%s' is too large for these "
+				    "inputs", v->name);
+		if (v->kind == RT_OUTPUT ? grow(m, &m->out_data[v->io], &m->out_cap[v->io], bytes, v)
+		    : grow(m, &m->dyn[id], &m->dyn_cap[id], bytes, v))
+			return COLLAGEC_E_ALLOC;
+	}
+	return COLLAGEC_OK;
+}
