@@ -117,19 +117,21 @@ enum rt_shape_op {
 	RT_SHAPE_CONSTANT_OF_SHAPE,
 	RT_SHAPE_TILE,
 	RT_SHAPE_UNSQUEEZE,
-	RT_SHAPE_SQUEEZE
+	RT_SHAPE_SQUEEZE,
+	RT_SHAPE_NONZERO
 };
 
 /*
  * A data-dependent node's shape function: before step `step`, computes the
- * dims of value `out` from the int64 tensor in[1] and the dims of in[0],
- * and binds the data symbols that make them up.
+ * dims of value `out` from the int64 tensor in[1] and the dims of in[0]
+ * (NonZero: from the values of in[0]), and binds the data symbols that make
+ * them up.
  */
 struct rt_shape {
 	int step;			/* -1 ends the table */
 	int op;				/* enum rt_shape_op */
 	int64_t attr;			/* Reshape's allowzero */
-	int in[2];			/* the data (-1: none), the int64 tensor */
+	int in[2];			/* the data, the int64 tensor (-1: none) */
 	int out;
 	const char *node;		/* the ONNX node, for messages */
 };

@@ -111,16 +111,44 @@ static collagec_status shape_axes(collagec_model *m, const struct rt_shape *sh,
 	return COLLAGEC_OK;
 }
 
+/* The number of non-zero elements of value id (-0.0 is zero, NaN is not). */
+static int64_t count_nonzero(collagec_model *m, int id, const int64_t *dims, int rank)
+{
+	const struct rt_value *v = &rt_values[id];
+	const unsigned char *p = value_ptr(m, id);
+	int64_t n = 1, count = 0;
+
+	for (int k = 0; k < rank; k++)
+		n *= dims[k];
+	for (int64_t i = 0; i < n; i++, p += v->esize) {
+		int nz = 0;
+
+		if (v->dtype == COLLAGEC_FLOAT)
+			nz = *(const float *)(const void *)p != 0;
+		else if (v->dtype == COLLAGEC_DOUBLE)
+			nz = *(const double *)(const void *)p != 0;
+		else
+			for (int b = 0; b < v->esize; b++)
+				nz |= p[b] != 0;
+		count += nz;
+	}
+	return count;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
 	int64_t x[RT_MAX_RANK], td[RT_MAX_RANK], n = 1;
-	const int64_t *t = value_ptr(m, sh->in[1]);
+	const int64_t *t = sh->in[1] >= 0 ? value_ptr(m, sh->in[1]) : NULL;
 	int xr = sh->in[0] >= 0 ? value_dims(m, sh->in[0], x) : 0;
 
-	for (int k = value_dims(m, sh->in[1], td) - 1; k >= 0; k--)
+	for (int k = sh->in[1] >= 0 ? value_dims(m, sh->in[1], td) - 1 : -1; k >= 0; k--)
 		n *= td[k];
 	switch (sh->op) {
+	case RT_SHAPE_NONZERO:
+		out[0] = xr;
+		out[1] = count_nonzero(m, sh->in[0], x, xr);
+		return COLLAGEC_OK;
 	case RT_SHAPE_RESHAPE:
 		return shape_reshape(m, sh, t, (int)n, x, xr, out);
 	case RT_SHAPE_EXPAND:

@@ -306,6 +306,7 @@ static int shape_op(const struct node *n)
 	case OP_TILE: return 3;
 	case OP_UNSQUEEZE: return 4;
 	case OP_SQUEEZE: return 5;
+	case OP_NONZERO: return 6;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -320,9 +321,13 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		  ep->shapes.n);
 	for (int i = 0; i < ep->shapes.n; i++) {
 		const struct node *n = &g->nodes.v[ep->shapes.v[i].node];
-		/* input 1 is the int64 tensor, input 0 the data, except for ConstantOfShape */
+		/*
+		 * input 1 is the int64 tensor, input 0 the data, except for
+		 * ConstantOfShape (only the tensor) and NonZero (only the data)
+		 */
 		int x = n->op == OP_CONSTANTOFSHAPE ? -1 : ep->vals[n->in[0]].rt;
-		int t = ep->vals[n->in[n->op == OP_CONSTANTOFSHAPE ? 0 : 1]].rt;
+		int t = n->op == OP_NONZERO ? -1
+			: ep->vals[n->in[n->op == OP_CONSTANTOFSHAPE ? 0 : 1]].rt;
 
 		sb_printf(out, "\t{ %d, %d, %lld, { %d, %d }, %d, ", ep->shapes.v[i].step,
 			  shape_op(n), (long long)node_attr_int(n, "allowzero", 0), x, t,

@@ -1,6 +1,6 @@
 /*
  * ops_data.c - indexing, scatter/gather, generators and padding:
- * ConstantOfShape, Range, EyeLike, OneHot, Tile, Pad, Trilu, DepthToSpace,
+ * ConstantOfShape, Range, EyeLike, NonZero, OneHot, Tile, Pad, Trilu, DepthToSpace,
  * SpaceToDepth, GatherElements, GatherND, ScatterElements, ScatterND,
  * CumSum, TopK, ReverseSequence, Resize and Upsample.
  *
@@ -485,6 +485,46 @@ int lower_tile(struct lower *L)
 	tir_store(L->b, L->out[0], lower_offset(L, &y->shape, idx),
 		  tir_load(L->b, L->in[0], lower_offset(L, &x->shape, xi)));
 	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/* ---- NonZero ---- */
+
+/*
+ * Output: int64 [rank, count], the count of non-zero elements a data symbol
+ * that the run-time shape function binds by counting them.
+ */
+int infer_nonzero(struct graph *g, struct node *n)
+{
+	struct value *x;
+	struct shape s;
+
+	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	s.rank = 2;
+	s.d[0] = dim_const(x->shape.rank);
+	s.d[1] = graph_data_sym(g, n->out[0], 1);
+	infer_set(g, n, 0, DTYPE_I64, &s);
+	return 0;
+}
+
+/* Column `count` of y takes the index of each non-zero element, in row-major order. */
+int lower_nonzero(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *idx[MAX_RANK], *count, *nz, *cols = tir_dim(L->b, y->shape.d[1]);
+
+	count = tir_let(L->b, "count", tir_int(L->b, 0));
+	lower_loops(L, &x->shape, idx);		/* in order: not parallel */
+	nz = tir_bin(L->b, BIN_NE, tir_load(L->b, L->in[0], lower_offset(L, &x->shape, idx)),
+		     tir_const(L->b, x->dtype, 0));
+	tir_if(L->b, nz);
+	for (int k = 0; k < x->shape.rank; k++)
+		tir_store(L->b, L->out[0], tir_add(L->b, tir_mul(L->b, tir_int(L->b, k), cols),
+						   count), tir_cast(L->b, DTYPE_I64, idx[k]));
+	tir_assign(L->b, count, tir_add(L->b, count, tir_int(L->b, 1)));
+	tir_end(L->b);
+	lower_end_loops(L, x->shape.rank);
 	return 0;
 }
 
