@@ -118,7 +118,8 @@ enum rt_shape_op {
 	RT_SHAPE_TILE,
 	RT_SHAPE_UNSQUEEZE,
 	RT_SHAPE_SQUEEZE,
-	RT_SHAPE_NONZERO
+	RT_SHAPE_NONZERO,
+	RT_SHAPE_SLICE
 };
 
 /*
@@ -131,8 +132,11 @@ struct rt_shape {
 	int step;			/* -1 ends the table */
 	int op;				/* enum rt_shape_op */
 	int64_t attr;			/* Reshape's allowzero */
-	int in[2];			/* the data, the int64 tensor (-1: none) */
+	int in[5];			/* the data, the int64 tensor (-1: none);
+					   Slice: x, starts, ends, axes, steps */
 	int out;
+	int param[2 * RT_MAX_RANK + 1];	/* Slice: per axis the symbols of its start
+					   and of its step; -1 after the last */
 	const char *node;		/* the ONNX node, for messages */
 };
 

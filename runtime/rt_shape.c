@@ -135,6 +135,84 @@ static int64_t count_nonzero(collagec_model *m, int id, const int64_t *dims, int
 	return count;
 }
 
+/* Element i of integer tensor id (int32 or int64) as int64. */
+static int64_t int_at(collagec_model *m, int id, int64_t i)
+{
+	const void *p = value_ptr(m, id);
+
+	return rt_values[id].dtype == COLLAGEC_INT32 ? ((const int32_t *)p)[i]
+		: ((const int64_t *)p)[i];
+}
+
+/* The element count of integer tensor id. */
+static int64_t int_count(collagec_model *m, int id)
+{
+	int64_t d[RT_MAX_RANK], n = 1;
+
+	for (int k = value_dims(m, id, d) - 1; k >= 0; k--)
+		n *= d[k];
+	return n;
+}
+
+/* One axis of a Slice, clamped as ONNX says; its length. */
+static int64_t slice_axis(int64_t dim, int64_t b, int64_t e, int64_t step, int64_t *start)
+{
+	if (b < 0)
+		b += dim;
+	if (e < 0)
+		e += dim;
+	if (step > 0) {
+		b = b < 0 ? 0 : b > dim ? dim : b;
+		e = e < 0 ? 0 : e > dim ? dim : e;
+		*start = b;
+		return e > b ? (e - b + step - 1) / step : 0;
+	}
+	b = b < 0 ? 0 : b > dim - 1 ? dim - 1 : b;
+	e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
+	*start = b;
+	return b > e ? (b - e - step - 1) / -step : 0;
+}
+
+/* Slice: the output dims, and each axis's start and step into the kernel's symbols. */
+static collagec_status shape_slice(collagec_model *m, const struct rt_shape *sh,
+				   const int64_t *x, int xr, int64_t *out)
+{
+	int64_t n = int_count(m, sh->in[1]), start[RT_MAX_RANK], step[RT_MAX_RANK];
+	char hit[RT_MAX_RANK] = { 0 };
+
+	if (n != int_count(m, sh->in[2]) || (sh->in[3] >= 0 && int_count(m, sh->in[3]) != n) ||
+	    (sh->in[4] >= 0 && int_count(m, sh->in[4]) != n) || n > xr)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': starts, ends, axes and steps differ "
+			    "in length", sh->node);
+	for (int k = 0; k < xr; k++) {
+		out[k] = x[k];
+		start[k] = 0;
+		step[k] = 1;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		int64_t a = sh->in[3] >= 0 ? int_at(m, sh->in[3], i) : i;
+		int64_t st = sh->in[4] >= 0 ? int_at(m, sh->in[4], i) : 1;
+
+		if (a < 0)
+			a += xr;
+		if (a < 0 || a >= xr || hit[a])
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': axis %lld is out of range or "
+				    "repeated", sh->node, (long long)a);
+		if (st == 0 || st == INT64_MIN)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': slice step is %lld", sh->node,
+				    (long long)st);
+		hit[a] = 1;
+		step[a] = st;
+		out[a] = slice_axis(x[a], int_at(m, sh->in[1], i), int_at(m, sh->in[2], i), st,
+				    &start[a]);
+	}
+	for (int k = 0; k < xr && sh->param[2 * k] >= 0; k++) {
+		m->syms[sh->param[2 * k]] = start[k];
+		m->syms[sh->param[2 * k + 1]] = step[k];
+	}
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -145,6 +223,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 	for (int k = sh->in[1] >= 0 ? value_dims(m, sh->in[1], td) - 1 : -1; k >= 0; k--)
 		n *= td[k];
 	switch (sh->op) {
+	case RT_SHAPE_SLICE:
+		return shape_slice(m, sh, x, xr, out);
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

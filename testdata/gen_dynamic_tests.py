@@ -13,8 +13,9 @@ tensors at run time; the expected outputs are computed here with numpy.
                  gathered values, and x reshaped to r * [1, 2] (a tensor
                  computed from an input, not from shapes)
   computed_axes  Unsqueeze at axes and Tile by repeats that are graph inputs,
-                 Expand to a shape computed by Mul and Reshape to
-                 Concat(ReduceMax(...), -1): all decided by values
+                 Expand to a shape computed by Mul, Reshape to
+                 Concat(ReduceMax(...), -1) and a backward Slice from that
+                 maximum: all decided by values
 
 Needs python3-onnx and python3-numpy only; every byte is deterministic.
 """
@@ -98,6 +99,8 @@ def computed_axes(out):
         helper.make_node("ReduceMax", ["reps"], ["rows"], name="rows", keepdims=1),
         helper.make_node("Concat", ["rows", "minus_one"], ["rshape"], name="rshape", axis=0),
         helper.make_node("Reshape", ["t", "rshape"], ["tr"], name="reshape"),
+        helper.make_node("Slice", ["tr", "rows", "big", "one_axis", "minus_one"], ["sl"],
+                         name="slice"),
     ]
     graph = helper.make_graph(
         nodes, "computed_axes",
@@ -107,8 +110,11 @@ def computed_axes(out):
         [helper.make_tensor_value_info("u", F32, None),
          helper.make_tensor_value_info("t", F32, None),
          helper.make_tensor_value_info("e", F32, None),
-         helper.make_tensor_value_info("tr", F32, None)],
+         helper.make_tensor_value_info("tr", F32, None),
+         helper.make_tensor_value_info("sl", F32, None)],
         [const("k", np.array([1, 2], np.int64)),
+         const("big", np.array([-1000], np.int64)),
+         const("one_axis", np.array([1], np.int64)),
          const("one", np.array([[1.5]], np.float32)),
          const("minus_one", np.array([-1], np.int64))])
 
@@ -118,7 +124,8 @@ def computed_axes(out):
             u = np.expand_dims(u, a)
         t = np.tile(x, reps)
         e = np.broadcast_to(np.float32(1.5), reps * np.array([1, 2])).copy()
-        return {"u": u, "t": t, "e": e, "tr": t.reshape(int(reps.max()), -1)}
+        tr = t.reshape(int(reps.max()), -1)
+        return {"u": u, "t": t, "e": e, "tr": tr, "sl": tr[:, int(reps.max()):-1000:-1]}
 
     x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
     sets = []

@@ -1,7 +1,7 @@
 #!/bin/sh
 # dynamic.sh - shapes that depend on tensor values: the models of
 # testdata/gen_dynamic_tests.py (NonZero -> Squeeze -> Gather chains,
-# Reshape/Expand/Tile/Unsqueeze driven by computed tensors) compile to one
+# Reshape/Expand/Tile/Unsqueeze/Slice driven by computed tensors) compile to one
 # .so each, run on two data sets whose outputs differ in size and match the
 # generator's numpy results (checked against ONNX Runtime when it was
 # written); OUT.json marks those outputs dynamic; testdata/dynamic_api.c
@@ -54,7 +54,7 @@ print(",".join(o["name"] for o in json.load(open(sys.argv[1]))["outputs"] if o.g
 	rm -rf "$T/o0" "$T/o1"
 done <<LIST
 nonzero_chain y,xr
-computed_axes u,t,e,tr
+computed_axes u,t,e,tr,sl
 LIST
 
 # a value that breaks Reshape's rules fails the run, naming the node (exit 1)

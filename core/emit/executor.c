@@ -307,6 +307,7 @@ static int shape_op(const struct node *n)
 	case OP_UNSQUEEZE: return 4;
 	case OP_SQUEEZE: return 5;
 	case OP_NONZERO: return 6;
+	case OP_SLICE: return 7;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -321,21 +322,28 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		  ep->shapes.n);
 	for (int i = 0; i < ep->shapes.n; i++) {
 		const struct node *n = &g->nodes.v[ep->shapes.v[i].node];
-		/*
-		 * input 1 is the int64 tensor, input 0 the data, except for
-		 * ConstantOfShape (only the tensor) and NonZero (only the data)
-		 */
-		int x = n->op == OP_CONSTANTOFSHAPE ? -1 : ep->vals[n->in[0]].rt;
-		int t = n->op == OP_NONZERO ? -1
-			: ep->vals[n->in[n->op == OP_CONSTANTOFSHAPE ? 0 : 1]].rt;
+		const struct value *y = node_out(g, n, 0);
+		int in[5] = { -1, -1, -1, -1, -1 };
 
-		sb_printf(out, "\t{ %d, %d, %lld, { %d, %d }, %d, ", ep->shapes.v[i].step,
-			  shape_op(n), (long long)node_attr_int(n, "allowzero", 0), x, t,
-			  ep->vals[n->out[0]].rt);
+		/*
+		 * in[0] the data, in[1] the int64 tensor: ConstantOfShape has only
+		 * the tensor, NonZero only the data, Slice four tensors
+		 */
+		for (int j = 0; j < n->n_in && j < 5; j++)
+			if (n->in[j] >= 0)
+				in[n->op == OP_CONSTANTOFSHAPE ? 1 : j] = ep->vals[n->in[j]].rt;
+		sb_printf(out, "\t{ %d, %d, %lld, { %d, %d, %d, %d, %d }, %d, {",
+			  ep->shapes.v[i].step, shape_op(n),
+			  (long long)node_attr_int(n, "allowzero", 0), in[0], in[1], in[2], in[3],
+			  in[4], ep->vals[n->out[0]].rt);
+		for (int k = 0; n->op == OP_SLICE && k < 2 * y->shape.rank; k++)
+			sb_printf(out, " %d,", graph_data_param(g, n->out[0], k % 2 ? "step" : "start",
+								 k / 2).sym[0]);
+		sb_puts(out, " -1 }, ");
 		c_string(out, n->name);
 		sb_puts(out, " },\n");
 	}
-	sb_puts(out, "\t{ -1, 0, 0, { -1, -1 }, -1, NULL }\n};\nstatic const char rt_sym_late[] = {");
+	sb_puts(out, "\t{ -1, 0, 0, { -1, -1, -1, -1, -1 }, -1, { -1 }, NULL }\n};\nstatic const char rt_sym_late[] = {");
 	for (int s = 0; s < g->syms.n; s++)
 		sb_printf(out, " %d,", (int)graph_sym_late(g, s));
 	sb_puts(out, " 0 };\n");

@@ -377,6 +377,18 @@ struct dim graph_data_sym(struct graph *g, int v, int k)
 	return dim_sym(sd.sym);
 }
 
+struct dim graph_data_param(struct graph *g, int v, const char *what, int k)
+{
+	const char *name = arena_printf(g->arena, "%s.%s[%d]", g->values.v[v].name, what, k);
+	struct sym_data sd = { graph_intern_sym(g, name), v, -1 };
+
+	for (int i = 0; i < g->sym_data.n; i++)
+		if (g->sym_data.v[i].sym == sd.sym)
+			return dim_sym(sd.sym);
+	vec_push(&g->sym_data, sd);
+	return dim_sym(sd.sym);
+}
+
 static bool dim_late(struct graph *g, struct dim d)
 {
 	for (int j = 0; j < d.n; j++)

@@ -213,7 +213,8 @@ struct sym_def {
 struct sym_data {
 	int sym;		/* its graph.syms index */
 	int value;		/* the value whose dim it is */
-	int dim;
+	int dim;		/* -1: a parameter of its producer's kernel instead
+				   (graph_data_param), not a dim */
 };
 
 struct graph {
@@ -264,6 +265,12 @@ bool graph_sym_add(struct graph *g, struct dim a, struct dim b, struct dim *out)
  * asked for (so inferring a node twice gives the same one).
  */
 struct dim graph_data_sym(struct graph *g, int v, int k);
+/*
+ * A data symbol that is no dim but a parameter the shape function of v's
+ * producer computes for its kernel ("y.start[0]" for a Slice whose starts are
+ * data); it may be negative. Made the first time it is asked for.
+ */
+struct dim graph_data_param(struct graph *g, int v, const char *what, int k);
 /*
  * Whether symbol s is known only at run time: a data symbol, or a derived
  * symbol computed from one.

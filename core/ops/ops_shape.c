@@ -542,12 +542,43 @@ static int slice_plan(struct graph *g, struct node *n, struct slice_axis *sl, st
 	return 0;
 }
 
+/* Whether starts, ends, axes or steps are known only at run time. */
+static bool slice_is_data(struct graph *g, struct node *n)
+{
+	for (int i = 1; i < n->n_in && i <= 4; i++)
+		if (infer_is_data(g, n, i))
+			return true;
+	return false;
+}
+
+/*
+ * A Slice by run-time values: every dim a data symbol, and per axis the
+ * start and step its shape function works out (Slice's clamping rules) as
+ * parameters of the kernel.
+ */
+static int infer_slice_data(struct graph *g, struct node *n)
+{
+	struct value *x = infer_input(g, n, 0);
+
+	if (!x || infer_set_data(g, n, 0, x->dtype, x->shape.rank) < 0)
+		return -1;
+	for (int k = 0; k < x->shape.rank; k++) {
+		graph_data_param(g, n->out[0], "start", k);
+		graph_data_param(g, n->out[0], "step", k);
+	}
+	return 0;
+}
+
 int infer_slice(struct graph *g, struct node *n)
 {
 	struct slice_axis sl[MAX_RANK];
 	struct shape s;
 
-	if (infer_arity(g, n, 3, 5, 1) < 0 || slice_plan(g, n, sl, &s) < 0)
+	if (infer_arity(g, n, 3, 5, 1) < 0)
+		return -1;
+	if (slice_is_data(g, n))
+		return infer_slice_data(g, n);
+	if (slice_plan(g, n, sl, &s) < 0)
 		return -1;
 	for (int k = 0; k < s.rank; k++) {
 		if (!sl[k].clamp)
@@ -568,6 +599,19 @@ int lower_slice(struct lower *L)
 	struct shape s;
 	struct tir *idx[MAX_RANK], *xi[MAX_RANK];
 
+	if (node_is_dynamic(L->g, L->n)) {
+		/* x[start + i * step] on every axis, as the shape function worked them out */
+		lower_loops(L, &y->shape, idx);
+		for (int k = 0; k < x->shape.rank; k++)
+			xi[k] = tir_add(L->b, tir_dim(L->b, graph_data_param(L->g, L->n->out[0],
+									  "start", k)),
+					tir_mul(L->b, idx[k], tir_dim(L->b, graph_data_param(
+						L->g, L->n->out[0], "step", k))));
+		tir_store(L->b, L->out[0], lower_offset(L, &y->shape, idx),
+			  tir_load(L->b, L->in[0], lower_offset(L, &x->shape, xi)));
+		lower_end_loops(L, y->shape.rank);
+		return 0;
+	}
 	if (slice_plan(L->g, (struct node *)L->n, sl, &s) < 0)
 		return -1;
 	lower_loops(L, &y->shape, idx);

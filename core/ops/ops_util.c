@@ -171,7 +171,7 @@ bool node_is_dynamic(struct graph *g, const struct node *n)
 		for (int i = 0; i < g->sym_data.n; i++) {
 			const struct sym_data *sd = &g->sym_data.v[i];
 
-			if (sd->value == n->out[o] && sd->dim < v->shape.rank &&
+			if (sd->value == n->out[o] && sd->dim >= 0 && sd->dim < v->shape.rank &&
 			    dim_eq(v->shape.d[sd->dim], dim_sym(sd->sym)))
 				return true;
 		}
