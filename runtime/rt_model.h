@@ -119,7 +119,8 @@ enum rt_shape_op {
 	RT_SHAPE_UNSQUEEZE,
 	RT_SHAPE_SQUEEZE,
 	RT_SHAPE_NONZERO,
-	RT_SHAPE_SLICE
+	RT_SHAPE_SLICE,
+	RT_SHAPE_REDUCE
 };
 
 /*
@@ -131,12 +132,14 @@ enum rt_shape_op {
 struct rt_shape {
 	int step;			/* -1 ends the table */
 	int op;				/* enum rt_shape_op */
-	int64_t attr;			/* Reshape's allowzero */
+	int64_t attr;			/* Reshape's allowzero; Reduce*: keepdims |
+					   noop_with_empty_axes << 1 */
 	int in[5];			/* the data, the int64 tensor (-1: none);
 					   Slice: x, starts, ends, axes, steps */
 	int out;
-	int param[2 * RT_MAX_RANK + 1];	/* Slice: per axis the symbols of its start
-					   and of its step; -1 after the last */
+	int param[2 * RT_MAX_RANK + 1];	/* per input axis two symbols: Slice's start
+					   and step, Reduce*'s reduced flag and output
+					   stride; -1 after the last */
 	const char *node;		/* the ONNX node, for messages */
 };
 

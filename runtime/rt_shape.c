@@ -213,6 +213,42 @@ static collagec_status shape_slice(collagec_model *m, const struct rt_shape *sh,
 	return COLLAGEC_OK;
 }
 
+/*
+ * Reduce* over axes given at run time: the output dims, and per input axis
+ * whether it is reduced and its stride in the output (0 when reduced).
+ */
+static collagec_status shape_reduce(collagec_model *m, const struct rt_shape *sh,
+				    const int64_t *x, int xr, int64_t *out)
+{
+	int64_t n = int_count(m, sh->in[1]), stride = 1, ystride[RT_MAX_RANK];
+	char red[RT_MAX_RANK] = { 0 };
+	int keep = sh->attr & 1, r = 0;
+
+	for (int64_t i = 0; i < n; i++) {
+		int64_t a = int_at(m, sh->in[1], i);
+
+		if (a < 0)
+			a += xr;
+		if (a < 0 || a >= xr || red[a])
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': axis %lld is out of range or "
+				    "repeated", sh->node, (long long)int_at(m, sh->in[1], i));
+		red[a] = 1;
+	}
+	for (int k = 0; k < xr; k++)
+		if (!red[k] || keep)
+			out[r++] = red[k] ? 1 : x[k];
+	for (int k = xr - 1; k >= 0; k--) {
+		ystride[k] = red[k] ? 0 : stride;
+		if (!red[k])
+			stride *= x[k];
+	}
+	for (int k = 0; k < xr; k++) {
+		m->syms[sh->param[2 * k]] = red[k];
+		m->syms[sh->param[2 * k + 1]] = ystride[k];
+	}
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -225,6 +261,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 	switch (sh->op) {
 	case RT_SHAPE_SLICE:
 		return shape_slice(m, sh, x, xr, out);
+	case RT_SHAPE_REDUCE:
+		return shape_reduce(m, sh, x, xr, out);
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

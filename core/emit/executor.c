@@ -308,6 +308,10 @@ static int shape_op(const struct node *n)
 	case OP_SQUEEZE: return 5;
 	case OP_NONZERO: return 6;
 	case OP_SLICE: return 7;
+	case OP_REDUCEL1: case OP_REDUCEL2: case OP_REDUCELOGSUM: case OP_REDUCELOGSUMEXP:
+	case OP_REDUCEMAX: case OP_REDUCEMEAN: case OP_REDUCEMIN: case OP_REDUCEPROD:
+	case OP_REDUCESUM: case OP_REDUCESUMSQUARE:
+		return 8;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -322,7 +326,6 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		  ep->shapes.n);
 	for (int i = 0; i < ep->shapes.n; i++) {
 		const struct node *n = &g->nodes.v[ep->shapes.v[i].node];
-		const struct value *y = node_out(g, n, 0);
 		int in[5] = { -1, -1, -1, -1, -1 };
 
 		/*
@@ -332,12 +335,21 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		for (int j = 0; j < n->n_in && j < 5; j++)
 			if (n->in[j] >= 0)
 				in[n->op == OP_CONSTANTOFSHAPE ? 1 : j] = ep->vals[n->in[j]].rt;
+		/* the kernel's parameters, two per input axis (graph_data_param) */
+		const char *p0 = n->op == OP_SLICE ? "start" : "red";
+		const char *p1 = n->op == OP_SLICE ? "step" : "ystride";
+		bool params = n->op == OP_SLICE || shape_op(n) == 8;
+		/* allowzero, or keepdims | noop_with_empty_axes << 1 */
+		int64_t attr = shape_op(n) != 8 ? node_attr_int(n, "allowzero", 0)
+			: (node_attr_int(n, "keepdims", 1) != 0) |
+			  (node_attr_int(n, "noop_with_empty_axes", 0) != 0) << 1;
+		int rank = node_in(g, n, 0)->shape.rank;
+
 		sb_printf(out, "\t{ %d, %d, %lld, { %d, %d, %d, %d, %d }, %d, {",
-			  ep->shapes.v[i].step, shape_op(n),
-			  (long long)node_attr_int(n, "allowzero", 0), in[0], in[1], in[2], in[3],
-			  in[4], ep->vals[n->out[0]].rt);
-		for (int k = 0; n->op == OP_SLICE && k < 2 * y->shape.rank; k++)
-			sb_printf(out, " %d,", graph_data_param(g, n->out[0], k % 2 ? "step" : "start",
+			  ep->shapes.v[i].step, shape_op(n), (long long)attr, in[0], in[1], in[2],
+			  in[3], in[4], ep->vals[n->out[0]].rt);
+		for (int k = 0; params && k < 2 * rank; k++)
+			sb_printf(out, " %d,", graph_data_param(g, n->out[0], k % 2 ? p1 : p0,
 								 k / 2).sym[0]);
 		sb_puts(out, " -1 }, ");
 		c_string(out, n->name);
