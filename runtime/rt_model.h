@@ -120,7 +120,8 @@ enum rt_shape_op {
 	RT_SHAPE_SQUEEZE,
 	RT_SHAPE_NONZERO,
 	RT_SHAPE_SLICE,
-	RT_SHAPE_REDUCE
+	RT_SHAPE_REDUCE,
+	RT_SHAPE_RANGE
 };
 
 /*
@@ -135,7 +136,8 @@ struct rt_shape {
 	int64_t attr;			/* Reshape's allowzero; Reduce*: keepdims |
 					   noop_with_empty_axes << 1 */
 	int in[5];			/* the data, the int64 tensor (-1: none);
-					   Slice: x, starts, ends, axes, steps */
+					   Slice: x, starts, ends, axes, steps;
+					   Range: start, limit, delta */
 	int out;
 	int param[2 * RT_MAX_RANK + 1];	/* per input axis two symbols: Slice's start
 					   and step, Reduce*'s reduced flag and output

@@ -135,13 +135,16 @@ static int64_t count_nonzero(collagec_model *m, int id, const int64_t *dims, int
 	return count;
 }
 
-/* Element i of integer tensor id (int32 or int64) as int64. */
+/* Element i of integer tensor id (int16, int32 or int64) as int64. */
 static int64_t int_at(collagec_model *m, int id, int64_t i)
 {
 	const void *p = value_ptr(m, id);
 
-	return rt_values[id].dtype == COLLAGEC_INT32 ? ((const int32_t *)p)[i]
-		: ((const int64_t *)p)[i];
+	switch (rt_values[id].dtype) {
+	case COLLAGEC_INT16: return ((const int16_t *)p)[i];
+	case COLLAGEC_INT32: return ((const int32_t *)p)[i];
+	default: return ((const int64_t *)p)[i];
+	}
 }
 
 /* The element count of integer tensor id. */
@@ -249,6 +252,39 @@ static collagec_status shape_reduce(collagec_model *m, const struct rt_shape *sh
 	return COLLAGEC_OK;
 }
 
+/* Range: ceil((limit - start) / delta) elements, exact for integers. */
+static collagec_status shape_range(collagec_model *m, const struct rt_shape *sh, int64_t *out)
+{
+	int t = rt_values[sh->in[0]].dtype;
+
+	if (t == COLLAGEC_FLOAT || t == COLLAGEC_DOUBLE) {
+		double a, l, d, c;
+
+		a = t == COLLAGEC_FLOAT ? *(const float *)value_ptr(m, sh->in[0])
+			: *(const double *)value_ptr(m, sh->in[0]);
+		l = t == COLLAGEC_FLOAT ? *(const float *)value_ptr(m, sh->in[1])
+			: *(const double *)value_ptr(m, sh->in[1]);
+		d = t == COLLAGEC_FLOAT ? *(const float *)value_ptr(m, sh->in[2])
+			: *(const double *)value_ptr(m, sh->in[2]);
+		c = ceil((l - a) / d);
+		if (d == 0 || !(c < (double)RT_MAX_BYTES))
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': Range(%g, %g, %g) has no "
+				    "length the model can take", sh->node, a, l, d);
+		out[0] = c > 0 ? (int64_t)c : 0;
+	} else {
+		int64_t a = int_at(m, sh->in[0], 0), l = int_at(m, sh->in[1], 0);
+		int64_t d = int_at(m, sh->in[2], 0), span, c;
+
+		if (d == 0 || __builtin_sub_overflow(l, a, &span))
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': Range(%lld, %lld, %lld) has "
+				    "no length the model can take", sh->node, (long long)a,
+				    (long long)l, (long long)d);
+		c = span / d + (span % d != 0 && (span > 0) == (d > 0));
+		out[0] = c > 0 ? c : 0;
+	}
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -263,6 +299,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_slice(m, sh, x, xr, out);
 	case RT_SHAPE_REDUCE:
 		return shape_reduce(m, sh, x, xr, out);
+	case RT_SHAPE_RANGE:
+		return shape_range(m, sh, out);
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

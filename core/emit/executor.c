@@ -312,6 +312,7 @@ static int shape_op(const struct node *n)
 	case OP_REDUCEMAX: case OP_REDUCEMEAN: case OP_REDUCEMIN: case OP_REDUCEPROD:
 	case OP_REDUCESUM: case OP_REDUCESUMSQUARE:
 		return 8;
+	case OP_RANGE: return 9;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }

@@ -246,6 +246,14 @@ static int infer_range_sym(struct graph *g, struct node *n)
 	return 0;
 }
 
+/* Whether input i is a number known only at run time (any numeric type). */
+static bool range_is_data(struct graph *g, struct node *n, int i)
+{
+	struct value *v = node_in(g, n, i);
+
+	return v && v->has_shape && !v->data && !v->sym;
+}
+
 /* Output: ceil((limit - start) / delta) elements, from constant inputs. */
 int infer_range(struct graph *g, struct node *n)
 {
@@ -254,8 +262,19 @@ int infer_range(struct graph *g, struct node *n)
 	double a, l, d;
 	int64_t cnt;
 
-	if (infer_arity(g, n, 3, 3, 1) < 0 || !(st = infer_input(g, n, 0)))
+	if (infer_arity(g, n, 3, 3, 1) < 0 || !(st = infer_input(g, n, 0)) ||
+	    !infer_input(g, n, 1) || !infer_input(g, n, 2))
 		return -1;
+	if (range_is_data(g, n, 0) || range_is_data(g, n, 1) || range_is_data(g, n, 2)) {
+		if (node_in(g, n, 1)->dtype != st->dtype || node_in(g, n, 2)->dtype != st->dtype ||
+		    st->dtype == DTYPE_BOOL) {
+			diag_error(g->ctx, "%s: start, limit and delta must have one numeric type",
+				   node_loc(g, n));
+			return -1;
+		}
+		/* the length is counted when the model runs */
+		return infer_set_data(g, n, 0, st->dtype, 1);
+	}
 	if (!dtype_is_float(st->dtype) && (!st->data || !node_in(g, n, 1)->data ||
 					   !node_in(g, n, 2)->data))
 		return infer_range_sym(g, n);
