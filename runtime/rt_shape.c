@@ -285,6 +285,40 @@ static collagec_status shape_range(collagec_model *m, const struct rt_shape *sh,
 	return COLLAGEC_OK;
 }
 
+/* Element 0 of numeric tensor id as a double. */
+static double num_at(collagec_model *m, int id)
+{
+	const void *p = value_ptr(m, id);
+
+	switch (rt_values[id].dtype) {
+	case COLLAGEC_FLOAT: return *(const float *)p;
+	case COLLAGEC_DOUBLE: return *(const double *)p;
+	case COLLAGEC_INT8: return *(const int8_t *)p;
+	case COLLAGEC_UINT8: return *(const uint8_t *)p;
+	case COLLAGEC_INT16: return *(const int16_t *)p;
+	case COLLAGEC_UINT16: return *(const uint16_t *)p;
+	case COLLAGEC_INT32: return *(const int32_t *)p;
+	case COLLAGEC_UINT32: return *(const uint32_t *)p;
+	case COLLAGEC_UINT64: return (double)*(const uint64_t *)p;
+	default: return (double)*(const int64_t *)p;
+	}
+}
+
+/* OneHot: the indices' dims with the depth (truncated) inserted at axis. */
+static collagec_status shape_one_hot(collagec_model *m, const struct rt_shape *sh,
+				     const int64_t *x, int xr, int64_t *out)
+{
+	double depth = num_at(m, sh->in[1]);
+	int axis = (int)(sh->attr < 0 ? sh->attr + xr + 1 : sh->attr);
+
+	if (!(depth >= 1 && depth < (double)RT_MAX_BYTES))
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': depth %g is out of range", sh->node,
+			    depth);
+	for (int k = 0, j = 0; k <= xr; k++)
+		out[k] = k == axis ? (int64_t)depth : x[j++];
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -301,6 +335,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_reduce(m, sh, x, xr, out);
 	case RT_SHAPE_RANGE:
 		return shape_range(m, sh, out);
+	case RT_SHAPE_ONE_HOT:
+		return shape_one_hot(m, sh, x, xr, out);
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

@@ -313,6 +313,7 @@ static int shape_op(const struct node *n)
 	case OP_REDUCESUM: case OP_REDUCESUMSQUARE:
 		return 8;
 	case OP_RANGE: return 9;
+	case OP_ONEHOT: return 10;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -340,8 +341,9 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		const char *p0 = n->op == OP_SLICE ? "start" : "red";
 		const char *p1 = n->op == OP_SLICE ? "step" : "ystride";
 		bool params = n->op == OP_SLICE || shape_op(n) == 8;
-		/* allowzero, or keepdims | noop_with_empty_axes << 1 */
-		int64_t attr = shape_op(n) != 8 ? node_attr_int(n, "allowzero", 0)
+		/* allowzero, OneHot's axis, or keepdims | noop_with_empty_axes << 1 */
+		int64_t attr = n->op == OP_ONEHOT ? node_attr_int(n, "axis", -1)
+			: shape_op(n) != 8 ? node_attr_int(n, "allowzero", 0)
 			: (node_attr_int(n, "keepdims", 1) != 0) |
 			  (node_attr_int(n, "noop_with_empty_axes", 0) != 0) << 1;
 		int rank = node_in(g, n, 0)->shape.rank;

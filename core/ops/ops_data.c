@@ -247,7 +247,7 @@ static int infer_range_sym(struct graph *g, struct node *n)
 }
 
 /* Whether input i is a number known only at run time (any numeric type). */
-static bool range_is_data(struct graph *g, struct node *n, int i)
+static bool number_is_data(struct graph *g, struct node *n, int i)
 {
 	struct value *v = node_in(g, n, i);
 
@@ -265,7 +265,7 @@ int infer_range(struct graph *g, struct node *n)
 	if (infer_arity(g, n, 3, 3, 1) < 0 || !(st = infer_input(g, n, 0)) ||
 	    !infer_input(g, n, 1) || !infer_input(g, n, 2))
 		return -1;
-	if (range_is_data(g, n, 0) || range_is_data(g, n, 1) || range_is_data(g, n, 2)) {
+	if (number_is_data(g, n, 0) || number_is_data(g, n, 1) || number_is_data(g, n, 2)) {
 		if (node_in(g, n, 1)->dtype != st->dtype || node_in(g, n, 2)->dtype != st->dtype ||
 		    st->dtype == DTYPE_BOOL) {
 			diag_error(g->ctx, "%s: start, limit and delta must have one numeric type",
@@ -399,7 +399,11 @@ int infer_onehot(struct graph *g, struct node *n)
 	int axis;
 
 	if (infer_arity(g, n, 3, 3, 1) < 0 || !(ix = infer_input(g, n, 0)) ||
-	    !(vals = infer_input(g, n, 2)) || const_scalar(g, n, 1, &depth) < 0)
+	    !(vals = infer_input(g, n, 2)) || !infer_input(g, n, 1))
+		return -1;
+	/* a depth known only at run time: a data symbol the shape function binds */
+	depth = number_is_data(g, n, 1) ? 1 : 0;
+	if (!depth && const_scalar(g, n, 1, &depth) < 0)
 		return -1;
 	if (!(depth >= 1 && depth <= (double)DIM_LIMIT)) {
 		diag_error(g->ctx, "%s: depth %g is out of range", node_loc(g, n), depth);
@@ -425,6 +429,8 @@ int infer_onehot(struct graph *g, struct node *n)
 	}
 	if (axis == ix->shape.rank)
 		s.d[s.rank++] = dim_const((int64_t)depth);
+	if (number_is_data(g, n, 1))
+		s.d[axis] = graph_data_sym(g, n->out[0], axis);
 	infer_set(g, n, 0, vals->dtype, &s);
 	return 0;
 }
