@@ -319,6 +319,24 @@ static collagec_status shape_one_hot(collagec_model *m, const struct rt_shape *s
 	return COLLAGEC_OK;
 }
 
+/* Compress: the input's dims (or its count) with the selected count on the axis. */
+static collagec_status shape_compress(collagec_model *m, const struct rt_shape *sh,
+				      const int64_t *x, int xr, int64_t *out)
+{
+	const unsigned char *c = value_ptr(m, sh->in[1]);
+	int64_t len = int_count(m, sh->in[1]), dim = 1, count = 0;
+	int axis = (int)sh->attr;
+
+	for (int k = 0; k < xr; k++) {
+		out[k] = x[k];
+		dim *= axis < 0 || k == axis ? x[k] : 1;
+	}
+	for (int64_t j = 0; j < len && j < dim; j++)
+		count += c[j] != 0;
+	out[axis < 0 ? 0 : axis] = count;
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -337,6 +355,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_range(m, sh, out);
 	case RT_SHAPE_ONE_HOT:
 		return shape_one_hot(m, sh, x, xr, out);
+	case RT_SHAPE_COMPRESS:
+		return shape_compress(m, sh, x, xr, out);
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

@@ -314,6 +314,7 @@ static int shape_op(const struct node *n)
 		return 8;
 	case OP_RANGE: return 9;
 	case OP_ONEHOT: return 10;
+	case OP_COMPRESS: return 11;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -341,12 +342,18 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		const char *p0 = n->op == OP_SLICE ? "start" : "red";
 		const char *p1 = n->op == OP_SLICE ? "step" : "ystride";
 		bool params = n->op == OP_SLICE || shape_op(n) == 8;
-		/* allowzero, OneHot's axis, or keepdims | noop_with_empty_axes << 1 */
-		int64_t attr = n->op == OP_ONEHOT ? node_attr_int(n, "axis", -1)
+		int rank = node_in(g, n, 0)->shape.rank;
+		int64_t axis = node_attr_int(n, "axis", -1);
+		/*
+		 * allowzero, OneHot's axis, Compress's (normalised, -1: none), or
+		 * keepdims | noop_with_empty_axes << 1
+		 */
+		int64_t attr = n->op == OP_ONEHOT ? axis
+			: n->op == OP_COMPRESS ? (!node_attr(n, "axis") ? -1
+						  : axis < 0 ? axis + rank : axis)
 			: shape_op(n) != 8 ? node_attr_int(n, "allowzero", 0)
 			: (node_attr_int(n, "keepdims", 1) != 0) |
 			  (node_attr_int(n, "noop_with_empty_axes", 0) != 0) << 1;
-		int rank = node_in(g, n, 0)->shape.rank;
 
 		sb_printf(out, "\t{ %d, %d, %lld, { %d, %d, %d, %d, %d }, %d, {",
 			  ep->shapes.v[i].step, shape_op(n), (long long)attr, in[0], in[1], in[2],

@@ -1,6 +1,6 @@
 /*
  * ops_data.c - indexing, scatter/gather, generators and padding:
- * ConstantOfShape, Range, EyeLike, NonZero, OneHot, Tile, Pad, Trilu, DepthToSpace,
+ * Compress, ConstantOfShape, Range, EyeLike, NonZero, OneHot, Tile, Pad, Trilu, DepthToSpace,
  * SpaceToDepth, GatherElements, GatherND, ScatterElements, ScatterND,
  * CumSum, TopK, ReverseSequence, Resize and Upsample.
  *
@@ -510,6 +510,82 @@ int lower_tile(struct lower *L)
 	tir_store(L->b, L->out[0], lower_offset(L, &y->shape, idx),
 		  tir_load(L->b, L->in[0], lower_offset(L, &x->shape, xi)));
 	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/* ---- Compress ---- */
+
+/* The axis Compress selects along (normalised), or -1 without one (flattened). */
+static int compress_axis(const struct node *n, int rank)
+{
+	int64_t a = node_attr_int(n, "axis", INT64_MIN);
+
+	return a == INT64_MIN ? -1 : (int)(a < 0 ? a + rank : a);
+}
+
+/*
+ * Output: the input with only the slices (or, without an axis, the
+ * elements) whose condition is true; how many is a data symbol that the
+ * shape function counts.
+ */
+int infer_compress(struct graph *g, struct node *n)
+{
+	struct value *x, *c;
+	struct shape s;
+	int axis;
+
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
+	    !(c = infer_input(g, n, 1)))
+		return -1;
+	if (c->dtype != DTYPE_BOOL || c->shape.rank != 1) {
+		diag_error(g->ctx, "%s: condition must be a 1-D bool tensor", node_loc(g, n));
+		return -1;
+	}
+	axis = compress_axis(n, x->shape.rank);
+	if (node_attr(n, "axis") && infer_axis(g, n, node_attr_int(n, "axis", 0),
+					       x->shape.rank) < 0)
+		return -1;
+	s = x->shape;
+	if (axis < 0)
+		s.rank = 1;
+	s.d[axis < 0 ? 0 : axis] = graph_data_sym(g, n->out[0], axis < 0 ? 0 : axis);
+	infer_set(g, n, 0, x->dtype, &s);
+	return 0;
+}
+
+/*
+ * For each position j on the axis whose condition holds, in order, the
+ * slice x[..., j, ...] becomes y[..., count, ...].
+ */
+int lower_compress(struct lower *L)
+{
+	const struct value *xv = lower_in(L, 0), *c = lower_in(L, 1), *y = lower_out(L, 0);
+	struct shape xs = xv->shape;
+	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *count, *j;
+	int axis = compress_axis(L->n, xv->shape.rank), r;
+
+	if (axis < 0) {		/* the flattened input */
+		if (!shape_numel(&xv->shape, &xs.d[0]))
+			BUG("compress input of %s has no element count", L->n->name);
+		xs.rank = 1;
+		axis = 0;
+	}
+	r = xs.rank;
+	count = tir_let(L->b, "count", tir_int(L->b, 0));
+	j = tir_loop(L->b, tir_bin(L->b, BIN_MIN, tir_dim(L->b, c->shape.d[0]),
+				   tir_dim(L->b, xs.d[axis])));
+	tir_if(L->b, tir_bin(L->b, BIN_NE, tir_load(L->b, L->in[1], j),
+			     tir_const(L->b, DTYPE_BOOL, 0)));
+	for (int k = 0; k < r; k++) {
+		idx[k] = k == axis ? count : tir_loop(L->b, tir_dim(L->b, xs.d[k]));
+		xi[k] = k == axis ? j : idx[k];
+	}
+	tir_store(L->b, L->out[0], lower_offset(L, &y->shape, idx),
+		  tir_load(L->b, L->in[0], lower_offset(L, &xs, xi)));
+	lower_end_loops(L, r - 1);
+	tir_assign(L->b, count, tir_add(L->b, count, tir_int(L->b, 1)));
+	tir_end(L->b);
+	tir_end(L->b);
 	return 0;
 }
 
