@@ -123,7 +123,8 @@ enum rt_shape_op {
 	RT_SHAPE_REDUCE,
 	RT_SHAPE_RANGE,
 	RT_SHAPE_ONE_HOT,
-	RT_SHAPE_COMPRESS
+	RT_SHAPE_COMPRESS,
+	RT_SHAPE_TOP_K
 };
 
 /*
@@ -135,8 +136,8 @@ enum rt_shape_op {
 struct rt_shape {
 	int step;			/* -1 ends the table */
 	int op;				/* enum rt_shape_op */
-	int64_t attr;			/* Reshape's allowzero, OneHot's axis, Compress's
-					   (-1: none); Reduce*: keepdims |
+	int64_t attr;			/* Reshape's allowzero, OneHot's axis, TopK's,
+					   Compress's (-1: none); Reduce*: keepdims |
 					   noop_with_empty_axes << 1 */
 	int in[5];			/* the data, the int64 tensor (-1: none);
 					   Slice: x, starts, ends, axes, steps;

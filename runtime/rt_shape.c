@@ -337,6 +337,21 @@ static collagec_status shape_compress(collagec_model *m, const struct rt_shape *
 	return COLLAGEC_OK;
 }
 
+/* TopK: the input's dims with k on the axis (0 <= k <= its length). */
+static collagec_status shape_top_k(collagec_model *m, const struct rt_shape *sh,
+				   const int64_t *x, int xr, int64_t *out)
+{
+	int64_t k = int_at(m, sh->in[1], 0);
+
+	for (int i = 0; i < xr; i++)
+		out[i] = x[i];
+	if (k < 0 || k > x[sh->attr])
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': k = %lld is out of range for axis "
+			    "%d", sh->node, (long long)k, (int)sh->attr);
+	out[sh->attr] = k;
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -357,6 +372,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_one_hot(m, sh, x, xr, out);
 	case RT_SHAPE_COMPRESS:
 		return shape_compress(m, sh, x, xr, out);
+	case RT_SHAPE_TOP_K:
+		return shape_top_k(m, sh, x, xr, out);
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

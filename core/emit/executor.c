@@ -315,6 +315,7 @@ static int shape_op(const struct node *n)
 	case OP_RANGE: return 9;
 	case OP_ONEHOT: return 10;
 	case OP_COMPRESS: return 11;
+	case OP_TOPK: return 12;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -345,10 +346,12 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		int rank = node_in(g, n, 0)->shape.rank;
 		int64_t axis = node_attr_int(n, "axis", -1);
 		/*
-		 * allowzero, OneHot's axis, Compress's (normalised, -1: none), or
+		 * allowzero, OneHot's axis, TopK's and Compress's (normalised, -1:
+		 * none), or
 		 * keepdims | noop_with_empty_axes << 1
 		 */
 		int64_t attr = n->op == OP_ONEHOT ? axis
+			: n->op == OP_TOPK ? (axis < 0 ? axis + rank : axis)
 			: n->op == OP_COMPRESS ? (!node_attr(n, "axis") ? -1
 						  : axis < 0 ? axis + rank : axis)
 			: shape_op(n) != 8 ? node_attr_int(n, "allowzero", 0)

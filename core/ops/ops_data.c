@@ -1353,11 +1353,19 @@ int lower_cumsum(struct lower *L)
 static int topk_plan(struct graph *g, struct node *n, int *axis, int64_t *k)
 {
 	struct value *x = infer_input(g, n, 0);
-	int64_t *v, cnt;
+	int64_t *v, cnt, run_time_k = -1;
 	struct dim d;
 
-	if (!x || infer_const_ints(g, n, 1, &v, &cnt) < 0)
+	if (!x || !infer_input(g, n, 1))
 		return -1;
+	/* k known only at run time: -1, and the shape function checks it */
+	if (infer_is_data(g, n, 1)) {
+		if (infer_data_count(g, n, 1, &cnt) < 0)
+			return -1;
+		v = &run_time_k;
+	} else if (infer_const_ints(g, n, 1, &v, &cnt) < 0) {
+		return -1;
+	}
 	*axis = infer_axis(g, n, node_attr_int(n, "axis", -1), x->shape.rank);
 	if (*axis < 0)
 		return -1;
@@ -1368,6 +1376,8 @@ static int topk_plan(struct graph *g, struct node *n, int *axis, int64_t *k)
 	}
 	d = x->shape.d[*axis];
 	*k = v[0];
+	if (v == &run_time_k)
+		return 0;
 	if (*k < 0 || *k > DIM_LIMIT || (dim_is_const(d) && *k > d.c)) {
 		diag_error(g->ctx, "%s: k = %lld is out of range for axis %d", node_loc(g, n),
 			   (long long)*k, *axis);
@@ -1376,7 +1386,10 @@ static int topk_plan(struct graph *g, struct node *n, int *axis, int64_t *k)
 	return 0;
 }
 
-/* Outputs: values and int64 indices, the axis cut to the constant k. */
+/*
+ * Outputs: values and int64 indices, the axis cut to k: a constant, or a
+ * data symbol that the shape function binds from a k known at run time.
+ */
 int infer_topk(struct graph *g, struct node *n)
 {
 	struct value *x;
@@ -1392,7 +1405,7 @@ int infer_topk(struct graph *g, struct node *n)
 		return -1;
 	}
 	s = x->shape;
-	s.d[axis] = dim_const(k);
+	s.d[axis] = k < 0 ? graph_data_sym(g, n->out[0], axis) : dim_const(k);
 	infer_set(g, n, 0, x->dtype, &s);
 	if (n->n_out > 1)
 		infer_set(g, n, 1, DTYPE_I64, &s);
@@ -1419,7 +1432,7 @@ int lower_topk(struct lower *L)
 		return -1;
 	len = tir_dim(b, x->shape.d[axis]);
 	inner = dims_product(L, &x->shape, axis + 1, x->shape.rank);
-	kk = tir_int(b, k);
+	kk = k < 0 ? tir_dim(b, lower_out(L, 0)->shape.d[axis]) : tir_int(b, k);
 	o = tir_loop(b, dims_product(L, &x->shape, 0, axis));
 	tir_mark_parallel(b);
 	i = tir_loop(b, inner);
