@@ -124,7 +124,8 @@ enum rt_shape_op {
 	RT_SHAPE_RANGE,
 	RT_SHAPE_ONE_HOT,
 	RT_SHAPE_COMPRESS,
-	RT_SHAPE_TOP_K
+	RT_SHAPE_TOP_K,
+	RT_SHAPE_PAD
 };
 
 /*
@@ -136,16 +137,19 @@ enum rt_shape_op {
 struct rt_shape {
 	int step;			/* -1 ends the table */
 	int op;				/* enum rt_shape_op */
-	int64_t attr;			/* Reshape's allowzero, OneHot's axis, TopK's,
+	int64_t attr;			/* Reshape's allowzero, Pad's mode != constant,
+					   OneHot's axis, TopK's,
 					   Compress's (-1: none); Reduce*: keepdims |
 					   noop_with_empty_axes << 1 */
 	int in[5];			/* the data, the int64 tensor (-1: none);
 					   Slice: x, starts, ends, axes, steps;
-					   Range: start, limit, delta */
+					   Range: start, limit, delta; Pad: x, pads,
+					   constant_value, axes */
 	int out;
 	int param[2 * RT_MAX_RANK + 1];	/* per input axis two symbols: Slice's start
 					   and step, Reduce*'s reduced flag and output
-					   stride; -1 after the last */
+					   stride, Pad's begin and end pads; -1 after
+					   the last */
 	const char *node;		/* the ONNX node, for messages */
 };
 

@@ -352,6 +352,40 @@ static collagec_status shape_top_k(collagec_model *m, const struct rt_shape *sh,
 	return COLLAGEC_OK;
 }
 
+/* Pad: each axis plus its pads (all axes, or those of the axes input). */
+static collagec_status shape_pad(collagec_model *m, const struct rt_shape *sh,
+				 const int64_t *x, int xr, int64_t *out)
+{
+	int64_t np = int_count(m, sh->in[1]), na = sh->in[3] >= 0 ? int_count(m, sh->in[3]) : xr;
+	int64_t pb[RT_MAX_RANK] = { 0 }, pe[RT_MAX_RANK] = { 0 };
+
+	if (np != 2 * na || na > xr)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': %lld pads for %lld axes", sh->node,
+			    (long long)np, (long long)na);
+	for (int64_t i = 0; i < na; i++) {
+		int64_t a = sh->in[3] >= 0 ? int_at(m, sh->in[3], i) : i;
+
+		if (a < 0)
+			a += xr;
+		if (a < 0 || a >= xr)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': axis %lld is out of range",
+				    sh->node, (long long)int_at(m, sh->in[3], i));
+		pb[a] = int_at(m, sh->in[1], i);
+		pe[a] = int_at(m, sh->in[1], i + na);
+	}
+	for (int k = 0; k < xr; k++) {
+		if (pb[k] < -RT_MAX_BYTES || pb[k] > RT_MAX_BYTES || pe[k] < -RT_MAX_BYTES ||
+		    pe[k] > RT_MAX_BYTES || x[k] + pb[k] + pe[k] < 0 ||
+		    (sh->attr && x[k] == 0 && (pb[k] || pe[k])))
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': pads on axis %d give an "
+				    "invalid length", sh->node, k);
+		out[k] = x[k] + pb[k] + pe[k];
+		m->syms[sh->param[2 * k]] = pb[k];
+		m->syms[sh->param[2 * k + 1]] = pe[k];
+	}
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -374,6 +408,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_compress(m, sh, x, xr, out);
 	case RT_SHAPE_TOP_K:
 		return shape_top_k(m, sh, x, xr, out);
+	case RT_SHAPE_PAD:
+		return shape_pad(m, sh, x, xr, out);
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

@@ -316,6 +316,7 @@ static int shape_op(const struct node *n)
 	case OP_ONEHOT: return 10;
 	case OP_COMPRESS: return 11;
 	case OP_TOPK: return 12;
+	case OP_PAD: return 13;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -340,17 +341,19 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 			if (n->in[j] >= 0)
 				in[n->op == OP_CONSTANTOFSHAPE ? 1 : j] = ep->vals[n->in[j]].rt;
 		/* the kernel's parameters, two per input axis (graph_data_param) */
-		const char *p0 = n->op == OP_SLICE ? "start" : "red";
-		const char *p1 = n->op == OP_SLICE ? "step" : "ystride";
-		bool params = n->op == OP_SLICE || shape_op(n) == 8;
+		const char *p0 = n->op == OP_SLICE ? "start" : n->op == OP_PAD ? "begin" : "red";
+		const char *p1 = n->op == OP_SLICE ? "step" : n->op == OP_PAD ? "end" : "ystride";
+		bool params = n->op == OP_SLICE || n->op == OP_PAD || shape_op(n) == 8;
 		int rank = node_in(g, n, 0)->shape.rank;
 		int64_t axis = node_attr_int(n, "axis", -1);
 		/*
-		 * allowzero, OneHot's axis, TopK's and Compress's (normalised, -1:
-		 * none), or
+		 * allowzero, whether Pad's mode is not constant, OneHot's axis,
+		 * TopK's and Compress's (normalised, -1: none), or
 		 * keepdims | noop_with_empty_axes << 1
 		 */
-		int64_t attr = n->op == OP_ONEHOT ? axis
+		int64_t attr = n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),
+							 "constant") != 0
+			: n->op == OP_ONEHOT ? axis
 			: n->op == OP_TOPK ? (axis < 0 ? axis + rank : axis)
 			: n->op == OP_COMPRESS ? (!node_attr(n, "axis") ? -1
 						  : axis < 0 ? axis + rank : axis)

@@ -721,13 +721,35 @@ static int pad_plan(struct graph *g, struct node *n, struct pad_plan *p)
 	return 0;
 }
 
-/* Output: each dimension plus its constant pads (negative pads crop). */
+/* Whether the pads or the axes are known only at run time. */
+static bool pad_is_data(struct graph *g, struct node *n)
+{
+	return infer_is_data(g, n, 1) || infer_is_data(g, n, 3);
+}
+
+/*
+ * Output: each dimension plus its pads (negative pads crop): constants, or
+ * for pads known only at run time data symbols, with each axis's begin pad a
+ * parameter of the kernel.
+ */
 int infer_pad(struct graph *g, struct node *n)
 {
 	struct pad_plan p;
-	struct value *v;
+	struct value *v, *x;
 
-	if (infer_arity(g, n, 2, 4, 1) < 0 || pad_plan(g, n, &p) < 0)
+	if (infer_arity(g, n, 2, 4, 1) < 0 || !(x = infer_input(g, n, 0)) ||
+	    !infer_input(g, n, 1))
+		return -1;
+	if (pad_is_data(g, n)) {
+		if (infer_set_data(g, n, 0, x->dtype, x->shape.rank) < 0)
+			return -1;
+		for (int k = 0; k < x->shape.rank; k++) {
+			graph_data_param(g, n->out[0], "begin", k);
+			graph_data_param(g, n->out[0], "end", k);
+		}
+		return 0;
+	}
+	if (pad_plan(g, n, &p) < 0)
 		return -1;
 	if ((v = node_in(g, n, 2)) && v->has_shape && shape_is_static(&v->shape) &&
 	    shape_numel_static(&v->shape) != 1) {
@@ -738,30 +760,74 @@ int infer_pad(struct graph *g, struct node *n)
 	return 0;
 }
 
-/* Source index on one axis of length d for padded position s (s may be outside [0, d)). */
-static struct tir *pad_source(struct lower *L, enum pad_mode mode, struct tir *s, int64_t d)
+/*
+ * Source index on one axis of length d for padded position s (s may be
+ * outside [0, d)); d a constant, or NULL with dd the axis's length when only
+ * the run knows whether the axis is padded (and d may be 1).
+ */
+static struct tir *pad_source(struct lower *L, enum pad_mode mode, struct tir *s, int64_t d,
+			      struct tir *dd)
 {
 	struct tir_builder *b = L->b;
-	struct tir *m, *p;
+	struct tir *m, *p, *len = dd ? dd : tir_int(b, d);
 
 	switch (mode) {
 	case PAD_EDGE:
-		return clamp_index(L, s, tir_int(b, d));
+		return clamp_index(L, s, len);
 	case PAD_WRAP:
-		p = tir_int(b, d);
-		return tir_bin(b, BIN_MOD, tir_add(b, tir_bin(b, BIN_MOD, s, p), p), p);
+		return tir_bin(b, BIN_MOD, tir_add(b, tir_bin(b, BIN_MOD, s, len), len), len);
 	case PAD_REFLECT:
 		/* reflection without repeating the edge has period 2 * (d - 1) */
-		if (d == 1)
+		if (!dd && d == 1)
 			return tir_int(b, 0);
-		p = tir_int(b, 2 * (d - 1));
+		p = tir_mul(b, tir_int(b, 2), tir_bin(b, BIN_SUB, len, tir_int(b, 1)));
+		if (dd)		/* length 1: period 1, everything maps to 0 */
+			p = tir_bin(b, BIN_MAX, p, tir_int(b, 1));
 		m = tir_bin(b, BIN_MOD, tir_add(b, tir_bin(b, BIN_MOD, s, p), p), p);
 		m = tir_let(b, "m", m);
-		return tir_select(b, tir_bin(b, BIN_LT, m, tir_int(b, d)), m,
-				  tir_bin(b, BIN_SUB, p, m));
+		return tir_select(b, tir_bin(b, BIN_LT, m, len), m, tir_bin(b, BIN_SUB, p, m));
 	default:
 		return s;
 	}
+}
+
+/* The fill value of constant padding (constant_value, else 0). */
+static struct tir *pad_fill(struct lower *L, enum dtype t)
+{
+	return L->in[2] ? tir_cast(L->b, t, tir_load(L->b, L->in[2], tir_int(L->b, 0)))
+		: tir_const(L->b, t, 0);
+}
+
+/* Pads known at run time: every axis shifted by its begin pad and mapped back. */
+static int lower_pad_data(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	const char *mode = node_attr_str(L->n, "mode", "constant");
+	enum pad_mode pm = !strcmp(mode, "reflect") ? PAD_REFLECT : !strcmp(mode, "edge")
+		? PAD_EDGE : !strcmp(mode, "wrap") ? PAD_WRAP : PAD_CONSTANT;
+	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *inside = NULL, *v;
+
+	lower_loops(L, &y->shape, idx);
+	for (int k = 0; k < x->shape.rank; k++) {
+		struct tir *d = tir_dim(b, x->shape.d[k]);
+
+		xi[k] = tir_bin(b, BIN_SUB, idx[k], tir_dim(b, graph_data_param(
+			L->g, L->n->out[0], "begin", k)));
+		if (pm != PAD_CONSTANT) {
+			xi[k] = pad_source(L, pm, xi[k], 0, d);
+		} else {
+			struct tir *c = in_range(L, xi[k], d);
+
+			inside = inside ? tir_bin(b, BIN_LAND, inside, c) : c;
+		}
+	}
+	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
+	if (inside)
+		v = tir_select(b, inside, v, pad_fill(L, x->dtype));
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), v);
+	lower_end_loops(L, y->shape.rank);
+	return 0;
 }
 
 /* Fill value outside the input (constant), else the reflected, clamped or wrapped source. */
@@ -772,6 +838,8 @@ int lower_pad(struct lower *L)
 	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *inside = NULL, *v;
 	struct pad_plan p;
 
+	if (node_is_dynamic(L->g, L->n))
+		return lower_pad_data(L);
 	if (pad_plan(L->g, (struct node *)L->n, &p) < 0)
 		return -1;
 	lower_loops(L, &y->shape, idx);
@@ -784,7 +852,7 @@ int lower_pad(struct lower *L)
 		}
 		xi[k] = tir_add(b, idx[k], tir_int(b, -p.pb[k]));
 		if (p.mode != PAD_CONSTANT) {
-			xi[k] = pad_source(L, p.mode, xi[k], d);
+			xi[k] = pad_source(L, p.mode, xi[k], d, NULL);
 		} else if (p.pb[k] > 0 || p.pe[k] > 0) {
 			/* only an axis padded at an end can step outside the input */
 			struct tir *c = in_range(L, xi[k], tir_int(b, d));
@@ -794,9 +862,7 @@ int lower_pad(struct lower *L)
 	}
 	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
 	if (inside)
-		v = tir_select(b, inside, v, L->in[2] ? tir_cast(b, x->dtype, tir_load(b, L->in[2],
-									 tir_int(b, 0)))
-			       : tir_const(b, x->dtype, 0));
+		v = tir_select(b, inside, v, pad_fill(L, x->dtype));
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), v);
 	lower_end_loops(L, y->shape.rank);
 	return 0;

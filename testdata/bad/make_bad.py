@@ -143,7 +143,7 @@ def bad_models():
                                                  [f32("y", [4, 2])], [shape]))
 
     # 8 minus the batch may be negative: no symbol stands for it, and the
-    # Pad that needs it at compile time names the Sub that computed it (a
+    # Split that needs it at compile time names the Sub that computed it (a
     # Reshape to it computes its shape at run time: tests/dynamic.sh)
     ints = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
     nodes = [
@@ -151,12 +151,13 @@ def bad_models():
         helper.make_node("Gather", ["s", "zero"], ["n"], name="batch", axis=0),
         helper.make_node("Sub", ["eight", "n"], ["m"], name="eight_minus_batch"),
         helper.make_node("Unsqueeze", ["m", "axes"], ["u"], name="unsqueeze"),
-        helper.make_node("Concat", ["zeros", "u"], ["pads"], name="concat", axis=0),
-        helper.make_node("Pad", ["x", "pads"], ["y"], name="pad"),
+        helper.make_node("Concat", ["u", "u"], ["sizes"], name="concat", axis=0),
+        helper.make_node("Split", ["x", "sizes"], ["y", "z"], name="split", axis=1),
     ]
     out["symbolic_shape_inexpressible"] = model(helper.make_graph(
-        nodes, "inexpressible", [f32("x", ["N", 6])], [f32("y", ["M", "K"])],
-        [ints("zero", 0), ints("eight", 8), ints("axes", [0]), ints("zeros", [0, 0, 0])]))
+        nodes, "inexpressible", [f32("x", ["N", 6])], [f32("y", ["M", "K"]),
+                                                      f32("z", ["M", "L"])],
+        [ints("zero", 0), ints("eight", 8), ints("axes", [0])]))
 
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     out["no_outputs"] = model(helper.make_graph(nodes, "noout", [f32("x", [2])], []))

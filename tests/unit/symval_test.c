@@ -327,29 +327,33 @@ static void test_expand_export_pattern(void)
 }
 
 /*
- * Pad(x, Concat(0, 0, 0, 0, 0, 5 - seq)) fails, naming the Sub: 5 - seq may be
- * negative, and Pad needs its pads at compile time.
+ * Split(x, Concat(5 - seq, 5 - seq)) fails, naming the Sub: 5 - seq may be
+ * negative, and Split needs its sizes at compile time.
  */
 static void test_inexpressible_names_node(void)
 {
-	static const int64_t zeros[5] = { 0 };
 	struct fixture f;
-	int in[3], sub, cat;
+	int in[3], sub, cat, out[2], id;
 
 	fx_init(&f);
 	in[0] = vec1(&f, 5);
 	in[1] = size_of(&f, f.x, 1);
 	sub = op1(&f, OP_SUB, "five_minus_seq", in, 2);
-	in[0] = ints(&f, 1, zeros, 5);
+	in[0] = sub;
 	in[1] = sub;
 	cat = op1(&f, OP_CONCAT, "concat", in, 2);
 	in[0] = f.x;
 	in[1] = cat;
-	op1(&f, OP_PAD, "pad", in, 2);
+	out[0] = graph_add_value(f.g, "y");
+	out[1] = graph_add_value(f.g, "z");
+	id = graph_add_node(f.g, OP_SPLIT, "split", in, 2, out, 2);
+	f.g->nodes.v[id].op_type = "Split";
+	node_set_attr_int(f.g, &f.g->nodes.v[id], "axis", 1);
+	node_span_self(f.g, &f.g->nodes.v[id]);
 	ASSERT(-1, pass_infer(f.g));
 	ASSERT_STR("payload none", arena_printf(f.g->arena, "payload %s", payload_str(&f, sub)));
-	ASSERT_TRUE(strstr(sb_str(&f.cap), "'pad' (Pad): input 1 'concat' must be a constant "
-			   "integer tensor: 'five_minus_seq' (Sub) computes it from symbolic "
+	ASSERT_TRUE(strstr(sb_str(&f.cap), "'split' (Split): input 1 'concat' must be known "
+			   "at compile time: 'five_minus_seq' (Sub) computes it from symbolic "
 			   "dims as a value collagec cannot represent symbolically") != NULL);
 	fx_release(&f);
 }
