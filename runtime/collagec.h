@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define COLLAGEC_ABI_VERSION 3
+#define COLLAGEC_ABI_VERSION 4
 
 /*
  * Every failure also leaves a one-line detail in collagec_last_error(m).
@@ -76,6 +76,9 @@ typedef struct collagec_tensor_info {
 	int rank;
 	const int64_t *dims;		/* -1 where the dim is symbolic */
 	const char *const *dim_names;	/* per dim: symbol text ("N", "2*N") or NULL */
+	int dynamic;			/* 1 when dims depend on tensor values (NonZero's
+					   count, Reshape to a computed shape): known
+					   only after a run, from collagec_get_output */
 } collagec_tensor_info;
 
 /*

@@ -14,6 +14,8 @@ struct collagec_model {
 	void *out_data[RT_N_OUTPUTS + 1];
 	int64_t out_dims[RT_N_OUTPUTS + 1][RT_MAX_RANK];
 	int64_t out_cap[RT_N_OUTPUTS + 1];	/* bytes allocated */
+	void *dyn[RT_N_VALUES + 1];		/* RT_DYN values' blocks */
+	int64_t dyn_cap[RT_N_VALUES + 1];	/* their bytes */
 	int64_t syms[RT_N_SYMS + 1];
 	int64_t planned[RT_N_SYMS + 1];		/* syms the arena plan is for */
 	int have_plan;
@@ -166,6 +168,8 @@ RT_API void collagec_close(collagec_model *m)
 		return;
 	for (int i = 0; i < RT_N_OUTPUTS; i++)
 		free(m->out_data[i]);
+	for (int i = 0; i < RT_N_VALUES; i++)
+		free(m->dyn[i]);
 	free(m->arena);
 	free(m);
 	for (int i = 0; rt_inits[i]; i++)
@@ -193,6 +197,7 @@ static void fill_info(const struct rt_value *v, collagec_tensor_info *info,
 	info->rank = v->rank;
 	info->dims = dims;
 	info->dim_names = v->dim_names;
+	info->dynamic = v->late;
 }
 
 RT_API collagec_status collagec_input_info(const collagec_model *m, int i,
@@ -285,11 +290,78 @@ RT_API collagec_status collagec_set_threads(collagec_model *m, int n)
 	return COLLAGEC_OK;
 }
 
+/* Whether every symbol of d is bound (late symbols are -1 until their step). */
+static int dim_bound(const struct rt_dim *d, const int64_t *syms)
+{
+	for (int i = 0; i < d->n; i++)
+		if (syms[d->sym[i]] < 0)
+			return 0;
+	return 1;
+}
+
+/* Computes the derived symbols whose operands are bound; the others stay -1. */
+static collagec_status derive(collagec_model *m)
+{
+	for (const struct rt_derived *d = rt_derived; d->sym >= 0; d++) {
+		int64_t a, b, v;
+
+		if (!dim_bound(&d->a, m->syms) || !dim_bound(&d->b, m->syms)) {
+			m->syms[d->sym] = -1;
+			continue;
+		}
+		a = dim_eval(&d->a, m->syms);
+		b = dim_eval(&d->b, m->syms);
+		if (a == RT_OVERFLOW || b == RT_OVERFLOW ||
+		    (d->op == 0 && __builtin_add_overflow(a, b, &v))) {
+			if (d->used)
+				return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' overflows for "
+					    "these inputs", rt_sym_names[d->sym]);
+			m->syms[d->sym] = 0;	/* no shape uses it */
+			continue;
+		}
+		if ((d->op == 1 || d->op == 2) && b <= 0) {
+			if (d->used)
+				return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' divides by %lld",
+					    rt_sym_names[d->sym], (long long)b);
+			b = 1;	/* no shape uses it: any value will do */
+		}
+		v = d->op == 0 ? a + b : d->op == 1 ? a / b : d->op == 2 ? a % b
+			: d->op == 3 ? (a < b ? a : b) : (a > b ? a : b);
+		if (v < 0 && d->used)
+			return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' is %lld for these inputs",
+				    rt_sym_names[d->sym], (long long)v);
+		m->syms[d->sym] = v < 0 ? 0 : v;
+	}
+	return COLLAGEC_OK;
+}
+
+/* Tests what compiling assumed, as far as the symbols are bound yet. */
+static collagec_status check(collagec_model *m)
+{
+	for (const struct rt_check *c = rt_checks; c->text; c++) {
+		int64_t a, b;
+
+		if (!dim_bound(&c->a, m->syms) || !dim_bound(&c->b, m->syms))
+			continue;	/* tested again once a shape function bound them */
+		a = dim_eval(&c->a, m->syms);
+		b = dim_eval(&c->b, m->syms);
+		if (a == RT_OVERFLOW || b == RT_OVERFLOW)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, which overflows for "
+				    "these inputs", c->node, c->text);
+		if (a > b)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, the inputs give "
+				    "%lld > %lld", c->node, c->text, (long long)a, (long long)b);
+	}
+	return COLLAGEC_OK;
+}
+
 /* Binds the symbols from the input shapes and checks every input dim. */
 static collagec_status bind_syms(collagec_model *m)
 {
-	for (int s = 0; s < RT_N_SYMS; s++)
-		m->syms[s] = -1;
+	collagec_status s;
+
+	for (int k = 0; k < RT_N_SYMS; k++)
+		m->syms[k] = -1;
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < RT_N_INPUTS; i++) {
 			const struct rt_value *v = &rt_values[rt_inputs[i]];
@@ -324,48 +396,18 @@ static collagec_status bind_syms(collagec_model *m)
 			}
 		}
 	}
-	for (const struct rt_derived *d = rt_derived; d->sym >= 0; d++) {
-		int64_t a = dim_eval(&d->a, m->syms), b = dim_eval(&d->b, m->syms), v;
-
-		if (a == RT_OVERFLOW || b == RT_OVERFLOW ||
-		    (d->op == 0 && __builtin_add_overflow(a, b, &v))) {
-			if (d->used)
-				return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' overflows for "
-					    "these inputs", rt_sym_names[d->sym]);
-			m->syms[d->sym] = 0;	/* no shape uses it */
-			continue;
-		}
-		if ((d->op == 1 || d->op == 2) && b <= 0) {
-			if (d->used)
-				return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' divides by %lld",
-					    rt_sym_names[d->sym], (long long)b);
-			b = 1;	/* no shape uses it: any value will do */
-		}
-		v = d->op == 0 ? a + b : d->op == 1 ? a / b : d->op == 2 ? a % b
-			: d->op == 3 ? (a < b ? a : b) : (a > b ? a : b);
-		if (v < 0 && d->used)
-			return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' is %lld for these inputs",
-				    rt_sym_names[d->sym], (long long)v);
-		m->syms[d->sym] = v < 0 ? 0 : v;
-	}
-	for (int s = 0; s < RT_N_SYMS; s++)
-		if (m->syms[s] < 0)
+	if ((s = derive(m)) != COLLAGEC_OK)
+		return s;
+	for (int k = 0; k < RT_N_SYMS; k++)
+		if (m->syms[k] < 0 && !rt_sym_late[k])
 			return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' is not bound by any input",
-				    rt_sym_names[s]);
-	for (const struct rt_check *c = rt_checks; c->text; c++) {
-		int64_t a = dim_eval(&c->a, m->syms), b = dim_eval(&c->b, m->syms);
-
-		if (a == RT_OVERFLOW || b == RT_OVERFLOW)
-			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, which overflows for "
-				    "these inputs", c->node, c->text);
-		if (a > b)
-			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, the inputs give "
-				    "%lld > %lld", c->node, c->text, (long long)a, (long long)b);
-	}
+				    rt_sym_names[k]);
+	if ((s = check(m)) != COLLAGEC_OK)
+		return s;
 	/* every tensor's size must be representable before the plan adds them */
 	for (int i = 0; i < RT_N_VALUES; i++)
 		if (rt_values[i].kind != RT_CONST && rt_values[i].kind != RT_INPUT &&
-		    value_bytes(&rt_values[i], m->syms) == RT_OVERFLOW)
+		    !rt_values[i].late && value_bytes(&rt_values[i], m->syms) == RT_OVERFLOW)
 			return fail(m, COLLAGEC_E_SHAPE, "tensor '%s' is too large for these "
 				    "inputs", rt_values[i].name);
 	return COLLAGEC_OK;
@@ -380,7 +422,7 @@ static collagec_status plan(collagec_model *m)
 	int same = m->have_plan;
 
 	for (int s = 0; s < RT_N_SYMS && same; s++)
-		same = m->planned[s] == m->syms[s];
+		same = m->planned[s] == m->syms[s];	/* late ones are -1 here */
 	if (same)
 		return COLLAGEC_OK;
 	for (int i = 0; i < RT_N_VALUES; i++) {
@@ -402,24 +444,45 @@ static collagec_status plan(collagec_model *m)
 	return COLLAGEC_OK;
 }
 
+/* Makes *p hold at least bytes (kept across runs); 0, or -1 with the error set. */
+static int grow(collagec_model *m, void **p, int64_t *cap, int64_t bytes,
+		const struct rt_value *v)
+{
+	if (bytes <= *cap && *p)
+		return 0;
+	free(*p);
+	*p = xaligned(bytes);
+	*cap = *p ? bytes : 0;
+	if (!*p) {
+		fail(m, COLLAGEC_E_ALLOC, "cannot allocate tensor '%s' (%lld bytes)", v->name,
+		     (long long)bytes);
+		return -1;
+	}
+	return 0;
+}
+
 static collagec_status outputs(collagec_model *m)
 {
 	for (int i = 0; i < RT_N_OUTPUTS; i++) {
 		const struct rt_value *v = &rt_values[rt_outputs[i]];
-		int64_t bytes = value_bytes(v, m->syms);
+
+		if (v->late)
+			continue;	/* allocated when its producer runs */
+		if (grow(m, &m->out_data[i], &m->out_cap[i], value_bytes(v, m->syms), v))
+			return COLLAGEC_E_ALLOC;
+	}
+	return COLLAGEC_OK;
+}
+
+/* The outputs' dims, once the run bound every symbol. */
+static void output_dims(collagec_model *m)
+{
+	for (int i = 0; i < RT_N_OUTPUTS; i++) {
+		const struct rt_value *v = &rt_values[rt_outputs[i]];
 
 		for (int k = 0; k < v->rank; k++)
 			m->out_dims[i][k] = dim_eval(&v->dims[k], m->syms);
-		if (bytes > m->out_cap[i] || !m->out_data[i]) {
-			free(m->out_data[i]);
-			m->out_data[i] = xaligned(bytes);
-			m->out_cap[i] = m->out_data[i] ? bytes : 0;
-			if (!m->out_data[i])
-				return fail(m, COLLAGEC_E_ALLOC, "cannot allocate output '%s'",
-					    v->name);
-		}
 	}
-	return COLLAGEC_OK;
 }
 
 static void *value_ptr(collagec_model *m, int id)
@@ -431,10 +494,13 @@ static void *value_ptr(collagec_model *m, int id)
 	case RT_INPUT: return (void *)m->in_data[v->io];
 	case RT_OUTPUT: return m->out_data[v->io];
 	case RT_ARENA: return m->arena + m->offsets[id];
+	case RT_DYN: return m->dyn[id];
 	default: collagec_rt_abort("corrupt value table");
 	}
 	return NULL;
 }
+
+#include "rt_shape.c"
 
 static int64_t now_ns(void)
 {
@@ -463,9 +529,11 @@ RT_API collagec_status collagec_run(collagec_model *m)
 	if ((s = bind_syms(m)) != COLLAGEC_OK || (s = plan(m)) != COLLAGEC_OK ||
 	    (s = outputs(m)) != COLLAGEC_OK)
 		return s;
-	for (int i = 0; i < RT_N_STEPS; i++) {
+	for (int i = 0, sh = 0; i < RT_N_STEPS; i++) {
 		const struct rt_step *st = &rt_steps[i];
 
+		if (RT_N_SHAPES && (s = run_shapes(m, i, &sh)) != COLLAGEC_OK)
+			return s;
 		for (int a = 0; a < st->nargs; a++)
 			m->args[a] = value_ptr(m, rt_args[st->arg0 + a]);
 		/* the dispatcher inside fn makes the same test on the same syms */
@@ -476,6 +544,7 @@ RT_API collagec_status collagec_run(collagec_model *m)
 		else
 			st->fn(m->args, m->syms, m->threads);
 	}
+	output_dims(m);
 	m->has_run = 1;
 	m->profiled = m->profiling;
 	return COLLAGEC_OK;

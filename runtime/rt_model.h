@@ -10,7 +10,8 @@
  *   rt_values[] rt_info_dims[][] (-1 where symbolic), rt_pick_KERNEL()
  *   per kernel with run-time dispatch, rt_variants[] rt_steps[] rt_args[]
  *   rt_inputs[] rt_outputs[] rt_sym_names[], rt_derived[] (sym -1 at the
- *   end), rt_checks[] (text NULL at the end), rt_inits[] (NULL-terminated) and
+ *   end), rt_checks[] (text NULL at the end), RT_N_SHAPES rt_shapes[] (step
+ *   -1 at the end) rt_sym_late[] (per symbol: bound by them), rt_inits[] (NULL-terminated) and
  *   rt_finis[] (parallel to rt_inits; NULL where an init has no fini)
  *   rt_weights (the embedded blob) and rt_metadata_json
  */
@@ -68,7 +69,9 @@ enum rt_kind {
 	RT_CONST,	/* offset into rt_weights */
 	RT_INPUT,	/* io = input index */
 	RT_OUTPUT,	/* io = output index */
-	RT_ARENA	/* offset into the workspace (static or planned) */
+	RT_ARENA,	/* offset into the workspace (static or planned) */
+	RT_DYN		/* data-dependent dims: a heap block per value, (re)allocated
+			   when its producer runs and kept for the next run */
 };
 
 /* c * syms[sym[0]] * ... */
@@ -89,6 +92,7 @@ struct rt_value {
 	const char *dim_names[RT_MAX_RANK];
 	int64_t offset;			/* const, or static arena offset; -1 if planned */
 	int first, last;		/* steps that write first / read last */
+	int late;			/* dims known only once its producer ran */
 };
 
 /* A derived symbol: syms[sym] = op(a, b), op 0..4 = + / % min max. */
@@ -104,6 +108,49 @@ struct rt_check {
 	struct rt_dim a, b;
 	const char *text;		/* "seq <= 32" */
 	const char *node;		/* the ONNX node that assumed it */
+};
+
+/* What a run-time shape function computes (runtime/rt_shape.c). */
+enum rt_shape_op {
+	RT_SHAPE_RESHAPE,
+	RT_SHAPE_EXPAND,
+	RT_SHAPE_CONSTANT_OF_SHAPE,
+	RT_SHAPE_TILE,
+	RT_SHAPE_UNSQUEEZE,
+	RT_SHAPE_SQUEEZE,
+	RT_SHAPE_NONZERO,
+	RT_SHAPE_SLICE,
+	RT_SHAPE_REDUCE,
+	RT_SHAPE_RANGE,
+	RT_SHAPE_ONE_HOT,
+	RT_SHAPE_COMPRESS,
+	RT_SHAPE_TOP_K,
+	RT_SHAPE_PAD
+};
+
+/*
+ * A data-dependent node's shape function: before step `step`, computes the
+ * dims of value `out` from the int64 tensor in[1] and the dims of in[0]
+ * (NonZero: from the values of in[0]), and binds the data symbols that make
+ * them up.
+ */
+struct rt_shape {
+	int step;			/* -1 ends the table */
+	int op;				/* enum rt_shape_op */
+	int64_t attr;			/* Reshape's allowzero, Pad's mode != constant,
+					   OneHot's axis, TopK's,
+					   Compress's (-1: none); Reduce*: keepdims |
+					   noop_with_empty_axes << 1 */
+	int in[5];			/* the data, the int64 tensor (-1: none);
+					   Slice: x, starts, ends, axes, steps;
+					   Range: start, limit, delta; Pad: x, pads,
+					   constant_value, axes */
+	int out;
+	int param[2 * RT_MAX_RANK + 1];	/* per input axis two symbols: Slice's start
+					   and step, Reduce*'s reduced flag and output
+					   stride, Pad's begin and end pads; -1 after
+					   the last */
+	const char *node;		/* the ONNX node, for messages */
 };
 
 typedef void (*rt_kernel)(void *const *bufs, const int64_t *syms, int threads);

@@ -42,7 +42,8 @@ void dataflow_init(struct dataflow *df, struct graph *g, struct arena *a)
 	for (int i = 0; i < n; i++) {
 		const struct node *nd = &g->nodes.v[df->node[i]];
 
-		df->kind[i] = op_info(nd->op)->kind;
+		/* its run-time shape function reads inputs that must exist before its kernel */
+		df->kind[i] = node_is_dynamic(g, nd) ? OPK_OPAQUE : op_info(nd->op)->kind;
 		df->in[i] = arena_alloc(a, sizeof(int) * ((size_t)nd->n_in + 1));
 		for (int j = 0; j < nd->n_in; j++)
 			if (nd->in[j] >= 0 && maker[nd->in[j]] >= 0) {

@@ -20,6 +20,7 @@ enum exec_kind {
 	EXEC_INPUT,
 	EXEC_OUTPUT,
 	EXEC_ARENA,
+	EXEC_DYN,		/* allocated at run time when its producer runs */
 };
 
 struct exec_value {
@@ -28,6 +29,13 @@ struct exec_value {
 	int io;			/* input / output index */
 	int64_t offset;		/* weights offset, or static arena offset (-1 dynamic) */
 	int first, last;	/* step of first write / last read */
+	bool late;		/* its dims mention late symbols (graph_sym_late) */
+};
+
+/* A dynamic node's run-time shape function (node_is_dynamic), run before a step. */
+struct exec_shape {
+	int step;		/* the first step of the node's partition */
+	int node;		/* node index */
 };
 
 struct exec_step {
@@ -39,6 +47,7 @@ struct exec_step {
 
 struct exec_plan {
 	VEC(struct exec_step) steps;
+	VEC(struct exec_shape) shapes;	/* in step order */
 	struct exec_value *vals;	/* per graph value */
 	int n_rt;			/* values in rt_values */
 	int *rt_to_value;		/* rt index -> value id */

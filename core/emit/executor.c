@@ -64,9 +64,11 @@ static void values_table(struct graph *g, const struct exec_plan *ep, struct str
 			print_dim_name(g, val->shape.d[k], sb);
 			sb_putc(sb, ',');
 		}
-		sb_printf(sb, " }, %lld, %d, %d },\n", (long long)e->offset, e->first, e->last);
+		sb_printf(sb, " }, %lld, %d, %d, %d },\n", (long long)e->offset, e->first, e->last,
+			  (int)e->late);
 	}
-	sb_puts(sb, "\t{ NULL, 0, 0, 0, 0, 0, { { 0, 0, { 0, 0, 0 } } }, { NULL }, 0, 0, 0 }\n};\n");
+	sb_puts(sb, "\t{ NULL, 0, 0, 0, 0, 0, { { 0, 0, { 0, 0, 0 } } }, { NULL }, 0, 0, 0, 0 }\n"
+		"};\n");
 	sb_puts(sb, "static const int64_t rt_info_dims[][RT_MAX_RANK] = {\n");
 	for (int r = 0; r < ep->n_rt; r++) {
 		const struct value *val = &g->values.v[ep->rt_to_value[r]];
@@ -294,6 +296,87 @@ static void derived_table(struct graph *g, struct strbuf *out)
 	sb_puts(out, "\t{ -1, 0, 0, { 0, 0, { 0, 0, 0 } }, { 0, 0, { 0, 0, 0 } } }\n};\n");
 }
 
+/* runtime/rt_model.h's enum rt_shape_op for a dynamic node's op. */
+static int shape_op(const struct node *n)
+{
+	switch (n->op) {
+	case OP_RESHAPE: return 0;
+	case OP_EXPAND: return 1;
+	case OP_CONSTANTOFSHAPE: return 2;
+	case OP_TILE: return 3;
+	case OP_UNSQUEEZE: return 4;
+	case OP_SQUEEZE: return 5;
+	case OP_NONZERO: return 6;
+	case OP_SLICE: return 7;
+	case OP_REDUCEL1: case OP_REDUCEL2: case OP_REDUCELOGSUM: case OP_REDUCELOGSUMEXP:
+	case OP_REDUCEMAX: case OP_REDUCEMEAN: case OP_REDUCEMIN: case OP_REDUCEPROD:
+	case OP_REDUCESUM: case OP_REDUCESUMSQUARE:
+		return 8;
+	case OP_RANGE: return 9;
+	case OP_ONEHOT: return 10;
+	case OP_COMPRESS: return 11;
+	case OP_TOPK: return 12;
+	case OP_PAD: return 13;
+	default: BUG("no run-time shape function for %s", n->op_type);
+	}
+}
+
+/*
+ * The run-time shape functions (exec_plan.shapes) and which symbols they
+ * bind, directly or through derived symbols (rt_sym_late).
+ */
+static void shapes_table(struct graph *g, const struct exec_plan *ep, struct strbuf *out)
+{
+	sb_printf(out, "#define RT_N_SHAPES %d\nstatic const struct rt_shape rt_shapes[] = {\n",
+		  ep->shapes.n);
+	for (int i = 0; i < ep->shapes.n; i++) {
+		const struct node *n = &g->nodes.v[ep->shapes.v[i].node];
+		int in[5] = { -1, -1, -1, -1, -1 };
+
+		/*
+		 * in[0] the data, in[1] the int64 tensor: ConstantOfShape has only
+		 * the tensor, NonZero only the data, Slice four tensors
+		 */
+		for (int j = 0; j < n->n_in && j < 5; j++)
+			if (n->in[j] >= 0)
+				in[n->op == OP_CONSTANTOFSHAPE ? 1 : j] = ep->vals[n->in[j]].rt;
+		/* the kernel's parameters, two per input axis (graph_data_param) */
+		const char *p0 = n->op == OP_SLICE ? "start" : n->op == OP_PAD ? "begin" : "red";
+		const char *p1 = n->op == OP_SLICE ? "step" : n->op == OP_PAD ? "end" : "ystride";
+		bool params = n->op == OP_SLICE || n->op == OP_PAD || shape_op(n) == 8;
+		int rank = node_in(g, n, 0)->shape.rank;
+		int64_t axis = node_attr_int(n, "axis", -1);
+		/*
+		 * allowzero, whether Pad's mode is not constant, OneHot's axis,
+		 * TopK's and Compress's (normalised, -1: none), or
+		 * keepdims | noop_with_empty_axes << 1
+		 */
+		int64_t attr = n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),
+							 "constant") != 0
+			: n->op == OP_ONEHOT ? axis
+			: n->op == OP_TOPK ? (axis < 0 ? axis + rank : axis)
+			: n->op == OP_COMPRESS ? (!node_attr(n, "axis") ? -1
+						  : axis < 0 ? axis + rank : axis)
+			: shape_op(n) != 8 ? node_attr_int(n, "allowzero", 0)
+			: (node_attr_int(n, "keepdims", 1) != 0) |
+			  (node_attr_int(n, "noop_with_empty_axes", 0) != 0) << 1;
+
+		sb_printf(out, "\t{ %d, %d, %lld, { %d, %d, %d, %d, %d }, %d, {",
+			  ep->shapes.v[i].step, shape_op(n), (long long)attr, in[0], in[1], in[2],
+			  in[3], in[4], ep->vals[n->out[0]].rt);
+		for (int k = 0; params && k < 2 * rank; k++)
+			sb_printf(out, " %d,", graph_data_param(g, n->out[0], k % 2 ? p1 : p0,
+								 k / 2).sym[0]);
+		sb_puts(out, " -1 }, ");
+		c_string(out, n->name);
+		sb_puts(out, " },\n");
+	}
+	sb_puts(out, "\t{ -1, 0, 0, { -1, -1, -1, -1, -1 }, -1, { -1 }, NULL }\n};\nstatic const char rt_sym_late[] = {");
+	for (int s = 0; s < g->syms.n; s++)
+		sb_printf(out, " %d,", (int)graph_sym_late(g, s));
+	sb_puts(out, " 0 };\n");
+}
+
 /* What compiling assumed of the symbols (graph.checks), tested after binding. */
 static void checks_table(struct graph *g, struct strbuf *out)
 {
@@ -416,6 +499,7 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 	sb_puts(out, " NULL };\n");
 	derived_table(g, out);
 	checks_table(g, out);
+	shapes_table(g, ep, out);
 	init_tables(out, ms);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");
 	c_string(out, metadata_json);

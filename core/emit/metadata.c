@@ -58,6 +58,9 @@ static cJSON *tensors_json(struct graph *g, const int *ids, int n)
 		cJSON_AddStringToObject(t, "name", v->name);
 		cJSON_AddStringToObject(t, "dtype", dtype_name(v->dtype));
 		cJSON_AddItemToObject(t, "shape", shape_json(g, &v->shape));
+		/* only where true, so OUT.json of other models keeps its bytes */
+		if (graph_shape_late(g, &v->shape))
+			cJSON_AddTrueToObject(t, "dynamic");
 		cJSON_AddItemToArray(a, t);
 	}
 	return a;
@@ -238,6 +241,8 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddItemToObject(root, "passes", fates_json(g));
 	mem = cJSON_AddObjectToObject(root, "memory");
 	cJSON_AddStringToObject(mem, "plan", ep->dynamic ? "run-time" : "static");
+	if (ep->shapes.n)
+		cJSON_AddNumberToObject(mem, "shape_functions", ep->shapes.n);
 	cJSON_AddNumberToObject(mem, "arena_bytes", (double)ep->arena_bytes);
 	cJSON_AddNumberToObject(mem, "peak_bytes", (double)ep->peak_bytes);
 	cJSON_AddNumberToObject(mem, "weights_bytes", (double)ep->weights.len);

@@ -4,6 +4,7 @@
  * liveness-based memory plan of runtime/rt_plan.h.
  */
 #include "emit.h"
+#include "../ops/ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,39 @@ static void lifetimes(struct exec_plan *ep)
 	}
 }
 
+/* Whether node's inputs all come from outside partition p (the shape function runs first). */
+static bool inputs_outside(struct graph *g, const struct partition *p, int node)
+{
+	const struct node *n = &g->nodes.v[node];
+
+	for (int j = 0; j < n->n_in; j++)
+		for (int i = 0; n->in[j] >= 0 && i < p->n_nodes; i++)
+			if (g->values.v[n->in[j]].producer == p->nodes[i])
+				return false;
+	return true;
+}
+
+/* A shape function reads the node's inputs at its step, before the kernel runs. */
+static void shape_lifetimes(struct graph *g, struct exec_plan *ep)
+{
+	for (int i = 0; i < ep->shapes.n; i++) {
+		const struct exec_shape *sh = &ep->shapes.v[i];
+		const struct node *n = &g->nodes.v[sh->node];
+
+		for (int j = 0; j < n->n_in; j++) {
+			struct exec_value *e;
+
+			if (n->in[j] < 0)
+				continue;
+			e = &ep->vals[n->in[j]];
+			if (e->first < 0)
+				e->first = sh->step;
+			if (sh->step > e->last)
+				e->last = sh->step;
+		}
+	}
+}
+
 static void classify(struct graph *g, struct exec_plan *ep)
 {
 	for (int i = 0; i < g->inputs.n; i++) {
@@ -61,6 +95,15 @@ static void classify(struct graph *g, struct exec_plan *ep)
 		if (e->kind != EXEC_UNUSED || e->first < 0)
 			continue;
 		e->kind = g->values.v[v].data ? EXEC_CONST : EXEC_ARENA;
+	}
+	for (int v = 0; v < g->values.n; v++) {
+		struct exec_value *e = &ep->vals[v];
+
+		e->late = e->kind != EXEC_UNUSED && graph_shape_late(g, &g->values.v[v].shape);
+		if (e->late && e->kind == EXEC_INPUT)
+			BUG("input '%s' has data-dependent dims", g->values.v[v].name);
+		if (e->late && e->kind == EXEC_ARENA)
+			e->kind = EXEC_DYN;
 	}
 	ep->rt_to_value = xmalloc(sizeof(int) * ((size_t)g->values.n + 1));
 	for (int v = 0; v < g->values.n; v++)
@@ -155,7 +198,23 @@ int emit_plan(struct graph *g, struct partition *parts, int n_parts, struct exec
 			}
 			vec_push(&ep->steps, st);
 		}
+	for (int p = 0; p < n_parts; p++)
+		for (int i = 0; i < parts[p].n_nodes; i++) {
+			struct exec_shape sh = { ep->steps.n, parts[p].nodes[i] };
+
+			if (!node_is_dynamic(g, &g->nodes.v[sh.node]))
+				continue;
+			/* the partition's first step: count the steps before it */
+			sh.step = 0;
+			for (int q = 0; q < p; q++)
+				sh.step += parts[q].kernels.n;
+			if (!parts[p].kernels.n || !inputs_outside(g, &parts[p], sh.node))
+				BUG("dynamic node '%s' reads values its own partition makes",
+				    g->nodes.v[sh.node].name);
+			vec_push(&ep->shapes, sh);
+		}
 	lifetimes(ep);
+	shape_lifetimes(g, ep);
 	/* inputs and outputs exist even when no kernel touches them */
 	for (int i = 0; i < g->inputs.n; i++)
 		if (ep->vals[g->inputs.v[i]].first < 0)
@@ -169,6 +228,7 @@ int emit_plan(struct graph *g, struct partition *parts, int n_parts, struct exec
 void exec_plan_release(struct exec_plan *ep)
 {
 	vec_free(&ep->steps);
+	vec_free(&ep->shapes);
 	free(ep->vals);
 	free(ep->rt_to_value);
 	sb_release(&ep->weights);

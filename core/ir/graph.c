@@ -211,6 +211,7 @@ void graph_free(struct graph *g)
 	vec_free(&g->syms);
 	vec_free(&g->checks);
 	vec_free(&g->sym_defs);
+	vec_free(&g->sym_data);
 	vec_free(&g->files);
 	strmap_free(&g->kernel_texts);
 	vec_free(&g->kernel_syms);
@@ -363,6 +364,58 @@ void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct
 		if (dim_eq(g->checks.v[i].a, a) && dim_eq(g->checks.v[i].b, b))
 			return;
 	vec_push(&g->checks, c);
+}
+
+struct dim graph_data_sym(struct graph *g, int v, int k)
+{
+	const char *name = arena_printf(g->arena, "%s[%d]", g->values.v[v].name, k);
+	struct sym_data sd = { graph_intern_sym(g, name), v, k };
+
+	for (int i = 0; i < g->sym_data.n; i++)
+		if (g->sym_data.v[i].sym == sd.sym)
+			return dim_sym(sd.sym);
+	vec_push(&g->sym_data, sd);
+	return dim_sym(sd.sym);
+}
+
+struct dim graph_data_param(struct graph *g, int v, const char *what, int k)
+{
+	const char *name = arena_printf(g->arena, "%s.%s[%d]", g->values.v[v].name, what, k);
+	struct sym_data sd = { graph_intern_sym(g, name), v, -1 };
+
+	for (int i = 0; i < g->sym_data.n; i++)
+		if (g->sym_data.v[i].sym == sd.sym)
+			return dim_sym(sd.sym);
+	vec_push(&g->sym_data, sd);
+	return dim_sym(sd.sym);
+}
+
+static bool dim_late(struct graph *g, struct dim d)
+{
+	for (int j = 0; j < d.n; j++)
+		if (graph_sym_late(g, d.sym[j]))
+			return true;
+	return false;
+}
+
+bool graph_sym_late(struct graph *g, int s)
+{
+	for (int i = 0; i < g->sym_data.n; i++)
+		if (g->sym_data.v[i].sym == s)
+			return true;
+	/* derived symbols only refer to earlier ones, so this ends */
+	for (int i = 0; i < g->sym_defs.n; i++)
+		if (g->sym_defs.v[i].sym == s)
+			return dim_late(g, g->sym_defs.v[i].a) || dim_late(g, g->sym_defs.v[i].b);
+	return false;
+}
+
+bool graph_shape_late(struct graph *g, const struct shape *s)
+{
+	for (int k = 0; k < s->rank; k++)
+		if (dim_late(g, s->d[k]))
+			return true;
+	return false;
 }
 
 int graph_intern_sym(struct graph *g, const char *name)

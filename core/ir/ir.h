@@ -216,6 +216,20 @@ struct node_fate {
 	const char *into;		/* the node that took its span, or NULL */
 };
 
+/*
+ * A data symbol: dimension `dim` of value `value`, which depends on tensor
+ * values (Reshape to a computed shape, NonZero's count) and so is known only
+ * when the value's producer runs. The compiled model binds it then, by the
+ * producer's run-time shape function (runtime/rt_shape.c); values whose dims
+ * mention it are allocated at that point rather than planned.
+ */
+struct sym_data {
+	int sym;		/* its graph.syms index */
+	int value;		/* the value whose dim it is */
+	int dim;		/* -1: a parameter of its producer's kernel instead
+				   (graph_data_param), not a dim */
+};
+
 struct graph {
 	struct collagec_ctx *ctx;
 	struct arena *arena;		/* == &ctx->arena */
@@ -226,6 +240,7 @@ struct graph {
 	VEC(const char *) syms;		/* symbolic dim names */
 	VEC(struct sym_check) checks;	/* checked at run time, in order */
 	VEC(struct sym_def) sym_defs;	/* derived symbols, computed in order */
+	VEC(struct sym_data) sym_data;	/* data symbols, bound by run-time shape functions */
 	int64_t opset;			/* default-domain opset of the model; 0: none */
 	int64_t training_opset;		/* ai.onnx.preview.training opset; 0: none */
 	const char *producer;		/* producer_name + version */
@@ -261,6 +276,24 @@ bool graph_derive_sym(struct graph *g, enum sym_op op, struct dim a, struct dim 
  * when a or b has symbols (the symbolic one first, with c > 0).
  */
 bool graph_sym_add(struct graph *g, struct dim a, struct dim b, struct dim *out);
+/*
+ * The data symbol for dim k of value v ("y[0]"), made the first time it is
+ * asked for (so inferring a node twice gives the same one).
+ */
+struct dim graph_data_sym(struct graph *g, int v, int k);
+/*
+ * A data symbol that is no dim but a parameter the shape function of v's
+ * producer computes for its kernel ("y.start[0]" for a Slice whose starts are
+ * data); it may be negative. Made the first time it is asked for.
+ */
+struct dim graph_data_param(struct graph *g, int v, const char *what, int k);
+/*
+ * Whether symbol s is known only at run time: a data symbol, or a derived
+ * symbol computed from one.
+ */
+bool graph_sym_late(struct graph *g, int s);
+/* Whether a dim of s mentions a late symbol (its value needs run-time allocation). */
+bool graph_shape_late(struct graph *g, const struct shape *s);
 /* Records that node n assumes a <= b of the symbols' run-time values. */
 void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b);
 /* Re-sorts g->nodes topologically (stable); -1 and a diagnostic on a cycle. */

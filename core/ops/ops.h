@@ -154,6 +154,24 @@ int infer_const_ints(struct graph *g, struct node *n, int i, int64_t **vals, int
 int infer_sym_ints(struct graph *g, struct node *n, int i, struct dim **vals, int64_t *count);
 /* The same for one element (a scalar or a one-element tensor). */
 int infer_sym_scalar(struct graph *g, struct node *n, int i, struct dim *val);
+/*
+ * Whether input i of n is an integer tensor known only at run time (neither
+ * a constant nor shape arithmetic): the output shape it decides is then made
+ * of data symbols, bound by the node's run-time shape function.
+ */
+bool infer_is_data(struct graph *g, struct node *n, int i);
+/*
+ * The element count of data input i, which fixes the rank of what it
+ * shapes; -1 with a diagnostic when that count is itself not static.
+ */
+int infer_data_count(struct graph *g, struct node *n, int i, int64_t *count);
+/* Gives output o dtype t and rank data-symbol dims (graph_data_sym); -1 past MAX_RANK. */
+int infer_set_data(struct graph *g, struct node *n, int o, enum dtype t, int64_t rank);
+/*
+ * Whether n has an output with dims that are its own data symbols, so that
+ * it needs a run-time shape function before its kernel.
+ */
+bool node_is_dynamic(struct graph *g, const struct node *n);
 /* Checks n_in/n_out ranges; diagnostic otherwise. */
 int infer_arity(struct graph *g, struct node *n, int min_in, int max_in, int n_out);
 /* Shape infer: all inputs broadcast, output 0 gets dtype t (or input 0's when UNDEF). */

@@ -1,6 +1,6 @@
 /*
  * ops_data.c - indexing, scatter/gather, generators and padding:
- * ConstantOfShape, Range, EyeLike, OneHot, Tile, Pad, Trilu, DepthToSpace,
+ * Compress, ConstantOfShape, Range, EyeLike, NonZero, OneHot, Tile, Pad, Trilu, DepthToSpace,
  * SpaceToDepth, GatherElements, GatherND, ScatterElements, ScatterND,
  * CumSum, TopK, ReverseSequence, Resize and Upsample.
  *
@@ -166,8 +166,9 @@ int infer_constantofshape(struct graph *g, struct node *n)
 {
 	const struct value *c = fill_value(g, n);
 	struct shape s;
+	int64_t cnt;
 
-	if (infer_arity(g, n, 1, 1, 1) < 0 || shape_input(g, n, 0, &s) < 0)
+	if (infer_arity(g, n, 1, 1, 1) < 0 || !infer_input(g, n, 0))
 		return -1;
 	if (node_attr(n, "value") && (!c || !c->data || !shape_is_static(&c->shape) ||
 				      shape_numel_static(&c->shape) != 1)) {
@@ -175,6 +176,11 @@ int infer_constantofshape(struct graph *g, struct node *n)
 			   node_loc(g, n));
 		return -1;
 	}
+	if (infer_is_data(g, n, 0))
+		return infer_data_count(g, n, 0, &cnt) < 0 ? -1
+			: infer_set_data(g, n, 0, c ? c->dtype : DTYPE_F32, cnt);
+	if (shape_input(g, n, 0, &s) < 0)
+		return -1;
 	infer_set(g, n, 0, c ? c->dtype : DTYPE_F32, &s);
 	return 0;
 }
@@ -240,6 +246,14 @@ static int infer_range_sym(struct graph *g, struct node *n)
 	return 0;
 }
 
+/* Whether input i is a number known only at run time (any numeric type). */
+static bool number_is_data(struct graph *g, struct node *n, int i)
+{
+	struct value *v = node_in(g, n, i);
+
+	return v && v->has_shape && !v->data && !v->sym;
+}
+
 /* Output: ceil((limit - start) / delta) elements, from constant inputs. */
 int infer_range(struct graph *g, struct node *n)
 {
@@ -248,8 +262,19 @@ int infer_range(struct graph *g, struct node *n)
 	double a, l, d;
 	int64_t cnt;
 
-	if (infer_arity(g, n, 3, 3, 1) < 0 || !(st = infer_input(g, n, 0)))
+	if (infer_arity(g, n, 3, 3, 1) < 0 || !(st = infer_input(g, n, 0)) ||
+	    !infer_input(g, n, 1) || !infer_input(g, n, 2))
 		return -1;
+	if (number_is_data(g, n, 0) || number_is_data(g, n, 1) || number_is_data(g, n, 2)) {
+		if (node_in(g, n, 1)->dtype != st->dtype || node_in(g, n, 2)->dtype != st->dtype ||
+		    st->dtype == DTYPE_BOOL) {
+			diag_error(g->ctx, "%s: start, limit and delta must have one numeric type",
+				   node_loc(g, n));
+			return -1;
+		}
+		/* the length is counted when the model runs */
+		return infer_set_data(g, n, 0, st->dtype, 1);
+	}
 	if (!dtype_is_float(st->dtype) && (!st->data || !node_in(g, n, 1)->data ||
 					   !node_in(g, n, 2)->data))
 		return infer_range_sym(g, n);
@@ -374,7 +399,11 @@ int infer_onehot(struct graph *g, struct node *n)
 	int axis;
 
 	if (infer_arity(g, n, 3, 3, 1) < 0 || !(ix = infer_input(g, n, 0)) ||
-	    !(vals = infer_input(g, n, 2)) || const_scalar(g, n, 1, &depth) < 0)
+	    !(vals = infer_input(g, n, 2)) || !infer_input(g, n, 1))
+		return -1;
+	/* a depth known only at run time: a data symbol the shape function binds */
+	depth = number_is_data(g, n, 1) ? 1 : 0;
+	if (!depth && const_scalar(g, n, 1, &depth) < 0)
 		return -1;
 	if (!(depth >= 1 && depth <= (double)DIM_LIMIT)) {
 		diag_error(g->ctx, "%s: depth %g is out of range", node_loc(g, n), depth);
@@ -400,6 +429,8 @@ int infer_onehot(struct graph *g, struct node *n)
 	}
 	if (axis == ix->shape.rank)
 		s.d[s.rank++] = dim_const((int64_t)depth);
+	if (number_is_data(g, n, 1))
+		s.d[axis] = graph_data_sym(g, n->out[0], axis);
 	infer_set(g, n, 0, vals->dtype, &s);
 	return 0;
 }
@@ -438,9 +469,16 @@ int infer_tile(struct graph *g, struct node *n)
 	int64_t cnt;
 	struct shape s;
 
-	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
-	    infer_sym_ints(g, n, 1, &rep, &cnt) < 0)
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
+	if (infer_is_data(g, n, 1)) {
+		if (infer_data_count(g, n, 1, &cnt) < 0)
+			return -1;
+		if (cnt == x->shape.rank)
+			return infer_set_data(g, n, 0, x->dtype, cnt);
+	} else if (infer_sym_ints(g, n, 1, &rep, &cnt) < 0) {
+		return -1;
+	}
 	if (cnt != x->shape.rank) {
 		diag_error(g->ctx, "%s: repeats has %lld entries for rank %d", node_loc(g, n),
 			   (long long)cnt, x->shape.rank);
@@ -472,6 +510,122 @@ int lower_tile(struct lower *L)
 	tir_store(L->b, L->out[0], lower_offset(L, &y->shape, idx),
 		  tir_load(L->b, L->in[0], lower_offset(L, &x->shape, xi)));
 	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/* ---- Compress ---- */
+
+/* The axis Compress selects along (normalised), or -1 without one (flattened). */
+static int compress_axis(const struct node *n, int rank)
+{
+	int64_t a = node_attr_int(n, "axis", INT64_MIN);
+
+	return a == INT64_MIN ? -1 : (int)(a < 0 ? a + rank : a);
+}
+
+/*
+ * Output: the input with only the slices (or, without an axis, the
+ * elements) whose condition is true; how many is a data symbol that the
+ * shape function counts.
+ */
+int infer_compress(struct graph *g, struct node *n)
+{
+	struct value *x, *c;
+	struct shape s;
+	int axis;
+
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
+	    !(c = infer_input(g, n, 1)))
+		return -1;
+	if (c->dtype != DTYPE_BOOL || c->shape.rank != 1) {
+		diag_error(g->ctx, "%s: condition must be a 1-D bool tensor", node_loc(g, n));
+		return -1;
+	}
+	axis = compress_axis(n, x->shape.rank);
+	if (node_attr(n, "axis") && infer_axis(g, n, node_attr_int(n, "axis", 0),
+					       x->shape.rank) < 0)
+		return -1;
+	s = x->shape;
+	if (axis < 0)
+		s.rank = 1;
+	s.d[axis < 0 ? 0 : axis] = graph_data_sym(g, n->out[0], axis < 0 ? 0 : axis);
+	infer_set(g, n, 0, x->dtype, &s);
+	return 0;
+}
+
+/*
+ * For each position j on the axis whose condition holds, in order, the
+ * slice x[..., j, ...] becomes y[..., count, ...].
+ */
+int lower_compress(struct lower *L)
+{
+	const struct value *xv = lower_in(L, 0), *c = lower_in(L, 1), *y = lower_out(L, 0);
+	struct shape xs = xv->shape;
+	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *count, *j;
+	int axis = compress_axis(L->n, xv->shape.rank), r;
+
+	if (axis < 0) {		/* the flattened input */
+		if (!shape_numel(&xv->shape, &xs.d[0]))
+			BUG("compress input of %s has no element count", L->n->name);
+		xs.rank = 1;
+		axis = 0;
+	}
+	r = xs.rank;
+	count = tir_let(L->b, "count", tir_int(L->b, 0));
+	j = tir_loop(L->b, tir_bin(L->b, BIN_MIN, tir_dim(L->b, c->shape.d[0]),
+				   tir_dim(L->b, xs.d[axis])));
+	tir_if(L->b, tir_bin(L->b, BIN_NE, tir_load(L->b, L->in[1], j),
+			     tir_const(L->b, DTYPE_BOOL, 0)));
+	for (int k = 0; k < r; k++) {
+		idx[k] = k == axis ? count : tir_loop(L->b, tir_dim(L->b, xs.d[k]));
+		xi[k] = k == axis ? j : idx[k];
+	}
+	tir_store(L->b, L->out[0], lower_offset(L, &y->shape, idx),
+		  tir_load(L->b, L->in[0], lower_offset(L, &xs, xi)));
+	lower_end_loops(L, r - 1);
+	tir_assign(L->b, count, tir_add(L->b, count, tir_int(L->b, 1)));
+	tir_end(L->b);
+	tir_end(L->b);
+	return 0;
+}
+
+/* ---- NonZero ---- */
+
+/*
+ * Output: int64 [rank, count], the count of non-zero elements a data symbol
+ * that the run-time shape function binds by counting them.
+ */
+int infer_nonzero(struct graph *g, struct node *n)
+{
+	struct value *x;
+	struct shape s;
+
+	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	s.rank = 2;
+	s.d[0] = dim_const(x->shape.rank);
+	s.d[1] = graph_data_sym(g, n->out[0], 1);
+	infer_set(g, n, 0, DTYPE_I64, &s);
+	return 0;
+}
+
+/* Column `count` of y takes the index of each non-zero element, in row-major order. */
+int lower_nonzero(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *idx[MAX_RANK], *count, *nz, *cols = tir_dim(L->b, y->shape.d[1]);
+
+	count = tir_let(L->b, "count", tir_int(L->b, 0));
+	lower_loops(L, &x->shape, idx);		/* in order: not parallel */
+	nz = tir_bin(L->b, BIN_NE, tir_load(L->b, L->in[0], lower_offset(L, &x->shape, idx)),
+		     tir_const(L->b, x->dtype, 0));
+	tir_if(L->b, nz);
+	for (int k = 0; k < x->shape.rank; k++)
+		tir_store(L->b, L->out[0], tir_add(L->b, tir_mul(L->b, tir_int(L->b, k), cols),
+						   count), tir_cast(L->b, DTYPE_I64, idx[k]));
+	tir_assign(L->b, count, tir_add(L->b, count, tir_int(L->b, 1)));
+	tir_end(L->b);
+	lower_end_loops(L, x->shape.rank);
 	return 0;
 }
 
@@ -567,13 +721,35 @@ static int pad_plan(struct graph *g, struct node *n, struct pad_plan *p)
 	return 0;
 }
 
-/* Output: each dimension plus its constant pads (negative pads crop). */
+/* Whether the pads or the axes are known only at run time. */
+static bool pad_is_data(struct graph *g, struct node *n)
+{
+	return infer_is_data(g, n, 1) || infer_is_data(g, n, 3);
+}
+
+/*
+ * Output: each dimension plus its pads (negative pads crop): constants, or
+ * for pads known only at run time data symbols, with each axis's begin pad a
+ * parameter of the kernel.
+ */
 int infer_pad(struct graph *g, struct node *n)
 {
 	struct pad_plan p;
-	struct value *v;
+	struct value *v, *x;
 
-	if (infer_arity(g, n, 2, 4, 1) < 0 || pad_plan(g, n, &p) < 0)
+	if (infer_arity(g, n, 2, 4, 1) < 0 || !(x = infer_input(g, n, 0)) ||
+	    !infer_input(g, n, 1))
+		return -1;
+	if (pad_is_data(g, n)) {
+		if (infer_set_data(g, n, 0, x->dtype, x->shape.rank) < 0)
+			return -1;
+		for (int k = 0; k < x->shape.rank; k++) {
+			graph_data_param(g, n->out[0], "begin", k);
+			graph_data_param(g, n->out[0], "end", k);
+		}
+		return 0;
+	}
+	if (pad_plan(g, n, &p) < 0)
 		return -1;
 	if ((v = node_in(g, n, 2)) && v->has_shape && shape_is_static(&v->shape) &&
 	    shape_numel_static(&v->shape) != 1) {
@@ -584,30 +760,74 @@ int infer_pad(struct graph *g, struct node *n)
 	return 0;
 }
 
-/* Source index on one axis of length d for padded position s (s may be outside [0, d)). */
-static struct tir *pad_source(struct lower *L, enum pad_mode mode, struct tir *s, int64_t d)
+/*
+ * Source index on one axis of length d for padded position s (s may be
+ * outside [0, d)); d a constant, or NULL with dd the axis's length when only
+ * the run knows whether the axis is padded (and d may be 1).
+ */
+static struct tir *pad_source(struct lower *L, enum pad_mode mode, struct tir *s, int64_t d,
+			      struct tir *dd)
 {
 	struct tir_builder *b = L->b;
-	struct tir *m, *p;
+	struct tir *m, *p, *len = dd ? dd : tir_int(b, d);
 
 	switch (mode) {
 	case PAD_EDGE:
-		return clamp_index(L, s, tir_int(b, d));
+		return clamp_index(L, s, len);
 	case PAD_WRAP:
-		p = tir_int(b, d);
-		return tir_bin(b, BIN_MOD, tir_add(b, tir_bin(b, BIN_MOD, s, p), p), p);
+		return tir_bin(b, BIN_MOD, tir_add(b, tir_bin(b, BIN_MOD, s, len), len), len);
 	case PAD_REFLECT:
 		/* reflection without repeating the edge has period 2 * (d - 1) */
-		if (d == 1)
+		if (!dd && d == 1)
 			return tir_int(b, 0);
-		p = tir_int(b, 2 * (d - 1));
+		p = tir_mul(b, tir_int(b, 2), tir_bin(b, BIN_SUB, len, tir_int(b, 1)));
+		if (dd)		/* length 1: period 1, everything maps to 0 */
+			p = tir_bin(b, BIN_MAX, p, tir_int(b, 1));
 		m = tir_bin(b, BIN_MOD, tir_add(b, tir_bin(b, BIN_MOD, s, p), p), p);
 		m = tir_let(b, "m", m);
-		return tir_select(b, tir_bin(b, BIN_LT, m, tir_int(b, d)), m,
-				  tir_bin(b, BIN_SUB, p, m));
+		return tir_select(b, tir_bin(b, BIN_LT, m, len), m, tir_bin(b, BIN_SUB, p, m));
 	default:
 		return s;
 	}
+}
+
+/* The fill value of constant padding (constant_value, else 0). */
+static struct tir *pad_fill(struct lower *L, enum dtype t)
+{
+	return L->in[2] ? tir_cast(L->b, t, tir_load(L->b, L->in[2], tir_int(L->b, 0)))
+		: tir_const(L->b, t, 0);
+}
+
+/* Pads known at run time: every axis shifted by its begin pad and mapped back. */
+static int lower_pad_data(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	const char *mode = node_attr_str(L->n, "mode", "constant");
+	enum pad_mode pm = !strcmp(mode, "reflect") ? PAD_REFLECT : !strcmp(mode, "edge")
+		? PAD_EDGE : !strcmp(mode, "wrap") ? PAD_WRAP : PAD_CONSTANT;
+	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *inside = NULL, *v;
+
+	lower_loops(L, &y->shape, idx);
+	for (int k = 0; k < x->shape.rank; k++) {
+		struct tir *d = tir_dim(b, x->shape.d[k]);
+
+		xi[k] = tir_bin(b, BIN_SUB, idx[k], tir_dim(b, graph_data_param(
+			L->g, L->n->out[0], "begin", k)));
+		if (pm != PAD_CONSTANT) {
+			xi[k] = pad_source(L, pm, xi[k], 0, d);
+		} else {
+			struct tir *c = in_range(L, xi[k], d);
+
+			inside = inside ? tir_bin(b, BIN_LAND, inside, c) : c;
+		}
+	}
+	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
+	if (inside)
+		v = tir_select(b, inside, v, pad_fill(L, x->dtype));
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), v);
+	lower_end_loops(L, y->shape.rank);
+	return 0;
 }
 
 /* Fill value outside the input (constant), else the reflected, clamped or wrapped source. */
@@ -618,6 +838,8 @@ int lower_pad(struct lower *L)
 	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *inside = NULL, *v;
 	struct pad_plan p;
 
+	if (node_is_dynamic(L->g, L->n))
+		return lower_pad_data(L);
 	if (pad_plan(L->g, (struct node *)L->n, &p) < 0)
 		return -1;
 	lower_loops(L, &y->shape, idx);
@@ -630,7 +852,7 @@ int lower_pad(struct lower *L)
 		}
 		xi[k] = tir_add(b, idx[k], tir_int(b, -p.pb[k]));
 		if (p.mode != PAD_CONSTANT) {
-			xi[k] = pad_source(L, p.mode, xi[k], d);
+			xi[k] = pad_source(L, p.mode, xi[k], d, NULL);
 		} else if (p.pb[k] > 0 || p.pe[k] > 0) {
 			/* only an axis padded at an end can step outside the input */
 			struct tir *c = in_range(L, xi[k], tir_int(b, d));
@@ -640,9 +862,7 @@ int lower_pad(struct lower *L)
 	}
 	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
 	if (inside)
-		v = tir_select(b, inside, v, L->in[2] ? tir_cast(b, x->dtype, tir_load(b, L->in[2],
-									 tir_int(b, 0)))
-			       : tir_const(b, x->dtype, 0));
+		v = tir_select(b, inside, v, pad_fill(L, x->dtype));
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), v);
 	lower_end_loops(L, y->shape.rank);
 	return 0;
@@ -1199,11 +1419,19 @@ int lower_cumsum(struct lower *L)
 static int topk_plan(struct graph *g, struct node *n, int *axis, int64_t *k)
 {
 	struct value *x = infer_input(g, n, 0);
-	int64_t *v, cnt;
+	int64_t *v, cnt, run_time_k = -1;
 	struct dim d;
 
-	if (!x || infer_const_ints(g, n, 1, &v, &cnt) < 0)
+	if (!x || !infer_input(g, n, 1))
 		return -1;
+	/* k known only at run time: -1, and the shape function checks it */
+	if (infer_is_data(g, n, 1)) {
+		if (infer_data_count(g, n, 1, &cnt) < 0)
+			return -1;
+		v = &run_time_k;
+	} else if (infer_const_ints(g, n, 1, &v, &cnt) < 0) {
+		return -1;
+	}
 	*axis = infer_axis(g, n, node_attr_int(n, "axis", -1), x->shape.rank);
 	if (*axis < 0)
 		return -1;
@@ -1214,6 +1442,8 @@ static int topk_plan(struct graph *g, struct node *n, int *axis, int64_t *k)
 	}
 	d = x->shape.d[*axis];
 	*k = v[0];
+	if (v == &run_time_k)
+		return 0;
 	if (*k < 0 || *k > DIM_LIMIT || (dim_is_const(d) && *k > d.c)) {
 		diag_error(g->ctx, "%s: k = %lld is out of range for axis %d", node_loc(g, n),
 			   (long long)*k, *axis);
@@ -1222,7 +1452,10 @@ static int topk_plan(struct graph *g, struct node *n, int *axis, int64_t *k)
 	return 0;
 }
 
-/* Outputs: values and int64 indices, the axis cut to the constant k. */
+/*
+ * Outputs: values and int64 indices, the axis cut to k: a constant, or a
+ * data symbol that the shape function binds from a k known at run time.
+ */
 int infer_topk(struct graph *g, struct node *n)
 {
 	struct value *x;
@@ -1238,7 +1471,7 @@ int infer_topk(struct graph *g, struct node *n)
 		return -1;
 	}
 	s = x->shape;
-	s.d[axis] = dim_const(k);
+	s.d[axis] = k < 0 ? graph_data_sym(g, n->out[0], axis) : dim_const(k);
 	infer_set(g, n, 0, x->dtype, &s);
 	if (n->n_out > 1)
 		infer_set(g, n, 1, DTYPE_I64, &s);
@@ -1265,7 +1498,7 @@ int lower_topk(struct lower *L)
 		return -1;
 	len = tir_dim(b, x->shape.d[axis]);
 	inner = dims_product(L, &x->shape, axis + 1, x->shape.rank);
-	kk = tir_int(b, k);
+	kk = k < 0 ? tir_dim(b, lower_out(L, 0)->shape.d[axis]) : tir_int(b, k);
 	o = tir_loop(b, dims_product(L, &x->shape, 0, axis));
 	tir_mark_parallel(b);
 	i = tir_loop(b, inner);

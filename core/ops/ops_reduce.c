@@ -16,7 +16,9 @@ static int reduce_axes(struct graph *g, const struct node *n, int rank, bool *re
 	int64_t *v, cnt = 0;
 
 	memset(red, 0, sizeof(bool) * MAX_RANK);
-	if (node_in(g, n, 1)) {
+	/* an empty axes tensor, even one fed by the user, is no axes */
+	if (node_in(g, n, 1) && !(shape_is_static(&node_in(g, n, 1)->shape) &&
+				  shape_numel_static(&node_in(g, n, 1)->shape) == 0)) {
 		if (infer_const_ints(g, nn, 1, &v, &cnt) < 0)
 			return -1;
 		for (int i = 0; i < cnt; i++) {
@@ -36,6 +38,39 @@ static int reduce_axes(struct graph *g, const struct node *n, int rank, bool *re
 	return 0;
 }
 
+/* Whether n reduces over axes known only at run time (a non-empty data tensor). */
+static bool reduce_is_data(struct graph *g, const struct node *n)
+{
+	struct value *a = node_in(g, n, 1);
+
+	return infer_is_data(g, (struct node *)n, 1) && shape_is_static(&a->shape) &&
+	       shape_numel_static(&a->shape) > 0;
+}
+
+/*
+ * Axes known only at run time: the output's dims are data symbols (its rank
+ * follows from keepdims and the axes' count), and per input axis the shape
+ * function binds whether it is reduced and its stride in the output.
+ */
+static int infer_reduce_data(struct graph *g, struct node *n, struct value *x)
+{
+	int64_t cnt = shape_numel_static(&node_in(g, n, 1)->shape);
+	bool keep = node_attr_int(n, "keepdims", 1) != 0;
+
+	if (cnt > x->shape.rank) {
+		diag_error(g->ctx, "%s: %lld axes for rank %d", node_loc(g, n), (long long)cnt,
+			   x->shape.rank);
+		return -1;
+	}
+	if (infer_set_data(g, n, 0, x->dtype, keep ? x->shape.rank : x->shape.rank - cnt) < 0)
+		return -1;
+	for (int k = 0; k < x->shape.rank; k++) {
+		graph_data_param(g, n->out[0], "red", k);
+		graph_data_param(g, n->out[0], "ystride", k);
+	}
+	return 0;
+}
+
 int infer_reduce(struct graph *g, struct node *n)
 {
 	struct value *x;
@@ -46,6 +81,8 @@ int infer_reduce(struct graph *g, struct node *n)
 
 	if (infer_arity(g, n, 1, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
+	if (reduce_is_data(g, n))
+		return infer_reduce_data(g, n, x);
 	rc = reduce_axes(g, n, x->shape.rank, red);
 	if (rc < 0)
 		return -1;
@@ -84,16 +121,88 @@ static double reduce_init(enum op op, enum dtype t)
 	}
 }
 
+/* acc combined with the next value v. */
+static struct tir *reduce_combine(struct tir_builder *b, enum op op, enum dtype t,
+				  struct tir *acc, struct tir *v)
+{
+	switch (op) {
+	case OP_REDUCEMAX: return tir_bin(b, BIN_MAX, acc, v);
+	case OP_REDUCEMIN: return tir_bin(b, BIN_MIN, acc, v);
+	case OP_REDUCEPROD: return tir_mul(b, acc, v);
+	case OP_REDUCEL1:
+		return tir_add(b, acc, dtype_is_float(t) ? tir_call1(b, INTRIN_FABS, v)
+			       : tir_select(b, tir_bin(b, BIN_LT, v, tir_const(b, t, 0)),
+					    tir_un(b, UN_NEG, v), v));
+	case OP_REDUCEL2: case OP_REDUCESUMSQUARE: return tir_add(b, acc, tir_mul(b, v, v));
+	case OP_REDUCELOGSUMEXP: return tir_add(b, acc, tir_call1(b, INTRIN_EXP, v));
+	default: return tir_add(b, acc, v);
+	}
+}
+
+/* The result from the accumulator of count values. */
+static struct tir *reduce_finish(struct tir_builder *b, enum op op, enum dtype t,
+				 struct tir *acc, struct tir *count)
+{
+	switch (op) {
+	case OP_REDUCEMEAN: return tir_bin(b, BIN_DIV, acc, tir_cast(b, t, count));
+	case OP_REDUCEL2:
+		return dtype_is_float(t) ? tir_call1(b, INTRIN_SQRT, acc)
+			: tir_cast(b, t, tir_call1(b, INTRIN_SQRT, tir_cast(b, DTYPE_F64, acc)));
+	case OP_REDUCELOGSUM: case OP_REDUCELOGSUMEXP: return tir_call1(b, INTRIN_LOG, acc);
+	default: return acc;
+	}
+}
+
+/*
+ * Axes known at run time: every input axis has an outer loop (its length
+ * when kept, else 1) and an inner one (its length when reduced, else 1),
+ * with the flags and output strides its shape function bound.
+ */
+static int lower_reduce_data(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	enum dtype t = x->dtype;
+	int r = x->shape.rank, out = L->n->out[0];
+	struct tir *red[MAX_RANK], *outer[MAX_RANK], *xi[MAX_RANK], *acc, *off = tir_int(b, 0);
+	struct tir *count = tir_int(b, 1), *one = tir_int(b, 1);
+
+	for (int k = 0; k < r; k++) {
+		red[k] = tir_bin(b, BIN_NE, tir_dim(b, graph_data_param(L->g, out, "red", k)),
+				 tir_int(b, 0));
+		outer[k] = tir_loop(b, tir_select(b, red[k], one, tir_dim(b, x->shape.d[k])));
+		off = tir_add(b, off, tir_mul(b, outer[k], tir_dim(b, graph_data_param(
+			L->g, out, "ystride", k))));
+	}
+	acc = tir_let(b, "acc", tir_const(b, t, reduce_init(L->n->op, t)));
+	for (int k = 0; k < r; k++) {
+		struct tir *len = tir_select(b, red[k], tir_dim(b, x->shape.d[k]), one);
+
+		xi[k] = tir_add(b, outer[k], tir_loop(b, len));
+		count = tir_mul(b, count, len);
+	}
+	tir_assign(b, acc, reduce_combine(b, L->n->op, t, acc,
+					  tir_load(b, L->in[0], lower_offset(L, &x->shape, xi))));
+	lower_end_loops(L, r);
+	tir_store(b, L->out[0], off, reduce_finish(b, L->n->op, t, acc, count));
+	lower_end_loops(L, r);
+	return 0;
+}
+
 int lower_reduce(struct lower *L)
 {
 	struct tir_builder *b = L->b;
-	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	const struct value *x = lower_in(L, 0);
 	enum op op = L->n->op;
 	enum dtype t = x->dtype;
 	bool red[MAX_RANK];
-	struct tir *idx[MAX_RANK], *oi[MAX_RANK], *acc, *v, *count = tir_int(b, 1);
-	int rc = reduce_axes(L->g, L->n, x->shape.rank, red), no = 0, nl = 0;
+	struct tir *idx[MAX_RANK], *oi[MAX_RANK], *acc, *count = tir_int(b, 1);
+	struct shape ks = { 0 };
+	int rc, no = 0, nl = 0;
 
+	if (node_is_dynamic(L->g, L->n))
+		return lower_reduce_data(L);
+	rc = reduce_axes(L->g, L->n, x->shape.rank, red);
 	if (rc < 0)
 		return -1;
 	if (rc == 1)
@@ -109,45 +218,17 @@ int lower_reduce(struct lower *L)
 			idx[k] = tir_loop(b, tir_dim(b, x->shape.d[k]));
 			count = tir_mul(b, count, tir_dim(b, x->shape.d[k]));
 		}
-	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, idx));
-	switch (op) {
-	case OP_REDUCEMAX: v = tir_bin(b, BIN_MAX, acc, v); break;
-	case OP_REDUCEMIN: v = tir_bin(b, BIN_MIN, acc, v); break;
-	case OP_REDUCEPROD: v = tir_mul(b, acc, v); break;
-	case OP_REDUCEL1:
-		v = tir_add(b, acc, dtype_is_float(t) ? tir_call1(b, INTRIN_FABS, v)
-			    : tir_select(b, tir_bin(b, BIN_LT, v, tir_const(b, t, 0)),
-					 tir_un(b, UN_NEG, v), v));
-		break;
-	case OP_REDUCEL2: case OP_REDUCESUMSQUARE: v = tir_add(b, acc, tir_mul(b, v, v)); break;
-	case OP_REDUCELOGSUMEXP: v = tir_add(b, acc, tir_call1(b, INTRIN_EXP, v)); break;
-	default: v = tir_add(b, acc, v); break;
-	}
-	tir_assign(b, acc, v);
+	tir_assign(b, acc, reduce_combine(b, op, t, acc,
+					  tir_load(b, L->in[0], lower_offset(L, &x->shape, idx))));
 	for (int k = 0; k < x->shape.rank; k++)
 		if (red[k])
 			tir_end(b);
-	switch (op) {
-	case OP_REDUCEMEAN: v = tir_bin(b, BIN_DIV, acc, tir_cast(b, t, count)); break;
-	case OP_REDUCEL2:
-		v = dtype_is_float(t) ? tir_call1(b, INTRIN_SQRT, acc)
-			: tir_cast(b, t, tir_call1(b, INTRIN_SQRT, tir_cast(b, DTYPE_F64, acc)));
-		break;
-	case OP_REDUCELOGSUM: case OP_REDUCELOGSUMEXP: v = tir_call1(b, INTRIN_LOG, acc); break;
-	default: v = acc; break;
-	}
 	for (int k = 0; k < x->shape.rank; k++)
-		if (!red[k])
+		if (!red[k]) {
 			oi[no++] = idx[k];
-	{
-		struct shape ks = { 0 };
-
-		for (int k = 0; k < x->shape.rank; k++)
-			if (!red[k])
-				ks.d[ks.rank++] = x->shape.d[k];
-		tir_store(b, L->out[0], lower_offset(L, &ks, oi), v);
-	}
-	(void)y;
+			ks.d[ks.rank++] = x->shape.d[k];
+		}
+	tir_store(b, L->out[0], lower_offset(L, &ks, oi), reduce_finish(b, op, t, acc, count));
 	lower_end_loops(L, nl);
 	return 0;
 }

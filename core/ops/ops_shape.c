@@ -11,7 +11,8 @@
 
 int lower_copy(struct lower *L)
 {
-	struct tir *i = tir_loop(L->b, lower_numel(L, &lower_out(L, 0)->shape));
+	/* the input's count: a data-dependent output's may be more symbols than a dim holds */
+	struct tir *i = tir_loop(L->b, lower_numel(L, &lower_in(L, 0)->shape));
 
 	tir_mark_parallel(L->b);
 	tir_store(L->b, L->out[0], i, tir_load(L->b, L->in[0], i));
@@ -54,8 +55,12 @@ int infer_reshape(struct graph *g, struct node *n)
 	struct dim known = dim_const(1), total;
 	bool allowzero = node_attr_int(n, "allowzero", 0) != 0;
 
-	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
-	    infer_sym_ints(g, n, 1, &v, &cnt) < 0)
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (infer_is_data(g, n, 1))
+		return infer_data_count(g, n, 1, &cnt) < 0 ? -1
+			: infer_set_data(g, n, 0, x->dtype, cnt);
+	if (infer_sym_ints(g, n, 1, &v, &cnt) < 0)
 		return -1;
 	if (cnt > MAX_RANK) {
 		diag_error(g->ctx, "%s: target rank %lld is more than %d", node_loc(g, n),
@@ -170,6 +175,13 @@ int infer_squeeze(struct graph *g, struct node *n)
 
 	if (infer_arity(g, n, 1, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
+	if (infer_is_data(g, n, 1)) {
+		int64_t cnt;
+
+		/* which axes go is decided at run time; how many is not */
+		return infer_data_count(g, n, 1, &cnt) < 0 ? -1
+			: infer_set_data(g, n, 0, x->dtype, x->shape.rank - cnt);
+	}
 	na = axes_input(g, n, x->shape.rank, axes);
 	if (na < 0)
 		return -1;
@@ -202,8 +214,12 @@ int infer_unsqueeze(struct graph *g, struct node *n)
 	struct shape s;
 	int r, k = 0;
 
-	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
-	    infer_const_ints(g, n, 1, &v, &cnt) < 0)
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (infer_is_data(g, n, 1))
+		return infer_data_count(g, n, 1, &cnt) < 0 ? -1
+			: infer_set_data(g, n, 0, x->dtype, x->shape.rank + cnt);
+	if (infer_const_ints(g, n, 1, &v, &cnt) < 0)
 		return -1;
 	r = x->shape.rank + (int)cnt;
 	if (r > MAX_RANK) {
@@ -526,12 +542,43 @@ static int slice_plan(struct graph *g, struct node *n, struct slice_axis *sl, st
 	return 0;
 }
 
+/* Whether starts, ends, axes or steps are known only at run time. */
+static bool slice_is_data(struct graph *g, struct node *n)
+{
+	for (int i = 1; i < n->n_in && i <= 4; i++)
+		if (infer_is_data(g, n, i))
+			return true;
+	return false;
+}
+
+/*
+ * A Slice by run-time values: every dim a data symbol, and per axis the
+ * start and step its shape function works out (Slice's clamping rules) as
+ * parameters of the kernel.
+ */
+static int infer_slice_data(struct graph *g, struct node *n)
+{
+	struct value *x = infer_input(g, n, 0);
+
+	if (!x || infer_set_data(g, n, 0, x->dtype, x->shape.rank) < 0)
+		return -1;
+	for (int k = 0; k < x->shape.rank; k++) {
+		graph_data_param(g, n->out[0], "start", k);
+		graph_data_param(g, n->out[0], "step", k);
+	}
+	return 0;
+}
+
 int infer_slice(struct graph *g, struct node *n)
 {
 	struct slice_axis sl[MAX_RANK];
 	struct shape s;
 
-	if (infer_arity(g, n, 3, 5, 1) < 0 || slice_plan(g, n, sl, &s) < 0)
+	if (infer_arity(g, n, 3, 5, 1) < 0)
+		return -1;
+	if (slice_is_data(g, n))
+		return infer_slice_data(g, n);
+	if (slice_plan(g, n, sl, &s) < 0)
 		return -1;
 	for (int k = 0; k < s.rank; k++) {
 		if (!sl[k].clamp)
@@ -552,6 +599,19 @@ int lower_slice(struct lower *L)
 	struct shape s;
 	struct tir *idx[MAX_RANK], *xi[MAX_RANK];
 
+	if (node_is_dynamic(L->g, L->n)) {
+		/* x[start + i * step] on every axis, as the shape function worked them out */
+		lower_loops(L, &y->shape, idx);
+		for (int k = 0; k < x->shape.rank; k++)
+			xi[k] = tir_add(L->b, tir_dim(L->b, graph_data_param(L->g, L->n->out[0],
+									  "start", k)),
+					tir_mul(L->b, idx[k], tir_dim(L->b, graph_data_param(
+						L->g, L->n->out[0], "step", k))));
+		tir_store(L->b, L->out[0], lower_offset(L, &y->shape, idx),
+			  tir_load(L->b, L->in[0], lower_offset(L, &x->shape, xi)));
+		lower_end_loops(L, y->shape.rank);
+		return 0;
+	}
 	if (slice_plan(L->g, (struct node *)L->n, sl, &s) < 0)
 		return -1;
 	lower_loops(L, &y->shape, idx);
@@ -700,8 +760,12 @@ int infer_expand(struct graph *g, struct node *n)
 	int64_t cnt;
 	struct shape t, s;
 
-	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
-	    infer_sym_ints(g, n, 1, &v, &cnt) < 0)
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (infer_is_data(g, n, 1))
+		return infer_data_count(g, n, 1, &cnt) < 0 ? -1
+			: infer_set_data(g, n, 0, x->dtype, MAX(cnt, x->shape.rank));
+	if (infer_sym_ints(g, n, 1, &v, &cnt) < 0)
 		return -1;
 	if (cnt > MAX_RANK) {
 		diag_error(g->ctx, "%s: target rank is more than %d", node_loc(g, n), MAX_RANK);

@@ -127,6 +127,58 @@ int infer_sym_scalar(struct graph *g, struct node *n, int i, struct dim *val)
 	return 0;
 }
 
+bool infer_is_data(struct graph *g, struct node *n, int i)
+{
+	struct value *v = node_in(g, n, i);
+
+	return v && v->has_shape && dtype_is_int(v->dtype) && !v->data && !v->sym;
+}
+
+int infer_data_count(struct graph *g, struct node *n, int i, int64_t *count)
+{
+	struct value *v = node_in(g, n, i);
+
+	if (!shape_is_static(&v->shape)) {
+		diag_error(g->ctx, "%s: input %d '%s' has a symbolic length, so the output rank "
+			   "would depend on values", node_loc(g, n), i, v->name);
+		return -1;
+	}
+	*count = shape_numel_static(&v->shape);
+	return 0;
+}
+
+int infer_set_data(struct graph *g, struct node *n, int o, enum dtype t, int64_t rank)
+{
+	struct shape s;
+
+	if (rank < 0 || rank > MAX_RANK) {
+		diag_error(g->ctx, "%s: output rank %lld is outside 0..%d", node_loc(g, n),
+			   (long long)rank, MAX_RANK);
+		return -1;
+	}
+	s.rank = (int)rank;
+	for (int k = 0; k < s.rank; k++)
+		s.d[k] = graph_data_sym(g, n->out[o], k);
+	infer_set(g, n, o, t, &s);
+	return 0;
+}
+
+bool node_is_dynamic(struct graph *g, const struct node *n)
+{
+	for (int o = 0; o < n->n_out; o++) {
+		const struct value *v = node_out(g, n, o);
+
+		for (int i = 0; i < g->sym_data.n; i++) {
+			const struct sym_data *sd = &g->sym_data.v[i];
+
+			if (sd->value == n->out[o] && sd->dim >= 0 && sd->dim < v->shape.rank &&
+			    dim_eq(v->shape.d[sd->dim], dim_sym(sd->sym)))
+				return true;
+		}
+	}
+	return false;
+}
+
 int infer_arity(struct graph *g, struct node *n, int min_in, int max_in, int n_out)
 {
 	int present = n->n_in;

@@ -326,11 +326,46 @@ static void test_expand_export_pattern(void)
 	fx_release(&f);
 }
 
-/* Reshape(x, Concat(5 - seq, ...)) fails, naming the Sub: 5 - seq may be negative. */
+/*
+ * Split(x, Concat(5 - seq, 5 - seq)) fails, naming the Sub: 5 - seq may be
+ * negative, and Split needs its sizes at compile time.
+ */
 static void test_inexpressible_names_node(void)
 {
 	struct fixture f;
-	int in[3], sub, cat;
+	int in[3], sub, cat, out[2], id;
+
+	fx_init(&f);
+	in[0] = vec1(&f, 5);
+	in[1] = size_of(&f, f.x, 1);
+	sub = op1(&f, OP_SUB, "five_minus_seq", in, 2);
+	in[0] = sub;
+	in[1] = sub;
+	cat = op1(&f, OP_CONCAT, "concat", in, 2);
+	in[0] = f.x;
+	in[1] = cat;
+	out[0] = graph_add_value(f.g, "y");
+	out[1] = graph_add_value(f.g, "z");
+	id = graph_add_node(f.g, OP_SPLIT, "split", in, 2, out, 2);
+	f.g->nodes.v[id].op_type = "Split";
+	node_set_attr_int(f.g, &f.g->nodes.v[id], "axis", 1);
+	node_span_self(f.g, &f.g->nodes.v[id]);
+	ASSERT(-1, pass_infer(f.g));
+	ASSERT_STR("payload none", arena_printf(f.g->arena, "payload %s", payload_str(&f, sub)));
+	ASSERT_TRUE(strstr(sb_str(&f.cap), "'split' (Split): input 1 'concat' must be known "
+			   "at compile time: 'five_minus_seq' (Sub) computes it from symbolic "
+			   "dims as a value collagec cannot represent symbolically") != NULL);
+	fx_release(&f);
+}
+
+/*
+ * Reshape(x, Concat(5 - seq, -1)) is data-dependent instead: its output dims
+ * are data symbols named after it, bound when the model runs.
+ */
+static void test_inexpressible_reshape_is_dynamic(void)
+{
+	struct fixture f;
+	int in[3], sub, cat, y;
 
 	fx_init(&f);
 	in[0] = vec1(&f, 5);
@@ -341,12 +376,13 @@ static void test_inexpressible_names_node(void)
 	cat = op1(&f, OP_CONCAT, "concat", in, 2);
 	in[0] = f.x;
 	in[1] = cat;
-	op1(&f, OP_RESHAPE, "reshape", in, 2);
-	ASSERT(-1, pass_infer(f.g));
-	ASSERT_STR("payload none", arena_printf(f.g->arena, "payload %s", payload_str(&f, sub)));
-	ASSERT_TRUE(strstr(sb_str(&f.cap), "'reshape' (Reshape): input 1 'concat' must be known "
-			   "at compile time: 'five_minus_seq' (Sub) computes it from symbolic "
-			   "dims as a value collagec cannot represent symbolically") != NULL);
+	y = op1(&f, OP_RESHAPE, "reshape", in, 2);
+	ASSERT(0, pass_infer(f.g));
+	ASSERT_STR("", sb_str(&f.cap));
+	ASSERT_STR("[reshape[0],reshape[1]]", shape_str(&f, y));
+	ASSERT_TRUE(graph_shape_late(f.g, &val(&f, y)->shape));
+	ASSERT_TRUE(node_is_dynamic(f.g, &f.g->nodes.v[val(&f, y)->producer]));
+	ASSERT_TRUE(!graph_shape_late(f.g, &val(&f, f.x)->shape));
 	fx_release(&f);
 }
 
@@ -553,6 +589,7 @@ TESTS({ "symint_arith", test_symint_arith },
       { "arithmetic", test_arithmetic },
       { "expand_export_pattern", test_expand_export_pattern },
       { "inexpressible_names_node", test_inexpressible_names_node },
+      { "inexpressible_reshape_is_dynamic", test_inexpressible_reshape_is_dynamic },
       { "consumers", test_consumers },
       { "derived_symbols", test_derived_symbols },
       { "resize_sizes", test_resize_sizes },

@@ -1,0 +1,490 @@
+/*
+ * rt_shape.c - run-time shape functions: the dims of a data-dependent
+ * node's output (Reshape to a computed shape, Unsqueeze at computed axes),
+ * worked out from the int64 tensor that decides them just before the node's
+ * kernel runs. They bind the output's data symbols; then the values whose
+ * dims mention them get their blocks. Included by rt_model.c.
+ *
+ * Each function checks what the ONNX operator requires of the values and
+ * fails the run with COLLAGEC_E_SHAPE naming the node when they break it,
+ * as a kernel cannot.
+ */
+
+/* The dims of value id under the symbols bound so far (all bound: it was computed). */
+static int value_dims(collagec_model *m, int id, int64_t *dims)
+{
+	const struct rt_value *v = &rt_values[id];
+
+	for (int k = 0; k < v->rank; k++)
+		dims[k] = v->kind == RT_INPUT ? m->in_dims[v->io][k] : dim_eval(&v->dims[k], m->syms);
+	return v->rank;
+}
+
+/* Reshape: 0 copies the input's dim (unless allowzero), one -1 takes the rest. */
+static collagec_status shape_reshape(collagec_model *m, const struct rt_shape *sh,
+				     const int64_t *t, int n, const int64_t *x, int xr,
+				     int64_t *out)
+{
+	int64_t known = 1, total = 1;
+	int minus = -1;
+
+	for (int k = 0; k < xr; k++)
+		total *= x[k];
+	for (int k = 0; k < n; k++) {
+		out[k] = t[k];
+		if (t[k] == 0 && !sh->attr) {
+			if (k >= xr)
+				return fail(m, COLLAGEC_E_SHAPE, "node '%s': 0 at position %d "
+					    "copies a dimension the input does not have", sh->node, k);
+			out[k] = x[k];
+		} else if (t[k] == -1) {
+			if (minus >= 0)
+				return fail(m, COLLAGEC_E_SHAPE, "node '%s': more than one -1 in "
+					    "the target shape", sh->node);
+			minus = k;
+			continue;
+		} else if (t[k] < 0 || t[k] > RT_MAX_BYTES) {
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': target dimension %lld is "
+				    "out of range", sh->node, (long long)t[k]);
+		}
+		if (__builtin_mul_overflow(known, out[k], &known) || known > RT_MAX_BYTES)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': target shape is too large",
+				    sh->node);
+	}
+	if (minus >= 0) {
+		if (known == 0 || total % known)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': cannot infer the -1 "
+				    "dimension of the target shape", sh->node);
+		out[minus] = total / known;
+		known = total;
+	}
+	if (known != total)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': cannot reshape %lld elements to "
+			    "%lld", sh->node, (long long)total, (long long)known);
+	return COLLAGEC_OK;
+}
+
+/* Expand: numpy broadcasting of the input's dims and the target's. */
+static collagec_status shape_expand(collagec_model *m, const struct rt_shape *sh,
+				    const int64_t *t, int n, const int64_t *x, int xr,
+				    int64_t *out)
+{
+	int r = n > xr ? n : xr;
+
+	for (int k = 0; k < r; k++) {
+		int64_t a = k - (r - xr) >= 0 ? x[k - (r - xr)] : 1;
+		int64_t b = k - (r - n) >= 0 ? t[k - (r - n)] : 1;
+
+		if (b < 0 || b > RT_MAX_BYTES || (a != b && a != 1 && b != 1))
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': input cannot be expanded "
+				    "to the target shape (dim %d: %lld to %lld)", sh->node, k,
+				    (long long)a, (long long)b);
+		out[k] = a == 1 ? b : a;
+	}
+	return COLLAGEC_OK;
+}
+
+/* Unsqueeze (ins) or Squeeze: the axes, normalised for rank r, must be distinct. */
+static collagec_status shape_axes(collagec_model *m, const struct rt_shape *sh,
+				  const int64_t *t, int n, const int64_t *x, int xr, int ins,
+				  int64_t *out)
+{
+	int r = ins ? xr + n : xr, k = 0;
+	char hit[RT_MAX_RANK] = { 0 };
+
+	for (int i = 0; i < n; i++) {
+		int64_t a = t[i] < 0 ? t[i] + r : t[i];
+
+		if (a < 0 || a >= r || hit[a])
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': axis %lld is out of range "
+				    "or repeated", sh->node, (long long)t[i]);
+		if (!ins && x[a] != 1)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': cannot squeeze axis %lld "
+				    "of size %lld", sh->node, (long long)a, (long long)x[a]);
+		hit[a] = 1;
+	}
+	for (int i = 0; i < r; i++)
+		if (ins)
+			out[i] = hit[i] ? 1 : x[k++];
+		else if (!hit[i])
+			out[k++] = x[i];
+	return COLLAGEC_OK;
+}
+
+/* The number of non-zero elements of value id (-0.0 is zero, NaN is not). */
+static int64_t count_nonzero(collagec_model *m, int id, const int64_t *dims, int rank)
+{
+	const struct rt_value *v = &rt_values[id];
+	const unsigned char *p = value_ptr(m, id);
+	int64_t n = 1, count = 0;
+
+	for (int k = 0; k < rank; k++)
+		n *= dims[k];
+	for (int64_t i = 0; i < n; i++, p += v->esize) {
+		int nz = 0;
+
+		if (v->dtype == COLLAGEC_FLOAT)
+			nz = *(const float *)(const void *)p != 0;
+		else if (v->dtype == COLLAGEC_DOUBLE)
+			nz = *(const double *)(const void *)p != 0;
+		else
+			for (int b = 0; b < v->esize; b++)
+				nz |= p[b] != 0;
+		count += nz;
+	}
+	return count;
+}
+
+/* Element i of integer tensor id (int16, int32 or int64) as int64. */
+static int64_t int_at(collagec_model *m, int id, int64_t i)
+{
+	const void *p = value_ptr(m, id);
+
+	switch (rt_values[id].dtype) {
+	case COLLAGEC_INT16: return ((const int16_t *)p)[i];
+	case COLLAGEC_INT32: return ((const int32_t *)p)[i];
+	default: return ((const int64_t *)p)[i];
+	}
+}
+
+/* The element count of integer tensor id. */
+static int64_t int_count(collagec_model *m, int id)
+{
+	int64_t d[RT_MAX_RANK], n = 1;
+
+	for (int k = value_dims(m, id, d) - 1; k >= 0; k--)
+		n *= d[k];
+	return n;
+}
+
+/* One axis of a Slice, clamped as ONNX says; its length. */
+static int64_t slice_axis(int64_t dim, int64_t b, int64_t e, int64_t step, int64_t *start)
+{
+	if (b < 0)
+		b += dim;
+	if (e < 0)
+		e += dim;
+	if (step > 0) {
+		b = b < 0 ? 0 : b > dim ? dim : b;
+		e = e < 0 ? 0 : e > dim ? dim : e;
+		*start = b;
+		return e > b ? (e - b + step - 1) / step : 0;
+	}
+	b = b < 0 ? 0 : b > dim - 1 ? dim - 1 : b;
+	e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
+	*start = b;
+	return b > e ? (b - e - step - 1) / -step : 0;
+}
+
+/* Slice: the output dims, and each axis's start and step into the kernel's symbols. */
+static collagec_status shape_slice(collagec_model *m, const struct rt_shape *sh,
+				   const int64_t *x, int xr, int64_t *out)
+{
+	int64_t n = int_count(m, sh->in[1]), start[RT_MAX_RANK], step[RT_MAX_RANK];
+	char hit[RT_MAX_RANK] = { 0 };
+
+	if (n != int_count(m, sh->in[2]) || (sh->in[3] >= 0 && int_count(m, sh->in[3]) != n) ||
+	    (sh->in[4] >= 0 && int_count(m, sh->in[4]) != n) || n > xr)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': starts, ends, axes and steps differ "
+			    "in length", sh->node);
+	for (int k = 0; k < xr; k++) {
+		out[k] = x[k];
+		start[k] = 0;
+		step[k] = 1;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		int64_t a = sh->in[3] >= 0 ? int_at(m, sh->in[3], i) : i;
+		int64_t st = sh->in[4] >= 0 ? int_at(m, sh->in[4], i) : 1;
+
+		if (a < 0)
+			a += xr;
+		if (a < 0 || a >= xr || hit[a])
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': axis %lld is out of range or "
+				    "repeated", sh->node, (long long)a);
+		if (st == 0 || st == INT64_MIN)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': slice step is %lld", sh->node,
+				    (long long)st);
+		hit[a] = 1;
+		step[a] = st;
+		out[a] = slice_axis(x[a], int_at(m, sh->in[1], i), int_at(m, sh->in[2], i), st,
+				    &start[a]);
+	}
+	for (int k = 0; k < xr && sh->param[2 * k] >= 0; k++) {
+		m->syms[sh->param[2 * k]] = start[k];
+		m->syms[sh->param[2 * k + 1]] = step[k];
+	}
+	return COLLAGEC_OK;
+}
+
+/*
+ * Reduce* over axes given at run time: the output dims, and per input axis
+ * whether it is reduced and its stride in the output (0 when reduced).
+ */
+static collagec_status shape_reduce(collagec_model *m, const struct rt_shape *sh,
+				    const int64_t *x, int xr, int64_t *out)
+{
+	int64_t n = int_count(m, sh->in[1]), stride = 1, ystride[RT_MAX_RANK];
+	char red[RT_MAX_RANK] = { 0 };
+	int keep = sh->attr & 1, r = 0;
+
+	for (int64_t i = 0; i < n; i++) {
+		int64_t a = int_at(m, sh->in[1], i);
+
+		if (a < 0)
+			a += xr;
+		if (a < 0 || a >= xr || red[a])
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': axis %lld is out of range or "
+				    "repeated", sh->node, (long long)int_at(m, sh->in[1], i));
+		red[a] = 1;
+	}
+	for (int k = 0; k < xr; k++)
+		if (!red[k] || keep)
+			out[r++] = red[k] ? 1 : x[k];
+	for (int k = xr - 1; k >= 0; k--) {
+		ystride[k] = red[k] ? 0 : stride;
+		if (!red[k])
+			stride *= x[k];
+	}
+	for (int k = 0; k < xr; k++) {
+		m->syms[sh->param[2 * k]] = red[k];
+		m->syms[sh->param[2 * k + 1]] = ystride[k];
+	}
+	return COLLAGEC_OK;
+}
+
+/* Range: ceil((limit - start) / delta) elements, exact for integers. */
+static collagec_status shape_range(collagec_model *m, const struct rt_shape *sh, int64_t *out)
+{
+	int t = rt_values[sh->in[0]].dtype;
+
+	if (t == COLLAGEC_FLOAT || t == COLLAGEC_DOUBLE) {
+		double a, l, d, c;
+
+		a = t == COLLAGEC_FLOAT ? *(const float *)value_ptr(m, sh->in[0])
+			: *(const double *)value_ptr(m, sh->in[0]);
+		l = t == COLLAGEC_FLOAT ? *(const float *)value_ptr(m, sh->in[1])
+			: *(const double *)value_ptr(m, sh->in[1]);
+		d = t == COLLAGEC_FLOAT ? *(const float *)value_ptr(m, sh->in[2])
+			: *(const double *)value_ptr(m, sh->in[2]);
+		c = ceil((l - a) / d);
+		if (d == 0 || !(c < (double)RT_MAX_BYTES))
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': Range(%g, %g, %g) has no "
+				    "length the model can take", sh->node, a, l, d);
+		out[0] = c > 0 ? (int64_t)c : 0;
+	} else {
+		int64_t a = int_at(m, sh->in[0], 0), l = int_at(m, sh->in[1], 0);
+		int64_t d = int_at(m, sh->in[2], 0), span, c;
+
+		if (d == 0 || __builtin_sub_overflow(l, a, &span))
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': Range(%lld, %lld, %lld) has "
+				    "no length the model can take", sh->node, (long long)a,
+				    (long long)l, (long long)d);
+		c = span / d + (span % d != 0 && (span > 0) == (d > 0));
+		out[0] = c > 0 ? c : 0;
+	}
+	return COLLAGEC_OK;
+}
+
+/* Element 0 of numeric tensor id as a double. */
+static double num_at(collagec_model *m, int id)
+{
+	const void *p = value_ptr(m, id);
+
+	switch (rt_values[id].dtype) {
+	case COLLAGEC_FLOAT: return *(const float *)p;
+	case COLLAGEC_DOUBLE: return *(const double *)p;
+	case COLLAGEC_INT8: return *(const int8_t *)p;
+	case COLLAGEC_UINT8: return *(const uint8_t *)p;
+	case COLLAGEC_INT16: return *(const int16_t *)p;
+	case COLLAGEC_UINT16: return *(const uint16_t *)p;
+	case COLLAGEC_INT32: return *(const int32_t *)p;
+	case COLLAGEC_UINT32: return *(const uint32_t *)p;
+	case COLLAGEC_UINT64: return (double)*(const uint64_t *)p;
+	default: return (double)*(const int64_t *)p;
+	}
+}
+
+/* OneHot: the indices' dims with the depth (truncated) inserted at axis. */
+static collagec_status shape_one_hot(collagec_model *m, const struct rt_shape *sh,
+				     const int64_t *x, int xr, int64_t *out)
+{
+	double depth = num_at(m, sh->in[1]);
+	int axis = (int)(sh->attr < 0 ? sh->attr + xr + 1 : sh->attr);
+
+	if (!(depth >= 1 && depth < (double)RT_MAX_BYTES))
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': depth %g is out of range", sh->node,
+			    depth);
+	for (int k = 0, j = 0; k <= xr; k++)
+		out[k] = k == axis ? (int64_t)depth : x[j++];
+	return COLLAGEC_OK;
+}
+
+/* Compress: the input's dims (or its count) with the selected count on the axis. */
+static collagec_status shape_compress(collagec_model *m, const struct rt_shape *sh,
+				      const int64_t *x, int xr, int64_t *out)
+{
+	const unsigned char *c = value_ptr(m, sh->in[1]);
+	int64_t len = int_count(m, sh->in[1]), dim = 1, count = 0;
+	int axis = (int)sh->attr;
+
+	for (int k = 0; k < xr; k++) {
+		out[k] = x[k];
+		dim *= axis < 0 || k == axis ? x[k] : 1;
+	}
+	for (int64_t j = 0; j < len && j < dim; j++)
+		count += c[j] != 0;
+	out[axis < 0 ? 0 : axis] = count;
+	return COLLAGEC_OK;
+}
+
+/* TopK: the input's dims with k on the axis (0 <= k <= its length). */
+static collagec_status shape_top_k(collagec_model *m, const struct rt_shape *sh,
+				   const int64_t *x, int xr, int64_t *out)
+{
+	int64_t k = int_at(m, sh->in[1], 0);
+
+	for (int i = 0; i < xr; i++)
+		out[i] = x[i];
+	if (k < 0 || k > x[sh->attr])
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': k = %lld is out of range for axis "
+			    "%d", sh->node, (long long)k, (int)sh->attr);
+	out[sh->attr] = k;
+	return COLLAGEC_OK;
+}
+
+/* Pad: each axis plus its pads (all axes, or those of the axes input). */
+static collagec_status shape_pad(collagec_model *m, const struct rt_shape *sh,
+				 const int64_t *x, int xr, int64_t *out)
+{
+	int64_t np = int_count(m, sh->in[1]), na = sh->in[3] >= 0 ? int_count(m, sh->in[3]) : xr;
+	int64_t pb[RT_MAX_RANK] = { 0 }, pe[RT_MAX_RANK] = { 0 };
+
+	if (np != 2 * na || na > xr)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': %lld pads for %lld axes", sh->node,
+			    (long long)np, (long long)na);
+	for (int64_t i = 0; i < na; i++) {
+		int64_t a = sh->in[3] >= 0 ? int_at(m, sh->in[3], i) : i;
+
+		if (a < 0)
+			a += xr;
+		if (a < 0 || a >= xr)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': axis %lld is out of range",
+				    sh->node, (long long)int_at(m, sh->in[3], i));
+		pb[a] = int_at(m, sh->in[1], i);
+		pe[a] = int_at(m, sh->in[1], i + na);
+	}
+	for (int k = 0; k < xr; k++) {
+		if (pb[k] < -RT_MAX_BYTES || pb[k] > RT_MAX_BYTES || pe[k] < -RT_MAX_BYTES ||
+		    pe[k] > RT_MAX_BYTES || x[k] + pb[k] + pe[k] < 0 ||
+		    (sh->attr && x[k] == 0 && (pb[k] || pe[k])))
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': pads on axis %d give an "
+				    "invalid length", sh->node, k);
+		out[k] = x[k] + pb[k] + pe[k];
+		m->syms[sh->param[2 * k]] = pb[k];
+		m->syms[sh->param[2 * k + 1]] = pe[k];
+	}
+	return COLLAGEC_OK;
+}
+
+/* The output dims of shape function sh; rank is the output's. */
+static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
+{
+	int64_t x[RT_MAX_RANK], td[RT_MAX_RANK], n = 1;
+	const int64_t *t = sh->in[1] >= 0 ? value_ptr(m, sh->in[1]) : NULL;
+	int xr = sh->in[0] >= 0 ? value_dims(m, sh->in[0], x) : 0;
+
+	for (int k = sh->in[1] >= 0 ? value_dims(m, sh->in[1], td) - 1 : -1; k >= 0; k--)
+		n *= td[k];
+	switch (sh->op) {
+	case RT_SHAPE_SLICE:
+		return shape_slice(m, sh, x, xr, out);
+	case RT_SHAPE_REDUCE:
+		return shape_reduce(m, sh, x, xr, out);
+	case RT_SHAPE_RANGE:
+		return shape_range(m, sh, out);
+	case RT_SHAPE_ONE_HOT:
+		return shape_one_hot(m, sh, x, xr, out);
+	case RT_SHAPE_COMPRESS:
+		return shape_compress(m, sh, x, xr, out);
+	case RT_SHAPE_TOP_K:
+		return shape_top_k(m, sh, x, xr, out);
+	case RT_SHAPE_PAD:
+		return shape_pad(m, sh, x, xr, out);
+	case RT_SHAPE_NONZERO:
+		out[0] = xr;
+		out[1] = count_nonzero(m, sh->in[0], x, xr);
+		return COLLAGEC_OK;
+	case RT_SHAPE_RESHAPE:
+		return shape_reshape(m, sh, t, (int)n, x, xr, out);
+	case RT_SHAPE_EXPAND:
+		return shape_expand(m, sh, t, (int)n, x, xr, out);
+	case RT_SHAPE_CONSTANT_OF_SHAPE:
+		return shape_expand(m, sh, t, (int)n, x, 0, out);
+	case RT_SHAPE_TILE:
+		for (int k = 0; k < xr; k++)
+			if (t[k] < 0 || __builtin_mul_overflow(x[k], t[k], &out[k]) ||
+			    out[k] > RT_MAX_BYTES)
+				return fail(m, COLLAGEC_E_SHAPE, "node '%s': repeat %lld on axis "
+					    "%d is out of range", sh->node, (long long)t[k], k);
+		return COLLAGEC_OK;
+	case RT_SHAPE_UNSQUEEZE:
+	case RT_SHAPE_SQUEEZE:
+		return shape_axes(m, sh, t, (int)n, x, xr, sh->op == RT_SHAPE_UNSQUEEZE, out);
+	default:
+		collagec_rt_abort("corrupt shape table");
+	}
+	return COLLAGEC_E_RUNTIME;
+}
+
+/* Binds the output's data symbols to dims (or checks the dims already bound). */
+static collagec_status shape_bind(collagec_model *m, const struct rt_shape *sh,
+				  const int64_t *dims)
+{
+	const struct rt_value *v = &rt_values[sh->out];
+
+	for (int k = 0; k < v->rank; k++) {
+		const struct rt_dim *d = &v->dims[k];
+
+		if (d->n == 1 && d->c == 1 && m->syms[d->sym[0]] < 0)
+			m->syms[d->sym[0]] = dims[k];
+		else if (!dim_bound(d, m->syms) || dim_eval(d, m->syms) != dims[k])
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': output dimension %d is %lld, "
+				    "which the model cannot take", sh->node, k, (long long)dims[k]);
+	}
+	return COLLAGEC_OK;
+}
+
+/*
+ * Before step i: runs its shape functions (from *next on), then gives every
+ * value with data-dependent dims that step i writes first its block.
+ */
+static collagec_status run_shapes(collagec_model *m, int i, int *next)
+{
+	collagec_status s;
+	int ran = 0;
+
+	for (; rt_shapes[*next].step == i; (*next)++, ran = 1) {
+		int64_t dims[RT_MAX_RANK];
+
+		if ((s = shape_dims(m, &rt_shapes[*next], dims)) != COLLAGEC_OK ||
+		    (s = shape_bind(m, &rt_shapes[*next], dims)) != COLLAGEC_OK)
+			return s;
+	}
+	if (ran && ((s = derive(m)) != COLLAGEC_OK || (s = check(m)) != COLLAGEC_OK))
+		return s;
+	for (int id = 0; id < RT_N_VALUES; id++) {
+		const struct rt_value *v = &rt_values[id];
+		int64_t bytes;
+
+		if (!v->late || v->first != i)
+			continue;
+		bytes = value_bytes(v, m->syms);
+		if (bytes == RT_OVERFLOW)
+			return fail(m, COLLAGEC_E_SHAPE, "tensor '%s' is too large for these "
+				    "inputs", v->name);
+		if (v->kind == RT_OUTPUT ? grow(m, &m->out_data[v->io], &m->out_cap[v->io], bytes, v)
+		    : grow(m, &m->dyn[id], &m->dyn_cap[id], bytes, v))
+			return COLLAGEC_E_ALLOC;
+	}
+	return COLLAGEC_OK;
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""Builds models whose shapes depend on tensor values (tests/dynamic.sh).
+
+usage: gen_dynamic_tests.py OUTDIR
+
+Writes OUTDIR/NAME/model.onnx and OUTDIR/NAME/test_data_set_K/{input,output}_J.pb,
+the ONNX backend-test layout that `collagec run --check` reads. Each model has
+two data sets whose outputs differ in size, so one compiled .so must size its
+tensors at run time; the expected outputs are computed here with numpy.
+
+  nonzero_chain  x -> Greater -> NonZero -> Squeeze -> Gather(x) -> Add(1s of
+                 ConstantOfShape(Shape(...))), the count as Shape of the
+                 gathered values, and x reshaped to r * [1, 2] (a tensor
+                 computed from an input, not from shapes)
+  computed_axes  Unsqueeze at axes and Tile by repeats that are graph inputs,
+                 Expand to a shape computed by Mul, Reshape to
+                 Concat(ReduceMax(...), -1) and a backward Slice from that
+                 maximum: all decided by values
+
+Needs python3-onnx and python3-numpy only; every byte is deterministic.
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+F32, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def const(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def save(out, name, graph, sets):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    m = helper.make_model(graph, producer_name="gen_dynamic_tests",
+                          opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+    ins = [i.name for i in graph.input]
+    outs = [o.name for o in graph.output]
+    for k, (feeds, results) in enumerate(sets):
+        s = os.path.join(d, "test_data_set_%d" % k)
+        os.makedirs(s, exist_ok=True)
+        for j, n in enumerate(ins):
+            with open(os.path.join(s, "input_%d.pb" % j), "wb") as f:
+                f.write(numpy_helper.from_array(feeds[n], n).SerializeToString())
+        for j, n in enumerate(outs):
+            with open(os.path.join(s, "output_%d.pb" % j), "wb") as f:
+                f.write(numpy_helper.from_array(results[n], n).SerializeToString())
+
+
+def nonzero_chain(out):
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["pos"], name="positive"),
+        helper.make_node("NonZero", ["pos"], ["nz"], name="nonzero"),
+        helper.make_node("Squeeze", ["nz", "axis0"], ["idx"], name="squeeze"),
+        helper.make_node("Gather", ["x", "idx"], ["g"], name="gather", axis=0),
+        helper.make_node("Shape", ["g"], ["count"], name="count"),
+        helper.make_node("ConstantOfShape", ["count"], ["ones"], name="ones",
+                         value=numpy_helper.from_array(np.array([1], np.float32))),
+        helper.make_node("Add", ["g", "ones"], ["y"], name="add"),
+        helper.make_node("Mul", ["r", "one_two"], ["target"], name="target"),
+        helper.make_node("Reshape", ["x", "target"], ["xr"], name="reshape"),
+    ]
+    graph = helper.make_graph(
+        nodes, "nonzero_chain",
+        [helper.make_tensor_value_info("x", F32, ["N"]),
+         helper.make_tensor_value_info("r", I64, [2])],
+        [helper.make_tensor_value_info("y", F32, None),
+         helper.make_tensor_value_info("count", I64, [1]),
+         helper.make_tensor_value_info("xr", F32, None)],
+        [const("zero", np.float32(0)), const("axis0", np.array([0], np.int64)),
+         const("one_two", np.array([1, 2], np.int64))])
+
+    def ref(x, r):
+        g = x[np.nonzero(x > 0)[0]]
+        return {"y": g + np.float32(1), "count": np.array([g.size], np.int64),
+                "xr": x.reshape(r * np.array([1, 2]))}
+
+    rng = np.random.default_rng(3)
+    sets = []
+    for n, r in ((12, [3, 2]), (8, [1, 4])):
+        x = rng.standard_normal(n).astype(np.float32)
+        r = np.array(r, np.int64)
+        sets.append(({"x": x, "r": r}, ref(x, r)))
+    save(out, "nonzero_chain", graph, sets)
+
+
+def computed_axes(out):
+    nodes = [
+        helper.make_node("Unsqueeze", ["x", "axes"], ["u"], name="unsqueeze"),
+        helper.make_node("Tile", ["x", "reps"], ["t"], name="tile"),
+        helper.make_node("Mul", ["reps", "k"], ["eshape"], name="expand_shape"),
+        helper.make_node("Expand", ["one", "eshape"], ["e"], name="expand"),
+        helper.make_node("ReduceMax", ["reps"], ["rows"], name="rows", keepdims=1),
+        helper.make_node("Concat", ["rows", "minus_one"], ["rshape"], name="rshape", axis=0),
+        helper.make_node("Reshape", ["t", "rshape"], ["tr"], name="reshape"),
+        helper.make_node("Slice", ["tr", "rows", "big", "one_axis", "minus_one"], ["sl"],
+                         name="slice"),
+    ]
+    graph = helper.make_graph(
+        nodes, "computed_axes",
+        [helper.make_tensor_value_info("x", F32, [2, 3]),
+         helper.make_tensor_value_info("axes", I64, [2]),
+         helper.make_tensor_value_info("reps", I64, [2])],
+        [helper.make_tensor_value_info("u", F32, None),
+         helper.make_tensor_value_info("t", F32, None),
+         helper.make_tensor_value_info("e", F32, None),
+         helper.make_tensor_value_info("tr", F32, None),
+         helper.make_tensor_value_info("sl", F32, None)],
+        [const("k", np.array([1, 2], np.int64)),
+         const("big", np.array([-1000], np.int64)),
+         const("one_axis", np.array([1], np.int64)),
+         const("one", np.array([[1.5]], np.float32)),
+         const("minus_one", np.array([-1], np.int64))])
+
+    def ref(x, axes, reps):
+        u = x
+        for a in sorted(int(a) % (x.ndim + 2) for a in axes):
+            u = np.expand_dims(u, a)
+        t = np.tile(x, reps)
+        e = np.broadcast_to(np.float32(1.5), reps * np.array([1, 2])).copy()
+        tr = t.reshape(int(reps.max()), -1)
+        return {"u": u, "t": t, "e": e, "tr": tr, "sl": tr[:, int(reps.max()):-1000:-1]}
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    sets = []
+    for axes, reps in (([0, -1], [2, 1]), ([1, 2], [1, 3])):
+        axes, reps = np.array(axes, np.int64), np.array(reps, np.int64)
+        sets.append(({"x": x, "axes": axes, "reps": reps}, ref(x, axes, reps)))
+    save(out, "computed_axes", graph, sets)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    nonzero_chain(sys.argv[1])
+    computed_axes(sys.argv[1])
+
+
+if __name__ == "__main__":
+    main()

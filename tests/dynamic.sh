@@ -1,0 +1,83 @@
+#!/bin/sh
+# dynamic.sh - shapes that depend on tensor values: the models of
+# testdata/gen_dynamic_tests.py (NonZero -> Squeeze -> Gather chains,
+# Reshape/Expand/Tile/Unsqueeze/Slice driven by computed tensors) compile to one
+# .so each, run on two data sets whose outputs differ in size and match the
+# generator's numpy results (checked against ONNX Runtime when it was
+# written); OUT.json marks those outputs dynamic; testdata/dynamic_api.c
+# drives the C API through runs that grow, shrink and fail. Needs $COLLAGEC
+# and $TEST_TMP (defaults: build/collagec, /tmp). One line per check: "ok
+# dynamic/NAME" or "FAIL dynamic/NAME: why".
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
+T=${TEST_TMP:-/tmp}/dynamic
+rm -rf "$T"
+mkdir -p "$T"
+st=0
+ok() { echo "ok   dynamic/$1"; }
+fail() { echo "FAIL dynamic/$1: $2"; st=1; }
+
+if ! /usr/bin/python3 "$ROOT/testdata/gen_dynamic_tests.py" "$T" 2>"$T/gen.log"; then
+	echo "FAIL dynamic/generate: $(tail -n 1 "$T/gen.log")"
+	exit 1
+fi
+
+# name, then the outputs OUT.json must mark dynamic
+while read -r m dyn; do
+	if ! "$COLLAGEC" compile --search none --target c "$T/$m/model.onnx" -o "$T/lib$m.so" \
+		2>"$T/$m.err"; then
+		fail "$m/compile" "$(head -n 1 "$T/$m.err")"
+		continue
+	fi
+	ok "$m/compile"
+	got=$(/usr/bin/python3 -c '
+import json, sys
+print(",".join(o["name"] for o in json.load(open(sys.argv[1]))["outputs"] if o.get("dynamic")))
+' "$T/lib$m.json")
+	if [ "$got" = "$dyn" ]; then ok "$m/json-dynamic"; else
+		fail "$m/json-dynamic" "dynamic outputs '$got', expected '$dyn'"; fi
+	for d in "$T/$m"/test_data_set_*; do
+		k=$(basename "$d")
+		if "$COLLAGEC" run "$T/lib$m.so" --check "$d" >"$T/$m.$k.out" 2>&1; then
+			ok "$m/$k"
+		else
+			fail "$m/$k" "$(grep -v ': ok$' "$T/$m.$k.out" | head -n 1)"
+		fi
+	done
+	# the two data sets give outputs of different sizes from the one .so
+	a=$("$COLLAGEC" run "$T/lib$m.so" --check "$T/$m/test_data_set_0" --output-dir "$T/o0" \
+		>/dev/null 2>&1 && cd "$T/o0" && cksum -- * | awk '{print $2}' | tr '\n' ' ')
+	b=$("$COLLAGEC" run "$T/lib$m.so" --check "$T/$m/test_data_set_1" --output-dir "$T/o1" \
+		>/dev/null 2>&1 && cd "$T/o1" && cksum -- * | awk '{print $2}' | tr '\n' ' ')
+	if [ -n "$a" ] && [ "$a" != "$b" ]; then ok "$m/sizes-differ"; else
+		fail "$m/sizes-differ" "output sizes '$a' and '$b'"; fi
+	rm -rf "$T/o0" "$T/o1"
+done <<LIST
+nonzero_chain y,xr
+computed_axes u,t,e,tr,sl
+LIST
+
+# a value that breaks Reshape's rules fails the run, naming the node (exit 1)
+if [ -f "$T/libnonzero_chain.so" ]; then
+	/usr/bin/python3 -c '
+import sys, numpy as np
+from onnx import numpy_helper
+open(sys.argv[1], "wb").write(numpy_helper.from_array(np.array([5, 5], np.int64), "r").SerializeToString())
+open(sys.argv[2], "wb").write(numpy_helper.from_array(np.ones(6, np.float32), "x").SerializeToString())
+' "$T/r_bad.pb" "$T/x6.pb"
+	"$COLLAGEC" run "$T/libnonzero_chain.so" --input x="$T/x6.pb" --input r="$T/r_bad.pb" \
+		>/dev/null 2>"$T/bad.err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "node 'reshape': cannot reshape 6 elements to 50" "$T/bad.err"
+	then ok "bad-reshape-fails-run"
+	else fail "bad-reshape-fails-run" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
+fi
+
+# the C API: one handle, runs that grow, shrink, come out empty and fail
+if cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/testdata/dynamic_api.c" \
+	-L"$T" -lnonzero_chain -Wl,-rpath,"$T" -o "$T/api" >"$T/cc.log" 2>&1; then
+	"$T/api" || st=1
+else
+	fail "api/cc" "$(head -n 1 "$T/cc.log")"
+fi
+exit $st
