@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "collagec.h"
+#include "rt_half.h"
 #include "rt_plan.h"
 
 /*
