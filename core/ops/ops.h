@@ -217,6 +217,15 @@ int lower_matmul(struct lower *L);
 int lower_conv(struct lower *L);
 int lower_gemm(struct lower *L);
 
+/*
+ * Conv's geometry (window and output shape [N, M, spatial...]) for the
+ * input at index xi and the weight at wi (0 and 1 for Conv; QLinearConv's
+ * are 0 and 3): diagnostics as for Conv, 0 or -1.
+ */
+struct window;
+int conv_plan_at(struct graph *g, struct node *n, int xi, int wi, struct window *w,
+		 struct shape *out);
+
 /* ---- windows of convolution and pooling (ops_util.c) ---- */
 
 /* Geometry of a conv or pool window over the spatial dims (rank - 2 of them). */
