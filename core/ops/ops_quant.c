@@ -159,10 +159,14 @@ int infer_quantize(struct graph *g, struct node *n)
 			   node_loc(g, n), (long long)od, dtype_name(zp->dtype));
 		return -1;
 	}
+	if (t == DTYPE_UNDEF) {
+		diag_error(g->ctx, "%s: quantizing to ONNX type %lld is not supported (uint8, "
+			   "int8, uint16 and int16 are)", node_loc(g, n), (long long)od);
+		return -1;
+	}
 	if (!q_type_ok(t)) {
 		diag_error(g->ctx, "%s: quantizing to %s is not supported (uint8, int8, uint16 and "
-			   "int16 are)", node_loc(g, n),
-			   t == DTYPE_UNDEF ? "this type" : dtype_name(t));
+			   "int16 are)", node_loc(g, n), dtype_name(t));
 		return -1;
 	}
 	infer_set(g, n, 0, t, &x->shape);
