@@ -14,12 +14,15 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-enum { OPT_JSON = 256, OPT_DOT, OPT_MODEL };
+enum { OPT_JSON = 256, OPT_DOT, OPT_MODEL, OPT_HTML, OPT_PROFILE, OPT_SOURCE };
 
 /* Nodes of a partition named in the table before "+N more". */
 enum { EXPLAIN_NODES_SHOWN = 3 };
@@ -281,6 +284,48 @@ static void targets_text(const struct explain *e, struct strbuf *sb)
 	}
 }
 
+/*
+ * What the passes did to ONNX nodes (OUT.json "passes"), one line per pass
+ * and kind: "removed by fold: a(Shape), b(Gather)", "merged by fold-bn:
+ * bn1(BatchNormalization) into conv1". Older metadata has none.
+ */
+static void fates_text(const cJSON *meta)
+{
+	const cJSON *fates = cJSON_GetObjectItemCaseSensitive(meta, "passes"), *f, *g;
+	struct strbuf sb = STRBUF_INIT;
+
+	cJSON_ArrayForEach(f, fates) {
+		const char *pass = meta_str(f, "pass");
+		bool merged = meta_str(f, "into") != NULL, first = true;
+
+		if (!pass)
+			continue;
+		/* print each (pass, kind) once, at its first fate */
+		cJSON_ArrayForEach(g, fates) {
+			if (g == f)
+				break;
+			if (meta_str(g, "pass") && !strcmp(meta_str(g, "pass"), pass) &&
+			    (meta_str(g, "into") != NULL) == merged)
+				first = false;
+		}
+		if (!first)
+			continue;
+		sb_reset(&sb);
+		cJSON_ArrayForEach(g, fates) {
+			if (!meta_str(g, "pass") || strcmp(meta_str(g, "pass"), pass) ||
+			    (meta_str(g, "into") != NULL) != merged)
+				continue;
+			sb_printf(&sb, "%s%s(%s)", sb.len ? ", " : "",
+				  meta_str(g, "name") ? meta_str(g, "name") : "?",
+				  meta_str(g, "op") ? meta_str(g, "op") : "?");
+			if (merged)
+				sb_printf(&sb, " into %s", meta_str(g, "into"));
+		}
+		printf("%s by %s: %s\n", merged ? "merged" : "removed", pass, sb_str(&sb));
+	}
+	sb_release(&sb);
+}
+
 static void explain_print(const struct explain *e)
 {
 	const cJSON *model = cJSON_GetObjectItemCaseSensitive(e->meta, "model");
@@ -340,6 +385,7 @@ static void explain_print(const struct explain *e)
 	targets_text(e, &sb);
 	printf("%d partition%s (%s), %d ONNX node%s\n", e->parts.n, e->parts.n == 1 ? "" : "s",
 	       sb_str(&sb), e->n_nodes, e->n_nodes == 1 ? "" : "s");
+	fates_text(e->meta);
 	sb_reset(&sb);
 	sb_printf(&sb, "search %s: estimator %s, candidates ", search_mode(e->meta),
 		  meta_str(search, "estimator") ? meta_str(search, "estimator") : "-");
@@ -390,7 +436,7 @@ static char *explain_json(const struct explain *e)
 	const cJSON *model = cJSON_GetObjectItemCaseSensitive(e->meta, "model");
 	const cJSON *comp = cJSON_GetObjectItemCaseSensitive(e->meta, "compiler");
 	cJSON *root = cJSON_CreateObject(), *parts, *s;
-	const cJSON *plans;
+	const cJSON *plans, *fates;
 	const char *est = meta_str(search, "estimator");
 	double total;
 	char *txt, *res;
@@ -430,6 +476,9 @@ static char *explain_json(const struct explain *e)
 	cJSON_AddItemToObject(s, "plan", meta_str(search, "plan")
 			      ? cJSON_CreateString(meta_str(search, "plan")) : cJSON_CreateNull());
 	cJSON_AddItemToObject(s, "plan_cost", json_stat(search, "plan_cost"));
+	fates = cJSON_GetObjectItemCaseSensitive(e->meta, "passes");
+	cJSON_AddItemToObject(root, "passes", cJSON_IsArray(fates) ? cJSON_Duplicate(fates, 1)
+			      : cJSON_CreateArray());
 	plans = cJSON_GetObjectItemCaseSensitive(search, "plans");
 	cJSON_AddItemToObject(s, "plans", cJSON_IsArray(plans) ? cJSON_Duplicate(plans, 1)
 			      : cJSON_CreateArray());
@@ -453,6 +502,7 @@ static const struct dot_colour {
 	{ "blas", "#b2df8a", "#33a02c" },
 	{ "opencl", "#fdbf6f", "#ff7f00" },
 	{ "lapack", "#cab2d6", "#6a3d9a" },
+	{ "dnnl", "#fb9a99", "#e31a1c" },
 	{ NULL, "#ffff99", "#b15928" },
 };
 
@@ -524,7 +574,7 @@ static void dot_legend(struct strbuf *sb, const struct explain *e, bool any_orph
  * in one cluster per partition, nodes of no partition grey and dashed.
  * Constants (initializers, Constant nodes) are weights, not drawn.
  */
-static void dot_build(struct graph *g, const struct explain *e, struct strbuf *sb)
+static void dot_build(struct graph *g, const struct explain *e, bool ids, struct strbuf *sb)
 {
 	int *part_of = xcalloc((size_t)g->nodes.n + 1, sizeof(int));
 	struct strmap names = { 0 };
@@ -563,6 +613,8 @@ static void dot_build(struct graph *g, const struct explain *e, struct strbuf *s
 		sb_putc(sb, ' ');
 		dot_quote(sb, r->rule);
 		sb_printf(sb, "\";\n\t\tstyle=\"rounded\";\n\t\tcolor=\"%s\";\n", c->border);
+		if (ids)
+			sb_printf(sb, "\t\tid=\"p%d\";\n", r->id);
 		for (int i = 0; i < g->nodes.n; i++)
 			if (part_of[i] == p && !g->nodes.v[i].dead)
 				dot_node(sb, "\t\t", i, &g->nodes.v[i], c);
@@ -571,6 +623,12 @@ static void dot_build(struct graph *g, const struct explain *e, struct strbuf *s
 	for (int i = 0; i < g->nodes.n; i++)
 		if (part_of[i] < 0 && !g->nodes.v[i].dead)
 			dot_node(sb, "\t", i, &g->nodes.v[i], NULL);
+	/* for --html: SVG ids the page's script finds nodes and clusters by */
+	if (ids) {
+		for (int i = 0; i < g->nodes.n; i++)
+			if (!g->nodes.v[i].dead)
+				sb_printf(sb, "\tn%d [id=\"n%d\"];\n", i, i);
+	}
 	for (int i = 0; i < g->inputs.n; i++) {
 		sb_printf(sb, "\tin%d [shape=ellipse, style=solid, label=\"", i);
 		dot_quote(sb, g->values.v[g->inputs.v[i]].name);
@@ -610,20 +668,21 @@ static void dot_build(struct graph *g, const struct explain *e, struct strbuf *s
 	free(part_of);
 }
 
-/* Writes the --dot file; 0, or the exit status after a diagnostic. */
-static int explain_dot(struct collagec_ctx *ctx, const struct explain *e, const char *model,
-		       const char *meta_path, const char *out)
+/*
+ * The ONNX graph again, for --dot and --html: from --model, else the model
+ * path in the metadata (tried beside the metadata too when relative). NULL
+ * after a diagnostic.
+ */
+static struct graph *import_model(struct collagec_ctx *ctx, const struct explain *e,
+				  const char *model, const char *meta_path, const char *opt)
 {
-	struct strbuf sb = STRBUF_INIT;
 	bool from_meta = !model;
-	struct graph *g;
-	int rc = 0;
 
 	if (!model)
 		model = meta_str(cJSON_GetObjectItemCaseSensitive(e->meta, "model"), "path");
 	if (!model) {
-		diag_error(ctx, "--dot: the metadata names no model file (use --model PATH)");
-		return ctx->status;
+		diag_error(ctx, "%s: the metadata names no model file (use --model PATH)", opt);
+		return NULL;
 	}
 	/* a relative path is the compile's; try it beside the metadata too */
 	if (from_meta && model[0] != '/' && access(model, R_OK) < 0 && strchr(meta_path, '/')) {
@@ -635,19 +694,384 @@ static int explain_dot(struct collagec_ctx *ctx, const struct explain *e, const 
 			model = alt;
 	}
 	if (access(model, R_OK) < 0) {
-		diag_error(ctx, "--dot: cannot read the model '%s': %s%s", model, strerror(errno),
+		diag_error(ctx, "%s: cannot read the model '%s': %s%s", opt, model, strerror(errno),
 			   from_meta ? " (use --model PATH)" : "");
-		return ctx->status;
+		return NULL;
 	}
-	g = onnx_import(ctx, model);
+	return onnx_import(ctx, model);
+}
+
+/* Writes the --dot file; 0, or the exit status after a diagnostic. */
+static int explain_dot(struct collagec_ctx *ctx, const struct explain *e, const char *model,
+		       const char *meta_path, const char *out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct graph *g = import_model(ctx, e, model, meta_path, "--dot");
+	int rc = 0;
+
 	if (!g)
 		return ctx->status ? ctx->status : STATUS_MODEL;
-	dot_build(g, e, &sb);
+	dot_build(g, e, false, &sb);
 	if (file_write_atomic(out, sb.buf, sb.len) < 0) {
 		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", out, strerror(errno));
 		rc = ctx->status;
 	}
 	sb_release(&sb);
+	graph_free(g);
+	return rc;
+}
+
+/* ---- --html ---- */
+
+/* Runs dot -Tsvg on the DOT text; the SVG (owned, from "<svg") or NULL. */
+static char *dot_to_svg(struct collagec_ctx *ctx, const struct strbuf *dot)
+{
+	char *dir = dir_make_temp("explain"), *svg = NULL, *start;
+	const char *in, *out;
+	pid_t pid;
+	int st;
+
+	if (!dir) {
+		diag_error_status(ctx, STATUS_ENV, "cannot create a temporary directory: %s",
+				  strerror(errno));
+		return NULL;
+	}
+	in = arena_printf(&ctx->arena, "%s/graph.dot", dir);
+	out = arena_printf(&ctx->arena, "%s/graph.svg", dir);
+	if (file_write_atomic(in, dot->buf, dot->len) < 0) {
+		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", in, strerror(errno));
+		goto out;
+	}
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0)
+			dup2(null, 1);
+		execlp("dot", "dot", "-Tsvg", "-o", out, in, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		diag_error_status(ctx, STATUS_ENV, "--html: Graphviz's dot %s (Debian: apt-get "
+				  "install graphviz)", pid > 0 && WIFEXITED(st) &&
+				  WEXITSTATUS(st) == 127 ? "cannot be run" : "failed");
+		goto out;
+	}
+	svg = file_read(out, NULL);
+	if (!svg) {
+		diag_error_status(ctx, STATUS_ENV, "--html: dot wrote no SVG");
+		goto out;
+	}
+	/* the XML prolog and doctype do not belong inside HTML */
+	start = strstr(svg, "<svg");
+	if (!start) {
+		free(svg);
+		svg = NULL;
+		diag_error_status(ctx, STATUS_ENV, "--html: dot wrote no <svg> element");
+		goto out;
+	}
+	memmove(svg, start, strlen(start) + 1);
+out:
+	dir_remove_tree(dir);
+	free(dir);
+	return svg;
+}
+
+/*
+ * --source DIR: the loop IR of each kernel from a --dump-ir directory's
+ * NN-lower.tir, whose blocks start "// partition" and name their kernel on
+ * a "kernel NAME(" line. kernel name -> block text, in map (arena).
+ */
+static void read_sources(struct collagec_ctx *ctx, const char *dir, cJSON *map)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *text = NULL;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && !text) {
+		size_t n = strlen(de->d_name);
+
+		if (n > 10 && !strcmp(de->d_name + n - 10, "-lower.tir"))
+			text = file_read(arena_printf(&ctx->arena, "%s/%s", dir, de->d_name), NULL);
+	}
+	closedir(d);
+	for (char *p = text; p && *p;) {
+		char *end = strstr(p + 1, "\n// partition "), *k, *paren;
+
+		if (end)
+			end++;
+		else
+			end = p + strlen(p);
+		k = strstr(p, "\nkernel ");
+		if (k && k < end) {
+			k += 8;
+			paren = strchr(k, '(');
+			if (paren && paren < end) {
+				char *name = arena_printf(&ctx->arena, "%.*s", (int)(paren - k), k);
+				char *body = arena_printf(&ctx->arena, "%.*s", (int)(end - p), p);
+
+				if (!cJSON_GetObjectItemCaseSensitive(map, name))
+					cJSON_AddStringToObject(map, name, body);
+			}
+		}
+		p = end;
+	}
+	free(text);
+}
+
+/* The profile's partition with this id (bench --profile --json), or NULL. */
+static const cJSON *profile_part(const cJSON *profile, int id)
+{
+	const cJSON *p;
+
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(profile, "partitions")) {
+		const cJSON *pid = cJSON_GetObjectItemCaseSensitive(p, "id");
+
+		if (cJSON_IsNumber(pid) && pid->valueint == id)
+			return p;
+	}
+	return NULL;
+}
+
+static cJSON *names_of(const cJSON *nodes)
+{
+	cJSON *a = cJSON_CreateArray();
+	const cJSON *n;
+
+	cJSON_ArrayForEach(n, nodes)
+		cJSON_AddItemToArray(a, cJSON_CreateString(meta_str(n, "name") ? meta_str(n, "name")
+							   : "?"));
+	return a;
+}
+
+/* The page's data: partitions with kernels, drawn nodes with their fates. */
+static cJSON *html_data(const struct explain *e, struct graph *g, const cJSON *profile,
+			const char *profile_path, const cJSON *sources)
+{
+	const cJSON *comp = cJSON_GetObjectItemCaseSensitive(e->meta, "compiler");
+	const cJSON *fates = cJSON_GetObjectItemCaseSensitive(e->meta, "passes"), *f;
+	const cJSON *prof = cJSON_GetObjectItemCaseSensitive(profile, "profile");
+	cJSON *root = cJSON_CreateObject(), *parts, *nodes, *removed, *legend;
+	struct strmap part_of = { 0 };
+
+	cJSON_AddStringToObject(root, "model", g->path ? g->path : "model");
+	cJSON_AddStringToObject(root, "version", meta_str(comp, "version") ? meta_str(comp, "version")
+				: "?");
+	cJSON_AddStringToObject(root, "search", search_mode(e->meta));
+	if (profile_path)
+		cJSON_AddStringToObject(root, "profile", profile_path);
+	else
+		cJSON_AddNullToObject(root, "profile");
+	legend = cJSON_AddArrayToObject(root, "legend");
+	parts = cJSON_AddArrayToObject(root, "partitions");
+	for (int i = 0; i < e->parts.n; i++) {
+		const struct part_row *r = &e->parts.v[i];
+		const struct dot_colour *c = dot_colour_of(r->target);
+		const cJSON *pp = profile_part(prof, r->id), *k;
+		cJSON *o = cJSON_CreateObject(), *ks;
+		double v;
+		bool seen = false;
+
+		for (int j = 0; j < i && !seen; j++)
+			seen = !strcmp(e->parts.v[j].target, r->target);
+		if (!seen) {
+			cJSON *l = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(l, "target", r->target);
+			cJSON_AddStringToObject(l, "fill", c->fill);
+			cJSON_AddStringToObject(l, "border", c->border);
+			cJSON_AddItemToArray(legend, l);
+		}
+		cJSON_AddNumberToObject(o, "id", r->id);
+		cJSON_AddStringToObject(o, "target", r->target);
+		cJSON_AddStringToObject(o, "rule", r->rule);
+		cJSON_AddItemToObject(o, "onnx_nodes", names_of(r->nodes));
+		cJSON_AddItemToObject(o, "estimated_cost", r->has_est && isfinite(r->est)
+				      ? cJSON_CreateNumber(r->est) : cJSON_CreateNull());
+		cJSON_AddItemToObject(o, "measured_cost", r->has_meas && isfinite(r->meas)
+				      ? cJSON_CreateNumber(r->meas) : cJSON_CreateNull());
+		cJSON_AddItemToObject(o, "share", r->has_share ? cJSON_CreateNumber(r->share)
+				      : cJSON_CreateNull());
+		cJSON_AddItemToObject(o, "profile_ms", meta_num(pp, "median_ms", &v)
+				      ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+		ks = cJSON_AddArrayToObject(o, "kernels");
+		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(r->json, "kernels")) {
+			const char *name = meta_str(k, "name") ? meta_str(k, "name") : "?";
+			const cJSON *pk, *variants = cJSON_GetObjectItemCaseSensitive(k, "variants");
+			cJSON *kj = cJSON_CreateObject();
+			const char *src = cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(sources, name));
+
+			cJSON_AddStringToObject(kj, "name", name);
+			cJSON_AddStringToObject(kj, "dispatch", meta_str(k, "dispatch")
+						? meta_str(k, "dispatch") : "?");
+			cJSON_AddItemToObject(kj, "onnx_nodes", names_of(
+				cJSON_GetObjectItemCaseSensitive(k, "onnx_nodes")));
+			cJSON_AddItemToObject(kj, "variants", cJSON_IsArray(variants)
+					      ? cJSON_Duplicate(variants, 1) : cJSON_CreateArray());
+			cJSON_AddItemToObject(kj, "source", src ? cJSON_CreateString(src)
+					      : cJSON_CreateNull());
+			cJSON_AddNullToObject(kj, "profile");
+			cJSON_ArrayForEach(pk, cJSON_GetObjectItemCaseSensitive(pp, "kernels"))
+				if (meta_str(pk, "name") && !strcmp(meta_str(pk, "name"), name))
+					cJSON_ReplaceItemInObject(kj, "profile", cJSON_Duplicate(pk, 1));
+			cJSON_AddItemToArray(ks, kj);
+		}
+		cJSON_AddItemToArray(parts, o);
+	}
+	for (int i = e->parts.n - 1; i >= 0; i--) {	/* the first partition wins */
+		const cJSON *n;
+
+		cJSON_ArrayForEach(n, e->parts.v[i].nodes)
+			if (meta_str(n, "name"))
+				strmap_put(&part_of, meta_str(n, "name"), e->parts.v[i].id);
+	}
+	nodes = cJSON_AddObjectToObject(root, "nodes");
+	for (int i = 0; i < g->nodes.n; i++) {
+		const struct node *n = &g->nodes.v[i];
+		cJSON *o, *fs;
+		int p;
+
+		if (n->dead)
+			continue;
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", n->name);
+		cJSON_AddStringToObject(o, "op", n->op_type);
+		cJSON_AddNumberToObject(o, "index", n->onnx_index);
+		p = strmap_get(&part_of, n->name);
+		cJSON_AddItemToObject(o, "partition", p >= 0 ? cJSON_CreateNumber(p)
+				      : cJSON_CreateNull());
+		fs = cJSON_AddArrayToObject(o, "fates");
+		cJSON_ArrayForEach(f, fates)
+			if (meta_str(f, "name") && !strcmp(meta_str(f, "name"), n->name))
+				cJSON_AddItemToArray(fs, cJSON_Duplicate(f, 1));
+		cJSON_AddItemToObject(nodes, arena_printf(g->arena, "n%d", i), o);
+	}
+	removed = cJSON_AddArrayToObject(root, "removed");
+	cJSON_ArrayForEach(f, fates)
+		if (!meta_str(f, "into"))
+			cJSON_AddItemToArray(removed, cJSON_Duplicate(f, 1));
+	strmap_free(&part_of);
+	return root;
+}
+
+/* text with "</" written "<\/", so no string in it can end the <script> */
+static void script_safe(struct strbuf *sb, const char *text)
+{
+	for (const char *p = text; *p; p++) {
+		if (p[0] == '<' && p[1] == '/') {
+			sb_puts(sb, "<\\/");
+			p++;
+			continue;
+		}
+		sb_putc(sb, *p);
+	}
+}
+
+static void html_escape(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '<')
+			sb_puts(sb, "&lt;");
+		else if (*s == '>')
+			sb_puts(sb, "&gt;");
+		else if (*s == '&')
+			sb_puts(sb, "&amp;");
+		else
+			sb_putc(sb, *s);
+	}
+}
+
+/*
+ * Writes the --html page: cli/explorer.html (embedded) with the title, the
+ * SVG and the data in place of its markers. 0, or the exit status after a
+ * diagnostic.
+ */
+static int explain_html(struct collagec_ctx *ctx, const struct explain *e, const char *model,
+			const char *meta_path, const char *profile_path, const char *source_dir,
+			const char *out)
+{
+	const struct embedded_file *page = embedded_find("explorer.html");
+	struct strbuf dot = STRBUF_INIT, html = STRBUF_INIT;
+	cJSON *profile = NULL, *sources = cJSON_CreateObject(), *data = NULL;
+	char *svg = NULL, *json = NULL, *text = NULL;
+	struct graph *g = NULL;
+	int rc = 0;
+
+	if (!page)
+		BUG("explorer.html is not embedded");
+	if (profile_path) {
+		text = file_read(profile_path, NULL);
+		profile = text ? cJSON_Parse(text) : NULL;
+		if (!profile || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(profile,
+										  "profile"))) {
+			diag_error(ctx, "--profile: '%s' %s", profile_path, text
+				   ? "is not the output of 'collagec bench --profile --json'"
+				   : strerror(errno));
+			goto fail;
+		}
+	}
+	if (source_dir) {
+		DIR *d = opendir(source_dir);
+
+		if (!d) {
+			diag_error(ctx, "--source: cannot open '%s': %s", source_dir, strerror(errno));
+			goto fail;
+		}
+		closedir(d);
+		read_sources(ctx, source_dir, sources);
+	}
+	g = import_model(ctx, e, model, meta_path, "--html");
+	if (!g)
+		goto fail;
+	dot_build(g, e, true, &dot);
+	svg = dot_to_svg(ctx, &dot);
+	if (!svg)
+		goto fail;
+	data = html_data(e, g, profile, profile_path, sources);
+	json = cJSON_PrintUnformatted(data);
+	if (!json)
+		BUG("cJSON cannot print the explorer's data");
+	for (const char *p = page->data, *end = page->data + page->size; p < end;) {
+		const char *m = memmem(p, (size_t)(end - p), "@@", 2);
+
+		if (!m) {
+			sb_printf(&html, "%.*s", (int)(end - p), p);
+			break;
+		}
+		sb_printf(&html, "%.*s", (int)(m - p), p);
+		if (!strncmp(m, "@@TITLE@@", 9)) {
+			html_escape(&html, g->path ? g->path : "model");
+			p = m + 9;
+		} else if (!strncmp(m, "@@SVG@@", 7)) {
+			sb_puts(&html, svg);
+			p = m + 7;
+		} else if (!strncmp(m, "@@DATA@@", 8)) {
+			script_safe(&html, json);
+			p = m + 8;
+		} else {
+			sb_puts(&html, "@@");
+			p = m + 2;
+		}
+	}
+	if (file_write_atomic(out, html.buf, html.len) < 0) {
+		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", out, strerror(errno));
+		goto fail;
+	}
+	goto out;
+fail:
+	rc = ctx->status ? ctx->status : STATUS_MODEL;
+out:
+	cJSON_free(json);
+	cJSON_Delete(data);
+	cJSON_Delete(profile);
+	cJSON_Delete(sources);
+	free(text);
+	free(svg);
+	sb_release(&dot);
+	sb_release(&html);
 	graph_free(g);
 	return rc;
 }
@@ -658,9 +1082,12 @@ int cmd_explain(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "dot", required_argument, NULL, OPT_DOT },
 		{ "model", required_argument, NULL, OPT_MODEL },
+		{ "html", required_argument, NULL, OPT_HTML },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dot = NULL, *model = NULL;
+	const char *dot = NULL, *model = NULL, *html = NULL, *profile = NULL, *source = NULL;
 	struct collagec_ctx ctx;
 	struct explain e;
 	bool json = false;
@@ -676,6 +1103,9 @@ int cmd_explain(int argc, char **argv)
 		case OPT_JSON: json = true; break;
 		case OPT_DOT: dot = optarg; break;
 		case OPT_MODEL: model = optarg; break;
+		case OPT_HTML: html = optarg; break;
+		case OPT_PROFILE: profile = optarg; break;
+		case OPT_SOURCE: source = optarg; break;
 		default:
 			return cli_error(2, "explain: unknown or incomplete option '%s' (see "
 					 "'collagec explain --help')", argv[optind - 1]);
@@ -685,8 +1115,10 @@ int cmd_explain(int argc, char **argv)
 		cli_usage("explain", stderr);
 		return cli_error(2, "explain: expected one compiled model (OUT.so)");
 	}
-	if (model && !dot)
-		return cli_error(2, "explain: --model is for --dot only");
+	if (model && !dot && !html)
+		return cli_error(2, "explain: --model is for --dot and --html only");
+	if ((profile || source) && !html)
+		return cli_error(2, "explain: --%s is for --html only", profile ? "profile" : "source");
 	ctx_init(&ctx);
 	meta = metadata_read(&ctx, argv[optind]);
 	if (!meta) {
@@ -697,6 +1129,8 @@ int cmd_explain(int argc, char **argv)
 	explain_build(&e, meta);
 	if (dot)
 		rc = explain_dot(&ctx, &e, model, argv[optind], dot);
+	if (rc == 0 && html)
+		rc = explain_html(&ctx, &e, model, argv[optind], profile, source, html);
 	if (rc == 0 && json) {
 		char *txt = explain_json(&e);
 

@@ -31,7 +31,8 @@ const struct command commands[] = {
 	{ "targets", cmd_targets, "list the target kinds, hooks, pattern rules and availability",
 	  "collagec targets [--patterns FILE]..." },
 	{ "explain", cmd_explain, "show a compiled model's partitions, costs and search",
-	  "collagec explain OUT.so [--json] [--dot FILE [--model MODEL.onnx]]" },
+	  "collagec explain OUT.so [--json] [--dot FILE] [--html FILE [--profile FILE]\n"
+	  "                 [--source DIR]] [--model MODEL.onnx]" },
 	{ "cache", cmd_cache, "show, export, import or clear the cost cache",
 	  "collagec cache stats [--cache PATH]\n"
 	  "       collagec cache export [-o FILE] [--cache PATH]\n"
@@ -106,6 +107,7 @@ int main(int argc, char **argv)
 		printf("collagec %s\n", COLLAGEC_VERSION);
 		return 0;
 	}
+	temp_cleanup_on_signal();
 	for (const struct command *c = commands; c->name; c++)
 		if (!strcmp(c->name, argv[1]))
 			return c->run(argc - 1, argv + 1);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collage/collage.h"
 #include "emit/emit.h"
@@ -320,30 +321,22 @@ static int dump_tir(struct graph *g, const char *dir, struct partition *parts, i
 	return rc;
 }
 
-static int write_depfile(struct graph *g, const struct compile_options *o, const char *json,
-			 const char *header)
+/* --depfile: OUT, OUT.json and OUT.h depend on the model and its data files. */
+static void depfile_text(struct graph *g, const struct compile_options *o, const char *json,
+			 const char *header, struct strbuf *sb)
 {
-	struct strbuf sb = STRBUF_INIT;
-	int rc;
-
-	sb_printf(&sb, "%s %s%s%s:", o->out, json, header ? " " : "", header ? header : "");
+	sb_printf(sb, "%s %s%s%s:", o->out, json, header ? " " : "", header ? header : "");
 	for (int i = 0; i < g->files.n; i++) {
-		sb_puts(&sb, " \\\n ");
+		sb_puts(sb, " \\\n ");
 		for (const char *p = g->files.v[i]; *p; p++) {
 			if (*p == ' ' || *p == '#')
-				sb_putc(&sb, '\\');
+				sb_putc(sb, '\\');
 			if (*p == '$')
-				sb_putc(&sb, '$');
-			sb_putc(&sb, *p);
+				sb_putc(sb, '$');
+			sb_putc(sb, *p);
 		}
 	}
-	sb_putc(&sb, '\n');
-	rc = file_write_atomic(o->depfile, sb_str(&sb), sb.len);
-	sb_release(&sb);
-	if (rc < 0)
-		diag_error_status(g->ctx, STATUS_ENV, "cannot write '%s': %s", o->depfile,
-				  strerror(errno));
-	return rc;
+	sb_putc(sb, '\n');
 }
 
 /* OUT with .so (or .a) replaced by ext (".json", ".h"), or OUT + ext. */
@@ -358,18 +351,48 @@ static const char *beside_out(struct collagec_ctx *ctx, const char *out, const c
 	return arena_printf(&ctx->arena, "%s%s", out, ext);
 }
 
-/* --prefix: OUT.h, the renamed API's declarations. 0 or -1. */
-static int write_header(struct collagec_ctx *ctx, const char *prefix, const char *path)
-{
-	struct strbuf sb = STRBUF_INIT;
-	int rc;
+/*
+ * Writes each output but OUT.so (outs[0], already staged by emit_link) to
+ * a temporary beside it, then puts them all in place: first the old OUT.so
+ * goes, then the others are renamed, and the new OUT.so comes last. A
+ * compile stopped anywhere in between, by SIGKILL too, so never leaves an
+ * OUT.so beside an OUT.json, OUT.h or depfile from another compile: at
+ * worst there is no OUT.so, and make runs the compile again. 0 or -1.
+ */
+struct output {
+	const char *path;
+	const char *data;	/* NULL for OUT.so */
+	size_t len;
+	char *tmp;
+};
 
-	emit_header(prefix, &sb);
-	rc = file_write_atomic(path, sb_str(&sb), sb.len);
-	sb_release(&sb);
-	if (rc < 0)
-		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", path, strerror(errno));
-	return rc;
+static int commit_outputs(struct collagec_ctx *ctx, struct output *outs, int n)
+{
+	int i;
+
+	for (i = 1; i < n; i++) {
+		outs[i].tmp = file_write_temp(outs[i].path, outs[i].data, outs[i].len);
+		if (!outs[i].tmp)
+			goto fail;
+	}
+	if (unlink(outs[0].path) < 0 && errno != ENOENT) {
+		i = 0;
+		goto fail;
+	}
+	for (i = n - 1; i >= 0; i--) {
+		int rc = file_commit(outs[i].tmp, outs[i].path);
+
+		outs[i].tmp = NULL;
+		if (rc < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", outs[i].path,
+			  strerror(errno));
+	for (int k = 0; k < n; k++)
+		file_discard(outs[k].tmp);
+	return -1;
 }
 
 /* -v: how long each stage took. */
@@ -396,6 +419,9 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	const char *json = o->json ? o->json : beside_out(ctx, o->out, ".json");
 	const char *header = o->prefix ? beside_out(ctx, o->out, ".h") : NULL;
 	struct link_options lo = { 0 };
+	struct strbuf header_text = STRBUF_INIT, depfile = STRBUF_INIT;
+	struct output outs[4];
+	int n_outs = 0;
 	struct collage_stats cs = { 0 };
 	char **kfiles = NULL;
 	int nt, np = 0, n_kfiles = 0, rc = -1;
@@ -448,6 +474,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	emit_model_c(g, &ep, &ms, meta, n_kfiles > 0, &model_c);
 	stage(ctx, "plan and emit", &t);
 	lo.jobs = o->jobs;
+	lo.stage = true;
 	if (!o->no_cache)
 		lo.objects = objcache_dir(&ctx->arena, o->cache ? o->cache
 					  : cost_cache_default_path(ctx));
@@ -457,24 +484,19 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		diag_note(ctx, "kernel files: %d, %d of them from the object cache%s%s", n_kfiles,
 			  lo.objects_hit, lo.objects ? " " : "", lo.objects ? lo.objects : "");
 	stage(ctx, "cc", &t);
-	if (file_write_atomic(json, meta, strlen(meta)) < 0) {
-		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", json, strerror(errno));
-		remove(o->out);
-		goto out;
+	outs[n_outs++] = (struct output){ o->out, NULL, 0, lo.staged };
+	lo.staged = NULL;
+	outs[n_outs++] = (struct output){ json, meta, strlen(meta), NULL };
+	if (header) {
+		emit_header(o->prefix, &header_text);
+		outs[n_outs++] = (struct output){ header, header_text.buf, header_text.len, NULL };
 	}
-	if (header && write_header(ctx, o->prefix, header) < 0) {
-		remove(o->out);
-		remove(json);
-		goto out;
+	if (o->depfile) {
+		depfile_text(g, o, json, header, &depfile);
+		outs[n_outs++] = (struct output){ o->depfile, depfile.buf, depfile.len, NULL };
 	}
-	if (o->depfile && write_depfile(g, o, json, header) < 0) {
-		/* no half result: make must not see a fresh .so without its depfile */
-		remove(o->out);
-		remove(json);
-		if (header)
-			remove(header);
+	if (commit_outputs(ctx, outs, n_outs) < 0)
 		goto out;
-	}
 	if (stats) {
 		stats->seconds = time_now() - t0;
 		stats->n_partitions = np;
@@ -500,6 +522,8 @@ out:
 	model_sources_release(&ms);
 	sb_release(&ldlibs);
 	sb_release(&model_c);
+	sb_release(&header_text);
+	sb_release(&depfile);
 	pattern_set_release(&patterns);
 	graph_free(g);
 	if (rc < 0 && !ctx->n_errors)

@@ -1150,7 +1150,7 @@ x "$C" explain
 status_is 2; out_empty; err_has "explain: expected one compiled model (OUT.so)"
 verdict explain/usage/no-model
 x "$C" explain "$X/mnist.so" --model "$X/mnist_cnn.onnx"
-status_is 2; out_empty; err_has "explain: --model is for --dot only"
+status_is 2; out_empty; err_has "explain: --model is for --dot and --html only"
 verdict explain/usage/model-without-dot
 x "$C" explain "$X/mnist.so" --frob
 status_is 2; out_empty; err_has "explain: unknown or incomplete option '--frob'"

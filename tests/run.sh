@@ -31,7 +31,8 @@ for t in "$BUILD"/tests/*_test; do
 	[ -x "$t" ] || continue
 	run_suite "unit-$(basename "$t")" "$t"
 done
-for s in tests/cli.sh tests/runtime.sh tests/examples.sh tests/fastmath.sh tests/opset.sh \
+for s in tests/cli.sh tests/killsafe.sh tests/spans.sh tests/explorer.sh tests/determinism.sh \
+	tests/runtime.sh tests/examples.sh tests/fastmath.sh tests/opset.sh \
 	tests/rnn.sh tests/quant.sh tests/models.sh tests/strategies.sh tests/backends.sh \
 	tests/collage.sh tests/conformance.sh; do
 	[ -f "$s" ] && run_suite "$(basename "$s" .sh)" sh "$s"

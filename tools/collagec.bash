@@ -57,7 +57,10 @@ _collagec()
 	--depfile | --json | --cache | --patterns | --expect | --baseline | --dot | --input | --cc)
 		_collagec_any_file
 		return ;;
-	--dump-ir | --output-dir | --check) _collagec_dirs; return ;;
+	--dump-ir | --output-dir | --check | --source) _collagec_dirs; return ;;
+	--html) _collagec_any_file; return ;;
+	# explain --profile FILE; bench --profile takes nothing
+	--profile) [ "$cmd" = explain ] && { _collagec_any_file; return; } ;;
 	# values to type: nothing to offer
 	--shape | --prefix | --threads | -j | --jobs | --max-depth | --opt | --seed | --rtol | \
 		--atol | --runs | --warmup | --max-regression | --timeout | --older-than | --version)
@@ -79,7 +82,7 @@ _collagec()
 		opts="--target --patterns --rtol --atol -j --jobs --timeout --opt --cpu --expect
 			--json -q --quiet --help" ;;
 	targets) opts="--patterns --help" ;;
-	explain) opts="--json --dot --model --help" ;;
+	explain) opts="--json --dot --html --profile --source --model --help" ;;
 	cache)
 		if ((COMP_CWORD == 2)); then
 			COMPREPLY=($(compgen -W "stats export import clear --help" -- "$cur"))

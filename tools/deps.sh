@@ -10,7 +10,20 @@ for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+# optional: chromium, for tests/explorer.sh's browser checks (skipped without it)
+optional=""
+dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed" ||
+	optional=chromium
+[ -z "$missing" ] && [ -z "$optional" ] && exit 0
+if [ -z "$missing" ]; then
+	if [ "$(id -u)" = 0 ]; then
+		echo "collagec: installing (optional): $optional" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		{ apt-get update -qq && apt-get install -y -qq $optional; } >/dev/null 2>&1 ||
+			echo "collagec: could not install $optional; its tests will be skipped" >&2
+	fi
+	exit 0
+fi
 if [ "$(id -u)" != 0 ]; then
 	echo "collagec: missing Debian packages:$missing" >&2
 	echo "collagec: run as root:  apt-get install -y$missing" >&2
@@ -20,3 +33,5 @@ echo "collagec: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >/dev/null
 apt-get install -y -qq $missing >/dev/null
+apt-get install -y -qq $optional >/dev/null 2>&1 ||
+	echo "collagec: could not install $optional; its tests will be skipped" >&2

@@ -272,7 +272,7 @@ char *file_read(const char *path, size_t *len)
 	return buf;
 }
 
-int file_write_atomic(const char *path, const void *data, size_t len)
+char *file_write_temp(const char *path, const void *data, size_t len)
 {
 	size_t n = strlen(path);
 	char *tmp = xmalloc(n + 16);
@@ -284,6 +284,7 @@ int file_write_atomic(const char *path, const void *data, size_t len)
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		goto fail_nofile;
+	temp_track(tmp, false);
 	while (len > 0) {
 		ssize_t w = write(fd, p, len);
 
@@ -299,20 +300,48 @@ int file_write_atomic(const char *path, const void *data, size_t len)
 		fd = -1;
 		goto fail;
 	}
-	fd = -1;
-	if (rename(tmp, path) < 0)
-		goto fail;
-	free(tmp);
-	return 0;
+	return tmp;
 fail:
 	e = errno;
 	if (fd >= 0)
 		close(fd);
-	unlink(tmp);
+	file_discard(tmp);
 	errno = e;
+	return NULL;
 fail_nofile:
 	free(tmp);
+	return NULL;
+}
+
+int file_commit(char *tmp, const char *path)
+{
+	int e;
+
+	if (rename(tmp, path) == 0) {
+		temp_untrack(tmp);
+		free(tmp);
+		return 0;
+	}
+	e = errno;
+	file_discard(tmp);
+	errno = e;
 	return -1;
+}
+
+void file_discard(char *tmp)
+{
+	if (!tmp)
+		return;
+	unlink(tmp);
+	temp_untrack(tmp);
+	free(tmp);
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len)
+{
+	char *tmp = file_write_temp(path, data, len);
+
+	return tmp ? file_commit(tmp, path) : -1;
 }
 
 char *dir_make_temp(const char *tag)
@@ -328,6 +357,7 @@ char *dir_make_temp(const char *tag)
 		free(p);
 		return NULL;
 	}
+	temp_track(p, true);
 	return p;
 }
 
@@ -336,6 +366,7 @@ void dir_remove_tree(const char *path)
 	DIR *d = opendir(path);
 	struct dirent *e;
 
+	temp_untrack(path);
 	if (d) {
 		while ((e = readdir(d))) {
 			char *sub;

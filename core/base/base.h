@@ -110,11 +110,31 @@ char *file_read(const char *path, size_t *len);
  * nothing left behind.
  */
 int file_write_atomic(const char *path, const void *data, size_t len);
+/*
+ * file_write_atomic in halves, for outputs that must appear together:
+ * file_write_temp writes a temporary beside path (owned name, or NULL with
+ * errno set and nothing left behind); file_commit renames it over path and
+ * frees it (0, or -1 with errno set and the temporary removed);
+ * file_discard removes and frees one never committed (NULL is fine).
+ */
+char *file_write_temp(const char *path, const void *data, size_t len);
+int file_commit(char *tmp, const char *path);
+void file_discard(char *tmp);
 
 /* Makes a fresh private directory under $TMPDIR (owned string), or NULL. */
 char *dir_make_temp(const char *tag);
 /* Removes a directory tree made by dir_make_temp (ignores errors). */
 void dir_remove_tree(const char *path);
+
+/*
+ * Temporary paths a signal must not leave behind (tempfile.c): tracked from
+ * creation to removal (dir_make_temp and file_write_atomic track their own);
+ * temp_cleanup_on_signal, called once by main, removes what is tracked on
+ * SIGINT, SIGTERM, SIGHUP or SIGQUIT and dies of the same signal.
+ */
+void temp_track(const char *path, bool dir);
+void temp_untrack(const char *path);
+void temp_cleanup_on_signal(void);
 
 /* 64-bit FNV-1a, for structure hashes and names. */
 uint64_t hash_fnv1a(const void *data, size_t n, uint64_t h);

@@ -135,13 +135,20 @@ struct link_options {
 	int jobs;		/* kernel files compiled at once (<= 1: one after another) */
 	const char *objects;	/* (optional) the kernel-object cache directory */
 	int objects_hit;	/* out: kernel files taken from it */
+	const char *math_flags;	/* out: emit_math_flags(cc), set by emit_link */
+	bool stage;		/* leave the result in a temporary beside out_so */
+	char *staged;		/* out: that temporary (owned; see file_commit) */
 };
 
 /* Whether out names a static archive (OUT.a) rather than a shared object. */
 bool emit_out_is_archive(const char *out);
 
-/* The flags every generated model.c is compiled with, before --opt's. */
-#define EMIT_MATH_FLAGS "-fno-math-errno -fvect-cost-model=cheap"
+/*
+ * The flags every generated model.c is compiled with, before --opt's:
+ * -fno-math-errno, and with GCC -fvect-cost-model=cheap (clang has no such
+ * option). cc's --version says which it is.
+ */
+const char *emit_math_flags(struct arena *a, const char *cc);
 
 /*
  * The C compiler flags that make generated code for the CPU level cpu

@@ -171,8 +171,8 @@ static int compile_files(struct collagec_ctx *ctx, struct link_options *lo, cons
 {
 	struct arena *a = &ctx->arena;
 	const char *fl = compile_flags(a, lo->ldlibs);
-	const char *flags = arena_printf(a, "-std=gnu11 " EMIT_MATH_FLAGS " %s %s -fPIC "
-					 "-fvisibility=hidden%s", lo->cflags, lo->march, fl);
+	const char *flags = arena_printf(a, "-std=gnu11 %s %s %s -fPIC -fvisibility=hidden%s",
+					 lo->math_flags, lo->cflags, lo->march, fl);
 	const char *compiler = lo->objects ? objcache_compiler_id(a, lo->cc) : NULL;
 	const char **keys = arena_alloc(a, sizeof(*keys) * ((size_t)n + 1));
 	pid_t *pids = xmalloc(sizeof(pid_t) * ((size_t)n + 1));
@@ -236,6 +236,14 @@ static void report_log(struct collagec_ctx *ctx, const char *dir, int status, co
 	free(log);
 }
 
+const char *emit_math_flags(struct arena *a, const char *cc)
+{
+	const char *id = objcache_compiler_id(a, cc);
+
+	return id && strstr(id, "clang") ? "-fno-math-errno"
+	       : "-fno-math-errno -fvect-cost-model=cheap";
+}
+
 bool emit_out_is_archive(const char *out)
 {
 	size_t n = strlen(out);
@@ -259,6 +267,7 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 				  strerror(errno));
 		return -1;
 	}
+	lo->math_flags = emit_math_flags(&ctx->arena, lo->cc);
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		const struct embedded_file *ef = embedded_find(files[i]);
 
@@ -285,7 +294,7 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 		goto out;
 	}
 	/*
-	 * EMIT_MATH_FLAGS come before --opt, so that it can override them:
+	 * The math flags come before --opt, so that it can override them:
 	 * -fno-math-errno lets calls to the vector math of rt_model.h vectorise
 	 * (the generated code never reads errno), and the cheap cost model lets
 	 * -O2 vectorise loops whose trip count is symbolic or not a multiple of
@@ -299,21 +308,22 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 		 * and two models' objects link side by side; ar D writes no
 		 * dates or owners.
 		 */
-		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 " EMIT_MATH_FLAGS " %s %s -fPIC "
+		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s %s %s -fPIC "
 				   "-fvisibility=hidden -c -o model0.o model.c && "
 				   "%s -r -nostdlib -o model.o model0.o%s && "
 				   "objcopy --localize-hidden model.o && ar rcsD model.out model.o",
-				   lo->cc, lo->cflags, lo->march, lo->cc, sb_str(&objs));
+				   lo->cc, lo->math_flags, lo->cflags, lo->march, lo->cc,
+				   sb_str(&objs));
 	else
 		/*
 		 * No soname: a program linked with ./OUT.so records that path, as
 		 * "cc app.c ./model.so" has always worked; -L. -l:OUT.so with an
 		 * rpath records the bare name instead.
 		 */
-		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 " EMIT_MATH_FLAGS " %s %s -fPIC "
+		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s %s %s -fPIC "
 				   "-shared -fvisibility=hidden -Wl,--build-id=none -o model.out "
-				   "model.c%s %s -lm", lo->cc, lo->cflags, lo->march, sb_str(&objs),
-				   lo->ldlibs ? lo->ldlibs : "");
+				   "model.c%s %s -lm", lo->cc, lo->math_flags, lo->cflags, lo->march,
+				   sb_str(&objs), lo->ldlibs ? lo->ldlibs : "");
 	status = run_in(dir, cmd);
 	if (status != 0) {
 		report_log(ctx, dir, status, lo->cc);
@@ -325,10 +335,14 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 				  emit_out_is_archive(out_so) ? "archive" : "shared object");
 		goto out;
 	}
-	if (file_write_atomic(out_so, so, len) < 0)
+	if (lo->stage) {
+		lo->staged = file_write_temp(out_so, so, len);
+		rc = lo->staged ? 0 : -1;
+	} else {
+		rc = file_write_atomic(out_so, so, len);
+	}
+	if (rc < 0)
 		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", out_so, strerror(errno));
-	else
-		rc = 0;
 	free(so);
 out:
 	if (lo->keep)

@@ -87,6 +87,27 @@ static cJSON *nodes_json(const struct span *sp)
 }
 
 /* search.list: every candidate with its target, rule, ONNX nodes, cost, and if chosen. */
+/* What the passes did to ONNX nodes no kernel runs alone: graph.fates. */
+static cJSON *fates_json(struct graph *g)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; i < g->fates.n; i++) {
+		const struct node_fate *f = &g->fates.v[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "name", f->name);
+		cJSON_AddStringToObject(o, "op", f->op_type);
+		cJSON_AddStringToObject(o, "pass", f->pass);
+		if (f->into)
+			cJSON_AddStringToObject(o, "into", f->into);
+		else
+			cJSON_AddNullToObject(o, "into");
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
 static cJSON *candidates_json(struct graph *g, const struct collage_stats *cs)
 {
 	cJSON *a = cJSON_CreateArray();
@@ -214,6 +235,7 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddItemToObject(root, "inputs", tensors_json(g, g->inputs.v, g->inputs.n));
 	cJSON_AddItemToObject(root, "outputs", tensors_json(g, g->outputs.v, g->outputs.n));
 	cJSON_AddItemToObject(root, "partitions", partitions_json(g, parts, np));
+	cJSON_AddItemToObject(root, "passes", fates_json(g));
 	mem = cJSON_AddObjectToObject(root, "memory");
 	cJSON_AddStringToObject(mem, "plan", ep->dynamic ? "run-time" : "static");
 	cJSON_AddNumberToObject(mem, "arena_bytes", (double)ep->arena_bytes);

@@ -188,13 +188,17 @@ void objcache_put(struct arena *a, const char *dir, const char *key, const char 
 	const char *tmp = arena_printf(a, "%s/.%s.%ld.tmp", dir, key, (long)getpid());
 	long files;
 	long long bytes;
+	bool ok;
 
 	/* a cache that cannot be written is no error: the build has its object */
 	if (mkdir_p(a, dir) < 0)
 		return;
-	if (copy_file(src, tmp) < 0 || rename(tmp, path) < 0) {
+	temp_track(tmp, false);
+	ok = copy_file(src, tmp) == 0 && rename(tmp, path) == 0;
+	if (!ok)
 		unlink(tmp);
+	temp_untrack(tmp);
+	if (!ok)
 		return;
-	}
 	objcache_scan(dir, &files, &bytes, OBJCACHE_MAX_BYTES);
 }

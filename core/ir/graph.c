@@ -221,6 +221,7 @@ void graph_free(struct graph *g)
 	vec_free(&g->files);
 	strmap_free(&g->kernel_texts);
 	vec_free(&g->kernel_syms);
+	vec_free(&g->fates);
 	free(g);
 }
 
@@ -468,13 +469,43 @@ int graph_toposort(struct graph *g)
 	return rc;
 }
 
+/* The live node whose span names ONNX node name, or NULL. */
+static const struct node *span_holder(const struct graph *g, const char *name)
+{
+	for (int i = 0; i < g->nodes.n; i++) {
+		const struct node *n = &g->nodes.v[i];
+
+		if (n->dead)
+			continue;
+		for (int k = 0; k < n->span.n; k++)
+			if (!strcmp(n->span.names[k], name))
+				return n;
+	}
+	return NULL;
+}
+
+void graph_record_fate(struct graph *g, const char *name, const char *op_type)
+{
+	const struct node *h = span_holder(g, name);
+
+	vec_push(&g->fates, ((struct node_fate){ name, op_type, g->pass ? g->pass : "import",
+		 h ? h->name : NULL }));
+}
+
 void graph_compact(struct graph *g)
 {
 	int k = 0;
 
-	for (int i = 0; i < g->nodes.n; i++)
-		if (!g->nodes.v[i].dead)
-			g->nodes.v[k++] = g->nodes.v[i];
+	for (int i = 0; i < g->nodes.n; i++) {
+		const struct node *n = &g->nodes.v[i];
+
+		if (!n->dead) {
+			g->nodes.v[k++] = *n;
+			continue;
+		}
+		for (int s = 0; s < n->span.n; s++)
+			graph_record_fate(g, n->span.names[s], n->span.types[s]);
+	}
 	g->nodes.n = k;
 	fix_producers(g);
 }
@@ -825,6 +856,8 @@ void graph_verify(struct graph *g)
 			continue;
 		if (n->op < 0 || n->op >= OP_COUNT)
 			BUG("node %d has op %d", i, n->op);
+		if (n->span.n == 0)
+			BUG("node %d '%s' has an empty span", i, n->name);
 		for (int j = 0; j < n->n_in; j++)
 			if (n->in[j] >= 0 && !ready[n->in[j]])
 				BUG("node %d '%s' input %d used before defined", i, n->name, j);

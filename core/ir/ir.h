@@ -209,6 +209,19 @@ struct sym_def {
 	struct dim a, b;	/* over earlier symbols */
 };
 
+/*
+ * What a pass did to an ONNX node that no live node's span names any more
+ * (into == NULL: removed, as constant or dead code or a no-op) or whose span
+ * another node took over (into: that node's name). graph_compact records
+ * them as passes drop dead nodes, import its Constant nodes; OUT.json lists
+ * them ("passes"), explain shows them.
+ */
+struct node_fate {
+	const char *name, *op_type;	/* the ONNX node */
+	const char *pass;		/* the pass's name */
+	const char *into;		/* the node that took its span, or NULL */
+};
+
 struct graph {
 	struct collagec_ctx *ctx;
 	struct arena *arena;		/* == &ctx->arena */
@@ -227,6 +240,8 @@ struct graph {
 	/* c kernels printed so far: code (names replaced) -> kernel_syms index */
 	struct strmap kernel_texts;
 	VEC(const char *) kernel_syms;
+	VEC(struct node_fate) fates;	/* in pass order */
+	const char *pass;		/* the pass running (passes_run), or NULL */
 };
 
 struct graph *graph_new(struct collagec_ctx *ctx);
@@ -255,8 +270,10 @@ bool graph_sym_add(struct graph *g, struct dim a, struct dim b, struct dim *out)
 void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b);
 /* Re-sorts g->nodes topologically (stable); -1 and a diagnostic on a cycle. */
 int graph_toposort(struct graph *g);
-/* Drops dead nodes from g->nodes (renumbering producers). */
+/* Drops dead nodes, recording the fate of each ONNX node in their spans. */
 void graph_compact(struct graph *g);
+/* Records ONNX node name's fate in the running pass (import when none). */
+void graph_record_fate(struct graph *g, const char *name, const char *op_type);
 
 /* "model.onnx: node 12 'conv1' (Conv)" (arena) */
 const char *node_loc(struct graph *g, const struct node *n);

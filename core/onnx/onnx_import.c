@@ -218,6 +218,8 @@ static int import_constant(struct importer *im, const Onnx__NodeProto *np, struc
 	}
 	g->values.v[id].name = arena_strdup(g->arena, out);
 	bind(im, id);
+	/* a constant now, no node: its fate says so */
+	graph_record_fate(g, tmp->name, tmp->op_type);
 	return 0;
 }
 

@@ -42,11 +42,15 @@ int passes_run(struct graph *g, const char *dump_dir)
 	for (int i = 0; i < PASS_COUNT; i++) {
 		int errs = g->ctx->n_errors;
 
+		g->pass = passes[i].name;
 		if (passes[i].run(g) < 0 || g->ctx->n_errors > errs)
 			return -1;
+		/* records the fates of the nodes the pass left dead */
+		graph_compact(g);
 		graph_verify(g);
 		if (dump_dir && passes_dump(g, dump_dir, i + 1, passes[i].name) < 0)
 			return -1;
 	}
+	g->pass = NULL;
 	return 0;
 }
