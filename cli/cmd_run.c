@@ -4,6 +4,7 @@
  * --kernels say which implementation each kernel ran.
  */
 #include "cli.h"
+#include "../runtime/rt_half.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -66,6 +67,8 @@ static void print_output(const struct host_tensor *t)
 		switch (t->dtype) {
 		case DTYPE_F32: v = ((const float *)t->data)[i]; break;
 		case DTYPE_F64: v = ((const double *)t->data)[i]; break;
+		case DTYPE_F16: v = rt_h2f(((const uint16_t *)t->data)[i]); break;
+		case DTYPE_BF16: v = rt_bf2f(((const uint16_t *)t->data)[i]); break;
 		case DTYPE_I64: v = (double)((const int64_t *)t->data)[i]; break;
 		case DTYPE_I32: v = ((const int32_t *)t->data)[i]; break;
 		default: v = ((const uint8_t *)t->data)[i]; break;

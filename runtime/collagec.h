@@ -63,9 +63,11 @@ typedef enum collagec_dtype {
 	COLLAGEC_INT32 = 6,
 	COLLAGEC_INT64 = 7,
 	COLLAGEC_BOOL = 9,
+	COLLAGEC_FLOAT16 = 10,		/* IEEE half: uint16_t bit patterns */
 	COLLAGEC_DOUBLE = 11,
 	COLLAGEC_UINT32 = 12,
-	COLLAGEC_UINT64 = 13
+	COLLAGEC_UINT64 = 13,
+	COLLAGEC_BFLOAT16 = 16		/* the top half of a float: uint16_t bits */
 } collagec_dtype;
 
 typedef struct collagec_model collagec_model;

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "collagec.h"
+#include "rt_half.h"
 #include "rt_plan.h"
 
 /*

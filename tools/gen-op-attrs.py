@@ -47,11 +47,17 @@ LATER = [
     ("Col2Im", "dilations", "ATTR_INTS", None),                             # 18
     ("Col2Im", "pads", "ATTR_INTS", None),
     ("Col2Im", "strides", "ATTR_INTS", None),
+    ("DequantizeLinear", "block_size", "ATTR_INT", "0"),                    # 21
+    ("DequantizeLinear", "output_dtype", "ATTR_INT", "0"),                  # 23
     ("Gelu", "approximate", "ATTR_STRING", '"none"'),                       # 20
     ("GroupNormalization", "epsilon", "ATTR_FLOAT", F32_1E_5),              # 18
     ("GroupNormalization", "num_groups", "ATTR_INT", None),
     ("GroupNormalization", "stash_type", "ATTR_INT", "1"),                  # 21
     ("LpPool", "ceil_mode", "ATTR_INT", "0"),                               # 18
+    ("QuantizeLinear", "block_size", "ATTR_INT", "0"),                      # 21
+    ("QuantizeLinear", "output_dtype", "ATTR_INT", "0"),
+    ("QuantizeLinear", "precision", "ATTR_INT", "0"),                       # 23
+    ("QuantizeLinear", "saturate", "ATTR_INT", "1"),                        # 19
     ("RMSNormalization", "axis", "ATTR_INT", "-1"),                         # 23
     ("RMSNormalization", "epsilon", "ATTR_FLOAT", F32_1E_5),
     ("RMSNormalization", "stash_type", "ATTR_INT", "1"),

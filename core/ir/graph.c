@@ -3,6 +3,7 @@
  * symbolic dimensions, the text printer and the verifier.
  */
 #include "ir.h"
+#include "../../runtime/rt_half.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,9 +26,15 @@ static const struct {
 const char *dtype_name(enum dtype t) { return dtypes[t].name; }
 const char *dtype_ctype(enum dtype t) { return dtypes[t].ctype; }
 size_t dtype_size(enum dtype t) { return dtypes[t].size; }
-bool dtype_is_float(enum dtype t) { return dtypes[t].fl == 'F'; }
+bool dtype_is_float(enum dtype t) { return dtypes[t].fl == 'F' || dtypes[t].fl == 'H'; }
+bool dtype_is_half(enum dtype t) { return dtypes[t].fl == 'H'; }
 bool dtype_is_int(enum dtype t) { return dtypes[t].fl == 'S' || dtypes[t].fl == 'U'; }
-bool dtype_is_signed(enum dtype t) { return dtypes[t].fl == 'S' || dtypes[t].fl == 'F'; }
+bool dtype_is_signed(enum dtype t) { return dtypes[t].fl == 'S' || dtype_is_float(t); }
+
+enum dtype dtype_compute(enum dtype t)
+{
+	return dtype_is_half(t) ? DTYPE_F32 : t;
+}
 int dtype_to_onnx(enum dtype t) { return dtypes[t].onnx; }
 
 enum dtype dtype_from_onnx(int onnx_type)
@@ -650,6 +657,8 @@ static int64_t load_int(const void *p, enum dtype t, int64_t i)
 	case DTYPE_U64: return (int64_t)((const uint64_t *)p)[i];
 	case DTYPE_F32: return (int64_t)((const float *)p)[i];
 	case DTYPE_F64: return (int64_t)((const double *)p)[i];
+	case DTYPE_F16: return (int64_t)rt_h2f(((const uint16_t *)p)[i]);
+	case DTYPE_BF16: return (int64_t)rt_bf2f(((const uint16_t *)p)[i]);
 	default: BUG("load_int of %s", dtype_name(t));
 	}
 }
@@ -697,6 +706,10 @@ bool value_const_scalar(struct graph *g, const struct value *v, double *out)
 		*out = ((const float *)v->data)[0];
 	else if (v->dtype == DTYPE_F64)
 		*out = ((const double *)v->data)[0];
+	else if (v->dtype == DTYPE_F16)
+		*out = rt_h2f(((const uint16_t *)v->data)[0]);
+	else if (v->dtype == DTYPE_BF16)
+		*out = rt_bf2f(((const uint16_t *)v->data)[0]);
 	else
 		*out = (double)load_int(v->data, v->dtype, 0);
 	return true;

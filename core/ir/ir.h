@@ -39,7 +39,13 @@ enum dtype {
 const char *dtype_name(enum dtype t);		/* "float32" */
 const char *dtype_ctype(enum dtype t);		/* "float" */
 size_t dtype_size(enum dtype t);
-bool dtype_is_float(enum dtype t);
+bool dtype_is_float(enum dtype t);		/* float16 and bfloat16 included */
+bool dtype_is_half(enum dtype t);		/* float16, bfloat16 */
+/*
+ * The type loop IR computes t in: float for the 16-bit floats (loads widen,
+ * stores round to nearest even), t itself otherwise.
+ */
+enum dtype dtype_compute(enum dtype t);
 bool dtype_is_int(enum dtype t);		/* signed or unsigned integer, not bool */
 bool dtype_is_signed(enum dtype t);
 enum dtype dtype_from_onnx(int onnx_type);	/* DTYPE_UNDEF when unsupported */

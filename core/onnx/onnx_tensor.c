@@ -186,6 +186,8 @@ int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_
 	case DTYPE_I8: TYPED(int32_data, t->n_int32_data, int8_t); break;
 	case DTYPE_U16: TYPED(int32_data, t->n_int32_data, uint16_t); break;
 	case DTYPE_U8: case DTYPE_BOOL: TYPED(int32_data, t->n_int32_data, uint8_t); break;
+	/* the 16-bit floats' bit patterns, one per int32 (TensorProto's comment) */
+	case DTYPE_F16: case DTYPE_BF16: TYPED(int32_data, t->n_int32_data, uint16_t); break;
 	case DTYPE_U32: TYPED(uint64_data, t->n_uint64_data, uint32_t); break;
 	case DTYPE_U64: TYPED(uint64_data, t->n_uint64_data, uint64_t); break;
 	default: BUG("decode %s", dtype_name(ht->dtype));
@@ -204,6 +206,7 @@ static const char *npy_descr(enum dtype t)
 	switch (t) {
 	case DTYPE_F32: return "<f4";
 	case DTYPE_F64: return "<f8";
+	case DTYPE_F16: return "<f2";
 	case DTYPE_I8: return "|i1";
 	case DTYPE_U8: return "|u1";
 	case DTYPE_I16: return "<i2";
@@ -345,6 +348,10 @@ int host_tensor_write(const char *path, const struct host_tensor *t, char **err)
 
 	if (n > 4 && !strcmp(path + n - 4, ".npy")) {
 		struct strbuf h = STRBUF_INIT, out = STRBUF_INIT;
+
+		if (!npy_descr(t->dtype))	/* bfloat16: NumPy has no such type */
+			return fail(err, "%s: %s has no .npy type (write a .pb file)", path,
+				    dtype_name(t->dtype));
 
 		sb_printf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (",
 			  npy_descr(t->dtype));

@@ -239,6 +239,15 @@ int lower_gemm(struct lower *L);
 /* BatchNormalization's training mode (ops_nn2.c, beside the other normalisations). */
 int lower_batchnorm_training(struct lower *L);
 
+/*
+ * Conv's geometry (window and output shape [N, M, spatial...]) for the
+ * input at index xi and the weight at wi (0 and 1 for Conv; QLinearConv's
+ * are 0 and 3): diagnostics as for Conv, 0 or -1.
+ */
+struct window;
+int conv_plan_at(struct graph *g, struct node *n, int xi, int wi, struct window *w,
+		 struct shape *out);
+
 /* ---- windows of convolution and pooling (ops_util.c) ---- */
 
 /* Geometry of a conv or pool window over the spatial dims (rank - 2 of them). */

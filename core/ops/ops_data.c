@@ -9,6 +9,7 @@
  * CumSum axis, sequence lengths) are read by the kernel at run time.
  */
 #include "ops.h"
+#include "../../runtime/rt_half.h"
 
 #include <math.h>
 #include <string.h>
@@ -47,10 +48,13 @@ static int const_doubles(struct graph *g, struct node *n, int i, double **vals, 
 	cnt = shape_numel_static(&v->shape);
 	*vals = arena_alloc(g->arena, sizeof(double) * (size_t)(cnt ? cnt : 1));
 	*count = cnt;
-	if (v->dtype == DTYPE_F32 || v->dtype == DTYPE_F64) {
+	if (dtype_is_float(v->dtype)) {
+		const uint16_t *h = v->data;
+
 		for (int64_t k = 0; k < cnt; k++)
 			(*vals)[k] = v->dtype == DTYPE_F32 ? ((const float *)v->data)[k]
-				: ((const double *)v->data)[k];
+				: v->dtype == DTYPE_F64 ? ((const double *)v->data)[k]
+				: v->dtype == DTYPE_F16 ? rt_h2f(h[k]) : rt_bf2f(h[k]);
 		return 0;
 	}
 	if (value_const_ints(g, v, &iv, &cnt) < 0)

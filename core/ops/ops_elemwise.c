@@ -4,6 +4,7 @@
  * numpy broadcasting), and a scalar expression from map_expr().
  */
 #include "ops.h"
+#include "../../runtime/rt_half.h"
 
 #include <math.h>
 #include <string.h>
@@ -207,6 +208,8 @@ static bool const_scalar(struct lower *L, int i, double *out)
 	switch (v->dtype) {
 	case DTYPE_F32: *out = *(const float *)v->data; return true;
 	case DTYPE_F64: *out = *(const double *)v->data; return true;
+	case DTYPE_F16: *out = rt_h2f(*(const uint16_t *)v->data); return true;
+	case DTYPE_BF16: *out = rt_bf2f(*(const uint16_t *)v->data); return true;
 	case DTYPE_I32: *out = *(const int32_t *)v->data; return true;
 	case DTYPE_I64: *out = (double)*(const int64_t *)v->data; return true;
 	default: return false;

@@ -10,9 +10,10 @@
 
 /* ---- Conv ---- */
 
-static int conv_plan(struct graph *g, struct node *n, struct window *w, struct shape *out)
+int conv_plan_at(struct graph *g, struct node *n, int xi, int wi, struct window *w,
+		 struct shape *out)
 {
-	struct value *x = infer_input(g, n, 0), *wt = infer_input(g, n, 1);
+	struct value *x = infer_input(g, n, xi), *wt = infer_input(g, n, wi);
 	int64_t group = node_attr_int(n, "group", 1), kern[MAX_RANK];
 
 	if (!x || !wt)
@@ -53,6 +54,11 @@ static int conv_plan(struct graph *g, struct node *n, struct window *w, struct s
 	for (int i = 0; i < w->r; i++)
 		out->d[i + 2] = dim_const(w->out[i]);
 	return 0;
+}
+
+static int conv_plan(struct graph *g, struct node *n, struct window *w, struct shape *out)
+{
+	return conv_plan_at(g, n, 0, 1, w, out);
 }
 
 int infer_conv(struct graph *g, struct node *n)

@@ -4,6 +4,7 @@
  * for statements.
  */
 #include "tir.h"
+#include "../../runtime/rt_half.h"
 
 #include <string.h>
 
@@ -74,15 +75,20 @@ struct tir *tir_int(struct tir_builder *b, int64_t v)
 
 struct tir *tir_typed_int(struct tir_builder *b, enum dtype t, int64_t v)
 {
-	struct tir *e = node(b, TIR_INT, t);
+	struct tir *e;
+
+	if (dtype_is_half(t))
+		return tir_flt(b, t, (double)v);
+	e = node(b, TIR_INT, t);
 
 	e->i = v;
 	return e;
 }
 
+/* A constant of a 16-bit float type is a float: expressions never have those types. */
 struct tir *tir_flt(struct tir_builder *b, enum dtype t, double v)
 {
-	struct tir *e = node(b, TIR_FLT, t);
+	struct tir *e = node(b, TIR_FLT, dtype_compute(t));
 
 	e->f = v;
 	return e;
@@ -122,7 +128,7 @@ struct tir *tir_dim(struct tir_builder *b, struct dim d)
 
 struct tir *tir_load(struct tir_builder *b, struct tir_buf *buf, struct tir *idx)
 {
-	struct tir *e = node(b, TIR_LOAD, buf->dtype);
+	struct tir *e = node(b, TIR_LOAD, dtype_compute(buf->dtype));
 
 	e->buf = buf;
 	e->a = idx;
@@ -215,10 +221,34 @@ struct tir *tir_call2(struct tir_builder *b, enum tir_intrin f, struct tir *x, s
 	return e;
 }
 
+/*
+ * A cast to float16/bfloat16 is a float rounded through that type (TIR_CAST
+ * of dtype float with i = the 16-bit type), so that a later op of a fused
+ * kernel sees the rounded value; a load of that type needs no rounding.
+ */
+static struct tir *cast_half(struct tir_builder *b, enum dtype t, struct tir *x)
+{
+	struct tir *e;
+
+	if (x->kind == TIR_LOAD && x->buf->dtype == t)
+		return x;
+	if (x->kind == TIR_FLT) {
+		uint16_t h = t == DTYPE_F16 ? rt_d2h(x->f) : rt_d2bf(x->f);
+
+		return tir_flt(b, DTYPE_F32, t == DTYPE_F16 ? rt_h2f(h) : rt_bf2f(h));
+	}
+	e = node(b, TIR_CAST, DTYPE_F32);
+	e->i = t;
+	e->a = x;
+	return e;
+}
+
 struct tir *tir_cast(struct tir_builder *b, enum dtype t, struct tir *x)
 {
 	struct tir *e;
 
+	if (dtype_is_half(t))
+		return cast_half(b, t, x);
 	if (x->dtype == t)
 		return x;
 	if (x->kind == TIR_INT && !dtype_is_float(t) && t != DTYPE_BOOL)

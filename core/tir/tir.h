@@ -8,7 +8,8 @@
  * Invariants: a kernel's buffers are its parameters, in order; every loop
  * variable and local is bound by exactly one enclosing FOR or LET; index
  * expressions are int64; symbolic dims are TIR_SYM leaves read from the
- * kernel's syms[] argument.
+ * kernel's syms[] argument. Expressions have no 16-bit float types: a
+ * float16/bfloat16 buffer loads as float and stores round (dtype_compute).
  *
  *	struct tir_builder b; tir_builder_init(&b, arena, "add");
  *	struct tir_buf *x = tir_param(&b, "x", DTYPE_F32), *y = tir_param(&b, "y", DTYPE_F32);
@@ -32,7 +33,7 @@ enum tir_kind {
 	TIR_BIN,	/* a op b */
 	TIR_UN,		/* op a */
 	TIR_CALL,	/* intrinsic(args) */
-	TIR_CAST,	/* (dtype)a */
+	TIR_CAST,	/* (dtype)a; i: a 16-bit float type a is rounded through */
 	TIR_SELECT,	/* a ? b : c */
 	TIR_ADDR,	/* &buf[a]: a pointer, only as a call_extern argument */
 	/* statements */

@@ -6,6 +6,7 @@
  * Floats are computed in double and rounded when stored, integers in int64.
  */
 #include "tir.h"
+#include "../../runtime/rt_half.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -65,6 +66,8 @@ static struct ival load(enum dtype t, void *p, int64_t i)
 	case DTYPE_U16: return mk(t, 0, ((uint16_t *)p)[i]);
 	case DTYPE_U32: return mk(t, 0, ((uint32_t *)p)[i]);
 	case DTYPE_U64: return mk(t, 0, (int64_t)((uint64_t *)p)[i]);
+	case DTYPE_F16: return mk(DTYPE_F32, rt_h2f(((uint16_t *)p)[i]), 0);
+	case DTYPE_BF16: return mk(DTYPE_F32, rt_bf2f(((uint16_t *)p)[i]), 0);
 	default: BUG("interp load %s", dtype_name(t));
 	}
 }
@@ -83,6 +86,8 @@ static void store(enum dtype t, void *p, int64_t i, struct ival v)
 	case DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v.i; break;
 	case DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v.i; break;
 	case DTYPE_U64: ((uint64_t *)p)[i] = (uint64_t)v.i; break;
+	case DTYPE_F16: ((uint16_t *)p)[i] = rt_d2h(v.f); break;
+	case DTYPE_BF16: ((uint16_t *)p)[i] = rt_d2bf(v.f); break;
 	default: BUG("interp store %s", dtype_name(t));
 	}
 }
@@ -232,7 +237,14 @@ static struct ival eval(struct interp *it, const struct tir *e)
 		return mk(e->dtype, intrin(e->op, as_f(x, e->list[0]->dtype), y),
 			  (int64_t)intrin(e->op, as_f(x, e->list[0]->dtype), y));
 	}
-	case TIR_CAST: return convert(eval(it, e->a), e->a->dtype, e->dtype);
+	case TIR_CAST:
+		if (e->i) {	/* rounded through a 16-bit float, as rt_half.h does */
+			double f = as_f(eval(it, e->a), e->a->dtype);
+
+			return mk(DTYPE_F32, e->i == DTYPE_F16 ? rt_h2f(rt_d2h(f))
+				  : rt_bf2f(rt_d2bf(f)), 0);
+		}
+		return convert(eval(it, e->a), e->a->dtype, e->dtype);
 	case TIR_ADDR:
 		it->failed = 1;	/* only call_extern takes addresses: not interpretable */
 		return mk(DTYPE_I64, 0, 0);

@@ -91,6 +91,23 @@ static void print_var(const struct tir_var *v, struct strbuf *sb)
 	sb_printf(sb, "%s%d", v->name ? v->name : "v", v->id);
 }
 
+/*
+ * x rounded to the 16-bit float type t (rt_half.h): from float directly,
+ * from anything wider through double, which rounds once.
+ */
+static void print_to_half(const struct tir *x, enum dtype t, const struct tir_dialect *d,
+			  struct strbuf *sb)
+{
+	bool narrow = x->dtype == DTYPE_F32 || dtype_size(x->dtype) < 4 || x->dtype == DTYPE_BOOL;
+
+	if (narrow)
+		sb_puts(sb, t == DTYPE_F16 ? "rt_f2h((float)" : "rt_f2bf((float)");
+	else
+		sb_puts(sb, t == DTYPE_F16 ? "rt_d2h((double)" : "rt_d2bf((double)");
+	tir_print_expr(x, d, sb);
+	sb_putc(sb, ')');
+}
+
 void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct strbuf *sb)
 {
 	switch (e->kind) {
@@ -122,10 +139,14 @@ void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct str
 		sb_printf(sb, d->sym_fmt, (int)e->i);
 		break;
 	case TIR_LOAD:
+		if (dtype_is_half(e->buf->dtype))
+			sb_puts(sb, e->buf->dtype == DTYPE_F16 ? "rt_h2f(" : "rt_bf2f(");
 		sb_printf(sb, d->buf_fmt, e->buf->index);
 		sb_putc(sb, '[');
 		tir_print_expr(e->a, d, sb);
 		sb_putc(sb, ']');
+		if (dtype_is_half(e->buf->dtype))
+			sb_putc(sb, ')');
 		break;
 	case TIR_BIN:
 		if (e->op == BIN_MIN || e->op == BIN_MAX) {
@@ -178,7 +199,11 @@ void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct str
 		break;
 	}
 	case TIR_CAST:
-		if (e->dtype == DTYPE_BOOL) {
+		if (e->i) {
+			sb_puts(sb, e->i == DTYPE_F16 ? "rt_h2f(" : "rt_bf2f(");
+			print_to_half(e->a, (enum dtype)e->i, d, sb);
+			sb_putc(sb, ')');
+		} else if (e->dtype == DTYPE_BOOL) {
 			sb_printf(sb, "((%s)((", ty(d, DTYPE_BOOL));
 			tir_print_expr(e->a, d, sb);
 			sb_puts(sb, ") != 0))");
@@ -363,7 +388,10 @@ static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct 
 		sb_putc(sb, '[');
 		tir_print_expr(s->a, d, sb);
 		sb_puts(sb, "] = ");
-		tir_print_expr(s->b, d, sb);
+		if (dtype_is_half(s->buf->dtype))
+			print_to_half(s->b, s->buf->dtype, d, sb);
+		else
+			tir_print_expr(s->b, d, sb);
 		sb_puts(sb, ";\n");
 		break;
 	case TIR_IF:

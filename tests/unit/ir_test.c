@@ -547,12 +547,18 @@ static void test_dtypes(void)
 	ASSERT(DTYPE_F32, dtype_from_onnx(1));
 	ASSERT(DTYPE_I64, dtype_from_onnx(7));
 	ASSERT(DTYPE_BOOL, dtype_from_onnx(9));
-	ASSERT(DTYPE_UNDEF, dtype_from_onnx(10));	/* float16: unsupported */
+	ASSERT(DTYPE_F16, dtype_from_onnx(10));
+	ASSERT(DTYPE_BF16, dtype_from_onnx(16));
+	ASSERT(DTYPE_UNDEF, dtype_from_onnx(14));	/* complex64: unsupported */
 	ASSERT(DTYPE_UNDEF, dtype_from_onnx(0));
 	ASSERT(11, dtype_to_onnx(DTYPE_F64));
 	ASSERT(DTYPE_F32, dtype_from_name("float32"));
 	ASSERT(DTYPE_U16, dtype_from_name("uint16"));
-	ASSERT(DTYPE_UNDEF, dtype_from_name("float16"));
+	ASSERT(DTYPE_F16, dtype_from_name("float16"));
+	ASSERT(DTYPE_UNDEF, dtype_from_name("complex64"));
+	ASSERT(2, dtype_size(DTYPE_BF16));
+	ASSERT(DTYPE_F32, dtype_compute(DTYPE_BF16));
+	ASSERT(DTYPE_I8, dtype_compute(DTYPE_I8));
 	ASSERT(8, dtype_size(DTYPE_F64));
 	ASSERT(1, dtype_size(DTYPE_BOOL));
 	ASSERT(2, dtype_size(DTYPE_I16));

@@ -1,0 +1,573 @@
+/*
+ * ops_quant.c - 8-bit (and 16-bit) linear quantization: QuantizeLinear,
+ * DequantizeLinear (per tensor, per axis, blocked), DynamicQuantizeLinear,
+ * MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv.
+ *
+ * Quantizing computes in float as ONNX Runtime does: round(x / scale)
+ * to nearest even (rint, under the default rounding mode), plus the zero
+ * point, saturated to the type's range. Integer products accumulate in
+ * int32 after subtracting the zero points; requantizing multiplies the sum
+ * by the float a_scale * b_scale / y_scale (in that order, as ONNX Runtime
+ * computes its multiplier) and rounds the same way. Padding of the integer
+ * convolutions stands for the zero point, so padded taps add nothing.
+ */
+#include "ops.h"
+
+#include <string.h>
+
+/* The quantized types: 8- and 16-bit integers (int4 and float8 are not supported). */
+static bool q_type_ok(enum dtype t)
+{
+	return t == DTYPE_U8 || t == DTYPE_I8 || t == DTYPE_U16 || t == DTYPE_I16;
+}
+
+static bool q8_type_ok(enum dtype t)
+{
+	return t == DTYPE_U8 || t == DTYPE_I8;
+}
+
+/* The range of quantized type t. */
+static void q_range(enum dtype t, double *lo, double *hi)
+{
+	switch (t) {
+	case DTYPE_U8: *lo = 0; *hi = 255; break;
+	case DTYPE_I8: *lo = -128; *hi = 127; break;
+	case DTYPE_U16: *lo = 0; *hi = 65535; break;
+	case DTYPE_I16: *lo = -32768; *hi = 32767; break;
+	default: BUG("q_range of %s", dtype_name(t));
+	}
+}
+
+/* Whether v has exactly one element (a per-tensor parameter). */
+static bool is_one(const struct value *v)
+{
+	return v->has_shape && shape_is_static(&v->shape) && shape_numel_static(&v->shape) == 1;
+}
+
+static int q_type_error(struct graph *g, struct node *n, int i, enum dtype t, const char *want)
+{
+	diag_error(g->ctx, "%s: input %d has type %s, expected %s", node_loc(g, n), i,
+		   dtype_name(t), want);
+	return -1;
+}
+
+/*
+ * Input i, if present, has one element or is 1-D of d elements (per row,
+ * column or channel); 0, or -1 after a diagnostic.
+ */
+static int check_vec(struct graph *g, struct node *n, int i, struct dim d, const char *what)
+{
+	const struct value *v = node_in(g, n, i);
+
+	if (!v || is_one(v) || (v->shape.rank == 1 && dim_eq(v->shape.d[0], d)))
+		return 0;
+	diag_error(g->ctx, "%s: input %d ('%s') must have one element or one per %s",
+		   node_loc(g, n), i, v->name, what);
+	return -1;
+}
+
+/* Input i must have one element (a per-tensor parameter). */
+static int check_one(struct graph *g, struct node *n, int i)
+{
+	const struct value *v = node_in(g, n, i);
+
+	if (!v || is_one(v))
+		return 0;
+	diag_error(g->ctx, "%s: input %d ('%s') must have one element", node_loc(g, n), i,
+		   v->name);
+	return -1;
+}
+
+/*
+ * The scale (input 1) and zero point (input 2) of Quantize/DequantizeLinear
+ * fit x: one element, one per index of axis (1-D), or with block_size one
+ * per block of axis (x's rank, the other dims equal). 0 or -1.
+ */
+static int infer_qparams(struct graph *g, struct node *n, const struct value *x)
+{
+	struct value *s = infer_input(g, n, 1), *zp = node_in(g, n, 2);
+	int64_t block = node_attr_int(n, "block_size", 0);
+	int axis;
+
+	if (!s)
+		return -1;
+	if (!dtype_is_float(s->dtype))
+		return q_type_error(g, n, 1, s->dtype, "a float type");
+	if (zp && (!zp->has_shape || !shape_eq(&zp->shape, &s->shape))) {
+		diag_error(g->ctx, "%s: the zero point's shape differs from the scale's",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (block < 0) {
+		diag_error(g->ctx, "%s: block_size %lld is negative", node_loc(g, n),
+			   (long long)block);
+		return -1;
+	}
+	if (is_one(s) && block == 0)
+		return 0;
+	if ((axis = infer_axis(g, n, node_attr_int(n, "axis", 1), x->shape.rank)) < 0)
+		return -1;
+	if (block == 0) {
+		if (s->shape.rank == 1 && dim_eq(s->shape.d[0], x->shape.d[axis]))
+			return 0;
+		diag_error(g->ctx, "%s: the scale must have one element or one per index of axis "
+			   "%d", node_loc(g, n), axis);
+		return -1;
+	}
+	if (s->shape.rank != x->shape.rank)
+		goto bad_block;
+	for (int k = 0; k < x->shape.rank; k++) {
+		struct dim xd = x->shape.d[k], sd = s->shape.d[k];
+
+		if (k != axis && !dim_eq(xd, sd))
+			goto bad_block;
+		if (k == axis && (!dim_is_const(xd) || !dim_is_const(sd) ||
+				  sd.c != (xd.c + block - 1) / block))
+			goto bad_block;
+	}
+	return 0;
+bad_block:
+	diag_error(g->ctx, "%s: the scale's shape does not fit blocks of %lld along axis %d",
+		   node_loc(g, n), (long long)block, axis);
+	return -1;
+}
+
+int infer_quantize(struct graph *g, struct node *n)
+{
+	struct value *x, *zp;
+	enum dtype t = DTYPE_U8;
+	int64_t od = node_attr_int(n, "output_dtype", 0);
+
+	if (infer_arity(g, n, 2, 3, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (!dtype_is_float(x->dtype))
+		return q_type_error(g, n, 0, x->dtype, "a float type");
+	if (infer_qparams(g, n, x) < 0)
+		return -1;
+	if (node_attr_int(n, "precision", 0) && node_attr_int(n, "precision", 0) != 1) {
+		diag_error(g->ctx, "%s: precision %lld is not supported (float32 is)",
+			   node_loc(g, n), (long long)node_attr_int(n, "precision", 0));
+		return -1;
+	}
+	zp = node_in(g, n, 2);
+	if (zp)
+		t = zp->dtype;
+	else if (od)
+		t = dtype_from_onnx((int)od);
+	if (zp && od && dtype_from_onnx((int)od) != zp->dtype) {
+		diag_error(g->ctx, "%s: output_dtype %lld differs from the zero point's type %s",
+			   node_loc(g, n), (long long)od, dtype_name(zp->dtype));
+		return -1;
+	}
+	if (t == DTYPE_UNDEF) {
+		diag_error(g->ctx, "%s: quantizing to ONNX type %lld is not supported (uint8, "
+			   "int8, uint16 and int16 are)", node_loc(g, n), (long long)od);
+		return -1;
+	}
+	if (!q_type_ok(t)) {
+		diag_error(g->ctx, "%s: quantizing to %s is not supported (uint8, int8, uint16 and "
+			   "int16 are)", node_loc(g, n), dtype_name(t));
+		return -1;
+	}
+	infer_set(g, n, 0, t, &x->shape);
+	return 0;
+}
+
+int infer_dequantize(struct graph *g, struct node *n)
+{
+	struct value *x, *zp;
+	int64_t od;
+
+	if (infer_arity(g, n, 2, 3, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (!q_type_ok(x->dtype) && x->dtype != DTYPE_I32)
+		return q_type_error(g, n, 0, x->dtype, "uint8, int8, uint16, int16 or int32");
+	if (infer_qparams(g, n, x) < 0)
+		return -1;
+	zp = node_in(g, n, 2);
+	if (zp && zp->dtype != x->dtype)
+		return q_type_error(g, n, 2, zp->dtype, dtype_name(x->dtype));
+	od = node_attr_int(n, "output_dtype", 0);
+	if (od && dtype_from_onnx((int)od) != node_in(g, n, 1)->dtype) {
+		diag_error(g->ctx, "%s: output_dtype %lld differs from the scale's type %s",
+			   node_loc(g, n), (long long)od, dtype_name(node_in(g, n, 1)->dtype));
+		return -1;
+	}
+	infer_set(g, n, 0, node_in(g, n, 1)->dtype, &x->shape);
+	return 0;
+}
+
+int infer_dynquantize(struct graph *g, struct node *n)
+{
+	struct value *x;
+	struct shape scalar = { 0 };
+
+	if (infer_arity(g, n, 1, 1, 3) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (x->dtype != DTYPE_F32)
+		return q_type_error(g, n, 0, x->dtype, "float32");
+	infer_set(g, n, 0, DTYPE_U8, &x->shape);
+	infer_set(g, n, 1, DTYPE_F32, &scalar);
+	infer_set(g, n, 2, DTYPE_U8, &scalar);
+	return 0;
+}
+
+/*
+ * MatMul geometry of inputs ia and ib (both of rank 2 or more), with the
+ * zero points iaz (per row) and ibz (per column); output 0 gets dtype t (or
+ * the type of input it, when t is UNDEF). 0 or -1.
+ */
+static int infer_qmm(struct graph *g, struct node *n, int ia, int ib, int iaz, int ibz,
+		     enum dtype t, int it)
+{
+	struct value *a = infer_input(g, n, ia), *b = infer_input(g, n, ib);
+	struct matmul_geom mg;
+	struct shape ba, bb, batch;
+
+	if (!a || !b)
+		return -1;
+	if (!q8_type_ok(a->dtype))
+		return q_type_error(g, n, ia, a->dtype, "uint8 or int8");
+	if (!q8_type_ok(b->dtype))
+		return q_type_error(g, n, ib, b->dtype, "uint8 or int8");
+	if (a->shape.rank < 2 || b->shape.rank < 2) {
+		diag_error(g->ctx, "%s: inputs of rank 1 are not supported", node_loc(g, n));
+		return -1;
+	}
+	ba = a->shape;
+	ba.rank -= 2;
+	bb = b->shape;
+	bb.rank -= 2;
+	if (!dim_eq(a->shape.d[a->shape.rank - 1], b->shape.d[b->shape.rank - 2]) ||
+	    !shape_broadcast(&ba, &bb, &batch)) {
+		diag_error(g->ctx, "%s: the inputs' shapes do not multiply", node_loc(g, n));
+		return -1;
+	}
+	for (int i = 0; i < 2; i++) {
+		const struct value *z = node_in(g, n, i ? ibz : iaz);
+
+		if (z && z->dtype != (i ? b : a)->dtype)
+			return q_type_error(g, n, i ? ibz : iaz, z->dtype,
+					    dtype_name((i ? b : a)->dtype));
+	}
+	matmul_geometry(a, b, &mg);
+	if (check_vec(g, n, iaz, mg.M, "row") < 0 || check_vec(g, n, ibz, mg.N, "column") < 0)
+		return -1;
+	if (t == DTYPE_UNDEF) {
+		struct value *ty = infer_input(g, n, it);
+
+		if (!ty)
+			return -1;
+		if (!q8_type_ok(ty->dtype))
+			return q_type_error(g, n, it, ty->dtype, "uint8 or int8");
+		t = ty->dtype;
+	}
+	infer_set(g, n, 0, t, &mg.y);
+	return 0;
+}
+
+int infer_matmulinteger(struct graph *g, struct node *n)
+{
+	if (infer_arity(g, n, 2, 4, 1) < 0)
+		return -1;
+	return infer_qmm(g, n, 0, 1, 2, 3, DTYPE_I32, 0);
+}
+
+/* The scales of QLinear* ops: float, one element or one per row/column/channel. */
+static int check_scales(struct graph *g, struct node *n, const int *idx, int count)
+{
+	for (int k = 0; k < count; k++) {
+		struct value *s = infer_input(g, n, idx[k]);
+
+		if (!s)
+			return -1;
+		if (s->dtype != DTYPE_F32)
+			return q_type_error(g, n, idx[k], s->dtype, "float32");
+	}
+	return 0;
+}
+
+int infer_qlinearmatmul(struct graph *g, struct node *n)
+{
+	static const int scales[] = { 1, 4, 6 };
+	struct matmul_geom mg;
+
+	if (infer_arity(g, n, 8, 8, 1) < 0 || check_scales(g, n, scales, 3) < 0 ||
+	    infer_qmm(g, n, 0, 3, 2, 5, DTYPE_UNDEF, 7) < 0)
+		return -1;
+	matmul_geometry(node_in(g, n, 0), node_in(g, n, 3), &mg);
+	if (check_vec(g, n, 1, mg.M, "row") < 0 || check_vec(g, n, 4, mg.N, "column") < 0 ||
+	    check_one(g, n, 6) < 0 || check_one(g, n, 7) < 0)
+		return -1;
+	return 0;
+}
+
+/* Conv geometry of x (ix) and w (iw), zero points ixz, iwz; output dtype t or input it's. */
+static int infer_qc(struct graph *g, struct node *n, int ix, int iw, int ixz, int iwz,
+		    enum dtype t, int it)
+{
+	struct window w;
+	struct shape s;
+	struct value *x = infer_input(g, n, ix), *wt = infer_input(g, n, iw);
+
+	if (!x || !wt)
+		return -1;
+	if (!q8_type_ok(x->dtype))
+		return q_type_error(g, n, ix, x->dtype, "uint8 or int8");
+	if (!q8_type_ok(wt->dtype))
+		return q_type_error(g, n, iw, wt->dtype, "uint8 or int8");
+	if (conv_plan_at(g, n, ix, iw, &w, &s) < 0 || check_one(g, n, ixz) < 0 ||
+	    check_vec(g, n, iwz, wt->shape.d[0], "output channel") < 0)
+		return -1;
+	if (t == DTYPE_UNDEF) {
+		struct value *ty = infer_input(g, n, it);
+
+		if (!ty)
+			return -1;
+		if (!q8_type_ok(ty->dtype))
+			return q_type_error(g, n, it, ty->dtype, "uint8 or int8");
+		t = ty->dtype;
+	}
+	infer_set(g, n, 0, t, &s);
+	return 0;
+}
+
+int infer_convinteger(struct graph *g, struct node *n)
+{
+	if (infer_arity(g, n, 2, 4, 1) < 0)
+		return -1;
+	return infer_qc(g, n, 0, 1, 2, 3, DTYPE_I32, 0);
+}
+
+int infer_qlinearconv(struct graph *g, struct node *n)
+{
+	static const int scales[] = { 1, 4, 6 };
+	const struct value *bias;
+
+	if (infer_arity(g, n, 8, 9, 1) < 0 || check_scales(g, n, scales, 3) < 0 ||
+	    infer_qc(g, n, 0, 3, 2, 5, DTYPE_UNDEF, 7) < 0)
+		return -1;
+	if (check_vec(g, n, 4, node_in(g, n, 3)->shape.d[0], "output channel") < 0 ||
+	    check_one(g, n, 1) < 0 || check_one(g, n, 6) < 0 || check_one(g, n, 7) < 0)
+		return -1;
+	bias = node_in(g, n, 8);
+	if (bias && bias->dtype != DTYPE_I32)
+		return q_type_error(g, n, 8, bias->dtype, "int32");
+	return check_vec(g, n, 8, node_in(g, n, 3)->shape.d[0], "output channel");
+}
+
+/* ---- lowering ---- */
+
+/* round(v) to nearest even, saturated to t's range, as t. */
+static struct tir *requantize(struct lower *L, struct tir *v, enum dtype t)
+{
+	struct tir_builder *b = L->b;
+	double lo, hi;
+
+	q_range(t, &lo, &hi);
+	v = tir_bin(b, BIN_MAX, v, tir_flt(b, v->dtype, lo));
+	v = tir_bin(b, BIN_MIN, v, tir_flt(b, v->dtype, hi));
+	return tir_cast(b, t, v);
+}
+
+/*
+ * Offset into the scale and zero point of Quantize/DequantizeLinear for
+ * the element of x at idx (infer_qparams has checked their shapes).
+ */
+static struct tir *qparam_offset(struct lower *L, const struct value *x, struct tir **idx)
+{
+	const struct value *s = lower_in(L, 1);
+	int64_t block = node_attr_int(L->n, "block_size", 0);
+	int64_t axis = node_attr_int(L->n, "axis", 1);
+	struct tir *si[MAX_RANK];
+
+	if (is_one(s) && block == 0)
+		return tir_int(L->b, 0);
+	if (axis < 0)
+		axis += x->shape.rank;
+	if (block == 0)
+		return idx[axis];
+	memcpy(si, idx, sizeof(*si) * (size_t)x->shape.rank);
+	si[axis] = tir_bin(L->b, BIN_DIV, idx[axis], tir_int(L->b, block));
+	return lower_offset(L, &s->shape, si);
+}
+
+int lower_quantize(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	enum dtype t = lower_out(L, 0)->dtype;
+	struct tir *idx[MAX_RANK], *at, *off, *q;
+
+	lower_loops_parallel(L, &x->shape, idx);
+	at = lower_offset(L, &x->shape, idx);
+	off = qparam_offset(L, x, idx);
+	q = tir_bin(b, BIN_DIV, tir_load(b, L->in[0], at), tir_load(b, L->in[1], off));
+	q = tir_call1(b, INTRIN_RINT, q);
+	if (L->in[2])
+		q = tir_add(b, q, tir_cast(b, q->dtype, tir_load(b, L->in[2], off)));
+	tir_store(b, L->out[0], at, requantize(L, q, t));
+	lower_end_loops(L, x->shape.rank);
+	return 0;
+}
+
+/* x - zero point as an integer wide enough for the difference. */
+static struct tir *minus_zp(struct lower *L, struct tir *x, int iz, struct tir *off)
+{
+	enum dtype w = x->dtype == DTYPE_I32 ? DTYPE_I64 : DTYPE_I32;
+
+	x = tir_cast(L->b, w, x);
+	if (iz < L->n->n_in && L->in[iz])
+		x = tir_bin(L->b, BIN_SUB, x, tir_cast(L->b, w, tir_load(L->b, L->in[iz], off)));
+	return x;
+}
+
+int lower_dequantize(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	enum dtype ct = dtype_compute(lower_out(L, 0)->dtype);
+	struct tir *idx[MAX_RANK], *at, *off, *v;
+
+	lower_loops_parallel(L, &x->shape, idx);
+	at = lower_offset(L, &x->shape, idx);
+	off = qparam_offset(L, x, idx);
+	v = tir_cast(b, ct, minus_zp(L, tir_load(b, L->in[0], at), 2, off));
+	tir_store(b, L->out[0], at, tir_mul(b, v, tir_load(b, L->in[1], off)));
+	lower_end_loops(L, x->shape.rank);
+	return 0;
+}
+
+/*
+ * y_scale = (max(x, 0) - min(x, 0)) / 255 and the uint8 zero point that
+ * maps min(x, 0) to 0, then y as QuantizeLinear computes it. An all-zero x
+ * has scale 0: its zero point and y are 0 (the division is by 1 instead).
+ */
+int lower_dynquantize(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct tir *n = lower_numel(L, &lower_in(L, 0)->shape), *mn, *mx, *v, *i, *s, *sd, *zp, *q;
+	struct tir *zero = tir_flt(b, DTYPE_F32, 0);
+
+	mn = tir_let(b, "mn", zero);
+	mx = tir_let(b, "mx", zero);
+	i = tir_loop(b, n);
+	v = tir_let(b, "v", tir_load(b, L->in[0], i));
+	tir_assign(b, mn, tir_bin(b, BIN_MIN, mn, v));
+	tir_assign(b, mx, tir_bin(b, BIN_MAX, mx, v));
+	tir_end(b);
+	s = tir_let(b, "scale", tir_bin(b, BIN_DIV, tir_bin(b, BIN_SUB, mx, mn),
+					tir_flt(b, DTYPE_F32, 255)));
+	tir_store(b, L->out[1], tir_int(b, 0), s);
+	sd = tir_let(b, "sd", tir_select(b, tir_bin(b, BIN_EQ, s, zero),
+					 tir_flt(b, DTYPE_F32, 1), s));
+	zp = tir_bin(b, BIN_SUB, zero, tir_bin(b, BIN_DIV, mn, sd));
+	zp = tir_bin(b, BIN_MIN, tir_bin(b, BIN_MAX, zp, zero), tir_flt(b, DTYPE_F32, 255));
+	zp = tir_let(b, "zp", tir_call1(b, INTRIN_RINT, zp));
+	tir_store(b, L->out[2], tir_int(b, 0), tir_cast(b, DTYPE_U8, zp));
+	i = tir_loop(b, n);
+	tir_mark_parallel(b);
+	q = tir_call1(b, INTRIN_RINT, tir_bin(b, BIN_DIV, tir_load(b, L->in[0], i), sd));
+	tir_store(b, L->out[0], i, requantize(L, tir_add(b, q, zp), DTYPE_U8));
+	tir_end(b);
+	return 0;
+}
+
+/* Input i (a per-tensor or 1-D parameter) at position pos of its dim. */
+static struct tir *vec_at(struct lower *L, int i, struct tir *pos)
+{
+	return tir_load(L->b, L->in[i], is_one(lower_in(L, i)) ? tir_int(L->b, 0) : pos);
+}
+
+/* acc * (sa * sb / sy) rounded, plus the zero point yz, saturated: QLinear*'s output. */
+static struct tir *qlinear_out(struct lower *L, struct tir *acc, struct tir *sa, struct tir *sb)
+{
+	struct tir_builder *b = L->b;
+	struct tir *m = tir_bin(b, BIN_DIV, tir_mul(b, sa, sb), vec_at(L, 6, tir_int(b, 0)));
+	struct tir *v = tir_call1(b, INTRIN_RINT, tir_mul(b, tir_cast(b, DTYPE_F32, acc), m));
+
+	v = tir_add(b, v, tir_cast(b, DTYPE_F32, vec_at(L, 7, tir_int(b, 0))));
+	return requantize(L, v, lower_out(L, 0)->dtype);
+}
+
+/* MatMulInteger and QLinearMatMul: an int32 dot product per output element. */
+int lower_qmatmul(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	bool ql = L->n->op == OP_QLINEARMATMUL;
+	int ia = 0, ib = ql ? 3 : 1, iaz = 2, ibz = ql ? 5 : 3;
+	struct matmul_geom mg;
+	struct tir *idx[MAX_RANK], *k, *acc, *oa, *ob, *av, *bv;
+	int r;
+
+	matmul_geometry(lower_in(L, ia), lower_in(L, ib), &mg);
+	r = mg.batch.rank;
+	lower_loops_parallel(L, &mg.y, idx);
+	acc = tir_let(b, "acc", tir_typed_int(b, DTYPE_I32, 0));
+	k = tir_loop(b, tir_dim(b, mg.K));
+	matmul_bases(L, &mg, idx, &oa, &ob);
+	oa = tir_add(b, oa, tir_add(b, tir_mul(b, idx[r], tir_dim(b, mg.K)), k));
+	ob = tir_add(b, ob, tir_add(b, tir_mul(b, k, tir_dim(b, mg.N)), idx[r + 1]));
+	av = minus_zp(L, tir_load(b, L->in[ia], oa), iaz,
+		      iaz < L->n->n_in && L->in[iaz] && !is_one(lower_in(L, iaz)) ? idx[r]
+		      : tir_int(b, 0));
+	bv = minus_zp(L, tir_load(b, L->in[ib], ob), ibz,
+		      ibz < L->n->n_in && L->in[ibz] && !is_one(lower_in(L, ibz)) ? idx[r + 1]
+		      : tir_int(b, 0));
+	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, av, bv)));
+	tir_end(b);
+	if (ql)
+		acc = qlinear_out(L, acc, vec_at(L, 1, idx[r]), vec_at(L, 4, idx[r + 1]));
+	tir_store(b, L->out[0], lower_offset(L, &mg.y, idx), acc);
+	lower_end_loops(L, mg.y.rank);
+	return 0;
+}
+
+/* ConvInteger and QLinearConv: Conv's direct loop nest over zero-point-shifted int32s. */
+int lower_qconv(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	bool ql = L->n->op == OP_QLINEARCONV;
+	int ix = 0, iw = ql ? 3 : 1, ixz = 2, iwz = ql ? 5 : 3;
+	const struct value *x = lower_in(L, ix), *wt = lower_in(L, iw), *y = lower_out(L, 0);
+	int64_t group = node_attr_int(L->n, "group", 1);
+	int64_t cin_g = wt->shape.d[1].c, cout_g = wt->shape.d[0].c / group;
+	struct window w;
+	struct shape s;
+	struct tir *oi[MAX_RANK], *ki[MAX_RANK], *xi[MAX_RANK], *wi[MAX_RANK], *acc, *cond = NULL;
+	struct tir *ic, *gidx, *xv, *wv;
+
+	if (conv_plan_at(L->g, (struct node *)L->n, ix, iw, &w, &s) < 0)
+		return -1;
+	lower_loops_parallel(L, &y->shape, oi);
+	acc = tir_let(b, "acc", ql && L->n->n_in > 8 && L->in[8] ? vec_at(L, 8, oi[1])
+		      : tir_typed_int(b, DTYPE_I32, 0));
+	gidx = tir_bin(b, BIN_DIV, oi[1], tir_int(b, cout_g));
+	ic = tir_loop(b, tir_int(b, cin_g));
+	for (int i = 0; i < w.r; i++)
+		ki[i] = tir_loop(b, tir_int(b, w.k[i]));
+	xi[0] = oi[0];
+	xi[1] = tir_add(b, tir_mul(b, gidx, tir_int(b, cin_g)), ic);
+	wi[0] = oi[1];
+	wi[1] = ic;
+	for (int i = 0; i < w.r; i++) {
+		xi[i + 2] = lower_window_pos(L, &w, i, oi[i + 2], ki[i], &cond);
+		wi[i + 2] = ki[i];
+	}
+	if (cond)
+		tir_if(b, cond);
+	xv = minus_zp(L, tir_load(b, L->in[ix], lower_offset(L, &x->shape, xi)), ixz,
+		      tir_int(b, 0));
+	wv = minus_zp(L, tir_load(b, L->in[iw], lower_offset(L, &wt->shape, wi)), iwz,
+		      iwz < L->n->n_in && L->in[iwz] && !is_one(lower_in(L, iwz)) ? oi[1]
+		      : tir_int(b, 0));
+	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, xv, wv)));
+	if (cond)
+		tir_end(b);
+	lower_end_loops(L, w.r + 1);
+	if (ql)
+		acc = qlinear_out(L, acc, vec_at(L, 1, tir_int(b, 0)), vec_at(L, 4, oi[1]));
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, oi), acc);
+	lower_end_loops(L, y->shape.rank);
+	return 0;
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Builds the quantized models of tests/quant.sh with ONNX Runtime's own
+quantizer, and their reference outputs from ONNX Runtime (run once; the
+results are committed, so the test needs no ONNX Runtime).
+
+usage: gen_quant_models.py OUTDIR   (testdata/quant)
+
+OUTDIR/NAME/model.onnx and test_data_set_0/{input_0,output_0}.pb for
+  cnn_qdq      a small float CNN (Conv, Relu, MaxPool, Conv, Relu,
+               MaxPool, Flatten, MatMul, Add) quantized by quantize_static with a
+               calibration reader, QDQ format, per-channel int8 weights and
+               uint8 activations
+  cnn_qop      the same in QOperator format, Conv and MatMul only (QLinearConv,
+               QLinearMatMul; ONNX Runtime's other QOperator ops are in its
+               com.microsoft domain)
+  mlp_dynamic  MatMul + Add + Relu + MatMul quantized by quantize_dynamic
+               (DynamicQuantizeLinear, MatMulInteger)
+The output is ONNX Runtime's (default session options: its QDQ fusions
+run integer kernels). OUTDIR/NAME/atol holds the test's tolerance: one
+quantization step of the output (its last DequantizeLinear's scale) plus
+1e-6 for the cnn models, 1e-4 for mlp_dynamic (a float output of
+dequantized int32 sums: no rounding steps). One step because ONNX Runtime
+itself moves values by one step: on cnn_qdq its optimized session (fused
+integer kernels) and its unoptimized one (the QDQ graph as written, which
+collagec matches exactly) differ by one step (printed when this runs), and
+its x86 uint8 x int8 kernels saturate int16 pair sums (pmaddubsw), which
+the exact int32 arithmetic of ONNX and collagec does not: cnn_qop differs
+from it by one step in 2 of 10 outputs, while collagec's QLinearConv and
+QLinearMatMul equal onnx.reference's on those inputs.
+
+Needs onnx, numpy and onnxruntime (python3 of pyenv); deterministic.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                      quantize_dynamic, quantize_static)
+
+RNG = np.random.default_rng(7)
+
+
+def init(name, shape, scale):
+    return numpy_helper.from_array((RNG.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def cnn():
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2],
+                         name="pool1"),
+        helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("MaxPool", ["r2"], ["p2"], kernel_shape=[2, 2], strides=[2, 2],
+                         name="pool2"),
+        helper.make_node("Flatten", ["p2"], ["f"], name="flatten"),
+        helper.make_node("MatMul", ["f", "wf"], ["fm"], name="fc"),
+        helper.make_node("Add", ["fm", "bf"], ["y"], name="fc_bias"),
+    ]
+    g = helper.make_graph(
+        nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [init("w1", [8, 3, 3, 3], 0.3), init("b1", [8], 0.1), init("w2", [16, 8, 3, 3], 0.15),
+         init("b2", [16], 0.1), init("wf", [256, 10], 0.08), init("bf", [10], 0.1)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def mlp():
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["m1"], name="mm1"),
+        helper.make_node("Add", ["m1", "b1"], ["a1"], name="add1"),
+        helper.make_node("Relu", ["a1"], ["r1"], name="relu1"),
+        helper.make_node("MatMul", ["r1", "w2"], ["y"], name="mm2"),
+    ]
+    g = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+        [init("w1", [32, 64], 0.2), init("b1", [64], 0.1), init("w2", [64, 8], 0.2)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+class Reader(CalibrationDataReader):
+    def __init__(self, n):
+        self.data = iter([{"x": RNG.standard_normal((1, 3, 16, 16)).astype(np.float32)}
+                          for _ in range(n)])
+
+    def get_next(self):
+        return next(self.data, None)
+
+
+def output_scale(model):
+    """The scale of the last DequantizeLinear before the graph output."""
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    dq = [n for n in model.graph.node if n.op_type == "DequantizeLinear"]
+    if not dq:
+        sys.exit("gen_quant_models.py: no DequantizeLinear")
+    return float(inits[dq[-1].input[1]])
+
+
+def save_case(d, path, x, atol):
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    y = sess.run(None, {"x": x})[0]
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    plain = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    print("%s: optimized vs unoptimized ONNX Runtime differ by at most %.3g (atol %.3g)"
+          % (os.path.basename(d), float(np.abs(y - plain).max()), atol))
+    for name, t, arr in (("input_0", "x", x), ("output_0", "y", y)):
+        with open(os.path.join(d, "test_data_set_0", name + ".pb"), "wb") as f:
+            f.write(numpy_helper.from_array(arr, t).SerializeToString())
+    with open(os.path.join(d, "atol"), "w") as f:
+        f.write("%.9g\n" % atol)
+
+
+def main():
+    out = sys.argv[1]
+    tmp = os.path.join(out, "float")
+    os.makedirs(tmp, exist_ok=True)
+    onnx.save(cnn(), os.path.join(tmp, "cnn.onnx"))
+    onnx.save(mlp(), os.path.join(tmp, "mlp.onnx"))
+    x = RNG.standard_normal((1, 3, 16, 16)).astype(np.float32)
+    for name, fmt in (("cnn_qdq", QuantFormat.QDQ), ("cnn_qop", QuantFormat.QOperator)):
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "model.onnx")
+        ops = None if fmt == QuantFormat.QDQ else ["Conv", "MatMul"]
+        quantize_static(os.path.join(tmp, "cnn.onnx"), path, Reader(8), quant_format=fmt,
+                        per_channel=True, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8, op_types_to_quantize=ops)
+        m = onnx.load(path)
+        save_case(d, path, x, output_scale(m) + 1e-6)
+    d = os.path.join(out, "mlp_dynamic")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    quantize_dynamic(os.path.join(tmp, "mlp.onnx"), path, weight_type=QuantType.QUInt8)
+    save_case(d, path, RNG.standard_normal((4, 32)).astype(np.float32), 1e-4)
+    for f in os.listdir(tmp):
+        os.remove(os.path.join(tmp, f))
+    os.rmdir(tmp)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+#!/usr/bin/python3
+"""Builds node tests of quantization and 16-bit floats (tests/quant.sh) for
+what libonnx-testdata (ONNX 1.12) lacks: blocked and 16-bit quantization
+(opset 21), output_dtype, negative axes, float16 scales, rounding ties and
+saturation; Casts to float16/bfloat16 at ties, subnormals, overflow and NaN,
+a rounding Cast inside a fused kernel, bfloat16 arithmetic.
+
+usage: gen_quant_tests.py OUTDIR
+
+Writes, in the ONNX backend-test layout that `collagec conformance` reads:
+  OUTDIR/good/NAME/model.onnx and test_data_set_0/{input,output}_K.pb
+      expected outputs computed here with numpy from the operator specs,
+      to be matched exactly (OUTDIR/near/NAME: within an ulp of float16,
+      where the sums' order is not the spec's business)
+      (quantization in float32, as the specs' reference does; float16 by
+      numpy's correctly rounded conversions; bfloat16 rounded to nearest
+      even on the bits)
+  OUTDIR/bad/NAME/model.onnx and expect
+      models collagec must refuse; expect holds a line of the message
+
+Needs python3-onnx and python3-numpy only; every byte is deterministic.
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(21)
+GOOD = []
+BAD = []
+NP = {TensorProto.FLOAT: np.float32, TensorProto.UINT8: np.uint8, TensorProto.INT8: np.int8,
+      TensorProto.UINT16: np.uint16, TensorProto.INT16: np.int16, TensorProto.INT32: np.int32,
+      TensorProto.FLOAT16: np.float16, TensorProto.DOUBLE: np.float64}
+
+
+def bf16_bits(x):
+    """float32 -> bfloat16 bit patterns, rounding to nearest even (NaN kept quiet)."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(x, np.float32))
+    r[nan] = ((u[nan] >> 16) | 0x40).astype(np.uint16)
+    return r
+
+
+def bf16_value(bits):
+    return (np.asarray(bits, np.uint32) << 16).view(np.float32)
+
+
+def tensor(name, t, arr):
+    """A TensorProto; bfloat16 arrays are given as their uint16 bits."""
+    if t == TensorProto.BFLOAT16:
+        arr = np.asarray(arr, np.uint16)
+        return helper.make_tensor(name, t, arr.shape, arr.tobytes(), raw=True)
+    return numpy_helper.from_array(np.asarray(arr, NP[t]), name)
+
+
+def case(name, node, opset, inputs, outputs, inits=()):
+    """inputs/outputs: (name, onnx type, array); inits: TensorProtos."""
+    GOOD.append((name, node, opset, inputs, outputs, list(inits)))
+
+
+def quantize(x, s, zp, lo, hi):
+    return np.clip(np.rint(np.float32(x) / np.float32(s)) + zp, lo, hi)
+
+
+def quant_cases():
+    F, U8, I8, U16, I16 = (TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8,
+                           TensorProto.UINT16, TensorProto.INT16)
+    # blocked along axis 1, block 2: scale and zero point [2, 3]
+    x = (RNG.standard_normal((2, 6)) * 4).astype(np.float32)
+    s = (RNG.random((2, 3)) * 0.1 + 0.02).astype(np.float32)
+    z = RNG.integers(100, 156, (2, 3)).astype(np.uint8)
+    y = quantize(x, np.repeat(s, 2, axis=1), np.repeat(z, 2, axis=1), 0, 255)
+    case("quantizelinear_blocked", helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"],
+                                                    axis=1, block_size=2), 21,
+         [("x", F, x), ("s", F, s), ("z", U8, z)], [("y", U8, y)])
+    # blocked along axis 0 with a partial last block: x [5, 3], block 2 -> 3 blocks
+    xq = RNG.integers(-128, 128, (5, 3)).astype(np.int8)
+    s = (RNG.random((3, 3)) * 0.1 + 0.01).astype(np.float32)
+    z = RNG.integers(-5, 5, (3, 3)).astype(np.int8)
+    se, ze = np.repeat(s, 2, axis=0)[:5], np.repeat(z, 2, axis=0)[:5]
+    y = ((xq.astype(np.int32) - ze).astype(np.float32) * se).astype(np.float32)
+    case("dequantizelinear_blocked", helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"],
+                                                      axis=0, block_size=2), 21,
+         [("x", I8, xq), ("s", F, s), ("z", I8, z)], [("y", F, y)])
+    # ties to even and saturation, int8 and int16 (x / 0.5 = k + 0.5)
+    x = np.array([0.25, 0.75, -0.25, -0.75, 1.25, 63.75, 64.25, -64.25, 1e6, -1e6],
+                 np.float32)
+    for t, lo, hi in ((I8, -128, 127), (I16, -32768, 32767)):
+        z = np.array(1, NP[t])
+        case("quantizelinear_ties_%s" % NP[t].__name__,
+             helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"]), 21,
+             [("x", F, x), ("s", F, np.float32(0.5)), ("z", t, z)],
+             [("y", t, quantize(x, 0.5, 1, lo, hi))])
+    # uint16 chosen by output_dtype, no zero point
+    x = np.array([0, 1.5, 2.5, 3.5, 70000, -3], np.float32)
+    case("quantizelinear_output_dtype_uint16",
+         helper.make_node("QuantizeLinear", ["x", "s"], ["y"], output_dtype=U16), 21,
+         [("x", F, x), ("s", F, np.float32(1))], [("y", U16, quantize(x, 1, 0, 0, 65535))])
+    # per axis, negative axis
+    xq = RNG.integers(0, 256, (2, 3, 4)).astype(np.uint8)
+    s = (RNG.random(4) * 0.1 + 0.01).astype(np.float32)
+    z = RNG.integers(0, 256, 4).astype(np.uint8)
+    y = ((xq.astype(np.int32) - z).astype(np.float32) * s).astype(np.float32)
+    case("dequantizelinear_axis_negative",
+         helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=-1), 13,
+         [("x", U8, xq), ("s", F, s), ("z", U8, z)], [("y", F, y)])
+    # float16 scale and data
+    H = TensorProto.FLOAT16
+    x = (RNG.standard_normal(12) * 3).astype(np.float16)
+    s, z = np.float16(0.0625), np.uint8(128)
+    case("quantizelinear_float16", helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"]), 19,
+         [("x", H, x), ("s", H, s), ("z", U8, z)],
+         [("y", U8, quantize(x.astype(np.float32), np.float32(s), 128, 0, 255))])
+    xq = RNG.integers(-128, 128, 12).astype(np.int8)
+    s = np.float16(0.0123)
+    y = ((xq.astype(np.int32) - 3).astype(np.float32) * np.float32(s)).astype(np.float16)
+    case("dequantizelinear_float16",
+         helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"]), 19,
+         [("x", I8, xq), ("s", H, s), ("z", I8, np.int8(3))], [("y", H, y)])
+
+
+def half_cases():
+    F, H, B, D = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE
+    ties = [1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 2.0 ** -25, 3 * 2.0 ** -25, 2.0 ** -24 * 1.5,
+            65504, 65519.99, 65520, 1e9, -1e9, 0.1, -0.0, np.inf, -np.inf, np.nan, 6.1e-5, 3e-8]
+    x = np.array(ties, np.float32)
+    case("cast_float_to_float16_rounding", helper.make_node("Cast", ["x"], ["y"], to=H), 13,
+         [("x", F, x)], [("y", H, x.astype(np.float16))])
+    xd = np.array([1 + 2.0 ** -11 + 2.0 ** -40, 1 + 2.0 ** -11, 1e300, -1e-300, 65519.999999,
+                   2.0 ** -25 + 2.0 ** -60], np.float64)
+    case("cast_double_to_float16_once", helper.make_node("Cast", ["x"], ["y"], to=H), 13,
+         [("x", D, xd)], [("y", H, xd.astype(np.float16))])
+    xb = np.array([1.00390625, 1.01171875, 1 + 2.0 ** -8 + 2.0 ** -20, 3.4028235e38, -0.0,
+                   np.inf, 1e-40, 0.1, -2.5e-3, 123456.0], np.float32)
+    case("cast_float_to_bfloat16_rounding", helper.make_node("Cast", ["x"], ["y"], to=B), 13,
+         [("x", F, xb)], [("y", B, bf16_bits(xb))])
+    # Cast to float16 and back inside one fused kernel still rounds
+    x = (RNG.standard_normal(16) * 100).astype(np.float32)
+    GOOD.append(("cast_float16_roundtrip_fused",
+                 [helper.make_node("Cast", ["x"], ["h"], to=H),
+                  helper.make_node("Cast", ["h"], ["y0"], to=F),
+                  helper.make_node("Mul", ["y0", "two"], ["y"])], 13,
+                 [("x", F, x)], [("y", F, x.astype(np.float16).astype(np.float32) * 2)],
+                 [tensor("two", F, np.float32(2))]))
+    # bfloat16 arithmetic: computed in float, rounded once when stored
+    a = bf16_bits(RNG.standard_normal(8).astype(np.float32))
+    b = bf16_bits(RNG.standard_normal(8).astype(np.float32))
+    case("add_bfloat16", helper.make_node("Add", ["a", "b"], ["y"]), 13,
+         [("a", B, a), ("b", B, b)], [("y", B, bf16_bits(bf16_value(a) + bf16_value(b)))])
+    # float16 MatMul and Softmax: float sums, one rounding per output
+    a = (RNG.standard_normal((3, 8)) * 0.5).astype(np.float16)
+    w = (RNG.standard_normal((8, 4)) * 0.5).astype(np.float16)
+    m = a.astype(np.float32) @ w.astype(np.float32)
+    GOOD.append(("near/matmul_softmax_float16",
+                 [helper.make_node("MatMul", ["a", "w"], ["m"]),
+                  helper.make_node("Softmax", ["m"], ["y"], axis=-1)], 13,
+                 [("a", H, a)],
+                 [("y", H, (np.exp(m.astype(np.float16).astype(np.float32) -
+                                   m.astype(np.float16).astype(np.float32).max(-1, keepdims=True))
+                            / np.exp(m.astype(np.float16).astype(np.float32) -
+                                     m.astype(np.float16).astype(np.float32).max(-1, keepdims=True)
+                                     ).sum(-1, keepdims=True)).astype(np.float16))],
+                 [tensor("w", H, w)]))
+
+
+def bad_cases():
+    F, U8 = TensorProto.FLOAT, TensorProto.UINT8
+    x = helper.make_tensor_value_info("x", F, [2, 3])
+    BAD.append(("quantizelinear_int4", [helper.make_node("QuantizeLinear", ["x", "s"], ["y"],
+                                                         output_dtype=22, name="q")], 21,
+                [x], [tensor("s", F, np.float32(1))],
+                "node 0 'q' (QuantizeLinear): quantizing to ONNX type 22 is not supported"))
+    BAD.append(("quantizelinear_axis_scale", [helper.make_node("QuantizeLinear", ["x", "s"], ["y"],
+                                                               axis=1, name="q")], 13,
+                [x], [tensor("s", F, np.ones(5, np.float32))],
+                "the scale must have one element or one per index of axis 1"))
+    BAD.append(("dequantizelinear_block_scale",
+                [helper.make_node("DequantizeLinear", ["xq", "s"], ["y"], axis=1, block_size=2,
+                                  name="dq")], 21,
+                [helper.make_tensor_value_info("xq", U8, [2, 6])],
+                [tensor("s", F, np.ones((2, 2), np.float32))],
+                "the scale's shape does not fit blocks of 2 along axis 1"))
+    BAD.append(("cast_float8", [helper.make_node("Cast", ["x"], ["y"], to=17, name="c")], 19,
+                [x], [], "node 0 'c' (Cast): cast to ONNX type 17 is not supported"))
+    BAD.append(("matmulinteger_int32",
+                [helper.make_node("MatMulInteger", ["a", "b"], ["y"], name="mmi")], 13,
+                [helper.make_tensor_value_info("a", TensorProto.INT32, [2, 3]),
+                 helper.make_tensor_value_info("b", U8, [3, 2])], [],
+                "input 0 has type int32, expected uint8 or int8"))
+
+
+def write_good(out):
+    for name, nodes, opset, inputs, outputs, inits in GOOD:
+        if not isinstance(nodes, list):
+            nodes = [nodes]
+        d = os.path.join(out, name if "/" in name else "good/" + name)
+        os.makedirs(os.path.join(d, "test_data_set_0"))
+        vi = [helper.make_tensor_value_info(n, t, np.shape(a)) for n, t, a in inputs]
+        vo = [helper.make_tensor_value_info(n, t, np.shape(a)) for n, t, a in outputs]
+        g = helper.make_graph(nodes, name, vi, vo, inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="gen_quant_tests.py")
+        m.ir_version = 8
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+        for kind, lst in (("input", inputs), ("output", outputs)):
+            for k, (n, t, a) in enumerate(lst):
+                with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, k)), "wb") as f:
+                    f.write(tensor(n, t, a).SerializeToString())
+
+
+def write_bad(out):
+    for name, nodes, opset, inputs, inits, expect in BAD:
+        d = os.path.join(out, "bad", name)
+        os.makedirs(d)
+        g = helper.make_graph(nodes, name, inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)],
+                              inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = 8
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+        with open(os.path.join(d, "expect"), "w") as f:
+            f.write(expect + "\n")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: gen_quant_tests.py OUTDIR")
+    quant_cases()
+    half_cases()
+    bad_cases()
+    write_good(sys.argv[1])
+    write_bad(sys.argv[1])
+
+
+if __name__ == "__main__":
+    main()
