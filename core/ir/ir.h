@@ -120,6 +120,8 @@ struct attr {
 	double *floats;		/* ATTR_FLOATS */
 	const char **strs;	/* ATTR_STRINGS */
 	int tensor;		/* ATTR_TENSOR: constant value id */
+	const void *graph;	/* ATTR_GRAPH: its Onnx__GraphProto (arena), which
+				   onnx_expand_control imports */
 };
 
 /* ---- spans: which ONNX nodes a node came from ---- */
@@ -251,6 +253,12 @@ void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct
 int graph_toposort(struct graph *g);
 /* Drops dead nodes from g->nodes (renumbering producers). */
 void graph_compact(struct graph *g);
+/*
+ * Moves the nodes [from, g->nodes.n) to position to (<= from), shifting the
+ * ones between after them, and renumbers producers: how an expansion
+ * appended at the end is put where the node it replaces stood.
+ */
+void graph_move_tail(struct graph *g, int from, int to);
 
 /* "model.onnx: node 12 'conv1' (Conv)" (arena) */
 const char *node_loc(struct graph *g, const struct node *n);
