@@ -32,8 +32,8 @@ for t in "$BUILD"/tests/*_test; do
 	run_suite "unit-$(basename "$t")" "$t"
 done
 for s in tests/cli.sh tests/runtime.sh tests/examples.sh tests/fastmath.sh tests/opset.sh \
-	tests/rnn.sh tests/models.sh tests/strategies.sh tests/backends.sh tests/collage.sh \
-	tests/conformance.sh; do
+	tests/rnn.sh tests/control.sh tests/models.sh tests/strategies.sh tests/backends.sh \
+	tests/collage.sh tests/conformance.sh; do
 	[ -f "$s" ] && run_suite "$(basename "$s" .sh)" sh "$s"
 done
 

@@ -376,9 +376,9 @@ static int expand_loop(struct expander *x)
 	}
 	if (m_id >= 0) {
 		if (!value_const_scalar(g, &g->values.v[m_id], &md)) {
-			diag_error(g->ctx, "%s: the trip count '%s' is computed at run time; only "
-				   "trip counts known when compiling are supported", node_loc(g, &x->n),
-				   g->values.v[m_id].name);
+			diag_error(g->ctx, "%s: the trip count '%s' is only known at run time; "
+				   "loops are unrolled and need one known when compiling",
+				   node_loc(g, &x->n), g->values.v[m_id].name);
 			return -1;
 		}
 		m = (int64_t)md;
