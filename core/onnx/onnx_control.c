@@ -159,7 +159,8 @@ static int instance(struct expander *x, const Onnx__GraphProto *gp, const char *
 {
 	struct graph *g = x->g;
 	struct importer im = { 0 };
-	const char *slash = strrchr(g->path, '/');
+	const char *path = g->path ? g->path : "model";
+	const char *slash = strrchr(path, '/');
 	int first = g->nodes.n, rc = 0;
 
 	if ((int)gp->n_input != n_args) {
@@ -169,8 +170,8 @@ static int instance(struct expander *x, const Onnx__GraphProto *gp, const char *
 	}
 	im.ctx = g->ctx;
 	im.g = g;
-	im.base = slash ? slash + 1 : g->path;
-	im.dir = slash ? arena_strndup(g->arena, g->path, (size_t)(slash - g->path)) : ".";
+	im.base = slash ? slash + 1 : path;
+	im.dir = slash ? arena_strndup(g->arena, path, (size_t)(slash - path)) : ".";
 	im.prefix = arena_printf(g->arena, "%s%s", x->n.name, prefix);
 	im.outer = &x->n;
 	for (int i = 0; i < x->caps->n; i++)
@@ -381,7 +382,7 @@ static int expand_loop(struct expander *x)
 				   node_loc(g, &x->n), g->values.v[m_id].name);
 			return -1;
 		}
-		m = (int64_t)md;
+		m = md > 0 ? (int64_t)md : 0;	/* a negative count runs no iteration */
 	}
 	if (c_id >= 0 && (known = const_cond(x, c_id, &c)) < 0)
 		return -1;
@@ -456,7 +457,8 @@ static int64_t attr_ints_at(const struct node *n, const char *name, int i, int64
  * The scan itself over states[0..ns) and the scan inputs xs[0..nx). Their
  * lengths come from the shapes of src[0..nx): the node's scan inputs, which
  * have ax_shift more leading axes (opset 8's batch axis, which xs no longer
- * have). Sets outs[0..ns + n_scan).
+ * have). tag ("", or "[b]" for opset 8's batch row b) begins the names it
+ * makes: body copies are "scan[b][t]/inner". Sets outs[0..ns + n_scan).
  */
 static int scan_core(struct expander *x, const Onnx__GraphProto *body, const char *tag,
 		     const int *states, int ns, const int *xs, const int *src, int nx,
@@ -503,14 +505,14 @@ static int scan_core(struct expander *x, const Onnx__GraphProto *body, const cha
 	for (int t = 0; t < len; t++) {
 		for (int m = 0; m < nx; m++) {
 			int at = attr_ints_at(&x->n, dirs, m, 0) ? len - 1 - t : t;
-			int in[2] = { xs[m], const_i64(x, arena_printf(g->arena, "%s%d.in%d", tag, t,
-									 m), 0, at) };
+			const char *nm = arena_printf(g->arena, "%sstep%d.in%d", tag, t, m);
+			int in[2] = { xs[m], const_i64(x, nm, 0, at) };
 
 			args[ns + m] = glue_attr(x, OP_GATHER, "Gather",
-						 arena_printf(g->arena, "%s%d.slice%d", tag, t, m),
+						 arena_printf(g->arena, "%sstep%d.slice%d", tag, t, m),
 						 in, 2, "axis", axes[m]);
 		}
-		if (instance(x, body, arena_printf(g->arena, "%s%d]/", tag, t), args, ns + nx,
+		if (instance(x, body, arena_printf(g->arena, "%s[%d]/", tag, t), args, ns + nx,
 			     &bo) < 0)
 			return -1;
 		memcpy(args, bo, sizeof(int) * (size_t)ns);
@@ -550,7 +552,7 @@ static int expand_scan(struct expander *x)
 	}
 	outs = arena_alloc(g->arena, sizeof(int) * (size_t)(nout + 1));
 	if (!v8) {
-		if (scan_core(x, body, "[", states, ns, xs, xs, nx, 0, outs) < 0)
+		if (scan_core(x, body, "", states, ns, xs, xs, nx, 0, outs) < 0)
 			return -1;
 		for (int i = 0; i < nout; i++)
 			glue(x, OP_IDENTITY, "Identity", arena_printf(g->arena, "out%d", i), &outs[i],
@@ -571,7 +573,7 @@ static int expand_scan(struct expander *x)
 		int *bs = arena_alloc(g->arena, sizeof(int) * (size_t)(ns + nx + 1));
 
 		for (int b = 0; b < batch; b++) {
-			const char *tag = arena_printf(g->arena, "[%d][", b);
+			const char *tag = arena_printf(g->arena, "[%d]", b);
 
 			for (int i = 0; i < ns + nx; i++) {
 				int in[2] = { x->n.in[1 + i], const_i64(x, arena_printf(g->arena,

@@ -5,8 +5,9 @@
  * integer tensors computed from symbolic shapes their symbolic payloads
  * (ops_symval.c), so shapes computed from a symbolic batch stay symbolic
  * dims instead of unknowns. If, Loop and Scan are expanded here into their
- * sub-graphs' nodes, once their inputs are known (onnx_expand_control). A node whose inputs are unknown because an earlier node failed is skipped, so one
- * mistake gives one error.
+ * sub-graphs' nodes, once their inputs are known (onnx_expand_control). A
+ * node whose inputs are unknown because an earlier node failed is skipped,
+ * so one mistake gives one error.
  */
 #include "passes.h"
 #include "../ops/ops.h"
