@@ -191,8 +191,27 @@ def loop_nested_if():
                 "h0": RNG.standard_normal(2).astype(np.float32)} for _ in range(2)]
 
 
+def loop_while():
+    """A Loop without a trip count whose body's condition i < 4 folds in
+    each unrolled copy: 5 iterations, and a scan output of them."""
+    body = helper.make_graph(
+        [helper.make_node("Less", ["i", "four"], ["c_out"], name="more"),
+         helper.make_node("Mul", ["h_in", "x"], ["h_out"], name="scale"),
+         helper.make_node("Identity", ["h_out"], ["h_scan"], name="scan_copy")],
+        "body", [scalar("i", TensorProto.INT64), scalar("c_in", TensorProto.BOOL),
+                 f32("h_in", [2])],
+        [scalar("c_out", TensorProto.BOOL), f32("h_out", [2]), f32("h_scan", [2])])
+    nodes = [helper.make_node("Loop", ["", "yes", "h0"], ["h", "hs"], name="while",
+                              body=body)]
+    m = model(nodes, "loop_while", [f32("x", [2]), f32("h0", [2])],
+              [f32("h", [2]), f32("hs", [5, 2])],
+              [const("four", np.int64(4)), const("yes", np.bool_(True))])
+    return m, [{"x": RNG.standard_normal(2).astype(np.float32),
+                "h0": RNG.standard_normal(2).astype(np.float32)} for _ in range(2)]
+
+
 TESTS = [if_computed, if_folded, loop_accumulate, loop_cond, scan_running_sum,
-         loop_nested_if]
+         loop_nested_if, loop_while]
 
 
 def write(outdir, name, m, sets):
