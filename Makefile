@@ -127,6 +127,7 @@ regen:
 	mv core/ops/attrs.def.tmp core/ops/attrs.def
 	python3 tools/gen-op-versions.py >core/ops/versions.def.tmp
 	mv core/ops/versions.def.tmp core/ops/versions.def
+	python3 testdata/gen_control_tests.py testdata/control
 
 clean:
 	rm -rf build build-asan build-fuzz

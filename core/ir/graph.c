@@ -564,6 +564,23 @@ void graph_compact(struct graph *g)
 	fix_producers(g);
 }
 
+void graph_move_tail(struct graph *g, int from, int to)
+{
+	int nt = g->nodes.n - from, nm = from - to;
+	struct node *tmp;
+
+	if (to > from || from > g->nodes.n)
+		BUG("graph_move_tail(%d, %d) of %d nodes", from, to, g->nodes.n);
+	if (!nt || !nm)
+		return;
+	tmp = xmalloc(sizeof(*tmp) * (size_t)nt);
+	memcpy(tmp, &g->nodes.v[from], sizeof(*tmp) * (size_t)nt);
+	memmove(&g->nodes.v[to + nt], &g->nodes.v[to], sizeof(*tmp) * (size_t)nm);
+	memcpy(&g->nodes.v[to], tmp, sizeof(*tmp) * (size_t)nt);
+	free(tmp);
+	fix_producers(g);
+}
+
 const char *node_loc(struct graph *g, const struct node *n)
 {
 	const char *path = g->path ? g->path : "model";

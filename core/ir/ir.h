@@ -126,6 +126,8 @@ struct attr {
 	double *floats;		/* ATTR_FLOATS */
 	const char **strs;	/* ATTR_STRINGS */
 	int tensor;		/* ATTR_TENSOR: constant value id */
+	const void *graph;	/* ATTR_GRAPH: its Onnx__GraphProto (arena), which
+				   onnx_expand_control imports */
 };
 
 /* ---- spans: which ONNX nodes a node came from ---- */
@@ -308,6 +310,12 @@ int graph_toposort(struct graph *g);
 void graph_compact(struct graph *g);
 /* Records ONNX node name's fate in the running pass (import when none). */
 void graph_record_fate(struct graph *g, const char *name, const char *op_type);
+/*
+ * Moves the nodes [from, g->nodes.n) to position to (<= from), shifting the
+ * ones between after them, and renumbers producers: how an expansion
+ * appended at the end is put where the node it replaces stood.
+ */
+void graph_move_tail(struct graph *g, int from, int to);
 
 /* "model.onnx: node 12 'conv1' (Conv)" (arena) */
 const char *node_loc(struct graph *g, const struct node *n);

@@ -23,6 +23,14 @@ struct graph *onnx_import(struct collagec_ctx *ctx, const char *path);
 /* Name of an ONNX TensorProto.DataType code ("string", "float16"), "unknown" if none. */
 const char *onnx_type_name(int onnx_type);
 
+/*
+ * Expands the If, Loop or Scan node g->nodes.v[ni], whose inputs are
+ * inferred, into the nodes of its sub-graphs (onnx_control.c), put right
+ * after it; the node itself dies. 0, or -1 after diagnostics naming the node
+ * (and the sub-graph node at fault).
+ */
+int onnx_expand_control(struct graph *g, int ni);
+
 /* Rewrites attribute forms of older opsets into the newest input form. */
 int onnx_normalize(struct graph *g);
 

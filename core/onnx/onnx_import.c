@@ -6,7 +6,7 @@
  * the typed fields or external-data files next to the model.
  */
 
-#include "onnx.h"
+#include "onnx_import.h"
 #include "onnx_tensor.h"
 
 #include <errno.h>
@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx.pb-c.h"
 #include "../ops/ops.h"
 
 static void *pb_alloc(void *data, size_t size)
@@ -28,19 +27,18 @@ static void pb_free(void *data, void *p)
 	(void)p;
 }
 
-struct importer {
-	struct collagec_ctx *ctx;
-	struct graph *g;
-	struct strmap names;		/* tensor name -> value id */
-	const char *dir;		/* model directory, for external data */
-	const char *base;		/* model file name, for messages */
-	VEC(const Onnx__NodeProto *) protos;	/* the NodeProto of each IR node */
-};
-
-/* Registers v under its name; a later definition of the same name wins. */
-static void bind(struct importer *im, int v)
+/* Registers value v under the name key; a later definition of the same name wins. */
+void import_bind(struct importer *im, const char *key, int v)
 {
-	strmap_put(&im->names, im->g->values.v[v].name, v);
+	strmap_put(&im->names, key, v);
+}
+
+/* The name a value or node of the graph being imported gets: prefixed in a sub-graph. */
+static const char *scoped(struct importer *im, const char *name)
+{
+	if (!im->prefix)
+		return name;
+	return arena_printf(&im->ctx->arena, "%s%s", im->prefix, name);
 }
 
 static int import_shape(struct importer *im, const char *what, const Onnx__TypeProto *tp,
@@ -162,8 +160,11 @@ static int import_attr(struct importer *im, const Onnx__AttributeProto *ap, stru
 			return -1;
 		break;
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
-	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
 		a->kind = ATTR_GRAPH;
+		a->graph = ap->g;
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
+		a->kind = ATTR_GRAPH;	/* no op collagec knows takes a list of graphs */
 		break;
 	default:
 		diag_error(im->ctx, "%s: attribute '%s' has unsupported type %d",
@@ -216,10 +217,11 @@ static int import_constant(struct importer *im, const Onnx__NodeProto *np, struc
 			   an);
 		return -1;
 	}
-	g->values.v[id].name = arena_strdup(g->arena, out);
-	bind(im, id);
-	/* a constant now, no node: its fate says so */
-	graph_record_fate(g, tmp->name, tmp->op_type);
+	g->values.v[id].name = arena_strdup(g->arena, scoped(im, out));
+	import_bind(im, out, id);
+	/* a constant now, no node: its fate says so (the model's own nodes only) */
+	if (!im->outer)
+		graph_record_fate(g, tmp->name, tmp->op_type);
 	return 0;
 }
 /*
@@ -256,12 +258,35 @@ static int import_domain(struct importer *im, const Onnx__NodeProto *np, struct 
 }
 
 
+/*
+ * A node's span: itself, and inside a sub-graph the control node's span
+ * before it, so a kernel of a loop body names the Loop and the body's node.
+ */
+static void import_span(struct importer *im, struct node *n, const char *raw)
+{
+	const struct span *o;
+
+	if (!im->outer) {
+		node_span_self(im->g, n);
+		return;
+	}
+	o = &im->outer->span;
+	n->span.n = o->n + 1;
+	n->span.names = arena_alloc(im->g->arena, sizeof(char *) * (size_t)n->span.n);
+	n->span.types = arena_alloc(im->g->arena, sizeof(char *) * (size_t)n->span.n);
+	memcpy(n->span.names, o->names, sizeof(char *) * (size_t)o->n);
+	memcpy(n->span.types, o->types, sizeof(char *) * (size_t)o->n);
+	n->span.names[o->n] = raw;
+	n->span.types[o->n] = n->op_type;
+}
+
 static int import_node(struct importer *im, const Onnx__NodeProto *np, int index)
 {
 	struct graph *g = im->g;
 	struct arena *ar = g->arena;
 	struct node tmp = { 0 };
 	enum op op;
+	const char *raw;
 	int *in, *out, ni, rc = 0;
 
 	if (!np->op_type || !np->op_type[0]) {
@@ -273,8 +298,11 @@ static int import_node(struct importer *im, const Onnx__NodeProto *np, int index
 	}
 	tmp.name = np->name && np->name[0] ? arena_strdup(ar, np->name)
 		: arena_printf(ar, "%s_%d", np->op_type, index);
+	raw = tmp.name;
+	tmp.name = scoped(im, tmp.name);
 	tmp.op_type = arena_strdup(ar, np->op_type);
-	tmp.onnx_index = index;
+	/* a sub-graph's node index would read as the outer graph's */
+	tmp.onnx_index = im->outer ? -1 : index;
 	/* a node refused for its domain is still imported, so that its outputs exist */
 	if (import_domain(im, np, &tmp, &op) < 0)
 		rc = -1;
@@ -298,10 +326,10 @@ static int import_node(struct importer *im, const Onnx__NodeProto *np, int index
 	}
 	out = arena_alloc(ar, sizeof(int) * (np->n_output + 1));
 	for (size_t i = 0; i < np->n_output; i++) {
-		out[i] = graph_add_value(g, np->output[i][0] ? np->output[i]
+		out[i] = graph_add_value(g, np->output[i][0] ? scoped(im, np->output[i])
 					 : arena_printf(ar, "%s.out%zu", tmp.name, i));
 		if (np->output[i][0])
-			bind(im, out[i]);
+			import_bind(im, np->output[i], out[i]);
 	}
 	if (rc < 0)
 		return rc;
@@ -311,8 +339,8 @@ static int import_node(struct importer *im, const Onnx__NodeProto *np, int index
 		struct node *n = &g->nodes.v[ni];
 
 		n->op_type = tmp.op_type;
-		n->onnx_index = index;
-		node_span_self(g, n);
+		n->onnx_index = tmp.onnx_index;
+		import_span(im, n, raw);
 		n->n_attrs = (int)np->n_attribute;
 		n->attrs = arena_alloc(ar, sizeof(struct attr) * (np->n_attribute + 1));
 		for (size_t i = 0; i < np->n_attribute; i++)
@@ -320,12 +348,8 @@ static int import_node(struct importer *im, const Onnx__NodeProto *np, int index
 				rc = -1;
 		if (rc == 0 && op_check_version(g, n, g->opset) < 0)
 			return -1;
-		for (int i = 0; i < n->n_attrs; i++)
-			if (n->attrs[i].kind == ATTR_GRAPH) {
-				diag_error(im->ctx, "%s: control flow (sub-graph attribute '%s') is "
-					   "not supported", node_loc(g, n), n->attrs[i].name);
-				rc = -1;
-			}
+		if (rc == 0 && onnx_control_captures(im, ni) < 0)
+			rc = -1;
 	}
 	return rc;
 }
@@ -336,8 +360,8 @@ static int resolve_forward(struct importer *im)
 	struct graph *g = im->g;
 	int rc = 0;
 
-	for (int k = 0; k < g->nodes.n; k++) {
-		const Onnx__NodeProto *np = im->protos.v[k];
+	for (int k = im->node0; k < g->nodes.n; k++) {
+		const Onnx__NodeProto *np = im->protos.v[k - im->node0];
 		struct node *n = &g->nodes.v[k];
 
 		for (int i = 0; i < n->n_in; i++) {
@@ -355,27 +379,51 @@ static int resolve_forward(struct importer *im)
 	return rc;
 }
 
+static int import_initializers(struct importer *im, const Onnx__GraphProto *gp)
+{
+	struct graph *g = im->g;
+	int rc = 0;
+
+	for (size_t i = 0; i < gp->n_initializer; i++) {
+		const Onnx__TensorProto *t = gp->initializer[i];
+		const char *nm = t->name ? t->name : "";
+		int id = import_tensor(im, t, scoped(im, nm), "initializer");
+
+		if (id < 0) {
+			/* bind a placeholder: its users must not report it as undefined */
+			id = graph_add_value(g, scoped(im, nm));
+			rc = -1;
+		}
+		import_bind(im, nm, id);
+	}
+	if (gp->n_sparse_initializer) {
+		diag_error(im->ctx, "%s: sparse initializers are not supported", im->base);
+		rc = -1;
+	}
+	return rc;
+}
+
+int import_body(struct importer *im, const Onnx__GraphProto *gp)
+{
+	int rc = import_initializers(im, gp);
+
+	im->node0 = im->g->nodes.n;
+	for (size_t i = 0; i < gp->n_node; i++)
+		if (import_node(im, gp->node[i], (int)i) < 0)
+			rc = -1;
+	if (resolve_forward(im) < 0)
+		rc = -1;
+	return rc;
+}
+
 static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
 {
 	struct graph *g = im->g;
 	int rc = 0;
 
 	g->name = arena_strdup(g->arena, gp->name ? gp->name : "");
-	for (size_t i = 0; i < gp->n_initializer; i++) {
-		const Onnx__TensorProto *t = gp->initializer[i];
-		int id = import_tensor(im, t, t->name ? t->name : "", "initializer");
-
-		if (id < 0) {
-			/* bind a placeholder: its users must not report it as undefined */
-			id = graph_add_value(g, t->name ? t->name : "");
-			rc = -1;
-		}
-		bind(im, id);
-	}
-	if (gp->n_sparse_initializer) {
-		diag_error(im->ctx, "%s: sparse initializers are not supported", im->base);
+	if (import_initializers(im, gp) < 0)
 		rc = -1;
-	}
 	for (size_t i = 0; i < gp->n_input; i++) {
 		const Onnx__ValueInfoProto *vi = gp->input[i];
 		int id;
@@ -387,8 +435,9 @@ static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
 		if (import_shape(im, "input", vi->type, &g->values.v[id]) < 0)
 			rc = -1;
 		vec_push(&g->inputs, id);
-		bind(im, id);
+		import_bind(im, vi->name, id);
 	}
+	im->node0 = g->nodes.n;
 	for (size_t i = 0; i < gp->n_node; i++)
 		if (import_node(im, gp->node[i], (int)i) < 0)
 			rc = -1;

@@ -16,7 +16,7 @@
  * Forms that opset 18 added next to the old ones (Split's num_outputs,
  * Pad's axes input, Resize's axes) are read by the ops themselves.
  */
-#include "onnx.h"
+#include "onnx_import.h"
 
 #include <string.h>
 
@@ -130,81 +130,83 @@ static void prelu_channel_slope(struct graph *g, struct node *n)
 		sl->shape.d[k] = dim_const(1);
 }
 
-int onnx_normalize(struct graph *g)
+void onnx_normalize_node(struct graph *g, struct node *n)
 {
 	int64_t opset = g->opset;
 
-	for (int k = 0; k < g->nodes.n; k++) {
-		struct node *n = &g->nodes.v[k];
-
-		switch (n->op) {
-		case OP_RNN:
-		case OP_GRU:
-			pad_outputs(g, n, 2);
-			break;
-		case OP_LSTM:
-			pad_outputs(g, n, 3);
-			break;
-		case OP_RESHAPE:
-			if (opset < 5)
-				attr_to_input(g, n, "shape", 1);
-			break;
-		case OP_SQUEEZE:
-		case OP_UNSQUEEZE:
-			if (opset < 13)
-				attr_to_input(g, n, "axes", 1);
-			break;
-		case OP_SPLIT:
-			if (opset < 13 && n->n_in < 2)
-				attr_to_input(g, n, "split", 1);
-			break;
-		case OP_SLICE:
-			if (opset < 10) {
-				attr_to_input(g, n, "starts", 1);
-				attr_to_input(g, n, "ends", 2);
-				attr_to_input(g, n, "axes", 3);
-			}
-			break;
-		case OP_PAD:
-			if (opset < 11) {
-				struct value *x = node_in(g, n, 0);
-				enum dtype t = x && x->dtype ? x->dtype : DTYPE_F32;
-
-				attr_to_input(g, n, node_attr(n, "pads") ? "pads" : "paddings", 1);
-				if (node_attr(n, "value"))
-					set_scalar_input(g, n, 2, t, node_attr_float(n, "value", 0),
-							 "value");
-			}
-			break;
-		case OP_TOPK:
-			if (opset < 10 && node_attr(n, "k")) {
-				int64_t k = node_attr_int(n, "k", 0);
-
-				set_const_input(g, n, 1, &k, 1, "k");
-			}
-			break;
-		case OP_PRELU:
-			if (opset < 7)
-				prelu_channel_slope(g, n);
-			break;
-		case OP_CLIP:
-			if (opset < 11) {
-				struct value *x = node_in(g, n, 0);
-				enum dtype t = x && x->dtype ? x->dtype : DTYPE_F32;
-
-				if (node_attr(n, "min"))
-					set_scalar_input(g, n, 1, t, node_attr_float(n, "min", 0),
-							 "min");
-				if (node_attr(n, "max"))
-					set_scalar_input(g, n, 2, t, node_attr_float(n, "max", 0),
-							 "max");
-			}
-			break;
-		default:
-			if (is_reduce(n->op) && opset < (n->op == OP_REDUCESUM ? 13 : 18))
-				attr_to_input(g, n, "axes", 1);
-			break;
+	switch (n->op) {
+	case OP_RNN:
+	case OP_GRU:
+		pad_outputs(g, n, 2);
+		break;
+	case OP_LSTM:
+		pad_outputs(g, n, 3);
+		break;
+	case OP_RESHAPE:
+		if (opset < 5)
+			attr_to_input(g, n, "shape", 1);
+		break;
+	case OP_SQUEEZE:
+	case OP_UNSQUEEZE:
+		if (opset < 13)
+			attr_to_input(g, n, "axes", 1);
+		break;
+	case OP_SPLIT:
+		if (opset < 13 && n->n_in < 2)
+			attr_to_input(g, n, "split", 1);
+		break;
+	case OP_SLICE:
+		if (opset < 10) {
+			attr_to_input(g, n, "starts", 1);
+			attr_to_input(g, n, "ends", 2);
+			attr_to_input(g, n, "axes", 3);
 		}
+		break;
+	case OP_PAD:
+		if (opset < 11) {
+			struct value *x = node_in(g, n, 0);
+			enum dtype t = x && x->dtype ? x->dtype : DTYPE_F32;
+
+			attr_to_input(g, n, node_attr(n, "pads") ? "pads" : "paddings", 1);
+			if (node_attr(n, "value"))
+				set_scalar_input(g, n, 2, t, node_attr_float(n, "value", 0),
+						 "value");
+		}
+		break;
+	case OP_TOPK:
+		if (opset < 10 && node_attr(n, "k")) {
+			int64_t k = node_attr_int(n, "k", 0);
+
+			set_const_input(g, n, 1, &k, 1, "k");
+		}
+		break;
+	case OP_PRELU:
+		if (opset < 7)
+			prelu_channel_slope(g, n);
+		break;
+	case OP_CLIP:
+		if (opset < 11) {
+			struct value *x = node_in(g, n, 0);
+			enum dtype t = x && x->dtype ? x->dtype : DTYPE_F32;
+
+			if (node_attr(n, "min"))
+				set_scalar_input(g, n, 1, t, node_attr_float(n, "min", 0),
+						 "min");
+			if (node_attr(n, "max"))
+				set_scalar_input(g, n, 2, t, node_attr_float(n, "max", 0),
+						 "max");
+		}
+		break;
+	default:
+		if (is_reduce(n->op) && opset < (n->op == OP_REDUCESUM ? 13 : 18))
+			attr_to_input(g, n, "axes", 1);
+		break;
 	}
+}
+
+int onnx_normalize(struct graph *g)
+{
+	for (int k = 0; k < g->nodes.n; k++)
+		onnx_normalize_node(g, &g->nodes.v[k]);
 	return 0;
 }

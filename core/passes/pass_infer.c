@@ -4,11 +4,16 @@
  * constants right away, so computed shapes are known downstream, and giving
  * integer tensors computed from symbolic shapes their symbolic payloads
  * (ops_symval.c), so shapes computed from a symbolic batch stay symbolic
- * dims instead of unknowns. A node whose inputs are unknown because an earlier node failed is skipped, so one
- * mistake gives one error.
+ * dims instead of unknowns. If, Loop and Scan are expanded here into their
+ * sub-graphs' nodes, once their inputs are known (onnx_expand_control). A
+ * node whose inputs are unknown because an earlier node failed is skipped,
+ * so one mistake gives one error.
  */
 #include "passes.h"
 #include "../ops/ops.h"
+#include "../onnx/onnx.h"
+
+#include <string.h>
 
 static bool inputs_known(struct graph *g, const struct node *n)
 {
@@ -41,6 +46,32 @@ static int check_size(struct graph *g, struct node *n)
 	return 0;
 }
 
+/*
+ * The Where an If with a run-time condition became (or a Loop's guard of a
+ * carried value) must not broadcast: the branches must agree in shape.
+ */
+static int check_select(struct graph *g, struct node *n)
+{
+	const struct value *a = node_in(g, n, 1), *b = node_in(g, n, 2);
+	struct strbuf sa = STRBUF_INIT, sb = STRBUF_INIT;
+	bool loop = !strcmp(n->op_type, "Loop");
+
+	if (n->op != OP_WHERE || (strcmp(n->op_type, "If") && !loop) ||
+	    (shape_eq(&a->shape, &b->shape) && shape_eq(&a->shape, &node_out(g, n, 0)->shape)))
+		return 0;
+	shape_print(g, &a->shape, &sa);
+	shape_print(g, &b->shape, &sb);
+	diag_error(g->ctx, loop ? "%s: loop-carried value '%s' changes shape from %s to %s while "
+		   "the condition is computed at run time (not supported)"
+		   : "%s: the branches give output '%s' the shapes %s and %s; with a condition "
+		   "computed at run time both must be the same", node_loc(g, n),
+		   node_out(g, n, 0)->name, loop ? sb_str(&sb) : sb_str(&sa),
+		   loop ? sb_str(&sa) : sb_str(&sb));
+	sb_release(&sa);
+	sb_release(&sb);
+	return -1;
+}
+
 int pass_infer(struct graph *g)
 {
 	int rc = 0;
@@ -50,7 +81,14 @@ int pass_infer(struct graph *g)
 
 		if (n->dead || !inputs_known(g, n))
 			continue;
-		if (op_info(n->op)->infer(g, n) < 0 || check_size(g, n) < 0)
+		if (n->op == OP_IF || n->op == OP_LOOP || n->op == OP_SCAN) {
+			/* the expansion follows it; the loop goes on with its first node */
+			if (onnx_expand_control(g, i) < 0)
+				rc = -1;
+			continue;
+		}
+		if (op_info(n->op)->infer(g, n) < 0 || check_size(g, n) < 0 ||
+		    check_select(g, n) < 0)
 			rc = -1;
 		else if (symval_try(g, n) < 0 || fold_try(g, n) < 0)
 			rc = -1;

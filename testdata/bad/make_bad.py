@@ -186,6 +186,39 @@ def bad_models():
                                                     [f32("y", [1])]),
                                   opset=[helper.make_opsetid("", 13)])
 
+    # control flow: a body's unsupported op names the Loop and the body's node
+    # (loop[0]/foo: iteration 0); a trip count read at run time is refused
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"], name="keep"),
+         helper.make_node("FooBar", ["h_in"], ["h_out"], name="foo")],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("c_in", TensorProto.BOOL, []), f32("h_in", [2])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), f32("h_out", [2])])
+    nodes = [helper.make_node("Loop", ["three", "", "x"], ["y"], name="loop", body=body)]
+    out["control_unsupported"] = model(helper.make_graph(
+        nodes, "control", [f32("x", [2])], [f32("y", [2])], [ints("three", 3)]))
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"], name="keep"),
+         helper.make_node("Relu", ["h_in"], ["h_out"], name="relu")],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("c_in", TensorProto.BOOL, []), f32("h_in", [2])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), f32("h_out", [2])])
+    nodes = [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop", body=body)]
+    out["control_runtime_trip_count"] = model(helper.make_graph(
+        nodes, "control", [f32("x", [2]), helper.make_tensor_value_info("m", TensorProto.INT64, [])],
+        [f32("y", [2])]))
+    # a run-time If whose branches disagree in shape
+    then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"], name="same")],
+                               "then", [], [f32("t", [2, 3])])
+    else_g = helper.make_graph([helper.make_node("ReduceSum", ["x"], ["e"], name="sum",
+                                                 keepdims=1)],
+                               "else", [], [f32("e", [1, 1])])
+    nodes = [helper.make_node("If", ["c"], ["y"], name="if_shapes", then_branch=then_g,
+                              else_branch=else_g)]
+    out["control_if_shapes"] = model(helper.make_graph(
+        nodes, "control", [f32("x", [2, 3]), helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [f32("y", None)]))
+
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     out["opset99"] = model(helper.make_graph(nodes, "opset99", [f32("x", [2])],
                                              [f32("y", [2])]),

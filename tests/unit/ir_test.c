@@ -426,6 +426,36 @@ static void test_graph_compact(void)
 	fx_release(&f);
 }
 
+/* an expansion appended at the end moves to where its node stood */
+static void test_graph_move_tail(void)
+{
+	struct fixture f;
+	struct shape s = { 1, { dim_const(4) } };
+	int x, v[4];
+
+	fx_init(&f);
+	x = add_input(f.g, "x", DTYPE_F32, &s);
+	for (int i = 0; i < 4; i++)
+		v[i] = graph_add_value(f.g, arena_printf(f.g->arena, "v%d", i));
+	add_node(f.g, OP_NEG, "n0", &x, 1, &v[0], 1);
+	add_node(f.g, OP_EXP, "n1", &v[1], 1, &v[2], 1);	/* reads the tail's v1 */
+	add_node(f.g, OP_RELU, "t0", &v[0], 1, &v[3], 1);
+	add_node(f.g, OP_ABS, "t1", &v[3], 1, &v[1], 1);
+	graph_move_tail(f.g, 2, 1);
+	ASSERT(4, f.g->nodes.n);
+	ASSERT_STR("n0", f.g->nodes.v[0].name);
+	ASSERT_STR("t0", f.g->nodes.v[1].name);
+	ASSERT_STR("t1", f.g->nodes.v[2].name);
+	ASSERT_STR("n1", f.g->nodes.v[3].name);
+	ASSERT(0, f.g->values.v[v[0]].producer);
+	ASSERT(2, f.g->values.v[v[1]].producer);
+	ASSERT(3, f.g->values.v[v[2]].producer);
+	ASSERT(1, f.g->values.v[v[3]].producer);
+	graph_move_tail(f.g, 4, 1);	/* nothing to move */
+	ASSERT_STR("t0", f.g->nodes.v[1].name);
+	fx_release(&f);
+}
+
 /* ---- spans ---- */
 
 static void test_span_add(void)
@@ -634,6 +664,7 @@ TESTS({ "dim_mul_const", test_dim_mul_const },
       { "toposort_cycle", test_toposort_cycle },
       { "toposort_self_loop_with_path", test_toposort_self_loop_with_path },
       { "graph_compact", test_graph_compact },
+      { "graph_move_tail", test_graph_move_tail },
       { "span_add", test_span_add },
       { "attrs", test_attrs },
       { "const_values", test_const_values },

@@ -1,0 +1,619 @@
+/*
+ * onnx_control.c - If, Loop and Scan, expanded into the graph when shape
+ * inference reaches them (pass_infer calls onnx_expand_control), because
+ * then their inputs' shapes and constant values are known:
+ *
+ *   If    a condition known when compiling (a constant, or shape arithmetic
+ *         folded by then) imports only its branch; otherwise both branches
+ *         are imported and each output is Where(cond, then, else), which
+ *         needs both branches to give the same shape and dtype.
+ *   Loop  unrolled one iteration at a time: each step imports the body once
+ *         and leaves a Loop node for the rest, so the next step sees whether
+ *         the body's condition folded. The trip count must be known when
+ *         compiling. A condition computed at run time guards the carried
+ *         values with Where; scan outputs then have a data-dependent size,
+ *         which is refused.
+ *   Scan  unrolled over the scan axis, whose length must be static.
+ *
+ * Sub-graph nodes are named "outer/then/inner", "outer[3]/inner" and carry
+ * the outer node's span before their own (onnx_import.c, import_span).
+ */
+#include "onnx_import.h"
+
+#include <string.h>
+
+#include "../ops/ops.h"
+
+/* Most iterations a Loop or Scan is unrolled to. */
+#define CONTROL_UNROLL_MAX 1024
+
+/* ---- captures: the outer names a sub-graph reads ---- */
+
+struct names {
+	VEC(const char *) v;
+	struct strmap seen;
+};
+
+static void names_add(struct names *ns, const char *s)
+{
+	if (strmap_get(&ns->seen, s) >= 0)
+		return;
+	strmap_put(&ns->seen, s, ns->v.n);
+	vec_push(&ns->v, s);
+}
+
+static void names_release(struct names *ns)
+{
+	vec_free(&ns->v);
+	strmap_free(&ns->seen);
+}
+
+static void free_names(const Onnx__GraphProto *gp, struct names *out);
+
+static void attr_free_names(const Onnx__AttributeProto *ap, struct names *out)
+{
+	if (ap->g)
+		free_names(ap->g, out);
+	for (size_t i = 0; i < ap->n_graphs; i++)
+		free_names(ap->graphs[i], out);
+}
+
+/* Appends to out the names gp reads but does not define, nested graphs included. */
+static void free_names(const Onnx__GraphProto *gp, struct names *out)
+{
+	struct strmap def = { 0 };
+	struct names inner = { { 0 }, { 0 } };
+
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		strmap_put(&def, gp->initializer[i]->name, 0);
+	for (size_t i = 0; i < gp->n_input; i++)
+		strmap_put(&def, gp->input[i]->name, 0);
+	for (size_t i = 0; i < gp->n_node; i++)
+		for (size_t j = 0; j < gp->node[i]->n_output; j++)
+			strmap_put(&def, gp->node[i]->output[j], 0);
+	for (size_t i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+
+		for (size_t j = 0; j < np->n_input; j++)
+			if (np->input[j][0])
+				names_add(&inner, np->input[j]);
+		for (size_t j = 0; j < np->n_attribute; j++)
+			attr_free_names(np->attribute[j], &inner);
+	}
+	for (size_t i = 0; i < gp->n_output; i++)
+		names_add(&inner, gp->output[i]->name);
+	for (int i = 0; i < inner.v.n; i++)
+		if (strmap_get(&def, inner.v.v[i]) < 0)
+			names_add(out, inner.v.v[i]);
+	names_release(&inner);
+	strmap_free(&def);
+}
+
+int onnx_control_captures(struct importer *im, int ni)
+{
+	struct graph *g = im->g;
+	struct node *n = &g->nodes.v[ni];
+	struct names fn = { { 0 }, { 0 } };
+	struct attr *a;
+	int *in, rc = 0;
+
+	if (n->op != OP_IF && n->op != OP_LOOP && n->op != OP_SCAN)
+		return 0;
+	for (int i = 0; i < n->n_attrs; i++)
+		if (n->attrs[i].kind == ATTR_GRAPH && n->attrs[i].graph)
+			free_names(n->attrs[i].graph, &fn);
+	in = arena_alloc(g->arena, sizeof(int) * (size_t)(n->n_in + fn.v.n + 1));
+	memcpy(in, n->in, sizeof(int) * (size_t)n->n_in);
+	for (int i = 0; i < fn.v.n; i++) {
+		in[n->n_in + i] = strmap_get(&im->names, fn.v.v[i]);
+		if (in[n->n_in + i] < 0) {
+			diag_error(im->ctx, "%s: a sub-graph reads '%s', which is not defined "
+				   "before the node", node_loc(g, n), fn.v.v[i]);
+			rc = -1;
+		}
+	}
+	n->in = in;
+	n->n_in += fn.v.n;
+	a = arena_alloc(g->arena, sizeof(*a) * (size_t)(n->n_attrs + 1));
+	memcpy(a, n->attrs, sizeof(*a) * (size_t)n->n_attrs);
+	memset(&a[n->n_attrs], 0, sizeof(*a));
+	a[n->n_attrs].name = "captures";
+	a[n->n_attrs].kind = ATTR_STRINGS;
+	a[n->n_attrs].n = fn.v.n;
+	a[n->n_attrs].strs = arena_alloc(g->arena, sizeof(char *) * (size_t)(fn.v.n + 1));
+	if (fn.v.n)
+		memcpy(a[n->n_attrs].strs, fn.v.v, sizeof(char *) * (size_t)fn.v.n);
+	n->attrs = a;
+	n->n_attrs++;
+	names_release(&fn);
+	return rc;
+}
+
+/* ---- expansion ---- */
+
+struct expander {
+	struct graph *g;
+	struct node n;		/* a copy of the control node (g->nodes moves) */
+	int n_onnx;		/* its ONNX inputs; the captured values follow */
+	const struct attr *caps;
+};
+
+static const Onnx__GraphProto *subgraph(struct expander *x, const char *name)
+{
+	const struct attr *a = node_attr(&x->n, name);
+
+	if (!a || a->kind != ATTR_GRAPH || !a->graph) {
+		diag_error(x->g->ctx, "%s: needs the graph attribute '%s'", node_loc(x->g, &x->n),
+			   name);
+		return NULL;
+	}
+	return a->graph;
+}
+
+/*
+ * Imports one copy of sub-graph gp, its inputs bound to args, and gives its
+ * outputs' value ids in *outs (arena). 0, or -1 after diagnostics.
+ */
+static int instance(struct expander *x, const Onnx__GraphProto *gp, const char *prefix,
+		    const int *args, int n_args, int **outs)
+{
+	struct graph *g = x->g;
+	struct importer im = { 0 };
+	const char *path = g->path ? g->path : "model";
+	const char *slash = strrchr(path, '/');
+	int first = g->nodes.n, rc = 0;
+
+	if ((int)gp->n_input != n_args) {
+		diag_error(g->ctx, "%s: sub-graph '%s' has %zu inputs, expected %d",
+			   node_loc(g, &x->n), gp->name ? gp->name : "", gp->n_input, n_args);
+		return -1;
+	}
+	im.ctx = g->ctx;
+	im.g = g;
+	im.base = slash ? slash + 1 : path;
+	im.dir = slash ? arena_strndup(g->arena, path, (size_t)(slash - path)) : ".";
+	im.prefix = arena_printf(g->arena, "%s%s", x->n.name, prefix);
+	im.outer = &x->n;
+	for (int i = 0; i < x->caps->n; i++)
+		import_bind(&im, x->caps->strs[i], x->n.in[x->n_onnx + i]);
+	for (int i = 0; i < n_args; i++)
+		import_bind(&im, gp->input[i]->name, args[i]);
+	if (import_body(&im, gp) < 0)
+		rc = -1;
+	*outs = arena_alloc(g->arena, sizeof(int) * (gp->n_output + 1));
+	for (size_t i = 0; i < gp->n_output && rc == 0; i++) {
+		(*outs)[i] = strmap_get(&im.names, gp->output[i]->name);
+		if ((*outs)[i] < 0) {
+			diag_error(g->ctx, "%s: sub-graph output '%s' is not computed by any node",
+				   node_loc(g, &x->n), gp->output[i]->name);
+			rc = -1;
+		}
+	}
+	strmap_free(&im.names);
+	vec_free(&im.protos);
+	for (int k = first; k < g->nodes.n; k++)
+		onnx_normalize_node(g, &g->nodes.v[k]);
+	return rc;
+}
+
+/* A node of the expansion itself (not of a sub-graph): the control node's span. */
+static int glue(struct expander *x, enum op op, const char *type, const char *what,
+		const int *in, int n_in, int out)
+{
+	struct graph *g = x->g;
+	const char *name = arena_printf(g->arena, "%s/%s", x->n.name, what);
+	int ni;
+
+	if (out < 0)
+		out = graph_add_value(g, name);
+	ni = graph_add_node(g, op, name, in, n_in, &out, 1);
+	g->nodes.v[ni].op_type = type;
+	g->nodes.v[ni].span = x->n.span;
+	return out;
+}
+
+static int glue_attr(struct expander *x, enum op op, const char *type, const char *what,
+		     const int *in, int n_in, const char *attr, int64_t v)
+{
+	int out = glue(x, op, type, what, in, n_in, -1);
+
+	node_set_attr_int(x->g, &x->g->nodes.v[x->g->nodes.n - 1], attr, v);
+	return out;
+}
+
+static int const_i64(struct expander *x, const char *what, int rank, int64_t v)
+{
+	struct shape s = { rank, { { 1, 0, { 0 } } } };
+
+	return graph_add_const(x->g, arena_printf(x->g->arena, "%s/%s", x->n.name, what),
+			       DTYPE_I64, &s, &v);
+}
+
+static int const_bool(struct expander *x, const char *what, bool b)
+{
+	struct shape s = { 0 };
+	unsigned char v = b;
+
+	return graph_add_const(x->g, arena_printf(x->g->arena, "%s/%s", x->n.name, what),
+			       DTYPE_BOOL, &s, &v);
+}
+
+/* Whether the value is a constant, and then its one element as a bool. */
+static int const_cond(struct expander *x, int v, bool *out)
+{
+	const struct value *c = &x->g->values.v[v];
+	double d;
+
+	if (!c->data)
+		return 0;
+	if (shape_numel_static(&c->shape) != 1) {
+		diag_error(x->g->ctx, "%s: condition '%s' must have one element",
+			   node_loc(x->g, &x->n), c->name);
+		return -1;
+	}
+	if (c->dtype == DTYPE_BOOL)
+		*out = *(const unsigned char *)c->data != 0;
+	else if (value_const_scalar(x->g, c, &d))
+		*out = d != 0;
+	else
+		return 0;
+	return 1;
+}
+
+/* Stacks vals[0..n) along a new axis: Unsqueeze each, Concat. */
+static int stack(struct expander *x, const char *what, const int *vals, int n, int64_t axis,
+		 int out)
+{
+	struct graph *g = x->g;
+	int *parts = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+	int ax = const_i64(x, arena_printf(g->arena, "%s.axes", what), 1, axis);
+	int ni;
+
+	for (int i = 0; i < n; i++) {
+		int in[2] = { vals[i], ax };
+
+		parts[i] = glue(x, OP_UNSQUEEZE, "Unsqueeze",
+				arena_printf(g->arena, "%s.unsqueeze%d", what, i), in, 2, -1);
+	}
+	out = glue(x, OP_CONCAT, "Concat", arena_printf(g->arena, "%s.concat", what), parts, n,
+		   out);
+	ni = g->nodes.n - 1;
+	node_set_attr_int(g, &g->nodes.v[ni], "axis", axis);
+	return out;
+}
+
+static int expand_if(struct expander *x)
+{
+	struct graph *g = x->g;
+	const Onnx__GraphProto *tb = subgraph(x, "then_branch"), *eb = subgraph(x, "else_branch");
+	int *t, *e, cond = x->n.in[0];
+	bool c;
+	int known;
+
+	if (!tb || !eb || (known = const_cond(x, cond, &c)) < 0)
+		return -1;
+	if (known) {
+		if (instance(x, c ? tb : eb, c ? "/then/" : "/else/", NULL, 0, &t) < 0)
+			return -1;
+		if ((int)(c ? tb : eb)->n_output != x->n.n_out)
+			goto arity;
+		for (int i = 0; i < x->n.n_out; i++)
+			glue(x, OP_IDENTITY, "Identity", arena_printf(g->arena, "out%d", i), &t[i],
+			     1, x->n.out[i]);
+		return 0;
+	}
+	if (instance(x, tb, "/then/", NULL, 0, &t) < 0 || instance(x, eb, "/else/", NULL, 0, &e) < 0)
+		return -1;
+	if ((int)tb->n_output != x->n.n_out || (int)eb->n_output != x->n.n_out)
+		goto arity;
+	for (int i = 0; i < x->n.n_out; i++) {
+		int in[3] = { cond, t[i], e[i] };
+
+		/* op type "If": pass_infer checks that both branches agree */
+		glue(x, OP_WHERE, "If", arena_printf(g->arena, "select%d", i), in, 3, x->n.out[i]);
+	}
+	return 0;
+arity:
+	diag_error(g->ctx, "%s: a branch has a different number of outputs than the node (%d)",
+		   node_loc(g, &x->n), x->n.n_out);
+	return -1;
+}
+
+/* Loop's finish: carried values and the stacked scan outputs become its outputs. */
+static int loop_finish(struct expander *x, int n_carried, int n_scan, int iter, const int *elems)
+{
+	struct graph *g = x->g;
+
+	for (int j = 0; j < n_carried && j < x->n.n_out; j++)
+		glue(x, OP_IDENTITY, "Identity", arena_printf(g->arena, "out%d", j),
+		     &x->n.in[2 + j], 1, x->n.out[j]);
+	for (int s = 0; s < n_scan && n_carried + s < x->n.n_out; s++) {
+		int *v = arena_alloc(g->arena, sizeof(int) * (size_t)(iter + 1));
+
+		if (!iter) {
+			diag_error(g->ctx, "%s: the loop runs no iteration, so its scan outputs' "
+				   "shapes are unknown", node_loc(g, &x->n));
+			return -1;
+		}
+		for (int t = 0; t < iter; t++)
+			v[t] = elems[t * n_scan + s];
+		stack(x, arena_printf(g->arena, "scan%d", s), v, iter, 0, x->n.out[n_carried + s]);
+	}
+	return 0;
+}
+
+/*
+ * One iteration of a Loop: inputs M, cond, carried..., captured...,
+ * then the scan-output elements of the iterations done so far; attribute
+ * "iter" counts them and "inputs" keeps the ONNX input count. Leaves a Loop
+ * node for the rest, which the next step of pass_infer expands in turn.
+ */
+static int expand_loop(struct expander *x)
+{
+	struct graph *g = x->g;
+	const Onnx__GraphProto *body = subgraph(x, "body");
+	int n_carried = x->n_onnx - 2, n_scan, iter = (int)node_attr_int(&x->n, "iter", 0);
+	int m_id = x->n.n_in > 0 ? x->n.in[0] : -1, c_id = x->n_onnx > 1 ? x->n.in[1] : -1;
+	const int *elems = &x->n.in[x->n_onnx + x->caps->n];
+	int64_t m = -1;
+	double md;
+	bool c = true;
+	int known = 1, *args, *outs, *in, ni, n_in, base;
+	struct attr *attrs;
+
+	if (!body)
+		return -1;
+	if (x->n_onnx < 2) {
+		diag_error(g->ctx, "%s: needs inputs M and cond (either may be empty)",
+			   node_loc(g, &x->n));
+		return -1;
+	}
+	n_scan = (int)body->n_output - 1 - n_carried;
+	if (n_carried < 0 || n_scan < 0 || (int)body->n_input != n_carried + 2) {
+		diag_error(g->ctx, "%s: the body has %zu inputs and %zu outputs for %d loop-carried "
+			   "values", node_loc(g, &x->n), body->n_input, body->n_output,
+			   n_carried < 0 ? 0 : n_carried);
+		return -1;
+	}
+	if (m_id >= 0) {
+		if (!value_const_scalar(g, &g->values.v[m_id], &md)) {
+			diag_error(g->ctx, "%s: the trip count '%s' is only known at run time; "
+				   "loops are unrolled and need one known when compiling",
+				   node_loc(g, &x->n), g->values.v[m_id].name);
+			return -1;
+		}
+		m = md > 0 ? (int64_t)md : 0;	/* a negative count runs no iteration */
+	}
+	if (c_id >= 0 && (known = const_cond(x, c_id, &c)) < 0)
+		return -1;
+	if ((m >= 0 && iter >= m) || (known && !c))
+		return loop_finish(x, n_carried, n_scan, iter, elems);
+	if (m < 0 && !known) {
+		diag_error(g->ctx, "%s: a loop without a trip count whose condition is computed at "
+			   "run time is not supported", node_loc(g, &x->n));
+		return -1;
+	}
+	if (!known && n_scan) {
+		diag_error(g->ctx, "%s: the condition is computed at run time, so the scan outputs' "
+			   "size depends on data (not supported yet)", node_loc(g, &x->n));
+		return -1;
+	}
+	if (iter >= CONTROL_UNROLL_MAX) {
+		diag_error(g->ctx, "%s: more than %d iterations; loops are unrolled and longer ones "
+			   "are not supported", node_loc(g, &x->n), CONTROL_UNROLL_MAX);
+		return -1;
+	}
+	args = arena_alloc(g->arena, sizeof(int) * (size_t)(n_carried + 2));
+	args[0] = const_i64(x, arena_printf(g->arena, "iter%d", iter), 0, iter);
+	args[1] = c_id >= 0 ? c_id : const_bool(x, arena_printf(g->arena, "cond%d", iter), true);
+	for (int j = 0; j < n_carried; j++)
+		args[2 + j] = x->n.in[2 + j];
+	if (instance(x, body, arena_printf(g->arena, "[%d]/", iter), args, n_carried + 2, &outs) < 0)
+		return -1;
+	/* the rest of the loop: M, cond, carried, captured, scan elements */
+	base = x->n_onnx + x->caps->n;
+	n_in = base + (iter + 1) * n_scan;
+	in = arena_alloc(g->arena, sizeof(int) * (size_t)(n_in + 1));
+	memcpy(in, x->n.in, sizeof(int) * (size_t)base);
+	memcpy(in + base, elems, sizeof(int) * (size_t)(iter * n_scan));
+	for (int s = 0; s < n_scan; s++)
+		in[base + iter * n_scan + s] = outs[1 + n_carried + s];
+	in[1] = outs[0];
+	for (int j = 0; j < n_carried; j++) {
+		int w[3] = { c_id, outs[1 + j], x->n.in[2 + j] };
+
+		/* a run-time condition: once false, the values stay (op type "Loop": checked) */
+		in[2 + j] = known ? outs[1 + j]
+			: glue(x, OP_WHERE, "Loop", arena_printf(g->arena, "keep%d_%d", iter, j), w,
+			       3, -1);
+	}
+	if (!known) {
+		int a[2] = { c_id, outs[0] };
+
+		in[1] = glue(x, OP_AND, "Loop", arena_printf(g->arena, "cond%d", iter), a, 2, -1);
+	}
+	ni = graph_add_node(g, OP_LOOP, x->n.name, in, n_in, x->n.out, x->n.n_out);
+	attrs = arena_memdup(g->arena, x->n.attrs, sizeof(*attrs) * (size_t)(x->n.n_attrs + 1));
+	g->nodes.v[ni].attrs = attrs;
+	g->nodes.v[ni].n_attrs = x->n.n_attrs;
+	g->nodes.v[ni].op_type = x->n.op_type;
+	g->nodes.v[ni].onnx_index = x->n.onnx_index;
+	g->nodes.v[ni].span = x->n.span;
+	node_set_attr_int(g, &g->nodes.v[ni], "iter", iter + 1);
+	node_set_attr_int(g, &g->nodes.v[ni], "inputs", x->n_onnx);
+	return 0;
+}
+
+/* An ints attribute's element i, or def when the attribute is absent. */
+static int64_t attr_ints_at(const struct node *n, const char *name, int i, int64_t def)
+{
+	const int64_t *v;
+	int c = node_attr_ints(n, name, &v);
+
+	return c < 0 ? def : i < c ? v[i] : def;
+}
+
+/*
+ * The scan itself over states[0..ns) and the scan inputs xs[0..nx). Their
+ * lengths come from the shapes of src[0..nx): the node's scan inputs, which
+ * have ax_shift more leading axes (opset 8's batch axis, which xs no longer
+ * have). tag ("", or "[b]" for opset 8's batch row b) begins the names it
+ * makes: body copies are "scan[b][t]/inner". Sets outs[0..ns + n_scan).
+ */
+static int scan_core(struct expander *x, const Onnx__GraphProto *body, const char *tag,
+		     const int *states, int ns, const int *xs, const int *src, int nx,
+		     int ax_shift, int *outs)
+{
+	struct graph *g = x->g;
+	int n_scan = (int)body->n_output - ns, len = -1;
+	int *args = arena_alloc(g->arena, sizeof(int) * (size_t)(ns + nx + 1));
+	int *axes = arena_alloc(g->arena, sizeof(int) * (size_t)(nx + 1));
+	int *elems, *bo;
+	const char *dirs = g->opset < 9 ? "directions" : "scan_input_directions";
+
+	for (int m = 0; m < nx; m++) {
+		const struct value *v = &g->values.v[src[m]];
+		int rank = v->shape.rank - ax_shift;
+		int64_t a = attr_ints_at(&x->n, "scan_input_axes", m, 0);
+
+		if (a < 0)
+			a += rank;
+		if (a < 0 || a >= rank || !dim_is_const(v->shape.d[a + ax_shift])) {
+			diag_error(g->ctx, "%s: scan input '%s' needs a static length along its "
+				   "scan axis", node_loc(g, &x->n), v->name);
+			return -1;
+		}
+		if (len >= 0 && v->shape.d[a + ax_shift].c != len) {
+			diag_error(g->ctx, "%s: scan inputs have different lengths (%d and %lld)",
+				   node_loc(g, &x->n), len, (long long)v->shape.d[a + ax_shift].c);
+			return -1;
+		}
+		len = (int)v->shape.d[a + ax_shift].c;
+		axes[m] = (int)a;
+	}
+	if (n_scan < 0 || len < 1 || len > CONTROL_UNROLL_MAX) {
+		if (n_scan < 0)
+			diag_error(g->ctx, "%s: the body has too few outputs", node_loc(g, &x->n));
+		else
+			diag_error(g->ctx, "%s: the scan length is %d; scans are unrolled and "
+				   "must have 1 to %d steps", node_loc(g, &x->n), len,
+				   CONTROL_UNROLL_MAX);
+		return -1;
+	}
+	elems = arena_alloc(g->arena, sizeof(int) * (size_t)(len * n_scan + 1));
+	memcpy(args, states, sizeof(int) * (size_t)ns);
+	for (int t = 0; t < len; t++) {
+		for (int m = 0; m < nx; m++) {
+			int at = attr_ints_at(&x->n, dirs, m, 0) ? len - 1 - t : t;
+			const char *nm = arena_printf(g->arena, "%sstep%d.in%d", tag, t, m);
+			int in[2] = { xs[m], const_i64(x, nm, 0, at) };
+
+			args[ns + m] = glue_attr(x, OP_GATHER, "Gather",
+						 arena_printf(g->arena, "%sstep%d.slice%d", tag, t, m),
+						 in, 2, "axis", axes[m]);
+		}
+		if (instance(x, body, arena_printf(g->arena, "%s[%d]/", tag, t), args, ns + nx,
+			     &bo) < 0)
+			return -1;
+		memcpy(args, bo, sizeof(int) * (size_t)ns);
+		for (int s = 0; s < n_scan; s++)
+			elems[t * n_scan + s] = bo[ns + s];
+	}
+	memcpy(outs, args, sizeof(int) * (size_t)ns);
+	for (int s = 0; s < n_scan; s++) {
+		int *v = arena_alloc(g->arena, sizeof(int) * (size_t)(len + 1));
+		bool rev = attr_ints_at(&x->n, "scan_output_directions", s, 0) != 0;
+
+		for (int t = 0; t < len; t++)
+			v[t] = elems[(rev ? len - 1 - t : t) * n_scan + s];
+		outs[ns + s] = stack(x, arena_printf(g->arena, "%sscan%d", tag, s), v, len,
+				     attr_ints_at(&x->n, "scan_output_axes", s, 0), -1);
+	}
+	return 0;
+}
+
+/* Scan: opset 8 has a leading sequence_lens input and a batch axis 0. */
+static int expand_scan(struct expander *x)
+{
+	struct graph *g = x->g;
+	const Onnx__GraphProto *body = subgraph(x, "body");
+	int nx = (int)node_attr_int(&x->n, "num_scan_inputs", -1), v8 = g->opset < 9;
+	int ns = x->n_onnx - v8 - nx, nout, *outs, batch;
+	const int *states = &x->n.in[v8], *xs = &x->n.in[v8 + ns];
+
+	if (!body)
+		return -1;
+	nout = (int)body->n_output;
+	if (nx < 1 || ns < 0 || (int)body->n_input != ns + nx || nout < ns ||
+	    x->n.n_out != nout) {
+		diag_error(g->ctx, "%s: num_scan_inputs, the inputs and the body's inputs and "
+			   "outputs do not agree", node_loc(g, &x->n));
+		return -1;
+	}
+	outs = arena_alloc(g->arena, sizeof(int) * (size_t)(nout + 1));
+	if (!v8) {
+		if (scan_core(x, body, "", states, ns, xs, xs, nx, 0, outs) < 0)
+			return -1;
+		for (int i = 0; i < nout; i++)
+			glue(x, OP_IDENTITY, "Identity", arena_printf(g->arena, "out%d", i), &outs[i],
+			     1, x->n.out[i]);
+		return 0;
+	}
+	if (x->n.in[0] >= 0) {
+		diag_error(g->ctx, "%s: sequence_lens is not supported", node_loc(g, &x->n));
+		return -1;
+	}
+	if (!g->values.v[xs[0]].shape.rank || !dim_is_const(g->values.v[xs[0]].shape.d[0])) {
+		diag_error(g->ctx, "%s: the batch size must be static", node_loc(g, &x->n));
+		return -1;
+	}
+	batch = (int)g->values.v[xs[0]].shape.d[0].c;
+	{
+		int *per = arena_alloc(g->arena, sizeof(int) * (size_t)(batch * nout + 1));
+		int *bs = arena_alloc(g->arena, sizeof(int) * (size_t)(ns + nx + 1));
+
+		for (int b = 0; b < batch; b++) {
+			const char *tag = arena_printf(g->arena, "[%d]", b);
+
+			for (int i = 0; i < ns + nx; i++) {
+				int in[2] = { x->n.in[1 + i], const_i64(x, arena_printf(g->arena,
+						"batch%d.%d", b, i), 0, b) };
+
+				bs[i] = glue_attr(x, OP_GATHER, "Gather", arena_printf(g->arena,
+						  "batch%d.slice%d", b, i), in, 2, "axis", 0);
+			}
+			if (scan_core(x, body, tag, bs, ns, bs + ns, xs, nx, 1, &per[b * nout]) < 0)
+				return -1;
+		}
+		for (int i = 0; i < nout; i++) {
+			int *v = arena_alloc(g->arena, sizeof(int) * (size_t)(batch + 1));
+
+			for (int b = 0; b < batch; b++)
+				v[b] = per[b * nout + i];
+			stack(x, arena_printf(g->arena, "out%d", i), v, batch, 0, x->n.out[i]);
+		}
+	}
+	return 0;
+}
+
+int onnx_expand_control(struct graph *g, int ni)
+{
+	struct expander x = { g, g->nodes.v[ni], 0, NULL };
+	int tail = g->nodes.n, rc;
+
+	x.caps = node_attr(&x.n, "captures");
+	if (!x.caps)
+		BUG("%s has no captures", node_loc(g, &x.n));
+	/* a Loop's rest (expand_loop) has scan elements after the captured values */
+	x.n_onnx = (int)node_attr_int(&x.n, "inputs", x.n.n_in - x.caps->n);
+	switch (x.n.op) {
+	case OP_IF: rc = expand_if(&x); break;
+	case OP_LOOP: rc = expand_loop(&x); break;
+	case OP_SCAN: rc = expand_scan(&x); break;
+	default: BUG("onnx_expand_control(%s)", node_loc(g, &x.n));
+	}
+	g->nodes.v[ni].dead = true;
+	g->nodes.v[ni].n_out = 0;
+	graph_move_tail(g, tail, ni + 1);
+	return rc;
+}

@@ -1,0 +1,49 @@
+/*
+ * onnx_import.h - the importer's state, shared by onnx_import.c (the model's
+ * graph) and onnx_control.c (sub-graphs of If, Loop and Scan, imported when
+ * shape inference expands them). Not used outside core/onnx/.
+ *
+ * A sub-graph is imported like the main graph into the same IR, with its own
+ * scope: names resolve to the sub-graph's definitions first, then to the
+ * outer values the control node captured; its values and nodes are named
+ * PREFIX + ONNX name ("loop[2]/add"), so every copy of a body is distinct.
+ */
+#ifndef COLLAGEC_ONNX_IMPORT_H
+#define COLLAGEC_ONNX_IMPORT_H
+
+#include "onnx.h"
+#include "onnx.pb-c.h"
+
+struct importer {
+	struct collagec_ctx *ctx;
+	struct graph *g;
+	struct strmap names;		/* ONNX tensor name in scope -> value id */
+	const char *dir;		/* model directory, for external data */
+	const char *base;		/* model file name, for messages */
+	VEC(const Onnx__NodeProto *) protos;	/* the NodeProto of each node from node0 on */
+	int node0;			/* the first node this import made */
+	const char *prefix;		/* (optional) before names made in a sub-graph */
+	const struct node *outer;	/* (optional) the control node being expanded */
+};
+
+/* Registers value v under the name key; a later definition wins. */
+void import_bind(struct importer *im, const char *key, int v);
+
+/*
+ * Imports a sub-graph's initializers and nodes (not its inputs and outputs,
+ * which the caller binds and reads). 0, or -1 after diagnostics.
+ */
+int import_body(struct importer *im, const Onnx__GraphProto *gp);
+
+/*
+ * For the control node g->nodes.v[ni] just imported: the outer values its
+ * sub-graphs read (free names, nested sub-graphs included) become extra
+ * inputs after the ONNX ones, their names an attribute "captures", so the
+ * node sorts after their producers. 0, or -1 after a diagnostic.
+ */
+int onnx_control_captures(struct importer *im, int ni);
+
+/* Rewrites one node's older-opset attribute forms (see onnx_normalize). */
+void onnx_normalize_node(struct graph *g, struct node *n);
+
+#endif

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Builds the control-flow tests (tests/control.sh): If, Loop and Scan with
+sub-graphs that read outer-scope values.
+
+usage: gen_control_tests.py [OUTDIR]     (default: testdata/control)
+
+Writes OUTDIR/NAME/model.onnx and OUTDIR/NAME/test_data_set_K/{input,output}_I.pb:
+several input sets per model (an If's sets take both branches, a Loop's
+stop at different iterations), the expected outputs computed by ONNX
+Runtime (by numpy for a model ONNX Runtime refuses). The output is committed; rerun after changing a model here.
+Needs python3 with onnx and onnxruntime (not Debian's python3-onnx 1.12:
+the expected outputs come from ONNX Runtime).
+"""
+import os
+import sys
+
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(10)
+OPSET = 17
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def scalar(name, t):
+    return helper.make_tensor_value_info(name, t, [])
+
+
+def const(name, a):
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def model(nodes, name, inputs, outputs, inits=()):
+    g = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+    m = helper.make_model(g, producer_name="collagec-control-test",
+                          opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 8
+    return m
+
+
+def if_computed():
+    """An If on ReduceSum(x) > 0 whose branches read x, h = Relu(x) and W."""
+    then_g = helper.make_graph(
+        [helper.make_node("Add", ["h", "W"], ["t0"], name="then_add"),
+         helper.make_node("Mul", ["t0", "x"], ["t"], name="then_mul")],
+        "then", [], [f32("t", [3, 4])])
+    else_g = helper.make_graph(
+        [helper.make_node("Sub", ["x", "W"], ["e0"], name="else_sub"),
+         helper.make_node("Abs", ["e0"], ["e"], name="else_abs")],
+        "else", [], [f32("e", [3, 4])])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["h"], name="relu"),
+        helper.make_node("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
+        helper.make_node("Greater", ["s", "zero"], ["c"], name="positive"),
+        helper.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g,
+                         else_branch=else_g),
+    ]
+    m = model(nodes, "if_computed", [f32("x", [3, 4])], [f32("y", [3, 4])],
+              [const("W", RNG.standard_normal(4).astype(np.float32)),
+               const("zero", np.float32(0))])
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    return m, [{"x": np.abs(x)}, {"x": -np.abs(x)}, {"x": x}]
+
+
+def if_folded():
+    """An If on Shape(x)[1] == 6 (folds with a symbolic batch); the branches
+    give different shapes, which only a folded condition allows."""
+    then_g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["t"], name="then_reshape")],
+        "then", [], [f32("t", ["N", 3, 2])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"], name="else_neg")],
+        "else", [], [f32("e", ["N", 6])])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sh"], name="shape_of_x"),
+        helper.make_node("Gather", ["sh", "one"], ["d1"], name="dim1", axis=0),
+        helper.make_node("Equal", ["d1", "six"], ["c"], name="is_six"),
+        helper.make_node("If", ["c"], ["y"], name="fold_me", then_branch=then_g,
+                         else_branch=else_g),
+    ]
+    m = model(nodes, "if_folded", [f32("x", ["N", 6])], [f32("y", ["N", 3, 2])],
+              [const("one", np.int64(1)), const("six", np.int64(6)),
+               const("shape", np.array([0, 3, 2], np.int64))])
+    return m, [{"x": RNG.standard_normal((2, 6)).astype(np.float32)},
+               {"x": RNG.standard_normal((5, 6)).astype(np.float32)}]
+
+
+def loop_body(extra_nodes, cond_node, scan=True):
+    outs = [scalar("c_out", TensorProto.BOOL), f32("h_out", [1, 4])]
+    if scan:
+        outs.append(f32("h_scan", [1, 4]))
+    nodes = [
+        helper.make_node("MatMul", ["h_in", "Wl"], ["mm"], name="matmul"),
+        helper.make_node("Cast", ["i"], ["fi"], name="iter_float", to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["fi", "step"], ["di"], name="iter_term"),
+        helper.make_node("Add", ["mm", "di"], ["a"], name="add_iter"),
+        helper.make_node("Add", ["a", "b"], ["z"], name="add_outer"),
+        helper.make_node("Tanh", ["z"], ["h_out"], name="tanh"),
+    ] + extra_nodes + [cond_node]
+    if scan:
+        nodes.append(helper.make_node("Identity", ["h_out"], ["h_scan"], name="scan_copy"))
+    return helper.make_graph(
+        nodes, "body", [scalar("i", TensorProto.INT64), scalar("c_in", TensorProto.BOOL),
+                        f32("h_in", [1, 4])], outs)
+
+
+def loop_accumulate():
+    """A Loop of 4 iterations carrying h through tanh(h W + i * step + b);
+    W, step and b = Relu(x) are outer values; h is also a scan output."""
+    body = loop_body([], helper.make_node("Identity", ["c_in"], ["c_out"], name="keep"))
+    nodes = [
+        helper.make_node("Relu", ["x"], ["b"], name="outer_relu"),
+        helper.make_node("Loop", ["four", "yes", "h0"], ["h", "hs"], name="loop", body=body),
+    ]
+    m = model(nodes, "loop_accumulate", [f32("x", [1, 4]), f32("h0", [1, 4])],
+              [f32("h", [1, 4]), f32("hs", [4, 1, 4])],
+              [const("four", np.int64(4)), const("yes", np.bool_(True)),
+               const("Wl", (RNG.standard_normal((4, 4)) * 0.5).astype(np.float32)),
+               const("step", np.float32(0.25))])
+    return m, [{"x": RNG.standard_normal((1, 4)).astype(np.float32),
+                "h0": RNG.standard_normal((1, 4)).astype(np.float32)} for _ in range(2)]
+
+
+def loop_cond():
+    """A Loop of at most 6 iterations that goes on while sum(h) < limit, a
+    condition computed at run time: the sets stop at different iterations."""
+    body = loop_body([helper.make_node("ReduceSum", ["h_out"], ["hsum"], name="hsum",
+                                       keepdims=0)],
+                     helper.make_node("Less", ["hsum", "limit"], ["c_out"], name="go_on"),
+                     scan=False)
+    nodes = [
+        helper.make_node("Relu", ["x"], ["b"], name="outer_relu"),
+        helper.make_node("Loop", ["six", "yes", "h0"], ["h"], name="loop", body=body),
+    ]
+    m = model(nodes, "loop_cond", [f32("x", [1, 4]), f32("h0", [1, 4]),
+                                   helper.make_tensor_value_info("limit", TensorProto.FLOAT,
+                                                                 [])],
+              [f32("h", [1, 4])],
+              [const("six", np.int64(6)), const("yes", np.bool_(True)),
+               const("Wl", np.eye(4, dtype=np.float32) * 0.5),
+               const("step", np.float32(0.25))])
+    x = np.full((1, 4), 0.3, np.float32)
+    h0 = np.zeros((1, 4), np.float32)
+    return m, [{"x": x, "h0": h0, "limit": np.float32(v)} for v in (-1.0, 2.5, 3.4, 100.0)]
+
+
+def scan_running_sum():
+    """A Scan over 5 rows: the state is the running sum, the scan output the
+    sum scaled by an outer weight; a second output reversed along axis 1."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "row"], ["s_out"], name="accumulate"),
+         helper.make_node("Mul", ["s_out", "w"], ["scaled"], name="scale")],
+        "body", [f32("s_in", [3]), f32("row", [3])],
+        [f32("s_out", [3]), f32("scaled", [3])])
+    nodes = [
+        helper.make_node("Scan", ["s0", "x"], ["s", "ys"], name="scan", body=body,
+                         num_scan_inputs=1),
+        helper.make_node("Scan", ["s0", "x"], ["s_rev", "ys_rev"], name="scan_reverse",
+                         body=body, num_scan_inputs=1, scan_input_directions=[1],
+                         scan_output_axes=[1]),
+    ]
+    m = model(nodes, "scan_running_sum", [f32("s0", [3]), f32("x", [5, 3])],
+              [f32("s", [3]), f32("ys", [5, 3]), f32("s_rev", [3]), f32("ys_rev", [3, 5])],
+              [const("w", np.array([1.0, -2.0, 0.5], np.float32))])
+    return m, [{"s0": RNG.standard_normal(3).astype(np.float32),
+                "x": RNG.standard_normal((5, 3)).astype(np.float32)} for _ in range(2)]
+
+
+def loop_nested_if():
+    """A Loop whose body holds an If on i < 2 (folds in each unrolled copy)
+    reading the loop-carried h and the outer x."""
+    then_g = helper.make_graph([helper.make_node("Add", ["h_in", "x"], ["t"], name="inc")],
+                               "then", [], [f32("t", [2])])
+    else_g = helper.make_graph([helper.make_node("Mul", ["h_in", "x"], ["e"], name="scale")],
+                               "else", [], [f32("e", [2])])
+    body = helper.make_graph(
+        [helper.make_node("Less", ["i", "two"], ["early"], name="early"),
+         helper.make_node("If", ["early"], ["h_out"], name="pick", then_branch=then_g,
+                          else_branch=else_g),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="keep")],
+        "body", [scalar("i", TensorProto.INT64), scalar("c_in", TensorProto.BOOL),
+                 f32("h_in", [2])], [scalar("c_out", TensorProto.BOOL), f32("h_out", [2])])
+    nodes = [helper.make_node("Loop", ["four", "", "h0"], ["h"], name="loop", body=body)]
+    m = model(nodes, "loop_nested_if", [f32("x", [2]), f32("h0", [2])], [f32("h", [2])],
+              [const("four", np.int64(4)), const("two", np.int64(2))])
+    return m, [{"x": RNG.standard_normal(2).astype(np.float32),
+                "h0": RNG.standard_normal(2).astype(np.float32)} for _ in range(2)]
+
+
+def loop_while():
+    """A Loop without a trip count whose body's condition i < 4 folds in
+    each unrolled copy: 5 iterations, and a scan output of them."""
+    body = helper.make_graph(
+        [helper.make_node("Less", ["i", "four"], ["c_out"], name="more"),
+         helper.make_node("Mul", ["h_in", "x"], ["h_out"], name="scale"),
+         helper.make_node("Identity", ["h_out"], ["h_scan"], name="scan_copy")],
+        "body", [scalar("i", TensorProto.INT64), scalar("c_in", TensorProto.BOOL),
+                 f32("h_in", [2])],
+        [scalar("c_out", TensorProto.BOOL), f32("h_out", [2]), f32("h_scan", [2])])
+    nodes = [helper.make_node("Loop", ["", "yes", "h0"], ["h", "hs"], name="while",
+                              body=body)]
+    m = model(nodes, "loop_while", [f32("x", [2]), f32("h0", [2])],
+              [f32("h", [2]), f32("hs", [5, 2])],
+              [const("four", np.int64(4)), const("yes", np.bool_(True))])
+    return m, [{"x": RNG.standard_normal(2).astype(np.float32),
+                "h0": RNG.standard_normal(2).astype(np.float32)} for _ in range(2)]
+
+
+def if_dead_branch():
+    """An If on a constant whose else branch holds an op no one knows:
+    collagec never imports that branch. ONNX Runtime refuses the model, so
+    the expected outputs are computed here."""
+    then_g = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["t"], name="live")],
+                               "then", [], [f32("t", [4])])
+    else_g = helper.make_graph([helper.make_node("FooBar", ["x"], ["e"], name="dead")],
+                               "else", [], [f32("e", [4])])
+    nodes = [helper.make_node("If", ["yes"], ["y"], name="constant_if", then_branch=then_g,
+                              else_branch=else_g)]
+    m = model(nodes, "if_dead_branch", [f32("x", [4])], [f32("y", [4])],
+              [const("yes", np.bool_(True))])
+    sets = [{"x": RNG.standard_normal(4).astype(np.float32)}]
+    return m, sets, lambda feeds: [1 / (1 + np.exp(-feeds["x"].astype(np.float64)))]
+
+
+TESTS = [if_computed, if_folded, loop_accumulate, loop_cond, scan_running_sum,
+         loop_nested_if, loop_while, if_dead_branch]
+
+
+def write(outdir, name, m, sets, expected=None):
+    """expected(feeds) gives the outputs where ONNX Runtime cannot."""
+    d = os.path.join(outdir, name)
+    os.makedirs(d, exist_ok=True)
+    data = m.SerializeToString()
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(data)
+    sess = None if expected else ort.InferenceSession(data,
+                                                      providers=["CPUExecutionProvider"])
+    names = [i.name for i in m.graph.input]
+    outs = [o.name for o in m.graph.output]
+    for k, feeds in enumerate(sets):
+        feeds = {n: np.asarray(v) for n, v in feeds.items()}
+        sd = os.path.join(d, "test_data_set_%d" % k)
+        os.makedirs(sd, exist_ok=True)
+        for i, n in enumerate(names):
+            t = numpy_helper.from_array(np.asarray(feeds[n]), n)
+            with open(os.path.join(sd, "input_%d.pb" % i), "wb") as f:
+                f.write(t.SerializeToString())
+        got = ([np.asarray(v, np.float32) for v in expected(feeds)] if expected
+               else sess.run(None, feeds))
+        for i, (o, v) in enumerate(zip(outs, got)):
+            t = numpy_helper.from_array(v, o)
+            with open(os.path.join(sd, "output_%d.pb" % i), "wb") as f:
+                f.write(t.SerializeToString())
+
+
+def main():
+    outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "control")
+    for fn in TESTS:
+        write(outdir, fn.__name__, *fn())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+#!/bin/sh
+# control.sh - If, Loop and Scan (testdata/gen_control_tests.py writes
+# testdata/control: models whose sub-graphs read outer values, several input
+# sets each, outputs from ONNX Runtime). Each model is compiled once and run
+# with `collagec run --check` on every set: an If's sets take both branches,
+# a Loop's stop at different iterations. OUT.json must name the body's nodes
+# after the control node (spans). The bad models (a body's unsupported op, a
+# run-time trip count, branches of different shapes) are in testdata/bad.
+COLLAGEC=${COLLAGEC:-build/collagec}
+T=${TEST_TMP:-/tmp}/control
+rm -rf "$T"
+mkdir -p "$T"
+
+for d in testdata/control/*/; do
+	n=$(basename "$d")
+	if ! "$COLLAGEC" compile -q --search none --target c "$d/model.onnx" -o "$T/$n.so" \
+		2>"$T/$n.err"; then
+		echo "FAIL control/$n: compile: $(head -n 1 "$T/$n.err")"
+		continue
+	fi
+	for s in "$d"test_data_set_*; do
+		k=$(basename "$s")
+		if "$COLLAGEC" run "$T/$n.so" --check "$s" >"$T/$n.out" 2>"$T/$n.err"; then
+			echo "ok   control/$n/$k"
+		else
+			echo "FAIL control/$n/$k: $(head -n 1 "$T/$n.err")"
+		fi
+	done
+done
+
+# spans: the Loop's tanh and the Scan's accumulate keep their ONNX names
+span_has() {
+	if tr -d ' \t\n' <"$T/$1.json" | grep -qF "$2"; then
+		echo "ok   control/span/$1"
+	else
+		echo "FAIL control/span/$1: OUT.json lacks $2"
+	fi
+}
+span_has loop_accumulate '[{"name":"loop","op":"Loop"},{"name":"tanh","op":"Tanh"}]'
+span_has scan_running_sum '[{"name":"scan","op":"Scan"},{"name":"accumulate","op":"Add"}]'
