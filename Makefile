@@ -17,7 +17,7 @@ HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h backends/*/*.
 	    cli/*.h)
 OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/onnx.pb-c.o $(BUILD)/gen/embed.o
 RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_model.h runtime/rt_model.c \
-	  backends/opencl/rt_opencl.h backends/dnnl/rt_dnnl.h
+	  backends/opencl/rt_opencl.h backends/dnnl/rt_dnnl.h backends/c/rt_cgemm.h
 # embedded in collagec: the runtime sources and the built-in pattern tables
 EMBED  := $(RTSRC) $(wildcard patterns/*.pat)
 UNIT   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*_test.c))
