@@ -7,7 +7,9 @@
 # buffer (matmul.packed, conv.im2col) list it in OUT.json, and so do the
 # micro-kernel ones (matmul.micro, gemm.micro, conv.micro: rt_cgemm.h) for B
 # packed at compile time. micro_edges.onnx puts those at the edges of their
-# tiles and blocks, each against numpy. `run --kernels`
+# tiles and blocks, each against numpy; rows_edges.onnx does the same for
+# the row form of depthwise Conv and MaxPool (conv.depthwise_rows,
+# maxpool.rows). `run --kernels`
 # names the variant that ran at each size, and a C program checks
 # collagec_get_kernel_info: nothing before a run, one record per handle,
 # times only while profiling.
@@ -172,7 +174,7 @@ check matmul-batched/B=3 "$T/bt.so" "$T/btexp" "a=$T/bt_a.npy" "b=$T/bt_b.npy"
 
 "$COLLAGEC" compile --search none --target c "$T/conv_kinds.onnx" -o "$T/conv.so" || fail conv/compile "exit $?"
 v=$(kernels "$T/conv.json")
-want="depthwise compile-time conv.depthwise if always scratch=|pointwise compile-time conv.micro \
+want="depthwise compile-time conv.depthwise_rows if always scratch=|pointwise compile-time conv.micro \
 if always scratch=896|full3x3 compile-time conv.micro if always scratch=2304|"
 if [ "$v" = "$want" ]; then ok conv/static-choices; else fail conv/static-choices "got '$v'"; fi
 expect convexp "$T/conv_y.npy"
@@ -211,3 +213,18 @@ done
 if "$COLLAGEC" run "$T/me.so" $args --check "$T/me_exp" --rtol 1e-4 --atol 1e-4 \
 	>"$T/me.log" 2>&1; then ok micro-edges/matches-numpy; else
 	fail micro-edges/matches-numpy "$(grep -v ': ok$' "$T/me.log" | head -1)"; fi
+
+# depthwise Conv and MaxPool row by row: strides, dilations, asymmetric
+# pads, ceil_mode and a 5x5 kernel against numpy
+"$COLLAGEC" compile --search none --target c "$T/rows_edges.onnx" -o "$T/rows.so" ||
+	fail rows-edges/compile "exit $?"
+v=$(kernels "$T/rows.json")
+want="dw_strided compile-time conv.depthwise_rows if always scratch=|dw_5x5 compile-time \
+conv.depthwise_rows if always scratch=|mp_resnet compile-time maxpool.rows if always scratch=|\
+mp_ceil compile-time maxpool.rows if always scratch=|mp_dilated compile-time maxpool.rows if \
+always scratch=|"
+if [ "$v" = "$want" ]; then ok rows-edges/static-choices; else
+	fail rows-edges/static-choices "got '$v'"; fi
+if "$COLLAGEC" run "$T/rows.so" --input "x=$T/re_x.npy" --check "$T/re_exp" --rtol 1e-4 \
+	--atol 1e-4 >"$T/rows.log" 2>&1; then ok rows-edges/matches-numpy; else
+	fail rows-edges/matches-numpy "$(grep -v ': ok$' "$T/rows.log" | head -1)"; fi

@@ -15,7 +15,10 @@
  *   Gemm    float32, static K and N
  *                              gemm.micro       rt_cgemm.h, C as its bias
  *           always             gemm.dot         one dot product per output
- *   Conv    depthwise          conv.depthwise   one input channel per output
+ *   Conv    depthwise, 2-D, static image, <= 64 taps
+ *                              conv.depthwise_rows  per output row, a
+ *                                               unit-stride loop per tap
+ *           depthwise          conv.depthwise   one input channel per output
  *           float32, static image, C/group * kernel >= 8 && M/group >= 4
  *                              conv.micro       im2col into rt_cgemm.h's
  *                                               panels, a GEMM per group
@@ -25,6 +28,9 @@
  *                              conv.im2col      patches copied into scratch,
  *                              (conv.direct)    then a blocked GEMM per group
  *           always             conv.direct      the generic loop nest
+ *   MaxPool 2-D, static image, <= 64 taps
+ *                              maxpool.rows     conv.depthwise_rows' form
+ *           always             maxpool.window   the op's own lowering
  *
  * In parentheses: the implementations that lose on plevel (measured at one
  * thread). With a symbolic M (a symbolic batch) MatMul gets all three
@@ -33,6 +39,7 @@
  */
 #include "../backends.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../../core/target/strategy.h"
@@ -1003,6 +1010,134 @@ static struct tir *cond_conv_micro(struct lower *L)
 
 static const struct strategy_impl conv_micro[] = { { "conv.micro", 20, lower_conv_micro } };
 
+
+/*
+ * 2-D windows row by row (depthwise Conv, MaxPool): per image, channel and
+ * output row, the row is initialised, then each kernel tap (kh, kw) passes
+ * over it with a unit-stride loop over the output columns it reaches
+ * inside the input (a range known at compile time), so no bounds check is
+ * left in the inner loop; the input row of kh is tested once per output
+ * row. The taps come in the order of the generic loop nest, so results are
+ * the same bit for bit (but for the C compiler's contractions).
+ */
+enum rows_kind { ROWS_DEPTHWISE, ROWS_MAX };
+
+/* Output columns [*lo, *hi) whose tap kw reads a column inside [0, W). */
+static void rows_range(const struct window *w, int64_t kw, int64_t *lo, int64_t *hi)
+{
+	int64_t off = kw * w->d[1] - w->pb[1];	/* input column of output column 0 */
+	int64_t last = w->in[1] - 1 - off;	/* ow * s <= last */
+
+	*lo = off >= 0 ? 0 : (-off + w->s[1] - 1) / w->s[1];
+	*hi = last < 0 ? 0 : last / w->s[1] + 1;
+	if (*hi > w->out[1])
+		*hi = w->out[1];
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/* One tap (kh, kw) over output row yrow from input row xrow. */
+static void rows_tap(struct lower *L, const struct window *w, enum rows_kind kind,
+		     struct tir *c, struct tir *yrow, struct tir *xrow, int64_t kh, int64_t kw)
+{
+	struct tir_builder *b = L->b;
+	struct tir *wv = NULL, *i, *ow, *xv, *yv;
+	int64_t lo, hi;
+
+	rows_range(w, kw, &lo, &hi);
+	if (hi == lo)
+		return;
+	if (kind == ROWS_DEPTHWISE)
+		wv = tir_let(b, "w", tir_load(b, L->in[1], tir_add(b, tir_mul(b, c,
+				tir_int(b, w->k[0] * w->k[1])), tir_int(b, kh * w->k[1] + kw))));
+	i = tir_loop(b, tir_int(b, hi - lo));
+	ow = tir_add(b, tir_int(b, lo), i);
+	xv = tir_load(b, L->in[0], tir_add(b, xrow, tir_add(b, tir_mul(b, ow, tir_int(b, w->s[1])),
+							  tir_int(b, kw * w->d[1] - w->pb[1]))));
+	yv = tir_load(b, L->out[0], tir_add(b, yrow, ow));
+	tir_store(b, L->out[0], tir_add(b, yrow, ow), kind == ROWS_MAX ? tir_bin(b, BIN_MAX, yv, xv)
+		  : tir_add(b, yv, tir_mul(b, wv, xv)));
+	tir_end(b);
+}
+
+static int lower_rows2d(struct lower *L, const struct window *w, enum rows_kind kind)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+	struct tir *idx[MAX_RANK], *plane, *xp, *yp, *oh, *yrow, *ow, *ih, *init;
+	struct shape nc = { 2, { y->shape.d[0], y->shape.d[1] } };
+
+	lower_loops_parallel(L, &nc, idx);
+	plane = tir_let(b, "plane", tir_add(b, tir_mul(b, idx[0], tir_dim(b, x->shape.d[1])),
+					    idx[1]));
+	xp = tir_let(b, "xp", tir_mul(b, plane, tir_int(b, H * W)));
+	yp = tir_let(b, "yp", tir_mul(b, plane, tir_int(b, OH * OW)));
+	oh = tir_loop(b, tir_int(b, OH));
+	yrow = tir_let(b, "yrow", tir_add(b, yp, tir_mul(b, oh, tir_int(b, OW))));
+	if (kind == ROWS_MAX)
+		init = tir_const(b, y->dtype, -INFINITY);
+	else
+		init = L->in[2] ? tir_load(b, L->in[2], idx[1]) : tir_const(b, y->dtype, 0);
+	init = tir_let(b, "init", init);
+	ow = tir_loop(b, tir_int(b, OW));
+	tir_store(b, L->out[0], tir_add(b, yrow, ow), init);
+	tir_end(b);
+	for (int64_t kh = 0; kh < w->k[0]; kh++) {
+		ih = tir_let(b, "ih", tir_add(b, tir_mul(b, oh, tir_int(b, w->s[0])),
+					      tir_int(b, kh * w->d[0] - w->pb[0])));
+		tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, ih, tir_int(b, 0)),
+				  tir_bin(b, BIN_LT, ih, tir_int(b, H))));
+		for (int64_t kw = 0; kw < w->k[1]; kw++)
+			rows_tap(L, w, kind, idx[1], yrow, tir_add(b, xp, tir_mul(b, ih,
+								tir_int(b, W))), kh, kw);
+		tir_end(b);
+	}
+	tir_end(b);
+	lower_end_loops(L, 2);
+	return 0;
+}
+
+/*
+ * Taps the row form unrolls at most: one loop per tap, so a 60x80 window
+ * would be 4800 loops of C (minutes of cc); past this the window nest.
+ */
+#define ROWS_MAX_TAPS 64
+
+/* 2-D with a static image and a kh x kw window of few taps: the row form applies. */
+static bool rows_ok(struct lower *L, int64_t kh, int64_t kw)
+{
+	const struct value *x = lower_in(L, 0);
+
+	return x->shape.rank == 4 && dim_is_const(x->shape.d[1]) && dim_is_const(x->shape.d[2]) &&
+	       dim_is_const(x->shape.d[3]) && dtype_is_float(x->dtype) &&
+	       kh * kw <= ROWS_MAX_TAPS;
+}
+
+static int lower_conv_dw_rows(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	int64_t kern[2] = { wt->shape.d[2].c, wt->shape.d[3].c };
+	struct window w;
+
+	if (window_plan(L->g, (struct node *)L->n, &x->shape, kern, false, &w) < 0)
+		return -1;
+	return lower_rows2d(L, &w, ROWS_DEPTHWISE);
+}
+
+static struct tir *cond_depthwise_rows(struct lower *L)
+{
+	const struct value *wt = lower_in(L, 1);
+
+	return strategy_and(L, strategy_static(L, wt->shape.rank == 4 &&
+					       rows_ok(L, wt->shape.d[2].c, wt->shape.d[3].c)),
+			    cond_depthwise(L));
+}
+
+static const struct strategy_impl conv_dw_rows[] = {
+	{ "conv.depthwise_rows", 20, lower_conv_dw_rows },
+};
+
 static const struct strategy_impl conv_dw[] = { { "conv.depthwise", 10, lower_conv_depthwise } };
 static const struct strategy_impl conv_1x1[] = { { "conv.1x1", 10, lower_conv_1x1 } };
 static const struct strategy_impl conv_im2col[] = {
@@ -1012,6 +1147,9 @@ static const struct strategy_impl conv_im2col[] = {
 static const struct strategy_impl conv_direct[] = { { "conv.direct", 0, lower_conv } };
 
 static const struct strategy_spec conv_specs[] = {
+	{ "depthwise (group == C == M), 2-D, static image, kernel <= 64 taps",
+	  cond_depthwise_rows, conv_dw_rows,
+	  ARRAY_SIZE(conv_dw_rows) },
 	{ "depthwise (group == C == M)", cond_depthwise, conv_dw, ARRAY_SIZE(conv_dw) },
 	{ "float32, static image, C/group * kernel >= 8 && M/group >= 4", cond_conv_micro,
 	  conv_micro, ARRAY_SIZE(conv_micro) },
@@ -1023,9 +1161,56 @@ static const struct strategy_spec conv_specs[] = {
 
 static const struct op_strategy conv_strategy = { OP_CONV, conv_specs, ARRAY_SIZE(conv_specs) };
 
+
+/* ---- MaxPool ---- */
+
+static int lower_maxpool_rows(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0);
+	const int64_t *ks;
+	struct window w;
+
+	if (node_attr_ints(L->n, "kernel_shape", &ks) != 2 ||
+	    window_plan(L->g, (struct node *)L->n, &x->shape, ks,
+			node_attr_int(L->n, "ceil_mode", 0) != 0, &w) < 0)
+		BUG("%s: MaxPool's window was planned at inference", node_loc(L->g, L->n));
+	return lower_rows2d(L, &w, ROWS_MAX);
+}
+
+static struct tir *cond_maxpool_rows(struct lower *L)
+{
+	const int64_t *ks;
+
+	return strategy_static(L, node_attr_ints(L->n, "kernel_shape", &ks) == 2 &&
+			       rows_ok(L, ks[0], ks[1]) && L->n->n_out == 1);
+}
+
+static const struct strategy_impl maxpool_rows[] = {
+	{ "maxpool.rows", 10, lower_maxpool_rows },
+};
+/* the op's own lowering: one output at a time, every tap bounds-checked */
+static int lower_maxpool_window(struct lower *L)
+{
+	return op_info(OP_MAXPOOL)->lower(L);
+}
+
+static const struct strategy_impl maxpool_generic[] = {
+	{ "maxpool.window", 0, lower_maxpool_window },
+};
+
+static const struct strategy_spec maxpool_specs[] = {
+	{ "2-D, static image, kernel <= 64 taps", cond_maxpool_rows, maxpool_rows, ARRAY_SIZE(maxpool_rows) },
+	{ "always", NULL, maxpool_generic, ARRAY_SIZE(maxpool_generic) },
+};
+
+static const struct op_strategy maxpool_strategy = {
+	OP_MAXPOOL, maxpool_specs, ARRAY_SIZE(maxpool_specs)
+};
+
 const struct op_strategy *const c_strategies[] = {
 	&matmul_strategy,
 	&gemm_strategy,
 	&conv_strategy,
+	&maxpool_strategy,
 	NULL,
 };

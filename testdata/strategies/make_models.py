@@ -20,6 +20,9 @@ usage: make_models.py OUTDIR
                     run time); a batched MatMul folded into M; a grouped, strided,
                     dilated, asymmetrically padded Conv with bias on 2 images;
                     inputs me_*.npy, expected outputs in me_exp/
+  rows_edges.onnx   depthwise Convs and MaxPools of the c target's row form
+                    (strides, dilations, asymmetric pads, ceil_mode, a 5x5
+                    kernel) on x [2, 5, 10, 9]: re_x.npy, expected in re_exp/
 and their inputs and expected outputs (numpy, in float64): a_M.npy/y_M.npy
 for M in MS, kn_a_M_K.npy, kn_b_M_K.npy, kn_y_M_K.npy, bt_a.npy, bt_b.npy,
 bt_y.npy, x.npy/conv_y.npy and cs_x_N.npy/cs_y_N.npy for N in 1 and 3.
@@ -148,6 +151,7 @@ def main():
         np.save(os.path.join(out, "cs_y_%d.npy" % n), y.astype(np.float32))
 
     micro_edges(out, rng)
+    rows_edges(out, rng)
 
 
 def conv_ref(x, w, b, strides, dil, pads, group):
@@ -242,6 +246,62 @@ def micro_edges(out, rng):
         np.save(os.path.join(out, "me_%s.npy" % k), v)
     for k, v in exp.items():
         np.save(os.path.join(out, "me_exp", k + ".npy"), v)
+
+
+def maxpool_ref(x, k, strides, dil, pads, out_hw):
+    """MaxPool in float64 to an output of out_hw, -inf past every edge."""
+    n, c, h, w = x.shape
+    extra = [max(0, (out_hw[i] - 1) * strides[i] + dil[i] * (k[i] - 1) + 1 -
+                 (x.shape[2 + i] + pads[i])) for i in range(2)]
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], extra[0]), (pads[1], extra[1])),
+                constant_values=-np.inf)
+    y = np.full((n, c) + tuple(out_hw), -np.inf)
+    for i in range(out_hw[0]):
+        for j in range(out_hw[1]):
+            r0, c0 = i * strides[0], j * strides[1]
+            win = xp[:, :, r0:r0 + dil[0] * (k[0] - 1) + 1:dil[0],
+                     c0:c0 + dil[1] * (k[1] - 1) + 1:dil[1]]
+            y[:, :, i, j] = win.max(axis=(2, 3))
+    return y
+
+
+def rows_edges(out, rng):
+    """rows_edges.onnx: depthwise Convs and MaxPools side by side on one x."""
+    f = np.float32
+    x = rng.standard_normal((2, 5, 10, 9)).astype(f)
+    xd = x.astype(np.float64)
+    w3 = rng.standard_normal((5, 1, 3, 3)).astype(f)
+    w5 = rng.standard_normal((5, 1, 5, 5)).astype(f)
+    bias = rng.standard_normal(5).astype(f)
+    nodes = [
+        helper.make_node("Conv", ["x", "w3", "bias"], ["dw_strided"], name="dw_strided",
+                         group=5, strides=[2, 1], dilations=[1, 2], pads=[1, 0, 2, 1]),
+        helper.make_node("Conv", ["x", "w5"], ["dw_5x5"], name="dw_5x5", group=5,
+                         pads=[2, 2, 2, 2]),
+        helper.make_node("MaxPool", ["x"], ["mp_resnet"], name="mp_resnet",
+                         kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("MaxPool", ["x"], ["mp_ceil"], name="mp_ceil", kernel_shape=[3, 2],
+                         strides=[2, 2], ceil_mode=1),
+        helper.make_node("MaxPool", ["x"], ["mp_dilated"], name="mp_dilated",
+                         kernel_shape=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1]),
+    ]
+    exp = {
+        "dw_strided": conv_ref(xd, w3, bias, (2, 1), (1, 2), (1, 0, 2, 1), 5),
+        "dw_5x5": conv_ref(xd, w5, None, (1, 1), (1, 1), (2, 2, 2, 2), 5),
+        "mp_resnet": maxpool_ref(xd, (3, 3), (2, 2), (1, 1), (1, 1), (5, 5)),
+        "mp_ceil": maxpool_ref(xd, (3, 2), (2, 2), (1, 1), (0, 0), (5, 5)),
+        "mp_dilated": maxpool_ref(xd, (2, 2), (1, 1), (2, 2), (1, 1), (10, 9)),
+    }
+    g = helper.make_graph(
+        nodes, "rows_edges", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 10, 9])],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in exp.items()],
+        [numpy_helper.from_array(v, n) for n, v in [("w3", w3), ("w5", w5), ("bias", bias)]])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "rows_edges.onnx"))
+    np.save(os.path.join(out, "re_x.npy"), x)
+    os.makedirs(os.path.join(out, "re_exp"), exist_ok=True)
+    for k, v in exp.items():
+        np.save(os.path.join(out, "re_exp", k + ".npy"), v.astype(f))
 
 
 if __name__ == "__main__":
