@@ -120,6 +120,43 @@ struct rt_cg_epilogue {
 	float lo, hi;		/* RT_CG_ACT_CLIP's bounds */
 };
 
+#if defined(__GNUC__)
+/*
+ * rt_cg_finish of a full-width tile without activation, bias per row, per
+ * column or none, in vector registers: with a short K the element by
+ * element epilogue would cost more than the multiplications.
+ */
+static inline int rt_cg_finish_vec(const rt_cg_v16 *acc, int mr, int nr, float *c, int64_t ldc,
+				   int first, int64_t i0, int64_t j0,
+				   const struct rt_cg_epilogue *e)
+{
+	if (nr != RT_CG_NR || e->act != RT_CG_ACT_NONE || (e->bias && e->bcs > 1))
+		return 0;
+	for (int r = 0; r < mr; r++) {
+		float *cr = c + r * ldc;
+		const float *br = e->bias ? e->bias + (i0 + r) * e->brs + j0 * e->bcs : NULL;
+
+		for (int v = 0; v < RT_CG_NV; v++) {
+			rt_cg_vec t = acc[r].v[v], old, bv;
+
+			if (!first) {
+				memcpy(&old, cr + v * (RT_CG_NR / RT_CG_NV), sizeof(old));
+				t += old;
+			}
+			t *= e->alpha;
+			if (br && e->bcs) {
+				memcpy(&bv, br + v * (RT_CG_NR / RT_CG_NV), sizeof(bv));
+				t += e->beta * bv;
+			} else if (br) {
+				t += e->beta * br[0];
+			}
+			memcpy(cr + v * (RT_CG_NR / RT_CG_NV), &t, sizeof(t));
+		}
+	}
+	return 1;
+}
+#endif
+
 /* The last block: C = act(alpha * (C so far + acc) + beta * bias) on mr x nr. */
 static inline void rt_cg_finish(const rt_cg_v16 *acc, int mr, int nr, float *c, int64_t ldc,
 				int first, int64_t i0, int64_t j0,
@@ -127,6 +164,10 @@ static inline void rt_cg_finish(const rt_cg_v16 *acc, int mr, int nr, float *c, 
 {
 	float t[RT_CG_MR][RT_CG_NR];
 
+#if defined(__GNUC__)
+	if (rt_cg_finish_vec(acc, mr, nr, c, ldc, first, i0, j0, e))
+		return;
+#endif
 	memcpy(t, acc, sizeof(t));
 	for (int r = 0; r < mr; r++) {
 		float *cr = c + r * ldc;
