@@ -4,7 +4,12 @@
 # sizes that hit each specialization matches numpy each time; static Convs
 # get their specialization chosen at compile time, and a symbolic-batch one
 # matches numpy at two batch sizes. Implementations that need a scratch
-# buffer (matmul.packed, conv.im2col) list it in OUT.json. `run --kernels`
+# buffer (matmul.packed, conv.im2col) list it in OUT.json, and so do the
+# micro-kernel ones (matmul.micro, gemm.micro, conv.micro: rt_cgemm.h) for B
+# packed at compile time. micro_edges.onnx puts those at the edges of their
+# tiles and blocks, each against numpy; rows_edges.onnx does the same for
+# the row form of depthwise Conv and MaxPool (conv.depthwise_rows,
+# maxpool.rows). `run --kernels`
 # names the variant that ran at each size, and a C program checks
 # collagec_get_kernel_info: nothing before a run, one record per handle,
 # times only while profiling.
@@ -46,14 +51,16 @@ expect() {
 }
 
 # MatMul by a constant [32, 24], M symbolic: K = 32 is static, so "K > 16"
-# always holds and matmul.ijk is never needed; packed B lives in scratch
+# always holds and matmul.ijk is never needed; B is packed at compile time
+# into matmul.micro's panels (a constant buffer listed with the scratch)
 "$COLLAGEC" compile --search none --target c "$T/matmul_sym.onnx" -o "$T/mm.so" --dump-ir "$T/ir" ||
 	fail matmul/compile "exit $?"
 v=$(kernels "$T/mm.json")
-want="mm run-time matmul.packed if M >= 16 && K > 16,matmul.ikj if always scratch=1024|"
+want="mm run-time matmul.micro if float32, static K and N, one B, batch * M >= 16 && K > 16,\
+matmul.ikj if always scratch=1024|"
 if [ "$v" = "$want" ]; then ok matmul/metadata-lists-variants; else
 	fail matmul/metadata-lists-variants "got '$v'"; fi
-# M = 1, 4: matmul.ikj; 16, 64: packed tiles; 17: packed with an edge row
+# M = 1, 4: matmul.ikj; 16, 64: micro tiles; 17: micro with an edge row
 for m in 1 4 16 17 64; do
 	expect "exp$m" "$T/y_$m.npy"
 	check "matmul/M=$m" "$T/mm.so" "$T/exp$m" "a=$T/a_$m.npy"
@@ -68,8 +75,9 @@ ran() {
 	"$COLLAGEC" run "$so" $args --kernels 2>&1 |
 		awk -F '\t' '$1 == "kernel" { printf "%s if %s|", $5, $6 }'
 }
-for mi in 1:matmul.ikj:always 4:matmul.ikj:always "16:matmul.packed:M >= 16 && K > 16" \
-	"17:matmul.packed:M >= 16 && K > 16" "64:matmul.packed:M >= 16 && K > 16"; do
+micro="float32, static K and N, one B, batch * M >= 16 && K > 16"
+for mi in 1:matmul.ikj:always 4:matmul.ikj:always "16:matmul.micro:$micro" \
+	"17:matmul.micro:$micro" "64:matmul.micro:$micro"; do
 	m=${mi%%:*} rest=${mi#*:}
 	want="${rest%%:*} if ${rest#*:}|"
 	v=$(ran "$T/mm.so" "a=$T/a_$m.npy")
@@ -111,8 +119,9 @@ int main(void)
 	    collagec_get_kernel_info(h2, 0, &i2))
 		return puts("run"), 1;
 	if (strcmp(i1.implementation, "matmul.ikj") || i1.variant != 1 ||
-	    strcmp(i2.implementation, "matmul.packed") || i2.variant != 0 ||
-	    strcmp(i2.condition, "M >= 16 && K > 16") || i1.time_ns != -1 || i2.time_ns != -1)
+	    strcmp(i2.implementation, "matmul.micro") || i2.variant != 0 ||
+	    strcmp(i2.condition, "float32, static K and N, one B, batch * M >= 16 && K > 16") ||
+	    i1.time_ns != -1 || i2.time_ns != -1)
 		return printf("per-handle %s %s\n", i1.implementation, i2.implementation), 1;
 	if (collagec_set_profiling(h2, 1) || run(h2, 4) || collagec_get_kernel_info(h2, 0, &i2) ||
 	    i2.time_ns < 0 || strcmp(i2.implementation, "matmul.ikj"))
@@ -165,21 +174,57 @@ check matmul-batched/B=3 "$T/bt.so" "$T/btexp" "a=$T/bt_a.npy" "b=$T/bt_b.npy"
 
 "$COLLAGEC" compile --search none --target c "$T/conv_kinds.onnx" -o "$T/conv.so" || fail conv/compile "exit $?"
 v=$(kernels "$T/conv.json")
-want="depthwise compile-time conv.depthwise if always scratch=|pointwise compile-time conv.1x1 \
-if always scratch=|full3x3 compile-time conv.im2col if always scratch=2304|"
+want="depthwise compile-time conv.depthwise_rows if always scratch=|pointwise compile-time conv.micro \
+if always scratch=896|full3x3 compile-time conv.micro if always scratch=2304|"
 if [ "$v" = "$want" ]; then ok conv/static-choices; else fail conv/static-choices "got '$v'"; fi
 expect convexp "$T/conv_y.npy"
 check conv/static "$T/conv.so" "$T/convexp" "x=$T/x.npy"
 
-# batch N symbolic: im2col per image (grouped; 1x1 with stride 2), direct for
-# 2 output channels; the scratch does not grow with N
+# batch N symbolic: conv.micro's im2col per image (grouped; 1x1 with stride
+# 2), direct for 2 output channels; the scratch does not grow with N
 "$COLLAGEC" compile --search none --target c "$T/conv_sym.onnx" -o "$T/cs.so" || fail conv-sym/compile "exit $?"
 v=$(kernels "$T/cs.json")
-want="grouped compile-time conv.im2col if always scratch=7200|strided1x1 compile-time \
-conv.im2col if always scratch=200|two_out compile-time conv.direct if always scratch=|"
+want="grouped compile-time conv.micro if always scratch=8064|strided1x1 compile-time \
+conv.micro if always scratch=256|two_out compile-time conv.direct if always scratch=|"
 if [ "$v" = "$want" ]; then ok conv-sym/static-choices; else
 	fail conv-sym/static-choices "got '$v'"; fi
 for n in 1 3; do
 	expect "csexp$n" "$T/cs_y_$n.npy"
 	check "conv-sym/N=$n" "$T/cs.so" "$T/csexp$n" "x=$T/cs_x_$n.npy"
 done
+
+# the micro-kernel GEMM at its edges (testdata/strategies/make_models.py)
+"$COLLAGEC" compile --search none --target c "$T/micro_edges.onnx" -o "$T/me.so" ||
+	fail micro-edges/compile "exit $?"
+v=$(kernels "$T/me.json")
+want="g_tiny compile-time gemm.micro if always scratch=80|g_edges compile-time gemm.micro if \
+always scratch=1056|g_kblocks compile-time gemm.micro if always scratch=14400|g_full_c \
+compile-time gemm.micro if always scratch=320|g_scalar_c compile-time gemm.micro if always \
+scratch=6192|mm_batch compile-time matmul.micro if always scratch=1280|mm_input compile-time \
+matmul.micro if always scratch=768|cv compile-time conv.micro if always scratch=2592|"
+if [ "$v" = "$want" ]; then ok micro-edges/static-choices; else
+	fail micro-edges/static-choices "got '$v'"; fi
+args=""
+for f in "$T"/me_*.npy; do
+	n=${f##*/me_}
+	args="$args --input ${n%.npy}=$f"
+done
+# shellcheck disable=SC2086
+if "$COLLAGEC" run "$T/me.so" $args --check "$T/me_exp" --rtol 1e-4 --atol 1e-4 \
+	>"$T/me.log" 2>&1; then ok micro-edges/matches-numpy; else
+	fail micro-edges/matches-numpy "$(grep -v ': ok$' "$T/me.log" | head -1)"; fi
+
+# depthwise Conv and MaxPool row by row: strides, dilations, asymmetric
+# pads, ceil_mode and a 5x5 kernel against numpy
+"$COLLAGEC" compile --search none --target c "$T/rows_edges.onnx" -o "$T/rows.so" ||
+	fail rows-edges/compile "exit $?"
+v=$(kernels "$T/rows.json")
+want="dw_strided compile-time conv.depthwise_rows if always scratch=|dw_5x5 compile-time \
+conv.depthwise_rows if always scratch=|mp_resnet compile-time maxpool.rows if always scratch=|\
+mp_ceil compile-time maxpool.rows if always scratch=|mp_dilated compile-time maxpool.rows if \
+always scratch=|"
+if [ "$v" = "$want" ]; then ok rows-edges/static-choices; else
+	fail rows-edges/static-choices "got '$v'"; fi
+if "$COLLAGEC" run "$T/rows.so" --input "x=$T/re_x.npy" --check "$T/re_exp" --rtol 1e-4 \
+	--atol 1e-4 >"$T/rows.log" 2>&1; then ok rows-edges/matches-numpy; else
+	fail rows-edges/matches-numpy "$(grep -v ': ok$' "$T/rows.log" | head -1)"; fi

@@ -1,20 +1,36 @@
 /*
  * c_strategies.c - the c target's op strategies (core/target/strategy.h):
  *
- *   MatMul  M >= 16 && K > 16  matmul.packed    B packed into scratch as
+ *   MatMul  float32, static K and N, one B, batch * M >= 16 && K > 16
+ *                              matmul.micro     rt_cgemm.h's register tiles,
+ *                                               B packed at compile time
+ *                                               when constant
+ *           M >= 16 && K > 16  matmul.packed    B packed into scratch as
  *                                               16-column panels, 4x16 tiles
  *                              (matmul.blocked) column blocks of B reused
  *                                               across every row
  *           K > 16             matmul.ikj       rows streamed: a[i,k] * b[k,:]
  *                              (matmul.packed)  packing does not pay off yet
  *           always             matmul.ijk       one dot product per output
- *   Conv    depthwise          conv.depthwise   one input channel per output
+ *   Gemm    float32, static K and N
+ *                              gemm.micro       rt_cgemm.h, C as its bias
+ *           always             gemm.dot         one dot product per output
+ *   Conv    depthwise, 2-D, static image, <= 64 taps
+ *                              conv.depthwise_rows  per output row, a
+ *                                               unit-stride loop per tap
+ *           depthwise          conv.depthwise   one input channel per output
+ *           float32, static image, C/group * kernel >= 8 && M/group >= 4
+ *                              conv.micro       im2col into rt_cgemm.h's
+ *                                               panels, a GEMM per group
  *           1x1, stride 1, no pad, group 1
  *                              conv.1x1         a matmul over the pixels
  *           C/group * kernel >= 8 && M/group >= 4
  *                              conv.im2col      patches copied into scratch,
  *                              (conv.direct)    then a blocked GEMM per group
  *           always             conv.direct      the generic loop nest
+ *   MaxPool 2-D, static image, <= 64 taps
+ *                              maxpool.rows     conv.depthwise_rows' form
+ *           always             maxpool.window   the op's own lowering
  *
  * In parentheses: the implementations that lose on plevel (measured at one
  * thread). With a symbolic M (a symbolic batch) MatMul gets all three
@@ -23,6 +39,7 @@
  */
 #include "../backends.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../../core/target/strategy.h"
@@ -303,6 +320,143 @@ static int lower_matmul_packed(struct lower *L)
 	return 0;
 }
 
+
+/*
+ * The micro-kernel GEMM of rt_cgemm.h (pasted as the prelude): register
+ * tiles of RT_CG_MR x 16 over B packed into 16-column panels. A constant B
+ * is packed here, at compile time, into a constant buffer of the kernel
+ * (the weights blob); any other B is packed into scratch on every run.
+ */
+#define CG_NR 16	/* RT_CG_NR: the panel width of the packed layout */
+
+/* Panel layout of a [K, N] matrix: elements, zero padded to whole panels. */
+static int64_t cg_packed_numel(int64_t K, int64_t N)
+{
+	return (N + CG_NR - 1) / CG_NR * CG_NR * K;
+}
+
+/* B[k, j] = data[k * brs + j * bcs] packed as rt_cgemm_pack does (arena). */
+static struct tir_buf *cg_pack_const(struct lower *L, const float *data, int64_t K, int64_t N,
+				     int64_t brs, int64_t bcs)
+{
+	int64_t np = (N + CG_NR - 1) / CG_NR;
+	float *bp = arena_alloc(L->g->arena, sizeof(float) * (size_t)(cg_packed_numel(K, N) + 1));
+
+	for (int64_t jp = 0; jp < np; jp++)
+		for (int64_t k = 0; k < K; k++)
+			for (int64_t jj = 0; jj < CG_NR; jj++) {
+				int64_t j = jp * CG_NR + jj;
+
+				bp[(jp * K + k) * CG_NR + jj] = j < N ? data[k * brs + j * bcs] : 0.0f;
+			}
+	return lower_const(L, DTYPE_F32, cg_packed_numel(K, N), bp);
+}
+
+/*
+ * The packed B of input 1 ([K, N], element (k, j) at k * brs + j * bcs):
+ * constant, or scratch filled by rt_cgemm_pack at run time.
+ */
+static struct tir_buf *cg_pack_b(struct lower *L, int64_t K, int64_t N, int64_t brs,
+				 int64_t bcs)
+{
+	struct tir_builder *b = L->b;
+	const struct value *bv = lower_in(L, 1);
+	struct tir_buf *bp;
+	struct tir *args[6];
+
+	if (bv->data)
+		return cg_pack_const(L, bv->data, K, N, brs, bcs);
+	bp = lower_scratch(L, DTYPE_F32, dim_const(cg_packed_numel(K, N)));
+	args[0] = tir_int(b, K);
+	args[1] = tir_int(b, N);
+	args[2] = tir_addr(b, L->in[1], tir_int(b, 0));
+	args[3] = tir_int(b, brs);
+	args[4] = tir_int(b, bcs);
+	args[5] = tir_addr(b, bp, tir_int(b, 0));
+	tir_extern(b, "rt_cgemm_pack", args, 6);
+	return bp;
+}
+
+struct cg_call {
+	struct tir *M;			/* rows of C (may be symbolic) */
+	int64_t N, K;
+	double alpha, beta;
+	struct tir *a;			/* &A[0, 0] */
+	int64_t ars, acs;		/* A's row and column strides */
+	struct tir *bp;			/* &first panel */
+	int64_t bps;			/* floats between panels */
+	struct tir *c;			/* &C[0, 0] */
+	int64_t ldc;
+	struct tir *bias;		/* &bias(0, 0), or NULL */
+	int64_t brs, bcs;
+};
+
+/* call_extern rt_cgemm(...): C = alpha A x B + beta bias, no activation. */
+static void cg_gemm(struct lower *L, const struct cg_call *c)
+{
+	struct tir_builder *b = L->b;
+	struct tir *args[18];
+	int n = 0;
+
+	args[n++] = c->M;
+	args[n++] = tir_int(b, c->N);
+	args[n++] = tir_int(b, c->K);
+	args[n++] = tir_flt(b, DTYPE_F32, c->alpha);
+	args[n++] = c->a;
+	args[n++] = tir_int(b, c->ars);
+	args[n++] = tir_int(b, c->acs);
+	args[n++] = c->bp;
+	args[n++] = tir_int(b, c->bps);
+	args[n++] = c->c;
+	args[n++] = tir_int(b, c->ldc);
+	args[n++] = c->bias ? c->bias : tir_int(b, 0);	/* 0: a null pointer */
+	args[n++] = tir_int(b, c->brs);
+	args[n++] = tir_int(b, c->bcs);
+	args[n++] = tir_flt(b, DTYPE_F32, c->beta);
+	args[n++] = tir_int(b, 0);			/* RT_CG_ACT_NONE */
+	args[n++] = tir_flt(b, DTYPE_F32, 0);
+	args[n++] = tir_flt(b, DTYPE_F32, 0);
+	tir_extern(b, "rt_cgemm", args, n);
+}
+
+/* float32, K and N static, B one matrix (shared by the whole batch). */
+static bool matmul_micro_ok(struct lower *L)
+{
+	struct matmul_geom mg;
+
+	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
+	return lower_in(L, 0)->dtype == DTYPE_F32 && lower_in(L, 1)->dtype == DTYPE_F32 &&
+	       dim_is_const(mg.K) && dim_is_const(mg.N) && batch_is_one(&mg.batch_b);
+}
+
+/*
+ * A's batch folds into M (B is one matrix, A's matrices are consecutive
+ * rows): one rt_cgemm over every row.
+ */
+static int lower_matmul_micro(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct matmul_geom mg;
+	struct cg_call c = { 0 };
+
+	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
+	if (!matmul_micro_ok(L))
+		BUG("matmul.micro on shapes it does not take");
+	c.K = mg.K.c;
+	c.N = mg.N.c;
+	c.M = tir_mul(b, lower_numel(L, &mg.batch), tir_dim(b, mg.M));
+	c.alpha = 1.0;
+	c.a = tir_addr(b, L->in[0], tir_int(b, 0));
+	c.ars = c.K;
+	c.acs = 1;
+	c.bp = tir_addr(b, cg_pack_b(L, c.K, c.N, c.N, 1), tir_int(b, 0));
+	c.bps = c.K * CG_NR;
+	c.c = tir_addr(b, L->out[0], tir_int(b, 0));
+	c.ldc = c.N;
+	cg_gemm(L, &c);
+	return 0;
+}
+
 static const struct strategy_impl matmul_blocked[] = {
 	{ "matmul.packed", 30, lower_matmul_packed },
 	{ "matmul.blocked", 20, lower_matmul_blocked },
@@ -312,9 +466,31 @@ static const struct strategy_impl matmul_ikj[] = {
 	{ "matmul.packed", 5, lower_matmul_packed },
 };
 static const struct strategy_impl matmul_ijk[] = { { "matmul.ijk", 0, lower_matmul } };
+static const struct strategy_impl matmul_micro[] = { { "matmul.micro", 40, lower_matmul_micro } };
+
+/* rows of every matrix of A together >= 16 && K > 16: the batch folds into M */
+static struct tir *cond_micro_large(struct lower *L)
+{
+	struct matmul_geom mg;
+	struct tir *rows;
+
+	if (!matmul_micro_ok(L))
+		return strategy_static(L, false);
+	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
+	rows = tir_mul(L->b, lower_numel(L, &mg.batch), tir_dim(L->b, mg.M));
+	return strategy_and(L, tir_bin(L->b, BIN_GE, rows, tir_int(L->b, 16)), cond_k_gt_16(L));
+}
+
+/* "M >= 16 && K > 16" where matmul.micro does not take the shapes */
+static struct tir *cond_large_other(struct lower *L)
+{
+	return strategy_and(L, strategy_static(L, !matmul_micro_ok(L)), cond_large(L));
+}
 
 static const struct strategy_spec matmul_specs[] = {
-	{ "M >= 16 && K > 16", cond_large, matmul_blocked, ARRAY_SIZE(matmul_blocked) },
+	{ "float32, static K and N, one B, batch * M >= 16 && K > 16", cond_micro_large, matmul_micro,
+	  ARRAY_SIZE(matmul_micro) },
+	{ "M >= 16 && K > 16", cond_large_other, matmul_blocked, ARRAY_SIZE(matmul_blocked) },
 	{ "K > 16", cond_k_gt_16, matmul_ikj, ARRAY_SIZE(matmul_ikj) },
 	{ "always", NULL, matmul_ijk, ARRAY_SIZE(matmul_ijk) },
 };
@@ -322,6 +498,81 @@ static const struct strategy_spec matmul_specs[] = {
 static const struct op_strategy matmul_strategy = {
 	OP_MATMUL, matmul_specs, ARRAY_SIZE(matmul_specs)
 };
+
+/* ---- Gemm ---- */
+
+/* float32 with static K and N (M, the batch, may be symbolic). */
+static bool gemm_micro_ok(struct lower *L)
+{
+	const struct value *a = lower_in(L, 0), *bv = lower_in(L, 1), *c = lower_in(L, 2);
+	bool ta = node_attr_int(L->n, "transA", 0), tb = node_attr_int(L->n, "transB", 0);
+
+	if (a->dtype != DTYPE_F32 || bv->dtype != DTYPE_F32 || (c && c->dtype != DTYPE_F32))
+		return false;
+	return dim_is_const(a->shape.d[ta ? 0 : 1]) && dim_is_const(bv->shape.d[tb ? 0 : 1]) &&
+	       (!ta || dim_is_const(a->shape.d[1]));
+}
+
+/* C's broadcast strides over Y [M, N]: 0 where C has extent 1 (or no dim). */
+static void gemm_bias_strides(const struct value *c, int64_t N, int64_t *brs, int64_t *bcs)
+{
+	struct dim one = dim_const(1);
+	const struct dim *d = c->shape.d;
+
+	*brs = *bcs = 0;
+	if (c->shape.rank == 1) {
+		*bcs = dim_eq(d[0], one) ? 0 : 1;
+	} else if (c->shape.rank == 2) {
+		*bcs = dim_eq(d[1], one) ? 0 : 1;
+		*brs = dim_eq(d[0], one) ? 0 : (*bcs ? N : 1);
+	}
+}
+
+/* Y = alpha op(A) op(B) + beta C: one rt_cgemm, C its broadcast bias. */
+static int lower_gemm_micro(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *a = lower_in(L, 0), *bv = lower_in(L, 1), *cv = lower_in(L, 2);
+	bool ta = node_attr_int(L->n, "transA", 0), tb = node_attr_int(L->n, "transB", 0);
+	struct cg_call c = { 0 };
+
+	if (!gemm_micro_ok(L))
+		BUG("gemm.micro on shapes it does not take");
+	c.K = a->shape.d[ta ? 0 : 1].c;
+	c.N = bv->shape.d[tb ? 0 : 1].c;
+	c.M = tir_dim(b, a->shape.d[ta ? 1 : 0]);
+	c.alpha = node_attr_float(L->n, "alpha", 1.0);
+	c.beta = node_attr_float(L->n, "beta", 1.0);
+	c.a = tir_addr(b, L->in[0], tir_int(b, 0));
+	c.ars = ta ? 1 : c.K;
+	c.acs = ta ? a->shape.d[1].c : 1;
+	c.bp = tir_addr(b, tb ? cg_pack_b(L, c.K, c.N, 1, c.K) : cg_pack_b(L, c.K, c.N, c.N, 1),
+			tir_int(b, 0));
+	c.bps = c.K * CG_NR;
+	c.c = tir_addr(b, L->out[0], tir_int(b, 0));
+	c.ldc = c.N;
+	if (cv) {
+		c.bias = tir_addr(b, L->in[2], tir_int(b, 0));
+		gemm_bias_strides(cv, c.N, &c.brs, &c.bcs);
+	}
+	cg_gemm(L, &c);
+	return 0;
+}
+
+static struct tir *cond_gemm_micro(struct lower *L)
+{
+	return strategy_static(L, gemm_micro_ok(L));
+}
+
+static const struct strategy_impl gemm_micro[] = { { "gemm.micro", 10, lower_gemm_micro } };
+static const struct strategy_impl gemm_dot[] = { { "gemm.dot", 0, lower_gemm } };
+
+static const struct strategy_spec gemm_specs[] = {
+	{ "float32, static K and N", cond_gemm_micro, gemm_micro, ARRAY_SIZE(gemm_micro) },
+	{ "always", NULL, gemm_dot, ARRAY_SIZE(gemm_dot) },
+};
+
+static const struct op_strategy gemm_strategy = { OP_GEMM, gemm_specs, ARRAY_SIZE(gemm_specs) };
 
 /* ---- Conv ---- */
 
@@ -629,6 +880,264 @@ static struct tir *cond_im2col(struct lower *L)
 			     group > 0 && w->shape.d[0].c / group >= IM2COL_MIN_CHANNELS);
 }
 
+
+/*
+ * conv.micro: im2col straight into rt_cgemm's packed panel layout (the
+ * copy is the packing), zero past the last pixel, then per group one
+ * rt_cgemm of the weights [M/group, C/group * kernel] (read in place, the
+ * constant A) by the group's rows of the panels, the bias per output row.
+ */
+static bool conv_micro_ok(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *w = lower_in(L, 1), *bias = lower_in(L, 2);
+	bool ok = x->dtype == DTYPE_F32 && w->dtype == DTYPE_F32 &&
+		  (!bias || bias->dtype == DTYPE_F32);
+
+	for (int i = 1; i < x->shape.rank; i++)
+		ok &= dim_is_const(x->shape.d[i]);
+	return ok;
+}
+
+/* col[((pix / 16) * Kr + row) * 16 + pix % 16] = x[n, c, window position] or 0. */
+static void cg_im2col(struct lower *L, struct tir_buf *col, struct tir *n, const struct window *w,
+		      int64_t C, int64_t Kr)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	struct tir *c, *ki[MAX_RANK], *oi[MAX_RANK], *xi[MAX_RANK], *row, *pix, *idx, *v;
+	struct tir *cond = NULL;
+
+	c = tir_loop(b, tir_int(b, C));
+	tir_mark_parallel(b);
+	row = c;
+	for (int i = 0; i < w->r; i++) {
+		ki[i] = tir_loop(b, tir_int(b, w->k[i]));
+		row = tir_add(b, tir_mul(b, row, tir_int(b, w->k[i])), ki[i]);
+	}
+	row = tir_let(b, "row", row);
+	pix = tir_int(b, 0);
+	xi[0] = n;
+	xi[1] = c;
+	for (int i = 0; i < w->r; i++) {
+		oi[i] = tir_loop(b, tir_int(b, w->out[i]));
+		pix = tir_add(b, tir_mul(b, pix, tir_int(b, w->out[i])), oi[i]);
+		xi[i + 2] = lower_window_pos(L, w, i, oi[i], ki[i], &cond);
+	}
+	pix = tir_let(b, "pix", pix);
+	idx = tir_add(b, tir_mul(b, tir_add(b, tir_mul(b, tir_bin(b, BIN_DIV, pix,
+		tir_int(b, CG_NR)), tir_int(b, Kr)), row), tir_int(b, CG_NR)),
+		tir_bin(b, BIN_MOD, pix, tir_int(b, CG_NR)));
+	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
+	if (cond)
+		v = tir_select(b, cond, v, tir_const(b, x->dtype, 0));
+	tir_store(b, col, idx, v);
+	lower_end_loops(L, 2 * w->r + 1);
+}
+
+/* The last panel's columns past P: zero, for every row. */
+static void cg_pad_panel(struct lower *L, struct tir_buf *col, int64_t P, int64_t Kr)
+{
+	struct tir_builder *b = L->b;
+	int64_t last = P / CG_NR, used = P % CG_NR;
+	struct tir *r, *jj;
+
+	if (!used)
+		return;
+	r = tir_loop(b, tir_int(b, Kr));
+	jj = tir_loop(b, tir_int(b, CG_NR - used));
+	tir_store(b, col, tir_add(b, tir_mul(b, tir_add(b, tir_int(b, last * Kr), r),
+					     tir_int(b, CG_NR)), tir_add(b, tir_int(b, used), jj)),
+		  tir_const(b, DTYPE_F32, 0));
+	lower_end_loops(L, 2);
+}
+
+static int lower_conv_micro(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	int64_t group = node_attr_int(L->n, "group", 1), kernel = 1, P = 1;
+	int64_t kern[MAX_RANK], M, Mg, Kcg, C, Kr;
+	struct cg_call c = { 0 };
+	struct tir_buf *col;
+	struct tir *n, *g;
+	struct window w;
+
+	if (!conv_micro_ok(L))
+		BUG("conv.micro on shapes it does not take");
+	for (int i = 2; i < wt->shape.rank; i++)
+		kern[i - 2] = wt->shape.d[i].c;
+	if (window_plan(L->g, (struct node *)L->n, &x->shape, kern, false, &w) < 0)
+		return -1;
+	for (int i = 0; i < w.r; i++) {
+		P *= w.out[i];
+		kernel *= w.k[i];
+	}
+	M = wt->shape.d[0].c;
+	Mg = M / group;
+	Kcg = wt->shape.d[1].c * kernel;
+	C = wt->shape.d[1].c * group;
+	Kr = C * kernel;
+	col = lower_scratch(L, DTYPE_F32, dim_const(cg_packed_numel(Kr, P)));
+	n = tir_loop(b, tir_dim(b, x->shape.d[0]));
+	cg_im2col(L, col, n, &w, C, Kr);
+	cg_pad_panel(L, col, P, Kr);
+	g = tir_loop(b, tir_int(b, group));
+	c.M = tir_int(b, Mg);
+	c.N = P;
+	c.K = Kcg;
+	c.alpha = c.beta = 1.0;
+	c.a = tir_addr(b, L->in[1], tir_mul(b, g, tir_int(b, Mg * Kcg)));
+	c.ars = Kcg;
+	c.acs = 1;
+	c.bp = tir_addr(b, col, tir_mul(b, g, tir_int(b, Kcg * CG_NR)));
+	c.bps = Kr * CG_NR;
+	c.c = tir_addr(b, L->out[0], tir_mul(b, tir_add(b, tir_mul(b, n, tir_int(b, M)),
+						      tir_mul(b, g, tir_int(b, Mg))), tir_int(b, P)));
+	c.ldc = P;
+	if (L->in[2]) {
+		c.bias = tir_addr(b, L->in[2], tir_mul(b, g, tir_int(b, Mg)));
+		c.brs = 1;
+	}
+	cg_gemm(L, &c);
+	lower_end_loops(L, 2);
+	return 0;
+}
+
+static struct tir *cond_conv_micro(struct lower *L)
+{
+	return strategy_and(L, strategy_static(L, conv_micro_ok(L)), cond_im2col(L));
+}
+
+static const struct strategy_impl conv_micro[] = { { "conv.micro", 20, lower_conv_micro } };
+
+
+/*
+ * 2-D windows row by row (depthwise Conv, MaxPool): per image, channel and
+ * output row, the row is initialised, then each kernel tap (kh, kw) passes
+ * over it with a unit-stride loop over the output columns it reaches
+ * inside the input (a range known at compile time), so no bounds check is
+ * left in the inner loop; the input row of kh is tested once per output
+ * row. The taps come in the order of the generic loop nest, so results are
+ * the same bit for bit (but for the C compiler's contractions).
+ */
+enum rows_kind { ROWS_DEPTHWISE, ROWS_MAX };
+
+/* Output columns [*lo, *hi) whose tap kw reads a column inside [0, W). */
+static void rows_range(const struct window *w, int64_t kw, int64_t *lo, int64_t *hi)
+{
+	int64_t off = kw * w->d[1] - w->pb[1];	/* input column of output column 0 */
+	int64_t last = w->in[1] - 1 - off;	/* ow * s <= last */
+
+	*lo = off >= 0 ? 0 : (-off + w->s[1] - 1) / w->s[1];
+	*hi = last < 0 ? 0 : last / w->s[1] + 1;
+	if (*hi > w->out[1])
+		*hi = w->out[1];
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/* One tap (kh, kw) over output row yrow from input row xrow. */
+static void rows_tap(struct lower *L, const struct window *w, enum rows_kind kind,
+		     struct tir *c, struct tir *yrow, struct tir *xrow, int64_t kh, int64_t kw)
+{
+	struct tir_builder *b = L->b;
+	struct tir *wv = NULL, *i, *ow, *xv, *yv;
+	int64_t lo, hi;
+
+	rows_range(w, kw, &lo, &hi);
+	if (hi == lo)
+		return;
+	if (kind == ROWS_DEPTHWISE)
+		wv = tir_let(b, "w", tir_load(b, L->in[1], tir_add(b, tir_mul(b, c,
+				tir_int(b, w->k[0] * w->k[1])), tir_int(b, kh * w->k[1] + kw))));
+	i = tir_loop(b, tir_int(b, hi - lo));
+	ow = tir_add(b, tir_int(b, lo), i);
+	xv = tir_load(b, L->in[0], tir_add(b, xrow, tir_add(b, tir_mul(b, ow, tir_int(b, w->s[1])),
+							  tir_int(b, kw * w->d[1] - w->pb[1]))));
+	yv = tir_load(b, L->out[0], tir_add(b, yrow, ow));
+	tir_store(b, L->out[0], tir_add(b, yrow, ow), kind == ROWS_MAX ? tir_bin(b, BIN_MAX, yv, xv)
+		  : tir_add(b, yv, tir_mul(b, wv, xv)));
+	tir_end(b);
+}
+
+static int lower_rows2d(struct lower *L, const struct window *w, enum rows_kind kind)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
+	struct tir *idx[MAX_RANK], *plane, *xp, *yp, *oh, *yrow, *ow, *ih, *init;
+	struct shape nc = { 2, { y->shape.d[0], y->shape.d[1] } };
+
+	lower_loops_parallel(L, &nc, idx);
+	plane = tir_let(b, "plane", tir_add(b, tir_mul(b, idx[0], tir_dim(b, x->shape.d[1])),
+					    idx[1]));
+	xp = tir_let(b, "xp", tir_mul(b, plane, tir_int(b, H * W)));
+	yp = tir_let(b, "yp", tir_mul(b, plane, tir_int(b, OH * OW)));
+	oh = tir_loop(b, tir_int(b, OH));
+	yrow = tir_let(b, "yrow", tir_add(b, yp, tir_mul(b, oh, tir_int(b, OW))));
+	if (kind == ROWS_MAX)
+		init = tir_const(b, y->dtype, -INFINITY);
+	else
+		init = L->in[2] ? tir_load(b, L->in[2], idx[1]) : tir_const(b, y->dtype, 0);
+	init = tir_let(b, "init", init);
+	ow = tir_loop(b, tir_int(b, OW));
+	tir_store(b, L->out[0], tir_add(b, yrow, ow), init);
+	tir_end(b);
+	for (int64_t kh = 0; kh < w->k[0]; kh++) {
+		ih = tir_let(b, "ih", tir_add(b, tir_mul(b, oh, tir_int(b, w->s[0])),
+					      tir_int(b, kh * w->d[0] - w->pb[0])));
+		tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, ih, tir_int(b, 0)),
+				  tir_bin(b, BIN_LT, ih, tir_int(b, H))));
+		for (int64_t kw = 0; kw < w->k[1]; kw++)
+			rows_tap(L, w, kind, idx[1], yrow, tir_add(b, xp, tir_mul(b, ih,
+								tir_int(b, W))), kh, kw);
+		tir_end(b);
+	}
+	tir_end(b);
+	lower_end_loops(L, 2);
+	return 0;
+}
+
+/*
+ * Taps the row form unrolls at most: one loop per tap, so a 60x80 window
+ * would be 4800 loops of C (minutes of cc); past this the window nest.
+ */
+#define ROWS_MAX_TAPS 64
+
+/* 2-D with a static image and a kh x kw window of few taps: the row form applies. */
+static bool rows_ok(struct lower *L, int64_t kh, int64_t kw)
+{
+	const struct value *x = lower_in(L, 0);
+
+	return x->shape.rank == 4 && dim_is_const(x->shape.d[1]) && dim_is_const(x->shape.d[2]) &&
+	       dim_is_const(x->shape.d[3]) && dtype_is_float(x->dtype) &&
+	       kh * kw <= ROWS_MAX_TAPS;
+}
+
+static int lower_conv_dw_rows(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	int64_t kern[2] = { wt->shape.d[2].c, wt->shape.d[3].c };
+	struct window w;
+
+	if (window_plan(L->g, (struct node *)L->n, &x->shape, kern, false, &w) < 0)
+		return -1;
+	return lower_rows2d(L, &w, ROWS_DEPTHWISE);
+}
+
+static struct tir *cond_depthwise_rows(struct lower *L)
+{
+	const struct value *wt = lower_in(L, 1);
+
+	return strategy_and(L, strategy_static(L, wt->shape.rank == 4 &&
+					       rows_ok(L, wt->shape.d[2].c, wt->shape.d[3].c)),
+			    cond_depthwise(L));
+}
+
+static const struct strategy_impl conv_dw_rows[] = {
+	{ "conv.depthwise_rows", 20, lower_conv_dw_rows },
+};
+
 static const struct strategy_impl conv_dw[] = { { "conv.depthwise", 10, lower_conv_depthwise } };
 static const struct strategy_impl conv_1x1[] = { { "conv.1x1", 10, lower_conv_1x1 } };
 static const struct strategy_impl conv_im2col[] = {
@@ -638,7 +1147,12 @@ static const struct strategy_impl conv_im2col[] = {
 static const struct strategy_impl conv_direct[] = { { "conv.direct", 0, lower_conv } };
 
 static const struct strategy_spec conv_specs[] = {
+	{ "depthwise (group == C == M), 2-D, static image, kernel <= 64 taps",
+	  cond_depthwise_rows, conv_dw_rows,
+	  ARRAY_SIZE(conv_dw_rows) },
 	{ "depthwise (group == C == M)", cond_depthwise, conv_dw, ARRAY_SIZE(conv_dw) },
+	{ "float32, static image, C/group * kernel >= 8 && M/group >= 4", cond_conv_micro,
+	  conv_micro, ARRAY_SIZE(conv_micro) },
 	{ "1x1, stride 1, no padding, group 1", cond_1x1, conv_1x1, ARRAY_SIZE(conv_1x1) },
 	{ "C/group * kernel >= 8 && M/group >= 4", cond_im2col, conv_im2col,
 	  ARRAY_SIZE(conv_im2col) },
@@ -647,8 +1161,56 @@ static const struct strategy_spec conv_specs[] = {
 
 static const struct op_strategy conv_strategy = { OP_CONV, conv_specs, ARRAY_SIZE(conv_specs) };
 
+
+/* ---- MaxPool ---- */
+
+static int lower_maxpool_rows(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0);
+	const int64_t *ks;
+	struct window w;
+
+	if (node_attr_ints(L->n, "kernel_shape", &ks) != 2 ||
+	    window_plan(L->g, (struct node *)L->n, &x->shape, ks,
+			node_attr_int(L->n, "ceil_mode", 0) != 0, &w) < 0)
+		BUG("%s: MaxPool's window was planned at inference", node_loc(L->g, L->n));
+	return lower_rows2d(L, &w, ROWS_MAX);
+}
+
+static struct tir *cond_maxpool_rows(struct lower *L)
+{
+	const int64_t *ks;
+
+	return strategy_static(L, node_attr_ints(L->n, "kernel_shape", &ks) == 2 &&
+			       rows_ok(L, ks[0], ks[1]) && L->n->n_out == 1);
+}
+
+static const struct strategy_impl maxpool_rows[] = {
+	{ "maxpool.rows", 10, lower_maxpool_rows },
+};
+/* the op's own lowering: one output at a time, every tap bounds-checked */
+static int lower_maxpool_window(struct lower *L)
+{
+	return op_info(OP_MAXPOOL)->lower(L);
+}
+
+static const struct strategy_impl maxpool_generic[] = {
+	{ "maxpool.window", 0, lower_maxpool_window },
+};
+
+static const struct strategy_spec maxpool_specs[] = {
+	{ "2-D, static image, kernel <= 64 taps", cond_maxpool_rows, maxpool_rows, ARRAY_SIZE(maxpool_rows) },
+	{ "always", NULL, maxpool_generic, ARRAY_SIZE(maxpool_generic) },
+};
+
+static const struct op_strategy maxpool_strategy = {
+	OP_MAXPOOL, maxpool_specs, ARRAY_SIZE(maxpool_specs)
+};
+
 const struct op_strategy *const c_strategies[] = {
 	&matmul_strategy,
+	&gemm_strategy,
 	&conv_strategy,
+	&maxpool_strategy,
 	NULL,
 };

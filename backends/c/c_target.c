@@ -5,6 +5,7 @@
  */
 #include "../backends.h"
 
+#include "../../core/emit/emit.h"
 #include "../../core/tir/tir_print.h"
 
 #include <string.h>
@@ -16,6 +17,16 @@ static const struct target_option c_options[] = {
 	{ "threads", "threads of parallel loop nests (0: collagec_set_threads decides)", 0, 256, 0 },
 	{ NULL, NULL, 0, 0, 0 },
 };
+
+/* rt_cgemm.h, the micro-kernel GEMM of the *.micro strategies (embedded). */
+static const char *cgemm_prelude(void)
+{
+	const struct embedded_file *ef = embedded_find("rt_cgemm.h");
+
+	if (!ef)
+		BUG("rt_cgemm.h is not embedded");
+	return ef->data;
+}
 
 /* Prints f as a C function with the executor's kernel ABI. */
 static void print_func(const struct tir_func *f, const struct tir_dialect *d, struct strbuf *sb)
@@ -57,9 +68,11 @@ void c_parallel_dialect(struct arena *a, int64_t nt, struct tir_dialect *d)
 		d->parallel_fmt = arena_printf(a, "#pragma omp parallel for collapse(%%d) "
 					       "num_threads(%lld)", (long long)nt);
 		d->parallel_if_fmt = arena_printf(a, "%%s >= %d", PARALLEL_MIN_WORK);
+		d->extern_tail = arena_printf(a, ", %lld", (long long)nt);
 	} else {
 		d->parallel_fmt = "#pragma omp parallel for collapse(%d) num_threads(threads)";
 		d->parallel_if_fmt = arena_printf(a, "threads > 1 && %%s >= %d", PARALLEL_MIN_WORK);
+		d->extern_tail = ", threads";
 	}
 }
 
@@ -117,6 +130,8 @@ static int c_tir_to_runtime(struct graph *g, const struct target *t, struct part
 	for (int i = 0; i < p->kernels.n; i++)
 		print_kernel_once(g, &p->kernels.v[i], &d, &m->source);
 	m->standalone = true;
+	if (strstr(sb_str(&m->source), "rt_cgemm"))
+		m->prelude = cgemm_prelude();
 	return 0;
 }
 

@@ -37,6 +37,7 @@ enum op_kind {
 struct lower_scratch_slot {
 	enum dtype dtype;
 	struct dim numel;	/* elements: the most any function asked for */
+	void *data;		/* (optional) constant contents (arena): weights in the blob */
 };
 
 struct lower_scratch {
@@ -214,6 +215,13 @@ struct tir *lower_stride(struct lower *L, const struct shape *s, int k);
  * the constant folder has no buffer to give).
  */
 struct tir_buf *lower_scratch(struct lower *L, enum dtype t, struct dim numel);
+/*
+ * A buffer like lower_scratch's, but constant: numel elements of data
+ * (arena, read only) that go into the weights blob, e.g. a weight matrix
+ * packed into a kernel's layout at compile time. Never shared with another
+ * slot.
+ */
+struct tir_buf *lower_const(struct lower *L, enum dtype t, int64_t numel, void *data);
 
 /* The [start, end) range of a Shape node's dims for an input of rank rank. */
 void shape_op_range(const struct node *n, int rank, int *b, int *e);

@@ -272,7 +272,7 @@ struct tir *lower_stride(struct lower *L, const struct shape *s, int k)
 /* Can slot hold numel elements of t (growing when both sizes are constant)? */
 static bool scratch_fits(struct lower_scratch_slot *slot, enum dtype t, struct dim numel)
 {
-	if (slot->dtype != t)
+	if (slot->dtype != t || slot->data)
 		return false;
 	if (dim_eq(slot->numel, numel))
 		return true;
@@ -295,7 +295,7 @@ struct tir_buf *lower_scratch(struct lower *L, enum dtype t, struct dim numel)
 		if (scratch_fits(&s->slots.v[i], t, numel))
 			break;
 	if (i == s->slots.n) {
-		struct lower_scratch_slot slot = { t, numel };
+		struct lower_scratch_slot slot = { t, numel, NULL };
 
 		vec_push(&s->slots, slot);
 	}
@@ -307,6 +307,31 @@ struct tir_buf *lower_scratch(struct lower *L, enum dtype t, struct dim numel)
 		L->n_scratch++;
 	}
 	return buf;
+}
+
+/* Declares the slots up to i (parameter positions are shared); returns slot i's buffer. */
+static struct tir_buf *scratch_declare(struct lower *L, int i)
+{
+	struct tir_buf *buf = NULL;
+
+	while (L->n_scratch <= i) {
+		const char *name = arena_printf(L->g->arena, "scratch%d", L->n_scratch);
+
+		buf = tir_param(L->b, name, L->scratch->slots.v[L->n_scratch].dtype);
+		L->n_scratch++;
+	}
+	return buf;
+}
+
+struct tir_buf *lower_const(struct lower *L, enum dtype t, int64_t numel, void *data)
+{
+	struct lower_scratch *s = L->scratch;
+	struct lower_scratch_slot slot = { t, dim_const(numel), data };
+
+	if (!s)
+		BUG("%s: a constant buffer outside an op strategy", node_loc(L->g, L->n));
+	vec_push(&s->slots, slot);
+	return scratch_declare(L, s->slots.n - 1);
 }
 
 struct tir *lower_offset(struct lower *L, const struct shape *s, struct tir **idx)

@@ -84,6 +84,7 @@ static void scratch_values(struct graph *g, const struct lower_scratch *s, struc
 		v->shape.rank = 1;
 		v->shape.d[0] = s->slots.v[i].numel;
 		v->has_shape = true;
+		v->data = s->slots.v[i].data;	/* a constant: placed in the blob */
 		k->scratch[i] = id;
 	}
 }

@@ -431,6 +431,8 @@ static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct 
 				sb_puts(sb, ", ");
 			tir_print_expr(s->list[i], d, sb);
 		}
+		if (d->extern_tail)
+			sb_puts(sb, d->extern_tail);
 		sb_puts(sb, ");\n");
 		break;
 	default:

@@ -35,6 +35,11 @@ struct tir_dialect {
 	 * loop variables; NULL = tir_ctype() (OpenCL C: "long", "uchar", ...)
 	 */
 	const char *(*ctype)(enum dtype t);
+	/*
+	 * (optional) text after the last argument of every call_extern: the
+	 * c target passes its helpers the kernel's thread count (", threads")
+	 */
+	const char *extern_tail;
 };
 
 extern const struct tir_dialect tir_dialect_c;		/* for IR dumps: no pragmas */

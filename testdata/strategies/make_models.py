@@ -12,6 +12,17 @@ usage: make_models.py OUTDIR
                     choice each
   conv_sym.onnx     a grouped 3x3 Conv, a 1x1 stride-2 Conv and a 3x3 Conv with
                     2 output channels, batch N symbolic
+  micro_edges.onnx  shapes at the edges of the c target's micro-kernel GEMM
+                    (rt_cgemm.h: 16-column panels, row tiles, K blocks of 128):
+                    Gemms with M, N, K of 1 or not a multiple of the tile,
+                    transposed A or B, alpha, beta, every bias broadcast, a
+                    constant B (packed at compile time) or an input B (packed at
+                    run time); a batched MatMul folded into M; a grouped, strided,
+                    dilated, asymmetrically padded Conv with bias on 2 images;
+                    inputs me_*.npy, expected outputs in me_exp/
+  rows_edges.onnx   depthwise Convs and MaxPools of the c target's row form
+                    (strides, dilations, asymmetric pads, ceil_mode, a 5x5
+                    kernel) on x [2, 5, 10, 9]: re_x.npy, expected in re_exp/
 and their inputs and expected outputs (numpy, in float64): a_M.npy/y_M.npy
 for M in MS, kn_a_M_K.npy, kn_b_M_K.npy, kn_y_M_K.npy, bt_a.npy, bt_b.npy,
 bt_y.npy, x.npy/conv_y.npy and cs_x_N.npy/cs_y_N.npy for N in 1 and 3.
@@ -138,6 +149,159 @@ def main():
         y = conv(conv(conv(x.astype(np.float64), gw, b8, pad=1, group=2), sw, stride=2), tw, pad=1)
         np.save(os.path.join(out, "cs_x_%d.npy" % n), x)
         np.save(os.path.join(out, "cs_y_%d.npy" % n), y.astype(np.float32))
+
+    micro_edges(out, rng)
+    rows_edges(out, rng)
+
+
+def conv_ref(x, w, b, strides, dil, pads, group):
+    """Conv in float64: pads as ONNX [top, left, bottom, right]."""
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh = (h + pads[0] + pads[2] - dil[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (wd + pads[1] + pads[3] - dil[1] * (kw - 1) - 1) // strides[1] + 1
+    y = np.zeros((n, m, oh, ow))
+    for o in range(m):
+        g0 = o // (m // group) * cg
+        for i in range(oh):
+            for j in range(ow):
+                r0, c0 = i * strides[0], j * strides[1]
+                patch = xp[:, g0:g0 + cg, r0:r0 + dil[0] * (kh - 1) + 1:dil[0],
+                           c0:c0 + dil[1] * (kw - 1) + 1:dil[1]]
+                y[:, o, i, j] = (patch * w[o]).sum(axis=(1, 2, 3))
+        if b is not None:
+            y[:, o] += b[o]
+    return y
+
+
+def micro_edges(out, rng):
+    """micro_edges.onnx: one node per case, each with inputs and outputs of its own."""
+    f = np.float32
+    nodes, inits, ins, outs, feeds, exp = [], [], [], [], {}, {}
+
+    def inp(name, arr):
+        ins.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(arr.shape)))
+        feeds[name] = arr
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(arr, name))
+
+    def output(name, y):
+        outs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(y.shape)))
+        exp[name] = y.astype(f)
+
+    # name, M, K, N, transA, transB, alpha, beta, C shape or None, B constant
+    gemms = [("g_tiny", 1, 5, 3, 0, 0, 1.0, 1.0, None, True),
+             ("g_edges", 17, 33, 19, 0, 1, 0.5, 2.0, (19,), True),
+             ("g_kblocks", 7, 300, 40, 1, 0, 1.0, -1.0, (7, 1), False),
+             ("g_full_c", 13, 20, 16, 0, 1, 1.0, 0.5, (13, 16), False),
+             ("g_scalar_c", 25, 129, 33, 1, 1, 2.0, 1.0, (1,), True)]
+    for name, m, k, n, ta, tb, alpha, beta, cs, bconst in gemms:
+        a = rng.standard_normal((k, m) if ta else (m, k)).astype(f)
+        b = rng.standard_normal((n, k) if tb else (k, n)).astype(f)
+        inp(name + "_a", a)
+        (const if bconst else inp)(name + "_b", b)
+        names = [name + "_a", name + "_b"]
+        y = alpha * ((a.T if ta else a).astype(np.float64) @ (b.T if tb else b))
+        if cs is not None:
+            c = rng.standard_normal(cs).astype(f)
+            const(name + "_c", c)
+            names.append(name + "_c")
+            y = y + beta * c
+        nodes.append(helper.make_node("Gemm", names, [name + "_y"], name=name, alpha=alpha,
+                                      beta=beta, transA=ta, transB=tb))
+        output(name + "_y", y)
+    # a batch of A folded into M against one constant B; an input B packed per run
+    a = rng.standard_normal((2, 3, 9, 40)).astype(f)
+    b = rng.standard_normal((40, 21)).astype(f)
+    inp("mm_batch_a", a)
+    const("mm_batch_b", b)
+    nodes.append(helper.make_node("MatMul", ["mm_batch_a", "mm_batch_b"], ["mm_batch_y"],
+                                  name="mm_batch"))
+    output("mm_batch_y", a.astype(np.float64) @ b)
+    a = rng.standard_normal((20, 24)).astype(f)
+    b = rng.standard_normal((24, 18)).astype(f)
+    inp("mm_input_a", a)
+    inp("mm_input_b", b)
+    nodes.append(helper.make_node("MatMul", ["mm_input_a", "mm_input_b"], ["mm_input_y"],
+                                  name="mm_input"))
+    output("mm_input_y", a.astype(np.float64) @ b)
+    # grouped, strided, dilated, asymmetric pads, bias, two images, 5 x 6 = 30 pixels
+    x = rng.standard_normal((2, 6, 11, 9)).astype(f)
+    w = rng.standard_normal((8, 3, 3, 3)).astype(f)
+    bias = rng.standard_normal(8).astype(f)
+    inp("cv_x", x)
+    const("cv_w", w)
+    const("cv_bias", bias)
+    nodes.append(helper.make_node("Conv", ["cv_x", "cv_w", "cv_bias"], ["cv_y"], name="cv",
+                                  group=2, strides=[2, 1], dilations=[1, 2],
+                                  pads=[1, 0, 2, 1]))
+    output("cv_y", conv_ref(x.astype(np.float64), w, bias, (2, 1), (1, 2), (1, 0, 2, 1), 2))
+    g = helper.make_graph(nodes, "micro_edges", ins, outs, inits)
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "micro_edges.onnx"))
+    os.makedirs(os.path.join(out, "me_exp"), exist_ok=True)
+    for k, v in feeds.items():
+        np.save(os.path.join(out, "me_%s.npy" % k), v)
+    for k, v in exp.items():
+        np.save(os.path.join(out, "me_exp", k + ".npy"), v)
+
+
+def maxpool_ref(x, k, strides, dil, pads, out_hw):
+    """MaxPool in float64 to an output of out_hw, -inf past every edge."""
+    n, c, h, w = x.shape
+    extra = [max(0, (out_hw[i] - 1) * strides[i] + dil[i] * (k[i] - 1) + 1 -
+                 (x.shape[2 + i] + pads[i])) for i in range(2)]
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], extra[0]), (pads[1], extra[1])),
+                constant_values=-np.inf)
+    y = np.full((n, c) + tuple(out_hw), -np.inf)
+    for i in range(out_hw[0]):
+        for j in range(out_hw[1]):
+            r0, c0 = i * strides[0], j * strides[1]
+            win = xp[:, :, r0:r0 + dil[0] * (k[0] - 1) + 1:dil[0],
+                     c0:c0 + dil[1] * (k[1] - 1) + 1:dil[1]]
+            y[:, :, i, j] = win.max(axis=(2, 3))
+    return y
+
+
+def rows_edges(out, rng):
+    """rows_edges.onnx: depthwise Convs and MaxPools side by side on one x."""
+    f = np.float32
+    x = rng.standard_normal((2, 5, 10, 9)).astype(f)
+    xd = x.astype(np.float64)
+    w3 = rng.standard_normal((5, 1, 3, 3)).astype(f)
+    w5 = rng.standard_normal((5, 1, 5, 5)).astype(f)
+    bias = rng.standard_normal(5).astype(f)
+    nodes = [
+        helper.make_node("Conv", ["x", "w3", "bias"], ["dw_strided"], name="dw_strided",
+                         group=5, strides=[2, 1], dilations=[1, 2], pads=[1, 0, 2, 1]),
+        helper.make_node("Conv", ["x", "w5"], ["dw_5x5"], name="dw_5x5", group=5,
+                         pads=[2, 2, 2, 2]),
+        helper.make_node("MaxPool", ["x"], ["mp_resnet"], name="mp_resnet",
+                         kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("MaxPool", ["x"], ["mp_ceil"], name="mp_ceil", kernel_shape=[3, 2],
+                         strides=[2, 2], ceil_mode=1),
+        helper.make_node("MaxPool", ["x"], ["mp_dilated"], name="mp_dilated",
+                         kernel_shape=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1]),
+    ]
+    exp = {
+        "dw_strided": conv_ref(xd, w3, bias, (2, 1), (1, 2), (1, 0, 2, 1), 5),
+        "dw_5x5": conv_ref(xd, w5, None, (1, 1), (1, 1), (2, 2, 2, 2), 5),
+        "mp_resnet": maxpool_ref(xd, (3, 3), (2, 2), (1, 1), (1, 1), (5, 5)),
+        "mp_ceil": maxpool_ref(xd, (3, 2), (2, 2), (1, 1), (0, 0), (5, 5)),
+        "mp_dilated": maxpool_ref(xd, (2, 2), (1, 1), (2, 2), (1, 1), (10, 9)),
+    }
+    g = helper.make_graph(
+        nodes, "rows_edges", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 10, 9])],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in exp.items()],
+        [numpy_helper.from_array(v, n) for n, v in [("w3", w3), ("w5", w5), ("bias", bias)]])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "rows_edges.onnx"))
+    np.save(os.path.join(out, "re_x.npy"), x)
+    os.makedirs(os.path.join(out, "re_exp"), exist_ok=True)
+    for k, v in exp.items():
+        np.save(os.path.join(out, "re_exp", k + ".npy"), v.astype(f))
 
 
 if __name__ == "__main__":
