@@ -30,7 +30,7 @@ REPLAY := $(patsubst %,$(BUILD)/tests/replay_%,$(HARNESS))
 FUZZ_SECONDS ?= 10
 LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 
-.PHONY: all deps test test-asan demo bench bench-collage bench-compile install clean regen fuzz
+.PHONY: all deps test test-asan test-valgrind demo bench bench-collage bench-compile install clean regen fuzz
 
 all: $(BUILD)/collagec
 
@@ -86,6 +86,10 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIBOBJS)
 # make fuzz FUZZ_SECONDS=N: every harness for N seconds (tests/fuzz/run.sh)
 fuzz: $(BUILD)/collagec
 	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh
+
+# memcheck over compile and run of the five reference models (slow)
+test-valgrind: $(BUILD)/collagec
+	@BUILD=$(BUILD) sh tests/valgrind.sh
 
 test-asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
