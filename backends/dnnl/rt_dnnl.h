@@ -64,6 +64,7 @@
 
 #define RT_DNNL_MAX_PO 6		/* post-ops per kernel */
 #define RT_DNNL_MAX_KEY 64		/* int64 words of a cache key */
+#define RT_DNNL_MAX_ARGS (4 + RT_DNNL_MAX_PO)	/* execution arguments of a primitive */
 
 /* Post-op codes of the call (an epilogue op each, HardSigmoid two). */
 enum rt_dnnl_po {
@@ -113,6 +114,8 @@ struct rt_dnnl_kernel {
 	void *src_buf, *dst_buf;	/* x and y in the primitive's layouts */
 	dnnl_memory_desc_t aux_md[4];	/* the other operands of the standalone ops */
 	dnnl_primitive_t prim2;		/* an eltwise's second algorithm, or NULL */
+	dnnl_exec_arg_t args[RT_DNNL_MAX_ARGS];	/* rt_dnnl_exec's, made by its first run */
+	int nargs;
 };
 
 static struct {
@@ -233,6 +236,9 @@ static void rt_dnnl_release(struct rt_dnnl_kernel *k)
 		dnnl_primitive_destroy(k->dst_out);
 	if (k->prim2)
 		dnnl_primitive_destroy(k->prim2);
+	for (int i = 0; i < k->nargs; i++)
+		if (k->args[i].memory != k->wei_mem)
+			dnnl_memory_destroy(k->args[i].memory);
 	free(k->wei_buf);
 	free(k->src_buf);
 	free(k->dst_buf);
@@ -405,18 +411,26 @@ out:
 	return rc;
 }
 
+/* One execution argument: oneDNN's DNNL_ARG_*, its layout and its buffer. */
+struct rt_dnnl_arg {
+	int arg;
+	const dnnl_memory_desc_t *md;
+	const void *p;
+};
+
 /*
  * Runs k->prim on the user's buffers (bias, e0, e1 may be NULL): x and y
  * through the reorders at the edges where the primitive wants other layouts,
- * the summed operand first into dst.
+ * the summed operand first into dst. The memory objects of the arguments
+ * are made by the first run and pointed at each run's buffers after: making
+ * them anew cost a few microseconds per kernel and run.
  */
 static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float *x,
 			 const float *w, const float *bias, const float *e0, const float *e1,
 			 const int *po, float *y)
 {
-	dnnl_exec_arg_t args[5 + RT_DNNL_MAX_PO];
-	dnnl_memory_t mem[5 + RT_DNNL_MAX_PO];
-	int n = 0, nm = 0, ok = 1;
+	struct rt_dnnl_arg a[RT_DNNL_MAX_ARGS];
+	int n = 0, ok = 1;
 	const void *src = x;
 	void *dst = k->dst_buf ? k->dst_buf : (void *)y;
 	const float *se = k->sum && po[k->sum - 1] == RT_DNNL_PO_ADD1 ? e1 : e0;	/* summed */
@@ -432,39 +446,38 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 	} else if (k->sum && (const void *)se != dst) {
 		memcpy(dst, se, dnnl_memory_desc_get_size(&k->dst_md));
 	}
-
-#define RT_DNNL_ARG(ARG, MD, PTR)                                                            \
-	do {                                                                                 \
-		if (ok && !rt_dnnl_fail(dnnl_memory_create(&mem[nm], MD, rt_dnnl.engine,     \
-							   (void *)(PTR)), name, "memory")) { \
-			args[n].arg = ARG;                                                   \
-			args[n++].memory = mem[nm++];                                        \
-		} else {                                                                     \
-			ok = 0;                                                              \
-		}                                                                            \
-	} while (0)
-	RT_DNNL_ARG(DNNL_ARG_SRC, &k->src_md, src);
-	if (k->wei_mem) {
-		args[n].arg = DNNL_ARG_WEIGHTS;
-		args[n++].memory = k->wei_mem;
-	} else {
-		RT_DNNL_ARG(DNNL_ARG_WEIGHTS, &k->wei_md, w);
-	}
+	/* the arguments, in the same order every run; weights reordered once: md NULL */
+	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_SRC, &k->src_md, src };
+	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_WEIGHTS, k->wei_mem ? NULL : &k->wei_md, w };
 	if (k->has_bias)
-		RT_DNNL_ARG(DNNL_ARG_BIAS, &k->bias_md, bias);
-	RT_DNNL_ARG(DNNL_ARG_DST, &k->dst_md, dst);
+		a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_BIAS, &k->bias_md, bias };
+	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_DST, &k->dst_md, dst };
 	for (int i = 0; i < RT_DNNL_MAX_PO; i++)
 		if (i != k->sum - 1 && (po[i] == RT_DNNL_PO_ADD0 || po[i] == RT_DNNL_PO_ADD1))
-			RT_DNNL_ARG(DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1,
-				    &k->bin_md[po[i] - RT_DNNL_PO_ADD0],
-				    po[i] == RT_DNNL_PO_ADD0 ? e0 : e1);
-#undef RT_DNNL_ARG
-	if (ok && !rt_dnnl_fail(dnnl_primitive_execute(k->prim, rt_dnnl.stream, n, args), name,
+			a[n++] = (struct rt_dnnl_arg){
+				DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1,
+				&k->bin_md[po[i] - RT_DNNL_PO_ADD0], po[i] == RT_DNNL_PO_ADD0 ? e0 : e1
+			};
+	for (int i = 0; i < n && ok; i++) {
+		dnnl_status_t st = dnnl_success;
+
+		if (a[i].md && i < k->nargs)
+			st = dnnl_memory_set_data_handle(k->args[i].memory, (void *)a[i].p);
+		else if (a[i].md)
+			st = dnnl_memory_create(&k->args[i].memory, a[i].md, rt_dnnl.engine,
+						(void *)a[i].p);
+		else
+			k->args[i].memory = k->wei_mem;
+		if (i >= k->nargs && st == dnnl_success) {
+			k->args[i].arg = a[i].arg;
+			k->nargs = i + 1;
+		}
+		ok = !rt_dnnl_fail(st, name, "memory");
+	}
+	if (ok && !rt_dnnl_fail(dnnl_primitive_execute(k->prim, rt_dnnl.stream, n, k->args), name,
 				"execute") && k->dst_out)
 		rt_dnnl_move(k->dst_out, &k->dst_md, dst, &k->user_dst, y, name);
 	rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "execute");
-	for (int i = 0; i < nm; i++)
-		dnnl_memory_destroy(mem[i]);
 }
 
 /*
@@ -703,13 +716,6 @@ out:
 }
 
 /* ---- the standalone ops: plain layouts, no weights ---- */
-
-/* One execution argument: oneDNN's DNNL_ARG_*, its layout and its buffer. */
-struct rt_dnnl_arg {
-	int arg;
-	const dnnl_memory_desc_t *md;
-	const void *p;
-};
 
 /* Makes k->prim from op descriptor desc (attr may be NULL). */
 static int rt_dnnl_make_op(struct rt_dnnl_kernel *k, const char *name, const_dnnl_op_desc_t desc,
