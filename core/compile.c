@@ -219,6 +219,22 @@ static void add_output_copies(struct graph *g)
 	}
 }
 
+int compile_plan_layouts(struct graph *g, const struct partition *parts, int np)
+{
+	for (int i = 0; i < g->values.n; i++)
+		g->values.v[i].layout = 0;
+	for (int i = 0; i < np; i++) {
+		const struct target_kind *k = parts[i].target->kind;
+		bool seen = false;
+
+		for (int j = 0; j < i && !seen; j++)
+			seen = parts[j].target->kind == k;
+		if (!seen && k->plan_layouts && k->plan_layouts(g, parts, np) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int compile_lower(struct graph *g, struct partition *parts, int np, struct model_sources *ms)
 {
 	for (int i = 0; i < np; i++) {
@@ -450,7 +466,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (partition(ctx, g, o, targets, nt, &patterns, &parts, &np, &cs) < 0)
 		goto out;
 	stage(ctx, "partition", &t);
-	if (compile_lower(g, parts, np, &ms) < 0)
+	if (compile_plan_layouts(g, parts, np) < 0 || compile_lower(g, parts, np, &ms) < 0)
 		goto out;
 	if (o->dump_dir && dump_tir(g, o->dump_dir, parts, np) < 0)
 		goto out;

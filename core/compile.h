@@ -58,6 +58,15 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		     struct compile_stats *stats);
 
 /*
+ * Clears every value's layout, then runs the plan_layouts hook of each
+ * target kind among parts[0..np) once, with all of them: the layouts that
+ * partitions hand over to each other. Before compile_lower on the same
+ * partitions. 0 or -1.
+ */
+struct partition;
+int compile_plan_layouts(struct graph *g, const struct partition *parts, int np);
+
+/*
  * Lowers each partition through its target's hooks (relay_to_tir or the
  * generic lowering, then tir_to_runtime, or relay_to_runtime) into ms.
  * 0 or -1.

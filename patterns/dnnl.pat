@@ -14,15 +14,21 @@ let mm   = MatMul(*, *) | Gemm(*, *, *?)
 let conv = Conv(*, *, *?)
 let act  = {Relu|LeakyRelu|Sigmoid|Tanh|HardSigmoid|HardSwish|Elu|Exp|Abs|Gelu}
 
+# The matcher takes the first alternative that fits and does not come back
+# when the match then reads a value used outside it: an add of two convs'
+# outputs (Add(block input, last conv) in MobileNetV2, where the block input
+# is also the next conv's x) must try the anchor on the right first, the
+# way exporters write residual adds, so the residual Adds list it first.
+
 # conv + bias + residual add + activation: the end of a ResNet block
 let conv_bias = Add($conv, const) | Add(const, $conv)
-conv_bias_add_act = $act(Add($conv_bias, *) | Add(*, $conv_bias)) |
-		    Clip(Add($conv_bias, *) | Add(*, $conv_bias), *?, *?)
-conv_bias_add     = Add($conv_bias, *) | Add(*, $conv_bias)
+conv_bias_add_act = $act(Add(*, $conv_bias) | Add($conv_bias, *)) |
+		    Clip(Add(*, $conv_bias) | Add($conv_bias, *), *?, *?)
+conv_bias_add     = Add(*, $conv_bias) | Add($conv_bias, *)
 
 # anchor + bias (or residual) + activation
-let conv_add = Add($conv, *) | Add(*, $conv)
-let mm_add   = Add($mm, *) | Add(*, $mm)
+let conv_add = Add(*, $conv) | Add($conv, *)
+let mm_add   = Add(*, $mm) | Add($mm, *)
 conv_add_act   = $act($conv_add) | Clip($conv_add, *?, *?)
 matmul_add_act = $act($mm_add) | Clip($mm_add, *?, *?)
 

@@ -344,7 +344,8 @@ else
 fi
 
 # --- dnnl ---
-# Conv (grouped, depthwise, dilated, padded, strided, 1x1, symbolic batch),
+# Conv (1-D to 3-D, grouped, depthwise, dilated, padded, strided, 1x1,
+# symbolic batch),
 # MatMul (2-D, a batch folded into the rows, a batch on both inputs) and Gemm
 # (transA/transB, C as the bias, alpha without C) as oneDNN primitives, each
 # followed by the epilogue ops patterns/dnnl.pat fuses as post-ops: every
@@ -354,7 +355,8 @@ fi
 # ceil_mode, count_include_pad), the global pools, BatchNormalization,
 # LayerNormalization, Softmax and LogSoftmax, LRN, each eltwise op and
 # ConvTranspose (1-D and 2-D, groups, strides, pads, dilations,
-# output_padding).
+# output_padding); and chains of them (chain_*) whose values between dnnl
+# kernels stay in oneDNN's blocked layout, unless a graph output.
 # Every model of
 # testdata/backends/make_dnnl_models.py is compiled for c and for dnnl,c: the
 # dnnl,c build must reproduce the c build's outputs (collagec run --check,
@@ -410,7 +412,7 @@ else
 
 	# symbolic dims on random inputs: same seed, same inputs through both
 	for m in conv_sym_clip mm_sym_fold_tanh avgpool_sym_incl gap_sym bnorm_sym lnorm_sym \
-		logsoftmax_sym elt_elu_sym deconv_g2_dil_sym; do
+		logsoftmax_sym elt_elu_sym deconv_g2_dil_sym chain_blocked; do
 		for n in 5 1 3; do
 			[ -n "$why" ] && break
 			run "$D/$m.c.so" "$D/$m.c.r$n" --shape N=$n --seed 11
@@ -437,14 +439,27 @@ else
 		verdict "dnnl/$m-threads"
 	done
 
-	# the ONNX backend tests of MatMul, Gemm and float Conv, on dnnl
-	"$C" conformance --target dnnl,c "$ONNXDATA"/node/test_matmul_[0-9]d \
+	# the values between chain_blocked's kernels stay in oneDNN's blocked
+	# layout: its verbose log shows reorders of the input (2x8x12x12) and of
+	# the pooled output (2x16x1), none of the values between (2x16x12x12,
+	# 2x16x6x6)
+	ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$C" run "$D/chain_blocked.dnnl.so" \
+		--input x="$D/models/chain_blocked/in/x.npy" >"$T/verbose" 2>&1 ||
+		bad "verbose run: $(tail -n 1 "$T/verbose")"
+	grep -q "exec,cpu,convolution" "$T/verbose" || bad "no oneDNN verbose log"
+	if grep "exec,cpu,reorder" "$T/verbose" | grep -q -e ",2x16x12x12," -e ",2x16x6x6,"; then
+		bad "a value between dnnl kernels was reordered"
+	fi
+	verdict dnnl/chain_blocked-layouts
+
+	# the ONNX backend tests of MatMul, Gemm and float Conv (1-D to 3-D), on dnnl
+	"$C" conformance -j2 --target dnnl,c "$ONNXDATA"/node/test_matmul_[0-9]d \
 		"$ONNXDATA"/node/test_gemm_* "$ONNXDATA"/node/test_basic_conv_with_* \
 		"$ONNXDATA"/node/test_basic_conv_without_* "$ONNXDATA"/node/test_conv_with_* \
-		>"$T/conf" 2>&1
+		"$ONNXDATA"/pytorch-converted/test_Conv[123]d* >"$T/conf" 2>&1
 	st=$?
 	[ $st -eq 0 ] || bad "exit $st: $(grep -v '^PASS' "$T/conf" | head -n 1)"
-	grep -qx "conformance: 20 passed, 0 failed" "$T/conf" || bad "$(tail -n 1 "$T/conf")"
+	grep -qx "conformance: 46 passed, 0 failed" "$T/conf" || bad "$(tail -n 1 "$T/conf")"
 	verdict dnnl/conformance
 
 	# the ONNX backend tests of the standalone ops (not training-mode

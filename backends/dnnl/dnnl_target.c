@@ -1,5 +1,5 @@
 /*
- * dnnl_target.c - the dnnl target: float32 2-D Conv, MatMul and Gemm as
+ * dnnl_target.c - the dnnl target: float32 Conv (1 to 3 spatial dims), MatMul and Gemm as
  * oneDNN primitives (Debian's libdnnl, the C API), with the elementwise ops
  * after them fused as oneDNN post-ops. It has the blas target's shape: its
  * partition rule is patterns/dnnl.pat, an anchor alone or followed by a
@@ -24,7 +24,7 @@
  * what oneDNN would compute otherwise than ONNX); each is one primitive in
  * plain layouts.
  * relay_to_tir makes one kernel per partition whose body is one call_extern
- * of collagec_dnnl_conv2d, collagec_dnnl_matmul (or, for one op alone,
+ * of collagec_dnnl_conv, collagec_dnnl_matmul (or, for one op alone,
  * collagec_dnnl_pool, _eltwise, _softmax, _bnorm, _lnorm, _lrn, _deconv),
  * helpers of the runtime
  * prelude rt_dnnl.h (embedded into collagec, pasted once per model; it
@@ -33,6 +33,9 @@
  * and passes it, the kernel's name and `threads` around the loop-IR
  * arguments. Arguments that depend on symbolic dims are loop-IR expressions
  * over syms[].
+ * plan_layouts marks the values that Convs and pools on dnnl hand to each
+ * other (and to nothing else) blocked; their kernels get `lay` bits saying
+ * which of their buffers are, and skip the reorders at those edges.
  *
  * The collagec binary never links oneDNN: unavailable() checks for
  * <oneapi/dnnl/dnnl.h> and dlopens libdnnl in a child process, so that
@@ -206,10 +209,12 @@ static bool conv_fits(struct graph *g, const struct node *n)
 
 	if (n->n_out != 1 || !is_f32(x) || !is_f32(w) || !is_f32(y) || (bias && !is_f32(bias)))
 		return false;
-	if (x->shape.rank != 4 || w->shape.rank != 4 || y->shape.rank != 4)
+	/* 1 to 3 spatial dims */
+	if (x->shape.rank < 3 || x->shape.rank > 5 || w->shape.rank != x->shape.rank ||
+	    y->shape.rank != x->shape.rank)
 		return false;
 	/* the batch may be symbolic; channels, spatial dims and the weight may not */
-	for (int i = 1; i < 4; i++)
+	for (int i = 1; i < x->shape.rank; i++)
 		if (!dim_is_const(x->shape.d[i]) || !dim_is_const(y->shape.d[i]))
 			return false;
 	if (!shape_is_static(&w->shape) || (bias && (bias->shape.rank != 1 ||
@@ -282,21 +287,24 @@ static bool po_add(struct epi_plan *ep, int code, double alpha, double beta)
 }
 
 /*
- * A per-channel constant bias of a Conv without one: x of shape [M, 1, 1]
- * or [1, M, 1, 1].
+ * A per-channel constant bias of a Conv without one: x of shape [M, 1...]
+ * or [1, M, 1...], of the output's rank without or with its batch dim.
  */
 static bool is_conv_bias(struct graph *g, const struct node *conv, const struct value *x)
 {
 	const struct shape *s = &x->shape;
-	int64_t m = node_out(g, conv, 0)->shape.d[1].c;
+	const struct value *y = node_out(g, conv, 0);
+	int64_t m = y->shape.d[1].c;
+	int off = s->rank == y->shape.rank ? 1 : 0;
 
 	if (node_in(g, conv, 2) || !x->data || !is_f32(x) || !shape_is_static(s))
 		return false;
-	if (s->rank == 3)
-		return s->d[0].c == m && s->d[1].c == 1 && s->d[2].c == 1;
-	if (s->rank == 4)
-		return s->d[0].c == 1 && s->d[1].c == m && s->d[2].c == 1 && s->d[3].c == 1;
-	return false;
+	if (s->rank != y->shape.rank && s->rank != y->shape.rank - 1)
+		return false;
+	for (int i = 0; i < s->rank; i++)
+		if (s->d[i].c != (i == off ? m : 1))
+			return false;
+	return true;
 }
 
 /* How x broadcasts into out (enum bcast), BC_NONE when no class fits. */
@@ -877,6 +885,124 @@ static bool dnnl_check(struct graph *g, const int *nodes, int n_nodes)
 	return anchor_fits(g, a) && epi_plan(g, nodes, n_nodes, &ep);
 }
 
+/* ---- layouts handed over between dnnl kernels ---- */
+
+/*
+ * value.layout as this target sets it: LAYOUT_BLOCKED, channels in blocks
+ * (rt_dnnl.h's rt_dnnl_layout: nChw8c with AVX2, nChw16c with AVX-512, plain
+ * where the channels are no multiple of the block, the same rule at both
+ * ends, so the buffer keeps its plain size).
+ */
+enum dnnl_layout {
+	LAYOUT_PLAIN, LAYOUT_BLOCKED, LAYOUT_COUNT
+};
+
+/* A kernel's layout bits: which of its buffers are blocked (RT_DNNL_LAY_*). */
+enum lay_flags {
+	LAY_SRC = 1 << 0, LAY_DST = 1 << 1, LAY_SUM = 1 << 2
+};
+
+/*
+ * The operand of the add that the runtime turns into a sum post-op (the
+ * first post-op, a tensor of dst's shape, used by no other post-op), or -1.
+ */
+static int sum_operand(const struct epi_plan *ep)
+{
+	int i;
+
+	if (ep->n_po == 0 || ep->po[0] < PO_ADD0 || ep->po[0] > PO_ADD1)
+		return -1;
+	i = ep->po[0] - PO_ADD0;
+	if (ep->bc[i] != BC_FULL)
+		return -1;
+	for (int j = 1; j < ep->n_po; j++)
+		if (ep->po[j] == ep->po[0])
+			return -1;
+	return ep->bin[i];
+}
+
+/* Whether partition p is one pooling op (its helper takes a blocked x). */
+static bool is_pool(struct graph *g, const struct partition *p)
+{
+	const struct node *a = &g->nodes.v[p->nodes[0]];
+	struct op_plan op;
+
+	return p->n_nodes == 1 && op_plan(g, a, &op) && !strcmp(op.fn, "pool");
+}
+
+/*
+ * Whether dnnl partition q reads value v as input `slot` of its node n in a
+ * blocked layout: a Conv's x, the summed operand of its residual add, a
+ * pooling op's x.
+ */
+static bool reads_blocked(struct graph *g, const struct partition *q, const struct node *n,
+			  int slot, int v)
+{
+	const struct node *a = &g->nodes.v[q->nodes[0]];
+	struct epi_plan ep;
+
+	if (n == a && slot == 0)
+		return a->op == OP_CONV || is_pool(g, q);
+	if (n == a || a->op != OP_CONV || !epi_plan(g, q->nodes, q->n_nodes, &ep))
+		return false;
+	return sum_operand(&ep) == v;
+}
+
+/* The value a dnnl partition writes, when it may write it blocked; else -1. */
+static int blocked_candidate(struct graph *g, const struct partition *p)
+{
+	const struct node *a = &g->nodes.v[p->nodes[0]];
+	int v = g->nodes.v[p->nodes[p->n_nodes - 1]].out[0];
+	const struct value *y = &g->values.v[v];
+
+	if (a->op != OP_CONV && !is_pool(g, p))
+		return -1;
+	if (!is_f32(y) || y->shape.rank < 3 || y->shape.rank > 5 || !dim_is_const(y->shape.d[1]) ||
+	    y->data ||
+	    (y->flags & (VALUE_INPUT | VALUE_OUTPUT)))
+		return -1;
+	return v;
+}
+
+/*
+ * Marks blocked the values that one dnnl Conv or pooling partition writes
+ * and only dnnl partitions read, each as a Conv's x, a residual add's summed
+ * operand or a pooling op's x: those stay in oneDNN's blocked layout from
+ * kernel to kernel, reordered only where c (or a graph output) takes over.
+ */
+static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int np)
+{
+	int *part_of = xmalloc(sizeof(int) * (size_t)(g->nodes.n ? g->nodes.n : 1));
+
+	for (int i = 0; i < g->nodes.n; i++)
+		part_of[i] = -1;
+	for (int i = 0; i < np; i++)
+		if (parts[i].target->kind == &target_kind_dnnl)
+			for (int j = 0; j < parts[i].n_nodes; j++)
+				part_of[parts[i].nodes[j]] = i;
+	for (int i = 0; i < np; i++) {
+		int v = parts[i].target->kind == &target_kind_dnnl ?
+			blocked_candidate(g, &parts[i]) : -1;
+		bool ok = v >= 0, read = false;
+
+		for (int j = 0; j < g->nodes.n && ok; j++) {
+			const struct node *n = &g->nodes.v[j];
+
+			for (int s = 0; s < n->n_in && ok && !n->dead; s++) {
+				if (n->in[s] != v)
+					continue;
+				read = true;
+				ok = part_of[j] >= 0 && part_of[j] != i &&
+				     reads_blocked(g, &parts[part_of[j]], n, s, v);
+			}
+		}
+		if (ok && read)
+			g->values.v[v].layout = LAYOUT_BLOCKED;
+	}
+	free(part_of);
+	return 0;
+}
+
 /* ---- relay_to_tir ---- */
 
 /* The post-op arguments: binary broadcasts, then (code, alpha, beta) per slot. */
@@ -899,34 +1025,42 @@ static struct tir *addr_or_null(struct tir_builder *b, struct tir_buf *buf)
 	return buf ? tir_addr(b, buf, tir_int(b, 0)) : tir_int(b, 0);
 }
 
-/* x, w, bias, e0, e1, y are set by the caller; then the shapes: conv2d's. */
+/*
+ * x, w, bias, e0, e1, y are set by the caller; then the shapes: nsp, n, c,
+ * m, group, then per spatial dim (3, the unused ones 1, pads 0) in, out,
+ * kernel, stride, dilation, pad begin, pad end; wconst.
+ */
 static int conv_args(struct tir_builder *b, struct graph *g, const struct node *n,
 		     struct tir **args)
 {
 	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1);
-	int64_t kern[2] = { w->shape.d[2].c, w->shape.d[3].c };
+	int r = x->shape.rank - 2, na = 0;
+	int64_t kern[3];
 	struct window win;
-	int na = 0;
 
+	for (int i = 0; i < r; i++)
+		kern[i] = w->shape.d[i + 2].c;
 	if (window_plan(g, (struct node *)n, &x->shape, kern, false, &win) < 0)
 		return -1;
+	args[na++] = tir_int(b, r);
 	args[na++] = tir_dim(b, x->shape.d[0]);
-	for (int i = 1; i < 4; i++)
-		args[na++] = tir_int(b, x->shape.d[i].c);
+	args[na++] = tir_int(b, x->shape.d[1].c);
 	args[na++] = tir_int(b, w->shape.d[0].c);
-	args[na++] = tir_int(b, kern[0]);
-	args[na++] = tir_int(b, kern[1]);
-	args[na++] = tir_int(b, win.s[0]);
-	args[na++] = tir_int(b, win.s[1]);
-	args[na++] = tir_int(b, win.pb[0]);
-	args[na++] = tir_int(b, win.pb[1]);
-	args[na++] = tir_int(b, win.pe[0]);
-	args[na++] = tir_int(b, win.pe[1]);
-	args[na++] = tir_int(b, win.d[0]);
-	args[na++] = tir_int(b, win.d[1]);
 	args[na++] = tir_int(b, node_attr_int(n, "group", 1));
-	args[na++] = tir_int(b, win.out[0]);
-	args[na++] = tir_int(b, win.out[1]);
+	for (int i = 0; i < 3; i++)
+		args[na++] = tir_int(b, i < r ? win.in[i] : 1);
+	for (int i = 0; i < 3; i++)
+		args[na++] = tir_int(b, i < r ? win.out[i] : 1);
+	for (int i = 0; i < 3; i++)
+		args[na++] = tir_int(b, i < r ? kern[i] : 1);
+	for (int i = 0; i < 3; i++)
+		args[na++] = tir_int(b, i < r ? win.s[i] : 1);
+	for (int i = 0; i < 3; i++)
+		args[na++] = tir_int(b, i < r ? win.d[i] : 1);
+	for (int i = 0; i < 3; i++)
+		args[na++] = tir_int(b, i < r ? win.pb[i] : 0);
+	for (int i = 0; i < 3; i++)
+		args[na++] = tir_int(b, i < r ? win.pe[i] : 0);
 	args[na++] = tir_int(b, w->data != NULL);
 	return na;
 }
@@ -980,6 +1114,12 @@ static struct tir *dims_prod(struct tir_builder *b, const struct value *x, int f
 	return e ? e : tir_int(b, 1);
 }
 
+/* flag when value v is blocked (value.layout), else 0. */
+static int value_lay(struct graph *g, int v, int flag)
+{
+	return g->values.v[v].layout == LAYOUT_BLOCKED ? flag : 0;
+}
+
 /* The shape arguments of standalone op n's helper (after its buffers). */
 static int op_args(struct tir_builder *b, struct graph *g, const struct node *n,
 		   const struct op_plan *p, struct tir **args)
@@ -1005,6 +1145,8 @@ static int op_args(struct tir_builder *b, struct graph *g, const struct node *n,
 			for (int j = 0; j < 3; j++)
 				args[na++] = tir_int(b, v[i][j]);
 		args[na++] = tir_int(b, p->pool);
+		args[na++] = tir_int(b, value_lay(g, n->in[0], LAY_SRC) |
+				     value_lay(g, n->out[0], LAY_DST));
 	} else if (!strcmp(p->fn, "softmax")) {
 		args[na++] = dims_prod(b, x, 0, p->axis);
 		args[na++] = dims_prod(b, x, p->axis, p->axis_end);
@@ -1092,7 +1234,7 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 {
 	struct node *a = &g->nodes.v[p->nodes[0]];
 	bool conv = a->op == OP_CONV;
-	const char *op = conv ? "conv2d" : "matmul";
+	const char *op = conv ? "conv" : "matmul";
 	struct tir_builder b;
 	struct kernel k = { 0 };
 	struct tir_buf *x, *w, *bias = NULL, *e[MAX_BIN] = { NULL, NULL }, *out;
@@ -1136,6 +1278,13 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 		return -1;
 	}
 	na += n;
+	if (conv) {
+		int sv = sum_operand(&ep);
+
+		args[na++] = tir_int(&b, value_lay(g, a->in[0], LAY_SRC) |
+				     value_lay(g, k.args[k.n_args - 1], LAY_DST) |
+				     (sv >= 0 ? value_lay(g, sv, LAY_SUM) : 0));
+	}
 	na += po_args(&b, &ep, args + na);
 	tir_extern(&b, arena_printf(g->arena, "collagec_dnnl_%s", op), args, na);
 	k.name = b.name;
@@ -1201,8 +1350,8 @@ const struct target_kind target_kind_dnnl = {
 	.api_version = TARGET_API_VERSION,
 	.name = "dnnl",
 	.device = "cpu",
-	.description = "oneDNN primitives; runs float32 2-D Conv, MatMul and Gemm with their "
-		       "bias, residual add and activations fused as post-ops, and pooling, "
+	.description = "oneDNN primitives; runs float32 Conv (1-D to 3-D), MatMul and Gemm "
+		       "with their bias, residual add and activations fused as post-ops, and pooling, "
 		       "BatchNormalization, LayerNormalization, Softmax, LRN, eltwise ops and "
 		       "ConvTranspose alone",
 	.options = NULL,
@@ -1210,6 +1359,7 @@ const struct target_kind target_kind_dnnl = {
 	.supports = NULL,
 	.patterns = "dnnl.pat",
 	.pattern_check = dnnl_check,
+	.plan_layouts = dnnl_plan_layouts,
 	.relay_to_tir = dnnl_relay_to_tir,
 	.tir_to_runtime = dnnl_tir_to_runtime,
 	.relay_to_runtime = NULL,

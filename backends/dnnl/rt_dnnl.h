@@ -4,18 +4,23 @@
  * pasted once into every model.c with partitions on dnnl, before the kernels.
  *
  * Each dnnl kernel owns a static struct rt_dnnl_kernel and calls
- * collagec_dnnl_conv2d or collagec_dnnl_matmul with it, its buffers, its
+ * collagec_dnnl_conv or collagec_dnnl_matmul with it, its buffers, its
  * shapes (symbolic dims evaluated at run time), the fused epilogue as up to
  * RT_DNNL_MAX_PO post-ops and its `threads`. The first call creates the
  * oneDNN primitive and keeps it; a call whose arguments differ from the
  * cached ones (a symbolic dim changed, another thread count, weights at
  * another address) creates it again. The executor's buffers are plain
- * (nchw, row-major). A MatMul reads and writes them directly. A Conv
+ * (nchw, row-major), except those the compiler marked blocked (the `lay`
+ * bits of conv and pool): values that dnnl Convs and pools hand to each
+ * other, in rt_dnnl_layout's channel blocks, so that a chain of them runs
+ * without reorders. A MatMul reads and writes plain buffers directly. A Conv
  * declares its src and dst with format `any`: where oneDNN's fastest
- * implementation wants blocked layouts (nChw8c with AVX2), the kernel
- * reorders x into a buffer of its own and the result back into y at its
- * edges - ResNet-18 ran 2.9x faster so than on the plain-layout gemm
- * convolution, reorders included. Constant weights are declared with
+ * implementation wants other layouts than the buffers' (nChw8c with AVX2
+ * for a plain buffer), the kernel reorders x into a buffer of its own and
+ * the result back into y at its edges - ResNet-18 ran 2.9x faster so than
+ * on the plain-layout gemm convolution, reorders included; MobileNetV2
+ * spent a quarter of its time in those reorders before values between
+ * Convs stayed blocked. Constant weights are declared with
  * format `any` too and reordered into the chosen layout ONCE, when the
  * primitive is made; weights computed at run time are read in place in
  * their plain layout. An add of a tensor shaped like the output as the
@@ -59,6 +64,7 @@
 
 #define RT_DNNL_MAX_PO 6		/* post-ops per kernel */
 #define RT_DNNL_MAX_KEY 64		/* int64 words of a cache key */
+#define RT_DNNL_MAX_ARGS (4 + RT_DNNL_MAX_PO)	/* execution arguments of a primitive */
 
 /* Post-op codes of the call (an epilogue op each, HardSigmoid two). */
 enum rt_dnnl_po {
@@ -96,7 +102,8 @@ struct rt_dnnl_kernel {
 	int nkey;
 	dnnl_primitive_t prim;
 	dnnl_memory_desc_t src_md, wei_md, bias_md, dst_md, bin_md[2];	/* the primitive's */
-	dnnl_memory_desc_t user_src, user_dst;	/* the plain layouts of the buffers */
+	dnnl_memory_desc_t user_src, user_dst;	/* the layouts of the buffers x, y */
+	dnnl_memory_desc_t user_sum;	/* the summed operand's */
 	int has_bias;
 	int sum;			/* post-op sum - 1 is a sum of its operand; 0: none */
 	dnnl_memory_t wei_mem;		/* the reordered weights, or NULL */
@@ -107,6 +114,8 @@ struct rt_dnnl_kernel {
 	void *src_buf, *dst_buf;	/* x and y in the primitive's layouts */
 	dnnl_memory_desc_t aux_md[4];	/* the other operands of the standalone ops */
 	dnnl_primitive_t prim2;		/* an eltwise's second algorithm, or NULL */
+	dnnl_exec_arg_t args[RT_DNNL_MAX_ARGS];	/* rt_dnnl_exec's, made by its first run */
+	int nargs;
 };
 
 static struct {
@@ -152,6 +161,44 @@ static dnnl_status_t rt_dnnl_plain(dnnl_memory_desc_t *md, int nd, const int64_t
 	return dnnl_memory_desc_init_by_strides(md, nd, dims, dnnl_f32, strides);
 }
 
+/* Layout bits of a call: which buffers the compiler marked blocked. */
+enum rt_dnnl_lay {
+	RT_DNNL_LAY_SRC = 1 << 0,	/* x */
+	RT_DNNL_LAY_DST = 1 << 1,	/* y */
+	RT_DNNL_LAY_SUM = 1 << 2,	/* the residual add's summed operand */
+};
+
+/* The channel block of blocked buffers: what oneDNN's f32 kernels use here. */
+static int64_t rt_dnnl_block(void)
+{
+	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+
+	return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core ? 16 : 8;
+}
+
+/*
+ * The layout of a buffer of dims d (3 to 5 of them): plain, or with
+ * `blocked` the channels (dim 1) in blocks of rt_dnnl_block() - unless they
+ * are no multiple of it: then plain too, so that the buffer keeps its plain
+ * size. Writer and readers of a buffer decide alike from the same dims.
+ */
+static dnnl_status_t rt_dnnl_layout(dnnl_memory_desc_t *md, int nd, const int64_t *d,
+				    int blocked)
+{
+	static const dnnl_format_tag_t b8[6] = { [3] = dnnl_aBc8b, [4] = dnnl_aBcd8b,
+						  [5] = dnnl_aBcde8b };
+	static const dnnl_format_tag_t b16[6] = { [3] = dnnl_aBc16b, [4] = dnnl_aBcd16b,
+						   [5] = dnnl_aBcde16b };
+	int64_t blk = rt_dnnl_block();
+	dnnl_dims_t dims;
+
+	if (!blocked || nd < 3 || nd > 5 || d[1] % blk)
+		return rt_dnnl_plain(md, nd, d);
+	for (int i = 0; i < nd; i++)
+		dims[i] = d[i];
+	return dnnl_memory_desc_init_by_tag(md, nd, dims, dnnl_f32, blk == 16 ? b16[nd] : b8[nd]);
+}
+
 /* The descriptor of a binary operand broadcasting as bc over dst dims d. */
 static dnnl_status_t rt_dnnl_bin_md(dnnl_memory_desc_t *md, int nd, const int64_t *d, int bc)
 {
@@ -189,6 +236,9 @@ static void rt_dnnl_release(struct rt_dnnl_kernel *k)
 		dnnl_primitive_destroy(k->dst_out);
 	if (k->prim2)
 		dnnl_primitive_destroy(k->prim2);
+	for (int i = 0; i < k->nargs; i++)
+		if (k->args[i].memory != k->wei_mem)
+			dnnl_memory_destroy(k->args[i].memory);
 	free(k->wei_buf);
 	free(k->src_buf);
 	free(k->dst_buf);
@@ -315,8 +365,10 @@ static int rt_dnnl_edges(struct rt_dnnl_kernel *k, const char *name,
 		return -1;
 	if (!dnnl_memory_desc_equal(&k->dst_md, &k->user_dst) &&
 	    (!(k->dst_buf = rt_dnnl_buf(&k->dst_md)) ||
-	     rt_dnnl_reorder(&k->dst_out, &k->dst_md, &k->user_dst, name) < 0 ||
-	     (k->sum && rt_dnnl_reorder(&k->dst_in, &k->user_dst, &k->dst_md, name) < 0)))
+	     rt_dnnl_reorder(&k->dst_out, &k->dst_md, &k->user_dst, name) < 0))
+		return -1;
+	if (k->sum && !dnnl_memory_desc_equal(&k->dst_md, &k->user_sum) &&
+	    rt_dnnl_reorder(&k->dst_in, &k->user_sum, &k->dst_md, name) < 0)
 		return -1;
 	return 0;
 }
@@ -359,18 +411,26 @@ out:
 	return rc;
 }
 
+/* One execution argument: oneDNN's DNNL_ARG_*, its layout and its buffer. */
+struct rt_dnnl_arg {
+	int arg;
+	const dnnl_memory_desc_t *md;
+	const void *p;
+};
+
 /*
  * Runs k->prim on the user's buffers (bias, e0, e1 may be NULL): x and y
  * through the reorders at the edges where the primitive wants other layouts,
- * the summed operand first into dst.
+ * the summed operand first into dst. The memory objects of the arguments
+ * are made by the first run and pointed at each run's buffers after: making
+ * them anew cost a few microseconds per kernel and run.
  */
 static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float *x,
 			 const float *w, const float *bias, const float *e0, const float *e1,
 			 const int *po, float *y)
 {
-	dnnl_exec_arg_t args[5 + RT_DNNL_MAX_PO];
-	dnnl_memory_t mem[5 + RT_DNNL_MAX_PO];
-	int n = 0, nm = 0, ok = 1;
+	struct rt_dnnl_arg a[RT_DNNL_MAX_ARGS];
+	int n = 0, ok = 1;
 	const void *src = x;
 	void *dst = k->dst_buf ? k->dst_buf : (void *)y;
 	const float *se = k->sum && po[k->sum - 1] == RT_DNNL_PO_ADD1 ? e1 : e0;	/* summed */
@@ -381,44 +441,43 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 		src = k->src_buf;
 	}
 	if (k->sum && k->dst_in) {
-		if (rt_dnnl_move(k->dst_in, &k->user_dst, se, &k->dst_md, dst, name) < 0)
+		if (rt_dnnl_move(k->dst_in, &k->user_sum, se, &k->dst_md, dst, name) < 0)
 			return;
 	} else if (k->sum && (const void *)se != dst) {
 		memcpy(dst, se, dnnl_memory_desc_get_size(&k->dst_md));
 	}
-
-#define RT_DNNL_ARG(ARG, MD, PTR)                                                            \
-	do {                                                                                 \
-		if (ok && !rt_dnnl_fail(dnnl_memory_create(&mem[nm], MD, rt_dnnl.engine,     \
-							   (void *)(PTR)), name, "memory")) { \
-			args[n].arg = ARG;                                                   \
-			args[n++].memory = mem[nm++];                                        \
-		} else {                                                                     \
-			ok = 0;                                                              \
-		}                                                                            \
-	} while (0)
-	RT_DNNL_ARG(DNNL_ARG_SRC, &k->src_md, src);
-	if (k->wei_mem) {
-		args[n].arg = DNNL_ARG_WEIGHTS;
-		args[n++].memory = k->wei_mem;
-	} else {
-		RT_DNNL_ARG(DNNL_ARG_WEIGHTS, &k->wei_md, w);
-	}
+	/* the arguments, in the same order every run; weights reordered once: md NULL */
+	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_SRC, &k->src_md, src };
+	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_WEIGHTS, k->wei_mem ? NULL : &k->wei_md, w };
 	if (k->has_bias)
-		RT_DNNL_ARG(DNNL_ARG_BIAS, &k->bias_md, bias);
-	RT_DNNL_ARG(DNNL_ARG_DST, &k->dst_md, dst);
+		a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_BIAS, &k->bias_md, bias };
+	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_DST, &k->dst_md, dst };
 	for (int i = 0; i < RT_DNNL_MAX_PO; i++)
 		if (i != k->sum - 1 && (po[i] == RT_DNNL_PO_ADD0 || po[i] == RT_DNNL_PO_ADD1))
-			RT_DNNL_ARG(DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1,
-				    &k->bin_md[po[i] - RT_DNNL_PO_ADD0],
-				    po[i] == RT_DNNL_PO_ADD0 ? e0 : e1);
-#undef RT_DNNL_ARG
-	if (ok && !rt_dnnl_fail(dnnl_primitive_execute(k->prim, rt_dnnl.stream, n, args), name,
+			a[n++] = (struct rt_dnnl_arg){
+				DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1,
+				&k->bin_md[po[i] - RT_DNNL_PO_ADD0], po[i] == RT_DNNL_PO_ADD0 ? e0 : e1
+			};
+	for (int i = 0; i < n && ok; i++) {
+		dnnl_status_t st = dnnl_success;
+
+		if (a[i].md && i < k->nargs)
+			st = dnnl_memory_set_data_handle(k->args[i].memory, (void *)a[i].p);
+		else if (a[i].md)
+			st = dnnl_memory_create(&k->args[i].memory, a[i].md, rt_dnnl.engine,
+						(void *)a[i].p);
+		else
+			k->args[i].memory = k->wei_mem;
+		if (i >= k->nargs && st == dnnl_success) {
+			k->args[i].arg = a[i].arg;
+			k->nargs = i + 1;
+		}
+		ok = !rt_dnnl_fail(st, name, "memory");
+	}
+	if (ok && !rt_dnnl_fail(dnnl_primitive_execute(k->prim, rt_dnnl.stream, n, k->args), name,
 				"execute") && k->dst_out)
 		rt_dnnl_move(k->dst_out, &k->dst_md, dst, &k->user_dst, y, name);
 	rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "execute");
-	for (int i = 0; i < nm; i++)
-		dnnl_memory_destroy(mem[i]);
 }
 
 /*
@@ -455,66 +514,82 @@ static void rt_dnnl_leave(int prev, int nt)
 }
 
 /*
- * y = conv2d(x, w) + bias, then the post-ops: x [n, c, h, wd], w [m, c/group,
- * kh, kw], bias [m] or NULL, y [n, m, oh, ow]; pads begin (pt, pl) and end
- * (pb, pr); dilations as in ONNX (1 = none).
+ * y = conv(x, w) + bias, then the post-ops: x [n, c, i0 (, i1 (, i2))],
+ * w [m, c/group, k0 ...], bias [m] or NULL, y [n, m, o0 ...] over nsp
+ * spatial dims (1 to 3; the unused ones 1, their pads 0); strides s*,
+ * dilations d* as in ONNX (1 = none), pads begin pb* and end pe*. lay: which
+ * of x, y and the summed operand are blocked (enum rt_dnnl_lay).
  */
-static void collagec_dnnl_conv2d(struct rt_dnnl_kernel *k, const char *name, const float *x,
-				 const float *w, const float *bias, const float *e0,
-				 const float *e1, float *y, int64_t n, int64_t c, int64_t h,
-				 int64_t wd, int64_t m, int64_t kh, int64_t kw, int64_t sh,
-				 int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr,
-				 int64_t dh, int64_t dw, int64_t group, int64_t oh, int64_t ow,
-				 int wconst, int bc0, int bc1, int p0, float a0, float b0, int p1,
-				 float a1, float b1, int p2, float a2, float b2, int p3, float a3,
-				 float b3, int p4, float a4, float b4, int p5, float a5, float b5,
-				 int threads)
+static void collagec_dnnl_conv(struct rt_dnnl_kernel *k, const char *name, const float *x,
+			       const float *w, const float *bias, const float *e0,
+			       const float *e1, float *y, int64_t nsp, int64_t n, int64_t c,
+			       int64_t m, int64_t group, int64_t i0, int64_t i1, int64_t i2,
+			       int64_t o0, int64_t o1, int64_t o2, int64_t k0, int64_t k1,
+			       int64_t k2, int64_t s0, int64_t s1, int64_t s2, int64_t d0,
+			       int64_t d1, int64_t d2, int64_t pb0, int64_t pb1, int64_t pb2,
+			       int64_t pe0, int64_t pe1, int64_t pe2, int wconst, int lay, int bc0,
+			       int bc1, int p0, float a0, float b0, int p1, float a1, float b1,
+			       int p2, float a2, float b2, int p3, float a3, float b3, int p4,
+			       float a4, float b4, int p5, float a5, float b5, int threads)
 {
 	const int po[RT_DNNL_MAX_PO] = { p0, p1, p2, p3, p4, p5 };
 	const float pa[RT_DNNL_MAX_PO] = { a0, a1, a2, a3, a4, a5 };
 	const float pbt[RT_DNNL_MAX_PO] = { b0, b1, b2, b3, b4, b5 };
 	const int64_t key[] = {
-		n, c, h, wd, m, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, group, oh, ow, wconst,
-		bias != NULL, bc0, bc1, p0, p1, p2, p3, p4, p5, threads, (int64_t)(intptr_t)w,
+		nsp, n, c, m, group, i0, i1, i2, o0, o1, o2, k0, k1, k2, s0, s1, s2, d0, d1, d2,
+		pb0, pb1, pb2, pe0, pe1, pe2, wconst, lay, bias != NULL, bc0, bc1, p0, p1, p2,
+		p3, p4, p5, threads, (int64_t)(intptr_t)w,
 	};
-	int nt = threads > 1 ? threads : 1, prev;
+	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
 
-	if (n <= 0 || m <= 0 || oh <= 0 || ow <= 0)
+	if (n <= 0 || m <= 0 || o0 * o1 * o2 <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
 	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
-		const int64_t xd[4] = { n, c, h, wd }, yd[4] = { n, m, oh, ow }, bd[1] = { m };
-		const int64_t wd5[5] = { group, m / group, c / group, kh, kw };
-		dnnl_dims_t strides = { sh, sw }, dil = { dh - 1, dw - 1 };
-		dnnl_dims_t padl = { pt, pl }, padr = { pb, pr };
-		dnnl_memory_desc_t user_wei, any_wei;
+		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
+		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
+		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
+		const int64_t pe[3] = { pe0, pe1, pe2 };
+		int64_t xd[5] = { n, c }, yd[5] = { n, m }, wd[6] = { group, m / group, c / group };
+		dnnl_dims_t xdd, ydd, wdd, str, dil, padl, padr;
+		dnnl_memory_desc_t user_wei, any_wei, any_src, any_dst;
 		dnnl_convolution_desc_t desc;
 		dnnl_primitive_attr_t attr = NULL;
-		int wnd = group > 1 ? 5 : 4;
-		const int64_t *wdims = group > 1 ? wd5 : wd5 + 1;
-		dnnl_dims_t wdd;
+		/* weights [(group,) m/group, c/group, k...]: the group dim only when grouped */
+		int g = group > 1, wnd = nd + g;
+		const int64_t *wdims = wd + 1 - g;
 
-		for (int i = 0; i < wnd; i++)
-			wdd[i] = wdims[i];
-		dnnl_memory_desc_t any_src, any_dst;
-		dnnl_dims_t xdd, ydd;
-
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < nsp; i++) {
+			xd[2 + i] = in[i];
+			yd[2 + i] = on[i];
+			wd[3 + i] = kk[i];
+			str[i] = ss[i];
+			dil[i] = dd[i] - 1;
+			padl[i] = pb[i];
+			padr[i] = pe[i];
+		}
+		for (int i = 0; i < nd; i++) {
 			xdd[i] = xd[i];
 			ydd[i] = yd[i];
 		}
+		for (int i = 0; i < wnd; i++)
+			wdd[i] = wdims[i];
 		k->has_bias = bias != NULL;
 		k->sum = rt_dnnl_sum_at(po, bc0, bc1);
 		/* src and dst: the layouts the convolution prefers, reordered at the edges */
-		if (rt_dnnl_fail(rt_dnnl_plain(&k->user_src, 4, xd), name, "src") ||
-		    rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, 4, yd), name, "dst") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, 4, xdd, dnnl_f32,
+		if (rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, xd, lay & RT_DNNL_LAY_SRC), name,
+				 "src") ||
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, yd, lay & RT_DNNL_LAY_DST), name,
+				 "dst") ||
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_sum, nd, yd, lay & RT_DNNL_LAY_SUM), name,
+				 "sum") ||
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, nd, xdd, dnnl_f32,
 							      dnnl_format_tag_any), name, "src") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, 4, ydd, dnnl_f32,
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, ydd, dnnl_f32,
 							      dnnl_format_tag_any), name, "dst") ||
-		    rt_dnnl_fail(rt_dnnl_plain(&k->bias_md, 1, bd), name, "bias") ||
+		    rt_dnnl_fail(rt_dnnl_plain(&k->bias_md, 1, &m), name, "bias") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&user_wei, wnd, wdims), name, "weights") ||
 		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_wei, wnd, wdd, dnnl_f32,
 							      dnnl_format_tag_any), name,
@@ -522,9 +597,9 @@ static void collagec_dnnl_conv2d(struct rt_dnnl_kernel *k, const char *name, con
 		    rt_dnnl_fail(dnnl_dilated_convolution_forward_desc_init(
 				    &desc, dnnl_forward_inference, dnnl_convolution_direct,
 				    &any_src, wconst ? &any_wei : &user_wei,
-				    k->has_bias ? &k->bias_md : NULL, &any_dst, strides, dil,
+				    k->has_bias ? &k->bias_md : NULL, &any_dst, str, dil,
 				    padl, padr), name, "convolution") ||
-		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, 4, yd, bc0, bc1, po, pa, pbt), name,
+		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, nd, yd, bc0, bc1, po, pa, pbt), name,
 				 "post-ops")) {
 			if (attr)
 				dnnl_primitive_attr_destroy(attr);
@@ -614,6 +689,7 @@ static void collagec_dnnl_matmul(struct rt_dnnl_kernel *k, const char *name, con
 		k->sum = rt_dnnl_sum_at(po, bc0, bc1);
 		k->user_src = k->src_md;
 		if (rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, nd, yd), name, "dst") ||
+		    rt_dnnl_fail(rt_dnnl_plain(&k->user_sum, nd, yd), name, "sum") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&k->bias_md, nd, cd), name, "bias") ||
 		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_wei, nd, wdims, dnnl_f32,
 							      dnnl_format_tag_any), name,
@@ -640,13 +716,6 @@ out:
 }
 
 /* ---- the standalone ops: plain layouts, no weights ---- */
-
-/* One execution argument: oneDNN's DNNL_ARG_*, its layout and its buffer. */
-struct rt_dnnl_arg {
-	int arg;
-	const dnnl_memory_desc_t *md;
-	const void *p;
-};
 
 /* Makes k->prim from op descriptor desc (attr may be NULL). */
 static int rt_dnnl_make_op(struct rt_dnnl_kernel *k, const char *name, const_dnnl_op_desc_t desc,
@@ -754,7 +823,7 @@ static void collagec_dnnl_pool(struct rt_dnnl_kernel *k, const char *name, const
 			       int64_t k0, int64_t k1, int64_t k2, int64_t s0, int64_t s1,
 			       int64_t s2, int64_t d0, int64_t d1, int64_t d2, int64_t pb0,
 			       int64_t pb1, int64_t pb2, int64_t pe0, int64_t pe1, int64_t pe2,
-			       int64_t alg, int threads)
+			       int64_t alg, int lay, int threads)
 {
 	static const dnnl_alg_kind_t algs[RT_DNNL_POOL_COUNT] = {
 		[RT_DNNL_POOL_MAX] = dnnl_pooling_max,
@@ -763,7 +832,7 @@ static void collagec_dnnl_pool(struct rt_dnnl_kernel *k, const char *name, const
 	};
 	const int64_t key[] = {
 		nsp, n, c, i0, i1, i2, o0, o1, o2, k0, k1, k2, s0, s1, s2, d0, d1, d2,
-		pb0, pb1, pb2, pe0, pe1, pe2, alg, threads,
+		pb0, pb1, pb2, pe0, pe1, pe2, alg, lay, threads,
 	};
 	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
 
@@ -781,9 +850,13 @@ static void collagec_dnnl_pool(struct rt_dnnl_kernel *k, const char *name, const
 		dnnl_dims_t xdd, ydd, kern, str, dil, padl, padr;
 		dnnl_memory_desc_t src, any_dst;
 		dnnl_pooling_v2_desc_t desc;
-		/* channels last: oneDNN's jit pooling; on nchw it falls to its reference */
+		/*
+		 * channels last or blocked: oneDNN's jit pooling; on nchw it falls
+		 * to its reference. A blocked x is read as it is.
+		 */
 		const dnnl_format_tag_t tag = nsp == 1 ? dnnl_nwc :
 					      nsp == 2 ? dnnl_nhwc : dnnl_ndhwc;
+		int blk = (lay & RT_DNNL_LAY_SRC) && c % rt_dnnl_block() == 0;
 
 		for (int i = 0; i < nsp; i++) {
 			xd[2 + i] = in[i];
@@ -799,9 +872,12 @@ static void collagec_dnnl_pool(struct rt_dnnl_kernel *k, const char *name, const
 			ydd[i] = yd[i];
 		}
 		if (alg < 0 || alg >= RT_DNNL_POOL_COUNT ||
-		    rt_dnnl_fail(rt_dnnl_plain(&k->user_src, nd, xd), name, "src") ||
-		    rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, nd, yd), name, "dst") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&src, nd, xdd, dnnl_f32, tag), name,
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, xd, lay & RT_DNNL_LAY_SRC), name,
+				 "src") ||
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, yd, lay & RT_DNNL_LAY_DST), name,
+				 "dst") ||
+		    rt_dnnl_fail(blk ? rt_dnnl_layout(&src, nd, xd, 1) :
+				 dnnl_memory_desc_init_by_tag(&src, nd, xdd, dnnl_f32, tag), name,
 				 "src") ||
 		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, ydd, dnnl_f32,
 							      dnnl_format_tag_any), name, "dst") ||

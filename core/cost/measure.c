@@ -244,6 +244,9 @@ static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
 			return -1;
 		bg = bench_graph(m, b, &parts, &np, &part_item);
 		diag_hush_begin(m->ctx, &h);
+		/* a whole plan's partitions hand over layouts as in the model */
+		if (compile_plan_layouts(bg, parts, np) < 0)
+			bad = b->n > 1 ? -2 : 0;
 		for (int p = 0; p < np && bad < 0; p++)
 			if (compile_lower(bg, &parts[p], 1, ms) < 0)
 				bad = part_item[p];

@@ -164,6 +164,9 @@ struct value {
 				   c * product of symbols (shape arithmetic) */
 	int producer;		/* node index or -1 */
 	unsigned flags;		/* enum value_flags */
+	int layout;		/* 0: plain (what every target reads); else a
+				   layout of the target that set it in its
+				   plan_layouts, between its own kernels only */
 };
 
 struct node {

@@ -118,6 +118,13 @@ struct target_kind {
 	 */
 	const char *patterns;
 	bool (*pattern_check)(struct graph *g, const int *nodes, int n_nodes);
+	/*
+	 * (optional) run once before any partition is lowered, with all of
+	 * them: may set value.layout on values that only partitions of this
+	 * kind produce and read (never graph inputs or outputs), so that its
+	 * kernels hand them over in a layout of their own. Returns 0 or -1.
+	 */
+	int (*plan_layouts)(struct graph *g, const struct partition *parts, int np);
 	/* (optional) partition -> loop IR kernels; NULL = target_lower_generic */
 	int (*relay_to_tir)(struct graph *g, const struct target *t, struct partition *p);
 	/* loop IR kernels -> runtime module source */

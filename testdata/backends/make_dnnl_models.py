@@ -525,6 +525,117 @@ def deconvs(outdir, rng):
          expect="c")
 
 
+# ---- chains: blocked layouts handed from kernel to kernel ----
+
+def chains(outdir, rng):
+    """Conv, depthwise Conv, residual adds and pools in a row, all on dnnl:
+    the values between them stay in oneDNN's blocked layout (a test reads
+    oneDNN's verbose log for reorders of them). N is symbolic (references
+    at N=2)."""
+    def w(shape):
+        return (0.3 * u(rng, shape)).astype(np.float32)
+
+    x = u(rng, (2, 8, 12, 12))
+    w1, b1 = w((16, 8, 3, 3)), w((16,))
+    w2, b2 = w((16, 1, 3, 3)), w((16,))
+    w3, b3 = w((16, 16, 1, 1)), w((16,))
+    w4, b4 = w((16, 16, 3, 3)), w((16,))
+    w5 = w((16, 16, 1, 1))
+    lo, hi = np.array(0, np.float32), np.array(6, np.float32)
+    p1 = [1, 1, 1, 1]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["t1"], name="c1", pads=p1),
+        helper.make_node("Conv", ["t1", "w2", "b2"], ["t2"], name="c2", pads=p1, group=16),
+        helper.make_node("Clip", ["t2", "lo", "hi"], ["a2"], name="clip2"),
+        helper.make_node("Conv", ["a2", "w3", "b3"], ["t3"], name="c3"),
+        # both operands are Conv outputs, t1 read by c2 too (MobileNetV2's block)
+        helper.make_node("Add", ["t1", "t3"], ["r"], name="res3"),
+        helper.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("Conv", ["p", "w4", "b4"], ["t4"], name="c4", pads=p1),
+        helper.make_node("HardSwish", ["t4"], ["a4"], name="hswish4"),
+        helper.make_node("Conv", ["a4", "w5"], ["t5"], name="c5"),
+        # the pool's output as the summed operand
+        helper.make_node("Add", ["t5", "p"], ["r5"], name="res5"),
+        helper.make_node("Relu", ["r5"], ["a5"], name="relu5"),
+        helper.make_node("GlobalAveragePool", ["a5"], ["y"], name="gap"),
+    ]
+    t1 = conv_ref(f64(x), f64(w1), f64(b1), (1, 1), p1, (1, 1), 1)
+    a2 = np.clip(conv_ref(t1, f64(w2), f64(b2), (1, 1), p1, (1, 1), 16), 0, 6)
+    r = t1 + conv_ref(a2, f64(w3), f64(b3), (1, 1), (0, 0, 0, 0), (1, 1), 1)
+    p = pool_ref(r, "max", (2, 2), (2, 2), (0, 0, 0, 0), (1, 1), 0, 0)
+    a4 = ACTS["hswish"][1](conv_ref(p, f64(w4), f64(b4), (1, 1), p1, (1, 1), 1))
+    a5 = np.maximum(conv_ref(a4, f64(w5), None, (1, 1), (0, 0, 0, 0), (1, 1), 1) + p, 0)
+    y = a5.mean(axis=(2, 3), keepdims=True)
+    save(outdir, "chain_blocked", nodes, [vinfo("x", ["N", 8, 12, 12])],
+         [vinfo("y", ["N", 16, 1, 1])], {"x": x}, {"y": y},
+         [("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2), ("w3", w3), ("b3", b3),
+          ("w4", w4), ("b4", b4), ("w5", w5), ("lo", lo), ("hi", hi)], "Conv",
+         ["dnnl.conv", "dnnl.conv_act", "dnnl.conv_add", "dnnl.pool", "dnnl.conv_act",
+          "dnnl.conv_add_act", "dnnl.pool"])
+    # a value between two Convs that is a graph output too stays plain
+    x = u(rng, (1, 8, 6, 6))
+    w1, w2 = w((16, 8, 3, 3)), w((8, 16, 3, 3))
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["t1"], name="c1", pads=p1),
+             helper.make_node("Relu", ["t1"], ["a1"], name="relu1"),
+             helper.make_node("Conv", ["a1", "w2"], ["y"], name="c2", pads=p1)]
+    a1 = np.maximum(conv_ref(f64(x), f64(w1), None, (1, 1), p1, (1, 1), 1), 0)
+    y = conv_ref(a1, f64(w2), None, (1, 1), p1, (1, 1), 1)
+    save(outdir, "chain_tap_out", nodes, [vinfo("x", [1, 8, 6, 6])],
+         [vinfo("a1", [1, 16, 6, 6]), vinfo("y", [1, 8, 6, 6])], {"x": x}, {"a1": a1, "y": y},
+         [("w1", w1), ("w2", w2)], "Conv", ["dnnl.conv_act", "dnnl.conv"])
+
+
+def convnd_ref(x, w, b, st, pads, dil, group):
+    """ONNX Conv over any number of spatial dims in float64."""
+    r = x.ndim - 2
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[i + r]) for i in range(r)])
+    ks = w.shape[2:]
+    out = [(xp.shape[2 + i] - ((ks[i] - 1) * dil[i] + 1)) // st[i] + 1 for i in range(r)]
+    m, cg = w.shape[:2]
+    mg = m // group
+    y = np.zeros((x.shape[0], m) + tuple(out))
+    for g in range(group):
+        xs, ws = xp[:, g * cg:(g + 1) * cg], w[g * mg:(g + 1) * mg]
+        for kp in np.ndindex(*ks):
+            sl = tuple(slice(kp[i] * dil[i], kp[i] * dil[i] + st[i] * (out[i] - 1) + 1, st[i])
+                       for i in range(r))
+            y[:, g * mg:(g + 1) * mg] += np.einsum("nc...,mc->nm...", xs[(Ellipsis,) + sl],
+                                                   ws[(slice(None), slice(None)) + kp])
+    if b is not None:
+        y += b.reshape((1, m) + (1,) * r)
+    return y
+
+
+def convs_nd(outdir, rng):
+    """1-D and 3-D Convs with post-ops, and a 1-D chain that stays blocked."""
+    # 1-D: strided, padded, dilated, a residual (the next conv's input) and Relu
+    x = u(rng, (2, 8, 20))
+    w1, b1, w2 = u(rng, (16, 8, 3)), u(rng, (16,)), u(rng, (16, 16, 3))
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["t1"], name="c1", pads=[1, 2],
+                              strides=[2], dilations=[2]),
+             helper.make_node("Conv", ["t1", "w2"], ["t2"], name="c2", pads=[1, 1]),
+             helper.make_node("Add", ["t1", "t2"], ["t3"], name="res"),
+             helper.make_node("Relu", ["t3"], ["y"], name="relu")]
+    t1 = convnd_ref(f64(x), f64(w1), f64(b1), (2,), (1, 2), (2,), 1)
+    t3 = t1 + convnd_ref(t1, f64(w2), None, (1,), (1, 1), (1,), 1)
+    save(outdir, "conv1d_res_relu", nodes, [vinfo("x", [2, 8, 20])],
+         [vinfo("y", list(t3.shape))], {"x": x}, {"y": np.maximum(t3, 0)},
+         [("w1", w1), ("b1", b1), ("w2", w2)], "Relu", ["dnnl.conv", "dnnl.conv_add_act"])
+    # 3-D: depthwise, strided, padded, a per-channel bias Add and Clip
+    x = u(rng, (1, 8, 5, 6, 7))
+    w, cb = u(rng, (8, 1, 3, 3, 3)), u(rng, (8, 1, 1, 1))
+    lo, hi = np.array(-0.5, np.float32), np.array(0.5, np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv", group=8,
+                              pads=[1, 0, 1, 1, 1, 0], strides=[1, 2, 2]),
+             helper.make_node("Add", ["t", "cb"], ["t2"], name="bias"),
+             helper.make_node("Clip", ["t2", "lo", "hi"], ["y"], name="clip")]
+    t = convnd_ref(f64(x), f64(w), None, (1, 2, 2), (1, 0, 1, 1, 1, 0), (1, 1, 1), 8) + cb
+    save(outdir, "conv3d_dw_bias_clip", nodes, [vinfo("x", [1, 8, 5, 6, 7])],
+         [vinfo("y", list(t.shape))], {"x": x}, {"y": np.clip(t, -0.5, 0.5)},
+         [("w", w), ("cb", cb), ("lo", lo), ("hi", hi)], "Clip", ["dnnl.conv_add_act"])
+
+
 def rules(json_path):
     with open(json_path) as f:
         meta = json.load(f)
@@ -555,6 +666,8 @@ def main():
     norms(sys.argv[1], rng)
     eltwises(sys.argv[1], rng)
     deconvs(sys.argv[1], rng)
+    chains(sys.argv[1], rng)
+    convs_nd(sys.argv[1], rng)
 
 
 if __name__ == "__main__":
