@@ -496,6 +496,7 @@ static void test_consumers(void)
 	sp[1] = graph_add_value(f.g, "split1");
 	id = graph_add_node(f.g, OP_SPLIT, "split", in, 2, sp, 2);
 	f.g->nodes.v[id].op_type = "Split";
+	node_span_self(f.g, &f.g->nodes.v[id]);
 	node_set_attr_int(f.g, &f.g->nodes.v[id], "axis", 1);
 
 	in[0] = graph_add_const(f.g, "pos", DTYPE_F32, &ps, pos);
