@@ -523,43 +523,47 @@ int graph_toposort(struct graph *g)
 	return rc;
 }
 
-/* The live node whose span names ONNX node name, or NULL. */
-static const struct node *span_holder(const struct graph *g, const char *name)
+static void push_fate(struct graph *g, const char *name, const char *op_type, const char *into)
 {
-	for (int i = 0; i < g->nodes.n; i++) {
-		const struct node *n = &g->nodes.v[i];
-
-		if (n->dead)
-			continue;
-		for (int k = 0; k < n->span.n; k++)
-			if (!strcmp(n->span.names[k], name))
-				return n;
-	}
-	return NULL;
+	vec_push(&g->fates, ((struct node_fate){ name, op_type, g->pass ? g->pass : "import",
+		 into }));
 }
 
 void graph_record_fate(struct graph *g, const char *name, const char *op_type)
 {
-	const struct node *h = span_holder(g, name);
-
-	vec_push(&g->fates, ((struct node_fate){ name, op_type, g->pass ? g->pass : "import",
-		 h ? h->name : NULL }));
+	/* at import a node's span is itself: no other node holds its name */
+	push_fate(g, name, op_type, NULL);
 }
 
 void graph_compact(struct graph *g)
 {
+	struct strmap holder = { 0 };	/* ONNX node name -> first live node naming it */
 	int k = 0;
+	bool any_dead = false;
 
+	for (int i = 0; i < g->nodes.n && !any_dead; i++)
+		any_dead = g->nodes.v[i].dead;
+	for (int i = 0; i < g->nodes.n && any_dead; i++) {
+		const struct node *n = &g->nodes.v[i];
+
+		for (int s = 0; s < n->span.n && !n->dead; s++)
+			if (strmap_get(&holder, n->span.names[s]) < 0)
+				strmap_put(&holder, n->span.names[s], i);
+	}
 	for (int i = 0; i < g->nodes.n; i++) {
 		const struct node *n = &g->nodes.v[i];
 
-		if (!n->dead) {
-			g->nodes.v[k++] = *n;
-			continue;
+		for (int s = 0; s < n->span.n && n->dead; s++) {
+			int h = strmap_get(&holder, n->span.names[s]);
+
+			push_fate(g, n->span.names[s], n->span.types[s],
+				  h >= 0 ? g->nodes.v[h].name : NULL);
 		}
-		for (int s = 0; s < n->span.n; s++)
-			graph_record_fate(g, n->span.names[s], n->span.types[s]);
 	}
+	strmap_free(&holder);
+	for (int i = 0; i < g->nodes.n; i++)
+		if (!g->nodes.v[i].dead)
+			g->nodes.v[k++] = g->nodes.v[i];
 	g->nodes.n = k;
 	fix_producers(g);
 }

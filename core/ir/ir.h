@@ -311,7 +311,7 @@ void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct
 int graph_toposort(struct graph *g);
 /* Drops dead nodes, recording the fate of each ONNX node in their spans. */
 void graph_compact(struct graph *g);
-/* Records ONNX node name's fate in the running pass (import when none). */
+/* Records that import made ONNX node name (a Constant) no node: into NULL. */
 void graph_record_fate(struct graph *g, const char *name, const char *op_type);
 /*
  * Moves the nodes [from, g->nodes.n) to position to (<= from), shifting the
