@@ -216,9 +216,13 @@ MODELS = {"mnist_cnn": mnist_cnn, "resnet18": resnet18, "mobilenetv2": mobilenet
 
 
 def main():
-    if len(sys.argv) < 2:
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
         sys.exit(__doc__)
     out = sys.argv[1]
+    unknown = [n for n in sys.argv[2:] if n not in MODELS]
+    if unknown:
+        sys.exit("gen_models.py: no model named %s (have: %s)"
+                 % (unknown[0], " ".join(MODELS)))
     os.makedirs(out, exist_ok=True)
     for name in sys.argv[2:] or MODELS:
         path = os.path.join(out, name + ".onnx")
