@@ -13,7 +13,7 @@
 #include "../backends/backends.h"
 #include "../core/emit/emit.h"
 
-enum { OPT_SHAPE = 256, OPT_DUMP, OPT_DEPFILE, OPT_JSON, OPT_CC, OPT_OPT, OPT_KEEP, OPT_SEARCH,
+enum { OPT_SHAPE = 256, OPT_DUMP, OPT_DEPFILE, OPT_STATS, OPT_JSON, OPT_CC, OPT_OPT, OPT_KEEP, OPT_SEARCH,
        OPT_TARGET, OPT_PATTERNS, OPT_MAX_DEPTH, OPT_ESTIMATOR, OPT_CACHE, OPT_NO_CACHE,
        OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK, OPT_CPU, OPT_PREFIX };
 
@@ -41,6 +41,7 @@ int cmd_compile(int argc, char **argv)
 		{ "shape", required_argument, NULL, OPT_SHAPE },
 		{ "dump-ir", required_argument, NULL, OPT_DUMP },
 		{ "depfile", required_argument, NULL, OPT_DEPFILE },
+		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "cc", required_argument, NULL, OPT_CC },
 		{ "opt", required_argument, NULL, OPT_OPT },
@@ -97,6 +98,7 @@ int cmd_compile(int argc, char **argv)
 		case OPT_PATTERNS: vec_push(&pats, optarg); break;
 		case OPT_DUMP: o.dump_dir = optarg; break;
 		case OPT_DEPFILE: o.depfile = optarg; break;
+		case OPT_STATS: o.stats = optarg; break;
 		case OPT_JSON: o.json = optarg; break;
 		case OPT_CC: o.cc = optarg; break;
 		case OPT_OPT: o.cflags = optarg; break;

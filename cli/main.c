@@ -13,8 +13,9 @@ const struct command commands[] = {
 	  "                 [--estimator measure|analytic|mock] [--cache PATH|--no-cache]\n"
 	  "                 [--no-plan-check] [--threads N] [-j N] [--progress]\n"
 	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--dump-ir DIR]\n"
-	  "                 [--depfile FILE] [--prefix NAME] [--json FILE] [--cc CC]\n"
-	  "                 [--opt FLAGS] [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4|generic]\n"
+	  "                 [--depfile FILE] [--stats FILE] [--prefix NAME] [--json FILE]\n"
+	  "                 [--cc CC] [--opt FLAGS]\n"
+	  "                 [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4|generic]\n"
 	  "                 [--keep-temps] [-q] [-v]" },
 	{ "run", cmd_run, "run a compiled model on inputs from files or random data",
 	  "collagec run OUT.so [--input [NAME=]FILE]... [--shape NAME=DIMS]... [--seed N]\n"

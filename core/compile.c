@@ -6,6 +6,7 @@
 
 #include "compile.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -240,17 +241,20 @@ int compile_lower(struct graph *g, struct partition *parts, int np, struct model
 	for (int i = 0; i < np; i++) {
 		struct partition *p = &parts[i];
 		const struct target_kind *k = p->target->kind;
+
+		if (!k->relay_to_runtime && (k->relay_to_tir ? k->relay_to_tir(g, p->target, p)
+					     : target_lower_generic(g, p->target, p)) < 0)
+			return -1;
+	}
+	share_constants(g, parts, np);
+	for (int i = 0; i < np; i++) {
+		struct partition *p = &parts[i];
+		const struct target_kind *k = p->target->kind;
 		struct runtime_module m = { .source = STRBUF_INIT };
 		int rc;
 
-		if (k->relay_to_runtime) {
-			rc = k->relay_to_runtime(g, p->target, p, &m);
-		} else {
-			rc = k->relay_to_tir ? k->relay_to_tir(g, p->target, p)
-					     : target_lower_generic(g, p->target, p);
-			if (rc == 0)
-				rc = k->tir_to_runtime(g, p->target, p, &m);
-		}
+		rc = k->relay_to_runtime ? k->relay_to_runtime(g, p->target, p, &m)
+					 : k->tir_to_runtime(g, p->target, p, &m);
 		if (rc == 0)
 			model_sources_add(ms, &m, p);
 		sb_release(&m.source);
@@ -411,19 +415,70 @@ fail:
 	return -1;
 }
 
-/* -v: how long each stage took. */
-static void stage(struct collagec_ctx *ctx, const char *what, double *t)
+/* How long each stage took: -v prints them, --stats records them. */
+struct stages {
+	double t;			/* the current stage's start */
+	int n;
+	const char *name[8];
+	double seconds[8];
+};
+
+static void stage(struct collagec_ctx *ctx, const char *what, struct stages *st)
 {
 	double now = time_now();
 
-	diag_note(ctx, "%-20s %.3f s", what, now - *t);
-	*t = now;
+	diag_note(ctx, "%-20s %.3f s", what, now - st->t);
+	if (st->n == (int)ARRAY_SIZE(st->name))
+		BUG("more than %d compile stages", st->n);
+	st->name[st->n] = what;
+	st->seconds[st->n++] = now - st->t;
+	st->t = now;
+}
+
+/*
+ * --stats FILE: what this compile cost and what the caches saved, as JSON.
+ * Not in OUT.json, which stays byte-identical whatever the timings and the
+ * state of the caches.
+ */
+static char *stats_json(struct graph *g, const struct compile_options *o, const struct stages *st,
+			const struct collage_stats *cs, const struct link_options *lo,
+			int n_kfiles, int n_steps, double seconds)
+{
+	cJSON *j = cJSON_CreateObject(), *a = cJSON_CreateObject(), *c;
+	char *r;
+
+	cJSON_AddStringToObject(j, "model", o->model);
+	cJSON_AddStringToObject(j, "out", o->out);
+	cJSON_AddNumberToObject(j, "seconds", seconds);
+	for (int i = 0; i < st->n; i++)
+		cJSON_AddNumberToObject(a, st->name[i], st->seconds[i]);
+	cJSON_AddItemToObject(j, "stages", a);
+	cJSON_AddNumberToObject(j, "nodes", g->nodes.n);
+	cJSON_AddNumberToObject(j, "kernels", n_steps);
+	cJSON_AddNumberToObject(j, "c_functions", g->kernel_syms.n);
+	c = cJSON_AddObjectToObject(j, "object_cache");
+	cJSON_AddBoolToObject(c, "enabled", lo->objects != NULL);
+	cJSON_AddNumberToObject(c, "kernel_files", n_kfiles);
+	cJSON_AddNumberToObject(c, "hits", lo->objects_hit);
+	c = cJSON_AddObjectToObject(j, "cost_cache");
+	cJSON_AddBoolToObject(c, "enabled", !o->no_cache && strcmp(o->search, "none"));
+	cJSON_AddNumberToObject(c, "candidates", cs->candidates);
+	cJSON_AddNumberToObject(c, "distinct", cs->unique);
+	cJSON_AddNumberToObject(c, "hits", cs->cache_hits);
+	cJSON_AddNumberToObject(c, "measured", cs->estimated - cs->cache_hits);
+	cJSON_AddNumberToObject(c, "measure_seconds", cs->measure_seconds);
+	r = cJSON_Print(j);
+	cJSON_Delete(j);
+	if (!r)
+		BUG("cJSON_Print failed");
+	return r;
 }
 
 int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		     struct compile_stats *stats)
 {
-	double t0 = time_now(), t = t0;
+	double t0 = time_now();
+	struct stages st = { .t = t0 };
 	struct graph *g = NULL;
 	struct target **targets;
 	struct partition *parts = NULL;
@@ -436,7 +491,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	const char *header = o->prefix ? beside_out(ctx, o->out, ".h") : NULL;
 	struct link_options lo = { 0 };
 	struct strbuf header_text = STRBUF_INIT, depfile = STRBUF_INIT;
-	struct output outs[4];
+	struct output outs[5];
+	char *stats_text = NULL;
 	int n_outs = 0;
 	struct collage_stats cs = { 0 };
 	char **kfiles = NULL;
@@ -456,21 +512,21 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	g = onnx_import(ctx, o->model);
 	if (!g)
 		goto out;
-	stage(ctx, "import", &t);
+	stage(ctx, "import", &st);
 	if (compile_bind_shapes(g, o->shapes, o->n_shapes) < 0)
 		goto out;
 	if (passes_run(g, o->dump_dir) < 0)
 		goto out;
-	stage(ctx, "passes", &t);
+	stage(ctx, "passes", &st);
 	add_output_copies(g);
 	if (partition(ctx, g, o, targets, nt, &patterns, &parts, &np, &cs) < 0)
 		goto out;
-	stage(ctx, "partition", &t);
+	stage(ctx, "partition", &st);
 	if (compile_plan_layouts(g, parts, np) < 0 || compile_lower(g, parts, np, &ms) < 0)
 		goto out;
 	if (o->dump_dir && dump_tir(g, o->dump_dir, parts, np) < 0)
 		goto out;
-	stage(ctx, "lower", &t);
+	stage(ctx, "lower", &st);
 	if (emit_plan(g, parts, np, &ep) < 0)
 		goto out;
 	lo.cc = o->cc ? o->cc : "cc";
@@ -488,7 +544,10 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (o->prefix)
 		emit_prefix_defines(o->prefix, &model_c);
 	emit_model_c(g, &ep, &ms, meta, n_kfiles > 0, &model_c);
-	stage(ctx, "plan and emit", &t);
+	if (g->kernel_syms.n)
+		diag_note(ctx, "c kernels: %d functions for their steps (%d steps in all)",
+			  g->kernel_syms.n, ep.steps.n);
+	stage(ctx, "plan and emit", &st);
 	if (o->emit_only) {
 		rc = 0;
 		goto out;
@@ -503,7 +562,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (n_kfiles)
 		diag_note(ctx, "kernel files: %d, %d of them from the object cache%s%s", n_kfiles,
 			  lo.objects_hit, lo.objects ? " " : "", lo.objects ? lo.objects : "");
-	stage(ctx, "cc", &t);
+	stage(ctx, "cc", &st);
 	outs[n_outs++] = (struct output){ o->out, NULL, 0, lo.staged };
 	lo.staged = NULL;
 	outs[n_outs++] = (struct output){ json, meta, strlen(meta), NULL };
@@ -514,6 +573,10 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (o->depfile) {
 		depfile_text(g, o, json, header, &depfile);
 		outs[n_outs++] = (struct output){ o->depfile, depfile.buf, depfile.len, NULL };
+	}
+	if (o->stats) {
+		stats_text = stats_json(g, o, &st, &cs, &lo, n_kfiles, ep.steps.n, time_now() - t0);
+		outs[n_outs++] = (struct output){ o->stats, stats_text, strlen(stats_text), NULL };
 	}
 	if (commit_outputs(ctx, outs, n_outs) < 0)
 		goto out;
@@ -538,6 +601,7 @@ out:
 	for (int i = 0; i < np; i++)
 		vec_free(&parts[i].kernels);
 	free(meta);
+	free(stats_text);
 	exec_plan_release(&ep);
 	model_sources_release(&ms);
 	sb_release(&ldlibs);

@@ -31,6 +31,7 @@ struct compile_options {
 	double measure_timeout;		/* seconds a bench model may run; 0 = 120 */
 	const char *dump_dir;		/* --dump-ir */
 	const char *depfile;		/* --depfile */
+	const char *stats;		/* --stats FILE: stage times and cache use */
 	const char *const *shapes;	/* --shape NAME=DIMS */
 	int n_shapes;
 	const char *const *pattern_files;	/* --patterns FILE, in order */

@@ -32,7 +32,7 @@ for t in "$BUILD"/tests/*_test; do
 	run_suite "unit-$(basename "$t")" "$t"
 done
 for s in tests/cli.sh tests/killsafe.sh tests/fuzz.sh tests/spans.sh tests/explorer.sh \
-	tests/determinism.sh \
+	tests/determinism.sh tests/sharing.sh \
 	tests/runtime.sh tests/examples.sh tests/fastmath.sh tests/opset.sh \
 	tests/rnn.sh tests/control.sh tests/dynamic.sh tests/quant.sh tests/models.sh tests/strategies.sh \
 	tests/backends.sh tests/collage.sh tests/conformance.sh; do

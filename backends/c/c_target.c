@@ -15,6 +15,8 @@
 
 static const struct target_option c_options[] = {
 	{ "threads", "threads of parallel loop nests (0: collagec_set_threads decides)", 0, 256, 0 },
+	{ "share", "kernels differing only in index constants share a function (0: never)",
+	  0, 1, 1 },
 	{ NULL, NULL, 0, 0, 0 },
 };
 
@@ -147,4 +149,5 @@ const struct target_kind target_kind_c = {
 	.tir_to_runtime = c_tir_to_runtime,
 	.relay_to_runtime = NULL,
 	.strategies = c_strategies,
+	.share_constants = true,
 };

@@ -135,6 +135,13 @@ struct target_kind {
 				struct runtime_module *m);
 	/* (optional) op strategies, NULL-terminated; see core/target/strategy.h */
 	const struct op_strategy *const *strategies;
+	/*
+	 * Kernels that differ only in index constants share one function, the
+	 * constants passed in a small tensor (core/target/share.c), unless
+	 * the target's option "share" (which such a kind must have) is 0. For
+	 * targets whose compile cost is per function (C); off for others.
+	 */
+	bool share_constants;
 };
 
 struct target {
@@ -172,5 +179,12 @@ void kernel_comment(const struct kernel *k, struct strbuf *sb);
  */
 struct tir_dialect;
 void kernel_dispatcher(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb);
+
+/*
+ * After every partition's relay_to_tir: kernels of share_constants kinds
+ * whose loop IR differs only in int64 index constants read those from a new
+ * constant input instead, so that they print as one function.
+ */
+void share_constants(struct graph *g, struct partition *parts, int np);
 
 #endif
