@@ -59,7 +59,9 @@ static const char *help_value(struct arena *a, const char *help, const char *nam
 
 const char *emit_cpu_resolve(struct collagec_ctx *ctx, const char *cc, const char *cpu)
 {
-	const char *help, *march, *mtune;
+	/* one probe per compiler and process, as objcache_compiler_id */
+	static char *last_cc, *last_flags;
+	const char *help, *march, *mtune, *r = NULL;
 	char *cmd;
 	const char *flags = emit_cpu_flags(cpu);
 	struct strbuf sb = STRBUF_INIT;
@@ -71,6 +73,8 @@ const char *emit_cpu_resolve(struct collagec_ctx *ctx, const char *cc, const cha
 		BUG("unchecked --cpu '%s'", cpu);
 	if (strcmp(cpu, "native"))
 		return flags;
+	if (last_cc && !strcmp(last_cc, cc))
+		return last_flags ? arena_strdup(&ctx->arena, last_flags) : NULL;
 	cmd = arena_printf(&ctx->arena, "%s -march=native -Q --help=target 2>/dev/null", cc);
 	fflush(NULL);
 	p = popen(cmd, "r");
@@ -83,10 +87,14 @@ const char *emit_cpu_resolve(struct collagec_ctx *ctx, const char *cc, const cha
 	march = help_value(&ctx->arena, help, "-march=");
 	mtune = help_value(&ctx->arena, help, "-mtune=");
 	sb_release(&sb);
-	if (!march)
-		return NULL;
-	return mtune ? arena_printf(&ctx->arena, "-march=%s -mtune=%s", march, mtune)
-		     : arena_printf(&ctx->arena, "-march=%s", march);
+	if (march)
+		r = mtune ? arena_printf(&ctx->arena, "-march=%s -mtune=%s", march, mtune)
+			  : arena_printf(&ctx->arena, "-march=%s", march);
+	free(last_cc);
+	free(last_flags);
+	last_cc = xstrdup(cc);
+	last_flags = r ? xstrdup(r) : NULL;
+	return r;
 }
 
 static int write_file(struct collagec_ctx *ctx, const char *dir, const char *name,

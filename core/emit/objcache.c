@@ -33,24 +33,27 @@ const char *objcache_dir(struct arena *a, const char *cost_cache_path)
 
 const char *objcache_compiler_id(struct arena *a, const char *cc)
 {
+	/* one probe per compiler and process: compiles and bench builds ask often */
+	static char *last_cc, *last_id;
 	struct strbuf sb = STRBUF_INIT;
-	char *cmd = arena_printf(a, "%s --version 2>/dev/null; %s -dumpmachine 2>/dev/null", cc,
-				 cc);
-	FILE *p = popen(cmd, "r");
-	char buf[512];
-	const char *r;
+	char *cmd, buf[512];
+	FILE *p;
 
+	if (last_cc && !strcmp(last_cc, cc))
+		return last_id ? arena_strdup(a, last_id) : NULL;
+	cmd = arena_printf(a, "%s --version 2>/dev/null; %s -dumpmachine 2>/dev/null", cc, cc);
+	fflush(NULL);
+	p = popen(cmd, "r");
 	if (!p)
 		return NULL;
 	while (fgets(buf, sizeof(buf), p))
 		sb_puts(&sb, buf);
-	if (pclose(p) != 0 || !sb.len) {
-		sb_release(&sb);
-		return NULL;
-	}
-	r = arena_strdup(a, sb_str(&sb));
+	free(last_cc);
+	free(last_id);
+	last_cc = xstrdup(cc);
+	last_id = pclose(p) == 0 && sb.len ? xstrdup(sb_str(&sb)) : NULL;
 	sb_release(&sb);
-	return r;
+	return last_id ? arena_strdup(a, last_id) : NULL;
 }
 
 const char *objcache_key(struct arena *a, const char *source, const char *compiler,
