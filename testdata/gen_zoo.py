@@ -7,6 +7,7 @@ usage: gen_zoo.py OUTDIR [NAME...]
                BatchNormalization/Relu/Conv pre-activation layers, each
                concatenated onto its block's running tensor; transitions
                BN/Relu/1x1 Conv/AveragePool; 427 nodes      in [1,3,224,224]
+  densenet264  the same with blocks 6/12/64/48; 931 nodes    in [1,3,224,224]
   resnet50     ResNet-50 (bottleneck blocks 3/4/6/3), Conv+BatchNormalization
                +Relu, projection shortcuts; 175 nodes        in [1,3,224,224]
 Opset 13, float32, fixed-seed weights; Debian's python3-onnx and numpy only.
@@ -20,13 +21,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_models import Builder, batchnorm, conv, f32  # noqa: E402
 
 
-def densenet121():
-    b = Builder("densenet121", 201)
+def densenet(name, blocks):
+    b = Builder(name, 201)
     growth, bn_size = 32, 4
     x = b.node("Relu", [batchnorm(b, conv(b, "input", 3, 64, 7, 2, 3, bias=False), 64)])
     x = b.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     c = 64
-    for i, layers in enumerate((6, 12, 24, 16)):
+    for i, layers in enumerate(blocks):
         for _ in range(layers):
             y = b.node("Relu", [batchnorm(b, x, c)])
             y = conv(b, y, c, bn_size * growth, 1, bias=False)
@@ -71,7 +72,15 @@ def resnet50():
     return b.finish([f32("input", [1, 3, 224, 224])], [f32("output", [1, 1000])], {x: "output"})
 
 
-MODELS = {"densenet121": densenet121, "resnet50": resnet50}
+def densenet121():
+    return densenet("densenet121", (6, 12, 24, 16))
+
+
+def densenet264():
+    return densenet("densenet264", (6, 12, 64, 48))
+
+
+MODELS = {"densenet121": densenet121, "densenet264": densenet264, "resnet50": resnet50}
 
 
 def main():

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench_compile.sh - make bench-compile: how long `collagec compile` takes on
-# model-zoo-sized graphs (testdata/gen_zoo.py: DenseNet-121, ResNet-50) and
+# model-zoo-sized graphs (testdata/gen_zoo.py: DenseNet-121 and -264, ResNet-50) and
 # the reference ResNet-18 and BERT-tiny, for TARGET (default c) with --search
 # none: cold (empty caches), warm (the same model again), after a change of
 # weights (one initializer scaled), after a change of one layer's attribute
@@ -26,7 +26,7 @@ secs() { # secs CMD...: wall seconds of one run
 	awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'
 }
 median() { tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-for m in densenet121 resnet50 resnet18 bert_tiny; do
+for m in densenet121 densenet264 resnet50 resnet18 bert_tiny; do
 	rm -f "$D/$m.a.onnx"
 	/usr/bin/python3 - "$D/$m.onnx" "$D/$m.w.onnx" "$D/$m.a.onnx" <<'PY'
 import sys
