@@ -12,7 +12,8 @@ const struct command commands[] = {
 	  "                 [--search collage|greedy|none] [--max-depth N]\n"
 	  "                 [--estimator measure|analytic|mock] [--cache PATH|--no-cache]\n"
 	  "                 [--no-plan-check] [--threads N] [-j N] [--progress]\n"
-	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--dump-ir DIR]\n"
+	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--elements NAME=N|none]...\n"
+	  "                 [--dump-ir DIR]\n"
 	  "                 [--depfile FILE] [--prefix NAME] [--json FILE] [--cc CC]\n"
 	  "                 [--opt FLAGS] [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4|generic]\n"
 	  "                 [--keep-temps] [-q] [-v]" },

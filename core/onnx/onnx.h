@@ -19,6 +19,19 @@
 
 /* The graph (owned: graph_free) or NULL after diagnostics. */
 struct graph *onnx_import(struct collagec_ctx *ctx, const char *path);
+/*
+ * onnx_import, with the element counts of sequence and optional graph
+ * inputs (elements: "NAME=N" or "NAME=none") and the --shape bindings that
+ * give the ranks of elements whose type has no shape. Such an input becomes
+ * one tensor input per element, "NAME[i]" (an optional tensor's is "NAME").
+ */
+struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
+				const char *const *elements, int n_elements,
+				const char *const *shapes, int n_shapes);
+/* Resolves sequence/optional node ni into nodes on the elements (pass_infer). */
+int onnx_expand_sequence(struct graph *g, int ni);
+/* Replaces sequence and optional graph outputs by one output per element. */
+int onnx_sequence_outputs(struct graph *g);
 
 /* Name of an ONNX TensorProto.DataType code ("string", "float16"), "unknown" if none. */
 const char *onnx_type_name(int onnx_type);
