@@ -63,5 +63,13 @@ int host_tensor_read(const char *path, struct host_tensor *t, char **err);
 int host_tensor_write(const char *path, const struct host_tensor *t, char **err);
 void host_tensor_free(struct host_tensor *t);
 int64_t host_tensor_numel(const struct host_tensor *t);
+/*
+ * Reads a SequenceProto or OptionalProto file: its tensors in order, nested
+ * sequences flattened, into *t (owned: host_tensor_free each, then free).
+ * *present: an element is there (an empty optional has none; a sequence's
+ * element of any kind counts). -1 with *err (owned) on failure.
+ */
+int host_elements_read(const char *path, struct host_tensor **t, int *n, bool *present,
+		       char **err);
 
 #endif
