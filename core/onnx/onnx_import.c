@@ -242,7 +242,7 @@ static int seq_input(struct importer *im, const char *name, const Onnx__TypeProt
 	}
 	if (s->elem == DTYPE_UNDEF && s->n)
 		s->elem = g->values.v[s->elems[0]].dtype;
-	id = graph_add_value(g, arena_printf(g->arena, "%s%s", name, opt ? ".optional" : ""));
+	id = graph_add_value(g, name);	/* the element of an optional tensor is "name" too */
 	g->values.v[id].seq = s;
 	g->values.v[id].dtype = s->elem == DTYPE_UNDEF ? DTYPE_F32 : s->elem;
 	g->values.v[id].has_shape = true;
