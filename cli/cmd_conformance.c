@@ -128,8 +128,8 @@ static void collect(const char *dir, struct test_list *tests)
 struct io {
 	char *name;		/* owned */
 	bool seq;		/* a sequence or an optional */
+	bool opt;		/* an optional */
 	bool opt_tensor;	/* an optional of a tensor: its element is "NAME" */
-	bool shapeless;		/* its elements' type has no shape */
 };
 
 struct model_io {
@@ -146,6 +146,7 @@ static void io_of(const Onnx__ValueInfoProto *vi, struct io *io)
 	if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
 		return;
 	io->seq = true;
+	io->opt = tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
 	while (tp && tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
 		bool opt = tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
 
@@ -155,7 +156,6 @@ static void io_of(const Onnx__ValueInfoProto *vi, struct io *io)
 		if (opt && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
 			io->opt_tensor = true;
 	}
-	io->shapeless = tp && !tp->tensor_type->shape;
 }
 
 static int model_io_read(const char *path, struct model_io *mi)
@@ -206,14 +206,31 @@ static void free_elems(struct host_tensor *t, int n)
 	free(t);
 }
 
+static void bind_shape(struct strv *shapes, const char *name, const struct host_tensor *t)
+{
+	struct strbuf b = STRBUF_INIT;
+
+	sb_printf(&b, "%s=", name);
+	for (int d = 0; d < t->rank; d++)
+		sb_printf(&b, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+	vec_push(shapes, sb_detach(&b));
+	sb_release(&b);
+}
+
 /*
- * The --elements and --shape bindings data set 0's sequence and optional
- * inputs need: the compiled model takes their element counts from them.
+ * A model with sequence or optional inputs is compiled for data set 0: the
+ * element counts (--elements) and the shapes of all its inputs (--shape),
+ * since a sequence's elements may differ in size where the type names one
+ * dim for them all, and tensor inputs may share such a dim.
  */
 static int bind_elements(const struct model_io *mi, const char *dir, struct strv *elements,
 			 struct strv *shapes, struct strbuf *why)
 {
-	for (int i = 0; i < mi->n_in; i++) {
+	bool any = false;
+
+	for (int i = 0; i < mi->n_in; i++)
+		any |= mi->in[i].seq;
+	for (int i = 0; i < mi->n_in && any; i++) {
 		const struct io *io = &mi->in[i];
 		struct host_tensor *t;
 		struct strbuf b = STRBUF_INIT;
@@ -221,10 +238,19 @@ static int bind_elements(const struct model_io *mi, const char *dir, struct strv
 		bool present;
 		int n;
 
-		if (!io->seq)
-			continue;
 		p = xmalloc(strlen(dir) + 48);
 		sprintf(p, "%s/test_data_set_0/input_%d.pb", dir, i);
+		if (!io->seq) {
+			struct host_tensor ht;
+
+			if (host_tensor_read(p, &ht, &err) == 0) {
+				bind_shape(shapes, io->name, &ht);
+				host_tensor_free(&ht);
+			}
+			free(err);
+			free(p);
+			continue;
+		}
 		if (host_elements_read(p, &t, &n, &present, &err) < 0) {
 			sb_printf(why, "%s", err);
 			free(err);
@@ -232,21 +258,22 @@ static int bind_elements(const struct model_io *mi, const char *dir, struct strv
 			return -1;
 		}
 		free(p);
-		if (io->opt_tensor || !present)
+		if (io->opt && (io->opt_tensor || !present))
 			sb_printf(&b, "%s=%s", io->name, present ? "1" : "none");
 		else
 			sb_printf(&b, "%s=%d", io->name, n);
 		vec_push(elements, sb_detach(&b));
-		for (int k = 0; k < n && io->shapeless; k++) {
-			if (io->opt_tensor)
-				sb_printf(&b, "%s=", io->name);
-			else
-				sb_printf(&b, "%s[%d]=", io->name, k);
-			for (int d = 0; d < t[k].rank; d++)
-				sb_printf(&b, "%s%lld", d ? "," : "", (long long)t[k].dims[d]);
-			vec_push(shapes, sb_detach(&b));
-		}
 		sb_release(&b);
+		for (int k = 0; k < n; k++) {
+			char *nm = xmalloc(strlen(io->name) + 16);
+
+			if (io->opt_tensor)
+				strcpy(nm, io->name);
+			else
+				sprintf(nm, "%s[%d]", io->name, k);
+			bind_shape(shapes, nm, &t[k]);
+			free(nm);
+		}
 		free_elems(t, n);
 	}
 	return 0;

@@ -62,14 +62,14 @@ _collagec()
 	# explain --profile FILE; bench --profile takes nothing
 	--profile) [ "$cmd" = explain ] && { _collagec_any_file; return; } ;;
 	# values to type: nothing to offer
-	--shape | --prefix | --threads | -j | --jobs | --max-depth | --opt | --seed | --rtol | \
+	--shape | --elements | --prefix | --threads | -j | --jobs | --max-depth | --opt | --seed | --rtol | \
 		--atol | --runs | --warmup | --max-regression | --timeout | --older-than | --version)
 		return ;;
 	esac
 	case $cmd in
 	compile)
 		opts="-o --output --target --search --max-depth --estimator --cache --no-cache
-			--no-plan-check --threads -j --jobs --progress --patterns --shape --dump-ir
+			--no-plan-check --threads -j --jobs --progress --patterns --shape --elements --dump-ir
 			--depfile --prefix --json --cc --opt --cpu --keep-temps -q --quiet -v --verbose
 			--help" ;;
 	run)

@@ -85,6 +85,10 @@ static int import_shape(struct importer *im, const char *what, const Onnx__TypeP
 				ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param[0]
 				? d->dim_param : arena_printf(&im->ctx->arena, "%s_dim%zu", v->name, i);
 
+			/* a sequence's elements may differ where its type names a dim */
+			if (im->sym_scope && nm == d->dim_param)
+				nm = arena_printf(&im->ctx->arena, "%s.%s", im->sym_scope, nm);
+
 			v->shape.d[i] = dim_sym(graph_intern_sym(im->g, nm));
 		}
 	}
@@ -144,8 +148,11 @@ static int bound_rank(struct importer *im, const char *name)
 /*
  * One element of a sequence or optional graph input: a tensor input named
  * name of type tp; a type without a shape takes its rank from --shape.
+ * A sequence's element (seq) gets symbols of its own for the type's named
+ * dims ("x[1].N"): the elements of one sequence may differ in size.
  */
-static int seq_elem_input(struct importer *im, const char *name, const Onnx__TypeProto *tp)
+static int seq_elem_input(struct importer *im, const char *name, const Onnx__TypeProto *tp,
+			  bool seq)
 {
 	struct graph *g = im->g;
 	int id = graph_add_value(g, name);
@@ -170,7 +177,14 @@ static int seq_elem_input(struct importer *im, const char *name, const Onnx__Typ
 		v->has_shape = true;
 		return id;
 	}
-	return import_shape(im, "input", tp, v) < 0 ? -1 : id;
+	{
+		int rc;
+
+		im->sym_scope = seq ? name : NULL;
+		rc = import_shape(im, "input", tp, v);
+		im->sym_scope = NULL;
+		return rc < 0 ? -1 : id;
+	}
 }
 
 /*
@@ -223,7 +237,7 @@ static int seq_input(struct importer *im, const char *name, const Onnx__TypeProt
 							  name, count);
 					return -1;
 				}
-				s->elems[0] = seq_elem_input(im, name, et);
+				s->elems[0] = seq_elem_input(im, name, et, false);
 			} else {
 				s->elems[0] = seq_input(im, name, et, count);
 			}
@@ -235,7 +249,7 @@ static int seq_input(struct importer *im, const char *name, const Onnx__TypeProt
 		s->elems = arena_alloc(g->arena, sizeof(int) * (size_t)(count + 1));
 		for (int i = 0; i < count; i++) {
 			s->elems[i] = seq_elem_input(im, arena_printf(g->arena, "%s[%d]", name, i),
-						     et);
+						     et, true);
 			if (s->elems[i] < 0)
 				return -1;
 		}

@@ -30,6 +30,8 @@ struct importer {
 	const char *const *shapes;	/* --shape NAME=DIMS: the ranks of elements
 					   whose type has no shape */
 	int n_shapes;
+	const char *sym_scope;		/* (optional) before the names of the dims
+					   of a sequence input's element */
 };
 
 /* Registers value v under the name key; a later definition wins. */
