@@ -153,6 +153,14 @@ def loop_seq():
     return m, [], [x], [np.concatenate([x * 0, x * 1, x * 2])]
 
 
+def ragged_concat():
+    """A sequence input whose elements differ in size (type [N]): each its own N."""
+    a, b = rand(2), rand(3)
+    m = model([helper.make_node("ConcatFromSequence", ["s"], ["y"], name="concat", axis=0)],
+              [seq("s", ["N"])], [f32("y", ["M"])])
+    return m, ["--elements", "s=2"], [a, b], [np.concatenate([a, b])]
+
+
 # the refusals: model, compile options; tests/sequence.sh holds the messages
 def bad_no_length():
     return model([helper.make_node("SequenceLength", ["s"], ["n"], name="length")],
@@ -178,7 +186,7 @@ def bad_tensor_op():
 
 
 CASES = [construct_at, insert_erase, split_concat, position_from_shape, optional_present,
-         optional_absent, sequence_map, loop_seq]
+         optional_absent, sequence_map, loop_seq, ragged_concat]
 BAD = [bad_no_length, bad_runtime_position, bad_absent_get, bad_tensor_op]
 
 

@@ -47,8 +47,8 @@ static int import_shape(struct importer *im, const char *what, const Onnx__TypeP
 	const Onnx__TypeProto__Tensor *tt;
 
 	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
-		diag_error(im->ctx, "%s: %s '%s' is not a tensor (sequences, maps and optionals "
-			   "are not supported)", im->base, what, v->name);
+		diag_error(im->ctx, "%s: %s '%s' is not a tensor (maps and sequences of "
+			   "sequences are not supported)", im->base, what, v->name);
 		return -1;
 	}
 	tt = tp->tensor_type;
