@@ -293,9 +293,12 @@ static int feed_inputs(struct session *s, const struct model_io *mi, const char 
 
 		sprintf(p, "%s/input_%d.pb", sd, i);
 		if (!mi->in[i].seq) {
-			if (cur >= s->n_in || session_file_input(s, cur++, p) < 0) {
-				sb_printf(why, "set %d: %s", set, cur > s->n_in ? "too many inputs"
-					  : s->err);
+			if (cur >= s->n_in) {
+				sb_printf(why, "set %d: the data have more inputs than the model",
+					  set);
+				rc = -1;
+			} else if (session_file_input(s, cur++, p) < 0) {
+				sb_printf(why, "set %d: %s", set, s->err);
 				rc = -1;
 			}
 		} else if (host_elements_read(p, &t, &n, &present, &err) < 0) {
@@ -303,13 +306,16 @@ static int feed_inputs(struct session *s, const struct model_io *mi, const char 
 			free(err);
 			rc = -1;
 		} else {
-			for (int k = 0; k < n && rc == 0; k++)
-				if (cur >= s->n_in || session_tensor_input(s, cur++, &t[k]) < 0) {
-					sb_printf(why, "set %d: %s", set, cur > s->n_in ? "sequence "
-						  "lengths differ from those of set 0, which the model "
-						  "was compiled for" : s->err);
+			for (int k = 0; k < n && rc == 0; k++) {
+				if (cur >= s->n_in) {
+					sb_printf(why, "set %d: sequence lengths differ from those "
+						  "of set 0, which the model was compiled for", set);
+					rc = -1;
+				} else if (session_tensor_input(s, cur++, &t[k]) < 0) {
+					sb_printf(why, "set %d: %s", set, s->err);
 					rc = -1;
 				}
+			}
 			free_elems(t, n);
 		}
 		free(p);
