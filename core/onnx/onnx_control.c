@@ -14,6 +14,9 @@
  *         values with Where; scan outputs then have a data-dependent size,
  *         which is refused.
  *   Scan  unrolled over the scan axis, whose length must be static.
+ *   SequenceMap  unrolled over its first input's elements (a sequence whose
+ *         length is known, onnx_sequence.c); further sequence inputs give
+ *         their element i, tensors themselves.
  *
  * Sub-graph nodes are named "outer/then/inner", "outer[3]/inner" and carry
  * the outer node's span before their own (onnx_import.c, import_span).
@@ -622,6 +625,10 @@ static int expand_sequence_map(struct expander *x)
 	for (int k = 1; k < x->n_onnx; k++) {
 		const struct seq *s = x->n.in[k] >= 0 ? g->values.v[x->n.in[k]].seq : NULL;
 
+		if (x->n.in[k] < 0) {
+			diag_error(g->ctx, "%s: input %d is empty", node_loc(g, &x->n), k);
+			return -1;
+		}
 		if (s && (s->optional || s->n != s0->n)) {
 			diag_error(g->ctx, "%s: input %d has %d elements, input 0 %d",
 				   node_loc(g, &x->n), k, s->n, s0->n);
