@@ -148,7 +148,7 @@ static int position(struct seqx *x, int i, int n, int def, int lo, int hi, int *
 			   g->values.v[v].name);
 		return -1;
 	}
-	*pos = (int)d;
+	*pos = d < -1e6 || d > 1e6 ? -1 - n : (int)d;	/* far out: out of range */
 	if (*pos < 0)
 		*pos += n;
 	if (*pos < lo || *pos > hi) {
