@@ -203,8 +203,14 @@ static int split_to_sequence(struct seqx *x)
 		for (int64_t i = 0; i < len; i++)
 			sizes[i] = 1;
 	}
-	for (int64_t i = 0; i < count; i++)
+	for (int64_t i = 0; i < count; i++) {
+		if (sizes[i] < 0) {
+			diag_error(g->ctx, "%s: split size %lld is negative", node_loc(g, &x->n),
+				   (long long)sizes[i]);
+			return -1;
+		}
 		at += sizes[i];
+	}
 	if (at != len || count > 1024) {
 		diag_error(g->ctx, "%s: the split sizes add up to %lld, not the axis length %lld",
 			   node_loc(g, &x->n), (long long)at, (long long)len);
