@@ -133,6 +133,7 @@ regen:
 	python3 tools/gen-op-versions.py >core/ops/versions.def.tmp
 	mv core/ops/versions.def.tmp core/ops/versions.def
 	python3 testdata/gen_control_tests.py testdata/control
+	/usr/bin/python3 testdata/gen_sequence_tests.py testdata/sequence
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -60,6 +60,8 @@ void session_close(struct session *s);
 int session_random_input(struct session *s, int i, const char *const *shapes, int n_shapes,
 			 uint32_t seed);
 int session_file_input(struct session *s, int i, const char *path);
+/* Input i from tensor t, which the session takes over (t is cleared). */
+int session_tensor_input(struct session *s, int i, struct host_tensor *t);
 /* Every --shape names an input or a symbolic dim of the model; -1 (s->err) if not. */
 int session_check_shapes(struct session *s, const char *const *shapes, int n);
 int session_input_index(struct session *s, const char *name);

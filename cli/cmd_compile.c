@@ -13,7 +13,8 @@
 #include "../backends/backends.h"
 #include "../core/emit/emit.h"
 
-enum { OPT_SHAPE = 256, OPT_DUMP, OPT_DEPFILE, OPT_STATS, OPT_JSON, OPT_CC, OPT_OPT, OPT_KEEP, OPT_SEARCH,
+enum { OPT_SHAPE = 256, OPT_ELEMENTS, OPT_DUMP, OPT_DEPFILE, OPT_STATS, OPT_JSON, OPT_CC, OPT_OPT,
+       OPT_KEEP, OPT_SEARCH,
        OPT_TARGET, OPT_PATTERNS, OPT_MAX_DEPTH, OPT_ESTIMATOR, OPT_CACHE, OPT_NO_CACHE,
        OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK, OPT_CPU, OPT_PREFIX };
 
@@ -39,6 +40,7 @@ int cmd_compile(int argc, char **argv)
 		{ "search", required_argument, NULL, OPT_SEARCH },
 		{ "patterns", required_argument, NULL, OPT_PATTERNS },
 		{ "shape", required_argument, NULL, OPT_SHAPE },
+		{ "elements", required_argument, NULL, OPT_ELEMENTS },
 		{ "dump-ir", required_argument, NULL, OPT_DUMP },
 		{ "depfile", required_argument, NULL, OPT_DEPFILE },
 		{ "stats", required_argument, NULL, OPT_STATS },
@@ -64,6 +66,7 @@ int cmd_compile(int argc, char **argv)
 	struct compile_stats st = { 0 };
 	struct collagec_ctx ctx;
 	VEC(const char *) shapes = { 0 };
+	VEC(const char *) elements = { 0 };
 	VEC(const char *) pats = { 0 };
 	int c, rc, verbose = 0;
 	bool quiet = false, progress = false;
@@ -95,6 +98,7 @@ int cmd_compile(int argc, char **argv)
 		case OPT_TARGET: o.targets = optarg; break;
 		case OPT_SEARCH: o.search = optarg; break;
 		case OPT_SHAPE: vec_push(&shapes, optarg); break;
+		case OPT_ELEMENTS: vec_push(&elements, optarg); break;
 		case OPT_PATTERNS: vec_push(&pats, optarg); break;
 		case OPT_DUMP: o.dump_dir = optarg; break;
 		case OPT_DEPFILE: o.depfile = optarg; break;
@@ -133,6 +137,7 @@ int cmd_compile(int argc, char **argv)
 		case 'v': verbose++; break;
 		default:
 			vec_free(&shapes);
+			vec_free(&elements);
 			vec_free(&pats);
 			return cli_error(2, "compile: unknown or incomplete option '%s' (see "
 					 "'collagec compile --help')", argv[optind - 1]);
@@ -140,6 +145,7 @@ int cmd_compile(int argc, char **argv)
 	}
 	if (optind != argc - 1 || !o.out) {
 		vec_free(&shapes);
+		vec_free(&elements);
 		vec_free(&pats);
 		cli_usage("compile", stderr);
 		return cli_error(2, "compile: expected one MODEL.onnx and -o OUT.so");
@@ -163,6 +169,8 @@ int cmd_compile(int argc, char **argv)
 	o.model = argv[optind];
 	o.shapes = shapes.v;
 	o.n_shapes = shapes.n;
+	o.elements = elements.v;
+	o.n_elements = elements.n;
 	o.pattern_files = pats.v;
 	o.n_pattern_files = pats.n;
 	ctx_init(&ctx);
@@ -182,10 +190,12 @@ int cmd_compile(int argc, char **argv)
 	rc = rc == 0 ? 0 : (int)(ctx.status ? ctx.status : STATUS_MODEL);
 	ctx_release(&ctx);
 	vec_free(&shapes);
+	vec_free(&elements);
 	vec_free(&pats);
 	return rc;
 usage:
 	vec_free(&shapes);
+	vec_free(&elements);
 	vec_free(&pats);
 	return 2;
 }

@@ -18,6 +18,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "onnx.pb-c.h"
+
 #include "../backends/backends.h"
 #include "../core/collage/pattern.h"
 
@@ -62,6 +64,11 @@ static bool has_model(const char *dir)
 	free(p);
 	return ok;
 }
+
+struct strv {
+	char **v;
+	int n, cap;
+};
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -113,6 +120,280 @@ static void collect(const char *dir, struct test_list *tests)
 	vec_free(&names);
 }
 
+/*
+ * The model's graph inputs (initializers left out) and outputs: which are
+ * sequences or optionals, whose test data are SequenceProto/OptionalProto
+ * files and which the compiled model takes and gives one tensor per element.
+ */
+struct io {
+	char *name;		/* owned */
+	bool seq;		/* a sequence or an optional */
+	bool opt;		/* an optional */
+	bool opt_tensor;	/* an optional of a tensor: its element is "NAME" */
+};
+
+struct model_io {
+	struct io *in, *out;
+	int n_in, n_out;
+};
+
+static void io_of(const Onnx__ValueInfoProto *vi, struct io *io)
+{
+	const Onnx__TypeProto *tp = vi->type;
+
+	memset(io, 0, sizeof(*io));
+	io->name = xstrdup(vi->name);
+	if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+		return;
+	io->seq = true;
+	io->opt = tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+	while (tp && tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+		bool opt = tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+
+		tp = opt ? tp->optional_type->elem_type
+			: tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE
+			? tp->sequence_type->elem_type : NULL;
+		if (opt && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+			io->opt_tensor = true;
+	}
+}
+
+static int model_io_read(const char *path, struct model_io *mi)
+{
+	size_t len;
+	char *buf = file_read(path, &len);
+	Onnx__ModelProto *mp = buf ? onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf)
+		: NULL;
+	const Onnx__GraphProto *gp = mp ? mp->graph : NULL;
+
+	free(buf);
+	memset(mi, 0, sizeof(*mi));
+	if (!gp) {
+		if (mp)
+			onnx__model_proto__free_unpacked(mp, NULL);
+		return -1;
+	}
+	mi->in = xmalloc(sizeof(struct io) * (gp->n_input + 1));
+	for (size_t i = 0; i < gp->n_input; i++) {
+		bool init = false;
+
+		for (size_t k = 0; k < gp->n_initializer && !init; k++)
+			init = !strcmp(gp->initializer[k]->name, gp->input[i]->name);
+		if (!init)
+			io_of(gp->input[i], &mi->in[mi->n_in++]);
+	}
+	mi->out = xmalloc(sizeof(struct io) * (gp->n_output + 1));
+	for (size_t i = 0; i < gp->n_output; i++)
+		io_of(gp->output[i], &mi->out[mi->n_out++]);
+	onnx__model_proto__free_unpacked(mp, NULL);
+	return 0;
+}
+
+static void model_io_release(struct model_io *mi)
+{
+	for (int i = 0; i < mi->n_in; i++)
+		free(mi->in[i].name);
+	for (int i = 0; i < mi->n_out; i++)
+		free(mi->out[i].name);
+	free(mi->in);
+	free(mi->out);
+}
+
+static void free_elems(struct host_tensor *t, int n)
+{
+	for (int i = 0; i < n; i++)
+		host_tensor_free(&t[i]);
+	free(t);
+}
+
+static void bind_shape(struct strv *shapes, const char *name, const struct host_tensor *t)
+{
+	struct strbuf b = STRBUF_INIT;
+
+	sb_printf(&b, "%s=", name);
+	for (int d = 0; d < t->rank; d++)
+		sb_printf(&b, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+	vec_push(shapes, sb_detach(&b));
+	sb_release(&b);
+}
+
+/*
+ * A model with sequence or optional inputs is compiled for data set 0: the
+ * element counts (--elements) and the shapes of all its inputs (--shape),
+ * since a sequence's elements may differ in size where the type names one
+ * dim for them all, and tensor inputs may share such a dim.
+ */
+static int bind_elements(const struct model_io *mi, const char *dir, struct strv *elements,
+			 struct strv *shapes, struct strbuf *why)
+{
+	bool any = false;
+
+	for (int i = 0; i < mi->n_in; i++)
+		any |= mi->in[i].seq;
+	for (int i = 0; i < mi->n_in && any; i++) {
+		const struct io *io = &mi->in[i];
+		struct host_tensor *t;
+		struct strbuf b = STRBUF_INIT;
+		char *p, *err = NULL;
+		bool present;
+		int n;
+
+		p = xmalloc(strlen(dir) + 48);
+		sprintf(p, "%s/test_data_set_0/input_%d.pb", dir, i);
+		if (!io->seq) {
+			struct host_tensor ht;
+
+			if (host_tensor_read(p, &ht, &err) == 0) {
+				bind_shape(shapes, io->name, &ht);
+				host_tensor_free(&ht);
+			}
+			free(err);
+			free(p);
+			continue;
+		}
+		if (host_elements_read(p, &t, &n, &present, &err) < 0) {
+			sb_printf(why, "%s", err);
+			free(err);
+			free(p);
+			return -1;
+		}
+		free(p);
+		if (io->opt && (io->opt_tensor || !present))
+			sb_printf(&b, "%s=%s", io->name, present ? "1" : "none");
+		else
+			sb_printf(&b, "%s=%d", io->name, n);
+		vec_push(elements, sb_detach(&b));
+		sb_release(&b);
+		for (int k = 0; k < n; k++) {
+			char *nm = xmalloc(strlen(io->name) + 16);
+
+			if (io->opt_tensor)
+				strcpy(nm, io->name);
+			else
+				sprintf(nm, "%s[%d]", io->name, k);
+			bind_shape(shapes, nm, &t[k]);
+			free(nm);
+		}
+		free_elems(t, n);
+	}
+	return 0;
+}
+
+/* Feeds data set sd's inputs: a sequence's elements one compiled input each. */
+static int feed_inputs(struct session *s, const struct model_io *mi, const char *sd,
+		       int set, struct strbuf *why)
+{
+	int cur = 0;
+
+	for (int i = 0; i < mi->n_in; i++) {
+		char *p = xmalloc(strlen(sd) + 32), *err = NULL;
+		struct host_tensor *t;
+		bool present;
+		int n, rc = 0;
+
+		sprintf(p, "%s/input_%d.pb", sd, i);
+		if (!mi->in[i].seq) {
+			if (cur >= s->n_in) {
+				sb_printf(why, "set %d: the data have more inputs than the model",
+					  set);
+				rc = -1;
+			} else if (session_file_input(s, cur++, p) < 0) {
+				sb_printf(why, "set %d: %s", set, s->err);
+				rc = -1;
+			}
+		} else if (host_elements_read(p, &t, &n, &present, &err) < 0) {
+			sb_printf(why, "set %d: %s", set, err);
+			free(err);
+			rc = -1;
+		} else {
+			for (int k = 0; k < n && rc == 0; k++) {
+				if (cur >= s->n_in) {
+					sb_printf(why, "set %d: sequence lengths differ from those "
+						  "of set 0, which the model was compiled for", set);
+					rc = -1;
+				} else if (session_tensor_input(s, cur++, &t[k]) < 0) {
+					sb_printf(why, "set %d: %s", set, s->err);
+					rc = -1;
+				}
+			}
+			free_elems(t, n);
+		}
+		free(p);
+		if (rc < 0)
+			return -1;
+	}
+	if (cur != s->n_in) {
+		sb_printf(why, "set %d: sequence lengths differ from those of set 0, which the "
+			  "model was compiled for", set);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_output(struct session *s, int cur, const struct host_tensor *want,
+			const struct conf_opts *co, int set, int k, struct strbuf *why)
+{
+	struct host_tensor got;
+
+	if (cur >= s->n_out) {
+		sb_printf(why, "set %d output %d: the model gives fewer outputs", set, k);
+		return -1;
+	}
+	if (session_output(s, cur, &got) < 0) {
+		sb_printf(why, "set %d: %s", set, s->err);
+		return -1;
+	}
+	if (tensor_compare(&got, want, co->rtol, co->atol, why) < 0) {
+		char *msg = xstrdup(sb_str(why));
+
+		sb_reset(why);
+		sb_printf(why, "set %d output %d: %s", set, k, msg);
+		free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Compares data set sd's expected outputs: a sequence's element by element. */
+static int check_outputs(struct session *s, const struct model_io *mi, const char *sd,
+			 int set, const struct conf_opts *co, struct strbuf *why)
+{
+	int cur = 0, rc = 0;
+
+	for (int i = 0; i < mi->n_out && rc == 0; i++) {
+		char *p = xmalloc(strlen(sd) + 32), *err = NULL;
+		struct host_tensor *t, want;
+		bool present;
+		int n;
+
+		sprintf(p, "%s/output_%d.pb", sd, i);
+		if (!mi->out[i].seq) {
+			if (host_tensor_read(p, &want, &err) < 0) {
+				sb_printf(why, "set %d: %s", set, err);
+				free(err);
+				rc = -1;
+			} else {
+				rc = check_output(s, cur++, &want, co, set, i, why);
+				host_tensor_free(&want);
+			}
+		} else if (host_elements_read(p, &t, &n, &present, &err) < 0) {
+			sb_printf(why, "set %d: %s", set, err);
+			free(err);
+			rc = -1;
+		} else {
+			for (int k = 0; k < n && rc == 0; k++)
+				rc = check_output(s, cur++, &t[k], co, set, i, why);
+			free_elems(t, n);
+		}
+		free(p);
+	}
+	if (rc == 0 && cur != s->n_out) {
+		sb_printf(why, "set %d: the model gives %d outputs, the data %d", set, s->n_out, cur);
+		rc = -1;
+	}
+	return rc;
+}
+
 /* In the child: compile, run every data set, compare. Writes a reason on failure. */
 static int run_one(const struct test *t, const struct conf_opts *co, struct strbuf *why)
 {
@@ -121,6 +402,8 @@ static int run_one(const struct test *t, const struct conf_opts *co, struct strb
 	struct strbuf diag = STRBUF_INIT;
 	char *tmp = dir_make_temp("conf"), *so, *model;
 	struct session s;
+	struct model_io mi = { 0 };
+	struct strv elements = { 0 }, shapes = { 0 };
 	int rc = 0, nsets = 0;
 
 	if (!tmp) {
@@ -145,6 +428,19 @@ static int run_one(const struct test *t, const struct conf_opts *co, struct strb
 	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
 	o.cflags = co->cflags;
 	o.cpu = co->cpu;
+	if (model_io_read(model, &mi) < 0) {
+		sb_printf(why, "%s: not an ONNX model", model);
+		rc = -1;
+		goto out;
+	}
+	if (bind_elements(&mi, t->dir, &elements, &shapes, why) < 0) {
+		rc = -1;
+		goto out;
+	}
+	o.elements = (const char *const *)elements.v;
+	o.n_elements = elements.n;
+	o.shapes = (const char *const *)shapes.v;
+	o.n_shapes = shapes.n;
 	if (collagec_compile(&ctx, &o, NULL) < 0) {
 		char *nl;
 
@@ -173,45 +469,14 @@ static int run_one(const struct test *t, const struct conf_opts *co, struct strb
 			break;
 		}
 		nsets++;
-		for (int i = 0; i < s.n_in && rc == 0; i++) {
-			char *p = xmalloc(strlen(sd) + 32);
-
-			sprintf(p, "%s/input_%d.pb", sd, i);
-			if (session_file_input(&s, i, p) < 0) {
-				sb_printf(why, "set %d: %s", set, s.err);
-				rc = -1;
-			}
-			free(p);
-		}
+		if (feed_inputs(&s, &mi, sd, set, why) < 0)
+			rc = -1;
 		if (rc == 0 && session_run(&s) < 0) {
 			sb_printf(why, "set %d: %s", set, s.err);
 			rc = -1;
 		}
-		for (int i = 0; i < s.n_out && rc == 0; i++) {
-			char *p = xmalloc(strlen(sd) + 32), *err = NULL;
-			struct host_tensor got, want;
-
-			sprintf(p, "%s/output_%d.pb", sd, i);
-			if (session_output(&s, i, &got) < 0) {
-				sb_printf(why, "set %d: %s", set, s.err);
-				rc = -1;
-			} else if (host_tensor_read(p, &want, &err) < 0) {
-				sb_printf(why, "set %d: %s", set, err);
-				free(err);
-				rc = -1;
-			} else {
-				if (tensor_compare(&got, &want, co->rtol, co->atol, why) < 0) {
-					char *msg = xstrdup(sb_str(why));
-
-					sb_reset(why);
-					sb_printf(why, "set %d output %d: %s", set, i, msg);
-					free(msg);
-					rc = -1;
-				}
-				host_tensor_free(&want);
-			}
-			free(p);
-		}
+		if (rc == 0 && check_outputs(&s, &mi, sd, set, co, why) < 0)
+			rc = -1;
 		free(sd);
 	}
 	session_close(&s);
@@ -220,6 +485,13 @@ static int run_one(const struct test *t, const struct conf_opts *co, struct strb
 		rc = -1;
 	}
 out:
+	model_io_release(&mi);
+	for (int i = 0; i < elements.n; i++)
+		free(elements.v[i]);
+	for (int i = 0; i < shapes.n; i++)
+		free(shapes.v[i]);
+	vec_free(&elements);
+	vec_free(&shapes);
 	ctx_release(&ctx);
 	sb_release(&diag);
 	dir_remove_tree(tmp);

@@ -12,9 +12,9 @@ const struct command commands[] = {
 	  "                 [--search collage|greedy|none] [--max-depth N]\n"
 	  "                 [--estimator measure|analytic|mock] [--cache PATH|--no-cache]\n"
 	  "                 [--no-plan-check] [--threads N] [-j N] [--progress]\n"
-	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--dump-ir DIR]\n"
-	  "                 [--depfile FILE] [--stats FILE] [--prefix NAME] [--json FILE]\n"
-	  "                 [--cc CC] [--opt FLAGS]\n"
+	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--elements NAME=N|none]...\n"
+	  "                 [--dump-ir DIR] [--depfile FILE] [--stats FILE] [--prefix NAME]\n"
+	  "                 [--json FILE] [--cc CC] [--opt FLAGS]\n"
 	  "                 [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4|generic]\n"
 	  "                 [--keep-temps] [-q] [-v]" },
 	{ "run", cmd_run, "run a compiled model on inputs from files or random data",

@@ -239,6 +239,22 @@ int session_file_input(struct session *s, int i, const char *path)
 	return 0;
 }
 
+int session_tensor_input(struct session *s, int i, struct host_tensor *t)
+{
+	collagec_tensor_info info;
+
+	host_tensor_free(&s->in[i]);
+	s->in[i] = *t;
+	memset(t, 0, sizeof(*t));
+	s->lib.input_info(s->m, i, &info);
+	if (bf16_as_uint16(s->in[i].dtype, dtype_from_onnx(info.dtype)))
+		s->in[i].dtype = DTYPE_BF16;
+	if (dtype_to_onnx(s->in[i].dtype) != info.dtype)
+		return set_err(s, "input '%s' is %s, the model wants %s", info.name,
+			       dtype_name(s->in[i].dtype), dtype_name(dtype_from_onnx(info.dtype)));
+	return 0;
+}
+
 int session_run(struct session *s)
 {
 	collagec_status st;

@@ -509,7 +509,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (pattern_load(ctx, o->kinds, o->n_kinds, o->pattern_files, o->n_pattern_files,
 			 &patterns) < 0)
 		goto out;
-	g = onnx_import(ctx, o->model);
+	g = onnx_import_bound(ctx, o->model, o->elements, o->n_elements, o->shapes,
+			      o->n_shapes);
 	if (!g)
 		goto out;
 	stage(ctx, "import", &st);

@@ -34,6 +34,9 @@ struct compile_options {
 	const char *stats;		/* --stats FILE: stage times and cache use */
 	const char *const *shapes;	/* --shape NAME=DIMS */
 	int n_shapes;
+	const char *const *elements;	/* --elements NAME=N|none: sequence and
+					   optional inputs' element counts */
+	int n_elements;
 	const char *const *pattern_files;	/* --patterns FILE, in order */
 	int n_pattern_files;
 	const struct target_kind *const *kinds;	/* the registry */

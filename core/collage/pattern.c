@@ -367,6 +367,7 @@ static const char *attr_kind_word(enum attr_kind k)
 		[ATTR_INT] = "an integer", [ATTR_FLOAT] = "a float", [ATTR_STRING] = "a string",
 		[ATTR_INTS] = "an integer list", [ATTR_FLOATS] = "a float list",
 		[ATTR_STRINGS] = "a string list", [ATTR_TENSOR] = "a tensor", [ATTR_GRAPH] = "a graph",
+		[ATTR_TYPE] = "a type",
 	};
 	return w[k];
 }

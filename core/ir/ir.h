@@ -112,6 +112,7 @@ enum attr_kind {
 	ATTR_STRINGS,
 	ATTR_TENSOR,
 	ATTR_GRAPH,
+	ATTR_TYPE,
 	ATTR_KIND_COUNT
 };
 
@@ -127,7 +128,8 @@ struct attr {
 	const char **strs;	/* ATTR_STRINGS */
 	int tensor;		/* ATTR_TENSOR: constant value id */
 	const void *graph;	/* ATTR_GRAPH: its Onnx__GraphProto (arena), which
-				   onnx_expand_control imports */
+				   onnx_expand_control imports;
+				   ATTR_TYPE: its Onnx__TypeProto (arena) */
 };
 
 /* ---- spans: which ONNX nodes a node came from ---- */
@@ -154,6 +156,19 @@ enum value_flags {
 	VALUE_OUTPUT = 1 << 1,	/* a graph output */
 };
 
+/*
+ * A sequence or optional whose element count is known when compiling: its
+ * elements are plain values. Only pass_infer sees one: the sequence ops
+ * resolve into their elements' nodes (onnx_sequence.c), graph inputs and
+ * outputs into one tensor per element. Immutable once made (arena).
+ */
+struct seq {
+	int n;			/* elements; an optional's is 0 (none) or 1 */
+	int *elems;		/* their value ids (arena) */
+	bool optional;		/* an optional (its element may be a sequence) */
+	enum dtype elem;	/* the element type (an empty one's too) */
+};
+
 struct value {
 	const char *name;	/* ONNX tensor name (arena) */
 	enum dtype dtype;	/* DTYPE_UNDEF until inferred */
@@ -164,6 +179,7 @@ struct value {
 				   c * product of symbols (shape arithmetic) */
 	int producer;		/* node index or -1 */
 	unsigned flags;		/* enum value_flags */
+	struct seq *seq;	/* a sequence or optional (arena), or NULL: a tensor */
 	int layout;		/* 0: plain (what every target reads); else a
 				   layout of the target that set it in its
 				   plan_layouts, between its own kernels only */

@@ -19,6 +19,19 @@
 
 /* The graph (owned: graph_free) or NULL after diagnostics. */
 struct graph *onnx_import(struct collagec_ctx *ctx, const char *path);
+/*
+ * onnx_import, with the element counts of sequence and optional graph
+ * inputs (elements: "NAME=N" or "NAME=none") and the --shape bindings that
+ * give the ranks of elements whose type has no shape. Such an input becomes
+ * one tensor input per element, "NAME[i]" (an optional tensor's is "NAME").
+ */
+struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
+				const char *const *elements, int n_elements,
+				const char *const *shapes, int n_shapes);
+/* Resolves sequence/optional node ni into nodes on the elements (pass_infer). */
+int onnx_expand_sequence(struct graph *g, int ni);
+/* Replaces sequence and optional graph outputs by one output per element. */
+int onnx_sequence_outputs(struct graph *g);
 
 /* Name of an ONNX TensorProto.DataType code ("string", "float16"), "unknown" if none. */
 const char *onnx_type_name(int onnx_type);
@@ -50,5 +63,13 @@ int host_tensor_read(const char *path, struct host_tensor *t, char **err);
 int host_tensor_write(const char *path, const struct host_tensor *t, char **err);
 void host_tensor_free(struct host_tensor *t);
 int64_t host_tensor_numel(const struct host_tensor *t);
+/*
+ * Reads a SequenceProto or OptionalProto file: its tensors in order, nested
+ * sequences flattened, into *t (owned: host_tensor_free each, then free).
+ * *present: an element is there (an empty optional has none; a sequence's
+ * element of any kind counts). -1 with *err (owned) on failure.
+ */
+int host_elements_read(const char *path, struct host_tensor **t, int *n, bool *present,
+		       char **err);
 
 #endif

@@ -14,6 +14,9 @@
  *         values with Where; scan outputs then have a data-dependent size,
  *         which is refused.
  *   Scan  unrolled over the scan axis, whose length must be static.
+ *   SequenceMap  unrolled over its first input's elements (a sequence whose
+ *         length is known, onnx_sequence.c); further sequence inputs give
+ *         their element i, tensors themselves.
  *
  * Sub-graph nodes are named "outer/then/inner", "outer[3]/inner" and carry
  * the outer node's span before their own (onnx_import.c, import_span).
@@ -97,7 +100,7 @@ int onnx_control_captures(struct importer *im, int ni)
 	struct attr *a;
 	int *in, rc = 0;
 
-	if (n->op != OP_IF && n->op != OP_LOOP && n->op != OP_SCAN)
+	if (n->op != OP_IF && n->op != OP_LOOP && n->op != OP_SCAN && n->op != OP_SEQUENCEMAP)
 		return 0;
 	for (int i = 0; i < n->n_attrs; i++)
 		if (n->attrs[i].kind == ATTR_GRAPH && n->attrs[i].graph)
@@ -596,6 +599,72 @@ static int expand_scan(struct expander *x)
 	return 0;
 }
 
+/*
+ * SequenceMap: the body once per element of the first input, named
+ * "map[i]/inner"; each further input is a sequence of the same length (its
+ * element i) or a tensor (itself). Each body output collects into a sequence.
+ */
+static int expand_sequence_map(struct expander *x)
+{
+	struct graph *g = x->g;
+	const Onnx__GraphProto *body = subgraph(x, "body");
+	const struct seq *s0 = x->n_onnx ? g->values.v[x->n.in[0]].seq : NULL;
+	int nout = x->n.n_out, *args, *bo, **elems;
+
+	if (!body)
+		return -1;
+	if (!s0 || s0->optional) {
+		diag_error(g->ctx, "%s: input 0 must be a sequence", node_loc(g, &x->n));
+		return -1;
+	}
+	if ((int)body->n_output != nout) {
+		diag_error(g->ctx, "%s: the body has %zu outputs for %d", node_loc(g, &x->n),
+			   body->n_output, nout);
+		return -1;
+	}
+	for (int k = 1; k < x->n_onnx; k++) {
+		const struct seq *s = x->n.in[k] >= 0 ? g->values.v[x->n.in[k]].seq : NULL;
+
+		if (x->n.in[k] < 0) {
+			diag_error(g->ctx, "%s: input %d is empty", node_loc(g, &x->n), k);
+			return -1;
+		}
+		if (s && (s->optional || s->n != s0->n)) {
+			diag_error(g->ctx, "%s: input %d has %d elements, input 0 %d",
+				   node_loc(g, &x->n), k, s->n, s0->n);
+			return -1;
+		}
+	}
+	args = arena_alloc(g->arena, sizeof(int) * (size_t)(x->n_onnx + 1));
+	elems = arena_alloc(g->arena, sizeof(int *) * (size_t)(nout + 1));
+	for (int j = 0; j < nout; j++)
+		elems[j] = arena_alloc(g->arena, sizeof(int) * (size_t)(s0->n + 1));
+	for (int i = 0; i < s0->n; i++) {
+		for (int k = 0; k < x->n_onnx; k++) {
+			const struct seq *s = g->values.v[x->n.in[k]].seq;
+
+			args[k] = s ? s->elems[i] : x->n.in[k];
+		}
+		if (instance(x, body, arena_printf(g->arena, "[%d]/", i), args, x->n_onnx,
+			     &bo) < 0)
+			return -1;
+		for (int j = 0; j < nout; j++)
+			elems[j][i] = bo[j];
+	}
+	for (int j = 0; j < nout; j++) {
+		struct seq *s = arena_alloc(g->arena, sizeof(*s));
+		struct value *v = &g->values.v[x->n.out[j]];
+
+		s->n = s0->n;
+		s->elems = elems[j];
+		s->elem = s0->n ? DTYPE_UNDEF : s0->elem;	/* set by pass_infer */
+		v->seq = s;
+		v->dtype = s0->elem;
+		v->has_shape = true;
+	}
+	return 0;
+}
+
 int onnx_expand_control(struct graph *g, int ni)
 {
 	struct expander x = { g, g->nodes.v[ni], 0, NULL };
@@ -610,6 +679,7 @@ int onnx_expand_control(struct graph *g, int ni)
 	case OP_IF: rc = expand_if(&x); break;
 	case OP_LOOP: rc = expand_loop(&x); break;
 	case OP_SCAN: rc = expand_scan(&x); break;
+	case OP_SEQUENCEMAP: rc = expand_sequence_map(&x); break;
 	default: BUG("onnx_expand_control(%s)", node_loc(g, &x.n));
 	}
 	g->nodes.v[ni].dead = true;

@@ -47,8 +47,8 @@ static int import_shape(struct importer *im, const char *what, const Onnx__TypeP
 	const Onnx__TypeProto__Tensor *tt;
 
 	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
-		diag_error(im->ctx, "%s: %s '%s' is not a tensor (sequences, maps and optionals "
-			   "are not supported)", im->base, what, v->name);
+		diag_error(im->ctx, "%s: %s '%s' is not a tensor (maps and sequences of "
+			   "sequences are not supported)", im->base, what, v->name);
 		return -1;
 	}
 	tt = tp->tensor_type;
@@ -85,11 +85,194 @@ static int import_shape(struct importer *im, const char *what, const Onnx__TypeP
 				ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param[0]
 				? d->dim_param : arena_printf(&im->ctx->arena, "%s_dim%zu", v->name, i);
 
+			/* a sequence's elements may differ where its type names a dim */
+			if (im->sym_scope && nm == d->dim_param)
+				nm = arena_printf(&im->ctx->arena, "%s.%s", im->sym_scope, nm);
+
 			v->shape.d[i] = dim_sym(graph_intern_sym(im->g, nm));
 		}
 	}
 	v->has_shape = true;
 	return 0;
+}
+
+/* The --elements binding of input name: its count, -1 for "none", -2 when not given. */
+static int seq_binding(struct importer *im, const char *name, int *count)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < im->n_elements; i++) {
+		const char *b = im->elements[i];
+		char *end;
+		long n;
+
+		if (strncmp(b, name, len) || b[len] != '=')
+			continue;
+		if (!strcmp(b + len + 1, "none")) {
+			*count = -1;
+			return 0;
+		}
+		n = strtol(b + len + 1, &end, 10);
+		if (end == b + len + 1 || *end || n < 0 || n > 1024) {
+			diag_error_status(im->ctx, STATUS_USAGE, "--elements '%s': expected "
+					  "NAME=N (0 to 1024) or NAME=none", b);
+			return -1;
+		}
+		*count = (int)n;
+		return 0;
+	}
+	*count = -2;
+	return 0;
+}
+
+/* The rank a --shape binding gives name, or -1 when there is none. */
+static int bound_rank(struct importer *im, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < im->n_shapes; i++) {
+		const char *s = im->shapes[i];
+		int rank = 1;
+
+		if (strncmp(s, name, len) || s[len] != '=')
+			continue;
+		if (!s[len + 1])
+			return 0;
+		for (const char *p = s + len + 1; *p; p++)
+			rank += *p == ',';
+		return rank;
+	}
+	return -1;
+}
+
+/*
+ * One element of a sequence or optional graph input: a tensor input named
+ * name of type tp; a type without a shape takes its rank from --shape.
+ * A sequence's element (seq) gets symbols of its own for the type's named
+ * dims ("x[1].N"): the elements of one sequence may differ in size.
+ */
+static int seq_elem_input(struct importer *im, const char *name, const Onnx__TypeProto *tp,
+			  bool seq)
+{
+	struct graph *g = im->g;
+	int id = graph_add_value(g, name);
+	struct value *v = &g->values.v[id];
+
+	v->flags |= VALUE_INPUT;
+	vec_push(&g->inputs, id);
+	if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+	    !tp->tensor_type->shape) {
+		int rank = bound_rank(im, name);
+
+		v->dtype = dtype_from_onnx(tp->tensor_type->elem_type);
+		if (rank < 0 || rank > MAX_RANK || v->dtype == DTYPE_UNDEF) {
+			diag_error(im->ctx, "%s: input element '%s' has no shape in the model; give "
+				   "it with --shape '%s=DIMS'", im->base, name, name);
+			return -1;
+		}
+		v->shape.rank = rank;
+		for (int i = 0; i < rank; i++)
+			v->shape.d[i] = dim_sym(graph_intern_sym(g, arena_printf(g->arena,
+						"%s_dim%d", name, i)));
+		v->has_shape = true;
+		return id;
+	}
+	{
+		int rc;
+
+		im->sym_scope = seq ? name : NULL;
+		rc = import_shape(im, "input", tp, v);
+		im->sym_scope = NULL;
+		return rc < 0 ? -1 : id;
+	}
+}
+
+/*
+ * A sequence or optional graph input: its element count is fixed when
+ * compiling (--elements), and each element is a tensor input of its own.
+ * The value bound to the ONNX name is the sequence of them. Returns its id,
+ * or -1 after a diagnostic.
+ */
+static int seq_input(struct importer *im, const char *name, const Onnx__TypeProto *tp,
+		     int count)
+{
+	struct graph *g = im->g;
+	bool opt = tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+	const Onnx__TypeProto *et = opt ? tp->optional_type->elem_type
+		: tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE
+		? tp->sequence_type->elem_type : NULL;
+	struct seq *s;
+	int id;
+
+	if (!et || (et->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+		    et->value_case != ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)) {
+		diag_error(im->ctx, "%s: input '%s' is a map or a nested type, which is not "
+			   "supported (sequences of tensors and optionals are)", im->base, name);
+		return -1;
+	}
+	if (opt && et->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && count == -2)
+		count = 1;	/* an optional tensor is present unless --elements says none */
+	if (count == -2) {
+		diag_error(im->ctx, "%s: input '%s' is a sequence; its length must be known when "
+			   "compiling: give it with --elements '%s=N'", im->base, name, name);
+		return -1;
+	}
+	if (count == -1 && !opt) {
+		diag_error_status(im->ctx, STATUS_USAGE, "--elements '%s=none': input '%s' is a "
+				  "sequence, not an optional", name, name);
+		return -1;
+	}
+	s = arena_alloc(g->arena, sizeof(*s));
+	s->optional = opt;
+	s->elem = et->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE
+		? dtype_from_onnx(et->tensor_type->elem_type) : DTYPE_UNDEF;
+	if (opt) {
+		s->n = count >= 0;
+		s->elems = arena_alloc(g->arena, sizeof(int) * 2);
+		if (s->n) {
+			if (et->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+				if (count != 1) {
+					diag_error_status(im->ctx, STATUS_USAGE, "--elements '%s=%d': "
+							  "an optional tensor has 1 element or none",
+							  name, count);
+					return -1;
+				}
+				s->elems[0] = seq_elem_input(im, name, et, false);
+			} else {
+				s->elems[0] = seq_input(im, name, et, count);
+			}
+			if (s->elems[0] < 0)
+				return -1;
+		}
+	} else {
+		s->n = count;
+		s->elems = arena_alloc(g->arena, sizeof(int) * (size_t)(count + 1));
+		for (int i = 0; i < count; i++) {
+			s->elems[i] = seq_elem_input(im, arena_printf(g->arena, "%s[%d]", name, i),
+						     et, true);
+			if (s->elems[i] < 0)
+				return -1;
+		}
+	}
+	if (s->elem == DTYPE_UNDEF && s->n)
+		s->elem = g->values.v[s->elems[0]].dtype;
+	id = graph_add_value(g, name);	/* the element of an optional tensor is "name" too */
+	g->values.v[id].seq = s;
+	g->values.v[id].dtype = s->elem == DTYPE_UNDEF ? DTYPE_F32 : s->elem;
+	g->values.v[id].has_shape = true;
+	return id;
+}
+
+static int import_seq_input(struct importer *im, const Onnx__ValueInfoProto *vi)
+{
+	int count, id;
+
+	if (seq_binding(im, vi->name, &count) < 0)
+		return -1;
+	id = seq_input(im, vi->name, vi->type, count);
+	/* a placeholder on failure: its users must not report it as undefined */
+	import_bind(im, vi->name, id < 0 ? graph_add_value(im->g, vi->name) : id);
+	return id < 0 ? -1 : 0;
 }
 
 static int import_tensor(struct importer *im, const Onnx__TensorProto *t, const char *name,
@@ -165,6 +348,10 @@ static int import_attr(struct importer *im, const Onnx__AttributeProto *ap, stru
 		break;
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
 		a->kind = ATTR_GRAPH;	/* no op collagec knows takes a list of graphs */
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
+		a->kind = ATTR_TYPE;	/* Optional's type */
+		a->graph = ap->tp;
 		break;
 	default:
 		diag_error(im->ctx, "%s: attribute '%s' has unsupported type %d",
@@ -430,6 +617,11 @@ static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
 
 		if (strmap_get(&im->names, vi->name) >= 0)
 			continue;	/* an initializer listed as input: a constant */
+		if (vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+			if (import_seq_input(im, vi) < 0)
+				rc = -1;
+			continue;
+		}
 		id = graph_add_value(g, vi->name);
 		g->values.v[id].flags |= VALUE_INPUT;
 		if (import_shape(im, "input", vi->type, &g->values.v[id]) < 0)
@@ -464,6 +656,13 @@ static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
 
 struct graph *onnx_import(struct collagec_ctx *ctx, const char *path)
 {
+	return onnx_import_bound(ctx, path, NULL, 0, NULL, 0);
+}
+
+struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
+				const char *const *elements, int n_elements,
+				const char *const *shapes, int n_shapes)
+{
 	struct importer im = { 0 };
 	ProtobufCAllocator alloc = { pb_alloc, pb_free, &ctx->arena };
 	Onnx__ModelProto *mp;
@@ -473,6 +672,10 @@ struct graph *onnx_import(struct collagec_ctx *ctx, const char *path)
 	int rc = 0;
 
 	im.ctx = ctx;
+	im.elements = elements;
+	im.n_elements = n_elements;
+	im.shapes = shapes;
+	im.n_shapes = n_shapes;
 	im.base = slash ? slash + 1 : path;
 	im.dir = slash ? arena_strndup(&ctx->arena, path, (size_t)(slash - path)) : ".";
 	buf = file_read(path, &len);

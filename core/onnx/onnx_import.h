@@ -24,6 +24,14 @@ struct importer {
 	int node0;			/* the first node this import made */
 	const char *prefix;		/* (optional) before names made in a sub-graph */
 	const struct node *outer;	/* (optional) the control node being expanded */
+	const char *const *elements;	/* --elements NAME=N|none: sequence and
+					   optional graph inputs' element counts */
+	int n_elements;
+	const char *const *shapes;	/* --shape NAME=DIMS: the ranks of elements
+					   whose type has no shape */
+	int n_shapes;
+	const char *sym_scope;		/* (optional) before the names of the dims
+					   of a sequence input's element */
 };
 
 /* Registers value v under the name key; a later definition wins. */

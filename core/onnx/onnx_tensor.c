@@ -393,3 +393,126 @@ int host_tensor_write(const char *path, const struct host_tensor *t, char **err)
 		return fail(err, "%s: cannot write: %s", path, strerror(errno));
 	return 0;
 }
+
+/* ---- SequenceProto and OptionalProto (onnx-data.proto), by their wire format ---- */
+
+/*
+ * onnx.proto does not hold these two messages, so they are read field by
+ * field: SequenceProto and OptionalProto both keep a tensor in field 3
+ * (repeated in a sequence), a sequence in field 5 and an optional in field
+ * 7; fields 4 and 6 (sparse tensors, maps) are not supported.
+ */
+struct elem_reader {
+	const char *path, *dir;
+	struct host_tensor *t;
+	int n, cap;
+	char **err;
+};
+
+static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int s = 0; s < 64 && *p < end; s += 7) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << s;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+static int elems_walk(struct elem_reader *r, const uint8_t *p, const uint8_t *end, int depth)
+{
+	ProtobufCAllocator alloc = { pb_alloc, pb_free, NULL };
+
+	if (depth > 8)
+		return fail(r->err, "%s: sequences nested too deeply", r->path);
+	while (p < end) {
+		uint64_t key, len;
+
+		if (read_varint(&p, end, &key) < 0)
+			return fail(r->err, "%s: not a SequenceProto or OptionalProto", r->path);
+		switch (key & 7) {
+		case 0:
+			if (read_varint(&p, end, &len) < 0)
+				return fail(r->err, "%s: truncated", r->path);
+			continue;
+		case 1: p += 8; continue;
+		case 5: p += 4; continue;
+		case 2: break;
+		default: return fail(r->err, "%s: not a SequenceProto or OptionalProto", r->path);
+		}
+		if (read_varint(&p, end, &len) < 0 || len > (uint64_t)(end - p))
+			return fail(r->err, "%s: truncated", r->path);
+		if (key >> 3 == 3) {
+			Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&alloc, len, p);
+			int rc;
+
+			if (!tp)
+				return fail(r->err, "%s: an element is not a TensorProto", r->path);
+			if (r->n == r->cap) {
+				r->cap = r->cap ? 2 * r->cap : 8;
+				r->t = xrealloc(r->t, sizeof(*r->t) * (size_t)r->cap);
+			}
+			rc = onnx_tensor_decode(tp, r->dir, &r->t[r->n], r->err, NULL);
+			onnx__tensor_proto__free_unpacked(tp, &alloc);
+			if (rc < 0)
+				return -1;
+			r->n++;
+		} else if (key >> 3 == 5 || key >> 3 == 7) {
+			if (elems_walk(r, p, p + len, depth + 1) < 0)
+				return -1;
+		} else if (key >> 3 == 4 || key >> 3 == 6) {
+			return fail(r->err, "%s: sparse tensors and maps are not supported", r->path);
+		}
+		p += len;
+	}
+	return 0;
+}
+
+int host_elements_read(const char *path, struct host_tensor **t, int *n, bool *present,
+		       char **err)
+{
+	size_t len;
+	char *buf = file_read(path, &len);
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	struct elem_reader r = { path, NULL, NULL, 0, 0, err };
+	int rc;
+
+	*t = NULL;
+	*n = 0;
+	*present = false;
+	if (!buf)
+		return fail(err, "%s: cannot read: %s", path, strerror(errno));
+	dir = slash ? strndup(path, (size_t)(slash - path)) : xstrdup(".");
+	r.dir = dir;
+	rc = elems_walk(&r, (const uint8_t *)buf, (const uint8_t *)buf + len, 0);
+	/* an optional's element is field 3, 5 or 7: any of them present */
+	for (const uint8_t *p = (const uint8_t *)buf, *e = p + len; rc == 0 && p < e;) {
+		uint64_t key, l;
+
+		if (read_varint(&p, e, &key) < 0)
+			break;
+		if ((key >> 3 == 3 || key >> 3 == 5 || key >> 3 == 7) && (key & 7) == 2)
+			*present = true;
+		if ((key & 7) == 0)
+			read_varint(&p, e, &l);
+		else if ((key & 7) == 2 && read_varint(&p, e, &l) == 0)
+			p += l;
+		else
+			p += (key & 7) == 1 ? 8 : 4;
+	}
+	free(dir);
+	free(buf);
+	if (rc < 0) {
+		for (int i = 0; i < r.n; i++)
+			host_tensor_free(&r.t[i]);
+		free(r.t);
+		return -1;
+	}
+	*t = r.t;
+	*n = r.n;
+	return 0;
+}

@@ -118,6 +118,7 @@ static const char *attr_kind_name(enum attr_kind k)
 		[ATTR_INT] = "INT", [ATTR_FLOAT] = "FLOAT", [ATTR_STRING] = "STRING",
 		[ATTR_INTS] = "INTS", [ATTR_FLOATS] = "FLOATS", [ATTR_STRINGS] = "STRINGS",
 		[ATTR_TENSOR] = "TENSOR", [ATTR_GRAPH] = "GRAPH",
+		[ATTR_TYPE] = "TYPE_PROTO",
 	};
 	return names[k];
 }

@@ -1,5 +1,6 @@
 /*
- * ops_control.c - If, Loop and Scan in the op table. pass_infer expands them
+ * ops_control.c - If, Loop and Scan (and the sequence ops of sequence.def,
+ * which onnx_sequence.c resolves) in the op table. pass_infer expands them
  * into the nodes of their sub-graphs before it would infer them
  * (core/onnx/onnx_control.c), so reaching these functions is a bug.
  */

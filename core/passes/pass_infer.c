@@ -5,7 +5,9 @@
  * integer tensors computed from symbolic shapes their symbolic payloads
  * (ops_symval.c), so shapes computed from a symbolic batch stay symbolic
  * dims instead of unknowns. If, Loop and Scan are expanded here into their
- * sub-graphs' nodes, once their inputs are known (onnx_expand_control). A
+ * sub-graphs' nodes, once their inputs are known (onnx_expand_control), and
+ * sequence and optional nodes into nodes on their elements
+ * (onnx_expand_sequence). A
  * node whose inputs are unknown because an earlier node failed is skipped,
  * so one mistake gives one error.
  */
@@ -72,18 +74,60 @@ static int check_select(struct graph *g, struct node *n)
 	return -1;
 }
 
-int pass_infer(struct graph *g)
+static bool is_sequence_op(enum op op)
+{
+	switch (op) {
+	case OP_SEQUENCECONSTRUCT: case OP_SEQUENCEEMPTY: case OP_SEQUENCEAT:
+	case OP_SEQUENCEINSERT: case OP_SEQUENCEERASE: case OP_SEQUENCELENGTH:
+	case OP_SPLITTOSEQUENCE: case OP_CONCATFROMSEQUENCE: case OP_OPTIONAL:
+	case OP_OPTIONALHASELEMENT: case OP_OPTIONALGETELEMENT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The first input that is a sequence or optional, or -1. */
+static int seq_input(struct graph *g, const struct node *n)
+{
+	for (int i = 0; i < n->n_in; i++)
+		if (n->in[i] >= 0 && g->values.v[n->in[i]].seq)
+			return i;
+	return -1;
+}
+
+/* Node ni of a sequence (or optional): resolved into nodes on the elements. */
+static int infer_sequence(struct graph *g, int ni)
+{
+	struct node *n = &g->nodes.v[ni];
+	int k = seq_input(g, n);
+
+	if (is_sequence_op(n->op) || (k >= 0 && (n->op == OP_IDENTITY || n->op == OP_WHERE)))
+		return onnx_expand_sequence(g, ni);
+	diag_error(g->ctx, "%s: input %d '%s' is a %s; only the sequence and optional ops take "
+		   "one", node_loc(g, n), k, g->values.v[n->in[k]].name,
+		   g->values.v[n->in[k]].seq->optional ? "optional" : "sequence");
+	return -1;
+}
+
+static int infer_from(struct graph *g, int from)
 {
 	int rc = 0;
 
-	for (int i = 0; i < g->nodes.n; i++) {
+	for (int i = from; i < g->nodes.n; i++) {
 		struct node *n = &g->nodes.v[i];
 
 		if (n->dead || !inputs_known(g, n))
 			continue;
-		if (n->op == OP_IF || n->op == OP_LOOP || n->op == OP_SCAN) {
+		if (n->op == OP_IF || n->op == OP_LOOP || n->op == OP_SCAN ||
+		    n->op == OP_SEQUENCEMAP) {
 			/* the expansion follows it; the loop goes on with its first node */
 			if (onnx_expand_control(g, i) < 0)
+				rc = -1;
+			continue;
+		}
+		if (is_sequence_op(n->op) || seq_input(g, n) >= 0) {
+			if (infer_sequence(g, i) < 0)
 				rc = -1;
 			continue;
 		}
@@ -93,6 +137,18 @@ int pass_infer(struct graph *g)
 		else if (symval_try(g, n) < 0 || fold_try(g, n) < 0)
 			rc = -1;
 	}
+	return rc;
+}
+
+int pass_infer(struct graph *g)
+{
+	int rc = infer_from(g, 0), tail = g->nodes.n;
+
+	/* sequence outputs: one output per element, each an Identity to infer */
+	if (rc == 0 && onnx_sequence_outputs(g) < 0)
+		rc = -1;
+	if (rc == 0 && infer_from(g, tail) < 0)
+		rc = -1;
 	graph_compact(g);
 	return rc;
 }

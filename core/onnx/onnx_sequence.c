@@ -1,0 +1,499 @@
+/*
+ * onnx_sequence.c - sequences and optionals, resolved when compiling.
+ *
+ * A sequence (or optional) value whose element count is known holds the
+ * value ids of its elements (struct seq). pass_infer hands each sequence
+ * node here once its inputs are known, and the node becomes the nodes on
+ * its elements, named "node/what" with the node's span, like the If/Loop
+ * expansion (onnx_control.c):
+ *
+ *   SequenceConstruct, SequenceEmpty, SequenceInsert, SequenceErase,
+ *   Optional                 a new element list, no node
+ *   SequenceAt, OptionalGetElement, Identity
+ *                            the element itself (an Identity node)
+ *   SequenceLength, OptionalHasElement
+ *                            a constant
+ *   SplitToSequence          one Slice (or Gather, keepdims=0) per piece
+ *   ConcatFromSequence       Concat (new_axis: of Unsqueezes)
+ *   Where (an If or Loop on a run-time condition over sequences)
+ *                            one Where per element; lengths must agree
+ *
+ * Positions must be known when compiling (constants or shape arithmetic).
+ * SequenceMap is unrolled per element by onnx_control.c. Graph outputs that
+ * are sequences become one output per element (onnx_sequence_outputs).
+ */
+#include "onnx_import.h"
+
+#include <string.h>
+
+#include "../ops/ops.h"
+
+struct seqx {
+	struct graph *g;
+	struct node n;		/* a copy of the node (g->nodes moves) */
+};
+
+static struct seq *seq_of(struct graph *g, int v)
+{
+	return v >= 0 ? g->values.v[v].seq : NULL;
+}
+
+/* Makes value v the sequence (or optional) elems[0..n). */
+static void seq_set(struct graph *g, int v, const int *elems, int n, bool optional,
+		    enum dtype elem)
+{
+	struct seq *s = arena_alloc(g->arena, sizeof(*s));
+	struct value *val = &g->values.v[v];
+
+	s->n = n;
+	s->elems = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+	if (n)
+		memcpy(s->elems, elems, sizeof(int) * (size_t)n);
+	s->optional = optional;
+	s->elem = elem;
+	val->seq = s;
+	val->dtype = elem == DTYPE_UNDEF ? DTYPE_F32 : elem;
+	val->has_shape = true;
+	val->shape.rank = 0;
+}
+
+/* A node of the resolution: the sequence node's span. */
+static int glue(struct seqx *x, enum op op, const char *type, const char *what, const int *in,
+		int n_in, int out)
+{
+	struct graph *g = x->g;
+	const char *name = arena_printf(g->arena, "%s/%s", x->n.name, what);
+	int ni;
+
+	if (out < 0)
+		out = graph_add_value(g, name);
+	ni = graph_add_node(g, op, name, in, n_in, &out, 1);
+	g->nodes.v[ni].op_type = type;
+	g->nodes.v[ni].span = x->n.span;
+	return out;
+}
+
+static int const_i64s(struct seqx *x, const char *what, const int64_t *v, int n, int rank)
+{
+	struct shape s = { rank, { { n, 0, { 0 } } } };
+
+	return graph_add_const(x->g, arena_printf(x->g->arena, "%s/%s", x->n.name, what),
+			       DTYPE_I64, &s, v);
+}
+
+/* Makes value v a constant scalar (SequenceLength, OptionalHasElement). */
+static void set_const(struct graph *g, int v, enum dtype t, const void *data)
+{
+	struct value *val = &g->values.v[v];
+
+	val->dtype = t;
+	val->shape.rank = 0;
+	val->has_shape = true;
+	val->data = arena_memdup(g->arena, data, dtype_size(t));
+}
+
+/* dst becomes src: the same element list, or an Identity of a tensor. */
+static void alias(struct seqx *x, int src, int dst, const char *what)
+{
+	struct seq *s = seq_of(x->g, src);
+
+	if (s)
+		seq_set(x->g, dst, s->elems, s->n, s->optional, s->elem);
+	else
+		glue(x, OP_IDENTITY, "Identity", what, &src, 1, dst);
+}
+
+static struct seq *need_seq(struct seqx *x, int i)
+{
+	int v = i < x->n.n_in ? x->n.in[i] : -1;
+	struct seq *s = seq_of(x->g, v);
+
+	if (!s || s->optional) {
+		diag_error(x->g->ctx, "%s: input %d '%s' must be a sequence", node_loc(x->g, &x->n),
+			   i, v >= 0 ? x->g->values.v[v].name : "");
+		return NULL;
+	}
+	return s;
+}
+
+static int need_tensor(struct seqx *x, int i)
+{
+	int v = i < x->n.n_in ? x->n.in[i] : -1;
+
+	if (v < 0 || seq_of(x->g, v)) {
+		diag_error(x->g->ctx, "%s: input %d '%s' must be a tensor", node_loc(x->g, &x->n),
+			   i, v >= 0 ? x->g->values.v[v].name : "");
+		return -1;
+	}
+	return v;
+}
+
+/*
+ * The position input i (absent: def), checked against lo..hi after adding
+ * n to a negative one. -1 after a diagnostic.
+ */
+static int position(struct seqx *x, int i, int n, int def, int lo, int hi, int *pos)
+{
+	struct graph *g = x->g;
+	int v = i < x->n.n_in ? x->n.in[i] : -1;
+	double d;
+
+	if (v < 0) {
+		*pos = def;
+		return 0;
+	}
+	if (!value_const_scalar(g, &g->values.v[v], &d)) {
+		diag_error(g->ctx, "%s: position '%s' is only known at run time; sequences are "
+			   "resolved when compiling and need one known then", node_loc(g, &x->n),
+			   g->values.v[v].name);
+		return -1;
+	}
+	*pos = d < -1e6 || d > 1e6 ? -1 - n : (int)d;	/* far out: out of range */
+	if (*pos < 0)
+		*pos += n;
+	if (*pos < lo || *pos > hi) {
+		diag_error(g->ctx, "%s: position %lld is out of range for a sequence of %d "
+			   "elements", node_loc(g, &x->n), (long long)d, n);
+		return -1;
+	}
+	return 0;
+}
+
+static int split_to_sequence(struct seqx *x)
+{
+	struct graph *g = x->g;
+	int in = need_tensor(x, 0), sp = x->n.n_in > 1 ? x->n.in[1] : -1;
+	int64_t axis = node_attr_int(&x->n, "axis", 0), keep = node_attr_int(&x->n, "keepdims", 1);
+	int64_t *sizes = NULL, count = 0, len, at = 0;
+	const struct value *v;
+	int *elems;
+
+	if (in < 0)
+		return -1;
+	v = &g->values.v[in];
+	if (axis < 0)
+		axis += v->shape.rank;
+	if (axis < 0 || axis >= v->shape.rank || !dim_is_const(v->shape.d[axis])) {
+		diag_error(g->ctx, "%s: axis %lld must be an axis of static length of '%s'",
+			   node_loc(g, &x->n), (long long)node_attr_int(&x->n, "axis", 0),
+			   v->name);
+		return -1;
+	}
+	len = v->shape.d[axis].c;
+	if (sp >= 0 && value_const_ints(g, &g->values.v[sp], &sizes, &count) < 0) {
+		diag_error(g->ctx, "%s: split '%s' is only known at run time; it must be known "
+			   "when compiling", node_loc(g, &x->n), g->values.v[sp].name);
+		return -1;
+	}
+	if (sp >= 0 && g->values.v[sp].shape.rank == 0) {
+		int64_t c = sizes[0], k = c > 0 ? (len + c - 1) / c : -1;
+
+		if (c <= 0) {
+			diag_error(g->ctx, "%s: split %lld must be positive", node_loc(g, &x->n),
+				   (long long)c);
+			return -1;
+		}
+		sizes = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(k + 1));
+		for (int64_t i = 0; i < k; i++)
+			sizes[i] = i < k - 1 || len % c == 0 ? c : len % c;
+		count = k;
+	} else if (sp < 0) {
+		count = len;
+		sizes = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(len + 1));
+		for (int64_t i = 0; i < len; i++)
+			sizes[i] = 1;
+	}
+	for (int64_t i = 0; i < count; i++) {
+		if (sizes[i] < 0) {
+			diag_error(g->ctx, "%s: split size %lld is negative", node_loc(g, &x->n),
+				   (long long)sizes[i]);
+			return -1;
+		}
+		at += sizes[i];
+	}
+	if (at != len || count > 1024) {
+		diag_error(g->ctx, "%s: the split sizes add up to %lld, not the axis length %lld",
+			   node_loc(g, &x->n), (long long)at, (long long)len);
+		return -1;
+	}
+	elems = arena_alloc(g->arena, sizeof(int) * (size_t)(count + 1));
+	at = 0;
+	for (int64_t i = 0; i < count; i++) {
+		const char *w = arena_printf(g->arena, "piece%lld", (long long)i);
+
+		if (sp < 0 && !keep) {
+			int a[2] = { in, const_i64s(x, arena_printf(g->arena, "%s.index", w), &at,
+						     1, 0) };
+
+			elems[i] = glue(x, OP_GATHER, "Gather", w, a, 2, -1);
+			node_set_attr_int(g, &g->nodes.v[g->nodes.n - 1], "axis", axis);
+		} else {
+			int64_t e = at + sizes[i];
+			int a[4] = { in,
+				     const_i64s(x, arena_printf(g->arena, "%s.starts", w), &at, 1, 1),
+				     const_i64s(x, arena_printf(g->arena, "%s.ends", w), &e, 1, 1),
+				     const_i64s(x, arena_printf(g->arena, "%s.axes", w), &axis, 1,
+						1) };
+
+			elems[i] = glue(x, OP_SLICE, "Slice", w, a, 4, -1);
+		}
+		at += sizes[i];
+	}
+	seq_set(g, x->n.out[0], elems, (int)count, false, v->dtype);
+	return 0;
+}
+
+static int concat_from_sequence(struct seqx *x)
+{
+	struct graph *g = x->g;
+	struct seq *s = need_seq(x, 0);
+	int64_t axis = node_attr_int(&x->n, "axis", 0);
+	int *parts;
+
+	if (!s)
+		return -1;
+	if (!s->n) {
+		diag_error(g->ctx, "%s: the sequence is empty", node_loc(g, &x->n));
+		return -1;
+	}
+	parts = arena_alloc(g->arena, sizeof(int) * (size_t)(s->n + 1));
+	for (int i = 0; i < s->n; i++) {
+		int in[2] = { s->elems[i], -1 };
+
+		parts[i] = s->elems[i];
+		if (!node_attr_int(&x->n, "new_axis", 0))
+			continue;
+		in[1] = const_i64s(x, arena_printf(g->arena, "unsqueeze%d.axes", i), &axis, 1, 1);
+		parts[i] = glue(x, OP_UNSQUEEZE, "Unsqueeze", arena_printf(g->arena,
+				"unsqueeze%d", i), in, 2, -1);
+	}
+	glue(x, OP_CONCAT, "Concat", "concat", parts, s->n, x->n.out[0]);
+	node_set_attr_int(g, &g->nodes.v[g->nodes.n - 1], "axis", axis);
+	return 0;
+}
+
+/* Where(c, a, b) over sequences: element by element, into out (or a new value). */
+static int select_seq(struct seqx *x, int c, int a, int b, const char *what, int out)
+{
+	struct graph *g = x->g;
+	struct seq *sa = seq_of(g, a), *sb = seq_of(g, b);
+	int *e;
+
+	if (!sa && !sb) {
+		int in[3] = { c, a, b };
+
+		return glue(x, OP_WHERE, x->n.op_type, what, in, 3, out);
+	}
+	if (!sa || !sb || sa->n != sb->n || sa->optional != sb->optional) {
+		diag_error(g->ctx, "%s: with a condition computed at run time both sides must be "
+			   "%s of the same length (%d and %d elements)", node_loc(g, &x->n),
+			   sa && sa->optional ? "optionals" : "sequences", sa ? sa->n : -1,
+			   sb ? sb->n : -1);
+		return -1;
+	}
+	e = arena_alloc(g->arena, sizeof(int) * (size_t)(sa->n + 1));
+	for (int i = 0; i < sa->n; i++) {
+		e[i] = select_seq(x, c, sa->elems[i], sb->elems[i],
+				  arena_printf(g->arena, "%s[%d]", what, i), -1);
+		if (e[i] < 0)
+			return -1;
+	}
+	if (out < 0)
+		out = graph_add_value(g, arena_printf(g->arena, "%s/%s", x->n.name, what));
+	seq_set(g, out, e, sa->n, sa->optional, sa->elem);
+	return out;
+}
+
+static int resolve(struct seqx *x)
+{
+	struct graph *g = x->g;
+	int out = x->n.out[0], pos, k;
+	struct seq *s;
+	int *e;
+
+	switch (x->n.op) {
+	case OP_IDENTITY:
+		alias(x, x->n.in[0], out, "identity");
+		return 0;
+	case OP_WHERE:
+		return select_seq(x, x->n.in[0], x->n.in[1], x->n.in[2], "select", out) < 0 ? -1 : 0;
+	case OP_SEQUENCECONSTRUCT:
+		for (int i = 0; i < x->n.n_in; i++) {
+			if (need_tensor(x, i) < 0)
+				return -1;
+			if (g->values.v[x->n.in[i]].dtype != g->values.v[x->n.in[0]].dtype) {
+				diag_error(g->ctx, "%s: the elements have different types",
+					   node_loc(g, &x->n));
+				return -1;
+			}
+		}
+		seq_set(g, out, x->n.in, x->n.n_in, false, x->n.n_in ?
+			g->values.v[x->n.in[0]].dtype : DTYPE_F32);
+		return 0;
+	case OP_SEQUENCEEMPTY: {
+		enum dtype t = dtype_from_onnx((int)node_attr_int(&x->n, "dtype", 1));
+
+		if (t == DTYPE_UNDEF) {
+			diag_error(g->ctx, "%s: dtype %lld is not supported", node_loc(g, &x->n),
+				   (long long)node_attr_int(&x->n, "dtype", 1));
+			return -1;
+		}
+		seq_set(g, out, NULL, 0, false, t);
+		return 0;
+	}
+	case OP_SEQUENCEAT:
+		if (!(s = need_seq(x, 0)) || position(x, 1, s->n, 0, 0, s->n - 1, &pos) < 0)
+			return -1;
+		alias(x, s->elems[pos], out, arena_printf(g->arena, "at%d", pos));
+		return 0;
+	case OP_SEQUENCEINSERT:
+		if (!(s = need_seq(x, 0)) || need_tensor(x, 1) < 0 ||
+		    position(x, 2, s->n, s->n, 0, s->n, &pos) < 0)
+			return -1;
+		if (s->n && g->values.v[x->n.in[1]].dtype != g->values.v[s->elems[0]].dtype) {
+			diag_error(g->ctx, "%s: tensor '%s' is %s, the sequence's elements %s",
+				   node_loc(g, &x->n), g->values.v[x->n.in[1]].name,
+				   dtype_name(g->values.v[x->n.in[1]].dtype),
+				   dtype_name(g->values.v[s->elems[0]].dtype));
+			return -1;
+		}
+		e = arena_alloc(g->arena, sizeof(int) * (size_t)(s->n + 2));
+		memcpy(e, s->elems, sizeof(int) * (size_t)pos);
+		e[pos] = x->n.in[1];
+		memcpy(e + pos + 1, s->elems + pos, sizeof(int) * (size_t)(s->n - pos));
+		seq_set(g, out, e, s->n + 1, false, g->values.v[x->n.in[1]].dtype);
+		return 0;
+	case OP_SEQUENCEERASE:
+		if (!(s = need_seq(x, 0)) || position(x, 1, s->n, s->n - 1, 0, s->n - 1, &pos) < 0)
+			return -1;
+		e = arena_alloc(g->arena, sizeof(int) * (size_t)(s->n + 1));
+		memcpy(e, s->elems, sizeof(int) * (size_t)pos);
+		memcpy(e + pos, s->elems + pos + 1, sizeof(int) * (size_t)(s->n - pos - 1));
+		seq_set(g, out, e, s->n - 1, false, s->elem);
+		return 0;
+	case OP_SEQUENCELENGTH: {
+		int64_t n;
+
+		if (!(s = need_seq(x, 0)))
+			return -1;
+		n = s->n;
+		set_const(g, out, DTYPE_I64, &n);
+		return 0;
+	}
+	case OP_SPLITTOSEQUENCE:
+		return split_to_sequence(x);
+	case OP_CONCATFROMSEQUENCE:
+		return concat_from_sequence(x);
+	case OP_OPTIONAL: {
+		int v = x->n.n_in ? x->n.in[0] : -1;
+		const struct attr *a = node_attr(&x->n, "type");
+		enum dtype t = DTYPE_F32;
+
+		if (v >= 0) {
+			t = g->values.v[v].seq ? g->values.v[v].seq->elem : g->values.v[v].dtype;
+		} else if (a && a->kind == ATTR_TYPE && a->graph) {
+			const Onnx__TypeProto *tp = a->graph;
+
+			if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
+				tp = tp->sequence_type->elem_type;
+			if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+				t = dtype_from_onnx(tp->tensor_type->elem_type);
+		} else {
+			diag_error(g->ctx, "%s: an Optional without an input needs the attribute "
+				   "'type'", node_loc(g, &x->n));
+			return -1;
+		}
+		seq_set(g, out, &v, v >= 0, true, t);
+		return 0;
+	}
+	case OP_OPTIONALHASELEMENT: {
+		int v = x->n.n_in ? x->n.in[0] : -1;
+		unsigned char has = v >= 0 && (!seq_of(g, v) || !seq_of(g, v)->optional ||
+					       seq_of(g, v)->n);
+
+		set_const(g, out, DTYPE_BOOL, &has);
+		return 0;
+	}
+	case OP_OPTIONALGETELEMENT:
+		k = x->n.n_in ? x->n.in[0] : -1;
+		s = seq_of(g, k);
+		if (k < 0 || (s && s->optional && !s->n)) {
+			diag_error(g->ctx, "%s: the optional '%s' has no element", node_loc(g, &x->n),
+				   k >= 0 ? g->values.v[k].name : "");
+			return -1;
+		}
+		alias(x, s && s->optional ? s->elems[0] : k, out, "element");
+		return 0;
+	default:
+		BUG("onnx_expand_sequence(%s)", node_loc(g, &x->n));
+	}
+}
+
+int onnx_expand_sequence(struct graph *g, int ni)
+{
+	struct seqx x = { g, g->nodes.v[ni] };
+	int tail = g->nodes.n, rc;
+
+	rc = resolve(&x);
+	g->nodes.v[ni].dead = true;
+	g->nodes.v[ni].n_out = 0;
+	graph_move_tail(g, tail, ni + 1);
+	return rc;
+}
+
+/* Appends the outputs element v of a graph output gives, named name. */
+static int flatten(struct graph *g, int v, const char *name)
+{
+	struct seq *s = g->values.v[v].seq;
+	const struct node *p;
+	int id, ni;
+
+	if (s) {
+		for (int i = 0; i < s->n; i++)
+			if (flatten(g, s->elems[i], s->optional ? name : arena_printf(g->arena,
+				    "%s[%d]", name, i)) < 0)
+				return -1;
+		return 0;
+	}
+	/* a copy: an element may be an input, a constant or in two outputs */
+	id = graph_add_value(g, name);
+	ni = graph_add_node(g, OP_IDENTITY, name, &v, 1, &id, 1);
+	p = g->values.v[v].producer >= 0 ? &g->nodes.v[g->values.v[v].producer] : NULL;
+	g->nodes.v[ni].op_type = "Identity";
+	if (p && p->span.n)
+		g->nodes.v[ni].span = p->span;
+	else
+		node_span_self(g, &g->nodes.v[ni]);
+	g->values.v[id].flags |= VALUE_OUTPUT;
+	vec_push(&g->outputs, id);
+	return 0;
+}
+
+int onnx_sequence_outputs(struct graph *g)
+{
+	int n = g->outputs.n, *old, rc = 0;
+	bool any = false;
+
+	for (int i = 0; i < n; i++)
+		any |= g->values.v[g->outputs.v[i]].seq != NULL;
+	if (!any)
+		return 0;
+	old = arena_memdup(g->arena, g->outputs.v, sizeof(int) * (size_t)n);
+	g->outputs.n = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
+		struct value *val = &g->values.v[old[i]];
+
+		if (!val->seq) {
+			vec_push(&g->outputs, old[i]);
+			continue;
+		}
+		val->flags &= ~(unsigned)VALUE_OUTPUT;
+		rc = flatten(g, old[i], val->name);
+	}
+	if (rc == 0 && !g->outputs.n) {
+		diag_error(g->ctx, "%s: every output is an optional without an element, so the "
+			   "model computes nothing", g->path ? g->path : "model");
+		rc = -1;
+	}
+	return rc;
+}

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Builds the sequence and optional tests (tests/sequence.sh).
+
+usage: gen_sequence_tests.py [OUTDIR]     (default: testdata/sequence)
+
+Writes OUTDIR/NAME/model.onnx, OUTDIR/NAME/args (the compile options the
+model needs, e.g. --elements for a sequence input) and
+OUTDIR/NAME/test_data_set_0/{input,output}_I.pb, one file per tensor of the
+compiled model: a sequence input or output is one tensor per element, in
+order. Expected outputs are computed with numpy here. Runs with Debian's
+python3-onnx (1.12) and numpy; the output is committed.
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(6)
+OPSET = 17
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def seq(name, shape=None):
+    return helper.make_tensor_sequence_value_info(name, TensorProto.FLOAT, shape)
+
+
+def opt_f32(name, shape):
+    t = helper.make_tensor_type_proto(TensorProto.FLOAT, shape)
+    return helper.make_value_info(name, helper.make_optional_type_proto(t))
+
+
+def const(name, a):
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def model(nodes, inputs, outputs, inits=()):
+    g = helper.make_graph(nodes, "sequence", inputs, outputs, list(inits))
+    m = helper.make_model(g, producer_name="collagec-sequence-test",
+                          opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 8
+    return m
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def construct_at():
+    """SequenceConstruct, SequenceAt(-1), SequenceLength."""
+    x, y, z = rand(2, 3), rand(2, 3), rand(2, 3)
+    m = model([helper.make_node("SequenceConstruct", ["x", "y", "z"], ["s"], name="make"),
+               helper.make_node("SequenceAt", ["s", "last"], ["a"], name="at"),
+               helper.make_node("Relu", ["a"], ["r"], name="relu"),
+               helper.make_node("SequenceLength", ["s"], ["n"], name="length")],
+              [f32("x", [2, 3]), f32("y", [2, 3]), f32("z", [2, 3])],
+              [f32("r", [2, 3]), helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+              [const("last", np.int64(-1))])
+    return m, [], [x, y, z], [np.maximum(z, 0), np.int64(3)]
+
+
+def insert_erase():
+    """A sequence input of 2 and a sequence output: Insert at 1, Erase at 0."""
+    s0, s1, t = rand(4), rand(4), rand(4)
+    m = model([helper.make_node("SequenceInsert", ["s", "t", "one"], ["u"], name="insert"),
+               helper.make_node("SequenceErase", ["u", "zero"], ["v"], name="erase")],
+              [seq("s", [4]), f32("t", [4])], [seq("v", [4])],
+              [const("one", np.int64(1)), const("zero", np.int64(0))])
+    return m, ["--elements", "s=2"], [s0, s1, t], [t, s1]
+
+
+def split_concat():
+    """SplitToSequence by sizes and by ones; ConcatFromSequence, with new_axis too."""
+    x = rand(6, 2)
+    m = model([helper.make_node("SplitToSequence", ["x", "sizes"], ["s"], name="split", axis=0),
+               helper.make_node("ConcatFromSequence", ["s"], ["c"], name="concat", axis=1),
+               helper.make_node("SplitToSequence", ["x"], ["p"], name="rows", axis=0,
+                                keepdims=0),
+               helper.make_node("ConcatFromSequence", ["p"], ["t"], name="stack", axis=1,
+                                new_axis=1)],
+              [f32("x", [6, 2])], [f32("c", [3, 4]), f32("t", [2, 6])],
+              [const("sizes", np.array([3, 3], np.int64))])
+    return m, [], [x], [np.concatenate([x[:3], x[3:]], axis=1), x.T.copy()]
+
+
+def position_from_shape():
+    """SequenceAt whose position is shape arithmetic: Shape(x)[0] - 2."""
+    x, y = rand(3, 2), rand(3, 2)
+    m = model([helper.make_node("SequenceConstruct", ["x", "y", "x"], ["s"], name="make"),
+               helper.make_node("Shape", ["x"], ["sh"], name="shape"),
+               helper.make_node("Gather", ["sh", "zero"], ["d0"], name="dim0", axis=0),
+               helper.make_node("Sub", ["d0", "two"], ["pos"], name="minus2"),
+               helper.make_node("SequenceAt", ["s", "pos"], ["a"], name="at")],
+              [f32("x", [3, 2]), f32("y", [3, 2])], [f32("a", [3, 2])],
+              [const("zero", np.int64(0)), const("two", np.int64(2))])
+    return m, [], [x, y], [y]
+
+
+def optional_present():
+    """Optional(x), OptionalHasElement, OptionalGetElement; an optional input present."""
+    x, o = rand(4), rand(4)
+    bool_out = helper.make_tensor_value_info("has", TensorProto.BOOL, [])
+    m = model([helper.make_node("Optional", ["x"], ["ox"], name="wrap"),
+               helper.make_node("OptionalHasElement", ["ox"], ["has"], name="has"),
+               helper.make_node("OptionalGetElement", ["ox"], ["gx"], name="get"),
+               helper.make_node("OptionalGetElement", ["o"], ["go"], name="get_input"),
+               helper.make_node("Add", ["gx", "go"], ["y"], name="add")],
+              [f32("x", [4]), opt_f32("o", [4])], [bool_out, f32("y", [4])])
+    return m, [], [x, o], [np.bool_(True), x + o]
+
+
+def optional_absent():
+    """An optional input the model is compiled without (--elements o=none)."""
+    x = rand(4)
+    bool_out = helper.make_tensor_value_info("has", TensorProto.BOOL, [])
+    m = model([helper.make_node("OptionalHasElement", ["o"], ["has"], name="has"),
+               helper.make_node("Relu", ["x"], ["y"], name="relu")],
+              [f32("x", [4]), opt_f32("o", [4])], [bool_out, f32("y", [4])])
+    return m, ["--elements", "o=none"], [x], [np.bool_(False), np.maximum(x, 0)]
+
+
+def sequence_map():
+    """SequenceMap over a sequence input of 3, with a tensor input to every step."""
+    s, b = [rand(2, 2) for _ in range(3)], rand(2, 2)
+    body = helper.make_graph(
+        [helper.make_node("Add", ["e", "b_in"], ["o"], name="add"),
+         helper.make_node("Tanh", ["o"], ["t"], name="tanh")],
+        "body", [f32("e", [2, 2]), f32("b_in", [2, 2])], [f32("t", [2, 2])])
+    m = model([helper.make_node("SequenceMap", ["s", "b"], ["r"], name="map", body=body)],
+              [seq("s", [2, 2]), f32("b", [2, 2])], [seq("r", [2, 2])])
+    return m, ["--elements", "s=3"], s + [b], [np.tanh(e + b) for e in s]
+
+
+def loop_seq():
+    """A Loop with a known trip count that carries a sequence: appends x * i."""
+    x = rand(3)
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], name="cast", to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x", "fi"], ["xi"], name="scale"),
+         helper.make_node("SequenceInsert", ["s_in", "xi"], ["s_out"], name="append"),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="keep")],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("c_in", TensorProto.BOOL, []), seq("s_in")],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), seq("s_out")])
+    m = model([helper.make_node("SequenceEmpty", [], ["empty"], name="empty"),
+               helper.make_node("Loop", ["three", "", "empty"], ["r"], name="loop",
+                                body=body),
+               helper.make_node("ConcatFromSequence", ["r"], ["y"], name="concat", axis=0)],
+              [f32("x", [3])], [f32("y", [9])], [const("three", np.int64(3))])
+    return m, [], [x], [np.concatenate([x * 0, x * 1, x * 2])]
+
+
+def ragged_concat():
+    """A sequence input whose elements differ in size (type [N]): each its own N."""
+    a, b = rand(2), rand(3)
+    m = model([helper.make_node("ConcatFromSequence", ["s"], ["y"], name="concat", axis=0)],
+              [seq("s", ["N"])], [f32("y", ["M"])])
+    return m, ["--elements", "s=2"], [a, b], [np.concatenate([a, b])]
+
+
+# the refusals: model, compile options; tests/sequence.sh holds the messages
+def bad_no_length():
+    return model([helper.make_node("SequenceLength", ["s"], ["n"], name="length")],
+                 [seq("s", [2])], [helper.make_tensor_value_info("n", TensorProto.INT64, [])]), []
+
+
+def bad_runtime_position():
+    return model([helper.make_node("SequenceConstruct", ["x", "x"], ["s"], name="make"),
+                  helper.make_node("SequenceAt", ["s", "p"], ["a"], name="at")],
+                 [f32("x", [2]), helper.make_tensor_value_info("p", TensorProto.INT64, [])],
+                 [f32("a", [2])]), []
+
+
+def bad_absent_get():
+    return model([helper.make_node("OptionalGetElement", ["o"], ["y"], name="get")],
+                 [opt_f32("o", [2])], [f32("y", [2])]), ["--elements", "o=none"]
+
+
+def bad_tensor_op():
+    return model([helper.make_node("SequenceConstruct", ["x"], ["s"], name="make"),
+                  helper.make_node("Relu", ["s"], ["y"], name="relu")],
+                 [f32("x", [2])], [f32("y", [2])]), []
+
+
+CASES = [construct_at, insert_erase, split_concat, position_from_shape, optional_present,
+         optional_absent, sequence_map, loop_seq, ragged_concat]
+BAD = [bad_no_length, bad_runtime_position, bad_absent_get, bad_tensor_op]
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "testdata/sequence"
+    if out.startswith("-") or len(sys.argv) > 2:
+        sys.exit(__doc__)
+    for case in CASES:
+        m, args, ins, outs = case()
+        d = os.path.join(out, case.__name__)
+        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+        write(os.path.join(d, "model.onnx"), m.SerializeToString())
+        write(os.path.join(d, "args"), (" ".join(args) + "\n").encode())
+        for kind, arrs in (("input", ins), ("output", outs)):
+            for i, a in enumerate(arrs):
+                t = numpy_helper.from_array(np.asarray(a))
+                write(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)),
+                      t.SerializeToString())
+    for case in BAD:
+        m, args = case()
+        d = os.path.join(out, case.__name__)
+        os.makedirs(d, exist_ok=True)
+        write(os.path.join(d, "model.onnx"), m.SerializeToString())
+        write(os.path.join(d, "args"), (" ".join(args) + "\n").encode())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+#!/bin/sh
+# sequence.sh - sequences and optionals (testdata/gen_sequence_tests.py
+# writes testdata/sequence: each model with the compile options it needs in
+# `args`, and one input/output file per tensor of the compiled model, a
+# sequence being one tensor per element). Each model is compiled and run
+# with `collagec run --check`; OUT.json must name the sequence nodes (spans)
+# and the bad_* models must be refused with the exact messages below.
+COLLAGEC=${COLLAGEC:-build/collagec}
+T=${TEST_TMP:-/tmp}/sequence
+rm -rf "$T"
+mkdir -p "$T"
+
+for d in testdata/sequence/*/; do
+	n=$(basename "$d")
+	case $n in bad_*) continue ;; esac
+	# shellcheck disable=SC2046
+	if ! "$COLLAGEC" compile -q --search none --target c $(cat "$d/args") "$d/model.onnx" \
+		-o "$T/$n.so" 2>"$T/$n.err"; then
+		echo "FAIL sequence/$n: compile: $(head -n 1 "$T/$n.err")"
+		continue
+	fi
+	if "$COLLAGEC" run "$T/$n.so" --check "$d/test_data_set_0" >"$T/$n.out" 2>"$T/$n.err"
+	then
+		echo "ok   sequence/$n"
+	else
+		echo "FAIL sequence/$n: $(head -n 1 "$T/$n.err")"
+	fi
+done
+
+# spans: the nodes a sequence op becomes name it; a Loop body's node names the Loop
+span_has() {
+	if tr -d ' \t\n' <"$T/$1.json" | grep -qF "$2"; then
+		echo "ok   sequence/span/$1/$3"
+	else
+		echo "FAIL sequence/span/$1/$3: OUT.json lacks $2"
+	fi
+}
+span_has split_concat '[{"name":"split","op":"SplitToSequence"}]' split
+span_has split_concat '[{"name":"stack","op":"ConcatFromSequence"}]' stack
+span_has loop_seq '[{"name":"loop","op":"Loop"},{"name":"scale","op":"Mul"}]' loop
+span_has construct_at '{"name":"length","op":"SequenceLength","pass":"infer","into":null}' length
+
+# refusals: one precise line each
+bad() {
+	d=testdata/sequence/$1
+	# shellcheck disable=SC2046
+	if "$COLLAGEC" compile -q --search none --target c $(cat "$d/args") "$d/model.onnx" \
+		-o "$T/$1.so" 2>"$T/$1.err"; then
+		echo "FAIL sequence/$1: compiled"
+	elif [ "$(cat "$T/$1.err")" = "collagec: error: model.onnx: $2" ]; then
+		echo "ok   sequence/$1"
+	else
+		echo "FAIL sequence/$1: $(cat "$T/$1.err")"
+	fi
+}
+bad bad_no_length "input 's' is a sequence; its length must be known when compiling: give it with --elements 's=N'"
+bad bad_runtime_position "node 1 'at' (SequenceAt): position 'p' is only known at run time; sequences are resolved when compiling and need one known then"
+bad bad_absent_get "node 0 'get' (OptionalGetElement): the optional 'o' has no element"
+bad bad_tensor_op "node 1 'relu' (Relu): input 0 's' is a sequence; only the sequence and optional ops take one"
+
+# --elements: a bad count is a usage error (exit 2)
+"$COLLAGEC" compile -q testdata/sequence/insert_erase/model.onnx --elements s=x \
+	-o "$T/usage.so" 2>"$T/usage.err"
+rc=$?
+if [ $rc -eq 2 ] && grep -qF "expected NAME=N (0 to 1024) or NAME=none" "$T/usage.err"; then
+	echo "ok   sequence/usage"
+else
+	echo "FAIL sequence/usage: exit $rc: $(cat "$T/usage.err")"
+fi
