@@ -126,7 +126,8 @@ enum rt_shape_op {
 	RT_SHAPE_ONE_HOT,
 	RT_SHAPE_COMPRESS,
 	RT_SHAPE_TOP_K,
-	RT_SHAPE_PAD
+	RT_SHAPE_PAD,
+	RT_SHAPE_RESIZE
 };
 
 /*
@@ -141,11 +142,13 @@ struct rt_shape {
 	int64_t attr;			/* Reshape's allowzero, Pad's mode != constant,
 					   OneHot's axis, TopK's,
 					   Compress's (-1: none); Reduce*: keepdims |
-					   noop_with_empty_axes << 1 */
+					   noop_with_empty_axes << 1; Resize: see
+					   resize_shape_attr */
 	int in[5];			/* the data, the int64 tensor (-1: none);
 					   Slice: x, starts, ends, axes, steps;
 					   Range: start, limit, delta; Pad: x, pads,
-					   constant_value, axes */
+					   constant_value, axes; Resize: x, roi,
+					   scales, sizes (Upsample: x, scales) */
 	int out;
 	int param[2 * RT_MAX_RANK + 1];	/* per input axis two symbols: Slice's start
 					   and step, Reduce*'s reduced flag and output

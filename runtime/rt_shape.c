@@ -386,6 +386,79 @@ static collagec_status shape_pad(collagec_model *m, const struct rt_shape *sh,
 	return COLLAGEC_OK;
 }
 
+/* Element i of float or double tensor id. */
+static double flt_at(collagec_model *m, int id, int64_t i)
+{
+	const void *p = value_ptr(m, id);
+
+	return rt_values[id].dtype == COLLAGEC_DOUBLE ? ((const double *)p)[i]
+		: ((const float *)p)[i];
+}
+
+/*
+ * Resize or Upsample with scales or sizes known only at run time: each
+ * listed axis becomes floor(length * scale) (times the roi's extent under
+ * tf_crop_and_resize), or its size; under keep_aspect_ratio_policy one
+ * scale, the smallest or largest sizes[i] / length, rounded half up.
+ */
+static collagec_status shape_resize(collagec_model *m, const struct rt_shape *sh,
+				    const int64_t *x, int xr, int64_t *out)
+{
+	int crop = sh->attr & 1, keep = sh->attr >> 1 & 3, old = sh->attr >> 3 & 1;
+	int na = sh->attr >> 4 & 15, sc = old ? sh->in[1] : sh->in[2];
+	int sz = old ? -1 : sh->in[3], roi = old ? -1 : sh->in[1], axes[RT_MAX_RANK];
+	double ks = 0;
+
+	if (sc >= 0 && int_count(m, sc) == 0)
+		sc = -1;
+	if (sz >= 0 && int_count(m, sz) == 0)
+		sz = -1;
+	if ((sc >= 0) == (sz >= 0))
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': exactly one of scales and sizes "
+			    "must be given", sh->node);
+	if (int_count(m, sc >= 0 ? sc : sz) != na)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': %s has %lld values for %d axes",
+			    sh->node, sc >= 0 ? "scales" : "sizes",
+			    (long long)int_count(m, sc >= 0 ? sc : sz), na);
+	if (crop && (roi < 0 || int_count(m, roi) != 2 * na))
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': roi must have %d values", sh->node,
+			    2 * na);
+	for (int k = 0; k < xr; k++)
+		out[k] = x[k];
+	for (int i = 0; i < na; i++) {
+		axes[i] = (int)(sh->attr >> (8 + 4 * i) & 15);
+		if (sz >= 0 && keep) {
+			double s = (double)int_at(m, sz, i) / (double)x[axes[i]];
+
+			if (i == 0 || (keep == 1 ? s < ks : s > ks))
+				ks = s;
+		}
+	}
+	for (int i = 0; i < na; i++) {
+		int a = axes[i];
+		double len;
+
+		if (sz >= 0) {
+			len = keep ? floor(ks * (double)x[a] + 0.5) : (double)int_at(m, sz, i);
+		} else {
+			double s = flt_at(m, sc, i);
+
+			if (!(s > 0))
+				return fail(m, COLLAGEC_E_SHAPE, "node '%s': scale %g is not positive",
+					    sh->node, s);
+			len = (double)x[a] * s;
+			if (crop)
+				len *= flt_at(m, roi, i + na) - flt_at(m, roi, i);
+			len = floor(len);
+		}
+		if (!(len >= 0 && len < (double)RT_MAX_BYTES) || (x[a] == 0 && len != 0))
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': cannot resize axis %d from "
+				    "%lld to %g", sh->node, a, (long long)x[a], len);
+		out[a] = (int64_t)len;
+	}
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -410,6 +483,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_top_k(m, sh, x, xr, out);
 	case RT_SHAPE_PAD:
 		return shape_pad(m, sh, x, xr, out);
+	case RT_SHAPE_RESIZE:
+		return shape_resize(m, sh, x, xr, out);
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

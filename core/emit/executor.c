@@ -4,6 +4,7 @@
  * model-independent runtime (runtime/rt_model.c).
  */
 #include "emit.h"
+#include "../ops/ops.h"
 
 #include <string.h>
 
@@ -317,6 +318,7 @@ static int shape_op(const struct node *n)
 	case OP_COMPRESS: return 11;
 	case OP_TOPK: return 12;
 	case OP_PAD: return 13;
+	case OP_RESIZE: case OP_UPSAMPLE: return 14;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -351,7 +353,8 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		 * TopK's and Compress's (normalised, -1: none), or
 		 * keepdims | noop_with_empty_axes << 1
 		 */
-		int64_t attr = n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),
+		int64_t attr = shape_op(n) == 14 ? resize_shape_attr(g, n)
+			: n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),
 							 "constant") != 0
 			: n->op == OP_ONEHOT ? axis
 			: n->op == OP_TOPK ? (axis < 0 ? axis + rank : axis)

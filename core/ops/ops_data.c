@@ -1602,7 +1602,9 @@ enum rs_coord {
 /* Resize-18 keep_aspect_ratio_policy: how sizes are read */
 enum rs_keep { RK_STRETCH, RK_NOT_LARGER, RK_NOT_SMALLER, RK_COUNT };
 /* RN_SIMPLE: Upsample and Resize-10: floor, or ceil when downsampling */
-enum rs_nearest { RN_ROUND_PREFER_FLOOR, RN_ROUND_PREFER_CEIL, RN_FLOOR, RN_CEIL, RN_SIMPLE };
+enum rs_nearest {
+	RN_ROUND_PREFER_FLOOR, RN_ROUND_PREFER_CEIL, RN_FLOOR, RN_CEIL, RN_SIMPLE, RN_COUNT
+};
 
 struct resize_plan {
 	enum rs_mode mode;
@@ -1616,6 +1618,14 @@ struct resize_plan {
 	double cubic_a, extrapolation;
 	bool exclude_outside;
 	struct shape out;
+	/*
+	 * scales or sizes known only at run time: the kernel reads them (and
+	 * roi) from its inputs, the output dims are data symbols
+	 */
+	bool rt;
+	int sc_in, sz_in, roi_in;		/* input indices, -1: none or constant */
+	int na, axes[MAX_RANK];			/* the axes scales, sizes and roi refer to */
+	int at[MAX_RANK];			/* index of axis k in them, or -1 */
 };
 
 static int pick(struct graph *g, struct node *n, const char *attr, const char *def,
@@ -1675,7 +1685,8 @@ static int resize_modes(struct graph *g, struct node *n, bool old, struct resize
  * symbolic size must be the axis's own length (sizes = Shape(x)[0:2] and
  * [8, 8]); those read RESIZE_SAME. 0 or -1 after a diagnostic.
  */
-static int resize_sizes(struct graph *g, struct node *n, int64_t **sz, int64_t *nsz)
+static int resize_sizes(struct graph *g, struct node *n, const int *axes, int64_t **sz,
+			int64_t *nsz)
 {
 	const struct value *x = node_in(g, n, 0);
 	struct dim *v;
@@ -1686,7 +1697,7 @@ static int resize_sizes(struct graph *g, struct node *n, int64_t **sz, int64_t *
 	for (int64_t k = 0; k < *nsz; k++) {
 		if (dim_is_const(v[k])) {
 			(*sz)[k] = v[k].c;
-		} else if (k < x->shape.rank && dim_eq(v[k], x->shape.d[k])) {
+		} else if (k < x->shape.rank && dim_eq(v[k], x->shape.d[axes[k]])) {
 			(*sz)[k] = RESIZE_SAME;
 		} else {
 			diag_error(g->ctx, "%s: size %lld is computed from symbolic dims and is not "
@@ -1701,8 +1712,8 @@ static int resize_sizes(struct graph *g, struct node *n, int64_t **sz, int64_t *
  * Scales (attribute or constant input) or sizes (constant input) of the r
  * axes they refer to; -1 on error.
  */
-static int resize_factors(struct graph *g, struct node *n, bool old, int r, double **sc,
-			  int64_t **sz)
+static int resize_factors(struct graph *g, struct node *n, bool old, const int *axes, int r,
+			  double **sc, int64_t **sz)
 {
 	int si = old ? 1 : 2;
 	int64_t nsc = 0, nsz = 0;
@@ -1721,7 +1732,7 @@ static int resize_factors(struct graph *g, struct node *n, bool old, int r, doub
 	} else if (node_in(g, n, si) && const_doubles(g, n, si, sc, &nsc) < 0) {
 		return -1;
 	}
-	if (!old && node_in(g, n, 3) && resize_sizes(g, n, sz, &nsz) < 0)
+	if (!old && node_in(g, n, 3) && resize_sizes(g, n, axes, sz, &nsz) < 0)
 		return -1;
 	if ((nsc > 0) == (nsz > 0)) {
 		diag_error(g->ctx, "%s: exactly one of scales and sizes must be given",
@@ -1800,6 +1811,135 @@ static int resize_keep_scale(struct graph *g, struct node *n, const struct resiz
 	return 0;
 }
 
+/*
+ * Input i as a run-time tensor of static element count (*count, 0 counting
+ * as absent): neither a constant nor shape arithmetic.
+ */
+static bool resize_is_data(struct graph *g, struct node *n, int i, int64_t *count)
+{
+	const struct value *v = node_in(g, n, i);
+
+	*count = 0;
+	if (!v || !v->has_shape || v->data || v->sym || !shape_is_static(&v->shape))
+		return false;
+	*count = shape_numel_static(&v->shape);
+	return true;
+}
+
+/* Whether input i is absent or has no elements (an empty constant or input). */
+static bool resize_is_empty(struct graph *g, struct node *n, int i)
+{
+	const struct value *v = node_in(g, n, i);
+
+	return !v || (v->has_shape && shape_is_static(&v->shape) &&
+		      shape_numel_static(&v->shape) == 0);
+}
+
+/*
+ * When scales or sizes are known only at run time: fills the plan's
+ * run-time part (p->rt) and the output shape, data symbols on the axes
+ * they refer to. Returns na, or -1 after a diagnostic.
+ */
+static int resize_data_plan(struct graph *g, struct node *n, bool old, const int *axes, int na,
+			    struct resize_plan *p)
+{
+	const struct value *x = node_in(g, n, 0);
+	int si = old ? 1 : 2;
+	int64_t nsc = 0, nsz = 0, nroi;
+	bool dsc, dsz;
+	double *roi;
+
+	p->rt = false;
+	if (n->op == OP_UPSAMPLE && g->opset < 9)
+		return na;
+	dsc = resize_is_data(g, n, si, &nsc) && nsc > 0;
+	dsz = !old && resize_is_data(g, n, 3, &nsz) && nsz > 0;
+	if (!dsc && !dsz)
+		return na;
+	/* the other one must be absent or empty */
+	if ((dsc && !old && !resize_is_empty(g, n, 3)) || (dsz && !resize_is_empty(g, n, si))) {
+		diag_error(g->ctx, "%s: exactly one of scales and sizes must be given",
+			   node_loc(g, n));
+		return -1;
+	}
+	if ((dsc ? nsc : nsz) != na) {
+		diag_error(g->ctx, "%s: %s has %lld values for %d axes", node_loc(g, n),
+			   dsc ? "scales" : "sizes", (long long)(dsc ? nsc : nsz), na);
+		return -1;
+	}
+	if (dsc && node_in(g, n, si)->dtype != DTYPE_F32 && node_in(g, n, si)->dtype != DTYPE_F64) {
+		diag_error(g->ctx, "%s: scales known only at run time must be float or double",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (p->antialias) {
+		diag_error(g->ctx, "%s: antialias with scales or sizes known only at run time is "
+			   "not supported", node_loc(g, n));
+		return -1;
+	}
+	p->rt = true;
+	p->sc_in = dsc ? si : -1;
+	p->sz_in = dsz ? 3 : -1;
+	p->roi_in = -1;
+	p->na = na;
+	if (p->coord == RC_TF_CROP_AND_RESIZE) {
+		if (node_in(g, n, 1) && resize_is_data(g, n, 1, &nroi)) {
+			p->roi_in = 1;
+		} else if (!node_in(g, n, 1) || const_doubles(g, n, 1, &roi, &nroi) < 0) {
+			return -1;
+		}
+		if (nroi != 2 * na) {
+			diag_error(g->ctx, "%s: roi has %lld values, expected %d", node_loc(g, n),
+				   (long long)nroi, 2 * na);
+			return -1;
+		}
+	}
+	p->out = x->shape;
+	for (int k = 0; k < x->shape.rank; k++) {
+		p->at[k] = -1;
+		p->same[k] = true;
+		p->scale[k] = 1;
+		p->roi_b[k] = 0;
+		p->roi_e[k] = 1;
+	}
+	for (int i = 0; i < na; i++) {
+		int k = axes[i];
+
+		p->axes[i] = k;
+		p->at[k] = i;
+		p->same[k] = false;
+		if (p->coord == RC_TF_CROP_AND_RESIZE && p->roi_in < 0) {
+			p->roi_b[k] = roi[i];
+			p->roi_e[k] = roi[i + na];
+		}
+		p->out.d[k] = graph_data_sym(g, n->out[0], k);
+	}
+	return na;
+}
+
+static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p);
+
+/*
+ * The rt_shape attr of a Resize or Upsample whose scales or sizes are known
+ * only at run time (runtime/rt_shape.c's shape_resize): bit 0
+ * tf_crop_and_resize, bits 1-2 keep_aspect_ratio_policy, bit 3 the old
+ * input order (scales is input 1), bits 4-7 the number of axes, then 4
+ * bits per axis from bit 8.
+ */
+int64_t resize_shape_attr(struct graph *g, const struct node *n)
+{
+	struct resize_plan p;
+	int64_t a;
+
+	if (resize_plan(g, (struct node *)n, &p) < 0 || !p.rt)
+		BUG("Resize node '%s' has no run-time shape", n->name);
+	a = (p.coord == RC_TF_CROP_AND_RESIZE) | (int64_t)p.keep << 1 |
+	    (int64_t)(p.sc_in == 1) << 3 | (int64_t)p.na << 4;
+	for (int i = 0; i < p.na; i++)
+		a |= (int64_t)p.axes[i] << (8 + 4 * i);
+	return a;
+}
+
 /* Output shape and per-axis coordinate parameters, shared by infer and lower. */
 static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 {
@@ -1809,11 +1949,16 @@ static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 	int64_t *sz, nroi;
 	int r, na, axes[MAX_RANK], at[MAX_RANK];
 
+	memset(p, 0, sizeof(*p));
 	if (!x || resize_modes(g, n, old, p) < 0)
 		return -1;
 	r = x->shape.rank;
 	if ((na = resize_axes(g, n, old, r, axes)) < 0 ||
-	    resize_factors(g, n, old, na, &sc, &sz) < 0)
+	    (na = resize_data_plan(g, n, old, axes, na, p)) < 0)
+		return -1;
+	if (p->rt)
+		return 0;
+	if (resize_factors(g, n, old, axes, na, &sc, &sz) < 0)
 		return -1;
 	if (p->coord == RC_TF_CROP_AND_RESIZE) {
 		if (!node_in(g, n, 1) || const_doubles(g, n, 1, &roi, &nroi) < 0)
@@ -1914,6 +2059,80 @@ static struct tir *f64(struct lower *L, double v)
 	return tir_flt(L->b, DTYPE_F64, v);
 }
 
+/* Element i of input `in` of the node being lowered, as float64. */
+static struct tir *load_f64(struct lower *L, int in, int i)
+{
+	return tir_cast(L->b, DTYPE_F64, tir_load(L->b, L->in[in], tir_int(L->b, i)));
+}
+
+/*
+ * The scale of axis k when scales or sizes are known only at run time: the
+ * scales element, the output length over the input's, or under
+ * keep_aspect_ratio_policy the smallest / largest of those over the axes.
+ */
+static struct tir *resize_rt_scale(struct lower *L, const struct resize_plan *p, int k)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *s = NULL;
+
+	if (p->sc_in >= 0)
+		return load_f64(L, p->sc_in, p->at[k]);
+	if (p->keep == RK_STRETCH)
+		return tir_bin(b, BIN_DIV, tir_cast(b, DTYPE_F64, tir_dim(b, y->shape.d[k])),
+			       tir_cast(b, DTYPE_F64, tir_dim(b, x->shape.d[k])));
+	for (int i = 0; i < p->na; i++) {
+		struct tir *si = tir_bin(b, BIN_DIV, load_f64(L, p->sz_in, i), tir_cast(b, DTYPE_F64,
+					 tir_dim(b, x->shape.d[p->axes[i]])));
+
+		s = s ? tir_bin(b, p->keep == RK_NOT_LARGER ? BIN_MIN : BIN_MAX, s, si) : si;
+	}
+	return s;
+}
+
+/*
+ * resize_coord with the scale (and roi) known only at run time: the same
+ * formulas on expressions. in: the input length (float64), out: the output's.
+ */
+static struct tir *resize_coord_rt(struct lower *L, const struct resize_plan *p, struct tir *o,
+				   struct tir *scale, struct tir *in, struct tir *out, int axis)
+{
+	struct tir_builder *b = L->b;
+	struct tir *width = tir_let(b, "width", tir_mul(b, scale, in));
+	struct tir *x = tir_cast(b, DTYPE_F64, o), *one = tir_bin(b, BIN_EQ, width, f64(L, 1));
+	struct tir *hp = tir_bin(b, BIN_SUB, tir_bin(b, BIN_DIV, tir_add(b, x, f64(L, 0.5)),
+						     scale), f64(L, 0.5));
+	struct tir *in1 = tir_bin(b, BIN_SUB, in, f64(L, 1)), *rb, *re, *wd;
+
+	switch (p->coord) {
+	case RC_HALF_PIXEL:
+		return hp;
+	case RC_HALF_PIXEL_SYMMETRIC:
+		return tir_add(b, tir_mul(b, tir_bin(b, BIN_DIV, in, f64(L, 2)),
+					  tir_bin(b, BIN_SUB, f64(L, 1), tir_bin(b, BIN_DIV, out,
+										 width))), hp);
+	case RC_PYTORCH_HALF_PIXEL:
+		return tir_select(b, one, f64(L, -0.5), hp);
+	case RC_ALIGN_CORNERS:
+		return tir_select(b, one, f64(L, 0), tir_bin(b, BIN_DIV, tir_mul(b, x, in1),
+							     tir_bin(b, BIN_SUB, width, f64(L, 1))));
+	case RC_TF_HALF_PIXEL_FOR_NN:
+		return tir_bin(b, BIN_DIV, tir_add(b, x, f64(L, 0.5)), scale);
+	case RC_TF_CROP_AND_RESIZE:
+		rb = p->roi_in >= 0 ? load_f64(L, p->roi_in, p->at[axis]) : f64(L, p->roi_b[axis]);
+		re = p->roi_in >= 0 ? load_f64(L, p->roi_in, p->at[axis] + p->na)
+			: f64(L, p->roi_e[axis]);
+		rb = tir_let(b, "rb", rb);
+		wd = tir_let(b, "rw", tir_mul(b, tir_bin(b, BIN_SUB, re, rb), in1));
+		return tir_add(b, tir_select(b, one, tir_bin(b, BIN_DIV, wd, f64(L, 2)),
+					     tir_bin(b, BIN_DIV, tir_mul(b, x, wd),
+						     tir_bin(b, BIN_SUB, width, f64(L, 1)))),
+			       tir_mul(b, rb, in1));
+	default:
+		return tir_bin(b, BIN_DIV, x, scale);
+	}
+}
+
 /*
  * Input coordinate (float64) of output index o on an axis of length in. As
  * in the ONNX reference, the unrounded output length scale * in is used.
@@ -1967,21 +2186,33 @@ struct taps {
 	struct tir *c, *i0, *wsum;	/* coordinate, base index, the weights' sum */
 };
 
-/* Fills the taps (clamped input indices and weights) of coordinate c on an axis of length in. */
+/*
+ * Fills the taps (clamped input indices and weights) of coordinate c on an
+ * axis of length dim; rscale: the scale when known only at run time, else
+ * NULL and scale.
+ */
 static void resize_taps(struct lower *L, const struct resize_plan *p, struct tir *c, double scale,
-			int64_t in, struct taps *t)
+			struct tir *rscale, struct tir *dim, struct taps *t)
 {
 	struct tir_builder *b = L->b;
-	struct tir *dim = tir_int(b, in), *fl, *r, *i0, *sum = NULL;
+	struct tir *fl, *r, *i0, *sum = NULL;
 	double A = p->cubic_a;
 
 	t->loop = false;
 	if (p->mode == RS_NEAREST) {
 		enum rs_nearest m = p->nearest;
 
-		if (m == RN_SIMPLE)
+		if (m == RN_SIMPLE && rscale) {
+			/* ceil when downsampling */
+			c = tir_select(b, tir_bin(b, BIN_LT, rscale, f64(L, 1)),
+				       tir_call1(b, INTRIN_CEIL, c), tir_call1(b, INTRIN_FLOOR, c));
+			m = RN_COUNT;
+		} else if (m == RN_SIMPLE) {
 			m = scale < 1 ? RN_CEIL : RN_FLOOR;
+		}
 		switch (m) {
+		case RN_COUNT:
+			break;
 		case RN_ROUND_PREFER_FLOOR:
 			c = tir_call1(b, INTRIN_CEIL, tir_bin(b, BIN_SUB, c, f64(L, 0.5)));
 			break;
@@ -2164,6 +2395,26 @@ int lower_resize(struct lower *L)
 		xi[k] = idx[k];
 		if (p.same[k])
 			continue;
+		if (p.rt) {
+			struct tir *in = tir_let(b, "in", tir_dim(b, x->shape.d[k]));
+			struct tir *inf = tir_cast(b, DTYPE_F64, in);
+			struct tir *s = tir_let(b, "scale", resize_rt_scale(L, &p, k));
+			struct tir *c = tir_let(b, "c", resize_coord_rt(L, &p, idx[k], s, inf,
+					tir_cast(b, DTYPE_F64, tir_dim(b, y->shape.d[k])), k));
+
+			if (p.coord == RC_TF_CROP_AND_RESIZE) {
+				struct tir *o = tir_bin(b, BIN_GT, c, tir_bin(b, BIN_SUB, inf,
+									      f64(L, 1)));
+
+				o = tir_bin(b, BIN_LOR, tir_bin(b, BIN_LT, c, f64(L, 0)), o);
+				if (outside)
+					o = tir_bin(b, BIN_LOR, outside, o);
+				outside = tir_let(b, "out", o);
+			}
+			resize_taps(L, &p, c, 1, s, in, &taps[nax]);
+			ax[nax++] = k;
+			continue;
+		}
 		{
 			int64_t in = x->shape.d[k].c;
 			struct tir *c = tir_let(b, "c", resize_coord(L, &p, idx[k], in, k));
@@ -2179,7 +2430,7 @@ int lower_resize(struct lower *L)
 			if (p.antialias && p.scale[k] < 1)
 				resize_taps_aa(L, &p, c, p.scale[k], in, &taps[nax]);
 			else
-				resize_taps(L, &p, c, p.scale[k], in, &taps[nax]);
+				resize_taps(L, &p, c, p.scale[k], NULL, tir_int(b, in), &taps[nax]);
 			ax[nax++] = k;
 		}
 	}
