@@ -127,7 +127,8 @@ enum rt_shape_op {
 	RT_SHAPE_COMPRESS,
 	RT_SHAPE_TOP_K,
 	RT_SHAPE_PAD,
-	RT_SHAPE_RESIZE
+	RT_SHAPE_RESIZE,
+	RT_SHAPE_SPLIT
 };
 
 /*
@@ -140,7 +141,7 @@ struct rt_shape {
 	int step;			/* -1 ends the table */
 	int op;				/* enum rt_shape_op */
 	int64_t attr;			/* Reshape's allowzero, Pad's mode != constant,
-					   OneHot's axis, TopK's,
+					   OneHot's axis, TopK's, Split's,
 					   Compress's (-1: none); Reduce*: keepdims |
 					   noop_with_empty_axes << 1; Resize: see
 					   resize_shape_attr */
@@ -152,8 +153,8 @@ struct rt_shape {
 	int out;
 	int param[2 * RT_MAX_RANK + 1];	/* per input axis two symbols: Slice's start
 					   and step, Reduce*'s reduced flag and output
-					   stride, Pad's begin and end pads; -1 after
-					   the last */
+					   stride, Pad's begin and end pads; Split:
+					   each output's length; -1 after the last */
 	const char *node;		/* the ONNX node, for messages */
 };
 

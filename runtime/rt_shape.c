@@ -459,6 +459,40 @@ static collagec_status shape_resize(collagec_model *m, const struct rt_shape *sh
 	return COLLAGEC_OK;
 }
 
+/*
+ * Split by sizes known only at run time: non-negative, adding up to the
+ * axis; binds every output's length (param), output 0's through its dims.
+ */
+static collagec_status shape_split(collagec_model *m, const struct rt_shape *sh,
+				   const int64_t *x, int xr, int64_t *out)
+{
+	int axis = (int)sh->attr, n = 0;
+	int64_t sum = 0;
+
+	for (; n < 2 * RT_MAX_RANK && sh->param[n] >= 0; n++)
+		;
+	if (int_count(m, sh->in[1]) != n)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': split has %lld sizes for %d outputs",
+			    sh->node, (long long)int_count(m, sh->in[1]), n);
+	for (int i = 0; i < n; i++) {
+		int64_t v = int_at(m, sh->in[1], i);
+
+		if (v < 0 || v > RT_MAX_BYTES)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': split size %lld is out of "
+				    "range", sh->node, (long long)v);
+		sum += v;
+	}
+	if (sum != x[axis])
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': split sizes add up to %lld, not the "
+			    "axis length %lld", sh->node, (long long)sum, (long long)x[axis]);
+	for (int i = 1; i < n; i++)
+		m->syms[sh->param[i]] = int_at(m, sh->in[1], i);
+	for (int k = 0; k < xr; k++)
+		out[k] = x[k];
+	out[axis] = int_at(m, sh->in[1], 0);
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -485,6 +519,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_pad(m, sh, x, xr, out);
 	case RT_SHAPE_RESIZE:
 		return shape_resize(m, sh, x, xr, out);
+	case RT_SHAPE_SPLIT:
+		return shape_split(m, sh, x, xr, out);
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

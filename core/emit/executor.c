@@ -319,6 +319,7 @@ static int shape_op(const struct node *n)
 	case OP_TOPK: return 12;
 	case OP_PAD: return 13;
 	case OP_RESIZE: case OP_UPSAMPLE: return 14;
+	case OP_SPLIT: return 15;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -357,7 +358,7 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 			: n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),
 							 "constant") != 0
 			: n->op == OP_ONEHOT ? axis
-			: n->op == OP_TOPK ? (axis < 0 ? axis + rank : axis)
+			: n->op == OP_TOPK || n->op == OP_SPLIT ? (axis < 0 ? axis + rank : axis)
 			: n->op == OP_COMPRESS ? (!node_attr(n, "axis") ? -1
 						  : axis < 0 ? axis + rank : axis)
 			: shape_op(n) != 8 ? node_attr_int(n, "allowzero", 0)
@@ -367,6 +368,9 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		sb_printf(out, "\t{ %d, %d, %lld, { %d, %d, %d, %d, %d }, %d, {",
 			  ep->shapes.v[i].step, shape_op(n), (long long)attr, in[0], in[1], in[2],
 			  in[3], in[4], ep->vals[n->out[0]].rt);
+		/* Split: the symbol of each output's length on the axis */
+		for (int k = 0; n->op == OP_SPLIT && k < n->n_out; k++)
+			sb_printf(out, " %d,", graph_data_sym(g, n->out[k], (int)attr).sym[0]);
 		for (int k = 0; params && k < 2 * rank; k++)
 			sb_printf(out, " %d,", graph_data_param(g, n->out[0], k % 2 ? p1 : p0,
 								 k / 2).sym[0]);
