@@ -521,6 +521,13 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_resize(m, sh, x, xr, out);
 	case RT_SHAPE_SPLIT:
 		return shape_split(m, sh, x, xr, out);
+	case RT_SHAPE_WINDOW:
+		/* HannWindow and the others: [size] */
+		out[0] = int_at(m, sh->in[0], 0);
+		if (out[0] < 0 || out[0] > RT_MAX_BYTES)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': size %lld is out of range",
+				    sh->node, (long long)out[0]);
+		return COLLAGEC_OK;
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

@@ -320,6 +320,7 @@ static int shape_op(const struct node *n)
 	case OP_PAD: return 13;
 	case OP_RESIZE: case OP_UPSAMPLE: return 14;
 	case OP_SPLIT: return 15;
+	case OP_HANNWINDOW: case OP_HAMMINGWINDOW: case OP_BLACKMANWINDOW: return 16;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }

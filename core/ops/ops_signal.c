@@ -185,15 +185,27 @@ int infer_window(struct graph *g, struct node *n)
 	enum dtype t = dtype_from_onnx((int)to);
 	struct shape s = { 0 };
 
-	if (infer_arity(g, n, 1, 1, 1) < 0 || window_size(g, n, &size) < 0)
+	if (infer_arity(g, n, 1, 1, 1) < 0)
 		return -1;
+	if (infer_is_data(g, n, 0)) {
+		/* the length known only at run time: a data symbol */
+		if (infer_data_count(g, n, 0, &size) < 0)
+			return -1;
+		if (size != 1) {
+			diag_error(g->ctx, "%s: input 0 must be a scalar", node_loc(g, n));
+			return -1;
+		}
+		size = -1;
+	} else if (window_size(g, n, &size) < 0) {
+		return -1;
+	}
 	if (t == DTYPE_UNDEF || t == DTYPE_BOOL) {
 		diag_error(g->ctx, "%s: output_datatype %lld is not supported", node_loc(g, n),
 			   (long long)to);
 		return -1;
 	}
 	s.rank = 1;
-	s.d[0] = dim_const(size);
+	s.d[0] = size < 0 ? graph_data_sym(g, n->out[0], 0) : dim_const(size);
 	infer_set(g, n, 0, t, &s);
 	return 0;
 }
@@ -213,12 +225,22 @@ int lower_window(struct lower *L)
 	double a1 = op == OP_HAMMINGWINDOW ? 21.0 / 46 : 0.5;
 	double a2 = op == OP_BLACKMANWINDOW ? 0.08 : 0;
 	int64_t size = y->shape.d[0].c;
-	double N = (double)(node_attr_int(L->n, "periodic", 1) ? size : size - 1);
-	struct tir *i, *x, *v;
+	bool periodic = node_attr_int(L->n, "periodic", 1) != 0;
+	double N = (double)(periodic ? size : size - 1);
+	struct tir *i, *x, *v, *step;
 
-	i = tir_loop(b, tir_int(b, size));
+	if (dim_is_const(y->shape.d[0])) {
+		step = tir_const(b, d, 2 * dft_pi / N);
+	} else {
+		/* the length known only at run time: the same step, computed there */
+		struct tir *n = tir_cast(b, d, tir_dim(b, y->shape.d[0]));
+
+		step = tir_let(b, "step", tir_bin(b, BIN_DIV, tir_const(b, d, 2 * dft_pi),
+			       periodic ? n : tir_bin(b, BIN_SUB, n, tir_const(b, d, 1))));
+	}
+	i = tir_loop(b, tir_dim(b, y->shape.d[0]));
 	tir_mark_parallel(b);
-	x = tir_let(b, "x", tir_mul(b, tir_cast(b, d, i), tir_const(b, d, 2 * dft_pi / N)));
+	x = tir_let(b, "x", tir_mul(b, tir_cast(b, d, i), step));
 	v = tir_bin(b, BIN_SUB, tir_const(b, d, a0), tir_mul(b, tir_const(b, d, a1),
 							     tir_call1(b, INTRIN_COS, x)));
 	if (a2 != 0)
