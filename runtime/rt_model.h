@@ -129,7 +129,8 @@ enum rt_shape_op {
 	RT_SHAPE_PAD,
 	RT_SHAPE_RESIZE,
 	RT_SHAPE_SPLIT,
-	RT_SHAPE_WINDOW
+	RT_SHAPE_WINDOW,
+	RT_SHAPE_STFT
 };
 
 /*
@@ -142,7 +143,8 @@ struct rt_shape {
 	int step;			/* -1 ends the table */
 	int op;				/* enum rt_shape_op */
 	int64_t attr;			/* Reshape's allowzero, Pad's mode != constant,
-					   OneHot's axis, TopK's, Split's,
+					   OneHot's axis, TopK's, Split's, STFT's
+					   onesided,
 					   Compress's (-1: none); Reduce*: keepdims |
 					   noop_with_empty_axes << 1; Resize: see
 					   resize_shape_attr */
@@ -155,7 +157,8 @@ struct rt_shape {
 	int param[2 * RT_MAX_RANK + 1];	/* per input axis two symbols: Slice's start
 					   and step, Reduce*'s reduced flag and output
 					   stride, Pad's begin and end pads; Split:
-					   each output's length; -1 after the last */
+					   each output's length; STFT: frame_step,
+					   frame_length; -1 after the last */
 	const char *node;		/* the ONNX node, for messages */
 };
 

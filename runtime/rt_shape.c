@@ -493,6 +493,33 @@ static collagec_status shape_split(collagec_model *m, const struct rt_shape *sh,
 	return COLLAGEC_OK;
 }
 
+/*
+ * STFT with frame_step or frame_length known only at run time: [batch,
+ * frames, bins, 2]; binds the step and frame length (param) for the kernel.
+ */
+static collagec_status shape_stft(collagec_model *m, const struct rt_shape *sh,
+				  const int64_t *x, int xr, int64_t *out)
+{
+	int64_t step = int_at(m, sh->in[1], 0), fl;
+	int64_t wl = sh->in[2] >= 0 ? int_count(m, sh->in[2]) : -1;
+
+	fl = sh->in[3] >= 0 ? int_at(m, sh->in[3], 0) : wl;
+	if (xr != 3 || fl < 1 || fl > x[1] || step < 1 || (wl >= 0 && wl != fl))
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': frame_length %lld (from frame_length "
+			    "or the window) must be in [1, %lld] and frame_step %lld positive",
+			    sh->node, (long long)fl, (long long)x[1], (long long)step);
+	if (sh->attr && x[2] == 2)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': a onesided STFT needs a real signal",
+			    sh->node);
+	out[0] = x[0];
+	out[1] = (x[1] - fl) / step + 1;
+	out[2] = sh->attr ? fl / 2 + 1 : fl;
+	out[3] = 2;
+	m->syms[sh->param[0]] = step;
+	m->syms[sh->param[1]] = fl;
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -521,6 +548,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_resize(m, sh, x, xr, out);
 	case RT_SHAPE_SPLIT:
 		return shape_split(m, sh, x, xr, out);
+	case RT_SHAPE_STFT:
+		return shape_stft(m, sh, x, xr, out);
 	case RT_SHAPE_WINDOW:
 		/* HannWindow and the others: [size] */
 		out[0] = int_at(m, sh->in[0], 0);

@@ -321,6 +321,7 @@ static int shape_op(const struct node *n)
 	case OP_RESIZE: case OP_UPSAMPLE: return 14;
 	case OP_SPLIT: return 15;
 	case OP_HANNWINDOW: case OP_HAMMINGWINDOW: case OP_BLACKMANWINDOW: return 16;
+	case OP_STFT: return 17;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -356,6 +357,7 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		 * keepdims | noop_with_empty_axes << 1
 		 */
 		int64_t attr = shape_op(n) == 14 ? resize_shape_attr(g, n)
+			: n->op == OP_STFT ? node_attr_int(n, "onesided", 1) != 0
 			: n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),
 							 "constant") != 0
 			: n->op == OP_ONEHOT ? axis
@@ -372,6 +374,10 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		/* Split: the symbol of each output's length on the axis */
 		for (int k = 0; n->op == OP_SPLIT && k < n->n_out; k++)
 			sb_printf(out, " %d,", graph_data_sym(g, n->out[k], (int)attr).sym[0]);
+		/* STFT: frame_step and frame_length */
+		if (n->op == OP_STFT)
+			sb_printf(out, " %d, %d,", graph_data_param(g, n->out[0], "step", 0).sym[0],
+				  graph_data_param(g, n->out[0], "frame", 0).sym[0]);
 		for (int k = 0; params && k < 2 * rank; k++)
 			sb_printf(out, " %d,", graph_data_param(g, n->out[0], k % 2 ? p1 : p0,
 								 k / 2).sym[0]);

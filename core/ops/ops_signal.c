@@ -260,7 +260,54 @@ struct stft {
 	int64_t frames, bins;	/* output frames and frequency bins */
 	bool complex_in;
 	bool window;		/* a window input multiplies each frame */
+	/*
+	 * frame_step or frame_length known only at run time: frames and bins
+	 * are data symbols, step and frame data parameters of the output
+	 */
+	bool rt;
 };
+
+/*
+ * stft_plan when frame_step or frame_length is known only at run time: the
+ * signal's checks, each scalar input's count; the shape function checks the
+ * values. -1 after a diagnostic.
+ */
+static int stft_plan_rt(struct graph *g, struct node *n, struct stft *p)
+{
+	struct value *x = node_in(g, n, 0), *w = node_in(g, n, 2);
+	int64_t cnt;
+
+	for (int i = 1; i <= 3; i += 2) {
+		if (!node_in(g, n, i))
+			continue;
+		if (!infer_is_data(g, n, i) && dft_scalar(g, n, i, 0, &cnt) < 0)
+			return -1;
+		if (infer_is_data(g, n, i) && (infer_data_count(g, n, i, &cnt) < 0 || cnt != 1)) {
+			diag_error(g->ctx, "%s: input %d must be a scalar", node_loc(g, n), i);
+			return -1;
+		}
+	}
+	if (!dtype_is_float(x->dtype) || x->shape.rank != 3 || !dim_is_const(x->shape.d[1]) ||
+	    !dim_is_const(x->shape.d[2]) || (x->shape.d[2].c != 1 && x->shape.d[2].c != 2)) {
+		diag_error(g->ctx, "%s: signal must be float [batch, length, 1 or 2] with a "
+			   "constant length", node_loc(g, n));
+		return -1;
+	}
+	if (w && (w->dtype != x->dtype || w->shape.rank != 1 || !dim_is_const(w->shape.d[0]))) {
+		diag_error(g->ctx, "%s: window must be [frame_length] of the signal's type",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (!node_in(g, n, 1) || (!w && !node_in(g, n, 3))) {
+		diag_error(g->ctx, "%s: frame_step and frame_length (or a window) are required",
+			   node_loc(g, n));
+		return -1;
+	}
+	p->window = w != NULL;
+	p->len = x->shape.d[1].c;
+	p->complex_in = x->shape.d[2].c == 2;
+	return 0;
+}
 
 /*
  * signal [B, len, 1 or 2]; frame_step and frame_length constant scalars;
@@ -272,7 +319,13 @@ static int stft_plan(struct graph *g, struct node *n, struct stft *p)
 	struct value *x = infer_input(g, n, 0), *w = node_in(g, n, 2);
 	int64_t fl;
 
-	if (!x || dft_scalar(g, n, 1, 0, &p->step) < 0 || dft_scalar(g, n, 3, -1, &fl) < 0)
+	if (!x)
+		return -1;
+	p->rt = (node_in(g, n, 1) && infer_is_data(g, n, 1)) ||
+		(node_in(g, n, 3) && infer_is_data(g, n, 3));
+	if (p->rt)
+		return stft_plan_rt(g, n, p);
+	if (dft_scalar(g, n, 1, 0, &p->step) < 0 || dft_scalar(g, n, 3, -1, &fl) < 0)
 		return -1;
 	if (!node_in(g, n, 1)) {
 		diag_error(g->ctx, "%s: input 1 'frame_step' is required", node_loc(g, n));
@@ -320,8 +373,12 @@ int infer_stft(struct graph *g, struct node *n)
 		return -1;
 	s.rank = 4;
 	s.d[0] = node_in(g, n, 0)->shape.d[0];
-	s.d[1] = dim_const(p.frames);
-	s.d[2] = dim_const(p.bins);
+	s.d[1] = p.rt ? graph_data_sym(g, n->out[0], 1) : dim_const(p.frames);
+	s.d[2] = p.rt ? graph_data_sym(g, n->out[0], 2) : dim_const(p.bins);
+	if (p.rt) {
+		graph_data_param(g, n->out[0], "step", 0);
+		graph_data_param(g, n->out[0], "frame", 0);
+	}
 	s.d[3] = dim_const(2);
 	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
 	return 0;
@@ -334,7 +391,7 @@ int lower_stft(struct lower *L)
 	const struct value *y = lower_out(L, 0);
 	enum dtype d = DTYPE_F64;
 	struct tir_buf *win = L->n->n_in > 2 ? L->in[2] : NULL;
-	struct tir *idx[4], *re, *im, *j, *ang, *c, *sn, *at, *xr, *xim, *w;
+	struct tir *idx[4], *re, *im, *j, *ang, *c, *sn, *at, *xr, *xim, *w, *frame, *step, *dang;
 	struct stft p;
 	struct shape outer = y->shape;
 	int cw;
@@ -346,14 +403,24 @@ int lower_stft(struct lower *L)
 	lower_loops_parallel(L, &outer, idx);
 	re = tir_let(b, "re", tir_const(b, d, 0));
 	im = tir_let(b, "im", tir_const(b, d, 0));
-	j = tir_loop(b, tir_int(b, p.frame));
-	ang = tir_bin(b, BIN_MOD, tir_mul(b, idx[2], j), tir_int(b, p.frame));
-	ang = tir_let(b, "ang", tir_mul(b, tir_cast(b, d, ang),
-					tir_const(b, d, -2 * dft_pi / (double)p.frame)));
+	if (p.rt) {
+		/* frame_step and frame_length as the shape function bound them */
+		frame = tir_dim(b, graph_data_param(L->g, L->n->out[0], "frame", 0));
+		step = tir_dim(b, graph_data_param(L->g, L->n->out[0], "step", 0));
+		dang = tir_let(b, "dang", tir_bin(b, BIN_DIV, tir_const(b, d, -2 * dft_pi),
+						  tir_cast(b, d, frame)));
+	} else {
+		frame = tir_int(b, p.frame);
+		step = tir_int(b, p.step);
+		dang = tir_const(b, d, -2 * dft_pi / (double)p.frame);
+	}
+	j = tir_loop(b, frame);
+	ang = tir_bin(b, BIN_MOD, tir_mul(b, idx[2], j), frame);
+	ang = tir_let(b, "ang", tir_mul(b, tir_cast(b, d, ang), dang));
 	c = tir_let(b, "c", tir_call1(b, INTRIN_COS, ang));
 	sn = tir_let(b, "s", tir_call1(b, INTRIN_SIN, ang));
 	at = tir_let(b, "at", tir_mul(b, tir_add(b, tir_mul(b, idx[0], tir_int(b, p.len)),
-		tir_add(b, tir_mul(b, idx[1], tir_int(b, p.step)), j)), tir_int(b, cw)));
+		tir_add(b, tir_mul(b, idx[1], step), j)), tir_int(b, cw)));
 	w = win ? tir_let(b, "w", tir_cast(b, d, tir_load(b, win, j))) : NULL;
 	xr = tir_cast(b, d, tir_load(b, L->in[0], at));
 	xr = tir_let(b, "xr", w ? tir_mul(b, xr, w) : xr);
