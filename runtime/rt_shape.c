@@ -550,6 +550,15 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_split(m, sh, x, xr, out);
 	case RT_SHAPE_STFT:
 		return shape_stft(m, sh, x, xr, out);
+	case RT_SHAPE_MAX_UNPOOL:
+		/* output_shape as given; N and C are checked on binding */
+		for (int k = 0; k < xr; k++) {
+			out[k] = int_at(m, sh->in[2], k);
+			if (out[k] < 0 || out[k] > RT_MAX_BYTES)
+				return fail(m, COLLAGEC_E_SHAPE, "node '%s': output_shape[%d] = %lld "
+					    "is out of range", sh->node, k, (long long)out[k]);
+		}
+		return COLLAGEC_OK;
 	case RT_SHAPE_WINDOW:
 		/* HannWindow and the others: [size] */
 		out[0] = int_at(m, sh->in[0], 0);

@@ -322,6 +322,7 @@ static int shape_op(const struct node *n)
 	case OP_SPLIT: return 15;
 	case OP_HANNWINDOW: case OP_HAMMINGWINDOW: case OP_BLACKMANWINDOW: return 16;
 	case OP_STFT: return 17;
+	case OP_MAXUNPOOL: return 18;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
