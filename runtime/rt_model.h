@@ -131,7 +131,8 @@ enum rt_shape_op {
 	RT_SHAPE_SPLIT,
 	RT_SHAPE_WINDOW,
 	RT_SHAPE_STFT,
-	RT_SHAPE_MAX_UNPOOL
+	RT_SHAPE_MAX_UNPOOL,
+	RT_SHAPE_UNIQUE
 };
 
 /*
@@ -146,7 +147,7 @@ struct rt_shape {
 	int64_t attr;			/* Reshape's allowzero, Pad's mode != constant,
 					   OneHot's axis, TopK's, Split's, STFT's
 					   onesided,
-					   Compress's (-1: none); Reduce*: keepdims |
+					   Compress's and Unique's (-1: none); Reduce*: keepdims |
 					   noop_with_empty_axes << 1; Resize: see
 					   resize_shape_attr */
 	int in[5];			/* the data, the int64 tensor (-1: none);

@@ -520,6 +520,60 @@ static collagec_status shape_stft(collagec_model *m, const struct rt_shape *sh,
 	return COLLAGEC_OK;
 }
 
+/*
+ * Whether slices a and b of x (count of them, size elements each, inner the
+ * stride of the axis) are equal: element by element, == for float and
+ * double (so -0.0 equals 0.0 and NaN nothing), else bytes, as the kernel
+ * compares.
+ */
+static int slices_equal(collagec_model *m, int id, int64_t count, int64_t size, int64_t inner,
+			int64_t a, int64_t b)
+{
+	const struct rt_value *v = &rt_values[id];
+	const unsigned char *p = value_ptr(m, id);
+
+	for (int64_t t = 0; t < size; t++) {
+		int64_t o = t / inner * count, r = t % inner;
+		const unsigned char *pa = p + ((o + a) * inner + r) * v->esize;
+		const unsigned char *pb = p + ((o + b) * inner + r) * v->esize;
+
+		if (v->dtype == COLLAGEC_FLOAT ? *(const float *)(const void *)pa !=
+		    *(const float *)(const void *)pb
+		    : v->dtype == COLLAGEC_DOUBLE ? *(const double *)(const void *)pa !=
+		    *(const double *)(const void *)pb : memcmp(pa, pb, (size_t)v->esize) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* Unique: the input's dims (or its count) with the number of distinct slices on the axis. */
+static collagec_status shape_unique(collagec_model *m, const struct rt_shape *sh,
+				    const int64_t *x, int xr, int64_t *out)
+{
+	int axis = (int)sh->attr;
+	int64_t all = 1, count, size, inner = 1, u = 0;
+
+	for (int k = 0; k < xr; k++) {
+		all *= x[k];
+		out[k] = x[k];
+		if (axis >= 0 && k > axis)
+			inner *= x[k];
+	}
+	count = axis < 0 ? all : x[axis];
+	size = axis < 0 || count == 0 ? 1 : all / count;
+	if (axis < 0)
+		inner = 1;
+	for (int64_t i = 0; i < count; i++) {
+		int64_t j = 0;
+
+		while (j < i && !slices_equal(m, sh->in[0], axis < 0 ? 1 : count, size, inner, j, i))
+			j++;
+		u += j == i;
+	}
+	out[axis < 0 ? 0 : axis] = u;
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -550,6 +604,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_split(m, sh, x, xr, out);
 	case RT_SHAPE_STFT:
 		return shape_stft(m, sh, x, xr, out);
+	case RT_SHAPE_UNIQUE:
+		return shape_unique(m, sh, x, xr, out);
 	case RT_SHAPE_MAX_UNPOOL:
 		/* output_shape as given; N and C are checked on binding */
 		for (int k = 0; k < xr; k++) {

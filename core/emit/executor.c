@@ -323,6 +323,7 @@ static int shape_op(const struct node *n)
 	case OP_HANNWINDOW: case OP_HAMMINGWINDOW: case OP_BLACKMANWINDOW: return 16;
 	case OP_STFT: return 17;
 	case OP_MAXUNPOOL: return 18;
+	case OP_UNIQUE: return 19;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -363,7 +364,7 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 							 "constant") != 0
 			: n->op == OP_ONEHOT ? axis
 			: n->op == OP_TOPK || n->op == OP_SPLIT ? (axis < 0 ? axis + rank : axis)
-			: n->op == OP_COMPRESS ? (!node_attr(n, "axis") ? -1
+			: n->op == OP_COMPRESS || n->op == OP_UNIQUE ? (!node_attr(n, "axis") ? -1
 						  : axis < 0 ? axis + rank : axis)
 			: shape_op(n) != 8 ? node_attr_int(n, "allowzero", 0)
 			: (node_attr_int(n, "keepdims", 1) != 0) |

@@ -633,6 +633,229 @@ int lower_nonzero(struct lower *L)
 	return 0;
 }
 
+/* ---- Unique ---- */
+
+/*
+ * The axis Unique compares slices along (normalised), or -1 for the
+ * flattened input; -2 after a diagnostic.
+ */
+static int unique_axis(struct graph *g, struct node *n, const struct value *x)
+{
+	if (!node_attr(n, "axis"))
+		return -1;
+	return infer_axis(g, n, node_attr_int(n, "axis", 0), x->shape.rank) < 0 ? -2
+		: infer_axis(g, n, node_attr_int(n, "axis", 0), x->shape.rank);
+}
+
+/*
+ * Y: the unique elements (or slices along axis), their count a data symbol
+ * bound by counting them at run time; indices and counts [count] and
+ * inverse_indices [the input's length] int64.
+ */
+int infer_unique(struct graph *g, struct node *n)
+{
+	struct value *x;
+	struct shape s, one = { 0 };
+	struct dim u;
+	int axis;
+
+	if (infer_arity(g, n, 1, 1, -1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (n->n_out > 4 || (axis = unique_axis(g, n, x)) == -2)
+		return -1;
+	if (x->dtype != DTYPE_F32 && x->dtype != DTYPE_F64 && dtype_is_float(x->dtype)) {
+		diag_error(g->ctx, "%s: Unique of %s is not supported", node_loc(g, n),
+			   dtype_name(x->dtype));
+		return -1;
+	}
+	u = graph_data_sym(g, n->out[0], axis < 0 ? 0 : axis);
+	s = x->shape;
+	if (axis >= 0) {
+		s.d[axis] = u;
+	} else {
+		s.rank = 1;
+		s.d[0] = u;
+	}
+	infer_set(g, n, 0, x->dtype, &s);
+	one.rank = 1;
+	one.d[0] = u;
+	for (int o = 1; o < n->n_out; o++) {
+		if (o == 2 && axis >= 0)
+			one.d[0] = x->shape.d[axis];
+		else if (o == 2 && !shape_numel(&x->shape, &one.d[0]))
+			return -1;
+		else if (o != 2)
+			one.d[0] = u;
+		if (n->out[o] >= 0)
+			infer_set(g, n, o, DTYPE_I64, &one);
+	}
+	return 0;
+}
+
+/* The slices Unique compares: count of them, elements in each, addressing. */
+struct uslices {
+	struct tir *n, *size, *inner;
+	int axis;
+};
+
+/* Offset in X (or Y with cnt slices) of element t of slice s. */
+static struct tir *uslice_at(struct lower *L, const struct uslices *us, struct tir *cnt,
+			     struct tir *s, struct tir *t)
+{
+	struct tir_builder *b = L->b;
+
+	if (us->axis < 0)
+		return s;
+	/* (t / inner * cnt + s) * inner + t % inner */
+	return tir_add(b, tir_mul(b, tir_add(b, tir_mul(b, tir_bin(b, BIN_DIV, t, us->inner), cnt),
+					     s), us->inner), tir_bin(b, BIN_MOD, t, us->inner));
+}
+
+/*
+ * Compares slices a and b of X element by element: a let that ends -1, 0
+ * or 1 (a < b, equal, a > b: the first differing element decides).
+ */
+static struct tir *uslice_cmp(struct lower *L, const struct uslices *us, struct tir *a,
+			      struct tir *b_)
+{
+	struct tir_builder *b = L->b;
+	struct tir *c = tir_let(b, "cmp", tir_int(b, 0)), *t, *va, *vb;
+
+	t = tir_loop(b, us->size);
+	va = tir_let(b, "va", tir_load(b, L->in[0], uslice_at(L, us, us->n, a, t)));
+	vb = tir_let(b, "vb", tir_load(b, L->in[0], uslice_at(L, us, us->n, b_, t)));
+	tir_if(b, tir_bin(b, BIN_EQ, c, tir_int(b, 0)));
+	tir_if(b, tir_bin(b, BIN_LT, va, vb));
+	tir_assign(b, c, tir_int(b, -1));
+	tir_else(b);
+	/* unordered (NaN) counts as different too */
+	tir_if(b, tir_bin(b, BIN_NE, va, vb));
+	tir_assign(b, c, tir_int(b, 1));
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	return c;
+}
+
+/*
+ * Writes unique slice i as number p: Y's slice, its index, its count, and
+ * p as the inverse index of every slice equal to it.
+ */
+static void unique_emit(struct lower *L, const struct uslices *us, struct tir *i, struct tir *p)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	struct tir *u = tir_dim(b, y->shape.d[us->axis < 0 ? 0 : us->axis]);
+	struct tir *t, *j, *cnt, *c;
+
+	t = tir_loop(b, us->size);
+	tir_store(b, L->out[0], uslice_at(L, us, u, p, t),
+		  tir_load(b, L->in[0], uslice_at(L, us, us->n, i, t)));
+	tir_end(b);
+	if (L->n->n_out > 1 && L->out[1])
+		tir_store(b, L->out[1], p, i);
+	cnt = tir_let(b, "count", tir_int(b, 0));
+	j = tir_loop(b, us->n);
+	c = uslice_cmp(L, us, j, i);
+	tir_if(b, tir_bin(b, BIN_EQ, c, tir_int(b, 0)));
+	tir_assign(b, cnt, tir_add(b, cnt, tir_int(b, 1)));
+	if (L->n->n_out > 2 && L->out[2])
+		tir_store(b, L->out[2], j, p);
+	tir_end(b);
+	tir_end(b);
+	if (L->n->n_out > 3 && L->out[3])
+		tir_store(b, L->out[3], p, cnt);
+}
+
+/*
+ * Without scratch memory, in O(n^2) slice comparisons: sorted, each round
+ * takes the least slice greater than the last one taken (the first of
+ * equal ones); not sorted, each slice equal to no earlier one in turn.
+ * Writes stop at the count the shape function bound.
+ */
+int lower_unique(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct uslices us;
+	struct tir *i, *j, *p, *u, *c;
+	int axis = unique_axis(L->g, (struct node *)L->n, x);
+
+	if (axis == -2)
+		return -1;
+	us.axis = axis;
+	if (axis < 0) {
+		us.n = tir_let(b, "n", lower_numel(L, &x->shape));
+		us.size = tir_int(b, 1);
+		us.inner = tir_int(b, 1);
+	} else {
+		struct shape rest = x->shape;
+
+		us.n = tir_let(b, "n", tir_dim(b, x->shape.d[axis]));
+		us.inner = tir_let(b, "inner", lower_stride(L, &x->shape, axis));
+		rest.d[axis] = dim_const(1);
+		us.size = tir_let(b, "size", lower_numel(L, &rest));
+	}
+	u = tir_dim(b, y->shape.d[axis < 0 ? 0 : axis]);
+	p = tir_let(b, "p", tir_int(b, 0));
+	if (node_attr_int(L->n, "sorted", 1)) {
+		struct tir *prev = tir_let(b, "prev", tir_int(b, -1)), *best;
+
+		i = tir_loop(b, us.n);
+		best = tir_let(b, "best", tir_int(b, -1));
+		j = tir_loop(b, us.n);
+		tir_if(b, tir_bin(b, BIN_LT, prev, tir_int(b, 0)));
+		tir_if(b, tir_bin(b, BIN_LT, best, tir_int(b, 0)));
+		tir_assign(b, best, j);
+		tir_else(b);
+		c = uslice_cmp(L, &us, j, best);
+		tir_if(b, tir_bin(b, BIN_LT, c, tir_int(b, 0)));
+		tir_assign(b, best, j);
+		tir_end(b);
+		tir_end(b);
+		tir_else(b);
+		c = uslice_cmp(L, &us, prev, j);
+		tir_if(b, tir_bin(b, BIN_LT, c, tir_int(b, 0)));
+		tir_if(b, tir_bin(b, BIN_LT, best, tir_int(b, 0)));
+		tir_assign(b, best, j);
+		tir_else(b);
+		c = uslice_cmp(L, &us, j, best);
+		tir_if(b, tir_bin(b, BIN_LT, c, tir_int(b, 0)));
+		tir_assign(b, best, j);
+		tir_end(b);
+		tir_end(b);
+		tir_end(b);
+		tir_end(b);
+		tir_end(b);
+		tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, best, tir_int(b, 0)),
+				  tir_bin(b, BIN_LT, p, u)));
+		unique_emit(L, &us, best, p);
+		tir_assign(b, p, tir_add(b, p, tir_int(b, 1)));
+		tir_assign(b, prev, best);
+		tir_end(b);
+		tir_end(b);
+		return 0;
+	}
+	i = tir_loop(b, us.n);
+	{
+		struct tir *first = tir_let(b, "first", tir_int(b, 1));
+
+		j = tir_loop(b, i);
+		c = uslice_cmp(L, &us, j, i);
+		tir_if(b, tir_bin(b, BIN_EQ, c, tir_int(b, 0)));
+		tir_assign(b, first, tir_int(b, 0));
+		tir_end(b);
+		tir_end(b);
+		tir_if(b, tir_bin(b, BIN_LAND, first, tir_bin(b, BIN_LT, p, u)));
+		unique_emit(L, &us, i, p);
+		tir_assign(b, p, tir_add(b, p, tir_int(b, 1)));
+		tir_end(b);
+	}
+	tir_end(b);
+	return 0;
+}
+
 /* ---- Pad ---- */
 
 enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
