@@ -132,7 +132,8 @@ enum rt_shape_op {
 	RT_SHAPE_WINDOW,
 	RT_SHAPE_STFT,
 	RT_SHAPE_MAX_UNPOOL,
-	RT_SHAPE_UNIQUE
+	RT_SHAPE_UNIQUE,
+	RT_SHAPE_NMS
 };
 
 /*
@@ -147,7 +148,8 @@ struct rt_shape {
 	int64_t attr;			/* Reshape's allowzero, Pad's mode != constant,
 					   OneHot's axis, TopK's, Split's, STFT's
 					   onesided,
-					   Compress's and Unique's (-1: none); Reduce*: keepdims |
+					   Compress's and Unique's (-1: none),
+					   NonMaxSuppression's center_point_box; Reduce*: keepdims |
 					   noop_with_empty_axes << 1; Resize: see
 					   resize_shape_attr */
 	int in[5];			/* the data, the int64 tensor (-1: none);

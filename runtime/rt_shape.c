@@ -574,6 +574,86 @@ static collagec_status shape_unique(collagec_model *m, const struct rt_shape *sh
 	return COLLAGEC_OK;
 }
 
+/*
+ * Whether box a suppresses box b under NonMaxSuppression (boxes of 4 floats:
+ * corners y1, x1, y2, x2 or, center, x, y, w, h): their IoU exceeds t.
+ * Computed in float in the order the kernel computes it.
+ */
+static int nms_suppress(const float *a, const float *b, int center, float t)
+{
+	float ay0, ax0, ay1, ax1, by0, bx0, by1, bx1, iw, ih, inter, aa, ab, uni;
+
+	if (center) {
+		ax0 = a[0] - a[2] / 2, ax1 = a[0] + a[2] / 2, ay0 = a[1] - a[3] / 2;
+		ay1 = a[1] + a[3] / 2, bx0 = b[0] - b[2] / 2, bx1 = b[0] + b[2] / 2;
+		by0 = b[1] - b[3] / 2, by1 = b[1] + b[3] / 2;
+	} else {
+		ay0 = fminf(a[0], a[2]), ay1 = fmaxf(a[0], a[2]), ax0 = fminf(a[1], a[3]);
+		ax1 = fmaxf(a[1], a[3]), by0 = fminf(b[0], b[2]), by1 = fmaxf(b[0], b[2]);
+		bx0 = fminf(b[1], b[3]), bx1 = fmaxf(b[1], b[3]);
+	}
+	iw = fmaxf(0.0f, fminf(ax1, bx1) - fmaxf(ax0, bx0));
+	ih = fmaxf(0.0f, fminf(ay1, by1) - fmaxf(ay0, by0));
+	inter = iw * ih;
+	aa = (ax1 - ax0) * (ay1 - ay0);
+	ab = (bx1 - bx0) * (by1 - by0);
+	uni = aa + ab - inter;
+	return inter > 0 && aa > 0 && ab > 0 && uni > 0 && inter / uni > t;
+}
+
+/*
+ * NonMaxSuppression: [selected, 3]. Per batch and class, the boxes scoring
+ * above score_threshold in decreasing score (the lower index first on a
+ * tie), each kept unless it overlaps one kept before it by more than
+ * iou_threshold, at most max_output_boxes_per_class. The kernel runs the
+ * same selection.
+ */
+static collagec_status shape_nms(collagec_model *m, const struct rt_shape *sh, int64_t *out)
+{
+	int64_t bd[RT_MAX_RANK], sd[RT_MAX_RANK], total = 0, *kept;
+	const float *boxes = value_ptr(m, sh->in[0]), *scores = value_ptr(m, sh->in[1]);
+	int64_t maxout = sh->in[2] >= 0 && int_count(m, sh->in[2]) ? int_at(m, sh->in[2], 0) : 0;
+	float iou = sh->in[3] >= 0 && int_count(m, sh->in[3]) ? (float)flt_at(m, sh->in[3], 0) : 0;
+	int has_st = sh->in[4] >= 0 && int_count(m, sh->in[4]) > 0;
+	float st = has_st ? (float)flt_at(m, sh->in[4], 0) : 0;
+
+	if (value_dims(m, sh->in[0], bd) != 3 || value_dims(m, sh->in[1], sd) != 3 ||
+	    bd[2] != 4 || sd[0] != bd[0] || sd[2] != bd[1])
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': boxes must be [B, N, 4] and scores "
+			    "[B, C, N]", sh->node);
+	kept = malloc(sizeof(*kept) * (size_t)(sd[2] + 1));
+	if (!kept)
+		return fail(m, COLLAGEC_E_ALLOC, "node '%s': out of memory", sh->node);
+	for (int64_t b = 0; b < bd[0]; b++)
+		for (int64_t c = 0; c < sd[1]; c++) {
+			const float *s = scores + (b * sd[1] + c) * sd[2];
+			int64_t last = -1, n = 0;
+
+			for (int64_t r = 0; r < sd[2] && n < maxout; r++) {
+				int64_t best = -1, keep = 1;
+
+				for (int64_t i = 0; i < sd[2]; i++)
+					if ((!has_st || s[i] > st) &&
+					    (last < 0 || s[i] < s[last] || (s[i] == s[last] && i > last)) &&
+					    (best < 0 || s[i] > s[best]))
+						best = i;
+				if (best < 0)
+					break;
+				last = best;
+				for (int64_t q = 0; q < n && keep; q++)
+					keep = !nms_suppress(boxes + (b * bd[1] + kept[q]) * 4,
+							     boxes + (b * bd[1] + best) * 4, (int)sh->attr, iou);
+				if (keep)
+					kept[n++] = best;
+			}
+			total += n;
+		}
+	free(kept);
+	out[0] = total;
+	out[1] = 3;
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -606,6 +686,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_stft(m, sh, x, xr, out);
 	case RT_SHAPE_UNIQUE:
 		return shape_unique(m, sh, x, xr, out);
+	case RT_SHAPE_NMS:
+		return shape_nms(m, sh, out);
 	case RT_SHAPE_MAX_UNPOOL:
 		/* output_shape as given; N and C are checked on binding */
 		for (int k = 0; k < xr; k++) {

@@ -324,6 +324,7 @@ static int shape_op(const struct node *n)
 	case OP_STFT: return 17;
 	case OP_MAXUNPOOL: return 18;
 	case OP_UNIQUE: return 19;
+	case OP_NONMAXSUPPRESSION: return 20;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -360,6 +361,7 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		 */
 		int64_t attr = shape_op(n) == 14 ? resize_shape_attr(g, n)
 			: n->op == OP_STFT ? node_attr_int(n, "onesided", 1) != 0
+			: n->op == OP_NONMAXSUPPRESSION ? node_attr_int(n, "center_point_box", 0) != 0
 			: n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),
 							 "constant") != 0
 			: n->op == OP_ONEHOT ? axis

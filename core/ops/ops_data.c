@@ -856,6 +856,188 @@ int lower_unique(struct lower *L)
 	return 0;
 }
 
+/* ---- NonMaxSuppression ---- */
+
+/* The optional scalar input i: float or int64 of one element, or absent. */
+static int nms_scalar(struct graph *g, struct node *n, int i, enum dtype t)
+{
+	const struct value *v = node_in(g, n, i);
+	struct dim c;
+
+	if (!v)
+		return 0;
+	if (v->dtype != t || !shape_numel(&v->shape, &c) || !dim_is_const(c) || c.c > 1) {
+		diag_error(g->ctx, "%s: input %d must be a %s scalar", node_loc(g, n), i,
+			   dtype_name(t));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * boxes [B, N, 4] and scores [B, C, N] float; selected_indices [count, 3]
+ * int64, the count a data symbol the run-time shape function binds by
+ * running the selection.
+ */
+int infer_nms(struct graph *g, struct node *n)
+{
+	struct value *bx, *sc;
+	struct shape s;
+
+	if (infer_arity(g, n, 2, 5, 1) < 0 || !(bx = infer_input(g, n, 0)) ||
+	    !(sc = infer_input(g, n, 1)))
+		return -1;
+	if (bx->dtype != DTYPE_F32 || sc->dtype != DTYPE_F32 || bx->shape.rank != 3 ||
+	    sc->shape.rank != 3 || !dim_eq(bx->shape.d[2], dim_const(4)) ||
+	    !dim_eq(bx->shape.d[0], sc->shape.d[0]) || !dim_eq(bx->shape.d[1], sc->shape.d[2])) {
+		diag_error(g->ctx, "%s: boxes must be float [B, N, 4] and scores float [B, C, N]",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (nms_scalar(g, n, 2, DTYPE_I64) < 0 || nms_scalar(g, n, 3, DTYPE_F32) < 0 ||
+	    nms_scalar(g, n, 4, DTYPE_F32) < 0)
+		return -1;
+	s.rank = 2;
+	s.d[0] = graph_data_sym(g, n->out[0], 0);
+	s.d[1] = dim_const(3);
+	infer_set(g, n, 0, DTYPE_I64, &s);
+	return 0;
+}
+
+/* Scalar input i of the node as a let of type t, or def when absent or empty. */
+static struct tir *nms_input(struct lower *L, int i, enum dtype t, double def)
+{
+	const struct value *v = lower_in(L, i);
+	struct dim c;
+
+	if (!v || !shape_numel(&v->shape, &c) || c.c == 0)
+		return tir_const(L->b, t, def);
+	return tir_let(L->b, "arg", tir_load(L->b, L->in[i], tir_int(L->b, 0)));
+}
+
+/* Box k of batch bb as lets ymin, xmin, ymax, xmax (float). */
+static void nms_box(struct lower *L, struct tir *bb, struct tir *k, struct tir **c)
+{
+	struct tir_builder *b = L->b;
+	const struct value *bx = lower_in(L, 0);
+	struct tir *at = tir_mul(b, tir_add(b, tir_mul(b, bb, tir_dim(b, bx->shape.d[1])), k),
+				 tir_int(b, 4)), *v[4];
+
+	for (int j = 0; j < 4; j++)
+		v[j] = tir_let(b, "bv", tir_load(b, L->in[0], tir_add(b, at, tir_int(b, j))));
+	if (node_attr_int(L->n, "center_point_box", 0)) {
+		/* x, y, w, h */
+		struct tir *hw = tir_bin(b, BIN_DIV, v[2], tir_const(b, DTYPE_F32, 2));
+		struct tir *hh = tir_bin(b, BIN_DIV, v[3], tir_const(b, DTYPE_F32, 2));
+
+		c[0] = tir_let(b, "y0", tir_bin(b, BIN_SUB, v[1], hh));
+		c[1] = tir_let(b, "x0", tir_bin(b, BIN_SUB, v[0], hw));
+		c[2] = tir_let(b, "y1", tir_add(b, v[1], hh));
+		c[3] = tir_let(b, "x1", tir_add(b, v[0], hw));
+		return;
+	}
+	c[0] = tir_let(b, "y0", tir_bin(b, BIN_MIN, v[0], v[2]));
+	c[1] = tir_let(b, "x0", tir_bin(b, BIN_MIN, v[1], v[3]));
+	c[2] = tir_let(b, "y1", tir_bin(b, BIN_MAX, v[0], v[2]));
+	c[3] = tir_let(b, "x1", tir_bin(b, BIN_MAX, v[1], v[3]));
+}
+
+/* Whether kept box a suppresses box c: IoU above thr (runtime/rt_shape.c's nms_suppress). */
+static struct tir *nms_overlaps(struct lower *L, struct tir **a, struct tir **c, struct tir *thr)
+{
+	struct tir_builder *b = L->b;
+	struct tir *zero = tir_const(b, DTYPE_F32, 0), *iw, *ih, *inter, *aa, *ac, *uni;
+
+	iw = tir_bin(b, BIN_MAX, zero, tir_bin(b, BIN_SUB, tir_bin(b, BIN_MIN, a[3], c[3]),
+					       tir_bin(b, BIN_MAX, a[1], c[1])));
+	ih = tir_bin(b, BIN_MAX, zero, tir_bin(b, BIN_SUB, tir_bin(b, BIN_MIN, a[2], c[2]),
+					       tir_bin(b, BIN_MAX, a[0], c[0])));
+	inter = tir_let(b, "inter", tir_mul(b, iw, ih));
+	aa = tir_let(b, "aa", tir_mul(b, tir_bin(b, BIN_SUB, a[3], a[1]),
+				      tir_bin(b, BIN_SUB, a[2], a[0])));
+	ac = tir_let(b, "ab", tir_mul(b, tir_bin(b, BIN_SUB, c[3], c[1]),
+				      tir_bin(b, BIN_SUB, c[2], c[0])));
+	uni = tir_let(b, "uni", tir_bin(b, BIN_SUB, tir_add(b, aa, ac), inter));
+	return tir_bin(b, BIN_LAND, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GT, inter, zero),
+					    tir_bin(b, BIN_LAND, tir_bin(b, BIN_GT, aa, zero),
+						    tir_bin(b, BIN_GT, ac, zero))),
+		       tir_bin(b, BIN_LAND, tir_bin(b, BIN_GT, uni, zero),
+			       tir_bin(b, BIN_GT, tir_bin(b, BIN_DIV, inter, uni), thr)));
+}
+
+/*
+ * The selection of runtime/rt_shape.c's shape_nms, without scratch memory:
+ * each round takes the next box in score order, O(N^2) per class, and
+ * compares it with the rows this class has written so far. Writes stop at
+ * the count the shape function bound.
+ */
+int lower_nms(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *sc = lower_in(L, 1), *y = lower_out(L, 0);
+	struct tir *nb = tir_dim(b, sc->shape.d[0]), *nc = tir_dim(b, sc->shape.d[1]);
+	struct tir *nn = tir_dim(b, sc->shape.d[2]), *u = tir_dim(b, y->shape.d[0]);
+	struct tir *maxout = nms_input(L, 2, DTYPE_I64, 0), *iou = nms_input(L, 3, DTYPE_F32, 0);
+	bool has_st = lower_in(L, 4) != NULL;
+	struct tir *st = has_st ? nms_input(L, 4, DTYPE_F32, 0) : NULL;
+	struct tir *rows = tir_let(b, "rows", tir_int(b, 0));
+	struct tir *bb, *cc, *i, *q, *start, *last, *lasts, *best, *bs, *s, *ok, *keep;
+	struct tir *cb[4], *kb[4], *base;
+
+	if (has_st && !shape_numel_static(&lower_in(L, 4)->shape))
+		has_st = false;
+	bb = tir_loop(b, nb);
+	cc = tir_loop(b, nc);
+	base = tir_let(b, "base", tir_mul(b, tir_add(b, tir_mul(b, bb, nc), cc), nn));
+	start = tir_let(b, "start", rows);
+	last = tir_let(b, "last", tir_int(b, -1));
+	lasts = tir_let(b, "lasts", tir_const(b, DTYPE_F32, 0));
+	tir_loop(b, nn);	/* rounds: one box each, in score order */
+	best = tir_let(b, "best", tir_int(b, -1));
+	bs = tir_let(b, "bs", tir_const(b, DTYPE_F32, 0));
+	i = tir_loop(b, nn);
+	s = tir_let(b, "s", tir_load(b, L->in[1], tir_add(b, base, i)));
+	/* after the last box taken in score order, and better than the best so far */
+	ok = tir_bin(b, BIN_LOR, tir_bin(b, BIN_LT, last, tir_int(b, 0)),
+		     tir_bin(b, BIN_LOR, tir_bin(b, BIN_LT, s, lasts),
+			     tir_bin(b, BIN_LAND, tir_bin(b, BIN_EQ, s, lasts),
+				     tir_bin(b, BIN_GT, i, last))));
+	ok = tir_bin(b, BIN_LAND, ok, tir_bin(b, BIN_LOR, tir_bin(b, BIN_LT, best, tir_int(b, 0)),
+					       tir_bin(b, BIN_GT, s, bs)));
+	if (has_st)
+		ok = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GT, s, st), ok);
+	tir_if(b, ok);
+	tir_assign(b, best, i);
+	tir_assign(b, bs, s);
+	tir_end(b);
+	tir_end(b);
+	tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, best, tir_int(b, 0)),
+			  tir_bin(b, BIN_LT, tir_bin(b, BIN_SUB, rows, start), maxout)));
+	tir_assign(b, last, best);
+	tir_assign(b, lasts, bs);
+	keep = tir_let(b, "keep", tir_int(b, 1));
+	nms_box(L, bb, best, cb);
+	q = tir_loop(b, tir_bin(b, BIN_SUB, rows, start));
+	nms_box(L, bb, tir_load(b, L->out[0], tir_add(b, tir_mul(b, tir_add(b, start, q),
+								       tir_int(b, 3)),
+							 tir_int(b, 2))), kb);
+	tir_if(b, nms_overlaps(L, kb, cb, iou));
+	tir_assign(b, keep, tir_int(b, 0));
+	tir_end(b);
+	tir_end(b);
+	tir_if(b, tir_bin(b, BIN_LAND, keep, tir_bin(b, BIN_LT, rows, u)));
+	tir_store(b, L->out[0], tir_mul(b, rows, tir_int(b, 3)), bb);
+	tir_store(b, L->out[0], tir_add(b, tir_mul(b, rows, tir_int(b, 3)), tir_int(b, 1)), cc);
+	tir_store(b, L->out[0], tir_add(b, tir_mul(b, rows, tir_int(b, 3)), tir_int(b, 2)), best);
+	tir_assign(b, rows, tir_add(b, rows, tir_int(b, 1)));
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	return 0;
+}
+
 /* ---- Pad ---- */
 
 enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
