@@ -688,6 +688,17 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_unique(m, sh, x, xr, out);
 	case RT_SHAPE_NMS:
 		return shape_nms(m, sh, out);
+	case RT_SHAPE_MEL_WEIGHT_MATRIX:
+		/* [dft_length / 2 + 1, num_mel_bins] */
+		out[0] = int_at(m, sh->in[1], 0) / 2 + 1;
+		out[1] = int_at(m, sh->in[0], 0);
+		if (out[0] < 1 || out[0] > RT_MAX_BYTES || out[1] < 0 || out[1] > RT_MAX_BYTES ||
+		    num_at(m, sh->in[2]) <= 0)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': num_mel_bins %lld, dft_length "
+				    "%lld or sample_rate %g is out of range", sh->node,
+				    (long long)out[1], (long long)int_at(m, sh->in[1], 0),
+				    num_at(m, sh->in[2]));
+		return COLLAGEC_OK;
 	case RT_SHAPE_MAX_UNPOOL:
 		/* output_shape as given; N and C are checked on binding */
 		for (int k = 0; k < xr; k++) {

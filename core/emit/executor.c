@@ -325,6 +325,7 @@ static int shape_op(const struct node *n)
 	case OP_MAXUNPOOL: return 18;
 	case OP_UNIQUE: return 19;
 	case OP_NONMAXSUPPRESSION: return 20;
+	case OP_MELWEIGHTMATRIX: return 21;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }

@@ -442,3 +442,114 @@ int lower_stft(struct lower *L)
 	lower_end_loops(L, 3);
 	return 0;
 }
+
+/* ---- MelWeightMatrix (opset 17) ---- */
+
+/* Dim of a scalar int input: its value (transformed) if constant, else a data symbol. */
+static int mel_dim(struct graph *g, struct node *n, int i, int k, bool half, struct dim *d)
+{
+	int64_t *v, cnt;
+
+	if (infer_is_data(g, n, i)) {
+		if (infer_data_count(g, n, i, &cnt) < 0)
+			return -1;
+		*d = graph_data_sym(g, n->out[0], k);
+	} else {
+		if (infer_const_ints(g, n, i, &v, &cnt) < 0)
+			return -1;
+		*d = dim_const(cnt == 1 ? (half ? v[0] / 2 + 1 : v[0]) : -1);
+	}
+	if (cnt != 1 || (dim_is_const(*d) && (d->c < 0 || d->c > DIM_LIMIT))) {
+		diag_error(g->ctx, "%s: input %d must be a scalar in range", node_loc(g, n), i);
+		return -1;
+	}
+	return 0;
+}
+
+/* Y [dft_length / 2 + 1, num_mel_bins] of output_datatype (default float). */
+int infer_melweightmatrix(struct graph *g, struct node *n)
+{
+	int64_t to = node_attr_int(n, "output_datatype", 1);
+	enum dtype t = dtype_from_onnx((int)to);
+	struct shape s = { 0 };
+
+	if (infer_arity(g, n, 5, 5, 1) < 0)
+		return -1;
+	for (int i = 0; i < 5; i++)
+		if (!infer_input(g, n, i))
+			return -1;
+	if (!dtype_is_float(t)) {
+		diag_error(g->ctx, "%s: output_datatype %lld is not supported", node_loc(g, n),
+			   (long long)to);
+		return -1;
+	}
+	s.rank = 2;
+	if (mel_dim(g, n, 1, 0, true, &s.d[0]) < 0 || mel_dim(g, n, 0, 1, false, &s.d[1]) < 0)
+		return -1;
+	infer_set(g, n, 0, t, &s);
+	return 0;
+}
+
+/* 2595 log10(1 + hz / 700): hertz to mel. */
+static struct tir *mel_of(struct lower *L, struct tir *hz)
+{
+	struct tir_builder *b = L->b;
+	enum dtype d = DTYPE_F64;
+
+	return tir_mul(b, tir_const(b, d, 2595), tir_bin(b, BIN_DIV, tir_call1(b, INTRIN_LOG,
+		tir_add(b, tir_const(b, d, 1), tir_bin(b, BIN_DIV, hz, tir_const(b, d, 700)))),
+		tir_const(b, d, 2.302585092994045684)));
+}
+
+/*
+ * Spectrogram bin of mel point k: the mel range split into num_mel_bins + 2
+ * steps (as the ONNX reference does, so the last point falls short of it), back to hertz, floor((dft_length + 1) * hz / sample_rate).
+ */
+static struct tir *mel_bin(struct lower *L, struct tir *k, struct tir *step, struct tir *lo,
+			   struct tir *dft, struct tir *sr)
+{
+	struct tir_builder *b = L->b;
+	enum dtype d = DTYPE_F64;
+	struct tir *mel = tir_add(b, tir_mul(b, tir_cast(b, d, k), step), lo);
+	struct tir *hz = tir_mul(b, tir_const(b, d, 700), tir_bin(b, BIN_SUB, tir_call2(b,
+		INTRIN_POW, tir_const(b, d, 10), tir_bin(b, BIN_DIV, mel, tir_const(b, d, 2595))),
+		tir_const(b, d, 1)));
+
+	return tir_let(b, "bin", tir_call1(b, INTRIN_FLOOR, tir_bin(b, BIN_DIV, tir_mul(b,
+		tir_add(b, dft, tir_const(b, d, 1)), hz), sr)));
+}
+
+/*
+ * Y[j, i]: triangle i of the mel filterbank rising from bin(i) to bin(i + 1)
+ * and falling to bin(i + 2), computed in double.
+ */
+int lower_melweightmatrix(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	enum dtype d = DTYPE_F64;
+	struct tir *arg[5], *lo, *step, *idx[2], *l, *c, *h, *jf, *v;
+
+	for (int i = 0; i < 5; i++)
+		arg[i] = tir_let(b, "arg", tir_cast(b, d, tir_load(b, L->in[i], tir_int(b, 0))));
+	lo = tir_let(b, "lomel", mel_of(L, arg[3]));
+	step = tir_let(b, "step", tir_bin(b, BIN_DIV, tir_bin(b, BIN_SUB, mel_of(L, arg[4]), lo),
+					  tir_add(b, arg[0], tir_const(b, d, 2))));
+	lower_loops_parallel(L, &y->shape, idx);
+	l = mel_bin(L, idx[1], step, lo, arg[1], arg[2]);
+	c = mel_bin(L, tir_add(b, idx[1], tir_int(b, 1)), step, lo, arg[1], arg[2]);
+	h = mel_bin(L, tir_add(b, idx[1], tir_int(b, 2)), step, lo, arg[1], arg[2]);
+	jf = tir_let(b, "jf", tir_cast(b, d, idx[0]));
+	v = tir_let(b, "v", tir_const(b, d, 0));
+	tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, jf, l), tir_bin(b, BIN_LE, jf, c)));
+	tir_assign(b, v, tir_select(b, tir_bin(b, BIN_EQ, c, l), tir_const(b, d, 1),
+				    tir_bin(b, BIN_DIV, tir_bin(b, BIN_SUB, jf, l),
+					    tir_bin(b, BIN_SUB, c, l))));
+	tir_end(b);
+	tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, jf, c), tir_bin(b, BIN_LT, jf, h)));
+	tir_assign(b, v, tir_bin(b, BIN_DIV, tir_bin(b, BIN_SUB, h, jf), tir_bin(b, BIN_SUB, h, c)));
+	tir_end(b);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), tir_cast(b, y->dtype, v));
+	lower_end_loops(L, 2);
+	return 0;
+}
