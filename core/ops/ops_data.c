@@ -641,10 +641,12 @@ int lower_nonzero(struct lower *L)
  */
 static int unique_axis(struct graph *g, struct node *n, const struct value *x)
 {
+	int a;
+
 	if (!node_attr(n, "axis"))
 		return -1;
-	return infer_axis(g, n, node_attr_int(n, "axis", 0), x->shape.rank) < 0 ? -2
-		: infer_axis(g, n, node_attr_int(n, "axis", 0), x->shape.rank);
+	a = infer_axis(g, n, node_attr_int(n, "axis", 0), x->shape.rank);
+	return a < 0 ? -2 : a;
 }
 
 /*
