@@ -126,7 +126,15 @@ enum rt_shape_op {
 	RT_SHAPE_ONE_HOT,
 	RT_SHAPE_COMPRESS,
 	RT_SHAPE_TOP_K,
-	RT_SHAPE_PAD
+	RT_SHAPE_PAD,
+	RT_SHAPE_RESIZE,
+	RT_SHAPE_SPLIT,
+	RT_SHAPE_WINDOW,
+	RT_SHAPE_STFT,
+	RT_SHAPE_MAX_UNPOOL,
+	RT_SHAPE_UNIQUE,
+	RT_SHAPE_NMS,
+	RT_SHAPE_MEL_WEIGHT_MATRIX
 };
 
 /*
@@ -139,18 +147,23 @@ struct rt_shape {
 	int step;			/* -1 ends the table */
 	int op;				/* enum rt_shape_op */
 	int64_t attr;			/* Reshape's allowzero, Pad's mode != constant,
-					   OneHot's axis, TopK's,
-					   Compress's (-1: none); Reduce*: keepdims |
-					   noop_with_empty_axes << 1 */
+					   OneHot's axis, TopK's, Split's, STFT's
+					   onesided,
+					   Compress's and Unique's (-1: none),
+					   NonMaxSuppression's center_point_box; Reduce*: keepdims |
+					   noop_with_empty_axes << 1; Resize: see
+					   resize_shape_attr */
 	int in[5];			/* the data, the int64 tensor (-1: none);
 					   Slice: x, starts, ends, axes, steps;
 					   Range: start, limit, delta; Pad: x, pads,
-					   constant_value, axes */
+					   constant_value, axes; Resize: x, roi,
+					   scales, sizes (Upsample: x, scales) */
 	int out;
 	int param[2 * RT_MAX_RANK + 1];	/* per input axis two symbols: Slice's start
 					   and step, Reduce*'s reduced flag and output
-					   stride, Pad's begin and end pads; -1 after
-					   the last */
+					   stride, Pad's begin and end pads; Split:
+					   each output's length; STFT: frame_step,
+					   frame_length; -1 after the last */
 	const char *node;		/* the ONNX node, for messages */
 };
 

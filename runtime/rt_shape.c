@@ -386,6 +386,274 @@ static collagec_status shape_pad(collagec_model *m, const struct rt_shape *sh,
 	return COLLAGEC_OK;
 }
 
+/* Element i of float or double tensor id. */
+static double flt_at(collagec_model *m, int id, int64_t i)
+{
+	const void *p = value_ptr(m, id);
+
+	return rt_values[id].dtype == COLLAGEC_DOUBLE ? ((const double *)p)[i]
+		: ((const float *)p)[i];
+}
+
+/*
+ * Resize or Upsample with scales or sizes known only at run time: each
+ * listed axis becomes floor(length * scale) (times the roi's extent under
+ * tf_crop_and_resize), or its size; under keep_aspect_ratio_policy one
+ * scale, the smallest or largest sizes[i] / length, rounded half up.
+ */
+static collagec_status shape_resize(collagec_model *m, const struct rt_shape *sh,
+				    const int64_t *x, int xr, int64_t *out)
+{
+	int crop = sh->attr & 1, keep = sh->attr >> 1 & 3, old = sh->attr >> 3 & 1;
+	int na = sh->attr >> 4 & 15, sc = old ? sh->in[1] : sh->in[2];
+	int sz = old ? -1 : sh->in[3], roi = old ? -1 : sh->in[1], axes[RT_MAX_RANK];
+	double ks = 0;
+
+	if (sc >= 0 && int_count(m, sc) == 0)
+		sc = -1;
+	if (sz >= 0 && int_count(m, sz) == 0)
+		sz = -1;
+	if ((sc >= 0) == (sz >= 0))
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': exactly one of scales and sizes "
+			    "must be given", sh->node);
+	if (int_count(m, sc >= 0 ? sc : sz) != na)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': %s has %lld values for %d axes",
+			    sh->node, sc >= 0 ? "scales" : "sizes",
+			    (long long)int_count(m, sc >= 0 ? sc : sz), na);
+	if (crop && (roi < 0 || int_count(m, roi) != 2 * na))
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': roi must have %d values", sh->node,
+			    2 * na);
+	for (int k = 0; k < xr; k++)
+		out[k] = x[k];
+	for (int i = 0; i < na; i++) {
+		axes[i] = (int)(sh->attr >> (8 + 4 * i) & 15);
+		if (sz >= 0 && keep) {
+			double s = (double)int_at(m, sz, i) / (double)x[axes[i]];
+
+			if (i == 0 || (keep == 1 ? s < ks : s > ks))
+				ks = s;
+		}
+	}
+	for (int i = 0; i < na; i++) {
+		int a = axes[i];
+		double len;
+
+		if (sz >= 0) {
+			len = keep ? floor(ks * (double)x[a] + 0.5) : (double)int_at(m, sz, i);
+		} else {
+			double s = flt_at(m, sc, i);
+
+			if (!(s > 0))
+				return fail(m, COLLAGEC_E_SHAPE, "node '%s': scale %g is not positive",
+					    sh->node, s);
+			len = (double)x[a] * s;
+			if (crop)
+				len *= flt_at(m, roi, i + na) - flt_at(m, roi, i);
+			len = floor(len);
+		}
+		if (!(len >= 0 && len < (double)RT_MAX_BYTES) || (x[a] == 0 && len != 0))
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': cannot resize axis %d from "
+				    "%lld to %g", sh->node, a, (long long)x[a], len);
+		out[a] = (int64_t)len;
+	}
+	return COLLAGEC_OK;
+}
+
+/*
+ * Split by sizes known only at run time: non-negative, adding up to the
+ * axis; binds every output's length (param), output 0's through its dims.
+ */
+static collagec_status shape_split(collagec_model *m, const struct rt_shape *sh,
+				   const int64_t *x, int xr, int64_t *out)
+{
+	int axis = (int)sh->attr, n = 0;
+	int64_t sum = 0;
+
+	for (; n < 2 * RT_MAX_RANK && sh->param[n] >= 0; n++)
+		;
+	if (int_count(m, sh->in[1]) != n)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': split has %lld sizes for %d outputs",
+			    sh->node, (long long)int_count(m, sh->in[1]), n);
+	for (int i = 0; i < n; i++) {
+		int64_t v = int_at(m, sh->in[1], i);
+
+		if (v < 0 || v > RT_MAX_BYTES)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': split size %lld is out of "
+				    "range", sh->node, (long long)v);
+		sum += v;
+	}
+	if (sum != x[axis])
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': split sizes add up to %lld, not the "
+			    "axis length %lld", sh->node, (long long)sum, (long long)x[axis]);
+	for (int i = 1; i < n; i++)
+		m->syms[sh->param[i]] = int_at(m, sh->in[1], i);
+	for (int k = 0; k < xr; k++)
+		out[k] = x[k];
+	out[axis] = int_at(m, sh->in[1], 0);
+	return COLLAGEC_OK;
+}
+
+/*
+ * STFT with frame_step or frame_length known only at run time: [batch,
+ * frames, bins, 2]; binds the step and frame length (param) for the kernel.
+ */
+static collagec_status shape_stft(collagec_model *m, const struct rt_shape *sh,
+				  const int64_t *x, int xr, int64_t *out)
+{
+	int64_t step = int_at(m, sh->in[1], 0), fl;
+	int64_t wl = sh->in[2] >= 0 ? int_count(m, sh->in[2]) : -1;
+
+	fl = sh->in[3] >= 0 ? int_at(m, sh->in[3], 0) : wl;
+	if (xr != 3 || fl < 1 || fl > x[1] || step < 1 || (wl >= 0 && wl != fl))
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': frame_length %lld (from frame_length "
+			    "or the window) must be in [1, %lld] and frame_step %lld positive",
+			    sh->node, (long long)fl, (long long)x[1], (long long)step);
+	if (sh->attr && x[2] == 2)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': a onesided STFT needs a real signal",
+			    sh->node);
+	out[0] = x[0];
+	out[1] = (x[1] - fl) / step + 1;
+	out[2] = sh->attr ? fl / 2 + 1 : fl;
+	out[3] = 2;
+	m->syms[sh->param[0]] = step;
+	m->syms[sh->param[1]] = fl;
+	return COLLAGEC_OK;
+}
+
+/*
+ * Whether slices a and b of x (count of them, size elements each, inner the
+ * stride of the axis) are equal: element by element, == for float and
+ * double (so -0.0 equals 0.0 and NaN nothing), else bytes, as the kernel
+ * compares.
+ */
+static int slices_equal(collagec_model *m, int id, int64_t count, int64_t size, int64_t inner,
+			int64_t a, int64_t b)
+{
+	const struct rt_value *v = &rt_values[id];
+	const unsigned char *p = value_ptr(m, id);
+
+	for (int64_t t = 0; t < size; t++) {
+		int64_t o = t / inner * count, r = t % inner;
+		const unsigned char *pa = p + ((o + a) * inner + r) * v->esize;
+		const unsigned char *pb = p + ((o + b) * inner + r) * v->esize;
+
+		if (v->dtype == COLLAGEC_FLOAT ? *(const float *)(const void *)pa !=
+		    *(const float *)(const void *)pb
+		    : v->dtype == COLLAGEC_DOUBLE ? *(const double *)(const void *)pa !=
+		    *(const double *)(const void *)pb : memcmp(pa, pb, (size_t)v->esize) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* Unique: the input's dims (or its count) with the number of distinct slices on the axis. */
+static collagec_status shape_unique(collagec_model *m, const struct rt_shape *sh,
+				    const int64_t *x, int xr, int64_t *out)
+{
+	int axis = (int)sh->attr;
+	int64_t all = 1, count, size, inner = 1, u = 0;
+
+	for (int k = 0; k < xr; k++) {
+		all *= x[k];
+		out[k] = x[k];
+		if (axis >= 0 && k > axis)
+			inner *= x[k];
+	}
+	count = axis < 0 ? all : x[axis];
+	size = axis < 0 || count == 0 ? 1 : all / count;
+	if (axis < 0)
+		inner = 1;
+	for (int64_t i = 0; i < count; i++) {
+		int64_t j = 0;
+
+		while (j < i && !slices_equal(m, sh->in[0], axis < 0 ? 1 : count, size, inner, j, i))
+			j++;
+		u += j == i;
+	}
+	out[axis < 0 ? 0 : axis] = u;
+	return COLLAGEC_OK;
+}
+
+/*
+ * Whether box a suppresses box b under NonMaxSuppression (boxes of 4 floats:
+ * corners y1, x1, y2, x2 or, center, x, y, w, h): their IoU exceeds t.
+ * Computed in float in the order the kernel computes it.
+ */
+static int nms_suppress(const float *a, const float *b, int center, float t)
+{
+	float ay0, ax0, ay1, ax1, by0, bx0, by1, bx1, iw, ih, inter, aa, ab, uni;
+
+	if (center) {
+		ax0 = a[0] - a[2] / 2, ax1 = a[0] + a[2] / 2, ay0 = a[1] - a[3] / 2;
+		ay1 = a[1] + a[3] / 2, bx0 = b[0] - b[2] / 2, bx1 = b[0] + b[2] / 2;
+		by0 = b[1] - b[3] / 2, by1 = b[1] + b[3] / 2;
+	} else {
+		ay0 = fminf(a[0], a[2]), ay1 = fmaxf(a[0], a[2]), ax0 = fminf(a[1], a[3]);
+		ax1 = fmaxf(a[1], a[3]), by0 = fminf(b[0], b[2]), by1 = fmaxf(b[0], b[2]);
+		bx0 = fminf(b[1], b[3]), bx1 = fmaxf(b[1], b[3]);
+	}
+	iw = fmaxf(0.0f, fminf(ax1, bx1) - fmaxf(ax0, bx0));
+	ih = fmaxf(0.0f, fminf(ay1, by1) - fmaxf(ay0, by0));
+	inter = iw * ih;
+	aa = (ax1 - ax0) * (ay1 - ay0);
+	ab = (bx1 - bx0) * (by1 - by0);
+	uni = aa + ab - inter;
+	return inter > 0 && aa > 0 && ab > 0 && uni > 0 && inter / uni > t;
+}
+
+/*
+ * NonMaxSuppression: [selected, 3]. Per batch and class, the boxes scoring
+ * above score_threshold in decreasing score (the lower index first on a
+ * tie), each kept unless it overlaps one kept before it by more than
+ * iou_threshold, at most max_output_boxes_per_class. The kernel runs the
+ * same selection.
+ */
+static collagec_status shape_nms(collagec_model *m, const struct rt_shape *sh, int64_t *out)
+{
+	int64_t bd[RT_MAX_RANK], sd[RT_MAX_RANK], total = 0, *kept;
+	const float *boxes = value_ptr(m, sh->in[0]), *scores = value_ptr(m, sh->in[1]);
+	int64_t maxout = sh->in[2] >= 0 && int_count(m, sh->in[2]) ? int_at(m, sh->in[2], 0) : 0;
+	float iou = sh->in[3] >= 0 && int_count(m, sh->in[3]) ? (float)flt_at(m, sh->in[3], 0) : 0;
+	int has_st = sh->in[4] >= 0 && int_count(m, sh->in[4]) > 0;
+	float st = has_st ? (float)flt_at(m, sh->in[4], 0) : 0;
+
+	if (value_dims(m, sh->in[0], bd) != 3 || value_dims(m, sh->in[1], sd) != 3 ||
+	    bd[2] != 4 || sd[0] != bd[0] || sd[2] != bd[1])
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': boxes must be [B, N, 4] and scores "
+			    "[B, C, N]", sh->node);
+	kept = malloc(sizeof(*kept) * (size_t)(sd[2] + 1));
+	if (!kept)
+		return fail(m, COLLAGEC_E_ALLOC, "node '%s': out of memory", sh->node);
+	for (int64_t b = 0; b < bd[0]; b++)
+		for (int64_t c = 0; c < sd[1]; c++) {
+			const float *s = scores + (b * sd[1] + c) * sd[2];
+			int64_t last = -1, n = 0;
+
+			for (int64_t r = 0; r < sd[2] && n < maxout; r++) {
+				int64_t best = -1, keep = 1;
+
+				for (int64_t i = 0; i < sd[2]; i++)
+					if ((!has_st || s[i] > st) &&
+					    (last < 0 || s[i] < s[last] || (s[i] == s[last] && i > last)) &&
+					    (best < 0 || s[i] > s[best]))
+						best = i;
+				if (best < 0)
+					break;
+				last = best;
+				for (int64_t q = 0; q < n && keep; q++)
+					keep = !nms_suppress(boxes + (b * bd[1] + kept[q]) * 4,
+							     boxes + (b * bd[1] + best) * 4, (int)sh->attr, iou);
+				if (keep)
+					kept[n++] = best;
+			}
+			total += n;
+		}
+	free(kept);
+	out[0] = total;
+	out[1] = 3;
+	return COLLAGEC_OK;
+}
+
 /* The output dims of shape function sh; rank is the output's. */
 static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
@@ -410,6 +678,43 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_top_k(m, sh, x, xr, out);
 	case RT_SHAPE_PAD:
 		return shape_pad(m, sh, x, xr, out);
+	case RT_SHAPE_RESIZE:
+		return shape_resize(m, sh, x, xr, out);
+	case RT_SHAPE_SPLIT:
+		return shape_split(m, sh, x, xr, out);
+	case RT_SHAPE_STFT:
+		return shape_stft(m, sh, x, xr, out);
+	case RT_SHAPE_UNIQUE:
+		return shape_unique(m, sh, x, xr, out);
+	case RT_SHAPE_NMS:
+		return shape_nms(m, sh, out);
+	case RT_SHAPE_MEL_WEIGHT_MATRIX:
+		/* [dft_length / 2 + 1, num_mel_bins] */
+		out[0] = int_at(m, sh->in[1], 0) / 2 + 1;
+		out[1] = int_at(m, sh->in[0], 0);
+		if (out[0] < 1 || out[0] > RT_MAX_BYTES || out[1] < 0 || out[1] > RT_MAX_BYTES ||
+		    num_at(m, sh->in[2]) <= 0)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': num_mel_bins %lld, dft_length "
+				    "%lld or sample_rate %g is out of range", sh->node,
+				    (long long)out[1], (long long)int_at(m, sh->in[1], 0),
+				    num_at(m, sh->in[2]));
+		return COLLAGEC_OK;
+	case RT_SHAPE_MAX_UNPOOL:
+		/* output_shape as given; N and C are checked on binding */
+		for (int k = 0; k < xr; k++) {
+			out[k] = int_at(m, sh->in[2], k);
+			if (out[k] < 0 || out[k] > RT_MAX_BYTES)
+				return fail(m, COLLAGEC_E_SHAPE, "node '%s': output_shape[%d] = %lld "
+					    "is out of range", sh->node, k, (long long)out[k]);
+		}
+		return COLLAGEC_OK;
+	case RT_SHAPE_WINDOW:
+		/* HannWindow and the others: [size] */
+		out[0] = int_at(m, sh->in[0], 0);
+		if (out[0] < 0 || out[0] > RT_MAX_BYTES)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': size %lld is out of range",
+				    sh->node, (long long)out[0]);
+		return COLLAGEC_OK;
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

@@ -16,6 +16,10 @@ tensors at run time; the expected outputs are computed here with numpy.
                  Expand to a shape computed by Mul, Reshape to
                  Concat(ReduceMax(...), -1) and a backward Slice from that
                  maximum: all decided by values
+  runtime_sizes  Resize by scales, Split by sizes and Unique (all four
+                 outputs), scales, sizes and values graph inputs
+  window_size    HannWindow and a symmetric BlackmanWindow of a size that is
+                 a graph input (opset 17)
 
 Needs python3-onnx and python3-numpy only; every byte is deterministic.
 """
@@ -32,11 +36,11 @@ def const(name, arr):
     return numpy_helper.from_array(np.asarray(arr), name)
 
 
-def save(out, name, graph, sets):
+def save(out, name, graph, sets, opset=13):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     m = helper.make_model(graph, producer_name="gen_dynamic_tests",
-                          opset_imports=[helper.make_opsetid("", 13)])
+                          opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 7
     with open(os.path.join(d, "model.onnx"), "wb") as f:
         f.write(m.SerializeToString())
@@ -135,11 +139,71 @@ def computed_axes(out):
     save(out, "computed_axes", graph, sets)
 
 
+def runtime_sizes(out):
+    nodes = [
+        helper.make_node("Resize", ["x", "", "scales"], ["rs"], name="resize", mode="nearest",
+                         coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+        helper.make_node("Split", ["v", "parts"], ["s0", "s1"], name="split", axis=0),
+        helper.make_node("Unique", ["w"], ["uy", "uidx", "uinv", "ucnt"], name="unique"),
+    ]
+    graph = helper.make_graph(
+        nodes, "runtime_sizes",
+        [helper.make_tensor_value_info("x", F32, [1, 1, 2, 3]),
+         helper.make_tensor_value_info("scales", F32, [4]),
+         helper.make_tensor_value_info("v", F32, [6]),
+         helper.make_tensor_value_info("parts", I64, [2]),
+         helper.make_tensor_value_info("w", F32, [8])],
+        [helper.make_tensor_value_info(n, F32 if n in ("rs", "s0", "s1", "uy") else I64, None)
+         for n in ("rs", "s0", "s1", "uy", "uidx", "uinv", "ucnt")])
+
+    def ref(x, scales, v, parts, w):
+        oh, ow = (int(np.floor(x.shape[k] * scales[k])) for k in (2, 3))
+        rows = np.floor(np.arange(oh) / scales[2]).astype(int).clip(0, x.shape[2] - 1)
+        cols = np.floor(np.arange(ow) / scales[3]).astype(int).clip(0, x.shape[3] - 1)
+        uy, uidx, uinv, ucnt = np.unique(w, return_index=True, return_inverse=True,
+                                         return_counts=True)
+        return {"rs": x[:, :, rows][:, :, :, cols], "s0": v[:parts[0]], "s1": v[parts[0]:],
+                "uy": uy, "uidx": uidx.astype(np.int64), "uinv": uinv.astype(np.int64),
+                "ucnt": ucnt.astype(np.int64)}
+
+    x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
+    v = np.arange(6, dtype=np.float32) * 2
+    sets = []
+    for scales, parts, w in (([1, 1, 2, 1.5], [2, 4], [3, 1, 3, 2, 1, 1, 5, 2]),
+                             ([1, 1, 0.5, 0.7], [6, 0], [4, 4, 4, 4, -1, 4, 4, 4])):
+        feeds = {"x": x, "scales": np.array(scales, np.float32), "v": v,
+                 "parts": np.array(parts, np.int64), "w": np.array(w, np.float32)}
+        sets.append((feeds, ref(**feeds)))
+    save(out, "runtime_sizes", graph, sets)
+
+
+def window_size(out):
+    nodes = [
+        helper.make_node("HannWindow", ["n"], ["hann"], name="hann"),
+        helper.make_node("BlackmanWindow", ["n"], ["blackman"], name="blackman", periodic=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "window_size", [helper.make_tensor_value_info("n", TensorProto.INT32, [])],
+        [helper.make_tensor_value_info("hann", F32, None),
+         helper.make_tensor_value_info("blackman", F32, None)])
+    sets = []
+    for n in (5, 9):
+        i = np.arange(n, dtype=np.float64)
+        hann = 0.5 - 0.5 * np.cos(2 * np.pi * i / n)
+        x = 2 * np.pi * i / (n - 1)
+        blackman = 0.42 - 0.5 * np.cos(x) + 0.08 * np.cos(2 * x)
+        sets.append(({"n": np.array(n, np.int32)},
+                     {"hann": hann.astype(np.float32), "blackman": blackman.astype(np.float32)}))
+    save(out, "window_size", graph, sets, opset=17)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     nonzero_chain(sys.argv[1])
     computed_axes(sys.argv[1])
+    runtime_sizes(sys.argv[1])
+    window_size(sys.argv[1])
 
 
 if __name__ == "__main__":

@@ -400,8 +400,13 @@ def maxpool_indices_tests():
         dims = [(pooled.shape[i + 2] - 1) * s[i] + k[i] - pads[i] - pads[i + r]
                 for i in range(r)]
         full = list(shape[:2]) + (out[2:] if out else dims)
-        y = np.zeros(int(np.prod(full)), np.float32)
+        # I indexes the default shape; a larger output_shape pads it at the
+        # end, each element keeping its coordinates (as the ONNX reference
+        # and test_maxunpool_export_with_output_shape do)
+        part = list(shape[:2]) + dims
+        y = np.zeros(int(np.prod(part)), np.float32)
         y[ind.ravel()] = pooled.ravel()
+        y = np.pad(y.reshape(part), [(0, f - d) for f, d in zip(full, part)])
         nodes = [node("MaxUnpool", ["p", "i"] + (["os"] if out else []), ["y"],
                       kernel_shape=k, strides=s, pads=pads)]
         if out:

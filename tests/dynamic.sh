@@ -1,11 +1,13 @@
 #!/bin/sh
 # dynamic.sh - shapes that depend on tensor values: the models of
 # testdata/gen_dynamic_tests.py (NonZero -> Squeeze -> Gather chains,
-# Reshape/Expand/Tile/Unsqueeze/Slice driven by computed tensors) compile to one
+# Reshape/Expand/Tile/Unsqueeze/Slice driven by computed tensors, Resize by
+# scales, Split by sizes, Unique, windows of a run-time size) compile to one
 # .so each, run on two data sets whose outputs differ in size and match the
 # generator's numpy results (checked against ONNX Runtime when it was
 # written); OUT.json marks those outputs dynamic; testdata/dynamic_api.c
-# drives the C API through runs that grow, shrink and fail. Needs $COLLAGEC
+# drives the C API through runs that grow, shrink and fail; bad scales and
+# split sizes fail a run with the node's name. Needs $COLLAGEC
 # and $TEST_TMP (defaults: build/collagec, /tmp). One line per check: "ok
 # dynamic/NAME" or "FAIL dynamic/NAME: why".
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,6 +57,8 @@ print(",".join(o["name"] for o in json.load(open(sys.argv[1]))["outputs"] if o.g
 done <<LIST
 nonzero_chain y,xr
 computed_axes u,t,e,tr,sl
+runtime_sizes rs,s0,s1,uy,uidx,ucnt
+window_size hann,blackman
 LIST
 
 # a value that breaks Reshape's rules fails the run, naming the node (exit 1)
@@ -71,6 +75,37 @@ open(sys.argv[2], "wb").write(numpy_helper.from_array(np.ones(6, np.float32), "x
 	if [ $rc -eq 1 ] && grep -q "node 'reshape': cannot reshape 6 elements to 50" "$T/bad.err"
 	then ok "bad-reshape-fails-run"
 	else fail "bad-reshape-fails-run" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
+fi
+
+# values that break Resize's and Split's rules fail the run the same way
+if [ -f "$T/libruntime_sizes.so" ]; then
+	/usr/bin/python3 -c '
+import sys, numpy as np
+from onnx import numpy_helper
+def w(path, arr, name):
+    open(path, "wb").write(numpy_helper.from_array(arr, name).SerializeToString())
+d = sys.argv[1] + "/"
+w(d + "x.pb", np.zeros((1, 1, 2, 3), np.float32), "x")
+w(d + "sc.pb", np.array([1, 1, 2, 1], np.float32), "scales")
+w(d + "sc_bad.pb", np.array([1, 1, -2, 1], np.float32), "scales")
+w(d + "v.pb", np.zeros(6, np.float32), "v")
+w(d + "p.pb", np.array([3, 3], np.int64), "parts")
+w(d + "p_bad.pb", np.array([4, 3], np.int64), "parts")
+w(d + "w.pb", np.zeros(8, np.float32), "w")
+' "$T"
+	# scales file, parts file, node, the message after the node's name
+	while IFS='|' read -r sc p node msg; do
+		"$COLLAGEC" run "$T/libruntime_sizes.so" --input x="$T/x.pb" --input scales="$T/$sc.pb" \
+			--input v="$T/v.pb" --input parts="$T/$p.pb" --input w="$T/w.pb" \
+			>/dev/null 2>"$T/bad.err"
+		rc=$?
+		if [ $rc -eq 1 ] && grep -q "node '$node': $msg" "$T/bad.err"
+		then ok "bad-$node-fails-run"
+		else fail "bad-$node-fails-run" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
+	done <<BAD
+sc_bad|p|resize|scale -2 is not positive
+sc|p_bad|split|split sizes add up to 7, not the axis length 6
+BAD
 fi
 
 # the C API: one handle, runs that grow, shrink, come out empty and fail

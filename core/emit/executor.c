@@ -4,6 +4,7 @@
  * model-independent runtime (runtime/rt_model.c).
  */
 #include "emit.h"
+#include "../ops/ops.h"
 
 #include <string.h>
 
@@ -317,6 +318,14 @@ static int shape_op(const struct node *n)
 	case OP_COMPRESS: return 11;
 	case OP_TOPK: return 12;
 	case OP_PAD: return 13;
+	case OP_RESIZE: case OP_UPSAMPLE: return 14;
+	case OP_SPLIT: return 15;
+	case OP_HANNWINDOW: case OP_HAMMINGWINDOW: case OP_BLACKMANWINDOW: return 16;
+	case OP_STFT: return 17;
+	case OP_MAXUNPOOL: return 18;
+	case OP_UNIQUE: return 19;
+	case OP_NONMAXSUPPRESSION: return 20;
+	case OP_MELWEIGHTMATRIX: return 21;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -351,11 +360,14 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		 * TopK's and Compress's (normalised, -1: none), or
 		 * keepdims | noop_with_empty_axes << 1
 		 */
-		int64_t attr = n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),
+		int64_t attr = shape_op(n) == 14 ? resize_shape_attr(g, n)
+			: n->op == OP_STFT ? node_attr_int(n, "onesided", 1) != 0
+			: n->op == OP_NONMAXSUPPRESSION ? node_attr_int(n, "center_point_box", 0) != 0
+			: n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),
 							 "constant") != 0
 			: n->op == OP_ONEHOT ? axis
-			: n->op == OP_TOPK ? (axis < 0 ? axis + rank : axis)
-			: n->op == OP_COMPRESS ? (!node_attr(n, "axis") ? -1
+			: n->op == OP_TOPK || n->op == OP_SPLIT ? (axis < 0 ? axis + rank : axis)
+			: n->op == OP_COMPRESS || n->op == OP_UNIQUE ? (!node_attr(n, "axis") ? -1
 						  : axis < 0 ? axis + rank : axis)
 			: shape_op(n) != 8 ? node_attr_int(n, "allowzero", 0)
 			: (node_attr_int(n, "keepdims", 1) != 0) |
@@ -364,6 +376,13 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		sb_printf(out, "\t{ %d, %d, %lld, { %d, %d, %d, %d, %d }, %d, {",
 			  ep->shapes.v[i].step, shape_op(n), (long long)attr, in[0], in[1], in[2],
 			  in[3], in[4], ep->vals[n->out[0]].rt);
+		/* Split: the symbol of each output's length on the axis */
+		for (int k = 0; n->op == OP_SPLIT && k < n->n_out; k++)
+			sb_printf(out, " %d,", graph_data_sym(g, n->out[k], (int)attr).sym[0]);
+		/* STFT: frame_step and frame_length */
+		if (n->op == OP_STFT)
+			sb_printf(out, " %d, %d,", graph_data_param(g, n->out[0], "step", 0).sym[0],
+				  graph_data_param(g, n->out[0], "frame", 0).sym[0]);
 		for (int k = 0; params && k < 2 * rank; k++)
 			sb_printf(out, " %d,", graph_data_param(g, n->out[0], k % 2 ? p1 : p0,
 								 k / 2).sym[0]);

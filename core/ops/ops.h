@@ -173,6 +173,11 @@ int infer_set_data(struct graph *g, struct node *n, int o, enum dtype t, int64_t
  * it needs a run-time shape function before its kernel.
  */
 bool node_is_dynamic(struct graph *g, const struct node *n);
+/*
+ * The attr of the run-time shape function of a Resize or Upsample whose
+ * scales or sizes are known only at run time (ops_data.c).
+ */
+int64_t resize_shape_attr(struct graph *g, const struct node *n);
 /* Checks n_in/n_out ranges; diagnostic otherwise. */
 int infer_arity(struct graph *g, struct node *n, int min_in, int max_in, int n_out);
 /* Shape infer: all inputs broadcast, output 0 gets dtype t (or input 0's when UNDEF). */

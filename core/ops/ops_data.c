@@ -633,6 +633,413 @@ int lower_nonzero(struct lower *L)
 	return 0;
 }
 
+/* ---- Unique ---- */
+
+/*
+ * The axis Unique compares slices along (normalised), or -1 for the
+ * flattened input; -2 after a diagnostic.
+ */
+static int unique_axis(struct graph *g, struct node *n, const struct value *x)
+{
+	int a;
+
+	if (!node_attr(n, "axis"))
+		return -1;
+	a = infer_axis(g, n, node_attr_int(n, "axis", 0), x->shape.rank);
+	return a < 0 ? -2 : a;
+}
+
+/*
+ * Y: the unique elements (or slices along axis), their count a data symbol
+ * bound by counting them at run time; indices and counts [count] and
+ * inverse_indices [the input's length] int64.
+ */
+int infer_unique(struct graph *g, struct node *n)
+{
+	struct value *x;
+	struct shape s, one = { 0 };
+	struct dim u;
+	int axis;
+
+	if (infer_arity(g, n, 1, 1, -1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (n->n_out > 4 || (axis = unique_axis(g, n, x)) == -2)
+		return -1;
+	if (x->dtype != DTYPE_F32 && x->dtype != DTYPE_F64 && dtype_is_float(x->dtype)) {
+		diag_error(g->ctx, "%s: Unique of %s is not supported", node_loc(g, n),
+			   dtype_name(x->dtype));
+		return -1;
+	}
+	u = graph_data_sym(g, n->out[0], axis < 0 ? 0 : axis);
+	s = x->shape;
+	if (axis >= 0) {
+		s.d[axis] = u;
+	} else {
+		s.rank = 1;
+		s.d[0] = u;
+	}
+	infer_set(g, n, 0, x->dtype, &s);
+	one.rank = 1;
+	one.d[0] = u;
+	for (int o = 1; o < n->n_out; o++) {
+		if (o == 2 && axis >= 0)
+			one.d[0] = x->shape.d[axis];
+		else if (o == 2 && !shape_numel(&x->shape, &one.d[0]))
+			return -1;
+		else if (o != 2)
+			one.d[0] = u;
+		if (n->out[o] >= 0)
+			infer_set(g, n, o, DTYPE_I64, &one);
+	}
+	return 0;
+}
+
+/* The slices Unique compares: count of them, elements in each, addressing. */
+struct uslices {
+	struct tir *n, *size, *inner;
+	int axis;
+};
+
+/* Offset in X (or Y with cnt slices) of element t of slice s. */
+static struct tir *uslice_at(struct lower *L, const struct uslices *us, struct tir *cnt,
+			     struct tir *s, struct tir *t)
+{
+	struct tir_builder *b = L->b;
+
+	if (us->axis < 0)
+		return s;
+	/* (t / inner * cnt + s) * inner + t % inner */
+	return tir_add(b, tir_mul(b, tir_add(b, tir_mul(b, tir_bin(b, BIN_DIV, t, us->inner), cnt),
+					     s), us->inner), tir_bin(b, BIN_MOD, t, us->inner));
+}
+
+/*
+ * Compares slices a and b of X element by element: a let that ends -1, 0
+ * or 1 (a < b, equal, a > b: the first differing element decides).
+ */
+static struct tir *uslice_cmp(struct lower *L, const struct uslices *us, struct tir *a,
+			      struct tir *b_)
+{
+	struct tir_builder *b = L->b;
+	struct tir *c = tir_let(b, "cmp", tir_int(b, 0)), *t, *va, *vb;
+
+	t = tir_loop(b, us->size);
+	va = tir_let(b, "va", tir_load(b, L->in[0], uslice_at(L, us, us->n, a, t)));
+	vb = tir_let(b, "vb", tir_load(b, L->in[0], uslice_at(L, us, us->n, b_, t)));
+	tir_if(b, tir_bin(b, BIN_EQ, c, tir_int(b, 0)));
+	tir_if(b, tir_bin(b, BIN_LT, va, vb));
+	tir_assign(b, c, tir_int(b, -1));
+	tir_else(b);
+	/* unordered (NaN) counts as different too */
+	tir_if(b, tir_bin(b, BIN_NE, va, vb));
+	tir_assign(b, c, tir_int(b, 1));
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	return c;
+}
+
+/*
+ * Writes unique slice i as number p: Y's slice, its index, its count, and
+ * p as the inverse index of every slice equal to it.
+ */
+static void unique_emit(struct lower *L, const struct uslices *us, struct tir *i, struct tir *p)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	struct tir *u = tir_dim(b, y->shape.d[us->axis < 0 ? 0 : us->axis]);
+	struct tir *t, *j, *cnt, *c;
+
+	t = tir_loop(b, us->size);
+	tir_store(b, L->out[0], uslice_at(L, us, u, p, t),
+		  tir_load(b, L->in[0], uslice_at(L, us, us->n, i, t)));
+	tir_end(b);
+	if (L->n->n_out > 1 && L->out[1])
+		tir_store(b, L->out[1], p, i);
+	cnt = tir_let(b, "count", tir_int(b, 0));
+	j = tir_loop(b, us->n);
+	c = uslice_cmp(L, us, j, i);
+	tir_if(b, tir_bin(b, BIN_EQ, c, tir_int(b, 0)));
+	tir_assign(b, cnt, tir_add(b, cnt, tir_int(b, 1)));
+	if (L->n->n_out > 2 && L->out[2])
+		tir_store(b, L->out[2], j, p);
+	tir_end(b);
+	tir_end(b);
+	if (L->n->n_out > 3 && L->out[3])
+		tir_store(b, L->out[3], p, cnt);
+}
+
+/*
+ * Without scratch memory, in O(n^2) slice comparisons: sorted, each round
+ * takes the least slice greater than the last one taken (the first of
+ * equal ones); not sorted, each slice equal to no earlier one in turn.
+ * Writes stop at the count the shape function bound.
+ */
+int lower_unique(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct uslices us;
+	struct tir *i, *j, *p, *u, *c;
+	int axis = unique_axis(L->g, (struct node *)L->n, x);
+
+	if (axis == -2)
+		return -1;
+	us.axis = axis;
+	if (axis < 0) {
+		us.n = tir_let(b, "n", lower_numel(L, &x->shape));
+		us.size = tir_int(b, 1);
+		us.inner = tir_int(b, 1);
+	} else {
+		struct shape rest = x->shape;
+
+		us.n = tir_let(b, "n", tir_dim(b, x->shape.d[axis]));
+		us.inner = tir_let(b, "inner", lower_stride(L, &x->shape, axis));
+		rest.d[axis] = dim_const(1);
+		us.size = tir_let(b, "size", lower_numel(L, &rest));
+	}
+	u = tir_dim(b, y->shape.d[axis < 0 ? 0 : axis]);
+	p = tir_let(b, "p", tir_int(b, 0));
+	if (node_attr_int(L->n, "sorted", 1)) {
+		struct tir *prev = tir_let(b, "prev", tir_int(b, -1)), *best;
+
+		i = tir_loop(b, us.n);
+		best = tir_let(b, "best", tir_int(b, -1));
+		j = tir_loop(b, us.n);
+		tir_if(b, tir_bin(b, BIN_LT, prev, tir_int(b, 0)));
+		tir_if(b, tir_bin(b, BIN_LT, best, tir_int(b, 0)));
+		tir_assign(b, best, j);
+		tir_else(b);
+		c = uslice_cmp(L, &us, j, best);
+		tir_if(b, tir_bin(b, BIN_LT, c, tir_int(b, 0)));
+		tir_assign(b, best, j);
+		tir_end(b);
+		tir_end(b);
+		tir_else(b);
+		c = uslice_cmp(L, &us, prev, j);
+		tir_if(b, tir_bin(b, BIN_LT, c, tir_int(b, 0)));
+		tir_if(b, tir_bin(b, BIN_LT, best, tir_int(b, 0)));
+		tir_assign(b, best, j);
+		tir_else(b);
+		c = uslice_cmp(L, &us, j, best);
+		tir_if(b, tir_bin(b, BIN_LT, c, tir_int(b, 0)));
+		tir_assign(b, best, j);
+		tir_end(b);
+		tir_end(b);
+		tir_end(b);
+		tir_end(b);
+		tir_end(b);
+		tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, best, tir_int(b, 0)),
+				  tir_bin(b, BIN_LT, p, u)));
+		unique_emit(L, &us, best, p);
+		tir_assign(b, p, tir_add(b, p, tir_int(b, 1)));
+		tir_assign(b, prev, best);
+		tir_end(b);
+		tir_end(b);
+		return 0;
+	}
+	i = tir_loop(b, us.n);
+	{
+		struct tir *first = tir_let(b, "first", tir_int(b, 1));
+
+		j = tir_loop(b, i);
+		c = uslice_cmp(L, &us, j, i);
+		tir_if(b, tir_bin(b, BIN_EQ, c, tir_int(b, 0)));
+		tir_assign(b, first, tir_int(b, 0));
+		tir_end(b);
+		tir_end(b);
+		tir_if(b, tir_bin(b, BIN_LAND, first, tir_bin(b, BIN_LT, p, u)));
+		unique_emit(L, &us, i, p);
+		tir_assign(b, p, tir_add(b, p, tir_int(b, 1)));
+		tir_end(b);
+	}
+	tir_end(b);
+	return 0;
+}
+
+/* ---- NonMaxSuppression ---- */
+
+/* The optional scalar input i: float or int64 of one element, or absent. */
+static int nms_scalar(struct graph *g, struct node *n, int i, enum dtype t)
+{
+	const struct value *v = node_in(g, n, i);
+	struct dim c;
+
+	if (!v)
+		return 0;
+	if (v->dtype != t || !shape_numel(&v->shape, &c) || !dim_is_const(c) || c.c > 1) {
+		diag_error(g->ctx, "%s: input %d must be a %s scalar", node_loc(g, n), i,
+			   dtype_name(t));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * boxes [B, N, 4] and scores [B, C, N] float; selected_indices [count, 3]
+ * int64, the count a data symbol the run-time shape function binds by
+ * running the selection.
+ */
+int infer_nms(struct graph *g, struct node *n)
+{
+	struct value *bx, *sc;
+	struct shape s;
+
+	if (infer_arity(g, n, 2, 5, 1) < 0 || !(bx = infer_input(g, n, 0)) ||
+	    !(sc = infer_input(g, n, 1)))
+		return -1;
+	if (bx->dtype != DTYPE_F32 || sc->dtype != DTYPE_F32 || bx->shape.rank != 3 ||
+	    sc->shape.rank != 3 || !dim_eq(bx->shape.d[2], dim_const(4)) ||
+	    !dim_eq(bx->shape.d[0], sc->shape.d[0]) || !dim_eq(bx->shape.d[1], sc->shape.d[2])) {
+		diag_error(g->ctx, "%s: boxes must be float [B, N, 4] and scores float [B, C, N]",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (nms_scalar(g, n, 2, DTYPE_I64) < 0 || nms_scalar(g, n, 3, DTYPE_F32) < 0 ||
+	    nms_scalar(g, n, 4, DTYPE_F32) < 0)
+		return -1;
+	s.rank = 2;
+	s.d[0] = graph_data_sym(g, n->out[0], 0);
+	s.d[1] = dim_const(3);
+	infer_set(g, n, 0, DTYPE_I64, &s);
+	return 0;
+}
+
+/* Scalar input i of the node as a let of type t, or def when absent or empty. */
+static struct tir *nms_input(struct lower *L, int i, enum dtype t, double def)
+{
+	const struct value *v = lower_in(L, i);
+	struct dim c;
+
+	if (!v || !shape_numel(&v->shape, &c) || c.c == 0)
+		return tir_const(L->b, t, def);
+	return tir_let(L->b, "arg", tir_load(L->b, L->in[i], tir_int(L->b, 0)));
+}
+
+/* Box k of batch bb as lets ymin, xmin, ymax, xmax (float). */
+static void nms_box(struct lower *L, struct tir *bb, struct tir *k, struct tir **c)
+{
+	struct tir_builder *b = L->b;
+	const struct value *bx = lower_in(L, 0);
+	struct tir *at = tir_mul(b, tir_add(b, tir_mul(b, bb, tir_dim(b, bx->shape.d[1])), k),
+				 tir_int(b, 4)), *v[4];
+
+	for (int j = 0; j < 4; j++)
+		v[j] = tir_let(b, "bv", tir_load(b, L->in[0], tir_add(b, at, tir_int(b, j))));
+	if (node_attr_int(L->n, "center_point_box", 0)) {
+		/* x, y, w, h */
+		struct tir *hw = tir_bin(b, BIN_DIV, v[2], tir_const(b, DTYPE_F32, 2));
+		struct tir *hh = tir_bin(b, BIN_DIV, v[3], tir_const(b, DTYPE_F32, 2));
+
+		c[0] = tir_let(b, "y0", tir_bin(b, BIN_SUB, v[1], hh));
+		c[1] = tir_let(b, "x0", tir_bin(b, BIN_SUB, v[0], hw));
+		c[2] = tir_let(b, "y1", tir_add(b, v[1], hh));
+		c[3] = tir_let(b, "x1", tir_add(b, v[0], hw));
+		return;
+	}
+	c[0] = tir_let(b, "y0", tir_bin(b, BIN_MIN, v[0], v[2]));
+	c[1] = tir_let(b, "x0", tir_bin(b, BIN_MIN, v[1], v[3]));
+	c[2] = tir_let(b, "y1", tir_bin(b, BIN_MAX, v[0], v[2]));
+	c[3] = tir_let(b, "x1", tir_bin(b, BIN_MAX, v[1], v[3]));
+}
+
+/* Whether kept box a suppresses box c: IoU above thr (runtime/rt_shape.c's nms_suppress). */
+static struct tir *nms_overlaps(struct lower *L, struct tir **a, struct tir **c, struct tir *thr)
+{
+	struct tir_builder *b = L->b;
+	struct tir *zero = tir_const(b, DTYPE_F32, 0), *iw, *ih, *inter, *aa, *ac, *uni;
+
+	iw = tir_bin(b, BIN_MAX, zero, tir_bin(b, BIN_SUB, tir_bin(b, BIN_MIN, a[3], c[3]),
+					       tir_bin(b, BIN_MAX, a[1], c[1])));
+	ih = tir_bin(b, BIN_MAX, zero, tir_bin(b, BIN_SUB, tir_bin(b, BIN_MIN, a[2], c[2]),
+					       tir_bin(b, BIN_MAX, a[0], c[0])));
+	inter = tir_let(b, "inter", tir_mul(b, iw, ih));
+	aa = tir_let(b, "aa", tir_mul(b, tir_bin(b, BIN_SUB, a[3], a[1]),
+				      tir_bin(b, BIN_SUB, a[2], a[0])));
+	ac = tir_let(b, "ab", tir_mul(b, tir_bin(b, BIN_SUB, c[3], c[1]),
+				      tir_bin(b, BIN_SUB, c[2], c[0])));
+	uni = tir_let(b, "uni", tir_bin(b, BIN_SUB, tir_add(b, aa, ac), inter));
+	return tir_bin(b, BIN_LAND, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GT, inter, zero),
+					    tir_bin(b, BIN_LAND, tir_bin(b, BIN_GT, aa, zero),
+						    tir_bin(b, BIN_GT, ac, zero))),
+		       tir_bin(b, BIN_LAND, tir_bin(b, BIN_GT, uni, zero),
+			       tir_bin(b, BIN_GT, tir_bin(b, BIN_DIV, inter, uni), thr)));
+}
+
+/*
+ * The selection of runtime/rt_shape.c's shape_nms, without scratch memory:
+ * each round takes the next box in score order, O(N^2) per class, and
+ * compares it with the rows this class has written so far. Writes stop at
+ * the count the shape function bound.
+ */
+int lower_nms(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *sc = lower_in(L, 1), *y = lower_out(L, 0);
+	struct tir *nb = tir_dim(b, sc->shape.d[0]), *nc = tir_dim(b, sc->shape.d[1]);
+	struct tir *nn = tir_dim(b, sc->shape.d[2]), *u = tir_dim(b, y->shape.d[0]);
+	struct tir *maxout = nms_input(L, 2, DTYPE_I64, 0), *iou = nms_input(L, 3, DTYPE_F32, 0);
+	bool has_st = lower_in(L, 4) != NULL;
+	struct tir *st = has_st ? nms_input(L, 4, DTYPE_F32, 0) : NULL;
+	struct tir *rows = tir_let(b, "rows", tir_int(b, 0));
+	struct tir *bb, *cc, *i, *q, *start, *last, *lasts, *best, *bs, *s, *ok, *keep;
+	struct tir *cb[4], *kb[4], *base;
+
+	if (has_st && !shape_numel_static(&lower_in(L, 4)->shape))
+		has_st = false;
+	bb = tir_loop(b, nb);
+	cc = tir_loop(b, nc);
+	base = tir_let(b, "base", tir_mul(b, tir_add(b, tir_mul(b, bb, nc), cc), nn));
+	start = tir_let(b, "start", rows);
+	last = tir_let(b, "last", tir_int(b, -1));
+	lasts = tir_let(b, "lasts", tir_const(b, DTYPE_F32, 0));
+	tir_loop(b, nn);	/* rounds: one box each, in score order */
+	best = tir_let(b, "best", tir_int(b, -1));
+	bs = tir_let(b, "bs", tir_const(b, DTYPE_F32, 0));
+	i = tir_loop(b, nn);
+	s = tir_let(b, "s", tir_load(b, L->in[1], tir_add(b, base, i)));
+	/* after the last box taken in score order, and better than the best so far */
+	ok = tir_bin(b, BIN_LOR, tir_bin(b, BIN_LT, last, tir_int(b, 0)),
+		     tir_bin(b, BIN_LOR, tir_bin(b, BIN_LT, s, lasts),
+			     tir_bin(b, BIN_LAND, tir_bin(b, BIN_EQ, s, lasts),
+				     tir_bin(b, BIN_GT, i, last))));
+	ok = tir_bin(b, BIN_LAND, ok, tir_bin(b, BIN_LOR, tir_bin(b, BIN_LT, best, tir_int(b, 0)),
+					       tir_bin(b, BIN_GT, s, bs)));
+	if (has_st)
+		ok = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GT, s, st), ok);
+	tir_if(b, ok);
+	tir_assign(b, best, i);
+	tir_assign(b, bs, s);
+	tir_end(b);
+	tir_end(b);
+	tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, best, tir_int(b, 0)),
+			  tir_bin(b, BIN_LT, tir_bin(b, BIN_SUB, rows, start), maxout)));
+	tir_assign(b, last, best);
+	tir_assign(b, lasts, bs);
+	keep = tir_let(b, "keep", tir_int(b, 1));
+	nms_box(L, bb, best, cb);
+	q = tir_loop(b, tir_bin(b, BIN_SUB, rows, start));
+	nms_box(L, bb, tir_load(b, L->out[0], tir_add(b, tir_mul(b, tir_add(b, start, q),
+								       tir_int(b, 3)),
+							 tir_int(b, 2))), kb);
+	tir_if(b, nms_overlaps(L, kb, cb, iou));
+	tir_assign(b, keep, tir_int(b, 0));
+	tir_end(b);
+	tir_end(b);
+	tir_if(b, tir_bin(b, BIN_LAND, keep, tir_bin(b, BIN_LT, rows, u)));
+	tir_store(b, L->out[0], tir_mul(b, rows, tir_int(b, 3)), bb);
+	tir_store(b, L->out[0], tir_add(b, tir_mul(b, rows, tir_int(b, 3)), tir_int(b, 1)), cc);
+	tir_store(b, L->out[0], tir_add(b, tir_mul(b, rows, tir_int(b, 3)), tir_int(b, 2)), best);
+	tir_assign(b, rows, tir_add(b, rows, tir_int(b, 1)));
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	tir_end(b);
+	return 0;
+}
+
 /* ---- Pad ---- */
 
 enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
@@ -1602,7 +2009,9 @@ enum rs_coord {
 /* Resize-18 keep_aspect_ratio_policy: how sizes are read */
 enum rs_keep { RK_STRETCH, RK_NOT_LARGER, RK_NOT_SMALLER, RK_COUNT };
 /* RN_SIMPLE: Upsample and Resize-10: floor, or ceil when downsampling */
-enum rs_nearest { RN_ROUND_PREFER_FLOOR, RN_ROUND_PREFER_CEIL, RN_FLOOR, RN_CEIL, RN_SIMPLE };
+enum rs_nearest {
+	RN_ROUND_PREFER_FLOOR, RN_ROUND_PREFER_CEIL, RN_FLOOR, RN_CEIL, RN_SIMPLE, RN_COUNT
+};
 
 struct resize_plan {
 	enum rs_mode mode;
@@ -1616,6 +2025,14 @@ struct resize_plan {
 	double cubic_a, extrapolation;
 	bool exclude_outside;
 	struct shape out;
+	/*
+	 * scales or sizes known only at run time: the kernel reads them (and
+	 * roi) from its inputs, the output dims are data symbols
+	 */
+	bool rt;
+	int sc_in, sz_in, roi_in;		/* input indices, -1: none or constant */
+	int na, axes[MAX_RANK];			/* the axes scales, sizes and roi refer to */
+	int at[MAX_RANK];			/* index of axis k in them, or -1 */
 };
 
 static int pick(struct graph *g, struct node *n, const char *attr, const char *def,
@@ -1675,7 +2092,8 @@ static int resize_modes(struct graph *g, struct node *n, bool old, struct resize
  * symbolic size must be the axis's own length (sizes = Shape(x)[0:2] and
  * [8, 8]); those read RESIZE_SAME. 0 or -1 after a diagnostic.
  */
-static int resize_sizes(struct graph *g, struct node *n, int64_t **sz, int64_t *nsz)
+static int resize_sizes(struct graph *g, struct node *n, const int *axes, int64_t **sz,
+			int64_t *nsz)
 {
 	const struct value *x = node_in(g, n, 0);
 	struct dim *v;
@@ -1686,7 +2104,7 @@ static int resize_sizes(struct graph *g, struct node *n, int64_t **sz, int64_t *
 	for (int64_t k = 0; k < *nsz; k++) {
 		if (dim_is_const(v[k])) {
 			(*sz)[k] = v[k].c;
-		} else if (k < x->shape.rank && dim_eq(v[k], x->shape.d[k])) {
+		} else if (k < x->shape.rank && dim_eq(v[k], x->shape.d[axes[k]])) {
 			(*sz)[k] = RESIZE_SAME;
 		} else {
 			diag_error(g->ctx, "%s: size %lld is computed from symbolic dims and is not "
@@ -1701,8 +2119,8 @@ static int resize_sizes(struct graph *g, struct node *n, int64_t **sz, int64_t *
  * Scales (attribute or constant input) or sizes (constant input) of the r
  * axes they refer to; -1 on error.
  */
-static int resize_factors(struct graph *g, struct node *n, bool old, int r, double **sc,
-			  int64_t **sz)
+static int resize_factors(struct graph *g, struct node *n, bool old, const int *axes, int r,
+			  double **sc, int64_t **sz)
 {
 	int si = old ? 1 : 2;
 	int64_t nsc = 0, nsz = 0;
@@ -1721,7 +2139,7 @@ static int resize_factors(struct graph *g, struct node *n, bool old, int r, doub
 	} else if (node_in(g, n, si) && const_doubles(g, n, si, sc, &nsc) < 0) {
 		return -1;
 	}
-	if (!old && node_in(g, n, 3) && resize_sizes(g, n, sz, &nsz) < 0)
+	if (!old && node_in(g, n, 3) && resize_sizes(g, n, axes, sz, &nsz) < 0)
 		return -1;
 	if ((nsc > 0) == (nsz > 0)) {
 		diag_error(g->ctx, "%s: exactly one of scales and sizes must be given",
@@ -1800,6 +2218,135 @@ static int resize_keep_scale(struct graph *g, struct node *n, const struct resiz
 	return 0;
 }
 
+/*
+ * Input i as a run-time tensor of static element count (*count, 0 counting
+ * as absent): neither a constant nor shape arithmetic.
+ */
+static bool resize_is_data(struct graph *g, struct node *n, int i, int64_t *count)
+{
+	const struct value *v = node_in(g, n, i);
+
+	*count = 0;
+	if (!v || !v->has_shape || v->data || v->sym || !shape_is_static(&v->shape))
+		return false;
+	*count = shape_numel_static(&v->shape);
+	return true;
+}
+
+/* Whether input i is absent or has no elements (an empty constant or input). */
+static bool resize_is_empty(struct graph *g, struct node *n, int i)
+{
+	const struct value *v = node_in(g, n, i);
+
+	return !v || (v->has_shape && shape_is_static(&v->shape) &&
+		      shape_numel_static(&v->shape) == 0);
+}
+
+/*
+ * When scales or sizes are known only at run time: fills the plan's
+ * run-time part (p->rt) and the output shape, data symbols on the axes
+ * they refer to. Returns na, or -1 after a diagnostic.
+ */
+static int resize_data_plan(struct graph *g, struct node *n, bool old, const int *axes, int na,
+			    struct resize_plan *p)
+{
+	const struct value *x = node_in(g, n, 0);
+	int si = old ? 1 : 2;
+	int64_t nsc = 0, nsz = 0, nroi;
+	bool dsc, dsz;
+	double *roi;
+
+	p->rt = false;
+	if (n->op == OP_UPSAMPLE && g->opset < 9)
+		return na;
+	dsc = resize_is_data(g, n, si, &nsc) && nsc > 0;
+	dsz = !old && resize_is_data(g, n, 3, &nsz) && nsz > 0;
+	if (!dsc && !dsz)
+		return na;
+	/* the other one must be absent or empty */
+	if ((dsc && !old && !resize_is_empty(g, n, 3)) || (dsz && !resize_is_empty(g, n, si))) {
+		diag_error(g->ctx, "%s: exactly one of scales and sizes must be given",
+			   node_loc(g, n));
+		return -1;
+	}
+	if ((dsc ? nsc : nsz) != na) {
+		diag_error(g->ctx, "%s: %s has %lld values for %d axes", node_loc(g, n),
+			   dsc ? "scales" : "sizes", (long long)(dsc ? nsc : nsz), na);
+		return -1;
+	}
+	if (dsc && node_in(g, n, si)->dtype != DTYPE_F32 && node_in(g, n, si)->dtype != DTYPE_F64) {
+		diag_error(g->ctx, "%s: scales known only at run time must be float or double",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (p->antialias) {
+		diag_error(g->ctx, "%s: antialias with scales or sizes known only at run time is "
+			   "not supported", node_loc(g, n));
+		return -1;
+	}
+	p->rt = true;
+	p->sc_in = dsc ? si : -1;
+	p->sz_in = dsz ? 3 : -1;
+	p->roi_in = -1;
+	p->na = na;
+	if (p->coord == RC_TF_CROP_AND_RESIZE) {
+		if (node_in(g, n, 1) && resize_is_data(g, n, 1, &nroi)) {
+			p->roi_in = 1;
+		} else if (!node_in(g, n, 1) || const_doubles(g, n, 1, &roi, &nroi) < 0) {
+			return -1;
+		}
+		if (nroi != 2 * na) {
+			diag_error(g->ctx, "%s: roi has %lld values, expected %d", node_loc(g, n),
+				   (long long)nroi, 2 * na);
+			return -1;
+		}
+	}
+	p->out = x->shape;
+	for (int k = 0; k < x->shape.rank; k++) {
+		p->at[k] = -1;
+		p->same[k] = true;
+		p->scale[k] = 1;
+		p->roi_b[k] = 0;
+		p->roi_e[k] = 1;
+	}
+	for (int i = 0; i < na; i++) {
+		int k = axes[i];
+
+		p->axes[i] = k;
+		p->at[k] = i;
+		p->same[k] = false;
+		if (p->coord == RC_TF_CROP_AND_RESIZE && p->roi_in < 0) {
+			p->roi_b[k] = roi[i];
+			p->roi_e[k] = roi[i + na];
+		}
+		p->out.d[k] = graph_data_sym(g, n->out[0], k);
+	}
+	return na;
+}
+
+static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p);
+
+/*
+ * The rt_shape attr of a Resize or Upsample whose scales or sizes are known
+ * only at run time (runtime/rt_shape.c's shape_resize): bit 0
+ * tf_crop_and_resize, bits 1-2 keep_aspect_ratio_policy, bit 3 the old
+ * input order (scales is input 1), bits 4-7 the number of axes, then 4
+ * bits per axis from bit 8.
+ */
+int64_t resize_shape_attr(struct graph *g, const struct node *n)
+{
+	struct resize_plan p;
+	int64_t a;
+
+	if (resize_plan(g, (struct node *)n, &p) < 0 || !p.rt)
+		BUG("Resize node '%s' has no run-time shape", n->name);
+	a = (p.coord == RC_TF_CROP_AND_RESIZE) | (int64_t)p.keep << 1 |
+	    (int64_t)(p.sc_in == 1) << 3 | (int64_t)p.na << 4;
+	for (int i = 0; i < p.na; i++)
+		a |= (int64_t)p.axes[i] << (8 + 4 * i);
+	return a;
+}
+
 /* Output shape and per-axis coordinate parameters, shared by infer and lower. */
 static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 {
@@ -1809,11 +2356,16 @@ static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 	int64_t *sz, nroi;
 	int r, na, axes[MAX_RANK], at[MAX_RANK];
 
+	memset(p, 0, sizeof(*p));
 	if (!x || resize_modes(g, n, old, p) < 0)
 		return -1;
 	r = x->shape.rank;
 	if ((na = resize_axes(g, n, old, r, axes)) < 0 ||
-	    resize_factors(g, n, old, na, &sc, &sz) < 0)
+	    (na = resize_data_plan(g, n, old, axes, na, p)) < 0)
+		return -1;
+	if (p->rt)
+		return 0;
+	if (resize_factors(g, n, old, axes, na, &sc, &sz) < 0)
 		return -1;
 	if (p->coord == RC_TF_CROP_AND_RESIZE) {
 		if (!node_in(g, n, 1) || const_doubles(g, n, 1, &roi, &nroi) < 0)
@@ -1914,6 +2466,80 @@ static struct tir *f64(struct lower *L, double v)
 	return tir_flt(L->b, DTYPE_F64, v);
 }
 
+/* Element i of input `in` of the node being lowered, as float64. */
+static struct tir *load_f64(struct lower *L, int in, int i)
+{
+	return tir_cast(L->b, DTYPE_F64, tir_load(L->b, L->in[in], tir_int(L->b, i)));
+}
+
+/*
+ * The scale of axis k when scales or sizes are known only at run time: the
+ * scales element, the output length over the input's, or under
+ * keep_aspect_ratio_policy the smallest / largest of those over the axes.
+ */
+static struct tir *resize_rt_scale(struct lower *L, const struct resize_plan *p, int k)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *s = NULL;
+
+	if (p->sc_in >= 0)
+		return load_f64(L, p->sc_in, p->at[k]);
+	if (p->keep == RK_STRETCH)
+		return tir_bin(b, BIN_DIV, tir_cast(b, DTYPE_F64, tir_dim(b, y->shape.d[k])),
+			       tir_cast(b, DTYPE_F64, tir_dim(b, x->shape.d[k])));
+	for (int i = 0; i < p->na; i++) {
+		struct tir *si = tir_bin(b, BIN_DIV, load_f64(L, p->sz_in, i), tir_cast(b, DTYPE_F64,
+					 tir_dim(b, x->shape.d[p->axes[i]])));
+
+		s = s ? tir_bin(b, p->keep == RK_NOT_LARGER ? BIN_MIN : BIN_MAX, s, si) : si;
+	}
+	return s;
+}
+
+/*
+ * resize_coord with the scale (and roi) known only at run time: the same
+ * formulas on expressions. in: the input length (float64), out: the output's.
+ */
+static struct tir *resize_coord_rt(struct lower *L, const struct resize_plan *p, struct tir *o,
+				   struct tir *scale, struct tir *in, struct tir *out, int axis)
+{
+	struct tir_builder *b = L->b;
+	struct tir *width = tir_let(b, "width", tir_mul(b, scale, in));
+	struct tir *x = tir_cast(b, DTYPE_F64, o), *one = tir_bin(b, BIN_EQ, width, f64(L, 1));
+	struct tir *hp = tir_bin(b, BIN_SUB, tir_bin(b, BIN_DIV, tir_add(b, x, f64(L, 0.5)),
+						     scale), f64(L, 0.5));
+	struct tir *in1 = tir_bin(b, BIN_SUB, in, f64(L, 1)), *rb, *re, *wd;
+
+	switch (p->coord) {
+	case RC_HALF_PIXEL:
+		return hp;
+	case RC_HALF_PIXEL_SYMMETRIC:
+		return tir_add(b, tir_mul(b, tir_bin(b, BIN_DIV, in, f64(L, 2)),
+					  tir_bin(b, BIN_SUB, f64(L, 1), tir_bin(b, BIN_DIV, out,
+										 width))), hp);
+	case RC_PYTORCH_HALF_PIXEL:
+		return tir_select(b, one, f64(L, -0.5), hp);
+	case RC_ALIGN_CORNERS:
+		return tir_select(b, one, f64(L, 0), tir_bin(b, BIN_DIV, tir_mul(b, x, in1),
+							     tir_bin(b, BIN_SUB, width, f64(L, 1))));
+	case RC_TF_HALF_PIXEL_FOR_NN:
+		return tir_bin(b, BIN_DIV, tir_add(b, x, f64(L, 0.5)), scale);
+	case RC_TF_CROP_AND_RESIZE:
+		rb = p->roi_in >= 0 ? load_f64(L, p->roi_in, p->at[axis]) : f64(L, p->roi_b[axis]);
+		re = p->roi_in >= 0 ? load_f64(L, p->roi_in, p->at[axis] + p->na)
+			: f64(L, p->roi_e[axis]);
+		rb = tir_let(b, "rb", rb);
+		wd = tir_let(b, "rw", tir_mul(b, tir_bin(b, BIN_SUB, re, rb), in1));
+		return tir_add(b, tir_select(b, one, tir_bin(b, BIN_DIV, wd, f64(L, 2)),
+					     tir_bin(b, BIN_DIV, tir_mul(b, x, wd),
+						     tir_bin(b, BIN_SUB, width, f64(L, 1)))),
+			       tir_mul(b, rb, in1));
+	default:
+		return tir_bin(b, BIN_DIV, x, scale);
+	}
+}
+
 /*
  * Input coordinate (float64) of output index o on an axis of length in. As
  * in the ONNX reference, the unrounded output length scale * in is used.
@@ -1967,21 +2593,33 @@ struct taps {
 	struct tir *c, *i0, *wsum;	/* coordinate, base index, the weights' sum */
 };
 
-/* Fills the taps (clamped input indices and weights) of coordinate c on an axis of length in. */
+/*
+ * Fills the taps (clamped input indices and weights) of coordinate c on an
+ * axis of length dim; rscale: the scale when known only at run time, else
+ * NULL and scale.
+ */
 static void resize_taps(struct lower *L, const struct resize_plan *p, struct tir *c, double scale,
-			int64_t in, struct taps *t)
+			struct tir *rscale, struct tir *dim, struct taps *t)
 {
 	struct tir_builder *b = L->b;
-	struct tir *dim = tir_int(b, in), *fl, *r, *i0, *sum = NULL;
+	struct tir *fl, *r, *i0, *sum = NULL;
 	double A = p->cubic_a;
 
 	t->loop = false;
 	if (p->mode == RS_NEAREST) {
 		enum rs_nearest m = p->nearest;
 
-		if (m == RN_SIMPLE)
+		if (m == RN_SIMPLE && rscale) {
+			/* ceil when downsampling */
+			c = tir_select(b, tir_bin(b, BIN_LT, rscale, f64(L, 1)),
+				       tir_call1(b, INTRIN_CEIL, c), tir_call1(b, INTRIN_FLOOR, c));
+			m = RN_COUNT;
+		} else if (m == RN_SIMPLE) {
 			m = scale < 1 ? RN_CEIL : RN_FLOOR;
+		}
 		switch (m) {
+		case RN_COUNT:
+			break;
 		case RN_ROUND_PREFER_FLOOR:
 			c = tir_call1(b, INTRIN_CEIL, tir_bin(b, BIN_SUB, c, f64(L, 0.5)));
 			break;
@@ -2164,6 +2802,26 @@ int lower_resize(struct lower *L)
 		xi[k] = idx[k];
 		if (p.same[k])
 			continue;
+		if (p.rt) {
+			struct tir *in = tir_let(b, "in", tir_dim(b, x->shape.d[k]));
+			struct tir *inf = tir_cast(b, DTYPE_F64, in);
+			struct tir *s = tir_let(b, "scale", resize_rt_scale(L, &p, k));
+			struct tir *c = tir_let(b, "c", resize_coord_rt(L, &p, idx[k], s, inf,
+					tir_cast(b, DTYPE_F64, tir_dim(b, y->shape.d[k])), k));
+
+			if (p.coord == RC_TF_CROP_AND_RESIZE) {
+				struct tir *o = tir_bin(b, BIN_GT, c, tir_bin(b, BIN_SUB, inf,
+									      f64(L, 1)));
+
+				o = tir_bin(b, BIN_LOR, tir_bin(b, BIN_LT, c, f64(L, 0)), o);
+				if (outside)
+					o = tir_bin(b, BIN_LOR, outside, o);
+				outside = tir_let(b, "out", o);
+			}
+			resize_taps(L, &p, c, 1, s, in, &taps[nax]);
+			ax[nax++] = k;
+			continue;
+		}
 		{
 			int64_t in = x->shape.d[k].c;
 			struct tir *c = tir_let(b, "c", resize_coord(L, &p, idx[k], in, k));
@@ -2179,7 +2837,7 @@ int lower_resize(struct lower *L)
 			if (p.antialias && p.scale[k] < 1)
 				resize_taps_aa(L, &p, c, p.scale[k], in, &taps[nax]);
 			else
-				resize_taps(L, &p, c, p.scale[k], in, &taps[nax]);
+				resize_taps(L, &p, c, p.scale[k], NULL, tir_int(b, in), &taps[nax]);
 			ax[nax++] = k;
 		}
 	}

@@ -246,7 +246,7 @@ int lower_pool(struct lower *L)
  * must hold at least the default), else per spatial dim
  * (in - 1) * stride + kernel - pads. -1 after a diagnostic.
  */
-static int unpool_shape(struct graph *g, struct node *n, struct shape *out)
+static int unpool_shape(struct graph *g, struct node *n, struct shape *out, struct shape *def)
 {
 	struct value *x = infer_input(g, n, 0), *ix = infer_input(g, n, 1);
 	const int64_t *ks, *st, *pd;
@@ -286,7 +286,22 @@ static int unpool_shape(struct graph *g, struct node *n, struct shape *out)
 		}
 		out->d[i + 2] = dim_const(o);
 	}
-	if (n->n_in > 2 && n->in[2] >= 0) {
+	if (def)
+		*def = *out;
+	if (n->n_in > 2 && n->in[2] >= 0 && infer_is_data(g, n, 2)) {
+		/* known only at run time: the spatial dims are data symbols */
+		int64_t cnt;
+
+		if (infer_data_count(g, n, 2, &cnt) < 0)
+			return -1;
+		if (cnt != x->shape.rank) {
+			diag_error(g->ctx, "%s: output_shape must be [N, C, ...] of %d values",
+				   node_loc(g, n), x->shape.rank);
+			return -1;
+		}
+		for (int i = 2; i < cnt; i++)
+			out->d[i] = graph_data_sym(g, n->out[0], i);
+	} else if (n->n_in > 2 && n->in[2] >= 0) {
 		int64_t *os, cnt;
 
 		if (infer_const_ints(g, n, 2, &os, &cnt) < 0)
@@ -315,7 +330,7 @@ int infer_maxunpool(struct graph *g, struct node *n)
 {
 	struct shape s;
 
-	if (infer_arity(g, n, 2, 3, 1) < 0 || unpool_shape(g, n, &s) < 0)
+	if (infer_arity(g, n, 2, 3, 1) < 0 || unpool_shape(g, n, &s, NULL) < 0)
 		return -1;
 	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
 	return 0;
@@ -323,20 +338,47 @@ int infer_maxunpool(struct graph *g, struct node *n)
 
 /*
  * Zeros, then each X element at its flat index I in Y, in X's order (a
- * repeated index keeps the last). Indices outside Y are skipped.
+ * repeated index keeps the last). I indexes the default unpooled shape;
+ * under a larger output_shape each element keeps its coordinates (the
+ * ONNX reference pads at the end). Indices outside Y are skipped.
  */
 int lower_maxunpool(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
 	struct tir *i, *off, *numel = lower_numel(L, &y->shape);
+	struct shape def, got;
 
+	if (unpool_shape(L->g, (struct node *)L->n, &got, &def) < 0)
+		return -1;
 	i = tir_loop(b, numel);
 	tir_mark_parallel(b);
 	tir_store(b, L->out[0], i, tir_const(b, y->dtype, 0));
 	tir_end(b);
 	i = tir_loop(b, lower_numel(L, &x->shape));
 	off = tir_let(b, "at", tir_load(b, L->in[1], i));
+	if (!shape_eq(&def, &y->shape)) {
+		/* the coordinates in the default shape, bounded by Y's */
+		struct tir *inside = tir_bin(b, BIN_LT, off, lower_numel(L, &def));
+		struct tir *rest = off, *at = tir_int(b, 0), *stride = tir_int(b, 1);
+
+		inside = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, off, tir_int(b, 0)), inside);
+		for (int k = def.rank - 1; k >= 0; k--) {
+			struct tir *c = tir_let(b, "c", tir_bin(b, BIN_MOD, rest,
+								tir_dim(b, def.d[k])));
+
+			rest = tir_bin(b, BIN_DIV, rest, tir_dim(b, def.d[k]));
+			inside = tir_bin(b, BIN_LAND, inside, tir_bin(b, BIN_LT, c,
+								      tir_dim(b, y->shape.d[k])));
+			at = tir_add(b, at, tir_mul(b, c, stride));
+			stride = tir_mul(b, stride, tir_dim(b, y->shape.d[k]));
+		}
+		tir_if(b, inside);
+		tir_store(b, L->out[0], at, tir_load(b, L->in[0], i));
+		tir_end(b);
+		tir_end(b);
+		return 0;
+	}
 	tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, off, tir_int(b, 0)),
 			  tir_bin(b, BIN_LT, off, numel)));
 	tir_store(b, L->out[0], off, tir_load(b, L->in[0], i));

@@ -630,6 +630,13 @@ int lower_slice(struct lower *L)
 
 /* ---- split ---- */
 
+/*
+ * The most outputs of a Split whose sizes are known only at run time: its
+ * shape function binds one symbol per output (runtime/rt_model.h's
+ * rt_shape.param).
+ */
+#define SPLIT_MAX_DATA 16
+
 static int split_sizes(struct graph *g, struct node *n, int axis, struct dim *sizes)
 {
 	struct value *x = node_in(g, n, 0);
@@ -717,8 +724,23 @@ int infer_split(struct graph *g, struct node *n)
 	if (axis < 0 || split_num_outputs(g, n) < 0)
 		return -1;
 	sizes = arena_alloc(g->arena, sizeof(*sizes) * (size_t)n->n_out);
-	if (split_sizes(g, n, axis, sizes) < 0)
+	if (node_in(g, n, 1) && infer_is_data(g, n, 1)) {
+		/* sizes known only at run time: one data symbol per output */
+		int64_t cnt;
+
+		if (infer_data_count(g, n, 1, &cnt) < 0)
+			return -1;
+		if (cnt != n->n_out || n->n_out > SPLIT_MAX_DATA) {
+			diag_error(g->ctx, "%s: split has %lld sizes for %d outputs (at most %d "
+				   "when they are known only at run time)", node_loc(g, n),
+				   (long long)cnt, n->n_out, SPLIT_MAX_DATA);
+			return -1;
+		}
+		for (int i = 0; i < n->n_out; i++)
+			sizes[i] = graph_data_sym(g, n->out[i], axis);
+	} else if (split_sizes(g, n, axis, sizes) < 0) {
 		return -1;
+	}
 	for (int i = 0; i < n->n_out; i++) {
 		struct shape s = x->shape;
 

@@ -185,15 +185,27 @@ int infer_window(struct graph *g, struct node *n)
 	enum dtype t = dtype_from_onnx((int)to);
 	struct shape s = { 0 };
 
-	if (infer_arity(g, n, 1, 1, 1) < 0 || window_size(g, n, &size) < 0)
+	if (infer_arity(g, n, 1, 1, 1) < 0)
 		return -1;
+	if (infer_is_data(g, n, 0)) {
+		/* the length known only at run time: a data symbol */
+		if (infer_data_count(g, n, 0, &size) < 0)
+			return -1;
+		if (size != 1) {
+			diag_error(g->ctx, "%s: input 0 must be a scalar", node_loc(g, n));
+			return -1;
+		}
+		size = -1;
+	} else if (window_size(g, n, &size) < 0) {
+		return -1;
+	}
 	if (t == DTYPE_UNDEF || t == DTYPE_BOOL) {
 		diag_error(g->ctx, "%s: output_datatype %lld is not supported", node_loc(g, n),
 			   (long long)to);
 		return -1;
 	}
 	s.rank = 1;
-	s.d[0] = dim_const(size);
+	s.d[0] = size < 0 ? graph_data_sym(g, n->out[0], 0) : dim_const(size);
 	infer_set(g, n, 0, t, &s);
 	return 0;
 }
@@ -213,12 +225,22 @@ int lower_window(struct lower *L)
 	double a1 = op == OP_HAMMINGWINDOW ? 21.0 / 46 : 0.5;
 	double a2 = op == OP_BLACKMANWINDOW ? 0.08 : 0;
 	int64_t size = y->shape.d[0].c;
-	double N = (double)(node_attr_int(L->n, "periodic", 1) ? size : size - 1);
-	struct tir *i, *x, *v;
+	bool periodic = node_attr_int(L->n, "periodic", 1) != 0;
+	double N = (double)(periodic ? size : size - 1);
+	struct tir *i, *x, *v, *step;
 
-	i = tir_loop(b, tir_int(b, size));
+	if (dim_is_const(y->shape.d[0])) {
+		step = tir_const(b, d, 2 * dft_pi / N);
+	} else {
+		/* the length known only at run time: the same step, computed there */
+		struct tir *n = tir_cast(b, d, tir_dim(b, y->shape.d[0]));
+
+		step = tir_let(b, "step", tir_bin(b, BIN_DIV, tir_const(b, d, 2 * dft_pi),
+			       periodic ? n : tir_bin(b, BIN_SUB, n, tir_const(b, d, 1))));
+	}
+	i = tir_loop(b, tir_dim(b, y->shape.d[0]));
 	tir_mark_parallel(b);
-	x = tir_let(b, "x", tir_mul(b, tir_cast(b, d, i), tir_const(b, d, 2 * dft_pi / N)));
+	x = tir_let(b, "x", tir_mul(b, tir_cast(b, d, i), step));
 	v = tir_bin(b, BIN_SUB, tir_const(b, d, a0), tir_mul(b, tir_const(b, d, a1),
 							     tir_call1(b, INTRIN_COS, x)));
 	if (a2 != 0)
@@ -238,7 +260,54 @@ struct stft {
 	int64_t frames, bins;	/* output frames and frequency bins */
 	bool complex_in;
 	bool window;		/* a window input multiplies each frame */
+	/*
+	 * frame_step or frame_length known only at run time: frames and bins
+	 * are data symbols, step and frame data parameters of the output
+	 */
+	bool rt;
 };
+
+/*
+ * stft_plan when frame_step or frame_length is known only at run time: the
+ * signal's checks, each scalar input's count; the shape function checks the
+ * values. -1 after a diagnostic.
+ */
+static int stft_plan_rt(struct graph *g, struct node *n, struct stft *p)
+{
+	struct value *x = node_in(g, n, 0), *w = node_in(g, n, 2);
+	int64_t cnt;
+
+	for (int i = 1; i <= 3; i += 2) {
+		if (!node_in(g, n, i))
+			continue;
+		if (!infer_is_data(g, n, i) && dft_scalar(g, n, i, 0, &cnt) < 0)
+			return -1;
+		if (infer_is_data(g, n, i) && (infer_data_count(g, n, i, &cnt) < 0 || cnt != 1)) {
+			diag_error(g->ctx, "%s: input %d must be a scalar", node_loc(g, n), i);
+			return -1;
+		}
+	}
+	if (!dtype_is_float(x->dtype) || x->shape.rank != 3 || !dim_is_const(x->shape.d[1]) ||
+	    !dim_is_const(x->shape.d[2]) || (x->shape.d[2].c != 1 && x->shape.d[2].c != 2)) {
+		diag_error(g->ctx, "%s: signal must be float [batch, length, 1 or 2] with a "
+			   "constant length", node_loc(g, n));
+		return -1;
+	}
+	if (w && (w->dtype != x->dtype || w->shape.rank != 1 || !dim_is_const(w->shape.d[0]))) {
+		diag_error(g->ctx, "%s: window must be [frame_length] of the signal's type",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (!node_in(g, n, 1) || (!w && !node_in(g, n, 3))) {
+		diag_error(g->ctx, "%s: frame_step and frame_length (or a window) are required",
+			   node_loc(g, n));
+		return -1;
+	}
+	p->window = w != NULL;
+	p->len = x->shape.d[1].c;
+	p->complex_in = x->shape.d[2].c == 2;
+	return 0;
+}
 
 /*
  * signal [B, len, 1 or 2]; frame_step and frame_length constant scalars;
@@ -250,7 +319,13 @@ static int stft_plan(struct graph *g, struct node *n, struct stft *p)
 	struct value *x = infer_input(g, n, 0), *w = node_in(g, n, 2);
 	int64_t fl;
 
-	if (!x || dft_scalar(g, n, 1, 0, &p->step) < 0 || dft_scalar(g, n, 3, -1, &fl) < 0)
+	if (!x)
+		return -1;
+	p->rt = (node_in(g, n, 1) && infer_is_data(g, n, 1)) ||
+		(node_in(g, n, 3) && infer_is_data(g, n, 3));
+	if (p->rt)
+		return stft_plan_rt(g, n, p);
+	if (dft_scalar(g, n, 1, 0, &p->step) < 0 || dft_scalar(g, n, 3, -1, &fl) < 0)
 		return -1;
 	if (!node_in(g, n, 1)) {
 		diag_error(g->ctx, "%s: input 1 'frame_step' is required", node_loc(g, n));
@@ -298,8 +373,12 @@ int infer_stft(struct graph *g, struct node *n)
 		return -1;
 	s.rank = 4;
 	s.d[0] = node_in(g, n, 0)->shape.d[0];
-	s.d[1] = dim_const(p.frames);
-	s.d[2] = dim_const(p.bins);
+	s.d[1] = p.rt ? graph_data_sym(g, n->out[0], 1) : dim_const(p.frames);
+	s.d[2] = p.rt ? graph_data_sym(g, n->out[0], 2) : dim_const(p.bins);
+	if (p.rt) {
+		graph_data_param(g, n->out[0], "step", 0);
+		graph_data_param(g, n->out[0], "frame", 0);
+	}
 	s.d[3] = dim_const(2);
 	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
 	return 0;
@@ -312,7 +391,7 @@ int lower_stft(struct lower *L)
 	const struct value *y = lower_out(L, 0);
 	enum dtype d = DTYPE_F64;
 	struct tir_buf *win = L->n->n_in > 2 ? L->in[2] : NULL;
-	struct tir *idx[4], *re, *im, *j, *ang, *c, *sn, *at, *xr, *xim, *w;
+	struct tir *idx[4], *re, *im, *j, *ang, *c, *sn, *at, *xr, *xim, *w, *frame, *step, *dang;
 	struct stft p;
 	struct shape outer = y->shape;
 	int cw;
@@ -324,14 +403,24 @@ int lower_stft(struct lower *L)
 	lower_loops_parallel(L, &outer, idx);
 	re = tir_let(b, "re", tir_const(b, d, 0));
 	im = tir_let(b, "im", tir_const(b, d, 0));
-	j = tir_loop(b, tir_int(b, p.frame));
-	ang = tir_bin(b, BIN_MOD, tir_mul(b, idx[2], j), tir_int(b, p.frame));
-	ang = tir_let(b, "ang", tir_mul(b, tir_cast(b, d, ang),
-					tir_const(b, d, -2 * dft_pi / (double)p.frame)));
+	if (p.rt) {
+		/* frame_step and frame_length as the shape function bound them */
+		frame = tir_dim(b, graph_data_param(L->g, L->n->out[0], "frame", 0));
+		step = tir_dim(b, graph_data_param(L->g, L->n->out[0], "step", 0));
+		dang = tir_let(b, "dang", tir_bin(b, BIN_DIV, tir_const(b, d, -2 * dft_pi),
+						  tir_cast(b, d, frame)));
+	} else {
+		frame = tir_int(b, p.frame);
+		step = tir_int(b, p.step);
+		dang = tir_const(b, d, -2 * dft_pi / (double)p.frame);
+	}
+	j = tir_loop(b, frame);
+	ang = tir_bin(b, BIN_MOD, tir_mul(b, idx[2], j), frame);
+	ang = tir_let(b, "ang", tir_mul(b, tir_cast(b, d, ang), dang));
 	c = tir_let(b, "c", tir_call1(b, INTRIN_COS, ang));
 	sn = tir_let(b, "s", tir_call1(b, INTRIN_SIN, ang));
 	at = tir_let(b, "at", tir_mul(b, tir_add(b, tir_mul(b, idx[0], tir_int(b, p.len)),
-		tir_add(b, tir_mul(b, idx[1], tir_int(b, p.step)), j)), tir_int(b, cw)));
+		tir_add(b, tir_mul(b, idx[1], step), j)), tir_int(b, cw)));
 	w = win ? tir_let(b, "w", tir_cast(b, d, tir_load(b, win, j))) : NULL;
 	xr = tir_cast(b, d, tir_load(b, L->in[0], at));
 	xr = tir_let(b, "xr", w ? tir_mul(b, xr, w) : xr);
@@ -351,5 +440,116 @@ int lower_stft(struct lower *L)
 	idx[3] = tir_int(b, 1);
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), tir_cast(b, y->dtype, im));
 	lower_end_loops(L, 3);
+	return 0;
+}
+
+/* ---- MelWeightMatrix (opset 17) ---- */
+
+/* Dim of a scalar int input: its value (transformed) if constant, else a data symbol. */
+static int mel_dim(struct graph *g, struct node *n, int i, int k, bool half, struct dim *d)
+{
+	int64_t *v, cnt;
+
+	if (infer_is_data(g, n, i)) {
+		if (infer_data_count(g, n, i, &cnt) < 0)
+			return -1;
+		*d = graph_data_sym(g, n->out[0], k);
+	} else {
+		if (infer_const_ints(g, n, i, &v, &cnt) < 0)
+			return -1;
+		*d = dim_const(cnt == 1 ? (half ? v[0] / 2 + 1 : v[0]) : -1);
+	}
+	if (cnt != 1 || (dim_is_const(*d) && (d->c < 0 || d->c > DIM_LIMIT))) {
+		diag_error(g->ctx, "%s: input %d must be a scalar in range", node_loc(g, n), i);
+		return -1;
+	}
+	return 0;
+}
+
+/* Y [dft_length / 2 + 1, num_mel_bins] of output_datatype (default float). */
+int infer_melweightmatrix(struct graph *g, struct node *n)
+{
+	int64_t to = node_attr_int(n, "output_datatype", 1);
+	enum dtype t = dtype_from_onnx((int)to);
+	struct shape s = { 0 };
+
+	if (infer_arity(g, n, 5, 5, 1) < 0)
+		return -1;
+	for (int i = 0; i < 5; i++)
+		if (!infer_input(g, n, i))
+			return -1;
+	if (!dtype_is_float(t)) {
+		diag_error(g->ctx, "%s: output_datatype %lld is not supported", node_loc(g, n),
+			   (long long)to);
+		return -1;
+	}
+	s.rank = 2;
+	if (mel_dim(g, n, 1, 0, true, &s.d[0]) < 0 || mel_dim(g, n, 0, 1, false, &s.d[1]) < 0)
+		return -1;
+	infer_set(g, n, 0, t, &s);
+	return 0;
+}
+
+/* 2595 log10(1 + hz / 700): hertz to mel. */
+static struct tir *mel_of(struct lower *L, struct tir *hz)
+{
+	struct tir_builder *b = L->b;
+	enum dtype d = DTYPE_F64;
+
+	return tir_mul(b, tir_const(b, d, 2595), tir_bin(b, BIN_DIV, tir_call1(b, INTRIN_LOG,
+		tir_add(b, tir_const(b, d, 1), tir_bin(b, BIN_DIV, hz, tir_const(b, d, 700)))),
+		tir_const(b, d, 2.302585092994045684)));
+}
+
+/*
+ * Spectrogram bin of mel point k: the mel range split into num_mel_bins + 2
+ * steps (as the ONNX reference does, so the last point falls short of it), back to hertz, floor((dft_length + 1) * hz / sample_rate).
+ */
+static struct tir *mel_bin(struct lower *L, struct tir *k, struct tir *step, struct tir *lo,
+			   struct tir *dft, struct tir *sr)
+{
+	struct tir_builder *b = L->b;
+	enum dtype d = DTYPE_F64;
+	struct tir *mel = tir_add(b, tir_mul(b, tir_cast(b, d, k), step), lo);
+	struct tir *hz = tir_mul(b, tir_const(b, d, 700), tir_bin(b, BIN_SUB, tir_call2(b,
+		INTRIN_POW, tir_const(b, d, 10), tir_bin(b, BIN_DIV, mel, tir_const(b, d, 2595))),
+		tir_const(b, d, 1)));
+
+	return tir_let(b, "bin", tir_call1(b, INTRIN_FLOOR, tir_bin(b, BIN_DIV, tir_mul(b,
+		tir_add(b, dft, tir_const(b, d, 1)), hz), sr)));
+}
+
+/*
+ * Y[j, i]: triangle i of the mel filterbank rising from bin(i) to bin(i + 1)
+ * and falling to bin(i + 2), computed in double.
+ */
+int lower_melweightmatrix(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	enum dtype d = DTYPE_F64;
+	struct tir *arg[5], *lo, *step, *idx[2], *l, *c, *h, *jf, *v;
+
+	for (int i = 0; i < 5; i++)
+		arg[i] = tir_let(b, "arg", tir_cast(b, d, tir_load(b, L->in[i], tir_int(b, 0))));
+	lo = tir_let(b, "lomel", mel_of(L, arg[3]));
+	step = tir_let(b, "step", tir_bin(b, BIN_DIV, tir_bin(b, BIN_SUB, mel_of(L, arg[4]), lo),
+					  tir_add(b, arg[0], tir_const(b, d, 2))));
+	lower_loops_parallel(L, &y->shape, idx);
+	l = mel_bin(L, idx[1], step, lo, arg[1], arg[2]);
+	c = mel_bin(L, tir_add(b, idx[1], tir_int(b, 1)), step, lo, arg[1], arg[2]);
+	h = mel_bin(L, tir_add(b, idx[1], tir_int(b, 2)), step, lo, arg[1], arg[2]);
+	jf = tir_let(b, "jf", tir_cast(b, d, idx[0]));
+	v = tir_let(b, "v", tir_const(b, d, 0));
+	tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, jf, l), tir_bin(b, BIN_LE, jf, c)));
+	tir_assign(b, v, tir_select(b, tir_bin(b, BIN_EQ, c, l), tir_const(b, d, 1),
+				    tir_bin(b, BIN_DIV, tir_bin(b, BIN_SUB, jf, l),
+					    tir_bin(b, BIN_SUB, c, l))));
+	tir_end(b);
+	tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, jf, c), tir_bin(b, BIN_LT, jf, h)));
+	tir_assign(b, v, tir_bin(b, BIN_DIV, tir_bin(b, BIN_SUB, h, jf), tir_bin(b, BIN_SUB, h, c)));
+	tir_end(b);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), tir_cast(b, y->dtype, v));
+	lower_end_loops(L, 2);
 	return 0;
 }

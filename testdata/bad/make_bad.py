@@ -143,21 +143,19 @@ def bad_models():
                                                  [f32("y", [4, 2])], [shape]))
 
     # 8 minus the batch may be negative: no symbol stands for it, and the
-    # Split that needs it at compile time names the Sub that computed it (a
-    # Reshape to it computes its shape at run time: tests/dynamic.sh)
+    # DFT that needs it as dft_length at compile time names the Sub that
+    # computed it (a Reshape or Split by it computes its shape at run time:
+    # tests/dynamic.sh)
     ints = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
     nodes = [
         helper.make_node("Shape", ["x"], ["s"], name="shape"),
         helper.make_node("Gather", ["s", "zero"], ["n"], name="batch", axis=0),
         helper.make_node("Sub", ["eight", "n"], ["m"], name="eight_minus_batch"),
-        helper.make_node("Unsqueeze", ["m", "axes"], ["u"], name="unsqueeze"),
-        helper.make_node("Concat", ["u", "u"], ["sizes"], name="concat", axis=0),
-        helper.make_node("Split", ["x", "sizes"], ["y", "z"], name="split", axis=1),
+        helper.make_node("DFT", ["x", "m"], ["y"], name="dft"),
     ]
     out["symbolic_shape_inexpressible"] = model(helper.make_graph(
-        nodes, "inexpressible", [f32("x", ["N", 6])], [f32("y", ["M", "K"]),
-                                                      f32("z", ["M", "L"])],
-        [ints("zero", 0), ints("eight", 8), ints("axes", [0])]))
+        nodes, "inexpressible", [f32("x", ["N", 6, 1])], [f32("y", None)],
+        [ints("zero", 0), ints("eight", 8)]), [helper.make_opsetid("", 17)])
 
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     out["no_outputs"] = model(helper.make_graph(nodes, "noout", [f32("x", [2])], []))
