@@ -235,22 +235,61 @@ int compile_plan_layouts(struct graph *g, const struct partition *parts, int np)
 	return 0;
 }
 
-int compile_lower(struct graph *g, struct partition *parts, int np, struct model_sources *ms)
+/*
+ * Appends p's kernels as --dump-ir shows them: each preceded by its
+ * partition, target and the ONNX nodes it came from (its span), then each
+ * variant with its condition.
+ */
+static void snapshot_partition(struct graph *g, const struct partition *p, struct strbuf *sb)
+{
+	if (p->target->kind->relay_to_runtime) {
+		sb_printf(sb, "// partition %d on %s:", p->id, p->target->str);
+		for (int s = 0; s < p->span.n; s++)
+			sb_printf(sb, " %s(%s)", p->span.names[s], p->span.types[s]);
+		sb_puts(sb, "\n// no loop IR: relay_to_runtime\n\n");
+		return;
+	}
+	for (int k = 0; k < p->kernels.n; k++) {
+		const struct kernel *kn = &p->kernels.v[k];
+
+		sb_printf(sb, "// partition %d on %s:", p->id, p->target->str);
+		for (int s = 0; s < kn->span.n; s++)
+			sb_printf(sb, " %s(%s)", kn->span.names[s], kn->span.types[s]);
+		sb_putc(sb, '\n');
+		for (int v = 0; v < kn->n_variants; v++) {
+			sb_printf(sb, "// variant %s if %s\n", kn->variants[v].impl,
+				  kn->variants[v].cond ? kn->variants[v].cond_text : "always");
+			tir_print(kn->variants[v].func, g, sb);
+		}
+		if (!kn->n_variants && kn->func)
+			tir_print(kn->func, g, sb);
+		sb_putc(sb, '\n');
+	}
+}
+
+int compile_lower(struct graph *g, struct partition *parts, int np, struct model_sources *ms,
+		  struct strbuf *snaps)
 {
 	for (int i = 0; i < np; i++) {
 		struct partition *p = &parts[i];
 		const struct target_kind *k = p->target->kind;
 		struct runtime_module m = { .source = STRBUF_INIT };
-		int rc;
+		int rc = 0;
 
 		if (k->relay_to_runtime) {
 			rc = k->relay_to_runtime(g, p->target, p, &m);
 		} else {
-			rc = k->relay_to_tir ? k->relay_to_tir(g, p->target, p)
-					     : target_lower_generic(g, p->target, p);
+			for (int s = 0; s < LOWER_STEP_COUNT && rc == 0; s++) {
+				rc = target_lower_step(g, p->target, p, (enum lower_step)s);
+				if (rc == 0 && snaps)
+					snapshot_partition(g, p, &snaps[s]);
+			}
 			if (rc == 0)
 				rc = k->tir_to_runtime(g, p->target, p, &m);
 		}
+		if (rc == 0 && snaps && k->relay_to_runtime)
+			for (int s = 0; s < LOWER_STEP_COUNT; s++)
+				snapshot_partition(g, p, &snaps[s]);
 		if (rc == 0)
 			model_sources_add(ms, &m, p);
 		sb_release(&m.source);
@@ -307,34 +346,28 @@ static int partition(struct collagec_ctx *ctx, struct graph *g, const struct com
 	return rc;
 }
 
-static int dump_tir(struct graph *g, const char *dir, struct partition *parts, int np)
+/*
+ * --dump-ir: the loop IR after each lowering step, NN-lower.K-STEP.tir
+ * (numbered after the pass dumps, K from 1), then NN-lower.tir, the loop IR
+ * that tir_to_runtime printed: the last step's. Every file lists the same
+ * partitions in the same order, so consecutive ones diff to what a step did.
+ */
+static int dump_lower(struct graph *g, const char *dir, struct strbuf *snaps)
 {
-	struct strbuf sb = STRBUF_INIT;
-	char *path = arena_printf(g->arena, "%s/%02d-lower.tir", dir, PASS_COUNT + 1);
-	int rc;
+	for (int s = 0; s <= LOWER_STEP_COUNT; s++) {
+		struct strbuf *sb = &snaps[s < LOWER_STEP_COUNT ? s : LOWER_STEP_COUNT - 1];
+		char *path = s < LOWER_STEP_COUNT
+			? arena_printf(g->arena, "%s/%02d-lower.%d-%s.tir", dir, PASS_COUNT + 1, s + 1,
+				       lower_step_names[s])
+			: arena_printf(g->arena, "%s/%02d-lower.tir", dir, PASS_COUNT + 1);
 
-	for (int i = 0; i < np; i++)
-		for (int k = 0; k < parts[i].kernels.n; k++) {
-			const struct kernel *kn = &parts[i].kernels.v[k];
-
-			sb_printf(&sb, "// partition %d on %s:", parts[i].id, parts[i].target->str);
-			for (int s = 0; s < kn->span.n; s++)
-				sb_printf(&sb, " %s(%s)", kn->span.names[s], kn->span.types[s]);
-			sb_putc(&sb, '\n');
-			for (int v = 0; v < kn->n_variants; v++) {
-				sb_printf(&sb, "// variant %s if %s\n", kn->variants[v].impl,
-					  kn->variants[v].cond ? kn->variants[v].cond_text : "always");
-				tir_print(kn->variants[v].func, g, &sb);
-			}
-			if (!kn->n_variants && kn->func)
-				tir_print(kn->func, g, &sb);
-			sb_putc(&sb, '\n');
+		if (file_write_atomic(path, sb_str(sb), sb->len) < 0) {
+			diag_error_status(g->ctx, STATUS_ENV, "cannot write '%s': %s", path,
+					  strerror(errno));
+			return -1;
 		}
-	rc = file_write_atomic(path, sb_str(&sb), sb.len);
-	sb_release(&sb);
-	if (rc < 0)
-		diag_error_status(g->ctx, STATUS_ENV, "cannot write '%s': %s", path, strerror(errno));
-	return rc;
+	}
+	return 0;
 }
 
 /* --depfile: OUT, OUT.json and OUT.h depend on the model and its data files. */
@@ -436,12 +469,15 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	const char *header = o->prefix ? beside_out(ctx, o->out, ".h") : NULL;
 	struct link_options lo = { 0 };
 	struct strbuf header_text = STRBUF_INIT, depfile = STRBUF_INIT;
+	struct strbuf snaps[LOWER_STEP_COUNT];
 	struct output outs[4];
 	int n_outs = 0;
 	struct collage_stats cs = { 0 };
 	char **kfiles = NULL;
 	int nt, np = 0, n_kfiles = 0, rc = -1;
 
+	for (int s = 0; s < LOWER_STEP_COUNT; s++)
+		snaps[s] = (struct strbuf)STRBUF_INIT;
 	ctx->model_path = o->model;
 	if (!emit_cpu_flags(o->cpu ? o->cpu : "native")) {
 		diag_error_status(ctx, STATUS_USAGE, "unknown --cpu '%s' (%s)", o->cpu,
@@ -466,9 +502,10 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (partition(ctx, g, o, targets, nt, &patterns, &parts, &np, &cs) < 0)
 		goto out;
 	stage(ctx, "partition", &t);
-	if (compile_plan_layouts(g, parts, np) < 0 || compile_lower(g, parts, np, &ms) < 0)
+	if (compile_plan_layouts(g, parts, np) < 0 ||
+	    compile_lower(g, parts, np, &ms, o->dump_dir ? snaps : NULL) < 0)
 		goto out;
-	if (o->dump_dir && dump_tir(g, o->dump_dir, parts, np) < 0)
+	if (o->dump_dir && dump_lower(g, o->dump_dir, snaps) < 0)
 		goto out;
 	stage(ctx, "lower", &t);
 	if (emit_plan(g, parts, np, &ep) < 0)
@@ -544,6 +581,8 @@ out:
 	sb_release(&model_c);
 	sb_release(&header_text);
 	sb_release(&depfile);
+	for (int s = 0; s < LOWER_STEP_COUNT; s++)
+		sb_release(&snaps[s]);
 	pattern_set_release(&patterns);
 	graph_free(g);
 	if (rc < 0 && !ctx->n_errors)
