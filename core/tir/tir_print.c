@@ -255,7 +255,7 @@ static void print_for(const struct tir *s, const struct tir_dialect *d, struct s
 	tir_print_expr(s->a, d, sb);
 	sb_puts(sb, "; ");
 	print_var(s->var, sb);
-	if (d->parallel_fmt || !s->parallel)
+	if (d->parallel_fmt || (!s->parallel && !s->region))
 		sb_puts(sb, "++) {\n");
 	else if (s->region > 0)
 		sb_printf(sb, "++) { /* parallel region: %d loop%s */\n", s->region,
