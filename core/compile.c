@@ -256,6 +256,15 @@ static void snapshot_partition(struct graph *g, const struct partition *p, struc
 		for (int s = 0; s < kn->span.n; s++)
 			sb_printf(sb, " %s(%s)", kn->span.names[s], kn->span.types[s]);
 		sb_putc(sb, '\n');
+		/* values handed over in a layout of the target's own (plan_layouts) */
+		for (int a = 0; a < kn->n_args; a++) {
+			const struct value *v = &g->values.v[kn->args[a]];
+
+			if (v->layout)
+				sb_printf(sb, "// %s '%s' in %s's layout %d (plan_layouts)\n",
+					  a < kn->n_inputs ? "reads" : "writes", v->name,
+					  p->target->kind->name, v->layout);
+		}
 		for (int v = 0; v < kn->n_variants; v++) {
 			sb_printf(sb, "// variant %s if %s\n", kn->variants[v].impl,
 				  kn->variants[v].cond ? kn->variants[v].cond_text : "always");

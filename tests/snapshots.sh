@@ -1,13 +1,15 @@
 #!/bin/sh
 # snapshots.sh - --dump-ir's loop IR after each lowering step. For the
 # reference models mnist_cnn and bert_tiny on c and on blas,c (--search
-# none), mnist_cnn on opencl, and bert_tiny on c with greedy partitions (so
-# that elementwise runs fuse): the step files follow the pass dumps in order; every kernel of every
-# snapshot names the ONNX nodes it came from; no fused kernel appears before
-# the fuse step; consecutive snapshots differ exactly where the step had
-# something to do; the last snapshot is 07-lower.tir and matches the
-# generated C (kernel by kernel, the OpenMP regions the parallel step
-# decided) and OUT.json's kernels; and OUT.so and OUT.json are the same without --dump-ir.
+# none), mnist_cnn on dnnl,c and on opencl, and bert_tiny on c with greedy
+# partitions (so that elementwise runs fuse): the step files follow the
+# pass dumps in order; every kernel of every snapshot names the ONNX nodes
+# it came from; no fused kernel appears before the fuse step; consecutive
+# snapshots differ exactly where the step had something to do; the last
+# snapshot is 07-lower.tir and matches the generated C (kernel by kernel,
+# the OpenMP regions the parallel step decided) and OUT.json's kernels;
+# dnnl's kernels name the values they hand over in its blocked layout; and
+# OUT.so and OUT.json are the same without --dump-ir.
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/snapshots
 rm -rf "$T"
@@ -145,6 +147,19 @@ if "$COLLAGEC" targets 2>/dev/null | grep -q '^blas.*unavailable'; then
 else
 	check mnist-blas mnist_cnn blas,c none
 	check bert-blas bert_tiny blas,c none
+fi
+if "$COLLAGEC" targets 2>/dev/null | grep -q '^dnnl.*unavailable'; then
+	echo "ok   snapshots/dnnl (skipped: dnnl unavailable)"
+else
+	check mnist-dnnl mnist_cnn dnnl,c none
+	# the blocked layouts that plan_layouts chose, in every snapshot
+	why=
+	for f in "$T"/mnist-dnnl/ir/*-lower.*tir; do
+		grep -q "^// writes '.*' in dnnl's layout [1-9]" "$f" &&
+			grep -q "^// reads '.*' in dnnl's layout [1-9]" "$f" ||
+			why="$why; $(basename "$f") names no value in a dnnl layout"
+	done
+	[ -z "$why" ] && ok mnist-dnnl/layouts || fail mnist-dnnl/layouts "${why#; }"
 fi
 if "$COLLAGEC" targets 2>/dev/null | grep -q '^opencl.*unavailable'; then
 	echo "ok   snapshots/opencl (skipped: opencl unavailable)"
