@@ -21,6 +21,12 @@ void c_print_kernel(const struct kernel *k, const struct tir_dialect *d, struct 
  * the kernel's run-time `threads`; small nests run serially.
  */
 void c_parallel_dialect(struct arena *a, int64_t nt, struct tir_dialect *d);
+/*
+ * The parallel step of the kinds printed as C with OpenMP (c, blas): regions
+ * for the parallel loop nests of p's kernels, a nest whose work is known at
+ * compile time to be too small running serially (tir_plan_parallel). 0.
+ */
+int c_plan_parallel(struct graph *g, const struct target *t, struct partition *p);
 /* The c target's op strategies (c_strategies.c). */
 extern const struct op_strategy *const c_strategies[];
 extern const struct target_kind target_kind_lapack;

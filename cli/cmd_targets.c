@@ -59,9 +59,10 @@ int cmd_targets(int argc, char **argv)
 
 		printf("%s (%s): %s\n", k->name, k->device, k->description);
 		printf("  status:   %s%s\n", why ? "unavailable: " : "available", why ? why : "");
-		printf("  hooks:    partition_rule=%s relay_to_tir=%s tir_to_runtime=%s "
-		       "relay_to_runtime=%s\n", rule_kind(k),
+		printf("  hooks:    partition_rule=%s relay_to_tir=%s plan_parallel=%s "
+		       "tir_to_runtime=%s relay_to_runtime=%s\n", rule_kind(k),
 		       k->relay_to_tir ? "own" : "default (op lowering)",
+		       k->plan_parallel ? "own" : "none",
 		       k->tir_to_runtime ? "own" : "none",
 		       k->relay_to_runtime ? "own" : "none");
 		for (int r = 0; r < set.rules.n; r++)

@@ -236,33 +236,91 @@ int compile_plan_layouts(struct graph *g, const struct partition *parts, int np)
 	return 0;
 }
 
-int compile_lower(struct graph *g, struct partition *parts, int np, struct model_sources *ms)
+/*
+ * Appends p's kernels as --dump-ir shows them: each preceded by its
+ * partition, target and the ONNX nodes it came from (its span), then each
+ * variant with its condition.
+ */
+static void snapshot_partition(struct graph *g, const struct partition *p, struct strbuf *sb)
 {
-	for (int i = 0; i < np; i++) {
-		struct partition *p = &parts[i];
-		const struct target_kind *k = p->target->kind;
-
-		if (!k->relay_to_runtime && (k->relay_to_tir ? k->relay_to_tir(g, p->target, p)
-					     : target_lower_generic(g, p->target, p)) < 0)
-			return -1;
+	if (p->target->kind->relay_to_runtime) {
+		sb_printf(sb, "// partition %d on %s:", p->id, p->target->str);
+		for (int s = 0; s < p->span.n; s++)
+			sb_printf(sb, " %s(%s)", p->span.names[s], p->span.types[s]);
+		sb_puts(sb, "\n// no loop IR: relay_to_runtime\n\n");
+		return;
 	}
-	share_constants(g, parts, np);
-	for (int i = 0; i < np; i++) {
-		struct partition *p = &parts[i];
-		const struct target_kind *k = p->target->kind;
-		struct runtime_module m = { .source = STRBUF_INIT };
-		int rc;
+	for (int k = 0; k < p->kernels.n; k++) {
+		const struct kernel *kn = &p->kernels.v[k];
 
-		rc = k->relay_to_runtime ? k->relay_to_runtime(g, p->target, p, &m)
-					 : k->tir_to_runtime(g, p->target, p, &m);
+		sb_printf(sb, "// partition %d on %s:", p->id, p->target->str);
+		for (int s = 0; s < kn->span.n; s++)
+			sb_printf(sb, " %s(%s)", kn->span.names[s], kn->span.types[s]);
+		sb_putc(sb, '\n');
+		/* values handed over in a layout of the target's own (plan_layouts) */
+		for (int a = 0; a < kn->n_args; a++) {
+			const struct value *v = &g->values.v[kn->args[a]];
+
+			if (v->layout)
+				sb_printf(sb, "// %s '%s' in %s's layout %d (plan_layouts)\n",
+					  a < kn->n_inputs ? "reads" : "writes", v->name,
+					  p->target->kind->name, v->layout);
+		}
+		for (int v = 0; v < kn->n_variants; v++) {
+			sb_printf(sb, "// variant %s if %s\n", kn->variants[v].impl,
+				  kn->variants[v].cond ? kn->variants[v].cond_text : "always");
+			tir_print(kn->variants[v].func, g, sb);
+		}
+		if (!kn->n_variants && kn->func)
+			tir_print(kn->func, g, sb);
+		sb_putc(sb, '\n');
+	}
+}
+
+int compile_lower(struct graph *g, struct partition *parts, int np, struct model_sources *ms,
+		  struct strbuf *snaps)
+{
+	struct runtime_module *mods = xcalloc((size_t)(np ? np : 1), sizeof(*mods));
+	int rc = 0;
+
+	/*
+	 * Step by step over every partition: the share step looks across
+	 * partitions, and the parallel step must see shared kernels, so that
+	 * kernels sharing one function get the same parallel regions. A
+	 * relay_to_runtime partition is built at the first step and shows the
+	 * same kernels in every snapshot.
+	 */
+	for (int i = 0; i < np; i++)
+		mods[i].source = (struct strbuf)STRBUF_INIT;
+	for (int s = 0; s < LOWER_STEP_COUNT && rc == 0; s++) {
+		if (s == LOWER_STEP_SHARE)
+			share_constants(g, parts, np);
+		for (int i = 0; i < np && rc == 0; i++) {
+			struct partition *p = &parts[i];
+			const struct target_kind *k = p->target->kind;
+
+			if (!k->relay_to_runtime)
+				rc = target_lower_step(g, p->target, p, (enum lower_step)s);
+			else if (s == 0)
+				rc = k->relay_to_runtime(g, p->target, p, &mods[i]);
+			if (rc == 0 && snaps)
+				snapshot_partition(g, p, &snaps[s]);
+		}
+	}
+	for (int i = 0; i < np && rc == 0; i++) {
+		struct partition *p = &parts[i];
+
+		if (!p->target->kind->relay_to_runtime)
+			rc = p->target->kind->tir_to_runtime(g, p->target, p, &mods[i]);
 		if (rc == 0)
-			model_sources_add(ms, &m, p);
-		sb_release(&m.source);
-		vec_free(&m.ldlibs);
-		if (rc < 0)
-			return -1;
+			model_sources_add(ms, &mods[i], p);
 	}
-	return 0;
+	for (int i = 0; i < np; i++) {
+		sb_release(&mods[i].source);
+		vec_free(&mods[i].ldlibs);
+	}
+	free(mods);
+	return rc < 0 ? -1 : 0;
 }
 
 /*
@@ -311,34 +369,28 @@ static int partition(struct collagec_ctx *ctx, struct graph *g, const struct com
 	return rc;
 }
 
-static int dump_tir(struct graph *g, const char *dir, struct partition *parts, int np)
+/*
+ * --dump-ir: the loop IR after each lowering step, NN-lower.K-STEP.tir
+ * (numbered after the pass dumps, K from 1), then NN-lower.tir, the loop IR
+ * that tir_to_runtime printed: the last step's. Every file lists the same
+ * partitions in the same order, so consecutive ones diff to what a step did.
+ */
+static int dump_lower(struct graph *g, const char *dir, struct strbuf *snaps)
 {
-	struct strbuf sb = STRBUF_INIT;
-	char *path = arena_printf(g->arena, "%s/%02d-lower.tir", dir, PASS_COUNT + 1);
-	int rc;
+	for (int s = 0; s <= LOWER_STEP_COUNT; s++) {
+		struct strbuf *sb = &snaps[s < LOWER_STEP_COUNT ? s : LOWER_STEP_COUNT - 1];
+		char *path = s < LOWER_STEP_COUNT
+			? arena_printf(g->arena, "%s/%02d-lower.%d-%s.tir", dir, PASS_COUNT + 1, s + 1,
+				       lower_step_names[s])
+			: arena_printf(g->arena, "%s/%02d-lower.tir", dir, PASS_COUNT + 1);
 
-	for (int i = 0; i < np; i++)
-		for (int k = 0; k < parts[i].kernels.n; k++) {
-			const struct kernel *kn = &parts[i].kernels.v[k];
-
-			sb_printf(&sb, "// partition %d on %s:", parts[i].id, parts[i].target->str);
-			for (int s = 0; s < kn->span.n; s++)
-				sb_printf(&sb, " %s(%s)", kn->span.names[s], kn->span.types[s]);
-			sb_putc(&sb, '\n');
-			for (int v = 0; v < kn->n_variants; v++) {
-				sb_printf(&sb, "// variant %s if %s\n", kn->variants[v].impl,
-					  kn->variants[v].cond ? kn->variants[v].cond_text : "always");
-				tir_print(kn->variants[v].func, g, &sb);
-			}
-			if (!kn->n_variants && kn->func)
-				tir_print(kn->func, g, &sb);
-			sb_putc(&sb, '\n');
+		if (file_write_atomic(path, sb_str(sb), sb->len) < 0) {
+			diag_error_status(g->ctx, STATUS_ENV, "cannot write '%s': %s", path,
+					  strerror(errno));
+			return -1;
 		}
-	rc = file_write_atomic(path, sb_str(&sb), sb.len);
-	sb_release(&sb);
-	if (rc < 0)
-		diag_error_status(g->ctx, STATUS_ENV, "cannot write '%s': %s", path, strerror(errno));
-	return rc;
+	}
+	return 0;
 }
 
 /* --depfile: OUT, OUT.json and OUT.h depend on the model and its data files. */
@@ -491,6 +543,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	const char *header = o->prefix ? beside_out(ctx, o->out, ".h") : NULL;
 	struct link_options lo = { 0 };
 	struct strbuf header_text = STRBUF_INIT, depfile = STRBUF_INIT;
+	struct strbuf snaps[LOWER_STEP_COUNT];
 	struct output outs[5];
 	char *stats_text = NULL;
 	int n_outs = 0;
@@ -498,6 +551,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	char **kfiles = NULL;
 	int nt, np = 0, n_kfiles = 0, rc = -1;
 
+	for (int s = 0; s < LOWER_STEP_COUNT; s++)
+		snaps[s] = (struct strbuf)STRBUF_INIT;
 	ctx->model_path = o->model;
 	if (!emit_cpu_flags(o->cpu ? o->cpu : "native")) {
 		diag_error_status(ctx, STATUS_USAGE, "unknown --cpu '%s' (%s)", o->cpu,
@@ -523,9 +578,10 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (partition(ctx, g, o, targets, nt, &patterns, &parts, &np, &cs) < 0)
 		goto out;
 	stage(ctx, "partition", &st);
-	if (compile_plan_layouts(g, parts, np) < 0 || compile_lower(g, parts, np, &ms) < 0)
+	if (compile_plan_layouts(g, parts, np) < 0 ||
+	    compile_lower(g, parts, np, &ms, o->dump_dir ? snaps : NULL) < 0)
 		goto out;
-	if (o->dump_dir && dump_tir(g, o->dump_dir, parts, np) < 0)
+	if (o->dump_dir && dump_lower(g, o->dump_dir, snaps) < 0)
 		goto out;
 	stage(ctx, "lower", &st);
 	if (emit_plan(g, parts, np, &ep) < 0)
@@ -609,6 +665,8 @@ out:
 	sb_release(&model_c);
 	sb_release(&header_text);
 	sb_release(&depfile);
+	for (int s = 0; s < LOWER_STEP_COUNT; s++)
+		sb_release(&snaps[s]);
 	pattern_set_release(&patterns);
 	graph_free(g);
 	if (rc < 0 && !ctx->n_errors)

@@ -430,8 +430,9 @@ x cc -std=c11 -Wall -Werror -I"$ROOT/runtime" -I"$P" -c "$P/two.c" -o "$P/two.o"
 status_is 0
 verdict compile/prefix-headers-differing-in-case
 
-# --dump-ir: NN-pass.ir per pass from 00-import.ir, then NN-lower.tir; each
-# names the ONNX nodes (span comments)
+# --dump-ir: NN-pass.ir per pass from 00-import.ir, then the loop IR after
+# each lowering step, NN-lower.K-step.tir, and NN-lower.tir; each names the
+# ONNX nodes (span comments)
 G5=$T/good5
 fresh "$G5"
 x "$C" compile --search none --target c "$GOOD" -o "$G5/OUT.so" --dump-ir "$G5/ir"
@@ -440,20 +441,22 @@ files=$(ls "$G5/ir" 2>/dev/null)
 [ -f "$G5/ir/00-import.ir" ] || bad "no 00-import.ir (got: $(echo $files))"
 n_ir=$(echo "$files" | grep -c '^[0-9][0-9]-[a-z0-9-]*\.ir$')
 [ "$n_ir" -ge 2 ] || bad "only $n_ir .ir files"
-tir=$(echo "$files" | grep '\.tir$')
-[ "$tir" = "$(printf '%02d-lower.tir' "$n_ir")" ] || bad "tir file is '$tir' after $n_ir .ir files"
+tir=$(echo "$files" | grep '\.tir$' | tr '\n' ' ')
+want=$(printf '%02d-lower.1-ops.tir %02d-lower.2-strategy.tir %02d-lower.3-fuse.tir %02d-lower.4-parallel.tir %02d-lower.tir ' \
+	"$n_ir" "$n_ir" "$n_ir" "$n_ir" "$n_ir")
+[ "$tir" = "$want" ] || bad "tir files are '$tir' after $n_ir .ir files"
 i=0
 for f in $files; do
 	case $f in
-	$(printf '%02d' $i)-*.ir | $(printf '%02d' $i)-*.tir) ;;
+	$(printf '%02d' $i)-*.ir) i=$((i + 1)) ;;
+	$(printf '%02d' $i)-lower.*tir) ;;
 	*) bad "file $f out of sequence (expected number $i)" ;;
 	esac
-	i=$((i + 1))
 	for node in "add_bias(Add)" "relu_out(Relu)"; do
 		grep -qF "$node" "$G5/ir/$f" || bad "$f does not name node $node"
 	done
 done
-[ "$(echo "$files" | wc -l)" = $((n_ir + 1)) ] || bad "unexpected files: $(echo $files)"
+[ "$(echo "$files" | wc -l)" = $((n_ir + 5)) ] || bad "unexpected files: $(echo $files)"
 verdict compile/dump-ir
 
 # ---- external data ----

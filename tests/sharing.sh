@@ -7,6 +7,7 @@
 #    "c -share=0", which gives every step its own;
 #  - both builds give bit-identical outputs (the arithmetic is the same) at
 #    1 and 2 threads and at two batch sizes, and match numpy's reference;
+#  - --dump-ir shows the constants parameter from the share step on;
 #  - two builds are byte-identical; --stats is valid JSON with every stage,
 #    and no stats file is left by a failed compile.
 # Needs $COLLAGEC and $TEST_TMP. One line per check: "ok sharing/NAME" or
@@ -56,6 +57,21 @@ if ! cmp -s "$T/shared.so" "$T/own.so"; then
 	ok "share=0 builds other code"
 else
 	bad "share=0: the same shared object as the default build"
+fi
+
+# --dump-ir: the share step is where the constants parameter appears
+rm -rf "$T/ir"
+if "$COLLAGEC" compile "$M" -o "$T/ir.so" --search none --target c --no-cache -q \
+	--dump-ir "$T/ir" >"$T/ir.log" 2>&1; then
+	f=$(ls "$T/ir"/*-lower.3-fuse.tir 2>/dev/null)
+	n=$(grep -c '/\* consts \*/' "${f%3-fuse.tir}4-share.tir" 2>/dev/null)
+	if [ -f "$f" ] && ! grep -q '/\* consts \*/' "$f" && [ "${n:-0}" -ge 15 ]; then
+		ok "dump-ir share step ($n kernels read constants)"
+	else
+		bad "dump-ir share step: ${n:-no} kernels read constants after it, or some before"
+	fi
+else
+	bad "dump-ir: $(head -n 1 "$T/ir.log")"
 fi
 
 # outputs: shared vs own, bit for bit, and numpy's reference

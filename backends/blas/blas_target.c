@@ -919,6 +919,7 @@ const struct target_kind target_kind_blas = {
 	.patterns = "blas.pat",
 	.pattern_check = blas_check,
 	.relay_to_tir = blas_relay_to_tir,
+	.plan_parallel = c_plan_parallel,
 	.tir_to_runtime = blas_tir_to_runtime,
 	.relay_to_runtime = NULL,
 };

@@ -3,7 +3,8 @@
  * same kernels the c target prints as C) printed as OpenCL C through the
  * shared printer, run through the OpenCL runtime (PoCL on the CPU here).
  *
- * Per executor kernel, tir_to_runtime splits the body into stages: a
+ * Per executor kernel, the parallel step (plan_parallel) splits the body
+ * into stages and tir_to_runtime prints them: a
  * top-level loop nest whose outer loops are parallel becomes an NDRange of up
  * to three dims (get_global_id, innermost loop on dim 0; loops of extent 1
  * do not use a dim), anything else runs as a single work-item. A loop is
@@ -690,12 +691,68 @@ static int plan_nest(struct graph *g, const struct tir_func *f, const struct tir
 }
 
 /*
- * Splits f's body into stages: each top-level loop nest with parallel outer
- * loops is an NDRange stage, runs of other statements are single work-item
- * stages. A body with top-level locals is one single work-item stage.
+ * The parallel step for one function: which top-level loop nests of f run
+ * as NDRanges, recorded as TIR_FOR .region on their head (how many loops,
+ * those of extent 1 included). None when a top-level local makes the body
+ * one single work-item, when the nests would make more than MAX_STAGES
+ * stages, or when f cannot be printed (print_func reports that).
  */
-static int plan_stages(struct graph *g, const struct tir_func *f, const bool *assigned,
-		       struct stage *st)
+static void plan_ndranges(struct graph *g, struct tir_func *f)
+{
+	bool *used = arena_alloc(g->arena, sizeof(bool) * (size_t)(g->syms.n + 1));
+	bool *assigned = arena_alloc(g->arena, sizeof(bool) * (size_t)(f->n_vars + 1));
+	int *n = arena_alloc(g->arena, sizeof(int) * (size_t)(f->body->n + 1));
+	struct tir *body = f->body;
+	int ns = 0;
+	bool last_nd = false;
+
+	for (int i = 0; i < body->n; i++) {
+		if (body->list[i]->kind == TIR_FOR)
+			body->list[i]->region = 0;
+		if (body->list[i]->kind == TIR_LET || body->list[i]->kind == TIR_ASSIGN)
+			return;
+	}
+	if (!scan(body, used, g->syms.n, assigned))
+		return;
+	for (int i = 0; i < body->n; i++) {
+		const struct tir *nest[MAX_NEST];
+		const struct tir *st = body->list[i];
+
+		n[i] = st->kind == TIR_FOR ? plan_nest(g, f, st, assigned, nest) : 0;
+		if (n[i] > 0 || ns == 0 || last_nd)
+			ns++;
+		last_nd = n[i] > 0;
+	}
+	if (ns > MAX_STAGES)
+		return;
+	for (int i = 0; i < body->n; i++)
+		if (n[i] > 0)
+			body->list[i]->region = n[i];
+}
+
+/* The opencl target's parallel step: plan_ndranges for every function. */
+static int ocl_plan_parallel(struct graph *g, const struct target *t, struct partition *p)
+{
+	(void)t;
+	for (int i = 0; i < p->kernels.n; i++) {
+		struct kernel *k = &p->kernels.v[i];
+
+		for (int v = 0; v < k->n_variants; v++)
+			if (k->variants[v].func != k->func)
+				plan_ndranges(g, k->variants[v].func);
+		if (k->func)
+			plan_ndranges(g, k->func);
+	}
+	return 0;
+}
+
+/*
+ * Splits f's body into stages as the parallel step decided: each top-level
+ * loop nest whose head has a region is an NDRange stage over that many
+ * loops, runs of other statements are single work-item stages. A body with
+ * top-level locals is one single work-item stage.
+ */
+static int plan_stages(const struct tir_func *f, struct stage *st)
 {
 	const struct tir *body = f->body;
 	int ns = 0;
@@ -710,8 +767,13 @@ static int plan_stages(struct graph *g, const struct tir_func *f, const bool *as
 	for (int i = 0; i < body->n; i++) {
 		const struct tir *s = body->list[i];
 		const struct tir *nest[MAX_NEST];
-		int n = s->kind == TIR_FOR ? plan_nest(g, f, s, assigned, nest) : 0;
+		int n = s->kind == TIR_FOR && s->region > 0 ? s->region : 0;
 
+		for (int k = 0; k < n; k++) {
+			nest[k] = s;
+			if (k + 1 < n)
+				s = s->b->list[0];
+		}
 		if (n > 0 || ns == 0 || st[ns - 1].n_nest > 0) {
 			if (ns == MAX_STAGES) {
 				/* too many: everything as one work-item */
@@ -844,7 +906,7 @@ static int print_func(struct graph *g, const struct kernel *k, const struct tir_
 			   f->n_bufs + n_syms);
 		return -1;
 	}
-	ns = plan_stages(g, f, assigned, st);
+	ns = plan_stages(f, st);
 	if (ns == 0) {
 		sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n"
 			  "{\n\t(void)bufs;\n\t(void)syms;\n\t(void)threads;\n}\n", f->name);
@@ -943,6 +1005,7 @@ const struct target_kind target_kind_opencl = {
 	.unavailable = ocl_unavailable,
 	.supports = ocl_supports,
 	.relay_to_tir = NULL,
+	.plan_parallel = ocl_plan_parallel,
 	.tir_to_runtime = ocl_tir_to_runtime,
 	.relay_to_runtime = NULL,
 	.strategies = opencl_strategies,

@@ -248,7 +248,7 @@ static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
 		if (compile_plan_layouts(bg, parts, np) < 0)
 			bad = b->n > 1 ? -2 : 0;
 		for (int p = 0; p < np && bad < 0; p++)
-			if (compile_lower(bg, &parts[p], 1, ms) < 0)
+			if (compile_lower(bg, &parts[p], 1, ms, NULL) < 0)
 				bad = part_item[p];
 		if (bad < 0 && emit_plan(bg, parts, np, ep) < 0)
 			bad = b->n > 1 ? -2 : 0;

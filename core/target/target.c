@@ -138,27 +138,25 @@ static int fused_run(struct graph *g, const struct partition *p, int i)
 	return k - i;
 }
 
-int target_lower_generic(struct graph *g, const struct target *t, struct partition *p)
+const char *const lower_step_names[LOWER_STEP_COUNT] = {
+	[LOWER_STEP_OPS] = "ops",
+	[LOWER_STEP_STRATEGY] = "strategy",
+	[LOWER_STEP_FUSE] = "fuse",
+	[LOWER_STEP_SHARE] = "share",
+	[LOWER_STEP_PARALLEL] = "parallel",
+};
+
+/* The ops step: kernel i lowers p->nodes[i] with its op's own lowering. */
+static int lower_ops(struct graph *g, struct partition *p)
 {
-	for (int i = 0, run; i < p->n_nodes; i += run) {
+	for (int i = 0; i < p->n_nodes; i++) {
 		struct node *n = &g->nodes.v[p->nodes[i]];
 		struct kernel k = { 0 };
 		int na = 0;
-		const struct op_strategy *s = strategy_find(t->kind, n->op);
 
-		if ((run = fused_run(g, p, i)) > 1) {
-			k.name = arena_printf(g->arena, "k%d_%d_fused", p->id, i);
-			k.func = op_lower_fused(g, p->nodes + i, run, k.name, &k.args, &k.n_args,
-						&k.n_inputs);
-			for (int q = i; q < i + run; q++)
-				span_add(g, &k.span, &g->nodes.v[p->nodes[q]].span);
-			k.func->span = k.span;
-			vec_push(&p->kernels, k);
-			continue;
-		}
 		k.name = arena_printf(g->arena, "k%d_%d_%s", p->id, i, op_info(n->op)->name);
 		k.span = n->span;
-		if (s ? strategy_lower(g, s, n, &k) < 0 : !(k.func = op_lower_node(g, n, k.name)))
+		if (!(k.func = op_lower_node(g, n, k.name)))
 			return -1;
 		k.args = arena_alloc(g->arena, sizeof(int) * (size_t)(n->n_in + n->n_out + 1));
 		for (int j = 0; j < n->n_in; j++)
@@ -168,10 +166,84 @@ int target_lower_generic(struct graph *g, const struct target *t, struct partiti
 		for (int j = 0; j < n->n_out; j++)
 			k.args[na++] = n->out[j];
 		k.n_args = na;
-		k.span = n->span;
 		vec_push(&p->kernels, k);
 	}
 	return 0;
+}
+
+/*
+ * The strategy step: the kernel of a node whose op has a strategy on this
+ * kind is lowered again through it (one func, or variants).
+ */
+static int lower_strategy(struct graph *g, const struct target *t, struct partition *p)
+{
+	if (p->kernels.n != p->n_nodes)
+		BUG("strategy step after fusion");
+	for (int i = 0; i < p->n_nodes; i++) {
+		struct node *n = &g->nodes.v[p->nodes[i]];
+		const struct op_strategy *s = strategy_find(t->kind, n->op);
+
+		if (s && strategy_lower(g, s, n, &p->kernels.v[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The fuse step: each run of fusable elementwise nodes becomes one kernel. */
+static int lower_fuse(struct graph *g, struct partition *p)
+{
+	VEC(struct kernel) out = { 0 };
+
+	if (p->kernels.n != p->n_nodes)
+		BUG("fuse step twice");
+	for (int i = 0, run; i < p->n_nodes; i += run) {
+		struct kernel k = { 0 };
+
+		if ((run = fused_run(g, p, i)) == 1) {
+			vec_push(&out, p->kernels.v[i]);
+			continue;
+		}
+		k.name = arena_printf(g->arena, "k%d_%d_fused", p->id, i);
+		k.func = op_lower_fused(g, p->nodes + i, run, k.name, &k.args, &k.n_args,
+					&k.n_inputs);
+		for (int q = i; q < i + run; q++)
+			span_add(g, &k.span, &g->nodes.v[p->nodes[q]].span);
+		k.func->span = k.span;
+		vec_push(&out, k);
+	}
+	vec_free(&p->kernels);
+	p->kernels.v = out.v;
+	p->kernels.n = out.n;
+	p->kernels.cap = out.cap;
+	return 0;
+}
+
+int target_lower_step(struct graph *g, const struct target *t, struct partition *p,
+		      enum lower_step s)
+{
+	const struct target_kind *k = t->kind;
+
+	switch (s) {
+	case LOWER_STEP_OPS:
+		return k->relay_to_tir ? k->relay_to_tir(g, t, p) : lower_ops(g, p);
+	case LOWER_STEP_STRATEGY:
+		return k->relay_to_tir ? 0 : lower_strategy(g, t, p);
+	case LOWER_STEP_FUSE:
+		return k->relay_to_tir ? 0 : lower_fuse(g, p);
+	case LOWER_STEP_SHARE:
+		return 0;	/* one step over every partition: share_constants */
+	case LOWER_STEP_PARALLEL:
+		return k->plan_parallel ? k->plan_parallel(g, t, p) : 0;
+	default:
+		BUG("lowering step %d", (int)s);
+	}
+}
+
+int target_lower_generic(struct graph *g, const struct target *t, struct partition *p)
+{
+	if (lower_ops(g, p) < 0 || lower_strategy(g, t, p) < 0)
+		return -1;
+	return lower_fuse(g, p);
 }
 
 void kernel_comment(const struct kernel *k, struct strbuf *sb)

@@ -8,7 +8,8 @@
  * as "c -threads=2".
  *
  *	struct target *t = target_parse(ctx, kinds, n_kinds, "c");
- *	t->kind->relay_to_tir(g, t, part);       // or target_lower_generic
+ *	for (int s = 0; s < LOWER_STEP_COUNT; s++)
+ *		target_lower_step(g, t, part, s);   // relay_to_tir or generic, then plan_parallel
  *	t->kind->tir_to_runtime(g, t, part, mod);
  */
 #ifndef COLLAGEC_TARGET_H
@@ -125,8 +126,19 @@ struct target_kind {
 	 * kernels hand them over in a layout of their own. Returns 0 or -1.
 	 */
 	int (*plan_layouts)(struct graph *g, const struct partition *parts, int np);
-	/* (optional) partition -> loop IR kernels; NULL = target_lower_generic */
+	/*
+	 * (optional) partition -> loop IR kernels; NULL = the generic steps
+	 * (enum lower_step: ops, strategy, fuse). When set, it is the ops step
+	 * and the strategy and fuse steps leave its kernels alone.
+	 */
 	int (*relay_to_tir)(struct graph *g, const struct target *t, struct partition *p);
+	/*
+	 * (optional) the parallel step: decides which loops marked parallel
+	 * (TIR_FOR .parallel) head a parallel region (TIR_FOR .region), for
+	 * tir_to_runtime to obey. NULL = its printer decides, or nothing runs
+	 * in parallel. Returns 0 or -1.
+	 */
+	int (*plan_parallel)(struct graph *g, const struct target *t, struct partition *p);
 	/* loop IR kernels -> runtime module source */
 	int (*tir_to_runtime)(struct graph *g, const struct target *t, struct partition *p,
 			      struct runtime_module *m);
@@ -162,8 +174,35 @@ struct target *target_parse(struct collagec_ctx *ctx, const struct target_kind *
 int64_t target_opt(const struct target *t, const char *name);
 
 /*
- * The default relay_to_tir: one kernel per node through the op lowering
- * (through the target's op strategy when it has one). 0 or -1.
+ * Lowering a partition to loop IR is a sequence of named steps; compile_lower
+ * runs each in turn for every partition, and --dump-ir snapshots every
+ * kernel after each (NN-lower.K-NAME.tir). Tiling and vectorization are no
+ * steps: they happen inside micro-kernel templates (rt_cgemm.h) and in the
+ * C compiler.
+ */
+enum lower_step {
+	LOWER_STEP_OPS,		/* one kernel per node, its op's own lowering (or relay_to_tir) */
+	LOWER_STEP_STRATEGY,	/* op strategies: chosen implementations, run-time variants */
+	LOWER_STEP_FUSE,	/* runs of elementwise nodes become one fused kernel */
+	LOWER_STEP_SHARE,	/* across partitions: share_constants (compile_lower runs it) */
+	LOWER_STEP_PARALLEL,	/* the kind's plan_parallel: which loops run as parallel regions */
+	LOWER_STEP_COUNT
+};
+
+extern const char *const lower_step_names[LOWER_STEP_COUNT];
+
+/*
+ * Runs one lowering step on p (steps in order, from an empty p->kernels).
+ * A step that does not apply to the partition's kind leaves its kernels as
+ * they are. 0 or -1 after a diagnostic.
+ */
+int target_lower_step(struct graph *g, const struct target *t, struct partition *p,
+		      enum lower_step s);
+
+/*
+ * The default relay_to_tir: the ops, strategy and fuse steps, one kernel
+ * per node (through the target's op strategy when it has one) or per run
+ * of fusable elementwise nodes. 0 or -1.
  */
 int target_lower_generic(struct graph *g, const struct target *t, struct partition *p);
 

@@ -91,6 +91,12 @@ struct tir {
 	struct tir **list;
 	const char *name;	/* EXTERN function */
 	bool parallel;		/* FOR: iterations are independent */
+	/*
+	 * FOR, set by tir_plan_parallel: k > 0 heads a parallel region over k
+	 * perfectly nested parallel loops; -1 a parallel nest too small to be
+	 * worth one (it runs serially); 0 neither
+	 */
+	int region;
 };
 
 struct tir_func {
@@ -152,6 +158,23 @@ void tir_assign(struct tir_builder *b, struct tir *var, struct tir *val);
 void tir_extern(struct tir_builder *b, const char *fn, struct tir **args, int n);
 /* Marks the innermost open loop as parallel (its iterations are independent). */
 void tir_mark_parallel(struct tir_builder *b);
+
+/*
+ * The parallel step (tir_parallel.c): marks the outermost loop of each nest
+ * of perfectly nested parallel loops (up to 3, none inside another) as the
+ * head of a parallel region (.region = depth), or as serial (.region = -1)
+ * when its work estimate is a compile-time constant below min_work. Printers
+ * open parallel regions exactly there. Idempotent.
+ */
+void tir_plan_parallel(struct tir_func *f, int64_t min_work);
+/*
+ * Estimated innermost iterations of s: loop extents multiplied (256 for an
+ * extent that is not a constant), sequences added, the larger branch of an
+ * if; saturates at 2^40.
+ */
+int64_t tir_work(const struct tir *s);
+/* Whether statement s contains a loop. */
+bool tir_has_loop(const struct tir *s);
 
 /* Text form for --dump-ir (appended to sb). */
 void tir_print(const struct tir_func *f, struct graph *g, struct strbuf *sb);

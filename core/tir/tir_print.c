@@ -240,63 +240,6 @@ static void indent_to(struct strbuf *sb, int n)
 		sb_putc(sb, '\t');
 }
 
-/* Whether statement s contains a loop. */
-static bool has_loop(const struct tir *s)
-{
-	if (!s)
-		return false;
-	if (s->kind == TIR_FOR)
-		return true;
-	if (s->kind == TIR_SEQ) {
-		for (int i = 0; i < s->n; i++)
-			if (has_loop(s->list[i]))
-				return true;
-	}
-	return s->kind == TIR_IF && (has_loop(s->b) || has_loop(s->c));
-}
-
-/*
- * Estimated innermost iterations of s: loop extents multiplied (256 for an
- * extent that is not a constant), sequences added, the larger branch of an
- * if; saturates at 2^40.
- */
-static int64_t work_of(const struct tir *s)
-{
-	const int64_t cap = (int64_t)1 << 40;
-	int64_t w = 0, e;
-
-	if (!s)
-		return 0;
-	switch (s->kind) {
-	case TIR_FOR:
-		e = s->a->kind == TIR_INT ? MAX(s->a->i, 0) : 256;
-		w = work_of(s->b);
-		return e && w > cap / e ? cap : e * MAX(w, 1);
-	case TIR_SEQ:
-		for (int i = 0; i < s->n; i++)
-			w = MIN(cap, w + work_of(s->list[i]));
-		return w;
-	case TIR_IF:
-		return MAX(work_of(s->b), work_of(s->c));
-	default:
-		return 1;
-	}
-}
-
-/* Perfectly nested parallel loops starting at s (at most 3). */
-static int parallel_depth(const struct tir *s)
-{
-	int k = 0;
-
-	while (k < 3 && s->kind == TIR_FOR && s->parallel) {
-		k++;
-		if (s->b->n != 1)
-			break;
-		s = s->b->list[0];
-	}
-	return k;
-}
-
 static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
 		       int indent, bool in_parallel);
 
@@ -312,14 +255,22 @@ static void print_for(const struct tir *s, const struct tir_dialect *d, struct s
 	tir_print_expr(s->a, d, sb);
 	sb_puts(sb, "; ");
 	print_var(s->var, sb);
-	sb_printf(sb, "++) {%s\n", s->parallel && !d->parallel_fmt ? " /* parallel */" : "");
+	if (d->parallel_fmt || (!s->parallel && !s->region))
+		sb_puts(sb, "++) {\n");
+	else if (s->region > 0)
+		sb_printf(sb, "++) { /* parallel region: %d loop%s */\n", s->region,
+			  s->region > 1 ? "s" : "");
+	else if (s->region < 0)
+		sb_puts(sb, "++) { /* parallel, run serially: too little work */\n");
+	else
+		sb_puts(sb, "++) { /* parallel */\n");
 	print_stmt(s->b, d, sb, indent + 1, in_parallel);
 	indent_to(sb, indent);
 	sb_puts(sb, "}\n");
 }
 
 /*
- * The outermost of perfectly nested parallel loops: the dialect's pragma
+ * The head of a parallel region over its s->region loops: the dialect's pragma
  * before it, or with parallel_if_fmt two versions, the parallel one when
  * the condition holds and a plain one (fully optimised, no outlined
  * region) else.
@@ -329,7 +280,7 @@ static void print_parallel(const struct tir *s, const struct tir_dialect *d, str
 {
 	struct strbuf trip = STRBUF_INIT;
 	const struct tir *l = s;
-	int depth = parallel_depth(s);
+	int depth = s->region;
 
 	/*
 	 * A work estimate: the collapsed iteration count times the estimated
@@ -342,8 +293,8 @@ static void print_parallel(const struct tir *s, const struct tir_dialect *d, str
 		if (k + 1 < depth)
 			l = l->b->list[0];
 	}
-	if (has_loop(l->b))
-		sb_printf(&trip, " * %lld)", (long long)work_of(l->b));
+	if (tir_has_loop(l->b))
+		sb_printf(&trip, " * %lld)", (long long)tir_work(l->b));
 	else
 		sb_puts(&trip, ")");
 	if (d->parallel_if_fmt) {
@@ -376,7 +327,7 @@ static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct 
 			print_stmt(s->list[i], d, sb, indent, in_parallel);
 		break;
 	case TIR_FOR:
-		if (s->parallel && !in_parallel && d->parallel_fmt) {
+		if (s->region > 0 && !in_parallel && d->parallel_fmt) {
 			print_parallel(s, d, sb, indent);
 			break;
 		}

@@ -120,7 +120,10 @@ static char *ocl_source(struct fixture *fx, struct tir_func *f)
 	k.args[1] = fx->g->values.n - 1;
 	p.target = t;
 	vec_push(&p.kernels, k);
-	rc = target_kind_opencl.tir_to_runtime(fx->g, t, &p, &m);
+	/* the parallel step decides the NDRanges, the printer prints them */
+	rc = target_kind_opencl.plan_parallel(fx->g, t, &p);
+	if (rc == 0)
+		rc = target_kind_opencl.tir_to_runtime(fx->g, t, &p, &m);
 	vec_free(&p.kernels);
 	vec_free(&m.ldlibs);
 	ASSERT(0, rc);

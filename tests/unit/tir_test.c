@@ -644,6 +644,7 @@ static void test_print_parallel_pragma(void)
 	tir_end(&b);
 	tir_end(&b);
 	f = tir_finish(&b);
+	tir_plan_parallel(f, 0);
 	tir_print_stmt(f->body, &d, &sb, 0);
 	ASSERT_STR("#pragma omp parallel for collapse(3)\n"
 		   "for (int64_t i0 = 0; i0 < 2; i0++) {\n"
@@ -700,6 +701,7 @@ static void test_print_parallel_if(void)
 	tir_end(&b);
 	tir_end(&b);
 	f = tir_finish(&b);
+	tir_plan_parallel(f, 100);
 	tir_print_stmt(f->body, &d, &sb, 0);
 	ASSERT_STR("if (threads > 1 && (3 * 50) >= 100) {\n"
 		   "\t#pragma omp parallel for collapse(1)\n"
@@ -960,7 +962,79 @@ static void test_printed_kernel_matches_interpreter(void)
 	arena_release(&a);
 }
 
-TESTS({ "builder_simplifies_indices", test_builder_simplifies_indices },
+/*
+ * The parallel step decides where regions open: a nest whose work is a
+ * constant below the threshold runs serially, a symbolic one gets a region
+ * (its printed condition decides at run time); the dump form names the
+ * decision, and the printer opens regions only where it was made.
+ */
+static void test_plan_parallel(void)
+{
+	struct arena a = { 0 };
+	struct tir_builder b;
+	struct tir_buf *y;
+	struct tir *i, *j;
+	struct tir_func *f;
+	struct tir_dialect d = tir_dialect_c;
+	struct strbuf sb = STRBUF_INIT;
+
+	tir_builder_init(&b, &a, "plan");
+	y = tir_param(&b, "y", DTYPE_F32);
+	i = tir_loop(&b, tir_int(&b, 3));		/* 3 * 50 < 1000: serial */
+	tir_mark_parallel(&b);
+	j = tir_loop(&b, tir_int(&b, 50));
+	tir_store(&b, y, tir_add(&b, i, j), tir_flt(&b, DTYPE_F32, 1));
+	tir_end(&b);
+	tir_end(&b);
+	i = tir_loop(&b, tir_sym(&b, 0));		/* symbolic: a region */
+	tir_mark_parallel(&b);
+	j = tir_loop(&b, tir_int(&b, 4));
+	tir_mark_parallel(&b);
+	tir_store(&b, y, tir_add(&b, i, j), tir_flt(&b, DTYPE_F32, 2));
+	tir_end(&b);
+	tir_end(&b);
+	f = tir_finish(&b);
+	tir_print_stmt(f->body, &d, &sb, 0);	/* before the step: no regions */
+	ASSERT_TRUE(strstr(sb_str(&sb), "region") == NULL);
+	ASSERT(0, f->body->list[0]->region);
+	tir_plan_parallel(f, 1000);
+	tir_plan_parallel(f, 1000);		/* idempotent */
+	ASSERT(-1, f->body->list[0]->region);
+	ASSERT(2, f->body->list[1]->region);
+	ASSERT(0, f->body->list[1]->b->list[0]->region);
+	sb.len = 0;
+	tir_print_stmt(f->body, &d, &sb, 0);
+	ASSERT_STR("for (int64_t i0 = 0; i0 < 3; i0++) { /* parallel, run serially: too little "
+		   "work */\n"
+		   "\tfor (int64_t i1 = 0; i1 < 50; i1++) {\n"
+		   "\t\tb0[(i0 + i1)] = 1.0f;\n"
+		   "\t}\n"
+		   "}\n"
+		   "for (int64_t i2 = 0; i2 < syms[0]; i2++) { /* parallel region: 2 loops */\n"
+		   "\tfor (int64_t i3 = 0; i3 < 4; i3++) { /* parallel */\n"
+		   "\t\tb0[(i2 + i3)] = 2.0f;\n"
+		   "\t}\n"
+		   "}\n", sb_str(&sb));
+	d.parallel_fmt = "#pragma omp parallel for collapse(%d)";
+	sb.len = 0;
+	tir_print_stmt(f->body, &d, &sb, 0);
+	ASSERT_STR("for (int64_t i0 = 0; i0 < 3; i0++) {\n"
+		   "\tfor (int64_t i1 = 0; i1 < 50; i1++) {\n"
+		   "\t\tb0[(i0 + i1)] = 1.0f;\n"
+		   "\t}\n"
+		   "}\n"
+		   "#pragma omp parallel for collapse(2)\n"
+		   "for (int64_t i2 = 0; i2 < syms[0]; i2++) {\n"
+		   "\tfor (int64_t i3 = 0; i3 < 4; i3++) {\n"
+		   "\t\tb0[(i2 + i3)] = 2.0f;\n"
+		   "\t}\n"
+		   "}\n", sb_str(&sb));
+	sb_release(&sb);
+	arena_release(&a);
+}
+
+TESTS({ "plan_parallel", test_plan_parallel },
+      { "builder_simplifies_indices", test_builder_simplifies_indices },
       { "builder_structure", test_builder_structure },
       { "finish_no_params", test_finish_no_params },
       { "finish_eight_params", test_finish_eight_params },
