@@ -528,6 +528,49 @@ static bool escapes(struct graph *g, int v, const int *nodes, int n)
 	return false;
 }
 
+/*
+ * The body of a fused elementwise loop over shape s (flat index flat when
+ * every outside input has s's shape or one element, else the nest idx):
+ * each node's result becomes a local the later ones read, stored where
+ * buf[its output] is a buffer. local and buf are indexed by value id.
+ */
+static void fused_body(struct lower *L, const int *nodes, int n, const struct shape *s,
+		       struct tir *flat, struct tir **idx, struct tir **local,
+		       struct tir_buf **buf)
+{
+	struct graph *g = L->g;
+	struct tir_builder *b = L->b;
+	struct tir *off = flat ? flat : lower_offset(L, s, idx);
+
+	for (int k = 0; k < n; k++) {
+		const struct node *nd = &g->nodes.v[nodes[k]];
+		const struct value *out = node_out(g, nd, 0);
+		struct tir **x = arena_alloc(g->arena, sizeof(*x) * (size_t)(nd->n_in + 1));
+		enum dtype t = out->dtype;
+
+		L->n = nd;
+		for (int i = 0; i < nd->n_in; i++) {
+			int v = nd->in[i];
+			const struct value *val = v >= 0 ? &g->values.v[v] : NULL;
+
+			if (!val)
+				x[i] = NULL;
+			else if (local[v])
+				x[i] = local[v];
+			else
+				x[i] = tir_load(b, buf[v], is_scalar(&val->shape) &&
+						!shape_eq(&val->shape, s) ? tir_int(b, 0)
+						: flat ? flat : lower_bcast_offset(L, &val->shape, s, idx));
+		}
+		if (t == DTYPE_BOOL || nd->op == OP_CAST || nd->op == OP_WHERE)
+			t = nd->op == OP_CAST || nd->op == OP_WHERE ? out->dtype
+			    : lower_in(L, 0)->dtype;
+		local[nd->out[0]] = tir_let(b, "t", map_expr(L, x, nd->n_in, t));
+		if (buf[nd->out[0]])
+			tir_store(b, buf[nd->out[0]], off, local[nd->out[0]]);
+	}
+}
+
 struct tir_func *op_lower_fused(struct graph *g, const int *nodes, int n, const char *name,
 				int **args, int *n_args, int *n_inputs)
 {
@@ -579,34 +622,7 @@ struct tir_func *op_lower_fused(struct graph *g, const int *nodes, int n, const 
 	} else {
 		lower_loops(&L, s, idx);
 	}
-	for (int k = 0; k < n; k++) {
-		const struct node *nd = &g->nodes.v[nodes[k]];
-		const struct value *out = node_out(g, nd, 0);
-		struct tir **x = arena_alloc(g->arena, sizeof(*x) * (size_t)(nd->n_in + 1));
-		enum dtype t = out->dtype;
-		struct tir *off = same ? flat : lower_offset(&L, s, idx);
-
-		L.n = nd;
-		for (int i = 0; i < nd->n_in; i++) {
-			int v = nd->in[i];
-			const struct value *val = v >= 0 ? &g->values.v[v] : NULL;
-
-			if (!val)
-				x[i] = NULL;
-			else if (local[v])
-				x[i] = local[v];
-			else
-				x[i] = tir_load(&b, buf[v], is_scalar(&val->shape) &&
-						!shape_eq(&val->shape, s) ? tir_int(&b, 0)
-						: same ? flat : lower_bcast_offset(&L, &val->shape, s, idx));
-		}
-		if (t == DTYPE_BOOL || nd->op == OP_CAST || nd->op == OP_WHERE)
-			t = nd->op == OP_CAST || nd->op == OP_WHERE ? out->dtype
-			    : lower_in(&L, 0)->dtype;
-		local[nd->out[0]] = tir_let(&b, "t", map_expr(&L, x, nd->n_in, t));
-		if (buf[nd->out[0]])
-			tir_store(&b, buf[nd->out[0]], off, local[nd->out[0]]);
-	}
+	fused_body(&L, nodes, n, s, flat, idx, local, buf);
 	if (same)
 		tir_end(&b);
 	else
@@ -615,4 +631,106 @@ struct tir_func *op_lower_fused(struct graph *g, const int *nodes, int n, const 
 	*args = a;
 	*n_args = na;
 	return f;
+}
+
+bool op_is_epilogue_anchor(struct graph *g, const struct node *n)
+{
+	enum op_kind k = op_info(n->op)->kind;
+
+	return (k == OPK_ANCHOR || k == OPK_REDUCE || n->op == OP_SOFTMAX ||
+		n->op == OP_LOGSOFTMAX) && n->n_out >= 1 && node_out(g, n, 0)->has_shape &&
+	       !node_is_dynamic(g, n);
+}
+
+bool op_epilogue_accepts(struct graph *g, const struct node *a, const int *nodes, int n,
+			 const struct node *c)
+{
+	const struct value *ao = node_out(g, a, 0), *co;
+	bool reads = false;
+
+	if (!op_fusable_elementwise(g, c))
+		return false;
+	co = node_out(g, c, 0);
+	if (co->dtype != ao->dtype || !shape_eq(&co->shape, &ao->shape))
+		return false;
+	for (int j = 0; j < c->n_in; j++) {
+		int v = c->in[j];
+
+		if (v < 0)
+			continue;
+		for (int o = 1; o < a->n_out; o++)
+			if (a->out[o] == v)
+				return false;
+		reads |= v == a->out[0];
+		for (int q = 0; q < n && !reads; q++)
+			reads = g->nodes.v[nodes[q]].out[0] == v;
+	}
+	return reads;
+}
+
+void epilogue_plan(struct graph *g, const struct node *a, const int *nodes, int n,
+		   struct lower_epilogue *e)
+{
+	int *all = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+	bool *seen = arena_alloc(g->arena, sizeof(bool) * ((size_t)g->values.n + 1));
+
+	e->nodes = nodes;
+	e->n = n;
+	e->anchor_out = a->out[0];
+	e->final = g->nodes.v[nodes[n - 1]].out[0];
+	memcpy(all, nodes, sizeof(int) * (size_t)n);
+	e->keep_anchor = escapes(g, e->anchor_out, all, n);
+	e->extra = arena_alloc(g->arena, sizeof(int) * (size_t)(4 * n + 1));
+	e->stored = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
+	e->n_extra = e->n_stored = 0;
+	seen[e->anchor_out] = true;
+	for (int k = 0; k < n; k++) {
+		const struct node *nd = &g->nodes.v[nodes[k]];
+
+		for (int i = 0; i < nd->n_in; i++) {
+			int v = nd->in[i];
+
+			if (v < 0 || seen[v])
+				continue;
+			seen[v] = true;
+			if (e->n_extra == 4 * n)
+				BUG("epilogue with too many inputs");
+			e->extra[e->n_extra++] = v;
+		}
+		seen[nd->out[0]] = true;
+		if ((nd->out[0] == e->final && e->keep_anchor) ||
+		    (nd->out[0] != e->final && escapes(g, nd->out[0], all, n)))
+			e->stored[e->n_stored++] = nd->out[0];
+	}
+}
+
+void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf)
+{
+	struct graph *g = L->g;
+	const struct node *anchor = L->n;
+	const struct shape *s = &g->values.v[e->anchor_out].shape;
+	struct tir **local = arena_alloc(g->arena, sizeof(*local) * ((size_t)g->values.n + 1));
+	struct tir *idx[MAX_RANK], *flat = NULL;
+	bool same = true;
+
+	for (int i = 0; i < e->n_extra; i++) {
+		const struct shape *xs = &g->values.v[e->extra[i]].shape;
+
+		if (!shape_eq(xs, s) && !is_scalar(xs))
+			same = false;
+	}
+	if (same) {
+		flat = tir_loop(L->b, lower_numel(L, s));
+		tir_mark_parallel(L->b);
+	} else {
+		lower_loops_parallel(L, s, idx);
+	}
+	local[e->anchor_out] = tir_let(L->b, "a", tir_load(L->b, L->out[0],
+					flat ? flat : lower_offset(L, s, idx)));
+	fused_body(L, e->nodes, e->n, s, flat, idx, local, ebuf);
+	if (same)
+		tir_end(L->b);
+	else
+		lower_end_loops(L, s->rank);
+	L->n = anchor;
 }

@@ -111,6 +111,19 @@ int64_t target_opt(const struct target *t, const char *name)
 	BUG("target '%s' has no option '%s'", t->kind->name, name);
 }
 
+int64_t target_opt_or(const struct target *t, const char *name, int64_t def)
+{
+	for (const struct target_option *o = t->kind->options; o && o->name; o++)
+		if (!strcmp(o->name, name))
+			return target_opt(t, name);
+	return def;
+}
+
+bool target_fuses(const struct target *t)
+{
+	return !t->kind->relay_to_tir && target_opt_or(t, "fuse", 1) != 0;
+}
+
 /*
  * How many nodes from p->nodes[i] on fuse into one elementwise kernel: a
  * run of fusable nodes with one output shape, each reading an earlier one.
@@ -138,15 +151,58 @@ static int fused_run(struct graph *g, const struct partition *p, int i)
 	return k - i;
 }
 
+/*
+ * How many nodes after p->nodes[i] join its epilogue (0 when none): the
+ * elementwise chain op_epilogue_accepts takes, in partition order.
+ */
+static int epilogue_run(struct graph *g, const struct partition *p, int i)
+{
+	const struct node *a = &g->nodes.v[p->nodes[i]];
+	int k = i + 1;
+
+	if (!op_is_epilogue_anchor(g, a))
+		return 0;
+	while (k < p->n_nodes &&
+	       op_epilogue_accepts(g, a, p->nodes + i + 1, k - i - 1, &g->nodes.v[p->nodes[k]]))
+		k++;
+	return k - i - 1;
+}
+
+/*
+ * The arguments of node n's kernel with epilogue e (NULL: none) in the
+ * order lower_params declares its parameters; sets k->args, n_args, n_inputs.
+ */
+static void kernel_args(struct graph *g, const struct node *n, const struct lower_epilogue *e,
+			struct kernel *k)
+{
+	int na = 0, cap = n->n_in + n->n_out + 1 + (e ? e->n_extra + e->n_stored : 0);
+
+	k->args = arena_alloc(g->arena, sizeof(int) * (size_t)cap);
+	for (int j = 0; j < n->n_in; j++)
+		if (n->in[j] >= 0)
+			k->args[na++] = n->in[j];
+	for (int j = 0; e && j < e->n_extra; j++)
+		k->args[na++] = e->extra[j];
+	k->n_inputs = na;
+	for (int j = 0; j < n->n_out; j++)
+		k->args[na++] = j == 0 && e && !e->keep_anchor ? e->final : n->out[j];
+	for (int j = 0; e && j < e->n_stored; j++)
+		k->args[na++] = e->stored[j];
+	k->n_args = na;
+}
+
 int target_lower_generic(struct graph *g, const struct target *t, struct partition *p)
 {
+	bool fuse = target_opt_or(t, "fuse", 1) != 0;
+
 	for (int i = 0, run; i < p->n_nodes; i += run) {
 		struct node *n = &g->nodes.v[p->nodes[i]];
 		struct kernel k = { 0 };
-		int na = 0;
 		const struct op_strategy *s = strategy_find(t->kind, n->op);
+		struct lower_epilogue epi, *e = NULL;
+		int ne = 0;
 
-		if ((run = fused_run(g, p, i)) > 1) {
+		if ((run = fuse ? fused_run(g, p, i) : 1) > 1) {
 			k.name = arena_printf(g->arena, "k%d_%d_fused", p->id, i);
 			k.func = op_lower_fused(g, p->nodes + i, run, k.name, &k.args, &k.n_args,
 						&k.n_inputs);
@@ -156,19 +212,24 @@ int target_lower_generic(struct graph *g, const struct target *t, struct partiti
 			vec_push(&p->kernels, k);
 			continue;
 		}
-		k.name = arena_printf(g->arena, "k%d_%d_%s", p->id, i, op_info(n->op)->name);
 		k.span = n->span;
-		if (s ? strategy_lower(g, s, n, &k) < 0 : !(k.func = op_lower_node(g, n, k.name)))
+		if (fuse && (ne = epilogue_run(g, p, i)) > 0) {
+			e = &epi;
+			epilogue_plan(g, n, p->nodes + i + 1, ne, e);
+			for (int q = i + 1; q <= i + ne; q++)
+				span_add(g, &k.span, &g->nodes.v[p->nodes[q]].span);
+			k.name = arena_printf(g->arena, "k%d_%d_%s_fused", p->id, i,
+					      op_info(n->op)->name);
+			run = 1 + ne;
+		} else {
+			k.name = arena_printf(g->arena, "k%d_%d_%s", p->id, i, op_info(n->op)->name);
+		}
+		if (s ? strategy_lower(g, s, n, e, &k) < 0
+		      : !(k.func = op_lower_node_epi(g, n, k.name, e)))
 			return -1;
-		k.args = arena_alloc(g->arena, sizeof(int) * (size_t)(n->n_in + n->n_out + 1));
-		for (int j = 0; j < n->n_in; j++)
-			if (n->in[j] >= 0)
-				k.args[na++] = n->in[j];
-		k.n_inputs = na;
-		for (int j = 0; j < n->n_out; j++)
-			k.args[na++] = n->out[j];
-		k.n_args = na;
-		k.span = n->span;
+		if (!s)
+			k.func->span = k.span;
+		kernel_args(g, n, e, &k);
 		vec_push(&p->kernels, k);
 	}
 	return 0;
