@@ -2,12 +2,14 @@
 # fusion.sh - fused kernels of the c target. Each model of
 # testdata/fusion/make_models.py is compiled with --search none twice: fused
 # (the default) and with -fuse=0 (one kernel per node). Both must match
-# numpy; the fused build must have the expected kernels, each fused kernel
+# numpy; the fused build must have the expected kernels (epilogues after
+# anchors, elementwise prologues inlined into reductions and softmax), each fused kernel
 # naming every ONNX node in it (OUT.json kernels[].onnx_nodes), and a
 # memory plan no larger than the unfused one (smaller where a fused
 # intermediate was the biggest live buffer). conv_sym runs at two batch
 # sizes. The same fusion happens to a multi-node c partition of the Collage
-# search: conv_bias_relu compiled with -v reports its fused kernel.
+# search: conv_bias_relu compiled with the collage search gets its fused
+# kernel. With OpenCL available, opencl builds fuse the same way.
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/fusion
 mkdir -p "$T"
@@ -76,7 +78,8 @@ model matmul_gelu 1 lt \
 model gemm_relu 1 lt "k0_0_Gemm_fused:gemm,relu|"
 model maxpool_relu 1 lt "k0_0_MaxPool_fused:pool,scale,relu|"
 model conv_swish 1 lt "k0_0_Conv_fused:conv,sigmoid,swish|"
-model softmax_scale 2 lt "_Softmax_fused:softmax,scale|"
+model softmax_scale 1 lt "k0_0_Softmax_fused:temperature,softmax,scale|"
+model logsumexp 1 lt "k0_0_ReduceSum_fused:scale,exp,sum,log|"
 model layernorm 4 le "_ReduceMean_fused:variance,add_eps,stddev|"
 model conv_sym 1 lt "k0_0_Conv_fused:conv,bias,relu|"
 
@@ -89,4 +92,18 @@ if "$COLLAGEC" compile --target c "$T/conv_bias_relu.onnx" -o "$T/collage.so" \
 		fail collage-fuses-its-c-partition "kernels: $3"
 else
 	fail collage-fuses-its-c-partition "$(head -1 "$T/collage.log") $(head -1 "$T/run.log")"
+fi
+
+# opencl prints its kernels from the same fused loop IR
+if "$COLLAGEC" targets 2>/dev/null | grep -q '^opencl (cpu)'; then
+	for name in conv_bias_relu logsumexp; do
+		if "$COLLAGEC" compile --search none --target opencl,c "$T/$name.onnx" \
+			-o "$T/$name.ocl.so" -q >"$T/compile.log" 2>&1 &&
+			check "$name" "" "$T/$name.ocl.so"; then
+			set -- $(/usr/bin/python3 "$T/info.py" "$T/$name.ocl.json")
+			[ "$1" = 1 ] && ok "opencl/$name ($3)" || fail "opencl/$name" "kernels: $3"
+		else
+			fail "opencl/$name" "$(head -1 "$T/compile.log") $(head -1 "$T/run.log")"
+		fi
+	done
 fi

@@ -4,7 +4,8 @@
  * partition per node, or on a target that fuses (target_fuses) the groups
  * FuseOps would make: an anchor (conv, matmul, pooling, reduction) or an
  * elementwise node with the elementwise nodes after it of its output's
- * shape, each reading the group.
+ * shape, each reading the group; an elementwise group may end in a
+ * reduction or softmax reading it (its prologue), then that one's epilogue.
  */
 #include "collage.h"
 
@@ -128,7 +129,7 @@ static int grow_group(struct placer *pl, const struct target_kind *k, int i, int
 	struct graph *g = pl->g;
 	const struct node *first = &g->nodes.v[i];
 	bool anchor = op_is_epilogue_anchor(g, first);
-	int n = 1;
+	int n = 1, chain = 1;	/* the anchor's epilogue: nodes[chain..n) */
 
 	nodes[0] = i;
 	if (!anchor && !op_fusable_elementwise(g, first))
@@ -140,7 +141,18 @@ static int grow_group(struct placer *pl, const struct target_kind *k, int i, int
 		if (!supported(pl, k, j) || !reads_group(g, c, nodes, n) ||
 		    !inputs_ok(g, c, nodes, n))
 			continue;
-		if (anchor ? !op_epilogue_accepts(g, first, nodes + 1, n - 1, c)
+		if (!anchor && op_is_prologue_anchor(g, c) &&
+		    c->in[0] == g->nodes.v[nodes[n - 1]].out[0]) {
+			/* elementwise into a reduction: its prologue, then its epilogue */
+			nodes[n++] = j;
+			first = c;
+			anchor = op_is_epilogue_anchor(g, c);
+			chain = n;
+			if (!anchor)
+				break;
+			continue;
+		}
+		if (anchor ? !op_epilogue_accepts(g, first, nodes + chain, n - chain, c)
 			   : !op_fusable_elementwise(g, c) ||
 			     !shape_eq(&node_out(g, c, 0)->shape, &node_out(g, first, 0)->shape))
 			continue;

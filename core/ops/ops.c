@@ -191,14 +191,25 @@ void lower_params(struct lower *L, const struct lower_epilogue *e, struct tir_bu
 
 	L->in = arena_alloc(g->arena, sizeof(*L->in) * (size_t)(n->n_in + 1));
 	L->out = arena_alloc(g->arena, sizeof(*L->out) * (size_t)(n->n_out + 1));
+	if (e)
+		eb = arena_alloc(g->arena, sizeof(*eb) * ((size_t)g->values.n + 1));
+	for (int i = 0; e && i < e->n_pro_extra; i++)
+		eb[e->pro_extra[i]] = tir_param(L->b, g->values.v[e->pro_extra[i]].name,
+						g->values.v[e->pro_extra[i]].dtype);
 	for (int i = 0; i < n->n_in; i++) {
 		struct value *v = node_in(g, n, i);
 
-		if (v)
+		if (v && i == 0 && e && e->n_pro) {
+			/* not a parameter: lower_epilogue inlines its loads */
+			L->in[0] = arena_alloc(g->arena, sizeof(*L->in[0]));
+			L->in[0]->name = v->name;
+			L->in[0]->dtype = v->dtype;
+			L->in[0]->index = -1;
+		} else if (v) {
 			L->in[i] = tir_param(L->b, v->name, v->dtype);
+		}
 	}
 	if (e) {
-		eb = arena_alloc(g->arena, sizeof(*eb) * ((size_t)g->values.n + 1));
 		for (int i = 0; i < e->n_extra; i++)
 			eb[e->extra[i]] = tir_param(L->b, g->values.v[e->extra[i]].name,
 						    g->values.v[e->extra[i]].dtype);

@@ -107,6 +107,17 @@ struct lower_epilogue {
 	int *extra;
 	int n_stored;		/* chain outputs with a buffer besides output 0's */
 	int *stored;
+	/*
+	 * (optional) the prologue: elementwise nodes of one shape whose last
+	 * one makes the anchor's input 0, read by nothing else; the anchor's
+	 * loads of input 0 become their expression (recomputed per load), and
+	 * their inputs (pro_extra: of that shape or one element) come first
+	 * among the parameters, input 0 not being one.
+	 */
+	const int *pro;
+	int n_pro;
+	int n_pro_extra;
+	int *pro_extra;
 };
 
 /* Whether op n can take an epilogue (its kernel writes output 0 whole). */
@@ -118,8 +129,18 @@ bool op_is_epilogue_anchor(struct graph *g, const struct node *n);
  */
 bool op_epilogue_accepts(struct graph *g, const struct node *a, const int *nodes, int n,
 			 const struct node *c);
-/* Fills e for anchor node a and chain nodes[0..n) (borrowed). */
+/* Fills e for anchor node a and chain nodes[0..n) (borrowed; n may be 0). */
 void epilogue_plan(struct graph *g, const struct node *a, const int *nodes, int n,
+		   struct lower_epilogue *e);
+/* Whether op n takes a prologue (it only loads input 0: reductions, softmax). */
+bool op_is_prologue_anchor(struct graph *g, const struct node *n);
+/*
+ * Whether nodes[0..n) (a fused elementwise run) can be the prologue of a:
+ * the last makes a's input 0, no other input of a, and none of their
+ * values is read outside nodes and a; their outside inputs have the run's
+ * shape or one element. If so, fills e's prologue fields.
+ */
+bool prologue_plan(struct graph *g, const struct node *a, const int *nodes, int n,
 		   struct lower_epilogue *e);
 /*
  * Declares the parameters of L->n (inputs, e's extras, outputs, e's stored
@@ -127,7 +148,10 @@ void epilogue_plan(struct graph *g, const struct node *a, const int *nodes, int 
  * arena, NULL when e is).
  */
 void lower_params(struct lower *L, const struct lower_epilogue *e, struct tir_buf ***ebuf);
-/* Appends e's loop after the anchor's nest (L->out[0] holds the anchor's result). */
+/*
+ * Appends e's loop after the anchor's nest (L->out[0] holds the anchor's
+ * result) and inlines its prologue into the loads of input 0.
+ */
 void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf);
 /* op_lower_node with an epilogue (NULL: none). */
 struct tir_func *op_lower_node_epi(struct graph *g, struct node *n, const char *name,

@@ -674,12 +674,13 @@ void epilogue_plan(struct graph *g, const struct node *a, const int *nodes, int 
 	int *all = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
 	bool *seen = arena_alloc(g->arena, sizeof(bool) * ((size_t)g->values.n + 1));
 
+	memset(e, 0, sizeof(*e));
 	e->nodes = nodes;
 	e->n = n;
 	e->anchor_out = a->out[0];
-	e->final = g->nodes.v[nodes[n - 1]].out[0];
+	e->final = n ? g->nodes.v[nodes[n - 1]].out[0] : a->out[0];
 	memcpy(all, nodes, sizeof(int) * (size_t)n);
-	e->keep_anchor = escapes(g, e->anchor_out, all, n);
+	e->keep_anchor = n == 0 || escapes(g, e->anchor_out, all, n);
 	e->extra = arena_alloc(g->arena, sizeof(int) * (size_t)(4 * n + 1));
 	e->stored = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 1));
 	e->n_extra = e->n_stored = 0;
@@ -698,10 +699,56 @@ void epilogue_plan(struct graph *g, const struct node *a, const int *nodes, int 
 			e->extra[e->n_extra++] = v;
 		}
 		seen[nd->out[0]] = true;
-		if ((nd->out[0] == e->final && e->keep_anchor) ||
+		if ((nd->out[0] == e->final && e->keep_anchor && n > 0) ||
 		    (nd->out[0] != e->final && escapes(g, nd->out[0], all, n)))
 			e->stored[e->n_stored++] = nd->out[0];
 	}
+}
+
+int lower_reduce(struct lower *L);	/* ops_reduce.c */
+
+struct inline_ctx {
+	struct lower *L;
+	const struct lower_epilogue *e;
+	struct tir_buf **ebuf;
+};
+
+/* The prologue's value at flat index idx of the anchor's input 0. */
+static struct tir *prologue_at(void *p, struct tir *idx)
+{
+	struct inline_ctx *ic = p;
+	struct lower *L = ic->L;
+	struct graph *g = L->g;
+	const struct node *anchor = L->n;
+	struct tir **local = arena_alloc(g->arena, sizeof(*local) * ((size_t)g->values.n + 1));
+	struct tir *r = NULL;
+
+	for (int k = 0; k < ic->e->n_pro; k++) {
+		const struct node *nd = &g->nodes.v[ic->e->pro[k]];
+		const struct value *out = node_out(g, nd, 0);
+		struct tir **x = arena_alloc(g->arena, sizeof(*x) * (size_t)(nd->n_in + 1));
+		enum dtype t = out->dtype;
+
+		L->n = nd;
+		for (int i = 0; i < nd->n_in; i++) {
+			int v = nd->in[i];
+
+			if (v < 0)
+				x[i] = NULL;
+			else if (local[v])
+				x[i] = local[v];
+			else
+				x[i] = tir_load(L->b, ic->ebuf[v], is_scalar(&g->values.v[v].shape) &&
+						!shape_eq(&g->values.v[v].shape, &out->shape)
+						? tir_int(L->b, 0) : idx);
+		}
+		if (t == DTYPE_BOOL || nd->op == OP_CAST || nd->op == OP_WHERE)
+			t = nd->op == OP_CAST || nd->op == OP_WHERE ? out->dtype
+			    : lower_in(L, 0)->dtype;
+		r = local[nd->out[0]] = map_expr(L, x, nd->n_in, t);
+	}
+	L->n = anchor;
+	return r;
 }
 
 void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf)
@@ -713,6 +760,13 @@ void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_
 	struct tir *idx[MAX_RANK], *flat = NULL;
 	bool same = true;
 
+	if (e->n_pro) {
+		struct inline_ctx ic = { L, e, ebuf };
+
+		tir_replace_loads(&L->b->stack.v[0], L->in[0], prologue_at, &ic);
+	}
+	if (e->n == 0)
+		return;
 	for (int i = 0; i < e->n_extra; i++) {
 		const struct shape *xs = &g->values.v[e->extra[i]].shape;
 
@@ -733,4 +787,57 @@ void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_
 	else
 		lower_end_loops(L, s->rank);
 	L->n = anchor;
+}
+
+bool op_is_prologue_anchor(struct graph *g, const struct node *n)
+{
+	return (op_info(n->op)->lower == lower_reduce || n->op == OP_SOFTMAX ||
+		n->op == OP_LOGSOFTMAX) && n->n_in >= 1 && n->in[0] >= 0 &&
+	       node_out(g, n, 0)->has_shape && !node_is_dynamic(g, n);
+}
+
+bool prologue_plan(struct graph *g, const struct node *a, const int *nodes, int n,
+		   struct lower_epilogue *e)
+{
+	const struct value *x = node_in(g, a, 0);
+	int *all = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 2));
+	bool *seen = arena_alloc(g->arena, sizeof(bool) * ((size_t)g->values.n + 1));
+
+	if (n < 1 || g->nodes.v[nodes[n - 1]].out[0] != a->in[0])
+		return false;
+	for (int j = 1; j < a->n_in; j++)
+		for (int k = 0; k < n; k++)
+			if (a->in[j] >= 0 && a->in[j] == g->nodes.v[nodes[k]].out[0])
+				return false;
+	memcpy(all, nodes, sizeof(int) * (size_t)n);
+	all[n] = (int)(a - g->nodes.v);
+	e->pro_extra = arena_alloc(g->arena, sizeof(int) * (size_t)(4 * n + 1));
+	e->n_pro_extra = 0;
+	for (int k = 0; k < n; k++) {
+		const struct node *nd = &g->nodes.v[nodes[k]];
+
+		/* map_expr declares locals for these: no place for them in an expression */
+		if (nd->op == OP_HARDSIGMOID || nd->op == OP_HARDSWISH || nd->op == OP_CLIP ||
+		    escapes(g, nd->out[0], all, n + 1))
+			return false;
+		for (int i = 0; i < nd->n_in; i++) {
+			int v = nd->in[i];
+			bool mine = false;
+
+			for (int q = 0; q < k && !mine; q++)
+				mine = g->nodes.v[nodes[q]].out[0] == v;
+			if (v < 0 || mine || seen[v])
+				continue;
+			if (!shape_eq(&g->values.v[v].shape, &x->shape) &&
+			    !is_scalar(&g->values.v[v].shape))
+				return false;
+			if (e->n_pro_extra == 4 * n)
+				return false;
+			seen[v] = true;
+			e->pro_extra[e->n_pro_extra++] = v;
+		}
+	}
+	e->pro = nodes;
+	e->n_pro = n;
+	return true;
 }

@@ -177,9 +177,12 @@ static void kernel_args(struct graph *g, const struct node *n, const struct lowe
 {
 	int na = 0, cap = n->n_in + n->n_out + 1 + (e ? e->n_extra + e->n_stored : 0);
 
+	cap += e ? e->n_pro_extra : 0;
 	k->args = arena_alloc(g->arena, sizeof(int) * (size_t)cap);
+	for (int j = 0; e && j < e->n_pro_extra; j++)
+		k->args[na++] = e->pro_extra[j];
 	for (int j = 0; j < n->n_in; j++)
-		if (n->in[j] >= 0)
+		if (n->in[j] >= 0 && !(j == 0 && e && e->n_pro))
 			k->args[na++] = n->in[j];
 	for (int j = 0; e && j < e->n_extra; j++)
 		k->args[na++] = e->extra[j];
@@ -191,18 +194,43 @@ static void kernel_args(struct graph *g, const struct node *n, const struct lowe
 	k->n_args = na;
 }
 
+/*
+ * Whether the elementwise run p->nodes[i..i+run) is the prologue of the
+ * node after it; fills e (its epilogue too) when it is.
+ */
+static bool plan_prologue(struct graph *g, const struct partition *p, int i, int run,
+			  struct lower_epilogue *e)
+{
+	const struct node *a;
+	int ne;
+
+	if (i + run >= p->n_nodes || !op_fusable_elementwise(g, &g->nodes.v[p->nodes[i]]))
+		return false;
+	a = &g->nodes.v[p->nodes[i + run]];
+	if (!op_is_prologue_anchor(g, a))
+		return false;
+	ne = epilogue_run(g, p, i + run);
+	epilogue_plan(g, a, p->nodes + i + run + 1, ne, e);
+	return prologue_plan(g, a, p->nodes + i, run, e);
+}
+
 int target_lower_generic(struct graph *g, const struct target *t, struct partition *p)
 {
 	bool fuse = target_opt_or(t, "fuse", 1) != 0;
 
 	for (int i = 0, run; i < p->n_nodes; i += run) {
-		struct node *n = &g->nodes.v[p->nodes[i]];
 		struct kernel k = { 0 };
-		const struct op_strategy *s = strategy_find(t->kind, n->op);
 		struct lower_epilogue epi, *e = NULL;
-		int ne = 0;
+		struct node *n;
+		const struct op_strategy *s;
+		int ne = 0, ai = i;	/* the anchor's position */
 
-		if ((run = fuse ? fused_run(g, p, i) : 1) > 1) {
+		run = fuse ? fused_run(g, p, i) : 1;
+		if (fuse && plan_prologue(g, p, i, run, &epi)) {
+			e = &epi;
+			ai = i + run;
+			ne = epi.n;
+		} else if (run > 1) {
 			k.name = arena_printf(g->arena, "k%d_%d_fused", p->id, i);
 			k.func = op_lower_fused(g, p->nodes + i, run, k.name, &k.args, &k.n_args,
 						&k.n_inputs);
@@ -211,19 +239,17 @@ int target_lower_generic(struct graph *g, const struct target *t, struct partiti
 			k.func->span = k.span;
 			vec_push(&p->kernels, k);
 			continue;
-		}
-		k.span = n->span;
-		if (fuse && (ne = epilogue_run(g, p, i)) > 0) {
+		} else if (fuse && (ne = epilogue_run(g, p, i)) > 0) {
 			e = &epi;
-			epilogue_plan(g, n, p->nodes + i + 1, ne, e);
-			for (int q = i + 1; q <= i + ne; q++)
-				span_add(g, &k.span, &g->nodes.v[p->nodes[q]].span);
-			k.name = arena_printf(g->arena, "k%d_%d_%s_fused", p->id, i,
-					      op_info(n->op)->name);
-			run = 1 + ne;
-		} else {
-			k.name = arena_printf(g->arena, "k%d_%d_%s", p->id, i, op_info(n->op)->name);
+			epilogue_plan(g, &g->nodes.v[p->nodes[i]], p->nodes + i + 1, ne, e);
 		}
+		n = &g->nodes.v[p->nodes[ai]];
+		s = strategy_find(t->kind, n->op);
+		for (int q = i; q <= ai + ne; q++)
+			span_add(g, &k.span, &g->nodes.v[p->nodes[q]].span);
+		k.name = arena_printf(g->arena, e ? "k%d_%d_%s_fused" : "k%d_%d_%s", p->id, i,
+				      op_info(n->op)->name);
+		run = ai - i + 1 + ne;
 		if (s ? strategy_lower(g, s, n, e, &k) < 0
 		      : !(k.func = op_lower_node_epi(g, n, k.name, e)))
 			return -1;

@@ -153,6 +153,14 @@ void tir_extern(struct tir_builder *b, const char *fn, struct tir **args, int n)
 /* Marks the innermost open loop as parallel (its iterations are independent). */
 void tir_mark_parallel(struct tir_builder *b);
 
+/*
+ * Replaces, in the tree under *s, every load of buf by fn(ctx, index) (the
+ * index already rewritten). BUG() when buf is stored to or its address
+ * taken: only a buffer that is read element by element can be inlined.
+ */
+void tir_replace_loads(struct tir **s, const struct tir_buf *buf,
+		       struct tir *(*fn)(void *ctx, struct tir *idx), void *ctx);
+
 /* Text form for --dump-ir (appended to sb). */
 void tir_print(const struct tir_func *f, struct graph *g, struct strbuf *sb);
 

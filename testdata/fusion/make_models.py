@@ -12,7 +12,10 @@ batch N) and output y (expected in NAME_exp/y.npy or NAME_exp_N/y.npy):
   gemm_relu        Gemm with bias, Relu
   maxpool_relu     MaxPool, Mul by a constant, Relu
   conv_swish       Conv, x * Sigmoid(x) (the anchor's output read twice)
-  softmax_scale    Mul by a constant, Softmax, Mul by a constant
+  softmax_scale    Mul by a constant, Softmax, Mul by a constant (the first
+                   Mul inlined into Softmax's loads: a prologue)
+  logsumexp        Mul by a constant, Exp, ReduceSum, Log: the reduction with
+                   its elementwise prologue and epilogue
   layernorm        LayerNormalization spelled out: ReduceMean, Sub, Pow,
                    ReduceMean, Add, Sqrt, Div, Mul, Add
   conv_sym         conv_bias_relu with batch N symbolic (N = 1 and 3)
@@ -151,6 +154,15 @@ def main():
     x = rnd(6, 40)
     e = np.exp(x.astype(np.float64) * 0.5 - (x.astype(np.float64) * 0.5).max(-1, keepdims=True))
     expect("softmax_scale", x, 3 * e / e.sum(-1, keepdims=True))
+
+    nodes = [helper.make_node("Mul", ["x", "t"], ["xs"], name="scale"),
+             helper.make_node("Exp", ["xs"], ["e"], name="exp"),
+             helper.make_node("ReduceSum", ["e", "axes"], ["s"], name="sum"),
+             helper.make_node("Log", ["s"], ["y"], name="log")]
+    save("logsumexp", nodes, [6, 40], [6, 1],
+         {"t": np.array(0.25, np.float32), "axes": np.array([-1], np.int64)})
+    x = rnd(6, 40)
+    expect("logsumexp", x, np.log(np.exp(x.astype(np.float64) * 0.25).sum(-1, keepdims=True)))
 
     g, bt = rnd(48), rnd(48)
     nodes = [helper.make_node("ReduceMean", ["x"], ["mu"], name="mean", axes=[-1]),
