@@ -54,7 +54,7 @@ if "$COLLAGEC" compile --search none --target c "$T/$m.onnx" -o "$T/$m.j2.so" -j
 	n=$(ls "$dir" | grep -c '^kernels_[0-9]*\.o$')
 	# kernels with identical code (the same op, shapes and schedule) are
 	# emitted once and called by every step that needs them
-	defined=$(cat "$dir"/kernels_*.c | grep -c '^RT_KERNEL void k[0-9]*_[0-9]*_[A-Za-z]*(')
+	defined=$(cat "$dir"/kernels_*.c | grep -c '^RT_KERNEL void k[0-9]*_[0-9]*_[A-Za-z_]*(')
 	steps=$(grep -c '^	{ k[0-9]' "$dir/model.c")
 	if [ "$defined" -gt 0 ] && [ "$defined" -lt "$steps" ] &&
 		[ "$(grep -c "RT_KERNEL_EXTERN void" "$dir/model.c")" = "$defined" ]

@@ -174,18 +174,19 @@ check matmul-batched/B=3 "$T/bt.so" "$T/btexp" "a=$T/bt_a.npy" "b=$T/bt_b.npy"
 
 "$COLLAGEC" compile --search none --target c "$T/conv_kinds.onnx" -o "$T/conv.so" || fail conv/compile "exit $?"
 v=$(kernels "$T/conv.json")
-want="depthwise compile-time conv.depthwise_rows if always scratch=|pointwise compile-time conv.micro \
-if always scratch=896|full3x3 compile-time conv.micro if always scratch=2304|"
+want="depthwise compile-time conv.depthwise_rows if always scratch=|pointwise compile-time conv.1x1 \
+if always scratch=|full3x3 compile-time conv.im2col if always scratch=2304|"
 if [ "$v" = "$want" ]; then ok conv/static-choices; else fail conv/static-choices "got '$v'"; fi
 expect convexp "$T/conv_y.npy"
 check conv/static "$T/conv.so" "$T/convexp" "x=$T/x.npy"
 
-# batch N symbolic: conv.micro's im2col per image (grouped; 1x1 with stride
-# 2), direct for 2 output channels; the scratch does not grow with N
+# batch N symbolic: conv.im2col per image (grouped; 1x1 with stride 2: both
+# too small for conv.micro), direct for 2 output channels; the scratch does
+# not grow with N
 "$COLLAGEC" compile --search none --target c "$T/conv_sym.onnx" -o "$T/cs.so" || fail conv-sym/compile "exit $?"
 v=$(kernels "$T/cs.json")
-want="grouped compile-time conv.micro if always scratch=8064|strided1x1 compile-time \
-conv.micro if always scratch=256|two_out compile-time conv.direct if always scratch=|"
+want="grouped compile-time conv.im2col if always scratch=7200|strided1x1 compile-time \
+conv.im2col if always scratch=200|two_out compile-time conv.direct if always scratch=|"
 if [ "$v" = "$want" ]; then ok conv-sym/static-choices; else
 	fail conv-sym/static-choices "got '$v'"; fi
 for n in 1 3; do
@@ -201,7 +202,7 @@ want="g_tiny compile-time gemm.micro if always scratch=80|g_edges compile-time g
 always scratch=1056|g_kblocks compile-time gemm.micro if always scratch=14400|g_full_c \
 compile-time gemm.micro if always scratch=320|g_scalar_c compile-time gemm.micro if always \
 scratch=6192|mm_batch compile-time matmul.micro if always scratch=1280|mm_input compile-time \
-matmul.micro if always scratch=768|cv compile-time conv.micro if always scratch=2592|"
+matmul.micro if always scratch=768|cv compile-time conv.micro if always scratch=6912|"
 if [ "$v" = "$want" ]; then ok micro-edges/static-choices; else
 	fail micro-edges/static-choices "got '$v'"; fi
 args=""

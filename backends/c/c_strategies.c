@@ -19,7 +19,7 @@
  *                              conv.depthwise_rows  per output row, a
  *                                               unit-stride loop per tap
  *           depthwise          conv.depthwise   one input channel per output
- *           float32, static image, C/group * kernel >= 8 && M/group >= 4
+ *           float32, static image, C/group * kernel >= 64 && M/group >= 32
  *                              conv.micro       im2col into rt_cgemm.h's
  *                                               panels, a GEMM per group
  *           1x1, stride 1, no pad, group 1
@@ -1003,9 +1003,27 @@ static int lower_conv_micro(struct lower *L)
 	return 0;
 }
 
+/*
+ * conv.micro's least GEMM per group: M/group output rows and C/group *
+ * kernel reduction length. Below them the packed-panel im2col and the
+ * per-call tile set-up cost more than the register tiles save: single
+ * thread on znver3 (AVX2, 6x16 tiles), conv.micro took 5x conv.im2col's time
+ * for MNIST's Convs (1 -> 8 channels 5x5: M 8, K 25; 8 -> 16: M 16, K 200)
+ * and 3x for 16 -> 32 and 32 -> 32 channels 3x3 at 14x14.
+ */
+#define CONV_MICRO_MIN_M 32
+#define CONV_MICRO_MIN_K 64
+
 static struct tir *cond_conv_micro(struct lower *L)
 {
-	return strategy_and(L, strategy_static(L, conv_micro_ok(L)), cond_im2col(L));
+	const struct value *w = lower_in(L, 1);
+	int64_t k = 1, group = node_attr_int(L->n, "group", 1);
+
+	for (int i = 1; i < w->shape.rank; i++)
+		k *= w->shape.d[i].c;
+	return strategy_and(L, strategy_static(L, conv_micro_ok(L) && group > 0 &&
+					      w->shape.d[0].c / group >= CONV_MICRO_MIN_M &&
+					      k >= CONV_MICRO_MIN_K), cond_im2col(L));
 }
 
 static const struct strategy_impl conv_micro[] = { { "conv.micro", 20, lower_conv_micro } };
@@ -1151,7 +1169,7 @@ static const struct strategy_spec conv_specs[] = {
 	  cond_depthwise_rows, conv_dw_rows,
 	  ARRAY_SIZE(conv_dw_rows) },
 	{ "depthwise (group == C == M)", cond_depthwise, conv_dw, ARRAY_SIZE(conv_dw) },
-	{ "float32, static image, C/group * kernel >= 8 && M/group >= 4", cond_conv_micro,
+	{ "float32, static image, C/group * kernel >= 64 && M/group >= 32", cond_conv_micro,
 	  conv_micro, ARRAY_SIZE(conv_micro) },
 	{ "1x1, stride 1, no padding, group 1", cond_1x1, conv_1x1, ARRAY_SIZE(conv_1x1) },
 	{ "C/group * kernel >= 8 && M/group >= 4", cond_im2col, conv_im2col,

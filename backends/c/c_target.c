@@ -15,6 +15,8 @@
 
 static const struct target_option c_options[] = {
 	{ "threads", "threads of parallel loop nests (0: collagec_set_threads decides)", 0, 256, 0 },
+	{ "fuse", "1: a partition's nodes fuse into shared loop nests (epilogues); 0: one kernel "
+	  "per node", 0, 1, 1 },
 	{ "share", "kernels differing only in index constants share a function (0: never)",
 	  0, 1, 1 },
 	{ NULL, NULL, 0, 0, 0 },

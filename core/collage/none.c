@@ -1,6 +1,11 @@
 /*
  * none.c - the "none" search: targets in list order take the matches of
- * their pattern rules, then the single nodes their supports hook accepts.
+ * their pattern rules, then the nodes their supports hook accepts: one
+ * partition per node, or on a target that fuses (target_fuses) the groups
+ * FuseOps would make: an anchor (conv, matmul, pooling, reduction) or an
+ * elementwise node with the elementwise nodes after it of its output's
+ * shape, each reading the group; an elementwise group may end in a
+ * reduction or softmax reading it (its prologue), then that one's epilogue.
  */
 #include "collage.h"
 
@@ -74,6 +79,88 @@ static void place_patterns(struct placer *pl, const struct pattern_uses *u,
 	}
 }
 
+static bool supported(struct placer *pl, const struct target_kind *k, int i)
+{
+	const struct node *n = &pl->g->nodes.v[i];
+
+	return pl->owner[i] < 0 && !n->dead && (!k->supports || k->supports(pl->g, n));
+}
+
+/* Whether node c reads a value that nodes[0..n) produce. */
+static bool reads_group(struct graph *g, const struct node *c, const int *nodes, int n)
+{
+	for (int j = 0; j < c->n_in; j++)
+		for (int q = 0; q < n; q++)
+			for (int o = 0; c->in[j] >= 0 && o < g->nodes.v[nodes[q]].n_out; o++)
+				if (c->in[j] == g->nodes.v[nodes[q]].out[o])
+					return true;
+	return false;
+}
+
+/*
+ * Whether c's inputs all come from the group or from nodes before its
+ * first one (graph order is topological): then nothing outside the group
+ * lies on a path between its nodes, and the group stays convex.
+ */
+static bool inputs_ok(struct graph *g, const struct node *c, const int *nodes, int n)
+{
+	for (int j = 0; j < c->n_in; j++) {
+		int v = c->in[j], prod = v >= 0 ? g->values.v[v].producer : -1;
+		bool mine = false;
+
+		for (int q = 0; q < n && !mine; q++)
+			mine = nodes[q] == prod;
+		if (prod >= nodes[0] && !mine)
+			return false;
+	}
+	return true;
+}
+
+/* Nodes later than the last that a group may still reach for its next member. */
+#define GROUP_WINDOW 64
+#define GROUP_MAX 32
+
+/*
+ * Grows the FuseOps group that starts at node i into nodes[] (node i
+ * first, graph order); returns its size.
+ */
+static int grow_group(struct placer *pl, const struct target_kind *k, int i, int *nodes)
+{
+	struct graph *g = pl->g;
+	const struct node *first = &g->nodes.v[i];
+	bool anchor = op_is_epilogue_anchor(g, first);
+	int n = 1, chain = 1;	/* the anchor's epilogue: nodes[chain..n) */
+
+	nodes[0] = i;
+	if (!anchor && !op_fusable_elementwise(g, first))
+		return 1;
+	for (int j = i + 1; j < g->nodes.n && j <= nodes[n - 1] + GROUP_WINDOW && n < GROUP_MAX;
+	     j++) {
+		const struct node *c = &g->nodes.v[j];
+
+		if (!supported(pl, k, j) || !reads_group(g, c, nodes, n) ||
+		    !inputs_ok(g, c, nodes, n))
+			continue;
+		if (!anchor && op_is_prologue_anchor(g, c) &&
+		    c->in[0] == g->nodes.v[nodes[n - 1]].out[0]) {
+			/* elementwise into a reduction: its prologue, then its epilogue */
+			nodes[n++] = j;
+			first = c;
+			anchor = op_is_epilogue_anchor(g, c);
+			chain = n;
+			if (!anchor)
+				break;
+			continue;
+		}
+		if (anchor ? !op_epilogue_accepts(g, first, nodes + chain, n - chain, c)
+			   : !op_fusable_elementwise(g, c) ||
+			     !shape_eq(&node_out(g, c, 0)->shape, &node_out(g, first, 0)->shape))
+			continue;
+		nodes[n++] = j;
+	}
+	return n;
+}
+
 static int cmp_root(const void *a, const void *b)
 {
 	const struct partition *x = a, *y = b;
@@ -99,11 +186,15 @@ int collage_place_none(struct graph *g, struct target **ts, int nt,
 		if (!kind->supports && kind->patterns)
 			continue;	/* only its patterns place nodes on it */
 		for (int i = 0; i < g->nodes.n; i++) {
-			struct node *n = &g->nodes.v[i];
+			int group[GROUP_MAX], m = 1;
 
-			if (pl.owner[i] >= 0 || n->dead || (kind->supports && !kind->supports(g, n)))
+			if (!supported(&pl, kind, i))
 				continue;
-			add_partition(&pl, ts[k], op_info(n->op)->name, &i, 1);
+			group[0] = i;
+			if (target_fuses(ts[k]))
+				m = grow_group(&pl, kind, i, group);
+			add_partition(&pl, ts[k], m > 1 ? "fused" : op_info(g->nodes.v[i].op)->name,
+				      group, m);
 		}
 	}
 	for (int i = 0; i < g->nodes.n; i++)

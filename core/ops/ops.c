@@ -184,11 +184,67 @@ int op_check_version(struct graph *g, const struct node *n, int64_t opset)
 	return rc;
 }
 
+void lower_params(struct lower *L, const struct lower_epilogue *e, struct tir_buf ***ebuf)
+{
+	struct graph *g = L->g;
+	const struct node *n = L->n;
+	struct tir_buf **eb = NULL;
+
+	L->in = arena_alloc(g->arena, sizeof(*L->in) * (size_t)(n->n_in + 1));
+	L->out = arena_alloc(g->arena, sizeof(*L->out) * (size_t)(n->n_out + 1));
+	if (e)
+		eb = arena_alloc(g->arena, sizeof(*eb) * ((size_t)g->values.n + 1));
+	for (int i = 0; e && i < e->n_pro_extra; i++)
+		eb[e->pro_extra[i]] = tir_param(L->b, g->values.v[e->pro_extra[i]].name,
+						g->values.v[e->pro_extra[i]].dtype);
+	for (int i = 0; i < n->n_in; i++) {
+		struct value *v = node_in(g, n, i);
+
+		if (v && i == 0 && e && e->n_pro) {
+			/* not a parameter: lower_epilogue inlines its loads */
+			L->in[0] = arena_alloc(g->arena, sizeof(*L->in[0]));
+			L->in[0]->name = v->name;
+			L->in[0]->dtype = v->dtype;
+			L->in[0]->index = -1;
+		} else if (v) {
+			L->in[i] = tir_param(L->b, v->name, v->dtype);
+		}
+	}
+	if (e) {
+		for (int i = 0; i < e->n_extra; i++)
+			eb[e->extra[i]] = tir_param(L->b, g->values.v[e->extra[i]].name,
+						    g->values.v[e->extra[i]].dtype);
+	}
+	for (int i = 0; i < n->n_out; i++) {
+		struct value *v = node_out(g, n, i);
+
+		if (i == 0 && e && !e->keep_anchor)
+			v = &g->values.v[e->final];
+		L->out[i] = tir_param(L->b, v->name, v->dtype);
+	}
+	if (e) {
+		for (int i = 0; i < e->n_stored; i++)
+			eb[e->stored[i]] = tir_param(L->b, g->values.v[e->stored[i]].name,
+						     g->values.v[e->stored[i]].dtype);
+		if (!e->keep_anchor)
+			eb[e->final] = L->out[0];
+	}
+	if (ebuf)
+		*ebuf = eb;
+}
+
 struct tir_func *op_lower_node(struct graph *g, struct node *n, const char *name)
+{
+	return op_lower_node_epi(g, n, name, NULL);
+}
+
+struct tir_func *op_lower_node_epi(struct graph *g, struct node *n, const char *name,
+				   const struct lower_epilogue *e)
 {
 	struct tir_builder b;
 	struct lower L;
 	struct tir_func *f;
+	struct tir_buf **eb;
 
 	tir_builder_init(&b, g->arena, name);
 	L.g = g;
@@ -196,23 +252,13 @@ struct tir_func *op_lower_node(struct graph *g, struct node *n, const char *name
 	L.n = n;
 	L.scratch = NULL;
 	L.n_scratch = 0;
-	L.in = arena_alloc(g->arena, sizeof(*L.in) * (size_t)(n->n_in + 1));
-	L.out = arena_alloc(g->arena, sizeof(*L.out) * (size_t)(n->n_out + 1));
-	for (int i = 0; i < n->n_in; i++) {
-		struct value *v = node_in(g, n, i);
-
-		if (v)
-			L.in[i] = tir_param(&b, v->name, v->dtype);
-	}
-	for (int i = 0; i < n->n_out; i++) {
-		struct value *v = node_out(g, n, i);
-
-		L.out[i] = tir_param(&b, v->name, v->dtype);
-	}
+	lower_params(&L, e, &eb);
 	if (ops[n->op].lower(&L) < 0) {
 		tir_builder_release(&b);
 		return NULL;
 	}
+	if (e)
+		lower_epilogue(&L, e, eb);
 	f = tir_finish(&b);
 	f->span = n->span;
 	return f;

@@ -84,6 +84,79 @@ bool op_fusable_elementwise(struct graph *g, const struct node *n);
 struct tir_func *op_lower_fused(struct graph *g, const int *nodes, int n, const char *name,
 				int **args, int *n_args, int *n_inputs);
 
+/*
+ * Anchor epilogues: an elementwise chain that runs in its anchor's kernel
+ * (conv, matmul, gemm, pooling, reductions, softmax), after the anchor's
+ * nest, over its output in place, so the chain's intermediates need no
+ * buffer. nodes[0..n) are op_fusable_elementwise nodes in graph order with
+ * the anchor's output shape and dtype, each reading anchor_out or an
+ * earlier one of them, none reading another output of the anchor.
+ *
+ * Parameters of such a kernel, in order: the anchor's present inputs, the
+ * chain's inputs from outside (extra), the anchor's outputs (output 0 bound
+ * to final unless keep_anchor), the chain outputs read outside (stored),
+ * then scratch. epilogue_plan fills the value lists (arena).
+ */
+struct lower_epilogue {
+	const int *nodes;	/* the chain, graph order */
+	int n;
+	int anchor_out;		/* the anchor's output 0 (value id) */
+	int final;		/* the chain's last output: the kernel's result */
+	bool keep_anchor;	/* anchor_out is read outside the group: it keeps its buffer */
+	int n_extra;		/* values the chain reads from outside, each once */
+	int *extra;
+	int n_stored;		/* chain outputs with a buffer besides output 0's */
+	int *stored;
+	/*
+	 * (optional) the prologue: elementwise nodes of one shape whose last
+	 * one makes the anchor's input 0, read by nothing else; the anchor's
+	 * loads of input 0 become their expression (recomputed per load), and
+	 * their inputs (pro_extra: of that shape or one element) come first
+	 * among the parameters, input 0 not being one.
+	 */
+	const int *pro;
+	int n_pro;
+	int n_pro_extra;
+	int *pro_extra;
+};
+
+/* Whether op n can take an epilogue (its kernel writes output 0 whole). */
+bool op_is_epilogue_anchor(struct graph *g, const struct node *n);
+/*
+ * Whether node c can join the epilogue of anchor a whose chain so far is
+ * nodes[0..n): elementwise, of the anchor output's shape and dtype, reading
+ * the anchor's output or a chain value and no other output of the anchor.
+ */
+bool op_epilogue_accepts(struct graph *g, const struct node *a, const int *nodes, int n,
+			 const struct node *c);
+/* Fills e for anchor node a and chain nodes[0..n) (borrowed; n may be 0). */
+void epilogue_plan(struct graph *g, const struct node *a, const int *nodes, int n,
+		   struct lower_epilogue *e);
+/* Whether op n takes a prologue (it only loads input 0: reductions, softmax). */
+bool op_is_prologue_anchor(struct graph *g, const struct node *n);
+/*
+ * Whether nodes[0..n) (a fused elementwise run) can be the prologue of a:
+ * the last makes a's input 0, no other input of a, and none of their
+ * values is read outside nodes and a; their outside inputs have the run's
+ * shape or one element. If so, fills e's prologue fields.
+ */
+bool prologue_plan(struct graph *g, const struct node *a, const int *nodes, int n,
+		   struct lower_epilogue *e);
+/*
+ * Declares the parameters of L->n (inputs, e's extras, outputs, e's stored
+ * values, as above; e may be NULL) in L->in, L->out and ebuf (per value id,
+ * arena, NULL when e is).
+ */
+void lower_params(struct lower *L, const struct lower_epilogue *e, struct tir_buf ***ebuf);
+/*
+ * Appends e's loop after the anchor's nest (L->out[0] holds the anchor's
+ * result) and inlines its prologue into the loads of input 0.
+ */
+void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf);
+/* op_lower_node with an epilogue (NULL: none). */
+struct tir_func *op_lower_node_epi(struct graph *g, struct node *n, const char *name,
+				   const struct lower_epilogue *e);
+
 /* An attribute of an op as its ONNX schema defines it (attrs.def). */
 struct op_attr {
 	enum op op;

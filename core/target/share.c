@@ -51,19 +51,6 @@ static struct tir *slot_load(struct lift *L, int64_t slot)
 	return e;
 }
 
-/* Whether statement s contains a loop. */
-static bool has_loop(const struct tir *s)
-{
-	if (!s)
-		return false;
-	if (s->kind == TIR_FOR)
-		return true;
-	for (int i = 0; i < s->n; i++)
-		if (s->kind == TIR_SEQ && has_loop(s->list[i]))
-			return true;
-	return s->kind == TIR_IF && (has_loop(s->b) || has_loop(s->c));
-}
-
 /*
  * Whether s is an innermost loop of a constant trip count of at most
  * SHORT_TRIP: the vectorizer and the unroller plan with such a count (a
@@ -74,7 +61,7 @@ static bool has_loop(const struct tir *s)
 static bool short_innermost(const struct tir *s)
 {
 	return s->kind == TIR_FOR && s->a->kind == TIR_INT && s->a->i <= SHORT_TRIP &&
-	       !has_loop(s->b);
+	       !tir_has_loop(s->b);
 }
 
 /* Whether b's right operand must stay a constant. */

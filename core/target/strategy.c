@@ -33,16 +33,19 @@ static bool never(const struct tir *cond)
 
 /*
  * Lowers n under specialization sp into v (a function called name, like
- * op_lower_node); the scratch slots it asks for are added to (or shared
- * with) scratch. A condition that can never hold leaves v->func NULL and
- * lowers nothing, so it claims no scratch. 0, or -1 after a diagnostic.
+ * op_lower_node) ending with epilogue e (NULL: none), the func named by
+ * span; the scratch slots it asks for are added to (or shared with)
+ * scratch. A condition that can never hold leaves v->func NULL and lowers
+ * nothing, so it claims no scratch. 0, or -1 after a diagnostic.
  */
 static int lower_with(struct graph *g, struct node *n, const char *name,
 		      const struct strategy_spec *sp, struct kernel_variant *v,
-		      struct lower_scratch *scratch)
+		      struct lower_scratch *scratch, const struct lower_epilogue *e,
+		      struct span span)
 {
 	struct tir_builder b;
 	struct lower L;
+	struct tir_buf **eb;
 
 	tir_builder_init(&b, g->arena, name);
 	L.g = g;
@@ -50,20 +53,16 @@ static int lower_with(struct graph *g, struct node *n, const char *name,
 	L.n = n;
 	L.scratch = scratch;
 	L.n_scratch = 0;
-	L.in = arena_alloc(g->arena, sizeof(*L.in) * (size_t)(n->n_in + 1));
-	L.out = arena_alloc(g->arena, sizeof(*L.out) * (size_t)(n->n_out + 1));
-	for (int i = 0; i < n->n_in; i++)
-		if (node_in(g, n, i))
-			L.in[i] = tir_param(&b, node_in(g, n, i)->name, node_in(g, n, i)->dtype);
-	for (int i = 0; i < n->n_out; i++)
-		L.out[i] = tir_param(&b, node_out(g, n, i)->name, node_out(g, n, i)->dtype);
+	lower_params(&L, e, &eb);
 	v->cond = sp->cond ? sp->cond(&L) : NULL;
 	if (never(v->cond) || best(sp)->lower(&L) < 0) {
 		tir_builder_release(&b);
 		return never(v->cond) ? 0 : -1;
 	}
+	if (e)
+		lower_epilogue(&L, e, eb);
 	v->func = tir_finish(&b);
-	v->func->span = n->span;
+	v->func->span = span;
 	return 0;
 }
 
@@ -90,7 +89,7 @@ static void scratch_values(struct graph *g, const struct lower_scratch *s, struc
 }
 
 int strategy_lower(struct graph *g, const struct op_strategy *s, struct node *n,
-		   struct kernel *k)
+		   const struct lower_epilogue *e, struct kernel *k)
 {
 	VEC(struct kernel_variant) vs = { 0 };
 	struct lower_scratch scratch = { 0 };
@@ -104,7 +103,7 @@ int strategy_lower(struct graph *g, const struct op_strategy *s, struct node *n,
 
 		v.impl = impl->name;
 		v.cond_text = sp->cond_text;
-		if (lower_with(g, n, name, sp, &v, &scratch) < 0) {
+		if (lower_with(g, n, name, sp, &v, &scratch, e, k->span) < 0) {
 			rc = -1;
 			break;
 		}

@@ -111,6 +111,19 @@ int64_t target_opt(const struct target *t, const char *name)
 	BUG("target '%s' has no option '%s'", t->kind->name, name);
 }
 
+int64_t target_opt_or(const struct target *t, const char *name, int64_t def)
+{
+	for (const struct target_option *o = t->kind->options; o && o->name; o++)
+		if (!strcmp(o->name, name))
+			return target_opt(t, name);
+	return def;
+}
+
+bool target_fuses(const struct target *t)
+{
+	return !t->kind->relay_to_tir && target_opt_or(t, "fuse", 1) != 0;
+}
+
 /*
  * How many nodes from p->nodes[i] on fuse into one elementwise kernel: a
  * run of fusable nodes with one output shape, each reading an earlier one.
@@ -136,6 +149,69 @@ static int fused_run(struct graph *g, const struct partition *p, int i)
 			break;
 	}
 	return k - i;
+}
+
+/*
+ * How many nodes after p->nodes[i] join its epilogue (0 when none): the
+ * elementwise chain op_epilogue_accepts takes, in partition order.
+ */
+static int epilogue_run(struct graph *g, const struct partition *p, int i)
+{
+	const struct node *a = &g->nodes.v[p->nodes[i]];
+	int k = i + 1;
+
+	if (!op_is_epilogue_anchor(g, a))
+		return 0;
+	while (k < p->n_nodes &&
+	       op_epilogue_accepts(g, a, p->nodes + i + 1, k - i - 1, &g->nodes.v[p->nodes[k]]))
+		k++;
+	return k - i - 1;
+}
+
+/*
+ * The arguments of node n's kernel with epilogue e (NULL: none) in the
+ * order lower_params declares its parameters; sets k->args, n_args, n_inputs.
+ */
+static void kernel_args(struct graph *g, const struct node *n, const struct lower_epilogue *e,
+			struct kernel *k)
+{
+	int na = 0, cap = n->n_in + n->n_out + 1 + (e ? e->n_extra + e->n_stored : 0);
+
+	cap += e ? e->n_pro_extra : 0;
+	k->args = arena_alloc(g->arena, sizeof(int) * (size_t)cap);
+	for (int j = 0; e && j < e->n_pro_extra; j++)
+		k->args[na++] = e->pro_extra[j];
+	for (int j = 0; j < n->n_in; j++)
+		if (n->in[j] >= 0 && !(j == 0 && e && e->n_pro))
+			k->args[na++] = n->in[j];
+	for (int j = 0; e && j < e->n_extra; j++)
+		k->args[na++] = e->extra[j];
+	k->n_inputs = na;
+	for (int j = 0; j < n->n_out; j++)
+		k->args[na++] = j == 0 && e && !e->keep_anchor ? e->final : n->out[j];
+	for (int j = 0; e && j < e->n_stored; j++)
+		k->args[na++] = e->stored[j];
+	k->n_args = na;
+}
+
+/*
+ * Whether the elementwise run p->nodes[i..i+run) is the prologue of the
+ * node after it; fills e (its epilogue too) when it is.
+ */
+static bool plan_prologue(struct graph *g, const struct partition *p, int i, int run,
+			  struct lower_epilogue *e)
+{
+	const struct node *a;
+	int ne;
+
+	if (i + run >= p->n_nodes || !op_fusable_elementwise(g, &g->nodes.v[p->nodes[i]]))
+		return false;
+	a = &g->nodes.v[p->nodes[i + run]];
+	if (!op_is_prologue_anchor(g, a))
+		return false;
+	ne = epilogue_run(g, p, i + run);
+	epilogue_plan(g, a, p->nodes + i + run + 1, ne, e);
+	return prologue_plan(g, a, p->nodes + i, run, e);
 }
 
 const char *const lower_step_names[LOWER_STEP_COUNT] = {
@@ -183,32 +259,70 @@ static int lower_strategy(struct graph *g, const struct target *t, struct partit
 		struct node *n = &g->nodes.v[p->nodes[i]];
 		const struct op_strategy *s = strategy_find(t->kind, n->op);
 
-		if (s && strategy_lower(g, s, n, &p->kernels.v[i]) < 0)
+		if (s && strategy_lower(g, s, n, NULL, &p->kernels.v[i]) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-/* The fuse step: each run of fusable elementwise nodes becomes one kernel. */
-static int lower_fuse(struct graph *g, struct partition *p)
+/*
+ * The fuse step (unless the target's -fuse is 0): each run of fusable
+ * elementwise nodes becomes one kernel (op_lower_fused), and an anchor
+ * (conv, matmul, gemm, pooling, reduction, softmax) is lowered again with
+ * the elementwise chain after it as its epilogue and, for a reduction or
+ * softmax, the run before it as its prologue (struct lower_epilogue). A
+ * node that fuses with nothing keeps the strategy step's kernel.
+ */
+static int lower_fuse(struct graph *g, const struct target *t, struct partition *p)
 {
 	VEC(struct kernel) out = { 0 };
 
 	if (p->kernels.n != p->n_nodes)
 		BUG("fuse step twice");
+	if (!target_opt_or(t, "fuse", 1))
+		return 0;
 	for (int i = 0, run; i < p->n_nodes; i += run) {
 		struct kernel k = { 0 };
+		struct lower_epilogue epi, *e = NULL;
+		struct node *n;
+		const struct op_strategy *s;
+		int ne = 0, ai = i;	/* the anchor's position */
 
-		if ((run = fused_run(g, p, i)) == 1) {
+		run = fused_run(g, p, i);
+		if (plan_prologue(g, p, i, run, &epi)) {
+			e = &epi;
+			ai = i + run;
+			ne = epi.n;
+		} else if (run > 1) {
+			k.name = arena_printf(g->arena, "k%d_%d_fused", p->id, i);
+			k.func = op_lower_fused(g, p->nodes + i, run, k.name, &k.args, &k.n_args,
+						&k.n_inputs);
+			for (int q = i; q < i + run; q++)
+				span_add(g, &k.span, &g->nodes.v[p->nodes[q]].span);
+			k.func->span = k.span;
+			vec_push(&out, k);
+			continue;
+		} else if ((ne = epilogue_run(g, p, i)) > 0) {
+			e = &epi;
+			epilogue_plan(g, &g->nodes.v[p->nodes[i]], p->nodes + i + 1, ne, e);
+		} else {
 			vec_push(&out, p->kernels.v[i]);
 			continue;
 		}
-		k.name = arena_printf(g->arena, "k%d_%d_fused", p->id, i);
-		k.func = op_lower_fused(g, p->nodes + i, run, k.name, &k.args, &k.n_args,
-					&k.n_inputs);
-		for (int q = i; q < i + run; q++)
+		n = &g->nodes.v[p->nodes[ai]];
+		s = strategy_find(t->kind, n->op);
+		for (int q = i; q <= ai + ne; q++)
 			span_add(g, &k.span, &g->nodes.v[p->nodes[q]].span);
-		k.func->span = k.span;
+		k.name = arena_printf(g->arena, "k%d_%d_%s_fused", p->id, i, op_info(n->op)->name);
+		run = ai - i + 1 + ne;
+		if (s ? strategy_lower(g, s, n, e, &k) < 0
+		      : !(k.func = op_lower_node_epi(g, n, k.name, e))) {
+			vec_free(&out);
+			return -1;
+		}
+		if (!s)
+			k.func->span = k.span;
+		kernel_args(g, n, e, &k);
 		vec_push(&out, k);
 	}
 	vec_free(&p->kernels);
@@ -229,7 +343,7 @@ int target_lower_step(struct graph *g, const struct target *t, struct partition 
 	case LOWER_STEP_STRATEGY:
 		return k->relay_to_tir ? 0 : lower_strategy(g, t, p);
 	case LOWER_STEP_FUSE:
-		return k->relay_to_tir ? 0 : lower_fuse(g, p);
+		return k->relay_to_tir ? 0 : lower_fuse(g, t, p);
 	case LOWER_STEP_SHARE:
 		return 0;	/* one step over every partition: share_constants */
 	case LOWER_STEP_PARALLEL:
@@ -243,7 +357,7 @@ int target_lower_generic(struct graph *g, const struct target *t, struct partiti
 {
 	if (lower_ops(g, p) < 0 || lower_strategy(g, t, p) < 0)
 		return -1;
-	return lower_fuse(g, p);
+	return lower_fuse(g, t, p);
 }
 
 void kernel_comment(const struct kernel *k, struct strbuf *sb)

@@ -172,6 +172,13 @@ const struct target_kind *target_kind_find(const struct target_kind *const *kind
 struct target *target_parse(struct collagec_ctx *ctx, const struct target_kind *const *kinds,
 			    int n, const char *str);
 int64_t target_opt(const struct target *t, const char *name);
+/* The option's value, or def when t's kind has no such option. */
+int64_t target_opt_or(const struct target *t, const char *name, int64_t def);
+/*
+ * Whether t lowers a multi-node partition into fused loop nests: kinds
+ * with the generic lowering, unless their -fuse option is 0.
+ */
+bool target_fuses(const struct target *t);
 
 /*
  * Lowering a partition to loop IR is a sequence of named steps; compile_lower
@@ -200,9 +207,13 @@ int target_lower_step(struct graph *g, const struct target *t, struct partition 
 		      enum lower_step s);
 
 /*
- * The default relay_to_tir: the ops, strategy and fuse steps, one kernel
- * per node (through the target's op strategy when it has one) or per run
- * of fusable elementwise nodes. 0 or -1.
+ * The default relay_to_tir: the ops, strategy and fuse steps. One kernel per
+ * node through the op lowering (through the target's op strategy when it
+ * has one), except that nodes fuse unless the target's -fuse is 0: a run of
+ * elementwise nodes of one shape becomes one loop (op_lower_fused), and an
+ * anchor (conv, matmul, gemm, pooling, reduction, softmax) takes the
+ * elementwise chain after it as its epilogue (struct lower_epilogue). A
+ * fused kernel's span names every node in it. 0 or -1.
  */
 int target_lower_generic(struct graph *g, const struct target *t, struct partition *p);
 

@@ -406,3 +406,21 @@ void tir_mark_parallel(struct tir_builder *b)
 		}
 	BUG("tir_mark_parallel outside a loop");
 }
+
+void tir_replace_loads(struct tir **s, const struct tir_buf *buf,
+		       struct tir *(*fn)(void *ctx, struct tir *idx), void *ctx)
+{
+	struct tir *t = *s;
+
+	if (!t)
+		return;
+	if ((t->kind == TIR_STORE || t->kind == TIR_ADDR) && t->buf == buf)
+		BUG("tir_replace_loads: buffer '%s' is not only loaded", buf->name);
+	tir_replace_loads(&t->a, buf, fn, ctx);
+	tir_replace_loads(&t->b, buf, fn, ctx);
+	tir_replace_loads(&t->c, buf, fn, ctx);
+	for (int i = 0; t->list && i < t->n; i++)
+		tir_replace_loads(&t->list[i], buf, fn, ctx);
+	if (t->kind == TIR_LOAD && t->buf == buf)
+		*s = fn(ctx, t->a);
+}

@@ -175,6 +175,13 @@ void tir_plan_parallel(struct tir_func *f, int64_t min_work);
 int64_t tir_work(const struct tir *s);
 /* Whether statement s contains a loop. */
 bool tir_has_loop(const struct tir *s);
+/*
+ * Replaces, in the tree under *s, every load of buf by fn(ctx, index) (the
+ * index already rewritten). BUG() when buf is stored to or its address
+ * taken: only a buffer that is read element by element can be inlined.
+ */
+void tir_replace_loads(struct tir **s, const struct tir_buf *buf,
+		       struct tir *(*fn)(void *ctx, struct tir *idx), void *ctx);
 
 /* Text form for --dump-ir (appended to sb). */
 void tir_print(const struct tir_func *f, struct graph *g, struct strbuf *sb);

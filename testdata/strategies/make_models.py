@@ -227,10 +227,11 @@ def micro_edges(out, rng):
     nodes.append(helper.make_node("MatMul", ["mm_input_a", "mm_input_b"], ["mm_input_y"],
                                   name="mm_input"))
     output("mm_input_y", a.astype(np.float64) @ b)
-    # grouped, strided, dilated, asymmetric pads, bias, two images, 5 x 6 = 30 pixels
-    x = rng.standard_normal((2, 6, 11, 9)).astype(f)
-    w = rng.standard_normal((8, 3, 3, 3)).astype(f)
-    bias = rng.standard_normal(8).astype(f)
+    # grouped (35 output channels each: tiles with an edge row), strided,
+    # dilated, asymmetric pads, bias, two images, 5 x 6 = 30 pixels
+    x = rng.standard_normal((2, 16, 11, 9)).astype(f)
+    w = rng.standard_normal((70, 8, 3, 3)).astype(f)
+    bias = rng.standard_normal(70).astype(f)
     inp("cv_x", x)
     const("cv_w", w)
     const("cv_bias", bias)

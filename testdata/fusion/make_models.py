@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""Models, inputs and numpy reference outputs for tests/fusion.sh.
+
+usage: make_models.py OUTDIR
+
+Each NAME.onnx has input x (NAME_x.npy, or NAME_x_N.npy for a symbolic
+batch N) and output y (expected in NAME_exp/y.npy or NAME_exp_N/y.npy):
+  conv_bias_relu   Conv without bias, Add of a [1, M, 1, 1] bias, Relu
+  conv_res_relu    Conv with bias, Add of the input (residual), Relu
+  matmul_gelu      MatMul by a constant, Add of a bias row, GELU written with
+                   Erf (Div, Erf, Add, Mul, Mul: the input read twice)
+  gemm_relu        Gemm with bias, Relu
+  maxpool_relu     MaxPool, Mul by a constant, Relu
+  conv_swish       Conv, x * Sigmoid(x) (the anchor's output read twice)
+  softmax_scale    Mul by a constant, Softmax, Mul by a constant (the first
+                   Mul inlined into Softmax's loads: a prologue)
+  logsumexp        Mul by a constant, Exp, ReduceSum, Log: the reduction with
+                   its elementwise prologue and epilogue
+  layernorm        LayerNormalization spelled out: ReduceMean, Sub, Pow,
+                   ReduceMean, Add, Sqrt, Div, Mul, Add
+  conv_sym         conv_bias_relu with batch N symbolic (N = 1 and 3)
+Reference outputs are computed in float64.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = None
+RNG = np.random.default_rng(11)
+
+
+def rnd(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def save(name, nodes, xshape, yshape, inits, opset=13):
+    g = helper.make_graph(nodes, name,
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, yshape)],
+                          [numpy_helper.from_array(v, n) for n, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(OUT, name + ".onnx"))
+
+
+def expect(name, x, y, suffix=""):
+    np.save(os.path.join(OUT, "%s_x%s.npy" % (name, suffix)), x.astype(np.float32))
+    d = os.path.join(OUT, "%s_exp%s" % (name, suffix))
+    os.makedirs(d, exist_ok=True)
+    np.save(os.path.join(d, "y.npy"), np.asarray(y, dtype=np.float32))
+
+
+def conv2d(x, w, b=None, pad=1):
+    x = x.astype(np.float64)
+    w = w.astype(np.float64)
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    y = np.zeros((n, m, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            y += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    if b is not None:
+        y += b.astype(np.float64).reshape(1, m, 1, 1)
+    return y
+
+
+def relu(v):
+    return np.maximum(v, 0)
+
+
+def erf(v):
+    return np.vectorize(math.erf)(v)
+
+
+def conv_bias_relu(name, batch, batches):
+    w, b = rnd(16, 8, 3, 3), rnd(1, 16, 1, 1)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "b"], ["cb"], name="bias"),
+             helper.make_node("Relu", ["cb"], ["y"], name="relu")]
+    save(name, nodes, [batch, 8, 12, 12], [batch, 16, 12, 12], {"w": w, "b": b})
+    for n in batches:
+        x = rnd(n, 8, 12, 12)
+        expect(name, x, relu(conv2d(x, w) + b), "" if batch != "N" else "_%d" % n)
+
+
+def main():
+    global OUT
+    OUT = sys.argv[1]
+    os.makedirs(OUT, exist_ok=True)
+
+    conv_bias_relu("conv_bias_relu", 2, [2])
+    conv_bias_relu("conv_sym", "N", [1, 3])
+
+    w, b = rnd(8, 8, 3, 3), rnd(8)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "x"], ["r"], name="residual"),
+             helper.make_node("Relu", ["r"], ["y"], name="relu")]
+    save("conv_res_relu", nodes, [1, 8, 10, 10], [1, 8, 10, 10], {"w": w, "b": b})
+    x = rnd(1, 8, 10, 10)
+    expect("conv_res_relu", x, relu(conv2d(x, w, b) + x))
+
+    w, b = rnd(32, 24), rnd(24)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+             helper.make_node("Add", ["m", "b"], ["h"], name="bias"),
+             helper.make_node("Div", ["h", "sqrt2"], ["d"], name="gelu_div"),
+             helper.make_node("Erf", ["d"], ["e"], name="gelu_erf"),
+             helper.make_node("Add", ["e", "one"], ["e1"], name="gelu_add"),
+             helper.make_node("Mul", ["h", "e1"], ["he"], name="gelu_mul"),
+             helper.make_node("Mul", ["he", "half"], ["y"], name="gelu_half")]
+    save("matmul_gelu", nodes, [20, 32], [20, 24],
+         {"w": w, "b": b, "sqrt2": np.array(math.sqrt(2), np.float32),
+          "one": np.array(1, np.float32), "half": np.array(0.5, np.float32)})
+    x = rnd(20, 32)
+    h = x.astype(np.float64) @ w + b
+    expect("matmul_gelu", x, 0.5 * h * (1 + erf(h / math.sqrt(2))))
+
+    w, b = rnd(24, 32), rnd(24)
+    nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["g"], name="gemm", transB=1),
+             helper.make_node("Relu", ["g"], ["y"], name="relu")]
+    save("gemm_relu", nodes, [20, 32], [20, 24], {"w": w, "b": b})
+    x = rnd(20, 32)
+    expect("gemm_relu", x, relu(x.astype(np.float64) @ w.T + b))
+
+    nodes = [helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[2, 2],
+                              strides=[2, 2]),
+             helper.make_node("Mul", ["p", "s"], ["ps"], name="scale"),
+             helper.make_node("Relu", ["ps"], ["y"], name="relu")]
+    save("maxpool_relu", nodes, [1, 4, 8, 8], [1, 4, 4, 4], {"s": np.array(1.5, np.float32)})
+    x = rnd(1, 4, 8, 8)
+    p = x.reshape(1, 4, 4, 2, 4, 2).max(axis=(3, 5)).astype(np.float64)
+    expect("maxpool_relu", x, relu(p * 1.5))
+
+    w = rnd(8, 4, 3, 3)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["c"], ["s"], name="sigmoid"),
+             helper.make_node("Mul", ["c", "s"], ["y"], name="swish")]
+    save("conv_swish", nodes, [1, 4, 9, 9], [1, 8, 9, 9], {"w": w})
+    x = rnd(1, 4, 9, 9)
+    c = conv2d(x, w)
+    expect("conv_swish", x, c / (1 + np.exp(-c)))
+
+    nodes = [helper.make_node("Mul", ["x", "t"], ["xs"], name="temperature"),
+             helper.make_node("Softmax", ["xs"], ["p"], name="softmax", axis=-1),
+             helper.make_node("Mul", ["p", "k"], ["y"], name="scale")]
+    save("softmax_scale", nodes, [6, 40], [6, 40],
+         {"t": np.array(0.5, np.float32), "k": np.array(3, np.float32)})
+    x = rnd(6, 40)
+    e = np.exp(x.astype(np.float64) * 0.5 - (x.astype(np.float64) * 0.5).max(-1, keepdims=True))
+    expect("softmax_scale", x, 3 * e / e.sum(-1, keepdims=True))
+
+    nodes = [helper.make_node("Mul", ["x", "t"], ["xs"], name="scale"),
+             helper.make_node("Exp", ["xs"], ["e"], name="exp"),
+             helper.make_node("ReduceSum", ["e", "axes"], ["s"], name="sum"),
+             helper.make_node("Log", ["s"], ["y"], name="log")]
+    save("logsumexp", nodes, [6, 40], [6, 1],
+         {"t": np.array(0.25, np.float32), "axes": np.array([-1], np.int64)})
+    x = rnd(6, 40)
+    expect("logsumexp", x, np.log(np.exp(x.astype(np.float64) * 0.25).sum(-1, keepdims=True)))
+
+    g, bt = rnd(48), rnd(48)
+    nodes = [helper.make_node("ReduceMean", ["x"], ["mu"], name="mean", axes=[-1]),
+             helper.make_node("Sub", ["x", "mu"], ["d"], name="center"),
+             helper.make_node("Pow", ["d", "two"], ["d2"], name="square"),
+             helper.make_node("ReduceMean", ["d2"], ["var"], name="variance", axes=[-1]),
+             helper.make_node("Add", ["var", "eps"], ["ve"], name="add_eps"),
+             helper.make_node("Sqrt", ["ve"], ["sd"], name="stddev"),
+             helper.make_node("Div", ["d", "sd"], ["nrm"], name="normalize"),
+             helper.make_node("Mul", ["nrm", "gamma"], ["sc"], name="gamma"),
+             helper.make_node("Add", ["sc", "beta"], ["y"], name="beta")]
+    save("layernorm", nodes, [2, 10, 48], [2, 10, 48],
+         {"two": np.array(2, np.float32), "eps": np.array(1e-5, np.float32),
+          "gamma": g, "beta": bt})
+    x = rnd(2, 10, 48)
+    xd = x.astype(np.float64)
+    d = xd - xd.mean(-1, keepdims=True)
+    expect("layernorm", x, d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) * g + bt)
+
+
+if __name__ == "__main__":
+    main()

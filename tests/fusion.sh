@@ -1,0 +1,109 @@
+#!/bin/sh
+# fusion.sh - fused kernels of the c target. Each model of
+# testdata/fusion/make_models.py is compiled with --search none twice: fused
+# (the default) and with -fuse=0 (one kernel per node). Both must match
+# numpy; the fused build must have the expected kernels (epilogues after
+# anchors, elementwise prologues inlined into reductions and softmax), each fused kernel
+# naming every ONNX node in it (OUT.json kernels[].onnx_nodes), and a
+# memory plan no larger than the unfused one (smaller where a fused
+# intermediate was the biggest live buffer). conv_sym runs at two batch
+# sizes. The same fusion happens to a multi-node c partition of the Collage
+# search: conv_bias_relu compiled with the collage search gets its fused
+# kernel. With OpenCL available, opencl builds fuse the same way.
+COLLAGEC=${COLLAGEC:-build/collagec}
+T=${TEST_TMP:-/tmp}/fusion
+mkdir -p "$T"
+ok() { echo "ok   fusion/$1"; }
+fail() { echo "FAIL fusion/$1: $2"; }
+/usr/bin/python3 testdata/fusion/make_models.py "$T" || { fail generate "make_models.py"; exit 1; }
+
+# info.py OUT.json: "KERNELS ARENA_BYTES|kernel:node,node|..."
+cat >"$T/info.py" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+ks = [k for p in j["partitions"] for k in p["kernels"]]
+print(len(ks), j["memory"]["arena_bytes"],
+      "|".join(k["name"] + ":" + ",".join(n["name"] for n in k["onnx_nodes"]) for k in ks))
+PY
+
+# check NAME SUFFIX SO: runs SO on NAME_xSUFFIX.npy against NAME_expSUFFIX
+check() {
+	"$COLLAGEC" run "$3" --input "x=$T/$1_x$2.npy" --check "$T/$1_exp$2" --rtol 1e-4 \
+		--atol 1e-4 >"$T/run.log" 2>&1
+}
+
+# model KERNELS SMALLER FUSED_KERNEL_NODES: SMALLER is "lt" when the fused
+# arena must be smaller, "le" when no larger
+model() {
+	name=$1 want_k=$2 cmp=$3 want_nodes=$4
+	for f in 1 0; do
+		if ! "$COLLAGEC" compile --search none --target "c -fuse=$f" "$T/$name.onnx" \
+			-o "$T/$name.f$f.so" -q >"$T/compile.log" 2>&1; then
+			fail "$name/compile-fuse=$f" "$(head -1 "$T/compile.log")"
+			return
+		fi
+		if [ "$name" = conv_sym ]; then
+			if check "$name" _1 "$T/$name.f$f.so" && check "$name" _3 "$T/$name.f$f.so"; then
+				ok "$name/fuse=$f-matches-numpy-at-N=1,3"
+			else
+				fail "$name/fuse=$f-matches-numpy" "$(head -1 "$T/run.log")"
+			fi
+		elif check "$name" "" "$T/$name.f$f.so"; then
+			ok "$name/fuse=$f-matches-numpy"
+		else
+			fail "$name/fuse=$f-matches-numpy" "$(head -1 "$T/run.log")"
+		fi
+	done
+	set -- $(/usr/bin/python3 "$T/info.py" "$T/$name.f1.json")
+	k1=$1 a1=$2 names=$3
+	set -- $(/usr/bin/python3 "$T/info.py" "$T/$name.f0.json")
+	k0=$1 a0=$2
+	[ "$k1" = "$want_k" ] && ok "$name/kernels-$k1-of-$k0" ||
+		fail "$name/kernels" "got $k1 fused kernels ($k0 unfused), expected $want_k"
+	case "|$names|" in
+	*"$want_nodes"*) ok "$name/fused-kernel-names-its-nodes" ;;
+	*) fail "$name/fused-kernel-names-its-nodes" "kernels $names, expected $want_nodes" ;;
+	esac
+	if [ "$a1" -"$cmp" "$a0" ]; then
+		ok "$name/arena-$a1-vs-unfused-$a0"
+	else
+		fail "$name/arena" "fused $a1 bytes, unfused $a0 (expected -$cmp)"
+	fi
+}
+
+model conv_bias_relu 1 lt "k0_0_Conv_fused:conv,bias,relu|"
+model conv_res_relu 1 lt "k0_0_Conv_fused:conv,residual,relu|"
+model matmul_gelu 1 lt \
+	"k0_0_MatMul_fused:mm,bias,gelu_div,gelu_erf,gelu_add,gelu_mul,gelu_half|"
+model gemm_relu 1 lt "k0_0_Gemm_fused:gemm,relu|"
+model maxpool_relu 1 lt "k0_0_MaxPool_fused:pool,scale,relu|"
+model conv_swish 1 lt "k0_0_Conv_fused:conv,sigmoid,swish|"
+model softmax_scale 1 lt "k0_0_Softmax_fused:temperature,softmax,scale|"
+model logsumexp 1 lt "k0_0_ReduceSum_fused:scale,exp,sum,log|"
+model layernorm 4 le "_ReduceMean_fused:variance,add_eps,stddev|"
+model conv_sym 1 lt "k0_0_Conv_fused:conv,bias,relu|"
+
+# a Collage candidate of several nodes on c builds (and measures) fused
+if "$COLLAGEC" compile --target c "$T/conv_bias_relu.onnx" -o "$T/collage.so" \
+	--cache "$T/cache.sqlite" >"$T/collage.log" 2>&1 &&
+	check conv_bias_relu "" "$T/collage.so"; then
+	set -- $(/usr/bin/python3 "$T/info.py" "$T/collage.json")
+	[ "$1" = 1 ] && ok "collage-fuses-its-c-partition ($3)" ||
+		fail collage-fuses-its-c-partition "kernels: $3"
+else
+	fail collage-fuses-its-c-partition "$(head -1 "$T/collage.log") $(head -1 "$T/run.log")"
+fi
+
+# opencl prints its kernels from the same fused loop IR
+if "$COLLAGEC" targets 2>/dev/null | grep -q '^opencl (cpu)'; then
+	for name in conv_bias_relu logsumexp; do
+		if "$COLLAGEC" compile --search none --target opencl,c "$T/$name.onnx" \
+			-o "$T/$name.ocl.so" -q >"$T/compile.log" 2>&1 &&
+			check "$name" "" "$T/$name.ocl.so"; then
+			set -- $(/usr/bin/python3 "$T/info.py" "$T/$name.ocl.json")
+			[ "$1" = 1 ] && ok "opencl/$name ($3)" || fail "opencl/$name" "kernels: $3"
+		else
+			fail "opencl/$name" "$(head -1 "$T/compile.log") $(head -1 "$T/run.log")"
+		fi
+	done
+fi
