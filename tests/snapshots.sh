@@ -73,10 +73,10 @@ check() {
 	done
 	# fused kernels only from the fuse step on
 	for s in 1-ops 2-strategy; do
-		! grep -q '^kernel k[0-9]*_[0-9]*_fused(' "$p.$s.tir" ||
+		! grep -q '^kernel k[0-9]*_[0-9]*_\([A-Za-z]*_\)\{0,1\}fused(' "$p.$s.tir" ||
 			why="$why; a fused kernel in the $s snapshot"
 	done
-	fused=$(grep -c '^kernel k[0-9]*_[0-9]*_fused(' "$p.3-fuse.tir")
+	fused=$(grep -c '^kernel k[0-9]*_[0-9]*_\([A-Za-z]*_\)\{0,1\}fused(' "$p.3-fuse.tir")
 	[ "$name" != fused ] || [ "$fused" -gt 0 ] || why="$why; no fused kernel"
 	# each step's diff is non-empty exactly when it did something
 	cmp -s "$p.1-ops.tir" "$p.2-strategy.tir"; same=$?
