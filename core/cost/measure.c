@@ -569,7 +569,9 @@ static struct batch *batch_new(struct arena *a, struct cost_item **items, int n)
 {
 	struct batch *b = arena_alloc(a, sizeof(*b));
 
-	b->items = arena_memdup(a, items, sizeof(*items) * (size_t)(n + 1));
+	/* NULL-terminated; the caller's array need not be (one item is often &it) */
+	b->items = arena_alloc(a, sizeof(*items) * (size_t)(n + 1));
+	memcpy(b->items, items, sizeof(*items) * (size_t)n);
 	b->n = n;
 	return b;
 }
