@@ -95,6 +95,7 @@ bool cli_wants_help(int argc, char **argv, const char *cmd)
 
 int main(int argc, char **argv)
 {
+	mem_init();
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -132,6 +132,13 @@ static void remove_tracked(void)
 	}
 }
 
+void temp_remove_all(void)
+{
+	/* a forked child shares the table but owns none of it */
+	if (!owner || getpid() == owner)
+		remove_tracked();
+}
+
 static void on_signal(int sig)
 {
 	int e = errno;
