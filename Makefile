@@ -29,6 +29,8 @@ HARNESS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 REPLAY := $(patsubst %,$(BUILD)/tests/replay_%,$(HARNESS))
 FUZZ_SECONDS ?= 10
 LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
+# the subcommands without main(), for the harnesses of what cli/ reads (fuzz_meta)
+CLIOBJS := $(filter-out $(BUILD)/cli/main.o,$(filter $(BUILD)/cli/%,$(OBJS)))
 
 .PHONY: all deps test test-oom oom-build test-asan test-valgrind demo bench bench-collage bench-compile install clean regen fuzz
 
@@ -86,14 +88,14 @@ oom-build: | $(BUILD)/deps.stamp
 test-oom: oom-build
 	@OOM_BUILD=$(OOM_BUILD) OOM_FULL=1 sh tests/oom.sh
 
-$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(LIBOBJS)
+$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(LIBOBJS) $(CLIOBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ tests/fuzz/replay.c $< $(LIBOBJS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ tests/fuzz/replay.c $< $(LIBOBJS) $(CLIOBJS) $(LIBS)
 
 # libFuzzer builds (clang, tests/fuzz/run.sh builds them in build-fuzz)
-$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIBOBJS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIBOBJS) $(CLIOBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBOBJS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBOBJS) $(CLIOBJS) $(LIBS)
 
 # make fuzz FUZZ_SECONDS=N: every harness for N seconds (tests/fuzz/run.sh)
 fuzz: $(BUILD)/collagec
