@@ -515,7 +515,9 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		depfile_text(g, o, json, header, &depfile);
 		outs[n_outs++] = (struct output){ o->depfile, depfile.buf, depfile.len, NULL };
 	}
-	if (commit_outputs(ctx, outs, n_outs) < 0)
+	/* an error a stage reported but got past (a cost cache read that failed
+	 * in the middle of the search) still means no outputs */
+	if (ctx->n_errors || commit_outputs(ctx, outs, n_outs) < 0)
 		goto out;
 	if (stats) {
 		stats->seconds = time_now() - t0;

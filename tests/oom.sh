@@ -19,7 +19,8 @@
 # make test walks a fixed sample (every N up to OOM_HEAD, then OOM_STEPS
 # evenly spaced ones up to K, K included); make test-oom (OOM_FULL=1) walks
 # every N. Needs $TEST_TMP; OOM_BUILD names the build (build-oom). One line
-# per compile: "ok oom/NAME (K allocations, R runs)" or "FAIL oom/NAME: why".
+# per compile: "ok oom/NAME (K allocations, R runs)" or "FAIL oom/NAME: why";
+# OOM_CASES picks some of cnn-c, mlp-blas, mlp-cache.
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 COLLAGEC=$ROOT/${OOM_BUILD:-build-oom}/collagec
 T=${TEST_TMP:-/tmp}/oom
@@ -93,7 +94,7 @@ walk() {
 	echo "$k"
 }
 
-for name in cnn-c mlp-blas mlp-cache; do
+for name in ${OOM_CASES:-cnn-c mlp-blas mlp-cache}; do
 	if [ "$name" = mlp-cache ]; then
 		rm -f "$T/warm.db"
 		"$ROOT/${BUILD:-build}/collagec" compile "$T/m/mlp.onnx" --target blas,c --cache "$T/warm.db" \

@@ -760,9 +760,15 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 						     arena_printf(a, "%s->%s", ts[x]->str, ts[y]->str),
 						     m->threads, cost_machine_fingerprint(m->ctx, m->o->cpu),
 						     COLLAGEC_VERSION };
-			if (m->cache && cost_cache_get(m->cache, &keys[k], &sec) == 1) {
-				pen[k] = sec;
-				continue;
+			if (m->cache) {
+				int found = cost_cache_get(m->cache, &keys[k], &sec);
+
+				if (found < 0)
+					goto fail;
+				if (found) {
+					pen[k] = sec;
+					continue;
+				}
 			}
 			for (int j = 0; j < 3; j++)
 				todo_items[n_todo++] = &c[j];
