@@ -483,7 +483,9 @@ static void fill_value_names(Onnx__ValueInfoProto **v, size_t n)
 }
 
 /*
- * proto2 leaves a missing name NULL; the importer reads names as strings
+ * proto2 leaves a missing name NULL (value, initializer and attribute
+ * names here; node names and op types are checked where read); the importer
+ * reads names as strings
  * (a missing one then gets the diagnostic of an empty one). The arena owns
  * the message, so pointing at a literal frees nothing wrongly.
  */
@@ -499,6 +501,8 @@ static void fill_names(Onnx__GraphProto *gp)
 		for (size_t j = 0; j < gp->node[i]->n_attribute; j++) {
 			Onnx__AttributeProto *ap = gp->node[i]->attribute[j];
 
+			if (!ap->name)
+				ap->name = (char *)"";
 			if (ap->g)
 				fill_names(ap->g);
 			for (size_t k = 0; k < ap->n_graphs; k++)
