@@ -166,7 +166,13 @@ void dir_remove_tree(const char *path);
 void temp_track(const char *path, bool dir);
 void temp_untrack(const char *path);
 void temp_cleanup_on_signal(void);
-/* Removes every tracked path now (the out-of-memory exit uses it). */
+/*
+ * Children that write into tracked paths (link.c's cc jobs), tracked from
+ * fork to waitpid; temp_remove_all, which the out-of-memory exit calls,
+ * waits for them, then removes every tracked path.
+ */
+void temp_track_child(int pid);
+void temp_untrack_child(int pid);
 void temp_remove_all(void);
 
 /* 64-bit FNV-1a, for structure hashes and names. */
