@@ -123,7 +123,8 @@ char *arena_strndup(struct arena *a, const char *s, size_t n)
 {
 	char *p = arena_alloc(a, n + 1);
 
-	memcpy(p, s, n);
+	if (n)	/* s may be NULL then: an empty protobuf bytes field */
+		memcpy(p, s, n);
 	p[n] = 0;
 	return p;
 }
