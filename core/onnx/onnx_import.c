@@ -154,6 +154,11 @@ static int import_attr(struct importer *im, const Onnx__AttributeProto *ap, stru
 		break;
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
 		a->kind = ATTR_TENSOR;
+		if (!ap->t) {	/* type TENSOR with no t field */
+			diag_error(im->ctx, "%s: attribute '%s' is a tensor without one",
+				   node_loc(im->g, n), ap->name);
+			return -1;
+		}
 		a->tensor = import_tensor(im, ap->t, arena_printf(ar, "%s.%s", n->name, ap->name),
 					  "attribute tensor");
 		if (a->tensor < 0)
