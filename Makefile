@@ -29,8 +29,10 @@ HARNESS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 REPLAY := $(patsubst %,$(BUILD)/tests/replay_%,$(HARNESS))
 FUZZ_SECONDS ?= 10
 LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
+# the subcommands without main(), for the harnesses of what cli/ reads (fuzz_meta)
+CLIOBJS := $(filter-out $(BUILD)/cli/main.o,$(filter $(BUILD)/cli/%,$(OBJS)))
 
-.PHONY: all deps test test-asan test-valgrind demo bench bench-collage bench-compile install clean regen fuzz
+.PHONY: all deps test test-oom oom-build test-asan test-valgrind demo bench bench-collage bench-compile install clean regen fuzz
 
 all: $(BUILD)/collagec
 
@@ -71,17 +73,29 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/test.h $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
 
-test: $(BUILD)/collagec $(UNIT) $(REPLAY)
+test: $(BUILD)/collagec $(UNIT) $(REPLAY) oom-build
 	@BUILD=$(BUILD) sh tests/run.sh
 
-$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(LIBOBJS)
+# build-oom: ASan + LeakSanitizer with allocation-failure injection
+# (core/base/fault.c); tests/oom.sh walks COLLAGEC_FAIL_ALLOC over it.
+# make test walks a sample of the allocations, make test-oom every one.
+OOM_BUILD = build-oom
+oom-build: | $(BUILD)/deps.stamp
+	@$(MAKE) --no-print-directory BUILD=$(OOM_BUILD) \
+		CFLAGS="-O1 -g -fsanitize=address -fno-omit-frame-pointer" \
+		EXTRA_CFLAGS="-fsanitize=address -DCOLLAGEC_FAULT_INJECTION" $(OOM_BUILD)/collagec
+
+test-oom: oom-build
+	@OOM_BUILD=$(OOM_BUILD) OOM_FULL=1 sh tests/oom.sh
+
+$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(LIBOBJS) $(CLIOBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ tests/fuzz/replay.c $< $(LIBOBJS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ tests/fuzz/replay.c $< $(LIBOBJS) $(CLIOBJS) $(LIBS)
 
 # libFuzzer builds (clang, tests/fuzz/run.sh builds them in build-fuzz)
-$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIBOBJS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIBOBJS) $(CLIOBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBOBJS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIBOBJS) $(CLIOBJS) $(LIBS)
 
 # make fuzz FUZZ_SECONDS=N: every harness for N seconds (tests/fuzz/run.sh)
 fuzz: $(BUILD)/collagec
@@ -136,4 +150,4 @@ regen:
 	/usr/bin/python3 testdata/gen_sequence_tests.py testdata/sequence
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-oom

@@ -635,7 +635,9 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		stats_text = stats_json(g, o, &st, &cs, &lo, n_kfiles, ep.steps.n, time_now() - t0);
 		outs[n_outs++] = (struct output){ o->stats, stats_text, strlen(stats_text), NULL };
 	}
-	if (commit_outputs(ctx, outs, n_outs) < 0)
+	/* an error a stage reported but got past (a cost cache read that failed
+	 * in the middle of the search) still means no outputs */
+	if (ctx->n_errors || commit_outputs(ctx, outs, n_outs) < 0)
 		goto out;
 	if (stats) {
 		stats->seconds = time_now() - t0;

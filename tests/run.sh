@@ -31,8 +31,8 @@ for t in "$BUILD"/tests/*_test; do
 	[ -x "$t" ] || continue
 	run_suite "unit-$(basename "$t")" "$t"
 done
-for s in tests/cli.sh tests/killsafe.sh tests/fuzz.sh tests/spans.sh tests/snapshots.sh \
-	tests/explorer.sh \
+for s in tests/cli.sh tests/killsafe.sh tests/oom.sh tests/fuzz.sh tests/spans.sh \
+	tests/snapshots.sh tests/explorer.sh \
 	tests/determinism.sh tests/sharing.sh \
 	tests/runtime.sh tests/examples.sh tests/fastmath.sh tests/opset.sh \
 	tests/rnn.sh tests/control.sh tests/sequence.sh tests/dynamic.sh tests/quant.sh tests/models.sh tests/strategies.sh \

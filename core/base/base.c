@@ -25,36 +25,42 @@ void bug_at(const char *file, int line, const char *fmt, ...)
 	abort();
 }
 
-static NORETURN void oom(size_t n)
+void die_oom(size_t n)
 {
-	fprintf(stderr, "collagec: fatal: out of memory allocating %zu bytes\n", n);
+	if (n)
+		fprintf(stderr, "collagec: fatal: out of memory allocating %zu bytes\n", n);
+	else
+		fprintf(stderr, "collagec: fatal: out of memory\n");
+	/* no half-built OUT.so.tmp.XXXXXX or build directory stays behind */
+	temp_remove_all();
 	exit(4);
 }
 
 void *xmalloc(size_t n)
 {
-	void *p = malloc(n ? n : 1);
+	void *p = fault_alloc() ? NULL : malloc(n ? n : 1);
 
 	if (!p)
-		oom(n);
+		die_oom(n);
 	return p;
 }
 
 void *xcalloc(size_t n, size_t size)
 {
-	void *p = calloc(n ? n : 1, size ? size : 1);
+	void *p = fault_alloc() ? NULL : calloc(n ? n : 1, size ? size : 1);
 
 	if (!p)
-		oom(n * size);
+		die_oom(n * size);
 	return p;
 }
 
 void *xrealloc(void *p, size_t n)
 {
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		oom(n);
-	return p;
+	void *q = fault_alloc() ? NULL : realloc(p, n ? n : 1);
+
+	if (!q)
+		die_oom(n);
+	return q;
 }
 
 char *xstrdup(const char *s)
@@ -117,7 +123,8 @@ char *arena_strndup(struct arena *a, const char *s, size_t n)
 {
 	char *p = arena_alloc(a, n + 1);
 
-	memcpy(p, s, n);
+	if (n)	/* s may be NULL then: an empty protobuf bytes field */
+		memcpy(p, s, n);
 	p[n] = 0;
 	return p;
 }
@@ -366,7 +373,7 @@ void dir_remove_tree(const char *path)
 	DIR *d = opendir(path);
 	struct dirent *e;
 
-	temp_untrack(path);
+	/* tracked until gone: an out-of-memory exit midway still removes it */
 	if (d) {
 		while ((e = readdir(d))) {
 			char *sub;
@@ -385,6 +392,7 @@ void dir_remove_tree(const char *path)
 		closedir(d);
 	}
 	rmdir(path);
+	temp_untrack(path);
 }
 
 uint64_t hash_fnv1a(const void *data, size_t n, uint64_t h)

@@ -36,11 +36,42 @@
 #define BUG(...) bug_at(__FILE__, __LINE__, __VA_ARGS__)
 NORETURN PRINTF_LIKE(3, 4) void bug_at(const char *file, int line, const char *fmt, ...);
 
-/* Heap wrappers: never return NULL; out of memory reports and exits. */
+/*
+ * Heap wrappers: never return NULL. Out of memory goes to die_oom(), which
+ * prints one "collagec: fatal: out of memory" line, removes the tracked
+ * temporaries (tempfile.c) and exits with status 4 (environment failure).
+ * Code that sees a library (SQLite, libcrypto) report an allocation failure
+ * calls die_oom() too.
+ */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+NORETURN void die_oom(size_t n);
+
+/*
+ * Allocation-failure injection (fault.c), like SQLite's sqlite3FaultSim.
+ * mem_init, called once by main before anything allocates, routes cJSON
+ * through xmalloc (cJSON drops a member whose allocation fails and carries
+ * on, so a NULL there would be a silently truncated OUT.json). In builds
+ * with -DCOLLAGEC_FAULT_INJECTION (make test-oom builds build-oom) it also
+ * routes SQLite and libcrypto through counting wrappers, and the
+ * environment variable COLLAGEC_FAIL_ALLOC=N makes the N-th allocation
+ * (xmalloc & co, arenas, SQLite, libcrypto) fail: xmalloc's callers then
+ * take the out-of-memory exit, the libraries return their own errors.
+ * COLLAGEC_FAIL_ALLOC=0 fails nothing and prints "collagec: allocations: K"
+ * at exit. fault_alloc() says whether this allocation must fail; it is
+ * always false in other builds.
+ */
+void mem_init(void);
+#ifdef COLLAGEC_FAULT_INJECTION
+bool fault_alloc(void);
+#else
+static inline bool fault_alloc(void)
+{
+	return false;
+}
+#endif
 
 /* ---- arena ---- */
 
@@ -135,6 +166,14 @@ void dir_remove_tree(const char *path);
 void temp_track(const char *path, bool dir);
 void temp_untrack(const char *path);
 void temp_cleanup_on_signal(void);
+/*
+ * Children that write into tracked paths (link.c's cc jobs), tracked from
+ * fork to waitpid; temp_remove_all, which the out-of-memory exit calls,
+ * waits for them, then removes every tracked path.
+ */
+void temp_track_child(int pid);
+void temp_untrack_child(int pid);
+void temp_remove_all(void);
 
 /* 64-bit FNV-1a, for structure hashes and names. */
 uint64_t hash_fnv1a(const void *data, size_t n, uint64_t h);

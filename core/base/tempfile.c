@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define TEMP_SLOTS 64
@@ -130,6 +131,45 @@ static void remove_tracked(void)
 		}
 		slots[i].used = 0;
 	}
+}
+
+#define CHILD_SLOTS 64
+
+static pid_t children[CHILD_SLOTS];	/* running children writing into tracked paths */
+
+void temp_track_child(int pid)
+{
+	for (int i = 0; i < CHILD_SLOTS; i++)
+		if (!children[i]) {
+			children[i] = pid;
+			return;
+		}
+}
+
+void temp_untrack_child(int pid)
+{
+	for (int i = 0; i < CHILD_SLOTS; i++)
+		if (children[i] == pid)
+			children[i] = 0;
+}
+
+void temp_remove_all(void)
+{
+	/* a forked child shares the table but owns none of it */
+	if (owner && getpid() != owner)
+		return;
+	/*
+	 * A cc still running would go on writing into the build directory (and
+	 * its own files into TMPDIR) after it is removed: let it finish first.
+	 * Its children are beyond a kill of the shell, and a compile ends soon.
+	 */
+	for (int i = 0; i < CHILD_SLOTS; i++)
+		if (children[i] > 0) {
+			while (waitpid(children[i], NULL, 0) < 0 && errno == EINTR)
+				;
+			children[i] = 0;
+		}
+	remove_tracked();
 }
 
 static void on_signal(int sig)

@@ -126,7 +126,10 @@ const char *cost_item_key(struct arena *a, const struct cost_item *it)
 	unsigned int n = 0;
 	char *hex;
 
-	EVP_Digest(s, strlen(s), md, &n, EVP_sha256(), NULL);
+	/* SHA-256 fails only when libcrypto cannot allocate; an empty key would
+	 * file every such candidate's cost under one cache row */
+	if (!EVP_Digest(s, strlen(s), md, &n, EVP_sha256(), NULL))
+		die_oom(0);
 	hex = arena_alloc(a, 2 * (size_t)n + 1);
 	for (unsigned int i = 0; i < n; i++)
 		sprintf(hex + 2 * i, "%02x", md[i]);

@@ -569,7 +569,9 @@ static struct batch *batch_new(struct arena *a, struct cost_item **items, int n)
 {
 	struct batch *b = arena_alloc(a, sizeof(*b));
 
-	b->items = arena_memdup(a, items, sizeof(*items) * (size_t)(n + 1));
+	/* NULL-terminated; the caller's array need not be (one item is often &it) */
+	b->items = arena_alloc(a, sizeof(*items) * (size_t)(n + 1));
+	memcpy(b->items, items, sizeof(*items) * (size_t)n);
 	b->n = n;
 	return b;
 }
@@ -758,9 +760,15 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 						     arena_printf(a, "%s->%s", ts[x]->str, ts[y]->str),
 						     m->threads, cost_machine_fingerprint(m->ctx, m->o->cpu),
 						     COLLAGEC_VERSION };
-			if (m->cache && cost_cache_get(m->cache, &keys[k], &sec) == 1) {
-				pen[k] = sec;
-				continue;
+			if (m->cache) {
+				int found = cost_cache_get(m->cache, &keys[k], &sec);
+
+				if (found < 0)
+					goto fail;
+				if (found) {
+					pen[k] = sec;
+					continue;
+				}
 			}
 			for (int j = 0; j < 3; j++)
 				todo_items[n_todo++] = &c[j];

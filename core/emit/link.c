@@ -128,6 +128,8 @@ static pid_t start_in(const char *dir, const char *cmd, const char *log)
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
+	if (pid > 0)
+		temp_track_child(pid);
 	return pid;
 }
 
@@ -139,8 +141,11 @@ static int wait_for(pid_t pid)
 	if (pid < 0)
 		return -1;
 	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
+		if (errno != EINTR) {
+			temp_untrack_child(pid);
 			return -1;
+		}
+	temp_untrack_child(pid);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 

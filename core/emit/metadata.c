@@ -21,7 +21,11 @@ int sha256_file(const char *path, char out[65])
 
 	if (!buf)
 		return -1;
-	EVP_Digest(buf, len, md, &mdlen, EVP_sha256(), NULL);
+	/* SHA-256 fails only when libcrypto cannot allocate */
+	if (!EVP_Digest(buf, len, md, &mdlen, EVP_sha256(), NULL)) {
+		free(buf);
+		die_oom(0);
+	}
 	free(buf);
 	for (unsigned i = 0; i < mdlen && i < 32; i++)
 		sprintf(out + 2 * i, "%02x", md[i]);

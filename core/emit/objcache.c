@@ -64,13 +64,14 @@ const char *objcache_key(struct arena *a, const char *source, const char *compil
 	unsigned n = 0;
 	char hex[2 * EVP_MAX_MD_SIZE + 1];
 
-	if (!md)
-		BUG("cannot allocate a digest context");
-	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
-	EVP_DigestUpdate(md, source, strlen(source) + 1);
-	EVP_DigestUpdate(md, compiler, strlen(compiler) + 1);
-	EVP_DigestUpdate(md, flags, strlen(flags) + 1);
-	EVP_DigestFinal_ex(md, h, &n);
+	/* SHA-256 fails only when libcrypto cannot allocate */
+	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL) ||
+	    !EVP_DigestUpdate(md, source, strlen(source) + 1) ||
+	    !EVP_DigestUpdate(md, compiler, strlen(compiler) + 1) ||
+	    !EVP_DigestUpdate(md, flags, strlen(flags) + 1) || !EVP_DigestFinal_ex(md, h, &n)) {
+		EVP_MD_CTX_free(md);
+		die_oom(0);
+	}
 	EVP_MD_CTX_free(md);
 	for (unsigned i = 0; i < n; i++)
 		sprintf(hex + 2 * i, "%02x", h[i]);

@@ -337,6 +337,11 @@ static int import_attr(struct importer *im, const Onnx__AttributeProto *ap, stru
 		break;
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
 		a->kind = ATTR_TENSOR;
+		if (!ap->t) {	/* type TENSOR with no t field */
+			diag_error(im->ctx, "%s: attribute '%s' is a tensor without one",
+				   node_loc(im->g, n), ap->name);
+			return -1;
+		}
 		a->tensor = import_tensor(im, ap->t, arena_printf(ar, "%s.%s", n->name, ap->name),
 					  "attribute tensor");
 		if (a->tensor < 0)
@@ -615,6 +620,11 @@ static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
 		const Onnx__ValueInfoProto *vi = gp->input[i];
 		int id;
 
+		if (!vi->name[0]) {
+			diag_error(im->ctx, "%s: graph input %zu has no name", im->base, i);
+			rc = -1;
+			continue;
+		}
 		if (strmap_get(&im->names, vi->name) >= 0)
 			continue;	/* an initializer listed as input: a constant */
 		if (vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
@@ -636,8 +646,14 @@ static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
 	if (resolve_forward(im) < 0)
 		rc = -1;
 	for (size_t i = 0; i < gp->n_output; i++) {
-		int id = strmap_get(&im->names, gp->output[i]->name);
+		int id;
 
+		if (!gp->output[i]->name[0]) {
+			diag_error(im->ctx, "%s: graph output %zu has no name", im->base, i);
+			rc = -1;
+			continue;
+		}
+		id = strmap_get(&im->names, gp->output[i]->name);
 		if (id < 0) {
 			diag_error(im->ctx, "%s: graph output '%s' is not computed by any node",
 				   im->base, gp->output[i]->name);
@@ -652,6 +668,43 @@ static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
 		rc = -1;
 	}
 	return rc;
+}
+
+static void fill_names(Onnx__GraphProto *gp);
+
+static void fill_value_names(Onnx__ValueInfoProto **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!v[i]->name)
+			v[i]->name = (char *)"";
+}
+
+/*
+ * proto2 leaves a missing name NULL (value, initializer and attribute
+ * names here; node names and op types are checked where read); the importer
+ * reads names as strings
+ * (a missing one then gets the diagnostic of an empty one). The arena owns
+ * the message, so pointing at a literal frees nothing wrongly.
+ */
+static void fill_names(Onnx__GraphProto *gp)
+{
+	fill_value_names(gp->input, gp->n_input);
+	fill_value_names(gp->output, gp->n_output);
+	fill_value_names(gp->value_info, gp->n_value_info);
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (!gp->initializer[i]->name)
+			gp->initializer[i]->name = (char *)"";
+	for (size_t i = 0; i < gp->n_node; i++)
+		for (size_t j = 0; j < gp->node[i]->n_attribute; j++) {
+			Onnx__AttributeProto *ap = gp->node[i]->attribute[j];
+
+			if (!ap->name)
+				ap->name = (char *)"";
+			if (ap->g)
+				fill_names(ap->g);
+			for (size_t k = 0; k < ap->n_graphs; k++)
+				fill_names(ap->graphs[k]);
+		}
 }
 
 struct graph *onnx_import(struct collagec_ctx *ctx, const char *path)
@@ -690,6 +743,7 @@ struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
 			   im.base);
 		return NULL;
 	}
+	fill_names(mp->graph);
 	im.g = graph_new(ctx);
 	im.g->path = arena_strdup(&ctx->arena, path);
 	vec_push(&im.g->files, im.g->path);

@@ -9,6 +9,8 @@
 #   compile  an ONNX model's whole compile up to model.c (no C compiler)
 #   tensor   the .pb / .npy tensor readers
 #   pattern  the pattern-file parser
+#   meta     the OUT.json readers of explain, run and bench (seeded with
+#            the metadata of compiled reference models)
 #   capi     a compiled model's C API (testdata/runtime/make_model.py's
 #            model, itself built with the sanitizers)
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -59,6 +61,17 @@ for i, a in enumerate([np.arange(6, dtype=np.float32).reshape(2, 3), np.zeros((0
     np.save("%s/%d.npy" % (sys.argv[1], i), a)' "$d" ;;
 	fuzz_pattern)
 		cp patterns/*.pat "$d" ;;
+	fuzz_meta)
+		/usr/bin/python3 testdata/gen_models.py "$d.tmp" mnist_cnn mlp >/dev/null 2>&1
+		for m in mnist_cnn mlp; do
+			for how in "--search none --target c" "--target blas,c --estimator analytic"; do
+				n=$(ls "$d" | wc -l)
+				# shellcheck disable=SC2086
+				"$COLLAGEC" compile "$d.tmp/$m.onnx" -o "$d.tmp/o.so" $how --no-cache -q \
+					>/dev/null 2>&1 && cp "$d.tmp/o.json" "$d/$n.json"
+			done
+		done
+		rm -rf "$d.tmp" ;;
 	capi)
 		printf '\000\000\002\000\000\003\001\000\002\001\001\003\002\000\003\000' >"$d/1" ;;
 	esac
@@ -67,6 +80,11 @@ for i, a in enumerate([np.arange(6, dtype=np.float32).reshape(2, 3), np.zeros((0
 dict=$F/onnx.dict
 sed -n 's/^OP([A-Z0-9_]*, *"\([A-Za-z0-9]*\)".*/"\1"/p' core/ops/*.def | sort -u >$dict
 printf '"\\x08"\n"\\x12"\n"\\x1a"\n"\\x22"\n"\\x2a"\n"\\x3a"\n"\\x42"\n"\\x4a"\n' >>$dict
+# and one for the metadata harness: the keys OUT.json has, quoted as in JSON
+mdict=$F/meta.dict
+sed -n 's/.*cJSON_Add[A-Za-z]*ToObject([^,]*, *"\([a-z_0-9]*\)".*/"\\"\1\\""/p' core/emit/metadata.c |
+	sort -u >$mdict
+printf '"{"\n"}"\n"["\n"]"\n"null"\n"true"\n"1e308"\n"\\"inf\\""\n"\\"collagec-metadata/1\\""\n' >>$mdict
 
 total=0
 fail=0
@@ -75,6 +93,8 @@ for h in $(for f in tests/fuzz/fuzz_*.c; do basename "$f" .c; done) capi; do
 	mkdir -p $F/corpus/$h
 	extra=
 	[ $h = fuzz_compile ] && extra="-dict=$dict"
+	# explain prints to stdout and stderr; libFuzzer keeps its own report
+	[ $h = fuzz_meta ] && extra="-dict=$mdict -close_fd_mask=3"
 	kept=
 	[ -d tests/fuzz/corpus/$h ] && kept=tests/fuzz/corpus/$h
 	ASAN_OPTIONS=allocator_may_return_null=1 $F/fuzz/$h -max_total_time=$S -print_final_stats=1 \
