@@ -161,11 +161,59 @@ static int grow_group(struct placer *pl, const struct target_kind *k, int i, int
 	return n;
 }
 
-static int cmp_root(const void *a, const void *b)
+/* The partitions before pl->parts.v[j] that produce a value one of its nodes reads. */
+static int reads_from(struct placer *pl, int j, const bool *placed)
 {
-	const struct partition *x = a, *y = b;
+	struct graph *g = pl->g;
+	const struct partition *p = &pl->parts.v[j];
+	int n = 0;
 
-	return x->nodes[x->n_nodes - 1] - y->nodes[y->n_nodes - 1];
+	for (int q = 0; q < p->n_nodes; q++) {
+		const struct node *x = &g->nodes.v[p->nodes[q]];
+
+		for (int k = 0; k < x->n_in; k++) {
+			int prod = x->in[k] >= 0 ? g->values.v[x->in[k]].producer : -1;
+			int o = prod >= 0 ? pl->owner[prod] : -1;
+
+			n += o >= 0 && o != j && !placed[o];
+		}
+	}
+	return n;
+}
+
+/*
+ * Orders the partitions so that each comes after those whose values it
+ * reads, the ready one with the lowest root (last node) first. A fused
+ * group's nodes need not be adjacent in graph order, so sorting by root
+ * alone could put a partition before one it reads.
+ */
+static void order_partitions(struct placer *pl)
+{
+	int n = pl->parts.n;
+	bool *placed = xcalloc((size_t)n + 1, sizeof(bool));
+	struct partition *out = xmalloc(sizeof(*out) * ((size_t)n + 1));
+
+	for (int k = 0; k < n; k++) {
+		int best = -1;
+
+		for (int i = 0; i < n; i++) {
+			const struct partition *p = &pl->parts.v[i];
+
+			if (placed[i] || (best >= 0 && p->nodes[p->n_nodes - 1] >
+				    pl->parts.v[best].nodes[pl->parts.v[best].n_nodes - 1]))
+				continue;
+			if (!reads_from(pl, i, placed))
+				best = i;
+		}
+		if (best < 0)
+			BUG("the partitions of the none search have a cycle");
+		placed[best] = true;
+		out[k] = pl->parts.v[best];
+		out[k].id = k;
+	}
+	memcpy(pl->parts.v, out, sizeof(*out) * (size_t)n);
+	free(out);
+	free(placed);
 }
 
 int collage_place_none(struct graph *g, struct target **ts, int nt,
@@ -203,9 +251,7 @@ int collage_place_none(struct graph *g, struct target **ts, int nt,
 				   node_loc(g, &g->nodes.v[i]));
 			rc = -1;
 		}
-	qsort(pl.parts.v, (size_t)pl.parts.n, sizeof(*pl.parts.v), cmp_root);
-	for (int i = 0; i < pl.parts.n; i++)
-		pl.parts.v[i].id = i;
+	order_partitions(&pl);
 	*out = arena_alloc(g->arena, sizeof(*pl.parts.v) * (size_t)(pl.parts.n + 1));
 	if (pl.parts.n)
 		memcpy(*out, pl.parts.v, sizeof(*pl.parts.v) * (size_t)pl.parts.n);
