@@ -42,17 +42,28 @@ int64_t tir_work(const struct tir *s)
 	}
 }
 
-/* Perfectly nested parallel loops starting at s (at most 3). */
+/* Perfectly nested parallel loops starting at s (at most 3), the innermost loop aside. */
 static int parallel_depth(const struct tir *s)
 {
+	const struct tir *last = NULL;
 	int k = 0;
 
 	while (k < 3 && s->kind == TIR_FOR && s->parallel) {
 		k++;
+		last = s;
 		if (s->b->n != 1)
 			break;
 		s = s->b->list[0];
 	}
+	/*
+	 * The innermost loop stays out of a collapse: it is the loop the C
+	 * compiler vectorizes, and a collapsed one is not, so the parallel and
+	 * the serial version of the nest would differ (vector and scalar math
+	 * functions round differently) and outputs would depend on the
+	 * thread count.
+	 */
+	if (k > 1 && !tir_has_loop(last->b))
+		k--;
 	return k;
 }
 

@@ -965,7 +965,8 @@ static void test_printed_kernel_matches_interpreter(void)
 /*
  * The parallel step decides where regions open: a nest whose work is a
  * constant below the threshold runs serially, a symbolic one gets a region
- * (its printed condition decides at run time); the dump form names the
+ * (its printed condition decides at run time) whose innermost loop stays out
+ * of the collapse; the dump form names the
  * decision, and the printer opens regions only where it was made.
  */
 static void test_plan_parallel(void)
@@ -973,7 +974,7 @@ static void test_plan_parallel(void)
 	struct arena a = { 0 };
 	struct tir_builder b;
 	struct tir_buf *y;
-	struct tir *i, *j;
+	struct tir *i, *j, *k;
 	struct tir_func *f;
 	struct tir_dialect d = tir_dialect_c;
 	struct strbuf sb = STRBUF_INIT;
@@ -990,7 +991,10 @@ static void test_plan_parallel(void)
 	tir_mark_parallel(&b);
 	j = tir_loop(&b, tir_int(&b, 4));
 	tir_mark_parallel(&b);
-	tir_store(&b, y, tir_add(&b, i, j), tir_flt(&b, DTYPE_F32, 2));
+	k = tir_loop(&b, tir_int(&b, 8));		/* innermost: not collapsed */
+	tir_mark_parallel(&b);
+	tir_store(&b, y, tir_add(&b, tir_add(&b, i, j), k), tir_flt(&b, DTYPE_F32, 2));
+	tir_end(&b);
 	tir_end(&b);
 	tir_end(&b);
 	f = tir_finish(&b);
@@ -1002,6 +1006,7 @@ static void test_plan_parallel(void)
 	ASSERT(-1, f->body->list[0]->region);
 	ASSERT(2, f->body->list[1]->region);
 	ASSERT(0, f->body->list[1]->b->list[0]->region);
+	ASSERT(0, f->body->list[1]->b->list[0]->b->list[0]->region);
 	sb.len = 0;
 	tir_print_stmt(f->body, &d, &sb, 0);
 	ASSERT_STR("for (int64_t i0 = 0; i0 < 3; i0++) { /* parallel, run serially: too little "
@@ -1012,7 +1017,9 @@ static void test_plan_parallel(void)
 		   "}\n"
 		   "for (int64_t i2 = 0; i2 < syms[0]; i2++) { /* parallel region: 2 loops */\n"
 		   "\tfor (int64_t i3 = 0; i3 < 4; i3++) { /* parallel */\n"
-		   "\t\tb0[(i2 + i3)] = 2.0f;\n"
+		   "\t\tfor (int64_t i4 = 0; i4 < 8; i4++) { /* parallel */\n"
+		   "\t\t\tb0[((i2 + i3) + i4)] = 2.0f;\n"
+		   "\t\t}\n"
 		   "\t}\n"
 		   "}\n", sb_str(&sb));
 	d.parallel_fmt = "#pragma omp parallel for collapse(%d)";
@@ -1026,7 +1033,9 @@ static void test_plan_parallel(void)
 		   "#pragma omp parallel for collapse(2)\n"
 		   "for (int64_t i2 = 0; i2 < syms[0]; i2++) {\n"
 		   "\tfor (int64_t i3 = 0; i3 < 4; i3++) {\n"
-		   "\t\tb0[(i2 + i3)] = 2.0f;\n"
+		   "\t\tfor (int64_t i4 = 0; i4 < 8; i4++) {\n"
+		   "\t\t\tb0[((i2 + i3) + i4)] = 2.0f;\n"
+		   "\t\t}\n"
 		   "\t}\n"
 		   "}\n", sb_str(&sb));
 	sb_release(&sb);
