@@ -442,8 +442,8 @@ files=$(ls "$G5/ir" 2>/dev/null)
 n_ir=$(echo "$files" | grep -c '^[0-9][0-9]-[a-z0-9-]*\.ir$')
 [ "$n_ir" -ge 2 ] || bad "only $n_ir .ir files"
 tir=$(echo "$files" | grep '\.tir$' | tr '\n' ' ')
-want=$(printf '%02d-lower.1-ops.tir %02d-lower.2-strategy.tir %02d-lower.3-fuse.tir %02d-lower.4-parallel.tir %02d-lower.tir ' \
-	"$n_ir" "$n_ir" "$n_ir" "$n_ir" "$n_ir")
+want=$(printf '%02d-lower.1-ops.tir %02d-lower.2-strategy.tir %02d-lower.3-fuse.tir %02d-lower.4-share.tir %02d-lower.5-parallel.tir %02d-lower.tir ' \
+	"$n_ir" "$n_ir" "$n_ir" "$n_ir" "$n_ir" "$n_ir")
 [ "$tir" = "$want" ] || bad "tir files are '$tir' after $n_ir .ir files"
 i=0
 for f in $files; do
