@@ -456,7 +456,7 @@ for f in $files; do
 		grep -qF "$node" "$G5/ir/$f" || bad "$f does not name node $node"
 	done
 done
-[ "$(echo "$files" | wc -l)" = $((n_ir + 5)) ] || bad "unexpected files: $(echo $files)"
+[ "$(echo "$files" | wc -l)" = $((n_ir + 6)) ] || bad "unexpected files: $(echo $files)"
 verdict compile/dump-ir
 
 # ---- external data ----
