@@ -199,20 +199,25 @@ static int instance(struct expander *x, const Onnx__GraphProto *gp, const char *
 	return rc;
 }
 
-/* A node of the expansion itself (not of a sub-graph): the control node's span. */
-static int glue(struct expander *x, enum op op, const char *type, const char *what,
-		const int *in, int n_in, int out)
+int onnx_glue(struct graph *g, const struct node *parent, enum op op, const char *type,
+	      const char *what, const int *in, int n_in, int out)
 {
-	struct graph *g = x->g;
-	const char *name = arena_printf(g->arena, "%s/%s", x->n.name, what);
+	const char *name = arena_printf(g->arena, "%s/%s", parent->name, what);
 	int ni;
 
 	if (out < 0)
 		out = graph_add_value(g, name);
 	ni = graph_add_node(g, op, name, in, n_in, &out, 1);
 	g->nodes.v[ni].op_type = type;
-	g->nodes.v[ni].span = x->n.span;
+	g->nodes.v[ni].span = parent->span;
 	return out;
+}
+
+/* A node of the expansion itself (not of a sub-graph): the control node's span. */
+static int glue(struct expander *x, enum op op, const char *type, const char *what,
+		const int *in, int n_in, int out)
+{
+	return onnx_glue(x->g, &x->n, op, type, what, in, n_in, out);
 }
 
 static int glue_attr(struct expander *x, enum op op, const char *type, const char *what,

@@ -51,6 +51,14 @@ int import_body(struct importer *im, const Onnx__GraphProto *gp);
  */
 int onnx_control_captures(struct importer *im, int ni);
 
+/*
+ * Adds a node that expanding parent (an If/Loop/Scan or a sequence op)
+ * needs, named "PARENT/what", with parent's span, writing out (a new value
+ * of that name when out < 0). Returns its output.
+ */
+int onnx_glue(struct graph *g, const struct node *parent, enum op op, const char *type,
+	      const char *what, const int *in, int n_in, int out);
+
 /* Rewrites one node's older-opset attribute forms (see onnx_normalize). */
 void onnx_normalize_node(struct graph *g, struct node *n);
 

@@ -61,16 +61,7 @@ static void seq_set(struct graph *g, int v, const int *elems, int n, bool option
 static int glue(struct seqx *x, enum op op, const char *type, const char *what, const int *in,
 		int n_in, int out)
 {
-	struct graph *g = x->g;
-	const char *name = arena_printf(g->arena, "%s/%s", x->n.name, what);
-	int ni;
-
-	if (out < 0)
-		out = graph_add_value(g, name);
-	ni = graph_add_node(g, op, name, in, n_in, &out, 1);
-	g->nodes.v[ni].op_type = type;
-	g->nodes.v[ni].span = x->n.span;
-	return out;
+	return onnx_glue(x->g, &x->n, op, type, what, in, n_in, out);
 }
 
 static int const_i64s(struct seqx *x, const char *what, const int64_t *v, int n, int rank)
