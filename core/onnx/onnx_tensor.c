@@ -68,6 +68,8 @@ static int read_external(const Onnx__TensorProto *t, const char *dir, void **dst
 	for (size_t i = 0; i < t->n_external_data; i++) {
 		const char *k = t->external_data[i]->key, *v = t->external_data[i]->value;
 
+		if (!k || !v)	/* a field the file left out */
+			continue;
 		if (!strcmp(k, "location"))
 			loc = v;
 		else if (!strcmp(k, "offset"))

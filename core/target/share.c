@@ -213,7 +213,8 @@ void share_constants(struct graph *g, struct partition *parts, int np)
 			key = shape_text(g->arena, k, &L);
 			m.n_vals = L.vals.n;
 			m.vals = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(m.n_vals + 1));
-			memcpy(m.vals, L.vals.v, sizeof(int64_t) * (size_t)m.n_vals);
+			if (m.n_vals)
+				memcpy(m.vals, L.vals.v, sizeof(int64_t) * (size_t)m.n_vals);
 			vec_free(&L.vals);
 			vec_push(&ms, m);
 			if ((gi = strmap_get(&groups, key)) < 0) {
