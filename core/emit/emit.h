@@ -98,9 +98,10 @@ int emit_kernel_files(const struct model_sources *ms, int max_lines, char ***out
 /*
  * Lines of standalone kernels per kernel file of a final build, and the
  * fewest worth a file of their own (a kernel file is one more compiler run,
- * and what the kernel-object cache keeps).
+ * and what the kernel-object cache keeps: small files let a change of one
+ * layer recompile one file, and -j compile a shared-code model in parallel).
  */
-#define KERNEL_FILE_LINES 1500
+#define KERNEL_FILE_LINES 400
 #define KERNEL_FILE_MIN_LINES 300
 
 /*
