@@ -318,7 +318,9 @@ static int import_attr(struct importer *im, const Onnx__AttributeProto *ap, stru
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
 		a->kind = ATTR_INTS;
 		a->n = (int)ap->n_ints;
-		a->ints = arena_memdup(ar, ap->ints, sizeof(int64_t) * (ap->n_ints + 1));
+		a->ints = arena_alloc(ar, sizeof(int64_t) * (ap->n_ints + 1));
+		if (ap->n_ints)
+			memcpy(a->ints, ap->ints, sizeof(int64_t) * ap->n_ints);
 		break;
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
 		a->kind = ATTR_FLOATS;
