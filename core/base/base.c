@@ -288,10 +288,13 @@ char *file_write_temp(const char *path, const void *data, size_t len)
 
 	memcpy(tmp, path, n);
 	memcpy(tmp + n, ".tmp.XXXXXX", 12);
+	temp_hold_signals();	/* no signal between creating and tracking it */
 	fd = mkstemp(tmp);
+	if (fd >= 0)
+		temp_track(tmp, false);
+	temp_release_signals();
 	if (fd < 0)
 		goto fail_nofile;
-	temp_track(tmp, false);
 	while (len > 0) {
 		ssize_t w = write(fd, p, len);
 
@@ -360,11 +363,14 @@ char *dir_make_temp(const char *tag)
 		t = "/tmp";
 	p = xmalloc(strlen(t) + strlen(tag) + 32);
 	sprintf(p, "%s/collagec-%s-XXXXXX", t, tag);
+	temp_hold_signals();	/* no signal between creating and tracking it */
 	if (!mkdtemp(p)) {
+		temp_release_signals();
 		free(p);
 		return NULL;
 	}
 	temp_track(p, true);
+	temp_release_signals();
 	return p;
 }
 

@@ -167,6 +167,12 @@ void temp_track(const char *path, bool dir);
 void temp_untrack(const char *path);
 void temp_cleanup_on_signal(void);
 /*
+ * Block and unblock the cleanup signals (nesting): around creating a
+ * temporary and tracking it, so that no signal falls between the two.
+ */
+void temp_hold_signals(void);
+void temp_release_signals(void);
+/*
  * Children that write into tracked paths (link.c's cc jobs), tracked from
  * fork to waitpid; temp_remove_all, which the out-of-memory exit calls,
  * waits for them, then removes every tracked path.

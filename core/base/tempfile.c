@@ -39,6 +39,29 @@ static struct {
 
 static pid_t owner;	/* the process that tracks: forked children clean nothing */
 
+/* The signals that clean up (temp_cleanup_on_signal). */
+static const int cleanup_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static sigset_t held_mask;	/* the mask before temp_hold_signals */
+static int held;		/* nesting of temp_hold_signals */
+
+void temp_hold_signals(void)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	for (size_t i = 0; i < sizeof cleanup_sigs / sizeof cleanup_sigs[0]; i++)
+		sigaddset(&s, cleanup_sigs[i]);
+	if (held++ == 0)
+		sigprocmask(SIG_BLOCK, &s, &held_mask);
+}
+
+void temp_release_signals(void)
+{
+	if (held > 0 && --held == 0)
+		sigprocmask(SIG_SETMASK, &held_mask, NULL);
+}
+
 void temp_track(const char *path, bool dir)
 {
 	size_t n = strlen(path);
@@ -185,7 +208,6 @@ static void on_signal(int sig)
 
 void temp_cleanup_on_signal(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	struct sigaction sa;
 
 	owner = getpid();
@@ -193,12 +215,12 @@ void temp_cleanup_on_signal(void)
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESETHAND;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+	for (size_t i = 0; i < sizeof cleanup_sigs / sizeof cleanup_sigs[0]; i++) {
 		struct sigaction old;
 
 		/* a signal the parent ignores (nohup, a background job) stays ignored */
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+		if (sigaction(cleanup_sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
 			continue;
-		sigaction(sigs[i], &sa, NULL);
+		sigaction(cleanup_sigs[i], &sa, NULL);
 	}
 }
