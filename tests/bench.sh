@@ -29,11 +29,14 @@ for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
 	t1=$(date +%s.%N)
 	c=""
 	o=""
+	# the shapes of the reference benchmarks: mlp at N=64, bert_tiny at batch 1
+	shape=
+	[ $m = mlp ] && shape="--shape N=64"
 	for i in $(seq "$REPEAT"); do
-		c="$c $("$COLLAGEC" bench "$D/$m.so" --runs "$RUNS" --warmup 3 \
+		c="$c $("$COLLAGEC" bench "$D/$m.so" --runs "$RUNS" --warmup 3 $shape \
 			--threads "$THREADS" --json | sed 's/.*"median_ms":\([0-9.]*\).*/\1/')"
 		[ $have_ort = 1 ] && o="$o $(python3 tools/ort.py bench "$D/$m.onnx" --runs "$RUNS" \
-			--warmup 3 --threads "$THREADS" | sed 's/.*"median_ms": \([0-9.]*\).*/\1/')"
+			--warmup 3 --threads "$THREADS" $shape | sed 's/.*"median_ms": \([0-9.]*\).*/\1/')"
 	done
 	python3 - "$m" "$(echo "$t1 - $t0" | bc)" "$c" "$o" <<'PY'
 import statistics, sys
