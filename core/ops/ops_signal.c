@@ -267,6 +267,18 @@ struct stft {
 	bool rt;
 };
 
+/* STFT's signal: float [batch, length, 1 or 2], length constant. -1 after a diagnostic. */
+static int stft_signal(struct graph *g, const struct node *n, const struct value *x)
+{
+	if (!dtype_is_float(x->dtype) || x->shape.rank != 3 || !dim_is_const(x->shape.d[1]) ||
+	    !dim_is_const(x->shape.d[2]) || (x->shape.d[2].c != 1 && x->shape.d[2].c != 2)) {
+		diag_error(g->ctx, "%s: signal must be float [batch, length, 1 or 2] with a "
+			   "constant length", node_loc(g, n));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * stft_plan when frame_step or frame_length is known only at run time: the
  * signal's checks, each scalar input's count; the shape function checks the
@@ -287,12 +299,8 @@ static int stft_plan_rt(struct graph *g, struct node *n, struct stft *p)
 			return -1;
 		}
 	}
-	if (!dtype_is_float(x->dtype) || x->shape.rank != 3 || !dim_is_const(x->shape.d[1]) ||
-	    !dim_is_const(x->shape.d[2]) || (x->shape.d[2].c != 1 && x->shape.d[2].c != 2)) {
-		diag_error(g->ctx, "%s: signal must be float [batch, length, 1 or 2] with a "
-			   "constant length", node_loc(g, n));
+	if (stft_signal(g, n, x) < 0)
 		return -1;
-	}
 	if (w && (w->dtype != x->dtype || w->shape.rank != 1 || !dim_is_const(w->shape.d[0]))) {
 		diag_error(g->ctx, "%s: window must be [frame_length] of the signal's type",
 			   node_loc(g, n));
@@ -331,12 +339,8 @@ static int stft_plan(struct graph *g, struct node *n, struct stft *p)
 		diag_error(g->ctx, "%s: input 1 'frame_step' is required", node_loc(g, n));
 		return -1;
 	}
-	if (!dtype_is_float(x->dtype) || x->shape.rank != 3 || !dim_is_const(x->shape.d[1]) ||
-	    !dim_is_const(x->shape.d[2]) || (x->shape.d[2].c != 1 && x->shape.d[2].c != 2)) {
-		diag_error(g->ctx, "%s: signal must be float [batch, length, 1 or 2] with a "
-			   "constant length", node_loc(g, n));
+	if (stft_signal(g, n, x) < 0)
 		return -1;
-	}
 	p->window = w != NULL;
 	if (w && (w->dtype != x->dtype || w->shape.rank != 1 || !dim_is_const(w->shape.d[0]) ||
 		  (fl >= 0 && w->shape.d[0].c != fl))) {
