@@ -48,6 +48,8 @@ enum rt_cg_act { RT_CG_ACT_NONE, RT_CG_ACT_RELU, RT_CG_ACT_CLIP };
 #if defined(__GNUC__)
 #define RT_CG_NV (RT_CG_NR * 4 / RT_CG_VBYTES)	/* vectors per row of a tile */
 typedef float rt_cg_vec __attribute__((vector_size(RT_CG_VBYTES)));
+/* the same vector read from or written to memory of any alignment, in place */
+typedef float rt_cg_uvec __attribute__((vector_size(RT_CG_VBYTES), aligned(4), may_alias));
 typedef struct { rt_cg_vec v[RT_CG_NV]; } rt_cg_v16;
 #else
 typedef struct { float f[RT_CG_NR]; } rt_cg_v16;	/* portable: plain loops */
@@ -67,9 +69,15 @@ static inline void rt_cg_tile(int64_t kc, const float *const *a, int64_t acs, co
 		for (int v = 0; v < RT_CG_NV; v++)
 			t[r][v] = (rt_cg_vec){ 0 };
 	for (int64_t k = 0; k < kc; k++) {
+		/* loaded straight into registers: a memcpy into b[] went through the
+		 * stack in narrower pieces than it is read back, and every k
+		 * stalled on the failed store forwarding */
+		const rt_cg_uvec *bk = (const rt_cg_uvec *)(bp + k * RT_CG_NR);
 		rt_cg_vec b[RT_CG_NV];
 
-		memcpy(b, bp + k * RT_CG_NR, sizeof(b));
+#pragma GCC unroll 4
+		for (int v = 0; v < RT_CG_NV; v++)
+			b[v] = bk[v];
 #pragma GCC unroll 8
 		for (int r = 0; r < RT_CG_MR; r++) {
 			float x = a[r][k * acs];
