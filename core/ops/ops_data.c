@@ -770,6 +770,21 @@ static void unique_emit(struct lower *L, const struct uslices *us, struct tir *i
 		tir_store(b, L->out[3], p, cnt);
 }
 
+/* best = j when best is unset or slice j is less than slice best. */
+static void unique_take_least(struct lower *L, const struct uslices *us, struct tir *best,
+			      struct tir *j)
+{
+	struct tir_builder *b = L->b;
+
+	tir_if(b, tir_bin(b, BIN_LT, best, tir_int(b, 0)));
+	tir_assign(b, best, j);
+	tir_else(b);
+	tir_if(b, tir_bin(b, BIN_LT, uslice_cmp(L, us, j, best), tir_int(b, 0)));
+	tir_assign(b, best, j);
+	tir_end(b);
+	tir_end(b);
+}
+
 /*
  * Without scratch memory, in O(n^2) slice comparisons: sorted, each round
  * takes the least slice greater than the last one taken (the first of
@@ -808,25 +823,11 @@ int lower_unique(struct lower *L)
 		best = tir_let(b, "best", tir_int(b, -1));
 		j = tir_loop(b, us.n);
 		tir_if(b, tir_bin(b, BIN_LT, prev, tir_int(b, 0)));
-		tir_if(b, tir_bin(b, BIN_LT, best, tir_int(b, 0)));
-		tir_assign(b, best, j);
-		tir_else(b);
-		c = uslice_cmp(L, &us, j, best);
-		tir_if(b, tir_bin(b, BIN_LT, c, tir_int(b, 0)));
-		tir_assign(b, best, j);
-		tir_end(b);
-		tir_end(b);
+		unique_take_least(L, &us, best, j);
 		tir_else(b);
 		c = uslice_cmp(L, &us, prev, j);
 		tir_if(b, tir_bin(b, BIN_LT, c, tir_int(b, 0)));
-		tir_if(b, tir_bin(b, BIN_LT, best, tir_int(b, 0)));
-		tir_assign(b, best, j);
-		tir_else(b);
-		c = uslice_cmp(L, &us, j, best);
-		tir_if(b, tir_bin(b, BIN_LT, c, tir_int(b, 0)));
-		tir_assign(b, best, j);
-		tir_end(b);
-		tir_end(b);
+		unique_take_least(L, &us, best, j);
 		tir_end(b);
 		tir_end(b);
 		tir_end(b);
