@@ -668,6 +668,39 @@ static void dot_build(struct graph *g, const struct explain *e, bool ids, struct
 	free(part_of);
 }
 
+struct meta_strings {
+	const char **v;
+	int n;
+};
+
+/* o's string array key (absent: none) into out, in ctx's arena; -1 after a diagnostic. */
+static int meta_strings(struct collagec_ctx *ctx, const cJSON *o, const char *key,
+			struct meta_strings *out)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key), *it;
+	int i = 0;
+
+	out->v = NULL;
+	out->n = 0;
+	if (!a)
+		return 0;
+	if (!cJSON_IsArray(a)) {
+		diag_error(ctx, "the metadata's model.%s is not an array", key);
+		return -1;
+	}
+	out->v = arena_alloc(&ctx->arena, (size_t)cJSON_GetArraySize(a) * sizeof(*out->v) + 1);
+	cJSON_ArrayForEach(it, a) {
+		if (!cJSON_IsString(it)) {
+			diag_error(ctx, "the metadata's model.%s holds a value that is not a string",
+				   key);
+			return -1;
+		}
+		out->v[i++] = it->valuestring;
+	}
+	out->n = i;
+	return 0;
+}
+
 /*
  * The ONNX graph again, for --dot and --html: from --model, else the model
  * path in the metadata (tried beside the metadata too when relative). NULL
@@ -676,10 +709,16 @@ static void dot_build(struct graph *g, const struct explain *e, bool ids, struct
 static struct graph *import_model(struct collagec_ctx *ctx, const struct explain *e,
 				  const char *model, const char *meta_path, const char *opt)
 {
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(e->meta, "model");
 	bool from_meta = !model;
+	struct meta_strings elements, shapes;
 
+	/* sequence and optional inputs are imported as the compile bound them */
+	if (meta_strings(ctx, m, "elements", &elements) < 0 ||
+	    meta_strings(ctx, m, "shapes", &shapes) < 0)
+		return NULL;
 	if (!model)
-		model = meta_str(cJSON_GetObjectItemCaseSensitive(e->meta, "model"), "path");
+		model = meta_str(m, "path");
 	if (!model) {
 		diag_error(ctx, "%s: the metadata names no model file (use --model PATH)", opt);
 		return NULL;
@@ -698,7 +737,7 @@ static struct graph *import_model(struct collagec_ctx *ctx, const struct explain
 			   from_meta ? " (use --model PATH)" : "");
 		return NULL;
 	}
-	return onnx_import(ctx, model);
+	return onnx_import_bound(ctx, model, elements.v, elements.n, shapes.v, shapes.n);
 }
 
 /* Writes the --dot file; 0, or the exit status after a diagnostic. */

@@ -67,3 +67,12 @@ if [ $rc -eq 2 ] && grep -qF "expected NAME=N (0 to 1024) or NAME=none" "$T/usag
 else
 	echo "FAIL sequence/usage: exit $rc: $(cat "$T/usage.err")"
 fi
+
+# explain imports the model again with the compile's --elements (OUT.json's
+# model.elements): a sequence input needs them
+if "$COLLAGEC" explain "$T/insert_erase.so" --dot "$T/insert_erase.dot" >/dev/null \
+	2>"$T/explain.err" && grep -q 'SequenceInsert' "$T/insert_erase.dot"; then
+	echo "ok   sequence/explain-elements"
+else
+	echo "FAIL sequence/explain-elements: $(cat "$T/explain.err")"
+fi

@@ -224,6 +224,12 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddStringToObject(m, "sha256", sha);
 	cJSON_AddNumberToObject(m, "opset", (double)g->opset);
 	cJSON_AddStringToObject(m, "producer", g->producer ? g->producer : "");
+	/* the bindings the graph was imported with (explain imports it again) */
+	if (o->n_elements)
+		cJSON_AddItemToObject(m, "elements", cJSON_CreateStringArray(o->elements,
+									      o->n_elements));
+	if (o->n_shapes)
+		cJSON_AddItemToObject(m, "shapes", cJSON_CreateStringArray(o->shapes, o->n_shapes));
 	c = cJSON_AddObjectToObject(root, "compiler");
 	cJSON_AddStringToObject(c, "version", COLLAGEC_VERSION);
 	cJSON_AddStringToObject(c, "prefix", o->prefix ? o->prefix : "collagec");
