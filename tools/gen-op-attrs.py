@@ -17,14 +17,10 @@ import sys
 import onnx
 import onnx.defs
 
+from attrkind import KIND
+
 OPSET = 17
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-KIND = {
-    onnx.AttributeProto.INT: "ATTR_INT", onnx.AttributeProto.FLOAT: "ATTR_FLOAT",
-    onnx.AttributeProto.STRING: "ATTR_STRING", onnx.AttributeProto.INTS: "ATTR_INTS",
-    onnx.AttributeProto.FLOATS: "ATTR_FLOATS", onnx.AttributeProto.STRINGS: "ATTR_STRINGS",
-    onnx.AttributeProto.TENSOR: "ATTR_TENSOR", onnx.AttributeProto.GRAPH: "ATTR_GRAPH",
-}
 
 
 F32_1E_5 = repr(float(__import__("numpy").float32(1e-5)))
