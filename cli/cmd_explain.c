@@ -138,14 +138,16 @@ struct part_row {
 struct explain {
 	const cJSON *meta;		/* borrowed */
 	VEC(struct part_row) parts;
-	int n_nodes;			/* ONNX nodes over all partitions */
+	int n_nodes;			/* distinct ONNX nodes over all partitions (one
+					   split across partitions counts once) */
 	bool has_total;
 	double est_total;		/* sum of the known finite estimates */
 };
 
 static void explain_build(struct explain *e, const cJSON *meta)
 {
-	const cJSON *p;
+	const cJSON *p, *nd;
+	struct strmap seen = { 0 };
 
 	memset(e, 0, sizeof(*e));
 	e->meta = meta;
@@ -160,13 +162,21 @@ static void explain_build(struct explain *e, const cJSON *meta)
 		r.nodes = cJSON_GetObjectItemCaseSensitive(p, "onnx_nodes");
 		r.has_est = meta_num(p, "estimated_cost", &r.est);
 		r.has_meas = meta_num(p, "measured_cost", &r.meas);
-		e->n_nodes += cJSON_GetArraySize(r.nodes);
+		cJSON_ArrayForEach(nd, r.nodes) {
+			const char *name = meta_str(nd, "name");
+
+			if (name && strmap_get(&seen, name) < 0) {
+				strmap_put(&seen, name, 0);
+				e->n_nodes++;
+			}
+		}
 		if (r.has_est && isfinite(r.est)) {
 			e->est_total += r.est;
 			e->has_total = true;
 		}
 		vec_push(&e->parts, r);
 	}
+	strmap_free(&seen);
 	for (int i = 0; i < e->parts.n; i++) {
 		struct part_row *r = &e->parts.v[i];
 
