@@ -529,10 +529,10 @@ RT_API collagec_status collagec_run(collagec_model *m)
 	if ((s = bind_syms(m)) != COLLAGEC_OK || (s = plan(m)) != COLLAGEC_OK ||
 	    (s = outputs(m)) != COLLAGEC_OK)
 		return s;
-	for (int i = 0, sh = 0; i < RT_N_STEPS; i++) {
+	for (int i = 0, sh = 0, late = 0; i < RT_N_STEPS; i++) {
 		const struct rt_step *st = &rt_steps[i];
 
-		if (RT_N_SHAPES && (s = run_shapes(m, i, &sh)) != COLLAGEC_OK)
+		if (RT_N_SHAPES && (s = run_shapes(m, i, &sh, &late)) != COLLAGEC_OK)
 			return s;
 		for (int a = 0; a < st->nargs; a++)
 			m->args[a] = value_ptr(m, rt_args[st->arg0 + a]);

@@ -11,7 +11,9 @@
  *   per kernel with run-time dispatch, rt_variants[] rt_steps[] rt_args[]
  *   rt_inputs[] rt_outputs[] rt_sym_names[], rt_derived[] (sym -1 at the
  *   end), rt_checks[] (text NULL at the end), RT_N_SHAPES rt_shapes[] (step
- *   -1 at the end) rt_sym_late[] (per symbol: bound by them), rt_inits[] (NULL-terminated) and
+ *   -1 at the end) rt_sym_late[] (per symbol: bound by them), rt_late[]
+ *   (the values with data-dependent dims by first step, -1 at the end),
+ *   rt_inits[] (NULL-terminated) and
  *   rt_finis[] (parallel to rt_inits; NULL where an init has no fini)
  *   rt_weights (the embedded blob) and rt_metadata_json
  */

@@ -761,9 +761,10 @@ static collagec_status shape_bind(collagec_model *m, const struct rt_shape *sh,
 
 /*
  * Before step i: runs its shape functions (from *next on), then gives every
- * value with data-dependent dims that step i writes first its block.
+ * value with data-dependent dims that step i writes first its block (from
+ * rt_late[*late] on).
  */
-static collagec_status run_shapes(collagec_model *m, int i, int *next)
+static collagec_status run_shapes(collagec_model *m, int i, int *next, int *late)
 {
 	collagec_status s;
 	int ran = 0;
@@ -777,12 +778,11 @@ static collagec_status run_shapes(collagec_model *m, int i, int *next)
 	}
 	if (ran && ((s = derive(m)) != COLLAGEC_OK || (s = check(m)) != COLLAGEC_OK))
 		return s;
-	for (int id = 0; id < RT_N_VALUES; id++) {
+	for (; rt_late[*late] >= 0 && rt_values[rt_late[*late]].first == i; (*late)++) {
+		int id = rt_late[*late];
 		const struct rt_value *v = &rt_values[id];
 		int64_t bytes;
 
-		if (!v->late || v->first != i)
-			continue;
 		bytes = value_bytes(v, m->syms);
 		if (bytes == RT_OVERFLOW)
 			return fail(m, COLLAGEC_E_SHAPE, "tensor '%s' is too large for these "

@@ -331,6 +331,25 @@ static int shape_op(const struct node *n)
 }
 
 /*
+ * rt_late[]: the values with data-dependent dims, in the order of the step
+ * that writes them first (then of rt index), -1 at the end: run_shapes
+ * gives each its block through a cursor instead of scanning every value
+ * before every step.
+ */
+static void late_table(const struct exec_plan *ep, struct strbuf *out)
+{
+	sb_puts(out, "static const int rt_late[] = {");
+	for (int s = 0; s < ep->steps.n; s++)
+		for (int r = 0; r < ep->n_rt; r++) {
+			const struct exec_value *e = &ep->vals[ep->rt_to_value[r]];
+
+			if (e->late && e->first == s)
+				sb_printf(out, " %d,", r);
+		}
+	sb_puts(out, " -1 };\n");
+}
+
+/*
  * The run-time shape functions (exec_plan.shapes) and which symbols they
  * bind, directly or through derived symbols (rt_sym_late).
  */
@@ -519,6 +538,7 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 	derived_table(g, out);
 	checks_table(g, out);
 	shapes_table(g, ep, out);
+	late_table(ep, out);
 	init_tables(out, ms);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");
 	c_string(out, metadata_json);
