@@ -19,11 +19,12 @@ written with onnx.helper and an explicit opset_import, without the checker.
 Needs python3-onnx and python3-numpy only; every byte is deterministic.
 """
 import math
-import os
 import sys
 
 import numpy as np
 from onnx import helper, numpy_helper
+
+import nodetest
 
 RNG = np.random.default_rng(23)
 GOOD = []
@@ -1324,26 +1325,6 @@ def bad_tests():
         "cast to ONNX type 23 is not supported")
 
 
-def write(outdir):
-    for name, m, inputs, outputs in GOOD:
-        d = os.path.join(outdir, "good", name)
-        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-        with open(os.path.join(d, "model.onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-        for kind, arrays in (("input", inputs), ("output", outputs)):
-            for i, (k, v) in enumerate(arrays.items()):
-                t = numpy_helper.from_array(np.asarray(v), k)
-                with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)),
-                          "wb") as f:
-                    f.write(t.SerializeToString())
-    for name, m, expect in BAD:
-        d = os.path.join(outdir, "bad", name)
-        os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, "model.onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-        with open(os.path.join(d, "expect"), "w") as f:
-            f.write(expect + "\n")
-
 
 def main():
     if len(sys.argv) != 2:
@@ -1370,7 +1351,7 @@ def main():
     rope_tests()
     attention_tests()
     bad_tests()
-    write(sys.argv[1])
+    nodetest.write(sys.argv[1], GOOD, BAD)
 
 
 main()

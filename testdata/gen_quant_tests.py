@@ -26,6 +26,8 @@ import sys
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
+import nodetest
+
 RNG = np.random.default_rng(21)
 GOOD = []
 BAD = []
@@ -196,34 +198,25 @@ def write_good(out):
         if not isinstance(nodes, list):
             nodes = [nodes]
         d = os.path.join(out, name if "/" in name else "good/" + name)
-        os.makedirs(os.path.join(d, "test_data_set_0"))
         vi = [helper.make_tensor_value_info(n, t, np.shape(a)) for n, t, a in inputs]
         vo = [helper.make_tensor_value_info(n, t, np.shape(a)) for n, t, a in outputs]
         g = helper.make_graph(nodes, name, vi, vo, inits)
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="gen_quant_tests.py")
         m.ir_version = 8
-        with open(os.path.join(d, "model.onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-        for kind, lst in (("input", inputs), ("output", outputs)):
-            for k, (n, t, a) in enumerate(lst):
-                with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, k)), "wb") as f:
-                    f.write(tensor(n, t, a).SerializeToString())
+        nodetest.write_case(d, m, [tensor(n, t, a) for n, t, a in inputs],
+                            [tensor(n, t, a) for n, t, a in outputs])
 
 
 def write_bad(out):
     for name, nodes, opset, inputs, inits, expect in BAD:
         d = os.path.join(out, "bad", name)
-        os.makedirs(d)
         g = helper.make_graph(nodes, name, inputs,
                               [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)],
                               inits)
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
         m.ir_version = 8
-        with open(os.path.join(d, "model.onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-        with open(os.path.join(d, "expect"), "w") as f:
-            f.write(expect + "\n")
+        nodetest.write_bad(d, m, expect)
 
 
 def main():

@@ -15,11 +15,12 @@ Writes, in the ONNX backend-test layout that `collagec conformance` reads:
 
 Needs python3-onnx and python3-numpy only; every byte is deterministic.
 """
-import os
 import sys
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
+
+import nodetest
 
 RNG = np.random.default_rng(14)
 GOOD = []
@@ -289,26 +290,6 @@ def bad_tests():
         inputs={"X": np.zeros((2, 1, 3), np.int32), "W": randn(1, 2, 3), "R": randn(1, 2, 2)})
 
 
-def write(outdir):
-    for name, m, inputs, outputs in GOOD:
-        d = os.path.join(outdir, "good", name)
-        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-        with open(os.path.join(d, "model.onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-        for kind, arrays in (("input", inputs), ("output", outputs)):
-            for i, (k, v) in enumerate(arrays.items()):
-                t = numpy_helper.from_array(np.asarray(v), k)
-                with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)),
-                          "wb") as f:
-                    f.write(t.SerializeToString())
-    for name, m, expect in BAD:
-        d = os.path.join(outdir, "bad", name)
-        os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, "model.onnx"), "wb") as f:
-            f.write(m.SerializeToString())
-        with open(os.path.join(d, "expect"), "w") as f:
-            f.write(expect + "\n")
-
 
 def main():
     if len(sys.argv) != 2:
@@ -317,7 +298,7 @@ def main():
     gru_tests()
     lstm_tests()
     bad_tests()
-    write(sys.argv[1])
+    nodetest.write(sys.argv[1], GOOD, BAD)
 
 
 main()

@@ -11,24 +11,13 @@
 #    quantization step of the output (testdata/quant/NAME/atol; the
 #    generator's docstring says why).
 COLLAGEC=${COLLAGEC:-build/collagec}
-T=${TEST_TMP:-/tmp}/quant
-rm -rf "$T"
-mkdir -p "$T"
+SUITE=quant
+. tests/nodetests.sh
 
-if ! /usr/bin/python3 testdata/gen_quant_tests.py "$T" 2>"$T/gen.log"; then
-	echo "FAIL quant/generate: $(tail -n 1 "$T/gen.log")"
-	exit 1
-fi
-conf() {	# conformance with tolerances $1 $2 over dirs $3...; prefix quant/
-	rtol=$1 atol=$2
-	shift 2
-	"$COLLAGEC" conformance -j2 --rtol "$rtol" --atol "$atol" "$@" >"$T/conf.out" 2>&1
-	sed -n 's/^PASS \([^ ]*\).*/ok   quant\/\1/p; s/^FAIL \([^:]*\): /FAIL quant\/\1: /p' \
-		"$T/conf.out"
-}
+nt_generate testdata/gen_quant_tests.py
 {
-	conf 0 0 "$T/good"
-	conf 1e-3 0 "$T/near"
+	nt_conformance 0 0 "$T/good"
+	nt_conformance 1e-3 0 "$T/near"
 } | sort
 
 f="$T/good/cast_float16_roundtrip_fused"
@@ -44,22 +33,8 @@ else
 	echo "ok   quant/fused"
 fi
 
-for d in "$T"/bad/*/; do
-	n=$(basename "$d")
-	"$COLLAGEC" compile --search none --target c "$d/model.onnx" -o "$T/$n.so" >/dev/null 2>"$T/$n.err"
-	st=$?
-	want=$(cat "$d/expect")
-	if [ "$st" -ne 1 ]; then
-		echo "FAIL quant/bad/$n: exit status $st, expected 1"
-	elif ! grep -qF -- "$want" "$T/$n.err"; then
-		echo "FAIL quant/bad/$n: stderr lacks \"$want\" (got: $(head -n 1 "$T/$n.err"))"
-	elif [ -e "$T/$n.so" ]; then
-		echo "FAIL quant/bad/$n: left $n.so behind"
-	else
-		echo "ok   quant/bad/$n"
-	fi
-done
+nt_bad
 
 for d in testdata/quant/*/; do
-	conf 0 "$(cat "$d/atol")" "${d%/}"
+	nt_conformance 0 "$(cat "$d/atol")" "${d%/}"
 done
