@@ -274,6 +274,10 @@ struct graph {
 	const char *name;		/* graph name */
 	const char *path;		/* model path */
 	VEC(const char *) files;	/* files read: model and external data */
+	/* the model's local functions (Onnx__FunctionProto, arena), inlined at
+	   each call by the importer, in sub-graphs too (onnx_function.c) */
+	const void *const *functions;
+	int n_functions;
 	/* c kernels printed so far: code (names replaced) -> kernel_syms index */
 	struct strmap kernel_texts;
 	VEC(const char *) kernel_syms;

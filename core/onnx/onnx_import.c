@@ -34,7 +34,7 @@ void import_bind(struct importer *im, const char *key, int v)
 }
 
 /* The name a value or node of the graph being imported gets: prefixed in a sub-graph. */
-static const char *scoped(struct importer *im, const char *name)
+const char *import_scoped(struct importer *im, const char *name)
 {
 	if (!im->prefix)
 		return name;
@@ -411,7 +411,7 @@ static int import_constant(struct importer *im, const Onnx__NodeProto *np, struc
 			   an);
 		return -1;
 	}
-	g->values.v[id].name = arena_strdup(g->arena, scoped(im, out));
+	g->values.v[id].name = arena_strdup(g->arena, import_scoped(im, out));
 	import_bind(im, out, id);
 	/* a constant now, no node: its fate says so (the model's own nodes only) */
 	if (!im->outer)
@@ -456,7 +456,7 @@ static int import_domain(struct importer *im, const Onnx__NodeProto *np, struct 
  * A node's span: itself, and inside a sub-graph the control node's span
  * before it, so a kernel of a loop body names the Loop and the body's node.
  */
-static void import_span(struct importer *im, struct node *n, const char *raw)
+void import_span(struct importer *im, struct node *n, const char *raw)
 {
 	const struct span *o;
 
@@ -474,11 +474,12 @@ static void import_span(struct importer *im, struct node *n, const char *raw)
 	n->span.types[o->n] = n->op_type;
 }
 
-static int import_node(struct importer *im, const Onnx__NodeProto *np, int index)
+int import_node(struct importer *im, const Onnx__NodeProto *np, int index)
 {
 	struct graph *g = im->g;
 	struct arena *ar = g->arena;
 	struct node tmp = { 0 };
+	const Onnx__FunctionProto *fp;
 	enum op op;
 	const char *raw;
 	int *in, *out, ni, rc = 0;
@@ -493,11 +494,13 @@ static int import_node(struct importer *im, const Onnx__NodeProto *np, int index
 	tmp.name = np->name && np->name[0] ? arena_strdup(ar, np->name)
 		: arena_printf(ar, "%s_%d", np->op_type, index);
 	raw = tmp.name;
-	tmp.name = scoped(im, tmp.name);
+	tmp.name = import_scoped(im, tmp.name);
 	tmp.op_type = arena_strdup(ar, np->op_type);
 	/* a sub-graph's node index would read as the outer graph's */
 	tmp.onnx_index = im->outer ? -1 : index;
 	/* a node refused for its domain is still imported, so that its outputs exist */
+	if ((fp = onnx_function_find(g, np)))
+		return onnx_function_call(im, np, index, fp);
 	if (import_domain(im, np, &tmp, &op) < 0)
 		rc = -1;
 	else if (op == OP_COUNT && !strcmp(np->op_type, "Constant"))
@@ -520,7 +523,7 @@ static int import_node(struct importer *im, const Onnx__NodeProto *np, int index
 	}
 	out = arena_alloc(ar, sizeof(int) * (np->n_output + 1));
 	for (size_t i = 0; i < np->n_output; i++) {
-		out[i] = graph_add_value(g, np->output[i][0] ? scoped(im, np->output[i])
+		out[i] = graph_add_value(g, np->output[i][0] ? import_scoped(im, np->output[i])
 					 : arena_printf(ar, "%s.out%zu", tmp.name, i));
 		if (np->output[i][0])
 			import_bind(im, np->output[i], out[i]);
@@ -549,7 +552,7 @@ static int import_node(struct importer *im, const Onnx__NodeProto *np, int index
 }
 
 /* Second chance for inputs named before their producer (unsorted graphs). */
-static int resolve_forward(struct importer *im)
+int import_resolve_forward(struct importer *im)
 {
 	struct graph *g = im->g;
 	int rc = 0;
@@ -558,6 +561,8 @@ static int resolve_forward(struct importer *im)
 		const Onnx__NodeProto *np = im->protos.v[k - im->node0];
 		struct node *n = &g->nodes.v[k];
 
+		if (!np)
+			continue;	/* a node of an inlined function call: resolved there */
 		for (int i = 0; i < n->n_in; i++) {
 			if (n->in[i] > -2)
 				continue;
@@ -581,11 +586,11 @@ static int import_initializers(struct importer *im, const Onnx__GraphProto *gp)
 	for (size_t i = 0; i < gp->n_initializer; i++) {
 		const Onnx__TensorProto *t = gp->initializer[i];
 		const char *nm = t->name ? t->name : "";
-		int id = import_tensor(im, t, scoped(im, nm), "initializer");
+		int id = import_tensor(im, t, import_scoped(im, nm), "initializer");
 
 		if (id < 0) {
 			/* bind a placeholder: its users must not report it as undefined */
-			id = graph_add_value(g, scoped(im, nm));
+			id = graph_add_value(g, import_scoped(im, nm));
 			rc = -1;
 		}
 		import_bind(im, nm, id);
@@ -605,7 +610,7 @@ int import_body(struct importer *im, const Onnx__GraphProto *gp)
 	for (size_t i = 0; i < gp->n_node; i++)
 		if (import_node(im, gp->node[i], (int)i) < 0)
 			rc = -1;
-	if (resolve_forward(im) < 0)
+	if (import_resolve_forward(im) < 0)
 		rc = -1;
 	return rc;
 }
@@ -645,7 +650,7 @@ static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
 	for (size_t i = 0; i < gp->n_node; i++)
 		if (import_node(im, gp->node[i], (int)i) < 0)
 			rc = -1;
-	if (resolve_forward(im) < 0)
+	if (import_resolve_forward(im) < 0)
 		rc = -1;
 	for (size_t i = 0; i < gp->n_output; i++) {
 		int id;
@@ -673,6 +678,7 @@ static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
 }
 
 static void fill_names(Onnx__GraphProto *gp);
+static void fill_node_names(Onnx__NodeProto **nodes, size_t n);
 
 static void fill_value_names(Onnx__ValueInfoProto **v, size_t n)
 {
@@ -696,9 +702,14 @@ static void fill_names(Onnx__GraphProto *gp)
 	for (size_t i = 0; i < gp->n_initializer; i++)
 		if (!gp->initializer[i]->name)
 			gp->initializer[i]->name = (char *)"";
-	for (size_t i = 0; i < gp->n_node; i++)
-		for (size_t j = 0; j < gp->node[i]->n_attribute; j++) {
-			Onnx__AttributeProto *ap = gp->node[i]->attribute[j];
+	fill_node_names(gp->node, gp->n_node);
+}
+
+static void fill_node_names(Onnx__NodeProto **nodes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < nodes[i]->n_attribute; j++) {
+			Onnx__AttributeProto *ap = nodes[i]->attribute[j];
 
 			if (!ap->name)
 				ap->name = (char *)"";
@@ -707,6 +718,15 @@ static void fill_names(Onnx__GraphProto *gp)
 			for (size_t k = 0; k < ap->n_graphs; k++)
 				fill_names(ap->graphs[k]);
 		}
+}
+
+void onnx_function_fill_names(Onnx__FunctionProto *fp)
+{
+	if (!fp->name)
+		fp->name = (char *)"";
+	if (!fp->domain)
+		fp->domain = (char *)"";
+	fill_node_names(fp->node, fp->n_node);
 }
 
 struct graph *onnx_import(struct collagec_ctx *ctx, const char *path)
@@ -746,7 +766,11 @@ struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
 		return NULL;
 	}
 	fill_names(mp->graph);
+	for (size_t i = 0; i < mp->n_functions; i++)
+		onnx_function_fill_names(mp->functions[i]);
 	im.g = graph_new(ctx);
+	im.g->functions = (const void *const *)mp->functions;
+	im.g->n_functions = (int)mp->n_functions;
 	im.g->path = arena_strdup(&ctx->arena, path);
 	vec_push(&im.g->files, im.g->path);
 	im.g->opset = 0;

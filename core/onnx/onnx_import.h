@@ -32,7 +32,36 @@ struct importer {
 	int n_shapes;
 	const char *sym_scope;		/* (optional) before the names of the dims
 					   of a sequence input's element */
+	const struct call *call;	/* (optional) the innermost function call being
+					   inlined (onnx_function.c) */
 };
+
+/*
+ * The pieces of onnx_import.c that onnx_control.c and onnx_function.c use:
+ * a name in the importer's scope, a node's span (the control node's or the
+ * function call's before its own), one node, and the second chance for
+ * inputs named before their producer (nodes without a proto in im->protos,
+ * the inlined ones, are skipped).
+ */
+const char *import_scoped(struct importer *im, const char *name);
+void import_span(struct importer *im, struct node *n, const char *raw);
+int import_node(struct importer *im, const Onnx__NodeProto *np, int index);
+int import_resolve_forward(struct importer *im);
+
+/* ---- model-local functions (onnx_function.c) ---- */
+
+/* The function of the model that node np calls, or NULL. */
+const Onnx__FunctionProto *onnx_function_find(const struct graph *g,
+					      const Onnx__NodeProto *np);
+/*
+ * Imports np, a call of fp, as fp's nodes inlined: named CALL/inner, with
+ * the call's span before their own; the function's outputs take the
+ * names of the call's. 0, or -1 after diagnostics.
+ */
+int onnx_function_call(struct importer *im, const Onnx__NodeProto *np, int index,
+		       const Onnx__FunctionProto *fp);
+/* Gives fp's missing names "" (as fill_names does for graphs). */
+void onnx_function_fill_names(Onnx__FunctionProto *fp);
 
 /* Registers value v under the name key; a later definition wins. */
 void import_bind(struct importer *im, const char *key, int v);
