@@ -153,7 +153,8 @@ def cases():
          {"x": x}, {"y": -(x * x)}, [neg, sq])
 
     # outputs that are not the call's own values: an input passed through, one
-    # value given as two outputs
+    # value given as two outputs (ONNX Runtime 1.32 refuses such a function;
+    # collagec gives it the plain meaning, through Identity nodes)
     both = function("Both", ["x"], ["p", "q", "r"], [n("Neg", ["x"], ["q"]),
                                                      n("Identity", ["q"], ["r"])])
     both.output[0] = "x"
