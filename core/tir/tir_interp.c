@@ -43,6 +43,15 @@ static struct ival mk(enum dtype t, double f, int64_t i)
 	return v;
 }
 
+/*
+ * A double as int64, truncated as a C cast does; 0 for NaN and values out of
+ * int64's range, where the cast is undefined (and ONNX's Cast unspecified).
+ */
+static int64_t f2i(double f)
+{
+	return f > -9.2233720368547758e18 && f < 9.2233720368547758e18 ? (int64_t)f : 0;
+}
+
 static double as_f(struct ival v, enum dtype t)
 {
 	return isf(t) ? v.f : (double)v.i;
@@ -50,7 +59,7 @@ static double as_f(struct ival v, enum dtype t)
 
 static int64_t as_i(struct ival v, enum dtype t)
 {
-	return isf(t) ? (int64_t)v.f : v.i;
+	return isf(t) ? f2i(v.f) : v.i;
 }
 
 static struct ival load(enum dtype t, void *p, int64_t i)
@@ -102,11 +111,9 @@ static struct ival convert(struct ival v, enum dtype from, enum dtype to)
 	if (isf(from)) {
 		double f = v.f;
 
-		if (isnan(f) || isinf(f))
-			return mk(to, 0, 0);
-		if (to == DTYPE_U64 && f >= 9.2233720368547758e18)
+		if (to == DTYPE_U64 && f >= 9.2233720368547758e18 && f < 1.8446744073709552e19)
 			return mk(to, 0, (int64_t)(uint64_t)f);
-		return mk(to, 0, (int64_t)f);
+		return mk(to, 0, f2i(f));
 	}
 	switch (to) {
 	case DTYPE_I32: return mk(to, 0, (int32_t)v.i);
@@ -213,7 +220,7 @@ static struct ival eval(struct interp *it, const struct tir *e)
 
 	switch (e->kind) {
 	case TIR_INT: return mk(e->dtype, (double)e->i, e->i);
-	case TIR_FLT: return mk(e->dtype, e->f, (int64_t)e->f);
+	case TIR_FLT: return mk(e->dtype, e->f, f2i(e->f));
 	case TIR_VAR: return it->vars[e->var->id];
 	case TIR_SYM: return mk(DTYPE_I64, 0, it->syms[e->i]);
 	case TIR_LOAD:
@@ -235,7 +242,7 @@ static struct ival eval(struct interp *it, const struct tir *e)
 		if (e->n > 1)
 			y = as_f(eval(it, e->list[1]), e->list[1]->dtype);
 		return mk(e->dtype, intrin(e->op, as_f(x, e->list[0]->dtype), y),
-			  (int64_t)intrin(e->op, as_f(x, e->list[0]->dtype), y));
+			  f2i(intrin(e->op, as_f(x, e->list[0]->dtype), y)));
 	}
 	case TIR_CAST:
 		if (e->i) {	/* rounded through a 16-bit float, as rt_half.h does */
