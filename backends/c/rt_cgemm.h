@@ -28,11 +28,16 @@
  *
  * The micro-kernel keeps an RT_CG_MR x 16 tile of C in registers (GCC
  * vector extensions: 6 x 2 ymm with AVX2 and FMA, 3 x 4 xmm with SSE2 only,
- * 8 zmm with AVX-512) over one K block, then writes the tile back in
- * vector registers: stored on the first block, added to C on the next
- * ones, and on the last one alpha, the bias and the activation applied.
+ * 8 zmm with AVX-512; a tile of 8 columns or fewer, the last of N = 49
+ * say, multiplies half of them) over one K block, then writes the tile
+ * back in vector registers: stored on the first block, added to C on the
+ * next ones, and on the last one alpha, the bias and the activation
+ * applied.
  * Edge tiles (rows past M: zero rows of the packed A; columns past N: the
  * panel's zero padding) go through a tile on the stack.
+ *
+ * The packed block lives on each thread's stack: RT_CG_MC x RT_CG_KC
+ * floats (72 KiB with AVX2, 96 KiB with AVX-512).
  *
  * Deterministic: every C[i, j] is summed over k in the same order (k
  * within a block in turn, the blocks in turn), whatever the thread count;
@@ -129,24 +134,25 @@ static inline rt_cg_vec rt_cg_epi(rt_cg_vec x, const struct rt_cg_epilogue *e, i
 
 /*
  * One tile: t = sum over the block's k of A(r, k) * bp[k * 16 ..], A(r, k)
- * at a[r * ars + k * acs] (constant strides for a packed tile), then the
- * tile written back to c (mr x nr of it, row i0 of C) as the top of the
- * file says.
+ * at a[r * ars + k * acs], over the first nv vectors of the panel's
+ * columns (a constant), then the tile written back to c (mr x nr of it,
+ * row i0 of C) as the top of the file says.
  */
-static inline void rt_cg_tile(const struct rt_cg_kblock *kb, const float *a, int64_t ars,
-			      int64_t acs, const float *bp, float *c, int64_t ldc, int mr, int nr,
-			      int64_t i0, int64_t j0, const struct rt_cg_epilogue *e)
+static inline __attribute__((always_inline)) void
+rt_cg_tile_nv(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_t acs,
+	      const float *bp, float *c, int64_t ldc, int mr, int nr, int64_t i0, int64_t j0,
+	      const struct rt_cg_epilogue *e, const int nv)
 {
 	rt_cg_vec t[RT_CG_MR][RT_CG_NV];
 	float edge[RT_CG_MR * RT_CG_NR] __attribute__((aligned(RT_CG_VBYTES)));
 	float *cc = c;
 	int64_t ldcc = ldc;
-	int full = mr == RT_CG_MR && nr == RT_CG_NR;
+	int full = mr == RT_CG_MR && nr == RT_CG_NR && nv == RT_CG_NV;
 
 #pragma GCC unroll 8
 	for (int r = 0; r < RT_CG_MR; r++)
 #pragma GCC unroll 4
-		for (int v = 0; v < RT_CG_NV; v++)
+		for (int v = 0; v < nv; v++)
 			t[r][v] = (rt_cg_vec){ 0 };
 #pragma GCC unroll 2
 	for (int64_t k = 0; k < kb->kc; k++) {
@@ -154,14 +160,14 @@ static inline void rt_cg_tile(const struct rt_cg_kblock *kb, const float *a, int
 		rt_cg_vec b[RT_CG_NV];
 
 #pragma GCC unroll 4
-		for (int v = 0; v < RT_CG_NV; v++)
+		for (int v = 0; v < nv; v++)
 			b[v] = bk[v];
 #pragma GCC unroll 8
 		for (int r = 0; r < RT_CG_MR; r++) {
 			float x = a[r * ars + k * acs];
 
 #pragma GCC unroll 4
-			for (int v = 0; v < RT_CG_NV; v++)
+			for (int v = 0; v < nv; v++)
 				t[r][v] += x * b[v];
 		}
 	}
@@ -177,7 +183,7 @@ static inline void rt_cg_tile(const struct rt_cg_kblock *kb, const float *a, int
 		if (r >= mr)
 			break;
 #pragma GCC unroll 4
-		for (int v = 0; v < RT_CG_NV; v++) {
+		for (int v = 0; v < nv; v++) {
 			rt_cg_uvec *p = (rt_cg_uvec *)(cc + r * ldcc + v * RT_CG_VL);
 			rt_cg_vec x = t[r][v];
 
@@ -191,6 +197,23 @@ static inline void rt_cg_tile(const struct rt_cg_kblock *kb, const float *a, int
 	if (!full)
 		for (int r = 0; r < mr; r++)
 			memcpy(c + r * ldc, edge + r * RT_CG_NR, sizeof(float) * (size_t)nr);
+}
+
+/*
+ * A tile of the full panel width, or with 8 columns or fewer (the last
+ * panel of N = 49, say) of its first half: 6 x 8 FMAs a k, half the work.
+ */
+static inline void rt_cg_tile(const struct rt_cg_kblock *kb, const float *a, int64_t ars,
+			      int64_t acs, const float *bp, float *c, int64_t ldc, int mr, int nr,
+			      int64_t i0, int64_t j0, const struct rt_cg_epilogue *e)
+{
+#if RT_CG_NV >= 2
+	if (nr <= RT_CG_NR / 2) {
+		rt_cg_tile_nv(kb, a, ars, acs, bp, c, ldc, mr, nr, i0, j0, e, RT_CG_NV / 2);
+		return;
+	}
+#endif
+	rt_cg_tile_nv(kb, a, ars, acs, bp, c, ldc, mr, nr, i0, j0, e, RT_CG_NV);
 }
 #else
 /* Without GCC's vectors: the same blocks, plain loops. */
