@@ -62,8 +62,8 @@ for r in range(int(repeat)):
 med = statistics.median
 ms = {c: med(v) for c, v in ms.items()}
 gf = {s: (med(b for b, _ in v), med(c for _, c in v)) for s, v in gfs.items()}
-print("resnet18 convolutions, target c, %s thread(s), GFLOP/s (2 M N K / time), medians of %s x %s runs"
-      % (threads, repeat, runs))
+print("resnet18 convolutions, target c, %s thread(s), GFLOP/s (2 M N K / time), "
+      "medians of %s x %s runs" % (threads, repeat, runs))
 print("%-10s %5s %6s %5s %9s %10s %9s %9s %6s" % ("conv", "M", "N", "K", "c_ms", "conv_gf",
                                                    "cgemm_gf", "blas_gf", "ratio"))
 flops = tc = tb = 0.0
