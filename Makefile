@@ -32,7 +32,7 @@ LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 # the subcommands without main(), for the harnesses of what cli/ reads (fuzz_meta)
 CLIOBJS := $(filter-out $(BUILD)/cli/main.o,$(filter $(BUILD)/cli/%,$(OBJS)))
 
-.PHONY: all deps test test-oom oom-build test-asan test-valgrind demo bench bench-collage bench-compile install clean regen fuzz
+.PHONY: all deps test test-oom oom-build test-asan test-valgrind demo bench bench-gemm bench-collage bench-compile install clean regen fuzz
 
 all: $(BUILD)/collagec
 
@@ -112,8 +112,16 @@ test-asan:
 demo: $(BUILD)/collagec
 	@BUILD=$(BUILD) sh tests/demo.sh
 
-bench: $(BUILD)/collagec
+bench: $(BUILD)/collagec $(BUILD)/tests/gemm_bench
 	@BUILD=$(BUILD) sh tests/bench.sh
+
+# OpenBLAS's sgemm next to rt_cgemm.h, compiled as generated code is
+$(BUILD)/tests/gemm_bench: tests/gemm_bench.c backends/c/rt_cgemm.h | $(BUILD)/deps.stamp
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -march=native -fopenmp $(WARN) -o $@ tests/gemm_bench.c -lopenblas -lm
+
+bench-gemm: $(BUILD)/collagec $(BUILD)/tests/gemm_bench
+	@BUILD=$(BUILD) sh tests/bench_gemm.sh
 
 bench-compile: $(BUILD)/collagec
 	@BUILD=$(BUILD) sh tests/bench_compile.sh

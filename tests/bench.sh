@@ -8,6 +8,8 @@
 # table shows the median of the medians, the spread (min..max of the
 # medians) and the ratio collagec / ONNX Runtime. ONNX Runtime is optional
 # (pip install onnxruntime numpy); without it only collagec is shown.
+# With TARGET=c it then runs tests/bench_gemm.sh (make bench-gemm): ResNet-18's
+# convolutions on c against OpenBLAS's sgemm on the same shapes (GEMM=0 skips).
 COLLAGEC=${BUILD:-build}/collagec
 D=${BUILD:-build}/models
 THREADS=${THREADS:-1}
@@ -50,3 +52,7 @@ if o:
 print(line)
 PY
 done
+if [ "$TARGET" = c ] && [ "${GEMM:-1}" != 0 ]; then
+	echo
+	BUILD=${BUILD:-build} THREADS=$THREADS RUNS=$RUNS sh tests/bench_gemm.sh
+fi

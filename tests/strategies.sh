@@ -163,10 +163,11 @@ for mk in 4_8:matmul.ijk 4_32:matmul.ikj 64_32:matmul.packed 19_40:matmul.packed
 		fail "matmul-kn/M,K=$m-ran-$want" "got '$v'"; fi
 done
 
-# a batch of B matrices: packed one at a time into one 32 x 32 scratch
+# a batch of B matrices: packed one at a time into one scratch of two
+# 16-column panels (32 x 32), each matrix one rt_cgemm (matmul.micro)
 "$COLLAGEC" compile --search none --target c "$T/matmul_batched.onnx" -o "$T/bt.so" || fail matmul-batched/compile "exit $?"
 v=$(kernels "$T/bt.json")
-want="mm compile-time matmul.packed if always scratch=1024|"
+want="mm compile-time matmul.micro if always scratch=1024|"
 if [ "$v" = "$want" ]; then ok matmul-batched/metadata; else
 	fail matmul-batched/metadata "got '$v'"; fi
 expect btexp "$T/bt_y.npy"
@@ -201,8 +202,9 @@ v=$(kernels "$T/me.json")
 want="g_tiny compile-time gemm.micro if always scratch=80|g_edges compile-time gemm.micro if \
 always scratch=1056|g_kblocks compile-time gemm.micro if always scratch=14400|g_full_c \
 compile-time gemm.micro if always scratch=320|g_scalar_c compile-time gemm.micro if always \
-scratch=6192|mm_batch compile-time matmul.micro if always scratch=1280|mm_input compile-time \
-matmul.micro if always scratch=768|cv compile-time conv.micro if always scratch=6912|"
+scratch=6192|g_blocks compile-time gemm.micro if always scratch=41600|mm_batch compile-time matmul.micro if always scratch=1280|mm_input compile-time \
+matmul.micro if always scratch=768|mm_bbatch compile-time matmul.micro if always \
+scratch=640|cv compile-time conv.micro if always scratch=6912|"
 if [ "$v" = "$want" ]; then ok micro-edges/static-choices; else
 	fail micro-edges/static-choices "got '$v'"; fi
 args=""

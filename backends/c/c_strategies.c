@@ -5,6 +5,10 @@
  *                              matmul.micro     rt_cgemm.h's register tiles,
  *                                               B packed at compile time
  *                                               when constant
+ *           float32, static K and N, M >= 16 && K > 16
+ *                              matmul.micro     a batch of B: each packed
+ *                                               at run time, one rt_cgemm
+ *                                               per matrix
  *           M >= 16 && K > 16  matmul.packed    B packed into scratch as
  *                                               16-column panels, 4x16 tiles
  *                              (matmul.blocked) column blocks of B reused
@@ -353,11 +357,11 @@ static struct tir_buf *cg_pack_const(struct lower *L, const float *data, int64_t
 }
 
 /*
- * The packed B of input 1 ([K, N], element (k, j) at k * brs + j * bcs):
- * constant, or scratch filled by rt_cgemm_pack at run time.
+ * The packed B of input 1 ([K, N] from element bb, (k, j) at bb + k * brs +
+ * j * bcs): constant (bb 0), or scratch filled by rt_cgemm_pack at run time.
  */
-static struct tir_buf *cg_pack_b(struct lower *L, int64_t K, int64_t N, int64_t brs,
-				 int64_t bcs)
+static struct tir_buf *cg_pack_b(struct lower *L, struct tir *bb, int64_t K, int64_t N,
+				 int64_t brs, int64_t bcs)
 {
 	struct tir_builder *b = L->b;
 	const struct value *bv = lower_in(L, 1);
@@ -369,7 +373,7 @@ static struct tir_buf *cg_pack_b(struct lower *L, int64_t K, int64_t N, int64_t 
 	bp = lower_scratch(L, DTYPE_F32, dim_const(cg_packed_numel(K, N)));
 	args[0] = tir_int(b, K);
 	args[1] = tir_int(b, N);
-	args[2] = tir_addr(b, L->in[1], tir_int(b, 0));
+	args[2] = tir_addr(b, L->in[1], bb);
 	args[3] = tir_int(b, brs);
 	args[4] = tir_int(b, bcs);
 	args[5] = tir_addr(b, bp, tir_int(b, 0));
@@ -419,41 +423,65 @@ static void cg_gemm(struct lower *L, const struct cg_call *c)
 	tir_extern(b, "rt_cgemm", args, n);
 }
 
-/* float32, K and N static, B one matrix (shared by the whole batch). */
+/* float32, K and N static (B one matrix shared by the whole batch, or a batch of them). */
 static bool matmul_micro_ok(struct lower *L)
 {
 	struct matmul_geom mg;
 
 	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
 	return lower_in(L, 0)->dtype == DTYPE_F32 && lower_in(L, 1)->dtype == DTYPE_F32 &&
-	       dim_is_const(mg.K) && dim_is_const(mg.N) && batch_is_one(&mg.batch_b);
+	       dim_is_const(mg.K) && dim_is_const(mg.N);
+}
+
+/* B is one matrix for the whole batch (the batch folds into M). */
+static bool matmul_b_shared(struct lower *L)
+{
+	struct matmul_geom mg;
+
+	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
+	return batch_is_one(&mg.batch_b);
 }
 
 /*
- * A's batch folds into M (B is one matrix, A's matrices are consecutive
- * rows): one rt_cgemm over every row.
+ * One B: A's batch folds into M (A's matrices are consecutive rows), one
+ * rt_cgemm over every row. A batch of B (attention's Q K^T and P V): per
+ * matrix of the batch, in turn, B packed into scratch and one rt_cgemm,
+ * whose threads split the panels.
  */
 static int lower_matmul_micro(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	struct matmul_geom mg;
 	struct cg_call c = { 0 };
+	struct tir *bidx[MAX_RANK], *ba, *bb;
 
 	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
 	if (!matmul_micro_ok(L))
 		BUG("matmul.micro on shapes it does not take");
 	c.K = mg.K.c;
 	c.N = mg.N.c;
-	c.M = tir_mul(b, lower_numel(L, &mg.batch), tir_dim(b, mg.M));
 	c.alpha = 1.0;
-	c.a = tir_addr(b, L->in[0], tir_int(b, 0));
 	c.ars = c.K;
 	c.acs = 1;
-	c.bp = tir_addr(b, cg_pack_b(L, c.K, c.N, c.N, 1), tir_int(b, 0));
 	c.bps = c.K * CG_NR;
-	c.c = tir_addr(b, L->out[0], tir_int(b, 0));
 	c.ldc = c.N;
+	if (matmul_b_shared(L)) {
+		c.M = tir_mul(b, lower_numel(L, &mg.batch), tir_dim(b, mg.M));
+		c.a = tir_addr(b, L->in[0], tir_int(b, 0));
+		c.bp = tir_addr(b, cg_pack_b(L, tir_int(b, 0), c.K, c.N, c.N, 1), tir_int(b, 0));
+		c.c = tir_addr(b, L->out[0], tir_int(b, 0));
+		cg_gemm(L, &c);
+		return 0;
+	}
+	lower_loops(L, &mg.batch, bidx);
+	matmul_bases(L, &mg, bidx, &ba, &bb);
+	c.M = tir_dim(b, mg.M);
+	c.a = tir_addr(b, L->in[0], tir_let(b, "ba", ba));
+	c.bp = tir_addr(b, cg_pack_b(L, tir_let(b, "bb", bb), c.K, c.N, c.N, 1), tir_int(b, 0));
+	c.c = tir_addr(b, L->out[0], tir_let(b, "yb", tir_mul(b, lower_offset(L, &mg.batch, bidx),
+							       tir_mul(b, c.M, tir_int(b, c.N)))));
 	cg_gemm(L, &c);
+	lower_end_loops(L, mg.batch.rank);
 	return 0;
 }
 
@@ -474,11 +502,18 @@ static struct tir *cond_micro_large(struct lower *L)
 	struct matmul_geom mg;
 	struct tir *rows;
 
-	if (!matmul_micro_ok(L))
+	if (!matmul_micro_ok(L) || !matmul_b_shared(L))
 		return strategy_static(L, false);
 	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
 	rows = tir_mul(L->b, lower_numel(L, &mg.batch), tir_dim(L->b, mg.M));
 	return strategy_and(L, tir_bin(L->b, BIN_GE, rows, tir_int(L->b, 16)), cond_k_gt_16(L));
+}
+
+/* a batch of B, M >= 16 && K > 16: B packed matrix by matrix */
+static struct tir *cond_micro_batched(struct lower *L)
+{
+	return strategy_and(L, strategy_static(L, matmul_micro_ok(L) && !matmul_b_shared(L)),
+			    cond_large(L));
 }
 
 /* "M >= 16 && K > 16" where matmul.micro does not take the shapes */
@@ -489,6 +524,8 @@ static struct tir *cond_large_other(struct lower *L)
 
 static const struct strategy_spec matmul_specs[] = {
 	{ "float32, static K and N, one B, batch * M >= 16 && K > 16", cond_micro_large, matmul_micro,
+	  ARRAY_SIZE(matmul_micro) },
+	{ "float32, static K and N, M >= 16 && K > 16", cond_micro_batched, matmul_micro,
 	  ARRAY_SIZE(matmul_micro) },
 	{ "M >= 16 && K > 16", cond_large_other, matmul_blocked, ARRAY_SIZE(matmul_blocked) },
 	{ "K > 16", cond_k_gt_16, matmul_ikj, ARRAY_SIZE(matmul_ikj) },
@@ -546,7 +583,8 @@ static int lower_gemm_micro(struct lower *L)
 	c.a = tir_addr(b, L->in[0], tir_int(b, 0));
 	c.ars = ta ? 1 : c.K;
 	c.acs = ta ? a->shape.d[1].c : 1;
-	c.bp = tir_addr(b, tb ? cg_pack_b(L, c.K, c.N, 1, c.K) : cg_pack_b(L, c.K, c.N, c.N, 1),
+	c.bp = tir_addr(b, tb ? cg_pack_b(L, tir_int(b, 0), c.K, c.N, 1, c.K) :
+				cg_pack_b(L, tir_int(b, 0), c.K, c.N, c.N, 1),
 			tir_int(b, 0));
 	c.bps = c.K * CG_NR;
 	c.c = tir_addr(b, L->out[0], tir_int(b, 0));

@@ -5,24 +5,43 @@
  *
  *	C[i, j] = act(alpha * sum_k A[i, k] * B[k, j] + beta * bias(i, j))
  *
- * A is read in place through a row and a column stride (a transposed A
- * costs nothing). B is packed: panels of RT_CG_NR columns, zero past N,
- * one after the other bps floats apart, row k of a panel at k * RT_CG_NR:
+ * A is read through a row and a column stride (a transposed A is as
+ * cheap). B is packed: panels of RT_CG_NR columns, zero past N, one after
+ * the other bps floats apart, row k of a panel at k * RT_CG_NR:
  * Bp[jp * bps + k * RT_CG_NR + jj] = B[k, jp * RT_CG_NR + jj]. collagec packs
  * a constant B at compile time into the weights blob (the same layout, see
  * c_strategies.c); rt_cgemm_pack packs one at run time. bias(i, j) is
  * bias[i * brs + j * bcs] (strides 0 broadcast: per row, per column or one
  * value), or nothing when bias is NULL.
  *
+ * The blocking is BLIS's (Van Zee and van de Geijn, "BLIS: A Framework for
+ * Rapidly Instantiating BLAS Functionality"): per chunk of RT_CG_NC panels,
+ * per block of K (at most RT_CG_KC rows, the blocks of one K all about the
+ * same length), per block of RT_CG_MC rows of A, the rows are packed
+ * into tiles of RT_CG_MR rows, column-major within a tile (the MR values
+ * of one k side by side, read with broadcasts from one moving pointer;
+ * the block stays in L2), and every panel of the chunk runs the
+ * micro-kernel over every tile of the block: a K-block slice of the panel
+ * (KC x 16 floats) stays in L1 across the tiles. With few panels per
+ * thread A is read in place instead, as packing would cost more than it
+ * saves (ResNet-18's last convolutions: N = 49 pixels, 4 panels).
+ *
  * The micro-kernel keeps an RT_CG_MR x 16 tile of C in registers (GCC
  * vector extensions: 6 x 2 ymm with AVX2 and FMA, 3 x 4 xmm with SSE2 only,
- * 8 zmm with AVX-512) and multiplies one K block (RT_CG_KC rows of B, whose
- * panel stays in L1 across every row tile) at a time. Edges cost no test in
- * the inner loop: rows past M read row 0 of the tile again and are not
- * stored, columns past N multiply the panel's zero padding. Every block but
- * the last stores or adds the raw tile with vector stores; the last one
- * applies alpha, the bias and the activation element by element, once per
- * element of C. Panels are split over the OpenMP team of `threads`.
+ * 8 zmm with AVX-512; a tile of 8 columns or fewer, the last of N = 49
+ * say, multiplies half of them) over one K block, then writes the tile
+ * back in vector registers: stored on the first block, added to C on the
+ * next ones, and on the last one alpha, the bias and the activation
+ * applied.
+ * Edge tiles (rows past M: zero rows of the packed A; columns past N: the
+ * panel's zero padding) go through a tile on the stack.
+ *
+ * The packed block lives on each thread's stack: RT_CG_MC x RT_CG_KC
+ * floats (72 KiB with AVX2, 96 KiB with AVX-512).
+ *
+ * Deterministic: every C[i, j] is summed over k in the same order (k
+ * within a block in turn, the blocks in turn), whatever the thread count;
+ * threads split the panels, never K.
  */
 #ifndef RT_CGEMM_H
 #define RT_CGEMM_H
@@ -31,7 +50,8 @@
 #include <string.h>
 
 #define RT_CG_NR 16		/* columns of a panel: one tile's width */
-#define RT_CG_KC 128		/* rows of B per block: a 8 KiB panel slice in L1 */
+#define RT_CG_KC 256		/* most rows of B per block: a 16 KiB panel slice in L1 */
+#define RT_CG_NC 32		/* panels per chunk: C's 512 columns of a block stay in L2 */
 #if defined(__AVX512F__)
 #define RT_CG_MR 8		/* 8 zmm accumulators */
 #define RT_CG_VBYTES 64
@@ -42,83 +62,10 @@
 #define RT_CG_MR 3		/* 12 of 16 xmm */
 #define RT_CG_VBYTES 16
 #endif
+#define RT_CG_MC (RT_CG_MR * 12)	/* rows of A per packed block: 72 KiB with AVX2 */
+#define RT_CG_PACK_MIN 4	/* panels per thread and chunk from which A is packed */
 
 enum rt_cg_act { RT_CG_ACT_NONE, RT_CG_ACT_RELU, RT_CG_ACT_CLIP };
-
-#if defined(__GNUC__)
-#define RT_CG_NV (RT_CG_NR * 4 / RT_CG_VBYTES)	/* vectors per row of a tile */
-typedef float rt_cg_vec __attribute__((vector_size(RT_CG_VBYTES)));
-/* the same vector read from or written to memory of any alignment, in place */
-typedef float rt_cg_uvec __attribute__((vector_size(RT_CG_VBYTES), aligned(4), may_alias));
-typedef struct { rt_cg_vec v[RT_CG_NV]; } rt_cg_v16;
-#else
-typedef struct { float f[RT_CG_NR]; } rt_cg_v16;	/* portable: plain loops */
-#endif
-
-/* acc[r] = sum over k < kc of a[r][k * acs] * bp[k * RT_CG_NR .. + 16]. */
-static inline void rt_cg_tile(int64_t kc, const float *const *a, int64_t acs, const float *bp,
-			      rt_cg_v16 *acc)
-{
-#if defined(__GNUC__)
-	/* native vectors: GCC splits wider ones through memory */
-	rt_cg_vec t[RT_CG_MR][RT_CG_NV];
-
-#pragma GCC unroll 8
-	for (int r = 0; r < RT_CG_MR; r++)
-#pragma GCC unroll 4
-		for (int v = 0; v < RT_CG_NV; v++)
-			t[r][v] = (rt_cg_vec){ 0 };
-	for (int64_t k = 0; k < kc; k++) {
-		/* loaded straight into registers: a memcpy into b[] went through the
-		 * stack in narrower pieces than it is read back, and every k
-		 * stalled on the failed store forwarding */
-		const rt_cg_uvec *bk = (const rt_cg_uvec *)(bp + k * RT_CG_NR);
-		rt_cg_vec b[RT_CG_NV];
-
-#pragma GCC unroll 4
-		for (int v = 0; v < RT_CG_NV; v++)
-			b[v] = bk[v];
-#pragma GCC unroll 8
-		for (int r = 0; r < RT_CG_MR; r++) {
-			float x = a[r][k * acs];
-
-#pragma GCC unroll 4
-			for (int v = 0; v < RT_CG_NV; v++)
-				t[r][v] += x * b[v];
-		}
-	}
-	memcpy(acc, t, sizeof(t));
-#else
-	memset(acc, 0, sizeof(*acc) * RT_CG_MR);
-	for (int64_t k = 0; k < kc; k++)
-		for (int r = 0; r < RT_CG_MR; r++)
-			for (int j = 0; j < RT_CG_NR; j++)
-				acc[r].f[j] += a[r][k * acs] * bp[k * RT_CG_NR + j];
-#endif
-}
-
-/* c[r * ldc + j] = (first ? 0 : c) + acc[r][j] over a full-width tile of mr rows. */
-static inline void rt_cg_accumulate(const rt_cg_v16 *acc, int mr, float *c, int64_t ldc,
-				    int first)
-{
-	for (int r = 0; r < mr; r++) {
-		rt_cg_v16 v = acc[r];
-
-		if (!first) {
-			rt_cg_v16 old;
-
-			memcpy(&old, c + r * ldc, sizeof(old));
-#if defined(__GNUC__)
-			for (int j = 0; j < RT_CG_NV; j++)
-				v.v[j] += old.v[j];
-#else
-			for (int j = 0; j < RT_CG_NR; j++)
-				v.f[j] += old.f[j];
-#endif
-		}
-		memcpy(c + r * ldc, &v, sizeof(v));
-	}
-}
 
 struct rt_cg_epilogue {
 	float alpha, beta;
@@ -128,110 +75,270 @@ struct rt_cg_epilogue {
 	float lo, hi;		/* RT_CG_ACT_CLIP's bounds */
 };
 
+/* One K block: the blocks' length, the first one's start. */
+struct rt_cg_kblock {
+	int64_t k0, kc;
+	int first, last;
+};
+
 #if defined(__GNUC__)
+#define RT_CG_NV (RT_CG_NR * 4 / RT_CG_VBYTES)	/* vectors per row of a tile */
+#define RT_CG_VL (RT_CG_VBYTES / 4)		/* floats per vector */
+typedef float rt_cg_vec __attribute__((vector_size(RT_CG_VBYTES)));
+typedef int32_t rt_cg_ivec __attribute__((vector_size(RT_CG_VBYTES)));
+/* the same vector read from or written to memory of any alignment, in place */
+typedef float rt_cg_uvec __attribute__((vector_size(RT_CG_VBYTES), aligned(4), may_alias));
+
+/* Row r of the tile's bias, vector v (the tile at rows i0, columns j0, nr wide). */
+static inline rt_cg_vec rt_cg_bias(const struct rt_cg_epilogue *e, int64_t i, int64_t j0, int nr,
+				   int v)
+{
+	const float *b = e->bias + i * e->brs + j0 * e->bcs;
+	float t[RT_CG_VL];
+
+	if (e->bcs == 0)
+		return (rt_cg_vec){ 0 } + b[0];
+	if (e->bcs == 1 && nr == RT_CG_NR)
+		return *(const rt_cg_uvec *)(b + v * RT_CG_VL);
+	for (int j = 0; j < RT_CG_VL; j++) {
+		int jj = v * RT_CG_VL + j;
+
+		t[j] = jj < nr ? b[jj * e->bcs] : 0.0f;
+	}
+	return *(const rt_cg_uvec *)t;
+}
+
+/* act(alpha * x + beta * bias): the scalar form's results, NaN included. */
+static inline rt_cg_vec rt_cg_epi(rt_cg_vec x, const struct rt_cg_epilogue *e, int64_t i,
+				  int64_t j0, int nr, int v)
+{
+	rt_cg_vec zero = { 0 };
+	rt_cg_ivec m;
+
+	x *= e->alpha;
+	if (e->bias)
+		x += e->beta * rt_cg_bias(e, i, j0, nr, v);
+	if (e->act == RT_CG_ACT_RELU) {
+		m = x > zero;	/* NaN and -0 give +0, as v > 0 ? v : 0 */
+		x = (rt_cg_vec)((rt_cg_ivec)x & m);
+	} else if (e->act == RT_CG_ACT_CLIP) {
+		rt_cg_vec lo = zero + e->lo, hi = zero + e->hi;
+
+		m = x < lo;
+		x = (rt_cg_vec)(((rt_cg_ivec)lo & m) | ((rt_cg_ivec)x & ~m));
+		m = x > hi;
+		x = (rt_cg_vec)(((rt_cg_ivec)hi & m) | ((rt_cg_ivec)x & ~m));
+	}
+	return x;
+}
+
 /*
- * rt_cg_finish of a full-width tile without activation, bias per row, per
- * column or none, in vector registers: with a short K the element by
- * element epilogue would cost more than the multiplications.
+ * One tile: t = sum over the block's k of A(r, k) * bp[k * 16 ..], A(r, k)
+ * at a[r * ars + k * acs], over the first nv vectors of the panel's
+ * columns (a constant), then the tile written back to c (mr x nr of it,
+ * row i0 of C) as the top of the file says.
  */
-static inline int rt_cg_finish_vec(const rt_cg_v16 *acc, int mr, int nr, float *c, int64_t ldc,
-				   int first, int64_t i0, int64_t j0,
-				   const struct rt_cg_epilogue *e)
+static inline __attribute__((always_inline)) void
+rt_cg_tile_nv(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_t acs,
+	      const float *bp, float *c, int64_t ldc, int mr, int nr, int64_t i0, int64_t j0,
+	      const struct rt_cg_epilogue *e, const int nv)
 {
-	if (nr != RT_CG_NR || e->act != RT_CG_ACT_NONE || (e->bias && e->bcs > 1))
-		return 0;
-	for (int r = 0; r < mr; r++) {
-		float *cr = c + r * ldc;
-		const float *br = e->bias ? e->bias + (i0 + r) * e->brs + j0 * e->bcs : NULL;
+	rt_cg_vec t[RT_CG_MR][RT_CG_NV];
+	float edge[RT_CG_MR * RT_CG_NR] __attribute__((aligned(RT_CG_VBYTES)));
+	float *cc = c;
+	int64_t ldcc = ldc;
+	int full = mr == RT_CG_MR && nr == RT_CG_NR && nv == RT_CG_NV;
 
-		for (int v = 0; v < RT_CG_NV; v++) {
-			rt_cg_vec t = acc[r].v[v], old, bv;
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CG_MR; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			t[r][v] = (rt_cg_vec){ 0 };
+#pragma GCC unroll 2
+	for (int64_t k = 0; k < kb->kc; k++) {
+		const rt_cg_uvec *bk = (const rt_cg_uvec *)(bp + k * RT_CG_NR);
+		rt_cg_vec b[RT_CG_NV];
 
-			if (!first) {
-				memcpy(&old, cr + v * (RT_CG_NR / RT_CG_NV), sizeof(old));
-				t += old;
-			}
-			t *= e->alpha;
-			if (br && e->bcs) {
-				memcpy(&bv, br + v * (RT_CG_NR / RT_CG_NV), sizeof(bv));
-				t += e->beta * bv;
-			} else if (br) {
-				t += e->beta * br[0];
-			}
-			memcpy(cr + v * (RT_CG_NR / RT_CG_NV), &t, sizeof(t));
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			b[v] = bk[v];
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CG_MR; r++) {
+			float x = a[r * ars + k * acs];
+
+#pragma GCC unroll 4
+			for (int v = 0; v < nv; v++)
+				t[r][v] += x * b[v];
 		}
 	}
-	return 1;
-}
-#endif
-
-/* The last block: C = act(alpha * (C so far + acc) + beta * bias) on mr x nr. */
-static inline void rt_cg_finish(const rt_cg_v16 *acc, int mr, int nr, float *c, int64_t ldc,
-				int first, int64_t i0, int64_t j0,
-				const struct rt_cg_epilogue *e)
-{
-	float t[RT_CG_MR][RT_CG_NR];
-
-#if defined(__GNUC__)
-	if (rt_cg_finish_vec(acc, mr, nr, c, ldc, first, i0, j0, e))
-		return;
-#endif
-	memcpy(t, acc, sizeof(t));
-	for (int r = 0; r < mr; r++) {
-		float *cr = c + r * ldc;
-
-		for (int j = 0; j < nr; j++) {
-			float v = e->alpha * (t[r][j] + (first ? 0.0f : cr[j]));
-
-			if (e->bias)
-				v += e->beta * e->bias[(i0 + r) * e->brs + (j0 + j) * e->bcs];
-			if (e->act == RT_CG_ACT_RELU)
-				v = v > 0.0f ? v : 0.0f;
-			else if (e->act == RT_CG_ACT_CLIP)
-				v = v < e->lo ? e->lo : v > e->hi ? e->hi : v;
-			cr[j] = v;
-		}
+	if (!full) {
+		cc = edge;
+		ldcc = RT_CG_NR;
+		if (!kb->first)
+			for (int r = 0; r < mr; r++)
+				memcpy(edge + r * RT_CG_NR, c + r * ldc, sizeof(float) * (size_t)nr);
 	}
-}
-
-/* Every row tile of panel jp, block by block of K. */
-static inline void rt_cg_panel(int64_t M, int64_t N, int64_t K, const float *A, int64_t ars,
-			int64_t acs, const float *panel, float *C, int64_t ldc, int64_t jp,
-			const struct rt_cg_epilogue *e)
-{
-	int64_t j0 = jp * RT_CG_NR;
-	int nr = N - j0 < RT_CG_NR ? (int)(N - j0) : RT_CG_NR;
-	rt_cg_v16 acc[RT_CG_MR];
-	const float *a[RT_CG_MR];
-
-	for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += RT_CG_KC) {
-		int64_t kc = K - k0 < RT_CG_KC ? K - k0 : RT_CG_KC;
-		int first = k0 == 0, last = k0 + kc >= K;
-
-		for (int64_t i0 = 0; i0 < M; i0 += RT_CG_MR) {
-			int mr = M - i0 < RT_CG_MR ? (int)(M - i0) : RT_CG_MR;
-			float *c = C + i0 * ldc + j0;
-
-			for (int r = 0; r < RT_CG_MR; r++)
-				a[r] = A + (i0 + (r < mr ? r : 0)) * ars + k0 * acs;
-			rt_cg_tile(kc, a, acs, panel + k0 * RT_CG_NR, acc);
-			if (last)
-				rt_cg_finish(acc, mr, nr, c, ldc, first, i0, j0, e);
-			else if (nr == RT_CG_NR)
-				rt_cg_accumulate(acc, mr, c, ldc, first);
-			else
-				rt_cg_finish(acc, mr, nr, c, ldc, first, 0, 0,
-					     &(struct rt_cg_epilogue){ 1.0f, 0.0f, NULL, 0, 0,
-								       RT_CG_ACT_NONE, 0, 0 });
-		}
-		if (K == 0)
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CG_MR; r++) {
+		if (r >= mr)
 			break;
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++) {
+			rt_cg_uvec *p = (rt_cg_uvec *)(cc + r * ldcc + v * RT_CG_VL);
+			rt_cg_vec x = t[r][v];
+
+			if (!kb->first)
+				x += *p;
+			if (kb->last)
+				x = rt_cg_epi(x, e, i0 + r, j0, nr, v);
+			*p = x;
+		}
+	}
+	if (!full)
+		for (int r = 0; r < mr; r++)
+			memcpy(c + r * ldc, edge + r * RT_CG_NR, sizeof(float) * (size_t)nr);
+}
+
+/*
+ * A tile of the full panel width, or with 8 columns or fewer (the last
+ * panel of N = 49, say) of its first half: 6 x 8 FMAs a k, half the work.
+ */
+static inline void rt_cg_tile(const struct rt_cg_kblock *kb, const float *a, int64_t ars,
+			      int64_t acs, const float *bp, float *c, int64_t ldc, int mr, int nr,
+			      int64_t i0, int64_t j0, const struct rt_cg_epilogue *e)
+{
+#if RT_CG_NV >= 2
+	if (nr <= RT_CG_NR / 2) {
+		rt_cg_tile_nv(kb, a, ars, acs, bp, c, ldc, mr, nr, i0, j0, e, RT_CG_NV / 2);
+		return;
+	}
+#endif
+	rt_cg_tile_nv(kb, a, ars, acs, bp, c, ldc, mr, nr, i0, j0, e, RT_CG_NV);
+}
+#else
+/* Without GCC's vectors: the same blocks, plain loops. */
+static inline float rt_cg_epi1(float v, const struct rt_cg_epilogue *e, int64_t i, int64_t j)
+{
+	v *= e->alpha;
+	if (e->bias)
+		v += e->beta * e->bias[i * e->brs + j * e->bcs];
+	if (e->act == RT_CG_ACT_RELU)
+		v = v > 0.0f ? v : 0.0f;
+	else if (e->act == RT_CG_ACT_CLIP)
+		v = v < e->lo ? e->lo : v > e->hi ? e->hi : v;
+	return v;
+}
+
+static inline void rt_cg_tile(const struct rt_cg_kblock *kb, const float *a, int64_t ars,
+			      int64_t acs, const float *bp, float *c, int64_t ldc, int mr, int nr,
+			      int64_t i0, int64_t j0, const struct rt_cg_epilogue *e)
+{
+	for (int r = 0; r < mr; r++)
+		for (int j = 0; j < nr; j++) {
+			float s = 0.0f;
+
+			for (int64_t k = 0; k < kb->kc; k++)
+				s += a[r * ars + k * acs] * bp[k * RT_CG_NR + j];
+			if (!kb->first)
+				s += c[r * ldc + j];
+			c[r * ldc + j] = kb->last ? rt_cg_epi1(s, e, i0 + r, j0 + j) : s;
+		}
+}
+#endif
+
+/*
+ * ap = rows [i0, i0 + mc) of A, columns [k0, k0 + kc), in tiles of
+ * RT_CG_MR rows: ap[(t * kc + k) * RT_CG_MR + r] = A[i0 + t * MR + r, k0 + k],
+ * zero for rows past M.
+ */
+static inline void rt_cg_pack_a(int64_t M, const float *A, int64_t ars, int64_t acs, int64_t i0,
+				int64_t mc, int64_t k0, int64_t kc, float *ap)
+{
+	for (int64_t t = 0; t < mc; t += RT_CG_MR) {
+		float *d = ap + t * kc;
+
+		for (int r = 0; r < RT_CG_MR; r++) {
+			int64_t i = i0 + t + r;
+			const float *s = A + i * ars + k0 * acs;
+
+			if (i >= M)
+				for (int64_t k = 0; k < kc; k++)
+					d[k * RT_CG_MR + r] = 0.0f;
+			else if (acs == 1)
+				for (int64_t k = 0; k < kc; k++)
+					d[k * RT_CG_MR + r] = s[k];
+			else
+				for (int64_t k = 0; k < kc; k++)
+					d[k * RT_CG_MR + r] = s[k * acs];
+		}
+	}
+}
+
+/*
+ * Panels [jp0, jp1) of C, in chunks of RT_CG_NC panels, block by block of
+ * K and of rows; ap is the packed block's room (RT_CG_MC * RT_CG_KC).
+ */
+static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A, int64_t ars,
+				int64_t acs, const float *Bp, int64_t bps, float *C, int64_t ldc,
+				int64_t jp0, int64_t jp1, const struct rt_cg_epilogue *e,
+				float *ap)
+{
+	/* K blocks of about the same length: no short last block */
+	int64_t nkb = K > 0 ? (K + RT_CG_KC - 1) / RT_CG_KC : 1;
+	int64_t kstep = K > 0 ? (K + nkb - 1) / nkb : 0;
+
+	for (int64_t jc = jp0; jc < jp1; jc += RT_CG_NC) {
+		int64_t jce = jp1 - jc < RT_CG_NC ? jp1 : jc + RT_CG_NC;
+		int pack = jce - jc >= RT_CG_PACK_MIN || acs != 1;
+
+		for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += kstep) {
+			struct rt_cg_kblock kb;
+
+			kb.k0 = k0;
+			kb.kc = K - k0 < kstep ? K - k0 : kstep;
+			kb.first = k0 == 0;
+			kb.last = k0 + kb.kc >= K;
+			for (int64_t ic = 0; ic < M; ic += RT_CG_MC) {
+				int64_t mc = M - ic < RT_CG_MC ? M - ic : RT_CG_MC;
+
+				if (pack)
+					rt_cg_pack_a(M, A, ars, acs, ic, mc, k0, kb.kc, ap);
+				for (int64_t jp = jc; jp < jce; jp++) {
+					int64_t j0 = jp * RT_CG_NR;
+					int nr = N - j0 < RT_CG_NR ? (int)(N - j0) : RT_CG_NR;
+					const float *bp = Bp + jp * bps + k0 * RT_CG_NR;
+
+					for (int64_t ir = 0; ir < mc; ir += RT_CG_MR) {
+						int64_t i0 = ic + ir;
+						int mr = M - i0 < RT_CG_MR ? (int)(M - i0) : RT_CG_MR;
+						float *c = C + i0 * ldc + j0;
+
+						if (pack)
+							rt_cg_tile(&kb, ap + ir * kb.kc, 1, RT_CG_MR,
+								   bp, c, ldc, mr, nr, i0, j0, e);
+						else if (mr == RT_CG_MR)
+							rt_cg_tile(&kb, A + i0 * ars + k0, ars, 1,
+								   bp, c, ldc, mr, nr, i0, j0, e);
+						else {
+							/* rows past M: a packed tile's zero rows */
+							rt_cg_pack_a(M, A, ars, acs, i0, mr, k0,
+								     kb.kc, ap);
+							rt_cg_tile(&kb, ap, 1, RT_CG_MR, bp, c, ldc,
+								   mr, nr, i0, j0, e);
+						}
+					}
+				}
+			}
+			if (K == 0)
+				break;
+		}
 	}
 }
 
 /*
  * C [M, N] (row stride ldc) = act(alpha * A [M, K] x B + beta * bias) with
- * B packed (panels bps floats apart); see the top of this file.
+ * B packed (panels bps floats apart); see the top of this file. Threads
+ * take runs of panels.
  */
 static inline void rt_cgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
 		     int64_t ars, int64_t acs, const float *Bp, int64_t bps, float *C,
@@ -240,12 +347,17 @@ static inline void rt_cgemm(int64_t M, int64_t N, int64_t K, float alpha, const 
 {
 	struct rt_cg_epilogue e = { alpha, beta, bias, brs, bcs, act, lo, hi };
 	int64_t np = (N + RT_CG_NR - 1) / RT_CG_NR;
+	/* below about a quarter of a million multiply-adds a team costs more than it gains */
+	int nt = threads > 1 && M * N * K >= 262144 ? (np < threads ? (int)np : threads) : 1;
 
 	(void)threads;
-	/* below about a quarter of a million multiply-adds a team costs more than it gains */
-#pragma omp parallel for num_threads(threads) if (threads > 1 && np > 1 && M * N * K >= 262144)
-	for (int64_t jp = 0; jp < np; jp++)
-		rt_cg_panel(M, N, K, A, ars, acs, Bp + jp * bps, C, ldc, jp, &e);
+#pragma omp parallel for num_threads(nt) if (nt > 1)
+	for (int t = 0; t < nt; t++) {
+		float ap[RT_CG_MC * RT_CG_KC] __attribute__((aligned(64)));
+
+		rt_cg_panels(M, N, K, A, ars, acs, Bp, bps, C, ldc, np * t / nt, np * (t + 1) / nt,
+			     &e, ap);
+	}
 }
 
 /* Bp (panels K * RT_CG_NR apart) = B [K, N], B[k, j] at B[k * brs + j * bcs]. */

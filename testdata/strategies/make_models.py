@@ -13,11 +13,14 @@ usage: make_models.py OUTDIR
   conv_sym.onnx     a grouped 3x3 Conv, a 1x1 stride-2 Conv and a 3x3 Conv with
                     2 output channels, batch N symbolic
   micro_edges.onnx  shapes at the edges of the c target's micro-kernel GEMM
-                    (rt_cgemm.h: 16-column panels, row tiles, K blocks of 128):
-                    Gemms with M, N, K of 1 or not a multiple of the tile,
-                    transposed A or B, alpha, beta, every bias broadcast, a
-                    constant B (packed at compile time) or an input B (packed at
-                    run time); a batched MatMul folded into M; a grouped, strided,
+                    (rt_cgemm.h: 16-column panels, row tiles, blocks of 72
+                    rows of A packed, K blocks of at most 256): Gemms with M,
+                    N, K of 1 or not a multiple of the tile, transposed A or B,
+                    alpha, beta, every bias broadcast, a constant B (packed at
+                    compile time) or an input B (packed at run time), A packed
+                    (transposed, or 4 panels or more) or read in place; a
+                    batched MatMul folded into M; a batch of B matrices, A
+                    broadcast over it; a grouped, strided,
                     dilated, asymmetrically padded Conv with bias on 2 images;
                     inputs me_*.npy, expected outputs in me_exp/
   rows_edges.onnx   depthwise Convs and MaxPools of the c target's row form
@@ -196,7 +199,8 @@ def micro_edges(out, rng):
              ("g_edges", 17, 33, 19, 0, 1, 0.5, 2.0, (19,), True),
              ("g_kblocks", 7, 300, 40, 1, 0, 1.0, -1.0, (7, 1), False),
              ("g_full_c", 13, 20, 16, 0, 1, 1.0, 0.5, (13, 16), False),
-             ("g_scalar_c", 25, 129, 33, 1, 1, 2.0, 1.0, (1,), True)]
+             ("g_scalar_c", 25, 129, 33, 1, 1, 2.0, 1.0, (1,), True),
+             ("g_blocks", 80, 520, 70, 0, 0, 1.5, 0.5, (70,), True)]
     for name, m, k, n, ta, tb, alpha, beta, cs, bconst in gemms:
         a = rng.standard_normal((k, m) if ta else (m, k)).astype(f)
         b = rng.standard_normal((n, k) if tb else (k, n)).astype(f)
@@ -227,6 +231,14 @@ def micro_edges(out, rng):
     nodes.append(helper.make_node("MatMul", ["mm_input_a", "mm_input_b"], ["mm_input_y"],
                                   name="mm_input"))
     output("mm_input_y", a.astype(np.float64) @ b)
+    # a batch of B (packed matrix by matrix at run time), A broadcast over it
+    a = rng.standard_normal((1, 17, 20)).astype(f)
+    b = rng.standard_normal((3, 20, 19)).astype(f)
+    inp("mm_bbatch_a", a)
+    inp("mm_bbatch_b", b)
+    nodes.append(helper.make_node("MatMul", ["mm_bbatch_a", "mm_bbatch_b"], ["mm_bbatch_y"],
+                                  name="mm_bbatch"))
+    output("mm_bbatch_y", a.astype(np.float64) @ b)
     # grouped (35 output channels each: tiles with an edge row), strided,
     # dilated, asymmetric pads, bias, two images, 5 x 6 = 30 pixels
     x = rng.standard_normal((2, 16, 11, 9)).astype(f)
