@@ -6,8 +6,9 @@
 # matches numpy at two batch sizes. Implementations that need a scratch
 # buffer (matmul.packed, conv.im2col) list it in OUT.json, and so do the
 # micro-kernel ones (matmul.micro, gemm.micro, conv.micro: rt_cgemm.h) for B
-# packed at compile time. micro_edges.onnx puts those at the edges of their
-# tiles and blocks, each against numpy; rows_edges.onnx does the same for
+# packed at compile time or (conv.micro, rt_cconv.h) the panel slots.
+# micro_edges.onnx puts those at the edges of their tiles and blocks, each
+# against numpy, at 1 and 3 threads; rows_edges.onnx does the same for
 # the row form of depthwise Conv and MaxPool (conv.depthwise_rows,
 # maxpool.rows). `run --kernels`
 # names the variant that ran at each size, and a C program checks
@@ -202,7 +203,9 @@ want="g_tiny compile-time gemm.micro if always scratch=80|g_edges compile-time g
 always scratch=1056|g_kblocks compile-time gemm.micro if always scratch=14400|g_full_c \
 compile-time gemm.micro if always scratch=320|g_scalar_c compile-time gemm.micro if always \
 scratch=6192|mm_batch compile-time matmul.micro if always scratch=1280|mm_input compile-time \
-matmul.micro if always scratch=768|cv compile-time conv.micro if always scratch=6912|"
+matmul.micro if always scratch=768|cv compile-time conv.micro if always scratch=3456|cv1d \
+compile-time conv.micro if always scratch=2688|cvwide compile-time conv.micro if always \
+scratch=36864|cvs2 compile-time conv.micro if always scratch=6912|"
 if [ "$v" = "$want" ]; then ok micro-edges/static-choices; else
 	fail micro-edges/static-choices "got '$v'"; fi
 args=""
@@ -210,10 +213,13 @@ for f in "$T"/me_*.npy; do
 	n=${f##*/me_}
 	args="$args --input ${n%.npy}=$f"
 done
-# shellcheck disable=SC2086
-if "$COLLAGEC" run "$T/me.so" $args --check "$T/me_exp" --rtol 1e-4 --atol 1e-4 \
-	>"$T/me.log" 2>&1; then ok micro-edges/matches-numpy; else
-	fail micro-edges/matches-numpy "$(grep -v ': ok$' "$T/me.log" | head -1)"; fi
+for th in 1 3; do
+	# shellcheck disable=SC2086
+	if "$COLLAGEC" run "$T/me.so" $args --threads $th --check "$T/me_exp" --rtol 1e-4 \
+		--atol 1e-4 >"$T/me.log" 2>&1; then ok "micro-edges/threads=$th-matches-numpy"; else
+		fail "micro-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/me.log" | head -1)"
+	fi
+done
 
 # depthwise Conv and MaxPool row by row: strides, dilations, asymmetric
 # pads, ceil_mode and a 5x5 kernel against numpy

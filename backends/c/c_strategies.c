@@ -20,8 +20,9 @@
  *                                               unit-stride loop per tap
  *           depthwise          conv.depthwise   one input channel per output
  *           float32, static image, C/group * kernel >= 64 && M/group >= 32
- *                              conv.micro       im2col into rt_cgemm.h's
- *                                               panels, a GEMM per group
+ *                              conv.micro       rt_cconv.h: im2col a panel
+ *                                               of rt_cgemm.h at a time,
+ *                                               multiplied while in cache
  *           1x1, stride 1, no pad, group 1
  *                              conv.1x1         a matmul over the pixels
  *           C/group * kernel >= 8 && M/group >= 4
@@ -883,9 +884,11 @@ static struct tir *cond_im2col(struct lower *L)
 
 /*
  * conv.micro: im2col straight into rt_cgemm's packed panel layout (the
- * copy is the packing), zero past the last pixel, then per group one
- * rt_cgemm of the weights [M/group, C/group * kernel] (read in place, the
- * constant A) by the group's rows of the panels, the bias per output row.
+ * copy is the packing), zero past the last pixel, then per group rt_cgemm
+ * of the weights [M/group, C/group * kernel] (read in place, the constant
+ * A) by the group's rows of the panels, the bias per output row. 1-D and
+ * 2-D convolutions do it a panel at a time in rt_cconv.h; 3-D ones pack the
+ * whole matrix from loop IR first.
  */
 static bool conv_micro_ok(struct lower *L)
 {
@@ -951,35 +954,21 @@ static void cg_pad_panel(struct lower *L, struct tir_buf *col, int64_t P, int64_
 	lower_end_loops(L, 2);
 }
 
-static int lower_conv_micro(struct lower *L)
+/* The old form: the whole im2col packed first, then one rt_cgemm per group (3-D). */
+static void conv_micro_whole(struct lower *L, const struct window *w, int64_t group, int64_t P,
+			     int64_t kernel)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
-	int64_t group = node_attr_int(L->n, "group", 1), kernel = 1, P = 1;
-	int64_t kern[MAX_RANK], M, Mg, Kcg, C, Kr;
+	int64_t M = wt->shape.d[0].c, Mg = M / group, Kcg = wt->shape.d[1].c * kernel;
+	int64_t C = wt->shape.d[1].c * group, Kr = C * kernel;
 	struct cg_call c = { 0 };
 	struct tir_buf *col;
 	struct tir *n, *g;
-	struct window w;
 
-	if (!conv_micro_ok(L))
-		BUG("conv.micro on shapes it does not take");
-	for (int i = 2; i < wt->shape.rank; i++)
-		kern[i - 2] = wt->shape.d[i].c;
-	if (window_plan(L->g, (struct node *)L->n, &x->shape, kern, false, &w) < 0)
-		return -1;
-	for (int i = 0; i < w.r; i++) {
-		P *= w.out[i];
-		kernel *= w.k[i];
-	}
-	M = wt->shape.d[0].c;
-	Mg = M / group;
-	Kcg = wt->shape.d[1].c * kernel;
-	C = wt->shape.d[1].c * group;
-	Kr = C * kernel;
 	col = lower_scratch(L, DTYPE_F32, dim_const(cg_packed_numel(Kr, P)));
 	n = tir_loop(b, tir_dim(b, x->shape.d[0]));
-	cg_im2col(L, col, n, &w, C, Kr);
+	cg_im2col(L, col, n, w, C, Kr);
 	cg_pad_panel(L, col, P, Kr);
 	g = tir_loop(b, tir_int(b, group));
 	c.M = tir_int(b, Mg);
@@ -1000,6 +989,81 @@ static int lower_conv_micro(struct lower *L)
 	}
 	cg_gemm(L, &c);
 	lower_end_loops(L, 2);
+}
+
+#define CC_SLOTS 32	/* panels rt_cconv2d packs at once: the most threads on one conv */
+
+/*
+ * 1-D and 2-D: per image one call of rt_cconv2d (rt_cconv.h), which packs
+ * col a panel at a time into a few slots of scratch and multiplies each
+ * panel while it is in cache, so the im2col matrix is never written whole.
+ */
+static void conv_micro_panels(struct lower *L, const struct window *w, int64_t group, int64_t P,
+			      int64_t kernel)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	int64_t M = wt->shape.d[0].c, C = wt->shape.d[1].c * group, Kcg = wt->shape.d[1].c * kernel;
+	int64_t np = (P + CG_NR - 1) / CG_NR, H = 1, HW = 1;
+	int64_t g2[6][2];	/* (kernel, stride, dilation, pad, in, out) x (h, w) */
+	int64_t slots = np < CC_SLOTS ? np : CC_SLOTS;
+	struct tir_buf *scratch;
+	struct tir *args[22], *n;
+	int a = 0, o = 2 - w->r;
+
+	for (int i = 0; i < 2; i++) {
+		g2[0][i] = i < o ? 1 : w->k[i - o];
+		g2[1][i] = i < o ? 1 : w->s[i - o];
+		g2[2][i] = i < o ? 1 : w->d[i - o];
+		g2[3][i] = i < o ? 0 : w->pb[i - o];
+		g2[4][i] = i < o ? 1 : w->in[i - o];
+		g2[5][i] = i < o ? 1 : w->out[i - o];
+	}
+	H = g2[4][0];
+	HW = H * g2[4][1];
+	scratch = lower_scratch(L, DTYPE_F32, dim_const(slots * Kcg * CG_NR));
+	n = tir_loop(b, tir_dim(b, x->shape.d[0]));
+	args[a++] = tir_addr(b, L->in[0], tir_mul(b, n, tir_int(b, C * HW)));
+	args[a++] = tir_int(b, C);
+	args[a++] = tir_int(b, H);
+	args[a++] = tir_int(b, g2[4][1]);
+	for (int j = 0; j < 4; j++)
+		for (int i = 0; i < 2; i++)
+			args[a++] = tir_int(b, g2[j][i]);
+	args[a++] = tir_int(b, g2[5][0]);
+	args[a++] = tir_int(b, g2[5][1]);
+	args[a++] = tir_addr(b, L->in[1], tir_int(b, 0));
+	args[a++] = tir_int(b, M);
+	args[a++] = tir_int(b, group);
+	args[a++] = L->in[2] ? tir_addr(b, L->in[2], tir_int(b, 0)) : tir_int(b, 0);
+	args[a++] = tir_addr(b, L->out[0], tir_mul(b, n, tir_int(b, M * P)));
+	args[a++] = tir_addr(b, scratch, tir_int(b, 0));
+	args[a++] = tir_int(b, slots);
+	tir_extern(b, "rt_cconv2d", args, a);
+	tir_end(b);
+}
+
+static int lower_conv_micro(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	int64_t group = node_attr_int(L->n, "group", 1), kernel = 1, P = 1;
+	int64_t kern[MAX_RANK];
+	struct window w;
+
+	if (!conv_micro_ok(L))
+		BUG("conv.micro on shapes it does not take");
+	for (int i = 2; i < wt->shape.rank; i++)
+		kern[i - 2] = wt->shape.d[i].c;
+	if (window_plan(L->g, (struct node *)L->n, &x->shape, kern, false, &w) < 0)
+		return -1;
+	for (int i = 0; i < w.r; i++) {
+		P *= w.out[i];
+		kernel *= w.k[i];
+	}
+	if (w.r <= 2)
+		conv_micro_panels(L, &w, group, P, kernel);
+	else
+		conv_micro_whole(L, &w, group, P, kernel);
 	return 0;
 }
 

@@ -18,8 +18,9 @@ usage: make_models.py OUTDIR
                     transposed A or B, alpha, beta, every bias broadcast, a
                     constant B (packed at compile time) or an input B (packed at
                     run time); a batched MatMul folded into M; a grouped, strided,
-                    dilated, asymmetrically padded Conv with bias on 2 images;
-                    inputs me_*.npy, expected outputs in me_exp/
+                    dilated, asymmetrically padded Conv with bias on 2 images, a
+                    1-D one, one of more panels than rt_cconv.h's slots, one
+                    strided and dilated; inputs me_*.npy, expected outputs in me_exp/
   rows_edges.onnx   depthwise Convs and MaxPools of the c target's row form
                     (strides, dilations, asymmetric pads, ceil_mode, a 5x5
                     kernel) on x [2, 5, 10, 9]: re_x.npy, expected in re_exp/
@@ -239,6 +240,33 @@ def micro_edges(out, rng):
                                   group=2, strides=[2, 1], dilations=[1, 2],
                                   pads=[1, 0, 2, 1]))
     output("cv_y", conv_ref(x.astype(np.float64), w, bias, (2, 1), (1, 2), (1, 0, 2, 1), 2))
+    # 1-D (a row of one pixel high), strided, asymmetric pads, 19 pixels;
+    # 667 pixels: more panels than rt_cconv2d's slots, no bias; stride 2 and
+    # dilation 2 with a run of pixels across output rows in every panel
+    x = rng.standard_normal((2, 12, 37)).astype(f)
+    w = rng.standard_normal((33, 12, 7)).astype(f)
+    bias = rng.standard_normal(33).astype(f)
+    inp("cv1d_x", x)
+    const("cv1d_w", w)
+    const("cv1d_bias", bias)
+    nodes.append(helper.make_node("Conv", ["cv1d_x", "cv1d_w", "cv1d_bias"], ["cv1d_y"],
+                                  name="cv1d", strides=[2], pads=[3, 2]))
+    output("cv1d_y", conv_ref(x[:, :, None, :].astype(np.float64), w[:, :, None, :], bias,
+                              (1, 2), (1, 1), (0, 3, 0, 2), 1)[:, :, 0, :])
+    x = rng.standard_normal((1, 8, 23, 29)).astype(f)
+    w = rng.standard_normal((40, 8, 3, 3)).astype(f)
+    inp("cvwide_x", x)
+    const("cvwide_w", w)
+    nodes.append(helper.make_node("Conv", ["cvwide_x", "cvwide_w"], ["cvwide_y"], name="cvwide",
+                                  pads=[1, 1, 1, 1]))
+    output("cvwide_y", conv_ref(x.astype(np.float64), w, None, (1, 1), (1, 1), (1, 1, 1, 1), 1))
+    x = rng.standard_normal((1, 16, 15, 13)).astype(f)
+    w = rng.standard_normal((32, 16, 3, 3)).astype(f)
+    inp("cvs2_x", x)
+    const("cvs2_w", w)
+    nodes.append(helper.make_node("Conv", ["cvs2_x", "cvs2_w"], ["cvs2_y"], name="cvs2",
+                                  strides=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1]))
+    output("cvs2_y", conv_ref(x.astype(np.float64), w, None, (2, 2), (2, 2), (1, 1, 1, 1), 1))
     g = helper.make_graph(nodes, "micro_edges", ins, outs, inits)
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
          os.path.join(out, "micro_edges.onnx"))
