@@ -32,6 +32,11 @@
  *   MaxPool 2-D, static image, <= 64 taps
  *                              maxpool.rows     conv.depthwise_rows' form
  *           always             maxpool.window   the op's own lowering
+ *   Softmax, LogSoftmax
+ *           float32, along the last axis
+ *                              softmax.rows     rt_crows.h: vector max and
+ *                                               sum in lanes, clamped exp
+ *           always             softmax.loops    the op's own lowering
  *
  * In parentheses: the implementations that lose on plevel (measured at one
  * thread). With a symbolic M (a symbolic batch) MatMul gets all three
@@ -1289,10 +1294,110 @@ static const struct op_strategy maxpool_strategy = {
 	OP_MAXPOOL, maxpool_specs, ARRAY_SIZE(maxpool_specs)
 };
 
+/* ---- Softmax, LogSoftmax ---- */
+
+/* The axis of a Softmax in [0, rank); opset < 13 flattens from it to the end. */
+static int softmax_axis(struct lower *L)
+{
+	int r = lower_in(L, 0)->shape.rank;
+	int axis = (int)node_attr_int(L->n, "axis", L->g->opset >= 13 ? -1 : 1);
+
+	return axis < 0 ? axis + r : axis;
+}
+
+/* Elements of x as a dim, when they make one (a prologue's scratch needs it). */
+static bool softmax_numel(const struct value *x, struct dim *out)
+{
+	*out = dim_const(1);
+	for (int i = 0; i < x->shape.rank; i++)
+		if (!dim_mul(*out, x->shape.d[i], out))
+			return false;
+	return true;
+}
+
+/*
+ * float32 rows: the normalised axis is the last one (or every axis from it
+ * on, before opset 13). A prologue (the loads of input 0 inlined from the
+ * elementwise run before) is first stored whole, which needs its size.
+ */
+static struct tir *cond_softmax_rows(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0);
+	struct dim numel;
+	bool ok = x->dtype == DTYPE_F32 && lower_out(L, 0)->dtype == DTYPE_F32 &&
+		  x->shape.rank >= 1 &&
+		  (L->g->opset < 13 || softmax_axis(L) == x->shape.rank - 1) &&
+		  (L->in[0]->index >= 0 || softmax_numel(x, &numel));
+
+	return strategy_static(L, ok);
+}
+
+/* softmax.rows: one call of rt_softmax_rows (rt_crows.h) over every row. */
+static int lower_softmax_rows(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	int axis = softmax_axis(L);
+	struct tir *rows = tir_int(b, 1), *K = tir_int(b, 1), *args[6], *i;
+	struct tir_buf *src = L->in[0];
+	struct dim numel;
+
+	for (int d = 0; d < x->shape.rank; d++) {
+		if (d < axis)
+			rows = tir_mul(b, rows, tir_dim(b, x->shape.d[d]));
+		else
+			K = tir_mul(b, K, tir_dim(b, x->shape.d[d]));
+	}
+	if (L->in[0]->index < 0) {
+		/* a prologue: its loads become its expression (lower_epilogue) */
+		if (!softmax_numel(x, &numel))
+			BUG("softmax.rows with a prologue of no size");
+		src = lower_scratch(L, DTYPE_F32, numel);
+		i = tir_loop(b, tir_mul(b, rows, K));
+		tir_mark_parallel(b);
+		tir_store(b, src, i, tir_load(b, L->in[0], i));
+		tir_end(b);
+	}
+	args[0] = tir_addr(b, src, tir_int(b, 0));
+	args[1] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[2] = rows;
+	args[3] = K;
+	args[4] = tir_int(b, L->n->op == OP_LOGSOFTMAX);
+	tir_extern(b, "rt_softmax_rows", args, 5);
+	return 0;
+}
+
+static int lower_softmax_loops(struct lower *L)
+{
+	return op_info(L->n->op)->lower(L);
+}
+
+static const struct strategy_impl softmax_rows[] = {
+	{ "softmax.rows", 10, lower_softmax_rows },
+};
+static const struct strategy_impl softmax_loops[] = {
+	{ "softmax.loops", 0, lower_softmax_loops },
+};
+
+static const struct strategy_spec softmax_specs[] = {
+	{ "float32, along the last axis", cond_softmax_rows, softmax_rows,
+	  ARRAY_SIZE(softmax_rows) },
+	{ "always", NULL, softmax_loops, ARRAY_SIZE(softmax_loops) },
+};
+
+static const struct op_strategy softmax_strategy = {
+	OP_SOFTMAX, softmax_specs, ARRAY_SIZE(softmax_specs)
+};
+static const struct op_strategy logsoftmax_strategy = {
+	OP_LOGSOFTMAX, softmax_specs, ARRAY_SIZE(softmax_specs)
+};
+
 const struct op_strategy *const c_strategies[] = {
 	&matmul_strategy,
 	&gemm_strategy,
 	&conv_strategy,
 	&maxpool_strategy,
+	&softmax_strategy,
+	&logsoftmax_strategy,
 	NULL,
 };

@@ -35,23 +35,28 @@ static const char *embedded_text(const char *name)
 /*
  * The prelude of a module, from what its source calls: rt_cgemm.h (the
  * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
- * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d; NULL for
- * none. Modules of one model may get different
+ * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
+ * rt_softmax_rows; NULL for none. Modules of one model may get different
  * preludes, each pasted once: the headers' include guards make a second
  * copy of one of them empty.
  */
 static const char *c_prelude(struct graph *g, const char *source)
 {
 	bool conv = strstr(source, "rt_cconv2d"), gemm = conv || strstr(source, "rt_cgemm");
+	bool rows = strstr(source, "rt_softmax_rows");
 	struct strbuf sb = STRBUF_INIT;
 	const char *r;
 
-	if (!gemm)
+	if (!gemm && !rows)
 		return NULL;
-	if (!conv)
+	if (gemm && !conv && !rows)
 		return embedded_text("rt_cgemm.h");
-	sb_puts(&sb, embedded_text("rt_cgemm.h"));
-	sb_puts(&sb, embedded_text("rt_cconv.h"));
+	if (gemm)
+		sb_puts(&sb, embedded_text("rt_cgemm.h"));
+	if (conv)
+		sb_puts(&sb, embedded_text("rt_cconv.h"));
+	if (rows)
+		sb_puts(&sb, embedded_text("rt_crows.h"));
 	r = arena_strdup(g->arena, sb_str(&sb));
 	sb_release(&sb);
 	return r;

@@ -24,6 +24,11 @@ usage: make_models.py OUTDIR
   rows_edges.onnx   depthwise Convs and MaxPools of the c target's row form
                     (strides, dilations, asymmetric pads, ceil_mode, a 5x5
                     kernel) on x [2, 5, 10, 9]: re_x.npy, expected in re_exp/
+  softmax_edges.onnx  Softmax and LogSoftmax rows (softmax.rows) with attention
+                    masks (-1e4, -FLT_MAX, -inf), a NaN row, an all -inf row,
+                    K = 21 and K = 5, and one along a middle axis (loops);
+                    softmax_v11.onnx the same at opset 11 (rows from the axis
+                    on): se_x.npy, se_x5.npy, expected in se_exp/, se11_exp/
 and their inputs and expected outputs (numpy, in float64): a_M.npy/y_M.npy
 for M in MS, kn_a_M_K.npy, kn_b_M_K.npy, kn_y_M_K.npy, bt_a.npy, bt_b.npy,
 bt_y.npy, x.npy/conv_y.npy and cs_x_N.npy/cs_y_N.npy for N in 1 and 3.
@@ -153,6 +158,7 @@ def main():
 
     micro_edges(out, rng)
     rows_edges(out, rng)
+    softmax_edges(out, rng)
 
 
 def conv_ref(x, w, b, strides, dil, pads, group):
@@ -331,6 +337,66 @@ def rows_edges(out, rng):
     os.makedirs(os.path.join(out, "re_exp"), exist_ok=True)
     for k, v in exp.items():
         np.save(os.path.join(out, "re_exp", k + ".npy"), v.astype(f))
+
+
+def softmax_ref(x, axis, log):
+    """Softmax or LogSoftmax in float64 along axis (NaN rows where numpy's are)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = x - x.max(axis=axis, keepdims=True)
+        s = np.exp(d).sum(axis=axis, keepdims=True)
+        return d - np.log(s) if log else np.exp(d) / s
+
+
+def softmax_edges(out, rng):
+    """softmax_edges.onnx (opset 13) and softmax_v11.onnx: the c target's softmax.rows."""
+    f = np.float32
+    x = rng.standard_normal((3, 4, 21)).astype(f)
+    x[0, 0, 10:] = -1e4                   # an attention mask
+    x[0, 1, ::2] = -np.finfo(f).max       # the other mask
+    x[0, 2, 3:9] = -np.inf
+    x[1, 0, 7] = np.nan                   # a NaN row, -inf in it too
+    x[1, 0, 0] = -np.inf
+    x[1, 1, :] = -np.inf                  # NaN too: -inf - -inf
+    x[1, 2, :] = 80.0 * rng.standard_normal(21).astype(f)   # exp's range both ways
+    x5 = rng.standard_normal((6, 5)).astype(f)   # shorter than a vector
+    nodes = [
+        helper.make_node("Softmax", ["x"], ["sm_last"], name="sm_last", axis=-1),
+        helper.make_node("LogSoftmax", ["x"], ["lsm_last"], name="lsm_last", axis=2),
+        helper.make_node("Softmax", ["x"], ["sm_mid"], name="sm_mid", axis=1),
+        helper.make_node("Softmax", ["x5"], ["sm_short"], name="sm_short"),
+    ]
+    x64 = x.astype(np.float64)
+    exp = {
+        "sm_last": softmax_ref(x64, 2, False),
+        "lsm_last": softmax_ref(x64, 2, True),
+        "sm_mid": softmax_ref(x64, 1, False),
+        "sm_short": softmax_ref(x5.astype(np.float64), 1, False),
+    }
+    g = helper.make_graph(
+        nodes, "softmax_edges",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape)),
+         helper.make_tensor_value_info("x5", TensorProto.FLOAT, list(x5.shape))],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in exp.items()])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "softmax_edges.onnx"))
+    # opset 11: everything from the axis on is one row
+    g = helper.make_graph(
+        [helper.make_node("Softmax", ["x"], ["sm_v11"], name="sm_v11", axis=1),
+         helper.make_node("LogSoftmax", ["x"], ["lsm_v11"], name="lsm_v11", axis=1)],
+        "softmax_v11", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(x.shape))
+         for k in ("sm_v11", "lsm_v11")])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)]),
+         os.path.join(out, "softmax_v11.onnx"))
+    exp["sm_v11"] = softmax_ref(x64.reshape(3, 84), 1, False).reshape(x.shape)
+    exp["lsm_v11"] = softmax_ref(x64.reshape(3, 84), 1, True).reshape(x.shape)
+    np.save(os.path.join(out, "se_x.npy"), x)
+    np.save(os.path.join(out, "se_x5.npy"), x5)
+    for d, names in (("se_exp", ("sm_last", "lsm_last", "sm_mid", "sm_short")),
+                     ("se11_exp", ("sm_v11", "lsm_v11"))):
+        os.makedirs(os.path.join(out, d), exist_ok=True)
+        for k in names:
+            np.save(os.path.join(out, d, k + ".npy"), exp[k].astype(f))
 
 
 if __name__ == "__main__":
