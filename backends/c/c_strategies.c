@@ -17,7 +17,8 @@
  *           always             gemm.dot         one dot product per output
  *   Conv    depthwise, 2-D, static image, <= 64 taps
  *                              conv.depthwise_rows  per output row, a
- *                                               unit-stride loop per tap
+ *                                               unit-stride loop per
+ *                                               kernel row
  *           depthwise          conv.depthwise   one input channel per output
  *           float32, static image, C/group * kernel >= 64 && M/group >= 32
  *                              conv.micro       rt_cconv.h: im2col a panel
@@ -1100,14 +1101,22 @@ static const struct strategy_impl conv_micro[] = { { "conv.micro", 20, lower_con
 
 /*
  * 2-D windows row by row (depthwise Conv, MaxPool): per image, channel and
- * output row, the row is initialised, then each kernel tap (kh, kw) passes
- * over it with a unit-stride loop over the output columns it reaches
- * inside the input (a range known at compile time), so no bounds check is
- * left in the inner loop; the input row of kh is tested once per output
- * row. The taps come in the order of the generic loop nest, so results are
- * the same bit for bit (but for the C compiler's contractions).
+ * output row, the row is initialised, then each kernel row kh passes over
+ * it: one loop over the output columns that every tap (kh, kw) reaches
+ * inside the input applies all of them, and a loop per tap covers the
+ * columns at the borders that only some reach (ranges known at compile
+ * time), so no bounds check is left in an inner loop; the input row of kh
+ * is tested once per output row. Every column gets its taps in the order of
+ * the generic loop nest, so results are the same bit for bit (but for the
+ * C compiler's contractions).
  */
 enum rows_kind { ROWS_DEPTHWISE, ROWS_MAX };
+
+/*
+ * Taps the row form unrolls at most: one loop per tap, so a 60x80 window
+ * would be 4800 loops of C (minutes of cc); past this the window nest.
+ */
+#define ROWS_MAX_TAPS 64
 
 /* Output columns [*lo, *hi) whose tap kw reads a column inside [0, W). */
 static void rows_range(const struct window *w, int64_t kw, int64_t *lo, int64_t *hi)
@@ -1123,28 +1132,81 @@ static void rows_range(const struct window *w, int64_t kw, int64_t *lo, int64_t 
 		*lo = *hi;
 }
 
-/* One tap (kh, kw) over output row yrow from input row xrow. */
-static void rows_tap(struct lower *L, const struct window *w, enum rows_kind kind,
-		     struct tir *c, struct tir *yrow, struct tir *xrow, int64_t kh, int64_t kw)
+/* The weight of tap (kh, kw) of channel c (depthwise), or NULL (max). */
+static struct tir *rows_weight(struct lower *L, const struct window *w, enum rows_kind kind,
+			       struct tir *c, int64_t kh, int64_t kw)
 {
 	struct tir_builder *b = L->b;
-	struct tir *wv = NULL, *i, *ow, *xv, *yv;
-	int64_t lo, hi;
 
-	rows_range(w, kw, &lo, &hi);
-	if (hi == lo)
+	if (kind != ROWS_DEPTHWISE)
+		return NULL;
+	return tir_let(b, "w", tir_load(b, L->in[1], tir_add(b, tir_mul(b, c,
+			tir_int(b, w->k[0] * w->k[1])), tir_int(b, kh * w->k[1] + kw))));
+}
+
+/* acc combined with tap kw (weight wv) at output column ow of input row xrow. */
+static struct tir *rows_term(struct lower *L, const struct window *w, enum rows_kind kind,
+			     struct tir *acc, struct tir *wv, struct tir *xrow, struct tir *ow,
+			     int64_t kw)
+{
+	struct tir_builder *b = L->b;
+	struct tir *xv = tir_load(b, L->in[0], tir_add(b, xrow, tir_add(b, tir_mul(b, ow,
+					tir_int(b, w->s[1])), tir_int(b, kw * w->d[1] - w->pb[1]))));
+
+	return kind == ROWS_MAX ? tir_bin(b, BIN_MAX, acc, xv) : tir_add(b, acc, tir_mul(b, wv, xv));
+}
+
+/* Tap kw alone over output columns [lo, hi) of row yrow. */
+static void rows_tap(struct lower *L, const struct window *w, enum rows_kind kind,
+		     struct tir *wv, struct tir *yrow, struct tir *xrow, int64_t kw, int64_t lo,
+		     int64_t hi)
+{
+	struct tir_builder *b = L->b;
+	struct tir *i, *ow;
+
+	if (hi <= lo)
 		return;
-	if (kind == ROWS_DEPTHWISE)
-		wv = tir_let(b, "w", tir_load(b, L->in[1], tir_add(b, tir_mul(b, c,
-				tir_int(b, w->k[0] * w->k[1])), tir_int(b, kh * w->k[1] + kw))));
 	i = tir_loop(b, tir_int(b, hi - lo));
 	ow = tir_add(b, tir_int(b, lo), i);
-	xv = tir_load(b, L->in[0], tir_add(b, xrow, tir_add(b, tir_mul(b, ow, tir_int(b, w->s[1])),
-							  tir_int(b, kw * w->d[1] - w->pb[1]))));
-	yv = tir_load(b, L->out[0], tir_add(b, yrow, ow));
-	tir_store(b, L->out[0], tir_add(b, yrow, ow), kind == ROWS_MAX ? tir_bin(b, BIN_MAX, yv, xv)
-		  : tir_add(b, yv, tir_mul(b, wv, xv)));
+	tir_store(b, L->out[0], tir_add(b, yrow, ow), rows_term(L, w, kind,
+		  tir_load(b, L->out[0], tir_add(b, yrow, ow)), wv, xrow, ow, kw));
 	tir_end(b);
+}
+
+/*
+ * Every tap of kernel row kh over output row yrow from input row xrow: the
+ * columns every tap reaches in one loop (one load and store of y for all
+ * the taps), the border columns tap by tap. Each column still gets its
+ * taps in kw order, so the sums are those of one loop per tap.
+ */
+static void rows_taps(struct lower *L, const struct window *w, enum rows_kind kind,
+		      struct tir *c, struct tir *yrow, struct tir *xrow, int64_t kh)
+{
+	struct tir_builder *b = L->b;
+	int64_t lo[ROWS_MAX_TAPS], hi[ROWS_MAX_TAPS], LO = 0, HI = w->out[1];
+	struct tir *wv[ROWS_MAX_TAPS], *i, *ow, *acc;
+
+	for (int64_t kw = 0; kw < w->k[1]; kw++) {
+		rows_range(w, kw, &lo[kw], &hi[kw]);
+		LO = lo[kw] > LO ? lo[kw] : LO;
+		HI = hi[kw] < HI ? hi[kw] : HI;
+		wv[kw] = rows_weight(L, w, kind, c, kh, kw);
+	}
+	if (HI < LO)
+		HI = LO;
+	for (int64_t kw = 0; kw < w->k[1]; kw++)
+		rows_tap(L, w, kind, wv[kw], yrow, xrow, kw, lo[kw], hi[kw] < LO ? hi[kw] : LO);
+	if (HI > LO) {
+		i = tir_loop(b, tir_int(b, HI - LO));
+		ow = tir_add(b, tir_int(b, LO), i);
+		acc = tir_load(b, L->out[0], tir_add(b, yrow, ow));
+		for (int64_t kw = 0; kw < w->k[1]; kw++)
+			acc = rows_term(L, w, kind, acc, wv[kw], xrow, ow, kw);
+		tir_store(b, L->out[0], tir_add(b, yrow, ow), acc);
+		tir_end(b);
+	}
+	for (int64_t kw = 0; kw < w->k[1]; kw++)
+		rows_tap(L, w, kind, wv[kw], yrow, xrow, kw, lo[kw] > HI ? lo[kw] : HI, hi[kw]);
 }
 
 static int lower_rows2d(struct lower *L, const struct window *w, enum rows_kind kind)
@@ -1175,9 +1237,8 @@ static int lower_rows2d(struct lower *L, const struct window *w, enum rows_kind 
 					      tir_int(b, kh * w->d[0] - w->pb[0])));
 		tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, ih, tir_int(b, 0)),
 				  tir_bin(b, BIN_LT, ih, tir_int(b, H))));
-		for (int64_t kw = 0; kw < w->k[1]; kw++)
-			rows_tap(L, w, kind, idx[1], yrow, tir_add(b, xp, tir_mul(b, ih,
-								tir_int(b, W))), kh, kw);
+		rows_taps(L, w, kind, idx[1], yrow, tir_let(b, "xrow", tir_add(b, xp,
+				tir_mul(b, ih, tir_int(b, W)))), kh);
 		tir_end(b);
 	}
 	tir_end(b);
@@ -1185,11 +1246,6 @@ static int lower_rows2d(struct lower *L, const struct window *w, enum rows_kind 
 	return 0;
 }
 
-/*
- * Taps the row form unrolls at most: one loop per tap, so a 60x80 window
- * would be 4800 loops of C (minutes of cc); past this the window nest.
- */
-#define ROWS_MAX_TAPS 64
 
 /* 2-D with a static image and a kh x kw window of few taps: the row form applies. */
 static bool rows_ok(struct lower *L, int64_t kh, int64_t kw)
