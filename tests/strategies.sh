@@ -164,10 +164,11 @@ for mk in 4_8:matmul.ijk 4_32:matmul.ikj 64_32:matmul.packed 19_40:matmul.packed
 		fail "matmul-kn/M,K=$m-ran-$want" "got '$v'"; fi
 done
 
-# a batch of B matrices: packed one at a time into one 32 x 32 scratch
+# a batch of B matrices: packed one at a time into one scratch of two
+# 16-column panels of 32 rows (matmul.micro_batched)
 "$COLLAGEC" compile --search none --target c "$T/matmul_batched.onnx" -o "$T/bt.so" || fail matmul-batched/compile "exit $?"
 v=$(kernels "$T/bt.json")
-want="mm compile-time matmul.packed if always scratch=1024|"
+want="mm compile-time matmul.micro_batched if always scratch=1024|"
 if [ "$v" = "$want" ]; then ok matmul-batched/metadata; else
 	fail matmul-batched/metadata "got '$v'"; fi
 expect btexp "$T/bt_y.npy"
@@ -203,7 +204,8 @@ want="g_tiny compile-time gemm.micro if always scratch=80|g_edges compile-time g
 always scratch=1056|g_kblocks compile-time gemm.micro if always scratch=14400|g_full_c \
 compile-time gemm.micro if always scratch=320|g_scalar_c compile-time gemm.micro if always \
 scratch=6192|mm_batch compile-time matmul.micro if always scratch=1280|mm_input compile-time \
-matmul.micro if always scratch=768|cv compile-time conv.micro if always scratch=3456|cv1d \
+matmul.micro if always scratch=768|mm_bcast compile-time matmul.micro_batched if always \
+scratch=1280|cv compile-time conv.micro if always scratch=3456|cv1d \
 compile-time conv.micro if always scratch=2688|cvwide compile-time conv.micro if always \
 scratch=36864|cvs2 compile-time conv.micro if always scratch=6912|"
 if [ "$v" = "$want" ]; then ok micro-edges/static-choices; else

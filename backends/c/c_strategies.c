@@ -5,6 +5,9 @@
  *                              matmul.micro     rt_cgemm.h's register tiles,
  *                                               B packed at compile time
  *                                               when constant
+ *           float32, static K and N, a batch of B, M >= 16 && K > 16
+ *                              matmul.micro_batched  rt_cgemm.h per matrix,
+ *                                               its B packed at run time
  *           M >= 16 && K > 16  matmul.packed    B packed into scratch as
  *                                               16-column panels, 4x16 tiles
  *                              (matmul.blocked) column blocks of B reused
@@ -464,6 +467,61 @@ static int lower_matmul_micro(struct lower *L)
 	return 0;
 }
 
+/* float32, K and N static, B a batch of matrices. */
+static bool matmul_micro_batched_ok(struct lower *L)
+{
+	struct matmul_geom mg;
+
+	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
+	return lower_in(L, 0)->dtype == DTYPE_F32 && lower_in(L, 1)->dtype == DTYPE_F32 &&
+	       dim_is_const(mg.K) && dim_is_const(mg.N) && !batch_is_one(&mg.batch_b);
+}
+
+/*
+ * B a batch of matrices (attention's Q x K^T and P x V): per matrix of the
+ * broadcast batch, its B packed into one scratch by rt_cgemm_pack, then one
+ * rt_cgemm of its A.
+ */
+static int lower_matmul_micro_batched(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct matmul_geom mg;
+	struct cg_call c = { 0 };
+	struct tir *bidx[MAX_RANK], *ba, *bb, *args[6];
+	struct tir_buf *bp;
+
+	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
+	if (!matmul_micro_batched_ok(L))
+		BUG("matmul.micro_batched on shapes it does not take");
+	c.K = mg.K.c;
+	c.N = mg.N.c;
+	bp = lower_scratch(L, DTYPE_F32, dim_const(cg_packed_numel(c.K, c.N)));
+	/* serial: rt_cgemm_pack and rt_cgemm split their panels between threads */
+	for (int i = 0; i < mg.batch.rank; i++)
+		bidx[i] = tir_loop(b, tir_dim(b, mg.batch.d[i]));
+	matmul_bases(L, &mg, bidx, &ba, &bb);
+	args[0] = tir_int(b, c.K);
+	args[1] = tir_int(b, c.N);
+	args[2] = tir_addr(b, L->in[1], bb);
+	args[3] = tir_int(b, c.N);
+	args[4] = tir_int(b, 1);
+	args[5] = tir_addr(b, bp, tir_int(b, 0));
+	tir_extern(b, "rt_cgemm_pack", args, 6);
+	c.M = tir_dim(b, mg.M);
+	c.alpha = 1.0;
+	c.a = tir_addr(b, L->in[0], ba);
+	c.ars = c.K;
+	c.acs = 1;
+	c.bp = tir_addr(b, bp, tir_int(b, 0));
+	c.bps = c.K * CG_NR;
+	c.c = tir_addr(b, L->out[0], tir_mul(b, lower_offset(L, &mg.batch, bidx),
+					     tir_mul(b, tir_dim(b, mg.M), tir_int(b, c.N))));
+	c.ldc = c.N;
+	cg_gemm(L, &c);
+	lower_end_loops(L, mg.batch.rank);
+	return 0;
+}
+
 static const struct strategy_impl matmul_blocked[] = {
 	{ "matmul.packed", 30, lower_matmul_packed },
 	{ "matmul.blocked", 20, lower_matmul_blocked },
@@ -488,15 +546,28 @@ static struct tir *cond_micro_large(struct lower *L)
 	return strategy_and(L, tir_bin(L->b, BIN_GE, rows, tir_int(L->b, 16)), cond_k_gt_16(L));
 }
 
-/* "M >= 16 && K > 16" where matmul.micro does not take the shapes */
+/* M >= 16 && K > 16 with B a batch (matmul.micro_batched) */
+static struct tir *cond_micro_batched(struct lower *L)
+{
+	return strategy_and(L, strategy_static(L, matmul_micro_batched_ok(L)), cond_large(L));
+}
+
+static const struct strategy_impl matmul_micro_batched[] = {
+	{ "matmul.micro_batched", 40, lower_matmul_micro_batched },
+};
+
+/* "M >= 16 && K > 16" where neither micro form takes the shapes */
 static struct tir *cond_large_other(struct lower *L)
 {
-	return strategy_and(L, strategy_static(L, !matmul_micro_ok(L)), cond_large(L));
+	return strategy_and(L, strategy_static(L, !matmul_micro_ok(L) &&
+					       !matmul_micro_batched_ok(L)), cond_large(L));
 }
 
 static const struct strategy_spec matmul_specs[] = {
 	{ "float32, static K and N, one B, batch * M >= 16 && K > 16", cond_micro_large, matmul_micro,
 	  ARRAY_SIZE(matmul_micro) },
+	{ "float32, static K and N, a batch of B, M >= 16 && K > 16", cond_micro_batched,
+	  matmul_micro_batched, ARRAY_SIZE(matmul_micro_batched) },
 	{ "M >= 16 && K > 16", cond_large_other, matmul_blocked, ARRAY_SIZE(matmul_blocked) },
 	{ "K > 16", cond_k_gt_16, matmul_ikj, ARRAY_SIZE(matmul_ikj) },
 	{ "always", NULL, matmul_ijk, ARRAY_SIZE(matmul_ijk) },

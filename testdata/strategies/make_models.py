@@ -7,7 +7,7 @@ usage: make_models.py OUTDIR
   matmul_kn.onnx    MatMul of two inputs [M, K] x [K, 24], M and K symbolic:
                     all three specializations as variants
   matmul_batched.onnx  MatMul [B, 20, 32] x [B, 32, 24], B symbolic: B packed
-                    matrix by matrix
+                    matrix by matrix (matmul.micro_batched)
   conv_kinds.onnx   a depthwise Conv, a 1x1 Conv and a 3x3 Conv: one static
                     choice each
   conv_sym.onnx     a grouped 3x3 Conv, a 1x1 stride-2 Conv and a 3x3 Conv with
@@ -17,7 +17,8 @@ usage: make_models.py OUTDIR
                     Gemms with M, N, K of 1 or not a multiple of the tile,
                     transposed A or B, alpha, beta, every bias broadcast, a
                     constant B (packed at compile time) or an input B (packed at
-                    run time); a batched MatMul folded into M; a grouped, strided,
+                    run time); a batched MatMul folded into M, one with a batch
+                    of B broadcast against A's; a grouped, strided,
                     dilated, asymmetrically padded Conv with bias on 2 images, a
                     1-D one, one of more panels than rt_cconv.h's slots, one
                     strided and dilated; inputs me_*.npy, expected outputs in me_exp/
@@ -234,6 +235,14 @@ def micro_edges(out, rng):
     nodes.append(helper.make_node("MatMul", ["mm_input_a", "mm_input_b"], ["mm_input_y"],
                                   name="mm_input"))
     output("mm_input_y", a.astype(np.float64) @ b)
+    # a batch of B against a broadcast batch of A: [2, 1, 17, 40] x [3, 40, 21]
+    a = rng.standard_normal((2, 1, 17, 40)).astype(f)
+    b = rng.standard_normal((3, 40, 21)).astype(f)
+    inp("mm_bcast_a", a)
+    inp("mm_bcast_b", b)
+    nodes.append(helper.make_node("MatMul", ["mm_bcast_a", "mm_bcast_b"], ["mm_bcast_y"],
+                                  name="mm_bcast"))
+    output("mm_bcast_y", a.astype(np.float64) @ b)
     # grouped (35 output channels each: tiles with an edge row), strided,
     # dilated, asymmetric pads, bias, two images, 5 x 6 = 30 pixels
     x = rng.standard_normal((2, 16, 11, 9)).astype(f)
