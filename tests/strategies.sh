@@ -207,7 +207,8 @@ scratch=6192|mm_batch compile-time matmul.micro if always scratch=1280|mm_input 
 matmul.micro if always scratch=768|mm_bcast compile-time matmul.micro_batched if always \
 scratch=1280|cv compile-time conv.micro if always scratch=3456|cv1d \
 compile-time conv.micro if always scratch=2688|cvwide compile-time conv.micro if always \
-scratch=36864|cvs2 compile-time conv.micro if always scratch=6912|"
+scratch=36864|cvs2 compile-time conv.micro if always scratch=6912|cvpw compile-time conv.micro \
+if always scratch=3072|"
 if [ "$v" = "$want" ]; then ok micro-edges/static-choices; else
 	fail micro-edges/static-choices "got '$v'"; fi
 args=""

@@ -53,6 +53,22 @@ static inline void rt_cc_pack(const float *x, int64_t cg, int64_t H, int64_t W, 
 	struct rt_cc_run run[RT_CG_NR];
 	int64_t p = jp * RT_CG_NR, P = OH * OW, nrun = 0, tail;
 
+	if (kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && OW == W) {
+		/* pointwise: the panel's pixels are consecutive in every channel */
+		int64_t n = P - p < RT_CG_NR ? P - p : RT_CG_NR;
+
+		for (int64_t c = 0; c < cg; c++) {
+			float *d = dst + c * RT_CG_NR;
+
+			if (n == RT_CG_NR) {
+				memcpy(d, x + c * H * W + p, sizeof(float) * RT_CG_NR);
+			} else {
+				memcpy(d, x + c * H * W + p, sizeof(float) * (size_t)n);
+				memset(d + n, 0, sizeof(float) * (size_t)(RT_CG_NR - n));
+			}
+		}
+		return;
+	}
 	/* the panel's pixels, output row by output row */
 	for (int64_t jj = 0; jj < RT_CG_NR && p < P; nrun++) {
 		int64_t oh = p / OW, ow = p % OW, len = OW - ow;

@@ -21,7 +21,7 @@ usage: make_models.py OUTDIR
                     of B broadcast against A's; a grouped, strided,
                     dilated, asymmetrically padded Conv with bias on 2 images, a
                     1-D one, one of more panels than rt_cconv.h's slots, one
-                    strided and dilated; inputs me_*.npy, expected outputs in me_exp/
+                    strided and dilated, a pointwise one; inputs me_*.npy, expected outputs in me_exp/
   rows_edges.onnx   depthwise Convs and MaxPools of the c target's row form
                     (strides, dilations, asymmetric pads, ceil_mode, a 5x5
                     kernel) on x [2, 5, 10, 9]: re_x.npy, expected in re_exp/
@@ -282,6 +282,16 @@ def micro_edges(out, rng):
     nodes.append(helper.make_node("Conv", ["cvs2_x", "cvs2_w"], ["cvs2_y"], name="cvs2",
                                   strides=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1]))
     output("cvs2_y", conv_ref(x.astype(np.float64), w, None, (2, 2), (2, 2), (1, 1, 1, 1), 1))
+    # pointwise (rt_cconv.h's contiguous panels), 35 pixels: a partial last panel
+    x = rng.standard_normal((2, 64, 5, 7)).astype(f)
+    w = rng.standard_normal((40, 64, 1, 1)).astype(f)
+    bias = rng.standard_normal(40).astype(f)
+    inp("cvpw_x", x)
+    const("cvpw_w", w)
+    const("cvpw_bias", bias)
+    nodes.append(helper.make_node("Conv", ["cvpw_x", "cvpw_w", "cvpw_bias"], ["cvpw_y"],
+                                  name="cvpw"))
+    output("cvpw_y", conv_ref(x.astype(np.float64), w, bias, (1, 1), (1, 1), (0, 0, 0, 0), 1))
     g = helper.make_graph(nodes, "micro_edges", ins, outs, inits)
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
          os.path.join(out, "micro_edges.onnx"))
