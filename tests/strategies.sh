@@ -6,10 +6,11 @@
 # matches numpy at two batch sizes. Implementations that need a scratch
 # buffer (matmul.packed, conv.im2col) list it in OUT.json, and so do the
 # micro-kernel ones (matmul.micro, gemm.micro, conv.micro: rt_cgemm.h) for B
-# packed at compile time. micro_edges.onnx puts those at the edges of their
-# tiles and blocks, each against numpy; rows_edges.onnx does the same for
+# packed at compile time or (conv.micro, rt_cconv.h) the panel slots.
+# micro_edges.onnx puts those at the edges of their tiles and blocks, each
+# against numpy, at 1 and 3 threads; rows_edges.onnx does the same for
 # the row form of depthwise Conv and MaxPool (conv.depthwise_rows,
-# maxpool.rows). `run --kernels`
+# maxpool.rows), softmax_edges.onnx for Softmax by rows. `run --kernels`
 # names the variant that ran at each size, and a C program checks
 # collagec_get_kernel_info: nothing before a run, one record per handle,
 # times only while profiling.
@@ -202,9 +203,13 @@ v=$(kernels "$T/me.json")
 want="g_tiny compile-time gemm.micro if always scratch=80|g_edges compile-time gemm.micro if \
 always scratch=1056|g_kblocks compile-time gemm.micro if always scratch=14400|g_full_c \
 compile-time gemm.micro if always scratch=320|g_scalar_c compile-time gemm.micro if always \
-scratch=6192|g_blocks compile-time gemm.micro if always scratch=41600|mm_batch compile-time matmul.micro if always scratch=1280|mm_input compile-time \
-matmul.micro if always scratch=768|mm_bbatch compile-time matmul.micro if always \
-scratch=640|cv compile-time conv.micro if always scratch=6912|"
+scratch=6192|g_blocks compile-time gemm.micro if always scratch=41600|mm_batch compile-time \
+matmul.micro if always scratch=1280|mm_input compile-time matmul.micro if always scratch=768|\
+mm_bbatch compile-time matmul.micro if always scratch=640|mm_bcast compile-time matmul.micro \
+if always scratch=1280|cv compile-time conv.micro if always scratch=3456|cv1d \
+compile-time conv.micro if always scratch=2688|cvwide compile-time conv.micro if always \
+scratch=36864|cvs2 compile-time conv.micro if always scratch=6912|cvpw compile-time conv.micro \
+if always scratch=3072|"
 if [ "$v" = "$want" ]; then ok micro-edges/static-choices; else
 	fail micro-edges/static-choices "got '$v'"; fi
 args=""
@@ -212,10 +217,13 @@ for f in "$T"/me_*.npy; do
 	n=${f##*/me_}
 	args="$args --input ${n%.npy}=$f"
 done
-# shellcheck disable=SC2086
-if "$COLLAGEC" run "$T/me.so" $args --check "$T/me_exp" --rtol 1e-4 --atol 1e-4 \
-	>"$T/me.log" 2>&1; then ok micro-edges/matches-numpy; else
-	fail micro-edges/matches-numpy "$(grep -v ': ok$' "$T/me.log" | head -1)"; fi
+for th in 1 3; do
+	# shellcheck disable=SC2086
+	if "$COLLAGEC" run "$T/me.so" $args --threads $th --check "$T/me_exp" --rtol 1e-4 \
+		--atol 1e-4 >"$T/me.log" 2>&1; then ok "micro-edges/threads=$th-matches-numpy"; else
+		fail "micro-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/me.log" | head -1)"
+	fi
+done
 
 # depthwise Conv and MaxPool row by row: strides, dilations, asymmetric
 # pads, ceil_mode and a 5x5 kernel against numpy
@@ -231,3 +239,27 @@ if [ "$v" = "$want" ]; then ok rows-edges/static-choices; else
 if "$COLLAGEC" run "$T/rows.so" --input "x=$T/re_x.npy" --check "$T/re_exp" --rtol 1e-4 \
 	--atol 1e-4 >"$T/rows.log" 2>&1; then ok rows-edges/matches-numpy; else
 	fail rows-edges/matches-numpy "$(grep -v ': ok$' "$T/rows.log" | head -1)"; fi
+
+# Softmax and LogSoftmax by rows (rt_crows.h): masks, NaN and -inf rows, a
+# tail shorter than a vector, opset 11's flattened rows, at 1 and 3 threads
+"$COLLAGEC" compile --search none --target c "$T/softmax_edges.onnx" -o "$T/se.so" ||
+	fail softmax-edges/compile "exit $?"
+"$COLLAGEC" compile --search none --target c "$T/softmax_v11.onnx" -o "$T/se11.so" ||
+	fail softmax-edges/compile-v11 "exit $?"
+v=$(kernels "$T/se.json")$(kernels "$T/se11.json")
+want="sm_last compile-time softmax.rows if always scratch=|lsm_last compile-time softmax.rows if \
+always scratch=|sm_mid compile-time softmax.loops if always scratch=|sm_short compile-time \
+softmax.rows if always scratch=|sm_v11 compile-time softmax.rows if always scratch=|lsm_v11 \
+compile-time softmax.rows if always scratch=|"
+if [ "$v" = "$want" ]; then ok softmax-edges/static-choices; else
+	fail softmax-edges/static-choices "got '$v'"; fi
+for th in 1 3; do
+	if "$COLLAGEC" run "$T/se.so" --input "x=$T/se_x.npy" --input "x5=$T/se_x5.npy" \
+		--threads $th --check "$T/se_exp" --rtol 1e-5 --atol 1e-6 >"$T/se.log" 2>&1 &&
+		"$COLLAGEC" run "$T/se11.so" --input "x=$T/se_x.npy" --threads $th \
+		--check "$T/se11_exp" --rtol 1e-5 --atol 1e-6 >>"$T/se.log" 2>&1; then
+		ok "softmax-edges/threads=$th-matches-numpy"
+	else
+		fail "softmax-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/se.log" | head -1)"
+	fi
+done

@@ -21,11 +21,13 @@
  *           always             gemm.dot         one dot product per output
  *   Conv    depthwise, 2-D, static image, <= 64 taps
  *                              conv.depthwise_rows  per output row, a
- *                                               unit-stride loop per tap
+ *                                               unit-stride loop per
+ *                                               kernel row
  *           depthwise          conv.depthwise   one input channel per output
  *           float32, static image, C/group * kernel >= 64 && M/group >= 32
- *                              conv.micro       im2col into rt_cgemm.h's
- *                                               panels, a GEMM per group
+ *                              conv.micro       rt_cconv.h: im2col a panel
+ *                                               of rt_cgemm.h at a time,
+ *                                               multiplied while in cache
  *           1x1, stride 1, no pad, group 1
  *                              conv.1x1         a matmul over the pixels
  *           C/group * kernel >= 8 && M/group >= 4
@@ -35,6 +37,11 @@
  *   MaxPool 2-D, static image, <= 64 taps
  *                              maxpool.rows     conv.depthwise_rows' form
  *           always             maxpool.window   the op's own lowering
+ *   Softmax, LogSoftmax
+ *           float32, along the last axis
+ *                              softmax.rows     rt_crows.h: vector max and
+ *                                               sum in lanes, clamped exp
+ *           always             softmax.loops    the op's own lowering
  *
  * In parentheses: the implementations that lose on plevel (measured at one
  * thread). With a symbolic M (a symbolic batch) MatMul gets all three
@@ -921,9 +928,11 @@ static struct tir *cond_im2col(struct lower *L)
 
 /*
  * conv.micro: im2col straight into rt_cgemm's packed panel layout (the
- * copy is the packing), zero past the last pixel, then per group one
- * rt_cgemm of the weights [M/group, C/group * kernel] (read in place, the
- * constant A) by the group's rows of the panels, the bias per output row.
+ * copy is the packing), zero past the last pixel, then per group rt_cgemm
+ * of the weights [M/group, C/group * kernel] (read in place, the constant
+ * A) by the group's rows of the panels, the bias per output row. 1-D and
+ * 2-D convolutions do it a panel at a time in rt_cconv.h; 3-D ones pack the
+ * whole matrix from loop IR first.
  */
 static bool conv_micro_ok(struct lower *L)
 {
@@ -989,35 +998,21 @@ static void cg_pad_panel(struct lower *L, struct tir_buf *col, int64_t P, int64_
 	lower_end_loops(L, 2);
 }
 
-static int lower_conv_micro(struct lower *L)
+/* The old form: the whole im2col packed first, then one rt_cgemm per group (3-D). */
+static void conv_micro_whole(struct lower *L, const struct window *w, int64_t group, int64_t P,
+			     int64_t kernel)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
-	int64_t group = node_attr_int(L->n, "group", 1), kernel = 1, P = 1;
-	int64_t kern[MAX_RANK], M, Mg, Kcg, C, Kr;
+	int64_t M = wt->shape.d[0].c, Mg = M / group, Kcg = wt->shape.d[1].c * kernel;
+	int64_t C = wt->shape.d[1].c * group, Kr = C * kernel;
 	struct cg_call c = { 0 };
 	struct tir_buf *col;
 	struct tir *n, *g;
-	struct window w;
 
-	if (!conv_micro_ok(L))
-		BUG("conv.micro on shapes it does not take");
-	for (int i = 2; i < wt->shape.rank; i++)
-		kern[i - 2] = wt->shape.d[i].c;
-	if (window_plan(L->g, (struct node *)L->n, &x->shape, kern, false, &w) < 0)
-		return -1;
-	for (int i = 0; i < w.r; i++) {
-		P *= w.out[i];
-		kernel *= w.k[i];
-	}
-	M = wt->shape.d[0].c;
-	Mg = M / group;
-	Kcg = wt->shape.d[1].c * kernel;
-	C = wt->shape.d[1].c * group;
-	Kr = C * kernel;
 	col = lower_scratch(L, DTYPE_F32, dim_const(cg_packed_numel(Kr, P)));
 	n = tir_loop(b, tir_dim(b, x->shape.d[0]));
-	cg_im2col(L, col, n, &w, C, Kr);
+	cg_im2col(L, col, n, w, C, Kr);
 	cg_pad_panel(L, col, P, Kr);
 	g = tir_loop(b, tir_int(b, group));
 	c.M = tir_int(b, Mg);
@@ -1038,6 +1033,81 @@ static int lower_conv_micro(struct lower *L)
 	}
 	cg_gemm(L, &c);
 	lower_end_loops(L, 2);
+}
+
+#define CC_SLOTS 32	/* panels rt_cconv2d packs at once: the most threads on one conv */
+
+/*
+ * 1-D and 2-D: per image one call of rt_cconv2d (rt_cconv.h), which packs
+ * col a panel at a time into a few slots of scratch and multiplies each
+ * panel while it is in cache, so the im2col matrix is never written whole.
+ */
+static void conv_micro_panels(struct lower *L, const struct window *w, int64_t group, int64_t P,
+			      int64_t kernel)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	int64_t M = wt->shape.d[0].c, C = wt->shape.d[1].c * group, Kcg = wt->shape.d[1].c * kernel;
+	int64_t np = (P + CG_NR - 1) / CG_NR, H = 1, HW = 1;
+	int64_t g2[6][2];	/* (kernel, stride, dilation, pad, in, out) x (h, w) */
+	int64_t slots = np < CC_SLOTS ? np : CC_SLOTS;
+	struct tir_buf *scratch;
+	struct tir *args[22], *n;
+	int a = 0, o = 2 - w->r;
+
+	for (int i = 0; i < 2; i++) {
+		g2[0][i] = i < o ? 1 : w->k[i - o];
+		g2[1][i] = i < o ? 1 : w->s[i - o];
+		g2[2][i] = i < o ? 1 : w->d[i - o];
+		g2[3][i] = i < o ? 0 : w->pb[i - o];
+		g2[4][i] = i < o ? 1 : w->in[i - o];
+		g2[5][i] = i < o ? 1 : w->out[i - o];
+	}
+	H = g2[4][0];
+	HW = H * g2[4][1];
+	scratch = lower_scratch(L, DTYPE_F32, dim_const(slots * Kcg * CG_NR));
+	n = tir_loop(b, tir_dim(b, x->shape.d[0]));
+	args[a++] = tir_addr(b, L->in[0], tir_mul(b, n, tir_int(b, C * HW)));
+	args[a++] = tir_int(b, C);
+	args[a++] = tir_int(b, H);
+	args[a++] = tir_int(b, g2[4][1]);
+	for (int j = 0; j < 4; j++)
+		for (int i = 0; i < 2; i++)
+			args[a++] = tir_int(b, g2[j][i]);
+	args[a++] = tir_int(b, g2[5][0]);
+	args[a++] = tir_int(b, g2[5][1]);
+	args[a++] = tir_addr(b, L->in[1], tir_int(b, 0));
+	args[a++] = tir_int(b, M);
+	args[a++] = tir_int(b, group);
+	args[a++] = L->in[2] ? tir_addr(b, L->in[2], tir_int(b, 0)) : tir_int(b, 0);
+	args[a++] = tir_addr(b, L->out[0], tir_mul(b, n, tir_int(b, M * P)));
+	args[a++] = tir_addr(b, scratch, tir_int(b, 0));
+	args[a++] = tir_int(b, slots);
+	tir_extern(b, "rt_cconv2d", args, a);
+	tir_end(b);
+}
+
+static int lower_conv_micro(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	int64_t group = node_attr_int(L->n, "group", 1), kernel = 1, P = 1;
+	int64_t kern[MAX_RANK];
+	struct window w;
+
+	if (!conv_micro_ok(L))
+		BUG("conv.micro on shapes it does not take");
+	for (int i = 2; i < wt->shape.rank; i++)
+		kern[i - 2] = wt->shape.d[i].c;
+	if (window_plan(L->g, (struct node *)L->n, &x->shape, kern, false, &w) < 0)
+		return -1;
+	for (int i = 0; i < w.r; i++) {
+		P *= w.out[i];
+		kernel *= w.k[i];
+	}
+	if (w.r <= 2)
+		conv_micro_panels(L, &w, group, P, kernel);
+	else
+		conv_micro_whole(L, &w, group, P, kernel);
 	return 0;
 }
 
@@ -1069,14 +1139,22 @@ static const struct strategy_impl conv_micro[] = { { "conv.micro", 20, lower_con
 
 /*
  * 2-D windows row by row (depthwise Conv, MaxPool): per image, channel and
- * output row, the row is initialised, then each kernel tap (kh, kw) passes
- * over it with a unit-stride loop over the output columns it reaches
- * inside the input (a range known at compile time), so no bounds check is
- * left in the inner loop; the input row of kh is tested once per output
- * row. The taps come in the order of the generic loop nest, so results are
- * the same bit for bit (but for the C compiler's contractions).
+ * output row, the row is initialised, then each kernel row kh passes over
+ * it: for a depthwise Conv one loop over the output columns that every tap
+ * (kh, kw) reaches inside the input applies all of them, and a loop per tap
+ * covers the columns at the borders that only some reach; MaxPool has a
+ * loop per tap (ranges known at compile time), so no bounds check is left
+ * in an inner loop; the input row of kh is tested once per output row. Every column gets its taps in the order of
+ * the generic loop nest, so results are the same bit for bit (but for the
+ * C compiler's contractions).
  */
 enum rows_kind { ROWS_DEPTHWISE, ROWS_MAX };
+
+/*
+ * Taps the row form unrolls at most: one loop per tap, so a 60x80 window
+ * would be 4800 loops of C (minutes of cc); past this the window nest.
+ */
+#define ROWS_MAX_TAPS 64
 
 /* Output columns [*lo, *hi) whose tap kw reads a column inside [0, W). */
 static void rows_range(const struct window *w, int64_t kw, int64_t *lo, int64_t *hi)
@@ -1092,28 +1170,91 @@ static void rows_range(const struct window *w, int64_t kw, int64_t *lo, int64_t 
 		*lo = *hi;
 }
 
-/* One tap (kh, kw) over output row yrow from input row xrow. */
-static void rows_tap(struct lower *L, const struct window *w, enum rows_kind kind,
-		     struct tir *c, struct tir *yrow, struct tir *xrow, int64_t kh, int64_t kw)
+/* The weight of tap (kh, kw) of channel c (depthwise), or NULL (max). */
+static struct tir *rows_weight(struct lower *L, const struct window *w, enum rows_kind kind,
+			       struct tir *c, int64_t kh, int64_t kw)
 {
 	struct tir_builder *b = L->b;
-	struct tir *wv = NULL, *i, *ow, *xv, *yv;
-	int64_t lo, hi;
 
-	rows_range(w, kw, &lo, &hi);
-	if (hi == lo)
+	if (kind != ROWS_DEPTHWISE)
+		return NULL;
+	return tir_let(b, "w", tir_load(b, L->in[1], tir_add(b, tir_mul(b, c,
+			tir_int(b, w->k[0] * w->k[1])), tir_int(b, kh * w->k[1] + kw))));
+}
+
+/* acc combined with tap kw (weight wv) at output column ow of input row xrow. */
+static struct tir *rows_term(struct lower *L, const struct window *w, enum rows_kind kind,
+			     struct tir *acc, struct tir *wv, struct tir *xrow, struct tir *ow,
+			     int64_t kw)
+{
+	struct tir_builder *b = L->b;
+	struct tir *xv = tir_load(b, L->in[0], tir_add(b, xrow, tir_add(b, tir_mul(b, ow,
+					tir_int(b, w->s[1])), tir_int(b, kw * w->d[1] - w->pb[1]))));
+
+	return kind == ROWS_MAX ? tir_bin(b, BIN_MAX, acc, xv) : tir_add(b, acc, tir_mul(b, wv, xv));
+}
+
+/* Tap kw alone over output columns [lo, hi) of row yrow. */
+static void rows_tap(struct lower *L, const struct window *w, enum rows_kind kind,
+		     struct tir *wv, struct tir *yrow, struct tir *xrow, int64_t kw, int64_t lo,
+		     int64_t hi)
+{
+	struct tir_builder *b = L->b;
+	struct tir *i, *ow;
+
+	if (hi <= lo)
 		return;
-	if (kind == ROWS_DEPTHWISE)
-		wv = tir_let(b, "w", tir_load(b, L->in[1], tir_add(b, tir_mul(b, c,
-				tir_int(b, w->k[0] * w->k[1])), tir_int(b, kh * w->k[1] + kw))));
 	i = tir_loop(b, tir_int(b, hi - lo));
 	ow = tir_add(b, tir_int(b, lo), i);
-	xv = tir_load(b, L->in[0], tir_add(b, xrow, tir_add(b, tir_mul(b, ow, tir_int(b, w->s[1])),
-							  tir_int(b, kw * w->d[1] - w->pb[1]))));
-	yv = tir_load(b, L->out[0], tir_add(b, yrow, ow));
-	tir_store(b, L->out[0], tir_add(b, yrow, ow), kind == ROWS_MAX ? tir_bin(b, BIN_MAX, yv, xv)
-		  : tir_add(b, yv, tir_mul(b, wv, xv)));
+	tir_store(b, L->out[0], tir_add(b, yrow, ow), rows_term(L, w, kind,
+		  tir_load(b, L->out[0], tir_add(b, yrow, ow)), wv, xrow, ow, kw));
 	tir_end(b);
+}
+
+/*
+ * Every tap of kernel row kh over output row yrow from input row xrow: for
+ * a depthwise Conv the columns every tap reaches in one loop (one load and
+ * store of y for all the taps), the border columns tap by tap. Each column
+ * still gets its taps in kw order, so the sums are those of one loop per
+ * tap.
+ */
+static void rows_taps(struct lower *L, const struct window *w, enum rows_kind kind,
+		      struct tir *c, struct tir *yrow, struct tir *xrow, int64_t kh)
+{
+	struct tir_builder *b = L->b;
+	int64_t lo[ROWS_MAX_TAPS], hi[ROWS_MAX_TAPS], LO = 0, HI = w->out[1];
+	struct tir *wv[ROWS_MAX_TAPS], *i, *ow, *acc;
+
+	for (int64_t kw = 0; kw < w->k[1]; kw++) {
+		rows_range(w, kw, &lo[kw], &hi[kw]);
+		LO = lo[kw] > LO ? lo[kw] : LO;
+		HI = hi[kw] < HI ? hi[kw] : HI;
+		wv[kw] = rows_weight(L, w, kind, c, kh, kw);
+	}
+	if (kind == ROWS_MAX) {
+		/*
+		 * a loop per tap: GCC vectorises one NaN-propagating max per
+		 * loop, but not a chain of them (2.5x slower at ResNet's 3x3/2)
+		 */
+		for (int64_t kw = 0; kw < w->k[1]; kw++)
+			rows_tap(L, w, kind, wv[kw], yrow, xrow, kw, lo[kw], hi[kw]);
+		return;
+	}
+	if (HI < LO)
+		HI = LO;
+	for (int64_t kw = 0; kw < w->k[1]; kw++)
+		rows_tap(L, w, kind, wv[kw], yrow, xrow, kw, lo[kw], hi[kw] < LO ? hi[kw] : LO);
+	if (HI > LO) {
+		i = tir_loop(b, tir_int(b, HI - LO));
+		ow = tir_add(b, tir_int(b, LO), i);
+		acc = tir_load(b, L->out[0], tir_add(b, yrow, ow));
+		for (int64_t kw = 0; kw < w->k[1]; kw++)
+			acc = rows_term(L, w, kind, acc, wv[kw], xrow, ow, kw);
+		tir_store(b, L->out[0], tir_add(b, yrow, ow), acc);
+		tir_end(b);
+	}
+	for (int64_t kw = 0; kw < w->k[1]; kw++)
+		rows_tap(L, w, kind, wv[kw], yrow, xrow, kw, lo[kw] > HI ? lo[kw] : HI, hi[kw]);
 }
 
 static int lower_rows2d(struct lower *L, const struct window *w, enum rows_kind kind)
@@ -1144,9 +1285,8 @@ static int lower_rows2d(struct lower *L, const struct window *w, enum rows_kind 
 					      tir_int(b, kh * w->d[0] - w->pb[0])));
 		tir_if(b, tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, ih, tir_int(b, 0)),
 				  tir_bin(b, BIN_LT, ih, tir_int(b, H))));
-		for (int64_t kw = 0; kw < w->k[1]; kw++)
-			rows_tap(L, w, kind, idx[1], yrow, tir_add(b, xp, tir_mul(b, ih,
-								tir_int(b, W))), kh, kw);
+		rows_taps(L, w, kind, idx[1], yrow, tir_let(b, "xrow", tir_add(b, xp,
+				tir_mul(b, ih, tir_int(b, W)))), kh);
 		tir_end(b);
 	}
 	tir_end(b);
@@ -1154,11 +1294,6 @@ static int lower_rows2d(struct lower *L, const struct window *w, enum rows_kind 
 	return 0;
 }
 
-/*
- * Taps the row form unrolls at most: one loop per tap, so a 60x80 window
- * would be 4800 loops of C (minutes of cc); past this the window nest.
- */
-#define ROWS_MAX_TAPS 64
 
 /* 2-D with a static image and a kh x kw window of few taps: the row form applies. */
 static bool rows_ok(struct lower *L, int64_t kh, int64_t kw)
@@ -1263,10 +1398,110 @@ static const struct op_strategy maxpool_strategy = {
 	OP_MAXPOOL, maxpool_specs, ARRAY_SIZE(maxpool_specs)
 };
 
+/* ---- Softmax, LogSoftmax ---- */
+
+/* The axis of a Softmax in [0, rank); opset < 13 flattens from it to the end. */
+static int softmax_axis(struct lower *L)
+{
+	int r = lower_in(L, 0)->shape.rank;
+	int axis = (int)node_attr_int(L->n, "axis", L->g->opset >= 13 ? -1 : 1);
+
+	return axis < 0 ? axis + r : axis;
+}
+
+/* Elements of x as a dim, when they make one (a prologue's scratch needs it). */
+static bool softmax_numel(const struct value *x, struct dim *out)
+{
+	*out = dim_const(1);
+	for (int i = 0; i < x->shape.rank; i++)
+		if (!dim_mul(*out, x->shape.d[i], out))
+			return false;
+	return true;
+}
+
+/*
+ * float32 rows: the normalised axis is the last one (or every axis from it
+ * on, before opset 13). A prologue (the loads of input 0 inlined from the
+ * elementwise run before) is first stored whole, which needs its size.
+ */
+static struct tir *cond_softmax_rows(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0);
+	struct dim numel;
+	bool ok = x->dtype == DTYPE_F32 && lower_out(L, 0)->dtype == DTYPE_F32 &&
+		  x->shape.rank >= 1 &&
+		  (L->g->opset < 13 || softmax_axis(L) == x->shape.rank - 1) &&
+		  (L->in[0]->index >= 0 || softmax_numel(x, &numel));
+
+	return strategy_static(L, ok);
+}
+
+/* softmax.rows: one call of rt_softmax_rows (rt_crows.h) over every row. */
+static int lower_softmax_rows(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	int axis = softmax_axis(L);
+	struct tir *rows = tir_int(b, 1), *K = tir_int(b, 1), *args[6], *i;
+	struct tir_buf *src = L->in[0];
+	struct dim numel;
+
+	for (int d = 0; d < x->shape.rank; d++) {
+		if (d < axis)
+			rows = tir_mul(b, rows, tir_dim(b, x->shape.d[d]));
+		else
+			K = tir_mul(b, K, tir_dim(b, x->shape.d[d]));
+	}
+	if (L->in[0]->index < 0) {
+		/* a prologue: its loads become its expression (lower_epilogue) */
+		if (!softmax_numel(x, &numel))
+			BUG("softmax.rows with a prologue of no size");
+		src = lower_scratch(L, DTYPE_F32, numel);
+		i = tir_loop(b, tir_mul(b, rows, K));
+		tir_mark_parallel(b);
+		tir_store(b, src, i, tir_load(b, L->in[0], i));
+		tir_end(b);
+	}
+	args[0] = tir_addr(b, src, tir_int(b, 0));
+	args[1] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[2] = rows;
+	args[3] = K;
+	args[4] = tir_int(b, L->n->op == OP_LOGSOFTMAX);
+	tir_extern(b, "rt_softmax_rows", args, 5);
+	return 0;
+}
+
+static int lower_softmax_loops(struct lower *L)
+{
+	return op_info(L->n->op)->lower(L);
+}
+
+static const struct strategy_impl softmax_rows[] = {
+	{ "softmax.rows", 10, lower_softmax_rows },
+};
+static const struct strategy_impl softmax_loops[] = {
+	{ "softmax.loops", 0, lower_softmax_loops },
+};
+
+static const struct strategy_spec softmax_specs[] = {
+	{ "float32, along the last axis", cond_softmax_rows, softmax_rows,
+	  ARRAY_SIZE(softmax_rows) },
+	{ "always", NULL, softmax_loops, ARRAY_SIZE(softmax_loops) },
+};
+
+static const struct op_strategy softmax_strategy = {
+	OP_SOFTMAX, softmax_specs, ARRAY_SIZE(softmax_specs)
+};
+static const struct op_strategy logsoftmax_strategy = {
+	OP_LOGSOFTMAX, softmax_specs, ARRAY_SIZE(softmax_specs)
+};
+
 const struct op_strategy *const c_strategies[] = {
 	&matmul_strategy,
 	&gemm_strategy,
 	&conv_strategy,
 	&maxpool_strategy,
+	&softmax_strategy,
+	&logsoftmax_strategy,
 	NULL,
 };

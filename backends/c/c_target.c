@@ -22,14 +22,44 @@ static const struct target_option c_options[] = {
 	{ NULL, NULL, 0, 0, 0 },
 };
 
-/* rt_cgemm.h, the micro-kernel GEMM of the *.micro strategies (embedded). */
-static const char *cgemm_prelude(void)
+/* An embedded runtime header's text. */
+static const char *embedded_text(const char *name)
 {
-	const struct embedded_file *ef = embedded_find("rt_cgemm.h");
+	const struct embedded_file *ef = embedded_find(name);
 
 	if (!ef)
-		BUG("rt_cgemm.h is not embedded");
+		BUG("%s is not embedded", name);
 	return ef->data;
+}
+
+/*
+ * The prelude of a module, from what its source calls: rt_cgemm.h (the
+ * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
+ * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
+ * rt_softmax_rows; NULL for none. Modules of one model may get different
+ * preludes, each pasted once: the headers' include guards make a second
+ * copy of one of them empty.
+ */
+static const char *c_prelude(struct graph *g, const char *source)
+{
+	bool conv = strstr(source, "rt_cconv2d"), gemm = conv || strstr(source, "rt_cgemm");
+	bool rows = strstr(source, "rt_softmax_rows");
+	struct strbuf sb = STRBUF_INIT;
+	const char *r;
+
+	if (!gemm && !rows)
+		return NULL;
+	if (gemm && !conv && !rows)
+		return embedded_text("rt_cgemm.h");
+	if (gemm)
+		sb_puts(&sb, embedded_text("rt_cgemm.h"));
+	if (conv)
+		sb_puts(&sb, embedded_text("rt_cconv.h"));
+	if (rows)
+		sb_puts(&sb, embedded_text("rt_crows.h"));
+	r = arena_strdup(g->arena, sb_str(&sb));
+	sb_release(&sb);
+	return r;
 }
 
 /* Prints f as a C function with the executor's kernel ABI. */
@@ -151,8 +181,7 @@ static int c_tir_to_runtime(struct graph *g, const struct target *t, struct part
 	for (int i = 0; i < p->kernels.n; i++)
 		print_kernel_once(g, &p->kernels.v[i], &d, &m->source);
 	m->standalone = true;
-	if (strstr(sb_str(&m->source), "rt_cgemm"))
-		m->prelude = cgemm_prelude();
+	m->prelude = c_prelude(g, sb_str(&m->source));
 	return 0;
 }
 

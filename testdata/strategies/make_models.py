@@ -7,7 +7,7 @@ usage: make_models.py OUTDIR
   matmul_kn.onnx    MatMul of two inputs [M, K] x [K, 24], M and K symbolic:
                     all three specializations as variants
   matmul_batched.onnx  MatMul [B, 20, 32] x [B, 32, 24], B symbolic: B packed
-                    matrix by matrix
+                    matrix by matrix (matmul.micro_batched)
   conv_kinds.onnx   a depthwise Conv, a 1x1 Conv and a 3x3 Conv: one static
                     choice each
   conv_sym.onnx     a grouped 3x3 Conv, a 1x1 stride-2 Conv and a 3x3 Conv with
@@ -20,12 +20,19 @@ usage: make_models.py OUTDIR
                     compile time) or an input B (packed at run time), A packed
                     (transposed, or 4 panels or more) or read in place; a
                     batched MatMul folded into M; a batch of B matrices, A
-                    broadcast over it; a grouped, strided,
-                    dilated, asymmetrically padded Conv with bias on 2 images;
-                    inputs me_*.npy, expected outputs in me_exp/
+                    broadcast over it, and one against a broadcast batch of A;
+                    a grouped, strided, dilated, asymmetrically padded Conv
+                    with bias on 2 images, a 1-D one, one of more panels than
+                    rt_cconv.h's slots, one strided and dilated, a pointwise
+                    one; inputs me_*.npy, expected outputs in me_exp/
   rows_edges.onnx   depthwise Convs and MaxPools of the c target's row form
                     (strides, dilations, asymmetric pads, ceil_mode, a 5x5
                     kernel) on x [2, 5, 10, 9]: re_x.npy, expected in re_exp/
+  softmax_edges.onnx  Softmax and LogSoftmax rows (softmax.rows) with attention
+                    masks (-1e4, -FLT_MAX, -inf), a NaN row, an all -inf row,
+                    K = 21 and K = 5, and one along a middle axis (loops);
+                    softmax_v11.onnx the same at opset 11 (rows from the axis
+                    on): se_x.npy, se_x5.npy, expected in se_exp/, se11_exp/
 and their inputs and expected outputs (numpy, in float64): a_M.npy/y_M.npy
 for M in MS, kn_a_M_K.npy, kn_b_M_K.npy, kn_y_M_K.npy, bt_a.npy, bt_b.npy,
 bt_y.npy, x.npy/conv_y.npy and cs_x_N.npy/cs_y_N.npy for N in 1 and 3.
@@ -155,6 +162,7 @@ def main():
 
     micro_edges(out, rng)
     rows_edges(out, rng)
+    softmax_edges(out, rng)
 
 
 def conv_ref(x, w, b, strides, dil, pads, group):
@@ -239,6 +247,14 @@ def micro_edges(out, rng):
     nodes.append(helper.make_node("MatMul", ["mm_bbatch_a", "mm_bbatch_b"], ["mm_bbatch_y"],
                                   name="mm_bbatch"))
     output("mm_bbatch_y", a.astype(np.float64) @ b)
+    # a batch of B against a broadcast batch of A: [2, 1, 17, 40] x [3, 40, 21]
+    a = rng.standard_normal((2, 1, 17, 40)).astype(f)
+    b = rng.standard_normal((3, 40, 21)).astype(f)
+    inp("mm_bcast_a", a)
+    inp("mm_bcast_b", b)
+    nodes.append(helper.make_node("MatMul", ["mm_bcast_a", "mm_bcast_b"], ["mm_bcast_y"],
+                                  name="mm_bcast"))
+    output("mm_bcast_y", a.astype(np.float64) @ b)
     # grouped (35 output channels each: tiles with an edge row), strided,
     # dilated, asymmetric pads, bias, two images, 5 x 6 = 30 pixels
     x = rng.standard_normal((2, 16, 11, 9)).astype(f)
@@ -251,6 +267,43 @@ def micro_edges(out, rng):
                                   group=2, strides=[2, 1], dilations=[1, 2],
                                   pads=[1, 0, 2, 1]))
     output("cv_y", conv_ref(x.astype(np.float64), w, bias, (2, 1), (1, 2), (1, 0, 2, 1), 2))
+    # 1-D (a row of one pixel high), strided, asymmetric pads, 19 pixels;
+    # 667 pixels: more panels than rt_cconv2d's slots, no bias; stride 2 and
+    # dilation 2 with a run of pixels across output rows in every panel
+    x = rng.standard_normal((2, 12, 37)).astype(f)
+    w = rng.standard_normal((33, 12, 7)).astype(f)
+    bias = rng.standard_normal(33).astype(f)
+    inp("cv1d_x", x)
+    const("cv1d_w", w)
+    const("cv1d_bias", bias)
+    nodes.append(helper.make_node("Conv", ["cv1d_x", "cv1d_w", "cv1d_bias"], ["cv1d_y"],
+                                  name="cv1d", strides=[2], pads=[3, 2]))
+    output("cv1d_y", conv_ref(x[:, :, None, :].astype(np.float64), w[:, :, None, :], bias,
+                              (1, 2), (1, 1), (0, 3, 0, 2), 1)[:, :, 0, :])
+    x = rng.standard_normal((1, 8, 23, 29)).astype(f)
+    w = rng.standard_normal((40, 8, 3, 3)).astype(f)
+    inp("cvwide_x", x)
+    const("cvwide_w", w)
+    nodes.append(helper.make_node("Conv", ["cvwide_x", "cvwide_w"], ["cvwide_y"], name="cvwide",
+                                  pads=[1, 1, 1, 1]))
+    output("cvwide_y", conv_ref(x.astype(np.float64), w, None, (1, 1), (1, 1), (1, 1, 1, 1), 1))
+    x = rng.standard_normal((1, 16, 15, 13)).astype(f)
+    w = rng.standard_normal((32, 16, 3, 3)).astype(f)
+    inp("cvs2_x", x)
+    const("cvs2_w", w)
+    nodes.append(helper.make_node("Conv", ["cvs2_x", "cvs2_w"], ["cvs2_y"], name="cvs2",
+                                  strides=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1]))
+    output("cvs2_y", conv_ref(x.astype(np.float64), w, None, (2, 2), (2, 2), (1, 1, 1, 1), 1))
+    # pointwise (rt_cconv.h's contiguous panels), 35 pixels: a partial last panel
+    x = rng.standard_normal((2, 64, 5, 7)).astype(f)
+    w = rng.standard_normal((40, 64, 1, 1)).astype(f)
+    bias = rng.standard_normal(40).astype(f)
+    inp("cvpw_x", x)
+    const("cvpw_w", w)
+    const("cvpw_bias", bias)
+    nodes.append(helper.make_node("Conv", ["cvpw_x", "cvpw_w", "cvpw_bias"], ["cvpw_y"],
+                                  name="cvpw"))
+    output("cvpw_y", conv_ref(x.astype(np.float64), w, bias, (1, 1), (1, 1), (0, 0, 0, 0), 1))
     g = helper.make_graph(nodes, "micro_edges", ins, outs, inits)
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
          os.path.join(out, "micro_edges.onnx"))
@@ -315,6 +368,66 @@ def rows_edges(out, rng):
     os.makedirs(os.path.join(out, "re_exp"), exist_ok=True)
     for k, v in exp.items():
         np.save(os.path.join(out, "re_exp", k + ".npy"), v.astype(f))
+
+
+def softmax_ref(x, axis, log):
+    """Softmax or LogSoftmax in float64 along axis (NaN rows where numpy's are)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = x - x.max(axis=axis, keepdims=True)
+        s = np.exp(d).sum(axis=axis, keepdims=True)
+        return d - np.log(s) if log else np.exp(d) / s
+
+
+def softmax_edges(out, rng):
+    """softmax_edges.onnx (opset 13) and softmax_v11.onnx: the c target's softmax.rows."""
+    f = np.float32
+    x = rng.standard_normal((3, 4, 21)).astype(f)
+    x[0, 0, 10:] = -1e4                   # an attention mask
+    x[0, 1, ::2] = -np.finfo(f).max       # the other mask
+    x[0, 2, 3:9] = -np.inf
+    x[1, 0, 7] = np.nan                   # a NaN row, -inf in it too
+    x[1, 0, 0] = -np.inf
+    x[1, 1, :] = -np.inf                  # NaN too: -inf - -inf
+    x[1, 2, :] = 80.0 * rng.standard_normal(21).astype(f)   # exp's range both ways
+    x5 = rng.standard_normal((6, 5)).astype(f)   # shorter than a vector
+    nodes = [
+        helper.make_node("Softmax", ["x"], ["sm_last"], name="sm_last", axis=-1),
+        helper.make_node("LogSoftmax", ["x"], ["lsm_last"], name="lsm_last", axis=2),
+        helper.make_node("Softmax", ["x"], ["sm_mid"], name="sm_mid", axis=1),
+        helper.make_node("Softmax", ["x5"], ["sm_short"], name="sm_short"),
+    ]
+    x64 = x.astype(np.float64)
+    exp = {
+        "sm_last": softmax_ref(x64, 2, False),
+        "lsm_last": softmax_ref(x64, 2, True),
+        "sm_mid": softmax_ref(x64, 1, False),
+        "sm_short": softmax_ref(x5.astype(np.float64), 1, False),
+    }
+    g = helper.make_graph(
+        nodes, "softmax_edges",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape)),
+         helper.make_tensor_value_info("x5", TensorProto.FLOAT, list(x5.shape))],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in exp.items()])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "softmax_edges.onnx"))
+    # opset 11: everything from the axis on is one row
+    g = helper.make_graph(
+        [helper.make_node("Softmax", ["x"], ["sm_v11"], name="sm_v11", axis=1),
+         helper.make_node("LogSoftmax", ["x"], ["lsm_v11"], name="lsm_v11", axis=1)],
+        "softmax_v11", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(x.shape))
+         for k in ("sm_v11", "lsm_v11")])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)]),
+         os.path.join(out, "softmax_v11.onnx"))
+    exp["sm_v11"] = softmax_ref(x64.reshape(3, 84), 1, False).reshape(x.shape)
+    exp["lsm_v11"] = softmax_ref(x64.reshape(3, 84), 1, True).reshape(x.shape)
+    np.save(os.path.join(out, "se_x.npy"), x)
+    np.save(os.path.join(out, "se_x5.npy"), x5)
+    for d, names in (("se_exp", ("sm_last", "lsm_last", "sm_mid", "sm_short")),
+                     ("se11_exp", ("sm_v11", "lsm_v11"))):
+        os.makedirs(os.path.join(out, d), exist_ok=True)
+        for k in names:
+            np.save(os.path.join(out, d, k + ".npy"), exp[k].astype(f))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,168 @@
+/*
+ * rt_cconv.h - the c target's convolution by rt_cgemm.h, pasted into the
+ * generated code after rt_cgemm.h (embedded into collagec) by the strategy
+ * conv.micro of backends/c/c_strategies.c.
+ *
+ * A 2-D convolution of one image is, per group, the GEMM
+ *
+ *	y[M/group, pixels] = w[M/group, C/group * kh * kw] x col + bias
+ *
+ * where col's row (c, i, j) holds input channel c shifted by tap (i, j) at
+ * every output pixel (im2col). col is never built whole: it is packed one
+ * 16-pixel panel of rt_cgemm's layout at a time (the rows of a panel one
+ * after the other, 16 floats each, zero in the padding and past the last
+ * pixel) into a slot of scratch, and rt_cgemm multiplies that panel while
+ * it is still in L1/L2. A panel's pixels fall into runs of one output row
+ * each; per run and row of col the columns inside the image are a strided
+ * copy (a unit-stride one at stride 1) between zeros, so no bounds check
+ * is left per element.
+ *
+ * Each output element is the same sum in the same order as one rt_cgemm
+ * over the whole col would compute: results do not depend on the number of
+ * threads. Panels are split over the OpenMP team; a thread packs into its
+ * own slot of scratch, so at most `slots` threads work on one convolution.
+ *
+ * Example (what conv.micro emits, per image n):
+ *	rt_cconv2d(x + n * C * H * W, C, H, W, 3, 3, 1, 1, 1, 1, 1, 1, OH, OW,
+ *		   w, M, group, bias, y + n * M * OH * OW, scratch, slots, threads);
+ */
+#ifndef RT_CCONV_H
+#define RT_CCONV_H
+
+#include <stdint.h>
+#include <string.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+/* Rows of a panel: one run of output pixels in one output row. */
+struct rt_cc_run {
+	int64_t jj, len;	/* its columns [jj, jj + len) of the panel */
+	int64_t ih, iw;		/* input position of its first pixel at tap (0, 0) */
+};
+
+/*
+ * Packs panel jp (pixels jp * 16 ..) of channels [c0, c0 + cg) into dst:
+ * row ((c - c0) * kh + i) * kw + j at dst + row * 16.
+ */
+static inline void rt_cc_pack(const float *x, int64_t cg, int64_t H, int64_t W, int64_t kh,
+			      int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+			      int64_t ph, int64_t pw, int64_t OH, int64_t OW, int64_t jp,
+			      float *dst)
+{
+	struct rt_cc_run run[RT_CG_NR];
+	int64_t p = jp * RT_CG_NR, P = OH * OW, nrun = 0, tail;
+
+	if (kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && OW == W) {
+		/* pointwise: the panel's pixels are consecutive in every channel */
+		int64_t n = P - p < RT_CG_NR ? P - p : RT_CG_NR;
+
+		for (int64_t c = 0; c < cg; c++) {
+			float *d = dst + c * RT_CG_NR;
+
+			if (n == RT_CG_NR) {
+				memcpy(d, x + c * H * W + p, sizeof(float) * RT_CG_NR);
+			} else {
+				memcpy(d, x + c * H * W + p, sizeof(float) * (size_t)n);
+				memset(d + n, 0, sizeof(float) * (size_t)(RT_CG_NR - n));
+			}
+		}
+		return;
+	}
+	/* the panel's pixels, output row by output row */
+	for (int64_t jj = 0; jj < RT_CG_NR && p < P; nrun++) {
+		int64_t oh = p / OW, ow = p % OW, len = OW - ow;
+
+		if (len > RT_CG_NR - jj)
+			len = RT_CG_NR - jj;
+		if (len > P - p)
+			len = P - p;
+		run[nrun] = (struct rt_cc_run){ jj, len, oh * sh - ph, ow * sw - pw };
+		jj += len;
+		p += len;
+	}
+	tail = nrun ? run[nrun - 1].jj + run[nrun - 1].len : 0;
+	for (int64_t c = 0; c < cg; c++) {
+		const float *xc = x + c * H * W;
+
+		for (int64_t i = 0; i < kh; i++)
+			for (int64_t j = 0; j < kw; j++) {
+				float *d = dst + ((c * kh + i) * kw + j) * RT_CG_NR;
+
+				for (int64_t r = 0; r < nrun; r++) {
+					const struct rt_cc_run *u = &run[r];
+					int64_t ih = u->ih + i * dh, iw = u->iw + j * dw;
+					int64_t lo = 0, hi = u->len;
+					float *dr = d + u->jj;
+					const float *xr;
+
+					if (ih < 0 || ih >= H) {
+						memset(dr, 0, sizeof(float) * (size_t)u->len);
+						continue;
+					}
+					/* columns [lo, hi) of the run read inside the row */
+					if (iw < 0)
+						lo = (-iw + sw - 1) / sw;
+					if (iw + (hi - 1) * sw >= W)
+						hi = W - 1 - iw < 0 ? 0 : (W - 1 - iw) / sw + 1;
+					if (lo > hi)
+						lo = hi;
+					xr = xc + ih * W + iw;
+					for (int64_t q = 0; q < lo; q++)
+						dr[q] = 0.0f;
+					if (sw == 1)
+						memcpy(dr + lo, xr + lo, sizeof(float) * (size_t)(hi - lo));
+					else
+						for (int64_t q = lo; q < hi; q++)
+							dr[q] = xr[q * sw];
+					for (int64_t q = hi; q < u->len; q++)
+						dr[q] = 0.0f;
+				}
+				if (tail < RT_CG_NR)
+					memset(d + tail, 0, sizeof(float) * (size_t)(RT_CG_NR - tail));
+			}
+	}
+}
+
+/*
+ * y [M, OH * OW] = conv(x [C, H, W], w [M, C/group, kh, kw]) + bias[M] (bias
+ * NULL: none) for one image: kernel kh x kw, strides sh, sw, dilations dh,
+ * dw, padding ph, pw at the top and the left. scratch holds `slots` panels
+ * of C/group * kh * kw rows (slots >= 1).
+ */
+static inline void rt_cconv2d(const float *x, int64_t C, int64_t H, int64_t W, int64_t kh,
+			      int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+			      int64_t ph, int64_t pw, int64_t OH, int64_t OW, const float *w,
+			      int64_t M, int64_t group, const float *bias, float *y,
+			      float *scratch, int64_t slots, int threads)
+{
+	int64_t P = OH * OW, np = (P + RT_CG_NR - 1) / RT_CG_NR;
+	int64_t cg = C / group, Mg = M / group, Kg = cg * kh * kw;
+	int team = threads < slots ? threads : (int)slots;
+
+	(void)team;
+	/* below about a quarter of a million multiply-adds a team costs more than it gains */
+#pragma omp parallel num_threads(team) if (team > 1 && Mg * P * Kg >= 262144)
+	{
+		int t = 0, nt = 1;
+#if defined(_OPENMP)
+		t = omp_get_thread_num();
+		nt = omp_get_num_threads();
+#endif
+		float *slot = scratch + t * Kg * RT_CG_NR;
+
+		for (int64_t gi = 0; gi < group; gi++)
+			for (int64_t jp = t * np / nt; jp < (t + 1) * np / nt; jp++) {
+				int64_t j0 = jp * RT_CG_NR;
+
+				rt_cc_pack(x + gi * cg * H * W, cg, H, W, kh, kw, sh, sw, dh,
+					   dw, ph, pw, OH, OW, jp, slot);
+				rt_cgemm(Mg, P - j0 < RT_CG_NR ? P - j0 : RT_CG_NR, Kg, 1.0f,
+					 w + gi * Mg * Kg, Kg, 1, slot, Kg * RT_CG_NR,
+					 y + gi * Mg * P + j0, P, bias ? bias + gi * Mg : NULL,
+					 1, 0, 1.0f, RT_CG_ACT_NONE, 0.0f, 0.0f, 1);
+			}
+	}
+}
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * rt_crows.h - the c target's row kernels, pasted into the generated code
+ * (embedded into collagec, after rt_model.h and its vector math) by the
+ * strategy softmax.rows of backends/c/c_strategies.c.
+ *
+ * rt_softmax_rows normalises rows of K contiguous floats (Softmax, or
+ * LogSoftmax when log_out): per row a max, exp(x - max) into y, their sum,
+ * then y / sum (or x - max - log(sum)). The max and the sum run in
+ * RT_CR_LANES interleaved lanes combined pairwise at the end, so both
+ * vectorise; the order is fixed, the same at every thread count (rows are
+ * split over the OpenMP team, never a row). exp's argument is clamped at
+ * RT_CR_EXP_MIN: below it libmvec's vector expf calls scalar expf per lane
+ * to round a subnormal result, which made an attention mask of -10000s
+ * (or -FLT_MAX) three times slower; Softmax's entries below the clamp are
+ * exactly 0 again in the last pass, LogSoftmax's only see the sum (>= 1)
+ * grow by less than K * 1.7e-38. NaN passes through as in the loop form: a
+ * NaN in a row makes the sum, and so the whole row, NaN.
+ *
+ * Example: rt_softmax_rows(x, y, rows, 128, 0, threads);
+ */
+#ifndef RT_CROWS_H
+#define RT_CROWS_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define RT_CR_LANES 8			/* a ymm of floats */
+#define RT_CR_EXP_MIN (-87.0f)		/* expf(-87) = 1.6e-38: not yet subnormal */
+
+#if defined(__GNUC__)
+typedef float rt_cr_vec __attribute__((vector_size(4 * RT_CR_LANES)));
+typedef int32_t rt_cr_ivec __attribute__((vector_size(4 * RT_CR_LANES)));
+#endif
+
+/* The largest of x[0..K) other than NaN (-INFINITY when none). */
+static inline float rt_cr_max(const float *restrict x, int64_t K)
+{
+	float t[RT_CR_LANES], mx;
+	int64_t k = 0;
+#if defined(__GNUC__)
+	int64_t kv = K / RT_CR_LANES * RT_CR_LANES;
+	rt_cr_vec m, v;
+
+	for (int u = 0; u < RT_CR_LANES; u++)
+		m[u] = -INFINITY;
+	for (; k < kv; k += RT_CR_LANES) {
+		rt_cr_ivec gt;
+
+		memcpy(&v, x + k, sizeof(v));
+		gt = v > m;
+		m = (rt_cr_vec)((gt & (rt_cr_ivec)v) | (~gt & (rt_cr_ivec)m));
+	}
+	memcpy(t, &m, sizeof(t));
+#else
+	for (int u = 0; u < RT_CR_LANES; u++)
+		t[u] = -INFINITY;
+#endif
+	for (int w = RT_CR_LANES / 2; w > 0; w /= 2)
+		for (int u = 0; u < w; u++)
+			t[u] = t[u + w] > t[u] ? t[u + w] : t[u];
+	mx = t[0];
+	for (; k < K; k++)
+		mx = x[k] > mx ? x[k] : mx;
+	return mx;
+}
+
+/* x[0] + ... + x[K - 1] in RT_CR_LANES lanes. */
+static inline float rt_cr_sum(const float *restrict x, int64_t K)
+{
+	float t[RT_CR_LANES], s;
+	int64_t k = 0;
+#if defined(__GNUC__)
+	int64_t kv = K / RT_CR_LANES * RT_CR_LANES;
+	rt_cr_vec a = { 0 }, v;
+
+	for (; k < kv; k += RT_CR_LANES) {
+		memcpy(&v, x + k, sizeof(v));
+		a += v;
+	}
+	memcpy(t, &a, sizeof(t));
+#else
+	for (int u = 0; u < RT_CR_LANES; u++)
+		t[u] = 0.0f;
+#endif
+	for (int w = RT_CR_LANES / 2; w > 0; w /= 2)
+		for (int u = 0; u < w; u++)
+			t[u] += t[u + w];
+	s = t[0];
+	for (; k < K; k++)
+		s += x[k];
+	return s;
+}
+
+/* One row: y = softmax(x) or log_softmax(x); x and y do not overlap. */
+static inline void rt_cr_softmax_row(const float *restrict x, float *restrict y, int64_t K,
+				     int log_out)
+{
+	float mx = rt_cr_max(x, K), lo = RT_CR_EXP_MIN, sum;
+
+#if defined(__GNUC__)
+	/*
+	 * lo opaque: knowing it, GCC folds expf(d < lo ? lo : d) into
+	 * d < lo ? expf(lo) : expf(d) and calls expf on the unclamped lanes
+	 */
+	__asm__("" : "+m"(lo));
+#endif
+	for (int64_t k = 0; k < K; k++) {
+		float d = x[k] - mx;
+
+		y[k] = expf(d < lo ? lo : d);
+	}
+	sum = rt_cr_sum(y, K);
+	if (log_out) {
+		float ls = logf(sum);
+
+		for (int64_t k = 0; k < K; k++)
+			y[k] = (x[k] - mx) - ls;
+	} else {
+		for (int64_t k = 0; k < K; k++)
+			y[k] = (x[k] - mx < lo ? 0.0f : y[k]) / sum;	/* NaN sum: NaN */
+	}
+}
+
+/*
+ * y [rows, K] = softmax (log_out: log_softmax) of each row of x [rows, K];
+ * x and y do not overlap.
+ */
+static inline void rt_softmax_rows(const float *x, float *y, int64_t rows, int64_t K,
+				   int log_out, int threads)
+{
+	(void)threads;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && rows > 1 && rows * K >= 16384)
+	for (int64_t r = 0; r < rows; r++)
+		rt_cr_softmax_row(x + r * K, y + r * K, K, log_out);
+}
+
+#endif
