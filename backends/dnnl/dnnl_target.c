@@ -29,8 +29,8 @@
  * helpers of the runtime
  * prelude rt_dnnl.h (embedded into collagec, pasted once per model; it
  * explains the primitive cache, layouts, the once-only weights reorder and
- * threads). print_kernel gives each kernel a static cache of its primitive
- * and passes it, the kernel's name and `threads` around the loop-IR
+ * threads). print_kernel gives each kernel a static cache of its primitives
+ * (one per shape of its symbolic dims and thread count) and passes it, the kernel's name and `threads` around the loop-IR
  * arguments. Arguments that depend on symbolic dims are loop-IR expressions
  * over syms[].
  * plan_layouts marks the values that Convs and pools on dnnl hand to each
@@ -1310,7 +1310,7 @@ static void print_kernel(const struct kernel *k, const struct tir_dialect *d, st
 	kernel_comment(k, sb);
 	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
 		  f->name);
-	sb_puts(sb, "\tstatic struct rt_dnnl_kernel cache;\n");
+	sb_puts(sb, "\tstatic struct rt_dnnl_cache cache;\n");
 	for (int i = 0; i < f->n_bufs; i++)
 		sb_printf(sb, "\t%s *b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
 	sb_puts(sb, "\t(void)syms;\n");

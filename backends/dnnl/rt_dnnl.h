@@ -3,13 +3,16 @@
  * and the target hands it over as its runtime modules' prelude, so it is
  * pasted once into every model.c with partitions on dnnl, before the kernels.
  *
- * Each dnnl kernel owns a static struct rt_dnnl_kernel and calls
+ * Each dnnl kernel owns a static struct rt_dnnl_cache and calls
  * collagec_dnnl_conv or collagec_dnnl_matmul with it, its buffers, its
  * shapes (symbolic dims evaluated at run time), the fused epilogue as up to
- * RT_DNNL_MAX_PO post-ops and its `threads`. The first call creates the
- * oneDNN primitive and keeps it; a call whose arguments differ from the
- * cached ones (a symbolic dim changed, another thread count, weights at
- * another address) creates it again. The executor's buffers are plain
+ * RT_DNNL_MAX_PO post-ops and its `threads`. The first call with a set of
+ * arguments (a value of the symbolic dims, a thread count, weights at an
+ * address) creates the oneDNN primitive for it and keeps it in the cache,
+ * next to those of other argument sets (RT_DNNL_MAX_SHAPES of them, the
+ * oldest replaced after): a model run at two batch sizes in turn creates
+ * each primitive, and reorders each weight, once per batch size, not once
+ * per run. The executor's buffers are plain
  * (nchw, row-major), except those the compiler marked blocked (the `lay`
  * bits of conv and pool): values that dnnl Convs and pools hand to each
  * other, in rt_dnnl_layout's channel blocks, so that a chain of them runs
@@ -64,6 +67,7 @@
 
 #define RT_DNNL_MAX_PO 6		/* post-ops per kernel */
 #define RT_DNNL_MAX_KEY 64		/* int64 words of a cache key */
+#define RT_DNNL_MAX_SHAPES 8		/* cached argument sets per kernel */
 #define RT_DNNL_MAX_ARGS (4 + RT_DNNL_MAX_PO)	/* execution arguments of a primitive */
 
 /* Post-op codes of the call (an epilogue op each, HardSigmoid two). */
@@ -116,6 +120,17 @@ struct rt_dnnl_kernel {
 	dnnl_primitive_t prim2;		/* an eltwise's second algorithm, or NULL */
 	dnnl_exec_arg_t args[RT_DNNL_MAX_ARGS];	/* rt_dnnl_exec's, made by its first run */
 	int nargs;
+};
+
+/*
+ * A kernel's primitives, one entry per set of arguments (a shape of its
+ * symbolic dims, a thread count): up to RT_DNNL_MAX_SHAPES of them, the
+ * oldest replaced after. Zero-initialised (static) = empty.
+ */
+struct rt_dnnl_cache {
+	struct rt_dnnl_kernel e[RT_DNNL_MAX_SHAPES];
+	int last;			/* the entry used last */
+	int next;			/* the entry a new key takes */
 };
 
 static struct {
@@ -481,16 +496,34 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 }
 
 /*
- * Whether k was made for key[0..n); else releases it and records the new
- * key, so the caller makes it again.
+ * The entry of cache c made for key[0..n) in *k: 1. Else 0, and *k is the
+ * entry to make it in: a free one, or the oldest (released), with the new
+ * key recorded. The last entry used is tried first.
  */
-static int rt_dnnl_cached(struct rt_dnnl_kernel *k, const int64_t *key, int n)
+static int rt_dnnl_cached(struct rt_dnnl_cache *c, const int64_t *key, int n,
+			  struct rt_dnnl_kernel **k)
 {
-	if (k->made && k->nkey == n && !memcmp(k->key, key, sizeof(*key) * (size_t)n))
+	struct rt_dnnl_kernel *e = &c->e[c->last];
+
+	if (e->made && e->nkey == n && !memcmp(e->key, key, sizeof(*key) * (size_t)n)) {
+		*k = e;
 		return 1;
-	rt_dnnl_release(k);
-	memcpy(k->key, key, sizeof(*key) * (size_t)n);
-	k->nkey = n;
+	}
+	for (int i = 0; i < RT_DNNL_MAX_SHAPES; i++) {
+		e = &c->e[i];
+		if (e->made && e->nkey == n && !memcmp(e->key, key, sizeof(*key) * (size_t)n)) {
+			c->last = i;
+			*k = e;
+			return 1;
+		}
+	}
+	c->last = c->next;
+	c->next = (c->next + 1) % RT_DNNL_MAX_SHAPES;
+	e = &c->e[c->last];
+	rt_dnnl_release(e);
+	memcpy(e->key, key, sizeof(*key) * (size_t)n);
+	e->nkey = n;
+	*k = e;
 	return 0;
 }
 
@@ -520,7 +553,7 @@ static void rt_dnnl_leave(int prev, int nt)
  * dilations d* as in ONNX (1 = none), pads begin pb* and end pe*. lay: which
  * of x, y and the summed operand are blocked (enum rt_dnnl_lay).
  */
-static void collagec_dnnl_conv(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const float *x,
 			       const float *w, const float *bias, const float *e0,
 			       const float *e1, float *y, int64_t nsp, int64_t n, int64_t c,
 			       int64_t m, int64_t group, int64_t i0, int64_t i1, int64_t i2,
@@ -541,13 +574,14 @@ static void collagec_dnnl_conv(struct rt_dnnl_kernel *k, const char *name, const
 		p3, p4, p5, threads, (int64_t)(intptr_t)w,
 	};
 	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
+	struct rt_dnnl_kernel *k;
 
 	if (n <= 0 || m <= 0 || o0 * o1 * o2 <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
 		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
 		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
@@ -622,7 +656,7 @@ out:
  * one matrix); ta, tb: a, b stored transposed (2-D only). bias: NULL or
  * [m or 1, n or 1] with cm (bit 0: n runs, bit 1: m runs).
  */
-static void collagec_dnnl_matmul(struct rt_dnnl_kernel *k, const char *name, const float *a,
+static void collagec_dnnl_matmul(struct rt_dnnl_cache *kc, const char *name, const float *a,
 				 const float *b, const float *bias, const float *e0,
 				 const float *e1, float *y, int64_t nb, int64_t d0, int64_t d1,
 				 int64_t d2, int64_t d3, int64_t bbatch, int64_t m, int64_t n,
@@ -640,13 +674,14 @@ static void collagec_dnnl_matmul(struct rt_dnnl_kernel *k, const char *name, con
 		bc0, bc1, p0, p1, p2, p3, p4, p5, threads, (int64_t)(intptr_t)b,
 	};
 	int nt = threads > 1 ? threads : 1, prev, nd = (int)nb + 2;
+	struct rt_dnnl_kernel *k;
 
 	if (m <= 0 || n <= 0 || d0 * d1 * d2 * d3 <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t bd4[4] = { d0, d1, d2, d3 };
 		int64_t ad[6], wdm[6], yd[6], cd[6];
 		dnnl_dims_t adims, astr, wdims, wstr;
@@ -817,7 +852,7 @@ enum rt_dnnl_pool {
  * dims (1 to 3); kernel k*, strides s*, dilations d* as in ONNX (1 = none),
  * pads begin pb* and end pe* (the caller grows pe* for ceil_mode).
  */
-static void collagec_dnnl_pool(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const float *x,
 			       float *y, int64_t nsp, int64_t n, int64_t c, int64_t i0,
 			       int64_t i1, int64_t i2, int64_t o0, int64_t o1, int64_t o2,
 			       int64_t k0, int64_t k1, int64_t k2, int64_t s0, int64_t s1,
@@ -835,13 +870,14 @@ static void collagec_dnnl_pool(struct rt_dnnl_kernel *k, const char *name, const
 		pb0, pb1, pb2, pe0, pe1, pe2, alg, lay, threads,
 	};
 	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
+	struct rt_dnnl_kernel *k;
 
 	if (n <= 0 || c <= 0 || o0 * o1 * o2 <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
 		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
 		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
@@ -918,7 +954,7 @@ enum rt_dnnl_ew {
  * place on y (oneDNN 2.6's eltwise computed garbage with an eltwise
  * post-op).
  */
-static void collagec_dnnl_eltwise(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_eltwise(struct rt_dnnl_cache *kc, const char *name, const float *x,
 				  float *y, int64_t ne, int64_t alg, float alpha, float beta,
 				  int64_t alg2, float a2, float b2, int threads)
 {
@@ -939,6 +975,7 @@ static void collagec_dnnl_eltwise(struct rt_dnnl_kernel *k, const char *name, co
 	};
 	const int64_t key[] = { ne, alg, alg2, threads };
 	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
 
 	if (ne <= 0)
 		return;
@@ -946,7 +983,7 @@ static void collagec_dnnl_eltwise(struct rt_dnnl_kernel *k, const char *name, co
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
 	/* alpha and beta are compile-time constants of the kernel: not in the key */
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		dnnl_eltwise_desc_t desc, desc2;
 
 		if (alg <= RT_DNNL_EW_NONE || alg >= RT_DNNL_EW_COUNT || alg2 < 0 ||
@@ -986,19 +1023,20 @@ out:
  * y = softmax(x) (log: log-softmax) along the middle dim of x viewed as
  * [outer, len, inner].
  */
-static void collagec_dnnl_softmax(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_softmax(struct rt_dnnl_cache *kc, const char *name, const float *x,
 				  float *y, int64_t outer, int64_t len, int64_t inner,
 				  int64_t log, int threads)
 {
 	const int64_t key[] = { outer, len, inner, log, threads };
 	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
 
 	if (outer * len * inner <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t d[3] = { outer, len, inner };
 		dnnl_softmax_v2_desc_t desc;
 
@@ -1025,20 +1063,21 @@ out:
  * Inference BatchNormalization: y = scale * (x - mean) / sqrt(var + eps) +
  * shift over x viewed as [n, c, sp]; scale, shift, mean, var [c].
  */
-static void collagec_dnnl_bnorm(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_bnorm(struct rt_dnnl_cache *kc, const char *name, const float *x,
 				const float *scale, const float *shift, const float *mean,
 				const float *var, float *y, int64_t n, int64_t c, int64_t sp,
 				float eps, int threads)
 {
 	const int64_t key[] = { n, c, sp, threads };
 	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
 
 	if (n * c * sp <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t d[3] = { n, c, sp };
 		dnnl_batch_normalization_desc_t desc;
 
@@ -1071,19 +1110,20 @@ out:
  * y = (x - mean) / sqrt(var + eps) * scale + shift; scale, shift [len] or
  * NULL.
  */
-static void collagec_dnnl_lnorm(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_lnorm(struct rt_dnnl_cache *kc, const char *name, const float *x,
 				const float *scale, const float *shift, float *y, int64_t outer,
 				int64_t len, float eps, int threads)
 {
 	const int64_t key[] = { outer, len, scale != NULL, shift != NULL, threads };
 	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
 
 	if (outer * len <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t d[2] = { outer, len };
 		dnnl_layer_normalization_desc_t desc;
 		unsigned flags = (scale ? dnnl_use_scale : 0) | (shift ? dnnl_use_shift : 0);
@@ -1116,19 +1156,20 @@ out:
  * LRN across channels: y = x / (bias + alpha / size * sum of x^2 over the
  * size channels around)^beta, x viewed as [n, c, sp, 1].
  */
-static void collagec_dnnl_lrn(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_lrn(struct rt_dnnl_cache *kc, const char *name, const float *x,
 			      float *y, int64_t n, int64_t c, int64_t sp, int64_t size,
 			      float alpha, float beta, float bias, int threads)
 {
 	const int64_t key[] = { n, c, sp, size, threads };
 	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
 
 	if (n * c * sp <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t d[4] = { n, c, sp, 1 };
 		dnnl_lrn_desc_t desc;
 
@@ -1159,7 +1200,7 @@ out:
  * size rounds down to it). Like a Conv, src and dst in the layouts oneDNN
  * prefers (reordered at the edges) and constant weights reordered once.
  */
-static void collagec_dnnl_deconv(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_deconv(struct rt_dnnl_cache *kc, const char *name, const float *x,
 				 const float *w, const float *bias, float *y, int64_t nsp,
 				 int64_t n, int64_t c, int64_t m, int64_t group, int64_t i0,
 				 int64_t i1, int64_t i2, int64_t o0, int64_t o1, int64_t o2,
@@ -1174,13 +1215,14 @@ static void collagec_dnnl_deconv(struct rt_dnnl_kernel *k, const char *name, con
 		pb0, pb1, pb2, pe0, pe1, pe2, wconst, bias != NULL, threads, (int64_t)(intptr_t)w,
 	};
 	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
+	struct rt_dnnl_kernel *k;
 
 	if (n <= 0 || m <= 0 || o0 * o1 * o2 <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
 		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
 		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
