@@ -487,6 +487,15 @@ else
 	[ "$e5" = 10 ] || bad "5 runs reordered values at the edges $e5 times, expected 10"
 	verdict dnnl/cache-per-shape
 
+	# every primitive but the reorders runs on the model's shared scratchpad
+	# (oneDNN's user scratchpad mode), none on one of oneDNN's own
+	grep '^onednn_verbose,create' "$v2" | grep -v ',reorder,' >"$T/creates"
+	[ -s "$T/creates" ] || bad "no primitives created"
+	if grep -v 'attr-scratchpad:user' "$T/creates" >"$T/libpad"; then
+		bad "library-managed scratchpad: $(head -n 1 "$T/libpad")"
+	fi
+	verdict dnnl/scratchpad-user
+
 	# the ONNX backend tests of MatMul, Gemm and float Conv (1-D to 3-D), on dnnl
 	"$C" conformance -j2 --target dnnl,c "$ONNXDATA"/node/test_matmul_[0-9]d \
 		"$ONNXDATA"/node/test_gemm_* "$ONNXDATA"/node/test_basic_conv_with_* \

@@ -33,8 +33,13 @@
  *
  * The process has one CPU engine and one stream, made by the first call.
  * One mutex serialises every call (primitive creation, the reorder, and the
- * execution with its library-managed scratchpad), so handles of a model
- * used from several threads stay correct.
+ * execution), so handles of a model used from several threads stay correct,
+ * and so one scratchpad serves every primitive: they are made in oneDNN's
+ * user scratchpad mode, each creation grows the shared buffer to what the
+ * primitive asks for (dnnl_query_scratchpad_md), and each execution passes
+ * it as DNNL_ARG_SCRATCHPAD. It cannot live in the model's planned arena:
+ * its size is known only once oneDNN has chosen an implementation, at run
+ * time on the machine that runs the model (collagec never loads oneDNN).
  *
  * Threads: Debian's oneDNN runs on OpenMP (libgomp, the runtime of the c
  * target's kernels) and uses omp_get_max_threads() threads, fixed when a
@@ -68,7 +73,7 @@
 #define RT_DNNL_MAX_PO 6		/* post-ops per kernel */
 #define RT_DNNL_MAX_KEY 64		/* int64 words of a cache key */
 #define RT_DNNL_MAX_SHAPES 8		/* cached argument sets per kernel */
-#define RT_DNNL_MAX_ARGS (4 + RT_DNNL_MAX_PO)	/* execution arguments of a primitive */
+#define RT_DNNL_MAX_ARGS (5 + RT_DNNL_MAX_PO)	/* execution arguments of a primitive */
 
 /* Post-op codes of the call (an epilogue op each, HardSigmoid two). */
 enum rt_dnnl_po {
@@ -118,6 +123,7 @@ struct rt_dnnl_kernel {
 	void *src_buf, *dst_buf;	/* x and y in the primitive's layouts */
 	dnnl_memory_desc_t aux_md[4];	/* the other operands of the standalone ops */
 	dnnl_primitive_t prim2;		/* an eltwise's second algorithm, or NULL */
+	dnnl_memory_desc_t pad_md, pad2_md;	/* prim's and prim2's scratchpads (size 0: none) */
 	dnnl_exec_arg_t args[RT_DNNL_MAX_ARGS];	/* rt_dnnl_exec's, made by its first run */
 	int nargs;
 };
@@ -137,7 +143,46 @@ static struct {
 	pthread_mutex_t lock;
 	dnnl_engine_t engine;
 	dnnl_stream_t stream;
-} rt_dnnl = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
+	void *pad;			/* the scratchpad every primitive shares */
+	size_t pad_size;
+} rt_dnnl = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, 0 };
+
+/*
+ * Creates primitive descriptor *pd of op desc with attr (NULL: none), its
+ * scratchpad managed here (oneDNN's user mode): its layout goes to *pad,
+ * and the shared scratchpad grows to hold it. Every call runs under
+ * rt_dnnl.lock, so one scratchpad serves every primitive of the process.
+ */
+static dnnl_status_t rt_dnnl_pd(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t desc,
+				const_dnnl_primitive_attr_t attr, dnnl_memory_desc_t *pad)
+{
+	dnnl_primitive_attr_t a = NULL;
+	dnnl_status_t st;
+	size_t size;
+
+	*pd = NULL;
+	st = attr ? dnnl_primitive_attr_clone(&a, attr) : dnnl_primitive_attr_create(&a);
+	if (st == dnnl_success)
+		st = dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user);
+	if (st == dnnl_success)
+		st = dnnl_primitive_desc_create(pd, desc, a, rt_dnnl.engine, NULL);
+	if (a)
+		dnnl_primitive_attr_destroy(a);
+	if (st != dnnl_success)
+		return st;
+	*pad = *dnnl_primitive_desc_query_md(*pd, dnnl_query_scratchpad_md, 0);
+	size = dnnl_memory_desc_get_size(pad);
+	if (size > rt_dnnl.pad_size) {
+		void *p = aligned_alloc(64, (size + 63) / 64 * 64);
+
+		if (!p)
+			return dnnl_out_of_memory;
+		free(rt_dnnl.pad);
+		rt_dnnl.pad = p;
+		rt_dnnl.pad_size = size;
+	}
+	return dnnl_success;
+}
 
 /* Reports a failed oneDNN call of kernel `name`; nonzero when it failed. */
 static int rt_dnnl_fail(dnnl_status_t st, const char *name, const char *what)
@@ -402,8 +447,7 @@ static int rt_dnnl_make(struct rt_dnnl_kernel *k, const char *name, const_dnnl_o
 	const dnnl_memory_desc_t *want;
 	int rc = -1;
 
-	if (rt_dnnl_fail(dnnl_primitive_desc_create(&pd, desc, attr, rt_dnnl.engine, NULL),
-			 name, "no implementation"))
+	if (rt_dnnl_fail(rt_dnnl_pd(&pd, desc, attr, &k->pad_md), name, "no implementation"))
 		return -1;
 	want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
 	k->wei_md = *want;
@@ -467,6 +511,8 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 	if (k->has_bias)
 		a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_BIAS, &k->bias_md, bias };
 	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_DST, &k->dst_md, dst };
+	if (dnnl_memory_desc_get_size(&k->pad_md))
+		a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_SCRATCHPAD, &k->pad_md, rt_dnnl.pad };
 	for (int i = 0; i < RT_DNNL_MAX_PO; i++)
 		if (i != k->sum - 1 && (po[i] == RT_DNNL_PO_ADD0 || po[i] == RT_DNNL_PO_ADD1))
 			a[n++] = (struct rt_dnnl_arg){
@@ -759,8 +805,7 @@ static int rt_dnnl_make_op(struct rt_dnnl_kernel *k, const char *name, const_dnn
 	dnnl_primitive_desc_t pd = NULL;
 	int rc = 0;
 
-	if (rt_dnnl_fail(dnnl_primitive_desc_create(&pd, desc, attr, rt_dnnl.engine, NULL),
-			 name, "no implementation"))
+	if (rt_dnnl_fail(rt_dnnl_pd(&pd, desc, attr, &k->pad_md), name, "no implementation"))
 		return -1;
 	if (rt_dnnl_fail(dnnl_primitive_create(&k->prim, pd), name, "primitive"))
 		rc = -1;
@@ -770,20 +815,28 @@ static int rt_dnnl_make_op(struct rt_dnnl_kernel *k, const char *name, const_dnn
 	return rc;
 }
 
-/* Runs primitive prim with the n arguments a[] (6 at most). */
+/*
+ * Runs primitive prim with the n arguments a[] (6 at most) and the shared
+ * scratchpad of layout pad.
+ */
 static void rt_dnnl_run(dnnl_primitive_t prim, const char *name, int n,
-			const struct rt_dnnl_arg *a)
+			const struct rt_dnnl_arg *a, const dnnl_memory_desc_t *pad)
 {
-	dnnl_exec_arg_t args[6];
+	dnnl_exec_arg_t args[7];
 	int nm = 0, ok = 1;
 
-	for (int i = 0; i < n && ok; i++) {
-		if (rt_dnnl_fail(dnnl_memory_create(&args[nm].memory, a[i].md, rt_dnnl.engine,
-						    (void *)a[i].p), name, "memory")) {
+	for (int i = 0; i <= n && ok; i++) {
+		const struct rt_dnnl_arg sp = { DNNL_ARG_SCRATCHPAD, pad, rt_dnnl.pad };
+		const struct rt_dnnl_arg *ai = i < n ? &a[i] : &sp;
+
+		if (i == n && !dnnl_memory_desc_get_size(pad))
+			break;
+		if (rt_dnnl_fail(dnnl_memory_create(&args[nm].memory, ai->md, rt_dnnl.engine,
+						    (void *)ai->p), name, "memory")) {
 			ok = 0;
 			break;
 		}
-		args[nm++].arg = a[i].arg;
+		args[nm++].arg = ai->arg;
 	}
 	if (ok)
 		rt_dnnl_fail(dnnl_primitive_execute(prim, rt_dnnl.stream, nm, args), name,
@@ -803,8 +856,7 @@ static int rt_dnnl_make_edges(struct rt_dnnl_kernel *k, const char *name,
 	dnnl_primitive_desc_t pd = NULL;
 	int rc = 0;
 
-	if (rt_dnnl_fail(dnnl_primitive_desc_create(&pd, desc, NULL, rt_dnnl.engine, NULL),
-			 name, "no implementation"))
+	if (rt_dnnl_fail(rt_dnnl_pd(&pd, desc, NULL, &k->pad_md), name, "no implementation"))
 		return -1;
 	if (rt_dnnl_fail(dnnl_primitive_create(&k->prim, pd), name, "primitive") ||
 	    rt_dnnl_edges(k, name, pd) < 0)
@@ -832,7 +884,7 @@ static void rt_dnnl_run_edges(struct rt_dnnl_kernel *k, const char *name, const 
 			{ DNNL_ARG_SRC, &k->src_md, src }, { DNNL_ARG_DST, &k->dst_md, dst },
 		};
 
-		rt_dnnl_run(k->prim, name, 2, a);
+		rt_dnnl_run(k->prim, name, 2, a, &k->pad_md);
 	}
 	if (k->dst_out)
 		rt_dnnl_move(k->dst_out, &k->dst_md, dst, &k->user_dst, y, name);
@@ -997,6 +1049,7 @@ static void collagec_dnnl_eltwise(struct rt_dnnl_cache *kc, const char *name, co
 			goto out;
 		/* the second primitive first, moved aside */
 		k->prim2 = k->prim;
+		k->pad2_md = k->pad_md;
 		k->prim = NULL;
 		k->made = 0;
 		if (rt_dnnl_fail(dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference,
@@ -1011,9 +1064,9 @@ static void collagec_dnnl_eltwise(struct rt_dnnl_cache *kc, const char *name, co
 			{ DNNL_ARG_SRC, &k->src_md, y },
 		};
 
-		rt_dnnl_run(k->prim, name, 2, a);
+		rt_dnnl_run(k->prim, name, 2, a, &k->pad_md);
 		if (k->prim2)
-			rt_dnnl_run(k->prim2, name, 2, a + 1);
+			rt_dnnl_run(k->prim2, name, 2, a + 1, &k->pad2_md);
 	}
 out:
 	rt_dnnl_leave(prev, nt);
@@ -1053,7 +1106,7 @@ static void collagec_dnnl_softmax(struct rt_dnnl_cache *kc, const char *name, co
 			{ DNNL_ARG_SRC, &k->src_md, x }, { DNNL_ARG_DST, &k->src_md, y },
 		};
 
-		rt_dnnl_run(k->prim, name, 2, a);
+		rt_dnnl_run(k->prim, name, 2, a, &k->pad_md);
 	}
 out:
 	rt_dnnl_leave(prev, nt);
@@ -1099,7 +1152,7 @@ static void collagec_dnnl_bnorm(struct rt_dnnl_cache *kc, const char *name, cons
 			{ DNNL_ARG_VARIANCE, &k->aux_md[0], var },
 		};
 
-		rt_dnnl_run(k->prim, name, 6, a);
+		rt_dnnl_run(k->prim, name, 6, a, &k->pad_md);
 	}
 out:
 	rt_dnnl_leave(prev, nt);
@@ -1146,7 +1199,7 @@ static void collagec_dnnl_lnorm(struct rt_dnnl_cache *kc, const char *name, cons
 			a[na++] = (struct rt_dnnl_arg){ DNNL_ARG_SCALE, &k->aux_md[0], scale };
 		if (shift)
 			a[na++] = (struct rt_dnnl_arg){ DNNL_ARG_SHIFT, &k->aux_md[0], shift };
-		rt_dnnl_run(k->prim, name, na, a);
+		rt_dnnl_run(k->prim, name, na, a, &k->pad_md);
 	}
 out:
 	rt_dnnl_leave(prev, nt);
@@ -1186,7 +1239,7 @@ static void collagec_dnnl_lrn(struct rt_dnnl_cache *kc, const char *name, const 
 			{ DNNL_ARG_SRC, &k->src_md, x }, { DNNL_ARG_DST, &k->src_md, y },
 		};
 
-		rt_dnnl_run(k->prim, name, 2, a);
+		rt_dnnl_run(k->prim, name, 2, a, &k->pad_md);
 	}
 out:
 	rt_dnnl_leave(prev, nt);
