@@ -45,9 +45,10 @@
  */
 #include "../backends.h"
 
-#include <dlfcn.h>
 #include <glob.h>
 #include <string.h>
+
+#include "../libcall.h"
 
 #include "../../core/ops/ops.h"
 #include "../../core/tir/tir_print.h"
@@ -100,29 +101,17 @@ static const char *cblas_include(struct arena *a)
 
 static const char *blas_unavailable(void)
 {
-	void *h;
+	static const char *const soname[] = { OPENBLAS_SONAME };
 
 	if (!cblas_include(NULL))
 		return "OpenBLAS is not installed (no <cblas.h>; apt-get install libopenblas-dev)";
-	h = dlopen(OPENBLAS_SONAME, RTLD_LAZY | RTLD_LOCAL);
-	if (!h)
+	if (!libcall_lib_loads(soname, 1))
 		return "OpenBLAS is not installed (cannot load " OPENBLAS_SONAME
 		       "; apt-get install libopenblas-dev)";
-	dlclose(h);
 	return NULL;
 }
 
 /* ---- the rule ---- */
-
-static bool is_f32(const struct value *v)
-{
-	return v && v->dtype == DTYPE_F32 && v->has_shape;
-}
-
-static bool dim_is_one(struct dim d)
-{
-	return dim_is_const(d) && d.c == 1;
-}
 
 /*
  * MatMul as [batch..., M, K] x [batch..., K, N]: the inputs' shapes with
@@ -170,12 +159,12 @@ static bool mm_plan(struct graph *g, const struct node *n, struct mm_plan *p)
 		struct dim db = ib >= 0 ? bb.d[ib] : dim_const(1);
 		struct dim o = batch.d[i];
 
-		if (dim_is_one(o))
+		if (libcall_dim_is_one(o))
 			continue;
 		/* each input either runs over the dim or has extent 1 there */
-		if (!dim_eq(da, o) && !dim_is_one(da))
+		if (!dim_eq(da, o) && !libcall_dim_is_one(da))
 			return false;
-		if (!dim_eq(db, o) && !dim_is_one(db))
+		if (!dim_eq(db, o) && !libcall_dim_is_one(db))
 			return false;
 		p->ext[p->nb] = o;
 		p->fa[p->nb] = dim_eq(da, o);
@@ -191,8 +180,8 @@ static bool supports_matmul(struct graph *g, const struct node *n)
 {
 	struct mm_plan p;
 
-	if (n->n_in != 2 || n->n_out != 1 || !is_f32(node_in(g, n, 0)) ||
-	    !is_f32(node_in(g, n, 1)) || !is_f32(node_out(g, n, 0)))
+	if (n->n_in != 2 || n->n_out != 1 || !libcall_is_f32(node_in(g, n, 0)) ||
+	    !libcall_is_f32(node_in(g, n, 1)) || !libcall_is_f32(node_out(g, n, 0)))
 		return false;
 	return mm_plan(g, n, &p);
 }
@@ -201,8 +190,9 @@ static bool supports_gemm(struct graph *g, const struct node *n)
 {
 	const struct value *c = node_in(g, n, 2);
 
-	if (n->n_out != 1 || !is_f32(node_in(g, n, 0)) || !is_f32(node_in(g, n, 1)) ||
-	    !is_f32(node_out(g, n, 0)) || (c && !is_f32(c)))
+	if (n->n_out != 1 || !libcall_is_f32(node_in(g, n, 0)) ||
+	    !libcall_is_f32(node_in(g, n, 1)) || !libcall_is_f32(node_out(g, n, 0)) ||
+	    (c && !libcall_is_f32(c)))
 		return false;
 	if (node_in(g, n, 0)->shape.rank != 2 || node_in(g, n, 1)->shape.rank != 2 ||
 	    node_out(g, n, 0)->shape.rank != 2 || (c && c->shape.rank > 2))
@@ -212,21 +202,7 @@ static bool supports_gemm(struct graph *g, const struct node *n)
 
 static bool supports_conv(struct graph *g, const struct node *n)
 {
-	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1), *bias = node_in(g, n, 2);
-	const struct value *y = node_out(g, n, 0);
-
-	if (n->n_out != 1 || !is_f32(x) || !is_f32(w) || !is_f32(y) || (bias && !is_f32(bias)))
-		return false;
-	if (x->shape.rank != 4 || w->shape.rank != 4 || y->shape.rank != 4)
-		return false;
-	/* the batch may be symbolic; channels, spatial dims and the weight may not */
-	for (int i = 1; i < 4; i++)
-		if (!dim_is_const(x->shape.d[i]) || !dim_is_const(y->shape.d[i]))
-			return false;
-	if (!shape_is_static(&w->shape) || (bias && (bias->shape.rank != 1 ||
-						      !shape_is_static(&bias->shape))))
-		return false;
-	return node_attr_int(n, "group", 1) >= 1;
+	return libcall_conv_fits(g, n, 4, 4) && node_attr_int(n, "group", 1) >= 1;
 }
 
 static bool anchor_fits(struct graph *g, const struct node *n)
@@ -250,16 +226,12 @@ static bool anchor_fits(struct graph *g, const struct node *n)
  */
 static bool epilogue_fits(struct graph *g, const struct node *e, int v)
 {
-	const struct value *out = node_out(g, e, 0), *cv = &g->values.v[v];
+	const struct value *out = node_out(g, e, 0);
 	enum op_kind k = op_info(e->op)->kind;
 	int reads = 0;
 
-	if ((k != OPK_ELEMWISE && k != OPK_BROADCAST) || e->n_out != 1 || !is_f32(out) ||
-	    out->shape.rank != cv->shape.rank)
+	if ((k != OPK_ELEMWISE && k != OPK_BROADCAST) || !libcall_epilogue_shaped(g, e, v))
 		return false;
-	for (int i = 0; i < out->shape.rank; i++)
-		if (!dim_eq(out->shape.d[i], cv->shape.d[i]))
-			return false;
 	for (int i = 0; i < e->n_in; i++) {
 		const struct value *x = node_in(g, e, i);
 		struct shape b;
@@ -390,8 +362,8 @@ static int gemm_args(struct tir_builder *b, struct graph *g, const struct node *
 		struct dim c0 = c->shape.rank == 2 ? c->shape.d[0] : dim_const(1);
 		struct dim c1 = c->shape.rank >= 1 ? c->shape.d[c->shape.rank - 1] : dim_const(1);
 
-		args[na++] = dim_is_one(c0) ? tir_int(b, 0) : tir_dim(b, c1);
-		args[na++] = dim_is_one(c1) ? tir_int(b, 0) : tir_int(b, 1);
+		args[na++] = libcall_dim_is_one(c0) ? tir_int(b, 0) : tir_dim(b, c1);
+		args[na++] = libcall_dim_is_one(c1) ? tir_int(b, 0) : tir_int(b, 1);
 	} else {
 		args[na++] = tir_int(b, 0);
 		args[na++] = tir_int(b, 0);
@@ -492,15 +464,10 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 						    p->n_nodes > 1 ? "_epilogue" : ""));
 	k.args = arena_alloc(g->arena, sizeof(int) * (size_t)max_args);
 	for (int j = 0; j < a->n_in; j++)
-		if (a->in[j] >= 0) {
-			bufs[nbuf] = tir_param(&b, "in", DTYPE_F32);
-			k.args[k.n_args++] = a->in[j];
-			nbuf++;
-		}
-	if (bias >= 0) {
-		bufs[nbuf++] = tir_param(&b, "bias", DTYPE_F32);
-		k.args[k.n_args++] = bias;
-	}
+		if (a->in[j] >= 0)
+			bufs[nbuf++] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[j]);
+	if (bias >= 0)
+		bufs[nbuf++] = libcall_param(&b, &k, "bias", DTYPE_F32, bias);
 	/* the epilogue's other inputs: one parameter each, in node order */
 	side = arena_alloc(g->arena, sizeof(*side) * (size_t)max_args);
 	for (int i = first_epi; i < p->n_nodes; i++) {
@@ -517,14 +484,14 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 				if (k.args[q] == e->in[j])
 					have = q;
 			if (have < 0) {
-				side[k.n_args] = tir_param(&b, "epi", x->dtype);
-				k.args[k.n_args++] = e->in[j];
+				int q = k.n_args;
+
+				side[q] = libcall_param(&b, &k, "epi", x->dtype, e->in[j]);
 			}
 		}
 	}
 	k.n_inputs = k.n_args;
-	out = tir_param(&b, "out", DTYPE_F32);
-	k.args[k.n_args++] = out_v;
+	out = libcall_param(&b, &k, "out", DTYPE_F32, out_v);
 	bufs[nbuf] = out;
 	na = a->op == OP_MATMUL ? matmul_args(&b, g, a, bufs, args)
 	   : a->op == OP_GEMM ? gemm_args(&b, g, a, bufs, args)
@@ -848,44 +815,14 @@ static const char *const blas_helpers[] = {
 	"#endif\n",
 };
 
-/*
- * Prints a kernel with the executor's ABI; its call_extern gets the kernel's
- * `threads` as a last argument.
- */
-static void print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
-{
-	const struct tir_func *f = k->func;
-
-	kernel_comment(k, sb);
-	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
-		  f->name);
-	/* one buffer per value, only the output written: restrict holds */
-	for (int i = 0; i < f->n_bufs; i++)
-		sb_printf(sb, "\t%s *restrict b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
-	sb_puts(sb, "\t(void)syms;\n");
-	for (int i = 0; i < f->body->n; i++) {
-		const struct tir *s = f->body->list[i];
-
-		if (s->kind != TIR_EXTERN) {
-			tir_print_stmt(s, d, sb, 1);	/* the epilogue */
-			continue;
-		}
-		sb_printf(sb, "\t%s(", s->name);
-		for (int j = 0; j < s->n; j++) {
-			tir_print_expr(s->list[j], d, sb);
-			sb_puts(sb, ", ");
-		}
-		sb_puts(sb, "threads);\n");
-	}
-	sb_puts(sb, "}\n");
-}
-
 static int blas_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
 			       struct runtime_module *m)
 {
 	const char *inc = cblas_include(g->arena);
 	struct strbuf pre = STRBUF_INIT;
 	struct tir_dialect d = tir_dialect_c;
+	/* one buffer per value, only the output written: restrict holds */
+	const struct libcall_style style = { .restrict_bufs = true, .loops = true };
 
 	(void)t;
 	if (!inc) {
@@ -899,7 +836,7 @@ static int blas_tir_to_runtime(struct graph *g, const struct target *t, struct p
 	sb_release(&pre);
 	c_parallel_dialect(g->arena, 0, &d);
 	for (int i = 0; i < p->kernels.n; i++)
-		print_kernel(&p->kernels.v[i], &d, &m->source);
+		libcall_print_kernel(&p->kernels.v[i], &d, &style, &m->source);
 	if (*inc)
 		vec_push(&m->ldlibs, inc);
 	vec_push(&m->ldlibs, "-fopenmp");

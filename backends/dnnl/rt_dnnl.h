@@ -123,7 +123,7 @@ struct rt_dnnl_kernel {
 	void *src_buf, *dst_buf;	/* x and y in the primitive's layouts */
 	dnnl_memory_desc_t aux_md[4];	/* the other operands of the standalone ops */
 	dnnl_primitive_t prim2;		/* an eltwise's second algorithm, or NULL */
-	dnnl_memory_desc_t pad_md, pad2_md;	/* prim's and prim2's scratchpads (size 0: none) */
+	dnnl_memory_desc_t pad_md, pad2_md;	/* prim's, prim2's scratchpads (size 0: none) */
 	dnnl_exec_arg_t args[RT_DNNL_MAX_ARGS];	/* rt_dnnl_exec's, made by its first run */
 	int nargs;
 };
@@ -593,6 +593,35 @@ static void rt_dnnl_leave(int prev, int nt)
 }
 
 /*
+ * The geometry of a windowed op (conv, pool, deconv) over nsp spatial dims
+ * (1 to 3): x [n, c, in...] and y [n, m, out...] as int64 (x, y) and as
+ * oneDNN's dims (xd, yd); its kernel, strides, dilations (oneDNN's: ONNX's
+ * minus 1) and pads. win: the call's in, out, kernel, stride, dilation, pad
+ * begin and pad end, 3 each.
+ */
+struct rt_dnnl_geom {
+	int64_t x[5], y[5];
+	dnnl_dims_t xd, yd, kern, str, dil, padl, padr;
+};
+
+static void rt_dnnl_geom(struct rt_dnnl_geom *g, int64_t nsp, int64_t n, int64_t c,
+			 int64_t m, const int64_t win[7][3])
+{
+	g->x[0] = g->xd[0] = g->y[0] = g->yd[0] = n;
+	g->x[1] = g->xd[1] = c;
+	g->y[1] = g->yd[1] = m;
+	for (int i = 0; i < nsp; i++) {
+		g->x[2 + i] = g->xd[2 + i] = win[0][i];
+		g->y[2 + i] = g->yd[2 + i] = win[1][i];
+		g->kern[i] = win[2][i];
+		g->str[i] = win[3][i];
+		g->dil[i] = win[4][i] - 1;
+		g->padl[i] = win[5][i];
+		g->padr[i] = win[6][i];
+	}
+}
+
+/*
  * y = conv(x, w) + bias, then the post-ops: x [n, c, i0 (, i1 (, i2))],
  * w [m, c/group, k0 ...], bias [m] or NULL, y [n, m, o0 ...] over nsp
  * spatial dims (1 to 3; the unused ones 1, their pads 0); strides s*,
@@ -628,12 +657,13 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
 	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
-		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
-		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
-		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
-		const int64_t pe[3] = { pe0, pe1, pe2 };
-		int64_t xd[5] = { n, c }, yd[5] = { n, m }, wd[6] = { group, m / group, c / group };
-		dnnl_dims_t xdd, ydd, wdd, str, dil, padl, padr;
+		const int64_t win[7][3] = {
+			{ i0, i1, i2 }, { o0, o1, o2 }, { k0, k1, k2 }, { s0, s1, s2 },
+			{ d0, d1, d2 }, { pb0, pb1, pb2 }, { pe0, pe1, pe2 },
+		};
+		struct rt_dnnl_geom gm;
+		int64_t wd[6] = { group, m / group, c / group };
+		dnnl_dims_t wdd;
 		dnnl_memory_desc_t user_wei, any_wei, any_src, any_dst;
 		dnnl_convolution_desc_t desc;
 		dnnl_primitive_attr_t attr = NULL;
@@ -641,33 +671,23 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 		int g = group > 1, wnd = nd + g;
 		const int64_t *wdims = wd + 1 - g;
 
-		for (int i = 0; i < nsp; i++) {
-			xd[2 + i] = in[i];
-			yd[2 + i] = on[i];
-			wd[3 + i] = kk[i];
-			str[i] = ss[i];
-			dil[i] = dd[i] - 1;
-			padl[i] = pb[i];
-			padr[i] = pe[i];
-		}
-		for (int i = 0; i < nd; i++) {
-			xdd[i] = xd[i];
-			ydd[i] = yd[i];
-		}
+		rt_dnnl_geom(&gm, nsp, n, c, m, win);
+		for (int i = 0; i < nsp; i++)
+			wd[3 + i] = win[2][i];
 		for (int i = 0; i < wnd; i++)
 			wdd[i] = wdims[i];
 		k->has_bias = bias != NULL;
 		k->sum = rt_dnnl_sum_at(po, bc0, bc1);
 		/* src and dst: the layouts the convolution prefers, reordered at the edges */
-		if (rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, xd, lay & RT_DNNL_LAY_SRC), name,
-				 "src") ||
-		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, yd, lay & RT_DNNL_LAY_DST), name,
-				 "dst") ||
-		    rt_dnnl_fail(rt_dnnl_layout(&k->user_sum, nd, yd, lay & RT_DNNL_LAY_SUM), name,
-				 "sum") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, nd, xdd, dnnl_f32,
+		if (rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, gm.x,
+						lay & RT_DNNL_LAY_SRC), name, "src") ||
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, gm.y,
+						lay & RT_DNNL_LAY_DST), name, "dst") ||
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_sum, nd, gm.y,
+						lay & RT_DNNL_LAY_SUM), name, "sum") ||
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, nd, gm.xd, dnnl_f32,
 							      dnnl_format_tag_any), name, "src") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, ydd, dnnl_f32,
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, gm.yd, dnnl_f32,
 							      dnnl_format_tag_any), name, "dst") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&k->bias_md, 1, &m), name, "bias") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&user_wei, wnd, wdims), name, "weights") ||
@@ -677,9 +697,9 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 		    rt_dnnl_fail(dnnl_dilated_convolution_forward_desc_init(
 				    &desc, dnnl_forward_inference, dnnl_convolution_direct,
 				    &any_src, wconst ? &any_wei : &user_wei,
-				    k->has_bias ? &k->bias_md : NULL, &any_dst, str, dil,
-				    padl, padr), name, "convolution") ||
-		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, nd, yd, bc0, bc1, po, pa, pbt), name,
+				    k->has_bias ? &k->bias_md : NULL, &any_dst, gm.str, gm.dil,
+				    gm.padl, gm.padr), name, "convolution") ||
+		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, nd, gm.y, bc0, bc1, po, pa, pbt), name,
 				 "post-ops")) {
 			if (attr)
 				dnnl_primitive_attr_destroy(attr);
@@ -930,12 +950,11 @@ static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
 	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
-		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
-		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
-		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
-		const int64_t pe[3] = { pe0, pe1, pe2 };
-		int64_t xd[5] = { n, c }, yd[5] = { n, c };
-		dnnl_dims_t xdd, ydd, kern, str, dil, padl, padr;
+		const int64_t win[7][3] = {
+			{ i0, i1, i2 }, { o0, o1, o2 }, { k0, k1, k2 }, { s0, s1, s2 },
+			{ d0, d1, d2 }, { pb0, pb1, pb2 }, { pe0, pe1, pe2 },
+		};
+		struct rt_dnnl_geom gm;
 		dnnl_memory_desc_t src, any_dst;
 		dnnl_pooling_v2_desc_t desc;
 		/*
@@ -946,32 +965,21 @@ static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const
 					      nsp == 2 ? dnnl_nhwc : dnnl_ndhwc;
 		int blk = (lay & RT_DNNL_LAY_SRC) && c % rt_dnnl_block() == 0;
 
-		for (int i = 0; i < nsp; i++) {
-			xd[2 + i] = in[i];
-			yd[2 + i] = on[i];
-			kern[i] = kk[i];
-			str[i] = ss[i];
-			dil[i] = dd[i] - 1;
-			padl[i] = pb[i];
-			padr[i] = pe[i];
-		}
-		for (int i = 0; i < nd; i++) {
-			xdd[i] = xd[i];
-			ydd[i] = yd[i];
-		}
+		rt_dnnl_geom(&gm, nsp, n, c, c, win);
 		if (alg < 0 || alg >= RT_DNNL_POOL_COUNT ||
-		    rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, xd, lay & RT_DNNL_LAY_SRC), name,
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, gm.x,
+						lay & RT_DNNL_LAY_SRC), name, "src") ||
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, gm.y,
+						lay & RT_DNNL_LAY_DST), name, "dst") ||
+		    rt_dnnl_fail(blk ? rt_dnnl_layout(&src, nd, gm.x, 1) :
+				 dnnl_memory_desc_init_by_tag(&src, nd, gm.xd, dnnl_f32, tag), name,
 				 "src") ||
-		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, yd, lay & RT_DNNL_LAY_DST), name,
-				 "dst") ||
-		    rt_dnnl_fail(blk ? rt_dnnl_layout(&src, nd, xd, 1) :
-				 dnnl_memory_desc_init_by_tag(&src, nd, xdd, dnnl_f32, tag), name,
-				 "src") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, ydd, dnnl_f32,
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, gm.yd, dnnl_f32,
 							      dnnl_format_tag_any), name, "dst") ||
 		    rt_dnnl_fail(dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference,
-								   algs[alg], &src, &any_dst, str,
-								   kern, dil, padl, padr), name,
+								   algs[alg], &src, &any_dst,
+								   gm.str, gm.kern, gm.dil,
+								   gm.padl, gm.padr), name,
 				 "pooling") ||
 		    rt_dnnl_make_edges(k, name, &desc) < 0)
 			goto out;
@@ -1276,30 +1284,21 @@ static void collagec_dnnl_deconv(struct rt_dnnl_cache *kc, const char *name, con
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
 	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
-		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
-		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
-		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
-		const int64_t pe[3] = { pe0, pe1, pe2 };
-		int64_t xd[5] = { n, c }, yd[5] = { n, m }, ksz = 1;
-		dnnl_dims_t xdd, ydd, wdd, wst, str, dil, padl, padr;
+		const int64_t win[7][3] = {
+			{ i0, i1, i2 }, { o0, o1, o2 }, { k0, k1, k2 }, { s0, s1, s2 },
+			{ d0, d1, d2 }, { pb0, pb1, pb2 }, { pe0, pe1, pe2 },
+		};
+		struct rt_dnnl_geom gm;
+		int64_t ksz = 1;
+		dnnl_dims_t wdd, wst;
 		dnnl_memory_desc_t user_wei, any_wei, any_src, any_dst;
 		dnnl_deconvolution_desc_t desc;
 		int g = group > 1, wnd = nd + g;
 		const int64_t bd[1] = { m };
 
-		for (int i = 0; i < nsp; i++) {
-			xd[2 + i] = in[i];
-			yd[2 + i] = on[i];
-			str[i] = ss[i];
-			dil[i] = dd[i] - 1;
-			padl[i] = pb[i];
-			padr[i] = pe[i];
-			ksz *= kk[i];
-		}
-		for (int i = 0; i < nd; i++) {
-			xdd[i] = xd[i];
-			ydd[i] = yd[i];
-		}
+		rt_dnnl_geom(&gm, nsp, n, c, m, win);
+		for (int i = 0; i < nsp; i++)
+			ksz *= win[2][i];
 		/* logical [(g,) m/g, c/g, k...] over ONNX's [c, m/g, k...] */
 		if (g) {
 			wdd[0] = group;
@@ -1310,17 +1309,17 @@ static void collagec_dnnl_deconv(struct rt_dnnl_cache *kc, const char *name, con
 		wdd[g + 1] = c / group;
 		wst[g + 1] = (m / group) * ksz;
 		for (int i = nsp - 1, st = 1; i >= 0; i--) {
-			wdd[g + 2 + i] = kk[i];
+			wdd[g + 2 + i] = win[2][i];
 			wst[g + 2 + i] = st;
-			st *= (int)kk[i];
+			st *= (int)win[2][i];
 		}
 		k->has_bias = bias != NULL;
 		k->sum = 0;
-		if (rt_dnnl_fail(rt_dnnl_plain(&k->user_src, nd, xd), name, "src") ||
-		    rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, nd, yd), name, "dst") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, nd, xdd, dnnl_f32,
+		if (rt_dnnl_fail(rt_dnnl_plain(&k->user_src, nd, gm.x), name, "src") ||
+		    rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, nd, gm.y), name, "dst") ||
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, nd, gm.xd, dnnl_f32,
 							      dnnl_format_tag_any), name, "src") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, ydd, dnnl_f32,
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, gm.yd, dnnl_f32,
 							      dnnl_format_tag_any), name, "dst") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&k->bias_md, 1, bd), name, "bias") ||
 		    rt_dnnl_fail(dnnl_memory_desc_init_by_strides(&user_wei, wnd, wdd, dnnl_f32,
@@ -1331,8 +1330,8 @@ static void collagec_dnnl_deconv(struct rt_dnnl_cache *kc, const char *name, con
 		    rt_dnnl_fail(dnnl_dilated_deconvolution_forward_desc_init(
 				    &desc, dnnl_forward_inference, dnnl_deconvolution_direct,
 				    &any_src, wconst ? &any_wei : &user_wei,
-				    k->has_bias ? &k->bias_md : NULL, &any_dst, str, dil, padl,
-				    padr), name, "deconvolution"))
+				    k->has_bias ? &k->bias_md : NULL, &any_dst, gm.str, gm.dil,
+				    gm.padl, gm.padr), name, "deconvolution"))
 			goto out;
 		if (rt_dnnl_make(k, name, &desc, NULL, &user_wei, w, wconst) == 0)
 			k->made = 1;
