@@ -280,8 +280,9 @@ else
 	done
 
 	# the work splits over the kernel's threads: the products of a batch, the
-	# (image, group) pairs of a conv, column or row blocks of one product, the
-	# im2col rows; 2 and 3 threads (uneven blocks) against numpy, then 1 again
+	# groups of a conv's image (the (image, group) pairs of a 1x1 conv), column
+	# or row blocks of one product, the im2col rows; 2 and 3 threads (uneven
+	# blocks) against numpy, then 1 again
 	for d in "$B"/models/*_par "$B"/models/conv_g1 "$B"/models/mm_bcast_mixed; do
 		m=$(basename "$d")
 		ins=
@@ -296,6 +297,18 @@ else
 		done
 		verdict "blas/$m-threads"
 	done
+
+	# a conv's im2col scratch is planned in the workspace (OUT.json lists it
+	# as the kernel's scratch: C*kh*kw*OH*OW floats), not allocated by a run;
+	# a 1x1 conv, which multiplies its input itself, has none
+	r=$("$PY" -c 'import json, sys
+for f in sys.argv[1:]:
+    ks = [k for p in json.load(open(f))["partitions"] for k in p["kernels"]
+          if "blas_conv2d" in k["name"]]
+    print(" ".join(str(s["shape"]) for k in ks for s in k.get("scratch", [])) or "none")
+' "$B/conv_7x7_s2.blas.json" "$B/conv_1x1.blas.json" 2>&1 | tr '\n' ' ')
+	[ "$r" = "[14700] none " ] || bad "im2col scratch '$r', expected '[14700] none '"
+	verdict blas/im2col-scratch-planned
 
 	# blas alone cannot run an Add that widens the MatMul's result: exit 1
 	# naming it; the Relu between two MatMuls it fuses into the first
