@@ -280,8 +280,9 @@ else
 	done
 
 	# the work splits over the kernel's threads: the products of a batch, the
-	# (image, group) pairs of a conv, column or row blocks of one product, the
-	# im2col rows; 2 and 3 threads (uneven blocks) against numpy, then 1 again
+	# groups of a conv's image (the (image, group) pairs of a 1x1 conv), column
+	# or row blocks of one product, the im2col rows; 2 and 3 threads (uneven
+	# blocks) against numpy, then 1 again
 	for d in "$B"/models/*_par "$B"/models/conv_g1 "$B"/models/mm_bcast_mixed; do
 		m=$(basename "$d")
 		ins=
@@ -296,6 +297,18 @@ else
 		done
 		verdict "blas/$m-threads"
 	done
+
+	# a conv's im2col scratch is planned in the workspace (OUT.json lists it
+	# as the kernel's scratch: C*kh*kw*OH*OW floats), not allocated by a run;
+	# a 1x1 conv, which multiplies its input itself, has none
+	r=$("$PY" -c 'import json, sys
+for f in sys.argv[1:]:
+    ks = [k for p in json.load(open(f))["partitions"] for k in p["kernels"]
+          if "blas_conv2d" in k["name"]]
+    print(" ".join(str(s["shape"]) for k in ks for s in k.get("scratch", [])) or "none")
+' "$B/conv_7x7_s2.blas.json" "$B/conv_1x1.blas.json" 2>&1 | tr '\n' ' ')
+	[ "$r" = "[14700] none " ] || bad "im2col scratch '$r', expected '[14700] none '"
+	verdict blas/im2col-scratch-planned
 
 	# blas alone cannot run an Add that widens the MatMul's result: exit 1
 	# naming it; the Relu between two MatMuls it fuses into the first
@@ -451,6 +464,50 @@ else
 		bad "a value between dnnl kernels was reordered"
 	fi
 	verdict dnnl/chain_blocked-layouts
+
+	# one handle at several batch sizes in turn (testdata/backends/dnnl_shapes.c):
+	# each size gets primitives of its own, kept side by side, so every item's
+	# output stays what the first run gave it
+	cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" \
+		"$ROOT/testdata/backends/dnnl_shapes.c" -o "$D/shapes" -ldl -lm >"$T/cc.log" 2>&1 ||
+		bad "cc dnnl_shapes.c: $(head -n 1 "$T/cc.log")"
+	for m in chain_blocked mm_sym_fold_tanh conv_sym_clip; do
+		[ -n "$why" ] && break
+		"$D/shapes" "$D/$m.dnnl.so" 2 5 2 5 3 1 >"$T/out" 2>&1 ||
+			bad "$m: $(head -n 1 "$T/out")"
+	done
+	verdict dnnl/shapes-one-handle
+
+	# and it makes them once per size: the primitives oneDNN creates (its
+	# verbose level 2) for N=2,5,2,5,2 are those for N=2,5; the weights are
+	# reordered once per size, never per run; each run reorders its edges
+	# alone, chain_blocked's input and pooled output (2 reorders a run)
+	for ns in "2 5" "2 5 2 5 2"; do
+		# shellcheck disable=SC2086
+		ONEDNN_VERBOSE=2 DNNL_VERBOSE=2 "$D/shapes" "$D/chain_blocked.dnnl.so" $ns \
+			>"$T/v.$(echo $ns | tr ' ' _)" 2>&1 || bad "verbose run N=$ns failed"
+	done
+	v2=$T/v.2_5
+	v5=$T/v.2_5_2_5_2
+	c2=$(grep -c '^onednn_verbose,create' "$v2")
+	c5=$(grep -c '^onednn_verbose,create' "$v5")
+	[ "$c2" -gt 0 ] || bad "no oneDNN create lines in the verbose log"
+	[ "$c2" = "$c5" ] || bad "N=2,5 created $c2 primitives, N=2,5,2,5,2 $c5"
+	wre() { grep 'exec,cpu,reorder' "$1" | awk -F, '$(NF-1) !~ /^[25]x/' | wc -l; }
+	[ "$(wre "$v2")" = "$(wre "$v5")" ] ||
+		bad "weights reordered again: $(wre "$v2") reorders for N=2,5, $(wre "$v5") for 5 runs"
+	e5=$(grep 'exec,cpu,reorder' "$v5" | awk -F, '$(NF-1) ~ /^[25]x/' | wc -l)
+	[ "$e5" = 10 ] || bad "5 runs reordered values at the edges $e5 times, expected 10"
+	verdict dnnl/cache-per-shape
+
+	# every primitive but the reorders runs on the model's shared scratchpad
+	# (oneDNN's user scratchpad mode), none on one of oneDNN's own
+	grep '^onednn_verbose,create' "$v2" | grep -v ',reorder,' >"$T/creates"
+	[ -s "$T/creates" ] || bad "no primitives created"
+	if grep -v 'attr-scratchpad:user' "$T/creates" >"$T/libpad"; then
+		bad "library-managed scratchpad: $(head -n 1 "$T/libpad")"
+	fi
+	verdict dnnl/scratchpad-user
 
 	# the ONNX backend tests of MatMul, Gemm and float Conv (1-D to 3-D), on dnnl
 	"$C" conformance -j2 --target dnnl,c "$ONNXDATA"/node/test_matmul_[0-9]d \

@@ -24,10 +24,12 @@
  *   collagec_blas_gemm    Y = alpha op(A) op(B) + beta C, C broadcast into Y
  *                         first through (row, column) strides (0 = broadcast).
  *   collagec_blas_conv2d  per image and group: im2col of the group's input
- *                         channels into scratch, then W_g [Mg, Cg*kh*kw] x
- *                         col [Cg*kh*kw, OH*OW]; a 1x1, stride-1, unpadded
- *                         conv multiplies the input directly. Bias (or 0)
- *                         initialises Y.
+ *                         channels into its part of the kernel's scratch
+ *                         (C*kh*kw*OH*OW floats, planned in the workspace
+ *                         like any value, never allocated by a run), then
+ *                         W_g [Mg, Cg*kh*kw] x col [Cg*kh*kw, OH*OW]; a 1x1,
+ *                         stride-1, unpadded conv multiplies the input
+ *                         directly. Bias (or 0) initialises Y.
  * All three multiply through collagec_blas_sgemm: sgemm, or sgemv for a
  * one-row or one-column result (OpenBLAS's sgemm packs and does not thread
  * those: the MLP at batch 1 runs 5x faster this way).
@@ -36,8 +38,9 @@
  * argument (the printer appends it to the call_extern). OpenBLAS itself is
  * kept at one thread (set only when it is not already); the helpers split
  * the work over an OpenMP team of `threads` instead - across the products
- * of a batch or the (image, group) pairs of a conv when there are enough,
- * else over column (or row) blocks of each product and rows of the im2col.
+ * of a batch or the groups of a conv's image (its (image, group) pairs when
+ * it needs no im2col) when there are enough, else over column (or row)
+ * blocks of each product and rows of the im2col.
  * That is the team the c target's kernels use: OpenBLAS's own pthreads
  * would spin against OpenMP's between kernels (ResNet-18 on 2 threads took
  * twice as long as on 1). Arguments that depend on symbolic dims are
@@ -45,9 +48,10 @@
  */
 #include "../backends.h"
 
-#include <dlfcn.h>
 #include <glob.h>
 #include <string.h>
+
+#include "../libcall.h"
 
 #include "../../core/ops/ops.h"
 #include "../../core/tir/tir_print.h"
@@ -100,29 +104,17 @@ static const char *cblas_include(struct arena *a)
 
 static const char *blas_unavailable(void)
 {
-	void *h;
+	static const char *const soname[] = { OPENBLAS_SONAME };
 
 	if (!cblas_include(NULL))
 		return "OpenBLAS is not installed (no <cblas.h>; apt-get install libopenblas-dev)";
-	h = dlopen(OPENBLAS_SONAME, RTLD_LAZY | RTLD_LOCAL);
-	if (!h)
+	if (!libcall_lib_loads(soname, 1))
 		return "OpenBLAS is not installed (cannot load " OPENBLAS_SONAME
 		       "; apt-get install libopenblas-dev)";
-	dlclose(h);
 	return NULL;
 }
 
 /* ---- the rule ---- */
-
-static bool is_f32(const struct value *v)
-{
-	return v && v->dtype == DTYPE_F32 && v->has_shape;
-}
-
-static bool dim_is_one(struct dim d)
-{
-	return dim_is_const(d) && d.c == 1;
-}
 
 /*
  * MatMul as [batch..., M, K] x [batch..., K, N]: the inputs' shapes with
@@ -170,12 +162,12 @@ static bool mm_plan(struct graph *g, const struct node *n, struct mm_plan *p)
 		struct dim db = ib >= 0 ? bb.d[ib] : dim_const(1);
 		struct dim o = batch.d[i];
 
-		if (dim_is_one(o))
+		if (libcall_dim_is_one(o))
 			continue;
 		/* each input either runs over the dim or has extent 1 there */
-		if (!dim_eq(da, o) && !dim_is_one(da))
+		if (!dim_eq(da, o) && !libcall_dim_is_one(da))
 			return false;
-		if (!dim_eq(db, o) && !dim_is_one(db))
+		if (!dim_eq(db, o) && !libcall_dim_is_one(db))
 			return false;
 		p->ext[p->nb] = o;
 		p->fa[p->nb] = dim_eq(da, o);
@@ -191,8 +183,8 @@ static bool supports_matmul(struct graph *g, const struct node *n)
 {
 	struct mm_plan p;
 
-	if (n->n_in != 2 || n->n_out != 1 || !is_f32(node_in(g, n, 0)) ||
-	    !is_f32(node_in(g, n, 1)) || !is_f32(node_out(g, n, 0)))
+	if (n->n_in != 2 || n->n_out != 1 || !libcall_is_f32(node_in(g, n, 0)) ||
+	    !libcall_is_f32(node_in(g, n, 1)) || !libcall_is_f32(node_out(g, n, 0)))
 		return false;
 	return mm_plan(g, n, &p);
 }
@@ -201,8 +193,9 @@ static bool supports_gemm(struct graph *g, const struct node *n)
 {
 	const struct value *c = node_in(g, n, 2);
 
-	if (n->n_out != 1 || !is_f32(node_in(g, n, 0)) || !is_f32(node_in(g, n, 1)) ||
-	    !is_f32(node_out(g, n, 0)) || (c && !is_f32(c)))
+	if (n->n_out != 1 || !libcall_is_f32(node_in(g, n, 0)) ||
+	    !libcall_is_f32(node_in(g, n, 1)) || !libcall_is_f32(node_out(g, n, 0)) ||
+	    (c && !libcall_is_f32(c)))
 		return false;
 	if (node_in(g, n, 0)->shape.rank != 2 || node_in(g, n, 1)->shape.rank != 2 ||
 	    node_out(g, n, 0)->shape.rank != 2 || (c && c->shape.rank > 2))
@@ -212,21 +205,7 @@ static bool supports_gemm(struct graph *g, const struct node *n)
 
 static bool supports_conv(struct graph *g, const struct node *n)
 {
-	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1), *bias = node_in(g, n, 2);
-	const struct value *y = node_out(g, n, 0);
-
-	if (n->n_out != 1 || !is_f32(x) || !is_f32(w) || !is_f32(y) || (bias && !is_f32(bias)))
-		return false;
-	if (x->shape.rank != 4 || w->shape.rank != 4 || y->shape.rank != 4)
-		return false;
-	/* the batch may be symbolic; channels, spatial dims and the weight may not */
-	for (int i = 1; i < 4; i++)
-		if (!dim_is_const(x->shape.d[i]) || !dim_is_const(y->shape.d[i]))
-			return false;
-	if (!shape_is_static(&w->shape) || (bias && (bias->shape.rank != 1 ||
-						      !shape_is_static(&bias->shape))))
-		return false;
-	return node_attr_int(n, "group", 1) >= 1;
+	return libcall_conv_fits(g, n, 4, 4) && node_attr_int(n, "group", 1) >= 1;
 }
 
 static bool anchor_fits(struct graph *g, const struct node *n)
@@ -250,16 +229,12 @@ static bool anchor_fits(struct graph *g, const struct node *n)
  */
 static bool epilogue_fits(struct graph *g, const struct node *e, int v)
 {
-	const struct value *out = node_out(g, e, 0), *cv = &g->values.v[v];
+	const struct value *out = node_out(g, e, 0);
 	enum op_kind k = op_info(e->op)->kind;
 	int reads = 0;
 
-	if ((k != OPK_ELEMWISE && k != OPK_BROADCAST) || e->n_out != 1 || !is_f32(out) ||
-	    out->shape.rank != cv->shape.rank)
+	if ((k != OPK_ELEMWISE && k != OPK_BROADCAST) || !libcall_epilogue_shaped(g, e, v))
 		return false;
-	for (int i = 0; i < out->shape.rank; i++)
-		if (!dim_eq(out->shape.d[i], cv->shape.d[i]))
-			return false;
 	for (int i = 0; i < e->n_in; i++) {
 		const struct value *x = node_in(g, e, i);
 		struct shape b;
@@ -390,8 +365,8 @@ static int gemm_args(struct tir_builder *b, struct graph *g, const struct node *
 		struct dim c0 = c->shape.rank == 2 ? c->shape.d[0] : dim_const(1);
 		struct dim c1 = c->shape.rank >= 1 ? c->shape.d[c->shape.rank - 1] : dim_const(1);
 
-		args[na++] = dim_is_one(c0) ? tir_int(b, 0) : tir_dim(b, c1);
-		args[na++] = dim_is_one(c1) ? tir_int(b, 0) : tir_int(b, 1);
+		args[na++] = libcall_dim_is_one(c0) ? tir_int(b, 0) : tir_dim(b, c1);
+		args[na++] = libcall_dim_is_one(c1) ? tir_int(b, 0) : tir_int(b, 1);
 	} else {
 		args[na++] = tir_int(b, 0);
 		args[na++] = tir_int(b, 0);
@@ -400,12 +375,31 @@ static int gemm_args(struct tir_builder *b, struct graph *g, const struct node *
 }
 
 /*
- * The conv2d call: x, w, bias (0 = none; else bufs[2]), y, N, C, H, W, M, kh,
- * kw, strides, begin pads, dilations, group, OH, OW. The end pads only show
- * in OH/OW.
+ * Whether Conv n needs the im2col scratch (all but a 1x1, stride-1,
+ * unpadded conv), and its size in floats: C * kh * kw * OH * OW, every
+ * group of one image.
+ */
+static bool conv_col(struct graph *g, const struct node *n, int64_t *numel)
+{
+	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1);
+	int64_t kern[2] = { w->shape.d[2].c, w->shape.d[3].c };
+	struct window win;
+
+	if (window_plan(g, (struct node *)n, &x->shape, kern, false, &win) < 0)
+		return false;
+	*numel = x->shape.d[1].c * kern[0] * kern[1] * win.out[0] * win.out[1];
+	return !(kern[0] == 1 && kern[1] == 1 && win.s[0] == 1 && win.s[1] == 1 &&
+		 win.pb[0] == 0 && win.pb[1] == 0 && win.out[0] == win.in[0] &&
+		 win.out[1] == win.in[1]);
+}
+
+/*
+ * The conv2d call: x, w, bias (0 = none; else bufs[2]), y, col (0 = none),
+ * N, C, H, W, M, kh, kw, strides, begin pads, dilations, group, OH, OW. The
+ * end pads only show in OH/OW.
  */
 static int conv_args(struct tir_builder *b, struct graph *g, const struct node *n, bool bias,
-		     struct tir_buf **bufs, struct tir **args)
+		     struct tir_buf **bufs, struct tir_buf *col, struct tir **args)
 {
 	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1);
 	int64_t kern[2] = { w->shape.d[2].c, w->shape.d[3].c };
@@ -418,6 +412,7 @@ static int conv_args(struct tir_builder *b, struct graph *g, const struct node *
 	args[na++] = tir_addr(b, bufs[1], tir_int(b, 0));
 	args[na++] = bias ? tir_addr(b, bufs[2], tir_int(b, 0)) : tir_int(b, 0);
 	args[na++] = tir_addr(b, bufs[bias ? 3 : 2], tir_int(b, 0));
+	args[na++] = col ? tir_addr(b, col, tir_int(b, 0)) : tir_int(b, 0);
 	args[na++] = tir_dim(b, x->shape.d[0]);
 	args[na++] = tir_int(b, x->shape.d[1].c);
 	args[na++] = tir_int(b, win.in[0]);
@@ -471,13 +466,35 @@ static int conv_bias_of(struct graph *g, const struct node *conv, const struct n
 	return -1;
 }
 
+/*
+ * The im2col scratch of kernel k: a float32 value of numel elements that
+ * the memory plan places for the kernel's step alone (kernel.scratch), and
+ * its parameter, after the kernel's arguments.
+ */
+static struct tir_buf *col_param(struct graph *g, struct tir_builder *b, struct kernel *k,
+				 int64_t numel)
+{
+	int id = graph_add_value(g, arena_printf(g->arena, "%s.scratch0", b->name));
+	struct value *v = &g->values.v[id];
+
+	v->dtype = DTYPE_F32;
+	v->shape.rank = 1;
+	v->shape.d[0] = dim_const(numel);
+	v->has_shape = true;
+	k->n_scratch = 1;
+	k->scratch = arena_alloc(g->arena, sizeof(int));
+	k->scratch[0] = id;
+	return tir_param(b, "scratch0", DTYPE_F32);
+}
+
 static int blas_relay_to_tir(struct graph *g, const struct target *t, struct partition *p)
 {
 	struct node *a = &g->nodes.v[p->nodes[0]];
 	const char *op = a->op == OP_MATMUL ? "matmul" : a->op == OP_GEMM ? "gemm" : "conv2d";
 	struct tir_builder b;
 	struct kernel k = { 0 };
-	struct tir_buf *bufs[4], **side, *out;
+	struct tir_buf *bufs[4], **side, *out, *col = NULL;
+	int64_t col_numel = 0;
 	struct tir *args[3 + 3 + 3 * MM_GROUPS + 24];
 	int nbuf = 0, na, first_epi = 1, bias = -1, out_v = g->nodes.v[p->nodes[p->n_nodes - 1]].out[0];
 	int max_args = a->n_in + 2;
@@ -492,15 +509,10 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 						    p->n_nodes > 1 ? "_epilogue" : ""));
 	k.args = arena_alloc(g->arena, sizeof(int) * (size_t)max_args);
 	for (int j = 0; j < a->n_in; j++)
-		if (a->in[j] >= 0) {
-			bufs[nbuf] = tir_param(&b, "in", DTYPE_F32);
-			k.args[k.n_args++] = a->in[j];
-			nbuf++;
-		}
-	if (bias >= 0) {
-		bufs[nbuf++] = tir_param(&b, "bias", DTYPE_F32);
-		k.args[k.n_args++] = bias;
-	}
+		if (a->in[j] >= 0)
+			bufs[nbuf++] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[j]);
+	if (bias >= 0)
+		bufs[nbuf++] = libcall_param(&b, &k, "bias", DTYPE_F32, bias);
 	/* the epilogue's other inputs: one parameter each, in node order */
 	side = arena_alloc(g->arena, sizeof(*side) * (size_t)max_args);
 	for (int i = first_epi; i < p->n_nodes; i++) {
@@ -517,18 +529,20 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 				if (k.args[q] == e->in[j])
 					have = q;
 			if (have < 0) {
-				side[k.n_args] = tir_param(&b, "epi", x->dtype);
-				k.args[k.n_args++] = e->in[j];
+				int q = k.n_args;
+
+				side[q] = libcall_param(&b, &k, "epi", x->dtype, e->in[j]);
 			}
 		}
 	}
 	k.n_inputs = k.n_args;
-	out = tir_param(&b, "out", DTYPE_F32);
-	k.args[k.n_args++] = out_v;
+	out = libcall_param(&b, &k, "out", DTYPE_F32, out_v);
 	bufs[nbuf] = out;
+	if (a->op == OP_CONV && conv_col(g, a, &col_numel))
+		col = col_param(g, &b, &k, col_numel);
 	na = a->op == OP_MATMUL ? matmul_args(&b, g, a, bufs, args)
 	   : a->op == OP_GEMM ? gemm_args(&b, g, a, bufs, args)
-	   : conv_args(&b, g, a, node_in(g, a, 2) || bias >= 0, bufs, args);
+	   : conv_args(&b, g, a, node_in(g, a, 2) || bias >= 0, bufs, col, args);
 	if (na < 0) {
 		tir_builder_release(&b);
 		return -1;
@@ -805,80 +819,52 @@ static const char *const blas_helpers[] = {
 	"\t\t\t    1.0f, yg, p);\n"
 	"}\n",
 	"\n"
+	"/*\n"
+	" * col: the im2col scratch, c * kh * kw * oh * ow floats (one image, every\n"
+	" * group in its own part) planned in the model's workspace, or NULL for a\n"
+	" * 1x1, stride-1, unpadded conv, which multiplies the input itself.\n"
+	" */\n"
 	"static void collagec_blas_conv2d(const float *x, const float *w, const float *bias,\n"
-	"\t\t\t\t float *y, int64_t n, int64_t c, int64_t h, int64_t wd,\n"
-	"\t\t\t\t int64_t m, int64_t kh, int64_t kw, int64_t sh, int64_t sw,\n"
-	"\t\t\t\t int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t group,\n"
-	"\t\t\t\t int64_t oh, int64_t ow, int threads)\n"
+	"\t\t\t\t float *y, float *col, int64_t n, int64_t c, int64_t h,\n"
+	"\t\t\t\t int64_t wd, int64_t m, int64_t kh, int64_t kw, int64_t sh,\n"
+	"\t\t\t\t int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,\n"
+	"\t\t\t\t int64_t group, int64_t oh, int64_t ow, int threads)\n"
 	"{\n"
 	"\tint64_t cg = c / group, mg = m / group, kc = cg * kh * kw, p = oh * ow, jobs = n * group;\n"
-	"\t/* a 1x1, stride-1, unpadded conv multiplies the input itself */\n"
-	"\tint direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 &&\n"
-	"\t\t     oh == h && ow == wd;\n"
 	"\tint nt = threads > 1 ? threads : 1;\n"
-	"\tsize_t scratch = direct || kc <= 0 ? 0 : (size_t)(kc * p) * sizeof(float);\n"
-	"\tfloat *col = NULL;\n"
 	"\n"
 	"\tcollagec_blas_single();\n"
 	"\tif (jobs <= 0 || p <= 0 || mg <= 0)\n"
 	"\t\treturn;\n"
-	"\t/* at least one (image, group) per thread: those in parallel, one thread each */\n"
-	"\tif (nt > 1 && jobs >= nt && jobs * mg * p * kc >= COLLAGEC_BLAS_PAR_MIN) {\n"
-	"#pragma omp parallel num_threads(nt)\n"
-	"\t\t{\n"
-	"\t\t\tfloat *tcol = scratch ? malloc(scratch) : NULL;\n"
-	"\n"
-	"\t\t\tif (scratch && !tcol)\n"
-	"\t\t\t\tcollagec_rt_abort(\"blas conv2d: out of memory for the im2col scratch\");\n"
-	"#pragma omp for schedule(static)\n"
-	"\t\t\tfor (int64_t jg = 0; jg < jobs; jg++)\n"
-	"\t\t\t\tcollagec_blas_conv1(x, w, bias, y, tcol, jg, c, cg, m, mg, kc, h, wd, kh,\n"
-	"\t\t\t\t\t\t    kw, sh, sw, ph, pw, dh, dw, oh, ow, 1, group);\n"
-	"\t\t\tfree(tcol);\n"
+	"\t/*\n"
+	"\t * at least one (image, group) per thread: those in parallel, one thread\n"
+	"\t * each - without col, every one of them; with it, the groups of one\n"
+	"\t * image at a time, each on its part of col\n"
+	"\t */\n"
+	"\tif (nt > 1 && !col && jobs >= nt && jobs * mg * p * kc >= COLLAGEC_BLAS_PAR_MIN) {\n"
+	"#pragma omp parallel for num_threads(nt) schedule(static)\n"
+	"\t\tfor (int64_t jg = 0; jg < jobs; jg++)\n"
+	"\t\t\tcollagec_blas_conv1(x, w, bias, y, NULL, jg, c, cg, m, mg, kc, h, wd, kh, kw,\n"
+	"\t\t\t\t\t    sh, sw, ph, pw, dh, dw, oh, ow, 1, group);\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\tif (nt > 1 && col && group >= nt && group * mg * p * kc >= COLLAGEC_BLAS_PAR_MIN) {\n"
+	"\t\tfor (int64_t i = 0; i < n; i++) {\n"
+	"#pragma omp parallel for num_threads(nt) schedule(static)\n"
+	"\t\t\tfor (int64_t g = 0; g < group; g++)\n"
+	"\t\t\t\tcollagec_blas_conv1(x, w, bias, y, col + g * kc * p, i * group + g, c,\n"
+	"\t\t\t\t\t\t    cg, m, mg, kc, h, wd, kh, kw, sh, sw, ph, pw, dh,\n"
+	"\t\t\t\t\t\t    dw, oh, ow, 1, group);\n"
 	"\t\t}\n"
 	"\t\treturn;\n"
 	"\t}\n"
-	"\tif (scratch && !(col = malloc(scratch)))\n"
-	"\t\tcollagec_rt_abort(\"blas conv2d: out of memory for the im2col scratch\");\n"
+	"\t/* else one (image, group) after the other, each on nt threads */\n"
 	"\tfor (int64_t jg = 0; jg < jobs; jg++)\n"
 	"\t\tcollagec_blas_conv1(x, w, bias, y, col, jg, c, cg, m, mg, kc, h, wd, kh, kw, sh, sw,\n"
 	"\t\t\t\t    ph, pw, dh, dw, oh, ow, nt, group);\n"
-	"\tfree(col);\n"
 	"}\n"
 	"#endif\n",
 };
-
-/*
- * Prints a kernel with the executor's ABI; its call_extern gets the kernel's
- * `threads` as a last argument.
- */
-static void print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
-{
-	const struct tir_func *f = k->func;
-
-	kernel_comment(k, sb);
-	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
-		  f->name);
-	/* one buffer per value, only the output written: restrict holds */
-	for (int i = 0; i < f->n_bufs; i++)
-		sb_printf(sb, "\t%s *restrict b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
-	sb_puts(sb, "\t(void)syms;\n");
-	for (int i = 0; i < f->body->n; i++) {
-		const struct tir *s = f->body->list[i];
-
-		if (s->kind != TIR_EXTERN) {
-			tir_print_stmt(s, d, sb, 1);	/* the epilogue */
-			continue;
-		}
-		sb_printf(sb, "\t%s(", s->name);
-		for (int j = 0; j < s->n; j++) {
-			tir_print_expr(s->list[j], d, sb);
-			sb_puts(sb, ", ");
-		}
-		sb_puts(sb, "threads);\n");
-	}
-	sb_puts(sb, "}\n");
-}
 
 static int blas_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
 			       struct runtime_module *m)
@@ -886,6 +872,8 @@ static int blas_tir_to_runtime(struct graph *g, const struct target *t, struct p
 	const char *inc = cblas_include(g->arena);
 	struct strbuf pre = STRBUF_INIT;
 	struct tir_dialect d = tir_dialect_c;
+	/* one buffer per value, only the output written: restrict holds */
+	const struct libcall_style style = { .restrict_bufs = true, .loops = true };
 
 	(void)t;
 	if (!inc) {
@@ -899,7 +887,7 @@ static int blas_tir_to_runtime(struct graph *g, const struct target *t, struct p
 	sb_release(&pre);
 	c_parallel_dialect(g->arena, 0, &d);
 	for (int i = 0; i < p->kernels.n; i++)
-		print_kernel(&p->kernels.v[i], &d, &m->source);
+		libcall_print_kernel(&p->kernels.v[i], &d, &style, &m->source);
 	if (*inc)
 		vec_push(&m->ldlibs, inc);
 	vec_push(&m->ldlibs, "-fopenmp");

@@ -29,30 +29,32 @@
  * helpers of the runtime
  * prelude rt_dnnl.h (embedded into collagec, pasted once per model; it
  * explains the primitive cache, layouts, the once-only weights reorder and
- * threads). print_kernel gives each kernel a static cache of its primitive
- * and passes it, the kernel's name and `threads` around the loop-IR
- * arguments. Arguments that depend on symbolic dims are loop-IR expressions
- * over syms[].
+ * threads). tir_to_runtime prints each kernel (libcall_print_kernel) with a
+ * static cache of its primitives (one per shape of its symbolic dims and
+ * thread count) and passes it, the kernel's name and `threads` around the
+ * loop-IR arguments. Arguments that depend on symbolic dims are loop-IR
+ * expressions over syms[].
  * plan_layouts marks the values that Convs and pools on dnnl hand to each
  * other (and to nothing else) blocked; their kernels get `lay` bits saying
  * which of their buffers are, and skip the reorders at those edges.
  *
  * The collagec binary never links oneDNN: unavailable() checks for
- * <oneapi/dnnl/dnnl.h> and dlopens libdnnl in a child process, so that
- * nothing oneDNN or OpenMP starts survives into processes that fork later.
+ * <oneapi/dnnl/dnnl.h> and dlopens libdnnl in a child process
+ * (libcall_lib_loads), so that nothing oneDNN or OpenMP starts survives
+ * into processes that fork later. What it shares with the blas target (the
+ * probe, the anchor's and epilogue's shape checks, kernel parameters, the
+ * kernel printer) is in backends/libcall.c.
  */
 #include "../backends.h"
 
-#include <errno.h>
-#include <dlfcn.h>
 #include <math.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../core/emit/emit.h"
 #include "../../core/ops/ops.h"
 #include "../../core/tir/tir_print.h"
+#include "../libcall.h"
 
 #define MAX_PO 6		/* post-ops the helpers take (rt_dnnl.h RT_DNNL_MAX_PO) */
 #define MAX_BIN 2		/* binary operands */
@@ -72,64 +74,19 @@ enum bcast {
 
 static const char *const dnnl_sonames[] = { "libdnnl.so.3", "libdnnl.so.2" };
 
-/* Whether one of the sonames loads, tried in a child; cached. */
-static bool lib_loads(void)
-{
-	static int done, ok;
-	pid_t pid;
-	int st = 0;
-
-	if (done)
-		return ok;
-	done = 1;
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		for (size_t i = 0; i < ARRAY_SIZE(dnnl_sonames); i++)
-			if (dlopen(dnnl_sonames[i], RTLD_LAZY | RTLD_LOCAL))
-				_exit(0);
-		_exit(1);
-	}
-	if (pid < 0) {
-		/* no child: load it here (it starts no threads by itself) */
-		for (size_t i = 0; i < ARRAY_SIZE(dnnl_sonames) && !ok; i++) {
-			void *h = dlopen(dnnl_sonames[i], RTLD_LAZY | RTLD_LOCAL);
-
-			ok = h != NULL;
-			if (h)
-				dlclose(h);
-		}
-		return ok;
-	}
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-	return ok;
-}
-
 static const char *dnnl_unavailable(void)
 {
 	if (access("/usr/include/oneapi/dnnl/dnnl.h", R_OK) != 0 &&
 	    access("/usr/local/include/oneapi/dnnl/dnnl.h", R_OK) != 0)
 		return "oneDNN is not installed (no <oneapi/dnnl/dnnl.h>; apt-get install "
 		       "libdnnl-dev)";
-	if (!lib_loads())
+	if (!libcall_lib_loads(dnnl_sonames, ARRAY_SIZE(dnnl_sonames)))
 		return "oneDNN is not installed (cannot load libdnnl.so.3 or libdnnl.so.2; "
 		       "apt-get install libdnnl-dev)";
 	return NULL;
 }
 
 /* ---- the rule ---- */
-
-static bool is_f32(const struct value *v)
-{
-	return v && v->dtype == DTYPE_F32 && v->has_shape;
-}
-
-static bool dim_is_one(struct dim d)
-{
-	return dim_is_const(d) && d.c == 1;
-}
 
 /*
  * MatMul and Gemm as oneDNN sees them: [batch..., m, k] x [(batch...,) k, n].
@@ -152,7 +109,8 @@ static bool mm_plan(struct graph *g, const struct node *n, struct mm_plan *p)
 	struct shape sa, sb;
 
 	memset(p, 0, sizeof(*p));
-	if (!is_f32(a) || !is_f32(b) || n->n_out != 1 || !is_f32(node_out(g, n, 0)))
+	if (!libcall_is_f32(a) || !libcall_is_f32(b) || n->n_out != 1 ||
+	    !libcall_is_f32(node_out(g, n, 0)))
 		return false;
 	sa = a->shape;
 	sb = b->shape;
@@ -203,22 +161,11 @@ static bool mm_plan(struct graph *g, const struct node *n, struct mm_plan *p)
 
 static bool conv_fits(struct graph *g, const struct node *n)
 {
-	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1), *bias = node_in(g, n, 2);
-	const struct value *y = node_out(g, n, 0);
+	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1);
 	int64_t group = node_attr_int(n, "group", 1);
 
-	if (n->n_out != 1 || !is_f32(x) || !is_f32(w) || !is_f32(y) || (bias && !is_f32(bias)))
-		return false;
 	/* 1 to 3 spatial dims */
-	if (x->shape.rank < 3 || x->shape.rank > 5 || w->shape.rank != x->shape.rank ||
-	    y->shape.rank != x->shape.rank)
-		return false;
-	/* the batch may be symbolic; channels, spatial dims and the weight may not */
-	for (int i = 1; i < x->shape.rank; i++)
-		if (!dim_is_const(x->shape.d[i]) || !dim_is_const(y->shape.d[i]))
-			return false;
-	if (!shape_is_static(&w->shape) || (bias && (bias->shape.rank != 1 ||
-						      !shape_is_static(&bias->shape))))
+	if (!libcall_conv_fits(g, n, 3, 5))
 		return false;
 	if (group < 1 || x->shape.d[1].c % group || w->shape.d[0].c % group ||
 	    w->shape.d[1].c * group != x->shape.d[1].c)
@@ -236,13 +183,13 @@ static bool gemm_fits(struct graph *g, const struct node *n)
 	if (!c)
 		return true;
 	/* C becomes the matmul's bias: alpha and beta must leave it alone */
-	if (!is_f32(c) || c->shape.rank > 2 || node_attr_float(n, "alpha", 1.0) != 1.0 ||
+	if (!libcall_is_f32(c) || c->shape.rank > 2 || node_attr_float(n, "alpha", 1.0) != 1.0 ||
 	    node_attr_float(n, "beta", 1.0) != 1.0)
 		return false;
 	for (int i = 0; i < c->shape.rank; i++) {
 		struct dim o = y->shape.d[2 - c->shape.rank + i];
 
-		if (!dim_is_one(c->shape.d[i]) && !dim_eq(c->shape.d[i], o))
+		if (!libcall_dim_is_one(c->shape.d[i]) && !dim_eq(c->shape.d[i], o))
 			return false;
 	}
 	return true;
@@ -297,7 +244,7 @@ static bool is_conv_bias(struct graph *g, const struct node *conv, const struct 
 	int64_t m = y->shape.d[1].c;
 	int off = s->rank == y->shape.rank ? 1 : 0;
 
-	if (node_in(g, conv, 2) || !x->data || !is_f32(x) || !shape_is_static(s))
+	if (node_in(g, conv, 2) || !x->data || !libcall_is_f32(x) || !shape_is_static(s))
 		return false;
 	if (s->rank != y->shape.rank && s->rank != y->shape.rank - 1)
 		return false;
@@ -320,8 +267,8 @@ static int bcast_of(const struct value *x, const struct value *out, bool conv, b
 	for (int i = 0; i < r; i++) {
 		struct dim d = i >= off ? s->d[i - off] : dim_const(1);
 
-		if (dim_is_one(d)) {
-			full = full && dim_is_one(o->d[i]);
+		if (libcall_dim_is_one(d)) {
+			full = full && libcall_dim_is_one(o->d[i]);
 			continue;
 		}
 		if (!dim_eq(d, o->d[i]))
@@ -369,15 +316,12 @@ static bool epi_op(struct graph *g, const int *nodes, int n_nodes, int idx, int 
 		   struct epi_plan *ep, bool b_vec)
 {
 	const struct node *a = &g->nodes.v[nodes[0]], *e = &g->nodes.v[nodes[idx]];
-	const struct value *out = node_out(g, e, 0), *cv = &g->values.v[v];
+	const struct value *out = node_out(g, e, 0);
 	double lo, hi;
 	int other = -1;
 
-	if (e->n_out != 1 || !is_f32(out) || out->shape.rank != cv->shape.rank)
+	if (!libcall_epilogue_shaped(g, e, v))
 		return false;
-	for (int i = 0; i < out->shape.rank; i++)
-		if (!dim_eq(out->shape.d[i], cv->shape.d[i]))
-			return false;
 	if (e->op != OP_ADD && (e->n_in < 1 || e->in[0] != v))
 		return false;
 	switch (e->op) {
@@ -422,7 +366,7 @@ static bool epi_op(struct graph *g, const int *nodes, int n_nodes, int idx, int 
 	for (int i = 0; i < idx; i++)
 		if (g->nodes.v[nodes[i]].out[0] == other)
 			return false;
-	if (!is_f32(&g->values.v[other]))
+	if (!libcall_is_f32(&g->values.v[other]))
 		return false;
 	if (idx == 1 && a->op == OP_CONV && is_conv_bias(g, a, &g->values.v[other])) {
 		ep->conv_bias = other;
@@ -510,7 +454,7 @@ static bool same_shape_out(struct graph *g, const struct node *n, const struct v
 	for (int i = 1; i < n->n_out; i++)
 		if (n->out[i] >= 0)
 			return false;
-	if (!is_f32(x) || !is_f32(y) || y->shape.rank != x->shape.rank)
+	if (!libcall_is_f32(x) || !libcall_is_f32(y) || y->shape.rank != x->shape.rank)
 		return false;
 	for (int i = 0; i < x->shape.rank; i++)
 		if (!dim_eq(x->shape.d[i], y->shape.d[i]))
@@ -606,7 +550,7 @@ static bool pool_plan(struct graph *g, const struct node *n, struct op_plan *p)
 	struct window w;
 	int r;
 
-	if (n->n_in != 1 || !is_f32(x) || !is_f32(y) || x->shape.rank < 3 ||
+	if (n->n_in != 1 || !libcall_is_f32(x) || !libcall_is_f32(y) || x->shape.rank < 3 ||
 	    x->shape.rank > 5 || y->shape.rank != x->shape.rank || !dims_const_from(x, 2))
 		return false;
 	for (int i = 1; i < n->n_out; i++)
@@ -656,8 +600,8 @@ static bool gpool_plan(struct graph *g, const struct node *n, struct op_plan *p)
 	const struct value *x = node_in(g, n, 0), *y = node_out(g, n, 0);
 	int64_t sp = 1;
 
-	if (n->n_in != 1 || n->n_out != 1 || !is_f32(x) || !is_f32(y) || x->shape.rank < 3 ||
-	    !dims_const_from(x, 2))
+	if (n->n_in != 1 || n->n_out != 1 || !libcall_is_f32(x) || !libcall_is_f32(y) ||
+	    x->shape.rank < 3 || !dims_const_from(x, 2))
 		return false;
 	for (int i = 2; i < x->shape.rank; i++)
 		sp *= x->shape.d[i].c;
@@ -708,7 +652,8 @@ static bool bnorm_plan(struct graph *g, const struct node *n, struct op_plan *p)
 	for (int i = 1; i < 5; i++) {
 		const struct value *v = node_in(g, n, i);
 
-		if (!is_f32(v) || v->shape.rank != 1 || !dim_eq(v->shape.d[0], x->shape.d[1]))
+		if (!libcall_is_f32(v) || v->shape.rank != 1 ||
+		    !dim_eq(v->shape.d[0], x->shape.d[1]))
 			return false;
 	}
 	p->fn = "bnorm";
@@ -740,7 +685,7 @@ static bool lnorm_plan(struct graph *g, const struct node *n, struct op_plan *p)
 
 		if (!v)
 			continue;
-		if (!is_f32(v) || !shape_is_static(&v->shape) || v->shape.rank > r - axis)
+		if (!libcall_is_f32(v) || !shape_is_static(&v->shape) || v->shape.rank > r - axis)
 			return false;
 		for (int j = 0; j < v->shape.rank; j++)
 			if (v->shape.d[j].c != x->shape.d[r - v->shape.rank + j].c)
@@ -794,8 +739,8 @@ static bool deconv_plan(struct graph *g, const struct node *n, struct op_plan *p
 	int64_t op[3], pads[6], group = node_attr_int(n, "group", 1);
 	int r;
 
-	if (n->n_in < 2 || n->n_in > 3 || n->n_out != 1 || !is_f32(x) || !is_f32(w) ||
-	    !is_f32(y) || (bias && !is_f32(bias)))
+	if (n->n_in < 2 || n->n_in > 3 || n->n_out != 1 || !libcall_is_f32(x) ||
+	    !libcall_is_f32(w) || !libcall_is_f32(y) || (bias && !libcall_is_f32(bias)))
 		return false;
 	r = x->shape.rank - 2;
 	if (r < 1 || r > 3 || w->shape.rank != r + 2 || y->shape.rank != r + 2 ||
@@ -957,9 +902,8 @@ static int blocked_candidate(struct graph *g, const struct partition *p)
 
 	if (a->op != OP_CONV && !is_pool(g, p))
 		return -1;
-	if (!is_f32(y) || y->shape.rank < 3 || y->shape.rank > 5 || !dim_is_const(y->shape.d[1]) ||
-	    y->data ||
-	    (y->flags & (VALUE_INPUT | VALUE_OUTPUT)))
+	if (!libcall_is_f32(y) || y->shape.rank < 3 || y->shape.rank > 5 ||
+	    !dim_is_const(y->shape.d[1]) || y->data || (y->flags & (VALUE_INPUT | VALUE_OUTPUT)))
 		return -1;
 	return v;
 }
@@ -1047,20 +991,13 @@ static int conv_args(struct tir_builder *b, struct graph *g, const struct node *
 	args[na++] = tir_int(b, x->shape.d[1].c);
 	args[na++] = tir_int(b, w->shape.d[0].c);
 	args[na++] = tir_int(b, node_attr_int(n, "group", 1));
-	for (int i = 0; i < 3; i++)
-		args[na++] = tir_int(b, i < r ? win.in[i] : 1);
-	for (int i = 0; i < 3; i++)
-		args[na++] = tir_int(b, i < r ? win.out[i] : 1);
-	for (int i = 0; i < 3; i++)
-		args[na++] = tir_int(b, i < r ? kern[i] : 1);
-	for (int i = 0; i < 3; i++)
-		args[na++] = tir_int(b, i < r ? win.s[i] : 1);
-	for (int i = 0; i < 3; i++)
-		args[na++] = tir_int(b, i < r ? win.d[i] : 1);
-	for (int i = 0; i < 3; i++)
-		args[na++] = tir_int(b, i < r ? win.pb[i] : 0);
-	for (int i = 0; i < 3; i++)
-		args[na++] = tir_int(b, i < r ? win.pe[i] : 0);
+	{
+		const int64_t *v[] = { win.in, win.out, kern, win.s, win.d, win.pb, win.pe };
+
+		for (size_t j = 0; j < ARRAY_SIZE(v); j++)
+			for (int i = 0; i < 3; i++)
+				args[na++] = tir_int(b, i < r ? v[j][i] : j < 5 ? 1 : 0);
+	}
 	args[na++] = tir_int(b, w->data != NULL);
 	return na;
 }
@@ -1092,9 +1029,9 @@ static int matmul_args(struct tir_builder *b, struct graph *g, const struct node
 	args[na++] = tir_int(b, node_in(g, n, 1)->data != NULL);
 	if (c) {
 		/* C padded to [c0, c1] on the left: bit 0, n runs; bit 1, m runs */
-		if (c->shape.rank >= 1 && !dim_is_one(c->shape.d[c->shape.rank - 1]))
+		if (c->shape.rank >= 1 && !libcall_dim_is_one(c->shape.d[c->shape.rank - 1]))
 			cm |= 1;
-		if (c->shape.rank == 2 && !dim_is_one(c->shape.d[0]))
+		if (c->shape.rank == 2 && !libcall_dim_is_one(c->shape.d[0]))
 			cm |= 2;
 	}
 	args[na++] = tir_int(b, cm);
@@ -1120,6 +1057,18 @@ static int value_lay(struct graph *g, int v, int flag)
 	return g->values.v[v].layout == LAYOUT_BLOCKED ? flag : 0;
 }
 
+/* A pool's or ConvTranspose's window: in, out, kernel, stride, dilation, pads (3 each). */
+static int window_args(struct tir_builder *b, const struct op_plan *p, struct tir **args)
+{
+	const int64_t *v[] = { p->in, p->out, p->k, p->s, p->d, p->pb, p->pe };
+	int na = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		for (int j = 0; j < 3; j++)
+			args[na++] = tir_int(b, v[i][j]);
+	return na;
+}
+
 /* The shape arguments of standalone op n's helper (after its buffers). */
 static int op_args(struct tir_builder *b, struct graph *g, const struct node *n,
 		   const struct op_plan *p, struct tir **args)
@@ -1136,14 +1085,10 @@ static int op_args(struct tir_builder *b, struct graph *g, const struct node *n,
 		args[na++] = tir_flt(b, DTYPE_F32, p->a2);
 		args[na++] = tir_flt(b, DTYPE_F32, p->b2);
 	} else if (!strcmp(p->fn, "pool")) {
-		const int64_t *v[] = { p->in, p->out, p->k, p->s, p->d, p->pb, p->pe };
-
 		args[na++] = tir_int(b, p->nsp);
 		args[na++] = tir_dim(b, x->shape.d[0]);
 		args[na++] = tir_dim(b, x->shape.d[1]);
-		for (size_t i = 0; i < ARRAY_SIZE(v); i++)
-			for (int j = 0; j < 3; j++)
-				args[na++] = tir_int(b, v[i][j]);
+		na += window_args(b, p, args + na);
 		args[na++] = tir_int(b, p->pool);
 		args[na++] = tir_int(b, value_lay(g, n->in[0], LAY_SRC) |
 				     value_lay(g, n->out[0], LAY_DST));
@@ -1162,16 +1107,12 @@ static int op_args(struct tir_builder *b, struct graph *g, const struct node *n,
 		args[na++] = dims_prod(b, x, p->axis, r);
 		args[na++] = tir_flt(b, DTYPE_F32, p->eps);
 	} else if (!strcmp(p->fn, "deconv")) {
-		const int64_t *v[] = { p->in, p->out, p->k, p->s, p->d, p->pb, p->pe };
-
 		args[na++] = tir_int(b, p->nsp);
 		args[na++] = tir_dim(b, x->shape.d[0]);
 		args[na++] = tir_int(b, x->shape.d[1].c);
 		args[na++] = tir_int(b, node_out(g, n, 0)->shape.d[1].c);
 		args[na++] = tir_int(b, p->group);
-		for (size_t i = 0; i < ARRAY_SIZE(v); i++)
-			for (int j = 0; j < 3; j++)
-				args[na++] = tir_int(b, v[i][j]);
+		na += window_args(b, p, args + na);
 		args[na++] = tir_int(b, node_in(g, n, 1)->data != NULL);
 	} else if (!strcmp(p->fn, "lrn")) {
 		args[na++] = tir_dim(b, x->shape.d[0]);
@@ -1209,16 +1150,14 @@ static int op_relay(struct graph *g, struct partition *p)
 	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_%s", p->id, op.fn));
 	k.args = arena_alloc(g->arena, sizeof(int) * (size_t)(n_in + 1));
 	for (int i = 0; i < n_in; i++) {
-		if (i < n->n_in && n->in[i] >= 0) {
-			args[na++] = addr_or_null(&b, tir_param(&b, "in", DTYPE_F32));
-			k.args[k.n_args++] = n->in[i];
-		} else {
+		if (i < n->n_in && n->in[i] >= 0)
+			args[na++] = addr_or_null(&b, libcall_param(&b, &k, "in", DTYPE_F32,
+								    n->in[i]));
+		else
 			args[na++] = tir_int(&b, 0);
-		}
 	}
 	k.n_inputs = k.n_args;
-	args[na++] = addr_or_null(&b, tir_param(&b, "out", DTYPE_F32));
-	k.args[k.n_args++] = n->out[0];
+	args[na++] = addr_or_null(&b, libcall_param(&b, &k, "out", DTYPE_F32, n->out[0]));
 	na += op_args(&b, g, n, &op, args + na);
 	tir_extern(&b, arena_printf(g->arena, "collagec_dnnl_%s", op.fn), args, na);
 	k.name = b.name;
@@ -1250,22 +1189,16 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_%s%s", p->id, op,
 						    p->n_nodes > 1 ? "_post" : ""));
 	k.args = arena_alloc(g->arena, sizeof(int) * (3 + MAX_BIN + 2));
-	x = tir_param(&b, "in", DTYPE_F32);
-	k.args[k.n_args++] = a->in[0];
-	w = tir_param(&b, "in", DTYPE_F32);
-	k.args[k.n_args++] = a->in[1];
+	x = libcall_param(&b, &k, "in", DTYPE_F32, a->in[0]);
+	w = libcall_param(&b, &k, "in", DTYPE_F32, a->in[1]);
 	bias_v = a->n_in > 2 && a->in[2] >= 0 ? a->in[2] : ep.conv_bias;
-	if (bias_v >= 0) {
-		bias = tir_param(&b, "bias", DTYPE_F32);
-		k.args[k.n_args++] = bias_v;
-	}
-	for (int i = 0; i < ep.n_bin; i++) {
-		e[i] = tir_param(&b, "epi", DTYPE_F32);
-		k.args[k.n_args++] = ep.bin[i];
-	}
+	if (bias_v >= 0)
+		bias = libcall_param(&b, &k, "bias", DTYPE_F32, bias_v);
+	for (int i = 0; i < ep.n_bin; i++)
+		e[i] = libcall_param(&b, &k, "epi", DTYPE_F32, ep.bin[i]);
 	k.n_inputs = k.n_args;
-	out = tir_param(&b, "out", DTYPE_F32);
-	k.args[k.n_args++] = g->nodes.v[p->nodes[p->n_nodes - 1]].out[0];
+	out = libcall_param(&b, &k, "out", DTYPE_F32,
+			    g->nodes.v[p->nodes[p->n_nodes - 1]].out[0]);
 	args[na++] = addr_or_null(&b, x);
 	args[na++] = addr_or_null(&b, w);
 	args[na++] = addr_or_null(&b, bias);
@@ -1298,41 +1231,14 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 
 /* ---- tir_to_runtime ---- */
 
-/*
- * Prints a kernel with the executor's ABI: a static primitive cache, then
- * the helper call with the cache, the kernel's name, the loop-IR arguments
- * and `threads`.
- */
-static void print_kernel(const struct kernel *k, const struct tir_dialect *d, struct strbuf *sb)
-{
-	const struct tir_func *f = k->func;
-
-	kernel_comment(k, sb);
-	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
-		  f->name);
-	sb_puts(sb, "\tstatic struct rt_dnnl_kernel cache;\n");
-	for (int i = 0; i < f->n_bufs; i++)
-		sb_printf(sb, "\t%s *b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
-	sb_puts(sb, "\t(void)syms;\n");
-	for (int i = 0; i < f->body->n; i++) {
-		const struct tir *s = f->body->list[i];
-
-		if (s->kind != TIR_EXTERN)
-			BUG("dnnl kernel '%s' has a statement that is no library call", f->name);
-		sb_printf(sb, "\t%s(&cache, \"%s\", ", s->name, f->name);
-		for (int j = 0; j < s->n; j++) {
-			tir_print_expr(s->list[j], d, sb);
-			sb_puts(sb, ", ");
-		}
-		sb_puts(sb, "threads);\n");
-	}
-	sb_puts(sb, "}\n");
-}
-
 static int dnnl_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
 			       struct runtime_module *m)
 {
 	const struct embedded_file *rt = embedded_find("rt_dnnl.h");
+	/* a static primitive cache per kernel, passed with the kernel's name */
+	const struct libcall_style style = {
+		.state = "static struct rt_dnnl_cache cache;", .pass_state = true,
+	};
 
 	(void)g;
 	(void)t;
@@ -1340,7 +1246,7 @@ static int dnnl_tir_to_runtime(struct graph *g, const struct target *t, struct p
 		BUG("rt_dnnl.h is not embedded");
 	m->prelude = rt->data;
 	for (int i = 0; i < p->kernels.n; i++)
-		print_kernel(&p->kernels.v[i], &tir_dialect_c, &m->source);
+		libcall_print_kernel(&p->kernels.v[i], &tir_dialect_c, &style, &m->source);
 	vec_push(&m->ldlibs, "-fopenmp");
 	vec_push(&m->ldlibs, "-ldnnl");
 	return 0;

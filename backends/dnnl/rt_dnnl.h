@@ -3,13 +3,16 @@
  * and the target hands it over as its runtime modules' prelude, so it is
  * pasted once into every model.c with partitions on dnnl, before the kernels.
  *
- * Each dnnl kernel owns a static struct rt_dnnl_kernel and calls
+ * Each dnnl kernel owns a static struct rt_dnnl_cache and calls
  * collagec_dnnl_conv or collagec_dnnl_matmul with it, its buffers, its
  * shapes (symbolic dims evaluated at run time), the fused epilogue as up to
- * RT_DNNL_MAX_PO post-ops and its `threads`. The first call creates the
- * oneDNN primitive and keeps it; a call whose arguments differ from the
- * cached ones (a symbolic dim changed, another thread count, weights at
- * another address) creates it again. The executor's buffers are plain
+ * RT_DNNL_MAX_PO post-ops and its `threads`. The first call with a set of
+ * arguments (a value of the symbolic dims, a thread count, weights at an
+ * address) creates the oneDNN primitive for it and keeps it in the cache,
+ * next to those of other argument sets (RT_DNNL_MAX_SHAPES of them, the
+ * oldest replaced after): a model run at two batch sizes in turn creates
+ * each primitive, and reorders each weight, once per batch size, not once
+ * per run. The executor's buffers are plain
  * (nchw, row-major), except those the compiler marked blocked (the `lay`
  * bits of conv and pool): values that dnnl Convs and pools hand to each
  * other, in rt_dnnl_layout's channel blocks, so that a chain of them runs
@@ -30,8 +33,13 @@
  *
  * The process has one CPU engine and one stream, made by the first call.
  * One mutex serialises every call (primitive creation, the reorder, and the
- * execution with its library-managed scratchpad), so handles of a model
- * used from several threads stay correct.
+ * execution), so handles of a model used from several threads stay correct,
+ * and so one scratchpad serves every primitive: they are made in oneDNN's
+ * user scratchpad mode, each creation grows the shared buffer to what the
+ * primitive asks for (dnnl_query_scratchpad_md), and each execution passes
+ * it as DNNL_ARG_SCRATCHPAD. It cannot live in the model's planned arena:
+ * its size is known only once oneDNN has chosen an implementation, at run
+ * time on the machine that runs the model (collagec never loads oneDNN).
  *
  * Threads: Debian's oneDNN runs on OpenMP (libgomp, the runtime of the c
  * target's kernels) and uses omp_get_max_threads() threads, fixed when a
@@ -64,7 +72,8 @@
 
 #define RT_DNNL_MAX_PO 6		/* post-ops per kernel */
 #define RT_DNNL_MAX_KEY 64		/* int64 words of a cache key */
-#define RT_DNNL_MAX_ARGS (4 + RT_DNNL_MAX_PO)	/* execution arguments of a primitive */
+#define RT_DNNL_MAX_SHAPES 8		/* cached argument sets per kernel */
+#define RT_DNNL_MAX_ARGS (5 + RT_DNNL_MAX_PO)	/* execution arguments of a primitive */
 
 /* Post-op codes of the call (an epilogue op each, HardSigmoid two). */
 enum rt_dnnl_po {
@@ -114,15 +123,66 @@ struct rt_dnnl_kernel {
 	void *src_buf, *dst_buf;	/* x and y in the primitive's layouts */
 	dnnl_memory_desc_t aux_md[4];	/* the other operands of the standalone ops */
 	dnnl_primitive_t prim2;		/* an eltwise's second algorithm, or NULL */
+	dnnl_memory_desc_t pad_md, pad2_md;	/* prim's, prim2's scratchpads (size 0: none) */
 	dnnl_exec_arg_t args[RT_DNNL_MAX_ARGS];	/* rt_dnnl_exec's, made by its first run */
 	int nargs;
+};
+
+/*
+ * A kernel's primitives, one entry per set of arguments (a shape of its
+ * symbolic dims, a thread count): up to RT_DNNL_MAX_SHAPES of them, the
+ * oldest replaced after. Zero-initialised (static) = empty.
+ */
+struct rt_dnnl_cache {
+	struct rt_dnnl_kernel e[RT_DNNL_MAX_SHAPES];
+	int last;			/* the entry used last */
+	int next;			/* the entry a new key takes */
 };
 
 static struct {
 	pthread_mutex_t lock;
 	dnnl_engine_t engine;
 	dnnl_stream_t stream;
-} rt_dnnl = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL };
+	void *pad;			/* the scratchpad every primitive shares */
+	size_t pad_size;
+} rt_dnnl = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, 0 };
+
+/*
+ * Creates primitive descriptor *pd of op desc with attr (NULL: none), its
+ * scratchpad managed here (oneDNN's user mode): its layout goes to *pad,
+ * and the shared scratchpad grows to hold it. Every call runs under
+ * rt_dnnl.lock, so one scratchpad serves every primitive of the process.
+ */
+static dnnl_status_t rt_dnnl_pd(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t desc,
+				const_dnnl_primitive_attr_t attr, dnnl_memory_desc_t *pad)
+{
+	dnnl_primitive_attr_t a = NULL;
+	dnnl_status_t st;
+	size_t size;
+
+	*pd = NULL;
+	st = attr ? dnnl_primitive_attr_clone(&a, attr) : dnnl_primitive_attr_create(&a);
+	if (st == dnnl_success)
+		st = dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user);
+	if (st == dnnl_success)
+		st = dnnl_primitive_desc_create(pd, desc, a, rt_dnnl.engine, NULL);
+	if (a)
+		dnnl_primitive_attr_destroy(a);
+	if (st != dnnl_success)
+		return st;
+	*pad = *dnnl_primitive_desc_query_md(*pd, dnnl_query_scratchpad_md, 0);
+	size = dnnl_memory_desc_get_size(pad);
+	if (size > rt_dnnl.pad_size) {
+		void *p = aligned_alloc(64, (size + 63) / 64 * 64);
+
+		if (!p)
+			return dnnl_out_of_memory;
+		free(rt_dnnl.pad);
+		rt_dnnl.pad = p;
+		rt_dnnl.pad_size = size;
+	}
+	return dnnl_success;
+}
 
 /* Reports a failed oneDNN call of kernel `name`; nonzero when it failed. */
 static int rt_dnnl_fail(dnnl_status_t st, const char *name, const char *what)
@@ -387,8 +447,7 @@ static int rt_dnnl_make(struct rt_dnnl_kernel *k, const char *name, const_dnnl_o
 	const dnnl_memory_desc_t *want;
 	int rc = -1;
 
-	if (rt_dnnl_fail(dnnl_primitive_desc_create(&pd, desc, attr, rt_dnnl.engine, NULL),
-			 name, "no implementation"))
+	if (rt_dnnl_fail(rt_dnnl_pd(&pd, desc, attr, &k->pad_md), name, "no implementation"))
 		return -1;
 	want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
 	k->wei_md = *want;
@@ -452,6 +511,8 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 	if (k->has_bias)
 		a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_BIAS, &k->bias_md, bias };
 	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_DST, &k->dst_md, dst };
+	if (dnnl_memory_desc_get_size(&k->pad_md))
+		a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_SCRATCHPAD, &k->pad_md, rt_dnnl.pad };
 	for (int i = 0; i < RT_DNNL_MAX_PO; i++)
 		if (i != k->sum - 1 && (po[i] == RT_DNNL_PO_ADD0 || po[i] == RT_DNNL_PO_ADD1))
 			a[n++] = (struct rt_dnnl_arg){
@@ -481,16 +542,34 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 }
 
 /*
- * Whether k was made for key[0..n); else releases it and records the new
- * key, so the caller makes it again.
+ * The entry of cache c made for key[0..n) in *k: 1. Else 0, and *k is the
+ * entry to make it in: a free one, or the oldest (released), with the new
+ * key recorded. The last entry used is tried first.
  */
-static int rt_dnnl_cached(struct rt_dnnl_kernel *k, const int64_t *key, int n)
+static int rt_dnnl_cached(struct rt_dnnl_cache *c, const int64_t *key, int n,
+			  struct rt_dnnl_kernel **k)
 {
-	if (k->made && k->nkey == n && !memcmp(k->key, key, sizeof(*key) * (size_t)n))
+	struct rt_dnnl_kernel *e = &c->e[c->last];
+
+	if (e->made && e->nkey == n && !memcmp(e->key, key, sizeof(*key) * (size_t)n)) {
+		*k = e;
 		return 1;
-	rt_dnnl_release(k);
-	memcpy(k->key, key, sizeof(*key) * (size_t)n);
-	k->nkey = n;
+	}
+	for (int i = 0; i < RT_DNNL_MAX_SHAPES; i++) {
+		e = &c->e[i];
+		if (e->made && e->nkey == n && !memcmp(e->key, key, sizeof(*key) * (size_t)n)) {
+			c->last = i;
+			*k = e;
+			return 1;
+		}
+	}
+	c->last = c->next;
+	c->next = (c->next + 1) % RT_DNNL_MAX_SHAPES;
+	e = &c->e[c->last];
+	rt_dnnl_release(e);
+	memcpy(e->key, key, sizeof(*key) * (size_t)n);
+	e->nkey = n;
+	*k = e;
 	return 0;
 }
 
@@ -514,13 +593,42 @@ static void rt_dnnl_leave(int prev, int nt)
 }
 
 /*
+ * The geometry of a windowed op (conv, pool, deconv) over nsp spatial dims
+ * (1 to 3): x [n, c, in...] and y [n, m, out...] as int64 (x, y) and as
+ * oneDNN's dims (xd, yd); its kernel, strides, dilations (oneDNN's: ONNX's
+ * minus 1) and pads. win: the call's in, out, kernel, stride, dilation, pad
+ * begin and pad end, 3 each.
+ */
+struct rt_dnnl_geom {
+	int64_t x[5], y[5];
+	dnnl_dims_t xd, yd, kern, str, dil, padl, padr;
+};
+
+static void rt_dnnl_geom(struct rt_dnnl_geom *g, int64_t nsp, int64_t n, int64_t c,
+			 int64_t m, const int64_t win[7][3])
+{
+	g->x[0] = g->xd[0] = g->y[0] = g->yd[0] = n;
+	g->x[1] = g->xd[1] = c;
+	g->y[1] = g->yd[1] = m;
+	for (int i = 0; i < nsp; i++) {
+		g->x[2 + i] = g->xd[2 + i] = win[0][i];
+		g->y[2 + i] = g->yd[2 + i] = win[1][i];
+		g->kern[i] = win[2][i];
+		g->str[i] = win[3][i];
+		g->dil[i] = win[4][i] - 1;
+		g->padl[i] = win[5][i];
+		g->padr[i] = win[6][i];
+	}
+}
+
+/*
  * y = conv(x, w) + bias, then the post-ops: x [n, c, i0 (, i1 (, i2))],
  * w [m, c/group, k0 ...], bias [m] or NULL, y [n, m, o0 ...] over nsp
  * spatial dims (1 to 3; the unused ones 1, their pads 0); strides s*,
  * dilations d* as in ONNX (1 = none), pads begin pb* and end pe*. lay: which
  * of x, y and the summed operand are blocked (enum rt_dnnl_lay).
  */
-static void collagec_dnnl_conv(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const float *x,
 			       const float *w, const float *bias, const float *e0,
 			       const float *e1, float *y, int64_t nsp, int64_t n, int64_t c,
 			       int64_t m, int64_t group, int64_t i0, int64_t i1, int64_t i2,
@@ -541,19 +649,21 @@ static void collagec_dnnl_conv(struct rt_dnnl_kernel *k, const char *name, const
 		p3, p4, p5, threads, (int64_t)(intptr_t)w,
 	};
 	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
+	struct rt_dnnl_kernel *k;
 
 	if (n <= 0 || m <= 0 || o0 * o1 * o2 <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
-		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
-		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
-		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
-		const int64_t pe[3] = { pe0, pe1, pe2 };
-		int64_t xd[5] = { n, c }, yd[5] = { n, m }, wd[6] = { group, m / group, c / group };
-		dnnl_dims_t xdd, ydd, wdd, str, dil, padl, padr;
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
+		const int64_t win[7][3] = {
+			{ i0, i1, i2 }, { o0, o1, o2 }, { k0, k1, k2 }, { s0, s1, s2 },
+			{ d0, d1, d2 }, { pb0, pb1, pb2 }, { pe0, pe1, pe2 },
+		};
+		struct rt_dnnl_geom gm;
+		int64_t wd[6] = { group, m / group, c / group };
+		dnnl_dims_t wdd;
 		dnnl_memory_desc_t user_wei, any_wei, any_src, any_dst;
 		dnnl_convolution_desc_t desc;
 		dnnl_primitive_attr_t attr = NULL;
@@ -561,33 +671,23 @@ static void collagec_dnnl_conv(struct rt_dnnl_kernel *k, const char *name, const
 		int g = group > 1, wnd = nd + g;
 		const int64_t *wdims = wd + 1 - g;
 
-		for (int i = 0; i < nsp; i++) {
-			xd[2 + i] = in[i];
-			yd[2 + i] = on[i];
-			wd[3 + i] = kk[i];
-			str[i] = ss[i];
-			dil[i] = dd[i] - 1;
-			padl[i] = pb[i];
-			padr[i] = pe[i];
-		}
-		for (int i = 0; i < nd; i++) {
-			xdd[i] = xd[i];
-			ydd[i] = yd[i];
-		}
+		rt_dnnl_geom(&gm, nsp, n, c, m, win);
+		for (int i = 0; i < nsp; i++)
+			wd[3 + i] = win[2][i];
 		for (int i = 0; i < wnd; i++)
 			wdd[i] = wdims[i];
 		k->has_bias = bias != NULL;
 		k->sum = rt_dnnl_sum_at(po, bc0, bc1);
 		/* src and dst: the layouts the convolution prefers, reordered at the edges */
-		if (rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, xd, lay & RT_DNNL_LAY_SRC), name,
-				 "src") ||
-		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, yd, lay & RT_DNNL_LAY_DST), name,
-				 "dst") ||
-		    rt_dnnl_fail(rt_dnnl_layout(&k->user_sum, nd, yd, lay & RT_DNNL_LAY_SUM), name,
-				 "sum") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, nd, xdd, dnnl_f32,
+		if (rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, gm.x,
+						lay & RT_DNNL_LAY_SRC), name, "src") ||
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, gm.y,
+						lay & RT_DNNL_LAY_DST), name, "dst") ||
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_sum, nd, gm.y,
+						lay & RT_DNNL_LAY_SUM), name, "sum") ||
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, nd, gm.xd, dnnl_f32,
 							      dnnl_format_tag_any), name, "src") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, ydd, dnnl_f32,
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, gm.yd, dnnl_f32,
 							      dnnl_format_tag_any), name, "dst") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&k->bias_md, 1, &m), name, "bias") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&user_wei, wnd, wdims), name, "weights") ||
@@ -597,9 +697,9 @@ static void collagec_dnnl_conv(struct rt_dnnl_kernel *k, const char *name, const
 		    rt_dnnl_fail(dnnl_dilated_convolution_forward_desc_init(
 				    &desc, dnnl_forward_inference, dnnl_convolution_direct,
 				    &any_src, wconst ? &any_wei : &user_wei,
-				    k->has_bias ? &k->bias_md : NULL, &any_dst, str, dil,
-				    padl, padr), name, "convolution") ||
-		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, nd, yd, bc0, bc1, po, pa, pbt), name,
+				    k->has_bias ? &k->bias_md : NULL, &any_dst, gm.str, gm.dil,
+				    gm.padl, gm.padr), name, "convolution") ||
+		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, nd, gm.y, bc0, bc1, po, pa, pbt), name,
 				 "post-ops")) {
 			if (attr)
 				dnnl_primitive_attr_destroy(attr);
@@ -622,7 +722,7 @@ out:
  * one matrix); ta, tb: a, b stored transposed (2-D only). bias: NULL or
  * [m or 1, n or 1] with cm (bit 0: n runs, bit 1: m runs).
  */
-static void collagec_dnnl_matmul(struct rt_dnnl_kernel *k, const char *name, const float *a,
+static void collagec_dnnl_matmul(struct rt_dnnl_cache *kc, const char *name, const float *a,
 				 const float *b, const float *bias, const float *e0,
 				 const float *e1, float *y, int64_t nb, int64_t d0, int64_t d1,
 				 int64_t d2, int64_t d3, int64_t bbatch, int64_t m, int64_t n,
@@ -640,13 +740,14 @@ static void collagec_dnnl_matmul(struct rt_dnnl_kernel *k, const char *name, con
 		bc0, bc1, p0, p1, p2, p3, p4, p5, threads, (int64_t)(intptr_t)b,
 	};
 	int nt = threads > 1 ? threads : 1, prev, nd = (int)nb + 2;
+	struct rt_dnnl_kernel *k;
 
 	if (m <= 0 || n <= 0 || d0 * d1 * d2 * d3 <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t bd4[4] = { d0, d1, d2, d3 };
 		int64_t ad[6], wdm[6], yd[6], cd[6];
 		dnnl_dims_t adims, astr, wdims, wstr;
@@ -724,8 +825,7 @@ static int rt_dnnl_make_op(struct rt_dnnl_kernel *k, const char *name, const_dnn
 	dnnl_primitive_desc_t pd = NULL;
 	int rc = 0;
 
-	if (rt_dnnl_fail(dnnl_primitive_desc_create(&pd, desc, attr, rt_dnnl.engine, NULL),
-			 name, "no implementation"))
+	if (rt_dnnl_fail(rt_dnnl_pd(&pd, desc, attr, &k->pad_md), name, "no implementation"))
 		return -1;
 	if (rt_dnnl_fail(dnnl_primitive_create(&k->prim, pd), name, "primitive"))
 		rc = -1;
@@ -735,20 +835,28 @@ static int rt_dnnl_make_op(struct rt_dnnl_kernel *k, const char *name, const_dnn
 	return rc;
 }
 
-/* Runs primitive prim with the n arguments a[] (6 at most). */
+/*
+ * Runs primitive prim with the n arguments a[] (6 at most) and the shared
+ * scratchpad of layout pad.
+ */
 static void rt_dnnl_run(dnnl_primitive_t prim, const char *name, int n,
-			const struct rt_dnnl_arg *a)
+			const struct rt_dnnl_arg *a, const dnnl_memory_desc_t *pad)
 {
-	dnnl_exec_arg_t args[6];
+	dnnl_exec_arg_t args[7];
 	int nm = 0, ok = 1;
 
-	for (int i = 0; i < n && ok; i++) {
-		if (rt_dnnl_fail(dnnl_memory_create(&args[nm].memory, a[i].md, rt_dnnl.engine,
-						    (void *)a[i].p), name, "memory")) {
+	for (int i = 0; i <= n && ok; i++) {
+		const struct rt_dnnl_arg sp = { DNNL_ARG_SCRATCHPAD, pad, rt_dnnl.pad };
+		const struct rt_dnnl_arg *ai = i < n ? &a[i] : &sp;
+
+		if (i == n && !dnnl_memory_desc_get_size(pad))
+			break;
+		if (rt_dnnl_fail(dnnl_memory_create(&args[nm].memory, ai->md, rt_dnnl.engine,
+						    (void *)ai->p), name, "memory")) {
 			ok = 0;
 			break;
 		}
-		args[nm++].arg = a[i].arg;
+		args[nm++].arg = ai->arg;
 	}
 	if (ok)
 		rt_dnnl_fail(dnnl_primitive_execute(prim, rt_dnnl.stream, nm, args), name,
@@ -768,8 +876,7 @@ static int rt_dnnl_make_edges(struct rt_dnnl_kernel *k, const char *name,
 	dnnl_primitive_desc_t pd = NULL;
 	int rc = 0;
 
-	if (rt_dnnl_fail(dnnl_primitive_desc_create(&pd, desc, NULL, rt_dnnl.engine, NULL),
-			 name, "no implementation"))
+	if (rt_dnnl_fail(rt_dnnl_pd(&pd, desc, NULL, &k->pad_md), name, "no implementation"))
 		return -1;
 	if (rt_dnnl_fail(dnnl_primitive_create(&k->prim, pd), name, "primitive") ||
 	    rt_dnnl_edges(k, name, pd) < 0)
@@ -797,7 +904,7 @@ static void rt_dnnl_run_edges(struct rt_dnnl_kernel *k, const char *name, const 
 			{ DNNL_ARG_SRC, &k->src_md, src }, { DNNL_ARG_DST, &k->dst_md, dst },
 		};
 
-		rt_dnnl_run(k->prim, name, 2, a);
+		rt_dnnl_run(k->prim, name, 2, a, &k->pad_md);
 	}
 	if (k->dst_out)
 		rt_dnnl_move(k->dst_out, &k->dst_md, dst, &k->user_dst, y, name);
@@ -817,7 +924,7 @@ enum rt_dnnl_pool {
  * dims (1 to 3); kernel k*, strides s*, dilations d* as in ONNX (1 = none),
  * pads begin pb* and end pe* (the caller grows pe* for ceil_mode).
  */
-static void collagec_dnnl_pool(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const float *x,
 			       float *y, int64_t nsp, int64_t n, int64_t c, int64_t i0,
 			       int64_t i1, int64_t i2, int64_t o0, int64_t o1, int64_t o2,
 			       int64_t k0, int64_t k1, int64_t k2, int64_t s0, int64_t s1,
@@ -835,19 +942,19 @@ static void collagec_dnnl_pool(struct rt_dnnl_kernel *k, const char *name, const
 		pb0, pb1, pb2, pe0, pe1, pe2, alg, lay, threads,
 	};
 	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
+	struct rt_dnnl_kernel *k;
 
 	if (n <= 0 || c <= 0 || o0 * o1 * o2 <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
-		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
-		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
-		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
-		const int64_t pe[3] = { pe0, pe1, pe2 };
-		int64_t xd[5] = { n, c }, yd[5] = { n, c };
-		dnnl_dims_t xdd, ydd, kern, str, dil, padl, padr;
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
+		const int64_t win[7][3] = {
+			{ i0, i1, i2 }, { o0, o1, o2 }, { k0, k1, k2 }, { s0, s1, s2 },
+			{ d0, d1, d2 }, { pb0, pb1, pb2 }, { pe0, pe1, pe2 },
+		};
+		struct rt_dnnl_geom gm;
 		dnnl_memory_desc_t src, any_dst;
 		dnnl_pooling_v2_desc_t desc;
 		/*
@@ -858,32 +965,21 @@ static void collagec_dnnl_pool(struct rt_dnnl_kernel *k, const char *name, const
 					      nsp == 2 ? dnnl_nhwc : dnnl_ndhwc;
 		int blk = (lay & RT_DNNL_LAY_SRC) && c % rt_dnnl_block() == 0;
 
-		for (int i = 0; i < nsp; i++) {
-			xd[2 + i] = in[i];
-			yd[2 + i] = on[i];
-			kern[i] = kk[i];
-			str[i] = ss[i];
-			dil[i] = dd[i] - 1;
-			padl[i] = pb[i];
-			padr[i] = pe[i];
-		}
-		for (int i = 0; i < nd; i++) {
-			xdd[i] = xd[i];
-			ydd[i] = yd[i];
-		}
+		rt_dnnl_geom(&gm, nsp, n, c, c, win);
 		if (alg < 0 || alg >= RT_DNNL_POOL_COUNT ||
-		    rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, xd, lay & RT_DNNL_LAY_SRC), name,
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, gm.x,
+						lay & RT_DNNL_LAY_SRC), name, "src") ||
+		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, gm.y,
+						lay & RT_DNNL_LAY_DST), name, "dst") ||
+		    rt_dnnl_fail(blk ? rt_dnnl_layout(&src, nd, gm.x, 1) :
+				 dnnl_memory_desc_init_by_tag(&src, nd, gm.xd, dnnl_f32, tag), name,
 				 "src") ||
-		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, yd, lay & RT_DNNL_LAY_DST), name,
-				 "dst") ||
-		    rt_dnnl_fail(blk ? rt_dnnl_layout(&src, nd, xd, 1) :
-				 dnnl_memory_desc_init_by_tag(&src, nd, xdd, dnnl_f32, tag), name,
-				 "src") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, ydd, dnnl_f32,
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, gm.yd, dnnl_f32,
 							      dnnl_format_tag_any), name, "dst") ||
 		    rt_dnnl_fail(dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference,
-								   algs[alg], &src, &any_dst, str,
-								   kern, dil, padl, padr), name,
+								   algs[alg], &src, &any_dst,
+								   gm.str, gm.kern, gm.dil,
+								   gm.padl, gm.padr), name,
 				 "pooling") ||
 		    rt_dnnl_make_edges(k, name, &desc) < 0)
 			goto out;
@@ -918,7 +1014,7 @@ enum rt_dnnl_ew {
  * place on y (oneDNN 2.6's eltwise computed garbage with an eltwise
  * post-op).
  */
-static void collagec_dnnl_eltwise(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_eltwise(struct rt_dnnl_cache *kc, const char *name, const float *x,
 				  float *y, int64_t ne, int64_t alg, float alpha, float beta,
 				  int64_t alg2, float a2, float b2, int threads)
 {
@@ -939,6 +1035,7 @@ static void collagec_dnnl_eltwise(struct rt_dnnl_kernel *k, const char *name, co
 	};
 	const int64_t key[] = { ne, alg, alg2, threads };
 	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
 
 	if (ne <= 0)
 		return;
@@ -946,7 +1043,7 @@ static void collagec_dnnl_eltwise(struct rt_dnnl_kernel *k, const char *name, co
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
 	/* alpha and beta are compile-time constants of the kernel: not in the key */
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		dnnl_eltwise_desc_t desc, desc2;
 
 		if (alg <= RT_DNNL_EW_NONE || alg >= RT_DNNL_EW_COUNT || alg2 < 0 ||
@@ -960,6 +1057,7 @@ static void collagec_dnnl_eltwise(struct rt_dnnl_kernel *k, const char *name, co
 			goto out;
 		/* the second primitive first, moved aside */
 		k->prim2 = k->prim;
+		k->pad2_md = k->pad_md;
 		k->prim = NULL;
 		k->made = 0;
 		if (rt_dnnl_fail(dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference,
@@ -974,9 +1072,9 @@ static void collagec_dnnl_eltwise(struct rt_dnnl_kernel *k, const char *name, co
 			{ DNNL_ARG_SRC, &k->src_md, y },
 		};
 
-		rt_dnnl_run(k->prim, name, 2, a);
+		rt_dnnl_run(k->prim, name, 2, a, &k->pad_md);
 		if (k->prim2)
-			rt_dnnl_run(k->prim2, name, 2, a + 1);
+			rt_dnnl_run(k->prim2, name, 2, a + 1, &k->pad2_md);
 	}
 out:
 	rt_dnnl_leave(prev, nt);
@@ -986,19 +1084,20 @@ out:
  * y = softmax(x) (log: log-softmax) along the middle dim of x viewed as
  * [outer, len, inner].
  */
-static void collagec_dnnl_softmax(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_softmax(struct rt_dnnl_cache *kc, const char *name, const float *x,
 				  float *y, int64_t outer, int64_t len, int64_t inner,
 				  int64_t log, int threads)
 {
 	const int64_t key[] = { outer, len, inner, log, threads };
 	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
 
 	if (outer * len * inner <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t d[3] = { outer, len, inner };
 		dnnl_softmax_v2_desc_t desc;
 
@@ -1015,7 +1114,7 @@ static void collagec_dnnl_softmax(struct rt_dnnl_kernel *k, const char *name, co
 			{ DNNL_ARG_SRC, &k->src_md, x }, { DNNL_ARG_DST, &k->src_md, y },
 		};
 
-		rt_dnnl_run(k->prim, name, 2, a);
+		rt_dnnl_run(k->prim, name, 2, a, &k->pad_md);
 	}
 out:
 	rt_dnnl_leave(prev, nt);
@@ -1025,20 +1124,21 @@ out:
  * Inference BatchNormalization: y = scale * (x - mean) / sqrt(var + eps) +
  * shift over x viewed as [n, c, sp]; scale, shift, mean, var [c].
  */
-static void collagec_dnnl_bnorm(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_bnorm(struct rt_dnnl_cache *kc, const char *name, const float *x,
 				const float *scale, const float *shift, const float *mean,
 				const float *var, float *y, int64_t n, int64_t c, int64_t sp,
 				float eps, int threads)
 {
 	const int64_t key[] = { n, c, sp, threads };
 	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
 
 	if (n * c * sp <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t d[3] = { n, c, sp };
 		dnnl_batch_normalization_desc_t desc;
 
@@ -1060,7 +1160,7 @@ static void collagec_dnnl_bnorm(struct rt_dnnl_kernel *k, const char *name, cons
 			{ DNNL_ARG_VARIANCE, &k->aux_md[0], var },
 		};
 
-		rt_dnnl_run(k->prim, name, 6, a);
+		rt_dnnl_run(k->prim, name, 6, a, &k->pad_md);
 	}
 out:
 	rt_dnnl_leave(prev, nt);
@@ -1071,19 +1171,20 @@ out:
  * y = (x - mean) / sqrt(var + eps) * scale + shift; scale, shift [len] or
  * NULL.
  */
-static void collagec_dnnl_lnorm(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_lnorm(struct rt_dnnl_cache *kc, const char *name, const float *x,
 				const float *scale, const float *shift, float *y, int64_t outer,
 				int64_t len, float eps, int threads)
 {
 	const int64_t key[] = { outer, len, scale != NULL, shift != NULL, threads };
 	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
 
 	if (outer * len <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t d[2] = { outer, len };
 		dnnl_layer_normalization_desc_t desc;
 		unsigned flags = (scale ? dnnl_use_scale : 0) | (shift ? dnnl_use_shift : 0);
@@ -1106,7 +1207,7 @@ static void collagec_dnnl_lnorm(struct rt_dnnl_kernel *k, const char *name, cons
 			a[na++] = (struct rt_dnnl_arg){ DNNL_ARG_SCALE, &k->aux_md[0], scale };
 		if (shift)
 			a[na++] = (struct rt_dnnl_arg){ DNNL_ARG_SHIFT, &k->aux_md[0], shift };
-		rt_dnnl_run(k->prim, name, na, a);
+		rt_dnnl_run(k->prim, name, na, a, &k->pad_md);
 	}
 out:
 	rt_dnnl_leave(prev, nt);
@@ -1116,19 +1217,20 @@ out:
  * LRN across channels: y = x / (bias + alpha / size * sum of x^2 over the
  * size channels around)^beta, x viewed as [n, c, sp, 1].
  */
-static void collagec_dnnl_lrn(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_lrn(struct rt_dnnl_cache *kc, const char *name, const float *x,
 			      float *y, int64_t n, int64_t c, int64_t sp, int64_t size,
 			      float alpha, float beta, float bias, int threads)
 {
 	const int64_t key[] = { n, c, sp, size, threads };
 	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
 
 	if (n * c * sp <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
 		const int64_t d[4] = { n, c, sp, 1 };
 		dnnl_lrn_desc_t desc;
 
@@ -1145,7 +1247,7 @@ static void collagec_dnnl_lrn(struct rt_dnnl_kernel *k, const char *name, const 
 			{ DNNL_ARG_SRC, &k->src_md, x }, { DNNL_ARG_DST, &k->src_md, y },
 		};
 
-		rt_dnnl_run(k->prim, name, 2, a);
+		rt_dnnl_run(k->prim, name, 2, a, &k->pad_md);
 	}
 out:
 	rt_dnnl_leave(prev, nt);
@@ -1159,7 +1261,7 @@ out:
  * size rounds down to it). Like a Conv, src and dst in the layouts oneDNN
  * prefers (reordered at the edges) and constant weights reordered once.
  */
-static void collagec_dnnl_deconv(struct rt_dnnl_kernel *k, const char *name, const float *x,
+static void collagec_dnnl_deconv(struct rt_dnnl_cache *kc, const char *name, const float *x,
 				 const float *w, const float *bias, float *y, int64_t nsp,
 				 int64_t n, int64_t c, int64_t m, int64_t group, int64_t i0,
 				 int64_t i1, int64_t i2, int64_t o0, int64_t o1, int64_t o2,
@@ -1174,37 +1276,29 @@ static void collagec_dnnl_deconv(struct rt_dnnl_kernel *k, const char *name, con
 		pb0, pb1, pb2, pe0, pe1, pe2, wconst, bias != NULL, threads, (int64_t)(intptr_t)w,
 	};
 	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
+	struct rt_dnnl_kernel *k;
 
 	if (n <= 0 || m <= 0 || o0 * o1 * o2 <= 0)
 		return;
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
-	if (!rt_dnnl_cached(k, key, (int)(sizeof(key) / sizeof(key[0])))) {
-		const int64_t in[3] = { i0, i1, i2 }, on[3] = { o0, o1, o2 };
-		const int64_t kk[3] = { k0, k1, k2 }, ss[3] = { s0, s1, s2 };
-		const int64_t dd[3] = { d0, d1, d2 }, pb[3] = { pb0, pb1, pb2 };
-		const int64_t pe[3] = { pe0, pe1, pe2 };
-		int64_t xd[5] = { n, c }, yd[5] = { n, m }, ksz = 1;
-		dnnl_dims_t xdd, ydd, wdd, wst, str, dil, padl, padr;
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
+		const int64_t win[7][3] = {
+			{ i0, i1, i2 }, { o0, o1, o2 }, { k0, k1, k2 }, { s0, s1, s2 },
+			{ d0, d1, d2 }, { pb0, pb1, pb2 }, { pe0, pe1, pe2 },
+		};
+		struct rt_dnnl_geom gm;
+		int64_t ksz = 1;
+		dnnl_dims_t wdd, wst;
 		dnnl_memory_desc_t user_wei, any_wei, any_src, any_dst;
 		dnnl_deconvolution_desc_t desc;
 		int g = group > 1, wnd = nd + g;
 		const int64_t bd[1] = { m };
 
-		for (int i = 0; i < nsp; i++) {
-			xd[2 + i] = in[i];
-			yd[2 + i] = on[i];
-			str[i] = ss[i];
-			dil[i] = dd[i] - 1;
-			padl[i] = pb[i];
-			padr[i] = pe[i];
-			ksz *= kk[i];
-		}
-		for (int i = 0; i < nd; i++) {
-			xdd[i] = xd[i];
-			ydd[i] = yd[i];
-		}
+		rt_dnnl_geom(&gm, nsp, n, c, m, win);
+		for (int i = 0; i < nsp; i++)
+			ksz *= win[2][i];
 		/* logical [(g,) m/g, c/g, k...] over ONNX's [c, m/g, k...] */
 		if (g) {
 			wdd[0] = group;
@@ -1215,17 +1309,17 @@ static void collagec_dnnl_deconv(struct rt_dnnl_kernel *k, const char *name, con
 		wdd[g + 1] = c / group;
 		wst[g + 1] = (m / group) * ksz;
 		for (int i = nsp - 1, st = 1; i >= 0; i--) {
-			wdd[g + 2 + i] = kk[i];
+			wdd[g + 2 + i] = win[2][i];
 			wst[g + 2 + i] = st;
-			st *= (int)kk[i];
+			st *= (int)win[2][i];
 		}
 		k->has_bias = bias != NULL;
 		k->sum = 0;
-		if (rt_dnnl_fail(rt_dnnl_plain(&k->user_src, nd, xd), name, "src") ||
-		    rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, nd, yd), name, "dst") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, nd, xdd, dnnl_f32,
+		if (rt_dnnl_fail(rt_dnnl_plain(&k->user_src, nd, gm.x), name, "src") ||
+		    rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, nd, gm.y), name, "dst") ||
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, nd, gm.xd, dnnl_f32,
 							      dnnl_format_tag_any), name, "src") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, ydd, dnnl_f32,
+		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, gm.yd, dnnl_f32,
 							      dnnl_format_tag_any), name, "dst") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&k->bias_md, 1, bd), name, "bias") ||
 		    rt_dnnl_fail(dnnl_memory_desc_init_by_strides(&user_wei, wnd, wdd, dnnl_f32,
@@ -1236,8 +1330,8 @@ static void collagec_dnnl_deconv(struct rt_dnnl_kernel *k, const char *name, con
 		    rt_dnnl_fail(dnnl_dilated_deconvolution_forward_desc_init(
 				    &desc, dnnl_forward_inference, dnnl_deconvolution_direct,
 				    &any_src, wconst ? &any_wei : &user_wei,
-				    k->has_bias ? &k->bias_md : NULL, &any_dst, str, dil, padl,
-				    padr), name, "deconvolution"))
+				    k->has_bias ? &k->bias_md : NULL, &any_dst, gm.str, gm.dil,
+				    gm.padl, gm.padr), name, "deconvolution"))
 			goto out;
 		if (rt_dnnl_make(k, name, &desc, NULL, &user_wei, w, wconst) == 0)
 			k->made = 1;
