@@ -715,6 +715,15 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 			return fail(m, COLLAGEC_E_SHAPE, "node '%s': size %lld is out of range",
 				    sh->node, (long long)out[0]);
 		return COLLAGEC_OK;
+	case RT_SHAPE_STRING_NORMALIZER: {
+		/* [C'] or [1, C']: the strings kept, or one "" when none is */
+		int64_t c = rt_str_kept(value_ptr(m, sh->in[0]), x[xr - 1], value_ptr(m, sh->in[1]),
+					td[0], (int)sh->attr);
+
+		out[0] = 1;
+		out[xr - 1] = c ? c : 1;
+		return COLLAGEC_OK;
+	}
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

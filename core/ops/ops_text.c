@@ -1,5 +1,7 @@
 /*
- * ops_text.c - TfIdfVectorizer over integer tokens. The n-gram pool is an
+ * ops_text.c - text ops. StringNormalizer on string tensors: one call of
+ * runtime/rt_string.h's helper, its output length a data symbol when there
+ * are stopwords. TfIdfVectorizer over integer tokens. The n-gram pool is an
  * attribute, so each pool entry becomes its own counting loop nest with
  * its tokens as constants: the kernel grows with the pool, and the pool
  * of a real vocabulary belongs in a table instead (not done yet).
@@ -202,5 +204,84 @@ int lower_tfidf(struct lower *L)
 	}
 	tir_store(b, L->out[0], e, v);
 	tir_end(b);
+	return 0;
+}
+
+/* ---- StringNormalizer ---- */
+
+/* rt_string.h's flags: RT_STR_LOWER, RT_STR_UPPER, RT_STR_CASE_SENSITIVE */
+enum { STRNORM_LOWER = 1, STRNORM_UPPER = 2, STRNORM_CASE_SENSITIVE = 4 };
+
+int64_t stringnorm_flags(const struct node *n)
+{
+	const char *a = node_attr_str(n, "case_change_action", "NONE");
+
+	return (!strcmp(a, "LOWER") ? STRNORM_LOWER : !strcmp(a, "UPPER") ? STRNORM_UPPER : 0) |
+	       (node_attr_int(n, "is_case_sensitive", 0) ? STRNORM_CASE_SENSITIVE : 0);
+}
+
+/*
+ * Whether the case of locale is one this build changes correctly: it maps
+ * ASCII letters only, which is what en_US (and the C locale) do to them.
+ */
+static bool stringnorm_locale_ok(const char *l)
+{
+	return !l[0] || !strcmp(l, "C") || !strcmp(l, "POSIX") || !strncmp(l, "en_US", 5) ||
+	       !strncmp(l, "en-US", 5) || !strcmp(l, "en");
+}
+
+/*
+ * X: string [C] or [1, C]. Y: the strings that are not stopwords (input 1,
+ * from the attribute by import), [C'] or [1, C'] with C' a data symbol that
+ * the run-time shape function binds (1 when every string is a stopword: Y
+ * is then one ""); without stopwords, X's shape.
+ */
+int infer_stringnormalizer(struct graph *g, struct node *n)
+{
+	const char *a = node_attr_str(n, "case_change_action", "NONE");
+	const char *loc = node_attr_str(n, "locale", "");
+	struct value *x, *stop;
+	struct shape s;
+
+	if (infer_arity(g, n, 1, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	stop = node_in(g, n, 1);
+	if (!dtype_is_string(x->dtype) || (x->shape.rank != 1 && x->shape.rank != 2) ||
+	    (x->shape.rank == 2 && !dim_eq(x->shape.d[0], dim_const(1)))) {
+		diag_error(g->ctx, "%s: input 'X' must be a string tensor of shape [C] or [1, C]",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (strcmp(a, "NONE") && strcmp(a, "LOWER") && strcmp(a, "UPPER")) {
+		diag_error(g->ctx, "%s: case_change_action '%s' is not one of LOWER, UPPER, NONE",
+			   node_loc(g, n), a);
+		return -1;
+	}
+	if (!stringnorm_locale_ok(loc)) {
+		diag_error(g->ctx, "%s: locale '%s' is not supported (en_US only: ASCII letters "
+			   "change case)", node_loc(g, n), loc);
+		return -1;
+	}
+	s = x->shape;
+	if (stop && shape_numel_static(&stop->shape) > 0)
+		s.d[s.rank - 1] = graph_data_sym(g, n->out[0], s.rank - 1);
+	infer_set(g, n, 0, DTYPE_STR, &s);
+	return 0;
+}
+
+/* One call of rt_str_normalize over the whole input (runtime/rt_string.h). */
+int lower_stringnormalizer(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *stop = lower_in(L, 1);
+	int out = L->n->n_in > 1 && L->in[1] ? 1 : 0;
+	struct tir *args[6];
+
+	args[0] = tir_addr(L->b, L->in[0], tir_int(L->b, 0));
+	args[1] = tir_addr(L->b, out ? L->in[1] : L->in[0], tir_int(L->b, 0));
+	args[2] = tir_addr(L->b, L->out[0], tir_int(L->b, 0));
+	args[3] = lower_numel(L, &x->shape);
+	args[4] = stop ? lower_numel(L, &stop->shape) : tir_int(L->b, 0);
+	args[5] = tir_int(L->b, stringnorm_flags(L->n));
+	tir_extern(L->b, "rt_str_normalize", args, 6);
 	return 0;
 }
