@@ -136,7 +136,8 @@ enum rt_shape_op {
 	RT_SHAPE_UNIQUE,
 	RT_SHAPE_NMS,
 	RT_SHAPE_MEL_WEIGHT_MATRIX,
-	RT_SHAPE_STRING_NORMALIZER
+	RT_SHAPE_STRING_NORMALIZER,
+	RT_SHAPE_STRING_SPLIT
 };
 
 /*
@@ -153,7 +154,8 @@ struct rt_shape {
 					   onesided,
 					   Compress's and Unique's (-1: none),
 					   NonMaxSuppression's center_point_box;
-					   StringNormalizer's rt_str_normalize flags; Reduce*: keepdims |
+					   StringNormalizer's rt_str_normalize flags,
+					   StringSplit's maxsplit; Reduce*: keepdims |
 					   noop_with_empty_axes << 1; Resize: see
 					   resize_shape_attr */
 	int in[5];			/* the data, the int64 tensor (-1: none);

@@ -724,6 +724,18 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		out[xr - 1] = c ? c : 1;
 		return COLLAGEC_OK;
 	}
+	case RT_SHAPE_STRING_SPLIT: {
+		/* X's dims, then the most pieces a string splits into */
+		int64_t e = 1;
+
+		for (int k = 0; k < xr; k++) {
+			out[k] = x[k];
+			e *= x[k];
+		}
+		out[xr] = rt_str_split_max(value_ptr(m, sh->in[0]), e,
+					   ((const char *const *)value_ptr(m, sh->in[1]))[0], sh->attr);
+		return COLLAGEC_OK;
+	}
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

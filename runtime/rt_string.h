@@ -16,12 +16,16 @@
  *	const char **y = ...;			(a kernel's string output)
  *	rt_str_from_num(x, COLLAGEC_FLOAT, y, n, threads);
  *	rt_str_to_num(y, COLLAGEC_FLOAT, x, n, threads);
+ *
+ * The compiler includes this file too, for rt_regex_posix (RegexFullMatch's
+ * pattern is checked when compiling).
  */
 #ifndef COLLAGEC_RT_STRING_H
 #define COLLAGEC_RT_STRING_H
 
 #include <ctype.h>
 #include <math.h>
+#include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +269,224 @@ static inline void rt_str_normalize(const char *const *x, const char *const *sto
 	}
 	if (o == 0 && n_stop > 0)	/* (without stopwords Y is X's shape: maybe [0]) */
 		y[0] = "";
+}
+
+/* ---- StringConcat ---- */
+
+/* *y = a pool copy of a then b. */
+static inline void rt_str_concat(const char **y, const char *a, const char *b, int threads)
+{
+	size_t la = strlen(a ? a : ""), lb = strlen(b ? b : "");
+	char *d = rt_str_alloc(la + lb + 1);
+
+	(void)threads;
+	if (!d) {
+		*y = "";
+		return;
+	}
+	memcpy(d, a ? a : "", la);
+	memcpy(d + la, b ? b : "", lb + 1);
+	*y = d;
+}
+
+/* ---- StringSplit ---- */
+
+/* Python's str.isspace for ASCII: what split() without a separator splits at. */
+static inline int rt_str_space(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
+
+/*
+ * The pieces of s as Python's s.split(sep, maxsplit) makes them (sep ""
+ * as None: runs of whitespace, none at the ends; maxsplit < 0: no limit):
+ * the first cap of them pool copies in out[] (out NULL: only counted).
+ * Returns their number.
+ */
+static inline int64_t rt_str_split1(const char *s, const char *sep, int64_t maxsplit,
+				    const char **out, int64_t cap)
+{
+	size_t ls = strlen(sep);
+	int64_t n = 0;
+	const char *p = s, *e;
+
+	for (;;) {
+		if (!ls) {
+			while (*p && rt_str_space((unsigned char)*p))
+				p++;
+			if (!*p)
+				break;
+		}
+		if (maxsplit >= 0 && n == maxsplit)
+			e = NULL;	/* the rest is the last piece */
+		else if (ls)
+			e = strstr(p, sep);
+		else
+			for (e = p; *e && !rt_str_space((unsigned char)*e); e++)
+				;
+		if (out && n < cap)
+			out[n] = rt_str_dup(p, e ? (size_t)(e - p) : strlen(p));
+		n++;
+		if (!e || (!ls && !*e))
+			break;
+		p = e + ls;
+	}
+	return n;
+}
+
+/* The most pieces a string of x[0..n) splits into: StringSplit's last dim. */
+static inline int64_t rt_str_split_max(const char *const *x, int64_t n, const char *sep,
+				       int64_t maxsplit)
+{
+	int64_t m = 0;
+
+	for (int64_t i = 0; i < n; i++) {
+		int64_t c = rt_str_split1(x[i] ? x[i] : "", sep ? sep : "", maxsplit, NULL, 0);
+
+		m = c > m ? c : m;
+	}
+	return m;
+}
+
+/*
+ * StringSplit: y[i * cols ..] the pieces of x[i] padded with "", z[i]
+ * their number; sep[0] the delimiter ("": whitespace).
+ */
+static inline void rt_str_split(const char *const *x, const char *const *sep, const char **y,
+				int64_t *z, int64_t n, int64_t cols, int64_t maxsplit, int threads)
+{
+	(void)threads;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t c = rt_str_split1(x[i] ? x[i] : "", sep[0] ? sep[0] : "", maxsplit,
+					  y + i * cols, cols);
+
+		for (int64_t k = c; k < cols; k++)
+			y[i * cols + k] = "";
+		z[i] = c;
+	}
+}
+
+/* ---- RegexFullMatch ---- */
+
+/*
+ * The POSIX extended expression (as glibc's regcomp reads it, with its GNU
+ * escapes \w \W \s \S \b \B) that matches what RE2 pattern re does, anchored
+ * at both ends: "^(re)$". Translates \d \D, the class escapes inside
+ * brackets ([\w.-]), escaped punctuation, (?:...) and lazy quantifiers
+ * (the same as greedy ones for a full match). out needs 12 * strlen(re) +
+ * 8 bytes. -1 on RE2 syntax it cannot express: other (?...) groups, \A \z
+ * \p{..}, \x.. and such escapes.
+ */
+static inline int rt_regex_posix(const char *re, char *out)
+{
+	char *o = out;
+	int br = 0, dash = 0;
+
+	o += sprintf(o, "^(");
+	for (const char *p = re; *p; p++) {
+		char c = *p;
+
+		if (c == '\\') {
+			char d = *++p;
+
+			if (!d)
+				return -1;
+			if (br) {
+				if (d == 'd')
+					o += sprintf(o, "0-9");
+				else if (d == 'w')
+					o += sprintf(o, "[:alnum:]_");
+				else if (d == 's')
+					o += sprintf(o, "[:space:]");
+				else if (d == 'n' || d == 't')
+					*o++ = d == 'n' ? '\n' : '\t';
+				else if (d == '-')
+					dash = 1;	/* a literal '-' goes last */
+				else if (d == '\\' || (ispunct((unsigned char)d) && d != ']' &&
+							!(d == '^' && o[-1] == '[')))
+					*o++ = d;
+				else
+					return -1;
+				continue;
+			}
+			if (d == 'd' || d == 'D')
+				o += sprintf(o, d == 'd' ? "[0-9]" : "[^0-9]");
+			else if (strchr("wWsSbB", d))
+				o += sprintf(o, "\\%c", d);
+			else if (d == 'n' || d == 't')
+				*o++ = d == 'n' ? '\n' : '\t';
+			else if (ispunct((unsigned char)d))
+				o += sprintf(o, "\\%c", d);
+			else
+				return -1;
+			continue;
+		}
+		if (br) {
+			if (c == '[' && p[1] == ':') {	/* [:alpha:] */
+				const char *e = strstr(p + 2, ":]");
+
+				if (!e)
+					return -1;
+				memcpy(o, p, (size_t)(e + 2 - p));
+				o += e + 2 - p;
+				p = e + 1;
+				continue;
+			}
+			if (c == ']') {
+				if (dash)
+					*o++ = '-';
+				br = dash = 0;
+			}
+			*o++ = c;
+			continue;
+		}
+		if (c == '[') {
+			br = 1;
+			*o++ = c;
+			if (p[1] == '^')
+				*o++ = *++p;
+			if (p[1] == ']')
+				*o++ = *++p;
+			continue;
+		}
+		if (c == '(' && p[1] == '?') {
+			if (p[2] != ':')
+				return -1;
+			p += 2;
+		} else if (strchr("*+?}", c) && p[1] == '?') {
+			*o++ = c;
+			p++;
+			continue;
+		}
+		*o++ = c;
+	}
+	if (br)
+		return -1;
+	strcpy(o, ")$");
+	return 0;
+}
+
+/*
+ * y[i] = whether all of x[i] matches pattern pat[0] (RE2 syntax, through
+ * rt_regex_posix; checked when compiling, so it compiles here unless memory
+ * runs out, which fails the run).
+ */
+static inline void rt_str_regex_full(const char *const *x, const char *const *pat, uint8_t *y,
+				     int64_t n, int threads)
+{
+	char *posix = malloc(12 * strlen(pat[0]) + 8);
+	regex_t re;
+	int ok = posix && rt_regex_posix(pat[0], posix) == 0 &&
+		 regcomp(&re, posix, REG_EXTENDED | REG_NOSUB) == 0;
+
+	(void)threads;
+	free(posix);
+	if (!ok && rt_strpool_cur)
+		rt_strpool_cur->failed = 1;
+	for (int64_t i = 0; i < n; i++)
+		y[i] = ok && regexec(&re, x[i] ? x[i] : "", 0, NULL, 0) == 0;
+	if (ok)
+		regfree(&re);
 }
 
 #endif

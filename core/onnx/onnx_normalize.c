@@ -143,6 +143,23 @@ static void stopwords_input(struct graph *g, struct node *n)
 					   DTYPE_STR, &s, a->strs));
 }
 
+/*
+ * String attribute name (RegexFullMatch's pattern, StringSplit's delimiter)
+ * becomes input 1, a [1] string constant: "" when absent, except a missing
+ * pattern, which infer reports.
+ */
+static void string_attr_input(struct graph *g, struct node *n, const char *name)
+{
+	const struct attr *a = node_attr(n, name);
+	struct shape s = { 1, { { 1, 0, { 0 } } } };
+	const char *v = a && a->kind == ATTR_STRING ? a->s : "";
+
+	if (n->n_in != 1 || ((!a || a->kind != ATTR_STRING) && n->op == OP_REGEXFULLMATCH))
+		return;
+	set_input(g, n, 1, graph_add_const(g, arena_printf(g->arena, "%s.%s", n->name, name),
+					   DTYPE_STR, &s, &v));
+}
+
 void onnx_normalize_node(struct graph *g, struct node *n)
 {
 	int64_t opset = g->opset;
@@ -212,6 +229,12 @@ void onnx_normalize_node(struct graph *g, struct node *n)
 		break;
 	case OP_STRINGNORMALIZER:
 		stopwords_input(g, n);
+		break;
+	case OP_REGEXFULLMATCH:
+		string_attr_input(g, n, "pattern");
+		break;
+	case OP_STRINGSPLIT:
+		string_attr_input(g, n, "delimiter");
 		break;
 	default:
 		if (is_reduce(n->op) && opset < (n->op == OP_REDUCESUM ? 13 : 18))

@@ -1,14 +1,22 @@
 /*
- * ops_text.c - text ops. StringNormalizer on string tensors: one call of
- * runtime/rt_string.h's helper, its output length a data symbol when there
- * are stopwords. TfIdfVectorizer over integer tokens. The n-gram pool is an
+ * ops_text.c - text ops. StringNormalizer, StringConcat, StringSplit and
+ * RegexFullMatch on string tensors: calls of runtime/rt_string.h's helpers.
+ * StringNormalizer's output length is a data symbol when there are
+ * stopwords, StringSplit's last dim always is; RegexFullMatch's pattern is
+ * checked here with the translation the run time uses.
+ *
+ * TfIdfVectorizer over integer tokens. The n-gram pool is an
  * attribute, so each pool entry becomes its own counting loop nest with
  * its tokens as constants: the kernel grows with the pool, and the pool
  * of a real vocabulary belongs in a table instead (not done yet).
  */
 #include "ops.h"
 
+#include <regex.h>
 #include <string.h>
+
+#include "../../runtime/rt_half.h"
+#include "../../runtime/rt_string.h"
 
 enum tfidf_mode { TFIDF_TF, TFIDF_IDF, TFIDF_TFIDF, TFIDF_MODE_COUNT };
 
@@ -283,5 +291,139 @@ int lower_stringnormalizer(struct lower *L)
 	args[4] = stop ? lower_numel(L, &stop->shape) : tir_int(L->b, 0);
 	args[5] = tir_int(L->b, stringnorm_flags(L->n));
 	tir_extern(L->b, "rt_str_normalize", args, 6);
+	return 0;
+}
+
+/* ---- StringConcat ---- */
+
+/* Z = X + Y, string by string, under numpy broadcasting. */
+int infer_stringconcat(struct graph *g, struct node *n)
+{
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !infer_input(g, n, 0) || !infer_input(g, n, 1))
+		return -1;
+	if (!dtype_is_string(node_in(g, n, 0)->dtype) ||
+	    !dtype_is_string(node_in(g, n, 1)->dtype)) {
+		diag_error(g->ctx, "%s: inputs 'X' and 'Y' must be string tensors", node_loc(g, n));
+		return -1;
+	}
+	return infer_broadcast_to(g, n, DTYPE_STR);
+}
+
+/* One rt_str_concat call per output element, in order (not parallel: the pool). */
+int lower_stringconcat(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *y = lower_in(L, 1), *z = lower_out(L, 0);
+	struct tir *idx[MAX_RANK], *args[3];
+
+	lower_loops(L, &z->shape, idx);
+	args[0] = tir_addr(L->b, L->out[0], lower_offset(L, &z->shape, idx));
+	args[1] = tir_load(L->b, L->in[0], lower_bcast_offset(L, &x->shape, &z->shape, idx));
+	args[2] = tir_load(L->b, L->in[1], lower_bcast_offset(L, &y->shape, &z->shape, idx));
+	tir_extern(L->b, "rt_str_concat", args, 3);
+	lower_end_loops(L, z->shape.rank);
+	return 0;
+}
+
+/* ---- RegexFullMatch ---- */
+
+/*
+ * Y: bool of X's shape, whether each string matches the pattern (input 1
+ * after import: a string constant) as a whole. The pattern is RE2's syntax;
+ * what rt_regex_posix can turn into a POSIX expression is supported.
+ */
+int infer_regexfullmatch(struct graph *g, struct node *n)
+{
+	struct value *x, *p;
+	const char *pat;
+	char *posix;
+	regex_t re;
+	int rc;
+
+	if (infer_arity(g, n, 1, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	p = node_in(g, n, 1);
+	if (!dtype_is_string(x->dtype) || !p || !p->data) {
+		diag_error(g->ctx, "%s: needs a string input 'X' and the attribute 'pattern'",
+			   node_loc(g, n));
+		return -1;
+	}
+	pat = ((const char *const *)p->data)[0];
+	posix = arena_alloc(g->arena, 12 * strlen(pat) + 8);
+	if (rt_regex_posix(pat, posix) < 0) {
+		diag_error(g->ctx, "%s: pattern '%s' uses RE2 syntax that is not supported "
+			   "(POSIX extended expressions with \\d \\w \\s \\b and (?:...) are)",
+			   node_loc(g, n), pat);
+		return -1;
+	}
+	rc = regcomp(&re, posix, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		char msg[128];
+
+		regerror(rc, &re, msg, sizeof(msg));
+		diag_error(g->ctx, "%s: pattern '%s' is not a valid regular expression: %s",
+			   node_loc(g, n), pat, msg);
+		return -1;
+	}
+	regfree(&re);
+	infer_set(g, n, 0, DTYPE_BOOL, &x->shape);
+	return 0;
+}
+
+/* One rt_str_regex_full call over the whole input (it compiles the pattern once). */
+int lower_regexfullmatch(struct lower *L)
+{
+	struct tir *args[4];
+
+	args[0] = tir_addr(L->b, L->in[0], tir_int(L->b, 0));
+	args[1] = tir_addr(L->b, L->in[1], tir_int(L->b, 0));
+	args[2] = tir_addr(L->b, L->out[0], tir_int(L->b, 0));
+	args[3] = lower_numel(L, &lower_in(L, 0)->shape);
+	tir_extern(L->b, "rt_str_regex_full", args, 4);
+	return 0;
+}
+
+/* ---- StringSplit ---- */
+
+/*
+ * Y: X's shape plus the most pieces any string splits into (a data symbol
+ * that the run-time shape function binds), padded with ""; Z: int64, X's
+ * shape, each string's count. Input 1 (from import) holds the delimiter,
+ * "" for whitespace as Python's split() does.
+ */
+int infer_stringsplit(struct graph *g, struct node *n)
+{
+	struct value *x, *sep;
+	struct shape s;
+
+	if (infer_arity(g, n, 2, 2, 2) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	sep = node_in(g, n, 1);
+	if (!dtype_is_string(x->dtype) || !sep || !sep->data || x->shape.rank >= MAX_RANK) {
+		diag_error(g->ctx, "%s: input 'X' must be a string tensor of rank below %d",
+			   node_loc(g, n), MAX_RANK);
+		return -1;
+	}
+	s = x->shape;
+	s.rank++;
+	s.d[s.rank - 1] = graph_data_sym(g, n->out[0], s.rank - 1);
+	infer_set(g, n, 0, DTYPE_STR, &s);
+	infer_set(g, n, 1, DTYPE_I64, &x->shape);
+	return 0;
+}
+
+/* One rt_str_split call over the whole input. */
+int lower_stringsplit(struct lower *L)
+{
+	const struct value *y = lower_out(L, 0);
+	struct tir *args[7];
+
+	args[0] = tir_addr(L->b, L->in[0], tir_int(L->b, 0));
+	args[1] = tir_addr(L->b, L->in[1], tir_int(L->b, 0));
+	args[2] = tir_addr(L->b, L->out[0], tir_int(L->b, 0));
+	args[3] = tir_addr(L->b, L->out[1], tir_int(L->b, 0));
+	args[4] = lower_numel(L, &lower_in(L, 0)->shape);
+	args[5] = tir_dim(L->b, y->shape.d[y->shape.rank - 1]);
+	args[6] = tir_int(L->b, node_attr_int(L->n, "maxsplit", -1));
+	tir_extern(L->b, "rt_str_split", args, 7);
 	return 0;
 }

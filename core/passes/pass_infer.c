@@ -77,7 +77,8 @@ static int check_select(struct graph *g, struct node *n)
 /* The ops that read or write string tensors (the others would compute on pointers). */
 static bool takes_strings(enum op op)
 {
-	return op == OP_CAST || op == OP_CASTLIKE || op == OP_STRINGNORMALIZER;
+	return op == OP_CAST || op == OP_CASTLIKE || op == OP_STRINGNORMALIZER ||
+	       op == OP_STRINGCONCAT || op == OP_REGEXFULLMATCH || op == OP_STRINGSPLIT;
 }
 
 /*
@@ -94,9 +95,9 @@ static int check_strings(struct graph *g, const struct node *n, bool outputs)
 		int v = outputs ? n->out[i] : n->in[i];
 
 		if (v >= 0 && dtype_is_string(g->values.v[v].dtype)) {
-			diag_error(g->ctx, "%s: %s '%s' is a string tensor; only Cast, CastLike and "
-				   "StringNormalizer take strings", node_loc(g, n),
-				   outputs ? "output" : "input", g->values.v[v].name);
+			diag_error(g->ctx, "%s: %s '%s' is a string tensor, which %s does not "
+				   "%s", node_loc(g, n), outputs ? "output" : "input",
+				   g->values.v[v].name, n->op_type, outputs ? "make" : "take");
 			return -1;
 		}
 	}
