@@ -366,6 +366,31 @@ static inline void rt_str_split(const char *const *x, const char *const *sep, co
 	}
 }
 
+/* ---- TfIdfVectorizer over strings ---- */
+
+/*
+ * Adds to y[r * out + col], for each of the rows rows of x (c strings
+ * each), the matches of the n-gram tok[0..len): a match starts at i and
+ * takes every d-th string, d from 1 to skips.
+ */
+static inline void rt_str_tfidf_gram(const char *const *x, const char *const *tok, int64_t len,
+				     float *y, int64_t rows, int64_t c, int64_t out, int64_t col,
+				     int64_t skips, int threads)
+{
+	(void)threads;
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t d = 1; d <= skips; d++)
+			for (int64_t i = 0; i + d * (len - 1) < c; i++) {
+				int64_t k = 0;
+
+				while (k < len && !strcmp(x[r * c + i + d * k] ? x[r * c + i + d * k]
+							  : "", tok[k] ? tok[k] : ""))
+					k++;
+				if (k == len)
+					y[r * out + col] += 1;
+			}
+}
+
 /* ---- RegexFullMatch ---- */
 
 /*

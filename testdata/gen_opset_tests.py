@@ -644,6 +644,20 @@ def tfidf_tests():
             attrs["weights"] = w
         good("tfidfvectorizer_9_%s" % name, 9, [node("TfIdfVectorizer", ["x"], ["y"], **attrs)],
              {"x": x}, {"y": tfidf(x, mn, mx, skip, mode, pool, counts, indexes, w)})
+    # the same over strings: pool_strings, X a string tensor
+    spool = ["two", "three", "five", "four", "five", "six", "seven", "eight", "six", "seven"]
+    words = np.array(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"],
+                     dtype=object)
+    for name, x, mn, mx, skip, mode, w in (
+            ("strings_tf_2d", words[x32], 1, 2, 2, "TF", None),
+            ("strings_tfidf_weights", words[x64], 1, 2, 3, "TFIDF", weights),
+            ("strings_idf_bigrams_only", words[x64], 2, 2, 4, "IDF", None)):
+        attrs = dict(min_gram_length=mn, max_gram_length=mx, max_skip_count=skip, mode=mode,
+                     pool_strings=spool, ngram_counts=counts, ngram_indexes=indexes)
+        if w:
+            attrs["weights"] = w
+        good("tfidfvectorizer_9_%s" % name, 9, [node("TfIdfVectorizer", ["x"], ["y"], **attrs)],
+             {"x": x}, {"y": tfidf(x, mn, mx, skip, mode, spool, counts, indexes, w)})
 
 
 # ---- DFT-17 and DFT-20: onesided, inverse, dft_length, axis ----

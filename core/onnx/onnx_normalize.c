@@ -160,6 +160,19 @@ static void string_attr_input(struct graph *g, struct node *n, const char *name)
 					   DTYPE_STR, &s, &v));
 }
 
+/* TfIdfVectorizer's pool_strings become input 1, a 1-D string constant. */
+static void pool_strings_input(struct graph *g, struct node *n)
+{
+	const struct attr *a = node_attr(n, "pool_strings");
+	struct shape s = { 1, { { 0, 0, { 0 } } } };
+
+	if (!a || a->kind != ATTR_STRINGS || n->n_in != 1 || node_attr(n, "pool_int64s"))
+		return;
+	s.d[0] = dim_const(a->n);
+	set_input(g, n, 1, graph_add_const(g, arena_printf(g->arena, "%s.pool", n->name),
+					   DTYPE_STR, &s, a->strs));
+}
+
 void onnx_normalize_node(struct graph *g, struct node *n)
 {
 	int64_t opset = g->opset;
@@ -235,6 +248,9 @@ void onnx_normalize_node(struct graph *g, struct node *n)
 		break;
 	case OP_STRINGSPLIT:
 		string_attr_input(g, n, "delimiter");
+		break;
+	case OP_TFIDFVECTORIZER:
+		pool_strings_input(g, n);
 		break;
 	default:
 		if (is_reduce(n->op) && opset < (n->op == OP_REDUCESUM ? 13 : 18))

@@ -8,7 +8,9 @@
  * TfIdfVectorizer over integer tokens. The n-gram pool is an
  * attribute, so each pool entry becomes its own counting loop nest with
  * its tokens as constants: the kernel grows with the pool, and the pool
- * of a real vocabulary belongs in a table instead (not done yet).
+ * of a real vocabulary belongs in a table instead (not done yet). Over
+ * strings (pool_strings, a string constant input after import) each pool
+ * entry is one rt_str_tfidf_gram call instead.
  */
 #include "ops.h"
 
@@ -24,7 +26,8 @@ enum tfidf_mode { TFIDF_TF, TFIDF_IDF, TFIDF_TFIDF, TFIDF_MODE_COUNT };
 struct tfidf {
 	int64_t min_n, max_n, max_skip;
 	enum tfidf_mode mode;
-	const int64_t *pool, *counts, *indexes;	/* pool_int64s, ngram_counts, ngram_indexes */
+	const int64_t *pool, *counts, *indexes;	/* pool_int64s (NULL: pool_strings, input 1
+						   after import), ngram_counts, ngram_indexes */
 	int n_pool, n_counts, n_indexes;
 	const double *weights;			/* NULL: every weight is 1 */
 	int n_weights;
@@ -47,14 +50,14 @@ static int tfidf_plan(struct graph *g, const struct node *n, struct tfidf *p)
 		return -1;
 	}
 	p->mode = (enum tfidf_mode)i;
-	if (node_attr(n, "pool_strings")) {
-		diag_error(g->ctx, "%s: a pool of strings is not supported", node_loc(g, n));
-		return -1;
-	}
 	p->min_n = node_attr_int(n, "min_gram_length", 0);
 	p->max_n = node_attr_int(n, "max_gram_length", 0);
 	p->max_skip = node_attr_int(n, "max_skip_count", 0);
 	p->n_pool = node_attr_ints(n, "pool_int64s", &p->pool);
+	if (p->n_pool < 0 && node_attr(n, "pool_strings")) {
+		p->pool = NULL;
+		p->n_pool = node_attr(n, "pool_strings")->n;
+	}
 	p->n_counts = node_attr_ints(n, "ngram_counts", &p->counts);
 	p->n_indexes = node_attr_ints(n, "ngram_indexes", &p->indexes);
 	p->weights = w && w->kind == ATTR_FLOATS && w->n ? w->floats : NULL;
@@ -99,20 +102,23 @@ static int tfidf_plan(struct graph *g, const struct node *n, struct tfidf *p)
 	return 0;
 }
 
-/* X is [C] or [B, C] of int32 or int64; Y is float [O] or [B, O]. */
+/*
+ * X is [C] or [B, C] of int32 or int64 (pool_int64s) or of strings
+ * (pool_strings); Y is float [O] or [B, O].
+ */
 int infer_tfidf(struct graph *g, struct node *n)
 {
 	struct tfidf p;
 	struct value *x;
 	struct shape s;
 
-	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)) ||
+	if (infer_arity(g, n, 1, 2, 1) < 0 || !(x = infer_input(g, n, 0)) ||
 	    tfidf_plan(g, n, &p) < 0)
 		return -1;
-	if ((x->dtype != DTYPE_I32 && x->dtype != DTYPE_I64) || x->shape.rank < 1 ||
-	    x->shape.rank > 2) {
-		diag_error(g->ctx, "%s: X must be int32 or int64 of shape [C] or [B, C]",
-			   node_loc(g, n));
+	if ((p.pool ? x->dtype != DTYPE_I32 && x->dtype != DTYPE_I64 : !dtype_is_string(x->dtype)) ||
+	    x->shape.rank < 1 || x->shape.rank > 2) {
+		diag_error(g->ctx, "%s: X must be %s of shape [C] or [B, C]", node_loc(g, n),
+			   p.pool ? "int32 or int64 (pool_int64s)" : "strings (pool_strings)");
 		return -1;
 	}
 	s = x->shape;
@@ -164,6 +170,28 @@ static void tfidf_count(struct lower *L, const struct tfidf *p, const int64_t *t
 }
 
 /*
+ * The same over strings: one rt_str_tfidf_gram call (runtime/rt_string.h)
+ * compares the pool's strings (input 1) at pool offset at.
+ */
+static void tfidf_count_strings(struct lower *L, const struct tfidf *p, int64_t at, int len,
+				int64_t col)
+{
+	const struct value *x = lower_in(L, 0);
+	struct tir *args[9];
+
+	args[0] = tir_addr(L->b, L->in[0], tir_int(L->b, 0));
+	args[1] = tir_addr(L->b, L->in[1], tir_int(L->b, at));
+	args[2] = tir_int(L->b, len);
+	args[3] = tir_addr(L->b, L->out[0], tir_int(L->b, 0));
+	args[4] = x->shape.rank == 2 ? tir_dim(L->b, x->shape.d[0]) : tir_int(L->b, 1);
+	args[5] = tir_dim(L->b, x->shape.d[x->shape.rank - 1]);
+	args[6] = tir_int(L->b, p->out);
+	args[7] = tir_int(L->b, col);
+	args[8] = tir_int(L->b, len == 1 ? 1 : p->max_skip + 1);
+	tir_extern(L->b, "rt_str_tfidf_gram", args, 9);
+}
+
+/*
  * Y = 0; every pool entry whose length is within [min_gram_length,
  * max_gram_length] adds its matches to its column (ngram_indexes); then
  * IDF replaces a non-zero count with the column's weight (1 without
@@ -187,8 +215,10 @@ int lower_tfidf(struct lower *L)
 		int64_t end = len < p.n_counts ? p.counts[len] : p.n_pool;
 
 		for (int64_t at = p.counts[len - 1]; at < end; at += len, j++)
-			if (len >= p.min_n && len <= p.max_n)
+			if (len >= p.min_n && len <= p.max_n && p.pool)
 				tfidf_count(L, &p, p.pool + at, len, p.indexes[j]);
+			else if (len >= p.min_n && len <= p.max_n)
+				tfidf_count_strings(L, &p, at, len, p.indexes[j]);
 	}
 	if (p.mode == TFIDF_TF || (p.mode == TFIDF_TFIDF && !p.weights))
 		return 0;

@@ -78,7 +78,8 @@ static int check_select(struct graph *g, struct node *n)
 static bool takes_strings(enum op op)
 {
 	return op == OP_CAST || op == OP_CASTLIKE || op == OP_STRINGNORMALIZER ||
-	       op == OP_STRINGCONCAT || op == OP_REGEXFULLMATCH || op == OP_STRINGSPLIT;
+	       op == OP_STRINGCONCAT || op == OP_REGEXFULLMATCH || op == OP_STRINGSPLIT ||
+	       op == OP_TFIDFVECTORIZER;
 }
 
 /*
