@@ -53,6 +53,25 @@ static char *find_tensor(const char *dir, const char *prefix, int i, const char 
 	return NULL;
 }
 
+/* " \"s\"": quotes, backslashes and control bytes escaped, cut after 40 bytes. */
+static void print_string(const char *s)
+{
+	size_t k = 0;
+
+	printf(" \"");
+	for (s = s ? s : ""; *s && k < 40; s++, k++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			printf("\\x%02x", c);
+		else
+			putchar(c);
+	}
+	printf("%s\"", *s ? "..." : "");
+}
+
 static void print_output(const struct host_tensor *t)
 {
 	int64_t n = host_tensor_numel(t);
@@ -61,7 +80,9 @@ static void print_output(const struct host_tensor *t)
 	for (int i = 0; i < t->rank; i++)
 		printf("%s%lld", i ? "," : "", (long long)t->dims[i]);
 	printf("]");
-	for (int64_t i = 0; i < n && i < 8; i++) {
+	for (int64_t i = 0; i < n && i < 8 && dtype_is_string(t->dtype); i++)
+		print_string(((const char *const *)t->data)[i]);
+	for (int64_t i = 0; i < n && i < 8 && !dtype_is_string(t->dtype); i++) {
 		double v;
 
 		switch (t->dtype) {

@@ -396,6 +396,22 @@ int tensor_compare(const struct host_tensor *got, const struct host_tensor *want
 		sb_puts(why, "]");
 		return -1;
 	}
+	if (dtype_is_string(want->dtype)) {
+		const char *const *g = got->data, *const *w = want->data;
+
+		for (int64_t i = 0; i < n; i++)
+			if (strcmp(g[i] ? g[i] : "", w[i] ? w[i] : "")) {
+				if (first < 0)
+					first = i;
+				bad++;
+			}
+		if (!bad)
+			return 0;
+		sb_printf(why, "%lld of %lld strings differ; first at %lld: got \"%.60s\", "
+			  "expected \"%.60s\"", (long long)bad, (long long)n, (long long)first,
+			  g[first] ? g[first] : "", w[first] ? w[first] : "");
+		return -1;
+	}
 	if (exact) {
 		size_t es = dtype_size(want->dtype);
 

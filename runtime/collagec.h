@@ -62,6 +62,7 @@ typedef enum collagec_dtype {
 	COLLAGEC_INT16 = 5,
 	COLLAGEC_INT32 = 6,
 	COLLAGEC_INT64 = 7,
+	COLLAGEC_STRING = 8,		/* const char *: NUL-terminated UTF-8 (below) */
 	COLLAGEC_BOOL = 9,
 	COLLAGEC_FLOAT16 = 10,		/* IEEE half: uint16_t bit patterns */
 	COLLAGEC_DOUBLE = 11,
@@ -113,6 +114,12 @@ collagec_status collagec_output_info(const collagec_model *m, int i, collagec_te
 /*
  * Borrows data (dense, row-major, the input's dtype) until the next run.
  * A failed call unsets input i, so a run without setting it again fails.
+ *
+ * String tensors (COLLAGEC_STRING): data is an array of `const char *`, one
+ * NUL-terminated UTF-8 string per element (NULL reads as ""); the strings
+ * are borrowed too, until the run ends. A string output's data is an array
+ * of `const char *` whose strings the model owns, valid until the next
+ * collagec_run() or collagec_close(), like every output's data.
  */
 collagec_status collagec_set_input(collagec_model *m, int i, const void *data,
 				   const int64_t *dims, int rank);

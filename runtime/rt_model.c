@@ -28,8 +28,30 @@ struct collagec_model {
 	int profiled;				/* that run was timed: time_ns[] holds its times */
 	int ran[RT_N_STEPS + 1];		/* per step: the variant its kernel took */
 	int64_t time_ns[RT_N_STEPS + 1];	/* per step: its time */
+	struct rt_strpool strpool;		/* the strings of string tensors (rt_string.h) */
+	const char **strconst[RT_N_VALUES + 1];	/* string constants' pointers (into rt_weights) */
 	char err[256];
 };
+
+_Thread_local struct rt_strpool *rt_strpool_cur __attribute__((visibility("hidden")));
+
+/* Empties the pool for a run: its chunks stay for reuse. */
+static void strpool_reset(struct rt_strpool *p)
+{
+	for (struct rt_strchunk *c = p->head; c; c = c->next)
+		c->used = 0;
+	p->failed = 0;
+}
+
+static void strpool_free(struct rt_strpool *p)
+{
+	while (p->head) {
+		struct rt_strchunk *c = p->head;
+
+		p->head = c->next;
+		free(c);
+	}
+}
 
 RT_API __attribute__((weak)) void collagec_rt_abort(const char *msg)
 {
@@ -127,6 +149,34 @@ static void *xaligned(int64_t bytes)
 	return aligned_alloc(RT_ALIGN, n ? n : RT_ALIGN);
 }
 
+/*
+ * The pointer arrays of the string constants: the blob holds each one's
+ * strings after an int64 offset per element (core/emit/plan.c).
+ */
+static collagec_status string_constants(collagec_model *m)
+{
+	for (int i = 0; i < RT_N_VALUES; i++) {
+		const struct rt_value *v = &rt_values[i];
+		const unsigned char *base = rt_weights + v->offset;
+		int64_t n = 1;
+
+		if (v->kind != RT_CONST || v->dtype != COLLAGEC_STRING)
+			continue;
+		for (int k = 0; k < v->rank; k++)
+			n *= v->dims[k].c;
+		m->strconst[i] = malloc(sizeof(char *) * (size_t)(n ? n : 1));
+		if (!m->strconst[i])
+			return COLLAGEC_E_ALLOC;
+		for (int64_t e = 0; e < n; e++) {
+			int64_t at;
+
+			memcpy(&at, base + 8 * e, sizeof(at));
+			m->strconst[i][e] = (const char *)base + at;
+		}
+	}
+	return COLLAGEC_OK;
+}
+
 RT_API collagec_status collagec_open(collagec_model **out)
 {
 	collagec_model *m;
@@ -147,6 +197,10 @@ RT_API collagec_status collagec_open(collagec_model **out)
 			free(m);
 			return COLLAGEC_E_RUNTIME;
 		}
+	if (string_constants(m) != COLLAGEC_OK) {
+		collagec_close(m);
+		return COLLAGEC_E_ALLOC;
+	}
 	if (RT_STATIC_ARENA >= 0) {
 		m->arena_size = RT_STATIC_ARENA;
 		m->arena = xaligned(RT_STATIC_ARENA);
@@ -170,6 +224,9 @@ RT_API void collagec_close(collagec_model *m)
 		free(m->out_data[i]);
 	for (int i = 0; i < RT_N_VALUES; i++)
 		free(m->dyn[i]);
+	strpool_free(&m->strpool);
+	for (int i = 0; i < RT_N_VALUES; i++)
+		free((void *)m->strconst[i]);
 	free(m->arena);
 	free(m);
 	for (int i = 0; rt_inits[i]; i++)
@@ -490,7 +547,8 @@ static void *value_ptr(collagec_model *m, int id)
 	const struct rt_value *v = &rt_values[id];
 
 	switch (v->kind) {
-	case RT_CONST: return (void *)(rt_weights + v->offset);
+	case RT_CONST: return v->dtype == COLLAGEC_STRING ? (void *)m->strconst[id]
+				: (void *)(rt_weights + v->offset);
 	case RT_INPUT: return (void *)m->in_data[v->io];
 	case RT_OUTPUT: return m->out_data[v->io];
 	case RT_ARENA: return m->arena + m->offsets[id];
@@ -519,16 +577,11 @@ static void run_timed(collagec_model *m, const struct rt_step *st, int i)
 	m->time_ns[i] = now_ns() - t0;
 }
 
-RT_API collagec_status collagec_run(collagec_model *m)
+/* The steps of a run, each after its shape functions. */
+static collagec_status run_steps(collagec_model *m)
 {
 	collagec_status s;
 
-	if (!m)
-		return COLLAGEC_E_ARG;
-	m->err[0] = 0;
-	if ((s = bind_syms(m)) != COLLAGEC_OK || (s = plan(m)) != COLLAGEC_OK ||
-	    (s = outputs(m)) != COLLAGEC_OK)
-		return s;
 	for (int i = 0, sh = 0, late = 0; i < RT_N_STEPS; i++) {
 		const struct rt_step *st = &rt_steps[i];
 
@@ -544,6 +597,27 @@ RT_API collagec_status collagec_run(collagec_model *m)
 		else
 			st->fn(m->args, m->syms, m->threads);
 	}
+	return COLLAGEC_OK;
+}
+
+RT_API collagec_status collagec_run(collagec_model *m)
+{
+	collagec_status s;
+
+	if (!m)
+		return COLLAGEC_E_ARG;
+	m->err[0] = 0;
+	if ((s = bind_syms(m)) != COLLAGEC_OK || (s = plan(m)) != COLLAGEC_OK ||
+	    (s = outputs(m)) != COLLAGEC_OK)
+		return s;
+	strpool_reset(&m->strpool);
+	rt_strpool_cur = &m->strpool;
+	s = run_steps(m);
+	rt_strpool_cur = NULL;
+	if (s != COLLAGEC_OK)
+		return s;
+	if (m->strpool.failed)
+		return fail(m, COLLAGEC_E_ALLOC, "out of memory for the strings of string tensors");
 	output_dims(m);
 	m->has_run = 1;
 	m->profiled = m->profiling;

@@ -31,6 +31,7 @@
 
 #include "collagec.h"
 #include "rt_half.h"
+#include "rt_string.h"
 #include "rt_plan.h"
 
 /*
@@ -136,7 +137,9 @@ enum rt_shape_op {
 	RT_SHAPE_MAX_UNPOOL,
 	RT_SHAPE_UNIQUE,
 	RT_SHAPE_NMS,
-	RT_SHAPE_MEL_WEIGHT_MATRIX
+	RT_SHAPE_MEL_WEIGHT_MATRIX,
+	RT_SHAPE_STRING_NORMALIZER,
+	RT_SHAPE_STRING_SPLIT
 };
 
 /*
@@ -152,7 +155,9 @@ struct rt_shape {
 					   OneHot's axis, TopK's, Split's, STFT's
 					   onesided,
 					   Compress's and Unique's (-1: none),
-					   NonMaxSuppression's center_point_box; Reduce*: keepdims |
+					   NonMaxSuppression's center_point_box;
+					   StringNormalizer's rt_str_normalize flags,
+					   StringSplit's maxsplit; Reduce*: keepdims |
 					   noop_with_empty_axes << 1; Resize: see
 					   resize_shape_attr */
 	int in[5];			/* the data, the int64 tensor (-1: none);

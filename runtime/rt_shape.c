@@ -715,6 +715,27 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 			return fail(m, COLLAGEC_E_SHAPE, "node '%s': size %lld is out of range",
 				    sh->node, (long long)out[0]);
 		return COLLAGEC_OK;
+	case RT_SHAPE_STRING_NORMALIZER: {
+		/* [C'] or [1, C']: the strings kept, or one "" when none is */
+		int64_t c = rt_str_kept(value_ptr(m, sh->in[0]), x[xr - 1], value_ptr(m, sh->in[1]),
+					td[0], (int)sh->attr);
+
+		out[0] = 1;
+		out[xr - 1] = c ? c : 1;
+		return COLLAGEC_OK;
+	}
+	case RT_SHAPE_STRING_SPLIT: {
+		/* X's dims, then the most pieces a string splits into */
+		int64_t e = 1;
+
+		for (int k = 0; k < xr; k++) {
+			out[k] = x[k];
+			e *= x[k];
+		}
+		out[xr] = rt_str_split_max(value_ptr(m, sh->in[0]), e,
+					   ((const char *const *)value_ptr(m, sh->in[1]))[0], sh->attr);
+		return COLLAGEC_OK;
+	}
 	case RT_SHAPE_NONZERO:
 		out[0] = xr;
 		out[1] = count_nonzero(m, sh->in[0], x, xr);

@@ -19,6 +19,7 @@ written with onnx.helper and an explicit opset_import, without the checker.
 Needs python3-onnx and python3-numpy only; every byte is deterministic.
 """
 import math
+import re
 import sys
 
 import numpy as np
@@ -644,6 +645,20 @@ def tfidf_tests():
             attrs["weights"] = w
         good("tfidfvectorizer_9_%s" % name, 9, [node("TfIdfVectorizer", ["x"], ["y"], **attrs)],
              {"x": x}, {"y": tfidf(x, mn, mx, skip, mode, pool, counts, indexes, w)})
+    # the same over strings: pool_strings, X a string tensor
+    spool = ["two", "three", "five", "four", "five", "six", "seven", "eight", "six", "seven"]
+    words = np.array(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"],
+                     dtype=object)
+    for name, x, mn, mx, skip, mode, w in (
+            ("strings_tf_2d", words[x32], 1, 2, 2, "TF", None),
+            ("strings_tfidf_weights", words[x64], 1, 2, 3, "TFIDF", weights),
+            ("strings_idf_bigrams_only", words[x64], 2, 2, 4, "IDF", None)):
+        attrs = dict(min_gram_length=mn, max_gram_length=mx, max_skip_count=skip, mode=mode,
+                     pool_strings=spool, ngram_counts=counts, ngram_indexes=indexes)
+        if w:
+            attrs["weights"] = w
+        good("tfidfvectorizer_9_%s" % name, 9, [node("TfIdfVectorizer", ["x"], ["y"], **attrs)],
+             {"x": x}, {"y": tfidf(x, mn, mx, skip, mode, spool, counts, indexes, w)})
 
 
 # ---- DFT-17 and DFT-20: onesided, inverse, dft_length, axis ----
@@ -1326,6 +1341,69 @@ def bad_tests():
 
 
 
+# ---- StringConcat-20, RegexFullMatch-20: the spec's examples and a few more ----
+
+def strings(*rows):
+    return np.array(rows, dtype=object)
+
+
+def string_tests():
+    for name, x, y in (
+            ("string_concat", strings("abc", "def"), strings(".com", ".net")),
+            ("string_concat_broadcasting", strings("one", "two", "three"), strings(".")),
+            ("string_concat_empty_string", strings("abc", ""), strings("", "abc")),
+            ("string_concat_utf8", strings("\u00e9t\u00e9", "\u00fc"), strings("!", "ber")),
+            ("string_concat_zero_dimensional", np.array("abc", dtype=object),
+             np.array("def", dtype=object)),
+            ("string_concat_2d", strings(["a", "b"], ["c", "d"]), strings(["x"], ["y"]))):
+        z = np.frompyfunc(lambda a, b: a + b, 2, 1)(x, y)
+        good(name, 20, [node("StringConcat", ["x", "y"], ["z"])], {"x": x, "y": y},
+             {"z": np.asarray(z, dtype=object)})
+    for name, pat, x in (
+            ("regex_full_match_basic", r"www\.[\w.-]+\.\bcom",
+             strings("www.google.com", "www.facebook.com", "www.bbc.co.uk")),
+            ("regex_full_match_email_domain", r"(\W|^)[\w.\-]{0,25}@(yahoo|gmail)\.com(\W|$)",
+             strings(["account@gmail.com", "account@hotmail.com"],
+                     ["not email", "account2@yahoo.com"])),
+            ("regex_full_match_digits_lazy", r"(?:ab)+?\d{2,3}",
+             strings("ab12", "abab123", "ab1", "ba12", "ab1234")),
+            ("regex_full_match_empty", r"a*", np.zeros((2, 0), dtype=object))):
+        y = np.frompyfunc(lambda s: re.fullmatch(pat, s) is not None, 1, 1)(x)
+        good(name, 20, [node("RegexFullMatch", ["x"], ["y"], pattern=pat)], {"x": x},
+             {"y": np.asarray(y, dtype=bool).reshape(x.shape)})
+    for name, x, attrs in (
+            ("string_split_basic", strings("abc.com", "def.net"), {"delimiter": "."}),
+            ("string_split_maxsplit", strings(["hello world", "def.net"],
+                                              ["o n n x", "the quick brown fox"]),
+             {"maxsplit": 2}),
+            ("string_split_consecutive_delimiters", strings("o-n-n--x-", "o-n----nx"),
+             {"delimiter": "-"}),
+            ("string_split_empty_string_delimiter",
+             strings("hello world !", "  hello   world !", " hello world   ! "),
+             {"delimiter": ""}),
+            ("string_split_no_delimiter", strings("hello world !", "  hello   world !", ""), {}),
+            ("string_split_multichar_maxsplit", strings("a::b::c::d", "::", "x"),
+             {"delimiter": "::", "maxsplit": 1}),
+            ("string_split_empty_tensor", np.zeros((0,), dtype=object), {})):
+        sep = attrs.get("delimiter") or None
+        pieces = [str(v).split(sep, attrs.get("maxsplit", -1)) for v in x.reshape(-1)]
+        cols = max([len(p) for p in pieces], default=0)
+        y = np.array([p + [""] * (cols - len(p)) for p in pieces], dtype=object)
+        z = np.array([len(p) for p in pieces], dtype=np.int64).reshape(x.shape)
+        good(name, 20, [node("StringSplit", ["x"], ["y", "z"], **attrs)], {"x": x},
+             {"y": y.reshape(x.shape + (cols,)), "z": z})
+    x = strings("abc")
+    bad("regex_full_match_inline_flag", 20,
+        [node("RegexFullMatch", ["x"], ["y"], pattern="(?i)abc")], {"x": x},
+        {"y": np.array([True])}, "pattern '(?i)abc' uses RE2 syntax that is not supported")
+    bad("regex_full_match_invalid", 20,
+        [node("RegexFullMatch", ["x"], ["y"], pattern="a(b")], {"x": x},
+        {"y": np.array([True])}, "pattern 'a(b' is not a valid regular expression")
+    bad("string_concat_number", 20,
+        [node("StringConcat", ["x", "f"], ["y"])], {"x": x, "f": np.ones(1, np.float32)},
+        {"y": x}, "inputs 'X' and 'Y' must be string tensors")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: gen_opset_tests.py OUTDIR")
@@ -1350,6 +1428,7 @@ def main():
     gridsample_tests()
     rope_tests()
     attention_tests()
+    string_tests()
     bad_tests()
     nodetest.write(sys.argv[1], GOOD, BAD)
 

@@ -555,6 +555,42 @@ grep -q "output 'sum'" "$T/err" && bad "the untouched output 'sum' is reported"
 out_has "sum: ok"
 verdict run/check-tampered-fails
 
+# string tensors: printed quoted, written as .pb string_data, checked exactly
+SN=/usr/share/libonnx-testdata/data/node/test_strnormalizer_export_monday_casesensintive_upper
+x "$C" compile -q --search none --target c "$SN/model.onnx" -o "$R/strings.so"
+status_is 0
+x "$C" run "$R/strings.so" --input "$SN/test_data_set_0/input_0.pb" --output-dir "$R/str"
+status_is 0; out_empty; err_empty; dir_is "$R/str" "y.pb"
+x "$C" run "$R/strings.so" --input "$SN/test_data_set_0/input_0.pb"
+status_is 0; err_empty
+printf 'y: string [3] "TUESDAY" "WEDNESDAY" "THURSDAY"\n' | cmp -s - "$T/out" ||
+	bad "stdout is '$(cat "$T/out")'"
+x "$C" run "$R/strings.so" --input "$SN/test_data_set_0/input_0.pb" --check "$R/str"
+status_is 0; err_empty; out_has "y: ok"
+res=$("$PY" - "$R" <<'EOF' 2>&1
+import os, sys
+import numpy as np
+from onnx import TensorProto, numpy_helper
+r = sys.argv[1]
+t = TensorProto()
+with open(os.path.join(r, "str", "y.pb"), "rb") as f:
+    t.ParseFromString(f.read())
+a = numpy_helper.to_array(t)
+if t.data_type != TensorProto.STRING or list(a) != ["TUESDAY", "WEDNESDAY", "THURSDAY"]:
+    sys.exit("y.pb: type %d %r" % (t.data_type, a))
+os.makedirs(os.path.join(r, "strbad"), exist_ok=True)
+with open(os.path.join(r, "strbad", "y.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.array(["TUESDAY", "wednesday", "THURSDAY"], dtype=object),
+                                    "y").SerializeToString())
+print("ok")
+EOF
+)
+[ "$res" = ok ] || bad "$(echo "$res" | tail -n 1)"
+x "$C" run "$R/strings.so" --input "$SN/test_data_set_0/input_0.pb" --check "$R/strbad"
+status_is 1
+err_has "check: output 'y': 1 of 3 strings differ; first at 1: got \"WEDNESDAY\", expected \"wednesday\""
+verdict run/strings
+
 fresh "$R/empty"
 x "$C" run "$SO" --check "$R/empty"
 status_is 1; err_has "check: no expected file for output 0 'sum' in $R/empty"

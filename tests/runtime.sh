@@ -5,7 +5,9 @@
 # dims, a wrong dtype, shapes that do not fit (a symbol bound to two values
 # included), runs before every input is set, and wants the documented
 # status and message each time, then a good run. Needs $COLLAGEC and
-# $TEST_TMP (defaults: build/collagec, /tmp). One line per check: "ok
+# $TEST_TMP (defaults: build/collagec, /tmp). Then string tensors through
+# the C API: testdata/runtime/strings.c against make_strings.py's model (run
+# under valgrind when it is installed: no leak, no bad access). One line per check: "ok
 # runtime/NAME" or "FAIL runtime/NAME: why".
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
@@ -25,4 +27,21 @@ cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/testdata/runtime/chec
 "$T/checks"
 st=$?
 [ $st -eq 0 ] || [ $st -eq 1 ] || fail checks-exit "checks died with status $st"
-exit $st
+
+/usr/bin/python3 "$ROOT/testdata/runtime/make_strings.py" "$T/strings.onnx" >"$T/gen.log" 2>&1 ||
+	fail strings-make-model "$(tail -n 1 "$T/gen.log")"
+"$COLLAGEC" compile --search none --target c "$T/strings.onnx" -o "$T/libstrings.so" \
+	>"$T/compile.log" 2>&1 || fail strings-compile "$(head -n 1 "$T/compile.log")"
+cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/testdata/runtime/strings.c" \
+	-L"$T" -lstrings -Wl,-rpath,"$T" -o "$T/strings" -lm >"$T/cc.log" 2>&1 ||
+	fail strings-cc "$(head -n 1 "$T/cc.log")"
+if command -v valgrind >/dev/null 2>&1; then
+	valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+		--error-exitcode=3 "$T/strings" 2>"$T/valgrind.log"
+else
+	"$T/strings"
+fi
+s2=$?
+[ $s2 -eq 3 ] && fail strings-valgrind "$(grep -m1 '==' "$T/valgrind.log")"
+[ $s2 -eq 0 ] || [ $s2 -eq 1 ] || fail strings-exit "strings died with status $s2"
+[ $st -eq 0 ] && [ $s2 -eq 0 ]

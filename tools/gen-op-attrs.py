@@ -54,9 +54,12 @@ LATER = [
     ("QuantizeLinear", "output_dtype", "ATTR_INT", "0"),
     ("QuantizeLinear", "precision", "ATTR_INT", "0"),                       # 23
     ("QuantizeLinear", "saturate", "ATTR_INT", "1"),                        # 19
+    ("RegexFullMatch", "pattern", "ATTR_STRING", None),                     # 20
     ("RMSNormalization", "axis", "ATTR_INT", "-1"),                         # 23
     ("RMSNormalization", "epsilon", "ATTR_FLOAT", F32_1E_5),
     ("RMSNormalization", "stash_type", "ATTR_INT", "1"),
+    ("StringSplit", "delimiter", "ATTR_STRING", None),                      # 20
+    ("StringSplit", "maxsplit", "ATTR_INT", None),
     ("Resize", "antialias", "ATTR_INT", "0"),                               # 18
     ("Resize", "axes", "ATTR_INTS", None),
     ("Resize", "keep_aspect_ratio_policy", "ATTR_STRING", '"stretch"'),

@@ -52,7 +52,12 @@ static void print_const(struct graph *g, const struct value *v, struct strbuf *s
 {
 	sb_printf(sb, "const:%s", dtype_name(v->dtype));
 	shape_print(g, &v->shape, sb);
-	if (shape_is_static(&v->shape) && shape_numel_static(&v->shape) <= 64) {
+	if (shape_is_static(&v->shape) && shape_numel_static(&v->shape) <= 64 &&
+	    dtype_is_string(v->dtype)) {
+		/* the strings, not their (arena) addresses */
+		for (int64_t i = 0; i < shape_numel_static(&v->shape); i++)
+			sb_printf(sb, "%s\"%s\"", i ? "," : "=", ((const char *const *)v->data)[i]);
+	} else if (shape_is_static(&v->shape) && shape_numel_static(&v->shape) <= 64) {
 		size_t n = (size_t)shape_numel_static(&v->shape) * dtype_size(v->dtype);
 
 		sb_putc(sb, '=');

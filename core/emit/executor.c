@@ -326,6 +326,8 @@ static int shape_op(const struct node *n)
 	case OP_UNIQUE: return 19;
 	case OP_NONMAXSUPPRESSION: return 20;
 	case OP_MELWEIGHTMATRIX: return 21;
+	case OP_STRINGNORMALIZER: return 22;
+	case OP_STRINGSPLIT: return 23;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -380,6 +382,8 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		 * keepdims | noop_with_empty_axes << 1
 		 */
 		int64_t attr = shape_op(n) == 14 ? resize_shape_attr(g, n)
+			: n->op == OP_STRINGNORMALIZER ? stringnorm_flags(n)
+			: n->op == OP_STRINGSPLIT ? node_attr_int(n, "maxsplit", -1)
 			: n->op == OP_STFT ? node_attr_int(n, "onesided", 1) != 0
 			: n->op == OP_NONMAXSUPPRESSION ? node_attr_int(n, "center_point_box", 0) != 0
 			: n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),

@@ -113,6 +113,24 @@ static void classify(struct graph *g, struct exec_plan *ep)
 		}
 }
 
+/*
+ * A string constant in the blob: per element the int64 offset of its string
+ * from the constant's start, then the strings, each with its NUL. The
+ * compiled model makes the pointer array from them when it opens.
+ */
+static void string_weights(const struct value *val, struct strbuf *w)
+{
+	int64_t n = shape_numel_static(&val->shape), at = n * 8;
+	const char *const *s = val->data;
+
+	for (int64_t i = 0; i < n; i++) {
+		sb_add(w, (const char *)&at, sizeof(at));	/* little-endian host, as the blob is */
+		at += (int64_t)strlen(s[i]) + 1;
+	}
+	for (int64_t i = 0; i < n; i++)
+		sb_add(w, s[i], strlen(s[i]) + 1);
+}
+
 static void weights(struct graph *g, struct exec_plan *ep)
 {
 	for (int v = 0; v < g->values.n; v++) {
@@ -123,7 +141,10 @@ static void weights(struct graph *g, struct exec_plan *ep)
 		while (ep->weights.len % RT_ALIGN)
 			sb_putc(&ep->weights, 0);
 		ep->vals[v].offset = (int64_t)ep->weights.len;
-		sb_add(&ep->weights, val->data, (size_t)bytes_at_one(val));
+		if (dtype_is_string(val->dtype))
+			string_weights(val, &ep->weights);
+		else
+			sb_add(&ep->weights, val->data, (size_t)bytes_at_one(val));
 	}
 }
 

@@ -30,6 +30,7 @@ bool dtype_is_float(enum dtype t) { return dtypes[t].fl == 'F' || dtypes[t].fl =
 bool dtype_is_half(enum dtype t) { return dtypes[t].fl == 'H'; }
 bool dtype_is_int(enum dtype t) { return dtypes[t].fl == 'S' || dtypes[t].fl == 'U'; }
 bool dtype_is_signed(enum dtype t) { return dtypes[t].fl == 'S' || dtype_is_float(t); }
+bool dtype_is_string(enum dtype t) { return dtypes[t].fl == 'T'; }
 
 enum dtype dtype_compute(enum dtype t)
 {
@@ -249,8 +250,15 @@ int graph_add_const(struct graph *g, const char *name, enum dtype t, const struc
 	v->shape = sc;
 	v->has_shape = true;
 	v->data = arena_alloc(g->arena, n ? n : 1);
-	if (n)
+	if (n && dtype_is_string(t)) {
+		const char *const *from = data;
+		const char **to = v->data;
+
+		for (size_t i = 0; i < n / sizeof(char *); i++)
+			to[i] = arena_strdup(g->arena, from[i] ? from[i] : "");
+	} else if (n) {
 		memcpy(v->data, data, n);
+	}
 	return id;
 }
 

@@ -48,6 +48,7 @@ bool dtype_is_half(enum dtype t);		/* float16, bfloat16 */
 enum dtype dtype_compute(enum dtype t);
 bool dtype_is_int(enum dtype t);		/* signed or unsigned integer, not bool */
 bool dtype_is_signed(enum dtype t);
+bool dtype_is_string(enum dtype t);		/* string: elements are const char * */
 enum dtype dtype_from_onnx(int onnx_type);	/* DTYPE_UNDEF when unsupported */
 int dtype_to_onnx(enum dtype t);
 enum dtype dtype_from_name(const char *name);	/* "float32" or numpy "<f4" */
@@ -288,7 +289,7 @@ struct graph {
 struct graph *graph_new(struct collagec_ctx *ctx);
 void graph_free(struct graph *g);	/* the heap vectors; arena objects stay */
 int graph_add_value(struct graph *g, const char *name);
-/* Adds a constant value owning a copy of data (arena). */
+/* Adds a constant value owning a copy of data (arena; a string tensor's strings too). */
 int graph_add_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
 		    const void *data);
 /* Adds a node; in/out arrays are copied. Returns the node index. */

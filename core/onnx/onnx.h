@@ -53,8 +53,10 @@ struct host_tensor {
 	enum dtype dtype;
 	int rank;
 	int64_t dims[MAX_RANK];
-	void *data;		/* owned, numel * dtype_size bytes */
-	size_t bytes;
+	void *data;		/* owned, numel * dtype_size bytes; a string tensor's
+				   block holds its numel pointers, then the strings
+				   they point to (one allocation: host_tensor_free) */
+	size_t bytes;		/* numel * dtype_size (a string tensor: the pointers) */
 };
 
 /* Reads a TensorProto .pb or a .npy file (by contents). 0, or -1 with *err (owned). */

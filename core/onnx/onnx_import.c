@@ -406,6 +406,22 @@ static int import_constant(struct importer *im, const Onnx__NodeProto *np, struc
 		s.rank = 1;
 		s.d[0] = dim_const((int64_t)ap->n_ints);
 		id = graph_add_const(g, out, DTYPE_I64, &s, ap->ints);
+	} else if (!strcmp(an, "value_string") || !strcmp(an, "value_strings")) {
+		/* a string scalar or 1-D string tensor (bytes up to a NUL: UTF-8 text) */
+		bool one = !strcmp(an, "value_string");
+		size_t n = one ? 1 : ap->n_strings;
+		const char **strs = arena_alloc(g->arena, sizeof(char *) * (n + 1));
+
+		for (size_t i = 0; i < n; i++) {
+			const ProtobufCBinaryData *b = one ? &ap->s : &ap->strings[i];
+
+			strs[i] = arena_strndup(g->arena, (const char *)b->data, b->len);
+		}
+		if (!one) {
+			s.rank = 1;
+			s.d[0] = dim_const((int64_t)n);
+		}
+		id = graph_add_const(g, out, DTYPE_STR, &s, strs);
 	} else {
 		diag_error(im->ctx, "%s: Constant attribute '%s' is not supported", node_loc(g, tmp),
 			   an);

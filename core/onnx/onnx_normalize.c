@@ -130,6 +130,49 @@ static void prelu_channel_slope(struct graph *g, struct node *n)
 		sl->shape.d[k] = dim_const(1);
 }
 
+/* StringNormalizer's stopwords become input 1, a 1-D string constant (when there are any). */
+static void stopwords_input(struct graph *g, struct node *n)
+{
+	const struct attr *a = node_attr(n, "stopwords");
+	struct shape s = { 1, { { 0, 0, { 0 } } } };
+
+	if (!a || a->kind != ATTR_STRINGS || a->n == 0 || n->n_in != 1)
+		return;
+	s.d[0] = dim_const(a->n);
+	set_input(g, n, 1, graph_add_const(g, arena_printf(g->arena, "%s.stopwords", n->name),
+					   DTYPE_STR, &s, a->strs));
+}
+
+/*
+ * String attribute name (RegexFullMatch's pattern, StringSplit's delimiter)
+ * becomes input 1, a [1] string constant: "" when absent, except a missing
+ * pattern, which infer reports.
+ */
+static void string_attr_input(struct graph *g, struct node *n, const char *name)
+{
+	const struct attr *a = node_attr(n, name);
+	struct shape s = { 1, { { 1, 0, { 0 } } } };
+	const char *v = a && a->kind == ATTR_STRING ? a->s : "";
+
+	if (n->n_in != 1 || ((!a || a->kind != ATTR_STRING) && n->op == OP_REGEXFULLMATCH))
+		return;
+	set_input(g, n, 1, graph_add_const(g, arena_printf(g->arena, "%s.%s", n->name, name),
+					   DTYPE_STR, &s, &v));
+}
+
+/* TfIdfVectorizer's pool_strings become input 1, a 1-D string constant. */
+static void pool_strings_input(struct graph *g, struct node *n)
+{
+	const struct attr *a = node_attr(n, "pool_strings");
+	struct shape s = { 1, { { 0, 0, { 0 } } } };
+
+	if (!a || a->kind != ATTR_STRINGS || n->n_in != 1 || node_attr(n, "pool_int64s"))
+		return;
+	s.d[0] = dim_const(a->n);
+	set_input(g, n, 1, graph_add_const(g, arena_printf(g->arena, "%s.pool", n->name),
+					   DTYPE_STR, &s, a->strs));
+}
+
 void onnx_normalize_node(struct graph *g, struct node *n)
 {
 	int64_t opset = g->opset;
@@ -196,6 +239,18 @@ void onnx_normalize_node(struct graph *g, struct node *n)
 				set_scalar_input(g, n, 2, t, node_attr_float(n, "max", 0),
 						 "max");
 		}
+		break;
+	case OP_STRINGNORMALIZER:
+		stopwords_input(g, n);
+		break;
+	case OP_REGEXFULLMATCH:
+		string_attr_input(g, n, "pattern");
+		break;
+	case OP_STRINGSPLIT:
+		string_attr_input(g, n, "delimiter");
+		break;
+	case OP_TFIDFVECTORIZER:
+		pool_strings_input(g, n);
 		break;
 	default:
 		if (is_reduce(n->op) && opset < (n->op == OP_REDUCESUM ? 13 : 18))

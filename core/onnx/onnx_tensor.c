@@ -126,6 +126,45 @@ static int read_external(const Onnx__TensorProto *t, const char *dir, void **dst
 	return 0;
 }
 
+/*
+ * A string tensor: string_data, one entry per element, each copied with a
+ * NUL after it (an embedded NUL ends the string early; ONNX's strings are
+ * UTF-8 text). raw_data and external data cannot hold strings.
+ */
+static int decode_strings(const Onnx__TensorProto *t, int64_t n, struct host_tensor *ht,
+			  char **err)
+{
+	size_t total = 0;
+	char **ptrs, *p;
+
+	if (t->has_raw_data || (t->has_data_location &&
+	    t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
+		return fail(err, "a string tensor must keep its strings in string_data");
+	if ((int64_t)t->n_string_data != n)
+		return fail(err, "string_data has %zu values, its shape needs %lld",
+			    t->n_string_data, (long long)n);
+	for (int64_t i = 0; i < n; i++) {
+		if (!t->string_data[i].data && t->string_data[i].len)
+			return fail(err, "string_data[%lld] has no bytes", (long long)i);
+		total += t->string_data[i].len + 1;
+	}
+	ht->data = xmalloc((size_t)n * sizeof(char *) + total + 1);
+	ptrs = ht->data;
+	p = (char *)ht->data + (size_t)n * sizeof(char *);
+	for (int64_t i = 0; i < n; i++) {
+		size_t len = t->string_data[i].len;
+
+		ptrs[i] = p;
+		if (len)
+			memcpy(p, t->string_data[i].data, len);
+		p[len] = 0;
+		p += len + 1;
+	}
+	if (t->name)
+		ht->name = xstrdup(t->name);
+	return 0;
+}
+
 int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_tensor *ht,
 		       char **err, struct graph *g)
 {
@@ -153,6 +192,8 @@ int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_
 	es = dtype_size(ht->dtype);
 	bytes = (size_t)n * es;
 	ht->bytes = bytes;
+	if (dtype_is_string(ht->dtype))
+		return decode_strings(t, n, ht, err);
 	/* the data is allocated once its source is known to hold all of it */
 	if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
 		if (read_external(t, dir, &ht->data, bytes, err, g) < 0) {
@@ -382,14 +423,28 @@ int host_tensor_write(const char *path, const struct host_tensor *t, char **err)
 		tp.has_data_type = 1;
 		tp.data_type = dtype_to_onnx(t->dtype);
 		tp.name = t->name;
-		tp.has_raw_data = 1;
-		tp.raw_data.len = t->bytes;
-		tp.raw_data.data = t->data;
+		if (dtype_is_string(t->dtype)) {
+			/* string_data: the bytes of each string, without its NUL */
+			int64_t n = host_tensor_numel(t);
+			const char *const *s = t->data;
+
+			tp.n_string_data = (size_t)n;
+			tp.string_data = xmalloc(sizeof(*tp.string_data) * ((size_t)n + 1));
+			for (int64_t i = 0; i < n; i++) {
+				tp.string_data[i].data = (uint8_t *)(s[i] ? s[i] : "");
+				tp.string_data[i].len = strlen(s[i] ? s[i] : "");
+			}
+		} else {
+			tp.has_raw_data = 1;
+			tp.raw_data.len = t->bytes;
+			tp.raw_data.data = t->data;
+		}
 		sz = onnx__tensor_proto__get_packed_size(&tp);
 		buf = xmalloc(sz + 1);
 		onnx__tensor_proto__pack(&tp, buf);
 		rc = file_write_atomic(path, buf, sz);
 		free(buf);
+		free(tp.string_data);
 	}
 	if (rc < 0)
 		return fail(err, "%s: cannot write: %s", path, strerror(errno));

@@ -251,6 +251,11 @@ bool node_is_dynamic(struct graph *g, const struct node *n);
  * scales or sizes are known only at run time (ops_data.c).
  */
 int64_t resize_shape_attr(struct graph *g, const struct node *n);
+/*
+ * StringNormalizer's case change and stopword comparison as the flags of
+ * runtime/rt_string.h's rt_str_normalize (also its shape function's attr).
+ */
+int64_t stringnorm_flags(const struct node *n);
 /* Checks n_in/n_out ranges; diagnostic otherwise. */
 int infer_arity(struct graph *g, struct node *n, int min_in, int max_in, int n_out);
 /* Shape infer: all inputs broadcast, output 0 gets dtype t (or input 0's when UNDEF). */

@@ -440,6 +440,40 @@ static bool is_scalar(const struct shape *s)
 	return true;
 }
 
+/*
+ * Cast to or from string: one call of the run-time helper over the whole
+ * tensor (runtime/rt_string.h), outside any parallel region, as its
+ * strings come from the run's pool.
+ */
+static int lower_cast_string(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *args[5];
+	bool to = dtype_is_string(y->dtype);
+	const struct value *num = to ? x : y;
+
+	if (!dtype_is_string(num->dtype) && !dtype_is_float(num->dtype) &&
+	    !dtype_is_int(num->dtype) && num->dtype != DTYPE_BOOL)
+		BUG("string cast with %s", dtype_name(num->dtype));
+	args[0] = tir_addr(L->b, L->in[0], tir_int(L->b, 0));
+	args[1] = tir_int(L->b, dtype_to_onnx(to ? x->dtype : y->dtype));
+	args[2] = tir_addr(L->b, L->out[0], tir_int(L->b, 0));
+	args[3] = lower_numel(L, &y->shape);
+	if (dtype_is_string(x->dtype) && to)	/* string to string: copies */
+		tir_extern(L->b, "rt_str_copy", (struct tir *[]){ args[0], args[2], args[3] }, 3);
+	else
+		tir_extern(L->b, to ? "rt_str_from_num" : "rt_str_to_num", args, 4);
+	return 0;
+}
+
+/* Whether n is a Cast or CastLike that reads or makes strings. */
+static bool is_string_cast(struct graph *g, const struct node *n)
+{
+	return (n->op == OP_CAST || n->op == OP_CASTLIKE) &&
+	       (dtype_is_string(node_in(g, n, 0)->dtype) ||
+		dtype_is_string(node_out(g, n, 0)->dtype));
+}
+
 int lower_map(struct lower *L)
 {
 	const struct value *out = lower_out(L, 0);
@@ -449,6 +483,8 @@ int lower_map(struct lower *L)
 	bool same = true;
 	enum dtype t = out->dtype;
 
+	if (is_string_cast(L->g, L->n))
+		return lower_cast_string(L);
 	if (L->n->op == OP_CASTLIKE)
 		nin = 1;
 	/* one flat loop when every input has the output's shape or one element */
@@ -503,7 +539,7 @@ int lower_dropout(struct lower *L)
 bool op_fusable_elementwise(struct graph *g, const struct node *n)
 {
 	return op_info(n->op)->lower == lower_map && n->op != OP_ISINF && n->op != OP_CASTLIKE &&
-	       n->n_out == 1 && node_out(g, n, 0)->has_shape;
+	       n->n_out == 1 && node_out(g, n, 0)->has_shape && !is_string_cast(g, n);
 }
 
 /* Is value v read by a live node outside nodes[0..n), or a graph output? */

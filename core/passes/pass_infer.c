@@ -74,6 +74,37 @@ static int check_select(struct graph *g, struct node *n)
 	return -1;
 }
 
+/* The ops that read or write string tensors (the others would compute on pointers). */
+static bool takes_strings(enum op op)
+{
+	return op == OP_CAST || op == OP_CASTLIKE || op == OP_STRINGNORMALIZER ||
+	       op == OP_STRINGCONCAT || op == OP_REGEXFULLMATCH || op == OP_STRINGSPLIT ||
+	       op == OP_TFIDFVECTORIZER;
+}
+
+/*
+ * A node that is not one of those with a string input (before inferring
+ * it) or output (after): -1 and a diagnostic naming it.
+ */
+static int check_strings(struct graph *g, const struct node *n, bool outputs)
+{
+	int k = outputs ? n->n_out : n->n_in;
+
+	if (takes_strings(n->op))
+		return 0;
+	for (int i = 0; i < k; i++) {
+		int v = outputs ? n->out[i] : n->in[i];
+
+		if (v >= 0 && dtype_is_string(g->values.v[v].dtype)) {
+			diag_error(g->ctx, "%s: %s '%s' is a string tensor, which %s does not "
+				   "%s", node_loc(g, n), outputs ? "output" : "input",
+				   g->values.v[v].name, n->op_type, outputs ? "make" : "take");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static bool is_sequence_op(enum op op)
 {
 	switch (op) {
@@ -131,7 +162,8 @@ static int infer_from(struct graph *g, int from)
 				rc = -1;
 			continue;
 		}
-		if (op_info(n->op)->infer(g, n) < 0 || check_size(g, n) < 0 ||
+		if (check_strings(g, n, false) < 0 || op_info(n->op)->infer(g, n) < 0 ||
+		    check_strings(g, n, true) < 0 || check_size(g, n) < 0 ||
 		    check_select(g, n) < 0)
 			rc = -1;
 		else if (symval_try(g, n) < 0 || fold_try(g, n) < 0)

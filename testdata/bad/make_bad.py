@@ -132,6 +132,12 @@ def bad_models():
         nodes, "str", [helper.make_tensor_value_info("s", TensorProto.STRING, [2])],
         [helper.make_tensor_value_info("y", TensorProto.STRING, [2])]))
 
+    nodes = [helper.make_node("StringNormalizer", ["s"], ["y"], name="norm",
+                              case_change_action="LOWER", locale="tr_TR")]
+    out["string_locale"] = model(helper.make_graph(
+        nodes, "str", [helper.make_tensor_value_info("s", TensorProto.STRING, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.STRING, [2])]))
+
     nodes = [helper.make_node("Add", ["a", "b"], ["y"], name="add_mismatch")]
     out["shape_mismatch"] = model(helper.make_graph(nodes, "mismatch",
                                                     [f32("a", [2, 3]), f32("b", [4, 5])],
