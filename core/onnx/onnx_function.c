@@ -249,38 +249,39 @@ int onnx_function_call(struct importer *im, const Onnx__NodeProto *np, int index
 	bool *renamed;
 	int first = g->nodes.n, v0 = g->values.n, rc = 0;
 
+	/* sub's scope is its own (freed at out:), not a copy of the caller's */
+	memset(&sub.names, 0, sizeof(sub.names));
+	memset(&sub.protos, 0, sizeof(sub.protos));
 	raw = np->name && np->name[0] ? arena_strdup(ar, np->name)
 		: arena_printf(ar, "%s_%d", np->op_type, index);
 	node.name = import_scoped(im, raw);
 	node.op_type = arena_strdup(ar, np->op_type);
 	node.onnx_index = im->outer ? -1 : index;
 	import_span(im, &node, raw);
-	for (const struct call *u = im->call; u; u = u->up)
+	for (const struct call *u = im->call; u && rc == 0; u = u->up)
 		if (u->fp == fp) {
 			diag_error(im->ctx, "%s: function '%s' calls itself", node_loc(g, &node),
 				   fp->name);
-			return -1;
+			rc = -1;
 		}
-	if (c.depth > FUNCTION_DEPTH_MAX || g->nodes.n > FUNCTION_NODES_MAX) {
+	if (rc == 0 && (c.depth > FUNCTION_DEPTH_MAX || g->nodes.n > FUNCTION_NODES_MAX)) {
 		diag_error(im->ctx, "%s: inlining function '%s' goes past %d nested calls or %d "
 			   "nodes", node_loc(g, &node), fp->name, FUNCTION_DEPTH_MAX,
 			   FUNCTION_NODES_MAX);
-		return -1;
+		rc = -1;
 	}
-	if (np->n_input > fp->n_input || np->n_output > fp->n_output) {
+	if (rc == 0 && (np->n_input > fp->n_input || np->n_output > fp->n_output)) {
 		diag_error(im->ctx, "%s: %zu inputs and %zu outputs for function '%s' of %zu and %zu",
 			   node_loc(g, &node), np->n_input, np->n_output, fp->name, fp->n_input,
 			   fp->n_output);
-		return -1;
+		rc = -1;
 	}
-	if (check_opset(im, fp, &node) < 0 || function_defaults(im, fp, &c) < 0) {
-		vec_free(&c.defaults);
-		return -1;
-	}
+	if (rc == 0 && (check_opset(im, fp, &node) < 0 || function_defaults(im, fp, &c) < 0))
+		rc = -1;
+	if (rc < 0)
+		goto out;
 
 	/* the function's own scope: its formal inputs, then its nodes */
-	memset(&sub.names, 0, sizeof(sub.names));
-	memset(&sub.protos, 0, sizeof(sub.protos));
 	sub.prefix = arena_printf(ar, "%s/", node.name);
 	sub.outer = &node;
 	sub.call = &c;
@@ -342,6 +343,7 @@ int onnx_function_call(struct importer *im, const Onnx__NodeProto *np, int index
 		g->nodes.v[ni].onnx_index = -1;
 		g->nodes.v[ni].span = node.span;
 	}
+out:
 	/* after a diagnostic the outputs still exist, so later nodes add none of their own */
 	for (size_t i = 0; i < np->n_output && rc < 0; i++)
 		if (np->output[i][0] && strmap_get(&im->names, np->output[i]) < 0)
