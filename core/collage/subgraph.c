@@ -36,6 +36,7 @@ void dataflow_init(struct dataflow *df, struct graph *g, struct arena *a)
 	df->n_out = arena_alloc(a, sizeof(int) * ((size_t)n + 1));
 	df->external = arena_alloc(a, sizeof(bool) * ((size_t)n + 1));
 	df->kind = arena_alloc(a, sizeof(enum op_kind) * ((size_t)n + 1));
+	df->dynamic = arena_alloc(a, sizeof(bool) * ((size_t)n + 1));
 	df->down = arena_alloc(a, sizeof(struct indexset) * ((size_t)n + 1));
 	for (int v = 0; v < g->values.n; v++)
 		maker[v] = -1;
@@ -43,7 +44,8 @@ void dataflow_init(struct dataflow *df, struct graph *g, struct arena *a)
 		const struct node *nd = &g->nodes.v[df->node[i]];
 
 		/* its run-time shape function reads inputs that must exist before its kernel */
-		df->kind[i] = node_is_dynamic(g, nd) ? OPK_OPAQUE : op_info(nd->op)->kind;
+		df->dynamic[i] = node_is_dynamic(g, nd);
+		df->kind[i] = df->dynamic[i] ? OPK_OPAQUE : op_info(nd->op)->kind;
 		df->in[i] = arena_alloc(a, sizeof(int) * ((size_t)nd->n_in + 1));
 		for (int j = 0; j < nd->n_in; j++)
 			if (nd->in[j] >= 0 && maker[nd->in[j]] >= 0) {
@@ -174,6 +176,11 @@ bool subgraph_valid(const struct dataflow *df, const struct subgraph *sg,
 			for (int j = 0; j < df->n_out[e]; j++)
 				if (indexset_has(&sg->inside, df->out[e][j]))
 					return false;
+	/* a run-time shape function runs before the partition's first kernel */
+	indexset_for_each(i, &sg->inside)
+		for (int j = 0; df->dynamic[i] && j < df->n_in[i]; j++)
+			if (indexset_has(&sg->inside, df->in[i][j]))
+				return false;
 	/* convex: nothing leaving the sub-graph comes back into it */
 	indexset_for_each(o, &sg->output)
 		if (indexset_intersects(&df->down[o], &sg->entry))

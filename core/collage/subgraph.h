@@ -32,6 +32,7 @@ struct dataflow {
 	int **out, *n_out;		/* per index: distinct consumer indices */
 	bool *external;			/* makes a graph output */
 	enum op_kind *kind;		/* the op's pattern kind */
+	bool *dynamic;			/* has a run-time shape function (node_is_dynamic) */
 	struct indexset *down;		/* per index: reachable along edges (not itself) */
 };
 
