@@ -526,6 +526,94 @@ static char *stats_json(struct graph *g, const struct compile_options *o, const 
 	return r;
 }
 
+/* Whether symbol s is bound by the model's inputs (not derived, not data). */
+static bool input_sym(struct graph *g, int s)
+{
+	if (graph_sym_late(g, s))
+		return false;
+	for (int i = 0; i < g->sym_defs.n; i++)
+		if (g->sym_defs.v[i].sym == s)
+			return false;
+	return true;
+}
+
+/*
+ * Compiling a run-time loop's body: what its outputs are, for the Loop
+ * that calls it. A dim is static, one of the symbols its inputs bind
+ * (which the outer model knows by that name), or else unknown (-1, NULL).
+ */
+static int body_outputs(struct graph *g, struct loop_body *lb)
+{
+	if (g->outputs.n != lb->n_out) {
+		diag_error(g->ctx, "%s: the loop body has a sequence or optional output; a loop "
+			   "run at run time gives tensors only", g->name ? g->name : "body");
+		return -1;
+	}
+	for (int i = 0; i < g->outputs.n; i++) {
+		const struct value *v = &g->values.v[g->outputs.v[i]];
+		struct loop_out *lo = &lb->outs[i];
+
+		lo->dtype = v->dtype;
+		lo->rank = v->shape.rank;
+		for (int k = 0; k < v->shape.rank; k++) {
+			struct dim d = v->shape.d[k];
+
+			lo->c[k] = d.n ? -1 : d.c;
+			lo->sym[k] = d.n == 1 && d.c == 1 && input_sym(g, d.sym[0])
+				? g->syms.v[d.sym[0]] : NULL;
+		}
+	}
+	return 0;
+}
+
+/* graph.compile_loop: compiles a run-time loop's body into an archive. */
+static int compile_loop(struct graph *g, struct loop_body *lb)
+{
+	const struct compile_options *o = g->compile_opts;
+	struct compile_options so = *o;
+	struct collagec_ctx *ctx = g->ctx;
+	const char *path = ctx->model_path;
+	int rc;
+
+	so.model = lb->model;
+	so.out = arena_printf(g->arena, "%s/body.a", lb->dir);
+	so.json = NULL;
+	so.prefix = lb->prefix;
+	so.shapes = so.elements = NULL;
+	so.n_shapes = so.n_elements = 0;
+	so.dump_dir = so.depfile = so.stats = NULL;
+	so.body = lb;
+	so.model_name = arena_printf(g->arena, "%s#%s", o->model_name ? o->model_name : o->model,
+				     lb->prefix);
+	rc = collagec_compile(ctx, &so, NULL);
+	ctx->model_path = path;
+	if (rc == 0 && !o->emit_only)
+		lb->archive = so.out;
+	return rc;
+}
+
+/* The loops' archives and their link flags, for the link of the model that calls them. */
+static void loop_links(struct graph *g, const struct compile_options *o, struct strbuf *ldlibs,
+		       struct link_options *lo)
+{
+	struct strbuf a = STRBUF_INIT;
+
+	for (int i = 0; i < g->loops.n; i++) {
+		const struct loop_body *lb = &g->loops.v[i];
+
+		if (lb->archive)
+			sb_printf(&a, " %s", lb->archive);
+		if (lb->ldlibs && lb->ldlibs[0])
+			sb_printf(ldlibs, "%s%s", ldlibs->len ? " " : "", lb->ldlibs);
+	}
+	if (a.len) {
+		lo->archives = arena_strdup(g->arena, sb_str(&a));
+		lo->archive_api = arena_printf(g->arena, "%s_loop*",
+					       o->prefix ? o->prefix : "collagec");
+	}
+	sb_release(&a);
+}
+
 int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		     struct compile_stats *stats)
 {
@@ -571,7 +659,12 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	stage(ctx, "import", &st);
 	if (compile_bind_shapes(g, o->shapes, o->n_shapes) < 0)
 		goto out;
+	g->compile_loop = compile_loop;
+	g->compile_opts = o;
+	g->loop_prefix = o->prefix ? o->prefix : "collagec";
 	if (passes_run(g, o->dump_dir) < 0)
+		goto out;
+	if (o->body && body_outputs(g, o->body) < 0)
 		goto out;
 	stage(ctx, "passes", &st);
 	add_output_copies(g);
@@ -592,7 +685,10 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	lo.march_resolved = emit_cpu_resolve(ctx, lo.cc, o->cpu ? o->cpu : "native");
 	for (int i = 0; i < ms.ldlibs.n; i++)
 		sb_printf(&ldlibs, "%s%s", i ? " " : "", ms.ldlibs.v[i]);
+	loop_links(g, o, &ldlibs, &lo);
 	lo.ldlibs = sb_str(&ldlibs);
+	if (o->body)
+		o->body->ldlibs = arena_strdup(g->arena, lo.ldlibs);
 	lo.keep = o->keep_temps;
 	meta = metadata_json(g, o, &lo, targets, nt, parts, np, &ep, &cs);
 	if (!meta)

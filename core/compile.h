@@ -47,6 +47,10 @@ struct compile_options {
 	bool keep_temps;
 	bool emit_only;			/* stop once model.c is made: no C compiler, no
 					   files (the fuzz harness) */
+	struct loop_body *body;		/* (internal) compiling a run-time loop's body:
+					   its outputs' shapes and link flags go here */
+	const char *model_name;		/* (internal) OUT.json's model path, when not
+					   model (a body's temp file) */
 };
 
 struct compile_stats {

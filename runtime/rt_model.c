@@ -30,8 +30,15 @@ struct collagec_model {
 	int64_t time_ns[RT_N_STEPS + 1];	/* per step: its time */
 	struct rt_strpool strpool;		/* the strings of string tensors (rt_string.h) */
 	const char **strconst[RT_N_VALUES + 1];	/* string constants' pointers (into rt_weights) */
+	struct rt_loop_state *loops[RT_N_LOOPS + 1];	/* per run-time loop, once it ran */
+	collagec_status loop_status;		/* a loop's kernel failed (message in err) */
 	char err[256];
 };
+
+/* The model running on this thread, for the kernels of run-time loops. */
+static _Thread_local collagec_model *rt_cur;
+
+static void loop_free(struct rt_loop_state *st, const struct rt_loop *lp);
 
 _Thread_local struct rt_strpool *rt_strpool_cur __attribute__((visibility("hidden")));
 
@@ -227,6 +234,8 @@ RT_API void collagec_close(collagec_model *m)
 	strpool_free(&m->strpool);
 	for (int i = 0; i < RT_N_VALUES; i++)
 		free((void *)m->strconst[i]);
+	for (int i = 0; i < RT_N_LOOPS; i++)
+		loop_free(m->loops[i], &rt_loops[i]);
 	free(m->arena);
 	free(m);
 	for (int i = 0; rt_inits[i]; i++)
@@ -558,7 +567,325 @@ static void *value_ptr(collagec_model *m, int id)
 	return NULL;
 }
 
+struct rt_shape;
+static collagec_status loop_shape(collagec_model *m, const struct rt_shape *sh);
+
 #include "rt_shape.c"
+
+/* ---- run-time loops (rt_loops[], core/onnx/onnx_loop_call.c) ---- */
+
+/*
+ * What one loop keeps between its run and its kernel, and across runs:
+ * the body's handle and, per carried value then per scan output, a block
+ * with its data (a scan's elements one after another) and dims.
+ */
+struct rt_loop_state {
+	collagec_model *sub;
+	int ran;			/* its shape function ran it in this run */
+	int64_t iters;
+	void **buf;
+	int64_t *cap, *len;		/* bytes allocated / used */
+	int64_t (*dims)[RT_MAX_RANK];	/* carried: its dims; scan: one element's */
+	int *rank;
+};
+
+static void loop_free(struct rt_loop_state *st, const struct rt_loop *lp)
+{
+	if (!st)
+		return;
+	if (st->sub)
+		lp->close(st->sub);
+	for (int i = 0; st->buf && i < lp->n_carried + lp->n_scan; i++)
+		free(st->buf[i]);
+	free(st->buf);
+	free(st->cap);
+	free(st->len);
+	free(st->dims);
+	free(st->rank);
+	free(st);
+}
+
+static collagec_status loop_fail(collagec_model *m, const struct rt_loop *lp, int64_t iter,
+				 const char *what)
+{
+	return fail(m, COLLAGEC_E_RUNTIME, "node '%s': iteration %lld: %s", lp->node,
+		    (long long)iter, what);
+}
+
+/* Loop L's state, made (and its body opened) the first time. */
+static struct rt_loop_state *loop_state(collagec_model *m, int L)
+{
+	const struct rt_loop *lp = &rt_loops[L];
+	struct rt_loop_state *st = m->loops[L];
+	size_t n = (size_t)(lp->n_carried + lp->n_scan) + 1;
+
+	if (st)
+		return st;
+	st = calloc(1, sizeof(*st));
+	if (st) {
+		st->buf = calloc(n, sizeof(*st->buf));
+		st->cap = calloc(n, sizeof(*st->cap));
+		st->len = calloc(n, sizeof(*st->len));
+		st->dims = calloc(n, sizeof(*st->dims));
+		st->rank = calloc(n, sizeof(*st->rank));
+	}
+	if (!st || !st->buf || !st->cap || !st->len || !st->dims || !st->rank) {
+		loop_free(st, lp);
+		fail(m, COLLAGEC_E_ALLOC, "node '%s': out of memory for the loop", lp->node);
+		return NULL;
+	}
+	if (lp->open(&st->sub) != COLLAGEC_OK) {
+		fail(m, COLLAGEC_E_RUNTIME, "node '%s': cannot open the loop body: %s", lp->node,
+		     lp->last_error(NULL));
+		st->sub = NULL;
+		loop_free(st, lp);
+		return NULL;
+	}
+	m->loops[L] = st;
+	return st;
+}
+
+/* Makes block i of st hold bytes, keeping its first `keep` bytes; 0 or -1. */
+static int loop_grow(struct rt_loop_state *st, int i, int64_t bytes, int64_t keep)
+{
+	void *p;
+
+	if (bytes <= st->cap[i])
+		return 0;
+	if (bytes < 2 * st->cap[i])
+		bytes = 2 * st->cap[i];
+	p = xaligned(bytes);
+	if (!p)
+		return -1;
+	if (keep)
+		memcpy(p, st->buf[i], (size_t)keep);
+	free(st->buf[i]);
+	st->buf[i] = p;
+	st->cap[i] = bytes;
+	return 0;
+}
+
+static int64_t dims_bytes(const int64_t *dims, int rank, int64_t esize)
+{
+	int64_t n = esize;
+
+	for (int k = 0; k < rank; k++)
+		if (__builtin_mul_overflow(n, dims[k], &n))
+			return RT_OVERFLOW;
+	return n;
+}
+
+/* Iteration `iter` of loop L: the body's inputs. */
+static collagec_status loop_inputs(collagec_model *m, const struct rt_loop *lp,
+				   struct rt_loop_state *st, int64_t *iter, unsigned char *cond)
+{
+	static const int64_t none[1] = { 0 };
+	int nc = lp->n_carried;
+
+	if (lp->set_input(st->sub, 0, iter, none, 0) != COLLAGEC_OK ||
+	    lp->set_input(st->sub, 1, cond, none, 0) != COLLAGEC_OK)
+		return loop_fail(m, lp, *iter, lp->last_error(st->sub));
+	for (int j = 0; j < nc; j++)
+		if (lp->set_input(st->sub, 2 + j, st->buf[j] ? st->buf[j] : (void *)none,
+				  st->dims[j], st->rank[j]) != COLLAGEC_OK)
+			return loop_fail(m, lp, *iter, lp->last_error(st->sub));
+	for (int c = 0; c < lp->n_caps; c++) {
+		int64_t dims[RT_MAX_RANK];
+		int id = lp->in[nc + c], r = value_dims(m, id, dims);
+
+		if (lp->set_input(st->sub, 2 + nc + c, value_ptr(m, id), dims, r) != COLLAGEC_OK)
+			return loop_fail(m, lp, *iter, lp->last_error(st->sub));
+	}
+	return COLLAGEC_OK;
+}
+
+/* After iteration `iter`: the condition, the carried values for the next one, the scan elements. */
+static collagec_status loop_outputs(collagec_model *m, const struct rt_loop *lp,
+				    struct rt_loop_state *st, int64_t iter, unsigned char *cond)
+{
+	int nc = lp->n_carried;
+
+	for (int o = 0; o <= nc + lp->n_scan; o++) {
+		const void *data;
+		const int64_t *dims;
+		int rank, i = o - 1, id = o ? lp->out[i] : -1;
+		int64_t esize, bytes;
+
+		if (o && i >= nc && id < 0)
+			continue;	/* an unused scan output */
+		esize = !o ? 1 : rt_values[id >= 0 ? id : lp->in[i]].esize;
+		if (lp->get_output(st->sub, o, &data, &dims, &rank) != COLLAGEC_OK)
+			return loop_fail(m, lp, iter, lp->last_error(st->sub));
+		if (!o) {
+			*cond = *(const unsigned char *)data != 0;
+			continue;
+		}
+		bytes = dims_bytes(dims, rank, esize);
+		if (bytes == RT_OVERFLOW)
+			return loop_fail(m, lp, iter, "an output is too large");
+		if (i < nc) {
+			if (loop_grow(st, i, bytes, 0))
+				return fail(m, COLLAGEC_E_ALLOC, "node '%s': out of memory", lp->node);
+			st->len[i] = bytes;
+		} else if (st->len[i] == 0 && iter == st->iters) {
+			/* the first element: the others must have its dims */
+		} else if (rank != st->rank[i] ||
+			   memcmp(dims, st->dims[i], sizeof(int64_t) * (size_t)rank)) {
+			return loop_fail(m, lp, iter, "a scan output's element changed shape");
+		}
+		if (i >= nc && loop_grow(st, i, st->len[i] + bytes, st->len[i]))
+			return fail(m, COLLAGEC_E_ALLOC, "node '%s': out of memory", lp->node);
+		memcpy((char *)st->buf[i] + (i < nc ? 0 : st->len[i]), data, (size_t)bytes);
+		if (i >= nc)
+			st->len[i] += bytes;
+		st->rank[i] = rank;
+		memcpy(st->dims[i], dims, sizeof(int64_t) * (size_t)rank);
+	}
+	return COLLAGEC_OK;
+}
+
+/* Runs loop L to its end; its results stay in its state. */
+static collagec_status loop_run(collagec_model *m, int L, int threads)
+{
+	const struct rt_loop *lp = &rt_loops[L];
+	struct rt_loop_state *st = loop_state(m, L);
+	int64_t trip = INT64_MAX, iter = lp->iter0;
+	unsigned char cond = 1;
+	collagec_status s;
+
+	if (!st)
+		return m->err[0] ? COLLAGEC_E_RUNTIME : COLLAGEC_E_ALLOC;
+	lp->set_threads(st->sub, threads);
+	if (lp->m >= 0)
+		trip = *(const int64_t *)value_ptr(m, lp->m);
+	if (lp->cond >= 0)
+		cond = *(const unsigned char *)value_ptr(m, lp->cond) != 0;
+	for (int j = 0; j < lp->n_carried; j++) {
+		const struct rt_value *v = &rt_values[lp->in[j]];
+		int64_t bytes;
+
+		st->rank[j] = value_dims(m, lp->in[j], st->dims[j]);
+		bytes = dims_bytes(st->dims[j], st->rank[j], v->esize);
+		if (loop_grow(st, j, bytes, 0))
+			return fail(m, COLLAGEC_E_ALLOC, "node '%s': out of memory", lp->node);
+		memcpy(st->buf[j], value_ptr(m, lp->in[j]), (size_t)bytes);
+		st->len[j] = bytes;
+	}
+	for (int i = lp->n_carried; i < lp->n_carried + lp->n_scan; i++)
+		st->len[i] = 0;
+	st->iters = lp->iter0;
+	/* M counts every iteration, those unrolled before iter0 too */
+	for (; iter < trip && cond; iter++) {
+		if ((s = loop_inputs(m, lp, st, &iter, &cond)) != COLLAGEC_OK)
+			return s;
+		if (lp->run(st->sub) != COLLAGEC_OK)
+			return loop_fail(m, lp, iter, lp->last_error(st->sub));
+		if ((s = loop_outputs(m, lp, st, iter, &cond)) != COLLAGEC_OK)
+			return s;
+	}
+	st->iters = iter - lp->iter0;
+	return COLLAGEC_OK;
+}
+
+/* The dims of loop output o (carried, then scan) after a run. */
+static int loop_out_dims(const struct rt_loop *lp, const struct rt_loop_state *st, int o,
+			 const int64_t *syms, int64_t *dims)
+{
+	const struct rt_value *v = &rt_values[lp->out[o]];
+
+	if (o < lp->n_carried) {
+		memcpy(dims, st->dims[o], sizeof(int64_t) * (size_t)st->rank[o]);
+		return st->rank[o];
+	}
+	dims[0] = st->iters;
+	if (st->iters) {
+		memcpy(dims + 1, st->dims[o], sizeof(int64_t) * (size_t)st->rank[o]);
+		return st->rank[o] + 1;
+	}
+	for (int k = 1; k < v->rank; k++)	/* no element: its dims as far as known */
+		dims[k] = dim_bound(&v->dims[k], syms) ? dim_eval(&v->dims[k], syms) : 0;
+	return v->rank;
+}
+
+/*
+ * Binds the data-dependent dims of loop L's outputs from what it made, and
+ * checks the others: the shape function of a loop, which runs it.
+ */
+static collagec_status loop_shape(collagec_model *m, const struct rt_shape *sh)
+{
+	const struct rt_loop *lp = &rt_loops[sh->attr];
+	collagec_status s = loop_run(m, (int)sh->attr, m->threads);
+	struct rt_loop_state *st = m->loops[sh->attr];
+
+	if (s != COLLAGEC_OK)
+		return s;
+	for (int o = 0; o < lp->n_carried + lp->n_scan; o++) {
+		const struct rt_value *v;
+		int64_t dims[RT_MAX_RANK + 1];
+		int r;
+
+		if (lp->out[o] < 0)
+			continue;
+		v = &rt_values[lp->out[o]];
+		r = loop_out_dims(lp, st, o, m->syms, dims);
+		if (r != v->rank)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': output %d has rank %d, not %d",
+				    lp->node, o, r, v->rank);
+		for (int k = 0; k < r; k++) {
+			const struct rt_dim *d = &v->dims[k];
+
+			if (d->n == 1 && d->c == 1 && m->syms[d->sym[0]] < 0 &&
+			    rt_sym_late[d->sym[0]])
+				m->syms[d->sym[0]] = dims[k];
+			else if (!dim_bound(d, m->syms) || dim_eval(d, m->syms) != dims[k])
+				return fail(m, COLLAGEC_E_SHAPE, "node '%s': output %d's dimension %d "
+					    "is %lld, which the model cannot take", lp->node, o, k,
+					    (long long)dims[k]);
+		}
+	}
+	st->ran = 1;
+	return COLLAGEC_OK;
+}
+
+void rt_loop_kernel(int64_t loop, int threads)
+{
+	collagec_model *m = rt_cur;
+	const struct rt_loop *lp;
+	struct rt_loop_state *st;
+	collagec_status s;
+
+	if (!m || loop < 0 || loop >= RT_N_LOOPS)
+		collagec_rt_abort("a loop kernel ran outside a run");
+	lp = &rt_loops[loop];
+	st = m->loops[loop];
+	if ((!st || !st->ran) && (s = loop_run(m, (int)loop, threads)) != COLLAGEC_OK) {
+		m->loop_status = s;
+		return;
+	}
+	st = m->loops[loop];
+	st->ran = 0;
+	for (int o = 0; o < lp->n_carried + lp->n_scan; o++) {
+		int64_t dims[RT_MAX_RANK + 1];
+		int r;
+
+		if (lp->out[o] < 0)
+			continue;
+		r = loop_out_dims(lp, st, o, m->syms, dims);
+		/* without a shape function every dim is known: they must agree */
+		for (int k = 0; k < r; k++)
+			if (r != rt_values[lp->out[o]].rank ||
+			    dim_eval(&rt_values[lp->out[o]].dims[k], m->syms) != dims[k]) {
+				fail(m, COLLAGEC_E_SHAPE, "node '%s': output %d's dimension %d is "
+				     "%lld, which the model cannot take", lp->node, o, k,
+				     (long long)dims[k]);
+				m->loop_status = COLLAGEC_E_SHAPE;
+				return;
+			}
+		if (st->len[o])
+			memcpy(value_ptr(m, lp->out[o]), st->buf[o], (size_t)st->len[o]);
+	}
+}
+
 
 static int64_t now_ns(void)
 {
@@ -584,18 +911,25 @@ static collagec_status run_steps(collagec_model *m)
 
 	for (int i = 0, sh = 0, late = 0; i < RT_N_STEPS; i++) {
 		const struct rt_step *st = &rt_steps[i];
+		int64_t t0 = m->profiling ? now_ns() : 0;
 
 		if (RT_N_SHAPES && (s = run_shapes(m, i, &sh, &late)) != COLLAGEC_OK)
 			return s;
+		/* a step's shape functions count as its time (a run-time loop runs in its) */
+		t0 = m->profiling ? now_ns() - t0 : 0;
 		for (int a = 0; a < st->nargs; a++)
 			m->args[a] = value_ptr(m, rt_args[st->arg0 + a]);
 		/* the dispatcher inside fn makes the same test on the same syms */
 		if (st->pick)
 			m->ran[i] = st->pick(m->syms);
-		if (m->profiling)
+		if (m->profiling) {
 			run_timed(m, st, i);
-		else
+			m->time_ns[i] += t0;
+		} else {
 			st->fn(m->args, m->syms, m->threads);
+		}
+		if (RT_N_LOOPS && m->loop_status != COLLAGEC_OK)
+			return m->loop_status;
 	}
 	return COLLAGEC_OK;
 }
@@ -612,7 +946,10 @@ RT_API collagec_status collagec_run(collagec_model *m)
 		return s;
 	strpool_reset(&m->strpool);
 	rt_strpool_cur = &m->strpool;
+	rt_cur = m;
+	m->loop_status = COLLAGEC_OK;
 	s = run_steps(m);
+	rt_cur = NULL;
 	rt_strpool_cur = NULL;
 	if (s != COLLAGEC_OK)
 		return s;

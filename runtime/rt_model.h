@@ -15,6 +15,7 @@
  *   (the values with data-dependent dims by first step, -1 at the end),
  *   rt_inits[] (NULL-terminated) and
  *   rt_finis[] (parallel to rt_inits; NULL where an init has no fini)
+ *   RT_N_LOOPS rt_loops[] (run-time loops, with their bodies' API declared)
  *   rt_weights (the embedded blob) and rt_metadata_json
  */
 #ifndef COLLAGEC_RT_MODEL_H
@@ -139,7 +140,8 @@ enum rt_shape_op {
 	RT_SHAPE_NMS,
 	RT_SHAPE_MEL_WEIGHT_MATRIX,
 	RT_SHAPE_STRING_NORMALIZER,
-	RT_SHAPE_STRING_SPLIT
+	RT_SHAPE_STRING_SPLIT,
+	RT_SHAPE_LOOP			/* runs the loop rt_loops[attr] */
 };
 
 /*
@@ -173,6 +175,33 @@ struct rt_shape {
 					   frame_length; -1 after the last */
 	const char *node;		/* the ONNX node, for messages */
 };
+
+/*
+ * A Loop run at run time (core/onnx/onnx_loop_call.c): its body is a model
+ * of its own, linked in under the API prefix the generated model.c
+ * declares, which the runtime runs once per iteration (rt_model.c).
+ */
+struct rt_loop {
+	const char *node;		/* the ONNX node, for messages */
+	collagec_status (*open)(collagec_model **);
+	void (*close)(collagec_model *);
+	collagec_status (*set_threads)(collagec_model *, int);
+	collagec_status (*set_input)(collagec_model *, int, const void *, const int64_t *, int);
+	collagec_status (*run)(collagec_model *);
+	collagec_status (*get_output)(collagec_model *, int, const void **, const int64_t **,
+				      int *);
+	const char *(*last_error)(const collagec_model *);
+	int m, cond;			/* rt ids of M and cond; -1 when absent */
+	int n_carried, n_scan, n_caps;
+	int64_t iter0;			/* the first iteration's number */
+	const int *in;			/* rt ids: the carried values' initial ones,
+					   then the captured values the body takes */
+	const int *out;			/* rt ids: the final carried values, then the
+					   scan outputs; -1 where unused */
+};
+
+/* The kernel of a Loop run at run time: runs it (unless its shape function did) and writes its outputs. */
+void rt_loop_kernel(int64_t loop, int threads) __attribute__((visibility("hidden")));
 
 typedef void (*rt_kernel)(void *const *bufs, const int64_t *syms, int threads);
 /* Backend state: init runs in collagec_open (0 = ok, else a message in err), fini in close. */

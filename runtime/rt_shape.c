@@ -793,6 +793,11 @@ static collagec_status run_shapes(collagec_model *m, int i, int *next, int *late
 	for (; rt_shapes[*next].step == i; (*next)++, ran = 1) {
 		int64_t dims[RT_MAX_RANK];
 
+		if (rt_shapes[*next].op == RT_SHAPE_LOOP) {
+			if ((s = loop_shape(m, &rt_shapes[*next])) != COLLAGEC_OK)
+				return s;
+			continue;
+		}
 		if ((s = shape_dims(m, &rt_shapes[*next], dims)) != COLLAGEC_OK ||
 		    (s = shape_bind(m, &rt_shapes[*next], dims)) != COLLAGEC_OK)
 			return s;

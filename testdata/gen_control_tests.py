@@ -226,8 +226,143 @@ def if_dead_branch():
     return m, sets, lambda feeds: [1 / (1 + np.exp(-feeds["x"].astype(np.float64)))]
 
 
+def i64(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.INT64, shape)
+
+
+def loop_runtime_trip():
+    """loop_accumulate's body with the trip count m a graph input: a call of
+    the compiled body, the scan output [m, 1, 4]; m = 0 runs no iteration."""
+    body = loop_body([], helper.make_node("Identity", ["c_in"], ["c_out"], name="keep"))
+    nodes = [
+        helper.make_node("Relu", ["x"], ["b"], name="outer_relu"),
+        helper.make_node("Loop", ["m", "yes", "h0"], ["h", "hs"], name="loop", body=body),
+    ]
+    m = model(nodes, "loop_runtime_trip", [f32("x", [1, 4]), f32("h0", [1, 4]), i64("m", [])],
+              [f32("h", [1, 4]), f32("hs", ["m", 1, 4])],
+              [const("yes", np.bool_(True)),
+               const("Wl", (RNG.standard_normal((4, 4)) * 0.5).astype(np.float32)),
+               const("step", np.float32(0.25))])
+    return m, [{"x": RNG.standard_normal((1, 4)).astype(np.float32),
+                "h0": RNG.standard_normal((1, 4)).astype(np.float32), "m": np.int64(k)}
+               for k in (0, 1, 3, 7)]
+
+
+def loop_runtime_cond_scan():
+    """At most 6 iterations while sum(h) < limit, with a scan output: its
+    length depends on the run-time condition, so the loop is a call."""
+    body = loop_body([helper.make_node("ReduceSum", ["h_out"], ["hsum"], name="hsum",
+                                       keepdims=0)],
+                     helper.make_node("Less", ["hsum", "limit"], ["c_out"], name="go_on"))
+    nodes = [
+        helper.make_node("Relu", ["x"], ["b"], name="outer_relu"),
+        helper.make_node("Loop", ["six", "yes", "h0"], ["h", "hs"], name="loop", body=body),
+    ]
+    m = model(nodes, "loop_runtime_cond_scan",
+              [f32("x", [1, 4]), f32("h0", [1, 4]), f32("limit", [])],
+              [f32("h", [1, 4]), f32("hs", ["n", 1, 4])],
+              [const("six", np.int64(6)), const("yes", np.bool_(True)),
+               const("Wl", np.eye(4, dtype=np.float32) * 0.5),
+               const("step", np.float32(0.25))])
+    x = np.full((1, 4), 0.3, np.float32)
+    h0 = np.zeros((1, 4), np.float32)
+    return m, [{"x": x, "h0": h0, "limit": np.float32(v)} for v in (-1.0, 2.5, 3.4, 100.0)]
+
+
+def loop_runtime_batch():
+    """A symbolic batch N: h [N, 4] carried through tanh(h W + x), x [N, 4]
+    captured from outside, m iterations, the scan output [m, N, 4] and a
+    consumer after the loop (ReduceSum over the scan)."""
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["h_in", "W"], ["mm"], name="matmul"),
+         helper.make_node("Add", ["mm", "x"], ["z"], name="add_x"),
+         helper.make_node("Tanh", ["z"], ["h_out"], name="tanh"),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="keep"),
+         helper.make_node("Identity", ["h_out"], ["h_scan"], name="scan_copy")],
+        "body", [scalar("i", TensorProto.INT64), scalar("c_in", TensorProto.BOOL),
+                 f32("h_in", ["N", 4])],
+        [scalar("c_out", TensorProto.BOOL), f32("h_out", ["N", 4]), f32("h_scan", ["N", 4])])
+    nodes = [
+        helper.make_node("Loop", ["m", "", "h0"], ["h", "hs"], name="loop", body=body),
+        helper.make_node("ReduceSum", ["hs", "axis0"], ["total"], name="total", keepdims=0),
+    ]
+    m = model(nodes, "loop_runtime_batch", [f32("x", ["N", 4]), f32("h0", ["N", 4]),
+                                            i64("m", [])],
+              [f32("h", ["N", 4]), f32("hs", ["m", "N", 4]), f32("total", ["N", 4])],
+              [const("W", (RNG.standard_normal((4, 4)) * 0.5).astype(np.float32)),
+               const("axis0", np.array([0], np.int64))])
+    return m, [{"x": RNG.standard_normal((n, 4)).astype(np.float32),
+                "h0": RNG.standard_normal((n, 4)).astype(np.float32), "m": np.int64(k)}
+               for n, k in ((1, 2), (3, 5), (2, 1))]
+
+
+def loop_runtime_nested():
+    """A run-time loop whose body holds another: the inner one runs i times
+    (its trip count the outer iteration number), adding j to s; the outer
+    one adds the inner sum to t. Two bodies compiled, one inside the other."""
+    inner = helper.make_graph(
+        [helper.make_node("Cast", ["j"], ["fj"], name="j_float", to=TensorProto.FLOAT),
+         helper.make_node("Add", ["s_in", "fj"], ["s_out"], name="add_j"),
+         helper.make_node("Identity", ["ci"], ["co"], name="keep_inner")],
+        "inner", [scalar("j", TensorProto.INT64), scalar("ci", TensorProto.BOOL),
+                  f32("s_in", [1])], [scalar("co", TensorProto.BOOL), f32("s_out", [1])])
+    outer = helper.make_graph(
+        [helper.make_node("Loop", ["i", "", "zero"], ["s"], name="inner_loop", body=inner),
+         helper.make_node("Mul", ["s", "w"], ["ws"], name="weigh"),
+         helper.make_node("Add", ["t_in", "ws"], ["t_out"], name="add_s"),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="keep")],
+        "outer", [scalar("i", TensorProto.INT64), scalar("c_in", TensorProto.BOOL),
+                  f32("t_in", [1])], [scalar("c_out", TensorProto.BOOL), f32("t_out", [1])])
+    nodes = [helper.make_node("Loop", ["m", "", "t0"], ["t"], name="outer_loop", body=outer)]
+    m = model(nodes, "loop_runtime_nested", [f32("t0", [1]), f32("w", [1]), i64("m", [])],
+              [f32("t", [1])], [const("zero", np.zeros(1, np.float32))])
+    return m, [{"t0": np.array([0.5], np.float32), "w": np.array([w], np.float32),
+                "m": np.int64(k)} for w, k in ((1.0, 4), (-0.5, 7), (2.0, 0))]
+
+
+def loop_runtime_long():
+    """A constant trip count of 3000, past what is unrolled: a call, whose
+    carried values count the iterations and sum i * x."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], name="i_float", to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["fi", "x"], ["ix"], name="times_x"),
+         helper.make_node("Add", ["acc_in", "ix"], ["acc_out"], name="accumulate"),
+         helper.make_node("Add", ["n_in", "one"], ["n_out"], name="count"),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="keep")],
+        "body", [scalar("i", TensorProto.INT64), scalar("c_in", TensorProto.BOOL),
+                 f32("acc_in", [2]), i64("n_in", [])],
+        [scalar("c_out", TensorProto.BOOL), f32("acc_out", [2]), i64("n_out", [])])
+    nodes = [helper.make_node("Loop", ["many", "", "acc0", "n0"], ["acc", "n"], name="loop",
+                              body=body)]
+    m = model(nodes, "loop_runtime_long", [f32("x", [2])], [f32("acc", [2]), i64("n", [])],
+              [const("many", np.int64(3000)), const("acc0", np.zeros(2, np.float32)),
+               const("n0", np.int64(0)), const("one", np.int64(1))])
+    return m, [{"x": np.array([1e-3, -2e-3], np.float32)}]
+
+
+def loop_runtime_partial():
+    """No trip count, a condition known true at first and computed by the
+    body (i < limit) with a scan output: the first iteration is unrolled,
+    the rest is a call from iteration 1 on; the scan output joins both."""
+    body = helper.make_graph(
+        [helper.make_node("Less", ["i", "limit"], ["c_out"], name="more"),
+         helper.make_node("Mul", ["h_in", "x"], ["h_out"], name="scale"),
+         helper.make_node("Identity", ["h_out"], ["h_scan"], name="scan_copy")],
+        "body", [scalar("i", TensorProto.INT64), scalar("c_in", TensorProto.BOOL),
+                 f32("h_in", [2])],
+        [scalar("c_out", TensorProto.BOOL), f32("h_out", [2]), f32("h_scan", [2])])
+    nodes = [helper.make_node("Loop", ["", "yes", "h0"], ["h", "hs"], name="while",
+                              body=body)]
+    m = model(nodes, "loop_runtime_partial", [f32("x", [2]), f32("h0", [2]), i64("limit", [])],
+              [f32("h", [2]), f32("hs", ["n", 2])], [const("yes", np.bool_(True))])
+    return m, [{"x": RNG.standard_normal(2).astype(np.float32),
+                "h0": RNG.standard_normal(2).astype(np.float32), "limit": np.int64(k)}
+               for k in (0, 1, 4)]
+
+
 TESTS = [if_computed, if_folded, loop_accumulate, loop_cond, scan_running_sum,
-         loop_nested_if, loop_while, if_dead_branch]
+         loop_nested_if, loop_while, if_dead_branch, loop_runtime_trip, loop_runtime_cond_scan,
+         loop_runtime_batch, loop_runtime_nested, loop_runtime_long, loop_runtime_partial]
 
 
 def write(outdir, name, m, sets, expected=None):

@@ -5,7 +5,8 @@
 # with `collagec run --check` on every set: an If's sets take both branches,
 # a Loop's stop at different iterations. OUT.json must name the body's nodes
 # after the control node (spans). The bad models (a body's unsupported op, a
-# run-time trip count, branches of different shapes) are in testdata/bad.
+# string tensor carried by a run-time loop, branches of different shapes)
+# are in testdata/bad.
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/control
 rm -rf "$T"

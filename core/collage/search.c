@@ -103,6 +103,23 @@ static struct cost_key key_of(const struct search *s, const struct cand *c)
 }
 
 /*
+ * Whether candidate c holds a run-time loop (onnx_loop_call.c): its body
+ * is a model of its own, which a bench model of the candidate cannot link,
+ * and the work it does depends on its inputs' values; it costs nothing
+ * here, so the loop goes where the other candidates leave it.
+ */
+static bool calls_loop(const struct search *s, const struct cand *c)
+{
+	indexset_for_each(i, &c->sg->inside) {
+		const struct node *n = &s->g->nodes.v[s->df.node[i]];
+
+		if (n->op == OP_LOOP && node_attr(n, "call"))
+			return true;
+	}
+	return false;
+}
+
+/*
  * Costs every candidate: one estimate per distinct structure, the cost
  * cache first when there is one, new measurements stored back.
  */
@@ -125,6 +142,10 @@ static int estimate(struct search *s)
 		if ((j = strmap_get(&first, c->key)) >= 0)
 			continue;
 		strmap_put(&first, c->key, i);
+		if (calls_loop(s, c)) {
+			c->cost = 0;
+			continue;
+		}
 		s->st->unique++;
 		if (s->o->cache) {
 			struct cost_key k = key_of(s, c);

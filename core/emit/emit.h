@@ -148,6 +148,10 @@ struct link_options {
 	const char *math_flags;	/* out: emit_math_flags(cc), set by emit_link */
 	bool stage;		/* leave the result in a temporary beside out_so */
 	char *staged;		/* out: that temporary (owned; see file_commit) */
+	const char *archives;	/* (optional) run-time loops' bodies: archives
+				   linked in, their API kept out of OUT's */
+	const char *archive_api;	/* (optional) their API names' pattern ("P_loop*"),
+				   made local in an archive OUT */
 };
 
 /* Whether out names a static archive (OUT.a) rather than a shared object. */

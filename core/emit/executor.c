@@ -328,6 +328,7 @@ static int shape_op(const struct node *n)
 	case OP_MELWEIGHTMATRIX: return 21;
 	case OP_STRINGNORMALIZER: return 22;
 	case OP_STRINGSPLIT: return 23;
+	case OP_LOOP: return 24;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -367,21 +368,23 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		 * in[0] the data, in[1] the int64 tensor: ConstantOfShape has only
 		 * the tensor, NonZero only the data, Slice four tensors
 		 */
-		for (int j = 0; j < n->n_in && j < 5; j++)
+		for (int j = 0; j < n->n_in && j < 5 && n->op != OP_LOOP; j++)
 			if (n->in[j] >= 0)
 				in[n->op == OP_CONSTANTOFSHAPE ? 1 : j] = ep->vals[n->in[j]].rt;
 		/* the kernel's parameters, two per input axis (graph_data_param) */
 		const char *p0 = n->op == OP_SLICE ? "start" : n->op == OP_PAD ? "begin" : "red";
 		const char *p1 = n->op == OP_SLICE ? "step" : n->op == OP_PAD ? "end" : "ystride";
 		bool params = n->op == OP_SLICE || n->op == OP_PAD || shape_op(n) == 8;
-		int rank = node_in(g, n, 0)->shape.rank;
+		/* a Loop's M may be absent */
+		int rank = node_in(g, n, 0) ? node_in(g, n, 0)->shape.rank : 0;
 		int64_t axis = node_attr_int(n, "axis", -1);
 		/*
 		 * allowzero, whether Pad's mode is not constant, OneHot's axis,
 		 * TopK's and Compress's (normalised, -1: none), or
 		 * keepdims | noop_with_empty_axes << 1
 		 */
-		int64_t attr = shape_op(n) == 14 ? resize_shape_attr(g, n)
+		int64_t attr = n->op == OP_LOOP ? node_attr_int(n, "call", 0)
+			: shape_op(n) == 14 ? resize_shape_attr(g, n)
 			: n->op == OP_STRINGNORMALIZER ? stringnorm_flags(n)
 			: n->op == OP_STRINGSPLIT ? node_attr_int(n, "maxsplit", -1)
 			: n->op == OP_STFT ? node_attr_int(n, "onesided", 1) != 0
@@ -442,6 +445,82 @@ static void checks_table(struct graph *g, struct strbuf *out)
 		sb_release(&t);
 	}
 	sb_puts(out, "\t{ { 0, 0, { 0, 0, 0 } }, { 0, 0, { 0, 0, 0 } }, NULL, NULL }\n};\n");
+}
+
+/* The rt id of value v, or -1 when absent or unused. */
+static int rt_of(const struct exec_plan *ep, int v)
+{
+	return v >= 0 ? ep->vals[v].rt : -1;
+}
+
+/*
+ * rt_loops[]: per run-time loop (graph.loops) its body's API, which
+ * model.c declares here under the body's prefix, and the values it reads
+ * and writes.
+ */
+static void loops_table(struct graph *g, const struct exec_plan *ep, struct strbuf *out)
+{
+	static const char *const fns[][3] = {
+		{ "collagec_status", "open", "collagec_model **" },
+		{ "void", "close", "collagec_model *" },
+		{ "collagec_status", "set_threads", "collagec_model *, int" },
+		{ "collagec_status", "set_input",
+		  "collagec_model *, int, const void *, const int64_t *, int" },
+		{ "collagec_status", "run", "collagec_model *" },
+		{ "collagec_status", "get_output",
+		  "collagec_model *, int, const void **, const int64_t **, int *" },
+		{ "const char *", "last_error", "const collagec_model *" },
+	};
+
+	sb_printf(out, "#define RT_N_LOOPS %d\n", g->loops.n);
+	for (int i = 0; i < g->loops.n; i++) {
+		const struct loop_body *lb = &g->loops.v[i];
+		const struct node *n = NULL;
+		int n_onnx;
+
+		for (int k = 0; k < g->nodes.n && !n; k++)
+			if (!g->nodes.v[k].dead && g->nodes.v[k].op == OP_LOOP &&
+			    node_attr(&g->nodes.v[k], "call") &&
+			    node_attr_int(&g->nodes.v[k], "call", -1) == i)
+				n = &g->nodes.v[k];
+		for (size_t f = 0; f < ARRAY_SIZE(fns); f++)
+			sb_printf(out, "%s %s_%s(%s);\n", fns[f][0], lb->prefix, fns[f][1], fns[f][2]);
+		if (!n) {
+			/* its Loop node was removed (its outputs unused): nothing calls it */
+			sb_printf(out, "static const int rt_loop%d_in[] = { -1 }, rt_loop%d_out[] = "
+				  "{ -1 };\n", i, i);
+			continue;
+		}
+		n_onnx = (int)node_attr_int(n, "inputs", 2);
+		sb_printf(out, "static const int rt_loop%d_in[] = {", i);
+		for (int j = 2; j < n_onnx; j++)
+			sb_printf(out, " %d,", rt_of(ep, n->in[j]));
+		for (int c = 0; c < lb->n_caps; c++)
+			sb_printf(out, " %d,", rt_of(ep, n->in[n_onnx + lb->caps[c]]));
+		sb_printf(out, " -1 };\nstatic const int rt_loop%d_out[] = {", i);
+		for (int o = 0; o < n->n_out; o++)
+			sb_printf(out, " %d,", rt_of(ep, n->out[o]));
+		sb_puts(out, " -1 };\n");
+	}
+	sb_puts(out, "static const struct rt_loop rt_loops[] = {\n");
+	for (int i = 0; i < g->loops.n; i++) {
+		const struct loop_body *lb = &g->loops.v[i];
+		const struct node *n = NULL;
+
+		for (int k = 0; k < g->nodes.n && !n; k++)
+			if (!g->nodes.v[k].dead && g->nodes.v[k].op == OP_LOOP &&
+			    node_attr_int(&g->nodes.v[k], "call", -1) == i)
+				n = &g->nodes.v[k];
+		sb_puts(out, "\t{ ");
+		c_string(out, n ? n->name : "");
+		for (size_t f = 0; f < ARRAY_SIZE(fns); f++)
+			sb_printf(out, ", %s_%s", lb->prefix, fns[f][1]);
+		sb_printf(out, ", %d, %d, %d, %d, %d, INT64_C(%lld), rt_loop%d_in, rt_loop%d_out },\n",
+			  n ? rt_of(ep, n->in[0]) : -1, n && n->n_in > 1 ? rt_of(ep, n->in[1]) : -1,
+			  lb->n_carried, lb->n_scan, lb->n_caps, (long long)lb->iter0, i, i);
+	}
+	sb_puts(out, "\t{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, -1, 0, 0, 0, 0, NULL, "
+		"NULL }\n};\n");
 }
 
 /* The init table and its parallel fini table (NULL where an init has none). */
@@ -543,6 +622,7 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 	checks_table(g, out);
 	shapes_table(g, ep, out);
 	late_table(ep, out);
+	loops_table(g, ep, out);
 	init_tables(out, ms);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");
 	c_string(out, metadata_json);

@@ -324,10 +324,14 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 		 */
 		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s %s %s -fPIC "
 				   "-fvisibility=hidden -c -o model0.o model.c && "
-				   "%s -r -nostdlib -o model.o model0.o%s && "
-				   "objcopy --localize-hidden model.o && ar rcsD model.out model.o",
+				   "%s -r -nostdlib -o model.o model0.o%s%s && "
+				   "objcopy --localize-hidden%s%s%s model.o && "
+				   "ar rcsD model.out model.o",
 				   lo->cc, lo->math_flags, lo->cflags, lo->march, lo->cc,
-				   sb_str(&objs));
+				   sb_str(&objs), lo->archives ? lo->archives : "",
+				   lo->archive_api ? " -w --localize-symbol='" : "",
+				   lo->archive_api ? lo->archive_api : "",
+				   lo->archive_api ? "'" : "");
 	else
 		/*
 		 * No soname: a program linked with ./OUT.so records that path, as
@@ -336,8 +340,10 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 		 */
 		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s %s %s -fPIC "
 				   "-shared -fvisibility=hidden -Wl,--build-id=none -o model.out "
-				   "model.c%s %s -lm", lo->cc, lo->math_flags, lo->cflags, lo->march,
-				   sb_str(&objs), lo->ldlibs ? lo->ldlibs : "");
+				   "model.c%s%s%s %s -lm", lo->cc, lo->math_flags, lo->cflags,
+				   lo->march, sb_str(&objs),
+				   lo->archives ? " -Wl,--exclude-libs,ALL" : "",
+				   lo->archives ? lo->archives : "", lo->ldlibs ? lo->ldlibs : "");
 	status = run_in(dir, cmd);
 	if (status != 0) {
 		report_log(ctx, dir, status, lo->cc);

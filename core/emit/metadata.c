@@ -220,7 +220,7 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 		sha[0] = 0;
 	cJSON_AddStringToObject(root, "schema", "collagec-metadata/1");
 	m = cJSON_AddObjectToObject(root, "model");
-	cJSON_AddStringToObject(m, "path", o->model);
+	cJSON_AddStringToObject(m, "path", o->model_name ? o->model_name : o->model);
 	cJSON_AddStringToObject(m, "sha256", sha);
 	cJSON_AddNumberToObject(m, "opset", (double)g->opset);
 	cJSON_AddStringToObject(m, "producer", g->producer ? g->producer : "");

@@ -224,6 +224,10 @@ void graph_free(struct graph *g)
 	strmap_free(&g->kernel_texts);
 	vec_free(&g->kernel_syms);
 	vec_free(&g->fates);
+	for (int i = 0; i < g->loops.n; i++)
+		if (g->loops.v[i].dir)
+			dir_remove_tree(g->loops.v[i].dir);
+	vec_free(&g->loops);
 	free(g);
 }
 

@@ -258,6 +258,40 @@ struct sym_data {
 				   (graph_data_param), not a dim */
 };
 
+/*
+ * A Loop whose trip count or condition is only known at run time, compiled
+ * as a model of its own (onnx_loop_call.c): its body, written out as an ONNX
+ * model, becomes an archive with API prefix `prefix`, linked into the
+ * outer model, whose runtime calls it once per iteration (rt_model.c). The
+ * Loop node stays in the graph with attribute "call" = its index in
+ * graph.loops.
+ */
+struct loop_out {
+	enum dtype dtype;
+	int rank;
+	int64_t c[MAX_RANK];		/* static dims (-1: symbolic) */
+	const char *sym[MAX_RANK];	/* a symbol the body's inputs bind, by name;
+					   NULL where static or data-dependent */
+};
+
+struct loop_body {
+	const char *dir;		/* temp directory of both files (arena) */
+	const char *model;		/* the body as an ONNX model */
+	const char *prefix;		/* its API names' prefix */
+	const char *archive;		/* its compiled archive (NULL: emit only) */
+	const char *ldlibs;		/* the link flags it needs (arena) */
+	int n_carried, n_scan;		/* loop-carried values and scan outputs */
+	int n_caps;			/* captured values it takes as inputs */
+	int *caps;			/* their indices among the node's captures */
+	int64_t iter0;			/* iterations unrolled before it */
+	int n_out;			/* the body's outputs: cond, carried, scans */
+	struct loop_out *outs;
+};
+
+/* Compiles lb->model into lb->archive, filling lb->outs (compile.c). */
+struct graph;
+typedef int (*loop_compile_fn)(struct graph *g, struct loop_body *lb);
+
 struct graph {
 	struct collagec_ctx *ctx;
 	struct arena *arena;		/* == &ctx->arena */
@@ -284,6 +318,10 @@ struct graph {
 	VEC(const char *) kernel_syms;
 	VEC(struct node_fate) fates;	/* in pass order */
 	const char *pass;		/* the pass running (passes_run), or NULL */
+	VEC(struct loop_body) loops;	/* run-time loops (onnx_loop_call.c) */
+	loop_compile_fn compile_loop;	/* NULL: run-time loops are refused */
+	const void *compile_opts;	/* the compile's options, for compile_loop */
+	const char *loop_prefix;	/* before "_loopN" in the bodies' API prefixes */
 };
 
 struct graph *graph_new(struct collagec_ctx *ctx);

@@ -9,10 +9,12 @@
  *         needs both branches to give the same shape and dtype.
  *   Loop  unrolled one iteration at a time: each step imports the body once
  *         and leaves a Loop node for the rest, so the next step sees whether
- *         the body's condition folded. The trip count must be known when
- *         compiling. A condition computed at run time guards the carried
- *         values with Where; scan outputs then have a data-dependent size,
- *         which is refused.
+ *         the body's condition folded. A condition computed at run time
+ *         guards the carried values with Where. What cannot be unrolled (a
+ *         trip count known only at run time, scan outputs whose length
+ *         depends on a run-time condition, more than CONTROL_UNROLL_MAX
+ *         iterations) becomes a call of the body compiled on its own, from
+ *         the iteration reached on (loop_call, onnx_loop_call.c).
  *   Scan  unrolled over the scan axis, whose length must be static.
  *   SequenceMap  unrolled over its first input's elements (a sequence whose
  *         length is known, onnx_sequence.c); further sequence inputs give
@@ -351,6 +353,61 @@ static int loop_finish(struct expander *x, int n_carried, int n_scan, int iter, 
 }
 
 /*
+ * The rest of a Loop, from iteration iter on, as a call of its body
+ * compiled on its own (onnx_loop_call.c): a Loop node with attribute
+ * "call" taking M, cond, the carried values and the captured ones. Scan
+ * elements of iterations unrolled before come first in the scan outputs.
+ */
+static int loop_call(struct expander *x, const Onnx__GraphProto *body, int n_carried,
+		     int n_scan, int iter, const int *elems)
+{
+	struct graph *g = x->g;
+	int n_in = x->n_onnx + x->caps->n, n_out = n_carried + n_scan, ni;
+	int *in = arena_memdup(g->arena, x->n.in, sizeof(int) * (size_t)(n_in + 1));
+	int *outs = arena_alloc(g->arena, sizeof(int) * (size_t)(n_out + 1));
+	struct attr *attrs;
+
+	for (int o = 0; o < n_out; o++) {
+		bool rest = o >= n_carried && iter > 0;
+
+		if (o < x->n.n_out && x->n.out[o] >= 0 && !rest)
+			outs[o] = x->n.out[o];
+		else
+			outs[o] = graph_add_value(g, arena_printf(g->arena, "%s/%s%d", x->n.name,
+								  rest ? "rest" : "unused", o));
+	}
+	ni = graph_add_node(g, OP_LOOP, x->n.name, in, n_in, outs, n_out);
+	attrs = arena_memdup(g->arena, x->n.attrs, sizeof(*attrs) * (size_t)(x->n.n_attrs + 1));
+	g->nodes.v[ni].attrs = attrs;
+	g->nodes.v[ni].n_attrs = x->n.n_attrs;
+	g->nodes.v[ni].op_type = x->n.op_type;
+	g->nodes.v[ni].onnx_index = x->n.onnx_index;
+	g->nodes.v[ni].span = x->n.span;
+	node_set_attr_int(g, &g->nodes.v[ni], "inputs", x->n_onnx);
+	if (onnx_loop_call(g, ni, body, x->n_onnx, x->caps, in + 2, iter, outs) < 0) {
+		/* not a Loop to expand again */
+		g->nodes.v[ni].dead = true;
+		return -1;
+	}
+	for (int s = 0; s < n_scan && iter > 0; s++) {
+		int o = n_carried + s, *v, cat[2], out;
+
+		if (o >= x->n.n_out || x->n.out[o] < 0)
+			continue;
+		v = arena_alloc(g->arena, sizeof(int) * (size_t)(iter + 1));
+		for (int t = 0; t < iter; t++)
+			v[t] = elems[t * n_scan + s];
+		cat[0] = stack(x, arena_printf(g->arena, "scan%d", s), v, iter, 0, -1);
+		cat[1] = outs[o];
+		out = glue(x, OP_CONCAT, "Concat", arena_printf(g->arena, "scan%d.all", s), cat, 2,
+			   x->n.out[o]);
+		(void)out;
+		node_set_attr_int(g, &g->nodes.v[g->nodes.n - 1], "axis", 0);
+	}
+	return 0;
+}
+
+/*
  * One iteration of a Loop: inputs M, cond, carried..., captured...,
  * then the scan-output elements of the iterations done so far; attribute
  * "iter" counts them and "inputs" keeps the ONNX input count. Leaves a Loop
@@ -384,33 +441,19 @@ static int expand_loop(struct expander *x)
 		return -1;
 	}
 	if (m_id >= 0) {
-		if (!value_const_scalar(g, &g->values.v[m_id], &md)) {
-			diag_error(g->ctx, "%s: the trip count '%s' is only known at run time; "
-				   "loops are unrolled and need one known when compiling",
-				   node_loc(g, &x->n), g->values.v[m_id].name);
-			return -1;
-		}
+		if (!value_const_scalar(g, &g->values.v[m_id], &md))
+			return loop_call(x, body, n_carried, n_scan, iter, elems);
 		m = md > 0 ? (int64_t)md : 0;	/* a negative count runs no iteration */
 	}
 	if (c_id >= 0 && (known = const_cond(x, c_id, &c)) < 0)
 		return -1;
 	if ((m >= 0 && iter >= m) || (known && !c))
 		return loop_finish(x, n_carried, n_scan, iter, elems);
-	if (m < 0 && !known) {
-		diag_error(g->ctx, "%s: a loop without a trip count whose condition is computed at "
-			   "run time is not supported", node_loc(g, &x->n));
-		return -1;
-	}
-	if (!known && n_scan) {
-		diag_error(g->ctx, "%s: the condition is computed at run time, so the scan outputs' "
-			   "size depends on data (not supported yet)", node_loc(g, &x->n));
-		return -1;
-	}
-	if (iter >= CONTROL_UNROLL_MAX) {
-		diag_error(g->ctx, "%s: more than %d iterations; loops are unrolled and longer ones "
-			   "are not supported", node_loc(g, &x->n), CONTROL_UNROLL_MAX);
-		return -1;
-	}
+	/* the rest runs at run time: how many iterations, or whether scan
+	   elements are made, depends on data; or unrolling would go too far */
+	if ((m < 0 && !known) || (!known && n_scan) || iter >= CONTROL_UNROLL_MAX ||
+	    (iter == 0 && m > CONTROL_UNROLL_MAX))
+		return loop_call(x, body, n_carried, n_scan, iter, elems);
 	args = arena_alloc(g->arena, sizeof(int) * (size_t)(n_carried + 2));
 	args[0] = const_i64(x, arena_printf(g->arena, "iter%d", iter), 0, iter);
 	args[1] = c_id >= 0 ? c_id : const_bool(x, arena_printf(g->arena, "cond%d", iter), true);

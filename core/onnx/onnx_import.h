@@ -79,6 +79,14 @@ int import_body(struct importer *im, const Onnx__GraphProto *gp);
  * node sorts after their producers. 0, or -1 after a diagnostic.
  */
 int onnx_control_captures(struct importer *im, int ni);
+/*
+ * Makes Loop node ni (inputs M, cond, carried, captured: n_onnx ONNX
+ * inputs, then caps) a call of its body compiled on its own, from
+ * iteration iter0 on; outs[] are its outputs (carried, then scan), whose
+ * dtypes and shapes it sets. 0, or -1 after diagnostics.
+ */
+int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_onnx,
+		   const struct attr *caps, const int *carried, int64_t iter0, int *outs);
 
 /*
  * Adds a node that expanding parent (an If/Loop/Scan or a sequence op)

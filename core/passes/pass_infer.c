@@ -150,8 +150,8 @@ static int infer_from(struct graph *g, int from)
 
 		if (n->dead || !inputs_known(g, n))
 			continue;
-		if (n->op == OP_IF || n->op == OP_LOOP || n->op == OP_SCAN ||
-		    n->op == OP_SEQUENCEMAP) {
+		if ((n->op == OP_IF || n->op == OP_LOOP || n->op == OP_SCAN ||
+		     n->op == OP_SEQUENCEMAP) && !node_attr(n, "call")) {
 			/* the expansion follows it; the loop goes on with its first node */
 			if (onnx_expand_control(g, i) < 0)
 				rc = -1;

@@ -201,16 +201,20 @@ def bad_models():
     nodes = [helper.make_node("Loop", ["three", "", "x"], ["y"], name="loop", body=body)]
     out["control_unsupported"] = model(helper.make_graph(
         nodes, "control", [f32("x", [2])], [f32("y", [2])], [ints("three", 3)]))
+    # a loop run at run time (its trip count an input) carrying a string tensor
     body = helper.make_graph(
         [helper.make_node("Identity", ["c_in"], ["c_out"], name="keep"),
-         helper.make_node("Relu", ["h_in"], ["h_out"], name="relu")],
+         helper.make_node("Identity", ["h_in"], ["h_out"], name="copy")],
         "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-                 helper.make_tensor_value_info("c_in", TensorProto.BOOL, []), f32("h_in", [2])],
-        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), f32("h_out", [2])])
+                 helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("h_in", TensorProto.STRING, [2])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_out", TensorProto.STRING, [2])])
     nodes = [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop", body=body)]
-    out["control_runtime_trip_count"] = model(helper.make_graph(
-        nodes, "control", [f32("x", [2]), helper.make_tensor_value_info("m", TensorProto.INT64, [])],
-        [f32("y", [2])]))
+    out["control_runtime_loop_string"] = model(helper.make_graph(
+        nodes, "control", [helper.make_tensor_value_info("x", TensorProto.STRING, [2]),
+                           helper.make_tensor_value_info("m", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.STRING, [2])]))
     # a run-time If whose branches disagree in shape
     then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"], name="same")],
                                "then", [], [f32("t", [2, 3])])

@@ -1,0 +1,347 @@
+/*
+ * onnx_loop_call.c - a Loop that cannot be unrolled (its trip count or its
+ * condition is only known at run time, or it runs too many iterations)
+ * becomes a call: its body is written out as an ONNX model of its own,
+ *
+ *	inputs   iteration number (int64 scalar), condition (bool scalar),
+ *		 the loop-carried values, then the captured outer values
+ *		 that are not constants (constants become initializers, so
+ *		 that shape arithmetic on them still folds in the body)
+ *	outputs  the body's: condition, carried values, scan elements
+ *
+ * which graph.compile_loop compiles (a whole compile: passes, Collage,
+ * lowering) into an archive with an API prefix of its own. The Loop node
+ * stays in the graph with attribute "call"; the c target lowers it to a
+ * call of the runtime's rt_loop_kernel, and the runtime (rt_model.c) runs
+ * the body through that API once per iteration, copying the carried values
+ * from one iteration's outputs to the next one's inputs and appending the
+ * scan elements.
+ *
+ * The Loop's outputs keep what the body says of their shapes: a static dim
+ * stays static, a dim that is one of the outer model's symbols (passed in
+ * through an input's shape) stays that symbol, and anything else, the scan
+ * outputs' leading dim first, is data-dependent: bound by the run-time
+ * shape function that runs the loop before the plan places its outputs.
+ */
+#include "onnx_import.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "../ops/ops.h"
+
+/* The outer dims the body's input shapes name, by the name the body sees. */
+struct dimvec {
+	struct dim *v;
+	int n, cap;
+};
+
+/* One ValueInfoProto for value v under the name `name`, dims as the outer model knows them. */
+static Onnx__ValueInfoProto *value_info(struct graph *g, const char *name, const struct value *v,
+					struct strmap *dims, struct dimvec *dimv)
+{
+	struct arena *a = g->arena;
+	Onnx__ValueInfoProto *vi = arena_alloc(a, sizeof(*vi));
+	Onnx__TypeProto *tp = arena_alloc(a, sizeof(*tp));
+	Onnx__TypeProto__Tensor *tt = arena_alloc(a, sizeof(*tt));
+	Onnx__TensorShapeProto *sp = arena_alloc(a, sizeof(*sp));
+
+	onnx__value_info_proto__init(vi);
+	onnx__type_proto__init(tp);
+	onnx__type_proto__tensor__init(tt);
+	onnx__tensor_shape_proto__init(sp);
+	vi->name = (char *)name;
+	vi->type = tp;
+	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	tp->tensor_type = tt;
+	tt->has_elem_type = true;
+	tt->elem_type = dtype_to_onnx(v->dtype);
+	tt->shape = sp;
+	sp->n_dim = (size_t)v->shape.rank;
+	sp->dim = arena_alloc(a, sizeof(*sp->dim) * (size_t)(v->shape.rank + 1));
+	for (int k = 0; k < v->shape.rank; k++) {
+		Onnx__TensorShapeProto__Dimension *d = arena_alloc(a, sizeof(*d));
+		struct dim dm = v->shape.d[k];
+
+		onnx__tensor_shape_proto__dimension__init(d);
+		if (!dm.n) {
+			d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+			d->dim_value = dm.c;
+		} else {
+			struct strbuf sb = STRBUF_INIT;
+
+			/* "N", "2*N", "(seq-1)": the body sees one symbol of that name */
+			dim_print(g, dm, &sb);
+			d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+			d->dim_param = arena_strdup(a, sb_str(&sb));
+			if (strmap_get(dims, d->dim_param) < 0) {
+				strmap_put(dims, d->dim_param, dimv->n);
+				vec_push(dimv, dm);
+			}
+			sb_release(&sb);
+		}
+		sp->dim[k] = d;
+	}
+	return vi;
+}
+
+/* An initializer holding constant v (not a string tensor). */
+static Onnx__TensorProto *initializer(struct graph *g, const char *name, const struct value *v)
+{
+	Onnx__TensorProto *t = arena_alloc(g->arena, sizeof(*t));
+	int64_t n = shape_numel_static(&v->shape);
+
+	onnx__tensor_proto__init(t);
+	t->name = (char *)name;
+	t->has_data_type = true;
+	t->data_type = dtype_to_onnx(v->dtype);
+	t->n_dims = (size_t)v->shape.rank;
+	t->dims = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(v->shape.rank + 1));
+	for (int k = 0; k < v->shape.rank; k++)
+		t->dims[k] = v->shape.d[k].c;
+	t->has_raw_data = true;
+	t->raw_data.len = (size_t)n * dtype_size(v->dtype);
+	t->raw_data.data = v->data;
+	return t;
+}
+
+/* Whether outer value v can go into the body: a tensor of known dtype and shape. */
+static int check_passable(struct graph *g, const struct node *n, const char *what,
+			  const struct value *v)
+{
+	if (v->seq) {
+		diag_error(g->ctx, "%s: %s '%s' is a %s; a loop run at run time takes tensors "
+			   "only", node_loc(g, n), what, v->name,
+			   v->seq->optional ? "optional" : "sequence");
+		return -1;
+	}
+	if (dtype_is_string(v->dtype)) {
+		diag_error(g->ctx, "%s: %s '%s' is a string tensor; a loop run at run time takes "
+			   "numeric tensors only", node_loc(g, n), what, v->name);
+		return -1;
+	}
+	if (!v->has_shape || v->dtype == DTYPE_UNDEF)
+		BUG("%s: %s '%s' reached the loop without a shape", node_loc(g, n), what, v->name);
+	return 0;
+}
+
+/*
+ * The file of the body of node n, whose name is what the body's messages
+ * begin with: "model.onnx#loop" ('/' in the node's name made '_').
+ */
+static char *body_file(struct graph *g, const char *dir, const struct node *n)
+{
+	const char *path = g->path ? g->path : "model";
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char *name = arena_printf(g->arena, "%s#%s", base, n->name);
+
+	for (char *p = name; *p; p++)
+		if (*p == '/')
+			*p = '_';
+	return arena_printf(g->arena, "%s/%s", dir, name);
+}
+
+/* The body's nodes, named "loop/body/inner" as an unrolled copy's are "loop[3]/inner". */
+static Onnx__NodeProto **body_nodes(struct graph *g, const struct node *n,
+				    const Onnx__GraphProto *body)
+{
+	Onnx__NodeProto **v = arena_alloc(g->arena, sizeof(*v) * (body->n_node + 1));
+
+	for (size_t i = 0; i < body->n_node; i++) {
+		v[i] = arena_memdup(g->arena, body->node[i], sizeof(*v[i]));
+		if (body->node[i]->name && body->node[i]->name[0])
+			v[i]->name = arena_printf(g->arena, "%s/body/%s", n->name,
+						  body->node[i]->name);
+		else	/* the importer's name for an unnamed node */
+			v[i]->name = arena_printf(g->arena, "%s/body/%s_%zu", n->name,
+						  body->node[i]->op_type, i);
+	}
+	return v;
+}
+
+/* The ModelProto of the body; its inputs and the captured values' fate in lb. */
+static int body_model(struct graph *g, const struct node *n, const Onnx__GraphProto *body,
+		      int n_onnx, const struct attr *caps, const int *carried,
+		      struct loop_body *lb, Onnx__ModelProto *mp, struct strmap *dims,
+		      struct dimvec *dimv)
+{
+	struct arena *a = g->arena;
+	Onnx__GraphProto *gp = arena_alloc(a, sizeof(*gp));
+	int n_carried = n_onnx - 2, n_init = 0, n_in = 0;
+	struct value scalar = { 0 };
+	Onnx__OperatorSetIdProto **ops = arena_alloc(a, sizeof(*ops) * 2);
+
+	*gp = *body;
+	gp->node = body_nodes(g, n, body);
+	gp->input = arena_alloc(a, sizeof(*gp->input) * (size_t)(n_carried + 2 + caps->n + 1));
+	gp->initializer = arena_alloc(a, sizeof(*gp->initializer) *
+				      (body->n_initializer + (size_t)caps->n + 1));
+	memcpy(gp->initializer, body->initializer, sizeof(*gp->initializer) * body->n_initializer);
+	n_init = (int)body->n_initializer;
+	scalar.has_shape = true;
+	scalar.dtype = DTYPE_I64;
+	gp->input[n_in++] = value_info(g, body->input[0]->name, &scalar, dims, dimv);
+	scalar.dtype = DTYPE_BOOL;
+	gp->input[n_in++] = value_info(g, body->input[1]->name, &scalar, dims, dimv);
+	for (int j = 0; j < n_carried; j++) {
+		const struct value *v = &g->values.v[carried[j]];
+
+		if (check_passable(g, n, "loop-carried value", v) < 0)
+			return -1;
+		gp->input[n_in++] = value_info(g, body->input[2 + j]->name, v, dims, dimv);
+	}
+	lb->caps = arena_alloc(a, sizeof(int) * (size_t)(caps->n + 1));
+	for (int i = 0; i < caps->n; i++) {
+		const struct value *v = &g->values.v[n->in[n_onnx + i]];
+
+		if (check_passable(g, n, "captured value", v) < 0)
+			return -1;
+		if (v->data && shape_is_static(&v->shape)) {
+			gp->initializer[n_init++] = initializer(g, caps->strs[i], v);
+			continue;
+		}
+		lb->caps[lb->n_caps++] = i;
+		gp->input[n_in++] = value_info(g, caps->strs[i], v, dims, dimv);
+	}
+	gp->n_input = (size_t)n_in;
+	gp->n_initializer = (size_t)n_init;
+	gp->name = arena_printf(a, "%s/body", n->name);
+	onnx__model_proto__init(mp);
+	mp->has_ir_version = true;
+	mp->ir_version = g->n_functions ? 8 : 7;
+	mp->producer_name = "collagec";
+	mp->graph = gp;
+	mp->n_opset_import = 0;
+	mp->opset_import = ops;
+	for (int i = 0; i < 2; i++) {
+		int64_t v = i ? g->training_opset : g->opset;
+
+		if (!v)
+			continue;
+		ops[mp->n_opset_import] = arena_alloc(a, sizeof(**ops));
+		onnx__operator_set_id_proto__init(ops[mp->n_opset_import]);
+		ops[mp->n_opset_import]->domain = i ? "ai.onnx.preview.training" : "";
+		ops[mp->n_opset_import]->has_version = true;
+		ops[mp->n_opset_import]->version = v;
+		mp->n_opset_import++;
+	}
+	mp->n_functions = (size_t)g->n_functions;
+	mp->functions = (Onnx__FunctionProto **)g->functions;
+	return 0;
+}
+
+/* Writes the body model to a new temp directory: lb->dir, lb->model. */
+static int write_body(struct graph *g, const struct node *n, const Onnx__ModelProto *mp,
+		      struct loop_body *lb)
+{
+	size_t len = onnx__model_proto__get_packed_size(mp);
+	uint8_t *buf = xmalloc(len + 1);
+	char *dir = dir_make_temp("loop");
+	int rc = 0;
+
+	onnx__model_proto__pack(mp, buf);
+	if (!dir) {
+		diag_error_status(g->ctx, STATUS_ENV, "cannot create a temp directory: %s",
+				  strerror(errno));
+		free(buf);
+		return -1;
+	}
+	lb->dir = arena_strdup(g->arena, dir);
+	free(dir);
+	lb->model = body_file(g, lb->dir, n);
+	if (file_write_atomic(lb->model, buf, len) < 0) {
+		diag_error_status(g->ctx, STATUS_ENV, "cannot write '%s': %s", lb->model,
+				  strerror(errno));
+		rc = -1;
+	}
+	free(buf);
+	return rc;
+}
+
+/*
+ * Output o of the Loop: what the body says of its shape (lb->outs[src]),
+ * with its dims mapped back to the outer model's, the leading one of a
+ * scan output data-dependent.
+ */
+static void set_output(struct graph *g, int out, const struct loop_body *lb, int src, bool scan,
+		       const struct value *init, struct strmap *dims, const struct dim *dimv)
+{
+	const struct loop_out *lo = &lb->outs[src];
+	struct value *v = &g->values.v[out];
+	int r = scan ? lo->rank + 1 : lo->rank;
+
+	v->dtype = lo->dtype;
+	v->has_shape = true;
+	v->shape.rank = r;
+	if (scan)
+		v->shape.d[0] = graph_data_sym(g, out, 0);
+	for (int k = 0; k < lo->rank; k++) {
+		int at = scan ? k + 1 : k, i;
+		struct dim *d = &g->values.v[out].shape.d[at];
+
+		if (lo->c[k] >= 0)
+			*d = dim_const(lo->c[k]);
+		else if (lo->sym[k] && (i = strmap_get(dims, lo->sym[k])) >= 0)
+			*d = dimv[i];
+		else
+			*d = graph_data_sym(g, out, at);
+		v = &g->values.v[out];
+	}
+	/*
+	 * a loop that runs no iteration gives the initial values: a carried
+	 * value whose dims the body may change is data-dependent there
+	 */
+	if (init && !scan && (init->shape.rank != r || !shape_eq(&init->shape, &v->shape)))
+		for (int k = 0; k < r; k++)
+			if (k >= init->shape.rank || !dim_eq(init->shape.d[k], v->shape.d[k]))
+				g->values.v[out].shape.d[k] = graph_data_sym(g, out, k);
+}
+
+int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_onnx,
+		   const struct attr *caps, const int *carried, int64_t iter0, int *outs)
+{
+	struct node *n = &g->nodes.v[ni];
+	int n_carried = n_onnx - 2, n_scan = (int)body->n_output - 1 - n_carried, idx;
+	struct loop_body lb = { 0 };
+	Onnx__ModelProto mp;
+	struct strmap dims = { 0 };
+	struct dimvec dimv = { 0 };
+	int rc = -1;
+
+	if (!g->compile_loop) {
+		diag_error(g->ctx, "%s: the loop's trip count or condition is only known at run "
+			   "time; only compiling runs such a loop", node_loc(g, n));
+		return -1;
+	}
+	lb.n_carried = n_carried;
+	lb.n_scan = n_scan;
+	lb.iter0 = iter0;
+	lb.n_out = (int)body->n_output;
+	lb.outs = arena_alloc(g->arena, sizeof(*lb.outs) * (size_t)(lb.n_out + 1));
+	lb.prefix = arena_printf(g->arena, "%s_loop%d", g->loop_prefix ? g->loop_prefix
+				 : "collagec", g->loops.n);
+	if (body_model(g, n, body, n_onnx, caps, carried, &lb, &mp, &dims, &dimv) < 0 ||
+	    write_body(g, n, &mp, &lb) < 0)
+		goto out;
+	idx = g->loops.n;
+	vec_push(&g->loops, lb);
+	if (g->compile_loop(g, &g->loops.v[idx]) < 0)
+		goto out;
+	lb = g->loops.v[idx];
+	n = &g->nodes.v[ni];
+	if (lb.outs[0].dtype != DTYPE_BOOL || lb.outs[0].rank > 1) {
+		diag_error(g->ctx, "%s: the body's first output must be the bool condition",
+			   node_loc(g, n));
+		goto out;
+	}
+	for (int o = 0; o < n_carried + n_scan; o++)
+		if (outs[o] >= 0)
+			set_output(g, outs[o], &lb, 1 + o, o >= n_carried,
+				   o < n_carried ? &g->values.v[carried[o]] : NULL, &dims, dimv.v);
+	node_set_attr_int(g, &g->nodes.v[ni], "call", idx);
+	rc = 0;
+out:
+	strmap_free(&dims);
+	vec_free(&dimv);
+	return rc;
+}
