@@ -42,6 +42,34 @@ static void loop_free(struct rt_loop_state *st, const struct rt_loop *lp);
 
 _Thread_local struct rt_strpool *rt_strpool_cur __attribute__((visibility("hidden")));
 
+/*
+ * The fresh keys of unseeded random ops (rt_random.h): a counter every
+ * execution of one takes a number from, and a base that makes the numbers
+ * of this process unlike another's. Process-wide and atomic rather than per
+ * handle, so that kernels need no handle and handles on several threads
+ * never share a key.
+ */
+_Atomic uint64_t rt_rand_counter __attribute__((visibility("hidden")));
+_Atomic uint64_t rt_rand_base __attribute__((visibility("hidden")));
+
+#include <stdatomic.h>
+#include <unistd.h>
+
+/* Sets rt_rand_base once per process, from the clock and the process id. */
+static void rand_init(void)
+{
+	struct timespec ts;
+	uint64_t zero = 0, seed;
+
+	if (rt_rand_base)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	seed = rt_rand_mix((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+	       rt_rand_mix((uint64_t)getpid() << 1 | 1);
+	/* another thread may win: its base is as good */
+	atomic_compare_exchange_strong(&rt_rand_base, &zero, seed | 1);
+}
+
 /* Empties the pool for a run: its chunks stay for reuse. */
 static void strpool_reset(struct rt_strpool *p)
 {
@@ -195,6 +223,7 @@ RT_API collagec_status collagec_open(collagec_model **out)
 	if (!m)
 		return COLLAGEC_E_ALLOC;
 	m->threads = 1;
+	rand_init();
 	for (int i = 0; rt_inits[i]; i++)
 		if (rt_inits[i](rt_open_err, sizeof(rt_open_err)) != 0) {
 			/* undo the inits that succeeded, and only those */

@@ -33,6 +33,7 @@
 #include "collagec.h"
 #include "rt_half.h"
 #include "rt_string.h"
+#include "rt_random.h"
 #include "rt_plan.h"
 
 /*

@@ -1,4 +1,4 @@
-# nodetests.sh - sourced by opset.sh, rnn.sh and quant.sh, whose node tests a
+# nodetests.sh - sourced by opset.sh, rnn.sh, quant.sh and random.sh, whose node tests a
 # generator writes (testdata/nodetest.py's layout): OUT/good/NAME with the
 # generator's outputs, OUT/bad/NAME with the message it expects. The suite
 # sets SUITE and COLLAGEC first; T is its private directory.

@@ -34,7 +34,7 @@ done
 for s in tests/cli.sh tests/killsafe.sh tests/oom.sh tests/fuzz.sh tests/spans.sh \
 	tests/snapshots.sh tests/explorer.sh \
 	tests/determinism.sh tests/sharing.sh \
-	tests/runtime.sh tests/examples.sh tests/fastmath.sh tests/opset.sh \
+	tests/runtime.sh tests/examples.sh tests/fastmath.sh tests/opset.sh tests/random.sh \
 	tests/rnn.sh tests/function.sh tests/control.sh tests/sequence.sh tests/dynamic.sh tests/quant.sh tests/models.sh tests/strategies.sh \
 	tests/fusion.sh \
 	tests/backends.sh tests/collage.sh tests/conformance.sh; do

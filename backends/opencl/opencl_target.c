@@ -188,7 +188,8 @@ static bool dtype_ok(enum dtype t)
  * Elementwise, broadcast, injective, reduction and anchor ops (conv, pooling,
  * MatMul, Gemm) plus the normalisations above, on float32 data: every input
  * and output is float32, int64 (indices, axes, shapes) or bool (masks,
- * comparisons) and at least one is float32. Anything else stays on c.
+ * comparisons) and at least one is float32, not random (training-mode
+ * Dropout). Anything else stays on c.
  */
 static bool ocl_supports(struct graph *g, const struct node *n)
 {
@@ -196,6 +197,9 @@ static bool ocl_supports(struct graph *g, const struct node *n)
 	bool f32 = false;
 
 	if (kind == OPK_OPAQUE && !opaque_ok(n->op))
+		return false;
+	/* random ops call runtime/rt_random.h, which OpenCL kernels cannot */
+	if (op_is_random(g, n))
 		return false;
 	if (n->n_in + n->n_out > MAX_BUFS)
 		return false;

@@ -186,6 +186,26 @@ int op_check_version(struct graph *g, const struct node *n, int64_t opset);
  */
 struct tir_func *op_lower_node(struct graph *g, struct node *n, const char *name);
 
+/* ---- random ops (ops_random.c) ---- */
+
+/*
+ * Whether n gives random values: RandomUniform, RandomNormal, their Like
+ * variants, Bernoulli, Multinomial, and a Dropout that may be in training
+ * mode. Such a node is never folded at compile time, seeded or not.
+ */
+bool op_is_random(struct graph *g, const struct node *n);
+/*
+ * Whether Dropout n may train at run time: its training_mode input is
+ * present and not a constant false, and its ratio is not a constant 0
+ * (which makes training the identity). Otherwise it is the identity.
+ */
+bool dropout_is_training(struct graph *g, const struct node *n);
+/*
+ * args[0..2) of the rt_rand_* call of L's node: has_seed and the key of its
+ * seed attribute (runtime/rt_random.h), fixed at compile time.
+ */
+void lower_rand_key(struct lower *L, struct tir **args);
+
 /* ---- symbolic payloads (ops_symval.c) ---- */
 
 /*

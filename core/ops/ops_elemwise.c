@@ -146,28 +146,35 @@ int infer_where(struct graph *g, struct node *n)
 	return 0;
 }
 
+bool dropout_is_training(struct graph *g, const struct node *n)
+{
+	const struct value *ratio = node_in(g, n, 1), *training = node_in(g, n, 2);
+	double v;
+
+	if (!training || (value_const_scalar(g, training, &v) && v == 0))
+		return false;
+	return !(ratio && value_const_scalar(g, ratio, &v) && v == 0);
+}
+
+/*
+ * Y: X's type and shape; the optional mask: bool, X's shape. Training mode
+ * (dropout_is_training) is random; otherwise Dropout is the identity.
+ */
 int infer_dropout(struct graph *g, struct node *n)
 {
-	struct value *x;
+	struct value *x, *r = NULL, *t = NULL;
 
 	if (infer_arity(g, n, 1, 3, 2) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
-	if (node_in(g, n, 2) && node_in(g, n, 2)->data) {
-		double training, ratio = 0.5;
-
-		/*
-		 * Constant training mode with a ratio that is not a constant 0 is
-		 * random: rejected. Inputs fed at run time are taken as
-		 * inference (the kernel is the identity); see BUGS in the manual.
-		 */
-		if (node_in(g, n, 1) && !value_const_scalar(g, node_in(g, n, 1), &ratio))
-			ratio = -1;
-		if (value_const_scalar(g, node_in(g, n, 2), &training) && training != 0 &&
-		    ratio != 0) {
-			diag_error(g->ctx, "%s: training-mode Dropout is not supported (its output "
-				   "is random)", node_loc(g, n));
-			return -1;
-		}
+	if ((node_in(g, n, 1) && !(r = infer_input(g, n, 1))) ||
+	    (node_in(g, n, 2) && !(t = infer_input(g, n, 2))))
+		return -1;
+	if (dropout_is_training(g, n) &&
+	    (!dtype_is_float(x->dtype) || (r && !dtype_is_float(r->dtype)) ||
+	     t->dtype != DTYPE_BOOL)) {
+		diag_error(g->ctx, "%s: training mode needs float 'data' and 'ratio' and a bool "
+			   "'training_mode'", node_loc(g, n));
+		return -1;
 	}
 	infer_set(g, n, 0, x->dtype, &x->shape);
 	if (n->n_out > 1)
@@ -523,11 +530,41 @@ int lower_map(struct lower *L)
 	return 0;
 }
 
+/*
+ * Training-mode Dropout: one rt_rand_dropout call (runtime/rt_random.h),
+ * which reads ratio and training_mode at run time. An absent ratio is
+ * passed as rdtype 0 (the default 0.5), an absent mask as has_mask 0; the
+ * buffers in their places are never read.
+ */
+static int lower_dropout_training(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *r = lower_in(L, 1);
+	bool mask = L->n->n_out > 1 && L->out[1];
+	struct tir *args[11];
+
+	args[0] = tir_addr(L->b, L->in[0], tir_int(L->b, 0));
+	args[1] = tir_int(L->b, dtype_to_onnx(x->dtype));
+	args[2] = tir_addr(L->b, L->out[0], tir_int(L->b, 0));
+	args[3] = tir_addr(L->b, mask ? L->out[1] : L->out[0], tir_int(L->b, 0));
+	args[4] = tir_int(L->b, mask);
+	args[5] = lower_numel(L, &x->shape);
+	args[6] = tir_addr(L->b, r ? L->in[1] : L->in[0], tir_int(L->b, 0));
+	args[7] = tir_int(L->b, r ? dtype_to_onnx(r->dtype) : 0);
+	args[8] = tir_addr(L->b, L->in[2], tir_int(L->b, 0));
+	lower_rand_key(L, args + 9);
+	tir_extern(L->b, "rt_rand_dropout", args, 11);
+	return 0;
+}
+
 /* Dropout at inference is the identity; the optional mask is all true. */
 int lower_dropout(struct lower *L)
 {
 	const struct value *out = lower_out(L, 0);
-	struct tir *i = tir_loop(L->b, lower_numel(L, &out->shape));
+	struct tir *i;
+
+	if (dropout_is_training(L->g, L->n))
+		return lower_dropout_training(L);
+	i = tir_loop(L->b, lower_numel(L, &out->shape));
 
 	tir_store(L->b, L->out[0], i, tir_load(L->b, L->in[0], i));
 	if (L->n->n_out > 1)

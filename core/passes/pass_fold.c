@@ -3,7 +3,8 @@
  * a Shape/Size of a static shape) is lowered with its normal lowering and
  * run by the loop-IR interpreter; its outputs become constants. This folds
  * the shape computations that static shapes need, with no second
- * implementation of any op.
+ * implementation of any op. Random ops (op_is_random) are never folded:
+ * unseeded ones must differ from run to run.
  */
 #include "passes.h"
 #include "../ops/ops.h"
@@ -17,6 +18,9 @@ static bool foldable(struct graph *g, const struct node *n)
 {
 	bool shape_only = n->op == OP_SHAPE || n->op == OP_SIZE;
 
+	/* a random op gives new values per run, or by a key the folder has not */
+	if (op_is_random(g, n))
+		return false;
 	for (int i = 0; i < n->n_out; i++) {
 		struct value *v = node_out(g, n, i);
 

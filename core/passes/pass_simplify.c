@@ -1,9 +1,11 @@
 /*
  * pass_simplify.c - removes Identity and inference-mode Dropout by pointing
  * their users at their input. A node whose output is a graph output stays
- * (it names the output), as does a Dropout whose mask is used.
+ * (it names the output), as does a Dropout whose mask is used and one that
+ * may train (random: dropout_is_training).
  */
 #include "passes.h"
+#include "../ops/ops.h"
 
 static void replace_uses(struct graph *g, int from, int to)
 {
@@ -36,7 +38,8 @@ int pass_simplify(struct graph *g)
 		struct node *n = &g->nodes.v[i];
 		int out;
 
-		if (n->dead || (n->op != OP_IDENTITY && n->op != OP_DROPOUT))
+		if (n->dead || (n->op != OP_IDENTITY && n->op != OP_DROPOUT) ||
+		    (n->op == OP_DROPOUT && dropout_is_training(g, n)))
 			continue;
 		out = n->out[0];
 		if (g->values.v[out].flags & VALUE_OUTPUT)
