@@ -545,7 +545,7 @@ static bool input_sym(struct graph *g, int s)
 static int body_outputs(struct graph *g, struct loop_body *lb)
 {
 	if (g->outputs.n != lb->n_out) {
-		diag_error(g->ctx, "%s: the loop body has a sequence or optional output; a loop "
+		diag_error(g->ctx, "%s: gives a sequence or optional; a loop body or If branch "
 			   "run at run time gives tensors only", g->name ? g->name : "body");
 		return -1;
 	}
@@ -567,7 +567,7 @@ static int body_outputs(struct graph *g, struct loop_body *lb)
 }
 
 /* graph.compile_loop: compiles a run-time loop's body into an archive. */
-static int compile_loop(struct graph *g, struct loop_body *lb)
+static int compile_loop(struct graph *g, struct loop_body *lb, bool probe)
 {
 	const struct compile_options *o = g->compile_opts;
 	struct compile_options so = *o;
@@ -583,11 +583,12 @@ static int compile_loop(struct graph *g, struct loop_body *lb)
 	so.n_shapes = so.n_elements = 0;
 	so.dump_dir = so.depfile = so.stats = NULL;
 	so.body = lb;
+	so.body_probe = probe;
 	so.model_name = arena_printf(g->arena, "%s#%s", o->model_name ? o->model_name : o->model,
 				     lb->prefix);
 	rc = collagec_compile(ctx, &so, NULL);
 	ctx->model_path = path;
-	if (rc == 0 && !o->emit_only)
+	if (rc == 0 && !o->emit_only && !probe)
 		lb->archive = so.out;
 	return rc;
 }
@@ -666,6 +667,10 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		goto out;
 	if (o->body && body_outputs(g, o->body) < 0)
 		goto out;
+	if (o->body_probe) {
+		rc = 0;
+		goto out;
+	}
 	stage(ctx, "passes", &st);
 	add_output_copies(g);
 	if (partition(ctx, g, o, targets, nt, &patterns, &parts, &np, &cs) < 0)

@@ -51,6 +51,7 @@ struct compile_options {
 					   its outputs' shapes and link flags go here */
 	const char *model_name;		/* (internal) OUT.json's model path, when not
 					   model (a body's temp file) */
+	bool body_probe;		/* (internal) stop once body's outputs are known */
 };
 
 struct compile_stats {

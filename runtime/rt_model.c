@@ -637,6 +637,8 @@ static void loop_free(struct rt_loop_state *st, const struct rt_loop *lp)
 static collagec_status loop_fail(collagec_model *m, const struct rt_loop *lp, int64_t iter,
 				 const char *what)
 {
+	if (lp->kind)	/* an If's branch */
+		return fail(m, COLLAGEC_E_RUNTIME, "node '%s': %s", lp->node, what);
 	return fail(m, COLLAGEC_E_RUNTIME, "node '%s': iteration %lld: %s", lp->node,
 		    (long long)iter, what);
 }
@@ -773,16 +775,62 @@ static collagec_status loop_outputs(collagec_model *m, const struct rt_loop *lp,
 	return COLLAGEC_OK;
 }
 
+/*
+ * If L: runs the branch its condition takes (entry L or L + 1) once; its
+ * outputs stay in L's state, as a loop's carried values do.
+ */
+static collagec_status if_run(collagec_model *m, int L, int threads)
+{
+	const struct rt_loop *lp = &rt_loops[L];
+	int b = *(const unsigned char *)value_ptr(m, lp->cond) ? L : L + 1;
+	const struct rt_loop *bp = &rt_loops[b];
+	struct rt_loop_state *res = loop_state(m, L), *st = res ? loop_state(m, b) : NULL;
+
+	if (!st)
+		return m->err[0] ? COLLAGEC_E_RUNTIME : COLLAGEC_E_ALLOC;
+	bp->set_threads(st->sub, threads);
+	for (int c = 0; c < lp->n_caps; c++) {
+		int64_t dims[RT_MAX_RANK];
+		int id = lp->in[c], r = value_dims(m, id, dims);
+
+		if (bp->set_input(st->sub, c, value_ptr(m, id), dims, r) != COLLAGEC_OK)
+			return loop_fail(m, lp, 0, bp->last_error(st->sub));
+	}
+	if (bp->run(st->sub) != COLLAGEC_OK)
+		return loop_fail(m, lp, 0, bp->last_error(st->sub));
+	for (int o = 0; o < lp->n_carried; o++) {
+		const void *data;
+		const int64_t *dims;
+		int rank;
+		int64_t bytes;
+
+		if (bp->get_output(st->sub, o, &data, &dims, &rank) != COLLAGEC_OK)
+			return loop_fail(m, lp, 0, bp->last_error(st->sub));
+		bytes = dims_bytes(dims, rank, lp->out[o] >= 0 ? rt_values[lp->out[o]].esize : 1);
+		if (bytes == RT_OVERFLOW)
+			return loop_fail(m, lp, 0, "an output is too large");
+		if (loop_grow(res, o, bytes, 0))
+			return fail(m, COLLAGEC_E_ALLOC, "node '%s': out of memory", lp->node);
+		memcpy(res->buf[o], data, (size_t)bytes);
+		res->len[o] = bytes;
+		res->rank[o] = rank;
+		memcpy(res->dims[o], dims, sizeof(int64_t) * (size_t)rank);
+	}
+	return COLLAGEC_OK;
+}
+
 /* Runs loop L to its end; its results stay in its state. */
 static collagec_status loop_run(collagec_model *m, int L, int threads)
 {
 	const struct rt_loop *lp = &rt_loops[L];
-	struct rt_loop_state *st = loop_state(m, L);
+	struct rt_loop_state *st;
 	int64_t trip = INT64_MAX, iter = lp->iter0;
 	unsigned char cond = 1;
 	collagec_status s;
 
-	if (!st)
+	if (lp->kind)
+		return if_run(m, L, threads);
+	if (!(st = loop_state(m, L)))
 		return m->err[0] ? COLLAGEC_E_RUNTIME : COLLAGEC_E_ALLOC;
 	lp->set_threads(st->sub, threads);
 	if (lp->m >= 0)

@@ -180,7 +180,9 @@ struct rt_shape {
 /*
  * A Loop run at run time (core/onnx/onnx_loop_call.c): its body is a model
  * of its own, linked in under the API prefix the generated model.c
- * declares, which the runtime runs once per iteration (rt_model.c).
+ * declares, which the runtime runs once per iteration (rt_model.c). An If
+ * whose branches give different shapes: two entries, one per branch, the
+ * one the condition takes run once.
  */
 struct rt_loop {
 	const char *node;		/* the ONNX node, for messages */
@@ -192,8 +194,10 @@ struct rt_loop {
 	collagec_status (*get_output)(collagec_model *, int, const void **, const int64_t **,
 				      int *);
 	const char *(*last_error)(const collagec_model *);
+	int kind;			/* 0 a Loop; 1 an If's then branch, whose else
+					   branch (kind 2) is the next entry */
 	int m, cond;			/* rt ids of M and cond; -1 when absent */
-	int n_carried, n_scan, n_caps;
+	int n_carried, n_scan, n_caps;	/* an If: its outputs, 0, its captured inputs */
 	int64_t iter0;			/* the first iteration's number */
 	const int *in;			/* rt ids: the carried values' initial ones,
 					   then the captured values the body takes */

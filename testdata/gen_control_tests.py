@@ -360,9 +360,35 @@ def loop_runtime_partial():
                for k in (0, 1, 4)]
 
 
+def if_runtime_shapes():
+    """An If on a run-time condition whose branches give y different shapes
+    (x [N, 3], or its column sums [1, 3]): each branch compiled on its own
+    and the one the condition takes run; z, the same shape on both sides,
+    keeps N; nodes after the If read y."""
+    then_g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["t"], name="rows"),
+         helper.make_node("Relu", ["x"], ["tz"], name="relu")],
+        "then", [], [f32("t", ["N", 3]), f32("tz", ["N", 3])])
+    else_g = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x", "axis0"], ["e"], name="column_sums", keepdims=1),
+         helper.make_node("Neg", ["x"], ["ez"], name="neg")],
+        "else", [], [f32("e", [1, 3]), f32("ez", ["N", 3])])
+    nodes = [helper.make_node("If", ["c"], ["y", "z"], name="pick", then_branch=then_g,
+                              else_branch=else_g),
+             helper.make_node("Mul", ["y", "w"], ["yw"], name="weigh")]
+    m = model(nodes, "if_runtime_shapes",
+              [f32("x", ["N", 3]), helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+              [f32("yw", [None, 3]), f32("z", ["N", 3])],
+              [const("axis0", np.array([0], np.int64)),
+               const("w", np.array([1.0, -2.0, 0.5], np.float32))])
+    return m, [{"x": RNG.standard_normal((n, 3)).astype(np.float32), "c": np.bool_(c)}
+               for n, c in ((2, True), (2, False), (4, True), (4, False))]
+
+
 TESTS = [if_computed, if_folded, loop_accumulate, loop_cond, scan_running_sum,
          loop_nested_if, loop_while, if_dead_branch, loop_runtime_trip, loop_runtime_cond_scan,
-         loop_runtime_batch, loop_runtime_nested, loop_runtime_long, loop_runtime_partial]
+         loop_runtime_batch, loop_runtime_nested, loop_runtime_long, loop_runtime_partial,
+         if_runtime_shapes]
 
 
 def write(outdir, name, m, sets, expected=None):

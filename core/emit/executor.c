@@ -328,7 +328,7 @@ static int shape_op(const struct node *n)
 	case OP_MELWEIGHTMATRIX: return 21;
 	case OP_STRINGNORMALIZER: return 22;
 	case OP_STRINGSPLIT: return 23;
-	case OP_LOOP: return 24;
+	case OP_LOOP: case OP_IF: return 24;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -368,7 +368,7 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		 * in[0] the data, in[1] the int64 tensor: ConstantOfShape has only
 		 * the tensor, NonZero only the data, Slice four tensors
 		 */
-		for (int j = 0; j < n->n_in && j < 5 && n->op != OP_LOOP; j++)
+		for (int j = 0; j < n->n_in && j < 5 && shape_op(n) != 24; j++)
 			if (n->in[j] >= 0)
 				in[n->op == OP_CONSTANTOFSHAPE ? 1 : j] = ep->vals[n->in[j]].rt;
 		/* the kernel's parameters, two per input axis (graph_data_param) */
@@ -383,7 +383,7 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		 * TopK's and Compress's (normalised, -1: none), or
 		 * keepdims | noop_with_empty_axes << 1
 		 */
-		int64_t attr = n->op == OP_LOOP ? node_attr_int(n, "call", 0)
+		int64_t attr = shape_op(n) == 24 ? node_attr_int(n, "call", 0)
 			: shape_op(n) == 14 ? resize_shape_attr(g, n)
 			: n->op == OP_STRINGNORMALIZER ? stringnorm_flags(n)
 			: n->op == OP_STRINGSPLIT ? node_attr_int(n, "maxsplit", -1)
@@ -453,6 +453,16 @@ static int rt_of(const struct exec_plan *ep, int v)
 	return v >= 0 ? ep->vals[v].rt : -1;
 }
 
+/* The Loop or If node that calls graph.loops[i], or NULL (none: removed, or an else branch). */
+static const struct node *call_node(struct graph *g, int i)
+{
+	for (int k = 0; k < g->nodes.n; k++)
+		if (!g->nodes.v[k].dead && (g->nodes.v[k].op == OP_LOOP || g->nodes.v[k].op == OP_IF) &&
+		    node_attr(&g->nodes.v[k], "call") && node_attr_int(&g->nodes.v[k], "call", -1) == i)
+			return &g->nodes.v[k];
+	return NULL;
+}
+
 /*
  * rt_loops[]: per run-time loop (graph.loops) its body's API, which
  * model.c declares here under the body's prefix, and the values it reads
@@ -475,18 +485,14 @@ static void loops_table(struct graph *g, const struct exec_plan *ep, struct strb
 	sb_printf(out, "#define RT_N_LOOPS %d\n", g->loops.n);
 	for (int i = 0; i < g->loops.n; i++) {
 		const struct loop_body *lb = &g->loops.v[i];
-		const struct node *n = NULL;
+		const struct node *n;
 		int n_onnx;
 
-		for (int k = 0; k < g->nodes.n && !n; k++)
-			if (!g->nodes.v[k].dead && g->nodes.v[k].op == OP_LOOP &&
-			    node_attr(&g->nodes.v[k], "call") &&
-			    node_attr_int(&g->nodes.v[k], "call", -1) == i)
-				n = &g->nodes.v[k];
+		n = call_node(g, i);
 		for (size_t f = 0; f < ARRAY_SIZE(fns); f++)
 			sb_printf(out, "%s %s_%s(%s);\n", fns[f][0], lb->prefix, fns[f][1], fns[f][2]);
 		if (!n) {
-			/* its Loop node was removed (its outputs unused): nothing calls it */
+			/* an If's else branch (the then entry calls it), or a removed node */
 			sb_printf(out, "static const int rt_loop%d_in[] = { -1 }, rt_loop%d_out[] = "
 				  "{ -1 };\n", i, i);
 			continue;
@@ -505,22 +511,21 @@ static void loops_table(struct graph *g, const struct exec_plan *ep, struct strb
 	sb_puts(out, "static const struct rt_loop rt_loops[] = {\n");
 	for (int i = 0; i < g->loops.n; i++) {
 		const struct loop_body *lb = &g->loops.v[i];
-		const struct node *n = NULL;
+		const struct node *n = call_node(g, i);
+		bool loop = n && n->op == OP_LOOP;
 
-		for (int k = 0; k < g->nodes.n && !n; k++)
-			if (!g->nodes.v[k].dead && g->nodes.v[k].op == OP_LOOP &&
-			    node_attr_int(&g->nodes.v[k], "call", -1) == i)
-				n = &g->nodes.v[k];
 		sb_puts(out, "\t{ ");
 		c_string(out, n ? n->name : "");
 		for (size_t f = 0; f < ARRAY_SIZE(fns); f++)
 			sb_printf(out, ", %s_%s", lb->prefix, fns[f][1]);
-		sb_printf(out, ", %d, %d, %d, %d, %d, INT64_C(%lld), rt_loop%d_in, rt_loop%d_out },\n",
-			  n ? rt_of(ep, n->in[0]) : -1, n && n->n_in > 1 ? rt_of(ep, n->in[1]) : -1,
-			  lb->n_carried, lb->n_scan, lb->n_caps, (long long)lb->iter0, i, i);
+		sb_printf(out, ", %d, %d, %d, %d, %d, %d, INT64_C(%lld), rt_loop%d_in, rt_loop%d_out "
+			  "},\n", lb->kind, loop ? rt_of(ep, n->in[0]) : -1,
+			  loop && n->n_in > 1 ? rt_of(ep, n->in[1]) : n ? rt_of(ep, n->in[0]) : -1,
+			  lb->kind ? lb->n_out : lb->n_carried, lb->n_scan, lb->n_caps,
+			  (long long)lb->iter0, i, i);
 	}
-	sb_puts(out, "\t{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, -1, 0, 0, 0, 0, NULL, "
-		"NULL }\n};\n");
+	sb_puts(out, "\t{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, -1, -1, 0, 0, 0, 0, "
+		"NULL, NULL }\n};\n");
 }
 
 /* The init table and its parallel fini table (NULL where an init has none). */

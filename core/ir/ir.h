@@ -264,7 +264,9 @@ struct sym_data {
  * model, becomes an archive with API prefix `prefix`, linked into the
  * outer model, whose runtime calls it once per iteration (rt_model.c). The
  * Loop node stays in the graph with attribute "call" = its index in
- * graph.loops.
+ * graph.loops. An If decided at run time whose branches give different
+ * shapes is called the same way: two entries, the branch the condition
+ * takes run once.
  */
 struct loop_out {
 	enum dtype dtype;
@@ -275,6 +277,8 @@ struct loop_out {
 };
 
 struct loop_body {
+	int kind;			/* 0 a Loop's body, 1 an If's then branch (2 its
+					   else branch follows in graph.loops) */
 	const char *dir;		/* temp directory of both files (arena) */
 	const char *model;		/* the body as an ONNX model */
 	const char *prefix;		/* its API names' prefix */
@@ -288,9 +292,12 @@ struct loop_body {
 	struct loop_out *outs;
 };
 
-/* Compiles lb->model into lb->archive, filling lb->outs (compile.c). */
+/*
+ * Compiles lb->model into lb->archive, filling lb->outs (compile.c); with
+ * probe, only imports and infers it, to fill lb->outs.
+ */
 struct graph;
-typedef int (*loop_compile_fn)(struct graph *g, struct loop_body *lb);
+typedef int (*loop_compile_fn)(struct graph *g, struct loop_body *lb, bool probe);
 
 struct graph {
 	struct collagec_ctx *ctx;

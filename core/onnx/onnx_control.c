@@ -292,6 +292,31 @@ static int stack(struct expander *x, const char *what, const int *vals, int n, i
 	return out;
 }
 
+/*
+ * An If decided at run time whose branches give different shapes: a call
+ * of the branch the condition takes, each compiled on its own
+ * (onnx_if_call). 1 when the branches agree (computed both, selected).
+ */
+static int if_call(struct expander *x, const Onnx__GraphProto *tb, const Onnx__GraphProto *eb)
+{
+	struct graph *g = x->g;
+	int n_in = x->n_onnx + x->caps->n, call, rc, ni;
+	struct attr *attrs;
+
+	if ((rc = onnx_if_call(g, &x->n, tb, eb, x->caps, &call)) != 0)
+		return rc;
+	ni = graph_add_node(g, OP_IF, x->n.name, x->n.in, n_in, x->n.out, x->n.n_out);
+	attrs = arena_memdup(g->arena, x->n.attrs, sizeof(*attrs) * (size_t)(x->n.n_attrs + 1));
+	g->nodes.v[ni].attrs = attrs;
+	g->nodes.v[ni].n_attrs = x->n.n_attrs;
+	g->nodes.v[ni].op_type = x->n.op_type;
+	g->nodes.v[ni].onnx_index = x->n.onnx_index;
+	g->nodes.v[ni].span = x->n.span;
+	node_set_attr_int(g, &g->nodes.v[ni], "inputs", x->n_onnx);
+	node_set_attr_int(g, &g->nodes.v[ni], "call", call);
+	return 0;
+}
+
 static int expand_if(struct expander *x)
 {
 	struct graph *g = x->g;
@@ -312,6 +337,8 @@ static int expand_if(struct expander *x)
 			     1, x->n.out[i]);
 		return 0;
 	}
+	if ((known = if_call(x, tb, eb)) <= 0)
+		return known;
 	if (instance(x, tb, "/then/", NULL, 0, &t) < 0 || instance(x, eb, "/else/", NULL, 0, &e) < 0)
 		return -1;
 	if ((int)tb->n_output != x->n.n_out || (int)eb->n_output != x->n.n_out)

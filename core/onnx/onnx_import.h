@@ -87,6 +87,14 @@ int onnx_control_captures(struct importer *im, int ni);
  */
 int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_onnx,
 		   const struct attr *caps, const int *carried, int64_t iter0, int *outs);
+/*
+ * An If decided at run time (node n, being expanded; inputs cond, then
+ * caps): 1 when its branches agree on every output's shape (select between
+ * both), else its branches compiled on their own as graph.loops *call and
+ * *call + 1 and n's outputs' shapes set (0), or -1 after diagnostics.
+ */
+int onnx_if_call(struct graph *g, const struct node *n, const Onnx__GraphProto *tb,
+		 const Onnx__GraphProto *eb, const struct attr *caps, int *call);
 
 /*
  * Adds a node that expanding parent (an If/Loop/Scan or a sequence op)

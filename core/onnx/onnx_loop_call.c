@@ -110,9 +110,9 @@ static int check_passable(struct graph *g, const struct node *n, const char *wha
 			  const struct value *v)
 {
 	if (v->seq) {
-		diag_error(g->ctx, "%s: %s '%s' is a %s; a loop run at run time takes tensors "
+		diag_error(g->ctx, "%s: %s '%s' is %s; a loop run at run time takes tensors "
 			   "only", node_loc(g, n), what, v->name,
-			   v->seq->optional ? "optional" : "sequence");
+			   v->seq->optional ? "an optional" : "a sequence");
 		return -1;
 	}
 	if (dtype_is_string(v->dtype)) {
@@ -129,11 +129,12 @@ static int check_passable(struct graph *g, const struct node *n, const char *wha
  * The file of the body of node n, whose name is what the body's messages
  * begin with: "model.onnx#loop" ('/' in the node's name made '_').
  */
-static char *body_file(struct graph *g, const char *dir, const struct node *n)
+static char *body_file(struct graph *g, const char *dir, const struct node *n, int lb_kind)
 {
 	const char *path = g->path ? g->path : "model";
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	char *name = arena_printf(g->arena, "%s#%s", base, n->name);
+	char *name = arena_printf(g->arena, "%s#%s%s", base, n->name,
+				  lb_kind == 2 ? "/else" : lb_kind ? "/then" : "");
 
 	for (char *p = name; *p; p++)
 		if (*p == '/')
@@ -141,19 +142,22 @@ static char *body_file(struct graph *g, const char *dir, const struct node *n)
 	return arena_printf(g->arena, "%s/%s", dir, name);
 }
 
-/* The body's nodes, named "loop/body/inner" as an unrolled copy's are "loop[3]/inner". */
+/*
+ * The body's nodes, named "loop/body/inner" ("if/then/inner") as an
+ * unrolled copy's are "loop[3]/inner".
+ */
 static Onnx__NodeProto **body_nodes(struct graph *g, const struct node *n,
-				    const Onnx__GraphProto *body)
+				    const Onnx__GraphProto *body, const char *part)
 {
 	Onnx__NodeProto **v = arena_alloc(g->arena, sizeof(*v) * (body->n_node + 1));
 
 	for (size_t i = 0; i < body->n_node; i++) {
 		v[i] = arena_memdup(g->arena, body->node[i], sizeof(*v[i]));
 		if (body->node[i]->name && body->node[i]->name[0])
-			v[i]->name = arena_printf(g->arena, "%s/body/%s", n->name,
+			v[i]->name = arena_printf(g->arena, "%s/%s/%s", n->name, part,
 						  body->node[i]->name);
 		else	/* the importer's name for an unnamed node */
-			v[i]->name = arena_printf(g->arena, "%s/body/%s_%zu", n->name,
+			v[i]->name = arena_printf(g->arena, "%s/%s/%s_%zu", n->name, part,
 						  body->node[i]->op_type, i);
 	}
 	return v;
@@ -167,12 +171,13 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 {
 	struct arena *a = g->arena;
 	Onnx__GraphProto *gp = arena_alloc(a, sizeof(*gp));
-	int n_carried = n_onnx - 2, n_init = 0, n_in = 0;
+	bool loop = n->op == OP_LOOP;
+	int n_carried = loop ? n_onnx - 2 : 0, n_init = 0, n_in = 0;
 	struct value scalar = { 0 };
 	Onnx__OperatorSetIdProto **ops = arena_alloc(a, sizeof(*ops) * 2);
 
 	*gp = *body;
-	gp->node = body_nodes(g, n, body);
+	gp->node = body_nodes(g, n, body, lb->kind == 2 ? "else" : lb->kind ? "then" : "body");
 	gp->input = arena_alloc(a, sizeof(*gp->input) * (size_t)(n_carried + 2 + caps->n + 1));
 	gp->initializer = arena_alloc(a, sizeof(*gp->initializer) *
 				      (body->n_initializer + (size_t)caps->n + 1));
@@ -180,9 +185,11 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 	n_init = (int)body->n_initializer;
 	scalar.has_shape = true;
 	scalar.dtype = DTYPE_I64;
-	gp->input[n_in++] = value_info(g, body->input[0]->name, &scalar, dims, dimv);
+	if (loop)	/* an If's branch takes the captured values alone */
+		gp->input[n_in++] = value_info(g, body->input[0]->name, &scalar, dims, dimv);
 	scalar.dtype = DTYPE_BOOL;
-	gp->input[n_in++] = value_info(g, body->input[1]->name, &scalar, dims, dimv);
+	if (loop)
+		gp->input[n_in++] = value_info(g, body->input[1]->name, &scalar, dims, dimv);
 	for (int j = 0; j < n_carried; j++) {
 		const struct value *v = &g->values.v[carried[j]];
 
@@ -191,6 +198,7 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 		gp->input[n_in++] = value_info(g, body->input[2 + j]->name, v, dims, dimv);
 	}
 	lb->caps = arena_alloc(a, sizeof(int) * (size_t)(caps->n + 1));
+	lb->n_caps = 0;
 	for (int i = 0; i < caps->n; i++) {
 		const struct value *v = &g->values.v[n->in[n_onnx + i]];
 
@@ -205,7 +213,8 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 	}
 	gp->n_input = (size_t)n_in;
 	gp->n_initializer = (size_t)n_init;
-	gp->name = arena_printf(a, "%s/body", n->name);
+	gp->name = arena_printf(a, "%s/%s", n->name, lb->kind == 2 ? "else" : lb->kind ? "then"
+				: "body");
 	onnx__model_proto__init(mp);
 	mp->has_ir_version = true;
 	mp->ir_version = g->n_functions ? 8 : 7;
@@ -248,7 +257,7 @@ static int write_body(struct graph *g, const struct node *n, const Onnx__ModelPr
 	}
 	lb->dir = arena_strdup(g->arena, dir);
 	free(dir);
-	lb->model = body_file(g, lb->dir, n);
+	lb->model = body_file(g, lb->dir, n, lb->kind);
 	if (file_write_atomic(lb->model, buf, len) < 0) {
 		diag_error_status(g->ctx, STATUS_ENV, "cannot write '%s': %s", lb->model,
 				  strerror(errno));
@@ -325,7 +334,7 @@ int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_
 		goto out;
 	idx = g->loops.n;
 	vec_push(&g->loops, lb);
-	if (g->compile_loop(g, &g->loops.v[idx]) < 0)
+	if (g->compile_loop(g, &g->loops.v[idx], false) < 0)
 		goto out;
 	lb = g->loops.v[idx];
 	n = &g->nodes.v[ni];
@@ -339,6 +348,136 @@ int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_
 			set_output(g, outs[o], &lb, 1 + o, o >= n_carried,
 				   o < n_carried ? &g->values.v[carried[o]] : NULL, &dims, dimv.v);
 	node_set_attr_int(g, &g->nodes.v[ni], "call", idx);
+	rc = 0;
+out:
+	strmap_free(&dims);
+	vec_free(&dimv);
+	return rc;
+}
+
+/* Whether the two branches agree on every output: dtype, rank and dims. */
+static bool branches_agree(const struct loop_body *t, const struct loop_body *e)
+{
+	for (int o = 0; o < t->n_out; o++) {
+		const struct loop_out *a = &t->outs[o], *b = &e->outs[o];
+
+		if (a->dtype != b->dtype || a->rank != b->rank)
+			return false;
+		for (int k = 0; k < a->rank; k++)
+			if (a->c[k] != b->c[k] || (a->c[k] < 0 && (!a->sym[k] || !b->sym[k] ||
+							     strcmp(a->sym[k], b->sym[k]))))
+				return false;
+	}
+	return true;
+}
+
+/* One branch of If node ni as a model of its own: lb filled, probed or compiled. */
+static int if_branch(struct graph *g, const struct node *n, const Onnx__GraphProto *gp,
+		     int kind, int index, const struct attr *caps, bool probe,
+		     struct loop_body *lb, struct strmap *dims, struct dimvec *dimv)
+{
+	Onnx__ModelProto mp;
+
+	memset(lb, 0, sizeof(*lb));
+	lb->kind = kind;
+	lb->n_out = (int)gp->n_output;
+	lb->outs = arena_alloc(g->arena, sizeof(*lb->outs) * (size_t)(lb->n_out + 1));
+	lb->prefix = arena_printf(g->arena, "%s_loop%d", g->loop_prefix ? g->loop_prefix
+				  : "collagec", index);
+	if (body_model(g, n, gp, 1, caps, NULL, lb, &mp, dims, dimv) < 0 ||
+	    write_body(g, n, &mp, lb) < 0)
+		return -1;
+	return g->compile_loop(g, lb, probe);
+}
+
+/* Whether a branch output's declared type is a numeric tensor (or not declared). */
+static bool numeric_output(const Onnx__ValueInfoProto *vi)
+{
+	const Onnx__TypeProto *t = vi->type;
+
+	if (!t || t->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
+		return true;
+	return t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+	       (!t->tensor_type->has_elem_type ||
+		t->tensor_type->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__STRING);
+}
+
+/*
+ * Whether an If's branches can be models of their own: numeric tensors
+ * in and out. Sequences, optionals and strings stay with the select.
+ */
+static bool tensors_only(struct graph *g, const struct node *n, const Onnx__GraphProto *tb,
+			 const Onnx__GraphProto *eb, const struct attr *caps)
+{
+	for (int i = 0; i < caps->n; i++) {
+		const struct value *v = &g->values.v[n->in[1 + i]];
+
+		if (v->seq || dtype_is_string(v->dtype))
+			return false;
+	}
+	for (size_t i = 0; i < tb->n_output; i++)
+		if (!numeric_output(tb->output[i]))
+			return false;
+	for (size_t i = 0; i < eb->n_output; i++)
+		if (!numeric_output(eb->output[i]))
+			return false;
+	return true;
+}
+
+int onnx_if_call(struct graph *g, const struct node *n, const Onnx__GraphProto *tb,
+		 const Onnx__GraphProto *eb, const struct attr *caps, int *call)
+{
+	struct loop_body lb[2];
+	struct strmap dims = { 0 };
+	struct dimvec dimv = { 0 };
+	int rc = -1, idx = g->loops.n;
+
+	if (!g->compile_loop || !tensors_only(g, n, tb, eb, caps))
+		return 1;	/* select between both branches */
+	if ((int)tb->n_output != n->n_out || (int)eb->n_output != n->n_out)
+		return 1;	/* expand_if says what is wrong */
+	/* the shapes first: branches that agree are cheaper computed both and selected */
+	for (int b = 0; b < 2; b++) {
+		int r = if_branch(g, n, b ? eb : tb, 1 + b, idx + b, caps, true, &lb[b], &dims,
+				  &dimv);
+
+		dir_remove_tree(lb[b].dir);
+		lb[b].dir = NULL;
+		if (r < 0)
+			goto out;
+	}
+	if (branches_agree(&lb[0], &lb[1])) {
+		rc = 1;
+		goto out;
+	}
+	for (int o = 0; o < lb[0].n_out; o++)
+		if (lb[0].outs[o].dtype != lb[1].outs[o].dtype ||
+		    lb[0].outs[o].rank != lb[1].outs[o].rank) {
+			diag_error(g->ctx, "%s: the branches give output %d different %s; an If decided "
+				   "at run time needs the same on both", node_loc(g, n), o,
+				   lb[0].outs[o].dtype != lb[1].outs[o].dtype ? "dtypes" : "ranks");
+			goto out;
+		}
+	for (int b = 0; b < 2; b++) {
+		vec_push(&g->loops, lb[b]);
+		if (if_branch(g, n, b ? eb : tb, 1 + b, idx + b, caps, false, &g->loops.v[idx + b],
+			      &dims, &dimv) < 0)
+			goto out;
+	}
+	/* a dim both branches agree on stays; any other is data-dependent */
+	for (int o = 0; o < n->n_out; o++) {
+		struct loop_out *t = &g->loops.v[idx].outs[o], *e = &g->loops.v[idx + 1].outs[o];
+
+		for (int k = 0; k < t->rank; k++)
+			if (t->c[k] != e->c[k] || (t->sym[k] && (!e->sym[k] ||
+								   strcmp(t->sym[k], e->sym[k])))) {
+				t->c[k] = -1;
+				t->sym[k] = NULL;
+			}
+		if (n->out[o] >= 0)
+			set_output(g, n->out[o], &g->loops.v[idx], o, false, NULL, &dims, dimv.v);
+	}
+	*call = idx;
 	rc = 0;
 out:
 	strmap_free(&dims);

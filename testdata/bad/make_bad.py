@@ -215,12 +215,12 @@ def bad_models():
         nodes, "control", [helper.make_tensor_value_info("x", TensorProto.STRING, [2]),
                            helper.make_tensor_value_info("m", TensorProto.INT64, [])],
         [helper.make_tensor_value_info("y", TensorProto.STRING, [2])]))
-    # a run-time If whose branches disagree in shape
+    # a run-time If whose branches disagree in rank
     then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"], name="same")],
                                "then", [], [f32("t", [2, 3])])
     else_g = helper.make_graph([helper.make_node("ReduceSum", ["x"], ["e"], name="sum",
-                                                 keepdims=1)],
-                               "else", [], [f32("e", [1, 1])])
+                                                 keepdims=0)],
+                               "else", [], [f32("e", [])])
     nodes = [helper.make_node("If", ["c"], ["y"], name="if_shapes", then_branch=then_g,
                               else_branch=else_g)]
     out["control_if_shapes"] = model(helper.make_graph(
