@@ -10,7 +10,9 @@
 # micro_edges.onnx puts those at the edges of their tiles and blocks, each
 # against numpy, at 1 and 3 threads; rows_edges.onnx does the same for
 # the row form of depthwise Conv and MaxPool (conv.depthwise_rows,
-# maxpool.rows), softmax_edges.onnx for Softmax by rows. `run --kernels`
+# maxpool.vrows), pool_edges.onnx for the pools of rt_cpool.h
+# (maxpool.vrows, averagepool.vrows) and the float64 ones of the loop forms
+# (maxpool.rows, averagepool.window), softmax_edges.onnx for Softmax by rows. `run --kernels`
 # names the variant that ran at each size, and a C program checks
 # collagec_get_kernel_info: nothing before a run, one record per handle,
 # times only while profiling.
@@ -231,14 +233,47 @@ done
 	fail rows-edges/compile "exit $?"
 v=$(kernels "$T/rows.json")
 want="dw_strided compile-time conv.depthwise_rows if always scratch=|dw_5x5 compile-time \
-conv.depthwise_rows if always scratch=|mp_resnet compile-time maxpool.rows if always scratch=|\
-mp_ceil compile-time maxpool.rows if always scratch=|mp_dilated compile-time maxpool.rows if \
+conv.depthwise_rows if always scratch=|mp_resnet compile-time maxpool.vrows if always scratch=|\
+mp_ceil compile-time maxpool.vrows if always scratch=|mp_dilated compile-time maxpool.vrows if \
 always scratch=|"
 if [ "$v" = "$want" ]; then ok rows-edges/static-choices; else
 	fail rows-edges/static-choices "got '$v'"; fi
 if "$COLLAGEC" run "$T/rows.so" --input "x=$T/re_x.npy" --check "$T/re_exp" --rtol 1e-4 \
 	--atol 1e-4 >"$T/rows.log" 2>&1; then ok rows-edges/matches-numpy; else
 	fail rows-edges/matches-numpy "$(grep -v ': ok$' "$T/rows.log" | head -1)"; fi
+
+# MaxPool and AveragePool by rows (rt_cpool.h): every window geometry, NaN
+# and inf inputs, windows wholly in the padding, 1-D, at 1 and 3 threads
+# (mp_team and ap_team large enough for the team); float64 pools keep the
+# loop forms
+"$COLLAGEC" compile --search none --target c "$T/pool_edges.onnx" -o "$T/pe.so" ||
+	fail pool-edges/compile "exit $?"
+v=$(kernels "$T/pe.json")
+want=""
+for n in mp_s1 mp_resnet mp_s3 mp_dil mp_ceil mp_big mp_padonly mp_same mp_nan mp_1d mp_wide \
+	mp_team; do
+	want="$want$n compile-time maxpool.vrows if always scratch=|"
+done
+for n in ap_excl ap_incl ap_ceil_incl ap_dil ap_s1 ap_1d ap_team; do
+	want="$want$n compile-time averagepool.vrows if always scratch=|"
+done
+want="${want}mpd_resnet compile-time maxpool.rows if always scratch=|mpd_ceil compile-time \
+maxpool.rows if always scratch=|mpd_dil compile-time maxpool.rows if always scratch=|apd_excl \
+compile-time averagepool.window if always scratch=|"
+if [ "$v" = "$want" ]; then ok pool-edges/static-choices; else
+	fail pool-edges/static-choices "got '$v'"; fi
+args=""
+for f in "$T"/pe_*.npy; do
+	n=${f##*/pe_}
+	args="$args --input ${n%.npy}=$f"
+done
+for th in 1 3; do
+	# shellcheck disable=SC2086
+	if "$COLLAGEC" run "$T/pe.so" $args --threads $th --check "$T/pe_exp" --rtol 1e-5 \
+		--atol 1e-6 >"$T/pe.log" 2>&1; then ok "pool-edges/threads=$th-matches-numpy"; else
+		fail "pool-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/pe.log" | head -1)"
+	fi
+done
 
 # Softmax and LogSoftmax by rows (rt_crows.h): masks, NaN and -inf rows, a
 # tail shorter than a vector, opset 11's flattened rows, at 1 and 3 threads

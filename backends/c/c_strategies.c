@@ -34,9 +34,19 @@
  *                              conv.im2col      patches copied into scratch,
  *                              (conv.direct)    then a blocked GEMM per group
  *           always             conv.direct      the generic loop nest
- *   MaxPool 2-D, static image, <= 64 taps
+ *   MaxPool float32, 1-D or 2-D, static image
+ *                              maxpool.vrows    rt_cpool.h: per output row
+ *                                               the window's rows reduced
+ *                                               into a padded buffer, then
+ *                                               a unit-stride loop per tap
+ *                                               over its stride phases
+ *           2-D, static image, <= 64 taps
  *                              maxpool.rows     conv.depthwise_rows' form
  *           always             maxpool.window   the op's own lowering
+ *   AveragePool
+ *           float32, 1-D or 2-D, static image
+ *                              averagepool.vrows  rt_cpool.h, as MaxPool
+ *           always             averagepool.window the op's own lowering
  *   Softmax, LogSoftmax
  *           float32, along the last axis
  *                              softmax.rows     rt_crows.h: vector max and
@@ -1353,7 +1363,93 @@ static const struct strategy_spec conv_specs[] = {
 static const struct op_strategy conv_strategy = { OP_CONV, conv_specs, ARRAY_SIZE(conv_specs) };
 
 
-/* ---- MaxPool ---- */
+/* ---- MaxPool, AveragePool ---- */
+
+/* rt_cpool.h's limits: the padded row buffer's columns, the column stride */
+#define POOL_MAXW 4096
+#define POOL_MAXS 64
+
+/*
+ * The window of a pool node as a 2-D one (1-D: one row, kernel 1 high); a
+ * window rt_pool2d cannot take (3-D, a padded row past its buffer) false.
+ */
+static bool pool_window2d(struct lower *L, struct window *w)
+{
+	const struct value *x = lower_in(L, 0);
+	const int64_t *ks;
+	int r = x->shape.rank - 2;
+
+	if ((r != 1 && r != 2) || node_attr_ints(L->n, "kernel_shape", &ks) != r)
+		return false;
+	for (int i = 2; i < x->shape.rank; i++)
+		if (!dim_is_const(x->shape.d[i]))
+			return false;
+	if (window_plan(L->g, (struct node *)L->n, &x->shape, ks,
+			node_attr_int(L->n, "ceil_mode", 0) != 0, w) < 0)
+		BUG("%s: the pool's window was planned at inference", node_loc(L->g, L->n));
+	if (r == 1) {
+		/* the row becomes dim 1; dim 0 one row high */
+		w->k[1] = w->k[0], w->s[1] = w->s[0], w->d[1] = w->d[0];
+		w->pb[1] = w->pb[0], w->pe[1] = w->pe[0];
+		w->in[1] = w->in[0], w->out[1] = w->out[0];
+		w->k[0] = w->s[0] = w->d[0] = w->in[0] = w->out[0] = 1;
+		w->pb[0] = w->pe[0] = 0;
+		w->r = 2;
+	}
+	return w->pb[1] + w->in[1] <= POOL_MAXW && w->s[1] <= POOL_MAXS &&
+	       (w->out[1] - 1) * w->s[1] + (w->k[1] - 1) * w->d[1] + 1 <= POOL_MAXW;
+}
+
+/* float32, 1-D or 2-D with a static image, no Indices: rt_pool2d applies. */
+static struct tir *cond_pool_vrows(struct lower *L)
+{
+	struct window w;
+
+	return strategy_static(L, lower_in(L, 0)->dtype == DTYPE_F32 && L->n->n_out == 1 &&
+			       pool_window2d(L, &w));
+}
+
+/* One call of rt_pool2d (rt_cpool.h) over every plane of the batch. */
+static int lower_pool_vrows(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	struct tir *args[18];
+	struct window w;
+	int n = 0, kind = 0;	/* RT_POOL_MAX */
+
+	if (!pool_window2d(L, &w))
+		BUG("pool.vrows on a window it does not take");
+	if (L->n->op == OP_AVERAGEPOOL)
+		kind = node_attr_int(L->n, "count_include_pad", 0) ? 2 : 1;
+	args[n++] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[n++] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[n++] = tir_mul(b, tir_dim(b, x->shape.d[0]), tir_dim(b, x->shape.d[1]));
+	args[n++] = tir_int(b, w.in[0]);
+	args[n++] = tir_int(b, w.in[1]);
+	args[n++] = tir_int(b, w.k[0]);
+	args[n++] = tir_int(b, w.k[1]);
+	args[n++] = tir_int(b, w.s[0]);
+	args[n++] = tir_int(b, w.s[1]);
+	args[n++] = tir_int(b, w.d[0]);
+	args[n++] = tir_int(b, w.d[1]);
+	args[n++] = tir_int(b, w.pb[0]);
+	args[n++] = tir_int(b, w.pb[1]);
+	args[n++] = tir_int(b, w.pe[0]);
+	args[n++] = tir_int(b, w.pe[1]);
+	args[n++] = tir_int(b, w.out[0]);
+	args[n++] = tir_int(b, w.out[1]);
+	args[n++] = tir_int(b, kind);
+	tir_extern(b, "rt_pool2d", args, n);
+	return 0;
+}
+
+static const struct strategy_impl maxpool_vrows[] = {
+	{ "maxpool.vrows", 20, lower_pool_vrows },
+};
+static const struct strategy_impl averagepool_vrows[] = {
+	{ "averagepool.vrows", 20, lower_pool_vrows },
+};
 
 static int lower_maxpool_rows(struct lower *L)
 {
@@ -1380,22 +1476,37 @@ static const struct strategy_impl maxpool_rows[] = {
 	{ "maxpool.rows", 10, lower_maxpool_rows },
 };
 /* the op's own lowering: one output at a time, every tap bounds-checked */
-static int lower_maxpool_window(struct lower *L)
+static int lower_pool_window(struct lower *L)
 {
-	return op_info(OP_MAXPOOL)->lower(L);
+	return op_info(L->n->op)->lower(L);
 }
 
 static const struct strategy_impl maxpool_generic[] = {
-	{ "maxpool.window", 0, lower_maxpool_window },
+	{ "maxpool.window", 0, lower_pool_window },
+};
+static const struct strategy_impl averagepool_generic[] = {
+	{ "averagepool.window", 0, lower_pool_window },
 };
 
 static const struct strategy_spec maxpool_specs[] = {
+	{ "float32, 1-D or 2-D, static image", cond_pool_vrows, maxpool_vrows,
+	  ARRAY_SIZE(maxpool_vrows) },
 	{ "2-D, static image, kernel <= 64 taps", cond_maxpool_rows, maxpool_rows, ARRAY_SIZE(maxpool_rows) },
 	{ "always", NULL, maxpool_generic, ARRAY_SIZE(maxpool_generic) },
 };
 
 static const struct op_strategy maxpool_strategy = {
 	OP_MAXPOOL, maxpool_specs, ARRAY_SIZE(maxpool_specs)
+};
+
+static const struct strategy_spec averagepool_specs[] = {
+	{ "float32, 1-D or 2-D, static image", cond_pool_vrows, averagepool_vrows,
+	  ARRAY_SIZE(averagepool_vrows) },
+	{ "always", NULL, averagepool_generic, ARRAY_SIZE(averagepool_generic) },
+};
+
+static const struct op_strategy averagepool_strategy = {
+	OP_AVERAGEPOOL, averagepool_specs, ARRAY_SIZE(averagepool_specs)
 };
 
 /* ---- Softmax, LogSoftmax ---- */
@@ -1501,6 +1612,7 @@ const struct op_strategy *const c_strategies[] = {
 	&gemm_strategy,
 	&conv_strategy,
 	&maxpool_strategy,
+	&averagepool_strategy,
 	&softmax_strategy,
 	&logsoftmax_strategy,
 	NULL,
