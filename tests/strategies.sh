@@ -12,7 +12,8 @@
 # the row form of depthwise Conv and MaxPool (conv.depthwise_rows,
 # maxpool.vrows), pool_edges.onnx for the pools of rt_cpool.h
 # (maxpool.vrows, averagepool.vrows) and the float64 ones of the loop forms
-# (maxpool.rows, averagepool.window), softmax_edges.onnx for Softmax by rows. `run --kernels`
+# (maxpool.rows, averagepool.window), epi_edges.onnx for the fused chains
+# that rt_cgemm.h's write-back applies, softmax_edges.onnx for Softmax by rows. `run --kernels`
 # names the variant that ran at each size, and a C program checks
 # collagec_get_kernel_info: nothing before a run, one record per handle,
 # times only while profiling.
@@ -272,6 +273,51 @@ for th in 1 3; do
 	if "$COLLAGEC" run "$T/pe.so" $args --threads $th --check "$T/pe_exp" --rtol 1e-5 \
 		--atol 1e-6 >"$T/pe.log" 2>&1; then ok "pool-edges/threads=$th-matches-numpy"; else
 		fail "pool-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/pe.log" | head -1)"
+	fi
+done
+
+# Epilogues on rt_cgemm.h's write-back: a Conv, Gemm or MatMul followed by
+# [Add residual] [Relu | Clip] is one extern call with no loop of its own
+# (no store in its kernel), ck's Relu (its Conv output read too) keeps its
+# loop; the fused build matches numpy and, bit for bit, the unfused one
+# (-fuse=0: the chain as loops of its own), at 1 and 3 threads, NaN included
+"$COLLAGEC" compile --search none --target c "$T/epi_edges.onnx" -o "$T/ee.so" \
+	--dump-ir "$T/ee_ir" >"$T/ee.log" 2>&1 || fail epi-edges/compile "$(head -1 "$T/ee.log")"
+"$COLLAGEC" compile --search none --target "c -fuse=0" "$T/epi_edges.onnx" -o "$T/ee0.so" \
+	>"$T/ee.log" 2>&1 || fail epi-edges/compile-unfused "$(head -1 "$T/ee.log")"
+v=$(kernels "$T/ee.json")
+want=""
+for n in cr cc car ca cac ck; do want="${want}$n compile-time conv.micro if always scratch=16128|"; done
+want="${want}gr compile-time gemm.micro if always scratch=3360|mac compile-time matmul.micro if \
+always scratch=3360|"
+if [ "$v" = "$want" ]; then ok epi-edges/static-choices; else
+	fail epi-edges/static-choices "got '$v'"; fi
+# per kernel of the fused dump: NAME:STORES (assignments to a buffer)
+v=$(awk '/^kernel /{if (k) printf "%s:%d|", k, n; k = $2; sub(/\(.*/, "", k); n = 0}
+	/^\t+b[0-9]+\[.*\] = /{n++} END {if (k) printf "%s:%d|", k, n}' "$T/ee_ir/07-lower.3-fuse.tir")
+want="k0_0_Conv_fused:0|k1_0_Conv_fused:0|k2_0_Conv_fused:0|k3_0_Conv_fused:0|k4_0_Conv_fused:0|\
+k5_0_Conv_fused:1|k6_0_Gemm_fused:0|k7_0_MatMul_fused:0|"
+if [ "$v" = "$want" ]; then ok epi-edges/chains-in-the-write-back; else
+	fail epi-edges/chains-in-the-write-back "got '$v'"; fi
+args=""
+for f in "$T"/ee_*.npy; do
+	n=${f##*/ee_}
+	args="$args --input ${n%.npy}=$f"
+done
+rm -rf "$T/ee0_out"
+# shellcheck disable=SC2086
+"$COLLAGEC" run "$T/ee0.so" $args --output-dir "$T/ee0_out" >"$T/ee.log" 2>&1 ||
+	fail epi-edges/run-unfused "$(head -1 "$T/ee.log")"
+for th in 1 3; do
+	# shellcheck disable=SC2086
+	if "$COLLAGEC" run "$T/ee.so" $args --threads $th --check "$T/ee_exp" --rtol 1e-4 \
+		--atol 1e-4 >"$T/ee.log" 2>&1; then ok "epi-edges/threads=$th-matches-numpy"; else
+		fail "epi-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/ee.log" | head -1)"
+	fi
+	# shellcheck disable=SC2086
+	if "$COLLAGEC" run "$T/ee.so" $args --threads $th --check "$T/ee0_out" --rtol 0 \
+		--atol 0 >"$T/ee.log" 2>&1; then ok "epi-edges/threads=$th-equals-unfused"; else
+		fail "epi-edges/threads=$th-equals-unfused" "$(grep -v ': ok$' "$T/ee.log" | head -1)"
 	fi
 done
 

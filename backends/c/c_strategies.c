@@ -398,6 +398,106 @@ static struct tir_buf *cg_pack_b(struct lower *L, struct tir *bb, int64_t K, int
 	return bp;
 }
 
+/*
+ * What of the fused epilogue rt_cgemm's write-back applies (rt_cgemm.h):
+ * a residual Add, then a Relu or a Clip with constant bounds.
+ */
+struct cg_epi {
+	int act;			/* enum rt_cg_act: 0 none, 1 Relu, 2 Clip */
+	double lo, hi;			/* the Clip's bounds */
+	struct tir_buf *res;		/* the residual (the output's layout), or NULL */
+};
+
+/* Whether s has one element (every dim 1, or rank 0). */
+static bool cg_one_element(const struct shape *s)
+{
+	for (int i = 0; i < s->rank; i++)
+		if (!dim_is_const(s->d[i]) || s->d[i].c != 1)
+			return false;
+	return true;
+}
+
+/* Clip's bound input i as a constant (absent: def); false when not constant. */
+static bool cg_clip_bound(struct lower *L, const struct node *n, int i, double def, double *v)
+{
+	const struct value *x = n->n_in > i && n->in[i] >= 0 ? node_in(L->g, n, i) : NULL;
+
+	*v = def;
+	if (!x)
+		return true;
+	if (!x->data || x->dtype != DTYPE_F32 || !x->has_shape || !cg_one_element(&x->shape))
+		return false;
+	*v = ((const float *)x->data)[0];
+	return true;
+}
+
+/* Whether node a of the chain is Add(anchor, residual), the residual in *e. */
+static bool cg_epi_add(struct lower *L, const struct node *a, struct cg_epi *e)
+{
+	const struct lower_epilogue *ep = L->epi;
+	const struct value *out = &L->g->values.v[ep->anchor_out], *r;
+	int other;
+
+	if (a->op != OP_ADD || a->n_in != 2 || (a->in[0] == ep->anchor_out) ==
+	    (a->in[1] == ep->anchor_out))
+		return false;
+	other = a->in[0] == ep->anchor_out ? a->in[1] : a->in[0];
+	r = &L->g->values.v[other];
+	if (r->dtype != DTYPE_F32 || !r->has_shape || !shape_eq(&r->shape, &out->shape) ||
+	    !L->ebuf || !L->ebuf[other])
+		return false;
+	e->res = L->ebuf[other];
+	return true;
+}
+
+/* Whether node a, reading src, is a Relu or a Clip of constant bounds (*e's act). */
+static bool cg_epi_act(struct lower *L, const struct node *a, int src, struct cg_epi *e)
+{
+	if (a->n_in < 1 || a->in[0] != src)
+		return false;
+	if (a->op == OP_RELU) {
+		e->act = 1;	/* RT_CG_ACT_RELU */
+		return true;
+	}
+	if (a->op == OP_CLIP && cg_clip_bound(L, a, 1, -INFINITY, &e->lo) &&
+	    cg_clip_bound(L, a, 2, INFINITY, &e->hi)) {
+		e->act = 2;	/* RT_CG_ACT_CLIP */
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Whether L's fused epilogue is [Add(anchor, residual)] [Relu | Clip] on
+ * float32, storing nothing but its result (no prologue either): then *e
+ * says what, and L->epi_done tells lower_with to leave out its loop, as
+ * rt_cgemm applies it to each tile in registers on write-back (the loop
+ * was one more pass over the whole output). Else *e is all none.
+ */
+static bool cg_take_epilogue(struct lower *L, struct cg_epi *e)
+{
+	const struct lower_epilogue *ep = L->epi;
+	const struct node *nd;
+	int k = 0, src;
+
+	memset(e, 0, sizeof(*e));
+	if (!ep || ep->n < 1 || ep->n > 2 || ep->n_pro || ep->n_stored || ep->keep_anchor ||
+	    L->g->values.v[ep->anchor_out].dtype != DTYPE_F32)
+		return false;
+	src = ep->anchor_out;
+	nd = &L->g->nodes.v[ep->nodes[0]];
+	if (cg_epi_add(L, nd, e)) {
+		src = nd->out[0];
+		k = 1;
+	}
+	if (k < ep->n && !cg_epi_act(L, &L->g->nodes.v[ep->nodes[k]], src, e)) {
+		memset(e, 0, sizeof(*e));
+		return false;
+	}
+	L->epi_done = true;
+	return true;
+}
+
 struct cg_call {
 	struct tir *M;			/* rows of C (may be symbolic) */
 	int64_t N, K;
@@ -412,12 +512,19 @@ struct cg_call {
 	int64_t brs, bcs;
 };
 
-/* call_extern rt_cgemm(...): C = alpha A x B + beta bias, no activation. */
+/*
+ * call_extern rt_cgemm(...): C = act(alpha A x B + beta bias + res) with
+ * the part of L's epilogue cg_take_epilogue lets rt_cgemm apply (the
+ * residual at C's offset and stride), or none.
+ */
 static void cg_gemm(struct lower *L, const struct cg_call *c)
 {
 	struct tir_builder *b = L->b;
-	struct tir *args[18];
+	struct tir *args[20];
+	struct cg_epi e;
 	int n = 0;
+
+	cg_take_epilogue(L, &e);
 
 	args[n++] = c->M;
 	args[n++] = tir_int(b, c->N);
@@ -434,9 +541,12 @@ static void cg_gemm(struct lower *L, const struct cg_call *c)
 	args[n++] = tir_int(b, c->brs);
 	args[n++] = tir_int(b, c->bcs);
 	args[n++] = tir_flt(b, DTYPE_F32, c->beta);
-	args[n++] = tir_int(b, 0);			/* RT_CG_ACT_NONE */
-	args[n++] = tir_flt(b, DTYPE_F32, 0);
-	args[n++] = tir_flt(b, DTYPE_F32, 0);
+	args[n++] = tir_int(b, e.act);
+	args[n++] = tir_flt(b, DTYPE_F32, e.lo);
+	args[n++] = tir_flt(b, DTYPE_F32, e.hi);
+	/* C's address is &out[off]: the residual's is &res[off] */
+	args[n++] = e.res ? tir_addr(b, e.res, c->c->a) : tir_int(b, 0);
+	args[n++] = tir_int(b, c->ldc);
 	tir_extern(b, "rt_cgemm", args, n);
 }
 
@@ -1062,7 +1172,8 @@ static void conv_micro_panels(struct lower *L, const struct window *w, int64_t g
 	int64_t g2[6][2];	/* (kernel, stride, dilation, pad, in, out) x (h, w) */
 	int64_t slots = np < CC_SLOTS ? np : CC_SLOTS;
 	struct tir_buf *scratch;
-	struct tir *args[22], *n;
+	struct tir *args[26], *n;
+	struct cg_epi e;
 	int a = 0, o = 2 - w->r;
 
 	for (int i = 0; i < 2; i++) {
@@ -1090,6 +1201,11 @@ static void conv_micro_panels(struct lower *L, const struct window *w, int64_t g
 	args[a++] = tir_int(b, M);
 	args[a++] = tir_int(b, group);
 	args[a++] = L->in[2] ? tir_addr(b, L->in[2], tir_int(b, 0)) : tir_int(b, 0);
+	cg_take_epilogue(L, &e);
+	args[a++] = tir_int(b, e.act);
+	args[a++] = tir_flt(b, DTYPE_F32, e.lo);
+	args[a++] = tir_flt(b, DTYPE_F32, e.hi);
+	args[a++] = e.res ? tir_addr(b, e.res, tir_mul(b, n, tir_int(b, M * P))) : tir_int(b, 0);
 	args[a++] = tir_addr(b, L->out[0], tir_mul(b, n, tir_int(b, M * P)));
 	args[a++] = tir_addr(b, scratch, tir_int(b, 0));
 	args[a++] = tir_int(b, slots);

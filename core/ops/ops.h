@@ -52,6 +52,14 @@ struct lower {
 	struct tir_buf **out;	/* per node output */
 	struct lower_scratch *scratch;	/* (optional) the kernel's slots; NULL: none allowed */
 	int n_scratch;		/* slots declared as parameters of this function */
+	/*
+	 * (optional) the epilogue that follows the anchor's nest, and its
+	 * buffers per value id (lower_params); a strategy that applies it in
+	 * its own write-back sets epi_done, and no epilogue loop follows
+	 */
+	const struct lower_epilogue *epi;
+	struct tir_buf **ebuf;
+	bool epi_done;
 };
 
 typedef int (*op_infer_fn)(struct graph *g, struct node *n);

@@ -36,6 +36,14 @@ usage: make_models.py OUTDIR
                     large enough for the thread team; float64 ones for the
                     loop forms (maxpool.rows, averagepool.window): pe_*.npy,
                     expected in pe_exp/
+  epi_edges.onnx    fused epilogues rt_cgemm.h applies on write-back: Convs
+                    (conv.micro) + Relu, + Clip(0, 6), + residual Add (either
+                    operand order) with Relu, none or Clip, a Gemm + Relu and
+                    a MatMul + Add + Clip of one bound (gemm.micro,
+                    matmul.micro), at edge tiles (M = 40, 99 pixels), with a
+                    NaN input; and a Conv + Relu whose Conv output is read
+                    too (the epilogue loop stays): ee_*.npy, expected in
+                    ee_exp/
   softmax_edges.onnx  Softmax and LogSoftmax rows (softmax.rows) with attention
                     masks (-1e4, -FLT_MAX, -inf), a NaN row, an all -inf row,
                     K = 21 and K = 5, and one along a middle axis (loops);
@@ -171,6 +179,7 @@ def main():
     micro_edges(out, rng)
     rows_edges(out, rng)
     pool_edges(out, rng)
+    epi_edges(out, rng)
     softmax_edges(out, rng)
 
 
@@ -514,6 +523,89 @@ def pool_edges(out, rng):
         np.save(os.path.join(out, "pe_%s.npy" % k), v)
     for k, v in exp.items():
         np.save(os.path.join(out, "pe_exp", k + ".npy"), v)
+
+
+def epi_edges(out, rng):
+    """epi_edges.onnx: anchors whose epilogue chain the micro-kernel takes."""
+    f = np.float32
+    x = rng.standard_normal((2, 16, 9, 11)).astype(f)
+    x[1, 3, 4, 5] = np.nan	# NaN through Relu and Clip: NaN
+    r = rng.standard_normal((2, 40, 9, 11)).astype(f)
+    a = rng.standard_normal((20, 70)).astype(f)
+    a3 = rng.standard_normal((3, 20, 70)).astype(f)
+    r3 = rng.standard_normal((3, 20, 37)).astype(f)
+    feeds = {"x": x, "r": r, "a": a, "a3": a3, "r3": r3}
+    inits, nodes, exp = {}, [], {}
+    xd = x.astype(np.float64)
+
+    def conv(name, bias):
+        w = (rng.standard_normal((40, 16, 3, 3)) * 0.3).astype(f)
+        inits[name + "_w"] = w
+        ins = [x_name, name + "_w"]
+        b = None
+        if bias:
+            b = rng.standard_normal(40).astype(f)
+            inits[name + "_b"] = b
+            ins.append(name + "_b")
+        nodes.append(helper.make_node("Conv", ins, [name + "_y"], name=name, pads=[1, 1, 1, 1]))
+        return conv_ref(xd, w, b, (1, 1), (1, 1), (1, 1, 1, 1), 1)
+
+    def bound(name, v):
+        inits[name] = np.array(v, dtype=f)
+        return name
+
+    def clip(v, lo, hi):
+        with np.errstate(invalid="ignore"):
+            return np.minimum(np.maximum(v, lo), hi)
+
+    x_name = "x"
+    relu = lambda v: np.maximum(v, 0)	# NaN stays NaN, as ONNX's Relu
+    y = conv("cr", True)
+    nodes.append(helper.make_node("Relu", ["cr_y"], ["cr"]))
+    exp["cr"] = relu(y)
+    y = conv("cc", False)
+    nodes.append(helper.make_node("Clip", ["cc_y", bound("cc_lo", 0), bound("cc_hi", 6)], ["cc"]))
+    exp["cc"] = clip(y, 0, 6)
+    y = conv("car", True)
+    nodes.append(helper.make_node("Add", ["car_y", "r"], ["car_s"]))
+    nodes.append(helper.make_node("Relu", ["car_s"], ["car"]))
+    exp["car"] = relu(y + r)
+    y = conv("ca", True)
+    nodes.append(helper.make_node("Add", ["r", "ca_y"], ["ca"]))
+    exp["ca"] = y + r
+    y = conv("cac", False)
+    nodes.append(helper.make_node("Add", ["cac_y", "r"], ["cac_s"]))
+    nodes.append(helper.make_node("Clip", ["cac_s", bound("cac_lo", -1), bound("cac_hi", 1)],
+                                  ["cac"]))
+    exp["cac"] = clip(y + r, -1, 1)
+    y = conv("ck", True)
+    nodes.append(helper.make_node("Relu", ["ck_y"], ["ck"]))
+    exp["ck_y"] = y
+    exp["ck"] = relu(y)
+    bg = rng.standard_normal((70, 37)).astype(f)
+    cg = rng.standard_normal(37).astype(f)
+    inits.update({"g_b": bg, "g_c": cg})
+    nodes.append(helper.make_node("Gemm", ["a", "g_b", "g_c"], ["g_y"], name="gr"))
+    nodes.append(helper.make_node("Relu", ["g_y"], ["gr"]))
+    exp["gr"] = relu(a.astype(np.float64) @ bg + cg)
+    bm = rng.standard_normal((70, 37)).astype(f)
+    inits["m_b"] = bm
+    nodes.append(helper.make_node("MatMul", ["a3", "m_b"], ["m_y"], name="mac"))
+    nodes.append(helper.make_node("Add", ["m_y", "r3"], ["m_s"]))
+    nodes.append(helper.make_node("Clip", ["m_s", bound("m_lo", -0.5)], ["mac"]))
+    exp["mac"] = np.maximum(a3.astype(np.float64) @ bm + r3, -0.5)
+    g = helper.make_graph(
+        nodes, "epi_edges",
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in feeds.items()],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in exp.items()],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "epi_edges.onnx"))
+    os.makedirs(os.path.join(out, "ee_exp"), exist_ok=True)
+    for k, v in feeds.items():
+        np.save(os.path.join(out, "ee_%s.npy" % k), v)
+    for k, v in exp.items():
+        np.save(os.path.join(out, "ee_exp", k + ".npy"), v.astype(f))
 
 
 def softmax_ref(x, axis, log):
