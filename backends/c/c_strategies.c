@@ -1416,6 +1416,13 @@ static int lower_rows2d(struct lower *L, const struct window *w, enum rows_kind 
 		tir_end(b);
 	}
 	tir_end(b);
+	/*
+	 * the fused chain over the finished plane while it is in cache, not
+	 * after the nest (per row, rows of 7 or 14 made the loop's overhead
+	 * cost more than it saved)
+	 */
+	if (L->epi && lower_epilogue_span(L, L->epi, L->ebuf, yp, OH * OW))
+		L->epi_done = true;
 	lower_end_loops(L, 2);
 	return 0;
 }

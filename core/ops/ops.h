@@ -161,6 +161,16 @@ void lower_params(struct lower *L, const struct lower_epilogue *e, struct tir_bu
  * result) and inlines its prologue into the loads of input 0.
  */
 void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf);
+/*
+ * e's chain over flat indices [start, start + count) of the anchor's output
+ * only (a loop at the builder's position), for kernels that finish their
+ * output a part at a time and apply it while that part is in cache. True
+ * when done (or nothing to do); false, appending nothing, with a prologue
+ * or a value from outside of another shape than the output's or one
+ * element (their flat index would not be the output's).
+ */
+bool lower_epilogue_span(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf,
+			 struct tir *start, int64_t count);
 /* op_lower_node with an epilogue (NULL: none). */
 struct tir_func *op_lower_node_epi(struct graph *g, struct node *n, const char *name,
 				   const struct lower_epilogue *e);

@@ -842,6 +842,36 @@ void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_
 	L->n = anchor;
 }
 
+bool lower_epilogue_span(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf,
+			 struct tir *start, int64_t count)
+{
+	struct graph *g = L->g;
+	const struct node *anchor = L->n;
+	const struct shape *s = &g->values.v[e->anchor_out].shape;
+	struct tir **local;
+	struct tir *i, *flat;
+
+	if (e->n_pro)
+		return false;
+	for (int k = 0; k < e->n_extra; k++) {
+		const struct shape *xs = &g->values.v[e->extra[k]].shape;
+
+		if (!shape_eq(xs, s) && !is_scalar(xs))
+			return false;
+	}
+	if (e->n == 0)
+		return true;
+	local = arena_alloc(g->arena, sizeof(*local) * ((size_t)g->values.n + 1));
+	i = tir_loop(L->b, tir_int(L->b, count));
+	flat = tir_let(L->b, "f", tir_add(L->b, start, i));
+	/* a load, not a local, as in lower_epilogue */
+	local[e->anchor_out] = tir_load(L->b, L->out[0], flat);
+	fused_body(L, e->nodes, e->n, s, flat, NULL, local, ebuf, true);
+	tir_end(L->b);
+	L->n = anchor;
+	return true;
+}
+
 bool op_is_prologue_anchor(struct graph *g, const struct node *n)
 {
 	return (op_info(n->op)->lower == lower_reduce || n->op == OP_SOFTMAX ||

@@ -42,8 +42,11 @@ usage: make_models.py OUTDIR
                     a MatMul + Add + Clip of one bound (gemm.micro,
                     matmul.micro), at edge tiles (M = 40, 99 pixels), with a
                     NaN input; and a Conv + Relu whose Conv output is read
-                    too (the epilogue loop stays): ee_*.npy, expected in
-                    ee_exp/
+                    too (the epilogue loop stays); depthwise Convs
+                    (conv.depthwise_rows: the chain per output row) + Clip,
+                    strided + residual Add + Relu, and + a per-channel Add
+                    + Relu (a broadcast: the loop after the nest stays):
+                    ee_*.npy, expected in ee_exp/
   softmax_edges.onnx  Softmax and LogSoftmax rows (softmax.rows) with attention
                     masks (-1e4, -FLT_MAX, -inf), a NaN row, an all -inf row,
                     K = 21 and K = 5, and one along a middle axis (loops);
@@ -534,7 +537,8 @@ def epi_edges(out, rng):
     a = rng.standard_normal((20, 70)).astype(f)
     a3 = rng.standard_normal((3, 20, 70)).astype(f)
     r3 = rng.standard_normal((3, 20, 37)).astype(f)
-    feeds = {"x": x, "r": r, "a": a, "a3": a3, "r3": r3}
+    r2 = rng.standard_normal((2, 16, 5, 6)).astype(f)
+    feeds = {"x": x, "r": r, "a": a, "a3": a3, "r3": r3, "r2": r2}
     inits, nodes, exp = {}, [], {}
     xd = x.astype(np.float64)
 
@@ -594,6 +598,28 @@ def epi_edges(out, rng):
     nodes.append(helper.make_node("Add", ["m_y", "r3"], ["m_s"]))
     nodes.append(helper.make_node("Clip", ["m_s", bound("m_lo", -0.5)], ["mac"]))
     exp["mac"] = np.maximum(a3.astype(np.float64) @ bm + r3, -0.5)
+
+    def dw(name, strides):
+        w = rng.standard_normal((16, 1, 3, 3)).astype(f)
+        inits[name + "_w"] = w
+        nodes.append(helper.make_node("Conv", ["x", name + "_w"], [name + "_y"], name=name,
+                                      group=16, strides=strides, pads=[1, 1, 1, 1]))
+        return conv_ref(xd, w, None, strides, (1, 1), (1, 1, 1, 1), 16)
+
+    y = dw("dwc", [1, 1])
+    nodes.append(helper.make_node("Clip", ["dwc_y", bound("dwc_lo", 0), bound("dwc_hi", 6)],
+                                  ["dwc"]))
+    exp["dwc"] = clip(y, 0, 6)
+    y = dw("dwar", [2, 2])
+    nodes.append(helper.make_node("Add", ["dwar_y", "r2"], ["dwar_s"]))
+    nodes.append(helper.make_node("Relu", ["dwar_s"], ["dwar"]))
+    exp["dwar"] = relu(y + r2)
+    y = dw("dwb", [1, 1])
+    cb = rng.standard_normal((16, 1, 1)).astype(f)
+    inits["dwb_c"] = cb
+    nodes.append(helper.make_node("Add", ["dwb_y", "dwb_c"], ["dwb_s"]))
+    nodes.append(helper.make_node("Relu", ["dwb_s"], ["dwb"]))
+    exp["dwb"] = relu(y + cb)
     g = helper.make_graph(
         nodes, "epi_edges",
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in feeds.items()],
