@@ -897,6 +897,7 @@ static void im2col_gemm_block(struct lower *L, const struct im2col *ic, struct t
 	struct tir_builder *b = L->b;
 	struct tir *oo, *yrow, *kb, *k0, *nk;
 	int64_t nkb = (ic->Kc + KROWS - 1) / KROWS;
+	bool epi = L->epi && epilogue_by_span(L->g, L->epi);
 
 	if (channels_outer) {
 		im2col_channel_loop(L, ic, p0, true, &oo, &yrow);
@@ -914,6 +915,14 @@ static void im2col_gemm_block(struct lower *L, const struct im2col *ic, struct t
 		im2col_channel_loop(L, ic, p0, false, &oo, &yrow);
 	im2col_rows(L, ic, oo, yrow, p0, k0, nk, np);
 	tir_end(b);
+	if (!channels_outer && epi) {
+		/* the block's pixels of every channel done: the chain while they are in cache */
+		tir_end(b);
+		im2col_channel_loop(L, ic, p0, false, &oo, &yrow);
+		lower_epilogue_span(L, L->epi, L->ebuf, yrow, np);
+	} else if (epi) {
+		lower_epilogue_span(L, L->epi, L->ebuf, yrow, np);
+	}
 	tir_end(b);
 }
 
@@ -990,6 +999,9 @@ static void im2col_gemm(struct lower *L, struct im2col *ic, int64_t group)
 	int64_t nfull = ic->P / PBLOCK;
 	struct tir *pb;
 
+	/* every block applies the fused chain (im2col_gemm_block) when it can */
+	if (L->epi && epilogue_by_span(L->g, L->epi))
+		L->epi_done = true;
 	ic->g = tir_loop(b, tir_int(b, group));
 	if (nfull) {
 		pb = tir_loop(b, tir_int(b, nfull));

@@ -171,6 +171,8 @@ void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_
  */
 bool lower_epilogue_span(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf,
 			 struct tir *start, int64_t count);
+/* Whether lower_epilogue_span can apply e (no prologue, extras flat like the output). */
+bool epilogue_by_span(struct graph *g, const struct lower_epilogue *e);
 /* op_lower_node with an epilogue (NULL: none). */
 struct tir_func *op_lower_node_epi(struct graph *g, struct node *n, const char *name,
 				   const struct lower_epilogue *e);

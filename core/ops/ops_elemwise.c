@@ -842,14 +842,9 @@ void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_
 	L->n = anchor;
 }
 
-bool lower_epilogue_span(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf,
-			 struct tir *start, int64_t count)
+bool epilogue_by_span(struct graph *g, const struct lower_epilogue *e)
 {
-	struct graph *g = L->g;
-	const struct node *anchor = L->n;
 	const struct shape *s = &g->values.v[e->anchor_out].shape;
-	struct tir **local;
-	struct tir *i, *flat;
 
 	if (e->n_pro)
 		return false;
@@ -859,6 +854,20 @@ bool lower_epilogue_span(struct lower *L, const struct lower_epilogue *e, struct
 		if (!shape_eq(xs, s) && !is_scalar(xs))
 			return false;
 	}
+	return true;
+}
+
+bool lower_epilogue_span(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf,
+			 struct tir *start, int64_t count)
+{
+	struct graph *g = L->g;
+	const struct node *anchor = L->n;
+	const struct shape *s = &g->values.v[e->anchor_out].shape;
+	struct tir **local;
+	struct tir *i, *flat;
+
+	if (!epilogue_by_span(g, e))
+		return false;
 	if (e->n == 0)
 		return true;
 	local = arena_alloc(g->arena, sizeof(*local) * ((size_t)g->values.n + 1));

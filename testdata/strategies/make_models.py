@@ -43,10 +43,13 @@ usage: make_models.py OUTDIR
                     matmul.micro), at edge tiles (M = 40, 99 pixels), with a
                     NaN input; and a Conv + Relu whose Conv output is read
                     too (the epilogue loop stays); depthwise Convs
-                    (conv.depthwise_rows: the chain per output row) + Clip,
-                    strided + residual Add + Relu, and + a per-channel Add
-                    + Relu (a broadcast: the loop after the nest stays):
-                    ee_*.npy, expected in ee_exp/
+                    (conv.depthwise_rows: the chain per output plane) +
+                    Clip, strided + residual Add + Relu, and + a per-channel
+                    Add + Relu (a broadcast: the loop after the nest stays);
+                    the blocked GEMM's Convs (conv.1x1, conv.im2col: the
+                    chain per block of pixels) + Clip, + residual Add +
+                    Relu, and + a per-channel Add + Relu: ee_*.npy,
+                    expected in ee_exp/
   softmax_edges.onnx  Softmax and LogSoftmax rows (softmax.rows) with attention
                     masks (-1e4, -FLT_MAX, -inf), a NaN row, an all -inf row,
                     K = 21 and K = 5, and one along a middle axis (loops);
@@ -538,7 +541,8 @@ def epi_edges(out, rng):
     a3 = rng.standard_normal((3, 20, 70)).astype(f)
     r3 = rng.standard_normal((3, 20, 37)).astype(f)
     r2 = rng.standard_normal((2, 16, 5, 6)).astype(f)
-    feeds = {"x": x, "r": r, "a": a, "a3": a3, "r3": r3, "r2": r2}
+    r8 = rng.standard_normal((2, 8, 9, 11)).astype(f)
+    feeds = {"x": x, "r": r, "a": a, "a3": a3, "r3": r3, "r2": r2, "r8": r8}
     inits, nodes, exp = {}, [], {}
     xd = x.astype(np.float64)
 
@@ -620,6 +624,30 @@ def epi_edges(out, rng):
     nodes.append(helper.make_node("Add", ["dwb_y", "dwb_c"], ["dwb_s"]))
     nodes.append(helper.make_node("Relu", ["dwb_s"], ["dwb"]))
     exp["dwb"] = relu(y + cb)
+
+    def gconv(name, m, k):
+        w = (rng.standard_normal((m, 16, k, k)) * 0.3).astype(f)
+        inits[name + "_w"] = w
+        p = k // 2
+        nodes.append(helper.make_node("Conv", ["x", name + "_w"], [name + "_y"], name=name,
+                                      pads=[p, p, p, p]))
+        return conv_ref(xd, w, None, (1, 1), (1, 1), (p, p, p, p), 1)
+
+    # 99 pixels: a block of 64 and a last one of 35 (im2col_gemm_block)
+    y = gconv("pwc", 24, 1)
+    nodes.append(helper.make_node("Clip", ["pwc_y", bound("pwc_lo", 0), bound("pwc_hi", 6)],
+                                  ["pwc"]))
+    exp["pwc"] = clip(y, 0, 6)
+    y = gconv("imar", 8, 3)
+    nodes.append(helper.make_node("Add", ["imar_y", "r8"], ["imar_s"]))
+    nodes.append(helper.make_node("Relu", ["imar_s"], ["imar"]))
+    exp["imar"] = relu(y + r8)
+    y = gconv("pwb", 24, 1)
+    cb24 = rng.standard_normal((24, 1, 1)).astype(f)
+    inits["pwb_c"] = cb24
+    nodes.append(helper.make_node("Add", ["pwb_y", "pwb_c"], ["pwb_s"]))
+    nodes.append(helper.make_node("Relu", ["pwb_s"], ["pwb"]))
+    exp["pwb"] = relu(y + cb24)
     g = helper.make_graph(
         nodes, "epi_edges",
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in feeds.items()],
