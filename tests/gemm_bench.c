@@ -79,7 +79,7 @@ static void bench_shape(long M, long N, long K, int threads, int runs, int best)
 			t1[r] = now() - t;
 		t = now();
 		rt_cgemm(M, N, K, 1.0f, A, K, 1, Bp, K * RT_CG_NR, C2, N, NULL, 0, 0, 0.0f,
-			 RT_CG_ACT_NONE, 0, 0, threads);
+			 RT_CG_ACT_NONE, 0, 0, NULL, 0, threads);
 		if (r >= 0)
 			t2[r] = now() - t;
 	}

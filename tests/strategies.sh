@@ -10,7 +10,10 @@
 # micro_edges.onnx puts those at the edges of their tiles and blocks, each
 # against numpy, at 1 and 3 threads; rows_edges.onnx does the same for
 # the row form of depthwise Conv and MaxPool (conv.depthwise_rows,
-# maxpool.rows), softmax_edges.onnx for Softmax by rows. `run --kernels`
+# maxpool.vrows), pool_edges.onnx for the pools of rt_cpool.h
+# (maxpool.vrows, averagepool.vrows) and the float64 ones of the loop forms
+# (maxpool.rows, averagepool.window), epi_edges.onnx for the fused chains
+# that rt_cgemm.h's write-back applies, softmax_edges.onnx for Softmax by rows. `run --kernels`
 # names the variant that ran at each size, and a C program checks
 # collagec_get_kernel_info: nothing before a run, one record per handle,
 # times only while profiling.
@@ -231,14 +234,100 @@ done
 	fail rows-edges/compile "exit $?"
 v=$(kernels "$T/rows.json")
 want="dw_strided compile-time conv.depthwise_rows if always scratch=|dw_5x5 compile-time \
-conv.depthwise_rows if always scratch=|mp_resnet compile-time maxpool.rows if always scratch=|\
-mp_ceil compile-time maxpool.rows if always scratch=|mp_dilated compile-time maxpool.rows if \
+conv.depthwise_rows if always scratch=|mp_resnet compile-time maxpool.vrows if always scratch=|\
+mp_ceil compile-time maxpool.vrows if always scratch=|mp_dilated compile-time maxpool.vrows if \
 always scratch=|"
 if [ "$v" = "$want" ]; then ok rows-edges/static-choices; else
 	fail rows-edges/static-choices "got '$v'"; fi
 if "$COLLAGEC" run "$T/rows.so" --input "x=$T/re_x.npy" --check "$T/re_exp" --rtol 1e-4 \
 	--atol 1e-4 >"$T/rows.log" 2>&1; then ok rows-edges/matches-numpy; else
 	fail rows-edges/matches-numpy "$(grep -v ': ok$' "$T/rows.log" | head -1)"; fi
+
+# MaxPool and AveragePool by rows (rt_cpool.h): every window geometry, NaN
+# and inf inputs, windows wholly in the padding, 1-D, at 1 and 3 threads
+# (mp_team and ap_team large enough for the team); float64 pools keep the
+# loop forms
+"$COLLAGEC" compile --search none --target c "$T/pool_edges.onnx" -o "$T/pe.so" ||
+	fail pool-edges/compile "exit $?"
+v=$(kernels "$T/pe.json")
+want=""
+for n in mp_s1 mp_resnet mp_s3 mp_dil mp_ceil mp_big mp_padonly mp_same mp_nan mp_1d mp_wide \
+	mp_team; do
+	want="$want$n compile-time maxpool.vrows if always scratch=|"
+done
+for n in ap_excl ap_incl ap_ceil_incl ap_dil ap_s1 ap_1d ap_team; do
+	want="$want$n compile-time averagepool.vrows if always scratch=|"
+done
+want="${want}mpd_resnet compile-time maxpool.rows if always scratch=|mpd_ceil compile-time \
+maxpool.rows if always scratch=|mpd_dil compile-time maxpool.rows if always scratch=|apd_excl \
+compile-time averagepool.window if always scratch=|"
+if [ "$v" = "$want" ]; then ok pool-edges/static-choices; else
+	fail pool-edges/static-choices "got '$v'"; fi
+args=""
+for f in "$T"/pe_*.npy; do
+	n=${f##*/pe_}
+	args="$args --input ${n%.npy}=$f"
+done
+for th in 1 3; do
+	# shellcheck disable=SC2086
+	if "$COLLAGEC" run "$T/pe.so" $args --threads $th --check "$T/pe_exp" --rtol 1e-5 \
+		--atol 1e-6 >"$T/pe.log" 2>&1; then ok "pool-edges/threads=$th-matches-numpy"; else
+		fail "pool-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/pe.log" | head -1)"
+	fi
+done
+
+# Epilogues on rt_cgemm.h's write-back: a Conv, Gemm or MatMul followed by
+# [Add residual] [Relu | Clip] is one extern call with no loop after it
+# (the kernel's outermost loops: conv.micro's batch loop alone), ck's Relu
+# (its Conv output read too) keeps its loop; depthwise Convs apply their
+# chain per output plane, the blocked GEMM's Convs (conv.1x1, conv.im2col)
+# per block of pixels, all inside their nest, but for dwb's and pwb's
+# broadcast Add (a loop after the nest); the fused build matches numpy
+# and, bit for bit, the unfused one (-fuse=0: the chain as loops of its
+# own), at 1 and 3 threads, NaN included
+"$COLLAGEC" compile --search none --target c "$T/epi_edges.onnx" -o "$T/ee.so" \
+	--dump-ir "$T/ee_ir" >"$T/ee.log" 2>&1 || fail epi-edges/compile "$(head -1 "$T/ee.log")"
+"$COLLAGEC" compile --search none --target "c -fuse=0" "$T/epi_edges.onnx" -o "$T/ee0.so" \
+	>"$T/ee.log" 2>&1 || fail epi-edges/compile-unfused "$(head -1 "$T/ee.log")"
+v=$(kernels "$T/ee.json")
+want=""
+for n in cr cc car ca cac ck; do want="${want}$n compile-time conv.micro if always scratch=16128|"; done
+want="${want}gr compile-time gemm.micro if always scratch=3360|mac compile-time matmul.micro if \
+always scratch=3360|"
+for n in dwc dwar dwb; do want="${want}$n compile-time conv.depthwise_rows if always scratch=|"; done
+want="${want}pwc compile-time conv.1x1 if always scratch=|imar compile-time conv.im2col if always \
+scratch=14256|pwb compile-time conv.1x1 if always scratch=|"
+if [ "$v" = "$want" ]; then ok epi-edges/static-choices; else
+	fail epi-edges/static-choices "got '$v'"; fi
+# per kernel of the fused dump: NAME:LOOPS (its outermost loops)
+v=$(awk '/^kernel /{if (k) printf "%s:%d|", k, n; k = $2; sub(/\(.*/, "", k); n = 0}
+	/^\tfor /{n++} END {if (k) printf "%s:%d|", k, n}' "$T/ee_ir/07-lower.3-fuse.tir")
+want="k0_0_Conv_fused:1|k1_0_Conv_fused:1|k2_0_Conv_fused:1|k3_0_Conv_fused:1|k4_0_Conv_fused:1|\
+k5_0_Conv_fused:2|k6_0_Gemm_fused:0|k7_0_MatMul_fused:0|k8_0_Conv_fused:1|k9_0_Conv_fused:1|\
+k10_0_Conv_fused:2|k11_0_Conv_fused:1|k12_0_Conv_fused:1|k13_0_Conv_fused:2|"
+if [ "$v" = "$want" ]; then ok epi-edges/chains-in-the-write-back; else
+	fail epi-edges/chains-in-the-write-back "got '$v'"; fi
+args=""
+for f in "$T"/ee_*.npy; do
+	n=${f##*/ee_}
+	args="$args --input ${n%.npy}=$f"
+done
+rm -rf "$T/ee0_out"
+# shellcheck disable=SC2086
+"$COLLAGEC" run "$T/ee0.so" $args --output-dir "$T/ee0_out" >"$T/ee.log" 2>&1 ||
+	fail epi-edges/run-unfused "$(head -1 "$T/ee.log")"
+for th in 1 3; do
+	# shellcheck disable=SC2086
+	if "$COLLAGEC" run "$T/ee.so" $args --threads $th --check "$T/ee_exp" --rtol 1e-4 \
+		--atol 1e-4 >"$T/ee.log" 2>&1; then ok "epi-edges/threads=$th-matches-numpy"; else
+		fail "epi-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/ee.log" | head -1)"
+	fi
+	# shellcheck disable=SC2086
+	if "$COLLAGEC" run "$T/ee.so" $args --threads $th --check "$T/ee0_out" --rtol 0 \
+		--atol 0 >"$T/ee.log" 2>&1; then ok "epi-edges/threads=$th-equals-unfused"; else
+		fail "epi-edges/threads=$th-equals-unfused" "$(grep -v ': ok$' "$T/ee.log" | head -1)"
+	fi
+done
 
 # Softmax and LogSoftmax by rows (rt_crows.h): masks, NaN and -inf rows, a
 # tail shorter than a vector, opset 11's flattened rows, at 1 and 3 threads

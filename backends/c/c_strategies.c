@@ -34,9 +34,19 @@
  *                              conv.im2col      patches copied into scratch,
  *                              (conv.direct)    then a blocked GEMM per group
  *           always             conv.direct      the generic loop nest
- *   MaxPool 2-D, static image, <= 64 taps
+ *   MaxPool float32, 1-D or 2-D, static image
+ *                              maxpool.vrows    rt_cpool.h: per output row
+ *                                               the window's rows reduced
+ *                                               into a padded buffer, then
+ *                                               a unit-stride loop per tap
+ *                                               over its stride phases
+ *           2-D, static image, <= 64 taps
  *                              maxpool.rows     conv.depthwise_rows' form
  *           always             maxpool.window   the op's own lowering
+ *   AveragePool
+ *           float32, 1-D or 2-D, static image
+ *                              averagepool.vrows  rt_cpool.h, as MaxPool
+ *           always             averagepool.window the op's own lowering
  *   Softmax, LogSoftmax
  *           float32, along the last axis
  *                              softmax.rows     rt_crows.h: vector max and
@@ -388,6 +398,106 @@ static struct tir_buf *cg_pack_b(struct lower *L, struct tir *bb, int64_t K, int
 	return bp;
 }
 
+/*
+ * What of the fused epilogue rt_cgemm's write-back applies (rt_cgemm.h):
+ * a residual Add, then a Relu or a Clip with constant bounds.
+ */
+struct cg_epi {
+	int act;			/* enum rt_cg_act: 0 none, 1 Relu, 2 Clip */
+	double lo, hi;			/* the Clip's bounds */
+	struct tir_buf *res;		/* the residual (the output's layout), or NULL */
+};
+
+/* Whether s has one element (every dim 1, or rank 0). */
+static bool cg_one_element(const struct shape *s)
+{
+	for (int i = 0; i < s->rank; i++)
+		if (!dim_is_const(s->d[i]) || s->d[i].c != 1)
+			return false;
+	return true;
+}
+
+/* Clip's bound input i as a constant (absent: def); false when not constant. */
+static bool cg_clip_bound(struct lower *L, const struct node *n, int i, double def, double *v)
+{
+	const struct value *x = n->n_in > i && n->in[i] >= 0 ? node_in(L->g, n, i) : NULL;
+
+	*v = def;
+	if (!x)
+		return true;
+	if (!x->data || x->dtype != DTYPE_F32 || !x->has_shape || !cg_one_element(&x->shape))
+		return false;
+	*v = ((const float *)x->data)[0];
+	return true;
+}
+
+/* Whether node a of the chain is Add(anchor, residual), the residual in *e. */
+static bool cg_epi_add(struct lower *L, const struct node *a, struct cg_epi *e)
+{
+	const struct lower_epilogue *ep = L->epi;
+	const struct value *out = &L->g->values.v[ep->anchor_out], *r;
+	int other;
+
+	if (a->op != OP_ADD || a->n_in != 2 || (a->in[0] == ep->anchor_out) ==
+	    (a->in[1] == ep->anchor_out))
+		return false;
+	other = a->in[0] == ep->anchor_out ? a->in[1] : a->in[0];
+	r = &L->g->values.v[other];
+	if (r->dtype != DTYPE_F32 || !r->has_shape || !shape_eq(&r->shape, &out->shape) ||
+	    !L->ebuf || !L->ebuf[other])
+		return false;
+	e->res = L->ebuf[other];
+	return true;
+}
+
+/* Whether node a, reading src, is a Relu or a Clip of constant bounds (*e's act). */
+static bool cg_epi_act(struct lower *L, const struct node *a, int src, struct cg_epi *e)
+{
+	if (a->n_in < 1 || a->in[0] != src)
+		return false;
+	if (a->op == OP_RELU) {
+		e->act = 1;	/* RT_CG_ACT_RELU */
+		return true;
+	}
+	if (a->op == OP_CLIP && cg_clip_bound(L, a, 1, -INFINITY, &e->lo) &&
+	    cg_clip_bound(L, a, 2, INFINITY, &e->hi)) {
+		e->act = 2;	/* RT_CG_ACT_CLIP */
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Whether L's fused epilogue is [Add(anchor, residual)] [Relu | Clip] on
+ * float32, storing nothing but its result (no prologue either): then *e
+ * says what, and L->epi_done tells lower_with to leave out its loop, as
+ * rt_cgemm applies it to each tile in registers on write-back (the loop
+ * was one more pass over the whole output). Else *e is all none.
+ */
+static bool cg_take_epilogue(struct lower *L, struct cg_epi *e)
+{
+	const struct lower_epilogue *ep = L->epi;
+	const struct node *nd;
+	int k = 0, src;
+
+	memset(e, 0, sizeof(*e));
+	if (!ep || ep->n < 1 || ep->n > 2 || ep->n_pro || ep->n_stored || ep->keep_anchor ||
+	    L->g->values.v[ep->anchor_out].dtype != DTYPE_F32)
+		return false;
+	src = ep->anchor_out;
+	nd = &L->g->nodes.v[ep->nodes[0]];
+	if (cg_epi_add(L, nd, e)) {
+		src = nd->out[0];
+		k = 1;
+	}
+	if (k < ep->n && !cg_epi_act(L, &L->g->nodes.v[ep->nodes[k]], src, e)) {
+		memset(e, 0, sizeof(*e));
+		return false;
+	}
+	L->epi_done = true;
+	return true;
+}
+
 struct cg_call {
 	struct tir *M;			/* rows of C (may be symbolic) */
 	int64_t N, K;
@@ -402,12 +512,19 @@ struct cg_call {
 	int64_t brs, bcs;
 };
 
-/* call_extern rt_cgemm(...): C = alpha A x B + beta bias, no activation. */
+/*
+ * call_extern rt_cgemm(...): C = act(alpha A x B + beta bias + res) with
+ * the part of L's epilogue cg_take_epilogue lets rt_cgemm apply (the
+ * residual at C's offset and stride), or none.
+ */
 static void cg_gemm(struct lower *L, const struct cg_call *c)
 {
 	struct tir_builder *b = L->b;
-	struct tir *args[18];
+	struct tir *args[20];
+	struct cg_epi e;
 	int n = 0;
+
+	cg_take_epilogue(L, &e);
 
 	args[n++] = c->M;
 	args[n++] = tir_int(b, c->N);
@@ -424,9 +541,12 @@ static void cg_gemm(struct lower *L, const struct cg_call *c)
 	args[n++] = tir_int(b, c->brs);
 	args[n++] = tir_int(b, c->bcs);
 	args[n++] = tir_flt(b, DTYPE_F32, c->beta);
-	args[n++] = tir_int(b, 0);			/* RT_CG_ACT_NONE */
-	args[n++] = tir_flt(b, DTYPE_F32, 0);
-	args[n++] = tir_flt(b, DTYPE_F32, 0);
+	args[n++] = tir_int(b, e.act);
+	args[n++] = tir_flt(b, DTYPE_F32, e.lo);
+	args[n++] = tir_flt(b, DTYPE_F32, e.hi);
+	/* C's address is &out[off]: the residual's is &res[off] */
+	args[n++] = e.res ? tir_addr(b, e.res, c->c->a) : tir_int(b, 0);
+	args[n++] = tir_int(b, c->ldc);
 	tir_extern(b, "rt_cgemm", args, n);
 }
 
@@ -777,6 +897,7 @@ static void im2col_gemm_block(struct lower *L, const struct im2col *ic, struct t
 	struct tir_builder *b = L->b;
 	struct tir *oo, *yrow, *kb, *k0, *nk;
 	int64_t nkb = (ic->Kc + KROWS - 1) / KROWS;
+	bool epi = L->epi && epilogue_by_span(L->g, L->epi);
 
 	if (channels_outer) {
 		im2col_channel_loop(L, ic, p0, true, &oo, &yrow);
@@ -794,6 +915,14 @@ static void im2col_gemm_block(struct lower *L, const struct im2col *ic, struct t
 		im2col_channel_loop(L, ic, p0, false, &oo, &yrow);
 	im2col_rows(L, ic, oo, yrow, p0, k0, nk, np);
 	tir_end(b);
+	if (!channels_outer && epi) {
+		/* the block's pixels of every channel done: the chain while they are in cache */
+		tir_end(b);
+		im2col_channel_loop(L, ic, p0, false, &oo, &yrow);
+		lower_epilogue_span(L, L->epi, L->ebuf, yrow, np);
+	} else if (epi) {
+		lower_epilogue_span(L, L->epi, L->ebuf, yrow, np);
+	}
 	tir_end(b);
 }
 
@@ -870,6 +999,9 @@ static void im2col_gemm(struct lower *L, struct im2col *ic, int64_t group)
 	int64_t nfull = ic->P / PBLOCK;
 	struct tir *pb;
 
+	/* every block applies the fused chain (im2col_gemm_block) when it can */
+	if (L->epi && epilogue_by_span(L->g, L->epi))
+		L->epi_done = true;
 	ic->g = tir_loop(b, tir_int(b, group));
 	if (nfull) {
 		pb = tir_loop(b, tir_int(b, nfull));
@@ -1052,7 +1184,8 @@ static void conv_micro_panels(struct lower *L, const struct window *w, int64_t g
 	int64_t g2[6][2];	/* (kernel, stride, dilation, pad, in, out) x (h, w) */
 	int64_t slots = np < CC_SLOTS ? np : CC_SLOTS;
 	struct tir_buf *scratch;
-	struct tir *args[22], *n;
+	struct tir *args[26], *n;
+	struct cg_epi e;
 	int a = 0, o = 2 - w->r;
 
 	for (int i = 0; i < 2; i++) {
@@ -1080,6 +1213,11 @@ static void conv_micro_panels(struct lower *L, const struct window *w, int64_t g
 	args[a++] = tir_int(b, M);
 	args[a++] = tir_int(b, group);
 	args[a++] = L->in[2] ? tir_addr(b, L->in[2], tir_int(b, 0)) : tir_int(b, 0);
+	cg_take_epilogue(L, &e);
+	args[a++] = tir_int(b, e.act);
+	args[a++] = tir_flt(b, DTYPE_F32, e.lo);
+	args[a++] = tir_flt(b, DTYPE_F32, e.hi);
+	args[a++] = e.res ? tir_addr(b, e.res, tir_mul(b, n, tir_int(b, M * P))) : tir_int(b, 0);
 	args[a++] = tir_addr(b, L->out[0], tir_mul(b, n, tir_int(b, M * P)));
 	args[a++] = tir_addr(b, scratch, tir_int(b, 0));
 	args[a++] = tir_int(b, slots);
@@ -1290,6 +1428,13 @@ static int lower_rows2d(struct lower *L, const struct window *w, enum rows_kind 
 		tir_end(b);
 	}
 	tir_end(b);
+	/*
+	 * the fused chain over the finished plane while it is in cache, not
+	 * after the nest (per row, rows of 7 or 14 made the loop's overhead
+	 * cost more than it saved)
+	 */
+	if (L->epi && lower_epilogue_span(L, L->epi, L->ebuf, yp, OH * OW))
+		L->epi_done = true;
 	lower_end_loops(L, 2);
 	return 0;
 }
@@ -1353,7 +1498,93 @@ static const struct strategy_spec conv_specs[] = {
 static const struct op_strategy conv_strategy = { OP_CONV, conv_specs, ARRAY_SIZE(conv_specs) };
 
 
-/* ---- MaxPool ---- */
+/* ---- MaxPool, AveragePool ---- */
+
+/* rt_cpool.h's limits: the padded row buffer's columns, the column stride */
+#define POOL_MAXW 4096
+#define POOL_MAXS 64
+
+/*
+ * The window of a pool node as a 2-D one (1-D: one row, kernel 1 high); a
+ * window rt_pool2d cannot take (3-D, a padded row past its buffer) false.
+ */
+static bool pool_window2d(struct lower *L, struct window *w)
+{
+	const struct value *x = lower_in(L, 0);
+	const int64_t *ks;
+	int r = x->shape.rank - 2;
+
+	if ((r != 1 && r != 2) || node_attr_ints(L->n, "kernel_shape", &ks) != r)
+		return false;
+	for (int i = 2; i < x->shape.rank; i++)
+		if (!dim_is_const(x->shape.d[i]))
+			return false;
+	if (window_plan(L->g, (struct node *)L->n, &x->shape, ks,
+			node_attr_int(L->n, "ceil_mode", 0) != 0, w) < 0)
+		BUG("%s: the pool's window was planned at inference", node_loc(L->g, L->n));
+	if (r == 1) {
+		/* the row becomes dim 1; dim 0 one row high */
+		w->k[1] = w->k[0], w->s[1] = w->s[0], w->d[1] = w->d[0];
+		w->pb[1] = w->pb[0], w->pe[1] = w->pe[0];
+		w->in[1] = w->in[0], w->out[1] = w->out[0];
+		w->k[0] = w->s[0] = w->d[0] = w->in[0] = w->out[0] = 1;
+		w->pb[0] = w->pe[0] = 0;
+		w->r = 2;
+	}
+	return w->pb[1] + w->in[1] <= POOL_MAXW && w->s[1] <= POOL_MAXS &&
+	       (w->out[1] - 1) * w->s[1] + (w->k[1] - 1) * w->d[1] + 1 <= POOL_MAXW;
+}
+
+/* float32, 1-D or 2-D with a static image, no Indices: rt_pool2d applies. */
+static struct tir *cond_pool_vrows(struct lower *L)
+{
+	struct window w;
+
+	return strategy_static(L, lower_in(L, 0)->dtype == DTYPE_F32 && L->n->n_out == 1 &&
+			       pool_window2d(L, &w));
+}
+
+/* One call of rt_pool2d (rt_cpool.h) over every plane of the batch. */
+static int lower_pool_vrows(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	struct tir *args[18];
+	struct window w;
+	int n = 0, kind = 0;	/* RT_POOL_MAX */
+
+	if (!pool_window2d(L, &w))
+		BUG("pool.vrows on a window it does not take");
+	if (L->n->op == OP_AVERAGEPOOL)
+		kind = node_attr_int(L->n, "count_include_pad", 0) ? 2 : 1;
+	args[n++] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[n++] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[n++] = tir_mul(b, tir_dim(b, x->shape.d[0]), tir_dim(b, x->shape.d[1]));
+	args[n++] = tir_int(b, w.in[0]);
+	args[n++] = tir_int(b, w.in[1]);
+	args[n++] = tir_int(b, w.k[0]);
+	args[n++] = tir_int(b, w.k[1]);
+	args[n++] = tir_int(b, w.s[0]);
+	args[n++] = tir_int(b, w.s[1]);
+	args[n++] = tir_int(b, w.d[0]);
+	args[n++] = tir_int(b, w.d[1]);
+	args[n++] = tir_int(b, w.pb[0]);
+	args[n++] = tir_int(b, w.pb[1]);
+	args[n++] = tir_int(b, w.pe[0]);
+	args[n++] = tir_int(b, w.pe[1]);
+	args[n++] = tir_int(b, w.out[0]);
+	args[n++] = tir_int(b, w.out[1]);
+	args[n++] = tir_int(b, kind);
+	tir_extern(b, "rt_pool2d", args, n);
+	return 0;
+}
+
+static const struct strategy_impl maxpool_vrows[] = {
+	{ "maxpool.vrows", 20, lower_pool_vrows },
+};
+static const struct strategy_impl averagepool_vrows[] = {
+	{ "averagepool.vrows", 20, lower_pool_vrows },
+};
 
 static int lower_maxpool_rows(struct lower *L)
 {
@@ -1380,22 +1611,37 @@ static const struct strategy_impl maxpool_rows[] = {
 	{ "maxpool.rows", 10, lower_maxpool_rows },
 };
 /* the op's own lowering: one output at a time, every tap bounds-checked */
-static int lower_maxpool_window(struct lower *L)
+static int lower_pool_window(struct lower *L)
 {
-	return op_info(OP_MAXPOOL)->lower(L);
+	return op_info(L->n->op)->lower(L);
 }
 
 static const struct strategy_impl maxpool_generic[] = {
-	{ "maxpool.window", 0, lower_maxpool_window },
+	{ "maxpool.window", 0, lower_pool_window },
+};
+static const struct strategy_impl averagepool_generic[] = {
+	{ "averagepool.window", 0, lower_pool_window },
 };
 
 static const struct strategy_spec maxpool_specs[] = {
+	{ "float32, 1-D or 2-D, static image", cond_pool_vrows, maxpool_vrows,
+	  ARRAY_SIZE(maxpool_vrows) },
 	{ "2-D, static image, kernel <= 64 taps", cond_maxpool_rows, maxpool_rows, ARRAY_SIZE(maxpool_rows) },
 	{ "always", NULL, maxpool_generic, ARRAY_SIZE(maxpool_generic) },
 };
 
 static const struct op_strategy maxpool_strategy = {
 	OP_MAXPOOL, maxpool_specs, ARRAY_SIZE(maxpool_specs)
+};
+
+static const struct strategy_spec averagepool_specs[] = {
+	{ "float32, 1-D or 2-D, static image", cond_pool_vrows, averagepool_vrows,
+	  ARRAY_SIZE(averagepool_vrows) },
+	{ "always", NULL, averagepool_generic, ARRAY_SIZE(averagepool_generic) },
+};
+
+static const struct op_strategy averagepool_strategy = {
+	OP_AVERAGEPOOL, averagepool_specs, ARRAY_SIZE(averagepool_specs)
 };
 
 /* ---- Softmax, LogSoftmax ---- */
@@ -1501,6 +1747,7 @@ const struct op_strategy *const c_strategies[] = {
 	&gemm_strategy,
 	&conv_strategy,
 	&maxpool_strategy,
+	&averagepool_strategy,
 	&softmax_strategy,
 	&logsoftmax_strategy,
 	NULL,

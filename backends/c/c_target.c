@@ -36,20 +36,20 @@ static const char *embedded_text(const char *name)
  * The prelude of a module, from what its source calls: rt_cgemm.h (the
  * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
  * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
- * rt_softmax_rows; NULL for none. Modules of one model may get different
- * preludes, each pasted once: the headers' include guards make a second
- * copy of one of them empty.
+ * rt_softmax_rows, rt_cpool.h for rt_pool2d; NULL for none. Modules of one
+ * model may get different preludes, each pasted once: the headers' include
+ * guards make a second copy of one of them empty.
  */
 static const char *c_prelude(struct graph *g, const char *source)
 {
 	bool conv = strstr(source, "rt_cconv2d"), gemm = conv || strstr(source, "rt_cgemm");
-	bool rows = strstr(source, "rt_softmax_rows");
+	bool rows = strstr(source, "rt_softmax_rows"), pool = strstr(source, "rt_pool2d");
 	struct strbuf sb = STRBUF_INIT;
 	const char *r;
 
-	if (!gemm && !rows)
+	if (!gemm && !rows && !pool)
 		return NULL;
-	if (gemm && !conv && !rows)
+	if (gemm && !conv && !rows && !pool)
 		return embedded_text("rt_cgemm.h");
 	if (gemm)
 		sb_puts(&sb, embedded_text("rt_cgemm.h"));
@@ -57,6 +57,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 		sb_puts(&sb, embedded_text("rt_cconv.h"));
 	if (rows)
 		sb_puts(&sb, embedded_text("rt_crows.h"));
+	if (pool)
+		sb_puts(&sb, embedded_text("rt_cpool.h"));
 	r = arena_strdup(g->arena, sb_str(&sb));
 	sb_release(&sb);
 	return r;

@@ -5,7 +5,7 @@
  *
  * A 2-D convolution of one image is, per group, the GEMM
  *
- *	y[M/group, pixels] = w[M/group, C/group * kh * kw] x col + bias
+ *	y[M/group, pixels] = act(w[M/group, C/group * kh * kw] x col + bias + res)
  *
  * where col's row (c, i, j) holds input channel c shifted by tap (i, j) at
  * every output pixel (im2col). col is never built whole: it is packed one
@@ -22,9 +22,14 @@
  * threads. Panels are split over the OpenMP team; a thread packs into its
  * own slot of scratch, so at most `slots` threads work on one convolution.
  *
- * Example (what conv.micro emits, per image n):
+ * act (enum rt_cg_act, with lo and hi for a Clip) and res (a residual of
+ * y's layout, or NULL) are the fused partition's Relu, Clip and Add, applied
+ * in rt_cgemm's write-back (see rt_cgemm.h).
+ *
+ * Example (what conv.micro emits, per image n, for a Conv + Relu):
  *	rt_cconv2d(x + n * C * H * W, C, H, W, 3, 3, 1, 1, 1, 1, 1, 1, OH, OW,
- *		   w, M, group, bias, y + n * M * OH * OW, scratch, slots, threads);
+ *		   w, M, group, bias, RT_CG_ACT_RELU, 0, 0, NULL,
+ *		   y + n * M * OH * OW, scratch, slots, threads);
  */
 #ifndef RT_CCONV_H
 #define RT_CCONV_H
@@ -125,16 +130,17 @@ static inline void rt_cc_pack(const float *x, int64_t cg, int64_t H, int64_t W, 
 }
 
 /*
- * y [M, OH * OW] = conv(x [C, H, W], w [M, C/group, kh, kw]) + bias[M] (bias
- * NULL: none) for one image: kernel kh x kw, strides sh, sw, dilations dh,
- * dw, padding ph, pw at the top and the left. scratch holds `slots` panels
- * of C/group * kh * kw rows (slots >= 1).
+ * y [M, OH * OW] = act(conv(x [C, H, W], w [M, C/group, kh, kw]) + bias[M]
+ * + res [M, OH * OW]) (bias, res NULL: none) for one image: kernel kh x kw,
+ * strides sh, sw, dilations dh, dw, padding ph, pw at the top and the
+ * left. scratch holds `slots` panels of C/group * kh * kw rows (slots >= 1).
  */
 static inline void rt_cconv2d(const float *x, int64_t C, int64_t H, int64_t W, int64_t kh,
 			      int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
 			      int64_t ph, int64_t pw, int64_t OH, int64_t OW, const float *w,
-			      int64_t M, int64_t group, const float *bias, float *y,
-			      float *scratch, int64_t slots, int threads)
+			      int64_t M, int64_t group, const float *bias, int act, float lo,
+			      float hi, const float *res, float *y, float *scratch, int64_t slots,
+			      int threads)
 {
 	int64_t P = OH * OW, np = (P + RT_CG_NR - 1) / RT_CG_NR;
 	int64_t cg = C / group, Mg = M / group, Kg = cg * kh * kw;
@@ -160,7 +166,8 @@ static inline void rt_cconv2d(const float *x, int64_t C, int64_t H, int64_t W, i
 				rt_cgemm(Mg, P - j0 < RT_CG_NR ? P - j0 : RT_CG_NR, Kg, 1.0f,
 					 w + gi * Mg * Kg, Kg, 1, slot, Kg * RT_CG_NR,
 					 y + gi * Mg * P + j0, P, bias ? bias + gi * Mg : NULL,
-					 1, 0, 1.0f, RT_CG_ACT_NONE, 0.0f, 0.0f, 1);
+					 1, 0, 1.0f, act, lo, hi,
+					 res ? res + gi * Mg * P + j0 : NULL, P, 1);
 			}
 	}
 }

@@ -3,7 +3,7 @@
  * generated code as a prelude (embedded into collagec) by the strategies
  * matmul.micro, gemm.micro and conv.micro of backends/c/c_strategies.c.
  *
- *	C[i, j] = act(alpha * sum_k A[i, k] * B[k, j] + beta * bias(i, j))
+ *	C[i, j] = act(alpha * sum_k A[i, k] * B[k, j] + beta * bias(i, j) + res[i, j])
  *
  * A is read through a row and a column stride (a transposed A is as
  * cheap). B is packed: panels of RT_CG_NR columns, zero past N, one after
@@ -12,7 +12,12 @@
  * a constant B at compile time into the weights blob (the same layout, see
  * c_strategies.c); rt_cgemm_pack packs one at run time. bias(i, j) is
  * bias[i * brs + j * bcs] (strides 0 broadcast: per row, per column or one
- * value), or nothing when bias is NULL.
+ * value), or nothing when bias is NULL. res (a residual Add of the fused
+ * partition, row stride rrs) is added after it, or nothing when NULL; act
+ * is then Relu or Clip, with the graph ops' results: NaN stays NaN, a tie
+ * gives the bound (Relu(-0) = +0). Applied to the tile in registers on
+ * write-back (with a residual: in L1 just after it), they spare the c
+ * target's epilogue loop its pass over C.
  *
  * The blocking is BLIS's (Van Zee and van de Geijn, "BLIS: A Framework for
  * Rapidly Instantiating BLAS Functionality"): per chunk of RT_CG_NC panels,
@@ -73,6 +78,8 @@ struct rt_cg_epilogue {
 	int64_t brs, bcs;	/* bias(i, j) = bias[i * brs + j * bcs] */
 	int act;		/* enum rt_cg_act */
 	float lo, hi;		/* RT_CG_ACT_CLIP's bounds */
+	const float *res;	/* NULL: none; else res(i, j) = res[i * rrs + j] */
+	int64_t rrs;
 };
 
 /* One K block: the blocks' length, the first one's start. */
@@ -80,6 +87,45 @@ struct rt_cg_kblock {
 	int64_t k0, kc;
 	int first, last;
 };
+
+/*
+ * The residual of rows [i0, i0 + mr), columns [j0, j0 + nr) added to the
+ * tile just written back to c, then act: a pass over the tile while it is
+ * in L1. Not in the registers' write-back: one more load stream there
+ * slowed rt_cg_tile_nv down by 3% (GCC kept fewer values in registers),
+ * more than the epilogue loop this replaces costs.
+ */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void rt_cg_residual(float *c, int64_t ldc, int mr, int nr, int64_t i0, int64_t j0,
+			   const struct rt_cg_epilogue *e)
+{
+	float lo = e->lo, hi = e->hi;
+
+	for (int r = 0; r < mr; r++) {
+		float *restrict cr = c + r * ldc;
+		const float *restrict rr = e->res + (i0 + r) * e->rrs + j0;
+
+		if (e->act == RT_CG_ACT_RELU) {
+			for (int j = 0; j < nr; j++) {
+				float v = cr[j] + rr[j];
+
+				cr[j] = (v > 0.0f) | (v != v) ? v : 0.0f;
+			}
+		} else if (e->act == RT_CG_ACT_CLIP) {
+			for (int j = 0; j < nr; j++) {
+				float v = cr[j] + rr[j];
+
+				v = (v > lo) | (v != v) ? v : lo;
+				cr[j] = (v < hi) | (v != v) ? v : hi;
+			}
+		} else {
+			for (int j = 0; j < nr; j++)
+				cr[j] += rr[j];
+		}
+	}
+}
 
 #if defined(__GNUC__)
 #define RT_CG_NV (RT_CG_NR * 4 / RT_CG_VBYTES)	/* vectors per row of a tile */
@@ -108,7 +154,12 @@ static inline rt_cg_vec rt_cg_bias(const struct rt_cg_epilogue *e, int64_t i, in
 	return *(const rt_cg_uvec *)t;
 }
 
-/* act(alpha * x + beta * bias): the scalar form's results, NaN included. */
+/*
+ * act(alpha * x + beta * bias), act left to rt_cg_residual when there is a
+ * residual: the graph's Relu and Clip, NaN-propagating maxima and minima
+ * as the c target prints them ((a > b) | (a != a) ? a : b), so the fused
+ * write-back gives what the epilogue loop it replaces did, bit for bit.
+ */
 static inline rt_cg_vec rt_cg_epi(rt_cg_vec x, const struct rt_cg_epilogue *e, int64_t i,
 				  int64_t j0, int nr, int v)
 {
@@ -118,16 +169,18 @@ static inline rt_cg_vec rt_cg_epi(rt_cg_vec x, const struct rt_cg_epilogue *e, i
 	x *= e->alpha;
 	if (e->bias)
 		x += e->beta * rt_cg_bias(e, i, j0, nr, v);
-	if (e->act == RT_CG_ACT_RELU) {
-		m = x > zero;	/* NaN and -0 give +0, as v > 0 ? v : 0 */
+	if (e->res) {
+		/* rt_cg_residual adds it, then applies act */
+	} else if (e->act == RT_CG_ACT_RELU) {
+		m = (x > zero) | (x != x);	/* max(x, 0): NaN stays, -0 gives +0 */
 		x = (rt_cg_vec)((rt_cg_ivec)x & m);
 	} else if (e->act == RT_CG_ACT_CLIP) {
 		rt_cg_vec lo = zero + e->lo, hi = zero + e->hi;
 
-		m = x < lo;
-		x = (rt_cg_vec)(((rt_cg_ivec)lo & m) | ((rt_cg_ivec)x & ~m));
-		m = x > hi;
-		x = (rt_cg_vec)(((rt_cg_ivec)hi & m) | ((rt_cg_ivec)x & ~m));
+		m = (x > lo) | (x != x);	/* max(x, lo), then min(that, hi) */
+		x = (rt_cg_vec)(((rt_cg_ivec)x & m) | ((rt_cg_ivec)lo & ~m));
+		m = (x < hi) | (x != x);
+		x = (rt_cg_vec)(((rt_cg_ivec)x & m) | ((rt_cg_ivec)hi & ~m));
 	}
 	return x;
 }
@@ -197,6 +250,8 @@ rt_cg_tile_nv(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_
 	if (!full)
 		for (int r = 0; r < mr; r++)
 			memcpy(c + r * ldc, edge + r * RT_CG_NR, sizeof(float) * (size_t)nr);
+	if (kb->last && e->res)
+		rt_cg_residual(c, ldc, mr, nr, i0, j0, e);
 }
 
 /*
@@ -222,10 +277,14 @@ static inline float rt_cg_epi1(float v, const struct rt_cg_epilogue *e, int64_t 
 	v *= e->alpha;
 	if (e->bias)
 		v += e->beta * e->bias[i * e->brs + j * e->bcs];
-	if (e->act == RT_CG_ACT_RELU)
-		v = v > 0.0f ? v : 0.0f;
-	else if (e->act == RT_CG_ACT_CLIP)
-		v = v < e->lo ? e->lo : v > e->hi ? e->hi : v;
+	if (e->res)
+		return v;	/* rt_cg_residual: the residual, then act */
+	if (e->act == RT_CG_ACT_RELU) {
+		v = (v > 0.0f) | (v != v) ? v : 0.0f;
+	} else if (e->act == RT_CG_ACT_CLIP) {
+		v = (v > e->lo) | (v != v) ? v : e->lo;
+		v = (v < e->hi) | (v != v) ? v : e->hi;
+	}
 	return v;
 }
 
@@ -243,6 +302,8 @@ static inline void rt_cg_tile(const struct rt_cg_kblock *kb, const float *a, int
 				s += c[r * ldc + j];
 			c[r * ldc + j] = kb->last ? rt_cg_epi1(s, e, i0 + r, j0 + j) : s;
 		}
+	if (kb->last && e->res)
+		rt_cg_residual(c, ldc, mr, nr, i0, j0, e);
 }
 #endif
 
@@ -336,16 +397,16 @@ static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A,
 }
 
 /*
- * C [M, N] (row stride ldc) = act(alpha * A [M, K] x B + beta * bias) with
- * B packed (panels bps floats apart); see the top of this file. Threads
- * take runs of panels.
+ * C [M, N] (row stride ldc) = act(alpha * A [M, K] x B + beta * bias + res)
+ * with B packed (panels bps floats apart); see the top of this file.
+ * Threads take runs of panels.
  */
 static inline void rt_cgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
 		     int64_t ars, int64_t acs, const float *Bp, int64_t bps, float *C,
 		     int64_t ldc, const float *bias, int64_t brs, int64_t bcs, float beta, int act,
-		     float lo, float hi, int threads)
+		     float lo, float hi, const float *res, int64_t rrs, int threads)
 {
-	struct rt_cg_epilogue e = { alpha, beta, bias, brs, bcs, act, lo, hi };
+	struct rt_cg_epilogue e = { alpha, beta, bias, brs, bcs, act, lo, hi, res, rrs };
 	int64_t np = (N + RT_CG_NR - 1) / RT_CG_NR;
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
 	int nt = threads > 1 && M * N * K >= 262144 ? (np < threads ? (int)np : threads) : 1;

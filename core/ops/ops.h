@@ -52,6 +52,14 @@ struct lower {
 	struct tir_buf **out;	/* per node output */
 	struct lower_scratch *scratch;	/* (optional) the kernel's slots; NULL: none allowed */
 	int n_scratch;		/* slots declared as parameters of this function */
+	/*
+	 * (optional) the epilogue that follows the anchor's nest, and its
+	 * buffers per value id (lower_params); a strategy that applies it in
+	 * its own write-back sets epi_done, and no epilogue loop follows
+	 */
+	const struct lower_epilogue *epi;
+	struct tir_buf **ebuf;
+	bool epi_done;
 };
 
 typedef int (*op_infer_fn)(struct graph *g, struct node *n);
@@ -153,6 +161,18 @@ void lower_params(struct lower *L, const struct lower_epilogue *e, struct tir_bu
  * result) and inlines its prologue into the loads of input 0.
  */
 void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf);
+/*
+ * e's chain over flat indices [start, start + count) of the anchor's output
+ * only (a loop at the builder's position), for kernels that finish their
+ * output a part at a time and apply it while that part is in cache. True
+ * when done (or nothing to do); false, appending nothing, with a prologue
+ * or a value from outside of another shape than the output's or one
+ * element (their flat index would not be the output's).
+ */
+bool lower_epilogue_span(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf,
+			 struct tir *start, int64_t count);
+/* Whether lower_epilogue_span can apply e (no prologue, extras flat like the output). */
+bool epilogue_by_span(struct graph *g, const struct lower_epilogue *e);
 /* op_lower_node with an epilogue (NULL: none). */
 struct tir_func *op_lower_node_epi(struct graph *g, struct node *n, const char *name,
 				   const struct lower_epilogue *e);

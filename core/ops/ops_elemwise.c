@@ -666,7 +666,7 @@ struct tir_func *op_lower_fused(struct graph *g, const int *nodes, int n, const 
 {
 	const struct shape *s = &node_out(g, &g->nodes.v[nodes[n - 1]], 0)->shape;
 	struct tir_builder b;
-	struct lower L = { g, &b, NULL, NULL, NULL, NULL, 0 };
+	struct lower L = { g, &b, NULL, NULL, NULL, NULL, 0, NULL, NULL, false };
 	struct tir **local = arena_alloc(g->arena, sizeof(*local) * ((size_t)g->values.n + 1));
 	struct tir_buf **buf = arena_alloc(g->arena, sizeof(*buf) * ((size_t)g->values.n + 1));
 	struct tir *idx[MAX_RANK], *flat = NULL;
@@ -877,6 +877,45 @@ void lower_epilogue(struct lower *L, const struct lower_epilogue *e, struct tir_
 	else
 		lower_end_loops(L, s->rank);
 	L->n = anchor;
+}
+
+bool epilogue_by_span(struct graph *g, const struct lower_epilogue *e)
+{
+	const struct shape *s = &g->values.v[e->anchor_out].shape;
+
+	if (e->n_pro)
+		return false;
+	for (int k = 0; k < e->n_extra; k++) {
+		const struct shape *xs = &g->values.v[e->extra[k]].shape;
+
+		if (!shape_eq(xs, s) && !is_scalar(xs))
+			return false;
+	}
+	return true;
+}
+
+bool lower_epilogue_span(struct lower *L, const struct lower_epilogue *e, struct tir_buf **ebuf,
+			 struct tir *start, int64_t count)
+{
+	struct graph *g = L->g;
+	const struct node *anchor = L->n;
+	const struct shape *s = &g->values.v[e->anchor_out].shape;
+	struct tir **local;
+	struct tir *i, *flat;
+
+	if (!epilogue_by_span(g, e))
+		return false;
+	if (e->n == 0)
+		return true;
+	local = arena_alloc(g->arena, sizeof(*local) * ((size_t)g->values.n + 1));
+	i = tir_loop(L->b, tir_int(L->b, count));
+	flat = tir_let(L->b, "f", tir_add(L->b, start, i));
+	/* a load, not a local, as in lower_epilogue */
+	local[e->anchor_out] = tir_load(L->b, L->out[0], flat);
+	fused_body(L, e->nodes, e->n, s, flat, NULL, local, ebuf, true);
+	tir_end(L->b);
+	L->n = anchor;
+	return true;
 }
 
 bool op_is_prologue_anchor(struct graph *g, const struct node *n)

@@ -33,7 +33,8 @@ static bool never(const struct tir *cond)
 
 /*
  * Lowers n under specialization sp into v (a function called name, like
- * op_lower_node) ending with epilogue e (NULL: none), the func named by
+ * op_lower_node) ending with epilogue e (NULL: none; or applied by the
+ * implementation in its write-back, L.epi_done), the func named by
  * span; the scratch slots it asks for are added to (or shared with)
  * scratch. A condition that can never hold leaves v->func NULL and lowers
  * nothing, so it claims no scratch. 0, or -1 after a diagnostic.
@@ -54,12 +55,15 @@ static int lower_with(struct graph *g, struct node *n, const char *name,
 	L.scratch = scratch;
 	L.n_scratch = 0;
 	lower_params(&L, e, &eb);
+	L.epi = e;
+	L.ebuf = eb;
+	L.epi_done = false;
 	v->cond = sp->cond ? sp->cond(&L) : NULL;
 	if (never(v->cond) || best(sp)->lower(&L) < 0) {
 		tir_builder_release(&b);
 		return never(v->cond) ? 0 : -1;
 	}
-	if (e)
+	if (e && !L.epi_done)
 		lower_epilogue(&L, e, eb);
 	v->func = tir_finish(&b);
 	v->func->span = span;

@@ -28,6 +28,28 @@ usage: make_models.py OUTDIR
   rows_edges.onnx   depthwise Convs and MaxPools of the c target's row form
                     (strides, dilations, asymmetric pads, ceil_mode, a 5x5
                     kernel) on x [2, 5, 10, 9]: re_x.npy, expected in re_exp/
+  pool_edges.onnx   MaxPools and AveragePools of rt_cpool.h (maxpool.vrows,
+                    averagepool.vrows) at the edges of its row buffer: odd
+                    sizes, strides 1, 2, 3, dilations, asymmetric pads,
+                    ceil_mode, count_include_pad, auto_pad, windows wholly in
+                    the padding, 1-D, a row of 300 columns, NaN inputs, one
+                    large enough for the thread team; float64 ones for the
+                    loop forms (maxpool.rows, averagepool.window): pe_*.npy,
+                    expected in pe_exp/
+  epi_edges.onnx    fused epilogues rt_cgemm.h applies on write-back: Convs
+                    (conv.micro) + Relu, + Clip(0, 6), + residual Add (either
+                    operand order) with Relu, none or Clip, a Gemm + Relu and
+                    a MatMul + Add + Clip of one bound (gemm.micro,
+                    matmul.micro), at edge tiles (M = 40, 99 pixels), with a
+                    NaN input; and a Conv + Relu whose Conv output is read
+                    too (the epilogue loop stays); depthwise Convs
+                    (conv.depthwise_rows: the chain per output plane) +
+                    Clip, strided + residual Add + Relu, and + a per-channel
+                    Add + Relu (a broadcast: the loop after the nest stays);
+                    the blocked GEMM's Convs (conv.1x1, conv.im2col: the
+                    chain per block of pixels) + Clip, + residual Add +
+                    Relu, and + a per-channel Add + Relu: ee_*.npy,
+                    expected in ee_exp/
   softmax_edges.onnx  Softmax and LogSoftmax rows (softmax.rows) with attention
                     masks (-1e4, -FLT_MAX, -inf), a NaN row, an all -inf row,
                     K = 21 and K = 5, and one along a middle axis (loops);
@@ -162,6 +184,8 @@ def main():
 
     micro_edges(out, rng)
     rows_edges(out, rng)
+    pool_edges(out, rng)
+    epi_edges(out, rng)
     softmax_edges(out, rng)
 
 
@@ -368,6 +392,274 @@ def rows_edges(out, rng):
     os.makedirs(os.path.join(out, "re_exp"), exist_ok=True)
     for k, v in exp.items():
         np.save(os.path.join(out, "re_exp", k + ".npy"), v.astype(f))
+
+
+def pool_out(n, k, s, d, pb, pe, ceil):
+    """An output extent as window_plan computes it (ONNX's rule)."""
+    span = n + pb + pe - ((k - 1) * d + 1)
+    o = (span + s - 1) // s + 1 if ceil else span // s + 1
+    if ceil and (o - 1) * s >= n + pb:
+        o -= 1
+    return o
+
+
+def pool_ref(x, k, s=None, d=None, pads=None, ceil=0, kind="max", incl=0):
+    """MaxPool or AveragePool of x [N, C, spatial...] in float64, 1-D or 2-D.
+
+    An average divides by the taps inside the image, or with incl by those
+    inside the padded image (a ceil_mode window past it counts less).
+    """
+    r = x.ndim - 2
+    s = s or [1] * r
+    d = d or [1] * r
+    pads = pads or [0] * (2 * r)
+    if r == 1:
+        return pool_ref(x[:, :, None, :], [1] + list(k), [1] + list(s), [1] + list(d),
+                        [0, pads[0], 0, pads[1]], ceil, kind, incl)[:, :, 0, :]
+    n, c, h, w = x.shape
+    out = [pool_out(x.shape[2 + i], k[i], s[i], d[i], pads[i], pads[i + 2], ceil)
+           for i in range(2)]
+    y = np.zeros((n, c) + tuple(out))
+    for i in range(out[0]):
+        for j in range(out[1]):
+            taps, cnt = [], [0, 0]
+            rows = [i * s[0] - pads[0] + a * d[0] for a in range(k[0])]
+            cols = [j * s[1] - pads[1] + b * d[1] for b in range(k[1])]
+            lim = [h + pads[2], w + pads[3]] if incl else [h, w]
+            cnt = [sum(1 for p in rows if p < lim[0] and (incl or p >= 0)),
+                   sum(1 for p in cols if p < lim[1] and (incl or p >= 0))]
+            for p in rows:
+                for q in cols:
+                    if 0 <= p < h and 0 <= q < w:
+                        taps.append(x[:, :, p, q])
+            if kind == "max":
+                y[:, :, i, j] = np.max(taps, axis=0) if taps else -np.inf
+            else:
+                with np.errstate(invalid="ignore"):
+                    y[:, :, i, j] = (np.sum(taps, axis=0) if taps else 0.0) / (cnt[0] * cnt[1])
+    return y
+
+
+def pool_edges(out, rng):
+    """pool_edges.onnx: pools of every window geometry rt_cpool.h takes."""
+    f = np.float32
+    xs = {
+        "x": rng.standard_normal((2, 3, 11, 13)).astype(f),
+        "xn": rng.standard_normal((1, 2, 7, 9)).astype(f),
+        "x1": rng.standard_normal((2, 3, 17)).astype(f),
+        "xw": rng.standard_normal((1, 2, 3, 300)).astype(f),
+        "xb": rng.standard_normal((1, 8, 64, 64)).astype(f),
+        "xd": rng.standard_normal((2, 3, 11, 13)),
+    }
+    xs["xn"][0, 0, 3, 4] = np.nan	# one window's NaN: every output reading it is NaN
+    xs["xn"][0, 1, 0, :] = np.inf
+    # name: (op, input, attributes, reference arguments)
+    cases = {
+        "mp_s1": ("MaxPool", "x", dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                  dict(k=[3, 3], pads=[1, 1, 1, 1])),
+        "mp_resnet": ("MaxPool", "x", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                      dict(k=[3, 3], s=[2, 2], pads=[1, 1, 1, 1])),
+        "mp_s3": ("MaxPool", "x", dict(kernel_shape=[3, 2], strides=[3, 3], pads=[0, 2, 1, 0]),
+                  dict(k=[3, 2], s=[3, 3], pads=[0, 2, 1, 0])),
+        "mp_dil": ("MaxPool", "x", dict(kernel_shape=[3, 3], strides=[2, 1], dilations=[2, 3],
+                                        pads=[2, 1, 0, 3]),
+                   dict(k=[3, 3], s=[2, 1], d=[2, 3], pads=[2, 1, 0, 3])),
+        "mp_ceil": ("MaxPool", "x", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 0],
+                                         ceil_mode=1),
+                    dict(k=[3, 3], s=[2, 2], pads=[0, 0, 1, 0], ceil=1)),
+        "mp_big": ("MaxPool", "x", dict(kernel_shape=[5, 7], strides=[2, 3], ceil_mode=1),
+                   dict(k=[5, 7], s=[2, 3], ceil=1)),
+        "mp_padonly": ("MaxPool", "x", dict(kernel_shape=[2, 2], strides=[3, 4], pads=[2, 2, 2, 2]),
+                       dict(k=[2, 2], s=[3, 4], pads=[2, 2, 2, 2])),
+        "mp_same": ("MaxPool", "x", dict(kernel_shape=[4, 3], strides=[3, 2], auto_pad="SAME_UPPER"),
+                    dict(k=[4, 3], s=[3, 2], pads=[1, 1, 1, 1])),
+        "mp_nan": ("MaxPool", "xn", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                   dict(k=[3, 3], s=[2, 2], pads=[1, 1, 1, 1])),
+        "mp_1d": ("MaxPool", "x1", dict(kernel_shape=[4], strides=[3], pads=[1, 2], ceil_mode=1),
+                  dict(k=[4], s=[3], pads=[1, 2], ceil=1)),
+        "mp_wide": ("MaxPool", "xw", dict(kernel_shape=[2, 3], strides=[1, 2], pads=[0, 1, 1, 0]),
+                    dict(k=[2, 3], s=[1, 2], pads=[0, 1, 1, 0])),
+        "mp_team": ("MaxPool", "xb", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                    dict(k=[3, 3], s=[2, 2], pads=[1, 1, 1, 1])),
+        "ap_excl": ("AveragePool", "x", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                    dict(k=[3, 3], s=[2, 2], pads=[1, 1, 1, 1], kind="avg")),
+        "ap_incl": ("AveragePool", "x", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                                             count_include_pad=1),
+                    dict(k=[3, 3], s=[2, 2], pads=[1, 1, 1, 1], kind="avg", incl=1)),
+        "ap_ceil_incl": ("AveragePool", "x", dict(kernel_shape=[3, 2], strides=[2, 3],
+                                                  pads=[1, 0, 0, 2], ceil_mode=1,
+                                                  count_include_pad=1),
+                         dict(k=[3, 2], s=[2, 3], pads=[1, 0, 0, 2], ceil=1, kind="avg", incl=1)),
+        "ap_dil": ("AveragePool", "x", dict(kernel_shape=[2, 3], strides=[1, 3], dilations=[3, 2],
+                                            pads=[1, 2, 2, 1]),
+                   dict(k=[2, 3], s=[1, 3], d=[3, 2], pads=[1, 2, 2, 1], kind="avg")),
+        "ap_s1": ("AveragePool", "xn", dict(kernel_shape=[2, 2]), dict(k=[2, 2], kind="avg")),
+        "ap_1d": ("AveragePool", "x1", dict(kernel_shape=[3], strides=[2], pads=[2, 1]),
+                  dict(k=[3], s=[2], pads=[2, 1], kind="avg")),
+        "ap_team": ("AveragePool", "xb", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                                              count_include_pad=1),
+                    dict(k=[3, 3], s=[2, 2], pads=[1, 1, 1, 1], kind="avg", incl=1)),
+        "mpd_resnet": ("MaxPool", "xd", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                       dict(k=[3, 3], s=[2, 2], pads=[1, 1, 1, 1])),
+        "mpd_ceil": ("MaxPool", "xd", dict(kernel_shape=[3, 2], strides=[2, 2], ceil_mode=1),
+                     dict(k=[3, 2], s=[2, 2], ceil=1)),
+        "mpd_dil": ("MaxPool", "xd", dict(kernel_shape=[3, 3], strides=[2, 1], dilations=[2, 3],
+                                          pads=[2, 1, 0, 3]),
+                    dict(k=[3, 3], s=[2, 1], d=[2, 3], pads=[2, 1, 0, 3])),
+        "apd_excl": ("AveragePool", "xd", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                     dict(k=[3, 3], s=[2, 2], pads=[1, 1, 1, 1], kind="avg")),
+    }
+    nodes, exp = [], {}
+    for name, (op, xin, attrs, ref) in cases.items():
+        nodes.append(helper.make_node(op, [xin], [name], name=name, **attrs))
+        y = pool_ref(xs[xin].astype(np.float64), **ref)
+        exp[name] = y.astype(xs[xin].dtype)
+    ty = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
+    g = helper.make_graph(
+        nodes, "pool_edges",
+        [helper.make_tensor_value_info(k, ty[v.dtype], list(v.shape)) for k, v in xs.items()],
+        [helper.make_tensor_value_info(k, ty[v.dtype], list(v.shape)) for k, v in exp.items()])
+    # opset 19 for AveragePool's dilations, which Debian's onnx (1.12, opset
+    # 17) cannot check: saved unchecked
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 9
+    onnx.save(m, os.path.join(out, "pool_edges.onnx"))
+    os.makedirs(os.path.join(out, "pe_exp"), exist_ok=True)
+    for k, v in xs.items():
+        np.save(os.path.join(out, "pe_%s.npy" % k), v)
+    for k, v in exp.items():
+        np.save(os.path.join(out, "pe_exp", k + ".npy"), v)
+
+
+def epi_edges(out, rng):
+    """epi_edges.onnx: anchors whose epilogue chain the micro-kernel takes."""
+    f = np.float32
+    x = rng.standard_normal((2, 16, 9, 11)).astype(f)
+    x[1, 3, 4, 5] = np.nan	# NaN through Relu and Clip: NaN
+    r = rng.standard_normal((2, 40, 9, 11)).astype(f)
+    a = rng.standard_normal((20, 70)).astype(f)
+    a3 = rng.standard_normal((3, 20, 70)).astype(f)
+    r3 = rng.standard_normal((3, 20, 37)).astype(f)
+    r2 = rng.standard_normal((2, 16, 5, 6)).astype(f)
+    r8 = rng.standard_normal((2, 8, 9, 11)).astype(f)
+    feeds = {"x": x, "r": r, "a": a, "a3": a3, "r3": r3, "r2": r2, "r8": r8}
+    inits, nodes, exp = {}, [], {}
+    xd = x.astype(np.float64)
+
+    def conv(name, bias):
+        w = (rng.standard_normal((40, 16, 3, 3)) * 0.3).astype(f)
+        inits[name + "_w"] = w
+        ins = [x_name, name + "_w"]
+        b = None
+        if bias:
+            b = rng.standard_normal(40).astype(f)
+            inits[name + "_b"] = b
+            ins.append(name + "_b")
+        nodes.append(helper.make_node("Conv", ins, [name + "_y"], name=name, pads=[1, 1, 1, 1]))
+        return conv_ref(xd, w, b, (1, 1), (1, 1), (1, 1, 1, 1), 1)
+
+    def bound(name, v):
+        inits[name] = np.array(v, dtype=f)
+        return name
+
+    def clip(v, lo, hi):
+        with np.errstate(invalid="ignore"):
+            return np.minimum(np.maximum(v, lo), hi)
+
+    x_name = "x"
+    relu = lambda v: np.maximum(v, 0)	# NaN stays NaN, as ONNX's Relu
+    y = conv("cr", True)
+    nodes.append(helper.make_node("Relu", ["cr_y"], ["cr"]))
+    exp["cr"] = relu(y)
+    y = conv("cc", False)
+    nodes.append(helper.make_node("Clip", ["cc_y", bound("cc_lo", 0), bound("cc_hi", 6)], ["cc"]))
+    exp["cc"] = clip(y, 0, 6)
+    y = conv("car", True)
+    nodes.append(helper.make_node("Add", ["car_y", "r"], ["car_s"]))
+    nodes.append(helper.make_node("Relu", ["car_s"], ["car"]))
+    exp["car"] = relu(y + r)
+    y = conv("ca", True)
+    nodes.append(helper.make_node("Add", ["r", "ca_y"], ["ca"]))
+    exp["ca"] = y + r
+    y = conv("cac", False)
+    nodes.append(helper.make_node("Add", ["cac_y", "r"], ["cac_s"]))
+    nodes.append(helper.make_node("Clip", ["cac_s", bound("cac_lo", -1), bound("cac_hi", 1)],
+                                  ["cac"]))
+    exp["cac"] = clip(y + r, -1, 1)
+    y = conv("ck", True)
+    nodes.append(helper.make_node("Relu", ["ck_y"], ["ck"]))
+    exp["ck_y"] = y
+    exp["ck"] = relu(y)
+    bg = rng.standard_normal((70, 37)).astype(f)
+    cg = rng.standard_normal(37).astype(f)
+    inits.update({"g_b": bg, "g_c": cg})
+    nodes.append(helper.make_node("Gemm", ["a", "g_b", "g_c"], ["g_y"], name="gr"))
+    nodes.append(helper.make_node("Relu", ["g_y"], ["gr"]))
+    exp["gr"] = relu(a.astype(np.float64) @ bg + cg)
+    bm = rng.standard_normal((70, 37)).astype(f)
+    inits["m_b"] = bm
+    nodes.append(helper.make_node("MatMul", ["a3", "m_b"], ["m_y"], name="mac"))
+    nodes.append(helper.make_node("Add", ["m_y", "r3"], ["m_s"]))
+    nodes.append(helper.make_node("Clip", ["m_s", bound("m_lo", -0.5)], ["mac"]))
+    exp["mac"] = np.maximum(a3.astype(np.float64) @ bm + r3, -0.5)
+
+    def dw(name, strides):
+        w = rng.standard_normal((16, 1, 3, 3)).astype(f)
+        inits[name + "_w"] = w
+        nodes.append(helper.make_node("Conv", ["x", name + "_w"], [name + "_y"], name=name,
+                                      group=16, strides=strides, pads=[1, 1, 1, 1]))
+        return conv_ref(xd, w, None, strides, (1, 1), (1, 1, 1, 1), 16)
+
+    y = dw("dwc", [1, 1])
+    nodes.append(helper.make_node("Clip", ["dwc_y", bound("dwc_lo", 0), bound("dwc_hi", 6)],
+                                  ["dwc"]))
+    exp["dwc"] = clip(y, 0, 6)
+    y = dw("dwar", [2, 2])
+    nodes.append(helper.make_node("Add", ["dwar_y", "r2"], ["dwar_s"]))
+    nodes.append(helper.make_node("Relu", ["dwar_s"], ["dwar"]))
+    exp["dwar"] = relu(y + r2)
+    y = dw("dwb", [1, 1])
+    cb = rng.standard_normal((16, 1, 1)).astype(f)
+    inits["dwb_c"] = cb
+    nodes.append(helper.make_node("Add", ["dwb_y", "dwb_c"], ["dwb_s"]))
+    nodes.append(helper.make_node("Relu", ["dwb_s"], ["dwb"]))
+    exp["dwb"] = relu(y + cb)
+
+    def gconv(name, m, k):
+        w = (rng.standard_normal((m, 16, k, k)) * 0.3).astype(f)
+        inits[name + "_w"] = w
+        p = k // 2
+        nodes.append(helper.make_node("Conv", ["x", name + "_w"], [name + "_y"], name=name,
+                                      pads=[p, p, p, p]))
+        return conv_ref(xd, w, None, (1, 1), (1, 1), (p, p, p, p), 1)
+
+    # 99 pixels: a block of 64 and a last one of 35 (im2col_gemm_block)
+    y = gconv("pwc", 24, 1)
+    nodes.append(helper.make_node("Clip", ["pwc_y", bound("pwc_lo", 0), bound("pwc_hi", 6)],
+                                  ["pwc"]))
+    exp["pwc"] = clip(y, 0, 6)
+    y = gconv("imar", 8, 3)
+    nodes.append(helper.make_node("Add", ["imar_y", "r8"], ["imar_s"]))
+    nodes.append(helper.make_node("Relu", ["imar_s"], ["imar"]))
+    exp["imar"] = relu(y + r8)
+    y = gconv("pwb", 24, 1)
+    cb24 = rng.standard_normal((24, 1, 1)).astype(f)
+    inits["pwb_c"] = cb24
+    nodes.append(helper.make_node("Add", ["pwb_y", "pwb_c"], ["pwb_s"]))
+    nodes.append(helper.make_node("Relu", ["pwb_s"], ["pwb"]))
+    exp["pwb"] = relu(y + cb24)
+    g = helper.make_graph(
+        nodes, "epi_edges",
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in feeds.items()],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in exp.items()],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "epi_edges.onnx"))
+    os.makedirs(os.path.join(out, "ee_exp"), exist_ok=True)
+    for k, v in feeds.items():
+        np.save(os.path.join(out, "ee_%s.npy" % k), v)
+    for k, v in exp.items():
+        np.save(os.path.join(out, "ee_exp", k + ".npy"), v.astype(f))
 
 
 def softmax_ref(x, axis, log):
