@@ -360,6 +360,28 @@ def loop_runtime_partial():
                for k in (0, 1, 4)]
 
 
+def loop_runtime_grow():
+    """A run-time trip count whose body grows the carried y by one element
+    per iteration (Concat with the iteration number): the body takes y with
+    a length of its own, and y's length after the loop is data-dependent."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], name="i_float", to=TensorProto.FLOAT),
+         helper.make_node("Unsqueeze", ["fi", "axis0"], ["fi1"], name="as_row"),
+         helper.make_node("Mul", ["fi1", "x"], ["ix"], name="times_x"),
+         helper.make_node("Concat", ["y_in", "ix"], ["y_out"], name="append", axis=0),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="keep")],
+        "body", [scalar("i", TensorProto.INT64), scalar("c_in", TensorProto.BOOL),
+                 f32("y_in", [None])],
+        [scalar("c_out", TensorProto.BOOL), f32("y_out", [None])])
+    nodes = [helper.make_node("Loop", ["m", "", "y0"], ["y"], name="loop", body=body),
+             helper.make_node("ReduceSum", ["y"], ["total"], name="total", keepdims=0)]
+    m = model(nodes, "loop_runtime_grow", [f32("x", [1]), f32("y0", [1]), i64("m", [])],
+              [f32("y", [None]), f32("total", [])],
+              [const("axis0", np.array([0], np.int64))])
+    return m, [{"x": np.array([v], np.float32), "y0": np.array([0.5], np.float32),
+                "m": np.int64(k)} for v, k in ((1.0, 3), (-0.25, 0), (2.0, 6))]
+
+
 def if_runtime_shapes():
     """An If on a run-time condition whose branches give y different shapes
     (x [N, 3], or its column sums [1, 3]): each branch compiled on its own
@@ -388,7 +410,7 @@ def if_runtime_shapes():
 TESTS = [if_computed, if_folded, loop_accumulate, loop_cond, scan_running_sum,
          loop_nested_if, loop_while, if_dead_branch, loop_runtime_trip, loop_runtime_cond_scan,
          loop_runtime_batch, loop_runtime_nested, loop_runtime_long, loop_runtime_partial,
-         if_runtime_shapes]
+         if_runtime_shapes, loop_runtime_grow]
 
 
 def write(outdir, name, m, sets, expected=None):

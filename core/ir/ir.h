@@ -287,6 +287,8 @@ struct loop_body {
 	int n_carried, n_scan;		/* loop-carried values and scan outputs */
 	int n_caps;			/* captured values it takes as inputs */
 	int *caps;			/* their indices among the node's captures */
+	unsigned *grow;			/* per carried value: the dims (bits) the body
+					   changes, symbolic in its input; NULL: none */
 	int64_t iter0;			/* iterations unrolled before it */
 	int n_out;			/* the body's outputs: cond, carried, scans */
 	struct loop_out *outs;

@@ -38,7 +38,7 @@ struct dimvec {
 
 /* One ValueInfoProto for value v under the name `name`, dims as the outer model knows them. */
 static Onnx__ValueInfoProto *value_info(struct graph *g, const char *name, const struct value *v,
-					struct strmap *dims, struct dimvec *dimv)
+					unsigned grow, struct strmap *dims, struct dimvec *dimv)
 {
 	struct arena *a = g->arena;
 	Onnx__ValueInfoProto *vi = arena_alloc(a, sizeof(*vi));
@@ -64,7 +64,11 @@ static Onnx__ValueInfoProto *value_info(struct graph *g, const char *name, const
 		struct dim dm = v->shape.d[k];
 
 		onnx__tensor_shape_proto__dimension__init(d);
-		if (!dm.n) {
+		if (grow & 1u << k) {
+			/* a dim the body changes: a symbol of the body's own */
+			d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+			d->dim_param = arena_printf(a, "%s[%d]", name, k);
+		} else if (!dm.n) {
 			d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
 			d->dim_value = dm.c;
 		} else {
@@ -186,16 +190,17 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 	scalar.has_shape = true;
 	scalar.dtype = DTYPE_I64;
 	if (loop)	/* an If's branch takes the captured values alone */
-		gp->input[n_in++] = value_info(g, body->input[0]->name, &scalar, dims, dimv);
+		gp->input[n_in++] = value_info(g, body->input[0]->name, &scalar, 0, dims, dimv);
 	scalar.dtype = DTYPE_BOOL;
 	if (loop)
-		gp->input[n_in++] = value_info(g, body->input[1]->name, &scalar, dims, dimv);
+		gp->input[n_in++] = value_info(g, body->input[1]->name, &scalar, 0, dims, dimv);
 	for (int j = 0; j < n_carried; j++) {
 		const struct value *v = &g->values.v[carried[j]];
 
 		if (check_passable(g, n, "loop-carried value", v) < 0)
 			return -1;
-		gp->input[n_in++] = value_info(g, body->input[2 + j]->name, v, dims, dimv);
+		gp->input[n_in++] = value_info(g, body->input[2 + j]->name, v,
+					       lb->grow ? lb->grow[j] : 0, dims, dimv);
 	}
 	lb->caps = arena_alloc(a, sizeof(int) * (size_t)(caps->n + 1));
 	lb->n_caps = 0;
@@ -209,7 +214,7 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 			continue;
 		}
 		lb->caps[lb->n_caps++] = i;
-		gp->input[n_in++] = value_info(g, caps->strs[i], v, dims, dimv);
+		gp->input[n_in++] = value_info(g, caps->strs[i], v, 0, dims, dimv);
 	}
 	gp->n_input = (size_t)n_in;
 	gp->n_initializer = (size_t)n_init;
@@ -245,7 +250,7 @@ static int write_body(struct graph *g, const struct node *n, const Onnx__ModelPr
 {
 	size_t len = onnx__model_proto__get_packed_size(mp);
 	uint8_t *buf = xmalloc(len + 1);
-	char *dir = dir_make_temp("loop");
+	char *dir = lb->dir ? xstrdup(lb->dir) : dir_make_temp("loop");
 	int rc = 0;
 
 	onnx__model_proto__pack(mp, buf);
@@ -306,6 +311,49 @@ static void set_output(struct graph *g, int out, const struct loop_body *lb, int
 				g->values.v[out].shape.d[k] = graph_data_sym(g, out, k);
 }
 
+/*
+ * Which dims of each carried value the body changes (lb->outs from a
+ * probe against the initial values' shapes): lb->grow, or NULL when none.
+ * A body that changes a carried value's rank or dtype is refused.
+ */
+static int carried_growth(struct graph *g, const struct node *n, const int *carried,
+			  struct loop_body *lb)
+{
+	unsigned *grow = arena_alloc(g->arena, sizeof(unsigned) * (size_t)(lb->n_carried + 1));
+	bool any = false;
+
+	for (int j = 0; j < lb->n_carried; j++) {
+		const struct value *v = &g->values.v[carried[j]];
+		const struct loop_out *lo = &lb->outs[1 + j];
+
+		grow[j] = 0;
+		if (lo->dtype != v->dtype || lo->rank != v->shape.rank) {
+			diag_error(g->ctx, "%s: the body changes the %s of loop-carried value '%s'",
+				   node_loc(g, n), lo->dtype != v->dtype ? "dtype" : "rank", v->name);
+			return -1;
+		}
+		for (int k = 0; k < lo->rank; k++) {
+			struct dim d = v->shape.d[k];
+			struct strbuf sb = STRBUF_INIT;
+			bool same;
+
+			if (!d.n) {
+				same = lo->c[k] == d.c;
+			} else {
+				dim_print(g, d, &sb);
+				same = lo->sym[k] && !strcmp(lo->sym[k], sb_str(&sb));
+			}
+			sb_release(&sb);
+			if (!same) {
+				grow[j] |= 1u << k;
+				any = true;
+			}
+		}
+	}
+	lb->grow = any ? grow : NULL;
+	return 0;
+}
+
 int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_onnx,
 		   const struct attr *caps, const int *carried, int64_t iter0, int *outs)
 {
@@ -334,6 +382,18 @@ int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_
 		goto out;
 	idx = g->loops.n;
 	vec_push(&g->loops, lb);
+	/* what the body does to the carried values' shapes first */
+	if (g->compile_loop(g, &g->loops.v[idx], true) < 0 ||
+	    carried_growth(g, n, carried, &g->loops.v[idx]) < 0)
+		goto out;
+	if (g->loops.v[idx].grow) {
+		strmap_free(&dims);
+		dims = (struct strmap){ 0 };
+		dimv.n = 0;
+		if (body_model(g, n, body, n_onnx, caps, carried, &g->loops.v[idx], &mp, &dims,
+			       &dimv) < 0 || write_body(g, n, &mp, &g->loops.v[idx]) < 0)
+			goto out;
+	}
 	if (g->compile_loop(g, &g->loops.v[idx], false) < 0)
 		goto out;
 	lb = g->loops.v[idx];
