@@ -361,9 +361,10 @@ def loop_runtime_partial():
 
 
 def loop_runtime_grow():
-    """A run-time trip count whose body grows the carried y by one element
-    per iteration (Concat with the iteration number): the body takes y with
-    a length of its own, and y's length after the loop is data-dependent."""
+    """A run-time trip count whose body grows the carried y (symbolic length
+    L) by one element per iteration (Concat with the iteration number): the
+    body takes y with a length of its own, and y's length after the loop is
+    data-dependent."""
     body = helper.make_graph(
         [helper.make_node("Cast", ["i"], ["fi"], name="i_float", to=TensorProto.FLOAT),
          helper.make_node("Unsqueeze", ["fi", "axis0"], ["fi1"], name="as_row"),
@@ -375,11 +376,11 @@ def loop_runtime_grow():
         [scalar("c_out", TensorProto.BOOL), f32("y_out", [None])])
     nodes = [helper.make_node("Loop", ["m", "", "y0"], ["y"], name="loop", body=body),
              helper.make_node("ReduceSum", ["y"], ["total"], name="total", keepdims=0)]
-    m = model(nodes, "loop_runtime_grow", [f32("x", [1]), f32("y0", [1]), i64("m", [])],
+    m = model(nodes, "loop_runtime_grow", [f32("x", [1]), f32("y0", ["L"]), i64("m", [])],
               [f32("y", [None]), f32("total", [])],
               [const("axis0", np.array([0], np.int64))])
-    return m, [{"x": np.array([v], np.float32), "y0": np.array([0.5], np.float32),
-                "m": np.int64(k)} for v, k in ((1.0, 3), (-0.25, 0), (2.0, 6))]
+    return m, [{"x": np.array([v], np.float32), "y0": np.full(n, 0.5, np.float32),
+                "m": np.int64(k)} for v, n, k in ((1.0, 1, 3), (-0.25, 2, 0), (2.0, 3, 6))]
 
 
 def if_runtime_shapes():

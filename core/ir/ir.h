@@ -271,7 +271,7 @@ struct sym_data {
 struct loop_out {
 	enum dtype dtype;
 	int rank;
-	int64_t c[MAX_RANK];		/* static dims (-1: symbolic) */
+	int64_t c[MAX_RANK];		/* static dims (-1: symbolic, -2: data-dependent) */
 	const char *sym[MAX_RANK];	/* a symbol the body's inputs bind, by name;
 					   NULL where static or data-dependent */
 };

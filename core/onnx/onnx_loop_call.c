@@ -185,7 +185,9 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 	gp->input = arena_alloc(a, sizeof(*gp->input) * (size_t)(n_carried + 2 + caps->n + 1));
 	gp->initializer = arena_alloc(a, sizeof(*gp->initializer) *
 				      (body->n_initializer + (size_t)caps->n + 1));
-	memcpy(gp->initializer, body->initializer, sizeof(*gp->initializer) * body->n_initializer);
+	if (body->n_initializer)
+		memcpy(gp->initializer, body->initializer,
+		       sizeof(*gp->initializer) * body->n_initializer);
 	n_init = (int)body->n_initializer;
 	scalar.has_shape = true;
 	scalar.dtype = DTYPE_I64;
@@ -337,7 +339,11 @@ static int carried_growth(struct graph *g, const struct node *n, const int *carr
 			struct strbuf sb = STRBUF_INIT;
 			bool same;
 
-			if (!d.n) {
+			if (lo->c[k] == -2) {
+				/* it may or may not change: the body keeps the dim, and
+				   the run fails if it changes (the body checks its inputs) */
+				same = true;
+			} else if (!d.n) {
 				same = lo->c[k] == d.c;
 			} else {
 				dim_print(g, d, &sb);
