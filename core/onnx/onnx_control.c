@@ -293,6 +293,28 @@ static int stack(struct expander *x, const char *what, const int *vals, int n, i
 }
 
 /*
+ * A control node that stands for (the rest of) node x: its name, attributes,
+ * op type, index and span, with attribute "inputs" its ONNX input count.
+ * Returns its index.
+ */
+static int control_node(struct expander *x, enum op op, const int *in, int n_in,
+			const int *out, int n_out)
+{
+	struct graph *g = x->g;
+	int ni = graph_add_node(g, op, x->n.name, in, n_in, out, n_out);
+	struct node *n = &g->nodes.v[ni];
+
+	n->attrs = arena_memdup(g->arena, x->n.attrs, sizeof(*n->attrs) *
+				(size_t)(x->n.n_attrs + 1));
+	n->n_attrs = x->n.n_attrs;
+	n->op_type = x->n.op_type;
+	n->onnx_index = x->n.onnx_index;
+	n->span = x->n.span;
+	node_set_attr_int(g, n, "inputs", x->n_onnx);
+	return ni;
+}
+
+/*
  * An If decided at run time whose branches give different shapes: a call
  * of the branch the condition takes, each compiled on its own
  * (onnx_if_call). 1 when the branches agree (computed both, selected).
@@ -301,18 +323,10 @@ static int if_call(struct expander *x, const Onnx__GraphProto *tb, const Onnx__G
 {
 	struct graph *g = x->g;
 	int n_in = x->n_onnx + x->caps->n, call, rc, ni;
-	struct attr *attrs;
 
 	if ((rc = onnx_if_call(g, &x->n, tb, eb, x->caps, &call)) != 0)
 		return rc;
-	ni = graph_add_node(g, OP_IF, x->n.name, x->n.in, n_in, x->n.out, x->n.n_out);
-	attrs = arena_memdup(g->arena, x->n.attrs, sizeof(*attrs) * (size_t)(x->n.n_attrs + 1));
-	g->nodes.v[ni].attrs = attrs;
-	g->nodes.v[ni].n_attrs = x->n.n_attrs;
-	g->nodes.v[ni].op_type = x->n.op_type;
-	g->nodes.v[ni].onnx_index = x->n.onnx_index;
-	g->nodes.v[ni].span = x->n.span;
-	node_set_attr_int(g, &g->nodes.v[ni], "inputs", x->n_onnx);
+	ni = control_node(x, OP_IF, x->n.in, n_in, x->n.out, x->n.n_out);
 	node_set_attr_int(g, &g->nodes.v[ni], "call", call);
 	return 0;
 }
@@ -392,7 +406,6 @@ static int loop_call(struct expander *x, const Onnx__GraphProto *body, int n_car
 	int n_in = x->n_onnx + x->caps->n, n_out = n_carried + n_scan, ni;
 	int *in = arena_memdup(g->arena, x->n.in, sizeof(int) * (size_t)(n_in + 1));
 	int *outs = arena_alloc(g->arena, sizeof(int) * (size_t)(n_out + 1));
-	struct attr *attrs;
 
 	for (int o = 0; o < n_out; o++) {
 		bool rest = o >= n_carried && iter > 0;
@@ -403,14 +416,7 @@ static int loop_call(struct expander *x, const Onnx__GraphProto *body, int n_car
 			outs[o] = graph_add_value(g, arena_printf(g->arena, "%s/%s%d", x->n.name,
 								  rest ? "rest" : "unused", o));
 	}
-	ni = graph_add_node(g, OP_LOOP, x->n.name, in, n_in, outs, n_out);
-	attrs = arena_memdup(g->arena, x->n.attrs, sizeof(*attrs) * (size_t)(x->n.n_attrs + 1));
-	g->nodes.v[ni].attrs = attrs;
-	g->nodes.v[ni].n_attrs = x->n.n_attrs;
-	g->nodes.v[ni].op_type = x->n.op_type;
-	g->nodes.v[ni].onnx_index = x->n.onnx_index;
-	g->nodes.v[ni].span = x->n.span;
-	node_set_attr_int(g, &g->nodes.v[ni], "inputs", x->n_onnx);
+	ni = control_node(x, OP_LOOP, in, n_in, outs, n_out);
 	if (onnx_loop_call(g, ni, body, x->n_onnx, x->caps, in + 2, iter, outs) < 0) {
 		/* not a Loop to expand again */
 		g->nodes.v[ni].dead = true;
@@ -451,7 +457,6 @@ static int expand_loop(struct expander *x)
 	double md;
 	bool c = true;
 	int known = 1, *args, *outs, *in, ni, n_in, base;
-	struct attr *attrs;
 
 	if (!body)
 		return -1;
@@ -510,15 +515,8 @@ static int expand_loop(struct expander *x)
 
 		in[1] = glue(x, OP_AND, "Loop", arena_printf(g->arena, "cond%d", iter), a, 2, -1);
 	}
-	ni = graph_add_node(g, OP_LOOP, x->n.name, in, n_in, x->n.out, x->n.n_out);
-	attrs = arena_memdup(g->arena, x->n.attrs, sizeof(*attrs) * (size_t)(x->n.n_attrs + 1));
-	g->nodes.v[ni].attrs = attrs;
-	g->nodes.v[ni].n_attrs = x->n.n_attrs;
-	g->nodes.v[ni].op_type = x->n.op_type;
-	g->nodes.v[ni].onnx_index = x->n.onnx_index;
-	g->nodes.v[ni].span = x->n.span;
+	ni = control_node(x, OP_LOOP, in, n_in, x->n.out, x->n.n_out);
 	node_set_attr_int(g, &g->nodes.v[ni], "iter", iter + 1);
-	node_set_attr_int(g, &g->nodes.v[ni], "inputs", x->n_onnx);
 	return 0;
 }
 
