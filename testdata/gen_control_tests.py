@@ -383,6 +383,29 @@ def loop_runtime_grow():
                 "m": np.int64(k)} for v, n, k in ((1.0, 1, 3), (-0.25, 2, 0), (2.0, 3, 6))]
 
 
+def scan_runtime_length():
+    """scan_running_sum over x [T, 3], T symbolic: the Scan becomes a Loop
+    call of T iterations gathering row i (or T - 1 - i for the reversed
+    input), the second scan output moved to axis 1 after it."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "row"], ["s_out"], name="accumulate"),
+         helper.make_node("Mul", ["s_out", "w"], ["scaled"], name="scale")],
+        "body", [f32("s_in", [3]), f32("row", [3])],
+        [f32("s_out", [3]), f32("scaled", [3])])
+    nodes = [
+        helper.make_node("Scan", ["s0", "x"], ["s", "ys"], name="scan", body=body,
+                         num_scan_inputs=1),
+        helper.make_node("Scan", ["s0", "x"], ["s_rev", "ys_rev"], name="scan_reverse",
+                         body=body, num_scan_inputs=1, scan_input_directions=[1],
+                         scan_output_axes=[1]),
+    ]
+    m = model(nodes, "scan_runtime_length", [f32("s0", [3]), f32("x", ["T", 3])],
+              [f32("s", [3]), f32("ys", ["T", 3]), f32("s_rev", [3]), f32("ys_rev", [3, "T"])],
+              [const("w", np.array([1.0, -2.0, 0.5], np.float32))])
+    return m, [{"s0": RNG.standard_normal(3).astype(np.float32),
+                "x": RNG.standard_normal((t, 3)).astype(np.float32)} for t in (1, 4, 7)]
+
+
 def if_runtime_shapes():
     """An If on a run-time condition whose branches give y different shapes
     (x [N, 3], or its column sums [1, 3]): each branch compiled on its own
@@ -411,7 +434,7 @@ def if_runtime_shapes():
 TESTS = [if_computed, if_folded, loop_accumulate, loop_cond, scan_running_sum,
          loop_nested_if, loop_while, if_dead_branch, loop_runtime_trip, loop_runtime_cond_scan,
          loop_runtime_batch, loop_runtime_nested, loop_runtime_long, loop_runtime_partial,
-         if_runtime_shapes, loop_runtime_grow]
+         if_runtime_shapes, loop_runtime_grow, scan_runtime_length]
 
 
 def write(outdir, name, m, sets, expected=None):

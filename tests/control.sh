@@ -5,11 +5,12 @@
 # with `collagec run --check` on every set: an If's sets take both branches,
 # a Loop's stop at different iterations. loop_runtime_* are Loops run at run
 # time, each body compiled on its own (loop_runtime_grow's body grows a
-# carried value); if_runtime_shapes has branches of different shapes, each
+# carried value), scan_runtime_length a Scan over a symbolic axis that
+# becomes one; if_runtime_shapes has branches of different shapes, each
 # compiled on its own. OUT.json must name the body's nodes after the control
 # node (spans). The bad models (a body's unsupported op, a string tensor
-# carried by a run-time loop, branches of different ranks) are in
-# testdata/bad.
+# carried by a run-time loop, a reversed scan output of a run-time length,
+# branches of different ranks) are in testdata/bad.
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/control
 rm -rf "$T"

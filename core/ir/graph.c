@@ -677,6 +677,21 @@ void node_set_attr_int(struct graph *g, struct node *n, const char *name, int64_
 	n->n_attrs++;
 }
 
+void node_set_attr_ints(struct graph *g, struct node *n, const char *name, const int64_t *v,
+			int count)
+{
+	struct attr *a;
+
+	node_set_attr_int(g, n, name, 0);
+	for (a = n->attrs; strcmp(a->name, name); a++)
+		;
+	a->kind = ATTR_INTS;
+	a->n = count;
+	a->ints = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(count + 1));
+	if (count)
+		memcpy(a->ints, v, sizeof(int64_t) * (size_t)count);
+}
+
 static int64_t load_int(const void *p, enum dtype t, int64_t i)
 {
 	switch (t) {

@@ -529,12 +529,196 @@ static int64_t attr_ints_at(const struct node *n, const char *name, int i, int64
 	return c < 0 ? def : i < c ? v[i] : def;
 }
 
+/* ---- a Scan of run-time length: a Loop call ---- */
+
+static Onnx__ValueInfoProto *named_info(struct arena *a, const char *name)
+{
+	Onnx__ValueInfoProto *vi = arena_alloc(a, sizeof(*vi));
+
+	onnx__value_info_proto__init(vi);
+	vi->name = (char *)name;
+	return vi;
+}
+
+/* A NodeProto: op(in...) -> out, with an int attribute when attr is not NULL. */
+static Onnx__NodeProto *node_proto(struct arena *a, const char *op, const char *name,
+				   const char *const *in, int n_in, const char *out,
+				   const char *attr, int64_t v)
+{
+	Onnx__NodeProto *np = arena_alloc(a, sizeof(*np));
+
+	onnx__node_proto__init(np);
+	np->op_type = (char *)op;
+	np->name = (char *)name;
+	np->n_input = (size_t)n_in;
+	np->input = arena_memdup(a, in, sizeof(char *) * (size_t)n_in);
+	np->n_output = 1;
+	np->output = arena_alloc(a, sizeof(char *));
+	np->output[0] = (char *)out;
+	if (attr) {
+		Onnx__AttributeProto *ap = arena_alloc(a, sizeof(*ap));
+
+		onnx__attribute_proto__init(ap);
+		ap->name = (char *)attr;
+		ap->has_type = true;
+		ap->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+		ap->has_i = true;
+		ap->i = v;
+		np->n_attribute = 1;
+		np->attribute = arena_alloc(a, sizeof(*np->attribute));
+		np->attribute[0] = ap;
+	}
+	return np;
+}
+
+/*
+ * The body of the Loop a Scan becomes: inputs (i, cond, states), element i
+ * (or len - 1 - i) of each scan input gathered from the captured
+ * "scan.x<m>" along its axis under the name the Scan's body gives it, the
+ * Scan's body, and outputs (cond, states, scan elements).
+ */
+static Onnx__GraphProto *scan_loop_body(struct expander *x, const Onnx__GraphProto *body,
+					int ns, int nx, const int *axes)
+{
+	struct arena *a = x->g->arena;
+	Onnx__GraphProto *gp = arena_alloc(a, sizeof(*gp));
+	const char *dirs = "scan_input_directions";
+	int n = 0;
+
+	*gp = *body;
+	gp->n_input = (size_t)ns + 2;
+	gp->input = arena_alloc(a, sizeof(*gp->input) * (size_t)(ns + 3));
+	gp->input[0] = named_info(a, "scan.i");
+	gp->input[1] = named_info(a, "scan.cond");
+	for (int k = 0; k < ns; k++)
+		gp->input[2 + k] = body->input[k];
+	gp->node = arena_alloc(a, sizeof(*gp->node) * (body->n_node + 2 * (size_t)nx + 2));
+	for (int m = 0; m < nx; m++) {
+		bool rev = attr_ints_at(&x->n, dirs, m, 0) != 0;
+		const char *in[2] = { arena_printf(a, "scan.x%d", m), "scan.i" };
+		const char *back[2] = { "scan.last", "scan.i" };
+
+		if (rev) {
+			in[1] = arena_printf(a, "scan.back%d", m);
+			gp->node[n++] = node_proto(a, "Sub", arena_printf(a, "scan.back%d", m), back,
+						   2, in[1], NULL, 0);
+		}
+		gp->node[n++] = node_proto(a, "Gather", arena_printf(a, "scan.slice%d", m), in, 2,
+					   body->input[ns + m]->name, "axis", axes[m]);
+	}
+	for (size_t k = 0; k < body->n_node; k++)
+		gp->node[n++] = body->node[k];
+	{
+		const char *c[1] = { "scan.cond" };
+
+		gp->node[n++] = node_proto(a, "Identity", "scan.keep", c, 1, "scan.cond_out", NULL,
+					   0);
+	}
+	gp->n_node = (size_t)n;
+	gp->n_output = body->n_output + 1;
+	gp->output = arena_alloc(a, sizeof(*gp->output) * (body->n_output + 2));
+	gp->output[0] = named_info(a, "scan.cond_out");
+	memcpy(gp->output + 1, body->output, sizeof(*gp->output) * body->n_output);
+	return gp;
+}
+
+/*
+ * A Scan whose length is only known at run time (or too long to unroll):
+ * a Loop call (loop_call) of M = the scan axis's length iterations over the
+ * body above, capturing the scan inputs and len - 1; scan outputs along
+ * another axis than 0 are transposed after it. Reversed scan outputs are
+ * refused (a Slice of step -1 on a data-dependent axis).
+ */
+static int scan_call(struct expander *x, const Onnx__GraphProto *body, int ns, int nx,
+		     const int *xs, const int *axes)
+{
+	struct graph *g = x->g;
+	int n_scan = (int)body->n_output - ns, nc = x->caps->n;
+	struct expander lx = *x;
+	struct attr *caps = arena_alloc(g->arena, sizeof(*caps));
+	int *in = arena_alloc(g->arena, sizeof(int) * (size_t)(2 + ns + nc + nx + 2));
+	int *out = arena_alloc(g->arena, sizeof(int) * (size_t)(ns + n_scan + 1));
+	int shape, len, last, k = 0, idx[2], one;
+
+	for (int s = 0; s < n_scan; s++)
+		if (attr_ints_at(&x->n, "scan_output_directions", s, 0)) {
+			diag_error(g->ctx, "%s: scan output %d is reversed; with a scan length known "
+				   "only at run time that is not supported", node_loc(g, &x->n), s);
+			return -1;
+		}
+	shape = glue(x, OP_SHAPE, "Shape", "scan.shape", &xs[0], 1, -1);
+	idx[0] = shape;
+	idx[1] = const_i64(x, "scan.axis", 0, axes[0]);
+	len = glue_attr(x, OP_GATHER, "Gather", "scan.len", idx, 2, "axis", 0);
+	one = const_i64(x, "scan.one", 0, 1);
+	idx[0] = len;
+	idx[1] = one;
+	last = glue(x, OP_SUB, "Sub", "scan.last", idx, 2, -1);
+	/* int64 scalars: what the call needs of them now; inference follows */
+	for (int i = 0; i < 2; i++) {
+		struct value *v = &g->values.v[i ? last : len];
+
+		v->dtype = DTYPE_I64;
+		v->has_shape = true;
+		v->shape.rank = 0;
+	}
+	in[k++] = len;
+	in[k++] = -1;
+	for (int j = 0; j < ns; j++)
+		in[k++] = x->n.in[j];
+	*caps = *x->caps;
+	caps->n = nc + nx + 1;
+	caps->strs = arena_alloc(g->arena, sizeof(char *) * (size_t)(caps->n + 1));
+	memcpy(caps->strs, x->caps->strs, sizeof(char *) * (size_t)nc);
+	memcpy(in + k, &x->n.in[x->n_onnx], sizeof(int) * (size_t)nc);
+	k += nc;
+	for (int m = 0; m < nx; m++) {
+		caps->strs[nc + m] = arena_printf(g->arena, "scan.x%d", m);
+		in[k++] = xs[m];
+	}
+	caps->strs[nc + nx] = "scan.last";
+	in[k++] = last;
+	for (int o = 0; o < ns + n_scan; o++) {
+		bool moved = o >= ns && attr_ints_at(&x->n, "scan_output_axes", o - ns, 0) != 0;
+
+		out[o] = moved ? graph_add_value(g, arena_printf(g->arena, "%s/scan%d", x->n.name,
+								 o - ns)) : x->n.out[o];
+	}
+	lx.n.in = in;
+	lx.n.n_in = k;
+	lx.n.out = out;
+	lx.n.n_out = ns + n_scan;
+	lx.n_onnx = 2 + ns;
+	lx.caps = caps;
+	if (loop_call(&lx, scan_loop_body(x, body, ns, nx, axes), ns, n_scan, 0, NULL) < 0)
+		return -1;
+	for (int s = 0; s < n_scan; s++) {
+		int64_t a = attr_ints_at(&x->n, "scan_output_axes", s, 0);
+		const struct value *v = &g->values.v[out[ns + s]];
+		int64_t perm[MAX_RANK];
+
+		if (!a)
+			continue;
+		if (a < 0)
+			a += v->shape.rank;
+		/* the elements were stacked along axis 0: move it to a */
+		for (int d = 0, j = 1; d < v->shape.rank; d++)
+			perm[d] = d == a ? 0 : j++;
+		glue(x, OP_TRANSPOSE, "Transpose", arena_printf(g->arena, "scan%d.axis", s),
+		     &out[ns + s], 1, x->n.out[ns + s]);
+		node_set_attr_ints(g, &g->nodes.v[g->nodes.n - 1], "perm", perm, v->shape.rank);
+	}
+	return 0;
+}
+
 /*
  * The scan itself over states[0..ns) and the scan inputs xs[0..nx). Their
  * lengths come from the shapes of src[0..nx): the node's scan inputs, which
  * have ax_shift more leading axes (opset 8's batch axis, which xs no longer
  * have). tag ("", or "[b]" for opset 8's batch row b) begins the names it
- * makes: body copies are "scan[b][t]/inner". Sets outs[0..ns + n_scan).
+ * makes: body copies are "scan[b][t]/inner". Sets outs[0..ns + n_scan):
+ * 0; or 1 when the length is only known at run time (or too long) and the
+ * scan became a Loop call that made the node's outputs itself; or -1.
  */
 static int scan_core(struct expander *x, const Onnx__GraphProto *body, const char *tag,
 		     const int *states, int ns, const int *xs, const int *src, int nx,
@@ -554,19 +738,32 @@ static int scan_core(struct expander *x, const Onnx__GraphProto *body, const cha
 
 		if (a < 0)
 			a += rank;
-		if (a < 0 || a >= rank || !dim_is_const(v->shape.d[a + ax_shift])) {
-			diag_error(g->ctx, "%s: scan input '%s' needs a static length along its "
-				   "scan axis", node_loc(g, &x->n), v->name);
+		if (a < 0 || a >= rank) {
+			diag_error(g->ctx, "%s: scan input '%s' has no axis %lld", node_loc(g, &x->n),
+				   v->name, (long long)a);
 			return -1;
+		}
+		axes[m] = (int)a;
+		if (!dim_is_const(v->shape.d[a + ax_shift]) || v->shape.d[a + ax_shift].c >
+		    CONTROL_UNROLL_MAX) {
+			if (ax_shift) {
+				diag_error(g->ctx, "%s: scan input '%s' needs a static length along "
+					   "its scan axis", node_loc(g, &x->n), v->name);
+				return -1;
+			}
+			len = -2;	/* run time: a Loop call */
+			continue;
 		}
 		if (len >= 0 && v->shape.d[a + ax_shift].c != len) {
 			diag_error(g->ctx, "%s: scan inputs have different lengths (%d and %lld)",
 				   node_loc(g, &x->n), len, (long long)v->shape.d[a + ax_shift].c);
 			return -1;
 		}
-		len = (int)v->shape.d[a + ax_shift].c;
-		axes[m] = (int)a;
+		if (len != -2)
+			len = (int)v->shape.d[a + ax_shift].c;
 	}
+	if (len == -2 && n_scan >= 0)
+		return scan_call(x, body, ns, nx, xs, axes) < 0 ? -1 : 1;
 	if (n_scan < 0 || len < 1 || len > CONTROL_UNROLL_MAX) {
 		if (n_scan < 0)
 			diag_error(g->ctx, "%s: the body has too few outputs", node_loc(g, &x->n));
@@ -628,8 +825,10 @@ static int expand_scan(struct expander *x)
 	}
 	outs = arena_alloc(g->arena, sizeof(int) * (size_t)(nout + 1));
 	if (!v8) {
-		if (scan_core(x, body, "", states, ns, xs, xs, nx, 0, outs) < 0)
-			return -1;
+		int r = scan_core(x, body, "", states, ns, xs, xs, nx, 0, outs);
+
+		if (r != 0)
+			return r < 0 ? -1 : 0;	/* 1: a Loop call made the outputs */
 		for (int i = 0; i < nout; i++)
 			glue(x, OP_IDENTITY, "Identity", arena_printf(g->arena, "out%d", i), &outs[i],
 			     1, x->n.out[i]);

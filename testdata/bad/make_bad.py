@@ -215,6 +215,16 @@ def bad_models():
         nodes, "control", [helper.make_tensor_value_info("x", TensorProto.STRING, [2]),
                            helper.make_tensor_value_info("m", TensorProto.INT64, [])],
         [helper.make_tensor_value_info("y", TensorProto.STRING, [2])]))
+    # a Scan over a symbolic axis (a run-time Loop) with a reversed scan output
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "row"], ["s_out"], name="accumulate"),
+         helper.make_node("Identity", ["s_out"], ["y"], name="copy")],
+        "body", [f32("s_in", [2]), f32("row", [2])], [f32("s_out", [2]), f32("y", [2])])
+    nodes = [helper.make_node("Scan", ["s0", "x"], ["s", "ys"], name="scan", body=body,
+                              num_scan_inputs=1, scan_output_directions=[1])]
+    out["control_scan_reversed_runtime"] = model(helper.make_graph(
+        nodes, "control", [f32("s0", [2]), f32("x", ["T", 2])],
+        [f32("s", [2]), f32("ys", ["T", 2])]))
     # a run-time If whose branches disagree in rank
     then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"], name="same")],
                                "then", [], [f32("t", [2, 3])])
