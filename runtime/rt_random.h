@@ -194,24 +194,26 @@ static inline void rt_rand_put(void *y, int dtype, int64_t i, double v)
 #define RT_RAND_PARALLEL
 #endif
 
+/* Uniform i of the stream of key in [0, 1): 53 bits when dbl, else 24. */
+static inline double rt_rand_unit(uint64_t key, int64_t i, int dbl)
+{
+	uint32_t w[4];
+
+	rt_rand_block(key, (uint64_t)i, w);
+	return dbl ? rt_rand_d53(w[0], w[1]) : rt_rand_f24(w[0]);
+}
+
 /* RandomUniform(Like): y[i] = low + (high - low) u_i. */
 static inline void rt_rand_uniform(void *y, int64_t dtype, int64_t n, double low, double high,
 				   int64_t has_seed, int64_t seed_key, int threads)
 {
 	int dbl = rt_rand_dbl((int)dtype);
-
 	uint64_t key = rt_rand_key(has_seed, seed_key);
 
 	(void)threads;
 	RT_RAND_PARALLEL
-	for (int64_t i = 0; i < n; i++) {
-		uint32_t w[4];
-		double u;
-
-		rt_rand_block(key, (uint64_t)i, w);
-		u = dbl ? rt_rand_d53(w[0], w[1]) : rt_rand_f24(w[0]);
-		rt_rand_put(y, (int)dtype, i, low + (high - low) * u);
-	}
+	for (int64_t i = 0; i < n; i++)
+		rt_rand_put(y, (int)dtype, i, low + (high - low) * rt_rand_unit(key, i, dbl));
 }
 
 /* RandomNormal(Like): y[i] = mean + scale sqrt(-2 ln(1 - u)) cos(2 pi v). */
@@ -219,7 +221,6 @@ static inline void rt_rand_normal(void *y, int64_t dtype, int64_t n, double mean
 				  int64_t has_seed, int64_t seed_key, int threads)
 {
 	int dbl = rt_rand_dbl((int)dtype);
-
 	uint64_t key = rt_rand_key(has_seed, seed_key);
 
 	(void)threads;
@@ -246,19 +247,13 @@ static inline void rt_rand_bernoulli(const void *p, int64_t pdtype, void *y, int
 				     int64_t n, int64_t has_seed, int64_t seed_key, int threads)
 {
 	int dbl = rt_rand_dbl((int)pdtype);
-
 	uint64_t key = rt_rand_key(has_seed, seed_key);
 
 	(void)threads;
 	RT_RAND_PARALLEL
-	for (int64_t i = 0; i < n; i++) {
-		uint32_t w[4];
-		double u;
-
-		rt_rand_block(key, (uint64_t)i, w);
-		u = dbl ? rt_rand_d53(w[0], w[1]) : rt_rand_f24(w[0]);
-		rt_rand_put(y, (int)ydtype, i, u < rt_rand_get(p, (int)pdtype, i) ? 1 : 0);
-	}
+	for (int64_t i = 0; i < n; i++)
+		rt_rand_put(y, (int)ydtype, i,
+			    rt_rand_unit(key, i, dbl) < rt_rand_get(p, (int)pdtype, i) ? 1 : 0);
 }
 
 /*

@@ -148,21 +148,28 @@ def loop_cond():
     return m, [{"x": x, "h0": h0, "limit": np.float32(v)} for v in (-1.0, 2.5, 3.4, 100.0)]
 
 
-def scan_running_sum():
-    """A Scan over 5 rows: the state is the running sum, the scan output the
-    sum scaled by an outer weight; a second output reversed along axis 1."""
+def running_sum_scans():
+    """Two Scans of one body (state: the running sum; scan output: it
+    scaled by the outer w), the second over the input reversed, its output
+    on axis 1."""
     body = helper.make_graph(
         [helper.make_node("Add", ["s_in", "row"], ["s_out"], name="accumulate"),
          helper.make_node("Mul", ["s_out", "w"], ["scaled"], name="scale")],
         "body", [f32("s_in", [3]), f32("row", [3])],
         [f32("s_out", [3]), f32("scaled", [3])])
-    nodes = [
+    return [
         helper.make_node("Scan", ["s0", "x"], ["s", "ys"], name="scan", body=body,
                          num_scan_inputs=1),
         helper.make_node("Scan", ["s0", "x"], ["s_rev", "ys_rev"], name="scan_reverse",
                          body=body, num_scan_inputs=1, scan_input_directions=[1],
                          scan_output_axes=[1]),
     ]
+
+
+def scan_running_sum():
+    """A Scan over 5 rows: the state is the running sum, the scan output the
+    sum scaled by an outer weight; a second output reversed along axis 1."""
+    nodes = running_sum_scans()
     m = model(nodes, "scan_running_sum", [f32("s0", [3]), f32("x", [5, 3])],
               [f32("s", [3]), f32("ys", [5, 3]), f32("s_rev", [3]), f32("ys_rev", [3, 5])],
               [const("w", np.array([1.0, -2.0, 0.5], np.float32))])
@@ -387,18 +394,7 @@ def scan_runtime_length():
     """scan_running_sum over x [T, 3], T symbolic: the Scan becomes a Loop
     call of T iterations gathering row i (or T - 1 - i for the reversed
     input), the second scan output moved to axis 1 after it."""
-    body = helper.make_graph(
-        [helper.make_node("Add", ["s_in", "row"], ["s_out"], name="accumulate"),
-         helper.make_node("Mul", ["s_out", "w"], ["scaled"], name="scale")],
-        "body", [f32("s_in", [3]), f32("row", [3])],
-        [f32("s_out", [3]), f32("scaled", [3])])
-    nodes = [
-        helper.make_node("Scan", ["s0", "x"], ["s", "ys"], name="scan", body=body,
-                         num_scan_inputs=1),
-        helper.make_node("Scan", ["s0", "x"], ["s_rev", "ys_rev"], name="scan_reverse",
-                         body=body, num_scan_inputs=1, scan_input_directions=[1],
-                         scan_output_axes=[1]),
-    ]
+    nodes = running_sum_scans()
     m = model(nodes, "scan_runtime_length", [f32("s0", [3]), f32("x", ["T", 3])],
               [f32("s", [3]), f32("ys", ["T", 3]), f32("s_rev", [3]), f32("ys_rev", [3, "T"])],
               [const("w", np.array([1.0, -2.0, 0.5], np.float32))])
