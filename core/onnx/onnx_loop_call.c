@@ -22,6 +22,12 @@
  * through an input's shape) stays that symbol, and anything else, the scan
  * outputs' leading dim first, is data-dependent: bound by the run-time
  * shape function that runs the loop before the plan places its outputs.
+ *
+ * The same machinery serves an If decided at run time whose branches give
+ * different shapes (onnx_if_call: each branch a model taking the captured
+ * values, the one the condition takes run) and, through a Loop that
+ * onnx_control.c builds, a Scan of a run-time length. Captured constants
+ * are copied into each body's weights.
  */
 #include "onnx_import.h"
 
