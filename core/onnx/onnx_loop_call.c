@@ -137,14 +137,15 @@ static int check_passable(struct graph *g, const struct node *n, const char *wha
 
 /*
  * The file of the body of node n, whose name is what the body's messages
- * begin with: "model.onnx#loop" ('/' in the node's name made '_').
+ * begin with: "model.onnx#loop", "model.onnx#if.then" ('/' in the node's
+ * name made '_').
  */
 static char *body_file(struct graph *g, const char *dir, const struct node *n, int lb_kind)
 {
 	const char *path = g->path ? g->path : "model";
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	char *name = arena_printf(g->arena, "%s#%s%s", base, n->name,
-				  lb_kind == 2 ? "/else" : lb_kind ? "/then" : "");
+				  lb_kind == 2 ? ".else" : lb_kind ? ".then" : "");
 
 	for (char *p = name; *p; p++)
 		if (*p == '/')
@@ -513,7 +514,8 @@ int onnx_if_call(struct graph *g, const struct node *n, const Onnx__GraphProto *
 		int r = if_branch(g, n, b ? eb : tb, 1 + b, idx + b, caps, true, &lb[b], &dims,
 				  &dimv);
 
-		dir_remove_tree(lb[b].dir);
+		if (lb[b].dir)
+			dir_remove_tree(lb[b].dir);
 		lb[b].dir = NULL;
 		if (r < 0)
 			goto out;
