@@ -125,6 +125,19 @@ def loop_accumulate():
                 "h0": RNG.standard_normal((1, 4)).astype(np.float32)} for _ in range(2)]
 
 
+# loop_cond's and loop_runtime_cond_scan's: W = I / 2, at most 6 iterations
+COND_LOOP_INITS = [const("six", np.int64(6)), const("yes", np.bool_(True)),
+                   const("Wl", np.eye(4, dtype=np.float32) * 0.5),
+                   const("step", np.float32(0.25))]
+
+
+def cond_loop_sets():
+    """Limits that stop the loop at different iterations (or never)."""
+    x = np.full((1, 4), 0.3, np.float32)
+    h0 = np.zeros((1, 4), np.float32)
+    return [{"x": x, "h0": h0, "limit": np.float32(v)} for v in (-1.0, 2.5, 3.4, 100.0)]
+
+
 def loop_cond():
     """A Loop of at most 6 iterations that goes on while sum(h) < limit, a
     condition computed at run time: the sets stop at different iterations."""
@@ -140,12 +153,8 @@ def loop_cond():
                                    helper.make_tensor_value_info("limit", TensorProto.FLOAT,
                                                                  [])],
               [f32("h", [1, 4])],
-              [const("six", np.int64(6)), const("yes", np.bool_(True)),
-               const("Wl", np.eye(4, dtype=np.float32) * 0.5),
-               const("step", np.float32(0.25))])
-    x = np.full((1, 4), 0.3, np.float32)
-    h0 = np.zeros((1, 4), np.float32)
-    return m, [{"x": x, "h0": h0, "limit": np.float32(v)} for v in (-1.0, 2.5, 3.4, 100.0)]
+              COND_LOOP_INITS)
+    return m, cond_loop_sets()
 
 
 def running_sum_scans():
@@ -268,12 +277,8 @@ def loop_runtime_cond_scan():
     m = model(nodes, "loop_runtime_cond_scan",
               [f32("x", [1, 4]), f32("h0", [1, 4]), f32("limit", [])],
               [f32("h", [1, 4]), f32("hs", ["n", 1, 4])],
-              [const("six", np.int64(6)), const("yes", np.bool_(True)),
-               const("Wl", np.eye(4, dtype=np.float32) * 0.5),
-               const("step", np.float32(0.25))])
-    x = np.full((1, 4), 0.3, np.float32)
-    h0 = np.zeros((1, 4), np.float32)
-    return m, [{"x": x, "h0": h0, "limit": np.float32(v)} for v in (-1.0, 2.5, 3.4, 100.0)]
+              COND_LOOP_INITS)
+    return m, cond_loop_sets()
 
 
 def loop_runtime_batch():
