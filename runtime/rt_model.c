@@ -766,7 +766,8 @@ static collagec_status loop_outputs(collagec_model *m, const struct rt_loop *lp,
 		}
 		if (i >= nc && loop_grow(st, i, st->len[i] + bytes, st->len[i]))
 			return fail(m, COLLAGEC_E_ALLOC, "node '%s': out of memory", lp->node);
-		memcpy((char *)st->buf[i] + (i < nc ? 0 : st->len[i]), data, (size_t)bytes);
+		if (bytes)	/* an empty tensor may have no block */
+			memcpy((char *)st->buf[i] + (i < nc ? 0 : st->len[i]), data, (size_t)bytes);
 		if (i >= nc)
 			st->len[i] += bytes;
 		st->rank[i] = rank;
@@ -811,7 +812,8 @@ static collagec_status if_run(collagec_model *m, int L, int threads)
 			return loop_fail(m, lp, 0, "an output is too large");
 		if (loop_grow(res, o, bytes, 0))
 			return fail(m, COLLAGEC_E_ALLOC, "node '%s': out of memory", lp->node);
-		memcpy(res->buf[o], data, (size_t)bytes);
+		if (bytes)
+			memcpy(res->buf[o], data, (size_t)bytes);
 		res->len[o] = bytes;
 		res->rank[o] = rank;
 		memcpy(res->dims[o], dims, sizeof(int64_t) * (size_t)rank);
@@ -845,7 +847,8 @@ static collagec_status loop_run(collagec_model *m, int L, int threads)
 		bytes = dims_bytes(st->dims[j], st->rank[j], v->esize);
 		if (loop_grow(st, j, bytes, 0))
 			return fail(m, COLLAGEC_E_ALLOC, "node '%s': out of memory", lp->node);
-		memcpy(st->buf[j], value_ptr(m, lp->in[j]), (size_t)bytes);
+		if (bytes)
+			memcpy(st->buf[j], value_ptr(m, lp->in[j]), (size_t)bytes);
 		st->len[j] = bytes;
 	}
 	for (int i = lp->n_carried; i < lp->n_carried + lp->n_scan; i++)
