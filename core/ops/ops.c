@@ -255,6 +255,7 @@ struct tir_func *op_lower_node_epi(struct graph *g, struct node *n, const char *
 	L.epi = NULL;	/* the op's own lowering never applies it */
 	L.ebuf = NULL;
 	L.epi_done = false;
+	L.target = NULL;
 	lower_params(&L, e, &eb);
 	if (ops[n->op].lower(&L) < 0) {
 		tir_builder_release(&b);

@@ -34,6 +34,8 @@ enum op_kind {
  * kernel turns the slots into graph values that the memory planner places
  * like any intermediate, live during the kernel's step only.
  */
+struct target;
+
 struct lower_scratch_slot {
 	enum dtype dtype;
 	struct dim numel;	/* elements: the most any function asked for */
@@ -60,6 +62,8 @@ struct lower {
 	const struct lower_epilogue *epi;
 	struct tir_buf **ebuf;
 	bool epi_done;
+	/* (optional) the target a strategy lowers for (its options); NULL: none */
+	const struct target *target;
 };
 
 typedef int (*op_infer_fn)(struct graph *g, struct node *n);

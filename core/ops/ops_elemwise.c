@@ -666,7 +666,7 @@ struct tir_func *op_lower_fused(struct graph *g, const int *nodes, int n, const 
 {
 	const struct shape *s = &node_out(g, &g->nodes.v[nodes[n - 1]], 0)->shape;
 	struct tir_builder b;
-	struct lower L = { g, &b, NULL, NULL, NULL, NULL, 0, NULL, NULL, false };
+	struct lower L = { g, &b, NULL, NULL, NULL, NULL, 0, NULL, NULL, false, NULL };
 	struct tir **local = arena_alloc(g->arena, sizeof(*local) * ((size_t)g->values.n + 1));
 	struct tir_buf **buf = arena_alloc(g->arena, sizeof(*buf) * ((size_t)g->values.n + 1));
 	struct tir *idx[MAX_RANK], *flat = NULL;

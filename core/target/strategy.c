@@ -39,8 +39,8 @@ static bool never(const struct tir *cond)
  * scratch. A condition that can never hold leaves v->func NULL and lowers
  * nothing, so it claims no scratch. 0, or -1 after a diagnostic.
  */
-static int lower_with(struct graph *g, struct node *n, const char *name,
-		      const struct strategy_spec *sp, struct kernel_variant *v,
+static int lower_with(struct graph *g, const struct target *t, struct node *n,
+		      const char *name, const struct strategy_spec *sp, struct kernel_variant *v,
 		      struct lower_scratch *scratch, const struct lower_epilogue *e,
 		      struct span span)
 {
@@ -58,6 +58,7 @@ static int lower_with(struct graph *g, struct node *n, const char *name,
 	L.epi = e;
 	L.ebuf = eb;
 	L.epi_done = false;
+	L.target = t;
 	v->cond = sp->cond ? sp->cond(&L) : NULL;
 	if (never(v->cond) || best(sp)->lower(&L) < 0) {
 		tir_builder_release(&b);
@@ -92,8 +93,8 @@ static void scratch_values(struct graph *g, const struct lower_scratch *s, struc
 	}
 }
 
-int strategy_lower(struct graph *g, const struct op_strategy *s, struct node *n,
-		   const struct lower_epilogue *e, struct kernel *k)
+int strategy_lower(struct graph *g, const struct target *t, const struct op_strategy *s,
+		   struct node *n, const struct lower_epilogue *e, struct kernel *k)
 {
 	VEC(struct kernel_variant) vs = { 0 };
 	struct lower_scratch scratch = { 0 };
@@ -107,7 +108,7 @@ int strategy_lower(struct graph *g, const struct op_strategy *s, struct node *n,
 
 		v.impl = impl->name;
 		v.cond_text = sp->cond_text;
-		if (lower_with(g, n, name, sp, &v, &scratch, e, k->span) < 0) {
+		if (lower_with(g, t, n, name, sp, &v, &scratch, e, k->span) < 0) {
 			rc = -1;
 			break;
 		}

@@ -55,11 +55,12 @@ struct tir *strategy_and(struct lower *L, struct tir *x, struct tir *y);
 const struct op_strategy *strategy_find(const struct target_kind *k, enum op op);
 
 /*
- * Lowers node n into kernel k (name, args and span already set) with the
- * strategy s: one func when the choice is static, else variants, each
- * ending with the epilogue e (NULL: none; see struct lower_epilogue). 0 or -1.
+ * Lowers node n into kernel k (name, args and span already set) for target
+ * t (its options reach the conditions as L->target) with the strategy s:
+ * one func when the choice is static, else variants, each ending with the
+ * epilogue e (NULL: none; see struct lower_epilogue). 0 or -1.
  */
-int strategy_lower(struct graph *g, const struct op_strategy *s, struct node *n,
-		   const struct lower_epilogue *e, struct kernel *k);
+int strategy_lower(struct graph *g, const struct target *t, const struct op_strategy *s,
+		   struct node *n, const struct lower_epilogue *e, struct kernel *k);
 
 #endif

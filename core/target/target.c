@@ -259,7 +259,7 @@ static int lower_strategy(struct graph *g, const struct target *t, struct partit
 		struct node *n = &g->nodes.v[p->nodes[i]];
 		const struct op_strategy *s = strategy_find(t->kind, n->op);
 
-		if (s && strategy_lower(g, s, n, NULL, &p->kernels.v[i]) < 0)
+		if (s && strategy_lower(g, t, s, n, NULL, &p->kernels.v[i]) < 0)
 			return -1;
 	}
 	return 0;
@@ -315,7 +315,7 @@ static int lower_fuse(struct graph *g, const struct target *t, struct partition 
 			span_add(g, &k.span, &g->nodes.v[p->nodes[q]].span);
 		k.name = arena_printf(g->arena, "k%d_%d_%s_fused", p->id, i, op_info(n->op)->name);
 		run = ai - i + 1 + ne;
-		if (s ? strategy_lower(g, s, n, e, &k) < 0
+		if (s ? strategy_lower(g, t, s, n, e, &k) < 0
 		      : !(k.func = op_lower_node_epi(g, n, k.name, e))) {
 			vec_free(&out);
 			return -1;

@@ -110,7 +110,7 @@ static void fx_init(struct fixture *f)
 	n = &f->g->nodes.v[f->node];
 	n->op_type = "Relu";
 	k.name = "k0_0_Relu";
-	ASSERT(0, strategy_lower(f->g, &strategy, n, NULL, &k));
+	ASSERT(0, strategy_lower(f->g, NULL, &strategy, n, NULL, &k));
 	k.args = arena_alloc(f->g->arena, 2 * sizeof(int));
 	k.args[0] = f->x;
 	k.args[1] = f->y;
