@@ -13,7 +13,8 @@
 # maxpool.vrows), pool_edges.onnx for the pools of rt_cpool.h
 # (maxpool.vrows, averagepool.vrows) and the float64 ones of the loop forms
 # (maxpool.rows, averagepool.window), epi_edges.onnx for the fused chains
-# that rt_cgemm.h's write-back applies, softmax_edges.onnx for Softmax by rows. `run --kernels`
+# that rt_cgemm.h's write-back applies, softmax_edges.onnx for Softmax by rows,
+# wino_edges.onnx and wino_sym.onnx for conv.winograd (rt_cwino.h). `run --kernels`
 # names the variant that ran at each size, and a C program checks
 # collagec_get_kernel_info: nothing before a run, one record per handle,
 # times only while profiling.
@@ -352,3 +353,60 @@ for th in 1 3; do
 		fail "softmax-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/se.log" | head -1)"
 	fi
 done
+
+# 3x3 stride-1 Convs by Winograd's F(4x4, 3x3) (rt_cwino.h): one panel,
+# edge tiles and asymmetric pads on 2 images, two K blocks, many panels,
+# no padding, SAME_UPPER, fused Relu, Clip and residual Add + Relu; a Conv
+# of 4 tiles stays on conv.micro. Against numpy at 1, 2 and 3 threads (the
+# one-panel Convs split their steps over the team), bit for bit across
+# thread counts; a symbolic batch; and -winograd=0 turns it off
+"$COLLAGEC" compile --search none --target c "$T/wino_edges.onnx" -o "$T/we.so" ||
+	fail wino-edges/compile "exit $?"
+v=$(kernels "$T/we.json")
+want="wb compile-time conv.winograd if always scratch=9344;18432|wodd compile-time conv.winograd \
+if always scratch=14516;46080|wk compile-time conv.winograd if always scratch=261600;186624|wbig \
+compile-time conv.winograd if always scratch=9344;294912|wnopad compile-time conv.winograd if \
+always scratch=37120;36864|wsame compile-time conv.winograd if always scratch=9344;36864|wr \
+compile-time conv.winograd if always scratch=18560;55296|wc compile-time conv.winograd if always \
+scratch=15744;48384|war compile-time conv.winograd if always scratch=9344;36864|wfew \
+compile-time conv.micro if always scratch=9216|"
+if [ "$v" = "$want" ]; then ok wino-edges/static-choices; else
+	fail wino-edges/static-choices "got '$v'"; fi
+wargs=""
+for f in "$T"/we_*.npy; do
+	n=${f##*/we_}
+	wargs="$wargs --input ${n%.npy}=$f"
+done
+for th in 1 2 3; do
+	rm -rf "$T/we_out$th"
+	# shellcheck disable=SC2086
+	if "$COLLAGEC" run "$T/we.so" $wargs --threads $th --check "$T/we_exp" --rtol 1e-4 \
+		--atol 1e-4 --output-dir "$T/we_out$th" >"$T/we.log" 2>&1; then
+		ok "wino-edges/threads=$th-matches-numpy"
+	else
+		fail "wino-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/we.log" | head -1)"
+	fi
+done
+same=yes
+for f in "$T"/we_out1/*; do
+	for th in 2 3; do cmp -s "$f" "$T/we_out$th/${f##*/}" || same="no: ${f##*/} at $th"; done
+done
+if [ "$same" = yes ]; then ok wino-edges/threads-bit-identical; else
+	fail wino-edges/threads-bit-identical "$same"; fi
+"$COLLAGEC" compile --search none --target c "$T/wino_sym.onnx" -o "$T/ws.so" ||
+	fail wino-sym/compile "exit $?"
+v=$(kernels "$T/ws.json")
+if [ "$v" = "wsym compile-time conv.winograd if always scratch=12376;42624|" ]; then
+	ok wino-sym/static-choice; else fail wino-sym/static-choice "got '$v'"; fi
+for n in 1 3; do
+	check "wino-sym/N=$n" "$T/ws.so" "$T/ws_exp_$n" "x=$T/ws_x_$n.npy"
+done
+"$COLLAGEC" compile --search none --target "c -winograd=0" "$T/wino_edges.onnx" \
+	-o "$T/we0.so" || fail wino-edges/compile-off "exit $?"
+v=$(kernels "$T/we0.json" | tr '|' '\n' | grep -c winograd)
+if [ "$v" = 0 ]; then ok wino-edges/option-off; else
+	fail wino-edges/option-off "$v kernels still take conv.winograd"; fi
+# shellcheck disable=SC2086
+if "$COLLAGEC" run "$T/we0.so" $wargs --check "$T/we_exp" --rtol 1e-4 --atol 1e-4 \
+	>"$T/we.log" 2>&1; then ok wino-edges/off-matches-numpy; else
+	fail wino-edges/off-matches-numpy "$(grep -v ': ok$' "$T/we.log" | head -1)"; fi

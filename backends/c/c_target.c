@@ -19,6 +19,8 @@ static const struct target_option c_options[] = {
 	  "per node", 0, 1, 1 },
 	{ "share", "kernels differing only in index constants share a function (0: never)",
 	  0, 1, 1 },
+	{ "winograd", "1: 3x3 stride-1 Convs may take conv.winograd (F(4x4, 3x3)); 0: never",
+	  0, 1, 1 },
 	{ NULL, NULL, 0, 0, 0 },
 };
 
@@ -42,19 +44,22 @@ static const char *embedded_text(const char *name)
  */
 static const char *c_prelude(struct graph *g, const char *source)
 {
-	bool conv = strstr(source, "rt_cconv2d"), gemm = conv || strstr(source, "rt_cgemm");
+	bool wino = strstr(source, "rt_cwino2d"), conv = strstr(source, "rt_cconv2d");
+	bool gemm = conv || wino || strstr(source, "rt_cgemm");
 	bool rows = strstr(source, "rt_softmax_rows"), pool = strstr(source, "rt_pool2d");
 	struct strbuf sb = STRBUF_INIT;
 	const char *r;
 
 	if (!gemm && !rows && !pool)
 		return NULL;
-	if (gemm && !conv && !rows && !pool)
+	if (gemm && !conv && !wino && !rows && !pool)
 		return embedded_text("rt_cgemm.h");
 	if (gemm)
 		sb_puts(&sb, embedded_text("rt_cgemm.h"));
 	if (conv)
 		sb_puts(&sb, embedded_text("rt_cconv.h"));
+	if (wino)
+		sb_puts(&sb, embedded_text("rt_cwino.h"));
 	if (rows)
 		sb_puts(&sb, embedded_text("rt_crows.h"));
 	if (pool)

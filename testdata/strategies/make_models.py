@@ -55,6 +55,16 @@ usage: make_models.py OUTDIR
                     K = 21 and K = 5, and one along a middle axis (loops);
                     softmax_v11.onnx the same at opset 11 (rows from the axis
                     on): se_x.npy, se_x5.npy, expected in se_exp/, se11_exp/
+  wino_edges.onnx   3x3 stride-1 Convs of conv.winograd (rt_cwino.h, F(4x4, 3x3)):
+                    one panel of 16 tiles; odd sizes with asymmetric pads and
+                    2 images (edge tiles, a partial last panel, M and C not
+                    multiples of the row tile or the channel chunk); 300
+                    channels (two K blocks); 306 tiles (blocks of panels, a
+                    team of threads); no padding (every patch inside);
+                    auto_pad SAME_UPPER; + Relu, + Clip, + residual Add +
+                    Relu; and one of 4 tiles that stays on conv.micro;
+                    wino_sym.onnx one with the batch N symbolic: we_*.npy,
+                    expected in we_exp/, ws_x_N.npy, ws_exp_N/ for N in 1, 3
 and their inputs and expected outputs (numpy, in float64): a_M.npy/y_M.npy
 for M in MS, kn_a_M_K.npy, kn_b_M_K.npy, kn_y_M_K.npy, bt_a.npy, bt_b.npy,
 bt_y.npy, x.npy/conv_y.npy and cs_x_N.npy/cs_y_N.npy for N in 1 and 3.
@@ -187,6 +197,7 @@ def main():
     pool_edges(out, rng)
     epi_edges(out, rng)
     softmax_edges(out, rng)
+    wino_edges(out, rng)
 
 
 def conv_ref(x, w, b, strides, dil, pads, group):
@@ -722,5 +733,85 @@ def softmax_edges(out, rng):
             np.save(os.path.join(out, d, k + ".npy"), exp[k].astype(f))
 
 
+def wino_edges(out, rng):
+    """wino_edges.onnx and wino_sym.onnx: the Convs conv.winograd takes, and one it leaves."""
+    f = np.float32
+    nodes, inits, feeds, exp = [], {}, {}, {}
+    relu = lambda v: np.maximum(v, 0)
+
+    def conv(name, x_shape, m, pads=(1, 1, 1, 1), bias=True, auto_pad=None):
+        """Conv name on input name_x; weights scaled so outputs are about N(0, 1)."""
+        x = rng.standard_normal(x_shape).astype(f)
+        c = x_shape[1]
+        w = (rng.standard_normal((m, c, 3, 3)) / np.sqrt(9 * c)).astype(f)
+        feeds[name + "_x"] = x
+        inits[name + "_w"] = w
+        ins = [name + "_x", name + "_w"]
+        b = None
+        if bias:
+            b = rng.standard_normal(m).astype(f)
+            inits[name + "_b"] = b
+            ins.append(name + "_b")
+        attrs = {"auto_pad": auto_pad} if auto_pad else {"pads": list(pads)}
+        nodes.append(helper.make_node("Conv", ins, [name + "_y"], name=name, **attrs))
+        if auto_pad == "SAME_UPPER":
+            th, tw = 2, 2	# 3x3 at stride 1: one row and column each side
+            pads = (th // 2, tw // 2, th - th // 2, tw - tw // 2)
+        return conv_ref(x.astype(np.float64), w, b, (1, 1), (1, 1), pads, 1)
+
+    exp["wb_y"] = conv("wb", (1, 16, 16, 16), 16)
+    exp["wodd_y"] = conv("wodd", (2, 19, 13, 22), 21, pads=(0, 2, 1, 0), bias=False)
+    exp["wk_y"] = conv("wk", (1, 300, 16, 16), 24)
+    exp["wbig_y"] = conv("wbig", (1, 16, 70, 66), 16)
+    exp["wnopad_y"] = conv("wnopad", (1, 32, 18, 18), 32, pads=(0, 0, 0, 0))
+    exp["wsame_y"] = conv("wsame", (1, 16, 17, 15), 16, auto_pad="SAME_UPPER")
+    y = conv("wr", (2, 16, 20, 20), 32)
+    nodes.append(helper.make_node("Relu", ["wr_y"], ["wr"]))
+    exp["wr"] = relu(y)
+    y = conv("wc", (1, 24, 19, 21), 18, bias=False)
+    inits["wc_lo"] = np.array(-0.5, dtype=f)
+    inits["wc_hi"] = np.array(0.75, dtype=f)
+    nodes.append(helper.make_node("Clip", ["wc_y", "wc_lo", "wc_hi"], ["wc"]))
+    exp["wc"] = np.minimum(np.maximum(y, -0.5), 0.75)
+    y = conv("war", (1, 16, 24, 17), 16)
+    r = rng.standard_normal(y.shape).astype(f)
+    feeds["war_r"] = r
+    nodes.append(helper.make_node("Add", ["war_r", "war_y"], ["war_s"]))
+    nodes.append(helper.make_node("Relu", ["war_s"], ["war"]))
+    exp["war"] = relu(y + r)
+    exp["wfew_y"] = conv("wfew", (1, 16, 8, 8), 32)
+    g = helper.make_graph(
+        nodes, "wino_edges",
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in feeds.items()],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in exp.items()],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "wino_edges.onnx"))
+    os.makedirs(os.path.join(out, "we_exp"), exist_ok=True)
+    for k, v in feeds.items():
+        np.save(os.path.join(out, "we_%s.npy" % k), v)
+    for k, v in exp.items():
+        np.save(os.path.join(out, "we_exp", k + ".npy"), v.astype(f))
+
+    # the batch symbolic: one kernel, a loop over the images
+    w = (rng.standard_normal((20, 17, 3, 3)) / np.sqrt(9 * 17)).astype(f)
+    b = rng.standard_normal(20).astype(f)
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["y"], name="wsym", pads=[1, 1, 1, 1])],
+        "wino_sym",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 17, 15, 18])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 20, 15, 18])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "wino_sym.onnx"))
+    for n in (1, 3):
+        x = rng.standard_normal((n, 17, 15, 18)).astype(f)
+        np.save(os.path.join(out, "ws_x_%d.npy" % n), x)
+        os.makedirs(os.path.join(out, "ws_exp_%d" % n), exist_ok=True)
+        y = conv_ref(x.astype(np.float64), w, b, (1, 1), (1, 1), (1, 1, 1, 1), 1)
+        np.save(os.path.join(out, "ws_exp_%d" % n, "y.npy"), y.astype(f))
+
+
 if __name__ == "__main__":
     main()
+

@@ -1,0 +1,533 @@
+/*
+ * rt_cwino.h - the c target's 3x3 stride-1 convolution by Winograd's
+ * minimal filtering F(4x4, 3x3) (Lavin and Gray, "Fast Algorithms for
+ * Convolutional Neural Networks", CVPR 2016), pasted into the generated
+ * code after rt_cgemm.h (embedded into collagec) by the strategy
+ * conv.winograd of backends/c/c_strategies.c.
+ *
+ * Each 4x4 tile of output is Y = A^T [ U (.) V ] A summed over the input
+ * channels, where V = B^T d B is the transform of the 6x6 input patch d
+ * under it and U = G g G^T the transform of the 3x3 kernel g: 36 products a
+ * tile and channel instead of 144. Summing over channels first turns the 36
+ * element positions xi into 36 independent GEMMs
+ *
+ *	O_xi [M, tiles] = U_xi [M, C] x V_xi [C, tiles]
+ *
+ * which rt_cgemm.h's micro-kernel runs. U is computed by collagec from the
+ * constant weights when compiling (c_strategies.c, in double, rounded
+ * once) and embedded: u[(xi * M + m) * C + c], with 8 rows of zeros after
+ * the last, which a micro-kernel tile past M may read.
+ *
+ * The tiles are taken a panel (16 tiles, rt_cgemm's panel width) at a
+ * time, so that its V and O stay in L2: V is written straight into
+ * rt_cgemm's packed panel layout, O read back by the output transform while
+ * still in cache (blocks of 2 or 4 panels, reusing each row of U more,
+ * measured no faster). The image is first copied with its padding into
+ * scratch, so that no patch needs a bounds test. The transforms work on
+ * the tiles of a panel at once, one vector lane per tile; with AVX, 8x8
+ * and 4x8 transposes in registers turn patch rows into lanes and lanes
+ * back into output rows, so no element goes through memory alone (one
+ * per store, then a vector load of them, stalls on store forwarding).
+ *
+ * Accuracy: the transforms' coefficients (1/4, 1/6, 1/12, 1/24 in G, up to 8
+ * in A) make the rounding error larger than the direct sum's: on random
+ * data over 512 channels the largest error was 7e-6 of the largest output
+ * (the direct float sum's about 1e-6). Results do not depend on the thread
+ * count: each output's sums run in one order, whichever thread runs them.
+ *
+ * act (enum rt_cg_act, lo and hi for a Clip) and res (a residual of y's
+ * layout, or NULL) are the fused partition's Relu, Clip and Add, applied as
+ * the output transform writes y.
+ */
+#ifndef RT_CWINO_H
+#define RT_CWINO_H
+
+#include <stdint.h>
+#include <string.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#define RT_CW_T 6		/* input patch: 6x6 */
+#define RT_CW_TEAM 16		/* the most threads on one convolution */
+#define RT_CW_N (RT_CW_T * RT_CW_T)
+
+#if defined(__GNUC__)
+typedef float rt_cw_v __attribute__((vector_size(4 * RT_CG_NR)));
+/* the same read from memory of any alignment, in place (no copy through the stack) */
+typedef float rt_cw_uv __attribute__((vector_size(4 * RT_CG_NR), aligned(4), may_alias));
+#else
+#error "rt_cwino.h needs GCC's vector extensions"
+#endif
+
+/* Floats of scratch one slot (a panel's V and O) takes. */
+static inline int64_t rt_cw_slot(int64_t C, int64_t M)
+{
+	return RT_CW_N * RT_CG_NR * (C + M);
+}
+
+/* v[0..5] = B^T d[0..5] (d a column or a row of the patch, 16 tiles a lane each). */
+static inline void rt_cw_bt(const rt_cw_v *d, int64_t ds, rt_cw_v *v, int64_t vs)
+{
+	rt_cw_v d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds],
+		d5 = d[5 * ds];
+	rt_cw_v a = d4 - 4.0f * d2, b = d3 - 4.0f * d1, c = d4 - d2, e = 2.0f * (d3 - d1);
+
+	v[0] = 4.0f * d0 - 5.0f * d2 + d4;
+	v[vs] = a + b;
+	v[2 * vs] = a - b;
+	v[3 * vs] = c + e;
+	v[4 * vs] = c - e;
+	v[5 * vs] = 4.0f * d1 - 5.0f * d3 + d5;
+}
+
+/* o[0..3] = A^T m[0..5]. */
+static inline void rt_cw_at(const rt_cw_v *m, int64_t ms, rt_cw_v *o, int64_t os)
+{
+	rt_cw_v s12 = m[ms] + m[2 * ms], d12 = m[ms] - m[2 * ms];
+	rt_cw_v s34 = m[3 * ms] + m[4 * ms], d34 = m[3 * ms] - m[4 * ms];
+
+	o[0] = m[0] + s12 + s34;
+	o[os] = d12 + 2.0f * d34;
+	o[2 * os] = s12 + 4.0f * s34;
+	o[3 * os] = d12 + 8.0f * d34 + m[5 * ms];
+}
+
+/*
+ * The padded copy of the image (scratch): Hp x Wp per channel, the input
+ * at (ph, pw), zeros around it, so that every tile's 6x6 patch is inside
+ * at (4 * tile row, 4 * tile column) and a vector of 8 floats from there
+ * is too: the input transform tests no bound.
+ */
+static inline int64_t rt_cw_hp(int64_t OH)
+{
+	return (OH + 3) / 4 * 4 + 2;
+}
+
+static inline int64_t rt_cw_wp(int64_t OW)
+{
+	return (OW + 3) / 4 * 4 + 4;
+}
+
+/* Channel c of the padded copy (ph + H <= Hp and pw + W <= Wp: see the callers). */
+static inline void rt_cw_pad(const float *x, int64_t c, int64_t H, int64_t W, int64_t ph,
+			     int64_t pw, int64_t Hp, int64_t Wp, float *xp)
+{
+	const float *src = x + c * H * W;
+	float *dst = xp + c * Hp * Wp;
+
+	for (int64_t i = 0; i < Hp; i++) {
+		float *d = dst + i * Wp;
+
+		if (i < ph || i >= ph + H) {
+			memset(d, 0, sizeof(float) * (size_t)Wp);
+			continue;
+		}
+		memset(d, 0, sizeof(float) * (size_t)pw);
+		memcpy(d + pw, src + (i - ph) * W, sizeof(float) * (size_t)W);
+		memset(d + pw + W, 0, sizeof(float) * (size_t)(Wp - pw - W));
+	}
+}
+
+#if defined(__AVX__)
+#include <immintrin.h>
+
+typedef float rt_cw_v8 __attribute__((vector_size(32)));
+
+/* v[0..5] = B^T d[0..5] on 8 lanes (rt_cw_bt's arithmetic). */
+static inline void rt_cw_bt8(const rt_cw_v8 *d, int64_t ds, rt_cw_v8 *v, int64_t vs)
+{
+	rt_cw_v8 d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds],
+		 d5 = d[5 * ds];
+	rt_cw_v8 a = d4 - 4.0f * d2, b = d3 - 4.0f * d1, c = d4 - d2, e = 2.0f * (d3 - d1);
+
+	v[0] = 4.0f * d0 - 5.0f * d2 + d4;
+	v[vs] = a + b;
+	v[2 * vs] = a - b;
+	v[3 * vs] = c + e;
+	v[4 * vs] = c - e;
+	v[5 * vs] = 4.0f * d1 - 5.0f * d3 + d5;
+}
+
+/* r[j][i] = in[i][j]: the 8x8 transpose of r[0..7] (unpack, shuffle, swap halves). */
+static inline void rt_cw_tr8(__m256 *r)
+{
+	__m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+	__m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+	__m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+	__m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+	__m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	__m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	__m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	__m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
+
+	r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+	r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+	r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+	r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+	r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+	r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+	r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+	r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+#endif
+
+/*
+ * V of panel jp (tiles jp * 16 ..) for channels [cb, ce) of C, from the
+ * padded copy xp: vp[(xi * C + c) * 16 + lane], rt_cgemm's packed layout
+ * for GEMM xi. With AVX, per 8 tiles and patch row, 8 loads of 8 floats and
+ * a transpose give the row's 6 elements with a tile a lane; without, the
+ * patches are gathered element by element a chunk of channels ahead (the
+ * chunk's scalar stores have left the store buffer when the transform's
+ * vector loads read them: a load of data still in flight as narrower
+ * stores is not forwarded and waits).
+ */
+#define RT_CW_CCHUNK 8
+
+static inline void rt_cw_input(const float *xp, int64_t C, int64_t Hp, int64_t Wp, int64_t TW,
+			       int64_t T, int64_t jp, int64_t cb, int64_t ce, float *vp)
+{
+	int64_t org[RT_CG_NR];
+
+	for (int j = 0; j < RT_CG_NR; j++) {
+		int64_t tile = jp * RT_CG_NR + j;
+
+		/* a lane past the last tile reads tile 0: its outputs are never written */
+		org[j] = tile < T ? tile / TW * 4 * Wp + tile % TW * 4 : 0;
+	}
+#if defined(__AVX__)
+	for (int64_t c = cb; c < ce; c++) {
+		const float *xc = xp + c * Hp * Wp;
+
+		for (int h = 0; h < RT_CG_NR; h += 8) {
+			rt_cw_v8 d[RT_CW_N], t[RT_CW_N];
+
+			for (int r = 0; r < RT_CW_T; r++) {
+				__m256 row[8];
+
+				for (int j = 0; j < 8; j++)
+					row[j] = _mm256_loadu_ps(xc + org[h + j] + r * Wp);
+				rt_cw_tr8(row);
+				for (int s = 0; s < RT_CW_T; s++)
+					d[r * RT_CW_T + s] = row[s];
+			}
+			/* columns, then rows: V = B^T d B */
+			for (int s = 0; s < RT_CW_T; s++)
+				rt_cw_bt8(d + s, RT_CW_T, t + s, RT_CW_T);
+			for (int i = 0; i < RT_CW_T; i++)
+				rt_cw_bt8(t + i * RT_CW_T, 1, d + i * RT_CW_T, 1);
+			for (int xi = 0; xi < RT_CW_N; xi++)
+				_mm256_storeu_ps(vp + (xi * C + c) * RT_CG_NR + h, d[xi]);
+		}
+	}
+#else
+	for (int64_t c0 = cb; c0 < ce; c0 += RT_CW_CCHUNK) {
+		int nc = ce - c0 < RT_CW_CCHUNK ? (int)(ce - c0) : RT_CW_CCHUNK;
+		rt_cw_v d[RT_CW_CCHUNK][RT_CW_N], t[RT_CW_N];
+
+		for (int k = 0; k < nc; k++) {
+			const float *xc = xp + (c0 + k) * Hp * Wp;
+			float *dk = (float *)d[k];
+
+			for (int j = 0; j < RT_CG_NR; j++)
+				for (int r = 0; r < RT_CW_T; r++)
+					for (int s = 0; s < RT_CW_T; s++)
+						dk[(r * RT_CW_T + s) * RT_CG_NR + j] =
+							xc[org[j] + r * Wp + s];
+		}
+		for (int k = 0; k < nc; k++) {
+			float *dst = vp + (c0 + k) * RT_CG_NR;
+
+			for (int s = 0; s < RT_CW_T; s++)
+				rt_cw_bt(d[k] + s, RT_CW_T, t + s, RT_CW_T);
+			for (int i = 0; i < RT_CW_T; i++)
+				rt_cw_bt(t + i * RT_CW_T, 1, d[k] + i * RT_CW_T, 1);
+			for (int xi = 0; xi < RT_CW_N; xi++)
+				*(rt_cw_uv *)(dst + xi * C * RT_CG_NR) = d[k][xi];
+		}
+	}
+#endif
+}
+
+#if defined(__AVX__)
+typedef float rt_cw_f4 __attribute__((vector_size(16)));
+typedef int32_t rt_cw_i4 __attribute__((vector_size(16)));
+typedef float rt_cw_uv8 __attribute__((vector_size(32), aligned(4), may_alias));
+
+/* o[0..3] = A^T m[0..5] on 8 lanes (rt_cw_at's arithmetic). */
+static inline void rt_cw_at8(const rt_cw_v8 *m, int64_t ms, rt_cw_v8 *o, int64_t os)
+{
+	rt_cw_v8 s12 = m[ms] + m[2 * ms], d12 = m[ms] - m[2 * ms];
+	rt_cw_v8 s34 = m[3 * ms] + m[4 * ms], d34 = m[3 * ms] - m[4 * ms];
+
+	o[0] = m[0] + s12 + s34;
+	o[os] = d12 + 2.0f * d34;
+	o[2 * os] = s12 + 4.0f * s34;
+	o[3 * os] = d12 + 8.0f * d34 + m[5 * ms];
+}
+
+/* act on 4 lanes: the graph's Relu and Clip (NaN stays NaN), as rt_cg_epi. */
+static inline __attribute__((always_inline)) rt_cw_f4
+rt_cw_act4(rt_cw_f4 v, const int act, float lo, float hi)
+{
+	rt_cw_f4 zero = { 0 };
+	rt_cw_i4 m;
+
+	if (act == RT_CG_ACT_RELU) {
+		m = (v > zero) | (v != v);
+		v = (rt_cw_f4)((rt_cw_i4)v & m);
+	} else if (act == RT_CG_ACT_CLIP) {
+		rt_cw_f4 l = zero + lo, h = zero + hi;
+
+		m = (v > l) | (v != v);
+		v = (rt_cw_f4)(((rt_cw_i4)v & m) | ((rt_cw_i4)l & ~m));
+		m = (v < h) | (v != v);
+		v = (rt_cw_f4)(((rt_cw_i4)v & m) | ((rt_cw_i4)h & ~m));
+	}
+	return v;
+}
+#endif
+
+/* act on one value, as rt_cw_act4. */
+static inline __attribute__((always_inline)) float rt_cw_act1(float v, const int act, float lo,
+							      float hi)
+{
+	if (act == RT_CG_ACT_RELU) {
+		v = (v > 0.0f) | (v != v) ? v : 0.0f;
+	} else if (act == RT_CG_ACT_CLIP) {
+		v = (v > lo) | (v != v) ? v : lo;
+		v = (v < hi) | (v != v) ? v : hi;
+	}
+	return v;
+}
+
+/*
+ * Output channel m of panel jp from O (o[xi * 16 + lane] for its 16 tiles):
+ * y's tiles = A^T O A + b, then the residual and act. act and whether
+ * there is a residual are constants in every copy rt_cw_output's dispatch
+ * inlines, so the loops test nothing but the tiles' extents. With AVX,
+ * per 8 tiles: the transform on 8 lanes in registers, then per tile row a
+ * 4x8 transpose gives each tile's row as one vector of 4 (one load of the
+ * residual, one store).
+ */
+static inline __attribute__((always_inline)) void
+rt_cw_out(const float *o, int64_t OH, int64_t OW, int64_t TW, int64_t T, int64_t jp, float b,
+	  const int act, float lo, float hi, const float *res, float *y)
+{
+	int64_t at[RT_CG_NR];
+	int rows[RT_CG_NR], cols[RT_CG_NR], n = 0;
+
+	for (int j = 0; j < RT_CG_NR && jp * RT_CG_NR + j < T; j++, n++) {
+		int64_t tile = jp * RT_CG_NR + j, oh0 = tile / TW * 4, ow0 = tile % TW * 4;
+
+		at[j] = oh0 * OW + ow0;
+		rows[j] = OH - oh0 < 4 ? (int)(OH - oh0) : 4;
+		cols[j] = OW - ow0 < 4 ? (int)(OW - ow0) : 4;
+	}
+#if defined(__AVX__)
+	for (int h = 0; h < n; h += 8) {
+		rt_cw_v8 mv[RT_CW_N], t[4 * RT_CW_T], q[16];
+
+		for (int xi = 0; xi < RT_CW_N; xi++)
+			mv[xi] = *(const rt_cw_uv8 *)(o + xi * RT_CG_NR + h);
+		for (int s = 0; s < RT_CW_T; s++)
+			rt_cw_at8(mv + s, RT_CW_T, t + s, RT_CW_T);
+		for (int i = 0; i < 4; i++)
+			rt_cw_at8(t + i * RT_CW_T, 1, q + i * 4, 1);
+		for (int r = 0; r < 4; r++) {
+			__m256 t0 = _mm256_unpacklo_ps(q[r * 4], q[r * 4 + 1]);
+			__m256 t1 = _mm256_unpackhi_ps(q[r * 4], q[r * 4 + 1]);
+			__m256 t2 = _mm256_unpacklo_ps(q[r * 4 + 2], q[r * 4 + 3]);
+			__m256 t3 = _mm256_unpackhi_ps(q[r * 4 + 2], q[r * 4 + 3]);
+			__m256 c[4];	/* c[k]: tile k in the low half, tile k + 4 in the high */
+
+			c[0] = _mm256_shuffle_ps(t0, t2, 0x44);
+			c[1] = _mm256_shuffle_ps(t0, t2, 0xee);
+			c[2] = _mm256_shuffle_ps(t1, t3, 0x44);
+			c[3] = _mm256_shuffle_ps(t1, t3, 0xee);
+			for (int j = 0; j < 8 && h + j < n; j++) {
+				int k = h + j;
+				rt_cw_f4 v = j < 4 ? (rt_cw_f4)_mm256_castps256_ps128(c[j]) :
+					     (rt_cw_f4)_mm256_extractf128_ps(c[j - 4], 1);
+				int64_t at0 = at[k] + r * OW;
+
+				if (r >= rows[k])
+					continue;
+				v += b;
+				if (cols[k] == 4) {
+					if (res)
+						v += (rt_cw_f4)_mm_loadu_ps(res + at0);
+					_mm_storeu_ps(y + at0, (__m128)rt_cw_act4(v, act, lo, hi));
+				} else {
+					float e[4];
+
+					memcpy(e, &v, sizeof(e));
+					for (int s = 0; s < cols[k]; s++)
+						y[at0 + s] = rt_cw_act1(e[s] + (res ? res[at0 + s] : 0.0f),
+									act, lo, hi);
+				}
+			}
+		}
+	}
+#else
+	rt_cw_v mv[RT_CW_N], t[4 * RT_CW_T], out[16];
+	const float *op = (const float *)out;
+
+	for (int xi = 0; xi < RT_CW_N; xi++)
+		mv[xi] = *(const rt_cw_uv *)(o + xi * RT_CG_NR);
+	for (int s = 0; s < RT_CW_T; s++)
+		rt_cw_at(mv + s, RT_CW_T, t + s, RT_CW_T);
+	for (int i = 0; i < 4; i++)
+		rt_cw_at(t + i * RT_CW_T, 1, out + i * 4, 1);
+	for (int j = 0; j < n; j++)
+		for (int r = 0; r < rows[j]; r++) {
+			int64_t at0 = at[j] + r * OW;
+
+			for (int s = 0; s < cols[j]; s++)
+				y[at0 + s] = rt_cw_act1(op[(r * 4 + s) * RT_CG_NR + j] + b +
+							(res ? res[at0 + s] : 0.0f), act, lo, hi);
+		}
+#endif
+}
+
+/* rt_cw_out for output channel m, its act and residual made constants. */
+static inline void rt_cw_output(const float *o, int64_t m, int64_t OH, int64_t OW, int64_t TW,
+				int64_t T, int64_t jp, const float *bias, int act, float lo,
+				float hi, const float *res, float *y)
+{
+	float b = bias ? bias[m] : 0.0f;
+	const float *rm = res ? res + m * OH * OW : NULL;
+	float *ym = y + m * OH * OW;
+
+	switch (act * 2 + !!rm) {
+	case RT_CG_ACT_NONE * 2:
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_NONE, lo, hi, NULL, ym);
+		break;
+	case RT_CG_ACT_NONE * 2 + 1:
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_NONE, lo, hi, rm, ym);
+		break;
+	case RT_CG_ACT_RELU * 2:
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_RELU, lo, hi, NULL, ym);
+		break;
+	case RT_CG_ACT_RELU * 2 + 1:
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_RELU, lo, hi, rm, ym);
+		break;
+	case RT_CG_ACT_CLIP * 2:
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_CLIP, lo, hi, NULL, ym);
+		break;
+	default:
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_CLIP, lo, hi, rm, ym);
+		break;
+	}
+}
+
+/*
+ * GEMM xi of a panel: op[(m * 36 + xi) * 16 + lane] = sum_c u_xi[m, c]
+ * vp[(xi * C + c) * 16 + lane]: an output channel's 36 vectors are
+ * contiguous for the output transform.
+ */
+static inline void rt_cw_gemm(const float *u, int64_t M, int64_t C, int xi, const float *vp,
+			      float *op)
+{
+	struct rt_cg_epilogue e = { 1.0f, 0.0f, NULL, 0, 0, RT_CG_ACT_NONE, 0, 0, NULL, 0 };
+	int64_t nkb = (C + RT_CG_KC - 1) / RT_CG_KC;
+	int64_t kstep = (C + nkb - 1) / nkb;
+	const float *ux = u + xi * M * C, *vx = vp + xi * C * RT_CG_NR;
+	float *ox = op + xi * RT_CG_NR;
+
+	for (int64_t k0 = 0; k0 < C; k0 += kstep) {
+		struct rt_cg_kblock kb;
+
+		kb.k0 = k0;
+		kb.kc = C - k0 < kstep ? C - k0 : kstep;
+		kb.first = k0 == 0;
+		kb.last = k0 + kb.kc >= C;
+		/* a tile's rows past M read the next xi's (or the zero rows at the end) */
+		for (int64_t i0 = 0; i0 < M; i0 += RT_CG_MR)
+			rt_cg_tile(&kb, ux + i0 * C + k0, C, 1, vx + k0 * RT_CG_NR,
+				   ox + i0 * RT_CW_N * RT_CG_NR, RT_CW_N * RT_CG_NR,
+				   M - i0 < RT_CG_MR ? (int)(M - i0) : RT_CG_MR, RT_CG_NR, i0, 0, &e);
+	}
+}
+
+/*
+ * y [M, OH * OW] = act(conv(x [C, H, W], w [M, C, 3, 3]) + bias[M] + res)
+ * for one image, stride 1, padding ph, pw at the top and the left (OH,
+ * OW give the rest), u the weights' transform (above), bias and res NULL
+ * for none. scratch holds the padded copy (C * rt_cw_hp(OH) * rt_cw_wp(OW)
+ * floats), then `slots` slots of rt_cw_slot(C, M) floats: one per panel, or
+ * RT_CW_TEAM when there are more panels.
+ *
+ * With a panel or more per thread, each thread takes a run of panels and
+ * does all three steps on one while it is in L2. With fewer panels than
+ * threads (a 14x14 image has 16 tiles: one panel), the steps are split
+ * instead: every panel's input transform by channel chunks, then the 36
+ * GEMMs, then the output transform by output channel, each step shared by
+ * the team.
+ */
+static inline void rt_cwino2d(const float *x, int64_t C, int64_t H, int64_t W, int64_t ph,
+			      int64_t pw, int64_t OH, int64_t OW, const float *u, int64_t M,
+			      const float *bias, int act, float lo, float hi, const float *res,
+			      float *y, float *scratch, int64_t slots, int threads)
+{
+	int64_t TW = (OW + 3) / 4, T = (OH + 3) / 4 * TW, np = (T + RT_CG_NR - 1) / RT_CG_NR;
+	int64_t Hp = rt_cw_hp(OH), Wp = rt_cw_wp(OW);
+	int64_t slot = rt_cw_slot(C, M), vsize = RT_CW_N * RT_CG_NR * C;
+	float *xp = scratch, *sl = scratch + C * Hp * Wp;
+	int team = threads < RT_CW_TEAM ? threads : RT_CW_TEAM;
+	int shared;
+
+	if (np >= team && team > slots)
+		team = (int)slots;	/* not with the slots c_strategies.c gives */
+	shared = team > 1 && np < team && np <= slots;
+	(void)team;
+#pragma omp parallel num_threads(team) if (team > 1)
+	{
+		int th = 0, nt = 1;
+#if defined(_OPENMP)
+		th = omp_get_thread_num();
+		nt = omp_get_num_threads();
+#endif
+#pragma omp for schedule(static)
+		for (int64_t c = 0; c < C; c++)
+			rt_cw_pad(x, c, H, W, ph, pw, Hp, Wp, xp);
+		if (shared) {
+			int64_t nch = (C + RT_CW_CCHUNK - 1) / RT_CW_CCHUNK;
+
+#pragma omp for schedule(static)
+			for (int64_t i = 0; i < np * nch; i++) {
+				int64_t jp = i / nch, c0 = i % nch * RT_CW_CCHUNK;
+
+				rt_cw_input(xp, C, Hp, Wp, TW, T, jp, c0,
+					    C - c0 < RT_CW_CCHUNK ? C : c0 + RT_CW_CCHUNK,
+					    sl + jp * slot);
+			}
+#pragma omp for schedule(static)
+			for (int64_t i = 0; i < np * RT_CW_N; i++) {
+				float *sp = sl + i / RT_CW_N * slot;
+
+				rt_cw_gemm(u, M, C, (int)(i % RT_CW_N), sp, sp + vsize);
+			}
+#pragma omp for schedule(static)
+			for (int64_t i = 0; i < np * M; i++) {
+				float *sp = sl + i / M * slot + vsize;
+
+				rt_cw_output(sp + i % M * RT_CW_N * RT_CG_NR, i % M, OH, OW, TW, T,
+					     i / M, bias, act, lo, hi, res, y);
+			}
+		} else {
+			float *vp = sl + th * slot, *op = vp + vsize;
+
+			for (int64_t jp = th * np / nt; jp < (th + 1) * np / nt; jp++) {
+				rt_cw_input(xp, C, Hp, Wp, TW, T, jp, 0, C, vp);
+				for (int xi = 0; xi < RT_CW_N; xi++)
+					rt_cw_gemm(u, M, C, xi, vp, op);
+				for (int64_t m = 0; m < M; m++)
+					rt_cw_output(op + m * RT_CW_N * RT_CG_NR, m, OH, OW, TW,
+						     T, jp, bias, act, lo, hi, res, y);
+			}
+		}
+	}
+}
+
+#endif
