@@ -363,12 +363,12 @@ done
 "$COLLAGEC" compile --search none --target c "$T/wino_edges.onnx" -o "$T/we.so" ||
 	fail wino-edges/compile "exit $?"
 v=$(kernels "$T/we.json")
-want="wb compile-time conv.winograd if always scratch=9344;18432|wodd compile-time conv.winograd \
-if always scratch=14516;46080|wk compile-time conv.winograd if always scratch=261600;186624|wbig \
-compile-time conv.winograd if always scratch=9344;294912|wnopad compile-time conv.winograd if \
-always scratch=37120;36864|wsame compile-time conv.winograd if always scratch=9344;36864|wr \
-compile-time conv.winograd if always scratch=18560;55296|wc compile-time conv.winograd if always \
-scratch=15744;48384|war compile-time conv.winograd if always scratch=9344;36864|wfew \
+want="wb compile-time conv.winograd if always scratch=9344;19008|wodd compile-time conv.winograd \
+if always scratch=14516;47232|wk compile-time conv.winograd if always scratch=261600;187200|wbig \
+compile-time conv.winograd if always scratch=9344;304128|wnopad compile-time conv.winograd if \
+always scratch=37120;37440|wsame compile-time conv.winograd if always scratch=9344;38016|wr \
+compile-time conv.winograd if always scratch=18560;56448|wc compile-time conv.winograd if always \
+scratch=15744;49536|war compile-time conv.winograd if always scratch=9344;38016|wfew \
 compile-time conv.micro if always scratch=9216|"
 if [ "$v" = "$want" ]; then ok wino-edges/static-choices; else
 	fail wino-edges/static-choices "got '$v'"; fi
@@ -396,7 +396,7 @@ if [ "$same" = yes ]; then ok wino-edges/threads-bit-identical; else
 "$COLLAGEC" compile --search none --target c "$T/wino_sym.onnx" -o "$T/ws.so" ||
 	fail wino-sym/compile "exit $?"
 v=$(kernels "$T/ws.json")
-if [ "$v" = "wsym compile-time conv.winograd if always scratch=12376;42624|" ]; then
+if [ "$v" = "wsym compile-time conv.winograd if always scratch=12376;43776|" ]; then
 	ok wino-sym/static-choice; else fail wino-sym/static-choice "got '$v'"; fi
 for n in 1 3; do
 	check "wino-sym/N=$n" "$T/ws.so" "$T/ws_exp_$n" "x=$T/ws_x_$n.npy"

@@ -1327,7 +1327,7 @@ static struct tir_buf *cw_transform(struct lower *L, const float *w, int64_t M, 
 /* The floats of one slot: rt_cwino.h's rt_cw_slot. */
 static int64_t cw_slot(int64_t C, int64_t M)
 {
-	return 36 * CG_NR * (C + M);
+	return 36 * CG_NR * (C + 1 + M);
 }
 
 static bool cw_geometry(struct lower *L, struct window *w)
@@ -1348,7 +1348,7 @@ static int lower_conv_winograd(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
-	int64_t M = wt->shape.d[0].c, C = wt->shape.d[1].c, P, tiles, slots, pad;
+	int64_t M = wt->shape.d[0].c, C = wt->shape.d[1].c, P, tiles, slots;
 	struct tir_buf *u, *scratch;
 	struct tir *args[20], *n;
 	struct window w;
@@ -1363,9 +1363,7 @@ static int lower_conv_winograd(struct lower *L)
 	if (slots > CW_SLOTS)
 		slots = CW_SLOTS;
 	u = cw_transform(L, wt->data, M, C);
-	/* the padded copy (rt_cw_hp, rt_cw_wp), then the slots */
-	pad = C * ((w.out[0] + 3) / 4 * 4 + 2) * ((w.out[1] + 3) / 4 * 4 + 4);
-	scratch = lower_scratch(L, DTYPE_F32, dim_const(pad + slots * cw_slot(C, M)));
+	scratch = lower_scratch(L, DTYPE_F32, dim_const(slots * cw_slot(C, M)));
 	n = tir_loop(b, tir_dim(b, x->shape.d[0]));
 	args[a++] = tir_addr(b, L->in[0], tir_mul(b, n, tir_int(b, C * w.in[0] * w.in[1])));
 	args[a++] = tir_int(b, C);

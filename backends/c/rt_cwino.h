@@ -22,8 +22,7 @@
  * time, so that its V and O stay in L2: V is written straight into
  * rt_cgemm's packed panel layout, O read back by the output transform while
  * still in cache (blocks of 2 or 4 panels, reusing each row of U more,
- * measured no faster). The image is first copied with its padding into
- * scratch, so that no patch needs a bounds test. The transforms work on
+ * measured no faster). The transforms work on
  * the tiles of a panel at once, one vector lane per tile; with AVX, 8x8
  * and 4x8 transposes in registers turn patch rows into lanes and lanes
  * back into output rows, so no element goes through memory alone (one
@@ -60,10 +59,20 @@ typedef float rt_cw_uv __attribute__((vector_size(4 * RT_CG_NR), aligned(4), may
 #error "rt_cwino.h needs GCC's vector extensions"
 #endif
 
+/*
+ * Floats between V's GEMMs in a slot: C rows of 16, then 16 more, so that
+ * the 36 stores of one channel's transform do not all fall in one L1 set
+ * (with C * 16 floats a multiple of 4 KiB they would).
+ */
+static inline int64_t rt_cw_vstride(int64_t C)
+{
+	return (C + 1) * RT_CG_NR;
+}
+
 /* Floats of scratch one slot (a panel's V and O) takes. */
 static inline int64_t rt_cw_slot(int64_t C, int64_t M)
 {
-	return RT_CW_N * RT_CG_NR * (C + M);
+	return RT_CW_N * (rt_cw_vstride(C) + RT_CG_NR * M);
 }
 
 /* v[0..5] = B^T d[0..5] (d a column or a row of the patch, 16 tiles a lane each). */
@@ -93,42 +102,6 @@ static inline void rt_cw_at(const rt_cw_v *m, int64_t ms, rt_cw_v *o, int64_t os
 	o[3 * os] = d12 + 8.0f * d34 + m[5 * ms];
 }
 
-/*
- * The padded copy of the image (scratch): Hp x Wp per channel, the input
- * at (ph, pw), zeros around it, so that every tile's 6x6 patch is inside
- * at (4 * tile row, 4 * tile column) and a vector of 8 floats from there
- * is too: the input transform tests no bound.
- */
-static inline int64_t rt_cw_hp(int64_t OH)
-{
-	return (OH + 3) / 4 * 4 + 2;
-}
-
-static inline int64_t rt_cw_wp(int64_t OW)
-{
-	return (OW + 3) / 4 * 4 + 4;
-}
-
-/* Channel c of the padded copy (ph + H <= Hp and pw + W <= Wp: see the callers). */
-static inline void rt_cw_pad(const float *x, int64_t c, int64_t H, int64_t W, int64_t ph,
-			     int64_t pw, int64_t Hp, int64_t Wp, float *xp)
-{
-	const float *src = x + c * H * W;
-	float *dst = xp + c * Hp * Wp;
-
-	for (int64_t i = 0; i < Hp; i++) {
-		float *d = dst + i * Wp;
-
-		if (i < ph || i >= ph + H) {
-			memset(d, 0, sizeof(float) * (size_t)Wp);
-			continue;
-		}
-		memset(d, 0, sizeof(float) * (size_t)pw);
-		memcpy(d + pw, src + (i - ph) * W, sizeof(float) * (size_t)W);
-		memset(d + pw + W, 0, sizeof(float) * (size_t)(Wp - pw - W));
-	}
-}
-
 #if defined(__AVX__)
 #include <immintrin.h>
 
@@ -149,91 +122,126 @@ static inline void rt_cw_bt8(const rt_cw_v8 *d, int64_t ds, rt_cw_v8 *v, int64_t
 	v[5 * vs] = 4.0f * d1 - 5.0f * d3 + d5;
 }
 
-/* r[j][i] = in[i][j]: the 8x8 transpose of r[0..7] (unpack, shuffle, swap halves). */
-static inline void rt_cw_tr8(__m256 *r)
+/*
+ * d[s] = column s (s < 6) of the 8x8 matrix whose rows are r0..r7: the
+ * transpose by unpacks, shuffles and half swaps, kept in registers.
+ */
+static inline __attribute__((always_inline)) void
+rt_cw_tr8(__m256 r0, __m256 r1, __m256 r2, __m256 r3, __m256 r4, __m256 r5, __m256 r6,
+	  __m256 r7, rt_cw_v8 *d)
 {
-	__m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-	__m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-	__m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-	__m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+	__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+	__m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+	__m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+	__m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
 	__m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);
 	__m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);
 	__m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xee);
 	__m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
 
-	r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-	r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-	r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-	r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-	r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-	r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-	r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-	r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+	d[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+	d[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+	d[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+	d[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+	d[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+	d[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
 }
 #endif
 
 /*
- * V of panel jp (tiles jp * 16 ..) for channels [cb, ce) of C, from the
- * padded copy xp: vp[(xi * C + c) * 16 + lane], rt_cgemm's packed layout
- * for GEMM xi. With AVX, per 8 tiles and patch row, 8 loads of 8 floats and
- * a transpose give the row's 6 elements with a tile a lane; without, the
- * patches are gathered element by element a chunk of channels ahead (the
- * chunk's scalar stores have left the store buffer when the transform's
- * vector loads read them: a load of data still in flight as narrower
- * stores is not forwarded and waits).
+ * V of panel jp (tiles jp * 16 ..) for channels [cb, ce) of C:
+ * vp[xi * rt_cw_vstride(C) + c * 16 + lane], rt_cgemm's packed layout for
+ * GEMM xi.
+ * With AVX, per 8 tiles and patch row, 8 loads of 8 floats (masked where
+ * the patch crosses the image's left or right edge, zero for a row in the
+ * padding) and a transpose give the row's 6 elements a tile a lane;
+ * without, the patches are gathered element by element a chunk of channels
+ * ahead (the chunk's scalar stores have left the store buffer when the
+ * transform's vector loads read them: a load of data still in flight as
+ * narrower stores is not forwarded and waits).
  */
 #define RT_CW_CCHUNK 8
 
-static inline void rt_cw_input(const float *xp, int64_t C, int64_t Hp, int64_t Wp, int64_t TW,
-			       int64_t T, int64_t jp, int64_t cb, int64_t ce, float *vp)
+static inline void rt_cw_input(const float *x, int64_t C, int64_t H, int64_t W, int64_t ph,
+			       int64_t pw, int64_t TW, int64_t T, int64_t jp, int64_t cb,
+			       int64_t ce, float *vp)
 {
-	int64_t org[RT_CG_NR];
+	int64_t ih[RT_CG_NR], iw[RT_CG_NR], vs = rt_cw_vstride(C);
 
 	for (int j = 0; j < RT_CG_NR; j++) {
 		int64_t tile = jp * RT_CG_NR + j;
 
-		/* a lane past the last tile reads tile 0: its outputs are never written */
-		org[j] = tile < T ? tile / TW * 4 * Wp + tile % TW * 4 : 0;
+		/* a lane past the last tile reads zeros: its outputs are never written */
+		ih[j] = tile < T ? tile / TW * 4 - ph : -RT_CW_T;
+		iw[j] = tile < T ? tile % TW * 4 - pw : 0;
 	}
 #if defined(__AVX__)
-	for (int64_t c = cb; c < ce; c++) {
-		const float *xc = xp + c * Hp * Wp;
+	__m256i mask[RT_CG_NR];
+	int whole[RT_CG_NR];	/* 8 floats from iw are inside the row */
 
+	for (int j = 0; j < RT_CG_NR; j++) {
+		int32_t m[8];
+
+		for (int l = 0; l < 8; l++)
+			m[l] = l < RT_CW_T && iw[j] + l >= 0 && iw[j] + l < W ? -1 : 0;
+		mask[j] = _mm256_loadu_si256((const __m256i *)m);
+		whole[j] = iw[j] >= 0 && iw[j] + 8 <= W;
+	}
+/* row r of tile h + j's patch: zero in the padding, masked across an edge */
+#define RT_CW_ROW(j)									\
+	(ih[h + (j)] + r < 0 || ih[h + (j)] + r >= H ? _mm256_setzero_ps() :		\
+	 whole[h + (j)] ? _mm256_loadu_ps(xc + (ih[h + (j)] + r) * W + iw[h + (j)]) :	\
+	 _mm256_maskload_ps(xc + (ih[h + (j)] + r) * W + iw[h + (j)], mask[h + (j)]))
+	for (int64_t c = cb; c < ce; c++) {
+		const float *xc = x + c * H * W;
+
+		/*
+		 * the patches of channel c + 2 into L1 (a quarter of the tiles:
+		 * 4 floats apart, 4 of them share a line): the hardware's
+		 * prefetchers do not follow rows a plane apart
+		 */
+		if (c + 2 < ce)
+			for (int j = 0; j < RT_CG_NR; j += 3)
+				for (int r = 0; r < RT_CW_T; r++)
+					if (ih[j] + r >= 0 && ih[j] + r < H)
+						_mm_prefetch((const char *)(xc + 2 * H * W + (ih[j] + r) * W +
+									    (iw[j] < 0 ? 0 : iw[j])),
+							     _MM_HINT_T0);
 		for (int h = 0; h < RT_CG_NR; h += 8) {
 			rt_cw_v8 d[RT_CW_N], t[RT_CW_N];
 
-			for (int r = 0; r < RT_CW_T; r++) {
-				__m256 row[8];
-
-				for (int j = 0; j < 8; j++)
-					row[j] = _mm256_loadu_ps(xc + org[h + j] + r * Wp);
-				rt_cw_tr8(row);
-				for (int s = 0; s < RT_CW_T; s++)
-					d[r * RT_CW_T + s] = row[s];
-			}
+			for (int r = 0; r < RT_CW_T; r++)
+				rt_cw_tr8(RT_CW_ROW(0), RT_CW_ROW(1), RT_CW_ROW(2), RT_CW_ROW(3),
+					  RT_CW_ROW(4), RT_CW_ROW(5), RT_CW_ROW(6), RT_CW_ROW(7),
+					  d + r * RT_CW_T);
 			/* columns, then rows: V = B^T d B */
 			for (int s = 0; s < RT_CW_T; s++)
 				rt_cw_bt8(d + s, RT_CW_T, t + s, RT_CW_T);
 			for (int i = 0; i < RT_CW_T; i++)
 				rt_cw_bt8(t + i * RT_CW_T, 1, d + i * RT_CW_T, 1);
 			for (int xi = 0; xi < RT_CW_N; xi++)
-				_mm256_storeu_ps(vp + (xi * C + c) * RT_CG_NR + h, d[xi]);
+				_mm256_storeu_ps(vp + xi * vs + c * RT_CG_NR + h, d[xi]);
 		}
 	}
+#undef RT_CW_ROW
 #else
 	for (int64_t c0 = cb; c0 < ce; c0 += RT_CW_CCHUNK) {
 		int nc = ce - c0 < RT_CW_CCHUNK ? (int)(ce - c0) : RT_CW_CCHUNK;
 		rt_cw_v d[RT_CW_CCHUNK][RT_CW_N], t[RT_CW_N];
 
 		for (int k = 0; k < nc; k++) {
-			const float *xc = xp + (c0 + k) * Hp * Wp;
+			const float *xc = x + (c0 + k) * H * W;
 			float *dk = (float *)d[k];
 
 			for (int j = 0; j < RT_CG_NR; j++)
 				for (int r = 0; r < RT_CW_T; r++)
-					for (int s = 0; s < RT_CW_T; s++)
+					for (int s = 0; s < RT_CW_T; s++) {
+						int64_t y0 = ih[j] + r, x0 = iw[j] + s;
+
 						dk[(r * RT_CW_T + s) * RT_CG_NR + j] =
-							xc[org[j] + r * Wp + s];
+							y0 >= 0 && y0 < H && x0 >= 0 && x0 < W ?
+							xc[y0 * W + x0] : 0.0f;
+					}
 		}
 		for (int k = 0; k < nc; k++) {
 			float *dst = vp + (c0 + k) * RT_CG_NR;
@@ -243,7 +251,7 @@ static inline void rt_cw_input(const float *xp, int64_t C, int64_t Hp, int64_t W
 			for (int i = 0; i < RT_CW_T; i++)
 				rt_cw_bt(t + i * RT_CW_T, 1, d[k] + i * RT_CW_T, 1);
 			for (int xi = 0; xi < RT_CW_N; xi++)
-				*(rt_cw_uv *)(dst + xi * C * RT_CG_NR) = d[k][xi];
+				*(rt_cw_uv *)(dst + xi * vs) = d[k][xi];
 		}
 	}
 #endif
@@ -312,7 +320,7 @@ static inline __attribute__((always_inline)) float rt_cw_act1(float v, const int
  */
 static inline __attribute__((always_inline)) void
 rt_cw_out(const float *o, int64_t OH, int64_t OW, int64_t TW, int64_t T, int64_t jp, float b,
-	  const int act, float lo, float hi, const float *res, float *y)
+	  const int act, float lo, float hi, const float *res, float *y, int next)
 {
 	int64_t at[RT_CG_NR];
 	int rows[RT_CG_NR], cols[RT_CG_NR], n = 0;
@@ -324,6 +332,17 @@ rt_cw_out(const float *o, int64_t OH, int64_t OW, int64_t TW, int64_t T, int64_t
 		rows[j] = OH - oh0 < 4 ? (int)(OH - oh0) : 4;
 		cols[j] = OW - ow0 < 4 ? (int)(OW - ow0) : 4;
 	}
+	/*
+	 * the next output channel's rows of these tiles (and of the residual)
+	 * into cache for the stores: a store that misses waits for the line
+	 */
+	if (next)
+		for (int j = 0; j < n; j += 3)
+			for (int r = 0; r < rows[j]; r++) {
+				__builtin_prefetch(y + OH * OW + at[j] + r * OW, 1);
+				if (res)
+					__builtin_prefetch(res + OH * OW + at[j] + r * OW, 0);
+			}
 #if defined(__AVX__)
 	for (int h = 0; h < n; h += 8) {
 		rt_cw_v8 mv[RT_CW_N], t[4 * RT_CW_T], q[16];
@@ -390,40 +409,44 @@ rt_cw_out(const float *o, int64_t OH, int64_t OW, int64_t TW, int64_t T, int64_t
 #endif
 }
 
-/* rt_cw_out for output channel m, its act and residual made constants. */
-static inline void rt_cw_output(const float *o, int64_t m, int64_t OH, int64_t OW, int64_t TW,
-				int64_t T, int64_t jp, const float *bias, int act, float lo,
-				float hi, const float *res, float *y)
+/*
+ * rt_cw_out for output channel m (of M), its act and residual made
+ * constants; next: whether channel m + 1 of this panel comes after it.
+ */
+static inline void rt_cw_output(const float *o, int64_t m, int64_t M, int64_t OH, int64_t OW,
+				int64_t TW, int64_t T, int64_t jp, const float *bias, int act,
+				float lo, float hi, const float *res, float *y)
 {
+	int next = m + 1 < M;
 	float b = bias ? bias[m] : 0.0f;
 	const float *rm = res ? res + m * OH * OW : NULL;
 	float *ym = y + m * OH * OW;
 
 	switch (act * 2 + !!rm) {
 	case RT_CG_ACT_NONE * 2:
-		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_NONE, lo, hi, NULL, ym);
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_NONE, lo, hi, NULL, ym, next);
 		break;
 	case RT_CG_ACT_NONE * 2 + 1:
-		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_NONE, lo, hi, rm, ym);
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_NONE, lo, hi, rm, ym, next);
 		break;
 	case RT_CG_ACT_RELU * 2:
-		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_RELU, lo, hi, NULL, ym);
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_RELU, lo, hi, NULL, ym, next);
 		break;
 	case RT_CG_ACT_RELU * 2 + 1:
-		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_RELU, lo, hi, rm, ym);
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_RELU, lo, hi, rm, ym, next);
 		break;
 	case RT_CG_ACT_CLIP * 2:
-		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_CLIP, lo, hi, NULL, ym);
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_CLIP, lo, hi, NULL, ym, next);
 		break;
 	default:
-		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_CLIP, lo, hi, rm, ym);
+		rt_cw_out(o, OH, OW, TW, T, jp, b, RT_CG_ACT_CLIP, lo, hi, rm, ym, next);
 		break;
 	}
 }
 
 /*
  * GEMM xi of a panel: op[(m * 36 + xi) * 16 + lane] = sum_c u_xi[m, c]
- * vp[(xi * C + c) * 16 + lane]: an output channel's 36 vectors are
+ * vp[xi * rt_cw_vstride(C) + c * 16 + lane]: an output channel's 36 vectors are
  * contiguous for the output transform.
  */
 static inline void rt_cw_gemm(const float *u, int64_t M, int64_t C, int xi, const float *vp,
@@ -432,7 +455,7 @@ static inline void rt_cw_gemm(const float *u, int64_t M, int64_t C, int xi, cons
 	struct rt_cg_epilogue e = { 1.0f, 0.0f, NULL, 0, 0, RT_CG_ACT_NONE, 0, 0, NULL, 0 };
 	int64_t nkb = (C + RT_CG_KC - 1) / RT_CG_KC;
 	int64_t kstep = (C + nkb - 1) / nkb;
-	const float *ux = u + xi * M * C, *vx = vp + xi * C * RT_CG_NR;
+	const float *ux = u + xi * M * C, *vx = vp + xi * rt_cw_vstride(C);
 	float *ox = op + xi * RT_CG_NR;
 
 	for (int64_t k0 = 0; k0 < C; k0 += kstep) {
@@ -454,9 +477,8 @@ static inline void rt_cw_gemm(const float *u, int64_t M, int64_t C, int xi, cons
  * y [M, OH * OW] = act(conv(x [C, H, W], w [M, C, 3, 3]) + bias[M] + res)
  * for one image, stride 1, padding ph, pw at the top and the left (OH,
  * OW give the rest), u the weights' transform (above), bias and res NULL
- * for none. scratch holds the padded copy (C * rt_cw_hp(OH) * rt_cw_wp(OW)
- * floats), then `slots` slots of rt_cw_slot(C, M) floats: one per panel, or
- * RT_CW_TEAM when there are more panels.
+ * for none. scratch holds `slots` slots of rt_cw_slot(C, M) floats: one
+ * per panel, or RT_CW_TEAM when there are more panels.
  *
  * With a panel or more per thread, each thread takes a run of panels and
  * does all three steps on one while it is in L2. With fewer panels than
@@ -471,9 +493,8 @@ static inline void rt_cwino2d(const float *x, int64_t C, int64_t H, int64_t W, i
 			      float *y, float *scratch, int64_t slots, int threads)
 {
 	int64_t TW = (OW + 3) / 4, T = (OH + 3) / 4 * TW, np = (T + RT_CG_NR - 1) / RT_CG_NR;
-	int64_t Hp = rt_cw_hp(OH), Wp = rt_cw_wp(OW);
-	int64_t slot = rt_cw_slot(C, M), vsize = RT_CW_N * RT_CG_NR * C;
-	float *xp = scratch, *sl = scratch + C * Hp * Wp;
+	int64_t slot = rt_cw_slot(C, M), vsize = RT_CW_N * rt_cw_vstride(C);
+	float *sl = scratch;
 	int team = threads < RT_CW_TEAM ? threads : RT_CW_TEAM;
 	int shared;
 
@@ -488,9 +509,6 @@ static inline void rt_cwino2d(const float *x, int64_t C, int64_t H, int64_t W, i
 		th = omp_get_thread_num();
 		nt = omp_get_num_threads();
 #endif
-#pragma omp for schedule(static)
-		for (int64_t c = 0; c < C; c++)
-			rt_cw_pad(x, c, H, W, ph, pw, Hp, Wp, xp);
 		if (shared) {
 			int64_t nch = (C + RT_CW_CCHUNK - 1) / RT_CW_CCHUNK;
 
@@ -498,7 +516,7 @@ static inline void rt_cwino2d(const float *x, int64_t C, int64_t H, int64_t W, i
 			for (int64_t i = 0; i < np * nch; i++) {
 				int64_t jp = i / nch, c0 = i % nch * RT_CW_CCHUNK;
 
-				rt_cw_input(xp, C, Hp, Wp, TW, T, jp, c0,
+				rt_cw_input(x, C, H, W, ph, pw, TW, T, jp, c0,
 					    C - c0 < RT_CW_CCHUNK ? C : c0 + RT_CW_CCHUNK,
 					    sl + jp * slot);
 			}
@@ -512,19 +530,19 @@ static inline void rt_cwino2d(const float *x, int64_t C, int64_t H, int64_t W, i
 			for (int64_t i = 0; i < np * M; i++) {
 				float *sp = sl + i / M * slot + vsize;
 
-				rt_cw_output(sp + i % M * RT_CW_N * RT_CG_NR, i % M, OH, OW, TW, T,
-					     i / M, bias, act, lo, hi, res, y);
+				rt_cw_output(sp + i % M * RT_CW_N * RT_CG_NR, i % M, M, OH, OW, TW,
+					     T, i / M, bias, act, lo, hi, res, y);
 			}
 		} else {
 			float *vp = sl + th * slot, *op = vp + vsize;
 
 			for (int64_t jp = th * np / nt; jp < (th + 1) * np / nt; jp++) {
-				rt_cw_input(xp, C, Hp, Wp, TW, T, jp, 0, C, vp);
+				rt_cw_input(x, C, H, W, ph, pw, TW, T, jp, 0, C, vp);
 				for (int xi = 0; xi < RT_CW_N; xi++)
 					rt_cw_gemm(u, M, C, xi, vp, op);
 				for (int64_t m = 0; m < M; m++)
-					rt_cw_output(op + m * RT_CW_N * RT_CG_NR, m, OH, OW, TW,
-						     T, jp, bias, act, lo, hi, res, y);
+					rt_cw_output(op + m * RT_CW_N * RT_CG_NR, m, M, OH, OW,
+						     TW, T, jp, bias, act, lo, hi, res, y);
 			}
 		}
 	}
