@@ -14,7 +14,8 @@
 # (maxpool.vrows, averagepool.vrows) and the float64 ones of the loop forms
 # (maxpool.rows, averagepool.window), epi_edges.onnx for the fused chains
 # that rt_cgemm.h's write-back applies, softmax_edges.onnx for Softmax by rows,
-# wino_edges.onnx and wino_sym.onnx for conv.winograd (rt_cwino.h). `run --kernels`
+# wino_edges.onnx and wino_sym.onnx for conv.winograd (rt_cwino.h, with and
+# without AVX). `run --kernels`
 # names the variant that ran at each size, and a C program checks
 # collagec_get_kernel_info: nothing before a run, one record per handle,
 # times only while profiling.
@@ -410,3 +411,15 @@ if [ "$v" = 0 ]; then ok wino-edges/option-off; else
 if "$COLLAGEC" run "$T/we0.so" $wargs --check "$T/we_exp" --rtol 1e-4 --atol 1e-4 \
 	>"$T/we.log" 2>&1; then ok wino-edges/off-matches-numpy; else
 	fail wino-edges/off-matches-numpy "$(grep -v ': ok$' "$T/we.log" | head -1)"; fi
+# the same without AVX (x86-64-v2: the transforms' scalar gather and stores)
+"$COLLAGEC" compile --search none --target c --cpu x86-64-v2 "$T/wino_edges.onnx" \
+	-o "$T/wev2.so" || fail wino-edges/compile-v2 "exit $?"
+for th in 1 3; do
+	# shellcheck disable=SC2086
+	if "$COLLAGEC" run "$T/wev2.so" $wargs --threads $th --check "$T/we_exp" --rtol 1e-4 \
+		--atol 1e-4 >"$T/we.log" 2>&1; then ok "wino-edges/x86-64-v2-threads=$th-matches-numpy"
+	else
+		fail "wino-edges/x86-64-v2-threads=$th-matches-numpy" \
+			"$(grep -v ': ok$' "$T/we.log" | head -1)"
+	fi
+done
