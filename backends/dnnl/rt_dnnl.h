@@ -1117,6 +1117,30 @@ static inline void rt_dnnl_bpool_max4(const float *p, int64_t ps, int64_t nr, in
 	*nan = m;
 }
 
+/*
+ * rt_dnnl_bpool_sum for four neighbouring windows wholly inside, as
+ * rt_dnnl_bpool_max4's, each divided by div.
+ */
+static inline void rt_dnnl_bpool_sum4(const float *p, int64_t ps, int64_t nr, int64_t nc,
+				      int64_t rs, int64_t cs, float div, float *out, int64_t os)
+{
+	rt_dnnl_vec a0 = { 0 }, a1 = { 0 }, a2 = { 0 }, a3 = { 0 };
+
+	for (int64_t r = 0; r < nr; r++, p += rs)
+		for (int64_t c = 0; c < nc; c++) {
+			const float *q = p + c * cs;
+
+			a0 += *(const rt_dnnl_uvec *)q;
+			a1 += *(const rt_dnnl_uvec *)(q + ps);
+			a2 += *(const rt_dnnl_uvec *)(q + 2 * ps);
+			a3 += *(const rt_dnnl_uvec *)(q + 3 * ps);
+		}
+	*(rt_dnnl_uvec *)out = a0 / div;
+	*(rt_dnnl_uvec *)(out + os) = a1 / div;
+	*(rt_dnnl_uvec *)(out + 2 * os) = a2 / div;
+	*(rt_dnnl_uvec *)(out + 3 * os) = a3 / div;
+}
+
 /* The sum of nr x nc taps from p (as rt_dnnl_bpool_max's); 0 for none. */
 static inline rt_dnnl_vec rt_dnnl_bpool_sum(const float *p, int64_t nr, int64_t nc, int64_t rs,
 					    int64_t cs)
@@ -1153,10 +1177,14 @@ static void rt_dnnl_bpool_cols(const struct rt_dnnl_bpool *g, const float *xr, i
 		const float *p = xr;
 		float div = (float)(rows * kw);
 
-		if (max && !exact && ow >= lo && ow + 4 <= hi) {
+		if (!exact && ow >= lo && ow + 4 <= hi) {
 			for (int64_t j = 0; j < B; j += RT_DNNL_VL)
-				rt_dnnl_bpool_max4(xr + st * B + j, sw * B, nr, kw, rs, cs, out + j,
-						   B, nan);
+				if (max)
+					rt_dnnl_bpool_max4(xr + st * B + j, sw * B, nr, kw, rs, cs,
+							   out + j, B, nan);
+				else
+					rt_dnnl_bpool_sum4(xr + st * B + j, sw * B, nr, kw, rs, cs,
+							   div, out + j, B);
 			ow += 3;
 			out += 3 * B;
 			continue;
