@@ -22,7 +22,8 @@
  * The table's last rules take one op alone (pooling, BatchNormalization,
  * LayerNormalization, Softmax, LRN, eltwise, ConvTranspose: op_plan says which, refusing
  * what oneDNN would compute otherwise than ONNX); each is one primitive in
- * plain layouts.
+ * plain layouts, but for a 1-D or 2-D pool of a blocked x, which rt_dnnl.h
+ * runs in a kernel of its own.
  * relay_to_tir makes one kernel per partition whose body is one call_extern
  * of collagec_dnnl_conv, collagec_dnnl_matmul (or, for one op alone,
  * collagec_dnnl_pool, _eltwise, _softmax, _bnorm, _lnorm, _lrn, _deconv),

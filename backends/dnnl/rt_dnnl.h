@@ -49,10 +49,15 @@
  *
  * The standalone ops (collagec_dnnl_pool, _eltwise, _softmax, _bnorm, _lnorm,
  * _lrn) make one primitive each (HardSigmoid two eltwise ones) over the
- * plain buffers, with no reorders, except pooling: on nchw oneDNN 2.6 runs
- * its reference pooling (ResNet-18's MaxPool took 40-62 ms, c's 18 ms), so
- * the pool reorders x to channels-last for its jit one (2.3 ms, reorders
- * included).
+ * plain buffers, with no reorders, except pooling. A pool of 1 or 2
+ * spatial dims whose x comes blocked in whole channel blocks runs no
+ * oneDNN at all but our own vectorised kernel on that layout, writing y
+ * blocked or plain as the caller expects (rt_dnnl_bpool_run: ResNet-18's
+ * stem MaxPool took 0.70-0.79 ms in oneDNN 2.6's pooling on every layout,
+ * 0.14 ms in it with x in cache). Other pools stay oneDNN's: on nchw it
+ * runs its reference pooling (ResNet-18's MaxPool took 40-62 ms, c's 18
+ * ms), so the pool reorders x to channels-last for its jit one (2.3 ms,
+ * reorders included); a blocked x is read as it is.
  * collagec_dnnl_deconv (ConvTranspose) is made and run like a Conv.
  *
  * A failing oneDNN call reports through collagec_rt_abort() (prints and
@@ -62,8 +67,10 @@
 #ifndef COLLAGEC_RT_DNNL_H
 #define COLLAGEC_RT_DNNL_H
 
+#include <math.h>
 #include <omp.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -920,9 +927,369 @@ enum rt_dnnl_pool {
 };
 
 /*
+ * ---- pooling on the blocked layout: collagec's own kernel ----
+ *
+ * oneDNN 2.6's pooling ran ResNet-18's stem MaxPool (64x112x112, 3x3,
+ * stride 2) in 0.70-0.79 ms on every layout, its blocked one included;
+ * ONNX Runtime took 0.16 ms. So a pool whose x comes blocked (a Conv's or
+ * pool's output: rt_dnnl_layout's channel blocks of B = rt_dnnl_block())
+ * runs here instead, over 1 or 2 spatial dims: an output pixel of a block
+ * is B contiguous floats, the max or sum of the window's taps, each B
+ * contiguous floats too, taken RT_DNNL_VL at a time in GCC vectors. The
+ * window is clipped to the image once per output row and column, so the
+ * taps' loops test nothing; only the clipping divides, and only at the
+ * image's edges. Windows wholly inside run four at a time.
+ *
+ * Results are the c target's (backends/c/rt_cpool.h): a max is
+ * NaN-propagating ((a > b) | (a != a) ? a : b: any NaN in the window gives
+ * NaN), the pads never count in it, and a window wholly outside the image
+ * gives -inf; an average divides the sum by the taps inside the image, or
+ * with count_include_pad by those before the end pads (the caller's end
+ * pads grow for ceil_mode only where that changes no count:
+ * dnnl_target.c's pool_plan). That max as a blend made a chain of four
+ * dependent instructions per tap; here a tap costs one maxps (which loses
+ * a NaN tap) and a NaN test ORed aside, and the rare output row whose
+ * tests found a NaN is taken again with c's max, so that its NaNs come
+ * out as c's. The sum adds the taps row by row (c's each column first),
+ * another rounding. Output rows are split over the OpenMP team; each
+ * output is computed by one thread in a fixed order, the same at every
+ * thread count.
+ *
+ * y is written in the layout the caller expects: blocked, or plain nchw,
+ * a chunk of an output row at a time transposed from a buffer on the
+ * stack (ResNet-18's global average pool hands c its plain [1, 512, 1]).
+ */
+#if defined(__AVX__)
+#define RT_DNNL_VL 8			/* floats per vector: a ymm */
+#else
+#define RT_DNNL_VL 4			/* an xmm (a ymm type would change the ABI) */
+#endif
+#define RT_DNNL_MAX_BLOCK 16		/* the largest channel block (AVX-512) */
+#define RT_DNNL_POOL_CHUNK 32		/* output pixels per transposed chunk */
+
+typedef float rt_dnnl_vec __attribute__((vector_size(4 * RT_DNNL_VL)));
+typedef int32_t rt_dnnl_ivec __attribute__((vector_size(4 * RT_DNNL_VL)));
+/* the same vector read from or written to memory of any alignment, in place */
+typedef float rt_dnnl_uvec __attribute__((vector_size(4 * RT_DNNL_VL), aligned(4), may_alias));
+
+/* The geometry of a blocked pool; per dim 0 (rows) and 1 (columns). */
+struct rt_dnnl_bpool {
+	int64_t in[2], out[2], k[2], s[2], d[2], pb[2], pe[2];
+	int64_t planes;			/* n * c / blk: channel blocks of every image */
+	int64_t blk;			/* B */
+	int alg;			/* enum rt_dnnl_pool */
+	int dst_blocked;		/* y blocked too; else plain nchw */
+};
+
+/* a NaN-propagating max, as the c target's: a NaN a wins; else b when not a > b */
+static inline rt_dnnl_vec rt_dnnl_vmax(rt_dnnl_vec a, rt_dnnl_vec b)
+{
+	rt_dnnl_ivec m = (a > b) | (a != a);
+
+	return (rt_dnnl_vec)((m & (rt_dnnl_ivec)a) | (~m & (rt_dnnl_ivec)b));
+}
+
+/*
+ * Taps [*k0, *k1) of dim i's window at output o inside the image (none:
+ * *k0 == *k1); the division only where the window crosses an edge.
+ */
+static inline void rt_dnnl_bpool_clip(const struct rt_dnnl_bpool *g, int i, int64_t o,
+				      int64_t *k0, int64_t *k1)
+{
+	int64_t st = o * g->s[i] - g->pb[i], d = g->d[i], last = g->in[i] - 1 - st;
+
+	*k0 = st < 0 ? (-st + d - 1) / d : 0;
+	*k1 = g->k[i];
+	if (last < (g->k[i] - 1) * d)
+		*k1 = last < 0 ? 0 : last / d + 1;
+	if (*k1 < *k0)
+		*k1 = *k0;
+}
+
+/* The taps of dim i's window at output o an average divides by (see the top). */
+static inline int64_t rt_dnnl_bpool_count(const struct rt_dnnl_bpool *g, int i, int64_t o,
+					  int64_t k0, int64_t k1)
+{
+	int64_t st = o * g->s[i] - g->pb[i], n = 0;
+
+	if (g->alg != RT_DNNL_POOL_AVG_INCLUDE)
+		return k1 - k0;
+	for (int64_t k = 0; k < g->k[i]; k++)
+		n += st + k * g->d[i] < g->in[i] + g->pe[i];
+	return n;
+}
+
+/* max(a, b) as x86's maxps takes it: b when b > a, else a (so a NaN b is lost) */
+static inline rt_dnnl_vec rt_dnnl_vmaxps(rt_dnnl_vec a, rt_dnnl_vec b)
+{
+	rt_dnnl_vec r;
+
+	/* this form, lane by lane, GCC makes one maxps; the mask form a blend */
+	for (int i = 0; i < RT_DNNL_VL; i++)
+		r[i] = b[i] > a[i] ? b[i] : a[i];
+	return r;
+}
+
+/* Whether any lane of m is set. */
+static inline int rt_dnnl_any(rt_dnnl_ivec m)
+{
+	int r = 0;
+
+	for (int i = 0; i < RT_DNNL_VL; i++)
+		r |= m[i];
+	return r != 0;
+}
+
+/*
+ * The max of nr x nc taps from p, rs floats from row to row and cs from
+ * column to column (-inf for none). Fast: one maxps a tap (x86's max: a
+ * NaN tap is lost, a NaN max kept), its NaN test ORed into *nan apart from
+ * the chain of maxima; exact: the c target's max, for the rows whose NaN
+ * tests found one, so that each NaN comes out as c's does.
+ */
+static inline rt_dnnl_vec rt_dnnl_bpool_max(const float *p, int64_t nr, int64_t nc, int64_t rs,
+					    int64_t cs, int exact, rt_dnnl_ivec *nan)
+{
+	rt_dnnl_vec acc = { 0 }, v;
+	rt_dnnl_ivec m = *nan;
+
+	acc -= INFINITY;
+	if (exact) {
+		for (int64_t r = 0; r < nr; r++, p += rs)
+			for (int64_t c = 0; c < nc; c++)
+				acc = rt_dnnl_vmax(acc, *(const rt_dnnl_uvec *)(p + c * cs));
+		return acc;
+	}
+	for (int64_t r = 0; r < nr; r++, p += rs)
+		for (int64_t c = 0; c < nc; c++) {
+			v = *(const rt_dnnl_uvec *)(p + c * cs);
+			acc = rt_dnnl_vmaxps(acc, v);
+			m |= v != v;
+		}
+	*nan = m;
+	return acc;
+}
+
+/* Lanes where a or b is NaN: all ones (one compare for two vectors' NaN tests) */
+static inline rt_dnnl_ivec rt_dnnl_unord(rt_dnnl_vec a, rt_dnnl_vec b)
+{
+	rt_dnnl_ivec r;
+
+	for (int i = 0; i < RT_DNNL_VL; i++)
+		r[i] = __builtin_isunordered(a[i], b[i]) ? -1 : 0;
+	return r;
+}
+
+/*
+ * rt_dnnl_bpool_max's fast form for four neighbouring windows wholly
+ * inside, the first at p, the next ps floats apart, to out, out + os, ...:
+ * four chains of maxima in flight and the taps' loop paid once for four
+ * pixels (ResNet-18's stem MaxPool, x in cache: 0.14 ms so, 0.19 ms one
+ * window at a time).
+ */
+static inline void rt_dnnl_bpool_max4(const float *p, int64_t ps, int64_t nr, int64_t nc,
+				      int64_t rs, int64_t cs, float *out, int64_t os,
+				      rt_dnnl_ivec *nan)
+{
+	rt_dnnl_vec a0 = { 0 }, a1, a2, a3, v0, v1, v2, v3;
+	rt_dnnl_ivec m = *nan;
+
+	a0 -= INFINITY;
+	a1 = a2 = a3 = a0;
+	for (int64_t r = 0; r < nr; r++, p += rs)
+		for (int64_t c = 0; c < nc; c++) {
+			const float *q = p + c * cs;
+
+			v0 = *(const rt_dnnl_uvec *)q;
+			v1 = *(const rt_dnnl_uvec *)(q + ps);
+			v2 = *(const rt_dnnl_uvec *)(q + 2 * ps);
+			v3 = *(const rt_dnnl_uvec *)(q + 3 * ps);
+			a0 = rt_dnnl_vmaxps(a0, v0);
+			a1 = rt_dnnl_vmaxps(a1, v1);
+			a2 = rt_dnnl_vmaxps(a2, v2);
+			a3 = rt_dnnl_vmaxps(a3, v3);
+			m |= rt_dnnl_unord(v0, v1) | rt_dnnl_unord(v2, v3);
+		}
+	*(rt_dnnl_uvec *)out = a0;
+	*(rt_dnnl_uvec *)(out + os) = a1;
+	*(rt_dnnl_uvec *)(out + 2 * os) = a2;
+	*(rt_dnnl_uvec *)(out + 3 * os) = a3;
+	*nan = m;
+}
+
+/*
+ * rt_dnnl_bpool_sum for four neighbouring windows wholly inside, as
+ * rt_dnnl_bpool_max4's, each divided by div.
+ */
+static inline void rt_dnnl_bpool_sum4(const float *p, int64_t ps, int64_t nr, int64_t nc,
+				      int64_t rs, int64_t cs, float div, float *out, int64_t os)
+{
+	rt_dnnl_vec a0 = { 0 }, a1 = { 0 }, a2 = { 0 }, a3 = { 0 };
+
+	for (int64_t r = 0; r < nr; r++, p += rs)
+		for (int64_t c = 0; c < nc; c++) {
+			const float *q = p + c * cs;
+
+			a0 += *(const rt_dnnl_uvec *)q;
+			a1 += *(const rt_dnnl_uvec *)(q + ps);
+			a2 += *(const rt_dnnl_uvec *)(q + 2 * ps);
+			a3 += *(const rt_dnnl_uvec *)(q + 3 * ps);
+		}
+	*(rt_dnnl_uvec *)out = a0 / div;
+	*(rt_dnnl_uvec *)(out + os) = a1 / div;
+	*(rt_dnnl_uvec *)(out + 2 * os) = a2 / div;
+	*(rt_dnnl_uvec *)(out + 3 * os) = a3 / div;
+}
+
+/* The sum of nr x nc taps from p (as rt_dnnl_bpool_max's); 0 for none. */
+static inline rt_dnnl_vec rt_dnnl_bpool_sum(const float *p, int64_t nr, int64_t nc, int64_t rs,
+					    int64_t cs)
+{
+	rt_dnnl_vec acc = { 0 };
+
+	for (int64_t r = 0; r < nr; r++, p += rs)
+		for (int64_t c = 0; c < nc; c++)
+			acc += *(const rt_dnnl_uvec *)(p + c * cs);
+	return acc;
+}
+
+/*
+ * Pixels [ow0, ow1) of one output row, to out (pixel ow at out + (ow - ow0)
+ * * B), from nr rows of input from xr, rs floats apart; the columns of each
+ * window clipped to [0, W). Averages divide by rows times the columns'
+ * count; maxima are rt_dnnl_bpool_max's, exact or fast (their NaN tests
+ * ORed into *nan).
+ */
+static void rt_dnnl_bpool_cols(const struct rt_dnnl_bpool *g, const float *xr, int64_t nr,
+			       int64_t rs, int64_t rows, int64_t ow0, int64_t ow1, float *out,
+			       int exact, rt_dnnl_ivec *nan)
+{
+	const int64_t B = g->blk, W = g->in[1], kw = g->k[1], sw = g->s[1], dw = g->d[1];
+	const int64_t pl = g->pb[1], cs = dw * B, last = W - 1 - (kw - 1) * dw + pl;
+	const int max = g->alg == RT_DNNL_POOL_MAX;
+	/* [lo, hi): the windows wholly inside, taken without clipping */
+	int64_t lo = (pl + sw - 1) / sw, hi = last >= 0 ? last / sw + 1 : 0;
+
+	lo = lo > ow0 ? lo : ow0;
+	hi = hi < ow1 ? hi : ow1;
+	for (int64_t ow = ow0; ow < ow1; ow++, out += B) {
+		int64_t c0 = 0, c1 = kw, st = ow * sw - pl;
+		const float *p = xr;
+		float div = (float)(rows * kw);
+
+		if (!exact && ow >= lo && ow + 4 <= hi) {
+			for (int64_t j = 0; j < B; j += RT_DNNL_VL)
+				if (max)
+					rt_dnnl_bpool_max4(xr + st * B + j, sw * B, nr, kw, rs, cs,
+							   out + j, B, nan);
+				else
+					rt_dnnl_bpool_sum4(xr + st * B + j, sw * B, nr, kw, rs, cs,
+							   div, out + j, B);
+			ow += 3;
+			out += 3 * B;
+			continue;
+		}
+		if (ow < lo || ow >= hi) {
+			rt_dnnl_bpool_clip(g, 1, ow, &c0, &c1);
+			div = (float)(rows * rt_dnnl_bpool_count(g, 1, ow, c0, c1));
+		}
+		/* an empty window reads nothing: p stays inside */
+		if (c1 > c0)
+			p += (st + c0 * dw) * B;
+		for (int64_t j = 0; j < B; j += RT_DNNL_VL) {
+			rt_dnnl_vec v;
+
+			if (max)
+				v = rt_dnnl_bpool_max(p + j, nr, c1 - c0, rs, cs, exact, nan);
+			else
+				v = rt_dnnl_bpool_sum(p + j, nr, c1 - c0, rs, cs) / div;
+			*(rt_dnnl_uvec *)(out + j) = v;
+		}
+	}
+}
+
+/*
+ * Pixels [ow0, ow1) of output row oh of one channel block, xb its input
+ * (H x W pixels of B floats), to out (pixel ow at out + (ow - ow0) * B).
+ */
+static void rt_dnnl_bpool_row(const struct rt_dnnl_bpool *g, const float *xb, int64_t oh,
+			      int64_t ow0, int64_t ow1, float *out)
+{
+	int64_t B = g->blk, W = g->in[1], r0, r1, rows = 0;
+	rt_dnnl_ivec nan = { 0 };
+
+	rt_dnnl_bpool_clip(g, 0, oh, &r0, &r1);
+	if (g->alg != RT_DNNL_POOL_MAX)
+		rows = rt_dnnl_bpool_count(g, 0, oh, r0, r1);
+	if (r1 > r0)
+		xb += (oh * g->s[0] - g->pb[0] + r0 * g->d[0]) * W * B;
+	rt_dnnl_bpool_cols(g, xb, r1 - r0, g->d[0] * W * B, rows, ow0, ow1, out, 0, &nan);
+	if (rt_dnnl_any(nan))
+		rt_dnnl_bpool_cols(g, xb, r1 - r0, g->d[0] * W * B, rows, ow0, ow1, out, 1,
+				   &nan);
+}
+
+/* Output rows [r0, r1) of planes * OH, each in its plane's channel block. */
+static void rt_dnnl_bpool_rows(const struct rt_dnnl_bpool *g, const float *x, float *y,
+			       int64_t r0, int64_t r1)
+{
+	float t[RT_DNNL_POOL_CHUNK * RT_DNNL_MAX_BLOCK];
+	int64_t B = g->blk, OH = g->out[0], OW = g->out[1], plane = g->in[0] * g->in[1] * B;
+
+	for (int64_t r = r0; r < r1; r++) {
+		int64_t pi = r / OH, oh = r % OH;
+		const float *xb = x + pi * plane;
+
+		if (g->dst_blocked) {
+			rt_dnnl_bpool_row(g, xb, oh, 0, OW, y + r * OW * B);
+			continue;
+		}
+		/* plain: channel ch of block pi is plane pi * B + ch of y */
+		for (int64_t o = 0; o < OW; o += RT_DNNL_POOL_CHUNK) {
+			int64_t n = OW - o < RT_DNNL_POOL_CHUNK ? OW - o : RT_DNNL_POOL_CHUNK;
+
+			rt_dnnl_bpool_row(g, xb, oh, o, o + n, t);
+			for (int64_t ch = 0; ch < B; ch++) {
+				float *yc = y + ((pi * B + ch) * OH + oh) * OW + o;
+
+				for (int64_t i = 0; i < n; i++)
+					yc[i] = t[i * B + ch];
+			}
+		}
+	}
+}
+
+/*
+ * y = pool(x) for x blocked (c a multiple of B = rt_dnnl_block() <=
+ * RT_DNNL_MAX_BLOCK), over 1 or 2 spatial dims: the geometry g, the
+ * output rows split over threads (serial below what a team is worth, as
+ * rt_cpool.h's).
+ */
+static void rt_dnnl_bpool_run(const struct rt_dnnl_bpool *g, const float *x, float *y,
+			      int threads)
+{
+	int64_t rows = g->planes * g->out[0];
+
+	if (threads <= 1 || rows < 2 ||
+	    rows * g->out[1] * g->k[0] * g->k[1] * g->blk < 65536) {
+		rt_dnnl_bpool_rows(g, x, y, 0, rows);
+		return;
+	}
+#pragma omp parallel num_threads(threads)
+	{
+		int t = omp_get_thread_num(), nt = omp_get_num_threads();
+
+		rt_dnnl_bpool_rows(g, x, y, rows * t / nt, rows * (t + 1) / nt);
+	}
+}
+
+/*
  * y = pool(x): x [n, c, i0 (, i1 (, i2))], y [n, c, o0 ...] with nsp spatial
  * dims (1 to 3); kernel k*, strides s*, dilations d* as in ONNX (1 = none),
- * pads begin pb* and end pe* (the caller grows pe* for ceil_mode).
+ * pads begin pb* and end pe* (the caller grows pe* for ceil_mode). lay:
+ * which of x and y are blocked (enum rt_dnnl_lay). A blocked x of whole
+ * channel blocks over 1 or 2 dims runs rt_dnnl_bpool_run, the rest
+ * oneDNN's pooling.
  */
 static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const float *x,
 			       float *y, int64_t nsp, int64_t n, int64_t c, int64_t i0,
@@ -942,10 +1309,31 @@ static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const
 		pb0, pb1, pb2, pe0, pe1, pe2, alg, lay, threads,
 	};
 	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
+	int64_t blk = rt_dnnl_block();
 	struct rt_dnnl_kernel *k;
 
 	if (n <= 0 || c <= 0 || o0 * o1 * o2 <= 0)
 		return;
+	if (nsp <= 2 && (lay & RT_DNNL_LAY_SRC) && c % blk == 0 && blk <= RT_DNNL_MAX_BLOCK &&
+	    blk % RT_DNNL_VL == 0 && alg >= 0 && alg < RT_DNNL_POOL_COUNT) {
+		/* 1-D as one row: H = OH = kernel = 1 */
+		const struct rt_dnnl_bpool g = {
+			.in = { nsp == 2 ? i0 : 1, nsp == 2 ? i1 : i0 },
+			.out = { nsp == 2 ? o0 : 1, nsp == 2 ? o1 : o0 },
+			.k = { nsp == 2 ? k0 : 1, nsp == 2 ? k1 : k0 },
+			.s = { nsp == 2 ? s0 : 1, nsp == 2 ? s1 : s0 },
+			.d = { nsp == 2 ? d0 : 1, nsp == 2 ? d1 : d0 },
+			.pb = { nsp == 2 ? pb0 : 0, nsp == 2 ? pb1 : pb0 },
+			.pe = { nsp == 2 ? pe0 : 0, nsp == 2 ? pe1 : pe0 },
+			.planes = n * (c / blk),
+			.blk = blk,
+			.alg = (int)alg,
+			.dst_blocked = (lay & RT_DNNL_LAY_DST) != 0,
+		};
+
+		rt_dnnl_bpool_run(&g, x, y, nt);
+		return;
+	}
 	prev = rt_dnnl_enter(nt);
 	if (rt_dnnl_engine(name) < 0)
 		goto out;

@@ -525,6 +525,94 @@ def deconvs(outdir, rng):
          expect="c")
 
 
+# ---- pools on a blocked x: collagec's own kernel (rt_dnnl.h) ----
+
+def blocked_pools(outdir, rng):
+    """A Conv (3x3, pads 1; 1x1 for the NaN cases) and a pool: the Conv's
+    output reaches the pool in oneDNN's blocked layout, so that the pool runs
+    collagec's kernel where M is a multiple of the block (8 with AVX2, 16
+    with AVX-512), oneDNN's where it is not (M 12). With 'tail' a 1x1 Conv
+    reads the pool's output, which stays blocked; without, the pool writes
+    the plain graph output."""
+    # (name, op, N, spatial, M, kernel, strides, pads, dilations, ceil_mode,
+    #  count_include_pad, tail)
+    cases = [
+        ("bpool_max_k3s2p1", "MaxPool", 2, (12, 12), 16, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1),
+         0, 0, False),
+        ("bpool_max_k3s2p1_tail", "MaxPool", 1, (13, 11), 16, (3, 3), (2, 2), (1, 1, 1, 1),
+         (1, 1), 0, 0, True),
+        ("bpool_max_k2s2_ceil", "MaxPool", 1, (9, 7), 8, (2, 2), (2, 2), (0, 0, 0, 0), (1, 1),
+         1, 0, False),
+        ("bpool_max_k5s3_dil_tail", "MaxPool", 1, (17, 15), 24, (5, 5), (3, 3), (4, 2, 4, 2),
+         (2, 1), 0, 0, True),
+        ("bpool_max_k3s1_wide_tail", "MaxPool", 1, (5, 80), 16, (3, 3), (1, 1), (1, 1, 1, 1),
+         (1, 1), 0, 0, True),
+        ("bpool_max_k3x2_ceil_dil", "MaxPool", 2, (14, 10), 16, (3, 2), (3, 1), (1, 0, 2, 1),
+         (2, 2), 1, 0, False),
+        ("bpool_max_c12", "MaxPool", 1, (12, 12), 12, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 0,
+         0, False),
+        ("bpool_avg_excl_k3s2_ceil_tail", "AveragePool", 1, (11, 11), 16, (3, 3), (2, 2),
+         (1, 1, 1, 1), (1, 1), 1, 0, True),
+        ("bpool_avg_incl_k5s3", "AveragePool", 2, (13, 14), 8, (5, 5), (3, 3), (2, 2, 2, 2),
+         (1, 1), 0, 1, False),
+        ("bpool_avg_incl_k2s1_tail", "AveragePool", 1, (7, 9), 24, (2, 2), (1, 1),
+         (1, 1, 0, 0), (1, 1), 0, 1, True),
+        ("bpool_avg_excl_k5s1p2", "AveragePool", 1, (9, 40), 16, (5, 5), (1, 1), (2, 2, 2, 2),
+         (1, 1), 0, 0, False),
+        ("bpool_avg_c12_tail", "AveragePool", 1, (10, 10), 12, (3, 3), (2, 2), (1, 1, 1, 1),
+         (1, 1), 0, 1, True),
+        ("bpool_max_1d", "MaxPool", 2, (21,), 16, (3,), (2,), (1, 1), (1,), 0, 0, False),
+        ("bpool_avg_1d_ceil_tail", "AveragePool", 1, (20,), 16, (4,), (3,), (1, 2), (1,), 1, 0,
+         True),
+        # over the threshold of an OpenMP team: run on 2, 3 and 1 threads too
+        ("bpool_max_par", "MaxPool", 1, (40, 40), 32, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 0,
+         0, False),
+        # NaNs in x (a 1x1 Conv keeps them to their pixels): any in a window gives NaN
+        ("bpool_max_nan", "MaxPool", 1, (10, 10), 16, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 0,
+         0, False),
+        ("bpool_max_nan_tail", "MaxPool", 2, (9, 12), 16, (2, 3), (1, 2), (0, 1, 1, 1), (1, 1),
+         1, 0, True),
+    ]
+    for name, op, n, sp, m, k, st, pads, dil, ceil, incl, tail in cases:
+        r = len(sp)
+        nan = "nan" in name
+        kc = 1 if nan else 3
+        pc = [0 if nan else 1] * (2 * r)
+        x = u(rng, (n, 4) + sp)
+        if nan:
+            flat = x.reshape(-1)
+            flat[rng.choice(flat.size, 6, replace=False)] = np.nan
+        w, b = u(rng, (m, 4) + (kc,) * r), u(rng, (m,))
+        attrs = dict(kernel_shape=list(k), strides=list(st), pads=list(pads), ceil_mode=ceil)
+        if op == "MaxPool":
+            attrs["dilations"] = list(dil)
+        else:
+            attrs["count_include_pad"] = incl
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", pads=pc),
+                 helper.make_node(op, ["t"], ["p" if tail else "y"], name="pool", **attrs)]
+        inits = [("w", w), ("b", b)]
+        t = convnd_ref(f64(x), f64(w), f64(b), (1,) * r, pc, (1,) * r, 1)
+        y = pool_ref(t, "max" if op == "MaxPool" else "avg", k, st, pads, dil, ceil, incl)
+        rules = ["dnnl.conv", "dnnl.pool"]
+        if tail:
+            w2 = u(rng, (m, m) + (1,) * r)
+            nodes.append(helper.make_node("Conv", ["p", "w2"], ["y"], name="conv2"))
+            inits.append(("w2", w2))
+            y = convnd_ref(y, f64(w2), None, (1,) * r, (0,) * (2 * r), (1,) * r, 1)
+            rules.append("dnnl.conv")
+        save(outdir, name, nodes, [vinfo("x", list(x.shape))], [vinfo("y", list(y.shape))],
+             {"x": x}, {"y": y}, inits, op, rules)
+    # a global max pool of a blocked x (the global average one: chain_blocked)
+    x = u(rng, (2, 4, 6, 5))
+    w, b = u(rng, (16, 4, 3, 3)), u(rng, (16,))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalMaxPool", ["t"], ["y"], name="gpool")]
+    t = convnd_ref(f64(x), f64(w), f64(b), (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    save(outdir, "bpool_gmp", nodes, [vinfo("x", [2, 4, 6, 5])], [vinfo("y", [2, 16, 1, 1])],
+         {"x": x}, {"y": t.max(axis=(2, 3), keepdims=True)}, [("w", w), ("b", b)],
+         "GlobalMaxPool", ["dnnl.conv", "dnnl.pool"])
+
+
 # ---- chains: blocked layouts handed from kernel to kernel ----
 
 def chains(outdir, rng):
@@ -668,6 +756,7 @@ def main():
     deconvs(sys.argv[1], rng)
     chains(sys.argv[1], rng)
     convs_nd(sys.argv[1], rng)
+    blocked_pools(sys.argv[1], rng)
 
 
 if __name__ == "__main__":
