@@ -1176,6 +1176,30 @@ static void conv_micro_whole(struct lower *L, const struct window *w, int64_t gr
 #define CC_SLOTS 32	/* panels rt_cconv2d packs at once: the most threads on one conv */
 
 /*
+ * The arguments rt_cconv2d and rt_cwino2d end with, from args[a]: the
+ * bias, the fused epilogue rt_cgemm's write-back applies (act, lo, hi, the
+ * residual of image n), y of image n (mp floats an image), the scratch and
+ * its slots. Returns the new count.
+ */
+static int cg_conv_tail(struct lower *L, struct tir **args, int a, struct tir *n, int64_t mp,
+			struct tir_buf *scratch, int64_t slots)
+{
+	struct tir_builder *b = L->b;
+	struct cg_epi e;
+
+	args[a++] = L->in[2] ? tir_addr(b, L->in[2], tir_int(b, 0)) : tir_int(b, 0);
+	cg_take_epilogue(L, &e);
+	args[a++] = tir_int(b, e.act);
+	args[a++] = tir_flt(b, DTYPE_F32, e.lo);
+	args[a++] = tir_flt(b, DTYPE_F32, e.hi);
+	args[a++] = e.res ? tir_addr(b, e.res, tir_mul(b, n, tir_int(b, mp))) : tir_int(b, 0);
+	args[a++] = tir_addr(b, L->out[0], tir_mul(b, n, tir_int(b, mp)));
+	args[a++] = tir_addr(b, scratch, tir_int(b, 0));
+	args[a++] = tir_int(b, slots);
+	return a;
+}
+
+/*
  * 1-D and 2-D: per image one call of rt_cconv2d (rt_cconv.h), which packs
  * col a panel at a time into a few slots of scratch and multiplies each
  * panel while it is in cache, so the im2col matrix is never written whole.
@@ -1191,7 +1215,6 @@ static void conv_micro_panels(struct lower *L, const struct window *w, int64_t g
 	int64_t slots = np < CC_SLOTS ? np : CC_SLOTS;
 	struct tir_buf *scratch;
 	struct tir *args[26], *n;
-	struct cg_epi e;
 	int a = 0, o = 2 - w->r;
 
 	for (int i = 0; i < 2; i++) {
@@ -1218,15 +1241,7 @@ static void conv_micro_panels(struct lower *L, const struct window *w, int64_t g
 	args[a++] = tir_addr(b, L->in[1], tir_int(b, 0));
 	args[a++] = tir_int(b, M);
 	args[a++] = tir_int(b, group);
-	args[a++] = L->in[2] ? tir_addr(b, L->in[2], tir_int(b, 0)) : tir_int(b, 0);
-	cg_take_epilogue(L, &e);
-	args[a++] = tir_int(b, e.act);
-	args[a++] = tir_flt(b, DTYPE_F32, e.lo);
-	args[a++] = tir_flt(b, DTYPE_F32, e.hi);
-	args[a++] = e.res ? tir_addr(b, e.res, tir_mul(b, n, tir_int(b, M * P))) : tir_int(b, 0);
-	args[a++] = tir_addr(b, L->out[0], tir_mul(b, n, tir_int(b, M * P)));
-	args[a++] = tir_addr(b, scratch, tir_int(b, 0));
-	args[a++] = tir_int(b, slots);
+	a = cg_conv_tail(L, args, a, n, M * P, scratch, slots);
 	tir_extern(b, "rt_cconv2d", args, a);
 	tir_end(b);
 }
@@ -1352,7 +1367,6 @@ static int lower_conv_winograd(struct lower *L)
 	struct tir_buf *u, *scratch;
 	struct tir *args[20], *n;
 	struct window w;
-	struct cg_epi e;
 	int a = 0;
 
 	if (!cw_geometry(L, &w))
@@ -1375,15 +1389,7 @@ static int lower_conv_winograd(struct lower *L)
 	args[a++] = tir_int(b, w.out[1]);
 	args[a++] = tir_addr(b, u, tir_int(b, 0));
 	args[a++] = tir_int(b, M);
-	args[a++] = L->in[2] ? tir_addr(b, L->in[2], tir_int(b, 0)) : tir_int(b, 0);
-	cg_take_epilogue(L, &e);
-	args[a++] = tir_int(b, e.act);
-	args[a++] = tir_flt(b, DTYPE_F32, e.lo);
-	args[a++] = tir_flt(b, DTYPE_F32, e.hi);
-	args[a++] = e.res ? tir_addr(b, e.res, tir_mul(b, n, tir_int(b, M * P))) : tir_int(b, 0);
-	args[a++] = tir_addr(b, L->out[0], tir_mul(b, n, tir_int(b, M * P)));
-	args[a++] = tir_addr(b, scratch, tir_int(b, 0));
-	args[a++] = tir_int(b, slots);
+	a = cg_conv_tail(L, args, a, n, M * P, scratch, slots);
 	tir_extern(b, "rt_cwino2d", args, a);
 	tir_end(b);
 	return 0;

@@ -75,52 +75,45 @@ static inline int64_t rt_cw_slot(int64_t C, int64_t M)
 	return RT_CW_N * (rt_cw_vstride(C) + RT_CG_NR * M);
 }
 
-/* v[0..5] = B^T d[0..5] (d a column or a row of the patch, 16 tiles a lane each). */
-static inline void rt_cw_bt(const rt_cw_v *d, int64_t ds, rt_cw_v *v, int64_t vs)
-{
-	rt_cw_v d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds],
-		d5 = d[5 * ds];
-	rt_cw_v a = d4 - 4.0f * d2, b = d3 - 4.0f * d1, c = d4 - d2, e = 2.0f * (d3 - d1);
-
-	v[0] = 4.0f * d0 - 5.0f * d2 + d4;
-	v[vs] = a + b;
-	v[2 * vs] = a - b;
-	v[3 * vs] = c + e;
-	v[4 * vs] = c - e;
-	v[5 * vs] = 4.0f * d1 - 5.0f * d3 + d5;
+/*
+ * The 1-D transforms, for a vector type T (one tile a lane) as NAME_bt and
+ * NAME_at: v[0..5] = B^T d[0..5] (d a column or a row of the patch, ds and
+ * vs the strides) and o[0..3] = A^T m[0..5].
+ */
+#define RT_CW_TRANSFORMS(T, NAME)							\
+static inline void NAME##_bt(const T *d, int64_t ds, T *v, int64_t vs)			\
+{											\
+	T d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds],	\
+	  d5 = d[5 * ds];								\
+	T a = d4 - 4.0f * d2, b = d3 - 4.0f * d1, c = d4 - d2, e = 2.0f * (d3 - d1);	\
+											\
+	v[0] = 4.0f * d0 - 5.0f * d2 + d4;						\
+	v[vs] = a + b;									\
+	v[2 * vs] = a - b;								\
+	v[3 * vs] = c + e;								\
+	v[4 * vs] = c - e;								\
+	v[5 * vs] = 4.0f * d1 - 5.0f * d3 + d5;					\
+}											\
+											\
+static inline void NAME##_at(const T *m, int64_t ms, T *o, int64_t os)			\
+{											\
+	T s12 = m[ms] + m[2 * ms], d12 = m[ms] - m[2 * ms];				\
+	T s34 = m[3 * ms] + m[4 * ms], d34 = m[3 * ms] - m[4 * ms];			\
+											\
+	o[0] = m[0] + s12 + s34;							\
+	o[os] = d12 + 2.0f * d34;							\
+	o[2 * os] = s12 + 4.0f * s34;							\
+	o[3 * os] = d12 + 8.0f * d34 + m[5 * ms];					\
 }
 
-/* o[0..3] = A^T m[0..5]. */
-static inline void rt_cw_at(const rt_cw_v *m, int64_t ms, rt_cw_v *o, int64_t os)
-{
-	rt_cw_v s12 = m[ms] + m[2 * ms], d12 = m[ms] - m[2 * ms];
-	rt_cw_v s34 = m[3 * ms] + m[4 * ms], d34 = m[3 * ms] - m[4 * ms];
-
-	o[0] = m[0] + s12 + s34;
-	o[os] = d12 + 2.0f * d34;
-	o[2 * os] = s12 + 4.0f * s34;
-	o[3 * os] = d12 + 8.0f * d34 + m[5 * ms];
-}
+RT_CW_TRANSFORMS(rt_cw_v, rt_cw)
 
 #if defined(__AVX__)
 #include <immintrin.h>
 
 typedef float rt_cw_v8 __attribute__((vector_size(32)));
 
-/* v[0..5] = B^T d[0..5] on 8 lanes (rt_cw_bt's arithmetic). */
-static inline void rt_cw_bt8(const rt_cw_v8 *d, int64_t ds, rt_cw_v8 *v, int64_t vs)
-{
-	rt_cw_v8 d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds],
-		 d5 = d[5 * ds];
-	rt_cw_v8 a = d4 - 4.0f * d2, b = d3 - 4.0f * d1, c = d4 - d2, e = 2.0f * (d3 - d1);
-
-	v[0] = 4.0f * d0 - 5.0f * d2 + d4;
-	v[vs] = a + b;
-	v[2 * vs] = a - b;
-	v[3 * vs] = c + e;
-	v[4 * vs] = c - e;
-	v[5 * vs] = 4.0f * d1 - 5.0f * d3 + d5;
-}
+RT_CW_TRANSFORMS(rt_cw_v8, rt_cw8)
 
 /*
  * d[s] = column s (s < 6) of the 8x8 matrix whose rows are r0..r7: the
@@ -216,9 +209,9 @@ static inline void rt_cw_input(const float *x, int64_t C, int64_t H, int64_t W, 
 					  d + r * RT_CW_T);
 			/* columns, then rows: V = B^T d B */
 			for (int s = 0; s < RT_CW_T; s++)
-				rt_cw_bt8(d + s, RT_CW_T, t + s, RT_CW_T);
+				rt_cw8_bt(d + s, RT_CW_T, t + s, RT_CW_T);
 			for (int i = 0; i < RT_CW_T; i++)
-				rt_cw_bt8(t + i * RT_CW_T, 1, d + i * RT_CW_T, 1);
+				rt_cw8_bt(t + i * RT_CW_T, 1, d + i * RT_CW_T, 1);
 			for (int xi = 0; xi < RT_CW_N; xi++)
 				_mm256_storeu_ps(vp + xi * vs + c * RT_CG_NR + h, d[xi]);
 		}
@@ -261,18 +254,6 @@ static inline void rt_cw_input(const float *x, int64_t C, int64_t H, int64_t W, 
 typedef float rt_cw_f4 __attribute__((vector_size(16)));
 typedef int32_t rt_cw_i4 __attribute__((vector_size(16)));
 typedef float rt_cw_uv8 __attribute__((vector_size(32), aligned(4), may_alias));
-
-/* o[0..3] = A^T m[0..5] on 8 lanes (rt_cw_at's arithmetic). */
-static inline void rt_cw_at8(const rt_cw_v8 *m, int64_t ms, rt_cw_v8 *o, int64_t os)
-{
-	rt_cw_v8 s12 = m[ms] + m[2 * ms], d12 = m[ms] - m[2 * ms];
-	rt_cw_v8 s34 = m[3 * ms] + m[4 * ms], d34 = m[3 * ms] - m[4 * ms];
-
-	o[0] = m[0] + s12 + s34;
-	o[os] = d12 + 2.0f * d34;
-	o[2 * os] = s12 + 4.0f * s34;
-	o[3 * os] = d12 + 8.0f * d34 + m[5 * ms];
-}
 
 /* act on 4 lanes: the graph's Relu and Clip (NaN stays NaN), as rt_cg_epi. */
 static inline __attribute__((always_inline)) rt_cw_f4
@@ -350,9 +331,9 @@ rt_cw_out(const float *o, int64_t OH, int64_t OW, int64_t TW, int64_t T, int64_t
 		for (int xi = 0; xi < RT_CW_N; xi++)
 			mv[xi] = *(const rt_cw_uv8 *)(o + xi * RT_CG_NR + h);
 		for (int s = 0; s < RT_CW_T; s++)
-			rt_cw_at8(mv + s, RT_CW_T, t + s, RT_CW_T);
+			rt_cw8_at(mv + s, RT_CW_T, t + s, RT_CW_T);
 		for (int i = 0; i < 4; i++)
-			rt_cw_at8(t + i * RT_CW_T, 1, q + i * 4, 1);
+			rt_cw8_at(t + i * RT_CW_T, 1, q + i * 4, 1);
 		for (int r = 0; r < 4; r++) {
 			__m256 t0 = _mm256_unpacklo_ps(q[r * 4], q[r * 4 + 1]);
 			__m256 t1 = _mm256_unpackhi_ps(q[r * 4], q[r * 4 + 1]);
