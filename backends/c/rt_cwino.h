@@ -189,9 +189,9 @@ static inline void rt_cw_input(const float *x, int64_t C, int64_t H, int64_t W, 
 		const float *xc = x + c * H * W;
 
 		/*
-		 * the patches of channel c + 2 into L1 (a quarter of the tiles:
-		 * 4 floats apart, 4 of them share a line): the hardware's
-		 * prefetchers do not follow rows a plane apart
+		 * the patches of channel c + 2 into L1, from every third tile
+		 * (tiles start 4 floats apart: neighbours share a line): the
+		 * hardware's prefetchers do not follow rows a plane apart
 		 */
 		if (c + 2 < ce)
 			for (int j = 0; j < RT_CG_NR; j += 3)
