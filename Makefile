@@ -15,7 +15,8 @@ VERSION := $(shell sed -n 's/^\#define COLLAGEC_VERSION "\(.*\)"$$/\1/p' core/co
 SRCS   := $(wildcard core/*.c core/*/*.c backends/*.c backends/*/*.c cli/*.c) runtime/loader.c
 HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h backends/*/*.h runtime/*.h runtime/*.def \
 	    cli/*.h)
-OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/onnx.pb-c.o $(BUILD)/gen/embed.o
+OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/onnx.pb-c.o $(BUILD)/gen/embed.o \
+	  $(BUILD)/gen/codegen_id.o
 RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_half.h runtime/rt_string.h runtime/rt_random.h \
 	  runtime/rt_model.h \
 	  runtime/rt_model.c runtime/rt_shape.c backends/opencl/rt_opencl.h backends/dnnl/rt_dnnl.h \
@@ -57,6 +58,17 @@ $(BUILD)/tools/embed: tools/embed.c | $(BUILD)/deps.stamp
 $(BUILD)/gen/embed.c: $(BUILD)/tools/embed $(EMBED)
 	@mkdir -p $(BUILD)/gen
 	$(BUILD)/tools/embed $@ $(EMBED)
+
+# collagec_codegen_id (core/compile.h): the version and a hash of every
+# source built into collagec, part of each cost-cache key
+$(BUILD)/gen/codegen_id.c: $(SRCS) $(HDRS) $(EMBED) Makefile
+	@mkdir -p $(BUILD)/gen
+	@printf 'const char collagec_codegen_id[] = "%s+%s";\n' $(VERSION) \
+		"$$(cat $(sort $(SRCS) $(HDRS) $(EMBED)) | sha256sum | cut -c1-12)" >$@.tmp
+	@mv $@.tmp $@
+
+$(BUILD)/gen/codegen_id.o: $(BUILD)/gen/codegen_id.c
+	$(CC) -std=c11 $(EXTRA_CFLAGS) -c -o $@ $<
 
 $(BUILD)/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 	$(CC) -std=c11 -O2 $(EXTRA_CFLAGS) -I$(BUILD)/gen -c -o $@ $<

@@ -6,7 +6,7 @@
  * One exported row per line, keys in this order, rows in key order, so two
  * caches with the same rows export byte-identical files:
  *	{"structure":"9f..","target":"blas","threads":1,"machine":"AMD EPYC|avx,avx2|2cpu",
- *	 "version":"0.1.0","seconds":0.00123,"label":"Conv+Relu"}
+ *	 "version":"0.1.0+3f9a1c2d5e6b","seconds":0.00123,"label":"Conv+Relu"}
  * seconds +inf (cannot build or run) is the string "inf"; label may be null.
  */
 #include "cli.h"
@@ -132,8 +132,8 @@ static int cache_stats(struct collagec_ctx *ctx, const char *path)
 	struct stat st;
 
 	if (access(path, F_OK) < 0) {
-		printf("cache: %s (not created yet)\nrows: 0\nthis machine: %s\n", path,
-		       cost_machine_fingerprint(ctx, "native"));
+		printf("cache: %s (not created yet)\nrows: 0\nthis machine: %s\nthis collagec: %s\n",
+		       path, cost_machine_fingerprint(ctx, "native"), collagec_codegen_id);
 		objects_print(ctx, path);
 		return 0;
 	}
@@ -149,6 +149,7 @@ static int cache_stats(struct collagec_ctx *ctx, const char *path)
 	if (stat(path, &st) == 0)
 		printf("size: %lld bytes\n", (long long)st.st_size);
 	printf("this machine: %s\n", cost_machine_fingerprint(ctx, "native"));
+	printf("this collagec: %s\n", collagec_codegen_id);
 	objects_print(ctx, path);
 	tally_print(&s.target, "target");
 	tally_print(&s.machine, "machine");

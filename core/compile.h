@@ -12,6 +12,16 @@
 
 #define COLLAGEC_VERSION "0.1.0"
 
+/*
+ * What a measured cost depends on besides the machine: COLLAGEC_VERSION, a
+ * '+' and the first 12 hex digits of the SHA-256 of every source built into
+ * collagec (its code generators, the embedded runtime and pattern tables),
+ * as "0.1.0+3f9a1c2d5e6b". Written by the Makefile (build/gen/codegen_id.c),
+ * so a collagec rebuilt from changed sources measures again instead of
+ * trusting the times of code it no longer generates.
+ */
+extern const char collagec_codegen_id[];
+
 struct compile_options {
 	const char *model;		/* MODEL.onnx */
 	const char *out;		/* OUT.so */

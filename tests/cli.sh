@@ -940,6 +940,7 @@ out_has "cache: $K/a.sqlite"
 out_has "rows: 3 (1 +inf: cannot build or run)"
 grep -qE '^size: [0-9]+ bytes$' "$T/out" || bad "no size line"
 grep -qE '^this machine: .+\|.+\|[0-9]+cpu\|cpu=native$' "$T/out" || bad "no machine fingerprint line"
+grep -qE '^this collagec: [0-9]+\.[0-9]+\.[0-9]+\+[0-9a-f]{12}$' "$T/out" || bad "no code identifier line"
 # section TITLE: the lines under "by TITLE:", spaces squeezed
 section() {
 	awk -v t="by $1:" '$0 == t { on = 1; next } /^by / { on = 0 } on' "$T/out" | tr -s ' '

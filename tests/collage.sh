@@ -218,6 +218,27 @@ XDG_CACHE_HOME=$X2 "$C" compile "$T/mlp.onnx" -o "$T/x2.so" --no-cache 2>/dev/nu
 [ ! -e "$X2/collagec" ] && [ -f "$T/x2.so" ] && ok cache/no-cache ||
 	fail cache/no-cache "$(ls -A "$X2/collagec")"
 
+
+# a cost is keyed by the collagec that measured it (version + a hash of its
+# sources): rows this build wrote carry its identifier, and the same rows
+# under another identifier (an older build) are not used, so the warm
+# compile above measures everything again
+"$C" cache stats --cache "$CACHE" >"$T/stats.out" 2>&1
+id=$(sed -n 's/^this collagec: //p' "$T/stats.out")
+"$C" cache export --cache "$CACHE" >"$T/rows.jsonl"
+v=$(/usr/bin/python3 -c '
+import json, re, sys
+ids = {json.loads(l)["version"] for l in open(sys.argv[1])}
+print("ok" if re.fullmatch(r"\d+\.\d+\.\d+\+[0-9a-f]{12}", sys.argv[2]) and ids == {sys.argv[2]}
+      else "%r in stats, %r in rows" % (sys.argv[2], sorted(ids)))' "$T/rows.jsonl" "$id")
+[ "$v" = ok ] && ok cache/rows-carry-the-build || fail cache/rows-carry-the-build "$v"
+sed 's/"version":"[^"]*"/"version":"0.1.0+000000000000"/' "$T/rows.jsonl" >"$T/old.jsonl"
+"$C" cache import "$T/old.jsonl" --cache "$T/old.sqlite" >/dev/null 2>&1
+"$C" compile "$T/mnist_cnn.onnx" -o "$T/old.so" --cache "$T/old.sqlite" 2>/dev/null
+v=$(json "$T/old.json" '"%d %d" % (j["search"]["cache_hits"], j["search"]["measured"])')
+w=$(json "$T/mnist_cnn.json" '"0 %d" % j["search"]["measured"]')
+[ "$v" = "$w" ] && ok cache/other-builds-rows-unused ||
+	fail cache/other-builds-rows-unused "cache hits and measured: $v, cold compile: $w"
 # candidates that fail to build, crash or hang cost +inf; the compile goes on.
 # A compiler wrapper breaks every bench model with a blas kernel in it.
 W=$T/wrap

@@ -94,7 +94,7 @@ static double probe_time(struct analytic *an, const struct target *t, enum op op
 	if (part.sg) {
 		struct cost_key key = { cost_item_key(g->arena, &it), t->str,
 					an->o->threads > 0 ? an->o->threads : 1,
-					cost_machine_fingerprint(an->ctx, an->o->cpu), COLLAGEC_VERSION };
+					cost_machine_fingerprint(an->ctx, an->o->cpu), collagec_codegen_id };
 
 		if (!an->cache || cost_cache_get(an->cache, &key, &sec) != 1) {
 			an->measure->estimate(an->measure, &it, 1);

@@ -6,7 +6,7 @@
  *
  *	struct cost_cache *cc;
  *	if (cost_cache_open(ctx, NULL, &cc) < 0) ...	// default path
- *	struct cost_key k = { hash, "blas", 1, cost_machine_fingerprint(ctx), COLLAGEC_VERSION };
+ *	struct cost_key k = { hash, "blas", 1, cost_machine_fingerprint(ctx), collagec_codegen_id };
  *	if (cost_cache_get(cc, &k, &sec) == 0) { sec = measure(); cost_cache_put(cc, &k, sec, "Conv+Relu"); }
  *	cost_cache_close(cc);
  *
@@ -31,7 +31,7 @@ struct cost_key {
 	const char *target;	/* canonical target string ("c", "blas", "opencl") */
 	int threads;		/* the thread count it was measured with */
 	const char *machine;	/* cost_machine_fingerprint() */
-	const char *version;	/* collagec version (COLLAGEC_VERSION) */
+	const char *version;	/* collagec_codegen_id: version + sources' hash */
 };
 
 /*

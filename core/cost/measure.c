@@ -759,7 +759,7 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 			keys[k] = (struct cost_key){ cost_item_key(a, &c[0]),
 						     arena_printf(a, "%s->%s", ts[x]->str, ts[y]->str),
 						     m->threads, cost_machine_fingerprint(m->ctx, m->o->cpu),
-						     COLLAGEC_VERSION };
+						     collagec_codegen_id };
 			if (m->cache) {
 				int found = cost_cache_get(m->cache, &keys[k], &sec);
 
