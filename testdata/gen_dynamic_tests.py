@@ -20,6 +20,10 @@ tensors at run time; the expected outputs are computed here with numpy.
                  outputs), scales, sizes and values graph inputs
   window_size    HannWindow and a symmetric BlackmanWindow of a size that is
                  a graph input (opset 17)
+  bad_indices    Gather on axes 0 and 1, GatherElements and GatherND with
+                 indices that are graph inputs: in range (negative ones too)
+                 in set 0, far outside the axes in set 1, which collagec
+                 documents as reading the nearest element (never outside x)
 
 Needs python3-onnx and python3-numpy only; every byte is deterministic.
 """
@@ -197,6 +201,50 @@ def window_size(out):
     save(out, "window_size", graph, sets, opset=17)
 
 
+def bad_indices(out):
+    nodes = [
+        helper.make_node("Gather", ["x", "i"], ["g0"], name="gather0", axis=0),
+        helper.make_node("Gather", ["x", "j"], ["g1"], name="gather1", axis=1),
+        helper.make_node("GatherElements", ["x", "e"], ["ge"], name="gatherelements", axis=1),
+        helper.make_node("GatherND", ["x", "nd"], ["gn"], name="gathernd"),
+    ]
+    graph = helper.make_graph(
+        nodes, "bad_indices",
+        [helper.make_tensor_value_info("x", F32, [4, 5]),
+         helper.make_tensor_value_info("i", I64, [3]),
+         helper.make_tensor_value_info("j", I64, [2, 2]),
+         helper.make_tensor_value_info("e", I64, [4, 5]),
+         helper.make_tensor_value_info("nd", I64, [2, 2])],
+        [helper.make_tensor_value_info("g0", F32, [3, 5]),
+         helper.make_tensor_value_info("g1", F32, [4, 2, 2]),
+         helper.make_tensor_value_info("ge", F32, [4, 5]),
+         helper.make_tensor_value_info("gn", F32, [2])])
+
+    def fix(k, n):
+        k = np.where(k < 0, k + n, k)
+        return np.clip(k, 0, n - 1)
+
+    x = np.arange(20, dtype=np.float32).reshape(4, 5) * 0.5 - 3
+    rng = np.random.RandomState(7)
+    sets = []
+    for big in (False, True):
+        if big:
+            i = np.array([100, -100, 1 << 40], np.int64)
+            j = np.array([[5, -6], [-(1 << 40), 2]], np.int64)
+            e = rng.randint(-9, 14, size=(4, 5)).astype(np.int64)
+            nd = np.array([[4, -5], [-100, 100]], np.int64)
+        else:
+            i = np.array([3, -1, 0], np.int64)
+            j = np.array([[4, -5], [1, 2]], np.int64)
+            e = rng.randint(-5, 5, size=(4, 5)).astype(np.int64)
+            nd = np.array([[3, -5], [-4, 4]], np.int64)
+        ref = {"g0": x[fix(i, 4)], "g1": x[:, fix(j, 5)],
+               "ge": np.take_along_axis(x, fix(e, 5), axis=1),
+               "gn": x[fix(nd[:, 0], 4), fix(nd[:, 1], 5)]}
+        sets.append(({"x": x, "i": i, "j": j, "e": e, "nd": nd}, ref))
+    save(out, "bad_indices", graph, sets)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -204,6 +252,7 @@ def main():
     computed_axes(sys.argv[1])
     runtime_sizes(sys.argv[1])
     window_size(sys.argv[1])
+    bad_indices(sys.argv[1])
 
 
 if __name__ == "__main__":

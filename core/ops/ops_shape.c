@@ -420,9 +420,14 @@ int lower_gather(struct lower *L)
 	k = tir_cast(L->b, DTYPE_I64, tir_load(L->b, L->in[1], lower_offset(L, &ix->shape,
 										 idx + axis)));
 	dimx = tir_dim(L->b, x->shape.d[axis]);
-	/* negative indices count from the end */
+	/* negative indices count from the end; one still outside the axis (bad
+	   data: ONNX makes it an error) reads the nearest end, never outside x */
 	k = tir_let(L->b, "k", k);
-	k = tir_select(L->b, tir_bin(L->b, BIN_LT, k, tir_int(L->b, 0)), tir_add(L->b, k, dimx), k);
+	k = tir_let(L->b, "k", tir_select(L->b, tir_bin(L->b, BIN_LT, k, tir_int(L->b, 0)),
+					  tir_add(L->b, k, dimx), k));
+	k = tir_bin(L->b, BIN_MAX, tir_bin(L->b, BIN_MIN, k, tir_bin(L->b, BIN_SUB, dimx,
+								   tir_int(L->b, 1))),
+		    tir_int(L->b, 0));
 	for (int i = 0; i < axis; i++)
 		xi[i] = idx[i];
 	xi[axis] = k;
