@@ -5,7 +5,7 @@ usage: gen_sequence_tests.py [OUTDIR]     (default: testdata/sequence)
 
 Writes OUTDIR/NAME/model.onnx, OUTDIR/NAME/args (the compile options the
 model needs, e.g. --elements for a sequence input) and
-OUTDIR/NAME/test_data_set_0/{input,output}_I.pb, one file per tensor of the
+OUTDIR/NAME/test_data_set_K/{input,output}_I.pb, one file per tensor of the
 compiled model: a sequence input or output is one tensor per element, in
 order. Expected outputs are computed with numpy here. Runs with Debian's
 python3-onnx (1.12) and numpy; the output is committed.
@@ -161,6 +161,76 @@ def ragged_concat():
     return m, ["--elements", "s=2"], [a, b], [np.concatenate([a, b])]
 
 
+def runtime_positions():
+    """SequenceAt, SequenceInsert (an int32 [1] position) and SequenceErase at positions
+    that are graph inputs: in range, negative, and outside the range (the nearest end)."""
+    x, y, z, t = rand(2, 3), rand(2, 3), rand(2, 3), rand(2, 3)
+    i64 = lambda n: helper.make_tensor_value_info(n, TensorProto.INT64, [])
+    m = model([helper.make_node("SequenceConstruct", ["x", "y", "z"], ["s"], name="make"),
+               helper.make_node("SequenceAt", ["s", "pa"], ["a"], name="at"),
+               helper.make_node("SequenceInsert", ["s", "t", "pi"], ["u"], name="insert"),
+               helper.make_node("SequenceErase", ["s", "pe"], ["v"], name="erase")],
+              [f32("x", [2, 3]), f32("y", [2, 3]), f32("z", [2, 3]), f32("t", [2, 3]),
+               i64("pa"), helper.make_tensor_value_info("pi", TensorProto.INT32, [1]),
+               i64("pe")],
+              [f32("a", [2, 3]), seq("u", [2, 3]), seq("v", [2, 3])])
+    elems, sets = [x, y, z], []
+    for pa, pi, pe in ((1, 0, -1), (-3, 3, 0), (2, -1, 1), (7, -9, 5), (-8, 11, -6)):
+        def norm(p, hi):
+            return min(max(p + 3 if p < 0 else p, 0), hi)
+        u = list(elems)
+        u.insert(norm(pi, 3), t)
+        v = list(elems)
+        del v[norm(pe, 2)]
+        sets.append(([x, y, z, t, np.int64(pa), np.array([pi], np.int32), np.int64(pe)],
+                     [elems[norm(pa, 2)]] + u + v))
+    return m, [], sets
+
+
+def runtime_ragged():
+    """Run-time positions over elements of different lengths (a sequence input whose
+    elements have dims of their own): SequenceInsert, SequenceAt, SequenceErase."""
+    a, b, c, t = rand(4), rand(3), rand(5), rand(2)
+    i64 = lambda n: helper.make_tensor_value_info(n, TensorProto.INT64, [])
+    m = model([helper.make_node("SequenceInsert", ["s", "t", "pi"], ["u"], name="insert"),
+               helper.make_node("SequenceAt", ["u", "pa"], ["x"], name="at"),
+               helper.make_node("SequenceErase", ["s", "pe"], ["v"], name="erase")],
+              [seq("s", ["N"]), f32("t", ["T"]), i64("pi"), i64("pa"), i64("pe")],
+              [seq("u", ["M"]), f32("x", ["K"]), seq("v", ["L"])])
+    elems, sets = [a, b, c], []
+    for pi, pa, pe in ((0, 2, 1), (-1, -4, -1), (3, 9, -7)):
+        def norm(p, n, hi):
+            return min(max(p + n if p < 0 else p, 0), hi)
+        u = list(elems)
+        u.insert(norm(pi, 3, 3), t)
+        v = list(elems)
+        del v[norm(pe, 3, 2)]
+        sets.append(([a, b, c, t, np.int64(pi), np.int64(pa), np.int64(pe)],
+                     u + [u[norm(pa, 4, 3)]] + v))
+    return m, ["--elements", "s=3"], sets
+
+
+def runtime_split():
+    """SplitToSequence by sizes that are a graph input, on an axis of symbolic length;
+    the pieces' lengths are known at run time only."""
+    m = model([helper.make_node("SplitToSequence", ["x", "sizes"], ["s"], name="split"),
+               helper.make_node("SequenceAt", ["s", "one"], ["mid"], name="middle"),
+               helper.make_node("ConcatFromSequence", ["s"], ["c"], name="concat", axis=0),
+               helper.make_node("SequenceLength", ["s"], ["n"], name="length")],
+              [f32("x", ["N", 2]), helper.make_tensor_value_info("sizes", TensorProto.INT64,
+                                                                  [3])],
+              [seq("s"), f32("mid", None), f32("c", None),
+               helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+              [const("one", np.int64(1))])
+    sets = []
+    for sizes in ((2, 0, 5), (1, 2, 1)):
+        x = rand(sum(sizes), 2)
+        cut = np.cumsum(sizes)[:-1]
+        parts = np.split(x, cut)
+        sets.append(([x, np.array(sizes, np.int64)], parts + [parts[1], x, np.int64(3)]))
+    return m, [], sets
+
+
 # the refusals: model, compile options; tests/sequence.sh holds the messages
 def bad_no_length():
     return model([helper.make_node("SequenceLength", ["s"], ["n"], name="length")],
@@ -168,10 +238,18 @@ def bad_no_length():
 
 
 def bad_runtime_position():
-    return model([helper.make_node("SequenceConstruct", ["x", "x"], ["s"], name="make"),
+    return model([helper.make_node("SequenceConstruct", ["x", "y"], ["s"], name="make"),
                   helper.make_node("SequenceAt", ["s", "p"], ["a"], name="at")],
-                 [f32("x", [2]), helper.make_tensor_value_info("p", TensorProto.INT64, [])],
-                 [f32("a", [2])]), []
+                 [f32("x", [2]), f32("y", [2, 1]),
+                  helper.make_tensor_value_info("p", TensorProto.INT64, [])],
+                 [f32("a", None)]), []
+
+
+def bad_runtime_split():
+    return model([helper.make_node("SplitToSequence", ["x", "k"], ["s"], name="split"),
+                  helper.make_node("ConcatFromSequence", ["s"], ["y"], name="concat", axis=0)],
+                 [f32("x", [6]), helper.make_tensor_value_info("k", TensorProto.INT64, [])],
+                 [f32("y", None)]), []
 
 
 def bad_absent_get():
@@ -186,8 +264,9 @@ def bad_tensor_op():
 
 
 CASES = [construct_at, insert_erase, split_concat, position_from_shape, optional_present,
-         optional_absent, sequence_map, loop_seq, ragged_concat]
-BAD = [bad_no_length, bad_runtime_position, bad_absent_get, bad_tensor_op]
+         optional_absent, sequence_map, loop_seq, ragged_concat, runtime_positions,
+         runtime_ragged, runtime_split]
+BAD = [bad_no_length, bad_runtime_position, bad_runtime_split, bad_absent_get, bad_tensor_op]
 
 
 def write(path, data):
@@ -200,16 +279,19 @@ def main():
     if out.startswith("-") or len(sys.argv) > 2:
         sys.exit(__doc__)
     for case in CASES:
-        m, args, ins, outs = case()
+        r = case()
+        m, args, sets = (r[0], r[1], [(r[2], r[3])]) if len(r) == 4 else r
         d = os.path.join(out, case.__name__)
-        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+        os.makedirs(d, exist_ok=True)
         write(os.path.join(d, "model.onnx"), m.SerializeToString())
         write(os.path.join(d, "args"), (" ".join(args) + "\n").encode())
-        for kind, arrs in (("input", ins), ("output", outs)):
-            for i, a in enumerate(arrs):
-                t = numpy_helper.from_array(np.asarray(a))
-                write(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, i)),
-                      t.SerializeToString())
+        for k, (ins, outs) in enumerate(sets):
+            ds = os.path.join(d, "test_data_set_%d" % k)
+            os.makedirs(ds, exist_ok=True)
+            for kind, arrs in (("input", ins), ("output", outs)):
+                for i, a in enumerate(arrs):
+                    t = numpy_helper.from_array(np.asarray(a))
+                    write(os.path.join(ds, "%s_%d.pb" % (kind, i)), t.SerializeToString())
     for case in BAD:
         m, args = case()
         d = os.path.join(out, case.__name__)

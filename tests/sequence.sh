@@ -3,7 +3,8 @@
 # writes testdata/sequence: each model with the compile options it needs in
 # `args`, and one input/output file per tensor of the compiled model, a
 # sequence being one tensor per element). Each model is compiled and run
-# with `collagec run --check`; OUT.json must name the sequence nodes (spans)
+# with `collagec run --check` on each of its data sets (run-time positions
+# and split sizes have several); OUT.json must name the sequence nodes (spans)
 # and the bad_* models must be refused with the exact messages below.
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/sequence
@@ -19,12 +20,17 @@ for d in testdata/sequence/*/; do
 		echo "FAIL sequence/$n: compile: $(head -n 1 "$T/$n.err")"
 		continue
 	fi
-	if "$COLLAGEC" run "$T/$n.so" --check "$d/test_data_set_0" >"$T/$n.out" 2>"$T/$n.err"
-	then
-		echo "ok   sequence/$n"
-	else
-		echo "FAIL sequence/$n: $(head -n 1 "$T/$n.err")"
-	fi
+	for ds in "$d"test_data_set_*; do
+		k=${ds##*_}
+		name=$n
+		[ "$k" = 0 ] || name=$n/set$k
+		if "$COLLAGEC" run "$T/$n.so" --check "$ds" >"$T/$n.$k.out" 2>"$T/$n.err"
+		then
+			echo "ok   sequence/$name"
+		else
+			echo "FAIL sequence/$name: $(head -n 1 "$T/$n.err")"
+		fi
+	done
 done
 
 # spans: the nodes a sequence op becomes name it; a Loop body's node names the Loop
@@ -54,7 +60,8 @@ bad() {
 	fi
 }
 bad bad_no_length "input 's' is a sequence; its length must be known when compiling: give it with --elements 's=N'"
-bad bad_runtime_position "node 1 'at' (SequenceAt): position 'p' is only known at run time; sequences are resolved when compiling and need one known then"
+bad bad_runtime_position "node 1 'at' (SequenceAt): position 'p' is only known at run time, so the tensors it chooses between need one dtype and rank: 'x' is float32 of rank 1, 'y' is float32 of rank 2"
+bad bad_runtime_split "node 0 'split' (SplitToSequence): split 'k' is only known at run time; it must then be a 1-D int32 or int64 tensor of static length (up to 1024)"
 bad bad_absent_get "node 0 'get' (OptionalGetElement): the optional 'o' has no element"
 bad bad_tensor_op "node 1 'relu' (Relu): input 0 's' is a sequence; only the sequence and optional ops take one"
 

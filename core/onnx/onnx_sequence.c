@@ -18,7 +18,15 @@
  *   Where (an If or Loop on a run-time condition over sequences)
  *                            one Where per element; lengths must agree
  *
- * Positions must be known when compiling (constants or shape arithmetic).
+ * A position known when compiling (a constant or shape arithmetic) picks
+ * elements; with one known only at run time (SequenceAt, SequenceInsert,
+ * SequenceErase) each output element chooses among the elements it may be
+ * (choose(): one dtype and rank; Wheres, or a flat copy Sliced and Reshaped
+ * when their dims differ): a position still out of range after adding n
+ * takes the nearest end, as Gather's indices do.
+ * SplitToSequence by a run-time split of static length k makes k Slices
+ * whose bounds are its cumulative sums (data-dependent dims; sizes that do
+ * not add up to the axis are clamped as Slice clamps, not refused).
  * SequenceMap is unrolled per element by onnx_control.c. Graph outputs that
  * are sequences become one output per element (onnx_sequence_outputs).
  */
@@ -121,7 +129,8 @@ static int need_tensor(struct seqx *x, int i)
 
 /*
  * The position input i (absent: def), checked against lo..hi after adding
- * n to a negative one. -1 after a diagnostic.
+ * n to a negative one. 1 when it is only known at run time (*pos is then
+ * its value id), 0 when known, -1 after a diagnostic.
  */
 static int position(struct seqx *x, int i, int n, int def, int lo, int hi, int *pos)
 {
@@ -134,10 +143,8 @@ static int position(struct seqx *x, int i, int n, int def, int lo, int hi, int *
 		return 0;
 	}
 	if (!value_const_scalar(g, &g->values.v[v], &d)) {
-		diag_error(g->ctx, "%s: position '%s' is only known at run time; sequences are "
-			   "resolved when compiling and need one known then", node_loc(g, &x->n),
-			   g->values.v[v].name);
-		return -1;
+		*pos = v;
+		return 1;
 	}
 	*pos = d < -1e6 || d > 1e6 ? -1 - n : (int)d;	/* far out: out of range */
 	if (*pos < 0)
@@ -147,6 +154,269 @@ static int position(struct seqx *x, int i, int n, int def, int lo, int hi, int *
 			   "elements", node_loc(g, &x->n), (long long)d, n);
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Position value v of a sequence of n elements as an int64 scalar counting
+ * from 0: v, or v + n when negative. -1 after a diagnostic.
+ */
+static int runtime_position(struct seqx *x, int v, int n)
+{
+	struct graph *g = x->g;
+	enum dtype t = g->values.v[v].dtype;
+	struct shape sh = g->values.v[v].shape;
+	int64_t zero = 0, len = n;
+	int in[3], neg, wrapped;
+
+	if ((t != DTYPE_I64 && t != DTYPE_I32) || !(sh.rank == 0 || (sh.rank == 1 &&
+	    dim_is_const(sh.d[0]) && sh.d[0].c == 1))) {
+		diag_error(g->ctx, "%s: position '%s' must be an int32 or int64 scalar",
+			   node_loc(g, &x->n), g->values.v[v].name);
+		return -1;
+	}
+	if (sh.rank) {
+		in[0] = v;
+		in[1] = const_i64s(x, "position.shape", &zero, 0, 1);
+		v = glue(x, OP_RESHAPE, "Reshape", "position.scalar", in, 2, -1);
+	}
+	if (t == DTYPE_I32) {
+		v = glue(x, OP_CAST, "Cast", "position.int64", &v, 1, -1);
+		node_set_attr_int(g, &g->nodes.v[g->nodes.n - 1], "to",
+				  ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
+	}
+	in[0] = v;
+	in[1] = const_i64s(x, "position.zero", &zero, 1, 0);
+	neg = glue(x, OP_LESS, "Less", "position.negative", in, 2, -1);
+	in[1] = const_i64s(x, "position.n", &len, 1, 0);
+	wrapped = glue(x, OP_ADD, "Add", "position.wrapped", in, 2, -1);
+	in[0] = neg;
+	in[1] = wrapped;
+	in[2] = v;
+	return glue(x, OP_WHERE, "Where", "position", in, 3, -1);
+}
+
+/* Where(q OP j, a, b) for a constant j, named what, into out (or a new value). */
+static int pick(struct seqx *x, int q, enum op op, int64_t j, int a, int b, const char *what,
+		int out)
+{
+	struct graph *g = x->g;
+	int in[3] = { q, const_i64s(x, arena_printf(g->arena, "%s.j", what), &j, 1, 0), -1 };
+
+	in[0] = glue(x, op, op == OP_LESS ? "Less" : "Greater", arena_printf(g->arena, "%s.test",
+			what), in, 2, -1);
+	in[1] = a;
+	in[2] = b;
+	return glue(x, OP_WHERE, "Where", what, in, 3, out);
+}
+
+/* A new int64 scalar constant named what. */
+static int scalar(struct seqx *x, const char *what, int64_t v)
+{
+	return const_i64s(x, what, &v, 1, 0);
+}
+
+/*
+ * Tensor c[sel] of c[0..m) for the int64 scalar value sel (below 0: c[0],
+ * m or more: c[m - 1]), into out (or a new value named what). Tensors of
+ * one dtype and shape are chosen by a chain of Wheres; tensors of one rank
+ * whose dims differ go through one flat Concat of them all, the chosen
+ * one's range Sliced and Reshaped to its dims (data-dependent dims).
+ * -1 after a diagnostic naming the position pos.
+ */
+static int choose(struct seqx *x, int pos, const int *c, int m, int sel, const char *what,
+		  int out)
+{
+	struct graph *g = x->g;
+	const struct value *c0 = &g->values.v[c[0]];
+	enum dtype t = c0->dtype;
+	int r = c0->shape.rank, in[4], *flat, *shp, *cnt, cat, ends, starts, at;
+	bool same = true;
+	int64_t minus1 = -1, zero = 0, one = 1;
+
+	for (int i = 1; i < m; i++) {
+		const struct value *ci = &g->values.v[c[i]];
+
+		if (ci->dtype != t || ci->shape.rank != r) {
+			diag_error(g->ctx, "%s: position '%s' is only known at run time, so the "
+				   "tensors it chooses between need one dtype and rank: '%s' is %s "
+				   "of rank %d, '%s' is %s of rank %d", node_loc(g, &x->n),
+				   g->values.v[pos].name, c0->name, dtype_name(t), r, ci->name,
+				   dtype_name(ci->dtype), ci->shape.rank);
+			return -1;
+		}
+		same &= shape_eq(&ci->shape, &c0->shape);
+	}
+	if (m == 1)
+		return glue(x, OP_IDENTITY, "Identity", what, c, 1, out);
+	if (same) {
+		/* sel <= i takes c[i], the first i that holds */
+		int cur = c[m - 1];
+
+		for (int i = m - 2; i >= 0; i--)
+			cur = pick(x, sel, OP_LESS, i + 1, c[i], cur,
+				   i ? arena_printf(g->arena, "%s.%d", what, i) : what, i ? -1 : out);
+		return cur;
+	}
+	flat = arena_alloc(g->arena, sizeof(int) * (size_t)m);
+	shp = arena_alloc(g->arena, sizeof(int) * (size_t)m);
+	cnt = arena_alloc(g->arena, sizeof(int) * (size_t)m);
+	for (int i = 0; i < m; i++) {
+		const char *w = arena_printf(g->arena, "%s.%d", what, i);
+
+		in[0] = c[i];
+		in[1] = const_i64s(x, arena_printf(g->arena, "%s.minus1", w), &minus1, 1, 1);
+		flat[i] = glue(x, OP_RESHAPE, "Reshape", arena_printf(g->arena, "%s.flat", w), in,
+			       2, -1);
+		in[0] = glue(x, OP_SHAPE, "Shape", arena_printf(g->arena, "%s.shape", w), &c[i], 1,
+			     -1);
+		cnt[i] = glue(x, OP_REDUCEPROD, "ReduceProd", arena_printf(g->arena, "%s.numel", w),
+			      in, 1, -1);
+		in[1] = const_i64s(x, arena_printf(g->arena, "%s.axis", w), &zero, 1, 1);
+		shp[i] = glue(x, OP_UNSQUEEZE, "Unsqueeze", arena_printf(g->arena, "%s.dims", w),
+			      in, 2, -1);
+	}
+	cat = glue(x, OP_CONCAT, "Concat", arena_printf(g->arena, "%s.flat", what), flat, m, -1);
+	node_set_attr_int(g, &g->nodes.v[g->nodes.n - 1], "axis", 0);
+	in[0] = glue(x, OP_CONCAT, "Concat", arena_printf(g->arena, "%s.numels", what), cnt, m,
+		     -1);
+	node_set_attr_int(g, &g->nodes.v[g->nodes.n - 1], "axis", 0);
+	in[1] = scalar(x, arena_printf(g->arena, "%s.axis0", what), 0);
+	ends = glue(x, OP_CUMSUM, "CumSum", arena_printf(g->arena, "%s.ends", what), in, 2, -1);
+	in[1] = in[0];
+	in[0] = ends;
+	starts = glue(x, OP_SUB, "Sub", arena_printf(g->arena, "%s.starts", what), in, 2, -1);
+	in[0] = sel;
+	in[1] = const_i64s(x, arena_printf(g->arena, "%s.shape1", what), &one, 1, 1);
+	at = glue(x, OP_RESHAPE, "Reshape", arena_printf(g->arena, "%s.at", what), in, 2, -1);
+	{
+		int a[2] = { starts, at }, b[2] = { ends, at }, sl[4], d[2];
+
+		sl[0] = cat;
+		sl[1] = glue(x, OP_GATHER, "Gather", arena_printf(g->arena, "%s.start", what), a,
+			     2, -1);
+		sl[2] = glue(x, OP_GATHER, "Gather", arena_printf(g->arena, "%s.end", what), b, 2,
+			     -1);
+		sl[3] = const_i64s(x, arena_printf(g->arena, "%s.axes", what), &zero, 1, 1);
+		in[0] = glue(x, OP_SLICE, "Slice", arena_printf(g->arena, "%s.piece", what), sl, 4,
+			     -1);
+		d[0] = glue(x, OP_CONCAT, "Concat", arena_printf(g->arena, "%s.shapes", what), shp,
+			    m, -1);
+		node_set_attr_int(g, &g->nodes.v[g->nodes.n - 1], "axis", 0);
+		d[1] = sel;
+		in[1] = glue(x, OP_GATHER, "Gather", arena_printf(g->arena, "%s.dims", what), d, 2,
+			     -1);
+	}
+	return glue(x, OP_RESHAPE, "Reshape", what, in, 2, out);
+}
+
+/*
+ * SequenceAt, SequenceInsert (t >= 0) or SequenceErase of s at the
+ * run-time position value p, into out: each output element chooses among
+ * the elements it may be, by the position.
+ */
+static int runtime_at(struct seqx *x, const struct seq *s, int p, int t, int out)
+{
+	struct graph *g = x->g;
+	int n = s->n, q, *e;
+
+	if (n == 0 && t < 0) {
+		diag_error(g->ctx, "%s: the sequence is empty", node_loc(g, &x->n));
+		return -1;
+	}
+	if ((q = runtime_position(x, p, n)) < 0)
+		return -1;
+	if (x->n.op == OP_SEQUENCEAT)
+		return choose(x, p, s->elems, n, q, "at", out) < 0 ? -1 : 0;
+	e = arena_alloc(g->arena, sizeof(int) * (size_t)(n + 2));
+	if (t >= 0) {
+		/* out[j] is s[j] (q > j), t (q == j) or s[j - 1] (q < j), j = 0..n */
+		for (int j = 0; j <= n; j++) {
+			const char *w = arena_printf(g->arena, "insert%d", j);
+			int c[3], m = 0, sel;
+
+			if (j < n)
+				c[m++] = s->elems[j];
+			c[m++] = t;
+			if (j > 0)
+				c[m++] = s->elems[j - 1];
+			/* the index into c of t, or of s[j - 1] when q < j */
+			sel = pick(x, q, OP_LESS, j, scalar(x, arena_printf(g->arena, "%s.before", w),
+							    m - 1),
+				   scalar(x, arena_printf(g->arena, "%s.here", w), j < n),
+				   arena_printf(g->arena, "%s.choice", w), -1);
+			if (j < n)
+				sel = pick(x, q, OP_GREATER, j, scalar(x, arena_printf(
+					   g->arena, "%s.after", w), 0), sel,
+					   arena_printf(g->arena, "%s.which", w), -1);
+			if ((e[j] = choose(x, p, c, m, sel, w, -1)) < 0)
+				return -1;
+		}
+		seq_set(g, out, e, n + 1, false, g->values.v[t].dtype);
+		return 0;
+	}
+	/* out[j] is s[j] (q > j) or s[j + 1], j = 0..n-2 */
+	for (int j = 0; j + 1 < n; j++) {
+		const char *w = arena_printf(g->arena, "erase%d", j);
+		int sel = pick(x, q, OP_GREATER, j, scalar(x, arena_printf(g->arena, "%s.keep", w),
+							   0),
+			       scalar(x, arena_printf(g->arena, "%s.next", w), 1),
+			       arena_printf(g->arena, "%s.which", w), -1);
+
+		if ((e[j] = choose(x, p, s->elems + j, 2, sel, w, -1)) < 0)
+			return -1;
+	}
+	seq_set(g, out, e, n - 1, false, s->elem);
+	return 0;
+}
+
+/*
+ * SplitToSequence of x on axis by split sizes known only at run time: a
+ * 1-D split of static length k gives k Slices from its exclusive and
+ * inclusive cumulative sums.
+ */
+static int runtime_split(struct seqx *x, int in, int sp, int64_t axis)
+{
+	struct graph *g = x->g;
+	const struct value *v = &g->values.v[sp];
+	enum dtype t = g->values.v[in].dtype;
+	int64_t k = v->shape.rank == 1 && dim_is_const(v->shape.d[0]) ? v->shape.d[0].c : -1;
+	int a[5], ends, starts, *elems;
+
+	if (k < 0 || k > 1024 || (v->dtype != DTYPE_I64 && v->dtype != DTYPE_I32)) {
+		diag_error(g->ctx, "%s: split '%s' is only known at run time; it must then be a "
+			   "1-D int32 or int64 tensor of static length (up to 1024)",
+			   node_loc(g, &x->n), v->name);
+		return -1;
+	}
+	if (v->dtype == DTYPE_I32) {
+		sp = glue(x, OP_CAST, "Cast", "split.int64", &sp, 1, -1);
+		node_set_attr_int(g, &g->nodes.v[g->nodes.n - 1], "to",
+				  ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
+	}
+	a[0] = sp;
+	a[1] = const_i64s(x, "split.axis", &(int64_t){ 0 }, 1, 0);
+	ends = glue(x, OP_CUMSUM, "CumSum", "ends", a, 2, -1);
+	a[0] = ends;
+	a[1] = sp;
+	starts = glue(x, OP_SUB, "Sub", "starts", a, 2, -1);
+	elems = arena_alloc(g->arena, sizeof(int) * (size_t)(k + 1));
+	for (int64_t i = 0; i < k; i++) {
+		const char *w = arena_printf(g->arena, "piece%lld", (long long)i);
+		int64_t lo = i, hi = i + 1;
+		int b[4];
+
+		b[1] = const_i64s(x, arena_printf(g->arena, "%s.at", w), &lo, 1, 1);
+		b[2] = const_i64s(x, arena_printf(g->arena, "%s.next", w), &hi, 1, 1);
+		b[0] = starts;
+		a[1] = glue(x, OP_SLICE, "Slice", arena_printf(g->arena, "%s.start", w), b, 3, -1);
+		b[0] = ends;
+		a[2] = glue(x, OP_SLICE, "Slice", arena_printf(g->arena, "%s.end", w), b, 3, -1);
+		a[0] = in;
+		a[3] = const_i64s(x, arena_printf(g->arena, "%s.axes", w), &axis, 1, 1);
+		elems[i] = glue(x, OP_SLICE, "Slice", w, a, 4, -1);
+	}
+	seq_set(g, x->n.out[0], elems, (int)k, false, t);
 	return 0;
 }
 
@@ -164,6 +434,9 @@ static int split_to_sequence(struct seqx *x)
 	v = &g->values.v[in];
 	if (axis < 0)
 		axis += v->shape.rank;
+	if (axis >= 0 && axis < v->shape.rank && sp >= 0 &&
+	    value_const_ints(g, &g->values.v[sp], &sizes, &count) < 0)
+		return runtime_split(x, in, sp, axis);
 	if (axis < 0 || axis >= v->shape.rank || !dim_is_const(v->shape.d[axis])) {
 		diag_error(g->ctx, "%s: axis %lld must be an axis of static length of '%s'",
 			   node_loc(g, &x->n), (long long)node_attr_int(&x->n, "axis", 0),
@@ -333,14 +606,18 @@ static int resolve(struct seqx *x)
 		return 0;
 	}
 	case OP_SEQUENCEAT:
-		if (!(s = need_seq(x, 0)) || position(x, 1, s->n, 0, 0, s->n - 1, &pos) < 0)
+		if (!(s = need_seq(x, 0)) || (k = position(x, 1, s->n, 0, 0, s->n - 1, &pos)) < 0)
 			return -1;
+		if (k)
+			return runtime_at(x, s, pos, -1, out);
 		alias(x, s->elems[pos], out, arena_printf(g->arena, "at%d", pos));
 		return 0;
 	case OP_SEQUENCEINSERT:
 		if (!(s = need_seq(x, 0)) || need_tensor(x, 1) < 0 ||
-		    position(x, 2, s->n, s->n, 0, s->n, &pos) < 0)
+		    (k = position(x, 2, s->n, s->n, 0, s->n, &pos)) < 0)
 			return -1;
+		if (k)
+			return runtime_at(x, s, pos, x->n.in[1], out);
 		if (s->n && g->values.v[x->n.in[1]].dtype != g->values.v[s->elems[0]].dtype) {
 			diag_error(g->ctx, "%s: tensor '%s' is %s, the sequence's elements %s",
 				   node_loc(g, &x->n), g->values.v[x->n.in[1]].name,
@@ -355,8 +632,11 @@ static int resolve(struct seqx *x)
 		seq_set(g, out, e, s->n + 1, false, g->values.v[x->n.in[1]].dtype);
 		return 0;
 	case OP_SEQUENCEERASE:
-		if (!(s = need_seq(x, 0)) || position(x, 1, s->n, s->n - 1, 0, s->n - 1, &pos) < 0)
+		if (!(s = need_seq(x, 0)) ||
+		    (k = position(x, 1, s->n, s->n - 1, 0, s->n - 1, &pos)) < 0)
 			return -1;
+		if (k)
+			return runtime_at(x, s, pos, -1, out);
 		e = arena_alloc(g->arena, sizeof(int) * (size_t)(s->n + 1));
 		memcpy(e, s->elems, sizeof(int) * (size_t)pos);
 		memcpy(e + pos, s->elems + pos + 1, sizeof(int) * (size_t)(s->n - pos - 1));

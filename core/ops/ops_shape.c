@@ -557,16 +557,42 @@ static bool slice_is_data(struct graph *g, struct node *n)
 }
 
 /*
- * A Slice by run-time values: every dim a data symbol, and per axis the
- * start and step its shape function works out (Slice's clamping rules) as
- * parameters of the kernel.
+ * A Slice by run-time values: a data symbol for each dim of the axes it
+ * slices (all of them when the axes are run-time values too; the others
+ * keep x's dims), and per axis the start and step its shape function works
+ * out (Slice's clamping rules) as parameters of the kernel.
  */
 static int infer_slice_data(struct graph *g, struct node *n)
 {
 	struct value *x = infer_input(g, n, 0);
+	const struct value *ax = node_in(g, n, 3);
+	bool all = true, sliced[MAX_RANK] = { 0 };
+	int64_t *axes = NULL, na = 0;
+	struct shape s;
 
-	if (!x || infer_set_data(g, n, 0, x->dtype, x->shape.rank) < 0)
+	if (!x)
 		return -1;
+	if (ax && value_const_ints(g, ax, &axes, &na) == 0 && na > 0) {
+		all = false;
+		for (int64_t i = 0; i < na; i++) {
+			int64_t a = axes[i] < 0 ? axes[i] + x->shape.rank : axes[i];
+
+			if (a < 0 || a >= x->shape.rank)
+				all = true;	/* the shape function reports it */
+			else
+				sliced[a] = true;
+		}
+	}
+	if (all) {
+		if (infer_set_data(g, n, 0, x->dtype, x->shape.rank) < 0)
+			return -1;
+	} else {
+		s = x->shape;
+		for (int k = 0; k < s.rank; k++)
+			if (sliced[k])
+				s.d[k] = graph_data_sym(g, n->out[0], k);
+		infer_set(g, n, 0, x->dtype, &s);
+	}
 	for (int k = 0; k < x->shape.rank; k++) {
 		graph_data_param(g, n->out[0], "start", k);
 		graph_data_param(g, n->out[0], "step", k);
