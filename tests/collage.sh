@@ -40,10 +40,12 @@ for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
 		"$C" run "$T/$m.c.so" --output-dir "$T/$m.c.out" >/dev/null 2>&1
 	if "$C" run "$T/$m.so" --check "$T/$m.c.out" --rtol 1e-3 --atol 1e-5 >"$T/$m.cc" 2>&1
 	then ok "$m/matches-c-build"; else fail "$m/matches-c-build" "$(head -1 "$T/$m.cc")"; fi
-	v=$(json "$T/$m.json" '"%s %s %d %d %d %d" % (j["compiler"]["search"], j["search"]["estimator"], j["search"]["measured"], j["search"]["distinct"], len([p for p in j["partitions"] if p["measured_cost"] is None]), len(j["search"]["list"]) - j["search"]["candidates"])')
+	# every partition of the cover has its measured cost; a baseline plan
+	# phase 5 found faster may hold partitions no candidate was (null)
+	v=$(json "$T/$m.json" '"%s %s %d %d %d %d %s" % (j["compiler"]["search"], j["search"]["estimator"], j["search"]["measured"], j["search"]["distinct"], len([p for p in j["partitions"] if p["measured_cost"] is None]), len(j["search"]["list"]) - j["search"]["candidates"], j["search"]["plan"])')
 	set -- $v
-	if [ "$1 $2" = "collage measure" ] && [ "$3" -gt 0 ] && [ "$3" -le "$4" ] && [ "$5" = 0 ] &&
-		[ "$6" = 0 ]
+	if [ "$1 $2" = "collage measure" ] && [ "$3" -gt 0 ] && [ "$3" -le "$4" ] &&
+		{ [ "$5" = 0 ] || [ "$7" != collage ]; } && [ "$6" = 0 ]
 	then ok "$m/metadata-records-the-search"; else fail "$m/metadata-records-the-search" "$v"; fi
 	# warm: nothing measured, everything from the cache, identical artifacts
 	"$C" compile "$T/$m.onnx" -o "$T/$m.w1.so" --cache "$CACHE" 2>/dev/null
