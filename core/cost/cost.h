@@ -75,6 +75,18 @@ struct cost_estimator *cost_mock_new(struct collagec_ctx *ctx, const char *spec)
  * value) and which outputs leave. Equal text = measured once.
  */
 const char *cost_item_structure(struct arena *a, const struct cost_item *it);
+/*
+ * The last-level cache's size in bytes: $COLLAGEC_LLC_BYTES, else the
+ * system's, else 32 MiB.
+ */
+size_t cost_llc_bytes(void);
+/*
+ * Whether g's constants are more than the last-level cache holds, so that a
+ * whole run brings each kernel's weights back from memory: the measuring
+ * estimator then times candidates with their weights evicted, and the
+ * structure (and key) of every candidate says so.
+ */
+bool cost_weights_cold(const struct graph *g);
 /* SHA-256 of cost_item_structure(), in hex (arena). */
 const char *cost_item_key(struct arena *a, const struct cost_item *it);
 

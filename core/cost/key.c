@@ -5,7 +5,9 @@
 #include "cost.h"
 
 #include <openssl/evp.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void print_attr(struct graph *g, const struct attr *a, struct strbuf *sb)
 {
@@ -66,6 +68,41 @@ static void print_const(struct graph *g, const struct value *v, struct strbuf *s
 	}
 }
 
+size_t cost_llc_bytes(void)
+{
+	static size_t bytes;
+
+	if (!bytes) {
+		const char *env = getenv("COLLAGEC_LLC_BYTES");
+		long v = env && atol(env) > 0 ? atol(env) : sysconf(_SC_LEVEL3_CACHE_SIZE);
+		char *s = v > 0 ? NULL
+			: file_read("/sys/devices/system/cpu/cpu0/cache/index3/size", NULL);
+
+		if (s) {
+			char *end;
+
+			v = strtol(s, &end, 10);
+			v *= *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : 1;
+		}
+		free(s);
+		bytes = v > 0 ? (size_t)v : (size_t)32 << 20;
+	}
+	return bytes;
+}
+
+bool cost_weights_cold(const struct graph *g)
+{
+	size_t bytes = 0;
+
+	for (int v = 0; v < g->values.n; v++) {
+		const struct value *val = &g->values.v[v];
+
+		if (val->data && shape_is_static(&val->shape))
+			bytes += (size_t)shape_numel_static(&val->shape) * dtype_size(val->dtype);
+	}
+	return bytes > cost_llc_bytes();
+}
+
 const char *cost_item_structure(struct arena *a, const struct cost_item *it)
 {
 	const struct dataflow *df = it->df;
@@ -119,6 +156,9 @@ const char *cost_item_structure(struct arena *a, const struct cost_item *it)
 			sb_putc(&sb, '\n');
 		}
 	}
+	/* measured with the weights evicted (measure.c) when the model's do not fit */
+	if (cost_weights_cold(g))
+		sb_puts(&sb, "weights cold\n");
 	r = arena_strdup(a, sb_str(&sb));
 	sb_release(&sb);
 	return r;

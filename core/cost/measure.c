@@ -10,7 +10,10 @@
  * models are built at once with -j). A worker process then loads it, feeds
  * random inputs (integers 0, so indices stay in range; symbolic dims 1),
  * runs it with per-kernel profiling on, warm-up then repeats, and reports
- * per item the median over runs of the sum of its kernels' times. A bench
+ * per item the median over runs of the sum of its kernels' times (when
+ * the model's constants are more than the last-level cache, every run
+ * starts with the caches evicted but for the inputs: in the model each
+ * kernel's weights come from memory; cost_weights_cold). A bench
  * model that fails to build, crashes, hangs or returns wrongly shaped
  * outputs is split in halves and retried, down to single items, which then
  * cost +inf; nothing of that reaches the user as an error.
@@ -45,6 +48,9 @@ struct measure {
 	struct cost_cache *cache;
 	struct link_options lo;
 	int threads, jobs;
+	bool cold;			/* the model's constants are more than the
+					   last-level cache: kernels measured with
+					   their weights evicted (evict()) */
 	double timeout;			/* seconds a worker may take */
 	bool progress;
 	char *dir;			/* owned temp directory */
@@ -369,9 +375,32 @@ static uint32_t lcg(uint32_t *s)
 }
 
 /*
+ * Evicts the caches the way a whole model's run does for each kernel's
+ * weights (a model's constants come back from memory on the next run once
+ * they are more than the cache holds): reads a buffer of twice the
+ * last-level cache, then the bench model's inputs again (in a model, a
+ * kernel's inputs were just written by the kernel before it).
+ */
+static volatile unsigned char evict_sink;	/* keeps evict()'s reads */
+
+static void evict(const unsigned char *flush, size_t flush_bytes, unsigned char *const *in,
+		  const size_t *in_bytes, int ni)
+{
+	unsigned char acc = 0;
+
+	for (size_t k = 0; k < flush_bytes; k += 64)
+		acc ^= flush[k];
+	for (int i = 0; i < ni; i++)
+		for (size_t k = 0; k < in_bytes[i]; k += 64)
+			acc ^= in[i][k];
+	evict_sink = acc;
+}
+
+/*
  * In the worker: loads b->so, runs it, writes one double per item (seconds;
  * -1 for an item whose outputs came back wrongly shaped) to fd. Exit status
- * 0 on success.
+ * 0 on success. With cold weights (measure.cold), the caches are evicted
+ * before every run but of a whole plan.
  */
 static int worker(struct measure *m, struct batch *b, const int *out_item, const int *part_item,
 		  int fd)
@@ -383,11 +412,24 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 	double *t, *per_run[64], *res, start;
 	uint32_t seed = 1;
 	enum { MAX_RUNS = 15 };
+	unsigned char **in, *flush = NULL;
+	size_t *in_bytes, flush_bytes = 0;
 
 	if (model_lib_load(&lib, b->so, &err) < 0 || lib.open(&mod) != COLLAGEC_OK)
 		return 1;
 	ni = lib.num_inputs(mod);
 	no = lib.num_outputs(mod);
+	in = calloc((size_t)ni + 1, sizeof(*in));
+	in_bytes = calloc((size_t)ni + 1, sizeof(*in_bytes));
+	if (!in || !in_bytes)
+		return 1;
+	if (m->cold && !b->whole) {
+		flush_bytes = 2 * cost_llc_bytes();
+		flush = malloc(flush_bytes);
+		if (!flush)
+			return 1;
+		memset(flush, 1, flush_bytes);
+	}
 	for (int i = 0; i < ni; i++) {
 		collagec_tensor_info info;
 		int64_t dims[8], n = 1;
@@ -416,6 +458,8 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 				((double *)buf)[k] = (double)(lcg(&seed) % 20001) / 10000.0 - 1.0;
 		if (lib.set_input(mod, i, buf, dims, info.rank) != COLLAGEC_OK)
 			return 1;
+		in[i] = buf;
+		in_bytes[i] = bytes;
 	}
 	lib.set_threads(mod, m->threads);
 	/* a whole plan runs as a user runs it: no clock read around each kernel */
@@ -444,8 +488,11 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 		per_run[r] = calloc((size_t)b->n + 1, sizeof(double));
 	start = time_now();
 	while (runs < MAX_RUNS) {
-		double el, t0 = time_now();
+		double el, t0;
 
+		if (flush)
+			evict(flush, flush_bytes, in, in_bytes, ni);
+		t0 = time_now();
 		if (lib.run(mod) != COLLAGEC_OK)
 			return 1;
 		if (b->whole)
@@ -624,6 +671,7 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 	}
 	for (int i = 0; i < n; i++)
 		items[i].cost = NAN;
+	m->cold = n > 0 && cost_weights_cold(items[0].df->g);
 	/* group by target string, first seen first, items in order within */
 	for (int i = 0; i < n; i++) {
 		bool seen = false;
