@@ -426,12 +426,14 @@ static int split_to_sequence(struct seqx *x)
 	int in = need_tensor(x, 0), sp = x->n.n_in > 1 ? x->n.in[1] : -1;
 	int64_t axis = node_attr_int(&x->n, "axis", 0), keep = node_attr_int(&x->n, "keepdims", 1);
 	int64_t *sizes = NULL, count = 0, len, at = 0;
-	const struct value *v;
+	const struct value *v;	/* x; moves when the pieces add values */
+	enum dtype t;
 	int *elems;
 
 	if (in < 0)
 		return -1;
 	v = &g->values.v[in];
+	t = v->dtype;
 	if (axis < 0)
 		axis += v->shape.rank;
 	if (axis >= 0 && axis < v->shape.rank && sp >= 0 &&
@@ -503,7 +505,7 @@ static int split_to_sequence(struct seqx *x)
 		}
 		at += sizes[i];
 	}
-	seq_set(g, x->n.out[0], elems, (int)count, false, v->dtype);
+	seq_set(g, x->n.out[0], elems, (int)count, false, t);
 	return 0;
 }
 
