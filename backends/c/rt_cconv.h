@@ -21,6 +21,9 @@
  * over the whole col would compute: results do not depend on the number of
  * threads. Panels are split over the OpenMP team; a thread packs into its
  * own slot of scratch, so at most `slots` threads work on one convolution.
+ * When scratch has a slot for every panel (small images), all panels are
+ * packed first and one rt_cgemm multiplies them: each block of w is then
+ * read once per image instead of once per panel.
  *
  * act (enum rt_cg_act, with lo and hi for a Clip) and res (a residual of
  * y's layout, or NULL) are the fused partition's Relu, Clip and Add, applied
@@ -147,6 +150,26 @@ static inline void rt_cconv2d(const float *x, int64_t C, int64_t H, int64_t W, i
 	int team = threads < slots ? threads : (int)slots;
 
 	(void)team;
+	if (np <= slots) {
+		/*
+		 * Room for every panel (a small image: ResNet-18's 7x7 has 4):
+		 * pack them all, then one rt_cgemm over them reads each block
+		 * of w from memory once for all of them, not once per panel
+		 * (w of a 512-channel 3x3 conv is 9 MB); w is read in place,
+		 * as copying it into tiles would cost what that saves
+		 */
+		for (int64_t gi = 0; gi < group; gi++) {
+#pragma omp parallel for num_threads(team) if (team > 1 && np > 1 && P * Kg >= 65536)
+			for (int64_t jp = 0; jp < np; jp++)
+				rt_cc_pack(x + gi * cg * H * W, cg, H, W, kh, kw, sh, sw, dh, dw, ph,
+					   pw, OH, OW, jp, scratch + jp * Kg * RT_CG_NR);
+			rt_cgemm_ex(Mg, P, Kg, 1.0f, w + gi * Mg * Kg, Kg, 1, scratch,
+				    Kg * RT_CG_NR, y + gi * Mg * P, P, bias ? bias + gi * Mg : NULL,
+				    1, 0, 1.0f, act, lo, hi, res ? res + gi * Mg * P : NULL, P,
+				    threads, RT_CG_NC + 1);
+		}
+		return;
+	}
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
 #pragma omp parallel num_threads(team) if (team > 1 && Mg * P * Kg >= 262144)
 	{

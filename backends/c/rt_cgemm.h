@@ -337,12 +337,13 @@ static inline void rt_cg_pack_a(int64_t M, const float *A, int64_t ars, int64_t 
 
 /*
  * Panels [jp0, jp1) of C, in chunks of RT_CG_NC panels, block by block of
- * K and of rows; ap is the packed block's room (RT_CG_MC * RT_CG_KC).
+ * K and of rows; ap is the packed block's room (RT_CG_MC * RT_CG_KC). A
+ * (row-major) is packed when a chunk has pack_min panels or more.
  */
 static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A, int64_t ars,
 				int64_t acs, const float *Bp, int64_t bps, float *C, int64_t ldc,
 				int64_t jp0, int64_t jp1, const struct rt_cg_epilogue *e,
-				float *ap)
+				float *ap, int64_t pack_min)
 {
 	/* K blocks of about the same length: no short last block */
 	int64_t nkb = K > 0 ? (K + RT_CG_KC - 1) / RT_CG_KC : 1;
@@ -350,7 +351,7 @@ static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A,
 
 	for (int64_t jc = jp0; jc < jp1; jc += RT_CG_NC) {
 		int64_t jce = jp1 - jc < RT_CG_NC ? jp1 : jc + RT_CG_NC;
-		int pack = jce - jc >= RT_CG_PACK_MIN || acs != 1;
+		int pack = jce - jc >= pack_min || acs != 1;
 
 		for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += kstep) {
 			struct rt_cg_kblock kb;
@@ -397,14 +398,16 @@ static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A,
 }
 
 /*
- * C [M, N] (row stride ldc) = act(alpha * A [M, K] x B + beta * bias + res)
- * with B packed (panels bps floats apart); see the top of this file.
- * Threads take runs of panels.
+ * rt_cgemm with A packed only from pack_min panels per thread and chunk
+ * (RT_CG_PACK_MIN there): a caller whose K is long and whose panels are
+ * few reads A in place, each block of rows then coming from L2 for every
+ * panel after the first, rather than copying all of A once more.
  */
-static inline void rt_cgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-		     int64_t ars, int64_t acs, const float *Bp, int64_t bps, float *C,
-		     int64_t ldc, const float *bias, int64_t brs, int64_t bcs, float beta, int act,
-		     float lo, float hi, const float *res, int64_t rrs, int threads)
+static inline void rt_cgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+			       int64_t ars, int64_t acs, const float *Bp, int64_t bps, float *C,
+			       int64_t ldc, const float *bias, int64_t brs, int64_t bcs,
+			       float beta, int act, float lo, float hi, const float *res,
+			       int64_t rrs, int threads, int64_t pack_min)
 {
 	struct rt_cg_epilogue e = { alpha, beta, bias, brs, bcs, act, lo, hi, res, rrs };
 	int64_t np = (N + RT_CG_NR - 1) / RT_CG_NR;
@@ -417,8 +420,22 @@ static inline void rt_cgemm(int64_t M, int64_t N, int64_t K, float alpha, const 
 		float ap[RT_CG_MC * RT_CG_KC] __attribute__((aligned(64)));
 
 		rt_cg_panels(M, N, K, A, ars, acs, Bp, bps, C, ldc, np * t / nt, np * (t + 1) / nt,
-			     &e, ap);
+			     &e, ap, pack_min);
 	}
+}
+
+/*
+ * C [M, N] (row stride ldc) = act(alpha * A [M, K] x B + beta * bias + res)
+ * with B packed (panels bps floats apart); see the top of this file.
+ * Threads take runs of panels.
+ */
+static inline void rt_cgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+			    int64_t ars, int64_t acs, const float *Bp, int64_t bps, float *C,
+			    int64_t ldc, const float *bias, int64_t brs, int64_t bcs, float beta,
+			    int act, float lo, float hi, const float *res, int64_t rrs, int threads)
+{
+	rt_cgemm_ex(M, N, K, alpha, A, ars, acs, Bp, bps, C, ldc, bias, brs, bcs, beta, act, lo,
+		    hi, res, rrs, threads, RT_CG_PACK_MIN);
 }
 
 /* Bp (panels K * RT_CG_NR apart) = B [K, N], B[k, j] at B[k * brs + j * bcs]. */
