@@ -286,7 +286,7 @@ done
 # per block of pixels, all inside their nest, but for dwb's and pwb's
 # broadcast Add (a loop after the nest); the fused build matches numpy
 # and, bit for bit, the unfused one (-fuse=0: the chain as loops of its
-# own), at 1 and 3 threads, NaN included
+# own), at 1, 2 and 3 threads, NaN included; crows splits rows at 2 and 3
 "$COLLAGEC" compile --search none --target c "$T/epi_edges.onnx" -o "$T/ee.so" \
 	--dump-ir "$T/ee_ir" >"$T/ee.log" 2>&1 || fail epi-edges/compile "$(head -1 "$T/ee.log")"
 "$COLLAGEC" compile --search none --target "c -fuse=0" "$T/epi_edges.onnx" -o "$T/ee0.so" \
@@ -298,7 +298,8 @@ want="${want}gr compile-time gemm.micro if always scratch=3360|mac compile-time 
 always scratch=3360|"
 for n in dwc dwar dwb; do want="${want}$n compile-time conv.depthwise_rows if always scratch=|"; done
 want="${want}pwc compile-time conv.1x1 if always scratch=|imar compile-time conv.im2col if always \
-scratch=14256|pwb compile-time conv.1x1 if always scratch=|"
+scratch=14256|pwb compile-time conv.1x1 if always scratch=|crows compile-time conv.micro if \
+always scratch=16128|"
 if [ "$v" = "$want" ]; then ok epi-edges/static-choices; else
 	fail epi-edges/static-choices "got '$v'"; fi
 # per kernel of the fused dump: NAME:LOOPS (its outermost loops)
@@ -306,7 +307,7 @@ v=$(awk '/^kernel /{if (k) printf "%s:%d|", k, n; k = $2; sub(/\(.*/, "", k); n 
 	/^\tfor /{n++} END {if (k) printf "%s:%d|", k, n}' "$T/ee_ir/07-lower.3-fuse.tir")
 want="k0_0_Conv_fused:1|k1_0_Conv_fused:1|k2_0_Conv_fused:1|k3_0_Conv_fused:1|k4_0_Conv_fused:1|\
 k5_0_Conv_fused:2|k6_0_Gemm_fused:0|k7_0_MatMul_fused:0|k8_0_Conv_fused:1|k9_0_Conv_fused:1|\
-k10_0_Conv_fused:2|k11_0_Conv_fused:1|k12_0_Conv_fused:1|k13_0_Conv_fused:2|"
+k10_0_Conv_fused:2|k11_0_Conv_fused:1|k12_0_Conv_fused:1|k13_0_Conv_fused:2|k14_0_Conv_fused:1|"
 if [ "$v" = "$want" ]; then ok epi-edges/chains-in-the-write-back; else
 	fail epi-edges/chains-in-the-write-back "got '$v'"; fi
 args=""
@@ -318,7 +319,7 @@ rm -rf "$T/ee0_out"
 # shellcheck disable=SC2086
 "$COLLAGEC" run "$T/ee0.so" $args --output-dir "$T/ee0_out" >"$T/ee.log" 2>&1 ||
 	fail epi-edges/run-unfused "$(head -1 "$T/ee.log")"
-for th in 1 3; do
+for th in 1 2 3; do
 	# shellcheck disable=SC2086
 	if "$COLLAGEC" run "$T/ee.so" $args --threads $th --check "$T/ee_exp" --rtol 1e-4 \
 		--atol 1e-4 >"$T/ee.log" 2>&1; then ok "epi-edges/threads=$th-matches-numpy"; else

@@ -46,7 +46,8 @@
  *
  * Deterministic: every C[i, j] is summed over k in the same order (k
  * within a block in turn, the blocks in turn), whatever the thread count;
- * threads split the panels, never K.
+ * threads split the panels (or the rows, when few panels would share out
+ * unevenly), never K.
  */
 #ifndef RT_CGEMM_H
 #define RT_CGEMM_H
@@ -412,15 +413,39 @@ static inline void rt_cgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, con
 	struct rt_cg_epilogue e = { alpha, beta, bias, brs, bcs, act, lo, hi, res, rrs };
 	int64_t np = (N + RT_CG_NR - 1) / RT_CG_NR;
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
-	int nt = threads > 1 && M * N * K >= 262144 ? (np < threads ? (int)np : threads) : 1;
+	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;
+	/*
+	 * when runs of panels would leave one thread a quarter more columns
+	 * than its share (few panels, the last one often narrow: 49 pixels are
+	 * 16 + 16 + 16 + 1), threads take runs of whole tiles of rows over
+	 * every panel instead
+	 */
+	int64_t most = (np + nt - 1) / nt * RT_CG_NR;
+	int rows = nt > 1 && M >= 4 * (int64_t)nt * RT_CG_MR && 4 * most * nt > 5 * N;
 
-	(void)threads;
+	if (!rows && nt > np)
+		nt = (int)np;
 #pragma omp parallel for num_threads(nt) if (nt > 1)
 	for (int t = 0; t < nt; t++) {
 		float ap[RT_CG_MC * RT_CG_KC] __attribute__((aligned(64)));
 
-		rt_cg_panels(M, N, K, A, ars, acs, Bp, bps, C, ldc, np * t / nt, np * (t + 1) / nt,
-			     &e, ap, pack_min);
+		if (rows) {
+			int64_t tiles = (M + RT_CG_MR - 1) / RT_CG_MR;
+			int64_t r0 = tiles * t / nt * RT_CG_MR, r1 = tiles * (t + 1) / nt * RT_CG_MR;
+			struct rt_cg_epilogue et = e;
+
+			r1 = r1 < M ? r1 : M;
+			if (e.bias)
+				et.bias = e.bias + r0 * e.brs;
+			if (e.res)
+				et.res = e.res + r0 * e.rrs;
+			if (r0 < r1)
+				rt_cg_panels(r1 - r0, N, K, A + r0 * ars, ars, acs, Bp, bps,
+					     C + r0 * ldc, ldc, 0, np, &et, ap, pack_min);
+		} else {
+			rt_cg_panels(M, N, K, A, ars, acs, Bp, bps, C, ldc, np * t / nt,
+				     np * (t + 1) / nt, &e, ap, pack_min);
+		}
 	}
 }
 

@@ -553,7 +553,8 @@ def epi_edges(out, rng):
     r3 = rng.standard_normal((3, 20, 37)).astype(f)
     r2 = rng.standard_normal((2, 16, 5, 6)).astype(f)
     r8 = rng.standard_normal((2, 8, 9, 11)).astype(f)
-    feeds = {"x": x, "r": r, "a": a, "a3": a3, "r3": r3, "r2": r2, "r8": r8}
+    r80 = rng.standard_normal((2, 80, 9, 11)).astype(f)
+    feeds = {"x": x, "r": r, "a": a, "a3": a3, "r3": r3, "r2": r2, "r8": r8, "r80": r80}
     inits, nodes, exp = {}, [], {}
     xd = x.astype(np.float64)
 
@@ -659,6 +660,16 @@ def epi_edges(out, rng):
     nodes.append(helper.make_node("Add", ["pwb_y", "pwb_c"], ["pwb_s"]))
     nodes.append(helper.make_node("Relu", ["pwb_s"], ["pwb"]))
     exp["pwb"] = relu(y + cb24)
+    # 80 output channels over 7 panels (the last narrow): at 2 and 3 threads
+    # rt_cgemm splits rows, not panels, with the bias and the residual
+    w80 = (rng.standard_normal((80, 16, 3, 3)) * 0.3).astype(f)
+    b80 = rng.standard_normal(80).astype(f)
+    inits.update({"crows_w": w80, "crows_b": b80})
+    nodes.append(helper.make_node("Conv", ["x", "crows_w", "crows_b"], ["crows_y"], name="crows",
+                                  pads=[1, 1, 1, 1]))
+    nodes.append(helper.make_node("Add", ["crows_y", "r80"], ["crows_s"]))
+    nodes.append(helper.make_node("Relu", ["crows_s"], ["crows"]))
+    exp["crows"] = relu(conv_ref(xd, w80, b80, (1, 1), (1, 1), (1, 1, 1, 1), 1) + feeds["r80"])
     g = helper.make_graph(
         nodes, "epi_edges",
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in feeds.items()],
