@@ -452,7 +452,7 @@ static inline void rt_cgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, con
 /*
  * C [M, N] (row stride ldc) = act(alpha * A [M, K] x B + beta * bias + res)
  * with B packed (panels bps floats apart); see the top of this file.
- * Threads take runs of panels.
+ * Threads take runs of panels, or of rows (rt_cgemm_ex).
  */
 static inline void rt_cgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
 			    int64_t ars, int64_t acs, const float *Bp, int64_t bps, float *C,
