@@ -329,6 +329,13 @@ struct tir *lower_bcast_offset(struct lower *L, const struct shape *in, const st
 			       struct tir **idx);
 /* Element count of a shape as an expression. */
 struct tir *lower_numel(struct lower *L, const struct shape *s);
+/* x < 0 ? x + dim : x, for an index loaded from the kernel's data (as int64). */
+struct tir *lower_wrap_index(struct lower *L, struct tir *x, struct tir *dim);
+/*
+ * min(max(x, 0), dim - 1): keeps reads of bad indices (ONNX makes them
+ * errors; a compiled model reads the nearest element) inside the tensor.
+ */
+struct tir *lower_clamp_index(struct lower *L, struct tir *x, struct tir *dim);
 /* Flat copy of input 0 into output 0 (reshape-like ops). */
 int lower_copy(struct lower *L);
 /* Row-major stride of axis k of s. */

@@ -96,25 +96,6 @@ static int bad_shapes(struct graph *g, struct node *n, const char *what, const s
 	return -1;
 }
 
-/* x < 0 ? x + dim : x, for an int64 index loaded from the kernel's data. */
-static struct tir *wrap_index(struct lower *L, struct tir *x, struct tir *dim)
-{
-	struct tir_builder *b = L->b;
-	struct tir *k = tir_let(b, "k", tir_cast(b, DTYPE_I64, x));
-
-	return tir_let(b, "k", tir_select(b, tir_bin(b, BIN_LT, k, tir_int(b, 0)),
-					  tir_add(b, k, dim), k));
-}
-
-/* min(max(x, 0), dim - 1): keeps reads of bad indices inside the tensor. */
-static struct tir *clamp_index(struct lower *L, struct tir *x, struct tir *dim)
-{
-	struct tir_builder *b = L->b;
-
-	return tir_bin(b, BIN_MAX, tir_bin(b, BIN_MIN, x, tir_bin(b, BIN_SUB, dim, tir_int(b, 1))),
-		       tir_int(b, 0));
-}
-
 static struct tir *in_range(struct lower *L, struct tir *x, struct tir *dim)
 {
 	return tir_bin(L->b, BIN_LAND, tir_bin(L->b, BIN_GE, x, tir_int(L->b, 0)),
@@ -454,7 +435,7 @@ int lower_onehot(struct lower *L)
 	for (int d = 0, j = 0; d < y->shape.rank; d++)
 		if (d != axis)
 			ii[j++] = idx[d];
-	k = wrap_index(L, tir_load(b, L->in[0], lower_offset(L, &ix->shape, ii)), depth);
+	k = lower_wrap_index(L, tir_load(b, L->in[0], lower_offset(L, &ix->shape, ii)), depth);
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx),
 		  tir_select(b, tir_bin(b, BIN_EQ, k, idx[axis]),
 			     tir_load(b, L->in[2], tir_int(b, 1)),
@@ -1185,7 +1166,7 @@ static struct tir *pad_source(struct lower *L, enum pad_mode mode, struct tir *s
 
 	switch (mode) {
 	case PAD_EDGE:
-		return clamp_index(L, s, len);
+		return lower_clamp_index(L, s, len);
 	case PAD_WRAP:
 		return tir_bin(b, BIN_MOD, tir_add(b, tir_bin(b, BIN_MOD, s, len), len), len);
 	case PAD_REFLECT:
@@ -1468,7 +1449,7 @@ int lower_gatherelements(struct lower *L)
 	lower_loops(L, &y->shape, idx);
 	memcpy(xi, idx, sizeof(idx));
 	off = lower_offset(L, &ix->shape, idx);
-	xi[axis] = clamp_index(L, wrap_index(L, tir_load(L->b, L->in[1], off), dim), dim);
+	xi[axis] = lower_clamp_index(L, lower_wrap_index(L, tir_load(L->b, L->in[1], off), dim), dim);
 	tir_store(L->b, L->out[0], off, tir_load(L->b, L->in[0], lower_offset(L, &x->shape, xi)));
 	lower_end_loops(L, y->shape.rank);
 	return 0;
@@ -1556,14 +1537,14 @@ static void nd_index(struct lower *L, const struct value *x, const struct value 
 		struct tir *dim = tir_dim(b, x->shape.d[batch + t]), *v;
 
 		ii[q - 1] = tir_int(b, t);
-		v = wrap_index(L, tir_load(b, L->in[1], lower_offset(L, &ix->shape, ii)), dim);
+		v = lower_wrap_index(L, tir_load(b, L->in[1], lower_offset(L, &ix->shape, ii)), dim);
 		if (in_bounds) {
 			struct tir *c = in_range(L, v, dim);
 
 			*in_bounds = *in_bounds ? tir_bin(b, BIN_LAND, *in_bounds, c) : c;
 			xi[batch + t] = v;
 		} else {
-			xi[batch + t] = clamp_index(L, v, dim);
+			xi[batch + t] = lower_clamp_index(L, v, dim);
 		}
 	}
 	for (int d = batch + k; d < x->shape.rank; d++)
@@ -1670,7 +1651,7 @@ int lower_scatterelements(struct lower *L)
 	lower_loops(L, &ix->shape, idx);
 	memcpy(xi, idx, sizeof(idx));
 	off = lower_offset(L, &ix->shape, idx);
-	xi[axis] = wrap_index(L, tir_load(b, L->in[1], off), dim);
+	xi[axis] = lower_wrap_index(L, tir_load(b, L->in[1], off), dim);
 	tir_if(b, in_range(L, xi[axis], dim));
 	scatter_store(L, lower_offset(L, &x->shape, xi), tir_load(b, L->in[2], off));
 	tir_end(b);
@@ -2635,7 +2616,7 @@ static void resize_taps(struct lower *L, const struct resize_plan *p, struct tir
 			break;
 		}
 		t->n = 1;
-		t->at[0] = tir_let(b, "at", clamp_index(L, tir_cast(b, DTYPE_I64, c), dim));
+		t->at[0] = tir_let(b, "at", lower_clamp_index(L, tir_cast(b, DTYPE_I64, c), dim));
 		return;
 	}
 	fl = tir_let(b, "fl", tir_call1(b, INTRIN_FLOOR, c));
@@ -2643,8 +2624,8 @@ static void resize_taps(struct lower *L, const struct resize_plan *p, struct tir
 	i0 = tir_let(b, "i0", tir_cast(b, DTYPE_I64, fl));
 	if (p->mode == RS_LINEAR) {
 		t->n = 2;
-		t->at[0] = tir_let(b, "at", clamp_index(L, i0, dim));
-		t->at[1] = tir_let(b, "at", clamp_index(L, tir_add(b, i0, tir_int(b, 1)), dim));
+		t->at[0] = tir_let(b, "at", lower_clamp_index(L, i0, dim));
+		t->at[1] = tir_let(b, "at", lower_clamp_index(L, tir_add(b, i0, tir_int(b, 1)), dim));
 		t->w[0] = tir_let(b, "w", tir_bin(b, BIN_SUB, f64(L, 1), r));
 		t->w[1] = r;
 		return;
@@ -2674,7 +2655,7 @@ static void resize_taps(struct lower *L, const struct resize_plan *p, struct tir
 		if (p->exclude_outside)
 			w = tir_select(b, in_range(L, raw, dim), w, f64(L, 0));
 		t->w[j] = tir_let(b, "w", w);
-		t->at[j] = tir_let(b, "at", clamp_index(L, raw, dim));
+		t->at[j] = tir_let(b, "at", lower_clamp_index(L, raw, dim));
 		sum = sum ? tir_add(b, sum, t->w[j]) : t->w[j];
 	}
 	if (p->exclude_outside) {
@@ -2766,7 +2747,7 @@ static struct tir *resize_sum(struct lower *L, const struct resize_plan *p,
 		j = tir_loop(b, tir_int(b, taps[a].n));
 		idx = tir_let(b, "ix", tir_add(b, taps[a].i0, j));
 		w = tir_let(b, "w", aa_tap_weight(L, p, &taps[a], idx));
-		xi[ax[a]] = tir_let(b, "at", clamp_index(L, idx, tir_int(b, taps[a].in)));
+		xi[ax[a]] = tir_let(b, "at", lower_clamp_index(L, idx, tir_int(b, taps[a].in)));
 		tir_assign(b, acc, tir_add(b, acc, tir_mul(b, w, resize_sum(L, p, taps, ax, nax,
 									      a + 1, xi))));
 		tir_end(b);

@@ -417,17 +417,10 @@ int lower_gather(struct lower *L)
 	if (axis < 0)
 		axis += x->shape.rank;
 	lower_loops(L, &y->shape, idx);
-	k = tir_cast(L->b, DTYPE_I64, tir_load(L->b, L->in[1], lower_offset(L, &ix->shape,
-										 idx + axis)));
 	dimx = tir_dim(L->b, x->shape.d[axis]);
-	/* negative indices count from the end; one still outside the axis (bad
-	   data: ONNX makes it an error) reads the nearest end, never outside x */
-	k = tir_let(L->b, "k", k);
-	k = tir_let(L->b, "k", tir_select(L->b, tir_bin(L->b, BIN_LT, k, tir_int(L->b, 0)),
-					  tir_add(L->b, k, dimx), k));
-	k = tir_bin(L->b, BIN_MAX, tir_bin(L->b, BIN_MIN, k, tir_bin(L->b, BIN_SUB, dimx,
-								   tir_int(L->b, 1))),
-		    tir_int(L->b, 0));
+	/* negative indices count from the end; one still outside the axis reads the nearest end */
+	k = lower_clamp_index(L, lower_wrap_index(L, tir_load(L->b, L->in[1], lower_offset(
+				L, &ix->shape, idx + axis)), dimx), dimx);
 	for (int i = 0; i < axis; i++)
 		xi[i] = idx[i];
 	xi[axis] = k;

@@ -371,6 +371,23 @@ struct tir *lower_numel(struct lower *L, const struct shape *s)
 	return e;
 }
 
+struct tir *lower_wrap_index(struct lower *L, struct tir *x, struct tir *dim)
+{
+	struct tir_builder *b = L->b;
+	struct tir *k = tir_let(b, "k", tir_cast(b, DTYPE_I64, x));
+
+	return tir_let(b, "k", tir_select(b, tir_bin(b, BIN_LT, k, tir_int(b, 0)),
+					  tir_add(b, k, dim), k));
+}
+
+struct tir *lower_clamp_index(struct lower *L, struct tir *x, struct tir *dim)
+{
+	struct tir_builder *b = L->b;
+
+	return tir_bin(b, BIN_MAX, tir_bin(b, BIN_MIN, x, tir_bin(b, BIN_SUB, dim, tir_int(b, 1))),
+		       tir_int(b, 0));
+}
+
 /* ---- windows of convolution and pooling ---- */
 
 static int ints_attr(const struct node *n, const char *name, int r, int64_t *dst, int64_t def)
