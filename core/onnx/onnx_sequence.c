@@ -157,6 +157,40 @@ static int position(struct seqx *x, int i, int n, int def, int lo, int hi, int *
 	return 0;
 }
 
+/* A new int64 scalar constant named what. */
+static int scalar(struct seqx *x, const char *what, int64_t v)
+{
+	return const_i64s(x, what, &v, 1, 0);
+}
+
+/* Value v (int32 or int64) as int64: v itself, or a Cast named what. */
+static int as_int64(struct seqx *x, int v, const char *what)
+{
+	if (x->g->values.v[v].dtype == DTYPE_I64)
+		return v;
+	v = glue(x, OP_CAST, "Cast", what, &v, 1, -1);
+	node_set_attr_int(x->g, &x->g->nodes.v[x->g->nodes.n - 1], "to",
+			  ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
+	return v;
+}
+
+/*
+ * Where pieces of the int64 sizes (1-D) begin and end one after the other:
+ * returns the ends (CumSum, named what.ends), *starts the ends less the
+ * sizes (what.starts).
+ */
+static int piece_bounds(struct seqx *x, int sizes, const char *what, int *starts)
+{
+	struct graph *g = x->g;
+	int in[2] = { sizes, scalar(x, arena_printf(g->arena, "%s.axis", what), 0) }, ends;
+
+	ends = glue(x, OP_CUMSUM, "CumSum", arena_printf(g->arena, "%s.ends", what), in, 2, -1);
+	in[0] = ends;
+	in[1] = sizes;
+	*starts = glue(x, OP_SUB, "Sub", arena_printf(g->arena, "%s.starts", what), in, 2, -1);
+	return ends;
+}
+
 /*
  * Position value v of a sequence of n elements as an int64 scalar counting
  * from 0: v, or v + n when negative. -1 after a diagnostic.
@@ -166,7 +200,7 @@ static int runtime_position(struct seqx *x, int v, int n)
 	struct graph *g = x->g;
 	enum dtype t = g->values.v[v].dtype;
 	struct shape sh = g->values.v[v].shape;
-	int64_t zero = 0, len = n;
+	int64_t zero = 0;
 	int in[3], neg, wrapped;
 
 	if ((t != DTYPE_I64 && t != DTYPE_I32) || !(sh.rank == 0 || (sh.rank == 1 &&
@@ -180,15 +214,11 @@ static int runtime_position(struct seqx *x, int v, int n)
 		in[1] = const_i64s(x, "position.shape", &zero, 0, 1);
 		v = glue(x, OP_RESHAPE, "Reshape", "position.scalar", in, 2, -1);
 	}
-	if (t == DTYPE_I32) {
-		v = glue(x, OP_CAST, "Cast", "position.int64", &v, 1, -1);
-		node_set_attr_int(g, &g->nodes.v[g->nodes.n - 1], "to",
-				  ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
-	}
+	v = as_int64(x, v, "position.int64");
 	in[0] = v;
-	in[1] = const_i64s(x, "position.zero", &zero, 1, 0);
+	in[1] = scalar(x, "position.zero", 0);
 	neg = glue(x, OP_LESS, "Less", "position.negative", in, 2, -1);
-	in[1] = const_i64s(x, "position.n", &len, 1, 0);
+	in[1] = scalar(x, "position.n", n);
 	wrapped = glue(x, OP_ADD, "Add", "position.wrapped", in, 2, -1);
 	in[0] = neg;
 	in[1] = wrapped;
@@ -201,19 +231,13 @@ static int pick(struct seqx *x, int q, enum op op, int64_t j, int a, int b, cons
 		int out)
 {
 	struct graph *g = x->g;
-	int in[3] = { q, const_i64s(x, arena_printf(g->arena, "%s.j", what), &j, 1, 0), -1 };
+	int in[3] = { q, scalar(x, arena_printf(g->arena, "%s.j", what), j), -1 };
 
 	in[0] = glue(x, op, op == OP_LESS ? "Less" : "Greater", arena_printf(g->arena, "%s.test",
 			what), in, 2, -1);
 	in[1] = a;
 	in[2] = b;
 	return glue(x, OP_WHERE, "Where", what, in, 3, out);
-}
-
-/* A new int64 scalar constant named what. */
-static int scalar(struct seqx *x, const char *what, int64_t v)
-{
-	return const_i64s(x, what, &v, 1, 0);
 }
 
 /*
@@ -281,11 +305,7 @@ static int choose(struct seqx *x, int pos, const int *c, int m, int sel, const c
 	in[0] = glue(x, OP_CONCAT, "Concat", arena_printf(g->arena, "%s.numels", what), cnt, m,
 		     -1);
 	node_set_attr_int(g, &g->nodes.v[g->nodes.n - 1], "axis", 0);
-	in[1] = scalar(x, arena_printf(g->arena, "%s.axis0", what), 0);
-	ends = glue(x, OP_CUMSUM, "CumSum", arena_printf(g->arena, "%s.ends", what), in, 2, -1);
-	in[1] = in[0];
-	in[0] = ends;
-	starts = glue(x, OP_SUB, "Sub", arena_printf(g->arena, "%s.starts", what), in, 2, -1);
+	ends = piece_bounds(x, in[0], what, &starts);
 	in[0] = sel;
 	in[1] = const_i64s(x, arena_printf(g->arena, "%s.shape1", what), &one, 1, 1);
 	at = glue(x, OP_RESHAPE, "Reshape", arena_printf(g->arena, "%s.at", what), in, 2, -1);
@@ -381,7 +401,7 @@ static int runtime_split(struct seqx *x, int in, int sp, int64_t axis)
 	const struct value *v = &g->values.v[sp];
 	enum dtype t = g->values.v[in].dtype;
 	int64_t k = v->shape.rank == 1 && dim_is_const(v->shape.d[0]) ? v->shape.d[0].c : -1;
-	int a[5], ends, starts, *elems;
+	int a[4], ends, starts, *elems;
 
 	if (k < 0 || k > 1024 || (v->dtype != DTYPE_I64 && v->dtype != DTYPE_I32)) {
 		diag_error(g->ctx, "%s: split '%s' is only known at run time; it must then be a "
@@ -389,17 +409,7 @@ static int runtime_split(struct seqx *x, int in, int sp, int64_t axis)
 			   node_loc(g, &x->n), v->name);
 		return -1;
 	}
-	if (v->dtype == DTYPE_I32) {
-		sp = glue(x, OP_CAST, "Cast", "split.int64", &sp, 1, -1);
-		node_set_attr_int(g, &g->nodes.v[g->nodes.n - 1], "to",
-				  ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
-	}
-	a[0] = sp;
-	a[1] = const_i64s(x, "split.axis", &(int64_t){ 0 }, 1, 0);
-	ends = glue(x, OP_CUMSUM, "CumSum", "ends", a, 2, -1);
-	a[0] = ends;
-	a[1] = sp;
-	starts = glue(x, OP_SUB, "Sub", "starts", a, 2, -1);
+	ends = piece_bounds(x, as_int64(x, sp, "split.int64"), "split", &starts);
 	elems = arena_alloc(g->arena, sizeof(int) * (size_t)(k + 1));
 	for (int64_t i = 0; i < k; i++) {
 		const char *w = arena_printf(g->arena, "piece%lld", (long long)i);
@@ -445,12 +455,7 @@ static int split_to_sequence(struct seqx *x)
 			   v->name);
 		return -1;
 	}
-	len = v->shape.d[axis].c;
-	if (sp >= 0 && value_const_ints(g, &g->values.v[sp], &sizes, &count) < 0) {
-		diag_error(g->ctx, "%s: split '%s' is only known at run time; it must be known "
-			   "when compiling", node_loc(g, &x->n), g->values.v[sp].name);
-		return -1;
-	}
+	len = v->shape.d[axis].c;	/* a split's sizes (and count) were read above */
 	if (sp >= 0 && g->values.v[sp].shape.rank == 0) {
 		int64_t c = sizes[0], k = c > 0 ? (len + c - 1) / c : -1;
 
