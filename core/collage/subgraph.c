@@ -30,6 +30,13 @@ void dataflow_init(struct dataflow *df, struct graph *g, struct arena *a)
 			df->node[n++] = i;
 	}
 	df->n = n;
+	for (int v = 0; v < g->values.n; v++) {
+		const struct value *val = &g->values.v[v];
+
+		if (val->data && shape_is_static(&val->shape))
+			df->const_bytes += (size_t)shape_numel_static(&val->shape) *
+					   dtype_size(val->dtype);
+	}
 	df->in = arena_alloc(a, sizeof(int *) * ((size_t)n + 1));
 	df->out = arena_alloc(a, sizeof(int *) * ((size_t)n + 1));
 	df->n_in = arena_alloc(a, sizeof(int) * ((size_t)n + 1));

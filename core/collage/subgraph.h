@@ -34,6 +34,7 @@ struct dataflow {
 	enum op_kind *kind;		/* the op's pattern kind */
 	bool *dynamic;			/* has a run-time shape function (node_is_dynamic) */
 	struct indexset *down;		/* per index: reachable along edges (not itself) */
+	size_t const_bytes;		/* g's constants of static shape, in bytes */
 };
 
 /* Builds the dataflow graph of g's live nodes in arena. */

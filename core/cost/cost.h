@@ -81,12 +81,13 @@ const char *cost_item_structure(struct arena *a, const struct cost_item *it);
  */
 size_t cost_llc_bytes(void);
 /*
- * Whether g's constants are more than the last-level cache holds, so that a
- * whole run brings each kernel's weights back from memory: the measuring
- * estimator then times candidates with their weights evicted, and the
- * structure (and key) of every candidate says so.
+ * Whether the model's constants (df->const_bytes) are more than the
+ * last-level cache holds, so that a whole run brings each kernel's weights
+ * back from memory: the measuring estimator then times candidates with
+ * their weights evicted, and the structure (and key) of every candidate
+ * says so.
  */
-bool cost_weights_cold(const struct graph *g);
+bool cost_weights_cold(const struct dataflow *df);
 /* SHA-256 of cost_item_structure(), in hex (arena). */
 const char *cost_item_key(struct arena *a, const struct cost_item *it);
 

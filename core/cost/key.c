@@ -90,17 +90,9 @@ size_t cost_llc_bytes(void)
 	return bytes;
 }
 
-bool cost_weights_cold(const struct graph *g)
+bool cost_weights_cold(const struct dataflow *df)
 {
-	size_t bytes = 0;
-
-	for (int v = 0; v < g->values.n; v++) {
-		const struct value *val = &g->values.v[v];
-
-		if (val->data && shape_is_static(&val->shape))
-			bytes += (size_t)shape_numel_static(&val->shape) * dtype_size(val->dtype);
-	}
-	return bytes > cost_llc_bytes();
+	return df->const_bytes > cost_llc_bytes();
 }
 
 const char *cost_item_structure(struct arena *a, const struct cost_item *it)
@@ -157,7 +149,7 @@ const char *cost_item_structure(struct arena *a, const struct cost_item *it)
 		}
 	}
 	/* measured with the weights evicted (measure.c) when the model's do not fit */
-	if (cost_weights_cold(g))
+	if (cost_weights_cold(df))
 		sb_puts(&sb, "weights cold\n");
 	r = arena_strdup(a, sb_str(&sb));
 	sb_release(&sb);

@@ -671,7 +671,7 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 	}
 	for (int i = 0; i < n; i++)
 		items[i].cost = NAN;
-	m->cold = n > 0 && cost_weights_cold(items[0].df->g);
+	m->cold = n > 0 && cost_weights_cold(items[0].df);
 	/* group by target string, first seen first, items in order within */
 	for (int i = 0; i < n; i++) {
 		bool seen = false;
