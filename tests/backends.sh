@@ -310,6 +310,27 @@ for f in sys.argv[1:]:
 	[ "$r" = "[14700] none " ] || bad "im2col scratch '$r', expected '[14700] none '"
 	verdict blas/im2col-scratch-planned
 
+	# a residual Add and a Relu or Clip after the anchor are the helper's:
+	# it applies them to each block of the output it has just computed,
+	# while the block is in cache (the models above check the values), so
+	# the kernel is the call alone; other epilogues stay the ops' own loops
+	# over the whole output, after the call
+	for m in epi_conv_tiles_par epi_mm_res_tiles_par epi_gemm_tiles_par epi_conv_res_relu \
+		epi_conv_bias_relu epi_gemm_clip epi_conv_bias_res_leaky epi_mm_bias_relu; do
+		[ -n "$why" ] && break
+		compile "$B/models/$m/model.onnx" blas,c "$B/$m.ir.so" --dump-ir "$B/$m.ir"
+		[ -n "$why" ] && break
+		r=$(awk '/^kernel k[0-9]*_blas_/ { on = 1; next } on && /^}/ { exit }
+			on && /collagec_blas_/ { c++ } on && /^\tfor / { l++ }
+			END { print c + 0, l + 0 }' "$B/$m.ir/07-lower.tir")
+		case $m in
+		epi_conv_bias_res_leaky|epi_mm_bias_relu) w="1 2" ;;
+		*) w="1 0" ;;
+		esac
+		[ "$r" = "$w" ] || bad "$m: blas kernel has (calls, loops) '$r', expected '$w'"
+	done
+	verdict blas/epilogue-in-blocks
+
 	# blas alone cannot run an Add that widens the MatMul's result: exit 1
 	# naming it; the Relu between two MatMuls it fuses into the first
 	"$C" compile --search none "$B/models/epi_mm_widen/model.onnx" -o "$B/alone.so" --target blas \

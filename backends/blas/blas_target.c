@@ -9,10 +9,14 @@
  * call_extern of a helper that writes the partition's output, then each
  * epilogue op's own loop-IR lowering, reading and writing that output in
  * place (a per-channel constant bias of a Conv instead becomes the helper's
- * bias). tir_to_runtime prints the kernels and hands the helpers over as the
- * runtime module's prelude (emitted once per model however many partitions
- * ask; an #ifndef guard keeps them single even where a prelude were
- * repeated), linking -lopenblas.
+ * bias). An epilogue of a residual Add, then a Relu or a constant Clip
+ * (block_epilogue), is the helper's instead: it finishes each block of the
+ * output right after computing it, while the block is in cache, where the
+ * loops would make one more pass over the whole output (collagec_blas_sgemm
+ * splits the output into such blocks). tir_to_runtime prints the kernels
+ * and hands the helpers over as the runtime module's prelude (emitted once
+ * per model however many partitions ask; an #ifndef guard keeps them single
+ * even where a prelude were repeated), linking -lopenblas.
  *
  * The helpers, all row-major:
  *   collagec_blas_matmul  one sgemm per element of the broadcast batch; the
@@ -49,6 +53,7 @@
 #include "../backends.h"
 
 #include <glob.h>
+#include <math.h>
 #include <string.h>
 
 #include "../libcall.h"
@@ -487,6 +492,58 @@ static struct tir_buf *col_param(struct graph *g, struct tir_builder *b, struct 
 	return tir_param(b, "scratch0", DTYPE_F32);
 }
 
+/*
+ * Whether nodes [from, end) of p, after the anchor (and a Conv's bias), are
+ * what the helpers apply to each block of the output while it is in cache
+ * (collagec_blas_epi): [Add(chain, a residual shaped like the output)]
+ * [Relu | Clip with constant bounds], as ResNet's Add + Relu and
+ * MobileNet's Clip are. Then *res is the residual's value (-1: none), *act
+ * 0, 1 (Relu) or 2 (Clip) and [*lo, *hi] Clip's bounds. Otherwise the ops'
+ * own loops run after the helper, over the whole output.
+ */
+static bool block_epilogue(struct graph *g, const struct partition *p, int from, int *res,
+			   int *act, double *lo, double *hi)
+{
+	int i = from, chain = g->nodes.v[p->nodes[from - 1]].out[0];
+
+	*res = -1;
+	*act = 0;
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	if (i < p->n_nodes) {
+		const struct node *e = &g->nodes.v[p->nodes[i]];
+		int r = e->n_in == 2 && e->in[0] == chain ? e->in[1] : e->in[0];
+		const struct value *rv = r >= 0 ? &g->values.v[r] : NULL;
+
+		if (e->op == OP_ADD && e->n_in == 2 && (e->in[0] == chain) != (e->in[1] == chain) &&
+		    rv && rv->dtype == DTYPE_F32 && rv->has_shape &&
+		    shape_eq(&rv->shape, &node_out(g, e, 0)->shape)) {
+			*res = r;
+			chain = e->out[0];
+			i++;
+		}
+	}
+	if (i < p->n_nodes) {
+		const struct node *e = &g->nodes.v[p->nodes[i]];
+
+		bool reads = e->n_in >= 1 && e->in[0] == chain;
+
+		if (reads && e->op == OP_RELU)
+			*act = 1;
+		else if (reads && e->op == OP_CLIP && libcall_clip_bounds(g, e, lo, hi))
+			*act = 2;
+		else
+			goto other;
+		i++;
+	}
+	if (i == p->n_nodes)
+		return true;
+other:
+	*res = -1;
+	*act = 0;
+	return false;
+}
+
 static int blas_relay_to_tir(struct graph *g, const struct target *t, struct partition *p)
 {
 	struct node *a = &g->nodes.v[p->nodes[0]];
@@ -495,9 +552,11 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 	struct kernel k = { 0 };
 	struct tir_buf *bufs[4], **side, *out, *col = NULL;
 	int64_t col_numel = 0;
-	struct tir *args[3 + 3 + 3 * MM_GROUPS + 24];
+	struct tir *args[3 + 3 + 3 * MM_GROUPS + 28];
 	int nbuf = 0, na, first_epi = 1, bias = -1, out_v = g->nodes.v[p->nodes[p->n_nodes - 1]].out[0];
-	int max_args = a->n_in + 2;
+	int max_args = a->n_in + 2, res = -1, act = 0, last_side;
+	double lo, hi;
+	bool blocks;
 
 	(void)t;
 	for (int i = 1; i < p->n_nodes; i++)
@@ -505,6 +564,9 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 	if (a->op == OP_CONV && p->n_nodes > 1 &&
 	    (bias = conv_bias_of(g, a, &g->nodes.v[p->nodes[1]])) >= 0)
 		first_epi = 2;
+	/* the helper's own epilogue needs parameters for its residual alone */
+	blocks = block_epilogue(g, p, first_epi, &res, &act, &lo, &hi);
+	last_side = !blocks ? p->n_nodes : res >= 0 ? first_epi + 1 : first_epi;
 	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_blas_%s%s", p->id, op,
 						    p->n_nodes > 1 ? "_epilogue" : ""));
 	k.args = arena_alloc(g->arena, sizeof(int) * (size_t)max_args);
@@ -515,7 +577,7 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 		bufs[nbuf++] = libcall_param(&b, &k, "bias", DTYPE_F32, bias);
 	/* the epilogue's other inputs: one parameter each, in node order */
 	side = arena_alloc(g->arena, sizeof(*side) * (size_t)max_args);
-	for (int i = first_epi; i < p->n_nodes; i++) {
+	for (int i = first_epi; i < last_side; i++) {
 		const struct node *e = &g->nodes.v[p->nodes[i]];
 		int chain = g->nodes.v[p->nodes[i - 1]].out[0];
 
@@ -547,9 +609,18 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 		tir_builder_release(&b);
 		return -1;
 	}
+	/* the residual (0: none), the activation and its bounds */
+	args[na] = tir_int(&b, 0);
+	for (int q = 0; q < k.n_inputs && res >= 0; q++)
+		if (k.args[q] == res)
+			args[na] = tir_addr(&b, q < nbuf ? bufs[q] : side[q], tir_int(&b, 0));
+	na++;
+	args[na++] = tir_int(&b, act);
+	args[na++] = tir_flt(&b, DTYPE_F32, lo);
+	args[na++] = tir_flt(&b, DTYPE_F32, hi);
 	tir_extern(&b, arena_printf(g->arena, "collagec_blas_%s", op), args, na);
-	/* the epilogue: each op's own lowering, in place on out */
-	for (int i = first_epi; i < p->n_nodes; i++) {
+	/* else the epilogue: each op's own lowering, in place on out */
+	for (int i = first_epi; i < p->n_nodes && !blocks; i++) {
 		struct node *e = &g->nodes.v[p->nodes[i]];
 		int chain = g->nodes.v[p->nodes[i - 1]].out[0];
 		struct lower L = { .g = g, .b = &b, .n = e };
@@ -605,6 +676,14 @@ static const char *const blas_helpers[] = {
 	"\n"
 	"/* multiply-adds below which a product runs on one thread */\n"
 	"#define COLLAGEC_BLAS_PAR_MIN 65536\n"
+	"/*\n"
+	" * Floats of y in one block that an epilogue or a C finishes while it is in\n"
+	" * cache (256 KB, half of a 512 KB L2), and the fewest rows or columns of a\n"
+	" * block (narrower GEMMs would lose more in OpenBLAS's packing than the\n"
+	" * cache saves).\n"
+	" */\n"
+	"#define COLLAGEC_BLAS_TILE 65536\n"
+	"#define COLLAGEC_BLAS_MIN_BLK 256\n"
 	"\n"
 	"/*\n"
 	" * OpenBLAS runs single-threaded; the helpers split the work over the OpenMP\n"
@@ -658,42 +737,154 @@ static const char *const blas_helpers[] = {
 	"\t\t    (int)lda, b, (int)ldb, beta, y, (int)ldy);\n"
 	"}\n"
 	"\n"
-	"/* The same on nt threads: blocks of columns (or rows, when there are more). */\n"
-	"static void collagec_blas_sgemm(int nt, int ta, int tb, int64_t m, int64_t n, int64_t k,\n"
-	"\t\t\t\tfloat alpha, const float *a, int64_t lda, const float *b,\n"
-	"\t\t\t\tint64_t ldb, float beta, float *y, int64_t ldy)\n"
+	"/*\n"
+	" * What a helper does to each block of its output right after computing it,\n"
+	" * while the block is in cache: adds res (the output's layout, row stride\n"
+	" * ldr; NULL: none), then act: 0 none, 1 Relu, 2 Clip to [lo, hi] (NaN\n"
+	" * kept, as the ops' own loops keep it). A loop per step, with no branch\n"
+	" * inside and restrict rows, in forms -O2 vectorises (Clip's as x < lo ?\n"
+	" * lo : x, which keeps NaN; with an explicit NaN test it stayed scalar).\n"
+	" */\n"
+	"static void collagec_blas_epi_row(float *restrict y, const float *restrict res, int64_t n,\n"
+	"\t\t\t\t  int act, float lo, float hi)\n"
 	"{\n"
-	"\tint64_t ext = n >= m ? n : m, blk;\n"
+	"\tif (res)\n"
+	"\t\tfor (int64_t j = 0; j < n; j++)\n"
+	"\t\t\ty[j] += res[j];\n"
+	"\tif (act == 1) {\n"
+	"\t\tfor (int64_t j = 0; j < n; j++) {\n"
+	"\t\t\tfloat v = y[j];\n"
 	"\n"
-	"\tif (nt <= 1 || m * n * k < COLLAGEC_BLAS_PAR_MIN || ext < 2) {\n"
-	"\t\tcollagec_blas_sgemm1(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, y, ldy);\n"
-	"\t\treturn;\n"
-	"\t}\n"
-	"\tif (nt > ext)\n"
-	"\t\tnt = (int)ext;\n"
-	"\t/* blocks of whole SIMD widths where there is room */\n"
-	"\tblk = (ext + nt - 1) / nt;\n"
-	"\tif (ext >= 16 * nt)\n"
-	"\t\tblk = (blk + 15) / 16 * 16;\n"
-	"#pragma omp parallel for num_threads(nt) schedule(static)\n"
-	"\tfor (int t = 0; t < nt; t++) {\n"
-	"\t\tint64_t s = t * blk, e = s + blk > ext ? ext : s + blk;\n",
+	"\t\t\ty[j] = (v > 0.0f) | (v != v) ? v : 0.0f;\n"
+	"\t\t}\n"
+	"\t} else if (act == 2) {\n"
+	"\t\tfor (int64_t j = 0; j < n; j++) {\n"
+	"\t\t\tfloat v = y[j];\n"
 	"\n"
-	"\t\tif (s >= e)\n"
-	"\t\t\tcontinue;\n"
-	"\t\tif (n >= m)\n"
-	"\t\t\tcollagec_blas_sgemm1(ta, tb, m, e - s, k, alpha, a, lda,\n"
-	"\t\t\t\t\t     tb ? b + s * ldb : b + s, ldb, beta, y + s, ldy);\n"
-	"\t\telse\n"
-	"\t\t\tcollagec_blas_sgemm1(ta, tb, e - s, n, k, alpha, ta ? a + s : a + s * lda,\n"
-	"\t\t\t\t\t     lda, b, ldb, beta, y + s * ldy, ldy);\n"
+	"\t\t\tv = v < lo ? lo : v;\n"
+	"\t\t\ty[j] = v > hi ? hi : v;\n"
+	"\t\t}\n"
 	"\t}\n"
 	"}\n"
+	"\n"
+	"static void collagec_blas_epi(float *y, int64_t ldy, const float *res, int64_t ldr, int64_t m,\n"
+	"\t\t\t      int64_t n, int act, float lo, float hi)\n"
+	"{\n"
+	"\tif (!res && !act)\n"
+	"\t\treturn;\n"
+	"\tfor (int64_t i = 0; i < m; i++)\n"
+	"\t\tcollagec_blas_epi_row(y + i * ldy, res ? res + i * ldr : NULL, n, act, lo, hi);\n"
+	"}\n",
+	"\n"
+	"/* Rows [r0, r1), columns [c0, c1) of y = c broadcast through its strides (crs, ccs). */\n"
+	"static void collagec_blas_init(float *y, int64_t ldy, const float *c, int64_t crs, int64_t ccs,\n"
+	"\t\t\t       int64_t r0, int64_t r1, int64_t c0, int64_t c1)\n"
+	"{\n"
+	"\tfor (int64_t i = r0; i < r1; i++) {\n"
+	"\t\tfloat *restrict yr = y + i * ldy;\n"
+	"\t\tconst float *cr = c + i * crs;\n"
+	"\n"
+	"\t\tif (ccs == 0) {\n"
+	"\t\t\tfloat v = cr[0];\n"
+	"\n"
+	"\t\t\tfor (int64_t j = c0; j < c1; j++)\n"
+	"\t\t\t\tyr[j] = v;\n"
+	"\t\t} else if (ccs == 1) {\n"
+	"\t\t\tmemcpy(yr + c0, cr + c0, (size_t)(c1 - c0) * sizeof(float));\n"
+	"\t\t} else {\n"
+	"\t\t\tfor (int64_t j = c0; j < c1; j++)\n"
+	"\t\t\t\tyr[j] = cr[j * ccs];\n"
+	"\t\t}\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"/*\n"
+	" * Block [s, e) of the rows (cols 0) or columns (cols 1) of y = alpha op(a)\n"
+	" * op(b) + beta c, then the epilogue: c (NULL: none) is broadcast through\n"
+	" * its strides (crs, ccs); it initialises the block when beta is not 0, and\n"
+	" * when it is, 0 * c is added after (NaN and infinity still propagate).\n"
+	" */\n"
+	"static void collagec_blas_block(int cols, int64_t s, int64_t e, int ta, int tb, int64_t m,\n"
+	"\t\t\t\tint64_t n, int64_t k, float alpha, const float *a, int64_t lda,\n"
+	"\t\t\t\tconst float *b, int64_t ldb, float beta, float *y, int64_t ldy,\n"
+	"\t\t\t\tconst float *c, int64_t crs, int64_t ccs, const float *res,\n"
+	"\t\t\t\tint64_t ldr, int act, float lo, float hi)\n"
+	"{\n"
+	"\tint64_t r0 = cols ? 0 : s, r1 = cols ? m : e, c0 = cols ? s : 0, c1 = cols ? e : n;\n"
+	"\tfloat *yb = y + r0 * ldy + c0;\n"
+	"\n"
+	"\tif (c && beta != 0.0f)\n"
+	"\t\tcollagec_blas_init(y, ldy, c, crs, ccs, r0, r1, c0, c1);\n"
+	"\tcollagec_blas_sgemm1(ta, tb, r1 - r0, c1 - c0, k, alpha,\n"
+	"\t\t\t     cols ? a : ta ? a + r0 : a + r0 * lda, lda,\n"
+	"\t\t\t     !cols ? b : tb ? b + c0 * ldb : b + c0, ldb,\n"
+	"\t\t\t     c && beta != 0.0f ? beta : 0.0f, yb, ldy);\n"
+	"\tif (c && beta == 0.0f)\n"
+	"\t\tfor (int64_t i = r0; i < r1; i++)\n"
+	"\t\t\tfor (int64_t j = c0; j < c1; j++)\n"
+	"\t\t\t\ty[i * ldy + j] += 0.0f * c[i * crs + j * ccs];\n"
+	"\tcollagec_blas_epi(yb, ldy, res ? res + r0 * ldr + c0 : NULL, ldr, r1 - r0, c1 - c0, act,\n"
+	"\t\t\t  lo, hi);\n"
+	"}\n"
+	"\n"
+	"/*\n"
+	" * The same on nt threads, in blocks of columns (or rows, when there are\n"
+	" * more), each finished by the epilogue while it is in cache: blocks of\n"
+	" * at most COLLAGEC_BLAS_TILE floats of y where there is an epilogue to\n"
+	" * run, one per thread otherwise.\n"
+	" */\n"
+	"static void collagec_blas_sgemm(int nt, int ta, int tb, int64_t m, int64_t n, int64_t k,\n"
+	"\t\t\t\tfloat alpha, const float *a, int64_t lda, const float *b,\n"
+	"\t\t\t\tint64_t ldb, float beta, float *y, int64_t ldy, const float *c,\n"
+	"\t\t\t\tint64_t crs, int64_t ccs, const float *res, int64_t ldr, int act,\n"
+	"\t\t\t\tfloat lo, float hi)\n"
+	"{\n"
+	"\tint cols = n >= m;\n"
+	"\tint64_t ext = cols ? n : m, other = cols ? m : n, blk, nb;\n"
+	"\n"
+	"\tif (m <= 0 || n <= 0)\n"
+	"\t\treturn;\n"
+	"\tif (nt <= 1 || m * n * k < COLLAGEC_BLAS_PAR_MIN || ext < 2)\n"
+	"\t\tnt = 1;\n"
+	"\tif (nt > ext)\n"
+	"\t\tnt = (int)ext;\n"
+	"\tnb = nt;\n"
+	"\t/*\n"
+	"\t * with an epilogue or a c, blocks y's cache can hold, of 256 or more,\n"
+	"\t * as many for each thread (uneven shares made 2-thread runs slower)\n"
+	"\t */\n"
+	"\tif ((c || res || act) && (ext + nt - 1) / nt * other > COLLAGEC_BLAS_TILE) {\n"
+	"\t\tint64_t want = COLLAGEC_BLAS_TILE / other;\n"
+	"\n"
+	"\t\twant = want < COLLAGEC_BLAS_MIN_BLK ? COLLAGEC_BLAS_MIN_BLK : want;\n"
+	"\t\tnb = (ext + want - 1) / want;\n"
+	"\t\tnb = (nb + nt - 1) / nt * nt;\n"
+	"\t}\n"
+	"\tblk = (ext + nb - 1) / nb;\n"
+	"\t/* blocks of whole SIMD widths where there is room */\n"
+	"\tif (blk < ext && ext >= 16 * nb)\n"
+	"\t\tblk = (blk + 15) / 16 * 16;\n"
+	"\tif (blk > ext)\n"
+	"\t\tblk = ext;\n"
+	"\tnb = (ext + blk - 1) / blk;\n"
+	"\tif (nt <= 1 || nb < 2) {\n"
+	"\t\tfor (int64_t q = 0; q < nb; q++)\n"
+	"\t\t\tcollagec_blas_block(cols, q * blk, q * blk + blk > ext ? ext : q * blk + blk,\n"
+	"\t\t\t\t\t    ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, y, ldy,\n"
+	"\t\t\t\t\t    c, crs, ccs, res, ldr, act, lo, hi);\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"#pragma omp parallel for num_threads(nt) schedule(static)\n"
+	"\tfor (int64_t q = 0; q < nb; q++)\n"
+	"\t\tcollagec_blas_block(cols, q * blk, q * blk + blk > ext ? ext : q * blk + blk, ta,\n"
+	"\t\t\t\t    tb, m, n, k, alpha, a, lda, b, ldb, beta, y, ldy, c, crs, ccs,\n"
+	"\t\t\t\t    res, ldr, act, lo, hi);\n"
+	"}\n",
 	"\n"
 	"/* Product i of the batch: its offsets in a and b from the six (extent, strides) groups. */\n"
 	"static void collagec_blas_matmul1(const float *a, const float *b, float *y, int64_t m, int64_t n,\n"
 	"\t\t\t\t  int64_t k, const int64_t *d, const int64_t *sa, const int64_t *sb,\n"
-	"\t\t\t\t  int64_t i, int nt)\n"
+	"\t\t\t\t  int64_t i, const float *res, int act, float lo, float hi, int nt)\n"
 	"{\n"
 	"\tint64_t r = i, oa = 0, ob = 0;\n"
 	"\n"
@@ -702,7 +893,8 @@ static const char *const blas_helpers[] = {
 	"\t\tob += r % d[g] * sb[g];\n"
 	"\t\tr /= d[g];\n"
 	"\t}\n"
-	"\tcollagec_blas_sgemm(nt, 0, 0, m, n, k, 1.0f, a + oa, k, b + ob, n, 0.0f, y + i * m * n, n);\n"
+	"\tcollagec_blas_sgemm(nt, 0, 0, m, n, k, 1.0f, a + oa, k, b + ob, n, 0.0f, y + i * m * n, n,\n"
+	"\t\t\t    NULL, 0, 0, res ? res + i * m * n : NULL, n, act, lo, hi);\n"
 	"}\n"
 	"\n"
 	"static void collagec_blas_matmul(const float *a, const float *b, float *y, int64_t m,\n"
@@ -710,7 +902,8 @@ static const char *const blas_helpers[] = {
 	"\t\t\t\t int64_t d0, int64_t sa0, int64_t sb0, int64_t d1, int64_t sa1,\n"
 	"\t\t\t\t int64_t sb1, int64_t d2, int64_t sa2, int64_t sb2, int64_t d3,\n"
 	"\t\t\t\t int64_t sa3, int64_t sb3, int64_t d4, int64_t sa4, int64_t sb4,\n"
-	"\t\t\t\t int64_t d5, int64_t sa5, int64_t sb5, int threads)\n"
+	"\t\t\t\t int64_t d5, int64_t sa5, int64_t sb5, const float *res, int act,\n"
+	"\t\t\t\t float lo, float hi, int threads)\n"
 	"{\n"
 	"\tconst int64_t d[6] = { d0, d1, d2, d3, d4, d5 };\n"
 	"\tconst int64_t sa[6] = { sa0, sa1, sa2, sa3, sa4, sa5 };\n"
@@ -723,29 +916,23 @@ static const char *const blas_helpers[] = {
 	"\tif (nt > 1 && batch >= nt && batch * m * n * k >= COLLAGEC_BLAS_PAR_MIN) {\n"
 	"#pragma omp parallel for num_threads(nt) schedule(static)\n"
 	"\t\tfor (int64_t i = 0; i < batch; i++)\n"
-	"\t\t\tcollagec_blas_matmul1(a, b, y, m, n, k, d, sa, sb, i, 1);\n"
+	"\t\t\tcollagec_blas_matmul1(a, b, y, m, n, k, d, sa, sb, i, res, act, lo, hi, 1);\n"
 	"\t\treturn;\n"
 	"\t}\n"
 	"\tfor (int64_t i = 0; i < batch; i++)\n"
-	"\t\tcollagec_blas_matmul1(a, b, y, m, n, k, d, sa, sb, i, nt);\n"
+	"\t\tcollagec_blas_matmul1(a, b, y, m, n, k, d, sa, sb, i, res, act, lo, hi, nt);\n"
 	"}\n"
 	"\n"
+	"/* Y = alpha op(A) op(B) + beta C, C broadcast through (row, column) strides (0 = broadcast). */\n"
 	"static void collagec_blas_gemm(const float *a, const float *b, const float *c, float *y,\n"
 	"\t\t\t       int64_t m, int64_t n, int64_t k, int ta, int tb, float alpha,\n"
-	"\t\t\t       float beta, int64_t csr, int64_t csc, int threads)\n"
+	"\t\t\t       float beta, int64_t csr, int64_t csc, const float *res, int act,\n"
+	"\t\t\t       float lo, float hi, int threads)\n"
 	"{\n"
 	"\tcollagec_blas_single();\n"
-	"\tif (c && beta != 0.0f)\n"
-	"\t\tfor (int64_t i = 0; i < m; i++)\n"
-	"\t\t\tfor (int64_t j = 0; j < n; j++)\n"
-	"\t\t\t\ty[i * n + j] = c[i * csr + j * csc];\n"
-	"\tcollagec_blas_sgemm(threads, ta, tb, m, n, k, alpha, a, ta ? m : k, b, tb ? k : n,\n"
-	"\t\t\t    c && beta != 0.0f ? beta : 0.0f, y, n);\n"
-	"\tif (c && beta == 0.0f)\t/* 0 * C still propagates NaN and infinity */\n"
-	"\t\tfor (int64_t i = 0; i < m; i++)\n"
-	"\t\t\tfor (int64_t j = 0; j < n; j++)\n"
-	"\t\t\t\ty[i * n + j] += 0.0f * c[i * csr + j * csc];\n"
-	"}\n",
+	"\tcollagec_blas_sgemm(threads, ta, tb, m, n, k, alpha, a, ta ? m : k, b, tb ? k : n, beta, y,\n"
+	"\t\t\t    n, c, csr, csc, res, n, act, lo, hi);\n"
+	"}\n"
 	"\n"
 	"/*\n"
 	" * Rows [r0, r1) of col, row (c, i, j) = the input pixels kernel tap (i, j)\n"
@@ -788,14 +975,19 @@ static const char *const blas_helpers[] = {
 	"\t\t\t\tout[o] = 0.0f;\n"
 	"\t\t}\n"
 	"\t}\n"
-	"}\n"
+	"}\n",
 	"\n"
-	"/* Image jg / group, group jg % group on nt threads; col: kc * oh * ow scratch or NULL. */\n"
+	"/*\n"
+	" * Image jg / group, group jg % group on nt threads; col: kc * oh * ow\n"
+	" * scratch or NULL. The bias initialises each block of y that the GEMM\n"
+	" * then adds to, and the epilogue (res, act) finishes it.\n"
+	" */\n"
 	"static void collagec_blas_conv1(const float *x, const float *w, const float *bias, float *y,\n"
 	"\t\t\t\tfloat *col, int64_t jg, int64_t c, int64_t cg, int64_t m,\n"
 	"\t\t\t\tint64_t mg, int64_t kc, int64_t h, int64_t wd, int64_t kh,\n"
 	"\t\t\t\tint64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,\n"
-	"\t\t\t\tint64_t dh, int64_t dw, int64_t oh, int64_t ow, int nt, int64_t group)\n"
+	"\t\t\t\tint64_t dh, int64_t dw, int64_t oh, int64_t ow, const float *res, int act,\n"
+	"\t\t\t\tfloat lo, float hi, int nt, int64_t group)\n"
 	"{\n"
 	"\tint64_t i = jg / group, g = jg % group, p = oh * ow;\n"
 	"\tconst float *xg = x + (i * c + g * cg) * h * wd;\n"
@@ -812,12 +1004,10 @@ static const char *const blas_helpers[] = {
 	"\t\t\t\t\t     oh, ow);\n"
 	"\t\t}\n"
 	"\t}\n"
-	"\tfor (int64_t o = 0; o < mg; o++)\n"
-	"\t\tfor (int64_t q = 0; q < p; q++)\n"
-	"\t\t\tyg[o * p + q] = bias ? bias[g * mg + o] : 0.0f;\n"
 	"\tcollagec_blas_sgemm(nt, 0, 0, mg, p, kc, 1.0f, w + g * mg * kc, kc, col ? col : xg, p,\n"
-	"\t\t\t    1.0f, yg, p);\n"
-	"}\n",
+	"\t\t\t    bias ? 1.0f : 0.0f, yg, p, bias ? bias + g * mg : NULL, 1, 0,\n"
+	"\t\t\t    res ? res + (i * m + g * mg) * p : NULL, p, act, lo, hi);\n"
+	"}\n"
 	"\n"
 	"/*\n"
 	" * col: the im2col scratch, c * kh * kw * oh * ow floats (one image, every\n"
@@ -828,7 +1018,8 @@ static const char *const blas_helpers[] = {
 	"\t\t\t\t float *y, float *col, int64_t n, int64_t c, int64_t h,\n"
 	"\t\t\t\t int64_t wd, int64_t m, int64_t kh, int64_t kw, int64_t sh,\n"
 	"\t\t\t\t int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,\n"
-	"\t\t\t\t int64_t group, int64_t oh, int64_t ow, int threads)\n"
+	"\t\t\t\t int64_t group, int64_t oh, int64_t ow, const float *res, int act,\n"
+	"\t\t\t\t float lo, float hi, int threads)\n"
 	"{\n"
 	"\tint64_t cg = c / group, mg = m / group, kc = cg * kh * kw, p = oh * ow, jobs = n * group;\n"
 	"\tint nt = threads > 1 ? threads : 1;\n"
@@ -845,7 +1036,7 @@ static const char *const blas_helpers[] = {
 	"#pragma omp parallel for num_threads(nt) schedule(static)\n"
 	"\t\tfor (int64_t jg = 0; jg < jobs; jg++)\n"
 	"\t\t\tcollagec_blas_conv1(x, w, bias, y, NULL, jg, c, cg, m, mg, kc, h, wd, kh, kw,\n"
-	"\t\t\t\t\t    sh, sw, ph, pw, dh, dw, oh, ow, 1, group);\n"
+	"\t\t\t\t\t    sh, sw, ph, pw, dh, dw, oh, ow, res, act, lo, hi, 1, group);\n"
 	"\t\treturn;\n"
 	"\t}\n"
 	"\tif (nt > 1 && col && group >= nt && group * mg * p * kc >= COLLAGEC_BLAS_PAR_MIN) {\n"
@@ -854,14 +1045,14 @@ static const char *const blas_helpers[] = {
 	"\t\t\tfor (int64_t g = 0; g < group; g++)\n"
 	"\t\t\t\tcollagec_blas_conv1(x, w, bias, y, col + g * kc * p, i * group + g, c,\n"
 	"\t\t\t\t\t\t    cg, m, mg, kc, h, wd, kh, kw, sh, sw, ph, pw, dh,\n"
-	"\t\t\t\t\t\t    dw, oh, ow, 1, group);\n"
+	"\t\t\t\t\t\t    dw, oh, ow, res, act, lo, hi, 1, group);\n"
 	"\t\t}\n"
 	"\t\treturn;\n"
 	"\t}\n"
 	"\t/* else one (image, group) after the other, each on nt threads */\n"
 	"\tfor (int64_t jg = 0; jg < jobs; jg++)\n"
 	"\t\tcollagec_blas_conv1(x, w, bias, y, col, jg, c, cg, m, mg, kc, h, wd, kh, kw, sh, sw,\n"
-	"\t\t\t\t    ph, pw, dh, dw, oh, ow, nt, group);\n"
+	"\t\t\t\t    ph, pw, dh, dw, oh, ow, res, act, lo, hi, nt, group);\n"
 	"}\n"
 	"#endif\n",
 };

@@ -291,27 +291,6 @@ static int bcast_of(const struct value *x, const struct value *out, bool conv, b
 	return BC_NONE;
 }
 
-/* Clip's bounds: absent (infinite), or constant scalars with lo <= hi. */
-static bool clip_bounds(struct graph *g, const struct node *e, double *lo, double *hi)
-{
-	*lo = -INFINITY;
-	*hi = INFINITY;
-	for (int i = 1; i < e->n_in && i < 3; i++) {
-		const struct value *bv = node_in(g, e, i);
-		double x;
-
-		if (!bv)
-			continue;
-		if (!bv->data || !value_const_scalar(g, bv, &x) || isnan(x))
-			return false;
-		if (i == 1)
-			*lo = x;
-		else
-			*hi = x;
-	}
-	return e->n_in <= 3 && *lo <= *hi;
-}
-
 /* One epilogue op e reading chain value v: its post-ops, or false. */
 static bool epi_op(struct graph *g, const int *nodes, int n_nodes, int idx, int v,
 		   struct epi_plan *ep, bool b_vec)
@@ -354,7 +333,7 @@ static bool epi_op(struct graph *g, const int *nodes, int n_nodes, int idx, int 
 		return po_add(ep, PO_LINEAR, node_attr_float(e, "alpha", 0.2),
 			      node_attr_float(e, "beta", 0.5)) && po_add(ep, PO_CLIP, 0, 1);
 	case OP_CLIP:
-		return clip_bounds(g, e, &lo, &hi) && po_add(ep, PO_CLIP, lo, hi);
+		return libcall_clip_bounds(g, e, &lo, &hi) && po_add(ep, PO_CLIP, lo, hi);
 	case OP_ADD:
 		break;
 	default:
@@ -504,7 +483,7 @@ static bool eltwise_plan(struct graph *g, const struct node *n, struct op_plan *
 		p->b2 = 1;
 		return true;
 	case OP_CLIP:
-		if (!clip_bounds(g, n, &lo, &hi))
+		if (!libcall_clip_bounds(g, n, &lo, &hi))
 			return false;
 		p->alg = EW_CLIP;
 		p->alpha = lo;

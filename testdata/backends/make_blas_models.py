@@ -299,6 +299,35 @@ def epilogues(outdir, rng):
         y = relu(conv_ref(f64(x), f64(w), f64(b), (1, 1), (1, 1, 1, 1), (1, 1), 1) + x)
         save(outdir, name, nodes, [vinfo("x", list(x.shape))], [vinfo("y", list(y.shape))],
              {"x": x}, {"y": y}, [("w", w), ("b", b)], op="Relu", rules=["blas.conv_add_act"])
+    # The epilogues the helpers finish block by block while the block is in
+    # cache (a residual, then Relu or Clip), on outputs of more than one
+    # block (64K floats): a Conv's column blocks, a batched MatMul's row
+    # blocks (the 256-row minimum), a Gemm's row blocks initialised from C
+    x, r = u(rng, (1, 16, 72, 72)), u(rng, (1, 16, 72, 72))
+    w, b = u(rng, (16, 16, 3, 3)), u(rng, (16,))
+    lo, hi = np.array(-0.1, np.float32), np.array(0.4, np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["t", "r"], ["t2"], name="res"),
+             helper.make_node("Clip", ["t2", "lo", "hi"], ["y"], name="clip")]
+    t = conv_ref(f64(x), f64(w), f64(b), (1, 1), (1, 1, 1, 1), (1, 1), 1) + r
+    save(outdir, "epi_conv_tiles_par", nodes,
+         [vinfo("x", list(x.shape)), vinfo("r", list(r.shape))], [vinfo("y", list(t.shape))],
+         {"x": x, "r": r}, {"y": np.clip(t, lo, hi)}, [("w", w), ("b", b), ("lo", lo), ("hi", hi)],
+         op="Clip", rules=["blas.conv_add_act"])
+    a, w, r = u(rng, (2, 300, 40)), u(rng, (40, 260)), u(rng, (2, 300, 260))
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+             helper.make_node("Add", ["r", "t"], ["t2"], name="res"),
+             helper.make_node("Relu", ["t2"], ["y"], name="relu")]
+    save(outdir, "epi_mm_res_tiles_par", nodes,
+         [vinfo("a", list(a.shape)), vinfo("r", list(r.shape))], [vinfo("y", [2, 300, 260])],
+         {"a": a, "r": r}, {"y": relu(f64(a) @ w + r)}, [("w", w)], op="Relu",
+         rules=["blas.matmul_add_act"])
+    a, w, c = u(rng, (700, 24)), u(rng, (24, 120)), u(rng, (120,))
+    nodes = [helper.make_node("Gemm", ["a", "w", "c"], ["t"], name="gemm", beta=0.5),
+             helper.make_node("Relu", ["t"], ["y"], name="relu")]
+    save(outdir, "epi_gemm_tiles_par", nodes, [vinfo("a", [700, 24])], [vinfo("y", [700, 120])],
+         {"a": a}, {"y": relu(f64(a) @ w + 0.5 * c)}, [("w", w), ("c", c)], op="Relu",
+         rules=["blas.matmul_act"])
     # Conv + constant bias [1,M,1,1] + residual input + LeakyRelu: a ResNet block end
     x, r = u(rng, (2, 3, 7, 7)), u(rng, (2, 5, 4, 4))
     w, b = u(rng, (5, 3, 3, 3)), u(rng, (1, 5, 1, 1))
