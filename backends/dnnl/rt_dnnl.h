@@ -11,8 +11,11 @@
  * address) creates the oneDNN primitive for it and keeps it in the cache,
  * next to those of other argument sets (RT_DNNL_MAX_SHAPES of them, the
  * oldest replaced after): a model run at two batch sizes in turn creates
- * each primitive, and reorders each weight, once per batch size, not once
- * per run. The executor's buffers are plain
+ * each primitive once per batch size, not once per run. Constant weights
+ * reordered for one entry serve every entry of the kernel whose primitive
+ * chose the same layout for them (struct rt_dnnl_wei, reference-counted):
+ * they are reordered, and held, once per layout oneDNN picks, however many
+ * batch sizes share it. The executor's buffers are plain
  * (nchw, row-major), except those the compiler marked blocked (the `lay`
  * bits of conv and pool): values that dnnl Convs and pools hand to each
  * other, in rt_dnnl_layout's channel blocks, so that a chain of them runs
@@ -23,13 +26,14 @@
  * the result back into y at its edges - ResNet-18 ran 2.9x faster so than
  * on the plain-layout gemm convolution, reorders included; MobileNetV2
  * spent a quarter of its time in those reorders before values between
- * Convs stayed blocked. Constant weights are declared with
- * format `any` too and reordered into the chosen layout ONCE, when the
- * primitive is made; weights computed at run time are read in place in
- * their plain layout. An add of a tensor shaped like the output as the
- * first post-op becomes a sum post-op (the tensor copied or reordered into
- * dst first), which oneDNN fuses better than a binary add (and which its
- * blocked convolutions take where they refuse a plain full-size binary).
+ * Convs stayed blocked. Constant weights are declared with format `any`
+ * too and reordered into the chosen layout ONCE, when the first primitive
+ * choosing that layout is made; weights computed at run time are read in
+ * place in their plain layout. An add of a tensor shaped like the output
+ * as the first post-op becomes a sum post-op (the tensor copied or
+ * reordered into dst first), which oneDNN fuses better than a binary add
+ * (and which its blocked convolutions take where they refuse a plain
+ * full-size binary).
  *
  * The process has one CPU engine and one stream, made by the first call.
  * One mutex serialises every call (primitive creation, the reorder, and the
@@ -122,8 +126,8 @@ struct rt_dnnl_kernel {
 	dnnl_memory_desc_t user_sum;	/* the summed operand's */
 	int has_bias;
 	int sum;			/* post-op sum - 1 is a sum of its operand; 0: none */
-	dnnl_memory_t wei_mem;		/* the reordered weights, or NULL */
-	void *wei_buf;
+	struct rt_dnnl_wei *wei;	/* reordered weights it holds a reference to, or NULL */
+	dnnl_memory_t wei_mem;		/* wei->mem, or NULL */
 	dnnl_primitive_t src_in;	/* user src -> src_md, or NULL: same layout */
 	dnnl_primitive_t dst_in;	/* user dst -> dst_md (the summed operand), or NULL */
 	dnnl_primitive_t dst_out;	/* dst_md -> user dst, or NULL */
@@ -136,12 +140,35 @@ struct rt_dnnl_kernel {
 };
 
 /*
+ * Constant weights reordered into a layout a primitive chose, shared by the
+ * entries of one cache whose primitives chose the same layout for the same
+ * user weights: a model run at several batch sizes keeps one copy of each
+ * weight per layout, not one per size, and reorders it once. refs counts
+ * the entries holding it; the last to be released frees it.
+ */
+struct rt_dnnl_wei {
+	int refs;			/* entries using it; 0: a free slot */
+	const void *w;			/* the user's weights it was reordered from */
+	dnnl_memory_desc_t user, md;	/* their layout, and the one reordered into */
+	void *buf;			/* the reordered weights, in layout md */
+	dnnl_memory_t mem;		/* over buf */
+};
+
+/*
  * A kernel's primitives, one entry per set of arguments (a shape of its
  * symbolic dims, a thread count): up to RT_DNNL_MAX_SHAPES of them, the
  * oldest replaced after. Zero-initialised (static) = empty.
+ *
+ * The shared reordered weights live here, next to the entries, rather than
+ * in one registry of the process: weights are a kernel's own constants (no
+ * other kernel passes the same pointer), so a kernel's entries are all that
+ * could share them, and the slots need no lookup beyond these few. Each
+ * entry holds at most one reference and rt_dnnl_cached releases an entry
+ * before it is made again, so RT_DNNL_MAX_SHAPES slots never run out.
  */
 struct rt_dnnl_cache {
 	struct rt_dnnl_kernel e[RT_DNNL_MAX_SHAPES];
+	struct rt_dnnl_wei wei[RT_DNNL_MAX_SHAPES];	/* reordered weights, shared */
 	int last;			/* the entry used last */
 	int next;			/* the entry a new key takes */
 };
@@ -289,12 +316,21 @@ static int rt_dnnl_sum_at(const int *po, int bc0, int bc1)
 	       (po[0] == RT_DNNL_PO_ADD1 && bc1 == RT_DNNL_BC_FULL);
 }
 
+/* Drops a reference to reordered weights ws, freeing them with the last. */
+static void rt_dnnl_wei_put(struct rt_dnnl_wei *ws)
+{
+	if (--ws->refs > 0)
+		return;
+	if (ws->mem)
+		dnnl_memory_destroy(ws->mem);
+	free(ws->buf);
+	memset(ws, 0, sizeof(*ws));
+}
+
 static void rt_dnnl_release(struct rt_dnnl_kernel *k)
 {
 	if (k->prim)
 		dnnl_primitive_destroy(k->prim);
-	if (k->wei_mem)
-		dnnl_memory_destroy(k->wei_mem);
 	if (k->src_in)
 		dnnl_primitive_destroy(k->src_in);
 	if (k->dst_in)
@@ -306,7 +342,8 @@ static void rt_dnnl_release(struct rt_dnnl_kernel *k)
 	for (int i = 0; i < k->nargs; i++)
 		if (k->args[i].memory != k->wei_mem)
 			dnnl_memory_destroy(k->args[i].memory);
-	free(k->wei_buf);
+	if (k->wei)
+		rt_dnnl_wei_put(k->wei);
 	free(k->src_buf);
 	free(k->dst_buf);
 	memset(k, 0, sizeof(*k));
@@ -441,16 +478,68 @@ static int rt_dnnl_edges(struct rt_dnnl_kernel *k, const char *name,
 }
 
 /*
- * Makes k->prim from op descriptor desc (src and dst layouts possibly
- * `any`: rt_dnnl_edges); with wconst, reorders the user's weights w (layout
- * user_wei) into the layout the primitive chose, once.
+ * Points entry k at the user's weights w (layout user) reordered into
+ * layout want: those of another entry of cache c where one reordered the
+ * same w from the same layout into the same one, else a free slot of c's
+ * reordered now. The entry holds a reference (rt_dnnl_release drops it).
+ * On failure no slot is taken: none holds half-reordered weights.
  */
-static int rt_dnnl_make(struct rt_dnnl_kernel *k, const char *name, const_dnnl_op_desc_t desc,
-			dnnl_primitive_attr_t attr, const dnnl_memory_desc_t *user_wei,
-			const float *w, int wconst)
+static int rt_dnnl_wei_get(struct rt_dnnl_cache *c, struct rt_dnnl_kernel *k,
+			   const char *name, const dnnl_memory_desc_t *user,
+			   const dnnl_memory_desc_t *want, const float *w)
+{
+	struct rt_dnnl_wei *ws = NULL;
+	dnnl_primitive_t reorder = NULL;
+	int rc = -1;
+
+	for (int i = 0; i < RT_DNNL_MAX_SHAPES; i++) {
+		ws = &c->wei[i];
+		if (ws->refs && ws->w == (const void *)w &&
+		    dnnl_memory_desc_equal(&ws->user, user) &&
+		    dnnl_memory_desc_equal(&ws->md, want))
+			goto found;
+	}
+	for (ws = c->wei; ws < c->wei + RT_DNNL_MAX_SHAPES && ws->refs; ws++)
+		;
+	if (ws == c->wei + RT_DNNL_MAX_SHAPES) {
+		collagec_rt_abort("dnnl: no free slot for reordered weights");
+		return -1;
+	}
+	ws->w = w;
+	ws->user = *user;
+	ws->md = *want;
+	if ((ws->buf = rt_dnnl_buf(want)) &&
+	    !rt_dnnl_fail(dnnl_memory_create(&ws->mem, want, rt_dnnl.engine, ws->buf), name,
+			  "weights memory") &&
+	    rt_dnnl_reorder(&reorder, user, want, name) == 0 &&
+	    rt_dnnl_move(reorder, user, w, want, ws->buf, name) == 0 &&
+	    !rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "weights reorder"))
+		rc = 0;
+	if (reorder)
+		dnnl_primitive_destroy(reorder);
+	if (rc < 0) {
+		ws->refs = 1;
+		rt_dnnl_wei_put(ws);
+		return -1;
+	}
+found:
+	ws->refs++;
+	k->wei = ws;
+	k->wei_mem = ws->mem;
+	return 0;
+}
+
+/*
+ * Makes k->prim from op descriptor desc (src and dst layouts possibly
+ * `any`: rt_dnnl_edges); with wconst, the user's weights w (layout
+ * user_wei) in the layout the primitive chose: reordered once per layout,
+ * shared by the entries of cache c that chose the same (rt_dnnl_wei_get).
+ */
+static int rt_dnnl_make(struct rt_dnnl_cache *c, struct rt_dnnl_kernel *k, const char *name,
+			const_dnnl_op_desc_t desc, dnnl_primitive_attr_t attr,
+			const dnnl_memory_desc_t *user_wei, const float *w, int wconst)
 {
 	dnnl_primitive_desc_t pd = NULL;
-	dnnl_primitive_t reorder = NULL;
 	const dnnl_memory_desc_t *want;
 	int rc = -1;
 
@@ -462,17 +551,10 @@ static int rt_dnnl_make(struct rt_dnnl_kernel *k, const char *name, const_dnnl_o
 	    rt_dnnl_edges(k, name, pd) < 0)
 		goto out;
 	if (wconst && !dnnl_memory_desc_equal(want, user_wei) &&
-	    (!(k->wei_buf = rt_dnnl_buf(want)) ||
-	     rt_dnnl_fail(dnnl_memory_create(&k->wei_mem, want, rt_dnnl.engine, k->wei_buf), name,
-			  "weights memory") ||
-	     rt_dnnl_reorder(&reorder, user_wei, want, name) < 0 ||
-	     rt_dnnl_move(reorder, user_wei, w, want, k->wei_buf, name) < 0 ||
-	     rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "weights reorder")))
+	    rt_dnnl_wei_get(c, k, name, user_wei, want, w) < 0)
 		goto out;
 	rc = 0;
 out:
-	if (reorder)
-		dnnl_primitive_destroy(reorder);
 	dnnl_primitive_desc_destroy(pd);
 	return rc;
 }
@@ -712,7 +794,7 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 				dnnl_primitive_attr_destroy(attr);
 			goto out;
 		}
-		if (rt_dnnl_make(k, name, &desc, attr, &user_wei, w, wconst) == 0)
+		if (rt_dnnl_make(kc, k, name, &desc, attr, &user_wei, w, wconst) == 0)
 			k->made = 1;
 		dnnl_primitive_attr_destroy(attr);
 		if (!k->made)
@@ -812,7 +894,7 @@ static void collagec_dnnl_matmul(struct rt_dnnl_cache *kc, const char *name, con
 				dnnl_primitive_attr_destroy(attr);
 			goto out;
 		}
-		if (rt_dnnl_make(k, name, &desc, attr, &user_wei, b, wconst) == 0)
+		if (rt_dnnl_make(kc, k, name, &desc, attr, &user_wei, b, wconst) == 0)
 			k->made = 1;
 		dnnl_primitive_attr_destroy(attr);
 		if (!k->made)
@@ -1721,7 +1803,7 @@ static void collagec_dnnl_deconv(struct rt_dnnl_cache *kc, const char *name, con
 				    k->has_bias ? &k->bias_md : NULL, &any_dst, gm.str, gm.dil,
 				    gm.padl, gm.padr), name, "deconvolution"))
 			goto out;
-		if (rt_dnnl_make(k, name, &desc, NULL, &user_wei, w, wconst) == 0)
+		if (rt_dnnl_make(kc, k, name, &desc, NULL, &user_wei, w, wconst) == 0)
 			k->made = 1;
 		if (!k->made)
 			goto out;
