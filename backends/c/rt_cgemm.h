@@ -337,6 +337,24 @@ static inline void rt_cg_pack_a(int64_t M, const float *A, int64_t ars, int64_t 
 }
 
 /*
+ * Lines [l0, l0 + n) of the n-line run at p (up to end) into L2. While the
+ * tiles of a block of rows run over one panel's slice of a K block, the
+ * next panel's slice is fetched, a share per tile: a B larger than the
+ * last-level cache (an MLP's weights, read once per run) otherwise comes
+ * from memory at the first tile of every slice, the hardware prefetcher
+ * starting each 16 KiB run cold.
+ */
+static inline void rt_cg_prefetch(const char *p, int64_t l0, int64_t n, int64_t end)
+{
+#if defined(__GNUC__)
+	for (int64_t l = l0; l < l0 + n && l < end; l++)
+		__builtin_prefetch(p + l * 64, 0, 2);
+#else
+	(void)p, (void)l0, (void)n, (void)end;
+#endif
+}
+
+/*
  * Panels [jp0, jp1) of C, in chunks of RT_CG_NC panels, block by block of
  * K and of rows; ap is the packed block's room (RT_CG_MC * RT_CG_KC). A
  * (row-major) is packed when a chunk has pack_min panels or more.
@@ -370,11 +388,18 @@ static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A,
 					int64_t j0 = jp * RT_CG_NR;
 					int nr = N - j0 < RT_CG_NR ? (int)(N - j0) : RT_CG_NR;
 					const float *bp = Bp + jp * bps + k0 * RT_CG_NR;
+					/* the next panel's slice, a share per tile (see rt_cg_prefetch) */
+					const char *nbp = (const char *)(bp + bps);
+					int64_t lines = jp + 1 < jce ? kb.kc * RT_CG_NR * 4 / 64 : 0;
+					int64_t per = (lines + (mc + RT_CG_MR - 1) / RT_CG_MR - 1) /
+						      ((mc + RT_CG_MR - 1) / RT_CG_MR);
 
 					for (int64_t ir = 0; ir < mc; ir += RT_CG_MR) {
 						int64_t i0 = ic + ir;
 						int mr = M - i0 < RT_CG_MR ? (int)(M - i0) : RT_CG_MR;
 						float *c = C + i0 * ldc + j0;
+
+						rt_cg_prefetch(nbp, ir / RT_CG_MR * per, per, lines);
 
 						if (pack)
 							rt_cg_tile(&kb, ap + ir * kb.kc, 1, RT_CG_MR,
