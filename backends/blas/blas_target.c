@@ -525,7 +525,6 @@ static bool block_epilogue(struct graph *g, const struct partition *p, int from,
 	}
 	if (i < p->n_nodes) {
 		const struct node *e = &g->nodes.v[p->nodes[i]];
-
 		bool reads = e->n_in >= 1 && e->in[0] == chain;
 
 		if (reads && e->op == OP_RELU)

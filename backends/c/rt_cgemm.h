@@ -389,8 +389,8 @@ static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A,
 					int nr = N - j0 < RT_CG_NR ? (int)(N - j0) : RT_CG_NR;
 					const float *bp = Bp + jp * bps + k0 * RT_CG_NR;
 					/* the next panel's slice, a share per tile (see rt_cg_prefetch) */
-					const char *nbp = (const char *)(bp + bps);
 					int64_t lines = jp + 1 < jce ? kb.kc * RT_CG_NR * 4 / 64 : 0;
+					const char *nbp = lines ? (const char *)(bp + bps) : NULL;
 					int64_t per = (lines + (mc + RT_CG_MR - 1) / RT_CG_MR - 1) /
 						      ((mc + RT_CG_MR - 1) / RT_CG_MR);
 
