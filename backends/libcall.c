@@ -6,7 +6,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -23,26 +22,6 @@ bool libcall_is_f32(const struct value *v)
 bool libcall_dim_is_one(struct dim d)
 {
 	return dim_is_const(d) && d.c == 1;
-}
-
-bool libcall_clip_bounds(struct graph *g, const struct node *e, double *lo, double *hi)
-{
-	*lo = -INFINITY;
-	*hi = INFINITY;
-	for (int i = 1; i < e->n_in && i < 3; i++) {
-		const struct value *bv = node_in(g, e, i);
-		double x;
-
-		if (!bv)
-			continue;
-		if (!bv->data || !value_const_scalar(g, bv, &x) || isnan(x))
-			return false;
-		if (i == 1)
-			*lo = x;
-		else
-			*hi = x;
-	}
-	return e->n_in <= 3 && *lo <= *hi;
 }
 
 /* Whether one of sonames[0..n) loads here. */

@@ -50,12 +50,6 @@ bool libcall_conv_fits(struct graph *g, const struct node *n, int min_rank, int 
 bool libcall_epilogue_shaped(struct graph *g, const struct node *e, int v);
 
 /*
- * Clip e's bounds, when it can be an epilogue op of a library call:
- * absent (infinite) or constant scalars, not NaN, with lo <= hi.
- */
-bool libcall_clip_bounds(struct graph *g, const struct node *e, double *lo, double *hi);
-
-/*
  * Declares a kernel parameter (name, dtype) in b bound to value v: appends
  * v to k->args (sized by the caller). Returns the parameter's buffer.
  */

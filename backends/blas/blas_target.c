@@ -10,7 +10,7 @@
  * epilogue op's own loop-IR lowering, reading and writing that output in
  * place (a per-channel constant bias of a Conv instead becomes the helper's
  * bias). An epilogue of a residual Add, then a Relu or a constant Clip
- * (block_epilogue), is the helper's instead: it finishes each block of the
+ * (lower_res_act), is the helper's instead: it finishes each block of the
  * output right after computing it, while the block is in cache, where the
  * loops would make one more pass over the whole output (collagec_blas_sgemm
  * splits the output into such blocks). tir_to_runtime prints the kernels
@@ -53,7 +53,6 @@
 #include "../backends.h"
 
 #include <glob.h>
-#include <math.h>
 #include <string.h>
 
 #include "../libcall.h"
@@ -492,57 +491,6 @@ static struct tir_buf *col_param(struct graph *g, struct tir_builder *b, struct 
 	return tir_param(b, "scratch0", DTYPE_F32);
 }
 
-/*
- * Whether nodes [from, end) of p, after the anchor (and a Conv's bias), are
- * what the helpers apply to each block of the output while it is in cache
- * (collagec_blas_epi): [Add(chain, a residual shaped like the output)]
- * [Relu | Clip with constant bounds], as ResNet's Add + Relu and
- * MobileNet's Clip are. Then *res is the residual's value (-1: none), *act
- * 0, 1 (Relu) or 2 (Clip) and [*lo, *hi] Clip's bounds. Otherwise the ops'
- * own loops run after the helper, over the whole output.
- */
-static bool block_epilogue(struct graph *g, const struct partition *p, int from, int *res,
-			   int *act, double *lo, double *hi)
-{
-	int i = from, chain = g->nodes.v[p->nodes[from - 1]].out[0];
-
-	*res = -1;
-	*act = 0;
-	*lo = -INFINITY;
-	*hi = INFINITY;
-	if (i < p->n_nodes) {
-		const struct node *e = &g->nodes.v[p->nodes[i]];
-		int r = e->n_in == 2 && e->in[0] == chain ? e->in[1] : e->in[0];
-		const struct value *rv = r >= 0 ? &g->values.v[r] : NULL;
-
-		if (e->op == OP_ADD && e->n_in == 2 && (e->in[0] == chain) != (e->in[1] == chain) &&
-		    rv && rv->dtype == DTYPE_F32 && rv->has_shape &&
-		    shape_eq(&rv->shape, &node_out(g, e, 0)->shape)) {
-			*res = r;
-			chain = e->out[0];
-			i++;
-		}
-	}
-	if (i < p->n_nodes) {
-		const struct node *e = &g->nodes.v[p->nodes[i]];
-		bool reads = e->n_in >= 1 && e->in[0] == chain;
-
-		if (reads && e->op == OP_RELU)
-			*act = 1;
-		else if (reads && e->op == OP_CLIP && libcall_clip_bounds(g, e, lo, hi))
-			*act = 2;
-		else
-			goto other;
-		i++;
-	}
-	if (i == p->n_nodes)
-		return true;
-other:
-	*res = -1;
-	*act = 0;
-	return false;
-}
-
 static int blas_relay_to_tir(struct graph *g, const struct target *t, struct partition *p)
 {
 	struct node *a = &g->nodes.v[p->nodes[0]];
@@ -553,8 +501,8 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 	int64_t col_numel = 0;
 	struct tir *args[3 + 3 + 3 * MM_GROUPS + 28];
 	int nbuf = 0, na, first_epi = 1, bias = -1, out_v = g->nodes.v[p->nodes[p->n_nodes - 1]].out[0];
-	int max_args = a->n_in + 2, res = -1, act = 0, last_side;
-	double lo, hi;
+	int max_args = a->n_in + 2, last_side;
+	struct lower_res_act epi;
 	bool blocks;
 
 	(void)t;
@@ -563,9 +511,15 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 	if (a->op == OP_CONV && p->n_nodes > 1 &&
 	    (bias = conv_bias_of(g, a, &g->nodes.v[p->nodes[1]])) >= 0)
 		first_epi = 2;
-	/* the helper's own epilogue needs parameters for its residual alone */
-	blocks = block_epilogue(g, p, first_epi, &res, &act, &lo, &hi);
-	last_side = !blocks ? p->n_nodes : res >= 0 ? first_epi + 1 : first_epi;
+	/*
+	 * [residual Add] [Relu | Clip] is the helper's (collagec_blas_epi): it
+	 * finishes each block of the output while the block is in cache, where
+	 * the ops' loops would make one more pass over the whole output. It
+	 * needs parameters for the residual alone.
+	 */
+	blocks = lower_res_act(g, p->nodes + first_epi, p->n_nodes - first_epi,
+			       g->nodes.v[p->nodes[first_epi - 1]].out[0], &epi);
+	last_side = !blocks ? p->n_nodes : epi.res >= 0 ? first_epi + 1 : first_epi;
 	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_blas_%s%s", p->id, op,
 						    p->n_nodes > 1 ? "_epilogue" : ""));
 	k.args = arena_alloc(g->arena, sizeof(int) * (size_t)max_args);
@@ -610,13 +564,13 @@ static int blas_relay_to_tir(struct graph *g, const struct target *t, struct par
 	}
 	/* the residual (0: none), the activation and its bounds */
 	args[na] = tir_int(&b, 0);
-	for (int q = 0; q < k.n_inputs && res >= 0; q++)
-		if (k.args[q] == res)
+	for (int q = 0; q < k.n_inputs && epi.res >= 0; q++)
+		if (k.args[q] == epi.res)
 			args[na] = tir_addr(&b, q < nbuf ? bufs[q] : side[q], tir_int(&b, 0));
 	na++;
-	args[na++] = tir_int(&b, act);
-	args[na++] = tir_flt(&b, DTYPE_F32, lo);
-	args[na++] = tir_flt(&b, DTYPE_F32, hi);
+	args[na++] = tir_int(&b, epi.act);
+	args[na++] = tir_flt(&b, DTYPE_F32, epi.lo);
+	args[na++] = tir_flt(&b, DTYPE_F32, epi.hi);
 	tir_extern(&b, arena_printf(g->arena, "collagec_blas_%s", op), args, na);
 	/* else the epilogue: each op's own lowering, in place on out */
 	for (int i = first_epi; i < p->n_nodes && !blocks; i++) {

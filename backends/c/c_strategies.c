@@ -414,92 +414,29 @@ struct cg_epi {
 	struct tir_buf *res;		/* the residual (the output's layout), or NULL */
 };
 
-/* Whether s has one element (every dim 1, or rank 0). */
-static bool cg_one_element(const struct shape *s)
-{
-	for (int i = 0; i < s->rank; i++)
-		if (!dim_is_const(s->d[i]) || s->d[i].c != 1)
-			return false;
-	return true;
-}
-
-/* Clip's bound input i as a constant (absent: def); false when not constant. */
-static bool cg_clip_bound(struct lower *L, const struct node *n, int i, double def, double *v)
-{
-	const struct value *x = n->n_in > i && n->in[i] >= 0 ? node_in(L->g, n, i) : NULL;
-
-	*v = def;
-	if (!x)
-		return true;
-	if (!x->data || x->dtype != DTYPE_F32 || !x->has_shape || !cg_one_element(&x->shape))
-		return false;
-	*v = ((const float *)x->data)[0];
-	return true;
-}
-
-/* Whether node a of the chain is Add(anchor, residual), the residual in *e. */
-static bool cg_epi_add(struct lower *L, const struct node *a, struct cg_epi *e)
-{
-	const struct lower_epilogue *ep = L->epi;
-	const struct value *out = &L->g->values.v[ep->anchor_out], *r;
-	int other;
-
-	if (a->op != OP_ADD || a->n_in != 2 || (a->in[0] == ep->anchor_out) ==
-	    (a->in[1] == ep->anchor_out))
-		return false;
-	other = a->in[0] == ep->anchor_out ? a->in[1] : a->in[0];
-	r = &L->g->values.v[other];
-	if (r->dtype != DTYPE_F32 || !r->has_shape || !shape_eq(&r->shape, &out->shape) ||
-	    !L->ebuf || !L->ebuf[other])
-		return false;
-	e->res = L->ebuf[other];
-	return true;
-}
-
-/* Whether node a, reading src, is a Relu or a Clip of constant bounds (*e's act). */
-static bool cg_epi_act(struct lower *L, const struct node *a, int src, struct cg_epi *e)
-{
-	if (a->n_in < 1 || a->in[0] != src)
-		return false;
-	if (a->op == OP_RELU) {
-		e->act = 1;	/* RT_CG_ACT_RELU */
-		return true;
-	}
-	if (a->op == OP_CLIP && cg_clip_bound(L, a, 1, -INFINITY, &e->lo) &&
-	    cg_clip_bound(L, a, 2, INFINITY, &e->hi)) {
-		e->act = 2;	/* RT_CG_ACT_CLIP */
-		return true;
-	}
-	return false;
-}
-
 /*
- * Whether L's fused epilogue is [Add(anchor, residual)] [Relu | Clip] on
- * float32, storing nothing but its result (no prologue either): then *e
- * says what, and L->epi_done tells lower_with to leave out its loop, as
- * rt_cgemm applies it to each tile in registers on write-back (the loop
- * was one more pass over the whole output). Else *e is all none.
+ * Whether L's fused epilogue is [Add(anchor, residual)] [Relu | Clip]
+ * (lower_res_act) on float32, storing nothing but its result (no prologue
+ * either), the residual one of the kernel's buffers: then *e says what,
+ * and L->epi_done tells lower_with to leave out its loop, as rt_cgemm
+ * applies it to each tile in registers on write-back (the loop was one
+ * more pass over the whole output). Else *e is all none.
  */
 static bool cg_take_epilogue(struct lower *L, struct cg_epi *e)
 {
 	const struct lower_epilogue *ep = L->epi;
-	const struct node *nd;
-	int k = 0, src;
+	struct lower_res_act m;
 
 	memset(e, 0, sizeof(*e));
 	if (!ep || ep->n < 1 || ep->n > 2 || ep->n_pro || ep->n_stored || ep->keep_anchor ||
-	    L->g->values.v[ep->anchor_out].dtype != DTYPE_F32)
+	    L->g->values.v[ep->anchor_out].dtype != DTYPE_F32 ||
+	    !lower_res_act(L->g, ep->nodes, ep->n, ep->anchor_out, &m) ||
+	    (m.res >= 0 && (!L->ebuf || !L->ebuf[m.res])))
 		return false;
-	src = ep->anchor_out;
-	nd = &L->g->nodes.v[ep->nodes[0]];
-	if (cg_epi_add(L, nd, e)) {
-		src = nd->out[0];
-		k = 1;
-	}
-	if (k < ep->n && !cg_epi_act(L, &L->g->nodes.v[ep->nodes[k]], src, e)) {
-		memset(e, 0, sizeof(*e));
-		return false;
-	}
+	e->act = m.act;
+	e->lo = m.lo;
+	e->hi = m.hi;
+	e->res = m.res >= 0 ? L->ebuf[m.res] : NULL;
 	L->epi_done = true;
 	return true;
 }

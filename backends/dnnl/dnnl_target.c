@@ -333,7 +333,7 @@ static bool epi_op(struct graph *g, const int *nodes, int n_nodes, int idx, int 
 		return po_add(ep, PO_LINEAR, node_attr_float(e, "alpha", 0.2),
 			      node_attr_float(e, "beta", 0.5)) && po_add(ep, PO_CLIP, 0, 1);
 	case OP_CLIP:
-		return libcall_clip_bounds(g, e, &lo, &hi) && po_add(ep, PO_CLIP, lo, hi);
+		return lower_clip_bounds(g, e, &lo, &hi) && po_add(ep, PO_CLIP, lo, hi);
 	case OP_ADD:
 		break;
 	default:
@@ -483,7 +483,7 @@ static bool eltwise_plan(struct graph *g, const struct node *n, struct op_plan *
 		p->b2 = 1;
 		return true;
 	case OP_CLIP:
-		if (!libcall_clip_bounds(g, n, &lo, &hi))
+		if (!lower_clip_bounds(g, n, &lo, &hi))
 			return false;
 		p->alg = EW_CLIP;
 		p->alpha = lo;

@@ -336,6 +336,23 @@ struct tir *lower_wrap_index(struct lower *L, struct tir *x, struct tir *dim);
  * errors; a compiled model reads the nearest element) inside the tensor.
  */
 struct tir *lower_clamp_index(struct lower *L, struct tir *x, struct tir *dim);
+/* Clip e's bounds: absent (infinite), or constant scalars, not NaN, with lo <= hi. */
+bool lower_clip_bounds(struct graph *g, const struct node *e, double *lo, double *hi);
+/*
+ * The epilogue a GEMM's own write-back applies (rt_cgemm.h's, the blas
+ * target's helpers): [Add(chain, a float32 residual shaped like the
+ * chain)] [Relu | Clip with constant bounds].
+ */
+struct lower_res_act {
+	int res;		/* the residual's value id, or -1 */
+	int act;		/* 0 none, 1 Relu, 2 Clip (rt_cgemm.h's enum rt_cg_act) */
+	double lo, hi;		/* Clip's bounds (0 for the others) */
+};
+/*
+ * Whether nodes[0..n) (n may be 0), a chain starting at value chain, are
+ * such an epilogue, as a whole; *e says what (all none when not).
+ */
+bool lower_res_act(struct graph *g, const int *nodes, int n, int chain, struct lower_res_act *e);
 /* Flat copy of input 0 into output 0 (reshape-like ops). */
 int lower_copy(struct lower *L);
 /* Row-major stride of axis k of s. */

@@ -419,8 +419,8 @@ int lower_gather(struct lower *L)
 	lower_loops(L, &y->shape, idx);
 	dimx = tir_dim(L->b, x->shape.d[axis]);
 	/* negative indices count from the end; one still outside the axis reads the nearest end */
-	k = lower_clamp_index(L, lower_wrap_index(L, tir_load(L->b, L->in[1], lower_offset(
-				L, &ix->shape, idx + axis)), dimx), dimx);
+	k = tir_load(L->b, L->in[1], lower_offset(L, &ix->shape, idx + axis));
+	k = lower_clamp_index(L, lower_wrap_index(L, k, dimx), dimx);
 	for (int i = 0; i < axis; i++)
 		xi[i] = idx[i];
 	xi[axis] = k;

@@ -3,6 +3,7 @@
  */
 #include "ops.h"
 
+#include <math.h>
 #include <string.h>
 
 void infer_set(struct graph *g, struct node *n, int i, enum dtype t, const struct shape *s)
@@ -386,6 +387,66 @@ struct tir *lower_clamp_index(struct lower *L, struct tir *x, struct tir *dim)
 
 	return tir_bin(b, BIN_MAX, tir_bin(b, BIN_MIN, x, tir_bin(b, BIN_SUB, dim, tir_int(b, 1))),
 		       tir_int(b, 0));
+}
+
+bool lower_clip_bounds(struct graph *g, const struct node *e, double *lo, double *hi)
+{
+	*lo = -INFINITY;
+	*hi = INFINITY;
+	for (int i = 1; i < e->n_in && i < 3; i++) {
+		const struct value *bv = node_in(g, e, i);
+		double x;
+
+		if (!bv)
+			continue;
+		if (!bv->data || !value_const_scalar(g, bv, &x) || isnan(x))
+			return false;
+		if (i == 1)
+			*lo = x;
+		else
+			*hi = x;
+	}
+	return e->n_in <= 3 && *lo <= *hi;
+}
+
+bool lower_res_act(struct graph *g, const int *nodes, int n, int chain, struct lower_res_act *e)
+{
+	const struct shape *cs = &g->values.v[chain].shape;
+	int i = 0;
+
+	memset(e, 0, sizeof(*e));
+	e->res = -1;
+	if (i < n) {
+		const struct node *a = &g->nodes.v[nodes[i]];
+		int r = a->n_in == 2 && a->in[0] == chain ? a->in[1] : a->in[0];
+		const struct value *rv = r >= 0 ? &g->values.v[r] : NULL;
+
+		if (a->op == OP_ADD && a->n_in == 2 && (a->in[0] == chain) != (a->in[1] == chain) &&
+		    rv && rv->dtype == DTYPE_F32 && rv->has_shape && shape_eq(&rv->shape, cs) &&
+		    shape_eq(&rv->shape, &node_out(g, a, 0)->shape)) {
+			e->res = r;
+			chain = a->out[0];
+			i++;
+		}
+	}
+	if (i < n) {
+		const struct node *a = &g->nodes.v[nodes[i]];
+		bool reads = a->n_in >= 1 && a->in[0] == chain;
+
+		if (reads && a->op == OP_RELU)
+			e->act = 1;
+		else if (reads && a->op == OP_CLIP && lower_clip_bounds(g, a, &e->lo, &e->hi))
+			e->act = 2;
+		else
+			goto other;
+		i++;
+	}
+	if (i == n)
+		return true;
+other:
+	memset(e, 0, sizeof(*e));
+	e->res = -1;
+	return false;
 }
 
 /* ---- windows of convolution and pooling ---- */
