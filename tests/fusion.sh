@@ -3,7 +3,8 @@
 # testdata/fusion/make_models.py is compiled with --search none twice: fused
 # (the default) and with -fuse=0 (one kernel per node). Both must match
 # numpy; the fused build must have the expected kernels (epilogues after
-# anchors, elementwise prologues inlined into reductions and softmax), each fused kernel
+# anchors, elementwise prologues inlined into reductions and softmax,
+# LayerNormalization spelled out merged into one node), each fused kernel
 # naming every ONNX node in it (OUT.json kernels[].onnx_nodes), and a
 # memory plan no larger than the unfused one (smaller where a fused
 # intermediate was the biggest live buffer). conv_sym runs at two batch
@@ -80,7 +81,17 @@ model maxpool_relu 1 lt "k0_0_MaxPool_fused:pool,scale,relu|"
 model conv_swish 1 lt "k0_0_Conv_fused:conv,sigmoid,swish|"
 model softmax_scale 1 lt "k0_0_Softmax_fused:temperature,softmax,scale|"
 model logsumexp 1 lt "k0_0_ReduceSum_fused:scale,exp,sum,log|"
-model layernorm 4 le "_ReduceMean_fused:variance,add_eps,stddev|"
+# LayerNormalization spelled out is one node after the layernorm pass
+model layernorm 1 le \
+	"k0_0_LayerNormalization:mean,center,square,variance,add_eps,stddev,normalize,gamma,beta|"
+model layernorm_2axes 1 le \
+	"k0_0_LayerNormalization:mean,center,square,variance,add_eps,stddev,normalize,gamma|"
+model layernorm_plain 1 le \
+	"k0_0_LayerNormalization:mean,center,square,variance,add_eps,stddev,normalize|"
+# the centred x read outside the chain: no merge; the variance takes its
+# square as prologue and its epsilon and root as epilogue
+model layernorm_shared 4 le "_ReduceMean_fused:variance,add_eps,stddev|"
+model rmsnorm 2 lt "k0_0_ReduceMean_fused:square,meansq,add_eps,rms|"
 model conv_sym 1 lt "k0_0_Conv_fused:conv,bias,relu|"
 
 # a Collage candidate of several nodes on c builds (and measures) fused

@@ -677,6 +677,17 @@ void node_set_attr_int(struct graph *g, struct node *n, const char *name, int64_
 	n->n_attrs++;
 }
 
+void node_set_attr_float(struct graph *g, struct node *n, const char *name, double v)
+{
+	struct attr *a;
+
+	node_set_attr_int(g, n, name, 0);
+	for (a = n->attrs; strcmp(a->name, name); a++)
+		;
+	a->kind = ATTR_FLOAT;
+	a->f = v;
+}
+
 void node_set_attr_ints(struct graph *g, struct node *n, const char *name, const int64_t *v,
 			int count)
 {

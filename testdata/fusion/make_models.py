@@ -17,7 +17,14 @@ batch N) and output y (expected in NAME_exp/y.npy or NAME_exp_N/y.npy):
   logsumexp        Mul by a constant, Exp, ReduceSum, Log: the reduction with
                    its elementwise prologue and epilogue
   layernorm        LayerNormalization spelled out: ReduceMean, Sub, Pow,
-                   ReduceMean, Add, Sqrt, Div, Mul, Add
+                   ReduceMean, Add, Sqrt, Div, Mul, Add (the layernorm pass
+                   makes it one LayerNormalization node)
+  layernorm_2axes  the same over the last two axes, squared by Mul(d, d),
+                   Add(eps, var) and Mul(gamma, y) commuted, no bias
+  layernorm_plain  the same without scale or bias
+  layernorm_shared the centred x also read outside the chain (left alone)
+  rmsnorm          x / sqrt(mean(x^2) + eps) * gamma spelled out: the
+                   reduction's prologue and epilogue fuse
   conv_sym         conv_bias_relu with batch N symbolic (N = 1 and 3)
 Reference outputs are computed in float64.
 """
@@ -181,6 +188,48 @@ def main():
     xd = x.astype(np.float64)
     d = xd - xd.mean(-1, keepdims=True)
     expect("layernorm", x, d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) * g + bt)
+
+    g2 = rnd(10, 48)
+    nodes = [helper.make_node("ReduceMean", ["x"], ["mu"], name="mean", axes=[-2, -1]),
+             helper.make_node("Sub", ["x", "mu"], ["d"], name="center"),
+             helper.make_node("Mul", ["d", "d"], ["d2"], name="square"),
+             helper.make_node("ReduceMean", ["d2"], ["var"], name="variance", axes=[1, 2]),
+             helper.make_node("Add", ["eps", "var"], ["ve"], name="add_eps"),
+             helper.make_node("Sqrt", ["ve"], ["sd"], name="stddev"),
+             helper.make_node("Div", ["d", "sd"], ["nrm"], name="normalize"),
+             helper.make_node("Mul", ["gamma", "nrm"], ["y"], name="gamma")]
+    save("layernorm_2axes", nodes, [2, 10, 48], [2, 10, 48],
+         {"eps": np.array(1e-3, np.float32), "gamma": g2})
+    d = xd - xd.mean((1, 2), keepdims=True)
+    expect("layernorm_2axes", x, d / np.sqrt((d * d).mean((1, 2), keepdims=True) + 1e-3) * g2)
+
+    nodes = [helper.make_node("ReduceMean", ["x"], ["mu"], name="mean", axes=[-1]),
+             helper.make_node("Sub", ["x", "mu"], ["d"], name="center"),
+             helper.make_node("Pow", ["d", "two"], ["d2"], name="square"),
+             helper.make_node("ReduceMean", ["d2"], ["var"], name="variance", axes=[-1]),
+             helper.make_node("Add", ["var", "eps"], ["ve"], name="add_eps"),
+             helper.make_node("Sqrt", ["ve"], ["sd"], name="stddev"),
+             helper.make_node("Div", ["d", "sd"], ["y"], name="normalize")]
+    save("layernorm_plain", nodes, [2, 10, 48], [2, 10, 48],
+         {"two": np.array(2, np.float32), "eps": np.array(1e-5, np.float32)})
+    d = xd - xd.mean(-1, keepdims=True)
+    expect("layernorm_plain", x, d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5))
+
+    nodes = nodes[:-1] + [helper.make_node("Div", ["d", "sd"], ["nrm"], name="normalize"),
+                          helper.make_node("Add", ["nrm", "d"], ["y"], name="plus_centred")]
+    save("layernorm_shared", nodes, [2, 10, 48], [2, 10, 48],
+         {"two": np.array(2, np.float32), "eps": np.array(1e-5, np.float32)})
+    expect("layernorm_shared", x, d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) + d)
+
+    nodes = [helper.make_node("Pow", ["x", "two"], ["x2"], name="square"),
+             helper.make_node("ReduceMean", ["x2"], ["ms"], name="meansq", axes=[-1]),
+             helper.make_node("Add", ["ms", "eps"], ["me"], name="add_eps"),
+             helper.make_node("Sqrt", ["me"], ["rms"], name="rms"),
+             helper.make_node("Div", ["x", "rms"], ["nrm"], name="normalize"),
+             helper.make_node("Mul", ["nrm", "gamma"], ["y"], name="gamma")]
+    save("rmsnorm", nodes, [2, 10, 48], [2, 10, 48],
+         {"two": np.array(2, np.float32), "eps": np.array(1e-5, np.float32), "gamma": g})
+    expect("rmsnorm", x, xd / np.sqrt((xd * xd).mean(-1, keepdims=True) + 1e-5) * g)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
  * passes_test.c - graph passes on hand-built graphs: fold-bn (folds, with
  * weights equal to the formula and the same results as Conv then BN; does
  * not fold when the Conv output has another user), DCE, simplify, constant
- * folding, rnn-project, and the pass runner.
+ * folding, rnn-project, layernorm (merges the written-out form; leaves it
+ * when an intermediate has another reader, the axes are not the last ones,
+ * the power is not 2 or epsilon is not a constant), and the pass runner.
  */
 #include "../../core/ops/ops.h"
 #include "../../core/passes/passes.h"
@@ -686,13 +688,14 @@ static void test_rnn_project_input_w(void)
 
 static void test_pass_table(void)
 {
-	ASSERT(6, PASS_COUNT);
+	ASSERT(7, PASS_COUNT);
 	ASSERT_STR("infer", passes[0].name);
 	ASSERT_STR("fold", passes[1].name);
 	ASSERT_STR("simplify", passes[2].name);
-	ASSERT_STR("fold-bn", passes[3].name);
-	ASSERT_STR("rnn-project", passes[4].name);
-	ASSERT_STR("dce", passes[5].name);
+	ASSERT_STR("layernorm", passes[3].name);
+	ASSERT_STR("fold-bn", passes[4].name);
+	ASSERT_STR("rnn-project", passes[5].name);
+	ASSERT_STR("dce", passes[6].name);
 	ASSERT_TRUE(passes[PASS_DCE].run == pass_dce);
 	ASSERT_TRUE(passes[PASS_FOLD_BN].run == pass_fold_bn);
 }
@@ -733,8 +736,8 @@ static void test_passes_run_pipeline(void)
 	ASSERT_TRUE(f.g->values.v[f.g->nodes.v[0].in[1]].data != f.g->values.v[cb.w].data);
 	/* one dump per stage */
 	static const char *const dumps[] = { "00-import.ir", "01-infer.ir", "02-fold.ir",
-					     "03-simplify.ir", "04-fold-bn.ir", "05-rnn-project.ir",
-					     "06-dce.ir" };
+					     "03-simplify.ir", "04-layernorm.ir", "05-fold-bn.ir",
+					     "06-rnn-project.ir", "07-dce.ir" };
 	for (size_t i = 0; i < ARRAY_SIZE(dumps); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, dumps[i]);
 		ASSERT(0, stat(path, &st));
@@ -742,7 +745,7 @@ static void test_passes_run_pipeline(void)
 	{
 		char *text;
 
-		snprintf(path, sizeof(path), "%s/06-dce.ir", dir);
+		snprintf(path, sizeof(path), "%s/07-dce.ir", dir);
 		text = file_read(path, NULL);
 		ASSERT_TRUE(text != NULL);
 		ASSERT_TRUE(strstr(text, "= Conv(") != NULL);
@@ -778,6 +781,107 @@ static void test_passes_run_stops_on_error(void)
 	fx_release(&f);
 }
 
+enum ln_form { LN_MERGES, LN_POW3, LN_AXIS0, LN_MEAN_OUTPUT, LN_EPS_INPUT };
+
+/* x [4, 8] through LayerNormalization written out (mean, center, ..., bias); returns x. */
+static int build_lnorm(struct fixture *f, enum ln_form form)
+{
+	static const float gamma[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, beta[8] = { 0 };
+	struct shape s = { 2, { dim_const(4), dim_const(8) } }, s1 = { 1, { dim_const(1) } };
+	struct shape s8 = { 1, { dim_const(8) } }, s0 = { 0 };
+	int64_t *axes = arena_alloc(f->g->arena, sizeof(int64_t));
+	float *two = arena_alloc(f->g->arena, sizeof(float)), *eps;
+	int x, ax, mean, d, sq, var, ve, sd, nrm, sc, y, in[2], e;
+
+	*axes = form == LN_AXIS0 ? 0 : -1;
+	*two = form == LN_POW3 ? 3 : 2;
+	x = add_input(f->g, "x", DTYPE_F32, &s);
+	ax = graph_add_const(f->g, "axes", DTYPE_I64, &s1, axes);
+	if (form == LN_EPS_INPUT) {
+		e = add_input(f->g, "eps", DTYPE_F32, &s0);
+	} else {
+		eps = arena_alloc(f->g->arena, sizeof(float));
+		*eps = 1e-5f;
+		e = graph_add_const(f->g, "eps", DTYPE_F32, &s0, eps);
+	}
+	mean = form == LN_MEAN_OUTPUT ? add_output(f->g, "mu") : graph_add_value(f->g, "mu");
+	d = graph_add_value(f->g, "d");
+	sq = graph_add_value(f->g, "d2");
+	var = graph_add_value(f->g, "var");
+	ve = graph_add_value(f->g, "ve");
+	sd = graph_add_value(f->g, "sd");
+	nrm = graph_add_value(f->g, "nrm");
+	sc = graph_add_value(f->g, "sc");
+	y = add_output(f->g, "y");
+	in[0] = x, in[1] = ax;
+	add_node(f->g, OP_REDUCEMEAN, "mean", in, 2, &mean, 1);
+	in[1] = mean;
+	add_node(f->g, OP_SUB, "center", in, 2, &d, 1);
+	in[0] = d, in[1] = graph_add_const(f->g, "two", DTYPE_F32, &s0, two);
+	add_node(f->g, OP_POW, "square", in, 2, &sq, 1);
+	in[0] = sq, in[1] = ax;
+	add_node(f->g, OP_REDUCEMEAN, "variance", in, 2, &var, 1);
+	in[0] = e, in[1] = var;		/* commuted */
+	add_node(f->g, OP_ADD, "add_eps", in, 2, &ve, 1);
+	add_node(f->g, OP_SQRT, "stddev", &ve, 1, &sd, 1);
+	in[0] = d, in[1] = sd;
+	add_node(f->g, OP_DIV, "normalize", in, 2, &nrm, 1);
+	in[0] = nrm, in[1] = graph_add_const(f->g, "gamma", DTYPE_F32, &s8, gamma);
+	add_node(f->g, OP_MUL, "scale", in, 2, &sc, 1);
+	in[0] = sc, in[1] = graph_add_const(f->g, "beta", DTYPE_F32, &s8, beta);
+	add_node(f->g, OP_ADD, "bias", in, 2, &y, 1);
+	return x;
+}
+
+static void test_layernorm_merges(void)
+{
+	static const char *const names[] = { "mean", "center", "square", "variance", "add_eps",
+					     "stddev", "normalize", "scale", "bias" };
+	struct fixture f;
+	const struct node *n;
+	int x;
+
+	fx_init(&f);
+	x = build_lnorm(&f, LN_MERGES);
+	ASSERT(0, pass_infer(f.g));
+	ASSERT(0, pass_layernorm(f.g));
+	graph_verify(f.g);
+	ASSERT(1, f.g->nodes.n);
+	n = &f.g->nodes.v[0];
+	ASSERT(OP_LAYERNORMALIZATION, n->op);
+	ASSERT_STR("bias", n->name);
+	ASSERT(3, n->n_in);
+	ASSERT(x, n->in[0]);
+	ASSERT_STR("gamma", f.g->values.v[n->in[1]].name);
+	ASSERT_STR("beta", f.g->values.v[n->in[2]].name);
+	ASSERT(1, node_attr_int(n, "axis", -1));
+	ASSERT_TRUE(fabs(node_attr_float(n, "epsilon", 0) - 1e-5) < 1e-12);
+	ASSERT(9, n->span.n);
+	for (int i = 0; i < 9; i++)
+		ASSERT_STR(names[i], n->span.names[i]);
+	/* the merged nodes went into it */
+	ASSERT(8, f.g->fates.n);
+	ASSERT_STR("bias", f.g->fates.v[0].into);
+	fx_release(&f);
+}
+
+static void test_layernorm_left_alone(void)
+{
+	for (enum ln_form form = LN_POW3; form <= LN_EPS_INPUT; form++) {
+		struct fixture f;
+
+		fx_init(&f);
+		build_lnorm(&f, form);
+		ASSERT(0, pass_infer(f.g));
+		ASSERT(0, pass_layernorm(f.g));
+		graph_verify(f.g);
+		ASSERT(9, live_nodes(f.g));
+		for (int i = 0; i < f.g->nodes.n; i++)
+			ASSERT_TRUE(f.g->nodes.v[i].op != OP_LAYERNORMALIZATION);
+		fx_release(&f);
+	}
+}
+
 TESTS({ "fold_bn_folds", test_fold_bn_folds },
       { "fold_bn_folds_without_bias", test_fold_bn_folds_without_bias },
       { "fold_bn_second_user", test_fold_bn_second_user },
@@ -795,6 +899,8 @@ TESTS({ "fold_bn_folds", test_fold_bn_folds },
       { "fold_max_min_uint64", test_fold_max_min_uint64 },
       { "rnn_project_const_w", test_rnn_project_const_w },
       { "rnn_project_input_w", test_rnn_project_input_w },
+      { "layernorm_merges", test_layernorm_merges },
+      { "layernorm_left_alone", test_layernorm_left_alone },
       { "pass_table", test_pass_table },
       { "passes_run_pipeline", test_passes_run_pipeline },
       { "passes_run_stops_on_error", test_passes_run_stops_on_error })
