@@ -14,6 +14,7 @@
 # (maxpool.vrows, averagepool.vrows) and the float64 ones of the loop forms
 # (maxpool.rows, averagepool.window), epi_edges.onnx for the fused chains
 # that rt_cgemm.h's write-back applies, softmax_edges.onnx for Softmax by rows,
+# lnorm_edges.onnx for LayerNormalization by rows,
 # wino_edges.onnx and wino_sym.onnx for conv.winograd (rt_cwino.h, with and
 # without AVX). `run --kernels`
 # names the variant that ran at each size, and a C program checks
@@ -353,6 +354,27 @@ for th in 1 3; do
 		ok "softmax-edges/threads=$th-matches-numpy"
 	else
 		fail "softmax-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/se.log" | head -1)"
+	fi
+done
+
+# LayerNormalization by rows (rt_crows.h): a tail shorter than a vector, a
+# NaN row and a constant one, two normalised axes with Mean and InvStdDev,
+# a team of threads; a scale broadcast inside the normalised axes keeps the
+# loop form. At 1 and 3 threads
+"$COLLAGEC" compile --search none --target c "$T/lnorm_edges.onnx" -o "$T/ln.so" ||
+	fail lnorm-edges/compile "exit $?"
+v=$(kernels "$T/ln.json")
+want="ln_last compile-time layernorm.rows if always scratch=|ln_2ax compile-time layernorm.rows \
+if always scratch=|ln_big compile-time layernorm.rows if always scratch=|ln_bcast compile-time \
+layernorm.loops if always scratch=|"
+if [ "$v" = "$want" ]; then ok lnorm-edges/static-choices; else
+	fail lnorm-edges/static-choices "got '$v'"; fi
+for th in 1 3; do
+	if "$COLLAGEC" run "$T/ln.so" --input "x=$T/ln_x.npy" --input "xb=$T/ln_xb.npy" \
+		--threads $th --check "$T/ln_exp" --rtol 1e-4 --atol 1e-5 >"$T/ln.log" 2>&1; then
+		ok "lnorm-edges/threads=$th-matches-numpy"
+	else
+		fail "lnorm-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/ln.log" | head -1)"
 	fi
 done
 

@@ -58,6 +58,11 @@
  *                              softmax.rows     rt_crows.h: vector max and
  *                                               sum in lanes, clamped exp
  *           always             softmax.loops    the op's own lowering
+ *   LayerNormalization
+ *           float32, scale and bias over the normalised axes
+ *                              layernorm.rows   rt_crows.h: mean and
+ *                                               variance summed in lanes
+ *           always             layernorm.loops  the op's own lowering
  *
  * In parentheses: the implementations that lose on plevel (measured at one
  * thread). With a symbolic M (a symbolic batch) MatMul gets all three
@@ -1827,6 +1832,96 @@ static const struct op_strategy logsoftmax_strategy = {
 	OP_LOGSOFTMAX, softmax_specs, ARRAY_SIZE(softmax_specs)
 };
 
+/* LayerNormalization's first normalised axis, in [0, rank). */
+static int lnorm_axis(struct lower *L)
+{
+	int r = lower_in(L, 0)->shape.rank, axis = (int)node_attr_int(L->n, "axis", -1);
+
+	return axis < 0 ? axis + r : axis;
+}
+
+/* Whether input i is absent or float32 with x's dims from axis on (leading 1s aside). */
+static bool lnorm_param_rows(struct lower *L, int i, int axis)
+{
+	const struct value *x = lower_in(L, 0), *p = lower_in(L, i);
+	int off;
+
+	if (!p)
+		return true;
+	off = x->shape.rank - p->shape.rank;
+	if (p->dtype != DTYPE_F32 || off > axis)
+		return false;
+	for (int k = 0; k < p->shape.rank; k++)
+		if (off + k < axis ? !dim_eq(p->shape.d[k], dim_const(1))
+				   : !dim_eq(p->shape.d[k], x->shape.d[off + k]))
+			return false;
+	return true;
+}
+
+/* float32 rows with a float32 stash; scale and bias are K-vectors. */
+static struct tir *cond_lnorm_rows(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0);
+	int axis = lnorm_axis(L);
+	bool ok = x->dtype == DTYPE_F32 && node_attr_int(L->n, "stash_type", 1) == 1 &&
+		  L->in[0]->index >= 0 && lnorm_param_rows(L, 1, axis) &&
+		  lnorm_param_rows(L, 2, axis);
+
+	for (int i = 1; i < L->n->n_out && ok; i++)
+		ok = lower_out(L, i) && lower_out(L, i)->dtype == DTYPE_F32;
+	return strategy_static(L, ok);
+}
+
+/* layernorm.rows: one call of rt_lnorm_rows (rt_crows.h) over every row. */
+static int lower_lnorm_rows(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	int axis = lnorm_axis(L);
+	struct tir *rows = tir_int(b, 1), *K = tir_int(b, 1), *args[10];
+
+	for (int d = 0; d < x->shape.rank; d++) {
+		if (d < axis)
+			rows = tir_mul(b, rows, tir_dim(b, x->shape.d[d]));
+		else
+			K = tir_mul(b, K, tir_dim(b, x->shape.d[d]));
+	}
+	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[1] = tir_addr(b, L->in[1], tir_int(b, 0));
+	args[2] = lower_in(L, 2) ? tir_addr(b, L->in[2], tir_int(b, 0)) : tir_int(b, 0);
+	args[3] = tir_addr(b, L->out[0], tir_int(b, 0));
+	for (int i = 1; i < 3; i++)	/* Mean, InvStdDev; 0: a null pointer */
+		args[3 + i] = i < L->n->n_out ? tir_addr(b, L->out[i], tir_int(b, 0))
+							   : tir_int(b, 0);
+	args[6] = rows;
+	args[7] = K;
+	args[8] = tir_const(b, DTYPE_F32, node_attr_float(L->n, "epsilon", 1e-5));
+	tir_extern(b, "rt_lnorm_rows", args, 9);
+	return 0;
+}
+
+static int lower_lnorm_loops(struct lower *L)
+{
+	return op_info(L->n->op)->lower(L);
+}
+
+static const struct strategy_impl lnorm_rows[] = {
+	{ "layernorm.rows", 10, lower_lnorm_rows },
+};
+static const struct strategy_impl lnorm_loops[] = {
+	{ "layernorm.loops", 0, lower_lnorm_loops },
+};
+
+static const struct strategy_spec lnorm_specs[] = {
+	{ "float32, scale and bias over the normalised axes", cond_lnorm_rows, lnorm_rows,
+	  ARRAY_SIZE(lnorm_rows) },
+	{ "always", NULL, lnorm_loops, ARRAY_SIZE(lnorm_loops) },
+};
+
+static const struct op_strategy lnorm_strategy = {
+	OP_LAYERNORMALIZATION, lnorm_specs, ARRAY_SIZE(lnorm_specs)
+};
+
 const struct op_strategy *const c_strategies[] = {
 	&matmul_strategy,
 	&gemm_strategy,
@@ -1835,5 +1930,6 @@ const struct op_strategy *const c_strategies[] = {
 	&averagepool_strategy,
 	&softmax_strategy,
 	&logsoftmax_strategy,
+	&lnorm_strategy,
 	NULL,
 };

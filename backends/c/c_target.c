@@ -38,7 +38,7 @@ static const char *embedded_text(const char *name)
  * The prelude of a module, from what its source calls: rt_cgemm.h (the
  * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
  * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
- * rt_softmax_rows, rt_cpool.h for rt_pool2d; NULL for none. Modules of one
+ * rt_softmax_rows and rt_lnorm_rows, rt_cpool.h for rt_pool2d; NULL for none. Modules of one
  * model may get different preludes, each pasted once: the headers' include
  * guards make a second copy of one of them empty.
  */
@@ -46,7 +46,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 {
 	bool wino = strstr(source, "rt_cwino2d"), conv = strstr(source, "rt_cconv2d");
 	bool gemm = conv || wino || strstr(source, "rt_cgemm");
-	bool rows = strstr(source, "rt_softmax_rows"), pool = strstr(source, "rt_pool2d");
+	bool rows = strstr(source, "rt_softmax_rows") || strstr(source, "rt_lnorm_rows");
+	bool pool = strstr(source, "rt_pool2d");
 	struct strbuf sb = STRBUF_INIT;
 	const char *r;
 

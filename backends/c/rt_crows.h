@@ -16,6 +16,11 @@
  * grow by less than K * 1.7e-38. NaN passes through as in the loop form: a
  * NaN in a row makes the sum, and so the whole row, NaN.
  *
+ * rt_lnorm_rows normalises rows of K contiguous floats as LayerNormalization
+ * does over its last axes: the mean, then the mean of the squared
+ * deviations from it (two passes, as the loop form), each summed in
+ * RT_CR_LANES lanes; y = (x - mean) * (1 / sqrt(var + eps)) * scale + bias.
+ *
  * Example: rt_softmax_rows(x, y, rows, 128, 0, threads);
  */
 #ifndef RT_CROWS_H
@@ -92,6 +97,34 @@ static inline float rt_cr_sum(const float *restrict x, int64_t K)
 	return s;
 }
 
+/* (x[0] - m)^2 + ... + (x[K - 1] - m)^2 in RT_CR_LANES lanes. */
+static inline float rt_cr_sumsq(const float *restrict x, int64_t K, float m)
+{
+	float t[RT_CR_LANES], s;
+	int64_t k = 0;
+#if defined(__GNUC__)
+	int64_t kv = K / RT_CR_LANES * RT_CR_LANES;
+	rt_cr_vec a = { 0 }, v;
+
+	for (; k < kv; k += RT_CR_LANES) {
+		memcpy(&v, x + k, sizeof(v));
+		v -= m;
+		a += v * v;
+	}
+	memcpy(t, &a, sizeof(t));
+#else
+	for (int u = 0; u < RT_CR_LANES; u++)
+		t[u] = 0.0f;
+#endif
+	for (int w = RT_CR_LANES / 2; w > 0; w /= 2)
+		for (int u = 0; u < w; u++)
+			t[u] += t[u + w];
+	s = t[0];
+	for (; k < K; k++)
+		s += (x[k] - m) * (x[k] - m);
+	return s;
+}
+
 /* One row: y = softmax(x) or log_softmax(x); x and y do not overlap. */
 static inline void rt_cr_softmax_row(const float *restrict x, float *restrict y, int64_t K,
 				     int log_out)
@@ -133,6 +166,36 @@ static inline void rt_softmax_rows(const float *x, float *y, int64_t rows, int64
 #pragma omp parallel for num_threads(threads) if (threads > 1 && rows > 1 && rows * K >= 16384)
 	for (int64_t r = 0; r < rows; r++)
 		rt_cr_softmax_row(x + r * K, y + r * K, K, log_out);
+}
+
+/*
+ * y [rows, K] = LayerNormalization of each row of x [rows, K] with scale
+ * [K] and bias [K] (NULL: none); mean and inv [rows] (NULL: not wanted)
+ * get each row's mean and 1 / sqrt(var + eps). y may be x.
+ */
+static inline void rt_lnorm_rows(const float *x, const float *scale, const float *bias,
+				 float *y, float *mean, float *inv, int64_t rows, int64_t K,
+				 float eps, int threads)
+{
+	(void)threads;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && rows > 1 && rows * K >= 16384)
+	for (int64_t r = 0; r < rows; r++) {
+		const float *xr = x + r * K;
+		float *yr = y + r * K;
+		float m = rt_cr_sum(xr, K) / (float)K;
+		float is = 1.0f / sqrtf(rt_cr_sumsq(xr, K, m) / (float)K + eps);
+
+		if (mean)
+			mean[r] = m;
+		if (inv)
+			inv[r] = is;
+		if (bias)
+			for (int64_t k = 0; k < K; k++)
+				yr[k] = (xr[k] - m) * is * scale[k] + bias[k];
+		else
+			for (int64_t k = 0; k < K; k++)
+				yr[k] = (xr[k] - m) * is * scale[k];
+	}
 }
 
 #endif

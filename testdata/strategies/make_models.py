@@ -65,6 +65,11 @@ usage: make_models.py OUTDIR
                     Relu; and one of 4 tiles that stays on conv.micro;
                     wino_sym.onnx one with the batch N symbolic: we_*.npy,
                     expected in we_exp/, ws_x_N.npy, ws_exp_N/ for N in 1, 3
+  lnorm_edges.onnx  LayerNormalization (opset 17) by rows (layernorm.rows): K =
+                    21 with a NaN row and a constant row, the last two axes
+                    with Mean and InvStdDev and no bias, 64 rows of 256 (a
+                    team of threads), and a scale broadcast inside the
+                    normalised axes (loops): ln_x.npy, ln_xb.npy, in ln_exp/
 and their inputs and expected outputs (numpy, in float64): a_M.npy/y_M.npy
 for M in MS, kn_a_M_K.npy, kn_b_M_K.npy, kn_y_M_K.npy, bt_a.npy, bt_b.npy,
 bt_y.npy, x.npy/conv_y.npy and cs_x_N.npy/cs_y_N.npy for N in 1 and 3.
@@ -198,6 +203,7 @@ def main():
     epi_edges(out, rng)
     softmax_edges(out, rng)
     wino_edges(out, rng)
+    lnorm_edges(out, rng)
 
 
 def conv_ref(x, w, b, strides, dil, pads, group):
@@ -690,6 +696,59 @@ def softmax_ref(x, axis, log):
         d = x - x.max(axis=axis, keepdims=True)
         s = np.exp(d).sum(axis=axis, keepdims=True)
         return d - np.log(s) if log else np.exp(d) / s
+
+
+def lnorm_ref(x, axis, scale, bias, eps):
+    """LayerNormalization in float64: (Y, Mean, InvStdDev)."""
+    ax = tuple(range(axis, x.ndim))
+    m = x.mean(ax, keepdims=True)
+    inv = 1.0 / np.sqrt(((x - m) ** 2).mean(ax, keepdims=True) + eps)
+    y = (x - m) * inv * scale
+    return (y if bias is None else y + bias), m, inv
+
+
+def lnorm_edges(out, rng):
+    """lnorm_edges.onnx (opset 17): the c target's layernorm.rows and its loop form."""
+    f = np.float32
+    x = rng.standard_normal((3, 7, 21)).astype(f)
+    x[1, 2, 5] = np.nan                   # a NaN row
+    x[2, 3, :] = 4.0                      # a constant row: variance 0
+    xb = (3.0 + rng.standard_normal((64, 256))).astype(f)
+    s21, b21 = rng.standard_normal(21).astype(f), rng.standard_normal(21).astype(f)
+    s721 = rng.standard_normal((1, 7, 21)).astype(f)
+    s256, b256 = rng.standard_normal(256).astype(f), rng.standard_normal(256).astype(f)
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "s21", "b21"], ["ln_last"], name="ln_last",
+                         axis=-1, epsilon=1e-5),
+        helper.make_node("LayerNormalization", ["x", "s721"], ["ln_2ax", "ln_mean", "ln_inv"],
+                         name="ln_2ax", axis=1, epsilon=1e-3),
+        helper.make_node("LayerNormalization", ["xb", "s256", "b256"], ["ln_big"], name="ln_big"),
+        helper.make_node("LayerNormalization", ["x", "s21"], ["ln_bcast"], name="ln_bcast",
+                         axis=1),
+    ]
+    x64 = x.astype(np.float64)
+    y2, m2, i2 = lnorm_ref(x64, 1, s721, None, 1e-3)
+    exp = {
+        "ln_last": lnorm_ref(x64, 2, s21, b21, 1e-5)[0],
+        "ln_2ax": y2, "ln_mean": m2, "ln_inv": i2,
+        "ln_big": lnorm_ref(xb.astype(np.float64), 1, s256, b256, 1e-5)[0],
+        "ln_bcast": lnorm_ref(x64, 1, s21, None, 1e-5)[0],
+    }
+    inits = [numpy_helper.from_array(v, k) for k, v in
+             (("s21", s21), ("b21", b21), ("s721", s721), ("s256", s256), ("b256", b256))]
+    g = helper.make_graph(
+        nodes, "lnorm_edges",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape)),
+         helper.make_tensor_value_info("xb", TensorProto.FLOAT, list(xb.shape))],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in exp.items()],
+        inits)
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]),
+         os.path.join(out, "lnorm_edges.onnx"))
+    np.save(os.path.join(out, "ln_x.npy"), x)
+    np.save(os.path.join(out, "ln_xb.npy"), xb)
+    os.makedirs(os.path.join(out, "ln_exp"), exist_ok=True)
+    for k, v in exp.items():
+        np.save(os.path.join(out, "ln_exp", k + ".npy"), v.astype(f))
 
 
 def softmax_edges(out, rng):
