@@ -400,7 +400,10 @@ static void evict(const unsigned char *flush, size_t flush_bytes, unsigned char 
  * In the worker: loads b->so, runs it, writes one double per item (seconds;
  * -1 for an item whose outputs came back wrongly shaped) to fd. Exit status
  * 0 on success. With cold weights (measure.cold), the caches are evicted
- * before every run but of a whole plan.
+ * before every run but of a whole plan. A batch's partitions run at least
+ * 5 times and for 0.5 s, at most 15 times; a whole plan runs for 0.1 s, at
+ * least 5 and at most 63 times, as phase 5 compares plans a few percent
+ * apart and a short plan's 15 runs take a few milliseconds.
  */
 static int worker(struct measure *m, struct batch *b, const int *out_item, const int *part_item,
 		  int fd)
@@ -411,7 +414,8 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 	int ni, no, nk, runs = 0;
 	double *t, *per_run[64], *res, start;
 	uint32_t seed = 1;
-	enum { MAX_RUNS = 15 };
+	int max_runs = b->whole ? 63 : 15;
+	double budget = b->whole ? 0.1 : 0.5;
 	unsigned char **in, *flush = NULL;
 	size_t *in_bytes, flush_bytes = 0;
 
@@ -484,10 +488,10 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 			res[out_item[o]] = -1;
 	}
 	nk = lib.num_kernels(mod);
-	for (int r = 0; r < MAX_RUNS; r++)
+	for (int r = 0; r < max_runs; r++)
 		per_run[r] = calloc((size_t)b->n + 1, sizeof(double));
 	start = time_now();
-	while (runs < MAX_RUNS) {
+	while (runs < max_runs) {
 		double el, t0;
 
 		if (flush)
@@ -506,7 +510,7 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 		}
 		runs++;
 		el = time_now() - start;
-		if ((runs >= 5 && el > 0.5) || (runs >= 3 && el > 3.0))
+		if ((runs >= 5 && el > budget) || (runs >= 3 && el > 3.0))
 			break;
 	}
 	t = calloc((size_t)runs, sizeof(double));
@@ -715,10 +719,11 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 /*
  * Whole plans: each one its own bench model (built jobs at a time), timed by
  * the wall-clock time of whole runs with profiling off (what a user's run
- * takes, the executor and the gaps between kernels included), in two rounds
- * that alternate between the plans, so that a burst of load on the machine
- * hits all of them alike; a plan costs the lesser of its two medians. A
- * plan that fails costs +inf (no halving: a plan is one item).
+ * takes, the executor and the gaps between kernels included), in four
+ * rounds that alternate between the plans, so that a burst of load on the
+ * machine (on a shared machine they last seconds) does not decide between
+ * plans a few percent apart; a plan costs the least of its round medians.
+ * A plan that fails costs +inf (no halving: a plan is one item).
  */
 static int measure_plans(struct cost_estimator *e, struct cost_item *items, int n)
 {
@@ -726,7 +731,7 @@ static int measure_plans(struct cost_estimator *e, struct cost_item *items, int 
 	struct arena *a = &m->ctx->arena;
 	struct batch **bs = arena_alloc(a, sizeof(*bs) * ((size_t)n + 1));
 	double *best = arena_alloc(a, sizeof(double) * ((size_t)n + 1));
-	enum { ROUNDS = 2 };
+	enum { ROUNDS = 4 };
 
 	if (!m->dir) {
 		diag_error_status(m->ctx, STATUS_ENV, "cannot create a directory to measure "
