@@ -1700,17 +1700,20 @@ static struct tir *cond_maxpool_rows(struct lower *L)
 static const struct strategy_impl maxpool_rows[] = {
 	{ "maxpool.rows", 10, lower_maxpool_rows },
 };
-/* the op's own lowering: one output at a time, every tap bounds-checked */
-static int lower_pool_window(struct lower *L)
+/*
+ * The op's own lowering: maxpool.window and averagepool.window (one output
+ * at a time, every tap bounds-checked), softmax.loops, layernorm.loops.
+ */
+static int lower_own(struct lower *L)
 {
 	return op_info(L->n->op)->lower(L);
 }
 
 static const struct strategy_impl maxpool_generic[] = {
-	{ "maxpool.window", 0, lower_pool_window },
+	{ "maxpool.window", 0, lower_own },
 };
 static const struct strategy_impl averagepool_generic[] = {
-	{ "averagepool.window", 0, lower_pool_window },
+	{ "averagepool.window", 0, lower_own },
 };
 
 static const struct strategy_spec maxpool_specs[] = {
@@ -1807,16 +1810,11 @@ static int lower_softmax_rows(struct lower *L)
 	return 0;
 }
 
-static int lower_softmax_loops(struct lower *L)
-{
-	return op_info(L->n->op)->lower(L);
-}
-
 static const struct strategy_impl softmax_rows[] = {
 	{ "softmax.rows", 10, lower_softmax_rows },
 };
 static const struct strategy_impl softmax_loops[] = {
-	{ "softmax.loops", 0, lower_softmax_loops },
+	{ "softmax.loops", 0, lower_own },
 };
 
 static const struct strategy_spec softmax_specs[] = {
@@ -1900,16 +1898,11 @@ static int lower_lnorm_rows(struct lower *L)
 	return 0;
 }
 
-static int lower_lnorm_loops(struct lower *L)
-{
-	return op_info(L->n->op)->lower(L);
-}
-
 static const struct strategy_impl lnorm_rows[] = {
 	{ "layernorm.rows", 10, lower_lnorm_rows },
 };
 static const struct strategy_impl lnorm_loops[] = {
-	{ "layernorm.loops", 0, lower_lnorm_loops },
+	{ "layernorm.loops", 0, lower_own },
 };
 
 static const struct strategy_spec lnorm_specs[] = {

@@ -70,6 +70,15 @@ static inline float rt_cr_max(const float *restrict x, int64_t K)
 	return mx;
 }
 
+/* The lanes' sum, combined pairwise (t is overwritten). */
+static inline float rt_cr_lanes(float *t)
+{
+	for (int w = RT_CR_LANES / 2; w > 0; w /= 2)
+		for (int u = 0; u < w; u++)
+			t[u] += t[u + w];
+	return t[0];
+}
+
 /* x[0] + ... + x[K - 1] in RT_CR_LANES lanes. */
 static inline float rt_cr_sum(const float *restrict x, int64_t K)
 {
@@ -88,10 +97,7 @@ static inline float rt_cr_sum(const float *restrict x, int64_t K)
 	for (int u = 0; u < RT_CR_LANES; u++)
 		t[u] = 0.0f;
 #endif
-	for (int w = RT_CR_LANES / 2; w > 0; w /= 2)
-		for (int u = 0; u < w; u++)
-			t[u] += t[u + w];
-	s = t[0];
+	s = rt_cr_lanes(t);
 	for (; k < K; k++)
 		s += x[k];
 	return s;
@@ -116,10 +122,7 @@ static inline float rt_cr_sumsq(const float *restrict x, int64_t K, float m)
 	for (int u = 0; u < RT_CR_LANES; u++)
 		t[u] = 0.0f;
 #endif
-	for (int w = RT_CR_LANES / 2; w > 0; w /= 2)
-		for (int u = 0; u < w; u++)
-			t[u] += t[u + w];
-	s = t[0];
+	s = rt_cr_lanes(t);
 	for (; k < K; k++)
 		s += (x[k] - m) * (x[k] - m);
 	return s;
