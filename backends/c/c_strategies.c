@@ -1775,22 +1775,30 @@ static struct tir *cond_softmax_rows(struct lower *L)
 	return strategy_static(L, ok);
 }
 
+/* Input 0 as rows of K elements: the dims before axis make the rows. */
+static void lower_rows(struct lower *L, int axis, struct tir **rows, struct tir **K)
+{
+	const struct value *x = lower_in(L, 0);
+
+	*rows = *K = tir_int(L->b, 1);
+	for (int d = 0; d < x->shape.rank; d++) {
+		if (d < axis)
+			*rows = tir_mul(L->b, *rows, tir_dim(L->b, x->shape.d[d]));
+		else
+			*K = tir_mul(L->b, *K, tir_dim(L->b, x->shape.d[d]));
+	}
+}
+
 /* softmax.rows: one call of rt_softmax_rows (rt_crows.h) over every row. */
 static int lower_softmax_rows(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0);
-	int axis = softmax_axis(L);
-	struct tir *rows = tir_int(b, 1), *K = tir_int(b, 1), *args[6], *i;
+	struct tir *rows, *K, *args[6], *i;
 	struct tir_buf *src = L->in[0];
 	struct dim numel;
 
-	for (int d = 0; d < x->shape.rank; d++) {
-		if (d < axis)
-			rows = tir_mul(b, rows, tir_dim(b, x->shape.d[d]));
-		else
-			K = tir_mul(b, K, tir_dim(b, x->shape.d[d]));
-	}
+	lower_rows(L, softmax_axis(L), &rows, &K);
 	if (L->in[0]->index < 0) {
 		/* a prologue: its loads become its expression (lower_epilogue) */
 		if (!softmax_numel(x, &numel))
@@ -1874,16 +1882,9 @@ static struct tir *cond_lnorm_rows(struct lower *L)
 static int lower_lnorm_rows(struct lower *L)
 {
 	struct tir_builder *b = L->b;
-	const struct value *x = lower_in(L, 0);
-	int axis = lnorm_axis(L);
-	struct tir *rows = tir_int(b, 1), *K = tir_int(b, 1), *args[10];
+	struct tir *rows, *K, *args[10];
 
-	for (int d = 0; d < x->shape.rank; d++) {
-		if (d < axis)
-			rows = tir_mul(b, rows, tir_dim(b, x->shape.d[d]));
-		else
-			K = tir_mul(b, K, tir_dim(b, x->shape.d[d]));
-	}
+	lower_rows(L, lnorm_axis(L), &rows, &K);
 	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
 	args[1] = tir_addr(b, L->in[1], tir_int(b, 0));
 	args[2] = lower_in(L, 2) ? tir_addr(b, L->in[2], tir_int(b, 0)) : tir_int(b, 0);

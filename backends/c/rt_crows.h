@@ -79,32 +79,11 @@ static inline float rt_cr_lanes(float *t)
 	return t[0];
 }
 
-/* x[0] + ... + x[K - 1] in RT_CR_LANES lanes. */
-static inline float rt_cr_sum(const float *restrict x, int64_t K)
-{
-	float t[RT_CR_LANES], s;
-	int64_t k = 0;
-#if defined(__GNUC__)
-	int64_t kv = K / RT_CR_LANES * RT_CR_LANES;
-	rt_cr_vec a = { 0 }, v;
-
-	for (; k < kv; k += RT_CR_LANES) {
-		memcpy(&v, x + k, sizeof(v));
-		a += v;
-	}
-	memcpy(t, &a, sizeof(t));
-#else
-	for (int u = 0; u < RT_CR_LANES; u++)
-		t[u] = 0.0f;
-#endif
-	s = rt_cr_lanes(t);
-	for (; k < K; k++)
-		s += x[k];
-	return s;
-}
-
-/* (x[0] - m)^2 + ... + (x[K - 1] - m)^2 in RT_CR_LANES lanes. */
-static inline float rt_cr_sumsq(const float *restrict x, int64_t K, float m)
+/*
+ * (x[0] - m) + ... + (x[K - 1] - m) in RT_CR_LANES lanes, each term squared
+ * when square (a constant once inlined; m = 0 adds x itself, exactly).
+ */
+static inline float rt_cr_sum(const float *restrict x, int64_t K, float m, int square)
 {
 	float t[RT_CR_LANES], s;
 	int64_t k = 0;
@@ -115,7 +94,7 @@ static inline float rt_cr_sumsq(const float *restrict x, int64_t K, float m)
 	for (; k < kv; k += RT_CR_LANES) {
 		memcpy(&v, x + k, sizeof(v));
 		v -= m;
-		a += v * v;
+		a += square ? v * v : v;
 	}
 	memcpy(t, &a, sizeof(t));
 #else
@@ -124,7 +103,7 @@ static inline float rt_cr_sumsq(const float *restrict x, int64_t K, float m)
 #endif
 	s = rt_cr_lanes(t);
 	for (; k < K; k++)
-		s += (x[k] - m) * (x[k] - m);
+		s += square ? (x[k] - m) * (x[k] - m) : x[k] - m;
 	return s;
 }
 
@@ -146,7 +125,7 @@ static inline void rt_cr_softmax_row(const float *restrict x, float *restrict y,
 
 		y[k] = expf(d < lo ? lo : d);
 	}
-	sum = rt_cr_sum(y, K);
+	sum = rt_cr_sum(y, K, 0.0f, 0);
 	if (log_out) {
 		float ls = logf(sum);
 
@@ -185,8 +164,8 @@ static inline void rt_lnorm_rows(const float *x, const float *scale, const float
 	for (int64_t r = 0; r < rows; r++) {
 		const float *xr = x + r * K;
 		float *yr = y + r * K;
-		float m = rt_cr_sum(xr, K) / (float)K;
-		float is = 1.0f / sqrtf(rt_cr_sumsq(xr, K, m) / (float)K + eps);
+		float m = rt_cr_sum(xr, K, 0.0f, 0) / (float)K;
+		float is = 1.0f / sqrtf(rt_cr_sum(xr, K, m, 1) / (float)K + eps);
 
 		if (mean)
 			mean[r] = m;

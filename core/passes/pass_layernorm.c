@@ -28,14 +28,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per value: how many live nodes read it (+1 for a graph output), and the last reader. */
+/*
+ * Per value: how many times live nodes read it (+1 for a graph output; a
+ * node reading it twice counts twice), and its first and last readers.
+ */
 struct readers {
-	int *count, *node;
+	int *count, *first, *node;
 };
 
 static void readers_count(struct graph *g, struct readers *r)
 {
 	r->count = xcalloc((size_t)g->values.n + 1, sizeof(int));
+	r->first = xcalloc((size_t)g->values.n + 1, sizeof(int));
 	r->node = xcalloc((size_t)g->values.n + 1, sizeof(int));
 	for (int v = 0; v < g->values.n; v++)
 		r->count[v] = (g->values.v[v].flags & VALUE_OUTPUT) ? 1 : 0;
@@ -44,7 +48,8 @@ static void readers_count(struct graph *g, struct readers *r)
 
 		for (int j = 0; j < n->n_in && !n->dead; j++)
 			if (n->in[j] >= 0) {
-				r->count[n->in[j]]++;
+				if (!r->count[n->in[j]]++)
+					r->first[n->in[j]] = i;
 				r->node[n->in[j]] = i;
 			}
 	}
@@ -116,6 +121,37 @@ static bool normalised_param(const struct value *p, const struct value *x, int a
 	return true;
 }
 
+/* Whether node n squares value d: Pow(d, 2) or Mul(d, d). */
+static bool squares(struct graph *g, const struct node *n, int d)
+{
+	double two;
+
+	if (n->n_in != 2 || n->n_out != 1 || n->in[0] != d)
+		return false;
+	if (n->op == OP_MUL)
+		return n->in[1] == d;
+	return n->op == OP_POW && value_const_scalar(g, node_in(g, n, 1), &two) && two == 2.0;
+}
+
+/*
+ * The sole reader of y with op op (Mul: the scale; Add: the bias) whose
+ * other input is a constant over x's normalised axes and whose output has
+ * x's shape; its other input in *param (-1 when there is none: NULL).
+ */
+static struct node *affine(struct graph *g, const struct readers *r, int y, enum op op,
+			   const struct value *x, int axis, int *param)
+{
+	struct node *n = sole_reader(g, r, y, op);
+	int p = n ? other_input(n, y) : -1;
+
+	*param = -1;
+	if (p < 0 || !normalised_param(&g->values.v[p], x, axis) ||
+	    !shape_eq(&node_out(g, n, 0)->shape, &x->shape))
+		return NULL;
+	*param = p;
+	return n;
+}
+
 /* Ones over the normalised axes of x (static), for a chain without a scale; -1 when not static. */
 static int ones_scale(struct graph *g, const struct value *x, int axis, const char *name)
 {
@@ -145,8 +181,8 @@ struct chain {
 static bool match(struct graph *g, const struct readers *r, struct node *m1, struct chain *c)
 {
 	struct value *x = node_in(g, m1, 0);
-	struct node *sub, *sq, *m2, *add, *rt, *div, *mul, *bias;
-	int d, pw = -1, y;
+	struct node *sub, *sq, *other, *m2, *add, *rt, *div, *mul, *bias;
+	int d, y;
 	double e;
 
 	if (!x || x->dtype != DTYPE_F32 || !x->has_shape || m1->n_out != 1 ||
@@ -155,33 +191,19 @@ static bool match(struct graph *g, const struct readers *r, struct node *m1, str
 	sub = sole_reader(g, r, m1->out[0], OP_SUB);
 	if (!sub || sub->in[0] != m1->in[0] || sub->in[1] != m1->out[0])
 		return false;
-	/* d: read by the square and by the Div, nothing else */
+	/*
+	 * d: read by the square and by the Div and nothing else, so they are
+	 * its first and last readers (Mul(d, d) reads it twice)
+	 */
 	d = sub->out[0];
-	if (r->count[d] == 3) {
-		/* Mul(d, d) counts twice */
-		for (int i = 0; i < g->nodes.n && pw < 0; i++) {
-			struct node *n = &g->nodes.v[i];
-
-			if (!n->dead && n->op == OP_MUL && n->n_in == 2 && n->in[0] == d &&
-			    n->in[1] == d)
-				pw = i;
-		}
-		if (pw < 0)
-			return false;
-	} else if (r->count[d] != 2) {
-		return false;
+	sq = &g->nodes.v[r->first[d]];
+	other = &g->nodes.v[r->node[d]];
+	if (!squares(g, sq, d)) {
+		other = sq;
+		sq = &g->nodes.v[r->node[d]];
 	}
-	for (int i = 0; i < g->nodes.n && pw < 0; i++) {
-		struct node *n = &g->nodes.v[i];
-		double two;
-
-		if (!n->dead && n->op == OP_POW && n->n_in == 2 && n->in[0] == d &&
-		    value_const_scalar(g, node_in(g, n, 1), &two) && two == 2.0)
-			pw = i;
-	}
-	if (pw < 0)
+	if (!squares(g, sq, d) || sq == other || r->count[d] != 2 + (sq->op == OP_MUL))
 		return false;
-	sq = &g->nodes.v[pw];
 	m2 = sole_reader(g, r, sq->out[0], OP_REDUCEMEAN);
 	if (!m2 || m2->in[0] != sq->out[0] || trailing_axis(g, m2, x) != c->axis)
 		return false;
@@ -193,7 +215,7 @@ static bool match(struct graph *g, const struct readers *r, struct node *m1, str
 	if (!rt)
 		return false;
 	div = sole_reader(g, r, rt->out[0], OP_DIV);
-	if (!div || div->in[0] != d || div->in[1] != rt->out[0] ||
+	if (div != other || div->in[0] != d || div->in[1] != rt->out[0] ||
 	    !shape_eq(&node_out(g, div, 0)->shape, &x->shape))
 		return false;
 	c->eps = e;
@@ -205,21 +227,13 @@ static bool match(struct graph *g, const struct readers *r, struct node *m1, str
 	c->nodes[c->n++] = add;
 	c->nodes[c->n++] = rt;
 	c->nodes[c->n++] = div;
-	c->scale = c->bias = -1;
 	y = div->out[0];
-	mul = sole_reader(g, r, y, OP_MUL);
-	if (mul && normalised_param(node_in(g, mul, mul->in[0] == y), x, c->axis) &&
-	    other_input(mul, y) >= 0 && shape_eq(&node_out(g, mul, 0)->shape, &x->shape)) {
-		c->scale = other_input(mul, y);
+	if ((mul = affine(g, r, y, OP_MUL, x, c->axis, &c->scale))) {
 		c->nodes[c->n++] = mul;
 		y = mul->out[0];
 	}
-	bias = sole_reader(g, r, y, OP_ADD);
-	if (bias && normalised_param(node_in(g, bias, bias->in[0] == y), x, c->axis) &&
-	    other_input(bias, y) >= 0 && shape_eq(&node_out(g, bias, 0)->shape, &x->shape)) {
-		c->bias = other_input(bias, y);
+	if ((bias = affine(g, r, y, OP_ADD, x, c->axis, &c->bias)))
 		c->nodes[c->n++] = bias;
-	}
 	return true;
 }
 
@@ -268,6 +282,7 @@ int pass_layernorm(struct graph *g)
 			merge(g, &c);
 	}
 	free(r.count);
+	free(r.first);
 	free(r.node);
 	graph_compact(g);
 	return 0;
