@@ -8,7 +8,7 @@
 # micro-kernel ones (matmul.micro, gemm.micro, conv.micro: rt_cgemm.h) for B
 # packed at compile time or (conv.micro, rt_cconv.h) the panel slots.
 # micro_edges.onnx puts those at the edges of their tiles and blocks, each
-# against numpy, at 1 and 3 threads; rows_edges.onnx does the same for
+# against numpy, at 1 and 3 threads and at every ISA level the host runs; rows_edges.onnx does the same for
 # the row form of depthwise Conv and MaxPool (conv.depthwise_rows,
 # maxpool.vrows), pool_edges.onnx for the pools of rt_cpool.h
 # (maxpool.vrows, averagepool.vrows) and the float64 ones of the loop forms
@@ -209,7 +209,9 @@ v=$(kernels "$T/me.json")
 want="g_tiny compile-time gemm.micro if always scratch=80|g_edges compile-time gemm.micro if \
 always scratch=1056|g_kblocks compile-time gemm.micro if always scratch=14400|g_full_c \
 compile-time gemm.micro if always scratch=320|g_scalar_c compile-time gemm.micro if always \
-scratch=6192|g_blocks compile-time gemm.micro if always scratch=41600|mm_batch compile-time \
+scratch=6192|g_blocks compile-time gemm.micro if always scratch=41600|g_rows4 compile-time \
+gemm.micro if always scratch=2304|g_rows3 compile-time gemm.micro if always scratch=3072|\
+mm_batch compile-time \
 matmul.micro if always scratch=1280|mm_input compile-time matmul.micro if always scratch=768|\
 mm_bbatch compile-time matmul.micro if always scratch=640|mm_bcast compile-time matmul.micro \
 if always scratch=1280|cv compile-time conv.micro if always scratch=3456|cv1d \
@@ -228,6 +230,26 @@ for th in 1 3; do
 	if "$COLLAGEC" run "$T/me.so" $args --threads $th --check "$T/me_exp" --rtol 1e-4 \
 		--atol 1e-4 >"$T/me.log" 2>&1; then ok "micro-edges/threads=$th-matches-numpy"; else
 		fail "micro-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/me.log" | head -1)"
+	fi
+done
+# the tiles of every ISA level this host can run (rows per tile: 3 with
+# SSE, 6 with AVX2, 8 with AVX-512), so the last tiles of fewer rows are
+# checked whatever --cpu native gives here
+levels=x86-64-v2
+flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+has() { for f in "$@"; do case " $flags " in *" $f "*) ;; *) return 1 ;; esac; done; }
+has avx2 fma bmi2 && levels="$levels x86-64-v3"
+has avx2 fma bmi2 avx512f avx512bw avx512dq avx512vl && levels="$levels x86-64-v4"
+for lv in $levels; do
+	if ! "$COLLAGEC" compile --search none --target c --cpu $lv "$T/micro_edges.onnx" \
+		-o "$T/me-$lv.so" >"$T/me.log" 2>&1; then
+		fail "micro-edges/$lv-compile" "$(head -n 1 "$T/me.log")"
+		continue
+	fi
+	# shellcheck disable=SC2086
+	if "$COLLAGEC" run "$T/me-$lv.so" $args --threads 2 --check "$T/me_exp" --rtol 1e-4 \
+		--atol 1e-4 >"$T/me.log" 2>&1; then ok "micro-edges/$lv-matches-numpy"; else
+		fail "micro-edges/$lv-matches-numpy" "$(grep -v ': ok$' "$T/me.log" | head -1)"
 	fi
 done
 

@@ -249,7 +249,10 @@ def micro_edges(out, rng):
              ("g_kblocks", 7, 300, 40, 1, 0, 1.0, -1.0, (7, 1), False),
              ("g_full_c", 13, 20, 16, 0, 1, 1.0, 0.5, (13, 16), False),
              ("g_scalar_c", 25, 129, 33, 1, 1, 2.0, 1.0, (1,), True),
-             ("g_blocks", 80, 520, 70, 0, 0, 1.5, 0.5, (70,), True)]
+             ("g_blocks", 80, 520, 70, 0, 0, 1.5, 0.5, (70,), True),
+             # last tiles of 4 and 3 rows (AVX2's 6-row tiles), 6 and 3 (AVX-512's 8)
+             ("g_rows4", 22, 48, 40, 0, 1, 1.0, 1.0, (40,), True),
+             ("g_rows3", 27, 64, 33, 0, 0, 1.0, 1.0, None, True)]
     for name, m, k, n, ta, tb, alpha, beta, cs, bconst in gemms:
         a = rng.standard_normal((k, m) if ta else (m, k)).astype(f)
         b = rng.standard_normal((n, k) if tb else (k, n)).astype(f)
