@@ -271,11 +271,17 @@ static int64_t rt_dnnl_block(void)
 }
 
 /*
- * The layout of a buffer of dims d (3 to 5 of them): plain, or with
- * `blocked` the channels (dim 1) in blocks of rt_dnnl_block() - unless they
- * are no multiple of it: then plain too, so that the buffer keeps its plain
- * size. Writer and readers of a buffer decide alike from the same dims.
+ * Whether a buffer of dims d (3 to 5 of them) marked `blocked` is: its
+ * channels (dim 1) in blocks of rt_dnnl_block() - unless they are no
+ * multiple of it: then it is plain, so that it keeps its plain size.
+ * Writer and readers of a buffer decide alike from the same dims.
  */
+static int rt_dnnl_blocks(int nd, const int64_t *d, int blocked)
+{
+	return blocked && nd >= 3 && nd <= 5 && d[1] % rt_dnnl_block() == 0;
+}
+
+/* The layout of a buffer of dims d: blocked as rt_dnnl_blocks says, or plain. */
 static dnnl_status_t rt_dnnl_layout(dnnl_memory_desc_t *md, int nd, const int64_t *d,
 				    int blocked)
 {
@@ -286,7 +292,7 @@ static dnnl_status_t rt_dnnl_layout(dnnl_memory_desc_t *md, int nd, const int64_
 	int64_t blk = rt_dnnl_block();
 	dnnl_dims_t dims;
 
-	if (!blocked || nd < 3 || nd > 5 || d[1] % blk)
+	if (!rt_dnnl_blocks(nd, d, blocked))
 		return rt_dnnl_plain(md, nd, d);
 	for (int i = 0; i < nd; i++)
 		dims[i] = d[i];
@@ -767,7 +773,13 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 			wdd[i] = wdims[i];
 		k->has_bias = bias != NULL;
 		k->sum = rt_dnnl_sum_at(po, bc0, bc1);
-		/* src and dst: the layouts the convolution prefers, reordered at the edges */
+		/*
+		 * src and dst: a blocked buffer's layout, else the one the
+		 * convolution prefers, reordered at the edges. Blocked buffers
+		 * are declared as they are: with format any, oneDNN 2.6 on
+		 * AVX-512 picks its channels-last brgconv, and every Conv of a
+		 * chain reordered its x and y.
+		 */
 		if (rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, gm.x,
 						lay & RT_DNNL_LAY_SRC), name, "src") ||
 		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, gm.y,
@@ -785,9 +797,12 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 				 "weights") ||
 		    rt_dnnl_fail(dnnl_dilated_convolution_forward_desc_init(
 				    &desc, dnnl_forward_inference, dnnl_convolution_direct,
+				    rt_dnnl_blocks(nd, gm.x, lay & RT_DNNL_LAY_SRC) ? &k->user_src :
 				    &any_src, wconst ? &any_wei : &user_wei,
-				    k->has_bias ? &k->bias_md : NULL, &any_dst, gm.str, gm.dil,
-				    gm.padl, gm.padr), name, "convolution") ||
+				    k->has_bias ? &k->bias_md : NULL,
+				    rt_dnnl_blocks(nd, gm.y, lay & RT_DNNL_LAY_DST) ? &k->user_dst :
+				    &any_dst, gm.str, gm.dil, gm.padl, gm.padr), name,
+				 "convolution") ||
 		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, nd, gm.y, bc0, bc1, po, pa, pbt), name,
 				 "post-ops")) {
 			if (attr)
