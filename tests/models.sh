@@ -5,7 +5,8 @@
 # seed-1 random data, the same that tools/ort.py refs feeds ONNX Runtime);
 # the memory plan stays within 10% of the peak of live tensors; one .so
 # serves several batch sizes; the README's C example builds and runs; blas,c
-# (OpenBLAS anchors with fused epilogues) matches ONNX Runtime too; a
+# (OpenBLAS anchors with fused epilogues) and dnnl,c (oneDNN; Winograd for
+# ResNet's 3x3 convolutions where oneDNN has it) match ONNX Runtime too; a
 # PyTorch-style encoder with symbolic batch and seq (testdata/gen_encoder.py)
 # compiles once and matches ONNX Runtime at several (batch, seq), and so does
 # a model whose shapes need derived symbols (S-1, S/2); a large c build's
@@ -128,6 +129,39 @@ print("ok" if fused else "no fused blas partition")' "$T/$m.blas.json")
 	done
 else
 	ok "blas skipped: unavailable"
+fi
+
+# dnnl,c: the anchors on oneDNN must match ONNX Runtime too; ResNet-18's 3x3
+# convolutions run oneDNN's Winograd where it has one (AVX-512 hosts: its
+# verbose log names the algorithm), direct with -winograd=0 (matching too)
+if "$COLLAGEC" targets | awk '/^dnnl \(/ { on = 1; next } on && /^  status:/ { print; exit }' |
+	grep -q 'available$'; then
+	for b in mnist_cnn:dnnl,c mlp:dnnl,c bert_tiny:dnnl,c mobilenetv2:dnnl,c resnet18:dnnl,c \
+		"resnet18:dnnl -winograd=0,c"; do
+		m=${b%%:*} t=${b#*:} n=$m/$(echo "${b#*:}" | tr -d ' =' | tr , _)
+		if ! "$COLLAGEC" compile --search none "$T/$m.onnx" -o "$T/$m.dnnl.so" --target "$t" \
+			2>"$T/$m.dnnl.err"; then
+			fail "$n/compile" "$(head -1 "$T/$m.dnnl.err")"
+			continue
+		fi
+		if ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$COLLAGEC" run "$T/$m.dnnl.so" \
+			--check "testdata/models/$m" --rtol 1e-3 --atol 1e-4 >"$T/$m.dnnl.out" 2>&1; then
+			ok "$n/matches-onnxruntime"
+		else
+			fail "$n/matches-onnxruntime" "$(grep error "$T/$m.dnnl.out" | head -1)"
+		fi
+		[ "$m" = resnet18 ] || continue
+		wino=$(grep -c "exec,cpu,convolution,.*alg:convolution_winograd" "$T/$m.dnnl.out")
+		want=0
+		case "$t" in *winograd=0*) ;; *)
+			grep -m1 '^flags' /proc/cpuinfo | grep -w avx512f | grep -w avx512bw |
+				grep -w avx512vl | grep -qw avx512dq && want=13 ;;
+		esac
+		if [ "$wino" = "$want" ]; then ok "$n/winograd-convs=$want"; else
+			fail "$n/winograd-convs=$want" "$wino ran Winograd"; fi
+	done
+else
+	ok "dnnl skipped: unavailable"
 fi
 
 # one .so, several batch sizes: row 0 of a batch equals the batch-1 result,

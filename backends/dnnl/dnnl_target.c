@@ -1149,6 +1149,29 @@ static int op_relay(struct graph *g, struct partition *p)
 	return 0;
 }
 
+/*
+ * Whether Conv n is one oneDNN may run by Winograd: 2-D, 3x3, stride and
+ * dilation 1, not grouped (rt_dnnl_conv_alg asks oneDNN at run time).
+ */
+static bool wino_fits(struct graph *g, const struct node *n)
+{
+	const struct value *w = node_in(g, n, 1);
+	static const char *const ones[] = { "strides", "dilations" };
+
+	if (w->shape.rank != 4 || w->shape.d[2].c != 3 || w->shape.d[3].c != 3 ||
+	    node_attr_int(n, "group", 1) != 1)
+		return false;
+	for (size_t a = 0; a < ARRAY_SIZE(ones); a++) {
+		const int64_t *v;
+		int nv = node_attr_ints(n, ones[a], &v);
+
+		for (int i = 0; i < nv; i++)
+			if (v[i] != 1)
+				return false;
+	}
+	return true;
+}
+
 static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct partition *p)
 {
 	struct node *a = &g->nodes.v[p->nodes[0]];
@@ -1161,7 +1184,6 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 	struct epi_plan ep;
 	int na = 0, n, bias_v = -1;
 
-	(void)t;
 	if (!is_anchor(a))
 		return op_relay(g, p);
 	if (!epi_plan(g, p->nodes, p->n_nodes, &ep))
@@ -1197,6 +1219,7 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 		args[na++] = tir_int(&b, value_lay(g, a->in[0], LAY_SRC) |
 				     value_lay(g, k.args[k.n_args - 1], LAY_DST) |
 				     (sv >= 0 ? value_lay(g, sv, LAY_SUM) : 0));
+		args[na++] = tir_int(&b, target_opt_or(t, "winograd", 1) && wino_fits(g, a));
 	}
 	na += po_args(&b, &ep, args + na);
 	tir_extern(&b, arena_printf(g->arena, "collagec_dnnl_%s", op), args, na);
@@ -1232,6 +1255,12 @@ static int dnnl_tir_to_runtime(struct graph *g, const struct target *t, struct p
 	return 0;
 }
 
+static const struct target_option dnnl_options[] = {
+	{ "winograd", "1: 3x3 stride-1 Convs use oneDNN's Winograd where it has one for them "
+	  "(AVX-512 hosts), else direct; 0: always direct", 0, 1, 1 },
+	{ NULL, NULL, 0, 0, 0 },
+};
+
 const struct target_kind target_kind_dnnl = {
 	.api_version = TARGET_API_VERSION,
 	.name = "dnnl",
@@ -1240,7 +1269,7 @@ const struct target_kind target_kind_dnnl = {
 		       "with their bias, residual add and activations fused as post-ops, and pooling, "
 		       "BatchNormalization, LayerNormalization, Softmax, LRN, eltwise ops and "
 		       "ConvTranspose alone",
-	.options = NULL,
+	.options = dnnl_options,
 	.unavailable = dnnl_unavailable,
 	.supports = NULL,
 	.patterns = "dnnl.pat",
