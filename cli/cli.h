@@ -69,6 +69,12 @@ int session_run(struct session *s);
 /* Output i as a tensor whose data is borrowed from the model. */
 int session_output(struct session *s, int i, struct host_tensor *t);
 /*
+ * Output i, the data of a sequence of run-time length (the model's
+ * output_sequence), as its elements: *t (owned: free; the data borrowed
+ * from the model), *n of them, -1 for an absent optional.
+ */
+int session_output_elements(struct session *s, int i, struct host_tensor **t, int64_t *n);
+/*
  * The partitions array of the model's embedded metadata (parsed on first
  * use; borrowed from the session), or NULL when the metadata lacks it; the
  * object of partition id in it, or NULL.

@@ -391,6 +391,42 @@ static int check_output(struct session *s, int cur, const struct host_tensor *wa
 	return 0;
 }
 
+/*
+ * Compares a sequence of run-time length, the compiled outputs from cur
+ * on, with the n expected elements t (present: an optional holds one).
+ * Returns how many outputs it took, or -1 with a reason.
+ */
+static int check_sequence(struct session *s, int cur, const struct host_tensor *t, int n,
+			  bool present, const struct conf_opts *co, int set, int k,
+			  struct strbuf *why)
+{
+	int kind = s->lib.output_sequence(s->m, cur);
+	struct host_tensor *got;
+	int64_t len;
+	int rc = 0;
+
+	if (session_output_elements(s, cur, &got, &len) < 0) {
+		sb_printf(why, "set %d: %s", set, s->err);
+		return -1;
+	}
+	if ((len < 0) != !present || (len >= 0 && len != n)) {
+		sb_printf(why, "set %d output %d: %lld elements, expected %d", set, k,
+			  (long long)len, present ? n : -1);
+		rc = -1;
+	}
+	for (int e = 0; e < n && rc == 0; e++)
+		if (tensor_compare(&got[e], &t[e], co->rtol, co->atol, why) < 0) {
+			char *msg = xstrdup(sb_str(why));
+
+			sb_reset(why);
+			sb_printf(why, "set %d output %d element %d: %s", set, k, e, msg);
+			free(msg);
+			rc = -1;
+		}
+	free(got);
+	return rc < 0 ? -1 : kind == 2 ? 3 : 2;
+}
+
 /* Compares data set sd's expected outputs: a sequence's element by element. */
 static int check_outputs(struct session *s, const struct model_io *mi, const char *sd,
 			 int set, const struct conf_opts *co, struct strbuf *why)
@@ -417,6 +453,12 @@ static int check_outputs(struct session *s, const struct model_io *mi, const cha
 			sb_printf(why, "set %d: %s", set, err);
 			free(err);
 			rc = -1;
+		} else if (cur < s->n_out && s->lib.output_sequence(s->m, cur)) {
+			int used = check_sequence(s, cur, t, n, present, co, set, i, why);
+
+			rc = used < 0 ? -1 : 0;
+			cur += used < 0 ? 0 : used;
+			free_elems(t, n);
 		} else {
 			for (int k = 0; k < n && rc == 0; k++)
 				rc = check_output(s, cur++, &t[k], co, mi->random, set, i,

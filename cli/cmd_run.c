@@ -99,6 +99,108 @@ static void print_output(const struct host_tensor *t)
 	printf("%s\n", n > 8 ? " ..." : "");
 }
 
+/* What run does with the outputs: --output-dir, --check, else print. */
+struct run_opts {
+	const char *outdir, *check;
+	double rtol, atol;
+	bool npy;
+};
+
+/*
+ * Writes, checks or prints output t (index i; -1 for a sequence's element,
+ * whose expected file is found by name alone). 0, or the exit status.
+ */
+static int run_output(const struct run_opts *ro, const struct host_tensor *t, int i)
+{
+	int rc = 0;
+
+	if (ro->outdir) {
+		char *path = tensor_file(ro->outdir, t->name, ro->npy ? ".npy" : ".pb"), *err = NULL;
+
+		if (host_tensor_write(path, t, &err) < 0) {
+			rc = cli_error(4, "%s", err);
+			free(err);
+		}
+		free(path);
+	}
+	if (ro->check) {
+		char *p = find_tensor(ro->check, i < 0 ? "element" : "output", i, t->name);
+		char *err = NULL;
+		struct host_tensor want;
+		struct strbuf why = STRBUF_INIT;
+
+		if (!p)
+			return cli_error(1, "check: no expected file for output %d '%s' in %s", i,
+					 t->name, ro->check);
+		if (host_tensor_read(p, &want, &err) < 0) {
+			rc = cli_error(1, "%s", err);
+			free(err);
+		} else if (tensor_compare(t, &want, ro->rtol, ro->atol, &why) < 0) {
+			rc = cli_error(1, "check: output '%s': %s", t->name, sb_str(&why));
+		} else if (!ro->outdir) {
+			printf("%s: ok\n", t->name);
+		}
+		host_tensor_free(&want);
+		sb_release(&why);
+		free(p);
+	} else if (!ro->outdir) {
+		print_output(t);
+	}
+	return rc;
+}
+
+/*
+ * Output i, a sequence of run-time length: its elements as outputs
+ * NAME[K] (NAME: the data output's name less ".data"), an absent optional
+ * printed as "NAME: none". 0, or -1 after an error.
+ */
+static int run_sequence(struct session *s, int i, const struct run_opts *ro)
+{
+	collagec_tensor_info info;
+	struct host_tensor *t;
+	int64_t n;
+	size_t len;
+	char *base;
+	int rc = 0;
+
+	if (session_output_elements(s, i, &t, &n) < 0) {
+		cli_error(1, "%s", s->err);
+		return -1;
+	}
+	s->lib.output_info(s->m, i, &info);
+	len = strlen(info.name);
+	base = xstrdup(info.name);
+	if (len > 5 && !strcmp(base + len - 5, ".data"))
+		base[len - 5] = 0;
+	if (n < 0 && !ro->outdir && !ro->check)
+		printf("%s: none\n", base);
+	for (int64_t k = 0; k < n && rc == 0; k++) {
+		char *name = xmalloc(strlen(base) + 32);
+
+		sprintf(name, "%s[%lld]", base, (long long)k);
+		t[k].name = name;
+		rc = run_output(ro, &t[k], -1) ? -1 : 0;
+		free(name);
+	}
+	if (rc == 0 && ro->check) {
+		/* as many elements as expected: no file for one more */
+		char *name = xmalloc(strlen(base) + 32), *p;
+
+		sprintf(name, "%s[%lld]", base, (long long)(n < 0 ? 0 : n));
+		if ((p = find_tensor(ro->check, "element", -1, name)) != NULL) {
+			cli_error(1, "check: output '%s': %lld elements, more expected in %s", base,
+				  (long long)n, ro->check);
+			rc = -1;
+		}
+		free(p);
+		free(name);
+	}
+	free(base);
+	free(t);
+	return rc;
+}
+
+
 /*
  * One line per kernel, tab-separated: "kernel", its index, name, partition
  * id, the implementation that ran, its condition, the ONNX nodes.
@@ -143,6 +245,7 @@ int cmd_run(int argc, char **argv)
 	int threads = 1, c, rc = 0;
 	bool npy = false, kernels = false, *given = NULL;
 	struct session s;
+	struct run_opts ro;
 
 	if (cli_wants_help(argc, argv, "run"))
 		return 0;
@@ -251,50 +354,27 @@ int cmd_run(int argc, char **argv)
 		rc = cli_error(1, "%s", s.err);
 		goto out;
 	}
+	ro = (struct run_opts){ outdir, check, rtol, atol, npy };
 	if (outdir && mkdir(outdir, 0755) < 0 && errno != EEXIST) {
 		rc = cli_error(4, "cannot create '%s': %s", outdir, strerror(errno));
 		goto out;
 	}
 	for (int i = 0; i < s.n_out; i++) {
 		struct host_tensor t;
+		int kind = s.lib.output_sequence(s.m, i), r;
 
+		if (kind) {
+			if (run_sequence(&s, i, &ro) < 0)
+				rc = 1;
+			i += kind;	/* its dims and presence */
+			continue;
+		}
 		if (session_output(&s, i, &t) < 0) {
 			rc = cli_error(1, "%s", s.err);
 			goto out;
 		}
-		if (outdir) {
-			char *path = tensor_file(outdir, t.name, npy ? ".npy" : ".pb"), *err = NULL;
-
-			if (host_tensor_write(path, &t, &err) < 0) {
-				rc = cli_error(4, "%s", err);
-				free(err);
-			}
-			free(path);
-		}
-		if (check) {
-			char *p = find_tensor(check, "output", i, t.name), *err = NULL;
-			struct host_tensor want;
-			struct strbuf why = STRBUF_INIT;
-
-			if (!p) {
-				rc = cli_error(1, "check: no expected file for output %d '%s' in %s",
-					       i, t.name, check);
-				continue;
-			}
-			if (host_tensor_read(p, &want, &err) < 0) {
-				rc = cli_error(1, "%s", err);
-				free(err);
-			} else if (tensor_compare(&t, &want, rtol, atol, &why) < 0) {
-				rc = cli_error(1, "check: output '%s': %s", t.name, sb_str(&why));
-			} else if (!outdir) {
-				printf("%s: ok\n", t.name);
-			}
-			host_tensor_free(&want);
-			sb_release(&why);
-			free(p);
-		} else if (!outdir) {
-			print_output(&t);
-		}
+		if ((r = run_output(&ro, &t, i)) != 0)
+			rc = r;
 	}
 	if (kernels && print_kernels(&s))
 		rc = 1;

@@ -292,6 +292,37 @@ int session_output(struct session *s, int i, struct host_tensor *t)
 	return 0;
 }
 
+int session_output_elements(struct session *s, int i, struct host_tensor **t, int64_t *n)
+{
+	collagec_tensor_info info;
+
+	*t = NULL;
+	if (s->lib.get_sequence_length(s->m, i, n) != COLLAGEC_OK)
+		return set_err(s, "output %d: %s", i, s->lib.last_error(s->m));
+	s->lib.output_info(s->m, i, &info);
+	*t = xmalloc(sizeof(**t) * (size_t)(*n > 0 ? *n : 1));
+	for (int64_t k = 0; k < *n; k++) {
+		struct host_tensor *e = &(*t)[k];
+		const void *data;
+		const int64_t *dims;
+		int rank;
+
+		memset(e, 0, sizeof(*e));
+		if (s->lib.get_sequence_element(s->m, i, k, &data, &dims, &rank) != COLLAGEC_OK) {
+			free(*t);
+			*t = NULL;
+			return set_err(s, "output %d: %s", i, s->lib.last_error(s->m));
+		}
+		e->name = (char *)info.name;
+		e->dtype = dtype_from_onnx(info.dtype);
+		e->rank = rank;
+		memcpy(e->dims, dims, sizeof(int64_t) * (size_t)rank);
+		e->data = (void *)data;
+		e->bytes = (size_t)host_tensor_numel(e) * dtype_size(e->dtype);
+	}
+	return 0;
+}
+
 const cJSON *session_partitions(struct session *s)
 {
 	if (!s->meta)

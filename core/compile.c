@@ -211,7 +211,8 @@ static void add_output_copies(struct graph *g)
 		g->values.v[copy].dtype = src->dtype;
 		g->values.v[copy].shape = src->shape;
 		g->values.v[copy].has_shape = true;
-		g->values.v[copy].flags = VALUE_OUTPUT;
+		g->values.v[copy].flags = VALUE_OUTPUT | (src->flags & (VALUE_SEQ | VALUE_SEQ_OPT |
+									  VALUE_MIXED));
 		ni = graph_add_node(g, OP_IDENTITY, arena_printf(g->arena, "output_copy_%d", i), &v,
 				    1, &copy, 1);
 		g->nodes.v[ni].op_type = "Identity";
@@ -565,6 +566,7 @@ static int body_outputs(struct graph *g, struct loop_body *lb)
 
 		lo->dtype = v->dtype;
 		lo->rank = v->shape.rank;
+		lo->mixed = (v->flags & VALUE_MIXED) != 0;
 		for (int k = 0; k < v->shape.rank; k++) {
 			struct dim d = v->shape.d[k];
 

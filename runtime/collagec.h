@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define COLLAGEC_ABI_VERSION 4
+#define COLLAGEC_ABI_VERSION 5
 
 /*
  * Every failure also leaves a one-line detail in collagec_last_error(m).
@@ -129,6 +129,25 @@ collagec_status collagec_set_input_typed(collagec_model *m, int i, int dtype,
 collagec_status collagec_run(collagec_model *m);
 collagec_status collagec_get_output(collagec_model *m, int i, const void **data,
 				    const int64_t **dims, int *rank);
+
+/*
+ * A sequence output whose length is only known when the model runs (a
+ * Loop decided at run time carries it; OUT.json outputs[].sequence) is
+ * three ordinary outputs, NAME.data (its elements' data, one after the
+ * other), NAME.dims (int64 [length, columns]: one row of dims per
+ * element, a lower-rank element's row begins with -1s) and, for an
+ * optional, NAME.present (bool). collagec_output_sequence says whether
+ * output i is such a NAME.data: 1 for a sequence, 2 for an optional, 0 if
+ * not. After a run, collagec_get_sequence_length gives its length (-1
+ * for an absent optional) and collagec_get_sequence_element element k's
+ * data and dims (borrowed: until the next run; the dims until the next
+ * call), with i the NAME.data output.
+ */
+int collagec_output_sequence(const collagec_model *m, int i);
+collagec_status collagec_get_sequence_length(collagec_model *m, int i, int64_t *length);
+collagec_status collagec_get_sequence_element(collagec_model *m, int i, int64_t k,
+					      const void **data, const int64_t **dims,
+					      int *rank);
 
 /* Threads the kernels may use (>= 1). */
 collagec_status collagec_set_threads(collagec_model *m, int n);

@@ -28,6 +28,10 @@ struct model_lib {
 	collagec_status (*run)(collagec_model *);
 	collagec_status (*get_output)(collagec_model *, int, const void **, const int64_t **,
 				      int *);
+	int (*output_sequence)(const collagec_model *, int);
+	collagec_status (*get_sequence_length)(collagec_model *, int, int64_t *);
+	collagec_status (*get_sequence_element)(collagec_model *, int, int64_t, const void **,
+						const int64_t **, int *);
 	collagec_status (*set_threads)(collagec_model *, int);
 	const char *(*status_string)(collagec_status);
 	const char *(*last_error)(const collagec_model *);

@@ -32,8 +32,14 @@ struct collagec_model {
 	const char **strconst[RT_N_VALUES + 1];	/* string constants' pointers (into rt_weights) */
 	struct rt_loop_state *loops[RT_N_LOOPS + 1];	/* per run-time loop, once it ran */
 	collagec_status loop_status;		/* a loop's kernel failed (message in err) */
+	int64_t elem_dims[RT_MAX_RANK];		/* collagec_get_sequence_element's */
 	char err[256];
 };
+
+#ifndef RT_SEQ_OUTPUTS
+/* no output is a sequence of run-time length */
+static const signed char rt_seq_out[RT_N_OUTPUTS + 1];
+#endif
 
 /* The model running on this thread, for the kernels of run-time loops. */
 static _Thread_local collagec_model *rt_cur;
@@ -1075,6 +1081,82 @@ RT_API collagec_status collagec_get_kernel_info(const collagec_model *m, int k,
 	info->implementation = v ? v->impl : NULL;
 	info->condition = v ? v->cond : NULL;
 	info->time_ns = v && m->profiled ? m->time_ns[k] : -1;
+	return COLLAGEC_OK;
+}
+
+RT_API int collagec_output_sequence(const collagec_model *m, int i)
+{
+	return m && i >= 0 && i < RT_N_OUTPUTS ? rt_seq_out[i] : 0;
+}
+
+/* Output i as a sequence after a run: its dims tensor in *dims, its length (-1: absent). */
+static collagec_status sequence_of(collagec_model *m, int i, const int64_t **dims,
+				   int64_t *len)
+{
+	if (!m)
+		return COLLAGEC_E_ARG;
+	if (i < 0 || i >= RT_N_OUTPUTS || !rt_seq_out[i])
+		return fail(m, COLLAGEC_E_ARG, "output %d is not a sequence of run-time length", i);
+	if (!m->out_data[i])
+		return fail(m, COLLAGEC_E_STATE, "the model has not run");
+	*dims = m->out_data[i + 1];
+	*len = m->out_dims[i + 1][0];
+	if (rt_seq_out[i] == 2 && !*(const unsigned char *)m->out_data[i + 2])
+		*len = -1;
+	return COLLAGEC_OK;
+}
+
+RT_API collagec_status collagec_get_sequence_length(collagec_model *m, int i, int64_t *length)
+{
+	const int64_t *dims;
+	int64_t n;
+	collagec_status s;
+
+	if (!length)
+		return m ? fail(m, COLLAGEC_E_ARG, "length is NULL") : COLLAGEC_E_ARG;
+	if ((s = sequence_of(m, i, &dims, &n)) != COLLAGEC_OK)
+		return s;
+	*length = n;
+	return COLLAGEC_OK;
+}
+
+RT_API collagec_status collagec_get_sequence_element(collagec_model *m, int i, int64_t k,
+						     const void **data, const int64_t **dims,
+						     int *rank)
+{
+	const int64_t *rows;
+	int64_t n, at = 0;
+	int cols, r = 0;
+	collagec_status s;
+
+	if ((s = sequence_of(m, i, &rows, &n)) != COLLAGEC_OK)
+		return s;
+	if (k < 0 || k >= n)
+		return fail(m, COLLAGEC_E_ARG, "element %lld out of range (the sequence has %lld)",
+			    (long long)k, (long long)(n < 0 ? 0 : n));
+	cols = (int)m->out_dims[i + 1][1];
+	/* elements before k: their sizes, one row of dims each */
+	for (int64_t e = 0; e <= k; e++) {
+		int64_t size = 1;
+
+		r = 0;
+		for (int c = 0; c < cols; c++) {
+			int64_t d = rows[e * cols + c];
+
+			if (d < 0)
+				continue;	/* a lower-rank element's padding */
+			size *= d;
+			m->elem_dims[r++] = d;
+		}
+		if (e < k)
+			at += size;
+	}
+	if (data)
+		*data = (const unsigned char *)m->out_data[i] + at * rt_values[rt_outputs[i]].esize;
+	if (dims)
+		*dims = m->elem_dims;
+	if (rank)
+		*rank = r;
 	return COLLAGEC_OK;
 }
 

@@ -528,6 +528,28 @@ static void loops_table(struct graph *g, const struct exec_plan *ep, struct strb
 		"NULL, NULL }\n};\n");
 }
 
+/*
+ * Per output, what collagec_output_sequence says (rt_model.c): 1 for the
+ * data of a sequence of run-time length, 2 for an optional's, else 0.
+ * Only models that have one get the table, so other models keep their text.
+ */
+static void seq_outputs_table(struct graph *g, struct strbuf *out)
+{
+	bool any = false;
+
+	for (int i = 0; i < g->outputs.n; i++)
+		any |= (g->values.v[g->outputs.v[i]].flags & VALUE_SEQ) != 0;
+	if (!any)
+		return;
+	sb_puts(out, "#define RT_SEQ_OUTPUTS 1\nstatic const signed char rt_seq_out[] = {");
+	for (int i = 0; i < g->outputs.n; i++) {
+		unsigned f = g->values.v[g->outputs.v[i]].flags;
+
+		sb_printf(out, " %d,", f & VALUE_SEQ_OPT ? 2 : f & VALUE_SEQ ? 1 : 0);
+	}
+	sb_puts(out, " 0 };\n");
+}
+
 /* The init table and its parallel fini table (NULL where an init has none). */
 static void init_tables(struct strbuf *out, const struct model_sources *ms)
 {
@@ -616,7 +638,9 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 	sb_puts(out, " -1 };\nstatic const int rt_outputs[] = {");
 	for (int i = 0; i < g->outputs.n; i++)
 		sb_printf(out, " %d,", ep->vals[g->outputs.v[i]].rt);
-	sb_puts(out, " -1 };\nstatic const char *const rt_sym_names[] = {");
+	sb_puts(out, " -1 };\n");
+	seq_outputs_table(g, out);
+	sb_puts(out, "static const char *const rt_sym_names[] = {");
 	for (int i = 0; i < g->syms.n; i++) {
 		sb_putc(out, ' ');
 		c_string(out, g->syms.v[i]);

@@ -65,6 +65,10 @@ static cJSON *tensors_json(struct graph *g, const int *ids, int n)
 		/* only where true, so OUT.json of other models keeps its bytes */
 		if (graph_shape_late(g, &v->shape))
 			cJSON_AddTrueToObject(t, "dynamic");
+		/* the data of a sequence of run-time length: its dims (and presence) follow */
+		if (v->flags & VALUE_SEQ)
+			cJSON_AddStringToObject(t, "sequence", v->flags & VALUE_SEQ_OPT ? "optional"
+						: "sequence");
 		cJSON_AddItemToArray(a, t);
 	}
 	return a;

@@ -228,6 +228,7 @@ void graph_free(struct graph *g)
 		if (g->loops.v[i].dir)
 			dir_remove_tree(g->loops.v[i].dir);
 	vec_free(&g->loops);
+	vec_free(&g->ports);
 	free(g);
 }
 

@@ -155,6 +155,11 @@ enum op {
 enum value_flags {
 	VALUE_INPUT = 1 << 0,	/* a graph input fed by the user */
 	VALUE_OUTPUT = 1 << 1,	/* a graph output */
+	VALUE_MIXED = 1 << 2,	/* the dims of a run-time sequence whose elements
+				   may have fewer dims than it has columns */
+	VALUE_SEQ = 1 << 3,	/* a graph output: the data of a run-time sequence,
+				   whose dims are the next output */
+	VALUE_SEQ_OPT = 1 << 4,	/* ... of an optional, whose presence follows */
 };
 
 /*
@@ -162,12 +167,27 @@ enum value_flags {
  * elements are plain values. Only pass_infer sees one: the sequence ops
  * resolve into their elements' nodes (onnx_sequence.c), graph inputs and
  * outputs into one tensor per element. Immutable once made (arena).
+ *
+ * A sequence that a Loop or If decided at run time carries or gives has
+ * its run-time form instead (rt, onnx_seqrt.c): two tensors, its elements'
+ * data flattened one after the other and their dims, one row each; an
+ * optional of a sequence adds a bool presence scalar. A row of an element
+ * with fewer dims than the sequence has columns begins with -1s (mixed).
  */
 struct seq {
 	int n;			/* elements; an optional's is 0 (none) or 1 */
 	int *elems;		/* their value ids (arena) */
 	bool optional;		/* an optional (its element may be a sequence) */
 	enum dtype elem;	/* the element type (an empty one's too) */
+	/* ---- the run-time form: n and elems unused ---- */
+	bool rt;
+	int data;		/* 1-D, dtype elem: every element's data */
+	int dims;		/* int64 [len, rank]: every element's dims */
+	int present;		/* an optional's bool scalar, else -1 */
+	int rank;		/* dims's columns */
+	bool any_rank;		/* no element has been seen (an empty sequence
+				   widened): a wider element mixes nothing */
+	bool mixed;		/* rows may begin with -1s */
 };
 
 struct value {
@@ -274,6 +294,24 @@ struct loop_out {
 	int64_t c[MAX_RANK];		/* static dims (-1: symbolic, -2: data-dependent) */
 	const char *sym[MAX_RANK];	/* a symbol the body's inputs bind, by name;
 					   NULL where static or data-dependent */
+	bool mixed;			/* a run-time sequence's dims (VALUE_MIXED) */
+};
+
+/*
+ * A sequence that a body compiled on its own takes or gives in its
+ * run-time form (struct seq): the body model's metadata_props
+ * "collagec.sequence" name it, "in|out NAME DTYPE RANK FLAGS" (flags: o
+ * optional, a any_rank, m mixed, - none), and the importer and
+ * onnx_sequence_outputs turn it into its tensors "NAME.data", "NAME.dims"
+ * and "NAME.present" (an optional's), in that order.
+ */
+struct seq_port {
+	const char *name;
+	bool output;
+	bool optional;
+	enum dtype elem;
+	int rank;
+	bool any_rank, mixed;
 };
 
 struct loop_body {
@@ -331,6 +369,7 @@ struct graph {
 	loop_compile_fn compile_loop;	/* NULL: run-time loops are refused */
 	const void *compile_opts;	/* the compile's options, for compile_loop */
 	const char *loop_prefix;	/* before "_loopN" in the bodies' API prefixes */
+	VEC(struct seq_port) ports;	/* run-time sequences the body takes and gives */
 };
 
 struct graph *graph_new(struct collagec_ctx *ctx);

@@ -399,29 +399,130 @@ static int loop_finish(struct expander *x, int n_carried, int n_scan, int iter, 
  * "call" taking M, cond, the carried values and the captured ones. Scan
  * elements of iterations unrolled before come first in the scan outputs.
  */
+/*
+ * The carried sequences of a Loop call in their run-time form (ports):
+ * in[] gets each carried value's tensors, outs[] new values for the
+ * Loop's, seqs[] what each carried sequence is packed as. Returns the
+ * number of carried tensors, or -1 after a diagnostic.
+ */
+static int carried_tensors(struct expander *x, const struct seq_port *ports, int n_carried,
+			   int *in, int *outs, struct seq *seqs)
+{
+	struct graph *g = x->g;
+	int t = 0;
+
+	for (int j = 0; j < n_carried; j++) {
+		const char *out = j < x->n.n_out && x->n.out[j] >= 0
+			? g->values.v[x->n.out[j]].name : arena_printf(g->arena, "%s/unused%d",
+								       x->n.name, j);
+		struct seq *s = &seqs[j];
+
+		if (!ports[j].name) {
+			outs[t] = j < x->n.n_out && x->n.out[j] >= 0 ? x->n.out[j] : graph_add_value(
+				g, out);
+			in[t++] = x->n.in[2 + j];
+			continue;
+		}
+		if (seqrt_pack(g, &x->n, x->n.in[2 + j], ports[j].rank, ports[j].mixed,
+			       ports[j].elem, arena_printf(g->arena, "carried%d", j), s) < 0)
+			return -1;
+		outs[t] = graph_add_value(g, arena_printf(g->arena, "%s.data", out));
+		in[t++] = s->data;
+		outs[t] = graph_add_value(g, arena_printf(g->arena, "%s.dims", out));
+		in[t++] = s->dims;
+		if (s->optional) {
+			outs[t] = graph_add_value(g, arena_printf(g->arena, "%s.present", out));
+			in[t++] = s->present;
+		}
+	}
+	return t;
+}
+
+/* Whether the body's output o is declared an optional. */
+static bool optional_output(const Onnx__GraphProto *body, int o)
+{
+	const Onnx__TypeProto *tp = body->output[o]->type;
+
+	return tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+}
+
+/*
+ * The Loop's carried sequences from the call's tensors outs[]
+ * (carried_tensors). A carried optional that the body gives on as the
+ * sequence it holds comes out as that sequence (its presence unused).
+ */
+static void carried_seqs(struct expander *x, const Onnx__GraphProto *body,
+			 const struct seq_port *ports, int n_carried, const int *outs,
+			 const struct seq *seqs)
+{
+	for (int j = 0, t = 0; j < n_carried; j++) {
+		struct seq like = seqs[j];
+		int present = -1;
+
+		if (!ports[j].name) {
+			t++;
+			continue;
+		}
+		if (like.optional)
+			present = outs[t + 2];
+		if (like.optional && !optional_output(body, 1 + j)) {
+			like.optional = false;
+			present = -1;
+		}
+		like.rank = ports[j].rank;
+		like.mixed = ports[j].mixed;
+		like.any_rank = false;
+		like.elem = ports[j].elem;
+		if (j < x->n.n_out && x->n.out[j] >= 0)
+			seqrt_set(x->g, x->n.out[j], &like, present, outs[t], outs[t + 1]);
+		t += seqs[j].optional ? 3 : 2;
+	}
+}
+
 static int loop_call(struct expander *x, const Onnx__GraphProto *body, int n_carried,
 		     int n_scan, int iter, const int *elems)
 {
 	struct graph *g = x->g;
-	int n_in = x->n_onnx + x->caps->n, n_out = n_carried + n_scan, ni;
+	int n_in = x->n_onnx + x->caps->n, n_out = n_carried + n_scan, ni, n_tc = n_carried;
 	int *in = arena_memdup(g->arena, x->n.in, sizeof(int) * (size_t)(n_in + 1));
 	int *outs = arena_alloc(g->arena, sizeof(int) * (size_t)(n_out + 1));
+	struct seq_port *ports;
+	struct seq *seqs = NULL;
 
-	for (int o = 0; o < n_out; o++) {
-		bool rest = o >= n_carried && iter > 0;
+	if (onnx_loop_ports(g, &x->n, body, x->n_onnx, x->caps, x->n.in + 2, &ports) < 0)
+		return -1;
+	if (ports) {
+		/* each carried sequence is 2 or 3 tensors */
+		in = arena_alloc(g->arena, sizeof(int) * (size_t)(n_in + 2 * n_carried + 1));
+		outs = arena_alloc(g->arena, sizeof(int) * (size_t)(n_out + 2 * n_carried + 1));
+		seqs = arena_alloc(g->arena, sizeof(*seqs) * (size_t)(n_carried + 1));
+		in[0] = x->n.in[0];
+		in[1] = x->n.in[1];
+		if ((n_tc = carried_tensors(x, ports, n_carried, in + 2, outs, seqs)) < 0)
+			return -1;
+		memcpy(in + 2 + n_tc, x->n.in + x->n_onnx, sizeof(int) * (size_t)x->caps->n);
+		n_in += n_tc - n_carried;
+		n_out += n_tc - n_carried;
+	}
+	for (int o = ports ? n_tc : 0; o < n_out; o++) {
+		int oo = o - n_tc + n_carried;	/* its ONNX output */
+		bool rest = oo >= n_carried && iter > 0;
 
-		if (o < x->n.n_out && x->n.out[o] >= 0 && !rest)
-			outs[o] = x->n.out[o];
+		if (oo < x->n.n_out && x->n.out[oo] >= 0 && !rest)
+			outs[o] = x->n.out[oo];
 		else
 			outs[o] = graph_add_value(g, arena_printf(g->arena, "%s/%s%d", x->n.name,
-								  rest ? "rest" : "unused", o));
+								  rest ? "rest" : "unused", oo));
 	}
 	ni = control_node(x, OP_LOOP, in, n_in, outs, n_out);
-	if (onnx_loop_call(g, ni, body, x->n_onnx, x->caps, in + 2, iter, outs) < 0) {
+	node_set_attr_int(g, &g->nodes.v[ni], "inputs", 2 + n_tc);
+	if (onnx_loop_call(g, ni, body, x->n_onnx, x->caps, x->n.in + 2, ports, iter, outs) < 0) {
 		/* not a Loop to expand again */
 		g->nodes.v[ni].dead = true;
 		return -1;
 	}
+	if (ports)
+		carried_seqs(x, body, ports, n_carried, outs, seqs);
 	for (int s = 0; s < n_scan && iter > 0; s++) {
 		int o = n_carried + s, *v, cat[2], out;
 
@@ -431,7 +532,7 @@ static int loop_call(struct expander *x, const Onnx__GraphProto *body, int n_car
 		for (int t = 0; t < iter; t++)
 			v[t] = elems[t * n_scan + s];
 		cat[0] = stack(x, arena_printf(g->arena, "scan%d", s), v, iter, 0, -1);
-		cat[1] = outs[o];
+		cat[1] = outs[n_tc + s];
 		out = glue(x, OP_CONCAT, "Concat", arena_printf(g->arena, "scan%d.all", s), cat, 2,
 			   x->n.out[o]);
 		(void)out;
@@ -439,7 +540,6 @@ static int loop_call(struct expander *x, const Onnx__GraphProto *body, int n_car
 	}
 	return 0;
 }
-
 /*
  * One iteration of a Loop: inputs M, cond, carried..., captured...,
  * then the scan-output elements of the iterations done so far; attribute
@@ -893,6 +993,17 @@ static int expand_sequence_map(struct expander *x)
 		diag_error(g->ctx, "%s: the body has %zu outputs for %d", node_loc(g, &x->n),
 			   body->n_output, nout);
 		return -1;
+	}
+	for (int k = 0; k < x->n_onnx; k++) {
+		const struct seq *s = x->n.in[k] >= 0 ? g->values.v[x->n.in[k]].seq : NULL;
+
+		if (s && s->rt) {
+			/* unrolled per element, it needs their number */
+			diag_error(g->ctx, "%s: input %d '%s' is a sequence whose length is only "
+				   "known at run time; SequenceMap does not take one",
+				   node_loc(g, &x->n), k, g->values.v[x->n.in[k]].name);
+			return -1;
+		}
 	}
 	for (int k = 1; k < x->n_onnx; k++) {
 		const struct seq *s = x->n.in[k] >= 0 ? g->values.v[x->n.in[k]].seq : NULL;

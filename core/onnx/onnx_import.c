@@ -263,10 +263,57 @@ static int seq_input(struct importer *im, const char *name, const Onnx__TypeProt
 	return id;
 }
 
+/* The port of g named name (an input or an output), or NULL. */
+const struct seq_port *onnx_port(const struct graph *g, const char *name, bool output)
+{
+	for (int i = 0; i < g->ports.n; i++)
+		if (g->ports.v[i].output == output && !strcmp(g->ports.v[i].name, name))
+			return &g->ports.v[i];
+	return NULL;
+}
+
+/*
+ * The body model's run-time sequences (struct seq_port): metadata_props
+ * "collagec.sequence" = "in|out NAME DTYPE RANK FLAGS", written by
+ * onnx_loop_call.c. 0, or -1 after a diagnostic.
+ */
+static int import_ports(struct importer *im, const Onnx__ModelProto *mp)
+{
+	for (size_t i = 0; i < mp->n_metadata_props; i++) {
+		const Onnx__StringStringEntryProto *e = mp->metadata_props[i];
+		char dir[4], name[256], flags[5];
+		int t, rank;
+		struct seq_port p = { 0 };
+
+		if (!e->key || strcmp(e->key, "collagec.sequence"))
+			continue;
+		if (!e->value || sscanf(e->value, "%3s %255s %d %d %4s", dir, name, &t, &rank,
+					flags) != 5 || rank < 0 || rank > MAX_RANK ||
+		    dtype_from_onnx(t) == DTYPE_UNDEF) {
+			diag_error(im->ctx, "%s: malformed metadata 'collagec.sequence'", im->base);
+			return -1;
+		}
+		p.name = arena_strdup(&im->ctx->arena, name);
+		p.output = !strcmp(dir, "out");
+		p.elem = dtype_from_onnx(t);
+		p.rank = rank;
+		p.optional = strchr(flags, 'o') != NULL;
+		p.any_rank = strchr(flags, 'a') != NULL;
+		p.mixed = strchr(flags, 'm') != NULL;
+		vec_push(&im->g->ports, p);
+	}
+	return 0;
+}
+
 static int import_seq_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 {
+	const struct seq_port *p = onnx_port(im->g, vi->name, false);
 	int count, id;
 
+	if (p) {
+		import_bind(im, vi->name, seqrt_input(im->g, p));
+		return 0;
+	}
 	if (seq_binding(im, vi->name, &count) < 0)
 		return -1;
 	id = seq_input(im, vi->name, vi->type, count);
@@ -816,7 +863,7 @@ struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
 				      mp->producer_name ? mp->producer_name : "",
 				      mp->producer_version && mp->producer_version[0] ? " " : "",
 				      mp->producer_version ? mp->producer_version : "");
-	if (rc == 0 && import_graph(&im, mp->graph) < 0)
+	if (rc == 0 && (import_ports(&im, mp) < 0 || import_graph(&im, mp->graph) < 0))
 		rc = -1;
 	strmap_free(&im.names);
 	vec_free(&im.protos);

@@ -83,10 +83,24 @@ int onnx_control_captures(struct importer *im, int ni);
  * Makes Loop node ni (inputs M, cond, carried, captured: n_onnx ONNX
  * inputs, then caps) a call of its body compiled on its own, from
  * iteration iter0 on; outs[] are its outputs (carried, then scan), whose
- * dtypes and shapes it sets. 0, or -1 after diagnostics.
+ * dtypes and shapes it sets. carried[] are the ONNX carried values; with
+ * ports (onnx_loop_ports), a carried sequence j is in ni's inputs and in
+ * outs[] as the 2 or 3 tensors of its run-time form. 0, or -1 after
+ * diagnostics.
  */
 int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_onnx,
-		   const struct attr *caps, const int *carried, int64_t iter0, int *outs);
+		   const struct attr *caps, const int *carried, const struct seq_port *ports,
+		   int64_t iter0, int *outs);
+/*
+ * The ports of the carried sequences of Loop node n (a copy; inputs M,
+ * cond, carried, caps; n_onnx ONNX inputs) that onnx_loop_call will make a
+ * call, ports[j].name NULL for a tensor: the body is probed until each
+ * port has the columns and dtype its elements need. *ports NULL when no
+ * carried value is a sequence. 0, or -1 after diagnostics.
+ */
+int onnx_loop_ports(struct graph *g, const struct node *n, const Onnx__GraphProto *body,
+		    int n_onnx, const struct attr *caps, const int *carried,
+		    struct seq_port **ports);
 /*
  * An If decided at run time (node n, being expanded; inputs cond, then
  * caps): 1 when its branches agree on every output's shape (select between
@@ -95,6 +109,36 @@ int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_
  */
 int onnx_if_call(struct graph *g, const struct node *n, const Onnx__GraphProto *tb,
 		 const Onnx__GraphProto *eb, const struct attr *caps, int *call);
+
+/* ---- sequences of run-time length (onnx_seqrt.c) ---- */
+
+/* The run-time sequence port of g named name, or NULL (onnx_import.c). */
+const struct seq_port *onnx_port(const struct graph *g, const char *name, bool output);
+/*
+ * Whether sequence node n needs the run-time form: an input has it, or an
+ * If's select chooses between sequences of different lengths.
+ */
+bool seqrt_wanted(struct graph *g, const struct node *n);
+/* Resolves sequence node n (a copy) on run-time sequences. 0, or -1 after a diagnostic. */
+int seqrt_resolve(struct graph *g, const struct node *n);
+/*
+ * Sequence value v in its run-time form, with at least rank columns (and
+ * mixed when asked), into *out; nodes it needs are parent's. An empty one
+ * takes dtype elem (DTYPE_UNDEF: its own). 0, or -1
+ * after a diagnostic.
+ */
+int seqrt_pack(struct graph *g, const struct node *parent, int v, int rank, bool mixed,
+	       enum dtype elem, const char *what, struct seq *out);
+/* Makes value v the run-time sequence like `like` with these tensors. */
+void seqrt_set(struct graph *g, int v, const struct seq *like, int present, int data, int dims);
+/* Graph input port p: its tensor inputs, and the sequence value they make (returned). */
+int seqrt_input(struct graph *g, const struct seq_port *p);
+/*
+ * Graph output v (a sequence) named name in its run-time form: its tensors
+ * become outputs NAME.data, NAME.dims, NAME.present, at least p's rank when
+ * p is given. 0, or -1 after a diagnostic.
+ */
+int seqrt_output(struct graph *g, int v, const char *name, const struct seq_port *p);
 
 /*
  * Adds a node that expanding parent (an If/Loop/Scan or a sequence op)

@@ -174,11 +174,54 @@ static Onnx__NodeProto **body_nodes(struct graph *g, const struct node *n,
 	return v;
 }
 
-/* The ModelProto of the body; its inputs and the captured values' fate in lb. */
+/* The number of tensors that carry port p: 1 for a tensor (no port). */
+static int port_width(const struct seq_port *p)
+{
+	return !p || !p->name ? 1 : p->optional ? 3 : 2;
+}
+
+static Onnx__StringStringEntryProto *port_entry(struct arena *a, const char *dir,
+						 const char *name, const struct seq_port *p)
+{
+	Onnx__StringStringEntryProto *e = arena_alloc(a, sizeof(*e));
+
+	onnx__string_string_entry_proto__init(e);
+	e->key = "collagec.sequence";
+	e->value = arena_printf(a, "%s %s %d %d %s%s%s-", dir, name, dtype_to_onnx(p->elem),
+				p->rank, p->optional ? "o" : "", p->any_rank ? "a" : "",
+				p->mixed ? "m" : "");
+	return e;
+}
+
+/*
+ * The body's run-time sequences (ports[j] for carried value j, name NULL
+ * for a tensor) as the model's metadata (struct seq_port): in under the
+ * body input's name, out under the output's that carries it on.
+ */
+static void ports_metadata(struct arena *a, const Onnx__GraphProto *body,
+			   const struct seq_port *ports, int n_carried, Onnx__ModelProto *mp)
+{
+	mp->metadata_props = arena_alloc(a, sizeof(*mp->metadata_props) *
+					 (size_t)(2 * n_carried + 1));
+	for (int j = 0; j < n_carried; j++) {
+		if (!ports[j].name)
+			continue;
+		mp->metadata_props[mp->n_metadata_props++] =
+			port_entry(a, "in", body->input[2 + j]->name, &ports[j]);
+		mp->metadata_props[mp->n_metadata_props++] =
+			port_entry(a, "out", body->output[1 + j]->name, &ports[j]);
+	}
+}
+
+/*
+ * The ModelProto of the body; its inputs and the captured values' fate in
+ * lb. The captured values are node n's inputs from cap0 on; ports (NULL:
+ * none) say which carried values are sequences.
+ */
 static int body_model(struct graph *g, const struct node *n, const Onnx__GraphProto *body,
-		      int n_onnx, const struct attr *caps, const int *carried,
-		      struct loop_body *lb, Onnx__ModelProto *mp, struct strmap *dims,
-		      struct dimvec *dimv)
+		      int n_onnx, int cap0, const struct attr *caps, const int *carried,
+		      const struct seq_port *ports, struct loop_body *lb, Onnx__ModelProto *mp,
+		      struct strmap *dims, struct dimvec *dimv)
 {
 	struct arena *a = g->arena;
 	Onnx__GraphProto *gp = arena_alloc(a, sizeof(*gp));
@@ -206,6 +249,11 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 	for (int j = 0; j < n_carried; j++) {
 		const struct value *v = &g->values.v[carried[j]];
 
+		if (ports && ports[j].name) {
+			/* the importer makes its tensors (seqrt_input) */
+			gp->input[n_in++] = body->input[2 + j];
+			continue;
+		}
 		if (check_passable(g, n, "loop-carried value", v) < 0)
 			return -1;
 		gp->input[n_in++] = value_info(g, body->input[2 + j]->name, v,
@@ -214,7 +262,7 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 	lb->caps = arena_alloc(a, sizeof(int) * (size_t)(caps->n + 1));
 	lb->n_caps = 0;
 	for (int i = 0; i < caps->n; i++) {
-		const struct value *v = &g->values.v[n->in[n_onnx + i]];
+		const struct value *v = &g->values.v[n->in[cap0 + i]];
 
 		if (check_passable(g, n, "captured value", v) < 0)
 			return -1;
@@ -250,6 +298,8 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 	}
 	mp->n_functions = (size_t)g->n_functions;
 	mp->functions = (Onnx__FunctionProto **)g->functions;
+	if (ports)
+		ports_metadata(a, body, ports, n_carried, mp);
 	return 0;
 }
 
@@ -326,16 +376,18 @@ static void set_output(struct graph *g, int out, const struct loop_body *lb, int
  * A body that changes a carried value's rank or dtype is refused.
  */
 static int carried_growth(struct graph *g, const struct node *n, const int *carried,
-			  struct loop_body *lb)
+			  int n_carried, const struct seq_port *ports, struct loop_body *lb)
 {
-	unsigned *grow = arena_alloc(g->arena, sizeof(unsigned) * (size_t)(lb->n_carried + 1));
+	unsigned *grow = arena_alloc(g->arena, sizeof(unsigned) * (size_t)(n_carried + 1));
 	bool any = false;
 
-	for (int j = 0; j < lb->n_carried; j++) {
+	for (int j = 0, t = 0; j < n_carried; t += port_width(ports ? &ports[j] : NULL), j++) {
 		const struct value *v = &g->values.v[carried[j]];
-		const struct loop_out *lo = &lb->outs[1 + j];
+		const struct loop_out *lo = &lb->outs[1 + t];
 
 		grow[j] = 0;
+		if (ports && ports[j].name)
+			continue;	/* its tensors' lengths are the body's symbols */
 		if (lo->dtype != v->dtype || lo->rank != v->shape.rank) {
 			diag_error(g->ctx, "%s: the body changes the %s of loop-carried value '%s'",
 				   node_loc(g, n), lo->dtype != v->dtype ? "dtype" : "rank", v->name);
@@ -367,11 +419,169 @@ static int carried_growth(struct graph *g, const struct node *n, const int *carr
 	return 0;
 }
 
+/* Port p for carried sequence value v, named as the body's input. */
+static void port_init(struct graph *g, struct seq_port *p, const char *name, int v)
+{
+	const struct seq *s = g->values.v[v].seq, *in = s;
+
+	memset(p, 0, sizeof(*p));
+	p->name = name;
+	p->optional = s->optional;
+	if (s->optional && !s->rt)
+		in = s->n ? g->values.v[s->elems[0]].seq : NULL;
+	p->elem = s->elem;
+	if (in && in->rt) {
+		p->rank = in->rank;
+		p->any_rank = in->any_rank;
+		p->mixed = in->mixed;
+	} else {
+		p->any_rank = !in || !in->n;
+		for (int i = 0; in && i < in->n; i++) {
+			int r = g->values.v[in->elems[i]].shape.rank;
+
+			p->mixed |= i && r != p->rank;
+			p->rank = r > p->rank ? r : p->rank;
+		}
+		if (in && in->n)
+			p->elem = g->values.v[in->elems[0]].dtype;
+	}
+	if (p->elem == DTYPE_UNDEF)
+		p->elem = DTYPE_F32;	/* an empty one's: the body's elements decide */
+}
+
+/*
+ * What the probed body lb gives for port p (its data and dims lb->outs[at]
+ * and the next): a port that takes it. 1 when p changed, 0 when it fits,
+ * -1 after a diagnostic.
+ */
+static int port_fit(struct graph *g, const struct node *n, struct seq_port *p, bool init_any,
+		    const struct loop_body *lb, int at)
+{
+	const struct loop_out *data = &lb->outs[at], *dims = &lb->outs[at + 1];
+	bool changed = false;
+
+	if (dims->dtype != DTYPE_I64 || dims->rank != 2 || dims->c[1] < 0 || data->rank != 1)
+		BUG("%s: port '%s' came back as no sequence", node_loc(g, n), p->name);
+	if (data->dtype != p->elem) {
+		if (!p->any_rank) {
+			diag_error(g->ctx, "%s: the body changes the dtype of the elements of "
+				   "loop-carried sequence '%s' (%s to %s)", node_loc(g, n), p->name,
+				   dtype_name(p->elem), dtype_name(data->dtype));
+			return -1;
+		}
+		p->elem = data->dtype;
+		changed = true;
+	}
+	if (dims->c[1] > p->rank) {
+		/* elements the loop did not make keep fewer dims */
+		p->mixed |= !init_any;
+		p->rank = (int)dims->c[1];
+		changed = true;
+	}
+	if (dims->mixed && !p->mixed) {
+		p->mixed = true;
+		changed = true;
+	}
+	if (p->any_rank) {
+		p->any_rank = false;
+		changed = true;
+	}
+	return changed;
+}
+
+/* Whether carried value v, body input vi, is an optional of a tensor. */
+static bool optional_tensor(struct graph *g, const struct value *v,
+			    const Onnx__ValueInfoProto *vi)
+{
+	const Onnx__TypeProto *tp = vi->type;
+
+	if (!v->seq->optional)
+		return false;
+	if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE &&
+	    tp->optional_type->elem_type)
+		return tp->optional_type->elem_type->value_case ==
+		       ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	/* no type: what it holds says */
+	return v->seq->n && !v->seq->rt && !g->values.v[v->seq->elems[0]].seq;
+}
+
+int onnx_loop_ports(struct graph *g, const struct node *n, const Onnx__GraphProto *body,
+		    int n_onnx, const struct attr *caps, const int *carried,
+		    struct seq_port **out)
+{
+	int n_carried = n_onnx - 2, n_scan = (int)body->n_output - 1 - n_carried, n_tc = 0;
+	struct seq_port *ports = arena_alloc(g->arena, sizeof(*ports) * (size_t)(n_carried + 1));
+	bool *init_any = arena_alloc(g->arena, sizeof(bool) * (size_t)(n_carried + 1)), any = false;
+	int changed = 1, rc = 0;
+
+	*out = NULL;
+	for (int j = 0; j < n_carried; j++) {
+		const struct value *v = &g->values.v[carried[j]];
+
+		memset(&ports[j], 0, sizeof(ports[j]));
+		if (v->seq && optional_tensor(g, v, body->input[2 + j])) {
+			diag_error(g->ctx, "%s: loop-carried value '%s' is an optional tensor; a loop "
+				   "run at run time takes tensors, sequences and optionals of "
+				   "sequences", node_loc(g, n), v->name);
+			return -1;
+		}
+		if (v->seq) {
+			port_init(g, &ports[j], body->input[2 + j]->name, carried[j]);
+			init_any[j] = ports[j].any_rank;
+			any = true;
+		}
+		n_tc += port_width(&ports[j]);
+	}
+	if (!any || !g->compile_loop)
+		return 0;	/* onnx_loop_call says what is wrong with the latter */
+	/* each round widens a port, mixes it or learns its dtype: few rounds */
+	for (int round = 0; changed > 0; round++) {
+		struct loop_body lb = { 0 };
+		struct strmap dims = { 0 };
+		struct dimvec dimv = { 0 };
+		Onnx__ModelProto mp;
+
+		if (round > 4 * MAX_RANK)
+			BUG("%s: the ports of the loop do not settle", node_loc(g, n));
+		lb.n_carried = n_tc;
+		lb.n_scan = n_scan;
+		lb.n_out = 1 + n_tc + n_scan;
+		lb.outs = arena_alloc(g->arena, sizeof(*lb.outs) * (size_t)(lb.n_out + 1));
+		lb.prefix = arena_printf(g->arena, "%s_loop%d", g->loop_prefix ? g->loop_prefix
+					 : "collagec", g->loops.n);
+		rc = body_model(g, n, body, n_onnx, n_onnx, caps, carried, ports, &lb, &mp, &dims,
+				&dimv);
+		if (rc == 0)
+			rc = write_body(g, n, &mp, &lb);
+		if (rc == 0)
+			rc = g->compile_loop(g, &lb, true);
+		if (lb.dir)
+			dir_remove_tree(lb.dir);
+		strmap_free(&dims);
+		vec_free(&dimv);
+		if (rc < 0)
+			return -1;
+		changed = 0;
+		for (int j = 0, t = 0; j < n_carried; t += port_width(&ports[j]), j++) {
+			int c = ports[j].name ? port_fit(g, n, &ports[j], init_any[j], &lb, 1 + t)
+				: 0;
+
+			if (c < 0)
+				return -1;
+			changed |= c;
+		}
+	}
+	*out = ports;
+	return 0;
+}
+
 int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_onnx,
-		   const struct attr *caps, const int *carried, int64_t iter0, int *outs)
+		   const struct attr *caps, const int *carried, const struct seq_port *ports,
+		   int64_t iter0, int *outs)
 {
 	struct node *n = &g->nodes.v[ni];
 	int n_carried = n_onnx - 2, n_scan = (int)body->n_output - 1 - n_carried, idx;
+	int n_tc = 0, cap0;
 	struct loop_body lb = { 0 };
 	Onnx__ModelProto mp;
 	struct strmap dims = { 0 };
@@ -383,28 +593,31 @@ int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_
 			   "time; only compiling runs such a loop", node_loc(g, n));
 		return -1;
 	}
-	lb.n_carried = n_carried;
+	for (int j = 0; j < n_carried; j++)
+		n_tc += port_width(ports ? &ports[j] : NULL);
+	cap0 = 2 + n_tc;
+	lb.n_carried = n_tc;
 	lb.n_scan = n_scan;
 	lb.iter0 = iter0;
-	lb.n_out = (int)body->n_output;
+	lb.n_out = 1 + n_tc + n_scan;
 	lb.outs = arena_alloc(g->arena, sizeof(*lb.outs) * (size_t)(lb.n_out + 1));
 	lb.prefix = arena_printf(g->arena, "%s_loop%d", g->loop_prefix ? g->loop_prefix
 				 : "collagec", g->loops.n);
-	if (body_model(g, n, body, n_onnx, caps, carried, &lb, &mp, &dims, &dimv) < 0 ||
-	    write_body(g, n, &mp, &lb) < 0)
+	if (body_model(g, n, body, n_onnx, cap0, caps, carried, ports, &lb, &mp, &dims,
+		       &dimv) < 0 || write_body(g, n, &mp, &lb) < 0)
 		goto out;
 	idx = g->loops.n;
 	vec_push(&g->loops, lb);
 	/* what the body does to the carried values' shapes first */
 	if (g->compile_loop(g, &g->loops.v[idx], true) < 0 ||
-	    carried_growth(g, n, carried, &g->loops.v[idx]) < 0)
+	    carried_growth(g, n, carried, n_carried, ports, &g->loops.v[idx]) < 0)
 		goto out;
 	if (g->loops.v[idx].grow) {
 		strmap_free(&dims);
 		dims = (struct strmap){ 0 };
 		dimv.n = 0;
-		if (body_model(g, n, body, n_onnx, caps, carried, &g->loops.v[idx], &mp, &dims,
-			       &dimv) < 0 || write_body(g, n, &mp, &g->loops.v[idx]) < 0)
+		if (body_model(g, n, body, n_onnx, cap0, caps, carried, ports, &g->loops.v[idx],
+			       &mp, &dims, &dimv) < 0 || write_body(g, n, &mp, &g->loops.v[idx]) < 0)
 			goto out;
 	}
 	if (g->compile_loop(g, &g->loops.v[idx], false) < 0)
@@ -416,10 +629,19 @@ int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_
 			   node_loc(g, n));
 		goto out;
 	}
-	for (int o = 0; o < n_carried + n_scan; o++)
+	for (int o = 0, j = 0, w = 0; o < n_tc + n_scan; o++) {
+		/* tensor o carries value j (its w-th tensor), or is a scan output */
+		const struct seq_port *p = o < n_tc && ports ? &ports[j] : NULL;
+		bool port = p && p->name;
+
 		if (outs[o] >= 0)
-			set_output(g, outs[o], &lb, 1 + o, o >= n_carried,
-				   o < n_carried ? &g->values.v[carried[o]] : NULL, &dims, dimv.v);
+			set_output(g, outs[o], &lb, 1 + o, o >= n_tc, o < n_tc && !port
+				   ? &g->values.v[carried[j]] : NULL, &dims, dimv.v);
+		if (o < n_tc && ++w == port_width(p)) {
+			j++;
+			w = 0;
+		}
+	}
 	node_set_attr_int(g, &g->nodes.v[ni], "call", idx);
 	rc = 0;
 out:
@@ -457,7 +679,7 @@ static int if_branch(struct graph *g, const struct node *n, const Onnx__GraphPro
 	lb->outs = arena_alloc(g->arena, sizeof(*lb->outs) * (size_t)(lb->n_out + 1));
 	lb->prefix = arena_printf(g->arena, "%s_loop%d", g->loop_prefix ? g->loop_prefix
 				  : "collagec", index);
-	if (body_model(g, n, gp, 1, caps, NULL, lb, &mp, dims, dimv) < 0 ||
+	if (body_model(g, n, gp, 1, 1, caps, NULL, NULL, lb, &mp, dims, dimv) < 0 ||
 	    write_body(g, n, &mp, lb) < 0)
 		return -1;
 	return g->compile_loop(g, lb, probe);

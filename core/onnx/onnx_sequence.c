@@ -29,6 +29,8 @@
  * not add up to the axis are clamped as Slice clamps, not refused).
  * SequenceMap is unrolled per element by onnx_control.c. Graph outputs that
  * are sequences become one output per element (onnx_sequence_outputs).
+ * A sequence whose length is only known at run time (a run-time Loop
+ * carries it, a run-time If chooses between lengths) goes to onnx_seqrt.c.
  */
 #include "onnx_import.h"
 
@@ -582,6 +584,8 @@ static int resolve(struct seqx *x)
 	struct seq *s;
 	int *e;
 
+	if (seqrt_wanted(g, &x->n))
+		return seqrt_resolve(g, &x->n);
 	switch (x->n.op) {
 	case OP_IDENTITY:
 		alias(x, x->n.in[0], out, "identity");
@@ -761,12 +765,19 @@ int onnx_sequence_outputs(struct graph *g)
 	for (int i = 0; i < n && rc == 0; i++) {
 		struct value *val = &g->values.v[old[i]];
 
+		const struct seq_port *p = onnx_port(g, val->name, true);
+
 		if (!val->seq) {
 			vec_push(&g->outputs, old[i]);
 			continue;
 		}
 		val->flags &= ~(unsigned)VALUE_OUTPUT;
-		rc = flatten(g, old[i], val->name);
+		if (p || val->seq->rt || (val->seq->optional && val->seq->n &&
+					  g->values.v[val->seq->elems[0]].seq &&
+					  g->values.v[val->seq->elems[0]].seq->rt))
+			rc = seqrt_output(g, old[i], val->name, p);
+		else
+			rc = flatten(g, old[i], val->name);
 	}
 	if (rc == 0 && !g->outputs.n) {
 		diag_error(g->ctx, "%s: every output is an optional without an element, so the "
