@@ -7,7 +7,8 @@ Writes OUTDIR/NAME/model.onnx, OUTDIR/NAME/args (the compile options the
 model needs, e.g. --elements for a sequence input) and
 OUTDIR/NAME/test_data_set_K/{input,output}_I.pb, one file per tensor of the
 compiled model: a sequence input or output is one tensor per element, in
-order. Expected outputs are computed with numpy here. Runs with Debian's
+order; a sequence output whose length is only known at run time (RtSeq) is
+NAME[K].pb per element instead, and takes its 2 or 3 tensors' indexes. Expected outputs are computed with numpy here. Runs with Debian's
 python3-onnx (1.12) and numpy; the output is committed.
 """
 import os
@@ -231,6 +232,140 @@ def runtime_split():
     return m, [], sets
 
 
+class RtSeq(list):
+    """An expected sequence whose length is only known at run time: the
+    compiled model gives it as NAME.data, NAME.dims (and NAME.present for an
+    optional), and `collagec run --check` reads its elements as NAME[K].pb."""
+
+    def __init__(self, name, elems, optional=False):
+        super().__init__(elems)
+        self.name = name
+        self.optional = optional
+
+
+def i64(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.INT64, shape)
+
+
+def growing_body(extra=(), outs=()):
+    """A run-time Loop's body: appends x[0:i+1] to the carried sequence s."""
+    return helper.make_graph(
+        [helper.make_node("Add", ["i", "one"], ["end0"], name="end"),
+         helper.make_node("Unsqueeze", ["end0", "axis0"], ["end1"], name="end1"),
+         helper.make_node("Slice", ["x", "zero1", "end1"], ["piece"], name="piece"),
+         helper.make_node("SequenceInsert", ["s_in", "piece"], ["s_out"], name="append"),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="keep")] + list(extra),
+        "body", [i64("i", []), helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                 seq("s_in")] + [i for i, _ in outs],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), seq("s_out")] +
+        [o for _, o in outs])
+
+
+GROW_INITS = [const("one", np.int64(1)), const("axis0", np.int64([0])),
+              const("zero1", np.int64([0]))]
+
+
+def loop_runtime_seq():
+    """A Loop of run-time trip count m carries a sequence that grows by x[0:i+1]
+    (elements of different lengths; m = 0 gives the empty one) and a sum that
+    reads SequenceLength and SequenceAt of it inside the body."""
+    x = rand(5)
+    body = growing_body(
+        [helper.make_node("SequenceLength", ["s_in"], ["n"], name="length"),
+         helper.make_node("Cast", ["n"], ["fn"], name="cast", to=TensorProto.FLOAT),
+         helper.make_node("SequenceAt", ["s_out", "minus1"], ["last"], name="last"),
+         helper.make_node("ReduceSum", ["last"], ["ls"], name="sum", keepdims=0),
+         helper.make_node("Add", ["acc_in", "ls"], ["acc1"], name="add"),
+         helper.make_node("Add", ["acc1", "fn"], ["acc_out"], name="count")],
+        [(f32("acc_in", []), f32("acc_out", []))])
+    m = model([helper.make_node("SequenceEmpty", [], ["empty"], name="empty"),
+               helper.make_node("Loop", ["m", "", "empty", "acc0"], ["r", "acc"], name="loop",
+                                body=body),
+               helper.make_node("SequenceLength", ["r"], ["n"], name="length")],
+              [f32("x", [5]), i64("m", [])],
+              [seq("r"), f32("acc", []), i64("n", [])],
+              GROW_INITS + [const("minus1", np.int64(-1)), const("acc0", np.float32(0))])
+    sets = []
+    for trips in (0, 2, 5):
+        pieces = [x[:i + 1] for i in range(trips)]
+        acc = np.float32(sum(float(p.sum()) + i for i, p in enumerate(pieces)))
+        sets.append(([x, np.int64(trips)], [RtSeq("r", pieces), acc, np.int64(trips)]))
+    return m, [], sets
+
+
+def loop_runtime_seq_at():
+    """SequenceAt at a run-time position of the sequence a run-time Loop made."""
+    x = rand(5)
+    m = model([helper.make_node("SequenceEmpty", [], ["empty"], name="empty"),
+               helper.make_node("Loop", ["m", "", "empty"], ["r"], name="loop",
+                                body=growing_body()),
+               helper.make_node("SequenceAt", ["r", "p"], ["a"], name="at"),
+               helper.make_node("Neg", ["a"], ["y"], name="neg")],
+              [f32("x", [5]), i64("m", []), i64("p", [])], [f32("y", None)], GROW_INITS)
+    sets = [([x, np.int64(m), np.int64(p)], [-x[:(p % m) + 1]])
+            for m, p in ((3, 1), (4, -1), (5, 0))]
+    return m, [], sets
+
+
+def loop_runtime_optional():
+    """A run-time Loop that carries an optional sequence, absent at first: the
+    body starts it with [zeros(1)] (If on OptionalHasElement) and appends."""
+    x = rand(4)
+    then_g = helper.make_graph(
+        [helper.make_node("SequenceConstruct", ["zeros1"], ["fresh"], name="fresh")],
+        "then", [], [seq("fresh")])
+    else_g = helper.make_graph(
+        [helper.make_node("OptionalGetElement", ["o_in"], ["held"], name="held")],
+        "else", [], [seq("held")])
+    opt_seq = helper.make_optional_type_proto(
+        helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None)))
+    body = helper.make_graph(
+        [helper.make_node("OptionalHasElement", ["o_in"], ["has"], name="has"),
+         helper.make_node("Not", ["has"], ["none"], name="none"),
+         helper.make_node("If", ["none"], ["s_in"], name="start", then_branch=then_g,
+                          else_branch=else_g),
+         helper.make_node("Add", ["i", "one"], ["end0"], name="end"),
+         helper.make_node("Unsqueeze", ["end0", "axis0"], ["end1"], name="end1"),
+         helper.make_node("Slice", ["x", "zero1", "end1"], ["piece"], name="piece"),
+         helper.make_node("SequenceInsert", ["s_in", "piece"], ["s_out"], name="append"),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="keep")],
+        "body", [i64("i", []), helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                 helper.make_value_info("o_in", opt_seq)],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), seq("s_out")])
+    m = model([helper.make_node("Optional", [], ["o0"], name="none0",
+                                type=opt_seq.optional_type.elem_type),
+               helper.make_node("Loop", ["m", "", "o0"], ["r"], name="loop", body=body),
+               helper.make_node("SequenceAt", ["r", "last"], ["y"], name="at")],
+              [f32("x", [4]), i64("m", [])], [seq("r"), f32("y", None)],
+              GROW_INITS + [const("zeros1", np.zeros(1, np.float32)),
+                            const("last", np.int64(-1))])
+    sets = [([x, np.int64(m)],
+             [RtSeq("r", [np.zeros(1, np.float32)] + [x[:i + 1] for i in range(m)]),
+              x[:m]]) for m in (1, 3)]
+    return m, [], sets
+
+
+def if_runtime_lengths():
+    """An If on a run-time condition whose branches give sequences of 2 and 1
+    elements of different lengths: the sequence's length is decided at run time."""
+    x, y = rand(3), rand(2)
+    then_g = helper.make_graph(
+        [helper.make_node("SequenceConstruct", ["x", "y"], ["two"], name="two")],
+        "then", [], [seq("two")])
+    else_g = helper.make_graph(
+        [helper.make_node("SequenceConstruct", ["y"], ["one"], name="one")],
+        "else", [], [seq("one")])
+    m = model([helper.make_node("If", ["c"], ["s"], name="choose", then_branch=then_g,
+                                else_branch=else_g),
+               helper.make_node("SequenceLength", ["s"], ["n"], name="length")],
+              [f32("x", [3]), f32("y", [2]),
+               helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+              [seq("s"), i64("n", [])])
+    sets = [([x, y, np.bool_(True)], [RtSeq("s", [x, y]), np.int64(2)]),
+            ([x, y, np.bool_(False)], [RtSeq("s", [y]), np.int64(1)])]
+    return m, [], sets
+
+
 # the refusals: model, compile options; tests/sequence.sh holds the messages
 def bad_no_length():
     return model([helper.make_node("SequenceLength", ["s"], ["n"], name="length")],
@@ -257,6 +392,14 @@ def bad_absent_get():
                  [opt_f32("o", [2])], [f32("y", [2])]), ["--elements", "o=none"]
 
 
+def bad_runtime_erase():
+    return model([helper.make_node("SequenceEmpty", [], ["empty"], name="empty"),
+                  helper.make_node("Loop", ["m", "", "empty"], ["r"], name="loop",
+                                   body=growing_body()),
+                  helper.make_node("SequenceErase", ["r"], ["e"], name="erase")],
+                 [f32("x", [5]), i64("m", [])], [seq("e")], GROW_INITS), []
+
+
 def bad_tensor_op():
     return model([helper.make_node("SequenceConstruct", ["x"], ["s"], name="make"),
                   helper.make_node("Relu", ["s"], ["y"], name="relu")],
@@ -265,8 +408,10 @@ def bad_tensor_op():
 
 CASES = [construct_at, insert_erase, split_concat, position_from_shape, optional_present,
          optional_absent, sequence_map, loop_seq, ragged_concat, runtime_positions,
-         runtime_ragged, runtime_split]
-BAD = [bad_no_length, bad_runtime_position, bad_runtime_split, bad_absent_get, bad_tensor_op]
+         runtime_ragged, runtime_split, loop_runtime_seq, loop_runtime_seq_at,
+         loop_runtime_optional, if_runtime_lengths]
+BAD = [bad_no_length, bad_runtime_position, bad_runtime_split, bad_absent_get, bad_tensor_op,
+       bad_runtime_erase]
 
 
 def write(path, data):
@@ -289,9 +434,18 @@ def main():
             ds = os.path.join(d, "test_data_set_%d" % k)
             os.makedirs(ds, exist_ok=True)
             for kind, arrs in (("input", ins), ("output", outs)):
-                for i, a in enumerate(arrs):
+                i = 0
+                for a in arrs:
+                    if isinstance(a, RtSeq):
+                        for k, e in enumerate(a):
+                            t = numpy_helper.from_array(np.asarray(e))
+                            write(os.path.join(ds, "%s[%d].pb" % (a.name, k)),
+                                  t.SerializeToString())
+                        i += 3 if a.optional else 2
+                        continue
                     t = numpy_helper.from_array(np.asarray(a))
                     write(os.path.join(ds, "%s_%d.pb" % (kind, i)), t.SerializeToString())
+                    i += 1
     for case in BAD:
         m, args = case()
         d = os.path.join(out, case.__name__)

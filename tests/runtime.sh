@@ -7,7 +7,9 @@
 # status and message each time, then a good run. Needs $COLLAGEC and
 # $TEST_TMP (defaults: build/collagec, /tmp). Then string tensors through
 # the C API: testdata/runtime/strings.c against make_strings.py's model (run
-# under valgrind when it is installed: no leak, no bad access). One line per check: "ok
+# under valgrind when it is installed: no leak, no bad access), and a sequence
+# output of run-time length: testdata/runtime/sequences.c against
+# testdata/sequence/loop_runtime_seq's model. One line per check: "ok
 # runtime/NAME" or "FAIL runtime/NAME: why".
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
@@ -28,6 +30,17 @@ cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/testdata/runtime/chec
 st=$?
 [ $st -eq 0 ] || [ $st -eq 1 ] || fail checks-exit "checks died with status $st"
 
+# a sequence output of run-time length (testdata/sequence/loop_runtime_seq)
+"$COLLAGEC" compile --search none --target c "$ROOT/testdata/sequence/loop_runtime_seq/model.onnx" \
+	-o "$T/libsequences.so" >"$T/compile.log" 2>&1 ||
+	fail sequences-compile "$(head -n 1 "$T/compile.log")"
+cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/testdata/runtime/sequences.c" \
+	-L"$T" -lsequences -Wl,-rpath,"$T" -o "$T/sequences" >"$T/cc.log" 2>&1 ||
+	fail sequences-cc "$(head -n 1 "$T/cc.log")"
+"$T/sequences"
+s3=$?
+[ $s3 -eq 0 ] || [ $s3 -eq 1 ] || fail sequences-exit "sequences died with status $s3"
+
 /usr/bin/python3 "$ROOT/testdata/runtime/make_strings.py" "$T/strings.onnx" >"$T/gen.log" 2>&1 ||
 	fail strings-make-model "$(tail -n 1 "$T/gen.log")"
 # x86-64-v2: the program runs under valgrind, which has no AVX-512 (native
@@ -47,4 +60,5 @@ fi
 s2=$?
 [ $s2 -eq 3 ] && fail strings-valgrind "$(grep -m1 '==' "$T/valgrind.log")"
 [ $s2 -eq 0 ] || [ $s2 -eq 1 ] || fail strings-exit "strings died with status $s2"
-[ $st -eq 0 ] && [ $s2 -eq 0 ]
+
+[ $st -eq 0 ] && [ $s2 -eq 0 ] && [ $s3 -eq 0 ]

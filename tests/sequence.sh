@@ -5,7 +5,10 @@
 # sequence being one tensor per element). Each model is compiled and run
 # with `collagec run --check` on each of its data sets (run-time positions
 # and split sizes have several); OUT.json must name the sequence nodes (spans)
-# and the bad_* models must be refused with the exact messages below.
+# and the bad_* models must be refused with the exact messages below, leaving
+# no output. loop_runtime_* carry sequences through Loops run at run time
+# and if_runtime_lengths chooses between lengths: their sequence outputs are
+# read element by element (NAME[K].pb).
 COLLAGEC=${COLLAGEC:-build/collagec}
 T=${TEST_TMP:-/tmp}/sequence
 rm -rf "$T"
@@ -53,6 +56,8 @@ bad() {
 	if "$COLLAGEC" compile -q --search none --target c $(cat "$d/args") "$d/model.onnx" \
 		-o "$T/$1.so" 2>"$T/$1.err"; then
 		echo "FAIL sequence/$1: compiled"
+	elif [ -e "$T/$1.so" ] || [ -e "$T/$1.json" ]; then
+		echo "FAIL sequence/$1: refused, but left an output"
 	elif [ "$(cat "$T/$1.err")" = "collagec: error: model.onnx: $2" ]; then
 		echo "ok   sequence/$1"
 	else
@@ -64,6 +69,7 @@ bad bad_runtime_position "node 1 'at' (SequenceAt): position 'p' is only known a
 bad bad_runtime_split "node 0 'split' (SplitToSequence): split 'k' is only known at run time; it must then be a 1-D int32 or int64 tensor of static length (up to 1024)"
 bad bad_absent_get "node 0 'get' (OptionalGetElement): the optional 'o' has no element"
 bad bad_tensor_op "node 1 'relu' (Relu): input 0 's' is a sequence; only the sequence and optional ops take one"
+bad bad_runtime_erase "node 2 'erase' (SequenceErase): input 0 'r' is a sequence whose length is only known at run time; SequenceErase does not take one (SequenceInsert at the end, SequenceAt, SequenceLength and the optional ops do)"
 
 # --elements: a bad count is a usage error (exit 2)
 "$COLLAGEC" compile -q testdata/sequence/insert_erase/model.onnx --elements s=x \
