@@ -33,16 +33,21 @@ static char *tensor_file(const char *dir, const char *name, const char *ext)
 	return sb_detach(&sb);
 }
 
-/* DIR/PREFIX_I.pb, else DIR/NAME.pb, else DIR/NAME.npy; NULL if none exists. */
+/*
+ * DIR/PREFIX_I.pb (not for i < 0), else DIR/NAME.pb, else DIR/NAME.npy;
+ * NULL if none exists.
+ */
 static char *find_tensor(const char *dir, const char *prefix, int i, const char *name)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *const exts[] = { ".pb", ".npy" };
 
-	sb_printf(&sb, "%s/%s_%d.pb", dir, prefix, i);
-	if (exists(sb.buf))
-		return sb_detach(&sb);
-	sb_release(&sb);
+	if (i >= 0) {
+		sb_printf(&sb, "%s/%s_%d.pb", dir, prefix, i);
+		if (exists(sb.buf))
+			return sb_detach(&sb);
+		sb_release(&sb);
+	}
 	for (int k = 0; k < 2; k++) {
 		char *p = tensor_file(dir, name, exts[k]);
 
@@ -124,11 +129,13 @@ static int run_output(const struct run_opts *ro, const struct host_tensor *t, in
 		free(path);
 	}
 	if (ro->check) {
-		char *p = find_tensor(ro->check, i < 0 ? "element" : "output", i, t->name);
-		char *err = NULL;
+		char *p = find_tensor(ro->check, "output", i, t->name), *err = NULL;
 		struct host_tensor want;
 		struct strbuf why = STRBUF_INIT;
 
+		if (!p && i < 0)
+			return cli_error(1, "check: no expected file for '%s' in %s", t->name,
+					 ro->check);
 		if (!p)
 			return cli_error(1, "check: no expected file for output %d '%s' in %s", i,
 					 t->name, ro->check);
@@ -187,7 +194,7 @@ static int run_sequence(struct session *s, int i, const struct run_opts *ro)
 		char *name = xmalloc(strlen(base) + 32), *p;
 
 		sprintf(name, "%s[%lld]", base, (long long)(n < 0 ? 0 : n));
-		if ((p = find_tensor(ro->check, "element", -1, name)) != NULL) {
+		if ((p = find_tensor(ro->check, "output", -1, name)) != NULL) {
 			cli_error(1, "check: output '%s': %lld elements, more expected in %s", base,
 				  (long long)n, ro->check);
 			rc = -1;
