@@ -394,12 +394,6 @@ static int loop_finish(struct expander *x, int n_carried, int n_scan, int iter, 
 }
 
 /*
- * The rest of a Loop, from iteration iter on, as a call of its body
- * compiled on its own (onnx_loop_call.c): a Loop node with attribute
- * "call" taking M, cond, the carried values and the captured ones. Scan
- * elements of iterations unrolled before come first in the scan outputs.
- */
-/*
  * The carried sequences of a Loop call in their run-time form (ports):
  * in[] gets each carried value's tensors, outs[] new values for the
  * Loop's, seqs[] what each carried sequence is packed as. Returns the
@@ -418,8 +412,9 @@ static int carried_tensors(struct expander *x, const struct seq_port *ports, int
 		struct seq *s = &seqs[j];
 
 		if (!ports[j].name) {
-			outs[t] = j < x->n.n_out && x->n.out[j] >= 0 ? x->n.out[j] : graph_add_value(
-				g, out);
+			bool used = j < x->n.n_out && x->n.out[j] >= 0;
+
+			outs[t] = used ? x->n.out[j] : graph_add_value(g, out);
 			in[t++] = x->n.in[2 + j];
 			continue;
 		}
@@ -479,6 +474,13 @@ static void carried_seqs(struct expander *x, const Onnx__GraphProto *body,
 	}
 }
 
+/*
+ * The rest of a Loop, from iteration iter on, as a call of its body
+ * compiled on its own (onnx_loop_call.c): a Loop node with attribute
+ * "call" taking M, cond, the carried values and the captured ones (a
+ * carried sequence as the tensors of its run-time form, onnx_seqrt.c). Scan
+ * elements of iterations unrolled before come first in the scan outputs.
+ */
 static int loop_call(struct expander *x, const Onnx__GraphProto *body, int n_carried,
 		     int n_scan, int iter, const int *elems)
 {
