@@ -400,6 +400,17 @@ def bad_runtime_erase():
                  [f32("x", [5]), i64("m", [])], [seq("e")], GROW_INITS), []
 
 
+def bad_runtime_mixed_at():
+    """A run-time Loop appends [1]-shaped pieces to a sequence that starts with a
+    scalar: SequenceAt of it has no rank known when compiling."""
+    return model([helper.make_node("SequenceConstruct", ["zero"], ["start"], name="start"),
+                  helper.make_node("Loop", ["m", "", "start"], ["r"], name="loop",
+                                   body=growing_body()),
+                  helper.make_node("SequenceAt", ["r", "first"], ["y"], name="at")],
+                 [f32("x", [5]), i64("m", [])], [f32("y", None)],
+                 GROW_INITS + [const("zero", np.float32(0)), const("first", np.int64(0))]), []
+
+
 def bad_tensor_op():
     return model([helper.make_node("SequenceConstruct", ["x"], ["s"], name="make"),
                   helper.make_node("Relu", ["s"], ["y"], name="relu")],
@@ -411,7 +422,7 @@ CASES = [construct_at, insert_erase, split_concat, position_from_shape, optional
          runtime_ragged, runtime_split, loop_runtime_seq, loop_runtime_seq_at,
          loop_runtime_optional, if_runtime_lengths]
 BAD = [bad_no_length, bad_runtime_position, bad_runtime_split, bad_absent_get, bad_tensor_op,
-       bad_runtime_erase]
+       bad_runtime_erase, bad_runtime_mixed_at]
 
 
 def write(path, data):
