@@ -188,15 +188,14 @@ static inline rt_cg_vec rt_cg_epi(rt_cg_vec x, const struct rt_cg_epilogue *e, i
 
 /*
  * One tile: t = sum over the block's k of A(r, k) * bp[k * 16 ..], A(r, k)
- * at a[r * ars + k * acs], for the first `rows` rows (mr <= rows <= MR)
- * over the first nv vectors of the panel's columns (both constants), then
- * the tile written back to c (mr x nr of it, row i0 of C) as the top of
- * the file says.
+ * at a[r * ars + k * acs], over the first nv vectors of the panel's
+ * columns (a constant), then the tile written back to c (mr x nr of it,
+ * row i0 of C) as the top of the file says.
  */
 static inline __attribute__((always_inline)) void
 rt_cg_tile_nv(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_t acs,
 	      const float *bp, float *c, int64_t ldc, int mr, int nr, int64_t i0, int64_t j0,
-	      const struct rt_cg_epilogue *e, const int nv, const int rows)
+	      const struct rt_cg_epilogue *e, const int nv)
 {
 	rt_cg_vec t[RT_CG_MR][RT_CG_NV];
 	float edge[RT_CG_MR * RT_CG_NR] __attribute__((aligned(RT_CG_VBYTES)));
@@ -205,7 +204,7 @@ rt_cg_tile_nv(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_
 	int full = mr == RT_CG_MR && nr == RT_CG_NR && nv == RT_CG_NV;
 
 #pragma GCC unroll 8
-	for (int r = 0; r < rows; r++)
+	for (int r = 0; r < RT_CG_MR; r++)
 #pragma GCC unroll 4
 		for (int v = 0; v < nv; v++)
 			t[r][v] = (rt_cg_vec){ 0 };
@@ -218,7 +217,7 @@ rt_cg_tile_nv(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_
 		for (int v = 0; v < nv; v++)
 			b[v] = bk[v];
 #pragma GCC unroll 8
-		for (int r = 0; r < rows; r++) {
+		for (int r = 0; r < RT_CG_MR; r++) {
 			float x = a[r * ars + k * acs];
 
 #pragma GCC unroll 4
@@ -234,7 +233,7 @@ rt_cg_tile_nv(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_
 				memcpy(edge + r * RT_CG_NR, c + r * ldc, sizeof(float) * (size_t)nr);
 	}
 #pragma GCC unroll 8
-	for (int r = 0; r < rows; r++) {
+	for (int r = 0; r < RT_CG_MR; r++) {
 		if (r >= mr)
 			break;
 #pragma GCC unroll 4
@@ -259,10 +258,6 @@ rt_cg_tile_nv(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_
 /*
  * A tile of the full panel width, or with 8 columns or fewer (the last
  * panel of N = 49, say) of its first half: 6 x 8 FMAs a k, half the work.
- * A full-width tile of fewer rows than MR (the last of M = 64: 10 x 6 + 4)
- * multiplies only those: M = 64, 128, 256 or 512 would otherwise spend
- * 1.5-3% of their FMAs on zero rows. (The A rows past mr must still be
- * readable: the callers' packed tiles have zero rows there.)
  */
 static inline void rt_cg_tile(const struct rt_cg_kblock *kb, const float *a, int64_t ars,
 			      int64_t acs, const float *bp, float *c, int64_t ldc, int mr, int nr,
@@ -270,36 +265,11 @@ static inline void rt_cg_tile(const struct rt_cg_kblock *kb, const float *a, int
 {
 #if RT_CG_NV >= 2
 	if (nr <= RT_CG_NR / 2) {
-		rt_cg_tile_nv(kb, a, ars, acs, bp, c, ldc, mr, nr, i0, j0, e, RT_CG_NV / 2,
-			      RT_CG_MR);
+		rt_cg_tile_nv(kb, a, ars, acs, bp, c, ldc, mr, nr, i0, j0, e, RT_CG_NV / 2);
 		return;
 	}
 #endif
-	switch (mr) {
-#define RT_CG_ROWS(n)									\
-	case n:										\
-		rt_cg_tile_nv(kb, a, ars, acs, bp, c, ldc, mr, nr, i0, j0, e, RT_CG_NV, n);	\
-		return;
-#if RT_CG_MR > 7
-	RT_CG_ROWS(7)
-#endif
-#if RT_CG_MR > 6
-	RT_CG_ROWS(6)
-#endif
-#if RT_CG_MR > 5
-	RT_CG_ROWS(5)
-#endif
-#if RT_CG_MR > 4
-	RT_CG_ROWS(4)
-#endif
-#if RT_CG_MR > 3
-	RT_CG_ROWS(3)
-#endif
-	RT_CG_ROWS(2)
-	RT_CG_ROWS(1)
-#undef RT_CG_ROWS
-	}
-	rt_cg_tile_nv(kb, a, ars, acs, bp, c, ldc, mr, nr, i0, j0, e, RT_CG_NV, RT_CG_MR);
+	rt_cg_tile_nv(kb, a, ars, acs, bp, c, ldc, mr, nr, i0, j0, e, RT_CG_NV);
 }
 #else
 /* Without GCC's vectors: the same blocks, plain loops. */
