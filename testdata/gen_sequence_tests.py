@@ -366,6 +366,161 @@ def if_runtime_lengths():
     return m, [], sets
 
 
+def scaling_body(shape):
+    """A run-time Loop's body: appends x * i (elements of x's shape) to s."""
+    return helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], name="cast", to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x", "fi"], ["xi"], name="scale"),
+         helper.make_node("SequenceInsert", ["s_in", "xi"], ["s_out"], name="append"),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="keep")],
+        "body", [i64("i", []), helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                 seq("s_in")],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), seq("s_out")])
+
+
+def columns_body():
+    """A run-time Loop's body: appends x[:, 0:i+1] ([2, i+1]) to s."""
+    return helper.make_graph(
+        [helper.make_node("Add", ["i", "one"], ["end0"], name="end"),
+         helper.make_node("Unsqueeze", ["end0", "axis0"], ["end1"], name="end1"),
+         helper.make_node("Slice", ["x", "zero1", "end1", "one1"], ["piece"], name="piece"),
+         helper.make_node("SequenceInsert", ["s_in", "piece"], ["s_out"], name="append"),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="keep")],
+        "body", [i64("i", []), helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                 seq("s_in")],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), seq("s_out")])
+
+
+def empty_like(rank):
+    """What an empty run-time sequence concatenates or stacks to: every dim 0."""
+    return np.zeros((0,) * rank, np.float32)
+
+
+def loop_runtime_concat():
+    """ConcatFromSequence of the sequence a run-time Loop made of x[0:i+1] (1-D
+    elements of different lengths), on axis 0 and -1; m = 0 gives [0]."""
+    x = rand(5)
+    m = model([helper.make_node("SequenceEmpty", [], ["empty"], name="empty"),
+               helper.make_node("Loop", ["m", "", "empty"], ["r"], name="loop",
+                                body=growing_body()),
+               helper.make_node("ConcatFromSequence", ["r"], ["y"], name="concat", axis=0),
+               helper.make_node("ConcatFromSequence", ["r"], ["z"], name="last", axis=-1)],
+              [f32("x", [5]), i64("m", [])], [f32("y", None), f32("z", None)], GROW_INITS)
+    sets = []
+    for trips in (0, 1, 4):
+        c = np.concatenate([x[:i + 1] for i in range(trips)] or [empty_like(1)])
+        sets.append(([x, np.int64(trips)], [c, c]))
+    return m, [], sets
+
+
+def loop_runtime_stack():
+    """ConcatFromSequence of the sequence a run-time Loop made of x * i ([2, 3]
+    each): stacked on axes 0, 1 and -1, concatenated on axes 0 and 1."""
+    x = rand(2, 3)
+    cfs = lambda name, out, axis, new: helper.make_node(
+        "ConcatFromSequence", ["r"], [out], name=name, axis=axis, new_axis=new)
+    m = model([helper.make_node("SequenceEmpty", [], ["empty"], name="empty"),
+               helper.make_node("Loop", ["m", "", "empty"], ["r"], name="loop",
+                                body=scaling_body([2, 3])),
+               cfs("stack0", "s0", 0, 1), cfs("stack1", "s1", 1, 1),
+               cfs("stack_last", "s2", -1, 1), cfs("concat0", "c0", 0, 0),
+               cfs("concat1", "c1", 1, 0)],
+              [f32("x", [2, 3]), i64("m", [])],
+              [f32(n, None) for n in ("s0", "s1", "s2", "c0", "c1")])
+    sets = []
+    for trips in (0, 1, 3):
+        e = [x * np.float32(i) for i in range(trips)]
+        if not e:
+            outs = [empty_like(3)] * 3 + [empty_like(2)] * 2
+        else:
+            outs = [np.stack(e, 0), np.stack(e, 1), np.stack(e, -1),
+                    np.concatenate(e, 0), np.concatenate(e, 1)]
+        sets.append(([x, np.int64(trips)], outs))
+    return m, [], sets
+
+
+def loop_runtime_concat_columns():
+    """ConcatFromSequence on axis 1 (and -1) of elements of different lengths
+    there: a run-time Loop appends x[:, 0:i+1]."""
+    x = rand(2, 5)
+    m = model([helper.make_node("SequenceEmpty", [], ["empty"], name="empty"),
+               helper.make_node("Loop", ["m", "", "empty"], ["r"], name="loop",
+                                body=columns_body()),
+               helper.make_node("ConcatFromSequence", ["r"], ["y"], name="concat", axis=1),
+               helper.make_node("ConcatFromSequence", ["r"], ["z"], name="last", axis=-1)],
+              [f32("x", [2, 5]), i64("m", [])], [f32("y", None), f32("z", None)],
+              GROW_INITS + [const("one1", np.int64([1]))])
+    sets = []
+    for trips in (0, 1, 4):
+        e = [x[:, :i + 1] for i in range(trips)]
+        c = np.concatenate(e, 1) if e else empty_like(2)
+        sets.append(([x, np.int64(trips)], [c, c]))
+    return m, [], sets
+
+
+def loop_runtime_erase_insert():
+    """SequenceErase (at a run-time position, and without one: the last) and
+    SequenceInsert at a run-time position on the sequence a run-time Loop made
+    of x[0:i+1]: in range, negative, out of range (the nearest end), empty."""
+    x, t = rand(5), rand(2)
+    m = model([helper.make_node("SequenceEmpty", [], ["empty"], name="empty"),
+               helper.make_node("Loop", ["m", "", "empty"], ["r"], name="loop",
+                                body=growing_body()),
+               helper.make_node("SequenceErase", ["r", "pe"], ["e"], name="erase"),
+               helper.make_node("SequenceErase", ["r"], ["l"], name="erase_last"),
+               helper.make_node("SequenceInsert", ["r", "t", "pi"], ["u"], name="insert"),
+               helper.make_node("ConcatFromSequence", ["u"], ["c"], name="concat", axis=0),
+               helper.make_node("SequenceInsert", ["r", "t", "minus1"], ["v"],
+                                name="insert_last")],
+              [f32("x", [5]), i64("m", []), f32("t", [2]), i64("pe", []),
+               helper.make_tensor_value_info("pi", TensorProto.INT32, [1])],
+              [seq("e"), seq("l"), seq("u"), f32("c", None), seq("v")],
+              GROW_INITS + [const("minus1", np.int64(-1))])
+
+    def norm(p, n, hi):
+        return min(max(p + n if p < 0 else p, 0), hi)
+    sets = []
+    for trips, pe, pi in ((0, 0, 0), (1, 0, -1), (3, 1, 1), (4, -1, -2), (4, 9, 7),
+                          (4, -9, -9)):
+        elems = [x[:i + 1] for i in range(trips)]
+        e = list(elems)
+        if e:
+            del e[norm(pe, trips, trips - 1)]
+        u = list(elems)
+        u.insert(norm(pi, trips, trips), t)
+        v = list(elems)
+        v.insert(norm(-1, trips, trips), t)
+        sets.append(([x, np.int64(trips), t, np.int64(pe), np.array([pi], np.int32)],
+                     [RtSeq("e", e), RtSeq("l", elems[:-1]), RtSeq("u", u),
+                      np.concatenate(u), RtSeq("v", v)]))
+    return m, [], sets
+
+
+def loop_runtime_prepend():
+    """A run-time Loop whose body inserts at position 0 (and erases nothing):
+    the sequence comes out reversed, then is stacked."""
+    x = rand(3)
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], name="cast", to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x", "fi"], ["xi"], name="scale"),
+         helper.make_node("SequenceInsert", ["s_in", "xi", "zero"], ["s_out"],
+                          name="prepend"),
+         helper.make_node("Identity", ["c_in"], ["c_out"], name="keep")],
+        "body", [i64("i", []), helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                 seq("s_in")],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), seq("s_out")])
+    m = model([helper.make_node("SequenceEmpty", [], ["empty"], name="empty"),
+               helper.make_node("Loop", ["m", "", "empty"], ["r"], name="loop", body=body),
+               helper.make_node("ConcatFromSequence", ["r"], ["y"], name="stack", axis=0,
+                                new_axis=1)],
+              [f32("x", [3]), i64("m", [])], [f32("y", None)],
+              [const("zero", np.int64(0))])
+    sets = [([x, np.int64(trips)], [np.stack([x * np.float32(i)
+                                              for i in reversed(range(trips))])])
+            for trips in (1, 4)]
+    return m, [], sets
+
+
 # the refusals: model, compile options; tests/sequence.sh holds the messages
 def bad_no_length():
     return model([helper.make_node("SequenceLength", ["s"], ["n"], name="length")],
@@ -392,12 +547,27 @@ def bad_absent_get():
                  [opt_f32("o", [2])], [f32("y", [2])]), ["--elements", "o=none"]
 
 
-def bad_runtime_erase():
+def bad_runtime_map():
     return model([helper.make_node("SequenceEmpty", [], ["empty"], name="empty"),
                   helper.make_node("Loop", ["m", "", "empty"], ["r"], name="loop",
                                    body=growing_body()),
-                  helper.make_node("SequenceErase", ["r"], ["e"], name="erase")],
+                  helper.make_node("SequenceMap", ["r"], ["e"], name="map",
+                                   body=helper.make_graph(
+                                       [helper.make_node("Neg", ["a"], ["b"], name="neg")],
+                                       "map", [f32("a", None)], [f32("b", None)]))],
                  [f32("x", [5]), i64("m", [])], [seq("e")], GROW_INITS), []
+
+
+def bad_runtime_mixed_concat():
+    """A run-time Loop appends [1]-shaped pieces to a sequence that starts with a
+    scalar: ConcatFromSequence of it needs one rank."""
+    return model([helper.make_node("SequenceConstruct", ["zero"], ["start"], name="start"),
+                  helper.make_node("Loop", ["m", "", "start"], ["r"], name="loop",
+                                   body=growing_body()),
+                  helper.make_node("ConcatFromSequence", ["r"], ["y"], name="concat",
+                                   axis=0)],
+                 [f32("x", [5]), i64("m", [])], [f32("y", None)],
+                 GROW_INITS + [const("zero", np.float32(0))]), []
 
 
 def bad_runtime_mixed_at():
@@ -420,9 +590,10 @@ def bad_tensor_op():
 CASES = [construct_at, insert_erase, split_concat, position_from_shape, optional_present,
          optional_absent, sequence_map, loop_seq, ragged_concat, runtime_positions,
          runtime_ragged, runtime_split, loop_runtime_seq, loop_runtime_seq_at,
-         loop_runtime_optional, if_runtime_lengths]
+         loop_runtime_optional, if_runtime_lengths, loop_runtime_concat, loop_runtime_stack,
+         loop_runtime_concat_columns, loop_runtime_erase_insert, loop_runtime_prepend]
 BAD = [bad_no_length, bad_runtime_position, bad_runtime_split, bad_absent_get, bad_tensor_op,
-       bad_runtime_erase, bad_runtime_mixed_at]
+       bad_runtime_map, bad_runtime_mixed_at, bad_runtime_mixed_concat]
 
 
 def write(path, data):

@@ -70,7 +70,8 @@ bad bad_runtime_split "node 0 'split' (SplitToSequence): split 'k' is only known
 bad bad_absent_get "node 0 'get' (OptionalGetElement): the optional 'o' has no element"
 bad bad_tensor_op "node 1 'relu' (Relu): input 0 's' is a sequence; only the sequence and optional ops take one"
 bad bad_runtime_mixed_at "node 2 'at' (SequenceAt): the sequence's length is only known at run time and its elements may differ in rank, so SequenceAt's rank is not known"
-bad bad_runtime_erase "node 2 'erase' (SequenceErase): input 0 'r' is a sequence whose length is only known at run time; SequenceErase does not take one (SequenceInsert at the end, SequenceAt, SequenceLength and the optional ops do)"
+bad bad_runtime_map "node 2 'map' (SequenceMap): input 0 'r' is a sequence whose length is only known at run time; SequenceMap does not take one"
+bad bad_runtime_mixed_concat "node 2 'concat' (ConcatFromSequence): the sequence's length is only known at run time and its elements may differ in rank; ConcatFromSequence needs one rank"
 
 # --elements: a bad count is a usage error (exit 2)
 "$COLLAGEC" compile -q testdata/sequence/insert_erase/model.onnx --elements s=x \
