@@ -469,6 +469,8 @@ static int at_rt(struct rtx *x, const struct seq *s, int out)
 	in[0] = glue(x, OP_SLICE, "Slice", "at.piece", in, 4, -1);
 	in[1] = element_dims(x, s, q, "at");
 	glue(x, OP_RESHAPE, "Reshape", "at", in, 2, out);
+	/* an element's 0 dim is a 0, not "keep the input's" */
+	node_set_attr_int(x->g, &x->g->nodes.v[x->g->nodes.n - 1], "allowzero", 1);
 	return 0;
 }
 
