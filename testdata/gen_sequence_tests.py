@@ -307,6 +307,21 @@ def loop_runtime_seq_at():
     return m, [], sets
 
 
+def loop_runtime_seq_at_zero():
+    """loop_runtime_seq_at on elements [k, 0]: the element SequenceAt gives
+    keeps its 0 dim (its Reshape has allowzero)."""
+    x = np.zeros((5, 0), np.float32)
+    m = model([helper.make_node("SequenceEmpty", [], ["empty"], name="empty"),
+               helper.make_node("Loop", ["m", "", "empty"], ["r"], name="loop",
+                                body=growing_body()),
+               helper.make_node("SequenceAt", ["r", "p"], ["a"], name="at"),
+               helper.make_node("Neg", ["a"], ["y"], name="neg")],
+              [f32("x", [5, 0]), i64("m", []), i64("p", [])], [f32("y", None)], GROW_INITS)
+    sets = [([x, np.int64(m), np.int64(p)], [-x[:(p % m) + 1]])
+            for m, p in ((3, 1), (4, -1))]
+    return m, [], sets
+
+
 def loop_runtime_optional():
     """A run-time Loop that carries an optional sequence, absent at first: the
     body starts it with [zeros(1)] (If on OptionalHasElement) and appends."""
@@ -590,7 +605,7 @@ def bad_tensor_op():
 CASES = [construct_at, insert_erase, split_concat, position_from_shape, optional_present,
          optional_absent, sequence_map, loop_seq, ragged_concat, runtime_positions,
          runtime_ragged, runtime_split, loop_runtime_seq, loop_runtime_seq_at,
-         loop_runtime_optional, if_runtime_lengths, loop_runtime_concat, loop_runtime_stack,
+         loop_runtime_seq_at_zero, loop_runtime_optional, if_runtime_lengths, loop_runtime_concat, loop_runtime_stack,
          loop_runtime_concat_columns, loop_runtime_erase_insert, loop_runtime_prepend]
 BAD = [bad_no_length, bad_runtime_position, bad_runtime_split, bad_absent_get, bad_tensor_op,
        bad_runtime_map, bad_runtime_mixed_at, bad_runtime_mixed_concat]
