@@ -214,6 +214,20 @@ static void ports_metadata(struct arena *a, const Onnx__GraphProto *body,
 }
 
 /*
+ * lb's counts (n_tc carried tensors: a run-time sequence is two or three),
+ * its outputs' room and its API prefix, before body_model fills it.
+ */
+static void body_init(struct graph *g, struct loop_body *lb, int n_tc, int n_scan)
+{
+	lb->n_carried = n_tc;
+	lb->n_scan = n_scan;
+	lb->n_out = 1 + n_tc + n_scan;
+	lb->outs = arena_alloc(g->arena, sizeof(*lb->outs) * (size_t)(lb->n_out + 1));
+	lb->prefix = arena_printf(g->arena, "%s_loop%d", g->loop_prefix ? g->loop_prefix
+				  : "collagec", g->loops.n);
+}
+
+/*
  * The ModelProto of the body; its inputs and the captured values' fate in
  * lb. The captured values are node n's inputs from cap0 on; ports (NULL:
  * none) say which carried values are sequences.
@@ -543,12 +557,7 @@ int onnx_loop_ports(struct graph *g, const struct node *n, const Onnx__GraphProt
 
 		if (round > 4 * MAX_RANK)
 			BUG("%s: the ports of the loop do not settle", node_loc(g, n));
-		lb.n_carried = n_tc;
-		lb.n_scan = n_scan;
-		lb.n_out = 1 + n_tc + n_scan;
-		lb.outs = arena_alloc(g->arena, sizeof(*lb.outs) * (size_t)(lb.n_out + 1));
-		lb.prefix = arena_printf(g->arena, "%s_loop%d", g->loop_prefix ? g->loop_prefix
-					 : "collagec", g->loops.n);
+		body_init(g, &lb, n_tc, n_scan);
 		rc = body_model(g, n, body, n_onnx, n_onnx, caps, carried, ports, &lb, &mp, &dims,
 				&dimv);
 		if (rc == 0)
@@ -596,13 +605,8 @@ int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_
 	for (int j = 0; j < n_carried; j++)
 		n_tc += port_width(ports ? &ports[j] : NULL);
 	cap0 = 2 + n_tc;
-	lb.n_carried = n_tc;
-	lb.n_scan = n_scan;
+	body_init(g, &lb, n_tc, n_scan);
 	lb.iter0 = iter0;
-	lb.n_out = 1 + n_tc + n_scan;
-	lb.outs = arena_alloc(g->arena, sizeof(*lb.outs) * (size_t)(lb.n_out + 1));
-	lb.prefix = arena_printf(g->arena, "%s_loop%d", g->loop_prefix ? g->loop_prefix
-				 : "collagec", g->loops.n);
 	if (body_model(g, n, body, n_onnx, cap0, caps, carried, ports, &lb, &mp, &dims,
 		       &dimv) < 0 || write_body(g, n, &mp, &lb) < 0)
 		goto out;
