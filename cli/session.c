@@ -272,6 +272,18 @@ int session_run(struct session *s)
 	return 0;
 }
 
+/* t (zeroed) names the model's tensor at data, output `info`'s, dims as given. */
+static void borrow(struct host_tensor *t, const collagec_tensor_info *info, const void *data,
+		   const int64_t *dims, int rank)
+{
+	t->name = (char *)info->name;
+	t->dtype = dtype_from_onnx(info->dtype);
+	t->rank = rank;
+	memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+	t->data = (void *)data;
+	t->bytes = (size_t)host_tensor_numel(t) * dtype_size(t->dtype);
+}
+
 int session_output(struct session *s, int i, struct host_tensor *t)
 {
 	collagec_tensor_info info;
@@ -283,12 +295,7 @@ int session_output(struct session *s, int i, struct host_tensor *t)
 	if (s->lib.get_output(s->m, i, &data, &dims, &rank) != COLLAGEC_OK)
 		return set_err(s, "output %d: %s", i, s->lib.last_error(s->m));
 	s->lib.output_info(s->m, i, &info);
-	t->name = (char *)info.name;
-	t->dtype = dtype_from_onnx(info.dtype);
-	t->rank = rank;
-	memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
-	t->data = (void *)data;
-	t->bytes = (size_t)host_tensor_numel(t) * dtype_size(t->dtype);
+	borrow(t, &info, data, dims, rank);
 	return 0;
 }
 
@@ -313,12 +320,7 @@ int session_output_elements(struct session *s, int i, struct host_tensor **t, in
 			*t = NULL;
 			return set_err(s, "output %d: %s", i, s->lib.last_error(s->m));
 		}
-		e->name = (char *)info.name;
-		e->dtype = dtype_from_onnx(info.dtype);
-		e->rank = rank;
-		memcpy(e->dims, dims, sizeof(int64_t) * (size_t)rank);
-		e->data = (void *)data;
-		e->bytes = (size_t)host_tensor_numel(e) * dtype_size(e->dtype);
+		borrow(e, &info, data, dims, rank);
 	}
 	return 0;
 }
