@@ -23,7 +23,7 @@ mkdir -p "$D"
 /usr/bin/python3 testdata/gen_models.py "$D" >/dev/null || exit 1
 "$COLLAGEC" compile "$D/resnet18.onnx" -o "$D/resnet18_c.so" --target c --search none \
 	--threads "$THREADS" || exit 1
-python3 - "$D/resnet18.onnx" "$D/resnet18_c.so" "$COLLAGEC" "$BENCH" "$THREADS" "$RUNS" \
+/usr/bin/python3 - "$D/resnet18.onnx" "$D/resnet18_c.so" "$COLLAGEC" "$BENCH" "$THREADS" "$RUNS" \
 	"$REPEAT" <<'PY'
 import json, statistics, subprocess, sys
 import onnx
