@@ -156,6 +156,15 @@ static int run_output(const struct run_opts *ro, const struct host_tensor *t, in
 	return rc;
 }
 
+/* "NAME[K]" (malloc). */
+static char *element_name(const char *base, int64_t k)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	sb_printf(&sb, "%s[%lld]", base, (long long)k);
+	return sb_detach(&sb);
+}
+
 /*
  * Output i, a sequence of run-time length: its elements as outputs
  * NAME[K] (NAME: the data output's name less ".data"), an absent optional
@@ -182,18 +191,16 @@ static int run_sequence(struct session *s, int i, const struct run_opts *ro)
 	if (n < 0 && !ro->outdir && !ro->check)
 		printf("%s: none\n", base);
 	for (int64_t k = 0; k < n && rc == 0; k++) {
-		char *name = xmalloc(strlen(base) + 32);
+		char *name = element_name(base, k);
 
-		sprintf(name, "%s[%lld]", base, (long long)k);
 		t[k].name = name;
 		rc = run_output(ro, &t[k], -1) ? -1 : 0;
 		free(name);
 	}
 	if (rc == 0 && ro->check) {
 		/* as many elements as expected: no file for one more */
-		char *name = xmalloc(strlen(base) + 32), *p;
+		char *name = element_name(base, n < 0 ? 0 : n), *p;
 
-		sprintf(name, "%s[%lld]", base, (long long)(n < 0 ? 0 : n));
 		if ((p = find_tensor(ro->check, "output", -1, name)) != NULL) {
 			cli_error(1, "check: output '%s': %lld elements, more expected in %s", base,
 				  (long long)n, ro->check);
@@ -206,7 +213,6 @@ static int run_sequence(struct session *s, int i, const struct run_opts *ro)
 	free(t);
 	return rc;
 }
-
 
 /*
  * One line per kernel, tab-separated: "kernel", its index, name, partition
