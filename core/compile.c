@@ -223,8 +223,10 @@ static void add_output_copies(struct graph *g)
 
 int compile_plan_layouts(struct graph *g, const struct partition *parts, int np)
 {
-	for (int i = 0; i < g->values.n; i++)
+	for (int i = 0; i < g->values.n; i++) {
 		g->values.v[i].layout = 0;
+		g->values.v[i].store_c = 0;
+	}
 	for (int i = 0; i < np; i++) {
 		const struct target_kind *k = parts[i].target->kind;
 		bool seen = false;
@@ -262,10 +264,14 @@ static void snapshot_partition(struct graph *g, const struct partition *p, struc
 		for (int a = 0; a < kn->n_args; a++) {
 			const struct value *v = &g->values.v[kn->args[a]];
 
-			if (v->layout)
-				sb_printf(sb, "// %s '%s' in %s's layout %d (plan_layouts)\n",
-					  a < kn->n_inputs ? "reads" : "writes", v->name,
-					  p->target->kind->name, v->layout);
+			if (!v->layout)
+				continue;
+			sb_printf(sb, "// %s '%s' in %s's layout %d (plan_layouts)",
+				  a < kn->n_inputs ? "reads" : "writes", v->name,
+				  p->target->kind->name, v->layout);
+			if (v->store_c)
+				sb_printf(sb, ", stored with %lld channels", (long long)v->store_c);
+			sb_putc(sb, '\n');
 		}
 		for (int v = 0; v < kn->n_variants; v++) {
 			sb_printf(sb, "// variant %s if %s\n", kn->variants[v].impl,

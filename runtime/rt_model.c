@@ -171,7 +171,7 @@ static int64_t value_bytes(const struct rt_value *v, const int64_t *syms)
 
 	/* a zero dim makes it empty, however large the others are */
 	for (int i = 0; i < v->rank; i++) {
-		int64_t d = dim_eval(&v->dims[i], syms);
+		int64_t d = i == 1 && v->store_c ? v->store_c : dim_eval(&v->dims[i], syms);
 
 		if (d == RT_OVERFLOW || d < 0)
 			return RT_OVERFLOW;

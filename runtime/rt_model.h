@@ -99,6 +99,7 @@ struct rt_value {
 	int64_t offset;			/* const, or static arena offset; -1 if planned */
 	int first, last;		/* steps that write first / read last */
 	int late;			/* dims known only once its producer ran */
+	int64_t store_c;		/* 0; else dim 1 as stored: a padded layout */
 };
 
 /* A derived symbol: syms[sym] = op(a, b), op 0..4 = + / % min max. */

@@ -450,7 +450,7 @@ else
 
 	# symbolic dims on random inputs: same seed, same inputs through both
 	for m in conv_sym_clip mm_sym_fold_tanh avgpool_sym_incl gap_sym bnorm_sym lnorm_sym \
-		logsoftmax_sym elt_elu_sym deconv_g2_dil_sym chain_blocked; do
+		logsoftmax_sym elt_elu_sym deconv_g2_dil_sym chain_blocked chain_padded; do
 		for n in 5 1 3; do
 			[ -n "$why" ] && break
 			run "$D/$m.c.so" "$D/$m.c.r$n" --shape N=$n --seed 11
@@ -490,22 +490,47 @@ else
 	fi
 	verdict dnnl/chain_blocked-layouts
 
-	# a pool of a blocked x with whole blocks of channels (16 and 32: whole
-	# with AVX2's 8 and AVX-512's 16) runs rt_dnnl.h's kernel, not oneDNN's
-	# pooling: oneDNN's verbose log shows none; with 12 channels it does
+	# chain_padded's values of 12 and 24 channels (t4: c3's summed operand)
+	# stay blocked too, stored
+	# padded to 16 and 32 channels (--dump-ir says so): no reorders of them;
+	# the 20 channels that its grouped Conv reads stay plain
+	"$C" compile "$D/models/chain_padded/model.onnx" --target dnnl,c -o "$T/padded.so" \
+		--dump-ir "$T/padded-ir" >"$T/out" 2>&1 || bad "compile: $(head -n 1 "$T/out")"
+	for v in s1:16 a2:16 t4:32 r:32 p:32; do
+		grep -q "'${v%%:*}' in dnnl's layout 1 (plan_layouts), stored with ${v#*:} channels" \
+			"$T"/padded-ir/* || bad "--dump-ir: ${v%%:*} not blocked in ${v#*:} channels"
+	done
+	if grep -q "'t5' in dnnl's layout" "$T"/padded-ir/*; then
+		bad "the grouped Conv's x was blocked"
+	fi
+	ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$C" run "$D/chain_padded.dnnl.so" \
+		--input x="$D/models/chain_padded/in/x.npy" >"$T/verbose" 2>&1 ||
+		bad "verbose run: $(tail -n 1 "$T/verbose")"
+	grep -q "exec,cpu,convolution" "$T/verbose" || bad "no oneDNN verbose log"
+	if grep "exec,cpu,reorder" "$T/verbose" |
+		grep -q -e ",2x12x10x10," -e ",2x24x10x10," -e ",2x24x5x5,"; then
+		bad "a padded value between dnnl kernels was reordered"
+	fi
+	if grep -q "exec,cpu,pooling" "$T/verbose"; then
+		bad "the padded blocked x ran oneDNN's pooling"
+	fi
+	verdict dnnl/chain_padded-layouts
+
+	# a pool of a blocked x runs rt_dnnl.h's kernel, not oneDNN's pooling
+	# (oneDNN's verbose log shows none): on whole blocks of channels (16
+	# and 32: whole with AVX2's 8 and AVX-512's 16) and on a padded last
+	# block (12, and 24 with AVX-512), writing y plain (bpool_max_c12) or
+	# blocked (the _tail ones)
 	for m in bpool_max_k3s2p1 bpool_max_k3s2p1_tail bpool_avg_excl_k5s1p2 bpool_max_1d \
-		bpool_max_par bpool_max_nan bpool_gmp bpool_max_c12 bpool_avg_c12_tail; do
+		bpool_max_par bpool_max_nan bpool_gmp bpool_max_c12 bpool_avg_c12_tail \
+		bpool_max_k5s3_dil_tail; do
 		ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$C" run "$D/$m.dnnl.so" \
 			--input x="$D/models/$m/in/x.npy" >"$T/verbose" 2>&1 ||
 			bad "$m: verbose run: $(tail -n 1 "$T/verbose")"
 		grep -q "exec,cpu,convolution" "$T/verbose" || bad "$m: no oneDNN verbose log"
-		case $m in
-		*_c12*) grep -q "exec,cpu,pooling" "$T/verbose" ||
-			bad "$m: 12 channels did not run oneDNN's pooling" ;;
-		*) if grep -q "exec,cpu,pooling" "$T/verbose"; then
+		if grep -q "exec,cpu,pooling" "$T/verbose"; then
 			bad "$m: a blocked x ran oneDNN's pooling"
-		fi ;;
-		esac
+		fi
 	done
 	verdict dnnl/bpool-kernel
 
@@ -515,7 +540,7 @@ else
 	cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" \
 		"$ROOT/testdata/backends/dnnl_shapes.c" -o "$D/shapes" -ldl -lm >"$T/cc.log" 2>&1 ||
 		bad "cc dnnl_shapes.c: $(head -n 1 "$T/cc.log")"
-	for m in chain_blocked mm_sym_fold_tanh conv_sym_clip; do
+	for m in chain_blocked chain_padded mm_sym_fold_tanh conv_sym_clip; do
 		[ -n "$why" ] && break
 		"$D/shapes" "$D/$m.dnnl.so" 2 5 2 5 3 1 >"$T/out" 2>&1 ||
 			bad "$m: $(head -n 1 "$T/out")"

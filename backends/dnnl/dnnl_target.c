@@ -37,7 +37,9 @@
  * expressions over syms[].
  * plan_layouts marks the values that Convs and pools on dnnl hand to each
  * other (and to nothing else) blocked; their kernels get `lay` bits saying
- * which of their buffers are, and skip the reorders at those edges.
+ * which of their buffers are, and skip the reorders at those edges. Where
+ * the channels are no multiple of the largest block, the value's storage
+ * holds them padded to one (value.store_c).
  *
  * The collagec binary never links oneDNN: unavailable() checks for
  * <oneapi/dnnl/dnnl.h> and dlopens libdnnl in a child process
@@ -60,6 +62,7 @@
 #define MAX_PO 6		/* post-ops the helpers take (rt_dnnl.h RT_DNNL_MAX_PO) */
 #define MAX_BIN 2		/* binary operands */
 #define MAX_MM_BATCH 4		/* batch dims of a batched matmul */
+#define MAX_BLOCK 16		/* the largest channel block (rt_dnnl.h RT_DNNL_MAX_BLOCK) */
 
 /* Post-op codes and broadcasts: as enum rt_dnnl_po / rt_dnnl_bcast of rt_dnnl.h. */
 enum po_code {
@@ -814,9 +817,12 @@ static bool dnnl_check(struct graph *g, const int *nodes, int n_nodes)
 
 /*
  * value.layout as this target sets it: LAYOUT_BLOCKED, channels in blocks
- * (rt_dnnl.h's rt_dnnl_layout: nChw8c with AVX2, nChw16c with AVX-512, plain
- * where the channels are no multiple of the block, the same rule at both
- * ends, so the buffer keeps its plain size).
+ * (rt_dnnl.h's rt_dnnl_layout: nChw8c with AVX2, nChw16c with AVX-512).
+ * Channels that are no multiple of the block are padded with zeros to the
+ * next block, as oneDNN's blocked layouts do: the buffer is planned with
+ * the channels rounded up to MAX_BLOCK (value.store_c), which covers the
+ * block of any host that runs the model. MobileNetV2's 24-channel values
+ * were reordered to plain and back at each of their five edges before.
  */
 enum dnnl_layout {
 	LAYOUT_PLAIN, LAYOUT_BLOCKED, LAYOUT_COUNT
@@ -873,6 +879,18 @@ static bool reads_blocked(struct graph *g, const struct partition *q, const stru
 	return sum_operand(&ep) == v;
 }
 
+/*
+ * Whether Conv n takes padded channel blocks at no cost: ungrouped or
+ * depthwise, as oneDNN's optimised convolutions run them padded.
+ */
+static bool pads_freely(struct graph *g, const struct node *n)
+{
+	int64_t group = node_attr_int(n, "group", 1);
+
+	return group == 1 || (group == node_in(g, n, 0)->shape.d[1].c &&
+			      group == node_in(g, n, 1)->shape.d[0].c);
+}
+
 /* The value a dnnl partition writes, when it may write it blocked; else -1. */
 static int blocked_candidate(struct graph *g, const struct partition *p)
 {
@@ -907,8 +925,12 @@ static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int
 	for (int i = 0; i < np; i++) {
 		int v = parts[i].target->kind == &target_kind_dnnl ?
 			blocked_candidate(g, &parts[i]) : -1;
-		bool ok = v >= 0, read = false;
+		int64_t c = v >= 0 ? g->values.v[v].shape.d[1].c : 0;
+		bool ok = v >= 0, read = false, pad = c % MAX_BLOCK != 0;
+		const struct node *a = &g->nodes.v[parts[i].nodes[0]];
 
+		if (pad && a->op == OP_CONV && !pads_freely(g, a))
+			ok = false;
 		for (int j = 0; j < g->nodes.n && ok; j++) {
 			const struct node *n = &g->nodes.v[j];
 
@@ -917,11 +939,15 @@ static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int
 					continue;
 				read = true;
 				ok = part_of[j] >= 0 && part_of[j] != i &&
-				     reads_blocked(g, &parts[part_of[j]], n, s, v);
+				     reads_blocked(g, &parts[part_of[j]], n, s, v) &&
+				     (!pad || n->op != OP_CONV || pads_freely(g, n));
 			}
 		}
-		if (ok && read)
-			g->values.v[v].layout = LAYOUT_BLOCKED;
+		if (!ok || !read)
+			continue;
+		g->values.v[v].layout = LAYOUT_BLOCKED;
+		if (pad)
+			g->values.v[v].store_c = (c + MAX_BLOCK - 1) / MAX_BLOCK * MAX_BLOCK;
 	}
 	free(part_of);
 	return 0;

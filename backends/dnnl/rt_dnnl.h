@@ -54,7 +54,7 @@
  * The standalone ops (collagec_dnnl_pool, _eltwise, _softmax, _bnorm, _lnorm,
  * _lrn) make one primitive each (HardSigmoid two eltwise ones) over the
  * plain buffers, with no reorders, except pooling. A pool of 1 or 2
- * spatial dims whose x comes blocked in whole channel blocks runs no
+ * spatial dims whose x comes blocked runs no
  * oneDNN at all but our own vectorised kernel on that layout, writing y
  * blocked or plain as the caller expects (rt_dnnl_bpool_run: ResNet-18's
  * stem MaxPool took 0.70-0.79 ms in oneDNN 2.6's pooling on every layout,
@@ -271,14 +271,15 @@ static int64_t rt_dnnl_block(void)
 }
 
 /*
- * Whether a buffer of dims d (3 to 5 of them) marked `blocked` is: its
- * channels (dim 1) in blocks of rt_dnnl_block() - unless they are no
- * multiple of it: then it is plain, so that it keeps its plain size.
- * Writer and readers of a buffer decide alike from the same dims.
+ * Whether a buffer of nd dims (3 to 5 of them) marked `blocked` is: its
+ * channels (dim 1) in blocks of rt_dnnl_block(), the last one padded with
+ * zeros where they are no multiple of it (the compiler planned the buffer
+ * with room for RT_DNNL_MAX_BLOCK-padded channels; oneDNN zeroes the
+ * padding of the memories it is given and keeps it zero in what it writes).
  */
-static int rt_dnnl_blocks(int nd, const int64_t *d, int blocked)
+static int rt_dnnl_blocks(int nd, int blocked)
 {
-	return blocked && nd >= 3 && nd <= 5 && d[1] % rt_dnnl_block() == 0;
+	return blocked && nd >= 3 && nd <= 5;
 }
 
 /* The layout of a buffer of dims d: blocked as rt_dnnl_blocks says, or plain. */
@@ -292,7 +293,7 @@ static dnnl_status_t rt_dnnl_layout(dnnl_memory_desc_t *md, int nd, const int64_
 	int64_t blk = rt_dnnl_block();
 	dnnl_dims_t dims;
 
-	if (!rt_dnnl_blocks(nd, d, blocked))
+	if (!rt_dnnl_blocks(nd, blocked))
 		return rt_dnnl_plain(md, nd, d);
 	for (int i = 0; i < nd; i++)
 		dims[i] = d[i];
@@ -821,10 +822,10 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 				 "weights") ||
 		    rt_dnnl_fail(dnnl_dilated_convolution_forward_desc_init(
 				    &desc, dnnl_forward_inference, dnnl_convolution_direct,
-				    rt_dnnl_blocks(nd, gm.x, lay & RT_DNNL_LAY_SRC) ? &k->user_src :
+				    rt_dnnl_blocks(nd, lay & RT_DNNL_LAY_SRC) ? &k->user_src :
 				    &any_src, wconst ? &any_wei : &user_wei,
 				    k->has_bias ? &k->bias_md : NULL,
-				    rt_dnnl_blocks(nd, gm.y, lay & RT_DNNL_LAY_DST) ? &k->user_dst :
+				    rt_dnnl_blocks(nd, lay & RT_DNNL_LAY_DST) ? &k->user_dst :
 				    &any_dst, gm.str, gm.dil, gm.padl, gm.padr), name,
 				 "convolution") ||
 		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, nd, gm.y, bc0, bc1, po, pa, pbt), name,
@@ -1098,7 +1099,8 @@ typedef float rt_dnnl_uvec __attribute__((vector_size(4 * RT_DNNL_VL), aligned(4
 /* The geometry of a blocked pool; per dim 0 (rows) and 1 (columns). */
 struct rt_dnnl_bpool {
 	int64_t in[2], out[2], k[2], s[2], d[2], pb[2], pe[2];
-	int64_t planes;			/* n * c / blk: channel blocks of every image */
+	int64_t planes;			/* n * cb: channel blocks of every image */
+	int64_t c, cb;			/* channels; blocks per image, the last padded */
 	int64_t blk;			/* B */
 	int alg;			/* enum rt_dnnl_pool */
 	int dst_blocked;		/* y blocked too; else plain nchw */
@@ -1367,13 +1369,19 @@ static void rt_dnnl_bpool_rows(const struct rt_dnnl_bpool *g, const float *x, fl
 			rt_dnnl_bpool_row(g, xb, oh, 0, OW, y + r * OW * B);
 			continue;
 		}
-		/* plain: channel ch of block pi is plane pi * B + ch of y */
+		/*
+		 * plain: lane ch of block b of image img is channel b * B + ch
+		 * of y, the padding's lanes none
+		 */
+		int64_t img = pi / g->cb, c0 = pi % g->cb * B;
+		int64_t lanes = g->c - c0 < B ? g->c - c0 : B;
+
 		for (int64_t o = 0; o < OW; o += RT_DNNL_POOL_CHUNK) {
 			int64_t n = OW - o < RT_DNNL_POOL_CHUNK ? OW - o : RT_DNNL_POOL_CHUNK;
 
 			rt_dnnl_bpool_row(g, xb, oh, o, o + n, t);
-			for (int64_t ch = 0; ch < B; ch++) {
-				float *yc = y + ((pi * B + ch) * OH + oh) * OW + o;
+			for (int64_t ch = 0; ch < lanes; ch++) {
+				float *yc = y + ((img * g->c + c0 + ch) * OH + oh) * OW + o;
 
 				for (int64_t i = 0; i < n; i++)
 					yc[i] = t[i * B + ch];
@@ -1383,10 +1391,11 @@ static void rt_dnnl_bpool_rows(const struct rt_dnnl_bpool *g, const float *x, fl
 }
 
 /*
- * y = pool(x) for x blocked (c a multiple of B = rt_dnnl_block() <=
- * RT_DNNL_MAX_BLOCK), over 1 or 2 spatial dims: the geometry g, the
- * output rows split over threads (serial below what a team is worth, as
- * rt_cpool.h's).
+ * y = pool(x) for x blocked (B = rt_dnnl_block() <= RT_DNNL_MAX_BLOCK; the
+ * padding lanes of a last block pooled like the others, and read by
+ * nothing but another blocked op, whose oneDNN memory zeroes them), over 1
+ * or 2 spatial dims: the geometry g, the output rows split over threads
+ * (serial below what a team is worth, as rt_cpool.h's).
  */
 static void rt_dnnl_bpool_run(const struct rt_dnnl_bpool *g, const float *x, float *y,
 			      int threads)
@@ -1410,9 +1419,8 @@ static void rt_dnnl_bpool_run(const struct rt_dnnl_bpool *g, const float *x, flo
  * y = pool(x): x [n, c, i0 (, i1 (, i2))], y [n, c, o0 ...] with nsp spatial
  * dims (1 to 3); kernel k*, strides s*, dilations d* as in ONNX (1 = none),
  * pads begin pb* and end pe* (the caller grows pe* for ceil_mode). lay:
- * which of x and y are blocked (enum rt_dnnl_lay). A blocked x of whole
- * channel blocks over 1 or 2 dims runs rt_dnnl_bpool_run, the rest
- * oneDNN's pooling.
+ * which of x and y are blocked (enum rt_dnnl_lay). A blocked x over 1 or 2
+ * dims runs rt_dnnl_bpool_run, the rest oneDNN's pooling.
  */
 static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const float *x,
 			       float *y, int64_t nsp, int64_t n, int64_t c, int64_t i0,
@@ -1437,7 +1445,7 @@ static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const
 
 	if (n <= 0 || c <= 0 || o0 * o1 * o2 <= 0)
 		return;
-	if (nsp <= 2 && (lay & RT_DNNL_LAY_SRC) && c % blk == 0 && blk <= RT_DNNL_MAX_BLOCK &&
+	if (nsp <= 2 && (lay & RT_DNNL_LAY_SRC) && blk <= RT_DNNL_MAX_BLOCK &&
 	    blk % RT_DNNL_VL == 0 && alg >= 0 && alg < RT_DNNL_POOL_COUNT) {
 		/* 1-D as one row: H = OH = kernel = 1 */
 		const struct rt_dnnl_bpool g = {
@@ -1448,7 +1456,9 @@ static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const
 			.d = { nsp == 2 ? d0 : 1, nsp == 2 ? d1 : d0 },
 			.pb = { nsp == 2 ? pb0 : 0, nsp == 2 ? pb1 : pb0 },
 			.pe = { nsp == 2 ? pe0 : 0, nsp == 2 ? pe1 : pe0 },
-			.planes = n * (c / blk),
+			.planes = n * ((c + blk - 1) / blk),
+			.c = c,
+			.cb = (c + blk - 1) / blk,
 			.blk = blk,
 			.alg = (int)alg,
 			.dst_blocked = (lay & RT_DNNL_LAY_DST) != 0,
@@ -1474,7 +1484,7 @@ static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const
 		 */
 		const dnnl_format_tag_t tag = nsp == 1 ? dnnl_nwc :
 					      nsp == 2 ? dnnl_nhwc : dnnl_ndhwc;
-		int blk = (lay & RT_DNNL_LAY_SRC) && c % rt_dnnl_block() == 0;
+		int blk = rt_dnnl_blocks(nd, lay & RT_DNNL_LAY_SRC);
 
 		rt_dnnl_geom(&gm, nsp, n, c, c, win);
 		if (alg < 0 || alg >= RT_DNNL_POOL_COUNT ||

@@ -65,8 +65,8 @@ static void values_table(struct graph *g, const struct exec_plan *ep, struct str
 			print_dim_name(g, val->shape.d[k], sb);
 			sb_putc(sb, ',');
 		}
-		sb_printf(sb, " }, %lld, %d, %d, %d },\n", (long long)e->offset, e->first, e->last,
-			  (int)e->late);
+		sb_printf(sb, " }, %lld, %d, %d, %d, %lld },\n", (long long)e->offset, e->first,
+			  e->last, (int)e->late, (long long)val->store_c);
 	}
 	sb_puts(sb, "\t{ NULL, 0, 0, 0, 0, 0, { { 0, 0, { 0, 0, 0 } } }, { NULL }, 0, 0, 0, 0 }\n"
 		"};\n");

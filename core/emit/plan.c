@@ -11,13 +11,13 @@
 
 #include "../../runtime/rt_plan.h"
 
-/* Bytes of v with every symbol bound to 1 (the reference binding). */
+/* Bytes of v's storage with every symbol bound to 1 (the reference binding). */
 static int64_t bytes_at_one(const struct value *v)
 {
 	int64_t n = (int64_t)dtype_size(v->dtype);
 
 	for (int i = 0; i < v->shape.rank; i++)
-		n *= v->shape.d[i].c;
+		n *= i == 1 && v->store_c ? v->store_c : v->shape.d[i].c;
 	return n;
 }
 

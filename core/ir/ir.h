@@ -204,6 +204,9 @@ struct value {
 	int layout;		/* 0: plain (what every target reads); else a
 				   layout of the target that set it in its
 				   plan_layouts, between its own kernels only */
+	int64_t store_c;	/* 0; else the channels (dim 1, constant) its
+				   storage holds, more than the shape's where
+				   the layout pads them (plan_layouts) */
 };
 
 struct node {

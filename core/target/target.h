@@ -123,7 +123,9 @@ struct target_kind {
 	 * (optional) run once before any partition is lowered, with all of
 	 * them: may set value.layout on values that only partitions of this
 	 * kind produce and read (never graph inputs or outputs), so that its
-	 * kernels hand them over in a layout of their own. Returns 0 or -1.
+	 * kernels hand them over in a layout of their own, and value.store_c
+	 * where that layout pads the channels (the memory plan then gives
+	 * the value that many). Returns 0 or -1.
 	 */
 	int (*plan_layouts)(struct graph *g, const struct partition *parts, int np);
 	/*

@@ -530,8 +530,8 @@ def deconvs(outdir, rng):
 def blocked_pools(outdir, rng):
     """A Conv (3x3, pads 1; 1x1 for the NaN cases) and a pool: the Conv's
     output reaches the pool in oneDNN's blocked layout, so that the pool runs
-    collagec's kernel where M is a multiple of the block (8 with AVX2, 16
-    with AVX-512), oneDNN's where it is not (M 12). With 'tail' a 1x1 Conv
+    collagec's kernel, on whole blocks (8 with AVX2, 16 with AVX-512) or a
+    last one padded (M 12; 24 with AVX-512). With 'tail' a 1x1 Conv
     reads the pool's output, which stays blocked; without, the pool writes
     the plain graph output."""
     # (name, op, N, spatial, M, kernel, strides, pads, dilations, ceil_mode,
@@ -674,6 +674,55 @@ def chains(outdir, rng):
          [("w1", w1), ("w2", w2)], "Conv", ["dnnl.conv_act", "dnnl.conv"])
 
 
+def padded_chain(outdir, rng):
+    """chain_padded: blocked values whose channels are no multiple of the
+    block (12: of neither AVX2's 8 nor AVX-512's 16; 24: of 16 only; 20),
+    stored padded to the next 16 and handed over as they are: a Conv with
+    a Sigmoid post-op (which would make 0.5 of padding not kept zero), a
+    depthwise Conv, 1x1 Convs, a residual add, a MaxPool on collagec's own
+    kernel, then a grouped Conv (10 channels a group), which reads its x
+    plain. N is symbolic (references at N=2)."""
+    def w(shape):
+        return (0.3 * u(rng, shape)).astype(np.float32)
+
+    x = u(rng, (2, 3, 10, 10))
+    w1, b1 = w((12, 3, 3, 3)), w((12,))
+    w2, b2 = w((12, 1, 3, 3)), w((12,))
+    w3, w4 = w((24, 12, 1, 1)), w((24, 12, 1, 1))
+    w5, b5 = w((20, 24, 3, 3)), w((20,))
+    w6 = w((20, 10, 1, 1))
+    lo, hi = np.array(0, np.float32), np.array(6, np.float32)
+    p1 = [1, 1, 1, 1]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["t1"], name="c1", pads=p1),
+        helper.make_node("Sigmoid", ["t1"], ["s1"], name="sig1"),
+        helper.make_node("Conv", ["s1", "w2", "b2"], ["t2"], name="c2", pads=p1, group=12),
+        helper.make_node("Clip", ["t2", "lo", "hi"], ["a2"], name="clip2"),
+        helper.make_node("Conv", ["a2", "w3"], ["t3"], name="c3"),
+        helper.make_node("Conv", ["s1", "w4"], ["t4"], name="c4"),
+        helper.make_node("Add", ["t4", "t3"], ["r"], name="res4"),
+        helper.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("Conv", ["p", "w5", "b5"], ["t5"], name="c5", pads=p1),
+        helper.make_node("Relu", ["t5"], ["a5"], name="relu5"),
+        helper.make_node("Conv", ["a5", "w6"], ["y"], name="c6", group=2),
+    ]
+    s1 = ACTS["sigmoid"][1](conv_ref(f64(x), f64(w1), f64(b1), (1, 1), p1, (1, 1), 1))
+    a2 = np.clip(conv_ref(s1, f64(w2), f64(b2), (1, 1), p1, (1, 1), 12), 0, 6)
+    z = (0, 0, 0, 0)
+    r = (conv_ref(s1, f64(w4), None, (1, 1), z, (1, 1), 1) +
+         conv_ref(a2, f64(w3), None, (1, 1), z, (1, 1), 1))
+    p = pool_ref(r, "max", (2, 2), (2, 2), z, (1, 1), 0, 0)
+    a5 = np.maximum(conv_ref(p, f64(w5), f64(b5), (1, 1), p1, (1, 1), 1), 0)
+    y = conv_ref(a5, f64(w6), None, (1, 1), z, (1, 1), 2)
+    save(outdir, "chain_padded", nodes, [vinfo("x", ["N", 3, 10, 10])],
+         [vinfo("y", ["N", 20, 5, 5])], {"x": x}, {"y": y},
+         [("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2), ("w3", w3), ("w4", w4),
+          ("w5", w5), ("b5", b5), ("w6", w6), ("lo", lo), ("hi", hi)], "Conv",
+         ["dnnl.conv_act", "dnnl.conv_act", "dnnl.conv", "dnnl.conv_add", "dnnl.pool",
+          "dnnl.conv_act", "dnnl.conv"])
+
+
 def convnd_ref(x, w, b, st, pads, dil, group):
     """ONNX Conv over any number of spatial dims in float64."""
     r = x.ndim - 2
@@ -757,6 +806,7 @@ def main():
     chains(sys.argv[1], rng)
     convs_nd(sys.argv[1], rng)
     blocked_pools(sys.argv[1], rng)
+    padded_chain(sys.argv[1], rng)
 
 
 if __name__ == "__main__":
