@@ -747,7 +747,7 @@ static struct graph *import_model(struct collagec_ctx *ctx, const struct explain
 			   from_meta ? " (use --model PATH)" : "");
 		return NULL;
 	}
-	return onnx_import_bound(ctx, model, elements.v, elements.n, shapes.v, shapes.n);
+	return onnx_import_bound(ctx, model, elements.v, elements.n, shapes.v, shapes.n, false);
 }
 
 /* Writes the --dot file; 0, or the exit status after a diagnostic. */

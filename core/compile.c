@@ -672,7 +672,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 			 &patterns) < 0)
 		goto out;
 	g = onnx_import_bound(ctx, o->model, o->elements, o->n_elements, o->shapes,
-			      o->n_shapes);
+			      o->n_shapes, o->body != NULL);
 	if (!g)
 		goto out;
 	stage(ctx, "import", &st);

@@ -542,6 +542,15 @@ def bad_no_length():
                  [seq("s", [2])], [helper.make_tensor_value_info("n", TensorProto.INT64, [])]), []
 
 
+def bad_port_metadata():
+    """A user's model with the metadata through which collagec's own Loop
+    bodies name their run-time sequences: it means nothing here."""
+    m, args = bad_no_length()
+    e = m.metadata_props.add()
+    e.key, e.value = "collagec.sequence", "in s 1 1 -"
+    return m, args
+
+
 def bad_runtime_position():
     return model([helper.make_node("SequenceConstruct", ["x", "y"], ["s"], name="make"),
                   helper.make_node("SequenceAt", ["s", "p"], ["a"], name="at")],
@@ -608,7 +617,7 @@ CASES = [construct_at, insert_erase, split_concat, position_from_shape, optional
          loop_runtime_seq_at_zero, loop_runtime_optional, if_runtime_lengths, loop_runtime_concat, loop_runtime_stack,
          loop_runtime_concat_columns, loop_runtime_erase_insert, loop_runtime_prepend]
 BAD = [bad_no_length, bad_runtime_position, bad_runtime_split, bad_absent_get, bad_tensor_op,
-       bad_runtime_map, bad_runtime_mixed_at, bad_runtime_mixed_concat]
+       bad_runtime_map, bad_runtime_mixed_at, bad_runtime_mixed_concat, bad_port_metadata]
 
 
 def write(path, data):

@@ -72,6 +72,8 @@ bad bad_tensor_op "node 1 'relu' (Relu): input 0 's' is a sequence; only the seq
 bad bad_runtime_mixed_at "node 2 'at' (SequenceAt): the sequence's length is only known at run time and its elements may differ in rank, so SequenceAt's rank is not known"
 bad bad_runtime_map "node 2 'map' (SequenceMap): input 0 'r' is a sequence whose length is only known at run time; SequenceMap does not take one"
 bad bad_runtime_mixed_concat "node 2 'concat' (ConcatFromSequence): the sequence's length is only known at run time and its elements may differ in rank; ConcatFromSequence needs one rank"
+# metadata "collagec.sequence" makes run-time sequences of a Loop body's inputs only
+bad bad_port_metadata "input 's' is a sequence; its length must be known when compiling: give it with --elements 's=N'"
 
 # --elements: a bad count is a usage error (exit 2)
 "$COLLAGEC" compile -q testdata/sequence/insert_erase/model.onnx --elements s=x \

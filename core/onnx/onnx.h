@@ -24,10 +24,13 @@ struct graph *onnx_import(struct collagec_ctx *ctx, const char *path);
  * inputs (elements: "NAME=N" or "NAME=none") and the --shape bindings that
  * give the ranks of elements whose type has no shape. Such an input becomes
  * one tensor input per element, "NAME[i]" (an optional tensor's is "NAME").
+ * body: the model is a run-time loop's body that onnx_loop_call.c wrote,
+ * whose metadata "collagec.sequence" names the sequences it takes and gives
+ * at run time (struct seq_port); in any other model that key means nothing.
  */
 struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
 				const char *const *elements, int n_elements,
-				const char *const *shapes, int n_shapes);
+				const char *const *shapes, int n_shapes, bool body);
 /* Resolves sequence/optional node ni into nodes on the elements (pass_infer). */
 int onnx_expand_sequence(struct graph *g, int ni);
 /* Replaces sequence and optional graph outputs by one output per element. */

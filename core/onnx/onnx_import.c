@@ -275,7 +275,8 @@ const struct seq_port *onnx_port(const struct graph *g, const char *name, bool o
 /*
  * The body model's run-time sequences (struct seq_port): metadata_props
  * "collagec.sequence" = "in|out NAME DTYPE RANK FLAGS", written by
- * onnx_loop_call.c. 0, or -1 after a diagnostic.
+ * onnx_loop_call.c (read from bodies only: a user's model cannot make its
+ * inputs run-time sequences). 0, or -1 after a diagnostic.
  */
 static int import_ports(struct importer *im, const Onnx__ModelProto *mp)
 {
@@ -794,12 +795,12 @@ void onnx_function_fill_names(Onnx__FunctionProto *fp)
 
 struct graph *onnx_import(struct collagec_ctx *ctx, const char *path)
 {
-	return onnx_import_bound(ctx, path, NULL, 0, NULL, 0);
+	return onnx_import_bound(ctx, path, NULL, 0, NULL, 0, false);
 }
 
 struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
 				const char *const *elements, int n_elements,
-				const char *const *shapes, int n_shapes)
+				const char *const *shapes, int n_shapes, bool body)
 {
 	struct importer im = { 0 };
 	ProtobufCAllocator alloc = { pb_alloc, pb_free, &ctx->arena };
@@ -863,7 +864,7 @@ struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
 				      mp->producer_name ? mp->producer_name : "",
 				      mp->producer_version && mp->producer_version[0] ? " " : "",
 				      mp->producer_version ? mp->producer_version : "");
-	if (rc == 0 && (import_ports(&im, mp) < 0 || import_graph(&im, mp->graph) < 0))
+	if (rc == 0 && ((body && import_ports(&im, mp) < 0) || import_graph(&im, mp->graph) < 0))
 		rc = -1;
 	strmap_free(&im.names);
 	vec_free(&im.protos);
