@@ -168,7 +168,7 @@ static char *element_name(const char *base, int64_t k)
 /*
  * Output i, a sequence of run-time length: its elements as outputs
  * NAME[K] (NAME: the data output's name less ".data"), an absent optional
- * printed as "NAME: none". 0, or -1 after an error.
+ * printed as "NAME: none". 0, or the exit status (run_output's).
  */
 static int run_sequence(struct session *s, int i, const struct run_opts *ro)
 {
@@ -179,10 +179,8 @@ static int run_sequence(struct session *s, int i, const struct run_opts *ro)
 	char *base;
 	int rc = 0;
 
-	if (session_output_elements(s, i, &t, &n) < 0) {
-		cli_error(1, "%s", s->err);
-		return -1;
-	}
+	if (session_output_elements(s, i, &t, &n) < 0)
+		return cli_error(1, "%s", s->err);
 	s->lib.output_info(s->m, i, &info);
 	len = strlen(info.name);
 	base = xstrdup(info.name);
@@ -194,18 +192,16 @@ static int run_sequence(struct session *s, int i, const struct run_opts *ro)
 		char *name = element_name(base, k);
 
 		t[k].name = name;
-		rc = run_output(ro, &t[k], -1) ? -1 : 0;
+		rc = run_output(ro, &t[k], -1);
 		free(name);
 	}
 	if (rc == 0 && ro->check) {
 		/* as many elements as expected: no file for one more */
 		char *name = element_name(base, n < 0 ? 0 : n), *p;
 
-		if ((p = find_tensor(ro->check, "output", -1, name)) != NULL) {
-			cli_error(1, "check: output '%s': %lld elements, more expected in %s", base,
-				  (long long)n, ro->check);
-			rc = -1;
-		}
+		if ((p = find_tensor(ro->check, "output", -1, name)) != NULL)
+			rc = cli_error(1, "check: output '%s': %lld elements, more expected in %s",
+				       base, (long long)n, ro->check);
 		free(p);
 		free(name);
 	}
@@ -377,8 +373,8 @@ int cmd_run(int argc, char **argv)
 		int kind = s.lib.output_sequence(s.m, i), r;
 
 		if (kind) {
-			if (run_sequence(&s, i, &ro) < 0)
-				rc = 1;
+			if ((r = run_sequence(&s, i, &ro)) != 0)
+				rc = r;
 			i += kind;	/* its dims and presence */
 			continue;
 		}

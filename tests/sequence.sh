@@ -93,3 +93,15 @@ if "$COLLAGEC" explain "$T/insert_erase.so" --dot "$T/insert_erase.dot" >/dev/nu
 else
 	echo "FAIL sequence/explain-elements: $(cat "$T/explain.err")"
 fi
+
+# an element that cannot be written is an environment error (exit 4), as a
+# tensor output is: here a directory stands where its file would go
+mkdir -p "$T/unwritable/r[0].pb"
+"$COLLAGEC" run "$T/loop_runtime_seq.so" --check testdata/sequence/loop_runtime_seq/test_data_set_1 \
+	--output-dir "$T/unwritable" >/dev/null 2>"$T/write.err"
+rc=$?
+if [ $rc -eq 4 ] && grep -qF "r[0].pb" "$T/write.err"; then
+	echo "ok   sequence/element-write-fails"
+else
+	echo "FAIL sequence/element-write-fails: exit $rc: $(cat "$T/write.err")"
+fi
