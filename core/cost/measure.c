@@ -41,6 +41,7 @@
 
 #define WORKER_TIMEOUT_S 120	/* a bench model's whole run, warm-up included */
 #define BATCH_MAX 48		/* items in one bench model */
+#define WHOLE_MAX_RUNS 4095	/* runs of a whole plan within its 0.1 s */
 
 struct measure {
 	struct collagec_ctx *ctx;
@@ -402,8 +403,12 @@ static void evict(const unsigned char *flush, size_t flush_bytes, unsigned char 
  * 0 on success. With cold weights (measure.cold), the caches are evicted
  * before every run but of a whole plan. A batch's partitions run at least
  * 5 times and for 0.5 s, at most 15 times; a whole plan runs for 0.1 s, at
- * least 5 and at most 63 times, as phase 5 compares plans a few percent
- * apart and a short plan's 15 runs take a few milliseconds.
+ * least 5 and at most WHOLE_MAX_RUNS times, as phase 5 compares plans a few
+ * percent apart: a small plan's median then spans 0.1 s, not the
+ * millisecond after its first run. In that millisecond (63 runs) MNIST on
+ * dnnl,c at 2 threads timed 34 us in each of phase 5's rounds, against 16
+ * in `collagec bench` even with 1 warm-up run (why, we did not find), and
+ * the search kept a cover twice as slow.
  */
 static int worker(struct measure *m, struct batch *b, const int *out_item, const int *part_item,
 		  int fd)
@@ -412,9 +417,9 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 	collagec_model *mod;
 	char *err = NULL;
 	int ni, no, nk, runs = 0;
-	double *t, *per_run[64], *res, start;
+	double *t, **per_run, *res, start;
 	uint32_t seed = 1;
-	int max_runs = b->whole ? 63 : 15;
+	int max_runs = b->whole ? WHOLE_MAX_RUNS : 15;
 	double budget = b->whole ? 0.1 : 0.5;
 	unsigned char **in, *flush = NULL;
 	size_t *in_bytes, flush_bytes = 0;
@@ -488,8 +493,12 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 			res[out_item[o]] = -1;
 	}
 	nk = lib.num_kernels(mod);
+	per_run = calloc((size_t)max_runs, sizeof(*per_run));
+	if (!per_run)
+		return 1;
 	for (int r = 0; r < max_runs; r++)
-		per_run[r] = calloc((size_t)b->n + 1, sizeof(double));
+		if (!(per_run[r] = calloc((size_t)b->n + 1, sizeof(double))))
+			return 1;
 	start = time_now();
 	while (runs < max_runs) {
 		double el, t0;
