@@ -68,7 +68,7 @@ static void values_table(struct graph *g, const struct exec_plan *ep, struct str
 		sb_printf(sb, " }, %lld, %d, %d, %d, %lld },\n", (long long)e->offset, e->first,
 			  e->last, (int)e->late, (long long)val->store_c);
 	}
-	sb_puts(sb, "\t{ NULL, 0, 0, 0, 0, 0, { { 0, 0, { 0, 0, 0 } } }, { NULL }, 0, 0, 0, 0 }\n"
+	sb_puts(sb, "\t{ NULL, 0, 0, 0, 0, 0, { { 0, 0, { 0, 0, 0 } } }, { NULL }, 0, 0, 0, 0, 0 }\n"
 		"};\n");
 	sb_puts(sb, "static const int64_t rt_info_dims[][RT_MAX_RANK] = {\n");
 	for (int r = 0; r < ep->n_rt; r++) {
