@@ -54,11 +54,11 @@
  * The standalone ops (collagec_dnnl_pool, _eltwise, _softmax, _bnorm, _lnorm,
  * _lrn) make one primitive each (HardSigmoid two eltwise ones) over the
  * plain buffers, with no reorders, except pooling. A pool of 1 or 2
- * spatial dims whose x comes blocked runs no
- * oneDNN at all but our own vectorised kernel on that layout, writing y
- * blocked or plain as the caller expects (rt_dnnl_bpool_run: ResNet-18's
- * stem MaxPool took 0.70-0.79 ms in oneDNN 2.6's pooling on every layout,
- * 0.14 ms in it with x in cache). Other pools stay oneDNN's: on nchw it
+ * spatial dims whose x comes blocked runs no oneDNN at all but our own
+ * vectorised kernel on that layout, writing y blocked or plain as the
+ * caller expects (rt_dnnl_bpool_run: ResNet-18's stem MaxPool took
+ * 0.70-0.79 ms in oneDNN 2.6's pooling on every layout, 0.14 ms in it
+ * with x in cache). Other pools stay oneDNN's: on nchw it
  * runs its reference pooling (ResNet-18's MaxPool took 40-62 ms, c's 18
  * ms), so the pool reorders x to channels-last for its jit one (2.3 ms,
  * reorders included); a blocked x is read as it is.
