@@ -400,6 +400,27 @@ static int last_index(struct rtx *x, int len, const char *pre)
 	return glue(x, OP_SUB, "Sub", name2(x, pre, "last"), in, 2, -1);
 }
 
+/* op (ReduceSum, ReduceProd) of t over axis, keepdims k. */
+static int reduce(struct rtx *x, enum op op, const char *type, int t, int64_t axis, int k,
+		  const char *what)
+{
+	int in[2] = { t, int1(x, name2(x, what, "axes"), axis) }, out;
+
+	out = glue(x, op, type, what, in, 2, -1);
+	node_set_attr_int(x->g, &x->g->nodes.v[x->g->nodes.n - 1], "keepdims", k);
+	return out;
+}
+
+/* CumSum of the 1-D tensor t, exclusive or not. */
+static int cumsum(struct rtx *x, int t, int exclusive, const char *what)
+{
+	int in[2] = { t, ints(x, name2(x, what, "axis"), (int64_t[]){ 0 }, 1, 0) }, out;
+
+	out = glue(x, OP_CUMSUM, "CumSum", what, in, 2, -1);
+	node_set_attr_int(x->g, &x->g->nodes.v[x->g->nodes.n - 1], "exclusive", exclusive);
+	return out;
+}
+
 /*
  * Where each element's data begins, [len + 2]: 0, the cumulative sizes,
  * then one more 0, so that bounds[q] and bounds[q + 1] exist even when the
@@ -407,13 +428,10 @@ static int last_index(struct rtx *x, int len, const char *pre)
  */
 static int element_bounds(struct rtx *x, const struct seq *s, const char *pre)
 {
-	int in[3] = { s->dims, int1(x, name2(x, pre, "axes"), 1), -1 }, sizes;
+	int in[3], sizes;
 
-	sizes = glue(x, OP_REDUCEPROD, "ReduceProd", name2(x, pre, "sizes"), in, 2, -1);
-	node_set_attr_int(x->g, &x->g->nodes.v[x->g->nodes.n - 1], "keepdims", 0);
-	in[0] = sizes;
-	in[1] = ints(x, name2(x, pre, "sum_axis"), (int64_t[]){ 0 }, 1, 0);
-	in[1] = glue(x, OP_CUMSUM, "CumSum", name2(x, pre, "ends"), in, 2, -1);
+	sizes = reduce(x, OP_REDUCEPROD, "ReduceProd", s->dims, 1, 0, name2(x, pre, "sizes"));
+	in[1] = cumsum(x, sizes, 0, name2(x, pre, "ends"));
 	in[0] = int1(x, name2(x, pre, "begin"), 0);
 	in[2] = int1(x, name2(x, pre, "sentinel"), 0);
 	return glue_axis(x, OP_CONCAT, "Concat", name2(x, pre, "bounds"), in, 3, 0);
@@ -607,15 +625,16 @@ static int keep_where(struct rtx *x, int t, int keep, const char *what)
 static int erase_rt(struct rtx *x, const struct seq *s, int out)
 {
 	struct graph *g = x->g;
-	int in[2], len, q, bounds, p, start, end;
+	int in[2], len, last, q, bounds, p, start, end;
 	struct seq r = *s;
 
 	len = first_dim(x, s->dims, "erase.len");
+	last = last_index(x, len, "erase");
 	if (x->n->n_in < 2 || x->n->in[1] < 0)
-		q = last_index(x, len, "erase");
+		q = last;
 	else if ((q = position(x, x->n->in[1], len, "erase")) < 0)
 		return -1;
-	q = clamp_index(x, q, last_index(x, len, "erase.end"), "erase");
+	q = clamp_index(x, q, last, "erase");
 	bounds = element_bounds(x, s, "erase");
 	in[0] = bounds;
 	in[1] = q;
@@ -650,27 +669,6 @@ static int part(struct rtx *x, int t, int64_t from, int64_t to, const char *what
 {
 	return cut(x, t, int1(x, name2(x, what, "from"), from),
 		   to < 0 ? -1 : int1(x, name2(x, what, "to"), to), what);
-}
-
-/* op (ReduceSum, ReduceProd) of t over axis, keepdims k. */
-static int reduce(struct rtx *x, enum op op, const char *type, int t, int64_t axis, int k,
-		  const char *what)
-{
-	int in[2] = { t, int1(x, name2(x, what, "axes"), axis) }, out;
-
-	out = glue(x, op, type, what, in, 2, -1);
-	node_set_attr_int(x->g, &x->g->nodes.v[x->g->nodes.n - 1], "keepdims", k);
-	return out;
-}
-
-/* CumSum of the 1-D tensor t, exclusive or not. */
-static int cumsum(struct rtx *x, int t, int exclusive, const char *what)
-{
-	int in[2] = { t, ints(x, name2(x, what, "axis"), (int64_t[]){ 0 }, 1, 0) }, out;
-
-	out = glue(x, OP_CUMSUM, "CumSum", what, in, 2, -1);
-	node_set_attr_int(x->g, &x->g->nodes.v[x->g->nodes.n - 1], "exclusive", exclusive);
-	return out;
 }
 
 /* The sum of column k of s's dims, a 1-D tensor of one value (0 when empty). */
@@ -710,10 +708,8 @@ static int concat_inner(struct rtx *x, const struct seq *s, int row0, int64_t k)
 	in[0] = w;
 	in[1] = int1(x, "concat.one_col", 1);
 	w = glue(x, OP_MAX, "Max", "concat.width_1", in, 2, -1);
-	in[0] = ints(x, "concat.zero", (int64_t[]){ 0 }, 1, 0);
-	in[1] = reduce(x, OP_REDUCESUM, "ReduceSum", sizes, 0, 0, "concat.total");
-	in[2] = ints(x, "concat.step", (int64_t[]){ 1 }, 1, 0);
-	p = glue(x, OP_RANGE, "Range", "concat.positions", in, 3, -1);
+	p = iota(x, reduce(x, OP_REDUCESUM, "ReduceSum", sizes, 0, 1, "concat.total"),
+		 "concat.positions");
 	in[0] = p;
 	in[1] = w;
 	o = glue(x, OP_DIV, "Div", "concat.outer_index", in, 2, -1);
