@@ -394,7 +394,10 @@ fi
 # Conv's blocked output (bpool_*: kernels 1-D, 2x2 to 5x5, strides 1 to 3,
 # pads, dilations, ceil_mode, count_include_pad, NaNs, a blocked or plain
 # y), which run rt_dnnl.h's own kernel, or oneDNN's where the channels are
-# no whole blocks.
+# no whole blocks; 3x3 stride-1 Convs (wino_*: padded channels, uneven
+# pads, plain and blocked x, y and residuals, each post-op the transforms
+# apply) that run by Winograd, oneDNN's or collagec's around a oneDNN
+# matmul, and with -winograd=0 direct.
 # Every model of
 # testdata/backends/make_dnnl_models.py is compiled for c and for dnnl,c: the
 # dnnl,c build must reproduce the c build's outputs (collagec run --check,
@@ -450,7 +453,8 @@ else
 
 	# symbolic dims on random inputs: same seed, same inputs through both
 	for m in conv_sym_clip mm_sym_fold_tanh avgpool_sym_incl gap_sym bnorm_sym lnorm_sym \
-		logsoftmax_sym elt_elu_sym deconv_g2_dil_sym chain_blocked chain_padded; do
+		logsoftmax_sym elt_elu_sym deconv_g2_dil_sym chain_blocked chain_padded \
+		wino_chain; do
 		for n in 5 1 3; do
 			[ -n "$why" ] && break
 			run "$D/$m.c.so" "$D/$m.c.r$n" --shape N=$n --seed 11
@@ -533,6 +537,38 @@ else
 		fi
 	done
 	verdict dnnl/bpool-kernel
+
+	# 3x3 stride-1 Convs run by Winograd: oneDNN's where it has one (AVX-512
+	# hosts; its verbose log names the algorithm), else collagec's around a
+	# oneDNN matmul of 36 batches (rt_dnnl_wino), the only such matmuls in
+	# these models; their 'wino' file says how many Convs must, and
+	# -winograd=0 runs them all direct
+	for d in "$D"/models/wino_*; do
+		m=$(basename "$d")
+		ins=
+		for f in "$d"/in/*.npy; do
+			ins="$ins --input $(basename "$f" .npy)=$f"
+		done
+		for opt in "" " -winograd=0"; do
+			so=$D/$m.dnnl.so want=$(cat "$d/wino")
+			if [ -n "$opt" ]; then
+				so=$D/$m.direct.so want=0
+				compile "$d/model.onnx" "dnnl$opt,c" "$so"
+			fi
+			# shellcheck disable=SC2086
+			[ -n "$why" ] || ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$C" run "$so" $ins \
+				>"$T/verbose" 2>&1 || bad "$m$opt: verbose run: $(tail -n 1 "$T/verbose")"
+			[ -n "$why" ] && break
+			n=$(grep -c -e "exec,cpu,convolution,.*alg:convolution_winograd" \
+				-e "exec,cpu,matmul,.*,36x[0-9]*x[0-9]*:36x" "$T/verbose")
+			[ "$n" = "$want" ] || bad "$m$opt: $n Convs ran by Winograd, expected $want"
+			[ -n "$opt" ] || continue
+			# shellcheck disable=SC2086
+			run "$so" "$D/$m.direct.out" $ins
+			[ -n "$why" ] || blas_same "$d/ref" "$D/$m.direct.out" "direct vs numpy"
+		done
+		verdict "dnnl/$m-winograd"
+	done
 
 	# one handle at several batch sizes in turn (testdata/backends/dnnl_shapes.c):
 	# each size gets primitives of its own, kept side by side, so every item's

@@ -723,6 +723,91 @@ def padded_chain(outdir, rng):
           "dnnl.conv_act", "dnnl.conv"])
 
 
+def winograds(outdir, rng):
+    """3x3 stride-1 Convs that run by Winograd where oneDNN has none
+    (rt_dnnl_wino: collagec's F(4x4, 3x3) transforms around a oneDNN
+    matmul): channels no multiple of the block (19 in, 21 out), uneven
+    pads, none, a plain x and y reordered at the edges, a summed operand
+    that is blocked and one that is a plain graph input, an add by channel
+    and of a scalar, and every post-op the output transform applies (Relu,
+    LeakyRelu, HardSigmoid's linear and Clip, Clip). tests/backends.sh
+    counts the Convs that ran by Winograd, oneDNN's or collagec's: 'wino'
+    holds how many must."""
+    def w(shape):
+        return (0.2 * u(rng, shape)).astype(np.float32)
+
+    def save_wino(name, count, *args, **kw):
+        save(outdir, name, *args, **kw)
+        with open(os.path.join(outdir, name, "wino"), "w") as f:
+            f.write("%d\n" % count)
+
+    # one Conv, plain x and y, pads (1, 0) before and (2, 1) after: y 18 x 17
+    pads = [1, 0, 2, 1]
+    x, wt, b = u(rng, (2, 19, 17, 18)), w((21, 19, 3, 3)), w((21,))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", pads=pads),
+             helper.make_node("LeakyRelu", ["t"], ["y"], name="leaky", alpha=0.2)]
+    t = conv_ref(f64(x), f64(wt), f64(b), (1, 1), pads, (1, 1), 1)
+    save_wino("wino_pad_leaky", 1, nodes, [vinfo("x", [2, 19, 17, 18])],
+              [vinfo("y", [2, 21, 18, 17])], {"x": x}, {"y": ACTS["leaky"][1](t)},
+              [("w", wt), ("b", b)], "Conv", ["dnnl.conv_act"])
+
+    # a chain over a symbolic batch (references at N=2)
+    p1 = [1, 1, 1, 1]
+    x = u(rng, (2, 16, 16, 16))
+    w1, b1 = w((16, 16, 3, 3)), w((16,))
+    w2, b2 = w((16, 16, 3, 3)), w((16,))
+    w3 = w((24, 16, 3, 3))
+    w4, b4 = w((20, 24, 3, 3)), w((20,))
+    w5 = w((16, 20, 3, 3))
+    c = u(rng, (20, 1, 1))
+    lo, hi = np.array(0.1, np.float32), np.array(0.9, np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["t1"], name="c1", pads=p1),
+        helper.make_node("Relu", ["t1"], ["a1"], name="relu1"),
+        helper.make_node("Conv", ["a1", "w2", "b2"], ["t2"], name="c2", pads=p1),
+        # the summed operand: a1, blocked like t2
+        helper.make_node("Add", ["t2", "a1"], ["r2"], name="res2"),
+        helper.make_node("Relu", ["r2"], ["a2"], name="relu2"),
+        helper.make_node("Conv", ["a2", "w3"], ["t3"], name="c3", pads=p1),
+        helper.make_node("HardSigmoid", ["t3"], ["a3"], name="hsig3", alpha=0.3, beta=0.4),
+        helper.make_node("Conv", ["a3", "w4", "b4"], ["t4"], name="c4", pads=p1),
+        helper.make_node("Add", ["t4", "c"], ["r4"], name="chan4"),
+        helper.make_node("Clip", ["r4", "lo", "hi"], ["a4"], name="clip4"),
+        helper.make_node("Conv", ["a4", "w5"], ["y"], name="c5", pads=p1),
+    ]
+    a1 = np.maximum(conv_ref(f64(x), f64(w1), f64(b1), (1, 1), p1, (1, 1), 1), 0)
+    a2 = np.maximum(conv_ref(a1, f64(w2), f64(b2), (1, 1), p1, (1, 1), 1) + a1, 0)
+    a3 = ACTS["hsig"][1](conv_ref(a2, f64(w3), None, (1, 1), p1, (1, 1), 1))
+    a4 = np.clip(conv_ref(a3, f64(w4), f64(b4), (1, 1), p1, (1, 1), 1) + c, 0.1, 0.9)
+    y = conv_ref(a4, f64(w5), None, (1, 1), p1, (1, 1), 1)
+    save_wino("wino_chain", 5, nodes, [vinfo("x", ["N", 16, 16, 16]), vinfo("c", [20, 1, 1])],
+              [vinfo("y", ["N", 16, 16, 16])], {"x": x, "c": c}, {"y": y},
+              [("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2), ("w3", w3), ("w4", w4),
+               ("b4", b4), ("w5", w5), ("lo", lo), ("hi", hi)], "Conv",
+              ["dnnl.conv_act", "dnnl.conv_add_act", "dnnl.conv_act", "dnnl.conv_add_act",
+               "dnnl.conv"])
+
+    # no pads (y 16 x 16 of 18 x 18); a residual that is a plain graph input,
+    # reordered into the blocked y; then a scalar input added to the next
+    x, r, sc = u(rng, (1, 16, 18, 18)), u(rng, (1, 16, 16, 16)), u(rng, (1,))
+    w1, w2 = w((16, 16, 3, 3)), w((16, 16, 3, 3))
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["t1"], name="c1"),
+        helper.make_node("Add", ["r", "t1"], ["r1"], name="res1"),
+        helper.make_node("Relu", ["r1"], ["a1"], name="relu1"),
+        helper.make_node("Conv", ["a1", "w2"], ["t2"], name="c2", pads=p1),
+        helper.make_node("Add", ["t2", "s"], ["r2"], name="scalar2"),
+        helper.make_node("Relu", ["r2"], ["y"], name="relu2"),
+    ]
+    z = (0, 0, 0, 0)
+    a1 = np.maximum(conv_ref(f64(x), f64(w1), None, (1, 1), z, (1, 1), 1) + r, 0)
+    y = np.maximum(conv_ref(a1, f64(w2), None, (1, 1), p1, (1, 1), 1) + sc, 0)
+    save_wino("wino_res_input", 2, nodes,
+              [vinfo("x", [1, 16, 18, 18]), vinfo("r", [1, 16, 16, 16]), vinfo("s", [1])],
+              [vinfo("y", [1, 16, 16, 16])], {"x": x, "r": r, "s": sc}, {"y": y},
+              [("w1", w1), ("w2", w2)], "Conv", ["dnnl.conv_add_act", "dnnl.conv_add_act"])
+
+
 def convnd_ref(x, w, b, st, pads, dil, group):
     """ONNX Conv over any number of spatial dims in float64."""
     r = x.ndim - 2
@@ -807,6 +892,7 @@ def main():
     convs_nd(sys.argv[1], rng)
     blocked_pools(sys.argv[1], rng)
     padded_chain(sys.argv[1], rng)
+    winograds(sys.argv[1], rng)
 
 
 if __name__ == "__main__":
