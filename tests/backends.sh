@@ -464,6 +464,13 @@ else
 		done
 		verdict "dnnl/$m-random-N"
 	done
+	# at N=160 wino_chain's Convs take their tiles in 2 and 3 chunks (rt_dnnl.h's
+	# 8 MiB workspace), the last of 3 short
+	run "$D/wino_chain.c.so" "$D/wino_chain.c.r160" --shape N=160 --seed 11
+	[ -n "$why" ] || "$C" run "$D/wino_chain.dnnl.so" --shape N=160 --seed 11 \
+		--check "$D/wino_chain.c.r160" --rtol 1e-3 --atol 1e-4 >"$T/out" 2>"$T/err" ||
+		bad "N=160: dnnl,c vs c: $(head -n 1 "$T/err")"
+	verdict "dnnl/wino_chain-chunks"
 
 	# oneDNN's OpenMP team follows the kernel's threads: 2, 3, then 1 again
 	for d in "$D"/models/*_par "$D"/models/mm_batch_res_leaky; do

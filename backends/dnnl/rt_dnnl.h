@@ -836,7 +836,8 @@ static inline rt_dnnl_vec rt_dnnl_select(rt_dnnl_ivec m, rt_dnnl_vec a, rt_dnnl_
  * Clip, linear, the residual sum, an add by channel) as it writes y. Cp and
  * Mp are the channels rounded up to the block: the padding of x and U is
  * zero, that of y written zero. V and O live in one buffer every Winograd
- * convolution of the process shares (rt_dnnl.ws, under the lock).
+ * convolution of the process shares (rt_dnnl.ws, under the lock), of 8 MiB
+ * at most: a large batch's tiles are taken a chunk at a time.
  *
  * On a 2-core AVX2 EPYC (znver3) at one thread, ResNet-18's 3x3 Convs at
  * 56x56, 28x28 and 14x14 ran in 1.1-1.6 ms, direct in 2.6-3.4 ms. At 7x7 (4
@@ -847,6 +848,7 @@ static inline rt_dnnl_vec rt_dnnl_select(rt_dnnl_ivec m, rt_dnnl_vec a, rt_dnnl_
  */
 #define RT_DNNL_WINO_MIN_CHANNELS 16	/* as the c target's conv.winograd */
 #define RT_DNNL_WINO_MIN_TILES 16	/* per image */
+#define RT_DNNL_WINO_WS (8 << 20)	/* bytes of V and O, at most (rt_dnnl_wino_chunk) */
 
 /* A Winograd convolution's geometry; y's spatial dims are x's plus pads - 2. */
 struct rt_dnnl_wino {
@@ -854,6 +856,7 @@ struct rt_dnnl_wino {
 	int64_t h, w, oh, ow;		/* x's and y's rows and columns */
 	int64_t pt, pl;			/* pads before: top, left */
 	int64_t th, tw, tiles;		/* tiles per column and row; of the batch */
+	int64_t chunk;			/* tiles a matmul takes (V's and O's rows) */
 	int64_t blk, cp, mp;		/* the channel block; c and m rounded up to it */
 	dnnl_memory_desc_t v_md, u_md, o_md;	/* the matmul's src, weights (plain), dst */
 };
@@ -956,6 +959,22 @@ static float *rt_dnnl_wino_u(const struct rt_dnnl_wino *g, const float *w)
 }
 
 /*
+ * Splits g's tiles into chunks of equal size whose V and O take at most
+ * RT_DNNL_WINO_WS bytes (but RT_DNNL_WINO_MIN_TILES tiles at least): at
+ * batch 1 every layer of ResNet-18 is one chunk; at batch 64 its 56x56
+ * ones would have taken 231 MB in one.
+ */
+static void rt_dnnl_wino_chunk(struct rt_dnnl_wino *g)
+{
+	int64_t most = RT_DNNL_WINO_WS / (36 * 4 * (g->cp + g->mp)), chunks;
+
+	if (most < RT_DNNL_WINO_MIN_TILES)
+		most = RT_DNNL_WINO_MIN_TILES;
+	chunks = (g->tiles + most - 1) / most;
+	g->chunk = (g->tiles + chunks - 1) / chunks;
+}
+
+/*
  * Makes entry k a Winograd convolution of geometry *g (x, y, the summed
  * operand in the layouts k->user_*): the batched matmul, its weights U from
  * w, the reorders at its edges to and from the blocked layout.
@@ -963,14 +982,14 @@ static float *rt_dnnl_wino_u(const struct rt_dnnl_wino *g, const float *w)
 static int rt_dnnl_wino_make(struct rt_dnnl_cache *kc, struct rt_dnnl_kernel *k,
 			     const char *name, const struct rt_dnnl_wino *g, const float *w)
 {
-	const int64_t vd[3] = { 36, g->tiles, g->cp }, ud[3] = { 36, g->cp, g->mp };
-	const int64_t od[3] = { 36, g->tiles, g->mp };
+	const int64_t vd[3] = { 36, g->chunk, g->cp }, ud[3] = { 36, g->cp, g->mp };
+	const int64_t od[3] = { 36, g->chunk, g->mp };
 	const int64_t xd[4] = { g->n, g->c, g->h, g->w }, yd[4] = { g->n, g->m, g->oh, g->ow };
 	dnnl_dims_t udd = { 36, g->cp, g->mp };
 	dnnl_memory_desc_t any_u;
 	dnnl_matmul_desc_t desc;
 	dnnl_primitive_desc_t pd = NULL;
-	size_t ws = (size_t)(36 * g->tiles * (g->cp + g->mp));
+	size_t ws = (size_t)(36 * g->chunk * (g->cp + g->mp));
 	float *u = NULL;
 	int rc = -1;
 
@@ -1018,11 +1037,11 @@ out:
 }
 
 /*
- * The input transform of tiles [t0, t1): V's rows of them from x, blocked
- * [n, cp / blk, h, w, blk], the pads read as zeros.
+ * The input transform of tiles [t0, t1): V's rows t - base of them from x,
+ * blocked [n, cp / blk, h, w, blk], the pads read as zeros.
  */
 static void rt_dnnl_wino_in(const struct rt_dnnl_wino *g, const float *x, float *v,
-			    int64_t t0, int64_t t1)
+			    int64_t base, int64_t t0, int64_t t1)
 {
 	int64_t nb = g->cp / g->blk, plane = g->h * g->w * g->blk;
 
@@ -1052,8 +1071,8 @@ static void rt_dnnl_wino_in(const struct rt_dnnl_wino *g, const float *x, float 
 				for (int i = 0; i < 6; i++)
 					rt_dnnl_wino_bt(d + i * 6, e + i * 6, 1);
 				for (int xi = 0; xi < 36; xi++)
-					*(rt_dnnl_uvec *)(v + (xi * g->tiles + t) * g->cp +
-							  cb * g->blk + l) = d[xi];
+					*(rt_dnnl_uvec *)(v + (xi * g->chunk + t - base) *
+							  g->cp + cb * g->blk + l) = d[xi];
 			}
 		}
 	}
@@ -1113,11 +1132,12 @@ static inline rt_dnnl_vec rt_dnnl_wino_post(const struct rt_dnnl_wino_epi *ep, r
 
 /*
  * The output transform of tiles [t0, t1): y's pixels of them, blocked [n,
- * mp / blk, oh, ow, blk], from O, with the bias and the post-ops (a summed
- * operand already in y). Padding channels are written zero.
+ * mp / blk, oh, ow, blk], from O's rows t - base, with the bias and the
+ * post-ops (a summed operand already in y). Padding channels are written
+ * zero.
  */
 static void rt_dnnl_wino_out(const struct rt_dnnl_wino *g, const struct rt_dnnl_wino_epi *ep,
-			     const float *o, float *y, int64_t t0, int64_t t1)
+			     const float *o, float *y, int64_t base, int64_t t0, int64_t t1)
 {
 	int64_t nb = g->mp / g->blk, plane = g->oh * g->ow * g->blk;
 
@@ -1135,8 +1155,8 @@ static void rt_dnnl_wino_out(const struct rt_dnnl_wino *g, const struct rt_dnnl_
 				rt_dnnl_ivec keep = { 0 };
 
 				for (int xi = 0; xi < 36; xi++)
-					s[xi] = *(const rt_dnnl_uvec *)(o + (xi * g->tiles + t) *
-									g->mp + c0);
+					s[xi] = *(const rt_dnnl_uvec *)(o + (xi * g->chunk + t -
+									     base) * g->mp + c0);
 				for (int j = 0; j < 6; j++)
 					rt_dnnl_wino_at(e + j, s + j, 6, 6);
 				for (int i = 0; i < 4; i++)
@@ -1159,10 +1179,12 @@ static void rt_dnnl_wino_out(const struct rt_dnnl_wino *g, const struct rt_dnnl_
 
 /*
  * Runs Winograd entry k: x (and the summed operand into y) reordered to the
- * blocked layout where they are not, the input transform, the matmul, the
- * output transform, y reordered back. The transforms split the tiles
- * between the threads in equal runs; each output is computed by one thread
- * in one order.
+ * blocked layout where they are not; for each chunk of tiles the input
+ * transform, the matmul and the output transform; y reordered back. The
+ * transforms split a chunk's tiles between the threads in equal runs; each
+ * output is computed by one thread in one order. The last chunk may be
+ * short: the matmul then also multiplies rows of V left from the chunk
+ * before, whose results are not read.
  */
 static void rt_dnnl_wino_exec(struct rt_dnnl_kernel *k, const char *name, const float *x,
 			      const struct rt_dnnl_wino_epi *ep, const float *se, float *y,
@@ -1171,8 +1193,12 @@ static void rt_dnnl_wino_exec(struct rt_dnnl_kernel *k, const char *name, const 
 	const struct rt_dnnl_wino *g = k->wino;
 	const void *src = x;
 	float *dst = k->dst_buf ? k->dst_buf : y;
-	float *v = rt_dnnl.ws, *o = v + 36 * g->tiles * g->cp;
-	int64_t tiles = g->tiles;
+	float *v = rt_dnnl.ws, *o = v + 36 * g->chunk * g->cp;
+	const struct rt_dnnl_arg a[] = {
+		{ DNNL_ARG_SRC, &g->v_md, v },
+		{ DNNL_ARG_WEIGHTS, &k->wei_md, k->wei->buf },
+		{ DNNL_ARG_DST, &g->o_md, o },
+	};
 
 	if (k->src_in) {
 		if (rt_dnnl_move(k->src_in, &k->user_src, x, &k->src_md, k->src_buf, name) < 0)
@@ -1186,26 +1212,24 @@ static void rt_dnnl_wino_exec(struct rt_dnnl_kernel *k, const char *name, const 
 		memcpy(dst, se, dnnl_memory_desc_get_size(&k->dst_md));
 	}
 	rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "reorder");
+	for (int64_t base = 0; base < g->tiles; base += g->chunk) {
+		int64_t n = g->tiles - base < g->chunk ? g->tiles - base : g->chunk;
+
 #pragma omp parallel num_threads(threads)
-	{
-		int t = omp_get_thread_num(), nt = omp_get_num_threads();
+		{
+			int t = omp_get_thread_num(), nt = omp_get_num_threads();
 
-		rt_dnnl_wino_in(g, src, v, tiles * t / nt, tiles * (t + 1) / nt);
-	}
-	{
-		const struct rt_dnnl_arg a[] = {
-			{ DNNL_ARG_SRC, &g->v_md, v },
-			{ DNNL_ARG_WEIGHTS, &k->wei_md, k->wei->buf },
-			{ DNNL_ARG_DST, &g->o_md, o },
-		};
-
+			rt_dnnl_wino_in(g, src, v, base, base + n * t / nt,
+					base + n * (t + 1) / nt);
+		}
 		rt_dnnl_run(k->prim, name, 3, a, &k->pad_md);
-	}
 #pragma omp parallel num_threads(threads)
-	{
-		int t = omp_get_thread_num(), nt = omp_get_num_threads();
+		{
+			int t = omp_get_thread_num(), nt = omp_get_num_threads();
 
-		rt_dnnl_wino_out(g, ep, o, dst, tiles * t / nt, tiles * (t + 1) / nt);
+			rt_dnnl_wino_out(g, ep, o, dst, base, base + n * t / nt,
+					 base + n * (t + 1) / nt);
+		}
 	}
 	if (k->dst_out)
 		rt_dnnl_move(k->dst_out, &k->dst_md, dst, &k->user_dst, y, name);
@@ -1314,12 +1338,14 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 		    rt_dnnl_wino_fits(nsp, c, m, group, o0, o1, k0, k1, s0, s1, d0, d1, wconst,
 				      k->sum, po, bc0, bc1)) {
 			int64_t blk = rt_dnnl_block(), th = (o0 + 3) / 4, tw = (o1 + 3) / 4;
-			const struct rt_dnnl_wino wg = {
+			struct rt_dnnl_wino wg = {
 				.n = n, .c = c, .m = m, .h = i0, .w = i1, .oh = o0, .ow = o1,
 				.pt = pb0, .pl = pb1, .th = th, .tw = tw, .tiles = n * th * tw,
 				.blk = blk, .cp = (c + blk - 1) / blk * blk,
 				.mp = (m + blk - 1) / blk * blk,
 			};
+
+			rt_dnnl_wino_chunk(&wg);
 
 			if (rt_dnnl_wino_make(kc, k, name, &wg, w) == 0)
 				k->made = 1;
