@@ -336,10 +336,14 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 		/*
 		 * No soname: a program linked with ./OUT.so records that path, as
 		 * "cc app.c ./model.so" has always worked; -L. -l:OUT.so with an
-		 * rpath records the bare name instead.
+		 * rpath records the bare name instead. -z defs: a symbol that no
+		 * object or named library defines fails the link here, not the
+		 * model's load later (a target's prelude left out of model.c
+		 * once passed the link and failed only in dlopen).
 		 */
 		cmd = arena_printf(&ctx->arena, "%s -std=gnu11 %s %s %s -fPIC "
-				   "-shared -fvisibility=hidden -Wl,--build-id=none -o model.out "
+				   "-shared -fvisibility=hidden -Wl,--build-id=none -Wl,-z,defs "
+				   "-o model.out "
 				   "model.c%s%s%s %s -lm", lo->cc, lo->math_flags, lo->cflags,
 				   lo->march, sb_str(&objs),
 				   lo->archives ? " -Wl,--exclude-libs,ALL" : "",
