@@ -488,6 +488,30 @@ static int rt_dnnl_edges_to(struct rt_dnnl_kernel *k, const char *name)
 	return 0;
 }
 
+/*
+ * What k computes from, into dst (y or k->dst_buf): x, or x reordered
+ * into k->src_buf where k's layout is another; with k->sum, the summed
+ * operand se put into dst first. NULL when a reorder failed.
+ */
+static const void *rt_dnnl_edges_in(struct rt_dnnl_kernel *k, const char *name, const float *x,
+				    const float *se, void *dst)
+{
+	const void *src = x;
+
+	if (k->src_in) {
+		if (rt_dnnl_move(k->src_in, &k->user_src, x, &k->src_md, k->src_buf, name) < 0)
+			return NULL;
+		src = k->src_buf;
+	}
+	if (k->sum && k->dst_in) {
+		if (rt_dnnl_move(k->dst_in, &k->user_sum, se, &k->dst_md, dst, name) < 0)
+			return NULL;
+	} else if (k->sum && (const void *)se != dst) {
+		memcpy(dst, se, dnnl_memory_desc_get_size(&k->dst_md));
+	}
+	return src;
+}
+
 /* The layouts the primitive pd chose for src and dst, with rt_dnnl_edges_to. */
 static int rt_dnnl_edges(struct rt_dnnl_kernel *k, const char *name,
 			 const_dnnl_primitive_desc_t pd)
@@ -601,21 +625,12 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 {
 	struct rt_dnnl_arg a[RT_DNNL_MAX_ARGS];
 	int n = 0, ok = 1;
-	const void *src = x;
+	const void *src;
 	void *dst = k->dst_buf ? k->dst_buf : (void *)y;
 	const float *se = k->sum && po[k->sum - 1] == RT_DNNL_PO_ADD1 ? e1 : e0;	/* summed */
 
-	if (k->src_in) {
-		if (rt_dnnl_move(k->src_in, &k->user_src, x, &k->src_md, k->src_buf, name) < 0)
-			return;
-		src = k->src_buf;
-	}
-	if (k->sum && k->dst_in) {
-		if (rt_dnnl_move(k->dst_in, &k->user_sum, se, &k->dst_md, dst, name) < 0)
-			return;
-	} else if (k->sum && (const void *)se != dst) {
-		memcpy(dst, se, dnnl_memory_desc_get_size(&k->dst_md));
-	}
+	if (!(src = rt_dnnl_edges_in(k, name, x, se, dst)))
+		return;
 	/* the arguments, in the same order every run; weights reordered once: md NULL */
 	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_SRC, &k->src_md, src };
 	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_WEIGHTS, k->wei_mem ? NULL : &k->wei_md, w };
@@ -1191,7 +1206,7 @@ static void rt_dnnl_wino_exec(struct rt_dnnl_kernel *k, const char *name, const 
 			      int threads)
 {
 	const struct rt_dnnl_wino *g = k->wino;
-	const void *src = x;
+	const void *src;
 	float *dst = k->dst_buf ? k->dst_buf : y;
 	float *v = rt_dnnl.ws, *o = v + 36 * g->chunk * g->cp;
 	const struct rt_dnnl_arg a[] = {
@@ -1200,17 +1215,8 @@ static void rt_dnnl_wino_exec(struct rt_dnnl_kernel *k, const char *name, const 
 		{ DNNL_ARG_DST, &g->o_md, o },
 	};
 
-	if (k->src_in) {
-		if (rt_dnnl_move(k->src_in, &k->user_src, x, &k->src_md, k->src_buf, name) < 0)
-			return;
-		src = k->src_buf;
-	}
-	if (k->sum && k->dst_in) {
-		if (rt_dnnl_move(k->dst_in, &k->user_sum, se, &k->dst_md, dst, name) < 0)
-			return;
-	} else if (k->sum && se != dst) {
-		memcpy(dst, se, dnnl_memory_desc_get_size(&k->dst_md));
-	}
+	if (!(src = rt_dnnl_edges_in(k, name, x, se, dst)))
+		return;
 	rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "reorder");
 	for (int64_t base = 0; base < g->tiles; base += g->chunk) {
 		int64_t n = g->tiles - base < g->chunk ? g->tiles - base : g->chunk;
@@ -1514,14 +1520,11 @@ static int rt_dnnl_make_edges(struct rt_dnnl_kernel *k, const char *name,
 static void rt_dnnl_run_edges(struct rt_dnnl_kernel *k, const char *name, const float *x,
 			      float *y)
 {
-	const void *src = x;
 	void *dst = k->dst_buf ? k->dst_buf : (void *)y;
+	const void *src = rt_dnnl_edges_in(k, name, x, NULL, dst);
 
-	if (k->src_in) {
-		if (rt_dnnl_move(k->src_in, &k->user_src, x, &k->src_md, k->src_buf, name) < 0)
-			return;
-		src = k->src_buf;
-	}
+	if (!src)
+		return;
 	{
 		const struct rt_dnnl_arg a[] = {
 			{ DNNL_ARG_SRC, &k->src_md, src }, { DNNL_ARG_DST, &k->dst_md, dst },
