@@ -33,7 +33,9 @@
  * as the first post-op becomes a sum post-op (the tensor copied or
  * reordered into dst first), which oneDNN fuses better than a binary add
  * (and which its blocked convolutions take where they refuse a plain
- * full-size binary).
+ * full-size binary). A 3x3 stride-1 Conv for which oneDNN has no Winograd
+ * (hosts without AVX-512) may run by collagec's instead, its transforms
+ * around a oneDNN matmul (rt_dnnl_wino, below).
  *
  * The process has one CPU engine and one stream, made by the first call.
  * One mutex serialises every call (primitive creation, the reorder, and the
@@ -901,10 +903,11 @@ static inline void rt_dnnl_wino_at(rt_dnnl_vec *o, const rt_dnnl_vec *m, int s, 
 }
 
 /*
- * Whether Conv (c in, m out, 2-D x of h x w padded pt/pl/pb/pr to y of oh x
- * ow, kernel, strides, dilations, group as named) runs by
- * rt_dnnl_wino: 3x3, stride and dilation 1, not grouped, constant weights,
- * enough channels and tiles, and post-ops its output transform applies.
+ * Whether a Conv (nsp spatial dims, c channels in, m out, y of oh x ow;
+ * kernel, strides, dilations and group as collagec_dnnl_conv takes them)
+ * with post-ops po[] (k->sum, bc0, bc1 as there) runs by rt_dnnl_wino:
+ * 2-D, 3x3, stride and dilation 1, not grouped, constant weights, enough
+ * channels and tiles, and post-ops its output transform applies.
  */
 static int rt_dnnl_wino_fits(int64_t nsp, int64_t c, int64_t m, int64_t group, int64_t oh,
 			     int64_t ow, int64_t k0, int64_t k1, int64_t s0, int64_t s1,
