@@ -22,8 +22,11 @@ round-robin over the builds so drift hits all alike), ONNX Runtime likewise
 (tools/ort.py, optional: pip install onnxruntime numpy). The table shows
 medians of the medians in ms and the spread of collage's; the ratios compare
 collage with the best single-target build among c, blas and opencl, with greedy
-and with ONNX Runtime (the issue's comparison, targets blas,opencl,c), and the
-default search over every target with ONNX Runtime.
+and with ONNX Runtime (the issue's comparison, targets blas,opencl,c), and
+dnnl,c and the default search over every target with ONNX Runtime. A ratio to
+ONNX Runtime is the median over the rounds of each round's ratio: on a shared
+machine whose speed drifts from second to second, a round's builds and ONNX
+Runtime are timed close together.
 """
 import json
 import os
@@ -91,11 +94,11 @@ def main():
                 if l.startswith("model name")), "?")
     print("cpu: %s, %d cores; %d x %d runs per build" % (cpu, os.cpu_count(), REPEAT, RUNS))
     for threads in THREADS:
-        print("\n%d thread(s); times in ms (median of medians); ratios are collage / other"
-              % threads)
-        print("%-12s %8s %8s %8s %8s %8s %8s %14s %8s %8s | %7s %7s %7s %7s | %s"
+        print("\n%d thread(s); times in ms (median of medians); ratios are collage / other,"
+              " to ort by rounds" % threads)
+        print("%-12s %8s %8s %8s %8s %8s %8s %14s %8s %8s | %7s %7s %7s %8s %7s | %s"
               % ("model", "c", "blas", "opencl", "dnnl", "greedy", "collage", "(spread)", "all",
-                 "ort", "/single", "/greedy", "/ort", "all/ort",
+                 "ort", "/single", "/greedy", "/ort", "dnnl/ort", "all/ort",
                  "cold_s warm_s measured same plan (collage; all)"))
         for m in MODELS:
             onnx = os.path.join(D, m + ".onnx")
@@ -134,13 +137,16 @@ def main():
             med = {k: statistics.median(v) for k, v in t.items()}
             single = min(med["c"], med["blas"], med["opencl"])
             om = statistics.median(o) if o else float("nan")
+
+            def to_ort(k):
+                return statistics.median(a / b for a, b in zip(t[k], o)) if o else float("nan")
+
             print("%-12s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %14s %8.3f %8.3f | %7.2f %7.2f "
-                  "%7.2f %7.2f | %s; %s"
+                  "%7.2f %8.2f %7.2f | %s; %s"
                   % (m, med["c"], med["blas"], med["opencl"], med["dnnl"], med["greedy"],
                      med["collage"], "%.3f..%.3f" % (min(t["collage"]), max(t["collage"])),
                      med["all"], om, med["collage"] / single, med["collage"] / med["greedy"],
-                     med["collage"] / om if o else float("nan"),
-                     med["all"] / om if o else float("nan"),
+                     to_ort("collage"), to_ort("dnnl"), to_ort("all"),
                      "%.1f %.1f %d %s %s" % (info["collage"][0], info["collage"][1],
                                              info["collage"][2],
                                              "yes" if info["collage"][3] else "NO",
