@@ -454,7 +454,7 @@ else
 	# symbolic dims on random inputs: same seed, same inputs through both
 	for m in conv_sym_clip mm_sym_fold_tanh avgpool_sym_incl gap_sym bnorm_sym lnorm_sym \
 		logsoftmax_sym elt_elu_sym deconv_g2_dil_sym chain_blocked chain_padded \
-		wino_chain; do
+		wino_chain wino_sym; do
 		for n in 5 1 3; do
 			[ -n "$why" ] && break
 			run "$D/$m.c.so" "$D/$m.c.r$n" --shape N=$n --seed 11
@@ -583,7 +583,7 @@ else
 	cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" \
 		"$ROOT/testdata/backends/dnnl_shapes.c" -o "$D/shapes" -ldl -lm >"$T/cc.log" 2>&1 ||
 		bad "cc dnnl_shapes.c: $(head -n 1 "$T/cc.log")"
-	for m in chain_blocked chain_padded mm_sym_fold_tanh conv_sym_clip; do
+	for m in chain_blocked chain_padded mm_sym_fold_tanh conv_sym_clip wino_sym; do
 		[ -n "$why" ] && break
 		"$D/shapes" "$D/$m.dnnl.so" 2 5 2 5 3 1 >"$T/out" 2>&1 ||
 			bad "$m: $(head -n 1 "$T/out")"

@@ -807,6 +807,24 @@ def winograds(outdir, rng):
               [vinfo("y", [1, 16, 16, 16])], {"x": x, "r": r, "s": sc}, {"y": y},
               [("w1", w1), ("w2", w2)], "Conv", ["dnnl.conv_add_act", "dnnl.conv_add_act"])
 
+    # one input over a symbolic batch, for one handle run at several batch
+    # sizes (dnnl_shapes.c): Conv+Relu, then a Conv summing that Relu's output
+    x = u(rng, (2, 16, 16, 16))
+    w1, b1, w2 = w((16, 16, 3, 3)), w((16,)), w((16, 16, 3, 3))
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["t1"], name="c1", pads=p1),
+        helper.make_node("Relu", ["t1"], ["a1"], name="relu1"),
+        helper.make_node("Conv", ["a1", "w2"], ["t2"], name="c2", pads=p1),
+        helper.make_node("Add", ["t2", "a1"], ["r2"], name="res2"),
+        helper.make_node("Relu", ["r2"], ["y"], name="relu2"),
+    ]
+    a1 = np.maximum(conv_ref(f64(x), f64(w1), f64(b1), (1, 1), p1, (1, 1), 1), 0)
+    y = np.maximum(conv_ref(a1, f64(w2), None, (1, 1), p1, (1, 1), 1) + a1, 0)
+    save_wino("wino_sym", 2, nodes, [vinfo("x", ["N", 16, 16, 16])],
+              [vinfo("y", ["N", 16, 16, 16])], {"x": x}, {"y": y},
+              [("w1", w1), ("b1", b1), ("w2", w2)], "Conv",
+              ["dnnl.conv_act", "dnnl.conv_add_act"])
+
 
 def convnd_ref(x, w, b, st, pads, dil, group):
     """ONNX Conv over any number of spatial dims in float64."""
