@@ -35,7 +35,7 @@ LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 # the subcommands without main(), for the harnesses of what cli/ reads (fuzz_meta)
 CLIOBJS := $(filter-out $(BUILD)/cli/main.o,$(filter $(BUILD)/cli/%,$(OBJS)))
 
-.PHONY: all deps test test-oom oom-build test-asan test-valgrind demo bench bench-gemm bench-collage bench-compile install clean regen fuzz
+.PHONY: all deps test test-full test-all test-build test-oom oom-build test-asan test-valgrind demo bench bench-gemm bench-collage bench-compile install clean regen fuzz
 
 all: $(BUILD)/collagec
 
@@ -87,8 +87,27 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/test.h $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
 
-test: $(BUILD)/collagec $(UNIT) $(REPLAY) oom-build
-	@BUILD=$(BUILD) sh tests/run.sh
+# The tests in three tiers (tests/lib.sh, README "Tests"): make test runs
+# every suite, sampled where the full run is exhaustive (what CI runs);
+# make test-full everything; make test-all that, the whole OOM walk,
+# memcheck and a short fuzz. All build with every core, then run two suites
+# at a time (tests/run.sh).
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+
+test-build: $(BUILD)/collagec $(UNIT) $(REPLAY) oom-build
+
+test:
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build
+	@BUILD=$(BUILD) COLLAGEC_TEST_TIER=quick sh tests/run.sh
+
+test-full:
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build
+	@BUILD=$(BUILD) COLLAGEC_TEST_TIER=full sh tests/run.sh
+
+test-all:
+	@sh tools/deps.sh valgrind clang
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build
+	@BUILD=$(BUILD) COLLAGEC_TEST_TIER=all sh tests/run.sh
 
 # build-oom: ASan + LeakSanitizer with allocation-failure injection
 # (core/base/fault.c); tests/oom.sh walks COLLAGEC_FAIL_ALLOC over it.

@@ -8,47 +8,19 @@
 # $COLLAGEC (absolute path of the binary; default build/collagec) and
 # $TEST_TMP (a scratch directory; default a fresh one, removed afterwards).
 # One line per check: "ok   backends/NAME" or "FAIL backends/NAME: why";
-# exits 1 when anything failed. A backend that `collagec targets` reports
+# exits 1 when anything failed (the quick tier: the differential checks at
+# one seed and one thread count). A backend that `collagec targets` reports
 # unavailable gets one "ok ... skipped" line instead of its checks.
 #
 # Each backend has its own section below ("# --- KIND ---"); add new sections
 # before "# --- end ---". $BACKENDS (e.g. "dnnl" or "blas dnnl") runs only
 # the sections it names, to iterate on one backend; unset, all of them.
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-C=${COLLAGEC:-$ROOT/build/collagec}
-case $C in /*) ;; *) C=$(pwd)/$C ;; esac
-PY=/usr/bin/python3
+SUITE=backends
+. "$(dirname "$0")/lib.sh"
 ONNXDATA=/usr/share/libonnx-testdata/data
-if [ -n "$TEST_TMP" ]; then
-	T=$TEST_TMP/backends
-else
-	TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/collagec-backends-XXXXXX") || exit 1
-	T=$TEST_TMP/backends
-	trap 'rm -rf "$TEST_TMP"' EXIT INT TERM
-fi
-rm -rf "$T"
 mkdir -p "$T/models"
 M=$T/models
-failed=0
-why=
-
-# ---- helpers ----
-
-# bad MSG: records the first reason the current check fails
-bad() {
-	[ -n "$why" ] || why=$1
-}
-# verdict NAME: prints ok/FAIL for the current check and starts the next
-verdict() {
-	if [ -z "$why" ]; then
-		echo "ok   backends/$1"
-	else
-		echo "FAIL backends/$1: $why"
-		failed=$((failed + 1))
-	fi
-	why=
-}
 # wanted KIND: true when $BACKENDS is unset or names KIND
 wanted() {
 	[ -z "$BACKENDS" ] && return 0
@@ -131,7 +103,7 @@ else
 	for m in det_3x3 det_2x4x4 det_5x5 det_f64 det_two; do
 		compile "$M/$m.onnx" c "$L/$m.c.so"
 		compile "$M/$m.onnx" lapack,c "$L/$m.lapack.so"
-		for seed in 1 7; do
+		for seed in $(t_list "1 7" 1); do
 			[ -n "$why" ] && break
 			run "$L/$m.c.so" "$L/$m.c.out" --seed $seed
 			run "$L/$m.lapack.so" "$L/$m.lapack.out" --seed $seed
@@ -229,7 +201,7 @@ elif ! available blas; then
 elif ! "$PY" "$ROOT/testdata/backends/make_blas_models.py" "$T/blas/models" \
 	>"$T/blas-gen.log" 2>&1; then
 	echo "FAIL backends/blas/make-models: $(tail -n 1 "$T/blas-gen.log")"
-	failed=$((failed + 1))
+	t_failed=$((t_failed + 1))
 else
 	B=$T/blas
 	for d in "$B"/models/*; do
@@ -289,7 +261,7 @@ else
 		for f in "$d"/in/*.npy; do
 			ins="$ins --input $(basename "$f" .npy)=$f"
 		done
-		for th in 2 3 1; do
+		for th in $(t_list "2 3 1" 3); do
 			[ -n "$why" ] && break
 			# shellcheck disable=SC2086
 			run "$B/$m.blas.so" "$B/$m.blas.t$th" --threads $th $ins
@@ -419,7 +391,7 @@ elif ! available dnnl; then
 elif ! "$PY" "$ROOT/testdata/backends/make_dnnl_models.py" "$T/dnnl/models" \
 	>"$T/dnnl-gen.log" 2>&1; then
 	echo "FAIL backends/dnnl/make-models: $(tail -n 1 "$T/dnnl-gen.log")"
-	failed=$((failed + 1))
+	t_failed=$((t_failed + 1))
 else
 	D=$T/dnnl
 	GEN=$ROOT/testdata/backends/make_dnnl_models.py
@@ -479,7 +451,7 @@ else
 		for f in "$d"/in/*.npy; do
 			ins="$ins --input $(basename "$f" .npy)=$f"
 		done
-		for th in 2 3 1; do
+		for th in $(t_list "2 3 1" 3); do
 			[ -n "$why" ] && break
 			# shellcheck disable=SC2086
 			run "$D/$m.dnnl.so" "$D/$m.dnnl.t$th" --threads $th $ins
@@ -684,7 +656,7 @@ fi
 # outputs on random inputs of each seed, at each --shape (- = none)
 ocl_same_as_c() {
 	_om=$1 _seeds=$2 _shapes=$3
-	for seed in $_seeds; do
+	for seed in $(t_list "$_seeds" "${_seeds%% *}"); do
 		for sh in $_shapes; do
 			[ -n "$why" ] && return
 			set -- --seed "$seed"
@@ -704,7 +676,7 @@ elif ! available opencl; then
 elif ! "$PY" "$ROOT/testdata/backends/make_opencl_models.py" "$T/opencl/models" \
 	>"$T/gen.log" 2>&1; then
 	echo "FAIL backends/opencl/make-models: $(tail -n 1 "$T/gen.log")"
-	failed=$((failed + 1))
+	t_failed=$((t_failed + 1))
 else
 	O=$T/opencl
 	OM=$O/models
@@ -892,4 +864,4 @@ fi
 
 # --- end ---
 
-[ "$failed" -eq 0 ]
+t_exit

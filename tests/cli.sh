@@ -16,26 +16,14 @@
 # One line per check: "ok   cli/NAME" or "FAIL cli/NAME: why"; exits 1 when
 # anything failed.
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-C=${COLLAGEC:-$ROOT/build/collagec}
-case $C in /*) ;; *) C=$(pwd)/$C ;; esac
-PY=/usr/bin/python3
-if [ -n "$TEST_TMP" ]; then
-	T=$TEST_TMP/cli
-else
-	TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/collagec-cli-XXXXXX") || exit 1
-	T=$TEST_TMP/cli
-	trap 'rm -rf "$TEST_TMP"' EXIT INT TERM
-fi
-rm -rf "$T"
+SUITE=cli
+. "$(dirname "$0")/lib.sh"
 mkdir -p "$T/models" "$T/tmp"
 # compile's private build directories go here; it must be empty after every
 # compile, good or bad
 TMPDIR=$T/tmp
 export TMPDIR
 M=$T/models
-failed=0
-why=
 
 # ---- helpers ----
 
@@ -43,20 +31,6 @@ why=
 x() {
 	"$@" >"$T/out" 2>"$T/err"
 	st=$?
-}
-# bad MSG: records the first reason the current check fails
-bad() {
-	[ -n "$why" ] || why=$1
-}
-# verdict NAME: prints ok/FAIL for the current check and starts the next
-verdict() {
-	if [ -z "$why" ]; then
-		echo "ok   cli/$1"
-	else
-		echo "FAIL cli/$1: $why"
-		failed=$((failed + 1))
-	fi
-	why=
 }
 first_err() {
 	head -n 1 "$T/err"
@@ -1236,4 +1210,4 @@ status_is 4; err_has "collagec: error: cannot create '$F/nodir/ir'"
 dir_is "$F" ""; tmp_clean
 verdict env/dump-ir-unwritable
 
-[ "$failed" -eq 0 ]
+t_exit

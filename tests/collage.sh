@@ -7,13 +7,11 @@
 # builds the fastest; greedy, the analytic and the mock estimators; --dump-ir lists
 # the candidates; the cache's default place and --no-cache; candidates that
 # fail to build, crash or hang cost +inf and never fail the compile.
-COLLAGEC=${COLLAGEC:-build/collagec}
-C=$COLLAGEC
-T=${TEST_TMP:-/tmp}/collage
-rm -rf "$T"
-mkdir -p "$T"
-ok() { echo "ok   collage/$1"; }
-fail() { echo "FAIL collage/$1: $2"; }
+# The quick tier measures mnist_cnn and mlp (and the encoders); the other
+# three reference models it searches with the mock estimator, every target
+# taking part, and checks them against ONNX Runtime.
+SUITE=collage
+. "$(dirname "$0")/lib.sh"
 # json FILE EXPR: prints a Python expression over the parsed JSON (as j)
 json() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
@@ -22,7 +20,19 @@ if ! /usr/bin/python3 testdata/gen_models.py "$T" 2>"$T/gen.log"; then
 	exit 1
 fi
 CACHE=$T/costs.sqlite
-for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
+measured="mnist_cnn mlp bert_tiny mobilenetv2 resnet18"
+if ! tier full; then
+	measured="mnist_cnn mlp"
+	for m in bert_tiny mobilenetv2 resnet18; do
+		if "$C" compile "$T/$m.onnx" -o "$T/$m.mock.so" --estimator mock --no-cache \
+			2>"$T/$m.err" &&
+			"$C" run "$T/$m.mock.so" --check "testdata/models/$m" --rtol 1e-3 --atol 1e-4 \
+			>"$T/$m.out" 2>&1
+		then ok "$m/mock-matches-onnxruntime"
+		else fail "$m/mock-matches-onnxruntime" "$(head -1 "$T/$m.err" "$T/$m.out")"; fi
+	done
+fi
+for m in $measured; do
 	if ! "$C" compile "$T/$m.onnx" -o "$T/$m.so" --cache "$CACHE" 2>"$T/$m.err"; then
 		fail "$m/compile" "$(head -1 "$T/$m.err")"
 		continue
@@ -319,4 +329,4 @@ PY
 v=$(/usr/bin/python3 "$P/check.py" "$P/costs.sqlite" "$P/m1.json" "$C")
 if [ -z "$bad" ] && [ "$v" = ok ]; then ok cache/eight-parallel-compiles
 else fail cache/eight-parallel-compiles "$bad $v"; fi
-exit 0
+t_exit

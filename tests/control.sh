@@ -11,10 +11,8 @@
 # node (spans). The bad models (a body's unsupported op, a string tensor
 # carried by a run-time loop, a reversed scan output of a run-time length,
 # branches of different ranks) are in testdata/bad.
-COLLAGEC=${COLLAGEC:-build/collagec}
-T=${TEST_TMP:-/tmp}/control
-rm -rf "$T"
-mkdir -p "$T"
+SUITE=control
+. "$(dirname "$0")/lib.sh"
 
 for d in testdata/control/*/; do
 	n=$(basename "$d")

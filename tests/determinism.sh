@@ -9,14 +9,13 @@
 #  - OpenBLAS and oneDNN pick their kernels (and summation order) by thread
 #    count, so blas and dnnl builds may differ across thread counts, by at
 #    most 1e-5 of the output's largest magnitude (collagec(1), ACCURACY).
+# The quick tier runs opencl (PoCL builds its programs at every open, about
+# a minute a large model) on mnist_cnn and mlp only.
 # Needs $COLLAGEC and $TEST_TMP. One line per model and target: "ok
 # determinism/MODEL/TARGET" or "FAIL determinism/MODEL/TARGET: why".
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
-T=${TEST_TMP:-/tmp}/determinism
-rm -rf "$T"
+SUITE=determinism
+. "$(dirname "$0")/lib.sh"
 mkdir -p "$T/m"
-fail=0
 /usr/bin/python3 "$ROOT/testdata/gen_models.py" "$T/m" >"$T/gen.log" 2>&1 || {
 	echo "FAIL determinism/models: $(tail -n 1 "$T/gen.log")"
 	exit 1
@@ -48,13 +47,14 @@ EOF
 }
 for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
 	for t in $targets; do
+		case $t:$m in opencl:mnist_cnn | opencl:mlp) ;; opencl:*) tier full || continue ;; esac
 		list=$t
 		[ $t = c ] || list=$t,c
 		so="$T/${m}_$t.so"
 		if ! "$COLLAGEC" compile "$T/m/$m.onnx" -o "$so" --search none --target $list -q \
 			>"$T/c.log" 2>&1; then
 			echo "FAIL determinism/$m/$t: $(head -n 1 "$T/c.log")"
-			fail=1
+			t_failed=$((t_failed + 1))
 			continue
 		fi
 		why=
@@ -80,10 +80,10 @@ for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
 		rm -rf "$T"/out_*
 		if [ -n "$why" ]; then
 			echo "FAIL determinism/$m/$t: $why"
-			fail=1
+			t_failed=$((t_failed + 1))
 		else
 			echo "ok   determinism/$m/$t (1 vs 2, 4 threads: $d2, $d4)"
 		fi
 	done
 done
-exit $fail
+t_exit

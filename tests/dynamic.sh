@@ -11,14 +11,8 @@
 # read the nearest element. Needs $COLLAGEC
 # and $TEST_TMP (defaults: build/collagec, /tmp). One line per check: "ok
 # dynamic/NAME" or "FAIL dynamic/NAME: why".
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
-T=${TEST_TMP:-/tmp}/dynamic
-rm -rf "$T"
-mkdir -p "$T"
-st=0
-ok() { echo "ok   dynamic/$1"; }
-fail() { echo "FAIL dynamic/$1: $2"; st=1; }
+SUITE=dynamic
+. "$(dirname "$0")/lib.sh"
 
 if ! /usr/bin/python3 "$ROOT/testdata/gen_dynamic_tests.py" "$T" 2>"$T/gen.log"; then
 	echo "FAIL dynamic/generate: $(tail -n 1 "$T/gen.log")"
@@ -115,8 +109,8 @@ fi
 # the C API: one handle, runs that grow, shrink, come out empty and fail
 if cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/testdata/dynamic_api.c" \
 	-L"$T" -lnonzero_chain -Wl,-rpath,"$T" -o "$T/api" >"$T/cc.log" 2>&1; then
-	"$T/api" || st=1
+	"$T/api" || t_failed=$((t_failed + 1))
 else
 	fail "api/cc" "$(head -n 1 "$T/cc.log")"
 fi
-exit $st
+t_exit

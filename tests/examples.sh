@@ -8,14 +8,9 @@
 # external weights change; and the bash completion (tools/collagec.bash)
 # called as bash calls it. Needs $BUILD (default build) and $TEST_TMP.
 # One line per check: "ok   examples/NAME" or "FAIL examples/NAME: why".
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SUITE=examples
+. "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
-T=${TEST_TMP:-/tmp}/examples
-rm -rf "$T"
-mkdir -p "$T"
-failed=0
-ok() { echo "ok   examples/$1"; }
-fail() { echo "FAIL examples/$1: $2"; failed=$((failed + 1)); }
 
 # ---- make install ----
 D=$T/root P=/opt/collagec
@@ -161,4 +156,4 @@ got=$(comp collagec compile a.onnx --target "")
 if [ "$got" = "$(cat "$T/kinds")" ]; then ok complete/target-kinds-are-the-registry; else
 	fail complete/target-kinds-are-the-registry "got '$got', collagec targets has '$(cat "$T/kinds")'"; fi
 
-[ "$failed" -eq 0 ]
+t_exit

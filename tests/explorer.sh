@@ -11,15 +11,10 @@
 # that was removed. A screenshot is kept in $BUILD/artifacts/explorer.png.
 # Without chromium the browser checks say "skip" (never ok). Needs
 # $COLLAGEC and $TEST_TMP. Lines "ok explorer/NAME" or "FAIL explorer/NAME: why".
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
+SUITE=explorer
+. "$(dirname "$0")/lib.sh"
 ART=$ROOT/${BUILD:-build}/artifacts
-T=${TEST_TMP:-/tmp}/explorer
-rm -rf "$T"
 mkdir -p "$T/m" "$ART"
-fail=0
-ok() { echo "ok   explorer/$1"; }
-bad() { echo "FAIL explorer/$1: $2"; fail=1; }
 
 /usr/bin/python3 "$ROOT/testdata/gen_models.py" "$T/m" mnist_cnn >"$T/gen.log" 2>&1 &&
 	/usr/bin/python3 "$ROOT/testdata/gen_encoder.py" "$T/m" >>"$T/gen.log" 2>&1 || {
@@ -36,28 +31,28 @@ targets=c
 		2>"$T/b.log" &&
 	"$COLLAGEC" explain "$T/mnist.so" --html "$T/mnist.html" --profile "$T/prof.json" \
 		--source "$T/ir" >"$T/e1.log" 2>&1 ||
-	bad mnist-page "$(cat "$T/c1.log" "$T/b.log" "$T/e1.log" | grep -m1 error)"
+	fail mnist-page "$(cat "$T/c1.log" "$T/b.log" "$T/e1.log" | grep -m1 error)"
 "$COLLAGEC" compile "$T/m/encoder.onnx" -o "$T/enc.so" --search none --target c -q \
 	>"$T/c2.log" 2>&1 &&
 	"$COLLAGEC" explain "$T/enc.so" --html "$T/enc.html" >"$T/e2.log" 2>&1 ||
-	bad encoder-page "$(cat "$T/c2.log" "$T/e2.log" | grep -m1 error)"
-[ $fail -eq 0 ] || exit 1
+	fail encoder-page "$(cat "$T/c2.log" "$T/e2.log" | grep -m1 error)"
+[ $t_failed -eq 0 ] || exit 1
 
 # self-contained: the only URLs are the SVG namespaces
 for p in mnist enc; do
 	ext=$(grep -o -i -E '(src|href)="[a-z]+:[^"]*"|url\(["'"'"']?[a-z]+:|@import|<link[^>]*>' \
 		"$T/$p.html" | grep -v -E 'href="data:' | head -n 3)
-	if [ -n "$ext" ]; then bad "$p/self-contained" "refers outside the page: $ext"
+	if [ -n "$ext" ]; then fail "$p/self-contained" "refers outside the page: $ext"
 	else ok "$p/self-contained"; fi
 done
 # the page's data: the kernel source and the profile made it in
 grep -q 'kernel k[0-9]*_' "$T/mnist.html" && grep -q '"profile_ms":[0-9]' "$T/mnist.html" &&
-	ok mnist/source-and-profile || bad mnist/source-and-profile "no loop IR or profile time in the page"
+	ok mnist/source-and-profile || fail mnist/source-and-profile "no loop IR or profile time in the page"
 
 chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
 if [ -z "$chrome" ]; then
 	echo "skip explorer/browser: chromium is not installed (apt-get install chromium)"
-	exit $fail
+	t_exit
 fi
 # expected counts, from the model files and OUT.json, not from collagec's page
 expect() {
@@ -77,7 +72,7 @@ browse() {
 		--user-data-dir="$T/chrome-$page" --virtual-time-budget=5000 --dump-dom \
 		"file://$T/$page.html#select=$node" >"$T/$page.dom" 2>"$T/$page.chrome.log"
 	if ! grep -q 'data-ready="1"' "$T/$page.dom"; then
-		bad "$page/renders" "the page's script did not finish: $(grep -m1 -i error "$T/$page.chrome.log")"
+		fail "$page/renders" "the page's script did not finish: $(grep -m1 -i error "$T/$page.chrome.log")"
 		return
 	fi
 	set -- $(expect "$T/m/$page_model.onnx" "$T/$page_json.json") "$@"
@@ -86,13 +81,13 @@ browse() {
 	load=$(sed -n 's/.*data-load-ms="\([0-9]*\)".*/\1/p' "$T/$page.dom" | head -n 1)
 	[ "$nodes" = "$1" ] && [ "$parts" = "$2" ] &&
 		ok "$page/renders ($nodes nodes, $parts partitions, ready after $load ms)" ||
-		bad "$page/renders" "drew $nodes nodes and $parts partitions, want $1 and $2"
+		fail "$page/renders" "drew $nodes nodes and $parts partitions, want $1 and $2"
 	shift 2
 	chain=$(sed -n 's/.*<ol class="chain" id="chain">\(.*\)<\/ol>.*/\1/p' "$T/$page.dom")
 	for want in "$@"; do
 		case $chain in
 		*"$want"*) ;;
-		*) bad "$page/click-$node" "span chain lacks '$want': $chain"; return ;;
+		*) fail "$page/click-$node" "span chain lacks '$want': $chain"; return ;;
 		esac
 	done
 	ok "$page/click-$node"
@@ -111,5 +106,5 @@ timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --disable-dev-shm-us
 	--screenshot="$ART/explorer.png" "file://$T/mnist.html#select=conv_12" \
 	>"$T/shot.log" 2>&1
 [ -s "$ART/explorer.png" ] && ok "screenshot ($ART/explorer.png)" ||
-	bad screenshot "chromium wrote no screenshot: $(grep -m1 -i error "$T/shot.log")"
-exit $fail
+	fail screenshot "chromium wrote no screenshot: $(grep -m1 -i error "$T/shot.log")"
+t_exit

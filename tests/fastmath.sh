@@ -18,29 +18,8 @@
 # directory, removed afterwards). One line per check: "ok   fastmath/NAME" or
 # "FAIL fastmath/NAME: why"; exits 1 when anything failed.
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-C=${COLLAGEC:-$ROOT/build/collagec}
-case $C in /*) ;; *) C=$(pwd)/$C ;; esac
-PY=/usr/bin/python3
-if [ -n "$TEST_TMP" ]; then
-	T=$TEST_TMP/fastmath
-else
-	TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/collagec-fastmath-XXXXXX") || exit 1
-	T=$TEST_TMP/fastmath
-	trap 'rm -rf "$TEST_TMP"' EXIT INT TERM
-fi
-rm -rf "$T"
-mkdir -p "$T"
-failed=0
-
-verdict() {
-	if [ -z "$2" ]; then
-		echo "ok   fastmath/$1"
-	else
-		echo "FAIL fastmath/$1: $2"
-		failed=$((failed + 1))
-	fi
-}
+SUITE=fastmath
+. "$(dirname "$0")/lib.sh"
 
 # the model and its inputs
 why=$("$PY" - "$T" <<'EOF' 2>&1
@@ -260,4 +239,4 @@ EOF
 [ "$(echo "$why" | tail -n 1)" = ok ] && why= || why=$(echo "$why" | tail -n 1)
 verdict levels-agree "$why"
 
-[ "$failed" -eq 0 ]
+t_exit

@@ -4,9 +4,8 @@
 # generator (rtol 1e-5, atol 1e-6); every bad model is refused with exit
 # status 1 and the expected message; the kernels of an inlined function
 # name the call in their spans.
-COLLAGEC=${COLLAGEC:-build/collagec}
 SUITE=function
-. tests/nodetests.sh
+. "$(dirname "$0")/nodetests.sh"
 
 nt_generate testdata/gen_function_tests.py
 nt_conformance 1e-5 1e-6 "$T/good" | sort

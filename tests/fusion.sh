@@ -11,11 +11,8 @@
 # sizes. The same fusion happens to a multi-node c partition of the Collage
 # search: conv_bias_relu compiled with the collage search gets its fused
 # kernel. With OpenCL available, opencl builds fuse the same way.
-COLLAGEC=${COLLAGEC:-build/collagec}
-T=${TEST_TMP:-/tmp}/fusion
-mkdir -p "$T"
-ok() { echo "ok   fusion/$1"; }
-fail() { echo "FAIL fusion/$1: $2"; }
+SUITE=fusion
+. "$(dirname "$0")/lib.sh"
 /usr/bin/python3 testdata/fusion/make_models.py "$T" || { fail generate "make_models.py"; exit 1; }
 
 # info.py OUT.json: "KERNELS ARENA_BYTES|kernel:node,node|..."
@@ -118,3 +115,4 @@ if "$COLLAGEC" targets 2>/dev/null | grep -q '^opencl (cpu)'; then
 		fi
 	done
 fi
+t_exit

@@ -6,13 +6,9 @@
 # ($BUILD/tests/replay_HARNESS; capi is linked here against the model it
 # drives). The replay must not crash. Needs $COLLAGEC and $TEST_TMP. One
 # line per harness: "ok fuzz/HARNESS (N inputs)" or "FAIL fuzz/HARNESS: why".
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
+SUITE=fuzz
+. "$(dirname "$0")/lib.sh"
 B=$ROOT/${BUILD:-build}
-T=${TEST_TMP:-/tmp}/fuzz
-rm -rf "$T"
-mkdir -p "$T"
-fail=0
 /usr/bin/python3 "$ROOT/testdata/runtime/make_model.py" "$T/capi.onnx" >"$T/gen.log" 2>&1 &&
 	"$COLLAGEC" compile "$T/capi.onnx" -o "$T/libcapi.a" --search none --target c -q \
 		>"$T/c.log" 2>&1 &&
@@ -20,19 +16,19 @@ fail=0
 		"$ROOT/tests/fuzz/replay.c" "$ROOT/tests/fuzz/capi.c" "$T/libcapi.a" -lm \
 		>"$T/cc.log" 2>&1 || {
 	echo "FAIL fuzz/capi: cannot build its replay: $(cat "$T/gen.log" "$T/c.log" "$T/cc.log" | head -n 1)"
-	fail=1
+	t_failed=$((t_failed + 1))
 }
 for c in "$ROOT"/tests/fuzz/corpus/*/; do
 	h=$(basename "$c")
 	r="$B/tests/replay_$h"
-	[ -x "$r" ] || { [ $h = capi ] && continue; echo "FAIL fuzz/$h: no $r (make test builds it)"; fail=1; continue; }
+	[ -x "$r" ] || { [ $h = capi ] && continue; echo "FAIL fuzz/$h: no $r (make test builds it)"; t_failed=$((t_failed + 1)); continue; }
 	n=$(ls "$c" | wc -l)
 	# one process per batch of inputs; a crash names the batch's first file
 	if ls "$c"* | xargs -n 64 "$r" >"$T/$h.log" 2>&1; then
 		echo "ok   fuzz/$h ($n inputs)"
 	else
 		echo "FAIL fuzz/$h: replaying $c crashed: $(grep -m1 -E 'ERROR|Assertion|BUG|Segmentation|runtime error' "$T/$h.log")"
-		fail=1
+		t_failed=$((t_failed + 1))
 	fi
 done
-exit $fail
+t_exit

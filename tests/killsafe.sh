@@ -13,15 +13,12 @@
 # the cache still opens and serves a full compile. Needs $COLLAGEC and
 # $TEST_TMP; KILLS (default 24) sets the number of kills. One line per
 # check: "ok killsafe/NAME" or "FAIL killsafe/NAME: why".
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
-T=${TEST_TMP:-/tmp}/killsafe
-KILLS=${KILLS:-24}
-rm -rf "$T"
+SUITE=killsafe
+. "$(dirname "$0")/lib.sh"
+# quick: 8 kills; full: 24
+KILLS=${KILLS:-8}
+tier full && KILLS=${KILLS_FULL:-24}
 mkdir -p "$T/tmp" "$T/out" "$T/A" "$T/B" "$T/m"
-fail=0
-ok() { echo "ok   killsafe/$1"; }
-bad() { echo "FAIL killsafe/$1: $2"; fail=1; }
 
 /usr/bin/python3 "$ROOT/testdata/gen_models.py" "$T/m" mnist_cnn mlp >"$T/gen.log" 2>&1 || {
 	echo "FAIL killsafe/models: $(tail -n 1 "$T/gen.log")"
@@ -95,23 +92,23 @@ for d in $delays; do
 	so=$(state so) json=$(state json) h=$(state h) dep=$(state d)
 	what="kill $i (SIG$sig to the $how after ${d}s, exit $st): so=$so json=$json h=$h d=$dep"
 	case "$so $json $h $dep" in
-	*other*) bad "kill-$i" "a partial output: $what"; continue ;;
+	*other*) fail "kill-$i" "a partial output: $what"; continue ;;
 	esac
 	if [ $so != absent ] && ! { with $so $json && with $so $h && with $so $dep; }; then
-		bad "kill-$i" "stale outputs: $what"
+		fail "kill-$i" "stale outputs: $what"
 		continue
 	fi
 	if [ $sig != KILL ] && [ $st -ne 0 ]; then
 		# stopped by the signal (not finished first): nothing of its own left
 		left=$(ls "$T/tmp" | grep '^collagec-'; ls "$T/out" | grep '\.tmp\.')
-		[ -z "$left" ] || { bad "kill-$i" "temporaries left: $left ($what)"; continue; }
-		[ $st -gt 128 ] || { bad "kill-$i" "exit status $st does not say the signal ($what)"; continue; }
+		[ -z "$left" ] || { fail "kill-$i" "temporaries left: $left ($what)"; continue; }
+		[ $st -gt 128 ] || { fail "kill-$i" "exit status $st does not say the signal ($what)"; continue; }
 		int_ok=$((int_ok + 1))
 	fi
 	[ $sig = KILL ] && [ $st -ne 0 ] && kill_ok=$((kill_ok + 1))
 done
-[ $fail -eq 0 ] && ok "outputs-consistent ($i kills: $kill_ok by SIGKILL, $int_ok by SIGINT/SIGTERM mid-compile)"
-[ $int_ok -gt 0 ] || bad signals-landed "no SIGINT/SIGTERM landed before the compile ended"
+[ $t_failed -eq 0 ] && ok "outputs-consistent ($i kills: $kill_ok by SIGKILL, $int_ok by SIGINT/SIGTERM mid-compile)"
+[ $int_ok -gt 0 ] || fail signals-landed "no SIGINT/SIGTERM landed before the compile ended"
 
 # a cost cache written by a search that is killed mid-measurement
 C="$T/cache.sqlite"
@@ -128,6 +125,6 @@ if "$COLLAGEC" cache stats --cache "$C" >"$T/stats.log" 2>&1 &&
 		--cache "$C" -q >"$T/c.log" 2>&1 && [ -s "$T/c.so" ]; then
 	ok cache-survives-kill
 else
-	bad cache-survives-kill "$(head -n 1 "$T/stats.log") $(head -n 1 "$T/c.log")"
+	fail cache-survives-kill "$(head -n 1 "$T/stats.log") $(head -n 1 "$T/c.log")"
 fi
-exit $fail
+t_exit

@@ -12,11 +12,8 @@
 # a model whose shapes need derived symbols (S-1, S/2); a large c build's
 # kernels compile in parallel files and -j does not change the output; the
 # kernel-object cache serves recompiles.
-COLLAGEC=${COLLAGEC:-build/collagec}
-T=${TEST_TMP:-/tmp}/models
-mkdir -p "$T"
-ok() { echo "ok   models/$1"; }
-fail() { echo "FAIL models/$1: $2"; }
+SUITE=models
+. "$(dirname "$0")/lib.sh"
 
 if ! /usr/bin/python3 testdata/gen_models.py "$T" 2>"$T/gen.log"; then
 	fail generate "$(tail -1 "$T/gen.log")"
@@ -288,3 +285,4 @@ if [ -f "$T/mlp.so" ]; then
 		fail readme-example-is-examples-infer-c "README.md's C block differs from examples/infer.c"
 	fi
 fi
+t_exit

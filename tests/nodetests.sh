@@ -1,10 +1,8 @@
 # nodetests.sh - sourced by opset.sh, rnn.sh, quant.sh and random.sh, whose node tests a
 # generator writes (testdata/nodetest.py's layout): OUT/good/NAME with the
 # generator's outputs, OUT/bad/NAME with the message it expects. The suite
-# sets SUITE and COLLAGEC first; T is its private directory.
-T=${TEST_TMP:-/tmp}/$SUITE
-rm -rf "$T"
-mkdir -p "$T"
+# sets SUITE first; T is its private directory (tests/lib.sh).
+. "$(dirname "$0")/lib.sh"
 
 # nt_generate GENERATOR: runs it into $T, or fails the suite
 nt_generate() {

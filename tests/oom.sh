@@ -21,14 +21,15 @@
 # every N. Needs $TEST_TMP; OOM_BUILD names the build (build-oom). One line
 # per compile: "ok oom/NAME (K allocations, R runs)" or "FAIL oom/NAME: why";
 # OOM_CASES picks some of cnn-c, mlp-blas, mlp-cache.
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SUITE=oom
+. "$(dirname "$0")/lib.sh"
 COLLAGEC=$ROOT/${OOM_BUILD:-build-oom}/collagec
-T=${TEST_TMP:-/tmp}/oom
-OOM_HEAD=${OOM_HEAD:-150}
-OOM_STEPS=${OOM_STEPS:-60}
-rm -rf "$T"
+# the sample: quick walks fewer N than full; all walks every N
+OOM_HEAD=${OOM_HEAD:-50}
+OOM_STEPS=${OOM_STEPS:-25}
+tier full && OOM_HEAD=${OOM_HEAD_FULL:-150} OOM_STEPS=${OOM_STEPS_FULL:-60}
+tier all && OOM_FULL=1
 mkdir -p "$T/tmp" "$T/out" "$T/m" "$T/xdg"
-fail=0
 # leaks are errors; an ASan report exits 99 so it is never taken for status 4
 ASAN_OPTIONS=detect_leaks=1:exitcode=99:abort_on_error=0
 XDG_CACHE_HOME=$T/xdg
@@ -102,7 +103,7 @@ for name in ${OOM_CASES:-cnn-c mlp-blas mlp-cache}; do
 			"$COLLAGEC" compile "$T/m/mlp.onnx" --target blas,c --cache "$T/warm.db" \
 				-o "$T/warm.so" -q >/dev/null 2>"$T/err" || {
 			echo "FAIL oom/$name: cannot warm the cache: $(head -n 1 "$T/err")"
-			fail=1
+			t_failed=$((t_failed + 1))
 			continue
 		}
 	fi
@@ -111,7 +112,7 @@ for name in ${OOM_CASES:-cnn-c mlp-blas mlp-cache}; do
 	k=$(sed -n 's/^collagec: allocations: //p' "$T/err")
 	if [ $rc -ne 0 ] || [ -z "$k" ]; then
 		echo "FAIL oom/$name: reference compile: exit $rc: $(head -n 1 "$T/err")"
-		fail=1
+		t_failed=$((t_failed + 1))
 		continue
 	fi
 	cp "$O.json" "$T/ref.json"
@@ -129,9 +130,9 @@ for name in ${OOM_CASES:-cnn-c mlp-blas mlp-cache}; do
 	done
 	if [ -n "$bad" ]; then
 		echo "FAIL oom/$name: $bad"
-		fail=1
+		t_failed=$((t_failed + 1))
 	else
 		echo "ok   oom/$name ($k allocations, $runs runs)"
 	fi
 done
-exit $fail
+t_exit

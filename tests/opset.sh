@@ -4,9 +4,8 @@
 # every good model compiles, runs and matches the numpy outputs committed
 # in its generator (collagec conformance, rtol 1e-4, atol 1e-5); every bad
 # model is refused with exit status 1 and the expected message.
-COLLAGEC=${COLLAGEC:-build/collagec}
 SUITE=opset
-. tests/nodetests.sh
+. "$(dirname "$0")/nodetests.sh"
 
 nt_generate testdata/gen_opset_tests.py
 nt_conformance 1e-4 1e-5 "$T/good" | sort

@@ -10,9 +10,8 @@
 #    testdata/gen_quant_models.py with ONNX Runtime's outputs): within one
 #    quantization step of the output (testdata/quant/NAME/atol; the
 #    generator's docstring says why).
-COLLAGEC=${COLLAGEC:-build/collagec}
 SUITE=quant
-. tests/nodetests.sh
+. "$(dirname "$0")/nodetests.sh"
 
 nt_generate testdata/gen_quant_tests.py
 {

@@ -8,9 +8,8 @@
 # the same values in two processes, two handles, two runs and at 1 and 2
 # threads; an unseeded one differs each time. Its bad models are refused
 # with the expected message (nt_bad).
-COLLAGEC=${COLLAGEC:-build/collagec}
 SUITE=random
-. tests/nodetests.sh
+. "$(dirname "$0")/nodetests.sh"
 
 nt_generate testdata/gen_random_tests.py
 for d in "$T"/cases/*/; do

@@ -3,9 +3,8 @@
 # what libonnx-testdata lacks: every good model compiles, runs and matches
 # the numpy outputs of its generator (collagec conformance, rtol 1e-4, atol
 # 1e-5); every bad model is refused with exit status 1 and the expected message.
-COLLAGEC=${COLLAGEC:-build/collagec}
 SUITE=rnn
-. tests/nodetests.sh
+. "$(dirname "$0")/nodetests.sh"
 
 nt_generate testdata/gen_rnn_tests.py
 nt_conformance 1e-4 1e-5 "$T/good" | sort

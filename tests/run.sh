@@ -1,11 +1,19 @@
 #!/bin/sh
-# run.sh - the whole test suite (make test). Every suite prints one line per
-# test, "ok   NAME" or "FAIL NAME: why"; this script runs them all and ends
-# with "N passed, N failed". It exits non-zero when anything failed.
+# run.sh - the test suite of one tier (make test, make test-full, make
+# test-all; tests/lib.sh says what the tiers are). Every suite prints one
+# line per test, "ok   NAME" or "FAIL NAME: why"; this script runs them,
+# JOBS at a time (2 unless told: the longest first, each taking the next
+# suite when it ends), prints each suite's lines and wall time when it ends,
+# a table of the times, and last "N passed, N failed". It exits non-zero
+# when anything failed. The times also go to $BUILD/test-times-TIER.txt
+# ("SECONDS SUITE TESTS" a line), from which the tiers were set.
 BUILD=${BUILD:-build}
 export BUILD
 COLLAGEC=$(pwd)/$BUILD/collagec
 export COLLAGEC
+COLLAGEC_TEST_TIER=${COLLAGEC_TEST_TIER:-quick}
+export COLLAGEC_TEST_TIER
+JOBS=${JOBS:-2}
 out=$(mktemp -d "${TMPDIR:-/tmp}/collagec-test-XXXXXX")
 trap 'rm -rf "$out"' EXIT INT TERM
 export TEST_TMP="$out"
@@ -13,34 +21,81 @@ export TEST_TMP="$out"
 XDG_CACHE_HOME="$out/xdg-cache"
 export XDG_CACHE_HOME
 
+# The suites, longest first (from the quick tier's times on a 2-core
+# host). The unit tests run as one suite; ones that only make sense in
+# the higher tiers are added below.
+SUITES="conformance backends collage strategies models cli oom fastmath killsafe
+sharing examples determinism opset snapshots dynamic control fusion sequence
+rnn quant random function runtime spans explorer fuzz unit"
+case $COLLAGEC_TEST_TIER in
+all) SUITES="valgrind fuzzing $SUITES" ;;
+esac
+
+# run_suite NAME: runs it, its lines in $out/NAME.log, its time in $out/NAME.time
 run_suite() {
 	name=$1
-	shift
-	echo "== $name"
-	"$@" >"$out/$name.log" 2>&1
-	rc=$?
-	cat "$out/$name.log"
+	t0=$(date +%s)
+	case $name in
+	unit)
+		for t in "$BUILD"/tests/*_test; do
+			[ -x "$t" ] || continue
+			"$t" >"$out/unit.one" 2>&1
+			rc=$?
+			cat "$out/unit.one"
+			[ $rc -eq 0 ] || grep -q '^FAIL' "$out/unit.one" ||
+				echo "FAIL unit/$(basename "$t"): exited with status $rc"
+		done >"$out/$name.log"
+		rc=0
+		;;
+	*)
+		sh "tests/$name.sh" >"$out/$name.log" 2>&1
+		rc=$?
+		;;
+	esac
 	# a suite that died without reporting its own failure still fails
 	if [ $rc -ne 0 ] && ! grep -q '^FAIL' "$out/$name.log"; then
-		echo "FAIL $name: exited with status $rc"
 		echo "FAIL $name: exited with status $rc" >>"$out/$name.log"
 	fi
+	echo $(($(date +%s) - t0)) >"$out/$name.time"
 }
 
-for t in "$BUILD"/tests/*_test; do
-	[ -x "$t" ] || continue
-	run_suite "unit-$(basename "$t")" "$t"
-done
-for s in tests/cli.sh tests/killsafe.sh tests/oom.sh tests/fuzz.sh tests/spans.sh \
-	tests/snapshots.sh tests/explorer.sh \
-	tests/determinism.sh tests/sharing.sh \
-	tests/runtime.sh tests/examples.sh tests/fastmath.sh tests/opset.sh tests/random.sh \
-	tests/rnn.sh tests/function.sh tests/control.sh tests/sequence.sh tests/dynamic.sh tests/quant.sh tests/models.sh tests/strategies.sh \
-	tests/fusion.sh \
-	tests/backends.sh tests/collage.sh tests/conformance.sh; do
-	[ -f "$s" ] && run_suite "$(basename "$s" .sh)" sh "$s"
-done
+# take: the next suite of the queue, or nothing
+take() {
+	{
+		flock -x 9
+		head -n 1 "$out/queue"
+		sed -i 1d "$out/queue"
+	} 9>"$out/queue.lock"
+}
 
+# lane: runs suites until the queue is empty, printing each when it ends
+lane() {
+	while s=$(take) && [ -n "$s" ]; do
+		run_suite "$s"
+		{
+			flock -x 9
+			echo "== $s ($(cat "$out/$s.time") s)"
+			cat "$out/$s.log"
+		} 9>"$out/print.lock"
+	done
+}
+
+t0=$(date +%s)
+for s in $SUITES; do echo "$s"; done >"$out/queue"
+i=0
+while [ $i -lt "$JOBS" ]; do
+	lane &
+	i=$((i + 1))
+done
+wait
+
+echo "== times ($COLLAGEC_TEST_TIER tier, $JOBS at a time, $(($(date +%s) - t0)) s wall)"
+for s in $SUITES; do
+	[ -f "$out/$s.time" ] || continue
+	echo "$(cat "$out/$s.time") $s $(grep -c '^ok \|^FAIL' "$out/$s.log")"
+done | sort -rn >"$out/times"
+awk '{ printf "%6d s  %-12s %5d tests\n", $1, $2, $3 }' "$out/times"
+cp "$out/times" "$BUILD/test-times-$COLLAGEC_TEST_TIER.txt" 2>/dev/null
 passed=$(cat "$out"/*.log | grep -c '^ok ')
 failed=$(cat "$out"/*.log | grep -c '^FAIL')
 echo "$passed passed, $failed failed"

@@ -9,10 +9,8 @@
 # no output. loop_runtime_* carry sequences through Loops run at run time
 # and if_runtime_lengths chooses between lengths: their sequence outputs are
 # read element by element (NAME[K].pb).
-COLLAGEC=${COLLAGEC:-build/collagec}
-T=${TEST_TMP:-/tmp}/sequence
-rm -rf "$T"
-mkdir -p "$T"
+SUITE=sequence
+. "$(dirname "$0")/lib.sh"
 
 for d in testdata/sequence/*/; do
 	n=$(basename "$d")
@@ -50,7 +48,7 @@ span_has loop_seq '[{"name":"loop","op":"Loop"},{"name":"scale","op":"Mul"}]' lo
 span_has construct_at '{"name":"length","op":"SequenceLength","pass":"infer","into":null}' length
 
 # refusals: one precise line each
-bad() {
+refused() {
 	d=testdata/sequence/$1
 	# shellcheck disable=SC2046
 	if "$COLLAGEC" compile -q --search none --target c $(cat "$d/args") "$d/model.onnx" \
@@ -64,16 +62,16 @@ bad() {
 		echo "FAIL sequence/$1: $(cat "$T/$1.err")"
 	fi
 }
-bad bad_no_length "input 's' is a sequence; its length must be known when compiling: give it with --elements 's=N'"
-bad bad_runtime_position "node 1 'at' (SequenceAt): position 'p' is only known at run time, so the tensors it chooses between need one dtype and rank: 'x' is float32 of rank 1, 'y' is float32 of rank 2"
-bad bad_runtime_split "node 0 'split' (SplitToSequence): split 'k' is only known at run time; it must then be a 1-D int32 or int64 tensor of static length (up to 1024)"
-bad bad_absent_get "node 0 'get' (OptionalGetElement): the optional 'o' has no element"
-bad bad_tensor_op "node 1 'relu' (Relu): input 0 's' is a sequence; only the sequence and optional ops take one"
-bad bad_runtime_mixed_at "node 2 'at' (SequenceAt): the sequence's length is only known at run time and its elements may differ in rank, so SequenceAt's rank is not known"
-bad bad_runtime_map "node 2 'map' (SequenceMap): input 0 'r' is a sequence whose length is only known at run time; SequenceMap does not take one"
-bad bad_runtime_mixed_concat "node 2 'concat' (ConcatFromSequence): the sequence's length is only known at run time and its elements may differ in rank; ConcatFromSequence needs one rank"
+refused bad_no_length "input 's' is a sequence; its length must be known when compiling: give it with --elements 's=N'"
+refused bad_runtime_position "node 1 'at' (SequenceAt): position 'p' is only known at run time, so the tensors it chooses between need one dtype and rank: 'x' is float32 of rank 1, 'y' is float32 of rank 2"
+refused bad_runtime_split "node 0 'split' (SplitToSequence): split 'k' is only known at run time; it must then be a 1-D int32 or int64 tensor of static length (up to 1024)"
+refused bad_absent_get "node 0 'get' (OptionalGetElement): the optional 'o' has no element"
+refused bad_tensor_op "node 1 'relu' (Relu): input 0 's' is a sequence; only the sequence and optional ops take one"
+refused bad_runtime_mixed_at "node 2 'at' (SequenceAt): the sequence's length is only known at run time and its elements may differ in rank, so SequenceAt's rank is not known"
+refused bad_runtime_map "node 2 'map' (SequenceMap): input 0 'r' is a sequence whose length is only known at run time; SequenceMap does not take one"
+refused bad_runtime_mixed_concat "node 2 'concat' (ConcatFromSequence): the sequence's length is only known at run time and its elements may differ in rank; ConcatFromSequence needs one rank"
 # metadata "collagec.sequence" makes run-time sequences of a Loop body's inputs only
-bad bad_port_metadata "input 's' is a sequence; its length must be known when compiling: give it with --elements 's=N'"
+refused bad_port_metadata "input 's' is a sequence; its length must be known when compiling: give it with --elements 's=N'"
 
 # --elements: a bad count is a usage error (exit 2)
 "$COLLAGEC" compile -q testdata/sequence/insert_erase/model.onnx --elements s=x \

@@ -12,14 +12,8 @@
 #    and no stats file is left by a failed compile.
 # Needs $COLLAGEC and $TEST_TMP. One line per check: "ok sharing/NAME" or
 # "FAIL sharing/NAME: why".
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
-T=${TEST_TMP:-/tmp}/sharing
-rm -rf "$T"
-mkdir -p "$T"
-fail=0
-ok() { echo "ok   sharing/$1"; }
-bad() { echo "FAIL sharing/$1"; fail=1; }
+SUITE=sharing
+. "$(dirname "$0")/lib.sh"
 
 /usr/bin/python3 "$ROOT/testdata/gen_dense_blocks.py" "$T" >"$T/gen.log" 2>&1 || {
 	echo "FAIL sharing/model: $(tail -n 1 "$T/gen.log")"
@@ -29,7 +23,7 @@ M=$T/dense_blocks.onnx
 build() { # build NAME TARGET: OUT in $T/NAME.so, stats in $T/NAME.stats
 	"$COLLAGEC" compile "$M" -o "$T/$1.so" --search none --target "$2" --no-cache -q \
 		--stats "$T/$1.stats" >"$T/$1.log" 2>&1 || {
-		bad "build-$1: $(head -n 1 "$T/$1.log")"
+		fail "build-$1" "$(head -n 1 "$T/$1.log")"
 		return 1
 	}
 }
@@ -46,17 +40,17 @@ fo=$(field own c_functions)
 if [ "$fs" -le 5 ] && [ "$fo" -eq "$steps" ] && [ "$steps" -ge 20 ]; then
 	ok "functions ($fs shared, $fo without, $steps steps)"
 else
-	bad "functions: $fs shared, $fo without sharing, $steps steps"
+	fail "functions" "$fs shared, $fo without sharing, $steps steps"
 fi
 if cmp -s "$T/shared.so" "$T/again.so" && cmp -s "$T/shared.json" "$T/again.json"; then
 	ok byte-identical
 else
-	bad "byte-identical: two builds of the same model differ"
+	fail "byte-identical" "two builds of the same model differ"
 fi
 if ! cmp -s "$T/shared.so" "$T/own.so"; then
 	ok "share=0 builds other code"
 else
-	bad "share=0: the same shared object as the default build"
+	fail "share=0" "the same shared object as the default build"
 fi
 
 # --dump-ir: the share step is where the constants parameter appears
@@ -68,14 +62,14 @@ if "$COLLAGEC" compile "$M" -o "$T/ir.so" --search none --target c --no-cache -q
 	if [ -f "$f" ] && ! grep -q '/\* consts \*/' "$f" && [ "${n:-0}" -ge 15 ]; then
 		ok "dump-ir share step ($n kernels read constants)"
 	else
-		bad "dump-ir share step: ${n:-no} kernels read constants after it, or some before"
+		fail "dump-ir share step" "${n:-no} kernels read constants after it, or some before"
 	fi
 else
-	bad "dump-ir: $(head -n 1 "$T/ir.log")"
+	fail "dump-ir" "$(head -n 1 "$T/ir.log")"
 fi
 
 # outputs: shared vs own, bit for bit, and numpy's reference
-/usr/bin/python3 - "$M" "$T" <<'PY' >"$T/ref.log" 2>&1 || bad "reference: $(tail -n 1 "$T/ref.log")"
+/usr/bin/python3 - "$M" "$T" <<'PY' >"$T/ref.log" 2>&1 || fail "reference" "$(tail -n 1 "$T/ref.log")"
 import sys
 import numpy as np
 from onnx import load, numpy_helper
@@ -100,12 +94,12 @@ for n in 1 3; do
 			rm -rf "$T/out.$b"
 			"$COLLAGEC" run "$T/$b.so" --input "x=$T/x$n.npy" --threads $th --npy \
 				--output-dir "$T/out.$b" >"$T/run.log" 2>&1 ||
-				bad "run-$b-N$n-T$th: $(head -n 1 "$T/run.log")"
+				fail "run-$b-N$n-T$th" "$(head -n 1 "$T/run.log")"
 		done
 		if cmp -s "$T/out.shared/y.npy" "$T/out.own/y.npy"; then
 			ok "bit-identical-N$n-threads$th"
 		else
-			bad "bit-identical-N$n-threads$th: the shared build's output differs"
+			fail "bit-identical-N$n-threads$th" "the shared build's output differs"
 		fi
 	done
 	if /usr/bin/python3 -c '
@@ -115,7 +109,7 @@ sys.exit(0 if a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-5) els
 		"$T/out.shared/y.npy" "$T/y$n.npy"; then
 		ok "matches-numpy-N$n"
 	else
-		bad "matches-numpy-N$n: the output is not numpy's"
+		fail "matches-numpy-N$n" "the output is not numpy's"
 	fi
 done
 
@@ -130,7 +124,7 @@ assert s["object_cache"] == {"enabled": False, "kernel_files": s["object_cache"]
 assert s["cost_cache"]["enabled"] is False and s["nodes"] >= 20' "$T/shared.stats" 2>"$T/st.log"; then
 	ok stats-json
 else
-	bad "stats-json: $(tail -n 1 "$T/st.log")"
+	fail "stats-json" "$(tail -n 1 "$T/st.log")"
 fi
 printf 'not a model' >"$T/bad.onnx"
 rm -f "$T/bad.stats"
@@ -138,6 +132,6 @@ if ! "$COLLAGEC" compile "$T/bad.onnx" -o "$T/bad.so" --stats "$T/bad.stats" -q 
 	[ ! -e "$T/bad.stats" ]; then
 	ok stats-not-written-on-failure
 else
-	bad "stats-not-written-on-failure: a failed compile left $T/bad.stats"
+	fail "stats-not-written-on-failure" "a failed compile left $T/bad.stats"
 fi
-exit $fail
+t_exit

@@ -10,12 +10,8 @@
 # the OpenMP regions the parallel step decided) and OUT.json's kernels;
 # dnnl's kernels name the values they hand over in its blocked layout; and
 # OUT.so and OUT.json are the same without --dump-ir.
-COLLAGEC=${COLLAGEC:-build/collagec}
-T=${TEST_TMP:-/tmp}/snapshots
-rm -rf "$T"
-mkdir -p "$T"
-ok() { echo "ok   snapshots/$1"; }
-fail() { echo "FAIL snapshots/$1: $2"; }
+SUITE=snapshots
+. "$(dirname "$0")/lib.sh"
 LC_ALL=C
 export LC_ALL
 /usr/bin/python3 testdata/gen_models.py "$T" mnist_cnn bert_tiny >"$T/gen.log" 2>&1 ||
@@ -174,3 +170,4 @@ if "$COLLAGEC" targets 2>/dev/null | grep -q '^opencl.*unavailable'; then
 else
 	check mnist-opencl mnist_cnn opencl none
 fi
+t_exit

@@ -5,16 +5,15 @@
 # onnx package (not by collagec), each ONNX node must be named by a kernel's
 # onnx_nodes in OUT.json or be listed there as removed by a pass ("passes",
 # into null); no partition or kernel may have an empty span, and every
-# "passes" entry must name a node of the model. Nodes without a name are
+# "passes" entry must name a node of the model (the quick tier: a third of
+# the conformance models' sample). Nodes without a name are
 # called OpType_index, as collagec names them. (The graph IR's own check,
 # graph_verify, refuses a live node with an empty span after every pass.)
 # Needs $COLLAGEC and $TEST_TMP. One line per model: "ok spans/NAME" or
 # "FAIL spans/NAME: why".
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
-T=${TEST_TMP:-/tmp}/spans
+SUITE=spans
+. "$(dirname "$0")/lib.sh"
 D=/usr/share/libonnx-testdata/data/node
-rm -rf "$T"
 mkdir -p "$T/m"
 /usr/bin/python3 "$ROOT/testdata/gen_models.py" "$T/m" >"$T/gen.log" 2>&1 &&
 	/usr/bin/python3 "$ROOT/testdata/gen_encoder.py" "$T/m" >>"$T/gen.log" 2>&1 || {
@@ -26,13 +25,18 @@ list="$T/list"
 for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18 encoder shift; do
 	echo "$m $T/m/$m.onnx" >>"$list"
 done
-# a fixed sample of the conformance models: every 12th that compiles
+# a fixed sample of the conformance models: every 12th that compiles; the
+# quick tier a shard of a third of those
 n=0
 for d in "$D"/test_*; do
 	n=$((n + 1))
-	[ $((n % 12)) -eq 0 ] && [ -f "$d/model.onnx" ] && echo "$(basename "$d") $d/model.onnx" >>"$list"
-done
-fail=0
+	[ $((n % 12)) -eq 0 ] && [ -f "$d/model.onnx" ] && echo "$(basename "$d") $d/model.onnx"
+done >"$T/sample"
+if tier full; then
+	cat "$T/sample" >>"$list"
+else
+	t_shard "$SEED" 1/3 <"$T/sample" >>"$list"
+fi
 while read -r name model; do
 	out="$T/$name.so"
 	if ! "$COLLAGEC" compile "$model" -o "$out" --search none --target c -q \
@@ -40,11 +44,11 @@ while read -r name model; do
 		# a reference model must compile; a conformance model may be unsupported
 		case $model in "$T"/m/*)
 			echo "FAIL spans/$name: $(head -n 1 "$T/$name.log")"
-			fail=1 ;;
+			t_failed=$((t_failed + 1)) ;;
 		esac
 		continue
 	fi
-	/usr/bin/python3 - "$model" "$T/$name.json" "$name" <<'EOF' || fail=1
+	/usr/bin/python3 - "$model" "$T/$name.json" "$name" <<'EOF' || t_failed=$((t_failed + 1))
 import json, sys
 import onnx
 
@@ -81,4 +85,4 @@ print("ok   spans/%s (%d nodes: %d in kernels, %d removed by passes)"
          len([n for n in onnx_nodes if n not in in_kernels])))
 EOF
 done <"$list"
-exit $fail
+t_exit

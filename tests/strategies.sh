@@ -20,11 +20,8 @@
 # names the variant that ran at each size, and a C program checks
 # collagec_get_kernel_info: nothing before a run, one record per handle,
 # times only while profiling.
-COLLAGEC=${COLLAGEC:-build/collagec}
-T=${TEST_TMP:-/tmp}/strategies
-mkdir -p "$T"
-ok() { echo "ok   strategies/$1"; }
-fail() { echo "FAIL strategies/$1: $2"; }
+SUITE=strategies
+. "$(dirname "$0")/lib.sh"
 /usr/bin/python3 testdata/strategies/make_models.py "$T" || { fail generate "make_models.py"; exit 1; }
 
 # kernels.py OUT.json: per kernel "NODE DISPATCH IMPL if COND,... scratch=SHAPES"
@@ -468,3 +465,4 @@ for th in 1 3; do
 			"$(grep -v ': ok$' "$T/we.log" | head -1)"
 	fi
 done
+t_exit

@@ -7,12 +7,10 @@
 # model. The models are compiled for x86-64-v2: valgrind has no AVX-512,
 # which native code would use on a host that has it. MODELS and TARGETS select. One line per step: "ok valgrind/..." or
 # "FAIL valgrind/...: why".
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COLLAGEC=${COLLAGEC:-$ROOT/build/collagec}
-T=${TEST_TMP:-/tmp}/valgrind
+SUITE=valgrind
+. "$(dirname "$0")/lib.sh"
 MODELS=${MODELS:-mnist_cnn mlp bert_tiny mobilenetv2 resnet18}
 TARGETS=${TARGETS:-c blas,c}
-rm -rf "$T"
 mkdir -p "$T/m"
 command -v valgrind >/dev/null || { echo "FAIL valgrind/setup: valgrind is not installed"; exit 1; }
 /usr/bin/python3 "$ROOT/testdata/gen_models.py" "$T/m" $MODELS >"$T/gen.log" 2>&1 || {
@@ -20,7 +18,6 @@ command -v valgrind >/dev/null || { echo "FAIL valgrind/setup: valgrind is not i
 	exit 1
 }
 VG="valgrind --tool=memcheck --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --track-origins=no -q"
-fail=0
 for m in $MODELS; do
 	for t in $TARGETS; do
 		n="$m/$(echo $t | tr , _)"
@@ -30,15 +27,15 @@ for m in $MODELS; do
 			echo "ok   valgrind/$n/compile"
 		else
 			echo "FAIL valgrind/$n/compile: $(grep -m1 -E '==[0-9]+== [A-Z]' "$T/$m.$t.compile.vg" || head -n 1 "$T/c.log")"
-			fail=1
+			t_failed=$((t_failed + 1))
 			continue
 		fi
 		if $VG --log-file="$T/$m.$t.run.vg" "$COLLAGEC" run "$so" --seed 1 >"$T/r.log" 2>&1; then
 			echo "ok   valgrind/$n/run"
 		else
 			echo "FAIL valgrind/$n/run: $(grep -m1 -E '==[0-9]+== [A-Z]' "$T/$m.$t.run.vg" || head -n 1 "$T/r.log")"
-			fail=1
+			t_failed=$((t_failed + 1))
 		fi
 	done
 done
-exit $fail
+t_exit

@@ -1,10 +1,11 @@
 #!/bin/sh
 # deps.sh - installs the Debian packages collagec needs to build and test,
 # when they are missing. Without root it prints the apt-get line and fails.
+# Arguments name more packages (make test-all: valgrind and clang).
 set -e
 PKGS="gcc make libc6-dev protobuf-c-compiler libprotobuf-c-dev libonnx-dev libcjson-dev
 libssl-dev libsqlite3-dev libonnx-testdata python3-onnx python3-numpy libopenblas-dev
-liblapacke-dev pocl-opencl-icd ocl-icd-opencl-dev graphviz libdnnl-dev cmake pkgconf"
+liblapacke-dev pocl-opencl-icd ocl-icd-opencl-dev graphviz libdnnl-dev cmake pkgconf $*"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
