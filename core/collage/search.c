@@ -96,10 +96,7 @@ static struct cost_item item_of(const struct search *s, const struct cand *c)
 
 static struct cost_key key_of(const struct search *s, const struct cand *c)
 {
-	struct cost_key k = { c->key, s->ts[c->t]->str, s->o->threads,
-			      cost_machine_fingerprint(s->g->ctx, s->o->cpu), collagec_codegen_id };
-
-	return k;
+	return cost_key_make(s->g->ctx, c->key, s->ts[c->t]->str, s->o->threads, s->o->cpu);
 }
 
 /*
@@ -772,10 +769,7 @@ static void make_plans(struct search *s, const struct ints *win, struct plans *p
 
 static struct cost_key plan_key(const struct search *s, const struct plan *p)
 {
-	struct cost_key k = { p->key, "plan", s->o->threads,
-			      cost_machine_fingerprint(s->g->ctx, s->o->cpu), collagec_codegen_id };
-
-	return k;
+	return cost_key_make(s->g->ctx, p->key, "plan", s->o->threads, s->o->cpu);
 }
 
 /* Costs of the distinct plans: the cost cache first, then one estimate_plans. */
