@@ -400,17 +400,8 @@ static void explain_print(const struct explain *e)
 	sb_printf(&sb, "search %s: estimator %s, candidates ", search_mode(e->meta),
 		  meta_str(search, "estimator") ? meta_str(search, "estimator") : "-");
 	stat_text(search, "candidates", &sb);
-	sb_puts(&sb, ", measured ");
-	stat_text(search, "measured", &sb);
-	sb_puts(&sb, ", cache hits ");
-	stat_text(search, "cache_hits", &sb);
 	sb_puts(&sb, ", max depth ");
 	stat_text(search, "max_depth", &sb);
-	sb_puts(&sb, ", time ");
-	if (meta_num(search, "seconds", &total))
-		seconds_text(total, &sb);
-	else
-		sb_putc(&sb, '-');
 	sb_puts(&sb, ", estimated total ");
 	if (meta_num(search, "estimated_total", &total))
 		seconds_text(total, &sb);
@@ -475,9 +466,6 @@ static char *explain_json(const struct explain *e)
 	cJSON_AddStringToObject(s, "mode", search_mode(e->meta));
 	cJSON_AddItemToObject(s, "estimator", est ? cJSON_CreateString(est) : cJSON_CreateNull());
 	cJSON_AddItemToObject(s, "candidates", json_stat(search, "candidates"));
-	cJSON_AddItemToObject(s, "measured", json_stat(search, "measured"));
-	cJSON_AddItemToObject(s, "cache_hits", json_stat(search, "cache_hits"));
-	cJSON_AddItemToObject(s, "seconds", json_stat(search, "seconds"));
 	cJSON_AddItemToObject(s, "max_depth", json_stat(search, "max_depth"));
 	if (meta_num(search, "estimated_total", &total))
 		cJSON_AddItemToObject(s, "estimated_total", json_cost(true, total));

@@ -3,7 +3,7 @@
 # compiled with the defaults (search collage, measured costs, every
 # available target) match ONNX Runtime and the c-only build; a warm cost
 # cache makes the recompile measure nothing and give byte-identical
-# artifacts; phase 5 times the cover and the baseline plans end to end and
+# artifacts, the bytes of the cold compile (what was measured: --stats); phase 5 times the cover and the baseline plans end to end and
 # builds the fastest; greedy, the analytic and the mock estimators; --dump-ir lists
 # the candidates; the cache's default place and --no-cache; candidates that
 # fail to build, crash or hang cost +inf and never fail the compile.
@@ -23,7 +23,8 @@ if ! /usr/bin/python3 testdata/gen_models.py "$T" 2>"$T/gen.log"; then
 fi
 CACHE=$T/costs.sqlite
 for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
-	if ! "$C" compile "$T/$m.onnx" -o "$T/$m.so" --cache "$CACHE" 2>"$T/$m.err"; then
+	if ! "$C" compile "$T/$m.onnx" -o "$T/$m.so" --cache "$CACHE" --stats "$T/$m.stats" \
+		2>"$T/$m.err"; then
 		fail "$m/compile" "$(head -1 "$T/$m.err")"
 		continue
 	fi
@@ -42,20 +43,22 @@ for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
 	then ok "$m/matches-c-build"; else fail "$m/matches-c-build" "$(head -1 "$T/$m.cc")"; fi
 	# every partition of the cover has its measured cost; a baseline plan
 	# phase 5 found faster may hold partitions no candidate was (null)
-	v=$(json "$T/$m.json" '"%s %s %d %d %d %d %s" % (j["compiler"]["search"], j["search"]["estimator"], j["search"]["measured"], j["search"]["distinct"], len([p for p in j["partitions"] if p["measured_cost"] is None]), len(j["search"]["list"]) - j["search"]["candidates"], j["search"]["plan"])')
+	# (what was measured: --stats)
+	v="$(json "$T/$m.stats" 'j["cost_cache"]["measured"]') $(json "$T/$m.json" '"%s %s %d %d %d %s" % (j["compiler"]["search"], j["search"]["estimator"], j["search"]["distinct"], len([p for p in j["partitions"] if p["measured_cost"] is None]), len(j["search"]["list"]) - j["search"]["candidates"], j["search"]["plan"])')"
 	set -- $v
-	if [ "$1 $2" = "collage measure" ] && [ "$3" -gt 0 ] && [ "$3" -le "$4" ] &&
+	if [ "$2 $3" = "collage measure" ] && [ "$1" -gt 0 ] && [ "$1" -le "$4" ] &&
 		{ [ "$5" = 0 ] || [ "$7" != collage ]; } && [ "$6" = 0 ]
 	then ok "$m/metadata-records-the-search"; else fail "$m/metadata-records-the-search" "$v"; fi
 	# warm: nothing measured, everything from the cache, identical artifacts
-	"$C" compile "$T/$m.onnx" -o "$T/$m.w1.so" --cache "$CACHE" 2>/dev/null
+	"$C" compile "$T/$m.onnx" -o "$T/$m.w1.so" --cache "$CACHE" --stats "$T/$m.w1.stats" \
+		2>/dev/null
 	"$C" compile "$T/$m.onnx" -o "$T/$m.w2.so" --cache "$CACHE" 2>/dev/null
 	if cmp -s "$T/$m.w1.so" "$T/$m.w2.so" && cmp -s "$T/$m.w1.json" "$T/$m.w2.json"
 	then ok "$m/warm-cache-byte-identical"
 	else fail "$m/warm-cache-byte-identical" "the two warm builds differ"; fi
-	v=$(json "$T/$m.w1.json" '"%d %d" % (j["search"]["measured"], j["search"]["cache_hits"] - j["search"]["distinct"])')
-	[ "$v" = "0 0" ] && ok "$m/warm-cache-measures-nothing" ||
-		fail "$m/warm-cache-measures-nothing" "measured, hits-distinct: $v"
+	v=$(json "$T/$m.w1.stats" '"%d %d %d" % (j["cost_cache"]["measured"], j["cost_cache"]["hits"] - j["cost_cache"]["distinct"], len([c for c in j["cost_cache"]["list"] + j["cost_cache"]["plans"] if not c["cached"]]))')
+	[ "$v" = "0 0 0" ] && ok "$m/warm-cache-measures-nothing" ||
+		fail "$m/warm-cache-measures-nothing" "measured, hits-distinct, not cached: $v"
 	# the warm build chose what the cold one did
 	v=$(/usr/bin/python3 -c '
 import json, sys
@@ -143,14 +146,15 @@ fi
 
 # greedy: the largest candidates of each target in list order
 m=mobilenetv2
-if "$C" compile "$T/$m.onnx" -o "$T/greedy.so" --search greedy 2>"$T/greedy.err" &&
+if "$C" compile "$T/$m.onnx" -o "$T/greedy.so" --search greedy --stats "$T/greedy.stats" \
+	2>"$T/greedy.err" &&
 	"$C" run "$T/greedy.so" --check "testdata/models/$m" --rtol 1e-3 --atol 1e-4 \
 	>"$T/greedy.out" 2>&1; then
 	ok greedy/matches-onnxruntime
 else
 	fail greedy/matches-onnxruntime "$(head -1 "$T/greedy.err" "$T/greedy.out")"
 fi
-v=$(json "$T/greedy.json" '"%s %d" % (j["search"]["mode"], j["search"]["measured"])')
+v="$(json "$T/greedy.json" 'j["search"]["mode"]') $(json "$T/greedy.stats" 'j["cost_cache"]["measured"]')"
 [ "$v" = "greedy 0" ] && ok greedy/measures-nothing || fail greedy/measures-nothing "$v"
 
 # the mock estimator is deterministic: blas cheapest, so blas takes its patterns
@@ -236,9 +240,10 @@ print("ok" if re.fullmatch(r"\d+\.\d+\.\d+\+[0-9a-f]{12}", sys.argv[2]) and ids 
 [ "$v" = ok ] && ok cache/rows-carry-the-build || fail cache/rows-carry-the-build "$v"
 sed 's/"version":"[^"]*"/"version":"0.1.0+000000000000"/' "$T/rows.jsonl" >"$T/old.jsonl"
 "$C" cache import "$T/old.jsonl" --cache "$T/old.sqlite" >/dev/null 2>&1
-"$C" compile "$T/mnist_cnn.onnx" -o "$T/old.so" --cache "$T/old.sqlite" 2>/dev/null
-v=$(json "$T/old.json" '"%d %d" % (j["search"]["cache_hits"], j["search"]["measured"])')
-w=$(json "$T/mnist_cnn.json" '"0 %d" % j["search"]["measured"]')
+"$C" compile "$T/mnist_cnn.onnx" -o "$T/old.so" --cache "$T/old.sqlite" --stats "$T/old.stats" \
+	2>/dev/null
+v=$(json "$T/old.stats" '"%d %d" % (j["cost_cache"]["hits"], j["cost_cache"]["measured"])')
+w=$(json "$T/mnist_cnn.stats" '"0 %d" % j["cost_cache"]["measured"]')
 [ "$v" = "$w" ] && ok cache/other-builds-rows-unused ||
 	fail cache/other-builds-rows-unused "cache hits and measured: $v, cold compile: $w"
 
@@ -247,12 +252,12 @@ w=$(json "$T/mnist_cnn.json" '"0 %d" % j["search"]["measured"]')
 # measured warm: mnist_cnn, told the cache is 1 KiB, measures everything
 # again, then finds it all in the cache, and still computes the same
 COLLAGEC_LLC_BYTES=1024 "$C" compile "$T/mnist_cnn.onnx" -o "$T/cold.so" --cache "$CACHE" \
-	2>/dev/null
+	--stats "$T/cold.stats" 2>/dev/null
 COLLAGEC_LLC_BYTES=1024 "$C" compile "$T/mnist_cnn.onnx" -o "$T/cold2.so" --cache "$CACHE" \
-	2>/dev/null
-v=$(json "$T/cold.json" '"%d %d" % (j["search"]["cache_hits"], j["search"]["measured"])')
-w=$(json "$T/cold2.json" '"%d %d" % (j["search"]["measured"], j["search"]["cache_hits"] - j["search"]["distinct"])')
-x=$(json "$T/mnist_cnn.json" '"0 %d" % j["search"]["measured"]')
+	--stats "$T/cold2.stats" 2>/dev/null
+v=$(json "$T/cold.stats" '"%d %d" % (j["cost_cache"]["hits"], j["cost_cache"]["measured"])')
+w=$(json "$T/cold2.stats" '"%d %d" % (j["cost_cache"]["measured"], j["cost_cache"]["hits"] - j["cost_cache"]["distinct"])')
+x=$(json "$T/mnist_cnn.stats" '"0 %d" % j["cost_cache"]["measured"]')
 if [ "$v" = "$x" ] && [ "$w" = "0 0" ] &&
 	"$C" run "$T/cold.so" --check testdata/models/mnist_cnn --rtol 1e-3 --atol 1e-4 >/dev/null 2>&1
 then ok cache/weights-cold-measured-apart
@@ -319,4 +324,37 @@ PY
 v=$(/usr/bin/python3 "$P/check.py" "$P/costs.sqlite" "$P/m1.json" "$C")
 if [ -z "$bad" ] && [ "$v" = ok ]; then ok cache/eight-parallel-compiles
 else fail cache/eight-parallel-compiles "$bad $v"; fi
+
+# cold or warm, the same bytes: a compile whose costs all come from the
+# cost cache a first compile filled writes that compile's OUT.so and
+# OUT.json (both to the same -o: the first copied aside); what each
+# measured and found in the cache is in --stats only ("-": stdout)
+W=$T/coldwarm
+mkdir -p "$W"
+if "$C" compile "$T/mnist_cnn.onnx" -o "$W/m.so" --target blas,c --cache "$W/costs.sqlite" \
+	--stats "$W/cold.stats" 2>"$W/cold.err" &&
+	cp "$W/m.so" "$W/cold.so" && cp "$W/m.json" "$W/cold.json" &&
+	"$C" compile "$T/mnist_cnn.onnx" -o "$W/m.so" --target blas,c --cache "$W/costs.sqlite" \
+	--stats - >"$W/warm.stats" 2>"$W/warm.err"; then
+	if cmp -s "$W/cold.so" "$W/m.so" && cmp -s "$W/cold.json" "$W/m.json"; then
+		ok cold-warm/byte-identical
+	else
+		fail cold-warm/byte-identical "$(diff "$W/cold.json" "$W/m.json" | head -n 3 | tr '\n' ' ')"
+	fi
+	v=$(/usr/bin/python3 -c '
+import json, sys
+c, w = (json.load(open(f))["cost_cache"] for f in sys.argv[1:])
+why = []
+if not (c["measured"] > 0 and c["hits"] == 0 and not any(x["cached"] for x in c["list"])):
+    why.append("cold measured %d, hits %d" % (c["measured"], c["hits"]))
+if not (w["measured"] == 0 and w["hits"] == w["distinct"] and
+        all(x["cached"] for x in w["list"] + w["plans"])):
+    why.append("warm measured %d, hits %d of %d" % (w["measured"], w["hits"], w["distinct"]))
+if len(c["list"]) != c["candidates"] or [x["target"] for x in c["list"]] != [x["target"] for x in w["list"]]:
+    why.append("lists %d, %d" % (len(c["list"]), len(w["list"])))
+print("; ".join(why) or "ok")' "$W/cold.stats" "$W/warm.stats" 2>&1 | tail -n 1)
+	[ "$v" = ok ] && ok cold-warm/stats || fail cold-warm/stats "$v"
+else
+	fail cold-warm/compile "$(head -n 1 "$W/cold.err" "$W/warm.err" | tr '\n' ' ')"
+fi
 exit 0

@@ -959,6 +959,7 @@ static void list_candidates(struct search *s, const struct ints *win)
 			nodes[l->n_nodes++] = s->df.node[x];
 		l->nodes = nodes;
 		l->cost = c->cost;
+		l->cached = c->cached;
 	}
 	for (int i = 0; i < win->n; i++)
 		s->st->list[win->v[i]].chosen = true;
