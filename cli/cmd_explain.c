@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/collage/rules.h"
+
 enum { OPT_JSON = 256, OPT_DOT, OPT_MODEL, OPT_HTML, OPT_PROFILE, OPT_SOURCE };
 
 /* Nodes of a partition named in the table before "+N more". */
@@ -137,6 +139,7 @@ struct part_row {
 
 struct explain {
 	const cJSON *meta;		/* borrowed */
+	struct arena arena;		/* the rows' bounded rule labels */
 	VEC(struct part_row) parts;
 	int n_nodes;			/* distinct ONNX nodes over all partitions (one
 					   split across partitions counts once) */
@@ -158,7 +161,9 @@ static void explain_build(struct explain *e, const cJSON *meta)
 		r.json = p;
 		r.id = cJSON_IsNumber(id) ? id->valueint : e->parts.n;
 		r.target = meta_str(p, "target") ? meta_str(p, "target") : "?";
-		r.rule = meta_str(p, "rule") ? meta_str(p, "rule") : "?";
+		/* bounded, also when an older collagec stored every merge's name */
+		r.rule = meta_str(p, "rule") ? rule_label_bound(&e->arena, meta_str(p, "rule"))
+			 : "?";
 		r.nodes = cJSON_GetObjectItemCaseSensitive(p, "onnx_nodes");
 		r.has_est = meta_num(p, "estimated_cost", &r.est);
 		r.has_meas = meta_num(p, "measured_cost", &r.meas);
@@ -1177,6 +1182,7 @@ int cmd_explain(int argc, char **argv)
 		explain_print(&e);
 	}
 	vec_free(&e.parts);
+	arena_release(&e.arena);
 	cJSON_Delete(meta);
 	ctx_release(&ctx);
 	return rc;

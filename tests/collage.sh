@@ -357,4 +357,54 @@ print("; ".join(why) or "ok")' "$W/cold.stats" "$W/warm.stats" 2>&1 | tail -n 1)
 else
 	fail cold-warm/compile "$(head -n 1 "$W/cold.err" "$W/warm.err" | tr '\n' ' ')"
 fi
+
+# a merged partition's rule stays short: a chain of 100 MatMul, Relu,
+# Softmax blocks all on c merges 200 candidates of rules c.fused and c.op
+# into one partition, "c.fused+c.op" (each name once, past 3 "+N more"),
+# and explain bounds an OUT.json that lists every merge's name
+R=$T/rulelabel
+mkdir -p "$R"
+/usr/bin/python3 - "$R/chain.onnx" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+nodes, inits, x = [], [], "x"
+for i in range(100):
+    inits.append(numpy_helper.from_array(np.full((8, 8), 0.01, np.float32), "w%d" % i))
+    nodes += [helper.make_node("MatMul", [x, "w%d" % i], ["m%d" % i], name="mm%d" % i),
+              helper.make_node("Relu", ["m%d" % i], ["r%d" % i], name="relu%d" % i),
+              helper.make_node("Softmax", ["r%d" % i], ["s%d" % i], name="sm%d" % i, axis=1)]
+    x = "s%d" % i
+g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+                      [helper.make_tensor_value_info(x, TensorProto.FLOAT, [4, 8])], inits)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
+PY
+if COLLAGEC_MOCK_COSTS=c=1 "$C" compile "$R/chain.onnx" -o "$R/chain.so" --target c \
+	--estimator mock --no-cache 2>"$R/chain.err"; then
+	v=$(json "$R/chain.json" '" ".join(p["rule"] for p in j["partitions"])')
+	[ "$v" = c.fused+c.op ] && ok rule-label/merged-once ||
+		fail rule-label/merged-once "$(echo "$v" | cut -c 1-80) ($(echo "$v" | wc -c) bytes)"
+	# an OUT.json of every merge's name (as collagec wrote before), and of 7 names
+	/usr/bin/python3 - "$R/chain.json" "$R/long.json" "$R/seven.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["partitions"][0]["rule"] = "+".join(["c.fused", "c.op"] * 150)
+json.dump(j, open(sys.argv[2], "w"))
+j["partitions"][0]["rule"] = "+".join("rule%d" % i for i in range(7))
+json.dump(j, open(sys.argv[3], "w"))
+PY
+	"$C" explain "$R/long.json" >"$R/long.txt" 2>&1
+	"$C" explain "$R/seven.json" >"$R/seven.txt" 2>&1
+	"$C" explain "$R/seven.json" --json >"$R/seven.ej" 2>&1
+	w=$(json "$R/seven.ej" 'j["partitions"][0]["rule"]')
+	n=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$R/long.txt")
+	if grep -q '^ *0  c  *c\.fused+c\.op  ' "$R/long.txt" &&
+		grep -q '^ *0  c  *rule0+rule1+rule2+4 more  ' "$R/seven.txt" &&
+		[ "$w" = "rule0+rule1+rule2+4 more" ] && [ "$n" -lt 200 ]
+	then ok rule-label/explain-bounded
+	else fail rule-label/explain-bounded "$(grep '^ *0  ' "$R/seven.txt" | cut -c 1-80); --json: $w; longest line $n"; fi
+else
+	fail rule-label/compile "$(head -n 1 "$R/chain.err")"
+fi
 exit 0
