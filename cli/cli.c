@@ -15,7 +15,7 @@ const struct command commands[] = {
 	  "                 [--estimator measure|analytic|mock] [--cache PATH|--no-cache]\n"
 	  "                 [--no-plan-check] [--threads N] [-j N] [--progress]\n"
 	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--elements NAME=N|none]...\n"
-	  "                 [--dump-ir DIR] [--depfile FILE] [--stats FILE] [--prefix NAME]\n"
+	  "                 [--dump-ir DIR] [--depfile FILE] [--stats FILE|-] [--prefix NAME]\n"
 	  "                 [--json FILE] [--cc CC] [--opt FLAGS]\n"
 	  "                 [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4|generic]\n"
 	  "                 [--keep-temps] [-q] [-v]" },

@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/collage/rules.h"
+
 enum { OPT_JSON = 256, OPT_DOT, OPT_MODEL, OPT_HTML, OPT_PROFILE, OPT_SOURCE };
 
 /* Nodes of a partition named in the table before "+N more". */
@@ -137,6 +139,7 @@ struct part_row {
 
 struct explain {
 	const cJSON *meta;		/* borrowed */
+	struct arena arena;		/* the rows' bounded rule labels */
 	VEC(struct part_row) parts;
 	int n_nodes;			/* distinct ONNX nodes over all partitions (one
 					   split across partitions counts once) */
@@ -158,7 +161,9 @@ static void explain_build(struct explain *e, const cJSON *meta)
 		r.json = p;
 		r.id = cJSON_IsNumber(id) ? id->valueint : e->parts.n;
 		r.target = meta_str(p, "target") ? meta_str(p, "target") : "?";
-		r.rule = meta_str(p, "rule") ? meta_str(p, "rule") : "?";
+		/* bounded, also when an older collagec stored every merge's name */
+		r.rule = meta_str(p, "rule") ? rule_label_bound(&e->arena, meta_str(p, "rule"))
+			 : "?";
 		r.nodes = cJSON_GetObjectItemCaseSensitive(p, "onnx_nodes");
 		r.has_est = meta_num(p, "estimated_cost", &r.est);
 		r.has_meas = meta_num(p, "measured_cost", &r.meas);
@@ -400,17 +405,8 @@ static void explain_print(const struct explain *e)
 	sb_printf(&sb, "search %s: estimator %s, candidates ", search_mode(e->meta),
 		  meta_str(search, "estimator") ? meta_str(search, "estimator") : "-");
 	stat_text(search, "candidates", &sb);
-	sb_puts(&sb, ", measured ");
-	stat_text(search, "measured", &sb);
-	sb_puts(&sb, ", cache hits ");
-	stat_text(search, "cache_hits", &sb);
 	sb_puts(&sb, ", max depth ");
 	stat_text(search, "max_depth", &sb);
-	sb_puts(&sb, ", time ");
-	if (meta_num(search, "seconds", &total))
-		seconds_text(total, &sb);
-	else
-		sb_putc(&sb, '-');
 	sb_puts(&sb, ", estimated total ");
 	if (meta_num(search, "estimated_total", &total))
 		seconds_text(total, &sb);
@@ -475,9 +471,6 @@ static char *explain_json(const struct explain *e)
 	cJSON_AddStringToObject(s, "mode", search_mode(e->meta));
 	cJSON_AddItemToObject(s, "estimator", est ? cJSON_CreateString(est) : cJSON_CreateNull());
 	cJSON_AddItemToObject(s, "candidates", json_stat(search, "candidates"));
-	cJSON_AddItemToObject(s, "measured", json_stat(search, "measured"));
-	cJSON_AddItemToObject(s, "cache_hits", json_stat(search, "cache_hits"));
-	cJSON_AddItemToObject(s, "seconds", json_stat(search, "seconds"));
 	cJSON_AddItemToObject(s, "max_depth", json_stat(search, "max_depth"));
 	if (meta_num(search, "estimated_total", &total))
 		cJSON_AddItemToObject(s, "estimated_total", json_cost(true, total));
@@ -1189,6 +1182,7 @@ int cmd_explain(int argc, char **argv)
 		explain_print(&e);
 	}
 	vec_free(&e.parts);
+	arena_release(&e.arena);
 	cJSON_Delete(meta);
 	ctx_release(&ctx);
 	return rc;

@@ -495,15 +495,19 @@ static void stage(struct collagec_ctx *ctx, const char *what, struct stages *st)
 }
 
 /*
- * --stats FILE: what this compile cost and what the caches saved, as JSON.
- * Not in OUT.json, which stays byte-identical whatever the timings and the
- * state of the caches.
+ * --stats FILE: what this compile cost and what the caches saved, as JSON:
+ * the stages' seconds, and what the search measured and found in the cost
+ * cache, for the whole and per plan and candidate (in OUT.json's order).
+ * None of it is in OUT.json, which stays byte-identical whatever the
+ * timings and the state of the caches.
  */
 static char *stats_json(struct graph *g, const struct compile_options *o, const struct stages *st,
 			const struct collage_stats *cs, const struct link_options *lo,
 			int n_kfiles, int n_steps, double seconds)
 {
-	cJSON *j = cJSON_CreateObject(), *a = cJSON_CreateObject(), *c;
+	cJSON *j = cJSON_CreateObject(), *a = cJSON_CreateObject(), *c, *l;
+	bool measured = !strcmp(o->search, "collage") &&
+			!strcmp(o->estimator ? o->estimator : "measure", "measure");
 	char *r;
 
 	cJSON_AddStringToObject(j, "model", o->model);
@@ -524,8 +528,25 @@ static char *stats_json(struct graph *g, const struct compile_options *o, const 
 	cJSON_AddNumberToObject(c, "candidates", cs->candidates);
 	cJSON_AddNumberToObject(c, "distinct", cs->unique);
 	cJSON_AddNumberToObject(c, "hits", cs->cache_hits);
-	cJSON_AddNumberToObject(c, "measured", cs->estimated - cs->cache_hits);
+	/* estimated counts the candidates handed to the estimator, hits left out */
+	cJSON_AddNumberToObject(c, "measured", measured ? cs->estimated : 0);
 	cJSON_AddNumberToObject(c, "measure_seconds", cs->measure_seconds);
+	l = cJSON_AddArrayToObject(c, "plans");
+	for (int i = 0; i < cs->n_plans; i++) {
+		cJSON *p = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(p, "name", cs->plans[i].name);
+		cJSON_AddBoolToObject(p, "cached", cs->plans[i].cached);
+		cJSON_AddItemToArray(l, p);
+	}
+	l = cJSON_AddArrayToObject(c, "list");
+	for (int i = 0; i < cs->n_list; i++) {
+		cJSON *p = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(p, "target", cs->list[i].target);
+		cJSON_AddBoolToObject(p, "cached", cs->list[i].cached);
+		cJSON_AddItemToArray(l, p);
+	}
 	r = cJSON_Print(j);
 	cJSON_Delete(j);
 	if (!r)
@@ -752,12 +773,17 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	}
 	if (o->stats) {
 		stats_text = stats_json(g, o, &st, &cs, &lo, n_kfiles, ep.steps.n, time_now() - t0);
-		outs[n_outs++] = (struct output){ o->stats, stats_text, strlen(stats_text), NULL };
+		if (strcmp(o->stats, "-"))
+			outs[n_outs++] = (struct output){ o->stats, stats_text, strlen(stats_text),
+							  NULL };
 	}
 	/* an error a stage reported but got past (a cost cache read that failed
 	 * in the middle of the search) still means no outputs */
 	if (ctx->n_errors || commit_outputs(ctx, outs, n_outs) < 0)
 		goto out;
+	/* --stats -: on standard output, once the outputs are there */
+	if (o->stats && !strcmp(o->stats, "-"))
+		printf("%s\n", stats_text);
 	if (stats) {
 		stats->seconds = time_now() - t0;
 		stats->n_partitions = np;

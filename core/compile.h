@@ -41,7 +41,8 @@ struct compile_options {
 	double measure_timeout;		/* seconds a bench model may run; 0 = 120 */
 	const char *dump_dir;		/* --dump-ir */
 	const char *depfile;		/* --depfile */
-	const char *stats;		/* --stats FILE: stage times and cache use */
+	const char *stats;		/* --stats FILE ("-": standard output): stage
+					   times, what was measured, cache use */
 	const char *const *shapes;	/* --shape NAME=DIMS */
 	int n_shapes;
 	const char *const *elements;	/* --elements NAME=N|none: sequence and

@@ -3,7 +3,7 @@
 # compiled with the defaults (search collage, measured costs, every
 # available target) match ONNX Runtime and the c-only build; a warm cost
 # cache makes the recompile measure nothing and give byte-identical
-# artifacts; phase 5 times the cover and the baseline plans end to end and
+# artifacts, the bytes of the cold compile (what was measured: --stats); phase 5 times the cover and the baseline plans end to end and
 # builds the fastest; greedy, the analytic and the mock estimators; --dump-ir lists
 # the candidates; the cache's default place and --no-cache; candidates that
 # fail to build, crash or hang cost +inf and never fail the compile.
@@ -33,7 +33,8 @@ if ! tier full; then
 	done
 fi
 for m in $measured; do
-	if ! "$C" compile "$T/$m.onnx" -o "$T/$m.so" --cache "$CACHE" 2>"$T/$m.err"; then
+	if ! "$C" compile "$T/$m.onnx" -o "$T/$m.so" --cache "$CACHE" --stats "$T/$m.stats" \
+		2>"$T/$m.err"; then
 		fail "$m/compile" "$(head -1 "$T/$m.err")"
 		continue
 	fi
@@ -52,20 +53,22 @@ for m in $measured; do
 	then ok "$m/matches-c-build"; else fail "$m/matches-c-build" "$(head -1 "$T/$m.cc")"; fi
 	# every partition of the cover has its measured cost; a baseline plan
 	# phase 5 found faster may hold partitions no candidate was (null)
-	v=$(json "$T/$m.json" '"%s %s %d %d %d %d %s" % (j["compiler"]["search"], j["search"]["estimator"], j["search"]["measured"], j["search"]["distinct"], len([p for p in j["partitions"] if p["measured_cost"] is None]), len(j["search"]["list"]) - j["search"]["candidates"], j["search"]["plan"])')
+	# (what was measured: --stats)
+	v="$(json "$T/$m.stats" 'j["cost_cache"]["measured"]') $(json "$T/$m.json" '"%s %s %d %d %d %s" % (j["compiler"]["search"], j["search"]["estimator"], j["search"]["distinct"], len([p for p in j["partitions"] if p["measured_cost"] is None]), len(j["search"]["list"]) - j["search"]["candidates"], j["search"]["plan"])')"
 	set -- $v
-	if [ "$1 $2" = "collage measure" ] && [ "$3" -gt 0 ] && [ "$3" -le "$4" ] &&
+	if [ "$2 $3" = "collage measure" ] && [ "$1" -gt 0 ] && [ "$1" -le "$4" ] &&
 		{ [ "$5" = 0 ] || [ "$7" != collage ]; } && [ "$6" = 0 ]
 	then ok "$m/metadata-records-the-search"; else fail "$m/metadata-records-the-search" "$v"; fi
 	# warm: nothing measured, everything from the cache, identical artifacts
-	"$C" compile "$T/$m.onnx" -o "$T/$m.w1.so" --cache "$CACHE" 2>/dev/null
+	"$C" compile "$T/$m.onnx" -o "$T/$m.w1.so" --cache "$CACHE" --stats "$T/$m.w1.stats" \
+		2>/dev/null
 	"$C" compile "$T/$m.onnx" -o "$T/$m.w2.so" --cache "$CACHE" 2>/dev/null
 	if cmp -s "$T/$m.w1.so" "$T/$m.w2.so" && cmp -s "$T/$m.w1.json" "$T/$m.w2.json"
 	then ok "$m/warm-cache-byte-identical"
 	else fail "$m/warm-cache-byte-identical" "the two warm builds differ"; fi
-	v=$(json "$T/$m.w1.json" '"%d %d" % (j["search"]["measured"], j["search"]["cache_hits"] - j["search"]["distinct"])')
-	[ "$v" = "0 0" ] && ok "$m/warm-cache-measures-nothing" ||
-		fail "$m/warm-cache-measures-nothing" "measured, hits-distinct: $v"
+	v=$(json "$T/$m.w1.stats" '"%d %d %d" % (j["cost_cache"]["measured"], j["cost_cache"]["hits"] - j["cost_cache"]["distinct"], len([c for c in j["cost_cache"]["list"] + j["cost_cache"]["plans"] if not c["cached"]]))')
+	[ "$v" = "0 0 0" ] && ok "$m/warm-cache-measures-nothing" ||
+		fail "$m/warm-cache-measures-nothing" "measured, hits-distinct, not cached: $v"
 	# the warm build chose what the cold one did
 	v=$(/usr/bin/python3 -c '
 import json, sys
@@ -153,14 +156,15 @@ fi
 
 # greedy: the largest candidates of each target in list order
 m=mobilenetv2
-if "$C" compile "$T/$m.onnx" -o "$T/greedy.so" --search greedy 2>"$T/greedy.err" &&
+if "$C" compile "$T/$m.onnx" -o "$T/greedy.so" --search greedy --stats "$T/greedy.stats" \
+	2>"$T/greedy.err" &&
 	"$C" run "$T/greedy.so" --check "testdata/models/$m" --rtol 1e-3 --atol 1e-4 \
 	>"$T/greedy.out" 2>&1; then
 	ok greedy/matches-onnxruntime
 else
 	fail greedy/matches-onnxruntime "$(head -1 "$T/greedy.err" "$T/greedy.out")"
 fi
-v=$(json "$T/greedy.json" '"%s %d" % (j["search"]["mode"], j["search"]["measured"])')
+v="$(json "$T/greedy.json" 'j["search"]["mode"]') $(json "$T/greedy.stats" 'j["cost_cache"]["measured"]')"
 [ "$v" = "greedy 0" ] && ok greedy/measures-nothing || fail greedy/measures-nothing "$v"
 
 # the mock estimator is deterministic: blas cheapest, so blas takes its patterns
@@ -246,9 +250,10 @@ print("ok" if re.fullmatch(r"\d+\.\d+\.\d+\+[0-9a-f]{12}", sys.argv[2]) and ids 
 [ "$v" = ok ] && ok cache/rows-carry-the-build || fail cache/rows-carry-the-build "$v"
 sed 's/"version":"[^"]*"/"version":"0.1.0+000000000000"/' "$T/rows.jsonl" >"$T/old.jsonl"
 "$C" cache import "$T/old.jsonl" --cache "$T/old.sqlite" >/dev/null 2>&1
-"$C" compile "$T/mnist_cnn.onnx" -o "$T/old.so" --cache "$T/old.sqlite" 2>/dev/null
-v=$(json "$T/old.json" '"%d %d" % (j["search"]["cache_hits"], j["search"]["measured"])')
-w=$(json "$T/mnist_cnn.json" '"0 %d" % j["search"]["measured"]')
+"$C" compile "$T/mnist_cnn.onnx" -o "$T/old.so" --cache "$T/old.sqlite" --stats "$T/old.stats" \
+	2>/dev/null
+v=$(json "$T/old.stats" '"%d %d" % (j["cost_cache"]["hits"], j["cost_cache"]["measured"])')
+w=$(json "$T/mnist_cnn.stats" '"0 %d" % j["cost_cache"]["measured"]')
 [ "$v" = "$w" ] && ok cache/other-builds-rows-unused ||
 	fail cache/other-builds-rows-unused "cache hits and measured: $v, cold compile: $w"
 
@@ -257,12 +262,12 @@ w=$(json "$T/mnist_cnn.json" '"0 %d" % j["search"]["measured"]')
 # measured warm: mnist_cnn, told the cache is 1 KiB, measures everything
 # again, then finds it all in the cache, and still computes the same
 COLLAGEC_LLC_BYTES=1024 "$C" compile "$T/mnist_cnn.onnx" -o "$T/cold.so" --cache "$CACHE" \
-	2>/dev/null
+	--stats "$T/cold.stats" 2>/dev/null
 COLLAGEC_LLC_BYTES=1024 "$C" compile "$T/mnist_cnn.onnx" -o "$T/cold2.so" --cache "$CACHE" \
-	2>/dev/null
-v=$(json "$T/cold.json" '"%d %d" % (j["search"]["cache_hits"], j["search"]["measured"])')
-w=$(json "$T/cold2.json" '"%d %d" % (j["search"]["measured"], j["search"]["cache_hits"] - j["search"]["distinct"])')
-x=$(json "$T/mnist_cnn.json" '"0 %d" % j["search"]["measured"]')
+	--stats "$T/cold2.stats" 2>/dev/null
+v=$(json "$T/cold.stats" '"%d %d" % (j["cost_cache"]["hits"], j["cost_cache"]["measured"])')
+w=$(json "$T/cold2.stats" '"%d %d" % (j["cost_cache"]["measured"], j["cost_cache"]["hits"] - j["cost_cache"]["distinct"])')
+x=$(json "$T/mnist_cnn.stats" '"0 %d" % j["cost_cache"]["measured"]')
 if [ "$v" = "$x" ] && [ "$w" = "0 0" ] &&
 	"$C" run "$T/cold.so" --check testdata/models/mnist_cnn --rtol 1e-3 --atol 1e-4 >/dev/null 2>&1
 then ok cache/weights-cold-measured-apart
@@ -329,4 +334,87 @@ PY
 v=$(/usr/bin/python3 "$P/check.py" "$P/costs.sqlite" "$P/m1.json" "$C")
 if [ -z "$bad" ] && [ "$v" = ok ]; then ok cache/eight-parallel-compiles
 else fail cache/eight-parallel-compiles "$bad $v"; fi
+
+# cold or warm, the same bytes: a compile whose costs all come from the
+# cost cache a first compile filled writes that compile's OUT.so and
+# OUT.json (both to the same -o: the first copied aside); what each
+# measured and found in the cache is in --stats only ("-": stdout)
+W=$T/coldwarm
+mkdir -p "$W"
+if "$C" compile "$T/mnist_cnn.onnx" -o "$W/m.so" --target blas,c --cache "$W/costs.sqlite" \
+	--stats "$W/cold.stats" 2>"$W/cold.err" &&
+	cp "$W/m.so" "$W/cold.so" && cp "$W/m.json" "$W/cold.json" &&
+	"$C" compile "$T/mnist_cnn.onnx" -o "$W/m.so" --target blas,c --cache "$W/costs.sqlite" \
+	--stats - >"$W/warm.stats" 2>"$W/warm.err"; then
+	if cmp -s "$W/cold.so" "$W/m.so" && cmp -s "$W/cold.json" "$W/m.json"; then
+		ok cold-warm/byte-identical
+	else
+		fail cold-warm/byte-identical "$(diff "$W/cold.json" "$W/m.json" | head -n 3 | tr '\n' ' ')"
+	fi
+	v=$(/usr/bin/python3 -c '
+import json, sys
+c, w = (json.load(open(f))["cost_cache"] for f in sys.argv[1:])
+why = []
+if not (c["measured"] > 0 and c["hits"] == 0 and not any(x["cached"] for x in c["list"])):
+    why.append("cold measured %d, hits %d" % (c["measured"], c["hits"]))
+if not (w["measured"] == 0 and w["hits"] == w["distinct"] and
+        all(x["cached"] for x in w["list"] + w["plans"])):
+    why.append("warm measured %d, hits %d of %d" % (w["measured"], w["hits"], w["distinct"]))
+if len(c["list"]) != c["candidates"] or [x["target"] for x in c["list"]] != [x["target"] for x in w["list"]]:
+    why.append("lists %d, %d" % (len(c["list"]), len(w["list"])))
+print("; ".join(why) or "ok")' "$W/cold.stats" "$W/warm.stats" 2>&1 | tail -n 1)
+	[ "$v" = ok ] && ok cold-warm/stats || fail cold-warm/stats "$v"
+else
+	fail cold-warm/compile "$(head -n 1 "$W/cold.err" "$W/warm.err" | tr '\n' ' ')"
+fi
+
+# a merged partition's rule stays short: a chain of 100 MatMul, Relu,
+# Softmax blocks all on c merges 200 candidates of rules c.fused and c.op
+# into one partition, "c.fused+c.op" (each name once, past 3 "+N more"),
+# and explain bounds an OUT.json that lists every merge's name
+R=$T/rulelabel
+mkdir -p "$R"
+/usr/bin/python3 - "$R/chain.onnx" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+nodes, inits, x = [], [], "x"
+for i in range(100):
+    inits.append(numpy_helper.from_array(np.full((8, 8), 0.01, np.float32), "w%d" % i))
+    nodes += [helper.make_node("MatMul", [x, "w%d" % i], ["m%d" % i], name="mm%d" % i),
+              helper.make_node("Relu", ["m%d" % i], ["r%d" % i], name="relu%d" % i),
+              helper.make_node("Softmax", ["r%d" % i], ["s%d" % i], name="sm%d" % i, axis=1)]
+    x = "s%d" % i
+g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+                      [helper.make_tensor_value_info(x, TensorProto.FLOAT, [4, 8])], inits)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
+PY
+if COLLAGEC_MOCK_COSTS=c=1 "$C" compile "$R/chain.onnx" -o "$R/chain.so" --target c \
+	--estimator mock --no-cache 2>"$R/chain.err"; then
+	v=$(json "$R/chain.json" '" ".join(p["rule"] for p in j["partitions"])')
+	[ "$v" = c.fused+c.op ] && ok rule-label/merged-once ||
+		fail rule-label/merged-once "$(echo "$v" | cut -c 1-80) ($(echo "$v" | wc -c) bytes)"
+	# an OUT.json of every merge's name (as collagec wrote before), and of 7 names
+	/usr/bin/python3 - "$R/chain.json" "$R/long.json" "$R/seven.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["partitions"][0]["rule"] = "+".join(["c.fused", "c.op"] * 150)
+json.dump(j, open(sys.argv[2], "w"))
+j["partitions"][0]["rule"] = "+".join("rule%d" % i for i in range(7))
+json.dump(j, open(sys.argv[3], "w"))
+PY
+	"$C" explain "$R/long.json" >"$R/long.txt" 2>&1
+	"$C" explain "$R/seven.json" >"$R/seven.txt" 2>&1
+	"$C" explain "$R/seven.json" --json >"$R/seven.ej" 2>&1
+	w=$(json "$R/seven.ej" 'j["partitions"][0]["rule"]')
+	n=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$R/long.txt")
+	if grep -q '^ *0  c  *c\.fused+c\.op  ' "$R/long.txt" &&
+		grep -q '^ *0  c  *rule0+rule1+rule2+4 more  ' "$R/seven.txt" &&
+		[ "$w" = "rule0+rule1+rule2+4 more" ] && [ "$n" -lt 200 ]
+	then ok rule-label/explain-bounded
+	else fail rule-label/explain-bounded "$(grep '^ *0  ' "$R/seven.txt" | cut -c 1-80); --json: $w; longest line $n"; fi
+else
+	fail rule-label/compile "$(head -n 1 "$R/chain.err")"
+fi
 t_exit

@@ -58,7 +58,7 @@ struct collage_plan {
 	int n_partitions;
 	double cost;			/* seconds, +inf when it failed */
 	const char *same_as;		/* an earlier plan with these partitions, or NULL */
-	bool cached;			/* cost from the cost cache */
+	bool cached;			/* cost from the cost cache (--stats, not OUT.json) */
 	bool chosen;
 };
 
@@ -69,9 +69,17 @@ struct collage_candidate {
 	int n_nodes;
 	const int *nodes;		/* g->nodes ids, topological order */
 	double cost;			/* seconds, +inf, NAN (greedy) */
+	bool cached;			/* cost from the cost cache (--stats, not OUT.json) */
 	bool chosen;			/* part of the cover (before phase 4 merges) */
 };
 
+/*
+ * What the search did. Only what the decisions depend on (the model, the
+ * options and the costs) goes into OUT.json; estimated, cache_hits, the
+ * seconds and the cached flags depend on the state of the cost cache and
+ * on timing, and go to --stats and -v only, so a warm recompile gives the
+ * bytes of the cold one.
+ */
 struct collage_stats {
 	int candidates;			/* made by the rules, all targets */
 	int unique;			/* structurally distinct ones */

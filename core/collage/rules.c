@@ -3,6 +3,7 @@
  */
 #include "rules.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 const struct combiner rule_fuseops_combiners[3] = {
@@ -317,4 +318,60 @@ const char *rule_str(struct arena *a, const struct partition_rule *r)
 	s = arena_strdup(a, sb_str(&sb));
 	sb_release(&sb);
 	return s;
+}
+
+const char *rule_label(struct arena *a, const char *const *names, int n, int more)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *r;
+
+	for (int i = 0; i < n && i < RULE_LABEL_NAMES; i++)
+		sb_printf(&sb, "%s%s", i ? "+" : "", names[i]);
+	if (n > RULE_LABEL_NAMES)
+		more += n - RULE_LABEL_NAMES;
+	if (more > 0)
+		sb_printf(&sb, "+%d more", more);
+	r = arena_strdup(a, sb_str(&sb));
+	sb_release(&sb);
+	return r;
+}
+
+/* The N of a label's last part "N more", or -1 when it is a name. */
+static int label_more(const char *part, size_t len)
+{
+	size_t d = 0;
+
+	while (d < len && part[d] >= '0' && part[d] <= '9')
+		d++;
+	if (!d || d > 9 || len != d + 5 || strncmp(part + d, " more", 5))
+		return -1;
+	return atoi(part);
+}
+
+const char *rule_label_bound(struct arena *a, const char *label)
+{
+	int cap = 1, n = 0, more = 0;
+	const char **names;
+
+	for (const char *p = label; *p; p++)
+		cap += *p == '+';
+	names = arena_alloc(a, sizeof(*names) * (size_t)cap);
+	for (const char *p = label;;) {
+		const char *end = strchr(p, '+');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *name = arena_strndup(a, p, len);
+		int k = 0;
+
+		if (!end && n && (more = label_more(p, len)) >= 0)
+			break;
+		more = 0;
+		while (k < n && strcmp(names[k], name))
+			k++;
+		if (k == n)
+			names[n++] = name;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return rule_label(a, names, n, more);
 }

@@ -86,4 +86,24 @@ void rule_run(const struct partition_rule *r, const struct dataflow *df, const s
 /* The tree as text: "OnlyValid{exits=1,depth=4}(Combine[A->B,B->R,I->I](Supported))". */
 const char *rule_str(struct arena *a, const struct partition_rule *r);
 
+/* Rule names a partition's label shows before "+N more". */
+#define RULE_LABEL_NAMES 3
+
+/*
+ * The rule label of a partition phase 4 merged from candidates of several
+ * rules: the first RULE_LABEL_NAMES of names (distinct, in the order the
+ * merges met them) joined by '+', then "+N more" for the other n - 3 and
+ * for more (names a label already left out), so a label stays short
+ * however many candidates merged: "c.fused+c.op", "a+b+c+2 more" (arena).
+ */
+const char *rule_label(struct arena *a, const char *const *names, int n, int more);
+
+/*
+ * label bounded as rule_label() bounds it, for labels read back (OUT.json
+ * of any collagec): its '+'-separated names, each once, the count of a
+ * trailing "N more" carried over. A bounded label comes back unchanged
+ * (arena).
+ */
+const char *rule_label_bound(struct arena *a, const char *label);
+
 #endif

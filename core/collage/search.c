@@ -96,10 +96,7 @@ static struct cost_item item_of(const struct search *s, const struct cand *c)
 
 static struct cost_key key_of(const struct search *s, const struct cand *c)
 {
-	struct cost_key k = { c->key, s->ts[c->t]->str, s->o->threads,
-			      cost_machine_fingerprint(s->g->ctx, s->o->cpu), collagec_codegen_id };
-
-	return k;
+	return cost_key_make(s->g->ctx, c->key, s->ts[c->t]->str, s->o->threads, s->o->cpu);
 }
 
 /*
@@ -524,19 +521,45 @@ static void greedy(struct search *s, struct ints *win)
 struct chosen {
 	struct subgraph *sg;
 	int t;
-	const char *rule;
+	const char *rule;		/* its label (rule_label() once merged) */
 	double cost, measured;
+	const char **names;		/* merged: the distinct rule names (arena) */
+	int n_names;			/* 0: rule alone */
 };
 
 struct chosens {
 	VEC(struct chosen);
 };
 
+/* a's rule names once b merged into it: each distinct name once, a's first. */
+static void merge_rules(struct search *s, struct chosen *a, const struct chosen *b)
+{
+	const char *const *an = a->n_names ? a->names : &a->rule;
+	const char *const *bn = b->n_names ? b->names : &b->rule;
+	int na = a->n_names ? a->n_names : 1, nb = b->n_names ? b->n_names : 1, n = 0;
+	const char **v = arena_alloc(s->df.arena, sizeof(*v) * (size_t)(na + nb));
+
+	for (int i = 0; i < na; i++)
+		v[n++] = an[i];
+	for (int i = 0; i < nb; i++) {
+		int k = 0;
+
+		while (k < n && strcmp(v[k], bn[i]))
+			k++;
+		if (k == n)
+			v[n++] = bn[i];
+	}
+	a->names = v;
+	a->n_names = n;
+	a->rule = n == 1 ? v[0] : rule_label(s->df.arena, v, n, 0);
+}
+
 /*
  * Touching partitions of one target merge while their union stays convex,
  * one pair at a time (each merge is checked against the current graph of
  * partitions). Kinds with pattern rules lower one match per partition, so
- * theirs stay apart.
+ * theirs stay apart. A merged partition's rule is a label of its distinct
+ * rule names, bounded (rule_label): a long chain merges hundreds of times.
  */
 static void coalesce(struct search *s, struct chosens *ps)
 {
@@ -559,9 +582,7 @@ static void coalesce(struct search *s, struct chosens *ps)
 				a->sg = u;
 				a->cost += b->cost;
 				a->measured += b->measured;
-				if (strcmp(a->rule, b->rule))
-					a->rule = arena_printf(s->df.arena, "%s+%s", a->rule,
-							       b->rule);
+				merge_rules(s, a, b);
 				ps->v[j] = ps->v[--ps->n];
 				changed = true;
 			}
@@ -621,7 +642,8 @@ static void finalize(struct search *s, const struct ints *win, bool measured,
 
 	for (int i = 0; i < win->n; i++) {
 		const struct cand *c = &s->cands.v[win->v[i]];
-		struct chosen ch = { c->sg, c->t, c->rule, c->cost, measured ? c->cost : NAN };
+		struct chosen ch = { .sg = c->sg, .t = c->t, .rule = c->rule, .cost = c->cost,
+				     .measured = measured ? c->cost : NAN };
 
 		vec_push(&ps, ch);
 	}
@@ -657,7 +679,8 @@ static void plan_of_cover(struct search *s, const struct ints *win, struct chose
 {
 	for (int i = 0; i < win->n; i++) {
 		const struct cand *c = &s->cands.v[win->v[i]];
-		struct chosen ch = { c->sg, c->t, c->rule, c->cost, NAN };
+		struct chosen ch = { .sg = c->sg, .t = c->t, .rule = c->rule, .cost = c->cost,
+				     .measured = NAN };
 
 		vec_push(ps, ch);
 	}
@@ -684,7 +707,7 @@ static bool plan_of_none(struct search *s, const int *idx, int n, struct chosens
 		return false;
 	for (int i = 0; i < np; i++) {
 		struct indexset in = indexset_new(s->df.arena, s->df.n);
-		struct chosen ch = { NULL, -1, parts[i].rule, NAN, NAN };
+		struct chosen ch = { .t = -1, .rule = parts[i].rule, .cost = NAN, .measured = NAN };
 
 		for (int k = 0; k < parts[i].n_nodes; k++)
 			indexset_add(&in, s->df.index[parts[i].nodes[k]]);
@@ -772,10 +795,7 @@ static void make_plans(struct search *s, const struct ints *win, struct plans *p
 
 static struct cost_key plan_key(const struct search *s, const struct plan *p)
 {
-	struct cost_key k = { p->key, "plan", s->o->threads,
-			      cost_machine_fingerprint(s->g->ctx, s->o->cpu), collagec_codegen_id };
-
-	return k;
+	return cost_key_make(s->g->ctx, p->key, "plan", s->o->threads, s->o->cpu);
 }
 
 /* Costs of the distinct plans: the cost cache first, then one estimate_plans. */
@@ -965,6 +985,7 @@ static void list_candidates(struct search *s, const struct ints *win)
 			nodes[l->n_nodes++] = s->df.node[x];
 		l->nodes = nodes;
 		l->cost = c->cost;
+		l->cached = c->cached;
 	}
 	for (int i = 0; i < win->n; i++)
 		s->st->list[win->v[i]].chosen = true;

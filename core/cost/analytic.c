@@ -92,9 +92,8 @@ static double probe_time(struct analytic *an, const struct target *t, enum op op
 	dataflow_init(&df, g, g->arena);
 	part.sg = cost_probe_single(an->ctx, &df, t, 0);
 	if (part.sg) {
-		struct cost_key key = { cost_item_key(g->arena, &it), t->str,
-					an->o->threads > 0 ? an->o->threads : 1,
-					cost_machine_fingerprint(an->ctx, an->o->cpu), collagec_codegen_id };
+		struct cost_key key = cost_key_make(an->ctx, cost_item_key(g->arena, &it), t->str,
+						    an->o->threads, an->o->cpu);
 
 		if (!an->cache || cost_cache_get(an->cache, &key, &sec) != 1) {
 			an->measure->estimate(an->measure, &it, 1);

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../compile.h"
+
 enum { COST_CACHE_BUSY_MS = 10000 };
 
 struct cost_cache {
@@ -412,6 +414,15 @@ int cost_cache_check(struct cost_cache *c, struct strbuf *result)
 	if (rc != SQLITE_DONE)
 		return cache_fail(c, "read");
 	return 0;
+}
+
+struct cost_key cost_key_make(struct collagec_ctx *ctx, const char *structure,
+			      const char *target, int threads, const char *cpu)
+{
+	struct cost_key k = { structure, target, threads > 0 ? threads : 1,
+			      cost_machine_fingerprint(ctx, cpu), collagec_codegen_id };
+
+	return k;
 }
 
 /* ---- the machine fingerprint ---- */

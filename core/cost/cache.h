@@ -6,7 +6,7 @@
  *
  *	struct cost_cache *cc;
  *	if (cost_cache_open(ctx, NULL, &cc) < 0) ...	// default path
- *	struct cost_key k = { hash, "blas", 1, cost_machine_fingerprint(ctx), collagec_codegen_id };
+ *	struct cost_key k = cost_key_make(ctx, hash, "blas", 1, NULL);
  *	if (cost_cache_get(cc, &k, &sec) == 0) { sec = measure(); cost_cache_put(cc, &k, sec, "Conv+Relu"); }
  *	cost_cache_close(cc);
  *
@@ -33,6 +33,15 @@ struct cost_key {
 	const char *machine;	/* cost_machine_fingerprint() */
 	const char *version;	/* collagec_codegen_id: version + sources' hash */
 };
+
+/*
+ * The key of a cost this collagec measures on this machine: structure and
+ * target as given (borrowed), threads (below 1 counts as 1), the machine
+ * fingerprint for the --cpu level cpu (NULL = native) and
+ * collagec_codegen_id. Every key collagec looks up or stores is made here.
+ */
+struct cost_key cost_key_make(struct collagec_ctx *ctx, const char *structure,
+			      const char *target, int threads, const char *cpu);
 
 /*
  * The default cache file: $XDG_CACHE_HOME/collagec/costs.sqlite, else

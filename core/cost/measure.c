@@ -818,10 +818,9 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 			c[0] = (struct cost_item){ &df, 2, p, NAN };
 			c[1] = (struct cost_item){ &df, 1, p, NAN };
 			c[2] = (struct cost_item){ &df, 1, p + 1, NAN };
-			keys[k] = (struct cost_key){ cost_item_key(a, &c[0]),
-						     arena_printf(a, "%s->%s", ts[x]->str, ts[y]->str),
-						     m->threads, cost_machine_fingerprint(m->ctx, m->o->cpu),
-						     collagec_codegen_id };
+			keys[k] = cost_key_make(m->ctx, cost_item_key(a, &c[0]),
+						arena_printf(a, "%s->%s", ts[x]->str, ts[y]->str),
+						m->threads, m->o->cpu);
 			if (m->cache) {
 				int found = cost_cache_get(m->cache, &keys[k], &sec);
 

@@ -155,7 +155,6 @@ static cJSON *plans_json(const struct collage_stats *cs)
 			cJSON_AddStringToObject(o, "same_as", p->same_as);
 		else
 			cJSON_AddNullToObject(o, "same_as");
-		cJSON_AddBoolToObject(o, "cached", p->cached);
 		cJSON_AddBoolToObject(o, "chosen", p->chosen);
 		cJSON_AddItemToArray(a, o);
 	}
@@ -274,12 +273,6 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 		cJSON_AddNumberToObject(search, "threads", o->threads > 0 ? o->threads : 1);
 		cJSON_AddNumberToObject(search, "candidates", cs->candidates);
 		cJSON_AddNumberToObject(search, "distinct", cs->unique);
-		cJSON_AddNumberToObject(search, "measured",
-					!strcmp(est, "measure") ? cs->estimated : 0);
-		cJSON_AddNumberToObject(search, "cache_hits", cs->cache_hits);
-		/* what measuring took: 0 with a warm cache, so such builds stay identical */
-		cJSON_AddNumberToObject(search, "seconds",
-					!strcmp(est, "measure") ? cs->measure_seconds : 0);
 		add_cost(search, "estimated_total", strcmp(o->search, "collage") ? NAN
 						    : cs->total_cost);
 		cJSON_AddStringToObject(search, "plan", cs->plan ? cs->plan : o->search);
@@ -288,8 +281,6 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 		cJSON_AddItemToObject(search, "list", candidates_json(g, cs));
 	} else {
 		cJSON_AddNumberToObject(search, "candidates", np);
-		cJSON_AddNumberToObject(search, "measured", 0);
-		cJSON_AddNumberToObject(search, "cache_hits", 0);
 	}
 	txt = cJSON_Print(root);
 	cJSON_Delete(root);

@@ -1,9 +1,11 @@
 /*
  * metadata.h - OUT.json (schema "collagec-metadata/1", documented in the man
  * page): model, compiler, inputs/outputs with symbolic dims, partitions with
- * their ONNX nodes and kernels, memory and search statistics. Key order is
- * fixed and nothing depends on time or paths of temporaries, so the same
- * inputs give byte-identical JSON.
+ * their ONNX nodes and kernels, memory and what the search decided. Key
+ * order is fixed and nothing depends on time, paths of temporaries or the
+ * state of the caches (what was measured, what came from the cost cache:
+ * --stats), so the same model, options and costs give byte-identical JSON,
+ * cold or warm.
  */
 #ifndef COLLAGEC_METADATA_H
 #define COLLAGEC_METADATA_H

@@ -766,6 +766,31 @@ static void test_plan_cache(void)
 	fx_release(&f);
 }
 
+/* rule_label and rule_label_bound: a merged partition's rule stays short */
+static void test_rule_label(void)
+{
+	struct arena a = { 0 };
+	const char *names[] = { "c.fused", "c.op", "x", "y", "z" };
+	struct strbuf sb = STRBUF_INIT;
+
+	ASSERT_STR("c.fused", rule_label(&a, names, 1, 0));
+	ASSERT_STR("c.fused+c.op", rule_label(&a, names, 2, 0));
+	ASSERT_STR("c.fused+c.op+x", rule_label(&a, names, 3, 0));
+	ASSERT_STR("c.fused+c.op+x+2 more", rule_label(&a, names, 5, 0));
+	ASSERT_STR("c.fused+c.op+x+4 more", rule_label(&a, names, 4, 3));
+	/* labels read back: repeats once, "N more" carried, bounded ones unchanged */
+	for (int i = 0; i < 200; i++)
+		sb_puts(&sb, i ? "+c.op+c.fused" : "c.fused");
+	ASSERT_STR("c.fused+c.op", rule_label_bound(&a, sb_str(&sb)));
+	ASSERT_STR("c.fused+c.op+x+2 more", rule_label_bound(&a, "c.fused+c.op+x+2 more"));
+	ASSERT_STR("a+b+c+3 more", rule_label_bound(&a, "a+b+a+c+d+e+1 more"));
+	ASSERT_STR("blas.conv_act", rule_label_bound(&a, "blas.conv_act"));
+	ASSERT_STR("2 more", rule_label_bound(&a, "2 more"));
+	ASSERT_STR("", rule_label_bound(&a, ""));
+	sb_release(&sb);
+	arena_release(&a);
+}
+
 TESTS({ "indexset", test_indexset }, { "multi_output", test_multi_output },
       { "with_tap", test_with_tap }, { "no_cycles", test_no_cycles },
       { "diamond", test_diamond }, { "combine_by_kind", test_combine_by_kind },
@@ -774,4 +799,5 @@ TESTS({ "indexset", test_indexset }, { "multi_output", test_multi_output },
       { "inf_nan_penalty", test_inf_nan_penalty }, { "penalty", test_penalty },
       { "measured_once", test_measured_once }, { "structure_key", test_structure_key }, { "greedy", test_greedy },
       { "unsupported_reported", test_unsupported_reported },
-      { "plan_check", test_plan_check }, { "plan_cache", test_plan_cache })
+      { "plan_check", test_plan_check }, { "plan_cache", test_plan_cache },
+      { "rule_label", test_rule_label })

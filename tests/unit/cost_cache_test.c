@@ -3,6 +3,7 @@
  * key, +inf, transactions, the default path, errors, the schema version and
  * eight processes writing one file at once.
  */
+#include "../../core/compile.h"
 #include "../../core/cost/cache.h"
 #include "test.h"
 
@@ -357,6 +358,26 @@ static void test_newer_schema_refused(void)
 	free(dir);
 }
 
+/* cost_key_make: the key every lookup and store of collagec uses */
+static void test_key_make(void)
+{
+	struct collagec_ctx ctx;
+	struct cost_key k;
+
+	quiet_ctx(&ctx);
+	k = cost_key_make(&ctx, "abc", "blas", 4, "x86-64-v3");
+	ASSERT_STR("abc", k.structure);
+	ASSERT_STR("blas", k.target);
+	ASSERT(4, k.threads);
+	ASSERT_STR(cost_machine_fingerprint(&ctx, "x86-64-v3"), k.machine);
+	ASSERT_STR(collagec_codegen_id, k.version);
+	/* no thread count is measured as one thread */
+	ASSERT(1, cost_key_make(&ctx, "abc", "c", 0, NULL).threads);
+	ASSERT_STR(cost_machine_fingerprint(&ctx, "native"),
+		   cost_key_make(&ctx, "abc", "c", 1, NULL).machine);
+	ctx_release(&ctx);
+}
+
 static void test_machine_fingerprint(void)
 {
 	struct collagec_ctx ctx;
@@ -521,5 +542,6 @@ TESTS({ "get_put_replace", test_get_put_replace },
       { "default_path", test_default_path },
       { "unwritable_path", test_unwritable_path },
       { "newer_schema_refused", test_newer_schema_refused },
+      { "key_make", test_key_make },
       { "machine_fingerprint", test_machine_fingerprint },
       { "concurrent_processes", test_concurrent_processes })
