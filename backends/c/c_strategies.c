@@ -75,6 +75,7 @@
 #include <string.h>
 
 #include "../../core/target/strategy.h"
+#include "../../runtime/rt_wino.h"
 
 #define KBLOCK 64	/* rows of B in a block */
 #define NBLOCK 256	/* columns of B in a block: 64 x 256 floats = 64 KiB */
@@ -1239,20 +1240,11 @@ static const struct strategy_impl conv_micro[] = { { "conv.micro", 20, lower_con
 
 /*
  * conv.winograd: a 3x3 stride-1 convolution by F(4x4, 3x3) (rt_cwino.h).
- * The weights' transform U = G g G^T is computed here, in double and rounded
- * once, and embedded: u[(xi * M + m) * C + c], then 8 rows of zeros (the
- * most a micro-kernel tile reads past M).
+ * The weights' transform U = G g G^T is computed here (rt_wino_kernel, in
+ * double and rounded once) and embedded: u[(xi * M + m) * C + c], then 8
+ * rows of zeros (the most a micro-kernel tile reads past M).
  */
 #define CW_PAD_ROWS 8
-
-static const double cw_g[6][3] = {
-	{ 1.0 / 4, 0, 0 },
-	{ -1.0 / 6, -1.0 / 6, -1.0 / 6 },
-	{ -1.0 / 6, 1.0 / 6, -1.0 / 6 },
-	{ 1.0 / 24, 1.0 / 12, 1.0 / 6 },
-	{ 1.0 / 24, -1.0 / 12, 1.0 / 6 },
-	{ 0, 0, 1 },
-};
 
 static struct tir_buf *cw_transform(struct lower *L, const float *w, int64_t M, int64_t C)
 {
@@ -1261,20 +1253,8 @@ static struct tir_buf *cw_transform(struct lower *L, const float *w, int64_t M, 
 
 	memset(u, 0, sizeof(float) * (size_t)n);
 	for (int64_t m = 0; m < M; m++)
-		for (int64_t c = 0; c < C; c++) {
-			const float *g = w + (m * C + c) * 9;
-			double t[6][3];
-
-			for (int i = 0; i < 6; i++)
-				for (int j = 0; j < 3; j++)
-					t[i][j] = cw_g[i][0] * g[j] + cw_g[i][1] * g[3 + j] +
-						  cw_g[i][2] * g[6 + j];
-			for (int i = 0; i < 6; i++)
-				for (int j = 0; j < 6; j++)
-					u[((i * 6 + j) * M + m) * C + c] =
-						(float)(t[i][0] * cw_g[j][0] + t[i][1] * cw_g[j][1] +
-							t[i][2] * cw_g[j][2]);
-		}
+		for (int64_t c = 0; c < C; c++)
+			rt_wino_kernel(w + (m * C + c) * 9, u + m * C + c, M * C);
 	return lower_const(L, DTYPE_F32, n, u);
 }
 

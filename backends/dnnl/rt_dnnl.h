@@ -83,6 +83,8 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
+#include "rt_wino.h"
+
 #define RT_DNNL_MAX_PO 6		/* post-ops per kernel */
 #define RT_DNNL_MAX_KEY 64		/* int64 words of a cache key */
 #define RT_DNNL_MAX_SHAPES 8		/* cached argument sets per kernel */
@@ -838,8 +840,9 @@ static inline rt_dnnl_vec rt_dnnl_select(rt_dnnl_ivec m, rt_dnnl_vec a, rt_dnnl_
  * CVPR 2016), as oneDNN's own Winograd does on AVX-512: each 4x4 output
  * tile is A^T [ U (.) V ] A summed over the input channels, with V = B^T d B
  * the transform of its 6x6 input patch d and U = G g G^T that of the 3x3
- * kernel g. Summed over channels first, the 36 element positions xi become
- * 36 independent GEMMs, one batched oneDNN matmul:
+ * kernel g (the matrices are rt_wino.h's). Summed over channels first,
+ * the 36 element positions xi become 36 independent GEMMs, one batched
+ * oneDNN matmul:
  *
  *	O [36, tiles, Mp] = V [36, tiles, Cp] x U [36, Cp, Mp]
  *
@@ -878,29 +881,8 @@ struct rt_dnnl_wino {
 	dnnl_memory_desc_t v_md, u_md, o_md;	/* the matmul's src, weights (plain), dst */
 };
 
-/* The 1-D transforms: o[0..5] = B^T d[0..5] and o[0..3] = A^T m[0..5], s and os apart. */
-static inline void rt_dnnl_wino_bt(rt_dnnl_vec *o, const rt_dnnl_vec *d, int s)
-{
-	rt_dnnl_vec d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s];
-
-	o[0] = 4 * d[0] - 5 * d2 + d4;
-	o[s] = d4 + d3 - 4 * (d1 + d2);
-	o[2 * s] = d4 - d3 + 4 * (d1 - d2);
-	o[3 * s] = d4 - d2 + 2 * (d3 - d1);
-	o[4 * s] = d4 - d2 - 2 * (d3 - d1);
-	o[5 * s] = 4 * d1 - 5 * d3 + d[5 * s];
-}
-
-static inline void rt_dnnl_wino_at(rt_dnnl_vec *o, const rt_dnnl_vec *m, int s, int os)
-{
-	rt_dnnl_vec a = m[s] + m[2 * s], b = m[s] - m[2 * s];
-	rt_dnnl_vec c = m[3 * s] + m[4 * s], d = m[3 * s] - m[4 * s];
-
-	o[0] = m[0] + a + c;
-	o[os] = b + 2 * d;
-	o[2 * os] = a + 4 * c;
-	o[3 * os] = b + 8 * d + m[5 * s];
-}
+/* The 1-D transforms B^T and A^T (rt_wino.h) on a vector of channels. */
+RT_WINO_TRANSFORMS(rt_dnnl_vec, rt_dnnl_wino)
 
 /*
  * Whether a Conv (nsp spatial dims, c channels in, m out, y of oh x ow;
@@ -946,33 +928,13 @@ static int rt_dnnl_wino_fits(int64_t nsp, int64_t c, int64_t m, int64_t group, i
  */
 static float *rt_dnnl_wino_u(const struct rt_dnnl_wino *g, const float *w)
 {
-	static const double G[6][3] = {
-		{ 1.0 / 4, 0, 0 },
-		{ -1.0 / 6, -1.0 / 6, -1.0 / 6 },
-		{ -1.0 / 6, 1.0 / 6, -1.0 / 6 },
-		{ 1.0 / 24, 1.0 / 12, 1.0 / 6 },
-		{ 1.0 / 24, -1.0 / 12, 1.0 / 6 },
-		{ 0, 0, 1 },
-	};
 	float *u = calloc((size_t)(36 * g->cp * g->mp), sizeof(float));
 
 	if (!u)
 		return NULL;
 	for (int64_t m = 0; m < g->m; m++)
-		for (int64_t c = 0; c < g->c; c++) {
-			const float *k = w + (m * g->c + c) * 9;
-			double t[6][3];
-
-			for (int i = 0; i < 6; i++)
-				for (int j = 0; j < 3; j++)
-					t[i][j] = G[i][0] * k[j] + G[i][1] * k[3 + j] +
-						  G[i][2] * k[6 + j];
-			for (int i = 0; i < 6; i++)
-				for (int j = 0; j < 6; j++)
-					u[((i * 6 + j) * g->cp + c) * g->mp + m] =
-						(float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] +
-							t[i][2] * G[j][2]);
-		}
+		for (int64_t c = 0; c < g->c; c++)
+			rt_wino_kernel(w + (m * g->c + c) * 9, u + c * g->mp + m, g->cp * g->mp);
 	return u;
 }
 
@@ -1085,9 +1047,9 @@ static void rt_dnnl_wino_in(const struct rt_dnnl_wino *g, const float *x, float 
 							d[i * 6 + j] = (rt_dnnl_vec){ 0 };
 					}
 				for (int j = 0; j < 6; j++)
-					rt_dnnl_wino_bt(e + j, d + j, 6);
+					rt_dnnl_wino_bt(d + j, 6, e + j, 6);
 				for (int i = 0; i < 6; i++)
-					rt_dnnl_wino_bt(d + i * 6, e + i * 6, 1);
+					rt_dnnl_wino_bt(e + i * 6, 1, d + i * 6, 1);
 				for (int xi = 0; xi < 36; xi++)
 					*(rt_dnnl_uvec *)(v + (xi * g->chunk + t - base) *
 							  g->cp + cb * g->blk + l) = d[xi];
@@ -1176,9 +1138,9 @@ static void rt_dnnl_wino_out(const struct rt_dnnl_wino *g, const struct rt_dnnl_
 					s[xi] = *(const rt_dnnl_uvec *)(o + (xi * g->chunk + t -
 									     base) * g->mp + c0);
 				for (int j = 0; j < 6; j++)
-					rt_dnnl_wino_at(e + j, s + j, 6, 6);
+					rt_dnnl_wino_at(s + j, 6, e + j, 6);
 				for (int i = 0; i < 4; i++)
-					rt_dnnl_wino_at(r + i * 4, e + i * 6, 1, 1);
+					rt_dnnl_wino_at(e + i * 6, 1, r + i * 4, 1);
 				bias = rt_dnnl_wino_chan(ep->bias, c0, g->m);
 				for (int i = 0; i < RT_DNNL_VL; i++)
 					keep[i] = c0 + i < g->m ? -1 : 0;
