@@ -30,10 +30,9 @@
  * of a batch or the groups of a conv's image (its (image, group) pairs when
  * it needs no im2col) when there are enough, else over column (or row)
  * blocks of each product and rows of the im2col.
- * That is the team the c target's kernels use: OpenBLAS's own pthreads
- * would spin against OpenMP's between kernels (ResNet-18 on 2 threads took
- * twice as long as on 1). Arguments that depend on symbolic dims are
- * loop-IR expressions over syms[].
+ * That is the team the c target's kernels use: OpenBLAS's own pthreads would
+ * spin against OpenMP's between kernels. Arguments that depend on symbolic
+ * dims are loop-IR expressions over syms[].
  */
 #include "../backends.h"
 

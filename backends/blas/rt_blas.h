@@ -24,7 +24,7 @@
  *                         directly. Bias (or 0) initialises Y.
  * All three multiply through collagec_blas_sgemm: sgemm, or sgemv for a
  * one-row or one-column result (OpenBLAS's sgemm packs and does not thread
- * those: the MLP at batch 1 runs 5x faster this way). Each takes the
+ * those). Each takes the
  * kernel's thread count last and splits its work over an OpenMP team of
  * that many; OpenBLAS itself is kept at one thread.
  *

@@ -988,9 +988,9 @@ static int lower_conv_1x1(struct lower *L)
 }
 
 /*
- * From these sizes on im2col beats the direct loop nest (measured at one
- * thread: 1.7x to 2.6x from 9 rows and 4 channels up; with 1 or 2 output
- * channels, or a couple of rows, the copy costs more than the GEMM gains).
+ * From these sizes on im2col beats the direct loop nest (with 1 or 2
+ * output channels, or a couple of rows, the copy costs more than the GEMM
+ * gains).
  */
 #define IM2COL_MIN_ROWS 8	/* C/group * kernel: rows of col */
 #define IM2COL_MIN_CHANNELS 4	/* M/group */
@@ -1216,10 +1216,8 @@ static int lower_conv_micro(struct lower *L)
 /*
  * conv.micro's least GEMM per group: M/group output rows and C/group *
  * kernel reduction length. Below them the packed-panel im2col and the
- * per-call tile set-up cost more than the register tiles save: single
- * thread on znver3 (AVX2, 6x16 tiles), conv.micro took 5x conv.im2col's time
- * for MNIST's Convs (1 -> 8 channels 5x5: M 8, K 25; 8 -> 16: M 16, K 200)
- * and 3x for 16 -> 32 and 32 -> 32 channels 3x3 at 14x14.
+ * per-call tile set-up cost more than the register tiles save (MNIST's
+ * Convs, 16 -> 32 and 32 -> 32 channels 3x3 at 14x14).
  */
 #define CONV_MICRO_MIN_M 32
 #define CONV_MICRO_MIN_K 64
@@ -1318,11 +1316,9 @@ static int lower_conv_winograd(struct lower *L)
 }
 
 /*
- * Where F(4x4, 3x3) pays, at one thread on znver3 against conv.micro:
- * ResNet-18's 3x3 Convs at 56x56, 28x28 and 14x14 (196, 49 and 16 tiles)
- * ran 2 to 3 times faster, its 7x7 ones (4 tiles: 12 of a panel's 16 lanes
- * idle) 1.6 times slower. Below 16 channels the GEMMs are too short for
- * their share to matter (not measured further down).
+ * Where F(4x4, 3x3) beats conv.micro: 16 tiles or more (at 4, ResNet-18's
+ * 7x7, 12 of a panel's 16 lanes idle) and 16 channels or more (below, the
+ * GEMMs are too short for their share to matter).
  */
 #define CW_MIN_CHANNELS 16
 #define CW_MIN_TILES 16

@@ -23,19 +23,18 @@
  * declares its src and dst with format `any`: where oneDNN's fastest
  * implementation wants other layouts than the buffers' (nChw8c with AVX2
  * for a plain buffer), the kernel reorders x into a buffer of its own and
- * the result back into y at its edges - ResNet-18 ran 2.9x faster so than
- * on the plain-layout gemm convolution, reorders included; MobileNetV2
- * spent a quarter of its time in those reorders before values between
- * Convs stayed blocked. Constant weights are declared with format `any`
- * too and reordered into the chosen layout ONCE, when the first primitive
- * choosing that layout is made; weights computed at run time are read in
- * place in their plain layout. An add of a tensor shaped like the output
- * as the first post-op becomes a sum post-op (the tensor copied or
- * reordered into dst first), which oneDNN fuses better than a binary add
- * (and which its blocked convolutions take where they refuse a plain
- * full-size binary). A 3x3 stride-1 Conv for which oneDNN has no Winograd
- * (hosts without AVX-512) may run by collagec's instead, its transforms
- * around a oneDNN matmul (rt_dnnl_wino, below).
+ * the result back into y at its edges (far faster than the plain-layout gemm
+ * convolution, reorders included; README.md, "Measurements behind the code"),
+ * and values between Convs stay blocked. Constant weights are declared with
+ * format `any` too and reordered into the chosen layout ONCE, when the first
+ * primitive choosing that layout is made; weights computed at run time are
+ * read in place in their plain layout. An add of a tensor shaped like the
+ * output as the first post-op becomes a sum post-op (the tensor copied or
+ * reordered into dst first), which oneDNN fuses better than a binary add (and
+ * which its blocked convolutions take where they refuse a plain full-size
+ * binary). A 3x3 stride-1 Conv for which oneDNN has no Winograd (hosts
+ * without AVX-512) may run by collagec's instead, its transforms around a
+ * oneDNN matmul (rt_dnnl_wino, below).
  *
  * The process has one CPU engine and one stream, made by the first call.
  * One mutex serialises every call (primitive creation, the reorder, and the
@@ -58,12 +57,10 @@
  * plain buffers, with no reorders, except pooling. A pool of 1 or 2
  * spatial dims whose x comes blocked runs no oneDNN at all but our own
  * vectorised kernel on that layout, writing y blocked or plain as the
- * caller expects (rt_dnnl_bpool_run: ResNet-18's stem MaxPool took
- * 0.70-0.79 ms in oneDNN 2.6's pooling on every layout, 0.14 ms in it
- * with x in cache). Other pools stay oneDNN's: on nchw it
- * runs its reference pooling (ResNet-18's MaxPool took 40-62 ms, c's 18
- * ms), so the pool reorders x to channels-last for its jit one (2.3 ms,
- * reorders included); a blocked x is read as it is.
+ * caller expects (rt_dnnl_bpool_run: oneDNN 2.6's pooling is slow on every
+ * layout). Other pools stay oneDNN's: on nchw it runs its reference
+ * pooling, so the pool reorders x to channels-last for its jit one; a
+ * blocked x is read as it is.
  * collagec_dnnl_deconv (ConvTranspose) is made and run like a Conv.
  *
  * A failing oneDNN call reports through collagec_rt_abort() (prints and
@@ -754,9 +751,9 @@ static void rt_dnnl_geom(struct rt_dnnl_geom *g, int64_t nsp, int64_t n, int64_t
 /*
  * Winograd for the convolution desc (direct so far) when oneDNN has an
  * implementation of it with these post-ops and weights: oneDNN 2.6 has
- * F(2x2, 3x3) and F(4x4, 3x3) for AVX-512 only, about 2x faster there than
- * direct on ResNet-18's 56x56 to 14x14 layers at batch 1, 1.15x on its 7x7
- * ones (its own convolution_auto keeps direct below batch 4). Else, and on
+ * F(2x2, 3x3) and F(4x4, 3x3) for AVX-512 only, faster there than direct
+ * on every ResNet-18 layer at batch 1 (its own convolution_auto keeps
+ * direct below batch 4). Else, and on
  * other hosts, direct. The choice depends on the host and the convolution
  * alone, so every run on one host computes the same bits.
  */
@@ -834,8 +831,7 @@ static inline rt_dnnl_vec rt_dnnl_select(rt_dnnl_ivec m, rt_dnnl_vec a, rt_dnnl_
  * ---- Winograd F(4x4, 3x3) around oneDNN's matmul ----
  *
  * oneDNN 2.6 has Winograd convolutions for AVX-512 only; on AVX2 it runs a
- * 3x3 stride-1 Conv direct, at the core's peak, and ResNet-18 on dnnl,c
- * stayed 1.05-1.10x ONNX Runtime there (MLAS is as fast per conv). Where
+ * 3x3 stride-1 Conv direct, at the core's peak, which Winograd beats. Where
  * oneDNN has none, such a Conv runs here by F(4x4, 3x3) (Lavin and Gray,
  * CVPR 2016), as oneDNN's own Winograd does on AVX-512: each 4x4 output
  * tile is A^T [ U (.) V ] A summed over the input channels, with V = B^T d B
@@ -859,10 +855,9 @@ static inline rt_dnnl_vec rt_dnnl_select(rt_dnnl_ivec m, rt_dnnl_vec a, rt_dnnl_
  * convolution of the process shares (rt_dnnl.ws, under the lock), of 8 MiB
  * at most: a large batch's tiles are taken a chunk at a time.
  *
- * On a 2-core AVX2 EPYC (znver3) at one thread, ResNet-18's 3x3 Convs at
- * 56x56, 28x28 and 14x14 ran in 1.1-1.6 ms, direct in 2.6-3.4 ms. At 7x7 (4
- * tiles of 16 outputs for 49) direct stays: U there is 36 / 9 times the
- * weights, read for 4 tiles. Accuracy: the transforms' coefficients make
+ * Below RT_DNNL_WINO_MIN_TILES tiles (ResNet-18's 7x7 layers: 4 tiles of
+ * 16 outputs for 49) direct stays: U is 36 / 9 times the weights, read for
+ * too few tiles. Accuracy: the transforms' coefficients make
  * the rounding error larger than the direct sum's, about 1e-5 of the
  * largest output over 256 channels (5e-6 over 64).
  */
@@ -1513,16 +1508,15 @@ enum rt_dnnl_pool {
 /*
  * ---- pooling on the blocked layout: collagec's own kernel ----
  *
- * oneDNN 2.6's pooling ran ResNet-18's stem MaxPool (64x112x112, 3x3,
- * stride 2) in 0.70-0.79 ms on every layout, its blocked one included;
- * ONNX Runtime took 0.16 ms. So a pool whose x comes blocked (a Conv's or
- * pool's output: rt_dnnl_layout's channel blocks of B = rt_dnnl_block())
- * runs here instead, over 1 or 2 spatial dims: an output pixel of a block
- * is B contiguous floats, the max or sum of the window's taps, each B
- * contiguous floats too, taken RT_DNNL_VL at a time in GCC vectors. The
- * window is clipped to the image once per output row and column, so the
- * taps' loops test nothing; only the clipping divides, and only at the
- * image's edges. Windows wholly inside run four at a time.
+ * oneDNN 2.6's pooling is several times slower than ONNX Runtime's on every
+ * layout, its blocked one included. So a pool whose x comes blocked (a
+ * Conv's or pool's output: rt_dnnl_layout's channel blocks of B =
+ * rt_dnnl_block()) runs here instead, over 1 or 2 spatial dims: an output
+ * pixel of a block is B contiguous floats, the max or sum of the window's
+ * taps, each B contiguous floats too, taken RT_DNNL_VL at a time in GCC
+ * vectors. The window is clipped to the image once per output row and
+ * column, so the taps' loops test nothing; only the clipping divides, and
+ * only at the image's edges. Windows wholly inside run four at a time.
  *
  * Results are the c target's (backends/c/rt_cpool.h): a max is
  * NaN-propagating ((a > b) | (a != a) ? a : b: any NaN in the window gives
@@ -1658,8 +1652,7 @@ static inline rt_dnnl_ivec rt_dnnl_unord(rt_dnnl_vec a, rt_dnnl_vec b)
  * rt_dnnl_bpool_max's fast form for four neighbouring windows wholly
  * inside, the first at p, the next ps floats apart, to out, out + os, ...:
  * four chains of maxima in flight and the taps' loop paid once for four
- * pixels (ResNet-18's stem MaxPool, x in cache: 0.14 ms so, 0.19 ms one
- * window at a time).
+ * pixels, faster than one window at a time.
  */
 static inline void rt_dnnl_bpool_max4(const float *p, int64_t ps, int64_t nr, int64_t nc,
 				      int64_t rs, int64_t cs, float *out, int64_t os,
