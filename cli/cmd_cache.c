@@ -133,7 +133,7 @@ static int cache_stats(struct collagec_ctx *ctx, const char *path)
 
 	if (access(path, F_OK) < 0) {
 		printf("cache: %s (not created yet)\nrows: 0\nthis machine: %s\nthis collagec: %s\n",
-		       path, cost_machine_fingerprint(ctx, "native"), collagec_codegen_id);
+		       path, cost_machine_fingerprint(ctx, COLLAGEC_DEFAULT_CPU), collagec_codegen_id);
 		objects_print(ctx, path);
 		return 0;
 	}
@@ -148,7 +148,7 @@ static int cache_stats(struct collagec_ctx *ctx, const char *path)
 	printf("rows: %ld (%ld +inf: cannot build or run)\n", s.rows, s.infinite);
 	if (stat(path, &st) == 0)
 		printf("size: %lld bytes\n", (long long)st.st_size);
-	printf("this machine: %s\n", cost_machine_fingerprint(ctx, "native"));
+	printf("this machine: %s\n", cost_machine_fingerprint(ctx, COLLAGEC_DEFAULT_CPU));
 	printf("this collagec: %s\n", collagec_codegen_id);
 	objects_print(ctx, path);
 	tally_print(&s.target, "target");

@@ -86,10 +86,10 @@ int cmd_compile(int argc, char **argv)
 	o.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (o.jobs < 1)
 		o.jobs = 1;
-	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
-	o.cpu = "native";
+	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : COLLAGEC_DEFAULT_CC;
+	o.cpu = COLLAGEC_DEFAULT_CPU;
 	o.cflags = getenv("COLLAGEC_CFLAGS") && *getenv("COLLAGEC_CFLAGS")
-		? getenv("COLLAGEC_CFLAGS") : "-O2";
+		? getenv("COLLAGEC_CFLAGS") : COLLAGEC_DEFAULT_CFLAGS;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:j:qv", longopts, NULL)) != -1) {

@@ -505,7 +505,7 @@ static int run_one(const struct test *t, const struct conf_opts *co, struct strb
 	o.search = "none";
 	o.kinds = backend_registry;
 	o.n_kinds = backend_registry_count;
-	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+	o.cc = getenv("CC") && *getenv("CC") ? getenv("CC") : COLLAGEC_DEFAULT_CC;
 	o.cflags = co->cflags;
 	o.cpu = co->cpu;
 	if (model_io_read(model, &mi) < 0) {
@@ -671,7 +671,7 @@ int cmd_conformance(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct conf_opts co = { "c", "-O1", "native", 1e-3, 1e-7, 120, { NULL }, 0 };
+	struct conf_opts co = { "c", "-O1", COLLAGEC_DEFAULT_CPU, 1e-3, 1e-7, 120, { NULL }, 0 };
 	struct test_list tests = { 0 };
 	const char *expect = NULL;
 	bool json = false, quiet = false;

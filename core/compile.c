@@ -347,7 +347,7 @@ static int partition(struct collagec_ctx *ctx, struct graph *g, const struct com
 	co.search = o->search;
 	co.max_depth = o->max_depth;
 	co.threads = o->threads > 0 ? o->threads : 1;
-	co.cpu = o->cpu ? o->cpu : "native";
+	co.cpu = o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU;
 	co.dump_dir = o->dump_dir;
 	co.check_plans = !o->no_plan_check;
 	co.patterns = ps;
@@ -682,7 +682,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	for (int s = 0; s < LOWER_STEP_COUNT; s++)
 		snaps[s] = (struct strbuf)STRBUF_INIT;
 	ctx->model_path = o->model;
-	if (!emit_cpu_flags(o->cpu ? o->cpu : "native")) {
+	if (!emit_cpu_flags(o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU)) {
 		diag_error_status(ctx, STATUS_USAGE, "unknown --cpu '%s' (%s)", o->cpu,
 				  emit_cpu_levels);
 		return -1;
@@ -723,10 +723,10 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	stage(ctx, "lower", &st);
 	if (emit_plan(g, parts, np, &ep) < 0)
 		goto out;
-	lo.cc = o->cc ? o->cc : "cc";
-	lo.cflags = o->cflags ? o->cflags : "-O2";
-	lo.march = emit_cpu_flags(o->cpu ? o->cpu : "native");
-	lo.march_resolved = emit_cpu_resolve(ctx, lo.cc, o->cpu ? o->cpu : "native");
+	lo.cc = o->cc ? o->cc : COLLAGEC_DEFAULT_CC;
+	lo.cflags = o->cflags ? o->cflags : COLLAGEC_DEFAULT_CFLAGS;
+	lo.march = emit_cpu_flags(o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU);
+	lo.march_resolved = emit_cpu_resolve(ctx, lo.cc, o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU);
 	for (int i = 0; i < ms.ldlibs.n; i++)
 		sb_printf(&ldlibs, "%s%s", i ? " " : "", ms.ldlibs.v[i]);
 	loop_links(g, o, &ldlibs, &lo);

@@ -13,6 +13,15 @@
 #define COLLAGEC_VERSION "0.1.0"
 
 /*
+ * The defaults of struct compile_options' cc, cpu and cflags (a NULL
+ * field means them too), written here once for every place that fills one
+ * in.
+ */
+#define COLLAGEC_DEFAULT_CC "cc"		/* C compiler command (the cli takes $CC first) */
+#define COLLAGEC_DEFAULT_CPU "native"	/* --cpu: this host's level */
+#define COLLAGEC_DEFAULT_CFLAGS "-O2"	/* optimisation flags for generated code */
+
+/*
  * What a measured cost depends on besides the machine: COLLAGEC_VERSION, a
  * '+' and the first 12 hex digits of the SHA-256 of every source built into
  * collagec (its code generators, the embedded runtime and pattern tables),
@@ -54,7 +63,7 @@ struct compile_options {
 	int n_kinds;
 	const char *cc;			/* C compiler command */
 	const char *cflags;		/* optimisation flags for generated code */
-	const char *cpu;		/* --cpu level (emit_cpu_flags); NULL = "native" */
+	const char *cpu;		/* --cpu level (emit_cpu_flags); NULL = the default */
 	bool keep_temps;
 	bool emit_only;			/* stop once model.c is made: no C compiler, no
 					   files (the fuzz harness) */

@@ -75,6 +75,7 @@
 #include <string.h>
 
 #include "../../core/target/strategy.h"
+#include "../../runtime/rt_wino.h"
 
 #define KBLOCK 64	/* rows of B in a block */
 #define NBLOCK 256	/* columns of B in a block: 64 x 256 floats = 64 KiB */
@@ -987,9 +988,9 @@ static int lower_conv_1x1(struct lower *L)
 }
 
 /*
- * From these sizes on im2col beats the direct loop nest (measured at one
- * thread: 1.7x to 2.6x from 9 rows and 4 channels up; with 1 or 2 output
- * channels, or a couple of rows, the copy costs more than the GEMM gains).
+ * From these sizes on im2col beats the direct loop nest (with 1 or 2
+ * output channels, or a couple of rows, the copy costs more than the GEMM
+ * gains).
  */
 #define IM2COL_MIN_ROWS 8	/* C/group * kernel: rows of col */
 #define IM2COL_MIN_CHANNELS 4	/* M/group */
@@ -1215,10 +1216,8 @@ static int lower_conv_micro(struct lower *L)
 /*
  * conv.micro's least GEMM per group: M/group output rows and C/group *
  * kernel reduction length. Below them the packed-panel im2col and the
- * per-call tile set-up cost more than the register tiles save: single
- * thread on znver3 (AVX2, 6x16 tiles), conv.micro took 5x conv.im2col's time
- * for MNIST's Convs (1 -> 8 channels 5x5: M 8, K 25; 8 -> 16: M 16, K 200)
- * and 3x for 16 -> 32 and 32 -> 32 channels 3x3 at 14x14.
+ * per-call tile set-up cost more than the register tiles save (MNIST's
+ * Convs, 16 -> 32 and 32 -> 32 channels 3x3 at 14x14).
  */
 #define CONV_MICRO_MIN_M 32
 #define CONV_MICRO_MIN_K 64
@@ -1239,20 +1238,11 @@ static const struct strategy_impl conv_micro[] = { { "conv.micro", 20, lower_con
 
 /*
  * conv.winograd: a 3x3 stride-1 convolution by F(4x4, 3x3) (rt_cwino.h).
- * The weights' transform U = G g G^T is computed here, in double and rounded
- * once, and embedded: u[(xi * M + m) * C + c], then 8 rows of zeros (the
- * most a micro-kernel tile reads past M).
+ * The weights' transform U = G g G^T is computed here (rt_wino_kernel, in
+ * double and rounded once) and embedded: u[(xi * M + m) * C + c], then 8
+ * rows of zeros (the most a micro-kernel tile reads past M).
  */
 #define CW_PAD_ROWS 8
-
-static const double cw_g[6][3] = {
-	{ 1.0 / 4, 0, 0 },
-	{ -1.0 / 6, -1.0 / 6, -1.0 / 6 },
-	{ -1.0 / 6, 1.0 / 6, -1.0 / 6 },
-	{ 1.0 / 24, 1.0 / 12, 1.0 / 6 },
-	{ 1.0 / 24, -1.0 / 12, 1.0 / 6 },
-	{ 0, 0, 1 },
-};
 
 static struct tir_buf *cw_transform(struct lower *L, const float *w, int64_t M, int64_t C)
 {
@@ -1261,20 +1251,8 @@ static struct tir_buf *cw_transform(struct lower *L, const float *w, int64_t M, 
 
 	memset(u, 0, sizeof(float) * (size_t)n);
 	for (int64_t m = 0; m < M; m++)
-		for (int64_t c = 0; c < C; c++) {
-			const float *g = w + (m * C + c) * 9;
-			double t[6][3];
-
-			for (int i = 0; i < 6; i++)
-				for (int j = 0; j < 3; j++)
-					t[i][j] = cw_g[i][0] * g[j] + cw_g[i][1] * g[3 + j] +
-						  cw_g[i][2] * g[6 + j];
-			for (int i = 0; i < 6; i++)
-				for (int j = 0; j < 6; j++)
-					u[((i * 6 + j) * M + m) * C + c] =
-						(float)(t[i][0] * cw_g[j][0] + t[i][1] * cw_g[j][1] +
-							t[i][2] * cw_g[j][2]);
-		}
+		for (int64_t c = 0; c < C; c++)
+			rt_wino_kernel(w + (m * C + c) * 9, u + m * C + c, M * C);
 	return lower_const(L, DTYPE_F32, n, u);
 }
 
@@ -1338,11 +1316,9 @@ static int lower_conv_winograd(struct lower *L)
 }
 
 /*
- * Where F(4x4, 3x3) pays, at one thread on znver3 against conv.micro:
- * ResNet-18's 3x3 Convs at 56x56, 28x28 and 14x14 (196, 49 and 16 tiles)
- * ran 2 to 3 times faster, its 7x7 ones (4 tiles: 12 of a panel's 16 lanes
- * idle) 1.6 times slower. Below 16 channels the GEMMs are too short for
- * their share to matter (not measured further down).
+ * Where F(4x4, 3x3) beats conv.micro: 16 tiles or more (at 4, ResNet-18's
+ * 7x7, 12 of a panel's 16 lanes idle) and 16 channels or more (below, the
+ * GEMMs are too short for their share to matter).
  */
 #define CW_MIN_CHANNELS 16
 #define CW_MIN_TILES 16

@@ -104,7 +104,7 @@ void c_parallel_dialect(struct arena *a, int64_t nt, struct tir_dialect *d)
 	 * Small nests run serially: a parallel region costs microseconds, and
 	 * far more when another process holds a core and the team waits on it.
 	 * The serial version is a plain loop: an OpenMP region whose if clause
-	 * fails still runs outlined code, optimised less (MNIST: 0.17 -> 0.23 ms).
+	 * fails still runs outlined code, optimised less.
 	 * c_plan_parallel already made nests of static work serial; the
 	 * condition decides for the others at run time.
 	 */

@@ -7,16 +7,17 @@
  *
  * Each 4x4 tile of output is Y = A^T [ U (.) V ] A summed over the input
  * channels, where V = B^T d B is the transform of the 6x6 input patch d
- * under it and U = G g G^T the transform of the 3x3 kernel g: 36 products a
- * tile and channel instead of 144. Summing over channels first turns the 36
- * element positions xi into 36 independent GEMMs
+ * under it and U = G g G^T the transform of the 3x3 kernel g (the matrices
+ * are rt_wino.h's): 36 products a tile and channel instead of 144. Summing
+ * over channels first turns the 36 element positions xi into 36
+ * independent GEMMs
  *
  *	O_xi [M, tiles] = U_xi [M, C] x V_xi [C, tiles]
  *
  * which rt_cgemm.h's micro-kernel runs. U is computed by collagec from the
- * constant weights when compiling (c_strategies.c, in double, rounded
- * once) and embedded: u[(xi * M + m) * C + c], with 8 rows of zeros after
- * the last, which a micro-kernel tile past M may read.
+ * constant weights when compiling (c_strategies.c, by rt_wino_kernel) and
+ * embedded: u[(xi * M + m) * C + c], with 8 rows of zeros after the last,
+ * which a micro-kernel tile past M may read.
  *
  * The tiles are taken a panel (16 tiles, rt_cgemm's panel width) at a
  * time, so that its V and O stay in L2: V is written straight into
@@ -47,6 +48,8 @@
 #include <omp.h>
 #endif
 
+#include "rt_wino.h"
+
 #define RT_CW_T 6		/* input patch: 6x6 */
 #define RT_CW_TEAM 16		/* the most threads on one convolution */
 #define RT_CW_N (RT_CW_T * RT_CW_T)
@@ -75,45 +78,15 @@ static inline int64_t rt_cw_slot(int64_t C, int64_t M)
 	return RT_CW_N * (rt_cw_vstride(C) + RT_CG_NR * M);
 }
 
-/*
- * The 1-D transforms, for a vector type T (one tile a lane) as NAME_bt and
- * NAME_at: v[0..5] = B^T d[0..5] (d a column or a row of the patch, ds and
- * vs the strides) and o[0..3] = A^T m[0..5].
- */
-#define RT_CW_TRANSFORMS(T, NAME)							\
-static inline void NAME##_bt(const T *d, int64_t ds, T *v, int64_t vs)			\
-{											\
-	T d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds],	\
-	  d5 = d[5 * ds];								\
-	T a = d4 - 4.0f * d2, b = d3 - 4.0f * d1, c = d4 - d2, e = 2.0f * (d3 - d1);	\
-											\
-	v[0] = 4.0f * d0 - 5.0f * d2 + d4;						\
-	v[vs] = a + b;									\
-	v[2 * vs] = a - b;								\
-	v[3 * vs] = c + e;								\
-	v[4 * vs] = c - e;								\
-	v[5 * vs] = 4.0f * d1 - 5.0f * d3 + d5;					\
-}											\
-											\
-static inline void NAME##_at(const T *m, int64_t ms, T *o, int64_t os)			\
-{											\
-	T s12 = m[ms] + m[2 * ms], d12 = m[ms] - m[2 * ms];				\
-	T s34 = m[3 * ms] + m[4 * ms], d34 = m[3 * ms] - m[4 * ms];			\
-											\
-	o[0] = m[0] + s12 + s34;							\
-	o[os] = d12 + 2.0f * d34;							\
-	o[2 * os] = s12 + 4.0f * s34;							\
-	o[3 * os] = d12 + 8.0f * d34 + m[5 * ms];					\
-}
-
-RT_CW_TRANSFORMS(rt_cw_v, rt_cw)
+/* The 1-D transforms B^T and A^T (rt_wino.h) on a panel's tiles, one a lane. */
+RT_WINO_TRANSFORMS(rt_cw_v, rt_cw)
 
 #if defined(__AVX__)
 #include <immintrin.h>
 
 typedef float rt_cw_v8 __attribute__((vector_size(32)));
 
-RT_CW_TRANSFORMS(rt_cw_v8, rt_cw8)
+RT_WINO_TRANSFORMS(rt_cw_v8, rt_cw8)
 
 /*
  * d[s] = column s (s < 6) of the 8x8 matrix whose rows are r0..r7: the

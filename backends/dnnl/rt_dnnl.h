@@ -23,19 +23,18 @@
  * declares its src and dst with format `any`: where oneDNN's fastest
  * implementation wants other layouts than the buffers' (nChw8c with AVX2
  * for a plain buffer), the kernel reorders x into a buffer of its own and
- * the result back into y at its edges - ResNet-18 ran 2.9x faster so than
- * on the plain-layout gemm convolution, reorders included; MobileNetV2
- * spent a quarter of its time in those reorders before values between
- * Convs stayed blocked. Constant weights are declared with format `any`
- * too and reordered into the chosen layout ONCE, when the first primitive
- * choosing that layout is made; weights computed at run time are read in
- * place in their plain layout. An add of a tensor shaped like the output
- * as the first post-op becomes a sum post-op (the tensor copied or
- * reordered into dst first), which oneDNN fuses better than a binary add
- * (and which its blocked convolutions take where they refuse a plain
- * full-size binary). A 3x3 stride-1 Conv for which oneDNN has no Winograd
- * (hosts without AVX-512) may run by collagec's instead, its transforms
- * around a oneDNN matmul (rt_dnnl_wino, below).
+ * the result back into y at its edges (far faster than the plain-layout gemm
+ * convolution, reorders included; README.md, "Measurements behind the code"),
+ * and values between Convs stay blocked. Constant weights are declared with
+ * format `any` too and reordered into the chosen layout ONCE, when the first
+ * primitive choosing that layout is made; weights computed at run time are
+ * read in place in their plain layout. An add of a tensor shaped like the
+ * output as the first post-op becomes a sum post-op (the tensor copied or
+ * reordered into dst first), which oneDNN fuses better than a binary add (and
+ * which its blocked convolutions take where they refuse a plain full-size
+ * binary). A 3x3 stride-1 Conv for which oneDNN has no Winograd (hosts
+ * without AVX-512) may run by collagec's instead, its transforms around a
+ * oneDNN matmul (rt_dnnl_wino, below).
  *
  * The process has one CPU engine and one stream, made by the first call.
  * One mutex serialises every call (primitive creation, the reorder, and the
@@ -58,12 +57,10 @@
  * plain buffers, with no reorders, except pooling. A pool of 1 or 2
  * spatial dims whose x comes blocked runs no oneDNN at all but our own
  * vectorised kernel on that layout, writing y blocked or plain as the
- * caller expects (rt_dnnl_bpool_run: ResNet-18's stem MaxPool took
- * 0.70-0.79 ms in oneDNN 2.6's pooling on every layout, 0.14 ms in it
- * with x in cache). Other pools stay oneDNN's: on nchw it
- * runs its reference pooling (ResNet-18's MaxPool took 40-62 ms, c's 18
- * ms), so the pool reorders x to channels-last for its jit one (2.3 ms,
- * reorders included); a blocked x is read as it is.
+ * caller expects (rt_dnnl_bpool_run: oneDNN 2.6's pooling is slow on every
+ * layout). Other pools stay oneDNN's: on nchw it runs its reference
+ * pooling, so the pool reorders x to channels-last for its jit one; a
+ * blocked x is read as it is.
  * collagec_dnnl_deconv (ConvTranspose) is made and run like a Conv.
  *
  * A failing oneDNN call reports through collagec_rt_abort() (prints and
@@ -82,6 +79,8 @@
 #include <string.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
+
+#include "rt_wino.h"
 
 #define RT_DNNL_MAX_PO 6		/* post-ops per kernel */
 #define RT_DNNL_MAX_KEY 64		/* int64 words of a cache key */
@@ -752,9 +751,9 @@ static void rt_dnnl_geom(struct rt_dnnl_geom *g, int64_t nsp, int64_t n, int64_t
 /*
  * Winograd for the convolution desc (direct so far) when oneDNN has an
  * implementation of it with these post-ops and weights: oneDNN 2.6 has
- * F(2x2, 3x3) and F(4x4, 3x3) for AVX-512 only, about 2x faster there than
- * direct on ResNet-18's 56x56 to 14x14 layers at batch 1, 1.15x on its 7x7
- * ones (its own convolution_auto keeps direct below batch 4). Else, and on
+ * F(2x2, 3x3) and F(4x4, 3x3) for AVX-512 only, faster there than direct
+ * on every ResNet-18 layer at batch 1 (its own convolution_auto keeps
+ * direct below batch 4). Else, and on
  * other hosts, direct. The choice depends on the host and the convolution
  * alone, so every run on one host computes the same bits.
  */
@@ -832,14 +831,14 @@ static inline rt_dnnl_vec rt_dnnl_select(rt_dnnl_ivec m, rt_dnnl_vec a, rt_dnnl_
  * ---- Winograd F(4x4, 3x3) around oneDNN's matmul ----
  *
  * oneDNN 2.6 has Winograd convolutions for AVX-512 only; on AVX2 it runs a
- * 3x3 stride-1 Conv direct, at the core's peak, and ResNet-18 on dnnl,c
- * stayed 1.05-1.10x ONNX Runtime there (MLAS is as fast per conv). Where
+ * 3x3 stride-1 Conv direct, at the core's peak, which Winograd beats. Where
  * oneDNN has none, such a Conv runs here by F(4x4, 3x3) (Lavin and Gray,
  * CVPR 2016), as oneDNN's own Winograd does on AVX-512: each 4x4 output
  * tile is A^T [ U (.) V ] A summed over the input channels, with V = B^T d B
  * the transform of its 6x6 input patch d and U = G g G^T that of the 3x3
- * kernel g. Summed over channels first, the 36 element positions xi become
- * 36 independent GEMMs, one batched oneDNN matmul:
+ * kernel g (the matrices are rt_wino.h's). Summed over channels first,
+ * the 36 element positions xi become 36 independent GEMMs, one batched
+ * oneDNN matmul:
  *
  *	O [36, tiles, Mp] = V [36, tiles, Cp] x U [36, Cp, Mp]
  *
@@ -856,10 +855,9 @@ static inline rt_dnnl_vec rt_dnnl_select(rt_dnnl_ivec m, rt_dnnl_vec a, rt_dnnl_
  * convolution of the process shares (rt_dnnl.ws, under the lock), of 8 MiB
  * at most: a large batch's tiles are taken a chunk at a time.
  *
- * On a 2-core AVX2 EPYC (znver3) at one thread, ResNet-18's 3x3 Convs at
- * 56x56, 28x28 and 14x14 ran in 1.1-1.6 ms, direct in 2.6-3.4 ms. At 7x7 (4
- * tiles of 16 outputs for 49) direct stays: U there is 36 / 9 times the
- * weights, read for 4 tiles. Accuracy: the transforms' coefficients make
+ * Below RT_DNNL_WINO_MIN_TILES tiles (ResNet-18's 7x7 layers: 4 tiles of
+ * 16 outputs for 49) direct stays: U is 36 / 9 times the weights, read for
+ * too few tiles. Accuracy: the transforms' coefficients make
  * the rounding error larger than the direct sum's, about 1e-5 of the
  * largest output over 256 channels (5e-6 over 64).
  */
@@ -878,29 +876,8 @@ struct rt_dnnl_wino {
 	dnnl_memory_desc_t v_md, u_md, o_md;	/* the matmul's src, weights (plain), dst */
 };
 
-/* The 1-D transforms: o[0..5] = B^T d[0..5] and o[0..3] = A^T m[0..5], s and os apart. */
-static inline void rt_dnnl_wino_bt(rt_dnnl_vec *o, const rt_dnnl_vec *d, int s)
-{
-	rt_dnnl_vec d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s];
-
-	o[0] = 4 * d[0] - 5 * d2 + d4;
-	o[s] = d4 + d3 - 4 * (d1 + d2);
-	o[2 * s] = d4 - d3 + 4 * (d1 - d2);
-	o[3 * s] = d4 - d2 + 2 * (d3 - d1);
-	o[4 * s] = d4 - d2 - 2 * (d3 - d1);
-	o[5 * s] = 4 * d1 - 5 * d3 + d[5 * s];
-}
-
-static inline void rt_dnnl_wino_at(rt_dnnl_vec *o, const rt_dnnl_vec *m, int s, int os)
-{
-	rt_dnnl_vec a = m[s] + m[2 * s], b = m[s] - m[2 * s];
-	rt_dnnl_vec c = m[3 * s] + m[4 * s], d = m[3 * s] - m[4 * s];
-
-	o[0] = m[0] + a + c;
-	o[os] = b + 2 * d;
-	o[2 * os] = a + 4 * c;
-	o[3 * os] = b + 8 * d + m[5 * s];
-}
+/* The 1-D transforms B^T and A^T (rt_wino.h) on a vector of channels. */
+RT_WINO_TRANSFORMS(rt_dnnl_vec, rt_dnnl_wino)
 
 /*
  * Whether a Conv (nsp spatial dims, c channels in, m out, y of oh x ow;
@@ -946,33 +923,13 @@ static int rt_dnnl_wino_fits(int64_t nsp, int64_t c, int64_t m, int64_t group, i
  */
 static float *rt_dnnl_wino_u(const struct rt_dnnl_wino *g, const float *w)
 {
-	static const double G[6][3] = {
-		{ 1.0 / 4, 0, 0 },
-		{ -1.0 / 6, -1.0 / 6, -1.0 / 6 },
-		{ -1.0 / 6, 1.0 / 6, -1.0 / 6 },
-		{ 1.0 / 24, 1.0 / 12, 1.0 / 6 },
-		{ 1.0 / 24, -1.0 / 12, 1.0 / 6 },
-		{ 0, 0, 1 },
-	};
 	float *u = calloc((size_t)(36 * g->cp * g->mp), sizeof(float));
 
 	if (!u)
 		return NULL;
 	for (int64_t m = 0; m < g->m; m++)
-		for (int64_t c = 0; c < g->c; c++) {
-			const float *k = w + (m * g->c + c) * 9;
-			double t[6][3];
-
-			for (int i = 0; i < 6; i++)
-				for (int j = 0; j < 3; j++)
-					t[i][j] = G[i][0] * k[j] + G[i][1] * k[3 + j] +
-						  G[i][2] * k[6 + j];
-			for (int i = 0; i < 6; i++)
-				for (int j = 0; j < 6; j++)
-					u[((i * 6 + j) * g->cp + c) * g->mp + m] =
-						(float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] +
-							t[i][2] * G[j][2]);
-		}
+		for (int64_t c = 0; c < g->c; c++)
+			rt_wino_kernel(w + (m * g->c + c) * 9, u + c * g->mp + m, g->cp * g->mp);
 	return u;
 }
 
@@ -1085,9 +1042,9 @@ static void rt_dnnl_wino_in(const struct rt_dnnl_wino *g, const float *x, float 
 							d[i * 6 + j] = (rt_dnnl_vec){ 0 };
 					}
 				for (int j = 0; j < 6; j++)
-					rt_dnnl_wino_bt(e + j, d + j, 6);
+					rt_dnnl_wino_bt(d + j, 6, e + j, 6);
 				for (int i = 0; i < 6; i++)
-					rt_dnnl_wino_bt(d + i * 6, e + i * 6, 1);
+					rt_dnnl_wino_bt(e + i * 6, 1, d + i * 6, 1);
 				for (int xi = 0; xi < 36; xi++)
 					*(rt_dnnl_uvec *)(v + (xi * g->chunk + t - base) *
 							  g->cp + cb * g->blk + l) = d[xi];
@@ -1176,9 +1133,9 @@ static void rt_dnnl_wino_out(const struct rt_dnnl_wino *g, const struct rt_dnnl_
 					s[xi] = *(const rt_dnnl_uvec *)(o + (xi * g->chunk + t -
 									     base) * g->mp + c0);
 				for (int j = 0; j < 6; j++)
-					rt_dnnl_wino_at(e + j, s + j, 6, 6);
+					rt_dnnl_wino_at(s + j, 6, e + j, 6);
 				for (int i = 0; i < 4; i++)
-					rt_dnnl_wino_at(r + i * 4, e + i * 6, 1, 1);
+					rt_dnnl_wino_at(e + i * 6, 1, r + i * 4, 1);
 				bias = rt_dnnl_wino_chan(ep->bias, c0, g->m);
 				for (int i = 0; i < RT_DNNL_VL; i++)
 					keep[i] = c0 + i < g->m ? -1 : 0;
@@ -1551,16 +1508,15 @@ enum rt_dnnl_pool {
 /*
  * ---- pooling on the blocked layout: collagec's own kernel ----
  *
- * oneDNN 2.6's pooling ran ResNet-18's stem MaxPool (64x112x112, 3x3,
- * stride 2) in 0.70-0.79 ms on every layout, its blocked one included;
- * ONNX Runtime took 0.16 ms. So a pool whose x comes blocked (a Conv's or
- * pool's output: rt_dnnl_layout's channel blocks of B = rt_dnnl_block())
- * runs here instead, over 1 or 2 spatial dims: an output pixel of a block
- * is B contiguous floats, the max or sum of the window's taps, each B
- * contiguous floats too, taken RT_DNNL_VL at a time in GCC vectors. The
- * window is clipped to the image once per output row and column, so the
- * taps' loops test nothing; only the clipping divides, and only at the
- * image's edges. Windows wholly inside run four at a time.
+ * oneDNN 2.6's pooling is several times slower than ONNX Runtime's on every
+ * layout, its blocked one included. So a pool whose x comes blocked (a
+ * Conv's or pool's output: rt_dnnl_layout's channel blocks of B =
+ * rt_dnnl_block()) runs here instead, over 1 or 2 spatial dims: an output
+ * pixel of a block is B contiguous floats, the max or sum of the window's
+ * taps, each B contiguous floats too, taken RT_DNNL_VL at a time in GCC
+ * vectors. The window is clipped to the image once per output row and
+ * column, so the taps' loops test nothing; only the clipping divides, and
+ * only at the image's edges. Windows wholly inside run four at a time.
  *
  * Results are the c target's (backends/c/rt_cpool.h): a max is
  * NaN-propagating ((a > b) | (a != a) ? a : b: any NaN in the window gives
@@ -1696,8 +1652,7 @@ static inline rt_dnnl_ivec rt_dnnl_unord(rt_dnnl_vec a, rt_dnnl_vec b)
  * rt_dnnl_bpool_max's fast form for four neighbouring windows wholly
  * inside, the first at p, the next ps floats apart, to out, out + os, ...:
  * four chains of maxima in flight and the taps' loop paid once for four
- * pixels (ResNet-18's stem MaxPool, x in cache: 0.14 ms so, 0.19 ms one
- * window at a time).
+ * pixels, faster than one window at a time.
  */
 static inline void rt_dnnl_bpool_max4(const float *p, int64_t ps, int64_t nr, int64_t nc,
 				      int64_t rs, int64_t cs, float *out, int64_t os,

@@ -18,6 +18,7 @@
  * would be stored as NULL, so putting NaN is a BUG().
  */
 #include "cache.h"
+#include "../compile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -517,7 +518,7 @@ const char *cost_machine_fingerprint(struct collagec_ctx *ctx, const char *cpu)
 	}
 	if (!nf)
 		sb_putc(&sb, '-');
-	sb_printf(&sb, "|%ldcpu|cpu=%s", ncpu > 0 ? ncpu : 1, cpu ? cpu : "native");
+	sb_printf(&sb, "|%ldcpu|cpu=%s", ncpu > 0 ? ncpu : 1, cpu ? cpu : COLLAGEC_DEFAULT_CPU);
 	res = arena_strdup(&ctx->arena, sb_str(&sb));
 	sb_release(&sb);
 	free(info);

@@ -116,7 +116,7 @@ int cost_cache_check(struct cost_cache *c, struct strbuf *result);
  * This machine, for the key: CPU model name, the ISA flags that decide code
  * speed (sse4_2 avx avx2 fma avx512f avx512bw avx512vl avx512_vnni amx...),
  * the online core count and the --cpu level the code is built for (NULL:
- * "native"), as one printable string (arena):
+ * COLLAGEC_DEFAULT_CPU), as one printable string (arena):
  * "MODEL|FLAG,FLAG...|Ncpu|cpu=LEVEL" with the flags sorted, "-" for none.
  * Costs measured for one ISA level are never reused for another.
  */

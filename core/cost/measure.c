@@ -886,9 +886,9 @@ struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx,
 	m->ctx = ctx;
 	m->o = o;
 	m->cache = cache;
-	m->lo.cc = o->cc ? o->cc : "cc";
-	m->lo.cflags = o->cflags ? o->cflags : "-O2";
-	m->lo.march = emit_cpu_flags(o->cpu ? o->cpu : "native");
+	m->lo.cc = o->cc ? o->cc : COLLAGEC_DEFAULT_CC;
+	m->lo.cflags = o->cflags ? o->cflags : COLLAGEC_DEFAULT_CFLAGS;
+	m->lo.march = emit_cpu_flags(o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU);
 	if (!m->lo.march)
 		BUG("unchecked --cpu '%s'", o->cpu);
 	m->threads = o->threads > 0 ? o->threads : 1;

@@ -270,7 +270,7 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 	struct strbuf objs = STRBUF_INIT;
 	char *dir = dir_make_temp("build");
 	const char *const files[] = { "collagec.h", "rt_plan.h", "rt_half.h", "rt_string.h",
-				      "rt_random.h", "rt_model.h",
+				      "rt_random.h", "rt_model.h", "rt_wino.h",
 				      "rt_model.c", "rt_shape.c" };
 	char *cmd, *so;
 	size_t len;

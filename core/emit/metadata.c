@@ -242,7 +242,7 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddStringToObject(c, "search", o->search ? o->search : "none");
 	cJSON_AddStringToObject(c, "cc", lo->cc);
 	cJSON_AddStringToObject(c, "cflags", lo->cflags);
-	cJSON_AddStringToObject(c, "cpu", o->cpu ? o->cpu : "native");
+	cJSON_AddStringToObject(c, "cpu", o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU);
 	cJSON_AddStringToObject(c, "cpu_flags", lo->march);
 	if (lo->march_resolved)
 		cJSON_AddStringToObject(c, "cpu_resolved", lo->march_resolved);

@@ -264,6 +264,28 @@ int infer_axis(struct graph *g, struct node *n, int64_t axis, int rank);
 struct value *infer_input(struct graph *g, struct node *n, int i);
 /* Requires input i to be a constant integer tensor; diagnostic otherwise. */
 int infer_const_ints(struct graph *g, struct node *n, int i, int64_t **vals, int64_t *count);
+/* Requires input i to be a float32 or float64 tensor; diagnostic (and NULL) otherwise. */
+struct value *infer_float_input(struct graph *g, struct node *n, int i);
+/*
+ * Requires input i to be a vector of dtype t and length d (a channel
+ * count); diagnostic otherwise.
+ */
+int infer_check_vec(struct graph *g, struct node *n, int i, enum dtype t, struct dim d);
+/* Requires input i to be a constant holding one number; diagnostic otherwise. */
+int infer_const_scalar(struct graph *g, struct node *n, int i, double *out);
+/*
+ * Requires input i to be a constant tensor of any numeric type; its
+ * elements as doubles (arena); diagnostic otherwise.
+ */
+int infer_const_doubles(struct graph *g, struct node *n, int i, double **vals,
+			int64_t *count);
+/* Requires indices v to be int32 or int64; diagnostic otherwise. */
+int infer_check_index_type(struct graph *g, struct node *n, const struct value *v);
+/* Requires a result rank of at most MAX_RANK; diagnostic otherwise. */
+int infer_check_rank(struct graph *g, struct node *n, int rank);
+/* Reports "what: a and b" for two shapes that do not fit together; returns -1. */
+int infer_bad_shapes(struct graph *g, struct node *n, const char *what, const struct shape *a,
+		     const struct shape *b);
 /*
  * Requires input i to be an integer tensor known at compile time: a constant
  * or a symbolic payload computed from shapes. Elements as symbolic integers
@@ -292,7 +314,7 @@ int infer_set_data(struct graph *g, struct node *n, int o, enum dtype t, int64_t
 bool node_is_dynamic(struct graph *g, const struct node *n);
 /*
  * The attr of the run-time shape function of a Resize or Upsample whose
- * scales or sizes are known only at run time (ops_data.c).
+ * scales or sizes are known only at run time (ops_resize.c).
  */
 int64_t resize_shape_attr(struct graph *g, const struct node *n);
 /*
@@ -336,6 +358,10 @@ struct tir *lower_wrap_index(struct lower *L, struct tir *x, struct tir *dim);
  * errors; a compiled model reads the nearest element) inside the tensor.
  */
 struct tir *lower_clamp_index(struct lower *L, struct tir *x, struct tir *dim);
+/* lower_loops() over the output, every loop parallel. */
+void lower_out_loops(struct lower *L, const struct shape *s, struct tir **idx);
+/* 0 <= x && x < dim, for an index loaded from the kernel's data. */
+struct tir *lower_in_range(struct lower *L, struct tir *x, struct tir *dim);
 /* Clip e's bounds: absent (infinite), or constant scalars, not NaN, with lo <= hi. */
 bool lower_clip_bounds(struct graph *g, const struct node *e, double *lo, double *hi);
 /*
@@ -395,7 +421,7 @@ void matmul_bases(struct lower *L, const struct matmul_geom *mg, struct tir **bi
 int lower_matmul(struct lower *L);
 int lower_conv(struct lower *L);
 int lower_gemm(struct lower *L);
-/* BatchNormalization's training mode (ops_nn2.c, beside the other normalisations). */
+/* BatchNormalization's training mode (ops_norm.c, beside the other normalisations). */
 int lower_batchnorm_training(struct lower *L);
 
 /*

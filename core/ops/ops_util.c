@@ -2,6 +2,7 @@
  * ops_util.c - helpers shared by the infer and lower functions of all ops.
  */
 #include "ops.h"
+#include "../../runtime/rt_half.h"
 
 #include <math.h>
 #include <string.h>
@@ -568,4 +569,132 @@ struct tir *lower_inside(struct tir_builder *b, struct tir *cond, struct tir *po
 				tir_bin(b, BIN_LT, pos, tir_int(b, ext)));
 
 	return cond ? tir_bin(b, BIN_LAND, cond, c) : c;
+}
+
+/* ---- checks and constant inputs of the indexing and data ops ---- */
+
+static int not_constant(struct graph *g, struct node *n, int i, const char *what)
+{
+	diag_error(g->ctx, "%s: input %d '%s' must be a constant %s (data-dependent shapes are "
+		   "not supported)", node_loc(g, n), i, node_in(g, n, i)->name, what);
+	return -1;
+}
+
+/* Reads constant input i, which must hold one number. */
+int infer_const_scalar(struct graph *g, struct node *n, int i, double *out)
+{
+	struct value *v = infer_input(g, n, i);
+
+	if (!v)
+		return -1;
+	if (!value_const_scalar(g, v, out))
+		return not_constant(g, n, i, "scalar");
+	return 0;
+}
+
+/* Reads constant input i (any numeric type) as doubles (arena copy). */
+int infer_const_doubles(struct graph *g, struct node *n, int i, double **vals,
+			int64_t *count)
+{
+	struct value *v = infer_input(g, n, i);
+	int64_t cnt, *iv;
+
+	if (!v)
+		return -1;
+	if (!v->data || !shape_is_static(&v->shape))
+		return not_constant(g, n, i, "tensor");
+	cnt = shape_numel_static(&v->shape);
+	*vals = arena_alloc(g->arena, sizeof(double) * (size_t)(cnt ? cnt : 1));
+	*count = cnt;
+	if (dtype_is_float(v->dtype)) {
+		const uint16_t *h = v->data;
+
+		for (int64_t k = 0; k < cnt; k++)
+			(*vals)[k] = v->dtype == DTYPE_F32 ? ((const float *)v->data)[k]
+				: v->dtype == DTYPE_F64 ? ((const double *)v->data)[k]
+				: v->dtype == DTYPE_F16 ? rt_h2f(h[k]) : rt_bf2f(h[k]);
+		return 0;
+	}
+	if (value_const_ints(g, v, &iv, &cnt) < 0)
+		return not_constant(g, n, i, "tensor");
+	for (int64_t k = 0; k < cnt; k++)
+		(*vals)[k] = (double)iv[k];
+	return 0;
+}
+
+int infer_check_index_type(struct graph *g, struct node *n, const struct value *v)
+{
+	if (v->dtype != DTYPE_I64 && v->dtype != DTYPE_I32) {
+		diag_error(g->ctx, "%s: indices must be int32 or int64, not %s", node_loc(g, n),
+			   dtype_name(v->dtype));
+		return -1;
+	}
+	return 0;
+}
+
+int infer_check_rank(struct graph *g, struct node *n, int rank)
+{
+	if (rank > MAX_RANK) {
+		diag_error(g->ctx, "%s: result rank is more than %d", node_loc(g, n), MAX_RANK);
+		return -1;
+	}
+	return 0;
+}
+
+int infer_bad_shapes(struct graph *g, struct node *n, const char *what, const struct shape *a,
+		     const struct shape *b)
+{
+	struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+
+	shape_print(g, a, &x);
+	shape_print(g, b, &y);
+	diag_error(g->ctx, "%s: %s: %s and %s", node_loc(g, n), what, sb_str(&x), sb_str(&y));
+	sb_release(&x);
+	sb_release(&y);
+	return -1;
+}
+
+struct tir *lower_in_range(struct lower *L, struct tir *x, struct tir *dim)
+{
+	return tir_bin(L->b, BIN_LAND, tir_bin(L->b, BIN_GE, x, tir_int(L->b, 0)),
+		       tir_bin(L->b, BIN_LT, x, dim));
+}
+
+/* ---- checks and loops of the normalisation, window, loss and linear algebra ops ---- */
+
+/* Input i, which must be a float32 or float64 tensor. */
+struct value *infer_float_input(struct graph *g, struct node *n, int i)
+{
+	struct value *v = infer_input(g, n, i);
+
+	if (v && !dtype_is_float(v->dtype)) {
+		diag_error(g->ctx, "%s: input %d '%s' has type %s (expected a float type)",
+			   node_loc(g, n), i, v->name, dtype_name(v->dtype));
+		return NULL;
+	}
+	return v;
+}
+
+/* Input i must be a vector of dtype t and length d (the channel count). */
+int infer_check_vec(struct graph *g, struct node *n, int i, enum dtype t, struct dim d)
+{
+	struct value *v = infer_input(g, n, i);
+
+	if (!v)
+		return -1;
+	if (v->dtype != t || v->shape.rank != 1 || !dim_eq(v->shape.d[0], d)) {
+		diag_error(g->ctx, "%s: input %d '%s' must be a %s vector of the channel count",
+			   node_loc(g, n), i, v->name, dtype_name(t));
+		return -1;
+	}
+	return 0;
+}
+
+/* lower_loops() over the output, every loop parallel. */
+void lower_out_loops(struct lower *L, const struct shape *s, struct tir **idx)
+{
+	for (int k = 0; k < s->rank; k++) {
+		idx[k] = tir_loop(L->b, tir_dim(L->b, s->d[k]));
+		tir_mark_parallel(L->b);
+	}
 }
