@@ -335,13 +335,6 @@ struct loop_body {
 	struct loop_out *outs;
 };
 
-/*
- * Compiles lb->model into lb->archive, filling lb->outs (compile.c); with
- * probe, only imports and infers it, to fill lb->outs.
- */
-struct graph;
-typedef int (*loop_compile_fn)(struct graph *g, struct loop_body *lb, bool probe);
-
 struct graph {
 	struct collagec_ctx *ctx;
 	struct arena *arena;		/* == &ctx->arena */
@@ -369,8 +362,21 @@ struct graph {
 	VEC(struct node_fate) fates;	/* in pass order */
 	const char *pass;		/* the pass running (passes_run), or NULL */
 	VEC(struct loop_body) loops;	/* run-time loops (onnx_loop_call.c) */
-	loop_compile_fn compile_loop;	/* NULL: run-time loops are refused */
-	const void *compile_opts;	/* the compile's options, for compile_loop */
+	bool call_loops;		/* run-time loops become calls (the compile
+					   driver compiles g->loops after passes);
+					   false: they are refused */
+	/*
+	 * Probes: shape inference needs a run-time loop's outputs (what its
+	 * body, imported and inferred on its own, gives) before it can go on.
+	 * It takes them from probes, which the driver made in the order
+	 * inference asked for them (n_probes_asked so far); the first one it
+	 * asks for beyond those becomes probe_wanted and stops inference. The
+	 * driver then probes that body and imports the model again.
+	 */
+	const struct loop_body *probes;	/* (arena, borrowed) the driver's probes */
+	int n_probes;
+	int n_probes_asked;
+	struct loop_body *probe_wanted;	/* (arena) or NULL; its dir is the driver's */
 	const char *loop_prefix;	/* before "_loopN" in the bodies' API prefixes */
 	VEC(struct seq_port) ports;	/* run-time sequences the body takes and gives */
 };
