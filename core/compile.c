@@ -276,10 +276,10 @@ static void snapshot_partition(struct graph *g, const struct partition *p, struc
 		for (int v = 0; v < kn->n_variants; v++) {
 			sb_printf(sb, "// variant %s if %s\n", kn->variants[v].impl,
 				  kn->variants[v].cond ? kn->variants[v].cond_text : "always");
-			tir_print(kn->variants[v].func, g, sb);
+			tir_print(kn->variants[v].func, g->syms.v, g->syms.n, sb);
 		}
 		if (!kn->n_variants && kn->func)
-			tir_print(kn->func, g, sb);
+			tir_print(kn->func, g->syms.v, g->syms.n, sb);
 		sb_putc(sb, '\n');
 	}
 }
