@@ -276,10 +276,10 @@ static void snapshot_partition(struct graph *g, const struct partition *p, struc
 		for (int v = 0; v < kn->n_variants; v++) {
 			sb_printf(sb, "// variant %s if %s\n", kn->variants[v].impl,
 				  kn->variants[v].cond ? kn->variants[v].cond_text : "always");
-			tir_print(kn->variants[v].func, g, sb);
+			tir_print(kn->variants[v].func, g->syms.v, g->syms.n, sb);
 		}
 		if (!kn->n_variants && kn->func)
-			tir_print(kn->func, g, sb);
+			tir_print(kn->func, g->syms.v, g->syms.n, sb);
 		sb_putc(sb, '\n');
 	}
 }
@@ -605,17 +605,19 @@ static int body_outputs(struct graph *g, struct loop_body *lb)
 	return 0;
 }
 
-/* graph.compile_loop: compiles a run-time loop's body into an archive. */
-static int compile_loop(struct graph *g, struct loop_body *lb, bool probe)
+/*
+ * Compiles run-time loop body lb (written out) into an archive, filling
+ * lb->outs; with probe, only imports and infers it, to fill lb->outs.
+ */
+static int compile_body(struct collagec_ctx *ctx, const struct compile_options *o,
+			struct loop_body *lb, bool probe)
 {
-	const struct compile_options *o = g->compile_opts;
 	struct compile_options so = *o;
-	struct collagec_ctx *ctx = g->ctx;
 	const char *path = ctx->model_path;
 	int rc;
 
 	so.model = lb->model;
-	so.out = arena_printf(g->arena, "%s/body.a", lb->dir);
+	so.out = arena_printf(&ctx->arena, "%s/body.a", lb->dir);
 	so.json = NULL;
 	so.prefix = lb->prefix;
 	so.shapes = so.elements = NULL;
@@ -623,13 +625,87 @@ static int compile_loop(struct graph *g, struct loop_body *lb, bool probe)
 	so.dump_dir = so.depfile = so.stats = NULL;
 	so.body = lb;
 	so.body_probe = probe;
-	so.model_name = arena_printf(g->arena, "%s#%s", o->model_name ? o->model_name : o->model,
+	so.model_name = arena_printf(&ctx->arena, "%s#%s", o->model_name ? o->model_name : o->model,
 				     lb->prefix);
 	rc = collagec_compile(ctx, &so, NULL);
 	ctx->model_path = path;
 	if (rc == 0 && !o->emit_only && !probe)
 		lb->archive = so.out;
 	return rc;
+}
+
+/*
+ * The bodies of g's run-time loops, which inference listed in g->loops
+ * (probed, written out), each compiled into its archive. What they give
+ * (lb->outs) stays as inference left it.
+ */
+static int compile_loops(struct graph *g, const struct compile_options *o)
+{
+	for (int i = 0; i < g->loops.n; i++) {
+		struct loop_body lb = g->loops.v[i];
+
+		lb.outs = arena_alloc(g->arena, sizeof(*lb.outs) * (size_t)(lb.n_out + 1));
+		if (compile_body(g->ctx, o, &lb, false) < 0)
+			return -1;
+		g->loops.v[i].archive = lb.archive;
+		g->loops.v[i].ldlibs = lb.ldlibs;
+	}
+	return 0;
+}
+
+/*
+ * Import and passes. Shape inference may need a run-time loop's probe
+ * (graph.probes) that was not made yet: then the diagnostics of this try
+ * go nowhere, the body is probed (compile_body), and the model is imported
+ * again with the probes made so far, until inference needs no new one.
+ * The graph (owned), or NULL after diagnostics.
+ */
+static struct graph *compile_front(struct collagec_ctx *ctx, const struct compile_options *o,
+				   struct stages *st)
+{
+	VEC(struct loop_body) probes = { 0 };
+	struct stages st0 = *st;
+	struct graph *g;
+	int rc;
+
+	for (;;) {
+		struct diag_hush h;
+		struct loop_body lb;
+
+		*st = st0;
+		rc = -1;
+		diag_hush_begin(ctx, &h);
+		g = onnx_import_bound(ctx, o->model, o->elements, o->n_elements, o->shapes,
+				      o->n_shapes, o->body != NULL);
+		if (g) {
+			stage(ctx, "import", st);
+			g->call_loops = true;
+			g->probes = probes.v;
+			g->n_probes = probes.n;
+			g->loop_prefix = o->prefix ? o->prefix : "collagec";
+			if (compile_bind_shapes(g, o->shapes, o->n_shapes) == 0)
+				rc = passes_run(g, o->dump_dir);
+		}
+		if (!g || !g->probe_wanted) {
+			diag_hush_keep(ctx, &h);
+			break;
+		}
+		diag_hush_end(ctx, &h);
+		lb = *g->probe_wanted;
+		graph_free(g);
+		g = NULL;
+		lb.outs = arena_alloc(&ctx->arena, sizeof(*lb.outs) * (size_t)(lb.n_out + 1));
+		rc = compile_body(ctx, o, &lb, true);
+		dir_remove_tree(lb.dir);
+		if (rc < 0)
+			break;
+		vec_push(&probes, lb);
+	}
+	vec_free(&probes);
+	if (rc == 0)
+		return g;
+	graph_free(g);
+	return NULL;
 }
 
 /* The loops' archives and their link flags, for the link of the model that calls them. */
@@ -692,17 +768,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (pattern_load(ctx, o->kinds, o->n_kinds, o->pattern_files, o->n_pattern_files,
 			 &patterns) < 0)
 		goto out;
-	g = onnx_import_bound(ctx, o->model, o->elements, o->n_elements, o->shapes,
-			      o->n_shapes, o->body != NULL);
+	g = compile_front(ctx, o, &st);
 	if (!g)
-		goto out;
-	stage(ctx, "import", &st);
-	if (compile_bind_shapes(g, o->shapes, o->n_shapes) < 0)
-		goto out;
-	g->compile_loop = compile_loop;
-	g->compile_opts = o;
-	g->loop_prefix = o->prefix ? o->prefix : "collagec";
-	if (passes_run(g, o->dump_dir) < 0)
 		goto out;
 	if (o->body && body_outputs(g, o->body) < 0)
 		goto out;
@@ -710,6 +777,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		rc = 0;
 		goto out;
 	}
+	if (compile_loops(g, o) < 0)
+		goto out;
 	stage(ctx, "passes", &st);
 	add_output_copies(g);
 	if (partition(ctx, g, o, targets, nt, &patterns, &parts, &np, &cs) < 0)

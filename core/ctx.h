@@ -68,5 +68,10 @@ struct diag_hush {
 };
 void diag_hush_begin(struct collagec_ctx *ctx, struct diag_hush *h);
 void diag_hush_end(struct collagec_ctx *ctx, struct diag_hush *h);
+/*
+ * Ends a hush keeping what was said, as if it had not been hushed: the
+ * diagnostics are printed and captured now, and their errors count.
+ */
+void diag_hush_keep(struct collagec_ctx *ctx, struct diag_hush *h);
 
 #endif

@@ -107,3 +107,12 @@ void diag_hush_end(struct collagec_ctx *ctx, struct diag_hush *h)
 	ctx->status = h->status;
 	sb_release(&h->sink);
 }
+
+void diag_hush_keep(struct collagec_ctx *ctx, struct diag_hush *h)
+{
+	ctx->diag_out = h->out;
+	ctx->capture = h->capture;
+	if (h->sink.len)
+		diag_source(ctx, sb_str(&h->sink));
+	sb_release(&h->sink);
+}

@@ -25,82 +25,7 @@
 #define COLLAGEC_IR_H
 
 #include "../ctx.h"
-
-/* ---- dtypes ---- */
-
-enum dtype {
-	DTYPE_UNDEF = 0,
-#define DTYPE(id, name, ctype, onnx, size, fl) DTYPE_##id,
-#include "dtype.def"
-#undef DTYPE
-	DTYPE_COUNT
-};
-
-const char *dtype_name(enum dtype t);		/* "float32" */
-const char *dtype_ctype(enum dtype t);		/* "float" */
-size_t dtype_size(enum dtype t);
-bool dtype_is_float(enum dtype t);		/* float16 and bfloat16 included */
-bool dtype_is_half(enum dtype t);		/* float16, bfloat16 */
-/*
- * The type loop IR computes t in: float for the 16-bit floats (loads widen,
- * stores round to nearest even), t itself otherwise.
- */
-enum dtype dtype_compute(enum dtype t);
-bool dtype_is_int(enum dtype t);		/* signed or unsigned integer, not bool */
-bool dtype_is_signed(enum dtype t);
-bool dtype_is_string(enum dtype t);		/* string: elements are const char * */
-enum dtype dtype_from_onnx(int onnx_type);	/* DTYPE_UNDEF when unsupported */
-int dtype_to_onnx(enum dtype t);
-enum dtype dtype_from_name(const char *name);	/* "float32" or numpy "<f4" */
-
-/* ---- dimensions and shapes ---- */
-
-#define DIM_MAX_SYMS 3
-#define MAX_RANK 8
-
-struct dim {
-	int64_t c;			/* constant factor (>= 0) */
-	uint8_t n;			/* number of symbols in the product */
-	uint8_t sym[DIM_MAX_SYMS];	/* symbol ids (graph.syms), sorted */
-};
-
-struct shape {
-	int rank;
-	struct dim d[MAX_RANK];
-};
-
-static inline struct dim dim_const(int64_t c)
-{
-	struct dim d = { c, 0, { 0 } };
-	return d;
-}
-
-struct dim dim_sym(int sym);
-bool dim_is_const(struct dim d);
-bool dim_eq(struct dim a, struct dim b);
-/* Product; returns false when it would overflow or need too many symbols. */
-bool dim_mul(struct dim a, struct dim b, struct dim *out);
-/* Exact quotient a / b; false when b does not divide a. */
-bool dim_div(struct dim a, struct dim b, struct dim *out);
-/* Number of elements of a shape, false on overflow / too many symbols. */
-bool shape_numel(const struct shape *s, struct dim *out);
-bool shape_is_static(const struct shape *s);
-int64_t shape_numel_static(const struct shape *s);	/* BUG() unless static */
-bool shape_eq(const struct shape *a, const struct shape *b);
-
-/*
- * Symbolic integers: the elements of an int tensor computed from shapes
- * (Shape, Gather, Concat, ...) are dims whose constant may be negative or
- * zero. They follow the same c * product-of-symbols form as dimensions.
- */
-#define SYMVAL_MAX 64
-/* a + b, a - b when both have the same symbols (or one is 0); false otherwise. */
-bool symint_add(struct dim a, struct dim b, struct dim *out);
-bool symint_sub(struct dim a, struct dim b, struct dim *out);
-struct dim symint_neg(struct dim a);
-
-/* Largest tensor dimension or element count collagec accepts (2^31). */
-#define DIM_LIMIT (INT64_C(1) << 31)
+#include "../base/types.h"
 
 /* ---- attributes ---- */
 
@@ -131,14 +56,6 @@ struct attr {
 	const void *graph;	/* ATTR_GRAPH: its Onnx__GraphProto (arena), which
 				   onnx_expand_control imports;
 				   ATTR_TYPE: its Onnx__TypeProto (arena) */
-};
-
-/* ---- spans: which ONNX nodes a node came from ---- */
-
-struct span {
-	int n;
-	const char **names;	/* ONNX node names */
-	const char **types;	/* their ONNX op types */
 };
 
 /* ---- ops ---- */
@@ -335,13 +252,6 @@ struct loop_body {
 	struct loop_out *outs;
 };
 
-/*
- * Compiles lb->model into lb->archive, filling lb->outs (compile.c); with
- * probe, only imports and infers it, to fill lb->outs.
- */
-struct graph;
-typedef int (*loop_compile_fn)(struct graph *g, struct loop_body *lb, bool probe);
-
 struct graph {
 	struct collagec_ctx *ctx;
 	struct arena *arena;		/* == &ctx->arena */
@@ -369,8 +279,21 @@ struct graph {
 	VEC(struct node_fate) fates;	/* in pass order */
 	const char *pass;		/* the pass running (passes_run), or NULL */
 	VEC(struct loop_body) loops;	/* run-time loops (onnx_loop_call.c) */
-	loop_compile_fn compile_loop;	/* NULL: run-time loops are refused */
-	const void *compile_opts;	/* the compile's options, for compile_loop */
+	bool call_loops;		/* run-time loops become calls (the compile
+					   driver compiles g->loops after passes);
+					   false: they are refused */
+	/*
+	 * Probes: shape inference needs a run-time loop's outputs (what its
+	 * body, imported and inferred on its own, gives) before it can go on.
+	 * It takes them from probes, which the driver made in the order
+	 * inference asked for them (n_probes_asked so far); the first one it
+	 * asks for beyond those becomes probe_wanted and stops inference. The
+	 * driver then probes that body and imports the model again.
+	 */
+	const struct loop_body *probes;	/* (arena, borrowed) the driver's probes */
+	int n_probes;
+	int n_probes_asked;
+	struct loop_body *probe_wanted;	/* (arena) or NULL; its dir is the driver's */
 	const char *loop_prefix;	/* before "_loopN" in the bodies' API prefixes */
 	VEC(struct seq_port) ports;	/* run-time sequences the body takes and gives */
 };

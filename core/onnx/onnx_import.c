@@ -609,7 +609,7 @@ int import_node(struct importer *im, const Onnx__NodeProto *np, int index)
 				rc = -1;
 		if (rc == 0 && op_check_version(g, n, g->opset) < 0)
 			return -1;
-		if (rc == 0 && onnx_control_captures(im, ni) < 0)
+		if (rc == 0 && import_captures(im, ni) < 0)
 			rc = -1;
 	}
 	return rc;

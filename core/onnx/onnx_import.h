@@ -3,6 +3,14 @@
  * graph) and onnx_control.c (sub-graphs of If, Loop and Scan, imported when
  * shape inference expands them). Not used outside core/onnx/.
  *
+ * Layers, each calling only those above it: onnx_glue.c (glue nodes and
+ * run-time sequence values), then the importer (onnx_import.c,
+ * onnx_captures.c, onnx_function.c, onnx_normalize.c, onnx_tensor.c), then
+ * the stages pass_infer runs after import: If/Loop/Scan expansion
+ * (onnx_control.c, onnx_loop_call.c) and sequence lowering (onnx_sequence.c,
+ * onnx_seqrt.c). Function inlining still runs inside the importer, which
+ * calls onnx_function.c and is called back by it.
+ *
  * A sub-graph is imported like the main graph into the same IR, with its own
  * scope: names resolve to the sub-graph's definitions first, then to the
  * outer values the control node captured; its values and nodes are named
@@ -76,9 +84,10 @@ int import_body(struct importer *im, const Onnx__GraphProto *gp);
  * For the control node g->nodes.v[ni] just imported: the outer values its
  * sub-graphs read (free names, nested sub-graphs included) become extra
  * inputs after the ONNX ones, their names an attribute "captures", so the
- * node sorts after their producers. 0, or -1 after a diagnostic.
+ * node sorts after their producers (onnx_captures.c). 0, or -1 after a
+ * diagnostic.
  */
-int onnx_control_captures(struct importer *im, int ni);
+int import_captures(struct importer *im, int ni);
 /*
  * Makes Loop node ni (inputs M, cond, carried, captured: n_onnx ONNX
  * inputs, then caps) a call of its body compiled on its own, from
@@ -129,6 +138,13 @@ int seqrt_resolve(struct graph *g, const struct node *n);
  */
 int seqrt_pack(struct graph *g, const struct node *parent, int v, int rank, bool mixed,
 	       enum dtype elem, const char *what, struct seq *out);
+/* ---- glue (onnx_glue.c): made alike by the importer and the stages after it ---- */
+
+/*
+ * Makes value v a sequence (or optional) like `like` (copied, arena):
+ * its dtype that of the elements (float32 for an empty one), rank 0.
+ */
+struct seq *onnx_seq_new(struct graph *g, int v, const struct seq *like);
 /* Makes value v the run-time sequence like `like` with these tensors. */
 void seqrt_set(struct graph *g, int v, const struct seq *like, int present, int data, int dims);
 /* Graph input port p: its tensor inputs, and the sequence value they make (returned). */
@@ -141,7 +157,7 @@ int seqrt_input(struct graph *g, const struct seq_port *p);
 int seqrt_output(struct graph *g, int v, const char *name, const struct seq_port *p);
 
 /*
- * Adds a node that expanding parent (an If/Loop/Scan or a sequence op)
+ * (onnx_glue.c) Adds a node that expanding parent (an If/Loop/Scan or a sequence op)
  * needs, named "PARENT/what", with parent's span, writing out (a new value
  * of that name when out < 0). Returns its output.
  */

@@ -9,8 +9,12 @@
  *		 that shape arithmetic on them still folds in the body)
  *	outputs  the body's: condition, carried values, scan elements
  *
- * which graph.compile_loop compiles (a whole compile: passes, Collage,
- * lowering) into an archive with an API prefix of its own. The Loop node
+ * which the compile driver compiles after passes (a whole compile: passes,
+ * Collage, lowering; the bodies are listed in graph.loops) into an archive
+ * with an API prefix of its own. What the body gives (its outputs' dtypes
+ * and shapes) comes earlier, from a probe: the body imported and inferred
+ * on its own, which the driver makes when inference asks for it
+ * (graph.probes, body_probe). The Loop node
  * stays in the graph with attribute "call"; the c target lowers it to a
  * call of the runtime's rt_loop_kernel, and the runtime (rt_model.c) runs
  * the body through that API once per iteration, copying the carried values
@@ -113,6 +117,31 @@ static Onnx__TensorProto *initializer(struct graph *g, const char *name, const s
 	t->raw_data.len = (size_t)n * dtype_size(v->dtype);
 	t->raw_data.data = v->data;
 	return t;
+}
+
+/*
+ * The probe of body lb (written out): its outputs into lb->outs, from the
+ * driver's probes in the order they are asked for. 0; or -1 and
+ * g->probe_wanted when this one was not probed yet (the driver probes it and
+ * imports the model again: lb->dir is then the driver's, not lb's).
+ */
+static int body_probe(struct graph *g, struct loop_body *lb)
+{
+	const struct loop_body *p;
+
+	if (g->probe_wanted)
+		return -1;	/* inference goes on, but is started over */
+	if (g->n_probes_asked == g->n_probes) {
+		g->probe_wanted = arena_memdup(g->arena, lb, sizeof(*lb));
+		lb->dir = NULL;
+		return -1;
+	}
+	p = &g->probes[g->n_probes_asked++];
+	if (p->kind != lb->kind || p->n_out != lb->n_out || strcmp(p->prefix, lb->prefix))
+		BUG("probe %d is for %s, asked for %s", g->n_probes_asked - 1, p->prefix,
+		    lb->prefix);
+	memcpy(lb->outs, p->outs, sizeof(*lb->outs) * (size_t)lb->n_out);
+	return 0;
 }
 
 /* Whether outer value v can go into the body: a tensor of known dtype and shape. */
@@ -546,7 +575,7 @@ int onnx_loop_ports(struct graph *g, const struct node *n, const Onnx__GraphProt
 		}
 		n_tc += port_width(&ports[j]);
 	}
-	if (!any || !g->compile_loop)
+	if (!any || !g->call_loops)
 		return 0;	/* onnx_loop_call says what is wrong with the latter */
 	/* each round widens a port, mixes it or learns its dtype: few rounds */
 	for (int round = 0; changed > 0; round++) {
@@ -563,7 +592,7 @@ int onnx_loop_ports(struct graph *g, const struct node *n, const Onnx__GraphProt
 		if (rc == 0)
 			rc = write_body(g, n, &mp, &lb);
 		if (rc == 0)
-			rc = g->compile_loop(g, &lb, true);
+			rc = body_probe(g, &lb);
 		if (lb.dir)
 			dir_remove_tree(lb.dir);
 		strmap_free(&dims);
@@ -597,7 +626,7 @@ int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_
 	struct dimvec dimv = { 0 };
 	int rc = -1;
 
-	if (!g->compile_loop) {
+	if (!g->call_loops) {
 		diag_error(g->ctx, "%s: the loop's trip count or condition is only known at run "
 			   "time; only compiling runs such a loop", node_loc(g, n));
 		return -1;
@@ -613,19 +642,19 @@ int onnx_loop_call(struct graph *g, int ni, const Onnx__GraphProto *body, int n_
 	idx = g->loops.n;
 	vec_push(&g->loops, lb);
 	/* what the body does to the carried values' shapes first */
-	if (g->compile_loop(g, &g->loops.v[idx], true) < 0 ||
+	if (body_probe(g, &g->loops.v[idx]) < 0 ||
 	    carried_growth(g, n, carried, n_carried, ports, &g->loops.v[idx]) < 0)
 		goto out;
+	/* a body that grows them takes symbols of its own there: probed again */
 	if (g->loops.v[idx].grow) {
 		strmap_free(&dims);
 		dims = (struct strmap){ 0 };
 		dimv.n = 0;
 		if (body_model(g, n, body, n_onnx, cap0, caps, carried, ports, &g->loops.v[idx],
-			       &mp, &dims, &dimv) < 0 || write_body(g, n, &mp, &g->loops.v[idx]) < 0)
+			       &mp, &dims, &dimv) < 0 || write_body(g, n, &mp, &g->loops.v[idx]) < 0 ||
+		    body_probe(g, &g->loops.v[idx]) < 0)
 			goto out;
 	}
-	if (g->compile_loop(g, &g->loops.v[idx], false) < 0)
-		goto out;
 	lb = g->loops.v[idx];
 	n = &g->nodes.v[ni];
 	if (lb.outs[0].dtype != DTYPE_BOOL || lb.outs[0].rank > 1) {
@@ -670,7 +699,10 @@ static bool branches_agree(const struct loop_body *t, const struct loop_body *e)
 	return true;
 }
 
-/* One branch of If node ni as a model of its own: lb filled, probed or compiled. */
+/*
+ * One branch of If node ni as a model of its own: lb filled and written
+ * out, and with probe, probed.
+ */
 static int if_branch(struct graph *g, const struct node *n, const Onnx__GraphProto *gp,
 		     int kind, int index, const struct attr *caps, bool probe,
 		     struct loop_body *lb, struct strmap *dims, struct dimvec *dimv)
@@ -686,7 +718,7 @@ static int if_branch(struct graph *g, const struct node *n, const Onnx__GraphPro
 	if (body_model(g, n, gp, 1, 1, caps, NULL, NULL, lb, &mp, dims, dimv) < 0 ||
 	    write_body(g, n, &mp, lb) < 0)
 		return -1;
-	return g->compile_loop(g, lb, probe);
+	return probe ? body_probe(g, lb) : 0;
 }
 
 /* Whether a branch output's declared type is a numeric tensor (or not declared). */
@@ -731,7 +763,7 @@ int onnx_if_call(struct graph *g, const struct node *n, const Onnx__GraphProto *
 	struct dimvec dimv = { 0 };
 	int rc = -1, idx = g->loops.n;
 
-	if (!g->compile_loop || !tensors_only(g, n, tb, eb, caps))
+	if (!g->call_loops || !tensors_only(g, n, tb, eb, caps))
 		return 1;	/* select between both branches */
 	if ((int)tb->n_output != n->n_out || (int)eb->n_output != n->n_out)
 		return 1;	/* expand_if says what is wrong */
@@ -763,6 +795,9 @@ int onnx_if_call(struct graph *g, const struct node *n, const Onnx__GraphProto *
 		if (if_branch(g, n, b ? eb : tb, 1 + b, idx + b, caps, false, &g->loops.v[idx + b],
 			      &dims, &dimv) < 0)
 			goto out;
+		/* the same model as probed: what it gives too */
+		memcpy(g->loops.v[idx + b].outs, lb[b].outs, sizeof(*lb[b].outs) *
+		       (size_t)lb[b].n_out);
 	}
 	/* a dim both branches agree on stays; any other is data-dependent */
 	for (int o = 0; o < n->n_out; o++) {

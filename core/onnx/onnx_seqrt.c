@@ -86,18 +86,6 @@ static const char *name2(struct rtx *x, const char *what, const char *sfx)
 	return arena_printf(x->g->arena, "%s.%s", what, sfx);
 }
 
-static struct seq *seq_new(struct graph *g, int v, const struct seq *like)
-{
-	struct seq *s = arena_alloc(g->arena, sizeof(*s));
-
-	*s = *like;
-	g->values.v[v].seq = s;
-	g->values.v[v].dtype = s->elem == DTYPE_UNDEF ? DTYPE_F32 : s->elem;
-	g->values.v[v].has_shape = true;
-	g->values.v[v].shape.rank = 0;
-	return s;
-}
-
 /* The first dim of tensor v as a 1-D int64 tensor of one value. */
 static int first_dim(struct rtx *x, int v, const char *what)
 {
@@ -270,15 +258,6 @@ int seqrt_pack(struct graph *g, const struct node *parent, int v, int rank, bool
 	return 0;
 }
 
-void seqrt_set(struct graph *g, int v, const struct seq *like, int present, int data, int dims)
-{
-	struct seq *s = seq_new(g, v, like);
-
-	s->present = present;
-	s->data = data;
-	s->dims = dims;
-}
-
 /* Where(c, a, b) of two tensors of a sequence, along their first axis. */
 static int choose(struct rtx *x, int c, int a, int b, const char *what)
 {
@@ -340,7 +319,7 @@ static int select_rt(struct rtx *x, int c, int a, int b, int out)
 
 		r.present = glue(x, OP_WHERE, "Where", "select.present", in, 3, -1);
 	}
-	seq_new(g, out, &r);
+	onnx_seq_new(g, out, &r);
 	return 0;
 }
 
@@ -569,7 +548,7 @@ static int insert_rt(struct rtx *x, const struct seq *s, int t, int out)
 	in[1] = row_of(x, t, rank, "insert.row");
 	r.dims = glue_axis(x, OP_CONCAT, "Concat", "insert.dims", in, 2, 0);
 	if (x->n->n_in < 3 || x->n->in[2] < 0) {
-		seq_new(g, out, &r);
+		onnx_seq_new(g, out, &r);
 		return 0;
 	}
 	len = first_dim(x, s->dims, "insert.len");
@@ -603,7 +582,7 @@ static int insert_rt(struct rtx *x, const struct seq *s, int t, int out)
 		     "insert.row_index");
 	in[0] = r.dims;
 	r.dims = glue(x, OP_GATHER, "Gather", "insert.dims_at", in, 2, -1);
-	seq_new(g, out, &r);
+	onnx_seq_new(g, out, &r);
 	return 0;
 }
 
@@ -650,7 +629,7 @@ static int erase_rt(struct rtx *x, const struct seq *s, int out)
 	in[0] = binary(x, OP_EQUAL, "Equal", p, q, "erase.is_row");
 	in[0] = glue(x, OP_NOT, "Not", "erase.keep_row", in, 1, -1);
 	r.dims = keep_where(x, s->dims, in[0], "erase.dims");
-	seq_new(g, out, &r);
+	onnx_seq_new(g, out, &r);
 	return 0;
 }
 
@@ -849,7 +828,7 @@ int seqrt_resolve(struct graph *g, const struct node *n)
 	case OP_WHERE:
 		return select_rt(&x, n->in[0], n->in[1], n->in[2], out);
 	case OP_IDENTITY:
-		seq_new(g, out, s);
+		onnx_seq_new(g, out, s);
 		return 0;
 	case OP_OPTIONAL: {
 		struct seq r = *s;
@@ -857,7 +836,7 @@ int seqrt_resolve(struct graph *g, const struct node *n)
 		r.optional = true;
 		r.present = graph_add_const(g, arena_printf(g->arena, "%s/present", n->name),
 					    DTYPE_BOOL, &(struct shape){ 0 }, &yes);
-		seq_new(g, out, &r);
+		onnx_seq_new(g, out, &r);
 		return 0;
 	}
 	default:
@@ -894,7 +873,7 @@ int seqrt_resolve(struct graph *g, const struct node *n)
 
 		r.optional = false;
 		r.present = -1;
-		seq_new(g, out, &r);
+		onnx_seq_new(g, out, &r);
 		return 0;
 	}
 	default:
@@ -904,45 +883,6 @@ int seqrt_resolve(struct graph *g, const struct node *n)
 			   g->values.v[n->in[0]].name, n->op_type);
 		return -1;
 	}
-}
-
-/* One tensor of a port: an input named NAME.what of dtype t and rank r (dims symbols). */
-static int port_input(struct graph *g, const char *name, const char *what, enum dtype t,
-		      int r, int cols)
-{
-	int id = graph_add_value(g, arena_printf(g->arena, "%s.%s", name, what));
-	struct value *v = &g->values.v[id];
-
-	v->flags |= VALUE_INPUT;
-	v->dtype = t;
-	v->has_shape = true;
-	v->shape.rank = r;
-	if (r)
-		v->shape.d[0] = dim_sym(graph_intern_sym(g, arena_printf(g->arena, "%s.%s[0]",
-								      name, what)));
-	if (r == 2)
-		v->shape.d[1] = dim_const(cols);
-	vec_push(&g->inputs, id);
-	return id;
-}
-
-int seqrt_input(struct graph *g, const struct seq_port *p)
-{
-	struct seq s = { 0 };
-	int id;
-
-	s.rt = true;
-	s.optional = p->optional;
-	s.elem = p->elem;
-	s.rank = p->rank;
-	s.any_rank = p->any_rank;
-	s.mixed = p->mixed;
-	s.data = port_input(g, p->name, "data", p->elem, 1, 0);
-	s.dims = port_input(g, p->name, "dims", DTYPE_I64, 2, p->rank);
-	s.present = p->optional ? port_input(g, p->name, "present", DTYPE_BOOL, 0, 0) : -1;
-	id = graph_add_value(g, p->name);
-	seq_new(g, id, &s);
-	return id;
 }
 
 /* A graph output NAME.what copying v: an Identity with the span of v's producer. */

@@ -21,14 +21,14 @@
 #ifndef COLLAGEC_TIR_H
 #define COLLAGEC_TIR_H
 
-#include "../ir/ir.h"
+#include "../base/types.h"
 
 enum tir_kind {
 	/* expressions */
 	TIR_INT,	/* i, int64 (or dtype) constant */
 	TIR_FLT,	/* f, float constant of dtype */
 	TIR_VAR,	/* loop variable or local (var) */
-	TIR_SYM,	/* symbolic dim i (graph.syms index), int64 */
+	TIR_SYM,	/* symbolic dim i (a symbol: types.h), int64 */
 	TIR_LOAD,	/* buf[a] */
 	TIR_BIN,	/* a op b */
 	TIR_UN,		/* op a */
@@ -183,8 +183,13 @@ bool tir_has_loop(const struct tir *s);
 void tir_replace_loads(struct tir **s, const struct tir_buf *buf,
 		       struct tir *(*fn)(void *ctx, struct tir *idx), void *ctx);
 
-/* Text form for --dump-ir (appended to sb). */
-void tir_print(const struct tir_func *f, struct graph *g, struct strbuf *sb);
+/*
+ * Text form for --dump-ir (appended to sb). syms: the names of the symbols
+ * (n_syms of them, graph.syms where the kernel came from a graph) that its
+ * TIR_SYM leaves index, or NULL; the text reads them as syms[i] either way.
+ */
+void tir_print(const struct tir_func *f, const char *const *syms, int n_syms,
+	       struct strbuf *sb);
 
 /*
  * Interprets a kernel: bufs[i] points at parameter i's data, syms at the

@@ -397,9 +397,11 @@ void tir_print_stmt(const struct tir *s, const struct tir_dialect *d, struct str
 	print_stmt(s, d, sb, indent, false);
 }
 
-void tir_print(const struct tir_func *f, struct graph *g, struct strbuf *sb)
+void tir_print(const struct tir_func *f, const char *const *syms, int n_syms,
+	       struct strbuf *sb)
 {
-	(void)g;
+	(void)syms;
+	(void)n_syms;
 	sb_printf(sb, "kernel %s(", f->name);
 	for (int i = 0; i < f->n_bufs; i++)
 		sb_printf(sb, "%s%s *b%d /* %s */", i ? ", " : "", tir_ctype(f->bufs[i]->dtype), i,

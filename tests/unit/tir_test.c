@@ -27,7 +27,7 @@ static const char *func_str(struct arena *a, const struct tir_func *f)
 	struct strbuf sb = STRBUF_INIT;
 	const char *s;
 
-	tir_print(f, NULL, &sb);
+	tir_print(f, NULL, 0, &sb);
 	s = arena_strdup(a, sb_str(&sb));
 	sb_release(&sb);
 	return s;
