@@ -828,6 +828,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (n_kfiles)
 		diag_note(ctx, "kernel files: %d, %d of them from the object cache%s%s", n_kfiles,
 			  lo.objects_hit, lo.objects ? " " : "", lo.objects ? lo.objects : "");
+	diag_note(ctx, "the runtime's object: %s", lo.runtime_hit ? "from the object cache"
+		  : "compiled");
 	stage(ctx, "cc", &st);
 	outs[n_outs++] = (struct output){ o->out, NULL, 0, lo.staged };
 	lo.staged = NULL;

@@ -1,45 +1,52 @@
 /*
- * rt_model.c - the collagec.h API over the tables of rt_model.h. Compiled
- * into every model (#included at the end of the generated model.c).
+ * rt_model.c - the collagec.h API over the tables of rt_model.h, as the
+ * hidden rt_api_NAME functions that model.c's API calls. It does not depend
+ * on the model: compiled once (runtime/rt_model.h's rt.c) and linked into
+ * every model, it reads the model through rt_desc alone.
  */
 
-#define RT_API __attribute__((visibility("default")))
-
+/*
+ * A handle. Its per-model arrays lie in the one block collagec_open
+ * allocates for it, after the struct (handle_carve).
+ */
 struct collagec_model {
 	unsigned char *arena;			/* workspace */
 	int64_t arena_size;
-	const void *in_data[RT_N_INPUTS + 1];
-	int64_t in_dims[RT_N_INPUTS + 1][RT_MAX_RANK];
-	int in_rank[RT_N_INPUTS + 1];
-	void *out_data[RT_N_OUTPUTS + 1];
-	int64_t out_dims[RT_N_OUTPUTS + 1][RT_MAX_RANK];
-	int64_t out_cap[RT_N_OUTPUTS + 1];	/* bytes allocated */
-	void *dyn[RT_N_VALUES + 1];		/* RT_DYN values' blocks */
-	int64_t dyn_cap[RT_N_VALUES + 1];	/* their bytes */
-	int64_t syms[RT_N_SYMS + 1];
-	int64_t planned[RT_N_SYMS + 1];		/* syms the arena plan is for */
+	const void **in_data;			/* per input (+ 1, as all below) */
+	int64_t (*in_dims)[RT_MAX_RANK];
+	int *in_rank;
+	void **out_data;			/* per output */
+	int64_t (*out_dims)[RT_MAX_RANK];
+	int64_t *out_cap;			/* bytes allocated */
+	void **dyn;				/* per value: RT_DYN values' blocks */
+	int64_t *dyn_cap;			/* their bytes */
+	int64_t *syms;				/* per symbol */
+	int64_t *planned;			/* syms the arena plan is for */
 	int have_plan;
-	int64_t offsets[RT_N_VALUES + 1];
-	int64_t sizes[RT_N_VALUES + 1];
-	void *args[RT_MAX_ARGS + 1];
+	int64_t *offsets;			/* per value */
+	int64_t *plan_sizes;			/* per value: plan()'s scratch */
+	int *plan_first, *plan_last, *plan_order;
+	void **args;				/* per argument of a step */
 	int threads;
 	int profiling;				/* collagec_set_profiling */
 	int has_run;				/* a run completed: ran[] holds its variants */
 	int profiled;				/* that run was timed: time_ns[] holds its times */
-	int ran[RT_N_STEPS + 1];		/* per step: the variant its kernel took */
-	int64_t time_ns[RT_N_STEPS + 1];	/* per step: its time */
+	int *ran;				/* per step: the variant its kernel took */
+	int64_t *time_ns;			/* per step: its time */
 	struct rt_strpool strpool;		/* the strings of string tensors (rt_string.h) */
-	const char **strconst[RT_N_VALUES + 1];	/* string constants' pointers (into rt_weights) */
-	struct rt_loop_state *loops[RT_N_LOOPS + 1];	/* per run-time loop, once it ran */
+	const char ***strconst;			/* per value: string constants' pointers
+						   (into rt_weights) */
+	struct rt_loop_state **loops;		/* per run-time loop, once it ran */
 	collagec_status loop_status;		/* a loop's kernel failed (message in err) */
 	int64_t elem_dims[RT_MAX_RANK];		/* collagec_get_sequence_element's */
 	char err[256];
 };
 
-#ifndef RT_SEQ_OUTPUTS
-/* no output is a sequence of run-time length */
-static const signed char rt_seq_out[RT_N_OUTPUTS + 1];
-#endif
+/* Whether output i is a sequence of run-time length (1) or an optional's (2). */
+static int seq_out(int i)
+{
+	return rt_desc.seq_out ? rt_desc.seq_out[i] : 0;
+}
 
 /* The model running on this thread, for the kernels of run-time loops. */
 static _Thread_local collagec_model *rt_cur;
@@ -94,23 +101,24 @@ static void strpool_free(struct rt_strpool *p)
 	}
 }
 
-RT_API __attribute__((weak)) void collagec_rt_abort(const char *msg)
+/* What collagec_rt_abort does unless the program replaces it. */
+void rt_api_rt_abort(const char *msg)
 {
 	fprintf(stderr, "collagec runtime: %s\n", msg);
 	abort();
 }
 
-RT_API int collagec_abi_version(void)
+int rt_api_abi_version(void)
 {
 	return COLLAGEC_ABI_VERSION;
 }
 
-RT_API const char *collagec_metadata(void)
+const char *rt_api_metadata(void)
 {
-	return rt_metadata_json;
+	return rt_desc.metadata_json;
 }
 
-RT_API const char *collagec_status_string(collagec_status s)
+const char *rt_api_status_string(collagec_status s)
 {
 	static const char *const msg[COLLAGEC_E_COUNT] = {
 		[COLLAGEC_OK] = "success",
@@ -139,7 +147,7 @@ static collagec_status fail(collagec_model *m, collagec_status s, const char *fm
 /* Why the last collagec_open failed (reported by collagec_last_error(NULL)). */
 static char rt_open_err[256];
 
-RT_API const char *collagec_last_error(const collagec_model *m)
+const char *rt_api_last_error(const collagec_model *m)
 {
 	return m ? m->err : rt_open_err;
 }
@@ -162,7 +170,7 @@ static int64_t dim_eval(const struct rt_dim *d, const int64_t *syms)
  * The bytes of v, or RT_OVERFLOW past RT_MAX_BYTES: small enough that the
  * planner's sums of sizes, offsets and alignment cannot overflow either.
  */
-#define RT_MAX_BYTES (INT64_MAX / 4 / (RT_N_VALUES + 1))
+#define RT_MAX_BYTES (INT64_MAX / 4 / (rt_desc.n_values + 1))
 
 static int64_t value_bytes(const struct rt_value *v, const int64_t *syms)
 {
@@ -196,9 +204,9 @@ static void *xaligned(int64_t bytes)
  */
 static collagec_status string_constants(collagec_model *m)
 {
-	for (int i = 0; i < RT_N_VALUES; i++) {
-		const struct rt_value *v = &rt_values[i];
-		const unsigned char *base = rt_weights + v->offset;
+	for (int i = 0; i < rt_desc.n_values; i++) {
+		const struct rt_value *v = &rt_desc.values[i];
+		const unsigned char *base = rt_desc.weights + v->offset;
 		int64_t n = 1;
 
 		if (v->kind != RT_CONST || v->dtype != COLLAGEC_STRING)
@@ -218,76 +226,123 @@ static collagec_status string_constants(collagec_model *m)
 	return COLLAGEC_OK;
 }
 
-RT_API collagec_status collagec_open(collagec_model **out)
+/*
+ * Carves n elements of size bytes at *off from base (NULL: only counts),
+ * keeping 8-byte alignment; the start of them.
+ */
+static void *carve(unsigned char *base, size_t *off, size_t n, size_t size)
 {
-	collagec_model *m;
+	void *p = base ? base + *off : NULL;
+
+	*off += (n * size + 7) / 8 * 8;
+	return p;
+}
+
+/*
+ * Points m's per-model arrays into base, which follows m in its block; with
+ * base NULL, only counts. The bytes they take.
+ */
+static size_t handle_carve(collagec_model *m, unsigned char *base)
+{
+	size_t off = 0, ni = (size_t)rt_desc.n_inputs + 1, no = (size_t)rt_desc.n_outputs + 1;
+	size_t nv = (size_t)rt_desc.n_values + 1, ns = (size_t)rt_desc.n_syms + 1;
+	size_t nst = (size_t)rt_desc.n_steps + 1;
+
+	m->in_data = carve(base, &off, ni, sizeof(*m->in_data));
+	m->in_dims = carve(base, &off, ni, sizeof(*m->in_dims));
+	m->in_rank = carve(base, &off, ni, sizeof(*m->in_rank));
+	m->out_data = carve(base, &off, no, sizeof(*m->out_data));
+	m->out_dims = carve(base, &off, no, sizeof(*m->out_dims));
+	m->out_cap = carve(base, &off, no, sizeof(*m->out_cap));
+	m->dyn = carve(base, &off, nv, sizeof(*m->dyn));
+	m->dyn_cap = carve(base, &off, nv, sizeof(*m->dyn_cap));
+	m->syms = carve(base, &off, ns, sizeof(*m->syms));
+	m->planned = carve(base, &off, ns, sizeof(*m->planned));
+	m->offsets = carve(base, &off, nv, sizeof(*m->offsets));
+	m->plan_sizes = carve(base, &off, nv, sizeof(*m->plan_sizes));
+	m->plan_first = carve(base, &off, nv, sizeof(*m->plan_first));
+	m->plan_last = carve(base, &off, nv, sizeof(*m->plan_last));
+	m->plan_order = carve(base, &off, nv, sizeof(*m->plan_order));
+	m->args = carve(base, &off, (size_t)rt_desc.max_args + 1, sizeof(*m->args));
+	m->ran = carve(base, &off, nst, sizeof(*m->ran));
+	m->time_ns = carve(base, &off, nst, sizeof(*m->time_ns));
+	m->strconst = carve(base, &off, nv, sizeof(*m->strconst));
+	m->loops = carve(base, &off, (size_t)rt_desc.n_loops + 1, sizeof(*m->loops));
+	return off;
+}
+
+collagec_status rt_api_open(collagec_model **out)
+{
+	collagec_model *m, counts;
 
 	if (!out)
 		return COLLAGEC_E_ARG;
 	*out = NULL;
-	m = calloc(1, sizeof(*m));
+	/* the struct's size is a multiple of its 8-byte alignment: the arrays follow */
+	m = calloc(1, sizeof(*m) + handle_carve(&counts, NULL));
 	if (!m)
 		return COLLAGEC_E_ALLOC;
+	handle_carve(m, (unsigned char *)(m + 1));
 	m->threads = 1;
 	rand_init();
-	for (int i = 0; rt_inits[i]; i++)
-		if (rt_inits[i](rt_open_err, sizeof(rt_open_err)) != 0) {
+	for (int i = 0; rt_desc.inits[i]; i++)
+		if (rt_desc.inits[i](rt_open_err, sizeof(rt_open_err)) != 0) {
 			/* undo the inits that succeeded, and only those */
 			while (--i >= 0)
-				if (rt_finis[i])
-					rt_finis[i]();
+				if (rt_desc.finis[i])
+					rt_desc.finis[i]();
 			free(m);
 			return COLLAGEC_E_RUNTIME;
 		}
 	if (string_constants(m) != COLLAGEC_OK) {
-		collagec_close(m);
+		rt_api_close(m);
 		return COLLAGEC_E_ALLOC;
 	}
-	if (RT_STATIC_ARENA >= 0) {
-		m->arena_size = RT_STATIC_ARENA;
-		m->arena = xaligned(RT_STATIC_ARENA);
+	if (rt_desc.static_arena >= 0) {
+		m->arena_size = rt_desc.static_arena;
+		m->arena = xaligned(rt_desc.static_arena);
 		if (!m->arena) {
 			free(m);
 			return COLLAGEC_E_ALLOC;
 		}
-		for (int i = 0; i < RT_N_VALUES; i++)
-			m->offsets[i] = rt_values[i].offset;
+		for (int i = 0; i < rt_desc.n_values; i++)
+			m->offsets[i] = rt_desc.values[i].offset;
 		m->have_plan = 1;
 	}
 	*out = m;
 	return COLLAGEC_OK;
 }
 
-RT_API void collagec_close(collagec_model *m)
+void rt_api_close(collagec_model *m)
 {
 	if (!m)
 		return;
-	for (int i = 0; i < RT_N_OUTPUTS; i++)
+	for (int i = 0; i < rt_desc.n_outputs; i++)
 		free(m->out_data[i]);
-	for (int i = 0; i < RT_N_VALUES; i++)
+	for (int i = 0; i < rt_desc.n_values; i++)
 		free(m->dyn[i]);
 	strpool_free(&m->strpool);
-	for (int i = 0; i < RT_N_VALUES; i++)
+	for (int i = 0; i < rt_desc.n_values; i++)
 		free((void *)m->strconst[i]);
-	for (int i = 0; i < RT_N_LOOPS; i++)
-		loop_free(m->loops[i], &rt_loops[i]);
+	for (int i = 0; i < rt_desc.n_loops; i++)
+		loop_free(m->loops[i], &rt_desc.loops[i]);
 	free(m->arena);
 	free(m);
-	for (int i = 0; rt_inits[i]; i++)
-		if (rt_finis[i])
-			rt_finis[i]();
+	for (int i = 0; rt_desc.inits[i]; i++)
+		if (rt_desc.finis[i])
+			rt_desc.finis[i]();
 }
 
-RT_API int collagec_num_inputs(const collagec_model *m)
+int rt_api_num_inputs(const collagec_model *m)
 {
 	(void)m;
-	return RT_N_INPUTS;
+	return rt_desc.n_inputs;
 }
 
-RT_API int collagec_num_outputs(const collagec_model *m)
+int rt_api_num_outputs(const collagec_model *m)
 {
 	(void)m;
-	return RT_N_OUTPUTS;
+	return rt_desc.n_outputs;
 }
 
 static void fill_info(const struct rt_value *v, collagec_tensor_info *info,
@@ -301,23 +356,23 @@ static void fill_info(const struct rt_value *v, collagec_tensor_info *info,
 	info->dynamic = v->late;
 }
 
-RT_API collagec_status collagec_input_info(const collagec_model *m, int i,
-					   collagec_tensor_info *info)
+collagec_status rt_api_input_info(const collagec_model *m, int i,
+				  collagec_tensor_info *info)
 {
 	(void)m;
-	if (i < 0 || i >= RT_N_INPUTS || !info)
+	if (i < 0 || i >= rt_desc.n_inputs || !info)
 		return COLLAGEC_E_ARG;
-	fill_info(&rt_values[rt_inputs[i]], info, rt_info_dims[rt_inputs[i]]);
+	fill_info(&rt_desc.values[rt_desc.inputs[i]], info, rt_desc.info_dims[rt_desc.inputs[i]]);
 	return COLLAGEC_OK;
 }
 
-RT_API collagec_status collagec_output_info(const collagec_model *m, int i,
-					    collagec_tensor_info *info)
+collagec_status rt_api_output_info(const collagec_model *m, int i,
+				   collagec_tensor_info *info)
 {
 	(void)m;
-	if (i < 0 || i >= RT_N_OUTPUTS || !info)
+	if (i < 0 || i >= rt_desc.n_outputs || !info)
 		return COLLAGEC_E_ARG;
-	fill_info(&rt_values[rt_outputs[i]], info, rt_info_dims[rt_outputs[i]]);
+	fill_info(&rt_desc.values[rt_desc.outputs[i]], info, rt_desc.info_dims[rt_desc.outputs[i]]);
 	return COLLAGEC_OK;
 }
 
@@ -330,10 +385,10 @@ static collagec_status set_input(collagec_model *m, int i, const void *data,
 
 	if (!m)
 		return COLLAGEC_E_ARG;
-	if (i < 0 || i >= RT_N_INPUTS)
+	if (i < 0 || i >= rt_desc.n_inputs)
 		return fail(m, COLLAGEC_E_ARG, "input index %d out of range (the model has %d)",
-			    i, RT_N_INPUTS);
-	v = &rt_values[rt_inputs[i]];
+			    i, rt_desc.n_inputs);
+	v = &rt_desc.values[rt_desc.inputs[i]];
 	m->in_data[i] = NULL;	/* a failed call leaves the input unset */
 	if (!data)
 		return fail(m, COLLAGEC_E_ARG, "input '%s': NULL data", v->name);
@@ -366,24 +421,27 @@ static collagec_status set_input(collagec_model *m, int i, const void *data,
 	return COLLAGEC_OK;
 }
 
-RT_API collagec_status collagec_set_input(collagec_model *m, int i, const void *data,
-					  const int64_t *dims, int rank)
+collagec_status rt_api_set_input(collagec_model *m, int i, const void *data,
+				 const int64_t *dims, int rank)
 {
 	return set_input(m, i, data, dims, rank);
 }
 
-RT_API collagec_status collagec_set_input_typed(collagec_model *m, int i, int dtype,
-						const void *data, const int64_t *dims, int rank)
+collagec_status rt_api_set_input_typed(collagec_model *m, int i, int dtype,
+				       const void *data, const int64_t *dims, int rank)
 {
-	if (m && i >= 0 && i < RT_N_INPUTS && dtype != rt_values[rt_inputs[i]].dtype) {
+	const struct rt_value *v = m && i >= 0 && i < rt_desc.n_inputs
+		? &rt_desc.values[rt_desc.inputs[i]] : NULL;
+
+	if (v && dtype != v->dtype) {
 		m->in_data[i] = NULL;
-		return fail(m, COLLAGEC_E_ARG, "input '%s': dtype %d, expected %d",
-			    rt_values[rt_inputs[i]].name, dtype, rt_values[rt_inputs[i]].dtype);
+		return fail(m, COLLAGEC_E_ARG, "input '%s': dtype %d, expected %d", v->name, dtype,
+			    v->dtype);
 	}
 	return set_input(m, i, data, dims, rank);
 }
 
-RT_API collagec_status collagec_set_threads(collagec_model *m, int n)
+collagec_status rt_api_set_threads(collagec_model *m, int n)
 {
 	if (!m || n < 1)
 		return COLLAGEC_E_ARG;
@@ -403,7 +461,7 @@ static int dim_bound(const struct rt_dim *d, const int64_t *syms)
 /* Computes the derived symbols whose operands are bound; the others stay -1. */
 static collagec_status derive(collagec_model *m)
 {
-	for (const struct rt_derived *d = rt_derived; d->sym >= 0; d++) {
+	for (const struct rt_derived *d = rt_desc.derived; d->sym >= 0; d++) {
 		int64_t a, b, v;
 
 		if (!dim_bound(&d->a, m->syms) || !dim_bound(&d->b, m->syms)) {
@@ -416,21 +474,21 @@ static collagec_status derive(collagec_model *m)
 		    (d->op == 0 && __builtin_add_overflow(a, b, &v))) {
 			if (d->used)
 				return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' overflows for "
-					    "these inputs", rt_sym_names[d->sym]);
+					    "these inputs", rt_desc.sym_names[d->sym]);
 			m->syms[d->sym] = 0;	/* no shape uses it */
 			continue;
 		}
 		if ((d->op == 1 || d->op == 2) && b <= 0) {
 			if (d->used)
 				return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' divides by %lld",
-					    rt_sym_names[d->sym], (long long)b);
+					    rt_desc.sym_names[d->sym], (long long)b);
 			b = 1;	/* no shape uses it: any value will do */
 		}
 		v = d->op == 0 ? a + b : d->op == 1 ? a / b : d->op == 2 ? a % b
 			: d->op == 3 ? (a < b ? a : b) : (a > b ? a : b);
 		if (v < 0 && d->used)
 			return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' is %lld for these inputs",
-				    rt_sym_names[d->sym], (long long)v);
+				    rt_desc.sym_names[d->sym], (long long)v);
 		m->syms[d->sym] = v < 0 ? 0 : v;
 	}
 	return COLLAGEC_OK;
@@ -439,7 +497,7 @@ static collagec_status derive(collagec_model *m)
 /* Tests what compiling assumed, as far as the symbols are bound yet. */
 static collagec_status check(collagec_model *m)
 {
-	for (const struct rt_check *c = rt_checks; c->text; c++) {
+	for (const struct rt_check *c = rt_desc.checks; c->text; c++) {
 		int64_t a, b;
 
 		if (!dim_bound(&c->a, m->syms) || !dim_bound(&c->b, m->syms))
@@ -461,11 +519,11 @@ static collagec_status bind_syms(collagec_model *m)
 {
 	collagec_status s;
 
-	for (int k = 0; k < RT_N_SYMS; k++)
+	for (int k = 0; k < rt_desc.n_syms; k++)
 		m->syms[k] = -1;
 	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < RT_N_INPUTS; i++) {
-			const struct rt_value *v = &rt_values[rt_inputs[i]];
+		for (int i = 0; i < rt_desc.n_inputs; i++) {
+			const struct rt_value *v = &rt_desc.values[rt_desc.inputs[i]];
 
 			if (!m->in_data[i])
 				return fail(m, COLLAGEC_E_STATE, "input '%s' was not set", v->name);
@@ -499,39 +557,43 @@ static collagec_status bind_syms(collagec_model *m)
 	}
 	if ((s = derive(m)) != COLLAGEC_OK)
 		return s;
-	for (int k = 0; k < RT_N_SYMS; k++)
-		if (m->syms[k] < 0 && !rt_sym_late[k])
+	for (int k = 0; k < rt_desc.n_syms; k++)
+		if (m->syms[k] < 0 && !rt_desc.sym_late[k])
 			return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' is not bound by any input",
-				    rt_sym_names[k]);
+				    rt_desc.sym_names[k]);
 	if ((s = check(m)) != COLLAGEC_OK)
 		return s;
 	/* every tensor's size must be representable before the plan adds them */
-	for (int i = 0; i < RT_N_VALUES; i++)
-		if (rt_values[i].kind != RT_CONST && rt_values[i].kind != RT_INPUT &&
-		    !rt_values[i].late && value_bytes(&rt_values[i], m->syms) == RT_OVERFLOW)
+	for (int i = 0; i < rt_desc.n_values; i++) {
+		const struct rt_value *v = &rt_desc.values[i];
+
+		if (v->kind != RT_CONST && v->kind != RT_INPUT && !v->late &&
+		    value_bytes(v, m->syms) == RT_OVERFLOW)
 			return fail(m, COLLAGEC_E_SHAPE, "tensor '%s' is too large for these "
-				    "inputs", rt_values[i].name);
+				    "inputs", v->name);
+	}
 	return COLLAGEC_OK;
 }
 
 /* (Re)plans the workspace when the symbols changed. */
 static collagec_status plan(collagec_model *m)
 {
-	int64_t sizes[RT_N_VALUES + 1];
-	int first[RT_N_VALUES + 1], last[RT_N_VALUES + 1], order[RT_N_VALUES + 1];
-	int64_t need;
+	int64_t *sizes = m->plan_sizes, need;
+	int *first = m->plan_first, *last = m->plan_last;
 	int same = m->have_plan;
 
-	for (int s = 0; s < RT_N_SYMS && same; s++)
+	for (int s = 0; s < rt_desc.n_syms && same; s++)
 		same = m->planned[s] == m->syms[s];	/* late ones are -1 here */
 	if (same)
 		return COLLAGEC_OK;
-	for (int i = 0; i < RT_N_VALUES; i++) {
-		sizes[i] = rt_values[i].kind == RT_ARENA ? value_bytes(&rt_values[i], m->syms) : 0;
-		first[i] = rt_values[i].first;
-		last[i] = rt_values[i].last;
+	for (int i = 0; i < rt_desc.n_values; i++) {
+		const struct rt_value *v = &rt_desc.values[i];
+
+		sizes[i] = v->kind == RT_ARENA ? value_bytes(v, m->syms) : 0;
+		first[i] = v->first;
+		last[i] = v->last;
 	}
-	need = rt_plan(RT_N_VALUES, sizes, first, last, m->offsets, order);
+	need = rt_plan(rt_desc.n_values, sizes, first, last, m->offsets, m->plan_order);
 	if (need > m->arena_size) {
 		free(m->arena);
 		m->arena = xaligned(need);
@@ -540,7 +602,7 @@ static collagec_status plan(collagec_model *m)
 			return fail(m, COLLAGEC_E_ALLOC, "cannot allocate a %lld-byte workspace",
 				    (long long)need);
 	}
-	memcpy(m->planned, m->syms, sizeof(m->syms));
+	memcpy(m->planned, m->syms, sizeof(*m->syms) * ((size_t)rt_desc.n_syms + 1));
 	m->have_plan = 1;
 	return COLLAGEC_OK;
 }
@@ -564,8 +626,8 @@ static int grow(collagec_model *m, void **p, int64_t *cap, int64_t bytes,
 
 static collagec_status outputs(collagec_model *m)
 {
-	for (int i = 0; i < RT_N_OUTPUTS; i++) {
-		const struct rt_value *v = &rt_values[rt_outputs[i]];
+	for (int i = 0; i < rt_desc.n_outputs; i++) {
+		const struct rt_value *v = &rt_desc.values[rt_desc.outputs[i]];
 
 		if (v->late)
 			continue;	/* allocated when its producer runs */
@@ -578,8 +640,8 @@ static collagec_status outputs(collagec_model *m)
 /* The outputs' dims, once the run bound every symbol. */
 static void output_dims(collagec_model *m)
 {
-	for (int i = 0; i < RT_N_OUTPUTS; i++) {
-		const struct rt_value *v = &rt_values[rt_outputs[i]];
+	for (int i = 0; i < rt_desc.n_outputs; i++) {
+		const struct rt_value *v = &rt_desc.values[rt_desc.outputs[i]];
 
 		for (int k = 0; k < v->rank; k++)
 			m->out_dims[i][k] = dim_eval(&v->dims[k], m->syms);
@@ -588,16 +650,16 @@ static void output_dims(collagec_model *m)
 
 static void *value_ptr(collagec_model *m, int id)
 {
-	const struct rt_value *v = &rt_values[id];
+	const struct rt_value *v = &rt_desc.values[id];
 
 	switch (v->kind) {
 	case RT_CONST: return v->dtype == COLLAGEC_STRING ? (void *)m->strconst[id]
-				: (void *)(rt_weights + v->offset);
+				: (void *)(rt_desc.weights + v->offset);
 	case RT_INPUT: return (void *)m->in_data[v->io];
 	case RT_OUTPUT: return m->out_data[v->io];
 	case RT_ARENA: return m->arena + m->offsets[id];
 	case RT_DYN: return m->dyn[id];
-	default: collagec_rt_abort("corrupt value table");
+	default: rt_desc.rt_abort("corrupt value table");
 	}
 	return NULL;
 }
@@ -652,7 +714,7 @@ static collagec_status loop_fail(collagec_model *m, const struct rt_loop *lp, in
 /* Loop L's state, made (and its body opened) the first time. */
 static struct rt_loop_state *loop_state(collagec_model *m, int L)
 {
-	const struct rt_loop *lp = &rt_loops[L];
+	const struct rt_loop *lp = &rt_desc.loops[L];
 	struct rt_loop_state *st = m->loops[L];
 	size_t n = (size_t)(lp->n_carried + lp->n_scan) + 1;
 
@@ -750,7 +812,7 @@ static collagec_status loop_outputs(collagec_model *m, const struct rt_loop *lp,
 
 		if (o && i >= nc && id < 0)
 			continue;	/* an unused scan output */
-		esize = !o ? 1 : rt_values[id >= 0 ? id : lp->in[i]].esize;
+		esize = !o ? 1 : rt_desc.values[id >= 0 ? id : lp->in[i]].esize;
 		if (lp->get_output(st->sub, o, &data, &dims, &rank) != COLLAGEC_OK)
 			return loop_fail(m, lp, iter, lp->last_error(st->sub));
 		if (!o) {
@@ -788,9 +850,9 @@ static collagec_status loop_outputs(collagec_model *m, const struct rt_loop *lp,
  */
 static collagec_status if_run(collagec_model *m, int L, int threads)
 {
-	const struct rt_loop *lp = &rt_loops[L];
+	const struct rt_loop *lp = &rt_desc.loops[L];
 	int b = *(const unsigned char *)value_ptr(m, lp->cond) ? L : L + 1;
-	const struct rt_loop *bp = &rt_loops[b];
+	const struct rt_loop *bp = &rt_desc.loops[b];
 	struct rt_loop_state *res = loop_state(m, L), *st = res ? loop_state(m, b) : NULL;
 
 	if (!st)
@@ -813,7 +875,8 @@ static collagec_status if_run(collagec_model *m, int L, int threads)
 
 		if (bp->get_output(st->sub, o, &data, &dims, &rank) != COLLAGEC_OK)
 			return loop_fail(m, lp, 0, bp->last_error(st->sub));
-		bytes = dims_bytes(dims, rank, lp->out[o] >= 0 ? rt_values[lp->out[o]].esize : 1);
+		bytes = dims_bytes(dims, rank,
+				   lp->out[o] >= 0 ? rt_desc.values[lp->out[o]].esize : 1);
 		if (bytes == RT_OVERFLOW)
 			return loop_fail(m, lp, 0, "an output is too large");
 		if (loop_grow(res, o, bytes, 0))
@@ -830,7 +893,7 @@ static collagec_status if_run(collagec_model *m, int L, int threads)
 /* Runs loop L to its end; its results stay in its state. */
 static collagec_status loop_run(collagec_model *m, int L, int threads)
 {
-	const struct rt_loop *lp = &rt_loops[L];
+	const struct rt_loop *lp = &rt_desc.loops[L];
 	struct rt_loop_state *st;
 	int64_t trip = INT64_MAX, iter = lp->iter0;
 	unsigned char cond = 1;
@@ -846,7 +909,7 @@ static collagec_status loop_run(collagec_model *m, int L, int threads)
 	if (lp->cond >= 0)
 		cond = *(const unsigned char *)value_ptr(m, lp->cond) != 0;
 	for (int j = 0; j < lp->n_carried; j++) {
-		const struct rt_value *v = &rt_values[lp->in[j]];
+		const struct rt_value *v = &rt_desc.values[lp->in[j]];
 		int64_t bytes;
 
 		st->rank[j] = value_dims(m, lp->in[j], st->dims[j]);
@@ -877,7 +940,7 @@ static collagec_status loop_run(collagec_model *m, int L, int threads)
 static int loop_out_dims(const struct rt_loop *lp, const struct rt_loop_state *st, int o,
 			 const int64_t *syms, int64_t *dims)
 {
-	const struct rt_value *v = &rt_values[lp->out[o]];
+	const struct rt_value *v = &rt_desc.values[lp->out[o]];
 
 	if (o < lp->n_carried) {
 		memcpy(dims, st->dims[o], sizeof(int64_t) * (size_t)st->rank[o]);
@@ -899,7 +962,7 @@ static int loop_out_dims(const struct rt_loop *lp, const struct rt_loop_state *s
  */
 static collagec_status loop_shape(collagec_model *m, const struct rt_shape *sh)
 {
-	const struct rt_loop *lp = &rt_loops[sh->attr];
+	const struct rt_loop *lp = &rt_desc.loops[sh->attr];
 	collagec_status s = loop_run(m, (int)sh->attr, m->threads);
 	struct rt_loop_state *st = m->loops[sh->attr];
 
@@ -912,7 +975,7 @@ static collagec_status loop_shape(collagec_model *m, const struct rt_shape *sh)
 
 		if (lp->out[o] < 0)
 			continue;
-		v = &rt_values[lp->out[o]];
+		v = &rt_desc.values[lp->out[o]];
 		r = loop_out_dims(lp, st, o, m->syms, dims);
 		if (r != v->rank)
 			return fail(m, COLLAGEC_E_SHAPE, "node '%s': output %d has rank %d, not %d",
@@ -921,7 +984,7 @@ static collagec_status loop_shape(collagec_model *m, const struct rt_shape *sh)
 			const struct rt_dim *d = &v->dims[k];
 
 			if (d->n == 1 && d->c == 1 && m->syms[d->sym[0]] < 0 &&
-			    rt_sym_late[d->sym[0]])
+			    rt_desc.sym_late[d->sym[0]])
 				m->syms[d->sym[0]] = dims[k];
 			else if (!dim_bound(d, m->syms) || dim_eval(d, m->syms) != dims[k])
 				return fail(m, COLLAGEC_E_SHAPE, "node '%s': output %d's dimension %d "
@@ -940,9 +1003,9 @@ void rt_loop_kernel(int64_t loop, int threads)
 	struct rt_loop_state *st;
 	collagec_status s;
 
-	if (!m || loop < 0 || loop >= RT_N_LOOPS)
-		collagec_rt_abort("a loop kernel ran outside a run");
-	lp = &rt_loops[loop];
+	if (!m || loop < 0 || loop >= rt_desc.n_loops)
+		rt_desc.rt_abort("a loop kernel ran outside a run");
+	lp = &rt_desc.loops[loop];
 	st = m->loops[loop];
 	if ((!st || !st->ran) && (s = loop_run(m, (int)loop, threads)) != COLLAGEC_OK) {
 		m->loop_status = s;
@@ -959,8 +1022,8 @@ void rt_loop_kernel(int64_t loop, int threads)
 		r = loop_out_dims(lp, st, o, m->syms, dims);
 		/* without a shape function every dim is known: they must agree */
 		for (int k = 0; k < r; k++)
-			if (r != rt_values[lp->out[o]].rank ||
-			    dim_eval(&rt_values[lp->out[o]].dims[k], m->syms) != dims[k]) {
+			if (r != rt_desc.values[lp->out[o]].rank ||
+			    dim_eval(&rt_desc.values[lp->out[o]].dims[k], m->syms) != dims[k]) {
 				fail(m, COLLAGEC_E_SHAPE, "node '%s': output %d's dimension %d is "
 				     "%lld, which the model cannot take", lp->node, o, k,
 				     (long long)dims[k]);
@@ -995,16 +1058,16 @@ static collagec_status run_steps(collagec_model *m)
 {
 	collagec_status s;
 
-	for (int i = 0, sh = 0, late = 0; i < RT_N_STEPS; i++) {
-		const struct rt_step *st = &rt_steps[i];
+	for (int i = 0, sh = 0, late = 0; i < rt_desc.n_steps; i++) {
+		const struct rt_step *st = &rt_desc.steps[i];
 		int64_t t0 = m->profiling ? now_ns() : 0;
 
-		if (RT_N_SHAPES && (s = run_shapes(m, i, &sh, &late)) != COLLAGEC_OK)
+		if (rt_desc.n_shapes && (s = run_shapes(m, i, &sh, &late)) != COLLAGEC_OK)
 			return s;
 		/* a step's shape functions count as its time (a run-time loop runs in its) */
 		t0 = m->profiling ? now_ns() - t0 : 0;
 		for (int a = 0; a < st->nargs; a++)
-			m->args[a] = value_ptr(m, rt_args[st->arg0 + a]);
+			m->args[a] = value_ptr(m, rt_desc.args[st->arg0 + a]);
 		/* the dispatcher inside fn makes the same test on the same syms */
 		if (st->pick)
 			m->ran[i] = st->pick(m->syms);
@@ -1014,13 +1077,13 @@ static collagec_status run_steps(collagec_model *m)
 		} else {
 			st->fn(m->args, m->syms, m->threads);
 		}
-		if (RT_N_LOOPS && m->loop_status != COLLAGEC_OK)
+		if (rt_desc.n_loops && m->loop_status != COLLAGEC_OK)
 			return m->loop_status;
 	}
 	return COLLAGEC_OK;
 }
 
-RT_API collagec_status collagec_run(collagec_model *m)
+collagec_status rt_api_run(collagec_model *m)
 {
 	collagec_status s;
 
@@ -1047,7 +1110,7 @@ RT_API collagec_status collagec_run(collagec_model *m)
 	return COLLAGEC_OK;
 }
 
-RT_API collagec_status collagec_set_profiling(collagec_model *m, int on)
+collagec_status rt_api_set_profiling(collagec_model *m, int on)
 {
 	if (!m)
 		return COLLAGEC_E_ARG;
@@ -1055,25 +1118,25 @@ RT_API collagec_status collagec_set_profiling(collagec_model *m, int on)
 	return COLLAGEC_OK;
 }
 
-RT_API int collagec_num_kernels(const collagec_model *m)
+int rt_api_num_kernels(const collagec_model *m)
 {
 	(void)m;
-	return RT_N_STEPS;
+	return rt_desc.n_steps;
 }
 
-RT_API collagec_status collagec_get_kernel_info(const collagec_model *m, int k,
-						collagec_kernel_info *info)
+collagec_status rt_api_get_kernel_info(const collagec_model *m, int k,
+				       collagec_kernel_info *info)
 {
 	const struct rt_step *st;
 	const struct rt_variant *v;
 
 	if (!m || !info)
 		return COLLAGEC_E_ARG;
-	if (k < 0 || k >= RT_N_STEPS)
+	if (k < 0 || k >= rt_desc.n_steps)
 		return fail((collagec_model *)m, COLLAGEC_E_ARG, "kernel index %d out of range "
-			    "(the model has %d)", k, RT_N_STEPS);
-	st = &rt_steps[k];
-	v = m->has_run ? &rt_variants[st->var0 + m->ran[k]] : NULL;
+			    "(the model has %d)", k, rt_desc.n_steps);
+	st = &rt_desc.steps[k];
+	v = m->has_run ? &rt_desc.variants[st->var0 + m->ran[k]] : NULL;
 	info->name = st->name;
 	info->partition = st->part;
 	info->n_variants = st->nvars;
@@ -1084,9 +1147,9 @@ RT_API collagec_status collagec_get_kernel_info(const collagec_model *m, int k,
 	return COLLAGEC_OK;
 }
 
-RT_API int collagec_output_sequence(const collagec_model *m, int i)
+int rt_api_output_sequence(const collagec_model *m, int i)
 {
-	return m && i >= 0 && i < RT_N_OUTPUTS ? rt_seq_out[i] : 0;
+	return m && i >= 0 && i < rt_desc.n_outputs ? seq_out(i) : 0;
 }
 
 /* Output i as a sequence after a run: its dims tensor in *dims, its length (-1: absent). */
@@ -1095,18 +1158,18 @@ static collagec_status sequence_of(collagec_model *m, int i, const int64_t **dim
 {
 	if (!m)
 		return COLLAGEC_E_ARG;
-	if (i < 0 || i >= RT_N_OUTPUTS || !rt_seq_out[i])
+	if (i < 0 || i >= rt_desc.n_outputs || !seq_out(i))
 		return fail(m, COLLAGEC_E_ARG, "output %d is not a sequence of run-time length", i);
 	if (!m->out_data[i])
 		return fail(m, COLLAGEC_E_STATE, "the model has not run");
 	*dims = m->out_data[i + 1];
 	*len = m->out_dims[i + 1][0];
-	if (rt_seq_out[i] == 2 && !*(const unsigned char *)m->out_data[i + 2])
+	if (seq_out(i) == 2 && !*(const unsigned char *)m->out_data[i + 2])
 		*len = -1;
 	return COLLAGEC_OK;
 }
 
-RT_API collagec_status collagec_get_sequence_length(collagec_model *m, int i, int64_t *length)
+collagec_status rt_api_get_sequence_length(collagec_model *m, int i, int64_t *length)
 {
 	const int64_t *dims;
 	int64_t n;
@@ -1120,9 +1183,9 @@ RT_API collagec_status collagec_get_sequence_length(collagec_model *m, int i, in
 	return COLLAGEC_OK;
 }
 
-RT_API collagec_status collagec_get_sequence_element(collagec_model *m, int i, int64_t k,
-						     const void **data, const int64_t **dims,
-						     int *rank)
+collagec_status rt_api_get_sequence_element(collagec_model *m, int i, int64_t k,
+					    const void **data, const int64_t **dims,
+					    int *rank)
 {
 	const int64_t *rows;
 	int64_t n, at = 0;
@@ -1152,7 +1215,8 @@ RT_API collagec_status collagec_get_sequence_element(collagec_model *m, int i, i
 			at += size;
 	}
 	if (data)
-		*data = (const unsigned char *)m->out_data[i] + at * rt_values[rt_outputs[i]].esize;
+		*data = (const unsigned char *)m->out_data[i] +
+			at * rt_desc.values[rt_desc.outputs[i]].esize;
 	if (dims)
 		*dims = m->elem_dims;
 	if (rank)
@@ -1160,14 +1224,14 @@ RT_API collagec_status collagec_get_sequence_element(collagec_model *m, int i, i
 	return COLLAGEC_OK;
 }
 
-RT_API collagec_status collagec_get_output(collagec_model *m, int i, const void **data,
-					   const int64_t **dims, int *rank)
+collagec_status rt_api_get_output(collagec_model *m, int i, const void **data,
+				  const int64_t **dims, int *rank)
 {
 	if (!m)
 		return COLLAGEC_E_ARG;
-	if (i < 0 || i >= RT_N_OUTPUTS)
+	if (i < 0 || i >= rt_desc.n_outputs)
 		return fail(m, COLLAGEC_E_ARG, "output index %d out of range (the model has %d)",
-			    i, RT_N_OUTPUTS);
+			    i, rt_desc.n_outputs);
 	if (!m->out_data[i])
 		return fail(m, COLLAGEC_E_STATE, "the model has not run");
 	if (data)
@@ -1175,6 +1239,6 @@ RT_API collagec_status collagec_get_output(collagec_model *m, int i, const void 
 	if (dims)
 		*dims = m->out_dims[i];
 	if (rank)
-		*rank = rt_values[rt_outputs[i]].rank;
+		*rank = rt_desc.values[rt_desc.outputs[i]].rank;
 	return COLLAGEC_OK;
 }

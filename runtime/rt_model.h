@@ -1,22 +1,29 @@
 /*
- * rt_model.h - the tables a generated model.c defines for rt_model.c, the
- * model-independent half of every compiled model. Internal to the generated
- * code; not installed.
+ * rt_model.h - the tables a generated model.c defines for the runtime
+ * (rt_model.c), and what the two halves of every compiled model share.
+ * Internal to the generated code; not installed.
  *
- * The generator emits, in this order: #include "rt_model.h", the kernels,
- * these tables and macros, then #include "rt_model.c".
- *   RT_N_VALUES RT_N_INPUTS RT_N_OUTPUTS RT_N_SYMS RT_N_STEPS RT_N_ARGS
- *   RT_MAX_ARGS RT_STATIC_ARENA (bytes, or -1 when planned at run time)
+ * The runtime does not depend on the model: rt.c (#include "rt_model.h",
+ * "rt_model.c") compiles to one rt.o per compiler and flags, which the
+ * kernel-object cache keeps and every model links (core/emit/link.c). The
+ * generator emits model.c in this order: #include "rt_model.h", the
+ * kernels, the tables, then rt_desc, which points the runtime at them, and
+ * the API's functions, each a call of the runtime's rt_api_NAME under the
+ * model's names (--prefix: core/emit/prefix.c):
  *   rt_values[] rt_info_dims[][] (-1 where symbolic), rt_pick_KERNEL()
  *   per kernel with run-time dispatch, rt_variants[] rt_steps[] rt_args[]
- *   rt_inputs[] rt_outputs[] rt_sym_names[], rt_derived[] (sym -1 at the
- *   end), rt_checks[] (text NULL at the end), RT_N_SHAPES rt_shapes[] (step
- *   -1 at the end) rt_sym_late[] (per symbol: bound by them), rt_late[]
- *   (the values with data-dependent dims by first step, -1 at the end),
- *   rt_inits[] (NULL-terminated) and
- *   rt_finis[] (parallel to rt_inits; NULL where an init has no fini)
- *   RT_N_LOOPS rt_loops[] (run-time loops, with their bodies' API declared)
- *   rt_weights (the embedded blob) and rt_metadata_json
+ *   rt_inputs[] rt_outputs[] rt_seq_out[] (when an output is a sequence)
+ *   rt_sym_names[], rt_derived[] (sym -1 at the end), rt_checks[] (text
+ *   NULL at the end), rt_shapes[] (step -1 at the end) rt_sym_late[] (per
+ *   symbol: bound by them), rt_late[] (the values with data-dependent dims
+ *   by first step, -1 at the end), rt_inits[] (NULL-terminated) and
+ *   rt_finis[] (parallel to rt_inits; NULL where an init has no fini),
+ *   rt_loops[] (run-time loops, with their bodies' API declared), rt_weights
+ *   (the embedded blob) and rt_metadata_json.
+ *
+ *	const struct rt_desc rt_desc = { .n_values = 3, ..., .values = rt_values, ... };
+ *	RT_API int collagec_num_inputs(const collagec_model *m)
+ *	{ return rt_api_num_inputs(m); }
  */
 #ifndef COLLAGEC_RT_MODEL_H
 #define COLLAGEC_RT_MODEL_H
@@ -60,6 +67,10 @@ float tanhf(float) RT_SIMD;
 #endif
 
 #define RT_MAX_RANK 8
+
+/* The API model.c exports, and what only the model's own code sees. */
+#define RT_API __attribute__((visibility("default")))
+#define RT_HIDDEN __attribute__((visibility("hidden")))
 
 /*
  * How kernels are defined: static when model.c holds them all; a unit of
@@ -234,5 +245,80 @@ struct rt_step {
 	int nvars;
 	rt_pick_fn pick;		/* NULL when nvars == 1 */
 };
+
+/*
+ * The model as the runtime sees it: its sizes and its tables (above).
+ * model.c defines the one rt_desc; the runtime reads nothing else of it.
+ */
+struct rt_desc {
+	int n_values;			/* rt_values, without its terminator */
+	int n_inputs, n_outputs;
+	int n_syms;
+	int n_steps;
+	int max_args;			/* the most arguments of a step (at least 1) */
+	int n_shapes;			/* rt_shapes, without its terminator */
+	int n_loops;
+	int64_t static_arena;		/* bytes, or -1 when planned at run time */
+	const struct rt_value *values;
+	const int64_t (*info_dims)[RT_MAX_RANK];
+	const struct rt_variant *variants;
+	const struct rt_step *steps;
+	const int *args;
+	const int *inputs, *outputs;
+	const signed char *seq_out;	/* per output: 1 a sequence of run-time
+					   length, 2 an optional's; NULL: none is */
+	const char *const *sym_names;
+	const struct rt_derived *derived;
+	const struct rt_check *checks;
+	const struct rt_shape *shapes;
+	const char *sym_late;
+	const int *late;
+	const struct rt_loop *loops;
+	const rt_init_fn *inits;
+	const rt_fini_fn *finis;
+	const unsigned char *weights;
+	const char *metadata_json;
+	void (*rt_abort)(const char *msg);	/* the model's collagec_rt_abort,
+						   which a program may replace */
+};
+
+extern const struct rt_desc rt_desc RT_HIDDEN;
+
+/*
+ * The API (runtime/api.def) as the runtime defines it: model.c's
+ * collagec_NAME (or PREFIX_NAME) calls rt_api_NAME, so that one runtime
+ * object serves every prefix.
+ */
+RT_HIDDEN collagec_status rt_api_open(collagec_model **out);
+RT_HIDDEN void rt_api_close(collagec_model *m);
+RT_HIDDEN int rt_api_num_inputs(const collagec_model *m);
+RT_HIDDEN int rt_api_num_outputs(const collagec_model *m);
+RT_HIDDEN collagec_status rt_api_input_info(const collagec_model *m, int i,
+					    collagec_tensor_info *info);
+RT_HIDDEN collagec_status rt_api_output_info(const collagec_model *m, int i,
+					     collagec_tensor_info *info);
+RT_HIDDEN collagec_status rt_api_set_input(collagec_model *m, int i, const void *data,
+					   const int64_t *dims, int rank);
+RT_HIDDEN collagec_status rt_api_set_input_typed(collagec_model *m, int i, int dtype,
+						 const void *data, const int64_t *dims, int rank);
+RT_HIDDEN collagec_status rt_api_run(collagec_model *m);
+RT_HIDDEN collagec_status rt_api_get_output(collagec_model *m, int i, const void **data,
+					    const int64_t **dims, int *rank);
+RT_HIDDEN int rt_api_output_sequence(const collagec_model *m, int i);
+RT_HIDDEN collagec_status rt_api_get_sequence_length(collagec_model *m, int i,
+						     int64_t *length);
+RT_HIDDEN collagec_status rt_api_get_sequence_element(collagec_model *m, int i, int64_t k,
+						      const void **data, const int64_t **dims,
+						      int *rank);
+RT_HIDDEN collagec_status rt_api_set_threads(collagec_model *m, int n);
+RT_HIDDEN int rt_api_num_kernels(const collagec_model *m);
+RT_HIDDEN collagec_status rt_api_get_kernel_info(const collagec_model *m, int k,
+						 collagec_kernel_info *info);
+RT_HIDDEN collagec_status rt_api_set_profiling(collagec_model *m, int on);
+RT_HIDDEN const char *rt_api_status_string(collagec_status s);
+RT_HIDDEN const char *rt_api_last_error(const collagec_model *m);
+RT_HIDDEN const char *rt_api_metadata(void);
+RT_HIDDEN int rt_api_abi_version(void);
+RT_HIDDEN void rt_api_rt_abort(const char *msg);
 
 #endif

@@ -13,7 +13,7 @@
 /* The dims of value id under the symbols bound so far (all bound: it was computed). */
 static int value_dims(collagec_model *m, int id, int64_t *dims)
 {
-	const struct rt_value *v = &rt_values[id];
+	const struct rt_value *v = &rt_desc.values[id];
 
 	for (int k = 0; k < v->rank; k++)
 		dims[k] = v->kind == RT_INPUT ? m->in_dims[v->io][k] : dim_eval(&v->dims[k], m->syms);
@@ -114,7 +114,7 @@ static collagec_status shape_axes(collagec_model *m, const struct rt_shape *sh,
 /* The number of non-zero elements of value id (-0.0 is zero, NaN is not). */
 static int64_t count_nonzero(collagec_model *m, int id, const int64_t *dims, int rank)
 {
-	const struct rt_value *v = &rt_values[id];
+	const struct rt_value *v = &rt_desc.values[id];
 	const unsigned char *p = value_ptr(m, id);
 	int64_t n = 1, count = 0;
 
@@ -140,7 +140,7 @@ static int64_t int_at(collagec_model *m, int id, int64_t i)
 {
 	const void *p = value_ptr(m, id);
 
-	switch (rt_values[id].dtype) {
+	switch (rt_desc.values[id].dtype) {
 	case COLLAGEC_INT16: return ((const int16_t *)p)[i];
 	case COLLAGEC_INT32: return ((const int32_t *)p)[i];
 	default: return ((const int64_t *)p)[i];
@@ -255,7 +255,7 @@ static collagec_status shape_reduce(collagec_model *m, const struct rt_shape *sh
 /* Range: ceil((limit - start) / delta) elements, exact for integers. */
 static collagec_status shape_range(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
-	int t = rt_values[sh->in[0]].dtype;
+	int t = rt_desc.values[sh->in[0]].dtype;
 
 	if (t == COLLAGEC_FLOAT || t == COLLAGEC_DOUBLE) {
 		double a, l, d, c;
@@ -290,7 +290,7 @@ static double num_at(collagec_model *m, int id)
 {
 	const void *p = value_ptr(m, id);
 
-	switch (rt_values[id].dtype) {
+	switch (rt_desc.values[id].dtype) {
 	case COLLAGEC_FLOAT: return *(const float *)p;
 	case COLLAGEC_DOUBLE: return *(const double *)p;
 	case COLLAGEC_INT8: return *(const int8_t *)p;
@@ -391,7 +391,7 @@ static double flt_at(collagec_model *m, int id, int64_t i)
 {
 	const void *p = value_ptr(m, id);
 
-	return rt_values[id].dtype == COLLAGEC_DOUBLE ? ((const double *)p)[i]
+	return rt_desc.values[id].dtype == COLLAGEC_DOUBLE ? ((const double *)p)[i]
 		: ((const float *)p)[i];
 }
 
@@ -529,7 +529,7 @@ static collagec_status shape_stft(collagec_model *m, const struct rt_shape *sh,
 static int slices_equal(collagec_model *m, int id, int64_t count, int64_t size, int64_t inner,
 			int64_t a, int64_t b)
 {
-	const struct rt_value *v = &rt_values[id];
+	const struct rt_value *v = &rt_desc.values[id];
 	const unsigned char *p = value_ptr(m, id);
 
 	for (int64_t t = 0; t < size; t++) {
@@ -757,7 +757,7 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 	case RT_SHAPE_SQUEEZE:
 		return shape_axes(m, sh, t, (int)n, x, xr, sh->op == RT_SHAPE_UNSQUEEZE, out);
 	default:
-		collagec_rt_abort("corrupt shape table");
+		rt_desc.rt_abort("corrupt shape table");
 	}
 	return COLLAGEC_E_RUNTIME;
 }
@@ -766,7 +766,7 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 static collagec_status shape_bind(collagec_model *m, const struct rt_shape *sh,
 				  const int64_t *dims)
 {
-	const struct rt_value *v = &rt_values[sh->out];
+	const struct rt_value *v = &rt_desc.values[sh->out];
 
 	for (int k = 0; k < v->rank; k++) {
 		const struct rt_dim *d = &v->dims[k];
@@ -790,23 +790,24 @@ static collagec_status run_shapes(collagec_model *m, int i, int *next, int *late
 	collagec_status s;
 	int ran = 0;
 
-	for (; rt_shapes[*next].step == i; (*next)++, ran = 1) {
+	for (; rt_desc.shapes[*next].step == i; (*next)++, ran = 1) {
 		int64_t dims[RT_MAX_RANK];
 
-		if (rt_shapes[*next].op == RT_SHAPE_LOOP) {
-			if ((s = loop_shape(m, &rt_shapes[*next])) != COLLAGEC_OK)
+		if (rt_desc.shapes[*next].op == RT_SHAPE_LOOP) {
+			if ((s = loop_shape(m, &rt_desc.shapes[*next])) != COLLAGEC_OK)
 				return s;
 			continue;
 		}
-		if ((s = shape_dims(m, &rt_shapes[*next], dims)) != COLLAGEC_OK ||
-		    (s = shape_bind(m, &rt_shapes[*next], dims)) != COLLAGEC_OK)
+		if ((s = shape_dims(m, &rt_desc.shapes[*next], dims)) != COLLAGEC_OK ||
+		    (s = shape_bind(m, &rt_desc.shapes[*next], dims)) != COLLAGEC_OK)
 			return s;
 	}
 	if (ran && ((s = derive(m)) != COLLAGEC_OK || (s = check(m)) != COLLAGEC_OK))
 		return s;
-	for (; rt_late[*late] >= 0 && rt_values[rt_late[*late]].first == i; (*late)++) {
-		int id = rt_late[*late];
-		const struct rt_value *v = &rt_values[id];
+	for (; rt_desc.late[*late] >= 0 && rt_desc.values[rt_desc.late[*late]].first == i;
+	     (*late)++) {
+		int id = rt_desc.late[*late];
+		const struct rt_value *v = &rt_desc.values[id];
 		int64_t bytes;
 
 		bytes = value_bytes(v, m->syms);

@@ -207,6 +207,29 @@ cmp -s "$G1/OUT.so" "$G2/OUT.so" || bad "the two OUT.so differ"
 cmp -s "$G1/OUT.json" "$G2/OUT.json" || bad "the two OUT.json differ"
 verdict compile/reproducible
 
+# the runtime (rt.c) compiles to one object for every model, prefix and
+# output kind: a compile into an empty object cache compiles it, the next
+# ones (another prefix, an archive) take it from there, and the output is
+# byte-identical to that of a compile that compiled it
+G3=$T/good3
+fresh "$G3"
+x "$C" compile --search none --target c "$GOOD" -o "$G3/OUT.so" --cache "$G3/c/costs.sqlite" -v
+status_is 0; err_has "the runtime's object: compiled"
+cmp -s "$G1/OUT.so" "$G3/OUT.so" || bad "OUT.so differs from the first compile's"
+x "$C" compile --search none --target c "$GOOD" -o "$G3/p.so" --prefix other \
+	--cache "$G3/c/costs.sqlite" -v
+status_is 0; err_has "the runtime's object: from the object cache"
+x "$C" compile --search none --target c "$GOOD" -o "$G3/p.a" --prefix other \
+	--cache "$G3/c/costs.sqlite" -v
+status_is 0; err_has "the runtime's object: from the object cache"
+x "$C" compile --search none --target c "$GOOD" -o "$G3/OUT2.so" --cache "$G3/c/costs.sqlite" -v
+status_is 0; err_has "the runtime's object: from the object cache"
+cmp -s "$G3/OUT.so" "$G3/OUT2.so" || bad "OUT.so with the cached runtime differs"
+n=$(ls -A "$G3/c/objects" | grep -c '\.o$')
+[ "$n" = 1 ] || bad "the object cache holds $n objects, expected the runtime's alone"
+verdict compile/runtime-object-compiled-once
+rm -rf "$G3"
+
 # --cpu: a usage error for an unknown level; the level and its flags in
 # OUT.json; reproducible; generic and native code both run and agree
 GC=$T/cpu

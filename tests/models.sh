@@ -67,8 +67,9 @@ else
 fi
 
 # the kernel-object cache beside the cost cache: a recompile, and one after
-# a change of weights, takes every kernel file from it; the output is the
-# same as without the cache; cache stats counts them and cache clear empties it
+# a change of weights, takes every kernel file and the runtime's rt.o from
+# it; the output is the same as without the cache; cache stats counts them
+# and cache clear empties it
 OC=$T/oc/costs.sqlite
 "$COLLAGEC" compile --search none --target c "$T/$m.onnx" -o "$T/$m.oc1.so" --cache "$OC" -q
 "$COLLAGEC" compile --search none --target c "$T/$m.onnx" -o "$T/$m.oc2.so" --cache "$OC" -v \
@@ -86,9 +87,13 @@ PY
 "$COLLAGEC" compile --search none --target c "$T/$m.w.onnx" -o "$T/$m.oc3.so" --cache "$OC" -v \
 	2>"$T/$m.oc3.err"
 n=$(ls "$T/oc/objects" 2>/dev/null | grep -c '\.o$')
+k=$((n - 1))	# the kernel files; the other is rt.o
 v2=$(sed -n 's/.*kernel files: \([0-9]*\), \([0-9]*\) of them.*/\1 \2/p' "$T/$m.oc2.err")
 v3=$(sed -n 's/.*kernel files: \([0-9]*\), \([0-9]*\) of them.*/\1 \2/p' "$T/$m.oc3.err")
-if [ "$n" -ge 2 ] && [ "$v2" = "$n $n" ] && [ "$v3" = "$n $n" ] &&
+v2="$v2 $(sed -n "s/.*the runtime's object: //p" "$T/$m.oc2.err")"
+v3="$v3 $(sed -n "s/.*the runtime's object: //p" "$T/$m.oc3.err")"
+if [ "$k" -ge 2 ] && [ "$v2" = "$k $k from the object cache" ] &&
+	[ "$v3" = "$k $k from the object cache" ] &&
 	cmp -s "$T/$m.oc1.so" "$T/$m.oc2.so" && cmp -s "$T/$m.oc1.so" "$T/$m.j1.so" &&
 	! cmp -s "$T/$m.oc1.so" "$T/$m.oc3.so"
 then ok "$m/kernel-object-cache"

@@ -891,6 +891,11 @@ struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx,
 	m->lo.march = emit_cpu_flags(o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU);
 	if (!m->lo.march)
 		BUG("unchecked --cpu '%s'", o->cpu);
+	/* the runtime's object (rt.o) comes from the object cache, as for the final compile */
+	m->lo.march_resolved = emit_cpu_resolve(ctx, m->lo.cc, o->cpu ? o->cpu : "native");
+	if (!o->no_cache)
+		m->lo.objects = objcache_dir(&ctx->arena, o->cache ? o->cache
+					     : cost_cache_default_path(ctx));
 	m->threads = o->threads > 0 ? o->threads : 1;
 	m->jobs = o->jobs > 0 ? o->jobs : 1;
 	m->progress = o->progress && !ctx->quiet;

@@ -6,7 +6,7 @@
  *
  *	struct exec_plan ep;
  *	emit_plan(g, parts, n, &ep);
- *	emit_model_c(g, &ep, sources, json, &csrc);
+ *	emit_model_c(g, &ep, sources, json, split, &csrc);
  *	emit_link(ctx, &lo, csrc.buf, &ep, "out.so");
  */
 #ifndef COLLAGEC_EMIT_H
@@ -132,6 +132,13 @@ bool emit_prefix_valid(const char *prefix);
  */
 void emit_prefix_defines(const char *prefix, struct strbuf *out);
 
+/*
+ * Prints the API's functions (runtime/api.def) that end model.c: each
+ * collagec_NAME calls the runtime's rt_api_NAME (a prefixed model.c's
+ * defines rename them), so that the runtime object needs no prefix.
+ */
+void emit_api_functions(struct strbuf *out);
+
 /* Prints OUT.h, the declarations of a prefixed model's API. */
 void emit_header(const char *prefix, struct strbuf *out);
 
@@ -145,6 +152,7 @@ struct link_options {
 	int jobs;		/* kernel files compiled at once (<= 1: one after another) */
 	const char *objects;	/* (optional) the kernel-object cache directory */
 	int objects_hit;	/* out: kernel files taken from it */
+	bool runtime_hit;	/* out: the runtime's object (rt.o) taken from it */
 	const char *math_flags;	/* out: emit_math_flags(cc), set by emit_link */
 	bool stage;		/* leave the result in a temporary beside out_so */
 	char *staged;		/* out: that temporary (owned; see file_commit) */
@@ -182,8 +190,9 @@ const char *emit_cpu_resolve(struct collagec_ctx *ctx, const char *cc, const cha
 extern const char emit_cpu_levels[];
 
 /*
- * The kernel-object cache (objcache.c): kernels_N.o kept by the hash of its
- * source, the compiler's identity and the flags, beside the cost cache.
+ * The kernel-object cache (objcache.c): kernels_N.o, and the runtime's
+ * rt.o, kept by the hash of its source, the compiler's identity and the
+ * flags, beside the cost cache.
  */
 #define OBJCACHE_MAX_BYTES (512LL << 20)
 /* DIR/objects for the cost cache at path DIR/costs.sqlite (arena); NULL for NULL. */
@@ -205,11 +214,13 @@ void objcache_put(struct arena *a, const char *dir, const char *key, const char 
 int objcache_scan(const char *dir, long *files, long long *bytes, long long max_bytes);
 
 /*
- * Compiles model.c and the kernel files (kernels_N.c, jobs at a time) with
- * the weights and runtime into out_so (atomically): a shared object, or for
- * a name ending in .a a static archive of one object in which only the API
- * is global. Diagnostics with
- * STATUS_ENV when the toolchain fails. 0 or -1.
+ * Compiles model.c, the runtime (rt.c: runtime/rt_model.c, the same for
+ * every model) and the kernel files (kernels_N.c), jobs at a time, the
+ * runtime and kernel files through the object cache (lo->objects), and
+ * links them with the weights into out_so (atomically): a shared object,
+ * or for a name ending in .a a static archive of one object in which only
+ * the API is global. Diagnostics with STATUS_ENV when the toolchain fails.
+ * 0 or -1.
  */
 int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *model_c,
 	      char *const *files, int n_files, const struct exec_plan *ep, const char *out_so);

@@ -1,7 +1,8 @@
 /*
  * executor.c - generates model.c: the kernels, the tables the runtime reads
- * (runtime/rt_model.h) and the metadata string, then includes the
- * model-independent runtime (runtime/rt_model.c).
+ * (runtime/rt_model.h) and the metadata string, rt_desc, which points the
+ * runtime at them, and the API's functions over the model-independent
+ * runtime (runtime/rt_model.c, compiled on its own: link.c).
  */
 #include "emit.h"
 #include "../ops/ops.h"
@@ -358,8 +359,7 @@ static void late_table(const struct exec_plan *ep, struct strbuf *out)
  */
 static void shapes_table(struct graph *g, const struct exec_plan *ep, struct strbuf *out)
 {
-	sb_printf(out, "#define RT_N_SHAPES %d\nstatic const struct rt_shape rt_shapes[] = {\n",
-		  ep->shapes.n);
+	sb_puts(out, "static const struct rt_shape rt_shapes[] = {\n");
 	for (int i = 0; i < ep->shapes.n; i++) {
 		const struct node *n = &g->nodes.v[ep->shapes.v[i].node];
 		int in[5] = { -1, -1, -1, -1, -1 };
@@ -482,7 +482,6 @@ static void loops_table(struct graph *g, const struct exec_plan *ep, struct strb
 		{ "const char *", "last_error", "const collagec_model *" },
 	};
 
-	sb_printf(out, "#define RT_N_LOOPS %d\n", g->loops.n);
 	for (int i = 0; i < g->loops.n; i++) {
 		const struct loop_body *lb = &g->loops.v[i];
 		const struct node *n;
@@ -528,20 +527,26 @@ static void loops_table(struct graph *g, const struct exec_plan *ep, struct strb
 		"NULL, NULL }\n};\n");
 }
 
-/*
- * Per output, what collagec_output_sequence says (rt_model.c): 1 for the
- * data of a sequence of run-time length, 2 for an optional's, else 0.
- * Only models that have one get the table, so other models keep their text.
- */
-static void seq_outputs_table(struct graph *g, struct strbuf *out)
+/* Whether an output of g is a sequence of run-time length (or an optional). */
+static bool has_seq_outputs(struct graph *g)
 {
 	bool any = false;
 
 	for (int i = 0; i < g->outputs.n; i++)
 		any |= (g->values.v[g->outputs.v[i]].flags & VALUE_SEQ) != 0;
-	if (!any)
+	return any;
+}
+
+/*
+ * Per output, what collagec_output_sequence says (rt_model.c): 1 for the
+ * data of a sequence of run-time length, 2 for an optional's, else 0.
+ * Only models that have one get the table (rt_desc.seq_out NULL: none).
+ */
+static void seq_outputs_table(struct graph *g, struct strbuf *out)
+{
+	if (!has_seq_outputs(g))
 		return;
-	sb_puts(out, "#define RT_SEQ_OUTPUTS 1\nstatic const signed char rt_seq_out[] = {");
+	sb_puts(out, "static const signed char rt_seq_out[] = {");
 	for (int i = 0; i < g->outputs.n; i++) {
 		unsigned f = g->values.v[g->outputs.v[i]].flags;
 
@@ -565,6 +570,26 @@ static void init_tables(struct strbuf *out, const struct model_sources *ms)
 	for (int i = 0; i < ms->inits.n; i++)
 		sb_printf(out, " %s,", ms->finis.v[i] ? ms->finis.v[i] : "NULL");
 	sb_puts(out, " NULL };\n");
+}
+
+/* rt_desc: the model's sizes and tables, all the runtime reads of it. */
+static void desc(struct graph *g, const struct exec_plan *ep, struct strbuf *out)
+{
+	sb_printf(out, "const struct rt_desc rt_desc = {\n"
+		  "\t.n_values = %d, .n_inputs = %d, .n_outputs = %d, .n_syms = %d,\n"
+		  "\t.n_steps = %d, .max_args = %d, .n_shapes = %d, .n_loops = %d,\n"
+		  "\t.static_arena = INT64_C(%lld),\n", ep->n_rt, g->inputs.n, g->outputs.n,
+		  g->syms.n, ep->steps.n, ep->max_args ? ep->max_args : 1, ep->shapes.n,
+		  g->loops.n, ep->dynamic ? -1LL : (long long)ep->arena_bytes);
+	sb_printf(out, "\t.values = rt_values, .info_dims = rt_info_dims,\n"
+		  "\t.variants = rt_variants, .steps = rt_steps, .args = rt_args,\n"
+		  "\t.inputs = rt_inputs, .outputs = rt_outputs, .seq_out = %s,\n"
+		  "\t.sym_names = rt_sym_names, .derived = rt_derived, .checks = rt_checks,\n"
+		  "\t.shapes = rt_shapes, .sym_late = rt_sym_late, .late = rt_late,\n"
+		  "\t.loops = rt_loops, .inits = rt_inits, .finis = rt_finis,\n"
+		  "\t.weights = rt_weights, .metadata_json = rt_metadata_json,\n"
+		  "\t.rt_abort = collagec_rt_abort,\n};\n\n",
+		  has_seq_outputs(g) ? "rt_seq_out" : "NULL");
 }
 
 int emit_kernel_files(const struct model_sources *ms, int max_lines, char ***out)
@@ -625,11 +650,6 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 		".hidden rt_weights\\nrt_weights:\\n.incbin \\\"weights.bin\\\"\\n"
 		".byte 0\\n.previous\\n\");\n"
 		"extern const unsigned char rt_weights[] __attribute__((visibility(\"hidden\")));\n\n");
-	sb_printf(out, "#define RT_N_VALUES %d\n#define RT_N_INPUTS %d\n#define RT_N_OUTPUTS %d\n"
-		  "#define RT_N_SYMS %d\n#define RT_N_STEPS %d\n#define RT_MAX_ARGS %d\n"
-		  "#define RT_STATIC_ARENA INT64_C(%lld)\n\n", ep->n_rt, g->inputs.n,
-		  g->outputs.n, g->syms.n, ep->steps.n, ep->max_args ? ep->max_args : 1,
-		  ep->dynamic ? -1LL : (long long)ep->arena_bytes);
 	values_table(g, ep, out);
 	steps_table(ep, out);
 	sb_puts(out, "static const int rt_inputs[] = {");
@@ -655,7 +675,9 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 	init_tables(out, ms);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");
 	c_string(out, metadata_json);
-	sb_puts(out, ";\n\n#include \"rt_model.c\"\n");
+	sb_puts(out, ";\n\n");
+	desc(g, ep, out);
+	emit_api_functions(out);
 }
 
 const struct embedded_file *embedded_find(const char *name)

@@ -1,7 +1,9 @@
 /*
- * prefix.c - compile --prefix: the API renaming a prefixed model.c starts
- * with, and the OUT.h header that declares the renamed API. Both come from
- * runtime/api.def, the list of every function collagec.h declares.
+ * prefix.c - the API a model.c defines, each function a call of the
+ * runtime's rt_api_NAME (runtime/rt_model.h); compile --prefix: the
+ * renaming a prefixed model.c starts with, and the OUT.h header that
+ * declares the renamed API. All come from runtime/api.def, the list of
+ * every function collagec.h declares.
  */
 
 #include "emit.h"
@@ -42,6 +44,44 @@ void emit_prefix_defines(const char *prefix, struct strbuf *out)
 	for (size_t i = 0; i < ARRAY_SIZE(api_fns); i++)
 		sb_printf(out, "#define collagec_%s %s_%s\n", api_fns[i].name, prefix,
 			  api_fns[i].name);
+}
+
+/* Appends the names of the parameters in params ("int i, const void *data": "i, data"). */
+static void param_names(const char *params, struct strbuf *out)
+{
+	const char *p = params;
+
+	if (!strcmp(params, "void"))
+		return;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		const char *end = p + n, *name = end;
+
+		while (name > p && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
+			name--;
+		if (name == end)
+			BUG("api.def: a parameter without a name in '%s'", params);
+		sb_printf(out, "%s%.*s", p == params ? "" : ", ", (int)(end - name), name);
+		p = *end ? end + 1 : end;
+		p += strspn(p, " ");
+	}
+}
+
+void emit_api_functions(struct strbuf *out)
+{
+	sb_puts(out, "/* the API: the runtime's (rt_model.c) under this model's names */\n");
+	for (size_t i = 0; i < ARRAY_SIZE(api_fns); i++) {
+		const char *r = api_fns[i].ret, *name = api_fns[i].name;
+		size_t rl = strlen(r);
+		/* a program may replace collagec_rt_abort, as collagec.h says */
+		const char *weak = !strcmp(name, "rt_abort") ? "__attribute__((weak)) " : "";
+
+		sb_printf(out, "RT_API %s%s%scollagec_%s(%s)\n{\n\t%srt_api_%s(", weak, r,
+			  r[rl - 1] == '*' ? "" : " ", name, api_fns[i].params,
+			  strcmp(r, "void") ? "return " : "", name);
+		param_names(api_fns[i].params, out);
+		sb_puts(out, ");\n}\n\n");
+	}
 }
 
 void emit_header(const char *prefix, struct strbuf *out)
