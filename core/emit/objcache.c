@@ -1,7 +1,9 @@
 /*
  * objcache.c - compiled kernel files kept for the next compile (emit.h):
- * kernels_N.o by the SHA-256 of its source, the compiler's identity and the
- * flags, in an "objects" directory beside the cost cache. A recompile after
+ * kernels_N.o by the SHA-256 of its source, the compiler's identity, the
+ * flags and collagec's own build (collagec_codegen_id: a kernel file
+ * includes runtime headers its text does not show), in an "objects"
+ * directory beside the cost cache. A recompile after
  * a change of weights, or of one layer, compiles only the files that
  * changed. Entries are written to a temporary name and renamed, so parallel
  * compiles never see half a file; the directory is trimmed to its size
@@ -19,6 +21,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../compile.h"
 
 const char *objcache_dir(struct arena *a, const char *cost_cache_path)
 {
@@ -68,7 +72,9 @@ const char *objcache_key(struct arena *a, const char *source, const char *compil
 	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL) ||
 	    !EVP_DigestUpdate(md, source, strlen(source) + 1) ||
 	    !EVP_DigestUpdate(md, compiler, strlen(compiler) + 1) ||
-	    !EVP_DigestUpdate(md, flags, strlen(flags) + 1) || !EVP_DigestFinal_ex(md, h, &n)) {
+	    !EVP_DigestUpdate(md, flags, strlen(flags) + 1) ||
+	    !EVP_DigestUpdate(md, collagec_codegen_id, strlen(collagec_codegen_id) + 1) ||
+	    !EVP_DigestFinal_ex(md, h, &n)) {
 		EVP_MD_CTX_free(md);
 		die_oom(0);
 	}
