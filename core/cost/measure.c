@@ -901,6 +901,13 @@ struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx,
 	m->progress = o->progress && !ctx->quiet;
 	m->timeout = o->measure_timeout > 0 ? o->measure_timeout : WORKER_TIMEOUT_S;
 	m->dir = dir_make_temp("measure");
+	/*
+	 * --no-cache keeps nothing past this compile, but its bench builds
+	 * still share the runtime's object and identical kernel files, in an
+	 * object cache of their own that goes with the measuring directory
+	 */
+	if (o->no_cache && m->dir)
+		m->lo.objects = arena_printf(&ctx->arena, "%s/objects", m->dir);
 	e->name = "measure";
 	e->estimate = measure_estimate;
 	e->transitions = measure_transitions;
