@@ -148,56 +148,90 @@ def mobilenetv2():
     return b.finish([f32("input", [1, 3, 224, 224])], [f32("output", [1, 1000])], {x: "output"})
 
 
-def bert_tiny(vocab=30522, hidden=128, heads=2, layers=2, ffn=512, seq=128):
-    b = Builder("bert_tiny", 104)
+def scalar(b, v):
+    """A float32 scalar initializer; exports write one per use."""
+    return b.tensor(np.array(v, np.float32))
+
+
+def layernorm(b, x, n, eps=1e-12):
+    """LayerNorm over the last axis (n wide) as exports before opset 17 spell it:
+    ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt, Div, then Mul and Add."""
+    mean = b.node("ReduceMean", [x], axes=[-1], keepdims=1)
+    d = b.node("Sub", [x, mean])
+    var = b.node("ReduceMean", [b.node("Pow", [d, scalar(b, 2.0)])], axes=[-1], keepdims=1)
+    y = b.node("Div", [d, b.node("Sqrt", [b.node("Add", [var, scalar(b, eps)])])])
+    gamma = b.tensor((1 + 0.05 * b.rng.standard_normal(n)).astype(np.float32))
+    return b.node("Add", [b.node("Mul", [y, gamma]), b.randn((n,), 0.02)])
+
+
+def dense(b, x, din, dout):
+    """A Linear layer on [.., din] as exports write it: MatMul by [din, dout], Add bias."""
+    y = b.node("MatMul", [x, b.randn((din, dout), 0.02 * np.sqrt(768.0 / din))])
+    return b.node("Add", [y, b.randn((dout,), 0.02)])
+
+
+def gelu_erf(b, x):
+    """torch's exact GELU: x * (Erf(x / sqrt(2)) + 1) * 0.5."""
+    g = b.node("Erf", [b.node("Div", [x, scalar(b, 1.4142135381698608)])])
+    return b.node("Mul", [b.node("Mul", [x, b.node("Add", [g, scalar(b, 1.0)])]), scalar(b, 0.5)])
+
+
+def head_shapes(b, seq, heads, hidden):
+    """The Reshape targets that split [batch, seq, hidden] into heads and merge
+    them back (0 keeps the batch)."""
+    split = b.tensor(np.array([0, seq, heads, hidden // heads], np.int64))
+    merge = b.tensor(np.array([0, seq, hidden], np.int64))
+    return split, merge
+
+
+def split_heads(b, t, split, perm):
+    """Transpose(Reshape(t, split), perm): [0, 2, 1, 3] for Q and V, [0, 2, 3, 1] for K."""
+    return b.node("Transpose", [b.node("Reshape", [t, split])], perm=perm)
+
+
+def attend(b, q, k, v, dh, merge, mask=None):
+    """Softmax(Q K^T / sqrt(dh) + mask) V over split heads, the heads merged by
+    Transpose and Reshape(merge): [batch, seq, hidden], before the output Linear."""
+    s = b.node("Div", [b.node("MatMul", [q, k]), scalar(b, np.sqrt(dh))])
+    p = b.node("Softmax", [s if mask is None else b.node("Add", [s, mask])], axis=-1)
+    ctx = b.node("Transpose", [b.node("MatMul", [p, v])], perm=[0, 2, 1, 3])
+    return b.node("Reshape", [ctx, merge])
+
+
+def bert(name, seed, vocab=30522, hidden=128, heads=2, layers=2, ffn=512, seq=128):
+    """A BERT encoder (transformers' BertModel, post-LayerNorm) with its pooler."""
+    b = Builder(name, seed)
     dh = hidden // heads
-    scalar = lambda v: b.tensor(np.array(v, np.float32))
-
-    def layernorm(x):
-        mean = b.node("ReduceMean", [x], axes=[-1], keepdims=1)
-        d = b.node("Sub", [x, mean])
-        var = b.node("ReduceMean", [b.node("Pow", [d, scalar(2.0)])], axes=[-1], keepdims=1)
-        y = b.node("Div", [d, b.node("Sqrt", [b.node("Add", [var, scalar(1e-12)])])])
-        gamma = b.tensor((1 + 0.05 * b.rng.standard_normal(hidden)).astype(np.float32))
-        return b.node("Add", [b.node("Mul", [y, gamma]), b.randn((hidden,), 0.02)])
-
-    def dense(x, din, dout):
-        y = b.node("MatMul", [x, b.randn((din, dout), 0.02 * np.sqrt(768.0 / din))])
-        return b.node("Add", [y, b.randn((dout,), 0.02)])
-
     words = b.randn((vocab, hidden), 0.02)
     positions = b.randn((512, hidden), 0.02)
     pos_ids = b.tensor(np.arange(seq, dtype=np.int64).reshape(1, seq))
     e = b.node("Gather", [words, "input_ids"], axis=0)
     e = b.node("Add", [e, b.node("Gather", [positions, pos_ids], axis=0)])
     e = b.node("Add", [e, b.randn((1, hidden), 0.02)])
-    h = layernorm(e)
+    h = layernorm(b, e, hidden)
     m = b.node("Unsqueeze", ["attention_mask", b.tensor(np.array([1, 2], np.int64))])
     m = b.node("Cast", [m], to=TensorProto.FLOAT)
-    mask = b.node("Mul", [b.node("Sub", [scalar(1.0), m]), scalar(-10000.0)])
-    split = b.tensor(np.array([0, seq, heads, dh], np.int64))
-    merge = b.tensor(np.array([0, seq, hidden], np.int64))
+    mask = b.node("Mul", [b.node("Sub", [scalar(b, 1.0), m]), scalar(b, -10000.0)])
+    split, merge = head_shapes(b, seq, heads, hidden)
     for _ in range(layers):
-        heads_of = lambda t, perm: b.node("Transpose", [b.node("Reshape", [t, split])], perm=perm)
-        q = heads_of(dense(h, hidden, hidden), [0, 2, 1, 3])
-        k = heads_of(dense(h, hidden, hidden), [0, 2, 3, 1])
-        v = heads_of(dense(h, hidden, hidden), [0, 2, 1, 3])
-        s = b.node("Div", [b.node("MatMul", [q, k]), scalar(np.sqrt(dh))])
-        p = b.node("Softmax", [b.node("Add", [s, mask])], axis=-1)
-        ctx = b.node("Transpose", [b.node("MatMul", [p, v])], perm=[0, 2, 1, 3])
-        a = dense(b.node("Reshape", [ctx, merge]), hidden, hidden)
-        h = layernorm(b.node("Add", [a, h]))
-        f = dense(h, hidden, ffn)
-        g = b.node("Erf", [b.node("Div", [f, scalar(1.4142135381698608)])])
-        g = b.node("Mul", [b.node("Mul", [f, b.node("Add", [g, scalar(1.0)])]), scalar(0.5)])
-        h = layernorm(b.node("Add", [dense(g, ffn, hidden), h]))
+        q = split_heads(b, dense(b, h, hidden, hidden), split, [0, 2, 1, 3])
+        k = split_heads(b, dense(b, h, hidden, hidden), split, [0, 2, 3, 1])
+        v = split_heads(b, dense(b, h, hidden, hidden), split, [0, 2, 1, 3])
+        a = dense(b, attend(b, q, k, v, dh, merge, mask), hidden, hidden)
+        h = layernorm(b, b.node("Add", [a, h]), hidden)
+        g = gelu_erf(b, dense(b, h, hidden, ffn))
+        h = layernorm(b, b.node("Add", [dense(b, g, ffn, hidden), h]), hidden)
     b.node("Identity", [h], name="last_hidden_state")
     first = b.node("Gather", [h, b.tensor(np.array(0, np.int64))], axis=1)
-    pooled = b.node("Tanh", [dense(first, hidden, hidden)])
+    pooled = b.node("Tanh", [dense(b, first, hidden, hidden)])
     ids = lambda n: helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", seq])
     return b.finish([ids("input_ids"), ids("attention_mask")],
                     [f32("last_hidden_state", ["batch", seq, hidden]),
                      f32("pooler_output", ["batch", hidden])], {pooled: "pooler_output"})
+
+
+def bert_tiny():
+    return bert("bert_tiny", 104)
 
 
 def mlp():
