@@ -13,7 +13,7 @@ D=${BUILD:-build}/bench-compile
 TARGET=${TARGET:-c}
 REPEAT=${REPEAT:-3}
 mkdir -p "$D"
-/usr/bin/python3 testdata/gen_zoo.py "$D" >/dev/null || exit 1
+/usr/bin/python3 testdata/gen_zoo.py "$D" densenet121 densenet264 resnet50 >/dev/null || exit 1
 /usr/bin/python3 testdata/gen_models.py "$D" resnet18 bert_tiny >/dev/null || exit 1
 echo "cpu: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cores;" \
 	"target $TARGET, median of $REPEAT"
