@@ -17,10 +17,11 @@ TARGET=${TARGET:-c}
 SEARCH=${SEARCH:-none}
 REPEAT=${REPEAT:-3}
 RUNS=${RUNS:-20}
+. tests/bench_lib.sh
 mkdir -p "$D"
 /usr/bin/python3 testdata/gen_models.py "$D" || exit 1
 have_ort=0
-python3 -c "import onnxruntime" 2>/dev/null && have_ort=1
+have_ort && have_ort=1
 echo "target $TARGET, search $SEARCH, $THREADS thread(s), $REPEAT x $RUNS runs per side"
 printf '%-12s %10s %18s %12s %18s %8s %10s\n' model compile_s collagec_ms spread ort_ms \
 	spread ratio
@@ -35,10 +36,8 @@ for m in mnist_cnn mlp bert_tiny mobilenetv2 resnet18; do
 	shape=
 	[ $m = mlp ] && shape="--shape N=64"
 	for i in $(seq "$REPEAT"); do
-		c="$c $("$COLLAGEC" bench "$D/$m.so" --runs "$RUNS" --warmup 3 $shape \
-			--threads "$THREADS" --json | sed 's/.*"median_ms":\([0-9.]*\).*/\1/')"
-		[ $have_ort = 1 ] && o="$o $(python3 tools/ort.py bench "$D/$m.onnx" --runs "$RUNS" \
-			--warmup 3 --threads "$THREADS" $shape | sed 's/.*"median_ms": \([0-9.]*\).*/\1/')"
+		c="$c $(collagec_ms "$D/$m.so" "$THREADS" "$RUNS" $shape)"
+		[ $have_ort = 1 ] && o="$o $(ort_ms "$D/$m.onnx" "$THREADS" "$RUNS" $shape)"
 	done
 	python3 - "$m" "$(echo "$t1 - $t0" | bc)" "$c" "$o" <<'PY'
 import statistics, sys

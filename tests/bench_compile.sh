@@ -12,20 +12,13 @@ COLLAGEC=${BUILD:-build}/collagec
 D=${BUILD:-build}/bench-compile
 TARGET=${TARGET:-c}
 REPEAT=${REPEAT:-3}
+. tests/bench_lib.sh
 mkdir -p "$D"
 /usr/bin/python3 testdata/gen_zoo.py "$D" densenet121 densenet264 resnet50 >/dev/null || exit 1
 /usr/bin/python3 testdata/gen_models.py "$D" resnet18 bert_tiny >/dev/null || exit 1
-echo "cpu: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cores;" \
-	"target $TARGET, median of $REPEAT"
+echo "$(cpu_line); target $TARGET, median of $REPEAT"
 printf '%-12s %6s %8s %8s %10s %8s %9s %10s\n' model nodes cold_s warm_s weights_s attr_s \
 	no_cache same
-secs() { # secs CMD...: wall seconds of one run
-	t0=$(date +%s.%N)
-	"$@" >/dev/null 2>&1 || echo "collagec failed: $*" >&2
-	t1=$(date +%s.%N)
-	awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'
-}
-median() { tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for m in densenet121 densenet264 resnet50 resnet18 bert_tiny; do
 	rm -f "$D/$m.a.onnx"
 	/usr/bin/python3 - "$D/$m.onnx" "$D/$m.w.onnx" "$D/$m.a.onnx" <<'PY'
