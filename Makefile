@@ -36,7 +36,7 @@ LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 # the subcommands without main(), for the harnesses of what cli/ reads (fuzz_meta)
 CLIOBJS := $(filter-out $(BUILD)/cli/main.o,$(filter $(BUILD)/cli/%,$(OBJS)))
 
-.PHONY: all deps test test-full test-all test-build test-oom oom-build test-asan test-valgrind demo bench bench-gemm bench-collage bench-compile install clean regen fuzz
+.PHONY: all deps test test-full test-all test-build test-oom oom-build test-asan test-valgrind demo bench bench-gemm bench-collage bench-compile bench-search install clean regen fuzz
 
 all: $(BUILD)/collagec
 
@@ -162,6 +162,12 @@ bench-compile: $(BUILD)/collagec
 
 bench-collage: $(BUILD)/collagec
 	@BUILD=$(BUILD) python3 tests/bench_collage.py
+
+# issue 29's table: the default compile's time, memory and bytes, its build's
+# speed; GNU time (the Debian package time) reads the peak RSS
+bench-search: $(BUILD)/collagec
+	@sh tools/deps.sh time
+	@BUILD=$(BUILD) sh tests/bench_search.sh
 
 # the binary, the man page, collagec.h with its pkg-config file (written
 # here, so it names this PREFIX), bash completion and the pattern files

@@ -1,9 +1,9 @@
-# bench_lib.sh - what the benchmark scripts share (bench.sh and bench_compile.sh
-# source it; it is no test suite): the machine's line, wall seconds of a
-# command, the median of numbers, and one timing of a compiled model by
-# `collagec bench` or of its ONNX model by ONNX Runtime (tools/ort.py bench),
-# in milliseconds. Each function runs in a subshell, so it sets none of its
-# caller's variables, and needs $COLLAGEC.
+# bench_lib.sh - what the benchmark scripts share (bench.sh, bench_compile.sh
+# and bench_search.sh source it; it is no test suite): the machine's line,
+# wall seconds of a command, the median of numbers, and one timing of a
+# compiled model by `collagec bench` or of its ONNX model by ONNX Runtime
+# (tools/ort.py bench), in milliseconds. Each function runs in a subshell, so
+# it sets none of its caller's variables, and needs $COLLAGEC.
 
 # cpu_line: "cpu: MODEL NAME, N cores"
 cpu_line() (
