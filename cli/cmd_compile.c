@@ -16,7 +16,7 @@
 enum { OPT_SHAPE = 256, OPT_ELEMENTS, OPT_DUMP, OPT_DEPFILE, OPT_STATS, OPT_JSON, OPT_CC, OPT_OPT,
        OPT_KEEP, OPT_SEARCH,
        OPT_TARGET, OPT_PATTERNS, OPT_MAX_DEPTH, OPT_ESTIMATOR, OPT_CACHE, OPT_NO_CACHE,
-       OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK, OPT_CPU, OPT_PREFIX };
+       OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK, OPT_CPU, OPT_PREFIX, OPT_BUDGET };
 
 /* A whole number in [lo, hi] for option name; -1 after a usage error. */
 static int int_arg(const char *name, const char *arg, int lo, int hi)
@@ -54,6 +54,7 @@ int cmd_compile(int argc, char **argv)
 		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ "no-plan-check", no_argument, NULL, OPT_NO_PLAN_CHECK },
+		{ "search-budget", required_argument, NULL, OPT_BUDGET },
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
@@ -79,6 +80,7 @@ int cmd_compile(int argc, char **argv)
 	o.search = "collage";
 	o.max_depth = COLLAGE_DEFAULT_MAX_DEPTH;
 	o.estimator = "measure";
+	o.search_budget = COLLAGE_DEFAULT_BUDGET;
 	o.mock_costs = getenv("COLLAGEC_MOCK_COSTS");
 	if (getenv("COLLAGEC_MEASURE_TIMEOUT"))
 		o.measure_timeout = atof(getenv("COLLAGEC_MEASURE_TIMEOUT"));
@@ -116,6 +118,18 @@ int cmd_compile(int argc, char **argv)
 		case OPT_CACHE: o.cache = optarg; break;
 		case OPT_NO_CACHE: o.no_cache = true; break;
 		case OPT_NO_PLAN_CHECK: o.no_plan_check = true; break;
+		case OPT_BUDGET: {
+			char *end;
+
+			o.search_budget = strtod(optarg, &end);
+			if (!*optarg || *end || !(o.search_budget >= 0) ||
+			    o.search_budget > 1e6) {
+				cli_error(2, "compile: --search-budget takes seconds from 0 (no "
+					  "limit) to 1000000, not '%s'", optarg);
+				goto usage;
+			}
+			break;
+		}
 		case OPT_THREADS:
 			if ((o.threads = int_arg("--threads", optarg, 1, 1024)) < 0)
 				goto usage;
@@ -183,10 +197,11 @@ int cmd_compile(int argc, char **argv)
 			(long long)st.arena_bytes, (long long)st.peak_bytes,
 			(long long)st.weights_bytes);
 	if (rc == 0 && verbose && strcmp(o.search, "none"))
-		fprintf(stderr, "collagec: search %s: %d candidates, %d distinct, %d measured, "
-			"%d from the cost cache, %.2f s\n", o.search, st.candidates, st.unique,
+		fprintf(stderr, "collagec: search %s: %d candidates, %d distinct, %d measured "
+			"now, %d from the cost cache, %d left at their estimate, %.2f s\n",
+			o.search, st.candidates, st.unique,
 			strcmp(o.search, "collage") || strcmp(o.estimator, "measure") ? 0
-			: st.estimated, st.cache_hits, st.search_seconds);
+			: st.estimated, st.cache_hits, st.guessed, st.search_seconds);
 	rc = rc == 0 ? 0 : (int)(ctx.status ? ctx.status : STATUS_MODEL);
 	ctx_release(&ctx);
 	vec_free(&shapes);

@@ -254,6 +254,27 @@ static const char *search_mode(const cJSON *meta)
 }
 
 
+/*
+ * Estimate first: how many distinct candidates' costs were measured and how
+ * many are estimates, under what budget.
+ */
+static void costs_text(const cJSON *search)
+{
+	double meas, est, budget;
+
+	if (!meta_num(search, "measured", &meas) || !meta_num(search, "estimated", &est) ||
+	    !meta_num(search, "budget", &budget))
+		return;
+	printf("costs: %d distinct candidates measured, %d left at their estimate; ", (int)meas,
+	       (int)est);
+	if (budget > 0)
+		printf("search budget %.15g s%s\n", budget,
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(search, "budget_reached"))
+		       ? ", reached" : ", not reached");
+	else
+		printf("no search budget\n");
+}
+
 /* Phase 5's plans, one line each, the one built marked with '*'. */
 static void plans_text(const cJSON *search)
 {
@@ -264,14 +285,18 @@ static void plans_text(const cJSON *search)
 		return;
 	printf("plans timed end to end (the one built marked *):\n");
 	cJSON_ArrayForEach(p, plans) {
-		double cost, np = 0;
+		double cost, est, np = 0;
 		const char *same = meta_str(p, "same_as");
 
 		sb_reset(&sb);
-		if (meta_num(p, "cost", &cost))
+		if (meta_num(p, "cost", &cost)) {
 			seconds_text(cost, &sb);
-		else
+		} else if (meta_num(p, "estimate", &est)) {
+			sb_puts(&sb, "not timed, estimate ");
+			seconds_text(est, &sb);
+		} else {
 			sb_putc(&sb, '-');
+		}
 		meta_num(p, "partitions", &np);
 		printf("  %c %-24s %4d partitions  %10s%s%s%s\n",
 		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "chosen")) ? '*' : ' ',
@@ -413,6 +438,7 @@ static void explain_print(const struct explain *e)
 	else
 		opt_seconds(e->has_total, e->est_total, &sb);
 	printf("%s\n", sb_str(&sb));
+	costs_text(search);
 	plans_text(search);
 	for (int c = 0; c < 6; c++)
 		sb_release(&cell[c]);

@@ -364,6 +364,9 @@ static int partition(struct collagec_ctx *ctx, struct graph *g, const struct com
 		} else if (!strcmp(est, "measure")) {
 			co.cache = cache;
 			co.estimator = cost_measure_new(ctx, o, cache);
+			co.guess = cost_analytic_new(ctx, o, cache);
+			co.budget = o->search_budget;
+			co.jobs = o->jobs > 0 ? o->jobs : 1;
 		} else {
 			BUG("estimator '%s'", est);
 		}
@@ -371,6 +374,8 @@ static int partition(struct collagec_ctx *ctx, struct graph *g, const struct com
 	rc = collage_partition(g, ts, nt, ps, &co, parts, np, cs);
 	if (co.estimator)
 		co.estimator->free(co.estimator);
+	if (co.guess)
+		co.guess->free(co.guess);
 	if (cache)
 		cost_cache_close(cache);
 	return rc;
@@ -531,11 +536,17 @@ static char *stats_json(struct graph *g, const struct compile_options *o, const 
 	/* estimated counts the candidates handed to the estimator, hits left out */
 	cJSON_AddNumberToObject(c, "measured", measured ? cs->estimated : 0);
 	cJSON_AddNumberToObject(c, "measure_seconds", cs->measure_seconds);
+	/* estimate first: what stayed an estimate, the rounds and the budget */
+	cJSON_AddNumberToObject(c, "estimated", cs->guessed);
+	cJSON_AddNumberToObject(c, "rounds", cs->rounds);
+	cJSON_AddNumberToObject(c, "budget_spent", cs->budget_spent);
+	cJSON_AddNumberToObject(c, "plans_skipped", cs->plans_skipped);
 	l = cJSON_AddArrayToObject(c, "plans");
 	for (int i = 0; i < cs->n_plans; i++) {
 		cJSON *p = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(p, "name", cs->plans[i].name);
+		cJSON_AddBoolToObject(p, "timed", !isnan(cs->plans[i].cost));
 		cJSON_AddBoolToObject(p, "cached", cs->plans[i].cached);
 		cJSON_AddItemToArray(l, p);
 	}
@@ -544,6 +555,7 @@ static char *stats_json(struct graph *g, const struct compile_options *o, const 
 		cJSON *p = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(p, "target", cs->list[i].target);
+		cJSON_AddBoolToObject(p, "measured", cs->list[i].measured);
 		cJSON_AddBoolToObject(p, "cached", cs->list[i].cached);
 		cJSON_AddItemToArray(l, p);
 	}
@@ -862,6 +874,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		stats->unique = cs.unique;
 		stats->estimated = cs.estimated;
 		stats->cache_hits = cs.cache_hits;
+		stats->guessed = cs.guessed;
 		stats->search_seconds = cs.seconds;
 		stats->n_kernels = ep.steps.n;
 		stats->arena_bytes = ep.arena_bytes;

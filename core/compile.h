@@ -44,6 +44,8 @@ struct compile_options {
 	const char *cache;		/* --cache PATH; NULL = the default file */
 	bool no_cache;			/* --no-cache */
 	bool no_plan_check;		/* --no-plan-check: skip Collage's phase 5 */
+	double search_budget;		/* --search-budget: seconds of measuring (0: no
+					   limit); COLLAGE_DEFAULT_BUDGET by default */
 	int threads;			/* threads costs are measured with (>= 1) */
 	int jobs;			/* parallel C compiler runs while measuring */
 	bool progress;			/* a progress bar while measuring (on a terminal) */
@@ -76,7 +78,7 @@ struct compile_options {
 
 struct compile_stats {
 	double seconds;
-	int candidates, unique, estimated, cache_hits;
+	int candidates, unique, estimated, cache_hits, guessed;
 	double search_seconds;
 	int n_partitions, n_kernels;
 	int64_t arena_bytes, peak_bytes, weights_bytes;

@@ -56,10 +56,14 @@ for m in $measured; do
 	# every partition of the cover has its measured cost; a baseline plan
 	# phase 5 found faster may hold partitions no candidate was (null)
 	# (what was measured: --stats)
-	v="$(json "$T/$m.stats" 'j["cost_cache"]["measured"]') $(json "$T/$m.json" '"%s %s %d %d %d %s" % (j["compiler"]["search"], j["search"]["estimator"], j["search"]["distinct"], len([p for p in j["partitions"] if p["measured_cost"] is None]), len(j["search"]["list"]) - j["search"]["candidates"], j["search"]["plan"])')"
+	# a partition without one (null) holds a candidate left at its
+	# estimate; search.measured + search.estimated = distinct, and the
+	# candidates' measured flags say which
+	v="$(json "$T/$m.stats" 'j["cost_cache"]["measured"]') $(json "$T/$m.json" '"%s %s %d %d %d %s %d %d %d" % (j["compiler"]["search"], j["search"]["estimator"], j["search"]["distinct"], len([p for p in j["partitions"] if p["measured_cost"] is None]), len(j["search"]["list"]) - j["search"]["candidates"], j["search"]["plan"], j["search"]["measured"] + j["search"]["estimated"] - j["search"]["distinct"], j["search"]["estimated"], len([c for c in j["search"]["list"] if not c["measured"]]))')"
 	set -- $v
 	if [ "$2 $3" = "collage measure" ] && [ "$1" -gt 0 ] && [ "$1" -le "$4" ] &&
-		{ [ "$5" = 0 ] || [ "$7" != collage ]; } && [ "$6" = 0 ]
+		{ [ "$5" = 0 ] || [ "$7" != collage ] || [ "$9" -gt 0 ]; } && [ "$6" = 0 ] &&
+		[ "$8" = 0 ] && { [ "$9" -gt 0 ] || [ "${10}" = 0 ]; }
 	then ok "$m/metadata-records-the-search"; else fail "$m/metadata-records-the-search" "$v"; fi
 	# warm: nothing measured, everything from the cache, identical artifacts
 	"$C" compile "$T/$m.onnx" -o "$T/$m.w1.so" --cache "$CACHE" --stats "$T/$m.w1.stats" \
@@ -68,7 +72,7 @@ for m in $measured; do
 	if cmp -s "$T/$m.w1.so" "$T/$m.w2.so" && cmp -s "$T/$m.w1.json" "$T/$m.w2.json"
 	then ok "$m/warm-cache-byte-identical"
 	else fail "$m/warm-cache-byte-identical" "the two warm builds differ"; fi
-	v=$(json "$T/$m.w1.stats" '"%d %d %d" % (j["cost_cache"]["measured"], j["cost_cache"]["hits"] - j["cost_cache"]["distinct"], len([c for c in j["cost_cache"]["list"] + j["cost_cache"]["plans"] if not c["cached"]]))')
+	v=$(json "$T/$m.w1.stats" '"%d %d %d" % (j["cost_cache"]["measured"], j["cost_cache"]["hits"] + j["cost_cache"]["estimated"] - j["cost_cache"]["distinct"], len([c for c in j["cost_cache"]["list"] if c["cached"] != c["measured"]] + [p for p in j["cost_cache"]["plans"] if p["cached"] != p["timed"]]))')
 	[ "$v" = "0 0 0" ] && ok "$m/warm-cache-measures-nothing" ||
 		fail "$m/warm-cache-measures-nothing" "measured, hits-distinct, not cached: $v"
 	# the warm build chose what the cold one did
@@ -92,11 +96,27 @@ won = [p for p in ps if p["chosen"]]
 if len(won) != 1 or won[0]["name"] != s["plan"] or won[0]["same_as"]:
     why.append("chosen %s, plan %s" % ([p["name"] for p in won], s["plan"]))
 else:
+    # estimate first: plans whose estimate rules them out are not timed
+    # (cost null); the cover is timed whenever another plan is
+    timed = [p for p in ps if p["cost"] is not None]
     w, cov = won[0], ps[0]["cost"]
-    best = min(p["cost"] for p in ps)
-    if w["name"] == "collage" and best < cov * 0.98:
+    if not timed:
+        cov = best = None
+        if w["name"] != "collage":
+            why.append("built %s untimed" % w["name"])
+    elif cov is None:
+        why.append("the cover untimed beside %s" % [p["name"] for p in timed])
+        cov = best = 0
+    else:
+        best = min(p["cost"] for p in timed)
+    for p in ps:
+        if p["cost"] is None and p["estimate"] is None and not p["same_as"]:
+            why.append("%s neither timed nor estimated" % p["name"])
+    if best is None:
+        pass
+    elif w["name"] == "collage" and best < cov * 0.98:
         why.append("kept the cover at %g although a plan took %g" % (cov, best))
-    if w["name"] != "collage" and (w["cost"] != best or w["cost"] >= cov * 0.98):
+    elif w["name"] != "collage" and (w["cost"] != best or w["cost"] >= cov * 0.98):
         why.append("built %s at %g; best %g, cover %g" % (w["name"], w["cost"], best, cov))
     if s["plan_cost"] != w["cost"]:
         why.append("plan_cost %s" % s["plan_cost"])
@@ -262,8 +282,8 @@ if tier full; then
 	"$C" cache import "$T/old.jsonl" --cache "$T/old.sqlite" >/dev/null 2>&1
 	"$C" compile "$T/mnist_cnn.onnx" -o "$T/old.so" --cache "$T/old.sqlite" --stats "$T/old.stats" \
 		2>/dev/null
-	v=$(json "$T/old.stats" '"%d %d" % (j["cost_cache"]["hits"], j["cost_cache"]["measured"])')
-	w=$(json "$T/mnist_cnn.stats" '"0 %d" % j["cost_cache"]["measured"]')
+	v=$(json "$T/old.stats" '"%d %d" % (j["cost_cache"]["hits"], j["cost_cache"]["measured"] > 0)')
+	w="0 True"
 	[ "$v" = "$w" ] && ok cache/other-builds-rows-unused ||
 		fail cache/other-builds-rows-unused "cache hits and measured: $v, cold compile: $w"
 
@@ -275,14 +295,59 @@ if tier full; then
 		--stats "$T/cold.stats" 2>/dev/null
 	COLLAGEC_LLC_BYTES=1024 "$C" compile "$T/mnist_cnn.onnx" -o "$T/cold2.so" --cache "$CACHE" \
 		--stats "$T/cold2.stats" 2>/dev/null
-	v=$(json "$T/cold.stats" '"%d %d" % (j["cost_cache"]["hits"], j["cost_cache"]["measured"])')
-	w=$(json "$T/cold2.stats" '"%d %d" % (j["cost_cache"]["measured"], j["cost_cache"]["hits"] - j["cost_cache"]["distinct"])')
-	x=$(json "$T/mnist_cnn.stats" '"0 %d" % j["cost_cache"]["measured"]')
+	v=$(json "$T/cold.stats" '"%d %d" % (j["cost_cache"]["hits"], j["cost_cache"]["measured"] > 0)')
+	w=$(json "$T/cold2.stats" '"%d %d" % (j["cost_cache"]["measured"], j["cost_cache"]["hits"] + j["cost_cache"]["estimated"] - j["cost_cache"]["distinct"])')
+	x="0 1"
 	if [ "$v" = "$x" ] && [ "$w" = "0 0" ] &&
 		"$C" run "$T/cold.so" --check testdata/models/mnist_cnn --rtol 1e-3 --atol 1e-4 >/dev/null 2>&1
 	then ok cache/weights-cold-measured-apart
 	else fail cache/weights-cold-measured-apart "cold: hits, measured $v (want $x); again: $w"; fi
 fi
+# estimate first: a search budget of a millisecond stops after the first
+# round of measuring; what it did not measure keeps its estimate, OUT.json
+# and explain say so, and the model still computes what ONNX Runtime does
+B=$T/budget
+mkdir -p "$B"
+if "$C" compile "$T/mnist_cnn.onnx" -o "$B/m.so" --target blas,c --cache "$B/costs.sqlite" \
+	--search-budget 0.001 --stats "$B/m.stats" 2>"$B/m.err" &&
+	"$C" run "$B/m.so" --check testdata/models/mnist_cnn --rtol 1e-3 --atol 1e-4 >/dev/null 2>&1
+then
+	v=$(/usr/bin/python3 -c '
+import json, sys
+m, st = (json.load(open(f)) for f in sys.argv[1:])
+s, c, why = m["search"], st["cost_cache"], []
+if not (s["budget"] == 0.001 and s["budget_reached"] and c["rounds"] == 1):
+    why.append("budget %s reached %s rounds %s" % (s["budget"], s["budget_reached"], c["rounds"]))
+if not (s["estimated"] > 0 and s["measured"] > 0 and s["measured"] + s["estimated"] == s["distinct"]):
+    why.append("measured %s estimated %s distinct %s" % (s["measured"], s["estimated"], s["distinct"]))
+if sum(1 for x in s["list"] if not x["measured"]) < s["estimated"]:
+    why.append("candidates marked estimated: %d" % sum(1 for x in s["list"] if not x["measured"]))
+if any(p["cost"] is not None for p in s["plans"]):
+    why.append("phase 5 timed plans past the budget")
+print("; ".join(why) or "ok")' "$B/m.json" "$B/m.stats" 2>&1 | tail -n 1)
+	[ "$v" = ok ] && ok budget/stops-after-one-round || fail budget/stops-after-one-round "$v"
+	"$C" explain "$B/m.so" >"$B/explain.out" 2>&1
+	grep -q "left at their estimate; search budget 0.001 s, reached" "$B/explain.out" &&
+		grep -q "not timed" "$B/explain.out" && ok budget/explain-says-so ||
+		fail budget/explain-says-so "$(grep -i budget "$B/explain.out" | head -n 1)"
+	# the same search without a limit measures on from where the budget
+	# stopped, until no estimate can beat the cover: some candidates are
+	# never built, the dominated ones
+	"$C" compile "$T/mnist_cnn.onnx" -o "$B/u.so" --target blas,c --cache "$B/costs.sqlite" \
+		--search-budget 0 2>/dev/null
+	v=$(json "$B/u.json" '"%s %s %d %d" % (j["search"]["budget"], j["search"]["budget_reached"], j["search"]["estimated"] > 0, j["search"]["measured"] > '"$(json "$B/m.json" 'j["search"]["measured"]')"')')
+	[ "$v" = "0 False 1 1" ] && ok budget/unlimited-leaves-dominated-unbuilt ||
+		fail budget/unlimited-leaves-dominated-unbuilt "budget, reached, some estimated, more measured: $v"
+else
+	fail budget/compile "$(head -n 1 "$B/m.err")"
+fi
+for bad in -1 x 1e7 ""; do
+	"$C" compile "$T/mnist_cnn.onnx" -o "$B/bad.so" --search-budget "$bad" 2>"$B/bad.err"
+	st=$?
+	if [ $st = 2 ] && grep -q "search-budget takes seconds" "$B/bad.err" && [ ! -e "$B/bad.so" ]
+	then ok "budget/rejects-'$bad'"; else fail "budget/rejects-'$bad'" "exit $st"; fi
+done
+
 # candidates that fail to build, crash or hang cost +inf; the compile goes on.
 # A compiler wrapper breaks every bench model with a blas kernel in it.
 W=$T/wrap
@@ -336,9 +401,10 @@ rows = [json.loads(l) for l in lines]
 keys = {(r["structure"], r["target"], r["threads"], r["machine"], r["version"]) for r in rows}
 ok = all(r["seconds"] == "inf" or (isinstance(r["seconds"], (int, float)) and r["seconds"] >= 0)
          for r in rows)
-# every distinct candidate of the model is there once (one target: c)
-want = json.load(open(meta))["search"]["distinct"]
-cand = [r for r in rows if r["target"] == "c"]
+# every distinct candidate the search measured is there once (one target: c;
+# the roofline's probes beside them)
+want = json.load(open(meta))["search"]["measured"]
+cand = [r for r in rows if r["target"] == "c" and r.get("label") != "roofline probe"]
 print("ok" if ok and len(keys) == len(rows) and len(cand) == want else
       "%d rows, %d keys, %d on c, %d distinct" % (len(rows), len(keys), len(cand), want))
 PY
@@ -368,8 +434,9 @@ c, w = (json.load(open(f))["cost_cache"] for f in sys.argv[1:])
 why = []
 if not (c["measured"] > 0 and c["hits"] == 0 and not any(x["cached"] for x in c["list"])):
     why.append("cold measured %d, hits %d" % (c["measured"], c["hits"]))
-if not (w["measured"] == 0 and w["hits"] == w["distinct"] and
-        all(x["cached"] for x in w["list"] + w["plans"])):
+if not (w["measured"] == 0 and w["hits"] + w["estimated"] == w["distinct"] and
+        all(x["cached"] == x["measured"] for x in w["list"]) and
+        all(x["cached"] == x["timed"] for x in w["plans"])):
     why.append("warm measured %d, hits %d of %d" % (w["measured"], w["hits"], w["distinct"]))
 if len(c["list"]) != c["candidates"] or [x["target"] for x in c["list"]] != [x["target"] for x in w["list"]]:
     why.append("lists %d, %d" % (len(c["list"]), len(w["list"])))

@@ -69,7 +69,7 @@ _collagec()
 	case $cmd in
 	compile)
 		opts="-o --output --target --search --max-depth --estimator --cache --no-cache
-			--no-plan-check --threads -j --jobs --progress --patterns --shape --elements --dump-ir
+			--no-plan-check --search-budget --threads -j --jobs --progress --patterns --shape --elements --dump-ir
 			--depfile --stats --prefix --json --cc --opt --cpu --keep-temps -q --quiet -v --verbose
 			--help" ;;
 	run)

@@ -30,6 +30,13 @@
 #include "pattern.h"
 #include "rules.h"
 
+/*
+ * Seconds of measuring when --search-budget is not given: the cold default
+ * compile of the benchmark's models (make bench-search) stays within
+ * max(3 x their --search none compile, 30 s) on 2 cores.
+ */
+#define COLLAGE_DEFAULT_BUDGET 20.0
+
 /* Depth of the combined candidates when --max-depth is not given. */
 #define COLLAGE_DEFAULT_MAX_DEPTH 4
 
@@ -37,6 +44,14 @@ struct collage_options {
 	const char *search;		/* "collage" or "greedy" */
 	int max_depth;			/* longest node chain in a candidate (0 = no limit) */
 	struct cost_estimator *estimator;	/* collage: required */
+	/*
+	 * (optional) a cheap estimator (analytic) for estimate-first search:
+	 * every candidate gets its calibrated estimate and an interval, and
+	 * only those that can change the cover are handed to estimator
+	 */
+	struct cost_estimator *guess;
+	double budget;			/* with guess: seconds of measuring; 0 = no limit */
+	int jobs;			/* with guess: C compiler jobs (a round's size) */
 	struct cost_cache *cache;	/* (optional) measured costs */
 	int threads;			/* what costs are measured with (the cache key) */
 	const char *dump_dir;		/* (optional) writes NN-candidates.txt there */
@@ -56,7 +71,8 @@ struct collage_options {
 struct collage_plan {
 	const char *name;		/* "collage", "greedy", "none:blas,c" */
 	int n_partitions;
-	double cost;			/* seconds, +inf when it failed */
+	double cost;			/* seconds, +inf when it failed, NAN: not timed */
+	double estimate;		/* the sum of its parts (estimate first), or NAN */
 	const char *same_as;		/* an earlier plan with these partitions, or NULL */
 	bool cached;			/* cost from the cost cache (--stats, not OUT.json) */
 	bool chosen;
@@ -70,6 +86,7 @@ struct collage_candidate {
 	const int *nodes;		/* g->nodes ids, topological order */
 	double cost;			/* seconds, +inf, NAN (greedy) */
 	bool cached;			/* cost from the cost cache (--stats, not OUT.json) */
+	bool measured;			/* cost measured (now or before), not estimated */
 	bool chosen;			/* part of the cover (before phase 4 merges) */
 };
 
@@ -85,6 +102,13 @@ struct collage_stats {
 	int unique;			/* structurally distinct ones */
 	int estimated;			/* handed to the estimator */
 	int cache_hits;			/* found in the cost cache */
+	/* estimate-first (o->guess): what the decisions used */
+	int measured;			/* distinct candidates with a measured cost */
+	int guessed;			/* distinct candidates left at their estimate */
+	int rounds;			/* rounds of measuring */
+	bool budget_hit;		/* the budget ended the search before it settled */
+	double budget_spent;		/* seconds charged to the budget */
+	int plans_skipped;		/* phase 5: plans their estimates ruled out */
 	int states;			/* search states popped */
 	double seconds;			/* the whole partitioning */
 	double measure_seconds;		/* of which estimating (building and timing) */

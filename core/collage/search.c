@@ -24,6 +24,17 @@ struct cand {
 	const char *key;		/* structure key (cost_item_key) */
 	double cost;			/* seconds, +inf, NAN */
 	bool cached;			/* cost came from the cost cache */
+	/* estimate first */
+	int rep;			/* the first candidate of its structure */
+	bool known;			/* cost measured (now or in the cache) */
+	double guess;			/* the analytic estimate */
+	const char *cls;		/* calibration class */
+	double est, factor;		/* calibrated estimate, its uncertainty */
+};
+
+struct sample {
+	const char *cls;
+	double estimate, seconds;
 };
 
 struct search {
@@ -37,6 +48,10 @@ struct search {
 	VEC(int) *at;			/* per index: candidates whose first node it is */
 	double *pen;			/* nt x nt transition seconds */
 	bool any_pen;
+	const char *id;			/* estimate first: this search's hex id */
+	VEC(struct sample) prior;	/* estimate first: the cache's other samples */
+	struct calib *cal;		/* estimate first: the latest calibration */
+	int64_t spent_us;		/* estimate first: charged to the budget */
 };
 
 /* ---- phase 2: candidates ---- */
@@ -54,7 +69,8 @@ static void gather(struct search *s, const struct pattern_set *ps)
 
 		rule_run(r, &s->df, s->ts[t], &u, &rc);
 		for (int i = 0; i < rc.n; i++) {
-			struct cand c = { rc.v[i].sg, t, rc.v[i].rule, NULL, NAN, false };
+			struct cand c = { rc.v[i].sg, t, rc.v[i].rule, NULL, NAN, false, s->cands.n,
+					  false, NAN, NULL, NAN, 1 };
 
 			vec_push(&s->cands, c);
 		}
@@ -203,6 +219,307 @@ out:
 	strmap_free(&first);
 	vec_free(&items);
 	vec_free(&owner);
+	return rc;
+}
+
+/* ---- estimate first ---- */
+
+static int transitions(struct search *s);
+static int dijkstra(struct search *s, struct ints *win);
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * How many candidates one round measures at most, per C compiler job: a
+ * round is about one build batch (a bench model per job), so a budget is
+ * never overrun by more than that.
+ */
+#define ROUND_PER_JOB 24
+/* Covers looked ahead to fill a round (see estimate_first). */
+#define SPECULATE 4
+
+/*
+ * This search's id: the structures of its candidates and every option that
+ * decides what it measures. The rows it measures carry it (origin), so
+ * that a recompile tells its own measurements from others'.
+ */
+static const char *search_id(struct search *s, int jobs)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char **keys = arena_alloc(s->df.arena, sizeof(*keys) * ((size_t)s->cands.n + 1));
+	const char *id;
+	int n = 0;
+
+	for (int i = 0; i < s->cands.n; i++)
+		if (s->cands.v[i].rep == i)
+			keys[n++] = s->cands.v[i].key;
+	qsort(keys, (size_t)n, sizeof(*keys), cmp_str);
+	sb_printf(&sb, "threads %d cpu %s depth %d budget %.17g jobs %d targets", s->o->threads,
+		  s->o->cpu ? s->o->cpu : "-", s->o->max_depth, s->o->budget, jobs);
+	for (int t = 0; t < s->nt; t++)
+		sb_printf(&sb, " %s", s->ts[t]->str);
+	for (int i = 0; i < n; i++)
+		sb_printf(&sb, "\n%s", keys[i]);
+	id = cost_sha256_hex(s->df.arena, sb_str(&sb));
+	sb_release(&sb);
+	return id;
+}
+
+static int prior_sample(const char *cls, double estimate, double seconds, void *arg)
+{
+	struct search *s = arg;
+	struct sample x = { arena_strdup(s->df.arena, cls), estimate, seconds };
+
+	vec_push(&s->prior, x);
+	return 0;
+}
+
+/* The calibration from the prior and this search's known costs, applied to the rest. */
+static void recalibrate(struct search *s)
+{
+	struct calib *c = calib_new();
+
+	for (int i = 0; i < s->prior.n; i++)
+		calib_add(c, s->prior.v[i].cls, s->prior.v[i].estimate, s->prior.v[i].seconds);
+	for (int i = 0; i < s->cands.n; i++) {
+		const struct cand *x = &s->cands.v[i];
+
+		if (x->rep == i && x->known)
+			calib_add(c, x->cls, x->guess, x->cost);
+	}
+	calib_fit(c);
+	for (int i = 0; i < s->cands.n; i++) {
+		struct cand *x = &s->cands.v[i];
+
+		if (x->rep == i && !x->known)
+			x->est = calib_apply(c, x->cls, x->guess, &x->factor);
+	}
+	calib_free(s->cal);
+	s->cal = c;
+}
+
+/* Every candidate's cost for a cover: known, else est / factor^opt (opt 1, 0). */
+static void set_costs(struct search *s, int opt)
+{
+	for (int i = 0; i < s->cands.n; i++) {
+		struct cand *c = &s->cands.v[i];
+		const struct cand *r = &s->cands.v[c->rep];
+
+		c->cost = r->known ? r->cost : opt ? r->est / r->factor : r->est;
+	}
+}
+
+/* Adds the unknown representatives of cover win to todo (once each). */
+static void unknown_of(struct search *s, const struct ints *win, struct ints *todo, bool *in)
+{
+	for (int i = 0; i < win->n; i++) {
+		int r = s->cands.v[win->v[i]].rep;
+
+		if (!s->cands.v[r].known && !in[r]) {
+			in[r] = true;
+			vec_push(todo, r);
+		}
+	}
+}
+
+static const struct search *sort_search;
+
+/* Larger estimated share of the model's time first; then candidate order. */
+static int cmp_value(const void *a, const void *b)
+{
+	const struct cand *x = &sort_search->cands.v[*(const int *)a];
+	const struct cand *y = &sort_search->cands.v[*(const int *)b];
+	double vx = x->est * (x->factor - 1 / x->factor), vy = y->est * (y->factor - 1 / y->factor);
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	return *(const int *)a - *(const int *)b;
+}
+
+/*
+ * Estimate first. Every distinct candidate gets the analytic estimate,
+ * calibrated by what this machine measured before (the cost cache's
+ * samples of other searches) and by what this search measures, with an
+ * interval. Then rounds: the cover of least cost with every unknown cost at
+ * its interval's low end is the best the unknowns could make; its unknown
+ * candidates (and those of the cover at the estimates) are measured, most
+ * valuable first, until that cover is all measured: no unmeasured candidate
+ * can then beat it, unless its interval lied. A candidate no optimistic
+ * cover picks is never built. --search-budget stops the rounds once the
+ * measuring has cost that much; what was not measured keeps its estimate.
+ *
+ * Cold or warm, the same decisions: a hit measured by this same search
+ * (its origin) is charged what measuring it cost then, the calibration
+ * leaves this search's rows out of the prior and takes them as its own,
+ * so a recompile starts where the first compile ended, and ends there.
+ */
+static int estimate_first(struct search *s)
+{
+	struct cost_estimator *e = s->o->estimator;
+	struct cost_cache *cache = s->o->cache;
+	struct strmap first = { 0 };
+	VEC(struct cost_item) items = { 0 };
+	struct ints todo = { 0 }, win = { 0 };
+	struct cost_key like = cost_key_make(s->g->ctx, "-", "-", s->o->threads, s->o->cpu);
+	bool *in = arena_alloc(s->df.arena, sizeof(bool) * ((size_t)s->cands.n + 1));
+	int64_t spent_us = 0;
+	double t_start;
+
+	int rc = -1, jobs = s->o->jobs > 0 ? s->o->jobs : 1;
+
+
+	/* structures, loops, the cache */
+	for (int i = 0; i < s->cands.n; i++) {
+		struct cand *c = &s->cands.v[i];
+		struct cost_item it = item_of(s, c);
+		int j;
+
+		c->key = cost_item_key(s->df.arena, &it);
+		if ((j = strmap_get(&first, c->key)) >= 0) {
+			c->rep = j;
+			continue;
+		}
+		strmap_put(&first, c->key, i);
+		c->rep = i;
+		c->cls = cost_item_class(s->df.arena, &it);
+		s->st->unique++;
+		vec_push(&items, it);
+	}
+	s->id = search_id(s, jobs);
+	/* the estimates of every distinct candidate, in one call */
+	t_start = time_now();
+	if (s->o->guess->estimate(s->o->guess, items.v, items.n) < 0)
+		goto out;
+	diag_note(s->g->ctx, "estimates of %d candidates   %.3f s", items.n, time_now() - t_start);
+	for (int i = 0, k = 0; i < s->cands.n; i++) {
+		struct cand *c = &s->cands.v[i];
+
+		if (c->rep != i)
+			continue;
+		c->guess = items.v[k++].cost;
+		if (calls_loop(s, c)) {
+			c->cost = 0;
+			c->known = true;
+			continue;
+		}
+		if (cache) {
+			struct cost_key key = key_of(s, c);
+			struct cost_meta meta = { NAN, NULL, 0, NULL };
+			double sec;
+			int found = cost_cache_get_meta(cache, &key, &sec, &meta);
+
+			if (found < 0)
+				goto out;
+			if (found) {
+				c->cost = sec;
+				c->known = c->cached = true;
+				s->st->cache_hits++;
+				if (meta.origin && !strcmp(meta.origin, s->id))
+					spent_us += meta.charge_us;
+			}
+		}
+	}
+	if (cache && cost_cache_samples(cache, &like, s->id, prior_sample, s) < 0)
+		goto out;
+	t_start = time_now();
+	if (transitions(s) < 0)
+		goto out;
+	diag_note(s->g->ctx, "transitions                 %.3f s", time_now() - t_start);
+	for (;;) {
+		double t0, dt;
+		int n;
+
+		recalibrate(s);
+		vec_free(&todo);
+		memset(in, 0, sizeof(bool) * (size_t)s->cands.n);
+		/*
+		 * The optimistic cover, then (while the round has room) the
+		 * one after it should what it picked measure as estimated: a
+		 * round's build takes what the next rounds would, at once
+		 */
+		for (int spec = 0, had = -1; spec < SPECULATE && todo.n > had &&
+		     todo.n < ROUND_PER_JOB * jobs; spec++) {
+			had = todo.n;
+			for (int k = 0; k < todo.n; k++)
+				s->cands.v[todo.v[k]].known = true;
+			for (int k = 0; k < todo.n; k++)
+				s->cands.v[todo.v[k]].cost = s->cands.v[todo.v[k]].est;
+			set_costs(s, 1);
+			for (int k = 0; k < todo.n; k++)
+				s->cands.v[todo.v[k]].known = false;
+			win.n = 0;
+			if (dijkstra(s, &win) == 0)
+				unknown_of(s, &win, &todo, in);
+			if (spec == 0) {
+				set_costs(s, 0);
+				win.n = 0;
+				if (dijkstra(s, &win) == 0)
+					unknown_of(s, &win, &todo, in);
+			}
+		}
+		if (!todo.n)
+			break;
+		if (s->o->budget > 0 && spent_us >= (int64_t)(s->o->budget * 1e6)) {
+			s->st->budget_hit = true;
+			break;
+		}
+		sort_search = s;
+		qsort(todo.v, (size_t)todo.n, sizeof(int), cmp_value);
+		n = todo.n < ROUND_PER_JOB * jobs ? todo.n : ROUND_PER_JOB * jobs;
+		items.n = 0;
+		for (int k = 0; k < n; k++)
+			vec_push(&items, item_of(s, &s->cands.v[todo.v[k]]));
+		t0 = time_now();
+		if (e->estimate(e, items.v, items.n) < 0)
+			goto out;
+		dt = time_now() - t0;
+		diag_note(s->g->ctx, "round %-2d %3d measured of %3d   %.3f s", s->st->rounds + 1, n,
+			  todo.n, dt);
+		s->st->measure_seconds += dt;
+		s->st->estimated += n;
+		s->st->rounds++;
+		if (cache && cost_cache_begin(cache) < 0)
+			goto out;
+		for (int k = 0; k < n; k++) {
+			struct cand *c = &s->cands.v[todo.v[k]];
+			struct cost_meta meta = { c->guess, c->cls, (int64_t)(dt * 1e6) / n, s->id };
+			struct cost_key key = key_of(s, c);
+
+			c->cost = isnan(items.v[k].cost) ? INFINITY : items.v[k].cost;
+			c->known = true;
+			spent_us += meta.charge_us;
+			if (cache && cost_cache_put_meta(cache, &key, c->cost, c->sg->label, &meta) < 0) {
+				cost_cache_rollback(cache);
+				goto out;
+			}
+		}
+		if (cache && cost_cache_commit(cache) < 0)
+			goto out;
+	}
+	/* what the decisions use: measured costs, estimates for the rest */
+	set_costs(s, 0);
+	for (int i = 0; i < s->cands.n; i++) {
+		struct cand *c = &s->cands.v[i];
+
+		c->known = s->cands.v[c->rep].known;
+		c->cached = s->cands.v[c->rep].cached;
+		if (c->rep == i && c->known)
+			s->st->measured++;
+		else if (c->rep == i)
+			s->st->guessed++;
+	}
+	s->st->budget_spent = (double)spent_us * 1e-6;
+	s->spent_us = spent_us;
+	rc = 0;
+out:
+	strmap_free(&first);
+	vec_free(&items);
+	vec_free(&todo);
+	vec_free(&win);
+	vec_free(&s->prior);
 	return rc;
 }
 
@@ -643,7 +960,7 @@ static void finalize(struct search *s, const struct ints *win, bool measured,
 	for (int i = 0; i < win->n; i++) {
 		const struct cand *c = &s->cands.v[win->v[i]];
 		struct chosen ch = { .sg = c->sg, .t = c->t, .rule = c->rule, .cost = c->cost,
-				     .measured = measured ? c->cost : NAN };
+				     .measured = measured && c->known ? c->cost : NAN };
 
 		vec_push(&ps, ch);
 	}
@@ -658,6 +975,7 @@ struct plan {
 	const char *name;
 	struct chosens ps;
 	const char *key;		/* structure of the whole plan */
+	double estimate;		/* estimate first: the sum of its parts */
 	double cost;
 	bool cached;
 	int same;			/* an earlier plan with this key, or -1 */
@@ -674,13 +992,72 @@ struct plans {
  */
 #define PLAN_MARGIN 0.02
 
+/*
+ * Estimate first: how much more than the least a plan's estimate (the sum of
+ * its parts' costs) may be and the plan still be timed. A sum of parts
+ * measured alone misses what runs between them: on ResNet-50 (2 cores),
+ * the none:dnnl,c placement ran 30% faster end to end than the cover whose
+ * sum was the least, so only plans estimated more than half as slow again
+ * as the best are left untimed.
+ */
+#define PLAN_SEPARATE 0.5
+
+/* The sum of a plan's part costs, unknown ones estimated; +inf when a part cannot run. */
+static double plan_estimate(struct search *s, const struct plan *p)
+{
+	double sum = 0;
+
+	for (int k = 0; k < p->ps.n; k++) {
+		const struct chosen *c = &p->ps.v[k];
+		double cost = c->cost;
+
+		if (isnan(cost)) {
+			struct cost_part part = { c->sg, s->ts[c->t], c->rule };
+			struct cost_item it = { &s->df, 1, &part, NAN };
+			double f;
+
+			if (s->o->guess->estimate(s->o->guess, &it, 1) < 0 || !isfinite(it.cost))
+				return INFINITY;
+			cost = calib_apply(s->cal, cost_item_class(s->df.arena, &it), it.cost, &f);
+		}
+		sum += cost;
+	}
+	return sum;
+}
+
+/*
+ * Which plans phase 5 times: those whose estimate is within PLAN_SEPARATE of
+ * the least, the Collage cover among them whenever another is; none when
+ * only the cover is left. The others keep cost NAN.
+ */
+static void plans_to_time(struct search *s, struct plans *pl, bool *timed)
+{
+	double least = INFINITY;
+	int n = 0;
+
+	for (int i = 0; i < pl->n; i++)
+		if (pl->v[i].same < 0) {
+			pl->v[i].estimate = plan_estimate(s, &pl->v[i]);
+			if (pl->v[i].estimate < least)
+				least = pl->v[i].estimate;
+		}
+	for (int i = 1; i < pl->n; i++) {
+		timed[i] = pl->v[i].same < 0 && pl->v[i].estimate <= least * (1 + PLAN_SEPARATE);
+		n += timed[i];
+	}
+	timed[0] = n > 0;
+	for (int i = 0; i < pl->n; i++)
+		if (pl->v[i].same < 0 && !timed[i])
+			s->st->plans_skipped++;
+}
+
 /* The chosen candidates of a cover, merged as phase 4 merges them. */
 static void plan_of_cover(struct search *s, const struct ints *win, struct chosens *ps)
 {
 	for (int i = 0; i < win->n; i++) {
 		const struct cand *c = &s->cands.v[win->v[i]];
 		struct chosen ch = { .sg = c->sg, .t = c->t, .rule = c->rule, .cost = c->cost,
-				     .measured = NAN };
+				     .measured = c->known ? c->cost : NAN };
 
 		vec_push(ps, ch);
 	}
@@ -721,8 +1098,10 @@ static bool plan_of_none(struct search *s, const int *idx, int n, struct chosens
 		for (int k = 0; k < s->at[ch.sg->first].n && isnan(ch.cost); k++) {
 			const struct cand *c = &s->cands.v[s->at[ch.sg->first].v[k]];
 
-			if (c->t == ch.t && indexset_eq(&c->sg->inside, &in))
+			if (c->t == ch.t && indexset_eq(&c->sg->inside, &in)) {
 				ch.cost = c->cost;
+				ch.measured = c->known ? c->cost : NAN;
+			}
 		}
 		vec_push(ps, ch);
 	}
@@ -731,7 +1110,7 @@ static bool plan_of_none(struct search *s, const int *idx, int n, struct chosens
 
 static void add_plan(struct search *s, struct plans *pl, const char *name, struct chosens *ps)
 {
-	struct plan p = { name, *ps, NULL, NAN, false, -1 };
+	struct plan p = { name, *ps, NULL, NAN, NAN, false, -1 };
 	struct cost_part *parts = arena_alloc(s->df.arena, sizeof(*parts) * ((size_t)ps->n + 1));
 	struct cost_item it = { &s->df, ps->n, parts, NAN };
 
@@ -798,20 +1177,38 @@ static struct cost_key plan_key(const struct search *s, const struct plan *p)
 	return cost_key_make(s->g->ctx, p->key, "plan", s->o->threads, s->o->cpu);
 }
 
-/* Costs of the distinct plans: the cost cache first, then one estimate_plans. */
+/*
+ * Costs of the distinct plans: the cost cache first, then one
+ * estimate_plans. Estimate first, only the plans plans_to_time() picks, and
+ * none once the budget is spent.
+ */
 static int cost_plans(struct search *s, struct plans *pl)
 {
 	struct cost_estimator *e = s->o->estimator;
 	VEC(struct cost_item) items = { 0 };
 	VEC(int) owner = { 0 };
+	bool *timed = arena_alloc(s->df.arena, sizeof(bool) * ((size_t)pl->n + 1));
 	int rc = 0;
 
+	for (int i = 0; i < pl->n; i++)
+		timed[i] = true;
+	if (s->o->guess)
+		plans_to_time(s, pl, timed);
+	if (s->o->guess && s->o->budget > 0 && s->spent_us >= (int64_t)(s->o->budget * 1e6) &&
+	    timed[0]) {
+		s->st->budget_hit = true;
+		for (int i = 0; i < pl->n; i++)
+			if (pl->v[i].same < 0 && timed[i])
+				s->st->plans_skipped++;
+		for (int i = 0; i < pl->n; i++)
+			timed[i] = false;
+	}
 	for (int i = 0; i < pl->n; i++) {
 		struct plan *p = &pl->v[i];
 		struct cost_part *parts;
 		struct cost_item it;
 
-		if (p->same >= 0)
+		if (p->same >= 0 || !timed[i])
 			continue;
 		if (s->o->cache) {
 			struct cost_key k = plan_key(s, p);
@@ -835,9 +1232,12 @@ static int cost_plans(struct search *s, struct plans *pl)
 	if (items.n) {
 		double t0 = time_now();
 
+		/* under a budget, the plans that were not in the cache are charged */
 		if (e->estimate_plans(e, items.v, items.n) < 0)
 			goto fail;
+		s->spent_us += (int64_t)((time_now() - t0) * 1e6);
 		s->st->measure_seconds += time_now() - t0;
+		diag_note(s->g->ctx, "plans: %d timed             %.3f s", items.n, time_now() - t0);
 	}
 	if (s->o->cache && items.n) {
 		if (cost_cache_begin(s->o->cache) < 0)
@@ -894,7 +1294,7 @@ static int check_plans(struct search *s, const struct ints *win, struct partitio
 		if (pl.v[i].same < 0 && pl.v[i].cost < pl.v[best].cost &&
 		    (best > 0 || !(pl.v[i].cost >= pl.v[0].cost * (1 - PLAN_MARGIN))))
 			best = i;
-	if (!isfinite(pl.v[best].cost))
+	if (!isfinite(pl.v[best].cost) && !isnan(pl.v[best].cost))
 		diag_warn(s->g->ctx, "no plan could be timed end to end; keeping the Collage "
 			  "cover");
 	st->n_plans = pl.n;
@@ -905,18 +1305,22 @@ static int check_plans(struct search *s, const struct ints *win, struct partitio
 		cp->name = pl.v[i].name;
 		cp->n_partitions = pl.v[i].ps.n;
 		cp->cost = pl.v[i].cost;
+		cp->estimate = pl.v[i].estimate;
 		cp->same_as = pl.v[i].same >= 0 ? pl.v[pl.v[i].same].name : NULL;
 		cp->cached = pl.v[i].cached || (pl.v[i].same >= 0 && pl.v[pl.v[i].same].cached);
 		cp->chosen = i == best;
-		diag_note(s->g->ctx, "plan %-24s %3d partitions %s%.3f ms%s", cp->name,
-			  cp->n_partitions, cp->chosen ? "*" : " ", cp->cost * 1e3,
+		diag_note(s->g->ctx, "plan %-24s %3d partitions %s%.3f ms%s%s", cp->name,
+			  cp->n_partitions, cp->chosen ? "*" : " ",
+			  (isnan(cp->cost) ? cp->estimate : cp->cost) * 1e3,
+			  isnan(cp->cost) ? " (estimate, not timed)" : "",
 			  cp->same_as ? arena_printf(s->g->arena, " (= %s)", cp->same_as)
 				      : cp->cached ? " (cache)" : "");
 	}
 	st->plan = pl.v[best].name;
 	st->plan_cost = pl.v[best].cost;
 	for (int k = 0; k < pl.v[best].ps.n; k++)
-		pl.v[best].ps.v[k].measured = pl.v[best].ps.v[k].cost;
+		if (!s->o->guess)
+			pl.v[best].ps.v[k].measured = pl.v[best].ps.v[k].cost;
 	order(s, &pl.v[best].ps, out, n_out);
 	for (int i = 0; i < pl.n; i++)
 		vec_free(&pl.v[i].ps);
@@ -950,7 +1354,8 @@ static int dump_candidates(struct search *s, const struct ints *win)
 		else if (isinf(c->cost))
 			sb_puts(&sb, " cost inf");
 		else
-			sb_printf(&sb, " cost %.9g%s", c->cost, c->cached ? " (cache)" : "");
+			sb_printf(&sb, " cost %.9g%s", c->cost, c->cached ? " (cache)"
+				  : s->o->guess && !c->known ? " (estimate)" : "");
 		sb_puts(&sb, " :");
 		indexset_for_each(x, &c->sg->inside) {
 			const struct node *n = &s->g->nodes.v[s->df.node[x]];
@@ -986,6 +1391,7 @@ static void list_candidates(struct search *s, const struct ints *win)
 		l->nodes = nodes;
 		l->cost = c->cost;
 		l->cached = c->cached;
+		l->measured = s->o->guess ? c->known : true;
 	}
 	for (int i = 0; i < win->n; i++)
 		s->st->list[win->v[i]].chosen = true;
@@ -1013,9 +1419,7 @@ int collage_partition(struct graph *g, struct target **ts, int nt,
 	if (collage) {
 		if (!o->estimator)
 			BUG("the collage search needs an estimator");
-		if (estimate(&s) < 0)
-			goto out;
-		if (transitions(&s) < 0)
+		if (o->guess ? estimate_first(&s) < 0 : estimate(&s) < 0 || transitions(&s) < 0)
 			goto out;
 		unblock(&s);
 		settle_unknown(&s);
@@ -1058,6 +1462,7 @@ out:
 	free(s.at);
 	vec_free(&s.cands);
 	vec_free(&win);
+	calib_free(s.cal);
 	st->seconds = time_now() - t0;
 	return rc;
 }

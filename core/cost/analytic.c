@@ -4,8 +4,9 @@
  * its target, and a candidate the sum over its nodes. Each target's
  * roofline (peak FLOP/s from a 256^3 MatMul, bandwidth from an Add over 4M
  * elements, overhead from a 4^3 MatMul) is measured once per machine by the
- * measuring estimator and kept in the cost cache; a target that cannot run
- * a probe alone borrows c's number for it. Symbolic dims count as 1.
+ * measuring estimator, all targets' probes in one go, and kept in the cost
+ * cache; a target that cannot run a probe alone borrows c's number for it.
+ * Symbolic dims count as 1.
  */
 #include "cost.h"
 
@@ -79,52 +80,132 @@ static void node_work(struct graph *g, const struct node *n, double *flops, doub
 	}
 }
 
-/* Seconds of the probe on t (cached); NAN when t cannot run it alone. */
-static double probe_time(struct analytic *an, const struct target *t, enum op op, int64_t r,
-			 int64_t k)
+/* The three probes of a roofline: a big MatMul, a tiny one, a big Add. */
+static const struct {
+	enum op op;
+	int64_t r, k;
+} probes[3] = { { OP_MATMUL, 256, 256 }, { OP_MATMUL, 4, 4 }, { OP_ADD, 2048, 2048 } };
+
+/*
+ * The rooflines of every target of items that has none yet: their probes
+ * from the cost cache, the rest measured together in one estimate call (a
+ * bench model per target, built side by side), then stored.
+ */
+static void add_lines(struct analytic *an, struct cost_item *items, int n)
 {
-	struct graph *g = cost_probe_graph(an->ctx, op, r, k, 1);
-	struct dataflow df;
-	struct cost_part part = { NULL, t, "probe" };
-	struct cost_item it = { &df, 1, &part, NAN };
-	double sec = NAN;
+	struct arena *a = &an->ctx->arena;
+	VEC(const struct target *) ts = { 0 };
+	struct graph *g[3];
+	struct dataflow df[3];
+	struct cost_item *it;
+	struct cost_part *pp;
+	struct cost_key *keys;
+	VEC(struct cost_item) todo = { 0 };
+	VEC(int) owner = { 0 };
 
-	dataflow_init(&df, g, g->arena);
-	part.sg = cost_probe_single(an->ctx, &df, t, 0);
-	if (part.sg) {
-		struct cost_key key = cost_key_make(an->ctx, cost_item_key(g->arena, &it), t->str,
-						    an->o->threads, an->o->cpu);
+	for (int i = 0; i < n; i++)
+		for (int p = 0; p < items[i].n_parts; p++) {
+			const struct target *t = items[i].parts[p].target;
+			bool seen = false;
 
-		if (!an->cache || cost_cache_get(an->cache, &key, &sec) != 1) {
-			an->measure->estimate(an->measure, &it, 1);
-			sec = it.cost;
-			if (an->cache && isfinite(sec))
-				cost_cache_put(an->cache, &key, sec, "roofline probe");
+			for (int k = 0; k < an->lines.n && !seen; k++)
+				seen = !strcmp(an->lines.v[k].target, t->str);
+			for (int k = 0; k < ts.n && !seen; k++)
+				seen = ts.v[k] == t;
+			if (!seen)
+				vec_push(&ts, t);
 		}
+	if (!ts.n)
+		return;
+	it = arena_alloc(a, sizeof(*it) * (size_t)(3 * ts.n));
+	pp = arena_alloc(a, sizeof(*pp) * (size_t)(3 * ts.n));
+	keys = arena_alloc(a, sizeof(*keys) * (size_t)(3 * ts.n));
+	for (int q = 0; q < 3; q++) {
+		g[q] = cost_probe_graph(an->ctx, probes[q].op, probes[q].r, probes[q].k, 1);
+		dataflow_init(&df[q], g[q], g[q]->arena);
 	}
-	graph_free(g);
-	return isfinite(sec) && sec > 0 ? sec : NAN;
+	for (int t = 0; t < ts.n; t++)
+		for (int q = 0; q < 3; q++) {
+			int k = 3 * t + q;
+			double sec;
+
+			pp[k] = (struct cost_part){ cost_probe_single(an->ctx, &df[q], ts.v[t], 0),
+						    ts.v[t], "probe" };
+			it[k] = (struct cost_item){ &df[q], 1, &pp[k], NAN };
+			if (!pp[k].sg)
+				continue;
+			keys[k] = cost_key_make(an->ctx, cost_item_key(a, &it[k]), ts.v[t]->str,
+						an->o->threads, an->o->cpu);
+			if (an->cache && cost_cache_get(an->cache, &keys[k], &sec) == 1) {
+				it[k].cost = sec;
+				continue;
+			}
+			vec_push(&todo, it[k]);
+			vec_push(&owner, k);
+		}
+	if (todo.n && an->measure->estimate(an->measure, todo.v, todo.n) == 0) {
+		if (an->cache)
+			cost_cache_begin(an->cache);
+		for (int j = 0; j < todo.n; j++) {
+			it[owner.v[j]].cost = todo.v[j].cost;
+			if (an->cache && isfinite(todo.v[j].cost))
+				cost_cache_put(an->cache, &keys[owner.v[j]], todo.v[j].cost,
+					       "roofline probe");
+		}
+		if (an->cache)
+			cost_cache_commit(an->cache);
+	}
+	for (int t = 0; t < ts.n; t++) {
+		struct roofline l = { ts.v[t]->str, NAN, NAN, NAN };
+		double sec[3];
+
+		for (int q = 0; q < 3; q++) {
+			sec[q] = it[3 * t + q].cost;
+			if (!isfinite(sec[q]) || sec[q] <= 0)
+				sec[q] = NAN;
+		}
+		if (!isnan(sec[1]))
+			l.overhead = sec[1];
+		if (!isnan(sec[0]))
+			l.flops = 2.0 * 256 * 256 * 256 /
+				  (sec[0] > l.overhead ? sec[0] - l.overhead : sec[0]);
+		if (!isnan(sec[2]))
+			l.bytes = 3.0 * 2048 * 2048 * 4 / sec[2];
+		vec_push(&an->lines, l);
+	}
+	for (int q = 0; q < 3; q++)
+		graph_free(g[q]);
+	vec_free(&ts);
+	vec_free(&todo);
+	vec_free(&owner);
 }
 
 static const struct roofline *line_of(struct analytic *an, const struct target *t)
 {
-	struct roofline l = { t->str, NAN, NAN, NAN };
-	double big, tiny, add;
-
 	for (int i = 0; i < an->lines.n; i++)
 		if (!strcmp(an->lines.v[i].target, t->str))
 			return &an->lines.v[i];
-	big = probe_time(an, t, OP_MATMUL, 256, 256);
-	tiny = probe_time(an, t, OP_MATMUL, 4, 4);
-	add = probe_time(an, t, OP_ADD, 2048, 2048);
-	if (!isnan(tiny))
-		l.overhead = tiny;
-	if (!isnan(big))
-		l.flops = 2.0 * 256 * 256 * 256 / (big > l.overhead ? big - l.overhead : big);
-	if (!isnan(add))
-		l.bytes = 3.0 * 2048 * 2048 * 4 / add;
-	vec_push(&an->lines, l);
-	return &an->lines.v[an->lines.n - 1];
+	BUG("no roofline for target '%s'", t->str);
+}
+
+const char *cost_item_class(struct arena *a, const struct cost_item *it)
+{
+	const struct cost_part *pt = &it->parts[0];
+	struct graph *g = it->df->g;
+	const struct node *top = NULL;
+	double most = -1;
+
+	indexset_for_each(x, &pt->sg->inside) {
+		const struct node *n = &g->nodes.v[it->df->node[x]];
+		double f, b;
+
+		node_work(g, n, &f, &b);
+		if (f > most) {
+			most = f;
+			top = n;
+		}
+	}
+	return arena_printf(a, "%s:%s", pt->target->str, top ? op_info(top->op)->name : "-");
 }
 
 static int analytic_estimate(struct cost_estimator *e, struct cost_item *items, int n)
@@ -132,6 +213,7 @@ static int analytic_estimate(struct cost_estimator *e, struct cost_item *items, 
 	struct analytic *an = e->state;
 	const struct roofline *c0 = NULL;
 
+	add_lines(an, items, n);
 	for (int i = 0; i < n; i++)
 		for (int p = 0; p < items[i].n_parts; p++)
 			if (!strcmp(items[i].parts[p].target->kind->name, "c") && !c0)

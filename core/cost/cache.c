@@ -5,7 +5,15 @@
  *
  *	schema_version(version)		one row: COST_CACHE_SCHEMA of the writer
  *	costs(structure, target, threads, machine, version,	-- the key
- *	      seconds REAL, label TEXT, created INTEGER)	-- unix seconds
+ *	      seconds REAL, label TEXT, created INTEGER,	-- unix seconds
+ *	      estimate REAL, class TEXT, charge INTEGER, origin TEXT)
+ *
+ * The last four (schema 2; a schema-1 file gets them, NULL, when first
+ * opened) say how a measurement relates to the estimate made before it and
+ * what it cost: the analytic estimate, the calibration class ("c:Conv"),
+ * the microseconds of measuring it (charged to --search-budget) and the
+ * search (a hash of the model's candidates and the options) that measured
+ * it. See struct cost_meta.
  *
  * Several collagec processes (make -j, parallel CI jobs) share one file:
  * the journal is WAL so readers never block the writer, every connection
@@ -52,8 +60,20 @@ static const char schema_sql[] =
 	" seconds REAL NOT NULL,"
 	" label TEXT,"
 	" created INTEGER NOT NULL,"
+	" estimate REAL,"
+	" class TEXT,"
+	" charge INTEGER,"
+	" origin TEXT,"
 	" PRIMARY KEY(structure, target, threads, machine, version)"
 	") WITHOUT ROWID;";
+
+/* A schema-1 file's upgrade, in the transaction that finds it. */
+static const char upgrade_1_sql[] =
+	"ALTER TABLE costs ADD COLUMN estimate REAL;"
+	"ALTER TABLE costs ADD COLUMN class TEXT;"
+	"ALTER TABLE costs ADD COLUMN charge INTEGER;"
+	"ALTER TABLE costs ADD COLUMN origin TEXT;"
+	"UPDATE schema_version SET version = 2;";
 
 /* "cannot VERB the cost cache 'PATH': WHY" with SQLite's reason (and errno's). */
 static int cache_fail(struct cost_cache *c, const char *verb)
@@ -151,6 +171,11 @@ static int setup_try(struct cost_cache *c, int *version)
 		goto fail;
 	if (*version > COST_CACHE_SCHEMA)
 		goto fail;
+	if (*version == 1) {
+		if ((rc = sqlite3_exec(c->db, upgrade_1_sql, NULL, NULL, NULL)) != SQLITE_OK)
+			goto fail;
+		*version = 2;
+	}
 	if (*version == 0) {
 		char sql[64];
 
@@ -224,11 +249,13 @@ int cost_cache_open(struct collagec_ctx *ctx, const char *path, struct cost_cach
 	sqlite3_busy_timeout(c->db, COST_CACHE_BUSY_MS);
 	if (setup(c) < 0)
 		goto fail;
-	if (sqlite3_prepare_v2(c->db, "SELECT seconds FROM costs WHERE structure = ?1 AND "
-			       "target = ?2 AND threads = ?3 AND machine = ?4 AND version = ?5",
-			       -1, &c->get, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO costs VALUES(?1, ?2, ?3, ?4, ?5, "
-			       "?6, ?7, ?8)", -1, &c->put, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(c->db, "SELECT seconds, estimate, class, charge, origin FROM costs "
+			       "WHERE structure = ?1 AND target = ?2 AND threads = ?3 AND "
+			       "machine = ?4 AND version = ?5", -1, &c->get, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO costs(structure, target, threads, "
+			       "machine, version, seconds, label, created, estimate, class, "
+			       "charge, origin) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+			       "?11, ?12)", -1, &c->put, NULL) != SQLITE_OK) {
 		cache_fail(c, "open");
 		goto fail;
 	}
@@ -268,15 +295,32 @@ static void bind_key(sqlite3_stmt *st, const struct cost_key *k)
 	sqlite3_bind_text(st, 5, k->version, -1, SQLITE_STATIC);
 }
 
-int cost_cache_get(struct cost_cache *c, const struct cost_key *k, double *seconds)
+/* A text column as an arena string, or NULL. */
+static const char *column_str(struct arena *a, sqlite3_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+
+	return t ? arena_strdup(a, (const char *)t) : NULL;
+}
+
+int cost_cache_get_meta(struct cost_cache *c, const struct cost_key *k, double *seconds,
+			struct cost_meta *meta)
 {
 	int rc;
 
 	sqlite3_reset(c->get);
 	bind_key(c->get, k);
 	rc = sqlite3_step(c->get);
-	if (rc == SQLITE_ROW)
+	if (rc == SQLITE_ROW) {
 		*seconds = sqlite3_column_double(c->get, 0);
+		if (meta) {
+			meta->estimate = sqlite3_column_type(c->get, 1) == SQLITE_NULL ? NAN
+					 : sqlite3_column_double(c->get, 1);
+			meta->cls = column_str(&c->ctx->arena, c->get, 2);
+			meta->charge_us = sqlite3_column_int64(c->get, 3);
+			meta->origin = column_str(&c->ctx->arena, c->get, 4);
+		}
+	}
 	sqlite3_reset(c->get);
 	sqlite3_clear_bindings(c->get);
 	if (rc == SQLITE_ROW)
@@ -286,8 +330,19 @@ int cost_cache_get(struct cost_cache *c, const struct cost_key *k, double *secon
 	return cache_fail(c, "read");
 }
 
+int cost_cache_get(struct cost_cache *c, const struct cost_key *k, double *seconds)
+{
+	return cost_cache_get_meta(c, k, seconds, NULL);
+}
+
 int cost_cache_put(struct cost_cache *c, const struct cost_key *k, double seconds,
 		   const char *label)
+{
+	return cost_cache_put_meta(c, k, seconds, label, NULL);
+}
+
+int cost_cache_put_meta(struct cost_cache *c, const struct cost_key *k, double seconds,
+			const char *label, const struct cost_meta *meta)
 {
 	int rc;
 
@@ -301,6 +356,15 @@ int cost_cache_put(struct cost_cache *c, const struct cost_key *k, double second
 	else
 		sqlite3_bind_null(c->put, 7);
 	sqlite3_bind_int64(c->put, 8, (sqlite3_int64)time(NULL));
+	if (meta) {
+		if (isfinite(meta->estimate))
+			sqlite3_bind_double(c->put, 9, meta->estimate);
+		if (meta->cls)
+			sqlite3_bind_text(c->put, 10, meta->cls, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(c->put, 11, (sqlite3_int64)meta->charge_us);
+		if (meta->origin)
+			sqlite3_bind_text(c->put, 12, meta->origin, -1, SQLITE_STATIC);
+	}
 	rc = sqlite3_step(c->put);
 	sqlite3_reset(c->put);
 	sqlite3_clear_bindings(c->put);
@@ -368,6 +432,33 @@ int cost_cache_foreach(struct cost_cache *c, int (*fn)(const struct cost_row *, 
 		}
 		stop = fn(&r, arg);
 	}
+	sqlite3_finalize(st);
+	if (!stop && rc != SQLITE_DONE)
+		return cache_fail(c, "read");
+	return stop;
+}
+
+int cost_cache_samples(struct cost_cache *c, const struct cost_key *like, const char *origin,
+		       int (*fn)(const char *cls, double estimate, double seconds, void *),
+		       void *arg)
+{
+	sqlite3_stmt *st;
+	int rc, stop = 0;
+
+	/* in key order, so that whoever sums them gets the same double */
+	if (sqlite3_prepare_v2(c->db, "SELECT class, estimate, seconds FROM costs WHERE "
+			       "threads = ?1 AND machine = ?2 AND version = ?3 AND "
+			       "estimate IS NOT NULL AND class IS NOT NULL AND "
+			       "(origin IS NULL OR origin != ?4) ORDER BY structure, target",
+			       -1, &st, NULL) != SQLITE_OK)
+		return cache_fail(c, "read");
+	sqlite3_bind_int(st, 1, like->threads);
+	sqlite3_bind_text(st, 2, like->machine, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, like->version, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, origin ? origin : "", -1, SQLITE_STATIC);
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		stop = fn((const char *)sqlite3_column_text(st, 0), sqlite3_column_double(st, 1),
+			  sqlite3_column_double(st, 2), arg);
 	sqlite3_finalize(st);
 	if (!stop && rc != SQLITE_DONE)
 		return cache_fail(c, "read");

@@ -23,7 +23,7 @@
 struct cost_cache;
 
 /* The schema this collagec writes; a file with a newer one is refused. */
-#define COST_CACHE_SCHEMA 1
+#define COST_CACHE_SCHEMA 2
 
 /* What a measured cost depends on; every field is part of the key. */
 struct cost_key {
@@ -65,12 +65,39 @@ void cost_cache_close(struct cost_cache *c);
 int cost_cache_get(struct cost_cache *c, const struct cost_key *k, double *seconds);
 
 /*
+ * What a row says besides its cost: how the measurement relates to the
+ * estimate the search made before it, and what measuring it cost.
+ */
+struct cost_meta {
+	double estimate;	/* the analytic estimate, seconds; NAN when none */
+	const char *cls;	/* calibration class ("c:Conv"), or NULL */
+	int64_t charge_us;	/* microseconds of measuring, charged to a budget */
+	const char *origin;	/* the search that measured it (its hex id), or NULL */
+};
+
+/* cost_cache_get, and the row's meta (strings in ctx's arena) when meta is not NULL. */
+int cost_cache_get_meta(struct cost_cache *c, const struct cost_key *k, double *seconds,
+			struct cost_meta *meta);
+
+/*
+ * Every row of like's threads, machine and version with an estimate and a
+ * class, but those measured by search origin, in key order: fn(cls,
+ * estimate, seconds, arg) returns 0 to go on. 0, fn's non-zero, or -1.
+ */
+int cost_cache_samples(struct cost_cache *c, const struct cost_key *like, const char *origin,
+		       int (*fn)(const char *cls, double estimate, double seconds, void *),
+		       void *arg);
+
+/*
  * Stores (or replaces) a row; label is a human description for `cache
  * export` ("Conv+Relu 1x64x56x56"), may be NULL. Between cost_cache_begin()
  * and cost_cache_commit() rows go into one transaction. 0 or -1.
  */
 int cost_cache_put(struct cost_cache *c, const struct cost_key *k, double seconds,
 		   const char *label);
+/* cost_cache_put with the row's meta (may be NULL: none). */
+int cost_cache_put_meta(struct cost_cache *c, const struct cost_key *k, double seconds,
+			const char *label, const struct cost_meta *meta);
 int cost_cache_begin(struct cost_cache *c);
 int cost_cache_commit(struct cost_cache *c);
 

@@ -90,6 +90,8 @@ size_t cost_llc_bytes(void);
 bool cost_weights_cold(const struct dataflow *df);
 /* SHA-256 of cost_item_structure(), in hex (arena). */
 const char *cost_item_key(struct arena *a, const struct cost_item *it);
+/* SHA-256 of a string, in hex (arena). */
+const char *cost_sha256_hex(struct arena *a, const char *s);
 
 /*
  * A probe graph (arena values; graph_free() it): x[r,k] float32 through
@@ -118,5 +120,35 @@ struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx,
  */
 struct cost_estimator *cost_analytic_new(struct collagec_ctx *ctx,
 					 const struct compile_options *o, struct cost_cache *cache);
+
+/*
+ * The calibration class of a one-part item (analytic.c): its target string
+ * and the op of its node with the most FLOPs, "blas:Gemm" (arena). The
+ * measured-to-analytic ratios of one class are alike; the search learns
+ * them as it measures (calib.c).
+ */
+const char *cost_item_class(struct arena *a, const struct cost_item *it);
+
+/*
+ * Calibration (calib.c): how far the analytic estimate of a class is from
+ * what its candidates measure, learned from (estimate, seconds) samples.
+ * Per class, the ratio's geometric mean and spread, shrunk towards its
+ * target's when the class has few samples; a target with none trusts the
+ * analytic estimate, with a wide interval. Samples are sorted before they
+ * are summed, so the same samples in any order give the same doubles.
+ *
+ *	struct calib *c = calib_new();
+ *	calib_add(c, "blas:Gemm", est, measured);  ...
+ *	calib_fit(c);
+ *	double f, e = calib_apply(c, "blas:Gemm", est, &f);	// likely in [e / f, e * f]
+ */
+struct calib;
+struct calib *calib_new(void);
+/* Adds one sample; ignored unless both are finite and above 0. */
+void calib_add(struct calib *c, const char *cls, double estimate, double seconds);
+void calib_fit(struct calib *c);
+/* The calibrated estimate of estimate in class cls, and *factor (>= 1) its uncertainty. */
+double calib_apply(const struct calib *c, const char *cls, double estimate, double *factor);
+void calib_free(struct calib *c);
 
 #endif

@@ -158,7 +158,11 @@ const char *cost_item_structure(struct arena *a, const struct cost_item *it)
 
 const char *cost_item_key(struct arena *a, const struct cost_item *it)
 {
-	const char *s = cost_item_structure(a, it);
+	return cost_sha256_hex(a, cost_item_structure(a, it));
+}
+
+const char *cost_sha256_hex(struct arena *a, const char *s)
+{
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int n = 0;
 	char *hex;

@@ -42,6 +42,8 @@
 #define WORKER_TIMEOUT_S 120	/* a bench model's whole run, warm-up included */
 #define BATCH_MAX 48		/* items in one bench model */
 #define WHOLE_MAX_RUNS 4095	/* runs of a whole plan within its 0.1 s */
+#define MIN_RUNS 5		/* runs of a batch before it may settle */
+#define SETTLE 0.03		/* a settled median's interval, a fraction of it */
 
 struct measure {
 	struct collagec_ctx *ctx;
@@ -341,7 +343,12 @@ static void build_all(struct measure *m, struct batch **bs, int n)
 	VEC(struct batch *) live = { 0 };
 
 	while (next < n || running) {
-		while (next < n && running < m->jobs) {
+		/*
+		 * The first build of a compile goes alone: it compiles the
+		 * runtime's object into the object cache when it is not there
+		 * yet, and the builds beside it would each compile it too
+		 */
+		while (next < n && running < (m->n_built ? m->jobs : 1)) {
 			build_start(m, bs[next]);
 			if (bs[next]->pid > 0) {
 				vec_push(&live, bs[next]);
@@ -397,12 +404,46 @@ static void evict(const unsigned char *flush, size_t flush_bytes, unsigned char 
 	evict_sink = acc;
 }
 
+/* q-quantile of sorted t[0..n) (linear between neighbours). */
+static double quantile(const double *t, int n, double q)
+{
+	double x = q * (n - 1);
+	int i = (int)x;
+
+	return i + 1 < n ? t[i] + (x - i) * (t[i + 1] - t[i]) : t[n - 1];
+}
+
+/*
+ * Whether every item's median is known well enough: the notch of a box
+ * plot, 1.58 IQR / sqrt(runs), is about a 95% interval of the median; it
+ * must be within SETTLE of the median. Items that failed (res < 0) do not
+ * count; tmp has room for runs doubles.
+ */
+static bool settled(double **per_run, int runs, int n, const double *res, double *tmp)
+{
+	for (int i = 0; i < n; i++) {
+		double med, iqr;
+
+		if (res[i] < 0)
+			continue;
+		for (int r = 0; r < runs; r++)
+			tmp[r] = per_run[r][i];
+		qsort(tmp, (size_t)runs, sizeof(double), cmp_double);
+		med = quantile(tmp, runs, 0.5);
+		iqr = quantile(tmp, runs, 0.75) - quantile(tmp, runs, 0.25);
+		if (!(1.58 * iqr / sqrt(runs) <= SETTLE * med))
+			return false;
+	}
+	return true;
+}
+
 /*
  * In the worker: loads b->so, runs it, writes one double per item (seconds;
  * -1 for an item whose outputs came back wrongly shaped) to fd. Exit status
  * 0 on success. With cold weights (measure.cold), the caches are evicted
  * before every run but of a whole plan. A batch's partitions run at least
- * 5 times and for 0.5 s, at most 15 times; a whole plan runs for 0.1 s, at
+ * MIN_RUNS times, until every item's median is known to SETTLE (settled())
+ * or for 0.5 s, at most 15 times; a whole plan runs for 0.1 s, at
  * least 5 and at most WHOLE_MAX_RUNS times, as phase 5 compares plans a few
  * percent apart: a small plan's median then spans 0.1 s, not the
  * millisecond after its first run. In that millisecond (63 runs) MNIST on
@@ -410,43 +451,51 @@ static void evict(const unsigned char *flush, size_t flush_bytes, unsigned char 
  * in `collagec bench` even with 1 warm-up run (why, we did not find), and
  * the search kept a cover twice as slow.
  */
-static int worker(struct measure *m, struct batch *b, const int *out_item, const int *part_item,
-		  int fd)
-{
+struct bench {
 	struct model_lib lib;
 	collagec_model *mod;
-	char *err = NULL;
-	int ni, no, nk, runs = 0;
-	double *t, **per_run, *res, start;
-	uint32_t seed = 1;
-	int max_runs = b->whole ? WHOLE_MAX_RUNS : 15;
-	double budget = b->whole ? 0.1 : 0.5;
-	unsigned char **in, *flush = NULL;
-	size_t *in_bytes, flush_bytes = 0;
+	int ni, no, nk, max_runs;
+	unsigned char **in, *flush;
+	size_t *in_bytes, flush_bytes;
+	double **per_run, *t;
+};
 
-	if (model_lib_load(&lib, b->so, &err) < 0 || lib.open(&mod) != COLLAGEC_OK)
-		return 1;
-	ni = lib.num_inputs(mod);
-	no = lib.num_outputs(mod);
-	in = calloc((size_t)ni + 1, sizeof(*in));
-	in_bytes = calloc((size_t)ni + 1, sizeof(*in_bytes));
-	if (!in || !in_bytes)
-		return 1;
+/*
+ * Loads b->so into w, sets its inputs, runs it once (warm-up) and marks in
+ * res the items whose outputs came back wrongly shaped (-1); out_item maps
+ * outputs to items (NULL: all item 0). 0, or -1 when it cannot run.
+ */
+static int bench_open(struct measure *m, struct batch *b, struct bench *w, const int *out_item,
+		      double *res)
+{
+	char *err = NULL;
+	uint32_t seed = 1;
+
+	memset(w, 0, sizeof(*w));
+	w->max_runs = b->whole ? WHOLE_MAX_RUNS : 15;
+	if (model_lib_load(&w->lib, b->so, &err) < 0 || w->lib.open(&w->mod) != COLLAGEC_OK)
+		return -1;
+	w->ni = w->lib.num_inputs(w->mod);
+	w->no = w->lib.num_outputs(w->mod);
+	w->in = calloc((size_t)w->ni + 1, sizeof(*w->in));
+	w->in_bytes = calloc((size_t)w->ni + 1, sizeof(*w->in_bytes));
+	if (!w->in || !w->in_bytes)
+		return -1;
 	if (m->cold && !b->whole) {
-		flush_bytes = 2 * cost_llc_bytes();
-		flush = malloc(flush_bytes);
-		if (!flush)
-			return 1;
-		memset(flush, 1, flush_bytes);
+		w->flush_bytes = 2 * cost_llc_bytes();
+		w->flush = malloc(w->flush_bytes);
+		if (!w->flush)
+			return -1;
+		memset(w->flush, 1, w->flush_bytes);
 	}
-	for (int i = 0; i < ni; i++) {
+	for (int i = 0; i < w->ni; i++) {
 		collagec_tensor_info info;
 		int64_t dims[8], n = 1;
 		size_t es, bytes;
 		unsigned char *buf;
 
-		if (lib.input_info(mod, i, &info) != COLLAGEC_OK || info.rank > 8)
-			return 1;
+		if (w->lib.input_info(w->mod, i, &info) != COLLAGEC_OK || info.rank > 8)
+			return -1;
 		for (int k = 0; k < info.rank; k++) {
 			dims[k] = info.dims[k] < 0 ? 1 : info.dims[k];
 			n *= dims[k];
@@ -457,7 +506,7 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 		bytes = ((size_t)(n ? n : 1) * es + 63) / 64 * 64;
 		buf = aligned_alloc(64, bytes);
 		if (!buf)
-			return 1;
+			return -1;
 		memset(buf, 0, bytes);
 		if (info.dtype == COLLAGEC_FLOAT)
 			for (int64_t k = 0; k < n; k++)
@@ -465,73 +514,149 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 		else if (info.dtype == COLLAGEC_DOUBLE)
 			for (int64_t k = 0; k < n; k++)
 				((double *)buf)[k] = (double)(lcg(&seed) % 20001) / 10000.0 - 1.0;
-		if (lib.set_input(mod, i, buf, dims, info.rank) != COLLAGEC_OK)
-			return 1;
-		in[i] = buf;
-		in_bytes[i] = bytes;
+		if (w->lib.set_input(w->mod, i, buf, dims, info.rank) != COLLAGEC_OK)
+			return -1;
+		w->in[i] = buf;
+		w->in_bytes[i] = bytes;
 	}
-	lib.set_threads(mod, m->threads);
+	w->lib.set_threads(w->mod, m->threads);
 	/* a whole plan runs as a user runs it: no clock read around each kernel */
-	lib.set_profiling(mod, !b->whole);
-	if (lib.run(mod) != COLLAGEC_OK)	/* warm-up */
-		return 1;
-	res = calloc((size_t)b->n + 1, sizeof(double));
-	for (int o = 0; o < no; o++) {
+	w->lib.set_profiling(w->mod, !b->whole);
+	if (w->lib.run(w->mod) != COLLAGEC_OK)	/* warm-up */
+		return -1;
+	for (int o = 0; o < w->no; o++) {
 		collagec_tensor_info info;
 		const void *data;
 		const int64_t *dims;
 		int rank;
+		bool ok;
 
-		if (lib.output_info(mod, o, &info) != COLLAGEC_OK ||
-		    lib.get_output(mod, o, &data, &dims, &rank) != COLLAGEC_OK)
-			return 1;
-		bool ok = rank == info.rank;
-
+		if (w->lib.output_info(w->mod, o, &info) != COLLAGEC_OK ||
+		    w->lib.get_output(w->mod, o, &data, &dims, &rank) != COLLAGEC_OK)
+			return -1;
+		ok = rank == info.rank;
 		for (int k = 0; k < rank && ok; k++)
 			ok = dims[k] == (info.dims[k] < 0 ? 1 : info.dims[k]);
 		if (!ok)
-			res[out_item[o]] = -1;
+			res[out_item ? out_item[o] : 0] = -1;
 	}
-	nk = lib.num_kernels(mod);
-	per_run = calloc((size_t)max_runs, sizeof(*per_run));
-	if (!per_run)
-		return 1;
-	for (int r = 0; r < max_runs; r++)
-		if (!(per_run[r] = calloc((size_t)b->n + 1, sizeof(double))))
-			return 1;
-	start = time_now();
-	while (runs < max_runs) {
+	w->nk = w->lib.num_kernels(w->mod);
+	w->per_run = calloc((size_t)w->max_runs, sizeof(*w->per_run));
+	w->t = calloc((size_t)w->max_runs, sizeof(double));
+	if (!w->per_run || !w->t)
+		return -1;
+	for (int r = 0; r < w->max_runs; r++)
+		if (!(w->per_run[r] = calloc((size_t)b->n + 1, sizeof(double))))
+			return -1;
+	return 0;
+}
+
+/*
+ * Times an opened bench: res[i] (unless -1) becomes item i's median. A
+ * batch's partitions run at least MIN_RUNS times, until every item's median
+ * is known to SETTLE (settled()) or for 0.5 s, at most 15 times; a whole
+ * plan runs for 0.1 s, at least 5 and at most WHOLE_MAX_RUNS times, as
+ * phase 5 compares plans a few percent apart: a small plan's median then
+ * spans 0.1 s, not the millisecond after its first run. In that
+ * millisecond (63 runs) MNIST on dnnl,c at 2 threads timed 34 us in each
+ * of phase 5's rounds, against 16 in `collagec bench` even with 1 warm-up
+ * run (why, we did not find), and the search kept a cover twice as slow.
+ * 0, or -1 when a run fails.
+ */
+static int bench_time(struct batch *b, struct bench *w, const int *part_item, double *res)
+{
+	double budget = b->whole ? 0.1 : 0.5, start = time_now();
+	int runs = 0;
+
+	for (int r = 0; r < w->max_runs; r++)
+		memset(w->per_run[r], 0, sizeof(double) * (size_t)b->n);
+	while (runs < w->max_runs) {
 		double el, t0;
 
-		if (flush)
-			evict(flush, flush_bytes, in, in_bytes, ni);
+		if (w->flush)
+			evict(w->flush, w->flush_bytes, w->in, w->in_bytes, w->ni);
 		t0 = time_now();
-		if (lib.run(mod) != COLLAGEC_OK)
-			return 1;
+		if (w->lib.run(w->mod) != COLLAGEC_OK)
+			return -1;
 		if (b->whole)
-			per_run[runs][0] = time_now() - t0;
-		for (int k = 0; k < nk && !b->whole; k++) {
+			w->per_run[runs][0] = time_now() - t0;
+		for (int k = 0; k < w->nk && !b->whole; k++) {
 			collagec_kernel_info ki;
 
-			if (lib.get_kernel_info(mod, k, &ki) != COLLAGEC_OK || ki.time_ns < 0)
-				return 1;
-			per_run[runs][part_item[ki.partition]] += (double)ki.time_ns * 1e-9;
+			if (w->lib.get_kernel_info(w->mod, k, &ki) != COLLAGEC_OK || ki.time_ns < 0)
+				return -1;
+			w->per_run[runs][part_item[ki.partition]] += (double)ki.time_ns * 1e-9;
 		}
 		runs++;
 		el = time_now() - start;
 		if ((runs >= 5 && el > budget) || (runs >= 3 && el > 3.0))
 			break;
+		if (!b->whole && runs >= MIN_RUNS && settled(w->per_run, runs, b->n, res, w->t))
+			break;
 	}
-	t = calloc((size_t)runs, sizeof(double));
 	for (int i = 0; i < b->n; i++) {
 		if (res[i] < 0)
 			continue;
 		for (int r = 0; r < runs; r++)
-			t[r] = per_run[r][i];
-		qsort(t, (size_t)runs, sizeof(double), cmp_double);
-		res[i] = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+			w->t[r] = w->per_run[r][i];
+		qsort(w->t, (size_t)runs, sizeof(double), cmp_double);
+		res[i] = runs % 2 ? w->t[runs / 2] : (w->t[runs / 2 - 1] + w->t[runs / 2]) / 2;
 	}
+	return 0;
+}
+
+/*
+ * In the worker: loads b->so, runs it, writes one double per item (seconds;
+ * -1 for an item whose outputs came back wrongly shaped) to fd. Exit status
+ * 0 on success. With cold weights (measure.cold), the caches are evicted
+ * before every run but of a whole plan.
+ */
+static int worker(struct measure *m, struct batch *b, const int *out_item, const int *part_item,
+		  int fd)
+{
+	struct bench w;
+	double *res = calloc((size_t)b->n + 1, sizeof(double));
+
+	if (!res || bench_open(m, b, &w, out_item, res) < 0 ||
+	    bench_time(b, &w, part_item, res) < 0)
+		return 1;
 	if (write(fd, res, sizeof(double) * (size_t)b->n) != (ssize_t)(sizeof(double) * (size_t)b->n))
+		return 1;
+	return 0;
+}
+
+/*
+ * In the plans' worker: opens every whole plan of bs (one item each), then
+ * times them in turn, rounds times over, and writes rounds x n doubles,
+ * round by round (-1 for a plan that cannot run). One process loads each
+ * plan once; the rounds still alternate between plans as before.
+ */
+static int plans_worker(struct measure *m, struct batch **bs, int n, int rounds, int fd)
+{
+	struct bench *w = calloc((size_t)n + 1, sizeof(*w));
+	double *res = calloc((size_t)(n * rounds) + 1, sizeof(double));
+	bool *ok = calloc((size_t)n + 1, sizeof(bool));
+
+	if (!w || !res || !ok)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		double r = 0;
+
+		ok[i] = !bs[i]->failed && bs[i]->n == 1 && bench_open(m, bs[i], &w[i], NULL, &r) == 0 &&
+			r == 0;
+	}
+	for (int r = 0; r < rounds; r++)
+		for (int i = 0; i < n; i++) {
+			double x = 0;
+
+			if (!ok[i] || bench_time(bs[i], &w[i], NULL, &x) < 0) {
+				ok[i] = false;
+				x = -1;
+			}
+			res[r * n + i] = x;
+		}
+	if (write(fd, res, sizeof(double) * (size_t)(n * rounds)) !=
+	    (ssize_t)(sizeof(double) * (size_t)(n * rounds)))
 		return 1;
 	return 0;
 }
@@ -602,6 +727,50 @@ static bool run_batch(struct measure *m, struct batch *b)
 	return ok;
 }
 
+/*
+ * Runs plans_worker on built plans: best[i] becomes the least of plan i's
+ * round medians (+inf when it could not run). false when the worker failed
+ * as a whole (crashed, hung): best is then untouched.
+ */
+static bool run_plans(struct measure *m, struct batch **bs, int n, int rounds, double *best)
+{
+	double *res = xmalloc(sizeof(double) * ((size_t)(n * rounds) + 1));
+	int fd[2], st;
+	bool ok = false;
+	pid_t pid;
+
+	if (pipe(fd) < 0) {
+		free(res);
+		return false;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(fd[0]);
+		_exit(plans_worker(m, bs, n, rounds, fd[1]));
+	}
+	close(fd[1]);
+	if (pid > 0) {
+		ok = read_all(fd[0], res, sizeof(double) * (size_t)(n * rounds),
+			      time_now() + m->timeout * n);
+		if (!ok)
+			kill(pid, SIGKILL);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		ok = ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	close(fd[0]);
+	if (ok)
+		for (int i = 0; i < n; i++) {
+			best[i] = INFINITY;
+			for (int r = 0; r < rounds; r++)
+				if (res[r * n + i] >= 0 && res[r * n + i] < best[i])
+					best[i] = res[r * n + i];
+		}
+	free(res);
+	return ok;
+}
+
 /* ---- progress ---- */
 
 static void progress(struct measure *m, int add)
@@ -668,7 +837,7 @@ static void measure_batches(struct measure *m, struct batches *todo)
 	}
 }
 
-/* Splits items into bench models: one target's items together, jobs-way parallel. */
+/* Splits items into bench models, jobs-way parallel, one target's items next to each other. */
 static int measure_estimate(struct cost_estimator *e, struct cost_item *items, int n)
 {
 	struct measure *m = e->state;
@@ -697,22 +866,22 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 			if (!strcmp(items[j].parts[0].target->str, items[i].parts[0].target->str))
 				sorted[k++] = &items[j];
 	}
-	for (int i = 0; i < n;) {
-		int j = i, per;
+	/*
+	 * jobs bench models, or more when they would hold over BATCH_MAX
+	 * items; each takes a run of the sorted items, so it holds few targets
+	 */
+	{
+		int nb = (n + BATCH_MAX - 1) / BATCH_MAX;
 
-		while (j < n && !strcmp(sorted[j]->parts[0].target->str,
-					sorted[i]->parts[0].target->str))
-			j++;
-		/* at least jobs bench models per target, none over BATCH_MAX items */
-		per = (j - i + m->jobs - 1) / m->jobs;
-		if (per > BATCH_MAX)
-			per = BATCH_MAX;
-		if (per < 1)
-			per = 1;
-		for (int s = i; s < j; s += per)
-			vec_push(&todo, batch_new(&m->ctx->arena, sorted + s,
-						  s + per <= j ? per : j - s));
-		i = j;
+		if (nb < m->jobs)
+			nb = m->jobs < n ? m->jobs : n;
+		for (int b = 0, s = 0; b < nb; b++) {
+			int e = (int)((int64_t)n * (b + 1) / nb);
+
+			if (e > s)
+				vec_push(&todo, batch_new(&m->ctx->arena, sorted + s, e - s));
+			s = e;
+		}
 	}
 	m->total += n;
 	if (!m->t0)
@@ -759,11 +928,13 @@ static int measure_plans(struct cost_estimator *e, struct cost_item *items, int 
 		m->t0 = time_now();
 	progress(m, 0);
 	build_all(m, bs, n);
-	for (int r = 0; r < ROUNDS; r++)
-		for (int i = 0; i < n; i++)
-			if (!bs[i]->failed && bs[i]->n == 1 && run_batch(m, bs[i]) &&
-			    items[i].cost < best[i])
-				best[i] = items[i].cost;
+	/* one worker for all plans; should it fail as a whole, one per plan and round */
+	if (!run_plans(m, bs, n, ROUNDS, best))
+		for (int r = 0; r < ROUNDS; r++)
+			for (int i = 0; i < n; i++)
+				if (!bs[i]->failed && bs[i]->n == 1 && run_batch(m, bs[i]) &&
+				    items[i].cost < best[i])
+					best[i] = items[i].cost;
 	for (int i = 0; i < n; i++) {
 		if (bs[i]->so)
 			remove(bs[i]->so);

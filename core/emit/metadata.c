@@ -119,7 +119,7 @@ static cJSON *fates_json(struct graph *g)
 	return a;
 }
 
-static cJSON *candidates_json(struct graph *g, const struct collage_stats *cs)
+static cJSON *candidates_json(struct graph *g, const struct collage_stats *cs, bool first)
 {
 	cJSON *a = cJSON_CreateArray();
 
@@ -133,6 +133,9 @@ static cJSON *candidates_json(struct graph *g, const struct collage_stats *cs)
 			cJSON_AddItemToArray(ns, cJSON_CreateString(g->nodes.v[c->nodes[k]].name));
 		cJSON_AddItemToObject(o, "onnx_nodes", ns);
 		add_cost(o, "cost", c->cost);
+		/* estimate first: whether the cost was measured or is the estimate */
+		if (first)
+			cJSON_AddBoolToObject(o, "measured", c->measured);
 		cJSON_AddBoolToObject(o, "chosen", c->chosen);
 		cJSON_AddItemToArray(a, o);
 	}
@@ -140,7 +143,7 @@ static cJSON *candidates_json(struct graph *g, const struct collage_stats *cs)
 }
 
 /* search.plans: phase 5's whole plans, each timed end to end. */
-static cJSON *plans_json(const struct collage_stats *cs)
+static cJSON *plans_json(const struct collage_stats *cs, bool first)
 {
 	cJSON *a = cJSON_CreateArray();
 
@@ -151,6 +154,8 @@ static cJSON *plans_json(const struct collage_stats *cs)
 		cJSON_AddStringToObject(o, "name", p->name);
 		cJSON_AddNumberToObject(o, "partitions", p->n_partitions);
 		add_cost(o, "cost", p->cost);
+		if (first)
+			add_cost(o, "estimate", p->estimate);
 		if (p->same_as)
 			cJSON_AddStringToObject(o, "same_as", p->same_as);
 		else
@@ -268,7 +273,16 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 		const char *est = strcmp(o->search, "collage") ? "none"
 				  : o->estimator ? o->estimator : "measure";
 
+		bool first = !strcmp(est, "measure");
+
 		cJSON_AddStringToObject(search, "estimator", est);
+		if (first) {
+			/* estimate first: the budget and what the decisions used */
+			cJSON_AddNumberToObject(search, "budget", o->search_budget);
+			cJSON_AddBoolToObject(search, "budget_reached", cs->budget_hit);
+			cJSON_AddNumberToObject(search, "measured", cs->measured);
+			cJSON_AddNumberToObject(search, "estimated", cs->guessed);
+		}
 		cJSON_AddNumberToObject(search, "max_depth", o->max_depth);
 		cJSON_AddNumberToObject(search, "threads", o->threads > 0 ? o->threads : 1);
 		cJSON_AddNumberToObject(search, "candidates", cs->candidates);
@@ -277,8 +291,8 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 						    : cs->total_cost);
 		cJSON_AddStringToObject(search, "plan", cs->plan ? cs->plan : o->search);
 		add_cost(search, "plan_cost", cs->n_plans ? cs->plan_cost : NAN);
-		cJSON_AddItemToObject(search, "plans", plans_json(cs));
-		cJSON_AddItemToObject(search, "list", candidates_json(g, cs));
+		cJSON_AddItemToObject(search, "plans", plans_json(cs, first));
+		cJSON_AddItemToObject(search, "list", candidates_json(g, cs, first));
 	} else {
 		cJSON_AddNumberToObject(search, "candidates", np);
 	}

@@ -1,10 +1,13 @@
 /*
  * cost_cache_test.c - the persistent cost cache of core/cost: get/put, the
- * key, +inf, transactions, the default path, errors, the schema version and
- * eight processes writing one file at once.
+ * key, +inf, transactions, the default path, errors, the schema version (a
+ * schema-1 file upgraded in place), what a row says besides its cost (meta,
+ * samples) and eight processes writing one file at once; and the
+ * calibration the search learns from those samples (calib.c).
  */
 #include "../../core/compile.h"
 #include "../../core/cost/cache.h"
+#include "../../core/cost/cost.h"
 #include "test.h"
 
 #include <math.h>
@@ -358,6 +361,131 @@ static void test_newer_schema_refused(void)
 	free(dir);
 }
 
+/* a file of schema 1 (before meta) keeps its rows and gets the meta columns */
+static void test_schema_1_upgraded(void)
+{
+	struct collagec_ctx ctx;
+	char *dir = dir_make_temp("unit-cost");
+	const char *path;
+	struct cost_cache *cc;
+	struct cost_key k = key("old");
+	struct cost_meta meta = { 1, "x", 7, "y" };
+	double s = -1;
+	sqlite3 *db;
+	int version = 0;
+	sqlite3_stmt *st;
+
+	quiet_ctx(&ctx);
+	path = arena_printf(&ctx.arena, "%s/costs.sqlite", dir);
+	ASSERT(SQLITE_OK, sqlite3_open(path, &db));
+	ASSERT(SQLITE_OK, sqlite3_exec(db, "CREATE TABLE schema_version(version INTEGER NOT NULL);"
+				       "INSERT INTO schema_version VALUES(1);"
+				       "CREATE TABLE costs(structure TEXT NOT NULL, target TEXT NOT "
+				       "NULL, threads INTEGER NOT NULL, machine TEXT NOT NULL, version "
+				       "TEXT NOT NULL, seconds REAL NOT NULL, label TEXT, created "
+				       "INTEGER NOT NULL, PRIMARY KEY(structure, target, threads, "
+				       "machine, version)) WITHOUT ROWID;"
+				       "INSERT INTO costs VALUES('old', 'c', 1, 'TestCPU|avx2|2cpu', "
+				       "'0.1.0', 0.25, 'l', 0);", NULL, NULL, NULL));
+	sqlite3_close(db);
+	ASSERT(0, cost_cache_open(&ctx, path, &cc));
+	ASSERT(1, cost_cache_get_meta(cc, &k, &s, &meta));
+	ASSERT_TRUE(s == 0.25 && isnan(meta.estimate) && !meta.cls && meta.charge_us == 0 &&
+		    !meta.origin);
+	meta = (struct cost_meta){ 2e-3, "c:Conv", 1500, "abc" };
+	ASSERT(0, cost_cache_put_meta(cc, &k, 0.5, NULL, &meta));
+	meta = (struct cost_meta){ 0 };
+	ASSERT(1, cost_cache_get_meta(cc, &k, &s, &meta));
+	ASSERT_TRUE(s == 0.5 && meta.estimate == 2e-3 && meta.charge_us == 1500);
+	ASSERT_STR("c:Conv", meta.cls);
+	ASSERT_STR("abc", meta.origin);
+	cost_cache_close(cc);
+	ASSERT(SQLITE_OK, sqlite3_open(path, &db));
+	ASSERT(SQLITE_OK, sqlite3_prepare_v2(db, "SELECT max(version) FROM schema_version", -1, &st,
+					     NULL));
+	ASSERT(SQLITE_ROW, sqlite3_step(st));
+	version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	ASSERT(COST_CACHE_SCHEMA, version);
+	ctx_release(&ctx);
+	dir_remove_tree(dir);
+	free(dir);
+}
+
+static int n_samples;
+static double sample_sum;
+
+static int add_sample(const char *cls, double estimate, double seconds, void *arg)
+{
+	n_samples++;
+	sample_sum += seconds / estimate;
+	return 0;
+}
+
+/* samples: rows with an estimate and a class, of the key's machine, not of one origin */
+static void test_samples(void)
+{
+	struct collagec_ctx ctx;
+	char *dir = dir_make_temp("unit-cost");
+	struct cost_cache *cc;
+	struct cost_key k1 = key("s1"), k2 = key("s2"), k3 = key("s3"), k4 = key("s4");
+	struct cost_meta a = { 1e-3, "c:Conv", 10, "me" }, b = { 1e-3, "c:Conv", 10, "other" };
+
+	quiet_ctx(&ctx);
+	ASSERT(0, cost_cache_open(&ctx, arena_printf(&ctx.arena, "%s/c.sqlite", dir), &cc));
+	k4.machine = "OtherCPU|-|1cpu";
+	ASSERT(0, cost_cache_put_meta(cc, &k1, 2e-3, NULL, &a));
+	ASSERT(0, cost_cache_put_meta(cc, &k2, 4e-3, NULL, &b));
+	ASSERT(0, cost_cache_put(cc, &k3, 8e-3, NULL));
+	ASSERT(0, cost_cache_put_meta(cc, &k4, 8e-3, NULL, &b));
+	n_samples = 0;
+	sample_sum = 0;
+	ASSERT(0, cost_cache_samples(cc, &k1, "me", add_sample, NULL));
+	ASSERT(1, n_samples);
+	ASSERT_TRUE(fabs(sample_sum - 4) < 1e-9);
+	n_samples = 0;
+	ASSERT(0, cost_cache_samples(cc, &k1, NULL, add_sample, NULL));
+	ASSERT(2, n_samples);
+	cost_cache_close(cc);
+	ctx_release(&ctx);
+	dir_remove_tree(dir);
+	free(dir);
+}
+
+/*
+ * calibration: a class's ratio is learned, shrunk towards its target's;
+ * an unseen target keeps the estimate with a wide interval; more and
+ * tighter samples narrow it; the order of the samples does not matter
+ */
+static void test_calibration(void)
+{
+	struct calib *c = calib_new(), *d = calib_new();
+	double f0, f1, f2, e;
+
+	calib_fit(c);
+	e = calib_apply(c, "blas:Gemm", 1e-3, &f0);
+	ASSERT_TRUE(e == 1e-3 && f0 > 2);
+	for (int i = 0; i < 8; i++)
+		calib_add(c, "blas:Gemm", 1e-3, (i % 2 ? 3.9e-3 : 4.1e-3));
+	for (int i = 7; i >= 0; i--)
+		calib_add(d, "blas:Gemm", 1e-3, (i % 2 ? 3.9e-3 : 4.1e-3));
+	calib_add(c, "blas:Gemm", -1, 1);	/* ignored */
+	calib_add(c, "blas:Gemm", 1, INFINITY);	/* ignored */
+	calib_fit(c);
+	calib_fit(d);
+	e = calib_apply(c, "blas:Gemm", 2e-3, &f1);
+	ASSERT_TRUE(e > 7.5e-3 && e < 8.5e-3 && f1 < f0);
+	ASSERT_TRUE(calib_apply(d, "blas:Gemm", 2e-3, &f2) == e && f2 == f1);
+	/* another op of blas: the target's ratio, less sure */
+	e = calib_apply(c, "blas:Add", 1e-3, &f2);
+	ASSERT_TRUE(e > 3e-3 && e < 4.5e-3 && f2 > f1);
+	/* another target: as estimated */
+	ASSERT_TRUE(calib_apply(c, "c:Gemm", 1e-3, &f2) == 1e-3 && f2 == f0);
+	calib_free(c);
+	calib_free(d);
+}
+
 /* cost_key_make: the key every lookup and store of collagec uses */
 static void test_key_make(void)
 {
@@ -542,6 +670,9 @@ TESTS({ "get_put_replace", test_get_put_replace },
       { "default_path", test_default_path },
       { "unwritable_path", test_unwritable_path },
       { "newer_schema_refused", test_newer_schema_refused },
+      { "schema_1_upgraded", test_schema_1_upgraded },
+      { "samples", test_samples },
+      { "calibration", test_calibration },
       { "key_make", test_key_make },
       { "machine_fingerprint", test_machine_fingerprint },
       { "concurrent_processes", test_concurrent_processes })
