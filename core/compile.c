@@ -221,115 +221,6 @@ static void add_output_copies(struct graph *g)
 	}
 }
 
-int compile_plan_layouts(struct graph *g, const struct partition *parts, int np)
-{
-	for (int i = 0; i < g->values.n; i++) {
-		g->values.v[i].layout = 0;
-		g->values.v[i].store_c = 0;
-	}
-	for (int i = 0; i < np; i++) {
-		const struct target_kind *k = parts[i].target->kind;
-		bool seen = false;
-
-		for (int j = 0; j < i && !seen; j++)
-			seen = parts[j].target->kind == k;
-		if (!seen && k->plan_layouts && k->plan_layouts(g, parts, np) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * Appends p's kernels as --dump-ir shows them: each preceded by its
- * partition, target and the ONNX nodes it came from (its span), then each
- * variant with its condition.
- */
-static void snapshot_partition(struct graph *g, const struct partition *p, struct strbuf *sb)
-{
-	if (p->target->kind->relay_to_runtime) {
-		sb_printf(sb, "// partition %d on %s:", p->id, p->target->str);
-		for (int s = 0; s < p->span.n; s++)
-			sb_printf(sb, " %s(%s)", p->span.names[s], p->span.types[s]);
-		sb_puts(sb, "\n// no loop IR: relay_to_runtime\n\n");
-		return;
-	}
-	for (int k = 0; k < p->kernels.n; k++) {
-		const struct kernel *kn = &p->kernels.v[k];
-
-		sb_printf(sb, "// partition %d on %s:", p->id, p->target->str);
-		for (int s = 0; s < kn->span.n; s++)
-			sb_printf(sb, " %s(%s)", kn->span.names[s], kn->span.types[s]);
-		sb_putc(sb, '\n');
-		/* values handed over in a layout of the target's own (plan_layouts) */
-		for (int a = 0; a < kn->n_args; a++) {
-			const struct value *v = &g->values.v[kn->args[a]];
-
-			if (!v->layout)
-				continue;
-			sb_printf(sb, "// %s '%s' in %s's layout %d (plan_layouts)",
-				  a < kn->n_inputs ? "reads" : "writes", v->name,
-				  p->target->kind->name, v->layout);
-			if (v->store_c)
-				sb_printf(sb, ", stored with %lld channels", (long long)v->store_c);
-			sb_putc(sb, '\n');
-		}
-		for (int v = 0; v < kn->n_variants; v++) {
-			sb_printf(sb, "// variant %s if %s\n", kn->variants[v].impl,
-				  kn->variants[v].cond ? kn->variants[v].cond_text : "always");
-			tir_print(kn->variants[v].func, g->syms.v, g->syms.n, sb);
-		}
-		if (!kn->n_variants && kn->func)
-			tir_print(kn->func, g->syms.v, g->syms.n, sb);
-		sb_putc(sb, '\n');
-	}
-}
-
-int compile_lower(struct graph *g, struct partition *parts, int np, struct model_sources *ms,
-		  struct strbuf *snaps)
-{
-	struct runtime_module *mods = xcalloc((size_t)(np ? np : 1), sizeof(*mods));
-	int rc = 0;
-
-	/*
-	 * Step by step over every partition: the share step looks across
-	 * partitions, and the parallel step must see shared kernels, so that
-	 * kernels sharing one function get the same parallel regions. A
-	 * relay_to_runtime partition is built at the first step and shows the
-	 * same kernels in every snapshot.
-	 */
-	for (int i = 0; i < np; i++)
-		mods[i].source = (struct strbuf)STRBUF_INIT;
-	for (int s = 0; s < LOWER_STEP_COUNT && rc == 0; s++) {
-		if (s == LOWER_STEP_SHARE)
-			share_constants(g, parts, np);
-		for (int i = 0; i < np && rc == 0; i++) {
-			struct partition *p = &parts[i];
-			const struct target_kind *k = p->target->kind;
-
-			if (!k->relay_to_runtime)
-				rc = target_lower_step(g, p->target, p, (enum lower_step)s);
-			else if (s == 0)
-				rc = k->relay_to_runtime(g, p->target, p, &mods[i]);
-			if (rc == 0 && snaps)
-				snapshot_partition(g, p, &snaps[s]);
-		}
-	}
-	for (int i = 0; i < np && rc == 0; i++) {
-		struct partition *p = &parts[i];
-
-		if (!p->target->kind->relay_to_runtime)
-			rc = p->target->kind->tir_to_runtime(g, p->target, p, &mods[i]);
-		if (rc == 0)
-			model_sources_add(ms, &mods[i], p);
-	}
-	for (int i = 0; i < np; i++) {
-		sb_release(&mods[i].source);
-		vec_free(&mods[i].ldlibs);
-	}
-	free(mods);
-	return rc < 0 ? -1 : 0;
-}
-
 /*
  * Phase 1-4 (or the "none" placement): the estimator and the cost cache live
  * only as long as the search.
@@ -339,6 +230,7 @@ static int partition(struct collagec_ctx *ctx, struct graph *g, const struct com
 		     struct partition **parts, int *np, struct collage_stats *cs)
 {
 	struct collage_options co = { 0 };
+	struct measure_options mo = { 0 };
 	struct cost_cache *cache = NULL;
 	int rc;
 
@@ -357,14 +249,23 @@ static int partition(struct collagec_ctx *ctx, struct graph *g, const struct com
 		if (strcmp(est, "mock") && !o->no_cache &&
 		    cost_cache_open(ctx, o->cache, &cache) < 0)
 			return -1;
+		mo.cc = o->cc ? o->cc : COLLAGEC_DEFAULT_CC;
+		mo.cflags = o->cflags ? o->cflags : COLLAGEC_DEFAULT_CFLAGS;
+		mo.cpu = co.cpu;
+		mo.objects = o->no_cache ? NULL : objcache_dir(&ctx->arena, o->cache ? o->cache
+							 : cost_cache_default_path(ctx));
+		mo.threads = co.threads;
+		mo.jobs = o->jobs > 0 ? o->jobs : 1;
+		mo.progress = o->progress;
+		mo.timeout = o->measure_timeout;
 		if (!strcmp(est, "mock")) {
 			co.estimator = cost_mock_new(ctx, o->mock_costs);
 		} else if (!strcmp(est, "analytic")) {
-			co.estimator = cost_analytic_new(ctx, o, cache);
+			co.estimator = cost_analytic_new(ctx, &mo, cache);
 		} else if (!strcmp(est, "measure")) {
 			co.cache = cache;
-			co.estimator = cost_measure_new(ctx, o, cache);
-			co.guess = cost_analytic_new(ctx, o, cache);
+			co.estimator = cost_measure_new(ctx, &mo, cache);
+			co.guess = cost_analytic_new(ctx, &mo, cache);
 			co.budget = o->search_budget;
 			co.jobs = o->jobs > 0 ? o->jobs : 1;
 		} else {
@@ -796,8 +697,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (partition(ctx, g, o, targets, nt, &patterns, &parts, &np, &cs) < 0)
 		goto out;
 	stage(ctx, "partition", &st);
-	if (compile_plan_layouts(g, parts, np) < 0 ||
-	    compile_lower(g, parts, np, &ms, o->dump_dir ? snaps : NULL) < 0)
+	if (lower_plan_layouts(g, parts, np) < 0 ||
+	    lower_partitions(g, parts, np, &ms, o->dump_dir ? snaps : NULL) < 0)
 		goto out;
 	if (o->dump_dir && dump_lower(g, o->dump_dir, snaps) < 0)
 		goto out;

@@ -88,27 +88,6 @@ struct compile_stats {
 int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		     struct compile_stats *stats);
 
-/*
- * Clears every value's layout, then runs the plan_layouts hook of each
- * target kind among parts[0..np) once, with all of them: the layouts that
- * partitions hand over to each other. Before compile_lower on the same
- * partitions. 0 or -1.
- */
-struct partition;
-int compile_plan_layouts(struct graph *g, const struct partition *parts, int np);
-
-/*
- * Lowers each partition through its target's hooks into ms: the lowering
- * steps in order (enum lower_step: relay_to_tir or the generic ones, then
- * plan_parallel) and tir_to_runtime, or relay_to_runtime. With snaps (an
- * array of LOWER_STEP_COUNT strbufs, or NULL), snaps[s] gets the loop IR of
- * every partition's kernels after step s, as --dump-ir writes it. 0 or -1.
- */
-struct model_sources;
-struct strbuf;
-int compile_lower(struct graph *g, struct partition *parts, int np, struct model_sources *ms,
-		  struct strbuf *snaps);
-
 /* Applies --shape bindings to the graph inputs. 0 or -1 (usage error). */
 int compile_bind_shapes(struct graph *g, const char *const *shapes, int n);
 

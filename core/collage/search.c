@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compile.h"
 #include "../passes/passes.h"
 
 struct ints {

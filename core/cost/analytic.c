@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compile.h"
 #include "cache.h"
 
 struct roofline {
@@ -23,7 +22,7 @@ struct roofline {
 
 struct analytic {
 	struct collagec_ctx *ctx;
-	const struct compile_options *o;
+	struct measure_options o;
 	struct cost_cache *cache;
 	struct cost_estimator *measure;
 	VEC(struct roofline) lines;
@@ -135,7 +134,7 @@ static void add_lines(struct analytic *an, struct cost_item *items, int n)
 			if (!pp[k].sg)
 				continue;
 			keys[k] = cost_key_make(an->ctx, cost_item_key(a, &it[k]), ts.v[t]->str,
-						an->o->threads, an->o->cpu);
+						an->o.threads, an->o.cpu);
 			if (an->cache && cost_cache_get(an->cache, &keys[k], &sec) == 1) {
 				it[k].cost = sec;
 				continue;
@@ -258,13 +257,13 @@ static void analytic_free(struct cost_estimator *e)
 }
 
 struct cost_estimator *cost_analytic_new(struct collagec_ctx *ctx,
-					 const struct compile_options *o, struct cost_cache *cache)
+					 const struct measure_options *o, struct cost_cache *cache)
 {
 	struct cost_estimator *e = xcalloc(1, sizeof(*e));
 	struct analytic *an = xcalloc(1, sizeof(*an));
 
 	an->ctx = ctx;
-	an->o = o;
+	an->o = *o;
 	an->cache = cache;
 	an->measure = cost_measure_new(ctx, o, NULL);
 	e->name = "analytic";

@@ -26,7 +26,6 @@
  * would be stored as NULL, so putting NaN is a BUG().
  */
 #include "cache.h"
-#include "../compile.h"
 
 #include <errno.h>
 #include <math.h>

@@ -105,21 +105,39 @@ const struct subgraph *cost_probe_single(struct collagec_ctx *ctx, const struct 
 					 const struct target *t, int idx);
 
 /*
- * The measuring estimator (measure.c): builds the items of each target into
- * shared objects (one cc run for many, o->jobs at once), times them in a
+ * How the measuring estimator builds and times (the driver fills it in;
+ * the estimators know nothing else of a compile): bench models are built
+ * with cc, cflags and the --cpu level's flags, their objects kept in the
+ * objects directory (NULL: one of the measuring directory's own, gone with
+ * it), jobs C compiler runs at once, and timed with threads threads.
+ */
+struct measure_options {
+	const char *cc;			/* C compiler command */
+	const char *cflags;		/* optimisation flags for generated code */
+	const char *cpu;		/* --cpu level (emit_cpu_flags) */
+	const char *objects;		/* object cache directory, or NULL */
+	int threads;			/* threads costs are measured with (the key) */
+	int jobs;			/* C compiler runs at once */
+	bool progress;			/* a progress bar on standard error */
+	double timeout;			/* seconds a bench model may run; 0 = 120 */
+};
+
+/*
+ * The measuring estimator (measure.c): builds items into shared objects
+ * (bench models: one cc run for many, o->jobs at once) through the same
+ * lowering and emitting as a compiled model (emit.h), times them in a
  * worker process with o->threads threads, and measures the transition
  * between each pair of targets once (kept in cache when given). Owned.
  */
-struct compile_options;
 struct cost_cache;
-struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx,
-					const struct compile_options *o, struct cost_cache *cache);
+struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx, const struct measure_options *o,
+					struct cost_cache *cache);
 /*
  * The analytic estimator (analytic.c): FLOPs and bytes of each node against
  * a per-target roofline measured once per machine (kept in the cost cache).
  */
 struct cost_estimator *cost_analytic_new(struct collagec_ctx *ctx,
-					 const struct compile_options *o, struct cost_cache *cache);
+					 const struct measure_options *o, struct cost_cache *cache);
 
 /*
  * The calibration class of a one-part item (analytic.c): its target string

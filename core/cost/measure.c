@@ -35,7 +35,6 @@
 #include <unistd.h>
 
 #include "../../runtime/loader.h"
-#include "../compile.h"
 #include "../emit/emit.h"
 #include "cache.h"
 
@@ -47,7 +46,7 @@
 
 struct measure {
 	struct collagec_ctx *ctx;
-	const struct compile_options *o;
+	struct measure_options o;
 	struct cost_cache *cache;
 	struct link_options lo;
 	int threads, jobs;
@@ -254,10 +253,10 @@ static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
 		bg = bench_graph(m, b, &parts, &np, &part_item);
 		diag_hush_begin(m->ctx, &h);
 		/* a whole plan's partitions hand over layouts as in the model */
-		if (compile_plan_layouts(bg, parts, np) < 0)
+		if (lower_plan_layouts(bg, parts, np) < 0)
 			bad = b->n > 1 ? -2 : 0;
 		for (int p = 0; p < np && bad < 0; p++)
-			if (compile_lower(bg, &parts[p], 1, ms, NULL) < 0)
+			if (lower_partitions(bg, &parts[p], 1, ms, NULL) < 0)
 				bad = part_item[p];
 		if (bad < 0 && emit_plan(bg, parts, np, ep) < 0)
 			bad = b->n > 1 ? -2 : 0;
@@ -991,7 +990,7 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 			c[2] = (struct cost_item){ &df, 1, p + 1, NAN };
 			keys[k] = cost_key_make(m->ctx, cost_item_key(a, &c[0]),
 						arena_printf(a, "%s->%s", ts[x]->str, ts[y]->str),
-						m->threads, m->o->cpu);
+						m->threads, m->o.cpu);
 			if (m->cache) {
 				int found = cost_cache_get(m->cache, &keys[k], &sec);
 
@@ -1048,36 +1047,37 @@ static void measure_free(struct cost_estimator *e)
 	free(e);
 }
 
-struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx,
-					const struct compile_options *o, struct cost_cache *cache)
+struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx, const struct measure_options *o,
+					struct cost_cache *cache)
 {
 	struct cost_estimator *e = xcalloc(1, sizeof(*e));
 	struct measure *m = xcalloc(1, sizeof(*m));
 
+	if (!o->cc || !o->cflags || !o->cpu)
+		BUG("measure_options without cc, cflags or cpu");
 	m->ctx = ctx;
-	m->o = o;
+	m->o = *o;
 	m->cache = cache;
-	m->lo.cc = o->cc ? o->cc : COLLAGEC_DEFAULT_CC;
-	m->lo.cflags = o->cflags ? o->cflags : COLLAGEC_DEFAULT_CFLAGS;
-	m->lo.march = emit_cpu_flags(o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU);
+	m->lo.cc = o->cc;
+	m->lo.cflags = o->cflags;
+	m->lo.march = emit_cpu_flags(o->cpu);
 	if (!m->lo.march)
 		BUG("unchecked --cpu '%s'", o->cpu);
 	/* the runtime's object (rt.o) comes from the object cache, as for the final compile */
-	m->lo.march_resolved = emit_cpu_resolve(ctx, m->lo.cc, o->cpu ? o->cpu : "native");
-	if (!o->no_cache)
-		m->lo.objects = objcache_dir(&ctx->arena, o->cache ? o->cache
-					     : cost_cache_default_path(ctx));
+	m->lo.march_resolved = emit_cpu_resolve(ctx, m->lo.cc, o->cpu);
+	m->lo.objects = o->objects;
 	m->threads = o->threads > 0 ? o->threads : 1;
 	m->jobs = o->jobs > 0 ? o->jobs : 1;
 	m->progress = o->progress && !ctx->quiet;
-	m->timeout = o->measure_timeout > 0 ? o->measure_timeout : WORKER_TIMEOUT_S;
+	m->timeout = o->timeout > 0 ? o->timeout : WORKER_TIMEOUT_S;
 	m->dir = dir_make_temp("measure");
 	/*
-	 * --no-cache keeps nothing past this compile, but its bench builds
-	 * still share the runtime's object and identical kernel files, in an
-	 * object cache of their own that goes with the measuring directory
+	 * Without an object cache nothing is kept past this compile, but its
+	 * bench builds still share the runtime's object and identical kernel
+	 * files, in an object cache of their own that goes with the measuring
+	 * directory
 	 */
-	if (o->no_cache && m->dir)
+	if (!o->objects && m->dir)
 		m->lo.objects = arena_printf(&ctx->arena, "%s/objects", m->dir);
 	e->name = "measure";
 	e->estimate = measure_estimate;

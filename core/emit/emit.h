@@ -235,4 +235,22 @@ extern const struct embedded_file embedded_files[];
 extern const int embedded_files_count;
 const struct embedded_file *embedded_find(const char *name);
 
+/*
+ * Clears every value's layout, then runs the plan_layouts hook of each
+ * target kind among parts[0..np) once, with all of them: the layouts that
+ * partitions hand over to each other. Before lower_partitions on the same
+ * partitions. 0 or -1.
+ */
+int lower_plan_layouts(struct graph *g, const struct partition *parts, int np);
+
+/*
+ * Lowers each partition through its target's hooks into ms: the lowering
+ * steps in order (enum lower_step: relay_to_tir or the generic ones, then
+ * plan_parallel) and tir_to_runtime, or relay_to_runtime. With snaps (an
+ * array of LOWER_STEP_COUNT strbufs, or NULL), snaps[s] gets the loop IR of
+ * every partition's kernels after step s, as --dump-ir writes it. 0 or -1.
+ */
+int lower_partitions(struct graph *g, struct partition *parts, int np, struct model_sources *ms,
+		     struct strbuf *snaps);
+
 #endif

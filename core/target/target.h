@@ -183,7 +183,7 @@ int64_t target_opt_or(const struct target *t, const char *name, int64_t def);
 bool target_fuses(const struct target *t);
 
 /*
- * Lowering a partition to loop IR is a sequence of named steps; compile_lower
+ * Lowering a partition to loop IR is a sequence of named steps; lower_partitions
  * runs each in turn for every partition, and --dump-ir snapshots every
  * kernel after each (NN-lower.K-NAME.tir). Tiling and vectorization are no
  * steps: they happen inside micro-kernel templates (rt_cgemm.h) and in the
@@ -193,7 +193,7 @@ enum lower_step {
 	LOWER_STEP_OPS,		/* one kernel per node, its op's own lowering (or relay_to_tir) */
 	LOWER_STEP_STRATEGY,	/* op strategies: chosen implementations, run-time variants */
 	LOWER_STEP_FUSE,	/* runs of elementwise nodes become one fused kernel */
-	LOWER_STEP_SHARE,	/* across partitions: share_constants (compile_lower runs it) */
+	LOWER_STEP_SHARE,	/* across partitions: share_constants (lower_partitions runs it) */
 	LOWER_STEP_PARALLEL,	/* the kind's plan_parallel: which loops run as parallel regions */
 	LOWER_STEP_COUNT
 };
