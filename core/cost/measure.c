@@ -8,7 +8,8 @@
  * partition per part, lowered through the same hooks, planned, emitted and
  * linked as any model (one cc run for many candidates; several bench
  * models are built at once with -j). A worker process then loads it, feeds
- * random inputs (integers 0, so indices stay in range; symbolic dims 1),
+ * random inputs (integers 0, so indices stay in range; symbolic dims at the
+ * sizes the search measures them at, tune.c),
  * runs it with per-kernel profiling on, warm-up then repeats, and reports
  * per item the median over runs of the sum of its kernels' times (when
  * the model's constants are more than the last-level cache, every run
@@ -149,6 +150,7 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 				vec_push(&bg->syms, g->syms.v[s]);
 			for (int s = 0; s < g->sym_defs.n; s++)
 				vec_push(&bg->sym_defs, g->sym_defs.v[s]);
+			bg->tune = g->tune;
 		}
 		for (int p = 0; p < it->n_parts; p++)
 			indexset_or_into(&all, &it->parts[p].sg->inside);
@@ -397,9 +399,15 @@ static void evict(const unsigned char *flush, size_t flush_bytes, unsigned char 
 	evict_sink = acc;
 }
 
+/* The dims of the bench model's inputs and outputs at the tuning sizes. */
+struct bench_dims {
+	int64_t (*in)[MAX_RANK], (*out)[MAX_RANK];
+};
+
 /*
- * In the worker: loads b->so, runs it, writes one double per item (seconds;
- * -1 for an item whose outputs came back wrongly shaped) to fd. Exit status
+ * In the worker: loads b->so, feeds inputs of bd's dims, runs it, writes
+ * one double per item (seconds; -1 for an item whose outputs are not of
+ * bd's dims) to fd. Exit status
  * 0 on success. With cold weights (measure.cold), the caches are evicted
  * before every run but of a whole plan. A batch's partitions run at least
  * 5 times and for 0.5 s, at most 15 times; a whole plan runs for 0.1 s, at
@@ -411,7 +419,7 @@ static void evict(const unsigned char *flush, size_t flush_bytes, unsigned char 
  * the search kept a cover twice as slow.
  */
 static int worker(struct measure *m, struct batch *b, const int *out_item, const int *part_item,
-		  int fd)
+		  const struct bench_dims *bd, int fd)
 {
 	struct model_lib lib;
 	collagec_model *mod;
@@ -448,8 +456,9 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 		if (lib.input_info(mod, i, &info) != COLLAGEC_OK || info.rank > 8)
 			return 1;
 		for (int k = 0; k < info.rank; k++) {
-			dims[k] = info.dims[k] < 0 ? 1 : info.dims[k];
-			n *= dims[k];
+			dims[k] = info.dims[k] < 0 ? bd->in[i][k] : info.dims[k];
+			if (dims[k] > DIM_LIMIT || __builtin_mul_overflow(n, dims[k], &n))
+				return 1;
 		}
 		/* room for the widest element: integers and bools stay 0 */
 		es = 8;
@@ -488,7 +497,7 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 		bool ok = rank == info.rank;
 
 		for (int k = 0; k < rank && ok; k++)
-			ok = dims[k] == (info.dims[k] < 0 ? 1 : info.dims[k]);
+			ok = dims[k] == (info.dims[k] < 0 ? bd->out[o][k] : info.dims[k]);
 		if (!ok)
 			res[out_item[o]] = -1;
 	}
@@ -566,6 +575,7 @@ static bool run_batch(struct measure *m, struct batch *b)
 	int np, *part_item, *out_item, fd[2], st;
 	struct graph *bg = bench_graph(m, b, &parts, &np, &part_item);
 	double *res = xmalloc(sizeof(double) * ((size_t)b->n + 1));
+	struct bench_dims bd;
 	bool ok = false;
 	pid_t pid;
 
@@ -573,6 +583,15 @@ static bool run_batch(struct measure *m, struct batch *b)
 	out_item = arena_alloc(bg->arena, sizeof(int) * ((size_t)bg->outputs.n + 1));
 	for (int o = 0; o < bg->outputs.n; o++)
 		out_item[o] = atoi(bg->values.v[bg->outputs.v[o]].name + 1);
+	/* symbolic dims at the tuning sizes: inputs given them, outputs checked */
+	bd.in = arena_alloc(bg->arena, sizeof(*bd.in) * ((size_t)bg->inputs.n + 1));
+	bd.out = arena_alloc(bg->arena, sizeof(*bd.out) * ((size_t)bg->outputs.n + 1));
+	for (int i = 0; i < bg->inputs.n; i++)
+		for (int k = 0; k < bg->values.v[bg->inputs.v[i]].shape.rank; k++)
+			bd.in[i][k] = cost_dim_at(bg, bg->values.v[bg->inputs.v[i]].shape.d[k]);
+	for (int o = 0; o < bg->outputs.n; o++)
+		for (int k = 0; k < bg->values.v[bg->outputs.v[o]].shape.rank; k++)
+			bd.out[o][k] = cost_dim_at(bg, bg->values.v[bg->outputs.v[o]].shape.d[k]);
 	graph_free(bg);
 	if (pipe(fd) < 0) {
 		free(res);
@@ -582,7 +601,7 @@ static bool run_batch(struct measure *m, struct batch *b)
 	pid = fork();
 	if (pid == 0) {
 		close(fd[0]);
-		_exit(worker(m, b, out_item, part_item, fd[1]));
+		_exit(worker(m, b, out_item, part_item, &bd, fd[1]));
 	}
 	close(fd[1]);
 	if (pid > 0) {
