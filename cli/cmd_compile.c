@@ -16,7 +16,8 @@
 enum { OPT_SHAPE = 256, OPT_ELEMENTS, OPT_DUMP, OPT_DEPFILE, OPT_STATS, OPT_JSON, OPT_CC, OPT_OPT,
        OPT_KEEP, OPT_SEARCH,
        OPT_TARGET, OPT_PATTERNS, OPT_MAX_DEPTH, OPT_ESTIMATOR, OPT_CACHE, OPT_NO_CACHE,
-       OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK, OPT_CPU, OPT_PREFIX, OPT_BUDGET };
+       OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK, OPT_CPU, OPT_PREFIX, OPT_BUDGET,
+       OPT_TUNE_SHAPE };
 
 /* A whole number in [lo, hi] for option name; -1 after a usage error. */
 static int int_arg(const char *name, const char *arg, int lo, int hi)
@@ -40,6 +41,7 @@ int cmd_compile(int argc, char **argv)
 		{ "search", required_argument, NULL, OPT_SEARCH },
 		{ "patterns", required_argument, NULL, OPT_PATTERNS },
 		{ "shape", required_argument, NULL, OPT_SHAPE },
+		{ "tune-shape", required_argument, NULL, OPT_TUNE_SHAPE },
 		{ "elements", required_argument, NULL, OPT_ELEMENTS },
 		{ "dump-ir", required_argument, NULL, OPT_DUMP },
 		{ "depfile", required_argument, NULL, OPT_DEPFILE },
@@ -67,6 +69,7 @@ int cmd_compile(int argc, char **argv)
 	struct compile_stats st = { 0 };
 	struct collagec_ctx ctx;
 	VEC(const char *) shapes = { 0 };
+	VEC(const char *) tune = { 0 };
 	VEC(const char *) elements = { 0 };
 	VEC(const char *) pats = { 0 };
 	int c, rc, verbose = 0;
@@ -100,6 +103,7 @@ int cmd_compile(int argc, char **argv)
 		case OPT_TARGET: o.targets = optarg; break;
 		case OPT_SEARCH: o.search = optarg; break;
 		case OPT_SHAPE: vec_push(&shapes, optarg); break;
+		case OPT_TUNE_SHAPE: vec_push(&tune, optarg); break;
 		case OPT_ELEMENTS: vec_push(&elements, optarg); break;
 		case OPT_PATTERNS: vec_push(&pats, optarg); break;
 		case OPT_DUMP: o.dump_dir = optarg; break;
@@ -151,6 +155,7 @@ int cmd_compile(int argc, char **argv)
 		case 'v': verbose++; break;
 		default:
 			vec_free(&shapes);
+	vec_free(&tune);
 			vec_free(&elements);
 			vec_free(&pats);
 			return cli_error(2, "compile: unknown or incomplete option '%s' (see "
@@ -159,6 +164,7 @@ int cmd_compile(int argc, char **argv)
 	}
 	if (optind != argc - 1 || !o.out) {
 		vec_free(&shapes);
+	vec_free(&tune);
 		vec_free(&elements);
 		vec_free(&pats);
 		cli_usage("compile", stderr);
@@ -183,6 +189,8 @@ int cmd_compile(int argc, char **argv)
 	o.model = argv[optind];
 	o.shapes = shapes.v;
 	o.n_shapes = shapes.n;
+	o.tune_shapes = tune.v;
+	o.n_tune_shapes = tune.n;
 	o.elements = elements.v;
 	o.n_elements = elements.n;
 	o.pattern_files = pats.v;
@@ -205,11 +213,13 @@ int cmd_compile(int argc, char **argv)
 	rc = rc == 0 ? 0 : (int)(ctx.status ? ctx.status : STATUS_MODEL);
 	ctx_release(&ctx);
 	vec_free(&shapes);
+	vec_free(&tune);
 	vec_free(&elements);
 	vec_free(&pats);
 	return rc;
 usage:
 	vec_free(&shapes);
+	vec_free(&tune);
 	vec_free(&elements);
 	vec_free(&pats);
 	return 2;

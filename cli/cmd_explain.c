@@ -306,6 +306,28 @@ static void plans_text(const cJSON *search)
 	sb_release(&sb);
 }
 
+/*
+ * The sizes the search measured symbols at (OUT.json search.tune_shape)
+ * and who named them: "N=64 (--tune-shape), seq=128 (default)". Nothing
+ * for a static model or older metadata.
+ */
+static void tune_text(const cJSON *search, struct strbuf *sb)
+{
+	const cJSON *at = cJSON_GetObjectItemCaseSensitive(search, "tune_shape"), *s;
+	const cJSON *from = cJSON_GetObjectItemCaseSensitive(search, "tune_shape_source");
+
+	if (!cJSON_IsObject(at))
+		return;
+	cJSON_ArrayForEach(s, at) {
+		const char *src = meta_str(from, s->string);
+
+		if (!s->string || !cJSON_IsNumber(s))
+			continue;
+		sb_printf(sb, "%s%s=%.15g (%s)", sb->len ? ", " : "", s->string, s->valuedouble,
+			  src ? src : "?");
+	}
+}
+
 /* The partitions per target, in order of first appearance: "blas 3, c 5". */
 static void targets_text(const struct explain *e, struct strbuf *sb)
 {
@@ -438,6 +460,10 @@ static void explain_print(const struct explain *e)
 	else
 		opt_seconds(e->has_total, e->est_total, &sb);
 	printf("%s\n", sb_str(&sb));
+	sb_reset(&sb);
+	tune_text(search, &sb);
+	if (sb.len)
+		printf("symbolic dims measured at: %s\n", sb_str(&sb));
 	costs_text(search);
 	plans_text(search);
 	for (int c = 0; c < 6; c++)
@@ -468,7 +494,7 @@ static char *explain_json(const struct explain *e)
 	const cJSON *model = cJSON_GetObjectItemCaseSensitive(e->meta, "model");
 	const cJSON *comp = cJSON_GetObjectItemCaseSensitive(e->meta, "compiler");
 	cJSON *root = cJSON_CreateObject(), *parts, *s;
-	const cJSON *plans, *fates;
+	const cJSON *plans, *fates, *t;
 	const char *est = meta_str(search, "estimator");
 	double total;
 	char *txt, *res;
@@ -505,6 +531,13 @@ static char *explain_json(const struct explain *e)
 	cJSON_AddItemToObject(s, "plan", meta_str(search, "plan")
 			      ? cJSON_CreateString(meta_str(search, "plan")) : cJSON_CreateNull());
 	cJSON_AddItemToObject(s, "plan_cost", json_stat(search, "plan_cost"));
+	/* the sizes symbols were measured at, as OUT.json has them (null: none) */
+	t = cJSON_GetObjectItemCaseSensitive(search, "tune_shape");
+	cJSON_AddItemToObject(s, "tune_shape", cJSON_IsObject(t) ? cJSON_Duplicate(t, 1)
+			      : cJSON_CreateNull());
+	t = cJSON_GetObjectItemCaseSensitive(search, "tune_shape_source");
+	cJSON_AddItemToObject(s, "tune_shape_source", cJSON_IsObject(t) ? cJSON_Duplicate(t, 1)
+			      : cJSON_CreateNull());
 	fates = cJSON_GetObjectItemCaseSensitive(e->meta, "passes");
 	cJSON_AddItemToObject(root, "passes", cJSON_IsArray(fates) ? cJSON_Duplicate(fates, 1)
 			      : cJSON_CreateArray());

@@ -533,8 +533,8 @@ static int compile_body(struct collagec_ctx *ctx, const struct compile_options *
 	so.out = arena_printf(&ctx->arena, "%s/body.a", lb->dir);
 	so.json = NULL;
 	so.prefix = lb->prefix;
-	so.shapes = so.elements = NULL;
-	so.n_shapes = so.n_elements = 0;
+	so.shapes = so.elements = so.tune_shapes = NULL;
+	so.n_shapes = so.n_elements = so.n_tune_shapes = 0;
 	so.dump_dir = so.depfile = so.stats = NULL;
 	so.body = lb;
 	so.body_probe = probe;
@@ -690,6 +690,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		rc = 0;
 		goto out;
 	}
+	if (cost_tune_shapes(g, o->tune_shapes, o->n_tune_shapes) < 0)
+		goto out;
 	if (compile_loops(g, o) < 0)
 		goto out;
 	stage(ctx, "passes", &st);

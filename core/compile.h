@@ -56,6 +56,9 @@ struct compile_options {
 					   times, what was measured, cache use */
 	const char *const *shapes;	/* --shape NAME=DIMS */
 	int n_shapes;
+	const char *const *tune_shapes;	/* --tune-shape NAME=VALUE: the sizes the
+					   search measures symbols at (cost.h) */
+	int n_tune_shapes;
 	const char *const *elements;	/* --elements NAME=N|none: sequence and
 					   optional inputs' element counts */
 	int n_elements;

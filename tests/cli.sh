@@ -138,6 +138,16 @@ usage_case shape-wrong-rank "--shape 'x=2': input 'x' has rank 2" "$GOOD" -o "$U
 	--shape x=2
 usage_case shape-fixed-dim "--shape 'x=2,4': dimension 1 of 'x' is fixed at 3" "$GOOD" \
 	-o "$U/OUT.so" --shape x=2,4
+usage_case tune-shape-unknown-name \
+	"--tune-shape 'Q=3': the model has no symbolic dim named 'Q' (it has N)" "$GOOD" \
+	-o "$U/OUT.so" --tune-shape Q=3
+usage_case tune-shape-bound-by-shape \
+	"--tune-shape 'N=3': the model has no symbolic dim named 'N' (it has none)" "$GOOD" \
+	-o "$U/OUT.so" --shape N=2 --tune-shape N=3
+usage_case tune-shape-zero "--tune-shape 'N=0': the size must be a whole number from 1 to" \
+	"$GOOD" -o "$U/OUT.so" --tune-shape N=0
+usage_case tune-shape-without-equals "--tune-shape 'N': expected NAME=VALUE" "$GOOD" \
+	-o "$U/OUT.so" --tune-shape N
 usage_case unknown-target "unknown target kind 'bogus' (known: c" "$GOOD" -o "$U/OUT.so" \
 	--target bogus
 usage_case search-unknown "compile: unknown --search 'best' (collage, greedy or none)" \
@@ -1086,8 +1096,11 @@ for p, m in zip(d["partitions"], meta["partitions"]):
         sys.exit("share %r" % p)
 s = d["search"]
 if sorted(s) != sorted(["mode", "estimator", "candidates", "max_depth", "estimated_total", "plan",
-                        "plan_cost", "plans"]):
+                        "plan_cost", "plans", "tune_shape", "tune_shape_source"]):
     sys.exit("search keys %r" % sorted(s))
+# mnist_cnn is static: no symbol measured at any size
+if s["tune_shape"] is not None or s["tune_shape_source"] is not None:
+    sys.exit("tune_shape %r, %r" % (s["tune_shape"], s["tune_shape_source"]))
 if s["mode"] != (meta["search"].get("mode") or meta["compiler"]["search"]) or \
         s["candidates"] != meta["search"]["candidates"]:
     sys.exit("search %r" % s)

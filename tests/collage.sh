@@ -152,7 +152,9 @@ v=$(json "$T/$m.nopc.json" '"%s %d %s" % (j["search"]["plan"], len(j["search"]["
 [ "$v" = "collage 0 None" ] && ok plans/no-plan-check || fail plans/no-plan-check "$v"
 
 # symbolic batch and seq (testdata/gen_encoder.py): candidates are measured
-# with every symbol at 1, and the one .so still serves every (batch, seq)
+# at the default sizes (batch 1; seq 128, halved to 32 as the encoder's
+# 32-row position table assumes seq <= 32), and the one .so still serves
+# every (batch, seq)
 if /usr/bin/python3 testdata/gen_encoder.py "$T" 2>"$T/enc.gen.log"; then
 	for m in encoder shift; do
 		# shellcheck disable=SC2046
@@ -174,6 +176,9 @@ if /usr/bin/python3 testdata/gen_encoder.py "$T" 2>"$T/enc.gen.log"; then
 			fi
 		done
 	done
+	v=$(json "$T/encoder.json" 'j["search"]["tune_shape"], j["search"]["tune_shape_source"]')
+	[ "$v" = "{'batch': 1, 'seq': 32} {'batch': 'default', 'seq': 'default'}" ] &&
+		ok tune-shape/encoder-defaults || fail tune-shape/encoder-defaults "$v"
 else
 	fail encoder/generate "$(tail -1 "$T/enc.gen.log")"
 fi
@@ -246,6 +251,18 @@ else
 fi
 v=$(json "$T/an.json" '"%s %s" % (j["search"]["estimator"], j["partitions"][0]["estimated_cost"] is not None)')
 [ "$v" = "analytic True" ] && ok analytic/costs-recorded || fail analytic/costs-recorded "$v"
+# ... which count symbolic dims at the sizes the search measures them at:
+# mlp's Gemms at N=64 estimate several times their cost at N=1
+for n in 1 64; do
+	"$C" compile "$T/mlp.onnx" -o "$T/an$n.so" --estimator analytic --cache "$T/an.sqlite" \
+		--tune-shape N=$n 2>"$T/an$n.err" || bad "N=$n: $(head -n 1 "$T/an$n.err")"
+done
+v=$(/usr/bin/python3 -c '
+import json, sys
+a, b = (json.load(open(f))["search"]["estimated_total"] for f in sys.argv[1:])
+print("ok" if b > 3 * a else "estimated %.3g s at N=1, %.3g s at N=64" % (a, b))' \
+	"$T/an1.json" "$T/an64.json" 2>&1 | tail -n 1)
+verdict tune-shape/analytic-at-the-size "${v#ok}"
 
 # the default cache lives under $XDG_CACHE_HOME; --no-cache writes none
 X=$T/xdg
@@ -411,6 +428,52 @@ PY
 v=$(/usr/bin/python3 "$P/check.py" "$P/costs.sqlite" "$P/m1.json" "$C")
 if [ -z "$bad" ] && [ "$v" = ok ]; then ok cache/eight-parallel-compiles
 else fail cache/eight-parallel-compiles "$bad $v"; fi
+
+# --tune-shape: candidates are measured at the sizes named, which key their
+# costs. The compiles above measured mlp at N=1 (the default for a batch):
+# named N=1, every cost comes from their cache; at N=64 nothing does, and
+# what is measured is slower (a Gemm of 64 rows, not 1); at N=64 again,
+# everything does, and OUT.json is the same bytes
+K=$T/tune
+mkdir -p "$K"
+for n in 1 64 64; do
+	f=$K/n$n
+	[ -f "$f.json" ] && f=$f.again
+	"$C" compile "$T/mlp.onnx" -o "$f.so" --target c -j 1 --cache "$P/costs.sqlite" \
+		--tune-shape N=$n --stats "$f.stats" 2>"$f.err" || bad "N=$n: $(head -n 1 "$f.err")"
+done
+v=$(/usr/bin/python3 -c '
+import json, sys
+n1, n64, again = (json.load(open(f))["cost_cache"] for f in sys.argv[1:])
+ok = (n1["measured"] == 0 and n1["hits"] > 0 and n64["measured"] > 0 and n64["hits"] == 0 and
+      again["measured"] == 0 and again["hits"] == n1["hits"])
+print("ok" if ok else "measured, hits: N=1 %d, %d; N=64 %d, %d; again %d, %d" % (
+      n1["measured"], n1["hits"], n64["measured"], n64["hits"], again["measured"], again["hits"]))' \
+	"$K/n1.stats" "$K/n64.stats" "$K/n64.again.stats" 2>&1 | tail -n 1)
+[ "$v" = ok ] || bad "$v"
+cmp -s "$K/n64.json" "$K/n64.again.json" || bad "OUT.json differs between N=64 compiles"
+verdict tune-shape/cost-key
+v=$(/usr/bin/python3 -c '
+import json, sys
+def gemms(f):
+    return sum(c["cost"] for c in json.load(open(f))["search"]["list"]
+               if c["rule"] == "c.op" and c["onnx_nodes"][0].startswith("gemm"))
+a, b = gemms(sys.argv[1]), gemms(sys.argv[2])
+print("ok" if b > 2 * a else "Gemm candidates: %.3g s at N=1, %.3g s at N=64" % (a, b))' \
+	"$P/m1.json" "$K/n64.json" 2>&1 | tail -n 1)
+verdict tune-shape/measured-at-the-size "${v#ok}"
+# recorded in OUT.json, said by explain (text and --json)
+v="$(json "$P/m1.json" 'j["search"]["tune_shape"], j["search"]["tune_shape_source"]') $(json "$K/n64.json" 'j["search"]["tune_shape"], j["search"]["tune_shape_source"]')"
+[ "$v" = "{'N': 1} {'N': 'default'} {'N': 64} {'N': '--tune-shape'}" ] || bad "OUT.json: $v"
+"$C" explain "$K/n64.so" >"$K/explain.txt" 2>&1
+grep -qx 'symbolic dims measured at: N=64 (--tune-shape)' "$K/explain.txt" ||
+	bad "explain: $(grep -i 'measured at' "$K/explain.txt")"
+"$C" explain "$P/m1.so" | grep -qx 'symbolic dims measured at: N=1 (default)' ||
+	bad "explain of the default: no 'N=1 (default)'"
+"$C" explain "$K/n64.so" --json >"$K/explain.json" 2>&1
+v=$(json "$K/explain.json" 'j["search"]["tune_shape"], j["search"]["tune_shape_source"]')
+[ "$v" = "{'N': 64} {'N': '--tune-shape'}" ] || bad "explain --json: $v"
+verdict tune-shape/recorded
 
 # cold or warm, the same bytes: a compile whose costs all come from the
 # cost cache a first compile filled writes that compile's OUT.so and

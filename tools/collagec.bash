@@ -62,15 +62,16 @@ _collagec()
 	# explain --profile FILE; bench --profile takes nothing
 	--profile) [ "$cmd" = explain ] && { _collagec_any_file; return; } ;;
 	# values to type: nothing to offer
-	--shape | --elements | --prefix | --threads | -j | --jobs | --max-depth | --opt | --seed | --rtol | \
-		--atol | --runs | --warmup | --max-regression | --timeout | --older-than | --version)
+	--shape | --tune-shape | --elements | --prefix | --threads | -j | --jobs | --max-depth | --opt | \
+		--seed | --rtol | --atol | --runs | --warmup | --max-regression | --timeout | --older-than | --version)
 		return ;;
 	esac
 	case $cmd in
 	compile)
 		opts="-o --output --target --search --max-depth --estimator --cache --no-cache
-			--no-plan-check --search-budget --threads -j --jobs --progress --patterns --shape --elements --dump-ir
-			--depfile --stats --prefix --json --cc --opt --cpu --keep-temps -q --quiet -v --verbose
+			--no-plan-check --search-budget --threads -j --jobs --progress --patterns --shape
+			--tune-shape --elements --dump-ir --depfile --stats --prefix --json --cc --opt --cpu
+			--keep-temps -q --quiet -v --verbose
 			--help" ;;
 	run)
 		opts="--input --shape --seed --output-dir --npy --check --rtol --atol --threads

@@ -6,7 +6,7 @@
  * elements, overhead from a 4^3 MatMul) is measured once per machine by the
  * measuring estimator, all targets' probes in one go, and kept in the cost
  * cache; a target that cannot run a probe alone borrows c's number for it.
- * Symbolic dims count as 1.
+ * Symbolic dims count at the sizes the search measures them at (tune.c).
  */
 #include "cost.h"
 
@@ -28,12 +28,18 @@ struct analytic {
 	VEC(struct roofline) lines;
 };
 
-static double numel1(const struct value *v)
+/* Dim k of v at the tuning sizes. */
+static double dim_at(struct graph *g, const struct value *v, int k)
+{
+	return (double)cost_dim_at(g, v->shape.d[k]);
+}
+
+static double numel_at(struct graph *g, const struct value *v)
 {
 	double n = 1;
 
 	for (int i = 0; i < v->shape.rank; i++)
-		n *= (double)v->shape.d[i].c;
+		n *= dim_at(g, v, i);
 	return n;
 }
 
@@ -47,22 +53,22 @@ static void node_work(struct graph *g, const struct node *n, double *flops, doub
 		if (n->in[j] >= 0) {
 			const struct value *v = &g->values.v[n->in[j]];
 
-			in = numel1(v) > in ? numel1(v) : in;
-			*bytes += numel1(v) * (double)dtype_size(v->dtype);
+			in = numel_at(g, v) > in ? numel_at(g, v) : in;
+			*bytes += numel_at(g, v) * (double)dtype_size(v->dtype);
 		}
 	for (int j = 0; j < n->n_out; j++) {
 		const struct value *v = &g->values.v[n->out[j]];
 
-		out += numel1(v);
-		*bytes += numel1(v) * (double)dtype_size(v->dtype);
+		out += numel_at(g, v);
+		*bytes += numel_at(g, v) * (double)dtype_size(v->dtype);
 	}
 	switch (n->op) {
 	case OP_MATMUL:
 	case OP_GEMM: {
 		const struct value *a = &g->values.v[n->in[0]];
 		int transa = n->op == OP_GEMM && node_attr_int(n, "transA", 0);
-		double k = a->shape.rank ? (double)a->shape.d[transa ? a->shape.rank - 2
-								 : a->shape.rank - 1].c : 1;
+		double k = a->shape.rank ? dim_at(g, a, transa ? a->shape.rank - 2
+						  : a->shape.rank - 1) : 1;
 
 		*flops = 2 * out * k;
 		break;
@@ -71,7 +77,7 @@ static void node_work(struct graph *g, const struct node *n, double *flops, doub
 		const struct value *w = &g->values.v[n->in[1]];
 
 		/* weights are [M, C/group, k...]: each output reads C/group * k... inputs */
-		*flops = 2 * out * numel1(w) / (double)(w->shape.rank ? w->shape.d[0].c : 1);
+		*flops = 2 * out * numel_at(g, w) / (w->shape.rank ? dim_at(g, w, 0) : 1);
 		break;
 	}
 	default:

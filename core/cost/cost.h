@@ -72,7 +72,8 @@ struct cost_estimator *cost_mock_new(struct collagec_ctx *ctx, const char *spec)
  * its targets, and per inside node its op, attributes, output dtypes and
  * shapes, where each input comes from (an inside node, a constant of a
  * dtype and shape (small constants with their values), or the k-th outside
- * value) and which outputs leave. Equal text = measured once.
+ * value), which outputs leave, and the size each symbol of those shapes is
+ * measured at (g->tune). Equal text = measured once.
  */
 const char *cost_item_structure(struct arena *a, const struct cost_item *it);
 /*
@@ -103,6 +104,25 @@ struct graph *cost_probe_graph(struct collagec_ctx *ctx, enum op op, int64_t r, 
 /* The candidate of t's default rule holding node idx of df alone, or NULL. */
 const struct subgraph *cost_probe_single(struct collagec_ctx *ctx, const struct dataflow *df,
 					 const struct target *t, int idx);
+
+/*
+ * The sizes the search measures symbolic dims at (tune.c), into g->tune:
+ * each symbol a graph input binds takes the size named[] gives
+ * ("NAME=VALUE", --tune-shape; the last one of a name wins), else the
+ * default: 1 for a batch (a name containing "batch", or N, B, bs; else,
+ * unless the name contains "seq" or "len", the first dim of a graph input),
+ * 128 for any other symbol, halved while an assumption of the model
+ * (graph.checks) fails. Derived symbols follow from them, data symbols are
+ * 1. After passes, before the search. 0, or -1 after a usage diagnostic
+ * (not NAME=VALUE, a size outside 1..2^31, a name that is no such symbol,
+ * named sizes that break an assumption of the model).
+ */
+int cost_tune_shapes(struct graph *g, const char *const *named, int n);
+/*
+ * d at g's tuning sizes (every symbol 1 when g has none), as a symbolic
+ * integer: c may be negative; saturates at +-(DIM_LIMIT + 1).
+ */
+int64_t cost_dim_at(const struct graph *g, struct dim d);
 
 /*
  * How the measuring estimator builds and times (the driver fills it in;

@@ -95,6 +95,14 @@ bool cost_weights_cold(const struct dataflow *df)
 	return df->const_bytes > cost_llc_bytes();
 }
 
+/* Marks the symbols of s in used[]. */
+static void mark_syms(const struct shape *s, bool *used)
+{
+	for (int k = 0; k < s->rank; k++)
+		for (int j = 0; j < s->d[k].n; j++)
+			used[s->d[k].sym[j]] = true;
+}
+
 const char *cost_item_structure(struct arena *a, const struct cost_item *it)
 {
 	const struct dataflow *df = it->df;
@@ -102,6 +110,7 @@ const char *cost_item_structure(struct arena *a, const struct cost_item *it)
 	struct strbuf sb = STRBUF_INIT;
 	int *local = arena_alloc(a, sizeof(int) * ((size_t)g->values.n + 1));
 	int n_local = 0, n_outside = 0;
+	bool used[256] = { false };
 	const char *r;
 
 	/* local[v]: 1 + k for the k-th inside node's output, -1 - m for outside value m */
@@ -121,6 +130,8 @@ const char *cost_item_structure(struct arena *a, const struct cost_item *it)
 
 				if (j)
 					sb_puts(&sb, ", ");
+				if (v >= 0)
+					mark_syms(&g->values.v[v].shape, used);
 				if (v < 0)
 					sb_putc(&sb, '-');
 				else if (local[v] > 0)
@@ -139,6 +150,7 @@ const char *cost_item_structure(struct arena *a, const struct cost_item *it)
 			for (int j = 0; j < n->n_out; j++) {
 				const struct value *o = &g->values.v[n->out[j]];
 
+				mark_syms(&o->shape, used);
 				local[n->out[j]] = 1 + n_local++;
 				sb_printf(&sb, " %%%d:%s", local[n->out[j]] - 1, dtype_name(o->dtype));
 				shape_print(g, &o->shape, &sb);
@@ -148,6 +160,11 @@ const char *cost_item_structure(struct arena *a, const struct cost_item *it)
 			sb_putc(&sb, '\n');
 		}
 	}
+	/* the sizes its symbols are measured at (tune.c): seq 128 is not seq 1 */
+	for (int k = 0; k < g->syms.n; k++)
+		if (used[k])
+			sb_printf(&sb, "at %s=%lld\n", g->syms.v[k],
+				  (long long)cost_dim_at(g, dim_sym(k)));
 	/* measured with the weights evicted (measure.c) when the model's do not fit */
 	if (cost_weights_cold(df))
 		sb_puts(&sb, "weights cold\n");

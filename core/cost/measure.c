@@ -8,7 +8,8 @@
  * partition per part, lowered through the same hooks, planned, emitted and
  * linked as any model (one cc run for many candidates; several bench
  * models are built at once with -j). A worker process then loads it, feeds
- * random inputs (integers 0, so indices stay in range; symbolic dims 1),
+ * random inputs (integers 0, so indices stay in range; symbolic dims at the
+ * sizes the search measures them at, tune.c),
  * runs it with per-kernel profiling on, warm-up then repeats, and reports
  * per item the median over runs of the sum of its kernels' times (when
  * the model's constants are more than the last-level cache, every run
@@ -151,6 +152,7 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 				vec_push(&bg->syms, g->syms.v[s]);
 			for (int s = 0; s < g->sym_defs.n; s++)
 				vec_push(&bg->sym_defs, g->sym_defs.v[s]);
+			bg->tune = g->tune;
 		}
 		for (int p = 0; p < it->n_parts; p++)
 			indexset_or_into(&all, &it->parts[p].sg->inside);
@@ -441,20 +443,11 @@ static bool settled(double **per_run, int runs, int n, const double *res, double
 	return true;
 }
 
-/*
- * In the worker: loads b->so, runs it, writes one double per item (seconds;
- * -1 for an item whose outputs came back wrongly shaped) to fd. Exit status
- * 0 on success. With cold weights (measure.cold), the caches are evicted
- * before every run but of a whole plan. A batch's partitions run at least
- * MIN_RUNS times, until every item's median is known to SETTLE (settled())
- * or for 0.5 s, at most 15 times; a whole plan runs for 0.1 s, at
- * least 5 and at most WHOLE_MAX_RUNS times, as phase 5 compares plans a few
- * percent apart: a small plan's median then spans 0.1 s, not the
- * millisecond after its first run. In that millisecond (63 runs) MNIST on
- * dnnl,c at 2 threads timed 34 us in each of phase 5's rounds, against 16
- * in `collagec bench` even with 1 warm-up run (why, we did not find), and
- * the search kept a cover twice as slow.
- */
+/* The dims of the bench model's inputs and outputs at the tuning sizes. */
+struct bench_dims {
+	int64_t (*in)[MAX_RANK], (*out)[MAX_RANK];
+};
+
 struct bench {
 	struct model_lib lib;
 	collagec_model *mod;
@@ -465,12 +458,13 @@ struct bench {
 };
 
 /*
- * Loads b->so into w, sets its inputs, runs it once (warm-up) and marks in
- * res the items whose outputs came back wrongly shaped (-1); out_item maps
- * outputs to items (NULL: all item 0). 0, or -1 when it cannot run.
+ * Loads b->so into w, sets its inputs (symbolic dims as bd says), runs it
+ * once (warm-up) and marks in res the items whose outputs are not of bd's
+ * dims (-1); out_item maps outputs to items (NULL: all item 0). 0, or -1
+ * when it cannot run.
  */
-static int bench_open(struct measure *m, struct batch *b, struct bench *w, const int *out_item,
-		      double *res)
+static int bench_open(struct measure *m, struct batch *b, struct bench *w,
+		      const struct bench_dims *bd, const int *out_item, double *res)
 {
 	char *err = NULL;
 	uint32_t seed = 1;
@@ -501,8 +495,9 @@ static int bench_open(struct measure *m, struct batch *b, struct bench *w, const
 		if (w->lib.input_info(w->mod, i, &info) != COLLAGEC_OK || info.rank > 8)
 			return -1;
 		for (int k = 0; k < info.rank; k++) {
-			dims[k] = info.dims[k] < 0 ? 1 : info.dims[k];
-			n *= dims[k];
+			dims[k] = info.dims[k] < 0 ? bd->in[i][k] : info.dims[k];
+			if (dims[k] > DIM_LIMIT || __builtin_mul_overflow(n, dims[k], &n))
+				return -1;
 		}
 		/* room for the widest element: integers and bools stay 0 */
 		es = 8;
@@ -540,7 +535,7 @@ static int bench_open(struct measure *m, struct batch *b, struct bench *w, const
 			return -1;
 		ok = rank == info.rank;
 		for (int k = 0; k < rank && ok; k++)
-			ok = dims[k] == (info.dims[k] < 0 ? 1 : info.dims[k]);
+			ok = dims[k] == (info.dims[k] < 0 ? bd->out[o][k] : info.dims[k]);
 		if (!ok)
 			res[out_item ? out_item[o] : 0] = -1;
 	}
@@ -616,12 +611,12 @@ static int bench_time(struct batch *b, struct bench *w, const int *part_item, do
  * before every run but of a whole plan.
  */
 static int worker(struct measure *m, struct batch *b, const int *out_item, const int *part_item,
-		  int fd)
+		  const struct bench_dims *bd, int fd)
 {
 	struct bench w;
 	double *res = calloc((size_t)b->n + 1, sizeof(double));
 
-	if (!res || bench_open(m, b, &w, out_item, res) < 0 ||
+	if (!res || bench_open(m, b, &w, bd, out_item, res) < 0 ||
 	    bench_time(b, &w, part_item, res) < 0)
 		return 1;
 	if (write(fd, res, sizeof(double) * (size_t)b->n) != (ssize_t)(sizeof(double) * (size_t)b->n))
@@ -635,7 +630,8 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
  * round by round (-1 for a plan that cannot run). One process loads each
  * plan once; the rounds still alternate between plans as before.
  */
-static int plans_worker(struct measure *m, struct batch **bs, int n, int rounds, int fd)
+static int plans_worker(struct measure *m, struct batch **bs, const struct bench_dims *bds, int n,
+			int rounds, int fd)
 {
 	struct bench *w = calloc((size_t)n + 1, sizeof(*w));
 	double *res = calloc((size_t)(n * rounds) + 1, sizeof(double));
@@ -646,8 +642,8 @@ static int plans_worker(struct measure *m, struct batch **bs, int n, int rounds,
 	for (int i = 0; i < n; i++) {
 		double r = 0;
 
-		ok[i] = !bs[i]->failed && bs[i]->n == 1 && bench_open(m, bs[i], &w[i], NULL, &r) == 0 &&
-			r == 0;
+		ok[i] = !bs[i]->failed && bs[i]->n == 1 &&
+			bench_open(m, bs[i], &w[i], &bds[i], NULL, &r) == 0 && r == 0;
 	}
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < n; i++) {
@@ -688,6 +684,19 @@ static bool read_all(int fd, void *buf, size_t n, double deadline)
 	return true;
 }
 
+/* Symbolic dims at the tuning sizes (ctx arena): inputs given them, outputs checked. */
+static void dims_of(struct graph *bg, struct bench_dims *bd)
+{
+	bd->in = arena_alloc(bg->arena, sizeof(*bd->in) * ((size_t)bg->inputs.n + 1));
+	bd->out = arena_alloc(bg->arena, sizeof(*bd->out) * ((size_t)bg->outputs.n + 1));
+	for (int i = 0; i < bg->inputs.n; i++)
+		for (int k = 0; k < bg->values.v[bg->inputs.v[i]].shape.rank; k++)
+			bd->in[i][k] = cost_dim_at(bg, bg->values.v[bg->inputs.v[i]].shape.d[k]);
+	for (int o = 0; o < bg->outputs.n; o++)
+		for (int k = 0; k < bg->values.v[bg->outputs.v[o]].shape.rank; k++)
+			bd->out[o][k] = cost_dim_at(bg, bg->values.v[bg->outputs.v[o]].shape.d[k]);
+}
+
 /* Runs the worker on a built batch; fills item costs. false when it failed as a whole. */
 static bool run_batch(struct measure *m, struct batch *b)
 {
@@ -695,6 +704,7 @@ static bool run_batch(struct measure *m, struct batch *b)
 	int np, *part_item, *out_item, fd[2], st;
 	struct graph *bg = bench_graph(m, b, &parts, &np, &part_item);
 	double *res = xmalloc(sizeof(double) * ((size_t)b->n + 1));
+	struct bench_dims bd;
 	bool ok = false;
 	pid_t pid;
 
@@ -702,6 +712,7 @@ static bool run_batch(struct measure *m, struct batch *b)
 	out_item = arena_alloc(bg->arena, sizeof(int) * ((size_t)bg->outputs.n + 1));
 	for (int o = 0; o < bg->outputs.n; o++)
 		out_item[o] = atoi(bg->values.v[bg->outputs.v[o]].name + 1);
+	dims_of(bg, &bd);
 	graph_free(bg);
 	if (pipe(fd) < 0) {
 		free(res);
@@ -711,7 +722,7 @@ static bool run_batch(struct measure *m, struct batch *b)
 	pid = fork();
 	if (pid == 0) {
 		close(fd[0]);
-		_exit(worker(m, b, out_item, part_item, fd[1]));
+		_exit(worker(m, b, out_item, part_item, &bd, fd[1]));
 	}
 	close(fd[1]);
 	if (pid > 0) {
@@ -739,9 +750,19 @@ static bool run_batch(struct measure *m, struct batch *b)
 static bool run_plans(struct measure *m, struct batch **bs, int n, int rounds, double *best)
 {
 	double *res = xmalloc(sizeof(double) * ((size_t)(n * rounds) + 1));
+	struct bench_dims *bds = arena_alloc(&m->ctx->arena, sizeof(*bds) * ((size_t)n + 1));
 	int fd[2], st;
 	bool ok = false;
 	pid_t pid;
+
+	for (int i = 0; i < n; i++) {
+		struct partition *parts;
+		int np, *part_item;
+		struct graph *bg = bench_graph(m, bs[i], &parts, &np, &part_item);
+
+		dims_of(bg, &bds[i]);
+		graph_free(bg);
+	}
 
 	if (pipe(fd) < 0) {
 		free(res);
@@ -751,7 +772,7 @@ static bool run_plans(struct measure *m, struct batch **bs, int n, int rounds, d
 	pid = fork();
 	if (pid == 0) {
 		close(fd[0]);
-		_exit(plans_worker(m, bs, n, rounds, fd[1]));
+		_exit(plans_worker(m, bs, bds, n, rounds, fd[1]));
 	}
 	close(fd[1]);
 	if (pid > 0) {

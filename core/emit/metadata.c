@@ -215,6 +215,28 @@ static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
 	return a;
 }
 
+/*
+ * search.tune_shape and search.tune_shape_source: the size each symbol the
+ * graph's inputs bind was measured at, and whether --tune-shape named it
+ * or it is the default (cost_tune_shapes); nothing for a static model.
+ */
+static void tune_json(struct graph *g, cJSON *search)
+{
+	cJSON *at = NULL, *from = NULL;
+
+	for (int s = 0; g->tune && s < g->syms.n; s++) {
+		if (g->tune[s].from == TUNE_FROM_OTHERS)
+			continue;
+		if (!at) {
+			at = cJSON_AddObjectToObject(search, "tune_shape");
+			from = cJSON_AddObjectToObject(search, "tune_shape_source");
+		}
+		cJSON_AddNumberToObject(at, g->syms.v[s], (double)g->tune[s].size);
+		cJSON_AddStringToObject(from, g->syms.v[s], g->tune[s].from == TUNE_FROM_OPTION
+					? "--tune-shape" : "default");
+	}
+}
+
 char *metadata_json(struct graph *g, const struct compile_options *o,
 		    const struct link_options *lo, struct target **targets, int nt,
 		    struct partition *parts, int np, const struct exec_plan *ep,
@@ -285,6 +307,8 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 		}
 		cJSON_AddNumberToObject(search, "max_depth", o->max_depth);
 		cJSON_AddNumberToObject(search, "threads", o->threads > 0 ? o->threads : 1);
+		if (!strcmp(o->search, "collage"))
+			tune_json(g, search);
 		cJSON_AddNumberToObject(search, "candidates", cs->candidates);
 		cJSON_AddNumberToObject(search, "distinct", cs->unique);
 		add_cost(search, "estimated_total", strcmp(o->search, "collage") ? NAN

@@ -172,6 +172,24 @@ struct sym_def {
 };
 
 /*
+ * Where the size that the search measures a symbol at came from
+ * (cost_tune_shapes, core/cost/tune.c): the symbols graph inputs bind take
+ * a size --tune-shape names or a default one; the rest follow from them.
+ */
+enum tune_from {
+	TUNE_FROM_OTHERS,	/* derived from the others (data symbols and
+				   symbols no input binds: 1) */
+	TUNE_FROM_DEFAULT,	/* the default size */
+	TUNE_FROM_OPTION,	/* named by --tune-shape */
+	TUNE_FROM_COUNT
+};
+
+struct sym_tune {
+	int64_t size;		/* >= 0 */
+	enum tune_from from;
+};
+
+/*
  * What a pass did to an ONNX node that no live node's span names any more
  * (into == NULL: removed, as constant or dead code or a no-op) or whose span
  * another node took over (into: that node's name). graph_compact records
@@ -263,6 +281,8 @@ struct graph {
 	VEC(struct sym_check) checks;	/* checked at run time, in order */
 	VEC(struct sym_def) sym_defs;	/* derived symbols, computed in order */
 	VEC(struct sym_data) sym_data;	/* data symbols, bound by run-time shape functions */
+	struct sym_tune *tune;		/* per symbol: the size candidates are measured
+					   at (arena); NULL: every symbol at 1 */
 	int64_t opset;			/* default-domain opset of the model; 0: none */
 	int64_t training_opset;		/* ai.onnx.preview.training opset; 0: none */
 	const char *producer;		/* producer_name + version */

@@ -596,6 +596,91 @@ static void test_structure_key(void)
 	fx_release(&f);
 }
 
+/* A graph input named name of shape [d0, d1] (dims, symbolic or not). */
+static void tune_input(struct fx *f, const char *name, struct dim d0, struct dim d1)
+{
+	int v = graph_add_value(f->g, name);
+
+	f->g->values.v[v].dtype = DTYPE_F32;
+	f->g->values.v[v].shape = (struct shape){ 2, { d0, d1 } };
+	f->g->values.v[v].has_shape = true;
+	f->g->values.v[v].flags = VALUE_INPUT;
+	vec_push(&f->g->inputs, v);
+}
+
+/*
+ * The sizes symbols are measured at (cost_tune_shapes): the defaults by name
+ * and place, halved for an assumption, derived symbols after them, named
+ * sizes, errors; a candidate's key holds the sizes of its symbols.
+ */
+static void test_tune_shapes(void)
+{
+	struct fx f;
+	struct target *c;
+	struct dim m1;
+	int s0, seq, bs, s1, sl;
+
+	fx_init(&f);
+	s0 = graph_intern_sym(f.g, "s0");
+	seq = graph_intern_sym(f.g, "seq");
+	bs = graph_intern_sym(f.g, "batch_size");
+	s1 = graph_intern_sym(f.g, "s1");
+	sl = graph_intern_sym(f.g, "seq_len");
+	f.g->values.v[f.x].shape = (struct shape){ 2, { dim_sym(s0), dim_sym(seq) } };
+	tune_input(&f, "y", dim_sym(bs), dim_sym(s1));
+	tune_input(&f, "z", dim_sym(sl), dim_const(3));
+	ASSERT_TRUE(graph_sym_add(f.g, dim_sym(seq), dim_const(-1), &m1));	/* seq-1 */
+	int r1 = node(&f, OP_RELU, "Relu", "r1", f.x, -1);
+
+	output(&f, node(&f, OP_RELU, "Relu", "r2", r1, -1));
+	ASSERT(0, cost_tune_shapes(f.g, NULL, 0));
+	/* a leading dim and a name that says batch: 1; the rest, and a length: 128 */
+	ASSERT(1, f.g->tune[s0].size);
+	ASSERT(128, f.g->tune[seq].size);
+	ASSERT(1, f.g->tune[bs].size);
+	ASSERT(128, f.g->tune[s1].size);
+	ASSERT(128, f.g->tune[sl].size);
+	ASSERT(TUNE_FROM_DEFAULT, f.g->tune[seq].from);
+	ASSERT(TUNE_FROM_OTHERS, f.g->tune[m1.sym[0]].from);
+	ASSERT(127, cost_dim_at(f.g, m1));
+	ASSERT(256, cost_dim_at(f.g, (struct dim){ 2, 1, { (uint8_t)seq } }));
+	/* an assumption seq <= 40 halves seq's default to 32 */
+	vec_push(&f.g->checks, ((struct sym_check){ dim_sym(seq), dim_const(40), "slice" }));
+	ASSERT(0, cost_tune_shapes(f.g, NULL, 0));
+	ASSERT(32, f.g->tune[seq].size);
+	ASSERT(31, cost_dim_at(f.g, m1));
+	/* named sizes win, the last of a name; they must keep the assumption */
+	ASSERT(0, cost_tune_shapes(f.g, (const char *[]){ "seq=8", "s0=4", "seq=16" }, 3));
+	ASSERT(16, f.g->tune[seq].size);
+	ASSERT(TUNE_FROM_OPTION, f.g->tune[seq].from);
+	ASSERT(4, f.g->tune[s0].size);
+	ASSERT(128, f.g->tune[s1].size);
+	ASSERT(-1, cost_tune_shapes(f.g, (const char *[]){ "seq=64" }, 1));
+	ASSERT_TRUE(strstr(sb_str(&f.cap), "--tune-shape: node 'slice' needs seq <= 40, these "
+			   "sizes give 64 > 40"));
+	ASSERT(-1, cost_tune_shapes(f.g, (const char *[]){ "(seq-1)=3" }, 1));
+	ASSERT_TRUE(strstr(sb_str(&f.cap), "no symbolic dim named '(seq-1)' (it has s0, seq, "
+			   "batch_size, s1, seq_len)"));
+	ASSERT(-1, cost_tune_shapes(f.g, (const char *[]){ "seq=-2" }, 1));
+	ASSERT_TRUE(strstr(sb_str(&f.cap), "--tune-shape 'seq=-2': the size must be a whole"));
+	/* the key: the sizes of the candidate's symbols */
+	dataflow_init(&f.df, f.g, &f.ctx.arena);
+	c = target_parse(&f.ctx, kinds, NK, "c");
+#define KEY() cost_item_key(&f.ctx.arena, &(struct cost_item){ &f.df, 1, \
+			&(struct cost_part){ subgraph_new(&f.df, SET(&f, 0)), c, "x" }, NAN })
+	ASSERT(0, cost_tune_shapes(f.g, (const char *[]){ "seq=16" }, 1));
+	const char *k16 = KEY();
+
+	ASSERT_STR(k16, KEY());
+	ASSERT(0, cost_tune_shapes(f.g, (const char *[]){ "seq=32" }, 1));
+	ASSERT_TRUE(strcmp(k16, KEY()));
+	/* a size its shapes do not name (y's s1) leaves the key alone */
+	ASSERT(0, cost_tune_shapes(f.g, (const char *[]){ "seq=16", "s1=7" }, 2));
+	ASSERT_STR(k16, KEY());
+#undef KEY
+	fx_release(&f);
+}
+
 static void test_greedy(void)
 {
 	struct fx f;
@@ -797,7 +882,8 @@ TESTS({ "indexset", test_indexset }, { "multi_output", test_multi_output },
       { "single_op", test_single_op }, { "max_depth", test_max_depth },
       { "fusion_benefit", test_fusion_benefit }, { "double_residual", test_double_residual },
       { "inf_nan_penalty", test_inf_nan_penalty }, { "penalty", test_penalty },
-      { "measured_once", test_measured_once }, { "structure_key", test_structure_key }, { "greedy", test_greedy },
+      { "measured_once", test_measured_once }, { "structure_key", test_structure_key },
+      { "tune_shapes", test_tune_shapes }, { "greedy", test_greedy },
       { "unsupported_reported", test_unsupported_reported },
       { "plan_check", test_plan_check }, { "plan_cache", test_plan_cache },
       { "rule_label", test_rule_label })

@@ -1,0 +1,222 @@
+/*
+ * tune.c - the sizes symbolic dims are measured at (cost.h). The model
+ * stays symbolic; only the search's measurements and estimates bind the
+ * symbols, to the sizes --tune-shape names or to defaults, so that a
+ * candidate is timed at the size it will run at rather than at 1.
+ *
+ * The default, from the names real exports use (batch, batch_size, N;
+ * sequence_length, seq_len, past_sequence_length; torch.export's s0, s1):
+ * 1 for a batch, 128 for any other symbol (TUNE_OTHER). A symbol is a batch
+ * when its name says so (it contains "batch", ignoring case, or is N, B or
+ * bs), or, unless its name says it is a length (contains "seq" or "len"),
+ * when it is the first dim of a graph input. A default is then halved
+ * while an assumption the model makes of its symbols (graph.checks: a Slice
+ * of a 64-row position table assumes seq <= 64) fails.
+ */
+#include "cost.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TUNE_BATCH 1		/* the default size of a batch */
+#define TUNE_OTHER 128		/* ... of any other symbol (a sequence length) */
+
+/* Whether symbol s is bound by a graph input, and not derived or data. */
+static bool tune_free(struct graph *g, int s)
+{
+	if (graph_sym_late(g, s))
+		return false;
+	for (int i = 0; i < g->sym_defs.n; i++)
+		if (g->sym_defs.v[i].sym == s)
+			return false;
+	for (int i = 0; i < g->inputs.n; i++) {
+		const struct shape *sh = &g->values.v[g->inputs.v[i]].shape;
+
+		for (int k = 0; k < sh->rank; k++)
+			for (int j = 0; j < sh->d[k].n; j++)
+				if (sh->d[k].sym[j] == s)
+					return true;
+	}
+	return false;
+}
+
+static int64_t tune_default(struct graph *g, int s)
+{
+	const char *name = g->syms.v[s];
+
+	if (strcasestr(name, "batch") || !strcasecmp(name, "N") || !strcasecmp(name, "B") ||
+	    !strcasecmp(name, "bs"))
+		return TUNE_BATCH;
+	if (strcasestr(name, "seq") || strcasestr(name, "len"))
+		return TUNE_OTHER;
+	for (int i = 0; i < g->inputs.n; i++) {
+		const struct shape *sh = &g->values.v[g->inputs.v[i]].shape;
+
+		if (sh->rank && sh->d[0].n == 1 && sh->d[0].c == 1 && sh->d[0].sym[0] == s)
+			return TUNE_BATCH;
+	}
+	return TUNE_OTHER;
+}
+
+/* d as a symbolic integer (c may be negative) at g's sizes; saturates. */
+static int64_t symint_at(const struct graph *g, struct dim d)
+{
+	int64_t v = d.c;
+
+	for (int j = 0; j < d.n; j++) {
+		int64_t s = g->tune ? g->tune[d.sym[j]].size : 1, r;
+
+		if (__builtin_mul_overflow(v, s, &r))
+			return v < 0 ? -(DIM_LIMIT + 1) : DIM_LIMIT + 1;
+		v = r;
+	}
+	return v > DIM_LIMIT ? DIM_LIMIT + 1 : v < -DIM_LIMIT ? -(DIM_LIMIT + 1) : v;
+}
+
+int64_t cost_dim_at(const struct graph *g, struct dim d)
+{
+	return symint_at(g, d);
+}
+
+/* The derived symbols' sizes from the others', in graph.sym_defs order. */
+static void tune_derive(struct graph *g)
+{
+	for (int i = 0; i < g->sym_defs.n; i++) {
+		const struct sym_def *d = &g->sym_defs.v[i];
+		int64_t a = symint_at(g, d->a), b = symint_at(g, d->b), v;
+
+		switch (d->op) {
+		case SYM_ADD: v = a + b; break;	/* both within +-2^31: no overflow */
+		case SYM_DIV: v = b > 0 ? a / b : 0; break;
+		case SYM_MOD: v = b > 0 ? a % b : 0; break;
+		case SYM_MIN: v = a < b ? a : b; break;
+		default: v = a > b ? a : b; break;
+		}
+		/* as the compiled model takes it: never below 0 */
+		g->tune[d->sym].size = v < 0 ? 0 : v;
+	}
+}
+
+/* Whether d depends on symbol s, through derived symbols too. */
+static bool dim_uses(struct graph *g, struct dim d, int s)
+{
+	for (int j = 0; j < d.n; j++) {
+		if (d.sym[j] == s)
+			return true;
+		for (int i = 0; i < g->sym_defs.n; i++)
+			if (g->sym_defs.v[i].sym == d.sym[j] &&
+			    (dim_uses(g, g->sym_defs.v[i].a, s) || dim_uses(g, g->sym_defs.v[i].b, s)))
+				return true;
+	}
+	return false;
+}
+
+static bool dim_late_at(struct graph *g, struct dim d)
+{
+	for (int j = 0; j < d.n; j++)
+		if (graph_sym_late(g, d.sym[j]))
+			return true;
+	return false;
+}
+
+/* The first check the sizes break (data symbols aside), or NULL. */
+static const struct sym_check *tune_broken(struct graph *g)
+{
+	for (int i = 0; i < g->checks.n; i++) {
+		const struct sym_check *c = &g->checks.v[i];
+
+		if (!dim_late_at(g, c->a) && !dim_late_at(g, c->b) &&
+		    symint_at(g, c->a) > symint_at(g, c->b))
+			return c;
+	}
+	return NULL;
+}
+
+/* Parses "NAME=VALUE" into g->tune; 0, or -1 after a usage diagnostic. */
+static int tune_named(struct graph *g, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char *end;
+	long long v;
+	int s = -1;
+
+	if (!eq || eq == arg) {
+		diag_error_status(g->ctx, STATUS_USAGE, "--tune-shape '%s': expected NAME=VALUE",
+				  arg);
+		return -1;
+	}
+	v = strtoll(eq + 1, &end, 10);
+	if (!eq[1] || *end || v < 1 || v > DIM_LIMIT) {
+		diag_error_status(g->ctx, STATUS_USAGE, "--tune-shape '%s': the size must be a "
+				  "whole number from 1 to %lld", arg, (long long)DIM_LIMIT);
+		return -1;
+	}
+	for (int k = 0; k < g->syms.n && s < 0; k++)
+		if (strlen(g->syms.v[k]) == (size_t)(eq - arg) &&
+		    !strncmp(g->syms.v[k], arg, (size_t)(eq - arg)) && tune_free(g, k))
+			s = k;
+	if (s < 0) {
+		struct strbuf sb = STRBUF_INIT;
+
+		for (int k = 0; k < g->syms.n; k++)
+			if (tune_free(g, k))
+				sb_printf(&sb, "%s%s", sb.len ? ", " : "", g->syms.v[k]);
+		diag_error_status(g->ctx, STATUS_USAGE, "--tune-shape '%s': the model has no "
+				  "symbolic dim named '%.*s' (%s%s)", arg, (int)(eq - arg), arg,
+				  sb.len ? "it has " : "it has none", sb_str(&sb));
+		sb_release(&sb);
+		return -1;
+	}
+	/* the last one named wins, as with other repeated options */
+	g->tune[s] = (struct sym_tune){ v, TUNE_FROM_OPTION };
+	return 0;
+}
+
+int cost_tune_shapes(struct graph *g, const char *const *named, int n)
+{
+	const struct sym_check *c;
+
+	g->tune = arena_alloc(g->arena, sizeof(*g->tune) * ((size_t)g->syms.n + 1));
+	for (int s = 0; s < g->syms.n; s++)
+		g->tune[s] = tune_free(g, s) ? (struct sym_tune){ tune_default(g, s),
+								   TUNE_FROM_DEFAULT }
+			: (struct sym_tune){ 1, TUNE_FROM_OTHERS };
+	for (int i = 0; i < n; i++)
+		if (tune_named(g, named[i]) < 0)
+			return -1;
+	tune_derive(g);
+	/* halve the defaults a broken assumption depends on (at most 31 times each) */
+	while ((c = tune_broken(g))) {
+		bool halved = false;
+
+		for (int s = 0; s < g->syms.n; s++)
+			if (g->tune[s].from == TUNE_FROM_DEFAULT && g->tune[s].size > 1 &&
+			    dim_uses(g, c->a, s)) {
+				g->tune[s].size /= 2;
+				halved = true;
+			}
+		if (!halved)
+			break;
+		tune_derive(g);
+	}
+	if (c) {
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		bool named_one = false;
+
+		for (int s = 0; s < g->syms.n; s++)
+			named_one |= g->tune[s].from == TUNE_FROM_OPTION &&
+				     (dim_uses(g, c->a, s) || dim_uses(g, c->b, s));
+		/* a default that no halving mends: measured as it is, as before */
+		if (!named_one)
+			return 0;
+		dim_print(g, c->a, &a);
+		dim_print(g, c->b, &b);
+		diag_error_status(g->ctx, STATUS_USAGE, "--tune-shape: node '%s' needs %s <= %s, "
+				  "these sizes give %lld > %lld", c->node, sb_str(&a), sb_str(&b),
+				  (long long)symint_at(g, c->a), (long long)symint_at(g, c->b));
+		sb_release(&a);
+		sb_release(&b);
+		return -1;
+	}
+	return 0;
+}
