@@ -257,6 +257,7 @@ static int partition(struct collagec_ctx *ctx, struct graph *g, const struct com
 		mo.threads = co.threads;
 		mo.jobs = o->jobs > 0 ? o->jobs : 1;
 		mo.progress = o->progress;
+		mo.budget = o->search_budget;
 		mo.timeout = o->measure_timeout;
 		if (!strcmp(est, "mock")) {
 			co.estimator = cost_mock_new(ctx, o->mock_costs);

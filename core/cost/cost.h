@@ -139,6 +139,8 @@ struct measure_options {
 	int threads;			/* threads costs are measured with (the key) */
 	int jobs;			/* C compiler runs at once */
 	bool progress;			/* a progress bar on standard error */
+	double budget;			/* the search's budget, seconds (0: none): the
+					   bar's time left is at most what is left of it */
 	double timeout;			/* seconds a bench model may run; 0 = 120 */
 };
 

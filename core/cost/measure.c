@@ -808,6 +808,8 @@ static void progress(struct measure *m, int add)
 		return;
 	el = time_now() - m->t0;
 	left = m->done ? el / m->done * (m->total - m->done) : 0;
+	if (m->o.budget > 0 && left > m->o.budget - el)
+		left = m->o.budget > el ? m->o.budget - el : 0;
 	fill = m->total ? w * m->done / m->total : 0;
 	fprintf(stderr, "\rcollagec: measuring %d/%d [%.*s%*s] %s%.0f s left ", m->done,
 		m->total, fill, "==============================", w - fill, "",
