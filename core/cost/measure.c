@@ -697,37 +697,29 @@ static void dims_of(struct graph *bg, struct bench_dims *bd)
 			bd->out[o][k] = cost_dim_at(bg, bg->values.v[bg->outputs.v[o]].shape.d[k]);
 }
 
-/* Runs the worker on a built batch; fills item costs. false when it failed as a whole. */
-static bool run_batch(struct measure *m, struct batch *b)
+/*
+ * Runs fn(arg, fd) in a child process and reads bytes of its answer from
+ * fd into buf, killing the child when timeout seconds pass first. true
+ * when the whole answer came and the child exited 0.
+ */
+static bool in_child(int (*fn)(void *arg, int fd), void *arg, void *buf, size_t bytes,
+		     double timeout)
 {
-	struct partition *parts;
-	int np, *part_item, *out_item, fd[2], st;
-	struct graph *bg = bench_graph(m, b, &parts, &np, &part_item);
-	double *res = xmalloc(sizeof(double) * ((size_t)b->n + 1));
-	struct bench_dims bd;
+	int fd[2], st;
 	bool ok = false;
 	pid_t pid;
 
-	/* output o of the bench model belongs to the item whose prefix it has */
-	out_item = arena_alloc(bg->arena, sizeof(int) * ((size_t)bg->outputs.n + 1));
-	for (int o = 0; o < bg->outputs.n; o++)
-		out_item[o] = atoi(bg->values.v[bg->outputs.v[o]].name + 1);
-	dims_of(bg, &bd);
-	graph_free(bg);
-	if (pipe(fd) < 0) {
-		free(res);
+	if (pipe(fd) < 0)
 		return false;
-	}
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
 		close(fd[0]);
-		_exit(worker(m, b, out_item, part_item, &bd, fd[1]));
+		_exit(fn(arg, fd[1]));
 	}
 	close(fd[1]);
 	if (pid > 0) {
-		ok = read_all(fd[0], res, sizeof(double) * (size_t)b->n,
-			      time_now() + m->timeout);
+		ok = read_all(fd[0], buf, bytes, time_now() + timeout);
 		if (!ok)
 			kill(pid, SIGKILL);
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
@@ -735,6 +727,52 @@ static bool run_batch(struct measure *m, struct batch *b)
 		ok = ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 	}
 	close(fd[0]);
+	return ok;
+}
+
+/* What a worker child is handed: a batch, or whole plans. */
+struct job {
+	struct measure *m;
+	struct batch *b;
+	const int *out_item, *part_item;
+	struct batch **bs;
+	const struct bench_dims *bd;	/* the batch's, or one per plan */
+	int n, rounds;
+};
+
+static int batch_child(void *arg, int fd)
+{
+	struct job *j = arg;
+
+	return worker(j->m, j->b, j->out_item, j->part_item, j->bd, fd);
+}
+
+static int plans_child(void *arg, int fd)
+{
+	struct job *j = arg;
+
+	return plans_worker(j->m, j->bs, j->bd, j->n, j->rounds, fd);
+}
+
+/* Runs the worker on a built batch; fills item costs. false when it failed as a whole. */
+static bool run_batch(struct measure *m, struct batch *b)
+{
+	struct partition *parts;
+	int np, *part_item, *out_item;
+	struct graph *bg = bench_graph(m, b, &parts, &np, &part_item);
+	double *res = xmalloc(sizeof(double) * ((size_t)b->n + 1));
+	struct bench_dims bd;
+	struct job j = { m, b, NULL, part_item, NULL, &bd, b->n, 0 };
+	bool ok;
+
+	/* output o of the bench model belongs to the item whose prefix it has */
+	out_item = arena_alloc(bg->arena, sizeof(int) * ((size_t)bg->outputs.n + 1));
+	for (int o = 0; o < bg->outputs.n; o++)
+		out_item[o] = atoi(bg->values.v[bg->outputs.v[o]].name + 1);
+	j.out_item = out_item;
+	dims_of(bg, &bd);
+	graph_free(bg);
+	ok = in_child(batch_child, &j, res, sizeof(double) * (size_t)b->n, m->timeout);
 	if (ok)
 		for (int i = 0; i < b->n; i++)
 			b->items[i]->cost = res[i] < 0 ? INFINITY : res[i];
@@ -751,9 +789,8 @@ static bool run_plans(struct measure *m, struct batch **bs, int n, int rounds, d
 {
 	double *res = xmalloc(sizeof(double) * ((size_t)(n * rounds) + 1));
 	struct bench_dims *bds = arena_alloc(&m->ctx->arena, sizeof(*bds) * ((size_t)n + 1));
-	int fd[2], st;
-	bool ok = false;
-	pid_t pid;
+	struct job j = { m, NULL, NULL, NULL, bs, bds, n, rounds };
+	bool ok;
 
 	for (int i = 0; i < n; i++) {
 		struct partition *parts;
@@ -763,28 +800,8 @@ static bool run_plans(struct measure *m, struct batch **bs, int n, int rounds, d
 		dims_of(bg, &bds[i]);
 		graph_free(bg);
 	}
-
-	if (pipe(fd) < 0) {
-		free(res);
-		return false;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		close(fd[0]);
-		_exit(plans_worker(m, bs, bds, n, rounds, fd[1]));
-	}
-	close(fd[1]);
-	if (pid > 0) {
-		ok = read_all(fd[0], res, sizeof(double) * (size_t)(n * rounds),
-			      time_now() + m->timeout * n);
-		if (!ok)
-			kill(pid, SIGKILL);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-		ok = ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-	}
-	close(fd[0]);
+	ok = in_child(plans_child, &j, res, sizeof(double) * (size_t)(n * rounds),
+		      m->timeout * n);
 	if (ok)
 		for (int i = 0; i < n; i++) {
 			best[i] = INFINITY;
