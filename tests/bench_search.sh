@@ -22,7 +22,9 @@
 # and of ONNX Runtime (tools/ort.py, optional: pip install onnxruntime numpy;
 # "-" without it), measured in turns, REPEAT rounds (default 5) of RUNS runs
 # (default 20) each, and the ratios budgeted/unlimited and budgeted/ort, each
-# the median of the rounds' ratios. mlp runs at N=64, symbolic dims elsewhere at 1.
+# the median of the rounds' ratios. mlp runs at N=64, and its default and
+# unlimited builds are told so (--tune-shape N=64: a user names the size the
+# model runs at); symbolic dims elsewhere run at 1.
 # The cpu and core count come first. Not part of make test: the zoo's models
 # take minutes each and their weights up to 500 MB (in $BUILD/bench-search).
 COLLAGEC=${BUILD:-build}/collagec
@@ -95,12 +97,15 @@ for m in $MODELS; do
 	rm -rf "$x"
 	mkdir -p "$x/none" "$x/default" "$x/unlimited"
 	onnx=$D/$m.onnx
+	tune=
+	[ "$m" = mlp ] && tune="--tune-shape N=64"
 	timed "$x/none/m" "$COLLAGEC" compile --search none --cache "$x/none/costs.sqlite" \
 		"$onnx" -o "$x/none/$m.so" || continue
 	none_s=$(cut -d' ' -f1 "$x/none/m.time")
 	rm -f "$x/none/$m.so"
+	# shellcheck disable=SC2086
 	set -- "$COLLAGEC" compile "$onnx" -o "$x/default/$m.so" --cache "$x/default/costs.sqlite" \
-		--stats "$x/default/stats.json"
+		--stats "$x/default/stats.json" $tune
 	timed "$x/default/cold" "$@" || continue
 	read -r cold_s rss_kb <"$x/default/cold.time"
 	cp "$x/default/stats.json" "$x/default/stats.cold.json"
@@ -121,7 +126,7 @@ for m in $MODELS; do
 	rm -f "$x/default/$m.cold.so"
 	unl=""
 	[ $budget = 1 ] && timed "$x/unlimited/m" "$COLLAGEC" compile "$onnx" \
-		-o "$x/unlimited/$m.so" --cache "$x/default/costs.sqlite" --search-budget 0 &&
+		-o "$x/unlimited/$m.so" --cache "$x/default/costs.sqlite" --search-budget 0 $tune &&
 		unl=$x/unlimited/$m.so
 	weights=$(/usr/bin/python3 - "$onnx" <<'PY'
 import sys
