@@ -16,9 +16,10 @@
 #   warm_s same a recompile from the cache the cold compile filled, same
 #               options and -o (the first outputs moved aside): seconds, and
 #               whether OUT.so and OUT.json are byte-identical to the cold ones
-# then per thread count (THREADS, default "1 2"): the median milliseconds of
+# then per thread count (THREADS, default "1 2"; empty: none): the median milliseconds of
 # the budgeted (default) build, of an unlimited search's build
-# (`--search-budget 0`, same cache; "-" where collagec has no such option)
+# (`--search-budget 0`, same cache; "-" where collagec has no such option, or
+# with UNLIMITED=0, which skips that search: on the zoo's large models it runs long)
 # and of ONNX Runtime (tools/ort.py, optional: pip install onnxruntime numpy;
 # "-" without it), measured in turns, REPEAT rounds (default 5) of RUNS runs
 # (default 20) each, and the ratios budgeted/unlimited and budgeted/ort, each
@@ -31,7 +32,8 @@ COLLAGEC=${BUILD:-build}/collagec
 D=${BUILD:-build}/bench-search
 MODELS=${MODELS:-mnist_cnn resnet18 mobilenetv2 bert_tiny mlp resnet50 efficientnet_b0 \
 bert_base gpt2 vit_base}
-THREADS=${THREADS:-1 2}
+THREADS=${THREADS-1 2}
+UNLIMITED=${UNLIMITED:-1}
 REPEAT=${REPEAT:-5}
 RUNS=${RUNS:-20}
 TIME=/usr/bin/time
@@ -125,7 +127,7 @@ for m in $MODELS; do
 	fi
 	rm -f "$x/default/$m.cold.so"
 	unl=""
-	[ $budget = 1 ] && timed "$x/unlimited/m" "$COLLAGEC" compile "$onnx" \
+	[ $budget = 1 ] && [ "$UNLIMITED" = 1 ] && timed "$x/unlimited/m" "$COLLAGEC" compile "$onnx" \
 		-o "$x/unlimited/$m.so" --cache "$x/default/costs.sqlite" --search-budget 0 $tune &&
 		unl=$x/unlimited/$m.so
 	weights=$(/usr/bin/python3 - "$onnx" <<'PY'

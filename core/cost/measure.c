@@ -44,6 +44,7 @@
 #define WHOLE_MAX_RUNS 4095	/* runs of a whole plan within its 0.1 s */
 #define MIN_RUNS 5		/* runs of a batch before it may settle */
 #define SETTLE 0.03		/* a settled median's interval, a fraction of it */
+#define PLANS_OPEN_BYTES (256u << 20)	/* plans' weights kept open at once, at most */
 
 struct measure {
 	struct collagec_ctx *ctx;
@@ -624,14 +625,34 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 	return 0;
 }
 
+/* Closes what bench_open opened (w may be half-opened). */
+static void bench_close(struct bench *w)
+{
+	if (w->mod)
+		w->lib.close(w->mod);
+	if (w->lib.handle)
+		model_lib_unload(&w->lib);
+	for (int i = 0; w->in && i < w->ni; i++)
+		free(w->in[i]);
+	for (int r = 0; w->per_run && r < w->max_runs; r++)
+		free(w->per_run[r]);
+	free(w->in);
+	free(w->in_bytes);
+	free(w->flush);
+	free(w->per_run);
+	free(w->t);
+	memset(w, 0, sizeof(*w));
+}
+
 /*
- * In the plans' worker: opens every whole plan of bs (one item each), then
- * times them in turn, rounds times over, and writes rounds x n doubles,
- * round by round (-1 for a plan that cannot run). One process loads each
- * plan once; the rounds still alternate between plans as before.
+ * In the plans' worker: times every whole plan of bs (one item each), in
+ * turns, rounds times over, and writes rounds x n doubles, round by round
+ * (-1 for a plan that cannot run). With keep, each plan is opened once and
+ * stays open; without (large weights: every open plan holds its own), each
+ * is opened for its turn and closed after it.
  */
 static int plans_worker(struct measure *m, struct batch **bs, const struct bench_dims *bds, int n,
-			int rounds, int fd)
+			int rounds, bool keep, int fd)
 {
 	struct bench *w = calloc((size_t)n + 1, sizeof(*w));
 	double *res = calloc((size_t)(n * rounds) + 1, sizeof(double));
@@ -639,21 +660,22 @@ static int plans_worker(struct measure *m, struct batch **bs, const struct bench
 
 	if (!w || !res || !ok)
 		return 1;
-	for (int i = 0; i < n; i++) {
-		double r = 0;
-
-		ok[i] = !bs[i]->failed && bs[i]->n == 1 &&
-			bench_open(m, bs[i], &w[i], &bds[i], NULL, &r) == 0 && r == 0;
-	}
+	for (int i = 0; i < n; i++)
+		ok[i] = !bs[i]->failed && bs[i]->n == 1;
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < n; i++) {
 			double x = 0;
 
+			if (ok[i] && !w[i].mod &&
+			    (bench_open(m, bs[i], &w[i], &bds[i], NULL, &x) < 0 || x != 0))
+				ok[i] = false;
 			if (!ok[i] || bench_time(bs[i], &w[i], NULL, &x) < 0) {
 				ok[i] = false;
 				x = -1;
 			}
 			res[r * n + i] = x;
+			if (!keep || !ok[i])
+				bench_close(&w[i]);
 		}
 	if (write(fd, res, sizeof(double) * (size_t)(n * rounds)) !=
 	    (ssize_t)(sizeof(double) * (size_t)(n * rounds)))
@@ -738,6 +760,7 @@ struct job {
 	struct batch **bs;
 	const struct bench_dims *bd;	/* the batch's, or one per plan */
 	int n, rounds;
+	bool keep;			/* plans: keep each open between turns */
 };
 
 static int batch_child(void *arg, int fd)
@@ -751,7 +774,7 @@ static int plans_child(void *arg, int fd)
 {
 	struct job *j = arg;
 
-	return plans_worker(j->m, j->bs, j->bd, j->n, j->rounds, fd);
+	return plans_worker(j->m, j->bs, j->bd, j->n, j->rounds, j->keep, fd);
 }
 
 /* Runs the worker on a built batch; fills item costs. false when it failed as a whole. */
@@ -762,7 +785,7 @@ static bool run_batch(struct measure *m, struct batch *b)
 	struct graph *bg = bench_graph(m, b, &parts, &np, &part_item);
 	double *res = xmalloc(sizeof(double) * ((size_t)b->n + 1));
 	struct bench_dims bd;
-	struct job j = { m, b, NULL, part_item, NULL, &bd, b->n, 0 };
+	struct job j = { m, b, NULL, part_item, NULL, &bd, b->n, 0, false };
 	bool ok;
 
 	/* output o of the bench model belongs to the item whose prefix it has */
@@ -789,7 +812,9 @@ static bool run_plans(struct measure *m, struct batch **bs, int n, int rounds, d
 {
 	double *res = xmalloc(sizeof(double) * ((size_t)(n * rounds) + 1));
 	struct bench_dims *bds = arena_alloc(&m->ctx->arena, sizeof(*bds) * ((size_t)n + 1));
-	struct job j = { m, NULL, NULL, NULL, bs, bds, n, rounds };
+	/* plans open side by side only while their weights together stay small */
+	struct job j = { m, NULL, NULL, NULL, bs, bds, n, rounds,
+			 bs[0]->items[0]->df->const_bytes * (size_t)n <= PLANS_OPEN_BYTES };
 	bool ok;
 
 	for (int i = 0; i < n; i++) {
