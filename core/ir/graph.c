@@ -55,6 +55,22 @@ int graph_add_value(struct graph *g, const char *name)
 	return g->values.n - 1;
 }
 
+int graph_adopt_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
+		      void *data)
+{
+	struct shape sc = *s;	/* s may point into g->values, which may move */
+	int id = graph_add_value(g, name);
+	struct value *v = &g->values.v[id];
+
+	if (dtype_is_string(t))
+		BUG("constant '%s': a string tensor is copied, not adopted", name);
+	v->dtype = t;
+	v->shape = sc;
+	v->has_shape = true;
+	v->data = data;
+	return id;
+}
+
 int graph_add_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
 		    const void *data)
 {

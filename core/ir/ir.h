@@ -304,6 +304,14 @@ int graph_add_value(struct graph *g, const char *name);
 /* Adds a constant value owning a copy of data (arena; a string tensor's strings too). */
 int graph_add_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
 		    const void *data);
+/*
+ * Adds a constant value whose data is data itself, not a copy: a buffer of
+ * numel * dtype_size bytes, at least 16-byte aligned, that lives as long as
+ * the graph (the arena's) and that no one writes once it is a constant. Big
+ * weights go this way, so that each is held once. Not for string tensors.
+ */
+int graph_adopt_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
+		      void *data);
 /* Adds a node; in/out arrays are copied. Returns the node index. */
 int graph_add_node(struct graph *g, enum op op, const char *name, const int *in, int n_in,
 		   const int *out, int n_out);
