@@ -291,7 +291,6 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 	const char *base, *fl;
 	struct cc_unit *units = arena_alloc(a, sizeof(*units) * ((size_t)n_kfiles + 2));
 	char *cmd, *so;
-	size_t len;
 	int status, rc = -1;
 
 	if (!dir) {
@@ -394,21 +393,21 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 		report_log(ctx, dir, status, lo->cc);
 		goto out;
 	}
-	so = file_read(arena_printf(&ctx->arena, "%s/model.out", dir), &len);
-	if (!so) {
+	/* copied, not read in: a shared object is about as big as its weights */
+	so = arena_printf(&ctx->arena, "%s/model.out", dir);
+	if (access(so, R_OK) < 0) {
 		diag_error_status(ctx, STATUS_ENV, "the C compiler produced no %s",
 				  emit_out_is_archive(out_so) ? "archive" : "shared object");
 		goto out;
 	}
 	if (lo->stage) {
-		lo->staged = file_write_temp(out_so, so, len);
+		lo->staged = file_copy_temp(out_so, so);
 		rc = lo->staged ? 0 : -1;
 	} else {
-		rc = file_write_atomic(out_so, so, len);
+		rc = file_copy_atomic(out_so, so);
 	}
 	if (rc < 0)
 		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", out_so, strerror(errno));
-	free(so);
 out:
 	if (lo->keep)
 		diag_warn(ctx, "build directory kept: %s", dir);
