@@ -236,10 +236,12 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 
 /*
  * Lowers and emits the batch's model.c; items whose lowering fails are
- * marked +inf and dropped from b first. 0, or -1 when nothing is left.
+ * marked +inf and dropped from b first. 0 with *bgp the bench graph (owned:
+ * ep's weights are its constants until emit_link has written them), or -1
+ * when nothing is left.
  */
 static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
-		      struct exec_plan *ep, struct model_sources *ms)
+		      struct exec_plan *ep, struct model_sources *ms, struct graph **bgp)
 {
 	for (;;) {
 		struct partition *parts;
@@ -264,7 +266,7 @@ static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
 			emit_model_c(bg, ep, ms, "{}", false, src);
 			for (int p = 0; p < np; p++)
 				vec_free(&parts[p].kernels);
-			graph_free(bg);
+			*bgp = bg;
 			return 0;
 		}
 		for (int p = 0; p < np; p++)
@@ -290,10 +292,11 @@ static void build_start(struct measure *m, struct batch *b)
 	struct strbuf src = STRBUF_INIT, ldlibs = STRBUF_INIT;
 	struct exec_plan ep = { 0 };
 	struct model_sources ms = { .kernels = STRBUF_INIT };
+	struct graph *bg = NULL;
 
 	b->so = arena_printf(&m->ctx->arena, "%s/bench%d.so", m->dir, m->n_built++);
 	b->pid = -1;
-	if (emit_batch(m, b, &src, &ep, &ms) < 0) {
+	if (emit_batch(m, b, &src, &ep, &ms, &bg) < 0) {
 		b->failed = true;
 		goto out;
 	}
@@ -314,6 +317,7 @@ static void build_start(struct measure *m, struct batch *b)
 out:
 	exec_plan_release(&ep);
 	model_sources_release(&ms);
+	graph_free(bg);	/* the child has its own copy of the weights it writes */
 	sb_release(&src);
 	sb_release(&ldlibs);
 }
