@@ -41,7 +41,33 @@ void graph_free(struct graph *g)
 			dir_remove_tree(g->loops.v[i].dir);
 	vec_free(&g->loops);
 	vec_free(&g->ports);
+	for (int i = 0; i < g->derived.n; i++)
+		free(g->derived.v[i].data);
+	vec_free(&g->derived);
 	free(g);
+}
+
+void *graph_derived_const(struct graph *g, const void *src, const char *kind,
+			  const int64_t *params, int n_params, size_t bytes, bool *fresh)
+{
+	struct derived_const d = { src, kind, { 0 }, bytes, NULL };
+
+	if (n_params > (int)ARRAY_SIZE(d.params))
+		BUG("derived constant '%s' with %d parameters", kind, n_params);
+	memcpy(d.params, params, sizeof(*params) * (size_t)n_params);
+	for (int i = 0; i < g->derived.n; i++) {
+		const struct derived_const *e = &g->derived.v[i];
+
+		if (e->src == src && !strcmp(e->kind, kind) && e->bytes == bytes &&
+		    !memcmp(e->params, d.params, sizeof(d.params))) {
+			*fresh = false;
+			return e->data;
+		}
+	}
+	d.data = xcalloc(bytes ? bytes : 1, 1);
+	vec_push(&g->derived, d);
+	*fresh = true;
+	return d.data;
 }
 
 int graph_add_value(struct graph *g, const char *name)

@@ -252,6 +252,15 @@ struct loop_body {
 	struct loop_out *outs;
 };
 
+/* A constant lowering made from another (graph_derived_const). */
+struct derived_const {
+	const void *src;		/* the constant it is made from (borrowed) */
+	const char *kind;		/* how: "winograd", "cgemm.pack" (static text) */
+	int64_t params[6];		/* and with what */
+	size_t bytes;
+	void *data;			/* owned by the graph */
+};
+
 struct graph {
 	struct collagec_ctx *ctx;
 	struct arena *arena;		/* == &ctx->arena */
@@ -296,10 +305,12 @@ struct graph {
 	struct loop_body *probe_wanted;	/* (arena) or NULL; its dir is the driver's */
 	const char *loop_prefix;	/* before "_loopN" in the bodies' API prefixes */
 	VEC(struct seq_port) ports;	/* run-time sequences the body takes and gives */
+	VEC(struct derived_const) derived;	/* what lowering made from constants */
 };
 
 struct graph *graph_new(struct collagec_ctx *ctx);
-void graph_free(struct graph *g);	/* the heap vectors; arena objects stay */
+/* The heap vectors and derived constants; arena objects stay. */
+void graph_free(struct graph *g);
 int graph_add_value(struct graph *g, const char *name);
 /* Adds a constant value owning a copy of data (arena; a string tensor's strings too). */
 int graph_add_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
@@ -312,6 +323,17 @@ int graph_add_const(struct graph *g, const char *name, enum dtype t, const struc
  */
 int graph_adopt_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
 		      void *data);
+/*
+ * The buffer (bytes, 16-byte aligned) of a constant that lowering derives
+ * from constant data src by kind with params (Winograd-transformed or
+ * packed weights): one buffer per (src, kind, params) and graph, so that a
+ * weight lowered again (by lower's steps, by each candidate of a bench
+ * model) is transformed once. Owned by the graph, not the arena: it goes
+ * with graph_free, so a bench model's derived weights do not outlive it.
+ * *fresh is true when the buffer is new (zeroed) and the caller fills it.
+ */
+void *graph_derived_const(struct graph *g, const void *src, const char *kind,
+			  const int64_t *params, int n_params, size_t bytes, bool *fresh);
 /* Adds a node; in/out arrays are copied. Returns the node index. */
 int graph_add_node(struct graph *g, enum op op, const char *name, const int *in, int n_in,
 		   const int *out, int n_out);
