@@ -126,7 +126,7 @@ static struct vmap *const_map(struct graph *bg, struct vmap *maps, int *n_maps, 
 static struct graph *bench_graph(struct measure *m, struct batch *b, struct partition **parts,
 				 int *np, int **part_item)
 {
-	struct graph *bg = graph_new(m->ctx);
+	struct graph *bg = graph_new_scratch(m->ctx);	/* its lowering goes with it */
 	struct vmap maps[8];
 	int n_maps = 0, n_parts = 0;
 
@@ -577,8 +577,8 @@ static bool run_batch(struct measure *m, struct batch *b)
 	out_item = arena_alloc(bg->arena, sizeof(int) * ((size_t)bg->outputs.n + 1));
 	for (int o = 0; o < bg->outputs.n; o++)
 		out_item[o] = atoi(bg->values.v[bg->outputs.v[o]].name + 1);
-	graph_free(bg);
 	if (pipe(fd) < 0) {
+		graph_free(bg);
 		free(res);
 		return false;
 	}
@@ -602,6 +602,7 @@ static bool run_batch(struct measure *m, struct batch *b)
 	if (ok)
 		for (int i = 0; i < b->n; i++)
 			b->items[i]->cost = res[i] < 0 ? INFINITY : res[i];
+	graph_free(bg);	/* out_item and part_item are in its arena */
 	free(res);
 	return ok;
 }

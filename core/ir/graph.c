@@ -20,6 +20,14 @@ struct graph *graph_new(struct collagec_ctx *ctx)
 	return g;
 }
 
+struct graph *graph_new_scratch(struct collagec_ctx *ctx)
+{
+	struct graph *g = graph_new(ctx);
+
+	g->arena = &g->own;
+	return g;
+}
+
 void graph_free(struct graph *g)
 {
 	if (!g)
@@ -44,6 +52,7 @@ void graph_free(struct graph *g)
 	for (int i = 0; i < g->derived.n; i++)
 		free(g->derived.v[i].data);
 	vec_free(&g->derived);
+	arena_release(&g->own);
 	free(g);
 }
 

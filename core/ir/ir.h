@@ -263,7 +263,8 @@ struct derived_const {
 
 struct graph {
 	struct collagec_ctx *ctx;
-	struct arena *arena;		/* == &ctx->arena */
+	struct arena *arena;		/* &ctx->arena, or a scratch graph's &own */
+	struct arena own;		/* a scratch graph's arena (graph_new_scratch) */
 	VEC(struct value) values;
 	VEC(struct node) nodes;
 	VEC(int) inputs;		/* value ids, ONNX order */
@@ -309,7 +310,14 @@ struct graph {
 };
 
 struct graph *graph_new(struct collagec_ctx *ctx);
-/* The heap vectors and derived constants; arena objects stay. */
+/*
+ * A graph with an arena of its own, which graph_free releases: for a graph
+ * made, lowered and dropped many times in one compile (a bench model per
+ * batch of candidates), so that what its lowering allocates does not pile
+ * up in the compile's arena. What it allocates is gone with it.
+ */
+struct graph *graph_new_scratch(struct collagec_ctx *ctx);
+/* The heap vectors, derived constants and a scratch graph's arena; ctx's arena stays. */
 void graph_free(struct graph *g);
 int graph_add_value(struct graph *g, const char *name);
 /* Adds a constant value owning a copy of data (arena; a string tensor's strings too). */
