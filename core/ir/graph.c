@@ -8,6 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* ---- graph ---- */
 
@@ -77,6 +79,25 @@ void *graph_derived_const(struct graph *g, const void *src, const char *kind,
 	vec_push(&g->derived, d);
 	*fresh = true;
 	return d.data;
+}
+
+void graph_drop_constant_pages(struct graph *g)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	for (int i = 0; i < g->values.n; i++) {
+		const struct value *v = &g->values.v[i];
+		uintptr_t from, to;
+
+		if (!v->data || dtype_is_string(v->dtype) || !shape_is_static(&v->shape))
+			continue;
+		from = ((uintptr_t)v->data + page - 1) / page * page;
+		to = ((uintptr_t)v->data + (uintptr_t)shape_numel_static(&v->shape) *
+		      dtype_size(v->dtype)) / page * page;
+		/* private memory: the child's own pages go, the parent keeps its */
+		if (to > from)
+			madvise((void *)from, to - from, MADV_DONTNEED);
+	}
 }
 
 int graph_add_value(struct graph *g, const char *name)

@@ -342,6 +342,15 @@ int graph_adopt_const(struct graph *g, const char *name, enum dtype t, const str
  */
 void *graph_derived_const(struct graph *g, const void *src, const char *kind,
 			  const int64_t *params, int n_params, size_t bytes, bool *fresh);
+/*
+ * In a forked child that has its own copy of the weights (a measuring
+ * worker, which maps a bench model's): gives back the child's pages of g's
+ * constants (the whole pages inside each buffer), so that the child does
+ * not hold the parent's weights beside its own. The parent's stay as they
+ * are; in the child they read as zeros from then on, so it must not read
+ * them, nor use g for anything else that does.
+ */
+void graph_drop_constant_pages(struct graph *g);
 /* Adds a node; in/out arrays are copied. Returns the node index. */
 int graph_add_node(struct graph *g, enum op op, const char *name, const int *in, int n_in,
 		   const int *out, int n_out);
