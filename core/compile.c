@@ -783,7 +783,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		stats->n_kernels = ep.steps.n;
 		stats->arena_bytes = ep.arena_bytes;
 		stats->peak_bytes = ep.peak_bytes;
-		stats->weights_bytes = (int64_t)ep.weights.len;
+		stats->weights_bytes = ep.weights_bytes;
 	}
 	rc = 0;
 out:

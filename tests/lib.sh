@@ -21,6 +21,9 @@
 #				same K for the same SEED, whatever else runs
 #	t_shard SEED K/N	prints about K in N of the lines of stdin: a
 #				shard that changes with nothing but SEED
+#	t_peak_rss FILE CMD...	runs CMD (its exit status) and writes to FILE
+#				the largest peak RSS, in KB, of CMD and the
+#				processes it started (GNU time's %M)
 #
 # The tier comes from COLLAGEC_TEST_TIER (make test, make test-full, make
 # test-all set it; a suite run alone is quick unless told otherwise):
@@ -108,6 +111,18 @@ t_hashes() {
 t_shard() {
 	_k=${2%/*} _n=${2#*/}
 	t_hashes "$1" | awk -v k="$_k" -v n="$_n" '$1 % n < k { sub(/^[0-9]+ /, ""); print }'
+}
+
+# getrusage's ru_maxrss of the children, which the kernel keeps as the
+# largest of any descendant waited for (a forked child counts the pages it
+# shares with its parent)
+t_peak_rss() {
+	_f=$1
+	shift
+	"$PY" -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+open(sys.argv[1], "w").write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(rc)' "$_f" "$@"
 }
 
 # the K items with the smallest hashes, in the order given

@@ -368,14 +368,21 @@ static int64_t cg_packed_numel(int64_t K, int64_t N)
 	return (N + CG_NR - 1) / CG_NR * CG_NR * K;
 }
 
-/* B[k, j] = data[k * brs + j * bcs] packed as rt_cgemm_pack does (arena). */
+/*
+ * B[k, j] = data[k * brs + j * bcs] packed as rt_cgemm_pack does (the
+ * graph's, once per graph: graph_derived_const).
+ */
 static struct tir_buf *cg_pack_const(struct lower *L, const float *data, int64_t K, int64_t N,
 				     int64_t brs, int64_t bcs)
 {
 	int64_t np = (N + CG_NR - 1) / CG_NR;
-	float *bp = arena_alloc(L->g->arena, sizeof(float) * (size_t)(cg_packed_numel(K, N) + 1));
+	const int64_t params[] = { K, N, brs, bcs };
+	bool fresh;
+	float *bp = graph_derived_const(L->g, data, "cgemm.pack", params, ARRAY_SIZE(params),
+					sizeof(float) * (size_t)(cg_packed_numel(K, N) + 1),
+					&fresh);
 
-	for (int64_t jp = 0; jp < np; jp++)
+	for (int64_t jp = 0; jp < np && fresh; jp++)
 		for (int64_t k = 0; k < K; k++)
 			for (int64_t jj = 0; jj < CG_NR; jj++) {
 				int64_t j = jp * CG_NR + jj;
@@ -1247,10 +1254,12 @@ static const struct strategy_impl conv_micro[] = { { "conv.micro", 20, lower_con
 static struct tir_buf *cw_transform(struct lower *L, const float *w, int64_t M, int64_t C)
 {
 	int64_t n = 36 * M * C + CW_PAD_ROWS * C;
-	float *u = arena_alloc(L->g->arena, sizeof(float) * (size_t)n);
+	const int64_t params[] = { M, C };
+	bool fresh;
+	float *u = graph_derived_const(L->g, w, "winograd", params, ARRAY_SIZE(params),
+				       sizeof(float) * (size_t)n, &fresh);
 
-	memset(u, 0, sizeof(float) * (size_t)n);
-	for (int64_t m = 0; m < M; m++)
+	for (int64_t m = 0; m < M && fresh; m++)
 		for (int64_t c = 0; c < C; c++)
 			rt_wino_kernel(w + (m * C + c) * 9, u + m * C + c, M * C);
 	return lower_const(L, DTYPE_F32, n, u);

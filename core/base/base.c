@@ -279,11 +279,33 @@ char *file_read(const char *path, size_t *len)
 	return buf;
 }
 
-char *file_write_temp(const char *path, const void *data, size_t len)
+/* Writes all of data to fd; 0, or -1 with errno set. */
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * A temporary beside path, tracked, with fill(fd, arg) written into it: the
+ * owned name, or NULL with errno set and nothing left behind.
+ */
+static char *temp_fill(const char *path, int (*fill)(int fd, const void *arg), const void *arg)
 {
 	size_t n = strlen(path);
 	char *tmp = xmalloc(n + 16);
-	const char *p = data;
 	int fd, e;
 
 	memcpy(tmp, path, n);
@@ -293,19 +315,12 @@ char *file_write_temp(const char *path, const void *data, size_t len)
 	if (fd >= 0)
 		temp_track(tmp, false);
 	temp_release_signals();
-	if (fd < 0)
-		goto fail_nofile;
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		p += w;
-		len -= (size_t)w;
+	if (fd < 0) {
+		free(tmp);
+		return NULL;
 	}
+	if (fill(fd, arg) < 0)
+		goto fail;
 	if (fchmod(fd, 0644) < 0 || close(fd) < 0) {
 		fd = -1;
 		goto fail;
@@ -318,9 +333,53 @@ fail:
 	file_discard(tmp);
 	errno = e;
 	return NULL;
-fail_nofile:
-	free(tmp);
-	return NULL;
+}
+
+struct bytes {
+	const void *data;
+	size_t len;
+};
+
+static int fill_bytes(int fd, const void *arg)
+{
+	const struct bytes *b = arg;
+
+	return write_all(fd, b->data, b->len);
+}
+
+char *file_write_temp(const char *path, const void *data, size_t len)
+{
+	struct bytes b = { data, len };
+
+	return temp_fill(path, fill_bytes, &b);
+}
+
+/* Copies file src (a path) into fd a block at a time. */
+static int fill_copy(int fd, const void *src)
+{
+	char buf[1 << 16];
+	int in = open(src, O_RDONLY | O_CLOEXEC), e;
+	ssize_t r;
+
+	if (in < 0)
+		return -1;
+	while ((r = read(in, buf, sizeof(buf))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || write_all(fd, buf, (size_t)r) < 0) {
+			e = errno;
+			close(in);
+			errno = e;
+			return -1;
+		}
+	}
+	close(in);
+	return 0;
+}
+
+char *file_copy_temp(const char *path, const char *src)
+{
+	return temp_fill(path, fill_copy, src);
 }
 
 int file_commit(char *tmp, const char *path)
@@ -350,6 +409,13 @@ void file_discard(char *tmp)
 int file_write_atomic(const char *path, const void *data, size_t len)
 {
 	char *tmp = file_write_temp(path, data, len);
+
+	return tmp ? file_commit(tmp, path) : -1;
+}
+
+int file_copy_atomic(const char *path, const char *src)
+{
+	char *tmp = file_copy_temp(path, src);
 
 	return tmp ? file_commit(tmp, path) : -1;
 }

@@ -151,6 +151,13 @@ int file_write_atomic(const char *path, const void *data, size_t len);
 char *file_write_temp(const char *path, const void *data, size_t len);
 int file_commit(char *tmp, const char *path);
 void file_discard(char *tmp);
+/*
+ * file_write_atomic and file_write_temp with the bytes of the file src,
+ * copied a block at a time: a shared object as big as its model's weights
+ * goes into place without being held in memory.
+ */
+int file_copy_atomic(const char *path, const char *src);
+char *file_copy_temp(const char *path, const char *src);
 
 /* Makes a fresh private directory under $TMPDIR (owned string), or NULL. */
 char *dir_make_temp(const char *tag);

@@ -130,7 +130,7 @@ static struct vmap *const_map(struct graph *bg, struct vmap *maps, int *n_maps, 
 static struct graph *bench_graph(struct measure *m, struct batch *b, struct partition **parts,
 				 int *np, int **part_item)
 {
-	struct graph *bg = graph_new(m->ctx);
+	struct graph *bg = graph_new_scratch(m->ctx);	/* its lowering goes with it */
 	struct vmap maps[8];
 	int n_maps = 0, n_parts = 0;
 
@@ -241,10 +241,12 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 
 /*
  * Lowers and emits the batch's model.c; items whose lowering fails are
- * marked +inf and dropped from b first. 0, or -1 when nothing is left.
+ * marked +inf and dropped from b first. 0 with *bgp the bench graph (owned:
+ * ep's weights are its constants until emit_link has written them), or -1
+ * when nothing is left.
  */
 static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
-		      struct exec_plan *ep, struct model_sources *ms)
+		      struct exec_plan *ep, struct model_sources *ms, struct graph **bgp)
 {
 	for (;;) {
 		struct partition *parts;
@@ -269,7 +271,7 @@ static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
 			emit_model_c(bg, ep, ms, "{}", false, src);
 			for (int p = 0; p < np; p++)
 				vec_free(&parts[p].kernels);
-			graph_free(bg);
+			*bgp = bg;
 			return 0;
 		}
 		for (int p = 0; p < np; p++)
@@ -295,11 +297,12 @@ static void build_start(struct measure *m, struct batch *b)
 	struct strbuf src = STRBUF_INIT, ldlibs = STRBUF_INIT;
 	struct exec_plan ep = { 0 };
 	struct model_sources ms = { .kernels = STRBUF_INIT };
+	struct graph *bg = NULL;
 	bool alone = m->n_built == 0;
 
 	b->so = arena_printf(&m->ctx->arena, "%s/bench%d.so", m->dir, m->n_built++);
 	b->pid = -1;
-	if (emit_batch(m, b, &src, &ep, &ms) < 0) {
+	if (emit_batch(m, b, &src, &ep, &ms, &bg) < 0) {
 		b->failed = true;
 		goto out;
 	}
@@ -322,6 +325,7 @@ static void build_start(struct measure *m, struct batch *b)
 out:
 	exec_plan_release(&ep);
 	model_sources_release(&ms);
+	graph_free(bg);	/* the child has its own copy of the weights it writes */
 	sb_release(&src);
 	sb_release(&ldlibs);
 }
@@ -763,10 +767,19 @@ struct job {
 	bool keep;			/* plans: keep each open between turns */
 };
 
+/* In a worker: the bench model carries the weights it reads, not the model's too. */
+static void drop_model_pages(struct batch *b)
+{
+	for (int i = 0; i < b->n; i++)
+		if (i == 0 || b->items[i]->df->g != b->items[i - 1]->df->g)
+			graph_drop_constant_pages(b->items[i]->df->g);
+}
+
 static int batch_child(void *arg, int fd)
 {
 	struct job *j = arg;
 
+	drop_model_pages(j->b);
 	return worker(j->m, j->b, j->out_item, j->part_item, j->bd, fd);
 }
 
@@ -774,6 +787,8 @@ static int plans_child(void *arg, int fd)
 {
 	struct job *j = arg;
 
+	/* the plans are one model's: its pages go once */
+	drop_model_pages(j->bs[0]);
 	return plans_worker(j->m, j->bs, j->bd, j->n, j->rounds, j->keep, fd);
 }
 
@@ -794,11 +809,11 @@ static bool run_batch(struct measure *m, struct batch *b)
 		out_item[o] = atoi(bg->values.v[bg->outputs.v[o]].name + 1);
 	j.out_item = out_item;
 	dims_of(bg, &bd);
-	graph_free(bg);
 	ok = in_child(batch_child, &j, res, sizeof(double) * (size_t)b->n, m->timeout);
 	if (ok)
 		for (int i = 0; i < b->n; i++)
 			b->items[i]->cost = res[i] < 0 ? INFINITY : res[i];
+	graph_free(bg);	/* out_item, part_item and bd are in its arena */
 	free(res);
 	return ok;
 }
@@ -817,16 +832,20 @@ static bool run_plans(struct measure *m, struct batch **bs, int n, int rounds, d
 			 bs[0]->items[0]->df->const_bytes * (size_t)n <= PLANS_OPEN_BYTES };
 	bool ok;
 
+	struct graph **bgs = xcalloc((size_t)n + 1, sizeof(*bgs));
+
 	for (int i = 0; i < n; i++) {
 		struct partition *parts;
 		int np, *part_item;
-		struct graph *bg = bench_graph(m, bs[i], &parts, &np, &part_item);
 
-		dims_of(bg, &bds[i]);
-		graph_free(bg);
+		bgs[i] = bench_graph(m, bs[i], &parts, &np, &part_item);
+		dims_of(bgs[i], &bds[i]);
 	}
 	ok = in_child(plans_child, &j, res, sizeof(double) * (size_t)(n * rounds),
 		      m->timeout * n);
+	for (int i = 0; i < n; i++)
+		graph_free(bgs[i]);	/* bds[i] is in its arena */
+	free(bgs);
 	if (ok)
 		for (int i = 0; i < n; i++) {
 			best[i] = INFINITY;

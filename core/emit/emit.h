@@ -45,6 +45,18 @@ struct exec_step {
 	int part;		/* id of the partition the kernel belongs to */
 };
 
+/*
+ * One constant of the weights blob, where it goes. The blob is written from
+ * the pieces (emit_weights_write), zeros between them, never assembled in
+ * memory: a model's weights are held once, by its graph.
+ */
+struct weight_piece {
+	const void *data;	/* the graph's constant (borrowed), or owned when own */
+	size_t len;
+	int64_t offset;		/* in the blob (RT_ALIGN-aligned) */
+	bool own;		/* made for the blob (a string tensor's offsets and text) */
+};
+
 struct exec_plan {
 	VEC(struct exec_step) steps;
 	VEC(struct exec_shape) shapes;	/* in step order */
@@ -54,13 +66,21 @@ struct exec_plan {
 	bool dynamic;			/* arena planned at run time */
 	int64_t arena_bytes;		/* static arena (dynamic: at symbols = 1) */
 	int64_t peak_bytes;		/* most bytes of arena tensors live at once (same binding) */
-	struct strbuf weights;		/* the weights blob */
+	VEC(struct weight_piece) weights;	/* the weights blob, in offset order */
+	int64_t weights_bytes;		/* its size */
 	int max_args;
 };
 
-/* Orders steps, classifies values and plans memory. 0 or -1. */
+/*
+ * Orders steps, classifies values and plans memory. The plan borrows the
+ * graph's constants (ep->weights): the graph must live until the blob is
+ * written (emit_link). 0 or -1.
+ */
 int emit_plan(struct graph *g, struct partition *parts, int n_parts, struct exec_plan *ep);
 void exec_plan_release(struct exec_plan *ep);
+
+/* Writes the weights blob of ep to f. 0, or -1 with errno set. */
+int emit_weights_write(const struct exec_plan *ep, FILE *f);
 
 /* What the partitions' runtime modules add up to (duplicates removed). */
 /* Kernels of standalone modules, which may be compiled apart from model.c. */

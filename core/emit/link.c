@@ -110,6 +110,19 @@ static int write_file(struct collagec_ctx *ctx, const char *dir, const char *nam
 	return 0;
 }
 
+/* dir/weights.bin, streamed from the graph's constants (emit_weights_write). */
+static int write_weights(struct collagec_ctx *ctx, const char *dir, const struct exec_plan *ep)
+{
+	char *path = arena_printf(&ctx->arena, "%s/weights.bin", dir);
+	FILE *f = fopen(path, "wb");
+
+	if (!f || emit_weights_write(ep, f) < 0 || fclose(f) != 0) {
+		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* Starts "sh -c cmd" in dir with its output to dir/log; the child's pid, or -1. */
 static pid_t start_in(const char *dir, const char *cmd, const char *log)
 {
@@ -291,7 +304,6 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 	const char *base, *fl;
 	struct cc_unit *units = arena_alloc(a, sizeof(*units) * ((size_t)n_kfiles + 2));
 	char *cmd, *so;
-	size_t len;
 	int status, rc = -1;
 
 	if (!dir) {
@@ -314,8 +326,7 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 	}
 	if (write_file(ctx, dir, "rt.c", rt_c, strlen(rt_c)) < 0 ||
 	    write_file(ctx, dir, "model.c", model_c, strlen(model_c)) < 0 ||
-	    write_file(ctx, dir, "weights.bin", ep->weights.buf ? ep->weights.buf : "",
-		       ep->weights.len) < 0)
+	    write_weights(ctx, dir, ep) < 0)
 		goto out;
 	if (!lo->march)
 		BUG("link options without CPU flags");
@@ -394,21 +405,21 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 		report_log(ctx, dir, status, lo->cc);
 		goto out;
 	}
-	so = file_read(arena_printf(&ctx->arena, "%s/model.out", dir), &len);
-	if (!so) {
+	/* copied, not read in: a shared object is about as big as its weights */
+	so = arena_printf(&ctx->arena, "%s/model.out", dir);
+	if (access(so, R_OK) < 0) {
 		diag_error_status(ctx, STATUS_ENV, "the C compiler produced no %s",
 				  emit_out_is_archive(out_so) ? "archive" : "shared object");
 		goto out;
 	}
 	if (lo->stage) {
-		lo->staged = file_write_temp(out_so, so, len);
+		lo->staged = file_copy_temp(out_so, so);
 		rc = lo->staged ? 0 : -1;
 	} else {
-		rc = file_write_atomic(out_so, so, len);
+		rc = file_copy_atomic(out_so, so);
 	}
 	if (rc < 0)
 		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", out_so, strerror(errno));
-	free(so);
 out:
 	if (lo->keep)
 		diag_warn(ctx, "build directory kept: %s", dir);

@@ -4,6 +4,7 @@
 #include "metadata.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
@@ -14,19 +15,33 @@
 
 int sha256_file(const char *path, char out[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned char md[EVP_MAX_MD_SIZE], buf[1 << 16];
 	unsigned int mdlen = 0;
-	size_t len;
-	char *buf = file_read(path, &len);
+	FILE *f = fopen(path, "rb");
+	EVP_MD_CTX *c;
+	size_t n;
+	bool ok;
 
-	if (!buf)
+	if (!f)
 		return -1;
-	/* SHA-256 fails only when libcrypto cannot allocate */
-	if (!EVP_Digest(buf, len, md, &mdlen, EVP_sha256(), NULL)) {
-		free(buf);
-		die_oom(0);
+	/* a block at a time: the model is not read into memory a second time */
+	c = EVP_MD_CTX_new();
+	ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL);
+	while (ok && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		ok = EVP_DigestUpdate(c, buf, n);
+	ok = ok && EVP_DigestFinal_ex(c, md, &mdlen);
+	EVP_MD_CTX_free(c);
+	if (ferror(f)) {
+		int e = errno;
+
+		fclose(f);
+		errno = e ? e : EIO;
+		return -1;
 	}
-	free(buf);
+	fclose(f);
+	/* SHA-256 fails only when libcrypto cannot allocate */
+	if (!ok)
+		die_oom(0);
 	for (unsigned i = 0; i < mdlen && i < 32; i++)
 		sprintf(out + 2 * i, "%02x", md[i]);
 	out[64] = 0;
@@ -285,7 +300,7 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 		cJSON_AddNumberToObject(mem, "shape_functions", ep->shapes.n);
 	cJSON_AddNumberToObject(mem, "arena_bytes", (double)ep->arena_bytes);
 	cJSON_AddNumberToObject(mem, "peak_bytes", (double)ep->peak_bytes);
-	cJSON_AddNumberToObject(mem, "weights_bytes", (double)ep->weights.len);
+	cJSON_AddNumberToObject(mem, "weights_bytes", (double)ep->weights_bytes);
 	at = cJSON_AddObjectToObject(mem, "symbols_at");
 	for (int i = 0; i < g->syms.n; i++)
 		cJSON_AddNumberToObject(at, g->syms.v[i], 1);

@@ -131,21 +131,50 @@ static void string_weights(const struct value *val, struct strbuf *w)
 		sb_add(w, s[i], strlen(s[i]) + 1);
 }
 
+/* Places the constants in the blob, each RT_ALIGN-aligned, in value order. */
 static void weights(struct graph *g, struct exec_plan *ep)
 {
 	for (int v = 0; v < g->values.n; v++) {
 		struct value *val = &g->values.v[v];
+		struct weight_piece p = { val->data, 0, 0, false };
 
 		if (ep->vals[v].kind != EXEC_CONST)
 			continue;
-		while (ep->weights.len % RT_ALIGN)
-			sb_putc(&ep->weights, 0);
-		ep->vals[v].offset = (int64_t)ep->weights.len;
-		if (dtype_is_string(val->dtype))
-			string_weights(val, &ep->weights);
-		else
-			sb_add(&ep->weights, val->data, (size_t)bytes_at_one(val));
+		p.offset = (ep->weights_bytes + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN;
+		if (dtype_is_string(val->dtype)) {
+			struct strbuf sb = STRBUF_INIT;
+
+			string_weights(val, &sb);
+			p.len = sb.len;
+			p.data = sb_detach(&sb);
+			p.own = true;
+		} else {
+			p.len = (size_t)bytes_at_one(val);
+		}
+		ep->vals[v].offset = p.offset;
+		ep->weights_bytes = p.offset + (int64_t)p.len;
+		vec_push(&ep->weights, p);
 	}
+}
+
+int emit_weights_write(const struct exec_plan *ep, FILE *f)
+{
+	static const char zeros[RT_ALIGN];
+	int64_t at = 0;
+
+	for (int i = 0; i < ep->weights.n; i++) {
+		const struct weight_piece *p = &ep->weights.v[i];
+
+		if (p->offset - at > (int64_t)sizeof(zeros))
+			BUG("weight piece %d at %lld after %lld", i, (long long)p->offset,
+			    (long long)at);
+		if ((p->offset > at && fwrite(zeros, 1, (size_t)(p->offset - at), f) !=
+		     (size_t)(p->offset - at)) ||
+		    (p->len && fwrite(p->data, 1, p->len, f) != p->len))
+			return -1;
+		at = p->offset + (int64_t)p->len;
+	}
+	return 0;
 }
 
 /* Plans the arena at the reference binding; offsets kept when static. */
@@ -252,6 +281,9 @@ void exec_plan_release(struct exec_plan *ep)
 	vec_free(&ep->shapes);
 	free(ep->vals);
 	free(ep->rt_to_value);
-	sb_release(&ep->weights);
+	for (int i = 0; i < ep->weights.n; i++)
+		if (ep->weights.v[i].own)
+			free((void *)ep->weights.v[i].data);
+	vec_free(&ep->weights);
 	memset(ep, 0, sizeof(*ep));
 }

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* ---- graph ---- */
 
@@ -17,6 +19,14 @@ struct graph *graph_new(struct collagec_ctx *ctx)
 
 	g->ctx = ctx;
 	g->arena = &ctx->arena;
+	return g;
+}
+
+struct graph *graph_new_scratch(struct collagec_ctx *ctx)
+{
+	struct graph *g = graph_new(ctx);
+
+	g->arena = &g->own;
 	return g;
 }
 
@@ -41,7 +51,53 @@ void graph_free(struct graph *g)
 			dir_remove_tree(g->loops.v[i].dir);
 	vec_free(&g->loops);
 	vec_free(&g->ports);
+	for (int i = 0; i < g->derived.n; i++)
+		free(g->derived.v[i].data);
+	vec_free(&g->derived);
+	arena_release(&g->own);
 	free(g);
+}
+
+void *graph_derived_const(struct graph *g, const void *src, const char *kind,
+			  const int64_t *params, int n_params, size_t bytes, bool *fresh)
+{
+	struct derived_const d = { src, kind, { 0 }, bytes, NULL };
+
+	if (n_params > (int)ARRAY_SIZE(d.params))
+		BUG("derived constant '%s' with %d parameters", kind, n_params);
+	memcpy(d.params, params, sizeof(*params) * (size_t)n_params);
+	for (int i = 0; i < g->derived.n; i++) {
+		const struct derived_const *e = &g->derived.v[i];
+
+		if (e->src == src && !strcmp(e->kind, kind) && e->bytes == bytes &&
+		    !memcmp(e->params, d.params, sizeof(d.params))) {
+			*fresh = false;
+			return e->data;
+		}
+	}
+	d.data = xcalloc(bytes ? bytes : 1, 1);
+	vec_push(&g->derived, d);
+	*fresh = true;
+	return d.data;
+}
+
+void graph_drop_constant_pages(struct graph *g)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	for (int i = 0; i < g->values.n; i++) {
+		const struct value *v = &g->values.v[i];
+		uintptr_t from, to;
+
+		if (!v->data || dtype_is_string(v->dtype) || !shape_is_static(&v->shape))
+			continue;
+		from = ((uintptr_t)v->data + page - 1) / page * page;
+		to = ((uintptr_t)v->data + (uintptr_t)shape_numel_static(&v->shape) *
+		      dtype_size(v->dtype)) / page * page;
+		/* private memory: the child's own pages go, the parent keeps its */
+		if (to > from)
+			madvise((void *)from, to - from, MADV_DONTNEED);
+	}
 }
 
 int graph_add_value(struct graph *g, const char *name)
@@ -53,6 +109,22 @@ int graph_add_value(struct graph *g, const char *name)
 	v.producer = -1;
 	vec_push(&g->values, v);
 	return g->values.n - 1;
+}
+
+int graph_adopt_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
+		      void *data)
+{
+	struct shape sc = *s;	/* s may point into g->values, which may move */
+	int id = graph_add_value(g, name);
+	struct value *v = &g->values.v[id];
+
+	if (dtype_is_string(t))
+		BUG("constant '%s': a string tensor is copied, not adopted", name);
+	v->dtype = t;
+	v->shape = sc;
+	v->has_shape = true;
+	v->data = data;
+	return id;
 }
 
 int graph_add_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,

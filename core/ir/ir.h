@@ -270,9 +270,19 @@ struct loop_body {
 	struct loop_out *outs;
 };
 
+/* A constant lowering made from another (graph_derived_const). */
+struct derived_const {
+	const void *src;		/* the constant it is made from (borrowed) */
+	const char *kind;		/* how: "winograd", "cgemm.pack" (static text) */
+	int64_t params[6];		/* and with what */
+	size_t bytes;
+	void *data;			/* owned by the graph */
+};
+
 struct graph {
 	struct collagec_ctx *ctx;
-	struct arena *arena;		/* == &ctx->arena */
+	struct arena *arena;		/* &ctx->arena, or a scratch graph's &own */
+	struct arena own;		/* a scratch graph's arena (graph_new_scratch) */
 	VEC(struct value) values;
 	VEC(struct node) nodes;
 	VEC(int) inputs;		/* value ids, ONNX order */
@@ -316,14 +326,51 @@ struct graph {
 	struct loop_body *probe_wanted;	/* (arena) or NULL; its dir is the driver's */
 	const char *loop_prefix;	/* before "_loopN" in the bodies' API prefixes */
 	VEC(struct seq_port) ports;	/* run-time sequences the body takes and gives */
+	VEC(struct derived_const) derived;	/* what lowering made from constants */
 };
 
 struct graph *graph_new(struct collagec_ctx *ctx);
-void graph_free(struct graph *g);	/* the heap vectors; arena objects stay */
+/*
+ * A graph with an arena of its own, which graph_free releases: for a graph
+ * made, lowered and dropped many times in one compile (a bench model per
+ * batch of candidates), so that what its lowering allocates does not pile
+ * up in the compile's arena. What it allocates is gone with it.
+ */
+struct graph *graph_new_scratch(struct collagec_ctx *ctx);
+/* The heap vectors, derived constants and a scratch graph's arena; ctx's arena stays. */
+void graph_free(struct graph *g);
 int graph_add_value(struct graph *g, const char *name);
 /* Adds a constant value owning a copy of data (arena; a string tensor's strings too). */
 int graph_add_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
 		    const void *data);
+/*
+ * Adds a constant value whose data is data itself, not a copy: a buffer of
+ * numel * dtype_size bytes, at least 16-byte aligned, that lives as long as
+ * the graph (the arena's) and that no one writes once it is a constant. Big
+ * weights go this way, so that each is held once. Not for string tensors.
+ */
+int graph_adopt_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
+		      void *data);
+/*
+ * The buffer (bytes, 16-byte aligned) of a constant that lowering derives
+ * from constant data src by kind with params (Winograd-transformed or
+ * packed weights): one buffer per (src, kind, params) and graph, so that a
+ * weight lowered again (by lower's steps, by each candidate of a bench
+ * model) is transformed once. Owned by the graph, not the arena: it goes
+ * with graph_free, so a bench model's derived weights do not outlive it.
+ * *fresh is true when the buffer is new (zeroed) and the caller fills it.
+ */
+void *graph_derived_const(struct graph *g, const void *src, const char *kind,
+			  const int64_t *params, int n_params, size_t bytes, bool *fresh);
+/*
+ * In a forked child that has its own copy of the weights (a measuring
+ * worker, which maps a bench model's): gives back the child's pages of g's
+ * constants (the whole pages inside each buffer), so that the child does
+ * not hold the parent's weights beside its own. The parent's stay as they
+ * are; in the child they read as zeros from then on, so it must not read
+ * them, nor use g for anything else that does.
+ */
+void graph_drop_constant_pages(struct graph *g);
 /* Adds a node; in/out arrays are copied. Returns the node index. */
 int graph_add_node(struct graph *g, enum op op, const char *name, const int *in, int n_in,
 		   const int *out, int n_out);

@@ -2,8 +2,10 @@
  * onnx_import.c - ONNX ModelProto -> graph IR.
  *
  * protobuf-c unpacks into the compilation arena (its free is a no-op), so a
- * large model needs no free_unpacked walk. Tensors are decoded from raw_data,
- * the typed fields or external-data files next to the model.
+ * large model needs no free_unpacked walk; onnx_read.c reads the weights
+ * beside it without a second copy of the file. Tensors are decoded from
+ * raw_data (taken over, not copied), the typed fields or external-data
+ * files next to the model.
  */
 
 #include "onnx_import.h"
@@ -339,7 +341,17 @@ static int import_tensor(struct importer *im, const Onnx__TensorProto *t, const 
 	s.rank = ht.rank;
 	for (int i = 0; i < ht.rank; i++)
 		s.d[i] = dim_const(ht.dims[i]);
-	id = graph_add_const(im->g, name, ht.dtype, &s, ht.data);
+	/*
+	 * raw_data, where a model keeps its weights, was unpacked into the
+	 * arena the graph lives in: the constant takes it over instead of
+	 * holding a second copy of every weight.
+	 */
+	if (ht.data == t->raw_data.data) {
+		id = graph_adopt_const(im->g, name, ht.dtype, &s, ht.data);
+		ht.data = NULL;
+	} else {
+		id = graph_add_const(im->g, name, ht.dtype, &s, ht.data);
+	}
 	host_tensor_free(&ht);
 	return id;
 }
@@ -806,8 +818,6 @@ struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
 	ProtobufCAllocator alloc = { pb_alloc, pb_free, &ctx->arena };
 	Onnx__ModelProto *mp;
 	const char *slash = strrchr(path, '/');
-	size_t len;
-	char *buf;
 	int rc = 0;
 
 	im.ctx = ctx;
@@ -817,13 +827,10 @@ struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
 	im.n_shapes = n_shapes;
 	im.base = slash ? slash + 1 : path;
 	im.dir = slash ? arena_strndup(&ctx->arena, path, (size_t)(slash - path)) : ".";
-	buf = file_read(path, &len);
-	if (!buf) {
+	if (onnx_read_model(ctx, &alloc, path, &mp) < 0) {
 		diag_error(ctx, "%s: cannot read: %s", path, strerror(errno));
 		return NULL;
 	}
-	mp = onnx__model_proto__unpack(&alloc, len, (const uint8_t *)buf);
-	free(buf);
 	if (!mp || !mp->graph) {
 		diag_error(ctx, "%s: not an ONNX model (protobuf parse failed or no graph)",
 			   im.base);

@@ -4,7 +4,7 @@
  * shape inference expands them). Not used outside core/onnx/.
  *
  * Layers, each calling only those above it: onnx_glue.c (glue nodes and
- * run-time sequence values), then the importer (onnx_import.c,
+ * run-time sequence values), then the importer (onnx_read.c, onnx_import.c,
  * onnx_captures.c, onnx_function.c, onnx_normalize.c, onnx_tensor.c), then
  * the stages pass_infer runs after import: If/Loop/Scan expansion
  * (onnx_control.c, onnx_loop_call.c) and sequence lowering (onnx_sequence.c,
@@ -166,5 +166,15 @@ int onnx_glue(struct graph *g, const struct node *parent, enum op op, const char
 
 /* Rewrites one node's older-opset attribute forms (see onnx_normalize). */
 void onnx_normalize_node(struct graph *g, struct node *n);
+
+/*
+ * Reads the model file at path and unpacks it with alloc (onnx_read.c): the
+ * weights of the main graph's initializers (raw_data) read into arena
+ * buffers of their own, the file never held in memory beside them. 0 with
+ * *mp the model, or NULL when the file is no ModelProto; -1 with errno set
+ * when the file cannot be read.
+ */
+int onnx_read_model(struct collagec_ctx *ctx, ProtobufCAllocator *alloc, const char *path,
+		    Onnx__ModelProto **mp);
 
 #endif

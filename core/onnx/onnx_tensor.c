@@ -206,6 +206,11 @@ int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_
 		if (t->raw_data.len != bytes)
 			return fail(err, "raw_data has %zu bytes, its shape needs %zu",
 				    t->raw_data.len, bytes);
+		/* the importer takes the bytes where protobuf-c put them: little-endian, as the host */
+		if (g && bytes) {
+			ht->data = t->raw_data.data;
+			goto named;
+		}
 		ht->data = xcalloc(bytes + 1, 1);
 		if (bytes)
 			memcpy(ht->data, t->raw_data.data, bytes);	/* little-endian host */

@@ -10,8 +10,10 @@
 
 /*
  * Decodes t into ht (owned data). dir is where external-data paths are
- * relative to; g, when given, records the external files read (for
- * --depfile). 0, or -1 with *err (owned message).
+ * relative to; g, when given (the importer), records the external files
+ * read (for --depfile), and raw_data is not copied: ht->data is then
+ * t->raw_data.data itself (borrowed: the caller frees only what differs
+ * from it). 0, or -1 with *err (owned message).
  */
 int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_tensor *ht,
 		       char **err, struct graph *g);

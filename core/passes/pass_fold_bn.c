@@ -31,6 +31,29 @@ static bool const_f32(struct value *v)
 	return v && v->data && v->dtype == DTYPE_F32;
 }
 
+/*
+ * Whether constant value wv's buffer is its alone to rewrite: only one node
+ * reads it, it is no graph output, and no other value holds the same
+ * buffer (initializers are adopted from the model as unpacked, and one a
+ * function imports at each of its calls is shared by the calls).
+ */
+static bool weight_exclusive(struct graph *g, int wv)
+{
+	const void *data = g->values.v[wv].data;
+
+	if (uses(g, wv) != 1)
+		return false;
+	for (int v = 0; v < g->values.n; v++)
+		if (v != wv && g->values.v[v].data == data)
+			return false;
+	return true;
+}
+
+/*
+ * The folded weights overwrite the old ones where those are the Conv's
+ * alone (the usual case): a model's weights are then held once, not once
+ * more for every folded Conv.
+ */
 static void fold(struct graph *g, struct node *conv, struct node *bn)
 {
 	struct value *w = node_in(g, conv, 1), *b = node_in(g, conv, 2);
@@ -38,7 +61,8 @@ static void fold(struct graph *g, struct node *conv, struct node *bn)
 	const float *mean = node_in(g, bn, 3)->data, *var = node_in(g, bn, 4)->data;
 	double eps = node_attr_float(bn, "epsilon", 1e-5);
 	int64_t oc = w->shape.d[0].c, per = shape_numel_static(&w->shape) / oc;
-	float *nw = arena_alloc(g->arena, sizeof(float) * (size_t)(oc * per));
+	float *nw = weight_exclusive(g, conv->in[1]) ? w->data
+		    : arena_alloc(g->arena, sizeof(float) * (size_t)(oc * per));
 	float *nb = arena_alloc(g->arena, sizeof(float) * (size_t)oc);
 	struct shape bs = { 1, { { oc, 0, { 0 } } } }, ws = w->shape;
 	int *in;
@@ -54,10 +78,10 @@ static void fold(struct graph *g, struct node *conv, struct node *bn)
 	/* graph_add_const may move g->values: w and b are not used below */
 	in = arena_alloc(g->arena, sizeof(int) * 3);
 	in[0] = conv->in[0];
-	in[1] = graph_add_const(g, arena_printf(g->arena, "%s.folded_W", conv->name), DTYPE_F32,
-				&ws, nw);
-	in[2] = graph_add_const(g, arena_printf(g->arena, "%s.folded_B", conv->name), DTYPE_F32,
-				&bs, nb);
+	in[1] = graph_adopt_const(g, arena_printf(g->arena, "%s.folded_W", conv->name),
+				  DTYPE_F32, &ws, nw);
+	in[2] = graph_adopt_const(g, arena_printf(g->arena, "%s.folded_B", conv->name),
+				  DTYPE_F32, &bs, nb);
 	conv->in = in;
 	conv->n_in = 3;
 	conv->out[0] = bn->out[0];

@@ -225,8 +225,8 @@ static void check_fold_bn(bool with_bias)
 		}
 		ASSERT_TRUE(((float *)nb->data)[o] == (float)((b0 - bn_mean[o]) * s + bn_beta[o]));
 	}
-	/* the original constants are untouched */
-	ASSERT(0, memcmp(f.g->values.v[cb.w].data, conv_w, sizeof(conv_w)));
+	/* the weights were the Conv's alone: folded where they were, not copied */
+	ASSERT_TRUE(nw->data == f.g->values.v[cb.w].data);
 	/* and the folded Conv computes what Conv + BN computed */
 	{
 		void *b[4] = { x, nw->data, nb->data, got };
@@ -276,6 +276,33 @@ static void test_fold_bn_second_user(void)
 	ASSERT(cb.c, f.g->nodes.v[0].out[0]);
 	ASSERT(cb.c, f.g->nodes.v[1].in[0]);
 	ASSERT(1, f.g->nodes.v[0].span.n);
+	fx_release(&f);
+}
+
+/*
+ * Weights whose buffer another value holds too (an initializer a function
+ * imports at each of its calls) are folded into a copy: the other value
+ * keeps reading the model's weights.
+ */
+static void test_fold_bn_shared_weights(void)
+{
+	struct fixture f;
+	struct convbn cb;
+	const struct value *nw;
+	int alias;
+
+	fx_init(&f);
+	build_conv_bn(f.g, &cb, true);
+	alias = graph_adopt_const(f.g, "W.again", DTYPE_F32, &f.g->values.v[cb.w].shape,
+				  f.g->values.v[cb.w].data);
+	ASSERT(0, pass_infer(f.g));
+	ASSERT(0, pass_fold_bn(f.g));
+	ASSERT(1, f.g->nodes.n);
+	nw = &f.g->values.v[f.g->nodes.v[0].in[1]];
+	ASSERT_STR("conv1.folded_W", nw->name);
+	ASSERT_TRUE(nw->data != f.g->values.v[alias].data);
+	ASSERT(0, memcmp(f.g->values.v[alias].data, conv_w, sizeof(conv_w)));
+	ASSERT(0, memcmp(f.g->values.v[cb.w].data, conv_w, sizeof(conv_w)));
 	fx_release(&f);
 }
 
@@ -733,7 +760,9 @@ static void test_passes_run_pipeline(void)
 	ASSERT(cb.x, f.g->nodes.v[0].in[0]);
 	ASSERT(cb.y, f.g->nodes.v[0].out[0]);
 	ASSERT_TRUE(f.g->values.v[f.g->nodes.v[0].in[1]].data != NULL);
-	ASSERT_TRUE(f.g->values.v[f.g->nodes.v[0].in[1]].data != f.g->values.v[cb.w].data);
+	/* the BN folded into the Conv's weights (in place: they were its alone) */
+	ASSERT_TRUE(f.g->nodes.v[0].in[1] != cb.w);
+	ASSERT_STR("conv1.folded_W", f.g->values.v[f.g->nodes.v[0].in[1]].name);
 	/* one dump per stage */
 	static const char *const dumps[] = { "00-import.ir", "01-infer.ir", "02-fold.ir",
 					     "03-simplify.ir", "04-layernorm.ir", "05-fold-bn.ir",
@@ -885,6 +914,7 @@ static void test_layernorm_left_alone(void)
 TESTS({ "fold_bn_folds", test_fold_bn_folds },
       { "fold_bn_folds_without_bias", test_fold_bn_folds_without_bias },
       { "fold_bn_second_user", test_fold_bn_second_user },
+      { "fold_bn_shared_weights", test_fold_bn_shared_weights },
       { "fold_bn_conv_output_is_graph_output", test_fold_bn_conv_output_is_graph_output },
       { "fold_bn_non_constant", test_fold_bn_non_constant },
       { "dce", test_dce },
