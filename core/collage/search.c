@@ -1169,6 +1169,14 @@ static void add_plan(struct search *s, struct plans *pl, const char *name, struc
 	vec_push(pl, p);
 }
 
+static bool plan_named(const struct plans *pl, const char *name)
+{
+	for (int i = 0; i < pl->n; i++)
+		if (!strcmp(pl->v[i].name, name))
+			return true;
+	return false;
+}
+
 /* Every plan of phase 5, in order of preference on a tie: collage first. */
 static void make_plans(struct search *s, const struct ints *win, struct plans *pl)
 {
@@ -1208,7 +1216,8 @@ static void make_plans(struct search *s, const struct ints *win, struct plans *p
 		for (int i = 0; i < n; i++)
 			sb_printf(&sb, "%s%s", i ? "," : "none:", s->ts[idx[i]]->str);
 		ps = (struct chosens){ 0 };
-		if (plan_of_none(s, idx, n, &ps))
+		/* the list once: blas with c's fallback is none:blas,c again */
+		if (!plan_named(pl, sb_str(&sb)) && plan_of_none(s, idx, n, &ps))
 			add_plan(s, pl, arena_strdup(s->df.arena, sb_str(&sb)), &ps);
 		else
 			vec_free(&ps);

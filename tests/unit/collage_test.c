@@ -339,12 +339,14 @@ static void test_combine_by_kind(void)
 static const struct combiner any_to_any[] = { { "A->A", OPK_ANCHOR, OPK_ANCHOR } };
 
 /*
- * Partitions the graph over [c, byoc] with the mock estimator at the given
- * weights and depths (byoc: its patterns, combined A->A up to its depth),
- * and returns the partitions as "target{nodes} ..." in order.
+ * Partitions the graph over [c, byoc] with estimator est, estimate first
+ * when guess is given, at the given depths (byoc: its patterns, combined
+ * A->A up to its depth), and returns the partitions as "target{nodes} ..."
+ * in order; st gets the search's counts.
  */
-static const char *search(struct fx *f, const char *mode, int c_depth, int b_depth,
-			  const char *weights, struct cost_estimator *est, double *total)
+static const char *search_with(struct fx *f, const char *mode, int c_depth, int b_depth,
+			       struct cost_estimator *est, struct cost_estimator *guess,
+			       struct collage_stats *st)
 {
 	struct target *ts[2] = { target_parse(&f->ctx, kinds, NK, "c"),
 				 target_parse(&f->ctx, kinds, NK, "byoc") };
@@ -357,31 +359,37 @@ static const char *search(struct fx *f, const char *mode, int c_depth, int b_dep
 						b_depth),
 				(struct subgraph_config){ 1, false, b_depth }),
 	};
-	struct collage_options o = { .search = mode,
-				     .estimator = est ? est : cost_mock_new(&f->ctx, weights),
+	struct collage_options o = { .search = mode, .estimator = est, .guess = guess,
 				     .threads = 1, .rules = rules };
-	struct collage_stats st;
 	struct partition *parts;
 	struct strbuf sb = STRBUF_INIT;
 	const char *r;
 	int np;
 
-	if (collage_partition(f->g, ts, 2, &f->ps, &o, &parts, &np, &st) < 0)
-		r = "error";
-	else {
-		for (int i = 0; i < np; i++) {
-			sb_printf(&sb, "%s%s{", i ? " " : "", parts[i].target->str);
-			for (int k = 0; k < parts[i].n_nodes; k++)
-				sb_printf(&sb, "%s%s", k ? "," : "",
-					  f->g->nodes.v[parts[i].nodes[k]].name);
-			sb_putc(&sb, '}');
-		}
-		r = arena_strdup(a, sb_str(&sb));
+	if (collage_partition(f->g, ts, 2, &f->ps, &o, &parts, &np, st) < 0)
+		return "error";
+	for (int i = 0; i < np; i++) {
+		sb_printf(&sb, "%s%s{", i ? " " : "", parts[i].target->str);
+		for (int k = 0; k < parts[i].n_nodes; k++)
+			sb_printf(&sb, "%s%s", k ? "," : "", f->g->nodes.v[parts[i].nodes[k]].name);
+		sb_putc(&sb, '}');
 	}
+	r = arena_strdup(a, sb_str(&sb));
+	sb_release(&sb);
+	return r;
+}
+
+/* search_with() the mock estimator at the given weights unless est is given. */
+static const char *search(struct fx *f, const char *mode, int c_depth, int b_depth,
+			  const char *weights, struct cost_estimator *est, double *total)
+{
+	struct cost_estimator *e = est ? est : cost_mock_new(&f->ctx, weights);
+	struct collage_stats st;
+	const char *r = search_with(f, mode, c_depth, b_depth, e, NULL, &st);
+
 	if (total)
 		*total = st.total_cost;
-	o.estimator->free(o.estimator);
-	sb_release(&sb);
+	e->free(e);
 	return r;
 }
 
@@ -564,6 +572,60 @@ static void test_measured_once(void)
 	search(&f, "collage", 1, 1, NULL, &e, NULL);
 	/* r1, r2, r3 alone read one outside [10,10] value each: one shape per target */
 	ASSERT(2, od.calls);
+	fx_release(&f);
+}
+
+/* The truth of test_estimate_first: what measuring finds, and what it built. */
+struct truth {
+	double c;			/* seconds a node on c */
+	double byoc;			/* seconds a byoc candidate, whatever its size */
+	int c_built, byoc_built;
+};
+
+static int truth_measure(struct cost_estimator *e, struct cost_item *items, int n)
+{
+	struct truth *t = e->state;
+
+	for (int i = 0; i < n; i++) {
+		bool on_c = !strcmp(items[i].parts[0].target->kind->name, "c");
+
+		items[i].cost = on_c ? t->c * indexset_count(&items[i].parts[0].sg->inside)
+				     : t->byoc;
+		*(on_c ? &t->c_built : &t->byoc_built) += 1;
+	}
+	e->n_estimated += n;
+	return 0;
+}
+
+/*
+ * Estimate first: a candidate whose interval cannot reach the best cover
+ * is never built; one estimated dear that measures cheap is found once
+ * its interval reaches the cover, and wins.
+ */
+static void test_estimate_first(void)
+{
+	struct fx f;
+	struct truth t = { 10, 1, 0, 0 };
+	struct cost_estimator e = { .name = "truth", .estimate = truth_measure, .free = odd_free,
+				    .state = &t };
+	struct cost_estimator *g = cost_mock_new(NULL, "c=10,byoc=1");
+	struct collage_stats st;
+
+	fx_init(&f);
+	relu_chain(&f);
+	/* c as dear as estimated: none of its candidates is built */
+	ASSERT_STR("byoc{r1,r2,r3}", search_with(&f, "collage", 1, 3, &e, g, &st));
+	ASSERT(0, t.c_built);
+	ASSERT_TRUE(t.byoc_built > 0);
+	ASSERT_TRUE(st.guessed > 0);
+	ASSERT(st.unique, st.measured + st.guessed);
+	/* c a twentieth of its estimate: within its interval, measured, and chosen */
+	t = (struct truth){ 0.02, 1, 0, 0 };
+	g->free(g);
+	g = cost_mock_new(NULL, "c=0.1,byoc=1");
+	ASSERT_STR("c{r1,r2,r3}", search_with(&f, "collage", 1, 3, &e, g, &st));
+	ASSERT_TRUE(t.c_built > 0);
+	g->free(g);
 	fx_release(&f);
 }
 
@@ -882,7 +944,8 @@ TESTS({ "indexset", test_indexset }, { "multi_output", test_multi_output },
       { "single_op", test_single_op }, { "max_depth", test_max_depth },
       { "fusion_benefit", test_fusion_benefit }, { "double_residual", test_double_residual },
       { "inf_nan_penalty", test_inf_nan_penalty }, { "penalty", test_penalty },
-      { "measured_once", test_measured_once }, { "structure_key", test_structure_key },
+      { "measured_once", test_measured_once }, { "estimate_first", test_estimate_first },
+      { "structure_key", test_structure_key },
       { "tune_shapes", test_tune_shapes }, { "greedy", test_greedy },
       { "unsupported_reported", test_unsupported_reported },
       { "plan_check", test_plan_check }, { "plan_cache", test_plan_cache },
