@@ -54,6 +54,9 @@ void graph_free(struct graph *g)
 	for (int i = 0; i < g->derived.n; i++)
 		free(g->derived.v[i].data);
 	vec_free(&g->derived);
+	for (int i = 0; i < g->maps.n; i++)
+		munmap(g->maps.v[i].base, g->maps.v[i].len);
+	vec_free(&g->maps);
 	arena_release(&g->own);
 	free(g);
 }
@@ -109,6 +112,13 @@ int graph_add_value(struct graph *g, const char *name)
 	v.producer = -1;
 	vec_push(&g->values, v);
 	return g->values.n - 1;
+}
+
+void graph_add_map(struct graph *g, void *base, size_t len)
+{
+	struct graph_map m = { base, len };
+
+	vec_push(&g->maps, m);
 }
 
 int graph_adopt_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,

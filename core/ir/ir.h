@@ -279,6 +279,12 @@ struct derived_const {
 	void *data;			/* owned by the graph */
 };
 
+/* A mapping of a file that constants point into (graph_add_map). */
+struct graph_map {
+	void *base;
+	size_t len;
+};
+
 struct graph {
 	struct collagec_ctx *ctx;
 	struct arena *arena;		/* &ctx->arena, or a scratch graph's &own */
@@ -299,6 +305,8 @@ struct graph {
 	const char *name;		/* graph name */
 	const char *path;		/* model path */
 	VEC(const char *) files;	/* files read: model and external data */
+	VEC(struct graph_map) maps;	/* external data mapped for constants,
+					   unmapped with the graph */
 	/* the model's local functions (Onnx__FunctionProto, arena), inlined at
 	   each call by the importer, in sub-graphs too (onnx_function.c) */
 	const void *const *functions;
@@ -349,6 +357,9 @@ int graph_add_const(struct graph *g, const char *name, enum dtype t, const struc
  * the graph (the arena's) and that no one writes once it is a constant. Big
  * weights go this way, so that each is held once. Not for string tensors.
  */
+/* Unmaps [base, base + len) when g is freed: constants point into it. */
+void graph_add_map(struct graph *g, void *base, size_t len);
+
 int graph_adopt_const(struct graph *g, const char *name, enum dtype t, const struct shape *s,
 		      void *data);
 /*

@@ -60,6 +60,8 @@ struct host_tensor {
 				   block holds its numel pointers, then the strings
 				   they point to (one allocation: host_tensor_free) */
 	size_t bytes;		/* numel * dtype_size (a string tensor: the pointers) */
+	bool mapped;		/* data points into external data mapped for the
+				   graph decoded with (graph_add_map), not owned */
 };
 
 /* Reads a TensorProto .pb or a .npy file (by contents). 0, or -1 with *err (owned). */

@@ -343,10 +343,11 @@ static int import_tensor(struct importer *im, const Onnx__TensorProto *t, const 
 		s.d[i] = dim_const(ht.dims[i]);
 	/*
 	 * raw_data, where a model keeps its weights, was unpacked into the
-	 * arena the graph lives in: the constant takes it over instead of
-	 * holding a second copy of every weight.
+	 * arena the graph lives in, and large external data is mapped for the
+	 * graph: the constant takes it over instead of holding a second copy
+	 * of every weight.
 	 */
-	if (ht.data == t->raw_data.data) {
+	if (ht.data == t->raw_data.data || ht.mapped) {
 		id = graph_adopt_const(im->g, name, ht.dtype, &s, ht.data);
 		ht.data = NULL;
 	} else {

@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 PRINTF_LIKE(2, 3) static int fail(char **err, const char *fmt, ...)
 {
@@ -50,15 +52,19 @@ void host_tensor_free(struct host_tensor *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* External data from this size on is mapped for a graph rather than read. */
+#define MAP_MIN_BYTES (1u << 20)
+
 /*
  * Reads an external tensor's bytes into *dst, allocated (bytes + 1) only
  * once the file is known to hold them: a 16-byte model cannot make
- * collagec allocate gigabytes for a shape its data does not back.
+ * collagec allocate gigabytes for a shape its data does not back. For a
+ * graph g, a large one is mapped instead (*mapped set; g unmaps it).
  */
 static int read_external(const Onnx__TensorProto *t, const char *dir, void **dst,
-			 size_t bytes, char **err, struct graph *g)
+			 size_t bytes, char **err, struct graph *g, bool *mapped)
 {
-	struct stat st;
+	struct stat st = { 0 };
 	const char *loc = NULL;
 	long long off = 0, length = -1;
 	char *path;
@@ -112,6 +118,25 @@ static int read_external(const Onnx__TensorProto *t, const char *dir, void **dst
 		fclose(f);
 		return fail(err, "external data '%s' is truncated (%lld of %zu bytes)", loc,
 			    off > st.st_size ? 0LL : (long long)(st.st_size - off), bytes);
+	}
+	/*
+	 * A large tensor for a graph is mapped, not read: its pages come from
+	 * the page cache as they are used, and a model of gigabytes is never
+	 * held twice (writes, as folding's, go to private copies of pages)
+	 */
+	if (g && bytes >= MAP_MIN_BYTES && off % 64 == 0 && S_ISREG(st.st_mode)) {
+		long page = sysconf(_SC_PAGESIZE);
+		size_t lead = (size_t)(off % page);
+		void *m = mmap(NULL, bytes + lead, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+			       fileno(f), (off_t)(off - (long long)lead));
+
+		if (m != MAP_FAILED) {
+			fclose(f);
+			graph_add_map(g, m, bytes + lead);
+			*dst = (char *)m + lead;
+			*mapped = true;
+			return 0;
+		}
 	}
 	if (fseek(f, off, SEEK_SET) < 0) {
 		fclose(f);
@@ -196,7 +221,7 @@ int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_
 		return decode_strings(t, n, ht, err);
 	/* the data is allocated once its source is known to hold all of it */
 	if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-		if (read_external(t, dir, &ht->data, bytes, err, g) < 0) {
+		if (read_external(t, dir, &ht->data, bytes, err, g, &ht->mapped) < 0) {
 			host_tensor_free(ht);
 			return -1;
 		}
