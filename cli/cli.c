@@ -18,7 +18,7 @@ const struct command commands[] = {
 	  "                 [--patterns FILE]... [--shape NAME=DIMS]... [--tune-shape NAME=VALUE]...\n"
 	  "                 [--elements NAME=N|none]...\n"
 	  "                 [--dump-ir DIR] [--depfile FILE] [--stats FILE|-] [--prefix NAME]\n"
-	  "                 [--json FILE] [--cc CC] [--opt FLAGS]\n"
+	  "                 [--json FILE] [--weights FILE] [--cc CC] [--opt FLAGS]\n"
 	  "                 [--cpu native|x86-64-v2|x86-64-v3|x86-64-v4|generic]\n"
 	  "                 [--keep-temps] [-q] [-v]" },
 	{ "run", cmd_run, "run a compiled model on inputs from files or random data",

@@ -17,7 +17,7 @@ enum { OPT_SHAPE = 256, OPT_ELEMENTS, OPT_DUMP, OPT_DEPFILE, OPT_STATS, OPT_JSON
        OPT_KEEP, OPT_SEARCH,
        OPT_TARGET, OPT_PATTERNS, OPT_MAX_DEPTH, OPT_ESTIMATOR, OPT_CACHE, OPT_NO_CACHE,
        OPT_THREADS, OPT_PROGRESS, OPT_NO_PLAN_CHECK, OPT_CPU, OPT_PREFIX, OPT_BUDGET,
-       OPT_TUNE_SHAPE };
+       OPT_TUNE_SHAPE, OPT_WEIGHTS };
 
 /* A whole number in [lo, hi] for option name; -1 after a usage error. */
 static int int_arg(const char *name, const char *arg, int lo, int hi)
@@ -47,6 +47,7 @@ int cmd_compile(int argc, char **argv)
 		{ "depfile", required_argument, NULL, OPT_DEPFILE },
 		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "json", required_argument, NULL, OPT_JSON },
+		{ "weights", required_argument, NULL, OPT_WEIGHTS },
 		{ "cc", required_argument, NULL, OPT_CC },
 		{ "opt", required_argument, NULL, OPT_OPT },
 		{ "cpu", required_argument, NULL, OPT_CPU },
@@ -110,6 +111,7 @@ int cmd_compile(int argc, char **argv)
 		case OPT_DEPFILE: o.depfile = optarg; break;
 		case OPT_STATS: o.stats = optarg; break;
 		case OPT_JSON: o.json = optarg; break;
+		case OPT_WEIGHTS: o.weights = optarg; break;
 		case OPT_CC: o.cc = optarg; break;
 		case OPT_OPT: o.cflags = optarg; break;
 		case OPT_CPU: o.cpu = optarg; break;

@@ -337,6 +337,63 @@ static const char *beside_out(struct collagec_ctx *ctx, const char *out, const c
 	return arena_printf(&ctx->arena, "%s%s", out, ext);
 }
 
+/* The absolute path of the directory path lies in (arena), or NULL with errno set. */
+static const char *dir_of(struct collagec_ctx *ctx, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *d = slash ? arena_strndup(&ctx->arena, path, slash == path ? 1 : (size_t)(slash - path))
+		  : (char *)".";
+	char *r = realpath(d, NULL), *a;
+
+	if (!r)
+		return NULL;
+	a = arena_strdup(&ctx->arena, r);
+	free(r);
+	return a;
+}
+
+/*
+ * Where the weights go: with --weights, or past EMIT_WEIGHTS_BESIDE_BYTES
+ * (as onnx-mlir moves them out at 1.5 GB), into a file beside the code
+ * (wf filled in, their hash taken), else into OUT.so (wf->path NULL).
+ * OUT.so records the file by its name when the two share a directory, so
+ * that they move together, else by its absolute path; OUT.a always by
+ * that (a program linking it lies anywhere). 0 or -1.
+ */
+static int weights_place(struct collagec_ctx *ctx, const struct compile_options *o,
+			 const struct exec_plan *ep, struct weights_file *wf)
+{
+	const char *path = o->weights, *dw, *dout, *base;
+	char *hex = arena_alloc(&ctx->arena, 65);
+
+	if (!path && (o->body || ep->weights_bytes <= EMIT_WEIGHTS_BESIDE_BYTES))
+		return 0;
+	if (!path)
+		path = beside_out(ctx, o->out, ".weights");
+	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	dw = dir_of(ctx, path);
+	dout = dw ? dir_of(ctx, o->out) : NULL;
+	if (!dw || !dout || !*base) {
+		diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", path,
+				  *base ? strerror(errno) : "a directory, not a file");
+		return -1;
+	}
+	if (!strcmp(path, o->out) || (o->json && !strcmp(path, o->json))) {
+		diag_error_status(ctx, STATUS_USAGE, "--weights '%s' is another output's name", path);
+		return -1;
+	}
+	if (emit_weights_sha256(ep, hex) < 0) {
+		diag_error_status(ctx, STATUS_ENV, "cannot hash the weights");
+		return -1;
+	}
+	wf->path = path;
+	wf->name = !strcmp(dw, dout) && !emit_out_is_archive(o->out) ? base
+		   : arena_printf(&ctx->arena, "%s%s%s", dw, strcmp(dw, "/") ? "/" : "", base);
+	wf->bytes = ep->weights_bytes;
+	wf->sha256 = hex;
+	return 0;
+}
+
 /*
  * Writes each output but OUT.so (outs[0], already staged by emit_link) to
  * a temporary beside it, then puts them all in place: first the old OUT.so
@@ -347,7 +404,7 @@ static const char *beside_out(struct collagec_ctx *ctx, const char *out, const c
  */
 struct output {
 	const char *path;
-	const char *data;	/* NULL for OUT.so */
+	const char *data;	/* NULL for OUT.so and the weights file */
 	size_t len;
 	char *tmp;
 };
@@ -357,6 +414,8 @@ static int commit_outputs(struct collagec_ctx *ctx, struct output *outs, int n)
 	int i;
 
 	for (i = 1; i < n; i++) {
+		if (outs[i].tmp)
+			continue;	/* staged already: the weights file */
 		outs[i].tmp = file_write_temp(outs[i].path, outs[i].data, outs[i].len);
 		if (!outs[i].tmp)
 			goto fail;
@@ -376,8 +435,10 @@ static int commit_outputs(struct collagec_ctx *ctx, struct output *outs, int n)
 fail:
 	diag_error_status(ctx, STATUS_ENV, "cannot write '%s': %s", outs[i].path,
 			  strerror(errno));
-	for (int k = 0; k < n; k++)
+	for (int k = 0; k < n; k++) {
 		file_discard(outs[k].tmp);
+		outs[k].tmp = NULL;
+	}
 	return -1;
 }
 
@@ -536,7 +597,7 @@ static int compile_body(struct collagec_ctx *ctx, const struct compile_options *
 	so.prefix = lb->prefix;
 	so.shapes = so.elements = so.tune_shapes = NULL;
 	so.n_shapes = so.n_elements = so.n_tune_shapes = 0;
-	so.dump_dir = so.depfile = so.stats = NULL;
+	so.dump_dir = so.depfile = so.stats = so.weights = NULL;
 	so.body = lb;
 	so.body_probe = probe;
 	so.model_name = arena_printf(&ctx->arena, "%s#%s", o->model_name ? o->model_name : o->model,
@@ -662,7 +723,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	struct link_options lo = { 0 };
 	struct strbuf header_text = STRBUF_INIT, depfile = STRBUF_INIT;
 	struct strbuf snaps[LOWER_STEP_COUNT];
-	struct output outs[5];
+	struct output outs[6];
+	struct weights_file wf = { 0 };
 	char *stats_text = NULL;
 	int n_outs = 0;
 	struct collage_stats cs = { 0 };
@@ -719,13 +781,16 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	if (o->body)
 		o->body->ldlibs = arena_strdup(g->arena, lo.ldlibs);
 	lo.keep = o->keep_temps;
+	if (!o->emit_only && weights_place(ctx, o, &ep, &wf) < 0)
+		goto out;
+	lo.weights = wf.path ? &wf : NULL;
 	meta = metadata_json(g, o, &lo, targets, nt, parts, np, &ep, &cs);
 	if (!meta)
 		goto out;
 	n_kfiles = emit_kernel_files(&ms, KERNEL_FILE_LINES, &kfiles);
 	if (o->prefix)
 		emit_prefix_defines(o->prefix, &model_c);
-	emit_model_c(g, &ep, &ms, meta, n_kfiles > 0, &model_c);
+	emit_model_c(g, &ep, &ms, meta, n_kfiles > 0, lo.weights, &model_c);
 	if (g->kernel_syms.n)
 		diag_note(ctx, "c kernels: %d functions for their steps (%d steps in all)",
 			  g->kernel_syms.n, ep.steps.n);
@@ -749,6 +814,10 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	stage(ctx, "cc", &st);
 	outs[n_outs++] = (struct output){ o->out, NULL, 0, lo.staged };
 	lo.staged = NULL;
+	if (lo.weights_staged) {
+		outs[n_outs++] = (struct output){ wf.path, NULL, 0, lo.weights_staged };
+		lo.weights_staged = NULL;
+	}
 	outs[n_outs++] = (struct output){ json, meta, strlen(meta), NULL };
 	if (header) {
 		emit_header(o->prefix, &header_text);
@@ -787,6 +856,8 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	}
 	rc = 0;
 out:
+	for (int i = 0; rc < 0 && i < n_outs; i++)
+		file_discard(outs[i].tmp);	/* staged, never committed */
 	for (int i = 0; i < n_kfiles; i++)
 		free(kfiles[i]);
 	free(kfiles);

@@ -35,6 +35,9 @@ struct compile_options {
 	const char *model;		/* MODEL.onnx */
 	const char *out;		/* OUT.so */
 	const char *json;		/* OUT.json; NULL = OUT with .so replaced */
+	const char *weights;		/* --weights: the weights in this file, beside
+					   the code; NULL: in OUT.so unless more than
+					   EMIT_WEIGHTS_BESIDE_BYTES (then in OUT.weights) */
 	const char *prefix;		/* --prefix: API names PREFIX_open...; NULL = collagec */
 	const char *targets;		/* comma list of target strings */
 	const char *search;		/* "collage", "greedy" or "none" */

@@ -65,7 +65,13 @@ _Thread_local struct rt_strpool *rt_strpool_cur __attribute__((visibility("hidde
 _Atomic uint64_t rt_rand_counter __attribute__((visibility("hidden")));
 _Atomic uint64_t rt_rand_base __attribute__((visibility("hidden")));
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Sets rt_rand_base once per process, from the clock and the process id. */
@@ -152,6 +158,116 @@ const char *rt_api_last_error(const collagec_model *m)
 	return m ? m->err : rt_open_err;
 }
 
+/*
+ * The weights: embedded (rt_desc.weights) or, with rt_desc.weights_file,
+ * that file mapped read-only by the first open handle and unmapped with
+ * the last, shared by the handles between.
+ */
+static const unsigned char *rt_wbase;
+static void *rt_wmap;
+static size_t rt_wmap_len;
+static int rt_wrefs;
+static pthread_mutex_t rt_wlock = PTHREAD_MUTEX_INITIALIZER;
+
+/* rt_desc.weights_file's path: beside this object unless absolute (malloc'd, or NULL). */
+static char *weights_path(void)
+{
+	const char *f = rt_desc.weights_file, *slash;
+	Dl_info info;
+	char *p;
+
+	if (f[0] == '/' || !dladdr((const void *)&rt_desc, &info) || !info.dli_fname ||
+	    !(slash = strrchr(info.dli_fname, '/')))
+		return strdup(f);
+	p = malloc((size_t)(slash - info.dli_fname) + strlen(f) + 2);
+	if (p)
+		sprintf(p, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, f);
+	return p;
+}
+
+/* Maps the weights file (a first handle) and checks it is this model's. */
+static collagec_status weights_map(void)
+{
+	unsigned char head[RT_WEIGHTS_HEADER];
+	char *path = weights_path();
+	uint64_t bytes = 0;
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	const char *why = NULL;
+	struct stat st;
+	void *map;
+
+	if (!path)
+		return COLLAGEC_E_ALLOC;
+	if (fd < 0)
+		why = strerror(errno);
+	else if (pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+		 memcmp(head, RT_WEIGHTS_MAGIC, 16))
+		why = "not a collagec weights file";
+	for (int i = 0; !why && i < 8; i++)
+		bytes |= (uint64_t)head[16 + i] << (8 * i);
+	if (!why && bytes != (uint64_t)rt_desc.weights_bytes)
+		why = "its size is not this model's";
+	else if (!why && (fstat(fd, &st) < 0 ||
+			  (uint64_t)st.st_size < RT_WEIGHTS_HEADER + bytes))
+		why = "it is truncated";
+	else if (!why && rt_desc.weights_sha256 && memcmp(head + 24, rt_desc.weights_sha256, 64))
+		why = "it belongs to another compile (its hash differs)";
+	if (why) {
+		snprintf(rt_open_err, sizeof(rt_open_err), "weights file '%s': %s", path, why);
+		free(path);
+		if (fd >= 0)
+			close(fd);
+		return COLLAGEC_E_RUNTIME;
+	}
+	map = bytes ? mmap(NULL, (size_t)bytes, PROT_READ, MAP_PRIVATE, fd, RT_WEIGHTS_HEADER)
+		    : NULL;
+	close(fd);
+	if (map == MAP_FAILED) {
+		snprintf(rt_open_err, sizeof(rt_open_err), "weights file '%s': cannot map: %s",
+			 path, strerror(errno));
+		free(path);
+		return COLLAGEC_E_RUNTIME;
+	}
+	free(path);
+	rt_wmap = map;
+	rt_wmap_len = (size_t)bytes;
+	rt_wbase = map;
+	return COLLAGEC_OK;
+}
+
+/* Takes the weights for a handle opening: maps them for the first. */
+static collagec_status weights_take(void)
+{
+	collagec_status s = COLLAGEC_OK;
+
+	if (!rt_desc.weights_file) {
+		rt_wbase = rt_desc.weights;
+		return COLLAGEC_OK;
+	}
+	pthread_mutex_lock(&rt_wlock);
+	if (rt_wrefs == 0)
+		s = weights_map();
+	if (s == COLLAGEC_OK)
+		rt_wrefs++;
+	pthread_mutex_unlock(&rt_wlock);
+	return s;
+}
+
+/* Gives them back as a handle closes: unmapped with the last. */
+static void weights_give(void)
+{
+	if (!rt_desc.weights_file)
+		return;
+	pthread_mutex_lock(&rt_wlock);
+	if (--rt_wrefs == 0) {
+		if (rt_wmap)
+			munmap(rt_wmap, rt_wmap_len);
+		rt_wmap = NULL;
+		rt_wbase = NULL;
+	}
+	pthread_mutex_unlock(&rt_wlock);
+}
+
 /* What an overflowing dim_eval or value_bytes returns. */
 #define RT_OVERFLOW INT64_MIN
 
@@ -206,7 +322,7 @@ static collagec_status string_constants(collagec_model *m)
 {
 	for (int i = 0; i < rt_desc.n_values; i++) {
 		const struct rt_value *v = &rt_desc.values[i];
-		const unsigned char *base = rt_desc.weights + v->offset;
+		const unsigned char *base = rt_wbase + v->offset;
 		int64_t n = 1;
 
 		if (v->kind != RT_CONST || v->dtype != COLLAGEC_STRING)
@@ -274,6 +390,7 @@ static size_t handle_carve(collagec_model *m, unsigned char *base)
 collagec_status rt_api_open(collagec_model **out)
 {
 	collagec_model *m, counts;
+	collagec_status s;
 
 	if (!out)
 		return COLLAGEC_E_ARG;
@@ -285,12 +402,17 @@ collagec_status rt_api_open(collagec_model **out)
 	handle_carve(m, (unsigned char *)(m + 1));
 	m->threads = 1;
 	rand_init();
+	if ((s = weights_take()) != COLLAGEC_OK) {
+		free(m);
+		return s;
+	}
 	for (int i = 0; rt_desc.inits[i]; i++)
 		if (rt_desc.inits[i](rt_open_err, sizeof(rt_open_err)) != 0) {
 			/* undo the inits that succeeded, and only those */
 			while (--i >= 0)
 				if (rt_desc.finis[i])
 					rt_desc.finis[i]();
+			weights_give();
 			free(m);
 			return COLLAGEC_E_RUNTIME;
 		}
@@ -302,7 +424,7 @@ collagec_status rt_api_open(collagec_model **out)
 		m->arena_size = rt_desc.static_arena;
 		m->arena = xaligned(rt_desc.static_arena);
 		if (!m->arena) {
-			free(m);
+			rt_api_close(m);
 			return COLLAGEC_E_ALLOC;
 		}
 		for (int i = 0; i < rt_desc.n_values; i++)
@@ -331,6 +453,7 @@ void rt_api_close(collagec_model *m)
 	for (int i = 0; rt_desc.inits[i]; i++)
 		if (rt_desc.finis[i])
 			rt_desc.finis[i]();
+	weights_give();
 }
 
 int rt_api_num_inputs(const collagec_model *m)
@@ -654,7 +777,7 @@ static void *value_ptr(collagec_model *m, int id)
 
 	switch (v->kind) {
 	case RT_CONST: return v->dtype == COLLAGEC_STRING ? (void *)m->strconst[id]
-				: (void *)(rt_desc.weights + v->offset);
+				: (void *)(rt_wbase + v->offset);
 	case RT_INPUT: return (void *)m->in_data[v->io];
 	case RT_OUTPUT: return m->out_data[v->io];
 	case RT_ARENA: return m->arena + m->offsets[id];

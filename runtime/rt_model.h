@@ -276,7 +276,12 @@ struct rt_desc {
 	const struct rt_loop *loops;
 	const rt_init_fn *inits;
 	const rt_fini_fn *finis;
-	const unsigned char *weights;
+	const unsigned char *weights;	/* NULL when in weights_file */
+	const char *weights_file;	/* (or NULL) the file of the weights
+					   (RT_WEIGHTS_*), relative to the
+					   directory of this object unless absolute */
+	int64_t weights_bytes;		/* the blob's size in weights_file */
+	const char *weights_sha256;	/* its hash, checked at open (NULL: not) */
 	const char *metadata_json;
 	void (*rt_abort)(const char *msg);	/* the model's collagec_rt_abort,
 						   which a program may replace */

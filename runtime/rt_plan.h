@@ -17,6 +17,16 @@
 #define RT_ALIGN 64
 
 /*
+ * A weights file (collagec --weights): a header of RT_WEIGHTS_HEADER bytes,
+ * which are the magic, the blob's size (8 bytes, little-endian) and the
+ * blob's SHA-256 in hex (64 bytes; zeros for a measuring build's file, which
+ * nothing else reads), zeros after; then the blob, on a page boundary, so
+ * that it maps as it is.
+ */
+#define RT_WEIGHTS_MAGIC "collagecweights1"
+#define RT_WEIGHTS_HEADER 4096
+
+/*
  * Plans n tensors; sizes in bytes (0 = not in the arena). Writes offsets,
  * returns the arena size. order is scratch space for n ints.
  */

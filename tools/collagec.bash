@@ -54,7 +54,7 @@ _collagec()
 		if [ "$cmd" = compile ]; then _collagec_files so; else _collagec_any_file; fi
 		return ;;
 	--model) _collagec_files onnx; return ;;
-	--depfile | --stats | --json | --cache | --patterns | --expect | --baseline | --dot | --input | --cc)
+	--depfile | --stats | --json | --weights | --cache | --patterns | --expect | --baseline | --dot | --input | --cc)
 		_collagec_any_file
 		return ;;
 	--dump-ir | --output-dir | --check | --source) _collagec_dirs; return ;;
@@ -70,7 +70,7 @@ _collagec()
 	compile)
 		opts="-o --output --target --search --max-depth --estimator --cache --no-cache
 			--no-plan-check --search-budget --threads -j --jobs --progress --patterns --shape
-			--tune-shape --elements --dump-ir --depfile --stats --prefix --json --cc --opt --cpu
+			--tune-shape --elements --dump-ir --depfile --stats --prefix --json --weights --cc --opt --cpu
 			--keep-temps -q --quiet -v --verbose
 			--help" ;;
 	run)

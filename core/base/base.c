@@ -347,6 +347,11 @@ static int fill_bytes(int fd, const void *arg)
 	return write_all(fd, b->data, b->len);
 }
 
+char *file_fill_temp(const char *path, int (*fill)(int fd, const void *arg), const void *arg)
+{
+	return temp_fill(path, fill, arg);
+}
+
 char *file_write_temp(const char *path, const void *data, size_t len)
 {
 	struct bytes b = { data, len };

@@ -149,6 +149,8 @@ int file_write_atomic(const char *path, const void *data, size_t len);
  * file_discard removes and frees one never committed (NULL is fine).
  */
 char *file_write_temp(const char *path, const void *data, size_t len);
+/* file_write_temp with what fill(fd, arg) writes (0, or -1 with errno set). */
+char *file_fill_temp(const char *path, int (*fill)(int fd, const void *arg), const void *arg);
 int file_commit(char *tmp, const char *path);
 void file_discard(char *tmp);
 /*

@@ -75,6 +75,7 @@ struct batch {
 	struct cost_item **items;
 	int n;
 	char *so;			/* built shared object (owned), NULL before */
+	char *weights;			/* its weights file, beside it */
 	bool failed;			/* build failed */
 	pid_t pid;			/* building child */
 	bool whole;			/* one plan: timed by whole runs, profiling off */
@@ -246,7 +247,8 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
  * when nothing is left.
  */
 static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
-		      struct exec_plan *ep, struct model_sources *ms, struct graph **bgp)
+		      struct exec_plan *ep, struct model_sources *ms, struct weights_file *wf,
+		      struct graph **bgp)
 {
 	for (;;) {
 		struct partition *parts;
@@ -268,7 +270,8 @@ static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
 			bad = b->n > 1 ? -2 : 0;
 		diag_hush_end(m->ctx, &h);
 		if (bad == -1) {
-			emit_model_c(bg, ep, ms, "{}", false, src);
+			wf->bytes = ep->weights_bytes;
+			emit_model_c(bg, ep, ms, "{}", false, wf, src);
 			for (int p = 0; p < np; p++)
 				vec_free(&parts[p].kernels);
 			*bgp = bg;
@@ -299,10 +302,19 @@ static void build_start(struct measure *m, struct batch *b)
 	struct model_sources ms = { .kernels = STRBUF_INIT };
 	struct graph *bg = NULL;
 	bool alone = m->n_built == 0;
+	/*
+	 * The weights in a file beside the bench model, which the worker
+	 * maps: the assembler and the linker never copy them (a BERT-Base
+	 * batch's are 700 MB)
+	 */
+	struct weights_file wf = { arena_printf(&m->ctx->arena, "bench%d.weights", m->n_built),
+				   NULL, 0, NULL };
 
+	wf.path = arena_printf(&m->ctx->arena, "%s/%s", m->dir, wf.name);
+	b->weights = (char *)wf.path;
 	b->so = arena_printf(&m->ctx->arena, "%s/bench%d.so", m->dir, m->n_built++);
 	b->pid = -1;
-	if (emit_batch(m, b, &src, &ep, &ms, &bg) < 0) {
+	if (emit_batch(m, b, &src, &ep, &ms, &wf, &bg) < 0) {
 		b->failed = true;
 		goto out;
 	}
@@ -315,6 +327,7 @@ static void build_start(struct measure *m, struct batch *b)
 		struct diag_hush h;
 
 		lo.ldlibs = sb_str(&ldlibs);
+		lo.weights = &wf;
 		/* the first build runs alone: its model.c and rt.c compile side by side */
 		lo.jobs = alone ? m->jobs : 1;
 		diag_hush_begin(m->ctx, &h);
@@ -328,6 +341,15 @@ out:
 	graph_free(bg);	/* the child has its own copy of the weights it writes */
 	sb_release(&src);
 	sb_release(&ldlibs);
+}
+
+/* Removes b's shared object and weights file, once measured. */
+static void batch_remove(struct batch *b)
+{
+	if (b->so)
+		remove(b->so);
+	if (b->weights)
+		remove(b->weights);
 }
 
 static void build_wait(struct batch *b)
@@ -906,8 +928,7 @@ static void measure_batches(struct measure *m, struct batches *todo)
 			struct batch *b = todo->v[i];
 			bool ok = !b->failed && b->n > 0 && run_batch(m, b);
 
-			if (b->so)
-				remove(b->so);
+			batch_remove(b);
 			if (ok || b->n == 0) {
 				progress(m, b->n);
 				continue;
@@ -1024,8 +1045,7 @@ static int measure_plans(struct cost_estimator *e, struct cost_item *items, int 
 				    items[i].cost < best[i])
 					best[i] = items[i].cost;
 	for (int i = 0; i < n; i++) {
-		if (bs[i]->so)
-			remove(bs[i]->so);
+		batch_remove(bs[i]);
 		items[i].cost = best[i];
 	}
 	progress(m, n);

@@ -82,6 +82,29 @@ void exec_plan_release(struct exec_plan *ep);
 /* Writes the weights blob of ep to f. 0, or -1 with errno set. */
 int emit_weights_write(const struct exec_plan *ep, FILE *f);
 
+/* The weights blob's SHA-256 in hex, read from the pieces as written. 0 or -1. */
+int emit_weights_sha256(const struct exec_plan *ep, char hex[65]);
+
+/*
+ * Weights beside the code (--weights FILE): what OUT.so records of the
+ * file that holds them (runtime/rt_plan.h's RT_WEIGHTS_*), which it maps
+ * at open.
+ */
+struct weights_file {
+	const char *name;	/* as recorded: relative to OUT.so's directory,
+				   or absolute */
+	const char *path;	/* where emit_link writes it */
+	int64_t bytes;		/* the blob's */
+	const char *sha256;	/* its hash (hex), or NULL: not checked (a
+				   measuring build's private file) */
+};
+
+/* Writes wf's file (header, then ep's blob) to f. 0, or -1 with errno set. */
+int emit_weights_file_write(const struct exec_plan *ep, const struct weights_file *wf, FILE *f);
+
+/* Bytes of weights above which a compile puts them beside OUT.so unasked. */
+#define EMIT_WEIGHTS_BESIDE_BYTES ((int64_t)3 << 29)	/* 1.5 GiB */
+
 /* What the partitions' runtime modules add up to (duplicates removed). */
 /* Kernels of standalone modules, which may be compiled apart from model.c. */
 struct kernel_unit {
@@ -135,10 +158,11 @@ void emit_variant_pick(const struct kernel *k, const char *name, struct strbuf *
 /*
  * Generates model.c: kernel sources, tables, the metadata string, runtime.
  * With split, the standalone kernels are only declared (emit_kernel_files
- * holds them).
+ * holds them). The weights are embedded, or with wf in that file.
  */
 void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct model_sources *ms,
-		  const char *metadata_json, bool split, struct strbuf *out);
+		  const char *metadata_json, bool split, const struct weights_file *wf,
+		  struct strbuf *out);
 
 /* The longest --prefix (a C identifier). */
 #define EMIT_PREFIX_MAX 64
@@ -180,6 +204,9 @@ struct link_options {
 				   linked in, their API kept out of OUT's */
 	const char *archive_api;	/* (optional) their API names' pattern ("P_loop*"),
 				   made local in an archive OUT */
+	const struct weights_file *weights;	/* (optional) the weights go there,
+						   as model.c was told */
+	char *weights_staged;	/* out, with stage: their temporary (owned) */
 };
 
 /* Whether out names a static archive (OUT.a) rather than a shared object. */

@@ -301,6 +301,13 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddNumberToObject(mem, "arena_bytes", (double)ep->arena_bytes);
 	cJSON_AddNumberToObject(mem, "peak_bytes", (double)ep->peak_bytes);
 	cJSON_AddNumberToObject(mem, "weights_bytes", (double)ep->weights_bytes);
+	/* --weights: the file OUT.so maps them from, as it records it */
+	if (lo->weights) {
+		cJSON_AddStringToObject(mem, "weights_file", lo->weights->name);
+		cJSON_AddStringToObject(mem, "weights_sha256", lo->weights->sha256);
+	} else {
+		cJSON_AddNullToObject(mem, "weights_file");
+	}
 	at = cJSON_AddObjectToObject(mem, "symbols_at");
 	for (int i = 0; i < g->syms.n; i++)
 		cJSON_AddNumberToObject(at, g->syms.v[i], 1);

@@ -6,6 +6,7 @@
 #include "emit.h"
 #include "../ops/ops.h"
 
+#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,7 +158,9 @@ static void weights(struct graph *g, struct exec_plan *ep)
 	}
 }
 
-int emit_weights_write(const struct exec_plan *ep, FILE *f)
+/* Hands the blob to put in order, a piece or a run of zeros at a time. */
+static int weights_each(const struct exec_plan *ep, int (*put)(const void *, size_t, void *),
+			void *arg)
 {
 	static const char zeros[RT_ALIGN];
 	int64_t at = 0;
@@ -168,13 +171,58 @@ int emit_weights_write(const struct exec_plan *ep, FILE *f)
 		if (p->offset - at > (int64_t)sizeof(zeros))
 			BUG("weight piece %d at %lld after %lld", i, (long long)p->offset,
 			    (long long)at);
-		if ((p->offset > at && fwrite(zeros, 1, (size_t)(p->offset - at), f) !=
-		     (size_t)(p->offset - at)) ||
-		    (p->len && fwrite(p->data, 1, p->len, f) != p->len))
+		if ((p->offset > at && put(zeros, (size_t)(p->offset - at), arg) < 0) ||
+		    (p->len && put(p->data, p->len, arg) < 0))
 			return -1;
 		at = p->offset + (int64_t)p->len;
 	}
 	return 0;
+}
+
+static int put_file(const void *data, size_t len, void *f)
+{
+	return fwrite(data, 1, len, f) == len ? 0 : -1;
+}
+
+int emit_weights_write(const struct exec_plan *ep, FILE *f)
+{
+	return weights_each(ep, put_file, f);
+}
+
+int emit_weights_file_write(const struct exec_plan *ep, const struct weights_file *wf, FILE *f)
+{
+	unsigned char head[RT_WEIGHTS_HEADER] = { 0 };
+
+	memcpy(head, RT_WEIGHTS_MAGIC, 16);
+	for (int i = 0; i < 8; i++)
+		head[16 + i] = (unsigned char)((uint64_t)wf->bytes >> (8 * i));
+	if (wf->sha256)
+		memcpy(head + 24, wf->sha256, 64);
+	if (fwrite(head, 1, sizeof(head), f) != sizeof(head))
+		return -1;
+	return emit_weights_write(ep, f);
+}
+
+static int put_digest(const void *data, size_t len, void *md)
+{
+	return EVP_DigestUpdate(md, data, len) ? 0 : -1;
+}
+
+int emit_weights_sha256(const struct exec_plan *ep, char hex[65])
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	unsigned char h[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	int rc = -1;
+
+	if (md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) &&
+	    weights_each(ep, put_digest, md) == 0 && EVP_DigestFinal_ex(md, h, &n) && n == 32) {
+		for (unsigned i = 0; i < n; i++)
+			sprintf(hex + 2 * i, "%02x", h[i]);
+		rc = 0;
+	}
+	EVP_MD_CTX_free(md);
+	return rc;
 }
 
 /* Plans the arena at the reference binding; offsets kept when static. */
