@@ -44,17 +44,23 @@ struct importer {
 					   inlined (onnx_function.c) */
 };
 
+/* ---- one node (onnx_node.c) ---- */
+
 /*
- * The pieces of onnx_import.c that onnx_control.c and onnx_function.c use:
- * a name in the importer's scope, a node's span (the control node's or the
- * function call's before its own), one node, and the second chance for
- * inputs named before their producer (nodes without a proto in im->protos,
- * the inlined ones, are skipped).
+ * The pieces of onnx_node.c that the rest of the importer uses: a name in
+ * the importer's scope, a node's span (the control node's or the function
+ * call's before its own), one node, a tensor as a constant, and the second
+ * chance for inputs named before their producer (nodes without a proto in
+ * im->protos, the inlined ones, are skipped).
  */
 const char *import_scoped(struct importer *im, const char *name);
 void import_span(struct importer *im, struct node *n, const char *raw);
 int import_node(struct importer *im, const Onnx__NodeProto *np, int index);
+int import_tensor(struct importer *im, const Onnx__TensorProto *t, const char *name,
+		  const char *where);
 int import_resolve_forward(struct importer *im);
+/* Registers value v under the name key; a later definition wins. */
+void import_bind(struct importer *im, const char *key, int v);
 
 /* ---- model-local functions (onnx_function.c) ---- */
 
@@ -71,8 +77,7 @@ int onnx_function_call(struct importer *im, const Onnx__NodeProto *np, int index
 /* Gives fp's missing names "" (as fill_names does for graphs). */
 void onnx_function_fill_names(Onnx__FunctionProto *fp);
 
-/* Registers value v under the name key; a later definition wins. */
-void import_bind(struct importer *im, const char *key, int v);
+/* ---- the model (onnx_import.c) ---- */
 
 /*
  * Imports a sub-graph's initializers and nodes (not its inputs and outputs,
