@@ -1,8 +1,9 @@
 /*
  * onnx_import.c - ONNX ModelProto -> graph IR: the model's opsets, its
  * graph's inputs (sequences and optionals as their elements), initializers
- * and outputs, and its nodes in order (onnx_node.c); a sub-graph's body
- * (import_body) the same way.
+ * and outputs, and its nodes in order, each through onnx_function.c (which
+ * inlines a call of a model-local function and hands any other node to
+ * onnx_node.c); a sub-graph's body (import_body) the same way.
  *
  * protobuf-c unpacks into the compilation arena (its free is a no-op), so a
  * large model needs no free_unpacked walk; onnx_read.c reads the weights
@@ -339,7 +340,7 @@ int import_body(struct importer *im, const Onnx__GraphProto *gp)
 
 	im->node0 = im->g->nodes.n;
 	for (size_t i = 0; i < gp->n_node; i++)
-		if (import_node(im, gp->node[i], (int)i) < 0)
+		if (onnx_function_import_node(im, gp->node[i], (int)i) < 0)
 			rc = -1;
 	if (import_resolve_forward(im) < 0)
 		rc = -1;
@@ -379,7 +380,7 @@ static int import_graph(struct importer *im, const Onnx__GraphProto *gp)
 	}
 	im->node0 = g->nodes.n;
 	for (size_t i = 0; i < gp->n_node; i++)
-		if (import_node(im, gp->node[i], (int)i) < 0)
+		if (onnx_function_import_node(im, gp->node[i], (int)i) < 0)
 			rc = -1;
 	if (import_resolve_forward(im) < 0)
 		rc = -1;

@@ -266,7 +266,6 @@ int import_node(struct importer *im, const Onnx__NodeProto *np, int index)
 	struct graph *g = im->g;
 	struct arena *ar = g->arena;
 	struct node tmp = { 0 };
-	const Onnx__FunctionProto *fp;
 	enum op op;
 	const char *raw;
 	int *in, *out, ni, rc = 0;
@@ -286,8 +285,6 @@ int import_node(struct importer *im, const Onnx__NodeProto *np, int index)
 	/* a sub-graph's node index would read as the outer graph's */
 	tmp.onnx_index = im->outer ? -1 : index;
 	/* a node refused for its domain is still imported, so that its outputs exist */
-	if ((fp = onnx_function_find(g, np)))
-		return onnx_function_call(im, np, index, fp);
 	if (import_domain(im, np, &tmp, &op) < 0)
 		rc = -1;
 	else if (op == OP_COUNT && !strcmp(np->op_type, "Constant"))
