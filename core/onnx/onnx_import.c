@@ -452,7 +452,8 @@ static void fill_node_names(Onnx__NodeProto **nodes, size_t n)
 		}
 }
 
-void onnx_function_fill_names(Onnx__FunctionProto *fp)
+/* Gives fp's missing names "" (as fill_names does for graphs). */
+static void fill_function_names(Onnx__FunctionProto *fp)
 {
 	if (!fp->name)
 		fp->name = (char *)"";
@@ -494,7 +495,7 @@ struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
 	}
 	fill_names(mp->graph);
 	for (size_t i = 0; i < mp->n_functions; i++)
-		onnx_function_fill_names(mp->functions[i]);
+		fill_function_names(mp->functions[i]);
 	im.g = graph_new(ctx);
 	im.g->functions = (const void *const *)mp->functions;
 	im.g->n_functions = (int)mp->n_functions;

@@ -77,8 +77,6 @@ void import_bind(struct importer *im, const char *key, int v);
  * for the nodes of a function's body. 0, or -1 after diagnostics.
  */
 int onnx_function_import_node(struct importer *im, const Onnx__NodeProto *np, int index);
-/* Gives fp's missing names "" (as fill_names does for graphs). */
-void onnx_function_fill_names(Onnx__FunctionProto *fp);
 
 /* ---- the model (onnx_import.c) ---- */
 
