@@ -21,7 +21,7 @@
  *         their element i, tensors themselves.
  *
  * Sub-graph nodes are named "outer/then/inner", "outer[3]/inner" and carry
- * the outer node's span before their own (onnx_import.c, import_span).
+ * the outer node's span before their own (onnx_node.c, import_span).
  */
 #include "onnx_import.h"
 

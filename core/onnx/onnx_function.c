@@ -17,6 +17,11 @@
  *   or not, is refused. A function must import the
  *   default domain at the model's version.
  *
+ * Inlining is a stage of its own beside the node importer: the importer's
+ * walk over a graph hands every node here (onnx_function_import_node), and
+ * what is not a call, the body's nodes included, goes on to onnx_node.c,
+ * which knows nothing of functions; nothing calls back into this file.
+ *
  * The schema collagec is built with (Debian's onnx.proto, ONNX 1.12) lacks
  * FunctionProto.attribute_proto and the overload fields of IR 10; they are
  * read from the messages' unknown fields.
@@ -95,8 +100,9 @@ static const char *domain_of(const char *d)
 	return d && strcmp(d, "ai.onnx") ? d : "";
 }
 
-const Onnx__FunctionProto *onnx_function_find(const struct graph *g,
-					      const Onnx__NodeProto *np)
+/* The function of the model that node np calls, or NULL. */
+static const Onnx__FunctionProto *onnx_function_find(const struct graph *g,
+						     const Onnx__NodeProto *np)
 {
 	const char *d = domain_of(np->domain);
 
@@ -236,8 +242,13 @@ static int check_opset(struct importer *im, const Onnx__FunctionProto *fp,
 	return 0;
 }
 
-int onnx_function_call(struct importer *im, const Onnx__NodeProto *np, int index,
-		       const Onnx__FunctionProto *fp)
+/*
+ * Imports np, a call of fp, as fp's nodes inlined: named CALL/inner, with
+ * the call's span before their own; the function's outputs take the
+ * names of the call's. 0, or -1 after diagnostics.
+ */
+static int onnx_function_call(struct importer *im, const Onnx__NodeProto *np, int index,
+			      const Onnx__FunctionProto *fp)
 {
 	struct graph *g = im->g;
 	struct arena *ar = g->arena;
@@ -303,7 +314,7 @@ int onnx_function_call(struct importer *im, const Onnx__NodeProto *np, int index
 	for (size_t i = 0; i < fp->n_node && rc == 0; i++) {
 		const Onnx__NodeProto *b = bind_node(im, &c, fp->node[i]);
 
-		if (!b || import_node(&sub, b, (int)i) < 0)
+		if (!b || onnx_function_import_node(&sub, b, (int)i) < 0)
 			rc = -1;
 	}
 	if (rc == 0 && import_resolve_forward(&sub) < 0)
@@ -357,4 +368,14 @@ out:
 	vec_free(&sub.protos);
 	vec_free(&c.defaults);
 	return rc;
+}
+
+int onnx_function_import_node(struct importer *im, const Onnx__NodeProto *np, int index)
+{
+	const Onnx__FunctionProto *fp;
+
+	/* a node without an op_type calls nothing: import_node reports it */
+	if (np->op_type && np->op_type[0] && (fp = onnx_function_find(im->g, np)))
+		return onnx_function_call(im, np, index, fp);
+	return import_node(im, np, index);
 }

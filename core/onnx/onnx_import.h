@@ -1,15 +1,19 @@
 /*
  * onnx_import.h - the importer's state, shared by onnx_import.c (the model's
- * graph) and onnx_control.c (sub-graphs of If, Loop and Scan, imported when
- * shape inference expands them). Not used outside core/onnx/.
+ * graph), onnx_function.c and onnx_node.c (its nodes) and onnx_control.c
+ * (sub-graphs of If, Loop and Scan, imported when shape inference expands
+ * them). Not used outside core/onnx/.
  *
- * Layers, each calling only those above it: onnx_glue.c (glue nodes and
- * run-time sequence values), then the importer (onnx_read.c, onnx_import.c,
- * onnx_captures.c, onnx_function.c, onnx_normalize.c, onnx_tensor.c), then
- * the stages pass_infer runs after import: If/Loop/Scan expansion
- * (onnx_control.c, onnx_loop_call.c) and sequence lowering (onnx_sequence.c,
- * onnx_seqrt.c). Function inlining still runs inside the importer, which
- * calls onnx_function.c and is called back by it.
+ * Layers, each file calling only those before it, so that the calls
+ * between the files of core/onnx/ make no circle: onnx_glue.c (glue nodes
+ * and run-time sequence values); the importer: onnx_read.c, onnx_tensor.c,
+ * onnx_captures.c and onnx_normalize.c, then onnx_node.c (one node), then
+ * onnx_function.c (a call of a model-local function inlined, its body's
+ * nodes handed to onnx_node.c, and any other node too), then onnx_import.c
+ * (the model, and sub-graph bodies: each node through onnx_function.c);
+ * then the stages pass_infer runs after import: run-time sequences
+ * (onnx_seqrt.c), sequence lowering (onnx_sequence.c), and If/Loop/Scan
+ * expansion (onnx_loop_call.c, onnx_control.c).
  *
  * A sub-graph is imported like the main graph into the same IR, with its own
  * scope: names resolve to the sub-graph's definitions first, then to the
@@ -44,35 +48,37 @@ struct importer {
 					   inlined (onnx_function.c) */
 };
 
+/* ---- one node (onnx_node.c) ---- */
+
 /*
- * The pieces of onnx_import.c that onnx_control.c and onnx_function.c use:
- * a name in the importer's scope, a node's span (the control node's or the
- * function call's before its own), one node, and the second chance for
- * inputs named before their producer (nodes without a proto in im->protos,
- * the inlined ones, are skipped).
+ * The pieces of onnx_node.c that the rest of the importer uses: a name in
+ * the importer's scope, a node's span (the control node's or the function
+ * call's before its own), one node, a tensor as a constant, and the second
+ * chance for inputs named before their producer (nodes without a proto in
+ * im->protos, the inlined ones, are skipped).
  */
 const char *import_scoped(struct importer *im, const char *name);
 void import_span(struct importer *im, struct node *n, const char *raw);
 int import_node(struct importer *im, const Onnx__NodeProto *np, int index);
+int import_tensor(struct importer *im, const Onnx__TensorProto *t, const char *name,
+		  const char *where);
 int import_resolve_forward(struct importer *im);
+/* Registers value v under the name key; a later definition wins. */
+void import_bind(struct importer *im, const char *key, int v);
 
 /* ---- model-local functions (onnx_function.c) ---- */
 
-/* The function of the model that node np calls, or NULL. */
-const Onnx__FunctionProto *onnx_function_find(const struct graph *g,
-					      const Onnx__NodeProto *np);
 /*
- * Imports np, a call of fp, as fp's nodes inlined: named CALL/inner, with
- * the call's span before their own; the function's outputs take the
- * names of the call's. 0, or -1 after diagnostics.
+ * Imports node np (index: its place in its graph or function): when it
+ * calls a function of the model, that function's nodes inlined, named
+ * CALL/inner with the call's span before their own, the function's outputs
+ * taking the names of the call's; any other node by import_node. The
+ * importer's walk over a graph calls it for each node, and it calls itself
+ * for the nodes of a function's body. 0, or -1 after diagnostics.
  */
-int onnx_function_call(struct importer *im, const Onnx__NodeProto *np, int index,
-		       const Onnx__FunctionProto *fp);
-/* Gives fp's missing names "" (as fill_names does for graphs). */
-void onnx_function_fill_names(Onnx__FunctionProto *fp);
+int onnx_function_import_node(struct importer *im, const Onnx__NodeProto *np, int index);
 
-/* Registers value v under the name key; a later definition wins. */
-void import_bind(struct importer *im, const char *key, int v);
+/* ---- the model (onnx_import.c) ---- */
 
 /*
  * Imports a sub-graph's initializers and nodes (not its inputs and outputs,
