@@ -34,10 +34,10 @@
 static struct {
 	volatile sig_atomic_t used;	/* 1: path is live */
 	int dir;
+	pid_t pid;			/* the process that made it: a forked child
+					   cleans its own, never its parent's */
 	char path[PATH_MAX];
 } slots[TEMP_SLOTS];
-
-static pid_t owner;	/* the process that tracks: forked children clean nothing */
 
 /* The signals that clean up (temp_cleanup_on_signal). */
 static const int cleanup_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -72,6 +72,7 @@ void temp_track(const char *path, bool dir)
 		if (!slots[i].used) {
 			memcpy(slots[i].path, path, n + 1);
 			slots[i].dir = dir;
+			slots[i].pid = getpid();
 			slots[i].used = 1;
 			return;
 		}
@@ -134,10 +135,13 @@ static void remove_below(int fd, int depth)
 }
 #endif
 
+/* Removes what this process made (a measuring build's child: its build directory). */
 static void remove_tracked(void)
 {
+	pid_t me = getpid();
+
 	for (int i = 0; i < TEMP_SLOTS; i++) {
-		if (!slots[i].used)
+		if (!slots[i].used || slots[i].pid != me)
 			continue;
 		if (!slots[i].dir) {
 			unlink(slots[i].path);
@@ -178,9 +182,6 @@ void temp_untrack_child(int pid)
 
 void temp_remove_all(void)
 {
-	/* a forked child shares the table but owns none of it */
-	if (owner && getpid() != owner)
-		return;
 	/*
 	 * A cc still running would go on writing into the build directory (and
 	 * its own files into TMPDIR) after it is removed: let it finish first.
@@ -199,8 +200,7 @@ static void on_signal(int sig)
 {
 	int e = errno;
 
-	if (getpid() == owner)
-		remove_tracked();
+	remove_tracked();
 	errno = e;
 	/* SA_RESETHAND restored the default action: die of the same signal */
 	raise(sig);
@@ -210,7 +210,6 @@ void temp_cleanup_on_signal(void)
 {
 	struct sigaction sa;
 
-	owner = getpid();
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESETHAND;

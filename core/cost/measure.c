@@ -335,6 +335,8 @@ static void build_start(struct measure *m, struct batch *b)
 	}
 	if (b->pid < 0)
 		b->failed = true;
+	else	/* should collagec stop (a signal, no memory), it waits for the build */
+		temp_track_child(b->pid);
 out:
 	exec_plan_release(&ep);
 	model_sources_release(&ms);
@@ -363,6 +365,7 @@ static void build_wait(struct batch *b)
 			b->failed = true;
 			break;
 		}
+	temp_untrack_child(b->pid);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		b->failed = true;
 	b->pid = -1;
