@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Builds node tests of quantization and 16-bit floats (tests/quant.sh) for
 what libonnx-testdata (ONNX 1.12) lacks: blocked and 16-bit quantization
-(opset 21), output_dtype, negative axes, float16 scales, rounding ties and
-saturation; Casts to float16/bfloat16 at ties, subnormals, overflow and NaN,
-a rounding Cast inside a fused kernel, bfloat16 arithmetic.
+(opset 21), output_dtype, negative axes, [1]-or-scalar scale and zero point
+mixes, float16 scales, rounding ties and saturation; Casts to
+float16/bfloat16 at ties, subnormals, overflow and NaN, a rounding Cast
+inside a fused kernel, bfloat16 arithmetic.
 
 usage: gen_quant_tests.py OUTDIR
 
@@ -108,6 +109,62 @@ def quant_cases():
     case("dequantizelinear_axis_negative",
          helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=-1), 13,
          [("x", U8, xq), ("s", F, s), ("z", U8, z)], [("y", F, y)])
+    # per-tensor parameters as exporters write them: a [1] scale beside a
+    # scalar zero point (quantize_static's bias DequantizeLinears), a
+    # scalar scale beside a [1] zero point, both [1]
+    xq = RNG.integers(-5000, 5000, 8).astype(np.int32)
+    y = ((xq.astype(np.int64) - 7).astype(np.float32) * np.float32(0.003)).astype(np.float32)
+    case("dequantizelinear_int32_scale1_zp_scalar",
+         helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"]), 13,
+         [("x", TensorProto.INT32, xq), ("s", F, np.full(1, 0.003, np.float32)),
+          ("z", TensorProto.INT32, np.int32(7))], [("y", F, y)])
+    x = (RNG.standard_normal((3, 4)) * 3).astype(np.float32)
+    case("quantizelinear_scale_scalar_zp1",
+         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"]), 13,
+         [("x", F, x), ("s", F, np.float32(0.05)), ("z", U8, np.full(1, 120, np.uint8))],
+         [("y", U8, quantize(x, 0.05, 120, 0, 255))])
+    case("quantizelinear_scale1_zp1_int8",
+         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1), 13,
+         [("x", F, x), ("s", F, np.full(1, 0.03, np.float32)), ("z", I8, np.full(1, -3, np.int8))],
+         [("y", I8, quantize(x, np.float32(0.03), -3, -128, 127))])
+    # a [1] scale on a per-axis node whose axis has other sizes is per tensor
+    xq = RNG.integers(0, 256, (2, 3, 2)).astype(np.uint8)
+    y = ((xq.astype(np.int32) - 9).astype(np.float32) * np.float32(0.25)).astype(np.float32)
+    case("dequantizelinear_axis_scale1_zp_scalar",
+         helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=1), 13,
+         [("x", U8, xq), ("s", F, np.full(1, 0.25, np.float32)), ("z", U8, np.uint8(9))],
+         [("y", F, y)])
+    # per axis, 16-bit, negative axis (opset 21)
+    x = (RNG.standard_normal((3, 4, 2)) * 100).astype(np.float32)
+    s = (RNG.random(4) * 0.01 + 0.001).astype(np.float32)
+    z = RNG.integers(-300, 300, 4).astype(np.int16)
+    case("quantizelinear_axis_negative_int16",
+         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=-2), 21,
+         [("x", F, x), ("s", F, s), ("z", I16, z)],
+         [("y", I16, quantize(x, s[:, None], z[:, None].astype(np.float32), -32768, 32767))])
+    xq = RNG.integers(0, 65536, (2, 5)).astype(np.uint16)
+    s = (RNG.random(2) * 0.01 + 0.001).astype(np.float32)
+    z = RNG.integers(0, 65536, 2).astype(np.uint16)
+    y = ((xq.astype(np.int32) - z[:, None]).astype(np.float32) * s[:, None]).astype(np.float32)
+    case("dequantizelinear_axis0_uint16",
+         helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=0), 21,
+         [("x", U16, xq), ("s", F, s), ("z", U16, z)], [("y", F, y)])
+    # blocked, 16-bit, negative axis, partial last block, no zero point
+    x = (RNG.standard_normal((2, 7)) * 50).astype(np.float32)
+    s = (RNG.random((2, 3)) * 0.01 + 0.002).astype(np.float32)
+    case("quantizelinear_blocked_axis_negative_int16",
+         helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=-1, block_size=3,
+                          output_dtype=I16), 21,
+         [("x", F, x), ("s", F, s)],
+         [("y", I16, quantize(x, np.repeat(s, 3, axis=1)[:, :7], 0, -32768, 32767))])
+    xq = RNG.integers(0, 65536, (5, 2)).astype(np.uint16)
+    s = (RNG.random((2, 2)) * 0.01 + 0.001).astype(np.float32)
+    z = RNG.integers(0, 65536, (2, 2)).astype(np.uint16)
+    se, ze = np.repeat(s, 4, axis=0)[:5], np.repeat(z, 4, axis=0)[:5]
+    y = ((xq.astype(np.int32) - ze).astype(np.float32) * se).astype(np.float32)
+    case("dequantizelinear_blocked_uint16",
+         helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=-2, block_size=4), 21,
+         [("x", U16, xq), ("s", F, s), ("z", U16, z)], [("y", F, y)])
     # float16 scale and data
     H = TensorProto.FLOAT16
     x = (RNG.standard_normal(12) * 3).astype(np.float16)
@@ -184,6 +241,12 @@ def bad_cases():
                 [helper.make_tensor_value_info("xq", U8, [2, 6])],
                 [tensor("s", F, np.ones((2, 2), np.float32))],
                 "the scale's shape does not fit blocks of 2 along axis 1"))
+    BAD.append(("dequantizelinear_zp_shape",
+                [helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["y"], axis=1,
+                                  name="dq")], 13,
+                [helper.make_tensor_value_info("xq", U8, [2, 3])],
+                [tensor("s", F, np.ones(3, np.float32)), tensor("z", U8, np.zeros(1, np.uint8))],
+                "node 0 'dq' (DequantizeLinear): the zero point's shape differs from the scale's"))
     BAD.append(("cast_float8", [helper.make_node("Cast", ["x"], ["y"], to=17, name="c")], 19,
                 [x], [], "node 0 'c' (Cast): cast to ONNX type 17 is not supported"))
     BAD.append(("matmulinteger_int32",
