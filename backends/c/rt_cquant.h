@@ -105,11 +105,13 @@ static inline void rt_ci_tile(const uint8_t *const *a, int64_t K, uint32_t flip,
 	int64_t kq = (K + 3) / 4, nq = K / 4;
 
 	(void)safe;
+#pragma GCC unroll 8
 	for (int r = 0; r < RT_CI_MR; r++)
 		t[r] = _mm512_setzero_si512();
 	for (int64_t q = 0; q < nq; q++) {
 		__m512i b = _mm512_loadu_si512((const void *)(bp + q * 64));
 
+#pragma GCC unroll 8
 		for (int r = 0; r < RT_CI_MR; r++) {
 			uint32_t v;
 
@@ -125,6 +127,7 @@ static inline void rt_ci_tile(const uint8_t *const *a, int64_t K, uint32_t flip,
 						   _mm512_set1_epi32((int)rt_ci_quad(a[r], q, K, flip)),
 						   b);
 	}
+#pragma GCC unroll 8
 	for (int r = 0; r < RT_CI_MR; r++)
 		_mm512_storeu_si512((void *)acc[r], t[r]);
 }
@@ -136,12 +139,14 @@ static inline void rt_ci_tile(const uint8_t *const *a, int64_t K, uint32_t flip,
 	int64_t kq = (K + 3) / 4;
 
 	(void)safe;
+#pragma GCC unroll 8
 	for (int r = 0; r < RT_CI_MR; r++)
 		t[r][0] = t[r][1] = _mm256_setzero_si256();
 	for (int64_t q = 0; q < kq; q++) {
 		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + q * 64));
 		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + q * 64 + 32));
 
+#pragma GCC unroll 8
 		for (int r = 0; r < RT_CI_MR; r++) {
 			__m256i x = _mm256_set1_epi32((int)rt_ci_quad(a[r], q, K, flip));
 
@@ -154,6 +159,7 @@ static inline void rt_ci_tile(const uint8_t *const *a, int64_t K, uint32_t flip,
 #endif
 		}
 	}
+#pragma GCC unroll 8
 	for (int r = 0; r < RT_CI_MR; r++) {
 		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
 		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
@@ -167,12 +173,14 @@ static inline void rt_ci_tile_ubs(const uint8_t *const *a, int64_t K, uint32_t f
 	__m256i t[RT_CI_MR][2], ones = _mm256_set1_epi16(1);
 	int64_t kq = (K + 3) / 4, nq = K / 4;
 
+#pragma GCC unroll 8
 	for (int r = 0; r < RT_CI_MR; r++)
 		t[r][0] = t[r][1] = _mm256_setzero_si256();
 	for (int64_t q = 0; q < kq; q++) {
 		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + q * 64));
 		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + q * 64 + 32));
 
+#pragma GCC unroll 8
 		for (int r = 0; r < RT_CI_MR; r++) {
 			uint32_t v;
 			__m256i x;
@@ -188,6 +196,7 @@ static inline void rt_ci_tile_ubs(const uint8_t *const *a, int64_t K, uint32_t f
 							   _mm256_maddubs_epi16(x, b1), ones));
 		}
 	}
+#pragma GCC unroll 8
 	for (int r = 0; r < RT_CI_MR; r++) {
 		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
 		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
@@ -197,17 +206,21 @@ static inline void rt_ci_tile_ubs(const uint8_t *const *a, int64_t K, uint32_t f
 /*
  * Exact for any B': per column, the even bytes (k 4q, 4q + 2) and the odd
  * ones (4q + 1, 4q + 3) as int16 pairs, each multiplied by A's matching
- * bytes with vpmaddwd (|a b| <= 255 * 128: no saturation anywhere).
+ * bytes with vpmaddwd (|a b| <= 255 * 128: no saturation anywhere). The
+ * quads from q0 to q1, A's read through rt_ci_quad when pad (the last,
+ * partial one), in place otherwise.
  */
-static inline void rt_ci_tile_wd(const uint8_t *const *a, int64_t K, uint32_t flip,
-				 const int8_t *bp, rt_ci_acc acc)
+static inline __attribute__((always_inline)) void
+rt_ci_wd_run(const uint8_t *const *a, int64_t q0, int64_t q1, int64_t K, uint32_t flip,
+	     const int8_t *bp, __m256i t[RT_CI_MR][2], const int pad)
 {
-	__m256i t[RT_CI_MR][2], lo8 = _mm256_set1_epi16(0xff);
-	int64_t kq = (K + 3) / 4, nq = K / 4;
+	const __m256i lo8 = _mm256_set1_epi16(0xff), vflip = _mm256_set1_epi32((int)flip);
+	const uint8_t *ar[RT_CI_MR];
 
+#pragma GCC unroll 8
 	for (int r = 0; r < RT_CI_MR; r++)
-		t[r][0] = t[r][1] = _mm256_setzero_si256();
-	for (int64_t q = 0; q < kq; q++) {
+		ar[r] = a[r];
+	for (int64_t q = q0; q < q1; q++) {
 		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + q * 64));
 		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + q * 64 + 32));
 		__m256i b0e = _mm256_srai_epi16(_mm256_slli_epi16(b0, 8), 8);
@@ -215,25 +228,39 @@ static inline void rt_ci_tile_wd(const uint8_t *const *a, int64_t K, uint32_t fl
 		__m256i b1e = _mm256_srai_epi16(_mm256_slli_epi16(b1, 8), 8);
 		__m256i b1o = _mm256_srai_epi16(b1, 8);
 
+#pragma GCC unroll 8
 		for (int r = 0; r < RT_CI_MR; r++) {
 			uint32_t v;
 			__m256i x, xe, xo;
 
-			if (q < nq)
-				memcpy(&v, a[r] + 4 * q, 4), v ^= flip;
+			if (pad)
+				v = rt_ci_quad(ar[r], q, K, 0);
 			else
-				v = rt_ci_quad(a[r], q, K, flip);
-			x = _mm256_set1_epi32((int)v);
+				memcpy(&v, ar[r] + 4 * q, 4);
+			/* broadcast from memory, flipped in the vector (no GPR round trip) */
+			x = _mm256_xor_si256(_mm256_set1_epi32((int)v), vflip);
 			xe = _mm256_and_si256(x, lo8);
 			xo = _mm256_srli_epi16(x, 8);
-			t[r][0] = _mm256_add_epi32(t[r][0],
-						   _mm256_add_epi32(_mm256_madd_epi16(xe, b0e),
-								    _mm256_madd_epi16(xo, b0o)));
-			t[r][1] = _mm256_add_epi32(t[r][1],
-						   _mm256_add_epi32(_mm256_madd_epi16(xe, b1e),
-								    _mm256_madd_epi16(xo, b1o)));
+			/* one product in flight per accumulator: 16 registers, no spill */
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(xe, b0e));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(xe, b1e));
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(xo, b0o));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(xo, b1o));
 		}
 	}
+}
+
+static inline void rt_ci_tile_wd(const uint8_t *const *a, int64_t K, uint32_t flip,
+				 const int8_t *bp, rt_ci_acc acc)
+{
+	__m256i t[RT_CI_MR][2];
+
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r][0] = t[r][1] = _mm256_setzero_si256();
+	rt_ci_wd_run(a, 0, K / 4, K, flip, bp, t, 0);
+	rt_ci_wd_run(a, K / 4, (K + 3) / 4, K, flip, bp, t, 1);
+#pragma GCC unroll 8
 	for (int r = 0; r < RT_CI_MR; r++) {
 		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
 		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
