@@ -15,6 +15,9 @@ OUTDIR/NAME/model.onnx and test_data_set_0/{input_0,output_0}.pb for
                com.microsoft domain)
   mlp_dynamic  MatMul + Add + Relu + MatMul quantized by quantize_dynamic
                (DynamicQuantizeLinear, MatMulInteger)
+  cnn_qdq_tensor  the CNN by quantize_static's defaults (QDQ, per-tensor
+               weights): its bias DequantizeLinears have a [1] scale beside
+               a scalar zero point, as in its ResNet-50
 The output is ONNX Runtime's (default session options: its QDQ fusions
 run integer kernels). OUTDIR/NAME/atol holds the test's tolerance: one
 quantization step of the output (its last DequantizeLinear's scale) plus
@@ -143,6 +146,12 @@ def main():
     path = os.path.join(d, "model.onnx")
     quantize_dynamic(os.path.join(tmp, "mlp.onnx"), path, weight_type=QuantType.QUInt8)
     save_case(d, path, RNG.standard_normal((4, 32)).astype(np.float32), 1e-4)
+    d = os.path.join(out, "cnn_qdq_tensor")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    quantize_static(os.path.join(tmp, "cnn.onnx"), path, Reader(8), quant_format=QuantFormat.QDQ,
+                    per_channel=False)
+    save_case(d, path, x, output_scale(onnx.load(path)) + 1e-6)
     for f in os.listdir(tmp):
         os.remove(os.path.join(tmp, f))
     os.rmdir(tmp)

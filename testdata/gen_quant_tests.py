@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """Builds node tests of quantization and 16-bit floats (tests/quant.sh) for
 what libonnx-testdata (ONNX 1.12) lacks: blocked and 16-bit quantization
-(opset 21), output_dtype, negative axes, float16 scales, rounding ties and
-saturation; Casts to float16/bfloat16 at ties, subnormals, overflow and NaN,
-a rounding Cast inside a fused kernel, bfloat16 arithmetic.
+(opset 21), output_dtype, negative axes, [1]-or-scalar scale and zero point
+mixes, float16 scales, rounding ties and saturation; Casts to
+float16/bfloat16 at ties, subnormals, overflow and NaN, a rounding Cast
+inside a fused kernel, bfloat16 arithmetic; MatMulInteger and
+QLinearMatMul with a constant B (the c target's integer GEMM) of odd
+sizes, every type pair and zero-point form, and DynamicQuantizeLinear.
 
 usage: gen_quant_tests.py OUTDIR
 
@@ -108,6 +111,62 @@ def quant_cases():
     case("dequantizelinear_axis_negative",
          helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=-1), 13,
          [("x", U8, xq), ("s", F, s), ("z", U8, z)], [("y", F, y)])
+    # per-tensor parameters as exporters write them: a [1] scale beside a
+    # scalar zero point (quantize_static's bias DequantizeLinears), a
+    # scalar scale beside a [1] zero point, both [1]
+    xq = RNG.integers(-5000, 5000, 8).astype(np.int32)
+    y = ((xq.astype(np.int64) - 7).astype(np.float32) * np.float32(0.003)).astype(np.float32)
+    case("dequantizelinear_int32_scale1_zp_scalar",
+         helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"]), 13,
+         [("x", TensorProto.INT32, xq), ("s", F, np.full(1, 0.003, np.float32)),
+          ("z", TensorProto.INT32, np.int32(7))], [("y", F, y)])
+    x = (RNG.standard_normal((3, 4)) * 3).astype(np.float32)
+    case("quantizelinear_scale_scalar_zp1",
+         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"]), 13,
+         [("x", F, x), ("s", F, np.float32(0.05)), ("z", U8, np.full(1, 120, np.uint8))],
+         [("y", U8, quantize(x, 0.05, 120, 0, 255))])
+    case("quantizelinear_scale1_zp1_int8",
+         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1), 13,
+         [("x", F, x), ("s", F, np.full(1, 0.03, np.float32)), ("z", I8, np.full(1, -3, np.int8))],
+         [("y", I8, quantize(x, np.float32(0.03), -3, -128, 127))])
+    # a [1] scale on a per-axis node whose axis has other sizes is per tensor
+    xq = RNG.integers(0, 256, (2, 3, 2)).astype(np.uint8)
+    y = ((xq.astype(np.int32) - 9).astype(np.float32) * np.float32(0.25)).astype(np.float32)
+    case("dequantizelinear_axis_scale1_zp_scalar",
+         helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=1), 13,
+         [("x", U8, xq), ("s", F, np.full(1, 0.25, np.float32)), ("z", U8, np.uint8(9))],
+         [("y", F, y)])
+    # per axis, 16-bit, negative axis (opset 21)
+    x = (RNG.standard_normal((3, 4, 2)) * 100).astype(np.float32)
+    s = (RNG.random(4) * 0.01 + 0.001).astype(np.float32)
+    z = RNG.integers(-300, 300, 4).astype(np.int16)
+    case("quantizelinear_axis_negative_int16",
+         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=-2), 21,
+         [("x", F, x), ("s", F, s), ("z", I16, z)],
+         [("y", I16, quantize(x, s[:, None], z[:, None].astype(np.float32), -32768, 32767))])
+    xq = RNG.integers(0, 65536, (2, 5)).astype(np.uint16)
+    s = (RNG.random(2) * 0.01 + 0.001).astype(np.float32)
+    z = RNG.integers(0, 65536, 2).astype(np.uint16)
+    y = ((xq.astype(np.int32) - z[:, None]).astype(np.float32) * s[:, None]).astype(np.float32)
+    case("dequantizelinear_axis0_uint16",
+         helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=0), 21,
+         [("x", U16, xq), ("s", F, s), ("z", U16, z)], [("y", F, y)])
+    # blocked, 16-bit, negative axis, partial last block, no zero point
+    x = (RNG.standard_normal((2, 7)) * 50).astype(np.float32)
+    s = (RNG.random((2, 3)) * 0.01 + 0.002).astype(np.float32)
+    case("quantizelinear_blocked_axis_negative_int16",
+         helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=-1, block_size=3,
+                          output_dtype=I16), 21,
+         [("x", F, x), ("s", F, s)],
+         [("y", I16, quantize(x, np.repeat(s, 3, axis=1)[:, :7], 0, -32768, 32767))])
+    xq = RNG.integers(0, 65536, (5, 2)).astype(np.uint16)
+    s = (RNG.random((2, 2)) * 0.01 + 0.001).astype(np.float32)
+    z = RNG.integers(0, 65536, (2, 2)).astype(np.uint16)
+    se, ze = np.repeat(s, 4, axis=0)[:5], np.repeat(z, 4, axis=0)[:5]
+    y = ((xq.astype(np.int32) - ze).astype(np.float32) * se).astype(np.float32)
+    case("dequantizelinear_blocked_uint16",
+         helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=-2, block_size=4), 21,
+         [("x", U16, xq), ("s", F, s), ("z", U16, z)], [("y", F, y)])
     # float16 scale and data
     H = TensorProto.FLOAT16
     x = (RNG.standard_normal(12) * 3).astype(np.float16)
@@ -121,6 +180,100 @@ def quant_cases():
     case("dequantizelinear_float16",
          helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"]), 19,
          [("x", I8, xq), ("s", H, s), ("z", I8, np.int8(3))], [("y", H, y)])
+
+
+def imm_operand(t, shape, narrow):
+    """A random uint8/int8 array; narrow: 7-bit values (B' in [-64, 63])."""
+    if t == TensorProto.INT8:
+        lo, hi = (-64, 64) if narrow else (-128, 128)
+    else:
+        lo, hi = (64, 192) if narrow else (0, 256)
+    return RNG.integers(lo, hi, shape).astype(NP[t])
+
+
+def imm_cases():
+    """MatMulInteger and QLinearMatMul with a constant B (the c target's
+    rt_cigemm, B packed at compile time): odd sizes, every type pair, the
+    zero points absent, per tensor, per row and per column, a batch of A,
+    shapes big enough for threads, 7-bit B (vpmaddubsw's path) and B whose
+    pairs saturate vpmaddubsw; the int32 results exact."""
+    U8, I8, I32, F = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32, TensorProto.FLOAT
+    shapes = [((7, 13), 19), ((1, 1), 1), ((33, 130), 50), ((64, 257), 40), ((2, 5, 9), 17),
+              ((17, 64), 33)]
+    k = 0
+    for ta in (U8, I8):
+        for tb in (I8, U8):
+            for ashape, n in shapes:
+                zmode = k % 4  # none, a only, both per tensor, per row/column
+                narrow = k % 3 == 1
+                k += 1
+                a = imm_operand(ta, ashape, False)
+                bm = imm_operand(tb, (ashape[-1], n), narrow)
+                m = ashape[-2]
+                if zmode == 3 and len(ashape) > 2:
+                    zmode = 2
+                za = zb = None
+                if zmode >= 1:
+                    za = imm_operand(ta, (m,) if zmode == 3 else (), False)
+                if zmode >= 2:
+                    zb = imm_operand(tb, (n,) if zmode == 3 else (), False)
+                ai = a.astype(np.int64) - (0 if za is None else
+                                           (za[:, None] if zmode == 3 else za))
+                bi = bm.astype(np.int64) - (0 if zb is None else zb)
+                y = np.matmul(ai, bi).astype(np.int32)
+                name = "matmulinteger_const_%s%s_%s_z%d%s" % (
+                    NP[ta].__name__[0], NP[tb].__name__[0],
+                    "x".join(map(str, ashape)) + "x%d" % n, zmode, "_7bit" if narrow else "")
+                ins = ["a", "b"] + (["za"] if za is not None else ([""] if zb is not None else []))
+                ins += ["zb"] if zb is not None else []
+                inputs = [("a", ta, a)] + ([("za", ta, za)] if za is not None else [])
+                inits = [tensor("b", tb, bm)] + ([tensor("zb", tb, zb)] if zb is not None else [])
+                case(name, helper.make_node("MatMulInteger", ins, ["y"]), 13, inputs,
+                     [("y", I32, y)], inits)
+    # every pair of B saturates vpmaddubsw (255 * 127 * 2 > 32767): exact all the same
+    a = np.full((5, 12), 255, np.uint8)
+    a[1] = 254
+    bm = np.where(RNG.random((12, 20)) < 0.5, 127, -128).astype(np.int8)
+    case("matmulinteger_const_saturating", helper.make_node("MatMulInteger", ["a", "b"], ["y"]),
+         13, [("a", U8, a)], [("y", I32, (a.astype(np.int64) @ bm).astype(np.int32))],
+         [tensor("b", I8, bm)])
+    # QLinearMatMul: requantized as the op's lowering does (float32 throughout)
+    for ta, tb, ty, shape, per in ((U8, I8, U8, ((9, 37), 21), True),
+                                   (I8, I8, I8, ((2, 3, 70), 18), False),
+                                   (U8, U8, U8, ((40, 200), 35), True),
+                                   (I8, U8, I8, ((4, 5), 3), False)):
+        ashape, n = shape
+        m, kk = ashape[-2], ashape[-1]
+        a = imm_operand(ta, ashape, False)
+        bm = imm_operand(tb, (kk, n), False)
+        za, zb, zy = imm_operand(ta, (), False), imm_operand(tb, (n,) if per else (), False), \
+            imm_operand(ty, (), False)
+        sa = (RNG.random(m if per else ()) * 0.02 + 0.005).astype(np.float32)
+        sb = (RNG.random(n if per else ()) * 0.02 + 0.005).astype(np.float32)
+        sy = np.float32(RNG.random() * 2 + 1)
+        acc = np.matmul(a.astype(np.int64) - za, bm.astype(np.int64) - zb).astype(np.int32)
+        mult = ((sa[:, None] if per else sa) * sb) / sy
+        lo, hi = (0, 255) if ty == U8 else (-128, 127)
+        y = np.clip(np.rint(acc.astype(np.float32) * mult.astype(np.float32)) + np.float32(zy),
+                    lo, hi)
+        name = "qlinearmatmul_const_%s%s%s_%s%s" % (
+            NP[ta].__name__[0], NP[tb].__name__[0], NP[ty].__name__[0],
+            "x".join(map(str, ashape)) + "x%d" % n, "_per_axis" if per else "")
+        node = helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"],
+                                ["y"])
+        case(name, node, 13, [("a", ta, a), ("sa", F, sa), ("za", ta, za)], [("y", ty, y)],
+             [tensor("b", tb, bm), tensor("sb", F, sb), tensor("zb", tb, zb),
+              tensor("sy", F, sy), tensor("zy", ty, zy)])
+    # DynamicQuantizeLinear over a vector's lanes and a tail, an all-negative one
+    for name, x in (("dynamicquantizelinear_lanes", RNG.standard_normal(1003) * 5),
+                    ("dynamicquantizelinear_negative", -RNG.random((3, 67)) - 0.5)):
+        x = np.asarray(x, np.float32)
+        mn, mx = min(np.float32(0), x.min()), max(np.float32(0), x.max())
+        sc = np.float32((mx - mn) / np.float32(255))
+        zp = np.float32(np.rint(np.clip(np.float32(0) - mn / sc, 0, 255)))
+        y = np.clip(np.rint(x / sc) + zp, 0, 255)
+        case(name, helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"]), 11,
+             [("x", F, x)], [("y", U8, y), ("s", F, sc), ("z", U8, zp)])
 
 
 def half_cases():
@@ -184,6 +337,12 @@ def bad_cases():
                 [helper.make_tensor_value_info("xq", U8, [2, 6])],
                 [tensor("s", F, np.ones((2, 2), np.float32))],
                 "the scale's shape does not fit blocks of 2 along axis 1"))
+    BAD.append(("dequantizelinear_zp_shape",
+                [helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["y"], axis=1,
+                                  name="dq")], 13,
+                [helper.make_tensor_value_info("xq", U8, [2, 3])],
+                [tensor("s", F, np.ones(3, np.float32)), tensor("z", U8, np.zeros(1, np.uint8))],
+                "node 0 'dq' (DequantizeLinear): the zero point's shape differs from the scale's"))
     BAD.append(("cast_float8", [helper.make_node("Cast", ["x"], ["y"], to=17, name="c")], 19,
                 [x], [], "node 0 'c' (Cast): cast to ONNX type 17 is not supported"))
     BAD.append(("matmulinteger_int32",
@@ -224,6 +383,7 @@ def main():
         sys.exit("usage: gen_quant_tests.py OUTDIR")
     quant_cases()
     half_cases()
+    imm_cases()
     bad_cases()
     write_good(sys.argv[1])
     write_bad(sys.argv[1])

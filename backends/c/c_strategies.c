@@ -63,6 +63,17 @@
  *                              layernorm.rows   rt_crows.h: mean and
  *                                               variance summed in lanes
  *           always             layernorm.loops  the op's own lowering
+ *   MatMulInteger, QLinearMatMul
+ *           constant B, static K and N
+ *                              matmulinteger.gemm, qlinearmatmul.gemm
+ *                                               rt_cquant.h: 8-bit GEMM,
+ *                                               B packed at compile time
+ *           always             matmulinteger.loops, qlinearmatmul.loops
+ *                                               the op's own lowering
+ *   DynamicQuantizeLinear
+ *           float32            dynquantize.vec  rt_cquant.h: min/max in
+ *                                               lanes, vector quantize
+ *           always             dynquantize.loops the op's own lowering
  *
  * In parentheses: the implementations that lose on plevel (measured at one
  * thread). With a symbolic M (a symbolic batch) MatMul gets all three
@@ -72,6 +83,7 @@
 #include "../backends.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../core/target/strategy.h"
@@ -1901,6 +1913,252 @@ static const struct op_strategy lnorm_strategy = {
 	OP_LAYERNORMALIZATION, lnorm_specs, ARRAY_SIZE(lnorm_specs)
 };
 
+/* ---- MatMulInteger, QLinearMatMul, DynamicQuantizeLinear: rt_cquant.h ---- */
+
+#define CI_NR 16	/* RT_CI_NR: the panel width of the packed layout */
+
+/* The inputs of MatMulInteger or QLinearMatMul: A, B and their zero points. */
+struct ci_io {
+	bool ql;			/* QLinearMatMul */
+	int ia, ib, iaz, ibz;
+};
+
+static struct ci_io ci_io(struct lower *L)
+{
+	bool ql = L->n->op == OP_QLINEARMATMUL;
+	struct ci_io io = { ql, 0, ql ? 3 : 1, 2, ql ? 5 : 3 };
+
+	return io;
+}
+
+/* Whether v has one element, in a static shape. */
+static bool ci_one(const struct value *v)
+{
+	return v->has_shape && shape_is_static(&v->shape) && shape_numel_static(&v->shape) == 1;
+}
+
+/* Input i if the node has it, else NULL. */
+static const struct value *ci_opt(struct lower *L, int i)
+{
+	return i < L->n->n_in && L->in[i] ? lower_in(L, i) : NULL;
+}
+
+/*
+ * What rt_cigemm takes: B a constant matrix (no batch), K and N static,
+ * A's own buffer (not a prologue's loads), B's zero point absent or
+ * constant, and the per-row parameters of A (zero point, scale) per
+ * tensor unless A has no batch (its rows are then the matrix's).
+ */
+static bool cigemm_ok(struct lower *L)
+{
+	struct ci_io io = ci_io(L);
+	const struct value *bz = ci_opt(L, io.ibz), *az = ci_opt(L, io.iaz);
+	struct matmul_geom mg;
+
+	matmul_geometry(lower_in(L, io.ia), lower_in(L, io.ib), &mg);
+	if (!lower_in(L, io.ib)->data || !dim_is_const(mg.K) || !dim_is_const(mg.N) ||
+	    !batch_is_one(&mg.batch_b) || L->in[io.ia]->index < 0 || (bz && !bz->data))
+		return false;
+	if (batch_is_one(&mg.batch_a))
+		return true;
+	return (!az || ci_one(az)) && (!io.ql || ci_one(lower_in(L, 1)));
+}
+
+static struct tir *cond_cigemm(struct lower *L)
+{
+	return strategy_static(L, cigemm_ok(L));
+}
+
+/*
+ * B [K, N] (uint8 or int8) packed as rt_cquant.h reads it: B' = B (int8)
+ * or B - 128 (uint8) in panels of 16 columns of k quads, zero padded; the
+ * byte after the panels is 1 when no pair of B' bytes that vpmaddubsw adds
+ * can saturate (|b0 + b1| <= 128), 0 otherwise. Once per graph
+ * (graph_derived_const).
+ */
+static int8_t *ci_pack(struct lower *L, const struct value *bv, int64_t K, int64_t N,
+		       int64_t *bytes)
+{
+	bool sgn = bv->dtype == DTYPE_I8, fresh;
+	int64_t np = (N + CI_NR - 1) / CI_NR, kq = (K + 3) / 4;
+	const int64_t params[] = { K, N, sgn };
+	const uint8_t *src = bv->data;
+	int8_t *bp;
+	int safe = 1;
+
+	*bytes = np * kq * 64;
+	bp = graph_derived_const(L->g, bv->data, "cigemm.pack", params, ARRAY_SIZE(params),
+				 (size_t)*bytes + 1, &fresh);
+	if (!fresh)
+		return bp;
+	for (int64_t jp = 0; jp < np; jp++)
+		for (int64_t q = 0; q < kq; q++)
+			for (int64_t jj = 0; jj < CI_NR; jj++) {
+				int8_t *d = bp + (jp * kq + q) * 64 + jj * 4;
+				int64_t j = jp * CI_NR + jj;
+
+				for (int kk = 0; kk < 4; kk++) {
+					int64_t k = 4 * q + kk;
+					uint8_t v = k < K && j < N ? src[k * N + j] : (sgn ? 0 : 128);
+
+					d[kk] = (int8_t)(sgn ? (int)(int8_t)v : (int)v - 128);
+				}
+				if (abs(d[0] + d[1]) > 128 || abs(d[2] + d[3]) > 128)
+					safe = 0;
+			}
+	bp[*bytes] = (int8_t)safe;
+	return bp;
+}
+
+/*
+ * colsum(B') over K per column, then zb' = zb - (128 for uint8 B) per
+ * column (zb: the constant zero point, per tensor or per column, or 0),
+ * both zero padded to whole panels (arena).
+ */
+static int32_t *ci_sums(struct lower *L, const struct value *bv, const struct value *bz,
+			int64_t K, int64_t N)
+{
+	int64_t np = (N + CI_NR - 1) / CI_NR;
+	int32_t *s = arena_alloc(L->g->arena, sizeof(int32_t) * (size_t)(2 * np * CI_NR));
+	bool sgn = bv->dtype == DTYPE_I8;
+	const uint8_t *src = bv->data, *z = bz ? bz->data : NULL;
+	bool per = bz && !ci_one(bz);
+
+	for (int64_t j = 0; j < N; j++) {
+		int32_t c = 0;
+		int32_t zb = z ? (sgn ? (int8_t)z[per ? j : 0] : z[per ? j : 0]) : 0;
+
+		for (int64_t k = 0; k < K; k++)
+			c += sgn ? (int8_t)src[k * N + j] : src[k * N + j] - 128;
+		s[j] = c;
+		s[np * CI_NR + j] = zb - (sgn ? 0 : 128);
+	}
+	return s;
+}
+
+/* &input i at 0, or a null pointer (0) when absent; *stride 0 for one element, else 1. */
+static struct tir *ci_vec(struct lower *L, int i, struct tir **stride)
+{
+	const struct value *v = ci_opt(L, i);
+
+	*stride = tir_int(L->b, v && !ci_one(v));
+	return v ? tir_addr(L->b, L->in[i], tir_int(L->b, 0)) : tir_int(L->b, 0);
+}
+
+/*
+ * matmulinteger.gemm and qlinearmatmul.gemm: one call of rt_cigemm over
+ * every row of A (its batch folds into M), B packed here.
+ */
+static int lower_cigemm(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct ci_io io = ci_io(L);
+	const struct value *a = lower_in(L, io.ia), *bv = lower_in(L, io.ib);
+	enum dtype yt = lower_out(L, 0)->dtype;
+	struct matmul_geom mg;
+	struct tir *args[22], *zs;
+	int64_t K, N, bytes;
+	int8_t *bp;
+	int n = 0;
+
+	if (!cigemm_ok(L))
+		BUG("rt_cigemm on operands it does not take");
+	matmul_geometry(a, bv, &mg);
+	K = mg.K.c;
+	N = mg.N.c;
+	bp = ci_pack(L, bv, K, N, &bytes);
+	args[n++] = tir_mul(b, lower_numel(L, &mg.batch), tir_dim(b, mg.M));
+	args[n++] = tir_int(b, N);
+	args[n++] = tir_int(b, K);
+	args[n++] = tir_addr(b, L->in[io.ia], tir_int(b, 0));
+	args[n++] = tir_int(b, K);
+	args[n++] = tir_int(b, a->dtype == DTYPE_I8);
+	args[n++] = ci_vec(L, io.iaz, &zs);
+	args[n++] = zs;
+	args[n++] = tir_addr(b, lower_const(L, DTYPE_I8, bytes, bp), tir_int(b, 0));
+	args[n++] = tir_addr(b, lower_const(L, DTYPE_I32, 2 * ((N + CI_NR - 1) / CI_NR * CI_NR),
+					    ci_sums(L, bv, ci_opt(L, io.ibz), K, N)),
+			     tir_int(b, 0));
+	args[n++] = tir_int(b, bv->dtype == DTYPE_I8);
+	args[n++] = tir_int(b, bp[bytes]);
+	args[n++] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[n++] = tir_int(b, N);
+	args[n++] = tir_int(b, yt == DTYPE_I32 ? 0 : yt == DTYPE_U8 ? 1 : 2);
+	if (io.ql) {
+		args[n++] = ci_vec(L, 1, &zs);
+		args[n++] = zs;
+		args[n++] = ci_vec(L, 4, &zs);
+		args[n++] = zs;
+		args[n++] = ci_vec(L, 6, &zs);
+		args[n++] = ci_vec(L, 7, &zs);
+	} else {
+		for (int i = 0; i < 6; i++)
+			args[n++] = tir_int(b, 0);
+	}
+	tir_extern(b, "rt_cigemm", args, n);
+	return 0;
+}
+
+static const struct strategy_impl cigemm[] = { { "matmulinteger.gemm", 10, lower_cigemm } };
+static const struct strategy_impl qlgemm[] = { { "qlinearmatmul.gemm", 10, lower_cigemm } };
+static const struct strategy_impl qmm_loops[] = { { "matmulinteger.loops", 0, lower_own } };
+static const struct strategy_impl qlmm_loops[] = { { "qlinearmatmul.loops", 0, lower_own } };
+
+static const struct strategy_spec matmulinteger_specs[] = {
+	{ "constant B, static K and N", cond_cigemm, cigemm, ARRAY_SIZE(cigemm) },
+	{ "always", NULL, qmm_loops, ARRAY_SIZE(qmm_loops) },
+};
+
+static const struct op_strategy matmulinteger_strategy = {
+	OP_MATMULINTEGER, matmulinteger_specs, ARRAY_SIZE(matmulinteger_specs)
+};
+
+static const struct strategy_spec qlinearmatmul_specs[] = {
+	{ "constant B, static K and N", cond_cigemm, qlgemm, ARRAY_SIZE(qlgemm) },
+	{ "always", NULL, qlmm_loops, ARRAY_SIZE(qlmm_loops) },
+};
+
+static const struct op_strategy qlinearmatmul_strategy = {
+	OP_QLINEARMATMUL, qlinearmatmul_specs, ARRAY_SIZE(qlinearmatmul_specs)
+};
+
+/* float32 input of static size, its own buffer */
+static struct tir *cond_dynquant(struct lower *L)
+{
+	return strategy_static(L, lower_in(L, 0)->dtype == DTYPE_F32 && L->in[0]->index >= 0);
+}
+
+/* dynquantize.vec: one call of rt_dynquant (rt_cquant.h). */
+static int lower_dynquant_vec(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct tir *args[5];
+
+	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[1] = lower_numel(L, &lower_in(L, 0)->shape);
+	args[2] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[3] = tir_addr(b, L->out[1], tir_int(b, 0));
+	args[4] = tir_addr(b, L->out[2], tir_int(b, 0));
+	tir_extern(b, "rt_dynquant", args, 5);
+	return 0;
+}
+
+static const struct strategy_impl dynquant_vec[] = {
+	{ "dynquantize.vec", 10, lower_dynquant_vec },
+};
+static const struct strategy_impl dynquant_loops[] = {
+	{ "dynquantize.loops", 0, lower_own },
+};
+
+static const struct strategy_spec dynquant_specs[] = {
+	{ "float32", cond_dynquant, dynquant_vec, ARRAY_SIZE(dynquant_vec) },
+	{ "always", NULL, dynquant_loops, ARRAY_SIZE(dynquant_loops) },
+};
+
+static const struct op_strategy dynquant_strategy = {
+	OP_DYNAMICQUANTIZELINEAR, dynquant_specs, ARRAY_SIZE(dynquant_specs)
+};
+
 const struct op_strategy *const c_strategies[] = {
 	&matmul_strategy,
 	&gemm_strategy,
@@ -1910,5 +2168,8 @@ const struct op_strategy *const c_strategies[] = {
 	&softmax_strategy,
 	&logsoftmax_strategy,
 	&lnorm_strategy,
+	&matmulinteger_strategy,
+	&qlinearmatmul_strategy,
+	&dynquant_strategy,
 	NULL,
 };

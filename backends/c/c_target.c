@@ -38,7 +38,8 @@ static const char *embedded_text(const char *name)
  * The prelude of a module, from what its source calls: rt_cgemm.h (the
  * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
  * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
- * rt_softmax_rows and rt_lnorm_rows, rt_cpool.h for rt_pool2d; NULL for none. Modules of one
+ * rt_softmax_rows and rt_lnorm_rows, rt_cpool.h for rt_pool2d, rt_cquant.h for
+ * rt_cigemm and rt_dynquant; NULL for none. Modules of one
  * model may get different preludes, each pasted once: the headers' include
  * guards make a second copy of one of them empty.
  */
@@ -48,12 +49,13 @@ static const char *c_prelude(struct graph *g, const char *source)
 	bool gemm = conv || wino || strstr(source, "rt_cgemm");
 	bool rows = strstr(source, "rt_softmax_rows") || strstr(source, "rt_lnorm_rows");
 	bool pool = strstr(source, "rt_pool2d");
+	bool quant = strstr(source, "rt_cigemm") || strstr(source, "rt_dynquant");
 	struct strbuf sb = STRBUF_INIT;
 	const char *r;
 
-	if (!gemm && !rows && !pool)
+	if (!gemm && !rows && !pool && !quant)
 		return NULL;
-	if (gemm && !conv && !wino && !rows && !pool)
+	if (gemm && !conv && !wino && !rows && !pool && !quant)
 		return embedded_text("rt_cgemm.h");
 	if (gemm)
 		sb_puts(&sb, embedded_text("rt_cgemm.h"));
@@ -65,6 +67,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 		sb_puts(&sb, embedded_text("rt_crows.h"));
 	if (pool)
 		sb_puts(&sb, embedded_text("rt_cpool.h"));
+	if (quant)
+		sb_puts(&sb, embedded_text("rt_cquant.h"));
 	r = arena_strdup(g->arena, sb_str(&sb));
 	sb_release(&sb);
 	return r;

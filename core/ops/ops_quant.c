@@ -81,7 +81,10 @@ static int check_one(struct graph *g, struct node *n, int i)
 /*
  * The scale (input 1) and zero point (input 2) of Quantize/DequantizeLinear
  * fit x: one element, one per index of axis (1-D), or with block_size one
- * per block of axis (x's rank, the other dims equal). 0 or -1.
+ * per block of axis (x's rank, the other dims equal). The zero point has
+ * the scale's shape, or both have one element in any shape (exporters
+ * write a [1] scale beside a scalar zero point, and ONNX Runtime takes
+ * it). 0 or -1.
  */
 static int infer_qparams(struct graph *g, struct node *n, const struct value *x)
 {
@@ -93,7 +96,8 @@ static int infer_qparams(struct graph *g, struct node *n, const struct value *x)
 		return -1;
 	if (!dtype_is_float(s->dtype))
 		return q_type_error(g, n, 1, s->dtype, "a float type");
-	if (zp && (!zp->has_shape || !shape_eq(&zp->shape, &s->shape))) {
+	if (zp && (!zp->has_shape || (!shape_eq(&zp->shape, &s->shape) &&
+				      !(is_one(zp) && is_one(s))))) {
 		diag_error(g->ctx, "%s: the zero point's shape differs from the scale's",
 			   node_loc(g, n));
 		return -1;

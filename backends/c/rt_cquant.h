@@ -1,0 +1,523 @@
+/*
+ * rt_cquant.h - the c target's 8-bit integer GEMM and DynamicQuantizeLinear,
+ * pasted into the generated code as a prelude (embedded into collagec) by
+ * the strategies matmulinteger.gemm, qlinearmatmul.gemm and
+ * dynquantize.vec of backends/c/c_strategies.c.
+ *
+ *	C[i, j] = sum_k (A[i, k] - za(i)) * (B[k, j] - zb(j))     (exact int32)
+ *
+ * stored as int32 (MatMulInteger) or requantized on write-back
+ * (QLinearMatMul): rint(C * (sa(i) * sb(j) / sy)) + yz, saturated, as the
+ * op's own lowering (core/ops/ops_quant.c) computes it, bit for bit.
+ *
+ * Operands. A (uint8 or int8, rows lda apart) is read in place and taken
+ * as unsigned: A' = A, or A ^ 0x80 = A + 128 for int8 (the offset trick).
+ * B, a constant, is packed at compile time (c_strategies.c) as signed
+ * bytes B' = B, or B - 128 for uint8, in panels of RT_CI_NR columns:
+ * Bp[(jp * kq + q) * 64 + jj * 4 + kk] = B'[4 q + kk, 16 jp + jj], kq =
+ * ceil(K / 4), zero past K and N: each column's 4 bytes of one k quad side
+ * by side, the layout vpdpbusd and vpmaddubsw read. With
+ * za' = za + (128 for int8 A) and zb' = zb - (128 for uint8 B),
+ *
+ *	C = sum A'B' - zb'(j) rowsum(A')(i) - za'(i) colsum(B')(j) + K za' zb'
+ *
+ * computed modulo 2^32 (exact whenever C fits in int32, as ONNX requires
+ * of its accumulator). colsum(B') and zb' are packed with B (bsum).
+ *
+ * Kernels, chosen by the ISA the generated code is compiled for:
+ *   AVX-512 VNNI  vpdpbusd on zmm, RT_CI_MR = 8 rows x 16 columns: exact
+ *   AVX-VNNI      vpdpbusd on ymm, 4 x 16: exact
+ *   AVX2          with `safe` (every pair of B' bytes that vpmaddubsw adds,
+ *                 k 4q + {0, 1} and 4q + {2, 3}, has |b0 + b1| <= 128, which
+ *                 collagec checks when it packs B: weights quantized to 7
+ *                 bits, ONNX Runtime's reduce_range): vpmaddubsw then
+ *                 vpmaddwd by ones, which cannot saturate then. Otherwise
+ *                 (pairs of 8-bit weights can reach 255 * 254 > 32767,
+ *                 where vpmaddubsw saturates and ONNX Runtime's x86 kernels
+ *                 lose exactness) the bytes are split into their even and
+ *                 odd halves as int16 and multiplied by vpmaddwd, exact
+ *                 for every input, about 1.5x the instructions.
+ *   otherwise     plain loops over the same layout.
+ *
+ * Threads take runs of panels (or, with fewer panels than threads, runs
+ * of row tiles); every C[i, j] is summed in the same order whatever the
+ * thread count (integers: the order does not matter anyway).
+ */
+#ifndef RT_CQUANT_H
+#define RT_CQUANT_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#if defined(__AVX2__) || defined(__AVXVNNI__) || defined(__AVX512VNNI__)
+#include <immintrin.h>
+#endif
+
+#define RT_CI_NR 16		/* columns of a panel */
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#define RT_CI_MR 8		/* 8 zmm accumulators */
+#else
+#define RT_CI_MR 4		/* 8 ymm accumulators, 4 for B's halves */
+#endif
+#define RT_CI_CHUNK 262144	/* bytes of packed B per chunk of panels: stays in L2 */
+
+enum rt_ci_out { RT_CI_OUT_I32, RT_CI_OUT_U8, RT_CI_OUT_I8 };
+
+struct rt_ci_gemm {
+	int64_t M, N, K;
+	const uint8_t *A;	/* bytes of A (int8 ones too) */
+	int64_t lda;
+	int a_signed;		/* A is int8: A' = A ^ 0x80 */
+	const void *za;		/* A's zero point, A's type, za[i * zas]; NULL: 0 */
+	int64_t zas;
+	const int8_t *Bp;	/* packed B' */
+	const int32_t *bsum;	/* colsum(B')[0, np * 16), then zb'[0, np * 16) */
+	int b_signed;		/* B was int8 (B' = B), else uint8 (B' = B - 128) */
+	int safe;		/* no pair of B' can saturate vpmaddubsw */
+	void *C;		/* enum rt_ci_out's type */
+	int64_t ldc;
+	int out;		/* enum rt_ci_out */
+	const float *sa, *sb, *sy;	/* QLinearMatMul: sa[i * sas], sb[j * sbs], sy[0] */
+	int64_t sas, sbs;
+	const void *yz;		/* the output's zero point (its type), or NULL: 0 */
+};
+
+/* One tile's sums: acc[r][jj] = sum_k A'(row r) B'(k, jj) over the panel. */
+typedef int32_t rt_ci_acc[RT_CI_MR][RT_CI_NR];
+
+/* The 4 bytes of A' at quad q of row a (the last, partial quad zero padded). */
+static inline uint32_t rt_ci_quad(const uint8_t *a, int64_t q, int64_t K, uint32_t flip)
+{
+	uint32_t v = 0;
+
+	if (4 * q + 4 <= K)
+		memcpy(&v, a + 4 * q, 4);
+	else
+		memcpy(&v, a + 4 * q, (size_t)(K - 4 * q));
+	return v ^ flip;
+}
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+static inline void rt_ci_tile(const uint8_t *const *a, int64_t K, uint32_t flip,
+			      const int8_t *bp, int safe, rt_ci_acc acc)
+{
+	__m512i t[RT_CI_MR];
+	int64_t kq = (K + 3) / 4, nq = K / 4;
+
+	(void)safe;
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r] = _mm512_setzero_si512();
+	for (int64_t q = 0; q < nq; q++) {
+		__m512i b = _mm512_loadu_si512((const void *)(bp + q * 64));
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+
+			memcpy(&v, a[r] + 4 * q, 4);
+			t[r] = _mm512_dpbusd_epi32(t[r], _mm512_set1_epi32((int)(v ^ flip)), b);
+		}
+	}
+	for (int64_t q = nq; q < kq; q++) {
+		__m512i b = _mm512_loadu_si512((const void *)(bp + q * 64));
+
+		for (int r = 0; r < RT_CI_MR; r++)
+			t[r] = _mm512_dpbusd_epi32(t[r],
+						   _mm512_set1_epi32((int)rt_ci_quad(a[r], q, K, flip)),
+						   b);
+	}
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++)
+		_mm512_storeu_si512((void *)acc[r], t[r]);
+}
+#elif defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))
+static inline void rt_ci_tile(const uint8_t *const *a, int64_t K, uint32_t flip,
+			      const int8_t *bp, int safe, rt_ci_acc acc)
+{
+	__m256i t[RT_CI_MR][2];
+	int64_t kq = (K + 3) / 4;
+
+	(void)safe;
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r][0] = t[r][1] = _mm256_setzero_si256();
+	for (int64_t q = 0; q < kq; q++) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + q * 64));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + q * 64 + 32));
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			__m256i x = _mm256_set1_epi32((int)rt_ci_quad(a[r], q, K, flip));
+
+#if defined(__AVXVNNI__)
+			t[r][0] = _mm256_dpbusd_avx_epi32(t[r][0], x, b0);
+			t[r][1] = _mm256_dpbusd_avx_epi32(t[r][1], x, b1);
+#else
+			t[r][0] = _mm256_dpbusd_epi32(t[r][0], x, b0);
+			t[r][1] = _mm256_dpbusd_epi32(t[r][1], x, b1);
+#endif
+		}
+	}
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++) {
+		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
+		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
+	}
+}
+#elif defined(__AVX2__)
+/* vpmaddubsw, then vpmaddwd by ones: only for a `safe` B (see the top) */
+static inline void rt_ci_tile_ubs(const uint8_t *const *a, int64_t K, uint32_t flip,
+				  const int8_t *bp, rt_ci_acc acc)
+{
+	__m256i t[RT_CI_MR][2], ones = _mm256_set1_epi16(1);
+	int64_t kq = (K + 3) / 4, nq = K / 4;
+
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r][0] = t[r][1] = _mm256_setzero_si256();
+	for (int64_t q = 0; q < kq; q++) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + q * 64));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + q * 64 + 32));
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+			__m256i x;
+
+			if (q < nq)
+				memcpy(&v, a[r] + 4 * q, 4), v ^= flip;
+			else
+				v = rt_ci_quad(a[r], q, K, flip);
+			x = _mm256_set1_epi32((int)v);
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(
+							   _mm256_maddubs_epi16(x, b0), ones));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(
+							   _mm256_maddubs_epi16(x, b1), ones));
+		}
+	}
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++) {
+		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
+		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
+	}
+}
+
+/*
+ * Exact for any B': per column, the even bytes (k 4q, 4q + 2) and the odd
+ * ones (4q + 1, 4q + 3) as int16 pairs, each multiplied by A's matching
+ * bytes with vpmaddwd (|a b| <= 255 * 128: no saturation anywhere). The
+ * quads from q0 to q1, A's read through rt_ci_quad when pad (the last,
+ * partial one), in place otherwise.
+ */
+static inline __attribute__((always_inline)) void
+rt_ci_wd_run(const uint8_t *const *a, int64_t q0, int64_t q1, int64_t K, uint32_t flip,
+	     const int8_t *bp, __m256i t[RT_CI_MR][2], const int pad)
+{
+	const __m256i lo8 = _mm256_set1_epi16(0xff), vflip = _mm256_set1_epi32((int)flip);
+	const uint8_t *ar[RT_CI_MR];
+
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++)
+		ar[r] = a[r];
+	for (int64_t q = q0; q < q1; q++) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + q * 64));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + q * 64 + 32));
+		__m256i b0e = _mm256_srai_epi16(_mm256_slli_epi16(b0, 8), 8);
+		__m256i b0o = _mm256_srai_epi16(b0, 8);
+		__m256i b1e = _mm256_srai_epi16(_mm256_slli_epi16(b1, 8), 8);
+		__m256i b1o = _mm256_srai_epi16(b1, 8);
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+			__m256i x, xe, xo;
+
+			if (pad)
+				v = rt_ci_quad(ar[r], q, K, 0);
+			else
+				memcpy(&v, ar[r] + 4 * q, 4);
+			/* broadcast from memory, flipped in the vector (no GPR round trip) */
+			x = _mm256_xor_si256(_mm256_set1_epi32((int)v), vflip);
+			xe = _mm256_and_si256(x, lo8);
+			xo = _mm256_srli_epi16(x, 8);
+			/* one product in flight per accumulator: 16 registers, no spill */
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(xe, b0e));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(xe, b1e));
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(xo, b0o));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(xo, b1o));
+		}
+	}
+}
+
+static inline void rt_ci_tile_wd(const uint8_t *const *a, int64_t K, uint32_t flip,
+				 const int8_t *bp, rt_ci_acc acc)
+{
+	__m256i t[RT_CI_MR][2];
+
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r][0] = t[r][1] = _mm256_setzero_si256();
+	rt_ci_wd_run(a, 0, K / 4, K, flip, bp, t, 0);
+	rt_ci_wd_run(a, K / 4, (K + 3) / 4, K, flip, bp, t, 1);
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++) {
+		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
+		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
+	}
+}
+
+static inline void rt_ci_tile(const uint8_t *const *a, int64_t K, uint32_t flip,
+			      const int8_t *bp, int safe, rt_ci_acc acc)
+{
+	if (safe)
+		rt_ci_tile_ubs(a, K, flip, bp, acc);
+	else
+		rt_ci_tile_wd(a, K, flip, bp, acc);
+}
+#else
+static inline void rt_ci_tile(const uint8_t *const *a, int64_t K, uint32_t flip,
+			      const int8_t *bp, int safe, rt_ci_acc acc)
+{
+	int64_t kq = (K + 3) / 4;
+
+	(void)safe;	/* plain int32 products cannot saturate */
+	memset(acc, 0, sizeof(rt_ci_acc));
+	for (int64_t q = 0; q < kq; q++)
+		for (int r = 0; r < RT_CI_MR; r++) {
+			int32_t x[4] = { 0 };
+
+			for (int kk = 0; kk < 4 && 4 * q + kk < K; kk++)
+				x[kk] = (uint8_t)(a[r][4 * q + kk] ^ (uint8_t)flip);
+			for (int jj = 0; jj < RT_CI_NR; jj++) {
+				const int8_t *b = bp + q * 64 + jj * 4;
+
+				acc[r][jj] += x[0] * b[0] + x[1] * b[1] + x[2] * b[2] + x[3] * b[3];
+			}
+		}
+}
+#endif
+
+/* A zero point of an 8-bit type as an int. */
+static inline int32_t rt_ci_zp(const void *z, int64_t i, int is_signed)
+{
+	if (!z)
+		return 0;
+	return is_signed ? ((const int8_t *)z)[i] : ((const uint8_t *)z)[i];
+}
+
+/* The tile's sums, corrected for the zero points, written to C (rows i0, panel jp). */
+static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const int32_t *rs,
+			       int64_t i0, int mr, int64_t jp)
+{
+	int64_t np = (g->N + RT_CI_NR - 1) / RT_CI_NR, j0 = jp * RT_CI_NR;
+	int nr = g->N - j0 < RT_CI_NR ? (int)(g->N - j0) : RT_CI_NR;
+	const int32_t *cs = g->bsum + j0, *zb = g->bsum + np * RT_CI_NR + j0;
+	int yt = g->out == RT_CI_OUT_I8;
+	float lo = yt ? -128.0f : 0.0f, hi = yt ? 127.0f : 255.0f;
+	float yz = (float)rt_ci_zp(g->yz, 0, yt);
+
+	for (int r = 0; r < mr; r++) {
+		int64_t i = i0 + r;
+		uint32_t za = (uint32_t)(rt_ci_zp(g->za, i * g->zas, g->a_signed) +
+					 (g->a_signed ? 128 : 0));
+		uint32_t kza = (uint32_t)g->K * za;
+
+		for (int j = 0; j < nr; j++) {
+			uint32_t u = (uint32_t)acc[r][j] - (uint32_t)zb[j] * (uint32_t)rs[r] -
+				     za * (uint32_t)cs[j] + kza * (uint32_t)zb[j];
+			int32_t c = (int32_t)u;
+			float m, v;
+
+			if (g->out == RT_CI_OUT_I32) {
+				((int32_t *)g->C)[i * g->ldc + j0 + j] = c;
+				continue;
+			}
+			m = g->sa[i * g->sas] * g->sb[(j0 + j) * g->sbs] / g->sy[0];
+			v = rintf((float)c * m) + yz;
+			v = ((v > lo) | (v != v)) ? v : lo;
+			v = ((v < hi) | (v != v)) ? v : hi;
+			if (yt)
+				((int8_t *)g->C)[i * g->ldc + j0 + j] = (int8_t)v;
+			else
+				((uint8_t *)g->C)[i * g->ldc + j0 + j] = (uint8_t)v;
+		}
+	}
+}
+
+/* Rows [r0, r1) x panels [jp0, jp1) of C. */
+static inline void rt_ci_block(const struct rt_ci_gemm *g, int64_t r0, int64_t r1, int64_t jp0,
+			       int64_t jp1)
+{
+	int64_t kq = (g->K + 3) / 4, pb = kq * 64;
+	int64_t nc = RT_CI_CHUNK / (pb > 0 ? pb : 1);
+	uint32_t flip = g->a_signed ? 0x80808080u : 0;
+
+	nc = nc < 1 ? 1 : nc;
+	for (int64_t jc = jp0; jc < jp1; jc += nc) {
+		int64_t jce = jp1 - jc < nc ? jp1 : jc + nc;
+
+		for (int64_t i0 = r0; i0 < r1; i0 += RT_CI_MR) {
+			int mr = r1 - i0 < RT_CI_MR ? (int)(r1 - i0) : RT_CI_MR;
+			const uint8_t *a[RT_CI_MR];
+			int32_t rs[RT_CI_MR];
+			rt_ci_acc acc;
+
+			for (int r = 0; r < RT_CI_MR; r++) {
+				/* rows past the end repeat the last one, their sums dropped */
+				const uint8_t *p = g->A + (i0 + (r < mr ? r : mr - 1)) * g->lda;
+				uint32_t s = 0;
+
+				a[r] = p;
+				for (int64_t k = 0; k < g->K; k++)
+					s += (uint32_t)(uint8_t)(p[k] ^ (uint8_t)flip);
+				rs[r] = (int32_t)s;
+			}
+			for (int64_t jp = jc; jp < jce; jp++) {
+				rt_ci_tile(a, g->K, flip, g->Bp + jp * pb, g->safe, acc);
+				rt_ci_store(g, acc, rs, i0, mr, jp);
+			}
+		}
+	}
+}
+
+/*
+ * C = the zero-point-corrected product of A and the packed B, as int32 or
+ * requantized (out, enum rt_ci_out); see the top of this file. threads
+ * split the panels, or the row tiles when panels are fewer than threads.
+ */
+static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int64_t lda,
+			     int a_signed, const void *za, int64_t zas, const int8_t *Bp,
+			     const int32_t *bsum, int b_signed, int safe, void *C, int64_t ldc,
+			     int out, const float *sa, int64_t sas, const float *sb, int64_t sbs,
+			     const float *sy, const void *yz, int threads)
+{
+	struct rt_ci_gemm g = { M, N, K, (const uint8_t *)A, lda, a_signed, za, zas, Bp, bsum,
+				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz };
+	int64_t np = (N + RT_CI_NR - 1) / RT_CI_NR, tiles = (M + RT_CI_MR - 1) / RT_CI_MR;
+	/* below about a quarter of a million multiply-adds a team costs more than it gains */
+	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;
+	int rows = nt > np;
+
+	if (M <= 0 || N <= 0)
+		return;
+	if (rows && nt > tiles)
+		nt = tiles > 0 ? (int)tiles : 1;
+#pragma omp parallel for num_threads(nt) if (nt > 1)
+	for (int t = 0; t < nt; t++) {
+		if (rows) {
+			int64_t r0 = tiles * t / nt * RT_CI_MR, r1 = tiles * (t + 1) / nt * RT_CI_MR;
+
+			r1 = r1 < M ? r1 : M;
+			if (r0 < r1)
+				rt_ci_block(&g, r0, r1, 0, np);
+		} else {
+			rt_ci_block(&g, 0, M, np * t / nt, np * (t + 1) / nt);
+		}
+	}
+}
+
+/*
+ * y[k] = saturate(rint(x[k] / sd) + z) for k in [k0, k1): 8 at a time with
+ * AVX2 (GCC's -O2 vectorises no loop of unknown trip count), the same
+ * operations in the same order; NaN (a NaN x makes every y NaN) gives 0
+ * both ways on x86.
+ */
+static inline void rt_dynquant_run(const float *x, int64_t k0, int64_t k1, uint8_t *y, float sd,
+				   float z)
+{
+	int64_t k = k0;
+
+#if defined(__AVX2__)
+	{
+		__m256 vsd = _mm256_set1_ps(sd), vz = _mm256_set1_ps(z);
+		__m256 lo = _mm256_setzero_ps(), hi = _mm256_set1_ps(255.0f);
+
+		for (; k + 8 <= k1; k += 8) {
+			__m256 v = _mm256_div_ps(_mm256_loadu_ps(x + k), vsd);
+			__m256i w;
+			__m128i p;
+
+			v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, vz), lo), hi);
+			w = _mm256_cvttps_epi32(v);
+			p = _mm_packus_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+			_mm_storel_epi64((__m128i *)(y + k), _mm_packus_epi16(p, p));
+		}
+	}
+#endif
+	for (; k < k1; k++) {
+		float v = rintf(x[k] / sd) + z;
+
+		v = ((v > 0.0f) | (v != v)) ? v : 0.0f;
+		v = ((v < 255.0f) | (v != v)) ? v : 255.0f;
+		y[k] = (uint8_t)v;
+	}
+}
+
+/*
+ * DynamicQuantizeLinear of x [n] into y, *scale, *zp, with the op's own
+ * lowering's results bit for bit (ops_quant.c): min and max with 0 (NaN
+ * propagating), scale = (max - min) / 255, zp = rint(clamp(0 - min / sd)),
+ * y = saturate(rint(x / sd) + zp), sd = scale or 1 when scale is 0.
+ * Vector minima and maxima in lanes with AVX, then the quantizing loop
+ * (rt_dynquant_run: a division and a rounding per element, as the op's
+ * lowering does, no reciprocal), threads taking runs of 4096 elements.
+ */
+static inline void rt_dynquant(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp,
+			       int threads)
+{
+	float mn = 0.0f, mx = 0.0f, s, sd, z;
+	int64_t i = 0;
+	int nan = 0;
+
+#if defined(__AVX__)
+	{
+		__m256 vmn = _mm256_setzero_ps(), vmx = _mm256_setzero_ps();
+		__m256 vnan = _mm256_setzero_ps();
+		float tn[8], tx[8], tq[8];
+
+		for (; i + 8 <= n; i += 8) {
+			__m256 v = _mm256_loadu_ps(x + i);
+
+			vmn = _mm256_min_ps(vmn, v);
+			vmx = _mm256_max_ps(vmx, v);
+			vnan = _mm256_or_ps(vnan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+		}
+		_mm256_storeu_ps(tn, vmn);
+		_mm256_storeu_ps(tx, vmx);
+		_mm256_storeu_ps(tq, vnan);
+		for (int l = 0; l < 8; l++) {
+			uint32_t u;
+
+			memcpy(&u, &tq[l], 4);
+			nan |= u != 0;
+			mn = tn[l] < mn ? tn[l] : mn;
+			mx = tx[l] > mx ? tx[l] : mx;
+		}
+	}
+#endif
+	for (; i < n; i++) {
+		nan |= x[i] != x[i];
+		mn = x[i] < mn ? x[i] : mn;
+		mx = x[i] > mx ? x[i] : mx;
+	}
+	if (nan)
+		mn = mx = NAN;
+	s = (mx - mn) / 255.0f;
+	/* min and max in another order: a zero scale may come out as -0, the loop's +0 */
+	s = s == 0.0f ? 0.0f : s;
+	*scale = s;
+	sd = s == 0.0f ? 1.0f : s;
+	z = 0.0f - mn / sd;
+	z = ((z > 0.0f) | (z != z)) ? z : 0.0f;
+	z = ((z < 255.0f) | (z != z)) ? z : 255.0f;
+	z = rintf(z);
+	*zp = (uint8_t)z;
+	(void)threads;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && n >= 65536)
+	for (int64_t k0 = 0; k0 < n; k0 += 4096)
+		rt_dynquant_run(x, k0, n - k0 < 4096 ? n : k0 + 4096, y, sd, z);
+}
+
+#endif
