@@ -51,6 +51,7 @@ struct search {
 	VEC(struct sample) prior;	/* estimate first: the cache's other samples */
 	struct calib *cal;		/* estimate first: the latest calibration */
 	int64_t spent_us;		/* estimate first: charged to the budget */
+	int64_t n_paid;			/* candidates it was charged for */
 };
 
 /* ---- phase 2: candidates ---- */
@@ -536,6 +537,7 @@ static int estimate_first(struct search *s)
 	}
 	s->st->budget_spent = (double)spent_us * 1e-6;
 	s->spent_us = spent_us;
+	s->n_paid = n_paid;
 	rc = 0;
 out:
 	strmap_free(&first);
@@ -1002,6 +1004,7 @@ struct plan {
 	double cost;
 	bool cached;
 	int same;			/* an earlier plan with this key, or -1 */
+	bool affordable;		/* scratch of plans_affordable() */
 };
 
 struct plans {
@@ -1035,6 +1038,19 @@ struct plans {
  */
 #define PLANS_PAST_BUDGET 1
 #define PLAN_SEPARATE_PAST_BUDGET 0.5
+/*
+ * Under a budget, phase 5 also times only what it can pay for: what is
+ * left of the budget and one budget more at most, least estimate first.
+ * A plan is predicted to cost its build, about PLAN_BUILD_SHARE of what its
+ * parts cost as candidates (this search's charge per candidate measured:
+ * a plan's kernels build in one compile, a round's candidates are timed
+ * too), and PLAN_RUNS runs at its estimate. Measured on 2 loaded cores:
+ * MobileNetV2's six plans took 35 s (parts x charge predicts 13 s each),
+ * BERT-Base's seven 469 s, some 50 s a build (predicted 88 s); BERT-Base's
+ * cover alone is then predicted at 49 s, past a 20 s budget.
+ */
+#define PLAN_BUILD_SHARE 0.5
+#define PLAN_RUNS 21
 
 /* The sum of a plan's part costs, unknown ones estimated; +inf when a part cannot run. */
 static double plan_estimate(struct search *s, const struct plan *p)
@@ -1057,6 +1073,46 @@ static double plan_estimate(struct search *s, const struct plan *p)
 		sum += cost;
 	}
 	return sum;
+}
+
+/* What timing plan p is predicted to cost, in microseconds. */
+static double plan_charge(const struct search *s, const struct plan *p)
+{
+	double per = s->n_paid > 0 ? (double)s->spent_us / (double)s->n_paid : 0;
+
+	return PLAN_BUILD_SHARE * per * p->ps.n + PLAN_RUNS * p->estimate * 1e6;
+}
+
+/*
+ * Of the plans timed[] picks beside the cover, those the budget pays for
+ * (what is left of it and one budget more), least estimate first, the
+ * cover's own charge with the first; the rest are unpicked. How many stay.
+ */
+static int plans_affordable(struct search *s, struct plans *pl, bool *timed)
+{
+	double left = s->o->budget * 2e6 - (double)s->spent_us - plan_charge(s, &pl->v[0]);
+	int n = 0;
+
+	for (;;) {
+		int k = -1;
+
+		for (int i = 1; i < pl->n; i++)
+			if (timed[i] && (k < 0 || pl->v[i].estimate < pl->v[k].estimate))
+				k = i;
+		if (k < 0)
+			break;
+		timed[k] = false;
+		if (plan_charge(s, &pl->v[k]) > left)
+			break;
+		left -= plan_charge(s, &pl->v[k]);
+		pl->v[k].affordable = true;
+		n++;
+	}
+	for (int i = 1; i < pl->n; i++) {
+		timed[i] = pl->v[i].affordable;
+		pl->v[i].affordable = false;
+	}
+	return n;
 }
 
 /*
@@ -1091,6 +1147,8 @@ static void plans_to_time(struct search *s, struct plans *pl, bool *timed, bool 
 			   better < PLANS_PAST_BUDGET;
 		n += timed[i];
 	}
+	if (n && s->o->budget > 0)
+		n = plans_affordable(s, pl, timed);
 	timed[0] = n > 0;
 	for (int i = 0; i < pl->n; i++)
 		if (pl->v[i].same < 0 && !timed[i])
@@ -1156,7 +1214,7 @@ static bool plan_of_none(struct search *s, const int *idx, int n, struct chosens
 
 static void add_plan(struct search *s, struct plans *pl, const char *name, struct chosens *ps)
 {
-	struct plan p = { name, *ps, NULL, NAN, NAN, false, -1 };
+	struct plan p = { name, *ps, NULL, NAN, NAN, false, -1, false };
 	struct cost_part *parts = arena_alloc(s->df.arena, sizeof(*parts) * ((size_t)ps->n + 1));
 	struct cost_item it = { &s->df, ps->n, parts, NAN };
 

@@ -45,6 +45,12 @@
 #define MIN_RUNS 5		/* runs of a batch before it may settle */
 #define SETTLE 0.03		/* a settled median's interval, a fraction of it */
 #define PLANS_OPEN_BYTES (256u << 20)	/* plans' weights kept open at once, at most */
+/*
+ * A plan whose runs take more than this many times the best plan's median
+ * is timed no further: it cannot win, and BERT-Base's plan with opencl's
+ * MatMuls (PoCL) ran for minutes through phase 5's four rounds.
+ */
+#define PLAN_GIVE_UP 2.0
 
 struct measure {
 	struct collagec_ctx *ctx;
@@ -590,9 +596,11 @@ static int bench_open(struct measure *m, struct batch *b, struct bench *w,
  * millisecond (63 runs) MNIST on dnnl,c at 2 threads timed 34 us in each
  * of phase 5's rounds, against 16 in `collagec bench` even with 1 warm-up
  * run (why, we did not find), and the search kept a cover twice as slow.
- * 0, or -1 when a run fails.
+ * A run taking more than give_up seconds on average ends the timing (a
+ * plan far slower than the best one). 0, or -1 when a run fails.
  */
-static int bench_time(struct batch *b, struct bench *w, const int *part_item, double *res)
+static int bench_time(struct batch *b, struct bench *w, const int *part_item, double *res,
+		      double give_up)
 {
 	double budget = b->whole ? 0.1 : 0.5, start = time_now();
 	int runs = 0;
@@ -618,7 +626,7 @@ static int bench_time(struct batch *b, struct bench *w, const int *part_item, do
 		}
 		runs++;
 		el = time_now() - start;
-		if ((runs >= 5 && el > budget) || (runs >= 3 && el > 3.0))
+		if ((runs >= 5 && el > budget) || (runs >= 3 && el > 3.0) || el / runs > give_up)
 			break;
 		if (!b->whole && runs >= MIN_RUNS && settled(w->per_run, runs, b->n, res, w->t))
 			break;
@@ -647,7 +655,7 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 	double *res = calloc((size_t)b->n + 1, sizeof(double));
 
 	if (!res || bench_open(m, b, &w, bd, out_item, res) < 0 ||
-	    bench_time(b, &w, part_item, res) < 0)
+	    bench_time(b, &w, part_item, res, INFINITY) < 0)
 		return 1;
 	if (write(fd, res, sizeof(double) * (size_t)b->n) != (ssize_t)(sizeof(double) * (size_t)b->n))
 		return 1;
@@ -687,6 +695,8 @@ static int plans_worker(struct measure *m, struct batch **bs, const struct bench
 	double *res = calloc((size_t)(n * rounds) + 1, sizeof(double));
 	bool *ok = calloc((size_t)n + 1, sizeof(bool));
 
+	double best = INFINITY;
+
 	if (!w || !res || !ok)
 		return 1;
 	for (int i = 0; i < n; i++)
@@ -695,14 +705,22 @@ static int plans_worker(struct measure *m, struct batch **bs, const struct bench
 		for (int i = 0; i < n; i++) {
 			double x = 0;
 
+			/* a plan far slower than the best keeps its first round's time */
+			if (r > 0 && ok[i] && res[i] > PLAN_GIVE_UP * best) {
+				res[r * n + i] = res[i];
+				continue;
+			}
 			if (ok[i] && !w[i].mod &&
 			    (bench_open(m, bs[i], &w[i], &bds[i], NULL, &x) < 0 || x != 0))
 				ok[i] = false;
-			if (!ok[i] || bench_time(bs[i], &w[i], NULL, &x) < 0) {
+			if (!ok[i] ||
+			    bench_time(bs[i], &w[i], NULL, &x, PLAN_GIVE_UP * best) < 0) {
 				ok[i] = false;
 				x = -1;
 			}
 			res[r * n + i] = x;
+			if (x > 0 && x < best)
+				best = x;
 			if (!keep || !ok[i])
 				bench_close(&w[i]);
 		}
