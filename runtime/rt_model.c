@@ -66,6 +66,7 @@ _Atomic uint64_t rt_rand_counter __attribute__((visibility("hidden")));
 _Atomic uint64_t rt_rand_base __attribute__((visibility("hidden")));
 
 #include <stdatomic.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Sets rt_rand_base once per process, from the clock and the process id. */
@@ -271,6 +272,69 @@ static size_t handle_carve(collagec_model *m, unsigned char *base)
 	return off;
 }
 
+/* Whether cpu is in the affinity mask (bits of unsigned longs, n of them). */
+static int cpu_in(const unsigned long *mask, int n, long cpu)
+{
+	int w = (int)(cpu / (8 * (long)sizeof(*mask)));
+
+	return cpu >= 0 && w < n && (mask[w] >> (cpu % (8 * (long)sizeof(*mask)))) & 1;
+}
+
+/*
+ * Whether a CPU of the mask below cpu shares cpu's core: its SMT siblings
+ * are sysfs's thread_siblings_list ("0,64", "0-1"); unreadable, none is.
+ */
+static int sibling_before(const unsigned long *mask, int n, long cpu)
+{
+	char path[96], list[256];
+	FILE *f;
+	const char *p = list;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/topology/"
+		 "thread_siblings_list", cpu);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	if (!fgets(list, sizeof(list), f))
+		list[0] = 0;
+	fclose(f);
+	while (*p >= '0' && *p <= '9') {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		for (long c = lo; c <= hi && c < cpu; c++)
+			if (cpu_in(mask, n, c))
+				return 1;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+/*
+ * The threads a model compiled without --threads opens with: the physical
+ * cores among the CPUs this process may run on (its affinity mask, so that
+ * a pinned process is not oversubscribed), counting SMT siblings once;
+ * without the mask, the online CPUs.
+ */
+static int physical_cores(void)
+{
+	unsigned long mask[64];	/* 4096 CPUs */
+	long bytes = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
+	int n, cores = 0;
+	long online;
+
+	if (bytes <= 0) {
+		online = sysconf(_SC_NPROCESSORS_ONLN);
+		return online > 1 ? (int)(online < 4096 ? online : 4096) : 1;
+	}
+	n = (int)(bytes / (long)sizeof(*mask));
+	for (long cpu = 0; cpu < 8 * (long)sizeof(*mask) * n; cpu++)
+		if (cpu_in(mask, n, cpu) && !sibling_before(mask, n, cpu))
+			cores++;
+	return cores > 1 ? cores : 1;
+}
+
 collagec_status rt_api_open(collagec_model **out)
 {
 	collagec_model *m, counts;
@@ -283,7 +347,7 @@ collagec_status rt_api_open(collagec_model **out)
 	if (!m)
 		return COLLAGEC_E_ALLOC;
 	handle_carve(m, (unsigned char *)(m + 1));
-	m->threads = 1;
+	m->threads = rt_desc.threads > 0 ? rt_desc.threads : physical_cores();
 	rand_init();
 	for (int i = 0; rt_desc.inits[i]; i++)
 		if (rt_desc.inits[i](rt_open_err, sizeof(rt_open_err)) != 0) {
@@ -447,6 +511,11 @@ collagec_status rt_api_set_threads(collagec_model *m, int n)
 		return COLLAGEC_E_ARG;
 	m->threads = n;
 	return COLLAGEC_OK;
+}
+
+int rt_api_get_threads(const collagec_model *m)
+{
+	return m ? m->threads : -1;
 }
 
 /* Whether every symbol of d is bound (late symbols are -1 until their step). */

@@ -259,6 +259,8 @@ struct rt_desc {
 	int n_shapes;			/* rt_shapes, without its terminator */
 	int n_loops;
 	int64_t static_arena;		/* bytes, or -1 when planned at run time */
+	int threads;			/* what collagec_open sets: compile --threads,
+					   or 0: the physical cores it may run on */
 	const struct rt_value *values;
 	const int64_t (*info_dims)[RT_MAX_RANK];
 	const struct rt_variant *variants;
@@ -311,6 +313,7 @@ RT_HIDDEN collagec_status rt_api_get_sequence_element(collagec_model *m, int i, 
 						      const void **data, const int64_t **dims,
 						      int *rank);
 RT_HIDDEN collagec_status rt_api_set_threads(collagec_model *m, int n);
+RT_HIDDEN int rt_api_get_threads(const collagec_model *m);
 RT_HIDDEN int rt_api_num_kernels(const collagec_model *m);
 RT_HIDDEN collagec_status rt_api_get_kernel_info(const collagec_model *m, int k,
 						 collagec_kernel_info *info);

@@ -69,6 +69,8 @@ struct exec_plan {
 	VEC(struct weight_piece) weights;	/* the weights blob, in offset order */
 	int64_t weights_bytes;		/* its size */
 	int max_args;
+	int threads;			/* what collagec_open sets: compile --threads,
+					   0 the physical cores at open (the caller's) */
 };
 
 /*

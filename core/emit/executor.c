@@ -578,9 +578,10 @@ static void desc(struct graph *g, const struct exec_plan *ep, struct strbuf *out
 	sb_printf(out, "const struct rt_desc rt_desc = {\n"
 		  "\t.n_values = %d, .n_inputs = %d, .n_outputs = %d, .n_syms = %d,\n"
 		  "\t.n_steps = %d, .max_args = %d, .n_shapes = %d, .n_loops = %d,\n"
-		  "\t.static_arena = INT64_C(%lld),\n", ep->n_rt, g->inputs.n, g->outputs.n,
-		  g->syms.n, ep->steps.n, ep->max_args ? ep->max_args : 1, ep->shapes.n,
-		  g->loops.n, ep->dynamic ? -1LL : (long long)ep->arena_bytes);
+		  "\t.static_arena = INT64_C(%lld), .threads = %d,\n", ep->n_rt, g->inputs.n,
+		  g->outputs.n, g->syms.n, ep->steps.n, ep->max_args ? ep->max_args : 1,
+		  ep->shapes.n, g->loops.n, ep->dynamic ? -1LL : (long long)ep->arena_bytes,
+		  ep->threads);
 	sb_printf(out, "\t.values = rt_values, .info_dims = rt_info_dims,\n"
 		  "\t.variants = rt_variants, .steps = rt_steps, .args = rt_args,\n"
 		  "\t.inputs = rt_inputs, .outputs = rt_outputs, .seq_out = %s,\n"

@@ -285,6 +285,8 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddStringToObject(c, "cc", lo->cc);
 	cJSON_AddStringToObject(c, "cflags", lo->cflags);
 	cJSON_AddStringToObject(c, "cpu", o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU);
+	/* collagec_open's thread count; 0: the physical cores where it opens */
+	cJSON_AddNumberToObject(c, "threads", o->threads > 0 ? o->threads : 0);
 	cJSON_AddStringToObject(c, "cpu_flags", lo->march);
 	if (lo->march_resolved)
 		cJSON_AddStringToObject(c, "cpu_resolved", lo->march_resolved);
