@@ -201,9 +201,9 @@ int cmd_compile(int argc, char **argv)
 	rc = collagec_compile(&ctx, &o, &st);
 	if (rc == 0 && verbose)
 		fprintf(stderr, "collagec: compiled %s in %.2f s: %d kernels, arena %lld bytes "
-			"(peak live %lld), weights %lld bytes\n", o.model, st.seconds, st.n_kernels,
-			(long long)st.arena_bytes, (long long)st.peak_bytes,
-			(long long)st.weights_bytes);
+			"(peak live %lld), weights %lld bytes (%lld more packed at open)\n", o.model,
+			st.seconds, st.n_kernels, (long long)st.arena_bytes, (long long)st.peak_bytes,
+			(long long)st.weights_bytes, (long long)st.packed_bytes);
 	if (rc == 0 && verbose && strcmp(o.search, "none"))
 		fprintf(stderr, "collagec: search %s: %d candidates, %d distinct, %d measured "
 			"now, %d from the cost cache, %d left at their estimate, %.2f s\n",

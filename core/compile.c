@@ -785,6 +785,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		stats->arena_bytes = ep.arena_bytes;
 		stats->peak_bytes = ep.peak_bytes;
 		stats->weights_bytes = ep.weights_bytes;
+		stats->packed_bytes = ep.packed_bytes;
 	}
 	rc = 0;
 out:

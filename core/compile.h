@@ -87,6 +87,7 @@ struct compile_stats {
 	double search_seconds;
 	int n_partitions, n_kernels;
 	int64_t arena_bytes, peak_bytes, weights_bytes;
+	int64_t packed_bytes;		/* made at open from weights in the blob */
 };
 
 /* 0, or -1 after diagnostics (ctx->status says which exit status). */

@@ -103,8 +103,9 @@ typedef struct collagec_kernel_info {
 } collagec_kernel_info;
 
 /*
- * Loads the model: allocates its workspace. The handle's kernels use the
- * thread count the model was compiled for (compile --threads N, OUT.json's
+ * Loads the model: allocates its workspace (and the weights it packs at
+ * open, which collagec_close frees). The handle's kernels use the thread
+ * count the model was compiled for (compile --threads N, OUT.json's
  * compiler.threads); compiled without it, the physical cores this process
  * may run on (its affinity mask; SMT siblings count once) when it opens.
  */

@@ -36,6 +36,7 @@ struct collagec_model {
 	struct rt_strpool strpool;		/* the strings of string tensors (rt_string.h) */
 	const char ***strconst;			/* per value: string constants' pointers
 						   (into rt_weights) */
+	void **packed;				/* per rt_packs entry: what it made */
 	struct rt_loop_state **loops;		/* per run-time loop, once it ran */
 	collagec_status loop_status;		/* a loop's kernel failed (message in err) */
 	int64_t elem_dims[RT_MAX_RANK];		/* collagec_get_sequence_element's */
@@ -66,6 +67,7 @@ _Atomic uint64_t rt_rand_counter __attribute__((visibility("hidden")));
 _Atomic uint64_t rt_rand_base __attribute__((visibility("hidden")));
 
 #include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -269,7 +271,52 @@ static size_t handle_carve(collagec_model *m, unsigned char *base)
 	m->time_ns = carve(base, &off, nst, sizeof(*m->time_ns));
 	m->strconst = carve(base, &off, nv, sizeof(*m->strconst));
 	m->loops = carve(base, &off, (size_t)rt_desc.n_loops + 1, sizeof(*m->loops));
+	m->packed = carve(base, &off, (size_t)rt_desc.n_packs + 1, sizeof(*m->packed));
 	return off;
+}
+
+/*
+ * Hints that the pages of the source constant v, which packing just read,
+ * may go: they are OUT.so's (clean, read again from the file if a kernel
+ * that reads v as it is runs), so the handle does not hold the weights
+ * twice in memory either. MADV_PAGEOUT never loses data; without it
+ * (Linux before 5.4, other systems), nothing.
+ */
+static void source_pages_out(const struct rt_value *v)
+{
+#ifdef MADV_PAGEOUT
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), at, from, to;
+	int64_t bytes = v->esize;
+
+	for (int k = 0; k < v->rank; k++)
+		bytes *= v->dims[k].c;
+	at = (uintptr_t)(rt_desc.weights + v->offset);
+	from = (at + page - 1) / page * page;
+	to = (at + (uintptr_t)bytes) / page * page;
+	if (to > from)
+		madvise((void *)from, to - from, MADV_PAGEOUT);
+#else
+	(void)v;
+#endif
+}
+
+/*
+ * The constants the model makes when it opens (rt_packs: packed or
+ * transformed weights whose source the blob holds), into memory the
+ * handle owns.
+ */
+static collagec_status make_packs(collagec_model *m)
+{
+	for (int i = 0; i < rt_desc.n_packs; i++) {
+		const struct rt_pack *p = &rt_desc.packs[i];
+
+		m->packed[i] = xaligned(p->bytes);
+		if (!m->packed[i])
+			return COLLAGEC_E_ALLOC;
+		p->fn(rt_desc.weights + rt_desc.values[p->src].offset, m->packed[i], p->params);
+		source_pages_out(&rt_desc.values[p->src]);
+	}
+	return COLLAGEC_OK;
 }
 
 /* Whether cpu is in the affinity mask (bits of unsigned longs, n of them). */
@@ -358,7 +405,7 @@ collagec_status rt_api_open(collagec_model **out)
 			free(m);
 			return COLLAGEC_E_RUNTIME;
 		}
-	if (string_constants(m) != COLLAGEC_OK) {
+	if (string_constants(m) != COLLAGEC_OK || make_packs(m) != COLLAGEC_OK) {
 		rt_api_close(m);
 		return COLLAGEC_E_ALLOC;
 	}
@@ -366,7 +413,7 @@ collagec_status rt_api_open(collagec_model **out)
 		m->arena_size = rt_desc.static_arena;
 		m->arena = xaligned(rt_desc.static_arena);
 		if (!m->arena) {
-			free(m);
+			rt_api_close(m);	/* the inits' finis, strings and packs too */
 			return COLLAGEC_E_ALLOC;
 		}
 		for (int i = 0; i < rt_desc.n_values; i++)
@@ -390,6 +437,8 @@ void rt_api_close(collagec_model *m)
 		free((void *)m->strconst[i]);
 	for (int i = 0; i < rt_desc.n_loops; i++)
 		loop_free(m->loops[i], &rt_desc.loops[i]);
+	for (int i = 0; i < rt_desc.n_packs; i++)
+		free(m->packed[i]);
 	free(m->arena);
 	free(m);
 	for (int i = 0; rt_desc.inits[i]; i++)
@@ -636,8 +685,8 @@ static collagec_status bind_syms(collagec_model *m)
 	for (int i = 0; i < rt_desc.n_values; i++) {
 		const struct rt_value *v = &rt_desc.values[i];
 
-		if (v->kind != RT_CONST && v->kind != RT_INPUT && !v->late &&
-		    value_bytes(v, m->syms) == RT_OVERFLOW)
+		if (v->kind != RT_CONST && v->kind != RT_PACKED && v->kind != RT_INPUT &&
+		    !v->late && value_bytes(v, m->syms) == RT_OVERFLOW)
 			return fail(m, COLLAGEC_E_SHAPE, "tensor '%s' is too large for these "
 				    "inputs", v->name);
 	}
@@ -728,6 +777,7 @@ static void *value_ptr(collagec_model *m, int id)
 	case RT_OUTPUT: return m->out_data[v->io];
 	case RT_ARENA: return m->arena + m->offsets[id];
 	case RT_DYN: return m->dyn[id];
+	case RT_PACKED: return m->packed[v->offset];
 	default: rt_desc.rt_abort("corrupt value table");
 	}
 	return NULL;

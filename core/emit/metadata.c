@@ -303,6 +303,8 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddNumberToObject(mem, "arena_bytes", (double)ep->arena_bytes);
 	cJSON_AddNumberToObject(mem, "peak_bytes", (double)ep->peak_bytes);
 	cJSON_AddNumberToObject(mem, "weights_bytes", (double)ep->weights_bytes);
+	/* derived from weights the blob holds, by the model when it opens */
+	cJSON_AddNumberToObject(mem, "packed_bytes", (double)ep->packed_bytes);
 	at = cJSON_AddObjectToObject(mem, "symbols_at");
 	for (int i = 0; i < g->syms.n; i++)
 		cJSON_AddNumberToObject(at, g->syms.v[i], 1);
