@@ -222,7 +222,7 @@ int cmd_bench(int argc, char **argv)
 	VEC(const char *) shapes = { 0 };
 	const char *baseline = NULL;
 	double max_reg = -1, base_median = 0, *t = NULL, median, p90, mn, mean = 0;
-	int runs = 50, warmup = 10, threads = 1, c, rc = 0;
+	int runs = 50, warmup = 10, threads = 0, c, rc = 0;	/* 0: the model's own */
 	uint32_t seed = 1;
 	bool json = false, profile = false;
 	struct profile pr = { 0 };
@@ -238,7 +238,11 @@ int cmd_bench(int argc, char **argv)
 		switch (c) {
 		case OPT_RUNS: runs = (int)strtol(optarg, &end, 10); break;
 		case OPT_WARMUP: warmup = (int)strtol(optarg, &end, 10); break;
-		case OPT_THREADS: threads = (int)strtol(optarg, &end, 10); break;
+		case OPT_THREADS:
+			threads = (int)strtol(optarg, &end, 10);
+			if (threads < 1)
+				threads = -1;	/* refused below */
+			break;
 		case OPT_SEED: seed = (uint32_t)strtoul(optarg, &end, 10); break;
 		case OPT_SHAPE: vec_push(&shapes, optarg); break;
 		case OPT_JSON: json = true; break;
@@ -255,7 +259,7 @@ int cmd_bench(int argc, char **argv)
 			return cli_error(2, "bench: '%s' is not a number", optarg);
 		}
 	}
-	if (optind != argc - 1 || runs < 1 || warmup < 0 || threads < 1) {
+	if (optind != argc - 1 || runs < 1 || warmup < 0 || threads < 0) {
 		vec_free(&shapes);
 		cli_usage("bench", stderr);
 		return cli_error(2, "bench: expected one OUT.so, --runs >= 1, --warmup >= 0, "
@@ -276,7 +280,9 @@ int cmd_bench(int argc, char **argv)
 		vec_free(&shapes);
 		return rc;
 	}
-	s.lib.set_threads(s.m, threads);
+	if (threads)
+		s.lib.set_threads(s.m, threads);
+	threads = s.lib.get_threads(s.m);	/* what the runs below use */
 	if (session_check_shapes(&s, shapes.v, shapes.n) < 0) {
 		rc = cli_error(2, "bench: %s", s.err);
 		goto out;

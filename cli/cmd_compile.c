@@ -88,7 +88,7 @@ int cmd_compile(int argc, char **argv)
 	o.mock_costs = getenv("COLLAGEC_MOCK_COSTS");
 	if (getenv("COLLAGEC_MEASURE_TIMEOUT"))
 		o.measure_timeout = atof(getenv("COLLAGEC_MEASURE_TIMEOUT"));
-	o.threads = 1;
+	o.threads = 0;	/* not given: measured at 1, the model opens on the physical cores */
 	o.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (o.jobs < 1)
 		o.jobs = 1;
@@ -203,9 +203,9 @@ int cmd_compile(int argc, char **argv)
 	rc = collagec_compile(&ctx, &o, &st);
 	if (rc == 0 && verbose)
 		fprintf(stderr, "collagec: compiled %s in %.2f s: %d kernels, arena %lld bytes "
-			"(peak live %lld), weights %lld bytes\n", o.model, st.seconds, st.n_kernels,
-			(long long)st.arena_bytes, (long long)st.peak_bytes,
-			(long long)st.weights_bytes);
+			"(peak live %lld), weights %lld bytes (%lld more packed at open)\n", o.model,
+			st.seconds, st.n_kernels, (long long)st.arena_bytes, (long long)st.peak_bytes,
+			(long long)st.weights_bytes, (long long)st.packed_bytes);
 	if (rc == 0 && verbose && strcmp(o.search, "none"))
 		fprintf(stderr, "collagec: search %s: %d candidates, %d distinct, %d measured "
 			"now, %d from the cost cache, %d left at their estimate, %.2f s\n",

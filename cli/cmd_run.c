@@ -251,7 +251,7 @@ int cmd_run(int argc, char **argv)
 	const char *outdir = NULL, *check = NULL;
 	double rtol = 1e-3, atol = 1e-7;
 	uint32_t seed = 1;
-	int threads = 1, c, rc = 0;
+	int threads = 0, c, rc = 0;	/* 0: the model's own (collagec_open's) */
 	bool npy = false, kernels = false, *given = NULL;
 	struct session s;
 	struct run_opts ro;
@@ -303,7 +303,8 @@ int cmd_run(int argc, char **argv)
 		session_close(&s);
 		goto out_noclose;
 	}
-	s.lib.set_threads(s.m, threads);
+	if (threads)
+		s.lib.set_threads(s.m, threads);
 	if (session_check_shapes(&s, shapes.v, shapes.n) < 0) {
 		rc = cli_error(2, "run: %s", s.err);
 		goto out;

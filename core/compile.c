@@ -770,6 +770,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	stage(ctx, "lower", &st);
 	if (emit_plan(g, parts, np, &ep) < 0)
 		goto out;
+	ep.threads = o->threads > 0 ? o->threads : 0;
 	lo.cc = o->cc ? o->cc : COLLAGEC_DEFAULT_CC;
 	lo.cflags = o->cflags ? o->cflags : COLLAGEC_DEFAULT_CFLAGS;
 	lo.march = emit_cpu_flags(o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU);
@@ -853,6 +854,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		stats->arena_bytes = ep.arena_bytes;
 		stats->peak_bytes = ep.peak_bytes;
 		stats->weights_bytes = ep.weights_bytes;
+		stats->packed_bytes = ep.packed_bytes;
 	}
 	rc = 0;
 out:

@@ -49,7 +49,9 @@ struct compile_options {
 	bool no_plan_check;		/* --no-plan-check: skip Collage's phase 5 */
 	double search_budget;		/* --search-budget: seconds of measuring (0: no
 					   limit); COLLAGE_DEFAULT_BUDGET by default */
-	int threads;			/* threads costs are measured with (>= 1) */
+	int threads;			/* --threads: costs are measured with it and the
+					   model opens with it; 0 (not given): measured
+					   at 1, opens on the physical cores */
 	int jobs;			/* parallel C compiler runs while measuring */
 	bool progress;			/* a progress bar while measuring (on a terminal) */
 	double measure_timeout;		/* seconds a bench model may run; 0 = 120 */
@@ -88,6 +90,7 @@ struct compile_stats {
 	double search_seconds;
 	int n_partitions, n_kernels;
 	int64_t arena_bytes, peak_bytes, weights_bytes;
+	int64_t packed_bytes;		/* made at open from weights in the blob */
 };
 
 /* 0, or -1 after diagnostics (ctx->status says which exit status). */

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define COLLAGEC_ABI_VERSION 5
+#define COLLAGEC_ABI_VERSION 6
 
 /*
  * Every failure also leaves a one-line detail in collagec_last_error(m).
@@ -102,7 +102,13 @@ typedef struct collagec_kernel_info {
 	int64_t time_ns;		/* its time when that run was profiled, else -1 */
 } collagec_kernel_info;
 
-/* Loads the model: allocates its workspace. */
+/*
+ * Loads the model: allocates its workspace (and the weights it packs at
+ * open, which collagec_close frees). The handle's kernels use the thread
+ * count the model was compiled for (compile --threads N, OUT.json's
+ * compiler.threads); compiled without it, the physical cores this process
+ * may run on (its affinity mask; SMT siblings count once) when it opens.
+ */
 collagec_status collagec_open(collagec_model **out);
 void collagec_close(collagec_model *m);
 
@@ -149,8 +155,13 @@ collagec_status collagec_get_sequence_element(collagec_model *m, int i, int64_t 
 					      const void **data, const int64_t **dims,
 					      int *rank);
 
-/* Threads the kernels may use (>= 1). */
+/*
+ * Threads the kernels may use (>= 1), in place of collagec_open's default;
+ * results are the same bits at every count on the c and opencl targets.
+ */
 collagec_status collagec_set_threads(collagec_model *m, int n);
+/* Threads the kernels use: collagec_open's default or set_threads' (-1: NULL m). */
+int collagec_get_threads(const collagec_model *m);
 
 int collagec_num_kernels(const collagec_model *m);
 collagec_status collagec_get_kernel_info(const collagec_model *m, int k,

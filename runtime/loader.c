@@ -128,6 +128,7 @@ int model_lib_load(struct model_lib *lib, const char *path, char **err)
 	SYM(get_sequence_length, "get_sequence_length");
 	SYM(get_sequence_element, "get_sequence_element");
 	SYM(set_threads, "set_threads");
+	SYM(get_threads, "get_threads");
 	SYM(status_string, "status_string");
 	SYM(last_error, "last_error");
 	SYM(metadata, "metadata");

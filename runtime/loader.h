@@ -33,6 +33,7 @@ struct model_lib {
 	collagec_status (*get_sequence_element)(collagec_model *, int, int64_t, const void **,
 						const int64_t **, int *);
 	collagec_status (*set_threads)(collagec_model *, int);
+	int (*get_threads)(const collagec_model *);
 	const char *(*status_string)(collagec_status);
 	const char *(*last_error)(const collagec_model *);
 	const char *(*metadata)(void);

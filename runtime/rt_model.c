@@ -36,6 +36,7 @@ struct collagec_model {
 	struct rt_strpool strpool;		/* the strings of string tensors (rt_string.h) */
 	const char ***strconst;			/* per value: string constants' pointers
 						   (into rt_weights) */
+	void **packed;				/* per rt_packs entry: what it made */
 	struct rt_loop_state **loops;		/* per run-time loop, once it ran */
 	collagec_status loop_status;		/* a loop's kernel failed (message in err) */
 	int64_t elem_dims[RT_MAX_RANK];		/* collagec_get_sequence_element's */
@@ -72,6 +73,7 @@ _Atomic uint64_t rt_rand_base __attribute__((visibility("hidden")));
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Sets rt_rand_base once per process, from the clock and the process id. */
@@ -384,7 +386,115 @@ static size_t handle_carve(collagec_model *m, unsigned char *base)
 	m->time_ns = carve(base, &off, nst, sizeof(*m->time_ns));
 	m->strconst = carve(base, &off, nv, sizeof(*m->strconst));
 	m->loops = carve(base, &off, (size_t)rt_desc.n_loops + 1, sizeof(*m->loops));
+	m->packed = carve(base, &off, (size_t)rt_desc.n_packs + 1, sizeof(*m->packed));
 	return off;
+}
+
+/*
+ * Hints that the pages of the source constant v, which packing just read,
+ * may go: they are OUT.so's (clean, read again from the file if a kernel
+ * that reads v as it is runs), so the handle does not hold the weights
+ * twice in memory either. MADV_PAGEOUT never loses data; without it
+ * (Linux before 5.4, other systems), nothing.
+ */
+static void source_pages_out(const struct rt_value *v)
+{
+#ifdef MADV_PAGEOUT
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), at, from, to;
+	int64_t bytes = v->esize;
+
+	for (int k = 0; k < v->rank; k++)
+		bytes *= v->dims[k].c;
+	at = (uintptr_t)(rt_wbase + v->offset);
+	from = (at + page - 1) / page * page;
+	to = (at + (uintptr_t)bytes) / page * page;
+	if (to > from)
+		madvise((void *)from, to - from, MADV_PAGEOUT);
+#else
+	(void)v;
+#endif
+}
+
+/*
+ * The constants the model makes when it opens (rt_packs: packed or
+ * transformed weights whose source the blob holds), into memory the
+ * handle owns.
+ */
+static collagec_status make_packs(collagec_model *m)
+{
+	for (int i = 0; i < rt_desc.n_packs; i++) {
+		const struct rt_pack *p = &rt_desc.packs[i];
+
+		m->packed[i] = xaligned(p->bytes);
+		if (!m->packed[i])
+			return COLLAGEC_E_ALLOC;
+		p->fn(rt_wbase + rt_desc.values[p->src].offset, m->packed[i], p->params);
+		source_pages_out(&rt_desc.values[p->src]);
+	}
+	return COLLAGEC_OK;
+}
+
+/* Whether cpu is in the affinity mask (bits of unsigned longs, n of them). */
+static int cpu_in(const unsigned long *mask, int n, long cpu)
+{
+	int w = (int)(cpu / (8 * (long)sizeof(*mask)));
+
+	return cpu >= 0 && w < n && (mask[w] >> (cpu % (8 * (long)sizeof(*mask)))) & 1;
+}
+
+/*
+ * Whether a CPU of the mask below cpu shares cpu's core: its SMT siblings
+ * are sysfs's thread_siblings_list ("0,64", "0-1"); unreadable, none is.
+ */
+static int sibling_before(const unsigned long *mask, int n, long cpu)
+{
+	char path[96], list[256];
+	FILE *f;
+	const char *p = list;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/topology/"
+		 "thread_siblings_list", cpu);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	if (!fgets(list, sizeof(list), f))
+		list[0] = 0;
+	fclose(f);
+	while (*p >= '0' && *p <= '9') {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		for (long c = lo; c <= hi && c < cpu; c++)
+			if (cpu_in(mask, n, c))
+				return 1;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+/*
+ * The threads a model compiled without --threads opens with: the physical
+ * cores among the CPUs this process may run on (its affinity mask, so that
+ * a pinned process is not oversubscribed), counting SMT siblings once;
+ * without the mask, the online CPUs.
+ */
+static int physical_cores(void)
+{
+	unsigned long mask[64];	/* 4096 CPUs */
+	long bytes = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
+	int n, cores = 0;
+	long online;
+
+	if (bytes <= 0) {
+		online = sysconf(_SC_NPROCESSORS_ONLN);
+		return online > 1 ? (int)(online < 4096 ? online : 4096) : 1;
+	}
+	n = (int)(bytes / (long)sizeof(*mask));
+	for (long cpu = 0; cpu < 8 * (long)sizeof(*mask) * n; cpu++)
+		if (cpu_in(mask, n, cpu) && !sibling_before(mask, n, cpu))
+			cores++;
+	return cores > 1 ? cores : 1;
 }
 
 collagec_status rt_api_open(collagec_model **out)
@@ -400,7 +510,7 @@ collagec_status rt_api_open(collagec_model **out)
 	if (!m)
 		return COLLAGEC_E_ALLOC;
 	handle_carve(m, (unsigned char *)(m + 1));
-	m->threads = 1;
+	m->threads = rt_desc.threads > 0 ? rt_desc.threads : physical_cores();
 	rand_init();
 	if ((s = weights_take()) != COLLAGEC_OK) {
 		free(m);
@@ -416,7 +526,7 @@ collagec_status rt_api_open(collagec_model **out)
 			free(m);
 			return COLLAGEC_E_RUNTIME;
 		}
-	if (string_constants(m) != COLLAGEC_OK) {
+	if (string_constants(m) != COLLAGEC_OK || make_packs(m) != COLLAGEC_OK) {
 		rt_api_close(m);
 		return COLLAGEC_E_ALLOC;
 	}
@@ -424,7 +534,7 @@ collagec_status rt_api_open(collagec_model **out)
 		m->arena_size = rt_desc.static_arena;
 		m->arena = xaligned(rt_desc.static_arena);
 		if (!m->arena) {
-			rt_api_close(m);
+			rt_api_close(m);	/* the inits' finis, strings and packs too */
 			return COLLAGEC_E_ALLOC;
 		}
 		for (int i = 0; i < rt_desc.n_values; i++)
@@ -448,6 +558,8 @@ void rt_api_close(collagec_model *m)
 		free((void *)m->strconst[i]);
 	for (int i = 0; i < rt_desc.n_loops; i++)
 		loop_free(m->loops[i], &rt_desc.loops[i]);
+	for (int i = 0; i < rt_desc.n_packs; i++)
+		free(m->packed[i]);
 	free(m->arena);
 	free(m);
 	for (int i = 0; rt_desc.inits[i]; i++)
@@ -572,6 +684,11 @@ collagec_status rt_api_set_threads(collagec_model *m, int n)
 	return COLLAGEC_OK;
 }
 
+int rt_api_get_threads(const collagec_model *m)
+{
+	return m ? m->threads : -1;
+}
+
 /* Whether every symbol of d is bound (late symbols are -1 until their step). */
 static int dim_bound(const struct rt_dim *d, const int64_t *syms)
 {
@@ -690,8 +807,8 @@ static collagec_status bind_syms(collagec_model *m)
 	for (int i = 0; i < rt_desc.n_values; i++) {
 		const struct rt_value *v = &rt_desc.values[i];
 
-		if (v->kind != RT_CONST && v->kind != RT_INPUT && !v->late &&
-		    value_bytes(v, m->syms) == RT_OVERFLOW)
+		if (v->kind != RT_CONST && v->kind != RT_PACKED && v->kind != RT_INPUT &&
+		    !v->late && value_bytes(v, m->syms) == RT_OVERFLOW)
 			return fail(m, COLLAGEC_E_SHAPE, "tensor '%s' is too large for these "
 				    "inputs", v->name);
 	}
@@ -782,6 +899,7 @@ static void *value_ptr(collagec_model *m, int id)
 	case RT_OUTPUT: return m->out_data[v->io];
 	case RT_ARENA: return m->arena + m->offsets[id];
 	case RT_DYN: return m->dyn[id];
+	case RT_PACKED: return m->packed[v->offset];
 	default: rt_desc.rt_abort("corrupt value table");
 	}
 	return NULL;

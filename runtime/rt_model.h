@@ -18,8 +18,9 @@
  *   symbol: bound by them), rt_late[] (the values with data-dependent dims
  *   by first step, -1 at the end), rt_inits[] (NULL-terminated) and
  *   rt_finis[] (parallel to rt_inits; NULL where an init has no fini),
- *   rt_loops[] (run-time loops, with their bodies' API declared), rt_weights
- *   (the embedded blob) and rt_metadata_json.
+ *   rt_loops[] (run-time loops, with their bodies' API declared), rt_packs[]
+ *   (constants made at open), rt_weights (the embedded blob) and
+ *   rt_metadata_json.
  *
  *	const struct rt_desc rt_desc = { .n_values = 3, ..., .values = rt_values, ... };
  *	RT_API int collagec_num_inputs(const collagec_model *m)
@@ -87,8 +88,9 @@ enum rt_kind {
 	RT_INPUT,	/* io = input index */
 	RT_OUTPUT,	/* io = output index */
 	RT_ARENA,	/* offset into the workspace (static or planned) */
-	RT_DYN		/* data-dependent dims: a heap block per value, (re)allocated
+	RT_DYN,		/* data-dependent dims: a heap block per value, (re)allocated
 			   when its producer runs and kept for the next run */
+	RT_PACKED	/* made at open from a constant: offset into rt_packs */
 };
 
 /* c * syms[sym[0]] * ... */
@@ -225,6 +227,19 @@ typedef void (*rt_kernel)(void *const *bufs, const int64_t *syms, int threads);
 typedef int (*rt_init_fn)(char *err, size_t errlen);
 typedef void (*rt_fini_fn)(void);
 
+/*
+ * A constant the model makes when it opens, into memory the handle owns
+ * (freed at close), from another in rt_weights: a backend's packed or
+ * transformed weights where the blob holds the weights as they are
+ * anyway (core/emit/plan.c). fn fills all of dst from src.
+ */
+struct rt_pack {
+	void (*fn)(const void *src, void *dst, const int64_t *params);
+	int src;			/* rt id of the source (RT_CONST) */
+	int64_t bytes;			/* of dst */
+	int64_t params[6];		/* the fn's (graph_derived_const's) */
+};
+
 /* One implementation of a kernel and its condition, as OUT.json lists them. */
 struct rt_variant {
 	const char *impl;		/* "matmul.ikj", or "generic" */
@@ -258,7 +273,10 @@ struct rt_desc {
 	int max_args;			/* the most arguments of a step (at least 1) */
 	int n_shapes;			/* rt_shapes, without its terminator */
 	int n_loops;
+	int n_packs;			/* rt_packs, without its terminator */
 	int64_t static_arena;		/* bytes, or -1 when planned at run time */
+	int threads;			/* what collagec_open sets: compile --threads,
+					   or 0: the physical cores it may run on */
 	const struct rt_value *values;
 	const int64_t (*info_dims)[RT_MAX_RANK];
 	const struct rt_variant *variants;
@@ -282,6 +300,7 @@ struct rt_desc {
 					   directory of this object unless absolute */
 	int64_t weights_bytes;		/* the blob's size in weights_file */
 	const char *weights_sha256;	/* its hash, checked at open (NULL: not) */
+	const struct rt_pack *packs;
 	const char *metadata_json;
 	void (*rt_abort)(const char *msg);	/* the model's collagec_rt_abort,
 						   which a program may replace */
@@ -316,6 +335,7 @@ RT_HIDDEN collagec_status rt_api_get_sequence_element(collagec_model *m, int i, 
 						      const void **data, const int64_t **dims,
 						      int *rank);
 RT_HIDDEN collagec_status rt_api_set_threads(collagec_model *m, int n);
+RT_HIDDEN int rt_api_get_threads(const collagec_model *m);
 RT_HIDDEN int rt_api_num_kernels(const collagec_model *m);
 RT_HIDDEN collagec_status rt_api_get_kernel_info(const collagec_model *m, int k,
 						 collagec_kernel_info *info);

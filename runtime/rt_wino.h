@@ -22,7 +22,11 @@
 
 /*
  * u[xi * us] = (G g G^T)[i][j], xi = i * 6 + j, for the 3x3 kernel g
- * (row-major): computed in double and rounded once.
+ * (row-major): computed in double and rounded once. The products go
+ * through volatile, so that no compiler fuses a multiply and an add (GCC's
+ * -ffp-contract=fast under -std=gnu11 on an FMA host): collagec, built
+ * without, and a compiled model transforming the weights when it opens
+ * (rt_cwino.h) get the same bits.
  */
 static inline void rt_wino_kernel(const float *g, float *u, int64_t us)
 {
@@ -36,13 +40,22 @@ static inline void rt_wino_kernel(const float *g, float *u, int64_t us)
 	};
 	double t[6][3];
 
+	volatile double p[3];
+
 	for (int i = 0; i < 6; i++)
-		for (int j = 0; j < 3; j++)
-			t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+		for (int j = 0; j < 3; j++) {
+			p[0] = G[i][0] * g[j];
+			p[1] = G[i][1] * g[3 + j];
+			p[2] = G[i][2] * g[6 + j];
+			t[i][j] = p[0] + p[1] + p[2];
+		}
 	for (int i = 0; i < 6; i++)
-		for (int j = 0; j < 6; j++)
-			u[(i * 6 + j) * us] = (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] +
-						      t[i][2] * G[j][2]);
+		for (int j = 0; j < 6; j++) {
+			p[0] = t[i][0] * G[j][0];
+			p[1] = t[i][1] * G[j][1];
+			p[2] = t[i][2] * G[j][2];
+			u[(i * 6 + j) * us] = (float)(p[0] + p[1] + p[2]);
+		}
 }
 
 /*

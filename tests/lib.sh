@@ -136,3 +136,13 @@ t_pick() {
 	done
 	rm -f "$T/.pick"
 }
+
+# t_weights_once NAME OUT.so MODEL.onnx: each weight once in OUT.so (issue
+# 32: however many strategy variants read it), so it is no larger than the
+# ONNX file and 5% (kernels' code, tables and alignment)
+t_weights_once() {
+	_s=$(wc -c <"$2" 2>/dev/null || echo 0)
+	verdict "$1" "$(awk -v s="$_s" -v o="$(wc -c <"$3")" 'BEGIN {
+		if (!(s > 0) || s > 1.05 * o)
+			printf "OUT.so %d bytes, the ONNX file %d (%+.1f%%)", s, o, 100 * (s - o) / o }')"
+}

@@ -10,7 +10,11 @@
 # under valgrind when it is installed: no leak, no bad access), and a sequence
 # output of run-time length: testdata/runtime/sequences.c against
 # testdata/sequence/loop_runtime_seq's model. One line per check: "ok
-# runtime/NAME" or "FAIL runtime/NAME: why".
+# runtime/NAME" or "FAIL runtime/NAME: why". Last, the model's own thread
+# count: testdata/runtime/threads.c against the model compiled with
+# --threads 2 (opens on 2) and without (the physical cores of this
+# process's affinity mask, SMT siblings once: 1 under taskset to one CPU),
+# set_threads overriding either, and what bench says it ran on.
 SUITE=runtime
 . "$(dirname "$0")/lib.sh"
 # a step that fails stops the suite: the next ones build on it
@@ -58,5 +62,40 @@ fi
 s2=$?
 [ $s2 -eq 3 ] && die strings-valgrind "$(grep -m1 '==' "$T/valgrind.log")"
 [ $s2 -eq 0 ] || [ $s2 -eq 1 ] || die strings-exit "strings died with status $s2"
+
+# the thread count a model was compiled for is its default at open
+"$COLLAGEC" compile --search none --target c --threads 2 "$T/checks.onnx" -o "$T/libthr2.so" \
+	>"$T/compile.log" 2>&1 || die threads-compile "$(head -n 1 "$T/compile.log")"
+for lib in thr2 checks; do
+	cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/testdata/runtime/threads.c" \
+		-L"$T" -l$lib -Wl,-rpath,"$T" -o "$T/threads-$lib" >"$T/cc.log" 2>&1 ||
+		die threads-cc "$(head -n 1 "$T/cc.log")"
+done
+# physical cores: distinct (package, core) among the CPUs this process may use
+set -- $(/usr/bin/python3 -c '
+import os
+cpus = sorted(os.sched_getaffinity(0))
+def topo(c, f):
+    try:
+        return open("/sys/devices/system/cpu/cpu%d/topology/%s" % (c, f)).read().strip()
+    except OSError:
+        return "cpu%d" % c
+print(len({(topo(c, "physical_package_id"), topo(c, "core_id")) for c in cpus}), cpus[0])')
+cores=$1 cpu0=$2
+"$T/threads-thr2" 2 threads/compiled-for-2 || st=1
+"$T/threads-checks" "$cores" threads/physical-cores-$cores || st=1
+if command -v taskset >/dev/null 2>&1; then
+	taskset -c "$cpu0" "$T/threads-checks" 1 threads/pinned-to-one-cpu || st=1
+fi
+"$COLLAGEC" bench "$T/libthr2.so" --runs 1 --warmup 0 >"$T/b1" 2>&1 &&
+	"$COLLAGEC" bench "$T/libthr2.so" --runs 1 --warmup 0 --threads 1 --json >"$T/b2" 2>&1 &&
+	"$COLLAGEC" bench "$T/libchecks.so" --runs 1 --warmup 0 --json >"$T/b3" 2>&1
+why=
+grep -q '(1 runs, 0 warm-up, 2 threads)$' "$T/b1" || bad "bench: '$(head -n 1 "$T/b1")'"
+grep -q '"threads":1,' "$T/b2" || bad "bench --threads 1: '$(head -n 1 "$T/b2")'"
+grep -q "\"threads\":$cores," "$T/b3" || bad "bench without --threads: '$(head -n 1 "$T/b3")'"
+grep -q '"threads":	2,' "$T/libthr2.json" && grep -q '"threads":	0,' "$T/libchecks.json" ||
+	bad "OUT.json's compiler.threads is not 2 and 0"
+verdict threads/bench-and-metadata || st=1
 
 [ $st -eq 0 ] && [ $s2 -eq 0 ] && [ $s3 -eq 0 ]

@@ -370,7 +370,10 @@ static int lower_matmul_packed(struct lower *L)
  * The micro-kernel GEMM of rt_cgemm.h (pasted as the prelude): register
  * tiles of RT_CG_MR x 16 over B packed into 16-column panels. A constant B
  * is packed here, at compile time, into a constant buffer of the kernel
- * (the weights blob); any other B is packed into scratch on every run.
+ * (the weights blob), or, where the blob holds B as it is anyway (another
+ * variant of the kernel reads it) or the panels' padding makes it larger,
+ * by the model when it opens (rt_cgemm_pack_const; core/emit/plan.c); any
+ * other B is packed into scratch on every run.
  */
 #define CG_NR 16	/* RT_CG_NR: the panel width of the packed layout */
 
@@ -401,6 +404,8 @@ static struct tir_buf *cg_pack_const(struct lower *L, const float *data, int64_t
 
 				bp[(jp * K + k) * CG_NR + jj] = j < N ? data[k * brs + j * bcs] : 0.0f;
 			}
+	/* or the model packs it when it opens, where the blob has B anyway */
+	graph_derived_open(L->g, bp, "rt_cgemm_pack_const");
 	return lower_const(L, DTYPE_F32, cg_packed_numel(K, N), bp);
 }
 
@@ -1257,9 +1262,11 @@ static const struct strategy_impl conv_micro[] = { { "conv.micro", 20, lower_con
 
 /*
  * conv.winograd: a 3x3 stride-1 convolution by F(4x4, 3x3) (rt_cwino.h).
- * The weights' transform U = G g G^T is computed here (rt_wino_kernel, in
- * double and rounded once) and embedded: u[(xi * M + m) * C + c], then 8
- * rows of zeros (the most a micro-kernel tile reads past M).
+ * The weights' transform U = G g G^T (rt_wino_kernel, in double and
+ * rounded once), u[(xi * M + m) * C + c], then 8 rows of zeros (the most a
+ * micro-kernel tile reads past M), 4 times the weights' bytes: the model
+ * computes it when it opens (rt_cwino_weights), from the weights in the
+ * blob; it is computed here too, for the plan to choose.
  */
 #define CW_PAD_ROWS 8
 
@@ -1274,6 +1281,8 @@ static struct tir_buf *cw_transform(struct lower *L, const float *w, int64_t M, 
 	for (int64_t m = 0; m < M && fresh; m++)
 		for (int64_t c = 0; c < C; c++)
 			rt_wino_kernel(w + (m * C + c) * 9, u + m * C + c, M * C);
+	/* 4x the weights: the model transforms them when it opens (rt_cwino_weights) */
+	graph_derived_open(L->g, u, "rt_cwino_weights");
 	return lower_const(L, DTYPE_F32, n, u);
 }
 

@@ -508,4 +508,13 @@ static inline void rt_cgemm_pack(int64_t K, int64_t N, const float *B, int64_t b
 		}
 }
 
+/*
+ * A constant B packed when the model opens (rt_desc.packs), as the
+ * compiler packs it (c_strategies.c, cg_pack_const): p = { K, N, brs, bcs }.
+ */
+static inline void rt_cgemm_pack_const(const void *src, void *dst, const int64_t *p)
+{
+	rt_cgemm_pack(p[0], p[1], (const float *)src, p[2], p[3], (float *)dst, 1);
+}
+
 #endif

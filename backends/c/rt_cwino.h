@@ -14,10 +14,11 @@
  *
  *	O_xi [M, tiles] = U_xi [M, C] x V_xi [C, tiles]
  *
- * which rt_cgemm.h's micro-kernel runs. U is computed by collagec from the
- * constant weights when compiling (c_strategies.c, by rt_wino_kernel) and
- * embedded: u[(xi * M + m) * C + c], with 8 rows of zeros after the last,
- * which a micro-kernel tile past M may read.
+ * which rt_cgemm.h's micro-kernel runs. U is computed from the constant
+ * weights by rt_wino_kernel when the model opens (rt_cwino_weights, from the
+ * weights in the blob: U is 4 times their size) into memory the handle
+ * owns: u[(xi * M + m) * C + c], with 8 rows of zeros after the last, which
+ * a micro-kernel tile past M may read.
  *
  * The tiles are taken a panel (16 tiles, rt_cgemm's panel width) at a
  * time, so that its V and O stay in L2: V is written straight into
@@ -53,6 +54,23 @@
 #define RT_CW_T 6		/* input patch: 6x6 */
 #define RT_CW_TEAM 16		/* the most threads on one convolution */
 #define RT_CW_N (RT_CW_T * RT_CW_T)
+
+/*
+ * U from the weights w [M, C, 3, 3] when the model opens (rt_desc.packs),
+ * as c_strategies.c's cw_transform computes it, then its 8 rows of zeros:
+ * p = { M, C }.
+ */
+static inline void rt_cwino_weights(const void *src, void *dst, const int64_t *p)
+{
+	const float *w = (const float *)src;
+	float *u = (float *)dst;
+	int64_t M = p[0], C = p[1];
+
+	for (int64_t m = 0; m < M; m++)
+		for (int64_t c = 0; c < C; c++)
+			rt_wino_kernel(w + (m * C + c) * 9, u + m * C + c, M * C);
+	memset(u + RT_CW_N * M * C, 0, sizeof(float) * 8 * (size_t)C);
+}
 
 #if defined(__GNUC__)
 typedef float rt_cw_v __attribute__((vector_size(4 * RT_CG_NR)));

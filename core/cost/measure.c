@@ -274,6 +274,7 @@ static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
 				bad = part_item[p];
 		if (bad < 0 && emit_plan(bg, parts, np, ep) < 0)
 			bad = b->n > 1 ? -2 : 0;
+		ep->threads = m->threads;	/* set_threads sets it again */
 		diag_hush_end(m->ctx, &h);
 		if (bad == -1) {
 			wf->bytes = ep->weights_bytes;

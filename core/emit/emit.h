@@ -21,6 +21,8 @@ enum exec_kind {
 	EXEC_OUTPUT,
 	EXEC_ARENA,
 	EXEC_DYN,		/* allocated at run time when its producer runs */
+	EXEC_PACKED,		/* a derived constant made at open: offset is
+				   its index in packs */
 };
 
 struct exec_value {
@@ -57,6 +59,17 @@ struct weight_piece {
 	bool own;		/* made for the blob (a string tensor's offsets and text) */
 };
 
+/*
+ * A derived constant (graph_derived_const) the compiled model makes when it
+ * opens, from its source in the blob (rt_desc.packs), instead of the blob
+ * holding both.
+ */
+struct exec_pack {
+	const struct derived_const *d;	/* borrowed from the graph */
+	int src;			/* the source constant's value id */
+	int64_t bytes;			/* of the buffer it fills */
+};
+
 struct exec_plan {
 	VEC(struct exec_step) steps;
 	VEC(struct exec_shape) shapes;	/* in step order */
@@ -68,7 +81,11 @@ struct exec_plan {
 	int64_t peak_bytes;		/* most bytes of arena tensors live at once (same binding) */
 	VEC(struct weight_piece) weights;	/* the weights blob, in offset order */
 	int64_t weights_bytes;		/* its size */
+	VEC(struct exec_pack) packs;	/* constants made at open */
+	int64_t packed_bytes;		/* their bytes */
 	int max_args;
+	int threads;			/* what collagec_open sets: compile --threads,
+					   0 the physical cores at open (the caller's) */
 };
 
 /*

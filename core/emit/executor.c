@@ -572,6 +572,26 @@ static void init_tables(struct strbuf *out, const struct model_sources *ms)
 	sb_puts(out, " NULL };\n");
 }
 
+/*
+ * rt_packs[]: the derived constants the model makes when it opens
+ * (ep->packs), each by its backend's function (a prelude's) from the
+ * source constant in the blob.
+ */
+static void packs_table(const struct exec_plan *ep, struct strbuf *out)
+{
+	sb_puts(out, "static const struct rt_pack rt_packs[] = {\n");
+	for (int i = 0; i < ep->packs.n; i++) {
+		const struct exec_pack *p = &ep->packs.v[i];
+
+		sb_printf(out, "\t{ %s, %d, INT64_C(%lld), {", p->d->rt_fn, ep->vals[p->src].rt,
+			  (long long)p->bytes);
+		for (size_t k = 0; k < ARRAY_SIZE(p->d->params); k++)
+			sb_printf(out, " INT64_C(%lld),", (long long)p->d->params[k]);
+		sb_puts(out, " } },\n");
+	}
+	sb_puts(out, "\t{ NULL, -1, 0, { 0 } }\n};\n");
+}
+
 /* rt_desc: the model's sizes and tables, all the runtime reads of it. */
 static void desc(struct graph *g, const struct exec_plan *ep, const struct weights_file *wf,
 		 struct strbuf *out)
@@ -579,16 +599,18 @@ static void desc(struct graph *g, const struct exec_plan *ep, const struct weigh
 	sb_printf(out, "const struct rt_desc rt_desc = {\n"
 		  "\t.n_values = %d, .n_inputs = %d, .n_outputs = %d, .n_syms = %d,\n"
 		  "\t.n_steps = %d, .max_args = %d, .n_shapes = %d, .n_loops = %d,\n"
-		  "\t.static_arena = INT64_C(%lld),\n", ep->n_rt, g->inputs.n, g->outputs.n,
-		  g->syms.n, ep->steps.n, ep->max_args ? ep->max_args : 1, ep->shapes.n,
-		  g->loops.n, ep->dynamic ? -1LL : (long long)ep->arena_bytes);
+		  "\t.n_packs = %d, .static_arena = INT64_C(%lld), .threads = %d,\n", ep->n_rt,
+		  g->inputs.n, g->outputs.n, g->syms.n, ep->steps.n,
+		  ep->max_args ? ep->max_args : 1, ep->shapes.n, g->loops.n, ep->packs.n,
+		  ep->dynamic ? -1LL : (long long)ep->arena_bytes, ep->threads);
 	sb_printf(out, "\t.values = rt_values, .info_dims = rt_info_dims,\n"
 		  "\t.variants = rt_variants, .steps = rt_steps, .args = rt_args,\n"
 		  "\t.inputs = rt_inputs, .outputs = rt_outputs, .seq_out = %s,\n"
 		  "\t.sym_names = rt_sym_names, .derived = rt_derived, .checks = rt_checks,\n"
 		  "\t.shapes = rt_shapes, .sym_late = rt_sym_late, .late = rt_late,\n"
 		  "\t.loops = rt_loops, .inits = rt_inits, .finis = rt_finis,\n"
-		  "\t.weights = %s, .metadata_json = rt_metadata_json,\n"
+		  "\t.weights = %s, .packs = rt_packs,\n"
+		  "\t.metadata_json = rt_metadata_json,\n"
 		  "\t.rt_abort = collagec_rt_abort,\n",
 		  has_seq_outputs(g) ? "rt_seq_out" : "NULL", wf ? "NULL" : "rt_weights");
 	if (wf) {
@@ -691,6 +713,7 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 	late_table(ep, out);
 	loops_table(g, ep, out);
 	init_tables(out, ms);
+	packs_table(ep, out);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");
 	c_string(out, metadata_json);
 	sb_puts(out, ";\n\n");

@@ -285,6 +285,8 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddStringToObject(c, "cc", lo->cc);
 	cJSON_AddStringToObject(c, "cflags", lo->cflags);
 	cJSON_AddStringToObject(c, "cpu", o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU);
+	/* collagec_open's thread count; 0: the physical cores where it opens */
+	cJSON_AddNumberToObject(c, "threads", o->threads > 0 ? o->threads : 0);
 	cJSON_AddStringToObject(c, "cpu_flags", lo->march);
 	if (lo->march_resolved)
 		cJSON_AddStringToObject(c, "cpu_resolved", lo->march_resolved);
@@ -301,6 +303,8 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddNumberToObject(mem, "arena_bytes", (double)ep->arena_bytes);
 	cJSON_AddNumberToObject(mem, "peak_bytes", (double)ep->peak_bytes);
 	cJSON_AddNumberToObject(mem, "weights_bytes", (double)ep->weights_bytes);
+	/* derived from weights the blob holds, by the model when it opens */
+	cJSON_AddNumberToObject(mem, "packed_bytes", (double)ep->packed_bytes);
 	/* --weights: the file OUT.so maps them from, as it records it */
 	if (lo->weights) {
 		cJSON_AddStringToObject(mem, "weights_file", lo->weights->name);

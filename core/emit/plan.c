@@ -75,6 +75,88 @@ static void shape_lifetimes(struct graph *g, struct exec_plan *ep)
 	}
 }
 
+/* The derived constant (graph_derived_const) whose buffer is data, or NULL. */
+static const struct derived_const *derived_of(struct graph *g, const void *data)
+{
+	for (int i = 0; data && i < g->derived.n; i++)
+		if (g->derived.v[i].data == data)
+			return &g->derived.v[i];
+	return NULL;
+}
+
+/* The constant whose data is src, not itself derived; -1 when none is. */
+static int source_of(struct graph *g, const void *src)
+{
+	for (int v = 0; v < g->values.n; v++)
+		if (g->values.v[v].data == src && !dtype_is_string(g->values.v[v].dtype) &&
+		    !derived_of(g, src))
+			return v;
+	return -1;
+}
+
+/*
+ * Which derived constants the model makes when it opens (EXEC_PACKED), so
+ * that the blob holds each weight once whatever number of kernels and
+ * variants read it: those of a source the blob holds anyway (a kernel, or
+ * another variant of one, reads it as it is), of a source several are
+ * derived from, or larger than their source (Winograd's U, 4 times; B's
+ * panels padded to 16 columns). Those the backend cannot make at open
+ * (no rt_fn) and the one derived copy of an otherwise unread source stay
+ * in the blob, as they were: made at compile time, no work at open.
+ */
+static void packs(struct graph *g, struct exec_plan *ep)
+{
+	int *src = xcalloc((size_t)g->values.n + 1, sizeof(int));
+	const struct derived_const **der = xcalloc((size_t)g->values.n + 1, sizeof(*der));
+
+	for (int v = 0; v < g->values.n; v++) {
+		const struct derived_const *d = ep->vals[v].kind == EXEC_CONST
+			? derived_of(g, g->values.v[v].data) : NULL;
+
+		src[v] = d && d->rt_fn ? source_of(g, d->src) : -1;
+		if (src[v] >= 0 && ep->vals[src[v]].kind != EXEC_CONST &&
+		    ep->vals[src[v]].kind != EXEC_UNUSED)
+			src[v] = -1;	/* an input or output: leave it be */
+		der[v] = src[v] >= 0 ? d : NULL;
+	}
+	for (int v = 0; v < g->values.n; v++) {
+		int s = src[v];
+		bool open;
+
+		if (s < 0)
+			continue;
+		open = ep->vals[s].kind == EXEC_CONST;
+		for (int w = 0; w < g->values.n && !open; w++)
+			open = src[w] == s && (der[w] != der[v] || bytes_at_one(&g->values.v[w]) >
+					       bytes_at_one(&g->values.v[s]));
+		if (!open)
+			continue;
+		/* the source and every constant derived from it: one pack per derived one */
+		ep->vals[s].kind = EXEC_CONST;
+		for (int w = 0; w < g->values.n; w++) {
+			struct exec_pack p = { der[w], s, bytes_at_one(&g->values.v[w]) };
+			int k = 0;
+
+			if (src[w] != s)
+				continue;
+			while (k < ep->packs.n && ep->packs.v[k].d != der[w])
+				k++;
+			if (k == ep->packs.n) {
+				vec_push(&ep->packs, p);
+				ep->packed_bytes += p.bytes;
+			} else if (ep->packs.v[k].bytes < p.bytes) {
+				ep->packed_bytes += p.bytes - ep->packs.v[k].bytes;
+				ep->packs.v[k].bytes = p.bytes;
+			}
+			ep->vals[w].kind = EXEC_PACKED;
+			ep->vals[w].offset = k;
+			src[w] = -1;
+		}
+	}
+	free(src);
+	free(der);
+}
+
 static void classify(struct graph *g, struct exec_plan *ep)
 {
 	for (int i = 0; i < g->inputs.n; i++) {
@@ -97,6 +179,7 @@ static void classify(struct graph *g, struct exec_plan *ep)
 			continue;
 		e->kind = g->values.v[v].data ? EXEC_CONST : EXEC_ARENA;
 	}
+	packs(g, ep);
 	for (int v = 0; v < g->values.n; v++) {
 		struct exec_value *e = &ep->vals[v];
 
@@ -132,15 +215,35 @@ static void string_weights(const struct value *val, struct strbuf *w)
 		sb_add(w, s[i], strlen(s[i]) + 1);
 }
 
-/* Places the constants in the blob, each RT_ALIGN-aligned, in value order. */
+/* The piece of the blob that holds len bytes at data already, or -1. */
+static int piece_of(const struct exec_plan *ep, const void *data, size_t len)
+{
+	for (int i = 0; i < ep->weights.n; i++)
+		if (!ep->weights.v[i].own && ep->weights.v[i].data == data &&
+		    ep->weights.v[i].len == len)
+			return i;
+	return -1;
+}
+
+/*
+ * Places the constants in the blob, each RT_ALIGN-aligned, in value order;
+ * values with the same data (a weight two nodes share, a derived constant
+ * two kernels read) share its one copy.
+ */
 static void weights(struct graph *g, struct exec_plan *ep)
 {
 	for (int v = 0; v < g->values.n; v++) {
 		struct value *val = &g->values.v[v];
 		struct weight_piece p = { val->data, 0, 0, false };
+		int same;
 
 		if (ep->vals[v].kind != EXEC_CONST)
 			continue;
+		if (!dtype_is_string(val->dtype) &&
+		    (same = piece_of(ep, val->data, (size_t)bytes_at_one(val))) >= 0) {
+			ep->vals[v].offset = ep->weights.v[same].offset;
+			continue;
+		}
 		p.offset = (ep->weights_bytes + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN;
 		if (dtype_is_string(val->dtype)) {
 			struct strbuf sb = STRBUF_INIT;
@@ -333,5 +436,6 @@ void exec_plan_release(struct exec_plan *ep)
 		if (ep->weights.v[i].own)
 			free((void *)ep->weights.v[i].data);
 	vec_free(&ep->weights);
+	vec_free(&ep->packs);
 	memset(ep, 0, sizeof(*ep));
 }

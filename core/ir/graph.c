@@ -64,7 +64,7 @@ void graph_free(struct graph *g)
 void *graph_derived_const(struct graph *g, const void *src, const char *kind,
 			  const int64_t *params, int n_params, size_t bytes, bool *fresh)
 {
-	struct derived_const d = { src, kind, { 0 }, bytes, NULL };
+	struct derived_const d = { src, kind, { 0 }, bytes, NULL, NULL };
 
 	if (n_params > (int)ARRAY_SIZE(d.params))
 		BUG("derived constant '%s' with %d parameters", kind, n_params);
@@ -82,6 +82,16 @@ void *graph_derived_const(struct graph *g, const void *src, const char *kind,
 	vec_push(&g->derived, d);
 	*fresh = true;
 	return d.data;
+}
+
+void graph_derived_open(struct graph *g, const void *data, const char *rt_fn)
+{
+	for (int i = 0; i < g->derived.n; i++)
+		if (g->derived.v[i].data == data) {
+			g->derived.v[i].rt_fn = rt_fn;
+			return;
+		}
+	BUG("graph_derived_open: not a derived constant (%s)", rt_fn);
 }
 
 void graph_drop_constant_pages(struct graph *g)

@@ -277,6 +277,9 @@ struct derived_const {
 	int64_t params[6];		/* and with what */
 	size_t bytes;
 	void *data;			/* owned by the graph */
+	const char *rt_fn;		/* (optional) the compiled model's function
+					   that makes it at open from src (static
+					   text; graph_derived_open) */
 };
 
 /* A mapping of a file that constants point into (graph_add_map). */
@@ -373,6 +376,16 @@ int graph_adopt_const(struct graph *g, const char *name, enum dtype t, const str
  */
 void *graph_derived_const(struct graph *g, const void *src, const char *kind,
 			  const int64_t *params, int n_params, size_t bytes, bool *fresh);
+/*
+ * Says that the compiled model can make the derived constant data
+ * (graph_derived_const's buffer) itself when it opens, by rt_fn, a
+ * function of its C prelude: void rt_fn(const void *src, void *dst,
+ * const int64_t *params) that writes every byte of dst (the constant's
+ * elements), params the derived constant's. The plan then stores the
+ * source alone where storing both would hold those weights twice
+ * (core/emit/plan.c). BUG if data is not a derived constant of g.
+ */
+void graph_derived_open(struct graph *g, const void *data, const char *rt_fn);
 /*
  * In a forked child that has its own copy of the weights (a measuring
  * worker, which maps a bench model's): gives back the child's pages of g's

@@ -115,6 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		case 4:
 			check_status(collagec_set_threads(m, next(&r) % 4 - 1));
+			if (collagec_get_threads(m) < 1)
+				abort();	/* a refused count leaves the last good one */
 			break;
 		case 5:
 			check_status(i % 2 ? collagec_input_info(m, i, &info)
