@@ -12,7 +12,9 @@ computed here once and committed. Writes, in the layout of testdata/nodetest.py:
       types, positions from Shape/Range/Expand, mask Unsqueeze twice), run
       through onnxruntime.transformers.optimizer.optimize_model(model_type
       'bert'), which writes EmbedLayerNormalization, Attention (its mask a
-      1-D mask_index), SkipLayerNormalization and BiasGelu
+      1-D mask_index), SkipLayerNormalization and BiasGelu; gpt2_optimized:
+      gen_zoo.py's GPT-2, small, through its 'gpt2' fusions (SkipLayerNormalization
+      with input_skip_bias_sum, FastGelu)
   OUTDIR/bad/NAME    contrib models collagec must refuse, with the message
 BiasAdd, which ONNX Runtime runs on CUDA only, is checked against numpy.
 Deterministic for a given onnxruntime (1.32 wrote the committed data).
@@ -176,9 +178,9 @@ def attention():
                               num_heads=n)],
         {"x": x, "past": rand(2, b, n, 3, hid // n)}, ["y", "present"],
         "past, past_sequence_length and present (a key/value cache) are not supported", w)
-    bad("attention_unidirectional", [ms("Attention", ["x", "w", "bias"], ["y"], num_heads=n,
-                                        unidirectional=1)],
-        {"x": x}, ["y"], "unidirectional 1 (causal attention) is not supported", w)
+    good("attention_unidirectional", [ms("Attention", ["x", "w", "bias", "m"], ["y"],
+                                         num_heads=n, unidirectional=1)],
+         {"x": x, "m": mask2}, ["y"], w)
 
 
 def mha():
@@ -297,6 +299,23 @@ def bert_optimized(tmp):
     GOOD.append(("bert_optimized", m, inputs, run_ort(m, inputs)))
 
 
+def gpt2_optimized(tmp):
+    """gen_zoo.py's GPT-2 (pre-LayerNorm, tanh GELU) at a small size through the
+    optimizer's 'gpt2' fusions: SkipLayerNormalization with its
+    input_skip_bias_sum output, FastGelu."""
+    from onnxruntime.transformers.optimizer import optimize_model
+    import gen_zoo
+    src = os.path.join(tmp, "gpt2_export.onnx")
+    onnx.save(gen_zoo.gpt2(vocab=96, hidden=32, heads=2, layers=2, ffn=64, seq=16), src)
+    m = optimize_model(src, model_type="gpt2", num_heads=2, hidden_size=32, opt_level=0).model
+    ops = sorted({n.op_type for n in m.graph.node if n.domain == MS})
+    if ops != ["FastGelu", "SkipLayerNormalization"]:
+        sys.exit("gen_contrib_tests.py: the optimizer wrote %s for GPT-2" % ops)
+    inputs = {"input_ids": RNG.integers(0, 96, (2, 16)).astype(np.int64)}
+    GOOD.append(("gpt2_optimized", m, inputs, run_ort(m, inputs)))
+    os.remove(src)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: gen_contrib_tests.py OUTDIR")
@@ -310,6 +329,7 @@ def main():
     refused()
     os.makedirs(sys.argv[1], exist_ok=True)
     bert_optimized(sys.argv[1])
+    gpt2_optimized(sys.argv[1])
     nodetest.write(sys.argv[1], GOOD, BAD)
     os.remove(os.path.join(sys.argv[1], "bert_export.onnx"))
 

@@ -6,13 +6,15 @@
 # 1. every good model compiles, runs and matches (rtol 1e-4, atol 1e-5),
 #    bert_optimized among them: a BERT that onnxruntime.transformers'
 #    optimizer fused into EmbedLayerNormalization, Attention,
-#    SkipLayerNormalization and BiasGelu;
+#    SkipLayerNormalization and BiasGelu, and gpt2_optimized (its GPT-2
+#    fusions: SkipLayerNormalization's input_skip_bias_sum, FastGelu);
 # 2. every bad model is refused with exit status 1 and the expected message;
 # 3. the kernels of a decomposed node name it in their spans;
 # 4. bert_optimized on blas,c, and (full tier) with the default Collage
 #    search over every available target;
-# 5. (full tier) where Debian's python3 has onnxruntime, the generator runs
-#    again and its models match their fresh outputs.
+# 5. (full tier) where Debian's python3 (or COLLAGEC_ORT_PYTHON, such as a
+#    venv's) has onnxruntime, the generator runs again and its models match
+#    their fresh outputs.
 SUITE=contrib
 . "$(dirname "$0")/nodetests.sh"
 
@@ -59,9 +61,10 @@ if tier full; then
 fi
 
 if tier full; then
-	if ! "$PY" -c 'import onnxruntime.transformers.optimizer, sympy' 2>/dev/null; then
-		echo "ok   contrib/regenerate skipped: $PY has no onnxruntime (with sympy)"
-	elif ! "$PY" testdata/gen_contrib_tests.py "$T/gen" >"$T/gen.log" 2>&1; then
+	ort_py=${COLLAGEC_ORT_PYTHON:-$PY}
+	if ! "$ort_py" -c 'import onnxruntime.transformers.optimizer, sympy' 2>/dev/null; then
+		echo "ok   contrib/regenerate skipped: $ort_py has no onnxruntime (with sympy)"
+	elif ! "$ort_py" testdata/gen_contrib_tests.py "$T/gen" >"$T/gen.log" 2>&1; then
 		echo "FAIL contrib/regenerate: $(tail -n 1 "$T/gen.log")"
 	else
 		"$COLLAGEC" conformance -j2 --rtol 1e-4 --atol 1e-5 "$T/gen/good" \

@@ -615,6 +615,40 @@ static int cx_embed_layer_norm(struct cx *c)
 
 /* ---- attention ---- */
 
+/* 0..n-1 (int64), n the scalar dim d of value x. */
+static int cx_iota(struct cx *c, int x, int d)
+{
+	struct shape scalar = { 0 };
+	int64_t zero = 0, one = 1;
+	int in[3];
+
+	in[0] = cx_shape(c, x, d, d + 1);
+	in[1] = cx_ints(c, &zero, 1);
+	in[1] = cx_node(c, OP_SQUEEZE, "Squeeze", in, 2, -1, NULL, 0);
+	in[0] = graph_add_const(c->g, arena_printf(c->g->arena, "%s/const_%d", c->self.name,
+						   c->k++), DTYPE_I64, &scalar, &zero);
+	in[2] = graph_add_const(c->g, arena_printf(c->g->arena, "%s/const_%d", c->self.name,
+						   c->k++), DTYPE_I64, &scalar, &one);
+	return cx_node(c, OP_RANGE, "Range", in, 3, -1, NULL, 0);
+}
+
+/*
+ * The causal bias [S, S] of self-attention over x [B, S, ...]: filter where
+ * key j comes after query i, else 0 (added to the other masks, as ONNX
+ * Runtime adds mask_filter_value).
+ */
+static int cx_causal_bias(struct cx *c, int x, double filter)
+{
+	int64_t zero = 0, one = 1;
+	int r = cx_iota(c, x, 1), in[3];
+
+	in[0] = cx_bin(c, OP_GREATER, "Greater", cx_unsqueeze(c, r, &zero, 1),
+		       cx_unsqueeze(c, r, &one, 1), -1);
+	in[1] = cx_scalar(c, filter);
+	in[2] = cx_scalar(c, 0);
+	return cx_node(c, OP_WHERE, "Where", in, 3, -1, NULL, 0);
+}
+
 /*
  * The additive bias of mask m ([B, L] or [B, S, L]: 0 where > 0, else
  * filter; [B]: 0 before each row's end, else filter), broadcasting to
@@ -623,8 +657,7 @@ static int cx_embed_layer_norm(struct cx *c)
 static int cx_mask_bias(struct cx *c, int m, int key, double filter, const char *what)
 {
 	int r = cx_rank(c, m), keep, in[3];
-	int64_t axes[2] = { 1, 2 }, zero = 0, one = 1;
-	struct shape scalar = { 0 };
+	int64_t axes[2] = { 1, 2 }, one = 1;
 
 	if (r == 2 || r == 3) {
 		struct attr to = attr_i("to", dtype_to_onnx(DTYPE_F32));
@@ -633,19 +666,8 @@ static int cx_mask_bias(struct cx *c, int m, int key, double filter, const char 
 		keep = cx_bin(c, OP_GREATER, "Greater", mf, cx_scalar_t(c, 0, DTYPE_F32), -1);
 	} else if (r == 1) {
 		struct attr to = attr_i("to", dtype_to_onnx(DTYPE_I64));
-		int len = cx_shape(c, key, 1, 2), rng, ends;
+		int rng = cx_iota(c, key, 1), ends;
 
-		in[0] = len;
-		in[1] = cx_ints(c, &zero, 1);
-		len = cx_node(c, OP_SQUEEZE, "Squeeze", in, 2, -1, NULL, 0);
-		in[0] = graph_add_const(c->g, arena_printf(c->g->arena, "%s/const_%d",
-							   c->self.name, c->k++), DTYPE_I64,
-					&scalar, &zero);
-		in[1] = len;
-		in[2] = graph_add_const(c->g, arena_printf(c->g->arena, "%s/const_%d",
-							   c->self.name, c->k++), DTYPE_I64,
-					&scalar, &one);
-		rng = cx_node(c, OP_RANGE, "Range", in, 3, -1, NULL, 0);
 		ends = cx_unsqueeze(c, cx_node(c, OP_CAST, "Cast", &m, 1, -1, &to, 1), &one, 1);
 		keep = cx_bin(c, OP_LESS, "Less", rng, ends, -1);
 	} else {
@@ -709,8 +731,6 @@ static int cx_attention(struct cx *c)
 		return -1;
 	if (n <= 0)
 		return cx_error(c, "attribute 'num_heads' is required and must be positive");
-	if (cx_int(c, "unidirectional", 0))
-		return cx_error(c, "unidirectional 1 (causal attention) is not supported");
 	if (cx_int(c, "do_rotary", 0))
 		return cx_error(c, "do_rotary 1 is not supported");
 	if ((c->n_in > 4 && c->in[4] >= 0) || (c->n_in > 6 && c->in[6] >= 0) ||
@@ -744,6 +764,10 @@ static int cx_attention(struct cx *c)
 	    (bias = cx_mask_bias(c, c->in[3], c->in[0],
 				 cx_float(c, "mask_filter_value", -10000.0), "mask_index")) < 0)
 		return -1;
+	if (cx_int(c, "unidirectional", 0))
+		bias = cx_add_bias(c, bias, cx_causal_bias(c, c->in[0],
+							   cx_float(c, "mask_filter_value",
+								    -10000.0)));
 	bias = cx_add_bias(c, bias, c->n_in > 5 ? c->in[5] : -1);
 	cx_attend(c, q, k, v, n, hq / n, hv / n,
 		  cx_float(c, "scale", 1 / sqrt((double)(hq / n))), bias, c->out[0]);
