@@ -14,7 +14,9 @@ computed here once and committed. Writes, in the layout of testdata/nodetest.py:
       'bert'), which writes EmbedLayerNormalization, Attention (its mask a
       1-D mask_index), SkipLayerNormalization and BiasGelu; gpt2_optimized:
       gen_zoo.py's GPT-2, small, through its 'gpt2' fusions (SkipLayerNormalization
-      with input_skip_bias_sum, FastGelu)
+      with input_skip_bias_sum, FastGelu); then GroupQueryAttention (its cache as
+      concatenation, padding, rotary), whose random inputs come last so that the
+      data of the cases before stays as it was
   OUTDIR/bad/NAME    contrib models collagec must refuse, with the message
 BiasAdd, which ONNX Runtime runs on CUDA only, is checked against numpy.
 Deterministic for a given onnxruntime (1.32 wrote the committed data).
@@ -225,12 +227,46 @@ def rotary():
         "position_ids must be [batch, seq] (an offset of shape [1] is not supported)", cache)
 
 
+def gqa():
+    b, s, n, nkv, h, p = 2, 3, 4, 2, 16, 4
+    q, k, v = rand(b, s, n * h), rand(b, s, nkv * h), rand(b, s, nkv * h)
+    pk, pv = rand(b, nkv, p, h), rand(b, nkv, p, h)
+    full = np.full(b, p + s - 1, np.int32)
+    total = np.array(p + s, np.int32)
+    ins = ["q", "k", "v", "pk", "pv", "seqlens", "total"]
+    outs = ["y", "present_key", "present_value"]
+    # ORT takes a past with more than one new token only at batch 1
+    good("group_query_attention", [ms("GroupQueryAttention", ins, outs, num_heads=n,
+                                      kv_num_heads=nkv)],
+         {"q": q[:1], "k": k[:1], "v": v[:1], "pk": pk[:1], "pv": pv[:1], "seqlens": full[:1],
+          "total": total}, outs)
+    q1, k1, v1 = q[:, :1], k[:, :1], v[:, :1]
+    full1, total1 = np.full(b, p, np.int32), np.array(p + 1, np.int32)
+    good("group_query_attention_decode", [ms("GroupQueryAttention", ins, outs, num_heads=n,
+                                             kv_num_heads=nkv)],
+         {"q": q1, "k": k1, "v": v1, "pk": pk, "pv": pv, "seqlens": full1, "total": total1},
+         outs)
+    good("group_query_attention_prompt",
+         [ms("GroupQueryAttention", ["q", "k", "v", "", "", "seqlens", "total"], outs,
+             num_heads=n, kv_num_heads=nkv, scale=0.25, softcap=3.0)],
+         {"q": q, "k": k, "v": v, "seqlens": np.array([s - 1, s - 2], np.int32),
+          "total": np.array(s, np.int32)}, outs)
+    pos = np.arange(16)[:, None] * (1.0 / 10000 ** (np.arange(0, h, 2) / h))[None, :]
+    cache = {"cos": np.cos(pos).astype(np.float32), "sin": np.sin(pos).astype(np.float32)}
+    good("group_query_attention_rotary",
+         [ms("GroupQueryAttention", ins + ["cos", "sin"], outs, num_heads=n, kv_num_heads=nkv,
+             do_rotary=1)],
+         {"q": q1, "k": k1, "v": v1, "pk": pk, "pv": pv, "seqlens": full1, "total": total1},
+         outs, cache)
+    bad("group_query_attention_packed",
+        [ms("GroupQueryAttention", ["q", "", "", "", "", "seqlens", "total"], ["y"], num_heads=n,
+            kv_num_heads=nkv)],
+        {"q": rand(b, s, (n + 2 * nkv) * h), "seqlens": full, "total": total}, ["y"],
+        "packed Q/K/V (no 'key' or 'value') is not supported")
+
+
 def refused():
     x = rand(2, 3, 8)
-    bad("group_query_attention",
-        [ms("GroupQueryAttention", ["x", "x", "x"], ["y"], num_heads=2, kv_num_heads=2)],
-        {"x": x}, ["y"], "com.microsoft op 'GroupQueryAttention' is not supported (it needs a "
-        "key/value cache)")
     bad("unknown_op", [ms("Inverse", ["x"], ["y"])], {"x": rand(3, 3)}, ["y"],
         "com.microsoft op 'Inverse' is not supported")
     bad("unknown_attribute", [ms("FastGelu", ["x"], ["y"], approximate="tanh")], {"x": x},
@@ -330,6 +366,7 @@ def main():
     os.makedirs(sys.argv[1], exist_ok=True)
     bert_optimized(sys.argv[1])
     gpt2_optimized(sys.argv[1])
+    gqa()
     nodetest.write(sys.argv[1], GOOD, BAD)
     os.remove(os.path.join(sys.argv[1], "bert_export.onnx"))
 

@@ -8,6 +8,7 @@
 #    optimizer fused into EmbedLayerNormalization, Attention,
 #    SkipLayerNormalization and BiasGelu, and gpt2_optimized (its GPT-2
 #    fusions: SkipLayerNormalization's input_skip_bias_sum, FastGelu);
+#    GroupQueryAttention with and without a cache, padded, rotary;
 # 2. every bad model is refused with exit status 1 and the expected message;
 # 3. the kernels of a decomposed node name it in their spans;
 # 4. bert_optimized on blas,c, and (full tier) with the default Collage

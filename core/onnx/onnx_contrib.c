@@ -19,6 +19,8 @@
  *                               MatMul, Mul, Add (mask), Softmax, MatMul
  *   MultiHeadAttention          [Slice, Add (bias)] -> Attention of opset 23
  *   RotaryEmbedding             RotaryEmbedding of opset 23
+ *   GroupQueryAttention         [RotaryEmbedding], Concat (the cache), a
+ *                               bool causal/padding mask -> Attention
  *
  * A mask's form depends on its rank, which import reads from the value
  * (graph inputs, constants) or through the producers that keep it
@@ -842,6 +844,119 @@ static int cx_multi_head_attention(struct cx *c)
 	return 0;
 }
 
+/* x [B, S, n * H] as heads [B, n, S, H]. */
+static int cx_heads(struct cx *c, int x, int64_t n)
+{
+	int64_t shape[4] = { 0, 0, n, -1 }, perm[4] = { 0, 2, 1, 3 };
+
+	return cx_transpose(c, cx_reshape(c, x, shape, 4, -1), perm, 4, -1);
+}
+
+/* RotaryEmbedding of x [B, S, n * H] at positions pos [B, S]. */
+static int cx_rope(struct cx *c, int x, int pos, int64_t n)
+{
+	struct attr a[2] = { attr_i("interleaved", cx_int(c, "rotary_interleaved", 0)),
+			     attr_i("num_heads", n) };
+	int in[4] = { x, c->in[7], c->in[8], pos };
+
+	return cx_node(c, OP_ROTARYEMBEDDING, "RotaryEmbedding", in, 4, -1, a, 2);
+}
+
+/*
+ * GroupQueryAttention(query, key, value, past_key?, past_value?, seqlens_k,
+ * total_sequence_length, cos_cache?, sin_cache?): the key/value cache as
+ * concatenation, present = past ++ new along the sequence, every batch
+ * row's past as long as past_key (P, 0 without one). Query i sees keys up
+ * to P + i and, as ORT masks right padding, up to seqlens_k; rotary
+ * positions are P + i. Into opset 23's Attention on 4-D heads (K and V
+ * shared by num_heads / kv_num_heads query heads).
+ */
+static int cx_group_query_attention(struct cx *c)
+{
+	static const char *const known[] = {
+		"num_heads", "i", "kv_num_heads", "i", "scale", "f", "softcap", "f",
+		"local_window_size", "i", "do_rotary", "i", "rotary_interleaved", "i",
+		"smooth_softmax", "i", "qk_output", "i", NULL };
+	int64_t n = cx_int(c, "num_heads", 0), nkv = cx_int(c, "kv_num_heads", 0);
+	int64_t zero = 0, one = 1, axes[2] = { 1, 2 }, perm[4] = { 0, 2, 1, 3 }, m3[3] = { 0, 0, -1 };
+	bool past = c->n_in > 3 && c->in[3] >= 0;
+	int q = c->in[0], k = c->in[1], v = c->in[2], plen, in[4], keep, pad, y;
+	struct attr a[3];
+	int na = 0;
+
+	if (cx_check_attrs(c, known) < 0)
+		return -1;
+	if (n <= 0 || nkv <= 0 || n % nkv)
+		return cx_error(c, "num_heads and kv_num_heads must be positive, num_heads a "
+				"multiple of kv_num_heads");
+	if (cx_int(c, "local_window_size", -1) != -1 || cx_int(c, "smooth_softmax", 0) ||
+	    cx_int(c, "qk_output", 0))
+		return cx_error(c, "local_window_size, smooth_softmax and qk_output are not "
+				"supported");
+	if (c->n_in < 7 || k < 0 || v < 0)
+		return cx_error(c, "packed Q/K/V (no 'key' or 'value') is not supported");
+	if (past != (c->in[4] >= 0))
+		return cx_error(c, "past_key and past_value go together");
+	if (c->in[5] < 0)
+		return cx_error(c, "input 'seqlens_k' is required");
+	for (int i = 9; i < c->n_in; i++)
+		if (c->in[i] >= 0)
+			return cx_error(c, "input %d (position_ids, attention_bias, head_sink) is "
+					"not supported", i);
+	if (c->n_out > 3 && c->out[3] >= 0)
+		return cx_error(c, "output 3 'output_qk' is not supported");
+	if (cx_int(c, "do_rotary", 0) && (c->n_in < 9 || c->in[7] < 0 || c->in[8] < 0))
+		return cx_error(c, "do_rotary needs cos_cache and sin_cache");
+	/* P, the past's length: past_key's dim 2 */
+	plen = past ? cx_shape(c, c->in[3], 2, 3) : cx_int1(c, 0);
+	if (cx_int(c, "do_rotary", 0)) {
+		/* positions [1, S] = P + 0..S-1, broadcast over the batch by Expand */
+		int pos = cx_bin(c, OP_ADD, "Add", cx_iota(c, q, 1), plen, -1);
+
+		in[0] = cx_unsqueeze(c, pos, &zero, 1);
+		in[1] = cx_shape(c, q, 0, 2);
+		pos = cx_node(c, OP_EXPAND, "Expand", in, 2, -1, NULL, 0);
+		q = cx_rope(c, q, pos, n);
+		k = cx_rope(c, k, pos, nkv);
+	}
+	k = cx_heads(c, k, nkv);
+	v = cx_heads(c, v, nkv);
+	if (past) {
+		struct attr ax = attr_i("axis", 2);
+
+		in[0] = c->in[3], in[1] = k;
+		k = cx_node(c, OP_CONCAT, "Concat", in, 2, c->n_out > 1 ? c->out[1] : -1, &ax, 1);
+		in[0] = c->in[4], in[1] = v;
+		v = cx_node(c, OP_CONCAT, "Concat", in, 2, c->n_out > 2 ? c->out[2] : -1, &ax, 1);
+	} else {
+		if (c->n_out > 1 && c->out[1] >= 0)
+			k = cx_un(c, OP_IDENTITY, "Identity", k, c->out[1]);
+		if (c->n_out > 2 && c->out[2] >= 0)
+			v = cx_un(c, OP_IDENTITY, "Identity", v, c->out[2]);
+	}
+	/* keep [B, 1, S, T]: key j <= P + i and j <= seqlens_k[b] */
+	{
+		int rt = cx_iota(c, k, 2), lim;
+		struct attr to = attr_i("to", dtype_to_onnx(DTYPE_I64));
+
+		lim = cx_bin(c, OP_ADD, "Add", cx_iota(c, q, 1), plen, -1);
+		keep = cx_bin(c, OP_LESSOREQUAL, "LessOrEqual", cx_unsqueeze(c, rt, &zero, 1),
+			      cx_unsqueeze(c, lim, &one, 1), -1);
+		lim = cx_node(c, OP_CAST, "Cast", &c->in[5], 1, -1, &to, 1);
+		pad = cx_bin(c, OP_LESSOREQUAL, "LessOrEqual", rt, cx_unsqueeze(c, lim, &one, 1),
+			     -1);
+		keep = cx_bin(c, OP_AND, "And", keep, cx_unsqueeze(c, pad, axes, 2), -1);
+	}
+	in[0] = cx_heads(c, q, n), in[1] = k, in[2] = v, in[3] = keep;
+	if (cx_attr(c, "scale") && cx_float(c, "scale", 0) != 0)
+		a[na++] = attr_f("scale", cx_float(c, "scale", 0));
+	if (cx_float(c, "softcap", 0) != 0)
+		a[na++] = attr_f("softcap", cx_float(c, "softcap", 0));
+	y = cx_node(c, OP_ATTENTION, "Attention", in, 4, -1, a, na);
+	cx_reshape(c, cx_transpose(c, y, perm, 4, -1), m3, 3, c->out[0]);
+	return 0;
+}
+
 /* RotaryEmbedding(input, position_ids, cos_cache, sin_cache): opset 23's op. */
 static int cx_rotary_embedding(struct cx *c)
 {
@@ -887,6 +1002,7 @@ static const struct contrib_op {
 	{ "EmbedLayerNormalization", false, 0, cx_embed_layer_norm, 7, 9, 3 },
 	{ "FastGelu", false, 0, cx_gelu, 1, 2, 1 },
 	{ "FusedMatMul", false, 0, cx_fused_matmul, 2, 2, 1 },
+	{ "GroupQueryAttention", false, 0, cx_group_query_attention, 7, 12, 4 },
 	{ "Gelu", false, 0, cx_gelu, 1, 1, 1 },
 	{ "LayerNormalization", true, 17, cx_layer_norm, 2, 3, 3 },
 	{ "MultiHeadAttention", false, 0, cx_multi_head_attention, 1, 10, 4 },
@@ -947,9 +1063,8 @@ int onnx_contrib_import(struct importer *im, const Onnx__NodeProto *np, int inde
 	import_span(im, &c.self, raw);
 	c.ft = DTYPE_F32;
 	if (!o) {
-		diag_error(im->ctx, "%s: %s op '%s' is not supported%s", node_loc(g, &c.self),
-			   np->domain, np->op_type, !strcmp(np->op_type, "GroupQueryAttention")
-			   ? " (it needs a key/value cache)" : "");
+		diag_error(im->ctx, "%s: %s op '%s' is not supported", node_loc(g, &c.self),
+			   np->domain, np->op_type);
 		rc = -1;
 	} else if ((int)np->n_input < o->min_in || (int)np->n_input > o->max_in ||
 		   (int)np->n_output < 1 || (int)np->n_output > o->max_out) {
