@@ -15,8 +15,8 @@ computed here once and committed. Writes, in the layout of testdata/nodetest.py:
       1-D mask_index), SkipLayerNormalization and BiasGelu; gpt2_optimized:
       gen_zoo.py's GPT-2, small, through its 'gpt2' fusions (SkipLayerNormalization
       with input_skip_bias_sum, FastGelu); then GroupQueryAttention (its cache as
-      concatenation, padding, rotary), whose random inputs come last so that the
-      data of the cases before stays as it was
+      concatenation, padding, rotary) and Attention's past/present, whose random
+      inputs come last so that the data of the cases before stays as it was
   OUTDIR/bad/NAME    contrib models collagec must refuse, with the message
 BiasAdd, which ONNX Runtime runs on CUDA only, is checked against numpy.
 Deterministic for a given onnxruntime (1.32 wrote the committed data).
@@ -176,10 +176,11 @@ def attention():
     good("attention_qkv_sizes", [ms("Attention", ["x", "w", "bias", "m"], ["y"], num_heads=n,
                                     qkv_hidden_sizes=[hid, hid, 8])],
          {"x": x, "m": mask2}, ["y"], wv)
-    bad("attention_past", [ms("Attention", ["x", "w", "bias", "", "past"], ["y", "present"],
-                              num_heads=n)],
+    bad("attention_share_buffer", [ms("Attention", ["x", "w", "bias", "", "past"],
+                                      ["y", "present"], num_heads=n, past_present_share_buffer=1)],
         {"x": x, "past": rand(2, b, n, 3, hid // n)}, ["y", "present"],
-        "past, past_sequence_length and present (a key/value cache) are not supported", w)
+        "past_sequence_length and past_present_share_buffer (a shared key/value buffer) are "
+        "not supported", w)
     good("attention_unidirectional", [ms("Attention", ["x", "w", "bias", "m"], ["y"],
                                          num_heads=n, unidirectional=1)],
          {"x": x, "m": mask2}, ["y"], w)
@@ -263,6 +264,22 @@ def gqa():
             kv_num_heads=nkv)],
         {"q": rand(b, s, (n + 2 * nkv) * h), "seqlens": full, "total": total}, ["y"],
         "packed Q/K/V (no 'key' or 'value') is not supported")
+
+
+def attention_cache():
+    """Attention's past and present (GPT-2 exports with a cache), drawn after the rest."""
+    b, s, hid, n, p = 2, 3, 16, 2, 4
+    x = rand(b, s, hid)
+    w = {"w": rand(hid, 3 * hid, scale=0.3), "bias": rand(3 * hid, scale=0.1)}
+    past = rand(2, b, n, p, hid // n)
+    mask = np.ones((b, p + s), np.int32)
+    mask[1, :2] = 0
+    good("attention_past", [ms("Attention", ["x", "w", "bias", "m", "past"], ["y", "present"],
+                               num_heads=n, unidirectional=1)],
+         {"x": x, "m": mask, "past": past}, ["y", "present"], w)
+    good("attention_present", [ms("Attention", ["x", "w", "bias"], ["y", "present"],
+                                  num_heads=n)],
+         {"x": x}, ["y", "present"], w)
 
 
 def refused():
@@ -367,6 +384,7 @@ def main():
     bert_optimized(sys.argv[1])
     gpt2_optimized(sys.argv[1])
     gqa()
+    attention_cache()
     nodetest.write(sys.argv[1], GOOD, BAD)
     os.remove(os.path.join(sys.argv[1], "bert_export.onnx"))
 

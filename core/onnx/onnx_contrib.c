@@ -16,7 +16,8 @@
  *   EmbedLayerNormalization     Gathers, Adds, LayerNormalization; mask_index
  *                               the mask's ReduceSum
  *   Attention                   MatMul, Add, Slice, Reshape, Transpose,
- *                               MatMul, Mul, Add (mask), Softmax, MatMul
+ *                               [Gather, Concat (the cache)], MatMul, Mul,
+ *                               Add (mask), Softmax, MatMul
  *   MultiHeadAttention          [Slice, Add (bias)] -> Attention of opset 23
  *   RotaryEmbedding             RotaryEmbedding of opset 23
  *   GroupQueryAttention         [RotaryEmbedding], Concat (the cache), a
@@ -635,17 +636,20 @@ static int cx_iota(struct cx *c, int x, int d)
 }
 
 /*
- * The causal bias [S, S] of self-attention over x [B, S, ...]: filter where
- * key j comes after query i, else 0 (added to the other masks, as ONNX
- * Runtime adds mask_filter_value).
+ * The causal bias [S, T] of queries x [B, S, ...] over keys whose count is
+ * dim kdim of kv: filter where key j comes after query i + P (plen, a
+ * [1] int64 past length, or -1 for 0), else 0 (added to the other masks,
+ * as ONNX Runtime adds mask_filter_value).
  */
-static int cx_causal_bias(struct cx *c, int x, double filter)
+static int cx_causal_bias(struct cx *c, int x, int kv, int kdim, int plen, double filter)
 {
 	int64_t zero = 0, one = 1;
-	int r = cx_iota(c, x, 1), in[3];
+	int i = cx_iota(c, x, 1), in[3];
 
-	in[0] = cx_bin(c, OP_GREATER, "Greater", cx_unsqueeze(c, r, &zero, 1),
-		       cx_unsqueeze(c, r, &one, 1), -1);
+	if (plen >= 0)
+		i = cx_bin(c, OP_ADD, "Add", i, plen, -1);
+	in[0] = cx_bin(c, OP_GREATER, "Greater", cx_unsqueeze(c, cx_iota(c, kv, kdim), &zero, 1),
+		       cx_unsqueeze(c, i, &one, 1), -1);
 	in[1] = cx_scalar(c, filter);
 	in[2] = cx_scalar(c, 0);
 	return cx_node(c, OP_WHERE, "Where", in, 3, -1, NULL, 0);
@@ -654,9 +658,10 @@ static int cx_causal_bias(struct cx *c, int x, double filter)
 /*
  * The additive bias of mask m ([B, L] or [B, S, L]: 0 where > 0, else
  * filter; [B]: 0 before each row's end, else filter), broadcasting to
- * [B, N, S, L]; L is key's dim 1. -1 after a diagnostic.
+ * [B, N, S, L]; L is dim kdim of kv. -1 after a diagnostic.
  */
-static int cx_mask_bias(struct cx *c, int m, int key, double filter, const char *what)
+static int cx_mask_bias(struct cx *c, int m, int kv, int kdim, double filter,
+			const char *what)
 {
 	int r = cx_rank(c, m), keep, in[3];
 	int64_t axes[2] = { 1, 2 }, one = 1;
@@ -668,7 +673,7 @@ static int cx_mask_bias(struct cx *c, int m, int key, double filter, const char 
 		keep = cx_bin(c, OP_GREATER, "Greater", mf, cx_scalar_t(c, 0, DTYPE_F32), -1);
 	} else if (r == 1) {
 		struct attr to = attr_i("to", dtype_to_onnx(DTYPE_I64));
-		int rng = cx_iota(c, key, 1), ends;
+		int rng = cx_iota(c, kv, kdim), ends;
 
 		ends = cx_unsqueeze(c, cx_node(c, OP_CAST, "Cast", &m, 1, -1, &to, 1), &one, 1);
 		keep = cx_bin(c, OP_LESS, "Less", rng, ends, -1);
@@ -684,22 +689,35 @@ static int cx_mask_bias(struct cx *c, int m, int key, double filter, const char 
 			    r == 3 ? 1 : 2);
 }
 
+/* x [B, S, n * H] as heads [B, n, S, H]. */
+static int cx_heads(struct cx *c, int x, int64_t n)
+{
+	int64_t shape[4] = { 0, 0, n, -1 }, perm[4] = { 0, 2, 1, 3 };
+
+	return cx_transpose(c, cx_reshape(c, x, shape, 4, -1), perm, 4, -1);
+}
+
 /*
  * Softmax(scale Q K^T + bias) V over n heads of q [B, S, n*dh], k [B, L,
- * n*dh], v [B, L, n*dv]: the heads split by Reshape and Transpose, merged
+ * n*dh], v [B, L, n*dv] (or, with heads4, k and v already [B, n, L, dh]
+ * and [B, n, L, dv]): the heads split by Reshape and Transpose, merged
  * back into out [B, S, n*dv]. bias (or -1) broadcasts to [B, n, S, L].
  */
-static void cx_attend(struct cx *c, int q, int k, int v, int64_t n, int64_t dh, int64_t dv,
-		      double scale, int bias, int out)
+static void cx_attend(struct cx *c, int q, int k, int v, bool heads4, int64_t n, int64_t dh,
+		      int64_t dv, double scale, int bias, int out)
 {
 	int64_t sq[4] = { 0, 0, n, dh }, sv[4] = { 0, 0, n, dv }, m3[3] = { 0, 0, n * dv };
-	int64_t pq[4] = { 0, 2, 1, 3 }, pk[4] = { 0, 2, 3, 1 };
+	int64_t pq[4] = { 0, 2, 1, 3 }, pk[4] = { 0, 2, 3, 1 }, pt[4] = { 0, 1, 3, 2 };
 	struct attr ax = attr_i("axis", -1);
 	int s;
 
 	q = cx_transpose(c, cx_reshape(c, q, sq, 4, -1), pq, 4, -1);
-	k = cx_transpose(c, cx_reshape(c, k, sq, 4, -1), pk, 4, -1);
-	v = cx_transpose(c, cx_reshape(c, v, sv, 4, -1), pq, 4, -1);
+	if (heads4) {
+		k = cx_transpose(c, k, pt, 4, -1);
+	} else {
+		k = cx_transpose(c, cx_reshape(c, k, sq, 4, -1), pk, 4, -1);
+		v = cx_transpose(c, cx_reshape(c, v, sv, 4, -1), pq, 4, -1);
+	}
 	s = cx_bin(c, OP_MUL, "Mul", cx_bin(c, OP_MATMUL, "MatMul", q, k, -1),
 		   cx_scalar(c, scale), -1);
 	if (bias >= 0)
@@ -727,7 +745,8 @@ static int cx_attention(struct cx *c)
 		"do_rotary", "i", "rotary_embedding_dim", "i", NULL };
 	const Onnx__AttributeProto *sizes = cx_attr(c, "qkv_hidden_sizes");
 	int64_t n = cx_int(c, "num_heads", 0), hq, hk, hv;
-	int qkv, q, k, v, bias = -1;
+	int past = c->n_in > 4 ? c->in[4] : -1, plen = -1, qkv, q, k, v, bias = -1;
+	bool cache = past >= 0 || (c->n_out > 1 && c->out[1] >= 0);
 
 	if (cx_check_attrs(c, known) < 0)
 		return -1;
@@ -735,10 +754,9 @@ static int cx_attention(struct cx *c)
 		return cx_error(c, "attribute 'num_heads' is required and must be positive");
 	if (cx_int(c, "do_rotary", 0))
 		return cx_error(c, "do_rotary 1 is not supported");
-	if ((c->n_in > 4 && c->in[4] >= 0) || (c->n_in > 6 && c->in[6] >= 0) ||
-	    (c->n_out > 1 && c->out[1] >= 0))
-		return cx_error(c, "past, past_sequence_length and present (a key/value cache) "
-				"are not supported");
+	if ((c->n_in > 6 && c->in[6] >= 0) || cx_int(c, "past_present_share_buffer", 0))
+		return cx_error(c, "past_sequence_length and past_present_share_buffer (a shared "
+				"key/value buffer) are not supported");
 	if (c->n_in < 2 || c->in[0] < 0 || c->in[1] < 0)
 		return cx_error(c, "inputs 'input' and 'weights' are required");
 	if (sizes) {
@@ -762,16 +780,46 @@ static int cx_attention(struct cx *c)
 	q = cx_slice(c, qkv, -1, 0, hq);
 	k = cx_slice(c, qkv, -1, hq, hq + hk);
 	v = cx_slice(c, qkv, -1, hq + hk, hq + hk + hv);
+	if (cache) {
+		/* past [2, B, n, P, dh] before the new keys and values; present the same */
+		struct attr ax2 = attr_i("axis", 2), ax0 = attr_i("axis", 0);
+		int64_t zero = 0;
+		int in[2];
+
+		if (hv != hq)
+			return cx_error(c, "with past or present, Q, K and V must have one hidden "
+					"size");
+		k = cx_heads(c, k, n);
+		v = cx_heads(c, v, n);
+		if (past >= 0) {
+			for (int i = 0; i < 2; i++) {
+				in[0] = past;
+				in[1] = graph_add_const(c->g, arena_printf(c->g->arena,
+						"%s/const_%d", c->self.name, c->k++), DTYPE_I64,
+						&(struct shape){ 0 }, &(int64_t){ i });
+				in[0] = cx_node(c, OP_GATHER, "Gather", in, 2, -1, &ax0, 1);
+				in[1] = i ? v : k;
+				*(i ? &v : &k) = cx_node(c, OP_CONCAT, "Concat", in, 2, -1, &ax2, 1);
+			}
+			plen = cx_shape(c, past, 3, 4);
+		}
+		if (c->n_out > 1 && c->out[1] >= 0) {
+			in[0] = cx_unsqueeze(c, k, &zero, 1);
+			in[1] = cx_unsqueeze(c, v, &zero, 1);
+			cx_node(c, OP_CONCAT, "Concat", in, 2, c->out[1], &ax0, 1);
+		}
+	}
 	if (c->n_in > 3 && c->in[3] >= 0 &&
-	    (bias = cx_mask_bias(c, c->in[3], c->in[0],
+	    (bias = cx_mask_bias(c, c->in[3], cache ? k : c->in[0], cache ? 2 : 1,
 				 cx_float(c, "mask_filter_value", -10000.0), "mask_index")) < 0)
 		return -1;
 	if (cx_int(c, "unidirectional", 0))
-		bias = cx_add_bias(c, bias, cx_causal_bias(c, c->in[0],
+		bias = cx_add_bias(c, bias, cx_causal_bias(c, c->in[0], cache ? k : c->in[0],
+							   cache ? 2 : 1, plen,
 							   cx_float(c, "mask_filter_value",
 								    -10000.0)));
 	bias = cx_add_bias(c, bias, c->n_in > 5 ? c->in[5] : -1);
-	cx_attend(c, q, k, v, n, hq / n, hv / n,
+	cx_attend(c, q, k, v, cache, n, hq / n, hv / n,
 		  cx_float(c, "scale", 1 / sqrt((double)(hq / n))), bias, c->out[0]);
 	return 0;
 }
@@ -828,7 +876,7 @@ static int cx_multi_head_attention(struct cx *c)
 			       cx_node(c, OP_SLICE, "Slice", s, 4, -1, NULL, 0), -1);
 	}
 	if (c->n_in > 4 && c->in[4] >= 0 &&
-	    (bias = cx_mask_bias(c, c->in[4], c->in[1],
+	    (bias = cx_mask_bias(c, c->in[4], c->in[1], 1,
 				 cx_float(c, "mask_filter_value", -10000.0),
 				 "key_padding_mask")) < 0)
 		return -1;
@@ -842,14 +890,6 @@ static int cx_multi_head_attention(struct cx *c)
 		a[na++] = attr_f("scale", cx_float(c, "scale", 1.0));
 	cx_node(c, OP_ATTENTION, "Attention", in, bias >= 0 ? 4 : 3, c->out[0], a, na);
 	return 0;
-}
-
-/* x [B, S, n * H] as heads [B, n, S, H]. */
-static int cx_heads(struct cx *c, int x, int64_t n)
-{
-	int64_t shape[4] = { 0, 0, n, -1 }, perm[4] = { 0, 2, 1, 3 };
-
-	return cx_transpose(c, cx_reshape(c, x, shape, 4, -1), perm, 4, -1);
 }
 
 /* RotaryEmbedding of x [B, S, n * H] at positions pos [B, S]. */
