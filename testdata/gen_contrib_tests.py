@@ -15,8 +15,9 @@ computed here once and committed. Writes, in the layout of testdata/nodetest.py:
       1-D mask_index), SkipLayerNormalization and BiasGelu; gpt2_optimized:
       gen_zoo.py's GPT-2, small, through its 'gpt2' fusions (SkipLayerNormalization
       with input_skip_bias_sum, FastGelu); then GroupQueryAttention (its cache as
-      concatenation, padding, rotary) and Attention's past/present, whose random
-      inputs come last so that the data of the cases before stays as it was
+      concatenation, padding, rotary) and Attention's and MultiHeadAttention's
+      past/present, whose random inputs come last so that the data of the
+      cases before stays as it was
   OUTDIR/bad/NAME    contrib models collagec must refuse, with the message
 BiasAdd, which ONNX Runtime runs on CUDA only, is checked against numpy.
 Deterministic for a given onnxruntime (1.32 wrote the committed data).
@@ -267,7 +268,7 @@ def gqa():
 
 
 def attention_cache():
-    """Attention's past and present (GPT-2 exports with a cache), drawn after the rest."""
+    """Attention's and MultiHeadAttention's past and present, drawn after the rest."""
     b, s, hid, n, p = 2, 3, 16, 2, 4
     x = rand(b, s, hid)
     w = {"w": rand(hid, 3 * hid, scale=0.3), "bias": rand(3 * hid, scale=0.1)}
@@ -280,6 +281,16 @@ def attention_cache():
     good("attention_present", [ms("Attention", ["x", "w", "bias"], ["y", "present"],
                                   num_heads=n)],
          {"x": x}, ["y", "present"], w)
+    q, k, v = rand(b, s, hid), rand(b, s, hid), rand(b, s, hid)
+    pk, pv = rand(b, n, p, hid // n), rand(b, n, p, hid // n)
+    outs = ["y", "present_key", "present_value"]
+    good("multi_head_attention_past",
+         [ms("MultiHeadAttention", ["q", "k", "v", "", "m", "", "pk", "pv"], outs, num_heads=n,
+             unidirectional=1)],
+         {"q": q, "k": k, "v": v, "m": mask, "pk": pk, "pv": pv}, outs)
+    good("multi_head_attention_present",
+         [ms("MultiHeadAttention", ["q", "k", "v"], outs, num_heads=n)],
+         {"q": q, "k": k, "v": v}, outs)
 
 
 def refused():

@@ -826,8 +826,11 @@ static int cx_attention(struct cx *c)
 
 /*
  * MultiHeadAttention(query, key, value, bias?, key_padding_mask?,
- * attention_bias?), 3-D query, key and value: opset 23's Attention on the
- * 3-D form, whose scale defaults to 1/sqrt(head_size) once shapes are known.
+ * attention_bias?, past_key?, past_value?), 3-D query, key and value:
+ * opset 23's Attention on the 3-D form, whose scale defaults to
+ * 1/sqrt(head_size) once shapes are known; with a cache on 4-D heads, the
+ * past before the new keys and values (present_key, present_value) and
+ * unidirectional's bound offset by the past's length.
  */
 static int cx_multi_head_attention(struct cx *c)
 {
@@ -835,6 +838,9 @@ static int cx_multi_head_attention(struct cx *c)
 		"num_heads", "i", "unidirectional", "i", "mask_filter_value", "f", "scale", "f",
 		NULL };
 	int64_t n = cx_int(c, "num_heads", 0);
+	int past = c->n_in > 6 ? c->in[6] : -1, plen = -1;
+	bool cache = past >= 0 || (c->n_out > 1 && c->out[1] >= 0) ||
+		     (c->n_out > 2 && c->out[2] >= 0);
 	struct attr a[4];
 	int in[4], na = 0, bias = -1;
 
@@ -844,14 +850,14 @@ static int cx_multi_head_attention(struct cx *c)
 		return cx_error(c, "attribute 'num_heads' is required and must be positive");
 	if (c->n_in < 3 || c->in[1] < 0 || c->in[2] < 0)
 		return cx_error(c, "packed Q/K/V (no 'key' or 'value') is not supported");
-	for (int i = 6; i < c->n_in; i++)
+	for (int i = 8; i < c->n_in; i++)
 		if (c->in[i] >= 0)
-			return cx_error(c, "past_key, past_value and the inputs after them (a "
-					"key/value cache) are not supported");
-	for (int i = 1; i < c->n_out; i++)
-		if (c->out[i] >= 0)
-			return cx_error(c, "outputs present_key, present_value and qk are not "
+			return cx_error(c, "past_sequence_length and cache_indirection are not "
 					"supported");
+	if (c->n_out > 3 && c->out[3] >= 0)
+		return cx_error(c, "output 3 'qk' is not supported");
+	if ((c->n_in > 6 && c->in[6] >= 0) != (c->n_in > 7 && c->in[7] >= 0))
+		return cx_error(c, "past_key and past_value go together");
 	for (int i = 0; i < 3; i++) {
 		int r = cx_rank(c, c->in[i]);
 
@@ -875,20 +881,54 @@ static int cx_multi_head_attention(struct cx *c)
 		in[2] = cx_bin(c, OP_ADD, "Add", in[2],
 			       cx_node(c, OP_SLICE, "Slice", s, 4, -1, NULL, 0), -1);
 	}
+	if (cache) {
+		/* heads [B, n, L, H] after past_key/past_value [B, n, P, H]: present */
+		struct attr ax = attr_i("axis", 2);
+		int cat[2];
+
+		in[0] = cx_heads(c, in[0], n);
+		in[1] = cx_heads(c, in[1], n);
+		in[2] = cx_heads(c, in[2], n);
+		for (int i = 1; i < 3; i++) {
+			int out = c->n_out > i ? c->out[i] : -1;
+
+			if (past >= 0) {
+				cat[0] = c->in[5 + i], cat[1] = in[i];
+				in[i] = cx_node(c, OP_CONCAT, "Concat", cat, 2, out, &ax, 1);
+			} else if (out >= 0) {
+				in[i] = cx_un(c, OP_IDENTITY, "Identity", in[i], out);
+			}
+		}
+		if (past >= 0)
+			plen = cx_shape(c, past, 2, 3);
+	}
 	if (c->n_in > 4 && c->in[4] >= 0 &&
-	    (bias = cx_mask_bias(c, c->in[4], c->in[1], 1,
+	    (bias = cx_mask_bias(c, c->in[4], in[1], cache ? 2 : 1,
 				 cx_float(c, "mask_filter_value", -10000.0),
 				 "key_padding_mask")) < 0)
 		return -1;
+	if (cx_int(c, "unidirectional", 0) && cache)
+		bias = cx_add_bias(c, bias, cx_causal_bias(c, c->in[0], in[1], 2, plen,
+							   cx_float(c, "mask_filter_value",
+								    -10000.0)));
 	bias = cx_add_bias(c, bias, c->n_in > 5 ? c->in[5] : -1);
 	in[3] = bias;
-	a[na++] = attr_i("q_num_heads", n);
-	a[na++] = attr_i("kv_num_heads", n);
-	if (cx_int(c, "unidirectional", 0))
-		a[na++] = attr_i("is_causal", 1);
+	if (!cache) {
+		a[na++] = attr_i("q_num_heads", n);
+		a[na++] = attr_i("kv_num_heads", n);
+		if (cx_int(c, "unidirectional", 0))
+			a[na++] = attr_i("is_causal", 1);
+	}
 	if (cx_attr(c, "scale"))
 		a[na++] = attr_f("scale", cx_float(c, "scale", 1.0));
-	cx_node(c, OP_ATTENTION, "Attention", in, bias >= 0 ? 4 : 3, c->out[0], a, na);
+	if (!cache) {
+		cx_node(c, OP_ATTENTION, "Attention", in, bias >= 0 ? 4 : 3, c->out[0], a, na);
+	} else {
+		int64_t perm[4] = { 0, 2, 1, 3 }, m3[3] = { 0, 0, -1 };
+		int y = cx_node(c, OP_ATTENTION, "Attention", in, bias >= 0 ? 4 : 3, -1, a, na);
+
+		cx_reshape(c, cx_transpose(c, y, perm, 4, -1), m3, 3, c->out[0]);
+	}
 	return 0;
 }
 
