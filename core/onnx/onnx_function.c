@@ -19,8 +19,10 @@
  *
  * Inlining is a stage of its own beside the node importer: the importer's
  * walk over a graph hands every node here (onnx_function_import_node), and
- * what is not a call, the body's nodes included, goes on to onnx_node.c,
- * which knows nothing of functions; nothing calls back into this file.
+ * what is not a call, the body's nodes included, goes on to onnx_contrib.c
+ * (ONNX Runtime's contrib ops, decomposed) or onnx_node.c, which know
+ * nothing of functions; nothing calls back into this file. A function of
+ * the model named like a contrib op wins over the decomposition.
  *
  * The schema collagec is built with (Debian's onnx.proto, ONNX 1.12) lacks
  * FunctionProto.attribute_proto and the overload fields of IR 10; they are
@@ -377,5 +379,7 @@ int onnx_function_import_node(struct importer *im, const Onnx__NodeProto *np, in
 	/* a node without an op_type calls nothing: import_node reports it */
 	if (np->op_type && np->op_type[0] && (fp = onnx_function_find(im->g, np)))
 		return onnx_function_call(im, np, index, fp);
+	if (np->op_type && np->op_type[0] && onnx_contrib_is(im->g, np))
+		return onnx_contrib_import(im, np, index);
 	return import_node(im, np, index);
 }

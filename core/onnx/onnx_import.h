@@ -8,8 +8,10 @@
  * between the files of core/onnx/ make no circle: onnx_glue.c (glue nodes
  * and run-time sequence values); the importer: onnx_read.c, onnx_tensor.c,
  * onnx_captures.c and onnx_normalize.c, then onnx_node.c (one node), then
- * onnx_function.c (a call of a model-local function inlined, its body's
- * nodes handed to onnx_node.c, and any other node too), then onnx_import.c
+ * onnx_contrib.c (an ONNX Runtime contrib op decomposed into graph ops),
+ * then onnx_function.c (a call of a model-local function inlined, its
+ * body's nodes handed to onnx_contrib.c or onnx_node.c, and any other node
+ * too), then onnx_import.c
  * (the model, and sub-graph bodies: each node through onnx_function.c);
  * then the stages pass_infer runs after import: run-time sequences
  * (onnx_seqrt.c), sequence lowering (onnx_sequence.c), and If/Loop/Scan
@@ -65,6 +67,22 @@ int import_tensor(struct importer *im, const Onnx__TensorProto *t, const char *n
 int import_resolve_forward(struct importer *im);
 /* Registers value v under the name key; a later definition wins. */
 void import_bind(struct importer *im, const char *key, int v);
+
+/* ---- ONNX Runtime's contrib ops (onnx_contrib.c) ---- */
+
+/*
+ * Whether node np is one onnx_contrib_import takes: any node of domain
+ * com.microsoft, and the contrib ops ORT registers in the default domain
+ * (SimplifiedLayerNormalization; LayerNormalization below opset 17).
+ */
+bool onnx_contrib_is(const struct graph *g, const Onnx__NodeProto *np);
+/*
+ * Imports contrib node np (index: its place in its graph) as graph ops,
+ * named NAME/what with its span; its outputs take its output names. An
+ * unknown op, or a form or attribute value not covered, is a diagnostic
+ * naming the node. 0, or -1 after diagnostics.
+ */
+int onnx_contrib_import(struct importer *im, const Onnx__NodeProto *np, int index);
 
 /* ---- model-local functions (onnx_function.c) ---- */
 

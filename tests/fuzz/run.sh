@@ -44,7 +44,8 @@ seed() {
 		cp "$d.tmp"/*.onnx "$d" 2>/dev/null
 		rm -rf "$d.tmp"
 		n=0
-		for m in "$DATA"/node/*/model.onnx "$DATA"/pytorch-operator/*/model.onnx; do
+		for m in "$DATA"/node/*/model.onnx "$DATA"/pytorch-operator/*/model.onnx \
+			testdata/contrib/good/*/model.onnx; do
 			n=$((n + 1))
 			cp "$m" "$d/$n.onnx"
 		done ;;
@@ -79,6 +80,9 @@ for i, a in enumerate([np.arange(6, dtype=np.float32).reshape(2, 3), np.zeros((0
 # a dictionary for the model harness: op names, and ONNX field tags
 dict=$F/onnx.dict
 sed -n 's/^OP([A-Z0-9_]*, *"\([A-Za-z0-9]*\)".*/"\1"/p' core/ops/*.def | sort -u >$dict
+# ONNX Runtime's contrib ops (core/onnx/onnx_contrib.c's table) and their domain
+sed -n 's/^	{ "\([A-Za-z]*\)", \(true\|false\),.*/"\1"/p' core/onnx/onnx_contrib.c >>$dict
+echo '"com.microsoft"' >>$dict
 printf '"\\x08"\n"\\x12"\n"\\x1a"\n"\\x22"\n"\\x2a"\n"\\x3a"\n"\\x42"\n"\\x4a"\n' >>$dict
 # and one for the metadata harness: the keys OUT.json has, quoted as in JSON
 mdict=$F/meta.dict
