@@ -338,6 +338,23 @@ static void test_combine_by_kind(void)
 
 static const struct combiner any_to_any[] = { { "A->A", OPK_ANCHOR, OPK_ANCHOR } };
 
+/* The partitions as "target{nodes} ..." in order (arena). */
+static const char *parts_text(struct fx *f, const struct partition *parts, int np)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *r;
+
+	for (int i = 0; i < np; i++) {
+		sb_printf(&sb, "%s%s{", i ? " " : "", parts[i].target->str);
+		for (int k = 0; k < parts[i].n_nodes; k++)
+			sb_printf(&sb, "%s%s", k ? "," : "", f->g->nodes.v[parts[i].nodes[k]].name);
+		sb_putc(&sb, '}');
+	}
+	r = arena_strdup(&f->ctx.arena, sb_str(&sb));
+	sb_release(&sb);
+	return r;
+}
+
 /*
  * Partitions the graph over [c, byoc] with estimator est, estimate first
  * when guess is given, at the given depths (byoc: its patterns, combined
@@ -362,21 +379,11 @@ static const char *search_with(struct fx *f, const char *mode, int c_depth, int 
 	struct collage_options o = { .search = mode, .estimator = est, .guess = guess,
 				     .threads = 1, .rules = rules };
 	struct partition *parts;
-	struct strbuf sb = STRBUF_INIT;
-	const char *r;
 	int np;
 
 	if (collage_partition(f->g, ts, 2, &f->ps, &o, &parts, &np, st) < 0)
 		return "error";
-	for (int i = 0; i < np; i++) {
-		sb_printf(&sb, "%s%s{", i ? " " : "", parts[i].target->str);
-		for (int k = 0; k < parts[i].n_nodes; k++)
-			sb_printf(&sb, "%s%s", k ? "," : "", f->g->nodes.v[parts[i].nodes[k]].name);
-		sb_putc(&sb, '}');
-	}
-	r = arena_strdup(a, sb_str(&sb));
-	sb_release(&sb);
-	return r;
+	return parts_text(f, parts, np);
 }
 
 /* search_with() the mock estimator at the given weights unless est is given. */
@@ -829,21 +836,11 @@ static const char *plan_search(struct fx *f, struct plan_costs *pc, struct cost_
 				     .cache = cache, .threads = 1, .check_plans = true,
 				     .patterns = &f->ps };
 	struct partition *parts;
-	struct strbuf sb = STRBUF_INIT;
-	const char *r;
 	int np;
 
 	if (collage_partition(f->g, ts, 2, &f->ps, &o, &parts, &np, st) < 0)
 		return "error";
-	for (int i = 0; i < np; i++) {
-		sb_printf(&sb, "%s%s{", i ? " " : "", parts[i].target->str);
-		for (int k = 0; k < parts[i].n_nodes; k++)
-			sb_printf(&sb, "%s%s", k ? "," : "", f->g->nodes.v[parts[i].nodes[k]].name);
-		sb_putc(&sb, '}');
-	}
-	r = arena_strdup(&f->ctx.arena, sb_str(&sb));
-	sb_release(&sb);
-	return r;
+	return parts_text(f, parts, np);
 }
 
 static void test_plan_check(void)
