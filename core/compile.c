@@ -540,15 +540,6 @@ static bool input_sym(struct graph *g, int s)
 	return true;
 }
 
-/* Whether dim d involves a data-dependent symbol. */
-static bool dim_is_late(struct graph *g, struct dim d)
-{
-	for (int i = 0; i < d.n; i++)
-		if (graph_sym_late(g, d.sym[i]))
-			return true;
-	return false;
-}
-
 /*
  * Compiling a run-time loop's body: what its outputs are, for the Loop
  * that calls it. A dim is static, one of the symbols its inputs bind
@@ -572,7 +563,7 @@ static int body_outputs(struct graph *g, struct loop_body *lb)
 		for (int k = 0; k < v->shape.rank; k++) {
 			struct dim d = v->shape.d[k];
 
-			lo->c[k] = !d.n ? d.c : dim_is_late(g, d) ? -2 : -1;
+			lo->c[k] = !d.n ? d.c : graph_dim_late(g, d) ? -2 : -1;
 			lo->sym[k] = d.n == 1 && d.c == 1 && input_sym(g, d.sym[0])
 				? g->syms.v[d.sym[0]] : NULL;
 		}

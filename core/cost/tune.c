@@ -111,21 +111,13 @@ static bool dim_uses(struct graph *g, struct dim d, int s)
 	return false;
 }
 
-static bool dim_late_at(struct graph *g, struct dim d)
-{
-	for (int j = 0; j < d.n; j++)
-		if (graph_sym_late(g, d.sym[j]))
-			return true;
-	return false;
-}
-
 /* The first check the sizes break (data symbols aside), or NULL. */
 static const struct sym_check *tune_broken(struct graph *g)
 {
 	for (int i = 0; i < g->checks.n; i++) {
 		const struct sym_check *c = &g->checks.v[i];
 
-		if (!dim_late_at(g, c->a) && !dim_late_at(g, c->b) &&
+		if (!graph_dim_late(g, c->a) && !graph_dim_late(g, c->b) &&
 		    symint_at(g, c->a) > symint_at(g, c->b))
 			return c;
 	}

@@ -314,7 +314,7 @@ struct dim graph_data_param(struct graph *g, int v, const char *what, int k)
 	return dim_sym(sd.sym);
 }
 
-static bool dim_late(struct graph *g, struct dim d)
+bool graph_dim_late(struct graph *g, struct dim d)
 {
 	for (int j = 0; j < d.n; j++)
 		if (graph_sym_late(g, d.sym[j]))
@@ -330,14 +330,14 @@ bool graph_sym_late(struct graph *g, int s)
 	/* derived symbols only refer to earlier ones, so this ends */
 	for (int i = 0; i < g->sym_defs.n; i++)
 		if (g->sym_defs.v[i].sym == s)
-			return dim_late(g, g->sym_defs.v[i].a) || dim_late(g, g->sym_defs.v[i].b);
+			return graph_dim_late(g, g->sym_defs.v[i].a) || graph_dim_late(g, g->sym_defs.v[i].b);
 	return false;
 }
 
 bool graph_shape_late(struct graph *g, const struct shape *s)
 {
 	for (int k = 0; k < s->rank; k++)
-		if (dim_late(g, s->d[k]))
+		if (graph_dim_late(g, s->d[k]))
 			return true;
 	return false;
 }

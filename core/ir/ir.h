@@ -427,6 +427,8 @@ struct dim graph_data_param(struct graph *g, int v, const char *what, int k);
  * symbol computed from one.
  */
 bool graph_sym_late(struct graph *g, int s);
+/* Whether dim d involves a data-dependent symbol. */
+bool graph_dim_late(struct graph *g, struct dim d);
 /* Whether a dim of s mentions a late symbol (its value needs run-time allocation). */
 bool graph_shape_late(struct graph *g, const struct shape *s);
 /* Records that node n assumes a <= b of the symbols' run-time values. */
