@@ -1004,7 +1004,6 @@ struct plan {
 	double cost;
 	bool cached;
 	int same;			/* an earlier plan with this key, or -1 */
-	bool affordable;		/* scratch of plans_affordable() */
 };
 
 struct plans {
@@ -1091,26 +1090,22 @@ static double plan_charge(const struct search *s, const struct plan *p)
 static int plans_affordable(struct search *s, struct plans *pl, bool *timed)
 {
 	double left = s->o->budget * 2e6 - (double)s->spent_us - plan_charge(s, &pl->v[0]);
+	bool *want = arena_memdup(s->df.arena, timed, sizeof(bool) * (size_t)pl->n);
 	int n = 0;
 
+	memset(timed + 1, 0, sizeof(bool) * (size_t)(pl->n - 1));
 	for (;;) {
 		int k = -1;
 
 		for (int i = 1; i < pl->n; i++)
-			if (timed[i] && (k < 0 || pl->v[i].estimate < pl->v[k].estimate))
+			if (want[i] && (k < 0 || pl->v[i].estimate < pl->v[k].estimate))
 				k = i;
-		if (k < 0)
+		if (k < 0 || plan_charge(s, &pl->v[k]) > left)
 			break;
-		timed[k] = false;
-		if (plan_charge(s, &pl->v[k]) > left)
-			break;
+		want[k] = false;
 		left -= plan_charge(s, &pl->v[k]);
-		pl->v[k].affordable = true;
+		timed[k] = true;
 		n++;
-	}
-	for (int i = 1; i < pl->n; i++) {
-		timed[i] = pl->v[i].affordable;
-		pl->v[i].affordable = false;
 	}
 	return n;
 }
@@ -1214,7 +1209,7 @@ static bool plan_of_none(struct search *s, const int *idx, int n, struct chosens
 
 static void add_plan(struct search *s, struct plans *pl, const char *name, struct chosens *ps)
 {
-	struct plan p = { name, *ps, NULL, NAN, NAN, false, -1, false };
+	struct plan p = { name, *ps, NULL, NAN, NAN, false, -1 };
 	struct cost_part *parts = arena_alloc(s->df.arena, sizeof(*parts) * ((size_t)ps->n + 1));
 	struct cost_item it = { &s->df, ps->n, parts, NAN };
 
