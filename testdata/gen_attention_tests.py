@@ -19,8 +19,9 @@ Writes, in the ONNX backend-test layout that `collagec conformance` reads:
   OUTDIR/bad/NAME        models collagec must refuse; expect holds a line
       of the message
   OUTDIR/decode/NAME     decoder steps: past_key/past_value of a symbolic
-      length "past", one query, is_causal; test_data_set_K at different
-      past lengths, all from the one compiled model
+      length "past", one query (or "seq" of them), is_causal;
+      test_data_set_K at different past lengths (0 among them), all from
+      the one compiled model
 
 The expected outputs come from attention() below, written from the
 Attention-23 spec (onnx/defs/nn/defs.cc and its function body), in
@@ -316,20 +317,24 @@ def bad_cases():
 
 
 def decode_cases():
-    """One decoder step: a query against the cache of a symbolic length."""
+    """Decoder steps: queries against the cache of a symbolic length."""
     hq, hkv, d = 4, 2, 8
-    dims = {"q": [1, hq, 1, d], "k": [1, hkv, 1, d], "v": [1, hkv, 1, d],
-            "past_key": [1, hkv, "past", d], "past_value": [1, hkv, "past", d],
-            "mask": [1, "total"]}
-    for name, with_mask in (("decode_causal", False), ("decode_mask", True)):
+    for name, seq, with_mask, steps in (
+            ("decode_causal", 1, False, ((1, 3), (1, 7), (1, 12))),
+            ("decode_mask", 1, True, ((1, 3), (1, 7), (1, 12))),
+            # a prompt into an empty cache, then chunks of it: seq symbolic too
+            ("chunks_causal", "seq", False, ((4, 0), (2, 4), (1, 6)))):
+        dims = {"q": [1, hq, seq, d], "k": [1, hkv, seq, d], "v": [1, hkv, seq, d],
+                "past_key": [1, hkv, "past", d], "past_value": [1, hkv, "past", d],
+                "mask": [1, "total"]}
         sets = []
-        for p in (3, 7, 12):
-            q, k, v = randn(F32, 1, hq, 1, d), randn(F32, 1, hkv, 1, d), randn(F32, 1, hkv, 1, d)
+        for s, p in steps:
+            q, k, v = randn(F32, 1, hq, s, d), randn(F32, 1, hkv, s, d), randn(F32, 1, hkv, s, d)
             past = (randn(F32, 1, hkv, p, d), randn(F32, 1, hkv, p, d))
             mask = None
             ins = {"q": (F32, q), "k": (F32, k), "v": (F32, v)}
             if with_mask:
-                mask = RNG.random((1, p + 1)) > 0.3
+                mask = RNG.random((1, p + s)) > 0.3
                 mask[0, p] = True
                 ins["mask"] = (BOOL, mask)
             ins["past_key"], ins["past_value"] = (F32, past[0]), (F32, past[1])

@@ -12,39 +12,49 @@
 # 3. its float16/bfloat16 models: exactly the float64 result rounded once;
 # 4. its bad models: refused with exit status 1 and the expected message;
 # 5. decoder steps: one .so per model, compiled with the cache length
-#    symbolic, run with --check at past lengths 3, 7 and 12; a mask
-#    longer than past + 1 fails the run with the node's name.
-# The quick tier takes a fixed sample of parts 1 to 3 (t_shard).
+#    symbolic, run with --check at past lengths 3, 7 and 12 (one query),
+#    and 0, 4 and 6 (a prompt of 4 queries, then chunks of 2 and 1: the
+#    query count symbolic too); a mask longer than past + 1 fails the run
+#    with the node's name.
+# The quick tier takes a fixed sample of parts 1 to 3 (t_shard): an eighth
+# of parts 1 and 2, a third of part 3.
 SUITE=attention
 . "$(dirname "$0")/nodetests.sh"
 
 nt_generate testdata/gen_attention_tests.py
 
-# sample DIR...: the test folders the tier runs
+# sample K/N DIR...: the test folders the tier runs, about K in N of
+# them in the quick tier (a shard by name, not by path: $T changes from
+# run to run)
 sample() {
+	_f=$1
+	shift
 	if tier full; then
 		for d in "$@"; do echo "$d"; done
-	else
-		for d in "$@"; do echo "$d"; done | t_shard "$SEED" 1/8
+		return
 	fi
+	_keep=$(for d in "$@"; do basename "$d"; done | t_shard "$SEED" "$_f")
+	for d in "$@"; do
+		echo "$_keep" | grep -qxF "$(basename "$d")" && echo "$d"
+	done
 }
 
-# conf RTOL ATOL DIR...: nt_conformance of the sample, when it is not empty
+# conf K/N RTOL ATOL DIR...: nt_conformance of the sample, when it is not empty
 conf() {
-	_r=$1 _a=$2
-	shift 2
-	set -- $(sample "$@")
+	_k=$1 _r=$2 _a=$3
+	shift 3
+	set -- $(sample "$_k" "$@")
 	[ $# -eq 0 ] || nt_conformance "$_r" "$_a" "$@" | sort
 }
 
 o=testdata/attention/onnx
-conf 1e-5 1e-6 $(ls -d $o/* | grep -v -e _fp16 -e _bf16)
-conf 1e-2 0 $o/*_fp16 $o/*_bf16
-conf 1e-5 1e-6 "$T"/good/*
-conf 0 0 "$T"/half/*
+conf 1/8 1e-5 1e-6 $(ls -d $o/* | grep -v -e _fp16 -e _bf16)
+conf 1/8 1e-2 0 $o/*_fp16 $o/*_bf16
+conf 1/8 1e-5 1e-6 "$T"/good/*
+conf 1/3 0 0 "$T"/half/*
 nt_bad
 
-for m in decode_causal decode_mask; do
+for m in decode_causal decode_mask chunks_causal; do
 	if ! "$COLLAGEC" compile -q --search none --target c "$T/decode/$m/model.onnx" \
 		-o "$T/$m.so" 2>"$T/$m.err"; then
 		fail "$m/compile" "$(head -n 1 "$T/$m.err")"
