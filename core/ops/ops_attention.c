@@ -502,12 +502,15 @@ static struct tir *attn_score(struct lower *L, const struct attn *a, struct tir 
 	ninf = tir_const(b, ct, -INFINITY);
 	if (a->mask) {
 		struct shape sc = { 4, { a->q.b, dim_const(a->q.h), a->q.s, a->total } };
-		struct tir *mi[4] = { qi[0], qi[1], qi[2], jt };
-		struct tir *mv = tir_load(b, L->in[3], lower_bcast_offset(L, &a->mask->shape, &sc, mi));
+		struct tir *mi[4] = { qi[0], qi[1], qi[2], jt }, *mv;
 
+		/* a key past a short mask reads its last column, then masks the key */
+		if (a->mpad)
+			mi[3] = tir_bin(b, BIN_MIN, jt, tir_add(b, tir_dim(b, a->mlen),
+								  tir_int(b, -1)));
+		mv = tir_load(b, L->in[3], lower_bcast_offset(L, &a->mask->shape, &sc, mi));
 		mv = a->mask->dtype == DTYPE_BOOL ? tir_select(b, mv, x, ninf)
 			: tir_add(b, x, tir_cast(b, ct, mv));
-		/* the load stays in the select's branch: no read past the mask */
 		if (a->mpad)
 			mv = tir_select(b, tir_bin(b, BIN_LT, jt, tir_dim(b, a->mlen)), mv, ninf);
 		x = mv;
