@@ -77,7 +77,8 @@ if [ -f "$T/decode_mask.so" ]; then
 import sys, numpy as np
 from onnx import numpy_helper
 def w(n, a):
-    open("%s/%s.pb" % (sys.argv[1], n), "wb").write(numpy_helper.from_array(a, n).SerializeToString())
+    with open("%s/%s.pb" % (sys.argv[1], n), "wb") as f:
+        f.write(numpy_helper.from_array(a, n).SerializeToString())
 w("q", np.ones((1, 4, 1, 8), np.float32))
 w("k", np.ones((1, 2, 1, 8), np.float32))
 w("v", np.ones((1, 2, 1, 8), np.float32))

@@ -484,12 +484,12 @@ static struct tir *attn_score(struct lower *L, const struct attn *a, struct tir 
 {
 	struct tir_builder *b = L->b;
 	enum dtype ct = a->ct;
-	struct tir *acc = tir_let(b, "qk", tir_const(b, ct, 0)), *d, *x, *ninf;
+	struct tir *acc = tir_let(b, "qk", tir_const(b, ct, 0)), *d, *x, *qv, *kv, *ninf;
 
 	d = tir_loop(b, tir_int(b, a->q.d));
-	tir_assign(b, acc, tir_add(b, acc, tir_mul(b,
-		tir_cast(b, ct, tir_load(b, L->in[0], heads_offset(L, &a->q, qi[0], qi[1], qi[2], d))),
-		tir_cast(b, ct, tir_load(b, src->k, heads_offset(L, src->kh, qi[0], kh, j, d))))));
+	qv = tir_load(b, L->in[0], heads_offset(L, &a->q, qi[0], qi[1], qi[2], d));
+	kv = tir_load(b, src->k, heads_offset(L, src->kh, qi[0], kh, j, d));
+	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, tir_cast(b, ct, qv), tir_cast(b, ct, kv))));
 	tir_end(b);
 	x = tir_let(b, "x", tir_mul(b, acc, tir_const(b, ct, a->scale)));
 	if (raw)
@@ -581,11 +581,11 @@ static void attn_rows(struct lower *L, const struct attn *a, struct tir *te)
 			if (d0 == 0)
 				tir_assign(b, sum, tir_add(b, sum, p));
 			for (int c = 0; c < na; c++) {
-				struct tir *vv = tir_load(b, src[k].v, heads_offset(L, src[k].vh, qi[0],
-						kh, j, tir_int(b, d0 + c)));
+				struct tir *off = heads_offset(L, src[k].vh, qi[0], kh, j,
+							       tir_int(b, d0 + c));
+				struct tir *vv = tir_cast(b, ct, tir_load(b, src[k].v, off));
 
-				tir_assign(b, acc[c], tir_add(b, acc[c], tir_mul(b, p,
-									tir_cast(b, ct, vv))));
+				tir_assign(b, acc[c], tir_add(b, acc[c], tir_mul(b, p, vv)));
 			}
 			tir_end(b);
 		}
@@ -601,9 +601,9 @@ static void attn_rows(struct lower *L, const struct attn *a, struct tir *te)
 		j = tir_loop(b, src[k].len);
 		jt = tir_let(b, "jt", tir_add(b, j, src[k].off));
 		s = attn_score(L, a, qi, kh, &src[k], j, jt, NULL, NULL);
+		p = tir_call1(b, INTRIN_EXP, tir_bin(b, BIN_SUB, s, mx));
 		p = tir_select(b, tir_bin(b, BIN_EQ, sum, tir_const(b, ct, 0)), tir_const(b, ct, 0),
-			       tir_bin(b, BIN_DIV, tir_call1(b, INTRIN_EXP, tir_bin(b, BIN_SUB, s, mx)),
-				       sum));
+			       tir_bin(b, BIN_DIV, p, sum));
 		tir_store(b, qk, attn_offset4(b, tir_int(b, a->q.h), tir_dim(b, a->q.s), te, qi[0],
 					      qi[1], qi[2], jt),
 			  tir_cast(b, t, p));
