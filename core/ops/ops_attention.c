@@ -1,7 +1,7 @@
 /*
  * ops_attention.c - the transformer ops of opset 23: RotaryEmbedding and
- * Attention (its output Y; the key/value cache inputs and the extra
- * outputs are refused).
+ * Attention (the key/value cache in and out, qk_matmul_output, masks,
+ * causality, grouped heads, softcap).
  *
  * Both take 4-D [batch, heads, seq, head_size] tensors or 3-D [batch, seq,
  * heads * head_size] ones with the head count in an attribute. The 3-D
@@ -195,183 +195,440 @@ int lower_rope(struct lower *L)
 
 /* ---- Attention ---- */
 
-/* Q, K and V as heads, checked against each other; -1 after a diagnostic. */
-static int attn_inputs(struct graph *g, struct node *n, struct heads *q, struct heads *k,
-		       struct heads *v)
+/*
+ * Y is accumulated per query row in this many locals at most (one per
+ * column of V's head): a wider head takes more passes over the keys, each
+ * recomputing the scores, so that every element of Y is summed in the
+ * compute type and rounded once, without a scratch buffer (the constant
+ * folder has none to give).
+ */
+#define ATTN_ACC 128
+
+/*
+ * What the infer and lower functions of one Attention node both decide:
+ * the inputs as heads, the cache, the mask's geometry and the attributes.
+ */
+struct attn {
+	struct heads q, k, v;		/* Q, K and V */
+	struct heads pk, pv;		/* past_key and past_value (4-D), when past */
+	bool past;
+	struct dim p;			/* past length: 0 without the cache */
+	struct dim total;		/* p + K's sequence: the keys a query scores */
+	const struct value *mask;	/* attn_mask, or NULL */
+	struct dim mlen;		/* the mask's last dim */
+	bool mpad;			/* a mask shorter than total: later keys are masked */
+	bool causal;
+	int mode;			/* qk_matmul_output_mode */
+	double scale, cap;		/* scale, softcap (0: none) */
+	enum dtype t, ct;		/* Y's type; the type scores and softmax run in */
+};
+
+/*
+ * a + b as a dim, the way Concat sums its inputs' axis (a derived symbol
+ * such as (past+1) when one is symbolic); false when it cannot be written.
+ */
+static bool attn_dim_add(struct graph *g, struct dim a, struct dim b, struct dim *out)
+{
+	if (dim_is_const(a) && dim_is_const(b)) {
+		*out = dim_const(a.c + b.c);
+		return true;
+	}
+	if (b.c == 0) {
+		*out = a;
+		return true;
+	}
+	if (a.c == 0) {
+		*out = b;
+		return true;
+	}
+	return graph_sym_add(g, a, b, out);
+}
+
+/* past_key and past_value: both or neither, 4-D, like K and V but for the sequence. */
+static int attn_past(struct graph *g, struct node *n, struct attn *a)
+{
+	bool pk = node_in(g, n, 4) != NULL, pv = node_in(g, n, 5) != NULL;
+
+	a->past = pk && pv;
+	a->p = dim_const(0);
+	if (pk != pv) {
+		diag_error(g->ctx, "%s: past_key and past_value must be given together",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (!a->past)
+		return 0;
+	if (heads_of(g, n, 4, 0, &a->pk) < 0 || heads_of(g, n, 5, 0, &a->pv) < 0)
+		return -1;
+	if (a->pk.flat || a->pv.flat || !dim_eq(a->pk.b, a->q.b) || a->pk.h != a->k.h ||
+	    a->pk.d != a->k.d || a->pv.h != a->k.h || a->pv.d != a->v.d ||
+	    !dim_eq(a->pk.s, a->pv.s)) {
+		diag_error(g->ctx, "%s: past_key and past_value must be [batch, kv_heads, "
+			   "past_seq, head_size] with K's and V's batch, heads and head sizes",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (node_in(g, n, 4)->dtype != node_in(g, n, 1)->dtype ||
+	    node_in(g, n, 5)->dtype != node_in(g, n, 2)->dtype) {
+		diag_error(g->ctx, "%s: past_key and past_value must have K's and V's types",
+			   node_loc(g, n));
+		return -1;
+	}
+	a->p = a->pk.s;
+	return 0;
+}
+
+/*
+ * attn_mask: bool (false masks a key) or numeric (added to the scores),
+ * broadcast to [batch, q_heads, q_seq, total]. Its last dim may be 1, total
+ * or shorter than total: the keys it does not reach are masked, as ONNX's
+ * reference pads it.
+ */
+static int attn_mask(struct graph *g, struct node *n, struct attn *a)
+{
+	struct value *m;
+	struct shape want = { 4, { a->q.b, dim_const(a->q.h), a->q.s, a->total } }, r;
+
+	a->mask = NULL;
+	if (!node_in(g, n, 3))
+		return 0;
+	if (!(m = infer_input(g, n, 3)))
+		return -1;
+	if (m->dtype == DTYPE_STR || m->shape.rank < 1 || m->shape.rank > 4) {
+		diag_error(g->ctx, "%s: attn_mask must be a bool or numeric tensor of rank 1 to 4",
+			   node_loc(g, n));
+		return -1;
+	}
+	a->mask = m;
+	a->mlen = m->shape.d[m->shape.rank - 1];
+	a->mpad = !dim_eq(a->mlen, a->total) && !(dim_is_const(a->mlen) && a->mlen.c == 1);
+	if (a->mpad)
+		want.d[3] = a->mlen;
+	if ((a->mpad && dim_is_const(a->mlen) && dim_is_const(a->total) &&
+	     a->mlen.c > a->total.c) ||
+	    !shape_broadcast(&m->shape, &want, &r) || !shape_eq(&r, &want)) {
+		diag_error(g->ctx, "%s: attn_mask must broadcast to [batch, q_heads, q_seq, "
+			   "past_seq + kv_seq]", node_loc(g, n));
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads and checks everything of Attention node n into a; -1 after a diagnostic. */
+static int attn_plan(struct graph *g, struct node *n, struct attn *a)
 {
 	int64_t hq = node_attr_int(n, "q_num_heads", 0), hkv = node_attr_int(n, "kv_num_heads", 0);
+	enum dtype sp = DTYPE_UNDEF;
 
-	if (heads_of(g, n, 0, hq, q) < 0 || heads_of(g, n, 1, hkv, k) < 0 ||
-	    heads_of(g, n, 2, hkv, v) < 0)
+	memset(a, 0, sizeof(*a));
+	if (infer_arity(g, n, 3, 6, 4) < 0 || heads_of(g, n, 0, hq, &a->q) < 0 ||
+	    heads_of(g, n, 1, hkv, &a->k) < 0 || heads_of(g, n, 2, hkv, &a->v) < 0)
 		return -1;
-	if (q->flat != k->flat || k->flat != v->flat || k->h != v->h || q->d != k->d ||
-	    !dim_eq(q->b, k->b) || !dim_eq(k->b, v->b) || !dim_eq(k->s, v->s) ||
-	    k->h == 0 || q->h % k->h) {
+	if (a->q.flat != a->k.flat || a->k.flat != a->v.flat || a->k.h != a->v.h ||
+	    a->q.d != a->k.d || !dim_eq(a->q.b, a->k.b) || !dim_eq(a->k.b, a->v.b) ||
+	    !dim_eq(a->k.s, a->v.s) || a->k.h == 0 || a->q.h % a->k.h) {
 		diag_error(g->ctx, "%s: Q, K and V do not agree in form, batch, heads, sequence or "
 			   "head size", node_loc(g, n));
 		return -1;
 	}
-	if (node_in(g, n, 1)->dtype != node_in(g, n, 0)->dtype ||
-	    node_in(g, n, 2)->dtype != node_in(g, n, 0)->dtype) {
-		diag_error(g->ctx, "%s: Q, K and V must have one type", node_loc(g, n));
+	a->t = node_in(g, n, 0)->dtype;
+	if (node_in(g, n, 1)->dtype != a->t) {
+		diag_error(g->ctx, "%s: Q and K must have one type", node_loc(g, n));
 		return -1;
 	}
+	if (attn_past(g, n, a) < 0)
+		return -1;
+	if (!attn_dim_add(g, a->p, a->k.s, &a->total)) {
+		diag_error(g->ctx, "%s: the past and new sequence lengths cannot be added",
+			   node_loc(g, n));
+		return -1;
+	}
+	if (attn_mask(g, n, a) < 0)
+		return -1;
+	a->mode = (int)node_attr_int(n, "qk_matmul_output_mode", 0);
+	if (a->mode < 0 || a->mode > 3) {
+		diag_error(g->ctx, "%s: qk_matmul_output_mode %d is not 0, 1, 2 or 3",
+			   node_loc(g, n), a->mode);
+		return -1;
+	}
+	if (node_attr(n, "softmax_precision")) {
+		sp = dtype_from_onnx((int)node_attr_int(n, "softmax_precision", 1));
+		if (!dtype_is_float(sp)) {
+			diag_error(g->ctx, "%s: softmax_precision %lld is not a float type",
+				   node_loc(g, n),
+				   (long long)node_attr_int(n, "softmax_precision", 1));
+			return -1;
+		}
+	}
+	/*
+	 * float32 at least: the 16-bit types are computed in float and rounded
+	 * once, at the outputs (a softmax_precision below float changes nothing)
+	 */
+	a->ct = a->t == DTYPE_F64 || sp == DTYPE_F64 ? DTYPE_F64 : DTYPE_F32;
+	a->scale = node_attr_float(n, "scale", 1 / sqrt((double)a->q.d));
+	a->cap = node_attr_float(n, "softcap", 0);
+	a->causal = node_attr_int(n, "is_causal", 0) != 0;
 	return 0;
 }
 
-/* The scores' shape [B, Hq, Sq, Skv], which the mask broadcasts to. */
-static struct shape attn_scores(const struct heads *q, const struct heads *k)
-{
-	struct shape s = { 4, { q->b, dim_const(q->h), q->s, k->s } };
-
-	return s;
-}
-
 /*
- * Y: [B, Hq, Sq, Dv], or [B, Sq, Hq * Dv] for 3-D inputs. The cache inputs
- * (past_key, past_value) and the outputs after Y are not supported.
+ * Y: [B, Hq, Sq, Dv], or [B, Sq, Hq * Dv] for 3-D inputs; present_key and
+ * present_value: [B, Hkv, P + Skv, D or Dv], the cache with K and V
+ * appended; qk_matmul_output: the scores [B, Hq, Sq, P + Skv] at the step
+ * qk_matmul_output_mode names.
  */
 int infer_attention(struct graph *g, struct node *n)
 {
-	struct heads q, k, v;
-	struct value *m;
-	struct shape y, sc, r;
-	enum dtype t;
+	struct attn a;
+	struct shape y, pk, pv, qk;
 
-	if (infer_arity(g, n, 3, 6, -1) < 0 || attn_inputs(g, n, &q, &k, &v) < 0)
+	if (attn_plan(g, n, &a) < 0)
 		return -1;
-	if (node_in(g, n, 4) || node_in(g, n, 5)) {
-		diag_error(g->ctx, "%s: past_key and past_value are not supported", node_loc(g, n));
-		return -1;
-	}
-	for (int i = 1; i < n->n_out; i++)
-		if (node_out(g, n, i)) {
-			diag_error(g->ctx, "%s: outputs present_key, present_value and "
-				   "qk_matmul_output are not supported", node_loc(g, n));
-			return -1;
-		}
-	t = node_in(g, n, 0)->dtype;
-	if (node_attr(n, "softmax_precision") &&
-	    !dtype_is_float(dtype_from_onnx((int)node_attr_int(n, "softmax_precision", 1)))) {
-		diag_error(g->ctx, "%s: softmax_precision %lld is not supported", node_loc(g, n),
-			   (long long)node_attr_int(n, "softmax_precision", 1));
-		return -1;
-	}
-	sc = attn_scores(&q, &k);
-	if ((m = node_in(g, n, 3))) {
-		if (!(m = infer_input(g, n, 3)))
-			return -1;
-		if ((m->dtype != DTYPE_BOOL && m->dtype != t) ||
-		    !shape_broadcast(&m->shape, &sc, &r) || !shape_eq(&r, &sc)) {
-			diag_error(g->ctx, "%s: attn_mask must be bool or Q's type and broadcast to "
-				   "[batch, q_heads, q_seq, kv_seq]", node_loc(g, n));
-			return -1;
-		}
-	}
-	y = q.view;
-	y.d[3] = dim_const(v.d);
-	if (q.flat) {
+	if (a.mpad && !(dim_is_const(a.mlen) && dim_is_const(a.total)))
+		graph_add_check(g, n, a.mlen, a.total);
+	y = a.q.view;
+	y.d[3] = dim_const(a.v.d);
+	if (a.q.flat) {
 		y.rank = 3;
-		y.d[2] = dim_const(q.h * v.d);
+		y.d[2] = dim_const(a.q.h * a.v.d);
 	}
-	infer_set(g, n, 0, t, &y);
+	infer_set(g, n, 0, a.t, &y);
+	pk = (struct shape){ 4, { a.q.b, dim_const(a.k.h), a.total, dim_const(a.k.d) } };
+	pv = (struct shape){ 4, { a.q.b, dim_const(a.k.h), a.total, dim_const(a.v.d) } };
+	qk = (struct shape){ 4, { a.q.b, dim_const(a.q.h), a.q.s, a.total } };
+	if (n->n_out > 1)
+		infer_set(g, n, 1, a.t, &pk);
+	if (n->n_out > 2)
+		infer_set(g, n, 2, node_in(g, n, 2)->dtype, &pv);
+	if (n->n_out > 3)
+		infer_set(g, n, 3, a.t, &qk);
 	return 0;
 }
 
 /*
- * The score of query i and key j: (q . k) * scale, softcapped, plus the
- * mask's bias (-inf where a bool mask is false or causality forbids j).
+ * The keys and values of one stretch of the total sequence: the cache
+ * (keys [0, P)) or the new K and V (keys [P, P + Skv)).
  */
-static struct tir *attn_score(struct lower *L, const struct heads *q, const struct heads *k,
-			      struct tir **qi, struct tir *j, enum dtype ct)
+struct attn_src {
+	struct tir_buf *k, *v;
+	const struct heads *kh, *vh;
+	struct tir *len;	/* keys in the stretch */
+	struct tir *off;	/* the first one's index in the total sequence */
+};
+
+/* The stretches of a, in order: the cache, if any, then K and V. Returns their count. */
+static int attn_srcs(struct lower *L, const struct attn *a, struct attn_src *s)
 {
-	struct tir_builder *b = L->b;
-	const struct value *m = lower_in(L, 3);
-	double scale = node_attr_float(L->n, "scale", 1 / sqrt((double)q->d));
-	double cap = node_attr_float(L->n, "softcap", 0);
-	struct tir *kh = tir_bin(b, BIN_DIV, qi[1], tir_int(b, q->h / k->h));
-	struct tir *acc = tir_let(b, "qk", tir_const(b, ct, 0)), *d, *s, *ninf;
+	int n = 0;
 
-	d = tir_loop(b, tir_int(b, q->d));
-	tir_assign(b, acc, tir_add(b, acc, tir_mul(b,
-		tir_cast(b, ct, tir_load(b, L->in[0], heads_offset(L, q, qi[0], qi[1], qi[2], d))),
-		tir_cast(b, ct, tir_load(b, L->in[1], heads_offset(L, k, qi[0], kh, j, d))))));
-	tir_end(b);
-	s = tir_mul(b, acc, tir_const(b, ct, scale));
-	if (cap > 0)
-		s = tir_mul(b, tir_const(b, ct, cap), tir_call1(b, INTRIN_TANH,
-			    tir_bin(b, BIN_DIV, s, tir_const(b, ct, cap))));
-	ninf = tir_const(b, ct, -INFINITY);
-	if (m) {
-		struct shape sc = attn_scores(q, k);
-		struct tir *mi[4] = { qi[0], qi[1], qi[2], j };
-		struct tir *mv = tir_load(b, L->in[3], lower_bcast_offset(L, &m->shape, &sc, mi));
-
-		s = m->dtype == DTYPE_BOOL ? tir_select(b, mv, s, ninf)
-			: tir_add(b, s, tir_cast(b, ct, mv));
-	}
-	if (node_attr_int(L->n, "is_causal", 0))
-		s = tir_select(b, tir_bin(b, BIN_GT, j, qi[2]), ninf, s);
-	return tir_let(b, "s", s);
+	if (a->past)
+		s[n++] = (struct attn_src){ L->in[4], L->in[5], &a->pk, &a->pv,
+					    tir_dim(L->b, a->p), tir_int(L->b, 0) };
+	s[n++] = (struct attn_src){ L->in[1], L->in[2], &a->k, &a->v, tir_dim(L->b, a->k.s),
+				    tir_dim(L->b, a->p) };
+	return n;
 }
 
 /*
- * Per query row (parallel): the row's largest score, then the softmax
- * weights times V summed into Y, then Y divided by the weights' sum. A row
- * that every key is masked from is zero.
+ * Offset of (i0, i1, i2, i3) in a row-major [d0, d1, d2, d3], the dims as
+ * expressions (the total sequence P + Skv is no dim of the graph's).
+ */
+static struct tir *attn_offset4(struct tir_builder *b, struct tir *d1, struct tir *d2,
+				struct tir *d3, struct tir *i0, struct tir *i1, struct tir *i2,
+				struct tir *i3)
+{
+	struct tir *off = tir_add(b, tir_mul(b, i0, d1), i1);
+
+	off = tir_add(b, tir_mul(b, off, d2), i2);
+	return tir_add(b, tir_mul(b, off, d3), i3);
+}
+
+/*
+ * Output o (present_key or present_value, [B, Hkv, P + Skv, d]): each
+ * stretch copied to its place, the total length te.
+ */
+static void attn_present(struct lower *L, const struct attn *a, int o, struct tir *te)
+{
+	struct tir_builder *b = L->b;
+	struct attn_src src[2];
+	int ns = attn_srcs(L, a, src);
+
+	for (int s = 0; s < ns; s++) {
+		const struct heads *h = o == 1 ? src[s].kh : src[s].vh;
+		struct tir *bi, *hi, *j, *d, *x;
+
+		bi = tir_loop(b, tir_dim(b, a->q.b));
+		tir_mark_parallel(b);
+		hi = tir_loop(b, tir_int(b, a->k.h));
+		tir_mark_parallel(b);
+		j = tir_loop(b, src[s].len);
+		tir_mark_parallel(b);
+		d = tir_loop(b, tir_int(b, h->d));
+		x = tir_load(b, o == 1 ? src[s].k : src[s].v, heads_offset(L, h, bi, hi, j, d));
+		tir_store(b, L->out[o], attn_offset4(b, tir_int(b, a->k.h), te, tir_int(b, h->d),
+						     bi, hi, tir_add(b, j, src[s].off), d), x);
+		lower_end_loops(L, 4);
+	}
+}
+
+/*
+ * The score of query qi = (b, h, i) and key j of stretch src (jt in the
+ * total sequence), kv head kh: q . k times scale, softcapped, then the
+ * mask's bias added and -inf where a bool mask or causality forbids the
+ * key. *raw (when not NULL) gets the scaled product before the softcap,
+ * *capped the softcapped one.
+ */
+static struct tir *attn_score(struct lower *L, const struct attn *a, struct tir **qi,
+			      struct tir *kh, const struct attn_src *src, struct tir *j,
+			      struct tir *jt, struct tir **raw, struct tir **capped)
+{
+	struct tir_builder *b = L->b;
+	enum dtype ct = a->ct;
+	struct tir *acc = tir_let(b, "qk", tir_const(b, ct, 0)), *d, *x, *qv, *kv, *ninf;
+
+	d = tir_loop(b, tir_int(b, a->q.d));
+	qv = tir_load(b, L->in[0], heads_offset(L, &a->q, qi[0], qi[1], qi[2], d));
+	kv = tir_load(b, src->k, heads_offset(L, src->kh, qi[0], kh, j, d));
+	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, tir_cast(b, ct, qv), tir_cast(b, ct, kv))));
+	tir_end(b);
+	x = tir_let(b, "x", tir_mul(b, acc, tir_const(b, ct, a->scale)));
+	if (raw)
+		*raw = x;
+	if (a->cap > 0)
+		x = tir_let(b, "xc", tir_mul(b, tir_const(b, ct, a->cap), tir_call1(b, INTRIN_TANH,
+				tir_bin(b, BIN_DIV, x, tir_const(b, ct, a->cap)))));
+	if (capped)
+		*capped = x;
+	ninf = tir_const(b, ct, -INFINITY);
+	if (a->mask) {
+		struct shape sc = { 4, { a->q.b, dim_const(a->q.h), a->q.s, a->total } };
+		struct tir *mi[4] = { qi[0], qi[1], qi[2], jt }, *mv;
+
+		/* a key past a short mask reads its last column, then masks the key */
+		if (a->mpad)
+			mi[3] = tir_bin(b, BIN_MIN, jt, tir_add(b, tir_dim(b, a->mlen),
+								  tir_int(b, -1)));
+		mv = tir_load(b, L->in[3], lower_bcast_offset(L, &a->mask->shape, &sc, mi));
+		mv = a->mask->dtype == DTYPE_BOOL ? tir_select(b, mv, x, ninf)
+			: tir_add(b, x, tir_cast(b, ct, mv));
+		if (a->mpad)
+			mv = tir_select(b, tir_bin(b, BIN_LT, jt, tir_dim(b, a->mlen)), mv, ninf);
+		x = mv;
+	}
+	/* query i sits at position P + i of the total sequence */
+	if (a->causal)
+		x = tir_select(b, tir_bin(b, BIN_GT, jt, tir_add(b, qi[2], tir_dim(b, a->p))),
+			       ninf, x);
+	return tir_let(b, "s", x);
+}
+
+/*
+ * Per query row (parallel): the row's largest score (storing the scores
+ * as qk_matmul_output modes 0 to 2 ask), then per group of at most
+ * ATTN_ACC columns of Y the softmax weights times V summed in locals (the
+ * first group sums the weights too), each column divided by the sum and
+ * rounded once; mode 3 stores the weights last. A row that every key is
+ * masked from is zero, in Y and in mode 3's weights.
+ */
+static void attn_rows(struct lower *L, const struct attn *a, struct tir *te)
+{
+	struct tir_builder *b = L->b;
+	enum dtype t = a->t, ct = a->ct;
+	struct heads y;
+	struct attn_src src[2];
+	int ns = attn_srcs(L, a, src);
+	struct tir *qi[3], *kh, *mx, *sum, *j, *jt, *s, *raw, *capped, *p, *acc[ATTN_ACC];
+	struct tir_buf *qk = L->n->n_out > 3 ? L->out[3] : NULL;
+
+	/* Y: Q's batch, heads and rows, V's head size, in Q's form */
+	y = a->v;
+	y.view.d[0] = a->q.b;
+	y.view.d[y.flat ? 2 : 1] = dim_const(a->q.h);
+	y.view.d[y.flat ? 1 : 2] = a->q.s;
+	qi[0] = tir_loop(b, tir_dim(b, a->q.b));
+	tir_mark_parallel(b);
+	qi[1] = tir_loop(b, tir_int(b, a->q.h));
+	tir_mark_parallel(b);
+	qi[2] = tir_loop(b, tir_dim(b, a->q.s));
+	tir_mark_parallel(b);
+	kh = tir_let(b, "kh", tir_bin(b, BIN_DIV, qi[1], tir_int(b, a->q.h / a->k.h)));
+	mx = tir_let(b, "mx", tir_const(b, ct, -INFINITY));
+	for (int k = 0; k < ns; k++) {
+		j = tir_loop(b, src[k].len);
+		jt = tir_let(b, "jt", tir_add(b, j, src[k].off));
+		s = attn_score(L, a, qi, kh, &src[k], j, jt, &raw, &capped);
+		if (qk && a->mode < 3)
+			tir_store(b, qk, attn_offset4(b, tir_int(b, a->q.h), tir_dim(b, a->q.s), te,
+						      qi[0], qi[1], qi[2], jt),
+				  tir_cast(b, t, a->mode == 0 ? raw : a->mode == 1 ? capped : s));
+		tir_assign(b, mx, tir_bin(b, BIN_MAX, mx, s));
+		tir_end(b);
+	}
+	sum = tir_let(b, "sum", tir_const(b, ct, 0));
+	for (int64_t d0 = 0; d0 < a->v.d; d0 += ATTN_ACC) {
+		int na = a->v.d - d0 < ATTN_ACC ? (int)(a->v.d - d0) : ATTN_ACC;
+
+		for (int c = 0; c < na; c++)
+			acc[c] = tir_let(b, "acc", tir_const(b, ct, 0));
+		for (int k = 0; k < ns; k++) {
+			j = tir_loop(b, src[k].len);
+			jt = tir_let(b, "jt", tir_add(b, j, src[k].off));
+			s = attn_score(L, a, qi, kh, &src[k], j, jt, NULL, NULL);
+			p = tir_select(b, tir_bin(b, BIN_EQ, mx, tir_const(b, ct, -INFINITY)),
+				       tir_const(b, ct, 0),
+				       tir_call1(b, INTRIN_EXP, tir_bin(b, BIN_SUB, s, mx)));
+			p = tir_let(b, "p", p);
+			if (d0 == 0)
+				tir_assign(b, sum, tir_add(b, sum, p));
+			for (int c = 0; c < na; c++) {
+				struct tir *off = heads_offset(L, src[k].vh, qi[0], kh, j,
+							       tir_int(b, d0 + c));
+				struct tir *vv = tir_cast(b, ct, tir_load(b, src[k].v, off));
+
+				tir_assign(b, acc[c], tir_add(b, acc[c], tir_mul(b, p, vv)));
+			}
+			tir_end(b);
+		}
+		for (int c = 0; c < na; c++)
+			tir_store(b, L->out[0], heads_offset(L, &y, qi[0], qi[1], qi[2],
+							     tir_int(b, d0 + c)),
+				  tir_cast(b, t, tir_select(b, tir_bin(b, BIN_EQ, sum,
+								       tir_const(b, ct, 0)),
+							    tir_const(b, ct, 0),
+							    tir_bin(b, BIN_DIV, acc[c], sum))));
+	}
+	for (int k = 0; qk && a->mode == 3 && k < ns; k++) {
+		j = tir_loop(b, src[k].len);
+		jt = tir_let(b, "jt", tir_add(b, j, src[k].off));
+		s = attn_score(L, a, qi, kh, &src[k], j, jt, NULL, NULL);
+		p = tir_call1(b, INTRIN_EXP, tir_bin(b, BIN_SUB, s, mx));
+		p = tir_select(b, tir_bin(b, BIN_EQ, sum, tir_const(b, ct, 0)), tir_const(b, ct, 0),
+			       tir_bin(b, BIN_DIV, p, sum));
+		tir_store(b, qk, attn_offset4(b, tir_int(b, a->q.h), tir_dim(b, a->q.s), te, qi[0],
+					      qi[1], qi[2], jt),
+			  tir_cast(b, t, p));
+		tir_end(b);
+	}
+	lower_end_loops(L, 3);
+}
+
+/*
+ * The present outputs first (a copy of the cache and of K and V), then
+ * the rows. The scores read the cache and K (V) in two loops, one per
+ * stretch, so that no load chooses between buffers.
  */
 int lower_attention(struct lower *L)
 {
-	struct tir_builder *b = L->b;
-	struct heads q, k, v, y;
-	enum dtype t = lower_out(L, 0)->dtype, ct = t;
-	struct tir *qi[3], *j, *mx, *sum, *p, *d, *kh, *off, *ninf;
+	struct attn a;
+	struct tir *te;
 
-	if (attn_inputs(L->g, (struct node *)L->n, &q, &k, &v) < 0)
+	if (attn_plan(L->g, (struct node *)L->n, &a) < 0)
 		return -1;
-	if (node_attr(L->n, "softmax_precision"))
-		ct = dtype_from_onnx((int)node_attr_int(L->n, "softmax_precision", 1));
-	/* Y: Q's batch, heads and rows, V's head size, in Q's form */
-	y = v;
-	y.view.d[0] = q.b;
-	y.view.d[y.flat ? 2 : 1] = dim_const(q.h);
-	y.view.d[y.flat ? 1 : 2] = q.s;
-	ninf = tir_const(b, ct, -INFINITY);
-	qi[0] = tir_loop(b, tir_dim(b, q.b));
-	tir_mark_parallel(b);
-	qi[1] = tir_loop(b, tir_int(b, q.h));
-	tir_mark_parallel(b);
-	qi[2] = tir_loop(b, tir_dim(b, q.s));
-	tir_mark_parallel(b);
-	kh = tir_let(b, "kh", tir_bin(b, BIN_DIV, qi[1], tir_int(b, q.h / k.h)));
-	mx = tir_let(b, "mx", ninf);
-	j = tir_loop(b, tir_dim(b, k.s));
-	tir_assign(b, mx, tir_bin(b, BIN_MAX, mx, attn_score(L, &q, &k, qi, j, ct)));
-	tir_end(b);
-	d = tir_loop(b, tir_int(b, v.d));
-	tir_store(b, L->out[0], heads_offset(L, &y, qi[0], qi[1], qi[2], d), tir_const(b, t, 0));
-	tir_end(b);
-	sum = tir_let(b, "sum", tir_const(b, ct, 0));
-	j = tir_loop(b, tir_dim(b, k.s));
-	p = attn_score(L, &q, &k, qi, j, ct);
-	p = tir_select(b, tir_bin(b, BIN_EQ, mx, ninf), tir_const(b, ct, 0),
-		       tir_call1(b, INTRIN_EXP, tir_bin(b, BIN_SUB, p, mx)));
-	p = tir_let(b, "p", p);
-	tir_assign(b, sum, tir_add(b, sum, p));
-	d = tir_loop(b, tir_int(b, v.d));
-	off = tir_let(b, "off", heads_offset(L, &y, qi[0], qi[1], qi[2], d));
-	tir_store(b, L->out[0], off, tir_add(b, tir_load(b, L->out[0], off), tir_cast(b, t,
-		  tir_mul(b, p, tir_cast(b, ct, tir_load(b, L->in[2], heads_offset(L, &v, qi[0],
-								kh, j, d)))))));
-	tir_end(b);
-	tir_end(b);
-	d = tir_loop(b, tir_int(b, v.d));
-	off = tir_let(b, "off", heads_offset(L, &y, qi[0], qi[1], qi[2], d));
-	tir_store(b, L->out[0], off, tir_select(b, tir_bin(b, BIN_EQ, sum, tir_const(b, ct, 0)),
-						tir_const(b, t, 0),
-						tir_bin(b, BIN_DIV, tir_load(b, L->out[0], off),
-							tir_cast(b, t, sum))));
-	tir_end(b);
-	lower_end_loops(L, 3);
+	te = tir_add(L->b, tir_dim(L->b, a.p), tir_dim(L->b, a.k.s));
+	if (L->n->n_out > 1)
+		attn_present(L, &a, 1, te);
+	if (L->n->n_out > 2)
+		attn_present(L, &a, 2, te);
+	attn_rows(L, &a, te);
 	return 0;
 }
