@@ -18,8 +18,8 @@ HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h backends/*/*.
 OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/onnx.pb-c.o $(BUILD)/gen/embed.o \
 	  $(BUILD)/gen/codegen_id.o
 RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_half.h runtime/rt_string.h runtime/rt_random.h \
-	  runtime/rt_model.h runtime/rt_wino.h \
-	  runtime/rt_model.c runtime/rt_shape.c backends/opencl/rt_opencl.h backends/dnnl/rt_dnnl.h \
+	  runtime/rt_model.h runtime/rt_wino.h runtime/rt_par.h \
+	  runtime/rt_model.c runtime/rt_shape.c runtime/rt_par.c backends/opencl/rt_opencl.h backends/dnnl/rt_dnnl.h \
 	  backends/blas/rt_blas.h \
 	  backends/c/rt_cgemm.h backends/c/rt_cconv.h backends/c/rt_cwino.h \
 	  backends/c/rt_crows.h backends/c/rt_cpool.h backends/c/rt_cquant.h
@@ -36,7 +36,7 @@ LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 # the subcommands without main(), for the harnesses of what cli/ reads (fuzz_meta)
 CLIOBJS := $(filter-out $(BUILD)/cli/main.o,$(filter $(BUILD)/cli/%,$(OBJS)))
 
-.PHONY: all deps test test-full test-all test-build test-oom oom-build test-asan test-valgrind demo bench bench-gemm bench-collage bench-compile bench-search install clean regen fuzz
+.PHONY: all deps test test-full test-all test-build test-oom oom-build test-asan test-valgrind demo bench bench-busy bench-gemm bench-collage bench-compile bench-search install clean regen fuzz
 
 all: $(BUILD)/collagec
 
@@ -150,15 +150,23 @@ bench: $(BUILD)/collagec $(BUILD)/tests/gemm_bench
 	@BUILD=$(BUILD) sh tests/bench.sh
 
 # OpenBLAS's sgemm next to rt_cgemm.h, compiled as generated code is
-$(BUILD)/tests/gemm_bench: tests/gemm_bench.c backends/c/rt_cgemm.h | $(BUILD)/deps.stamp
+$(BUILD)/tests/gemm_bench: tests/gemm_bench.c backends/c/rt_cgemm.h runtime/rt_par.c runtime/rt_par.h | $(BUILD)/deps.stamp
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -march=native -fopenmp $(WARN) -o $@ tests/gemm_bench.c -lopenblas -lm
+	$(CC) -std=gnu11 -O2 -march=native $(WARN) -o $@ tests/gemm_bench.c -lopenblas -lm
 
 bench-gemm: $(BUILD)/collagec $(BUILD)/tests/gemm_bench
 	@BUILD=$(BUILD) sh tests/bench_gemm.sh
 
 bench-compile: $(BUILD)/collagec
 	@BUILD=$(BUILD) sh tests/bench_compile.sh
+
+# issue 32's: the default compile at 2 threads beside one busy process, unpinned
+# then pinned to CPU 0, next to ONNX Runtime beside the same process
+bench-busy: $(BUILD)/collagec
+	@for b in unpinned pinned; do BUILD=$(BUILD) BUSY=$$b THREADS=2 TARGET=default \
+		SEARCH=default REPEAT=$${REPEAT:-7} \
+		MODELS="$${MODELS:-mnist_cnn mlp bert_tiny mobilenetv2 resnet18 bert_base resnet50}" \
+		sh tests/bench.sh || exit 1; done
 
 bench-collage: $(BUILD)/collagec
 	@BUILD=$(BUILD) python3 tests/bench_collage.py

@@ -113,8 +113,16 @@ void libcall_print_kernel(const struct kernel *k, const struct tir_dialect *d,
 			  const struct libcall_style *st, struct strbuf *sb)
 {
 	const struct tir_func *f = k->func;
+	struct strbuf fn = STRBUF_INIT, *out = sb;
 
-	kernel_comment(k, sb);
+	kernel_comment(k, out);
+	/* the function goes to fn, after the regions outlined from it (tir_print.h) */
+	sb = &fn;
+	if (d->outline) {
+		d->outline->name = f->name;
+		d->outline->n = 0;
+		d->outline->restrict_bufs = st->restrict_bufs;
+	}
 	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
 		  f->name);
 	if (st->state)
@@ -142,4 +150,10 @@ void libcall_print_kernel(const struct kernel *k, const struct tir_dialect *d,
 		sb_puts(sb, "threads);\n");
 	}
 	sb_puts(sb, "}\n");
+	if (d->outline) {
+		sb_puts(out, sb_str(&d->outline->pre));
+		sb_release(&d->outline->pre);
+	}
+	sb_puts(out, sb_str(&fn));
+	sb_release(&fn);
 }

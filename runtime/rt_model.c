@@ -28,6 +28,7 @@ struct collagec_model {
 	int *plan_first, *plan_last, *plan_order;
 	void **args;				/* per argument of a step */
 	int threads;
+	int counted;				/* in rt_handles */
 	int profiling;				/* collagec_set_profiling */
 	int has_run;				/* a run completed: ran[] holds its variants */
 	int profiled;				/* that run was timed: time_ns[] holds its times */
@@ -256,6 +257,11 @@ static collagec_status weights_take(void)
 }
 
 /* Gives them back as a handle closes: unmapped with the last. */
+/* Open handles: the last one to close stops the thread pool (rt_par.c). */
+static _Atomic int rt_handles;
+
+static void rt_par_stop(void);
+
 static void weights_give(void)
 {
 	if (!rt_desc.weights_file)
@@ -541,14 +547,19 @@ collagec_status rt_api_open(collagec_model **out)
 			m->offsets[i] = rt_desc.values[i].offset;
 		m->have_plan = 1;
 	}
+	atomic_fetch_add(&rt_handles, 1);
+	m->counted = 1;
 	*out = m;
 	return COLLAGEC_OK;
 }
 
 void rt_api_close(collagec_model *m)
 {
+	int counted;
+
 	if (!m)
 		return;
+	counted = m->counted;
 	for (int i = 0; i < rt_desc.n_outputs; i++)
 		free(m->out_data[i]);
 	for (int i = 0; i < rt_desc.n_values; i++)
@@ -566,6 +577,8 @@ void rt_api_close(collagec_model *m)
 		if (rt_desc.finis[i])
 			rt_desc.finis[i]();
 	weights_give();
+	if (counted && atomic_fetch_sub(&rt_handles, 1) == 1)
+		rt_par_stop();
 }
 
 int rt_api_num_inputs(const collagec_model *m)
@@ -909,6 +922,7 @@ struct rt_shape;
 static collagec_status loop_shape(collagec_model *m, const struct rt_shape *sh);
 
 #include "rt_shape.c"
+#include "rt_par.c"
 
 /* ---- run-time loops (rt_loops[], core/onnx/onnx_loop_call.c) ---- */
 

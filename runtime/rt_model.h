@@ -40,6 +40,7 @@
 
 #include "collagec.h"
 #include "rt_half.h"
+#include "rt_par.h"
 #include "rt_string.h"
 #include "rt_random.h"
 #include "rt_plan.h"
@@ -223,6 +224,7 @@ struct rt_loop {
 void rt_loop_kernel(int64_t loop, int threads) __attribute__((visibility("hidden")));
 
 typedef void (*rt_kernel)(void *const *bufs, const int64_t *syms, int threads);
+
 /* Backend state: init runs in collagec_open (0 = ok, else a message in err), fini in close. */
 typedef int (*rt_init_fn)(char *err, size_t errlen);
 typedef void (*rt_fini_fn)(void);

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "rt_half.h"
+#include "rt_par.h"
 
 /* ---- Philox4x32-10 ---- */
 
@@ -186,13 +187,28 @@ static inline void rt_rand_put(void *y, int dtype, int64_t i, double v)
 
 /* ---- the ops; the trailing threads is the c target's extern argument ---- */
 
-/* elements are independent: big tensors split over the threads (under OpenMP) */
-#ifdef _OPENMP
-#define RT_RAND_PARALLEL \
-	_Pragma("omp parallel for num_threads(threads) if (threads > 1 && n >= 65536)")
-#else
-#define RT_RAND_PARALLEL
-#endif
+/*
+ * Elements are independent: big tensors split over the model's threads
+ * (rt_par_for), each element i computed from (key, i) wherever it runs.
+ */
+struct rt_rand_job {
+	void *y, *mask;
+	const void *x;			/* Bernoulli's p, Dropout's x */
+	int dtype, xdtype;
+	int dbl, train, has_mask;
+	double a, b;			/* low and high, mean and scale, or ratio and scale */
+	uint64_t key;
+};
+
+/* job over [0, n): on threads threads when n is big enough to pay */
+static inline void rt_rand_run(void (*fn)(void *, int64_t, int64_t), struct rt_rand_job *j,
+			       int64_t n, int threads)
+{
+	if (threads > 1 && n >= 65536)
+		rt_par_for(threads, n, 4096, fn, j);
+	else if (n > 0)
+		fn(j, 0, n);
+}
 
 /* Uniform i of the stream of key in [0, 1): 53 bits when dbl, else 24. */
 static inline double rt_rand_unit(uint64_t key, int64_t i, int dbl)
@@ -203,57 +219,73 @@ static inline double rt_rand_unit(uint64_t key, int64_t i, int dbl)
 	return dbl ? rt_rand_d53(w[0], w[1]) : rt_rand_f24(w[0]);
 }
 
+static void rt_rand_uniform_some(void *v, int64_t i0, int64_t i1)
+{
+	const struct rt_rand_job *j = v;
+
+	for (int64_t i = i0; i < i1; i++)
+		rt_rand_put(j->y, j->dtype, i, j->a + (j->b - j->a) * rt_rand_unit(j->key, i, j->dbl));
+}
+
 /* RandomUniform(Like): y[i] = low + (high - low) u_i. */
 static inline void rt_rand_uniform(void *y, int64_t dtype, int64_t n, double low, double high,
 				   int64_t has_seed, int64_t seed_key, int threads)
 {
-	int dbl = rt_rand_dbl((int)dtype);
-	uint64_t key = rt_rand_key(has_seed, seed_key);
+	struct rt_rand_job j = { .y = y, .dtype = (int)dtype, .dbl = rt_rand_dbl((int)dtype),
+				 .a = low, .b = high, .key = rt_rand_key(has_seed, seed_key) };
 
-	(void)threads;
-	RT_RAND_PARALLEL
-	for (int64_t i = 0; i < n; i++)
-		rt_rand_put(y, (int)dtype, i, low + (high - low) * rt_rand_unit(key, i, dbl));
+	rt_rand_run(rt_rand_uniform_some, &j, n, threads);
+}
+
+static void rt_rand_normal_some(void *v, int64_t i0, int64_t i1)
+{
+	const struct rt_rand_job *j = v;
+
+	for (int64_t i = i0; i < i1; i++) {
+		uint32_t w[4];
+		double z;
+
+		rt_rand_block(j->key, (uint64_t)i, w);
+		if (j->dbl) {
+			z = sqrt(-2.0 * log(1.0 - rt_rand_d53(w[0], w[1]))) *
+			    cos(6.283185307179586 * rt_rand_d53(w[2], w[3]));
+		} else {
+			float u = 1.0f - rt_rand_f24(w[0]), t = rt_rand_f24(w[1]);
+
+			z = sqrtf(-2.0f * logf(u)) * cosf(6.2831853f * t);
+		}
+		rt_rand_put(j->y, j->dtype, i, j->a + j->b * z);
+	}
 }
 
 /* RandomNormal(Like): y[i] = mean + scale sqrt(-2 ln(1 - u)) cos(2 pi v). */
 static inline void rt_rand_normal(void *y, int64_t dtype, int64_t n, double mean, double scale,
 				  int64_t has_seed, int64_t seed_key, int threads)
 {
-	int dbl = rt_rand_dbl((int)dtype);
-	uint64_t key = rt_rand_key(has_seed, seed_key);
+	struct rt_rand_job j = { .y = y, .dtype = (int)dtype, .dbl = rt_rand_dbl((int)dtype),
+				 .a = mean, .b = scale, .key = rt_rand_key(has_seed, seed_key) };
 
-	(void)threads;
-	RT_RAND_PARALLEL
-	for (int64_t i = 0; i < n; i++) {
-		uint32_t w[4];
-		double z;
+	rt_rand_run(rt_rand_normal_some, &j, n, threads);
+}
 
-		rt_rand_block(key, (uint64_t)i, w);
-		if (dbl) {
-			z = sqrt(-2.0 * log(1.0 - rt_rand_d53(w[0], w[1]))) *
-			    cos(6.283185307179586 * rt_rand_d53(w[2], w[3]));
-		} else {
-			float u = 1.0f - rt_rand_f24(w[0]), v = rt_rand_f24(w[1]);
+static void rt_rand_bernoulli_some(void *v, int64_t i0, int64_t i1)
+{
+	const struct rt_rand_job *j = v;
 
-			z = sqrtf(-2.0f * logf(u)) * cosf(6.2831853f * v);
-		}
-		rt_rand_put(y, (int)dtype, i, mean + scale * z);
-	}
+	for (int64_t i = i0; i < i1; i++)
+		rt_rand_put(j->y, j->dtype, i,
+			    rt_rand_unit(j->key, i, j->dbl) < rt_rand_get(j->x, j->xdtype, i) ? 1 : 0);
 }
 
 /* Bernoulli: y[i] = u_i < p[i] (1 or 0 in y's type). */
 static inline void rt_rand_bernoulli(const void *p, int64_t pdtype, void *y, int64_t ydtype,
 				     int64_t n, int64_t has_seed, int64_t seed_key, int threads)
 {
-	int dbl = rt_rand_dbl((int)pdtype);
-	uint64_t key = rt_rand_key(has_seed, seed_key);
+	struct rt_rand_job j = { .y = y, .x = p, .dtype = (int)ydtype, .xdtype = (int)pdtype,
+				 .dbl = rt_rand_dbl((int)pdtype),
+				 .key = rt_rand_key(has_seed, seed_key) };
 
-	(void)threads;
-	RT_RAND_PARALLEL
-	for (int64_t i = 0; i < n; i++)
-		rt_rand_put(y, (int)ydtype, i,
-			    rt_rand_unit(key, i, dbl) < rt_rand_get(p, (int)pdtype, i) ? 1 : 0);
+	rt_rand_run(rt_rand_bernoulli_some, &j, n, threads);
 }
 
 /*
@@ -306,6 +338,28 @@ static inline void rt_rand_multinomial(const void *x, int64_t xdtype, void *y, i
 	}
 }
 
+static void rt_rand_dropout_some(void *v, int64_t i0, int64_t i1)
+{
+	const struct rt_rand_job *j = v;
+	double r = j->a, scale = j->b;
+
+	for (int64_t i = i0; i < i1; i++) {
+		uint32_t w[4];
+		double u, x = rt_rand_get(j->x, j->dtype, i);
+		int keep = 1;
+
+		if (j->train) {
+			rt_rand_block(j->key, (uint64_t)i, w);
+			u = j->dbl ? rt_rand_d53(w[0], w[1]) : rt_rand_f24(w[0]);
+			keep = r < 1 && u >= r;
+			x = keep ? (j->dtype == 11 ? x * scale : (float)x * (float)scale) : 0;
+		}
+		rt_rand_put(j->y, j->dtype, i, x);
+		if (j->has_mask)
+			((uint8_t *)j->mask)[i] = (uint8_t)keep;
+	}
+}
+
 /*
  * Dropout in training mode: mask[i] = u_i >= ratio, y[i] = x[i] * mask[i] *
  * (1 / (1 - ratio)) with the scale rounded to x's type first, as ONNX's
@@ -319,29 +373,14 @@ static inline void rt_rand_dropout(const void *x, int64_t dtype, void *y, void *
 				   int threads)
 {
 	double r = rdtype ? rt_rand_get(ratio, (int)rdtype, 0) : 0.5;
-	double scale = r < 1 ? 1.0 / (1.0 - r) : 0;
-	int train = training[0] != 0, dbl = rt_rand_dbl((int)dtype);
-	uint64_t key = rt_rand_key(has_seed, seed_key);
+	struct rt_rand_job j = { .y = y, .mask = mask, .x = x, .dtype = (int)dtype,
+				 .dbl = rt_rand_dbl((int)dtype), .train = training[0] != 0,
+				 .has_mask = (int)has_mask, .a = r, .b = r < 1 ? 1.0 / (1.0 - r) : 0,
+				 .key = rt_rand_key(has_seed, seed_key) };
 
-	if (!dbl)
-		scale = (float)scale;	/* numpy: float32 x times a float32 scale */
-	(void)threads;
-	RT_RAND_PARALLEL
-	for (int64_t i = 0; i < n; i++) {
-		uint32_t w[4];
-		double u, v = rt_rand_get(x, (int)dtype, i);
-		int keep = 1;
-
-		if (train) {
-			rt_rand_block(key, (uint64_t)i, w);
-			u = dbl ? rt_rand_d53(w[0], w[1]) : rt_rand_f24(w[0]);
-			keep = r < 1 && u >= r;
-			v = keep ? (dtype == 11 ? v * scale : (float)v * (float)scale) : 0;
-		}
-		rt_rand_put(y, (int)dtype, i, v);
-		if (has_mask)
-			((uint8_t *)mask)[i] = (uint8_t)keep;
-	}
+	if (!j.dbl)
+		j.b = (float)j.b;	/* numpy: float32 x times a float32 scale */
+	rt_rand_run(rt_rand_dropout_some, &j, n, threads);
 }
 
 #endif /* RT_RANDOM_KEYS_ONLY */

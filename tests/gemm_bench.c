@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../runtime/rt_par.c"
 #include "../backends/c/rt_cgemm.h"
 
 void openblas_set_num_threads(int);

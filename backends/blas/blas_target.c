@@ -623,7 +623,6 @@ static int blas_tir_to_runtime(struct graph *g, const struct target *t, struct p
 		libcall_print_kernel(&p->kernels.v[i], &d, &style, &m->source);
 	if (*inc)
 		vec_push(&m->ldlibs, inc);
-	vec_push(&m->ldlibs, "-fopenmp");
 	vec_push(&m->ldlibs, "-lopenblas");
 	return 0;
 }

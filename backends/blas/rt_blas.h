@@ -4,7 +4,7 @@
  * cblas_sgemv. Embedded into collagec and pasted into the generated code
  * after rt_model.h as the blas runtime module's prelude, once per model
  * however many partitions ask (the include guard keeps it single even where
- * it were repeated); the module links -fopenmp -lopenblas.
+ * it were repeated); the module links -lopenblas.
  *
  * The helpers, all row-major:
  *   collagec_blas_matmul  one sgemm per element of the broadcast batch; the
@@ -25,8 +25,9 @@
  * All three multiply through collagec_blas_sgemm: sgemm, or sgemv for a
  * one-row or one-column result (OpenBLAS's sgemm packs and does not thread
  * those). Each takes the
- * kernel's thread count last and splits its work over an OpenMP team of
- * that many; OpenBLAS itself is kept at one thread.
+ * kernel's thread count last and splits its work over that many threads of
+ * the model's pool (rt_par_for, runtime/rt_par.c); OpenBLAS itself is kept
+ * at one thread.
  *
  *	// y [m, n] = a [m, k] x b [k, n] + bias [n], then Relu
  *	collagec_blas_gemm(a, b, bias, y, m, n, k, 0, 0, 1.0f, 1.0f, 0, 1, NULL, 1,
@@ -55,9 +56,9 @@ int openblas_get_num_threads(void);
 #define COLLAGEC_BLAS_MIN_BLK 256
 
 /*
- * OpenBLAS runs single-threaded; the helpers split the work over the OpenMP
- * team the c target's kernels use, so that two thread pools never spin
- * against each other.
+ * OpenBLAS runs single-threaded; the helpers split the work over the thread
+ * pool the c target's kernels use, so that two pools never spin against
+ * each other.
  */
 static void collagec_blas_single(void)
 {
@@ -196,6 +197,27 @@ static void collagec_blas_block(int cols, int64_t s, int64_t e, int ta, int tb, 
 			  lo, hi);
 }
 
+/* collagec_blas_sgemm's blocks, for rt_par_for. */
+struct collagec_blas_job {
+	int cols, ta, tb, act;
+	int64_t m, n, k, lda, ldb, ldy, crs, ccs, ldr, blk, ext;
+	float alpha, beta, lo, hi;
+	const float *a, *b, *c, *res;
+	float *y;
+};
+
+static void collagec_blas_blocks(void *v, int64_t q0, int64_t q1)
+{
+	const struct collagec_blas_job *j = v;
+
+	for (int64_t q = q0; q < q1; q++)
+		collagec_blas_block(j->cols, q * j->blk,
+				    q * j->blk + j->blk > j->ext ? j->ext : q * j->blk + j->blk,
+				    j->ta, j->tb, j->m, j->n, j->k, j->alpha, j->a, j->lda, j->b,
+				    j->ldb, j->beta, j->y, j->ldy, j->c, j->crs, j->ccs, j->res, j->ldr,
+				    j->act, j->lo, j->hi);
+}
+
 /*
  * The same on nt threads, in blocks of columns (or rows, when there are
  * more), each finished by the epilogue while it is in cache: blocks of
@@ -243,11 +265,12 @@ static void collagec_blas_sgemm(int nt, int ta, int tb, int64_t m, int64_t n, in
 					    c, crs, ccs, res, ldr, act, lo, hi);
 		return;
 	}
-#pragma omp parallel for num_threads(nt) schedule(static)
-	for (int64_t q = 0; q < nb; q++)
-		collagec_blas_block(cols, q * blk, q * blk + blk > ext ? ext : q * blk + blk, ta,
-				    tb, m, n, k, alpha, a, lda, b, ldb, beta, y, ldy, c, crs, ccs,
-				    res, ldr, act, lo, hi);
+	{
+		struct collagec_blas_job j = { cols, ta, tb, act, m, n, k, lda, ldb, ldy, crs, ccs,
+					       ldr, blk, ext, alpha, beta, lo, hi, a, b, c, res, y };
+
+		rt_par_for(nt, nb, 1, collagec_blas_blocks, &j);
+	}
 }
 
 /* Product i of the batch: its offsets in a and b from the six (extent, strides) groups. */
@@ -264,6 +287,26 @@ static void collagec_blas_matmul1(const float *a, const float *b, float *y, int6
 	}
 	collagec_blas_sgemm(nt, 0, 0, m, n, k, 1.0f, a + oa, k, b + ob, n, 0.0f, y + i * m * n, n,
 			    NULL, 0, 0, res ? res + i * m * n : NULL, n, act, lo, hi);
+}
+
+/* collagec_blas_matmul's products, for rt_par_for: each on one thread. */
+struct collagec_blas_mm_job {
+	const float *a, *b;
+	float *y;
+	const float *res;
+	int64_t m, n, k;
+	const int64_t *d, *sa, *sb;
+	int act;
+	float lo, hi;
+};
+
+static void collagec_blas_products(void *v, int64_t i0, int64_t i1)
+{
+	const struct collagec_blas_mm_job *j = v;
+
+	for (int64_t i = i0; i < i1; i++)
+		collagec_blas_matmul1(j->a, j->b, j->y, j->m, j->n, j->k, j->d, j->sa, j->sb, i,
+				      j->res, j->act, j->lo, j->hi, 1);
 }
 
 static void collagec_blas_matmul(const float *a, const float *b, float *y, int64_t m,
@@ -283,9 +326,9 @@ static void collagec_blas_matmul(const float *a, const float *b, float *y, int64
 	collagec_blas_single();
 	/* at least one product per thread: products in parallel, else each split */
 	if (nt > 1 && batch >= nt && batch * m * n * k >= COLLAGEC_BLAS_PAR_MIN) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-		for (int64_t i = 0; i < batch; i++)
-			collagec_blas_matmul1(a, b, y, m, n, k, d, sa, sb, i, res, act, lo, hi, 1);
+		struct collagec_blas_mm_job j = { a, b, y, res, m, n, k, d, sa, sb, act, lo, hi };
+
+		rt_par_for(nt, batch, 1, collagec_blas_products, &j);
 		return;
 	}
 	for (int64_t i = 0; i < batch; i++)
@@ -346,6 +389,21 @@ static void collagec_blas_im2col(const float *x, float *col, int64_t r0, int64_t
 	}
 }
 
+/* collagec_blas_im2col's rows, for rt_par_for. */
+struct collagec_blas_col_job {
+	const float *x;
+	float *col;
+	int64_t h, wd, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
+};
+
+static void collagec_blas_col_rows(void *v, int64_t r0, int64_t r1)
+{
+	const struct collagec_blas_col_job *j = v;
+
+	collagec_blas_im2col(j->x, j->col, r0, r1, j->h, j->wd, j->kh, j->kw, j->sh, j->sw, j->ph,
+			     j->pw, j->dh, j->dw, j->oh, j->ow);
+}
+
 /*
  * Image jg / group, group jg % group on nt threads; col: kc * oh * ow
  * scratch or NULL. The bias initialises each block of y that the GEMM
@@ -364,10 +422,10 @@ static void collagec_blas_conv1(const float *x, const float *w, const float *bia
 
 	if (col) {
 		if (nt > 1 && kc >= nt && kc * p >= COLLAGEC_BLAS_PAR_MIN) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-			for (int t = 0; t < nt; t++)
-				collagec_blas_im2col(xg, col, kc * t / nt, kc * (t + 1) / nt, h, wd,
-						     kh, kw, sh, sw, ph, pw, dh, dw, oh, ow);
+			struct collagec_blas_col_job j = { xg, col, h, wd, kh, kw, sh, sw, ph, pw,
+							   dh, dw, oh, ow };
+
+			rt_par_for(nt, kc, 1, collagec_blas_col_rows, &j);
 		} else {
 			collagec_blas_im2col(xg, col, 0, kc, h, wd, kh, kw, sh, sw, ph, pw, dh, dw,
 					     oh, ow);
@@ -376,6 +434,35 @@ static void collagec_blas_conv1(const float *x, const float *w, const float *bia
 	collagec_blas_sgemm(nt, 0, 0, mg, p, kc, 1.0f, w + g * mg * kc, kc, col ? col : xg, p,
 			    bias ? 1.0f : 0.0f, yg, p, bias ? bias + g * mg : NULL, 1, 0,
 			    res ? res + (i * m + g * mg) * p : NULL, p, act, lo, hi);
+}
+
+/*
+ * collagec_blas_conv2d's (image, group) jobs, for rt_par_for, each on one
+ * thread: every job of the batch (image -1, no col), or the groups of one
+ * image, each on its part of col.
+ */
+struct collagec_blas_conv_job {
+	const float *x, *w, *bias;
+	float *y, *col;
+	const float *res;
+	int64_t c, cg, m, mg, kc, h, wd, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, group, image;
+	int act;
+	float lo, hi;
+};
+
+static void collagec_blas_convs(void *v, int64_t i0, int64_t i1)
+{
+	const struct collagec_blas_conv_job *j = v;
+
+	for (int64_t i = i0; i < i1; i++) {
+		int64_t jg = j->image < 0 ? i : j->image * j->group + i;
+		float *col = j->image < 0 ? NULL : j->col + i * j->kc * j->oh * j->ow;
+
+		collagec_blas_conv1(j->x, j->w, j->bias, j->y, col, jg, j->c, j->cg, j->m, j->mg,
+				    j->kc, j->h, j->wd, j->kh, j->kw, j->sh, j->sw, j->ph, j->pw,
+				    j->dh, j->dw, j->oh, j->ow, j->res, j->act, j->lo, j->hi, 1,
+				    j->group);
+	}
 }
 
 /*
@@ -392,6 +479,9 @@ static void collagec_blas_conv2d(const float *x, const float *w, const float *bi
 {
 	int64_t cg = c / group, mg = m / group, kc = cg * kh * kw, p = oh * ow, jobs = n * group;
 	int nt = threads > 1 ? threads : 1;
+	struct collagec_blas_conv_job j = { x, w, bias, y, col, res, c, cg, m, mg, kc, h, wd, kh,
+					    kw, sh, sw, ph, pw, dh, dw, oh, ow, group, -1, act, lo,
+					    hi };
 
 	collagec_blas_single();
 	if (jobs <= 0 || p <= 0 || mg <= 0)
@@ -402,20 +492,12 @@ static void collagec_blas_conv2d(const float *x, const float *w, const float *bi
 	 * image at a time, each on its part of col
 	 */
 	if (nt > 1 && !col && jobs >= nt && jobs * mg * p * kc >= COLLAGEC_BLAS_PAR_MIN) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-		for (int64_t jg = 0; jg < jobs; jg++)
-			collagec_blas_conv1(x, w, bias, y, NULL, jg, c, cg, m, mg, kc, h, wd, kh, kw,
-					    sh, sw, ph, pw, dh, dw, oh, ow, res, act, lo, hi, 1, group);
+		rt_par_for(nt, jobs, 1, collagec_blas_convs, &j);
 		return;
 	}
 	if (nt > 1 && col && group >= nt && group * mg * p * kc >= COLLAGEC_BLAS_PAR_MIN) {
-		for (int64_t i = 0; i < n; i++) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-			for (int64_t g = 0; g < group; g++)
-				collagec_blas_conv1(x, w, bias, y, col + g * kc * p, i * group + g, c,
-						    cg, m, mg, kc, h, wd, kh, kw, sh, sw, ph, pw, dh,
-						    dw, oh, ow, res, act, lo, hi, 1, group);
-		}
+		for (j.image = 0; j.image < n; j.image++)
+			rt_par_for(nt, group, 1, collagec_blas_convs, &j);
 		return;
 	}
 	/* else one (image, group) after the other, each on nt threads */

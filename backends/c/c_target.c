@@ -74,16 +74,28 @@ static const char *c_prelude(struct graph *g, const char *source)
 	return r;
 }
 
-/* Prints f as a C function with the executor's kernel ABI. */
+/* Prints f as a C function with the executor's kernel ABI, after its outlined regions. */
 static void print_func(const struct tir_func *f, const struct tir_dialect *d, struct strbuf *sb)
 {
-	sb_printf(sb, "RT_KERNEL void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
+	struct strbuf fn = STRBUF_INIT;
+
+	if (d->outline) {
+		d->outline->name = f->name;
+		d->outline->n = 0;
+	}
+	sb_printf(&fn, "RT_KERNEL void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
 		  f->name);
 	for (int i = 0; i < f->n_bufs; i++)
-		sb_printf(sb, "\t%s *restrict b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
-	sb_puts(sb, "\t(void)syms;\n\t(void)threads;\n");
-	tir_print_stmt(f->body, d, sb, 1);
-	sb_puts(sb, "}\n");
+		sb_printf(&fn, "\t%s *restrict b%d = bufs[%d];\n", tir_ctype(f->bufs[i]->dtype), i, i);
+	sb_puts(&fn, "\t(void)syms;\n\t(void)threads;\n");
+	tir_print_stmt(f->body, d, &fn, 1);
+	sb_puts(&fn, "}\n");
+	if (d->outline) {
+		sb_puts(sb, sb_str(&d->outline->pre));
+		sb_release(&d->outline->pre);
+	}
+	sb_puts(sb, sb_str(&fn));
+	sb_release(&fn);
 }
 
 /*
@@ -104,21 +116,27 @@ void c_print_kernel(const struct kernel *k, const struct tir_dialect *d, struct 
 
 void c_parallel_dialect(struct arena *a, int64_t nt, struct tir_dialect *d)
 {
+	struct tir_outline *o = arena_alloc(a, sizeof(*o));
+
 	/*
+	 * Parallel nests become functions the model's thread pool runs
+	 * (rt_par_for, runtime/rt_par.c: it spins briefly, then sleeps,
+	 * where OpenMP's idle threads spin for milliseconds).
 	 * Small nests run serially: a parallel region costs microseconds, and
 	 * far more when another process holds a core and the team waits on it.
-	 * The serial version is a plain loop: an OpenMP region whose if clause
-	 * fails still runs outlined code, optimised less.
+	 * The serial version is the plain nest, inline, fully optimised.
 	 * c_plan_parallel already made nests of static work serial; the
 	 * condition decides for the others at run time.
 	 */
+	*o = (struct tir_outline){ .restrict_bufs = true };
+	d->parallel_fmt = NULL;
+	d->outline = o;
 	if (nt > 0) {
-		d->parallel_fmt = arena_printf(a, "#pragma omp parallel for collapse(%%d) "
-					       "num_threads(%lld)", (long long)nt);
+		o->threads = arena_printf(a, "%lld", (long long)nt);
 		d->parallel_if_fmt = arena_printf(a, "%%s >= %d", PARALLEL_MIN_WORK);
 		d->extern_tail = arena_printf(a, ", %lld", (long long)nt);
 	} else {
-		d->parallel_fmt = "#pragma omp parallel for collapse(%d) num_threads(threads)";
+		o->threads = "threads";
 		d->parallel_if_fmt = arena_printf(a, "threads > 1 && %%s >= %d", PARALLEL_MIN_WORK);
 		d->extern_tail = ", threads";
 	}
@@ -184,12 +202,10 @@ static void print_kernel_once(struct graph *g, struct kernel *k, const struct ti
 static int c_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
 			    struct runtime_module *m)
 {
-	/* C with OpenMP: parallel loop nests use -threads=N, or the run-time count */
+	/* parallel loop nests run on the model's pool: -threads=N, or the run-time count */
 	struct tir_dialect d = tir_dialect_c;
 
 	c_parallel_dialect(g->arena, target_opt(t, "threads"), &d);
-	if (!m->ldlibs.n)
-		vec_push(&m->ldlibs, "-fopenmp");
 	for (int i = 0; i < p->kernels.n; i++)
 		print_kernel_once(g, &p->kernels.v[i], &d, &m->source);
 	m->standalone = true;

@@ -39,9 +39,6 @@
 
 #include <stdint.h>
 #include <string.h>
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 /* Rows of a panel: one run of output pixels in one output row. */
 struct rt_cc_run {
@@ -138,6 +135,55 @@ static inline void rt_cc_pack(const float *x, int64_t cg, int64_t H, int64_t W, 
  * strides sh, sw, dilations dh, dw, padding ph, pw at the top and the
  * left. scratch holds `slots` panels of C/group * kh * kw rows (slots >= 1).
  */
+/* rt_cconv2d's arguments, for rt_par_for. */
+struct rt_cc_job {
+	const float *x, *w, *bias, *res;
+	float *y, *scratch;
+	int64_t C, H, W, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, M, group;
+	int act;
+	float lo, hi;
+	int64_t np, nt;		/* panels; shares of them (rt_cc_share) */
+	int64_t gi;		/* the group rt_cc_pack_some packs */
+};
+
+/* Packs panels [p0, p1) of group j->gi, each into its own slot. */
+static void rt_cc_pack_some(void *v, int64_t p0, int64_t p1)
+{
+	const struct rt_cc_job *j = v;
+	int64_t cg = j->C / j->group, Kg = cg * j->kh * j->kw;
+
+	for (int64_t jp = p0; jp < p1; jp++)
+		rt_cc_pack(j->x + j->gi * cg * j->H * j->W, cg, j->H, j->W, j->kh, j->kw, j->sh,
+			   j->sw, j->dh, j->dw, j->ph, j->pw, j->OH, j->OW, jp,
+			   j->scratch + jp * Kg * RT_CG_NR);
+}
+
+/* Shares [t0, t1) of j->nt: share t packs and multiplies its panels of every group in slot t. */
+static void rt_cc_share(void *v, int64_t t0, int64_t t1)
+{
+	const struct rt_cc_job *j = v;
+	int64_t P = j->OH * j->OW, cg = j->C / j->group, Mg = j->M / j->group;
+	int64_t Kg = cg * j->kh * j->kw, np = j->np, nt = j->nt;
+
+	for (int64_t t = t0; t < t1; t++) {
+		float *slot = j->scratch + t * Kg * RT_CG_NR;
+
+		for (int64_t gi = 0; gi < j->group; gi++)
+			for (int64_t jp = t * np / nt; jp < (t + 1) * np / nt; jp++) {
+				int64_t j0 = jp * RT_CG_NR;
+
+				rt_cc_pack(j->x + gi * cg * j->H * j->W, cg, j->H, j->W, j->kh,
+					   j->kw, j->sh, j->sw, j->dh, j->dw, j->ph, j->pw, j->OH,
+					   j->OW, jp, slot);
+				rt_cgemm(Mg, P - j0 < RT_CG_NR ? P - j0 : RT_CG_NR, Kg, 1.0f,
+					 j->w + gi * Mg * Kg, Kg, 1, slot, Kg * RT_CG_NR,
+					 j->y + gi * Mg * P + j0, P,
+					 j->bias ? j->bias + gi * Mg : NULL, 1, 0, 1.0f, j->act, j->lo,
+					 j->hi, j->res ? j->res + gi * Mg * P + j0 : NULL, P, 1);
+			}
+	}
+}
+
 static inline void rt_cconv2d(const float *x, int64_t C, int64_t H, int64_t W, int64_t kh,
 			      int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
 			      int64_t ph, int64_t pw, int64_t OH, int64_t OW, const float *w,
@@ -148,8 +194,9 @@ static inline void rt_cconv2d(const float *x, int64_t C, int64_t H, int64_t W, i
 	int64_t P = OH * OW, np = (P + RT_CG_NR - 1) / RT_CG_NR;
 	int64_t cg = C / group, Mg = M / group, Kg = cg * kh * kw;
 	int team = threads < slots ? threads : (int)slots;
+	struct rt_cc_job j = { x, w, bias, res, y, scratch, C, H, W, kh, kw, sh, sw, dh, dw,
+			       ph, pw, OH, OW, M, group, act, lo, hi, np, 1, 0 };
 
-	(void)team;
 	if (np <= slots) {
 		/*
 		 * Room for every panel (a small image: ResNet-18's 7x7 has 4):
@@ -159,10 +206,11 @@ static inline void rt_cconv2d(const float *x, int64_t C, int64_t H, int64_t W, i
 		 * as copying it into tiles would cost what that saves
 		 */
 		for (int64_t gi = 0; gi < group; gi++) {
-#pragma omp parallel for num_threads(team) if (team > 1 && np > 1 && P * Kg >= 65536)
-			for (int64_t jp = 0; jp < np; jp++)
-				rt_cc_pack(x + gi * cg * H * W, cg, H, W, kh, kw, sh, sw, dh, dw, ph,
-					   pw, OH, OW, jp, scratch + jp * Kg * RT_CG_NR);
+			j.gi = gi;
+			if (team > 1 && np > 1 && P * Kg >= 65536)
+				rt_par_for(team, np, 1, rt_cc_pack_some, &j);
+			else
+				rt_cc_pack_some(&j, 0, np);
 			rt_cgemm_ex(Mg, P, Kg, 1.0f, w + gi * Mg * Kg, Kg, 1, scratch,
 				    Kg * RT_CG_NR, y + gi * Mg * P, P, bias ? bias + gi * Mg : NULL,
 				    1, 0, 1.0f, act, lo, hi, res ? res + gi * Mg * P : NULL, P,
@@ -170,28 +218,18 @@ static inline void rt_cconv2d(const float *x, int64_t C, int64_t H, int64_t W, i
 		}
 		return;
 	}
-	/* below about a quarter of a million multiply-adds a team costs more than it gains */
-#pragma omp parallel num_threads(team) if (team > 1 && Mg * P * Kg >= 262144)
-	{
-		int t = 0, nt = 1;
-#if defined(_OPENMP)
-		t = omp_get_thread_num();
-		nt = omp_get_num_threads();
-#endif
-		float *slot = scratch + t * Kg * RT_CG_NR;
+	/*
+	 * below about a quarter of a million multiply-adds a team costs more
+	 * than it gains; else as many shares as there are slots, up to
+	 * RT_PAR_SPLIT per thread (each share packs into a slot of its own)
+	 */
+	if (team > 1 && Mg * P * Kg >= 262144) {
+		int64_t most = slots < 4 * (int64_t)team ? slots : 4 * (int64_t)team;
 
-		for (int64_t gi = 0; gi < group; gi++)
-			for (int64_t jp = t * np / nt; jp < (t + 1) * np / nt; jp++) {
-				int64_t j0 = jp * RT_CG_NR;
-
-				rt_cc_pack(x + gi * cg * H * W, cg, H, W, kh, kw, sh, sw, dh,
-					   dw, ph, pw, OH, OW, jp, slot);
-				rt_cgemm(Mg, P - j0 < RT_CG_NR ? P - j0 : RT_CG_NR, Kg, 1.0f,
-					 w + gi * Mg * Kg, Kg, 1, slot, Kg * RT_CG_NR,
-					 y + gi * Mg * P + j0, P, bias ? bias + gi * Mg : NULL,
-					 1, 0, 1.0f, act, lo, hi,
-					 res ? res + gi * Mg * P + j0 : NULL, P, 1);
-			}
+		j.nt = np < most ? np : most;
+		rt_par_for(team, j.nt, 1, rt_cc_share, &j);
+	} else {
+		rt_cc_share(&j, 0, 1);
 	}
 }
 

@@ -429,14 +429,53 @@ static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A,
  * few reads A in place, each block of rows then coming from L2 for every
  * panel after the first, rather than copying all of A once more.
  */
+/* rt_cgemm_ex's work, split into nt shares for rt_par_for. */
+struct rt_cg_job {
+	int64_t M, N, K, ars, acs, bps, ldc, np, pack_min;
+	const float *A, *Bp;
+	float *C;
+	struct rt_cg_epilogue e;
+	int nt, rows;
+};
+
+static void rt_cg_share(void *v, int64_t t0, int64_t t1)
+{
+	const struct rt_cg_job *j = v;
+	float ap[RT_CG_MC * RT_CG_KC] __attribute__((aligned(64)));
+	int64_t nt = j->nt;
+
+	for (int64_t t = t0; t < t1; t++) {
+		if (j->rows) {
+			int64_t tiles = (j->M + RT_CG_MR - 1) / RT_CG_MR;
+			int64_t r0 = tiles * t / nt * RT_CG_MR, r1 = tiles * (t + 1) / nt * RT_CG_MR;
+			struct rt_cg_epilogue et = j->e;
+
+			r1 = r1 < j->M ? r1 : j->M;
+			if (j->e.bias)
+				et.bias = j->e.bias + r0 * j->e.brs;
+			if (j->e.res)
+				et.res = j->e.res + r0 * j->e.rrs;
+			if (r0 < r1)
+				rt_cg_panels(r1 - r0, j->N, j->K, j->A + r0 * j->ars, j->ars, j->acs,
+					     j->Bp, j->bps, j->C + r0 * j->ldc, j->ldc, 0, j->np, &et,
+					     ap, j->pack_min);
+		} else {
+			rt_cg_panels(j->M, j->N, j->K, j->A, j->ars, j->acs, j->Bp, j->bps, j->C,
+				     j->ldc, j->np * t / nt, j->np * (t + 1) / nt, &j->e, ap,
+				     j->pack_min);
+		}
+	}
+}
+
 static inline void rt_cgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
 			       int64_t ars, int64_t acs, const float *Bp, int64_t bps, float *C,
 			       int64_t ldc, const float *bias, int64_t brs, int64_t bcs,
 			       float beta, int act, float lo, float hi, const float *res,
 			       int64_t rrs, int threads, int64_t pack_min)
 {
-	struct rt_cg_epilogue e = { alpha, beta, bias, brs, bcs, act, lo, hi, res, rrs };
-	int64_t np = (N + RT_CG_NR - 1) / RT_CG_NR;
+	struct rt_cg_job j = { M, N, K, ars, acs, bps, ldc, (N + RT_CG_NR - 1) / RT_CG_NR,
+			       pack_min, A, Bp, C,
+			       { alpha, beta, bias, brs, bcs, act, lo, hi, res, rrs }, 1, 0 };
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
 	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;
 	/*
@@ -445,33 +484,24 @@ static inline void rt_cgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, con
 	 * 16 + 16 + 16 + 1), threads take runs of whole tiles of rows over
 	 * every panel instead
 	 */
-	int64_t most = (np + nt - 1) / nt * RT_CG_NR;
-	int rows = nt > 1 && M >= 4 * (int64_t)nt * RT_CG_MR && 4 * most * nt > 5 * N;
+	int64_t most = (j.np + nt - 1) / nt * RT_CG_NR;
 
-	if (!rows && nt > np)
-		nt = (int)np;
-#pragma omp parallel for num_threads(nt) if (nt > 1)
-	for (int t = 0; t < nt; t++) {
-		float ap[RT_CG_MC * RT_CG_KC] __attribute__((aligned(64)));
+	j.rows = nt > 1 && M >= 4 * (int64_t)nt * RT_CG_MR && 4 * most * nt > 5 * N;
+	if (!j.rows && nt > j.np)
+		nt = (int)j.np;
+	/*
+	 * shares of RT_PAR_SPLIT per thread: one the kernel takes a thread
+	 * from holds up the rest for less (rt_par.c)
+	 */
+	if (nt > 1) {
+		int64_t units = j.rows ? (M + RT_CG_MR - 1) / RT_CG_MR : j.np;
 
-		if (rows) {
-			int64_t tiles = (M + RT_CG_MR - 1) / RT_CG_MR;
-			int64_t r0 = tiles * t / nt * RT_CG_MR, r1 = tiles * (t + 1) / nt * RT_CG_MR;
-			struct rt_cg_epilogue et = e;
-
-			r1 = r1 < M ? r1 : M;
-			if (e.bias)
-				et.bias = e.bias + r0 * e.brs;
-			if (e.res)
-				et.res = e.res + r0 * e.rrs;
-			if (r0 < r1)
-				rt_cg_panels(r1 - r0, N, K, A + r0 * ars, ars, acs, Bp, bps,
-					     C + r0 * ldc, ldc, 0, np, &et, ap, pack_min);
-		} else {
-			rt_cg_panels(M, N, K, A, ars, acs, Bp, bps, C, ldc, np * t / nt,
-				     np * (t + 1) / nt, &e, ap, pack_min);
-		}
+		j.nt = (int)(units < 4 * nt ? units : 4 * nt);
 	}
+	if (j.nt > 1)
+		rt_par_for(nt, j.nt, 1, rt_cg_share, &j);
+	else
+		rt_cg_share(&j, 0, 1);
 }
 
 /*
@@ -488,24 +518,40 @@ static inline void rt_cgemm(int64_t M, int64_t N, int64_t K, float alpha, const 
 		    hi, res, rrs, threads, RT_CG_PACK_MIN);
 }
 
+/* rt_cgemm_pack's arguments, for rt_par_for. */
+struct rt_cg_pack_job {
+	int64_t K, N, brs, bcs;
+	const float *B;
+	float *Bp;
+};
+
+static void rt_cg_pack_panels(void *v, int64_t p0, int64_t p1)
+{
+	const struct rt_cg_pack_job *j = v;
+
+	for (int64_t jp = p0; jp < p1; jp++)
+		for (int64_t k = 0; k < j->K; k++) {
+			float *d = j->Bp + (jp * j->K + k) * RT_CG_NR;
+
+			for (int jj = 0; jj < RT_CG_NR; jj++) {
+				int64_t c = jp * RT_CG_NR + jj;
+
+				d[jj] = c < j->N ? j->B[k * j->brs + c * j->bcs] : 0.0f;
+			}
+		}
+}
+
 /* Bp (panels K * RT_CG_NR apart) = B [K, N], B[k, j] at B[k * brs + j * bcs]. */
 static inline void rt_cgemm_pack(int64_t K, int64_t N, const float *B, int64_t brs,
 				 int64_t bcs, float *Bp, int threads)
 {
+	struct rt_cg_pack_job j = { K, N, brs, bcs, B, Bp };
 	int64_t np = (N + RT_CG_NR - 1) / RT_CG_NR;
 
-	(void)threads;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && np > 1 && K * N >= 65536)
-	for (int64_t jp = 0; jp < np; jp++)
-		for (int64_t k = 0; k < K; k++) {
-			float *d = Bp + (jp * K + k) * RT_CG_NR;
-
-			for (int jj = 0; jj < RT_CG_NR; jj++) {
-				int64_t j = jp * RT_CG_NR + jj;
-
-				d[jj] = j < N ? B[k * brs + j * bcs] : 0.0f;
-			}
-		}
+	if (threads > 1 && np > 1 && K * N >= 65536)
+		rt_par_for(threads, np, 1, rt_cg_pack_panels, &j);
+	else
+		rt_cg_pack_panels(&j, 0, np);
 }
 
 /*

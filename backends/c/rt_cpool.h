@@ -43,9 +43,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 /* Most columns of the padded row buffer, largest column stride (c_strategies.c checks both). */
 #define RT_POOL_MAXW 4096
@@ -218,6 +215,21 @@ static inline void rt_pool_rows(const struct rt_pool_geom *g, const float *x, fl
 		rt_pool_row(g, x + r / OH * H * W, y + r * g->out[1], r % OH, buf, ph, cols);
 }
 
+/* rt_pool2d's rows, for rt_par_for. */
+struct rt_pool_job {
+	const struct rt_pool_geom *g;
+	const float *x;
+	float *y;
+	const float *cols;
+};
+
+static void rt_pool_some(void *v, int64_t r0, int64_t r1)
+{
+	const struct rt_pool_job *j = v;
+
+	rt_pool_rows(j->g, j->x, j->y, r0, r1, j->cols);
+}
+
 /*
  * y [planes, OH, OW] = the pooling (kind) of x [planes, H, W] with a kh x kw
  * window, strides sh, sw, dilations dh, dw, pads pt, pl (before) and pb, pr
@@ -234,29 +246,19 @@ static inline void rt_pool2d(const float *x, float *y, int64_t planes, int64_t H
 				  { pb, pr }, { OH, OW }, 0, kind };
 	int64_t reach = (OW - 1) * sw + (kw - 1) * dw + 1, rows = planes * OH;
 	float cols[RT_POOL_MAXW];
+	struct rt_pool_job j = { &g, x, y, cols };
 
 	g.wp = pl + W > reach ? pl + W : reach;
 	/* the product (rows * cols) in float: exact, as the loop nest's int count */
 	if (kind != RT_POOL_MAX)
 		for (int64_t ow = 0; ow < OW; ow++)
 			cols[ow] = (float)rt_pool_count(&g, 1, ow);
-	/*
-	 * serial code outside any parallel region: an OpenMP region whose if
-	 * clause fails still runs outlined code, optimised less
-	 */
+	/* small pools run serially: a job costs microseconds */
 	if (threads <= 1 || rows < 2 || rows * OW * kh * kw < 65536) {
 		rt_pool_rows(&g, x, y, 0, rows, cols);
 		return;
 	}
-#pragma omp parallel num_threads(threads)
-	{
-		int t = 0, nt = 1;
-#if defined(_OPENMP)
-		t = omp_get_thread_num();
-		nt = omp_get_num_threads();
-#endif
-		rt_pool_rows(&g, x, y, rows * t / nt, rows * (t + 1) / nt, cols);
-	}
+	rt_par_for(threads, rows, 1, rt_pool_some, &j);
 }
 
 #endif

@@ -381,6 +381,32 @@ static inline void rt_ci_block(const struct rt_ci_gemm *g, int64_t r0, int64_t r
 	}
 }
 
+/* rt_cigemm's work in nt shares, for rt_par_for. */
+struct rt_ci_job {
+	const struct rt_ci_gemm *g;
+	int64_t np, tiles, nt;
+	int rows;
+};
+
+static void rt_ci_share(void *v, int64_t t0, int64_t t1)
+{
+	const struct rt_ci_job *j = v;
+	int64_t nt = j->nt;
+
+	for (int64_t t = t0; t < t1; t++) {
+		if (j->rows) {
+			int64_t r0 = j->tiles * t / nt * RT_CI_MR;
+			int64_t r1 = j->tiles * (t + 1) / nt * RT_CI_MR;
+
+			r1 = r1 < j->g->M ? r1 : j->g->M;
+			if (r0 < r1)
+				rt_ci_block(j->g, r0, r1, 0, j->np);
+		} else {
+			rt_ci_block(j->g, 0, j->g->M, j->np * t / nt, j->np * (t + 1) / nt);
+		}
+	}
+}
+
 /*
  * C = the zero-point-corrected product of A and the packed B, as int32 or
  * requantized (out, enum rt_ci_out); see the top of this file. threads
@@ -403,17 +429,12 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 		return;
 	if (rows && nt > tiles)
 		nt = tiles > 0 ? (int)tiles : 1;
-#pragma omp parallel for num_threads(nt) if (nt > 1)
-	for (int t = 0; t < nt; t++) {
-		if (rows) {
-			int64_t r0 = tiles * t / nt * RT_CI_MR, r1 = tiles * (t + 1) / nt * RT_CI_MR;
+	if (nt > 1) {
+		struct rt_ci_job j = { &g, np, tiles, nt, rows };
 
-			r1 = r1 < M ? r1 : M;
-			if (r0 < r1)
-				rt_ci_block(&g, r0, r1, 0, np);
-		} else {
-			rt_ci_block(&g, 0, M, np * t / nt, np * (t + 1) / nt);
-		}
+		rt_par_for(nt, nt, 1, rt_ci_share, &j);
+	} else {
+		rt_ci_block(&g, 0, M, 0, np);
 	}
 }
 
@@ -455,6 +476,22 @@ static inline void rt_dynquant_run(const float *x, int64_t k0, int64_t k1, uint8
 	}
 }
 
+/* rt_dynquant's blocks of 4096 elements, for rt_par_for. */
+struct rt_dq_job {
+	const float *x;
+	uint8_t *y;
+	int64_t n;
+	float sd, z;
+};
+
+static void rt_dq_blocks(void *v, int64_t b0, int64_t b1)
+{
+	const struct rt_dq_job *j = v;
+
+	for (int64_t k0 = b0 * 4096; k0 < b1 * 4096 && k0 < j->n; k0 += 4096)
+		rt_dynquant_run(j->x, k0, j->n - k0 < 4096 ? j->n : k0 + 4096, j->y, j->sd, j->z);
+}
+
 /*
  * DynamicQuantizeLinear of x [n] into y, *scale, *zp, with the op's own
  * lowering's results bit for bit (ops_quant.c): min and max with 0 (NaN
@@ -468,6 +505,7 @@ static inline void rt_dynquant(const float *x, int64_t n, uint8_t *y, float *sca
 			       int threads)
 {
 	float mn = 0.0f, mx = 0.0f, s, sd, z;
+	struct rt_dq_job j;
 	int64_t i = 0;
 	int nan = 0;
 
@@ -514,10 +552,11 @@ static inline void rt_dynquant(const float *x, int64_t n, uint8_t *y, float *sca
 	z = ((z < 255.0f) | (z != z)) ? z : 255.0f;
 	z = rintf(z);
 	*zp = (uint8_t)z;
-	(void)threads;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && n >= 65536)
-	for (int64_t k0 = 0; k0 < n; k0 += 4096)
-		rt_dynquant_run(x, k0, n - k0 < 4096 ? n : k0 + 4096, y, sd, z);
+	j = (struct rt_dq_job){ x, y, n, sd, z };
+	if (threads > 1 && n >= 65536)
+		rt_par_for(threads, (n + 4095) / 4096, 1, rt_dq_blocks, &j);
+	else
+		rt_dq_blocks(&j, 0, (n + 4095) / 4096);
 }
 
 #endif

@@ -137,6 +137,23 @@ static inline void rt_cr_softmax_row(const float *restrict x, float *restrict y,
 	}
 }
 
+/* The arguments of rt_softmax_rows and rt_lnorm_rows, for rt_par_for. */
+struct rt_cr_job {
+	const float *x, *scale, *bias;
+	float *y, *mean, *inv;
+	int64_t K;
+	float eps;
+	int log_out;
+};
+
+static void rt_cr_softmax_some(void *v, int64_t r0, int64_t r1)
+{
+	const struct rt_cr_job *j = v;
+
+	for (int64_t r = r0; r < r1; r++)
+		rt_cr_softmax_row(j->x + r * j->K, j->y + r * j->K, j->K, j->log_out);
+}
+
 /*
  * y [rows, K] = softmax (log_out: log_softmax) of each row of x [rows, K];
  * x and y do not overlap.
@@ -144,10 +161,36 @@ static inline void rt_cr_softmax_row(const float *restrict x, float *restrict y,
 static inline void rt_softmax_rows(const float *x, float *y, int64_t rows, int64_t K,
 				   int log_out, int threads)
 {
-	(void)threads;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && rows > 1 && rows * K >= 16384)
-	for (int64_t r = 0; r < rows; r++)
-		rt_cr_softmax_row(x + r * K, y + r * K, K, log_out);
+	struct rt_cr_job j = { x, NULL, NULL, y, NULL, NULL, K, 0.0f, log_out };
+
+	if (threads > 1 && rows > 1 && rows * K >= 16384)
+		rt_par_for(threads, rows, 1, rt_cr_softmax_some, &j);
+	else
+		rt_cr_softmax_some(&j, 0, rows);
+}
+
+static void rt_cr_lnorm_some(void *v, int64_t r0, int64_t r1)
+{
+	const struct rt_cr_job *j = v;
+	int64_t K = j->K;
+
+	for (int64_t r = r0; r < r1; r++) {
+		const float *xr = j->x + r * K, *scale = j->scale, *bias = j->bias;
+		float *yr = j->y + r * K;
+		float m = rt_cr_sum(xr, K, 0.0f, 0) / (float)K;
+		float is = 1.0f / sqrtf(rt_cr_sum(xr, K, m, 1) / (float)K + j->eps);
+
+		if (j->mean)
+			j->mean[r] = m;
+		if (j->inv)
+			j->inv[r] = is;
+		if (bias)
+			for (int64_t k = 0; k < K; k++)
+				yr[k] = (xr[k] - m) * is * scale[k] + bias[k];
+		else
+			for (int64_t k = 0; k < K; k++)
+				yr[k] = (xr[k] - m) * is * scale[k];
+	}
 }
 
 /*
@@ -159,25 +202,12 @@ static inline void rt_lnorm_rows(const float *x, const float *scale, const float
 				 float *y, float *mean, float *inv, int64_t rows, int64_t K,
 				 float eps, int threads)
 {
-	(void)threads;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && rows > 1 && rows * K >= 16384)
-	for (int64_t r = 0; r < rows; r++) {
-		const float *xr = x + r * K;
-		float *yr = y + r * K;
-		float m = rt_cr_sum(xr, K, 0.0f, 0) / (float)K;
-		float is = 1.0f / sqrtf(rt_cr_sum(xr, K, m, 1) / (float)K + eps);
+	struct rt_cr_job j = { x, scale, bias, y, mean, inv, K, eps, 0 };
 
-		if (mean)
-			mean[r] = m;
-		if (inv)
-			inv[r] = is;
-		if (bias)
-			for (int64_t k = 0; k < K; k++)
-				yr[k] = (xr[k] - m) * is * scale[k] + bias[k];
-		else
-			for (int64_t k = 0; k < K; k++)
-				yr[k] = (xr[k] - m) * is * scale[k];
-	}
+	if (threads > 1 && rows > 1 && rows * K >= 16384)
+		rt_par_for(threads, rows, 1, rt_cr_lnorm_some, &j);
+	else
+		rt_cr_lnorm_some(&j, 0, rows);
 }
 
 #endif

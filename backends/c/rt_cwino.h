@@ -45,9 +45,6 @@
 
 #include <stdint.h>
 #include <string.h>
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 #include "rt_wino.h"
 
@@ -445,6 +442,77 @@ static inline void rt_cw_gemm(const float *u, int64_t M, int64_t C, int xi, cons
 	}
 }
 
+/* rt_cwino2d's arguments and its split, for rt_par_for. */
+struct rt_cw_job {
+	const float *x, *u, *bias, *res;
+	float *y, *sl;
+	int64_t C, H, W, ph, pw, OH, OW, M, TW, T, np, slot, vsize, nch;
+	int act;
+	float lo, hi;
+	int64_t pieces;		/* rt_cw_pieces: runs of panels, each in slot of its own */
+};
+
+/* The shared split's first step: every panel's input transform by channel chunk. */
+static void rt_cw_inputs(void *v, int64_t i0, int64_t i1)
+{
+	const struct rt_cw_job *j = v;
+
+	for (int64_t i = i0; i < i1; i++) {
+		int64_t jp = i / j->nch, c0 = i % j->nch * RT_CW_CCHUNK;
+
+		rt_cw_input(j->x, j->C, j->H, j->W, j->ph, j->pw, j->TW, j->T, jp, c0,
+			    j->C - c0 < RT_CW_CCHUNK ? j->C : c0 + RT_CW_CCHUNK, j->sl + jp * j->slot);
+	}
+}
+
+/* Its second: the 36 GEMMs of every panel. */
+static void rt_cw_gemms(void *v, int64_t i0, int64_t i1)
+{
+	const struct rt_cw_job *j = v;
+
+	for (int64_t i = i0; i < i1; i++) {
+		float *sp = j->sl + i / RT_CW_N * j->slot;
+
+		rt_cw_gemm(j->u, j->M, j->C, (int)(i % RT_CW_N), sp, sp + j->vsize);
+	}
+}
+
+/* Its third: the output transform by output channel. */
+static void rt_cw_outputs(void *v, int64_t i0, int64_t i1)
+{
+	const struct rt_cw_job *j = v;
+	int64_t M = j->M;
+
+	for (int64_t i = i0; i < i1; i++) {
+		float *sp = j->sl + i / M * j->slot + j->vsize;
+
+		rt_cw_output(sp + i % M * RT_CW_N * RT_CG_NR, i % M, M, j->OH, j->OW, j->TW, j->T,
+			     i / M, j->bias, j->act, j->lo, j->hi, j->res, j->y);
+	}
+}
+
+/* Pieces [p0, p1): piece p takes a run of panels through all three steps in slot p. */
+static void rt_cw_pieces(void *v, int64_t p0, int64_t p1)
+{
+	const struct rt_cw_job *j = v;
+	int64_t np = j->np, n = j->pieces;
+
+	for (int64_t p = p0; p < p1; p++) {
+		float *vp = j->sl + p * j->slot, *op = vp + j->vsize;
+
+		for (int64_t jp = p * np / n; jp < (p + 1) * np / n; jp++) {
+			rt_cw_input(j->x, j->C, j->H, j->W, j->ph, j->pw, j->TW, j->T, jp, 0, j->C,
+				    vp);
+			for (int xi = 0; xi < RT_CW_N; xi++)
+				rt_cw_gemm(j->u, j->M, j->C, xi, vp, op);
+			for (int64_t m = 0; m < j->M; m++)
+				rt_cw_output(op + m * RT_CW_N * RT_CG_NR, m, j->M, j->OH, j->OW,
+					     j->TW, j->T, jp, j->bias, j->act, j->lo, j->hi, j->res,
+					     j->y);
+		}
+	}
+}
+
 /*
  * y [M, OH * OW] = act(conv(x [C, H, W], w [M, C, 3, 3]) + bias[M] + res)
  * for one image, stride 1, padding ph, pw at the top and the left (OH,
@@ -452,12 +520,12 @@ static inline void rt_cw_gemm(const float *u, int64_t M, int64_t C, int xi, cons
  * for none. scratch holds `slots` slots of rt_cw_slot(C, M) floats: one
  * per panel, or RT_CW_TEAM when there are more panels.
  *
- * With a panel or more per thread, each thread takes a run of panels and
- * does all three steps on one while it is in L2. With fewer panels than
- * threads (a 14x14 image has 16 tiles: one panel), the steps are split
- * instead: every panel's input transform by channel chunks, then the 36
- * GEMMs, then the output transform by output channel, each step shared by
- * the team.
+ * With a panel or more per thread, the panels are cut into runs (up to
+ * RT_PAR_SPLIT per thread, one per slot) that each take all three steps on
+ * one panel while it is in L2. With fewer panels than threads (a 14x14
+ * image has 16 tiles: one panel), the steps are split instead: every
+ * panel's input transform by channel chunks, then the 36 GEMMs, then the
+ * output transform by output channel, each step shared by the team.
  */
 static inline void rt_cwino2d(const float *x, int64_t C, int64_t H, int64_t W, int64_t ph,
 			      int64_t pw, int64_t OH, int64_t OW, const float *u, int64_t M,
@@ -465,59 +533,28 @@ static inline void rt_cwino2d(const float *x, int64_t C, int64_t H, int64_t W, i
 			      float *y, float *scratch, int64_t slots, int threads)
 {
 	int64_t TW = (OW + 3) / 4, T = (OH + 3) / 4 * TW, np = (T + RT_CG_NR - 1) / RT_CG_NR;
-	int64_t slot = rt_cw_slot(C, M), vsize = RT_CW_N * rt_cw_vstride(C);
-	float *sl = scratch;
+	struct rt_cw_job j = { x, u, bias, res, y, scratch, C, H, W, ph, pw, OH, OW, M, TW, T,
+			       np, rt_cw_slot(C, M), RT_CW_N * rt_cw_vstride(C),
+			       (C + RT_CW_CCHUNK - 1) / RT_CW_CCHUNK, act, lo, hi, 1 };
 	int team = threads < RT_CW_TEAM ? threads : RT_CW_TEAM;
-	int shared;
 
 	if (np >= team && team > slots)
 		team = (int)slots;	/* not with the slots c_strategies.c gives */
-	shared = team > 1 && np < team && np <= slots;
-	(void)team;
-#pragma omp parallel num_threads(team) if (team > 1)
-	{
-		int th = 0, nt = 1;
-#if defined(_OPENMP)
-		th = omp_get_thread_num();
-		nt = omp_get_num_threads();
-#endif
-		if (shared) {
-			int64_t nch = (C + RT_CW_CCHUNK - 1) / RT_CW_CCHUNK;
-
-#pragma omp for schedule(static)
-			for (int64_t i = 0; i < np * nch; i++) {
-				int64_t jp = i / nch, c0 = i % nch * RT_CW_CCHUNK;
-
-				rt_cw_input(x, C, H, W, ph, pw, TW, T, jp, c0,
-					    C - c0 < RT_CW_CCHUNK ? C : c0 + RT_CW_CCHUNK,
-					    sl + jp * slot);
-			}
-#pragma omp for schedule(static)
-			for (int64_t i = 0; i < np * RT_CW_N; i++) {
-				float *sp = sl + i / RT_CW_N * slot;
-
-				rt_cw_gemm(u, M, C, (int)(i % RT_CW_N), sp, sp + vsize);
-			}
-#pragma omp for schedule(static)
-			for (int64_t i = 0; i < np * M; i++) {
-				float *sp = sl + i / M * slot + vsize;
-
-				rt_cw_output(sp + i % M * RT_CW_N * RT_CG_NR, i % M, M, OH, OW, TW,
-					     T, i / M, bias, act, lo, hi, res, y);
-			}
-		} else {
-			float *vp = sl + th * slot, *op = vp + vsize;
-
-			for (int64_t jp = th * np / nt; jp < (th + 1) * np / nt; jp++) {
-				rt_cw_input(x, C, H, W, ph, pw, TW, T, jp, 0, C, vp);
-				for (int xi = 0; xi < RT_CW_N; xi++)
-					rt_cw_gemm(u, M, C, xi, vp, op);
-				for (int64_t m = 0; m < M; m++)
-					rt_cw_output(op + m * RT_CW_N * RT_CG_NR, m, M, OH, OW,
-						     TW, T, jp, bias, act, lo, hi, res, y);
-			}
-		}
+	if (team > 1 && np < team && np <= slots) {
+		rt_par_for(team, np * j.nch, 1, rt_cw_inputs, &j);
+		rt_par_for(team, np * RT_CW_N, 1, rt_cw_gemms, &j);
+		rt_par_for(team, np * M, 1, rt_cw_outputs, &j);
+		return;
 	}
+	if (team > 1) {
+		int64_t most = slots < 4 * (int64_t)team ? slots : 4 * (int64_t)team;
+
+		j.pieces = np < most ? np : most;
+	}
+	if (j.pieces > 1)
+		rt_par_for(team, j.pieces, 1, rt_cw_pieces, &j);
+	else
+		rt_cw_pieces(&j, 0, 1);
 }
 
 #endif

@@ -348,7 +348,7 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 	char *dir = dir_make_temp("build");
 	const char *const files[] = { "collagec.h", "rt_plan.h", "rt_half.h", "rt_string.h",
 				      "rt_random.h", "rt_model.h", "rt_wino.h",
-				      "rt_model.c", "rt_shape.c" };
+				      "rt_model.c", "rt_shape.c", "rt_par.h", "rt_par.c" };
 	const char *base, *fl;
 	struct cc_unit *units = arena_alloc(a, sizeof(*units) * ((size_t)n_kfiles + 2));
 	char *cmd, *so;

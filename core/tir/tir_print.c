@@ -255,7 +255,7 @@ static void print_for(const struct tir *s, const struct tir_dialect *d, struct s
 	tir_print_expr(s->a, d, sb);
 	sb_puts(sb, "; ");
 	print_var(s->var, sb);
-	if (d->parallel_fmt || (!s->parallel && !s->region))
+	if (d->parallel_fmt || d->outline || (!s->parallel && !s->region))
 		sb_puts(sb, "++) {\n");
 	else if (s->region > 0)
 		sb_printf(sb, "++) { /* parallel region: %d loop%s */\n", s->region,
@@ -318,6 +318,218 @@ static void print_parallel(const struct tir *s, const struct tir_dialect *d, str
 	sb_release(&trip);
 }
 
+/* What a parallel region reads from its function: its free variables and buffers. */
+struct region_uses {
+	VEC(const struct tir_var *) bound, free;
+	VEC(const struct tir_buf *) bufs;
+	bool assigns_free;		/* it assigns a variable declared outside */
+};
+
+static bool var_in(const struct tir_var *const *v, int n, const struct tir_var *x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+/*
+ * Collects what s uses from outside. Variables are bound before they are
+ * used (loop variables and lets), so a walk in order sees each binding
+ * first.
+ */
+static void region_walk(const struct tir *s, struct region_uses *u)
+{
+	if (!s)
+		return;
+	switch (s->kind) {
+	case TIR_FOR:
+		region_walk(s->a, u);
+		vec_push(&u->bound, s->var);
+		region_walk(s->b, u);
+		return;
+	case TIR_LET:
+		region_walk(s->a, u);
+		vec_push(&u->bound, s->var);
+		return;
+	case TIR_ASSIGN:
+		if (!var_in(u->bound.v, u->bound.n, s->var))
+			u->assigns_free = true;
+		region_walk(s->a, u);
+		return;
+	case TIR_VAR:
+		if (!var_in(u->bound.v, u->bound.n, s->var) &&
+		    !var_in(u->free.v, u->free.n, s->var))
+			vec_push(&u->free, s->var);
+		return;
+	case TIR_LOAD:
+	case TIR_STORE:
+	case TIR_ADDR: {
+		bool seen = false;
+
+		for (int i = 0; i < u->bufs.n; i++)
+			seen |= u->bufs.v[i]->index == s->buf->index;
+		if (!seen)
+			vec_push(&u->bufs, s->buf);
+		break;
+	}
+	default:
+		break;
+	}
+	region_walk(s->a, u);
+	region_walk(s->b, u);
+	region_walk(s->c, u);
+	if (s->kind == TIR_SEQ || s->kind == TIR_CALL || s->kind == TIR_EXTERN)
+		for (int i = 0; i < s->n; i++)
+			region_walk(s->list[i], u);
+}
+
+/*
+ * The outlined function of region s, NAME_pK, and its context struct: it
+ * runs the iterations [rt_lo, rt_hi) of the region's collapsed loops. The
+ * innermost collapsed loop stays a plain loop over a run of its range (the
+ * C compiler vectorises it as before); the outer ones are recovered from
+ * the flat index once per run.
+ */
+static void print_region_func(const struct tir *s, const struct tir_dialect *d,
+			      const struct region_uses *u, const char *fn, struct strbuf *sb)
+{
+	struct tir_outline *o = d->outline;
+	const struct tir *l[8];
+	int depth = s->region;
+
+	l[0] = s;
+	for (int k = 1; k < depth; k++)
+		l[k] = l[k - 1]->b->list[0];
+	sb_printf(sb, "\nstruct %s_ctx {\n\tconst int64_t *syms;\n", fn);
+	for (int i = 0; i < u->bufs.n; i++)
+		sb_printf(sb, "\t%s *b%d;\n", tir_ctype(u->bufs.v[i]->dtype), u->bufs.v[i]->index);
+	for (int i = 0; i < u->free.n; i++) {
+		sb_printf(sb, "\t%s ", ty(d, u->free.v[i]->dtype));
+		print_var(u->free.v[i], sb);
+		sb_puts(sb, ";\n");
+	}
+	sb_printf(sb, "};\n\nstatic void %s(void *rt_v, int64_t rt_lo, int64_t rt_hi)\n{\n"
+		  "\tconst struct %s_ctx *rt_c = rt_v;\n\tconst int64_t *syms = rt_c->syms;\n"
+		  "\tint threads = 1;	/* nothing runs in parallel inside a region */\n", fn, fn);
+	for (int i = 0; i < u->bufs.n; i++)
+		sb_printf(sb, "\t%s *%sb%d = rt_c->b%d;\n", tir_ctype(u->bufs.v[i]->dtype),
+			  o->restrict_bufs ? "restrict " : "", u->bufs.v[i]->index,
+			  u->bufs.v[i]->index);
+	for (int i = 0; i < u->free.n; i++) {
+		sb_printf(sb, "\t%s ", ty(d, u->free.v[i]->dtype));
+		print_var(u->free.v[i], sb);
+		sb_puts(sb, " = rt_c->");
+		print_var(u->free.v[i], sb);
+		sb_puts(sb, ";\n");
+	}
+	sb_puts(sb, "\t(void)syms;\n\t(void)threads;\n");
+	if (depth == 1) {
+		sb_printf(sb, "\tfor (%s ", ty(d, DTYPE_I64));
+		print_var(s->var, sb);
+		sb_puts(sb, " = rt_lo; ");
+		print_var(s->var, sb);
+		sb_puts(sb, " < rt_hi; ");
+		print_var(s->var, sb);
+		sb_puts(sb, "++) {\n");
+		print_stmt(s->b, d, sb, 2, true);
+		sb_puts(sb, "\t}\n}\n");
+		return;
+	}
+	sb_puts(sb, "\tfor (int64_t rt_i = rt_lo; rt_i < rt_hi;) {\n\t\tint64_t rt_n = ");
+	tir_print_expr(l[depth - 1]->a, d, sb);
+	sb_puts(sb, ";\n\t\tint64_t rt_q = rt_i / rt_n, rt_s = rt_i % rt_n;\n"
+		"\t\tint64_t rt_e = rt_s + (rt_hi - rt_i) < rt_n ? rt_s + (rt_hi - rt_i) : rt_n;\n");
+	for (int k = depth - 2; k >= 0; k--) {
+		sb_printf(sb, "\t\t%s ", ty(d, DTYPE_I64));
+		print_var(l[k]->var, sb);
+		if (k == 0) {
+			sb_puts(sb, " = rt_q;\n");
+			break;
+		}
+		sb_puts(sb, " = rt_q % (");
+		tir_print_expr(l[k]->a, d, sb);
+		sb_puts(sb, ");\n\t\trt_q /= (");
+		tir_print_expr(l[k]->a, d, sb);
+		sb_puts(sb, ");\n");
+	}
+	sb_printf(sb, "\t\tfor (%s ", ty(d, DTYPE_I64));
+	print_var(l[depth - 1]->var, sb);
+	sb_puts(sb, " = rt_s; ");
+	print_var(l[depth - 1]->var, sb);
+	sb_puts(sb, " < rt_e; ");
+	print_var(l[depth - 1]->var, sb);
+	sb_puts(sb, "++) {\n");
+	print_stmt(l[depth - 1]->b, d, sb, 3, true);
+	sb_puts(sb, "\t\t}\n\t\trt_i += rt_e - rt_s;\n\t}\n}\n");
+}
+
+/*
+ * A parallel region through the dialect's outline: its function goes to
+ * outline->pre, and here a call of rt_par_for over the collapsed
+ * iterations when the work is worth it, else the plain nest. Returns false
+ * (printing nothing) for a region that assigns a variable of its function,
+ * which only a serial nest keeps right.
+ */
+static bool print_outlined(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
+			   int indent)
+{
+	struct tir_outline *o = d->outline;
+	struct region_uses u = { 0 };
+	struct strbuf trip = STRBUF_INIT, total = STRBUF_INIT;
+	const struct tir *l = s;
+	char fn[160];
+	int depth = s->region;
+
+	if (depth > 8)
+		BUG("a parallel region of %d loops", depth);
+	region_walk(s, &u);
+	if (u.assigns_free) {
+		vec_free(&u.bound);
+		vec_free(&u.free);
+		vec_free(&u.bufs);
+		return false;
+	}
+	snprintf(fn, sizeof(fn), "%s_p%d", o->name, o->n++);
+	for (int k = 0; k < depth; k++) {
+		sb_puts(&total, k ? " * " : "(");
+		tir_print_expr(l->a, d, &total);
+		if (k + 1 < depth)
+			l = l->b->list[0];
+	}
+	sb_puts(&total, ")");
+	sb_puts(&trip, sb_str(&total));
+	if (tir_has_loop(l->b))
+		sb_printf(&trip, " * %lld", (long long)tir_work(l->b));
+	print_region_func(s, d, &u, fn, &o->pre);
+	indent_to(sb, indent);
+	sb_puts(sb, "if (");
+	sb_printf(sb, d->parallel_if_fmt ? d->parallel_if_fmt : "%s > 0", sb_str(&trip));
+	sb_puts(sb, ") {\n");
+	indent_to(sb, indent + 1);
+	sb_printf(sb, "struct %s_ctx rt_c = { syms", fn);
+	for (int i = 0; i < u.bufs.n; i++)
+		sb_printf(sb, ", b%d", u.bufs.v[i]->index);
+	for (int i = 0; i < u.free.n; i++) {
+		sb_puts(sb, ", ");
+		print_var(u.free.v[i], sb);
+	}
+	sb_puts(sb, " };\n\n");
+	indent_to(sb, indent + 1);
+	sb_printf(sb, "rt_par_for(%s, %s, 1, %s, &rt_c);\n", o->threads, sb_str(&total), fn);
+	indent_to(sb, indent);
+	sb_puts(sb, "} else {\n");
+	print_for(s, d, sb, indent + 1, true);
+	indent_to(sb, indent);
+	sb_puts(sb, "}\n");
+	sb_release(&trip);
+	sb_release(&total);
+	vec_free(&u.bound);
+	vec_free(&u.free);
+	vec_free(&u.bufs);
+	return true;
+}
+
 static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
 		       int indent, bool in_parallel)
 {
@@ -327,6 +539,8 @@ static void print_stmt(const struct tir *s, const struct tir_dialect *d, struct 
 			print_stmt(s->list[i], d, sb, indent, in_parallel);
 		break;
 	case TIR_FOR:
+		if (s->region > 0 && !in_parallel && d->outline && print_outlined(s, d, sb, indent))
+			break;
 		if (s->region > 0 && !in_parallel && d->parallel_fmt) {
 			print_parallel(s, d, sb, indent);
 			break;

@@ -40,6 +40,30 @@ struct tir_dialect {
 	 * c target passes its helpers the kernel's thread count (", threads")
 	 */
 	const char *extern_tail;
+	/*
+	 * (optional) parallel regions as functions run by the model's thread
+	 * pool (rt_par_for, runtime/rt_par.c) instead of parallel_fmt's
+	 * pragma; see struct tir_outline
+	 */
+	struct tir_outline *outline;
+};
+
+/*
+ * How a printer outlines parallel regions. The caller names the function
+ * it prints, prints the function's text into a buffer of its own, then puts
+ * pre (the regions' context structs and functions, NAME_p0, NAME_p1...) before
+ * it and resets pre: the regions must precede their caller.
+ *
+ *	o->name = f->name; o->n = 0;
+ *	tir_print_stmt(f->body, d, &body, 1);	// d->outline == o
+ *	sb_puts(out, sb_str(&o->pre)); sb_release(&o->pre); sb_puts(out, header + body);
+ */
+struct tir_outline {
+	const char *name;		/* the function being printed */
+	const char *threads;		/* C expression of its thread count */
+	bool restrict_bufs;		/* its buffers are restrict pointers */
+	int n;				/* regions outlined so far */
+	struct strbuf pre;		/* their text */
 };
 
 extern const struct tir_dialect tir_dialect_c;		/* for IR dumps: no pragmas */

@@ -7,6 +7,7 @@
  */
 #include "test.h"
 #include "../../runtime/rt_random.h"
+#include "../../runtime/rt_par.c"
 
 _Atomic uint64_t rt_rand_counter __attribute__((visibility("hidden")));
 _Atomic uint64_t rt_rand_base __attribute__((visibility("hidden")));
@@ -46,12 +47,17 @@ static void test_keys(void)
 
 static void test_uniform(void)
 {
-	float y[1000], z[1000];
+	static float y[1000], z[1000], big1[100000], big4[100000];
 	double d[1000];
 
 	rt_rand_uniform(y, 1, 1000, -2.0, 3.0, 1, 77, 1);
 	rt_rand_uniform(z, 1, 1000, -2.0, 3.0, 1, 77, 4);
 	ASSERT(0, memcmp(y, z, sizeof(y)));
+	/* big enough for the thread pool: the same numbers on 4 threads */
+	rt_rand_uniform(big1, 1, 100000, -2.0, 3.0, 1, 77, 1);
+	rt_rand_uniform(big4, 1, 100000, -2.0, 3.0, 1, 77, 4);
+	ASSERT(0, memcmp(big1, big4, sizeof(big1)));
+	ASSERT(0, memcmp(y, big1, sizeof(y)));
 	for (int i = 0; i < 1000; i++)
 		ASSERT_TRUE(y[i] >= -2.0f && y[i] <= 3.0f);
 	rt_rand_uniform(d, 11, 1000, 0.0, 1.0, 0, 0, 1);

@@ -1,0 +1,302 @@
+/*
+ * rt_par.c - the compiled model's own thread pool: what its parallel loops
+ * (the c target's outlined loop nests, rt_c*.h's and rt_blas.h's helpers)
+ * run on, in place of OpenMP. Part of rt.c (rt_model.c includes it).
+ *
+ * Why not OpenMP: libgomp's idle threads spin for about 300,000 iterations
+ * (milliseconds) before they sleep, a policy fixed by OMP_WAIT_POLICY when
+ * the process loads libgomp. Beside another busy process that spinning
+ * takes the core a descheduled teammate needed, and a region's static
+ * shares leave the whole team waiting for the slowest thread: 2-thread
+ * runs beside one busy process were up to 5.7x slower than ONNX Runtime's.
+ * A model cannot change libgomp's policy from inside a shared object.
+ *
+ * So the pool decides:
+ *  - a worker that finds no work spins for RT_PAR_SPIN_NS (a gap between
+ *    two kernels is shorter than that), then sleeps on a futex, and is
+ *    woken by the next job;
+ *  - a job's iterations are cut into about RT_PAR_SPLIT chunks per thread
+ *    that threads claim one at a time, so a thread the kernel has taken
+ *    away holds up at most the chunk it is in, and the caller starts at
+ *    once, without waiting for sleeping workers to wake;
+ *  - the caller waits for the chunks in flight the same way (spin, then
+ *    futex).
+ * Which thread runs a chunk never changes what it computes: every caller
+ * cuts its work into chunks whose results do not depend on who runs them,
+ * so results are the same on any number of threads.
+ *
+ * One pool per copy of the runtime (each OUT.so), shared by its handles:
+ * workers are started when a job first needs them (as many as the largest
+ * thread count asked for, less the caller) and stopped when the last handle
+ * closes or the object is unloaded. A job submitted while the pool is busy
+ * (a kernel's chunk asking for threads again, or two handles running at
+ * once on two of the program's threads) runs on its caller alone.
+ *
+ *	static void add(void *ctx, int64_t lo, int64_t hi) { ... }
+ *	rt_par_for(threads, n, 1, add, &args);	// add(&args, lo, hi) over [0, n)
+ */
+#include "rt_par.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef RT_PAR_SPIN_NS
+#define RT_PAR_SPIN_NS 50000	/* how long a waiting thread spins before it sleeps */
+#endif
+#define RT_PAR_SPLIT 4		/* chunks per thread */
+#define RT_PAR_MAX 256		/* threads, the caller included */
+
+struct rt_par_pool {
+	pthread_mutex_t lock;		/* starting and stopping workers */
+	_Atomic int owner;		/* 1 while a job runs */
+	_Atomic uint32_t gen;		/* bumped for every job; workers sleep on it */
+	_Atomic int sleepers;		/* workers asleep on gen, or about to be */
+	_Atomic int stop;		/* workers leave */
+	/*
+	 * The claim word: the job's number in the high half, its next chunk in
+	 * the low half. A chunk is claimed by a compare-and-swap that checks
+	 * both, so a worker that arrives late for one job never takes a chunk
+	 * of the next one by mistake.
+	 */
+	_Atomic uint64_t claim;
+	/* the job, written before claim names it, stable until it completes */
+	void (*fn)(void *, int64_t, int64_t);
+	void *ctx;
+	int64_t n, chunk;
+	_Atomic uint32_t n_chunks;	/* read before a claim, so atomic */
+	_Atomic int helpers;		/* workers that may take chunks of this job */
+	_Atomic uint32_t done;		/* chunks completed; the caller sleeps on it */
+	_Atomic int caller_sleeps;
+	uint32_t job;			/* the job's number (the caller's copy) */
+	uint32_t born;			/* gen when the last workers were started */
+	int n_workers;
+	pthread_t workers[RT_PAR_MAX];
+};
+
+static struct rt_par_pool rt_par_pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void pool_futex_wait(_Atomic uint32_t *w, uint32_t seen)
+{
+	syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+
+static void pool_futex_wake(_Atomic uint32_t *w)
+{
+	syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static inline void pool_relax(void)
+{
+#if defined __x86_64__ || defined __i386__
+	__builtin_ia32_pause();
+#elif defined __aarch64__
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t pool_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Spins until *w differs from seen, for at most RT_PAR_SPIN_NS; returns
+ * whether it changed.
+ */
+static int pool_spin(_Atomic uint32_t *w, uint32_t seen)
+{
+	int64_t until = 0;
+
+	for (int i = 1;; i++) {
+		if (atomic_load_explicit(w, memory_order_acquire) != seen)
+			return 1;
+		pool_relax();
+		if (i % 64)
+			continue;
+		if (!until)
+			until = pool_now_ns() + RT_PAR_SPIN_NS;
+		else if (pool_now_ns() >= until)
+			return 0;
+	}
+}
+
+/* Claims and runs chunks of the job claim names until none is left. */
+static void pool_work(struct rt_par_pool *p)
+{
+	uint64_t w = atomic_load_explicit(&p->claim, memory_order_acquire);
+
+	for (;;) {
+		uint32_t c = (uint32_t)w, n_chunks;
+		int64_t lo, hi;
+
+		/* the acquire of w makes the job's fields of its number visible */
+		n_chunks = atomic_load_explicit(&p->n_chunks, memory_order_relaxed);
+		if (c >= n_chunks)
+			return;
+		if (!atomic_compare_exchange_weak_explicit(&p->claim, &w, w + 1,
+							   memory_order_acq_rel,
+							   memory_order_acquire))
+			continue;
+		/* chunk c is ours: the job cannot complete, nor its fields change */
+		lo = (int64_t)c * p->chunk;
+		hi = lo + p->chunk < p->n ? lo + p->chunk : p->n;
+		p->fn(p->ctx, lo, hi);
+		if (atomic_fetch_add(&p->done, 1) + 1 == n_chunks && atomic_load(&p->caller_sleeps))
+			pool_futex_wake(&p->done);
+		w = atomic_load_explicit(&p->claim, memory_order_acquire);
+	}
+}
+
+static void *pool_worker(void *arg)
+{
+	struct rt_par_pool *p = &rt_par_pool;
+	int id = (int)(intptr_t)arg;
+	/*
+	 * gen as it was when this worker was started, not when it first runs:
+	 * a worker scheduled late must still see the bump that stops it
+	 */
+	uint32_t seen = p->born;
+
+	for (;;) {
+		if (!pool_spin(&p->gen, seen)) {
+			atomic_fetch_add(&p->sleepers, 1);
+			while (atomic_load(&p->gen) == seen)
+				pool_futex_wait(&p->gen, seen);
+			atomic_fetch_sub(&p->sleepers, 1);
+		}
+		seen = atomic_load_explicit(&p->gen, memory_order_acquire);
+		if (atomic_load(&p->stop))
+			return NULL;
+		/* a late worker's claim fails on the job number; it reads nothing else */
+		if (id < atomic_load_explicit(&p->helpers, memory_order_relaxed))
+			pool_work(p);
+	}
+}
+
+/* Starts workers up to want (with p->lock held); returns how many run. */
+static int pool_grow(struct rt_par_pool *p, int want)
+{
+	pthread_attr_t at;
+
+	if (want > RT_PAR_MAX - 1)
+		want = RT_PAR_MAX - 1;
+	if (p->n_workers >= want || pthread_attr_init(&at) != 0)
+		return p->n_workers;
+	/* kernels keep their tiles on the stack: rt_cgemm.h's A block is 64 KB */
+	pthread_attr_setstacksize(&at, 4 << 20);
+	p->born = atomic_load(&p->gen);
+	while (p->n_workers < want &&
+	       pthread_create(&p->workers[p->n_workers], &at, pool_worker,
+			      (void *)(intptr_t)p->n_workers) == 0)
+		p->n_workers++;
+	pthread_attr_destroy(&at);
+	return p->n_workers;
+}
+
+/*
+ * Stops and joins the workers; the next job starts them again. Called when
+ * the last handle closes and when the object is unloaded.
+ */
+static void rt_par_stop(void)
+{
+	struct rt_par_pool *p = &rt_par_pool;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->n_workers) {
+		atomic_store(&p->stop, 1);
+		atomic_fetch_add(&p->gen, 1);
+		pool_futex_wake(&p->gen);
+		for (int i = 0; i < p->n_workers; i++)
+			pthread_join(p->workers[i], NULL);
+		p->n_workers = 0;
+		atomic_store(&p->stop, 0);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+__attribute__((destructor)) static void pool_unload(void)
+{
+	rt_par_stop();
+}
+
+/* fn over [0, n) on the calling thread. */
+static void pool_serial(int64_t n, void (*fn)(void *, int64_t, int64_t), void *ctx)
+{
+	if (n > 0)
+		fn(ctx, 0, n);
+}
+
+/*
+ * fn(ctx, lo, hi) over the chunks of [0, n), each at least grain long, on
+ * up to threads threads, the caller one of them; returns when every chunk
+ * has run. See the top of this file.
+ */
+void rt_par_for(int threads, int64_t n, int64_t grain, void (*fn)(void *, int64_t, int64_t),
+		void *ctx)
+{
+	struct rt_par_pool *p = &rt_par_pool;
+	int expect = 0, helpers;
+	int64_t chunk, cuts;
+	uint32_t seen, n_chunks;
+
+	if (grain < 1)
+		grain = 1;
+	if (threads > RT_PAR_MAX)
+		threads = RT_PAR_MAX;
+	if (threads <= 1 || n <= grain ||
+	    !atomic_compare_exchange_strong(&p->owner, &expect, 1)) {
+		pool_serial(n, fn, ctx);
+		return;
+	}
+	helpers = threads - 1;
+	if (p->n_workers < helpers) {
+		pthread_mutex_lock(&p->lock);
+		helpers = pool_grow(p, helpers);
+		pthread_mutex_unlock(&p->lock);
+	}
+	cuts = (int64_t)(helpers + 1) * RT_PAR_SPLIT;
+	chunk = (n + cuts - 1) / cuts;
+	if (chunk < grain)
+		chunk = grain;
+	if (!helpers || chunk >= n) {
+		atomic_store(&p->owner, 0);
+		pool_serial(n, fn, ctx);
+		return;
+	}
+	p->fn = fn;
+	p->ctx = ctx;
+	p->n = n;
+	p->chunk = chunk;
+	atomic_store_explicit(&p->helpers, helpers, memory_order_relaxed);
+	p->job++;
+	atomic_store_explicit(&p->n_chunks, (uint32_t)((n + chunk - 1) / chunk),
+			      memory_order_relaxed);
+	atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->claim, (uint64_t)p->job << 32, memory_order_release);
+	atomic_fetch_add(&p->gen, 1);
+	if (atomic_load(&p->sleepers))
+		pool_futex_wake(&p->gen);
+	pool_work(p);
+	/* the chunks others hold: spin, then sleep until the last one is done */
+	n_chunks = atomic_load_explicit(&p->n_chunks, memory_order_relaxed);
+	seen = atomic_load_explicit(&p->done, memory_order_acquire);
+	while (seen != n_chunks) {
+		if (!pool_spin(&p->done, seen)) {
+			atomic_store(&p->caller_sleeps, 1);
+			seen = atomic_load(&p->done);
+			if (seen != n_chunks)
+				pool_futex_wait(&p->done, seen);
+			atomic_store(&p->caller_sleeps, 0);
+		}
+		seen = atomic_load_explicit(&p->done, memory_order_acquire);
+	}
+	atomic_store_explicit(&p->owner, 0, memory_order_release);
+}
