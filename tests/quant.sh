@@ -6,7 +6,8 @@
 #    atol 0), "near" ones within an ulp of float16 (rtol 1e-3); a Cast to
 #    float16 and back must round inside a fused kernel (--search greedy);
 #    bad models are refused with exit status 1 and the expected message.
-#    The integer GEMM's cases again at --cpu generic (its portable loops).
+#    The integer GEMM's and convolution's cases again at --cpu generic (its
+#    portable loops).
 # 2. Models quantized by ONNX Runtime's quantizer (testdata/quant, made by
 #    testdata/gen_quant_models.py with ONNX Runtime's outputs): within one
 #    quantization step of the output (testdata/quant/NAME/atol; the
@@ -36,7 +37,8 @@ fi
 # the integer GEMM's portable loops (rt_cquant.h without AVX2), beside the
 # vector paths the host's --cpu level took above
 "$COLLAGEC" conformance -j2 --cpu generic --rtol 0 --atol 0 "$T"/good/matmulinteger_const_* \
-	"$T"/good/qlinearmatmul_const_* "$T"/good/dynamicquantizelinear_* >"$T/generic.out" 2>&1
+	"$T"/good/qlinearmatmul_const_* "$T"/good/convinteger_const_* "$T"/good/qlinearconv_const_* \
+	"$T"/good/dynamicquantizelinear_* >"$T/generic.out" 2>&1
 sed -n "s/^PASS \([^ ]*\).*/ok   $SUITE\/generic\/\1/p; s/^FAIL \([^:]*\): /FAIL $SUITE\/generic\/\1: /p" \
 	"$T/generic.out"
 

@@ -1,7 +1,9 @@
 /*
- * rt_cquant.h - the c target's 8-bit integer GEMM and DynamicQuantizeLinear,
- * pasted into the generated code as a prelude (embedded into collagec) by
- * the strategies matmulinteger.gemm, qlinearmatmul.gemm and
+ * rt_cquant.h - the c target's 8-bit integer GEMM, the convolutions on it
+ * (rt_ciconv2d: im2col of the pixels as A, the weights as the packed B)
+ * and DynamicQuantizeLinear, pasted into the generated code as a prelude
+ * (embedded into collagec) by the strategies matmulinteger.gemm,
+ * qlinearmatmul.gemm, convinteger.gemm, qlinearconv.gemm and
  * dynquantize.vec of backends/c/c_strategies.c.
  *
  *	C[i, j] = sum_k (A[i, k] - za(i)) * (B[k, j] - zb(j))     (exact int32)
@@ -80,6 +82,9 @@ struct rt_ci_gemm {
 	const float *sa, *sb, *sy;	/* QLinearMatMul: sa[i * sas], sb[j * sbs], sy[0] */
 	int64_t sas, sbs;
 	const void *yz;		/* the output's zero point (its type), or NULL: 0 */
+	int64_t ldcj;		/* C[i, j] at C[i * ldc + j * ldcj]: 1, or a
+				   convolution's pixels (rows) into NCHW */
+	const int32_t *bias;	/* per column, added to the int32 sum; NULL: none */
 };
 
 /* One tile's sums: acc[r][jj] = sum_k A'(row r) B'(k, jj) over the panel. */
@@ -326,11 +331,15 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 		for (int j = 0; j < nr; j++) {
 			uint32_t u = (uint32_t)acc[r][j] - (uint32_t)zb[j] * (uint32_t)rs[r] -
 				     za * (uint32_t)cs[j] + kza * (uint32_t)zb[j];
-			int32_t c = (int32_t)u;
+			int64_t at = i * g->ldc + (j0 + j) * g->ldcj;
+			int32_t c;
 			float m, v;
 
+			if (g->bias)
+				u += (uint32_t)g->bias[j0 + j];
+			c = (int32_t)u;
 			if (g->out == RT_CI_OUT_I32) {
-				((int32_t *)g->C)[i * g->ldc + j0 + j] = c;
+				((int32_t *)g->C)[at] = c;
 				continue;
 			}
 			m = g->sa[i * g->sas] * g->sb[(j0 + j) * g->sbs] / g->sy[0];
@@ -338,9 +347,9 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 			v = ((v > lo) | (v != v)) ? v : lo;
 			v = ((v < hi) | (v != v)) ? v : hi;
 			if (yt)
-				((int8_t *)g->C)[i * g->ldc + j0 + j] = (int8_t)v;
+				((int8_t *)g->C)[at] = (int8_t)v;
 			else
-				((uint8_t *)g->C)[i * g->ldc + j0 + j] = (uint8_t)v;
+				((uint8_t *)g->C)[at] = (uint8_t)v;
 		}
 	}
 }
@@ -393,7 +402,7 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 			     const float *sy, const void *yz, int threads)
 {
 	struct rt_ci_gemm g = { M, N, K, (const uint8_t *)A, lda, a_signed, za, zas, Bp, bsum,
-				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz };
+				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, NULL };
 	int64_t np = (N + RT_CI_NR - 1) / RT_CI_NR, tiles = (M + RT_CI_MR - 1) / RT_CI_MR;
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
 	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;
@@ -413,6 +422,106 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 				rt_ci_block(&g, r0, r1, 0, np);
 		} else {
 			rt_ci_block(&g, 0, M, np * t / nt, np * (t + 1) / nt);
+		}
+	}
+}
+
+/*
+ * Rows [k0, k1) of the im2col matrix of one group's channels, transposed:
+ * col[p * Kg + k] for pixel p = oh * OW + ow and k = (c * kh + i) * kw + j
+ * is x[c, oh * sh - ph + i * dh, ow * sw - pw + j * dw], or the zero point
+ * z outside the image (padding stands for the zero point, so padded taps
+ * add nothing once it is subtracted). Per (k, output row) the pixels
+ * inside the image are a strided copy between runs of z.
+ */
+static inline void rt_ci_im2col(const uint8_t *x, int64_t H, int64_t W, int64_t kh, int64_t kw,
+				int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
+				int64_t pw, int64_t OH, int64_t OW, int64_t k0, int64_t k1,
+				int64_t Kg, uint8_t z, uint8_t *col)
+{
+	for (int64_t k = k0; k < k1; k++) {
+		int64_t c = k / (kh * kw), i = k / kw % kh, j = k % kw;
+		const uint8_t *xc = x + c * H * W;
+		int64_t lo = 0, hi = OW, iw0 = j * dw - pw;
+
+		/* columns [lo, hi) of every output row read inside the row */
+		if (iw0 < 0)
+			lo = (-iw0 + sw - 1) / sw;
+		if (iw0 + (OW - 1) * sw >= W)
+			hi = W - 1 - iw0 < 0 ? 0 : (W - 1 - iw0) / sw + 1;
+		if (lo > hi)
+			lo = hi;
+		for (int64_t oh = 0; oh < OH; oh++) {
+			int64_t ih = oh * sh - ph + i * dh;
+			uint8_t *d = col + oh * OW * Kg + k;
+			const uint8_t *xr = xc + ih * W + iw0;
+
+			if (ih < 0 || ih >= H) {
+				for (int64_t q = 0; q < OW; q++)
+					d[q * Kg] = z;
+				continue;
+			}
+			for (int64_t q = 0; q < lo; q++)
+				d[q * Kg] = z;
+			for (int64_t q = lo; q < hi; q++)
+				d[q * Kg] = xr[q * sw];
+			for (int64_t q = hi; q < OW; q++)
+				d[q * Kg] = z;
+		}
+	}
+}
+
+/*
+ * QLinearConv / ConvInteger of one image, 1-D (H = 1) or 2-D: per group
+ * the im2col matrix col [OH * OW, Kg] (Kg = C / group * kh * kw, in
+ * scratch) is the GEMM's A, its rows the pixels, and the weights of the
+ * group's Mg = M / group output channels, packed at compile time
+ * (c_strategies.c: B[k, j] = w[g * Mg + j, k], group g's panels at Bp + g
+ * * np * kq * 64, its sums at bsum + g * 2 * np * 16), its B, so that
+ * rt_ci_store writes C[pixel, channel] straight into y [M, OH * OW] (ldc
+ * 1, ldcj the pixels) with the int32 bias per channel added and the
+ * requantization (sx * sw(channel) / sy, yz; out, enum rt_ci_out) fused;
+ * out RT_CI_OUT_I32 stores the int32 sums (ConvInteger). x's zero point
+ * xz is per tensor, w's per tensor or per channel (packed into bsum), sw
+ * per channel when sws is 1.
+ */
+static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, int64_t kh,
+			       int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+			       int64_t ph, int64_t pw, int64_t OH, int64_t OW, int x_signed,
+			       const void *xz, const int8_t *Bp, const int32_t *bsum, int w_signed,
+			       int safe, int64_t M, int64_t group, const int32_t *bias, void *y,
+			       int out, const float *sx, const float *swt, int64_t sws,
+			       const float *sy, const void *yz, uint8_t *scratch, int threads)
+{
+	int64_t P = OH * OW, cg = C / group, Mg = M / group, Kg = cg * kh * kw;
+	int64_t np = (Mg + RT_CI_NR - 1) / RT_CI_NR, kq = (Kg + 3) / 4;
+	int64_t tiles = (P + RT_CI_MR - 1) / RT_CI_MR;
+	size_t ysz = out == RT_CI_OUT_I32 ? 4 : 1;
+	uint8_t z = (uint8_t)rt_ci_zp(xz, 0, x_signed);
+	int nt = threads > 1 && P * Mg * Kg >= 262144 ? threads : 1;
+
+	if (nt > tiles)
+		nt = tiles > 0 ? (int)tiles : 1;
+	for (int64_t gi = 0; gi < group; gi++) {
+		struct rt_ci_gemm g = {
+			P, Mg, Kg, scratch, Kg, x_signed, xz, 0, Bp + gi * np * kq * 64,
+			bsum + gi * 2 * np * RT_CI_NR, w_signed, safe,
+			(uint8_t *)y + (size_t)(gi * Mg * P) * ysz, 1, out, sx, swt + gi * Mg * sws,
+			sy, 0, sws, yz, P, bias ? bias + gi * Mg : NULL
+		};
+
+		/* parallel: chunks independent */
+		for (int t = 0; t < nt; t++)
+			rt_ci_im2col((const uint8_t *)x + gi * cg * H * W, H, W, kh, kw, sh, sw,
+				     dh, dw, ph, pw, OH, OW, Kg * t / nt, Kg * (t + 1) / nt, Kg, z,
+				     scratch);
+		/* parallel: chunks independent (runs of row tiles: pixels) */
+		for (int t = 0; t < nt; t++) {
+			int64_t r0 = tiles * t / nt * RT_CI_MR, r1 = tiles * (t + 1) / nt * RT_CI_MR;
+
+			r1 = r1 < P ? r1 : P;
+			if (r0 < r1)
+				rt_ci_block(&g, r0, r1, 0, np);
 		}
 	}
 }
