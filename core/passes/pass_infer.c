@@ -166,7 +166,13 @@ static int infer_from(struct graph *g, int from)
 		    check_strings(g, n, true) < 0 || check_size(g, n) < 0 ||
 		    check_select(g, n) < 0)
 			rc = -1;
-		else if (symval_try(g, n) < 0 || fold_try(g, n) < 0)
+		else if (symval_try(g, n) < 0)
+			rc = -1;
+		/*
+		 * DequantizeLinear waits for the fold pass: the qdq pass needs
+		 * the quantized weights (shapes never come from it)
+		 */
+		else if (n->op != OP_DEQUANTIZELINEAR && fold_try(g, n) < 0)
 			rc = -1;
 	}
 	return rc;
