@@ -311,7 +311,66 @@ static inline int32_t rt_ci_zp(const void *z, int64_t i, int is_signed)
 	return is_signed ? ((const int8_t *)z)[i] : ((const uint8_t *)z)[i];
 }
 
-/* The tile's sums, corrected for the zero points, written to C (rows i0, panel jp). */
+/*
+ * m[j] = sa(i) * sb(j0 + j) / sy for the panel's 16 columns (past N: 0),
+ * the requantization multiplier, in that order as the op's lowering
+ * computes it (vector or not, the same float32 operations).
+ */
+static inline void rt_ci_mult(const struct rt_ci_gemm *g, int64_t i, int64_t j0, int nr,
+			      float m[RT_CI_NR])
+{
+	float sb[RT_CI_NR] = { 0 };
+
+	for (int j = 0; j < nr; j++)
+		sb[j] = g->sb[(j0 + j) * g->sbs];
+#if defined(__AVX2__)
+	for (int h = 0; h < RT_CI_NR; h += 8)
+		_mm256_storeu_ps(m + h, _mm256_div_ps(_mm256_mul_ps(_mm256_set1_ps(g->sa[i * g->sas]),
+								    _mm256_loadu_ps(sb + h)),
+						      _mm256_set1_ps(g->sy[0])));
+#else
+	for (int j = 0; j < RT_CI_NR; j++)
+		m[j] = g->sa[i * g->sas] * sb[j] / g->sy[0];
+#endif
+}
+
+/*
+ * q[j] = rint(q[j] * m[j]) + yz clamped to [lo, hi] (a NaN kept, as the
+ * op's lowering keeps it), truncated to int32 in place: the requantized
+ * values of one row of a tile. With AVX2 8 at a time (vmaxps/vminps with
+ * the bound first return the NaN operand, as the scalar selects do).
+ */
+static inline void rt_ci_requant(int32_t q[RT_CI_NR], const float m[RT_CI_NR], float yz,
+				 float lo, float hi)
+{
+#if defined(__AVX2__)
+	const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vz = _mm256_set1_ps(yz);
+
+	for (int h = 0; h < RT_CI_NR; h += 8) {
+		__m256 v = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(q + h)));
+
+		v = _mm256_round_ps(_mm256_mul_ps(v, _mm256_loadu_ps(m + h)),
+				    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		v = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(v, vz)));
+		_mm256_storeu_si256((__m256i *)(q + h), _mm256_cvttps_epi32(v));
+	}
+#else
+	for (int j = 0; j < RT_CI_NR; j++) {
+		float v = rintf((float)q[j] * m[j]) + yz;
+
+		v = ((v > lo) | (v != v)) ? v : lo;
+		v = ((v < hi) | (v != v)) ? v : hi;
+		q[j] = (int32_t)v;
+	}
+#endif
+}
+
+/*
+ * The tile's sums, corrected for the zero points (and the bias added),
+ * requantized or not, written to C (rows i0, panel jp): a row of C at a
+ * time, or with ldcj > 1 (a convolution's NCHW output) a column of the
+ * tile's rows at a time.
+ */
 static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const int32_t *rs,
 			       int64_t i0, int mr, int64_t jp)
 {
@@ -321,37 +380,80 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 	int yt = g->out == RT_CI_OUT_I8;
 	float lo = yt ? -128.0f : 0.0f, hi = yt ? 127.0f : 255.0f;
 	float yz = (float)rt_ci_zp(g->yz, 0, yt);
+	int32_t bias[RT_CI_NR] = { 0 };
+	float m[RT_CI_NR];
 
+	if (g->bias)
+		memcpy(bias, g->bias + j0, sizeof(int32_t) * (size_t)nr);
+	if (g->out != RT_CI_OUT_I32 && g->sas == 0)
+		rt_ci_mult(g, 0, j0, nr, m);
 	for (int r = 0; r < mr; r++) {
 		int64_t i = i0 + r;
 		uint32_t za = (uint32_t)(rt_ci_zp(g->za, i * g->zas, g->a_signed) +
 					 (g->a_signed ? 128 : 0));
 		uint32_t kza = (uint32_t)g->K * za;
 
-		for (int j = 0; j < nr; j++) {
-			uint32_t u = (uint32_t)acc[r][j] - (uint32_t)zb[j] * (uint32_t)rs[r] -
-				     za * (uint32_t)cs[j] + kza * (uint32_t)zb[j];
-			int64_t at = i * g->ldc + (j0 + j) * g->ldcj;
-			int32_t c;
-			float m, v;
+		/* cs and zb are zero padded to the whole panel */
+		for (int j = 0; j < RT_CI_NR; j++)
+			acc[r][j] = (int32_t)((uint32_t)acc[r][j] - (uint32_t)zb[j] * (uint32_t)rs[r] -
+					      za * (uint32_t)cs[j] + kza * (uint32_t)zb[j] +
+					      (uint32_t)bias[j]);
+		if (g->out == RT_CI_OUT_I32)
+			continue;
+		if (g->sas != 0)
+			rt_ci_mult(g, i, j0, nr, m);
+		rt_ci_requant(acc[r], m, yz, lo, hi);
+	}
+	if (g->ldcj == 1) {
+		for (int r = 0; r < mr; r++) {
+			int64_t at = (i0 + r) * g->ldc + j0;
 
-			if (g->bias)
-				u += (uint32_t)g->bias[j0 + j];
-			c = (int32_t)u;
-			if (g->out == RT_CI_OUT_I32) {
-				((int32_t *)g->C)[at] = c;
-				continue;
+			for (int j = 0; j < nr; j++) {
+				if (g->out == RT_CI_OUT_I32)
+					((int32_t *)g->C)[at + j] = acc[r][j];
+				else if (yt)
+					((int8_t *)g->C)[at + j] = (int8_t)acc[r][j];
+				else
+					((uint8_t *)g->C)[at + j] = (uint8_t)acc[r][j];
 			}
-			m = g->sa[i * g->sas] * g->sb[(j0 + j) * g->sbs] / g->sy[0];
-			v = rintf((float)c * m) + yz;
-			v = ((v > lo) | (v != v)) ? v : lo;
-			v = ((v < hi) | (v != v)) ? v : hi;
-			if (yt)
-				((int8_t *)g->C)[at] = (int8_t)v;
+		}
+		return;
+	}
+	for (int j = 0; j < nr; j++) {
+		int64_t at = i0 * g->ldc + (j0 + j) * g->ldcj;
+
+		for (int r = 0; r < mr; r++) {
+			if (g->out == RT_CI_OUT_I32)
+				((int32_t *)g->C)[at + r * g->ldc] = acc[r][j];
+			else if (yt)
+				((int8_t *)g->C)[at + r * g->ldc] = (int8_t)acc[r][j];
 			else
-				((uint8_t *)g->C)[at] = (uint8_t)v;
+				((uint8_t *)g->C)[at + r * g->ldc] = (uint8_t)acc[r][j];
 		}
 	}
+}
+
+/* sum_k A'[k] of a row of A (A' = A ^ flip), with AVX2 by vpsadbw 32 bytes at a time. */
+static inline int32_t rt_ci_rowsum(const uint8_t *p, int64_t K, uint32_t flip)
+{
+	uint32_t s = 0;
+	int64_t k = 0;
+
+#if defined(__AVX2__)
+	{
+		__m256i t = _mm256_setzero_si256(), f = _mm256_set1_epi32((int)flip);
+		uint64_t l[4];
+
+		for (; k + 32 <= K; k += 32)
+			t = _mm256_add_epi64(t, _mm256_sad_epu8(_mm256_xor_si256(
+				_mm256_loadu_si256((const __m256i *)(p + k)), f), _mm256_setzero_si256()));
+		_mm256_storeu_si256((__m256i *)l, t);
+		s = (uint32_t)(l[0] + l[1] + l[2] + l[3]);
+	}
+#endif
+	for (; k < K; k++)
+		s += (uint32_t)(uint8_t)(p[k] ^ (uint8_t)flip);
+	return (int32_t)s;
 }
 
 /* Rows [r0, r1) x panels [jp0, jp1) of C. */
@@ -375,12 +477,9 @@ static inline void rt_ci_block(const struct rt_ci_gemm *g, int64_t r0, int64_t r
 			for (int r = 0; r < RT_CI_MR; r++) {
 				/* rows past the end repeat the last one, their sums dropped */
 				const uint8_t *p = g->A + (i0 + (r < mr ? r : mr - 1)) * g->lda;
-				uint32_t s = 0;
 
 				a[r] = p;
-				for (int64_t k = 0; k < g->K; k++)
-					s += (uint32_t)(uint8_t)(p[k] ^ (uint8_t)flip);
-				rs[r] = (int32_t)s;
+				rs[r] = rt_ci_rowsum(p, g->K, flip);
 			}
 			for (int64_t jp = jc; jp < jce; jp++) {
 				rt_ci_tile(a, g->K, flip, g->Bp + jp * pb, g->safe, acc);
@@ -562,6 +661,22 @@ static inline void rt_dynquant_run(const float *x, int64_t k0, int64_t k1, uint8
 		v = ((v < 255.0f) | (v != v)) ? v : 255.0f;
 		y[k] = (uint8_t)v;
 	}
+}
+
+/*
+ * QuantizeLinear of float32 x [n] to uint8 with one scale s[0] and zero
+ * point z[0] (z NULL: 0): rt_dynquant_run's loop, the op's own lowering's
+ * operations (ops_quant.c: rint(x / s) + z, saturated), bit for bit.
+ */
+static inline void rt_quantize_u8(const float *x, int64_t n, uint8_t *y, const float *s,
+				  const uint8_t *z, int threads)
+{
+	float zf = z ? (float)z[0] : 0.0f;
+
+	(void)threads;
+	/* parallel: chunks independent */
+	for (int64_t k0 = 0; k0 < n; k0 += 4096)
+		rt_dynquant_run(x, k0, n - k0 < 4096 ? n : k0 + 4096, y, s[0], zf);
 }
 
 /*
