@@ -100,6 +100,13 @@ def quant_cases():
              helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"]), 21,
              [("x", F, x), ("s", F, np.float32(0.5)), ("z", t, z)],
              [("y", t, quantize(x, 0.5, 1, lo, hi))])
+    # uint8 per tensor (the c target's quantizelinear.vec: 8 lanes and a
+    # tail): ties both ways, saturation at both ends, the zero point added
+    x = np.concatenate([(np.arange(-40, 1003 - 40) + 0.5) * 0.5,
+                        [1e6, -1e6, 0.25, -0.25]]).astype(np.float32)
+    case("quantizelinear_vec_uint8", helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"]),
+         13, [("x", F, x), ("s", F, np.float32(0.5)), ("z", U8, np.array(7, np.uint8))],
+         [("y", U8, quantize(x, 0.5, 7, 0, 255))])
     # uint16 chosen by output_dtype, no zero point
     x = np.array([0, 1.5, 2.5, 3.5, 70000, -3], np.float32)
     case("quantizelinear_output_dtype_uint16",

@@ -79,6 +79,11 @@
  *                                               time as B, written NCHW
  *           always             convinteger.loops, qlinearconv.loops
  *                                               the op's own lowering
+ *   QuantizeLinear
+ *           float32 to uint8, per tensor
+ *                              quantizelinear.vec rt_cquant.h: the vector
+ *                                               loop of dynquantize.vec
+ *           always             quantizelinear.loops the op's own lowering
  *   DynamicQuantizeLinear
  *           float32            dynquantize.vec  rt_cquant.h: min/max in
  *                                               lanes, vector quantize
@@ -2299,6 +2304,46 @@ static const struct op_strategy qlinearconv_strategy = {
 	OP_QLINEARCONV, qlinearconv_specs, ARRAY_SIZE(qlinearconv_specs)
 };
 
+/*
+ * float32 x of static size (its own buffer) to uint8, one scale (float32)
+ * and zero point, no blocks: rt_quantize_u8.
+ */
+static struct tir *cond_quant_u8(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *s = lower_in(L, 1), *z = ci_opt(L, 2);
+
+	return strategy_static(L, x->dtype == DTYPE_F32 && s->dtype == DTYPE_F32 && ci_one(s) &&
+			       (!z || ci_one(z)) && lower_out(L, 0)->dtype == DTYPE_U8 &&
+			       !node_attr_int(L->n, "block_size", 0) && L->in[0]->index >= 0);
+}
+
+/* quantizelinear.vec: one call of rt_quantize_u8 (rt_cquant.h). */
+static int lower_quant_u8(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct tir *args[5], *zs;
+
+	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[1] = lower_numel(L, &lower_in(L, 0)->shape);
+	args[2] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[3] = ci_vec(L, 1, &zs);
+	args[4] = ci_vec(L, 2, &zs);
+	tir_extern(b, "rt_quantize_u8", args, 5);
+	return 0;
+}
+
+static const struct strategy_impl quant_vec[] = { { "quantizelinear.vec", 10, lower_quant_u8 } };
+static const struct strategy_impl quant_loops[] = { { "quantizelinear.loops", 0, lower_own } };
+
+static const struct strategy_spec quant_specs[] = {
+	{ "float32 to uint8, per tensor", cond_quant_u8, quant_vec, ARRAY_SIZE(quant_vec) },
+	{ "always", NULL, quant_loops, ARRAY_SIZE(quant_loops) },
+};
+
+static const struct op_strategy quant_strategy = {
+	OP_QUANTIZELINEAR, quant_specs, ARRAY_SIZE(quant_specs)
+};
+
 /* float32 input of static size, its own buffer */
 static struct tir *cond_dynquant(struct lower *L)
 {
@@ -2349,6 +2394,7 @@ const struct op_strategy *const c_strategies[] = {
 	&qlinearmatmul_strategy,
 	&convinteger_strategy,
 	&qlinearconv_strategy,
+	&quant_strategy,
 	&dynquant_strategy,
 	NULL,
 };
