@@ -394,10 +394,24 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 		uint32_t kza = (uint32_t)g->K * za;
 
 		/* cs and zb are zero padded to the whole panel */
+#if defined(__AVX2__)
+		for (int h = 0; h < RT_CI_NR; h += 8) {
+			__m256i zbv = _mm256_loadu_si256((const __m256i *)(zb + h));
+			__m256i v = _mm256_loadu_si256((const __m256i *)(acc[r] + h));
+
+			v = _mm256_sub_epi32(v, _mm256_mullo_epi32(zbv, _mm256_set1_epi32(rs[r])));
+			v = _mm256_sub_epi32(v, _mm256_mullo_epi32(_mm256_set1_epi32((int)za),
+				_mm256_loadu_si256((const __m256i *)(cs + h))));
+			v = _mm256_add_epi32(v, _mm256_mullo_epi32(_mm256_set1_epi32((int)kza), zbv));
+			v = _mm256_add_epi32(v, _mm256_loadu_si256((const __m256i *)(bias + h)));
+			_mm256_storeu_si256((__m256i *)(acc[r] + h), v);
+		}
+#else
 		for (int j = 0; j < RT_CI_NR; j++)
 			acc[r][j] = (int32_t)((uint32_t)acc[r][j] - (uint32_t)zb[j] * (uint32_t)rs[r] -
 					      za * (uint32_t)cs[j] + kza * (uint32_t)zb[j] +
 					      (uint32_t)bias[j]);
+#endif
 		if (g->out == RT_CI_OUT_I32)
 			continue;
 		if (g->sas != 0)
@@ -416,6 +430,16 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 				else
 					((uint8_t *)g->C)[at + j] = (uint8_t)acc[r][j];
 			}
+		}
+		return;
+	}
+	if (g->out != RT_CI_OUT_I32 && g->ldc == 1 && mr == 4) {
+		/* a column's 4 pixels are 4 bytes side by side: one 32-bit store */
+		for (int j = 0; j < nr; j++) {
+			uint32_t w = ((uint32_t)acc[0][j] & 0xff) | ((uint32_t)acc[1][j] & 0xff) << 8 |
+				     ((uint32_t)acc[2][j] & 0xff) << 16 | (uint32_t)acc[3][j] << 24;
+
+			memcpy((uint8_t *)g->C + i0 + (j0 + j) * g->ldcj, &w, 4);
 		}
 		return;
 	}
@@ -526,47 +550,50 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 }
 
 /*
- * Rows [k0, k1) of the im2col matrix of one group's channels, transposed:
- * col[p * Kg + k] for pixel p = oh * OW + ow and k = (c * kh + i) * kw + j
- * is x[c, oh * sh - ph + i * dh, ow * sw - pw + j * dw], or the zero point
- * z outside the image (padding stands for the zero point, so padded taps
- * add nothing once it is subtracted). Per (k, output row) the pixels
- * inside the image are a strided copy between runs of z.
+ * Columns [k0, k1) of the im2col matrix of one group's channels, one row
+ * per pixel: col[p * Kg + k] for pixel p = oh * OW + ow and k = (c * kh +
+ * i) * kw + j is x[c, oh * sh - ph + i * dh, ow * sw - pw + j * dw], or the
+ * zero point z outside the image (padding stands for the zero point, so
+ * padded taps add nothing once it is subtracted). Per (k, output row) the
+ * pixels inside the image are a strided copy between runs of z; the k
+ * run in blocks of 16 per output row, so that the rows' bytes they write
+ * (16 side by side per pixel) stay in L1 until the block fills them.
  */
 static inline void rt_ci_im2col(const uint8_t *x, int64_t H, int64_t W, int64_t kh, int64_t kw,
 				int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
 				int64_t pw, int64_t OH, int64_t OW, int64_t k0, int64_t k1,
 				int64_t Kg, uint8_t z, uint8_t *col)
 {
-	for (int64_t k = k0; k < k1; k++) {
-		int64_t c = k / (kh * kw), i = k / kw % kh, j = k % kw;
-		const uint8_t *xc = x + c * H * W;
-		int64_t lo = 0, hi = OW, iw0 = j * dw - pw;
+	for (int64_t kb = k0; kb < k1; kb += 16) {
+		int64_t ke = k1 - kb < 16 ? k1 : kb + 16;
 
-		/* columns [lo, hi) of every output row read inside the row */
-		if (iw0 < 0)
-			lo = (-iw0 + sw - 1) / sw;
-		if (iw0 + (OW - 1) * sw >= W)
-			hi = W - 1 - iw0 < 0 ? 0 : (W - 1 - iw0) / sw + 1;
-		if (lo > hi)
-			lo = hi;
-		for (int64_t oh = 0; oh < OH; oh++) {
-			int64_t ih = oh * sh - ph + i * dh;
-			uint8_t *d = col + oh * OW * Kg + k;
-			const uint8_t *xr = xc + ih * W + iw0;
+		for (int64_t oh = 0; oh < OH; oh++)
+			for (int64_t k = kb; k < ke; k++) {
+				int64_t c = k / (kh * kw), i = k / kw % kh, j = k % kw;
+				int64_t lo = 0, hi = OW, iw0 = j * dw - pw, ih = oh * sh - ph + i * dh;
+				uint8_t *d = col + oh * OW * Kg + k;
+				const uint8_t *xr;
 
-			if (ih < 0 || ih >= H) {
-				for (int64_t q = 0; q < OW; q++)
+				if (ih < 0 || ih >= H) {
+					for (int64_t q = 0; q < OW; q++)
+						d[q * Kg] = z;
+					continue;
+				}
+				xr = x + (c * H + ih) * W + iw0;
+				/* columns [lo, hi) of the output row read inside the row */
+				if (iw0 < 0)
+					lo = (-iw0 + sw - 1) / sw;
+				if (iw0 + (OW - 1) * sw >= W)
+					hi = W - 1 - iw0 < 0 ? 0 : (W - 1 - iw0) / sw + 1;
+				if (lo > hi)
+					lo = hi;
+				for (int64_t q = 0; q < lo; q++)
 					d[q * Kg] = z;
-				continue;
+				for (int64_t q = lo; q < hi; q++)
+					d[q * Kg] = xr[q * sw];
+				for (int64_t q = hi; q < OW; q++)
+					d[q * Kg] = z;
 			}
-			for (int64_t q = 0; q < lo; q++)
-				d[q * Kg] = z;
-			for (int64_t q = lo; q < hi; q++)
-				d[q * Kg] = xr[q * sw];
-			for (int64_t q = hi; q < OW; q++)
-				d[q * Kg] = z;
-		}
 	}
 }
 
