@@ -317,7 +317,8 @@ def iconv_cases():
     rt_ciconv2d: im2col + the integer GEMM, requantization fused): strides,
     asymmetric pads, dilations, groups and depthwise, 1x1 and 1-D, per-tensor
     and per-channel weight zero points and scales, u8/s8 pairs, 7-bit
-    weights (vpmaddubsw's path) and full 8-bit ones; int32 results exact,
+    weights (vpmaddubsw's path), full 8-bit ones and 7-bit ones with a few
+    at the extremes (panels with both kinds of k quads); int32 results exact,
     QLinearConv's requantized as the op's lowering does (float32
     throughout: rint(float(acc + bias) * (sx * sw / sy)) + zy, saturated)."""
     U8, I8, I32, F = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32, TensorProto.FLOAT
@@ -337,12 +338,21 @@ def iconv_cases():
         ("1d", I8, I8, U8, (2, 7, 23), 12, (5,), 1, (2,), (2, 1), (1,), True, True, True),
         ("7x7_s2", U8, I8, I8, (1, 3, 20, 20), 16, (7, 7), 1, (2, 2), (3, 3, 3, 3), (1, 1),
          False, True, False),
+        ("mixed", U8, I8, U8, (1, 24, 7, 6), 40, (3, 3), 1, (1, 1), (1, 1, 1, 1), (1, 1),
+         True, True, "mixed"),
+        ("mixed_s8", I8, I8, I8, (1, 16, 5, 5), 20, (3, 1), 1, (1, 1), (1, 0, 1, 0), (1, 1),
+         False, True, "mixed"),
     ]
     for (name, tx, tw, ty, xs, m, k, group, strides, pads, dil, per, has_b,
          narrow) in conf:
         r = len(k)
         x = imm_operand(tx, xs, False)
-        w = imm_operand(tw, (m, xs[1] // group) + k, narrow)
+        w = imm_operand(tw, (m, xs[1] // group) + k, bool(narrow))
+        if narrow == "mixed":
+            # 7-bit weights with a few at the extremes: panels of both kinds
+            # of k quads (vpmaddubsw-safe and not)
+            w = np.where(RNG.random(w.shape) < 0.03, np.where(RNG.random(w.shape) < 0.5,
+                                                               -128, 127), w).astype(w.dtype)
         zx = imm_operand(tx, (), False)
         zw = imm_operand(tw, (m,) if per else (), narrow)
         zy = imm_operand(ty, (), False)

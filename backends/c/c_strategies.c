@@ -1995,33 +1995,45 @@ static struct tir *cond_cigemm(struct lower *L)
 /*
  * B [K, N] (uint8 or int8) packed as rt_cquant.h reads it: B' = B (int8)
  * or B - 128 (uint8) in panels of 16 columns of k quads, zero padded; the
- * byte after the panels is 1 when no pair of B' bytes that vpmaddubsw adds
- * can saturate (|b0 + b1| <= 128), 0 otherwise. B[k, j] of group g is
- * src[g * gs + k * ks + j * js] (a MatMul's B: 1 group, ks N, js 1; a
- * convolution's weights [M, Kg]: ks 1, js Kg, gs Mg * Kg), the groups'
- * panels one after the other. Once per graph (graph_derived_const).
+ * byte after the panels (after the map, with one) is 1 when no pair of B'
+ * bytes that vpmaddubsw adds can saturate (|b0 + b1| <= 128), 0
+ * otherwise. B[k, j] of group g is src[g * gs + k * ks + j * js] (a
+ * MatMul's B: 1 group, ks N, js 1; a convolution's weights [M, Kg]: ks 1,
+ * js Kg, gs Mg * Kg), the groups' panels one after the other. With map,
+ * each panel's quads go safe ones first (those where no column has such a
+ * pair), and the int32 map after the panels says per group and panel how
+ * many are safe, then which k quad each packed quad is (rt_ci_tile_map).
+ * Once per graph (graph_derived_const).
  */
 static int8_t *ci_pack_at(struct lower *L, const struct value *bv, int64_t K, int64_t N,
-			  int64_t groups, int64_t ks, int64_t js, int64_t gs, int64_t *bytes)
+			  int64_t groups, int64_t ks, int64_t js, int64_t gs, bool map,
+			  int64_t *bytes)
 {
 	bool sgn = bv->dtype == DTYPE_I8, fresh;
 	int64_t np = (N + CI_NR - 1) / CI_NR, kq = (K + 3) / 4, gb = np * kq * 64;
+	int64_t mapn = map ? groups * np * (kq + 1) : 0;
 	/* gs is N * js wherever groups > 1 (convolutions): not a key of its own */
-	const int64_t params[] = { K, N, sgn, groups, ks, js };
+	const int64_t params[] = { K, N, sgn | map << 1, groups, ks, js };
 	const uint8_t *src = bv->data;
-	int8_t *bp;
+	int8_t *bp, *quad = xmalloc((size_t)gb);
+	bool *ok = xmalloc((size_t)kq);
 	int safe = 1;
 
 	*bytes = groups * gb;
 	bp = graph_derived_const(L->g, bv->data, "cigemm.pack", params, ARRAY_SIZE(params),
-				 (size_t)*bytes + 1, &fresh);
+				 (size_t)(*bytes + 4 * mapn) + 1, &fresh);
 	if (!fresh)
-		return bp;
+		goto out;
 	for (int64_t g = 0; g < groups; g++)
-		for (int64_t jp = 0; jp < np; jp++)
-			for (int64_t q = 0; q < kq; q++)
+		for (int64_t jp = 0; jp < np; jp++) {
+			int8_t *dst = bp + g * gb + jp * kq * 64;
+			int32_t *m = (int32_t *)(bp + *bytes) + (g * np + jp) * (kq + 1);
+			int64_t at = 0;
+
+			for (int64_t q = 0; q < kq; q++) {
+				ok[q] = true;
 				for (int64_t jj = 0; jj < CI_NR; jj++) {
-					int8_t *d = bp + g * gb + (jp * kq + q) * 64 + jj * 4;
+					int8_t *d = quad + q * 64 + jj * 4;
 					int64_t j = jp * CI_NR + jj;
 
 					for (int kk = 0; kk < 4; kk++) {
@@ -2032,16 +2044,35 @@ static int8_t *ci_pack_at(struct lower *L, const struct value *bv, int64_t K, in
 						d[kk] = (int8_t)(sgn ? (int)(int8_t)v : (int)v - 128);
 					}
 					if (abs(d[0] + d[1]) > 128 || abs(d[2] + d[3]) > 128)
-						safe = 0;
+						ok[q] = false;
 				}
-	bp[*bytes] = (int8_t)safe;
+				safe &= ok[q];
+			}
+			if (!map) {
+				memcpy(dst, quad, (size_t)(kq * 64));
+				continue;
+			}
+			/* safe quads first, then the others, each in k order */
+			for (int pass = 0; pass < 2; pass++)
+				for (int64_t q = 0; q < kq; q++)
+					if (ok[q] == !pass) {
+						memcpy(dst + at * 64, quad + q * 64, 64);
+						m[1 + at++] = (int32_t)q;
+					}
+			for (int64_t q = 0; q < kq; q++)
+				m[0] += ok[q];
+		}
+	bp[*bytes + 4 * mapn] = (int8_t)safe;
+out:
+	free(quad);
+	free(ok);
 	return bp;
 }
 
 static int8_t *ci_pack(struct lower *L, const struct value *bv, int64_t K, int64_t N,
 		       int64_t *bytes)
 {
-	return ci_pack_at(L, bv, K, N, 1, N, 1, 0, bytes);
+	return ci_pack_at(L, bv, K, N, 1, N, 1, 0, false, bytes);
 }
 
 /*
@@ -2218,7 +2249,7 @@ static int lower_ciconv(struct lower *L)
 	int64_t group = node_attr_int(L->n, "group", 1), M = wt->shape.d[0].c;
 	int64_t Mg = M / group, Kg = shape_numel_static(&wt->shape) / M, P = 1, bytes;
 	int64_t g2[6][2];	/* (kernel, stride, dilation, pad, in, out) x (h, w) */
-	int64_t np = (Mg + CI_NR - 1) / CI_NR;
+	int64_t np = (Mg + CI_NR - 1) / CI_NR, kq = (Kg + 3) / 4;
 	struct window w;
 	struct shape s;
 	struct tir *args[34], *zs, *n;
@@ -2239,7 +2270,7 @@ static int lower_ciconv(struct lower *L)
 		g2[5][i] = i < o ? 1 : w.out[i - o];
 	}
 	P = g2[5][0] * g2[5][1];
-	bp = ci_pack_at(L, wt, Kg, Mg, group, 1, Kg, Mg * Kg, &bytes);
+	bp = ci_pack_at(L, wt, Kg, Mg, group, 1, Kg, Mg * Kg, true, &bytes);
 	n = tir_loop(b, tir_dim(b, x->shape.d[0]));
 	args[a++] = tir_addr(b, L->in[io.ia], tir_mul(b, n, tir_int(b, wt->shape.d[1].c * group *
 								    g2[4][0] * g2[4][1])));
@@ -2259,7 +2290,7 @@ static int lower_ciconv(struct lower *L)
 						       Kg, Mg * Kg)),
 			     tir_int(b, 0));
 	args[a++] = tir_int(b, wt->dtype == DTYPE_I8);
-	args[a++] = tir_int(b, bp[bytes]);
+	args[a++] = tir_int(b, bp[bytes + 4 * group * np * (kq + 1)]);
 	args[a++] = tir_int(b, M);
 	args[a++] = tir_int(b, group);
 	args[a++] = io.ql && ci_opt(L, 8) ? tir_addr(b, L->in[8], tir_int(b, 0)) : tir_int(b, 0);
@@ -2275,7 +2306,9 @@ static int lower_ciconv(struct lower *L)
 		for (int i = 0; i < 5; i++)
 			args[a++] = tir_int(b, 0);
 	}
-	args[a++] = tir_addr(b, lower_scratch(L, DTYPE_U8, dim_const(P * Kg)), tir_int(b, 0));
+	args[a++] = tir_addr(b, lower_const(L, DTYPE_I32, group * np * (kq + 1), bp + bytes),
+			     tir_int(b, 0));
+	args[a++] = tir_addr(b, lower_scratch(L, DTYPE_U8, dim_const(P * 4 * kq)), tir_int(b, 0));
 	tir_extern(b, "rt_ciconv2d", args, a);
 	tir_end(b);
 	return 0;

@@ -85,6 +85,10 @@ struct rt_ci_gemm {
 	int64_t ldcj;		/* C[i, j] at C[i * ldc + j * ldcj]: 1, or a
 				   convolution's pixels (rows) into NCHW */
 	const int32_t *bias;	/* per column, added to the int32 sum; NULL: none */
+	const int32_t *qmap;	/* NULL: B's quads in order; else per panel the
+				   count of its safe quads, then the k quad of
+				   each packed quad, safe ones first (whole
+				   quads of A: lda >= 4 kq) */
 };
 
 /* One tile's sums: acc[r][jj] = sum_k A'(row r) B'(k, jj) over the panel. */
@@ -303,6 +307,140 @@ static inline void rt_ci_tile(const uint8_t *const *a, int64_t K, uint32_t flip,
 }
 #endif
 
+/*
+ * rt_ci_tile over a panel packed in the order of map (see qmap): packed
+ * quad p holds k quad map[1 + p] of B, the first map[0] of them safe for
+ * vpmaddubsw (no pair |b0 + b1| > 128 in any of the panel's columns). With
+ * AVX2 those take vpmaddubsw (exact there), the others the vpmaddwd path:
+ * most quads of 8-bit weights are safe (ResNet-50's quantized by ONNX
+ * Runtime: 62% of a panel's), so most of the work runs at vpmaddubsw's
+ * speed and every sum stays exact. A's quads are whole (lda >= 4 kq).
+ */
+static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t flip,
+				  const int8_t *bp, const int32_t *map, rt_ci_acc acc)
+{
+	const int32_t *qi = map + 1;
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+	__m512i t[RT_CI_MR];
+
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r] = _mm512_setzero_si512();
+	for (int64_t p = 0; p < kq; p++) {
+		__m512i b = _mm512_loadu_si512((const void *)(bp + p * 64));
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+
+			memcpy(&v, a[r] + 4 * (int64_t)qi[p], 4);
+			t[r] = _mm512_dpbusd_epi32(t[r], _mm512_set1_epi32((int)(v ^ flip)), b);
+		}
+	}
+	for (int r = 0; r < RT_CI_MR; r++)
+		_mm512_storeu_si512((void *)acc[r], t[r]);
+#elif defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))
+	__m256i t[RT_CI_MR][2];
+
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r][0] = t[r][1] = _mm256_setzero_si256();
+	for (int64_t p = 0; p < kq; p++) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+			__m256i x;
+
+			memcpy(&v, a[r] + 4 * (int64_t)qi[p], 4);
+			x = _mm256_set1_epi32((int)(v ^ flip));
+#if defined(__AVXVNNI__)
+			t[r][0] = _mm256_dpbusd_avx_epi32(t[r][0], x, b0);
+			t[r][1] = _mm256_dpbusd_avx_epi32(t[r][1], x, b1);
+#else
+			t[r][0] = _mm256_dpbusd_epi32(t[r][0], x, b0);
+			t[r][1] = _mm256_dpbusd_epi32(t[r][1], x, b1);
+#endif
+		}
+	}
+	for (int r = 0; r < RT_CI_MR; r++) {
+		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
+		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
+	}
+#elif defined(__AVX2__)
+	__m256i t[RT_CI_MR][2];
+	const __m256i ones = _mm256_set1_epi16(1), lo8 = _mm256_set1_epi16(0xff);
+	const __m256i vflip = _mm256_set1_epi32((int)flip);
+	int64_t ns = map[0];
+
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r][0] = t[r][1] = _mm256_setzero_si256();
+	for (int64_t p = 0; p < ns; p++) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
+		int64_t off = 4 * (int64_t)qi[p];
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+			__m256i x;
+
+			memcpy(&v, a[r] + off, 4);
+			x = _mm256_xor_si256(_mm256_set1_epi32((int)v), vflip);
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(
+							   _mm256_maddubs_epi16(x, b0), ones));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(
+							   _mm256_maddubs_epi16(x, b1), ones));
+		}
+	}
+	for (int64_t p = ns; p < kq; p++) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
+		__m256i b0e = _mm256_srai_epi16(_mm256_slli_epi16(b0, 8), 8);
+		__m256i b0o = _mm256_srai_epi16(b0, 8);
+		__m256i b1e = _mm256_srai_epi16(_mm256_slli_epi16(b1, 8), 8);
+		__m256i b1o = _mm256_srai_epi16(b1, 8);
+		int64_t off = 4 * (int64_t)qi[p];
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+			__m256i x, xe, xo;
+
+			memcpy(&v, a[r] + off, 4);
+			x = _mm256_xor_si256(_mm256_set1_epi32((int)v), vflip);
+			xe = _mm256_and_si256(x, lo8);
+			xo = _mm256_srli_epi16(x, 8);
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(xe, b0e));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(xe, b1e));
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(xo, b0o));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(xo, b1o));
+		}
+	}
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++) {
+		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
+		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
+	}
+#else
+	memset(acc, 0, sizeof(rt_ci_acc));
+	for (int64_t p = 0; p < kq; p++)
+		for (int r = 0; r < RT_CI_MR; r++) {
+			const uint8_t *ar = a[r] + 4 * (int64_t)qi[p];
+			int32_t x[4];
+
+			for (int kk = 0; kk < 4; kk++)
+				x[kk] = (uint8_t)(ar[kk] ^ (uint8_t)flip);
+			for (int jj = 0; jj < RT_CI_NR; jj++) {
+				const int8_t *b = bp + p * 64 + jj * 4;
+
+				acc[r][jj] += x[0] * b[0] + x[1] * b[1] + x[2] * b[2] + x[3] * b[3];
+			}
+		}
+#endif
+}
+
 /* A zero point of an 8-bit type as an int. */
 static inline int32_t rt_ci_zp(const void *z, int64_t i, int is_signed)
 {
@@ -506,7 +644,11 @@ static inline void rt_ci_block(const struct rt_ci_gemm *g, int64_t r0, int64_t r
 				rs[r] = rt_ci_rowsum(p, g->K, flip);
 			}
 			for (int64_t jp = jc; jp < jce; jp++) {
-				rt_ci_tile(a, g->K, flip, g->Bp + jp * pb, g->safe, acc);
+				if (g->qmap)
+					rt_ci_tile_map(a, kq, flip, g->Bp + jp * pb,
+						       g->qmap + jp * (kq + 1), acc);
+				else
+					rt_ci_tile(a, g->K, flip, g->Bp + jp * pb, g->safe, acc);
 				rt_ci_store(g, acc, rs, i0, mr, jp);
 			}
 		}
@@ -525,7 +667,7 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 			     const float *sy, const void *yz, int threads)
 {
 	struct rt_ci_gemm g = { M, N, K, (const uint8_t *)A, lda, a_signed, za, zas, Bp, bsum,
-				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, NULL };
+				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, NULL, NULL };
 	int64_t np = (N + RT_CI_NR - 1) / RT_CI_NR, tiles = (M + RT_CI_MR - 1) / RT_CI_MR;
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
 	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;
@@ -551,7 +693,7 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 
 /*
  * Columns [k0, k1) of the im2col matrix of one group's channels, one row
- * per pixel: col[p * Kg + k] for pixel p = oh * OW + ow and k = (c * kh +
+ * per pixel, ld bytes apart: col[p * ld + k] for pixel p = oh * OW + ow and k = (c * kh +
  * i) * kw + j is x[c, oh * sh - ph + i * dh, ow * sw - pw + j * dw], or the
  * zero point z outside the image (padding stands for the zero point, so
  * padded taps add nothing once it is subtracted). Per (k, output row) the
@@ -562,7 +704,7 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 static inline void rt_ci_im2col(const uint8_t *x, int64_t H, int64_t W, int64_t kh, int64_t kw,
 				int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
 				int64_t pw, int64_t OH, int64_t OW, int64_t k0, int64_t k1,
-				int64_t Kg, uint8_t z, uint8_t *col)
+				int64_t ld, uint8_t z, uint8_t *col)
 {
 	for (int64_t kb = k0; kb < k1; kb += 16) {
 		int64_t ke = k1 - kb < 16 ? k1 : kb + 16;
@@ -571,12 +713,12 @@ static inline void rt_ci_im2col(const uint8_t *x, int64_t H, int64_t W, int64_t 
 			for (int64_t k = kb; k < ke; k++) {
 				int64_t c = k / (kh * kw), i = k / kw % kh, j = k % kw;
 				int64_t lo = 0, hi = OW, iw0 = j * dw - pw, ih = oh * sh - ph + i * dh;
-				uint8_t *d = col + oh * OW * Kg + k;
+				uint8_t *d = col + oh * OW * ld + k;
 				const uint8_t *xr;
 
 				if (ih < 0 || ih >= H) {
 					for (int64_t q = 0; q < OW; q++)
-						d[q * Kg] = z;
+						d[q * ld] = z;
 					continue;
 				}
 				xr = x + (c * H + ih) * W + iw0;
@@ -588,11 +730,11 @@ static inline void rt_ci_im2col(const uint8_t *x, int64_t H, int64_t W, int64_t 
 				if (lo > hi)
 					lo = hi;
 				for (int64_t q = 0; q < lo; q++)
-					d[q * Kg] = z;
+					d[q * ld] = z;
 				for (int64_t q = lo; q < hi; q++)
-					d[q * Kg] = xr[q * sw];
+					d[q * ld] = xr[q * sw];
 				for (int64_t q = hi; q < OW; q++)
-					d[q * Kg] = z;
+					d[q * ld] = z;
 			}
 	}
 }
@@ -609,7 +751,9 @@ static inline void rt_ci_im2col(const uint8_t *x, int64_t H, int64_t W, int64_t 
  * requantization (sx * sw(channel) / sy, yz; out, enum rt_ci_out) fused;
  * out RT_CI_OUT_I32 stores the int32 sums (ConvInteger). x's zero point
  * xz is per tensor, w's per tensor or per channel (packed into bsum), sw
- * per channel when sws is 1.
+ * per channel when sws is 1. col's rows are padded to whole k quads (ld
+ * 4 kq bytes), so that every panel may take its quads in the order of
+ * qmap (per group np * (kq + 1) entries; see struct rt_ci_gemm), or NULL.
  */
 static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, int64_t kh,
 			       int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
@@ -617,10 +761,11 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 			       const void *xz, const int8_t *Bp, const int32_t *bsum, int w_signed,
 			       int safe, int64_t M, int64_t group, const int32_t *bias, void *y,
 			       int out, const float *sx, const float *swt, int64_t sws,
-			       const float *sy, const void *yz, uint8_t *scratch, int threads)
+			       const float *sy, const void *yz, const int32_t *qmap,
+			       uint8_t *scratch, int threads)
 {
 	int64_t P = OH * OW, cg = C / group, Mg = M / group, Kg = cg * kh * kw;
-	int64_t np = (Mg + RT_CI_NR - 1) / RT_CI_NR, kq = (Kg + 3) / 4;
+	int64_t np = (Mg + RT_CI_NR - 1) / RT_CI_NR, kq = (Kg + 3) / 4, lda = 4 * kq;
 	int64_t tiles = (P + RT_CI_MR - 1) / RT_CI_MR;
 	size_t ysz = out == RT_CI_OUT_I32 ? 4 : 1;
 	uint8_t z = (uint8_t)rt_ci_zp(xz, 0, x_signed);
@@ -630,17 +775,21 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 		nt = tiles > 0 ? (int)tiles : 1;
 	for (int64_t gi = 0; gi < group; gi++) {
 		struct rt_ci_gemm g = {
-			P, Mg, Kg, scratch, Kg, x_signed, xz, 0, Bp + gi * np * kq * 64,
+			P, Mg, Kg, scratch, lda, x_signed, xz, 0, Bp + gi * np * kq * 64,
 			bsum + gi * 2 * np * RT_CI_NR, w_signed, safe,
 			(uint8_t *)y + (size_t)(gi * Mg * P) * ysz, 1, out, sx, swt + gi * Mg * sws,
-			sy, 0, sws, yz, P, bias ? bias + gi * Mg : NULL
+			sy, 0, sws, yz, P, bias ? bias + gi * Mg : NULL,
+			qmap ? qmap + gi * np * (kq + 1) : NULL
 		};
 
 		/* parallel: chunks independent */
 		for (int t = 0; t < nt; t++)
 			rt_ci_im2col((const uint8_t *)x + gi * cg * H * W, H, W, kh, kw, sh, sw,
-				     dh, dw, ph, pw, OH, OW, Kg * t / nt, Kg * (t + 1) / nt, Kg, z,
+				     dh, dw, ph, pw, OH, OW, Kg * t / nt, Kg * (t + 1) / nt, lda, z,
 				     scratch);
+		/* rows padded to whole quads (B is zero there; the row sums stop at Kg) */
+		for (int64_t p = 0; p < P && lda > Kg; p++)
+			memset(scratch + p * lda + Kg, z, (size_t)(lda - Kg));
 		/* parallel: chunks independent (runs of row tiles: pixels) */
 		for (int t = 0; t < nt; t++) {
 			int64_t r0 = tiles * t / nt * RT_CI_MR, r1 = tiles * (t + 1) / nt * RT_CI_MR;
