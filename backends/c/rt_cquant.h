@@ -573,12 +573,29 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 	}
 	if (g->out != RT_CI_OUT_I32 && g->ldc == 1 && mr == 4) {
 		/* a column's 4 pixels are 4 bytes side by side: one 32-bit store */
-		for (int j = 0; j < nr; j++) {
-			uint32_t w = ((uint32_t)acc[0][j] & 0xff) | ((uint32_t)acc[1][j] & 0xff) << 8 |
-				     ((uint32_t)acc[2][j] & 0xff) << 16 | (uint32_t)acc[3][j] << 24;
+		uint32_t w[RT_CI_NR];
 
-			memcpy((uint8_t *)g->C + i0 + (j0 + j) * g->ldcj, &w, 4);
+#if defined(__AVX2__)
+		const __m256i m8 = _mm256_set1_epi32(0xff);
+
+		for (int h = 0; h < RT_CI_NR; h += 8) {
+			__m256i v[4];
+
+			for (int r = 0; r < 4; r++)
+				v[r] = _mm256_loadu_si256((const __m256i *)(acc[r] + h));
+			v[0] = _mm256_or_si256(_mm256_and_si256(v[0], m8),
+					       _mm256_slli_epi32(_mm256_and_si256(v[1], m8), 8));
+			v[2] = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(v[2], m8), 16),
+					       _mm256_slli_epi32(v[3], 24));
+			_mm256_storeu_si256((__m256i *)(w + h), _mm256_or_si256(v[0], v[2]));
 		}
+#else
+		for (int j = 0; j < RT_CI_NR; j++)
+			w[j] = ((uint32_t)acc[0][j] & 0xff) | ((uint32_t)acc[1][j] & 0xff) << 8 |
+			       ((uint32_t)acc[2][j] & 0xff) << 16 | (uint32_t)acc[3][j] << 24;
+#endif
+		for (int j = 0; j < nr; j++)
+			memcpy((uint8_t *)g->C + i0 + (j0 + j) * g->ldcj, &w[j], 4);
 		return;
 	}
 	for (int j = 0; j < nr; j++) {
