@@ -342,6 +342,12 @@ def iconv_cases():
          True, True, "mixed"),
         ("mixed_s8", I8, I8, I8, (1, 16, 5, 5), 20, (3, 1), 1, (1, 1), (1, 0, 1, 0), (1, 1),
          False, True, "mixed"),
+        # rows wide enough for im2col's 16 x 16 byte transposes, with tap rows
+        # above and below the image, 16-column blocks and leftover columns
+        ("wide", U8, I8, U8, (1, 20, 9, 37), 24, (3, 3), 1, (1, 1), (1, 2, 1, 0), (1, 1),
+         True, True, "mixed"),
+        ("wide_1x1", I8, I8, I8, (2, 35, 3, 40), 17, (1, 1), 1, (1, 1), (0, 0, 0, 0), (1, 1),
+         True, True, False),
     ]
     for (name, tx, tw, ty, xs, m, k, group, strides, pads, dil, per, has_b,
          narrow) in conf:

@@ -51,7 +51,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__AVX2__) || defined(__AVXVNNI__) || defined(__AVX512VNNI__)
+#if defined(__AVX2__) || defined(__AVXVNNI__) || defined(__AVX512VNNI__) || defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
@@ -709,50 +709,163 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 }
 
 /*
- * Columns [k0, k1) of the im2col matrix of one group's channels, one row
- * per pixel, ld bytes apart: col[p * ld + k] for pixel p = oh * OW + ow and k = (c * kh +
- * i) * kw + j is x[c, oh * sh - ph + i * dh, ow * sw - pw + j * dw], or the
- * zero point z outside the image (padding stands for the zero point, so
- * padded taps add nothing once it is subtracted). Per (k, output row) the
- * pixels inside the image are a strided copy between runs of z; the k
- * run in blocks of 16 per output row, so that the rows' bytes they write
- * (16 side by side per pixel) stay in L1 until the block fills them.
+ * Pixels [qa, qb) of output row oh in column k = (c * kh + i) * kw + j of
+ * the im2col matrix of one group's channels (one row per pixel, ld bytes
+ * apart; the caller steps c, i, j, sparing divisions): col[p * ld + k]
+ * for pixel p = oh * OW + q and k = (c * kh + i) * kw + j is x[c, oh * sh
+ * - ph + i * dh, q * sw - pw + j * dw], or the zero point z outside the
+ * image (padding stands for the zero point, so padded taps add nothing
+ * once it is subtracted): a strided copy between runs of z.
+ */
+static inline void rt_ci_im2col_k(const uint8_t *x, int64_t H, int64_t W, int64_t c,
+				  int64_t i, int64_t j, int64_t sh, int64_t sw, int64_t dh,
+				  int64_t dw, int64_t ph, int64_t pw, int64_t OW, int64_t oh,
+				  int64_t k, int64_t qa, int64_t qb, int64_t ld, uint8_t z,
+				  uint8_t *col)
+{
+	int64_t lo = 0, hi = OW, iw0 = j * dw - pw, ih = oh * sh - ph + i * dh;
+	uint8_t *d = col + oh * OW * ld + k;
+	const uint8_t *xr;
+
+	if (ih < 0 || ih >= H) {
+		for (int64_t q = qa; q < qb; q++)
+			d[q * ld] = z;
+		return;
+	}
+	if (iw0 < 0)
+		lo = (-iw0 + sw - 1) / sw;
+	if (iw0 + (OW - 1) * sw >= W)
+		hi = W - 1 - iw0 < 0 ? 0 : (W - 1 - iw0) / sw + 1;
+	lo = lo < qa ? qa : lo > qb ? qb : lo;
+	hi = hi < lo ? lo : hi > qb ? qb : hi;
+	xr = x + (c * H + ih) * W + iw0;
+	for (int64_t q = qa; q < lo; q++)
+		d[q * ld] = z;
+	for (int64_t q = lo; q < hi; q++)
+		d[q * ld] = xr[q * sw];
+	for (int64_t q = hi; q < qb; q++)
+		d[q * ld] = z;
+}
+
+#if defined(__SSE2__)
+/* r[j] = the bytes j of r[0 .. 15]: a 16 x 16 byte transpose in four rounds of unpacks. */
+static inline void rt_ci_t16(__m128i r[16])
+{
+	__m128i a[16], b[16];
+
+	for (int i = 0; i < 8; i++) {
+		a[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+		a[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+	}
+	for (int i = 0; i < 4; i++) {
+		b[4 * i] = _mm_unpacklo_epi16(a[4 * i], a[4 * i + 2]);
+		b[4 * i + 1] = _mm_unpackhi_epi16(a[4 * i], a[4 * i + 2]);
+		b[4 * i + 2] = _mm_unpacklo_epi16(a[4 * i + 1], a[4 * i + 3]);
+		b[4 * i + 3] = _mm_unpackhi_epi16(a[4 * i + 1], a[4 * i + 3]);
+	}
+	for (int i = 0; i < 2; i++)
+		for (int m = 0; m < 4; m++) {
+			a[8 * i + 2 * m] = _mm_unpacklo_epi32(b[8 * i + m], b[8 * i + 4 + m]);
+			a[8 * i + 2 * m + 1] = _mm_unpackhi_epi32(b[8 * i + m], b[8 * i + 4 + m]);
+		}
+	for (int n = 0; n < 8; n++) {
+		r[2 * n] = _mm_unpacklo_epi64(a[n], a[8 + n]);
+		r[2 * n + 1] = _mm_unpackhi_epi64(a[n], a[8 + n]);
+	}
+}
+
+/*
+ * Columns [k, k + 16) of output row oh at unit stride and dilation (sw,
+ * dw 1): where all 16 read inside the image, 16 pixels at a time are
+ * loaded per column (16 bytes of one input row each, or of zrow, z
+ * bytes, for a tap row outside it) and transposed into 16 bytes per pixel;
+ * the pixels left over, rt_ci_im2col_k.
+ */
+static inline void rt_ci_im2col16(const uint8_t *x, int64_t H, int64_t W, int64_t kh,
+				  int64_t kw, int64_t sh, int64_t dh, int64_t ph, int64_t pw,
+				  int64_t OW, int64_t oh, int64_t k, const int64_t cij[3], int64_t ld,
+				  uint8_t z, const uint8_t *zrow, uint8_t *col)
+{
+	const uint8_t *src[16];
+	int step[16];
+	int64_t qs = 0, qe = OW, q0, ct[16], it[16], jt[16];
+	int64_t c = cij[0], i = cij[1], j = cij[2];
+	__m128i r[16];
+
+	for (int t = 0; t < 16; t++) {
+		int64_t ih = oh * sh - ph + i * dh, iw0 = j - pw;
+
+		ct[t] = c;
+		it[t] = i;
+		jt[t] = j;
+		if (++j == kw && (j = 0, ++i == kh))
+			i = 0, c++;
+		if (ih < 0 || ih >= H) {
+			src[t] = zrow;
+			step[t] = 0;
+			continue;
+		}
+		src[t] = x + (ct[t] * H + ih) * W + iw0;
+		step[t] = 1;
+		qs = -iw0 > qs ? -iw0 : qs;
+		qe = W - iw0 < qe ? W - iw0 : qe;
+	}
+	for (q0 = qs; q0 + 16 <= qe; q0 += 16) {
+		for (int t = 0; t < 16; t++)
+			r[t] = _mm_loadu_si128((const __m128i *)(src[t] + q0 * step[t]));
+		rt_ci_t16(r);
+		for (int t = 0; t < 16; t++)
+			_mm_storeu_si128((__m128i *)(col + (oh * OW + q0 + t) * ld + k), r[t]);
+	}
+	if (q0 == qs)
+		qs = q0 = OW;	/* no block: every pixel below */
+	for (int t = 0; t < 16; t++) {
+		rt_ci_im2col_k(x, H, W, ct[t], it[t], jt[t], sh, 1, dh, 1, ph, pw, OW, oh, k + t,
+			       0, qs, ld, z, col);
+		rt_ci_im2col_k(x, H, W, ct[t], it[t], jt[t], sh, 1, dh, 1, ph, pw, OW, oh, k + t,
+			       q0, OW, ld, z, col);
+	}
+}
+#endif
+
+/*
+ * Columns [k0, k1) of the im2col matrix (see rt_ci_im2col_k), an output
+ * row at a time: its pixels' ld-byte rows, a few KB, stay in L1 until
+ * every k has written them (a k at a time over the whole image would
+ * fetch each line once per k from L3). At unit stride and dilation 16
+ * columns at a time go through a byte transpose (rt_ci_im2col16).
  */
 static inline void rt_ci_im2col(const uint8_t *x, int64_t H, int64_t W, int64_t kh, int64_t kw,
 				int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
 				int64_t pw, int64_t OH, int64_t OW, int64_t k0, int64_t k1,
 				int64_t ld, uint8_t z, uint8_t *col)
 {
-	for (int64_t kb = k0; kb < k1; kb += 16) {
-		int64_t ke = k1 - kb < 16 ? k1 : kb + 16;
+#if defined(__SSE2__)
+	uint8_t zrow[16];
 
-		for (int64_t oh = 0; oh < OH; oh++)
-			for (int64_t k = kb; k < ke; k++) {
-				int64_t c = k / (kh * kw), i = k / kw % kh, j = k % kw;
-				int64_t lo = 0, hi = OW, iw0 = j * dw - pw, ih = oh * sh - ph + i * dh;
-				uint8_t *d = col + oh * OW * ld + k;
-				const uint8_t *xr;
+	memset(zrow, z, sizeof(zrow));
+#endif
+	for (int64_t oh = 0; oh < OH; oh++) {
+		int64_t k = k0, cij[3] = { k0 / (kh * kw), k0 / kw % kh, k0 % kw };
 
-				if (ih < 0 || ih >= H) {
-					for (int64_t q = 0; q < OW; q++)
-						d[q * ld] = z;
-					continue;
-				}
-				xr = x + (c * H + ih) * W + iw0;
-				/* columns [lo, hi) of the output row read inside the row */
-				if (iw0 < 0)
-					lo = (-iw0 + sw - 1) / sw;
-				if (iw0 + (OW - 1) * sw >= W)
-					hi = W - 1 - iw0 < 0 ? 0 : (W - 1 - iw0) / sw + 1;
-				if (lo > hi)
-					lo = hi;
-				for (int64_t q = 0; q < lo; q++)
-					d[q * ld] = z;
-				for (int64_t q = lo; q < hi; q++)
-					d[q * ld] = xr[q * sw];
-				for (int64_t q = hi; q < OW; q++)
-					d[q * ld] = z;
+#if defined(__SSE2__)
+		if (sw == 1 && dw == 1)
+			for (; k + 16 <= k1; k += 16) {
+				rt_ci_im2col16(x, H, W, kh, kw, sh, dh, ph, pw, OW, oh, k, cij, ld,
+					       z, zrow, col);
+				cij[2] += 16;
+				cij[1] += cij[2] / kw;
+				cij[2] %= kw;
+				cij[0] += cij[1] / kh;
+				cij[1] %= kh;
 			}
+#endif
+		for (; k < k1; k++) {
+			rt_ci_im2col_k(x, H, W, cij[0], cij[1], cij[2], sh, sw, dh, dw, ph, pw, OW,
+				       oh, k, 0, OW, ld, z, col);
+			if (++cij[2] == kw && (cij[2] = 0, ++cij[1] == kh))
+				cij[1] = 0, cij[0]++;
+		}
 	}
 }
 
