@@ -246,6 +246,18 @@ def imm_cases():
     case("matmulinteger_const_saturating", helper.make_node("MatMulInteger", ["a", "b"], ["y"]),
          13, [("a", U8, a)], [("y", I32, (a.astype(np.int64) @ bm).astype(np.int32))],
          [tensor("b", I8, bm)])
+    # 7-bit B with a few extremes, K a multiple of 4 (panels of both kinds of
+    # quads, vpmaddubsw-safe and not, taken in the map's order): exact
+    a = imm_operand(U8, (9, 96), False)
+    bm = imm_operand(I8, (96, 37), True)
+    bm = np.where(RNG.random(bm.shape) < 0.03, np.where(RNG.random(bm.shape) < 0.5, -128, 127),
+                  bm).astype(np.int8)
+    zb = imm_operand(I8, (37,), False)
+    case("matmulinteger_const_mixed", helper.make_node("MatMulInteger", ["a", "b", "", "zb"],
+                                                       ["y"]),
+         13, [("a", U8, a)],
+         [("y", I32, (a.astype(np.int64) @ (bm.astype(np.int64) - zb)).astype(np.int32))],
+         [tensor("b", I8, bm), tensor("zb", I8, zb)])
     # QLinearMatMul: requantized as the op's lowering does (float32 throughout)
     for ta, tb, ty, shape, per in ((U8, I8, U8, ((9, 37), 21), True),
                                    (I8, I8, I8, ((2, 3, 70), 18), False),

@@ -2069,12 +2069,6 @@ out:
 	return bp;
 }
 
-static int8_t *ci_pack(struct lower *L, const struct value *bv, int64_t K, int64_t N,
-		       int64_t *bytes)
-{
-	return ci_pack_at(L, bv, K, N, 1, N, 1, 0, false, bytes);
-}
-
 /*
  * Per group (laid out as ci_pack_at's), colsum(B') over K per column, then
  * zb' = zb - (128 for uint8 B) per column (zb: the constant zero point,
@@ -2135,9 +2129,10 @@ static int lower_cigemm(struct lower *L)
 	const struct value *a = lower_in(L, io.ia), *bv = lower_in(L, io.ib);
 	enum dtype yt = lower_out(L, 0)->dtype;
 	struct matmul_geom mg;
-	struct tir *args[22], *zs;
-	int64_t K, N, bytes;
+	struct tir *args[23], *zs;
+	int64_t K, N, bytes, mapn;
 	int8_t *bp;
+	bool map;
 	int n = 0;
 
 	if (!cigemm_ok(L))
@@ -2145,7 +2140,10 @@ static int lower_cigemm(struct lower *L)
 	matmul_geometry(a, bv, &mg);
 	K = mg.K.c;
 	N = mg.N.c;
-	bp = ci_pack(L, bv, K, N, &bytes);
+	/* whole quads of A in place (K % 4 == 0): safe quads first (rt_ci_tile_map) */
+	map = K % 4 == 0;
+	bp = ci_pack_at(L, bv, K, N, 1, N, 1, 0, map, &bytes);
+	mapn = map ? (N + CI_NR - 1) / CI_NR * (K / 4 + 1) : 0;
 	args[n++] = tir_mul(b, lower_numel(L, &mg.batch), tir_dim(b, mg.M));
 	args[n++] = tir_int(b, N);
 	args[n++] = tir_int(b, K);
@@ -2159,7 +2157,7 @@ static int lower_cigemm(struct lower *L)
 					    ci_sums(L, bv, ci_opt(L, io.ibz), K, N)),
 			     tir_int(b, 0));
 	args[n++] = tir_int(b, bv->dtype == DTYPE_I8);
-	args[n++] = tir_int(b, bp[bytes]);
+	args[n++] = tir_int(b, bp[bytes + 4 * mapn]);
 	args[n++] = tir_addr(b, L->out[0], tir_int(b, 0));
 	args[n++] = tir_int(b, N);
 	args[n++] = tir_int(b, yt == DTYPE_I32 ? 0 : yt == DTYPE_U8 ? 1 : 2);
@@ -2174,6 +2172,8 @@ static int lower_cigemm(struct lower *L)
 		for (int i = 0; i < 6; i++)
 			args[n++] = tir_int(b, 0);
 	}
+	args[n++] = map ? tir_addr(b, lower_const(L, DTYPE_I32, mapn, bp + bytes), tir_int(b, 0))
+		    : tir_int(b, 0);
 	tir_extern(b, "rt_cigemm", args, n);
 	return 0;
 }

@@ -674,17 +674,19 @@ static inline void rt_ci_block(const struct rt_ci_gemm *g, int64_t r0, int64_t r
 
 /*
  * C = the zero-point-corrected product of A and the packed B, as int32 or
- * requantized (out, enum rt_ci_out); see the top of this file. threads
+ * requantized (out, enum rt_ci_out); see the top of this file. qmap: B
+ * packed with each panel's safe quads first (K a multiple of 4), or NULL
+ * (struct rt_ci_gemm). threads
  * split the panels, or the row tiles when panels are fewer than threads.
  */
 static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int64_t lda,
 			     int a_signed, const void *za, int64_t zas, const int8_t *Bp,
 			     const int32_t *bsum, int b_signed, int safe, void *C, int64_t ldc,
 			     int out, const float *sa, int64_t sas, const float *sb, int64_t sbs,
-			     const float *sy, const void *yz, int threads)
+			     const float *sy, const void *yz, const int32_t *qmap, int threads)
 {
 	struct rt_ci_gemm g = { M, N, K, (const uint8_t *)A, lda, a_signed, za, zas, Bp, bsum,
-				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, NULL, NULL };
+				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, NULL, qmap };
 	int64_t np = (N + RT_CI_NR - 1) / RT_CI_NR, tiles = (M + RT_CI_MR - 1) / RT_CI_MR;
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
 	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;
