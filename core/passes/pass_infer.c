@@ -1,7 +1,8 @@
 /*
  * pass_infer.c - dtype and shape inference, node by node in topological
  * order through each op's infer function, folding each node whose inputs are
- * constants right away, so computed shapes are known downstream, and giving
+ * constants right away (but DequantizeLinear, which the qdq pass reads
+ * first), so computed shapes are known downstream, and giving
  * integer tensors computed from symbolic shapes their symbolic payloads
  * (ops_symval.c), so shapes computed from a symbolic batch stay symbolic
  * dims instead of unknowns. If, Loop and Scan are expanded here into their
