@@ -6,7 +6,9 @@ mixes, float16 scales, rounding ties and saturation; Casts to
 float16/bfloat16 at ties, subnormals, overflow and NaN, a rounding Cast
 inside a fused kernel, bfloat16 arithmetic; MatMulInteger and
 QLinearMatMul with a constant B (the c target's integer GEMM) of odd
-sizes, every type pair and zero-point form, and DynamicQuantizeLinear.
+sizes, every type pair and zero-point form, ConvInteger and QLinearConv
+with constant weights (strides, pads, dilations, groups, depthwise, 1x1,
+1-D, per-channel), and DynamicQuantizeLinear.
 
 usage: gen_quant_tests.py OUTDIR
 
@@ -98,6 +100,13 @@ def quant_cases():
              helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"]), 21,
              [("x", F, x), ("s", F, np.float32(0.5)), ("z", t, z)],
              [("y", t, quantize(x, 0.5, 1, lo, hi))])
+    # uint8 per tensor (the c target's quantizelinear.vec: 8 lanes and a
+    # tail): ties both ways, saturation at both ends, the zero point added
+    x = np.concatenate([(np.arange(-40, 1003 - 40) + 0.5) * 0.5,
+                        [1e6, -1e6, 0.25, -0.25]]).astype(np.float32)
+    case("quantizelinear_vec_uint8", helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"]),
+         13, [("x", F, x), ("s", F, np.float32(0.5)), ("z", U8, np.array(7, np.uint8))],
+         [("y", U8, quantize(x, 0.5, 7, 0, 255))])
     # uint16 chosen by output_dtype, no zero point
     x = np.array([0, 1.5, 2.5, 3.5, 70000, -3], np.float32)
     case("quantizelinear_output_dtype_uint16",
@@ -237,6 +246,18 @@ def imm_cases():
     case("matmulinteger_const_saturating", helper.make_node("MatMulInteger", ["a", "b"], ["y"]),
          13, [("a", U8, a)], [("y", I32, (a.astype(np.int64) @ bm).astype(np.int32))],
          [tensor("b", I8, bm)])
+    # 7-bit B with a few extremes, K a multiple of 4 (panels of both kinds of
+    # quads, vpmaddubsw-safe and not, taken in the map's order): exact
+    a = imm_operand(U8, (9, 96), False)
+    bm = imm_operand(I8, (96, 37), True)
+    bm = np.where(RNG.random(bm.shape) < 0.03, np.where(RNG.random(bm.shape) < 0.5, -128, 127),
+                  bm).astype(np.int8)
+    zb = imm_operand(I8, (37,), False)
+    case("matmulinteger_const_mixed", helper.make_node("MatMulInteger", ["a", "b", "", "zb"],
+                                                       ["y"]),
+         13, [("a", U8, a)],
+         [("y", I32, (a.astype(np.int64) @ (bm.astype(np.int64) - zb)).astype(np.int32))],
+         [tensor("b", I8, bm), tensor("zb", I8, zb)])
     # QLinearMatMul: requantized as the op's lowering does (float32 throughout)
     for ta, tb, ty, shape, per in ((U8, I8, U8, ((9, 37), 21), True),
                                    (I8, I8, I8, ((2, 3, 70), 18), False),
@@ -274,6 +295,114 @@ def imm_cases():
         y = np.clip(np.rint(x / sc) + zp, 0, 255)
         case(name, helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"]), 11,
              [("x", F, x)], [("y", U8, y), ("s", F, sc), ("z", U8, zp)])
+
+
+def conv_ref(x, w, group, strides, pads, dil):
+    """int64 convolution of zero-point-shifted x [N, C, *sp] and w [M, C/group, *k]
+    (pads begin then end; padding is 0 after the shift), 1-D or 2-D."""
+    r = x.ndim - 2
+    if r == 1:
+        y = conv_ref(x[:, :, None, :], w[:, :, None, :], group, (1,) + tuple(strides),
+                     (0, pads[0], 0, pads[1]), (1,) + tuple(dil))
+        return y[:, :, 0, :]
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    xp = np.zeros((n, c, h + pads[0] + pads[2], wd + pads[1] + pads[3]), np.int64)
+    xp[:, :, pads[0]:pads[0] + h, pads[1]:pads[1] + wd] = x
+    oh = (h + pads[0] + pads[2] - dil[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (wd + pads[1] + pads[3] - dil[1] * (kw - 1) - 1) // strides[1] + 1
+    y = np.zeros((n, m, oh, ow), np.int64)
+    mg = m // group
+    for g in range(group):
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, g * cg:(g + 1) * cg,
+                           i * dil[0]:i * dil[0] + strides[0] * (oh - 1) + 1:strides[0],
+                           j * dil[1]:j * dil[1] + strides[1] * (ow - 1) + 1:strides[1]]
+                y[:, g * mg:(g + 1) * mg] += np.einsum("nchw,mc->nmhw", patch,
+                                                        w[g * mg:(g + 1) * mg, :, i, j])
+    return y
+
+
+def iconv_cases():
+    """ConvInteger and QLinearConv with constant weights (the c target's
+    rt_ciconv2d: im2col + the integer GEMM, requantization fused): strides,
+    asymmetric pads, dilations, groups and depthwise, 1x1 and 1-D, per-tensor
+    and per-channel weight zero points and scales, u8/s8 pairs, 7-bit
+    weights (vpmaddubsw's path), full 8-bit ones and 7-bit ones with a few
+    at the extremes (panels with both kinds of k quads); int32 results exact,
+    QLinearConv's requantized as the op's lowering does (float32
+    throughout: rint(float(acc + bias) * (sx * sw / sy)) + zy, saturated)."""
+    U8, I8, I32, F = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32, TensorProto.FLOAT
+    # name, x type, w type, y type, x shape, M, kernel, group, strides, pads, dilations,
+    # per-channel, bias, 7-bit weights
+    conf = [
+        ("3x3_pad", U8, I8, U8, (2, 5, 9, 7), 19, (3, 3), 1, (1, 1), (1, 1, 1, 1), (1, 1),
+         True, True, False),
+        ("stride2_dil2", U8, I8, U8, (1, 6, 13, 11), 17, (3, 3), 1, (2, 2), (2, 1, 0, 3),
+         (2, 2), True, True, True),
+        ("group2", I8, I8, I8, (1, 6, 8, 8), 10, (3, 2), 2, (1, 2), (1, 0, 1, 1), (1, 1),
+         False, True, False),
+        ("depthwise", U8, I8, U8, (1, 8, 10, 9), 8, (3, 3), 8, (1, 1), (1, 1, 1, 1), (1, 1),
+         True, True, False),
+        ("1x1", U8, U8, U8, (1, 40, 6, 5), 33, (1, 1), 1, (1, 1), (0, 0, 0, 0), (1, 1),
+         True, False, False),
+        ("1d", I8, I8, U8, (2, 7, 23), 12, (5,), 1, (2,), (2, 1), (1,), True, True, True),
+        ("7x7_s2", U8, I8, I8, (1, 3, 20, 20), 16, (7, 7), 1, (2, 2), (3, 3, 3, 3), (1, 1),
+         False, True, False),
+        ("mixed", U8, I8, U8, (1, 24, 7, 6), 40, (3, 3), 1, (1, 1), (1, 1, 1, 1), (1, 1),
+         True, True, "mixed"),
+        ("mixed_s8", I8, I8, I8, (1, 16, 5, 5), 20, (3, 1), 1, (1, 1), (1, 0, 1, 0), (1, 1),
+         False, True, "mixed"),
+        # rows wide enough for im2col's 16 x 16 byte transposes, with tap rows
+        # above and below the image, 16-column blocks and leftover columns
+        ("wide", U8, I8, U8, (1, 20, 9, 37), 24, (3, 3), 1, (1, 1), (1, 2, 1, 0), (1, 1),
+         True, True, "mixed"),
+        ("wide_1x1", I8, I8, I8, (2, 35, 3, 40), 17, (1, 1), 1, (1, 1), (0, 0, 0, 0), (1, 1),
+         True, True, False),
+    ]
+    for (name, tx, tw, ty, xs, m, k, group, strides, pads, dil, per, has_b,
+         narrow) in conf:
+        r = len(k)
+        x = imm_operand(tx, xs, False)
+        w = imm_operand(tw, (m, xs[1] // group) + k, bool(narrow))
+        if narrow == "mixed":
+            # 7-bit weights with a few at the extremes: panels of both kinds
+            # of k quads (vpmaddubsw-safe and not)
+            w = np.where(RNG.random(w.shape) < 0.03, np.where(RNG.random(w.shape) < 0.5,
+                                                               -128, 127), w).astype(w.dtype)
+        zx = imm_operand(tx, (), False)
+        zw = imm_operand(tw, (m,) if per else (), narrow)
+        zy = imm_operand(ty, (), False)
+        sx = np.float32(RNG.random() * 0.02 + 0.005)
+        sw = (RNG.random(m if per else ()) * 0.02 + 0.005).astype(np.float32)
+        sy = np.float32(RNG.random() * 2 + 1)
+        bias = RNG.integers(-20000, 20000, m).astype(np.int32)
+        wi = w.astype(np.int64) - (zw.reshape((m,) + (1,) * (r + 1)) if per else zw)
+        acc = conv_ref(x.astype(np.int64) - zx, wi, group, strides, pads, dil)
+        attrs = dict(kernel_shape=list(k), strides=list(strides), pads=list(pads),
+                     dilations=list(dil), group=group)
+        # ConvInteger: the int32 sums (its zero point of w per channel or per tensor)
+        case("convinteger_const_%s" % name,
+             helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], **attrs), 10,
+             [("x", tx, x), ("zx", tx, zx)], [("y", I32, acc.astype(np.int32))],
+             [tensor("w", tw, w), tensor("zw", tw, zw)])
+        if has_b:
+            acc = acc + bias.astype(np.int64).reshape((m,) + (1,) * r)
+        mult = (sx * sw) / sy
+        if per:
+            mult = mult.reshape((m,) + (1,) * r)
+        lo, hi = (0, 255) if ty == U8 else (-128, 127)
+        y = np.clip(np.rint(acc.astype(np.int32).astype(np.float32) * mult.astype(np.float32)) +
+                    np.float32(zy), lo, hi)
+        ins = ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"] + (["b"] if has_b else [])
+        inits = [tensor("w", tw, w), tensor("sw", F, sw), tensor("zw", tw, zw),
+                 tensor("sy", F, sy), tensor("zy", ty, zy)]
+        inits += [tensor("b", I32, bias)] if has_b else []
+        case("qlinearconv_const_%s_%s%s%s" % (name, NP[tx].__name__[0], NP[tw].__name__[0],
+                                               NP[ty].__name__[0]),
+             helper.make_node("QLinearConv", ins, ["y"], **attrs), 10,
+             [("x", tx, x), ("sx", F, sx), ("zx", tx, zx)], [("y", ty, y)], inits)
 
 
 def half_cases():
@@ -384,6 +513,7 @@ def main():
     quant_cases()
     half_cases()
     imm_cases()
+    iconv_cases()
     bad_cases()
     write_good(sys.argv[1])
     write_bad(sys.argv[1])

@@ -6,11 +6,15 @@
 #    atol 0), "near" ones within an ulp of float16 (rtol 1e-3); a Cast to
 #    float16 and back must round inside a fused kernel (--search greedy);
 #    bad models are refused with exit status 1 and the expected message.
-#    The integer GEMM's cases again at --cpu generic (its portable loops).
+#    The integer GEMM's and convolution's cases again at --cpu generic (its
+#    portable loops).
 # 2. Models quantized by ONNX Runtime's quantizer (testdata/quant, made by
 #    testdata/gen_quant_models.py with ONNX Runtime's outputs): within one
 #    quantization step of the output (testdata/quant/NAME/atol; the
 #    generator's docstring says why).
+# 3. The qdq pass on cnn_qdq and cnn_qdq_tensor: their Conv and MatMul
+#    groups become QLinearConv and QLinearMatMul (the integer kernels'
+#    strategies in OUT.json, no float conv.* or matmul.* kernel).
 SUITE=quant
 . "$(dirname "$0")/nodetests.sh"
 
@@ -36,7 +40,8 @@ fi
 # the integer GEMM's portable loops (rt_cquant.h without AVX2), beside the
 # vector paths the host's --cpu level took above
 "$COLLAGEC" conformance -j2 --cpu generic --rtol 0 --atol 0 "$T"/good/matmulinteger_const_* \
-	"$T"/good/qlinearmatmul_const_* "$T"/good/dynamicquantizelinear_* >"$T/generic.out" 2>&1
+	"$T"/good/qlinearmatmul_const_* "$T"/good/convinteger_const_* "$T"/good/qlinearconv_const_* \
+	"$T"/good/dynamicquantizelinear_* >"$T/generic.out" 2>&1
 sed -n "s/^PASS \([^ ]*\).*/ok   $SUITE\/generic\/\1/p; s/^FAIL \([^:]*\): /FAIL $SUITE\/generic\/\1: /p" \
 	"$T/generic.out"
 
@@ -44,4 +49,20 @@ nt_bad
 
 for d in testdata/quant/*/; do
 	nt_conformance 0 "$(cat "$d/atol")" "${d%/}"
+done
+
+# the qdq pass: cnn_qdq's Conv and MatMul groups run as QLinearConv and
+# QLinearMatMul on the integer kernels, no float Conv or MatMul left (its
+# outputs within a step of ONNX Runtime's: the loop above)
+for m in cnn_qdq cnn_qdq_tensor; do
+	if ! "$COLLAGEC" compile --target c --no-cache -q "testdata/quant/$m/model.onnx" \
+		-o "$T/$m.so" 2>"$T/$m.err"; then
+		echo "FAIL quant/qdq/$m: compile: $(head -n 1 "$T/$m.err")"
+	elif [ "$(grep -c '"qlinearconv\.gemm"' "$T/$m.json")" != 2 ] ||
+		! grep -q '"qlinearmatmul\.gemm"' "$T/$m.json" ||
+		grep -q '"conv\.\|"matmul\.' "$T/$m.json"; then
+		echo "FAIL quant/qdq/$m: the Conv and MatMul groups are not QLinearConv and QLinearMatMul"
+	else
+		echo "ok   quant/qdq/$m"
+	fi
 done

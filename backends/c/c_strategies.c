@@ -70,6 +70,20 @@
  *                                               B packed at compile time
  *           always             matmulinteger.loops, qlinearmatmul.loops
  *                                               the op's own lowering
+ *   ConvInteger, QLinearConv
+ *           constant weights, 1-D or 2-D, static image
+ *                              convinteger.gemm, qlinearconv.gemm
+ *                                               rt_cquant.h: im2col of
+ *                                               the pixels as A, the
+ *                                               weights packed at compile
+ *                                               time as B, written NCHW
+ *           always             convinteger.loops, qlinearconv.loops
+ *                                               the op's own lowering
+ *   QuantizeLinear
+ *           float32 to uint8, per tensor
+ *                              quantizelinear.vec rt_cquant.h: the vector
+ *                                               loop of dynquantize.vec
+ *           always             quantizelinear.loops the op's own lowering
  *   DynamicQuantizeLinear
  *           float32            dynquantize.vec  rt_cquant.h: min/max in
  *                                               lanes, vector quantize
@@ -1981,68 +1995,118 @@ static struct tir *cond_cigemm(struct lower *L)
 /*
  * B [K, N] (uint8 or int8) packed as rt_cquant.h reads it: B' = B (int8)
  * or B - 128 (uint8) in panels of 16 columns of k quads, zero padded; the
- * byte after the panels is 1 when no pair of B' bytes that vpmaddubsw adds
- * can saturate (|b0 + b1| <= 128), 0 otherwise. Once per graph
- * (graph_derived_const).
+ * byte after the panels (after the map, with one) is 1 when no pair of B'
+ * bytes that vpmaddubsw adds can saturate (|b0 + b1| <= 128), 0
+ * otherwise. B[k, j] of group g is src[g * gs + k * ks + j * js] (a
+ * MatMul's B: 1 group, ks N, js 1; a convolution's weights [M, Kg]: ks 1,
+ * js Kg, gs Mg * Kg), the groups' panels one after the other. With map,
+ * each panel's quads go safe ones first (those where no column has such a
+ * pair), and the int32 map after the panels says per group and panel how
+ * many are safe, then which k quad each packed quad is (rt_ci_tile_map).
+ * Once per graph (graph_derived_const).
  */
-static int8_t *ci_pack(struct lower *L, const struct value *bv, int64_t K, int64_t N,
-		       int64_t *bytes)
+static int8_t *ci_pack_at(struct lower *L, const struct value *bv, int64_t K, int64_t N,
+			  int64_t groups, int64_t ks, int64_t js, int64_t gs, bool map,
+			  int64_t *bytes)
 {
 	bool sgn = bv->dtype == DTYPE_I8, fresh;
-	int64_t np = (N + CI_NR - 1) / CI_NR, kq = (K + 3) / 4;
-	const int64_t params[] = { K, N, sgn };
+	int64_t np = (N + CI_NR - 1) / CI_NR, kq = (K + 3) / 4, gb = np * kq * 64;
+	int64_t mapn = map ? groups * np * (kq + 1) : 0;
+	/* gs is N * js wherever groups > 1 (convolutions): not a key of its own */
+	const int64_t params[] = { K, N, sgn | map << 1, groups, ks, js };
 	const uint8_t *src = bv->data;
-	int8_t *bp;
+	int8_t *bp, *quad = xmalloc((size_t)gb);
+	bool *ok = xmalloc((size_t)kq);
 	int safe = 1;
 
-	*bytes = np * kq * 64;
+	*bytes = groups * gb;
 	bp = graph_derived_const(L->g, bv->data, "cigemm.pack", params, ARRAY_SIZE(params),
-				 (size_t)*bytes + 1, &fresh);
+				 (size_t)(*bytes + 4 * mapn) + 1, &fresh);
 	if (!fresh)
-		return bp;
-	for (int64_t jp = 0; jp < np; jp++)
-		for (int64_t q = 0; q < kq; q++)
-			for (int64_t jj = 0; jj < CI_NR; jj++) {
-				int8_t *d = bp + (jp * kq + q) * 64 + jj * 4;
-				int64_t j = jp * CI_NR + jj;
+		goto out;
+	for (int64_t g = 0; g < groups; g++)
+		for (int64_t jp = 0; jp < np; jp++) {
+			int8_t *dst = bp + g * gb + jp * kq * 64;
+			int32_t *m = (int32_t *)(bp + *bytes) + (g * np + jp) * (kq + 1);
+			int64_t at = 0;
 
-				for (int kk = 0; kk < 4; kk++) {
-					int64_t k = 4 * q + kk;
-					uint8_t v = k < K && j < N ? src[k * N + j] : (sgn ? 0 : 128);
+			for (int64_t q = 0; q < kq; q++) {
+				ok[q] = true;
+				for (int64_t jj = 0; jj < CI_NR; jj++) {
+					int8_t *d = quad + q * 64 + jj * 4;
+					int64_t j = jp * CI_NR + jj;
 
-					d[kk] = (int8_t)(sgn ? (int)(int8_t)v : (int)v - 128);
+					for (int kk = 0; kk < 4; kk++) {
+						int64_t k = 4 * q + kk;
+						uint8_t v = k < K && j < N ? src[g * gs + k * ks + j * js]
+							    : (sgn ? 0 : 128);
+
+						d[kk] = (int8_t)(sgn ? (int)(int8_t)v : (int)v - 128);
+					}
+					if (abs(d[0] + d[1]) > 128 || abs(d[2] + d[3]) > 128)
+						ok[q] = false;
 				}
-				if (abs(d[0] + d[1]) > 128 || abs(d[2] + d[3]) > 128)
-					safe = 0;
+				safe &= ok[q];
 			}
-	bp[*bytes] = (int8_t)safe;
+			if (!map) {
+				memcpy(dst, quad, (size_t)(kq * 64));
+				continue;
+			}
+			/* safe quads first, then the others, each in k order */
+			for (int pass = 0; pass < 2; pass++)
+				for (int64_t q = 0; q < kq; q++)
+					if (ok[q] == !pass) {
+						memcpy(dst + at * 64, quad + q * 64, 64);
+						m[1 + at++] = (int32_t)q;
+					}
+			for (int64_t q = 0; q < kq; q++)
+				m[0] += ok[q];
+		}
+	bp[*bytes + 4 * mapn] = (int8_t)safe;
+out:
+	free(quad);
+	free(ok);
 	return bp;
 }
 
 /*
- * colsum(B') over K per column, then zb' = zb - (128 for uint8 B) per
- * column (zb: the constant zero point, per tensor or per column, or 0),
- * both zero padded to whole panels (arena).
+ * Per group (laid out as ci_pack_at's), colsum(B') over K per column, then
+ * zb' = zb - (128 for uint8 B) per column (zb: the constant zero point,
+ * per tensor or per column of all groups, or 0), both zero padded to whole
+ * panels (arena).
  */
-static int32_t *ci_sums(struct lower *L, const struct value *bv, const struct value *bz,
-			int64_t K, int64_t N)
+static int32_t *ci_sums_at(struct lower *L, const struct value *bv, const struct value *bz,
+			   int64_t K, int64_t N, int64_t groups, int64_t ks, int64_t js,
+			   int64_t gs)
 {
 	int64_t np = (N + CI_NR - 1) / CI_NR;
-	int32_t *s = arena_alloc(L->g->arena, sizeof(int32_t) * (size_t)(2 * np * CI_NR));
+	int32_t *s = arena_alloc(L->g->arena,
+				 sizeof(int32_t) * (size_t)(groups * 2 * np * CI_NR));
 	bool sgn = bv->dtype == DTYPE_I8;
 	const uint8_t *src = bv->data, *z = bz ? bz->data : NULL;
 	bool per = bz && !ci_one(bz);
 
-	for (int64_t j = 0; j < N; j++) {
-		int32_t c = 0;
-		int32_t zb = z ? (sgn ? (int8_t)z[per ? j : 0] : z[per ? j : 0]) : 0;
+	for (int64_t g = 0; g < groups; g++)
+		for (int64_t j = 0; j < N; j++) {
+			int64_t zi = per ? g * N + j : 0;
+			int32_t c = 0, zb = z ? (sgn ? (int8_t)z[zi] : z[zi]) : 0;
+			int32_t *sg = s + g * 2 * np * CI_NR;
 
-		for (int64_t k = 0; k < K; k++)
-			c += sgn ? (int8_t)src[k * N + j] : src[k * N + j] - 128;
-		s[j] = c;
-		s[np * CI_NR + j] = zb - (sgn ? 0 : 128);
-	}
+			for (int64_t k = 0; k < K; k++) {
+				uint8_t v = src[g * gs + k * ks + j * js];
+
+				c += sgn ? (int8_t)v : v - 128;
+			}
+			sg[j] = c;
+			sg[np * CI_NR + j] = zb - (sgn ? 0 : 128);
+		}
 	return s;
+}
+
+static int32_t *ci_sums(struct lower *L, const struct value *bv, const struct value *bz,
+			int64_t K, int64_t N)
+{
+	return ci_sums_at(L, bv, bz, K, N, 1, N, 1, 0);
 }
 
 /* &input i at 0, or a null pointer (0) when absent; *stride 0 for one element, else 1. */
@@ -2065,9 +2129,10 @@ static int lower_cigemm(struct lower *L)
 	const struct value *a = lower_in(L, io.ia), *bv = lower_in(L, io.ib);
 	enum dtype yt = lower_out(L, 0)->dtype;
 	struct matmul_geom mg;
-	struct tir *args[22], *zs;
-	int64_t K, N, bytes;
+	struct tir *args[23], *zs;
+	int64_t K, N, bytes, mapn;
 	int8_t *bp;
+	bool map;
 	int n = 0;
 
 	if (!cigemm_ok(L))
@@ -2075,7 +2140,10 @@ static int lower_cigemm(struct lower *L)
 	matmul_geometry(a, bv, &mg);
 	K = mg.K.c;
 	N = mg.N.c;
-	bp = ci_pack(L, bv, K, N, &bytes);
+	/* whole quads of A in place (K % 4 == 0): safe quads first (rt_ci_tile_map) */
+	map = K % 4 == 0;
+	bp = ci_pack_at(L, bv, K, N, 1, N, 1, 0, map, &bytes);
+	mapn = map ? (N + CI_NR - 1) / CI_NR * (K / 4 + 1) : 0;
 	args[n++] = tir_mul(b, lower_numel(L, &mg.batch), tir_dim(b, mg.M));
 	args[n++] = tir_int(b, N);
 	args[n++] = tir_int(b, K);
@@ -2089,7 +2157,7 @@ static int lower_cigemm(struct lower *L)
 					    ci_sums(L, bv, ci_opt(L, io.ibz), K, N)),
 			     tir_int(b, 0));
 	args[n++] = tir_int(b, bv->dtype == DTYPE_I8);
-	args[n++] = tir_int(b, bp[bytes]);
+	args[n++] = tir_int(b, bp[bytes + 4 * mapn]);
 	args[n++] = tir_addr(b, L->out[0], tir_int(b, 0));
 	args[n++] = tir_int(b, N);
 	args[n++] = tir_int(b, yt == DTYPE_I32 ? 0 : yt == DTYPE_U8 ? 1 : 2);
@@ -2104,6 +2172,8 @@ static int lower_cigemm(struct lower *L)
 		for (int i = 0; i < 6; i++)
 			args[n++] = tir_int(b, 0);
 	}
+	args[n++] = map ? tir_addr(b, lower_const(L, DTYPE_I32, mapn, bp + bytes), tir_int(b, 0))
+		    : tir_int(b, 0);
 	tir_extern(b, "rt_cigemm", args, n);
 	return 0;
 }
@@ -2129,6 +2199,182 @@ static const struct strategy_spec qlinearmatmul_specs[] = {
 
 static const struct op_strategy qlinearmatmul_strategy = {
 	OP_QLINEARMATMUL, qlinearmatmul_specs, ARRAY_SIZE(qlinearmatmul_specs)
+};
+
+/* ---- ConvInteger, QLinearConv: rt_ciconv2d (rt_cquant.h) ---- */
+
+/* The inputs of ConvInteger or QLinearConv: x, w and their zero points. */
+static struct ci_io ciconv_io(struct lower *L)
+{
+	bool ql = L->n->op == OP_QLINEARCONV;
+	struct ci_io io = { ql, 0, ql ? 3 : 1, 2, ql ? 5 : 3 };
+
+	return io;
+}
+
+/*
+ * What rt_ciconv2d takes: a 1-D or 2-D convolution of static image size,
+ * constant weights and weight zero point (packed at compile time), x its
+ * own buffer (its address is passed).
+ */
+static bool ciconv_ok(struct lower *L)
+{
+	struct ci_io io = ciconv_io(L);
+	const struct value *x = lower_in(L, io.ia), *w = lower_in(L, io.ib);
+	const struct value *wz = ci_opt(L, io.ibz);
+	bool ok = w->data && (!wz || wz->data) && L->in[io.ia]->index >= 0 &&
+		  (w->shape.rank == 3 || w->shape.rank == 4);
+
+	for (int i = 1; ok && i < x->shape.rank; i++)
+		ok &= dim_is_const(x->shape.d[i]);
+	return ok;
+}
+
+static struct tir *cond_ciconv(struct lower *L)
+{
+	return strategy_static(L, ciconv_ok(L));
+}
+
+/*
+ * convinteger.gemm and qlinearconv.gemm: per image one call of
+ * rt_ciconv2d, the weights packed here per group as the GEMM's B (k the
+ * reduction over channel and taps, j the group's output channels).
+ */
+static int lower_ciconv(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct ci_io io = ciconv_io(L);
+	const struct value *x = lower_in(L, io.ia), *wt = lower_in(L, io.ib);
+	enum dtype yt = lower_out(L, 0)->dtype;
+	int64_t group = node_attr_int(L->n, "group", 1), M = wt->shape.d[0].c;
+	int64_t Mg = M / group, Kg = shape_numel_static(&wt->shape) / M, P = 1, bytes;
+	int64_t g2[6][2];	/* (kernel, stride, dilation, pad, in, out) x (h, w) */
+	int64_t np = (Mg + CI_NR - 1) / CI_NR, kq = (Kg + 3) / 4;
+	struct window w;
+	struct shape s;
+	struct tir *args[34], *zs, *n;
+	int8_t *bp;
+	int a = 0, o;
+
+	if (!ciconv_ok(L))
+		BUG("rt_ciconv2d on operands it does not take");
+	if (conv_plan_at(L->g, (struct node *)L->n, io.ia, io.ib, &w, &s) < 0)
+		return -1;
+	o = 2 - w.r;
+	for (int i = 0; i < 2; i++) {
+		g2[0][i] = i < o ? 1 : w.k[i - o];
+		g2[1][i] = i < o ? 1 : w.s[i - o];
+		g2[2][i] = i < o ? 1 : w.d[i - o];
+		g2[3][i] = i < o ? 0 : w.pb[i - o];
+		g2[4][i] = i < o ? 1 : w.in[i - o];
+		g2[5][i] = i < o ? 1 : w.out[i - o];
+	}
+	P = g2[5][0] * g2[5][1];
+	bp = ci_pack_at(L, wt, Kg, Mg, group, 1, Kg, Mg * Kg, true, &bytes);
+	n = tir_loop(b, tir_dim(b, x->shape.d[0]));
+	args[a++] = tir_addr(b, L->in[io.ia], tir_mul(b, n, tir_int(b, wt->shape.d[1].c * group *
+								    g2[4][0] * g2[4][1])));
+	args[a++] = tir_int(b, wt->shape.d[1].c * group);
+	args[a++] = tir_int(b, g2[4][0]);
+	args[a++] = tir_int(b, g2[4][1]);
+	for (int j = 0; j < 4; j++)
+		for (int i = 0; i < 2; i++)
+			args[a++] = tir_int(b, g2[j][i]);
+	args[a++] = tir_int(b, g2[5][0]);
+	args[a++] = tir_int(b, g2[5][1]);
+	args[a++] = tir_int(b, x->dtype == DTYPE_I8);
+	args[a++] = ci_vec(L, io.iaz, &zs);
+	args[a++] = tir_addr(b, lower_const(L, DTYPE_I8, bytes, bp), tir_int(b, 0));
+	args[a++] = tir_addr(b, lower_const(L, DTYPE_I32, group * 2 * np * CI_NR,
+					    ci_sums_at(L, wt, ci_opt(L, io.ibz), Kg, Mg, group, 1,
+						       Kg, Mg * Kg)),
+			     tir_int(b, 0));
+	args[a++] = tir_int(b, wt->dtype == DTYPE_I8);
+	args[a++] = tir_int(b, bp[bytes + 4 * group * np * (kq + 1)]);
+	args[a++] = tir_int(b, M);
+	args[a++] = tir_int(b, group);
+	args[a++] = io.ql && ci_opt(L, 8) ? tir_addr(b, L->in[8], tir_int(b, 0)) : tir_int(b, 0);
+	args[a++] = tir_addr(b, L->out[0], tir_mul(b, n, tir_int(b, M * P)));
+	args[a++] = tir_int(b, yt == DTYPE_I32 ? 0 : yt == DTYPE_U8 ? 1 : 2);
+	if (io.ql) {
+		args[a++] = ci_vec(L, 1, &zs);
+		args[a++] = ci_vec(L, 4, &zs);
+		args[a++] = zs;
+		args[a++] = ci_vec(L, 6, &zs);
+		args[a++] = ci_vec(L, 7, &zs);
+	} else {
+		for (int i = 0; i < 5; i++)
+			args[a++] = tir_int(b, 0);
+	}
+	args[a++] = tir_addr(b, lower_const(L, DTYPE_I32, group * np * (kq + 1), bp + bytes),
+			     tir_int(b, 0));
+	args[a++] = tir_addr(b, lower_scratch(L, DTYPE_U8, dim_const(P * 4 * kq)), tir_int(b, 0));
+	tir_extern(b, "rt_ciconv2d", args, a);
+	tir_end(b);
+	return 0;
+}
+
+static const struct strategy_impl ciconv[] = { { "convinteger.gemm", 10, lower_ciconv } };
+static const struct strategy_impl qlconv[] = { { "qlinearconv.gemm", 10, lower_ciconv } };
+static const struct strategy_impl qconv_loops[] = { { "convinteger.loops", 0, lower_own } };
+static const struct strategy_impl qlconv_loops[] = { { "qlinearconv.loops", 0, lower_own } };
+
+static const struct strategy_spec convinteger_specs[] = {
+	{ "constant weights, 1-D or 2-D, static image", cond_ciconv, ciconv, ARRAY_SIZE(ciconv) },
+	{ "always", NULL, qconv_loops, ARRAY_SIZE(qconv_loops) },
+};
+
+static const struct op_strategy convinteger_strategy = {
+	OP_CONVINTEGER, convinteger_specs, ARRAY_SIZE(convinteger_specs)
+};
+
+static const struct strategy_spec qlinearconv_specs[] = {
+	{ "constant weights, 1-D or 2-D, static image", cond_ciconv, qlconv, ARRAY_SIZE(qlconv) },
+	{ "always", NULL, qlconv_loops, ARRAY_SIZE(qlconv_loops) },
+};
+
+static const struct op_strategy qlinearconv_strategy = {
+	OP_QLINEARCONV, qlinearconv_specs, ARRAY_SIZE(qlinearconv_specs)
+};
+
+/*
+ * float32 x of static size (its own buffer) to uint8, one scale (float32)
+ * and zero point, no blocks: rt_quantize_u8.
+ */
+static struct tir *cond_quant_u8(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *s = lower_in(L, 1), *z = ci_opt(L, 2);
+
+	return strategy_static(L, x->dtype == DTYPE_F32 && s->dtype == DTYPE_F32 && ci_one(s) &&
+			       (!z || ci_one(z)) && lower_out(L, 0)->dtype == DTYPE_U8 &&
+			       !node_attr_int(L->n, "block_size", 0) && L->in[0]->index >= 0);
+}
+
+/* quantizelinear.vec: one call of rt_quantize_u8 (rt_cquant.h). */
+static int lower_quant_u8(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct tir *args[5], *zs;
+
+	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[1] = lower_numel(L, &lower_in(L, 0)->shape);
+	args[2] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[3] = ci_vec(L, 1, &zs);
+	args[4] = ci_vec(L, 2, &zs);
+	tir_extern(b, "rt_quantize_u8", args, 5);
+	return 0;
+}
+
+static const struct strategy_impl quant_vec[] = { { "quantizelinear.vec", 10, lower_quant_u8 } };
+static const struct strategy_impl quant_loops[] = { { "quantizelinear.loops", 0, lower_own } };
+
+static const struct strategy_spec quant_specs[] = {
+	{ "float32 to uint8, per tensor", cond_quant_u8, quant_vec, ARRAY_SIZE(quant_vec) },
+	{ "always", NULL, quant_loops, ARRAY_SIZE(quant_loops) },
+};
+
+static const struct op_strategy quant_strategy = {
+	OP_QUANTIZELINEAR, quant_specs, ARRAY_SIZE(quant_specs)
 };
 
 /* float32 input of static size, its own buffer */
@@ -2179,6 +2425,9 @@ const struct op_strategy *const c_strategies[] = {
 	&lnorm_strategy,
 	&matmulinteger_strategy,
 	&qlinearmatmul_strategy,
+	&convinteger_strategy,
+	&qlinearconv_strategy,
+	&quant_strategy,
 	&dynquant_strategy,
 	NULL,
 };

@@ -1,7 +1,9 @@
 /*
- * rt_cquant.h - the c target's 8-bit integer GEMM and DynamicQuantizeLinear,
- * pasted into the generated code as a prelude (embedded into collagec) by
- * the strategies matmulinteger.gemm, qlinearmatmul.gemm and
+ * rt_cquant.h - the c target's 8-bit integer GEMM, the convolutions on it
+ * (rt_ciconv2d: im2col of the pixels as A, the weights as the packed B)
+ * and DynamicQuantizeLinear, pasted into the generated code as a prelude
+ * (embedded into collagec) by the strategies matmulinteger.gemm,
+ * qlinearmatmul.gemm, convinteger.gemm, qlinearconv.gemm and
  * dynquantize.vec of backends/c/c_strategies.c.
  *
  *	C[i, j] = sum_k (A[i, k] - za(i)) * (B[k, j] - zb(j))     (exact int32)
@@ -49,7 +51,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__AVX2__) || defined(__AVXVNNI__) || defined(__AVX512VNNI__)
+#if defined(__AVX2__) || defined(__AVXVNNI__) || defined(__AVX512VNNI__) || defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
@@ -80,6 +82,13 @@ struct rt_ci_gemm {
 	const float *sa, *sb, *sy;	/* QLinearMatMul: sa[i * sas], sb[j * sbs], sy[0] */
 	int64_t sas, sbs;
 	const void *yz;		/* the output's zero point (its type), or NULL: 0 */
+	int64_t ldcj;		/* C[i, j] at C[i * ldc + j * ldcj]: 1, or a
+				   convolution's pixels (rows) into NCHW */
+	const int32_t *bias;	/* per column, added to the int32 sum; NULL: none */
+	const int32_t *qmap;	/* NULL: B's quads in order; else per panel the
+				   count of its safe quads, then the k quad of
+				   each packed quad, safe ones first (whole
+				   quads of A: lda >= 4 kq) */
 };
 
 /* One tile's sums: acc[r][jj] = sum_k A'(row r) B'(k, jj) over the panel. */
@@ -298,6 +307,140 @@ static inline void rt_ci_tile(const uint8_t *const *a, int64_t K, uint32_t flip,
 }
 #endif
 
+/*
+ * rt_ci_tile over a panel packed in the order of map (see qmap): packed
+ * quad p holds k quad map[1 + p] of B, the first map[0] of them safe for
+ * vpmaddubsw (no pair |b0 + b1| > 128 in any of the panel's columns). With
+ * AVX2 those take vpmaddubsw (exact there), the others the vpmaddwd path:
+ * most quads of 8-bit weights are safe (ResNet-50's quantized by ONNX
+ * Runtime: 62% of a panel's), so most of the work runs at vpmaddubsw's
+ * speed and every sum stays exact. A's quads are whole (lda >= 4 kq).
+ */
+static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t flip,
+				  const int8_t *bp, const int32_t *map, rt_ci_acc acc)
+{
+	const int32_t *qi = map + 1;
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+	__m512i t[RT_CI_MR];
+
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r] = _mm512_setzero_si512();
+	for (int64_t p = 0; p < kq; p++) {
+		__m512i b = _mm512_loadu_si512((const void *)(bp + p * 64));
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+
+			memcpy(&v, a[r] + 4 * (int64_t)qi[p], 4);
+			t[r] = _mm512_dpbusd_epi32(t[r], _mm512_set1_epi32((int)(v ^ flip)), b);
+		}
+	}
+	for (int r = 0; r < RT_CI_MR; r++)
+		_mm512_storeu_si512((void *)acc[r], t[r]);
+#elif defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))
+	__m256i t[RT_CI_MR][2];
+
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r][0] = t[r][1] = _mm256_setzero_si256();
+	for (int64_t p = 0; p < kq; p++) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+			__m256i x;
+
+			memcpy(&v, a[r] + 4 * (int64_t)qi[p], 4);
+			x = _mm256_set1_epi32((int)(v ^ flip));
+#if defined(__AVXVNNI__)
+			t[r][0] = _mm256_dpbusd_avx_epi32(t[r][0], x, b0);
+			t[r][1] = _mm256_dpbusd_avx_epi32(t[r][1], x, b1);
+#else
+			t[r][0] = _mm256_dpbusd_epi32(t[r][0], x, b0);
+			t[r][1] = _mm256_dpbusd_epi32(t[r][1], x, b1);
+#endif
+		}
+	}
+	for (int r = 0; r < RT_CI_MR; r++) {
+		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
+		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
+	}
+#elif defined(__AVX2__)
+	__m256i t[RT_CI_MR][2];
+	const __m256i ones = _mm256_set1_epi16(1), lo8 = _mm256_set1_epi16(0xff);
+	const __m256i vflip = _mm256_set1_epi32((int)flip);
+	int64_t ns = map[0];
+
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r][0] = t[r][1] = _mm256_setzero_si256();
+	for (int64_t p = 0; p < ns; p++) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
+		int64_t off = 4 * (int64_t)qi[p];
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+			__m256i x;
+
+			memcpy(&v, a[r] + off, 4);
+			x = _mm256_xor_si256(_mm256_set1_epi32((int)v), vflip);
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(
+							   _mm256_maddubs_epi16(x, b0), ones));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(
+							   _mm256_maddubs_epi16(x, b1), ones));
+		}
+	}
+	for (int64_t p = ns; p < kq; p++) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
+		__m256i b0e = _mm256_srai_epi16(_mm256_slli_epi16(b0, 8), 8);
+		__m256i b0o = _mm256_srai_epi16(b0, 8);
+		__m256i b1e = _mm256_srai_epi16(_mm256_slli_epi16(b1, 8), 8);
+		__m256i b1o = _mm256_srai_epi16(b1, 8);
+		int64_t off = 4 * (int64_t)qi[p];
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+			__m256i x, xe, xo;
+
+			memcpy(&v, a[r] + off, 4);
+			x = _mm256_xor_si256(_mm256_set1_epi32((int)v), vflip);
+			xe = _mm256_and_si256(x, lo8);
+			xo = _mm256_srli_epi16(x, 8);
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(xe, b0e));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(xe, b1e));
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(xo, b0o));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(xo, b1o));
+		}
+	}
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++) {
+		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
+		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
+	}
+#else
+	memset(acc, 0, sizeof(rt_ci_acc));
+	for (int64_t p = 0; p < kq; p++)
+		for (int r = 0; r < RT_CI_MR; r++) {
+			const uint8_t *ar = a[r] + 4 * (int64_t)qi[p];
+			int32_t x[4];
+
+			for (int kk = 0; kk < 4; kk++)
+				x[kk] = (uint8_t)(ar[kk] ^ (uint8_t)flip);
+			for (int jj = 0; jj < RT_CI_NR; jj++) {
+				const int8_t *b = bp + p * 64 + jj * 4;
+
+				acc[r][jj] += x[0] * b[0] + x[1] * b[1] + x[2] * b[2] + x[3] * b[3];
+			}
+		}
+#endif
+}
+
 /* A zero point of an 8-bit type as an int. */
 static inline int32_t rt_ci_zp(const void *z, int64_t i, int is_signed)
 {
@@ -306,7 +449,66 @@ static inline int32_t rt_ci_zp(const void *z, int64_t i, int is_signed)
 	return is_signed ? ((const int8_t *)z)[i] : ((const uint8_t *)z)[i];
 }
 
-/* The tile's sums, corrected for the zero points, written to C (rows i0, panel jp). */
+/*
+ * m[j] = sa(i) * sb(j0 + j) / sy for the panel's 16 columns (past N: 0),
+ * the requantization multiplier, in that order as the op's lowering
+ * computes it (vector or not, the same float32 operations).
+ */
+static inline void rt_ci_mult(const struct rt_ci_gemm *g, int64_t i, int64_t j0, int nr,
+			      float m[RT_CI_NR])
+{
+	float sb[RT_CI_NR] = { 0 };
+
+	for (int j = 0; j < nr; j++)
+		sb[j] = g->sb[(j0 + j) * g->sbs];
+#if defined(__AVX2__)
+	for (int h = 0; h < RT_CI_NR; h += 8)
+		_mm256_storeu_ps(m + h, _mm256_div_ps(_mm256_mul_ps(_mm256_set1_ps(g->sa[i * g->sas]),
+								    _mm256_loadu_ps(sb + h)),
+						      _mm256_set1_ps(g->sy[0])));
+#else
+	for (int j = 0; j < RT_CI_NR; j++)
+		m[j] = g->sa[i * g->sas] * sb[j] / g->sy[0];
+#endif
+}
+
+/*
+ * q[j] = rint(q[j] * m[j]) + yz clamped to [lo, hi] (a NaN kept, as the
+ * op's lowering keeps it), truncated to int32 in place: the requantized
+ * values of one row of a tile. With AVX2 8 at a time (vmaxps/vminps with
+ * the bound first return the NaN operand, as the scalar selects do).
+ */
+static inline void rt_ci_requant(int32_t q[RT_CI_NR], const float m[RT_CI_NR], float yz,
+				 float lo, float hi)
+{
+#if defined(__AVX2__)
+	const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vz = _mm256_set1_ps(yz);
+
+	for (int h = 0; h < RT_CI_NR; h += 8) {
+		__m256 v = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(q + h)));
+
+		v = _mm256_round_ps(_mm256_mul_ps(v, _mm256_loadu_ps(m + h)),
+				    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		v = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(v, vz)));
+		_mm256_storeu_si256((__m256i *)(q + h), _mm256_cvttps_epi32(v));
+	}
+#else
+	for (int j = 0; j < RT_CI_NR; j++) {
+		float v = rintf((float)q[j] * m[j]) + yz;
+
+		v = ((v > lo) | (v != v)) ? v : lo;
+		v = ((v < hi) | (v != v)) ? v : hi;
+		q[j] = (int32_t)v;
+	}
+#endif
+}
+
+/*
+ * The tile's sums, corrected for the zero points (and the bias added),
+ * requantized or not, written to C (rows i0, panel jp): a row of C at a
+ * time, or with ldcj > 1 (a convolution's NCHW output) a column of the
+ * tile's rows at a time.
+ */
 static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const int32_t *rs,
 			       int64_t i0, int mr, int64_t jp)
 {
@@ -316,33 +518,121 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 	int yt = g->out == RT_CI_OUT_I8;
 	float lo = yt ? -128.0f : 0.0f, hi = yt ? 127.0f : 255.0f;
 	float yz = (float)rt_ci_zp(g->yz, 0, yt);
+	int32_t bias[RT_CI_NR] = { 0 };
+	float m[RT_CI_NR];
 
+	if (g->bias)
+		memcpy(bias, g->bias + j0, sizeof(int32_t) * (size_t)nr);
+	if (g->out != RT_CI_OUT_I32 && g->sas == 0)
+		rt_ci_mult(g, 0, j0, nr, m);
 	for (int r = 0; r < mr; r++) {
 		int64_t i = i0 + r;
 		uint32_t za = (uint32_t)(rt_ci_zp(g->za, i * g->zas, g->a_signed) +
 					 (g->a_signed ? 128 : 0));
 		uint32_t kza = (uint32_t)g->K * za;
 
-		for (int j = 0; j < nr; j++) {
-			uint32_t u = (uint32_t)acc[r][j] - (uint32_t)zb[j] * (uint32_t)rs[r] -
-				     za * (uint32_t)cs[j] + kza * (uint32_t)zb[j];
-			int32_t c = (int32_t)u;
-			float m, v;
+		/* cs and zb are zero padded to the whole panel */
+#if defined(__AVX2__)
+		for (int h = 0; h < RT_CI_NR; h += 8) {
+			__m256i zbv = _mm256_loadu_si256((const __m256i *)(zb + h));
+			__m256i v = _mm256_loadu_si256((const __m256i *)(acc[r] + h));
 
-			if (g->out == RT_CI_OUT_I32) {
-				((int32_t *)g->C)[i * g->ldc + j0 + j] = c;
-				continue;
+			v = _mm256_sub_epi32(v, _mm256_mullo_epi32(zbv, _mm256_set1_epi32(rs[r])));
+			v = _mm256_sub_epi32(v, _mm256_mullo_epi32(_mm256_set1_epi32((int)za),
+				_mm256_loadu_si256((const __m256i *)(cs + h))));
+			v = _mm256_add_epi32(v, _mm256_mullo_epi32(_mm256_set1_epi32((int)kza), zbv));
+			v = _mm256_add_epi32(v, _mm256_loadu_si256((const __m256i *)(bias + h)));
+			_mm256_storeu_si256((__m256i *)(acc[r] + h), v);
+		}
+#else
+		for (int j = 0; j < RT_CI_NR; j++)
+			acc[r][j] = (int32_t)((uint32_t)acc[r][j] - (uint32_t)zb[j] * (uint32_t)rs[r] -
+					      za * (uint32_t)cs[j] + kza * (uint32_t)zb[j] +
+					      (uint32_t)bias[j]);
+#endif
+		if (g->out == RT_CI_OUT_I32)
+			continue;
+		if (g->sas != 0)
+			rt_ci_mult(g, i, j0, nr, m);
+		rt_ci_requant(acc[r], m, yz, lo, hi);
+	}
+	if (g->ldcj == 1) {
+		for (int r = 0; r < mr; r++) {
+			int64_t at = (i0 + r) * g->ldc + j0;
+
+			for (int j = 0; j < nr; j++) {
+				if (g->out == RT_CI_OUT_I32)
+					((int32_t *)g->C)[at + j] = acc[r][j];
+				else if (yt)
+					((int8_t *)g->C)[at + j] = (int8_t)acc[r][j];
+				else
+					((uint8_t *)g->C)[at + j] = (uint8_t)acc[r][j];
 			}
-			m = g->sa[i * g->sas] * g->sb[(j0 + j) * g->sbs] / g->sy[0];
-			v = rintf((float)c * m) + yz;
-			v = ((v > lo) | (v != v)) ? v : lo;
-			v = ((v < hi) | (v != v)) ? v : hi;
-			if (yt)
-				((int8_t *)g->C)[i * g->ldc + j0 + j] = (int8_t)v;
+		}
+		return;
+	}
+	if (g->out != RT_CI_OUT_I32 && g->ldc == 1 && mr == 4) {
+		/* a column's 4 pixels are 4 bytes side by side: one 32-bit store */
+		uint32_t w[RT_CI_NR];
+
+#if defined(__AVX2__)
+		const __m256i m8 = _mm256_set1_epi32(0xff);
+
+		for (int h = 0; h < RT_CI_NR; h += 8) {
+			__m256i v[4];
+
+			for (int r = 0; r < 4; r++)
+				v[r] = _mm256_loadu_si256((const __m256i *)(acc[r] + h));
+			v[0] = _mm256_or_si256(_mm256_and_si256(v[0], m8),
+					       _mm256_slli_epi32(_mm256_and_si256(v[1], m8), 8));
+			v[2] = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(v[2], m8), 16),
+					       _mm256_slli_epi32(v[3], 24));
+			_mm256_storeu_si256((__m256i *)(w + h), _mm256_or_si256(v[0], v[2]));
+		}
+#else
+		for (int j = 0; j < RT_CI_NR; j++)
+			w[j] = ((uint32_t)acc[0][j] & 0xff) | ((uint32_t)acc[1][j] & 0xff) << 8 |
+			       ((uint32_t)acc[2][j] & 0xff) << 16 | (uint32_t)acc[3][j] << 24;
+#endif
+		for (int j = 0; j < nr; j++)
+			memcpy((uint8_t *)g->C + i0 + (j0 + j) * g->ldcj, &w[j], 4);
+		return;
+	}
+	for (int j = 0; j < nr; j++) {
+		int64_t at = i0 * g->ldc + (j0 + j) * g->ldcj;
+
+		for (int r = 0; r < mr; r++) {
+			if (g->out == RT_CI_OUT_I32)
+				((int32_t *)g->C)[at + r * g->ldc] = acc[r][j];
+			else if (yt)
+				((int8_t *)g->C)[at + r * g->ldc] = (int8_t)acc[r][j];
 			else
-				((uint8_t *)g->C)[i * g->ldc + j0 + j] = (uint8_t)v;
+				((uint8_t *)g->C)[at + r * g->ldc] = (uint8_t)acc[r][j];
 		}
 	}
+}
+
+/* sum_k A'[k] of a row of A (A' = A ^ flip), with AVX2 by vpsadbw 32 bytes at a time. */
+static inline int32_t rt_ci_rowsum(const uint8_t *p, int64_t K, uint32_t flip)
+{
+	uint32_t s = 0;
+	int64_t k = 0;
+
+#if defined(__AVX2__)
+	{
+		__m256i t = _mm256_setzero_si256(), f = _mm256_set1_epi32((int)flip);
+		uint64_t l[4];
+
+		for (; k + 32 <= K; k += 32)
+			t = _mm256_add_epi64(t, _mm256_sad_epu8(_mm256_xor_si256(
+				_mm256_loadu_si256((const __m256i *)(p + k)), f), _mm256_setzero_si256()));
+		_mm256_storeu_si256((__m256i *)l, t);
+		s = (uint32_t)(l[0] + l[1] + l[2] + l[3]);
+	}
+#endif
+	for (; k < K; k++)
+		s += (uint32_t)(uint8_t)(p[k] ^ (uint8_t)flip);
+	return (int32_t)s;
 }
 
 /* Rows [r0, r1) x panels [jp0, jp1) of C. */
@@ -366,15 +656,16 @@ static inline void rt_ci_block(const struct rt_ci_gemm *g, int64_t r0, int64_t r
 			for (int r = 0; r < RT_CI_MR; r++) {
 				/* rows past the end repeat the last one, their sums dropped */
 				const uint8_t *p = g->A + (i0 + (r < mr ? r : mr - 1)) * g->lda;
-				uint32_t s = 0;
 
 				a[r] = p;
-				for (int64_t k = 0; k < g->K; k++)
-					s += (uint32_t)(uint8_t)(p[k] ^ (uint8_t)flip);
-				rs[r] = (int32_t)s;
+				rs[r] = rt_ci_rowsum(p, g->K, flip);
 			}
 			for (int64_t jp = jc; jp < jce; jp++) {
-				rt_ci_tile(a, g->K, flip, g->Bp + jp * pb, g->safe, acc);
+				if (g->qmap)
+					rt_ci_tile_map(a, kq, flip, g->Bp + jp * pb,
+						       g->qmap + jp * (kq + 1), acc);
+				else
+					rt_ci_tile(a, g->K, flip, g->Bp + jp * pb, g->safe, acc);
 				rt_ci_store(g, acc, rs, i0, mr, jp);
 			}
 		}
@@ -409,17 +700,19 @@ static void rt_ci_share(void *v, int64_t t0, int64_t t1)
 
 /*
  * C = the zero-point-corrected product of A and the packed B, as int32 or
- * requantized (out, enum rt_ci_out); see the top of this file. threads
+ * requantized (out, enum rt_ci_out); see the top of this file. qmap: B
+ * packed with each panel's safe quads first (K a multiple of 4), or NULL
+ * (struct rt_ci_gemm). threads
  * split the panels, or the row tiles when panels are fewer than threads.
  */
 static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int64_t lda,
 			     int a_signed, const void *za, int64_t zas, const int8_t *Bp,
 			     const int32_t *bsum, int b_signed, int safe, void *C, int64_t ldc,
 			     int out, const float *sa, int64_t sas, const float *sb, int64_t sbs,
-			     const float *sy, const void *yz, int threads)
+			     const float *sy, const void *yz, const int32_t *qmap, int threads)
 {
 	struct rt_ci_gemm g = { M, N, K, (const uint8_t *)A, lda, a_signed, za, zas, Bp, bsum,
-				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz };
+				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, NULL, qmap };
 	int64_t np = (N + RT_CI_NR - 1) / RT_CI_NR, tiles = (M + RT_CI_MR - 1) / RT_CI_MR;
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
 	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;
@@ -435,6 +728,229 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 		rt_par_for(nt, nt, 1, rt_ci_share, &j);
 	} else {
 		rt_ci_block(&g, 0, M, 0, np);
+	}
+}
+
+/*
+ * Pixels [qa, qb) of output row oh in column k = (c * kh + i) * kw + j of
+ * the im2col matrix of one group's channels (one row per pixel, ld bytes
+ * apart; the caller steps c, i, j, sparing divisions): col[p * ld + k]
+ * for pixel p = oh * OW + q and k = (c * kh + i) * kw + j is x[c, oh * sh
+ * - ph + i * dh, q * sw - pw + j * dw], or the zero point z outside the
+ * image (padding stands for the zero point, so padded taps add nothing
+ * once it is subtracted): a strided copy between runs of z.
+ */
+static inline void rt_ci_im2col_k(const uint8_t *x, int64_t H, int64_t W, int64_t c,
+				  int64_t i, int64_t j, int64_t sh, int64_t sw, int64_t dh,
+				  int64_t dw, int64_t ph, int64_t pw, int64_t OW, int64_t oh,
+				  int64_t k, int64_t qa, int64_t qb, int64_t ld, uint8_t z,
+				  uint8_t *col)
+{
+	int64_t lo = 0, hi = OW, iw0 = j * dw - pw, ih = oh * sh - ph + i * dh;
+	uint8_t *d = col + oh * OW * ld + k;
+	const uint8_t *xr;
+
+	if (ih < 0 || ih >= H) {
+		for (int64_t q = qa; q < qb; q++)
+			d[q * ld] = z;
+		return;
+	}
+	if (iw0 < 0)
+		lo = (-iw0 + sw - 1) / sw;
+	if (iw0 + (OW - 1) * sw >= W)
+		hi = W - 1 - iw0 < 0 ? 0 : (W - 1 - iw0) / sw + 1;
+	lo = lo < qa ? qa : lo > qb ? qb : lo;
+	hi = hi < lo ? lo : hi > qb ? qb : hi;
+	xr = x + (c * H + ih) * W + iw0;
+	for (int64_t q = qa; q < lo; q++)
+		d[q * ld] = z;
+	for (int64_t q = lo; q < hi; q++)
+		d[q * ld] = xr[q * sw];
+	for (int64_t q = hi; q < qb; q++)
+		d[q * ld] = z;
+}
+
+#if defined(__SSE2__)
+/* r[j] = the bytes j of r[0 .. 15]: a 16 x 16 byte transpose in four rounds of unpacks. */
+static inline void rt_ci_t16(__m128i r[16])
+{
+	__m128i a[16], b[16];
+
+	for (int i = 0; i < 8; i++) {
+		a[2 * i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+		a[2 * i + 1] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+	}
+	for (int i = 0; i < 4; i++) {
+		b[4 * i] = _mm_unpacklo_epi16(a[4 * i], a[4 * i + 2]);
+		b[4 * i + 1] = _mm_unpackhi_epi16(a[4 * i], a[4 * i + 2]);
+		b[4 * i + 2] = _mm_unpacklo_epi16(a[4 * i + 1], a[4 * i + 3]);
+		b[4 * i + 3] = _mm_unpackhi_epi16(a[4 * i + 1], a[4 * i + 3]);
+	}
+	for (int i = 0; i < 2; i++)
+		for (int m = 0; m < 4; m++) {
+			a[8 * i + 2 * m] = _mm_unpacklo_epi32(b[8 * i + m], b[8 * i + 4 + m]);
+			a[8 * i + 2 * m + 1] = _mm_unpackhi_epi32(b[8 * i + m], b[8 * i + 4 + m]);
+		}
+	for (int n = 0; n < 8; n++) {
+		r[2 * n] = _mm_unpacklo_epi64(a[n], a[8 + n]);
+		r[2 * n + 1] = _mm_unpackhi_epi64(a[n], a[8 + n]);
+	}
+}
+
+/*
+ * Columns [k, k + 16) of output row oh at unit stride and dilation (sw,
+ * dw 1): where all 16 read inside the image, 16 pixels at a time are
+ * loaded per column (16 bytes of one input row each, or of zrow, z
+ * bytes, for a tap row outside it) and transposed into 16 bytes per pixel;
+ * the pixels left over, rt_ci_im2col_k.
+ */
+static inline void rt_ci_im2col16(const uint8_t *x, int64_t H, int64_t W, int64_t kh,
+				  int64_t kw, int64_t sh, int64_t dh, int64_t ph, int64_t pw,
+				  int64_t OW, int64_t oh, int64_t k, const int64_t cij[3], int64_t ld,
+				  uint8_t z, const uint8_t *zrow, uint8_t *col)
+{
+	const uint8_t *src[16];
+	int step[16];
+	int64_t qs = 0, qe = OW, q0, ct[16], it[16], jt[16];
+	int64_t c = cij[0], i = cij[1], j = cij[2];
+	__m128i r[16];
+
+	for (int t = 0; t < 16; t++) {
+		int64_t ih = oh * sh - ph + i * dh, iw0 = j - pw;
+
+		ct[t] = c;
+		it[t] = i;
+		jt[t] = j;
+		if (++j == kw && (j = 0, ++i == kh))
+			i = 0, c++;
+		if (ih < 0 || ih >= H) {
+			src[t] = zrow;
+			step[t] = 0;
+			continue;
+		}
+		src[t] = x + (ct[t] * H + ih) * W + iw0;
+		step[t] = 1;
+		qs = -iw0 > qs ? -iw0 : qs;
+		qe = W - iw0 < qe ? W - iw0 : qe;
+	}
+	for (q0 = qs; q0 + 16 <= qe; q0 += 16) {
+		for (int t = 0; t < 16; t++)
+			r[t] = _mm_loadu_si128((const __m128i *)(src[t] + q0 * step[t]));
+		rt_ci_t16(r);
+		for (int t = 0; t < 16; t++)
+			_mm_storeu_si128((__m128i *)(col + (oh * OW + q0 + t) * ld + k), r[t]);
+	}
+	if (q0 == qs)
+		qs = q0 = OW;	/* no block: every pixel below */
+	for (int t = 0; t < 16; t++) {
+		rt_ci_im2col_k(x, H, W, ct[t], it[t], jt[t], sh, 1, dh, 1, ph, pw, OW, oh, k + t,
+			       0, qs, ld, z, col);
+		rt_ci_im2col_k(x, H, W, ct[t], it[t], jt[t], sh, 1, dh, 1, ph, pw, OW, oh, k + t,
+			       q0, OW, ld, z, col);
+	}
+}
+#endif
+
+/*
+ * Columns [k0, k1) of the im2col matrix (see rt_ci_im2col_k), an output
+ * row at a time: its pixels' ld-byte rows, a few KB, stay in L1 until
+ * every k has written them (a k at a time over the whole image would
+ * fetch each line once per k from L3). At unit stride and dilation 16
+ * columns at a time go through a byte transpose (rt_ci_im2col16).
+ */
+static inline void rt_ci_im2col(const uint8_t *x, int64_t H, int64_t W, int64_t kh, int64_t kw,
+				int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
+				int64_t pw, int64_t OH, int64_t OW, int64_t k0, int64_t k1,
+				int64_t ld, uint8_t z, uint8_t *col)
+{
+#if defined(__SSE2__)
+	uint8_t zrow[16];
+
+	memset(zrow, z, sizeof(zrow));
+#endif
+	for (int64_t oh = 0; oh < OH; oh++) {
+		int64_t k = k0, cij[3] = { k0 / (kh * kw), k0 / kw % kh, k0 % kw };
+
+#if defined(__SSE2__)
+		if (sw == 1 && dw == 1)
+			for (; k + 16 <= k1; k += 16) {
+				rt_ci_im2col16(x, H, W, kh, kw, sh, dh, ph, pw, OW, oh, k, cij, ld,
+					       z, zrow, col);
+				cij[2] += 16;
+				cij[1] += cij[2] / kw;
+				cij[2] %= kw;
+				cij[0] += cij[1] / kh;
+				cij[1] %= kh;
+			}
+#endif
+		for (; k < k1; k++) {
+			rt_ci_im2col_k(x, H, W, cij[0], cij[1], cij[2], sh, sw, dh, dw, ph, pw, OW,
+				       oh, k, 0, OW, ld, z, col);
+			if (++cij[2] == kw && (cij[2] = 0, ++cij[1] == kh))
+				cij[1] = 0, cij[0]++;
+		}
+	}
+}
+
+/*
+ * QLinearConv / ConvInteger of one image, 1-D (H = 1) or 2-D: per group
+ * the im2col matrix col [OH * OW, Kg] (Kg = C / group * kh * kw, in
+ * scratch) is the GEMM's A, its rows the pixels, and the weights of the
+ * group's Mg = M / group output channels, packed at compile time
+ * (c_strategies.c: B[k, j] = w[g * Mg + j, k], group g's panels at Bp + g
+ * * np * kq * 64, its sums at bsum + g * 2 * np * 16), its B, so that
+ * rt_ci_store writes C[pixel, channel] straight into y [M, OH * OW] (ldc
+ * 1, ldcj the pixels) with the int32 bias per channel added and the
+ * requantization (sx * sw(channel) / sy, yz; out, enum rt_ci_out) fused;
+ * out RT_CI_OUT_I32 stores the int32 sums (ConvInteger). x's zero point
+ * xz is per tensor, w's per tensor or per channel (packed into bsum), sw
+ * per channel when sws is 1. col's rows are padded to whole k quads (ld
+ * 4 kq bytes), so that every panel may take its quads in the order of
+ * qmap (per group np * (kq + 1) entries; see struct rt_ci_gemm), or NULL.
+ */
+static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, int64_t kh,
+			       int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+			       int64_t ph, int64_t pw, int64_t OH, int64_t OW, int x_signed,
+			       const void *xz, const int8_t *Bp, const int32_t *bsum, int w_signed,
+			       int safe, int64_t M, int64_t group, const int32_t *bias, void *y,
+			       int out, const float *sx, const float *swt, int64_t sws,
+			       const float *sy, const void *yz, const int32_t *qmap,
+			       uint8_t *scratch, int threads)
+{
+	int64_t P = OH * OW, cg = C / group, Mg = M / group, Kg = cg * kh * kw;
+	int64_t np = (Mg + RT_CI_NR - 1) / RT_CI_NR, kq = (Kg + 3) / 4, lda = 4 * kq;
+	int64_t tiles = (P + RT_CI_MR - 1) / RT_CI_MR;
+	size_t ysz = out == RT_CI_OUT_I32 ? 4 : 1;
+	uint8_t z = (uint8_t)rt_ci_zp(xz, 0, x_signed);
+	int nt = threads > 1 && P * Mg * Kg >= 262144 ? threads : 1;
+
+	if (nt > tiles)
+		nt = tiles > 0 ? (int)tiles : 1;
+	for (int64_t gi = 0; gi < group; gi++) {
+		struct rt_ci_gemm g = {
+			P, Mg, Kg, scratch, lda, x_signed, xz, 0, Bp + gi * np * kq * 64,
+			bsum + gi * 2 * np * RT_CI_NR, w_signed, safe,
+			(uint8_t *)y + (size_t)(gi * Mg * P) * ysz, 1, out, sx, swt + gi * Mg * sws,
+			sy, 0, sws, yz, P, bias ? bias + gi * Mg : NULL,
+			qmap ? qmap + gi * np * (kq + 1) : NULL
+		};
+
+		/* parallel: chunks independent */
+		for (int t = 0; t < nt; t++)
+			rt_ci_im2col((const uint8_t *)x + gi * cg * H * W, H, W, kh, kw, sh, sw,
+				     dh, dw, ph, pw, OH, OW, Kg * t / nt, Kg * (t + 1) / nt, lda, z,
+				     scratch);
+		/* rows padded to whole quads (B is zero there; the row sums stop at Kg) */
+		for (int64_t p = 0; p < P && lda > Kg; p++)
+			memset(scratch + p * lda + Kg, z, (size_t)(lda - Kg));
+		/* parallel: chunks independent (runs of row tiles: pixels) */
+		for (int t = 0; t < nt; t++) {
+			int64_t r0 = tiles * t / nt * RT_CI_MR, r1 = tiles * (t + 1) / nt * RT_CI_MR;
+
+			r1 = r1 < P ? r1 : P;
+			if (r0 < r1)
+				rt_ci_block(&g, r0, r1, 0, np);
+		}
 	}
 }
 
@@ -490,6 +1006,22 @@ static void rt_dq_blocks(void *v, int64_t b0, int64_t b1)
 
 	for (int64_t k0 = b0 * 4096; k0 < b1 * 4096 && k0 < j->n; k0 += 4096)
 		rt_dynquant_run(j->x, k0, j->n - k0 < 4096 ? j->n : k0 + 4096, j->y, j->sd, j->z);
+}
+
+/*
+ * QuantizeLinear of float32 x [n] to uint8 with one scale s[0] and zero
+ * point z[0] (z NULL: 0): rt_dynquant_run's loop, the op's own lowering's
+ * operations (ops_quant.c: rint(x / s) + z, saturated), bit for bit.
+ */
+static inline void rt_quantize_u8(const float *x, int64_t n, uint8_t *y, const float *s,
+				  const uint8_t *z, int threads)
+{
+	float zf = z ? (float)z[0] : 0.0f;
+
+	(void)threads;
+	/* parallel: chunks independent */
+	for (int64_t k0 = 0; k0 < n; k0 += 4096)
+		rt_dynquant_run(x, k0, n - k0 < 4096 ? n : k0 + 4096, y, s[0], zf);
 }
 
 /*

@@ -1,7 +1,8 @@
 /*
  * pass_infer.c - dtype and shape inference, node by node in topological
  * order through each op's infer function, folding each node whose inputs are
- * constants right away, so computed shapes are known downstream, and giving
+ * constants right away (but DequantizeLinear, which the qdq pass reads
+ * first), so computed shapes are known downstream, and giving
  * integer tensors computed from symbolic shapes their symbolic payloads
  * (ops_symval.c), so shapes computed from a symbolic batch stay symbolic
  * dims instead of unknowns. If, Loop and Scan are expanded here into their
@@ -166,7 +167,13 @@ static int infer_from(struct graph *g, int from)
 		    check_strings(g, n, true) < 0 || check_size(g, n) < 0 ||
 		    check_select(g, n) < 0)
 			rc = -1;
-		else if (symval_try(g, n) < 0 || fold_try(g, n) < 0)
+		else if (symval_try(g, n) < 0)
+			rc = -1;
+		/*
+		 * DequantizeLinear waits for the fold pass: the qdq pass needs
+		 * the quantized weights (shapes never come from it)
+		 */
+		else if (n->op != OP_DEQUANTIZELINEAR && fold_try(g, n) < 0)
 			rc = -1;
 	}
 	return rc;

@@ -4,7 +4,10 @@
  * not fold when the Conv output has another user), DCE, simplify, constant
  * folding, rnn-project, layernorm (merges the written-out form; leaves it
  * when an intermediate has another reader, the axes are not the last ones,
- * the power is not 2 or epsilon is not a constant), and the pass runner.
+ * the power is not 2 or epsilon is not a constant), qdq (fuses a QDQ Conv
+ * group with a bias and a Relu into QLinearConv; leaves it float when the
+ * bias scale is not x_scale * w_scale or the Relu clamps inside y's range),
+ * and the pass runner.
  */
 #include "../../core/ops/ops.h"
 #include "../../core/passes/passes.h"
@@ -711,18 +714,118 @@ static void test_rnn_project_input_w(void)
 	fx_release(&f);
 }
 
+/* ---- qdq ---- */
+
+/*
+ * xq[1,2,4,4] u8 -> DQ -> Conv(DQ(W int8 per channel), DQ(B int32)) -> Relu
+ * -> Q (u8, zero point yz) -> y; the bias scale is x_scale * w_scale, one
+ * ulp more for channel 1 when bias_off. Returns the Conv's node index.
+ */
+static int build_qdq_conv(struct graph *g, bool bias_off, uint8_t yz)
+{
+	struct shape xs = { 4, { dim_const(1), dim_const(2), dim_const(4), dim_const(4) } };
+	struct shape ws = { 4, { dim_const(3), dim_const(2), dim_const(2), dim_const(2) } };
+	struct shape vs = { 1, { dim_const(3) } }, one = { 0 };
+	static const int8_t w[24] = { 1, -2, 3, -4, 5, -6, 7, -8, 9, 10, 11, 12,
+				      -1, -1, 2, 2, 3, 3, -4, -4, 5, 5, 6, 6 };
+	static const int8_t wz[3] = { 0, 1, -1 };
+	static const int32_t bias[3] = { 100, -200, 300 };
+	const float xsc = 0.05f, ysc = 0.1f, wsc[3] = { 0.01f, 0.02f, 0.03f };
+	float bsc[3];
+	uint8_t xz = 128, zero8 = 0;
+	static const int32_t zero32[3];
+	int in[3], dq[3], c, r, y, conv;
+	struct node *n;
+
+	for (int i = 0; i < 3; i++)
+		bsc[i] = xsc * wsc[i];
+	if (bias_off)
+		bsc[1] = nextafterf(bsc[1], 1.0f);
+	in[0] = add_input(g, "xq", DTYPE_U8, &xs);
+	in[1] = graph_add_const(g, "x_scale", DTYPE_F32, &one, &xsc);
+	in[2] = graph_add_const(g, "x_zp", DTYPE_U8, &one, &xz);
+	dq[0] = graph_add_value(g, "x");
+	add_node(g, OP_DEQUANTIZELINEAR, "dq_x", in, 3, &dq[0], 1);
+	in[0] = graph_add_const(g, "wq", DTYPE_I8, &ws, w);
+	in[1] = graph_add_const(g, "w_scale", DTYPE_F32, &vs, wsc);
+	in[2] = graph_add_const(g, "w_zp", DTYPE_I8, &vs, wz);
+	dq[1] = graph_add_value(g, "w");
+	n = &g->nodes.v[add_node(g, OP_DEQUANTIZELINEAR, "dq_w", in, 3, &dq[1], 1)];
+	node_set_attr_int(g, n, "axis", 0);
+	in[0] = graph_add_const(g, "bq", DTYPE_I32, &vs, bias);
+	in[1] = graph_add_const(g, "b_scale", DTYPE_F32, &vs, bsc);
+	in[2] = graph_add_const(g, "b_zp", DTYPE_I32, &vs, zero32);
+	dq[2] = graph_add_value(g, "b");
+	n = &g->nodes.v[add_node(g, OP_DEQUANTIZELINEAR, "dq_b", in, 3, &dq[2], 1)];
+	node_set_attr_int(g, n, "axis", 0);
+	c = graph_add_value(g, "c");
+	conv = add_node(g, OP_CONV, "conv", dq, 3, &c, 1);
+	r = graph_add_value(g, "r");
+	add_node(g, OP_RELU, "relu", &c, 1, &r, 1);
+	in[0] = r;
+	in[1] = graph_add_const(g, "y_scale", DTYPE_F32, &one, &ysc);
+	in[2] = graph_add_const(g, "y_zp", DTYPE_U8, &one, yz ? &yz : &zero8);
+	y = add_output(g, "y");
+	add_node(g, OP_QUANTIZELINEAR, "q_y", in, 3, &y, 1);
+	return conv;
+}
+
+/* The whole group becomes one QLinearConv with every node's span. */
+static void test_qdq_fuses_conv(void)
+{
+	struct fixture f;
+	struct node *n;
+
+	fx_init(&f);
+	build_qdq_conv(f.g, false, 0);
+	ASSERT(0, pass_infer(f.g));
+	ASSERT(0, pass_qdq(f.g));
+	ASSERT(0, f.ctx.n_errors);
+	ASSERT(1, live_nodes(f.g));
+	n = &f.g->nodes.v[0];
+	ASSERT(OP_QLINEARCONV, n->op);
+	ASSERT(9, n->n_in);
+	ASSERT_STR("xq", f.g->values.v[n->in[0]].name);
+	ASSERT_STR("wq", f.g->values.v[n->in[3]].name);
+	ASSERT_STR("bq", f.g->values.v[n->in[8]].name);
+	ASSERT_STR("y", f.g->values.v[n->out[0]].name);
+	ASSERT(6, n->span.n);
+	ASSERT_STR("dq_x", n->span.names[0]);
+	ASSERT_STR("conv", n->span.names[3]);
+	ASSERT_STR("q_y", n->span.names[5]);
+	fx_release(&f);
+}
+
+/* A bias scale that is not x_scale * w_scale, or a Relu that clamps above y's least value: float. */
+static void test_qdq_left_alone(void)
+{
+	for (int k = 0; k < 2; k++) {
+		struct fixture f;
+
+		fx_init(&f);
+		build_qdq_conv(f.g, k == 0, k == 0 ? 0 : 3);
+		ASSERT(0, pass_infer(f.g));
+		ASSERT(0, pass_qdq(f.g));
+		ASSERT(6, live_nodes(f.g));
+		for (int i = 0; i < f.g->nodes.n; i++)
+			ASSERT_TRUE(f.g->nodes.v[i].op != OP_QLINEARCONV);
+		fx_release(&f);
+	}
+}
+
 /* ---- the pipeline ---- */
 
 static void test_pass_table(void)
 {
-	ASSERT(7, PASS_COUNT);
+	ASSERT(8, PASS_COUNT);
 	ASSERT_STR("infer", passes[0].name);
-	ASSERT_STR("fold", passes[1].name);
-	ASSERT_STR("simplify", passes[2].name);
-	ASSERT_STR("layernorm", passes[3].name);
-	ASSERT_STR("fold-bn", passes[4].name);
-	ASSERT_STR("rnn-project", passes[5].name);
-	ASSERT_STR("dce", passes[6].name);
+	ASSERT_STR("qdq", passes[1].name);
+	ASSERT_STR("fold", passes[2].name);
+	ASSERT_STR("simplify", passes[3].name);
+	ASSERT_STR("layernorm", passes[4].name);
+	ASSERT_STR("fold-bn", passes[5].name);
+	ASSERT_STR("rnn-project", passes[6].name);
+	ASSERT_STR("dce", passes[7].name);
 	ASSERT_TRUE(passes[PASS_DCE].run == pass_dce);
 	ASSERT_TRUE(passes[PASS_FOLD_BN].run == pass_fold_bn);
 }
@@ -764,9 +867,9 @@ static void test_passes_run_pipeline(void)
 	ASSERT_TRUE(f.g->nodes.v[0].in[1] != cb.w);
 	ASSERT_STR("conv1.folded_W", f.g->values.v[f.g->nodes.v[0].in[1]].name);
 	/* one dump per stage */
-	static const char *const dumps[] = { "00-import.ir", "01-infer.ir", "02-fold.ir",
-					     "03-simplify.ir", "04-layernorm.ir", "05-fold-bn.ir",
-					     "06-rnn-project.ir", "07-dce.ir" };
+	static const char *const dumps[] = { "00-import.ir", "01-infer.ir", "02-qdq.ir",
+					     "03-fold.ir", "04-simplify.ir", "05-layernorm.ir",
+					     "06-fold-bn.ir", "07-rnn-project.ir", "08-dce.ir" };
 	for (size_t i = 0; i < ARRAY_SIZE(dumps); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, dumps[i]);
 		ASSERT(0, stat(path, &st));
@@ -774,7 +877,7 @@ static void test_passes_run_pipeline(void)
 	{
 		char *text;
 
-		snprintf(path, sizeof(path), "%s/07-dce.ir", dir);
+		snprintf(path, sizeof(path), "%s/08-dce.ir", dir);
 		text = file_read(path, NULL);
 		ASSERT_TRUE(text != NULL);
 		ASSERT_TRUE(strstr(text, "= Conv(") != NULL);
@@ -931,6 +1034,8 @@ TESTS({ "fold_bn_folds", test_fold_bn_folds },
       { "rnn_project_input_w", test_rnn_project_input_w },
       { "layernorm_merges", test_layernorm_merges },
       { "layernorm_left_alone", test_layernorm_left_alone },
+      { "qdq_fuses_conv", test_qdq_fuses_conv },
+      { "qdq_left_alone", test_qdq_left_alone },
       { "pass_table", test_pass_table },
       { "passes_run_pipeline", test_passes_run_pipeline },
       { "passes_run_stops_on_error", test_passes_run_stops_on_error })
