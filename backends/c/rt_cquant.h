@@ -892,6 +892,43 @@ static inline void rt_ci_im2col(const uint8_t *x, int64_t H, int64_t W, int64_t 
 	}
 }
 
+/* One group of rt_ciconv2d, in nt shares for rt_par_for. */
+struct rt_cic_job {
+	const uint8_t *x;
+	int64_t H, W, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, Kg, lda;
+	uint8_t z;
+	uint8_t *col;
+	const struct rt_ci_gemm *g;
+	int64_t np, tiles, nt;
+};
+
+/* Shares [t0, t1) of the im2col rows k. */
+static void rt_cic_cols(void *v, int64_t t0, int64_t t1)
+{
+	const struct rt_cic_job *j = v;
+
+	for (int64_t t = t0; t < t1; t++)
+		rt_ci_im2col(j->x, j->H, j->W, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw, j->ph,
+			     j->pw, j->OH, j->OW, j->Kg * t / j->nt, j->Kg * (t + 1) / j->nt, j->lda,
+			     j->z, j->col);
+}
+
+/* Shares [t0, t1) of the GEMM's row tiles (pixels). */
+static void rt_cic_rows(void *v, int64_t t0, int64_t t1)
+{
+	const struct rt_cic_job *j = v;
+	int64_t P = j->OH * j->OW;
+
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t r0 = j->tiles * t / j->nt * RT_CI_MR;
+		int64_t r1 = j->tiles * (t + 1) / j->nt * RT_CI_MR;
+
+		r1 = r1 < P ? r1 : P;
+		if (r0 < r1)
+			rt_ci_block(j->g, r0, r1, 0, j->np);
+	}
+}
+
 /*
  * QLinearConv / ConvInteger of one image, 1-D (H = 1) or 2-D: per group
  * the im2col matrix col [OH * OW, Kg] (Kg = C / group * kh * kw, in
@@ -935,22 +972,22 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 			qmap ? qmap + gi * np * (kq + 1) : NULL
 		};
 
-		/* parallel: chunks independent */
-		for (int t = 0; t < nt; t++)
-			rt_ci_im2col((const uint8_t *)x + gi * cg * H * W, H, W, kh, kw, sh, sw,
-				     dh, dw, ph, pw, OH, OW, Kg * t / nt, Kg * (t + 1) / nt, lda, z,
-				     scratch);
+		struct rt_cic_job j = { (const uint8_t *)x + gi * cg * H * W, H, W, kh, kw, sh, sw,
+					dh, dw, ph, pw, OH, OW, Kg, lda, z, scratch, &g, np, tiles,
+					nt };
+
+		if (nt > 1)
+			rt_par_for(nt, nt, 1, rt_cic_cols, &j);
+		else
+			rt_cic_cols(&j, 0, 1);
 		/* rows padded to whole quads (B is zero there; the row sums stop at Kg) */
 		for (int64_t p = 0; p < P && lda > Kg; p++)
 			memset(scratch + p * lda + Kg, z, (size_t)(lda - Kg));
-		/* parallel: chunks independent (runs of row tiles: pixels) */
-		for (int t = 0; t < nt; t++) {
-			int64_t r0 = tiles * t / nt * RT_CI_MR, r1 = tiles * (t + 1) / nt * RT_CI_MR;
-
-			r1 = r1 < P ? r1 : P;
-			if (r0 < r1)
-				rt_ci_block(&g, r0, r1, 0, np);
-		}
+		/* runs of row tiles: pixels */
+		if (nt > 1)
+			rt_par_for(nt, nt, 1, rt_cic_rows, &j);
+		else
+			rt_cic_rows(&j, 0, 1);
 	}
 }
 
@@ -1016,12 +1053,12 @@ static void rt_dq_blocks(void *v, int64_t b0, int64_t b1)
 static inline void rt_quantize_u8(const float *x, int64_t n, uint8_t *y, const float *s,
 				  const uint8_t *z, int threads)
 {
-	float zf = z ? (float)z[0] : 0.0f;
+	struct rt_dq_job j = { x, y, n, s[0], z ? (float)z[0] : 0.0f };
 
-	(void)threads;
-	/* parallel: chunks independent */
-	for (int64_t k0 = 0; k0 < n; k0 += 4096)
-		rt_dynquant_run(x, k0, n - k0 < 4096 ? n : k0 + 4096, y, s[0], zf);
+	if (threads > 1 && n >= 65536)
+		rt_par_for(threads, (n + 4095) / 4096, 1, rt_dq_blocks, &j);
+	else
+		rt_dq_blocks(&j, 0, (n + 4095) / 4096);
 }
 
 /*
