@@ -900,18 +900,7 @@ int pattern_load(struct collagec_ctx *ctx, const struct target_kind *const *kind
 
 void pattern_uses_init(struct graph *g, struct pattern_uses *u)
 {
-	u->n = xcalloc((size_t)g->values.n + 1, sizeof(int));
-	for (int i = 0; i < g->nodes.n; i++) {
-		const struct node *n = &g->nodes.v[i];
-
-		if (n->dead)
-			continue;
-		for (int j = 0; j < n->n_in; j++)
-			if (n->in[j] >= 0)
-				u->n[n->in[j]]++;
-	}
-	for (int i = 0; i < g->outputs.n; i++)
-		u->n[g->outputs.v[i]]++;
+	u->n = graph_count_readers(g);
 }
 
 void pattern_uses_release(struct pattern_uses *u)

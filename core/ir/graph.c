@@ -896,3 +896,21 @@ void graph_verify(struct graph *g)
 			BUG("graph output %d is not computed", i);
 	free(ready);
 }
+
+int *graph_count_readers(const struct graph *g)
+{
+	int *count = xcalloc((size_t)g->values.n + 1, sizeof(int));
+
+	for (int i = 0; i < g->nodes.n; i++) {
+		const struct node *n = &g->nodes.v[i];
+
+		if (n->dead)
+			continue;
+		for (int j = 0; j < n->n_in; j++)
+			if (n->in[j] >= 0)
+				count[n->in[j]]++;
+	}
+	for (int i = 0; i < g->outputs.n; i++)
+		count[g->outputs.v[i]]++;
+	return count;
+}

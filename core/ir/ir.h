@@ -429,6 +429,12 @@ struct dim graph_data_param(struct graph *g, int v, const char *what, int k);
 bool graph_sym_late(struct graph *g, int s);
 /* Whether dim d involves a data-dependent symbol. */
 bool graph_dim_late(struct graph *g, struct dim d);
+
+/*
+ * Per value id (g->values.n + 1 entries), how many inputs of live nodes and
+ * graph outputs read it (owned: free()).
+ */
+int *graph_count_readers(const struct graph *g);
 /* Whether a dim of s mentions a late symbol (its value needs run-time allocation). */
 bool graph_shape_late(struct graph *g, const struct shape *s);
 /* Records that node n assumes a <= b of the symbols' run-time values. */

@@ -36,25 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reader counts per value (graph outputs count once). */
-static int *readers_count(struct graph *g)
-{
-	int *count = xcalloc((size_t)g->values.n + 1, sizeof(int));
-
-	for (int i = 0; i < g->nodes.n; i++) {
-		const struct node *n = &g->nodes.v[i];
-
-		if (n->dead)
-			continue;
-		for (int j = 0; j < n->n_in; j++)
-			if (n->in[j] >= 0)
-				count[n->in[j]]++;
-	}
-	for (int i = 0; i < g->outputs.n; i++)
-		count[g->outputs.v[i]]++;
-	return count;
-}
-
 /* The live node of op op that produces value v, or NULL. */
 static struct node *producer(struct graph *g, int v, enum op op)
 {
@@ -373,7 +354,7 @@ static void fuse(struct graph *g, struct node *q, struct fusion *f, enum op op,
 
 int pass_qdq(struct graph *g)
 {
-	int *count = readers_count(g);
+	int *count = graph_count_readers(g);
 	int nodes = g->nodes.n;
 
 	for (int i = 0; i < nodes; i++) {
@@ -394,7 +375,7 @@ int pass_qdq(struct graph *g)
 			fuse(g, q, &f, OP_QLINEARMATMUL, "QLinearMatMul", n);
 		/* new values (zero points), readers gone: counted again */
 		free(count);
-		count = readers_count(g);
+		count = graph_count_readers(g);
 	}
 	free(count);
 	graph_compact(g);
