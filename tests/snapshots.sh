@@ -7,7 +7,7 @@
 # it came from; no fused kernel appears before the fuse step; consecutive
 # snapshots differ exactly where the step had something to do; the last
 # snapshot is 09-lower.tir and matches the generated C (kernel by kernel,
-# the OpenMP regions the parallel step decided) and OUT.json's kernels;
+# the parallel regions the parallel step decided) and OUT.json's kernels;
 # dnnl's kernels name the values they hand over in its blocked layout; and
 # OUT.so and OUT.json are the same without --dump-ir.
 SUITE=snapshots
@@ -21,7 +21,9 @@ STEPS="1-ops 2-strategy 3-fuse 4-share 5-parallel"
 # kernels FILE: "NAME REGIONS" per kernel function, REGIONS the parallel
 # regions it opens: "kernel NAME(" blocks of a snapshot; in generated C the
 # functions with the executor's kernel ABI (RT_KERNEL, or static in blas's
-# translation unit), each ending where the next top-level definition starts
+# translation unit), each ending where the next top-level definition starts,
+# a region being a call of the thread pool (rt_par_for) with the region's
+# outlined function
 kernels() {
 	awk 'function flush() { if (n != "") print n, r; n = "" }
 	     /^kernel [A-Za-z0-9_]*\(/ ||
@@ -29,7 +31,7 @@ kernels() {
 		flush(); n = $1 == "kernel" ? $2 : $3; sub(/\(.*/, "", n); r = 0; next
 	     }
 	     /^[A-Za-z]/ { flush() }
-	     /parallel region:|#pragma omp parallel for collapse\(/ { r++ }
+	     /parallel region:|rt_par_for\(/ { r++ }
 	     END { flush() }' "$@"
 }
 
@@ -107,7 +109,7 @@ check() {
 	diff "$p.4-share.tir" "$p.5-parallel.tir" | grep '^[<>]' | grep -v 'for (int64_t' >"$D/pdiff"
 	[ ! -s "$D/pdiff" ] || why="$why; the parallel step changed more than loop heads: $(head -n 1 "$D/pdiff")"
 	cmp -s "$p.5-parallel.tir" "$p.tir" || why="$why; $p.tir is not the last step's"
-	# the last snapshot is what the code generator printed (OpenMP regions;
+	# the last snapshot is what the code generator printed (parallel regions;
 	# opencl prints its NDRanges as stage tables)
 	case $target in *opencl*) ;; *)
 	"$COLLAGEC" compile --search "$search" --target "$target" "$T/$model.onnx" \
