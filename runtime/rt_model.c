@@ -711,6 +711,8 @@ static int dim_bound(const struct rt_dim *d, const int64_t *syms)
 	return 1;
 }
 
+static collagec_status check(collagec_model *m);
+
 /* Computes the derived symbols whose operands are bound; the others stay -1. */
 static collagec_status derive(collagec_model *m)
 {
@@ -739,9 +741,15 @@ static collagec_status derive(collagec_model *m)
 		}
 		v = d->op == 0 ? a + b : d->op == 1 ? a / b : d->op == 2 ? a % b
 			: d->op == 3 ? (a < b ? a : b) : (a > b ? a : b);
-		if (v < 0 && d->used)
+		if (v < 0 && d->used) {
+			/* a node's assumption that these inputs break names the node */
+			collagec_status s = check(m);
+
+			if (s != COLLAGEC_OK)
+				return s;
 			return fail(m, COLLAGEC_E_SHAPE, "symbol '%s' is %lld for these inputs",
 				    rt_desc.sym_names[d->sym], (long long)v);
+		}
 		m->syms[d->sym] = v < 0 ? 0 : v;
 	}
 	return COLLAGEC_OK;

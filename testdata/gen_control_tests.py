@@ -432,10 +432,51 @@ def if_runtime_shapes():
                for n, c in ((2, True), (2, False), (4, True), (4, False))]
 
 
+def if_nested_pad_lstm():
+    """Speech-style: the outer branch reflect-pads the audio along its
+    symbolic time axis; the inner If's branches read that padded value (a
+    value of the outer branch, not of the graph) and one runs an LSTM."""
+    w = np.array([0.5, -1.0, 0.25, 2.0], np.float32).reshape(1, 1, 4)
+    inner_then = helper.make_graph(
+        [helper.make_node("Transpose", ["p"], ["pt"], name="time_major", perm=[1, 0]),
+         helper.make_node("Unsqueeze", ["pt", "axis2"], ["x3"], name="features"),
+         helper.make_node("LSTM", ["x3", "W", "R", "B"], ["Y", "Yh"], name="lstm", hidden_size=4)],
+        "inner_then", [], [f32("Yh", [1, 1, 4])])
+    inner_else = helper.make_graph(
+        [helper.make_node("ReduceSum", ["p", "axis1"], ["qs"], name="energy", keepdims=1),
+         helper.make_node("Unsqueeze", ["qs", "axis2"], ["qs3"], name="qs3"),
+         helper.make_node("Mul", ["qs3", "w"], ["e"], name="scale")],
+        "inner_else", [], [f32("e", [1, 1, 4])])
+    outer_then = helper.make_graph(
+        [helper.make_node("Pad", ["audio", "pads"], ["p"], name="reflect_pad", mode="reflect"),
+         helper.make_node("If", ["c2"], ["h"], name="inner", then_branch=inner_then,
+                          else_branch=inner_else)],
+        "outer_then", [], [f32("h", [1, 1, 4])])
+    outer_else = helper.make_graph(
+        [helper.make_node("Pad", ["audio", "pads"], ["z"], name="zero_pad"),
+         helper.make_node("ReduceMax", ["z"], ["m"], name="peak", keepdims=1),
+         helper.make_node("Unsqueeze", ["m", "axis2"], ["m3"], name="m3"),
+         helper.make_node("Mul", ["m3", "w"], ["o"], name="scale_peak")],
+        "outer_else", [], [f32("o", [1, 1, 4])])
+    nodes = [helper.make_node("If", ["c1"], ["y"], name="outer", then_branch=outer_then,
+                              else_branch=outer_else)]
+    b = lambda n: helper.make_tensor_value_info(n, TensorProto.BOOL, [])
+    m = model(nodes, "if_nested_pad_lstm", [f32("audio", [1, "T"]), b("c1"), b("c2")],
+              [f32("y", [1, 1, 4])],
+              [const("pads", np.array([0, 4, 0, 4], np.int64)),
+               const("axis1", np.array([1], np.int64)),
+               const("axis2", np.array([2], np.int64)),
+               const("w", w),
+               const("W", RNG.standard_normal((1, 16, 1)).astype(np.float32)),
+               const("R", RNG.standard_normal((1, 16, 4)).astype(np.float32) * 0.5),
+               const("B", RNG.standard_normal((1, 32)).astype(np.float32) * 0.1)])
+    return m, [{"audio": RNG.standard_normal((1, t)).astype(np.float32), "c1": np.bool_(c1),
+                "c2": np.bool_(c2)} for t, c1, c2 in ((16, True, True), (37, True, True),
+                                                     (16, True, False), (9, False, True))]
 TESTS = [if_computed, if_folded, loop_accumulate, loop_cond, scan_running_sum,
          loop_nested_if, loop_while, if_dead_branch, loop_runtime_trip, loop_runtime_cond_scan,
          loop_runtime_batch, loop_runtime_nested, loop_runtime_long, loop_runtime_partial,
-         if_runtime_shapes, loop_runtime_grow, scan_runtime_length]
+         if_runtime_shapes, loop_runtime_grow, scan_runtime_length, if_nested_pad_lstm]
 
 
 def write(outdir, name, m, sets, expected=None):

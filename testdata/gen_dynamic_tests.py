@@ -20,6 +20,8 @@ tensors at run time; the expected outputs are computed here with numpy.
                  outputs), scales, sizes and values graph inputs
   window_size    HannWindow and a symmetric BlackmanWindow of a size that is
                  a graph input (opset 17)
+  symbolic_pad   Pad along a symbolic axis in all four modes, and a crop
+                 (negative pads) whose length the run checks
   bad_indices    Gather on axes 0 and 1, GatherElements and GatherND with
                  indices that are graph inputs: in range (negative ones too)
                  in set 0, far outside the axes in set 1, which collagec
@@ -201,6 +203,33 @@ def window_size(out):
     save(out, "window_size", graph, sets, opset=17)
 
 
+def symbolic_pad(out):
+    """x [2, T]: reflect, edge, wrap and constant (value 7) padding of the
+    symbolic axis, and a crop of 3 at its start (T >= 3 at run time)."""
+    pads = {"reflect": [0, 3, 0, 2], "edge": [1, 2, 0, 1], "wrap": [0, 1, 0, 4],
+            "constant": [0, 2, 1, 1]}
+    nodes = [helper.make_node("Pad", ["x", "p_" + m] + (["seven"] if m == "constant" else []),
+                              [m], name="pad_" + m, mode=m) for m in pads]
+    nodes.append(helper.make_node("Pad", ["x", "p_crop"], ["crop"], name="crop"))
+    graph = helper.make_graph(
+        nodes, "symbolic_pad", [helper.make_tensor_value_info("x", F32, [2, "T"])],
+        [helper.make_tensor_value_info(m, F32, None) for m in list(pads) + ["crop"]],
+        [const("p_" + m, np.array(v, np.int64)) for m, v in pads.items()] +
+        [const("seven", np.array(7, np.float32)),
+         const("p_crop", np.array([0, -3, 0, 1], np.int64))])
+    sets = []
+    for t in (4, 9):
+        x = np.arange(2 * t, dtype=np.float32).reshape(2, t) * 0.5 - 3
+        res = {}
+        for m, v in pads.items():
+            width = ((v[0], v[2]), (v[1], v[3]))
+            res[m] = (np.pad(x, width, mode=m, constant_values=7) if m == "constant"
+                      else np.pad(x, width, mode=m))
+        res["crop"] = np.pad(x[:, 3:], ((0, 0), (0, 1)))
+        sets.append(({"x": x}, res))
+    save(out, "symbolic_pad", graph, sets)
+
+
 def bad_indices(out):
     nodes = [
         helper.make_node("Gather", ["x", "i"], ["g0"], name="gather0", axis=0),
@@ -253,6 +282,7 @@ def main():
     runtime_sizes(sys.argv[1])
     window_size(sys.argv[1])
     bad_indices(sys.argv[1])
+    symbolic_pad(sys.argv[1])
 
 
 if __name__ == "__main__":

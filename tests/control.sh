@@ -7,8 +7,9 @@
 # time, each body compiled on its own (loop_runtime_grow's body grows a
 # carried value), scan_runtime_length a Scan over a symbolic axis that
 # becomes one; if_runtime_shapes has branches of different shapes, each
-# compiled on its own. OUT.json must name the body's nodes after the control
-# node (spans). The bad models (a body's unsupported op, a string tensor
+# compiled on its own; if_nested_pad_lstm reflect-pads audio of a symbolic
+# length in an If's branch and runs an LSTM on it in a nested If's. OUT.json
+# must name the body's nodes after the control node (spans). The bad models (a body's unsupported op, a string tensor
 # carried by a run-time loop, a reversed scan output of a run-time length,
 # branches of different ranks) are in testdata/bad.
 SUITE=control

@@ -57,6 +57,7 @@ computed_axes u,t,e,tr,sl
 runtime_sizes rs,s0,s1,uy,uidx,ucnt
 window_size hann,blackman
 bad_indices
+symbolic_pad
 LIST
 
 # a value that breaks Reshape's rules fails the run, naming the node (exit 1)
@@ -104,6 +105,20 @@ w(d + "w.pb", np.zeros(8, np.float32), "w")
 sc_bad|p|resize|scale -2 is not positive
 sc|p_bad|split|split sizes add up to 7, not the axis length 6
 BAD
+fi
+
+# a crop of a symbolic axis longer than the axis fails the run, naming the node
+if [ -f "$T/libsymbolic_pad.so" ]; then
+	/usr/bin/python3 -c '
+import sys, numpy as np
+from onnx import numpy_helper
+open(sys.argv[1], "wb").write(numpy_helper.from_array(np.zeros((2, 1), np.float32), "x").SerializeToString())
+' "$T/x21.pb"
+	"$COLLAGEC" run "$T/libsymbolic_pad.so" --input x="$T/x21.pb" >/dev/null 2>"$T/bad.err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "node 'crop' needs 2 <= T, the inputs give 2 > 1" "$T/bad.err"
+	then ok "bad-crop-fails-run"
+	else fail "bad-crop-fails-run" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
 fi
 
 # the C API: one handle, runs that grow, shrink, come out empty and fail

@@ -106,6 +106,29 @@ static int pad_axes(struct graph *g, struct node *n, int r, int64_t np, const in
 	return 0;
 }
 
+/*
+ * A symbolic axis of length d padded to d + pb + pe: a derived symbol, and
+ * run-time checks that the result is not negative and (but for constant
+ * padding) that an axis padded outward is not empty. -1 after a diagnostic.
+ */
+static int pad_symbolic(struct graph *g, struct node *n, struct pad_plan *p, int k)
+{
+	struct dim d = p->out.d[k];
+	int64_t add = p->pb[k] + p->pe[k];
+
+	if (p->pb[k] < -DIM_LIMIT || p->pb[k] > DIM_LIMIT || p->pe[k] < -DIM_LIMIT ||
+	    p->pe[k] > DIM_LIMIT || !graph_sym_add(g, d, dim_const(add), &p->out.d[k])) {
+		diag_error(g->ctx, "%s: pads on symbolic axis %d give a length collagec cannot "
+			   "represent", node_loc(g, n), k);
+		return -1;
+	}
+	if (add < 0)
+		graph_add_check(g, n, dim_const(-add), d);
+	if (p->mode != PAD_CONSTANT && (p->pb[k] > 0 || p->pe[k] > 0))
+		graph_add_check(g, n, dim_const(1), d);
+	return 0;
+}
+
 static int pad_plan(struct graph *g, struct node *n, struct pad_plan *p)
 {
 	static const char *const modes[] = { "constant", "reflect", "edge", "wrap" };
@@ -134,9 +157,9 @@ static int pad_plan(struct graph *g, struct node *n, struct pad_plan *p)
 		if (!p->pb[k] && !p->pe[k])
 			continue;
 		if (!dim_is_const(d)) {
-			diag_error(g->ctx, "%s: padding symbolic axis %d is not supported",
-				   node_loc(g, n), k);
-			return -1;
+			if (pad_symbolic(g, n, p, k) < 0)
+				return -1;
+			continue;
 		}
 		len = -1;
 		if (p->pb[k] >= -DIM_LIMIT && p->pb[k] <= DIM_LIMIT && p->pe[k] >= -DIM_LIMIT &&
@@ -280,7 +303,10 @@ int lower_pad(struct lower *L)
 		return -1;
 	lower_loops(L, &y->shape, idx);
 	for (int k = 0; k < x->shape.rank; k++) {
-		int64_t d = x->shape.d[k].c;
+		struct dim xd = x->shape.d[k];
+		int64_t d = xd.c;
+		/* a symbolic axis's length is read at run time */
+		struct tir *dd = dim_is_const(xd) ? NULL : tir_dim(b, xd);
 
 		if (!p.pb[k] && !p.pe[k]) {
 			xi[k] = idx[k];
@@ -288,10 +314,10 @@ int lower_pad(struct lower *L)
 		}
 		xi[k] = tir_add(b, idx[k], tir_int(b, -p.pb[k]));
 		if (p.mode != PAD_CONSTANT) {
-			xi[k] = pad_source(L, p.mode, xi[k], d, NULL);
+			xi[k] = pad_source(L, p.mode, xi[k], d, dd);
 		} else if (p.pb[k] > 0 || p.pe[k] > 0) {
 			/* only an axis padded at an end can step outside the input */
-			struct tir *c = lower_in_range(L, xi[k], tir_int(b, d));
+			struct tir *c = lower_in_range(L, xi[k], dd ? dd : tir_int(b, d));
 
 			inside = inside ? tir_bin(b, BIN_LAND, inside, c) : c;
 		}
