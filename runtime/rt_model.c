@@ -768,6 +768,9 @@ static collagec_status check(collagec_model *m)
 		if (a == RT_OVERFLOW || b == RT_OVERFLOW)
 			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, which overflows for "
 				    "these inputs", c->node, c->text);
+		if (c->eq && a != b)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, the inputs give "
+				    "%lld != %lld", c->node, c->text, (long long)a, (long long)b);
 		if (a > b)
 			return fail(m, COLLAGEC_E_SHAPE, "node '%s' needs %s, the inputs give "
 				    "%lld > %lld", c->node, c->text, (long long)a, (long long)b);

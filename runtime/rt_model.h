@@ -124,11 +124,12 @@ struct rt_derived {
 	struct rt_dim a, b;
 };
 
-/* What compiling assumed of the symbols: a <= b, else the run fails. */
+/* What compiling assumed of the symbols: a <= b (or a == b), else the run fails. */
 struct rt_check {
 	struct rt_dim a, b;
 	const char *text;		/* "seq <= 32" */
 	const char *node;		/* the ONNX node that assumed it */
+	int eq;				/* a == b: "128*seq*batch == 2048*batch" */
 };
 
 /* What a run-time shape function computes (runtime/rt_shape.c). */

@@ -22,6 +22,13 @@ tensors at run time; the expected outputs are computed here with numpy.
                  a graph input (opset 17)
   symbolic_pad   Pad along a symbolic axis in all four modes, and a crop
                  (negative pads) whose length the run checks
+  baked_shapes   a TorchScript-style export that baked seq = 16 in: x [seq,
+                 batch, 128] reshaped to [16, 4*batch, 32] (from Shape
+                 arithmetic) and to [16, -1, 32], split into [8, 8] along
+                 seq, and y [seq, 4] split in two: all right only at even
+                 seq or seq 16, which the run checks
+  split_uneven   Split-18's num_outputs over a symbolic axis: ceil(T / 3)
+                 each, the last what is left
   bad_indices    Gather on axes 0 and 1, GatherElements and GatherND with
                  indices that are graph inputs: in range (negative ones too)
                  in set 0, far outside the axes in set 1, which collagec
@@ -230,6 +237,51 @@ def symbolic_pad(out):
     save(out, "symbolic_pad", graph, sets)
 
 
+def baked_shapes(out):
+    nodes = [
+        helper.make_node("Shape", ["x"], ["xs"], name="shape"),
+        helper.make_node("Gather", ["xs", "one"], ["b"], name="batch", axis=0),
+        helper.make_node("Mul", ["b", "four"], ["b4"], name="times4"),
+        helper.make_node("Concat", ["sixteen", "b4", "thirtytwo"], ["target"], name="target",
+                         axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["r"], name="baked"),
+        helper.make_node("Reshape", ["x", "minus"], ["rm"], name="baked_minus"),
+        helper.make_node("Split", ["x", "eights"], ["s0", "s1"], name="halves", axis=0),
+        helper.make_node("Split", ["y"], ["e0", "e1"], name="evenly", axis=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "baked_shapes",
+        [helper.make_tensor_value_info("x", F32, ["seq", "batch", 128]),
+         helper.make_tensor_value_info("y", F32, ["seq", 4])],
+        [helper.make_tensor_value_info(n, F32, None) for n in ("r", "rm", "s0", "s1", "e0", "e1")],
+        [const("one", np.array([1], np.int64)), const("four", np.array([4], np.int64)),
+         const("sixteen", np.array([16], np.int64)), const("thirtytwo", np.array([32], np.int64)),
+         const("minus", np.array([16, -1, 32], np.int64)),
+         const("eights", np.array([8, 8], np.int64))])
+    sets = []
+    for batch in (1, 3):
+        x = np.arange(16 * batch * 128, dtype=np.float32).reshape(16, batch, 128) * 0.01
+        y = np.arange(64, dtype=np.float32).reshape(16, 4)
+        r = x.reshape(16, 4 * batch, 32)
+        sets.append(({"x": x, "y": y}, {"r": r, "rm": r, "s0": x[:8], "s1": x[8:],
+                                        "e0": y[:8], "e1": y[8:]}))
+    save(out, "baked_shapes", graph, sets)
+
+
+def split_uneven(out):
+    graph = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a", "b", "c"], name="thirds", axis=0,
+                          num_outputs=3)],
+        "split_uneven", [helper.make_tensor_value_info("x", F32, ["T", 2])],
+        [helper.make_tensor_value_info(n, F32, None) for n in "abc"])
+    sets = []
+    for t in (7, 9):
+        x = np.arange(2 * t, dtype=np.float32).reshape(t, 2)
+        k = -(-t // 3)
+        sets.append(({"x": x}, {"a": x[:k], "b": x[k:2 * k], "c": x[2 * k:]}))
+    save(out, "split_uneven", graph, sets, opset=18)
+
+
 def bad_indices(out):
     nodes = [
         helper.make_node("Gather", ["x", "i"], ["g0"], name="gather0", axis=0),
@@ -283,6 +335,8 @@ def main():
     window_size(sys.argv[1])
     bad_indices(sys.argv[1])
     symbolic_pad(sys.argv[1])
+    baked_shapes(sys.argv[1])
+    split_uneven(sys.argv[1])
 
 
 if __name__ == "__main__":

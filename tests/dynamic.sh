@@ -58,6 +58,8 @@ runtime_sizes rs,s0,s1,uy,uidx,ucnt
 window_size hann,blackman
 bad_indices
 symbolic_pad
+baked_shapes
+split_uneven
 LIST
 
 # a value that breaks Reshape's rules fails the run, naming the node (exit 1)
@@ -119,6 +121,35 @@ open(sys.argv[1], "wb").write(numpy_helper.from_array(np.zeros((2, 1), np.float3
 	if [ $rc -eq 1 ] && grep -q "node 'crop' needs 2 <= T, the inputs give 2 > 1" "$T/bad.err"
 	then ok "bad-crop-fails-run"
 	else fail "bad-crop-fails-run" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
+fi
+
+# where seq is not the 16 the export baked in, the run fails naming the node
+if [ -f "$T/libbaked_shapes.so" ]; then
+	/usr/bin/python3 -c '
+import sys, numpy as np
+from onnx import numpy_helper
+w = lambda p, a, n: open(p, "wb").write(numpy_helper.from_array(a, n).SerializeToString())
+w(sys.argv[1] + "/x12.pb", np.zeros((12, 1, 128), np.float32), "x")
+w(sys.argv[1] + "/y12.pb", np.zeros((12, 4), np.float32), "y")
+' "$T"
+	"$COLLAGEC" run "$T/libbaked_shapes.so" --input x="$T/x12.pb" --input y="$T/y12.pb" \
+		>/dev/null 2>"$T/bad.err"
+	rc=$?
+	if [ $rc -eq 1 ] &&
+		grep -q "node 'baked' needs 128\*seq\*batch == 2048\*batch, the inputs give 1536 != 2048" \
+			"$T/bad.err"
+	then ok "bad-baked-reshape-fails-run"
+	else fail "bad-baked-reshape-fails-run" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
+	# the search measures seq at the 16 the equality needs, not the default 128
+	if "$COLLAGEC" compile -q --target c --estimator analytic --no-cache \
+		"$T/baked_shapes/model.onnx" -o "$T/tuned.so" 2>"$T/tuned.err"; then
+		v=$(/usr/bin/python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["search"]["tune_shape"])' "$T/tuned.json")
+		if [ "$v" = "{'seq': 16, 'batch': 1}" ]; then ok "baked-tuned-at-16"
+		else fail "baked-tuned-at-16" "tune_shape $v"; fi
+	else
+		fail "baked-tuned-at-16" "$(head -n 1 "$T/tuned.err")"
+	fi
 fi
 
 # the C API: one handle, runs that grow, shrink, come out empty and fail

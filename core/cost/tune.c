@@ -117,11 +117,50 @@ static const struct sym_check *tune_broken(struct graph *g)
 	for (int i = 0; i < g->checks.n; i++) {
 		const struct sym_check *c = &g->checks.v[i];
 
-		if (!graph_dim_late(g, c->a) && !graph_dim_late(g, c->b) &&
-		    symint_at(g, c->a) > symint_at(g, c->b))
+		int64_t a, b;
+
+		if (graph_dim_late(g, c->a) || graph_dim_late(g, c->b))
+			continue;
+		a = symint_at(g, c->a);
+		b = symint_at(g, c->b);
+		if (a > b || (c->eq && a != b))
 			return c;
 	}
 	return NULL;
+}
+
+/*
+ * An equality the sizes break, solved for its one defaulted symbol: with
+ * the symbols both sides share cancelled, c1 * s == c2 sets s to c2 / c1
+ * (a Reshape of [seq, batch, 128] to [16, 4*batch, 32] measures seq at 16).
+ * Whether it set one.
+ */
+static bool tune_solve(struct graph *g, const struct sym_check *c)
+{
+	int cnt[256] = { 0 }, s = -1;
+	int64_t lhs, rhs;
+
+	for (int j = 0; j < c->a.n; j++)
+		cnt[c->a.sym[j]]++;
+	for (int j = 0; j < c->b.n; j++)
+		cnt[c->b.sym[j]]--;
+	for (int k = 0; k < 256; k++) {
+		if (!cnt[k])
+			continue;
+		if (s >= 0 || (cnt[k] != 1 && cnt[k] != -1) || k >= g->syms.n ||
+		    g->tune[k].from != TUNE_FROM_DEFAULT)
+			return false;
+		s = k;
+	}
+	if (s < 0)
+		return false;
+	/* the side holding s has constant lhs, the other rhs (shared symbols cancel) */
+	lhs = cnt[s] > 0 ? c->a.c : c->b.c;
+	rhs = cnt[s] > 0 ? c->b.c : c->a.c;
+	if (lhs <= 0 || rhs <= 0 || rhs % lhs || rhs / lhs > DIM_LIMIT)
+		return false;
+	g->tune[s].size = rhs / lhs;
+	return true;
 }
 
 /* Parses "NAME=VALUE" into g->tune; 0, or -1 after a usage diagnostic. */
@@ -177,10 +216,19 @@ int cost_tune_shapes(struct graph *g, const char *const *named, int n)
 		if (tune_named(g, named[i]) < 0)
 			return -1;
 	tune_derive(g);
-	/* halve the defaults a broken assumption depends on (at most 31 times each) */
-	while ((c = tune_broken(g))) {
+	/*
+	 * a broken equality sets its defaulted symbol; then halve the defaults
+	 * a broken assumption depends on (at most 31 times each); solving one
+	 * equality may break another, hence the bound on rounds
+	 */
+	for (int round = 0; round < 256 && (c = tune_broken(g)); round++) {
 		bool halved = false;
 
+		if (c->eq && tune_solve(g, c)) {
+			tune_derive(g);
+			if (tune_broken(g) != c)
+				continue;
+		}
 		for (int s = 0; s < g->syms.n; s++)
 			if (g->tune[s].from == TUNE_FROM_DEFAULT && g->tune[s].size > 1 &&
 			    dim_uses(g, c->a, s)) {
@@ -191,7 +239,7 @@ int cost_tune_shapes(struct graph *g, const char *const *named, int n)
 			break;
 		tune_derive(g);
 	}
-	if (c) {
+	if ((c = tune_broken(g))) {
 		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 		bool named_one = false;
 
@@ -203,9 +251,10 @@ int cost_tune_shapes(struct graph *g, const char *const *named, int n)
 			return 0;
 		dim_print(g, c->a, &a);
 		dim_print(g, c->b, &b);
-		diag_error_status(g->ctx, STATUS_USAGE, "--tune-shape: node '%s' needs %s <= %s, "
-				  "these sizes give %lld > %lld", c->node, sb_str(&a), sb_str(&b),
-				  (long long)symint_at(g, c->a), (long long)symint_at(g, c->b));
+		diag_error_status(g->ctx, STATUS_USAGE, "--tune-shape: node '%s' needs %s %s %s, "
+				  "these sizes give %lld %s %lld", c->node, sb_str(&a),
+				  c->eq ? "==" : "<=", sb_str(&b), (long long)symint_at(g, c->a),
+				  c->eq ? "!=" : ">", (long long)symint_at(g, c->b));
 		sb_release(&a);
 		sb_release(&b);
 		return -1;

@@ -431,7 +431,7 @@ static void checks_table(struct graph *g, struct strbuf *out)
 		struct strbuf t = STRBUF_INIT;
 
 		dim_print(g, c->a, &t);
-		sb_puts(&t, " <= ");
+		sb_puts(&t, c->eq ? " == " : " <= ");
 		dim_print(g, c->b, &t);
 		sb_puts(out, "\t{ ");
 		rt_dim_init(c->a, out);
@@ -441,10 +441,10 @@ static void checks_table(struct graph *g, struct strbuf *out)
 		c_string(out, sb_str(&t));
 		sb_puts(out, ", ");
 		c_string(out, c->node);
-		sb_puts(out, " },\n");
+		sb_printf(out, ", %d },\n", (int)c->eq);
 		sb_release(&t);
 	}
-	sb_puts(out, "\t{ { 0, 0, { 0, 0, 0 } }, { 0, 0, { 0, 0, 0 } }, NULL, NULL }\n};\n");
+	sb_puts(out, "\t{ { 0, 0, { 0, 0, 0 } }, { 0, 0, { 0, 0, 0 } }, NULL, NULL, 0 }\n};\n");
 }
 
 /* The rt id of value v, or -1 when absent or unused. */

@@ -280,14 +280,26 @@ bool graph_sym_add(struct graph *g, struct dim a, struct dim b, struct dim *out)
 	return a.c > 0 && graph_derive_sym(g, SYM_ADD, a, b, out);
 }
 
-void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b)
+static void add_check(struct graph *g, const struct node *n, struct dim a, struct dim b,
+		      bool eq)
 {
-	struct sym_check c = { a, b, n->name };
+	struct sym_check c = { a, b, n->name, eq };
 
 	for (int i = 0; i < g->checks.n; i++)
-		if (dim_eq(g->checks.v[i].a, a) && dim_eq(g->checks.v[i].b, b))
+		if (dim_eq(g->checks.v[i].a, a) && dim_eq(g->checks.v[i].b, b) &&
+		    g->checks.v[i].eq == eq)
 			return;
 	vec_push(&g->checks, c);
+}
+
+void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b)
+{
+	add_check(g, n, a, b, false);
+}
+
+void graph_add_check_eq(struct graph *g, const struct node *n, struct dim a, struct dim b)
+{
+	add_check(g, n, a, b, true);
 }
 
 struct dim graph_data_sym(struct graph *g, int v, int k)

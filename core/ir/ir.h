@@ -142,11 +142,14 @@ struct node {
 /*
  * A condition on symbols that compiling assumed and the compiled model
  * checks once the symbols are bound: a <= b (a Slice end computed from
- * seq on a constant axis of 32 assumes seq <= 32).
+ * seq on a constant axis of 32 assumes seq <= 32), or a == b (a Reshape of
+ * [seq, batch, 128] to [16, 4*batch, 32] assumes 128*seq*batch ==
+ * 2048*batch).
  */
 struct sym_check {
 	struct dim a, b;
 	const char *node;	/* the ONNX node that assumes it (arena) */
+	bool eq;		/* a == b rather than a <= b */
 };
 
 /*
@@ -439,6 +442,8 @@ int *graph_count_readers(const struct graph *g);
 bool graph_shape_late(struct graph *g, const struct shape *s);
 /* Records that node n assumes a <= b of the symbols' run-time values. */
 void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b);
+/* Records that node n assumes a == b. */
+void graph_add_check_eq(struct graph *g, const struct node *n, struct dim a, struct dim b);
 /* Re-sorts g->nodes topologically (stable); -1 and a diagnostic on a cycle. */
 int graph_toposort(struct graph *g);
 /* Drops dead nodes, recording the fate of each ONNX node in their spans. */

@@ -20,12 +20,22 @@ int lower_copy(struct lower *L)
 	return 0;
 }
 
+/*
+ * The element counts of in and out must agree: at compile time, or where
+ * they are different products of symbols (a TorchScript export that baked
+ * seq = 16 into a target shape) at run time, by a check naming the node.
+ */
 static int check_numel(struct graph *g, struct node *n, const struct shape *in,
 		       const struct shape *out)
 {
 	struct dim a, b;
+	bool ok = shape_numel(in, &a) && shape_numel(out, &b);
 
-	if (!shape_numel(in, &a) || !shape_numel(out, &b) || !dim_eq(a, b)) {
+	if (ok && !dim_eq(a, b) && (!dim_is_const(a) || !dim_is_const(b))) {
+		graph_add_check_eq(g, n, a, b);
+		return 0;
+	}
+	if (!ok || !dim_eq(a, b)) {
 		struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
 
 		shape_print(g, in, &x);
@@ -45,6 +55,27 @@ static bool target_dim_ok(struct dim d)
 	return d.c >= 0 && d.c <= DIM_LIMIT;
 }
 
+/*
+ * The -1 of a target shape: the input's element count over the others'
+ * product, exact at compile time, or a derived symbol whose exactness the
+ * run checks (check_numel: [seq, batch, 128] to [16, -1, 32] is
+ * (128*seq*batch/512)).
+ */
+static bool reshape_minus(struct graph *g, struct node *n, const struct shape *x,
+			  struct dim known, struct dim *out)
+{
+	struct dim total;
+
+	if (shape_numel(x, &total) && dim_div(total, known, out))
+		return true;
+	if (shape_numel(x, &total) && known.c > 0 && !dim_is_const(total) &&
+	    graph_derive_sym(g, SYM_DIV, total, known, out))
+		return true;
+	diag_error(g->ctx, "%s: cannot infer the -1 dimension of the target shape",
+		   node_loc(g, n));
+	return false;
+}
+
 int infer_reshape(struct graph *g, struct node *n)
 {
 	struct value *x;
@@ -52,7 +83,7 @@ int infer_reshape(struct graph *g, struct node *n)
 	int64_t cnt;
 	struct shape s;
 	int minus = -1;
-	struct dim known = dim_const(1), total;
+	struct dim known = dim_const(1);
 	bool allowzero = node_attr_int(n, "allowzero", 0) != 0;
 
 	if (infer_arity(g, n, 2, 2, 1) < 0 || !(x = infer_input(g, n, 0)))
@@ -101,13 +132,8 @@ int infer_reshape(struct graph *g, struct node *n)
 			return -1;
 		}
 	}
-	if (minus >= 0) {
-		if (!shape_numel(&x->shape, &total) || !dim_div(total, known, &s.d[minus])) {
-			diag_error(g->ctx, "%s: cannot infer the -1 dimension of the target shape",
-				   node_loc(g, n));
-			return -1;
-		}
-	}
+	if (minus >= 0 && !reshape_minus(g, n, &x->shape, known, &s.d[minus]))
+		return -1;
 	if (check_numel(g, n, &x->shape, &s) < 0)
 		return -1;
 	infer_set(g, n, 0, x->dtype, &s);
@@ -661,6 +687,41 @@ int lower_slice(struct lower *L)
  */
 #define SPLIT_MAX_DATA 16
 
+/*
+ * A symbolic axis d split into n->n_out parts without sizes. Even parts
+ * where d divides; else num_outputs (opset 18) takes ceil(d / n) each but
+ * the last, d less the others; and an older Split (seq in 2) takes
+ * (seq/2) each, the run checking that they add up to seq.
+ */
+static int split_symbolic(struct graph *g, struct node *n, struct dim d, struct dim *sizes)
+{
+	struct dim k = dim_const(n->n_out), q, back, up, last = dim_const(0);
+	bool ok;
+
+	if (dim_div(d, k, &q)) {
+		for (int i = 0; i < n->n_out; i++)
+			sizes[i] = q;
+		return 0;
+	}
+	if (node_attr(n, "num_outputs"))
+		ok = graph_sym_add(g, d, dim_const(n->n_out - 1), &up) &&
+		     graph_derive_sym(g, SYM_DIV, up, k, &q) &&
+		     dim_mul(q, dim_const(1 - n->n_out), &back) && graph_sym_add(g, d, back, &last);
+	else
+		ok = graph_derive_sym(g, SYM_DIV, d, k, &q) && dim_mul(q, k, &back);
+	if (!ok) {
+		diag_error(g->ctx, "%s: cannot split a symbolic axis evenly", node_loc(g, n));
+		return -1;
+	}
+	for (int i = 0; i < n->n_out; i++)
+		sizes[i] = q;
+	if (node_attr(n, "num_outputs"))
+		sizes[n->n_out - 1] = last;
+	else
+		graph_add_check_eq(g, n, back, d);
+	return 0;
+}
+
 static int split_sizes(struct graph *g, struct node *n, int axis, struct dim *sizes)
 {
 	struct value *x = node_in(g, n, 0);
@@ -686,6 +747,11 @@ static int split_sizes(struct graph *g, struct node *n, int axis, struct dim *si
 			sizes[i] = v[i];
 			sum_ok = sum_ok && symint_add(sum, v[i], &sum);
 		}
+		/* sizes that fit the symbolic axis for some lengths: checked at run time */
+		if (sum_ok && !dim_eq(sum, d) && !dim_is_const(d)) {
+			graph_add_check_eq(g, n, sum, d);
+			return 0;
+		}
 		if (!sum_ok || !dim_eq(sum, d)) {
 			diag_error(g->ctx, "%s: split sizes do not add up to the axis length",
 				   node_loc(g, n));
@@ -693,17 +759,8 @@ static int split_sizes(struct graph *g, struct node *n, int axis, struct dim *si
 		}
 		return 0;
 	}
-	if (!dim_is_const(d)) {
-		struct dim q;
-
-		if (!dim_div(d, dim_const(n->n_out), &q)) {
-			diag_error(g->ctx, "%s: cannot split a symbolic axis evenly", node_loc(g, n));
-			return -1;
-		}
-		for (int i = 0; i < n->n_out; i++)
-			sizes[i] = q;
-		return 0;
-	}
+	if (!dim_is_const(d))
+		return split_symbolic(g, n, d, sizes);
 	/* uneven: the last chunk is smaller (opset 18 rule; exact for even splits) */
 	{
 		int64_t chunk = (d.c + n->n_out - 1) / n->n_out, left = d.c;
