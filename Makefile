@@ -36,7 +36,7 @@ LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 # the subcommands without main(), for the harnesses of what cli/ reads (fuzz_meta)
 CLIOBJS := $(filter-out $(BUILD)/cli/main.o,$(filter $(BUILD)/cli/%,$(OBJS)))
 
-.PHONY: all deps test test-full test-all test-build test-oom oom-build test-asan test-valgrind demo bench bench-busy bench-gemm bench-collage bench-compile bench-search install clean regen fuzz
+.PHONY: all deps test test-full test-all test-build test-oom oom-build test-asan test-valgrind demo bench bench-busy bench-gemm bench-collage bench-compile bench-search bench-decode install clean regen fuzz
 
 all: $(BUILD)/collagec
 
@@ -176,6 +176,9 @@ bench-collage: $(BUILD)/collagec
 bench-search: $(BUILD)/collagec
 	@sh tools/deps.sh time
 	@BUILD=$(BUILD) sh tests/bench_search.sh
+
+bench-decode: $(BUILD)/collagec
+	@BUILD=$(BUILD) sh tests/bench_decode.sh
 
 # the binary, the man page, collagec.h with its pkg-config file (written
 # here, so it names this PREFIX), bash completion and the pattern files

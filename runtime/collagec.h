@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define COLLAGEC_ABI_VERSION 6
+#define COLLAGEC_ABI_VERSION 7
 
 /*
  * Every failure also leaves a one-line detail in collagec_last_error(m).
@@ -135,6 +135,17 @@ collagec_status collagec_set_input_typed(collagec_model *m, int i, int dtype,
 collagec_status collagec_run(collagec_model *m);
 collagec_status collagec_get_output(collagec_model *m, int i, const void **data,
 				    const int64_t **dims, int *rank);
+/*
+ * Has the runs write output i into the caller's data (bytes long, aligned
+ * as malloc aligns) instead of the model's own block, until bound again;
+ * data NULL unbinds. A run whose output i takes more than bytes fails
+ * (COLLAGEC_E_ARG). data must not overlap an input of the same run. A
+ * decoder's present_key/present_value bound to one buffer and passed as the
+ * next step's past_key/past_value from it (two buffers per cache, taking
+ * turns) goes from token to token with no copy out of the model.
+ * Sequence and optional outputs cannot be bound.
+ */
+collagec_status collagec_bind_output(collagec_model *m, int i, void *data, int64_t bytes);
 
 /*
  * A sequence output whose length is only known when the model runs (a

@@ -124,6 +124,7 @@ int model_lib_load(struct model_lib *lib, const char *path, char **err)
 	SYM(set_input_typed, "set_input_typed");
 	SYM(run, "run");
 	SYM(get_output, "get_output");
+	SYM(bind_output, "bind_output");
 	SYM(output_sequence, "output_sequence");
 	SYM(get_sequence_length, "get_sequence_length");
 	SYM(get_sequence_element, "get_sequence_element");

@@ -15,9 +15,13 @@ struct collagec_model {
 	const void **in_data;			/* per input (+ 1, as all below) */
 	int64_t (*in_dims)[RT_MAX_RANK];
 	int *in_rank;
-	void **out_data;			/* per output */
+	void **out_data;			/* per output: where this run writes it */
 	int64_t (*out_dims)[RT_MAX_RANK];
-	int64_t *out_cap;			/* bytes allocated */
+	void **out_own;				/* per output: the model's block */
+	int64_t *out_cap;			/* its bytes */
+	void **out_bound;			/* per output: the caller's block
+						   (collagec_bind_output), or NULL */
+	int64_t *out_bcap;			/* its bytes */
 	void **dyn;				/* per value: RT_DYN values' blocks */
 	int64_t *dyn_cap;			/* their bytes */
 	int64_t *syms;				/* per symbol */
@@ -377,7 +381,10 @@ static size_t handle_carve(collagec_model *m, unsigned char *base)
 	m->in_rank = carve(base, &off, ni, sizeof(*m->in_rank));
 	m->out_data = carve(base, &off, no, sizeof(*m->out_data));
 	m->out_dims = carve(base, &off, no, sizeof(*m->out_dims));
+	m->out_own = carve(base, &off, no, sizeof(*m->out_own));
 	m->out_cap = carve(base, &off, no, sizeof(*m->out_cap));
+	m->out_bound = carve(base, &off, no, sizeof(*m->out_bound));
+	m->out_bcap = carve(base, &off, no, sizeof(*m->out_bcap));
 	m->dyn = carve(base, &off, nv, sizeof(*m->dyn));
 	m->dyn_cap = carve(base, &off, nv, sizeof(*m->dyn_cap));
 	m->syms = carve(base, &off, ns, sizeof(*m->syms));
@@ -561,7 +568,7 @@ void rt_api_close(collagec_model *m)
 		return;
 	counted = m->counted;
 	for (int i = 0; i < rt_desc.n_outputs; i++)
-		free(m->out_data[i]);
+		free(m->out_own[i]);
 	for (int i = 0; i < rt_desc.n_values; i++)
 		free(m->dyn[i]);
 	strpool_free(&m->strpool);
@@ -888,15 +895,37 @@ static int grow(collagec_model *m, void **p, int64_t *cap, int64_t bytes,
 	return 0;
 }
 
+/*
+ * Where output i of bytes goes in this run: the caller's bound block, which
+ * must hold it, or the model's own, grown to it.
+ */
+static collagec_status out_place(collagec_model *m, int i, int64_t bytes,
+				 const struct rt_value *v)
+{
+	if (m->out_bound[i]) {
+		if (bytes > m->out_bcap[i])
+			return fail(m, COLLAGEC_E_ARG, "output '%s' takes %lld bytes for these "
+				    "inputs; the buffer bound to it holds %lld", v->name,
+				    (long long)bytes, (long long)m->out_bcap[i]);
+		m->out_data[i] = m->out_bound[i];
+		return COLLAGEC_OK;
+	}
+	if (grow(m, &m->out_own[i], &m->out_cap[i], bytes, v))
+		return COLLAGEC_E_ALLOC;
+	m->out_data[i] = m->out_own[i];
+	return COLLAGEC_OK;
+}
+
 static collagec_status outputs(collagec_model *m)
 {
 	for (int i = 0; i < rt_desc.n_outputs; i++) {
 		const struct rt_value *v = &rt_desc.values[rt_desc.outputs[i]];
+		collagec_status s;
 
 		if (v->late)
 			continue;	/* allocated when its producer runs */
-		if (grow(m, &m->out_data[i], &m->out_cap[i], value_bytes(v, m->syms), v))
-			return COLLAGEC_E_ALLOC;
+		if ((s = out_place(m, i, value_bytes(v, m->syms), v)) != COLLAGEC_OK)
+			return s;
 	}
 	return COLLAGEC_OK;
 }
@@ -1487,6 +1516,23 @@ collagec_status rt_api_get_sequence_element(collagec_model *m, int i, int64_t k,
 		*dims = m->elem_dims;
 	if (rank)
 		*rank = r;
+	return COLLAGEC_OK;
+}
+
+collagec_status rt_api_bind_output(collagec_model *m, int i, void *data, int64_t bytes)
+{
+	if (!m)
+		return COLLAGEC_E_ARG;
+	if (i < 0 || i >= rt_desc.n_outputs)
+		return fail(m, COLLAGEC_E_ARG, "output index %d out of range (the model has %d)",
+			    i, rt_desc.n_outputs);
+	if (seq_out(i) || (i > 0 && seq_out(i - 1)) || (i > 1 && seq_out(i - 2) == 2))
+		return fail(m, COLLAGEC_E_ARG, "output %d is part of a sequence or an optional, "
+			    "which cannot be bound", i);
+	if (data && bytes < 0)
+		return fail(m, COLLAGEC_E_ARG, "a bound buffer of %lld bytes", (long long)bytes);
+	m->out_bound[i] = data;
+	m->out_bcap[i] = data ? bytes : 0;
 	return COLLAGEC_OK;
 }
 

@@ -331,6 +331,8 @@ RT_HIDDEN collagec_status rt_api_set_input_typed(collagec_model *m, int i, int d
 RT_HIDDEN collagec_status rt_api_run(collagec_model *m);
 RT_HIDDEN collagec_status rt_api_get_output(collagec_model *m, int i, const void **data,
 					    const int64_t **dims, int *rank);
+RT_HIDDEN collagec_status rt_api_bind_output(collagec_model *m, int i, void *data,
+					     int64_t bytes);
 RT_HIDDEN int rt_api_output_sequence(const collagec_model *m, int i);
 RT_HIDDEN collagec_status rt_api_get_sequence_length(collagec_model *m, int i,
 						     int64_t *length);

@@ -814,9 +814,14 @@ static collagec_status run_shapes(collagec_model *m, int i, int *next, int *late
 		if (bytes == RT_OVERFLOW)
 			return fail(m, COLLAGEC_E_SHAPE, "tensor '%s' is too large for these "
 				    "inputs", v->name);
-		if (v->kind == RT_OUTPUT ? grow(m, &m->out_data[v->io], &m->out_cap[v->io], bytes, v)
-		    : grow(m, &m->dyn[id], &m->dyn_cap[id], bytes, v))
+		if (v->kind == RT_OUTPUT) {
+			collagec_status s = out_place(m, v->io, bytes, v);
+
+			if (s != COLLAGEC_OK)
+				return s;
+		} else if (grow(m, &m->dyn[id], &m->dyn_cap[id], bytes, v)) {
 			return COLLAGEC_E_ALLOC;
+		}
 	}
 	return COLLAGEC_OK;
 }

@@ -5,7 +5,10 @@
  * each run's output dims and values are checked against what the inputs
  * imply; output_info marks the dynamic outputs; values that break Reshape's
  * rules fail the run with COLLAGEC_E_SHAPE naming the node, and the handle
- * runs again afterwards. One line per check: "ok dynamic/api/NAME" or
+ * runs again afterwards; an output bound to the caller's buffer
+ * (collagec_bind_output) is written there, a run whose output outgrows the
+ * buffer fails, and unbinding gives the model's own block back. One line per
+ * check: "ok dynamic/api/NAME" or
  * "FAIL dynamic/api/NAME: why"; exit status 1 when any failed.
  */
 #include <stdio.h>
@@ -65,6 +68,35 @@ static const char *run_and_check(collagec_model *m, const float *x, int64_t n,
 	return NULL;
 }
 
+/* y (output 0, sized by the run) bound to the caller's buffer, then unbound. */
+static void bind_checks(collagec_model *m, float *x)
+{
+	static float buf[64];
+	const void *p = NULL;
+	const char *why;
+	int64_t r[2] = { 5, 3 };	/* x reshaped to [5, 6] */
+
+	for (int i = 0; i < 64; i++)
+		x[i] = (float)((i * 7) % 5) - 2.0f;
+	why = collagec_bind_output(m, 0, buf, sizeof(buf)) ? "bind_output failed"
+		: run_and_check(m, x, 30, r);
+	collagec_get_output(m, 0, &p, NULL, NULL);
+	verdict("bind-output", why ? why : p != (const void *)buf ? "y is not in the bound buffer"
+		: buf[0] != x[2] + 1 ? "the bound buffer does not hold y" : NULL);
+	collagec_bind_output(m, 0, buf, 2 * sizeof(float));
+	why = run_and_check(m, x, 30, r);
+	verdict("bind-too-small", why && strstr(collagec_last_error(m), "output 'y' takes 48 "
+		"bytes for these inputs; the buffer bound to it holds 8") ? NULL
+		: why ? why : "a run wrote 12 values into a buffer of 2");
+	collagec_bind_output(m, 0, NULL, 0);
+	why = run_and_check(m, x, 30, r);
+	collagec_get_output(m, 0, &p, NULL, NULL);
+	verdict("unbind", why ? why : p == (const void *)buf ? "y is still in the unbound buffer"
+		: NULL);
+	verdict("bind-bad-index", collagec_bind_output(m, 9, buf, sizeof(buf)) == COLLAGEC_E_ARG
+		? NULL : "output 9 of 3 was bound");
+}
+
 int main(void)
 {
 	static float x[64];
@@ -102,6 +134,7 @@ int main(void)
 		: why ? why : "reshaping 6 elements to [5,10] succeeded");
 	r[0] = 3, r[1] = 1;
 	verdict("after-failure", run_and_check(m, x, 6, r));
+	bind_checks(m, x);
 	collagec_close(m);
 	return failed;
 }

@@ -6,6 +6,11 @@
       (same generator and seed) and writes OUTDIR/<output>.npy
   ort.py bench MODEL.onnx [--threads N] [--runs R] [--warmup W] [--shape ...]
       prints one JSON line: median/p90/min milliseconds
+  ort.py decode DECODER.onnx --past P [--threads N] [--runs R] [--warmup W]
+      times one single-token step of testdata/gen_decoder.py's decoder at
+      past length P, inputs and outputs bound once (IOBinding: the present
+      cache is written into buffers made beforehand, as examples/decode.c
+      binds them); prints the median milliseconds
 
 Needs: pip install onnxruntime numpy (not needed by the build or `make test`).
 """
@@ -78,9 +83,36 @@ def session(path, threads):
     return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
 
 
+def decode_step_ms(sess, past, runs, warmup):
+    """Median ms of a one-token step at past length past, through IOBinding."""
+    import onnxruntime as ort
+    ins, outs = sess.get_inputs(), sess.get_outputs()
+    kv, hd = ins[2].shape[1], ins[2].shape[3]
+    vocab = outs[0].shape[2]
+    b = sess.io_binding()
+    b.bind_cpu_input(ins[0].name, np.array([[1]], np.int64))
+    b.bind_cpu_input(ins[1].name, np.array([[past]], np.int64))
+    for meta in ins[2:]:
+        b.bind_cpu_input(meta.name, np.zeros((1, kv, past, hd), np.float32))
+    keep = [np.zeros((1, 1, vocab), np.float32)]
+    keep += [np.zeros((1, kv, past + 1, hd), np.float32) for _ in outs[1:]]
+    for meta, arr in zip(outs, keep):
+        b.bind_output(meta.name, "cpu", 0, np.float32, list(arr.shape),
+                      arr.__array_interface__["data"][0])
+    for _ in range(warmup):
+        sess.run_with_iobinding(b)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        sess.run_with_iobinding(b)
+        times.append((time.perf_counter() - t0) * 1e3)
+    times.sort()
+    return times[(len(times) - 1) // 2]
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["refs", "bench"])
+    p.add_argument("mode", choices=["refs", "bench", "decode"])
     p.add_argument("model")
     p.add_argument("outdir", nargs="?")
     p.add_argument("--shape", action="append", default=[])
@@ -88,8 +120,12 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--past", type=int, default=128)
     a = p.parse_args()
     sess = session(a.model, a.threads)
+    if a.mode == "decode":
+        print("%.4f" % decode_step_ms(sess, a.past, a.runs, a.warmup))
+        return
     feeds = make_inputs(sess, parse_shapes(a.shape), a.seed)
     if a.mode == "refs":
         os.makedirs(a.outdir, exist_ok=True)

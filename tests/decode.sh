@@ -1,0 +1,50 @@
+#!/bin/sh
+# decode.sh - greedy decoding with a KV cache through the C API: the
+# LLaMA-style decoder of testdata/gen_decoder.py (testdata/decoder:
+# RMSNormalization, RotaryEmbedding, Attention-23 with past and present
+# key/value, 4 query heads on 2 KV heads, a SiLU-gated MLP; batch, seq and
+# past symbolic) is compiled once, and examples/decode.c, linked against it,
+# runs the 8-token prompt at once and then 63 single-token steps, each
+# present_* bound (collagec_bind_output) to the buffer the next step reads
+# as its past_*. The 64 tokens must be ONNX Runtime's (tokens.txt, from the
+# generator), at 1 and 2 threads; the full tier does the same with the
+# default Collage search over every available target.
+SUITE=decode
+. "$(dirname "$0")/lib.sh"
+
+D=$ROOT/testdata/decoder
+prompt=$(sed -n 1p "$D/tokens.txt")
+want=$(sed -n 2p "$D/tokens.txt")
+
+# decode_with NAME COMPILE-OPTIONS...: compile, link decode.c, decode at 1 and 2 threads
+decode_with() {
+	name=$1
+	shift
+	mkdir -p "$T/$name"
+	if ! "$C" compile -q "$@" "$D/decoder.onnx" -o "$T/$name/libdecoder.so" \
+		2>"$T/$name.err"; then
+		fail "$name/compile" "$(head -n 1 "$T/$name.err")"
+		return
+	fi
+	if ! ${CC:-cc} -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/examples/decode.c" \
+		-L"$T/$name" -ldecoder -Wl,-rpath,"$T/$name" -o "$T/$name/decode" \
+		>"$T/$name.cc" 2>&1; then
+		fail "$name/cc" "$(head -n 1 "$T/$name.cc")"
+		return
+	fi
+	for t in 1 2; do
+		# shellcheck disable=SC2086 # the prompt is a list of tokens
+		got=$("$T/$name/decode" -t $t -n 64 $prompt 2>"$T/$name.run")
+		if [ "$got" = "$want" ]; then
+			ok "$name/threads-$t/64-tokens-as-onnxruntime"
+		else
+			fail "$name/threads-$t/64-tokens-as-onnxruntime" \
+				"got '$(echo "$got" | cut -c1-60)...' $(head -n 1 "$T/$name.run")"
+		fi
+	done
+}
+
+decode_with c --search none --target c
+tier full && decode_with default
+
+t_exit
