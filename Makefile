@@ -207,6 +207,8 @@ regen:
 	mv core/ops/versions.def.tmp core/ops/versions.def
 	python3 testdata/gen_control_tests.py testdata/control
 	/usr/bin/python3 testdata/gen_sequence_tests.py testdata/sequence
+	python3 testdata/gen_decoder.py testdata/decoder --hidden 64 --heads 4 --kv-heads 2 \
+		--vocab 256 --long 1100
 
 clean:
 	rm -rf build build-asan build-fuzz build-oom

@@ -7,7 +7,8 @@ usage: gen_decoder.py OUTDIR [--layers L] [--hidden H] [--heads N]
 
 Writes OUTDIR/decoder.onnx and, unless --tokens 0, OUTDIR/tokens.txt: the
 prompt on its first line and ONNX Runtime's greedy continuation (T tokens)
-on its second, space-separated.
+on its second, space-separated; with --long N also OUTDIR/tokens_long.txt,
+the same for a prompt of N tokens (a cache longer than a kernel's block).
 
 The model is written the way exporters of today's LLMs write one at opset
 23: token embedding (Gather), per layer RMSNormalization, Q/K/V MatMuls,
@@ -138,6 +139,7 @@ def main():
     ap.add_argument("--kv-heads", type=int, default=2)
     ap.add_argument("--vocab", type=int, default=256)
     ap.add_argument("--tokens", type=int, default=64)
+    ap.add_argument("--long", type=int, default=0)
     a = ap.parse_args()
     if a.hidden % a.heads or a.heads % a.kv_heads or (a.hidden // a.heads) % 2:
         sys.exit("gen_decoder.py: hidden must split into heads of even size, heads into "
@@ -153,6 +155,11 @@ def main():
         prompt = [t % a.vocab for t in (1, 17, 42, 99, 7, 200, 5, 63)]
         toks = decode(path, a, prompt)
         with open(os.path.join(a.outdir, "tokens.txt"), "w") as f:
+            f.write(" ".join(map(str, prompt)) + "\n" + " ".join(map(str, toks)) + "\n")
+    if a.tokens and a.long:
+        prompt = [int(t) for t in np.random.default_rng(3).integers(0, a.vocab, a.long)]
+        toks = decode(path, a, prompt)
+        with open(os.path.join(a.outdir, "tokens_long.txt"), "w") as f:
             f.write(" ".join(map(str, prompt)) + "\n" + " ".join(map(str, toks)) + "\n")
     return 0
 

@@ -58,6 +58,15 @@
  *                              softmax.rows     rt_crows.h: vector max and
  *                                               sum in lanes, clamped exp
  *           always             softmax.loops    the op's own lowering
+ *   Attention
+ *           float32, no mask, softcap nor qk_matmul_output
+ *                              attention.rows   rt_crows.h: per query row
+ *                                               the scores in blocks of
+ *                                               1024 keys (vector dot
+ *                                               products), an online
+ *                                               softmax, V summed in
+ *                                               vectors
+ *           always             attention.loops  the op's own lowering
  *   LayerNormalization
  *           float32, scale and bias over the normalised axes
  *                              layernorm.rows   rt_crows.h: mean and
@@ -1838,6 +1847,29 @@ static int lower_softmax_rows(struct lower *L)
 	return 0;
 }
 
+/* float32 Attention that rt_attn_rows computes (attention_rows_fits). */
+static struct tir *cond_attention_rows(struct lower *L)
+{
+	return strategy_static(L, attention_rows_fits(L));
+}
+
+static const struct strategy_impl attention_rows[] = {
+	{ "attention.rows", 10, lower_attention_rows },
+};
+static const struct strategy_impl attention_loops[] = {
+	{ "attention.loops", 0, lower_own },
+};
+
+static const struct strategy_spec attention_specs[] = {
+	{ "float32, no mask, softcap nor qk_matmul_output", cond_attention_rows,
+	  attention_rows, ARRAY_SIZE(attention_rows) },
+	{ "always", NULL, attention_loops, ARRAY_SIZE(attention_loops) },
+};
+
+static const struct op_strategy attention_strategy = {
+	OP_ATTENTION, attention_specs, ARRAY_SIZE(attention_specs)
+};
+
 static const struct strategy_impl softmax_rows[] = {
 	{ "softmax.rows", 10, lower_softmax_rows },
 };
@@ -2421,6 +2453,7 @@ const struct op_strategy *const c_strategies[] = {
 	&maxpool_strategy,
 	&averagepool_strategy,
 	&softmax_strategy,
+	&attention_strategy,
 	&logsoftmax_strategy,
 	&lnorm_strategy,
 	&matmulinteger_strategy,

@@ -38,7 +38,7 @@ static const char *embedded_text(const char *name)
  * The prelude of a module, from what its source calls: rt_cgemm.h (the
  * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
  * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
- * rt_softmax_rows and rt_lnorm_rows, rt_cpool.h for rt_pool2d, rt_cquant.h for
+ * rt_softmax_rows, rt_lnorm_rows and rt_attn_rows, rt_cpool.h for rt_pool2d, rt_cquant.h for
  * rt_cigemm, rt_ciconv2d, rt_dynquant and rt_quantize_u8; NULL for none. Modules of one
  * model may get different preludes, each pasted once: the headers' include
  * guards make a second copy of one of them empty.
@@ -47,7 +47,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 {
 	bool wino = strstr(source, "rt_cwino2d"), conv = strstr(source, "rt_cconv2d");
 	bool gemm = conv || wino || strstr(source, "rt_cgemm");
-	bool rows = strstr(source, "rt_softmax_rows") || strstr(source, "rt_lnorm_rows");
+	bool rows = strstr(source, "rt_softmax_rows") || strstr(source, "rt_lnorm_rows") ||
+		    strstr(source, "rt_attn_rows");
 	bool pool = strstr(source, "rt_pool2d");
 	bool quant = strstr(source, "rt_cigemm") || strstr(source, "rt_ciconv2d") ||
 		     strstr(source, "rt_dynquant") || strstr(source, "rt_quantize_u8");

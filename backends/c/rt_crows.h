@@ -21,6 +21,11 @@
  * deviations from it (two passes, as the loop form), each summed in
  * RT_CR_LANES lanes; y = (x - mean) * (1 / sqrt(var + eps)) * scale + bias.
  *
+ * rt_attn_rows computes Attention's rows (attention.rows): per query row,
+ * the scores of the keys it may see, their softmax and the weights times V,
+ * a block of RT_ATTN_BLOCK keys at a time (an online softmax across
+ * blocks: no buffer but the stack's, whatever the cache's length).
+ *
  * Example: rt_softmax_rows(x, y, rows, 128, 0, threads);
  */
 #ifndef RT_CROWS_H
@@ -208,6 +213,155 @@ static inline void rt_lnorm_rows(const float *x, const float *scale, const float
 		rt_par_for(threads, rows, 1, rt_cr_lnorm_some, &j);
 	else
 		rt_cr_lnorm_some(&j, 0, rows);
+}
+
+/* ---- Attention ---- */
+
+#define RT_ATTN_BLOCK 1024		/* keys scored at once, on the stack */
+#define RT_ATTN_MAX_DV 512		/* V's head size at most (acc on the stack) */
+
+/* Bits of rt_attn_rows's form: which tensors are 3-D, and causality. */
+#define RT_ATTN_Q_FLAT 1		/* Q and Y [B, S, H * D], else [B, H, S, D] */
+#define RT_ATTN_K_FLAT 2		/* K likewise (the cache is always 4-D) */
+#define RT_ATTN_V_FLAT 4
+#define RT_ATTN_CAUSAL 8		/* query i sees keys [0, P + i] */
+
+struct rt_attn {
+	const float *q, *kp, *vp, *kn, *vn;
+	float *y;
+	int64_t hq, hkv, S, P, Skv, D, Dv;
+	int64_t qs[3], ks[3], vs[3], ps[3], pvs[3], ys[3];	/* batch, head, row strides */
+	float scale;
+	int causal;
+};
+
+/* x . y over n floats, in RT_CR_LANES lanes combined pairwise. */
+static inline float rt_attn_dot(const float *restrict x, const float *restrict y, int64_t n)
+{
+	float t[RT_CR_LANES], s;
+	int64_t k = 0;
+#if defined(__GNUC__)
+	int64_t kv = n / RT_CR_LANES * RT_CR_LANES;
+	rt_cr_vec a = { 0 }, u, v;
+
+	for (; k < kv; k += RT_CR_LANES) {
+		memcpy(&u, x + k, sizeof(u));
+		memcpy(&v, y + k, sizeof(v));
+		a += u * v;
+	}
+	memcpy(t, &a, sizeof(t));
+#else
+	for (int l = 0; l < RT_CR_LANES; l++)
+		t[l] = 0.0f;
+#endif
+	s = rt_cr_lanes(t);
+	for (; k < n; k++)
+		s += x[k] * y[k];
+	return s;
+}
+
+/* Key or value row j of the total sequence for batch b, KV head kh. */
+static inline const float *rt_attn_row(const struct rt_attn *a, int kv, int64_t b, int64_t kh,
+				       int64_t j)
+{
+	const int64_t *st = j < a->P ? (kv ? a->pvs : a->ps) : (kv ? a->vs : a->ks);
+	const float *base = j < a->P ? (kv ? a->vp : a->kp) : (kv ? a->vn : a->kn);
+
+	if (j >= a->P)
+		j -= a->P;
+	return base + b * st[0] + kh * st[1] + j * st[2];
+}
+
+static void rt_attn_some(void *v, int64_t r0, int64_t r1)
+{
+	const struct rt_attn *a = v;
+	float s[RT_ATTN_BLOCK], acc[RT_ATTN_MAX_DV], lo = RT_CR_EXP_MIN;
+
+#if defined(__GNUC__)
+	__asm__("" : "+m"(lo));		/* see rt_cr_softmax_row */
+#endif
+	for (int64_t r = r0; r < r1; r++) {
+		int64_t b = r / (a->hq * a->S), h = r / a->S % a->hq, i = r % a->S;
+		int64_t kh = h / (a->hq / a->hkv), n = a->P + a->Skv;
+		const float *q = a->q + b * a->qs[0] + h * a->qs[1] + i * a->qs[2];
+		float *y = a->y + b * a->ys[0] + h * a->ys[1] + i * a->ys[2];
+		float mx = -INFINITY, sum = 0.0f;
+
+		if (a->causal && a->P + i + 1 < n)
+			n = a->P + i + 1;
+		memset(acc, 0, sizeof(float) * (size_t)a->Dv);
+		for (int64_t j0 = 0; j0 < n; j0 += RT_ATTN_BLOCK) {
+			int64_t m = n - j0 < RT_ATTN_BLOCK ? n - j0 : RT_ATTN_BLOCK;
+			float bm, nm;
+
+			for (int64_t j = 0; j < m; j++)
+				s[j] = rt_attn_dot(q, rt_attn_row(a, 0, b, kh, j0 + j), a->D) *
+				       a->scale;
+			bm = rt_cr_max(s, m);
+			nm = bm > mx ? bm : mx;
+			if (nm == -INFINITY)
+				continue;	/* every score so far -inf: no weight yet */
+			if (mx != nm && mx != -INFINITY) {
+				/* an earlier block's weights, rescaled to the new max */
+				float f = expf(mx - nm);
+
+				sum *= f;
+				for (int64_t d = 0; d < a->Dv; d++)
+					acc[d] *= f;
+			}
+			mx = nm;
+			for (int64_t j = 0; j < m; j++) {
+				float d = s[j] - mx, e = expf(d < lo ? lo : d);
+
+				s[j] = d < lo ? 0.0f : e;	/* clamped: exactly 0 */
+			}
+			sum += rt_cr_sum(s, m, 0.0f, 0);
+			for (int64_t j = 0; j < m; j++) {
+				const float *vr = rt_attn_row(a, 1, b, kh, j0 + j);
+				float p = s[j];
+
+				for (int64_t d = 0; d < a->Dv; d++)
+					acc[d] += p * vr[d];
+			}
+		}
+		for (int64_t d = 0; d < a->Dv; d++)
+			y[d] = sum == 0.0f ? 0.0f : acc[d] / sum;
+	}
+}
+
+/*
+ * Y of Attention, float32: q, the new keys kn and values vn, the cache kp
+ * and vp ([B, Hkv, P, D]; P may be 0), y in Q's form with V's head size
+ * Dv (<= RT_ATTN_MAX_DV); form is RT_ATTN_* bits. Rows (b, h, i) split
+ * over the threads, never a row.
+ */
+static inline void rt_attn_rows(const float *q, const float *kp, const float *vp,
+				const float *kn, const float *vn, float *y, int64_t B,
+				int64_t hq, int64_t hkv, int64_t S, int64_t P, int64_t Skv,
+				int64_t D, int64_t Dv, int64_t form, float scale, int threads)
+{
+	struct rt_attn a = { q, kp, vp, kn, vn, y, hq, hkv, S, P, Skv, D, Dv,
+			     { 0 }, { 0 }, { 0 }, { 0 }, { 0 }, { 0 }, scale,
+			     (form & RT_ATTN_CAUSAL) != 0 };
+	int64_t rows = B * hq * S;
+
+	/* strides of batch, head and row: [B, S, H, D] or [B, H, S, D] */
+#define RT_ATTN_STRIDES(st, flat, h, s, d) do { \
+		(st)[0] = (h) * (s) * (d); \
+		(st)[1] = (flat) ? (d) : (s) * (d); \
+		(st)[2] = (flat) ? (h) * (d) : (d); \
+	} while (0)
+	RT_ATTN_STRIDES(a.qs, form & RT_ATTN_Q_FLAT, hq, S, D);
+	RT_ATTN_STRIDES(a.ks, form & RT_ATTN_K_FLAT, hkv, Skv, D);
+	RT_ATTN_STRIDES(a.vs, form & RT_ATTN_V_FLAT, hkv, Skv, Dv);
+	RT_ATTN_STRIDES(a.ps, 0, hkv, P, D);
+	RT_ATTN_STRIDES(a.pvs, 0, hkv, P, Dv);
+	RT_ATTN_STRIDES(a.ys, form & RT_ATTN_Q_FLAT, hq, S, Dv);
+#undef RT_ATTN_STRIDES
+	if (threads > 1 && rows > 1 && rows * (P + Skv) * (D + Dv) >= 32768)
+		rt_par_for(threads, rows, 1, rt_attn_some, &a);
+	else
+		rt_attn_some(&a, 0, rows);
 }
 
 #endif

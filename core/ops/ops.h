@@ -423,6 +423,13 @@ int lower_conv(struct lower *L);
 int lower_gemm(struct lower *L);
 /* BatchNormalization's training mode (ops_norm.c, beside the other normalisations). */
 int lower_batchnorm_training(struct lower *L);
+/*
+ * The c target's attention.rows (ops_attention.c, where Attention's plan
+ * lives): whether it fits node L->n, and its lowering, a call of
+ * rt_attn_rows (backends/c/rt_crows.h).
+ */
+bool attention_rows_fits(struct lower *L);
+int lower_attention_rows(struct lower *L);
 
 /*
  * Conv's geometry (window and output shape [N, M, spatial...]) for the

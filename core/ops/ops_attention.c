@@ -632,3 +632,69 @@ int lower_attention(struct lower *L)
 	attn_rows(L, &a, te);
 	return 0;
 }
+
+/* ---- attention.rows: the c target's strategy (backends/c) ---- */
+
+/* V's head size that rt_attn_rows takes at most (RT_ATTN_MAX_DV). */
+#define ATTN_ROWS_MAX_DV 512
+
+/*
+ * Whether rt_attn_rows (backends/c/rt_crows.h) computes node L->n: float32
+ * throughout, no mask, softcap nor qk_matmul_output, Q's and K's head sizes
+ * equal, and every input a buffer of its own (no prologue fused in).
+ */
+bool attention_rows_fits(struct lower *L)
+{
+	struct attn a;
+
+	if (attn_plan(L->g, (struct node *)L->n, &a) < 0)
+		return false;
+	for (int i = 0; i < L->n->n_in; i++)
+		if (L->in[i] && L->in[i]->index < 0)
+			return false;
+	return a.t == DTYPE_F32 && a.ct == DTYPE_F32 && !a.mask && a.cap <= 0 &&
+	       L->n->n_out <= 3 && a.q.d == a.k.d && a.v.d <= ATTN_ROWS_MAX_DV &&
+	       a.q.h % a.k.h == 0 && (!a.past || (a.pk.d == a.k.d && a.pv.d == a.v.d));
+}
+
+/*
+ * The present outputs as the loop form copies them, then one call of
+ * rt_attn_rows over every query row: the scores, softmax and weighted sum
+ * of V with vector dot products, each score computed once (the loop form
+ * computes it once per pass over the keys).
+ */
+int lower_attention_rows(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct attn a;
+	struct tir *te, *args[16];
+	int64_t form;
+
+	if (attn_plan(L->g, (struct node *)L->n, &a) < 0)
+		return -1;
+	te = tir_add(b, tir_dim(b, a.p), tir_dim(b, a.k.s));
+	if (L->n->n_out > 1)
+		attn_present(L, &a, 1, te);
+	if (L->n->n_out > 2)
+		attn_present(L, &a, 2, te);
+	/* the rt_crows.h RT_ATTN_* bits */
+	form = (a.q.flat ? 1 : 0) | (a.k.flat ? 2 : 0) | (a.v.flat ? 4 : 0) | (a.causal ? 8 : 0);
+	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[1] = tir_addr(b, L->in[a.past ? 4 : 1], tir_int(b, 0));
+	args[2] = tir_addr(b, L->in[a.past ? 5 : 2], tir_int(b, 0));
+	args[3] = tir_addr(b, L->in[1], tir_int(b, 0));
+	args[4] = tir_addr(b, L->in[2], tir_int(b, 0));
+	args[5] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[6] = tir_dim(b, a.q.b);
+	args[7] = tir_int(b, a.q.h);
+	args[8] = tir_int(b, a.k.h);
+	args[9] = tir_dim(b, a.q.s);
+	args[10] = tir_dim(b, a.p);
+	args[11] = tir_dim(b, a.k.s);
+	args[12] = tir_int(b, a.q.d);
+	args[13] = tir_int(b, a.v.d);
+	args[14] = tir_int(b, form);
+	args[15] = tir_flt(b, DTYPE_F32, a.scale);
+	tir_extern(b, "rt_attn_rows", args, 16);
+	return 0;
+}
