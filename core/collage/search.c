@@ -241,7 +241,9 @@ static int cmp_str(const void *a, const void *b)
 /*
  * Under a budget, the first round, before this search knows its rate, at
  * most this many per job: on 2 loaded cores a first round of 48 of
- * ResNet-18's candidates took 53 s against a 20 s budget.
+ * ResNet-18's candidates took 53 s against a 20 s budget. Each later round
+ * at most doubles the last: the rate of one round does not hold for the
+ * next (ResNet-18's 16 cheap candidates took 2 s, the next 48 took 30).
  */
 #define FIRST_ROUND_PER_JOB 8
 /* Covers looked ahead to fill a round (see estimate_first). */
@@ -377,7 +379,7 @@ static int estimate_first(struct search *s)
 	struct ints todo = { 0 }, win = { 0 };
 	struct cost_key like = cost_key_make(s->g->ctx, "-", "-", s->o->threads, s->o->cpu);
 	bool *in = arena_alloc(s->df.arena, sizeof(bool) * ((size_t)s->cands.n + 1));
-	int64_t spent_us = 0, n_paid = 0;
+	int64_t spent_us = 0, n_paid = 0, last_n = 0;
 	/* the rounds' share of the budget: phase 5 times plans with the rest */
 	int64_t rounds_us = (int64_t)(s->o->budget * ROUNDS_SHARE * 1e6);
 	double t_start;
@@ -500,6 +502,9 @@ static int estimate_first(struct search *s)
 		} else if (s->o->budget > 0 && n > FIRST_ROUND_PER_JOB * jobs) {
 			n = FIRST_ROUND_PER_JOB * jobs;
 		}
+		if (s->o->budget > 0 && last_n > 0 && n > 2 * last_n)
+			n = (int)(2 * last_n);
+		last_n = n;
 		items.n = 0;
 		for (int k = 0; k < n; k++)
 			vec_push(&items, item_of(s, &s->cands.v[todo.v[k]]));
