@@ -433,13 +433,20 @@ def if_runtime_shapes():
 
 
 def if_nested_pad_lstm():
-    """Speech-style: the outer branch reflect-pads the audio along its
-    symbolic time axis; the inner If's branches read that padded value (a
-    value of the outer branch, not of the graph) and one runs an LSTM."""
+    """Speech-style (as Silero VAD's export): the outer branch reflect-pads
+    the audio along its symbolic time axis; the inner If's branches read
+    that padded value (a value of the outer branch, not of the graph), and
+    one frames it by a strided Conv over the symbolic length, reshapes the
+    frames time-major through Shape arithmetic and runs an LSTM."""
     w = np.array([0.5, -1.0, 0.25, 2.0], np.float32).reshape(1, 1, 4)
     inner_then = helper.make_graph(
-        [helper.make_node("Transpose", ["p"], ["pt"], name="time_major", perm=[1, 0]),
-         helper.make_node("Unsqueeze", ["pt", "axis2"], ["x3"], name="features"),
+        [helper.make_node("Unsqueeze", ["p", "axis1"], ["p3"], name="channels"),
+         helper.make_node("Conv", ["p3", "K"], ["f"], name="frames", strides=[4]),
+         helper.make_node("Shape", ["f"], ["fs"], name="fshape"),
+         helper.make_node("Gather", ["fs", "two"], ["flen"], name="flen", axis=0),
+         helper.make_node("Concat", ["flen", "one_one_m1"], ["tshape"], name="tshape", axis=0),
+         helper.make_node("Transpose", ["f"], ["ft"], name="time_major", perm=[2, 0, 1]),
+         helper.make_node("Reshape", ["ft", "tshape"], ["x3"], name="features"),
          helper.make_node("LSTM", ["x3", "W", "R", "B"], ["Y", "Yh"], name="lstm", hidden_size=4)],
         "inner_then", [], [f32("Yh", [1, 1, 4])])
     inner_else = helper.make_graph(
@@ -467,7 +474,10 @@ def if_nested_pad_lstm():
                const("axis1", np.array([1], np.int64)),
                const("axis2", np.array([2], np.int64)),
                const("w", w),
-               const("W", RNG.standard_normal((1, 16, 1)).astype(np.float32)),
+               const("K", RNG.standard_normal((3, 1, 8)).astype(np.float32)),
+               const("two", np.array([2], np.int64)),
+               const("one_one_m1", np.array([1, -1], np.int64)),
+               const("W", RNG.standard_normal((1, 16, 3)).astype(np.float32)),
                const("R", RNG.standard_normal((1, 16, 4)).astype(np.float32) * 0.5),
                const("B", RNG.standard_normal((1, 32)).astype(np.float32) * 0.1)])
     return m, [{"audio": RNG.standard_normal((1, t)).astype(np.float32), "c1": np.bool_(c1),

@@ -29,6 +29,9 @@ tensors at run time; the expected outputs are computed here with numpy.
                  seq or seq 16, which the run checks
   split_uneven   Split-18's num_outputs over a symbolic axis: ceil(T / 3)
                  each, the last what is left
+  symbolic_conv  Conv over a symbolic length: 1-D with stride, pads and bias,
+                 1-D dilated and grouped (T >= 5 at run time), 2-D over a
+                 symbolic height with stride
   bad_indices    Gather on axes 0 and 1, GatherElements and GatherND with
                  indices that are graph inputs: in range (negative ones too)
                  in set 0, far outside the axes in set 1, which collagec
@@ -268,6 +271,58 @@ def baked_shapes(out):
     save(out, "baked_shapes", graph, sets)
 
 
+def conv_ref(x, w, b, strides, pads, dil, group):
+    """ONNX Conv in float64 loops (explicit pads, no auto_pad)."""
+    r = x.ndim - 2
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] +
+                [(pads[i], pads[i + r]) for i in range(r)])
+    k = w.shape[2:]
+    out = [(xp.shape[2 + i] - ((k[i] - 1) * dil[i] + 1)) // strides[i] + 1 for i in range(r)]
+    n, m = x.shape[0], w.shape[0]
+    cg, mg = w.shape[1], m // group
+    y = np.zeros([n, m] + out)
+    for o in np.ndindex(*out):
+        for kk in np.ndindex(*k):
+            pos = tuple(o[i] * strides[i] + kk[i] * dil[i] for i in range(r))
+            for g in range(group):
+                xs = xp[(slice(None), slice(g * cg, (g + 1) * cg)) + pos]
+                ws = w[(slice(g * mg, (g + 1) * mg), slice(None)) + kk]
+                y[(slice(None), slice(g * mg, (g + 1) * mg)) + o] += xs @ ws.T
+    if b is not None:
+        y += b.reshape([1, m] + [1] * r)
+    return y.astype(np.float32)
+
+
+def symbolic_conv(out):
+    rng = np.random.default_rng(5)
+    w1 = rng.standard_normal((3, 2, 5)).astype(np.float32)
+    b1 = rng.standard_normal(3).astype(np.float32)
+    w2 = rng.standard_normal((4, 1, 3)).astype(np.float32)
+    w3 = rng.standard_normal((2, 1, 3, 3)).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["y1"], name="strided", strides=[2],
+                         pads=[2, 1]),
+        helper.make_node("Conv", ["x", "w2"], ["y2"], name="dilated", dilations=[2], group=2),
+        helper.make_node("Conv", ["z", "w3"], ["y3"], name="image", strides=[2, 1],
+                         pads=[1, 1, 1, 1]),
+    ]
+    graph = helper.make_graph(
+        nodes, "symbolic_conv",
+        [helper.make_tensor_value_info("x", F32, [1, 2, "T"]),
+         helper.make_tensor_value_info("z", F32, [1, 1, "H", 6])],
+        [helper.make_tensor_value_info(n, F32, None) for n in ("y1", "y2", "y3")],
+        [const("w1", w1), const("b1", b1), const("w2", w2), const("w3", w3)])
+    sets = []
+    for t, h in ((9, 5), (20, 8)):
+        x = rng.standard_normal((1, 2, t)).astype(np.float32)
+        z = rng.standard_normal((1, 1, h, 6)).astype(np.float32)
+        sets.append(({"x": x, "z": z},
+                     {"y1": conv_ref(x, w1, b1, [2], [2, 1], [1], 1),
+                      "y2": conv_ref(x, w2, None, [1], [0, 0], [2], 2),
+                      "y3": conv_ref(z, w3, None, [2, 1], [1, 1, 1, 1], [1, 1], 1)}))
+    save(out, "symbolic_conv", graph, sets)
+
+
 def split_uneven(out):
     graph = helper.make_graph(
         [helper.make_node("Split", ["x"], ["a", "b", "c"], name="thirds", axis=0,
@@ -337,6 +392,7 @@ def main():
     symbolic_pad(sys.argv[1])
     baked_shapes(sys.argv[1])
     split_uneven(sys.argv[1])
+    symbolic_conv(sys.argv[1])
 
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ bad_indices
 symbolic_pad
 baked_shapes
 split_uneven
+symbolic_conv
 LIST
 
 # a value that breaks Reshape's rules fails the run, naming the node (exit 1)
@@ -121,6 +122,23 @@ open(sys.argv[1], "wb").write(numpy_helper.from_array(np.zeros((2, 1), np.float3
 	if [ $rc -eq 1 ] && grep -q "node 'crop' needs 2 <= T, the inputs give 2 > 1" "$T/bad.err"
 	then ok "bad-crop-fails-run"
 	else fail "bad-crop-fails-run" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
+fi
+
+# a dilated Conv over a length shorter than its kernel fails the run, naming the node
+if [ -f "$T/libsymbolic_conv.so" ]; then
+	/usr/bin/python3 -c '
+import sys, numpy as np
+from onnx import numpy_helper
+w = lambda p, a, n: open(p, "wb").write(numpy_helper.from_array(a, n).SerializeToString())
+w(sys.argv[1] + "/x4.pb", np.zeros((1, 2, 4), np.float32), "x")
+w(sys.argv[1] + "/z5.pb", np.zeros((1, 1, 5, 6), np.float32), "z")
+' "$T"
+	"$COLLAGEC" run "$T/libsymbolic_conv.so" --input x="$T/x4.pb" --input z="$T/z5.pb" \
+		>/dev/null 2>"$T/bad.err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "node 'dilated' needs 5 <= T, the inputs give 5 > 4" "$T/bad.err"
+	then ok "bad-short-conv-fails-run"
+	else fail "bad-short-conv-fails-run" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
 fi
 
 # where seq is not the 16 the export baked in, the run fails naming the node

@@ -449,7 +449,9 @@ struct window {
 	int64_t s[MAX_RANK];			/* stride */
 	int64_t d[MAX_RANK];			/* dilation */
 	int64_t pb[MAX_RANK], pe[MAX_RANK];	/* pads begin / end */
-	int64_t in[MAX_RANK], out[MAX_RANK];	/* spatial extents */
+	int64_t in[MAX_RANK], out[MAX_RANK];	/* spatial extents (-1: symbolic) */
+	struct dim din[MAX_RANK], dout[MAX_RANK];	/* the same as dims, any kind */
+	bool sym;				/* some extent is symbolic */
 };
 
 /*
@@ -460,6 +462,16 @@ struct window {
 bool window_unit_stride_no_pad(const struct node *n);
 int window_plan(struct graph *g, struct node *n, const struct shape *x, const int64_t *kernel,
 		bool ceil_mode, struct window *w);
+/*
+ * window_plan, but a spatial dim may be symbolic (explicit pads or VALID,
+ * no ceil_mode): its output extent is a derived symbol, floor((in + pads -
+ * (k - 1) * d - 1) / s) + 1, and the run checks that the padded input
+ * holds the kernel. Only the generic loop nests take such a window.
+ */
+int window_plan_sym(struct graph *g, struct node *n, const struct shape *x,
+		    const int64_t *kernel, struct window *w);
+/* Whether node n is a Conv over an input with a symbolic spatial dim. */
+bool window_symbolic(struct graph *g, const struct node *n);
 /* cond && 0 <= pos < ext (cond may be NULL). */
 struct tir *lower_inside(struct tir_builder *b, struct tir *cond, struct tir *pos, int64_t ext);
 /*

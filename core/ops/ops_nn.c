@@ -10,8 +10,8 @@
 
 /* ---- Conv ---- */
 
-int conv_plan_at(struct graph *g, struct node *n, int xi, int wi, struct window *w,
-		 struct shape *out)
+static int conv_plan_any(struct graph *g, struct node *n, int xi, int wi, bool sym,
+			 struct window *w, struct shape *out)
 {
 	struct value *x = infer_input(g, n, xi), *wt = infer_input(g, n, wi);
 	int64_t group = node_attr_int(n, "group", 1), kern[MAX_RANK];
@@ -40,7 +40,8 @@ int conv_plan_at(struct graph *g, struct node *n, int xi, int wi, struct window 
 				return -1;
 			}
 	}
-	if (window_plan(g, n, &x->shape, kern, false, w) < 0)
+	if ((sym ? window_plan_sym(g, n, &x->shape, kern, w)
+	     : window_plan(g, n, &x->shape, kern, false, w)) < 0)
 		return -1;
 	if (group <= 0 || !dim_is_const(x->shape.d[1]) ||
 	    x->shape.d[1].c != wt->shape.d[1].c * group || wt->shape.d[0].c % group) {
@@ -52,13 +53,20 @@ int conv_plan_at(struct graph *g, struct node *n, int xi, int wi, struct window 
 	out->d[0] = x->shape.d[0];
 	out->d[1] = wt->shape.d[0];
 	for (int i = 0; i < w->r; i++)
-		out->d[i + 2] = dim_const(w->out[i]);
+		out->d[i + 2] = w->dout[i];
 	return 0;
 }
 
+int conv_plan_at(struct graph *g, struct node *n, int xi, int wi, struct window *w,
+		 struct shape *out)
+{
+	return conv_plan_any(g, n, xi, wi, false, w, out);
+}
+
+/* Conv's own: a spatial dim may be symbolic (window_plan_sym), for conv.direct. */
 static int conv_plan(struct graph *g, struct node *n, struct window *w, struct shape *out)
 {
-	return conv_plan_at(g, n, 0, 1, w, out);
+	return conv_plan_any(g, n, 0, 1, true, w, out);
 }
 
 int infer_conv(struct graph *g, struct node *n)

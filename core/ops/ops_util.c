@@ -463,22 +463,50 @@ static int ints_attr(const struct node *n, const char *name, int r, int64_t *dst
 }
 
 
-int window_plan(struct graph *g, struct node *n, const struct shape *x,
-		       const int64_t *kernel, bool ceil_mode, struct window *w)
+/* A symbolic spatial extent: what window_plan_sym makes of it. -1 after a diagnostic. */
+static int window_sym_dim(struct graph *g, struct node *n, struct window *w, int i)
+{
+	int64_t ek = (w->k[i] - 1) * w->d[i] + 1, add = w->pb[i] + w->pe[i] - ek;
+	struct dim span, q;
+
+	if (!graph_sym_add(g, w->din[i], dim_const(add), &span) ||
+	    (w->s[i] > 1 && !graph_derive_sym(g, SYM_DIV, span, dim_const(w->s[i]), &q)) ||
+	    !graph_sym_add(g, w->s[i] > 1 ? q : span, dim_const(1), &w->dout[i])) {
+		diag_error(g->ctx, "%s: the output length of symbolic spatial dimension %d "
+			   "cannot be represented", node_loc(g, n), i + 2);
+		return -1;
+	}
+	if (add < 0)	/* the padded input must hold the kernel */
+		graph_add_check(g, n, dim_const(-add), w->din[i]);
+	w->in[i] = w->out[i] = -1;
+	w->sym = true;
+	return 0;
+}
+
+static int window_plan_at(struct graph *g, struct node *n, const struct shape *x,
+			  const int64_t *kernel, bool ceil_mode, bool sym, struct window *w)
 {
 	const char *ap = node_attr_str(n, "auto_pad", "NOTSET");
+	bool same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
 	const int64_t *pads;
 	int np;
 
 	w->r = x->rank - 2;
+	w->sym = false;
 	if (w->r < 1) {
 		diag_error(g->ctx, "%s: input must have rank 3 or more", node_loc(g, n));
 		return -1;
 	}
 	for (int i = 0; i < w->r; i++) {
-		if (!dim_is_const(x->d[i + 2])) {
+		w->din[i] = x->d[i + 2];
+		if (!dim_is_const(x->d[i + 2]) && !sym) {
 			diag_error(g->ctx, "%s: spatial dimension %d is symbolic (only the batch "
 				   "and channel dims may be)", node_loc(g, n), i + 2);
+			return -1;
+		}
+		if (!dim_is_const(x->d[i + 2]) && (ceil_mode || same)) {
+			diag_error(g->ctx, "%s: spatial dimension %d is symbolic, which needs "
+				   "explicit pads (no auto_pad SAME)", node_loc(g, n), i + 2);
 			return -1;
 		}
 		w->in[i] = x->d[i + 2].c;
@@ -518,6 +546,11 @@ int window_plan(struct graph *g, struct node *n, const struct shape *x,
 		}
 		if (!strcmp(ap, "VALID"))
 			w->pb[i] = w->pe[i] = 0;
+		if (!dim_is_const(w->din[i])) {
+			if (window_sym_dim(g, n, w, i) < 0)
+				return -1;
+			continue;
+		}
 		{
 			int64_t span = w->in[i] + w->pb[i] + w->pe[i] - ek;
 
@@ -532,7 +565,34 @@ int window_plan(struct graph *g, struct node *n, const struct shape *x,
 				w->out[i]--;
 		}
 	}
+	for (int i = 0; i < w->r; i++)
+		if (dim_is_const(w->din[i]))
+			w->dout[i] = dim_const(w->out[i]);
 	return 0;
+}
+
+int window_plan(struct graph *g, struct node *n, const struct shape *x,
+		const int64_t *kernel, bool ceil_mode, struct window *w)
+{
+	return window_plan_at(g, n, x, kernel, ceil_mode, false, w);
+}
+
+int window_plan_sym(struct graph *g, struct node *n, const struct shape *x,
+		    const int64_t *kernel, struct window *w)
+{
+	return window_plan_at(g, n, x, kernel, false, true, w);
+}
+
+bool window_symbolic(struct graph *g, const struct node *n)
+{
+	const struct value *x;
+
+	if (n->op != OP_CONV || !(x = node_in(g, n, 0)) || !x->has_shape)
+		return false;
+	for (int i = 2; i < x->shape.rank; i++)
+		if (!dim_is_const(x->shape.d[i]))
+			return true;
+	return false;
 }
 
 struct tir *lower_window_pos(struct lower *L, const struct window *w, int i, struct tir *o,
@@ -543,8 +603,16 @@ struct tir *lower_window_pos(struct lower *L, const struct window *w, int i, str
 				tir_mul(b, k, tir_int(b, w->d[i])));
 
 	p = tir_let(b, "p", tir_bin(b, BIN_SUB, p, tir_int(b, w->pb[i])));
-	if (w->pb[i] || w->pe[i] || w->s[i] * (w->out[i] - 1) + (w->k[i] - 1) * w->d[i] >= w->in[i])
+	if (!dim_is_const(w->din[i])) {
+		/* the run decides where windows leave the input: always checked */
+		struct tir *c = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, p, tir_int(b, 0)),
+					tir_bin(b, BIN_LT, p, tir_dim(b, w->din[i])));
+
+		*cond = *cond ? tir_bin(b, BIN_LAND, *cond, c) : c;
+	} else if (w->pb[i] || w->pe[i] ||
+		   w->s[i] * (w->out[i] - 1) + (w->k[i] - 1) * w->d[i] >= w->in[i]) {
 		*cond = lower_inside(b, *cond, p, w->in[i]);
+	}
 	return p;
 }
 

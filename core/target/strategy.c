@@ -100,12 +100,17 @@ int strategy_lower(struct graph *g, const struct target *t, const struct op_stra
 	struct lower_scratch scratch = { 0 };
 	int rc = 0;
 
+	/* a window of symbolic extent: only the generic loop nest (the last spec) takes it */
+	bool generic = window_symbolic(g, n);
+
 	for (int i = 0; i < s->n_specs; i++) {
 		const struct strategy_spec *sp = &s->specs[i];
 		const struct strategy_impl *impl = best(sp);
 		struct kernel_variant v = { 0 };
 		const char *name = arena_printf(g->arena, "%s_v%d", k->name, vs.n);
 
+		if (generic && sp->cond)
+			continue;
 		v.impl = impl->name;
 		v.cond_text = sp->cond_text;
 		if (lower_with(g, t, n, name, sp, &v, &scratch, e, k->span) < 0) {
