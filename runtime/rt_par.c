@@ -48,7 +48,6 @@
 #ifndef RT_PAR_SPIN_NS
 #define RT_PAR_SPIN_NS 50000	/* how long a waiting thread spins before it sleeps */
 #endif
-#define RT_PAR_SPLIT 4		/* chunks per thread */
 #define RT_PAR_MAX 256		/* threads, the caller included */
 
 struct rt_par_pool {

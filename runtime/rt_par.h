@@ -17,6 +17,9 @@
 
 #include <stdint.h>
 
+/* Chunks a job is cut into per thread, in the pool and on libgomp's team alike. */
+#define RT_PAR_SPLIT 4
+
 /*
  * fn(ctx, lo, hi) over chunks of [0, n), each at least grain long, on up to
  * threads threads of the pool, the caller among them; returns when all have
@@ -42,7 +45,7 @@ void rt_par_for(int threads, int64_t n, int64_t grain, void (*fn)(void *, int64_
 static inline void rt_par_for_omp(int threads, int64_t n, int64_t grain,
 				  void (*fn)(void *, int64_t, int64_t), void *ctx)
 {
-	int64_t cuts = (int64_t)threads * 4, chunk, nc;
+	int64_t cuts = (int64_t)threads * RT_PAR_SPLIT, chunk, nc;
 
 	if (grain < 1)
 		grain = 1;

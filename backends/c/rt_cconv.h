@@ -224,7 +224,8 @@ static inline void rt_cconv2d(const float *x, int64_t C, int64_t H, int64_t W, i
 	 * RT_PAR_SPLIT per thread (each share packs into a slot of its own)
 	 */
 	if (team > 1 && Mg * P * Kg >= 262144) {
-		int64_t most = slots < 4 * (int64_t)team ? slots : 4 * (int64_t)team;
+		int64_t most = slots < RT_PAR_SPLIT * (int64_t)team ? slots
+			       : RT_PAR_SPLIT * (int64_t)team;
 
 		j.nt = np < most ? np : most;
 		rt_par_for(team, j.nt, 1, rt_cc_share, &j);

@@ -496,7 +496,7 @@ static inline void rt_cgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, con
 	if (nt > 1) {
 		int64_t units = j.rows ? (M + RT_CG_MR - 1) / RT_CG_MR : j.np;
 
-		j.nt = (int)(units < 4 * nt ? units : 4 * nt);
+		j.nt = (int)(units < RT_PAR_SPLIT * nt ? units : RT_PAR_SPLIT * nt);
 	}
 	if (j.nt > 1)
 		rt_par_for(nt, j.nt, 1, rt_cg_share, &j);
