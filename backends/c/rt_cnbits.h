@@ -1,0 +1,305 @@
+/*
+ * rt_cnbits.h - the c target's 4-bit weight GEMM (MatMulNBits, see
+ * core/ops/ops_nbits.c), pasted into the generated code after rt_cgemm.h
+ * (embedded into collagec) by the strategy matmulnbits.gemm of
+ * backends/c/c_strategies.c:
+ *
+ *	C[i, n] = sum_k A[i, k] * (q(n, k) - z(n, b)) * s(n, b) [+ bias[n]],  b = k / bs
+ *
+ * B stays as the model has it, 4 bits a weight, in the weights blob: row n
+ * of B is its kb = ceil(K / bs) blocks one after the other, bs / 2 bytes
+ * each, element j of a block in byte j / 2, the low nibble first. Nothing
+ * is unpacked when the model opens; the weights are unpacked where they
+ * are used:
+ *
+ * - Few rows (decode, M < RT_NB_GEMM_M): per group of up to RT_NB_R rows,
+ *   A is laid out once per call so that it meets B's bytes as they come:
+ *   per 16 elements, the 8 even ones, then the 8 odd ones (Ad), and its sum
+ *   per block (as). A column's 8 bytes of a block then are 8 low nibbles
+ *   against the even half and 8 high nibbles against the odd one, in
+ *   registers, and the zero point comes out of the block's sum:
+ *	sum_k a_k (q_k - z) s = s (sum_k a_k q_k) - s z as(b)
+ *   Threads take runs of columns of B, each read once per group of rows.
+ * - More rows (prefill): per panel of 16 columns and slice of at most
+ *   RT_NB_KC rows of K, the weights are unpacked into a
+ *   small float panel in L1 in rt_cgemm.h's layout, and rt_cgemm.h's
+ *   micro-kernel runs over every tile of rows against it; threads take
+ *   runs of panels. Each weight is unpacked once per call.
+ *
+ * AVX2 with FMA where the code is compiled for it, plain loops otherwise
+ * (the same order of sums within a path). Every C[i, n] is summed in the
+ * same order whatever the thread count: threads split N, never K.
+ */
+#ifndef RT_CNBITS_H
+#define RT_CNBITS_H
+
+#include <stdint.h>
+#include <string.h>
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
+#define RT_NB_R 4		/* rows of A per pass over B (few rows) */
+#define RT_NB_GEMM_M 8		/* rows from which the panel GEMM is taken */
+#define RT_NB_KC 256		/* most rows of K per unpacked panel slice */
+#define RT_NB_COLS 16		/* columns of B per share of a thread (few rows) */
+
+struct rt_nb {
+	int64_t M, N, K, bs, kb, zrow;
+	const float *A;		/* [M, K] */
+	const uint8_t *B;	/* [N, kb, bs / 2] */
+	const float *S;		/* [N, kb] */
+	const uint8_t *Zq;	/* packed zero points, zrow bytes a column; or NULL */
+	const float *Zf;	/* float zero points [N, kb]; or NULL (both: 8) */
+	const float *bias;	/* [N] or NULL */
+	float *C;		/* [M, N] */
+	const float *Ad;	/* few rows: RT_NB_R laid-out rows, kb * bs apart */
+	const float *As;	/* few rows: their block sums, kb apart */
+	int rows;		/* few rows: the group's rows */
+};
+
+/* The zero point of block b of column n. */
+static inline float rt_nb_zero(const struct rt_nb *g, int64_t n, int64_t b)
+{
+	if (g->Zq)
+		return (float)((g->Zq[n * g->zrow + b / 2] >> (b % 2 * 4)) & 15);
+	return g->Zf ? g->Zf[n * g->kb + b] : 8.0f;
+}
+
+/* Row a of A laid out as Ad (kb * bs floats, zero past K) with its block sums. */
+static inline void rt_nb_layout(const struct rt_nb *g, const float *a, float *ad, float *as)
+{
+	for (int64_t b = 0; b < g->kb; b++) {
+		float s = 0.0f;
+
+		for (int64_t c = b * g->bs; c < (b + 1) * g->bs; c += 16)
+			for (int e = 0; e < 16; e++) {
+				int64_t k = c + e;
+				float v = k < g->K ? a[k] : 0.0f;
+
+				ad[c + (e % 2) * 8 + e / 2] = v;
+				s += v;
+			}
+		as[b] = s;
+	}
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+static inline float rt_nb_hsum(__m256 v)
+{
+	__m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+
+	x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+	x = _mm_add_ss(x, _mm_movehdup_ps(x));
+	return _mm_cvtss_f32(x);
+}
+
+/*
+ * Column n against the group's R rows: each 8 bytes of B unpacked once
+ * into 8 low and 8 high nibbles as floats, then one FMA per half and row.
+ */
+static inline __attribute__((always_inline)) void
+rt_nb_col(const struct rt_nb *g, int64_t n, const int R)
+{
+	const uint8_t *bn = g->B + n * g->kb * (g->bs / 2);
+	__m256 tot[RT_NB_R], acc[RT_NB_R];
+	__m128i mask = _mm_set1_epi8(15);
+	float corr[RT_NB_R] = { 0 };
+
+	for (int r = 0; r < R; r++)
+		tot[r] = _mm256_setzero_ps();
+	for (int64_t b = 0; b < g->kb; b++) {
+		float s = g->S[n * g->kb + b], zs = s * rt_nb_zero(g, n, b);
+
+		for (int r = 0; r < R; r++)
+			acc[r] = _mm256_setzero_ps();
+		for (int64_t c = 0; c < g->bs; c += 16) {
+			__m128i v = _mm_loadl_epi64((const __m128i *)(bn + (b * g->bs + c) / 2));
+			__m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_and_si128(v, mask)));
+			__m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+						_mm_and_si128(_mm_srli_epi16(v, 4), mask)));
+
+			for (int r = 0; r < R; r++) {
+				const float *ad = g->Ad + r * g->kb * g->bs + b * g->bs + c;
+
+				acc[r] = _mm256_fmadd_ps(lo, _mm256_loadu_ps(ad), acc[r]);
+				acc[r] = _mm256_fmadd_ps(hi, _mm256_loadu_ps(ad + 8), acc[r]);
+			}
+		}
+		for (int r = 0; r < R; r++) {
+			tot[r] = _mm256_fmadd_ps(acc[r], _mm256_set1_ps(s), tot[r]);
+			corr[r] += zs * g->As[r * g->kb + b];
+		}
+	}
+	for (int r = 0; r < R; r++)
+		g->C[r * g->N + n] = rt_nb_hsum(tot[r]) - corr[r] + (g->bias ? g->bias[n] : 0.0f);
+}
+#else
+/* Column n against the group's R rows, the 8 lanes of the AVX2 path as an array. */
+static inline void rt_nb_col(const struct rt_nb *g, int64_t n, const int R)
+{
+	const uint8_t *bn = g->B + n * g->kb * (g->bs / 2);
+	float tot[RT_NB_R][8] = { { 0 } }, corr[RT_NB_R] = { 0 };
+
+	for (int64_t b = 0; b < g->kb; b++) {
+		float s = g->S[n * g->kb + b], zs = s * rt_nb_zero(g, n, b);
+		float acc[RT_NB_R][8] = { { 0 } };
+
+		for (int64_t c = 0; c < g->bs; c += 16) {
+			const uint8_t *p = bn + (b * g->bs + c) / 2;
+
+			for (int r = 0; r < R; r++) {
+				const float *ad = g->Ad + r * g->kb * g->bs + b * g->bs + c;
+
+				for (int e = 0; e < 8; e++)
+					acc[r][e] += (float)(p[e] & 15) * ad[e] +
+						     (float)(p[e] >> 4) * ad[8 + e];
+			}
+		}
+		for (int r = 0; r < R; r++) {
+			for (int e = 0; e < 8; e++)
+				tot[r][e] += acc[r][e] * s;
+			corr[r] += zs * g->As[r * g->kb + b];
+		}
+	}
+	for (int r = 0; r < R; r++) {
+		float t = 0.0f;
+
+		for (int e = 0; e < 8; e++)
+			t += tot[r][e];
+		g->C[r * g->N + n] = t - corr[r] + (g->bias ? g->bias[n] : 0.0f);
+	}
+}
+#endif
+
+/* Runs [c0, c1) of RT_NB_COLS columns of the group of rows, for rt_par_for. */
+static void rt_nb_cols(void *v, int64_t c0, int64_t c1)
+{
+	const struct rt_nb *g = v;
+	int64_t n1 = c1 * RT_NB_COLS < g->N ? c1 * RT_NB_COLS : g->N;
+
+	for (int64_t n = c0 * RT_NB_COLS; n < n1; n++)
+		switch (g->rows) {
+		case 1: rt_nb_col(g, n, 1); break;
+		case 2: rt_nb_col(g, n, 2); break;
+		case 3: rt_nb_col(g, n, 3); break;
+		default: rt_nb_col(g, n, 4); break;
+		}
+}
+
+/*
+ * Columns [j0, j0 + nr) of B, rows [k0, k0 + kc) of K (k0 even), unpacked
+ * into p (rt_cgemm.h's panel: row k at k * 16), block by block: element k
+ * of column n is nibble k of its row of B, whatever the block.
+ */
+static inline void rt_nb_panel(const struct rt_nb *g, int64_t j0, int nr, int64_t k0,
+			       int64_t kc, float *p)
+{
+	for (int jj = 0; jj < nr; jj++) {
+		int64_t n = j0 + jj, k1;
+		const uint8_t *bn = g->B + n * g->kb * (g->bs / 2);
+
+		for (int64_t k = k0; k < k0 + kc; k = k1) {
+			int64_t b = k / g->bs;
+			float s = g->S[n * g->kb + b], z = rt_nb_zero(g, n, b);
+			float *d = p + (k - k0) * RT_CG_NR + jj;
+			int64_t e = 0, e1;
+
+			k1 = (b + 1) * g->bs < k0 + kc ? (b + 1) * g->bs : k0 + kc;
+			e1 = k1 - k;
+			for (; e + 1 < e1; e += 2) {
+				uint8_t q = bn[(k + e) / 2];
+
+				d[e * RT_CG_NR] = ((float)(q & 15) - z) * s;
+				d[(e + 1) * RT_CG_NR] = ((float)(q >> 4) - z) * s;
+			}
+			if (e < e1)
+				d[e * RT_CG_NR] = ((float)(bn[(k + e) / 2] & 15) - z) * s;
+		}
+	}
+}
+
+/* Panels [p0, p1) of C (many rows), for rt_par_for. */
+static void rt_nb_panels(void *v, int64_t p0, int64_t p1)
+{
+	const struct rt_nb *g = v;
+	float bp[RT_NB_KC * RT_CG_NR] __attribute__((aligned(64)));
+	float ap[RT_CG_MR * RT_NB_KC] __attribute__((aligned(64)));
+	struct rt_cg_epilogue e = { 1.0f, 1.0f, g->bias, 0, 1, RT_CG_ACT_NONE, 0.0f, 0.0f, NULL, 0 };
+
+	for (int64_t jp = p0; jp < p1; jp++) {
+		int64_t j0 = jp * RT_CG_NR;
+		int nr = g->N - j0 < RT_CG_NR ? (int)(g->N - j0) : RT_CG_NR;
+
+		/* the columns past N multiply as zeros (the tile computes all 16) */
+		if (nr < RT_CG_NR)
+			memset(bp, 0, sizeof(bp));
+		for (int64_t k0 = 0; k0 < g->K; k0 += RT_NB_KC) {
+			struct rt_cg_kblock kb;
+
+			kb.k0 = k0;
+			kb.kc = g->K - k0 < RT_NB_KC ? g->K - k0 : RT_NB_KC;
+			kb.first = k0 == 0;
+			kb.last = k0 + kb.kc >= g->K;
+			rt_nb_panel(g, j0, nr, k0, kb.kc, bp);
+			for (int64_t i0 = 0; i0 < g->M; i0 += RT_CG_MR) {
+				int mr = g->M - i0 < RT_CG_MR ? (int)(g->M - i0) : RT_CG_MR;
+				float *c = g->C + i0 * g->N + j0;
+
+				if (mr == RT_CG_MR) {
+					rt_cg_tile(&kb, g->A + i0 * g->K + k0, g->K, 1, bp, c, g->N,
+						   mr, nr, i0, j0, &e);
+				} else {
+					/* rows past M: a packed tile's zero rows */
+					rt_cg_pack_a(g->M, g->A, g->K, 1, i0, mr, k0, kb.kc, ap);
+					rt_cg_tile(&kb, ap, 1, RT_CG_MR, bp, c, g->N, mr, nr, i0,
+						   j0, &e);
+				}
+			}
+		}
+	}
+}
+
+/*
+ * C [M, N] = A [M, K] times the 4-bit B (see the top of this file); Zq or
+ * Zf the zero points (NULL both: 8), bias NULL or [N]. scratch holds
+ * RT_NB_R * (kb * bs + kb) floats (the few-rows path's layout of A).
+ */
+static inline void rt_nbits(int64_t M, int64_t N, int64_t K, int64_t bs, const float *A,
+			    const uint8_t *B, const float *S, const uint8_t *Zq, const float *Zf,
+			    const float *bias, float *C, float *scratch, int threads)
+{
+	int64_t kb = (K + bs - 1) / bs;
+	struct rt_nb g = { M, N, K, bs, kb, (kb + 1) / 2, A, B, S, Zq, Zf, bias, C, scratch,
+			   scratch + RT_NB_R * kb * bs, 0 };
+	/* below about a quarter of a million multiply-adds a team costs more than it gains */
+	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;
+
+	if (M <= 0 || N <= 0)
+		return;
+	if (M >= RT_NB_GEMM_M) {
+		int64_t np = (N + RT_CG_NR - 1) / RT_CG_NR;
+
+		if (nt > 1)
+			rt_par_for(nt, np, 1, rt_nb_panels, &g);
+		else
+			rt_nb_panels(&g, 0, np);
+		return;
+	}
+	for (int64_t i = 0; i < M; i += RT_NB_R) {
+		int64_t nc = (N + RT_NB_COLS - 1) / RT_NB_COLS;
+
+		g.rows = M - i < RT_NB_R ? (int)(M - i) : RT_NB_R;
+		g.A = A + i * K;
+		g.C = C + i * N;
+		for (int r = 0; r < g.rows; r++)
+			rt_nb_layout(&g, g.A + r * K, scratch + r * kb * bs,
+				     scratch + RT_NB_R * kb * bs + r * kb);
+		if (nt > 1)
+			rt_par_for(nt, nc, 1, rt_nb_cols, &g);
+		else
+			rt_nb_cols(&g, 0, nc);
+	}
+}
+
+#endif
