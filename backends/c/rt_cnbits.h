@@ -21,10 +21,11 @@
  *	sum_k a_k (q_k - z) s = s (sum_k a_k q_k) - s z as(b)
  *   Threads take runs of columns of B, each read once per group of rows.
  * - More rows (prefill): per panel of 16 columns and slice of at most
- *   RT_NB_KC rows of K, the weights are unpacked into a
- *   small float panel in L1 in rt_cgemm.h's layout, and rt_cgemm.h's
- *   micro-kernel runs over every tile of rows against it; threads take
- *   runs of panels. Each weight is unpacked once per call.
+ *   RT_NB_KC rows of K, the weights are unpacked into a small float panel
+ *   in L1 in rt_cgemm.h's layout (8 x 8 at a time, transposed in
+ *   registers, with AVX2), and rt_cgemm.h's micro-kernel runs over every
+ *   tile of rows against it; threads take runs of panels. Each weight is
+ *   unpacked once per call.
  *
  * AVX2 with FMA where the code is compiled for it, plain loops otherwise
  * (the same order of sums within a path). Every C[i, n] is summed in the
@@ -43,6 +44,7 @@
 #define RT_NB_GEMM_M 8		/* rows from which the panel GEMM is taken */
 #define RT_NB_KC 256		/* most rows of K per unpacked panel slice */
 #define RT_NB_COLS 16		/* columns of B per share of a thread (few rows) */
+#define RT_NB_NC 8		/* panels per chunk (more rows): 128 columns of C */
 
 struct rt_nb {
 	int64_t M, N, K, bs, kb, zrow;
@@ -188,52 +190,140 @@ static void rt_nb_cols(void *v, int64_t c0, int64_t c1)
 }
 
 /*
- * Columns [j0, j0 + nr) of B, rows [k0, k0 + kc) of K (k0 even), unpacked
- * into p (rt_cgemm.h's panel: row k at k * 16), block by block: element k
- * of column n is nibble k of its row of B, whatever the block.
+ * Column n of B, rows [k, k1) of K (k even, within one block), unpacked
+ * into d (column n's place in the panel, rows RT_CG_NR floats apart).
+ */
+static inline void rt_nb_unpack1(const struct rt_nb *g, int64_t n, int64_t k, int64_t k1,
+				 float *d)
+{
+	const uint8_t *bn = g->B + n * g->kb * (g->bs / 2);
+	int64_t b = k / g->bs, e = 0, e1 = k1 - k;
+	float s = g->S[n * g->kb + b], z = rt_nb_zero(g, n, b);
+
+	for (; e + 1 < e1; e += 2) {
+		uint8_t q = bn[(k + e) / 2];
+
+		d[e * RT_CG_NR] = ((float)(q & 15) - z) * s;
+		d[(e + 1) * RT_CG_NR] = ((float)(q >> 4) - z) * s;
+	}
+	if (e < e1)
+		d[e * RT_CG_NR] = ((float)(bn[(k + e) / 2] & 15) - z) * s;
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+/*
+ * Columns [n, n + 8) of B, rows [k, k + 8) (within block b), unpacked into
+ * the panel at d: each column's 4 bytes into 8 integers in order (nibbles
+ * interleaved low, high), the 8 x 8 block transposed so that a row of 8
+ * columns is one vector, then scaled by the columns' s and s z (sv, zv).
+ */
+static inline __attribute__((always_inline)) void
+rt_nb_unpack8x8(const uint8_t *b0, int64_t row, __m256 sv, __m256 zv, float *d)
+{
+	__m128i mask = _mm_set1_epi8(15);
+	__m256 r[8], t[8], u[8];
+
+#pragma GCC unroll 8
+	for (int c = 0; c < 8; c++) {
+		int32_t w;
+		__m128i v;
+
+		memcpy(&w, b0 + c * row, 4);
+		v = _mm_cvtsi32_si128(w);
+		v = _mm_unpacklo_epi8(_mm_and_si128(v, mask), _mm_and_si128(_mm_srli_epi16(v, 4),
+									     mask));
+		r[c] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
+	}
+#pragma GCC unroll 4
+	for (int c = 0; c < 8; c += 2) {
+		t[c] = _mm256_unpacklo_ps(r[c], r[c + 1]);
+		t[c + 1] = _mm256_unpackhi_ps(r[c], r[c + 1]);
+	}
+#pragma GCC unroll 2
+	for (int c = 0; c < 8; c += 4) {
+		u[c] = _mm256_shuffle_ps(t[c], t[c + 2], 0x44);
+		u[c + 1] = _mm256_shuffle_ps(t[c], t[c + 2], 0xee);
+		u[c + 2] = _mm256_shuffle_ps(t[c + 1], t[c + 3], 0x44);
+		u[c + 3] = _mm256_shuffle_ps(t[c + 1], t[c + 3], 0xee);
+	}
+#pragma GCC unroll 4
+	for (int c = 0; c < 4; c++) {
+		_mm256_storeu_ps(d + c * RT_CG_NR, _mm256_fmsub_ps(
+			_mm256_permute2f128_ps(u[c], u[c + 4], 0x20), sv, zv));
+		_mm256_storeu_ps(d + (c + 4) * RT_CG_NR, _mm256_fmsub_ps(
+			_mm256_permute2f128_ps(u[c], u[c + 4], 0x31), sv, zv));
+	}
+}
+
+/* Columns [n, n + 8), rows [k, k1) (k, k1 multiples of 8 in one block) into d. */
+static inline void rt_nb_unpack8(const struct rt_nb *g, int64_t n, int64_t k, int64_t k1,
+				 float *d)
+{
+	int64_t b = k / g->bs, row = g->kb * (g->bs / 2);
+	float s[8], z[8];
+	__m256 sv, zv;
+
+	for (int c = 0; c < 8; c++) {
+		s[c] = g->S[(n + c) * g->kb + b];
+		z[c] = s[c] * rt_nb_zero(g, n + c, b);
+	}
+	sv = _mm256_loadu_ps(s);
+	zv = _mm256_loadu_ps(z);
+	for (; k < k1; k += 8, d += 8 * RT_CG_NR)
+		rt_nb_unpack8x8(g->B + n * row + k / 2, row, sv, zv, d);
+}
+#endif
+
+/*
+ * Columns [j0, j0 + nr) of B, rows [k0, k0 + kc) of K (k0 a multiple of
+ * 16), unpacked into p (rt_cgemm.h's panel: row k at k * 16): element k of
+ * column n is nibble k of its row of B, whatever the block; 8 x 8 at a
+ * time with AVX2, one column a block segment at a time otherwise.
  */
 static inline void rt_nb_panel(const struct rt_nb *g, int64_t j0, int nr, int64_t k0,
 			       int64_t kc, float *p)
 {
-	for (int jj = 0; jj < nr; jj++) {
-		int64_t n = j0 + jj, k1;
-		const uint8_t *bn = g->B + n * g->kb * (g->bs / 2);
+	int64_t k8 = k0, k1;
+	int c8 = 0;
 
-		for (int64_t k = k0; k < k0 + kc; k = k1) {
-			int64_t b = k / g->bs;
-			float s = g->S[n * g->kb + b], z = rt_nb_zero(g, n, b);
-			float *d = p + (k - k0) * RT_CG_NR + jj;
-			int64_t e = 0, e1;
+#if defined(__AVX2__) && defined(__FMA__)
+	k8 = k0 + kc / 8 * 8;
+	c8 = nr / 8 * 8;
+	for (int jj = 0; jj < c8; jj += 8)
+		for (int64_t k = k0; k < k8; k = k1) {
+			int64_t b1 = (k / g->bs + 1) * g->bs;
 
-			k1 = (b + 1) * g->bs < k0 + kc ? (b + 1) * g->bs : k0 + kc;
-			e1 = k1 - k;
-			for (; e + 1 < e1; e += 2) {
-				uint8_t q = bn[(k + e) / 2];
-
-				d[e * RT_CG_NR] = ((float)(q & 15) - z) * s;
-				d[(e + 1) * RT_CG_NR] = ((float)(q >> 4) - z) * s;
-			}
-			if (e < e1)
-				d[e * RT_CG_NR] = ((float)(bn[(k + e) / 2] & 15) - z) * s;
+			k1 = b1 < k8 ? b1 : k8;
+			rt_nb_unpack8(g, j0 + jj, k, k1, p + (k - k0) * RT_CG_NR + jj);
 		}
-	}
+#endif
+	for (int jj = 0; jj < nr; jj++)
+		for (int64_t k = jj < c8 ? k8 : k0; k < k0 + kc; k = k1) {
+			int64_t b1 = (k / g->bs + 1) * g->bs;
+
+			k1 = b1 < k0 + kc ? b1 : k0 + kc;
+			rt_nb_unpack1(g, j0 + jj, k, k1, p + (k - k0) * RT_CG_NR + jj);
+		}
 }
 
-/* Panels [p0, p1) of C (many rows), for rt_par_for. */
+/*
+ * Panels [p0, p1) of C (many rows), for rt_par_for: per chunk of
+ * RT_NB_NC panels (C's chunk stays in L2), per slice of K, the last tile's
+ * rows past M packed once (zero rows), then per panel its slice unpacked
+ * and every tile of rows run against it.
+ */
 static void rt_nb_panels(void *v, int64_t p0, int64_t p1)
 {
 	const struct rt_nb *g = v;
 	float bp[RT_NB_KC * RT_CG_NR] __attribute__((aligned(64)));
 	float ap[RT_CG_MR * RT_NB_KC] __attribute__((aligned(64)));
 	struct rt_cg_epilogue e = { 1.0f, 1.0f, g->bias, 0, 1, RT_CG_ACT_NONE, 0.0f, 0.0f, NULL, 0 };
+	int64_t mfull = g->M / RT_CG_MR * RT_CG_MR;
+	int mr = (int)(g->M - mfull);
 
-	for (int64_t jp = p0; jp < p1; jp++) {
-		int64_t j0 = jp * RT_CG_NR;
-		int nr = g->N - j0 < RT_CG_NR ? (int)(g->N - j0) : RT_CG_NR;
+	for (int64_t jc = p0; jc < p1; jc += RT_NB_NC) {
+		int64_t jce = p1 - jc < RT_NB_NC ? p1 : jc + RT_NB_NC;
 
-		/* the columns past N multiply as zeros (the tile computes all 16) */
-		if (nr < RT_CG_NR)
-			memset(bp, 0, sizeof(bp));
 		for (int64_t k0 = 0; k0 < g->K; k0 += RT_NB_KC) {
 			struct rt_cg_kblock kb;
 
@@ -241,20 +331,23 @@ static void rt_nb_panels(void *v, int64_t p0, int64_t p1)
 			kb.kc = g->K - k0 < RT_NB_KC ? g->K - k0 : RT_NB_KC;
 			kb.first = k0 == 0;
 			kb.last = k0 + kb.kc >= g->K;
-			rt_nb_panel(g, j0, nr, k0, kb.kc, bp);
-			for (int64_t i0 = 0; i0 < g->M; i0 += RT_CG_MR) {
-				int mr = g->M - i0 < RT_CG_MR ? (int)(g->M - i0) : RT_CG_MR;
-				float *c = g->C + i0 * g->N + j0;
+			if (mr)
+				rt_cg_pack_a(g->M, g->A, g->K, 1, mfull, mr, k0, kb.kc, ap);
+			for (int64_t jp = jc; jp < jce; jp++) {
+				int64_t j0 = jp * RT_CG_NR;
+				int nr = g->N - j0 < RT_CG_NR ? (int)(g->N - j0) : RT_CG_NR;
 
-				if (mr == RT_CG_MR) {
-					rt_cg_tile(&kb, g->A + i0 * g->K + k0, g->K, 1, bp, c, g->N,
-						   mr, nr, i0, j0, &e);
-				} else {
-					/* rows past M: a packed tile's zero rows */
-					rt_cg_pack_a(g->M, g->A, g->K, 1, i0, mr, k0, kb.kc, ap);
-					rt_cg_tile(&kb, ap, 1, RT_CG_MR, bp, c, g->N, mr, nr, i0,
-						   j0, &e);
-				}
+				/* the columns past N multiply as zeros (a tile computes 16) */
+				if (nr < RT_CG_NR)
+					memset(bp, 0, sizeof(bp));
+				rt_nb_panel(g, j0, nr, k0, kb.kc, bp);
+				for (int64_t i0 = 0; i0 < mfull; i0 += RT_CG_MR)
+					rt_cg_tile(&kb, g->A + i0 * g->K + k0, g->K, 1, bp,
+						   g->C + i0 * g->N + j0, g->N, RT_CG_MR, nr, i0, j0,
+						   &e);
+				if (mr)
+					rt_cg_tile(&kb, ap, 1, RT_CG_MR, bp, g->C + mfull * g->N + j0,
+						   g->N, mr, nr, mfull, j0, &e);
 			}
 		}
 	}
