@@ -253,9 +253,8 @@ def refused():
                               np.float32(0.5), "s")])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
     m.ir_version = 10
-    BAD.append(("int4_input", m, "node 0 'dq' (DequantizeLinear): input 0 ('x') is int4 but "
-                "not a constant: int4 and uint4 are supported only as constant weights of "
-                "DequantizeLinear"))
+    BAD.append(("int4_input", m, "input 'x' has element type int4 (22), which is not "
+                "supported"))
     a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [4])
     g = helper.make_graph([helper.make_node("Cast", ["a"], ["q"], name="to_int4",
                                             to=TensorProto.INT4),
