@@ -11,7 +11,8 @@
  * holds the weights in 4 bits. Taken: blocks along K (axis 0) of a power
  * of two of 16 or more, or one scale per column (axis 1) or for all, which
  * are one block covering K; float32 scales. What does not match stays as
- * it is, and the fold pass after this one turns it into float constants.
+ * it is, and the fold pass turns it into float constants. The last step of
+ * the qdq pass (qdq_nbits), so that fold never sees those it takes.
  *
  * The int4 and uint4 tensors collagec holds one byte an element (dtype.def):
  * only a constant that DequantizeLinear reads may be one, so after the
@@ -204,7 +205,7 @@ static int nbits_check_node(struct graph *g, const struct node *n)
 	return rc;
 }
 
-int pass_nbits(struct graph *g)
+int qdq_nbits(struct graph *g)
 {
 	int *count = graph_count_readers(g);
 	int rc = 0;
