@@ -267,6 +267,13 @@ def refused():
                 "uint4 are supported only as constant weights of DequantizeLinear"))
 
 
+def parallel():
+    """Big enough for threads (M N K >= 262144) with few rows; last, so that the random
+    data of the cases before stays as it was."""
+    nbits("m1_k1024_threads", [1], 1024, 272, 64, bias=True)
+    nbits("m3_k512_threads", [3], 512, 200, 32, zp_kind="float")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: gen_nbits_tests.py OUTDIR")
@@ -274,6 +281,7 @@ def main():
     dq_models()
     quantizer_models()
     refused()
+    parallel()
     nodetest.write(sys.argv[1], GOOD, BAD)
 
 

@@ -9,7 +9,8 @@
 #    -> MatMul, and MatMulNBitsQuantizer's QOperator and QDQ forms of one
 #    float MatMul; again at --cpu generic (the plain loops of rt_cnbits.h);
 # 2. the 4-bit kernel runs them (matmulnbits.gemm in OUT.json; the 8-bit
-#    model takes the op's own loops), and at 2 threads matches too;
+#    model takes the op's own loops), and at 2 threads matches too (the
+#    few-rows and the panel paths both split N between threads);
 # 3. OUT.so keeps the weights in 4 bits: the quantized models' weights
 #    bytes are B's 4 bits, the scales and the zero points (no float copy),
 #    under a sixth of the float model's, the QDQ form the same as the
@@ -43,7 +44,8 @@ weights() {
 }
 
 # kernel: the strategy each model's MatMulNBits took, and 2 threads
-for n in m1_bs32_zp m5_bs16_two_groups m64_bs32_gemm dq_int4_bs32_ktail m4_bits8; do
+for n in m1_bs32_zp m5_bs16_two_groups m64_bs32_gemm dq_int4_bs32_ktail m4_bits8 \
+	m1_k1024_threads m3_k512_threads; do
 	build "$n" || continue
 	want=matmulnbits.gemm
 	[ "$n" = m4_bits8 ] && want=matmulnbits.loops
