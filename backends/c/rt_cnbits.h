@@ -22,8 +22,10 @@
  *   Threads take runs of columns of B, each read once per group of rows.
  * - More rows (prefill): per panel of 16 columns and slice of at most
  *   RT_NB_KC rows of K, the weights are unpacked into a small float panel
- *   in L1 in rt_cgemm.h's layout (8 x 8 at a time, transposed in
- *   registers, with AVX2), and rt_cgemm.h's micro-kernel runs over every
+ *   in L1 in rt_cgemm.h's layout (with AVX2, 8 columns x 32 rows at a
+ *   time: 16 bytes a column transposed as bytes, then each k pair's 8
+ *   bytes split into two rows of nibbles; 8 x 8 at the slice's tail), and
+ *   rt_cgemm.h's micro-kernel runs over every
  *   tile of rows against it; threads take runs of panels. Each weight is
  *   unpacked once per call.
  *
@@ -274,6 +276,99 @@ static inline void rt_nb_unpack8(const struct rt_nb *g, int64_t n, int64_t k, in
 }
 #endif
 
+#if defined(__AVX2__) && defined(__FMA__)
+/* The scales s and s z of block b of columns [n, n + 8). */
+static inline void rt_nb_scales8(const struct rt_nb *g, int64_t n, int64_t b, __m256 *sv,
+				 __m256 *zv)
+{
+	float s[8], z[8];
+
+	for (int c = 0; c < 8; c++) {
+		s[c] = g->S[(n + c) * g->kb + b];
+		z[c] = s[c] * rt_nb_zero(g, n + c, b);
+	}
+	*sv = _mm256_loadu_ps(s);
+	*zv = _mm256_loadu_ps(z);
+}
+
+/* Rows k and k + 1 of 8 columns: the low and high nibbles of 8 bytes. */
+static inline __attribute__((always_inline)) void
+rt_nb_rows2(__m128i lo, __m128i hi, __m256 sv, __m256 zv, float *d)
+{
+	_mm256_storeu_ps(d, _mm256_fmsub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo)), sv, zv));
+	_mm256_storeu_ps(d + RT_CG_NR, _mm256_fmsub_ps(_mm256_cvtepi32_ps(
+		_mm256_cvtepu8_epi32(hi)), sv, zv));
+}
+
+/*
+ * Columns [n, n + 8), rows [k, k + 32) into d: 16 bytes of each column
+ * transposed as bytes (8 x 16, three rounds of unpacks), so that each k
+ * pair of the 8 columns is 8 bytes, then their nibbles as two rows. sv0,
+ * zv0 scale rows k to k + 15, sv1, zv1 the rest (another block when bs is 16).
+ */
+static inline void rt_nb_unpack8x32(const uint8_t *b0, int64_t row, __m256 sv0, __m256 zv0,
+				    __m256 sv1, __m256 zv1, float *d)
+{
+	__m128i mask = _mm_set1_epi8(15), r[8], a[8], b[8], c[8];
+
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++)
+		r[i] = _mm_loadu_si128((const __m128i *)(b0 + i * row));
+#pragma GCC unroll 4
+	for (int i = 0; i < 8; i += 2) {
+		a[i] = _mm_unpacklo_epi8(r[i], r[i + 1]);
+		a[i + 1] = _mm_unpackhi_epi8(r[i], r[i + 1]);
+	}
+	/* b: columns 0-3 (b0..b3) and 4-7 (b4..b7), 4 bytes a k pair, pairs 0-15 */
+#pragma GCC unroll 2
+	for (int h = 0; h < 2; h++) {
+		b[4 * h] = _mm_unpacklo_epi16(a[4 * h], a[4 * h + 2]);
+		b[4 * h + 1] = _mm_unpackhi_epi16(a[4 * h], a[4 * h + 2]);
+		b[4 * h + 2] = _mm_unpacklo_epi16(a[4 * h + 1], a[4 * h + 3]);
+		b[4 * h + 3] = _mm_unpackhi_epi16(a[4 * h + 1], a[4 * h + 3]);
+	}
+	/* c[q]: the 8 columns of k pairs 2q and 2q + 1 */
+#pragma GCC unroll 4
+	for (int q = 0; q < 4; q++) {
+		c[2 * q] = _mm_unpacklo_epi32(b[q], b[q + 4]);
+		c[2 * q + 1] = _mm_unpackhi_epi32(b[q], b[q + 4]);
+	}
+#pragma GCC unroll 8
+	for (int q = 0; q < 8; q++) {
+		__m128i lo = _mm_and_si128(c[q], mask);
+		__m128i hi = _mm_and_si128(_mm_srli_epi16(c[q], 4), mask);
+		__m256 sv = q < 4 ? sv0 : sv1, zv = q < 4 ? zv0 : zv1;
+		float *dq = d + 4 * q * RT_CG_NR;
+
+		rt_nb_rows2(lo, hi, sv, zv, dq);
+		rt_nb_rows2(_mm_unpackhi_epi64(lo, lo), _mm_unpackhi_epi64(hi, hi), sv, zv,
+			    dq + 2 * RT_CG_NR);
+	}
+}
+
+/* Columns [n, n + 8), rows [k, k1) (32 rows at a time, k1 - k a multiple of 32) into d. */
+static inline void rt_nb_unpack8w(const struct rt_nb *g, int64_t n, int64_t k, int64_t k1,
+				  float *d)
+{
+	int64_t row = g->kb * (g->bs / 2), bl = -1;
+	__m256 sv0 = _mm256_setzero_ps(), zv0 = sv0, sv1 = sv0, zv1 = sv0;
+
+	for (; k < k1; k += 32, d += 32 * RT_CG_NR) {
+		if (k / g->bs != bl) {
+			bl = k / g->bs;
+			rt_nb_scales8(g, n, bl, &sv0, &zv0);
+			sv1 = sv0;
+			zv1 = zv0;
+		}
+		if ((k + 16) / g->bs != bl) {
+			bl = (k + 16) / g->bs;
+			rt_nb_scales8(g, n, bl, &sv1, &zv1);
+		}
+		rt_nb_unpack8x32(g->B + n * row + k / 2, row, sv0, zv0, sv1, zv1, d);
+	}
+}
+#endif
+
 /*
  * Columns [j0, j0 + nr) of B, rows [k0, k0 + kc) of K (k0 a multiple of
  * 16), unpacked into p (rt_cgemm.h's panel: row k at k * 16): element k of
@@ -290,7 +385,9 @@ static inline void rt_nb_panel(const struct rt_nb *g, int64_t j0, int nr, int64_
 	k8 = k0 + kc / 8 * 8;
 	c8 = nr / 8 * 8;
 	for (int jj = 0; jj < c8; jj += 8)
-		for (int64_t k = k0; k < k8; k = k1) {
+		rt_nb_unpack8w(g, j0 + jj, k0, k0 + kc / 32 * 32, p + jj);
+	for (int jj = 0; jj < c8; jj += 8)
+		for (int64_t k = k0 + kc / 32 * 32; k < k8; k = k1) {
 			int64_t b1 = (k / g->bs + 1) * g->bs;
 
 			k1 = b1 < k8 ? b1 : k8;
