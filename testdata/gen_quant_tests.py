@@ -455,7 +455,8 @@ def bad_cases():
     BAD.append(("quantizelinear_int4", [helper.make_node("QuantizeLinear", ["x", "s"], ["y"],
                                                          output_dtype=22, name="q")], 21,
                 [x], [tensor("s", F, np.float32(1))],
-                "node 0 'q' (QuantizeLinear): quantizing to ONNX type 22 is not supported"))
+                "node 0 'q' (QuantizeLinear): quantizing to int4 is not supported (uint8, int8, "
+                "uint16 and int16 are)"))
     BAD.append(("quantizelinear_axis_scale", [helper.make_node("QuantizeLinear", ["x", "s"], ["y"],
                                                                axis=1, name="q")], 13,
                 [x], [tensor("s", F, np.ones(5, np.float32))],

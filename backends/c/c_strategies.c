@@ -97,6 +97,13 @@
  *           float32            dynquantize.vec  rt_cquant.h: min/max in
  *                                               lanes, vector quantize
  *           always             dynquantize.loops the op's own lowering
+ *   MatMulNBits
+ *           4 bits             matmulnbits.gemm rt_cnbits.h: B read 4-bit
+ *                                               as the model packs it,
+ *                                               unpacked in registers (few
+ *                                               rows) or into a float panel
+ *                                               in L1 for rt_cgemm.h's tiles
+ *           always             matmulnbits.loops the op's own lowering
  *
  * In parentheses: the implementations that lose on plevel (measured at one
  * thread). With a symbolic M (a symbolic batch) MatMul gets all three
@@ -2446,6 +2453,74 @@ static const struct op_strategy dynquant_strategy = {
 	OP_DYNAMICQUANTIZELINEAR, dynquant_specs, ARRAY_SIZE(dynquant_specs)
 };
 
+/* ---- MatMulNBits: rt_nbits (rt_cnbits.h) ---- */
+
+/* What rt_nbits takes: 4-bit weights, every operand its own buffer. */
+static bool nbits_ok(struct lower *L)
+{
+	bool ok = node_attr_int(L->n, "bits", 4) == 4;
+
+	for (int i = 0; i < L->n->n_in && ok; i++)
+		ok = !L->in[i] || L->in[i]->index >= 0;
+	return ok;
+}
+
+static struct tir *cond_nbits(struct lower *L)
+{
+	return strategy_static(L, nbits_ok(L));
+}
+
+/* &input i at 0, or a null pointer (0) when absent or when want is false. */
+static struct tir *nbits_ptr(struct lower *L, int i, bool want)
+{
+	return want && ci_opt(L, i) ? tir_addr(L->b, L->in[i], tir_int(L->b, 0))
+	       : tir_int(L->b, 0);
+}
+
+/*
+ * matmulnbits.gemm: one call of rt_nbits over every row of A (its batch
+ * folds into M), B read as the model packs it, 4 bits a weight.
+ */
+static int lower_nbits(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	int64_t K = node_attr_int(L->n, "K", 0), N = node_attr_int(L->n, "N", 0);
+	int64_t bs = node_attr_int(L->n, "block_size", 0), kb = (K + bs - 1) / bs;
+	const struct value *z = ci_opt(L, 3);
+	struct tir *args[12];
+	int n = 0;
+
+	if (!nbits_ok(L))
+		BUG("rt_nbits on operands it does not take");
+	args[n++] = tir_bin(b, BIN_DIV, lower_numel(L, &lower_in(L, 0)->shape), tir_int(b, K));
+	args[n++] = tir_int(b, N);
+	args[n++] = tir_int(b, K);
+	args[n++] = tir_int(b, bs);
+	args[n++] = nbits_ptr(L, 0, true);
+	args[n++] = nbits_ptr(L, 1, true);
+	args[n++] = nbits_ptr(L, 2, true);
+	args[n++] = nbits_ptr(L, 3, z && z->dtype == DTYPE_U8);
+	args[n++] = nbits_ptr(L, 3, z && z->dtype == DTYPE_F32);
+	args[n++] = nbits_ptr(L, 5, true);
+	args[n++] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[n++] = tir_addr(b, lower_scratch(L, DTYPE_F32, dim_const(4 * (kb * bs + kb))),
+			     tir_int(b, 0));
+	tir_extern(b, "rt_nbits", args, n);
+	return 0;
+}
+
+static const struct strategy_impl nbits_gemm[] = { { "matmulnbits.gemm", 10, lower_nbits } };
+static const struct strategy_impl nbits_loops[] = { { "matmulnbits.loops", 0, lower_own } };
+
+static const struct strategy_spec nbits_specs[] = {
+	{ "4 bits", cond_nbits, nbits_gemm, ARRAY_SIZE(nbits_gemm) },
+	{ "always", NULL, nbits_loops, ARRAY_SIZE(nbits_loops) },
+};
+
+static const struct op_strategy nbits_strategy = {
+	OP_MATMULNBITS, nbits_specs, ARRAY_SIZE(nbits_specs)
+};
+
 const struct op_strategy *const c_strategies[] = {
 	&matmul_strategy,
 	&gemm_strategy,
@@ -2462,5 +2537,6 @@ const struct op_strategy *const c_strategies[] = {
 	&qlinearconv_strategy,
 	&quant_strategy,
 	&dynquant_strategy,
+	&nbits_strategy,
 	NULL,
 };

@@ -38,26 +38,28 @@ static const char *embedded_text(const char *name)
  * The prelude of a module, from what its source calls: rt_cgemm.h (the
  * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
  * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
- * rt_softmax_rows, rt_lnorm_rows and rt_attn_rows, rt_cpool.h for rt_pool2d, rt_cquant.h for
- * rt_cigemm, rt_ciconv2d, rt_dynquant and rt_quantize_u8; NULL for none. Modules of one
+ * rt_softmax_rows, rt_lnorm_rows and rt_attn_rows, rt_cpool.h for rt_pool2d,
+ * rt_cquant.h for rt_cigemm, rt_ciconv2d, rt_dynquant and rt_quantize_u8,
+ * rt_cnbits.h (after rt_cgemm.h) for rt_nbits; NULL for none. Modules of one
  * model may get different preludes, each pasted once: the headers' include
  * guards make a second copy of one of them empty.
  */
 static const char *c_prelude(struct graph *g, const char *source)
 {
 	bool wino = strstr(source, "rt_cwino2d"), conv = strstr(source, "rt_cconv2d");
-	bool gemm = conv || wino || strstr(source, "rt_cgemm");
+	bool gemm = conv || wino || strstr(source, "rt_cgemm") || strstr(source, "rt_nbits");
 	bool rows = strstr(source, "rt_softmax_rows") || strstr(source, "rt_lnorm_rows") ||
 		    strstr(source, "rt_attn_rows");
 	bool pool = strstr(source, "rt_pool2d");
 	bool quant = strstr(source, "rt_cigemm") || strstr(source, "rt_ciconv2d") ||
 		     strstr(source, "rt_dynquant") || strstr(source, "rt_quantize_u8");
+	bool nbits = strstr(source, "rt_nbits");
 	struct strbuf sb = STRBUF_INIT;
 	const char *r;
 
 	if (!gemm && !rows && !pool && !quant)
 		return NULL;
-	if (gemm && !conv && !wino && !rows && !pool && !quant)
+	if (gemm && !conv && !wino && !rows && !pool && !quant && !nbits)
 		return embedded_text("rt_cgemm.h");
 	if (gemm)
 		sb_puts(&sb, embedded_text("rt_cgemm.h"));
@@ -71,6 +73,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 		sb_puts(&sb, embedded_text("rt_cpool.h"));
 	if (quant)
 		sb_puts(&sb, embedded_text("rt_cquant.h"));
+	if (nbits)
+		sb_puts(&sb, embedded_text("rt_cnbits.h"));
 	r = arena_strdup(g->arena, sb_str(&sb));
 	sb_release(&sb);
 	return r;

@@ -22,6 +22,8 @@
  *   RotaryEmbedding             RotaryEmbedding of opset 23
  *   GroupQueryAttention         [RotaryEmbedding], Concat (the cache), a
  *                               bool causal/padding mask -> Attention
+ *   MatMulNBits                 MatMulNBits (core/ops/ops_nbits.c: kept,
+ *                               a 4-bit GEMM on c), [Casts of float16]
  *
  * A mask's form depends on its rank, which import reads from the value
  * (graph inputs, constants) or through the producers that keep it
@@ -540,6 +542,84 @@ static int cx_fused_matmul(struct cx *c)
 	a = cx_bin(c, OP_MATMUL, "MatMul", a, b, alpha == 1.0 ? c->out[0] : -1);
 	if (alpha != 1.0)
 		cx_bin(c, OP_MUL, "Mul", a, cx_scalar(c, alpha), c->out[0]);
+	return 0;
+}
+
+/* ---- MatMulNBits ---- */
+
+/*
+ * Whether g_idx (input 4: the block of each k) is the plain order k /
+ * block_size, which says nothing the blocks do not: a constant int32 [K].
+ */
+static bool cx_gidx_plain(struct cx *c, int64_t K, int64_t bs)
+{
+	const struct value *v = &c->g->values.v[c->in[4]];
+	const int32_t *d = v->data;
+
+	if (!d || v->dtype != DTYPE_I32 || cx_dim(c, c->in[4], 0) != K || v->shape.rank != 1)
+		return false;
+	for (int64_t k = 0; k < K; k++)
+		if (d[k] != k / bs)
+			return false;
+	return true;
+}
+
+/* Cast(x) to float32 (x absent: -1). */
+static int cx_f32(struct cx *c, int x)
+{
+	struct attr to = attr_i("to", dtype_to_onnx(DTYPE_F32));
+
+	return x < 0 ? -1 : cx_node(c, OP_CAST, "Cast", &x, 1, -1, &to, 1);
+}
+
+/*
+ * MatMulNBits as collagec's op of that name (core/ops/ops_nbits.c), which
+ * computes in float32: a float16 model's A, scales, float zero points and
+ * bias go through Casts, and so does the result back, as ONNX Runtime's
+ * CPU kernel widens them.
+ */
+static int cx_matmul_nbits(struct cx *c)
+{
+	static const char *const known[] = { "K", "i", "N", "i", "bits", "i", "block_size", "i",
+					     "accuracy_level", "i", NULL };
+	struct attr a[4];
+	int in[6], out = c->out[0];
+	int64_t K = cx_int(c, "K", 0), bs = cx_int(c, "block_size", 0);
+	bool half = c->ft == DTYPE_F16;
+
+	if (cx_check_attrs(c, known) < 0)
+		return -1;
+	if (c->ft != DTYPE_F32 && !half)
+		return cx_error(c, "type %s is not supported (float32 and float16 are)",
+				dtype_name(c->ft));
+	if (c->n_in > 4 && c->in[4] >= 0 && (bs < 1 || !cx_gidx_plain(c, K, bs)))
+		return cx_error(c, "g_idx other than k / block_size (act-order) is not supported");
+	/* ONNX Runtime 1.32 then reads the zero points otherwise (as if absent) */
+	if (c->n_in > 4 && c->in[4] >= 0 && c->in[3] >= 0)
+		return cx_error(c, "g_idx with zero_points is not supported");
+	for (int i = 0; i < 6; i++)
+		in[i] = i < c->n_in && i != 4 ? c->in[i] : -1;
+	if (half) {
+		in[0] = cx_f32(c, in[0]);
+		in[2] = cx_f32(c, in[2]);
+		if (in[3] >= 0 && dtype_is_half(c->g->values.v[in[3]].dtype))
+			in[3] = cx_f32(c, in[3]);
+		in[5] = cx_f32(c, in[5]);
+		out = -1;
+	}
+	a[0] = attr_i("K", K);
+	a[1] = attr_i("N", cx_int(c, "N", 0));
+	a[2] = attr_i("bits", cx_int(c, "bits", 4));
+	a[3] = attr_i("block_size", bs);
+	out = cx_node(c, OP_MATMULNBITS, "MatMulNBits", in, 6, out, a, 4);
+	/* the node the model has, under its own name (diagnostics of shape inference) */
+	c->g->nodes.v[c->g->values.v[out].producer].name = c->self.name;
+	c->g->nodes.v[c->g->values.v[out].producer].onnx_index = c->self.onnx_index;
+	if (half) {
+		struct attr to = attr_i("to", dtype_to_onnx(DTYPE_F16));
+
+		cx_node(c, OP_CAST, "Cast", &out, 1, c->out[0], &to, 1);
+	}
 	return 0;
 }
 
@@ -1085,6 +1165,7 @@ static const struct contrib_op {
 	{ "GroupQueryAttention", false, 0, cx_group_query_attention, 7, 12, 4 },
 	{ "Gelu", false, 0, cx_gelu, 1, 1, 1 },
 	{ "LayerNormalization", true, 17, cx_layer_norm, 2, 3, 3 },
+	{ "MatMulNBits", false, 0, cx_matmul_nbits, 3, 6, 1 },
 	{ "MultiHeadAttention", false, 0, cx_multi_head_attention, 1, 10, 4 },
 	{ "QuickGelu", false, 0, cx_quick_gelu, 1, 1, 1 },
 	{ "RotaryEmbedding", false, 0, cx_rotary_embedding, 4, 4, 1 },

@@ -190,6 +190,55 @@ static int decode_strings(const Onnx__TensorProto *t, int64_t n, struct host_ten
 	return 0;
 }
 
+/*
+ * An int4 or uint4 tensor: ONNX packs two elements a byte, the first in
+ * the low nibble (raw_data, external data, or one byte per int32_data
+ * value); unpacked here to one byte per element, int4 sign-extended
+ * (dtype.def), in owned memory.
+ */
+static int decode_nibbles(const Onnx__TensorProto *t, const char *dir, int64_t n,
+			  struct host_tensor *ht, char **err, struct graph *g)
+{
+	size_t packed = (size_t)(n + 1) / 2;
+	bool sgn = ht->dtype == DTYPE_I4;
+	uint8_t *src = NULL, *d;
+	bool own = false;
+
+	if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+		void *p = NULL;
+		bool mapped = false;
+
+		if (read_external(t, dir, &p, packed, err, g, &mapped) < 0)
+			return -1;
+		src = p;
+		own = !mapped;
+	} else if (t->has_raw_data) {
+		if (t->raw_data.len != packed)
+			return fail(err, "raw_data has %zu bytes, its shape needs %zu",
+				    t->raw_data.len, packed);
+		src = t->raw_data.data;
+	} else {
+		if (t->n_int32_data != packed)
+			return fail(err, "int32_data has %zu values, its shape needs %zu (two "
+				    "4-bit elements a value)", t->n_int32_data, packed);
+		src = xcalloc(packed + 1, 1);
+		own = true;
+		for (size_t i = 0; i < packed; i++)
+			src[i] = (uint8_t)t->int32_data[i];
+	}
+	d = ht->data = xcalloc((size_t)n + 1, 1);
+	for (int64_t i = 0; i < n; i++) {
+		uint8_t v = (uint8_t)(src[i / 2] >> (i % 2 * 4)) & 15;
+
+		d[i] = sgn ? (uint8_t)(int8_t)((v ^ 8) - 8) : v;
+	}
+	if (own)
+		free(src);
+	if (t->name)
+		ht->name = xstrdup(t->name);
+	return 0;
+}
+
 int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_tensor *ht,
 		       char **err, struct graph *g)
 {
@@ -219,6 +268,8 @@ int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_
 	ht->bytes = bytes;
 	if (dtype_is_string(ht->dtype))
 		return decode_strings(t, n, ht, err);
+	if (dtype_is_nibble(ht->dtype))
+		return decode_nibbles(t, dir, n, ht, err, g);
 	/* the data is allocated once its source is known to hold all of it */
 	if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
 		if (read_external(t, dir, &ht->data, bytes, err, g, &ht->mapped) < 0) {
@@ -445,6 +496,7 @@ int host_tensor_write(const char *path, const struct host_tensor *t, char **err)
 		sb_release(&out);
 	} else {
 		Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+		uint8_t *packed = NULL;
 		size_t sz;
 		uint8_t *buf;
 
@@ -464,6 +516,17 @@ int host_tensor_write(const char *path, const struct host_tensor *t, char **err)
 				tp.string_data[i].data = (uint8_t *)(s[i] ? s[i] : "");
 				tp.string_data[i].len = strlen(s[i] ? s[i] : "");
 			}
+		} else if (dtype_is_nibble(t->dtype)) {
+			/* two a byte, the first in the low nibble (onnx.proto) */
+			int64_t n = host_tensor_numel(t);
+			const uint8_t *s = t->data;
+
+			packed = xcalloc((size_t)(n + 1) / 2 + 1, 1);
+			for (int64_t i = 0; i < n; i++)
+				packed[i / 2] |= (uint8_t)((s[i] & 15) << (i % 2 * 4));
+			tp.has_raw_data = 1;
+			tp.raw_data.len = (size_t)(n + 1) / 2;
+			tp.raw_data.data = packed;
 		} else {
 			tp.has_raw_data = 1;
 			tp.raw_data.len = t->bytes;
@@ -475,6 +538,7 @@ int host_tensor_write(const char *path, const struct host_tensor *t, char **err)
 		rc = file_write_atomic(path, buf, sz);
 		free(buf);
 		free(tp.string_data);
+		free(packed);
 	}
 	if (rc < 0)
 		return fail(err, "%s: cannot write: %s", path, strerror(errno));

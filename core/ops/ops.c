@@ -45,6 +45,8 @@ const char *op_domain(enum op op)
 {
 	if (op == OP_ADAGRAD || op == OP_ADAM || op == OP_MOMENTUM)
 		return "ai.onnx.preview.training";
+	if (op == OP_MATMULNBITS)
+		return "com.microsoft";
 	return "";
 }
 

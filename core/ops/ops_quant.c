@@ -184,8 +184,10 @@ int infer_dequantize(struct graph *g, struct node *n)
 
 	if (infer_arity(g, n, 2, 3, 1) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
-	if (!q_type_ok(x->dtype) && x->dtype != DTYPE_I32)
-		return q_type_error(g, n, 0, x->dtype, "uint8, int8, uint16, int16 or int32");
+	/* int4 and uint4: constant weights only (pass_nbits.c) */
+	if (!q_type_ok(x->dtype) && x->dtype != DTYPE_I32 && !dtype_is_nibble(x->dtype))
+		return q_type_error(g, n, 0, x->dtype, "uint8, int8, uint16, int16, int32, int4 or "
+				    "uint4");
 	if (infer_qparams(g, n, x) < 0)
 		return -1;
 	zp = node_in(g, n, 2);

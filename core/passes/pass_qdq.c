@@ -28,7 +28,8 @@
  * then QuantizeLinear saturates exactly where they would clamp (ONNX
  * Runtime's ReluQuantFusion and ClipQuantFusion). What does not match
  * stays float; the fold pass after this one turns the weights' remaining
- * DequantizeLinears into float constants.
+ * DequantizeLinears into float constants. Last, pass_nbits.c turns
+ * DequantizeLinear of int4/uint4 weights -> MatMul into MatMulNBits.
  */
 #include "passes.h"
 
@@ -379,5 +380,5 @@ int pass_qdq(struct graph *g)
 	}
 	free(count);
 	graph_compact(g);
-	return 0;
+	return qdq_nbits(g);
 }

@@ -45,4 +45,11 @@ int fold_try(struct graph *g, struct node *n);
 #include "passes.def"
 #undef PASS
 
+/*
+ * The qdq pass's last step (pass_nbits.c): DequantizeLinear(int4/uint4
+ * constant) -> MatMul into MatMulNBits, then any other int4 tensor refused.
+ * 0, or -1 after diagnostics.
+ */
+int qdq_nbits(struct graph *g);
+
 #endif

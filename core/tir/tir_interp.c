@@ -70,8 +70,8 @@ static struct ival load(enum dtype t, void *p, int64_t i)
 	case DTYPE_I64: return mk(t, 0, ((int64_t *)p)[i]);
 	case DTYPE_I32: return mk(t, 0, ((int32_t *)p)[i]);
 	case DTYPE_I16: return mk(t, 0, ((int16_t *)p)[i]);
-	case DTYPE_I8: return mk(t, 0, ((int8_t *)p)[i]);
-	case DTYPE_U8: case DTYPE_BOOL: return mk(t, 0, ((uint8_t *)p)[i]);
+	case DTYPE_I8: case DTYPE_I4: return mk(t, 0, ((int8_t *)p)[i]);
+	case DTYPE_U8: case DTYPE_BOOL: case DTYPE_U4: return mk(t, 0, ((uint8_t *)p)[i]);
 	case DTYPE_U16: return mk(t, 0, ((uint16_t *)p)[i]);
 	case DTYPE_U32: return mk(t, 0, ((uint32_t *)p)[i]);
 	case DTYPE_U64: return mk(t, 0, (int64_t)((uint64_t *)p)[i]);

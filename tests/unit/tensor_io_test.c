@@ -70,6 +70,12 @@ static void make_tensor(struct host_tensor *t, enum dtype dt, int rank, const in
 	if (dt == DTYPE_BOOL)
 		for (size_t i = 0; i < t->bytes; i++)
 			((unsigned char *)t->data)[i] &= 1;
+	/* 4-bit types: one byte an element, int4 sign-extended (dtype.def) */
+	if (dtype_is_nibble(dt))
+		for (size_t i = 0; i < t->bytes; i++)
+			((unsigned char *)t->data)[i] = (unsigned char)(dt == DTYPE_I4
+				? (int8_t)(((((unsigned char *)t->data)[i] & 15) ^ 8) - 8)
+				: ((unsigned char *)t->data)[i] & 15);
 }
 
 static void assert_same(const struct host_tensor *a, const struct host_tensor *b)
@@ -119,8 +125,8 @@ static void test_npy_roundtrip_all_dtypes(void)
 			const char *p = tmp_path("rt.npy");
 
 			make_tensor(&t, (enum dtype)dt, ranks[s], shapes[s]);
-			if (dt == DTYPE_BF16 || dt == DTYPE_STR) {	/* NumPy has no bfloat16;
-									   strings: not as .npy */
+			if (dt == DTYPE_BF16 || dt == DTYPE_STR || dtype_is_nibble(dt)) {
+				/* NumPy has no bfloat16 nor 4-bit types; strings: not as .npy */
 				ASSERT(-1, host_tensor_write(p, &t, &err));
 				free(err);
 				host_tensor_free(&t);
