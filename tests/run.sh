@@ -1,7 +1,8 @@
 #!/bin/sh
-# run.sh - the test suite of one tier (make test, make test-full, make
-# test-all; tests/lib.sh says what the tiers are). Every suite prints one
-# line per test, "ok   NAME" or "FAIL NAME: why"; this script runs them,
+# run.sh [SUITE...] - the test suite of one tier (make test, make test-full,
+# make test-all; tests/lib.sh says what the tiers are), or the suites named.
+# Every suite prints one line per test, "ok   NAME" or "FAIL NAME: why"; this
+# script runs them,
 # JOBS at a time (2 unless told: the longest first, each taking the next
 # suite when it ends), prints each suite's lines and wall time when it ends,
 # a table of the times, and last "N passed, N failed". It exits non-zero
@@ -31,6 +32,18 @@ unit"
 case $COLLAGEC_TEST_TIER in
 all) SUITES="valgrind fuzzing $SUITES" ;;
 esac
+# suites named on the command line run instead (sh tests/run.sh dynamic control),
+# and the times table is not saved
+only=
+if [ $# -gt 0 ]; then
+	for s in "$@"; do
+		if [ "$s" != unit ] && [ ! -f "tests/$s.sh" ]; then
+			echo "run.sh: no suite '$s' (tests/$s.sh)" >&2
+			exit 2
+		fi
+	done
+	SUITES="$*" only=1
+fi
 
 # run_suite NAME: runs it, its lines in $out/NAME.log, its time in $out/NAME.time
 run_suite() {
@@ -96,7 +109,7 @@ for s in $SUITES; do
 	echo "$(cat "$out/$s.time") $s $(grep -c '^ok \|^FAIL' "$out/$s.log")"
 done | sort -rn >"$out/times"
 awk '{ printf "%6d s  %-12s %5d tests\n", $1, $2, $3 }' "$out/times"
-cp "$out/times" "$BUILD/test-times-$COLLAGEC_TEST_TIER.txt" 2>/dev/null
+[ -n "$only" ] || cp "$out/times" "$BUILD/test-times-$COLLAGEC_TEST_TIER.txt" 2>/dev/null
 passed=$(cat "$out"/*.log | grep -c '^ok ')
 failed=$(cat "$out"/*.log | grep -c '^FAIL')
 echo "$passed passed, $failed failed"
