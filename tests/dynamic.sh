@@ -110,54 +110,43 @@ sc|p_bad|split|split sizes add up to 7, not the axis length 6
 BAD
 fi
 
-# a crop of a symbolic axis longer than the axis fails the run, naming the node
-if [ -f "$T/libsymbolic_pad.so" ]; then
+# zeros NAME=d0,d1,... ...: writes $T/NAME.pb, zeros of that float32 shape
+zeros() {
 	/usr/bin/python3 -c '
 import sys, numpy as np
 from onnx import numpy_helper
-open(sys.argv[1], "wb").write(numpy_helper.from_array(np.zeros((2, 1), np.float32), "x").SerializeToString())
-' "$T/x21.pb"
-	"$COLLAGEC" run "$T/libsymbolic_pad.so" --input x="$T/x21.pb" >/dev/null 2>"$T/bad.err"
-	rc=$?
-	if [ $rc -eq 1 ] && grep -q "node 'crop' needs 2 <= T, the inputs give 2 > 1" "$T/bad.err"
-	then ok "bad-crop-fails-run"
-	else fail "bad-crop-fails-run" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
-fi
+for a in sys.argv[2:]:
+    n, dims = a.split("=")
+    t = numpy_helper.from_array(np.zeros([int(d) for d in dims.split(",")], np.float32), n)
+    open("%s/%s.pb" % (sys.argv[1], n), "wb").write(t.SerializeToString())
+' "$T" "$@"
+}
 
-# a dilated Conv over a length shorter than its kernel fails the run, naming the node
-if [ -f "$T/libsymbolic_conv.so" ]; then
-	/usr/bin/python3 -c '
-import sys, numpy as np
-from onnx import numpy_helper
-w = lambda p, a, n: open(p, "wb").write(numpy_helper.from_array(a, n).SerializeToString())
-w(sys.argv[1] + "/x4.pb", np.zeros((1, 2, 4), np.float32), "x")
-w(sys.argv[1] + "/z5.pb", np.zeros((1, 1, 5, 6), np.float32), "z")
-' "$T"
-	"$COLLAGEC" run "$T/libsymbolic_conv.so" --input x="$T/x4.pb" --input z="$T/z5.pb" \
-		>/dev/null 2>"$T/bad.err"
+# bad_run NAME LIB MESSAGE INPUT...: a run of libLIB.so on zeros of the shapes
+# given (zeros' form) fails with exit status 1 and MESSAGE (a fixed string)
+bad_run() {
+	name=$1 lib=$2 msg=$3
+	shift 3
+	[ -f "$T/lib$lib.so" ] || return 0
+	zeros "$@"
+	set -- $(for a in "$@"; do echo "--input ${a%%=*}=$T/${a%%=*}.pb"; done)
+	"$COLLAGEC" run "$T/lib$lib.so" "$@" >/dev/null 2>"$T/bad.err"
 	rc=$?
-	if [ $rc -eq 1 ] && grep -q "node 'dilated' needs 5 <= T, the inputs give 5 > 4" "$T/bad.err"
-	then ok "bad-short-conv-fails-run"
-	else fail "bad-short-conv-fails-run" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
-fi
+	if [ $rc -eq 1 ] && grep -qF "$msg" "$T/bad.err"; then ok "$name"
+	else fail "$name" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
+}
 
-# where seq is not the 16 the export baked in, the run fails naming the node
+# a crop of a symbolic axis longer than the axis, a dilated Conv over a
+# length shorter than its kernel, and a seq other than the 16 an export
+# baked in each fail the run, naming the node
+bad_run bad-crop-fails-run symbolic_pad "node 'crop' needs 2 <= T, the inputs give 2 > 1" \
+	x=2,1
+bad_run bad-short-conv-fails-run symbolic_conv \
+	"node 'dilated' needs 5 <= T, the inputs give 5 > 4" x=1,2,4 z=1,1,5,6
+bad_run bad-baked-reshape-fails-run baked_shapes \
+	"node 'baked' needs 128*seq*batch == 2048*batch, the inputs give 1536 != 2048" \
+	x=12,1,128 y=12,4
 if [ -f "$T/libbaked_shapes.so" ]; then
-	/usr/bin/python3 -c '
-import sys, numpy as np
-from onnx import numpy_helper
-w = lambda p, a, n: open(p, "wb").write(numpy_helper.from_array(a, n).SerializeToString())
-w(sys.argv[1] + "/x12.pb", np.zeros((12, 1, 128), np.float32), "x")
-w(sys.argv[1] + "/y12.pb", np.zeros((12, 4), np.float32), "y")
-' "$T"
-	"$COLLAGEC" run "$T/libbaked_shapes.so" --input x="$T/x12.pb" --input y="$T/y12.pb" \
-		>/dev/null 2>"$T/bad.err"
-	rc=$?
-	if [ $rc -eq 1 ] &&
-		grep -q "node 'baked' needs 128\*seq\*batch == 2048\*batch, the inputs give 1536 != 2048" \
-			"$T/bad.err"
-	then ok "bad-baked-reshape-fails-run"
-	else fail "bad-baked-reshape-fails-run" "exit $rc: $(head -n 1 "$T/bad.err")"; fi
 	# the search measures seq at the 16 the equality needs, not the default 128
 	if "$COLLAGEC" compile -q --target c --estimator analytic --no-cache \
 		"$T/baked_shapes/model.onnx" -o "$T/tuned.so" 2>"$T/tuned.err"; then
