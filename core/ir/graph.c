@@ -574,6 +574,16 @@ int node_attr_ints(const struct node *n, const char *name, const int64_t **out)
 	return a->n;
 }
 
+struct attr attr_int(const char *name, int64_t v)
+{
+	struct attr a = { 0 };
+
+	a.name = name;
+	a.kind = ATTR_INT;
+	a.i = v;
+	return a;
+}
+
 void node_set_attr_int(struct graph *g, struct node *n, const char *name, int64_t v)
 {
 	struct attr *na;

@@ -467,6 +467,8 @@ const char *node_attr_str(const struct node *n, const char *name, const char *de
 /* Integer list attribute: count or -1 when absent. */
 int node_attr_ints(const struct node *n, const char *name, const int64_t **out);
 void node_set_attr_int(struct graph *g, struct node *n, const char *name, int64_t v);
+/* An int attribute name = v, for the attribute list of a node being made. */
+struct attr attr_int(const char *name, int64_t v);
 void node_set_attr_float(struct graph *g, struct node *n, const char *name, double v);
 void node_set_attr_ints(struct graph *g, struct node *n, const char *name, const int64_t *v,
 			int count);

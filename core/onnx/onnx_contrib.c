@@ -145,16 +145,6 @@ PRINTF_LIKE(2, 3) static int cx_error(struct cx *c, const char *fmt, ...)
 
 /* ---- the nodes and constants made ---- */
 
-static struct attr attr_i(const char *name, int64_t v)
-{
-	struct attr a = { 0 };
-
-	a.name = name;
-	a.kind = ATTR_INT;
-	a.i = v;
-	return a;
-}
-
 static struct attr attr_f(const char *name, double v)
 {
 	struct attr a = { 0 };
@@ -264,7 +254,7 @@ static int cx_scalar_t(struct cx *c, double v, enum dtype t)
 	id = graph_add_const(c->g, name, DTYPE_F32, &s, &f);
 	if (t == DTYPE_F32)
 		return id;
-	to = attr_i("to", dtype_to_onnx(t));
+	to = attr_int("to", dtype_to_onnx(t));
 	return cx_node(c, OP_CAST, "Cast", &id, 1, -1, &to, 1);
 }
 
@@ -306,7 +296,7 @@ static int cx_slice(struct cx *c, int x, int64_t axis, int64_t from, int64_t to)
 /* Shape(x)[start:end] (int64, 1-D). */
 static int cx_shape(struct cx *c, int x, int64_t start, int64_t end)
 {
-	struct attr a[2] = { attr_i("start", start), attr_i("end", end) };
+	struct attr a[2] = { attr_int("start", start), attr_int("end", end) };
 
 	return cx_node(c, OP_SHAPE, "Shape", &x, 1, -1, a, 2);
 }
@@ -368,7 +358,7 @@ static void cx_layernorm(struct cx *c, int x, int scale, int bias, double eps, i
 			 int n_outs)
 {
 	int in[3] = { x, scale, bias };
-	struct attr a[2] = { attr_i("axis", -1), attr_f("epsilon", eps) };
+	struct attr a[2] = { attr_int("axis", -1), attr_f("epsilon", eps) };
 
 	cx_node_n(c, OP_LAYERNORMALIZATION, "LayerNormalization", in, bias >= 0 ? 3 : 2, outs,
 		  n_outs, a, 2);
@@ -382,9 +372,9 @@ static int cx_layer_norm(struct cx *c)
 
 	if (cx_check_attrs(c, LN_ATTRS) < 0)
 		return -1;
-	a[na++] = attr_i("axis", cx_int(c, "axis", -1));
+	a[na++] = attr_int("axis", cx_int(c, "axis", -1));
 	a[na++] = attr_f("epsilon", cx_float(c, "epsilon", 1e-5));
-	a[na++] = attr_i("stash_type", cx_int(c, "stash_type", 1));
+	a[na++] = attr_int("stash_type", cx_int(c, "stash_type", 1));
 	cx_node_n(c, OP_LAYERNORMALIZATION, "LayerNormalization", c->in, c->n_in, c->out,
 		  c->n_out, a, na);
 	return 0;
@@ -399,9 +389,9 @@ static int cx_simplified_layer_norm(struct cx *c)
 		return -1;
 	if (c->n_out > 1 && c->out[1] >= 0)
 		return cx_error(c, "output 1 'inv_std_var' is not supported");
-	a[0] = attr_i("axis", cx_int(c, "axis", -1));
+	a[0] = attr_int("axis", cx_int(c, "axis", -1));
 	a[1] = attr_f("epsilon", cx_float(c, "epsilon", 1e-5));
-	a[2] = attr_i("stash_type", cx_int(c, "stash_type", 1));
+	a[2] = attr_int("stash_type", cx_int(c, "stash_type", 1));
 	cx_node(c, OP_RMSNORMALIZATION, "RMSNormalization", c->in, 2, c->out[0], a, 3);
 	return 0;
 }
@@ -451,7 +441,7 @@ static int cx_skip_simplified_layer_norm(struct cx *c)
 					i == 1 ? "mean" : "inv_std_var");
 	in[0] = cx_skip_sum(c, c->n_in > 3 ? c->in[3] : -1, c->n_out > 3 ? c->out[3] : -1);
 	in[1] = c->in[2];
-	a[0] = attr_i("axis", -1);
+	a[0] = attr_int("axis", -1);
 	a[1] = attr_f("epsilon", cx_float(c, "epsilon", 1e-12));
 	cx_node(c, OP_RMSNORMALIZATION, "RMSNormalization", in, 2, c->out[0], a, 2);
 	return 0;
@@ -567,7 +557,7 @@ static bool cx_gidx_plain(struct cx *c, int64_t K, int64_t bs)
 /* Cast(x) to float32 (x absent: -1). */
 static int cx_f32(struct cx *c, int x)
 {
-	struct attr to = attr_i("to", dtype_to_onnx(DTYPE_F32));
+	struct attr to = attr_int("to", dtype_to_onnx(DTYPE_F32));
 
 	return x < 0 ? -1 : cx_node(c, OP_CAST, "Cast", &x, 1, -1, &to, 1);
 }
@@ -607,16 +597,16 @@ static int cx_matmul_nbits(struct cx *c)
 		in[5] = cx_f32(c, in[5]);
 		out = -1;
 	}
-	a[0] = attr_i("K", K);
-	a[1] = attr_i("N", cx_int(c, "N", 0));
-	a[2] = attr_i("bits", cx_int(c, "bits", 4));
-	a[3] = attr_i("block_size", bs);
+	a[0] = attr_int("K", K);
+	a[1] = attr_int("N", cx_int(c, "N", 0));
+	a[2] = attr_int("bits", cx_int(c, "bits", 4));
+	a[3] = attr_int("block_size", bs);
 	out = cx_node(c, OP_MATMULNBITS, "MatMulNBits", in, 6, out, a, 4);
 	/* the node the model has, under its own name (diagnostics of shape inference) */
 	c->g->nodes.v[c->g->values.v[out].producer].name = c->self.name;
 	c->g->nodes.v[c->g->values.v[out].producer].onnx_index = c->self.onnx_index;
 	if (half) {
-		struct attr to = attr_i("to", dtype_to_onnx(DTYPE_F16));
+		struct attr to = attr_int("to", dtype_to_onnx(DTYPE_F16));
 
 		cx_node(c, OP_CAST, "Cast", &out, 1, c->out[0], &to, 1);
 	}
@@ -636,7 +626,7 @@ static int cx_embed_layer_norm(struct cx *c)
 	int ids = c->in[0], seg = c->n_in > 1 ? c->in[1] : -1;
 	int mask = c->n_in > 7 ? c->in[7] : -1, pos_ids = c->n_in > 8 ? c->in[8] : -1;
 	int w, p, sum, outs[1];
-	struct attr ax0 = attr_i("axis", 0);
+	struct attr ax0 = attr_int("axis", 0);
 
 	if (cx_check_attrs(c, known) < 0)
 		return -1;
@@ -674,7 +664,7 @@ static int cx_embed_layer_norm(struct cx *c)
 		if (mask >= 0) {
 			int64_t one = 1;
 			int in[2] = { mask, cx_ints(c, &one, 1) };
-			struct attr a = attr_i("keepdims", 0);
+			struct attr a = attr_int("keepdims", 0);
 
 			cx_node(c, OP_REDUCESUM, "ReduceSum", in, 2, c->out[1], &a, 1);
 		} else {
@@ -747,12 +737,12 @@ static int cx_mask_bias(struct cx *c, int m, int kv, int kdim, double filter,
 	int64_t axes[2] = { 1, 2 }, one = 1;
 
 	if (r == 2 || r == 3) {
-		struct attr to = attr_i("to", dtype_to_onnx(DTYPE_F32));
+		struct attr to = attr_int("to", dtype_to_onnx(DTYPE_F32));
 		int mf = cx_node(c, OP_CAST, "Cast", &m, 1, -1, &to, 1);
 
 		keep = cx_bin(c, OP_GREATER, "Greater", mf, cx_scalar_t(c, 0, DTYPE_F32), -1);
 	} else if (r == 1) {
-		struct attr to = attr_i("to", dtype_to_onnx(DTYPE_I64));
+		struct attr to = attr_int("to", dtype_to_onnx(DTYPE_I64));
 		int rng = cx_iota(c, kv, kdim), ends;
 
 		ends = cx_unsqueeze(c, cx_node(c, OP_CAST, "Cast", &m, 1, -1, &to, 1), &one, 1);
@@ -788,7 +778,7 @@ static void cx_attend(struct cx *c, int q, int k, int v, bool heads4, int64_t n,
 {
 	int64_t sq[4] = { 0, 0, n, dh }, sv[4] = { 0, 0, n, dv }, m3[3] = { 0, 0, n * dv };
 	int64_t pq[4] = { 0, 2, 1, 3 }, pk[4] = { 0, 2, 3, 1 }, pt[4] = { 0, 1, 3, 2 };
-	struct attr ax = attr_i("axis", -1);
+	struct attr ax = attr_int("axis", -1);
 	int s;
 
 	q = cx_transpose(c, cx_reshape(c, q, sq, 4, -1), pq, 4, -1);
@@ -862,7 +852,7 @@ static int cx_attention(struct cx *c)
 	v = cx_slice(c, qkv, -1, hq + hk, hq + hk + hv);
 	if (cache) {
 		/* past [2, B, n, P, dh] before the new keys and values; present the same */
-		struct attr ax2 = attr_i("axis", 2), ax0 = attr_i("axis", 0);
+		struct attr ax2 = attr_int("axis", 2), ax0 = attr_int("axis", 0);
 		int64_t zero = 0;
 		int in[2];
 
@@ -963,7 +953,7 @@ static int cx_multi_head_attention(struct cx *c)
 	}
 	if (cache) {
 		/* heads [B, n, L, H] after past_key/past_value [B, n, P, H]: present */
-		struct attr ax = attr_i("axis", 2);
+		struct attr ax = attr_int("axis", 2);
 		int cat[2];
 
 		in[0] = cx_heads(c, in[0], n);
@@ -994,10 +984,10 @@ static int cx_multi_head_attention(struct cx *c)
 	bias = cx_add_bias(c, bias, c->n_in > 5 ? c->in[5] : -1);
 	in[3] = bias;
 	if (!cache) {
-		a[na++] = attr_i("q_num_heads", n);
-		a[na++] = attr_i("kv_num_heads", n);
+		a[na++] = attr_int("q_num_heads", n);
+		a[na++] = attr_int("kv_num_heads", n);
 		if (cx_int(c, "unidirectional", 0))
-			a[na++] = attr_i("is_causal", 1);
+			a[na++] = attr_int("is_causal", 1);
 	}
 	if (cx_attr(c, "scale"))
 		a[na++] = attr_f("scale", cx_float(c, "scale", 1.0));
@@ -1015,8 +1005,8 @@ static int cx_multi_head_attention(struct cx *c)
 /* RotaryEmbedding of x [B, S, n * H] at positions pos [B, S]. */
 static int cx_rope(struct cx *c, int x, int pos, int64_t n)
 {
-	struct attr a[2] = { attr_i("interleaved", cx_int(c, "rotary_interleaved", 0)),
-			     attr_i("num_heads", n) };
+	struct attr a[2] = { attr_int("interleaved", cx_int(c, "rotary_interleaved", 0)),
+			     attr_int("num_heads", n) };
 	int in[4] = { x, c->in[7], c->in[8], pos };
 
 	return cx_node(c, OP_ROTARYEMBEDDING, "RotaryEmbedding", in, 4, -1, a, 2);
@@ -1082,7 +1072,7 @@ static int cx_group_query_attention(struct cx *c)
 	k = cx_heads(c, k, nkv);
 	v = cx_heads(c, v, nkv);
 	if (past) {
-		struct attr ax = attr_i("axis", 2);
+		struct attr ax = attr_int("axis", 2);
 
 		in[0] = c->in[3], in[1] = k;
 		k = cx_node(c, OP_CONCAT, "Concat", in, 2, c->n_out > 1 ? c->out[1] : -1, &ax, 1);
@@ -1097,7 +1087,7 @@ static int cx_group_query_attention(struct cx *c)
 	/* keep [B, 1, S, T]: key j <= P + i and j <= seqlens_k[b] */
 	{
 		int rt = cx_iota(c, k, 2), lim;
-		struct attr to = attr_i("to", dtype_to_onnx(DTYPE_I64));
+		struct attr to = attr_int("to", dtype_to_onnx(DTYPE_I64));
 
 		lim = cx_bin(c, OP_ADD, "Add", cx_iota(c, q, 1), plen, -1);
 		keep = cx_bin(c, OP_LESSOREQUAL, "LessOrEqual", cx_unsqueeze(c, rt, &zero, 1),
@@ -1140,9 +1130,9 @@ static int cx_rotary_embedding(struct cx *c)
 		return cx_error(c, "position_ids must be [batch, seq] (an offset of shape [1] is "
 				"not supported)");
 	in[0] = c->in[0], in[1] = c->in[2], in[2] = c->in[3], in[3] = c->in[1];
-	a[0] = attr_i("interleaved", cx_int(c, "interleaved", 0));
-	a[1] = attr_i("rotary_embedding_dim", cx_int(c, "rotary_embedding_dim", 0));
-	a[2] = attr_i("num_heads", cx_int(c, "num_heads", 0));
+	a[0] = attr_int("interleaved", cx_int(c, "interleaved", 0));
+	a[1] = attr_int("rotary_embedding_dim", cx_int(c, "rotary_embedding_dim", 0));
+	a[2] = attr_int("num_heads", cx_int(c, "num_heads", 0));
 	cx_node(c, OP_ROTARYEMBEDDING, "RotaryEmbedding", in, 4, c->out[0], a, 3);
 	return 0;
 }

@@ -134,16 +134,6 @@ static void nbits_pack(struct graph *g, const struct node *mm, const struct nbit
 	free(sc);
 }
 
-static struct attr nbits_attr(const char *name, int64_t v)
-{
-	struct attr a = { 0 };
-
-	a.name = name;
-	a.kind = ATTR_INT;
-	a.i = v;
-	return a;
-}
-
 /* MatMul mm (reading dq's output as B) becomes MatMulNBits over p. */
 static void nbits_rewrite(struct graph *g, struct node *mm, struct node *dq,
 			  const struct nbits_plan *p, bool dq_dies)
@@ -155,10 +145,10 @@ static void nbits_rewrite(struct graph *g, struct node *mm, struct node *dq,
 	in[0] = mm->in[0];
 	nbits_pack(g, mm, p, in);
 	in[4] = in[5] = -1;
-	a[0] = nbits_attr("K", p->K);
-	a[1] = nbits_attr("N", p->N);
-	a[2] = nbits_attr("bits", 4);
-	a[3] = nbits_attr("block_size", p->bs);
+	a[0] = attr_int("K", p->K);
+	a[1] = attr_int("N", p->N);
+	a[2] = attr_int("bits", 4);
+	a[3] = attr_int("block_size", p->bs);
 	/* the spans in graph order, as pass_qdq.c merges them */
 	if (dq_dies) {
 		span_add(g, &sp, dq < mm ? &dq->span : &mm->span);
