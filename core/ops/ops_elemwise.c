@@ -249,6 +249,69 @@ static struct tir *pow_reduced(struct lower *L, struct tir *a, double e, enum dt
 	return NULL;
 }
 
+/* The unsigned type of t's width (t itself when unsigned). */
+static enum dtype unsigned_of(enum dtype t)
+{
+	switch (t) {
+	case DTYPE_I8: return DTYPE_U8;
+	case DTYPE_I16: return DTYPE_U16;
+	case DTYPE_I32: return DTYPE_U32;
+	case DTYPE_I64: return DTYPE_U64;
+	default: return t;
+	}
+}
+
+/*
+ * BitShift as opset 28 defines it for every integer type: a signed right
+ * shift is arithmetic, a left shift drops the bits past the sign bit (done
+ * unsigned: C leaves a negative one undefined), and a shift by a negative
+ * amount or by the type's width or more gives what the sign fill alone
+ * gives (-1 for a negative x shifted right, else 0). The amount is clamped
+ * before the shift so that no lane shifts out of range. No locals: a
+ * fused prologue inlines the expression.
+ */
+static struct tir *bitshift(struct lower *L, struct tir *x, struct tir *y, enum dtype t)
+{
+	struct tir_builder *b = L->b;
+	bool right = !strcmp(node_attr_str(L->n, "direction", "LEFT"), "RIGHT");
+	bool sgn = dtype_is_signed(t);
+	struct tir *zero = fc(L, t, 0), *ok, *s, *r, *fill;
+
+	ok = tir_bin(b, BIN_LT, y, fc(L, t, (double)(dtype_size(t) * 8)));
+	if (sgn)
+		ok = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, y, zero), ok);
+	s = tir_select(b, ok, y, zero);
+	if (right) {
+		r = tir_bin(b, BIN_SHR, x, s);
+		fill = sgn ? tir_select(b, tir_bin(b, BIN_LT, x, zero), fc(L, t, -1), zero) : zero;
+	} else {
+		r = tir_cast(b, t, tir_bin(b, BIN_SHL, tir_cast(b, unsigned_of(t), x),
+					   tir_cast(b, unsigned_of(t), s)));
+		fill = zero;
+	}
+	return tir_select(b, ok, r, fill);
+}
+
+/*
+ * Mod-28 of floats with fmod 0: a - floor(a / b) * b, the sign of b, as
+ * numpy's remainder: fmod's remainder moved by b when their signs differ,
+ * and a zero remainder signed like b. Infinities and NaN come out of fmod
+ * as the spec asks (fmod(x, inf) = x, then x + inf = inf when the signs
+ * differ).
+ */
+static struct tir *floor_mod(struct lower *L, struct tir *a, struct tir *d, enum dtype t)
+{
+	struct tir_builder *b = L->b;
+	struct tir *zero = fc(L, t, 0), *r, *neg;
+
+	r = tir_call2(b, INTRIN_FMOD, a, d);
+	neg = tir_bin(b, BIN_LT, d, zero);
+	return tir_select(b, tir_bin(b, BIN_EQ, r, zero),
+			  tir_select(b, neg, tir_un(b, UN_NEG, zero), zero),
+			  tir_select(b, tir_bin(b, BIN_NE, tir_bin(b, BIN_LT, r, zero), neg),
+				     tir_add(b, r, d), r));
+}
+
 /* The scalar result of op n for loaded inputs x[0..]. */
 static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype t)
 {
@@ -400,6 +463,8 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
 						tir_cast(b, DTYPE_F64, x[1])));
 	}
 	case OP_MOD:
+		if (dtype_is_float(t) && !node_attr_int(n, "fmod", 0) && L->g->opset >= 28)
+			return floor_mod(L, a, x[1], t);
 		if (dtype_is_float(t) || node_attr_int(n, "fmod", 0))
 			return dtype_is_float(t) ? tir_call2(b, INTRIN_FMOD, a, x[1])
 						 : tir_bin(b, BIN_MOD, a, x[1]);
@@ -414,8 +479,7 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
 	case OP_PRELU:
 		return tir_select(b, tir_bin(b, BIN_LT, a, zero), tir_mul(b, x[1], a), a);
 	case OP_BITSHIFT:
-		return tir_bin(b, strcmp(node_attr_str(n, "direction", "LEFT"), "RIGHT") ? BIN_SHL
-			       : BIN_SHR, a, x[1]);
+		return bitshift(L, a, x[1], t);
 	case OP_EQUAL: return tir_bin(b, BIN_EQ, a, x[1]);
 	case OP_GREATER: return tir_bin(b, BIN_GT, a, x[1]);
 	case OP_GREATEROREQUAL: return tir_bin(b, BIN_GE, a, x[1]);

@@ -207,7 +207,11 @@ static struct ival eval_bin(struct interp *it, const struct tir *e)
 	case BIN_OR: return mk(t, 0, p | q);
 	case BIN_XOR: return mk(t, 0, p ^ q);
 	case BIN_SHL: return mk(t, 0, q >= 64 ? 0 : (int64_t)((uint64_t)p << q));
-	case BIN_SHR: return mk(t, 0, q >= 64 ? 0 : (int64_t)((uint64_t)p >> q));
+	case BIN_SHR:
+		/* arithmetic for signed types, as the C the backends print does (gcc, clang) */
+		if (dtype_is_signed(ta))
+			return mk(t, 0, p >> (q >= 64 ? 63 : q));
+		return mk(t, 0, q >= 64 ? 0 : (int64_t)((uint64_t)p >> q));
 	case BIN_LAND: return mk(t, 0, (fl ? x != 0 : p != 0) && (fl ? y != 0 : q != 0));
 	case BIN_LOR: return mk(t, 0, (fl ? x != 0 : p != 0) || (fl ? y != 0 : q != 0));
 	default: BUG("interp binop %d", e->op);
