@@ -39,6 +39,7 @@ LATER = [
     ("Attention", "softcap", "ATTR_FLOAT", "0.0"),
     ("Attention", "softmax_precision", "ATTR_INT", None),
     ("AveragePool", "dilations", "ATTR_INTS", None),                        # 19
+    ("BitCast", "to", "ATTR_INT", None),                                    # 26
     ("Cast", "round_mode", "ATTR_STRING", '"up"'),                          # 24
     ("Cast", "saturate", "ATTR_INT", "1"),                                  # 19
     ("CastLike", "round_mode", "ATTR_STRING", '"up"'),                      # 24
@@ -47,6 +48,8 @@ LATER = [
     ("Col2Im", "dilations", "ATTR_INTS", None),                             # 18
     ("Col2Im", "pads", "ATTR_INTS", None),
     ("Col2Im", "strides", "ATTR_INTS", None),
+    ("CumProd", "exclusive", "ATTR_INT", "0"),                              # 26
+    ("CumProd", "reverse", "ATTR_INT", "0"),
     ("DequantizeLinear", "block_size", "ATTR_INT", "0"),                    # 21
     ("DequantizeLinear", "output_dtype", "ATTR_INT", "0"),                  # 23
     ("Gelu", "approximate", "ATTR_STRING", '"none"'),                       # 20
@@ -73,6 +76,10 @@ LATER = [
     ("RotaryEmbedding", "rotary_embedding_dim", "ATTR_INT", "0"),
     ("SpaceToDepth", "mode", "ATTR_STRING", '"DCR"'),                       # 28
     ("Split", "num_outputs", "ATTR_INT", None),                             # 18
+    ("SwiGLU", "alpha", "ATTR_FLOAT", "1.0"),                               # 28
+    ("Swish", "alpha", "ATTR_FLOAT", "1.0"),                                # 24
+    ("TensorScatter", "axis", "ATTR_INT", "-2"),                            # 24
+    ("TensorScatter", "mode", "ATTR_STRING", '"linear"'),
 ] + [(op, "noop_with_empty_axes", "ATTR_INT", "0")                          # 18
      for op in ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
                 "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSumSquare")]

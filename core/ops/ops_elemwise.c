@@ -83,6 +83,34 @@ int infer_binary(struct graph *g, struct node *n)
 	return infer_broadcast_to(g, n, DTYPE_UNDEF);
 }
 
+/* SwiGLU (opset 28): float A and B of one type and one shape (no broadcasting). */
+int infer_swiglu(struct graph *g, struct node *n)
+{
+	struct value *a, *b;
+
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(a = infer_input(g, n, 0)) ||
+	    !(b = infer_input(g, n, 1)))
+		return -1;
+	if (!dtype_is_float(a->dtype) || b->dtype != a->dtype) {
+		diag_error(g->ctx, "%s: A and B must have one float type, not %s and %s",
+			   node_loc(g, n), dtype_name(a->dtype), dtype_name(b->dtype));
+		return -1;
+	}
+	if (!shape_eq(&a->shape, &b->shape)) {
+		struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+
+		shape_print(g, &a->shape, &x);
+		shape_print(g, &b->shape, &y);
+		diag_error(g->ctx, "%s: A %s and B %s must have one shape", node_loc(g, n),
+			   sb_str(&x), sb_str(&y));
+		sb_release(&x);
+		sb_release(&y);
+		return -1;
+	}
+	infer_set(g, n, 0, a->dtype, &a->shape);
+	return 0;
+}
+
 int infer_compare(struct graph *g, struct node *n)
 {
 	if (infer_arity(g, n, 2, 2, 1) < 0 || !infer_input(g, n, 0) || !infer_input(g, n, 1))
@@ -130,6 +158,46 @@ int infer_cast(struct graph *g, struct node *n)
 		}
 	}
 	infer_set(g, n, 0, t, &x->shape);
+	return 0;
+}
+
+/*
+ * BitCast (opset 26): the input's bytes as type 'to', which must have the
+ * input's size; strings have none to reinterpret.
+ */
+int infer_bitcast(struct graph *g, struct node *n)
+{
+	struct value *x;
+	int64_t to = node_attr_int(n, "to", -1);
+	enum dtype t = dtype_from_onnx((int)to);
+
+	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (t == DTYPE_UNDEF || dtype_is_string(t) || dtype_is_string(x->dtype)) {
+		diag_error(g->ctx, "%s: bitcast from %s to ONNX type %lld is not supported",
+			   node_loc(g, n), dtype_name(x->dtype), (long long)to);
+		return -1;
+	}
+	if (dtype_size(t) != dtype_size(x->dtype)) {
+		diag_error(g->ctx, "%s: %s and %s differ in width", node_loc(g, n),
+			   dtype_name(x->dtype), dtype_name(t));
+		return -1;
+	}
+	infer_set(g, n, 0, t, &x->shape);
+	return 0;
+}
+
+/* One rt_bitcast call (runtime/rt_half.h): C has no cast that keeps the bits. */
+int lower_bitcast(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0);
+	struct tir *args[3];
+
+	args[0] = tir_addr(L->b, L->in[0], tir_int(L->b, 0));
+	args[1] = tir_addr(L->b, L->out[0], tir_int(L->b, 0));
+	args[2] = tir_mul(L->b, lower_numel(L, &x->shape),
+			  tir_int(L->b, (int64_t)dtype_size(x->dtype)));
+	tir_extern(L->b, "rt_bitcast", args, 3);
 	return 0;
 }
 
@@ -247,6 +315,16 @@ static struct tir *pow_reduced(struct lower *L, struct tir *a, double e, enum dt
 				  fc(L, t, INFINITY), tir_add(b, call(L, INTRIN_SQRT, a),
 							      fc(L, t, 0)));
 	return NULL;
+}
+
+/* Swish (opset 24), SwiGLU's gate: x sigmoid(alpha x) = x / (1 + exp(-alpha x)). */
+static struct tir *swish(struct lower *L, struct tir *x, enum dtype t)
+{
+	struct tir_builder *b = L->b;
+	struct tir *ax = tir_mul(b, attr_c(L, t, "alpha", 1.0), x);
+
+	return tir_bin(b, BIN_DIV, x, tir_add(b, fc(L, t, 1), call(L, INTRIN_EXP,
+								  tir_un(b, UN_NEG, ax))));
 }
 
 /* The unsigned type of t's width (t itself when unsigned). */
@@ -376,6 +454,10 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
 		return tir_mul(b, tir_mul(b, fc(L, t, 0.5), a), tir_add(b, one, r));
 	case OP_SOFTSIGN:
 		return tir_bin(b, BIN_DIV, a, tir_add(b, one, call(L, INTRIN_FABS, a)));
+	case OP_SWISH:
+		return swish(L, a, t);
+	case OP_SWIGLU:
+		return tir_mul(b, swish(L, a, t), x[1]);
 	case OP_ELU:
 		return tir_select(b, tir_bin(b, BIN_LT, a, zero),
 				  tir_mul(b, attr_c(L, t, "alpha", 1.0),
