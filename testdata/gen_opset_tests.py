@@ -1509,6 +1509,97 @@ def opset24_tests():
         "Swish does not exist in opset 23 (it first appears in opset 24)")
 
 
+def linear_attention_ref(q, k, v, hq, hkv, rule, past=None, decay=None, beta=None, scale=0.0):
+    """LinearAttention-27's recurrence, token by token, in float64."""
+    b, t, _ = q.shape
+    dk, dv = q.shape[2] // hq, v.shape[2] // hkv
+    q4 = q.reshape(b, t, hq, dk).astype(np.float64)
+    k4 = k.reshape(b, t, hkv, dk).astype(np.float64)
+    v4 = v.reshape(b, t, hkv, dv).astype(np.float64)
+    s = np.zeros((b, hkv, dk, dv)) if past is None else past.astype(np.float64).copy()
+    y = np.zeros((b, t, hq, dv))
+    scale = scale or 1 / math.sqrt(dk)
+    for i in range(t):
+        if decay is not None:
+            g = decay[:, i].reshape(b, hkv, -1).astype(np.float64)   # [b, hkv, 1 or dk]
+            s = s * np.exp(g)[..., None]
+        u = v4[:, i]
+        if beta is not None:
+            be = np.broadcast_to(beta[:, i].reshape(b, -1), (b, hkv)).astype(np.float64)
+            u = be[..., None] * (u - np.einsum("bhdm,bhd->bhm", s, k4[:, i]))
+        s = s + k4[:, i][..., :, None] * u[..., None, :]
+        for h in range(hq):
+            y[:, i, h] = scale * np.einsum("bd,bdm->bm", q4[:, i, h], s[:, h // (hq // hkv)])
+    return y.reshape(b, t, hq * dv).astype(np.float32), s.astype(np.float32)
+
+
+def causal_conv_ref(x, w, bias=None, past=None, act="none"):
+    """CausalConvWithState-27: depthwise causal conv over past ++ x."""
+    b, c, n = x.shape
+    k = w.shape[2]
+    pad = np.zeros((b, c, k - 1)) if past is None else past.astype(np.float64)
+    p = np.concatenate([pad, x.astype(np.float64)], axis=2)
+    y = np.zeros((b, c, n))
+    for j in range(k):
+        y += w[None, :, 0, j, None].astype(np.float64) * p[:, :, j:j + n]
+    if bias is not None:
+        y += bias[None, :, None]
+    if act != "none":
+        y = y * sigmoid(y)
+    return y.astype(np.float32), p[:, :, p.shape[2] - (k - 1):].astype(np.float32)
+
+
+def stateful_tests():
+    q, k, v = randn(2, 3, 4 * 4), randn(2, 3, 2 * 4), randn(2, 3, 2 * 5)
+    k = k / np.linalg.norm(k.reshape(2, 3, 2, 4), axis=-1).repeat(4, -1).reshape(2, 3, 8)
+    past = randn(2, 2, 4, 5)
+    decay = -np.abs(randn(2, 3, 2 * 4))
+    beta = sigmoid(randn(2, 3, 2)).astype(np.float32)
+    y, s = linear_attention_ref(q, k, v, 4, 2, "gated_delta", past, decay, beta)
+    good("linearattention_27_gated_delta_gqa_past", 27,
+         [node("LinearAttention", ["q", "k", "v", "p", "d", "b"], ["y", "s"], q_num_heads=4,
+               kv_num_heads=2)],
+         {"q": q, "k": k, "v": v, "p": past, "d": decay, "b": beta}, {"y": y, "s": s})
+    hdecay = -np.abs(randn(2, 3, 2))
+    y, s = linear_attention_ref(q, k, v, 4, 2, "gated", decay=hdecay, scale=0.3)
+    good("linearattention_27_gated_per_head_scale", 27,
+         [node("LinearAttention", ["q", "k", "v", "", "d"], ["y", "s"], q_num_heads=4,
+               kv_num_heads=2, update_rule="gated", scale=0.3)],
+         {"q": q, "k": k, "v": v, "d": hdecay}, {"y": y, "s": s})
+    beta1 = sigmoid(randn(2, 3, 1)).astype(np.float32)
+    y, s = linear_attention_ref(q, k, v, 4, 2, "delta", past, beta=beta1)
+    good("linearattention_27_delta_beta_scalar", 27,
+         [node("LinearAttention", ["q", "k", "v", "p", "", "b"], ["y", "s"], q_num_heads=4,
+               kv_num_heads=2, update_rule="delta")],
+         {"q": q, "k": k, "v": v, "p": past, "b": beta1}, {"y": y, "s": s})
+    x, w, bias, past = randn(2, 3, 5), randn(3, 1, 3), randn(3), randn(2, 3, 2)
+    y, s = causal_conv_ref(x, w, bias, past, "silu")
+    good("causalconvwithstate_27_bias_past_silu", 27,
+         [node("CausalConvWithState", ["x", "w", "bias", "p"], ["y", "s"], activation="silu")],
+         {"x": x, "w": w, "bias": bias, "p": past}, {"y": y, "s": s})
+    w4 = randn(3, 1, 4)
+    x1 = randn(2, 3, 2)
+    y, s = causal_conv_ref(x1, w4)
+    good("causalconvwithstate_27_short_input", 27,
+         [node("CausalConvWithState", ["x", "w"], ["y", "s"])], {"x": x1, "w": w4},
+         {"y": y, "s": s})
+    bad("linearattention_27_missing_beta", 27,
+        [node("LinearAttention", ["q", "k", "v", "", "d"], ["y", "s"], q_num_heads=4,
+              kv_num_heads=2)],
+        {"q": q, "k": k, "v": v, "d": decay}, {"y": q, "s": past},
+        "update_rule 'gated_delta' needs decay and beta")
+    bad("linearattention_27_heads", 27,
+        [node("LinearAttention", ["q", "k", "v"], ["y", "s"], q_num_heads=3, kv_num_heads=2,
+              update_rule="linear")],
+        {"q": randn(1, 2, 6), "k": randn(1, 2, 4), "v": randn(1, 2, 4)},
+        {"y": randn(1, 2, 6), "s": randn(1, 2, 2, 2)},
+        "q_num_heads (3) must be a positive multiple of kv_num_heads (2)")
+    bad("causalconvwithstate_27_activation", 27,
+        [node("CausalConvWithState", ["x", "w"], ["y", "s"], activation="gelu")],
+        {"x": x, "w": w}, {"y": x, "s": past},
+        "activation 'gelu' is not supported (expected none, silu or swish)")
+
+
 def bad_tests():
     x = randn(2)
     # GridSample's modes were bilinear/bicubic until opset 20 renamed them
@@ -1631,6 +1722,7 @@ def main():
     rope_tests()
     attention_tests()
     opset24_tests()
+    stateful_tests()
     string_tests()
     bad_tests()
     nodetest.write(sys.argv[1], GOOD, BAD)

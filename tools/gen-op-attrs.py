@@ -44,6 +44,7 @@ LATER = [
     ("Cast", "saturate", "ATTR_INT", "1"),                                  # 19
     ("CastLike", "round_mode", "ATTR_STRING", '"up"'),                      # 24
     ("CastLike", "saturate", "ATTR_INT", "1"),                              # 19
+    ("CausalConvWithState", "activation", "ATTR_STRING", '"none"'),         # 27
     ("CenterCropPad", "axes", "ATTR_INTS", None),                           # 18
     ("Col2Im", "dilations", "ATTR_INTS", None),                             # 18
     ("Col2Im", "pads", "ATTR_INTS", None),
@@ -56,6 +57,11 @@ LATER = [
     ("GroupNormalization", "epsilon", "ATTR_FLOAT", F32_1E_5),              # 18
     ("GroupNormalization", "num_groups", "ATTR_INT", None),
     ("GroupNormalization", "stash_type", "ATTR_INT", "1"),                  # 21
+    ("LinearAttention", "chunk_size", "ATTR_INT", "64"),                    # 27
+    ("LinearAttention", "kv_num_heads", "ATTR_INT", None),
+    ("LinearAttention", "q_num_heads", "ATTR_INT", None),
+    ("LinearAttention", "scale", "ATTR_FLOAT", "0.0"),
+    ("LinearAttention", "update_rule", "ATTR_STRING", '"gated_delta"'),
     ("LpPool", "ceil_mode", "ATTR_INT", "0"),                               # 18
     ("QuantizeLinear", "block_size", "ATTR_INT", "0"),                      # 21
     ("QuantizeLinear", "output_dtype", "ATTR_INT", "0"),
