@@ -1600,6 +1600,77 @@ def stateful_tests():
         "activation 'gelu' is not supported (expected none, silu or swish)")
 
 
+# ---- the 8-bit floats: Cast to and from them (expected bit patterns from
+# ml_dtypes 0.5 and onnx.numpy_helper.to_float8e8m0, which Debian lacks) ----
+
+F8_X = [0.0, -0.0, 0.3, -1.7, 1e-3, 5e-6, 300.0, 449.0, 470.0, 1e5, -1e5, np.inf, -np.inf,
+        np.nan, 2.0 ** -10, 0.013671875]
+F8_BITS = {  # ONNX type: (saturate=1, saturate=0)
+    17: ([0, 128, 42, 190, 1, 0, 121, 126, 126, 126, 254, 126, 254, 127, 0, 7],
+         [0, 128, 42, 190, 1, 0, 121, 126, 127, 127, 255, 127, 255, 127, 0, 7]),
+    18: ([0, 0, 50, 198, 1, 0, 127, 127, 127, 127, 255, 127, 255, 128, 1, 14],
+         [0, 0, 50, 198, 1, 0, 128, 128, 128, 128, 128, 128, 128, 128, 1, 14]),
+    19: ([0, 128, 53, 191, 20, 0, 93, 95, 95, 123, 251, 123, 251, 126, 20, 35],
+         [0, 128, 53, 191, 20, 0, 93, 95, 95, 124, 252, 124, 252, 126, 20, 35]),
+    20: ([0, 0, 57, 195, 24, 1, 97, 99, 99, 127, 255, 127, 255, 128, 24, 39],
+         [0, 0, 57, 195, 24, 1, 97, 99, 99, 128, 128, 128, 128, 128, 24, 39]),
+}
+F8_NAME = {17: "e4m3fn", 18: "e4m3fnuz", 19: "e5m2", 20: "e5m2fnuz"}
+E8M0_X = [0.0, 0.124, 0.25, 0.3, 0.75, 1.5, 3.0, 1e30, np.inf]
+E8M0_BITS = {"up": [0, 124, 125, 126, 127, 128, 129, 227, 255],
+             "down": [0, 123, 125, 125, 126, 127, 128, 226, 255],
+             "nearest": [0, 124, 125, 125, 127, 128, 129, 227, 255]}
+
+
+def f8_value(bits, t):
+    """The value of an 8-bit float's bit pattern (the formats of ONNX's Cast)."""
+    mb, bias, uz, ieee = {17: (3, 7, 0, 0), 18: (3, 8, 1, 0), 19: (2, 15, 0, 1),
+                          20: (2, 16, 1, 0)}[t]
+    e, m, neg = (bits >> mb) & ((1 << (7 - mb)) - 1), bits & ((1 << mb) - 1), bits >> 7
+    emax = (1 << (7 - mb)) - 1
+    if (uz and bits == 0x80) or (ieee and e == emax and m) or \
+       (not uz and not ieee and e == emax and m == (1 << mb) - 1):
+        return np.nan
+    if ieee and e == emax:
+        return -np.inf if neg else np.inf
+    v = (1 + m / (1 << mb)) * 2.0 ** (e - bias) if e else m * 2.0 ** (1 - bias - mb)
+    return -v if neg else v
+
+
+def float8_tests():
+    x = np.array(F8_X, np.float32)
+    for t, (sat, nosat) in F8_BITS.items():
+        for s, bits in ((1, sat), (0, nosat)):
+            good("cast_26_float_%s_saturate%d" % (F8_NAME[t], s), 26,
+                 [node("Cast", ["x"], ["q"], to=t, saturate=s),
+                  node("BitCast", ["q"], ["y"], to=2)],
+                 {"x": x}, {"y": np.array(bits, np.uint8)})
+        # back to float16 through a Transpose of the 8-bit tensor (moved as bytes)
+        x2 = x.reshape(4, 4)
+        back = np.array([f8_value(b, t) for b in sat], np.float64).reshape(4, 4).T
+        good("cast_24_%s_transpose_float16" % F8_NAME[t], 24,
+             [node("Cast", ["x"], ["q"], to=t), node("Transpose", ["q"], ["qt"]),
+              node("Cast", ["qt"], ["y"], to=10)],
+             {"x": x2}, {"y": back.astype(np.float16)})
+    xe = np.array(E8M0_X, np.float32)
+    for mode, bits in E8M0_BITS.items():
+        good("cast_26_float_e8m0_%s" % mode, 26,
+             [node("Cast", ["x"], ["q"], to=24, round_mode=mode),
+              node("BitCast", ["q"], ["y"], to=2)],
+             {"x": xe}, {"y": np.array(bits, np.uint8)})
+    xq = np.array(F8_X[:6], np.float32)
+    good("castlike_24_e5m2_double", 24,
+         [node("Cast", ["x"], ["like"], to=19), node("CastLike", ["x", "like"], ["q"]),
+          node("Cast", ["q"], ["y"], to=11)],
+         {"x": xq}, {"y": np.array([f8_value(b, 19) for b in F8_BITS[19][0][:6]])})
+    bad("cast_24_float8_add", 24,
+        [node("Cast", ["x"], ["q"], to=17), node("Add", ["q", "q"], ["y"])],
+        {"x": x}, {"y": x},
+        "input 'q' is a float8e4m3fn tensor, which Add does not take")
+    bad("cast_24_round_mode", 24, [node("Cast", ["x"], ["y"], to=24, round_mode="odd")],
+        {"x": x}, {"y": x}, "round_mode 'odd' is not supported (expected up, down or nearest)")
+
+
 def bad_tests():
     x = randn(2)
     # GridSample's modes were bilinear/bicubic until opset 20 renamed them
@@ -1723,6 +1794,7 @@ def main():
     attention_tests()
     opset24_tests()
     stateful_tests()
+    float8_tests()
     string_tests()
     bad_tests()
     nodetest.write(sys.argv[1], GOOD, BAD)

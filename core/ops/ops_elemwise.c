@@ -133,6 +133,14 @@ int infer_isx(struct graph *g, struct node *n)
 	return 0;
 }
 
+/* Cast's round_mode (opset 24, for float8e8m0): 0 up, 1 down, 2 nearest; -1 unknown. */
+static int cast_round_mode(const struct node *n)
+{
+	const char *m = node_attr_str(n, "round_mode", "up");
+
+	return !strcmp(m, "up") ? 0 : !strcmp(m, "down") ? 1 : !strcmp(m, "nearest") ? 2 : -1;
+}
+
 int infer_cast(struct graph *g, struct node *n)
 {
 	struct value *x;
@@ -156,6 +164,17 @@ int infer_cast(struct graph *g, struct node *n)
 				   node_loc(g, n), (long long)to);
 			return -1;
 		}
+	}
+	if (cast_round_mode(n) < 0) {
+		diag_error(g->ctx, "%s: round_mode '%s' is not supported (expected up, down or "
+			   "nearest)", node_loc(g, n), node_attr_str(n, "round_mode", "up"));
+		return -1;
+	}
+	if ((dtype_is_float8(t) && dtype_is_string(x->dtype)) ||
+	    (dtype_is_float8(x->dtype) && dtype_is_string(t))) {
+		diag_error(g->ctx, "%s: casts between strings and %s are not supported",
+			   node_loc(g, n), dtype_name(dtype_is_string(t) ? x->dtype : t));
+		return -1;
 	}
 	infer_set(g, n, 0, t, &x->shape);
 	return 0;
@@ -619,6 +638,35 @@ static int lower_cast_string(struct lower *L)
 	return 0;
 }
 
+/*
+ * Cast to or from an 8-bit float: one rt_cast_f8 call over the whole
+ * tensor (runtime/rt_float8.h), which converts through double with the
+ * node's saturate and round_mode.
+ */
+static int lower_cast_f8(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *args[7];
+
+	args[0] = tir_addr(L->b, L->in[0], tir_int(L->b, 0));
+	args[1] = tir_int(L->b, dtype_to_onnx(x->dtype));
+	args[2] = tir_addr(L->b, L->out[0], tir_int(L->b, 0));
+	args[3] = tir_int(L->b, dtype_to_onnx(y->dtype));
+	args[4] = lower_numel(L, &y->shape);
+	args[5] = tir_int(L->b, node_attr_int(L->n, "saturate", 1) != 0);
+	args[6] = tir_int(L->b, cast_round_mode(L->n));
+	tir_extern(L->b, "rt_cast_f8", args, 7);
+	return 0;
+}
+
+/* Whether n is a Cast or CastLike that reads or makes 8-bit floats. */
+static bool is_float8_cast(struct graph *g, const struct node *n)
+{
+	return (n->op == OP_CAST || n->op == OP_CASTLIKE) &&
+	       (dtype_is_float8(node_in(g, n, 0)->dtype) ||
+		dtype_is_float8(node_out(g, n, 0)->dtype));
+}
+
 /* Whether n is a Cast or CastLike that reads or makes strings. */
 static bool is_string_cast(struct graph *g, const struct node *n)
 {
@@ -638,6 +686,8 @@ int lower_map(struct lower *L)
 
 	if (is_string_cast(L->g, L->n))
 		return lower_cast_string(L);
+	if (is_float8_cast(L->g, L->n))
+		return lower_cast_f8(L);
 	if (L->n->op == OP_CASTLIKE)
 		nin = 1;
 	/* one flat loop when every input has the output's shape or one element */
