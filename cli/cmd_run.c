@@ -4,7 +4,7 @@
  * --kernels say which implementation each kernel ran.
  */
 #include "cli.h"
-#include "../runtime/rt_half.h"
+#include "../runtime/rt_float8.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -97,7 +97,11 @@ static void print_output(const struct host_tensor *t)
 		case DTYPE_BF16: v = rt_bf2f(((const uint16_t *)t->data)[i]); break;
 		case DTYPE_I64: v = (double)((const int64_t *)t->data)[i]; break;
 		case DTYPE_I32: v = ((const int32_t *)t->data)[i]; break;
-		default: v = ((const uint8_t *)t->data)[i]; break;
+		default:
+			v = ((const uint8_t *)t->data)[i];
+			if (dtype_is_float8(t->dtype))
+				v = rt_f82d((uint8_t)v, dtype_to_onnx(t->dtype));
+			break;
 		}
 		printf(" %.6g", v);
 	}

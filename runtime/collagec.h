@@ -68,7 +68,13 @@ typedef enum collagec_dtype {
 	COLLAGEC_DOUBLE = 11,
 	COLLAGEC_UINT32 = 12,
 	COLLAGEC_UINT64 = 13,
-	COLLAGEC_BFLOAT16 = 16		/* the top half of a float: uint16_t bits */
+	COLLAGEC_BFLOAT16 = 16,		/* the top half of a float: uint16_t bits */
+	/* the 8-bit floats: uint8_t bit patterns (ONNX's Cast has their formats) */
+	COLLAGEC_FLOAT8E4M3FN = 17,
+	COLLAGEC_FLOAT8E4M3FNUZ = 18,
+	COLLAGEC_FLOAT8E5M2 = 19,
+	COLLAGEC_FLOAT8E5M2FNUZ = 20,
+	COLLAGEC_FLOAT8E8M0 = 24
 } collagec_dtype;
 
 typedef struct collagec_model collagec_model;

@@ -27,6 +27,16 @@ static inline uint32_t rt_fbits(float f)
 	return u;
 }
 
+/*
+ * BitCast (opset 26): y gets the n bytes of x unchanged, whatever their
+ * types (of one width). The kernel of a BitCast node is this call.
+ */
+static inline void rt_bitcast(const void *x, void *y, int64_t n, int threads)
+{
+	(void)threads;
+	memcpy(y, x, (size_t)n);
+}
+
 static inline float rt_bitsf(uint32_t u)
 {
 	float f;

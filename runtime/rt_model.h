@@ -40,6 +40,7 @@
 
 #include "collagec.h"
 #include "rt_half.h"
+#include "rt_float8.h"
 #include "rt_par.h"
 #include "rt_string.h"
 #include "rt_random.h"

@@ -252,20 +252,29 @@ static collagec_status shape_reduce(collagec_model *m, const struct rt_shape *sh
 	return COLLAGEC_OK;
 }
 
+/* Element 0 of float tensor id (any of the four float types) as a double. */
+static double float_at(collagec_model *m, int id)
+{
+	const void *p = value_ptr(m, id);
+
+	switch (rt_desc.values[id].dtype) {
+	case COLLAGEC_FLOAT: return *(const float *)p;
+	case COLLAGEC_FLOAT16: return rt_h2f(*(const uint16_t *)p);
+	case COLLAGEC_BFLOAT16: return rt_bf2f(*(const uint16_t *)p);
+	default: return *(const double *)p;
+	}
+}
+
 /* Range: ceil((limit - start) / delta) elements, exact for integers. */
 static collagec_status shape_range(collagec_model *m, const struct rt_shape *sh, int64_t *out)
 {
 	int t = rt_desc.values[sh->in[0]].dtype;
 
-	if (t == COLLAGEC_FLOAT || t == COLLAGEC_DOUBLE) {
-		double a, l, d, c;
+	if (t == COLLAGEC_FLOAT || t == COLLAGEC_DOUBLE || t == COLLAGEC_FLOAT16 ||
+	    t == COLLAGEC_BFLOAT16) {
+		double a = float_at(m, sh->in[0]), l = float_at(m, sh->in[1]);
+		double d = float_at(m, sh->in[2]), c;
 
-		a = t == COLLAGEC_FLOAT ? *(const float *)value_ptr(m, sh->in[0])
-			: *(const double *)value_ptr(m, sh->in[0]);
-		l = t == COLLAGEC_FLOAT ? *(const float *)value_ptr(m, sh->in[1])
-			: *(const double *)value_ptr(m, sh->in[1]);
-		d = t == COLLAGEC_FLOAT ? *(const float *)value_ptr(m, sh->in[2])
-			: *(const double *)value_ptr(m, sh->in[2]);
 		c = ceil((l - a) / d);
 		if (d == 0 || !(c < (double)RT_MAX_BYTES))
 			return fail(m, COLLAGEC_E_SHAPE, "node '%s': Range(%g, %g, %g) has no "

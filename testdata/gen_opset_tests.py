@@ -6,7 +6,7 @@ usage: gen_opset_tests.py OUTDIR
 
 Writes, in the ONNX backend-test layout that `collagec conformance` reads:
   OUTDIR/good/NAME/model.onnx and test_data_set_0/{input,output}_K.pb
-      one model per op version that opsets 18 to 23 added or changed, and
+      one model per op version that opsets 18 to 28 added or changed, and
       models for GridSample, MaxPool's Indices, MaxUnpool, training-mode
       BatchNormalization, RoiAlign, TfIdfVectorizer, DFT, STFT, the window
       functions, DeformConv and the ai.onnx.preview.training optimizers,
@@ -1252,9 +1252,12 @@ def rope_tests():
          {"x": x, "c": cos3, "s": sin3}, {"y": rope_ref(x, cos3, sin3, None, 0, 0, h)})
 
 
-def attention_ref(q, k, v, mask=None, causal=0, scale=None, softcap=0.0, hq=0, hkv=0):
+def attention_ref(q, k, v, mask=None, causal=0, scale=None, softcap=0.0, hq=0, hkv=0,
+                  nonpad=None, left=-1, right=-1):
     """Scaled dot-product attention as the spec draws it (output Y only; the
-    cache, qk_matmul_output and 16-bit types: gen_attention_tests.py)."""
+    cache, qk_matmul_output and 16-bit types: gen_attention_tests.py), with
+    Attention-24's nonpad_kv_seqlen and Attention-25's window: query i sits
+    at position off + i, off being nonpad[b] - q_seq with nonpad, else 0."""
     flat = q.ndim == 3
     if flat:
         q = q.reshape(q.shape[0], q.shape[1], hq, -1).transpose(0, 2, 1, 3)
@@ -1270,10 +1273,20 @@ def attention_ref(q, k, v, mask=None, causal=0, scale=None, softcap=0.0, hq=0, h
     bias = np.zeros(s.shape)
     if mask is not None:
         bias = bias + (np.where(mask, 0, -np.inf) if mask.dtype == bool else mask)
+    sq, skv = s.shape[2], s.shape[3]
+    off = 0 if nonpad is None else (nonpad - sq).reshape(-1, 1, 1, 1)
+    pos = np.arange(sq)[:, None] + off            # [B, 1, sq, 1] or [sq, 1]
+    j = np.arange(skv)[None, :]
+    allowed = np.ones(np.broadcast_shapes(np.shape(pos), j.shape), bool)
     if causal:
-        sq, skv = s.shape[2], s.shape[3]
-        bias = bias + np.where(np.arange(skv)[None, :] <= np.arange(sq)[:, None], 0, -np.inf)
-    s = s + bias
+        allowed &= j <= pos
+    if left >= 0:
+        allowed &= pos - j <= left
+    if right >= 0:
+        allowed &= j - pos <= right
+    if nonpad is not None:
+        allowed &= j < nonpad.reshape(-1, 1, 1, 1)
+    s = s + bias + np.where(allowed, 0, -np.inf)
     mx = s.max(axis=-1, keepdims=True)
     dead = np.isneginf(mx)
     e = np.where(dead, 0, np.exp(s - np.where(dead, 0, mx)))
@@ -1303,6 +1316,360 @@ def attention_tests():
          {"q": q, "k": k, "v": v, "m": bmask},
          {"y": attention_ref(q, k, v, bmask, causal=1, softcap=2.0)})
 
+# ---- opsets 24 to 28: what the bumped ops changed, and the new ops ----
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def cumprod_ref(x, axis, exclusive, reverse):
+    y = np.flip(x, axis) if reverse else x
+    if exclusive:
+        one = np.ones_like(np.take(y, [0], axis=axis))
+        y = np.concatenate([one, np.take(y, range(y.shape[axis] - 1), axis=axis)], axis)
+    y = np.cumprod(y, axis=axis, dtype=x.dtype)
+    return np.flip(y, axis) if reverse else y
+
+
+def tscatter_ref(cache, update, axis, wi, circular):
+    out = cache.copy()
+    m = cache.shape[axis]
+    for prefix in np.ndindex(cache.shape[:axis]):
+        for s in range(update.shape[axis]):
+            at = (0 if wi is None else wi[prefix[0]]) + s
+            at = at % m if circular else at
+            out[prefix + (at,)] = update[prefix + (s,)]
+    return out
+
+
+def opset24_tests():
+    x = randn(3, 5) * 4
+    xd = x.astype(np.float64)
+    good("swish_24", 24, [node("Swish", ["x"], ["y"])], {"x": x},
+         {"y": (xd * sigmoid(xd)).astype(np.float32)})
+    good("swish_24_alpha_double", 24, [node("Swish", ["x"], ["y"], alpha=1.702)], {"x": xd},
+         {"y": xd * sigmoid(1.702 * xd)})
+    a, b = randn(2, 3, 4) * 3, randn(2, 3, 4)
+    ad, bd = a.astype(np.float64), b.astype(np.float64)
+    good("swiglu_28_alpha", 28, [node("SwiGLU", ["a", "b"], ["y"], alpha=0.5)],
+         {"a": a, "b": b}, {"y": (ad * sigmoid(0.5 * ad) * bd).astype(np.float32)})
+    # Swish fed by a MatMul and feeding a Mul: the fusion passes take it too
+    w = randn(5, 4)
+    h = xd @ w.astype(np.float64)
+    good("swish_24_matmul_mul", 24,
+         [const("w", w), node("MatMul", ["x", "w"], ["h"]), node("Swish", ["h"], ["s"]),
+          node("Mul", ["s", "h"], ["y"])], {"x": x},
+         {"y": (h * sigmoid(h) * h).astype(np.float32)})
+
+    c = (RNG.integers(1, 4, size=(2, 3, 4)) * np.where(RNG.random((2, 3, 4)) > 0.8, -1, 1))
+    for t, name in ((np.int64, "int64"), (np.float32, "float32")):
+        xc = c.astype(t)
+        good("cumprod_26_%s_axis1" % name, 26, [node("CumProd", ["x", "ax"], ["y"])],
+             {"x": xc, "ax": np.array(1, np.int64)}, {"y": cumprod_ref(xc, 1, 0, 0)})
+    xc = c.astype(np.float64)
+    good("cumprod_26_exclusive_reverse_neg_axis", 26,
+         [node("CumProd", ["x", "ax"], ["y"], exclusive=1, reverse=1)],
+         {"x": xc, "ax": np.array(-1, np.int32)}, {"y": cumprod_ref(xc, 2, 1, 1)})
+    xc = c.astype(np.int32)
+    good("cumprod_26_const_axis0_exclusive", 26,
+         [const("ax", np.array(0, np.int64)), node("CumProd", ["x", "ax"], ["y"], exclusive=1)],
+         {"x": xc}, {"y": cumprod_ref(xc, 0, 1, 0)})
+
+    f = np.array([[0.0, -0.0, 1.5], [np.inf, -np.inf, np.nan]], np.float32)
+    good("bitcast_26_float32_uint32", 26, [node("BitCast", ["x"], ["y"], to=12)],
+         {"x": f}, {"y": f.view(np.uint32)})
+    i16 = np.array([0, 1, -1, 0x3c00, 0x7c00, -32768], np.int16).reshape(2, 3)
+    good("bitcast_26_int16_float16", 26, [node("BitCast", ["x"], ["y"], to=10)],
+         {"x": i16}, {"y": i16.view(np.float16)})
+    u64 = np.array([1, 2 ** 63, 2 ** 64 - 1], np.uint64)
+    good("bitcast_26_uint64_int64", 26, [node("BitCast", ["x"], ["y"], to=7)],
+         {"x": u64}, {"y": u64.view(np.int64)})
+
+    cache, up = randn(2, 3, 6, 4), randn(2, 3, 2, 4)
+    wi = np.array([1, 4], np.int64)
+    good("tensorscatter_24_linear", 24,
+         [node("TensorScatter", ["c", "u", "w"], ["y"])], {"c": cache, "u": up, "w": wi},
+         {"y": tscatter_ref(cache, up, 2, wi, False)})
+    wi = np.array([5, 3], np.int64)
+    up3 = randn(2, 3, 3, 4)
+    good("tensorscatter_24_circular", 24,
+         [node("TensorScatter", ["c", "u", "w"], ["y"], mode="circular")],
+         {"c": cache, "u": up3, "w": wi}, {"y": tscatter_ref(cache, up3, 2, wi, True)})
+    cache, up = randn(2, 5, 3), randn(2, 2, 3)
+    good("tensorscatter_24_axis1_no_indices", 24,
+         [node("TensorScatter", ["c", "u"], ["y"], axis=1)], {"c": cache, "u": up},
+         {"y": tscatter_ref(cache, up, 1, None, False)})
+    ci = RNG.integers(-9, 9, size=(2, 4, 3)).astype(np.int32)
+    ui = RNG.integers(-9, 9, size=(2, 1, 3)).astype(np.int32)
+    wi = np.array([3, 0], np.int64)
+    good("tensorscatter_24_int32_decode_step", 24,
+         [node("TensorScatter", ["c", "u", "w"], ["y"], axis=-2)],
+         {"c": ci, "u": ui, "w": wi}, {"y": tscatter_ref(ci, ui, 1, wi, False)})
+
+    # Attention-24's nonpad_kv_seqlen (causal offset by it; the second
+    # entry's 2 keys are fewer than its 3 queries: its first row is zero)
+    q, k, v = randn(2, 2, 3, 4), randn(2, 1, 6, 4), randn(2, 1, 6, 5)
+    nonpad = np.array([5, 2], np.int64)
+    good("attention_24_nonpad_causal_gqa", 24,
+         [node("Attention", ["q", "k", "v", "", "", "", "n"], ["y"], is_causal=1)],
+         {"q": q, "k": k, "v": v, "n": nonpad},
+         {"y": attention_ref(q, k, v, causal=1, nonpad=nonpad)})
+    q, k, v = randn(2, 4, 2 * 4), randn(2, 6, 2 * 4), randn(2, 6, 2 * 3)
+    mask = randn(4, 6)
+    good("attention_25_window_3d_float_mask", 25,
+         [node("Attention", ["q", "k", "v", "m"], ["y"], q_num_heads=2, kv_num_heads=2,
+               left_window_size=1, right_window_size=2)],
+         {"q": q, "k": k, "v": v, "m": mask},
+         {"y": attention_ref(q, k, v, mask, hq=2, hkv=2, left=1, right=2)})
+    q, k, v = randn(1, 2, 4, 4), randn(1, 2, 7, 4), randn(1, 2, 7, 4)
+    nonpad = np.array([6], np.int64)
+    good("attention_25_window_nonpad_causal", 25,
+         [node("Attention", ["q", "k", "v", "", "", "", "n"], ["y"], is_causal=1,
+               left_window_size=2)],
+         {"q": q, "k": k, "v": v, "n": nonpad},
+         {"y": attention_ref(q, k, v, causal=1, nonpad=nonpad, left=2)})
+
+    # BitShift-28: signed types, shifts out of range
+    xs = np.array([-8, -1, 5, 127, -128, 3], np.int8)
+    ys = np.array([1, 9, -1, 1, 7, 8], np.int8)
+    ok = (ys >= 0) & (ys < 8)
+    sh = np.clip(ys, 0, 7).astype(np.int64)
+    good("bitshift_28_int8_left", 28, [node("BitShift", ["x", "y"], ["z"], direction="LEFT")],
+         {"x": xs, "y": ys},
+         {"z": np.where(ok, (xs.astype(np.int64) << sh).astype(np.uint8).view(np.int8),
+                        0).astype(np.int8)})
+    good("bitshift_28_int8_right", 28, [node("BitShift", ["x", "y"], ["z"], direction="RIGHT")],
+         {"x": xs, "y": ys},
+         {"z": np.where(ok, xs.astype(np.int64) >> sh, np.where(xs < 0, -1, 0))
+          .astype(np.int8)})
+    xu = np.array([1, 2 ** 63, 7, 2 ** 64 - 1], np.uint64)
+    yu = np.array([63, 1, 64, 200], np.uint64)
+    good("bitshift_28_uint64_right_ge_width", 28,
+         [node("BitShift", ["x", "y"], ["z"], direction="RIGHT")], {"x": xu, "y": yu},
+         {"z": np.where(yu < 64, xu >> np.minimum(yu, np.uint64(63)), np.uint64(0))
+          .astype(np.uint64)})
+
+    # Mod-28 of floats, fmod 0: the floor remainder (numpy's), sign of the divisor
+    ma = np.array([5.5, -5.5, 5.5, -5.5, 0.0, 3.0, -2.0, 7.0], np.float32)
+    mb = np.array([2.0, 2.0, -2.0, -2.0, -3.0, np.inf, np.inf, 3.5], np.float32)
+    good("mod_28_float_floor", 28, [node("Mod", ["a", "b"], ["c"])], {"a": ma, "b": mb},
+         {"c": np.mod(ma, mb)})
+    good("mod_28_float_fmod", 28, [node("Mod", ["a", "b"], ["c"], fmod=1)],
+         {"a": ma, "b": mb}, {"c": np.fmod(ma, mb)})
+
+    # SpaceToDepth-28's CRD mode: DepthToSpace CRD's inverse
+    xs2 = randn(2, 3, 4, 6)
+    n_, c_, h_, w_ = xs2.shape
+    t = xs2.reshape(n_, c_, h_ // 2, 2, w_ // 2, 2).transpose(0, 1, 3, 5, 2, 4)
+    good("spacetodepth_28_crd", 28, [node("SpaceToDepth", ["x"], ["y"], blocksize=2,
+                                         mode="CRD")],
+         {"x": xs2}, {"y": t.reshape(n_, c_ * 4, h_ // 2, w_ // 2)})
+
+    # Range-27's stash_type for float16: computed in float64 or float32, rounded once
+    st, lim, dl = (np.array(v, np.float16) for v in (2048.0, 2060.0, 1.0))
+    for stash, name in ((11, "double"), (1, "float")):
+        good("range_27_float16_stash_%s" % name, 27,
+             [node("Range", ["s", "l", "d"], ["y"], stash_type=stash)],
+             {"s": st, "l": lim, "d": dl},
+             {"y": np.arange(2048.0, 2060.0, 1.0).astype(np.float16)})
+
+    bad("tensorscatter_24_axis0", 24, [node("TensorScatter", ["c", "u"], ["y"], axis=0)],
+        {"c": randn(2, 3), "u": randn(2, 3)}, {"y": randn(2, 3)},
+        "axis must not be 0 (the batch axis)")
+    bad("tensorscatter_24_mode", 24, [node("TensorScatter", ["c", "u"], ["y"], mode="ring")],
+        {"c": randn(2, 3, 2), "u": randn(2, 1, 2)}, {"y": randn(2, 3, 2)},
+        "mode 'ring' is not supported (expected linear or circular)")
+    bad("tensorscatter_24_update_shape", 24, [node("TensorScatter", ["c", "u"], ["y"])],
+        {"c": randn(2, 3, 2), "u": randn(2, 1, 3)}, {"y": randn(2, 3, 2)},
+        "update must have past_cache's dims but along axis")
+    bad("bitcast_26_width", 26, [node("BitCast", ["x"], ["y"], to=7)],
+        {"x": randn(2)}, {"y": randn(2)}, "float32 and int64 differ in width")
+    bad("swiglu_28_shapes", 28, [node("SwiGLU", ["a", "b"], ["y"])],
+        {"a": randn(2, 3), "b": randn(1, 3)}, {"y": randn(2, 3)},
+        "A [2,3] and B [1,3] must have one shape")
+    bad("attention_25_window", 25,
+        [node("Attention", ["q", "k", "v"], ["y"], left_window_size=-2)],
+        {"q": randn(1, 1, 2, 4), "k": randn(1, 1, 2, 4), "v": randn(1, 1, 2, 4)},
+        {"y": randn(1, 1, 2, 4)}, "attr 'left_window_size' is -2 (expected -1 or at least 0)")
+    bad("attention_24_nonpad_with_past", 24,
+        [node("Attention", ["q", "k", "v", "", "pk", "pv", "n"], ["y"])],
+        {"q": randn(1, 1, 2, 4), "k": randn(1, 1, 2, 4), "v": randn(1, 1, 2, 4),
+         "pk": randn(1, 1, 3, 4), "pv": randn(1, 1, 3, 4), "n": np.array([4], np.int64)},
+        {"y": randn(1, 1, 2, 4)},
+        "nonpad_kv_seqlen cannot be given with past_key and past_value")
+    bad("attention_23_nonpad", 23,
+        [node("Attention", ["q", "k", "v", "", "", "", "n"], ["y"])],
+        {"q": randn(1, 1, 2, 4), "k": randn(1, 1, 2, 4), "v": randn(1, 1, 2, 4),
+         "n": np.array([2], np.int64)}, {"y": randn(1, 1, 2, 4)},
+        "has 7 inputs, expected 3 to 6")
+    bad("range_27_stash", 27, [node("Range", ["s", "l", "d"], ["y"], stash_type=10)],
+        {"s": st, "l": lim, "d": dl}, {"y": st},
+        "attr 'stash_type' is 10 (expected 1, float, or 11, double)")
+    bad("swish_23", 23, [node("Swish", ["x"], ["y"])], {"x": x}, {"y": x},
+        "Swish does not exist in opset 23 (it first appears in opset 24)")
+
+
+def linear_attention_ref(q, k, v, hq, hkv, rule, past=None, decay=None, beta=None, scale=0.0):
+    """LinearAttention-27's recurrence, token by token, in float64."""
+    b, t, _ = q.shape
+    dk, dv = q.shape[2] // hq, v.shape[2] // hkv
+    q4 = q.reshape(b, t, hq, dk).astype(np.float64)
+    k4 = k.reshape(b, t, hkv, dk).astype(np.float64)
+    v4 = v.reshape(b, t, hkv, dv).astype(np.float64)
+    s = np.zeros((b, hkv, dk, dv)) if past is None else past.astype(np.float64).copy()
+    y = np.zeros((b, t, hq, dv))
+    scale = scale or 1 / math.sqrt(dk)
+    for i in range(t):
+        if decay is not None:
+            g = decay[:, i].reshape(b, hkv, -1).astype(np.float64)   # [b, hkv, 1 or dk]
+            s = s * np.exp(g)[..., None]
+        u = v4[:, i]
+        if beta is not None:
+            be = np.broadcast_to(beta[:, i].reshape(b, -1), (b, hkv)).astype(np.float64)
+            u = be[..., None] * (u - np.einsum("bhdm,bhd->bhm", s, k4[:, i]))
+        s = s + k4[:, i][..., :, None] * u[..., None, :]
+        for h in range(hq):
+            y[:, i, h] = scale * np.einsum("bd,bdm->bm", q4[:, i, h], s[:, h // (hq // hkv)])
+    return y.reshape(b, t, hq * dv).astype(np.float32), s.astype(np.float32)
+
+
+def causal_conv_ref(x, w, bias=None, past=None, act="none"):
+    """CausalConvWithState-27: depthwise causal conv over past ++ x."""
+    b, c, n = x.shape
+    k = w.shape[2]
+    pad = np.zeros((b, c, k - 1)) if past is None else past.astype(np.float64)
+    p = np.concatenate([pad, x.astype(np.float64)], axis=2)
+    y = np.zeros((b, c, n))
+    for j in range(k):
+        y += w[None, :, 0, j, None].astype(np.float64) * p[:, :, j:j + n]
+    if bias is not None:
+        y += bias[None, :, None]
+    if act != "none":
+        y = y * sigmoid(y)
+    return y.astype(np.float32), p[:, :, p.shape[2] - (k - 1):].astype(np.float32)
+
+
+def stateful_tests():
+    q, k, v = randn(2, 3, 4 * 4), randn(2, 3, 2 * 4), randn(2, 3, 2 * 5)
+    k = k / np.linalg.norm(k.reshape(2, 3, 2, 4), axis=-1).repeat(4, -1).reshape(2, 3, 8)
+    past = randn(2, 2, 4, 5)
+    decay = -np.abs(randn(2, 3, 2 * 4))
+    beta = sigmoid(randn(2, 3, 2)).astype(np.float32)
+    y, s = linear_attention_ref(q, k, v, 4, 2, "gated_delta", past, decay, beta)
+    good("linearattention_27_gated_delta_gqa_past", 27,
+         [node("LinearAttention", ["q", "k", "v", "p", "d", "b"], ["y", "s"], q_num_heads=4,
+               kv_num_heads=2)],
+         {"q": q, "k": k, "v": v, "p": past, "d": decay, "b": beta}, {"y": y, "s": s})
+    hdecay = -np.abs(randn(2, 3, 2))
+    y, s = linear_attention_ref(q, k, v, 4, 2, "gated", decay=hdecay, scale=0.3)
+    good("linearattention_27_gated_per_head_scale", 27,
+         [node("LinearAttention", ["q", "k", "v", "", "d"], ["y", "s"], q_num_heads=4,
+               kv_num_heads=2, update_rule="gated", scale=0.3)],
+         {"q": q, "k": k, "v": v, "d": hdecay}, {"y": y, "s": s})
+    beta1 = sigmoid(randn(2, 3, 1)).astype(np.float32)
+    y, s = linear_attention_ref(q, k, v, 4, 2, "delta", past, beta=beta1)
+    good("linearattention_27_delta_beta_scalar", 27,
+         [node("LinearAttention", ["q", "k", "v", "p", "", "b"], ["y", "s"], q_num_heads=4,
+               kv_num_heads=2, update_rule="delta")],
+         {"q": q, "k": k, "v": v, "p": past, "b": beta1}, {"y": y, "s": s})
+    x, w, bias, past = randn(2, 3, 5), randn(3, 1, 3), randn(3), randn(2, 3, 2)
+    y, s = causal_conv_ref(x, w, bias, past, "silu")
+    good("causalconvwithstate_27_bias_past_silu", 27,
+         [node("CausalConvWithState", ["x", "w", "bias", "p"], ["y", "s"], activation="silu")],
+         {"x": x, "w": w, "bias": bias, "p": past}, {"y": y, "s": s})
+    w4 = randn(3, 1, 4)
+    x1 = randn(2, 3, 2)
+    y, s = causal_conv_ref(x1, w4)
+    good("causalconvwithstate_27_short_input", 27,
+         [node("CausalConvWithState", ["x", "w"], ["y", "s"])], {"x": x1, "w": w4},
+         {"y": y, "s": s})
+    bad("linearattention_27_missing_beta", 27,
+        [node("LinearAttention", ["q", "k", "v", "", "d"], ["y", "s"], q_num_heads=4,
+              kv_num_heads=2)],
+        {"q": q, "k": k, "v": v, "d": decay}, {"y": q, "s": past},
+        "update_rule 'gated_delta' needs decay and beta")
+    bad("linearattention_27_heads", 27,
+        [node("LinearAttention", ["q", "k", "v"], ["y", "s"], q_num_heads=3, kv_num_heads=2,
+              update_rule="linear")],
+        {"q": randn(1, 2, 6), "k": randn(1, 2, 4), "v": randn(1, 2, 4)},
+        {"y": randn(1, 2, 6), "s": randn(1, 2, 2, 2)},
+        "q_num_heads (3) must be a positive multiple of kv_num_heads (2)")
+    bad("causalconvwithstate_27_activation", 27,
+        [node("CausalConvWithState", ["x", "w"], ["y", "s"], activation="gelu")],
+        {"x": x, "w": w}, {"y": x, "s": past},
+        "activation 'gelu' is not supported (expected none, silu or swish)")
+
+
+# ---- the 8-bit floats: Cast to and from them (expected bit patterns from
+# ml_dtypes 0.5 and onnx.numpy_helper.to_float8e8m0, which Debian lacks) ----
+
+F8_X = [0.0, -0.0, 0.3, -1.7, 1e-3, 5e-6, 300.0, 449.0, 470.0, 1e5, -1e5, np.inf, -np.inf,
+        np.nan, 2.0 ** -10, 0.013671875]
+F8_BITS = {  # ONNX type: (saturate=1, saturate=0)
+    17: ([0, 128, 42, 190, 1, 0, 121, 126, 126, 126, 254, 126, 254, 127, 0, 7],
+         [0, 128, 42, 190, 1, 0, 121, 126, 127, 127, 255, 127, 255, 127, 0, 7]),
+    18: ([0, 0, 50, 198, 1, 0, 127, 127, 127, 127, 255, 127, 255, 128, 1, 14],
+         [0, 0, 50, 198, 1, 0, 128, 128, 128, 128, 128, 128, 128, 128, 1, 14]),
+    19: ([0, 128, 53, 191, 20, 0, 93, 95, 95, 123, 251, 123, 251, 126, 20, 35],
+         [0, 128, 53, 191, 20, 0, 93, 95, 95, 124, 252, 124, 252, 126, 20, 35]),
+    20: ([0, 0, 57, 195, 24, 1, 97, 99, 99, 127, 255, 127, 255, 128, 24, 39],
+         [0, 0, 57, 195, 24, 1, 97, 99, 99, 128, 128, 128, 128, 128, 24, 39]),
+}
+F8_NAME = {17: "e4m3fn", 18: "e4m3fnuz", 19: "e5m2", 20: "e5m2fnuz"}
+E8M0_X = [0.0, 0.124, 0.25, 0.3, 0.75, 1.5, 3.0, 1e30, np.inf]
+E8M0_BITS = {"up": [0, 124, 125, 126, 127, 128, 129, 227, 255],
+             "down": [0, 123, 125, 125, 126, 127, 128, 226, 255],
+             "nearest": [0, 124, 125, 125, 127, 128, 129, 227, 255]}
+
+
+def f8_value(bits, t):
+    """The value of an 8-bit float's bit pattern (the formats of ONNX's Cast)."""
+    mb, bias, uz, ieee = {17: (3, 7, 0, 0), 18: (3, 8, 1, 0), 19: (2, 15, 0, 1),
+                          20: (2, 16, 1, 0)}[t]
+    e, m, neg = (bits >> mb) & ((1 << (7 - mb)) - 1), bits & ((1 << mb) - 1), bits >> 7
+    emax = (1 << (7 - mb)) - 1
+    if (uz and bits == 0x80) or (ieee and e == emax and m) or \
+       (not uz and not ieee and e == emax and m == (1 << mb) - 1):
+        return np.nan
+    if ieee and e == emax:
+        return -np.inf if neg else np.inf
+    v = (1 + m / (1 << mb)) * 2.0 ** (e - bias) if e else m * 2.0 ** (1 - bias - mb)
+    return -v if neg else v
+
+
+def float8_tests():
+    x = np.array(F8_X, np.float32)
+    for t, (sat, nosat) in F8_BITS.items():
+        for s, bits in ((1, sat), (0, nosat)):
+            good("cast_26_float_%s_saturate%d" % (F8_NAME[t], s), 26,
+                 [node("Cast", ["x"], ["q"], to=t, saturate=s),
+                  node("BitCast", ["q"], ["y"], to=2)],
+                 {"x": x}, {"y": np.array(bits, np.uint8)})
+        # back to float16 through a Transpose of the 8-bit tensor (moved as bytes)
+        x2 = x.reshape(4, 4)
+        back = np.array([f8_value(b, t) for b in sat], np.float64).reshape(4, 4).T
+        good("cast_24_%s_transpose_float16" % F8_NAME[t], 24,
+             [node("Cast", ["x"], ["q"], to=t), node("Transpose", ["q"], ["qt"]),
+              node("Cast", ["qt"], ["y"], to=10)],
+             {"x": x2}, {"y": back.astype(np.float16)})
+    xe = np.array(E8M0_X, np.float32)
+    for mode, bits in E8M0_BITS.items():
+        good("cast_26_float_e8m0_%s" % mode, 26,
+             [node("Cast", ["x"], ["q"], to=24, round_mode=mode),
+              node("BitCast", ["q"], ["y"], to=2)],
+             {"x": xe}, {"y": np.array(bits, np.uint8)})
+    xq = np.array(F8_X[:6], np.float32)
+    good("castlike_24_e5m2_double", 24,
+         [node("Cast", ["x"], ["like"], to=19), node("CastLike", ["x", "like"], ["q"]),
+          node("Cast", ["q"], ["y"], to=11)],
+         {"x": xq}, {"y": np.array([f8_value(b, 19) for b in F8_BITS[19][0][:6]])})
+    bad("cast_24_float8_add", 24,
+        [node("Cast", ["x"], ["q"], to=17), node("Add", ["q", "q"], ["y"])],
+        {"x": x}, {"y": x},
+        "input 'q' is a float8e4m3fn tensor, which Add does not take")
+    bad("cast_24_round_mode", 24, [node("Cast", ["x"], ["y"], to=24, round_mode="odd")],
+        {"x": x}, {"y": x}, "round_mode 'odd' is not supported (expected up, down or nearest)")
+
 
 def bad_tests():
     x = randn(2)
@@ -1320,8 +1687,8 @@ def bad_tests():
     xg = randn(1, 1, 2, 2, 2)
     bad("gridsample_16_3d", 16, [node("GridSample", ["x", "g"], ["y"])],
         {"x": xg, "g": randn(1, 1, 1, 1, 3)}, {"y": xg}, "X must be [N, C, H, W]")
-    bad("opset_24", 24, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
-        "opset 24 is newer than the newest supported (23)")
+    bad("opset_29", 29, [node("Relu", ["x"], ["y"])], {"x": x}, {"y": x},
+        "opset 29 is newer than the newest supported (28)")
 
 
     # the element types of opsets 21 and 23 (int4 is 22, float4e2m1 23) stay unsupported
@@ -1425,6 +1792,9 @@ def main():
     gridsample_tests()
     rope_tests()
     attention_tests()
+    opset24_tests()
+    stateful_tests()
+    float8_tests()
     string_tests()
     bad_tests()
     nodetest.write(sys.argv[1], GOOD, BAD)

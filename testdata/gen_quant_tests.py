@@ -473,8 +473,8 @@ def bad_cases():
                 [helper.make_tensor_value_info("xq", U8, [2, 3])],
                 [tensor("s", F, np.ones(3, np.float32)), tensor("z", U8, np.zeros(1, np.uint8))],
                 "node 0 'dq' (DequantizeLinear): the zero point's shape differs from the scale's"))
-    BAD.append(("cast_float8", [helper.make_node("Cast", ["x"], ["y"], to=17, name="c")], 19,
-                [x], [], "node 0 'c' (Cast): cast to ONNX type 17 is not supported"))
+    BAD.append(("cast_float4", [helper.make_node("Cast", ["x"], ["y"], to=23, name="c")], 23,
+                [x], [], "node 0 'c' (Cast): cast to ONNX type 23 is not supported"))
     BAD.append(("matmulinteger_int32",
                 [helper.make_node("MatMulInteger", ["a", "b"], ["y"], name="mmi")], 13,
                 [helper.make_tensor_value_info("a", TensorProto.INT32, [2, 3]),

@@ -26,7 +26,7 @@ export XDG_CACHE_HOME
 # host). The unit tests run as one suite; ones that only make sense in
 # the higher tiers are added below.
 SUITES="conformance backends collage strategies models cli oom fastmath killsafe
-sharing examples determinism opset snapshots dynamic control fusion sequence
+sharing examples determinism opset opset24 snapshots dynamic control fusion sequence
 rnn quant random attention decode function contrib nbits runtime weights spans explorer fuzz
 unit"
 case $COLLAGEC_TEST_TIER in

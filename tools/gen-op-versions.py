@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """gen-op-versions.py - writes core/ops/versions.def: for every op in
-core/ops/*.def, every version of it up to opset 23 (the newest collagec
+core/ops/*.def, every version of it up to opset 28 (the newest collagec
 reads) and the attributes each version defines, with their kinds and
 whether they are required, from the ONNX schemas' history. The importer
 checks every node's attributes against the version its model's opset
 selects (strict checking, like onnx.checker and ONNX Runtime).
 
-Needs onnx >= 1.18 (schemas of opset 23; Debian's python3-onnx 1.12 stops at
+Needs onnx >= 1.23.2 (schemas of opset 28; Debian's python3-onnx 1.12 stops at
 17): pip install onnx, then
 usage: python3 tools/gen-op-versions.py > core/ops/versions.def
 """
@@ -20,7 +20,7 @@ import onnx.defs
 
 from attrkind import KIND
 
-OPSET_MAX = 23
+OPSET_MAX = 28
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 

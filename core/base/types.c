@@ -28,6 +28,7 @@ bool dtype_is_int(enum dtype t) { return dtypes[t].fl == 'S' || dtypes[t].fl == 
 bool dtype_is_signed(enum dtype t) { return dtypes[t].fl == 'S' || dtype_is_float(t); }
 bool dtype_is_string(enum dtype t) { return dtypes[t].fl == 'T'; }
 bool dtype_is_nibble(enum dtype t) { return t == DTYPE_I4 || t == DTYPE_U4; }
+bool dtype_is_float8(enum dtype t) { return dtypes[t].fl == 'E'; }
 
 enum dtype dtype_compute(enum dtype t)
 {

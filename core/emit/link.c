@@ -346,7 +346,8 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 	struct arena *a = &ctx->arena;
 	struct strbuf objs = STRBUF_INIT, rt_text = STRBUF_INIT;
 	char *dir = dir_make_temp("build");
-	const char *const files[] = { "collagec.h", "rt_plan.h", "rt_half.h", "rt_string.h",
+	const char *const files[] = { "collagec.h", "rt_plan.h", "rt_half.h", "rt_float8.h",
+				      "rt_string.h",
 				      "rt_random.h", "rt_model.h", "rt_wino.h",
 				      "rt_model.c", "rt_shape.c", "rt_par.h", "rt_par.c" };
 	const char *base, *fl;

@@ -15,7 +15,7 @@
 #include "../ir/ir.h"
 
 /* The newest default-domain opset the importer accepts. */
-#define ONNX_OPSET_MAX 23
+#define ONNX_OPSET_MAX 28
 
 /* The graph (owned: graph_free) or NULL after diagnostics. */
 struct graph *onnx_import(struct collagec_ctx *ctx, const char *path);

@@ -312,6 +312,10 @@ int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_
 	case DTYPE_U8: case DTYPE_BOOL: TYPED(int32_data, t->n_int32_data, uint8_t); break;
 	/* the 16-bit floats' bit patterns, one per int32 (TensorProto's comment) */
 	case DTYPE_F16: case DTYPE_BF16: TYPED(int32_data, t->n_int32_data, uint16_t); break;
+	case DTYPE_F8E4M3FN: case DTYPE_F8E4M3FNUZ: case DTYPE_F8E5M2: case DTYPE_F8E5M2FNUZ:
+	case DTYPE_F8E8M0:
+		TYPED(int32_data, t->n_int32_data, uint8_t);
+		break;
 	case DTYPE_U32: TYPED(uint64_data, t->n_uint64_data, uint32_t); break;
 	case DTYPE_U64: TYPED(uint64_data, t->n_uint64_data, uint64_t); break;
 	default: BUG("decode %s", dtype_name(ht->dtype));

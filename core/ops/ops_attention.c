@@ -1,7 +1,8 @@
 /*
  * ops_attention.c - the transformer ops of opset 23: RotaryEmbedding and
  * Attention (the key/value cache in and out, qk_matmul_output, masks,
- * causality, grouped heads, softcap).
+ * causality, grouped heads, softcap), with Attention-24's nonpad_kv_seqlen
+ * and Attention-25's sliding window.
  *
  * Both take 4-D [batch, heads, seq, head_size] tensors or 3-D [batch, seq,
  * heads * head_size] ones with the head count in an attribute. The 3-D
@@ -218,6 +219,8 @@ struct attn {
 	struct dim mlen;		/* the mask's last dim */
 	bool mpad;			/* a mask shorter than total: later keys are masked */
 	bool causal;
+	bool nonpad;			/* nonpad_kv_seqlen (input 6) is given */
+	int64_t left, right;		/* the window's sides (-1: unbounded) */
 	int mode;			/* qk_matmul_output_mode */
 	double scale, cap;		/* scale, softcap (0: none) */
 	enum dtype t, ct;		/* Y's type; the type scores and softmax run in */
@@ -314,6 +317,45 @@ static int attn_mask(struct graph *g, struct node *n, struct attn *a)
 	return 0;
 }
 
+/*
+ * nonpad_kv_seqlen (Attention-24): int64 [batch], the valid keys of each
+ * batch entry of a cache kept outside the op, so never with past_key.
+ */
+static int attn_nonpad(struct graph *g, struct node *n, struct attn *a)
+{
+	struct value *v;
+
+	a->nonpad = node_in(g, n, 6) != NULL;
+	if (!a->nonpad)
+		return 0;
+	if (!(v = infer_input(g, n, 6)))
+		return -1;
+	if (a->past) {
+		diag_error(g->ctx, "%s: nonpad_kv_seqlen cannot be given with past_key and "
+			   "past_value", node_loc(g, n));
+		return -1;
+	}
+	if (v->dtype != DTYPE_I64 || v->shape.rank != 1 || !dim_eq(v->shape.d[0], a->q.b)) {
+		diag_error(g->ctx, "%s: nonpad_kv_seqlen must be int64 [batch]", node_loc(g, n));
+		return -1;
+	}
+	return 0;
+}
+
+/* left_window_size and right_window_size (Attention-25): -1 or at least 0. */
+static int attn_window(struct graph *g, struct node *n, struct attn *a)
+{
+	a->left = node_attr_int(n, "left_window_size", -1);
+	a->right = node_attr_int(n, "right_window_size", -1);
+	if (a->left < -1 || a->right < -1) {
+		diag_error(g->ctx, "%s: attr '%s' is %lld (expected -1 or at least 0)",
+			   node_loc(g, n), a->left < -1 ? "left_window_size" : "right_window_size",
+			   (long long)(a->left < -1 ? a->left : a->right));
+		return -1;
+	}
+	return 0;
+}
+
 /* Reads and checks everything of Attention node n into a; -1 after a diagnostic. */
 static int attn_plan(struct graph *g, struct node *n, struct attn *a)
 {
@@ -321,8 +363,10 @@ static int attn_plan(struct graph *g, struct node *n, struct attn *a)
 	enum dtype sp = DTYPE_UNDEF;
 
 	memset(a, 0, sizeof(*a));
-	if (infer_arity(g, n, 3, 6, 4) < 0 || heads_of(g, n, 0, hq, &a->q) < 0 ||
-	    heads_of(g, n, 1, hkv, &a->k) < 0 || heads_of(g, n, 2, hkv, &a->v) < 0)
+	/* nonpad_kv_seqlen, input 6, came with Attention-24 */
+	if (infer_arity(g, n, 3, g->opset >= 24 ? 7 : 6, 4) < 0 ||
+	    heads_of(g, n, 0, hq, &a->q) < 0 || heads_of(g, n, 1, hkv, &a->k) < 0 ||
+	    heads_of(g, n, 2, hkv, &a->v) < 0)
 		return -1;
 	if (a->q.flat != a->k.flat || a->k.flat != a->v.flat || a->k.h != a->v.h ||
 	    a->q.d != a->k.d || !dim_eq(a->q.b, a->k.b) || !dim_eq(a->k.b, a->v.b) ||
@@ -336,7 +380,7 @@ static int attn_plan(struct graph *g, struct node *n, struct attn *a)
 		diag_error(g->ctx, "%s: Q and K must have one type", node_loc(g, n));
 		return -1;
 	}
-	if (attn_past(g, n, a) < 0)
+	if (attn_past(g, n, a) < 0 || attn_nonpad(g, n, a) < 0 || attn_window(g, n, a) < 0)
 		return -1;
 	if (!attn_dim_add(g, a->p, a->k.s, &a->total)) {
 		diag_error(g->ctx, "%s: the past and new sequence lengths cannot be added",
@@ -472,6 +516,39 @@ static void attn_present(struct lower *L, const struct attn *a, int o, struct ti
 }
 
 /*
+ * Score x of query qi = (b, h, i) and key jt with the bounds on the keys
+ * applied (-inf outside them): causality, the window and the padding.
+ * Query i sits at position offset + i of the total sequence, the offset
+ * being the past length P, or with nonpad_kv_seqlen n[b] - Sq (the keys
+ * that precede the queries in a cache kept outside the op, which may be
+ * negative: leading rows that see no key).
+ */
+static struct tir *attn_frontier(struct lower *L, const struct attn *a, struct tir **qi,
+				 struct tir *jt, struct tir *x)
+{
+	struct tir_builder *b = L->b;
+	struct tir *ninf = tir_const(b, a->ct, -INFINITY), *np = NULL, *pos, *diff;
+
+	if (a->nonpad) {
+		np = tir_let(b, "np", tir_load(b, L->in[6], qi[0]));
+		pos = tir_add(b, qi[2], tir_bin(b, BIN_SUB, np, tir_dim(b, a->q.s)));
+	} else {
+		pos = tir_add(b, qi[2], tir_dim(b, a->p));
+	}
+	diff = tir_bin(b, BIN_SUB, pos, jt);	/* how far key jt lies before the query */
+	if (a->causal)
+		x = tir_select(b, tir_bin(b, BIN_GT, jt, pos), ninf, x);
+	if (a->left >= 0)
+		x = tir_select(b, tir_bin(b, BIN_GT, diff, tir_int(b, a->left)), ninf, x);
+	if (a->right >= 0)
+		x = tir_select(b, tir_bin(b, BIN_GT, tir_un(b, UN_NEG, diff),
+					  tir_int(b, a->right)), ninf, x);
+	if (np)
+		x = tir_select(b, tir_bin(b, BIN_GE, jt, np), ninf, x);
+	return x;
+}
+
+/*
  * The score of query qi = (b, h, i) and key j of stretch src (jt in the
  * total sequence), kv head kh: q . k times scale, softcapped, then the
  * mask's bias added and -inf where a bool mask or causality forbids the
@@ -515,11 +592,7 @@ static struct tir *attn_score(struct lower *L, const struct attn *a, struct tir 
 			mv = tir_select(b, tir_bin(b, BIN_LT, jt, tir_dim(b, a->mlen)), mv, ninf);
 		x = mv;
 	}
-	/* query i sits at position P + i of the total sequence */
-	if (a->causal)
-		x = tir_select(b, tir_bin(b, BIN_GT, jt, tir_add(b, qi[2], tir_dim(b, a->p))),
-			       ninf, x);
-	return tir_let(b, "s", x);
+	return tir_let(b, "s", attn_frontier(L, a, qi, jt, x));
 }
 
 /*
@@ -640,8 +713,9 @@ int lower_attention(struct lower *L)
 
 /*
  * Whether rt_attn_rows (backends/c/rt_crows.h) computes node L->n: float32
- * throughout, no mask, softcap nor qk_matmul_output, Q's and K's head sizes
- * equal, and every input a buffer of its own (no prologue fused in).
+ * throughout, no mask, softcap, qk_matmul_output, nonpad_kv_seqlen nor
+ * sliding window, Q's and K's head sizes equal, and every input a buffer of
+ * its own (no prologue fused in).
  */
 bool attention_rows_fits(struct lower *L)
 {
@@ -653,6 +727,7 @@ bool attention_rows_fits(struct lower *L)
 		if (L->in[i] && L->in[i]->index < 0)
 			return false;
 	return a.t == DTYPE_F32 && a.ct == DTYPE_F32 && !a.mask && a.cap <= 0 &&
+	       !a.nonpad && a.left < 0 && a.right < 0 &&
 	       L->n->n_out <= 3 && a.q.d == a.k.d && a.v.d <= ATTN_ROWS_MAX_DV &&
 	       a.q.h % a.k.h == 0 && (!a.past || (a.pk.d == a.k.d && a.pv.d == a.v.d));
 }

@@ -1,15 +1,15 @@
 /*
- * ops_axis.c - ops that run along one axis of their input: CumSum, TopK and
- * ReverseSequence.
+ * ops_axis.c - ops that run along one axis of their input: CumSum, CumProd,
+ * TopK and ReverseSequence.
  *
- * TopK's k must be a constant; CumSum's axis and ReverseSequence's
- * sequence lengths are read by the kernel at run time.
+ * TopK's k must be a constant; CumSum's and CumProd's axis and
+ * ReverseSequence's sequence lengths are read by the kernel at run time.
  */
 #include "ops.h"
 
 #include <string.h>
 
-/* ---- CumSum ---- */
+/* ---- CumSum and CumProd (opset 26) ---- */
 
 /* Output: the input's shape; a constant axis is checked here. */
 int infer_cumsum(struct graph *g, struct node *n)
@@ -54,7 +54,9 @@ static struct tir *dims_product(struct lower *L, const struct shape *s, int b, i
 
 /*
  * Viewed as [outer, len, inner] around the axis. A run-time axis selects
- * the three extents from the per-axis candidates in the kernel.
+ * the three extents from the per-axis candidates in the kernel. The
+ * running sum (product) starts at 0 (1), which the exclusive form stores
+ * first.
  */
 int lower_cumsum(struct lower *L)
 {
@@ -64,6 +66,7 @@ int lower_cumsum(struct lower *L)
 	enum dtype t = x->dtype;
 	bool excl = node_attr_int(L->n, "exclusive", 0) != 0;
 	bool rev = node_attr_int(L->n, "reverse", 0) != 0;
+	bool prod = L->n->op == OP_CUMPROD;
 	struct tir *outer, *len, *inner, *o, *i, *k, *base, *at, *acc, *v;
 	int64_t *av, cnt;
 	int r = s->rank;
@@ -98,7 +101,7 @@ int lower_cumsum(struct lower *L)
 	tir_mark_parallel(b);
 	i = tir_loop(b, inner);
 	base = tir_let(b, "base", tir_add(b, tir_mul(b, tir_mul(b, o, len), inner), i));
-	acc = tir_let(b, "acc", tir_const(b, t, 0));
+	acc = tir_let(b, "acc", tir_const(b, t, prod ? 1 : 0));
 	k = tir_loop(b, len);
 	if (rev)
 		k = tir_bin(b, BIN_SUB, tir_bin(b, BIN_SUB, len, tir_int(b, 1)), k);
@@ -106,7 +109,7 @@ int lower_cumsum(struct lower *L)
 	v = tir_let(b, "v", tir_load(b, L->in[0], at));
 	if (excl)
 		tir_store(b, L->out[0], at, acc);
-	tir_assign(b, acc, tir_add(b, acc, v));
+	tir_assign(b, acc, prod ? tir_mul(b, acc, v) : tir_add(b, acc, v));
 	if (!excl)
 		tir_store(b, L->out[0], at, acc);
 	tir_end(b);

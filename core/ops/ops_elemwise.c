@@ -83,6 +83,34 @@ int infer_binary(struct graph *g, struct node *n)
 	return infer_broadcast_to(g, n, DTYPE_UNDEF);
 }
 
+/* SwiGLU (opset 28): float A and B of one type and one shape (no broadcasting). */
+int infer_swiglu(struct graph *g, struct node *n)
+{
+	struct value *a, *b;
+
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(a = infer_input(g, n, 0)) ||
+	    !(b = infer_input(g, n, 1)))
+		return -1;
+	if (!dtype_is_float(a->dtype) || b->dtype != a->dtype) {
+		diag_error(g->ctx, "%s: A and B must have one float type, not %s and %s",
+			   node_loc(g, n), dtype_name(a->dtype), dtype_name(b->dtype));
+		return -1;
+	}
+	if (!shape_eq(&a->shape, &b->shape)) {
+		struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+
+		shape_print(g, &a->shape, &x);
+		shape_print(g, &b->shape, &y);
+		diag_error(g->ctx, "%s: A %s and B %s must have one shape", node_loc(g, n),
+			   sb_str(&x), sb_str(&y));
+		sb_release(&x);
+		sb_release(&y);
+		return -1;
+	}
+	infer_set(g, n, 0, a->dtype, &a->shape);
+	return 0;
+}
+
 int infer_compare(struct graph *g, struct node *n)
 {
 	if (infer_arity(g, n, 2, 2, 1) < 0 || !infer_input(g, n, 0) || !infer_input(g, n, 1))
@@ -103,6 +131,14 @@ int infer_isx(struct graph *g, struct node *n)
 		return -1;
 	infer_set(g, n, 0, DTYPE_BOOL, &x->shape);
 	return 0;
+}
+
+/* Cast's round_mode (opset 24, for float8e8m0): 0 up, 1 down, 2 nearest; -1 unknown. */
+static int cast_round_mode(const struct node *n)
+{
+	const char *m = node_attr_str(n, "round_mode", "up");
+
+	return !strcmp(m, "up") ? 0 : !strcmp(m, "down") ? 1 : !strcmp(m, "nearest") ? 2 : -1;
 }
 
 int infer_cast(struct graph *g, struct node *n)
@@ -129,7 +165,58 @@ int infer_cast(struct graph *g, struct node *n)
 			return -1;
 		}
 	}
+	if (cast_round_mode(n) < 0) {
+		diag_error(g->ctx, "%s: round_mode '%s' is not supported (expected up, down or "
+			   "nearest)", node_loc(g, n), node_attr_str(n, "round_mode", "up"));
+		return -1;
+	}
+	if ((dtype_is_float8(t) && dtype_is_string(x->dtype)) ||
+	    (dtype_is_float8(x->dtype) && dtype_is_string(t))) {
+		diag_error(g->ctx, "%s: casts between strings and %s are not supported",
+			   node_loc(g, n), dtype_name(dtype_is_string(t) ? x->dtype : t));
+		return -1;
+	}
 	infer_set(g, n, 0, t, &x->shape);
+	return 0;
+}
+
+/*
+ * BitCast (opset 26): the input's bytes as type 'to', which must have the
+ * input's size; strings have none to reinterpret.
+ */
+int infer_bitcast(struct graph *g, struct node *n)
+{
+	struct value *x;
+	int64_t to = node_attr_int(n, "to", -1);
+	enum dtype t = dtype_from_onnx((int)to);
+
+	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)))
+		return -1;
+	if (t == DTYPE_UNDEF || dtype_is_string(t) || dtype_is_string(x->dtype)) {
+		diag_error(g->ctx, "%s: bitcast from %s to ONNX type %lld is not supported",
+			   node_loc(g, n), dtype_name(x->dtype), (long long)to);
+		return -1;
+	}
+	if (dtype_size(t) != dtype_size(x->dtype)) {
+		diag_error(g->ctx, "%s: %s and %s differ in width", node_loc(g, n),
+			   dtype_name(x->dtype), dtype_name(t));
+		return -1;
+	}
+	infer_set(g, n, 0, t, &x->shape);
+	return 0;
+}
+
+/* One rt_bitcast call (runtime/rt_half.h): C has no cast that keeps the bits. */
+int lower_bitcast(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0);
+	struct tir *args[3];
+
+	args[0] = tir_addr(L->b, L->in[0], tir_int(L->b, 0));
+	args[1] = tir_addr(L->b, L->out[0], tir_int(L->b, 0));
+	args[2] = tir_mul(L->b, lower_numel(L, &x->shape),
+			  tir_int(L->b, (int64_t)dtype_size(x->dtype)));
+	tir_extern(L->b, "rt_bitcast", args, 3);
 	return 0;
 }
 
@@ -249,6 +336,79 @@ static struct tir *pow_reduced(struct lower *L, struct tir *a, double e, enum dt
 	return NULL;
 }
 
+/* Swish (opset 24), SwiGLU's gate: x sigmoid(alpha x) = x / (1 + exp(-alpha x)). */
+static struct tir *swish(struct lower *L, struct tir *x, enum dtype t)
+{
+	struct tir_builder *b = L->b;
+	struct tir *ax = tir_mul(b, attr_c(L, t, "alpha", 1.0), x);
+
+	return tir_bin(b, BIN_DIV, x, tir_add(b, fc(L, t, 1), call(L, INTRIN_EXP,
+								  tir_un(b, UN_NEG, ax))));
+}
+
+/* The unsigned type of t's width (t itself when unsigned). */
+static enum dtype unsigned_of(enum dtype t)
+{
+	switch (t) {
+	case DTYPE_I8: return DTYPE_U8;
+	case DTYPE_I16: return DTYPE_U16;
+	case DTYPE_I32: return DTYPE_U32;
+	case DTYPE_I64: return DTYPE_U64;
+	default: return t;
+	}
+}
+
+/*
+ * BitShift as opset 28 defines it for every integer type: a signed right
+ * shift is arithmetic, a left shift drops the bits past the sign bit (done
+ * unsigned: C leaves a negative one undefined), and a shift by a negative
+ * amount or by the type's width or more gives what the sign fill alone
+ * gives (-1 for a negative x shifted right, else 0). The amount is clamped
+ * before the shift so that no lane shifts out of range. No locals: a
+ * fused prologue inlines the expression.
+ */
+static struct tir *bitshift(struct lower *L, struct tir *x, struct tir *y, enum dtype t)
+{
+	struct tir_builder *b = L->b;
+	bool right = !strcmp(node_attr_str(L->n, "direction", "LEFT"), "RIGHT");
+	bool sgn = dtype_is_signed(t);
+	struct tir *zero = fc(L, t, 0), *ok, *s, *r, *fill;
+
+	ok = tir_bin(b, BIN_LT, y, fc(L, t, (double)(dtype_size(t) * 8)));
+	if (sgn)
+		ok = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, y, zero), ok);
+	s = tir_select(b, ok, y, zero);
+	if (right) {
+		r = tir_bin(b, BIN_SHR, x, s);
+		fill = sgn ? tir_select(b, tir_bin(b, BIN_LT, x, zero), fc(L, t, -1), zero) : zero;
+	} else {
+		r = tir_cast(b, t, tir_bin(b, BIN_SHL, tir_cast(b, unsigned_of(t), x),
+					   tir_cast(b, unsigned_of(t), s)));
+		fill = zero;
+	}
+	return tir_select(b, ok, r, fill);
+}
+
+/*
+ * Mod-28 of floats with fmod 0: a - floor(a / b) * b, the sign of b, as
+ * numpy's remainder: fmod's remainder moved by b when their signs differ,
+ * and a zero remainder signed like b. Infinities and NaN come out of fmod
+ * as the spec asks (fmod(x, inf) = x, then x + inf = inf when the signs
+ * differ).
+ */
+static struct tir *floor_mod(struct lower *L, struct tir *a, struct tir *d, enum dtype t)
+{
+	struct tir_builder *b = L->b;
+	struct tir *zero = fc(L, t, 0), *r, *neg;
+
+	r = tir_call2(b, INTRIN_FMOD, a, d);
+	neg = tir_bin(b, BIN_LT, d, zero);
+	return tir_select(b, tir_bin(b, BIN_EQ, r, zero),
+			  tir_select(b, neg, tir_un(b, UN_NEG, zero), zero),
+			  tir_select(b, tir_bin(b, BIN_NE, tir_bin(b, BIN_LT, r, zero), neg),
+				     tir_add(b, r, d), r));
+}
+
 /* The scalar result of op n for loaded inputs x[0..]. */
 static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype t)
 {
@@ -313,6 +473,10 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
 		return tir_mul(b, tir_mul(b, fc(L, t, 0.5), a), tir_add(b, one, r));
 	case OP_SOFTSIGN:
 		return tir_bin(b, BIN_DIV, a, tir_add(b, one, call(L, INTRIN_FABS, a)));
+	case OP_SWISH:
+		return swish(L, a, t);
+	case OP_SWIGLU:
+		return tir_mul(b, swish(L, a, t), x[1]);
 	case OP_ELU:
 		return tir_select(b, tir_bin(b, BIN_LT, a, zero),
 				  tir_mul(b, attr_c(L, t, "alpha", 1.0),
@@ -400,6 +564,8 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
 						tir_cast(b, DTYPE_F64, x[1])));
 	}
 	case OP_MOD:
+		if (dtype_is_float(t) && !node_attr_int(n, "fmod", 0) && L->g->opset >= 28)
+			return floor_mod(L, a, x[1], t);
 		if (dtype_is_float(t) || node_attr_int(n, "fmod", 0))
 			return dtype_is_float(t) ? tir_call2(b, INTRIN_FMOD, a, x[1])
 						 : tir_bin(b, BIN_MOD, a, x[1]);
@@ -414,8 +580,7 @@ static struct tir *map_expr(struct lower *L, struct tir **x, int nx, enum dtype 
 	case OP_PRELU:
 		return tir_select(b, tir_bin(b, BIN_LT, a, zero), tir_mul(b, x[1], a), a);
 	case OP_BITSHIFT:
-		return tir_bin(b, strcmp(node_attr_str(n, "direction", "LEFT"), "RIGHT") ? BIN_SHL
-			       : BIN_SHR, a, x[1]);
+		return bitshift(L, a, x[1], t);
 	case OP_EQUAL: return tir_bin(b, BIN_EQ, a, x[1]);
 	case OP_GREATER: return tir_bin(b, BIN_GT, a, x[1]);
 	case OP_GREATEROREQUAL: return tir_bin(b, BIN_GE, a, x[1]);
@@ -473,6 +638,35 @@ static int lower_cast_string(struct lower *L)
 	return 0;
 }
 
+/*
+ * Cast to or from an 8-bit float: one rt_cast_f8 call over the whole
+ * tensor (runtime/rt_float8.h), which converts through double with the
+ * node's saturate and round_mode.
+ */
+static int lower_cast_f8(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *args[7];
+
+	args[0] = tir_addr(L->b, L->in[0], tir_int(L->b, 0));
+	args[1] = tir_int(L->b, dtype_to_onnx(x->dtype));
+	args[2] = tir_addr(L->b, L->out[0], tir_int(L->b, 0));
+	args[3] = tir_int(L->b, dtype_to_onnx(y->dtype));
+	args[4] = lower_numel(L, &y->shape);
+	args[5] = tir_int(L->b, node_attr_int(L->n, "saturate", 1) != 0);
+	args[6] = tir_int(L->b, cast_round_mode(L->n));
+	tir_extern(L->b, "rt_cast_f8", args, 7);
+	return 0;
+}
+
+/* Whether n is a Cast or CastLike that reads or makes 8-bit floats. */
+static bool is_float8_cast(struct graph *g, const struct node *n)
+{
+	return (n->op == OP_CAST || n->op == OP_CASTLIKE) &&
+	       (dtype_is_float8(node_in(g, n, 0)->dtype) ||
+		dtype_is_float8(node_out(g, n, 0)->dtype));
+}
+
 /* Whether n is a Cast or CastLike that reads or makes strings. */
 static bool is_string_cast(struct graph *g, const struct node *n)
 {
@@ -492,6 +686,8 @@ int lower_map(struct lower *L)
 
 	if (is_string_cast(L->g, L->n))
 		return lower_cast_string(L);
+	if (is_float8_cast(L->g, L->n))
+		return lower_cast_f8(L);
 	if (L->n->op == OP_CASTLIKE)
 		nin = 1;
 	/* one flat loop when every input has the output's shape or one element */

@@ -1,6 +1,7 @@
 /*
  * ops_gather.c - indexing by index tensors: GatherElements, GatherND,
- * ScatterElements (and Scatter, its opset 9-10 name) and ScatterND.
+ * ScatterElements (and Scatter, its opset 9-10 name), ScatterND and
+ * TensorScatter.
  */
 #include "ops.h"
 
@@ -301,5 +302,104 @@ int lower_scatternd(struct lower *L)
 	if (ok)
 		tir_end(b);
 	lower_end_loops(L, up->shape.rank);
+	return 0;
+}
+
+/* ---- TensorScatter (opset 24): a key/value cache update ---- */
+
+/* The sequence axis of TensorScatter n on a rank r cache; -1 after a diagnostic. */
+static int tscatter_axis(struct graph *g, struct node *n, int r)
+{
+	int a = infer_axis(g, n, node_attr_int(n, "axis", -2), r);
+
+	if (a == 0) {
+		diag_error(g->ctx, "%s: axis must not be 0 (the batch axis)", node_loc(g, n));
+		return -1;
+	}
+	return a;
+}
+
+static bool tscatter_circular(const struct node *n)
+{
+	return !strcmp(node_attr_str(n, "mode", "linear"), "circular");
+}
+
+/*
+ * present_cache: past_cache's type and shape. update must be shaped like
+ * the cache except along axis; write_indices, when given, int64 [batch].
+ */
+int infer_tensorscatter(struct graph *g, struct node *n)
+{
+	struct value *c, *u, *w = NULL;
+	const char *mode = node_attr_str(n, "mode", "linear");
+	int a;
+
+	if (infer_arity(g, n, 2, 3, 1) < 0 || !(c = infer_input(g, n, 0)) ||
+	    !(u = infer_input(g, n, 1)) || (node_in(g, n, 2) && !(w = infer_input(g, n, 2))))
+		return -1;
+	if (strcmp(mode, "linear") && strcmp(mode, "circular")) {
+		diag_error(g->ctx, "%s: mode '%s' is not supported (expected linear or circular)",
+			   node_loc(g, n), mode);
+		return -1;
+	}
+	if (c->shape.rank < 2) {
+		diag_error(g->ctx, "%s: past_cache must have rank 2 or more", node_loc(g, n));
+		return -1;
+	}
+	if ((a = tscatter_axis(g, n, c->shape.rank)) < 0)
+		return -1;
+	if (u->dtype != c->dtype) {
+		diag_error(g->ctx, "%s: update is %s but past_cache is %s", node_loc(g, n),
+			   dtype_name(u->dtype), dtype_name(c->dtype));
+		return -1;
+	}
+	if (u->shape.rank != c->shape.rank)
+		return infer_bad_shapes(g, n, "update must have past_cache's rank", &u->shape,
+					&c->shape);
+	for (int d = 0; d < c->shape.rank; d++)
+		if (d != a && !dim_eq(u->shape.d[d], c->shape.d[d]))
+			return infer_bad_shapes(g, n, "update must have past_cache's dims but "
+						"along axis", &u->shape, &c->shape);
+	if (w && (w->dtype != DTYPE_I64 || w->shape.rank != 1 ||
+		  !dim_eq(w->shape.d[0], c->shape.d[0]))) {
+		diag_error(g->ctx, "%s: write_indices must be int64 [batch]", node_loc(g, n));
+		return -1;
+	}
+	infer_set(g, n, 0, c->dtype, &c->shape);
+	return 0;
+}
+
+/*
+ * Copies the cache, then writes update's row s of batch entry b at
+ * write_indices[b] + s along the axis (modulo the cache's length in
+ * circular mode). A row that would land outside the cache (linear mode
+ * with write_indices + sequence_length past the end, which ONNX forbids,
+ * or a negative index) is not written, rather than writing out of bounds.
+ */
+int lower_tensorscatter(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *c = lower_in(L, 0), *u = lower_in(L, 1);
+	int a = tscatter_axis(L->g, (struct node *)L->n, c->shape.rank);
+	struct tir *idx[MAX_RANK], *ci[MAX_RANK], *max, *at, *ok;
+
+	if (a < 0)
+		return -1;
+	copy_input(L);
+	lower_loops(L, &u->shape, idx);
+	memcpy(ci, idx, sizeof(idx));
+	max = tir_dim(b, c->shape.d[a]);
+	at = idx[a];
+	if (lower_in(L, 2))
+		at = tir_add(b, tir_load(b, L->in[2], idx[0]), at);
+	if (tscatter_circular(L->n))
+		at = tir_bin(b, BIN_MOD, tir_add(b, tir_bin(b, BIN_MOD, at, max), max), max);
+	ci[a] = tir_let(b, "at", at);
+	ok = lower_in_range(L, ci[a], max);
+	tir_if(b, ok);
+	tir_store(b, L->out[0], lower_offset(L, &c->shape, ci),
+		  tir_load(b, L->in[1], lower_offset(L, &u->shape, idx)));
+	tir_end(b);
+	lower_end_loops(L, u->shape.rank);
 	return 0;
 }

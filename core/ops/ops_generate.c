@@ -139,6 +139,18 @@ static bool number_is_data(struct graph *g, struct node *n, int i)
 	return v && v->has_shape && !v->data && !v->sym;
 }
 
+/*
+ * The type Range-27's stash_type asks the 16-bit float types to be
+ * computed in (float unless told double; the older versions are computed
+ * in float too, like every 16-bit op); DTYPE_UNDEF for another value.
+ */
+static enum dtype range_stash(const struct node *n)
+{
+	int64_t st = node_attr_int(n, "stash_type", 1);
+
+	return st == 1 ? DTYPE_F32 : st == 11 ? DTYPE_F64 : DTYPE_UNDEF;
+}
+
 /* Output: ceil((limit - start) / delta) elements, from constant inputs. */
 int infer_range(struct graph *g, struct node *n)
 {
@@ -150,6 +162,11 @@ int infer_range(struct graph *g, struct node *n)
 	if (infer_arity(g, n, 3, 3, 1) < 0 || !(st = infer_input(g, n, 0)) ||
 	    !infer_input(g, n, 1) || !infer_input(g, n, 2))
 		return -1;
+	if (range_stash(n) == DTYPE_UNDEF) {
+		diag_error(g->ctx, "%s: attr 'stash_type' is %lld (expected 1, float, or 11, "
+			   "double)", node_loc(g, n), (long long)node_attr_int(n, "stash_type", 1));
+		return -1;
+	}
 	if (number_is_data(g, n, 0) || number_is_data(g, n, 1) || number_is_data(g, n, 2)) {
 		if (node_in(g, n, 1)->dtype != st->dtype || node_in(g, n, 2)->dtype != st->dtype ||
 		    st->dtype == DTYPE_BOOL) {
@@ -212,7 +229,10 @@ int infer_range(struct graph *g, struct node *n)
 	return 0;
 }
 
-/* out[i] = start + i * delta, in the output type. */
+/*
+ * out[i] = start + i * delta, in the output type; the 16-bit float types in
+ * the stash type, rounded once at the store.
+ */
 int lower_range(struct lower *L)
 {
 	struct tir_builder *b = L->b;
@@ -221,6 +241,11 @@ int lower_range(struct lower *L)
 	struct tir *start = tir_load(b, L->in[0], tir_int(b, 0));
 	struct tir *delta = tir_load(b, L->in[2], tir_int(b, 0));
 
+	if (t == DTYPE_F16 || t == DTYPE_BF16) {
+		t = range_stash(L->n);
+		start = tir_cast(b, t, start);
+		delta = tir_cast(b, t, delta);
+	}
 	tir_mark_parallel(b);
 	tir_store(b, L->out[0], i, tir_add(b, start, tir_mul(b, tir_cast(b, t, i), delta)));
 	tir_end(b);

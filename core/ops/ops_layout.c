@@ -414,7 +414,8 @@ int infer_depthtospace(struct graph *g, struct node *n)
 			   (long long)bs);
 		return -1;
 	}
-	if (d2s && strcmp(mode, "DCR") && strcmp(mode, "CRD")) {
+	/* SpaceToDepth has a mode from opset 28 on */
+	if (strcmp(mode, "DCR") && strcmp(mode, "CRD")) {
 		diag_error(g->ctx, "%s: mode '%s' is not supported (expected DCR or CRD)",
 			   node_loc(g, n), mode);
 		return -1;
@@ -449,7 +450,8 @@ int infer_depthtospace(struct graph *g, struct node *n)
 /*
  * DepthToSpace: y[n, c, h*b + i, w*b + j] = x[n, ch, h, w] with
  * ch = (i*b + j)*C' + c (DCR) or c*b*b + i*b + j (CRD).
- * SpaceToDepth: y[n, (i*b + j)*C + c, h, w] = x[n, c, h*b + i, w*b + j].
+ * SpaceToDepth, its inverse: y[n, ch, h, w] = x[n, c, h*b + i, w*b + j]
+ * with ch as above for C input channels (its mode came with opset 28).
  */
 int lower_depthtospace(struct lower *L)
 {
@@ -471,10 +473,13 @@ int lower_depthtospace(struct lower *L)
 			xi[1] = tir_add(b, tir_mul(b, tir_add(b, tir_mul(b, i, bs), j),
 						   tir_dim(b, y->shape.d[1])), idx[1]);
 	} else {
-		struct tir *c = tir_dim(b, x->shape.d[1]);
-		struct tir *ij = tir_let(b, "ij", tir_bin(b, BIN_DIV, idx[1], c));
+		struct tir *c = tir_dim(b, x->shape.d[1]), *bb = tir_int(b, blocksize(L->n) *
+									     blocksize(L->n));
+		bool crd = crd_mode(L->n);
+		struct tir *ij = tir_let(b, "ij", tir_bin(b, crd ? BIN_MOD : BIN_DIV, idx[1],
+							  crd ? bb : c));
 
-		xi[1] = tir_bin(b, BIN_MOD, idx[1], c);
+		xi[1] = tir_bin(b, crd ? BIN_DIV : BIN_MOD, idx[1], crd ? bb : c);
 		xi[2] = tir_add(b, tir_mul(b, idx[2], bs), tir_bin(b, BIN_DIV, ij, bs));
 		xi[3] = tir_add(b, tir_mul(b, idx[3], bs), tir_bin(b, BIN_MOD, ij, bs));
 	}

@@ -77,7 +77,11 @@ static struct ival load(enum dtype t, void *p, int64_t i)
 	case DTYPE_U64: return mk(t, 0, (int64_t)((uint64_t *)p)[i]);
 	case DTYPE_F16: return mk(DTYPE_F32, rt_h2f(((uint16_t *)p)[i]), 0);
 	case DTYPE_BF16: return mk(DTYPE_F32, rt_bf2f(((uint16_t *)p)[i]), 0);
-	default: BUG("interp load %s", dtype_name(t));
+	default:
+		/* the 8-bit floats move as their bit patterns (dtype.def) */
+		if (dtype_is_float8(t))
+			return mk(t, 0, ((uint8_t *)p)[i]);
+		BUG("interp load %s", dtype_name(t));
 	}
 }
 
@@ -97,7 +101,11 @@ static void store(enum dtype t, void *p, int64_t i, struct ival v)
 	case DTYPE_U64: ((uint64_t *)p)[i] = (uint64_t)v.i; break;
 	case DTYPE_F16: ((uint16_t *)p)[i] = rt_d2h(v.f); break;
 	case DTYPE_BF16: ((uint16_t *)p)[i] = rt_d2bf(v.f); break;
-	default: BUG("interp store %s", dtype_name(t));
+	default:
+		if (!dtype_is_float8(t))
+			BUG("interp store %s", dtype_name(t));
+		((uint8_t *)p)[i] = (uint8_t)v.i;
+		break;
 	}
 }
 
@@ -207,7 +215,11 @@ static struct ival eval_bin(struct interp *it, const struct tir *e)
 	case BIN_OR: return mk(t, 0, p | q);
 	case BIN_XOR: return mk(t, 0, p ^ q);
 	case BIN_SHL: return mk(t, 0, q >= 64 ? 0 : (int64_t)((uint64_t)p << q));
-	case BIN_SHR: return mk(t, 0, q >= 64 ? 0 : (int64_t)((uint64_t)p >> q));
+	case BIN_SHR:
+		/* arithmetic for signed types, as the C the backends print does (gcc, clang) */
+		if (dtype_is_signed(ta))
+			return mk(t, 0, p >> (q >= 64 ? 63 : q));
+		return mk(t, 0, q >= 64 ? 0 : (int64_t)((uint64_t)p >> q));
 	case BIN_LAND: return mk(t, 0, (fl ? x != 0 : p != 0) && (fl ? y != 0 : q != 0));
 	case BIN_LOR: return mk(t, 0, (fl ? x != 0 : p != 0) || (fl ? y != 0 : q != 0));
 	default: BUG("interp binop %d", e->op);
