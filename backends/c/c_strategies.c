@@ -1870,8 +1870,7 @@ static const struct strategy_impl attention_loops[] = {
 
 static const struct strategy_spec attention_specs[] = {
 	{ "float32, no mask, softcap, qk_matmul_output, nonpad_kv_seqlen nor window",
-	  cond_attention_rows,
-	  attention_rows, ARRAY_SIZE(attention_rows) },
+	  cond_attention_rows, attention_rows, ARRAY_SIZE(attention_rows) },
 	{ "always", NULL, attention_loops, ARRAY_SIZE(attention_loops) },
 };
 
