@@ -727,7 +727,7 @@ bool attention_rows_fits(struct lower *L)
 		if (L->in[i] && L->in[i]->index < 0)
 			return false;
 	return a.t == DTYPE_F32 && a.ct == DTYPE_F32 && !a.mask && a.cap <= 0 &&
-	       !a.nonpad && a.left < 0 && a.right < 0 &&
+	       !a.nonpad && a.left < 0 && a.right < 0 && a.q.flat == a.v.flat &&
 	       L->n->n_out <= 3 && a.q.d == a.k.d && a.v.d <= ATTN_ROWS_MAX_DV &&
 	       a.q.h % a.k.h == 0 && (!a.past || (a.pk.d == a.k.d && a.pv.d == a.v.d));
 }
