@@ -12,6 +12,8 @@
 #ifndef COLLAGEC_EMIT_H
 #define COLLAGEC_EMIT_H
 
+#include <sys/types.h>
+
 #include "../target/target.h"
 
 enum exec_kind {
@@ -212,6 +214,9 @@ struct link_options {
 	bool keep;		/* keep the build directory (--keep-temps) */
 	int jobs;		/* kernel files compiled at once (<= 1: one after another) */
 	const char *objects;	/* (optional) the kernel-object cache directory */
+	const char *runtime_lock;	/* (optional) the lock file of a compile of
+					   rt.o into objects (emit_runtime_start):
+					   rt.o is looked up once it is free */
 	int objects_hit;	/* out: kernel files taken from it */
 	bool runtime_hit;	/* out: the runtime's object (rt.o) taken from it */
 	const char *math_flags;	/* out: emit_math_flags(cc), set by emit_link */
@@ -225,6 +230,16 @@ struct link_options {
 						   as model.c was told */
 	char *weights_staged;	/* out, with stage: their temporary (owned) */
 };
+
+/*
+ * Starts compiling the runtime's object (rt.o) into lo->objects in a child
+ * process holding an exclusive lock on the file lock until rt.o is there
+ * (or the compile failed): builds given lo->runtime_lock = lock meanwhile
+ * compile their model.c and wait for rt.o instead of each compiling it. The
+ * child's pid (reap it), 0 when rt.o is in the cache already, -1 when
+ * there is no object cache or no child could start.
+ */
+pid_t emit_runtime_start(struct collagec_ctx *ctx, struct link_options *lo, const char *lock);
 
 /* Whether out names a static archive (OUT.a) rather than a shared object. */
 bool emit_out_is_archive(const char *out);
