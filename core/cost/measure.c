@@ -254,7 +254,7 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
  */
 static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
 		      struct exec_plan *ep, struct model_sources *ms, struct weights_file *wf,
-		      struct graph **bgp)
+		      char ***kfiles, int *n_kfiles, struct graph **bgp)
 {
 	for (;;) {
 		struct partition *parts;
@@ -278,7 +278,13 @@ static int emit_batch(struct measure *m, struct batch *b, struct strbuf *src,
 		diag_hush_end(m->ctx, &h);
 		if (bad == -1) {
 			wf->bytes = ep->weights_bytes;
-			emit_model_c(bg, ep, ms, "{}", false, wf, src);
+			/*
+			 * A whole plan's kernels in kernel files, as the final
+			 * build splits them: the object cache then hands the
+			 * winner's to the final build
+			 */
+			*n_kfiles = b->whole ? emit_kernel_files(ms, KERNEL_FILE_LINES, kfiles) : 0;
+			emit_model_c(bg, ep, ms, "{}", *n_kfiles > 0, wf, src);
 			for (int p = 0; p < np; p++)
 				vec_free(&parts[p].kernels);
 			*bgp = bg;
@@ -308,6 +314,8 @@ static void build_start(struct measure *m, struct batch *b)
 	struct exec_plan ep = { 0 };
 	struct model_sources ms = { .kernels = STRBUF_INIT };
 	struct graph *bg = NULL;
+	char **kfiles = NULL;
+	int n_kfiles = 0;
 	bool alone = m->n_built == 0;
 	/*
 	 * The weights in a file beside the bench model, which the worker
@@ -321,7 +329,7 @@ static void build_start(struct measure *m, struct batch *b)
 	b->weights = (char *)wf.path;
 	b->so = arena_printf(&m->ctx->arena, "%s/bench%d.so", m->dir, m->n_built++);
 	b->pid = -1;
-	if (emit_batch(m, b, &src, &ep, &ms, &wf, &bg) < 0) {
+	if (emit_batch(m, b, &src, &ep, &ms, &wf, &kfiles, &n_kfiles, &bg) < 0) {
 		b->failed = true;
 		goto out;
 	}
@@ -338,7 +346,7 @@ static void build_start(struct measure *m, struct batch *b)
 		/* the first build runs alone: its model.c and rt.c compile side by side */
 		lo.jobs = alone ? m->jobs : 1;
 		diag_hush_begin(m->ctx, &h);
-		_exit(emit_link(m->ctx, &lo, sb_str(&src), NULL, 0, &ep, b->so) < 0 ? 1 : 0);
+		_exit(emit_link(m->ctx, &lo, sb_str(&src), kfiles, n_kfiles, &ep, b->so) < 0 ? 1 : 0);
 	}
 	if (b->pid < 0)
 		b->failed = true;
@@ -348,6 +356,9 @@ out:
 	exec_plan_release(&ep);
 	model_sources_release(&ms);
 	graph_free(bg);	/* the child has its own copy of the weights it writes */
+	for (int i = 0; i < n_kfiles; i++)
+		free(kfiles[i]);
+	free(kfiles);
 	sb_release(&src);
 	sb_release(&ldlibs);
 }
