@@ -515,6 +515,46 @@ print("; ".join(why) or "ok")' "$W/cold.stats" "$W/warm.stats" 2>&1 | tail -n 1)
 else
 	fail cold-warm/compile "$(head -n 1 "$W/cold.err" "$W/warm.err" | tr '\n' ' ')"
 fi
+# the same under a budget the cold compile spends (the rooflines and
+# transition penalties it measured charged to it too): the warm compile is
+# charged what the cold one's rows record, so it stops where that one did
+W=$T/coldwarm-budget
+mkdir -p "$W"
+if "$C" compile "$T/mnist_cnn.onnx" -o "$W/m.so" --target blas,c --cache "$W/costs.sqlite" \
+	--search-budget 1 --stats "$W/cold.stats" 2>"$W/cold.err" &&
+	cp "$W/m.so" "$W/cold.so" && cp "$W/m.json" "$W/cold.json" &&
+	"$C" compile "$T/mnist_cnn.onnx" -o "$W/m.so" --target blas,c --cache "$W/costs.sqlite" \
+	--search-budget 1 --stats "$W/warm.stats" 2>"$W/warm.err"; then
+	v=$(json "$W/cold.stats" 'j["cost_cache"]["budget_spent"] >= 0.7, j["cost_cache"]["measured"] > 0')
+	w=$(json "$W/warm.stats" 'j["cost_cache"]["budget_spent"], j["cost_cache"]["measured"]')
+	c=$(json "$W/cold.stats" 'j["cost_cache"]["budget_spent"], 0')
+	if [ "$v" != "True True" ]; then
+		fail cold-warm/budget "the cold compile did not spend its budget: $v"
+	elif [ "$w" != "$c" ]; then
+		fail cold-warm/budget "charged cold, warm: $c; $w (budget_spent, measured)"
+	elif ! cmp -s "$W/cold.so" "$W/m.so" || ! cmp -s "$W/cold.json" "$W/m.json"; then
+		fail cold-warm/budget "$(diff "$W/cold.json" "$W/m.json" | head -n 3 | tr '\n' ' ')"
+	else
+		ok cold-warm/budget
+	fi
+	# the rooflines and transition penalties were measured together, by
+	# this search, each row charged a share of their bench models' seconds
+	v=$(/usr/bin/python3 -c '
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("select target, label, charge, origin from costs").fetchall()
+cal = [r for r in rows if r[1] == "roofline probe" or "->" in r[0]]
+cand = {r[3] for r in rows if r not in cal}
+kinds = sorted({"roofline" if r[1] == "roofline probe" else "transition" for r in cal})
+if kinds != ["roofline", "transition"] or len(cand) != 1:
+    print("rows: %s, candidate origins %d" % (kinds, len(cand)))
+elif not all(r[2] and r[2] > 0 and r[3] in cand for r in cal):
+    print("uncharged or another origin: %s" % [r[:3] for r in cal if not (r[2] and r[3] in cand)])
+else:
+    print("ok")' "$W/costs.sqlite" 2>&1 | tail -n 1)
+	[ "$v" = ok ] && ok calibration/charged-to-the-search || fail calibration/charged-to-the-search "$v"
+else
+	fail cold-warm/budget "$(head -n 1 "$W/cold.err" "$W/warm.err" | tr '\n' ' ')"
+fi
 
 # a merged partition's rule stays short: a chain of 100 MatMul, Relu,
 # Softmax blocks all on c merges 200 candidates of rules c.fused and c.op

@@ -51,6 +51,7 @@ struct search {
 	VEC(struct sample) prior;	/* estimate first: the cache's other samples */
 	struct calib *cal;		/* estimate first: the latest calibration */
 	int64_t spent_us;		/* estimate first: charged to the budget */
+	int64_t paid_us;		/* of which the candidates' measuring */
 	int64_t n_paid;			/* candidates it was charged for */
 };
 
@@ -104,7 +105,7 @@ static int check_cover(struct search *s)
 static struct cost_item item_of(const struct search *s, const struct cand *c)
 {
 	struct cost_part *p = arena_alloc(s->df.arena, sizeof(*p));
-	struct cost_item it = { &s->df, 1, p, NAN };
+	struct cost_item it = { &s->df, 1, p, NAN, 0 };
 
 	*p = (struct cost_part){ c->sg, s->ts[c->t], c->rule };
 	return it;
@@ -256,6 +257,34 @@ static int cmp_str(const void *a, const void *b)
 #define ROUNDS_SHARE 0.7
 
 /*
+ * Under a budget, which of the todo candidates (most valuable first) a
+ * round measures, at most n: in that order, those whose predicted charge
+ * fits in what is left (left_us), the others passed over, one per job at
+ * least. A candidate's charge is predicted at what this search's
+ * candidates of its target cost on average (paid_t / n_paid_t; opencl's
+ * programs build at open: a bench model of one took 3 to 9 s where one of
+ * 16 on c took 0.7), else at the average of all (per_us). The chosen come
+ * first in todo; how many.
+ */
+static int round_fit(struct search *s, struct ints *todo, int n, int64_t left_us, int jobs,
+		     const int64_t *paid_t, const int64_t *n_paid_t, double per_us)
+{
+	double left = (double)left_us;
+	int k2 = 0;
+
+	for (int k = 0; k < todo->n && k2 < n; k++) {
+		int t = s->cands.v[todo->v[k]].t;
+		double pred = n_paid_t[t] ? (double)paid_t[t] / (double)n_paid_t[t] : per_us;
+
+		if (k2 >= jobs && pred > left)
+			continue;
+		left -= pred;
+		todo->v[k2++] = todo->v[k];
+	}
+	return k2;
+}
+
+/*
  * This search's id: the structures of its candidates and every option that
  * decides what it measures. The rows it measures carry it (origin), so
  * that a recompile tells its own measurements from others'.
@@ -363,7 +392,8 @@ static int cmp_value(const void *a, const void *b)
  * valuable first, until that cover is all measured: no unmeasured candidate
  * can then beat it, unless its interval lied. A candidate no optimistic
  * cover picks is never built. --search-budget stops the rounds once the
- * measuring has cost that much; what was not measured keeps its estimate.
+ * measuring, the rooflines and transition penalties it took included, has
+ * cost ROUNDS_SHARE of it; what was not measured keeps its estimate.
  *
  * Cold or warm, the same decisions: a hit measured by this same search
  * (its origin) is charged what measuring it cost then, the calibration
@@ -379,7 +409,10 @@ static int estimate_first(struct search *s)
 	struct ints todo = { 0 }, win = { 0 };
 	struct cost_key like = cost_key_make(s->g->ctx, "-", "-", s->o->threads, s->o->cpu);
 	bool *in = arena_alloc(s->df.arena, sizeof(bool) * ((size_t)s->cands.n + 1));
-	int64_t spent_us = 0, n_paid = 0, last_n = 0;
+	int64_t spent_us = 0, n_paid = 0, last_n = 0, calib_us = 0;
+	/* per target: what this search's candidates cost to measure, how many */
+	int64_t *paid_t = arena_alloc(s->df.arena, sizeof(int64_t) * (size_t)(2 * s->nt + 1));
+	int64_t *n_paid_t = paid_t + s->nt;
 	/* the rounds' share of the budget: phase 5 times plans with the rest */
 	int64_t rounds_us = (int64_t)(s->o->budget * ROUNDS_SHARE * 1e6);
 	double t_start;
@@ -405,6 +438,13 @@ static int estimate_first(struct search *s)
 		vec_push(&items, it);
 	}
 	s->id = search_id(s, jobs);
+	/* what the estimators measure for themselves is charged to this search */
+	s->o->guess->origin = e->origin = s->id;
+	s->o->guess->charged_us = e->charged_us = 0;
+	t_start = time_now();
+	if (transitions(s) < 0)
+		goto out;
+	diag_note(s->g->ctx, "rooflines and transitions   %.3f s", time_now() - t_start);
 	/* the estimates of every distinct candidate, in one call */
 	t_start = time_now();
 	if (s->o->guess->estimate(s->o->guess, items.v, items.n) < 0)
@@ -436,16 +476,16 @@ static int estimate_first(struct search *s)
 				if (meta.origin && !strcmp(meta.origin, s->id)) {
 					spent_us += meta.charge_us;
 					n_paid++;
+					paid_t[c->t] += meta.charge_us;
+					n_paid_t[c->t]++;
 				}
 			}
 		}
 	}
 	if (cache && cost_cache_samples(cache, &like, s->id, prior_sample, s) < 0)
 		goto out;
-	t_start = time_now();
-	if (transitions(s) < 0)
-		goto out;
-	diag_note(s->g->ctx, "transitions                 %.3f s", time_now() - t_start);
+	/* the rooflines and transition penalties this search measured */
+	calib_us = s->o->guess->charged_us + e->charged_us;
 	for (;;) {
 		double t0, dt;
 		int n;
@@ -480,30 +520,24 @@ static int estimate_first(struct search *s)
 		}
 		if (!todo.n)
 			break;
-		if (s->o->budget > 0 && spent_us >= rounds_us) {
+		/*
+		 * One round even past the share, which the calibration may
+		 * have taken (cold or warm: n_paid counts this search's hits)
+		 */
+		if (s->o->budget > 0 && n_paid > 0 && calib_us + spent_us >= rounds_us) {
 			s->st->budget_hit = true;
 			break;
 		}
 		sort_search = s;
 		qsort(todo.v, (size_t)todo.n, sizeof(int), cmp_value);
 		n = todo.n < ROUND_PER_JOB * jobs ? todo.n : ROUND_PER_JOB * jobs;
-		/*
-		 * Under a budget, a round takes what is left of the rounds'
-		 * share at the rate this search has measured at (rounds of
-		 * the cache's hits count), one candidate per job at least
-		 */
-		if (s->o->budget > 0 && n_paid > 0 && spent_us > 0) {
-			int64_t fit = (rounds_us - spent_us) * n_paid / spent_us;
-
-			if (fit < jobs)
-				fit = jobs;
-			if (n > fit)
-				n = (int)fit;
-		} else if (s->o->budget > 0 && n > FIRST_ROUND_PER_JOB * jobs) {
-			n = FIRST_ROUND_PER_JOB * jobs;
-		}
 		if (s->o->budget > 0 && last_n > 0 && n > 2 * last_n)
 			n = (int)(2 * last_n);
+		if (s->o->budget > 0 && n_paid > 0 && spent_us > 0)
+			n = round_fit(s, &todo, n, rounds_us - calib_us - spent_us, jobs, paid_t,
+				      n_paid_t, (double)spent_us / (double)n_paid);
+		else if (s->o->budget > 0 && n > FIRST_ROUND_PER_JOB * jobs)
+			n = FIRST_ROUND_PER_JOB * jobs;
 		last_n = n;
 		items.n = 0;
 		for (int k = 0; k < n; k++)
@@ -521,13 +555,18 @@ static int estimate_first(struct search *s)
 			goto out;
 		for (int k = 0; k < n; k++) {
 			struct cand *c = &s->cands.v[todo.v[k]];
-			struct cost_meta meta = { c->guess, c->cls, (int64_t)(dt * 1e6) / n, s->id };
+			/* its own share of the round, or an even one */
+			int64_t charge = items.v[k].charge > 0 ? (int64_t)(items.v[k].charge * 1e6)
+				: (int64_t)(dt * 1e6) / n;
+			struct cost_meta meta = { c->guess, c->cls, charge, s->id };
 			struct cost_key key = key_of(s, c);
 
 			c->cost = isnan(items.v[k].cost) ? INFINITY : items.v[k].cost;
 			c->known = true;
 			spent_us += meta.charge_us;
 			n_paid++;
+			paid_t[c->t] += meta.charge_us;
+			n_paid_t[c->t]++;
 			if (cache && cost_cache_put_meta(cache, &key, c->cost, c->sg->label, &meta) < 0) {
 				cost_cache_rollback(cache);
 				goto out;
@@ -548,8 +587,9 @@ static int estimate_first(struct search *s)
 		else if (c->rep == i)
 			s->st->guessed++;
 	}
-	s->st->budget_spent = (double)spent_us * 1e-6;
-	s->spent_us = spent_us;
+	s->st->budget_spent = (double)(calib_us + spent_us) * 1e-6;
+	s->spent_us = calib_us + spent_us;
+	s->paid_us = spent_us;
 	s->n_paid = n_paid;
 	rc = 0;
 out:
@@ -561,13 +601,27 @@ out:
 	return rc;
 }
 
+/*
+ * The transition penalties; with estimate first, the analytic estimator's
+ * calibration measured alongside them (one build of bench models for both).
+ */
 static int transitions(struct search *s)
 {
-	struct cost_estimator *e = s->o->estimator;
+	struct cost_estimator *e = s->o->estimator, *g = s->o->guess;
+	struct cost_item *extra = NULL;
+	int n_extra = 0;
+	int64_t each = 0;
 
 	s->pen = arena_alloc(s->df.arena, sizeof(double) * (size_t)(s->nt * s->nt + 1));
-	if (e->transitions && s->nt > 1 && e->transitions(e, s->ts, s->nt, s->pen) < 0)
+	for (int i = 0; i < s->nt * s->nt; i++)
+		s->pen[i] = 0;
+	if (g && g->calibration && e->transitions)
+		n_extra = g->calibration(g, s->ts, s->nt, &extra);
+	if (e->transitions && (s->nt > 1 || n_extra) &&
+	    e->transitions(e, s->ts, s->nt > 1 ? s->nt : 0, s->pen, extra, n_extra, &each) < 0)
 		return -1;
+	if (g && g->calibrated)
+		g->calibrated(g, each);
 	for (int i = 0; i < s->nt * s->nt; i++) {
 		/* an unknown or impossible transition costs nothing extra */
 		if (!isfinite(s->pen[i]) || s->pen[i] < 0 || i / s->nt == i % s->nt)
@@ -1043,16 +1097,11 @@ struct plans {
  */
 #define PLAN_SEPARATE 2.0
 /*
- * Once the budget is spent, phase 5 times the cover beside the one other
- * plan of least estimate, and only when that estimate is within half as
- * much again of the least: GPT-2 (500 MB of weights) spent 340 s timing
- * three other plans past its budget, opencl's among them.
- */
-#define PLANS_PAST_BUDGET 1
-#define PLAN_SEPARATE_PAST_BUDGET 0.5
-/*
- * Under a budget, phase 5 also times only what it can pay for: what is
- * left of the budget and one budget more at most, least estimate first.
+ * Under a budget, phase 5 times only what it can pay for (plans_affordable):
+ * what is left of the budget, least estimate first, the last plan
+ * overrunning it by its own charge at most (one build batch); once the
+ * budget is spent, none (GPT-2, 500 MB of weights, once spent 340 s timing
+ * three plans past its budget, opencl's among them).
  * A plan is predicted to cost its build, about PLAN_BUILD_SHARE of what its
  * parts cost as candidates (this search's charge per candidate measured:
  * a plan's kernels build in one compile, a round's candidates are timed
@@ -1075,7 +1124,7 @@ static double plan_estimate(struct search *s, const struct plan *p)
 
 		if (isnan(cost)) {
 			struct cost_part part = { c->sg, s->ts[c->t], c->rule };
-			struct cost_item it = { &s->df, 1, &part, NAN };
+			struct cost_item it = { &s->df, 1, &part, NAN, 0 };
 			double f;
 
 			if (s->o->guess->estimate(s->o->guess, &it, 1) < 0 || !isfinite(it.cost))
@@ -1090,30 +1139,37 @@ static double plan_estimate(struct search *s, const struct plan *p)
 /* What timing plan p is predicted to cost, in microseconds. */
 static double plan_charge(const struct search *s, const struct plan *p)
 {
-	double per = s->n_paid > 0 ? (double)s->spent_us / (double)s->n_paid : 0;
+	double per = s->n_paid > 0 ? (double)s->paid_us / (double)s->n_paid : 0;
 
 	return PLAN_BUILD_SHARE * per * p->ps.n + PLAN_RUNS * p->estimate * 1e6;
 }
 
 /*
- * Of the plans timed[] picks beside the cover, those the budget pays for
- * (what is left of it and one budget more), least estimate first, the
- * cover's own charge with the first; the rest are unpicked. How many stay.
+ * Of the plans timed[] picks beside the cover, those the budget pays for,
+ * least estimate first: while anything of it is left, the cover and the
+ * first (one build batch: on MobileNetV2 the sum of parts put the cover at
+ * 19.3 ms and none:dnnl,c at 21.5, which ran 10.6 whole against the
+ * cover's 19.7, and charging the cover's build at half of what its parts
+ * cost as candidates, 9 s, left phase 5 nothing of a 40 s budget), then
+ * more while what is left pays for them, the last one overrunning it; the
+ * rest are unpicked. How many stay.
  */
 static int plans_affordable(struct search *s, struct plans *pl, bool *timed)
 {
-	double left = s->o->budget * 2e6 - (double)s->spent_us - plan_charge(s, &pl->v[0]);
+	double left = s->o->budget * 1e6 - (double)s->spent_us;
 	bool *want = arena_memdup(s->df.arena, timed, sizeof(bool) * (size_t)pl->n);
 	int n = 0;
 
 	memset(timed + 1, 0, sizeof(bool) * (size_t)(pl->n - 1));
+	if (left > 0)
+		left -= plan_charge(s, &pl->v[0]);
 	for (;;) {
 		int k = -1;
 
 		for (int i = 1; i < pl->n; i++)
 			if (want[i] && (k < 0 || pl->v[i].estimate < pl->v[k].estimate))
 				k = i;
-		if (k < 0 || plan_charge(s, &pl->v[k]) > left)
+		if (k < 0 || (n > 0 && left <= 0) || s->o->budget * 1e6 <= (double)s->spent_us)
 			break;
 		want[k] = false;
 		left -= plan_charge(s, &pl->v[k]);
@@ -1125,12 +1181,11 @@ static int plans_affordable(struct search *s, struct plans *pl, bool *timed)
 
 /*
  * Which plans phase 5 times: those whose estimate is within PLAN_SEPARATE of
- * the least, the Collage cover among them whenever another is; none when
- * only the cover is left; once the budget is spent, only the
- * PLANS_PAST_BUDGET other plans of least estimate beside the cover, within
- * PLAN_SEPARATE_PAST_BUDGET of the least. The others keep cost NAN.
+ * the least, the Collage cover among them whenever another is, under a
+ * budget those it pays for; none when only the cover is left. The others
+ * keep cost NAN.
  */
-static void plans_to_time(struct search *s, struct plans *pl, bool *timed, bool spent)
+static void plans_to_time(struct search *s, struct plans *pl, bool *timed)
 {
 	double least = INFINITY;
 	int n = 0;
@@ -1142,17 +1197,7 @@ static void plans_to_time(struct search *s, struct plans *pl, bool *timed, bool 
 				least = pl->v[i].estimate;
 		}
 	for (int i = 1; i < pl->n; i++) {
-		int better = 0;
-
-		/* past the budget: only the PLANS_PAST_BUDGET others of least estimate */
-		for (int k = 1; k < pl->n && spent; k++)
-			better += pl->v[k].same < 0 && k != i &&
-				  (pl->v[k].estimate < pl->v[i].estimate ||
-				   (pl->v[k].estimate == pl->v[i].estimate && k < i));
-		timed[i] = pl->v[i].same < 0 &&
-			   pl->v[i].estimate <= least * (1 + (spent ? PLAN_SEPARATE_PAST_BUDGET
-							      : PLAN_SEPARATE)) &&
-			   better < PLANS_PAST_BUDGET;
+		timed[i] = pl->v[i].same < 0 && pl->v[i].estimate <= least * (1 + PLAN_SEPARATE);
 		n += timed[i];
 	}
 	if (n && s->o->budget > 0)
@@ -1224,7 +1269,7 @@ static void add_plan(struct search *s, struct plans *pl, const char *name, struc
 {
 	struct plan p = { name, *ps, NULL, NAN, NAN, false, -1 };
 	struct cost_part *parts = arena_alloc(s->df.arena, sizeof(*parts) * ((size_t)ps->n + 1));
-	struct cost_item it = { &s->df, ps->n, parts, NAN };
+	struct cost_item it = { &s->df, ps->n, parts, NAN, 0 };
 
 	for (int i = 0; i < ps->n; i++)
 		parts[i] = (struct cost_part){ ps->v[i].sg, s->ts[ps->v[i].t], ps->v[i].rule };
@@ -1314,8 +1359,7 @@ static int cost_plans(struct search *s, struct plans *pl)
 	for (int i = 0; i < pl->n; i++)
 		timed[i] = true;
 	if (s->o->guess)
-		plans_to_time(s, pl, timed, s->o->budget > 0 &&
-			      s->spent_us >= (int64_t)(s->o->budget * 1e6));
+		plans_to_time(s, pl, timed);
 	for (int i = 0; i < pl->n; i++) {
 		struct plan *p = &pl->v[i];
 		struct cost_part *parts;
@@ -1338,7 +1382,7 @@ static int cost_plans(struct search *s, struct plans *pl)
 		for (int k = 0; k < p->ps.n; k++)
 			parts[k] = (struct cost_part){ p->ps.v[k].sg, s->ts[p->ps.v[k].t],
 						       p->ps.v[k].rule };
-		it = (struct cost_item){ &s->df, p->ps.n, parts, NAN };
+		it = (struct cost_item){ &s->df, p->ps.n, parts, NAN, 0 };
 		vec_push(&items, it);
 		vec_push(&owner, i);
 	}

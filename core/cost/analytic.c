@@ -20,12 +20,28 @@ struct roofline {
 	double flops, bytes, overhead;	/* per second, per second, seconds */
 };
 
+/*
+ * The probes of the rooflines of some targets: those the cost cache has
+ * are read (it[k].cost), the rest are todo (it[owner[j]] is todo[j]).
+ */
+struct probe_set {
+	struct graph *g[3];
+	struct dataflow df[3];
+	VEC(const struct target *) ts;
+	struct cost_item *it;
+	struct cost_part *pp;
+	struct cost_key *keys;
+	VEC(struct cost_item) todo;
+	VEC(int) owner;
+};
+
 struct analytic {
 	struct collagec_ctx *ctx;
 	struct measure_options o;
 	struct cost_cache *cache;
 	struct cost_estimator *measure;
 	VEC(struct roofline) lines;
+	struct probe_set pending;	/* calibration begun, not yet measured */
 };
 
 /* Dim k of v at the tuning sizes. */
@@ -109,81 +125,79 @@ static const struct {
 	int64_t r, k;
 } probes[3] = { { OP_MATMUL, 256, 256 }, { OP_MATMUL, 4, 4 }, { OP_ADD, 2048, 2048 } };
 
-/*
- * The rooflines of every target of items that has none yet: their probes
- * from the cost cache, the rest measured together in one estimate call (a
- * bench model per target, built side by side), then stored.
- */
-static void add_lines(struct analytic *an, struct cost_item *items, int n)
+/* The probes of ts (which have no roofline yet) into ps. */
+static void probes_begin(struct cost_estimator *e, struct probe_set *ps)
 {
+	struct analytic *an = e->state;
 	struct arena *a = &an->ctx->arena;
-	VEC(const struct target *) ts = { 0 };
-	struct graph *g[3];
-	struct dataflow df[3];
-	struct cost_item *it;
-	struct cost_part *pp;
-	struct cost_key *keys;
-	VEC(struct cost_item) todo = { 0 };
-	VEC(int) owner = { 0 };
+	int nt = ps->ts.n;
 
-	for (int i = 0; i < n; i++)
-		for (int p = 0; p < items[i].n_parts; p++) {
-			const struct target *t = items[i].parts[p].target;
-			bool seen = false;
-
-			for (int k = 0; k < an->lines.n && !seen; k++)
-				seen = !strcmp(an->lines.v[k].target, t->str);
-			for (int k = 0; k < ts.n && !seen; k++)
-				seen = ts.v[k] == t;
-			if (!seen)
-				vec_push(&ts, t);
-		}
-	if (!ts.n)
-		return;
-	it = arena_alloc(a, sizeof(*it) * (size_t)(3 * ts.n));
-	pp = arena_alloc(a, sizeof(*pp) * (size_t)(3 * ts.n));
-	keys = arena_alloc(a, sizeof(*keys) * (size_t)(3 * ts.n));
+	ps->it = arena_alloc(a, sizeof(*ps->it) * (size_t)(3 * nt));
+	ps->pp = arena_alloc(a, sizeof(*ps->pp) * (size_t)(3 * nt));
+	ps->keys = arena_alloc(a, sizeof(*ps->keys) * (size_t)(3 * nt));
 	for (int q = 0; q < 3; q++) {
-		g[q] = cost_probe_graph(an->ctx, probes[q].op, probes[q].r, probes[q].k, 1);
-		dataflow_init(&df[q], g[q], g[q]->arena);
+		ps->g[q] = cost_probe_graph(an->ctx, probes[q].op, probes[q].r, probes[q].k, 1);
+		dataflow_init(&ps->df[q], ps->g[q], ps->g[q]->arena);
 	}
-	for (int t = 0; t < ts.n; t++)
+	for (int t = 0; t < nt; t++)
 		for (int q = 0; q < 3; q++) {
+			const struct target *tg = ps->ts.v[t];
 			int k = 3 * t + q;
 			double sec;
 
-			pp[k] = (struct cost_part){ cost_probe_single(an->ctx, &df[q], ts.v[t], 0),
-						    ts.v[t], "probe" };
-			it[k] = (struct cost_item){ &df[q], 1, &pp[k], NAN };
-			if (!pp[k].sg)
+			ps->pp[k] = (struct cost_part){ cost_probe_single(an->ctx, &ps->df[q], tg, 0),
+							tg, "probe" };
+			ps->it[k] = (struct cost_item){ &ps->df[q], 1, &ps->pp[k], NAN, 0 };
+			if (!ps->pp[k].sg)
 				continue;
-			keys[k] = cost_key_make(an->ctx, cost_item_key(a, &it[k]), ts.v[t]->str,
-						an->o.threads, an->o.cpu);
-			if (an->cache && cost_cache_get(an->cache, &keys[k], &sec) == 1) {
-				it[k].cost = sec;
-				continue;
+			ps->keys[k] = cost_key_make(an->ctx, cost_item_key(a, &ps->it[k]), tg->str,
+						    an->o.threads, an->o.cpu);
+			if (an->cache) {
+				struct cost_meta meta = { NAN, NULL, 0, NULL };
+
+				if (cost_cache_get_meta(an->cache, &ps->keys[k], &sec, &meta) == 1) {
+					ps->it[k].cost = sec;
+					if (e->origin && meta.origin && !strcmp(meta.origin, e->origin))
+						e->charged_us += meta.charge_us;
+					continue;
+				}
 			}
-			vec_push(&todo, it[k]);
-			vec_push(&owner, k);
+			vec_push(&ps->todo, ps->it[k]);
+			vec_push(&ps->owner, k);
 		}
-	if (todo.n && an->measure->estimate(an->measure, todo.v, todo.n) == 0) {
-		if (an->cache)
-			cost_cache_begin(an->cache);
-		for (int j = 0; j < todo.n; j++) {
-			it[owner.v[j]].cost = todo.v[j].cost;
-			if (an->cache && isfinite(todo.v[j].cost))
-				cost_cache_put(an->cache, &keys[owner.v[j]], todo.v[j].cost,
-					       "roofline probe");
-		}
-		if (an->cache)
-			cost_cache_commit(an->cache);
+}
+
+/*
+ * The todo probes measured (their costs set; NAN: not measured, each
+ * charged each_us): stored with this charge (cost.h: origin), the rooflines
+ * made, ps released.
+ */
+static void probes_end(struct cost_estimator *e, struct probe_set *ps, int64_t each_us)
+{
+	struct analytic *an = e->state;
+	struct cost_meta meta = { NAN, NULL, each_us, e->origin };
+	bool store = an->cache && ps->todo.n && cost_cache_begin(an->cache) == 0;
+
+	for (int j = 0; j < ps->todo.n; j++) {
+		struct cost_item *x = &ps->todo.v[j];
+
+		ps->it[ps->owner.v[j]].cost = x->cost;
+		if (isnan(x->cost))
+			continue;
+		e->charged_us += each_us;
+		/* one that could not run is kept too: not measured again */
+		if (store)
+			cost_cache_put_meta(an->cache, &ps->keys[ps->owner.v[j]], x->cost,
+					    "roofline probe", &meta);
 	}
-	for (int t = 0; t < ts.n; t++) {
-		struct roofline l = { ts.v[t]->str, NAN, NAN, NAN };
+	if (store)
+		cost_cache_commit(an->cache);
+	for (int t = 0; t < ps->ts.n; t++) {
+		struct roofline l = { ps->ts.v[t]->str, NAN, NAN, NAN };
 		double sec[3];
 
 		for (int q = 0; q < 3; q++) {
-			sec[q] = it[3 * t + q].cost;
+			sec[q] = ps->it[3 * t + q].cost;
 			if (!isfinite(sec[q]) || sec[q] <= 0)
 				sec[q] = NAN;
 		}
@@ -197,10 +211,79 @@ static void add_lines(struct analytic *an, struct cost_item *items, int n)
 		vec_push(&an->lines, l);
 	}
 	for (int q = 0; q < 3; q++)
-		graph_free(g[q]);
-	vec_free(&ts);
-	vec_free(&todo);
-	vec_free(&owner);
+		graph_free(ps->g[q]);
+	vec_free(&ps->ts);
+	vec_free(&ps->todo);
+	vec_free(&ps->owner);
+	memset(ps, 0, sizeof(*ps));
+}
+
+/* Adds t to ps->ts unless it has a roofline or is there. */
+static void probe_target(struct analytic *an, struct probe_set *ps, const struct target *t)
+{
+	for (int k = 0; k < an->lines.n; k++)
+		if (!strcmp(an->lines.v[k].target, t->str))
+			return;
+	for (int k = 0; k < ps->ts.n; k++)
+		if (ps->ts.v[k] == t)
+			return;
+	vec_push(&ps->ts, t);
+}
+
+/*
+ * The rooflines of every target of items that has none yet: their probes
+ * from the cost cache, the rest measured together in one estimate call (a
+ * bench model per target, built side by side), then stored.
+ */
+static void add_lines(struct cost_estimator *e, struct cost_item *items, int n)
+{
+	struct analytic *an = e->state;
+	struct probe_set ps = { 0 };
+	int64_t each = 0;
+	double t0;
+
+	for (int i = 0; i < n; i++)
+		for (int p = 0; p < items[i].n_parts; p++)
+			probe_target(an, &ps, items[i].parts[p].target);
+	if (!ps.ts.n)
+		return;
+	probes_begin(e, &ps);
+	t0 = time_now();
+	if (ps.todo.n && an->measure->estimate(an->measure, ps.todo.v, ps.todo.n) == 0)
+		each = (int64_t)((time_now() - t0) * 1e6) / ps.todo.n;
+	else	/* not measured: no roofline of these */
+		for (int j = 0; j < ps.todo.n; j++)
+			ps.todo.v[j].cost = NAN;
+	probes_end(e, &ps, each);
+}
+
+/*
+ * The calibration hooks (cost.h): the probes of ts's rooflines that are to
+ * be measured, kept in an->pending until they come back.
+ */
+static int analytic_calibration(struct cost_estimator *e, struct target *const *ts, int nt,
+				struct cost_item **items)
+{
+	struct analytic *an = e->state;
+
+	if (an->pending.ts.n)
+		BUG("analytic calibration begun twice");
+	for (int t = 0; t < nt; t++)
+		probe_target(an, &an->pending, ts[t]);
+	*items = NULL;
+	if (!an->pending.ts.n)
+		return 0;
+	probes_begin(e, &an->pending);
+	*items = an->pending.todo.v;
+	return an->pending.todo.n;
+}
+
+static void analytic_calibrated(struct cost_estimator *e, int64_t each_us)
+{
+	struct analytic *an = e->state;
+
+	if (an->pending.ts.n)
+		probes_end(e, &an->pending, each_us);
 }
 
 static const struct roofline *line_of(struct analytic *an, const struct target *t)
@@ -236,7 +319,7 @@ static int analytic_estimate(struct cost_estimator *e, struct cost_item *items, 
 	struct analytic *an = e->state;
 	const struct roofline *c0 = NULL;
 
-	add_lines(an, items, n);
+	add_lines(e, items, n);
 	for (int i = 0; i < n; i++)
 		for (int p = 0; p < items[i].n_parts; p++)
 			if (!strcmp(items[i].parts[p].target->kind->name, "c") && !c0)
@@ -275,6 +358,11 @@ static void analytic_free(struct cost_estimator *e)
 {
 	struct analytic *an = e->state;
 
+	for (int q = 0; q < 3 && an->pending.ts.n; q++)
+		graph_free(an->pending.g[q]);
+	vec_free(&an->pending.ts);
+	vec_free(&an->pending.todo);
+	vec_free(&an->pending.owner);
 	an->measure->free(an->measure);
 	vec_free(&an->lines);
 	free(an);
@@ -293,6 +381,8 @@ struct cost_estimator *cost_analytic_new(struct collagec_ctx *ctx,
 	an->measure = cost_measure_new(ctx, o, NULL);
 	e->name = "analytic";
 	e->estimate = analytic_estimate;
+	e->calibration = analytic_calibration;
+	e->calibrated = analytic_calibrated;
 	e->free = analytic_free;
 	e->ctx = ctx;
 	e->state = an;

@@ -34,6 +34,9 @@ struct cost_item {
 	int n_parts;
 	const struct cost_part *parts;	/* n_parts (the caller's storage) */
 	double cost;			/* out: seconds, +INFINITY, or NAN */
+	double charge;			/* out (measure): seconds its measuring took,
+					   its share of its bench model's build
+					   and run; 0 when unknown */
 };
 
 struct cost_estimator {
@@ -43,10 +46,22 @@ struct cost_estimator {
 	/*
 	 * (optional) seconds added when a value crosses from one target to
 	 * another: pen[a * nt + b] for ts[a] -> ts[b], 0 on the diagonal and
-	 * where unknown. 0, or -1 after a diagnostic.
+	 * where unknown; with n_extra other items measured alongside (their
+	 * costs set, NAN when not measured), each charged *extra_us. 0, or -1
+	 * after a diagnostic.
 	 */
 	int (*transitions)(struct cost_estimator *e, struct target *const *ts, int nt,
-			   double *pen);
+			   double *pen, struct cost_item *extra, int n_extra, int64_t *extra_us);
+	/*
+	 * (optional) Calibration measured by another estimator: the items
+	 * (owned by e) it would measure to know ts (the analytic estimator's
+	 * roofline probes the cost cache lacks), their number returned; the
+	 * other measures them (transitions' extra items) and calibrated()
+	 * hands them back, each charged each_us (NAN costs: not measured).
+	 */
+	int (*calibration)(struct cost_estimator *e, struct target *const *ts, int nt,
+			   struct cost_item **items);
+	void (*calibrated)(struct cost_estimator *e, int64_t each_us);
 	/*
 	 * (optional) Times whole plans end to end, each as one model built
 	 * and run on its own, with part_cost filled when given; an estimator
@@ -56,6 +71,17 @@ struct cost_estimator {
 	void (*free)(struct cost_estimator *e);
 	struct collagec_ctx *ctx;
 	int n_estimated;		/* items estimated so far */
+	/*
+	 * The search measuring through it (its hex id, or NULL), set by the
+	 * search: what the estimator measures for itself and keeps in the
+	 * cost cache (rooflines, transition penalties) carries it, with what
+	 * measuring it cost. charged_us adds up that cost for this origin:
+	 * of what it measured now, and of the rows it finds that this origin
+	 * measured before, so a recompile from the cache is charged what the
+	 * first compile was. The search reads and resets it.
+	 */
+	const char *origin;
+	int64_t charged_us;
 	void *state;
 };
 

@@ -977,12 +977,22 @@ static void measure_batches(struct measure *m, struct batches *todo)
 
 	while (todo->n) {
 		struct batches next = { 0 };
+		double t0 = time_now(), share;
+		int n = 0;
 
+		for (int i = 0; i < todo->n; i++)
+			n += todo->v[i]->n;
+		/* each item is charged its share of the builds and its bench model's run */
 		build_all(m, todo->v, todo->n);
+		share = n ? (time_now() - t0) / n : 0;
 		for (int i = 0; i < todo->n; i++) {
 			struct batch *b = todo->v[i];
+			double t1 = time_now(), run;
 			bool ok = !b->failed && b->n > 0 && run_batch(m, b);
 
+			run = b->n ? (time_now() - t1) / b->n : 0;
+			for (int k = 0; k < b->n; k++)
+				b->items[k]->charge += share + run;
 			batch_remove(b);
 			if (ok || b->n == 0) {
 				progress(m, b->n);
@@ -1015,8 +1025,10 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 		free(sorted);
 		return -1;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		items[i].cost = NAN;
+		items[i].charge = 0;
+	}
 	m->cold = n > 0 && cost_weights_cold(items[0].df);
 	/* group by target string, first seen first, items in order within */
 	for (int i = 0; i < n; i++) {
@@ -1112,11 +1124,13 @@ static int measure_plans(struct cost_estimator *e, struct cost_item *items, int 
 
 /*
  * Measures the penalty of every ordered pair of targets (from the cost
- * cache when it has them): all probes of all pairs in one bench model.
- * Pairs where a target runs no MatMul alone cost 0.
+ * cache when it has them): a pair's three probes in one bench model, the
+ * pairs and the extra items over jobs bench models, built side by side.
+ * Pairs where a target runs no MatMul alone cost 0. Each item measured is
+ * charged an even share of the measuring.
  */
 static int measure_transitions(struct cost_estimator *e, struct target *const *ts, int nt,
-			       double *pen)
+			       double *pen, struct cost_item *extra, int n_extra, int64_t *extra_us)
 {
 	struct measure *m = e->state;
 	struct arena *a = &m->ctx->arena;
@@ -1127,7 +1141,7 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 	struct cost_item *it = arena_alloc(a, sizeof(*it) * (size_t)(3 * nt * nt + 1));
 	struct cost_part *pp = arena_alloc(a, sizeof(*pp) * (size_t)(2 * nt * nt + 1));
 	struct cost_item **todo_items = arena_alloc(a, sizeof(*todo_items) *
-						     (size_t)(3 * nt * nt + 1));
+						     (size_t)(3 * nt * nt + n_extra + 1));
 	struct cost_key *keys = arena_alloc(a, sizeof(*keys) * (size_t)(nt * nt + 1));
 	int *pending = arena_alloc(a, sizeof(int) * (size_t)(nt * nt + 1));
 	int n_todo = 0, n_pending = 0;
@@ -1149,19 +1163,22 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 				continue;
 			p[0] = (struct cost_part){ s1[x], ts[x], "probe" };
 			p[1] = (struct cost_part){ s2[y], ts[y], "probe" };
-			c[0] = (struct cost_item){ &df, 2, p, NAN };
-			c[1] = (struct cost_item){ &df, 1, p, NAN };
-			c[2] = (struct cost_item){ &df, 1, p + 1, NAN };
+			c[0] = (struct cost_item){ &df, 2, p, NAN, 0 };
+			c[1] = (struct cost_item){ &df, 1, p, NAN, 0 };
+			c[2] = (struct cost_item){ &df, 1, p + 1, NAN, 0 };
 			keys[k] = cost_key_make(m->ctx, cost_item_key(a, &c[0]),
 						arena_printf(a, "%s->%s", ts[x]->str, ts[y]->str),
 						m->threads, m->o.cpu);
 			if (m->cache) {
-				int found = cost_cache_get(m->cache, &keys[k], &sec);
+				struct cost_meta meta = { NAN, NULL, 0, NULL };
+				int found = cost_cache_get_meta(m->cache, &keys[k], &sec, &meta);
 
 				if (found < 0)
 					goto fail;
 				if (found) {
 					pen[k] = sec;
+					if (e->origin && meta.origin && !strcmp(meta.origin, e->origin))
+						e->charged_us += meta.charge_us;
 					continue;
 				}
 			}
@@ -1169,15 +1186,43 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 				todo_items[n_todo++] = &c[j];
 			pending[n_pending++] = k;
 		}
-	if (n_todo) {
+	*extra_us = 0;
+	for (int i = 0; i < n_extra; i++)
+		extra[i].cost = NAN;
+	if (n_todo + n_extra) {
 		struct batches todo = { 0 };
+		int n = n_todo + n_extra, nb = m->jobs < n ? m->jobs : n;
+		double t0 = time_now();
+		struct cost_meta meta = { NAN, NULL, 0, e->origin };
+		int64_t each;
 
-		vec_push(&todo, batch_new(a, todo_items, n_todo));
-		m->total += n_todo;
+		/* the extra items after the pairs: batch b takes a run of both */
+		for (int b = 0, s = 0, x = 0; b < nb; b++) {
+			int end = (int)((int64_t)n_pending * (b + 1) / nb);
+			int xend = (int)((int64_t)n_extra * (b + 1) / nb);
+			struct cost_item **bi = arena_alloc(a, sizeof(*bi) *
+							    (size_t)(3 * (end - s) + xend - x + 1));
+			int k = 0;
+
+			for (int j = 3 * s; j < 3 * end; j++)
+				bi[k++] = todo_items[j];
+			for (int j = x; j < xend; j++)
+				bi[k++] = &extra[j];
+			if (k)
+				vec_push(&todo, batch_new(a, bi, k));
+			s = end;
+			x = xend;
+		}
+		m->total += n;
 		if (!m->t0)
 			m->t0 = time_now();
 		measure_batches(m, &todo);
 		vec_free(&todo);
+		/* each item charged its share of the measuring (cost.h: origin) */
+		each = (int64_t)((time_now() - t0) * 1e6) / n;
+		meta.charge_us = 3 * each;
+		*extra_us = each;
+		e->charged_us += meta.charge_us * n_pending;
 		if (m->cache && cost_cache_begin(m->cache) < 0)
 			goto fail;
 		for (int i = 0; i < n_pending; i++) {
@@ -1186,7 +1231,8 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 			double sec = c[0].cost - c[1].cost - c[2].cost;
 
 			pen[k] = isfinite(sec) && sec > 0 ? sec : 0;
-			if (m->cache && cost_cache_put(m->cache, &keys[k], pen[k], keys[k].target) < 0)
+			if (m->cache && cost_cache_put_meta(m->cache, &keys[k], pen[k], keys[k].target,
+							    &meta) < 0)
 				goto fail;
 		}
 		if (m->cache && cost_cache_commit(m->cache) < 0)
