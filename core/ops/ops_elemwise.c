@@ -170,8 +170,8 @@ int infer_cast(struct graph *g, struct node *n)
 			   "nearest)", node_loc(g, n), node_attr_str(n, "round_mode", "up"));
 		return -1;
 	}
-	if ((dtype_is_float8(t) && dtype_is_string(x->dtype)) ||
-	    (dtype_is_float8(x->dtype) && dtype_is_string(t))) {
+	if (((dtype_is_float8(t) || dtype_is_subbyte(t)) && dtype_is_string(x->dtype)) ||
+	    ((dtype_is_float8(x->dtype) || dtype_is_subbyte(x->dtype)) && dtype_is_string(t))) {
 		diag_error(g->ctx, "%s: casts between strings and %s are not supported",
 			   node_loc(g, n), dtype_name(dtype_is_string(t) ? x->dtype : t));
 		return -1;
@@ -639,9 +639,10 @@ static int lower_cast_string(struct lower *L)
 }
 
 /*
- * Cast to or from an 8-bit float: one rt_cast_f8 call over the whole
- * tensor (runtime/rt_float8.h), which converts through double with the
- * node's saturate and round_mode.
+ * Cast to or from an 8-bit float, float4e2m1 or a sub-byte integer: one
+ * rt_cast_f8 call over the whole tensor (runtime/rt_float8.h), which
+ * converts through double with the node's saturate and round_mode (and
+ * wraps to int4, uint4, int2 and uint2 as Cast's fixed-point rule says).
  */
 static int lower_cast_f8(struct lower *L)
 {
@@ -659,12 +660,14 @@ static int lower_cast_f8(struct lower *L)
 	return 0;
 }
 
-/* Whether n is a Cast or CastLike that reads or makes 8-bit floats. */
+/* Whether n is a Cast or CastLike that reads or makes 8-bit floats or sub-byte types. */
 static bool is_float8_cast(struct graph *g, const struct node *n)
 {
+	enum dtype x = node_in(g, n, 0)->dtype, y = node_out(g, n, 0)->dtype;
+
 	return (n->op == OP_CAST || n->op == OP_CASTLIKE) &&
-	       (dtype_is_float8(node_in(g, n, 0)->dtype) ||
-		dtype_is_float8(node_out(g, n, 0)->dtype));
+	       (dtype_is_float8(x) || dtype_is_float8(y) || dtype_is_subbyte(x) ||
+		dtype_is_subbyte(y));
 }
 
 /* Whether n is a Cast or CastLike that reads or makes strings. */
@@ -772,7 +775,8 @@ int lower_dropout(struct lower *L)
 bool op_fusable_elementwise(struct graph *g, const struct node *n)
 {
 	return op_info(n->op)->lower == lower_map && n->op != OP_ISINF && n->op != OP_CASTLIKE &&
-	       n->n_out == 1 && node_out(g, n, 0)->has_shape && !is_string_cast(g, n);
+	       n->n_out == 1 && node_out(g, n, 0)->has_shape && !is_string_cast(g, n) &&
+	       !is_float8_cast(g, n);
 }
 
 /* Is value v read by a live node outside nodes[0..n), or a graph output? */
