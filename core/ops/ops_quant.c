@@ -304,16 +304,26 @@ int infer_matmulinteger(struct graph *g, struct node *n)
 	return infer_qmm(g, n, 0, 1, 2, 3, DTYPE_I32, 0);
 }
 
-/* The scales of QLinear* ops: float, one element or one per row/column/channel. */
-static int check_scales(struct graph *g, struct node *n, const int *idx, int count)
+/*
+ * The scales of QLinear* ops: one element or one per row/column/channel;
+ * float32, or (QLinearMatMul-21, half) float16 or bfloat16, all three of
+ * one type (computed in float32 like the float32 ones).
+ */
+static int check_scales(struct graph *g, struct node *n, const int *idx, int count, bool half)
 {
 	for (int k = 0; k < count; k++) {
 		struct value *s = infer_input(g, n, idx[k]);
+		enum dtype t0;
 
 		if (!s)
 			return -1;
-		if (s->dtype != DTYPE_F32)
+		t0 = node_in(g, n, idx[0])->dtype;
+		if (!half && s->dtype != DTYPE_F32)
 			return q_type_error(g, n, idx[k], s->dtype, "float32");
+		if (half && s->dtype != DTYPE_F32 && s->dtype != DTYPE_F16 && s->dtype != DTYPE_BF16)
+			return q_type_error(g, n, idx[k], s->dtype, "float32, float16 or bfloat16");
+		if (s->dtype != t0)
+			return q_type_error(g, n, idx[k], s->dtype, dtype_name(t0));
 	}
 	return 0;
 }
@@ -323,7 +333,7 @@ int infer_qlinearmatmul(struct graph *g, struct node *n)
 	static const int scales[] = { 1, 4, 6 };
 	struct matmul_geom mg;
 
-	if (infer_arity(g, n, 8, 8, 1) < 0 || check_scales(g, n, scales, 3) < 0 ||
+	if (infer_arity(g, n, 8, 8, 1) < 0 || check_scales(g, n, scales, 3, true) < 0 ||
 	    infer_qmm(g, n, 0, 3, 2, 5, DTYPE_UNDEF, 7) < 0)
 		return -1;
 	matmul_geometry(node_in(g, n, 0), node_in(g, n, 3), &mg);
@@ -375,7 +385,7 @@ int infer_qlinearconv(struct graph *g, struct node *n)
 	static const int scales[] = { 1, 4, 6 };
 	const struct value *bias;
 
-	if (infer_arity(g, n, 8, 9, 1) < 0 || check_scales(g, n, scales, 3) < 0 ||
+	if (infer_arity(g, n, 8, 9, 1) < 0 || check_scales(g, n, scales, 3, false) < 0 ||
 	    infer_qc(g, n, 0, 3, 2, 5, DTYPE_UNDEF, 7) < 0)
 		return -1;
 	if (check_vec(g, n, 4, node_in(g, n, 3)->shape.d[0], "output channel") < 0 ||
