@@ -1766,6 +1766,19 @@ def string_tests():
     bad("string_concat_number", 20,
         [node("StringConcat", ["x", "f"], ["y"])], {"x": x, "f": np.ones(1, np.float32)},
         {"y": x}, "inputs 'X' and 'Y' must be string tensors")
+    # Equal-19 of strings: byte for byte, broadcast; not against a number
+    for name, a, b in (
+            ("equal_string", strings("abc", "", "\u00e9t\u00e9", "x"),
+             strings("abc", "", "\u00e9te", "X")),
+            ("equal_string_broadcast", strings(["a", "bb"], ["bb", "a"], ["", "a"]),
+             strings(["bb", "a"])),
+            ("equal_string_scalar", strings("on", "off", "on"), np.array("on", dtype=object))):
+        good(name, 19, [node("Equal", ["a", "b"], ["y"])], {"a": a, "b": b},
+             {"y": np.asarray(np.frompyfunc(lambda u, v: u == v, 2, 1)(a, b), dtype=bool)})
+    bad("equal_string_number", 19,
+        [node("Equal", ["x", "f"], ["y"])], {"x": x, "f": np.ones(1, np.float32)},
+        {"y": np.array([True])}, "inputs of types string and float32 (a string compares only "
+        "with a string)")
 
 
 def main():

@@ -113,8 +113,17 @@ int infer_swiglu(struct graph *g, struct node *n)
 
 int infer_compare(struct graph *g, struct node *n)
 {
-	if (infer_arity(g, n, 2, 2, 1) < 0 || !infer_input(g, n, 0) || !infer_input(g, n, 1))
+	struct value *a, *b;
+
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(a = infer_input(g, n, 0)) ||
+	    !(b = infer_input(g, n, 1)))
 		return -1;
+	/* Equal of strings (pass_infer lets only Equal take them) compares two */
+	if (dtype_is_string(a->dtype) != dtype_is_string(b->dtype)) {
+		diag_error(g->ctx, "%s: inputs of types %s and %s (a string compares only with a "
+			   "string)", node_loc(g, n), dtype_name(a->dtype), dtype_name(b->dtype));
+		return -1;
+	}
 	return infer_broadcast_to(g, n, DTYPE_BOOL);
 }
 
@@ -678,6 +687,30 @@ static bool is_string_cast(struct graph *g, const struct node *n)
 		dtype_is_string(node_out(g, n, 0)->dtype));
 }
 
+/*
+ * Equal of two string tensors (opset 19): per output element, one
+ * rt_str_equal call on the broadcast elements (runtime/rt_string.h).
+ */
+static int lower_equal_string(struct lower *L)
+{
+	const struct value *a = lower_in(L, 0), *c = lower_in(L, 1), *y = lower_out(L, 0);
+	struct tir *idx[MAX_RANK], *args[3];
+
+	lower_loops(L, &y->shape, idx);
+	args[0] = tir_addr(L->b, L->out[0], lower_offset(L, &y->shape, idx));
+	args[1] = tir_load(L->b, L->in[0], lower_bcast_offset(L, &a->shape, &y->shape, idx));
+	args[2] = tir_load(L->b, L->in[1], lower_bcast_offset(L, &c->shape, &y->shape, idx));
+	tir_extern(L->b, "rt_str_equal", args, 3);
+	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/* Whether input 0 of n is a string tensor (Equal of strings). */
+static bool reads_strings(struct graph *g, const struct node *n)
+{
+	return n->n_in > 0 && node_in(g, n, 0) && dtype_is_string(node_in(g, n, 0)->dtype);
+}
+
 int lower_map(struct lower *L)
 {
 	const struct value *out = lower_out(L, 0);
@@ -691,6 +724,8 @@ int lower_map(struct lower *L)
 		return lower_cast_string(L);
 	if (is_float8_cast(L->g, L->n))
 		return lower_cast_f8(L);
+	if (L->n->op == OP_EQUAL && reads_strings(L->g, L->n))
+		return lower_equal_string(L);
 	if (L->n->op == OP_CASTLIKE)
 		nin = 1;
 	/* one flat loop when every input has the output's shape or one element */
@@ -776,7 +811,7 @@ bool op_fusable_elementwise(struct graph *g, const struct node *n)
 {
 	return op_info(n->op)->lower == lower_map && n->op != OP_ISINF && n->op != OP_CASTLIKE &&
 	       n->n_out == 1 && node_out(g, n, 0)->has_shape && !is_string_cast(g, n) &&
-	       !is_float8_cast(g, n);
+	       !is_float8_cast(g, n) && !reads_strings(g, n);
 }
 
 /* Is value v read by a live node outside nodes[0..n), or a graph output? */
