@@ -19,6 +19,7 @@ Needs onnx 1.23.2 and ml_dtypes (pip, in a venv: Debian's onnx cannot write
 these types). Every expected output is onnx.reference's, so the cases check
 collagec against ONNX's own reading of the spec; deterministic.
 """
+import os
 import sys
 
 import ml_dtypes
@@ -27,7 +28,7 @@ import onnx
 from onnx import TensorProto as TP, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nodetest  # noqa: E402
 
 NP = {TP.INT4: ml_dtypes.int4, TP.UINT4: ml_dtypes.uint4, TP.INT2: ml_dtypes.int2,
@@ -208,7 +209,6 @@ def main():
     moves()
     qdq()
     refusals()
-    import os
     for name, m, ins, outs in GOOD:
         nodetest.write_case(os.path.join(sys.argv[1], "good", name), m, ins, outs)
     for name, m, expect in BAD:
