@@ -24,6 +24,8 @@
  *                               bool causal/padding mask -> Attention
  *   MatMulNBits                 MatMulNBits (core/ops/ops_nbits.c: kept,
  *                               a 4-bit GEMM on c), [Casts of float16]
+ *   FlexAttention (domain       Attention of opset 23 (no score_mod or
+ *   ai.onnx.preview)            prob_mod graph)
  *
  * A mask's form depends on its rank, which import reads from the value
  * (graph inputs, constants) or through the producers that keep it
@@ -1002,6 +1004,36 @@ static int cx_multi_head_attention(struct cx *c)
 	return 0;
 }
 
+/*
+ * FlexAttention (ai.onnx.preview, opset 26's preview domain) without
+ * score_mod or prob_mod: Q [B, Hq, L, E], K [B, Hkv, S, E], V [B, Hkv, S,
+ * Ev], softmax(scale Q K^T) V over every key, grouped heads when Hq is a
+ * multiple of Hkv: Attention of opset 23 with no mask, which computes the
+ * same (16-bit types in float32, rounded once).
+ */
+static int cx_flex_attention(struct cx *c)
+{
+	static const char *const known[] = {
+		"scale", "f", "softmax_precision", "i", "score_mod", "g", "prob_mod", "g", NULL };
+	struct attr a[2];
+	int na = 0;
+
+	if (cx_check_attrs(c, known) < 0)
+		return -1;
+	if (cx_attr(c, "score_mod") || cx_attr(c, "prob_mod"))
+		return cx_error(c, "score_mod and prob_mod (graph attributes) are not supported");
+	for (int i = 0; i < 3; i++)
+		if (c->in[i] < 0 || cx_rank(c, c->in[i]) != 4)
+			return cx_error(c, "Q, K and V must be 4-D [batch, heads, sequence, "
+					"head_size]");
+	if (cx_attr(c, "scale"))
+		a[na++] = attr_f("scale", cx_float(c, "scale", 1.0));
+	if (cx_attr(c, "softmax_precision"))
+		a[na++] = attr_int("softmax_precision", cx_int(c, "softmax_precision", 1));
+	cx_node(c, OP_ATTENTION, "Attention", c->in, 3, c->out[0], a, na);
+	return 0;
+}
+
 /* RotaryEmbedding of x [B, S, n * H] at positions pos [B, S]. */
 static int cx_rope(struct cx *c, int x, int pos, int64_t n)
 {
@@ -1141,7 +1173,8 @@ static int cx_rotary_embedding(struct cx *c)
 
 static const struct contrib_op {
 	const char *name;
-	bool default_domain;	/* also taken in the default domain (ORT registers it there) */
+	bool default_domain;	/* also taken in the default domain (ORT registers it there);
+				   FlexAttention: in ai.onnx.preview alone */
 	int max_opset;		/* there, only below this opset (0: any) */
 	int (*run)(struct cx *c);
 	int min_in, max_in, max_out;
@@ -1151,6 +1184,7 @@ static const struct contrib_op {
 	{ "BiasGelu", false, 0, cx_gelu, 2, 2, 1 },
 	{ "EmbedLayerNormalization", false, 0, cx_embed_layer_norm, 7, 9, 3 },
 	{ "FastGelu", false, 0, cx_gelu, 1, 2, 1 },
+	{ "FlexAttention", false, 0, cx_flex_attention, 3, 3, 1 },
 	{ "FusedMatMul", false, 0, cx_fused_matmul, 2, 2, 1 },
 	{ "GroupQueryAttention", false, 0, cx_group_query_attention, 7, 12, 4 },
 	{ "Gelu", false, 0, cx_gelu, 1, 1, 1 },
@@ -1169,12 +1203,23 @@ static bool is_microsoft(const char *d)
 	return d && !strcmp(d, "com.microsoft");
 }
 
+static bool is_preview_flex(const Onnx__NodeProto *np)
+{
+	return np->domain && !strcmp(np->domain, "ai.onnx.preview") && np->op_type &&
+	       !strcmp(np->op_type, "FlexAttention");
+}
+
 static const struct contrib_op *contrib_find(const struct graph *g, const Onnx__NodeProto *np)
 {
 	bool ms = is_microsoft(np->domain);
 	bool dflt = !np->domain || !np->domain[0] || !strcmp(np->domain, "ai.onnx");
 
-	if (!np->op_type || (!ms && !dflt))
+	if (is_preview_flex(np)) {
+		for (size_t i = 0; i < ARRAY_SIZE(contrib_ops); i++)
+			if (!strcmp(contrib_ops[i].name, "FlexAttention"))
+				return &contrib_ops[i];
+	}
+	if (!np->op_type || (!ms && !dflt) || !strcmp(np->op_type, "FlexAttention"))
 		return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(contrib_ops); i++) {
 		const struct contrib_op *o = &contrib_ops[i];
