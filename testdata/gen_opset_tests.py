@@ -1775,6 +1775,17 @@ def string_tests():
             ("equal_string_scalar", strings("on", "off", "on"), np.array("on", dtype=object))):
         good(name, 19, [node("Equal", ["a", "b"], ["y"])], {"a": a, "b": b},
              {"y": np.asarray(np.frompyfunc(lambda u, v: u == v, 2, 1)(a, b), dtype=bool)})
+    # FlexAttention's score_mod over grouped heads (its expansion needs Hq = Hkv)
+    cap = helper.make_graph([helper.make_node("Identity", ["s"], ["t"])], "score_mod",
+                            [helper.make_tensor_value_info("s", 1, None)],
+                            [helper.make_tensor_value_info("t", 1, None)])
+    q, kv = randn(1, 4, 3, 8), randn(1, 2, 3, 8)
+    bad("flexattention_gqa_score_mod", 26,
+        [helper.make_node("FlexAttention", ["q", "k", "v"], ["y"], name="flex",
+                          domain="ai.onnx.preview", score_mod=cap)],
+        {"q": q, "k": kv, "v": kv}, {"y": q},
+        "node 0 'flex' (FlexAttention): score_mod and prob_mod need Q and K of one static "
+        "head count")
     bad("equal_string_number", 19,
         [node("Equal", ["x", "f"], ["y"])], {"x": x, "f": np.ones(1, np.float32)},
         {"y": np.array([True])}, "inputs of types string and float32 (a string compares only "

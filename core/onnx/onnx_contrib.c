@@ -24,8 +24,9 @@
  *                               bool causal/padding mask -> Attention
  *   MatMulNBits                 MatMulNBits (core/ops/ops_nbits.c: kept,
  *                               a 4-bit GEMM on c), [Casts of float16]
- *   FlexAttention (domain       Attention of opset 23 (no score_mod or
- *   ai.onnx.preview)            prob_mod graph)
+ *   FlexAttention (domain       Attention of opset 23; with a score_mod or
+ *   ai.onnx.preview)            prob_mod graph MatMul, Mul, its nodes,
+ *                               Softmax, its nodes, MatMul
  *
  * A mask's form depends on its rank, which import reads from the value
  * (graph inputs, constants) or through the producers that keep it
@@ -1005,32 +1006,87 @@ static int cx_multi_head_attention(struct cx *c)
 }
 
 /*
- * FlexAttention (ai.onnx.preview, opset 26's preview domain) without
- * score_mod or prob_mod: Q [B, Hq, L, E], K [B, Hkv, S, E], V [B, Hkv, S,
- * Ev], softmax(scale Q K^T) V over every key, grouped heads when Hq is a
- * multiple of Hkv: Attention of opset 23 with no mask, which computes the
- * same (16-bit types in float32, rounded once).
+ * FlexAttention's graph attribute name (score_mod, prob_mod) applied to x
+ * [B, H, L, S]: its nodes imported here, under NAME/name/, its one input
+ * bound to x. Its output's value id, x when the node has no such graph, or
+ * -1 after a diagnostic.
+ */
+static int cx_flex_mod(struct cx *c, const char *name, int x)
+{
+	const Onnx__AttributeProto *a = cx_attr(c, name);
+	const Onnx__GraphProto *gp = a ? a->g : NULL;
+	struct importer im = { 0 };
+	int first = c->g->nodes.n, out = -1;
+
+	if (!a)
+		return x;
+	if (!gp || gp->n_input != 1 || gp->n_output != 1)
+		return cx_error(c, "%s must be a graph of one input and one output", name);
+	im.ctx = c->im->ctx;
+	im.g = c->g;
+	im.base = c->im->base;
+	im.dir = c->im->dir;
+	im.prefix = arena_printf(c->g->arena, "%s/%s/", c->self.name, name);
+	im.outer = &c->self;
+	import_bind(&im, gp->input[0]->name, x);
+	if (import_body(&im, gp) == 0 &&
+	    (out = strmap_get(&im.names, gp->output[0]->name)) < 0)
+		cx_error(c, "%s's output '%s' is not computed by any node", name,
+			 gp->output[0]->name);
+	strmap_free(&im.names);
+	vec_free(&im.protos);
+	/* the parent importer's forward-reference pass has no proto for them */
+	for (int k = first; k < c->g->nodes.n; k++)
+		vec_push(&c->im->protos, NULL);
+	return out;
+}
+
+/*
+ * FlexAttention (ai.onnx.preview, opset 26's preview domain): Q [B, Hq, L,
+ * E], K [B, Hkv, S, E], V [B, Hkv, S, Ev], softmax(scale Q K^T) V over
+ * every key. Without score_mod or prob_mod it is Attention of opset 23
+ * with no mask, which computes the same (grouped heads; 16-bit types in
+ * float32, rounded once). With one (Hq = Hkv), as its function body
+ * writes it: MatMul, Mul by scale, score_mod's nodes, Softmax, prob_mod's
+ * nodes, MatMul, in Q's type.
  */
 static int cx_flex_attention(struct cx *c)
 {
 	static const char *const known[] = {
 		"scale", "f", "softmax_precision", "i", "score_mod", "g", "prob_mod", "g", NULL };
+	int64_t perm[4] = { 0, 1, 3, 2 }, e = cx_dim(c, c->in[0], 3);
 	struct attr a[2];
-	int na = 0;
+	int na = 0, s;
 
 	if (cx_check_attrs(c, known) < 0)
 		return -1;
-	if (cx_attr(c, "score_mod") || cx_attr(c, "prob_mod"))
-		return cx_error(c, "score_mod and prob_mod (graph attributes) are not supported");
 	for (int i = 0; i < 3; i++)
 		if (c->in[i] < 0 || cx_rank(c, c->in[i]) != 4)
 			return cx_error(c, "Q, K and V must be 4-D [batch, heads, sequence, "
 					"head_size]");
-	if (cx_attr(c, "scale"))
-		a[na++] = attr_f("scale", cx_float(c, "scale", 1.0));
-	if (cx_attr(c, "softmax_precision"))
-		a[na++] = attr_int("softmax_precision", cx_int(c, "softmax_precision", 1));
-	cx_node(c, OP_ATTENTION, "Attention", c->in, 3, c->out[0], a, na);
+	if (!cx_attr(c, "score_mod") && !cx_attr(c, "prob_mod")) {
+		if (cx_attr(c, "scale"))
+			a[na++] = attr_f("scale", cx_float(c, "scale", 1.0));
+		if (cx_attr(c, "softmax_precision"))
+			a[na++] = attr_int("softmax_precision",
+					   cx_int(c, "softmax_precision", 1));
+		cx_node(c, OP_ATTENTION, "Attention", c->in, 3, c->out[0], a, na);
+		return 0;
+	}
+	if (cx_dim(c, c->in[0], 1) < 0 || cx_dim(c, c->in[0], 1) != cx_dim(c, c->in[1], 1))
+		return cx_error(c, "score_mod and prob_mod need Q and K of one static head count");
+	if (!cx_attr(c, "scale") && e <= 0)
+		return cx_error(c, "the head size (Q's last dim) must be static");
+	s = cx_bin(c, OP_MATMUL, "MatMul", c->in[0], cx_transpose(c, c->in[1], perm, 4, -1), -1);
+	s = cx_bin(c, OP_MUL, "Mul", s, cx_scalar(c, cx_attr(c, "scale") ? cx_float(c, "scale", 1.0)
+						       : 1 / sqrt((double)e)), -1);
+	if ((s = cx_flex_mod(c, "score_mod", s)) < 0)
+		return -1;
+	a[0] = attr_int("axis", -1);
+	s = cx_node(c, OP_SOFTMAX, "Softmax", &s, 1, -1, a, 1);
+	if ((s = cx_flex_mod(c, "prob_mod", s)) < 0)
+		return -1;
+	cx_bin(c, OP_MATMUL, "MatMul", s, c->in[2], c->out[0]);
 	return 0;
 }
 
