@@ -46,6 +46,7 @@ struct session {
 	collagec_model *m;
 	int n_in, n_out;
 	struct host_tensor *in;		/* owned input tensors */
+	void **unpacked;		/* per output: a sub-byte one unpacked (owned) */
 	char *err;			/* last error (owned) */
 	struct cJSON *meta;		/* collagec_metadata() parsed, or NULL (owned) */
 };
@@ -66,7 +67,7 @@ int session_tensor_input(struct session *s, int i, struct host_tensor *t);
 int session_check_shapes(struct session *s, const char *const *shapes, int n);
 int session_input_index(struct session *s, const char *name);
 int session_run(struct session *s);
-/* Output i as a tensor whose data is borrowed from the model. */
+/* Output i as a tensor whose data is borrowed from the model (a sub-byte one: the session). */
 int session_output(struct session *s, int i, struct host_tensor *t);
 /*
  * Output i, the data of a sequence of run-time length (the model's

@@ -97,6 +97,7 @@ static void print_output(const struct host_tensor *t)
 		case DTYPE_BF16: v = rt_bf2f(((const uint16_t *)t->data)[i]); break;
 		case DTYPE_I64: v = (double)((const int64_t *)t->data)[i]; break;
 		case DTYPE_I32: v = ((const int32_t *)t->data)[i]; break;
+		case DTYPE_I8: case DTYPE_I4: case DTYPE_I2: v = ((const int8_t *)t->data)[i]; break;
 		default:
 			v = ((const uint8_t *)t->data)[i];
 			if (dtype_is_float8(t->dtype))

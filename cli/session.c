@@ -3,6 +3,7 @@
  * conformance.
  */
 #include "cli.h"
+#include "../runtime/rt_float8.h"
 #include "../runtime/rt_half.h"
 
 #include <cjson/cJSON.h>
@@ -56,6 +57,9 @@ void session_close(struct session *s)
 	for (int i = 0; i < s->n_in; i++)
 		host_tensor_free(&s->in[i]);
 	free(s->in);
+	for (int i = 0; s->unpacked && i < s->n_out; i++)
+		free(s->unpacked[i]);
+	free(s->unpacked);
 	if (s->m)
 		s->lib.close(s->m);
 	model_lib_unload(&s->lib);
@@ -260,8 +264,18 @@ int session_run(struct session *s)
 	collagec_status st;
 
 	for (int i = 0; i < s->n_in; i++) {
-		st = s->lib.set_input_typed(s->m, i, dtype_to_onnx(s->in[i].dtype), s->in[i].data,
-					    s->in[i].dims, s->in[i].rank);
+		const struct host_tensor *t = &s->in[i];
+		void *packed = NULL;
+
+		/* host tensors hold sub-byte types one a byte, the C API packed */
+		if (dtype_is_subbyte(t->dtype)) {
+			packed = xcalloc((size_t)host_tensor_numel(t) + 1, 1);
+			rt_subbyte_pack(dtype_to_onnx(t->dtype), t->data, packed,
+					host_tensor_numel(t));
+		}
+		st = s->lib.set_input_typed(s->m, i, dtype_to_onnx(t->dtype),
+					    packed ? packed : t->data, t->dims, t->rank);
+		free(packed);
 		if (st != COLLAGEC_OK)
 			return set_err(s, "input %d: %s: %s", i, s->lib.status_string(st),
 				       s->lib.last_error(s->m));
@@ -296,6 +310,15 @@ int session_output(struct session *s, int i, struct host_tensor *t)
 		return set_err(s, "output %d: %s", i, s->lib.last_error(s->m));
 	s->lib.output_info(s->m, i, &info);
 	borrow(t, &info, data, dims, rank);
+	if (dtype_is_subbyte(t->dtype)) {
+		/* packed by the C API; the session's own copy, one a byte */
+		if (!s->unpacked)
+			s->unpacked = xcalloc((size_t)s->n_out + 1, sizeof(*s->unpacked));
+		free(s->unpacked[i]);
+		s->unpacked[i] = xmalloc(t->bytes + 1);
+		rt_subbyte_unpack(info.dtype, data, s->unpacked[i], host_tensor_numel(t));
+		t->data = s->unpacked[i];
+	}
 	return 0;
 }
 

@@ -74,7 +74,18 @@ typedef enum collagec_dtype {
 	COLLAGEC_FLOAT8E4M3FNUZ = 18,
 	COLLAGEC_FLOAT8E5M2 = 19,
 	COLLAGEC_FLOAT8E5M2FNUZ = 20,
-	COLLAGEC_FLOAT8E8M0 = 24
+	COLLAGEC_FLOAT8E8M0 = 24,
+	/*
+	 * The sub-byte types, packed as ONNX packs them (below): two a byte,
+	 * the first element in the low four bits, for int4 (two's complement),
+	 * uint4 and float4e2m1 (1 sign, 2 exponent, 1 mantissa bits); four a
+	 * byte, the first in the lowest two bits, for int2 and uint2.
+	 */
+	COLLAGEC_UINT4 = 21,
+	COLLAGEC_INT4 = 22,
+	COLLAGEC_FLOAT4E2M1 = 23,
+	COLLAGEC_UINT2 = 25,
+	COLLAGEC_INT2 = 26
 } collagec_dtype;
 
 typedef struct collagec_model collagec_model;
@@ -132,6 +143,14 @@ collagec_status collagec_output_info(const collagec_model *m, int i, collagec_te
  * are borrowed too, until the run ends. A string output's data is an array
  * of `const char *` whose strings the model owns, valid until the next
  * collagec_run() or collagec_close(), like every output's data.
+ *
+ * Sub-byte tensors (COLLAGEC_INT4, UINT4, FLOAT4E2M1, INT2, UINT2): data
+ * holds them packed, ceil(n * bits / 8) bytes for n elements (the last
+ * byte's unused high bits are ignored); collagec_set_input copies it
+ * (unpacked) at once, so data need not outlive the call. Their outputs
+ * come packed the same way (the unused bits 0); a buffer bound to one
+ * (collagec_bind_output) must still hold one byte an element, and the
+ * packed tensor is at its start after the run.
  */
 collagec_status collagec_set_input(collagec_model *m, int i, const void *data,
 				   const int64_t *dims, int rank);

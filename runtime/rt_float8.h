@@ -12,11 +12,26 @@
  *   E8M0     24    8/0             127    2^127   11111111     none (no
  *                                                  sign, no zero)
  *
+ *   E2M1     23    2/1               1       6    none         none (float4e2m1:
+ *                                                  the low four bits)
+ *
  * To E4M3FN..E5M2FNUZ a value rounds to nearest even; with saturate one
  * beyond the largest (infinity included) becomes the largest, without it
  * NaN (E5M2: infinity); the FNUZ types have no -0 (it is their NaN). To
  * E8M0 the float32 exponent is taken and rounded as round_mode says, as
- * ONNX's reference does (onnx.numpy_helper.to_float8e8m0).
+ * ONNX's reference does (onnx.numpy_helper.to_float8e8m0). To E2M1, which
+ * has no infinity and no NaN, a value rounds to nearest even and saturates
+ * (infinity included) to +-6 whatever saturate says; NaN becomes 0x8 (-0),
+ * as ml_dtypes, ONNX's reference, writes it and ONNX's node tests expect
+ * (onnx's docs/technical/float4.md says 6 instead).
+ *
+ * The sub-byte integers int4 (ONNX 22), uint4 (21), int2 (26) and uint2
+ * (25) are held one byte an element, sign- or zero-extended (dtype.def); a
+ * conversion to them keeps the low 4 or 2 bits of the integer C's
+ * conversion gives (truncation toward zero), as Cast's rule for fixed
+ * point (discard higher bits) and ml_dtypes' astype do. rt_subbyte_pack
+ * and rt_subbyte_unpack convert between that form and ONNX's packed one
+ * (two or four a byte, the first in the lowest bits).
  *
  *	uint8_t b = rt_d2f8(0.3, 17, 1);	// 0x29: 0.3125
  *	double d = rt_f82d(b, 17);		// 0.3125
@@ -49,7 +64,73 @@ static inline struct rt_f8fmt rt_f8fmt(int t)
 
 static inline int rt_is_f8(int t)
 {
-	return (t >= 17 && t <= 20) || t == 24;
+	return (t >= 17 && t <= 20) || t == 24 || t == 23;
+}
+
+/* Bits an element of ONNX type t takes packed: 4 (int4, uint4, float4e2m1), 2, else 8. */
+static inline int rt_subbyte_bits(int t)
+{
+	return t == 21 || t == 22 || t == 23 ? 4 : t == 25 || t == 26 ? 2 : 8;
+}
+
+/* n elements of ONNX sub-byte type t, packed at src, one a byte into dst. */
+static inline void rt_subbyte_unpack(int t, const uint8_t *src, uint8_t *dst, int64_t n)
+{
+	int bits = rt_subbyte_bits(t), per = 8 / bits, mask = (1 << bits) - 1;
+	int sgn = t == 22 || t == 26;
+
+	for (int64_t i = 0; i < n; i++) {
+		int v = (src[i / per] >> (i % per * bits)) & mask;
+
+		dst[i] = (uint8_t)(sgn ? (v ^ (1 << (bits - 1))) - (1 << (bits - 1)) : v);
+	}
+}
+
+/*
+ * n elements of ONNX sub-byte type t, one a byte at src, packed into dst
+ * ((n * bits + 7) / 8 bytes, the last one's unused bits 0). dst may be src:
+ * byte i / per is written after every element before i was read.
+ */
+static inline void rt_subbyte_pack(int t, const uint8_t *src, uint8_t *dst, int64_t n)
+{
+	int bits = rt_subbyte_bits(t), per = 8 / bits, mask = (1 << bits) - 1;
+
+	for (int64_t i = 0; i < n; i += per) {
+		uint8_t b = 0;
+
+		for (int k = 0; k < per && i + k < n; k++)
+			b |= (uint8_t)((src[i + k] & mask) << (k * bits));
+		dst[i / per] = b;
+	}
+}
+
+/* The value of float4e2m1 bit pattern v (its low four bits). */
+static inline double rt_f42d(uint8_t v)
+{
+	static const double mag[8] = { 0, 0.5, 1, 1.5, 2, 3, 4, 6 };
+
+	return v & 8 ? -mag[v & 7] : mag[v & 7];
+}
+
+/* d to float4e2m1: nearest even, saturated to +-6; NaN to 0x8 (the header says why). */
+static inline uint8_t rt_d2f4(double d)
+{
+	uint8_t s = signbit(d) ? 8 : 0;
+	double a = fabs(d);
+	int m;
+
+	if (isnan(d))
+		return (uint8_t)(s ^ 8);
+	/* in units of 0.5 below 2, of 1 below 4, of 2 from 4 */
+	if (a < 2)
+		m = (int)rint(a * 2);			/* 0..4: 4 is 2.0 */
+	else if (a < 4)
+		m = 2 + (int)rint(a);			/* 4..6: 2, 3, 4 */
+	else if (a < 6)
+		m = 4 + (int)rint(a / 2);		/* 6..7: 4, 6 (5 ties to 4) */
+	else
+		m = 7;
+	return (uint8_t)(s | (m > 7 ? 7 : m));
 }
 
 /* The value of bit pattern v of 8-bit float type t (exact). */
@@ -62,6 +143,8 @@ static inline double rt_f82d(uint8_t v, int t)
 
 	if (t == 24)
 		return v == 0xff ? NAN : ldexp(1.0, v - 127);
+	if (t == 23)
+		return rt_f42d(v);
 	if (f.uz && v == 0x80)
 		return NAN;
 	if (f.inf && e == emax)
@@ -148,6 +231,8 @@ static inline double rt_f8_num_at(const void *x, int t, int64_t i)
 	case 12: return ((const uint32_t *)x)[i];
 	case 13: return (double)((const uint64_t *)x)[i];
 	case 7: return (double)((const int64_t *)x)[i];
+	case 22: case 26: return ((const int8_t *)x)[i];
+	case 21: case 25: return ((const uint8_t *)x)[i];
 	default: return rt_f82d(((const uint8_t *)x)[i], t);
 	}
 }
@@ -170,13 +255,18 @@ static inline void rt_f8_num_set(void *y, int t, int64_t i, double d)
 	case 6: ((int32_t *)y)[i] = (int32_t)v; break;
 	case 12: ((uint32_t *)y)[i] = (uint32_t)v; break;
 	case 13: ((uint64_t *)y)[i] = d >= 9.2e18 ? (uint64_t)d : (uint64_t)v; break;
+	/* the sub-byte integers: the low bits, sign- or zero-extended */
+	case 22: ((int8_t *)y)[i] = (int8_t)(((v & 15) ^ 8) - 8); break;
+	case 21: ((uint8_t *)y)[i] = (uint8_t)(v & 15); break;
+	case 26: ((int8_t *)y)[i] = (int8_t)(((v & 3) ^ 2) - 2); break;
+	case 25: ((uint8_t *)y)[i] = (uint8_t)(v & 3); break;
 	default: ((int64_t *)y)[i] = v; break;
 	}
 }
 
 /*
  * Cast or CastLike of n elements of x (ONNX type xt) into y (type yt), one
- * of them an 8-bit float: through double, which holds every value of both
+ * of them an 8-bit float, float4e2m1 or a sub-byte integer: through double, which holds every value of both
  * exactly. saturate and round_mode (0 up, 1 down, 2 nearest) as the node's.
  */
 static inline void rt_cast_f8(const void *x, int xt, void *y, int yt, int64_t n, int saturate,
@@ -188,10 +278,61 @@ static inline void rt_cast_f8(const void *x, int xt, void *y, int yt, int64_t n,
 
 		if (yt == 24)
 			((uint8_t *)y)[i] = rt_f2e8m0((float)d, saturate, round_mode);
+		else if (yt == 23)
+			((uint8_t *)y)[i] = rt_d2f4(d);
 		else if (rt_is_f8(yt))
 			((uint8_t *)y)[i] = rt_d2f8(d, yt, saturate);
 		else
 			rt_f8_num_set(y, yt, i, d);
+	}
+}
+
+/* d rounded to the precision of float ONNX type t (float32, float16, bfloat16; else d). */
+static inline double rt_f8_round_to(double d, int t)
+{
+	switch (t) {
+	case 1: return (float)d;
+	case 10: return rt_h2f(rt_d2h(d));
+	case 16: return rt_bf2f(rt_d2bf(d));
+	default: return d;
+	}
+}
+
+/*
+ * QuantizeLinear (quant 1) or DequantizeLinear (0) of the n elements of x
+ * (ONNX type xt) into y (type yt), where the quantized side is an 8-bit
+ * float or float4e2m1. The scale s (type st) and zero point z (type zt;
+ * 0: none) hold one element (d 1, inner 1, block 0), one per index of an
+ * axis of length d followed by inner elements a row, or with block one per
+ * block of that axis (x's shape, the axis ceil(d / block) long).
+ * Quantizing rounds x / scale as x's type does, adds the zero point and
+ * converts to nearest even, saturating as saturate says (float4e2m1
+ * always saturates); dequantizing computes (x - zero point) * scale in
+ * double, exact for these types, and rounds once to y's type.
+ */
+static inline void rt_qdq_f8(int quant, const void *x, int xt, const void *s, int st,
+			     const void *z, int zt, void *y, int yt, int64_t n, int64_t d,
+			     int64_t inner, int64_t block, int saturate, int threads)
+{
+	int64_t nb = block ? (d + block - 1) / block : 0;
+
+	(void)threads;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t k = i % inner, a = i / inner % d, o = i / inner / d, off;
+		double sc, zv, v;
+
+		if (block)
+			off = (o * nb + a / block) * inner + k;
+		else
+			off = a;
+		sc = rt_f8_num_at(s, st, off);
+		zv = zt ? rt_f8_num_at(z, zt, off) : 0;
+		if (!quant) {
+			rt_f8_num_set(y, yt, i, (rt_f8_num_at(x, xt, i) - zv) * sc);
+			continue;
+		}
+		v = rt_f8_round_to(rt_f8_num_at(x, xt, i) / sc, xt) + zv;
+		((uint8_t *)y)[i] = yt == 23 ? rt_d2f4(v) : rt_d2f8(v, yt, saturate);
 	}
 }
 

@@ -15,6 +15,9 @@ struct collagec_model {
 	const void **in_data;			/* per input (+ 1, as all below) */
 	int64_t (*in_dims)[RT_MAX_RANK];
 	int *in_rank;
+	void **in_own;				/* per sub-byte input: its elements
+						   unpacked, one a byte (dtype.def) */
+	int64_t *in_cap;			/* their bytes */
 	void **out_data;			/* per output: where this run writes it */
 	int64_t (*out_dims)[RT_MAX_RANK];
 	void **out_own;				/* per output: the model's block */
@@ -379,6 +382,8 @@ static size_t handle_carve(collagec_model *m, unsigned char *base)
 	m->in_data = carve(base, &off, ni, sizeof(*m->in_data));
 	m->in_dims = carve(base, &off, ni, sizeof(*m->in_dims));
 	m->in_rank = carve(base, &off, ni, sizeof(*m->in_rank));
+	m->in_own = carve(base, &off, ni, sizeof(*m->in_own));
+	m->in_cap = carve(base, &off, ni, sizeof(*m->in_cap));
 	m->out_data = carve(base, &off, no, sizeof(*m->out_data));
 	m->out_dims = carve(base, &off, no, sizeof(*m->out_dims));
 	m->out_own = carve(base, &off, no, sizeof(*m->out_own));
@@ -569,6 +574,8 @@ void rt_api_close(collagec_model *m)
 	counted = m->counted;
 	for (int i = 0; i < rt_desc.n_outputs; i++)
 		free(m->out_own[i]);
+	for (int i = 0; i < rt_desc.n_inputs; i++)
+		free(m->in_own[i]);
 	for (int i = 0; i < rt_desc.n_values; i++)
 		free(m->dyn[i]);
 	strpool_free(&m->strpool);
@@ -631,6 +638,9 @@ collagec_status rt_api_output_info(const collagec_model *m, int i,
 	return COLLAGEC_OK;
 }
 
+static int grow(collagec_model *m, void **p, int64_t *cap, int64_t bytes,
+		const struct rt_value *v);
+
 static collagec_status set_input(collagec_model *m, int i, const void *data,
 				 const int64_t *dims, int rank)
 {
@@ -670,10 +680,35 @@ static collagec_status set_input(collagec_model *m, int i, const void *data,
 	if (over && !zero)
 		return fail(m, COLLAGEC_E_SHAPE, "input '%s': the dimensions' product "
 			    "overflows", v->name);
+	/* sub-byte types come packed (collagec.h); the kernels read a byte an element */
+	if (rt_subbyte_bits(v->dtype) < 8 && !zero) {
+		if (grow(m, &m->in_own[i], &m->in_cap[i], bytes, v))
+			return COLLAGEC_E_ALLOC;
+		rt_subbyte_unpack(v->dtype, data, m->in_own[i], bytes);
+		data = m->in_own[i];
+	}
 	memcpy(m->in_dims[i], dims, (size_t)rank * sizeof(*dims));
 	m->in_rank[i] = rank;
 	m->in_data[i] = data;
 	return COLLAGEC_OK;
+}
+
+/*
+ * Packs the sub-byte outputs of the run in place, two or four elements a
+ * byte as ONNX (and collagec.h) has them; the kernels wrote one a byte.
+ */
+static void pack_outputs(collagec_model *m)
+{
+	for (int i = 0; i < rt_desc.n_outputs; i++) {
+		const struct rt_value *v = &rt_desc.values[rt_desc.outputs[i]];
+		int64_t n = 1;
+
+		if (rt_subbyte_bits(v->dtype) == 8 || seq_out(i) || !m->out_data[i])
+			continue;
+		for (int k = 0; k < v->rank; k++)
+			n *= m->out_dims[i][k];
+		rt_subbyte_pack(v->dtype, m->out_data[i], m->out_data[i], n);
+	}
 }
 
 collagec_status rt_api_set_input(collagec_model *m, int i, const void *data,
@@ -1400,6 +1435,7 @@ collagec_status rt_api_run(collagec_model *m)
 	if (m->strpool.failed)
 		return fail(m, COLLAGEC_E_ALLOC, "out of memory for the strings of string tensors");
 	output_dims(m);
+	pack_outputs(m);
 	m->has_run = 1;
 	m->profiled = m->profiling;
 	return COLLAGEC_OK;

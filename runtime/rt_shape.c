@@ -531,10 +531,28 @@ static collagec_status shape_stft(collagec_model *m, const struct rt_shape *sh,
 
 /*
  * Whether slices a and b of x (count of them, size elements each, inner the
- * stride of the axis) are equal: element by element, == for float and
- * double (so -0.0 equals 0.0 and NaN nothing), else bytes, as the kernel
- * compares.
+ * stride of the axis) are equal: element by element, == for the floats
+ * (float16 and bfloat16 widened: so -0.0 equals 0.0 and NaN nothing), else
+ * bytes, as the kernel compares.
  */
+static int elem_equal(int dtype, const unsigned char *pa, const unsigned char *pb, int esize)
+{
+	switch (dtype) {
+	case COLLAGEC_FLOAT:
+		return *(const float *)(const void *)pa == *(const float *)(const void *)pb;
+	case COLLAGEC_DOUBLE:
+		return *(const double *)(const void *)pa == *(const double *)(const void *)pb;
+	case COLLAGEC_FLOAT16:
+		return rt_h2f(*(const uint16_t *)(const void *)pa) ==
+		       rt_h2f(*(const uint16_t *)(const void *)pb);
+	case COLLAGEC_BFLOAT16:
+		return rt_bf2f(*(const uint16_t *)(const void *)pa) ==
+		       rt_bf2f(*(const uint16_t *)(const void *)pb);
+	default:
+		return memcmp(pa, pb, (size_t)esize) == 0;
+	}
+}
+
 static int slices_equal(collagec_model *m, int id, int64_t count, int64_t size, int64_t inner,
 			int64_t a, int64_t b)
 {
@@ -546,10 +564,7 @@ static int slices_equal(collagec_model *m, int id, int64_t count, int64_t size, 
 		const unsigned char *pa = p + ((o + a) * inner + r) * v->esize;
 		const unsigned char *pb = p + ((o + b) * inner + r) * v->esize;
 
-		if (v->dtype == COLLAGEC_FLOAT ? *(const float *)(const void *)pa !=
-		    *(const float *)(const void *)pb
-		    : v->dtype == COLLAGEC_DOUBLE ? *(const double *)(const void *)pa !=
-		    *(const double *)(const void *)pb : memcmp(pa, pb, (size_t)v->esize) != 0)
+		if (!elem_equal(v->dtype, pa, pb, v->esize))
 			return 0;
 	}
 	return 1;

@@ -271,6 +271,15 @@ static inline void rt_str_normalize(const char *const *x, const char *const *sto
 		y[0] = "";
 }
 
+/* ---- Equal ---- */
+
+/* *y = whether strings a and b are equal, byte for byte (NULL reads as ""). */
+static inline void rt_str_equal(uint8_t *y, const char *a, const char *b, int threads)
+{
+	(void)threads;
+	*y = strcmp(a ? a : "", b ? b : "") == 0;
+}
+
 /* ---- StringConcat ---- */
 
 /* *y = a pool copy of a then b. */

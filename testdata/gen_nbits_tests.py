@@ -245,26 +245,6 @@ def refused():
               "(float32 and float16 are)", a_type=TensorProto.DOUBLE)
     bad_nbits("unknown_attr", "node 0 'mm_nbits' (MatMulNBits): attribute 'group' is not "
               "supported", group=2)
-    # int4 anywhere but a constant DequantizeLinear reads
-    x = helper.make_tensor_value_info("x", TensorProto.INT4, [4])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
-    g = helper.make_graph([helper.make_node("DequantizeLinear", ["x", "s"], ["y"], name="dq")],
-                          "int4_input", [x], [y], [numpy_helper.from_array(
-                              np.float32(0.5), "s")])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
-    m.ir_version = 10
-    BAD.append(("int4_input", m, "input 'x' has element type int4 (22), which is not "
-                "supported"))
-    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [4])
-    g = helper.make_graph([helper.make_node("Cast", ["a"], ["q"], name="to_int4",
-                                            to=TensorProto.INT4),
-                           helper.make_node("Cast", ["q"], ["y"], name="back",
-                                            to=TensorProto.FLOAT)],
-                          "cast_int4", [a], [y])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
-    m.ir_version = 10
-    BAD.append(("cast_to_int4", m, "node 0 'to_int4' (Cast): output 0 ('q') is int4: int4 and "
-                "uint4 are supported only as constant weights of DequantizeLinear"))
 
 
 def parallel():

@@ -452,11 +452,12 @@ def half_cases():
 def bad_cases():
     F, U8 = TensorProto.FLOAT, TensorProto.UINT8
     x = helper.make_tensor_value_info("x", F, [2, 3])
-    BAD.append(("quantizelinear_int4", [helper.make_node("QuantizeLinear", ["x", "s"], ["y"],
-                                                         output_dtype=22, name="q")], 21,
+    BAD.append(("quantizelinear_e8m0", [helper.make_node("QuantizeLinear", ["x", "s"], ["y"],
+                                                         output_dtype=24, name="q")], 24,
                 [x], [tensor("s", F, np.float32(1))],
-                "node 0 'q' (QuantizeLinear): quantizing to int4 is not supported (uint8, int8, "
-                "uint16 and int16 are)"))
+                "node 0 'q' (QuantizeLinear): quantizing to float8e8m0 is not supported (the "
+                "integers of 16 bits or fewer, the 8-bit floats but float8e8m0, and float4e2m1 "
+                "are)"))
     BAD.append(("quantizelinear_axis_scale", [helper.make_node("QuantizeLinear", ["x", "s"], ["y"],
                                                                axis=1, name="q")], 13,
                 [x], [tensor("s", F, np.ones(5, np.float32))],
@@ -473,8 +474,8 @@ def bad_cases():
                 [helper.make_tensor_value_info("xq", U8, [2, 3])],
                 [tensor("s", F, np.ones(3, np.float32)), tensor("z", U8, np.zeros(1, np.uint8))],
                 "node 0 'dq' (DequantizeLinear): the zero point's shape differs from the scale's"))
-    BAD.append(("cast_float4", [helper.make_node("Cast", ["x"], ["y"], to=23, name="c")], 23,
-                [x], [], "node 0 'c' (Cast): cast to ONNX type 23 is not supported"))
+    BAD.append(("cast_float6", [helper.make_node("Cast", ["x"], ["y"], to=27, name="c")], 24,
+                [x], [], "node 0 'c' (Cast): cast to ONNX type 27 is not supported"))
     BAD.append(("matmulinteger_int32",
                 [helper.make_node("MatMulInteger", ["a", "b"], ["y"], name="mmi")], 13,
                 [helper.make_tensor_value_info("a", TensorProto.INT32, [2, 3]),

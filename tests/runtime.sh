@@ -10,7 +10,9 @@
 # under valgrind when it is installed: no leak, no bad access), and a sequence
 # output of run-time length: testdata/runtime/sequences.c against
 # testdata/sequence/loop_runtime_seq's model. One line per check: "ok
-# runtime/NAME" or "FAIL runtime/NAME: why". Last, the model's own thread
+# runtime/NAME" or "FAIL runtime/NAME: why". int4 tensors through the C
+# API, packed two a byte: testdata/runtime/subbyte.c against
+# testdata/subbyte/good/moves_int4's model. Last, the model's own thread
 # count: testdata/runtime/threads.c against the model compiled with
 # --threads 2 (opens on 2) and without (the physical cores of this
 # process's affinity mask, SMT siblings once: 1 under taskset to one CPU),
@@ -63,6 +65,17 @@ s2=$?
 [ $s2 -eq 3 ] && die strings-valgrind "$(grep -m1 '==' "$T/valgrind.log")"
 [ $s2 -eq 0 ] || [ $s2 -eq 1 ] || die strings-exit "strings died with status $s2"
 
+# int4 through the C API, packed (testdata/subbyte's moves_int4, testdata/runtime/subbyte.c)
+"$COLLAGEC" compile --search none --target c "$ROOT/testdata/subbyte/good/moves_int4/model.onnx" \
+	-o "$T/libsubbyte.so" >"$T/compile.log" 2>&1 ||
+	die subbyte-compile "$(head -n 1 "$T/compile.log")"
+cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/testdata/runtime/subbyte.c" \
+	-L"$T" -lsubbyte -Wl,-rpath,"$T" -o "$T/subbyte" >"$T/cc.log" 2>&1 ||
+	die subbyte-cc "$(head -n 1 "$T/cc.log")"
+"$T/subbyte"
+s4=$?
+[ $s4 -eq 0 ] || [ $s4 -eq 1 ] || die subbyte-exit "subbyte died with status $s4"
+
 # the thread count a model was compiled for is its default at open
 "$COLLAGEC" compile --search none --target c --threads 2 "$T/checks.onnx" -o "$T/libthr2.so" \
 	>"$T/compile.log" 2>&1 || die threads-compile "$(head -n 1 "$T/compile.log")"
@@ -98,4 +111,4 @@ grep -q '"threads":	2,' "$T/libthr2.json" && grep -q '"threads":	0,' "$T/libchec
 	bad "OUT.json's compiler.threads is not 2 and 0"
 verdict threads/bench-and-metadata || st=1
 
-[ $st -eq 0 ] && [ $s2 -eq 0 ] && [ $s3 -eq 0 ]
+[ $st -eq 0 ] && [ $s2 -eq 0 ] && [ $s3 -eq 0 ] && [ $s4 -eq 0 ]

@@ -2009,8 +2009,9 @@ static const struct value *ci_opt(struct lower *L, int i)
 /*
  * What rt_cigemm takes: B a constant matrix (no batch), K and N static,
  * A's own buffer (not a prologue's loads), B's zero point absent or
- * constant, and the per-row parameters of A (zero point, scale) per
- * tensor unless A has no batch (its rows are then the matrix's).
+ * constant, the per-row parameters of A (zero point, scale) per
+ * tensor unless A has no batch (its rows are then the matrix's), and
+ * float32 scales (QLinearMatMul-21's float16 ones take the loops).
  */
 static bool cigemm_ok(struct lower *L)
 {
@@ -2018,6 +2019,8 @@ static bool cigemm_ok(struct lower *L)
 	const struct value *bz = ci_opt(L, io.ibz), *az = ci_opt(L, io.iaz);
 	struct matmul_geom mg;
 
+	if (io.ql && lower_in(L, 1)->dtype != DTYPE_F32)
+		return false;
 	matmul_geometry(lower_in(L, io.ia), lower_in(L, io.ib), &mg);
 	if (!lower_in(L, io.ib)->data || !dim_is_const(mg.K) || !dim_is_const(mg.N) ||
 	    !batch_is_one(&mg.batch_b) || L->in[io.ia]->index < 0 || (bz && !bz->data))

@@ -30,6 +30,18 @@ bool dtype_is_string(enum dtype t) { return dtypes[t].fl == 'T'; }
 bool dtype_is_nibble(enum dtype t) { return t == DTYPE_I4 || t == DTYPE_U4; }
 bool dtype_is_float8(enum dtype t) { return dtypes[t].fl == 'E'; }
 
+/* Bits an element of t takes in ONNX's packed form: 4 or 2, else 8 times its size. */
+int dtype_bits(enum dtype t)
+{
+	switch (t) {
+	case DTYPE_I4: case DTYPE_U4: case DTYPE_F4E2M1: return 4;
+	case DTYPE_I2: case DTYPE_U2: return 2;
+	default: return 8 * (int)dtypes[t].size;
+	}
+}
+
+bool dtype_is_subbyte(enum dtype t) { return dtype_bits(t) < 8; }
+
 enum dtype dtype_compute(enum dtype t)
 {
 	return dtype_is_half(t) ? DTYPE_F32 : t;

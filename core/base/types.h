@@ -43,7 +43,11 @@ bool dtype_is_int(enum dtype t);		/* signed or unsigned integer, not bool */
 bool dtype_is_signed(enum dtype t);
 bool dtype_is_string(enum dtype t);		/* string: elements are const char * */
 bool dtype_is_nibble(enum dtype t);		/* int4, uint4: one byte an element (dtype.def) */
-bool dtype_is_float8(enum dtype t);		/* the 8-bit floats: bit patterns (dtype.def) */
+bool dtype_is_float8(enum dtype t);		/* the 8-bit floats and float4e2m1: bit patterns
+						   (dtype.def) */
+bool dtype_is_subbyte(enum dtype t);		/* int4, uint4, int2, uint2, float4e2m1: one byte
+						   an element, packed in ONNX (dtype.def) */
+int dtype_bits(enum dtype t);			/* bits an element takes packed: 2, 4, 8, ... */
 enum dtype dtype_from_onnx(int onnx_type);	/* DTYPE_UNDEF when unsupported */
 int dtype_to_onnx(enum dtype t);
 enum dtype dtype_from_name(const char *name);	/* "float32" or numpy "<f4" */

@@ -24,6 +24,9 @@
  *                               bool causal/padding mask -> Attention
  *   MatMulNBits                 MatMulNBits (core/ops/ops_nbits.c: kept,
  *                               a 4-bit GEMM on c), [Casts of float16]
+ *   FlexAttention (domain       Attention of opset 23; with a score_mod or
+ *   ai.onnx.preview)            prob_mod graph MatMul, Mul, its nodes,
+ *                               Softmax, its nodes, MatMul
  *
  * A mask's form depends on its rank, which import reads from the value
  * (graph inputs, constants) or through the producers that keep it
@@ -1002,6 +1005,91 @@ static int cx_multi_head_attention(struct cx *c)
 	return 0;
 }
 
+/*
+ * FlexAttention's graph attribute name (score_mod, prob_mod) applied to x
+ * [B, H, L, S]: its nodes imported here, under NAME/name/, its one input
+ * bound to x. Its output's value id, x when the node has no such graph, or
+ * -1 after a diagnostic.
+ */
+static int cx_flex_mod(struct cx *c, const char *name, int x)
+{
+	const Onnx__AttributeProto *a = cx_attr(c, name);
+	const Onnx__GraphProto *gp = a ? a->g : NULL;
+	struct importer im = { 0 };
+	int first = c->g->nodes.n, out = -1;
+
+	if (!a)
+		return x;
+	if (!gp || gp->n_input != 1 || gp->n_output != 1)
+		return cx_error(c, "%s must be a graph of one input and one output", name);
+	im.ctx = c->im->ctx;
+	im.g = c->g;
+	im.base = c->im->base;
+	im.dir = c->im->dir;
+	im.prefix = arena_printf(c->g->arena, "%s/%s/", c->self.name, name);
+	im.outer = &c->self;
+	import_bind(&im, gp->input[0]->name, x);
+	if (import_body(&im, gp) == 0 &&
+	    (out = strmap_get(&im.names, gp->output[0]->name)) < 0)
+		cx_error(c, "%s's output '%s' is not computed by any node", name,
+			 gp->output[0]->name);
+	strmap_free(&im.names);
+	vec_free(&im.protos);
+	/* the parent importer's forward-reference pass has no proto for them */
+	for (int k = first; k < c->g->nodes.n; k++)
+		vec_push(&c->im->protos, NULL);
+	return out;
+}
+
+/*
+ * FlexAttention (ai.onnx.preview, opset 26's preview domain): Q [B, Hq, L,
+ * E], K [B, Hkv, S, E], V [B, Hkv, S, Ev], softmax(scale Q K^T) V over
+ * every key. Without score_mod or prob_mod it is Attention of opset 23
+ * with no mask, which computes the same (grouped heads; 16-bit types in
+ * float32, rounded once). With one (Hq = Hkv), as its function body
+ * writes it: MatMul, Mul by scale, score_mod's nodes, Softmax, prob_mod's
+ * nodes, MatMul, in Q's type.
+ */
+static int cx_flex_attention(struct cx *c)
+{
+	static const char *const known[] = {
+		"scale", "f", "softmax_precision", "i", "score_mod", "g", "prob_mod", "g", NULL };
+	int64_t perm[4] = { 0, 1, 3, 2 }, e = cx_dim(c, c->in[0], 3);
+	struct attr a[2];
+	int na = 0, s;
+
+	if (cx_check_attrs(c, known) < 0)
+		return -1;
+	for (int i = 0; i < 3; i++)
+		if (c->in[i] < 0 || cx_rank(c, c->in[i]) != 4)
+			return cx_error(c, "Q, K and V must be 4-D [batch, heads, sequence, "
+					"head_size]");
+	if (!cx_attr(c, "score_mod") && !cx_attr(c, "prob_mod")) {
+		if (cx_attr(c, "scale"))
+			a[na++] = attr_f("scale", cx_float(c, "scale", 1.0));
+		if (cx_attr(c, "softmax_precision"))
+			a[na++] = attr_int("softmax_precision",
+					   cx_int(c, "softmax_precision", 1));
+		cx_node(c, OP_ATTENTION, "Attention", c->in, 3, c->out[0], a, na);
+		return 0;
+	}
+	if (cx_dim(c, c->in[0], 1) < 0 || cx_dim(c, c->in[0], 1) != cx_dim(c, c->in[1], 1))
+		return cx_error(c, "score_mod and prob_mod need Q and K of one static head count");
+	if (!cx_attr(c, "scale") && e <= 0)
+		return cx_error(c, "the head size (Q's last dim) must be static");
+	s = cx_bin(c, OP_MATMUL, "MatMul", c->in[0], cx_transpose(c, c->in[1], perm, 4, -1), -1);
+	s = cx_bin(c, OP_MUL, "Mul", s, cx_scalar(c, cx_attr(c, "scale") ? cx_float(c, "scale", 1.0)
+						       : 1 / sqrt((double)e)), -1);
+	if ((s = cx_flex_mod(c, "score_mod", s)) < 0)
+		return -1;
+	a[0] = attr_int("axis", -1);
+	s = cx_node(c, OP_SOFTMAX, "Softmax", &s, 1, -1, a, 1);
+	if ((s = cx_flex_mod(c, "prob_mod", s)) < 0)
+		return -1;
+	cx_bin(c, OP_MATMUL, "MatMul", s, c->in[2], c->out[0]);
+	return 0;
+}
+
 /* RotaryEmbedding of x [B, S, n * H] at positions pos [B, S]. */
 static int cx_rope(struct cx *c, int x, int pos, int64_t n)
 {
@@ -1141,7 +1229,8 @@ static int cx_rotary_embedding(struct cx *c)
 
 static const struct contrib_op {
 	const char *name;
-	bool default_domain;	/* also taken in the default domain (ORT registers it there) */
+	bool default_domain;	/* also taken in the default domain (ORT registers it there);
+				   FlexAttention: in ai.onnx.preview alone */
 	int max_opset;		/* there, only below this opset (0: any) */
 	int (*run)(struct cx *c);
 	int min_in, max_in, max_out;
@@ -1151,6 +1240,7 @@ static const struct contrib_op {
 	{ "BiasGelu", false, 0, cx_gelu, 2, 2, 1 },
 	{ "EmbedLayerNormalization", false, 0, cx_embed_layer_norm, 7, 9, 3 },
 	{ "FastGelu", false, 0, cx_gelu, 1, 2, 1 },
+	{ "FlexAttention", false, 0, cx_flex_attention, 3, 3, 1 },
 	{ "FusedMatMul", false, 0, cx_fused_matmul, 2, 2, 1 },
 	{ "GroupQueryAttention", false, 0, cx_group_query_attention, 7, 12, 4 },
 	{ "Gelu", false, 0, cx_gelu, 1, 1, 1 },
@@ -1169,12 +1259,23 @@ static bool is_microsoft(const char *d)
 	return d && !strcmp(d, "com.microsoft");
 }
 
+static bool is_preview_flex(const Onnx__NodeProto *np)
+{
+	return np->domain && !strcmp(np->domain, "ai.onnx.preview") && np->op_type &&
+	       !strcmp(np->op_type, "FlexAttention");
+}
+
 static const struct contrib_op *contrib_find(const struct graph *g, const Onnx__NodeProto *np)
 {
 	bool ms = is_microsoft(np->domain);
 	bool dflt = !np->domain || !np->domain[0] || !strcmp(np->domain, "ai.onnx");
 
-	if (!np->op_type || (!ms && !dflt))
+	if (is_preview_flex(np)) {
+		for (size_t i = 0; i < ARRAY_SIZE(contrib_ops); i++)
+			if (!strcmp(contrib_ops[i].name, "FlexAttention"))
+				return &contrib_ops[i];
+	}
+	if (!np->op_type || (!ms && !dflt) || !strcmp(np->op_type, "FlexAttention"))
 		return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(contrib_ops); i++) {
 		const struct contrib_op *o = &contrib_ops[i];

@@ -40,8 +40,7 @@ static int import_shape(struct importer *im, const char *what, const Onnx__TypeP
 	}
 	tt = tp->tensor_type;
 	v->dtype = dtype_from_onnx(tt->elem_type);
-	/* int4 and uint4: constant weights only (dtype.def) */
-	if (v->dtype == DTYPE_UNDEF || dtype_is_nibble(v->dtype)) {
+	if (v->dtype == DTYPE_UNDEF) {
 		diag_error(im->ctx, "%s: %s '%s' has element type %s (%d), which is not supported",
 			   im->base, what, v->name, onnx_type_name(tt->elem_type), tt->elem_type);
 		return -1;

@@ -4,6 +4,7 @@
  */
 
 #include "onnx_tensor.h"
+#include "../../runtime/rt_float8.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ const char *onnx_type_name(int onnx_type)
 		"string", "bool", "float16", "double", "uint32", "uint64", "complex64",
 		"complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
 		"float8e5m2fnuz", "uint4", "int4", "float4e2m1", "float8e8m0", "uint2", "int2",
+		"float6e2m3", "float6e3m2",
 	};
 
 	return onnx_type >= 0 && onnx_type < (int)ARRAY_SIZE(names) ? names[onnx_type] : "unknown";
@@ -191,17 +193,18 @@ static int decode_strings(const Onnx__TensorProto *t, int64_t n, struct host_ten
 }
 
 /*
- * An int4 or uint4 tensor: ONNX packs two elements a byte, the first in
- * the low nibble (raw_data, external data, or one byte per int32_data
- * value); unpacked here to one byte per element, int4 sign-extended
+ * A sub-byte tensor (int4, uint4, float4e2m1: two elements a byte; int2,
+ * uint2: four), packed by ONNX with the first element in the lowest bits
+ * (raw_data, external data, or one packed byte per int32_data value);
+ * unpacked here to one byte an element, the signed ones sign-extended
  * (dtype.def), in owned memory.
  */
-static int decode_nibbles(const Onnx__TensorProto *t, const char *dir, int64_t n,
+static int decode_subbyte(const Onnx__TensorProto *t, const char *dir, int64_t n,
 			  struct host_tensor *ht, char **err, struct graph *g)
 {
-	size_t packed = (size_t)(n + 1) / 2;
-	bool sgn = ht->dtype == DTYPE_I4;
-	uint8_t *src = NULL, *d;
+	int bits = dtype_bits(ht->dtype);
+	size_t packed = (size_t)((n * bits + 7) / 8);
+	uint8_t *src = NULL;
 	bool own = false;
 
 	if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
@@ -219,19 +222,15 @@ static int decode_nibbles(const Onnx__TensorProto *t, const char *dir, int64_t n
 		src = t->raw_data.data;
 	} else {
 		if (t->n_int32_data != packed)
-			return fail(err, "int32_data has %zu values, its shape needs %zu (two "
-				    "4-bit elements a value)", t->n_int32_data, packed);
+			return fail(err, "int32_data has %zu values, its shape needs %zu (%d "
+				    "%d-bit elements a value)", t->n_int32_data, packed, 8 / bits, bits);
 		src = xcalloc(packed + 1, 1);
 		own = true;
 		for (size_t i = 0; i < packed; i++)
 			src[i] = (uint8_t)t->int32_data[i];
 	}
-	d = ht->data = xcalloc((size_t)n + 1, 1);
-	for (int64_t i = 0; i < n; i++) {
-		uint8_t v = (uint8_t)(src[i / 2] >> (i % 2 * 4)) & 15;
-
-		d[i] = sgn ? (uint8_t)(int8_t)((v ^ 8) - 8) : v;
-	}
+	ht->data = xcalloc((size_t)n + 1, 1);
+	rt_subbyte_unpack(dtype_to_onnx(ht->dtype), src, ht->data, n);
 	if (own)
 		free(src);
 	if (t->name)
@@ -268,8 +267,8 @@ int onnx_tensor_decode(const Onnx__TensorProto *t, const char *dir, struct host_
 	ht->bytes = bytes;
 	if (dtype_is_string(ht->dtype))
 		return decode_strings(t, n, ht, err);
-	if (dtype_is_nibble(ht->dtype))
-		return decode_nibbles(t, dir, n, ht, err, g);
+	if (dtype_is_subbyte(ht->dtype))
+		return decode_subbyte(t, dir, n, ht, err, g);
 	/* the data is allocated once its source is known to hold all of it */
 	if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
 		if (read_external(t, dir, &ht->data, bytes, err, g, &ht->mapped) < 0) {
@@ -520,16 +519,15 @@ int host_tensor_write(const char *path, const struct host_tensor *t, char **err)
 				tp.string_data[i].data = (uint8_t *)(s[i] ? s[i] : "");
 				tp.string_data[i].len = strlen(s[i] ? s[i] : "");
 			}
-		} else if (dtype_is_nibble(t->dtype)) {
-			/* two a byte, the first in the low nibble (onnx.proto) */
+		} else if (dtype_is_subbyte(t->dtype)) {
+			/* two or four a byte, the first in the lowest bits (onnx.proto) */
 			int64_t n = host_tensor_numel(t);
-			const uint8_t *s = t->data;
+			size_t len = (size_t)((n * dtype_bits(t->dtype) + 7) / 8);
 
-			packed = xcalloc((size_t)(n + 1) / 2 + 1, 1);
-			for (int64_t i = 0; i < n; i++)
-				packed[i / 2] |= (uint8_t)((s[i] & 15) << (i % 2 * 4));
+			packed = xcalloc(len + 1, 1);
+			rt_subbyte_pack(dtype_to_onnx(t->dtype), t->data, packed, n);
 			tp.has_raw_data = 1;
-			tp.raw_data.len = (size_t)(n + 1) / 2;
+			tp.raw_data.len = len;
 			tp.raw_data.data = packed;
 		} else {
 			tp.has_raw_data = 1;

@@ -113,8 +113,17 @@ int infer_swiglu(struct graph *g, struct node *n)
 
 int infer_compare(struct graph *g, struct node *n)
 {
-	if (infer_arity(g, n, 2, 2, 1) < 0 || !infer_input(g, n, 0) || !infer_input(g, n, 1))
+	struct value *a, *b;
+
+	if (infer_arity(g, n, 2, 2, 1) < 0 || !(a = infer_input(g, n, 0)) ||
+	    !(b = infer_input(g, n, 1)))
 		return -1;
+	/* Equal of strings (pass_infer lets only Equal take them) compares two */
+	if (dtype_is_string(a->dtype) != dtype_is_string(b->dtype)) {
+		diag_error(g->ctx, "%s: inputs of types %s and %s (a string compares only with a "
+			   "string)", node_loc(g, n), dtype_name(a->dtype), dtype_name(b->dtype));
+		return -1;
+	}
 	return infer_broadcast_to(g, n, DTYPE_BOOL);
 }
 
@@ -170,8 +179,8 @@ int infer_cast(struct graph *g, struct node *n)
 			   "nearest)", node_loc(g, n), node_attr_str(n, "round_mode", "up"));
 		return -1;
 	}
-	if ((dtype_is_float8(t) && dtype_is_string(x->dtype)) ||
-	    (dtype_is_float8(x->dtype) && dtype_is_string(t))) {
+	if (((dtype_is_float8(t) || dtype_is_subbyte(t)) && dtype_is_string(x->dtype)) ||
+	    ((dtype_is_float8(x->dtype) || dtype_is_subbyte(x->dtype)) && dtype_is_string(t))) {
 		diag_error(g->ctx, "%s: casts between strings and %s are not supported",
 			   node_loc(g, n), dtype_name(dtype_is_string(t) ? x->dtype : t));
 		return -1;
@@ -639,9 +648,10 @@ static int lower_cast_string(struct lower *L)
 }
 
 /*
- * Cast to or from an 8-bit float: one rt_cast_f8 call over the whole
- * tensor (runtime/rt_float8.h), which converts through double with the
- * node's saturate and round_mode.
+ * Cast to or from an 8-bit float, float4e2m1 or a sub-byte integer: one
+ * rt_cast_f8 call over the whole tensor (runtime/rt_float8.h), which
+ * converts through double with the node's saturate and round_mode (and
+ * wraps to int4, uint4, int2 and uint2 as Cast's fixed-point rule says).
  */
 static int lower_cast_f8(struct lower *L)
 {
@@ -659,12 +669,14 @@ static int lower_cast_f8(struct lower *L)
 	return 0;
 }
 
-/* Whether n is a Cast or CastLike that reads or makes 8-bit floats. */
+/* Whether n is a Cast or CastLike that reads or makes 8-bit floats or sub-byte types. */
 static bool is_float8_cast(struct graph *g, const struct node *n)
 {
+	enum dtype x = node_in(g, n, 0)->dtype, y = node_out(g, n, 0)->dtype;
+
 	return (n->op == OP_CAST || n->op == OP_CASTLIKE) &&
-	       (dtype_is_float8(node_in(g, n, 0)->dtype) ||
-		dtype_is_float8(node_out(g, n, 0)->dtype));
+	       (dtype_is_float8(x) || dtype_is_float8(y) || dtype_is_subbyte(x) ||
+		dtype_is_subbyte(y));
 }
 
 /* Whether n is a Cast or CastLike that reads or makes strings. */
@@ -673,6 +685,30 @@ static bool is_string_cast(struct graph *g, const struct node *n)
 	return (n->op == OP_CAST || n->op == OP_CASTLIKE) &&
 	       (dtype_is_string(node_in(g, n, 0)->dtype) ||
 		dtype_is_string(node_out(g, n, 0)->dtype));
+}
+
+/*
+ * Equal of two string tensors (opset 19): per output element, one
+ * rt_str_equal call on the broadcast elements (runtime/rt_string.h).
+ */
+static int lower_equal_string(struct lower *L)
+{
+	const struct value *a = lower_in(L, 0), *c = lower_in(L, 1), *y = lower_out(L, 0);
+	struct tir *idx[MAX_RANK], *args[3];
+
+	lower_loops(L, &y->shape, idx);
+	args[0] = tir_addr(L->b, L->out[0], lower_offset(L, &y->shape, idx));
+	args[1] = tir_load(L->b, L->in[0], lower_bcast_offset(L, &a->shape, &y->shape, idx));
+	args[2] = tir_load(L->b, L->in[1], lower_bcast_offset(L, &c->shape, &y->shape, idx));
+	tir_extern(L->b, "rt_str_equal", args, 3);
+	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/* Whether input 0 of n is a string tensor (Equal of strings). */
+static bool reads_strings(struct graph *g, const struct node *n)
+{
+	return n->n_in > 0 && node_in(g, n, 0) && dtype_is_string(node_in(g, n, 0)->dtype);
 }
 
 int lower_map(struct lower *L)
@@ -688,6 +724,8 @@ int lower_map(struct lower *L)
 		return lower_cast_string(L);
 	if (is_float8_cast(L->g, L->n))
 		return lower_cast_f8(L);
+	if (L->n->op == OP_EQUAL && reads_strings(L->g, L->n))
+		return lower_equal_string(L);
 	if (L->n->op == OP_CASTLIKE)
 		nin = 1;
 	/* one flat loop when every input has the output's shape or one element */
@@ -772,7 +810,8 @@ int lower_dropout(struct lower *L)
 bool op_fusable_elementwise(struct graph *g, const struct node *n)
 {
 	return op_info(n->op)->lower == lower_map && n->op != OP_ISINF && n->op != OP_CASTLIKE &&
-	       n->n_out == 1 && node_out(g, n, 0)->has_shape && !is_string_cast(g, n);
+	       n->n_out == 1 && node_out(g, n, 0)->has_shape && !is_string_cast(g, n) &&
+	       !is_float8_cast(g, n) && !reads_strings(g, n);
 }
 
 /* Is value v read by a live node outside nodes[0..n), or a graph output? */

@@ -1,11 +1,16 @@
 /*
- * ops_quant.c - 8-bit (and 16-bit) linear quantization: QuantizeLinear,
- * DequantizeLinear (per tensor, per axis, blocked), DynamicQuantizeLinear,
+ * ops_quant.c - linear quantization: QuantizeLinear and DequantizeLinear
+ * (per tensor, per axis, blocked; to and from the integers of 16 bits or
+ * fewer, int4, uint4, int2 and uint2, the 8-bit floats and float4e2m1),
+ * DynamicQuantizeLinear,
  * MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv.
  *
  * Quantizing computes in float as ONNX Runtime does: round(x / scale)
  * to nearest even (rint, under the default rounding mode), plus the zero
- * point, saturated to the type's range. Integer products accumulate in
+ * point, saturated to the type's range. To an 8-bit float or float4e2m1,
+ * x / scale (+ the zero point) rounds to nearest even, saturated as the
+ * saturate attribute says (float4e2m1 always saturates: it has no infinity)
+ * by rt_qdq_f8 (runtime/rt_float8.h), which also dequantizes them. Integer products accumulate in
  * int32 after subtracting the zero points; requantizing multiplies the sum
  * by the float a_scale * b_scale / y_scale (in that order, as ONNX Runtime
  * computes its multiplier) and rounds the same way. Padding of the integer
@@ -15,10 +20,26 @@
 
 #include <string.h>
 
-/* The quantized types: 8- and 16-bit integers (int4 and float8 are not supported). */
+/* The integer types of QLinear* ops and DynamicQuantizeLinear's: 8- and 16-bit. */
 static bool q_type_ok(enum dtype t)
 {
 	return t == DTYPE_U8 || t == DTYPE_I8 || t == DTYPE_U16 || t == DTYPE_I16;
+}
+
+/* The 8-bit floats and float4e2m1 that Quantize/DequantizeLinear take (not float8e8m0). */
+static bool q_float_ok(enum dtype t)
+{
+	return dtype_is_float8(t) && t != DTYPE_F8E8M0;
+}
+
+/*
+ * The types Quantize/DequantizeLinear convert to and from: the integers of
+ * 16 bits or fewer, int4, uint4, int2, uint2, and the small floats.
+ */
+static bool qdq_type_ok(enum dtype t)
+{
+	return q_type_ok(t) || t == DTYPE_I4 || t == DTYPE_U4 || t == DTYPE_I2 ||
+	       t == DTYPE_U2 || q_float_ok(t);
 }
 
 static bool q8_type_ok(enum dtype t)
@@ -34,6 +55,10 @@ static void q_range(enum dtype t, double *lo, double *hi)
 	case DTYPE_I8: *lo = -128; *hi = 127; break;
 	case DTYPE_U16: *lo = 0; *hi = 65535; break;
 	case DTYPE_I16: *lo = -32768; *hi = 32767; break;
+	case DTYPE_U4: *lo = 0; *hi = 15; break;
+	case DTYPE_I4: *lo = -8; *hi = 7; break;
+	case DTYPE_U2: *lo = 0; *hi = 3; break;
+	case DTYPE_I2: *lo = -2; *hi = 1; break;
 	default: BUG("q_range of %s", dtype_name(t));
 	}
 }
@@ -164,13 +189,14 @@ int infer_quantize(struct graph *g, struct node *n)
 		return -1;
 	}
 	if (t == DTYPE_UNDEF) {
-		diag_error(g->ctx, "%s: quantizing to ONNX type %lld is not supported (uint8, "
-			   "int8, uint16 and int16 are)", node_loc(g, n), (long long)od);
+		diag_error(g->ctx, "%s: quantizing to ONNX type %lld is not supported",
+			   node_loc(g, n), (long long)od);
 		return -1;
 	}
-	if (!q_type_ok(t)) {
-		diag_error(g->ctx, "%s: quantizing to %s is not supported (uint8, int8, uint16 and "
-			   "int16 are)", node_loc(g, n), dtype_name(t));
+	if (!qdq_type_ok(t)) {
+		diag_error(g->ctx, "%s: quantizing to %s is not supported (the integers of 16 bits "
+			   "or fewer, the 8-bit floats but float8e8m0, and float4e2m1 are)",
+			   node_loc(g, n), dtype_name(t));
 		return -1;
 	}
 	infer_set(g, n, 0, t, &x->shape);
@@ -184,10 +210,9 @@ int infer_dequantize(struct graph *g, struct node *n)
 
 	if (infer_arity(g, n, 2, 3, 1) < 0 || !(x = infer_input(g, n, 0)))
 		return -1;
-	/* int4 and uint4: constant weights only (pass_nbits.c) */
-	if (!q_type_ok(x->dtype) && x->dtype != DTYPE_I32 && !dtype_is_nibble(x->dtype))
-		return q_type_error(g, n, 0, x->dtype, "uint8, int8, uint16, int16, int32, int4 or "
-				    "uint4");
+	if (!qdq_type_ok(x->dtype) && x->dtype != DTYPE_I32)
+		return q_type_error(g, n, 0, x->dtype, "an integer of 32 bits or fewer, an 8-bit "
+				    "float but float8e8m0, or float4e2m1");
 	if (infer_qparams(g, n, x) < 0)
 		return -1;
 	zp = node_in(g, n, 2);
@@ -279,16 +304,26 @@ int infer_matmulinteger(struct graph *g, struct node *n)
 	return infer_qmm(g, n, 0, 1, 2, 3, DTYPE_I32, 0);
 }
 
-/* The scales of QLinear* ops: float, one element or one per row/column/channel. */
-static int check_scales(struct graph *g, struct node *n, const int *idx, int count)
+/*
+ * The scales of QLinear* ops: one element or one per row/column/channel;
+ * float32, or (QLinearMatMul-21, half) float16 or bfloat16, all three of
+ * one type (computed in float32 like the float32 ones).
+ */
+static int check_scales(struct graph *g, struct node *n, const int *idx, int count, bool half)
 {
 	for (int k = 0; k < count; k++) {
 		struct value *s = infer_input(g, n, idx[k]);
+		enum dtype t0;
 
 		if (!s)
 			return -1;
-		if (s->dtype != DTYPE_F32)
+		t0 = node_in(g, n, idx[0])->dtype;
+		if (!half && s->dtype != DTYPE_F32)
 			return q_type_error(g, n, idx[k], s->dtype, "float32");
+		if (half && s->dtype != DTYPE_F32 && s->dtype != DTYPE_F16 && s->dtype != DTYPE_BF16)
+			return q_type_error(g, n, idx[k], s->dtype, "float32, float16 or bfloat16");
+		if (s->dtype != t0)
+			return q_type_error(g, n, idx[k], s->dtype, dtype_name(t0));
 	}
 	return 0;
 }
@@ -298,7 +333,7 @@ int infer_qlinearmatmul(struct graph *g, struct node *n)
 	static const int scales[] = { 1, 4, 6 };
 	struct matmul_geom mg;
 
-	if (infer_arity(g, n, 8, 8, 1) < 0 || check_scales(g, n, scales, 3) < 0 ||
+	if (infer_arity(g, n, 8, 8, 1) < 0 || check_scales(g, n, scales, 3, true) < 0 ||
 	    infer_qmm(g, n, 0, 3, 2, 5, DTYPE_UNDEF, 7) < 0)
 		return -1;
 	matmul_geometry(node_in(g, n, 0), node_in(g, n, 3), &mg);
@@ -350,7 +385,7 @@ int infer_qlinearconv(struct graph *g, struct node *n)
 	static const int scales[] = { 1, 4, 6 };
 	const struct value *bias;
 
-	if (infer_arity(g, n, 8, 9, 1) < 0 || check_scales(g, n, scales, 3) < 0 ||
+	if (infer_arity(g, n, 8, 9, 1) < 0 || check_scales(g, n, scales, 3, false) < 0 ||
 	    infer_qc(g, n, 0, 3, 2, 5, DTYPE_UNDEF, 7) < 0)
 		return -1;
 	if (check_vec(g, n, 4, node_in(g, n, 3)->shape.d[0], "output channel") < 0 ||
@@ -398,6 +433,46 @@ static struct tir *qparam_offset(struct lower *L, const struct value *x, struct 
 	return lower_offset(L, &s->shape, si);
 }
 
+/*
+ * Quantize/DequantizeLinear to or from an 8-bit float or float4e2m1: one
+ * rt_qdq_f8 call over the whole tensor (runtime/rt_float8.h), which
+ * converts through double; the parameters' layout as the axis splits x:
+ * the axis's length and the elements after it, and the block size.
+ */
+static int lower_qdq_f8(struct lower *L, bool quant)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *s = lower_in(L, 1), *y = lower_out(L, 0);
+	const struct value *z = L->n->n_in > 2 ? lower_in(L, 2) : NULL;
+	int64_t block = node_attr_int(L->n, "block_size", 0);
+	int64_t axis = node_attr_int(L->n, "axis", 1);
+	struct tir *args[14], *inner = tir_int(b, 1), *d = tir_int(b, 1);
+
+	if (!is_one(s) || block) {
+		if (axis < 0)
+			axis += x->shape.rank;
+		d = tir_dim(b, x->shape.d[axis]);
+		for (int k = (int)axis + 1; k < x->shape.rank; k++)
+			inner = tir_mul(b, inner, tir_dim(b, x->shape.d[k]));
+	}
+	args[0] = tir_int(b, quant);
+	args[1] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[2] = tir_int(b, dtype_to_onnx(x->dtype));
+	args[3] = tir_addr(b, L->in[1], tir_int(b, 0));
+	args[4] = tir_int(b, dtype_to_onnx(s->dtype));
+	args[5] = tir_addr(b, z && L->in[2] ? L->in[2] : L->in[1], tir_int(b, 0));
+	args[6] = tir_int(b, z && L->in[2] ? dtype_to_onnx(z->dtype) : 0);
+	args[7] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[8] = tir_int(b, dtype_to_onnx(y->dtype));
+	args[9] = lower_numel(L, &x->shape);
+	args[10] = d;
+	args[11] = inner;
+	args[12] = tir_int(b, block);
+	args[13] = tir_int(b, node_attr_int(L->n, "saturate", 1) != 0);
+	tir_extern(b, "rt_qdq_f8", args, 14);
+	return 0;
+}
+
 int lower_quantize(struct lower *L)
 {
 	struct tir_builder *b = L->b;
@@ -405,6 +480,8 @@ int lower_quantize(struct lower *L)
 	enum dtype t = lower_out(L, 0)->dtype;
 	struct tir *idx[MAX_RANK], *at, *off, *q;
 
+	if (q_float_ok(t))
+		return lower_qdq_f8(L, true);
 	lower_loops_parallel(L, &x->shape, idx);
 	at = lower_offset(L, &x->shape, idx);
 	off = qparam_offset(L, x, idx);
@@ -435,6 +512,8 @@ int lower_dequantize(struct lower *L)
 	enum dtype ct = dtype_compute(lower_out(L, 0)->dtype);
 	struct tir *idx[MAX_RANK], *at, *off, *v;
 
+	if (q_float_ok(x->dtype))
+		return lower_qdq_f8(L, false);
 	lower_loops_parallel(L, &x->shape, idx);
 	at = lower_offset(L, &x->shape, idx);
 	off = qparam_offset(L, x, idx);

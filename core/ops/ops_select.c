@@ -154,7 +154,7 @@ int infer_unique(struct graph *g, struct node *n)
 		return -1;
 	if (n->n_out > 4 || (axis = unique_axis(g, n, x)) == -2)
 		return -1;
-	if (x->dtype != DTYPE_F32 && x->dtype != DTYPE_F64 && dtype_is_float(x->dtype)) {
+	if (dtype_is_float8(x->dtype) || dtype_is_string(x->dtype)) {
 		diag_error(g->ctx, "%s: Unique of %s is not supported", node_loc(g, n),
 			   dtype_name(x->dtype));
 		return -1;

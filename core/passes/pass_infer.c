@@ -76,40 +76,43 @@ static int check_select(struct graph *g, struct node *n)
 }
 
 /*
- * The ops that take 8-bit float tensors: the casts, which convert them,
- * and ops that move elements unchanged (BitCast: bytes), which copy their
- * bit patterns.
+ * The ops that take 8-bit float and sub-byte tensors (dtype.def): the
+ * casts and QuantizeLinear and DequantizeLinear, which convert them, and
+ * ops that move elements unchanged (BitCast: bytes, of 8-bit floats only),
+ * which copy their bytes.
  */
-static bool takes_float8(enum op op)
+static bool takes_small(enum op op, enum dtype t)
 {
 	switch (op) {
-	case OP_CAST: case OP_CASTLIKE: case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN:
-	case OP_SQUEEZE: case OP_UNSQUEEZE: case OP_TRANSPOSE: case OP_SHAPE: case OP_SIZE:
-	case OP_BITCAST:
+	case OP_CAST: case OP_CASTLIKE: case OP_QUANTIZELINEAR: case OP_DEQUANTIZELINEAR:
+	case OP_IDENTITY: case OP_RESHAPE: case OP_FLATTEN: case OP_SQUEEZE: case OP_UNSQUEEZE:
+	case OP_TRANSPOSE: case OP_SHAPE: case OP_SIZE:
 		return true;
+	case OP_BITCAST:
+		return !dtype_is_subbyte(t);
 	default:
 		return false;
 	}
 }
 
-/* A node that is not one of those with an 8-bit float input or output: -1. */
-static int check_float8(struct graph *g, const struct node *n, bool outputs)
+/* A node that is not one of those with an 8-bit float or sub-byte input or output: -1. */
+static int check_small(struct graph *g, const struct node *n, bool outputs)
 {
 	int k = outputs ? n->n_out : n->n_in;
 
-	if (takes_float8(n->op))
-		return 0;
 	for (int i = 0; i < k; i++) {
 		int v = outputs ? n->out[i] : n->in[i];
+		enum dtype t = v >= 0 ? g->values.v[v].dtype : DTYPE_UNDEF;
 
-		if (v >= 0 && dtype_is_float8(g->values.v[v].dtype)) {
-			diag_error(g->ctx, "%s: %s '%s' is a %s tensor, which %s does not %s (only "
-				   "casts and ops that move elements take 8-bit floats)",
-				   node_loc(g, n), outputs ? "output" : "input",
-				   g->values.v[v].name, dtype_name(g->values.v[v].dtype),
-				   n->op_type, outputs ? "make" : "take");
-			return -1;
-		}
+		if (v < 0 || !(dtype_is_float8(t) || dtype_is_subbyte(t)) || takes_small(n->op, t))
+			continue;
+		diag_error(g->ctx, "%s: %s '%s' is a%s %s tensor, which %s does not %s (only casts, "
+			   "QuantizeLinear, DequantizeLinear and ops that move elements take %s)",
+			   node_loc(g, n), outputs ? "output" : "input", g->values.v[v].name,
+			   dtype_name(t)[0] == 'i' ? "n" : "",
+			   dtype_name(t), n->op_type, outputs ? "make" : "take",
+			   dtype_is_subbyte(t) ? "sub-byte types" : "8-bit floats");
+		return -1;
 	}
 	return 0;
 }
@@ -119,7 +122,7 @@ static bool takes_strings(enum op op)
 {
 	return op == OP_CAST || op == OP_CASTLIKE || op == OP_STRINGNORMALIZER ||
 	       op == OP_STRINGCONCAT || op == OP_REGEXFULLMATCH || op == OP_STRINGSPLIT ||
-	       op == OP_TFIDFVECTORIZER;
+	       op == OP_TFIDFVECTORIZER || op == OP_EQUAL;
 }
 
 /*
@@ -202,9 +205,9 @@ static int infer_from(struct graph *g, int from)
 				rc = -1;
 			continue;
 		}
-		if (check_strings(g, n, false) < 0 || check_float8(g, n, false) < 0 ||
+		if (check_strings(g, n, false) < 0 || check_small(g, n, false) < 0 ||
 		    op_info(n->op)->infer(g, n) < 0 || check_strings(g, n, true) < 0 ||
-		    check_float8(g, n, true) < 0 || check_size(g, n) < 0 ||
+		    check_small(g, n, true) < 0 || check_size(g, n) < 0 ||
 		    check_select(g, n) < 0)
 			rc = -1;
 		else if (symval_try(g, n) < 0)

@@ -70,15 +70,16 @@ static struct ival load(enum dtype t, void *p, int64_t i)
 	case DTYPE_I64: return mk(t, 0, ((int64_t *)p)[i]);
 	case DTYPE_I32: return mk(t, 0, ((int32_t *)p)[i]);
 	case DTYPE_I16: return mk(t, 0, ((int16_t *)p)[i]);
-	case DTYPE_I8: case DTYPE_I4: return mk(t, 0, ((int8_t *)p)[i]);
-	case DTYPE_U8: case DTYPE_BOOL: case DTYPE_U4: return mk(t, 0, ((uint8_t *)p)[i]);
+	case DTYPE_I8: case DTYPE_I4: case DTYPE_I2: return mk(t, 0, ((int8_t *)p)[i]);
+	case DTYPE_U8: case DTYPE_BOOL: case DTYPE_U4: case DTYPE_U2:
+		return mk(t, 0, ((uint8_t *)p)[i]);
 	case DTYPE_U16: return mk(t, 0, ((uint16_t *)p)[i]);
 	case DTYPE_U32: return mk(t, 0, ((uint32_t *)p)[i]);
 	case DTYPE_U64: return mk(t, 0, (int64_t)((uint64_t *)p)[i]);
 	case DTYPE_F16: return mk(DTYPE_F32, rt_h2f(((uint16_t *)p)[i]), 0);
 	case DTYPE_BF16: return mk(DTYPE_F32, rt_bf2f(((uint16_t *)p)[i]), 0);
 	default:
-		/* the 8-bit floats move as their bit patterns (dtype.def) */
+		/* the 8-bit floats and float4e2m1 move as their bit patterns (dtype.def) */
 		if (dtype_is_float8(t))
 			return mk(t, 0, ((uint8_t *)p)[i]);
 		BUG("interp load %s", dtype_name(t));
@@ -93,8 +94,8 @@ static void store(enum dtype t, void *p, int64_t i, struct ival v)
 	case DTYPE_I64: ((int64_t *)p)[i] = v.i; break;
 	case DTYPE_I32: ((int32_t *)p)[i] = (int32_t)v.i; break;
 	case DTYPE_I16: ((int16_t *)p)[i] = (int16_t)v.i; break;
-	case DTYPE_I8: ((int8_t *)p)[i] = (int8_t)v.i; break;
-	case DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)v.i; break;
+	case DTYPE_I8: case DTYPE_I4: case DTYPE_I2: ((int8_t *)p)[i] = (int8_t)v.i; break;
+	case DTYPE_U8: case DTYPE_U4: case DTYPE_U2: ((uint8_t *)p)[i] = (uint8_t)v.i; break;
 	case DTYPE_BOOL: ((uint8_t *)p)[i] = v.i != 0; break;
 	case DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v.i; break;
 	case DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v.i; break;

@@ -5,12 +5,17 @@
  * and narrowing of every 65537th float bit pattern and of every tie
  * between neighbours checked against the nearest pattern found by
  * comparing distances (ties to the even pattern), saturated or not;
- * float8e8m0 against its powers of two and ONNX's rounding modes.
+ * float8e8m0 against its powers of two and ONNX's rounding modes;
+ * float4e2m1's 16 patterns back and forth, its ties and saturation against
+ * the nearest-by-distance pattern, and the sub-byte packing of
+ * int4/uint4/int2/uint2 (odd counts, in place, sign extension) and their
+ * wrapping casts.
  */
 #include "test.h"
 #include "../../runtime/rt_float8.h"
 
 #include <math.h>
+#include <string.h>
 
 static const int formats[] = { 17, 18, 19, 20 };
 
@@ -114,4 +119,69 @@ static void test_e8m0(void)
 	ASSERT(0xff, rt_f2e8m0(3e38f, 0, 0));
 }
 
-TESTS({ "roundtrip", test_roundtrip }, { "narrow", test_narrow }, { "e8m0", test_e8m0 })
+static void test_f4(void)
+{
+	for (int p = 0; p < 16; p++)
+		ASSERT(p == 8 ? 8 : p, rt_d2f4(rt_f82d((uint8_t)p, 23)));
+	ASSERT_TRUE(rt_f82d(7, 23) == 6 && rt_f82d(15, 23) == -6 && rt_f82d(1, 23) == 0.5);
+	/* every quarter step from -8 to 8: the nearest value, ties to the even pattern */
+	for (int q = -32; q <= 32; q++) {
+		double d = q / 4.0, best = 1e9;
+		int want = 0;
+
+		for (int p = 0; p < 16; p++) {
+			double v = rt_f82d((uint8_t)p, 23), dist = fabs(v - (d > 6 ? 6 : d < -6 ? -6 : d));
+
+			if ((v != 0 || signbit(v) == signbit(d)) &&
+			    (dist < best || (dist == best && !(p & 1))))
+				best = dist, want = p;
+		}
+		ASSERT(want, rt_d2f4(d));
+	}
+	ASSERT(7, rt_d2f4(INFINITY));
+	ASSERT(15, rt_d2f4(-INFINITY));
+	ASSERT(8, rt_d2f4(NAN));	/* as ml_dtypes writes it (rt_float8.h) */
+	ASSERT(8, rt_d2f4(-0.0));
+}
+
+static void test_subbyte(void)
+{
+	uint8_t one[9], packed[9], back[9];
+	static const int types[] = { 22, 21, 26, 25 };
+
+	for (int k = 0; k < 4; k++) {
+		int t = types[k], bits = rt_subbyte_bits(t), sgn = t == 22 || t == 26;
+
+		for (int i = 0; i < 9; i++) {
+			int v = (i * 5 + 3) & ((1 << bits) - 1);
+
+			one[i] = (uint8_t)(sgn ? (v ^ (1 << (bits - 1))) - (1 << (bits - 1)) : v);
+		}
+		memset(packed, 0xee, sizeof(packed));
+		rt_subbyte_pack(t, one, packed, 9);
+		/* the last byte's unused bits are 0 */
+		ASSERT(0, packed[(9 * bits - 1) / 8] >> (9 * bits % 8 ? 9 * bits % 8 : 8));
+		rt_subbyte_unpack(t, packed, back, 9);
+		ASSERT(0, memcmp(one, back, 9));
+		memcpy(back, one, 9);
+		rt_subbyte_pack(t, back, back, 9);	/* in place */
+		ASSERT(0, memcmp(packed, back, (size_t)(9 * bits + 7) / 8));
+	}
+	ASSERT(0x21, (rt_subbyte_pack(22, (const uint8_t[]){ 1, 2 }, one, 2), one[0]));
+	/* casts to the sub-byte integers keep the low bits of the truncated value */
+	{
+		double x[] = { 8, -9, 7.9, -8.5, 17, 2.5 };
+		int8_t i4[6];
+		uint8_t u2[6];
+
+		rt_cast_f8(x, 11, i4, 22, 6, 1, 0, 1);
+		rt_cast_f8(x, 11, u2, 25, 6, 1, 0, 1);
+		ASSERT_TRUE(i4[0] == -8 && i4[1] == 7 && i4[2] == 7 && i4[3] == -8 && i4[4] == 1 &&
+			    i4[5] == 2);
+		ASSERT_TRUE(u2[0] == 0 && u2[1] == 3 && u2[2] == 3 && u2[3] == 0 && u2[4] == 1 &&
+			    u2[5] == 2);
+	}
+}
+
+TESTS({ "roundtrip", test_roundtrip }, { "narrow", test_narrow }, { "e8m0", test_e8m0 },
+      { "f4", test_f4 }, { "subbyte", test_subbyte })

@@ -70,12 +70,17 @@ static void make_tensor(struct host_tensor *t, enum dtype dt, int rank, const in
 	if (dt == DTYPE_BOOL)
 		for (size_t i = 0; i < t->bytes; i++)
 			((unsigned char *)t->data)[i] &= 1;
-	/* 4-bit types: one byte an element, int4 sign-extended (dtype.def) */
-	if (dtype_is_nibble(dt))
-		for (size_t i = 0; i < t->bytes; i++)
-			((unsigned char *)t->data)[i] = (unsigned char)(dt == DTYPE_I4
-				? (int8_t)(((((unsigned char *)t->data)[i] & 15) ^ 8) - 8)
-				: ((unsigned char *)t->data)[i] & 15);
+	/* sub-byte types: one byte an element, int4 and int2 sign-extended (dtype.def) */
+	if (dtype_is_subbyte(dt)) {
+		int bits = dtype_bits(dt), mask = (1 << bits) - 1, half = 1 << (bits - 1);
+		bool sgn = dt == DTYPE_I4 || dt == DTYPE_I2;
+
+		for (size_t i = 0; i < t->bytes; i++) {
+			int v = ((unsigned char *)t->data)[i] & mask;
+
+			((unsigned char *)t->data)[i] = (unsigned char)(sgn ? (v ^ half) - half : v);
+		}
+	}
 }
 
 static void assert_same(const struct host_tensor *a, const struct host_tensor *b)
@@ -125,8 +130,8 @@ static void test_npy_roundtrip_all_dtypes(void)
 			const char *p = tmp_path("rt.npy");
 
 			make_tensor(&t, (enum dtype)dt, ranks[s], shapes[s]);
-			/* NumPy has no bfloat16, 8-bit floats or 4-bit types; strings: not as .npy */
-			if (dt == DTYPE_BF16 || dt == DTYPE_STR || dtype_is_nibble(dt) ||
+			/* NumPy has no bfloat16, 8-bit floats or sub-byte types; strings: not as .npy */
+			if (dt == DTYPE_BF16 || dt == DTYPE_STR || dtype_is_subbyte(dt) ||
 			    dtype_is_float8((enum dtype)dt)) {
 				ASSERT(-1, host_tensor_write(p, &t, &err));
 				free(err);
