@@ -254,31 +254,37 @@ static int cmp_str(const void *a, const void *b)
  * with the rest: on MobileNetV2 the cover of least sum ran 19.7 ms end to
  * end and the none:dnnl,c placement 10.6 (2 cores), which only phase 5 sees.
  */
-#define ROUNDS_SHARE 0.7
+#define ROUNDS_SHARE 0.6
 
 /*
  * Under a budget, which of the todo candidates (most valuable first) a
  * round measures, at most n: in that order, those whose predicted charge
  * fits in what is left (left_us), the others passed over, one per job at
  * least. A candidate's charge is predicted at what this search's
- * candidates of its target cost on average (paid_t / n_paid_t; opencl's
- * programs build at open: a bench model of one took 3 to 9 s where one of
- * 16 on c took 0.7), else at the average of all (per_us). The chosen come
- * first in todo; how many.
+ * candidates of its target cost on average (paid_t / n_paid_t), else at
+ * the average of all (per_us); of a target not measured yet, a round takes
+ * only a few (cap), to learn what its measuring costs: opencl's programs
+ * build when a bench model opens (ResNet-18, 2 cores: 1.3 s a candidate,
+ * against 0.13 to 0.16 on blas, dnnl and c), and a round that took 32
+ * candidates at the average of the first round's ran 24 s past its 4 s.
+ * The chosen come first in todo; how many.
  */
 static int round_fit(struct search *s, struct ints *todo, int n, int64_t left_us, int jobs,
-		     const int64_t *paid_t, const int64_t *n_paid_t, double per_us)
+		     int cap, const int64_t *paid_t, const int64_t *n_paid_t, double per_us)
 {
+	int *took = arena_alloc(s->df.arena, sizeof(int) * (size_t)(s->nt + 1));
 	double left = (double)left_us;
 	int k2 = 0;
 
+	memset(took, 0, sizeof(int) * (size_t)s->nt);
 	for (int k = 0; k < todo->n && k2 < n; k++) {
 		int t = s->cands.v[todo->v[k]].t;
 		double pred = n_paid_t[t] ? (double)paid_t[t] / (double)n_paid_t[t] : per_us;
 
-		if (k2 >= jobs && pred > left)
+		if ((!n_paid_t[t] && took[t] >= cap) || (k2 >= jobs && pred > left))
 			continue;
 		left -= pred;
+		took[t]++;
 		todo->v[k2++] = todo->v[k];
 	}
 	return k2;
@@ -533,11 +539,15 @@ static int estimate_first(struct search *s)
 		n = todo.n < ROUND_PER_JOB * jobs ? todo.n : ROUND_PER_JOB * jobs;
 		if (s->o->budget > 0 && last_n > 0 && n > 2 * last_n)
 			n = (int)(2 * last_n);
-		if (s->o->budget > 0 && n_paid > 0 && spent_us > 0)
-			n = round_fit(s, &todo, n, rounds_us - calib_us - spent_us, jobs, paid_t,
-				      n_paid_t, (double)spent_us / (double)n_paid);
-		else if (s->o->budget > 0 && n > FIRST_ROUND_PER_JOB * jobs)
-			n = FIRST_ROUND_PER_JOB * jobs;
+		if (s->o->budget > 0 && n_paid > 0 && spent_us > 0) {
+			n = round_fit(s, &todo, n, rounds_us - calib_us - spent_us, jobs, 1,
+				      paid_t, n_paid_t, (double)spent_us / (double)n_paid);
+		} else if (s->o->budget > 0) {
+			if (n > FIRST_ROUND_PER_JOB * jobs)
+				n = FIRST_ROUND_PER_JOB * jobs;
+			n = round_fit(s, &todo, n, INT64_MAX, jobs, FIRST_ROUND_PER_JOB, paid_t,
+				      n_paid_t, 0);
+		}
 		last_n = n;
 		items.n = 0;
 		for (int k = 0; k < n; k++)

@@ -521,7 +521,7 @@ struct bench_dims {
 struct bench {
 	struct model_lib lib;
 	collagec_model *mod;
-	int ni, no, nk, max_runs;
+	int ni, no, nk, min_runs, max_runs;
 	unsigned char **in, *flush;
 	size_t *in_bytes, flush_bytes;
 	double **per_run, *t;
@@ -541,6 +541,8 @@ static int bench_open(struct measure *m, struct batch *b, struct bench *w,
 
 	memset(w, 0, sizeof(*w));
 	w->max_runs = b->whole ? WHOLE_MAX_RUNS : 15;
+	/* under a budget a whole plan's turn ends after 3 runs past its 0.1 s */
+	w->min_runs = b->whole && m->o.budget > 0 ? 3 : 5;
 	if (model_lib_load(&w->lib, b->so, &err) < 0 || w->lib.open(&w->mod) != COLLAGEC_OK)
 		return -1;
 	w->ni = w->lib.num_inputs(w->mod);
@@ -624,7 +626,7 @@ static int bench_open(struct measure *m, struct batch *b, struct bench *w,
  * Times an opened bench: res[i] (unless -1) becomes item i's median. A
  * batch's partitions run at least MIN_RUNS times, until every item's median
  * is known to SETTLE (settled()) or for 0.5 s, at most 15 times; a whole
- * plan runs for 0.1 s, at least 5 and at most WHOLE_MAX_RUNS times, as
+ * plan runs for 0.1 s, at least 5 (3 under a budget) and at most WHOLE_MAX_RUNS times, as
  * phase 5 compares plans a few percent apart: a small plan's median then
  * spans 0.1 s, not the millisecond after its first run. In that
  * millisecond (63 runs) MNIST on dnnl,c at 2 threads timed 34 us in each
@@ -660,7 +662,8 @@ static int bench_time(struct batch *b, struct bench *w, const int *part_item, do
 		}
 		runs++;
 		el = time_now() - start;
-		if ((runs >= 5 && el > budget) || (runs >= 3 && el > 3.0) || el / runs > give_up)
+		if ((runs >= w->min_runs && el > budget) || (runs >= 3 && el > 3.0) ||
+		    el / runs > give_up)
 			break;
 		if (!b->whole && runs >= MIN_RUNS && settled(w->per_run, runs, b->n, res, w->t))
 			break;
@@ -1077,7 +1080,9 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
  * rounds that alternate between the plans, so that a burst of load on the
  * machine (on a shared machine they last seconds) does not decide between
  * plans a few percent apart; a plan costs the least of its round medians.
- * A plan that fails costs +inf (no halving: a plan is one item).
+ * Under a budget, two rounds (ResNet-50's two plans took 14.7 s on 2
+ * cores, half of it four rounds of 5 runs of 60 to 100 ms each, after
+ * opening). A plan that fails costs +inf (no halving: a plan is one item).
  */
 static int measure_plans(struct cost_estimator *e, struct cost_item *items, int n)
 {
@@ -1085,7 +1090,7 @@ static int measure_plans(struct cost_estimator *e, struct cost_item *items, int 
 	struct arena *a = &m->ctx->arena;
 	struct batch **bs = arena_alloc(a, sizeof(*bs) * ((size_t)n + 1));
 	double *best = arena_alloc(a, sizeof(double) * ((size_t)n + 1));
-	enum { ROUNDS = 4 };
+	int rounds = m->o.budget > 0 ? 2 : 4;
 
 	if (!m->dir) {
 		diag_error_status(m->ctx, STATUS_ENV, "cannot create a directory to measure "
@@ -1105,8 +1110,8 @@ static int measure_plans(struct cost_estimator *e, struct cost_item *items, int 
 	progress(m, 0);
 	build_all(m, bs, n);
 	/* one worker for all plans; should it fail as a whole, one per plan and round */
-	if (!run_plans(m, bs, n, ROUNDS, best))
-		for (int r = 0; r < ROUNDS; r++)
+	if (!run_plans(m, bs, n, rounds, best))
+		for (int r = 0; r < rounds; r++)
 			for (int i = 0; i < n; i++)
 				if (!bs[i]->failed && bs[i]->n == 1 && run_batch(m, bs[i]) &&
 				    items[i].cost < best[i])
