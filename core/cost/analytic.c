@@ -157,8 +157,7 @@ static void probes_begin(struct cost_estimator *e, struct probe_set *ps)
 
 				if (cost_cache_get_meta(an->cache, &ps->keys[k], &sec, &meta) == 1) {
 					ps->it[k].cost = sec;
-					if (e->origin && meta.origin && !strcmp(meta.origin, e->origin))
-						e->charged_us += meta.charge_us;
+					cost_charge_hit(e, &meta);
 					continue;
 				}
 			}

@@ -18,7 +18,10 @@
 #ifndef COLLAGEC_COST_CACHE_H
 #define COLLAGEC_COST_CACHE_H
 
+#include <string.h>
+
 #include "../ctx.h"
+#include "cost.h"
 
 struct cost_cache;
 
@@ -74,6 +77,16 @@ struct cost_meta {
 	int64_t charge_us;	/* microseconds of measuring, charged to a budget */
 	const char *origin;	/* the search that measured it (its hex id), or NULL */
 };
+
+/*
+ * Charges e (cost.h: origin) what measuring a row it found cost, when its
+ * own search measured that row: a recompile is charged as the first compile.
+ */
+static inline void cost_charge_hit(struct cost_estimator *e, const struct cost_meta *meta)
+{
+	if (e->origin && meta->origin && !strcmp(meta->origin, e->origin))
+		e->charged_us += meta->charge_us;
+}
 
 /* cost_cache_get, and the row's meta (strings in ctx's arena) when meta is not NULL. */
 int cost_cache_get_meta(struct cost_cache *c, const struct cost_key *k, double *seconds,

@@ -1182,8 +1182,7 @@ static int measure_transitions(struct cost_estimator *e, struct target *const *t
 					goto fail;
 				if (found) {
 					pen[k] = sec;
-					if (e->origin && meta.origin && !strcmp(meta.origin, e->origin))
-						e->charged_us += meta.charge_us;
+					cost_charge_hit(e, &meta);
 					continue;
 				}
 			}
