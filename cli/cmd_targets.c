@@ -83,8 +83,24 @@ int cmd_targets(int argc, char **argv)
 		printf("  search:   %s\n", rule_str(&ctx.arena, rule_default(&ctx.arena, k, &set,
 							COLLAGE_DEFAULT_MAX_DEPTH)));
 		for (const struct target_option *o = k->options; o && o->name; o++)
-			printf("  option:   -%s=N  %s (%lld..%lld, default %lld)\n", o->name, o->help,
-			       (long long)o->min, (long long)o->max, (long long)o->def);
+			if (o->def_text)
+				printf("  option:   -%s=WORD  %s (default %s)\n", o->name, o->help,
+				       o->def_text);
+			else
+				printf("  option:   -%s=N  %s (%lld..%lld, default %lld)\n", o->name,
+				       o->help, (long long)o->min, (long long)o->max,
+				       (long long)o->def);
+		if (k->devices && !why) {
+			const char *d = k->devices();
+
+			while (d && *d) {
+				const char *nl = strchr(d, '\n');
+				int len = nl ? (int)(nl - d) : (int)strlen(d);
+
+				printf("  device:   %.*s\n", len, d);
+				d += len + (nl != NULL);
+			}
+		}
 	}
 out:
 	pattern_set_release(&set);

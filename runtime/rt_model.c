@@ -535,11 +535,11 @@ collagec_status rt_api_open(collagec_model **out)
 		return s;
 	}
 	for (int i = 0; rt_desc.inits[i]; i++)
-		if (rt_desc.inits[i](rt_open_err, sizeof(rt_open_err)) != 0) {
+		if (rt_desc.inits[i](m, rt_open_err, sizeof(rt_open_err)) != 0) {
 			/* undo the inits that succeeded, and only those */
 			while (--i >= 0)
 				if (rt_desc.finis[i])
-					rt_desc.finis[i]();
+					rt_desc.finis[i](m);
 			weights_give();
 			free(m);
 			return COLLAGEC_E_RUNTIME;
@@ -572,6 +572,10 @@ void rt_api_close(collagec_model *m)
 	if (!m)
 		return;
 	counted = m->counted;
+	/* first: a backend's device work may still write the handle's memory */
+	for (int i = 0; rt_desc.inits[i]; i++)
+		if (rt_desc.finis[i])
+			rt_desc.finis[i](m);
 	for (int i = 0; i < rt_desc.n_outputs; i++)
 		free(m->out_own[i]);
 	for (int i = 0; i < rt_desc.n_inputs; i++)
@@ -587,9 +591,6 @@ void rt_api_close(collagec_model *m)
 		free(m->packed[i]);
 	free(m->arena);
 	free(m);
-	for (int i = 0; rt_desc.inits[i]; i++)
-		if (rt_desc.finis[i])
-			rt_desc.finis[i]();
 	weights_give();
 	if (counted && atomic_fetch_sub(&rt_handles, 1) == 1)
 		rt_par_stop();
@@ -1413,8 +1414,19 @@ static collagec_status run_steps(collagec_model *m)
 	return COLLAGEC_OK;
 }
 
+void *rt_run_model(unsigned char **arena, int64_t *arena_bytes)
+{
+	collagec_model *m = rt_cur;
+
+	*arena = m ? m->arena : NULL;
+	*arena_bytes = m && m->arena ? m->arena_size : 0;
+	return m;
+}
+
 collagec_status rt_api_run(collagec_model *m)
 {
+	struct rt_strpool *prev_pool;
+	collagec_model *prev;
 	collagec_status s;
 
 	if (!m)
@@ -1424,12 +1436,18 @@ collagec_status rt_api_run(collagec_model *m)
 	    (s = outputs(m)) != COLLAGEC_OK)
 		return s;
 	strpool_reset(&m->strpool);
+	prev_pool = rt_strpool_cur;
 	rt_strpool_cur = &m->strpool;
+	prev = rt_cur;
 	rt_cur = m;
 	m->loop_status = COLLAGEC_OK;
 	s = run_steps(m);
-	rt_cur = NULL;
-	rt_strpool_cur = NULL;
+	/* even after a failure: nothing queued may outlive the run */
+	for (int i = 0; rt_desc.inits[i]; i++)
+		if (rt_desc.syncs[i])
+			rt_desc.syncs[i](m);
+	rt_cur = prev;
+	rt_strpool_cur = prev_pool;
 	if (s != COLLAGEC_OK)
 		return s;
 	if (m->strpool.failed)

@@ -227,9 +227,19 @@ void rt_loop_kernel(int64_t loop, int threads) __attribute__((visibility("hidden
 
 typedef void (*rt_kernel)(void *const *bufs, const int64_t *syms, int threads);
 
-/* Backend state: init runs in collagec_open (0 = ok, else a message in err), fini in close. */
-typedef int (*rt_init_fn)(char *err, size_t errlen);
-typedef void (*rt_fini_fn)(void);
+/*
+ * Backend state: init runs in collagec_open (0 = ok, else a message in err),
+ * fini in close, sync at the end of every run; model is the handle.
+ */
+typedef int (*rt_init_fn)(void *model, char *err, size_t errlen);
+typedef void (*rt_fini_fn)(void *model);
+
+/*
+ * The handle whose run is under way on this thread (NULL outside runs),
+ * and its arena as this run has it: a backend that mirrors the arena on a
+ * device maps its pointers by their offset.
+ */
+void *rt_run_model(unsigned char **arena, int64_t *arena_bytes) __attribute__((visibility("hidden")));
 
 /*
  * A constant the model makes when it opens, into memory the handle owns
@@ -298,6 +308,7 @@ struct rt_desc {
 	const struct rt_loop *loops;
 	const rt_init_fn *inits;
 	const rt_fini_fn *finis;
+	const rt_fini_fn *syncs;
 	const unsigned char *weights;	/* NULL when in weights_file */
 	const char *weights_file;	/* (or NULL) the file of the weights
 					   (RT_WEIGHTS_*), relative to the

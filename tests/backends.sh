@@ -735,14 +735,64 @@ print(" ".join(sorted(set(p["rule"] + "@" + p["target"] for p in ps
 	done
 	verdict opencl/builds-without-warnings
 
-	# a device that is not there: exit 4 at compile time
-	"$C" compile --search none "$OM/act_chain.onnx" -o "$O/dev9.so" --target "opencl -device=9,c" \
-		>"$T/out" 2>"$T/err"
-	st=$?
-	[ $st -eq 4 ] || bad "exit $st, expected 4"
-	grep -q "no OpenCL device 9" "$T/err" || bad "stderr: $(head -n 1 "$T/err")"
-	[ ! -e "$O/dev9.so" ] || bad "dev9.so was written"
+	# a device that is not there, by index or kind (this machine has no GPU
+	# in CI: PoCL's CPU device only): exit 4 at compile time, nothing written
+	for d in 9 gpu; do
+		"$C" compile --search none "$OM/act_chain.onnx" -o "$O/dev$d.so" \
+			--target "opencl -device=$d,c" >"$T/out" 2>"$T/err"
+		st=$?
+		[ $st -eq 4 ] || bad "-device=$d: exit $st, expected 4"
+		grep -q "no OpenCL device '$d' (.* found; collagec targets lists them)" "$T/err" ||
+			bad "stderr: $(head -n 1 "$T/err")"
+		[ ! -e "$O/dev$d.so" ] || bad "dev$d.so was written"
+	done
 	verdict opencl/missing-device
+
+	# -device by kind and by part of the name `collagec targets` lists
+	# ('_' for a blank): the same device, the same outputs
+	dev=$("$C" targets | sed -n 's/^  device:   0: \([^ ]*\) \([^ (]*\).*/\1_\2/p')
+	[ -n "$dev" ] || bad "targets lists no device 0: $("$C" targets | grep -A14 '^opencl')"
+	for d in cpu "$dev"; do
+		[ -n "$why" ] && break
+		compile "$OM/act_chain.onnx" "opencl -device=$d,c" "$O/act_$d.so"
+		grep -q "\"opencl -device=$d\"" "$O/act_$d.json" ||
+			bad "-device=$d: not in act_$d.json"
+		run "$O/act_$d.so" "$O/act_$d.out" --seed 1
+		run "$O/act_chain.c.so" "$O/act_chain.c.out" --seed 1
+		[ -n "$why" ] || same "$O/act_$d.out" "$O/act_chain.c.out"
+	done
+	verdict opencl/device-by-kind-and-name
+
+	# values stay on the device (COLLAGEC_OPENCL_TRACE=1 prints every copy
+	# and wait): 3 runs in one process (bench: 1 warm-up, 2 runs).
+	# act_chain, all on opencl: per run one upload (x), one download (y)
+	# without a wait, and one wait at the run's end; conv: its two constants
+	# uploaded once, not per run; boundary (opencl, TopK on c, opencl): per
+	# run x and TopK's values go up, Sigmoid's output comes back waited for
+	# (c reads it), Exp's and Tanh's (model outputs) come back unwaited
+	# ocl_trace M: the trace's lines of 3 runs of $O/M.ocl.so, counted, in $O/M.trace
+	ocl_trace() {
+		COLLAGEC_OPENCL_TRACE=1 "$C" bench "$O/$1.ocl.so" --runs 2 --warmup 1 \
+			>"$T/out" 2>"$T/err" || bad "bench $1: $(head -n 1 "$T/err")"
+		sed -n 's/^collagec opencl: //p' "$T/err" |
+			sed 's/^k[0-9_A-Za-z]*: //; s/ b[0-9]*, [0-9]* bytes/ BUF/' |
+			sort | uniq -c | sed 's/^ *//' >"$O/$1.trace"
+	}
+	ocl_trace act_chain
+	printf '%s\n' "3 download BUF" "3 upload BUF" "3 wait at the run's end" |
+		cmp -s - "$O/act_chain.trace" || bad "act_chain: $(tr '\n' ';' <"$O/act_chain.trace")"
+	ocl_trace conv
+	printf '%s\n' "3 download BUF" "3 upload BUF" "2 upload constant BUF" \
+		"3 wait at the run's end" | cmp -s - "$O/conv.trace" ||
+		bad "conv: $(tr '\n' ';' <"$O/conv.trace")"
+	compile "$OM/boundary.onnx" c "$O/boundary.c.so"
+	compile "$OM/boundary.onnx" opencl,c "$O/boundary.ocl.so"
+	ocl_same_as_c boundary "1 7" -
+	ocl_trace boundary
+	printf '%s\n' "6 download BUF" "3 download BUF, wait" "6 upload BUF" \
+		"3 wait at the run's end" | cmp -s - "$O/boundary.trace" ||
+		bad "boundary: $(tr '\n' ';' <"$O/boundary.trace")"
+	verdict opencl/values-stay-on-device
 
 	# no OpenCL platform (an ICD loader with no vendors): unavailable, and a
 	# model built before fails collagec_open with the init's message

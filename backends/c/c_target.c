@@ -14,14 +14,14 @@
 #define PARALLEL_MIN_WORK 16384
 
 static const struct target_option c_options[] = {
-	{ "threads", "threads of parallel loop nests (0: collagec_set_threads decides)", 0, 256, 0 },
+	{ "threads", "threads of parallel loop nests (0: collagec_set_threads decides)", 0, 256, 0, NULL },
 	{ "fuse", "1: a partition's nodes fuse into shared loop nests (epilogues); 0: one kernel "
-	  "per node", 0, 1, 1 },
+	  "per node", 0, 1, 1, NULL },
 	{ "share", "kernels differing only in index constants share a function (0: never)",
-	  0, 1, 1 },
+	  0, 1, 1, NULL },
 	{ "winograd", "1: 3x3 stride-1 Convs may take conv.winograd (F(4x4, 3x3)); 0: never",
-	  0, 1, 1 },
-	{ NULL, NULL, 0, 0, 0 },
+	  0, 1, 1, NULL },
+	{ NULL, NULL, 0, 0, 0, NULL },
 };
 
 /* An embedded runtime header's text. */

@@ -1284,8 +1284,8 @@ static int dnnl_tir_to_runtime(struct graph *g, const struct target *t, struct p
 static const struct target_option dnnl_options[] = {
 	{ "winograd", "1: 3x3 stride-1 Convs run by Winograd: oneDNN's where it has one for "
 	  "them (AVX-512 hosts), else collagec's transforms around a oneDNN matmul where "
-	  "they fit, else direct; 0: always direct", 0, 1, 1 },
-	{ NULL, NULL, 0, 0, 0 },
+	  "they fit, else direct; 0: always direct", 0, 1, 1, NULL },
+	{ NULL, NULL, 0, 0, 0, NULL },
 };
 
 const struct target_kind target_kind_dnnl = {

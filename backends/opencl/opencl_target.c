@@ -11,13 +11,17 @@
  * parallel when the lowering marked it so (TIR_FOR .parallel) or when
  * nest_parallel() proves that the iterations touch disjoint parts of every
  * buffer they write (affine indices with constant coefficients). Each stage
- * is one __kernel; the executor's kernel is host C that wraps its argument
- * pointers in cl_mem buffers (CL_MEM_USE_HOST_PTR), sets them and the symbol
- * values it needs (cl_long), enqueues the stages in order, maps its outputs
- * back and waits. The host half shared by all kernels (one program built at
- * collagec_open, released at the last collagec_close, errors through
- * collagec_rt_abort) is rt_opencl.h, embedded into collagec and given as the
- * runtime modules' prelude (pasted once into model.c).
+ * is one __kernel; the executor's kernel is host C that hands its argument
+ * pointers, their sizes and what its neighbours are (arg_flags: is an input
+ * on the device already, does host code read an output) to rt_ocl_launch,
+ * which passes each as a device buffer and a byte offset, the symbol values
+ * it needs (cl_long) after them, and enqueues the stages in order. Values
+ * stay on the device between opencl kernels (a device arena mirrors the
+ * host arena); copies and waits happen only at boundaries with host code.
+ * The host half shared by all kernels (one program built at collagec_open,
+ * released at the last collagec_close, errors through collagec_rt_abort) is
+ * rt_opencl.h, embedded into collagec and given as the runtime modules'
+ * prelude (pasted once into model.c).
  *
  * MatMul, Gemm and Conv go through the target's op strategies
  * (opencl_strategies.c): register-tiled kernels, the generic lowering as the
@@ -30,9 +34,11 @@
  */
 #include "../backends.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,30 +49,44 @@
 #include "../../core/ops/ops.h"
 #include "../../core/tir/tir_print.h"
 
-#define MAX_BUFS 60		/* rt_opencl.h launches at most 64 arguments */
+#define MAX_BUFS 48		/* 2 kernel arguments each, symbols after: at most 120 */
 #define MAX_STAGES 16
 
 static const struct target_option ocl_options[] = {
-	{ "device", "OpenCL device: the Nth over all platforms, in enumeration order", 0, 255, 0 },
-	{ NULL, NULL, 0, 0, 0 },
+	{ "device", "OpenCL device: its index over all platforms in enumeration order, a kind "
+	  "(gpu, cpu, accelerator) or part of its name ('_' for a blank); the first that "
+	  "matches, when the model opens", 0, 0, 0, "0" },
+	{ NULL, NULL, 0, 0, 0, NULL },
 };
 
 /* ---- availability ---- */
 
+#define MAX_DEVICES 16		/* those `targets` lists and -device can name */
+
 struct probe {
 	int n_devices;			/* over all platforms */
+	struct {
+		cl_device_type type;
+		char name[96];
+		char platform[64];
+	} dev[MAX_DEVICES];		/* the first MAX_DEVICES of them */
 	char why[160];			/* set when unusable */
 };
 
 typedef cl_int (*get_platforms_fn)(cl_uint, cl_platform_id *, cl_uint *);
 typedef cl_int (*get_devices_fn)(cl_platform_id, cl_device_type, cl_uint, cl_device_id *,
 				 cl_uint *);
+typedef cl_int (*get_device_info_fn)(cl_device_id, cl_device_info, size_t, void *, size_t *);
+typedef cl_int (*get_platform_info_fn)(cl_platform_id, cl_platform_info, size_t, void *,
+				       size_t *);
 
 static void probe_here(struct probe *r)
 {
 	void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
 	get_platforms_fn plats_fn;
 	get_devices_fn devs_fn;
+	get_device_info_fn dinfo_fn;
+	get_platform_info_fn pinfo_fn;
 	cl_platform_id plats[16];
 	cl_uint np = 0;
 
@@ -79,7 +99,9 @@ static void probe_here(struct probe *r)
 	}
 	plats_fn = (get_platforms_fn)(uintptr_t)dlsym(h, "clGetPlatformIDs");
 	devs_fn = (get_devices_fn)(uintptr_t)dlsym(h, "clGetDeviceIDs");
-	if (!plats_fn || !devs_fn) {
+	dinfo_fn = (get_device_info_fn)(uintptr_t)dlsym(h, "clGetDeviceInfo");
+	pinfo_fn = (get_platform_info_fn)(uintptr_t)dlsym(h, "clGetPlatformInfo");
+	if (!plats_fn || !devs_fn || !dinfo_fn || !pinfo_fn) {
 		snprintf(r->why, sizeof(r->why), "libOpenCL.so.1 lacks clGetPlatformIDs");
 		return;
 	}
@@ -88,10 +110,25 @@ static void probe_here(struct probe *r)
 		return;
 	}
 	for (cl_uint i = 0; i < np && i < 16; i++) {
+		cl_device_id devs[MAX_DEVICES];
 		cl_uint nd = 0;
+		char plat[64] = "";
 
-		if (devs_fn(plats[i], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) == CL_SUCCESS)
-			r->n_devices += (int)nd;
+		if (devs_fn(plats[i], CL_DEVICE_TYPE_ALL, MAX_DEVICES, devs, &nd) != CL_SUCCESS)
+			continue;
+		pinfo_fn(plats[i], CL_PLATFORM_NAME, sizeof(plat) - 1, plat, NULL);
+		for (cl_uint d = 0; d < nd && d < MAX_DEVICES; d++) {
+			int k = r->n_devices + (int)d;
+
+			if (k >= MAX_DEVICES)
+				break;
+			dinfo_fn(devs[d], CL_DEVICE_TYPE, sizeof(r->dev[k].type), &r->dev[k].type,
+				 NULL);
+			dinfo_fn(devs[d], CL_DEVICE_NAME, sizeof(r->dev[k].name) - 1, r->dev[k].name,
+				 NULL);
+			memcpy(r->dev[k].platform, plat, sizeof(plat));
+		}
+		r->n_devices += (int)nd;
 	}
 	if (r->n_devices == 0)
 		snprintf(r->why, sizeof(r->why), "no OpenCL device found");
@@ -155,6 +192,58 @@ static const char *ocl_unavailable(void)
 	const struct probe *r = probe();
 
 	return r->why[0] ? r->why : NULL;
+}
+
+static const char *kind_name(cl_device_type t)
+{
+	return t & CL_DEVICE_TYPE_GPU ? "gpu" : t & CL_DEVICE_TYPE_CPU ? "cpu"
+	       : t & CL_DEVICE_TYPE_ACCELERATOR ? "accelerator" : "other";
+}
+
+/* `collagec targets`: "INDEX: NAME (KIND, PLATFORM)" per device. */
+static const char *ocl_devices(void)
+{
+	static char text[MAX_DEVICES * 180 + 64];
+	const struct probe *r = probe();
+	size_t len = 0;
+
+	text[0] = 0;
+	for (int i = 0; i < r->n_devices && i < MAX_DEVICES; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%d: %s (%s, %s)\n", i,
+					r->dev[i].name, kind_name(r->dev[i].type),
+					r->dev[i].platform);
+	if (r->n_devices > MAX_DEVICES)
+		snprintf(text + len, sizeof(text) - len, "(and %d more)\n",
+			 r->n_devices - MAX_DEVICES);
+	return text;
+}
+
+/*
+ * Whether device i is what -device=sel says (rt_opencl.h's rt_ocl_matches,
+ * which decides when the model opens: the same rule).
+ */
+static bool device_matches(const char *sel, const struct probe *r, int i)
+{
+	const char *d = sel;
+	const char *name = r->dev[i].name;
+
+	while (*d >= '0' && *d <= '9')
+		d++;
+	if (d != sel && !*d)
+		return strtol(sel, NULL, 10) == i;
+	if (!strcasecmp(sel, "gpu") || !strcasecmp(sel, "cpu") || !strcasecmp(sel, "accelerator"))
+		return !strcasecmp(sel, kind_name(r->dev[i].type));
+	for (const char *n = name; *n; n++) {
+		size_t k = 0;
+
+		while (sel[k] && n[k] &&
+		       (tolower((unsigned char)sel[k]) == tolower((unsigned char)n[k]) ||
+			(sel[k] == '_' && n[k] == ' ')))
+			k++;
+		if (!sel[k])
+			return true;
+	}
+	return false;
 }
 
 /* ---- partition rule ---- */
@@ -848,11 +937,19 @@ static void print_stage(const struct tir_func *f, int n_in, const struct stage *
 
 	sb_printf(sb, "__kernel void %s(", s->name);
 	for (int i = 0; i < f->n_bufs; i++)
-		sb_printf(sb, "%s__global %s%s *restrict b%d", i ? ", " : "",
-			  i < n_in ? "const " : "", ocl_ctype(f->bufs[i]->dtype), i);
+		sb_printf(sb, "%s__global %s%s *a%d, const ulong o%d", i ? ", " : "",
+			  i < n_in ? "const " : "", ocl_ctype(f->bufs[i]->dtype), i, i);
 	for (int i = 0; i < n_syms; i++)
 		sb_printf(sb, ", const long sym_%d", syms[i]);
 	sb_puts(sb, ")\n{\n");
+	/* the buffer at its byte offset (in the device arena, or 0) */
+	for (int i = 0; i < f->n_bufs; i++) {
+		const char *q = i < n_in ? "const " : "";
+		const char *t = ocl_ctype(f->bufs[i]->dtype);
+
+		sb_printf(sb, "\t__global %s%s *restrict b%d = (__global %s%s *)"
+			  "((__global %suchar *)a%d + o%d);\n", q, t, i, q, t, q, i, i);
+	}
 	for (int i = 0; i < s->n_nest; i++) {
 		sb_puts(sb, "\tconst long ");
 		print_var(s->nest[i]->var, sb);
@@ -884,11 +981,67 @@ static void print_bytes(const struct value *v, struct strbuf *sb)
 }
 
 /*
+ * Where each node runs: its partition's target kind (g->lowering), NULL
+ * for a node of no partition.
+ */
+static const struct target_kind **node_kinds(struct graph *g)
+{
+	const struct target_kind **w = arena_alloc(g->arena, sizeof(*w) * (size_t)(g->nodes.n + 1));
+
+	for (int i = 0; i < g->n_lowering; i++)
+		for (int j = 0; j < g->lowering[i].n_nodes; j++)
+			w[g->lowering[i].nodes[j]] = g->lowering[i].target->kind;
+	return w;
+}
+
+/*
+ * What rt_opencl.h must do with value v, an input or an output of an
+ * opencl kernel (RT_OCL_* flags, as numbers: rt_opencl.h is not included
+ * here). An input is a constant, or on the device when an opencl node made
+ * it; an output stays on the device when an opencl node reads it, and goes
+ * back to the host when anything else does (waited for), or when it is a
+ * model output (by the run's end). A node with a run-time shape function
+ * counts as host code.
+ */
+enum { OCL_DEV = 1, OCL_CONST = 2, OCL_KEEP = 4, OCL_SYNC = 8, OCL_LATE = 16 };
+
+static int arg_flags(struct graph *g, const struct target_kind **where, int v, bool input)
+{
+	const struct value *val = &g->values.v[v];
+	bool host = false, dev = false, out = false;
+
+	if (input) {
+		if (val->data)
+			return OCL_CONST;
+		if (val->producer >= 0 && where[val->producer] == &target_kind_opencl)
+			return OCL_DEV;
+		return 0;
+	}
+	for (int i = 0; i < g->nodes.n && !host; i++) {
+		const struct node *n = &g->nodes.v[i];
+
+		if (n->dead)
+			continue;
+		for (int j = 0; j < n->n_in; j++) {
+			if (n->in[j] != v)
+				continue;
+			if (where[i] == &target_kind_opencl && !node_is_dynamic(g, n))
+				dev = true;
+			else
+				host = true;
+		}
+	}
+	for (int i = 0; i < g->outputs.n; i++)
+		out |= g->outputs.v[i] == v;
+	return (dev ? OCL_KEEP : 0) | (host ? OCL_SYNC : out ? OCL_LATE : 0);
+}
+
+/*
  * Prints one loop-IR function f (kernel k's, or one of its variants') as
  * OpenCL stages plus the host function NAME with the executor's ABI.
  */
 static int print_func(struct graph *g, const struct kernel *k, const struct tir_func *f,
-		      int device, struct strbuf *sb)
+		      const char *device, const struct target_kind **where, struct strbuf *sb)
 {
 	bool *used = arena_alloc(g->arena, sizeof(bool) * (size_t)(g->syms.n + 1));
 	bool *assigned = arena_alloc(g->arena, sizeof(bool) * (size_t)(f->n_vars + 1));
@@ -904,10 +1057,10 @@ static int print_func(struct graph *g, const struct kernel *k, const struct tir_
 	for (int i = 0; i < g->syms.n; i++)
 		if (used[i])
 			syms[n_syms++] = i;
-	if (f->n_bufs + n_syms > 120) {
+	if (2 * f->n_bufs + n_syms > 120) {
 		/* OpenCL guarantees 1024 bytes of kernel arguments */
 		diag_error(g->ctx, "opencl: kernel %s has %d arguments, more than 120", f->name,
-			   f->n_bufs + n_syms);
+			   2 * f->n_bufs + n_syms);
 		return -1;
 	}
 	ns = plan_stages(f, st);
@@ -921,7 +1074,7 @@ static int print_func(struct graph *g, const struct kernel *k, const struct tir_
 
 		st[s].name = ns == 1 ? f->name : arena_printf(g->arena, "%s_s%d", f->name, s);
 		print_stage(f, k->n_inputs, &st[s], syms, n_syms, &text);
-		sb_printf(sb, "static struct rt_ocl_kernel rt_ocl_%s = { \"%s\", %d,\n",
+		sb_printf(sb, "static struct rt_ocl_kernel rt_ocl_%s = { \"%s\", \"%s\",\n",
 			  st[s].name, st[s].name, device);
 		c_lines(sb, sb_str(&text));
 		sb_printf(sb, ",\n\tNULL, NULL };\nRT_OCL_REGISTER(rt_ocl_%s)\n", st[s].name);
@@ -935,7 +1088,12 @@ static int print_func(struct graph *g, const struct kernel *k, const struct tir_
 		print_bytes(&g->values.v[k->args[i]], sb);
 		sb_puts(sb, ",\n");
 	}
-	sb_printf(sb, "\t};\n\tconst cl_long scalars[%d] = {", n_syms ? n_syms : 1);
+	sb_printf(sb, "\t};\n\tstatic const unsigned char flags[%d] = {",
+		  f->n_bufs ? f->n_bufs : 1);
+	for (int i = 0; i < f->n_bufs; i++)
+		sb_printf(sb, " %d,", arg_flags(g, where, k->args[i], i < k->n_inputs));
+	sb_printf(sb, "%s };\n\tconst cl_long scalars[%d] = {", f->n_bufs ? "" : " 0",
+		  n_syms ? n_syms : 1);
 	for (int i = 0; i < n_syms; i++)
 		sb_printf(sb, " syms[%d],", syms[i]);
 	sb_printf(sb, "%s };\n\tconst struct rt_ocl_stage stages[%d] = {\n", n_syms ? "" : " 0",
@@ -956,19 +1114,20 @@ static int print_func(struct graph *g, const struct kernel *k, const struct tir_
 		sb_puts(sb, " } },\n");
 	}
 	sb_printf(sb, "\t};\n\n\t(void)syms;\n\t(void)threads;\n"
-		  "\trt_ocl_launch(\"%s\", bufs, bytes, %d, %d, scalars, %d, stages, %d);\n}\n",
+		  "\trt_ocl_launch(\"%s\", bufs, bytes, flags, %d, %d, scalars, %d, stages, %d);\n}\n",
 		  f->name, f->n_bufs, k->n_inputs, n_syms, ns);
 	return 0;
 }
 
 /* A kernel: its function, or its variants and a dispatcher (as c does). */
-static int print_kernel(struct graph *g, const struct kernel *k, int device, struct strbuf *sb)
+static int print_kernel(struct graph *g, const struct kernel *k, const char *device,
+			const struct target_kind **where, struct strbuf *sb)
 {
 	kernel_comment(k, sb);
 	if (k->n_variants <= 1)
-		return print_func(g, k, k->func, device, sb);
+		return print_func(g, k, k->func, device, where, sb);
 	for (int i = 0; i < k->n_variants; i++)
-		if (print_func(g, k, k->variants[i].func, device, sb) < 0)
+		if (print_func(g, k, k->variants[i].func, device, where, sb) < 0)
 			return -1;
 	kernel_dispatcher(k, &tir_dialect_c, sb);	/* host C */
 	return 0;
@@ -977,13 +1136,25 @@ static int print_kernel(struct graph *g, const struct kernel *k, int device, str
 static int ocl_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
 			      struct runtime_module *m)
 {
-	int64_t dev = target_opt(t, "device");
+	const char *dev = target_opt_text(t, "device");
 	const struct probe *r = probe();
 	const struct embedded_file *host = embedded_find("rt_opencl.h");
+	const struct target_kind **where;
+	int found = -1;
 
-	if (dev >= r->n_devices) {
-		diag_error_status(g->ctx, STATUS_ENV, "target '%s': no OpenCL device %lld "
-				  "(%d found)", t->str, (long long)dev, r->n_devices);
+	if (strspn(dev, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
+	    strlen(dev)) {
+		diag_error_status(g->ctx, STATUS_USAGE, "target '%s': -device takes an index, a "
+				  "kind or a name of letters, digits, '_', '.' and '-'", t->str);
+		return -1;
+	}
+	for (int i = 0; i < r->n_devices && i < MAX_DEVICES && found < 0; i++)
+		if (device_matches(dev, r, i))
+			found = i;
+	if (found < 0) {
+		diag_error_status(g->ctx, STATUS_ENV, "target '%s': no OpenCL device '%s' "
+				  "(%d found; collagec targets lists them)", t->str, dev,
+				  r->n_devices);
 		return -1;
 	}
 	if (!host)
@@ -992,8 +1163,10 @@ static int ocl_tir_to_runtime(struct graph *g, const struct target *t, struct pa
 	m->prelude = host->data;
 	m->init = "collagec_ocl_init";
 	m->fini = "collagec_ocl_fini";
+	m->sync = "collagec_ocl_sync";
+	where = node_kinds(g);
 	for (int i = 0; i < p->kernels.n; i++)
-		if (print_kernel(g, &p->kernels.v[i], (int)dev, &m->source) < 0)
+		if (print_kernel(g, &p->kernels.v[i], dev, where, &m->source) < 0)
 			return -1;
 	return 0;
 }
@@ -1007,6 +1180,7 @@ const struct target_kind target_kind_opencl = {
 		       "matmul ops on float32",
 	.options = ocl_options,
 	.unavailable = ocl_unavailable,
+	.devices = ocl_devices,
 	.supports = ocl_supports,
 	.relay_to_tir = NULL,
 	.plan_parallel = ocl_plan_parallel,

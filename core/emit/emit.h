@@ -138,6 +138,7 @@ struct model_sources {
 	VEC(const char *) ldlibs;	/* link flags, in first-seen order */
 	VEC(const char *) inits;	/* backend init functions */
 	VEC(const char *) finis;	/* their fini functions (parallel to inits; may be NULL) */
+	VEC(const char *) syncs;	/* their end-of-run functions (parallel; may be NULL) */
 	VEC(struct kernel_unit) units;	/* standalone modules, in order */
 	VEC(const char *) entries;	/* the kernels the units define (steps call them) */
 };

@@ -203,6 +203,7 @@ void model_sources_add(struct model_sources *ms, const struct runtime_module *m,
 		if (!seen) {
 			vec_push(&ms->inits, m->init);
 			vec_push(&ms->finis, m->fini);
+			vec_push(&ms->syncs, m->sync);
 		}
 	}
 }
@@ -218,6 +219,7 @@ void model_sources_release(struct model_sources *ms)
 	vec_free(&ms->ldlibs);
 	vec_free(&ms->inits);
 	vec_free(&ms->finis);
+	vec_free(&ms->syncs);
 }
 
 static void rt_dim_init(struct dim d, struct strbuf *sb)
@@ -555,13 +557,18 @@ static void seq_outputs_table(struct graph *g, struct strbuf *out)
 	sb_puts(out, " 0 };\n");
 }
 
-/* The init table and its parallel fini table (NULL where an init has none). */
+/*
+ * The init table and its parallel fini and sync tables (NULL where an init
+ * has none).
+ */
 static void init_tables(struct strbuf *out, const struct model_sources *ms)
 {
 	for (int i = 0; i < ms->inits.n; i++) {
-		sb_printf(out, "int %s(char *err, size_t errlen);\n", ms->inits.v[i]);
+		sb_printf(out, "int %s(void *model, char *err, size_t errlen);\n", ms->inits.v[i]);
 		if (ms->finis.v[i])
-			sb_printf(out, "void %s(void);\n", ms->finis.v[i]);
+			sb_printf(out, "void %s(void *model);\n", ms->finis.v[i]);
+		if (ms->syncs.v[i])
+			sb_printf(out, "void %s(void *model);\n", ms->syncs.v[i]);
 	}
 	sb_puts(out, "static rt_init_fn const rt_inits[] = {");
 	for (int i = 0; i < ms->inits.n; i++)
@@ -569,6 +576,9 @@ static void init_tables(struct strbuf *out, const struct model_sources *ms)
 	sb_puts(out, " NULL };\nstatic rt_fini_fn const rt_finis[] = {");
 	for (int i = 0; i < ms->inits.n; i++)
 		sb_printf(out, " %s,", ms->finis.v[i] ? ms->finis.v[i] : "NULL");
+	sb_puts(out, " NULL };\nstatic rt_fini_fn const rt_syncs[] = {");
+	for (int i = 0; i < ms->inits.n; i++)
+		sb_printf(out, " %s,", ms->syncs.v[i] ? ms->syncs.v[i] : "NULL");
 	sb_puts(out, " NULL };\n");
 }
 
@@ -609,6 +619,7 @@ static void desc(struct graph *g, const struct exec_plan *ep, const struct weigh
 		  "\t.sym_names = rt_sym_names, .derived = rt_derived, .checks = rt_checks,\n"
 		  "\t.shapes = rt_shapes, .sym_late = rt_sym_late, .late = rt_late,\n"
 		  "\t.loops = rt_loops, .inits = rt_inits, .finis = rt_finis,\n"
+		  "\t.syncs = rt_syncs,\n"
 		  "\t.weights = %s, .packs = rt_packs,\n"
 		  "\t.metadata_json = rt_metadata_json,\n"
 		  "\t.rt_abort = collagec_rt_abort,\n",

@@ -88,6 +88,8 @@ int lower_partitions(struct graph *g, struct partition *parts, int np, struct mo
 	 */
 	for (int i = 0; i < np; i++)
 		mods[i].source = (struct strbuf)STRBUF_INIT;
+	g->lowering = parts;
+	g->n_lowering = np;
 	for (int s = 0; s < LOWER_STEP_COUNT && rc == 0; s++) {
 		if (s == LOWER_STEP_SHARE)
 			share_constants(g, parts, np);
@@ -111,6 +113,8 @@ int lower_partitions(struct graph *g, struct partition *parts, int np, struct mo
 		if (rc == 0)
 			model_sources_add(ms, &mods[i], p);
 	}
+	g->lowering = NULL;
+	g->n_lowering = 0;
 	for (int i = 0; i < np; i++) {
 		sb_release(&mods[i].source);
 		vec_free(&mods[i].ldlibs);

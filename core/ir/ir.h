@@ -341,6 +341,13 @@ struct graph {
 	const char *loop_prefix;	/* before "_loopN" in the bodies' API prefixes */
 	VEC(struct seq_port) ports;	/* run-time sequences the body takes and gives */
 	VEC(struct derived_const) derived;	/* what lowering made from constants */
+	/*
+	 * While lower_partitions runs: every partition of the model (borrowed),
+	 * so that a target's tir_to_runtime can see where the nodes around its
+	 * own run (opencl keeps values on its device between its partitions).
+	 */
+	const struct partition *lowering;
+	int n_lowering;
 };
 
 struct graph *graph_new(struct collagec_ctx *ctx);

@@ -48,8 +48,10 @@ struct target *target_parse(struct collagec_ctx *ctx, const struct target_kind *
 		sb_release(&sb);
 		return NULL;
 	}
-	for (const struct target_option *o = t->kind->options; o && o->name; o++)
+	for (const struct target_option *o = t->kind->options; o && o->name; o++) {
+		t->text[nopt] = o->def_text;
 		t->opt[nopt++] = o->def;
+	}
 	sb_puts(&canon, t->kind->name);
 	while ((tok = strtok_r(NULL, " \t", &save))) {
 		char *eq = strchr(tok, '='), *end;
@@ -79,6 +81,16 @@ struct target *target_parse(struct collagec_ctx *ctx, const struct target_kind *
 			sb_release(&sb);
 			return NULL;
 		}
+		if (o->def_text) {
+			if (!eq[1] || strchr(eq + 1, ',')) {
+				sb_release(&canon);
+				diag_error_status(ctx, STATUS_USAGE, "target '%s': -%s takes a word "
+						  "(%s)", t->kind->name, o->name, o->help);
+				return NULL;
+			}
+			t->text[k] = eq + 1;
+			continue;
+		}
 		v = strtoll(eq + 1, &end, 10);
 		if (*end || end == eq + 1 || v < o->min || v > o->max) {
 			sb_release(&canon);
@@ -92,9 +104,12 @@ struct target *target_parse(struct collagec_ctx *ctx, const struct target_kind *
 	{
 		int k = 0;
 
-		for (const struct target_option *o = t->kind->options; o && o->name; o++, k++)
-			if (t->opt[k] != o->def)
+		for (const struct target_option *o = t->kind->options; o && o->name; o++, k++) {
+			if (o->def_text && strcmp(t->text[k], o->def_text) != 0)
+				sb_printf(&canon, " -%s=%s", o->name, t->text[k]);
+			else if (!o->def_text && t->opt[k] != o->def)
 				sb_printf(&canon, " -%s=%lld", o->name, (long long)t->opt[k]);
+		}
 	}
 	t->str = arena_strdup(&ctx->arena, sb_str(&canon));
 	sb_release(&canon);
@@ -109,6 +124,16 @@ int64_t target_opt(const struct target *t, const char *name)
 		if (!strcmp(o->name, name))
 			return t->opt[k];
 	BUG("target '%s' has no option '%s'", t->kind->name, name);
+}
+
+const char *target_opt_text(const struct target *t, const char *name)
+{
+	int k = 0;
+
+	for (const struct target_option *o = t->kind->options; o && o->name; o++, k++)
+		if (!strcmp(o->name, name) && o->def_text)
+			return t->text[k];
+	BUG("target '%s' has no text option '%s'", t->kind->name, name);
 }
 
 int64_t target_opt_or(const struct target *t, const char *name, int64_t def)

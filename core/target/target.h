@@ -69,11 +69,14 @@ struct partition {
  * What tir_to_runtime produces: source for the model's translation unit.
  * A backend with state (an OpenCL context, built programs) names an init
  * function, run by every collagec_open() before any kernel, and a fini run by
- * every collagec_close(): "int NAME(char *err, size_t errlen)" returning 0,
- * and "void NAME(void)". They keep their own reference count; a fini runs
+ * every collagec_close(): "int NAME(void *model, char *err, size_t errlen)"
+ * returning 0, and "void NAME(void *model)", model the handle (a key: its
+ * state per handle). They keep their own reference count; a fini runs
  * only after its init succeeded (a failed open undoes the inits before it).
- * Each pair is emitted once per model even when several partitions of the
- * target ask for it.
+ * A sync, "void NAME(void *model)", runs at the end of every run of the
+ * handle: it waits for what the kernels left queued (outputs on their way
+ * back from a device). Each is emitted once per model even when several
+ * partitions of the target ask for it.
  */
 struct runtime_module {
 	/* (optional) text emitted once per model before all kernels (includes, helpers) */
@@ -82,6 +85,7 @@ struct runtime_module {
 	VEC(const char *) ldlibs;	/* extra link libraries ("-lopenblas") */
 	const char *init;		/* (optional) init function name */
 	const char *fini;		/* (optional) fini function name */
+	const char *sync;		/* (optional) end-of-run function name */
 	/*
 	 * The source needs nothing but rt_model.h (no prelude, no state): its
 	 * functions are declared RT_KERNEL, and its kernels may be compiled in
@@ -94,6 +98,12 @@ struct target_option {
 	const char *name;		/* "threads" */
 	const char *help;
 	int64_t min, max, def;		/* integer options */
+	/*
+	 * (optional) a text option instead, with this default: any word
+	 * without blanks or commas ("gpu", "0"), which the kind checks when it
+	 * lowers (target_opt_text)
+	 */
+	const char *def_text;
 };
 
 struct target_kind {
@@ -104,6 +114,8 @@ struct target_kind {
 	const struct target_option *options;	/* NULL-name terminated, or NULL */
 	/* (optional) why it cannot be used here, or NULL when available */
 	const char *(*unavailable)(void);
+	/* (optional) the devices it can run on here, one per line, for `targets` */
+	const char *(*devices)(void);
 	/*
 	 * The partition rule (phase 1) has two halves. supports: (optional) can
 	 * this one node run here alone? NULL = every op, unless the kind has
@@ -162,6 +174,7 @@ struct target {
 	const struct target_kind *kind;
 	const char *str;			/* canonical target string (arena) */
 	int64_t opt[TARGET_MAX_OPTS];		/* option values, in kind->options order */
+	const char *text[TARGET_MAX_OPTS];	/* text options' values (arena), else NULL */
 };
 
 /* Finds a kind by name, or NULL. */
@@ -174,6 +187,8 @@ const struct target_kind *target_kind_find(const struct target_kind *const *kind
 struct target *target_parse(struct collagec_ctx *ctx, const struct target_kind *const *kinds,
 			    int n, const char *str);
 int64_t target_opt(const struct target *t, const char *name);
+/* A text option's value (struct target_option.def_text). */
+const char *target_opt_text(const struct target *t, const char *name);
 /* The option's value, or def when t's kind has no such option. */
 int64_t target_opt_or(const struct target *t, const char *name, int64_t def);
 /*

@@ -19,6 +19,9 @@ them `collagec run --seed` inputs):
                      axis 2, Gather rows by int64 ids [3] (axis 1) -> y [2,3,5]
   sym_batch.onnx     Gemm(x [N,8], w [4,8] transB, bias) Relu, then
                      ReduceSum axis 1 keepdims 1 -> y [N,1], with N symbolic
+  boundary.onnx      a = Relu(x [4,33]); TopK(Sigmoid(a), 5, axis 1) (on c: opencl
+                     does not take TopK), its values through Tanh -> y [4,5];
+                     Exp(a) -> z [4,33]: values cross to the host and back
 Needs Debian's python3-onnx and python3-numpy only.
 """
 import os
@@ -114,6 +117,13 @@ def main():
            [vi("x", ["N", 8])], [vi("y", ["N", 1])],
            [const("w", w.rand(4, 8)), const("bias", w.rand(4)),
             const("axes", np.array([1], dtype=np.int64))])
+
+    w.save("boundary",
+           [mk("Relu", ["x"], ["a"]), mk("Sigmoid", ["a"], ["b"]),
+            mk("TopK", ["b", "k"], ["v", "i"], axis=1), mk("Tanh", ["v"], ["y"]),
+            mk("Exp", ["a"], ["z"])],
+           [vi("x", [4, 33])], [vi("y", [4, 5]), vi("z", [4, 33])],
+           [const("k", np.array([5], dtype=np.int64))])
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@
 static const struct target_option fake_options[] = {
 	{ "tile", "tile size", 1, 64, 8 },
 	{ "unroll", "unroll inner loops", 0, 1, 0 },
-	{ NULL, NULL, 0, 0, 0 },
+	{ "device", "a device's index, kind or name", 0, 0, 0, "0" },
+	{ NULL, NULL, 0, 0, 0, NULL },
 };
 
 static const struct target_kind fake_kind = {
@@ -135,6 +136,14 @@ static void test_parse_options_canonical_order(void)
 	ASSERT_STR("fake -tile=16 -unroll=1", t->str);	/* in the kind's option order */
 	t = target_parse(&f.ctx, kinds, NK, "fake -tile=8 -unroll=1");
 	ASSERT_STR("fake -unroll=1", t->str);
+	/* a text option: its default stays out of the canonical form */
+	ASSERT_STR("0", target_opt_text(t, "device"));
+	t = target_parse(&f.ctx, kinds, NK, "fake -device=gpu -tile=4");
+	ASSERT_TRUE(t != NULL);
+	ASSERT_STR("gpu", target_opt_text(t, "device"));
+	ASSERT_STR("fake -tile=4 -device=gpu", t->str);
+	t = target_parse(&f.ctx, kinds, NK, "fake -device=0");
+	ASSERT_STR("fake", t->str);
 	t = target_parse(&f.ctx, kinds, NK, "bare");
 	ASSERT_TRUE(t != NULL);
 	ASSERT_TRUE(t->kind == &bare_kind);
@@ -168,7 +177,7 @@ static void test_unknown_option(void)
 {
 	expect_usage_error("c -foo=1", "target 'c' has no option '-foo' (options: -threads, -fuse, -share, -winograd)");
 	expect_usage_error("fake -threads=2",
-			   "target 'fake' has no option '-threads' (options: -tile, -unroll)");
+			   "target 'fake' has no option '-threads' (options: -tile, -unroll, -device)");
 	expect_usage_error("bare -x=1", "target 'bare' has no option '-x' (options: none)");
 	/* an unknown option after a good one still fails */
 	expect_usage_error("c -threads=2 -foo=1", "target 'c' has no option '-foo' (options: -threads, -fuse, -share, -winograd)");
@@ -192,6 +201,8 @@ static void test_bad_option_value(void)
 		expect_usage_error(bad[i], "target 'c': -threads takes an integer from 0 to 256");
 	expect_usage_error("fake -tile=0", "target 'fake': -tile takes an integer from 1 to 64");
 	expect_usage_error("fake -unroll=2", "target 'fake': -unroll takes an integer from 0 to 1");
+	expect_usage_error("fake -device=", "target 'fake': -device takes a word (a device's "
+			   "index, kind or name)");
 }
 
 static void test_empty_string(void)
