@@ -1375,12 +1375,18 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Runs step i between two clock reads (profiling only: no clock otherwise). */
+/*
+ * Runs step i between two clock reads (profiling only: no clock otherwise),
+ * the device work it queued included (the backends' syncs).
+ */
 static void run_timed(collagec_model *m, const struct rt_step *st, int i)
 {
 	int64_t t0 = now_ns();
 
 	st->fn(m->args, m->syms, m->threads);
+	for (int b = 0; rt_desc.inits[b]; b++)
+		if (rt_desc.syncs[b])
+			rt_desc.syncs[b](m, 0);
 	m->time_ns[i] = now_ns() - t0;
 }
 
@@ -1445,7 +1451,7 @@ collagec_status rt_api_run(collagec_model *m)
 	/* even after a failure: nothing queued may outlive the run */
 	for (int i = 0; rt_desc.inits[i]; i++)
 		if (rt_desc.syncs[i])
-			rt_desc.syncs[i](m);
+			rt_desc.syncs[i](m, 1);
 	rt_cur = prev;
 	rt_strpool_cur = prev_pool;
 	if (s != COLLAGEC_OK)

@@ -229,10 +229,16 @@ typedef void (*rt_kernel)(void *const *bufs, const int64_t *syms, int threads);
 
 /*
  * Backend state: init runs in collagec_open (0 = ok, else a message in err),
- * fini in close, sync at the end of every run; model is the handle.
+ * fini in close; model is the handle.
  */
 typedef int (*rt_init_fn)(void *model, char *err, size_t errlen);
 typedef void (*rt_fini_fn)(void *model);
+/*
+ * sync waits for the device work the kernels queued: at the end of every
+ * run (end 1), and with profiling after every step (end 0), so that a
+ * step's time holds its device work.
+ */
+typedef void (*rt_sync_fn)(void *model, int end);
 
 /*
  * The handle whose run is under way on this thread (NULL outside runs),
@@ -308,7 +314,7 @@ struct rt_desc {
 	const struct rt_loop *loops;
 	const rt_init_fn *inits;
 	const rt_fini_fn *finis;
-	const rt_fini_fn *syncs;
+	const rt_sync_fn *syncs;
 	const unsigned char *weights;	/* NULL when in weights_file */
 	const char *weights_file;	/* (or NULL) the file of the weights
 					   (RT_WEIGHTS_*), relative to the

@@ -24,7 +24,8 @@
  * code are copied in when a kernel reads them; outputs host code reads next
  * are copied back and waited for (the one wait at a boundary with the CPU),
  * outputs only the caller reads are copied back without a wait, and
- * collagec_ocl_sync, at the end of every run, waits once for everything. One
+ * collagec_ocl_sync, at the end of every run, waits once for everything (and
+ * after every step of a timed run, so that a step's time is its own). One
  * in-order queue holds all of it. COLLAGEC_OPENCL_TRACE=1 in the environment
  * at the first open prints every copy and wait on stderr.
  *
@@ -360,11 +361,12 @@ static void rt_ocl_fail(const char *kernel, const char *what, cl_int e)
 }
 
 /*
- * The end of a run: one wait for everything its kernels queued (outputs on
- * their way back), and values outside the arena let go when many piled up
- * (a run's dynamic buffers come at new addresses).
+ * One wait for everything the kernels queued (outputs on their way back):
+ * at the end of a run (end), where values outside the arena are let go
+ * when many piled up (a run's dynamic buffers come at new addresses), or
+ * after each step when the run is timed.
  */
-void collagec_ocl_sync(void *model)
+void collagec_ocl_sync(void *model, int end)
 {
 	struct rt_ocl_model *mm;
 	cl_int e;
@@ -377,13 +379,14 @@ void collagec_ocl_sync(void *model)
 	}
 	mm->queued = 0;
 	if (rt_ocl.trace)
-		fprintf(stderr, "collagec opencl: wait at the run's end\n");
+		fprintf(stderr, "collagec opencl: %s\n", end ? "wait at the run's end"
+							 : "wait after a timed step");
 	e = clFinish(rt_ocl.queue);
 	if (e != CL_SUCCESS) {
-		rt_ocl_fail("(the run's end)", "clFinish", e);
+		rt_ocl_fail(end ? "(the run's end)" : "(a timed step)", "clFinish", e);
 		return;
 	}
-	if (mm->n_others > 16) {
+	if (end && mm->n_others > 16) {
 		rt_ocl_copies_free(mm->others, mm->n_others);
 		mm->others = NULL;
 		mm->n_others = mm->cap_others = 0;

@@ -568,7 +568,7 @@ static void init_tables(struct strbuf *out, const struct model_sources *ms)
 		if (ms->finis.v[i])
 			sb_printf(out, "void %s(void *model);\n", ms->finis.v[i]);
 		if (ms->syncs.v[i])
-			sb_printf(out, "void %s(void *model);\n", ms->syncs.v[i]);
+			sb_printf(out, "void %s(void *model, int end);\n", ms->syncs.v[i]);
 	}
 	sb_puts(out, "static rt_init_fn const rt_inits[] = {");
 	for (int i = 0; i < ms->inits.n; i++)
@@ -576,7 +576,7 @@ static void init_tables(struct strbuf *out, const struct model_sources *ms)
 	sb_puts(out, " NULL };\nstatic rt_fini_fn const rt_finis[] = {");
 	for (int i = 0; i < ms->inits.n; i++)
 		sb_printf(out, " %s,", ms->finis.v[i] ? ms->finis.v[i] : "NULL");
-	sb_puts(out, " NULL };\nstatic rt_fini_fn const rt_syncs[] = {");
+	sb_puts(out, " NULL };\nstatic rt_sync_fn const rt_syncs[] = {");
 	for (int i = 0; i < ms->inits.n; i++)
 		sb_printf(out, " %s,", ms->syncs.v[i] ? ms->syncs.v[i] : "NULL");
 	sb_puts(out, " NULL };\n");

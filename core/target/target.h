@@ -73,9 +73,10 @@ struct partition {
  * returning 0, and "void NAME(void *model)", model the handle (a key: its
  * state per handle). They keep their own reference count; a fini runs
  * only after its init succeeded (a failed open undoes the inits before it).
- * A sync, "void NAME(void *model)", runs at the end of every run of the
- * handle: it waits for what the kernels left queued (outputs on their way
- * back from a device). Each is emitted once per model even when several
+ * A sync, "void NAME(void *model, int end)", runs at the end of every run
+ * of the handle (end 1), and with profiling after every step (end 0): it
+ * waits for what the kernels left queued (outputs on their way back from a
+ * device). Each is emitted once per model even when several
  * partitions of the target ask for it.
  */
 struct runtime_module {
