@@ -792,6 +792,13 @@ print(" ".join(sorted(set(p["rule"] + "@" + p["target"] for p in ps
 	printf '%s\n' "6 download BUF" "3 download BUF, wait" "6 upload BUF" \
 		"3 wait at the run's end" | cmp -s - "$O/boundary.trace" ||
 		bad "boundary: $(tr '\n' ';' <"$O/boundary.trace")"
+	# a timed run (profiling: the measuring estimator times candidates so)
+	# waits after each opencl step, so that its time holds its device work:
+	# 2 runs of boundary's 2 opencl steps
+	COLLAGEC_OPENCL_TRACE=1 "$C" bench "$O/boundary.ocl.so" --profile --runs 2 --warmup 0 \
+		>"$T/out" 2>"$T/err" || bad "bench --profile: $(head -n 1 "$T/err")"
+	n=$(grep -c "^collagec opencl: wait after a timed step" "$T/err")
+	[ "$n" = 4 ] || bad "bench --profile: $n waits after timed steps, not 4"
 	verdict opencl/values-stay-on-device
 
 	# no OpenCL platform (an ICD loader with no vendors): unavailable, and a
