@@ -723,6 +723,24 @@ print(" ".join(sorted(set(p["rule"] + "@" + p["target"] for p in ps
 		verdict opencl/$m-ndrange
 	done
 
+	# work-groups as GPUs get them (COLLAGEC_OPENCL_WORKGROUP: PoCL's CPU
+	# device takes the driver's choice): NDRanges rounded up to whole groups
+	# of 64 or of 4 (7 rounds down to a power of two), each kernel returning
+	# past its loop's end; the outputs stay c's
+	for g in 64 7; do
+		export COLLAGEC_OPENCL_WORKGROUP=$g
+		for m in conv conv_dw pool reduce softmax matmul shape_ops sym_batch; do
+			shapes=-
+			[ $m = sym_batch ] && shapes="N=1 N=5"
+			ocl_same_as_c "$m" 1 "$shapes"
+		done
+		COLLAGEC_OPENCL_TRACE=1 "$C" run "$O/conv.ocl.so" >"$T/out" 2>"$T/err"
+		grep -q "^collagec opencl: device .*, work-groups of up to $g$" "$T/err" ||
+			bad "group $g: $(head -n 1 "$T/err")"
+		unset COLLAGEC_OPENCL_WORKGROUP
+	done
+	verdict opencl/work-groups-rounded-up
+
 	# the OpenCL C builds without a single compiler warning: with an empty
 	# PoCL cache each model's program is compiled at open, and anything its
 	# compiler says lands on the user's stderr
@@ -774,7 +792,7 @@ print(" ".join(sorted(set(p["rule"] + "@" + p["target"] for p in ps
 	ocl_trace() {
 		COLLAGEC_OPENCL_TRACE=1 "$C" bench "$O/$1.ocl.so" --runs 2 --warmup 1 \
 			>"$T/out" 2>"$T/err" || bad "bench $1: $(head -n 1 "$T/err")"
-		sed -n 's/^collagec opencl: //p' "$T/err" |
+		sed -n 's/^collagec opencl: //p' "$T/err" | grep -v '^device ' |
 			sed 's/^k[0-9_A-Za-z]*: //; s/ b[0-9]*, [0-9]* bytes/ BUF/' |
 			sort | uniq -c | sed 's/^ *//' >"$O/$1.trace"
 	}

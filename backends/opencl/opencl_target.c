@@ -953,10 +953,17 @@ static void print_stage(const struct tir_func *f, int n_in, const struct stage *
 	for (int i = 0; i < s->n_nest; i++) {
 		sb_puts(sb, "\tconst long ");
 		print_var(s->nest[i]->var, sb);
-		if (unit_loop(s->nest[i]))
+		if (unit_loop(s->nest[i])) {
 			sb_puts(sb, " = 0;\n");
-		else
-			sb_printf(sb, " = (long)get_global_id(%d);\n", --dim);
+			continue;
+		}
+		sb_printf(sb, " = (long)get_global_id(%d);\n", --dim);
+		/* the range is rounded up to whole work-groups (rt_ocl_launch) */
+		sb_puts(sb, "\tif (");
+		print_var(s->nest[i]->var, sb);
+		sb_puts(sb, " >= ");
+		tir_print_expr(s->nest[i]->a, &ocl_dialect, sb);
+		sb_puts(sb, ")\n\t\treturn;\n");
 	}
 	if (s->n_nest)
 		tir_print_stmt(s->nest[s->n_nest - 1]->b, &ocl_dialect, sb, 1);

@@ -103,6 +103,8 @@ static struct {
 	cl_mem dummy;			/* stands in for empty buffers */
 	struct rt_ocl_model *models;	/* one per open handle */
 	int trace;			/* COLLAGEC_OPENCL_TRACE */
+	size_t group;			/* work-items per work-group; 0: the driver's choice */
+	size_t max_items[3];		/* the device's most per dim of a group */
 	char error[256];		/* the first run-time failure */
 } rt_ocl = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, { 0 } };
 
@@ -217,6 +219,68 @@ static cl_int rt_ocl_device(const char *sel, cl_device_id *dev, cl_uint *count)
 	return CL_DEVICE_NOT_FOUND;
 }
 
+/*
+ * Work-group sizes, chosen for the device when the model opens: on GPUs and
+ * accelerators RT_OCL_GPU_GROUP work-items (or the device's most), whose
+ * NDRanges are rounded up to whole groups (each kernel returns past its
+ * loop's end); on CPUs the driver's choice (PoCL's), as before. The
+ * environment's COLLAGEC_OPENCL_WORKGROUP=N overrides (0: the driver's).
+ */
+#define RT_OCL_GPU_GROUP 256
+
+static void rt_ocl_group_size(cl_device_id dev)
+{
+	cl_device_type type = 0;
+	size_t most = 0, items[3] = { 1, 1, 1 };
+	const char *env = getenv("COLLAGEC_OPENCL_WORKGROUP");
+
+	clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
+	clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(most), &most, NULL);
+	clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(items), items, NULL);
+	rt_ocl.group = type & CL_DEVICE_TYPE_CPU ? 0 : RT_OCL_GPU_GROUP;
+	if (env && *env)
+		rt_ocl.group = strtoul(env, NULL, 10);
+	if (most && rt_ocl.group > most)
+		rt_ocl.group = most;
+	for (int d = 0; d < 3; d++)
+		rt_ocl.max_items[d] = items[d] ? items[d] : 1;
+	if (rt_ocl.trace) {
+		char name[256] = "";
+
+		clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(name) - 1, name, NULL);
+		if (rt_ocl.group)
+			fprintf(stderr, "collagec opencl: device %s, work-groups of up to %zu\n",
+				name, rt_ocl.group);
+		else
+			fprintf(stderr, "collagec opencl: device %s, work-groups as the driver "
+				"chooses\n", name);
+	}
+}
+
+/*
+ * The work-group of an NDRange of gws (dims): rt_ocl.group work-items,
+ * powers of two, dim 0 (the innermost loop) first, none wider than its
+ * range needs; gws rounded up to whole groups into padded. False: the
+ * driver's choice (no local size).
+ */
+static int rt_ocl_group(cl_uint dims, const size_t *gws, size_t *lws, size_t *padded)
+{
+	size_t left = rt_ocl.group;
+
+	if (!left)
+		return 0;
+	for (cl_uint d = 0; d < dims; d++) {
+		size_t l = 1;
+
+		while (2 * l <= left && l < gws[d] && 2 * l <= rt_ocl.max_items[d])
+			l *= 2;
+		lws[d] = l;
+		left /= l;
+		padded[d] = (gws[d] + l - 1) / l * l;
+	}
+	return 1;
+}
+
 /* Builds the program; on failure a message (with the build log's start) in err. */
 static int rt_ocl_setup(char *err, size_t errlen)
 {
@@ -241,6 +305,7 @@ static int rt_ocl_setup(char *err, size_t errlen)
 		snprintf(err, errlen, "opencl: no OpenCL platform (error %d)", (int)e);
 		return -1;
 	}
+	rt_ocl_group_size(dev);
 	rt_ocl.ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
 	if (!rt_ocl.ctx)
 		return snprintf(err, errlen, "opencl: clCreateContext: error %d", (int)e), -1;
@@ -542,6 +607,7 @@ static void rt_ocl_launch(const char *name, void *const *bufs, const int64_t *by
 	for (s = 0; s < n_stages; s++) {
 		const struct rt_ocl_stage *st = &stages[s];
 		cl_kernel k = st->kernel->k;
+		size_t lws[3], padded[3];
 		cl_uint a = 0;
 		int empty = 0;
 
@@ -558,7 +624,10 @@ static void rt_ocl_launch(const char *name, void *const *bufs, const int64_t *by
 			e = clSetKernelArg(k, a++, sizeof(cl_long), &scalars[i]);
 		if (e != CL_SUCCESS)
 			goto fail;
-		if (st->work_dim)
+		if (st->work_dim && rt_ocl_group(st->work_dim, st->gws, lws, padded))
+			e = clEnqueueNDRangeKernel(rt_ocl.queue, k, st->work_dim, NULL, padded, lws,
+						   0, NULL, NULL);
+		else if (st->work_dim)
 			e = clEnqueueNDRangeKernel(rt_ocl.queue, k, st->work_dim, NULL, st->gws, NULL,
 						   0, NULL, NULL);
 		else
