@@ -1429,6 +1429,26 @@ void *rt_run_model(unsigned char **arena, int64_t *arena_bytes)
 	return m;
 }
 
+int rt_model_const(const char *name, const void **data, int64_t *bytes)
+{
+	for (int i = 0; i < rt_desc.n_values; i++) {
+		const struct rt_value *v = &rt_desc.values[i];
+
+		int sym = 0;
+
+		if (v->kind != RT_CONST || v->dtype == COLLAGEC_STRING || strcmp(v->name, name))
+			continue;
+		for (int k = 0; k < v->rank; k++)
+			sym |= v->dims[k].n > 0;
+		if (sym)
+			return -1;
+		*data = rt_wbase + v->offset;
+		*bytes = value_bytes(v, NULL);
+		return *bytes >= 0 ? 0 : -1;
+	}
+	return -1;
+}
+
 collagec_status rt_api_run(collagec_model *m)
 {
 	struct rt_strpool *prev_pool;

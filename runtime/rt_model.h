@@ -248,6 +248,14 @@ typedef void (*rt_sync_fn)(void *model, int end);
 void *rt_run_model(unsigned char **arena, int64_t *arena_bytes) __attribute__((visibility("hidden")));
 
 /*
+ * The constant named name in the weights blob (*data, *bytes), for a
+ * backend that uploads its kernels' constants when the model opens: 0, or
+ * -1 when no such constant is there (a string tensor's, or one made at
+ * open, comes later).
+ */
+int rt_model_const(const char *name, const void **data, int64_t *bytes) __attribute__((visibility("hidden")));
+
+/*
  * A constant the model makes when it opens, into memory the handle owns
  * (freed at close), from another in rt_weights: a backend's packed or
  * transformed weights where the blob holds the weights as they are

@@ -1081,10 +1081,20 @@ static int print_func(struct graph *g, const struct kernel *k, const struct tir_
 
 		st[s].name = ns == 1 ? f->name : arena_printf(g->arena, "%s_s%d", f->name, s);
 		print_stage(f, k->n_inputs, &st[s], syms, n_syms, &text);
+		/* the constants it reads, uploaded when the model opens */
+		sb_printf(sb, "static const char *const rt_ocl_%s_consts[] = {", st[s].name);
+		for (int i = 0; i < k->n_inputs; i++)
+			if (arg_flags(g, where, k->args[i], true) == OCL_CONST) {
+				sb_putc(sb, ' ');
+				emit_c_string(sb, g->values.v[k->args[i]].name);
+				sb_putc(sb, ',');
+			}
+		sb_puts(sb, " NULL };\n");
 		sb_printf(sb, "static struct rt_ocl_kernel rt_ocl_%s = { \"%s\", \"%s\",\n",
 			  st[s].name, st[s].name, device);
 		c_lines(sb, sb_str(&text));
-		sb_printf(sb, ",\n\tNULL, NULL };\nRT_OCL_REGISTER(rt_ocl_%s)\n", st[s].name);
+		sb_printf(sb, ",\n\trt_ocl_%s_consts, NULL, NULL };\nRT_OCL_REGISTER(rt_ocl_%s)\n",
+			  st[s].name, st[s].name);
 		sb_release(&text);
 	}
 	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",

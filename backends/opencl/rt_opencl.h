@@ -20,7 +20,8 @@
  * writes for another opencl kernel stays there, and is never copied to the
  * host unless host code reads it too. The compiler says per argument
  * (RT_OCL_* flags) what each kernel's neighbours are: constants are uploaded
- * once per handle, at the first run that reads them; values made by host
+ * once per handle, as it opens (those made at open at the first run that
+ * reads them); values made by host
  * code are copied in when a kernel reads them; outputs host code reads next
  * are copied back and waited for (the one wait at a boundary with the CPU),
  * outputs only the caller reads are copied back without a wait, and
@@ -49,6 +50,7 @@ struct rt_ocl_kernel {
 	const char *name;		/* __kernel function name */
 	const char *device;		/* the target's -device */
 	const char *source;		/* its OpenCL C text */
+	const char *const *consts;	/* the constants it reads, by name, NULL-ended */
 	cl_kernel k;			/* made by collagec_ocl_init */
 	struct rt_ocl_kernel *next;
 };
@@ -354,6 +356,36 @@ static int rt_ocl_setup(char *err, size_t errlen)
 	return 0;
 }
 
+static cl_mem rt_ocl_copy_of(struct rt_ocl_copy **v, int *n, int *cap, const void *host,
+			     int64_t bytes, int upload, cl_int *e);
+
+/*
+ * The weights every kernel reads, uploaded for the handle as it opens (the
+ * lock held). Constants made at open, after the inits, are not there yet:
+ * their first run uploads them.
+ */
+static int rt_ocl_upload_consts(struct rt_ocl_model *mm, char *err, size_t errlen)
+{
+	for (struct rt_ocl_kernel *k = rt_ocl.kernels; k; k = k->next)
+		for (const char *const *c = k->consts; c && *c; c++) {
+			const void *data;
+			int64_t bytes;
+			int had = mm->n_consts;
+			cl_int e = CL_SUCCESS;
+
+			if (rt_model_const(*c, &data, &bytes) < 0 || bytes <= 0)
+				continue;
+			if (!rt_ocl_copy_of(&mm->consts, &mm->n_consts, &mm->cap_consts, data, bytes,
+					    1, &e))
+				return snprintf(err, errlen, "opencl: uploading '%s' (%lld bytes): "
+						"error %d", *c, (long long)bytes, (int)e), -1;
+			if (rt_ocl.trace && mm->n_consts != had)
+				fprintf(stderr, "collagec opencl: open: upload constant %s, %lld "
+					"bytes\n", *c, (long long)bytes);
+		}
+	return 0;
+}
+
 int collagec_ocl_init(void *model, char *err, size_t errlen)
 {
 	struct rt_ocl_model *mm = calloc(1, sizeof(*mm));
@@ -376,6 +408,14 @@ int collagec_ocl_init(void *model, char *err, size_t errlen)
 		rt_ocl.refs++;
 		mm->next = rt_ocl.models;
 		rt_ocl.models = mm;
+		rc = rt_ocl_upload_consts(mm, err, errlen);
+		if (rc < 0) {
+			/* as collagec_ocl_fini, the lock held */
+			rt_ocl.models = mm->next;
+			rt_ocl_model_free(mm);
+			if (--rt_ocl.refs == 0)
+				rt_ocl_release();
+		}
 	} else {
 		free(mm);
 	}

@@ -305,6 +305,9 @@ int objcache_scan(const char *dir, long *files, long long *bytes, long long max_
 int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *model_c,
 	      char *const *files, int n_files, const struct exec_plan *ep, const char *out_so);
 
+/* Appends s as a C string literal (everything unusual escaped in octal). */
+void emit_c_string(struct strbuf *sb, const char *s);
+
 /* The runtime files embedded in collagec at build time (build/gen/embed.c). */
 struct embedded_file {
 	const char *name;

@@ -12,7 +12,7 @@
 #include "../tir/tir_print.h"
 
 /* Appends s as a C string literal (everything unusual escaped in octal). */
-static void c_string(struct strbuf *sb, const char *s)
+void emit_c_string(struct strbuf *sb, const char *s)
 {
 	sb_putc(sb, '"');
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -33,7 +33,7 @@ static void print_dim_name(struct graph *g, struct dim d, struct strbuf *sb)
 		return;
 	}
 	dim_print(g, d, &t);
-	c_string(sb, sb_str(&t));
+	emit_c_string(sb, sb_str(&t));
 	sb_release(&t);
 }
 
@@ -46,7 +46,7 @@ static void values_table(struct graph *g, const struct exec_plan *ep, struct str
 		const struct exec_value *e = &ep->vals[v];
 
 		sb_puts(sb, "\t{ ");
-		c_string(sb, val->name);
+		emit_c_string(sb, val->name);
 		sb_printf(sb, ", %d, %d, %zu, %d, %d, {", (int)e->kind, dtype_to_onnx(val->dtype),
 			  dtype_size(val->dtype), e->io, val->shape.rank);
 		for (int k = 0; k < val->shape.rank; k++) {
@@ -90,9 +90,9 @@ static void variant_text(const struct kernel *k, int v, struct strbuf *sb)
 		sb_puts(sb, "\"generic\", \"always\"");
 		return;
 	}
-	c_string(sb, k->variants[v].impl);
+	emit_c_string(sb, k->variants[v].impl);
 	sb_puts(sb, ", ");
-	c_string(sb, k->variants[v].cond ? k->variants[v].cond_text : "always");
+	emit_c_string(sb, k->variants[v].cond ? k->variants[v].cond_text : "always");
 }
 
 void emit_variant_pick(const struct kernel *k, const char *name, struct strbuf *sb)
@@ -415,7 +415,7 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 			sb_printf(out, " %d,", graph_data_param(g, n->out[0], k % 2 ? p1 : p0,
 								 k / 2).sym[0]);
 		sb_puts(out, " -1 }, ");
-		c_string(out, n->name);
+		emit_c_string(out, n->name);
 		sb_puts(out, " },\n");
 	}
 	sb_puts(out, "\t{ -1, 0, 0, { -1, -1, -1, -1, -1 }, -1, { -1 }, NULL }\n};\nstatic const char rt_sym_late[] = {");
@@ -440,9 +440,9 @@ static void checks_table(struct graph *g, struct strbuf *out)
 		sb_puts(out, ", ");
 		rt_dim_init(c->b, out);
 		sb_puts(out, ", ");
-		c_string(out, sb_str(&t));
+		emit_c_string(out, sb_str(&t));
 		sb_puts(out, ", ");
-		c_string(out, c->node);
+		emit_c_string(out, c->node);
 		sb_printf(out, ", %d },\n", (int)c->eq);
 		sb_release(&t);
 	}
@@ -516,7 +516,7 @@ static void loops_table(struct graph *g, const struct exec_plan *ep, struct strb
 		bool loop = n && n->op == OP_LOOP;
 
 		sb_puts(out, "\t{ ");
-		c_string(out, n ? n->name : "");
+		emit_c_string(out, n ? n->name : "");
 		for (size_t f = 0; f < ARRAY_SIZE(fns); f++)
 			sb_printf(out, ", %s_%s", lb->prefix, fns[f][1]);
 		sb_printf(out, ", %d, %d, %d, %d, %d, %d, INT64_C(%lld), rt_loop%d_in, rt_loop%d_out "
@@ -626,11 +626,11 @@ static void desc(struct graph *g, const struct exec_plan *ep, const struct weigh
 		  has_seq_outputs(g) ? "rt_seq_out" : "NULL", wf ? "NULL" : "rt_weights");
 	if (wf) {
 		sb_puts(out, "\t.weights_file = ");
-		c_string(out, wf->name);
+		emit_c_string(out, wf->name);
 		sb_printf(out, ", .weights_bytes = INT64_C(%lld),\n\t.weights_sha256 = ",
 			  (long long)wf->bytes);
 		if (wf->sha256)
-			c_string(out, wf->sha256);
+			emit_c_string(out, wf->sha256);
 		else
 			sb_puts(out, "NULL");
 		sb_puts(out, ",\n");
@@ -714,7 +714,7 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 	sb_puts(out, "static const char *const rt_sym_names[] = {");
 	for (int i = 0; i < g->syms.n; i++) {
 		sb_putc(out, ' ');
-		c_string(out, g->syms.v[i]);
+		emit_c_string(out, g->syms.v[i]);
 		sb_putc(out, ',');
 	}
 	sb_puts(out, " NULL };\n");
@@ -726,7 +726,7 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 	init_tables(out, ms);
 	packs_table(ep, out);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");
-	c_string(out, metadata_json);
+	emit_c_string(out, metadata_json);
 	sb_puts(out, ";\n\n");
 	desc(g, ep, wf, out);
 	emit_api_functions(out);
