@@ -18,6 +18,11 @@ OUTDIR/NAME/model.onnx and test_data_set_0/{input_0,output_0}.pb for
   cnn_qdq_tensor  the CNN by quantize_static's defaults (QDQ, per-tensor
                weights): its bias DequantizeLinears have a [1] scale beside
                a scalar zero point, as in its ResNet-50
+  resblock_qdq a residual CNN (Conv, Relu, Conv, Relu, Conv, Add of the
+               first Relu, Relu, GlobalAveragePool, Flatten, MatMul, Add)
+               with 7 channels of 15 x 15 (1575 elements: vector tails),
+               quantize_static QDQ as cnn_qdq: its residual Add runs as
+               QLinearAdd in ONNX Runtime and in collagec
 The output is ONNX Runtime's (default session options: its QDQ fusions
 run integer kernels). OUTDIR/NAME/atol holds the test's tolerance: one
 quantization step of the output (its last DequantizeLinear's scale) plus
@@ -74,6 +79,31 @@ def cnn():
     return m
 
 
+def resblock():
+    nodes = [
+        helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1], name="conv0"),
+        helper.make_node("Relu", ["c0"], ["r0"], name="relu0"),
+        helper.make_node("Conv", ["r0", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
+        helper.make_node("Add", ["c2", "r0"], ["s"], name="residual"),
+        helper.make_node("Relu", ["s"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["p"], name="pool"),
+        helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
+        helper.make_node("MatMul", ["f", "wf"], ["fm"], name="fc"),
+        helper.make_node("Add", ["fm", "bf"], ["y"], name="fc_bias"),
+    ]
+    g = helper.make_graph(
+        nodes, "resblock", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 15, 15])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [init("w0", [7, 3, 3, 3], 0.3), init("b0", [7], 0.1), init("w1", [7, 7, 3, 3], 0.2),
+         init("b1", [7], 0.1), init("w2", [7, 7, 3, 3], 0.2), init("b2", [7], 0.1),
+         init("wf", [7, 10], 0.3), init("bf", [10], 0.1)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
 def mlp():
     nodes = [
         helper.make_node("MatMul", ["x", "w1"], ["m1"], name="mm1"),
@@ -91,8 +121,8 @@ def mlp():
 
 
 class Reader(CalibrationDataReader):
-    def __init__(self, n):
-        self.data = iter([{"x": RNG.standard_normal((1, 3, 16, 16)).astype(np.float32)}
+    def __init__(self, n, shape=(1, 3, 16, 16)):
+        self.data = iter([{"x": RNG.standard_normal(shape).astype(np.float32)}
                           for _ in range(n)])
 
     def get_next(self):
@@ -152,6 +182,15 @@ def main():
     quantize_static(os.path.join(tmp, "cnn.onnx"), path, Reader(8), quant_format=QuantFormat.QDQ,
                     per_channel=False)
     save_case(d, path, x, output_scale(onnx.load(path)) + 1e-6)
+    onnx.save(resblock(), os.path.join(tmp, "resblock.onnx"))
+    d = os.path.join(out, "resblock_qdq")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    quantize_static(os.path.join(tmp, "resblock.onnx"), path, Reader(8, (1, 3, 15, 15)),
+                    quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    save_case(d, path, RNG.standard_normal((1, 3, 15, 15)).astype(np.float32),
+              output_scale(onnx.load(path)) + 1e-6)
     for f in os.listdir(tmp):
         os.remove(os.path.join(tmp, f))
     os.rmdir(tmp)

@@ -14,7 +14,10 @@
 #    generator's docstring says why).
 # 3. The qdq pass on cnn_qdq and cnn_qdq_tensor: their Conv and MatMul
 #    groups become QLinearConv and QLinearMatMul (the integer kernels'
-#    strategies in OUT.json, no float conv.* or matmul.* kernel).
+#    strategies in OUT.json, no float conv.* or matmul.* kernel); on
+#    resblock_qdq and the qdq_add_* node tests its Add groups become
+#    QLinearAdd (qlinearadd.vec where a and b have y's shape or one
+#    element, the op's own loops under other broadcasts).
 SUITE=quant
 . "$(dirname "$0")/nodetests.sh"
 
@@ -44,6 +47,7 @@ names=$(cd "$T/good" && echo convinteger_const_* qlinearconv_const_*)
 convs=$(for n in $(t_list "$names" "$(t_pick "$SEED" 6 $names)"); do echo "$T/good/$n"; done)
 "$COLLAGEC" conformance -j2 --cpu generic --rtol 0 --atol 0 "$T"/good/matmulinteger_const_* \
 	"$T"/good/qlinearmatmul_const_* $convs "$T"/good/dynamicquantizelinear_* \
+	"$T"/good/qdq_add_* \
 	>"$T/generic.out" 2>&1
 sed -n "s/^PASS \([^ ]*\).*/ok   $SUITE\/generic\/\1/p; s/^FAIL \([^:]*\): /FAIL $SUITE\/generic\/\1: /p" \
 	"$T/generic.out"
@@ -67,5 +71,23 @@ for m in cnn_qdq cnn_qdq_tensor; do
 		echo "FAIL quant/qdq/$m: the Conv and MatMul groups are not QLinearConv and QLinearMatMul"
 	else
 		echo "ok   quant/qdq/$m"
+	fi
+done
+
+# the qdq pass's Adds: QLinearAdd on rt_qadd (qlinearadd.vec) where a and b
+# have y's shape or one element, the op's own loops otherwise; no float Add
+# left (the outputs: the conformance runs above)
+for c in "qdq_add_u8_large vec" "qdq_add_u8_scalar_b vec" "qdq_add_s8 vec" \
+	"qdq_add_s8_bcast loops" "resblock_qdq vec"; do
+	set -- $c
+	m="$T/good/$1/model.onnx"
+	[ -f "$m" ] || m="testdata/quant/$1/model.onnx"
+	if ! "$COLLAGEC" compile --target c --search none -q "$m" -o "$T/$1.so" \
+		2>"$T/$1.err"; then
+		echo "FAIL quant/qdq_add/$1: compile: $(head -n 1 "$T/$1.err")"
+	elif ! grep -q "\"qlinearadd\.$2\"" "$T/$1.json" || grep -q '"k[0-9_]*Add"' "$T/$1.json"; then
+		echo "FAIL quant/qdq_add/$1: the Add groups are not QLinearAdd on qlinearadd.$2"
+	else
+		echo "ok   quant/qdq_add/$1"
 	fi
 done

@@ -94,6 +94,11 @@
  *                              quantizelinear.vec rt_cquant.h: the vector
  *                                               loop of dynquantize.vec
  *           always             quantizelinear.loops the op's own lowering
+ *   QLinearAdd
+ *           a and b each y's shape or one element
+ *                              qlinearadd.vec   rt_cquant.h: 8 lanes of
+ *                                               two fmas in double
+ *           always             qlinearadd.loops the op's own lowering
  *   DynamicQuantizeLinear
  *           float32            dynquantize.vec  rt_cquant.h: min/max in
  *                                               lanes, vector quantize
@@ -2457,6 +2462,56 @@ static const struct op_strategy dynquant_strategy = {
 	OP_DYNAMICQUANTIZELINEAR, dynquant_specs, ARRAY_SIZE(dynquant_specs)
 };
 
+/* ---- QLinearAdd: rt_qadd (rt_cquant.h) ---- */
+
+/* Input i has y's shape, or one element; its own buffer. */
+static bool qadd_operand(struct lower *L, int i)
+{
+	const struct value *v = lower_in(L, i);
+
+	return L->in[i]->index >= 0 && (ci_one(v) || shape_eq(&v->shape, &lower_out(L, 0)->shape));
+}
+
+static struct tir *cond_qadd(struct lower *L)
+{
+	return strategy_static(L, qadd_operand(L, 0) && qadd_operand(L, 3));
+}
+
+/* qlinearadd.vec: one call of rt_qadd over the whole tensor. */
+static int lower_qadd_vec(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct tir *args[13], *zs;
+
+	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[1] = lower_numel(L, &lower_in(L, 0)->shape);
+	args[2] = tir_addr(b, L->in[3], tir_int(b, 0));
+	args[3] = lower_numel(L, &lower_in(L, 3)->shape);
+	args[4] = lower_numel(L, &lower_out(L, 0)->shape);
+	args[5] = ci_vec(L, 1, &zs);
+	args[6] = ci_vec(L, 2, &zs);
+	args[7] = ci_vec(L, 4, &zs);
+	args[8] = ci_vec(L, 5, &zs);
+	args[9] = ci_vec(L, 6, &zs);
+	args[10] = ci_vec(L, 7, &zs);
+	args[11] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[12] = tir_int(b, lower_out(L, 0)->dtype == DTYPE_I8);
+	tir_extern(b, "rt_qadd", args, 13);
+	return 0;
+}
+
+static const struct strategy_impl qadd_vec[] = { { "qlinearadd.vec", 10, lower_qadd_vec } };
+static const struct strategy_impl qadd_loops[] = { { "qlinearadd.loops", 0, lower_own } };
+
+static const struct strategy_spec qadd_specs[] = {
+	{ "a and b each y's shape or one element", cond_qadd, qadd_vec, ARRAY_SIZE(qadd_vec) },
+	{ "always", NULL, qadd_loops, ARRAY_SIZE(qadd_loops) },
+};
+
+static const struct op_strategy qadd_strategy = {
+	OP_QLINEARADD, qadd_specs, ARRAY_SIZE(qadd_specs)
+};
+
 /* ---- MatMulNBits: rt_nbits (rt_cnbits.h) ---- */
 
 /* What rt_nbits takes: 4-bit weights, every operand its own buffer. */
@@ -2541,6 +2596,7 @@ const struct op_strategy *const c_strategies[] = {
 	&qlinearconv_strategy,
 	&quant_strategy,
 	&dynquant_strategy,
+	&qadd_strategy,
 	&nbits_strategy,
 	NULL,
 };

@@ -10,14 +10,16 @@
  * and zero points, y's, the int32 bias), and DequantizeLinear(a),
  * DequantizeLinear(b, constant) -> MatMul (or a Gemm that is one: no
  * bias, alpha and beta 1, A not transposed) -> QuantizeLinear one
- * QLinearMatMul, as ONNX Runtime's QDQ transformer fuses them into its
- * integer kernels. The fused node takes the QuantizeLinear's place and
+ * QLinearMatMul, and DequantizeLinear(a), DequantizeLinear(b) -> Add ->
+ * QuantizeLinear one QLinearAdd (com.microsoft), as ONNX Runtime's QDQ
+ * transformer fuses them into its integer kernels. The fused node takes the QuantizeLinear's place and
  * output, and the spans of every node that dies with the fusion, so
  * metadata and dumps still name the ONNX nodes it came from.
  *
  * The pass only fuses where the integer node computes what ONNX Runtime's
  * fusion computes: x and y of one 8-bit type (uint8 with uint8 or int8
- * weights, int8 with int8), per-tensor x and y, weights per tensor or per
+ * weights, int8 with int8; an Add's a, b and y of one), per-tensor x and y
+ * (an Add's a and b), weights per tensor or per
  * output channel (axis 0; per column of B, axis 1, for MatMul), no
  * block_size, every parameter a constant, the Conv's output read by the
  * QuantizeLinear (or the Relu/Clip) alone. A bias is fused only when its
@@ -319,6 +321,38 @@ static struct node *match_matmul(struct graph *g, const int *count, struct node 
 	return q;
 }
 
+/* Matches the Add group at add into f; the QuantizeLinear, or NULL. */
+static struct node *match_add(struct graph *g, const int *count, struct node *add,
+			      struct fusion *f)
+{
+	struct node *dqa = producer(g, add->in[0], OP_DEQUANTIZELINEAR);
+	struct node *dqb = producer(g, add->in[1], OP_DEQUANTIZELINEAR);
+	enum dtype t;
+	struct node *q;
+
+	if (!dqa || !dqb || !per_tensor(g, dqa) || !per_tensor(g, dqb))
+		return NULL;
+	t = node_in(g, dqa, 0)->dtype;
+	if (!is_q8(t) || node_in(g, dqb, 0)->dtype != t)
+		return NULL;
+	f->n_dead = 0;
+	take_dq(count, dqa, f);
+	if (dqb != dqa)
+		take_dq(count, dqb, f);
+	if (!(q = take_tail(g, count, add, f)) || node_out(g, q, 0)->dtype != t)
+		return NULL;
+	f->n_in = 0;
+	f->in[f->n_in++] = dqa->in[0];
+	f->in[f->n_in++] = dqa->in[1];
+	f->in[f->n_in++] = zp_input(g, dqa, t);
+	f->in[f->n_in++] = dqb->in[0];
+	f->in[f->n_in++] = dqb->in[1];
+	f->in[f->n_in++] = zp_input(g, dqb, t);
+	f->in[f->n_in++] = q->in[1];
+	f->in[f->n_in++] = zp_input(g, q, t);
+	return q;
+}
+
 static int span_order(const void *a, const void *b)
 {
 	const struct node *x = *(struct node *const *)a, *y = *(struct node *const *)b;
@@ -368,10 +402,14 @@ int pass_qdq(struct graph *g)
 			q = match_conv(g, count, n, &f);
 		else if (n->op == OP_MATMUL || n->op == OP_GEMM)
 			q = match_matmul(g, count, n, &f);
+		else if (n->op == OP_ADD)
+			q = match_add(g, count, n, &f);
 		if (!q)
 			continue;
 		if (n->op == OP_CONV)
 			fuse(g, q, &f, OP_QLINEARCONV, "QLinearConv", n);
+		else if (n->op == OP_ADD)
+			fuse(g, q, &f, OP_QLINEARADD, "QLinearAdd", n);
 		else
 			fuse(g, q, &f, OP_QLINEARMATMUL, "QLinearMatMul", n);
 		/* new values (zero points), readers gone: counted again */
