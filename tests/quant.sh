@@ -18,6 +18,10 @@
 #    resblock_qdq and the qdq_add_* node tests its Add groups become
 #    QLinearAdd (qlinearadd.vec where a and b have y's shape or one
 #    element, the op's own loops under other broadcasts).
+# 4. OUT.so holds a quantized model's 8-bit weights once: the weights blob
+#    (OUT.json's weights_bytes) of each testdata/quant model at most its
+#    ONNX file's size plus 10% (the integer GEMM's packed panels are made
+#    when the model opens, from the weights as the model has them).
 SUITE=quant
 . "$(dirname "$0")/nodetests.sh"
 
@@ -89,5 +93,22 @@ for c in "qdq_add_u8_large vec" "qdq_add_u8_scalar_b vec" "qdq_add_s8 vec" \
 		echo "FAIL quant/qdq_add/$1: the Add groups are not QLinearAdd on qlinearadd.$2"
 	else
 		echo "ok   quant/qdq_add/$1"
+	fi
+done
+
+# the weights blob of a quantized model: no larger than its ONNX file + 10%
+for d in testdata/quant/*/; do
+	m=$(basename "$d")
+	if ! "$COLLAGEC" compile --target c --search none -q "$d/model.onnx" -o "$T/w_$m.so" \
+		2>"$T/w_$m.err"; then
+		echo "FAIL quant/weights/$m: compile: $(head -n 1 "$T/w_$m.err")"
+		continue
+	fi
+	w=$(sed -n 's/.*"weights_bytes":[^0-9]*\([0-9]*\).*/\1/p' "$T/w_$m.json")
+	f=$(wc -c <"$d/model.onnx")
+	if [ -z "$w" ] || [ "$w" -gt $((f + f / 10)) ]; then
+		echo "FAIL quant/weights/$m: $w bytes of weights for a $f-byte model"
+	else
+		echo "ok   quant/weights/$m"
 	fi
 done

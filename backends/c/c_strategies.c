@@ -124,6 +124,7 @@
 
 #include "../../core/target/strategy.h"
 #include "../../runtime/rt_wino.h"
+#include "rt_cipack.h"
 
 #define KBLOCK 64	/* rows of B in a block */
 #define NBLOCK 256	/* columns of B in a block: 64 x 256 floats = 64 KiB */
@@ -2051,7 +2052,8 @@ static struct tir *cond_cigemm(struct lower *L)
  * each panel's quads go safe ones first (those where no column has such a
  * pair), and the int32 map after the panels says per group and panel how
  * many are safe, then which k quad each packed quad is (rt_ci_tile_map).
- * Once per graph (graph_derived_const).
+ * Once per graph (graph_derived_const), by rt_cipack.h's rt_ci_pack, which
+ * the compiled model runs again when it opens (rt_cigemm_pack_const).
  */
 static int8_t *ci_pack_at(struct lower *L, const struct value *bv, int64_t K, int64_t N,
 			  int64_t groups, int64_t ks, int64_t js, int64_t gs, bool map,
@@ -2062,58 +2064,20 @@ static int8_t *ci_pack_at(struct lower *L, const struct value *bv, int64_t K, in
 	int64_t mapn = map ? groups * np * (kq + 1) : 0;
 	/* gs is N * js wherever groups > 1 (convolutions): not a key of its own */
 	const int64_t params[] = { K, N, sgn | map << 1, groups, ks, js };
-	const uint8_t *src = bv->data;
-	int8_t *bp, *quad = xmalloc((size_t)gb);
-	bool *ok = xmalloc((size_t)kq);
-	int safe = 1;
+	int8_t *bp;
 
 	*bytes = groups * gb;
 	bp = graph_derived_const(L->g, bv->data, "cigemm.pack", params, ARRAY_SIZE(params),
 				 (size_t)(*bytes + 4 * mapn) + 1, &fresh);
-	if (!fresh)
-		goto out;
-	for (int64_t g = 0; g < groups; g++)
-		for (int64_t jp = 0; jp < np; jp++) {
-			int8_t *dst = bp + g * gb + jp * kq * 64;
-			int32_t *m = (int32_t *)(bp + *bytes) + (g * np + jp) * (kq + 1);
-			int64_t at = 0;
-
-			for (int64_t q = 0; q < kq; q++) {
-				ok[q] = true;
-				for (int64_t jj = 0; jj < CI_NR; jj++) {
-					int8_t *d = quad + q * 64 + jj * 4;
-					int64_t j = jp * CI_NR + jj;
-
-					for (int kk = 0; kk < 4; kk++) {
-						int64_t k = 4 * q + kk;
-						uint8_t v = k < K && j < N ? src[g * gs + k * ks + j * js]
-							    : (sgn ? 0 : 128);
-
-						d[kk] = (int8_t)(sgn ? (int)(int8_t)v : (int)v - 128);
-					}
-					if (abs(d[0] + d[1]) > 128 || abs(d[2] + d[3]) > 128)
-						ok[q] = false;
-				}
-				safe &= ok[q];
-			}
-			if (!map) {
-				memcpy(dst, quad, (size_t)(kq * 64));
-				continue;
-			}
-			/* safe quads first, then the others, each in k order */
-			for (int pass = 0; pass < 2; pass++)
-				for (int64_t q = 0; q < kq; q++)
-					if (ok[q] == !pass) {
-						memcpy(dst + at * 64, quad + q * 64, 64);
-						m[1 + at++] = (int32_t)q;
-					}
-			for (int64_t q = 0; q < kq; q++)
-				m[0] += ok[q];
-		}
-	bp[*bytes + 4 * mapn] = (int8_t)safe;
-out:
-	free(quad);
-	free(ok);
+	if (fresh)
+		bp[*bytes + 4 * mapn] = (int8_t)rt_ci_pack(bv->data, K, N, groups, ks, js, gs, sgn,
+							   map, bp, map ? (int32_t *)(bp + *bytes)
+							   : NULL);
+	/*
+	 * or the model packs the panels when it opens, where the blob holds
+	 * B anyway (the kernel's own argument): the map stays a constant
+	 */
+	graph_derived_open(L->g, bp, "rt_cigemm_pack_const");
 	return bp;
 }
 
