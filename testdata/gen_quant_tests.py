@@ -10,7 +10,9 @@ sizes, every type pair and zero-point form, ConvInteger and QLinearConv
 with constant weights (strides, pads, dilations, groups, depthwise, 1x1,
 1-D, per-channel), DynamicQuantizeLinear, and QDQ Adds (DequantizeLinear
 twice -> Add [-> Relu] -> QuantizeLinear, which the qdq pass makes one
-QLinearAdd) against the integer formula that node computes.
+QLinearAdd) against the integer formula that node computes, and QDQ Gemms
+with transB and an int32 bias (QLinearMatMul with the bias, B transposed
+at compile time) against numpy's int64 sums.
 
 usage: gen_quant_tests.py OUTDIR
 
@@ -455,6 +457,40 @@ def qadd_cases():
                       tensor("zb", t, zb), tensor("sc", F, sc), tensor("zc", t, zc)]))
 
 
+def qgemm_cases():
+    """DequantizeLinear(x), DequantizeLinear(w [N, K], per channel or per
+    tensor), DequantizeLinear(int32 bias, scale x_scale * w_scale) -> Gemm
+    (transB) -> QuantizeLinear, as quantize_static writes a classifier: the
+    qdq pass makes it one QLinearMatMul (B transposed, the bias its ninth
+    input); odd sizes, uint8 x int8 and int8 x int8."""
+    F, U8, I8, I32 = TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+    for name, tx, tw, m, k, n, per in (("u8s8", U8, I8, 3, 37, 21, True),
+                                       ("s8s8", I8, I8, 1, 64, 33, False)):
+        x = imm_operand(tx, (m, k), False)
+        w = imm_operand(tw, (n, k), False)
+        zx, zy = imm_operand(tx, (), False), imm_operand(tx, (), False)
+        zw = imm_operand(tw, (n,) if per else (), False)
+        sx = np.float32(RNG.random() * 0.02 + 0.005)
+        sw = (RNG.random(n if per else ()) * 0.02 + 0.005).astype(np.float32)
+        sy = np.float32(RNG.random() * 2 + 1)
+        bias = RNG.integers(-20000, 20000, n).astype(np.int32)
+        acc = ((x.astype(np.int64) - zx) @ (w.astype(np.int64) - (zw[:, None] if per else zw)).T
+               + bias.astype(np.int64))
+        lo, hi = (0, 255) if tx == U8 else (-128, 127)
+        y = np.clip(np.rint(acc.astype(np.int32).astype(np.float32) *
+                            ((sx * sw) / sy).astype(np.float32)) + np.float32(zy), lo, hi)
+        bs = (sx * sw).astype(np.float32)
+        nodes = [helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["fx"]),
+                 helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["fw"], axis=0),
+                 helper.make_node("DequantizeLinear", ["b", "sb"], ["fb"], axis=0),
+                 helper.make_node("Gemm", ["fx", "fw", "fb"], ["g"], transB=1),
+                 helper.make_node("QuantizeLinear", ["g", "sy", "zy"], ["y"])]
+        GOOD.append(("qdq_gemm_transb_bias_" + name, nodes, 13, [("x", tx, x)], [("y", tx, y)],
+                     [tensor("sx", F, sx), tensor("zx", tx, zx), tensor("w", tw, w),
+                      tensor("sw", F, sw), tensor("zw", tw, zw), tensor("b", I32, bias),
+                      tensor("sb", F, bs), tensor("sy", F, sy), tensor("zy", tx, zy)]))
+
+
 def half_cases():
     F, H, B, D = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE
     ties = [1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 2.0 ** -25, 3 * 2.0 ** -25, 2.0 ** -24 * 1.5,
@@ -567,6 +603,7 @@ def main():
     imm_cases()
     iconv_cases()
     qadd_cases()
+    qgemm_cases()
     bad_cases()
     write_good(sys.argv[1])
     write_bad(sys.argv[1])

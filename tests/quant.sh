@@ -17,7 +17,8 @@
 #    strategies in OUT.json, no float conv.* or matmul.* kernel); on
 #    resblock_qdq and the qdq_add_* node tests its Add groups become
 #    QLinearAdd (qlinearadd.vec where a and b have y's shape or one
-#    element, the op's own loops under other broadcasts).
+#    element, the op's own loops under other broadcasts); the qdq_gemm_*
+#    node tests' Gemm (transB, an int32 bias) QLinearMatMul on its GEMM.
 # 4. OUT.so holds a quantized model's 8-bit weights once: the weights blob
 #    (OUT.json's weights_bytes) of each testdata/quant model at most its
 #    ONNX file's size plus 10% (the integer GEMM's packed panels are made
@@ -51,7 +52,7 @@ names=$(cd "$T/good" && echo convinteger_const_* qlinearconv_const_*)
 convs=$(for n in $(t_list "$names" "$(t_pick "$SEED" 6 $names)"); do echo "$T/good/$n"; done)
 "$COLLAGEC" conformance -j2 --cpu generic --rtol 0 --atol 0 "$T"/good/matmulinteger_const_* \
 	"$T"/good/qlinearmatmul_const_* $convs "$T"/good/dynamicquantizelinear_* \
-	"$T"/good/qdq_add_* \
+	"$T"/good/qdq_add_* "$T"/good/qdq_gemm_* \
 	>"$T/generic.out" 2>&1
 sed -n "s/^PASS \([^ ]*\).*/ok   $SUITE\/generic\/\1/p; s/^FAIL \([^:]*\): /FAIL $SUITE\/generic\/\1: /p" \
 	"$T/generic.out"
@@ -93,6 +94,18 @@ for c in "qdq_add_u8_large vec" "qdq_add_u8_scalar_b vec" "qdq_add_s8 vec" \
 		echo "FAIL quant/qdq_add/$1: the Add groups are not QLinearAdd on qlinearadd.$2"
 	else
 		echo "ok   quant/qdq_add/$1"
+	fi
+done
+
+# a QDQ Gemm with transB and a bias: QLinearMatMul on the integer GEMM, no Gemm left
+for m in qdq_gemm_transb_bias_u8s8 qdq_gemm_transb_bias_s8s8; do
+	if ! "$COLLAGEC" compile --target c --search none -q "$T/good/$m/model.onnx" \
+		-o "$T/$m.so" 2>"$T/$m.err"; then
+		echo "FAIL quant/qdq_gemm/$m: compile: $(head -n 1 "$T/$m.err")"
+	elif ! grep -q '"qlinearmatmul\.gemm"' "$T/$m.json" || grep -q '"gemm\.' "$T/$m.json"; then
+		echo "FAIL quant/qdq_gemm/$m: the Gemm group is not QLinearMatMul on its GEMM"
+	else
+		echo "ok   quant/qdq_gemm/$m"
 	fi
 done
 

@@ -2184,6 +2184,7 @@ static int lower_cigemm(struct lower *L)
 		for (int i = 0; i < 6; i++)
 			args[n++] = tir_int(b, 0);
 	}
+	args[n++] = io.ql && ci_opt(L, 8) ? tir_addr(b, L->in[8], tir_int(b, 0)) : tir_int(b, 0);
 	args[n++] = map ? tir_addr(b, lower_const(L, DTYPE_I32, mapn, bp + bytes), tir_int(b, 0))
 		    : tir_int(b, 0);
 	tir_extern(b, "rt_cigemm", args, n);

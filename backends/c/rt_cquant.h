@@ -700,7 +700,8 @@ static void rt_ci_share(void *v, int64_t t0, int64_t t1)
 }
 
 /*
- * C = the zero-point-corrected product of A and the packed B, as int32 or
+ * C = the zero-point-corrected product of A and the packed B (+ bias per
+ * column, when not NULL), as int32 or
  * requantized (out, enum rt_ci_out); see the top of this file. qmap: B
  * packed with each panel's safe quads first (K a multiple of 4), or NULL
  * (struct rt_ci_gemm). threads
@@ -710,10 +711,11 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 			     int a_signed, const void *za, int64_t zas, const int8_t *Bp,
 			     const int32_t *bsum, int b_signed, int safe, void *C, int64_t ldc,
 			     int out, const float *sa, int64_t sas, const float *sb, int64_t sbs,
-			     const float *sy, const void *yz, const int32_t *qmap, int threads)
+			     const float *sy, const void *yz, const int32_t *bias,
+			     const int32_t *qmap, int threads)
 {
 	struct rt_ci_gemm g = { M, N, K, (const uint8_t *)A, lda, a_signed, za, zas, Bp, bsum,
-				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, NULL, qmap };
+				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, bias, qmap };
 	int64_t np = (N + RT_CI_NR - 1) / RT_CI_NR, tiles = (M + RT_CI_MR - 1) / RT_CI_MR;
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
 	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;

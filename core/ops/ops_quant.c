@@ -339,18 +339,33 @@ static int check_scales(struct graph *g, struct node *n, const int *idx, int cou
 	return 0;
 }
 
+/*
+ * QLinearMatMul; a ninth input, an int32 bias per column added
+ * to the sums before requantizing, is the qdq pass's (a Gemm's C), as
+ * QLinearConv's.
+ */
 int infer_qlinearmatmul(struct graph *g, struct node *n)
 {
 	static const int scales[] = { 1, 4, 6 };
 	struct matmul_geom mg;
 
-	if (infer_arity(g, n, 8, 8, 1) < 0 || check_scales(g, n, scales, 3, true) < 0 ||
+	const struct value *bias;
+
+	if (infer_arity(g, n, 8, 9, 1) < 0 || check_scales(g, n, scales, 3, true) < 0 ||
 	    infer_qmm(g, n, 0, 3, 2, 5, DTYPE_UNDEF, 7) < 0)
 		return -1;
 	matmul_geometry(node_in(g, n, 0), node_in(g, n, 3), &mg);
 	if (check_vec(g, n, 1, mg.M, "row") < 0 || check_vec(g, n, 4, mg.N, "column") < 0 ||
 	    check_one(g, n, 6) < 0 || check_one(g, n, 7) < 0)
 		return -1;
+	bias = node_in(g, n, 8);
+	if (bias && bias->dtype != DTYPE_I32)
+		return q_type_error(g, n, 8, bias->dtype, "int32");
+	if (bias && (bias->shape.rank != 1 || !dim_eq(bias->shape.d[0], mg.N))) {
+		diag_error(g->ctx, "%s: input 8 ('%s') must have one element per column",
+			   node_loc(g, n), bias->name);
+		return -1;
+	}
 	return 0;
 }
 
@@ -619,7 +634,7 @@ static struct tir *qlinear_out(struct lower *L, struct tir *acc, struct tir *sa,
 	return requantize(L, v, lower_out(L, 0)->dtype);
 }
 
-/* MatMulInteger and QLinearMatMul: an int32 dot product per output element. */
+/* MatMulInteger and QLinearMatMul: an int32 dot product per output element (+ the bias). */
 int lower_qmatmul(struct lower *L)
 {
 	struct tir_builder *b = L->b;
@@ -632,7 +647,8 @@ int lower_qmatmul(struct lower *L)
 	matmul_geometry(lower_in(L, ia), lower_in(L, ib), &mg);
 	r = mg.batch.rank;
 	lower_loops_parallel(L, &mg.y, idx);
-	acc = tir_let(b, "acc", tir_typed_int(b, DTYPE_I32, 0));
+	acc = tir_let(b, "acc", ql && L->n->n_in > 8 && L->in[8] ? vec_at(L, 8, idx[r + 1])
+		      : tir_typed_int(b, DTYPE_I32, 0));
 	k = tir_loop(b, tir_dim(b, mg.K));
 	matmul_bases(L, &mg, idx, &oa, &ob);
 	oa = tir_add(b, oa, tir_add(b, tir_mul(b, idx[r], tir_dim(b, mg.K)), k));
