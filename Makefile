@@ -37,7 +37,7 @@ LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 # the subcommands without main(), for the harnesses of what cli/ reads (fuzz_meta)
 CLIOBJS := $(filter-out $(BUILD)/cli/main.o,$(filter $(BUILD)/cli/%,$(OBJS)))
 
-.PHONY: all deps test test-full test-all test-build test-oom oom-build test-asan test-valgrind demo bench bench-busy bench-gemm bench-nbits bench-collage bench-compile bench-search bench-decode install clean regen fuzz
+.PHONY: all deps test test-full test-all test-build test-oom oom-build test-asan test-valgrind demo bench bench-busy bench-gemm bench-nbits bench-quant bench-collage bench-compile bench-search bench-decode install clean regen fuzz
 
 all: $(BUILD)/collagec
 
@@ -161,6 +161,11 @@ bench-gemm: $(BUILD)/collagec $(BUILD)/tests/gemm_bench
 # a decoder-sized MatMulNBits against ONNX Runtime (ORT_PY: a python with it)
 bench-nbits: $(BUILD)/collagec
 	@BUILD=$(BUILD) sh tests/bench_nbits.sh
+
+# issue 31's table: quantized models against ONNX Runtime and collagec's float32
+# builds (ORT_PY: a python with onnxruntime; skipped without one)
+bench-quant: $(BUILD)/collagec
+	@BUILD=$(BUILD) sh tests/bench_quant.sh
 
 bench-compile: $(BUILD)/collagec
 	@BUILD=$(BUILD) sh tests/bench_compile.sh
