@@ -11,7 +11,8 @@
 # 2. Models quantized by ONNX Runtime's quantizer (testdata/quant, made by
 #    testdata/gen_quant_models.py with ONNX Runtime's outputs): within one
 #    quantization step of the output (testdata/quant/NAME/atol; the
-#    generator's docstring says why).
+#    generator's docstring says why); qlinearadd_*, one com.microsoft
+#    QLinearAdd each, exactly (ONNX Runtime's kernel), at --cpu generic too.
 # 3. The qdq pass on cnn_qdq and cnn_qdq_tensor: their Conv and MatMul
 #    groups become QLinearConv and QLinearMatMul (the integer kernels'
 #    strategies in OUT.json, no float conv.* or matmul.* kernel); on
@@ -52,7 +53,7 @@ names=$(cd "$T/good" && echo convinteger_const_* qlinearconv_const_*)
 convs=$(for n in $(t_list "$names" "$(t_pick "$SEED" 6 $names)"); do echo "$T/good/$n"; done)
 "$COLLAGEC" conformance -j2 --cpu generic --rtol 0 --atol 0 "$T"/good/matmulinteger_const_* \
 	"$T"/good/qlinearmatmul_const_* $convs "$T"/good/dynamicquantizelinear_* \
-	"$T"/good/qdq_add_* "$T"/good/qdq_gemm_* \
+	"$T"/good/qdq_add_* "$T"/good/qdq_gemm_* testdata/quant/qlinearadd_* \
 	>"$T/generic.out" 2>&1
 sed -n "s/^PASS \([^ ]*\).*/ok   $SUITE\/generic\/\1/p; s/^FAIL \([^:]*\): /FAIL $SUITE\/generic\/\1: /p" \
 	"$T/generic.out"

@@ -444,6 +444,8 @@ int infer_qlinearadd(struct graph *g, struct node *n)
 	for (int i = 1; i < 8; i++) {
 		const struct value *z = node_in(g, n, i);
 
+		if (i == 3)
+			continue;	/* B */
 		if (check_one(g, n, i) < 0)
 			return -1;
 		if (z && (i == 2 || i == 5 || i == 7) && z->dtype != a->dtype)
