@@ -21,7 +21,10 @@
 
 #define RT_CIP_NR 16	/* RT_CI_NR: columns of a panel */
 
-/* B' of quad q of panel jp of group g into d (64 bytes); whether vpmaddubsw cannot saturate on it. */
+/*
+ * B' of quad q of panel jp of the group at g0 into d (64 bytes); whether
+ * vpmaddubsw cannot saturate on it.
+ */
 static inline int rt_ci_pack_quad(const uint8_t *src, int64_t K, int64_t N, int64_t ks,
 				  int64_t js, int64_t g0, int64_t jp, int64_t q, int sgn, int8_t *d)
 {

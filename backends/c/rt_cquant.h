@@ -715,7 +715,8 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 			     const int32_t *qmap, int threads)
 {
 	struct rt_ci_gemm g = { M, N, K, (const uint8_t *)A, lda, a_signed, za, zas, Bp, bsum,
-				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, bias, qmap };
+				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, bias,
+				qmap };
 	int64_t np = (N + RT_CI_NR - 1) / RT_CI_NR, tiles = (M + RT_CI_MR - 1) / RT_CI_MR;
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
 	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;

@@ -742,10 +742,10 @@ int lower_qlinearadd(struct lower *L)
 	struct tir *idx[MAX_RANK], *sc, *ra, *rb, *fixed, *v;
 
 	sc = tir_load(b, L->in[6], tir_int(b, 0));
-	ra = tir_let(b, "ra", tir_cast(b, DTYPE_F64, tir_bin(b, BIN_DIV, tir_load(b, L->in[1],
-										  tir_int(b, 0)), sc)));
-	rb = tir_let(b, "rb", tir_cast(b, DTYPE_F64, tir_bin(b, BIN_DIV, tir_load(b, L->in[4],
-										  tir_int(b, 0)), sc)));
+	ra = tir_bin(b, BIN_DIV, tir_load(b, L->in[1], tir_int(b, 0)), sc);
+	ra = tir_let(b, "ra", tir_cast(b, DTYPE_F64, ra));
+	rb = tir_bin(b, BIN_DIV, tir_load(b, L->in[4], tir_int(b, 0)), sc);
+	rb = tir_let(b, "rb", tir_cast(b, DTYPE_F64, rb));
 	fixed = tir_bin(b, BIN_SUB, qadd_param(L, 7), tir_add(b, tir_mul(b, ra, qadd_param(L, 2)),
 						      tir_mul(b, rb, qadd_param(L, 5))));
 	fixed = tir_let(b, "fixed", tir_cast(b, DTYPE_F32, fixed));

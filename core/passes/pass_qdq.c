@@ -11,9 +11,10 @@
  * DequantizeLinear(b, constant) -> MatMul (or a Gemm: alpha and beta 1,
  * A not transposed, B's constant transposed here when transB, C the
  * DequantizeLinear of an int32 bias as a Conv's) -> QuantizeLinear one
- * QLinearMatMul (the bias its ninth input), and DequantizeLinear(a), DequantizeLinear(b) -> Add ->
- * QuantizeLinear one QLinearAdd (com.microsoft), as ONNX Runtime's QDQ
- * transformer fuses them into its integer kernels. The fused node takes the QuantizeLinear's place and
+ * QLinearMatMul (the bias its ninth input), and DequantizeLinear(a),
+ * DequantizeLinear(b) -> Add -> QuantizeLinear one QLinearAdd
+ * (com.microsoft), as ONNX Runtime's QDQ transformer fuses them into its
+ * integer kernels. The fused node takes the QuantizeLinear's place and
  * output, and the spans of every node that dies with the fusion, so
  * metadata and dumps still name the ONNX nodes it came from.
  *
