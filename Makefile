@@ -22,7 +22,8 @@ RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_half.h runtime/rt_floa
 	  runtime/rt_model.c runtime/rt_shape.c runtime/rt_par.c backends/opencl/rt_opencl.h backends/dnnl/rt_dnnl.h \
 	  backends/blas/rt_blas.h \
 	  backends/c/rt_cgemm.h backends/c/rt_cconv.h backends/c/rt_cwino.h \
-	  backends/c/rt_crows.h backends/c/rt_cpool.h backends/c/rt_cquant.h backends/c/rt_cnbits.h
+	  backends/c/rt_crows.h backends/c/rt_cpool.h backends/c/rt_cipack.h backends/c/rt_cquant.h \
+	  backends/c/rt_cnbits.h
 # embedded in collagec: the runtime sources, the built-in pattern tables and
 # the page explain --html fills in
 EMBED  := $(RTSRC) $(wildcard patterns/*.pat) cli/explorer.html
@@ -36,7 +37,7 @@ LIBOBJS := $(filter-out $(BUILD)/cli/%,$(OBJS))
 # the subcommands without main(), for the harnesses of what cli/ reads (fuzz_meta)
 CLIOBJS := $(filter-out $(BUILD)/cli/main.o,$(filter $(BUILD)/cli/%,$(OBJS)))
 
-.PHONY: all deps test test-full test-all test-build test-oom oom-build test-asan test-valgrind demo bench bench-busy bench-gemm bench-nbits bench-collage bench-compile bench-search bench-decode install clean regen fuzz
+.PHONY: all deps test test-full test-all test-build test-oom oom-build test-asan test-valgrind demo bench bench-busy bench-gemm bench-nbits bench-quant bench-collage bench-compile bench-search bench-decode install clean regen fuzz
 
 all: $(BUILD)/collagec
 
@@ -160,6 +161,11 @@ bench-gemm: $(BUILD)/collagec $(BUILD)/tests/gemm_bench
 # a decoder-sized MatMulNBits against ONNX Runtime (ORT_PY: a python with it)
 bench-nbits: $(BUILD)/collagec
 	@BUILD=$(BUILD) sh tests/bench_nbits.sh
+
+# issue 31's table: quantized models against ONNX Runtime and collagec's float32
+# builds (ORT_PY: a python with onnxruntime; skipped without one)
+bench-quant: $(BUILD)/collagec
+	@BUILD=$(BUILD) sh tests/bench_quant.sh
 
 bench-compile: $(BUILD)/collagec
 	@BUILD=$(BUILD) sh tests/bench_compile.sh

@@ -18,6 +18,15 @@ OUTDIR/NAME/model.onnx and test_data_set_0/{input_0,output_0}.pb for
   cnn_qdq_tensor  the CNN by quantize_static's defaults (QDQ, per-tensor
                weights): its bias DequantizeLinears have a [1] scale beside
                a scalar zero point, as in its ResNet-50
+  resblock_qdq a residual CNN (Conv, Relu, Conv, Relu, Conv, Add of the
+               first Relu, Relu, GlobalAveragePool, Flatten, MatMul, Add)
+               with 7 channels of 15 x 15 (1575 elements: vector tails),
+               quantize_static QDQ as cnn_qdq: its residual Add runs as
+               QLinearAdd in ONNX Runtime and in collagec
+  qlinearadd_{u8,s8,u8_scalar,s8_bcast}  one com.microsoft QLinearAdd
+               (ONNX Runtime's kernel) of random 8-bit tensors: odd sizes, a
+               one-element b, a broadcast; atol 0 (collagec computes what
+               that kernel computes, bit for bit)
 The output is ONNX Runtime's (default session options: its QDQ fusions
 run integer kernels). OUTDIR/NAME/atol holds the test's tolerance: one
 quantization step of the output (its last DequantizeLinear's scale) plus
@@ -74,6 +83,31 @@ def cnn():
     return m
 
 
+def resblock():
+    nodes = [
+        helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1], name="conv0"),
+        helper.make_node("Relu", ["c0"], ["r0"], name="relu0"),
+        helper.make_node("Conv", ["r0", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
+        helper.make_node("Add", ["c2", "r0"], ["s"], name="residual"),
+        helper.make_node("Relu", ["s"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["p"], name="pool"),
+        helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
+        helper.make_node("MatMul", ["f", "wf"], ["fm"], name="fc"),
+        helper.make_node("Add", ["fm", "bf"], ["y"], name="fc_bias"),
+    ]
+    g = helper.make_graph(
+        nodes, "resblock", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 15, 15])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [init("w0", [7, 3, 3, 3], 0.3), init("b0", [7], 0.1), init("w1", [7, 7, 3, 3], 0.2),
+         init("b1", [7], 0.1), init("w2", [7, 7, 3, 3], 0.2), init("b2", [7], 0.1),
+         init("wf", [7, 10], 0.3), init("bf", [10], 0.1)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
 def mlp():
     nodes = [
         helper.make_node("MatMul", ["x", "w1"], ["m1"], name="mm1"),
@@ -91,8 +125,8 @@ def mlp():
 
 
 class Reader(CalibrationDataReader):
-    def __init__(self, n):
-        self.data = iter([{"x": RNG.standard_normal((1, 3, 16, 16)).astype(np.float32)}
+    def __init__(self, n, shape=(1, 3, 16, 16)):
+        self.data = iter([{"x": RNG.standard_normal(shape).astype(np.float32)}
                           for _ in range(n)])
 
     def get_next(self):
@@ -124,6 +158,36 @@ def save_case(d, path, x, atol):
         f.write("%.9g\n" % atol)
 
 
+def qlinearadd(d, t, ash, bsh, rng):
+    """One com.microsoft QLinearAdd, and ONNX Runtime's output on random inputs."""
+    npt = np.uint8 if t == TensorProto.UINT8 else np.int8
+    lo, hi = (0, 256) if npt == np.uint8 else (-128, 128)
+    a, b = rng.integers(lo, hi, ash).astype(npt), rng.integers(lo, hi, bsh).astype(npt)
+    inits = [numpy_helper.from_array(np.float32(rng.random() * 0.05 + 0.01), "sa"),
+             numpy_helper.from_array(npt(rng.integers(lo, hi)), "za"),
+             numpy_helper.from_array(np.float32(rng.random() * 0.05 + 0.01), "sb"),
+             numpy_helper.from_array(npt(rng.integers(lo, hi)), "zb"),
+             numpy_helper.from_array(np.float32(rng.random() * 0.06 + 0.02), "sc"),
+             numpy_helper.from_array(npt(rng.integers(lo, hi)), "zc")]
+    node = helper.make_node("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"], ["y"],
+                            domain="com.microsoft", name="qadd")
+    g = helper.make_graph([node], "qlinearadd", [helper.make_tensor_value_info("a", t, ash),
+                                                 helper.make_tensor_value_info("b", t, bsh)],
+                          [helper.make_tensor_value_info("y", t, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                            helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(m, path)
+    y = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"a": a, "b": b})[0]
+    for name, v, arr in (("input_0", "a", a), ("input_1", "b", b), ("output_0", "y", y)):
+        with open(os.path.join(d, "test_data_set_0", name + ".pb"), "wb") as f:
+            f.write(numpy_helper.from_array(arr, v).SerializeToString())
+    with open(os.path.join(d, "atol"), "w") as f:
+        f.write("0\n")
+
+
 def main():
     out = sys.argv[1]
     tmp = os.path.join(out, "float")
@@ -152,6 +216,21 @@ def main():
     quantize_static(os.path.join(tmp, "cnn.onnx"), path, Reader(8), quant_format=QuantFormat.QDQ,
                     per_channel=False)
     save_case(d, path, x, output_scale(onnx.load(path)) + 1e-6)
+    onnx.save(resblock(), os.path.join(tmp, "resblock.onnx"))
+    d = os.path.join(out, "resblock_qdq")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    quantize_static(os.path.join(tmp, "resblock.onnx"), path, Reader(8, (1, 3, 15, 15)),
+                    quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    save_case(d, path, RNG.standard_normal((1, 3, 15, 15)).astype(np.float32),
+              output_scale(onnx.load(path)) + 1e-6)
+    rng = np.random.default_rng(5)
+    for name, t, ash, bsh in (("u8", TensorProto.UINT8, (3, 1001), (3, 1001)),
+                              ("s8", TensorProto.INT8, (7, 333), (7, 333)),
+                              ("u8_scalar", TensorProto.UINT8, (2, 77), (1,)),
+                              ("s8_bcast", TensorProto.INT8, (4, 1, 9), (5, 1))):
+        qlinearadd(os.path.join(out, "qlinearadd_" + name), t, ash, bsh, rng)
     for f in os.listdir(tmp):
         os.remove(os.path.join(tmp, f))
     os.rmdir(tmp)

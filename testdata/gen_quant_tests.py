@@ -8,7 +8,11 @@ inside a fused kernel, bfloat16 arithmetic; MatMulInteger and
 QLinearMatMul with a constant B (the c target's integer GEMM) of odd
 sizes, every type pair and zero-point form, ConvInteger and QLinearConv
 with constant weights (strides, pads, dilations, groups, depthwise, 1x1,
-1-D, per-channel), and DynamicQuantizeLinear.
+1-D, per-channel), DynamicQuantizeLinear, and QDQ Adds (DequantizeLinear
+twice -> Add [-> Relu] -> QuantizeLinear, which the qdq pass makes one
+QLinearAdd) against the integer formula that node computes, and QDQ Gemms
+with transB and an int32 bias (QLinearMatMul with the bias, B transposed
+at compile time) against numpy's int64 sums.
 
 usage: gen_quant_tests.py OUTDIR
 
@@ -405,6 +409,88 @@ def iconv_cases():
              [("x", tx, x), ("sx", F, sx), ("zx", tx, zx)], [("y", ty, y)], inits)
 
 
+def qadd_ref(a, sa, za, b, sb, zb, sc, zc, lo, hi):
+    """QLinearAdd as ONNX Runtime's x86 kernel computes it (ops_quant.c):
+    fma(A, rA, fma(B, rB, fixed)) on the raw integers, each fma exact in
+    float64 (8-bit times 24-bit products) and rounded once to float32."""
+    f32, f64 = np.float32, np.float64
+    ra, rb = f32(sa) / f32(sc), f32(sb) / f32(sc)
+    fixed = f32(f64(zc) - (f64(ra) * f64(za) + f64(rb) * f64(zb)))
+    v = (b.astype(f64) * f64(rb) + f64(fixed)).astype(f32)
+    v = (a.astype(f64) * f64(ra) + v.astype(f64)).astype(f32)
+    return np.clip(np.rint(v), lo, hi)
+
+
+def qadd_cases():
+    """QDQ Adds, as quantize_static writes a residual connection: odd sizes
+    (the vector loop's tails), uint8 and int8, a Relu folded (y's zero point
+    its type's least value), a one-element b, a broadcast the kernel leaves
+    to the op's own loops, and one large enough for threads to share."""
+    F, U8, I8 = TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8
+    # name, type, a shape, b shape, Relu
+    conf = [
+        ("u8", U8, (2, 3, 5, 7), (2, 3, 5, 7), False),
+        ("u8_relu", U8, (1, 37), (1, 37), True),
+        ("s8", I8, (3, 67), (3, 67), False),
+        ("s8_relu", I8, (5, 13), (5, 13), True),
+        ("u8_scalar_b", U8, (1, 4, 9), (1,), False),
+        ("s8_bcast", I8, (3, 1, 5), (4, 1), False),
+        ("u8_large", U8, (1, 8, 100, 101), (1, 8, 100, 101), True),
+    ]
+    for name, t, ash, bsh, relu in conf:
+        lo, hi = (0, 255) if t == U8 else (-128, 127)
+        a, b = imm_operand(t, ash, False), imm_operand(t, bsh, False)
+        za, zb = imm_operand(t, (), False), imm_operand(t, (), False)
+        zc = NP[t](lo) if relu else imm_operand(t, (), False)
+        sa, sb = np.float32(RNG.random() * 0.05 + 0.01), np.float32(RNG.random() * 0.05 + 0.01)
+        sc = np.float32(RNG.random() * 0.06 + 0.02)
+        y = qadd_ref(a, sa, za, b, sb, zb, sc, zc, lo, hi)
+        nodes = [helper.make_node("DequantizeLinear", ["a", "sa", "za"], ["fa"]),
+                 helper.make_node("DequantizeLinear", ["b", "sb", "zb"], ["fb"]),
+                 helper.make_node("Add", ["fa", "fb"], ["s"])]
+        if relu:
+            nodes.append(helper.make_node("Relu", ["s"], ["r"]))
+        nodes.append(helper.make_node("QuantizeLinear", ["r" if relu else "s", "sc", "zc"],
+                                      ["y"]))
+        GOOD.append(("qdq_add_" + name, nodes, 13, [("a", t, a), ("b", t, b)], [("y", t, y)],
+                     [tensor("sa", F, sa), tensor("za", t, za), tensor("sb", F, sb),
+                      tensor("zb", t, zb), tensor("sc", F, sc), tensor("zc", t, zc)]))
+
+
+def qgemm_cases():
+    """DequantizeLinear(x), DequantizeLinear(w [N, K], per channel or per
+    tensor), DequantizeLinear(int32 bias, scale x_scale * w_scale) -> Gemm
+    (transB) -> QuantizeLinear, as quantize_static writes a classifier: the
+    qdq pass makes it one QLinearMatMul (B transposed, the bias its ninth
+    input); odd sizes, uint8 x int8 and int8 x int8."""
+    F, U8, I8, I32 = TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+    for name, tx, tw, m, k, n, per in (("u8s8", U8, I8, 3, 37, 21, True),
+                                       ("s8s8", I8, I8, 1, 64, 33, False)):
+        x = imm_operand(tx, (m, k), False)
+        w = imm_operand(tw, (n, k), False)
+        zx, zy = imm_operand(tx, (), False), imm_operand(tx, (), False)
+        zw = imm_operand(tw, (n,) if per else (), False)
+        sx = np.float32(RNG.random() * 0.02 + 0.005)
+        sw = (RNG.random(n if per else ()) * 0.02 + 0.005).astype(np.float32)
+        sy = np.float32(RNG.random() * 2 + 1)
+        bias = RNG.integers(-20000, 20000, n).astype(np.int32)
+        acc = ((x.astype(np.int64) - zx) @ (w.astype(np.int64) - (zw[:, None] if per else zw)).T
+               + bias.astype(np.int64))
+        lo, hi = (0, 255) if tx == U8 else (-128, 127)
+        y = np.clip(np.rint(acc.astype(np.int32).astype(np.float32) *
+                            ((sx * sw) / sy).astype(np.float32)) + np.float32(zy), lo, hi)
+        bs = (sx * sw).astype(np.float32)
+        nodes = [helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["fx"]),
+                 helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["fw"], axis=0),
+                 helper.make_node("DequantizeLinear", ["b", "sb"], ["fb"], axis=0),
+                 helper.make_node("Gemm", ["fx", "fw", "fb"], ["g"], transB=1),
+                 helper.make_node("QuantizeLinear", ["g", "sy", "zy"], ["y"])]
+        GOOD.append(("qdq_gemm_transb_bias_" + name, nodes, 13, [("x", tx, x)], [("y", tx, y)],
+                     [tensor("sx", F, sx), tensor("zx", tx, zx), tensor("w", tw, w),
+                      tensor("sw", F, sw), tensor("zw", tw, zw), tensor("b", I32, bias),
+                      tensor("sb", F, bs), tensor("sy", F, sy), tensor("zy", tx, zy)]))
+
+
 def half_cases():
     F, H, B, D = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE
     ties = [1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 2.0 ** -25, 3 * 2.0 ** -25, 2.0 ** -24 * 1.5,
@@ -516,6 +602,8 @@ def main():
     half_cases()
     imm_cases()
     iconv_cases()
+    qadd_cases()
+    qgemm_cases()
     bad_cases()
     write_good(sys.argv[1])
     write_bad(sys.argv[1])

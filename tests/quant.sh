@@ -11,10 +11,20 @@
 # 2. Models quantized by ONNX Runtime's quantizer (testdata/quant, made by
 #    testdata/gen_quant_models.py with ONNX Runtime's outputs): within one
 #    quantization step of the output (testdata/quant/NAME/atol; the
-#    generator's docstring says why).
+#    generator's docstring says why); qlinearadd_*, one com.microsoft
+#    QLinearAdd each, exactly (ONNX Runtime's kernel), at --cpu generic too.
 # 3. The qdq pass on cnn_qdq and cnn_qdq_tensor: their Conv and MatMul
 #    groups become QLinearConv and QLinearMatMul (the integer kernels'
-#    strategies in OUT.json, no float conv.* or matmul.* kernel).
+#    strategies in OUT.json, no float conv.* or matmul.* kernel); on
+#    resblock_qdq and the qdq_add_* node tests its Add groups become
+#    QLinearAdd (qlinearadd.vec where a and b have y's shape or one
+#    element, the op's own loops under other broadcasts); the qdq_gemm_*
+#    node tests' Gemm (transB, an int32 bias) QLinearMatMul on its GEMM.
+# 4. OUT.so holds a quantized model's 8-bit weights once: the weights blob
+#    (OUT.json's weights_bytes) of each testdata/quant model at most its
+#    ONNX file's size plus 10% and 512 bytes of alignment (the integer
+#    GEMM's packed panels are made
+#    when the model opens, from the weights as the model has them).
 SUITE=quant
 . "$(dirname "$0")/nodetests.sh"
 
@@ -44,6 +54,7 @@ names=$(cd "$T/good" && echo convinteger_const_* qlinearconv_const_*)
 convs=$(for n in $(t_list "$names" "$(t_pick "$SEED" 6 $names)"); do echo "$T/good/$n"; done)
 "$COLLAGEC" conformance -j2 --cpu generic --rtol 0 --atol 0 "$T"/good/matmulinteger_const_* \
 	"$T"/good/qlinearmatmul_const_* $convs "$T"/good/dynamicquantizelinear_* \
+	"$T"/good/qdq_add_* "$T"/good/qdq_gemm_* testdata/quant/qlinearadd_* \
 	>"$T/generic.out" 2>&1
 sed -n "s/^PASS \([^ ]*\).*/ok   $SUITE\/generic\/\1/p; s/^FAIL \([^:]*\): /FAIL $SUITE\/generic\/\1: /p" \
 	"$T/generic.out"
@@ -67,5 +78,54 @@ for m in cnn_qdq cnn_qdq_tensor; do
 		echo "FAIL quant/qdq/$m: the Conv and MatMul groups are not QLinearConv and QLinearMatMul"
 	else
 		echo "ok   quant/qdq/$m"
+	fi
+done
+
+# the qdq pass's Adds: QLinearAdd on rt_qadd (qlinearadd.vec) where a and b
+# have y's shape or one element, the op's own loops otherwise; no float Add
+# left (the outputs: the conformance runs above)
+for c in "qdq_add_u8_large vec" "qdq_add_u8_scalar_b vec" "qdq_add_s8 vec" \
+	"qdq_add_s8_bcast loops" "resblock_qdq vec"; do
+	set -- $c
+	m="$T/good/$1/model.onnx"
+	[ -f "$m" ] || m="testdata/quant/$1/model.onnx"
+	if ! "$COLLAGEC" compile --target c --search none -q "$m" -o "$T/$1.so" \
+		2>"$T/$1.err"; then
+		echo "FAIL quant/qdq_add/$1: compile: $(head -n 1 "$T/$1.err")"
+	elif ! grep -q "\"qlinearadd\.$2\"" "$T/$1.json" || grep -q '"k[0-9_]*Add"' "$T/$1.json"; then
+		echo "FAIL quant/qdq_add/$1: the Add groups are not QLinearAdd on qlinearadd.$2"
+	else
+		echo "ok   quant/qdq_add/$1"
+	fi
+done
+
+# a QDQ Gemm with transB and a bias: QLinearMatMul on the integer GEMM, no Gemm left
+for m in qdq_gemm_transb_bias_u8s8 qdq_gemm_transb_bias_s8s8; do
+	if ! "$COLLAGEC" compile --target c --search none -q "$T/good/$m/model.onnx" \
+		-o "$T/$m.so" 2>"$T/$m.err"; then
+		echo "FAIL quant/qdq_gemm/$m: compile: $(head -n 1 "$T/$m.err")"
+	elif ! grep -q '"qlinearmatmul\.gemm"' "$T/$m.json" || grep -q '"gemm\.' "$T/$m.json"; then
+		echo "FAIL quant/qdq_gemm/$m: the Gemm group is not QLinearMatMul on its GEMM"
+	else
+		echo "ok   quant/qdq_gemm/$m"
+	fi
+done
+
+# the weights blob of a quantized model: no larger than its ONNX file + 10%
+for d in testdata/quant/*/; do
+	m=$(basename "$d")
+	if ! "$COLLAGEC" compile --target c --search none -q "$d/model.onnx" -o "$T/w_$m.so" \
+		2>"$T/w_$m.err"; then
+		echo "FAIL quant/weights/$m: compile: $(head -n 1 "$T/w_$m.err")"
+		continue
+	fi
+	w=$(sed -n 's/.*"weights_bytes":[^0-9]*\([0-9]*\).*/\1/p' "$T/w_$m.json")
+	f=$(wc -c <"$d/model.onnx")
+	# + 512: the blob aligns each constant to 64 bytes, more than a model
+	# of a few one-element parameters (qlinearadd_*) holds
+	if [ -z "$w" ] || [ "$w" -gt $((f + f / 10 + 512)) ]; then
+		echo "FAIL quant/weights/$m: $w bytes of weights for a $f-byte model"
+	else
+		echo "ok   quant/weights/$m"
 	fi
 done

@@ -94,6 +94,11 @@
  *                              quantizelinear.vec rt_cquant.h: the vector
  *                                               loop of dynquantize.vec
  *           always             quantizelinear.loops the op's own lowering
+ *   QLinearAdd
+ *           a and b each y's shape or one element
+ *                              qlinearadd.vec   rt_cquant.h: 8 lanes of
+ *                                               two fmas in double
+ *           always             qlinearadd.loops the op's own lowering
  *   DynamicQuantizeLinear
  *           float32            dynquantize.vec  rt_cquant.h: min/max in
  *                                               lanes, vector quantize
@@ -119,6 +124,7 @@
 
 #include "../../core/target/strategy.h"
 #include "../../runtime/rt_wino.h"
+#include "rt_cipack.h"
 
 #define KBLOCK 64	/* rows of B in a block */
 #define NBLOCK 256	/* columns of B in a block: 64 x 256 floats = 64 KiB */
@@ -2046,7 +2052,8 @@ static struct tir *cond_cigemm(struct lower *L)
  * each panel's quads go safe ones first (those where no column has such a
  * pair), and the int32 map after the panels says per group and panel how
  * many are safe, then which k quad each packed quad is (rt_ci_tile_map).
- * Once per graph (graph_derived_const).
+ * Once per graph (graph_derived_const), by rt_cipack.h's rt_ci_pack, which
+ * the compiled model runs again when it opens (rt_cigemm_pack_const).
  */
 static int8_t *ci_pack_at(struct lower *L, const struct value *bv, int64_t K, int64_t N,
 			  int64_t groups, int64_t ks, int64_t js, int64_t gs, bool map,
@@ -2057,58 +2064,20 @@ static int8_t *ci_pack_at(struct lower *L, const struct value *bv, int64_t K, in
 	int64_t mapn = map ? groups * np * (kq + 1) : 0;
 	/* gs is N * js wherever groups > 1 (convolutions): not a key of its own */
 	const int64_t params[] = { K, N, sgn | map << 1, groups, ks, js };
-	const uint8_t *src = bv->data;
-	int8_t *bp, *quad = xmalloc((size_t)gb);
-	bool *ok = xmalloc((size_t)kq);
-	int safe = 1;
+	int8_t *bp;
 
 	*bytes = groups * gb;
 	bp = graph_derived_const(L->g, bv->data, "cigemm.pack", params, ARRAY_SIZE(params),
 				 (size_t)(*bytes + 4 * mapn) + 1, &fresh);
-	if (!fresh)
-		goto out;
-	for (int64_t g = 0; g < groups; g++)
-		for (int64_t jp = 0; jp < np; jp++) {
-			int8_t *dst = bp + g * gb + jp * kq * 64;
-			int32_t *m = (int32_t *)(bp + *bytes) + (g * np + jp) * (kq + 1);
-			int64_t at = 0;
-
-			for (int64_t q = 0; q < kq; q++) {
-				ok[q] = true;
-				for (int64_t jj = 0; jj < CI_NR; jj++) {
-					int8_t *d = quad + q * 64 + jj * 4;
-					int64_t j = jp * CI_NR + jj;
-
-					for (int kk = 0; kk < 4; kk++) {
-						int64_t k = 4 * q + kk;
-						uint8_t v = k < K && j < N ? src[g * gs + k * ks + j * js]
-							    : (sgn ? 0 : 128);
-
-						d[kk] = (int8_t)(sgn ? (int)(int8_t)v : (int)v - 128);
-					}
-					if (abs(d[0] + d[1]) > 128 || abs(d[2] + d[3]) > 128)
-						ok[q] = false;
-				}
-				safe &= ok[q];
-			}
-			if (!map) {
-				memcpy(dst, quad, (size_t)(kq * 64));
-				continue;
-			}
-			/* safe quads first, then the others, each in k order */
-			for (int pass = 0; pass < 2; pass++)
-				for (int64_t q = 0; q < kq; q++)
-					if (ok[q] == !pass) {
-						memcpy(dst + at * 64, quad + q * 64, 64);
-						m[1 + at++] = (int32_t)q;
-					}
-			for (int64_t q = 0; q < kq; q++)
-				m[0] += ok[q];
-		}
-	bp[*bytes + 4 * mapn] = (int8_t)safe;
-out:
-	free(quad);
-	free(ok);
+	if (fresh)
+		bp[*bytes + 4 * mapn] = (int8_t)rt_ci_pack(bv->data, K, N, groups, ks, js, gs, sgn,
+							   map, bp, map ? (int32_t *)(bp + *bytes)
+							   : NULL);
+	/*
+	 * or the model packs the panels when it opens, where the blob holds
+	 * B anyway (the kernel's own argument): the map stays a constant
+	 */
+	graph_derived_open(L->g, bp, "rt_cigemm_pack_const");
 	return bp;
 }
 
@@ -2215,6 +2184,7 @@ static int lower_cigemm(struct lower *L)
 		for (int i = 0; i < 6; i++)
 			args[n++] = tir_int(b, 0);
 	}
+	args[n++] = io.ql && ci_opt(L, 8) ? tir_addr(b, L->in[8], tir_int(b, 0)) : tir_int(b, 0);
 	args[n++] = map ? tir_addr(b, lower_const(L, DTYPE_I32, mapn, bp + bytes), tir_int(b, 0))
 		    : tir_int(b, 0);
 	tir_extern(b, "rt_cigemm", args, n);
@@ -2457,6 +2427,56 @@ static const struct op_strategy dynquant_strategy = {
 	OP_DYNAMICQUANTIZELINEAR, dynquant_specs, ARRAY_SIZE(dynquant_specs)
 };
 
+/* ---- QLinearAdd: rt_qadd (rt_cquant.h) ---- */
+
+/* Input i has y's shape, or one element; its own buffer. */
+static bool qadd_operand(struct lower *L, int i)
+{
+	const struct value *v = lower_in(L, i);
+
+	return L->in[i]->index >= 0 && (ci_one(v) || shape_eq(&v->shape, &lower_out(L, 0)->shape));
+}
+
+static struct tir *cond_qadd(struct lower *L)
+{
+	return strategy_static(L, qadd_operand(L, 0) && qadd_operand(L, 3));
+}
+
+/* qlinearadd.vec: one call of rt_qadd over the whole tensor. */
+static int lower_qadd_vec(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct tir *args[13], *zs;
+
+	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[1] = lower_numel(L, &lower_in(L, 0)->shape);
+	args[2] = tir_addr(b, L->in[3], tir_int(b, 0));
+	args[3] = lower_numel(L, &lower_in(L, 3)->shape);
+	args[4] = lower_numel(L, &lower_out(L, 0)->shape);
+	args[5] = ci_vec(L, 1, &zs);
+	args[6] = ci_vec(L, 2, &zs);
+	args[7] = ci_vec(L, 4, &zs);
+	args[8] = ci_vec(L, 5, &zs);
+	args[9] = ci_vec(L, 6, &zs);
+	args[10] = ci_vec(L, 7, &zs);
+	args[11] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[12] = tir_int(b, lower_out(L, 0)->dtype == DTYPE_I8);
+	tir_extern(b, "rt_qadd", args, 13);
+	return 0;
+}
+
+static const struct strategy_impl qadd_vec[] = { { "qlinearadd.vec", 10, lower_qadd_vec } };
+static const struct strategy_impl qadd_loops[] = { { "qlinearadd.loops", 0, lower_own } };
+
+static const struct strategy_spec qadd_specs[] = {
+	{ "a and b each y's shape or one element", cond_qadd, qadd_vec, ARRAY_SIZE(qadd_vec) },
+	{ "always", NULL, qadd_loops, ARRAY_SIZE(qadd_loops) },
+};
+
+static const struct op_strategy qadd_strategy = {
+	OP_QLINEARADD, qadd_specs, ARRAY_SIZE(qadd_specs)
+};
+
 /* ---- MatMulNBits: rt_nbits (rt_cnbits.h) ---- */
 
 /* What rt_nbits takes: 4-bit weights, every operand its own buffer. */
@@ -2541,6 +2561,7 @@ const struct op_strategy *const c_strategies[] = {
 	&qlinearconv_strategy,
 	&quant_strategy,
 	&dynquant_strategy,
+	&qadd_strategy,
 	&nbits_strategy,
 	NULL,
 };

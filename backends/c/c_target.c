@@ -39,8 +39,9 @@ static const char *embedded_text(const char *name)
  * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
  * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
  * rt_softmax_rows, rt_lnorm_rows and rt_attn_rows, rt_cpool.h for rt_pool2d,
- * rt_cquant.h for rt_cigemm, rt_ciconv2d, rt_dynquant and rt_quantize_u8,
- * rt_cnbits.h (after rt_cgemm.h) for rt_nbits; NULL for none. Modules of one
+ * rt_cquant.h (after rt_cipack.h, which packs their weights when the
+ * model opens) for rt_cigemm, rt_ciconv2d, rt_dynquant, rt_quantize_u8 and
+ * rt_qadd, rt_cnbits.h (after rt_cgemm.h) for rt_nbits; NULL for none. Modules of one
  * model may get different preludes, each pasted once: the headers' include
  * guards make a second copy of one of them empty.
  */
@@ -52,7 +53,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 		    strstr(source, "rt_attn_rows");
 	bool pool = strstr(source, "rt_pool2d");
 	bool quant = strstr(source, "rt_cigemm") || strstr(source, "rt_ciconv2d") ||
-		     strstr(source, "rt_dynquant") || strstr(source, "rt_quantize_u8");
+		     strstr(source, "rt_dynquant") || strstr(source, "rt_quantize_u8") ||
+		     strstr(source, "rt_qadd");
 	bool nbits = strstr(source, "rt_nbits");
 	struct strbuf sb = STRBUF_INIT;
 	const char *r;
@@ -71,8 +73,10 @@ static const char *c_prelude(struct graph *g, const char *source)
 		sb_puts(&sb, embedded_text("rt_crows.h"));
 	if (pool)
 		sb_puts(&sb, embedded_text("rt_cpool.h"));
-	if (quant)
+	if (quant) {
+		sb_puts(&sb, embedded_text("rt_cipack.h"));
 		sb_puts(&sb, embedded_text("rt_cquant.h"));
+	}
 	if (nbits)
 		sb_puts(&sb, embedded_text("rt_cnbits.h"));
 	r = arena_strdup(g->arena, sb_str(&sb));

@@ -1,10 +1,11 @@
 /*
  * rt_cquant.h - the c target's 8-bit integer GEMM, the convolutions on it
- * (rt_ciconv2d: im2col of the pixels as A, the weights as the packed B)
- * and DynamicQuantizeLinear, pasted into the generated code as a prelude
- * (embedded into collagec) by the strategies matmulinteger.gemm,
- * qlinearmatmul.gemm, convinteger.gemm, qlinearconv.gemm and
- * dynquantize.vec of backends/c/c_strategies.c.
+ * (rt_ciconv2d: im2col of the pixels as A, the weights as the packed B),
+ * DynamicQuantizeLinear and QLinearAdd (rt_qadd), pasted into the
+ * generated code as a prelude (embedded into collagec) by the strategies
+ * matmulinteger.gemm, qlinearmatmul.gemm, convinteger.gemm,
+ * qlinearconv.gemm, dynquantize.vec, quantizelinear.vec and qlinearadd.vec
+ * of backends/c/c_strategies.c.
  *
  *	C[i, j] = sum_k (A[i, k] - za(i)) * (B[k, j] - zb(j))     (exact int32)
  *
@@ -699,7 +700,8 @@ static void rt_ci_share(void *v, int64_t t0, int64_t t1)
 }
 
 /*
- * C = the zero-point-corrected product of A and the packed B, as int32 or
+ * C = the zero-point-corrected product of A and the packed B (+ bias per
+ * column, when not NULL), as int32 or
  * requantized (out, enum rt_ci_out); see the top of this file. qmap: B
  * packed with each panel's safe quads first (K a multiple of 4), or NULL
  * (struct rt_ci_gemm). threads
@@ -709,10 +711,12 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 			     int a_signed, const void *za, int64_t zas, const int8_t *Bp,
 			     const int32_t *bsum, int b_signed, int safe, void *C, int64_t ldc,
 			     int out, const float *sa, int64_t sas, const float *sb, int64_t sbs,
-			     const float *sy, const void *yz, const int32_t *qmap, int threads)
+			     const float *sy, const void *yz, const int32_t *bias,
+			     const int32_t *qmap, int threads)
 {
 	struct rt_ci_gemm g = { M, N, K, (const uint8_t *)A, lda, a_signed, za, zas, Bp, bsum,
-				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, NULL, qmap };
+				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, bias,
+				qmap };
 	int64_t np = (N + RT_CI_NR - 1) / RT_CI_NR, tiles = (M + RT_CI_MR - 1) / RT_CI_MR;
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
 	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;
@@ -1126,6 +1130,124 @@ static inline void rt_dynquant(const float *x, int64_t n, uint8_t *y, float *sca
 		rt_par_for(threads, (n + 4095) / 4096, 1, rt_dq_blocks, &j);
 	else
 		rt_dq_blocks(&j, 0, (n + 4095) / 4096);
+}
+
+/* rt_qadd's operands and the constants of its formula (see rt_qadd). */
+struct rt_qadd_job {
+	const uint8_t *a, *b;	/* the raw bytes; a one-element operand is read at 0 */
+	int a1, b1;		/* whether a, b have one element */
+	uint8_t *y;
+	int64_t n;
+	double ra, rb, fixed;
+	int is_signed;
+};
+
+/* One element of QLinearAdd: the formula of ops_quant.c, as rt_qadd's lanes compute it. */
+static inline uint8_t rt_qadd1(const struct rt_qadd_job *j, int64_t i)
+{
+	int a = j->is_signed ? (int8_t)j->a[j->a1 ? 0 : i] : j->a[j->a1 ? 0 : i];
+	int b = j->is_signed ? (int8_t)j->b[j->b1 ? 0 : i] : j->b[j->b1 ? 0 : i];
+	float lo = j->is_signed ? -128.0f : 0.0f, hi = j->is_signed ? 127.0f : 255.0f;
+	float v = (float)(b * j->rb + j->fixed);
+
+	v = (float)(a * j->ra + (double)v);
+	v = v > lo ? v : lo;
+	v = v < hi ? v : hi;
+	return (uint8_t)(int)rintf(v);
+}
+
+#if defined(__AVX2__)
+/* 8 bytes at p (or p[0] 8 times) as 2 x 4 doubles. */
+static inline void rt_qadd_load(const uint8_t *p, int one, int is_signed, __m256d *lo,
+				__m256d *hi)
+{
+	__m128i b = one ? _mm_set1_epi8((char)p[0]) : _mm_loadl_epi64((const __m128i *)p);
+	__m256i w = is_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+
+	*lo = _mm256_cvtepi32_pd(_mm256_castsi256_si128(w));
+	*hi = _mm256_cvtepi32_pd(_mm256_extracti128_si256(w, 1));
+}
+
+/* Elements [i0, i1) of rt_qadd: 8 lanes at a time (the two roundings in double, as rt_qadd1). */
+static inline void rt_qadd_run(const struct rt_qadd_job *j, int64_t i0, int64_t i1)
+{
+	const __m256d ra = _mm256_set1_pd(j->ra), rb = _mm256_set1_pd(j->rb);
+	const __m256d fx = _mm256_set1_pd(j->fixed);
+	const __m128 lo = _mm_set1_ps(j->is_signed ? -128.0f : 0.0f);
+	const __m128 hi = _mm_set1_ps(j->is_signed ? 127.0f : 255.0f);
+	int64_t i = i0;
+
+	for (; i + 8 <= i1; i += 8) {
+		__m256d al, ah, bl, bh;
+		__m128 vl, vh;
+		__m128i q;
+
+		rt_qadd_load(j->a + (j->a1 ? 0 : i), j->a1, j->is_signed, &al, &ah);
+		rt_qadd_load(j->b + (j->b1 ? 0 : i), j->b1, j->is_signed, &bl, &bh);
+		vl = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_mul_pd(bl, rb), fx));
+		vh = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_mul_pd(bh, rb), fx));
+		vl = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_mul_pd(al, ra), _mm256_cvtps_pd(vl)));
+		vh = _mm256_cvtpd_ps(_mm256_add_pd(_mm256_mul_pd(ah, ra), _mm256_cvtps_pd(vh)));
+		vl = _mm_min_ps(_mm_max_ps(vl, lo), hi);
+		vh = _mm_min_ps(_mm_max_ps(vh, lo), hi);
+		/* the default rounding: to nearest even, as rintf */
+		q = _mm_packs_epi32(_mm_cvtps_epi32(vl), _mm_cvtps_epi32(vh));
+		q = j->is_signed ? _mm_packs_epi16(q, q) : _mm_packus_epi16(q, q);
+		_mm_storel_epi64((__m128i *)(j->y + i), q);
+	}
+	for (; i < i1; i++)
+		j->y[i] = rt_qadd1(j, i);
+}
+#else
+static inline void rt_qadd_run(const struct rt_qadd_job *j, int64_t i0, int64_t i1)
+{
+	for (int64_t i = i0; i < i1; i++)
+		j->y[i] = rt_qadd1(j, i);
+}
+#endif
+
+static void rt_qadd_blocks(void *v, int64_t b0, int64_t b1)
+{
+	const struct rt_qadd_job *j = v;
+
+	rt_qadd_run(j, b0 * 4096, b1 * 4096 < j->n ? b1 * 4096 : j->n);
+}
+
+/*
+ * QLinearAdd of a and b (uint8, or int8 when is_signed; na and nb
+ * elements, each n or 1) into y [n], every scale and zero point one
+ * element (zero points NULL: 0): ops_quant.c's formula, bit for bit,
+ *
+ *	y = saturate(rint(fma(a, ra, fma(b, rb, fixed))))
+ *
+ * ra = sa / sc, rb = sb / sc in float32, fixed = float32 of zc - (ra za +
+ * rb zb), each fma computed in double (exact there) and rounded once to
+ * float32: what ONNX Runtime's AVX2 kernel computes with float FMAs. With
+ * AVX2, 8 elements a step; threads take runs of 4096 elements.
+ */
+static inline void rt_qadd(const void *a, int64_t na, const void *b, int64_t nb, int64_t n,
+			   const float *sa, const void *za, const float *sb, const void *zb,
+			   const float *sc, const void *zc, void *y, int is_signed, int threads)
+{
+	struct rt_qadd_job j;
+	float ra = sa[0] / sc[0], rb = sb[0] / sc[0];
+	double zpa = rt_ci_zp(za, 0, is_signed), zpb = rt_ci_zp(zb, 0, is_signed);
+	double zpc = rt_ci_zp(zc, 0, is_signed);
+
+	j.a = a;
+	j.b = b;
+	j.a1 = na == 1 && n != 1;
+	j.b1 = nb == 1 && n != 1;
+	j.y = y;
+	j.n = n;
+	j.ra = ra;
+	j.rb = rb;
+	j.fixed = (float)(zpc - ((double)ra * zpa + (double)rb * zpb));
+	j.is_signed = is_signed;
+	if (threads > 1 && n >= 65536)
+		rt_par_for(threads, (n + 4095) / 4096, 1, rt_qadd_blocks, &j);
+	else
+		rt_qadd_blocks(&j, 0, (n + 4095) / 4096);
 }
 
 #endif

@@ -24,6 +24,8 @@
  *                               bool causal/padding mask -> Attention
  *   MatMulNBits                 MatMulNBits (core/ops/ops_nbits.c: kept,
  *                               a 4-bit GEMM on c), [Casts of float16]
+ *   QLinearAdd                  QLinearAdd (core/ops/ops_quant.c: kept, the
+ *                               node the qdq pass makes of a QDQ Add)
  *   FlexAttention (domain       Attention of opset 23; with a score_mod or
  *   ai.onnx.preview)            prob_mod graph MatMul, Mul, its nodes,
  *                               Softmax, its nodes, MatMul
@@ -613,6 +615,25 @@ static int cx_matmul_nbits(struct cx *c)
 
 		cx_node(c, OP_CAST, "Cast", &out, 1, c->out[0], &to, 1);
 	}
+	return 0;
+}
+
+/* ---- QLinearAdd ---- */
+
+/* kept as it is (ops_quant.c computes it as ONNX Runtime's kernel does) */
+static int cx_qlinear_add(struct cx *c)
+{
+	static const char *const known[] = { NULL };
+	int in[8], out;
+
+	if (cx_check_attrs(c, known) < 0)
+		return -1;
+	for (int i = 0; i < 8; i++)
+		in[i] = i < c->n_in ? c->in[i] : -1;
+	out = cx_node(c, OP_QLINEARADD, "QLinearAdd", in, 8, c->out[0], NULL, 0);
+	/* the node the model has, under its own name (diagnostics of shape inference) */
+	c->g->nodes.v[c->g->values.v[out].producer].name = c->self.name;
+	c->g->nodes.v[c->g->values.v[out].producer].onnx_index = c->self.onnx_index;
 	return 0;
 }
 
@@ -1247,6 +1268,7 @@ static const struct contrib_op {
 	{ "LayerNormalization", true, 17, cx_layer_norm, 2, 3, 3 },
 	{ "MatMulNBits", false, 0, cx_matmul_nbits, 3, 6, 1 },
 	{ "MultiHeadAttention", false, 0, cx_multi_head_attention, 1, 10, 4 },
+	{ "QLinearAdd", false, 0, cx_qlinear_add, 7, 8, 1 },
 	{ "QuickGelu", false, 0, cx_quick_gelu, 1, 1, 1 },
 	{ "RotaryEmbedding", false, 0, cx_rotary_embedding, 4, 4, 1 },
 	{ "SimplifiedLayerNormalization", true, 0, cx_simplified_layer_norm, 2, 2, 2 },

@@ -45,7 +45,7 @@ const char *op_domain(enum op op)
 {
 	if (op == OP_ADAGRAD || op == OP_ADAM || op == OP_MOMENTUM)
 		return "ai.onnx.preview.training";
-	if (op == OP_MATMULNBITS)
+	if (op == OP_MATMULNBITS || op == OP_QLINEARADD)
 		return "com.microsoft";
 	return "";
 }

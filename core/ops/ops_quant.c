@@ -3,7 +3,8 @@
  * (per tensor, per axis, blocked; to and from the integers of 16 bits or
  * fewer, int4, uint4, int2 and uint2, the 8-bit floats and float4e2m1),
  * DynamicQuantizeLinear,
- * MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv.
+ * MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv and QLinearAdd
+ * (com.microsoft; what the qdq pass makes of a QDQ Add).
  *
  * Quantizing computes in float as ONNX Runtime does: round(x / scale)
  * to nearest even (rint, under the default rounding mode), plus the zero
@@ -15,6 +16,16 @@
  * by the float a_scale * b_scale / y_scale (in that order, as ONNX Runtime
  * computes its multiplier) and rounds the same way. Padding of the integer
  * convolutions stands for the zero point, so padded taps add nothing.
+ *
+ * QLinearAdd computes what ONNX Runtime's x86 kernel (MLAS, AVX2 with FMA)
+ * computes, with the float32 ratios rA = sA / sC, rB = sB / sC and
+ *
+ *	fixed = (float)(zC - (rA zA + rB zB))
+ *	C = saturate(rint(fma(A, rA, fma(B, rB, fixed))))
+ *
+ * on the raw A and B. Each fma is computed in double (A rA and B rB are
+ * exact there: 8 bits times 24), rounded once to float32, so the result
+ * is the same with or without FMA on the host; fixed likewise.
  */
 #include "ops.h"
 
@@ -328,18 +339,33 @@ static int check_scales(struct graph *g, struct node *n, const int *idx, int cou
 	return 0;
 }
 
+/*
+ * QLinearMatMul; a ninth input, an int32 bias per column added
+ * to the sums before requantizing, is the qdq pass's (a Gemm's C), as
+ * QLinearConv's.
+ */
 int infer_qlinearmatmul(struct graph *g, struct node *n)
 {
 	static const int scales[] = { 1, 4, 6 };
 	struct matmul_geom mg;
 
-	if (infer_arity(g, n, 8, 8, 1) < 0 || check_scales(g, n, scales, 3, true) < 0 ||
+	const struct value *bias;
+
+	if (infer_arity(g, n, 8, 9, 1) < 0 || check_scales(g, n, scales, 3, true) < 0 ||
 	    infer_qmm(g, n, 0, 3, 2, 5, DTYPE_UNDEF, 7) < 0)
 		return -1;
 	matmul_geometry(node_in(g, n, 0), node_in(g, n, 3), &mg);
 	if (check_vec(g, n, 1, mg.M, "row") < 0 || check_vec(g, n, 4, mg.N, "column") < 0 ||
 	    check_one(g, n, 6) < 0 || check_one(g, n, 7) < 0)
 		return -1;
+	bias = node_in(g, n, 8);
+	if (bias && bias->dtype != DTYPE_I32)
+		return q_type_error(g, n, 8, bias->dtype, "int32");
+	if (bias && (bias->shape.rank != 1 || !dim_eq(bias->shape.d[0], mg.N))) {
+		diag_error(g->ctx, "%s: input 8 ('%s') must have one element per column",
+			   node_loc(g, n), bias->name);
+		return -1;
+	}
 	return 0;
 }
 
@@ -395,6 +421,41 @@ int infer_qlinearconv(struct graph *g, struct node *n)
 	if (bias && bias->dtype != DTYPE_I32)
 		return q_type_error(g, n, 8, bias->dtype, "int32");
 	return check_vec(g, n, 8, node_in(g, n, 3)->shape.d[0], "output channel");
+}
+
+/*
+ * QLinearAdd (com.microsoft): A, A_scale, A_zero_point, B, B_scale,
+ * B_zero_point, C_scale, C_zero_point; A and B of one 8-bit type,
+ * broadcast; every scale and zero point one element (per tensor).
+ */
+int infer_qlinearadd(struct graph *g, struct node *n)
+{
+	static const int scales[] = { 1, 4, 6 };
+	struct value *a, *b;
+	struct shape s;
+
+	if (infer_arity(g, n, 7, 8, 1) < 0 || check_scales(g, n, scales, 3, false) < 0 ||
+	    !(a = infer_input(g, n, 0)) || !(b = infer_input(g, n, 3)))
+		return -1;
+	if (!q8_type_ok(a->dtype))
+		return q_type_error(g, n, 0, a->dtype, "uint8 or int8");
+	if (b->dtype != a->dtype)
+		return q_type_error(g, n, 3, b->dtype, dtype_name(a->dtype));
+	for (int i = 1; i < 8; i++) {
+		const struct value *z = node_in(g, n, i);
+
+		if (i == 3)
+			continue;	/* B */
+		if (check_one(g, n, i) < 0)
+			return -1;
+		if (z && (i == 2 || i == 5 || i == 7) && z->dtype != a->dtype)
+			return q_type_error(g, n, i, z->dtype, dtype_name(a->dtype));
+	}
+	if (!shape_broadcast(&a->shape, &b->shape, &s))
+		return infer_bad_shapes(g, n, "the inputs' shapes cannot be broadcast", &a->shape,
+					&b->shape);
+	infer_set(g, n, 0, a->dtype, &s);
+	return 0;
 }
 
 /* ---- lowering ---- */
@@ -575,7 +636,7 @@ static struct tir *qlinear_out(struct lower *L, struct tir *acc, struct tir *sa,
 	return requantize(L, v, lower_out(L, 0)->dtype);
 }
 
-/* MatMulInteger and QLinearMatMul: an int32 dot product per output element. */
+/* MatMulInteger and QLinearMatMul: an int32 dot product per output element (+ the bias). */
 int lower_qmatmul(struct lower *L)
 {
 	struct tir_builder *b = L->b;
@@ -588,7 +649,8 @@ int lower_qmatmul(struct lower *L)
 	matmul_geometry(lower_in(L, ia), lower_in(L, ib), &mg);
 	r = mg.batch.rank;
 	lower_loops_parallel(L, &mg.y, idx);
-	acc = tir_let(b, "acc", tir_typed_int(b, DTYPE_I32, 0));
+	acc = tir_let(b, "acc", ql && L->n->n_in > 8 && L->in[8] ? vec_at(L, 8, idx[r + 1])
+		      : tir_typed_int(b, DTYPE_I32, 0));
 	k = tir_loop(b, tir_dim(b, mg.K));
 	matmul_bases(L, &mg, idx, &oa, &ob);
 	oa = tir_add(b, oa, tir_add(b, tir_mul(b, idx[r], tir_dim(b, mg.K)), k));
@@ -653,6 +715,47 @@ int lower_qconv(struct lower *L)
 	if (ql)
 		acc = qlinear_out(L, acc, vec_at(L, 1, tir_int(b, 0)), vec_at(L, 4, oi[1]));
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, oi), acc);
+	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/* Input i (a one-element parameter) as double, 0 when absent. */
+static struct tir *qadd_param(struct lower *L, int i)
+{
+	if (i >= L->n->n_in || !L->in[i])
+		return tir_flt(L->b, DTYPE_F64, 0);
+	return tir_cast(L->b, DTYPE_F64, tir_load(L->b, L->in[i], tir_int(L->b, 0)));
+}
+
+/* float32 of x * r + c computed in double (x r exact there): fma's result. */
+static struct tir *qadd_fma(struct tir_builder *b, struct tir *x, struct tir *r, struct tir *c)
+{
+	return tir_cast(b, DTYPE_F32, tir_add(b, tir_mul(b, tir_cast(b, DTYPE_F64, x), r),
+					      tir_cast(b, DTYPE_F64, c)));
+}
+
+/* QLinearAdd, as the top of the file says: one loop nest under broadcasting. */
+int lower_qlinearadd(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *a = lower_in(L, 0), *bv = lower_in(L, 3), *y = lower_out(L, 0);
+	struct tir *idx[MAX_RANK], *sc, *ra, *rb, *fixed, *v;
+
+	sc = tir_load(b, L->in[6], tir_int(b, 0));
+	ra = tir_bin(b, BIN_DIV, tir_load(b, L->in[1], tir_int(b, 0)), sc);
+	ra = tir_let(b, "ra", tir_cast(b, DTYPE_F64, ra));
+	rb = tir_bin(b, BIN_DIV, tir_load(b, L->in[4], tir_int(b, 0)), sc);
+	rb = tir_let(b, "rb", tir_cast(b, DTYPE_F64, rb));
+	fixed = tir_bin(b, BIN_SUB, qadd_param(L, 7), tir_add(b, tir_mul(b, ra, qadd_param(L, 2)),
+						      tir_mul(b, rb, qadd_param(L, 5))));
+	fixed = tir_let(b, "fixed", tir_cast(b, DTYPE_F32, fixed));
+	lower_loops_parallel(L, &y->shape, idx);
+	v = qadd_fma(b, tir_load(b, L->in[3], lower_bcast_offset(L, &bv->shape, &y->shape, idx)),
+		     rb, fixed);
+	v = qadd_fma(b, tir_load(b, L->in[0], lower_bcast_offset(L, &a->shape, &y->shape, idx)),
+		     ra, v);
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx),
+		  requantize(L, tir_call1(b, INTRIN_RINT, v), y->dtype));
 	lower_end_loops(L, y->shape.rank);
 	return 0;
 }

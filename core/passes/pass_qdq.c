@@ -8,16 +8,20 @@
  *
  * becomes one QLinearConv node (x's and w's quantized tensors, their scales
  * and zero points, y's, the int32 bias), and DequantizeLinear(a),
- * DequantizeLinear(b, constant) -> MatMul (or a Gemm that is one: no
- * bias, alpha and beta 1, A not transposed) -> QuantizeLinear one
- * QLinearMatMul, as ONNX Runtime's QDQ transformer fuses them into its
+ * DequantizeLinear(b, constant) -> MatMul (or a Gemm: alpha and beta 1,
+ * A not transposed, B's constant transposed here when transB, C the
+ * DequantizeLinear of an int32 bias as a Conv's) -> QuantizeLinear one
+ * QLinearMatMul (the bias its ninth input), and DequantizeLinear(a),
+ * DequantizeLinear(b) -> Add -> QuantizeLinear one QLinearAdd
+ * (com.microsoft), as ONNX Runtime's QDQ transformer fuses them into its
  * integer kernels. The fused node takes the QuantizeLinear's place and
  * output, and the spans of every node that dies with the fusion, so
  * metadata and dumps still name the ONNX nodes it came from.
  *
  * The pass only fuses where the integer node computes what ONNX Runtime's
  * fusion computes: x and y of one 8-bit type (uint8 with uint8 or int8
- * weights, int8 with int8), per-tensor x and y, weights per tensor or per
+ * weights, int8 with int8; an Add's a, b and y of one), per-tensor x and y
+ * (an Add's a and b), weights per tensor or per
  * output channel (axis 0; per column of B, axis 1, for MatMul), no
  * block_size, every parameter a constant, the Conv's output read by the
  * QuantizeLinear (or the Relu/Clip) alone. A bias is fused only when its
@@ -276,46 +280,118 @@ static struct node *match_conv(struct graph *g, const int *count, struct node *c
 }
 
 /*
- * Whether Gemm n is a MatMul: no C, alpha and beta 1, A not transposed, B
- * not transposed (B transposed would need its constant transposed).
+ * Whether Gemm n is a MatMul the integer node takes: alpha and beta 1, A
+ * not transposed (B transposed: its constant is transposed here; C: an
+ * int32 bias, matched by the caller).
  */
 static bool gemm_is_matmul(const struct node *n)
 {
-	return (n->n_in < 3 || n->in[2] < 0) && node_attr_float(n, "alpha", 1.0) == 1.0 &&
-	       node_attr_float(n, "beta", 1.0) == 1.0 && !node_attr_int(n, "transA", 0) &&
-	       !node_attr_int(n, "transB", 0);
+	return node_attr_float(n, "alpha", 1.0) == 1.0 && node_attr_float(n, "beta", 1.0) == 1.0 &&
+	       !node_attr_int(n, "transA", 0);
 }
 
-/* Matches the MatMul (or Gemm) group at mm into f; the QuantizeLinear, or NULL. */
+/*
+ * The constant 8-bit matrix w [N, K] transposed into a new constant
+ * [K, N]; its value id. Adding a value may move g->values.
+ */
+static int transposed(struct graph *g, const struct value *w)
+{
+	int64_t N = w->shape.d[0].c, K = w->shape.d[1].c;
+	uint8_t *t = arena_alloc(g->arena, (size_t)(K * N));
+	const uint8_t *src = w->data;
+	struct shape s = { .rank = 2 };
+	const char *name = arena_printf(g->arena, "%s.transposed", w->name);
+	enum dtype dt = w->dtype;
+
+	for (int64_t k = 0; k < K; k++)
+		for (int64_t j = 0; j < N; j++)
+			t[k * N + j] = src[j * K + k];
+	s.d[0] = dim_const(K);
+	s.d[1] = dim_const(N);
+	return graph_add_const(g, name, dt, &s, t);
+}
+
+/*
+ * Matches the MatMul (or Gemm) group at mm into f; the QuantizeLinear, or
+ * NULL. A Gemm's transposed B is transposed here, and its C, when the
+ * DequantizeLinear of an int32 bias that fits (bias_fits), becomes the
+ * QLinearMatMul's int32 bias (a ninth input, as QLinearConv's).
+ */
 static struct node *match_matmul(struct graph *g, const int *count, struct node *mm,
 				 struct fusion *f)
 {
 	struct node *dqa = producer(g, mm->in[0], OP_DEQUANTIZELINEAR);
 	struct node *dqb = mm->n_in > 1 ? producer(g, mm->in[1], OP_DEQUANTIZELINEAR) : NULL;
-	const struct value *a;
+	struct node *dqc = NULL;
+	bool gemm = mm->op == OP_GEMM, tb = gemm && node_attr_int(mm, "transB", 0);
+	const struct value *a, *bv;
 	struct node *q;
+	int64_t N;
 
-	if (!dqa || !dqb || !per_tensor(g, dqa) || (mm->op == OP_GEMM && !gemm_is_matmul(mm)))
+	if (!dqa || !dqb || !per_tensor(g, dqa) || (gemm && !gemm_is_matmul(mm)))
 		return NULL;
 	a = node_in(g, dqa, 0);
-	if (!a->has_shape || a->shape.rank < 2 || node_in(g, dqb, 0)->shape.rank != 2 ||
-	    !const_weights(g, dqb, 1))
+	bv = node_in(g, dqb, 0);
+	if (!a->has_shape || a->shape.rank < 2 || (gemm && a->shape.rank != 2) ||
+	    bv->shape.rank != 2 || !const_weights(g, dqb, tb ? 0 : 1))
 		return NULL;
+	N = bv->shape.d[tb ? 0 : 1].c;
+	if (gemm && mm->n_in > 2 && mm->in[2] >= 0) {
+		dqc = producer(g, mm->in[2], OP_DEQUANTIZELINEAR);
+		if (!dqc || !bias_fits(g, dqc, node_in(g, dqa, 1), node_in(g, dqb, 1), N))
+			return NULL;
+	}
 	f->n_dead = 0;
 	take_dq(count, dqa, f);
 	take_dq(count, dqb, f);
+	if (dqc)
+		take_dq(count, dqc, f);
 	if (!(q = take_tail(g, count, mm, f)) ||
-	    !types_ok(a->dtype, node_in(g, dqb, 0)->dtype, node_out(g, q, 0)->dtype))
+	    !types_ok(a->dtype, bv->dtype, node_out(g, q, 0)->dtype))
 		return NULL;
 	f->n_in = 0;
 	f->in[f->n_in++] = dqa->in[0];
 	f->in[f->n_in++] = dqa->in[1];
 	f->in[f->n_in++] = zp_input(g, dqa, a->dtype);
-	f->in[f->n_in++] = dqb->in[0];
+	f->in[f->n_in++] = tb ? transposed(g, node_in(g, dqb, 0)) : dqb->in[0];
 	f->in[f->n_in++] = dqb->in[1];
 	f->in[f->n_in++] = zp_input(g, dqb, node_in(g, dqb, 0)->dtype);
 	f->in[f->n_in++] = q->in[1];
 	f->in[f->n_in++] = zp_input(g, q, node_out(g, q, 0)->dtype);
+	if (dqc)
+		f->in[f->n_in++] = dqc->in[0];
+	return q;
+}
+
+/* Matches the Add group at add into f; the QuantizeLinear, or NULL. */
+static struct node *match_add(struct graph *g, const int *count, struct node *add,
+			      struct fusion *f)
+{
+	struct node *dqa = producer(g, add->in[0], OP_DEQUANTIZELINEAR);
+	struct node *dqb = producer(g, add->in[1], OP_DEQUANTIZELINEAR);
+	enum dtype t;
+	struct node *q;
+
+	if (!dqa || !dqb || !per_tensor(g, dqa) || !per_tensor(g, dqb))
+		return NULL;
+	t = node_in(g, dqa, 0)->dtype;
+	if (!is_q8(t) || node_in(g, dqb, 0)->dtype != t)
+		return NULL;
+	f->n_dead = 0;
+	take_dq(count, dqa, f);
+	if (dqb != dqa)
+		take_dq(count, dqb, f);
+	if (!(q = take_tail(g, count, add, f)) || node_out(g, q, 0)->dtype != t)
+		return NULL;
+	f->n_in = 0;
+	f->in[f->n_in++] = dqa->in[0];
+	f->in[f->n_in++] = dqa->in[1];
+	f->in[f->n_in++] = zp_input(g, dqa, t);
+	f->in[f->n_in++] = dqb->in[0];
+	f->in[f->n_in++] = dqb->in[1];
+	f->in[f->n_in++] = zp_input(g, dqb, t);
+	f->in[f->n_in++] = q->in[1];
+	f->in[f->n_in++] = zp_input(g, q, t);
 	return q;
 }
 
@@ -368,10 +444,14 @@ int pass_qdq(struct graph *g)
 			q = match_conv(g, count, n, &f);
 		else if (n->op == OP_MATMUL || n->op == OP_GEMM)
 			q = match_matmul(g, count, n, &f);
+		else if (n->op == OP_ADD)
+			q = match_add(g, count, n, &f);
 		if (!q)
 			continue;
 		if (n->op == OP_CONV)
 			fuse(g, q, &f, OP_QLINEARCONV, "QLinearConv", n);
+		else if (n->op == OP_ADD)
+			fuse(g, q, &f, OP_QLINEARADD, "QLinearAdd", n);
 		else
 			fuse(g, q, &f, OP_QLINEARMATMUL, "QLinearMatMul", n);
 		/* new values (zero points), readers gone: counted again */

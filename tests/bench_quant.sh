@@ -1,0 +1,158 @@
+#!/bin/sh
+# bench_quant.sh - make bench-quant: issue 31's measure of quantized models.
+# testdata/gen_bench_quant.py writes them into $BUILD/bench-quant (once; kept
+# for later runs), each beside the float32 model it was made from:
+# quantize_dynamic of bert_tiny and of a BERT-Base-sized encoder,
+# quantize_static QDQ of resnet18 and of a ResNet-50-sized network, and a
+# 4-bit MatMulNBits decoder layer (MODELS picks some). collagec compiles
+# each, quantized and float32, with the default compile. Per model:
+#   agreement  on one input (collagec run's and tools/ort.py's default
+#              inputs, batch 1): the largest difference of collagec's output
+#              from ONNX Runtime's optimized run (default session options)
+#              beside the largest between ONNX Runtime's optimized and
+#              unoptimized (ORT_DISABLE_ALL: the graph as written) runs, and
+#              the mean difference of each from the float32 model's output
+#              (ONNX Runtime's); "ok" when collagec is within ONNX Runtime's
+#              own two runs' difference, else "f32" when it is at least as
+#              close to the float32 output as ONNX Runtime is, else "NO"
+#   times      at 1 and 2 threads (THREADS), ROUNDS (default 5) interleaved
+#              rounds of collagec's quantized build, ONNX Runtime on the same
+#              ONNX file and collagec's float32 build, each a median of RUNS
+#              runs after 2 warm-ups: the medians of the rounds, their
+#              spread (max/min over the rounds), collagec / ONNX Runtime (the
+#              median of the rounds' ratios) and float32 / int8 (collagec's
+#              speedup from quantizing)
+#   size       OUT.so over the ONNX file
+# One table. A measurement, not a test: it fails only when something does
+# not compile or run.
+# Needs ORT_PY (default python3) with onnxruntime, onnx and numpy.
+BUILD=${BUILD:-build}
+COLLAGEC=$BUILD/collagec
+PY=${ORT_PY:-python3}
+ROUNDS=${ROUNDS:-5}
+THREADS=${THREADS:-1 2}
+MODELS=${MODELS:-bert_tiny bert_base resnet18 resnet50 decoder_nbits}
+D=$BUILD/bench-quant
+. tests/bench_lib.sh
+
+if ! "$PY" -c 'import onnxruntime, onnx, numpy' 2>/dev/null; then
+	echo "bench-quant: skipped: $PY has no onnxruntime, onnx and numpy" \
+		"(set ORT_PY to a python with them)" >&2
+	exit 0
+fi
+mkdir -p "$D"
+for m in $MODELS; do
+	[ -f "$D/$m.onnx" ] && [ -f "$D/$m.f32.onnx" ] && continue
+	PATH=$(dirname "$PY"):$PATH "$PY" testdata/gen_bench_quant.py "$D" "$m" >/dev/null 2>"$D/gen.err" ||
+		{ echo "bench-quant: generating $m: $(tail -n 1 "$D/gen.err")" >&2; exit 1; }
+done
+
+# runs per timing: fewer for the large models
+runs() {
+	case $1 in
+	bert_base|resnet50) echo "${RUNS:-5}" ;;
+	*) echo "${RUNS:-20}" ;;
+	esac
+}
+
+# the --shape arguments of model $1: batch 1 for the encoders' symbolic batch
+shape() {
+	case $1 in
+	bert_*) echo "--shape batch=1" ;;
+	esac
+}
+
+# ort_q ONNX THREADS RUNS [ARGS...]: ONNX Runtime's median milliseconds
+ort_q() (
+	onnx=$1 threads=$2 runs=$3
+	shift 3
+	"$PY" tools/ort.py bench "$onnx" --runs "$runs" --warmup 2 --threads "$threads" "$@" |
+		sed -n 's/.*"median_ms": \([0-9.]*\).*/\1/p'
+)
+
+# the agreement columns of model $1 (its collagec outputs in $2)
+agree() {
+	"$PY" - "$D/$1.onnx" "$D/$1.f32.onnx" "$2" <<'EOF'
+import os
+import sys
+import numpy as np
+import onnxruntime as ort
+sys.path.insert(0, "tools")
+import ort as O  # noqa: E402
+
+q, f, cdir = sys.argv[1:4]
+opts = ort.SessionOptions()
+opt = ort.InferenceSession(q, opts, providers=["CPUExecutionProvider"])
+plain = ort.SessionOptions()
+plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+un = ort.InferenceSession(q, plain, providers=["CPUExecutionProvider"])
+fl = ort.InferenceSession(f, opts, providers=["CPUExecutionProvider"])
+feeds = O.make_inputs(opt, {"batch": [1]}, 1)
+co = ou = cf = of = 0.0
+for meta, a, b, r in zip(opt.get_outputs(), opt.run(None, feeds), un.run(None, feeds),
+                         fl.run(None, feeds)):
+    c = np.load(os.path.join(cdir, meta.name + ".npy")).astype(np.float64)
+    a, b, r = a.astype(np.float64), b.astype(np.float64), r.astype(np.float64)
+    co, ou = max(co, np.abs(c - a).max()), max(ou, np.abs(a - b).max())
+    cf, of = max(cf, np.abs(c - r).mean()), max(of, np.abs(a - r).mean())
+verdict = "ok" if co <= ou * 1.0001 + 1e-5 else "f32" if cf <= of * 1.0001 else "NO"
+print("%.3g %.3g %.3g %.3g %s" % (co, ou, cf, of, verdict))
+EOF
+}
+
+cpu="$(cpu_line) ($(${CC:-cc} -march=native -Q --help=target 2>/dev/null |
+	sed -n 's/^[[:space:]]*-march=[[:space:]]*\([^[:space:]]*\).*/\1/p' | head -n 1):$(grep -o -w \
+	'avx2\|fma\|avx512f\|avx_vnni\|avx512_vnni' /proc/cpuinfo | sort -u | tr '\n' ' ' |
+	sed 's/ $//'))"
+echo "bench-quant: $(date -u '+%Y-%m-%d %H:%M UTC'), $cpu, load $(cut -d' ' -f1-3 /proc/loadavg)," \
+	"onnxruntime $("$PY" -c 'import onnxruntime; print(onnxruntime.__version__)'), $ROUNDS rounds"
+for m in $MODELS; do
+	for v in "" .f32; do
+		if ! "$COLLAGEC" compile -q "$D/$m$v.onnx" -o "$D/$m$v.so" 2>"$D/$m$v.err"; then
+			echo "bench-quant: compile $m$v: $(head -n 1 "$D/$m$v.err")" >&2
+			exit 1
+		fi
+	done
+	rm -rf "$D/$m.out"
+	# shellcheck disable=SC2046
+	"$COLLAGEC" run "$D/$m.so" $(shape "$m") --output-dir "$D/$m.out" --npy >/dev/null ||
+		{ echo "bench-quant: run $m failed" >&2; exit 1; }
+	agree "$m" "$D/$m.out" >"$D/$m.agree" || exit 1
+done
+
+printf '%-14s %3s %10s %10s %10s %6s %7s %7s %7s %7s %5s %-24s\n' model thr "c ms" "ort ms" \
+	"c f32 ms" "c/ort" "f32/c" spread_c spread_o spread_f size "|c-ort| |ort-unopt| f32:|c| |ort| ok"
+for m in $MODELS; do
+	n=$(runs "$m")
+	for t in $THREADS; do
+		: >"$D/$m.$t.c"; : >"$D/$m.$t.o"; : >"$D/$m.$t.f"; : >"$D/$m.$t.r"
+		r=0
+		while [ $r -lt "$ROUNDS" ]; do
+			# shellcheck disable=SC2046
+			c=$(collagec_ms "$D/$m.so" "$t" "$n" $(shape "$m"))
+			# shellcheck disable=SC2046
+			o=$(ort_q "$D/$m.onnx" "$t" "$n" $(shape "$m"))
+			# shellcheck disable=SC2046
+			f=$(collagec_ms "$D/$m.f32.so" "$t" "$n" $(shape "$m"))
+			[ -n "$c" ] && [ -n "$o" ] && [ -n "$f" ] ||
+				{ echo "bench-quant: no timing for $m at $t threads" >&2; exit 1; }
+			echo "$c" >>"$D/$m.$t.c"
+			echo "$o" >>"$D/$m.$t.o"
+			echo "$f" >>"$D/$m.$t.f"
+			echo "$c $o" | awk '{ printf "%.4f\n", $1 / $2 }' >>"$D/$m.$t.r"
+			r=$((r + 1))
+		done
+		c=$(median <"$D/$m.$t.c") o=$(median <"$D/$m.$t.o") f=$(median <"$D/$m.$t.f")
+		ratio=$(median <"$D/$m.$t.r")
+		size=$(awk -v a="$(wc -c <"$D/$m.so")" -v b="$(wc -c <"$D/$m.onnx")" \
+			'BEGIN { printf "%.2f", a / b }')
+		printf '%-14s %3s %10s %10s %10s %6s %7s %7s %7s %7s %5s %s\n' "$m" "$t" "$c" "$o" "$f" \
+			"$ratio" "$(echo "$f $c" | awk '{ printf "%.2f", $1 / $2 }')" \
+			"$(sort -g "$D/$m.$t.c" | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%.2f", b / a }')" \
+			"$(sort -g "$D/$m.$t.o" | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%.2f", b / a }')" \
+			"$(sort -g "$D/$m.$t.f" | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%.2f", b / a }')" \
+			"$size" "$(cat "$D/$m.agree")"
+	done
+done
+echo "size: OUT.so / ONNX file; spread: max/min of a side's round medians; c/ort: median of the" \
+	"rounds' ratios; f32/c: collagec's float32 build over its int8 one (medians)"
