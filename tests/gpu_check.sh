@@ -6,7 +6,8 @@
 #   . .device/env.sh    # collagec, our libraries, NVIDIA's OpenCL ICD
 #   sh tests/gpu_check.sh [OUTDIR]
 # (.device/ is what ../shared/tools/device_bundle.sh packs; give it
-# /usr/include/CL so that models compile there: DEVICE_CPATH below.)
+# /usr/include/CL so that models compile there: .device/CL is found, or
+# DEVICE_CPATH names the directory above CL/.)
 #
 # For the five reference models (testdata/gen_models.py) and the zoo's
 # ResNet-50 and BERT-Base (testdata/gen_zoo.py), on opencl -device=$DEVICE
@@ -37,6 +38,7 @@ ROUNDS=${ROUNDS:-3}
 MODELS=${MODELS:-mnist_cnn mlp bert_tiny mobilenetv2 resnet18 resnet50 bert_base resnet50_b}
 O=${1:-${TMPDIR:-/tmp}/collagec-gpu-check}
 PY=${PY:-python3}
+[ -z "${DEVICE_CPATH:-}" ] && [ -f .device/CL/cl.h ] && DEVICE_CPATH=$PWD/.device
 [ -n "${DEVICE_CPATH:-}" ] && export CPATH="$DEVICE_CPATH${CPATH:+:$CPATH}"
 mkdir -p "$O/lib"
 # the models link -lOpenCL: the bundle carries libOpenCL.so.1 only
