@@ -23,6 +23,7 @@
 #ifdef COLLAGEC_FAULT_INJECTION
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <sqlite3.h>
 
 static long fault_count;	/* allocations so far */
@@ -50,6 +51,17 @@ bool fault_alloc(void)
 		print_stack();
 	}
 	return true;
+}
+
+/*
+ * A forked child (a measuring build, a worker) counts on from the parent's
+ * count and would fail the parent's N-th allocation in its own copy: the
+ * parent then sees a failed build and goes on, exit 0 with another plan.
+ * The walk is over collagec's own process, so a child injects nothing.
+ */
+static void fault_child(void)
+{
+	fault_at = -1;
 }
 
 static void fault_report(void)
@@ -140,6 +152,7 @@ static void fault_init(void)
 	fault_trace = getenv("COLLAGEC_FAIL_ALLOC_TRACE") != NULL;
 	if (fault_at == 0)
 		atexit(fault_report);
+	pthread_atfork(NULL, NULL, fault_child);
 	/* both must come before the library's first allocation */
 	sqlite3_config(SQLITE_CONFIG_MALLOC, &sq);
 	CRYPTO_set_mem_functions(cr_malloc, cr_realloc, cr_free);
