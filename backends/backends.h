@@ -35,6 +35,7 @@ extern const struct target_kind target_kind_dnnl;
 extern const struct target_kind target_kind_opencl;
 /* The opencl target's op strategies: register-tiled MatMul, Gemm, Conv. */
 extern const struct op_strategy *const opencl_strategies[];
+extern const struct target_kind target_kind_cuda;
 
 /* All shipped kinds, in default preference order. */
 extern const struct target_kind *const backend_registry[];

@@ -9,6 +9,7 @@ const struct target_kind *const backend_registry[] = {
 	&target_kind_blas,
 	&target_kind_dnnl,
 	&target_kind_opencl,
+	&target_kind_cuda,
 };
 
 const int backend_registry_count = (int)ARRAY_SIZE(backend_registry);

@@ -55,10 +55,16 @@ int cmd_targets(int argc, char **argv)
 	for (int i = 0; i < backend_registry_count; i++) {
 		const struct target_kind *k = backend_registry[i];
 		const char *why = k->unavailable ? k->unavailable() : NULL;
+		const char *idle = !why && k->cannot_run ? k->cannot_run() : NULL;
 		int n_rules = 0;
 
 		printf("%s (%s): %s\n", k->name, k->device, k->description);
-		printf("  status:   %s%s\n", why ? "unavailable: " : "available", why ? why : "");
+		if (idle)
+			printf("  status:   compiles, cannot run here: %s (costs are estimated; "
+			       "not in the default target list)\n", idle);
+		else
+			printf("  status:   %s%s\n", why ? "unavailable: " : "available",
+			       why ? why : "");
 		printf("  hooks:    partition_rule=%s relay_to_tir=%s plan_parallel=%s "
 		       "tir_to_runtime=%s relay_to_runtime=%s\n", rule_kind(k),
 		       k->relay_to_tir ? "own" : "default (op lowering)",

@@ -140,7 +140,10 @@ int compile_bind_shapes(struct graph *g, const char *const *shapes, int n)
 
 /* ---- targets and partitions ---- */
 
-/* Every available kind, c last: the default target list. */
+/*
+ * Every available kind that can run here (a GPU kind with its GPU), c
+ * last: the default target list.
+ */
 static const char *default_targets(struct collagec_ctx *ctx, const struct compile_options *o)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -149,7 +152,8 @@ static const char *default_targets(struct collagec_ctx *ctx, const struct compil
 	for (int i = 0; i < o->n_kinds; i++) {
 		const struct target_kind *k = o->kinds[i];
 
-		if (strcmp(k->name, "c") && (!k->unavailable || !k->unavailable()))
+		if (strcmp(k->name, "c") && (!k->unavailable || !k->unavailable()) &&
+		    (!k->cannot_run || !k->cannot_run()))
 			sb_printf(&sb, "%s,", k->name);
 	}
 	sb_puts(&sb, "c");
@@ -770,6 +774,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 		sb_printf(&ldlibs, "%s%s", i ? " " : "", ms.ldlibs.v[i]);
 	loop_links(g, o, &ldlibs, &lo);
 	lo.ldlibs = sb_str(&ldlibs);
+	lo.cuda = ms.cuda.len ? sb_str(&ms.cuda) : NULL;
 	if (o->body)
 		o->body->ldlibs = arena_strdup(g->arena, lo.ldlibs);
 	lo.keep = o->keep_temps;

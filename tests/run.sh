@@ -25,7 +25,7 @@ export XDG_CACHE_HOME
 # The suites, longest first (from the quick tier's times on a 2-core
 # host). The unit tests run as one suite; ones that only make sense in
 # the higher tiers are added below.
-SUITES="conformance backends collage strategies models cli oom fastmath killsafe
+SUITES="conformance backends collage strategies models cli oom fastmath killsafe cuda
 sharing examples determinism opset opset24 snapshots dynamic control fusion sequence
 rnn quant random attention decode function contrib nbits subbyte runtime weights spans explorer fuzz
 unit"

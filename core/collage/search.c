@@ -46,6 +46,11 @@ struct search {
 	VEC(struct cand) cands;
 	VEC(int) *at;			/* per index: candidates whose first node it is */
 	double *pen;			/* nt x nt transition seconds */
+	/*
+	 * per target: its kind cannot run here (cannot_run): its candidates
+	 * keep their estimates, and no plan holding one is timed
+	 */
+	bool *idle;
 	bool any_pen;
 	const char *id;			/* estimate first: this search's hex id */
 	VEC(struct sample) prior;	/* estimate first: the cache's other samples */
@@ -370,7 +375,7 @@ static void unknown_of(struct search *s, const struct ints *win, struct ints *to
 	for (int i = 0; i < win->n; i++) {
 		int r = s->cands.v[win->v[i]].rep;
 
-		if (!s->cands.v[r].known && !in[r]) {
+		if (!s->cands.v[r].known && !in[r] && !s->idle[s->cands.v[r].t]) {
 			in[r] = true;
 			vec_push(todo, r);
 		}
@@ -626,17 +631,37 @@ static int transitions(struct search *s)
 {
 	struct cost_estimator *e = s->o->estimator, *g = s->o->guess;
 	struct cost_item *extra = NULL;
-	int n_extra = 0;
+	/* what can run here is measured; a kind that cannot, at its nominal cost */
+	struct target **run = arena_alloc(s->df.arena, sizeof(*run) * (size_t)(s->nt + 1));
+	int *at = arena_alloc(s->df.arena, sizeof(int) * (size_t)(s->nt + 1));
+	double *pen;
+	int n_extra = 0, nr = 0;
 	int64_t each = 0;
 
 	s->pen = arena_alloc(s->df.arena, sizeof(double) * (size_t)(s->nt * s->nt + 1));
 	for (int i = 0; i < s->nt * s->nt; i++)
 		s->pen[i] = 0;
+	for (int t = 0; t < s->nt; t++)
+		if (!s->idle[t]) {
+			at[nr] = t;
+			run[nr++] = s->ts[t];
+		}
+	pen = arena_alloc(s->df.arena, sizeof(double) * (size_t)(nr * nr + 1));
+	for (int i = 0; i < nr * nr; i++)
+		pen[i] = 0;
 	if (g && g->calibration && e->transitions)
 		n_extra = g->calibration(g, s->ts, s->nt, &extra);
-	if (e->transitions && (s->nt > 1 || n_extra) &&
-	    e->transitions(e, s->ts, s->nt > 1 ? s->nt : 0, s->pen, extra, n_extra, &each) < 0)
+	if (e->transitions && (nr > 1 || n_extra) &&
+	    e->transitions(e, run, nr > 1 ? nr : 0, pen, extra, n_extra, &each) < 0)
 		return -1;
+	for (int a = 0; a < nr; a++)
+		for (int b = 0; b < nr; b++)
+			s->pen[at[a] * s->nt + at[b]] = pen[a * nr + b];
+	for (int a = 0; a < s->nt; a++)
+		for (int b = 0; b < s->nt; b++)
+			if (a != b && (s->idle[a] || s->idle[b]))
+				s->pen[a * s->nt + b] = s->idle[a] ? s->ts[a]->kind->nominal_transfer
+						      : s->ts[b]->kind->nominal_transfer;
 	if (g && g->calibrated)
 		g->calibrated(g, each);
 	for (int i = 0; i < s->nt * s->nt; i++) {
@@ -1394,6 +1419,15 @@ static struct cost_key plan_key(const struct search *s, const struct plan *p)
 	return cost_key_make(s->g->ctx, p->key, "plan", s->o->threads, s->o->cpu);
 }
 
+/* Whether plan p has a part on a kind that cannot run here (none can be timed then). */
+static bool plan_idle(const struct search *s, const struct plan *p)
+{
+	for (int k = 0; k < p->ps.n; k++)
+		if (s->idle[p->ps.v[k].t])
+			return true;
+	return false;
+}
+
 /*
  * Costs of the distinct plans: the cost cache first, then one
  * estimate_plans. Estimate first, only the plans plans_to_time() picks, and
@@ -1411,12 +1445,16 @@ static int cost_plans(struct search *s, struct plans *pl)
 		timed[i] = true;
 	if (s->o->guess)
 		plans_to_time(s, pl, timed);
+	/* without the cover's time, no other plan's can replace it */
+	if (plan_idle(s, &pl->v[0]))
+		for (int i = 0; i < pl->n; i++)
+			timed[i] = false;
 	for (int i = 0; i < pl->n; i++) {
 		struct plan *p = &pl->v[i];
 		struct cost_part *parts;
 		struct cost_item it;
 
-		if (p->same >= 0 || !timed[i])
+		if (p->same >= 0 || !timed[i] || plan_idle(s, p))
 			continue;
 		if (s->o->cache) {
 			struct cost_key k = plan_key(s, p);
@@ -1616,6 +1654,15 @@ int collage_partition(struct graph *g, struct target **ts, int nt,
 	int rc = -1;
 
 	memset(st, 0, sizeof(*st));
+	s.idle = arena_alloc(g->arena, sizeof(bool) * ((size_t)nt + 1));
+	for (int t = 0; t < nt; t++) {
+		const char *why = ts[t]->kind->cannot_run ? ts[t]->kind->cannot_run() : NULL;
+
+		s.idle[t] = why != NULL;
+		if (why && collage)
+			diag_note(g->ctx, "target '%s' cannot run here (%s): its costs are the "
+				  "analytic estimator's, none measured", ts[t]->str, why);
+	}
 	dataflow_init(&s.df, g, g->arena);
 	gather(&s, patterns);
 	if (check_cover(&s) < 0)

@@ -217,15 +217,29 @@ static void probes_end(struct cost_estimator *e, struct probe_set *ps, int64_t e
 	memset(ps, 0, sizeof(*ps));
 }
 
-/* Adds t to ps->ts unless it has a roofline or is there. */
+/*
+ * Adds t to ps->ts unless it has a roofline or is there. A kind that
+ * cannot run here (no GPU) is not probed: its roofline is the kind's
+ * nominal one.
+ */
 static void probe_target(struct analytic *an, struct probe_set *ps, const struct target *t)
 {
-	for (int k = 0; k < an->lines.n; k++)
-		if (!strcmp(an->lines.v[k].target, t->str))
+	const struct target_kind *k = t->kind;
+
+	for (int i = 0; i < an->lines.n; i++)
+		if (!strcmp(an->lines.v[i].target, t->str))
 			return;
-	for (int k = 0; k < ps->ts.n; k++)
-		if (ps->ts.v[k] == t)
+	for (int i = 0; i < ps->ts.n; i++)
+		if (ps->ts.v[i] == t)
 			return;
+	if (k->cannot_run && k->cannot_run()) {
+		struct roofline l = { t->str, k->nominal_flops > 0 ? k->nominal_flops : NAN,
+				      k->nominal_bytes > 0 ? k->nominal_bytes : NAN,
+				      k->nominal_overhead > 0 ? k->nominal_overhead : NAN };
+
+		vec_push(&an->lines, l);
+		return;
+	}
 	vec_push(&ps->ts, t);
 }
 

@@ -342,6 +342,7 @@ static void build_start(struct measure *m, struct batch *b)
 		struct diag_hush h;
 
 		lo.ldlibs = sb_str(&ldlibs);
+		lo.cuda = ms.cuda.len ? sb_str(&ms.cuda) : NULL;
 		lo.weights = &wf;
 		/* the first build runs alone: its model.c and rt.c compile side by side */
 		lo.jobs = alone ? m->jobs : 1;

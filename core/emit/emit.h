@@ -141,6 +141,7 @@ struct model_sources {
 	VEC(const char *) syncs;	/* their end-of-run functions (parallel; may be NULL) */
 	VEC(struct kernel_unit) units;	/* standalone modules, in order */
 	VEC(const char *) entries;	/* the kernels the units define (steps call them) */
+	struct strbuf cuda;		/* CUDA C of the modules (prelude first), or empty */
 };
 
 /* Appends a runtime module (made for partition p) to the model's sources. */
@@ -230,7 +231,21 @@ struct link_options {
 	const struct weights_file *weights;	/* (optional) the weights go there,
 						   as model.c was told */
 	char *weights_staged;	/* out, with stage: their temporary (owned) */
+	/*
+	 * (optional) CUDA C of the model's kernels (model_sources.cuda):
+	 * nvcc (emit_nvcc) compiles it into a fatbin, through the object
+	 * cache, and OUT links it as rt_cuda_fatbin
+	 */
+	const char *cuda;
 };
+
+/*
+ * The nvcc command: $COLLAGEC_NVCC, else nvcc on PATH, else
+ * /usr/local/cuda/bin/nvcc (static); NULL when there is none.
+ */
+const char *emit_nvcc(void);
+/* The flags nvcc compiles a model's kernels with (sm_80, sm_90, compute_90 PTX). */
+extern const char emit_nvcc_flags[];
 
 /*
  * Starts compiling the runtime's object (rt.o) into lo->objects in a child

@@ -195,6 +195,11 @@ void model_sources_add(struct model_sources *ms, const struct runtime_module *m,
 	}
 	for (int j = 0; j < m->ldlibs.n; j++)
 		add_unique(&ms->ldlibs, m->ldlibs.v[j]);
+	if (m->cuda.len) {
+		if (!ms->cuda.len && m->cuda_prelude)
+			sb_puts(&ms->cuda, m->cuda_prelude);
+		sb_puts(&ms->cuda, sb_str((struct strbuf *)&m->cuda));
+	}
 	if (m->init) {
 		bool seen = false;
 
@@ -215,6 +220,7 @@ void model_sources_release(struct model_sources *ms)
 	vec_free(&ms->units);
 	vec_free(&ms->entries);
 	sb_release(&ms->kernels);
+	sb_release(&ms->cuda);
 	vec_free(&ms->preludes);
 	vec_free(&ms->ldlibs);
 	vec_free(&ms->inits);

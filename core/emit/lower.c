@@ -86,8 +86,10 @@ int lower_partitions(struct graph *g, struct partition *parts, int np, struct mo
 	 * relay_to_runtime partition is built at the first step and shows the
 	 * same kernels in every snapshot.
 	 */
-	for (int i = 0; i < np; i++)
+	for (int i = 0; i < np; i++) {
 		mods[i].source = (struct strbuf)STRBUF_INIT;
+		mods[i].cuda = (struct strbuf)STRBUF_INIT;
+	}
 	g->lowering = parts;
 	g->n_lowering = np;
 	for (int s = 0; s < LOWER_STEP_COUNT && rc == 0; s++) {
@@ -117,6 +119,7 @@ int lower_partitions(struct graph *g, struct partition *parts, int np, struct mo
 	g->n_lowering = 0;
 	for (int i = 0; i < np; i++) {
 		sb_release(&mods[i].source);
+		sb_release(&mods[i].cuda);
 		vec_free(&mods[i].ldlibs);
 	}
 	free(mods);

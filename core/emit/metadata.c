@@ -324,6 +324,21 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 		bool first = !strcmp(est, "measure");
 
 		cJSON_AddStringToObject(search, "estimator", est);
+		/* targets that cannot run here (no GPU): their costs are estimates */
+		for (int t = 0; t < nt; t++) {
+			const struct target_kind *k = targets[t]->kind;
+			const char *why = k->cannot_run ? k->cannot_run() : NULL;
+			cJSON *idle, *x;
+
+			if (!why)
+				continue;
+			if (!(idle = cJSON_GetObjectItem(search, "not_measured")))
+				idle = cJSON_AddArrayToObject(search, "not_measured");
+			x = cJSON_CreateObject();
+			cJSON_AddStringToObject(x, "target", targets[t]->str);
+			cJSON_AddStringToObject(x, "why", why);
+			cJSON_AddItemToArray(idle, x);
+		}
 		if (first) {
 			/* estimate first: the budget and what the decisions used */
 			cJSON_AddNumberToObject(search, "budget", o->search_budget);

@@ -88,6 +88,14 @@ struct runtime_module {
 	const char *fini;		/* (optional) fini function name */
 	const char *sync;		/* (optional) end-of-run function name */
 	/*
+	 * (optional) CUDA C for the model's one device program: every
+	 * module's text, joined after cuda_prelude (once per model), is
+	 * compiled by nvcc into a fatbin that OUT.so holds as rt_cuda_fatbin
+	 * (emit_link)
+	 */
+	struct strbuf cuda;
+	const char *cuda_prelude;
+	/*
 	 * The source needs nothing but rt_model.h (no prelude, no state): its
 	 * functions are declared RT_KERNEL, and its kernels may be compiled in
 	 * a translation unit of their own, in parallel with the rest.
@@ -115,6 +123,20 @@ struct target_kind {
 	const struct target_option *options;	/* NULL-name terminated, or NULL */
 	/* (optional) why it cannot be used here, or NULL when available */
 	const char *(*unavailable)(void);
+	/*
+	 * (optional) why its kernels compile here but cannot run (no device
+	 * to run them on), or NULL when they can: the search then takes their
+	 * costs from the analytic estimator, never measures them, says so, and
+	 * times no plan that holds them
+	 */
+	const char *(*cannot_run)(void);
+	/*
+	 * (with cannot_run) what the analytic estimator assumes of the kind
+	 * where it cannot measure it: FLOP/s, bytes/s, the least a kernel
+	 * costs (seconds), and what a value costs to cross between it and
+	 * another kind (seconds, the transition penalty)
+	 */
+	double nominal_flops, nominal_bytes, nominal_overhead, nominal_transfer;
 	/* (optional) the devices it can run on here, one per line, for `targets` */
 	const char *(*devices)(void);
 	/*

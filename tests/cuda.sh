@@ -1,0 +1,235 @@
+#!/bin/sh
+# cuda.sh - the cuda target (backends/cuda). Compiling needs nvcc and CUDA's
+# headers, running a GPU; without nvcc every test says it was skipped, and
+# without a GPU (this machine kind) the run-time tests say so, one line
+# each, while everything that compiles is checked:
+#   targets             `collagec targets` says whether cuda runs here, and
+#                       the default target list leaves it out when it cannot
+#   MODEL-kernels       testdata/backends/make_opencl_models.py's models
+#                       compiled with --target cuda,c: every node on cuda,
+#                       every stage a grid-stride range, and the kept
+#                       kernels.cu compiled again by nvcc (sm_80) with every
+#                       warning an error
+#   host-code-clean     model.c (rt_cuda.h and the launch code) compiled by
+#                       cc with -Wall -Wextra -Werror
+#   fatbin              OUT.so holds the fatbin nvcc made (sm_80, sm_90 code
+#                       and compute_90 PTX), as a local symbol
+#   values-stay-on-device  mnist_cnn all on cuda: what each launch is told
+#                       (the flags of rt_cu_launch) uploads the model input
+#                       once and copies back one output, the rest stays on
+#                       the device; with --target cuda,c and c partitions
+#                       between, the values that cross are copied and
+#                       waited for at those boundaries only
+#   deterministic       two compiles without caches give the same OUT.so
+#   search-estimates    the default search over cuda,c: cuda's costs come
+#                       from the analytic estimator, never measured, and
+#                       OUT.json (search.not_measured) and -v say so
+#   run-MODEL           with a GPU, each model's outputs match the c
+#                       target's; without one, "skipped: no GPU"
+#   open-without-gpu    without a GPU, opening the model fails with the
+#                       driver's absence named, exit 1, no crash
+SUITE=cuda
+. "$(dirname "$0")/lib.sh"
+
+status=$("$C" targets 2>/dev/null | awk '/^cuda \(/ { on = 1; next }
+	on && /^  status: / { sub(/^  status: */, ""); print; exit }')
+case $status in
+unavailable*)
+	echo "ok   cuda skipped: $status"
+	t_exit
+	;;
+esac
+gpu=yes
+case $status in "compiles, cannot run here"*) gpu= ;; esac
+
+# --- what `targets` says, and the default list ---
+"$PY" "$ROOT/testdata/gen_models.py" "$T" mnist_cnn bert_tiny >"$T/gen.log" 2>&1 ||
+	bad "gen_models: $(tail -n 1 "$T/gen.log")"
+if [ -z "$gpu" ]; then
+	"$C" compile "$T/mnist_cnn.onnx" -o "$T/default.so" --search none -q 2>"$T/err" ||
+		bad "default compile: $(head -n 1 "$T/err")"
+	"$PY" -c 'import json, sys
+t = json.load(open(sys.argv[1]))["compiler"]["targets"]
+sys.exit("cuda" in [x.split()[0] for x in t])' "$T/default.json" 2>"$T/err" ||
+		bad "cuda is in the default target list without a GPU: $(cat "$T/err")"
+fi
+verdict targets
+
+# compile MODEL TARGETS OUT [ARGS...]: records failures; the kept build
+# directory (--keep-temps) in $kept
+compile() {
+	_m=$1 _t=$2 _o=$3
+	shift 3
+	kept=
+	"$C" compile --search none "$_m" -o "$_o" --target "$_t" "$@" >"$T/out" 2>"$T/err" ||
+		bad "compile $(basename "$_m") --target $_t: $(head -n 1 "$T/err")"
+	kept=$(sed -n 's/.*build directory kept: //p' "$T/err")
+}
+# run SO DIR: runs SO, outputs as .npy under DIR
+run() {
+	rm -rf "$2"
+	"$C" run "$1" --output-dir "$2" --npy >"$T/out" 2>"$T/err" ||
+		bad "run $(basename "$1"): $(head -n 1 "$T/err")"
+}
+# same DIR_A DIR_B: every .npy of DIR_A matches DIR_B's (rtol 1e-4, atol 1e-5)
+same() {
+	r=$("$PY" - "$1" "$2" <<'EOF'
+import glob, os, sys
+import numpy as np
+a, b = sys.argv[1], sys.argv[2]
+files = sorted(glob.glob(os.path.join(a, "*.npy")))
+if not files:
+    print("no outputs in " + a)
+for f in files:
+    x = np.load(f)
+    y = np.load(os.path.join(b, os.path.basename(f)))
+    if x.shape != y.shape or not np.allclose(x, y, rtol=1e-4, atol=1e-5):
+        print("%s differs" % os.path.basename(f))
+        break
+EOF
+)
+	[ -z "$r" ] || bad "$r"
+}
+nvcc=${COLLAGEC_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+# nvcc_clean DIR: DIR/kernels.cu compiles with every warning an error
+nvcc_clean() {
+	"$nvcc" -cubin -std=c++17 -Werror all-warnings -arch=sm_80 -o "$T/check.cubin" \
+		"$1/kernels.cu" \
+		>"$T/nvcc.log" 2>&1 || bad "nvcc -Werror: $(grep -m1 'error\|warning' "$T/nvcc.log")"
+}
+# launches MODEL_C: per rt_cu_launch, its flags (inputs first) as
+# "n_in:f0,f1,..."; one line each
+launches() {
+	"$PY" - "$1" <<'EOF'
+import re, sys
+src = open(sys.argv[1]).read()
+for m in re.finditer(r"static const unsigned char flags\[\d+\] = \{([^}]*)\};.*?"
+                     r"rt_cu_launch\(\"[^\"]*\", bufs, bytes, flags, (\d+), (\d+),", src, re.S):
+    flags = [int(x) for x in m.group(1).replace(",", " ").split()]
+    print("%s:%s" % (m.group(3), ",".join(map(str, flags[:int(m.group(2))]))))
+EOF
+}
+
+# --- the opencl suite's models, on cuda ---
+OM=$T/models
+if ! "$PY" "$ROOT/testdata/backends/make_opencl_models.py" "$OM" >"$T/gen.log" 2>&1; then
+	fail models "$(tail -n 1 "$T/gen.log")"
+	t_exit
+fi
+for m in $(t_list "add_bcast act_chain reduce softmax pool conv conv_dw matmul shape_ops sym_batch" \
+	"act_chain softmax conv matmul sym_batch"); do
+	compile "$OM/$m.onnx" cuda,c "$T/$m.cu.so" --keep-temps
+	r=$("$PY" -c 'import json, sys
+ps = json.load(open(sys.argv[1]))["partitions"]
+print(" ".join(sorted(set(p["target"] for p in ps if p["target"] != "cuda"))))' "$T/$m.cu.json" 2>&1)
+	[ -z "$r" ] || bad "partitions not on cuda: $r"
+	if [ -n "$kept" ] && [ -f "$kept/kernels.cu" ]; then
+		k=$(grep -c '__global__ void' "$kept/kernels.cu")
+		nd=$(grep -c 'rt_t += (int64_t)gridDim.x \* blockDim.x' "$kept/kernels.cu")
+		[ "$k" -gt 0 ] && [ "$k" = "$nd" ] || bad "$nd of $k CUDA kernels are ranges"
+		nvcc_clean "$kept"
+		if [ "$m" = conv ]; then
+			cc -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -I"$kept" \
+				-I"$(dirname "$nvcc")/../include" "$kept/model.c" \
+				>"$T/cc.log" 2>&1 || host="$(grep -m1 'error' "$T/cc.log")"
+		fi
+		if [ "$m" = matmul ]; then
+			# the fatbin's entries (kind 2 ELF, 1 PTX; the arch at byte 28 of each)
+			r=$("$PY" - "$kept/kernels.fatbin" <<'EOF'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+magic, _, hs, size = struct.unpack_from("<IHHQ", b, 0)
+got, off = [], hs
+while magic == 0xBA55ED50 and off < hs + size:
+    kind, _, ehs, esize = struct.unpack_from("<HHIQ", b, off)
+    got.append("%s_%d" % ({1: "compute", 2: "sm"}.get(kind, "?"),
+                          struct.unpack_from("<I", b, off + 28)[0]))
+    off += ehs + esize
+print("" if sorted(got) == ["compute_90", "sm_80", "sm_90"] else "entries %s" % got)
+EOF
+)
+			[ -z "$r" ] || fat=$r
+			nm "$T/$m.cu.so" | grep -q ' r rt_cuda_fatbin$' ||
+				fat="${fat:-rt_cuda_fatbin is not a local symbol of OUT.so}"
+		fi
+		rm -rf "$kept"
+	else
+		bad "no kernels.cu kept"
+	fi
+	verdict $m-kernels
+	if [ -n "$gpu" ]; then
+		compile "$OM/$m.onnx" c "$T/$m.c.so"
+		run "$T/$m.c.so" "$T/$m.c.out"
+		run "$T/$m.cu.so" "$T/$m.cu.out"
+		[ -n "$why" ] || same "$T/$m.cu.out" "$T/$m.c.out"
+		verdict run-$m
+	else
+		echo "ok   cuda/run-$m skipped: no GPU (${status#*: })"
+	fi
+done
+verdict host-code-clean "$host"
+verdict fatbin "$fat"
+
+# --- what each launch is told: values stay on the device ---
+compile "$T/mnist_cnn.onnx" cuda,c "$T/mnist.cu.so" --keep-temps
+if [ -n "$kept" ]; then
+	launches "$kept/model.c" >"$T/launches"
+	n=$(wc -l <"$T/launches")
+	# inputs flagged 0 come from host code: only the model's own input
+	up=$(awk -F: '{ n = split($2, f, ","); for (i = 1; i <= $1; i++) if (f[i] == 0) u++ }
+		END { print u + 0 }' "$T/launches")
+	[ "$n" -gt 3 ] || bad "$n launches in mnist_cnn"
+	[ "$up" = 1 ] || bad "$up inputs copied from the host, expected 1 (the model input)"
+	# every output: kept (4) for the next kernel, or the model output (16)
+	grep -c 'flags\[[0-9]*\] = {[^}]* 8,' "$kept/model.c" >"$T/n" || true
+	[ "$(cat "$T/n")" = 0 ] || bad "$(cat "$T/n") launches wait for an output"
+	rm -rf "$kept"
+fi
+# bert_tiny with its int64 nodes on c: a value crossing to c is waited for
+compile "$T/bert_tiny.onnx" cuda,c "$T/bert.cu.so" --keep-temps
+if [ -n "$kept" ]; then
+	"$PY" -c 'import json, sys
+ps = json.load(open(sys.argv[1]))["partitions"]
+k = set(p["target"] for p in ps)
+sys.exit(0 if k == {"c", "cuda"} else "targets %s" % sorted(k))' "$T/bert.cu.json" 2>"$T/e" ||
+		bad "bert_tiny: $(cat "$T/e")"
+	nvcc_clean "$kept"
+	rm -rf "$kept"
+fi
+verdict values-stay-on-device
+
+# --- deterministic, with the object cache out of the way ---
+"$C" compile --search none "$OM/conv.onnx" --target cuda,c -o "$T/d1.so" --no-cache -q \
+	2>"$T/err" || bad "compile: $(head -n 1 "$T/err")"
+"$C" compile --search none "$OM/conv.onnx" --target cuda,c -o "$T/d2.so" --no-cache -q \
+	2>"$T/err" || bad "compile: $(head -n 1 "$T/err")"
+cmp -s "$T/d1.so" "$T/d2.so" || bad "two compiles gave different OUT.so"
+cmp -s "$T/d1.json" "$T/d2.json" || bad "two compiles gave different OUT.json"
+verdict deterministic
+
+# --- the default search over cuda,c ---
+if [ -z "$gpu" ]; then
+	"$C" compile "$T/mnist_cnn.onnx" --target cuda,c -o "$T/s.so" --cache "$T/cache.db" -v \
+		>"$T/out" 2>"$T/err" || bad "compile: $(grep -m1 error "$T/err")"
+	grep -q "target 'cuda' cannot run here" "$T/err" || bad "-v does not say cuda cannot run"
+	r=$("$PY" -c 'import json, sys
+s = json.load(open(sys.argv[1]))["search"]
+nm = [x["target"] for x in s.get("not_measured", [])]
+bad = [c for c in s["list"] if c["target"] == "cuda" and c["measured"]]
+print("" if nm == ["cuda"] and not bad and any(c["target"] == "cuda" for c in s["list"])
+      else "not_measured %s, %d cuda candidates measured" % (nm, len(bad)))' "$T/s.json" 2>&1)
+	[ -z "$r" ] || bad "$r"
+	verdict search-estimates
+	# --- opening without a GPU ---
+	"$C" run "$T/mnist.cu.so" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ $rc = 1 ] || bad "exit $rc"
+	grep -q 'cuda: cannot load libcuda.so.1\|cuda: no device\|cuda: cuInit' "$T/err" ||
+		bad "stderr: $(head -n 1 "$T/err")"
+	verdict open-without-gpu
+else
+	echo "ok   cuda/search-estimates skipped: a GPU is here (costs are measured)"
+	run "$T/mnist.cu.so" "$T/mnist.cu.out"
+	verdict open-with-gpu
+fi
+t_exit
