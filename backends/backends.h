@@ -36,6 +36,17 @@ extern const struct target_kind target_kind_opencl;
 /* The opencl target's op strategies: register-tiled MatMul, Gemm, Conv. */
 extern const struct op_strategy *const opencl_strategies[];
 extern const struct target_kind target_kind_cuda;
+extern const struct target_kind target_kind_cublas;
+/*
+ * What the CUDA kinds share (cuda_target.c): why they cannot compile here
+ * (no nvcc or cuda.h) and why they cannot run (no GPU), or NULL; CUDA's
+ * include directory; whether kind k's values live in the cuda device
+ * memory (cuda, cublas), so that they cross no host between them.
+ */
+const char *cuda_unavailable(void);
+const char *cuda_cannot_run(void);
+const char *cuda_include_dir(void);
+bool cuda_shares_memory(const struct target_kind *k);
 
 /* All shipped kinds, in default preference order. */
 extern const struct target_kind *const backend_registry[];

@@ -24,6 +24,10 @@
 #   search-estimates    the default search over cuda,c: cuda's costs come
 #                       from the analytic estimator, never measured, and
 #                       OUT.json (search.not_measured) and -v say so
+#   cublas-mlp, cublas-bert_tiny  MatMul and Gemm on cublas (cuBLASLt) with
+#                       their bias and Relu fused, the flags each call is
+#                       given (values stay in the device memory cuda and
+#                       cublas share), the host code clean
 #   run-MODEL           with a GPU, each model's outputs match the c
 #                       target's; without one, "skipped: no GPU"
 #   open-without-gpu    without a GPU, opening the model fails with the
@@ -197,6 +201,55 @@ sys.exit(0 if k == {"c", "cuda"} else "targets %s" % sorted(k))' "$T/bert.cu.jso
 	rm -rf "$kept"
 fi
 verdict values-stay-on-device
+
+# --- cublas: MatMul and Gemm through cuBLASLt, on cuda's device memory ---
+# rt_cublas_mm's last four arguments before threads: the flags of a, b, bias, y
+cublas_flags() {
+	sed -n 's/.*rt_cublas_mm(&cache, "\([^"]*\)", .*, \([0-9]*\), \([0-9]*\), \([0-9]*\), \([0-9]*\), threads);/\1 \2 \3 \4 \5/p' "$1"
+}
+"$PY" "$ROOT/testdata/gen_models.py" "$T" mlp >"$T/gen.log" 2>&1 || bad "gen_models mlp"
+compile "$T/mlp.onnx" cublas,cuda,c "$T/mlp.cub.so" --keep-temps
+if [ -n "$kept" ]; then
+	r=$("$PY" -c 'import json, sys
+ps = json.load(open(sys.argv[1]))["partitions"]
+print(" ".join(p["rule"] + "@" + p["target"] for p in ps))' "$T/mlp.cub.json" 2>&1)
+	# mlp: Gemm, Relu, Gemm, Relu, Gemm: bias (C) and Relu fused in two of them
+	[ "$r" = "cublas.matmul_relu@cublas cublas.matmul_relu@cublas cublas.matmul@cublas" ] ||
+		bad "partitions: $r"
+	cublas_flags "$kept/model.c" >"$T/cub"
+	# the input uploaded once, then on the device; weights constant; only the
+	# last output copied back (by the run's end)
+	[ "$(cat "$T/cub" | tr '\n' '|')" = "k0_cublas_gemm_bias_relu 0 2 2 4|k1_cublas_gemm_bias_relu 1 2 2 4|k2_cublas_gemm_bias 1 2 2 16|" ] ||
+		bad "flags: $(cat "$T/cub" | tr '\n' '|')"
+	cc -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -I"$kept" \
+		-I"$(dirname "$nvcc")/../include" "$kept/model.c" >"$T/cc.log" 2>&1 ||
+		bad "model.c: $(grep -m1 'error' "$T/cc.log")"
+	rm -rf "$kept"
+fi
+verdict cublas-mlp
+# bert_tiny: its projections with their biases on cublas, between cuda kernels
+compile "$T/bert_tiny.onnx" cublas,cuda,c "$T/bert.cub.so" --keep-temps
+if [ -n "$kept" ]; then
+	n=$(cublas_flags "$kept/model.c" | wc -l)
+	[ "$n" -ge 6 ] || bad "$n cublas matmuls"
+	# what a cuda kernel made reaches cublas on the device (flag 1), never uploaded
+	cublas_flags "$kept/model.c" | awk '$2 == 0 { u++ } END { exit u > 1 }' ||
+		bad "more than one cublas input uploaded from the host"
+	rm -rf "$kept"
+fi
+verdict cublas-bert_tiny
+if [ -n "$gpu" ]; then
+	for m in mlp bert; do
+		"$C" compile --search none "$T/$( [ $m = bert ] && echo bert_tiny || echo mlp).onnx" \
+			--target c -o "$T/$m.c.so" -q 2>"$T/err" || bad "compile c: $(head -n 1 "$T/err")"
+		run "$T/$m.c.so" "$T/$m.c.out"
+		run "$T/$m.cub.so" "$T/$m.cub.out"
+		[ -n "$why" ] || same "$T/$m.cub.out" "$T/$m.c.out"
+	done
+	verdict run-cublas
+else
+	echo "ok   cuda/run-cublas skipped: no GPU (${status#*: })"
+fi
 
 # --- deterministic, with the object cache out of the way ---
 "$C" compile --search none "$OM/conv.onnx" --target cuda,c -o "$T/d1.so" --no-cache -q \

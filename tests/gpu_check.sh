@@ -10,14 +10,16 @@
 # DEVICE_CPATH names the directory above CL/.)
 #
 # For the five reference models (testdata/gen_models.py) and the zoo's
-# ResNet-50 and BERT-Base (testdata/gen_zoo.py), on opencl -device=$DEVICE
-# (default gpu: the first GPU over all OpenCL platforms), --search none,
-# every other node on c:
+# ResNet-50 and BERT-Base (testdata/gen_zoo.py), for each of TARGETS
+# (default "opencl cuda"): on opencl -device=$DEVICE (default gpu: the
+# first GPU over all OpenCL platforms) or on cuda (device 0), --search
+# none, every other node on c:
 #   ok       the outputs of one run of collagec's default random inputs
 #            against ONNX Runtime's CPU run of the same inputs (tools/ort.py
 #            refs), rtol 1e-3, atol 1e-4
 #   up down  the copies between host and device of one run
-#            (COLLAGEC_OPENCL_TRACE; constants, uploaded once, apart): values
+#            (COLLAGEC_OPENCL_TRACE, COLLAGEC_CUDA_TRACE; constants,
+#            uploaded once, apart): values
 #            stay on the device, so these are the model's inputs and outputs
 #            and the boundaries with c
 #   ms       collagec's median of RUNS runs (default 20, after 3 warm-ups) at
@@ -33,6 +35,7 @@
 set -u
 COLLAGEC=${COLLAGEC:-collagec}
 DEVICE=${DEVICE:-gpu}
+TARGETS=${TARGETS:-opencl cuda}
 RUNS=${RUNS:-20}
 ROUNDS=${ROUNDS:-3}
 MODELS=${MODELS:-mnist_cnn mlp bert_tiny mobilenetv2 resnet18 resnet50 bert_base resnet50_b}
@@ -111,19 +114,24 @@ PY
 }
 
 fails=0
-printf '%-12s %5s %4s %5s %4s %4s %10s %10s %6s\n' model batch ok const up down collagec_ms \
-	torch_ms ratio
+printf '%-7s %-12s %5s %4s %5s %4s %4s %10s %10s %6s\n' target model batch ok const up down \
+	collagec_ms torch_ms ratio
 # median of the numbers on stdin, or "-"
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
 		else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+for tgt in $TARGETS; do
+case $tgt in
+opencl) tlist="opencl -device=$DEVICE,c" ;;
+*) tlist="$tgt,c" ;;
+esac
 for m in $MODELS; do
-	so=$O/$m.so
+	so=$O/$m.$tgt.so
 	if ! "$COLLAGEC" compile --search none "$O/$m.onnx" -o "$so" \
-		--target "opencl -device=$DEVICE,c" -q 2>"$O/$m.err"; then
-		echo "$m: compile: $(head -n 1 "$O/$m.err")"
+		--target "$tlist" -q 2>"$O/$m.err"; then
+		echo "$tgt $m: compile: $(head -n 1 "$O/$m.err")"
 		fails=$((fails + 1))
 		continue
 	fi
@@ -131,7 +139,7 @@ for m in $MODELS; do
 	const=- up=- down=-
 	if [ $m != resnet50_b ]; then
 		"$PY" tools/ort.py refs "$O/$m.onnx" "$O/$m.ref" >/dev/null 2>"$O/$m.err" &&
-			COLLAGEC_OPENCL_TRACE=1 "$COLLAGEC" run "$so" --check "$O/$m.ref" --rtol 1e-3 \
+			COLLAGEC_OPENCL_TRACE=1 COLLAGEC_CUDA_TRACE=1 "$COLLAGEC" run "$so" --check "$O/$m.ref" --rtol 1e-3 \
 				--atol 1e-4 >"$O/$m.out" 2>"$O/$m.trace" && ok=yes || ok=NO
 		[ $ok = yes ] || fails=$((fails + 1))
 		const=$(grep -c ': upload constant' "$O/$m.trace")
@@ -166,9 +174,10 @@ for m in $MODELS; do
 		ratio=-
 		[ "$cm" != - ] && [ "$tm" != - ] && ratio=$(awk -v a="$cm" -v b="$tm" 'BEGIN { printf "%.2f", a / b }')
 		[ $m = mlp ] && b=64
-		printf '%-12s %5s %4s %5s %4s %4s %10s %10s %6s\n' "$m" "$b" "$ok" "$const" "$up" "$down" \
-			"$cm" "$tm" "$ratio"
+		printf '%-7s %-12s %5s %4s %5s %4s %4s %10s %10s %6s\n' "$tgt" "$m" "$b" "$ok" "$const" \
+			"$up" "$down" "$cm" "$tm" "$ratio"
 	done
+done
 done
 echo "gpu_check: $fails failed"
 [ $fails -eq 0 ]

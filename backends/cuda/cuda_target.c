@@ -44,7 +44,7 @@ static const struct target_option cu_options[] = {
 /* ---- availability ---- */
 
 /* The directory holding cuda.h for nvcc (nvcc's ../include), or NULL (static). */
-static const char *cuda_include(void)
+const char *cuda_include_dir(void)
 {
 	static char dir[PATH_MAX];
 	static bool done;
@@ -69,12 +69,12 @@ static const char *cuda_include(void)
 	return NULL;
 }
 
-static const char *cu_unavailable(void)
+const char *cuda_unavailable(void)
 {
 	if (!emit_nvcc())
 		return "no nvcc (install the CUDA toolkit, put its bin on PATH or set "
 		       "COLLAGEC_NVCC)";
-	if (!cuda_include())
+	if (!cuda_include_dir())
 		return "no cuda.h beside nvcc (../include) or in /usr/local/cuda/include";
 	return NULL;
 }
@@ -164,7 +164,7 @@ static const struct probe *probe(void)
 	return &r;
 }
 
-static const char *cu_cannot_run(void)
+const char *cuda_cannot_run(void)
 {
 	const struct probe *r = probe();
 
@@ -352,10 +352,9 @@ static void print_stage(const struct tir_func *f, int n_in, const struct devloop
 	sb_puts(sb, "\t}\n}\n");
 }
 
-/* The kinds whose kernels share the cuda device's memory. */
-static bool on_cuda(const struct target_kind *k)
+bool cuda_shares_memory(const struct target_kind *k)
 {
-	return k == &target_kind_cuda;
+	return k == &target_kind_cuda || k == &target_kind_cublas;
 }
 
 /*
@@ -401,7 +400,7 @@ static int print_func(struct graph *g, const struct kernel *k, const struct tir_
 		/* the constants it reads, uploaded when the model opens */
 		sb_printf(sb, "static const char *const rt_cu_%s_consts[] = {", st[s].name);
 		for (int i = 0; i < k->n_inputs; i++)
-			if (devloop_arg_flags(g, where, k->args[i], true, on_cuda) == DEVLOOP_CONST) {
+			if (devloop_arg_flags(g, where, k->args[i], true, cuda_shares_memory) == DEVLOOP_CONST) {
 				sb_putc(sb, ' ');
 				emit_c_string(sb, g->values.v[k->args[i]].name);
 				sb_putc(sb, ',');
@@ -423,7 +422,7 @@ static int print_func(struct graph *g, const struct kernel *k, const struct tir_
 		  f->n_bufs ? f->n_bufs : 1);
 	for (int i = 0; i < f->n_bufs; i++)
 		sb_printf(sb, " %d,", devloop_arg_flags(g, where, k->args[i], i < k->n_inputs,
-							 on_cuda));
+							 cuda_shares_memory));
 	sb_printf(sb, "%s };\n\tconst int64_t scalars[%d] = {", f->n_bufs ? "" : " 0",
 		  n_syms ? n_syms : 1);
 	for (int i = 0; i < n_syms; i++)
@@ -467,13 +466,13 @@ static int cu_tir_to_runtime(struct graph *g, const struct target *t, struct par
 			     struct runtime_module *m)
 {
 	const struct embedded_file *host = embedded_find("rt_cuda.h");
-	const char *inc = cuda_include();
+	const char *inc = cuda_include_dir();
 	const struct target_kind **where;
 
 	if (!host)
 		BUG("rt_cuda.h is not embedded");
 	if (!inc) {
-		diag_error_status(g->ctx, STATUS_ENV, "target '%s': %s", t->str, cu_unavailable());
+		diag_error_status(g->ctx, STATUS_ENV, "target '%s': %s", t->str, cuda_unavailable());
 		return -1;
 	}
 	vec_push(&m->ldlibs, arena_printf(g->arena, "-I%s", inc));
@@ -497,8 +496,8 @@ const struct target_kind target_kind_cuda = {
 	.description = "CUDA C from loop IR, compiled by nvcc into the model (sm_80, sm_90, "
 		       "PTX), run through the CUDA driver; the ops opencl takes, on float32",
 	.options = cu_options,
-	.unavailable = cu_unavailable,
-	.cannot_run = cu_cannot_run,
+	.unavailable = cuda_unavailable,
+	.cannot_run = cuda_cannot_run,
 	/*
 	 * Without a GPU to measure: plain loop kernels on a data-centre GPU
 	 * (an H100/H200: ~60 TFLOP/s float32, 3.3 TB/s) reach about a tenth of

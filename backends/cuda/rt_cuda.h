@@ -41,7 +41,7 @@
 #include <pthread.h>
 
 /* The model's kernels, compiled by nvcc (fatbin.o, linked beside model.c). */
-extern const unsigned char rt_cuda_fatbin[] __attribute__((visibility("hidden")));
+extern const unsigned char rt_cuda_fatbin[] __attribute__((weak, visibility("hidden")));
 
 /* One CUDA kernel of the model (several per executor kernel with stages). */
 struct rt_cu_kernel {
@@ -123,6 +123,7 @@ static struct {
 	CUcontext ctx;			/* the device's primary context */
 	CUmodule mod;
 	CUstream stream;
+	void (*release)(void);		/* (optional) a library's state, let go with the rest */
 	struct rt_cu_model *models;	/* one per open handle */
 	int trace;			/* COLLAGEC_CUDA_TRACE */
 	char error[256];		/* the first run-time failure */
@@ -166,6 +167,8 @@ static void rt_cu_release(void)
 	}
 	for (struct rt_cu_kernel *k = rt_cu.kernels; k; k = k->next)
 		k->f = NULL;
+	if (rt_cu.release)
+		rt_cu.release();
 	if (rt_cu.stream)
 		RT_CU(cuStreamDestroy)(rt_cu.stream);
 	if (rt_cu.mod)
@@ -211,7 +214,9 @@ static int rt_cu_setup(int device, char *err, size_t errlen)
 	}
 	if ((r = RT_CU(cuCtxPushCurrent)(rt_cu.ctx)) != CUDA_SUCCESS)
 		return snprintf(err, errlen, "cuda: cuCtxPushCurrent: %s", rt_cu_errstr(r)), -1;
-	if ((r = RT_CU(cuModuleLoadData)(&rt_cu.mod, rt_cuda_fatbin)) != CUDA_SUCCESS) {
+	/* a model with only library calls (cublas) has no kernels of its own */
+	if (rt_cuda_fatbin &&
+	    (r = RT_CU(cuModuleLoadData)(&rt_cu.mod, rt_cuda_fatbin)) != CUDA_SUCCESS) {
 		rt_cu.mod = NULL;
 		return snprintf(err, errlen, "cuda: loading the kernels (sm_80, sm_90 or PTX "
 				"for compute_90 and later): %s", rt_cu_errstr(r)), -1;
@@ -438,6 +443,132 @@ struct rt_cu_stage {
 };
 
 /*
+ * One call of the device from an executor kernel: rt_cu_begin takes the
+ * lock and makes the context current (or aborts), rt_cu_map gives each
+ * argument's device pointer (uploading what must be), rt_cu_back copies an
+ * output back where its flags say, rt_cu_end lets go. A failure in between
+ * goes to rt_cu_fail, which lets go too.
+ */
+struct rt_cu_call {
+	const char *name;		/* the executor kernel's, for messages */
+	struct rt_cu_model *mm;
+	unsigned char *base;		/* the host arena of this run */
+	int64_t arena_bytes;
+};
+
+static int rt_cu_begin(struct rt_cu_call *c, const char *name)
+{
+	const void *model;
+	CUresult r;
+
+	c->name = name;
+	pthread_mutex_lock(&rt_cu.lock);
+	if (rt_cu.error[0] || !rt_cu.ctx) {
+		char msg[256];
+
+		/* nothing pushed: no rt_cu_fail */
+		if (!rt_cu.error[0])
+			snprintf(rt_cu.error, sizeof(rt_cu.error), "cuda: kernel %s: not "
+				 "initialised", name);
+		memcpy(msg, rt_cu.error, sizeof(msg));
+		pthread_mutex_unlock(&rt_cu.lock);
+		collagec_rt_abort(msg);
+		return -1;
+	}
+	RT_CU(cuCtxPushCurrent)(rt_cu.ctx);
+	model = rt_run_model(&c->base, &c->arena_bytes);
+	if (!(c->mm = rt_cu_model_of(model))) {
+		rt_cu_fail(name, "run outside an open model", CUDA_ERROR_INVALID_CONTEXT);
+		return -1;
+	}
+	if (c->arena_bytes > c->mm->arena_bytes) {
+		/* a new plan: nothing on the device is valid across runs */
+		RT_CU(cuStreamSynchronize)(rt_cu.stream);
+		if (c->mm->arena)
+			RT_CU(cuMemFree)(c->mm->arena);
+		c->mm->arena = 0;
+		c->mm->arena_bytes = 0;
+		if ((r = RT_CU(cuMemAlloc)(&c->mm->arena, (size_t)c->arena_bytes)) != CUDA_SUCCESS) {
+			rt_cu_fail(name, "device arena", r);
+			return -1;
+		}
+		c->mm->arena_bytes = c->arena_bytes;
+	}
+	c->mm->queued = 1;
+	return 0;
+}
+
+/*
+ * Where argument i (host p, bytes, flags f, an input when in) lives on the
+ * device: a constant's copy, its place in the device arena (uploaded when
+ * host code made it), or a copy of its own outside the arena. 0 (and *r)
+ * on failure; 0 with CUDA_SUCCESS for an empty one.
+ */
+static CUdeviceptr rt_cu_map(struct rt_cu_call *c, int i, const void *p, int64_t bytes, int f,
+			     int in, CUresult *r)
+{
+	struct rt_cu_model *mm = c->mm;
+	const unsigned char *q = p;
+	CUdeviceptr mem = 0;
+
+	*r = CUDA_SUCCESS;
+	if (bytes <= 0)
+		return 0;
+	if (in && (f & RT_CU_CONST))
+		return rt_cu_copy_of(&mm->consts, &mm->n_consts, &mm->cap_consts, p, bytes, 1, r);
+	if (c->base && q >= c->base && q + bytes <= c->base + c->arena_bytes) {
+		mem = mm->arena + (CUdeviceptr)(q - c->base);
+		if (in && !(f & RT_CU_DEV)) {
+			if (rt_cu.trace)
+				fprintf(stderr, "collagec cuda: %s: upload b%d, %lld bytes\n", c->name, i,
+					(long long)bytes);
+			*r = RT_CU(cuMemcpyHtoDAsync)(mem, p, (size_t)bytes, rt_cu.stream);
+		}
+		return *r == CUDA_SUCCESS ? mem : 0;
+	}
+	if (in && (f & RT_CU_DEV)) {
+		/* outside the arena: its producer made the copy */
+		for (int j = 0; j < mm->n_others; j++)
+			if (mm->others[j].host == p && mm->others[j].bytes >= bytes)
+				return mm->others[j].mem;
+		*r = CUDA_ERROR_INVALID_VALUE;
+		return 0;
+	}
+	/* an input from host code or an output outside the arena */
+	if (in && rt_cu.trace)
+		fprintf(stderr, "collagec cuda: %s: upload b%d, %lld bytes\n", c->name, i,
+			(long long)bytes);
+	return rt_cu_copy_of(&mm->others, &mm->n_others, &mm->cap_others, p, bytes, in, r);
+}
+
+/* Copies output i back when host code (waited for) or only the caller reads it. */
+static CUresult rt_cu_back(struct rt_cu_call *c, int i, void *p, CUdeviceptr mem, int64_t bytes,
+			   int f)
+{
+	int wait = (f & RT_CU_SYNC) != 0;
+	CUresult r;
+
+	if (!mem || bytes <= 0 || !(f & (RT_CU_SYNC | RT_CU_LATE)))
+		return CUDA_SUCCESS;
+	if (rt_cu.trace)
+		fprintf(stderr, "collagec cuda: %s: download b%d, %lld bytes%s\n", c->name, i,
+			(long long)bytes, wait ? ", wait" : "");
+	r = RT_CU(cuMemcpyDtoHAsync)(p, mem, (size_t)bytes, rt_cu.stream);
+	if (r == CUDA_SUCCESS && wait)
+		r = RT_CU(cuStreamSynchronize)(rt_cu.stream);
+	return r;
+}
+
+static void rt_cu_end(struct rt_cu_call *c)
+{
+	CUcontext cur;
+
+	(void)c;
+	RT_CU(cuCtxPopCurrent)(&cur);
+	pthread_mutex_unlock(&rt_cu.lock);
+}
+
+/*
  * Runs the stages of one executor kernel in order on the stream: buffer
  * arguments bufs[i] of bytes[i] (inputs first, n_in of them) with flags[i]
  * (RT_CU_*), each passed as a device pointer, then the scalars. A stage
@@ -449,71 +580,14 @@ static void rt_cu_launch(const char *name, void *const *bufs, const int64_t *byt
 {
 	CUdeviceptr mem[64];
 	void *params[64 + 128];
-	struct rt_cu_model *mm;
-	unsigned char *base;
-	int64_t arena_bytes;
-	const void *model;
+	struct rt_cu_call c;
 	CUresult r = CUDA_SUCCESS;
-	CUcontext cur;
 
-	pthread_mutex_lock(&rt_cu.lock);
-	if (rt_cu.error[0] || !rt_cu.stream) {
-		rt_cu_fail(name, "not initialised", CUDA_ERROR_NOT_INITIALIZED);
+	if (rt_cu_begin(&c, name) < 0)
 		return;
-	}
-	RT_CU(cuCtxPushCurrent)(rt_cu.ctx);
-	model = rt_run_model(&base, &arena_bytes);
-	if (!(mm = rt_cu_model_of(model))) {
-		rt_cu_fail(name, "run outside an open model", CUDA_ERROR_INVALID_CONTEXT);
-		return;
-	}
-	if (arena_bytes > mm->arena_bytes) {
-		/* a new plan: nothing on the device is valid across runs */
-		RT_CU(cuStreamSynchronize)(rt_cu.stream);
-		if (mm->arena)
-			RT_CU(cuMemFree)(mm->arena);
-		mm->arena = 0;
-		mm->arena_bytes = 0;
-		if ((r = RT_CU(cuMemAlloc)(&mm->arena, (size_t)arena_bytes)) != CUDA_SUCCESS)
-			goto fail;
-		mm->arena_bytes = arena_bytes;
-	}
-	mm->queued = 1;
 	for (int i = 0; i < n_bufs; i++) {
-		const unsigned char *p = bufs[i];
-		int in = i < n_in, f = flags[i];
-
-		if (bytes[i] <= 0) {
-			mem[i] = 0;
-		} else if (in && (f & RT_CU_CONST)) {
-			mem[i] = rt_cu_copy_of(&mm->consts, &mm->n_consts, &mm->cap_consts, p,
-					       bytes[i], 1, &r);
-		} else if (base && p >= base && p + bytes[i] <= base + arena_bytes) {
-			mem[i] = mm->arena + (CUdeviceptr)(p - base);
-			if (in && !(f & RT_CU_DEV)) {
-				if (rt_cu.trace)
-					fprintf(stderr, "collagec cuda: %s: upload b%d, %lld bytes\n",
-						name, i, (long long)bytes[i]);
-				r = RT_CU(cuMemcpyHtoDAsync)(mem[i], p, (size_t)bytes[i],
-							    rt_cu.stream);
-			}
-		} else if (in && (f & RT_CU_DEV)) {
-			/* outside the arena: its producer made the copy */
-			mem[i] = 0;
-			for (int j = 0; j < mm->n_others && !mem[i]; j++)
-				if (mm->others[j].host == p && mm->others[j].bytes >= bytes[i])
-					mem[i] = mm->others[j].mem;
-			if (!mem[i])
-				r = CUDA_ERROR_INVALID_VALUE;
-		} else {
-			/* an input from host code or an output outside the arena */
-			mem[i] = rt_cu_copy_of(&mm->others, &mm->n_others, &mm->cap_others, p,
-					       bytes[i], in, &r);
-			if (in && rt_cu.trace)
-				fprintf(stderr, "collagec cuda: %s: upload b%d, %lld bytes\n", name,
-					i, (long long)bytes[i]);
-		}
-		if (r != CUDA_SUCCESS || (bytes[i] > 0 && !mem[i]))
+		mem[i] = rt_cu_map(&c, i, bufs[i], bytes[i], flags[i], i < n_in, &r);
+		if (r != CUDA_SUCCESS)
 			goto fail;
 	}
 	for (int i = 0; i < n_bufs; i++)
@@ -537,22 +611,10 @@ static void rt_cu_launch(const char *name, void *const *bufs, const int64_t *byt
 		if (r != CUDA_SUCCESS)
 			goto fail;
 	}
-	for (int i = n_in; i < n_bufs; i++) {
-		int wait = (flags[i] & RT_CU_SYNC) != 0;
-
-		if (!mem[i] || !(flags[i] & (RT_CU_SYNC | RT_CU_LATE)))
-			continue;
-		if (rt_cu.trace)
-			fprintf(stderr, "collagec cuda: %s: download b%d, %lld bytes%s\n", name, i,
-				(long long)bytes[i], wait ? ", wait" : "");
-		r = RT_CU(cuMemcpyDtoHAsync)(bufs[i], mem[i], (size_t)bytes[i], rt_cu.stream);
-		if (r == CUDA_SUCCESS && wait)
-			r = RT_CU(cuStreamSynchronize)(rt_cu.stream);
-		if (r != CUDA_SUCCESS)
+	for (int i = n_in; i < n_bufs; i++)
+		if ((r = rt_cu_back(&c, i, bufs[i], mem[i], bytes[i], flags[i])) != CUDA_SUCCESS)
 			goto fail;
-	}
-	RT_CU(cuCtxPopCurrent)(&cur);
-	pthread_mutex_unlock(&rt_cu.lock);
+	rt_cu_end(&c);
 	return;
 fail:
 	RT_CU(cuStreamSynchronize)(rt_cu.stream);
