@@ -37,6 +37,7 @@ extern const struct target_kind target_kind_opencl;
 extern const struct op_strategy *const opencl_strategies[];
 extern const struct target_kind target_kind_cuda;
 extern const struct target_kind target_kind_cublas;
+extern const struct target_kind target_kind_cudnn;
 /*
  * What the CUDA kinds share (cuda_target.c): why they cannot compile here
  * (no nvcc or cuda.h) and why they cannot run (no GPU), or NULL; CUDA's

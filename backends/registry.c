@@ -11,6 +11,7 @@ const struct target_kind *const backend_registry[] = {
 	&target_kind_opencl,
 	&target_kind_cuda,
 	&target_kind_cublas,
+	&target_kind_cudnn,
 };
 
 const int backend_registry_count = (int)ARRAY_SIZE(backend_registry);

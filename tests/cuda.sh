@@ -28,6 +28,10 @@
 #                       their bias and Relu fused, the flags each call is
 #                       given (values stay in the device memory cuda and
 #                       cublas share), the host code clean
+#   cudnn-mnist_cnn     Convs on cudnn with their bias and Relu fused, a
+#                       MatMul and its bias on cublas, the flags of each
+#                       call, nvcc and cc clean; cudnn-grouped: depthwise
+#                       and residual Convs placed on cudnn
 #   run-MODEL           with a GPU, each model's outputs match the c
 #                       target's; without one, "skipped: no GPU"
 #   open-without-gpu    without a GPU, opening the model fails with the
@@ -249,6 +253,52 @@ if [ -n "$gpu" ]; then
 	verdict run-cublas
 else
 	echo "ok   cuda/run-cublas skipped: no GPU (${status#*: })"
+fi
+
+# --- cudnn: Conv with its bias, residual and Relu through cuDNN ---
+# rt_cudnn_conv's five flags before threads: x, w, bias, z, y
+cudnn_flags() {
+	sed -n 's/.*rt_cudnn_conv(&cache, "\([^"]*\)", .*, \([0-9]*\), \([0-9]*\), \([0-9]*\), \([0-9]*\), \([0-9]*\), threads);/\1 \2 \3 \4 \5 \6/p' "$1"
+}
+compile "$T/mnist_cnn.onnx" cudnn,cublas,cuda,c "$T/mnist.dnn.so" --keep-temps
+if [ -n "$kept" ]; then
+	# mnist_cnn: Pad, Conv + bias + Relu, MaxPool twice, then Gemm-like MatMul + bias
+	cudnn_flags "$kept/model.c" >"$T/dnn"
+	[ "$(cat "$T/dnn" | tr '\n' '|')" = "k1_cudnn_conv_bias_relu 1 2 2 0 4|k4_cudnn_conv_bias_relu 1 2 2 0 4|" ] ||
+		bad "cudnn calls and flags: $(cat "$T/dnn" | tr '\n' '|')"
+	[ "$(cublas_flags "$kept/model.c" | tr '\n' '|')" = "k7_cublas_matmul_bias 1 2 2 16|" ] ||
+		bad "cublas calls and flags: $(cublas_flags "$kept/model.c" | tr '\n' '|')"
+	nvcc_clean "$kept"
+	cc -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -I"$kept" \
+		-I"$(dirname "$nvcc")/../include" "$kept/model.c" >"$T/cc.log" 2>&1 ||
+		bad "model.c: $(grep -m1 'error' "$T/cc.log")"
+	rm -rf "$kept"
+fi
+verdict cudnn-mnist_cnn
+# grouped (depthwise) and residual convolutions of the opencl models
+for m in conv conv_dw; do
+	compile "$OM/$m.onnx" cudnn,cuda,c "$T/$m.dnn.so"
+	r=$("$PY" -c 'import json, sys
+ps = json.load(open(sys.argv[1]))["partitions"]
+print("" if any(p["target"] == "cudnn" for p in ps) else "no Conv on cudnn")' "$T/$m.dnn.json" 2>&1)
+	[ -z "$r" ] || bad "$m: $r"
+done
+verdict cudnn-grouped
+if [ -n "$gpu" ]; then
+	"$C" compile --search none "$T/mnist_cnn.onnx" --target c -o "$T/mnist.c.so" -q 2>"$T/err" ||
+		bad "compile c: $(head -n 1 "$T/err")"
+	run "$T/mnist.c.so" "$T/mnist.c.out"
+	run "$T/mnist.dnn.so" "$T/mnist.dnn.out"
+	[ -n "$why" ] || same "$T/mnist.dnn.out" "$T/mnist.c.out"
+	for m in conv conv_dw; do
+		compile "$OM/$m.onnx" c "$T/$m.c.so"
+		run "$T/$m.c.so" "$T/$m.c.out"
+		run "$T/$m.dnn.so" "$T/$m.dnn.out"
+		[ -n "$why" ] || same "$T/$m.dnn.out" "$T/$m.c.out"
+	done
+	verdict run-cudnn
+else
+	echo "ok   cuda/run-cudnn skipped: no GPU (${status#*: })"
 fi
 
 # --- deterministic, with the object cache out of the way ---

@@ -8,7 +8,7 @@
  * stream, with the bias and Relu after it as cuBLASLt's epilogue. The
  * library (libcublasLt.so.13, else .12) is loaded through dlopen at the
  * first call, with one handle and a 32 MiB workspace, let go with the cuda
- * target's state (rt_cu.release). Row-major y[M][N] = op(a) op(b) is
+ * target's state (rt_cu_on_release). Row-major y[M][N] = op(a) op(b) is
  * column-major y^T = op(b)^T op(a)^T: cuBLASLt's A is our b, its B our a.
  * Each call site keeps its descriptors and the algorithm cuBLASLt's
  * heuristic chose in a static cache, made again when the sizes change
@@ -64,7 +64,7 @@ static void rt_cublas_forget(struct rt_cublas_cache *c)
 	c->gen = 0;
 }
 
-/* rt_cu.release: with the last handle, the library's state (context current). */
+/* With the last handle, the library's state (context current; rt_cu_on_release). */
 static void rt_cublas_release(void)
 {
 	while (rt_cublas.caches) {
@@ -106,7 +106,7 @@ static int rt_cublas_setup(char *err, size_t errlen)
 		return snprintf(err, errlen, "workspace: %s", rt_cu_errstr(r)), -1;
 	}
 	rt_cublas.gen++;
-	rt_cu.release = rt_cublas_release;
+	rt_cu_on_release(rt_cublas_release);
 	return 0;
 }
 

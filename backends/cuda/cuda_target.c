@@ -354,7 +354,7 @@ static void print_stage(const struct tir_func *f, int n_in, const struct devloop
 
 bool cuda_shares_memory(const struct target_kind *k)
 {
-	return k == &target_kind_cuda || k == &target_kind_cublas;
+	return k == &target_kind_cuda || k == &target_kind_cublas || k == &target_kind_cudnn;
 }
 
 /*

@@ -89,6 +89,7 @@ static inline int64_t rt_cu_extent(int64_t n)
 	X(cuModuleUnload) X(cuModuleGetFunction) X(cuStreamCreate)             \
 	X(cuStreamDestroy) X(cuStreamSynchronize) X(cuMemAlloc) X(cuMemFree)   \
 	X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuLaunchKernel)            \
+	X(cuMemsetD32Async)                                                    \
 	X(cuGetErrorString)
 
 /* A host buffer's copy on the device: a constant's, or a value's outside the arena. */
@@ -123,7 +124,8 @@ static struct {
 	CUcontext ctx;			/* the device's primary context */
 	CUmodule mod;
 	CUstream stream;
-	void (*release)(void);		/* (optional) a library's state, let go with the rest */
+	void (*release[4])(void);	/* libraries' state, let go with the rest */
+	int n_release;
 	struct rt_cu_model *models;	/* one per open handle */
 	int trace;			/* COLLAGEC_CUDA_TRACE */
 	char error[256];		/* the first run-time failure */
@@ -156,6 +158,16 @@ static void rt_cu_model_free(struct rt_cu_model *mm)
 	free(mm);
 }
 
+/* Has fn let a library's state go with the rest (lock held); once each. */
+static void rt_cu_on_release(void (*fn)(void))
+{
+	for (int i = 0; i < rt_cu.n_release; i++)
+		if (rt_cu.release[i] == fn)
+			return;
+	if (rt_cu.n_release < (int)(sizeof(rt_cu.release) / sizeof(rt_cu.release[0])))
+		rt_cu.release[rt_cu.n_release++] = fn;
+}
+
 /* Releases everything (lock held; the context current or none made). */
 static void rt_cu_release(void)
 {
@@ -167,8 +179,9 @@ static void rt_cu_release(void)
 	}
 	for (struct rt_cu_kernel *k = rt_cu.kernels; k; k = k->next)
 		k->f = NULL;
-	if (rt_cu.release)
-		rt_cu.release();
+	for (int i = 0; i < rt_cu.n_release; i++)
+		rt_cu.release[i]();
+	rt_cu.n_release = 0;
 	if (rt_cu.stream)
 		RT_CU(cuStreamDestroy)(rt_cu.stream);
 	if (rt_cu.mod)
