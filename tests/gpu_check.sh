@@ -11,9 +11,12 @@
 #
 # For the five reference models (testdata/gen_models.py) and the zoo's
 # ResNet-50 and BERT-Base (testdata/gen_zoo.py), for each of TARGETS
-# (default "opencl cuda"): on opencl -device=$DEVICE (default gpu: the
-# first GPU over all OpenCL platforms) or on cuda (device 0), --search
-# none, every other node on c:
+# (default "opencl cuda family default"): opencl -device=$DEVICE (default
+# gpu: the first GPU over all OpenCL platforms), cuda (device 0), the CUDA
+# family (cudnn,cublas,cuda: cuDNN convolutions and cuBLASLt matmuls,
+# loops on cuda), each with --search none and every other node on c, and
+# the default compile (Collage over every target that runs here, the GPU
+# kinds and the CPU ones, measured):
 #   ok       the outputs of one run of collagec's default random inputs
 #            against ONNX Runtime's CPU run of the same inputs (tools/ort.py
 #            refs), rtol 1e-3, atol 1e-4
@@ -35,7 +38,7 @@
 set -u
 COLLAGEC=${COLLAGEC:-collagec}
 DEVICE=${DEVICE:-gpu}
-TARGETS=${TARGETS:-opencl cuda}
+TARGETS=${TARGETS:-opencl cuda family default}
 RUNS=${RUNS:-20}
 ROUNDS=${ROUNDS:-3}
 MODELS=${MODELS:-mnist_cnn mlp bert_tiny mobilenetv2 resnet18 resnet50 bert_base resnet50_b}
@@ -113,6 +116,16 @@ print("%.3f" % statistics.median(times))
 PY
 }
 
+# compile_for TARGETS MODEL OUT: compiles MODEL for one of TARGETS' sets
+compile_for() {
+	case $1 in
+	opencl) "$COLLAGEC" compile "$2" -o "$3" -q --search none --target "opencl -device=$DEVICE,c" ;;
+	family) "$COLLAGEC" compile "$2" -o "$3" -q --search none --target cudnn,cublas,cuda,c ;;
+	default) "$COLLAGEC" compile "$2" -o "$3" -q ;;
+	*) "$COLLAGEC" compile "$2" -o "$3" -q --search none --target "$1,c" ;;
+	esac
+}
+
 fails=0
 printf '%-7s %-12s %5s %4s %5s %4s %4s %10s %10s %6s\n' target model batch ok const up down \
 	collagec_ms torch_ms ratio
@@ -123,14 +136,9 @@ median() {
 }
 
 for tgt in $TARGETS; do
-case $tgt in
-opencl) tlist="opencl -device=$DEVICE,c" ;;
-*) tlist="$tgt,c" ;;
-esac
 for m in $MODELS; do
 	so=$O/$m.$tgt.so
-	if ! "$COLLAGEC" compile --search none "$O/$m.onnx" -o "$so" \
-		--target "$tlist" -q 2>"$O/$m.err"; then
+	if ! compile_for "$tgt" "$O/$m.onnx" "$so" 2>"$O/$m.err"; then
 		echo "$tgt $m: compile: $(head -n 1 "$O/$m.err")"
 		fails=$((fails + 1))
 		continue

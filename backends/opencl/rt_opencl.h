@@ -107,8 +107,9 @@ static struct {
 	int trace;			/* COLLAGEC_OPENCL_TRACE */
 	size_t group;			/* work-items per work-group; 0: the driver's choice */
 	size_t max_items[3];		/* the device's most per dim of a group */
+	int host_mem;			/* the device works in host memory (a CPU, PoCL) */
 	char error[256];		/* the first run-time failure */
-} rt_ocl = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, { 0 } };
+} rt_ocl = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void rt_ocl_copies_free(struct rt_ocl_copy *c, int n)
 {
@@ -240,6 +241,12 @@ static void rt_ocl_group_size(cl_device_id dev)
 	clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(most), &most, NULL);
 	clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(items), items, NULL);
 	rt_ocl.group = type & CL_DEVICE_TYPE_CPU ? 0 : RT_OCL_GPU_GROUP;
+	{
+		cl_bool unified = CL_FALSE;
+
+		clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified, NULL);
+		rt_ocl.host_mem = (type & CL_DEVICE_TYPE_CPU) || unified;
+	}
 	if (env && *env)
 		rt_ocl.group = strtoul(env, NULL, 10);
 	if (most && rt_ocl.group > most)
@@ -527,7 +534,13 @@ static cl_mem rt_ocl_copy_of(struct rt_ocl_copy **v, int *n, int *cap, const voi
 			c = &(*v)[i];
 	if (c && c->bytes >= bytes)
 		return c->mem;
-	mem = clCreateBuffer(rt_ocl.ctx, CL_MEM_READ_WRITE | (upload ? CL_MEM_COPY_HOST_PTR : 0),
+	/*
+	 * a constant (upload) on a device that works in host memory is used
+	 * where it lies, in the weights: no second copy of every weight
+	 */
+	mem = clCreateBuffer(rt_ocl.ctx, upload && rt_ocl.host_mem
+			     ? CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR
+			     : CL_MEM_READ_WRITE | (upload ? CL_MEM_COPY_HOST_PTR : 0),
 			     (size_t)bytes, upload ? (void *)host : NULL, e);
 	if (!mem)
 		return NULL;
