@@ -31,7 +31,8 @@
 #   cudnn-mnist_cnn     Convs on cudnn with their bias and Relu fused, a
 #                       MatMul and its bias on cublas, the flags of each
 #                       call, nvcc and cc clean; cudnn-grouped: depthwise
-#                       and residual Convs placed on cudnn
+#                       and residual Convs placed on cudnn; cudnn-clip: a
+#                       Clip to [0, 6] as cuDNN's clipped Relu
 #   run-MODEL           with a GPU, each model's outputs match the c
 #                       target's; without one, "skipped: no GPU"
 #   open-without-gpu    without a GPU, opening the model fails with the
@@ -284,14 +285,41 @@ print("" if any(p["target"] == "cudnn" for p in ps) else "no Conv on cudnn")' "$
 	[ -z "$r" ] || bad "$m: $r"
 done
 verdict cudnn-grouped
+# a Conv, its bias and a Clip to [0, 6] (MobileNet's Relu6): one clipped-Relu call
+"$PY" - "$T/conv_clip.onnx" <<'EOF' || bad "cannot make conv_clip.onnx"
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+w = numpy_helper.from_array(np.random.RandomState(0).randn(8, 4, 3, 3).astype(np.float32), "w")
+b = numpy_helper.from_array(np.arange(8, dtype=np.float32), "b")
+lo = numpy_helper.from_array(np.array(0, dtype=np.float32), "lo")
+hi = numpy_helper.from_array(np.array(6, dtype=np.float32), "hi")
+g = helper.make_graph(
+    [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+     helper.make_node("Clip", ["c", "lo", "hi"], ["y"])], "conv_clip",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 16, 16])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 16, 16])], [w, b, lo, hi])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+open(sys.argv[1], "wb").write(m.SerializeToString())
+EOF
+compile "$T/conv_clip.onnx" cudnn,cuda,c "$T/conv_clip.dnn.so" --keep-temps
+if [ -n "$kept" ]; then
+	grep -q 'rt_cudnn_conv(&cache, "k0_cudnn_conv_bias_clip", .*, 1, 6.0, 0, 2, 2, 0, 16, threads);' \
+		"$kept/model.c" || bad "no clipped-Relu cudnn call: $(grep -m1 'rt_cudnn_conv(&cache' "$kept/model.c")"
+	rm -rf "$kept"
+fi
+verdict cudnn-clip
 if [ -n "$gpu" ]; then
 	"$C" compile --search none "$T/mnist_cnn.onnx" --target c -o "$T/mnist.c.so" -q 2>"$T/err" ||
 		bad "compile c: $(head -n 1 "$T/err")"
 	run "$T/mnist.c.so" "$T/mnist.c.out"
 	run "$T/mnist.dnn.so" "$T/mnist.dnn.out"
 	[ -n "$why" ] || same "$T/mnist.dnn.out" "$T/mnist.c.out"
-	for m in conv conv_dw; do
-		compile "$OM/$m.onnx" c "$T/$m.c.so"
+	for m in conv conv_dw conv_clip; do
+		om=$OM/$m.onnx
+		[ $m = conv_clip ] && om=$T/$m.onnx
+		compile "$om" c "$T/$m.c.so"
 		run "$T/$m.c.so" "$T/$m.c.out"
 		run "$T/$m.dnn.so" "$T/$m.dnn.out"
 		[ -n "$why" ] || same "$T/$m.dnn.out" "$T/$m.c.out"

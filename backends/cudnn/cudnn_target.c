@@ -56,7 +56,8 @@ static bool channel_bias(const struct value *v, int64_t m)
 struct fused {
 	int bias;			/* value id of the bias, or -1 */
 	int z;				/* of the residual, or -1 */
-	bool relu;
+	bool relu;			/* a Relu, or a Clip to [0, clip] */
+	double clip;			/* the Clip's ceiling; 0: a Relu */
 };
 
 /* Classifies the epilogue nodes[1..n); false when cuDNN's fused call cannot take them. */
@@ -69,6 +70,7 @@ static bool epilogue(struct graph *g, const int *nodes, int n_nodes, struct fuse
 	f->bias = node_in(g, a, 2) ? a->in[2] : -1;
 	f->z = -1;
 	f->relu = false;
+	f->clip = 0;
 	for (int i = 1; i < n_nodes; i++) {
 		const struct node *e = &g->nodes.v[nodes[i]];
 
@@ -88,6 +90,15 @@ static bool epilogue(struct graph *g, const int *nodes, int n_nodes, struct fuse
 				return false;
 		} else if (e->op == OP_RELU) {
 			f->relu = true;
+		} else if (e->op == OP_CLIP) {
+			struct lower_res_act ra;
+
+			/* constant bounds 0 and c > 0: cuDNN's clipped Relu */
+			if (!lower_res_act(g, &nodes[i], 1, v, &ra) || ra.act != 2 || ra.lo != 0 ||
+			    !(ra.hi > 0))
+				return false;
+			f->relu = true;
+			f->clip = ra.hi;
 		} else {
 			return false;
 		}
@@ -132,7 +143,8 @@ static int cudnn_relay_to_tir(struct graph *g, const struct target *t, struct pa
 		BUG("cudnn: a partition its check would not take");
 	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_cudnn_conv%s%s%s", p->id,
 						    f.bias >= 0 ? "_bias" : "",
-						    f.z >= 0 ? "_add" : "", f.relu ? "_relu" : ""));
+						    f.z >= 0 ? "_add" : "",
+						    f.clip > 0 ? "_clip" : f.relu ? "_relu" : ""));
 	k.args = arena_alloc(g->arena, sizeof(int) * 5);
 	bx = libcall_param(&b, &k, "x", DTYPE_F32, a->in[0]);
 	bw = libcall_param(&b, &k, "w", DTYPE_F32, a->in[1]);
@@ -164,6 +176,7 @@ static int cudnn_relay_to_tir(struct graph *g, const struct target *t, struct pa
 	args[na++] = tir_int(&b, win.d[1]);
 	args[na++] = tir_int(&b, node_attr_int(a, "group", 1));
 	args[na++] = tir_int(&b, f.relu);
+	args[na++] = tir_flt(&b, DTYPE_F64, f.clip);
 	vals[0] = a->in[0];
 	vals[1] = a->in[1];
 	vals[2] = f.bias;

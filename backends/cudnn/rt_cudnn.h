@@ -129,7 +129,7 @@ enum { RT_DNN_N, RT_DNN_C, RT_DNN_H, RT_DNN_W, RT_DNN_M, RT_DNN_KH, RT_DNN_KW, R
 
 /* The descriptors and algorithm of a call site for its batch; a message in err. */
 static int rt_cudnn_plan(struct rt_cudnn_cache *c, const int64_t *s, int fused, int relu,
-			 char *err, size_t errlen)
+			 double clip, char *err, size_t errlen)
 {
 	cudnnConvolutionFwdAlgoPerf_t perf[8];
 	int n = 0, pick = -1;
@@ -159,9 +159,10 @@ static int rt_cudnn_plan(struct rt_cudnn_cache *c, const int64_t *s, int fused, 
 						    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ||
 	    RT_DNN(cudnnSetConvolutionGroupCount)(c->conv, (int)s[RT_DNN_G]) ||
 	    RT_DNN(cudnnSetConvolutionMathType)(c->conv, CUDNN_FMA_MATH) ||
-	    RT_DNN(cudnnSetActivationDescriptor)(c->act, relu ? CUDNN_ACTIVATION_RELU
+	    RT_DNN(cudnnSetActivationDescriptor)(c->act, clip > 0 ? CUDNN_ACTIVATION_CLIPPED_RELU
+						 : relu ? CUDNN_ACTIVATION_RELU
 						 : CUDNN_ACTIVATION_IDENTITY,
-						 CUDNN_NOT_PROPAGATE_NAN, 0.0))
+						 CUDNN_NOT_PROPAGATE_NAN, clip))
 		return snprintf(err, errlen, "cuDNN descriptors for the sizes"), -1;
 	if (RT_DNN(cudnnGetConvolutionForwardAlgorithm_v7)(rt_cudnn.h, c->x, c->w, c->conv, c->y, 8,
 							   &n, perf))
@@ -189,7 +190,8 @@ static int rt_cudnn_plan(struct rt_cudnn_cache *c, const int64_t *s, int fused, 
 }
 
 /*
- * y = relu?(conv(x, w) + z + bias) of the sizes s[] (RT_DNN_*), x NCHW,
+ * y = relu?(conv(x, w) + z + bias) of the sizes s[] (RT_DNN_*), clipped to
+ * [0, clip] when clip > 0, x NCHW,
  * w [M, C / group, KH, KW], bias [M] (or none), z y's shape (or none);
  * fx, fw, fbias, fz, fy: each argument's RT_CU_* flags.
  */
@@ -197,7 +199,8 @@ static void rt_cudnn_conv(struct rt_cudnn_cache *cache, const char *name, const 
 			  const float *w, const float *bias, const float *z, float *y, int64_t n,
 			  int64_t C, int64_t H, int64_t W, int64_t M, int64_t KH, int64_t KW,
 			  int64_t OH, int64_t OW, int64_t ph, int64_t pw, int64_t sh, int64_t sw,
-			  int64_t dh, int64_t dw, int64_t group, int64_t relu, int64_t fx, int64_t fw,
+			  int64_t dh, int64_t dw, int64_t group, int64_t relu, double clip, int64_t fx,
+			  int64_t fw,
 			  int64_t fbias, int64_t fz, int64_t fy, int threads)
 {
 	const int64_t s[16] = { n, C, H, W, M, KH, KW, OH, OW, ph, pw, sh, sw, dh, dw, group };
@@ -230,7 +233,7 @@ static void rt_cudnn_conv(struct rt_cudnn_cache *cache, const char *name, const 
 	}
 	if ((!rt_cudnn.h && rt_cudnn_setup(err, sizeof(err)) < 0) ||
 	    ((cache->gen != rt_cudnn.gen || cache->n != n) &&
-	     rt_cudnn_plan(cache, s, fused, (int)relu, err, sizeof(err)) < 0)) {
+	     rt_cudnn_plan(cache, s, fused, (int)relu, clip, err, sizeof(err)) < 0)) {
 		rt_cu_fail(name, err, CUDA_ERROR_NOT_SUPPORTED);
 		return;
 	}
