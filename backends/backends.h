@@ -48,6 +48,24 @@ const char *cuda_unavailable(void);
 const char *cuda_cannot_run(void);
 const char *cuda_include_dir(void);
 bool cuda_shares_memory(const struct target_kind *k);
+/*
+ * tir_to_runtime of a library target on cuda's device memory (cublas,
+ * cudnn): p's kernels printed as calls of rt_file's helpers, each kernel
+ * with a static cache of type state_type, after the prelude rt_cuda.h and
+ * rt_file, with cuda's init, fini and sync. 0 or -1.
+ */
+/*
+ * The flags of a library call's arguments vals[0..n) (value ids, -1 for
+ * none: 0), the first n_in inputs, as loop-IR constants appended to args
+ * (devloop_arg_flags over the CUDA kinds); and the call's kernel finished
+ * into p. Both for cublas and cudnn.
+ */
+struct tir_builder;
+int cuda_flag_args(struct tir_builder *b, struct graph *g, const int *vals, int n, int n_in,
+		   struct tir **args);
+void cuda_library_kernel(struct tir_builder *b, struct kernel *k, struct partition *p);
+int cuda_library_module(struct graph *g, const struct target *t, struct partition *p,
+			struct runtime_module *m, const char *rt_file, const char *state_type);
 
 /* All shipped kinds, in default preference order. */
 extern const struct target_kind *const backend_registry[];

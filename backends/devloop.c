@@ -629,6 +629,30 @@ void devloop_print_bytes(const struct value *v, struct strbuf *sb)
 			sb_printf(sb, " * syms[%d]", v->shape.d[k].sym[j]);
 }
 
+void devloop_print_host_args(struct graph *g, const struct kernel *k, const struct tir_func *f,
+			     const struct target_kind **where,
+			     bool (*same)(const struct target_kind *k), const char *scalar,
+			     const int *syms, int n_syms, struct strbuf *sb)
+{
+	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
+		  f->name);
+	sb_printf(sb, "\tconst int64_t bytes[%d] = {\n", f->n_bufs ? f->n_bufs : 1);
+	for (int i = 0; i < f->n_bufs; i++) {
+		sb_puts(sb, "\t\t");
+		devloop_print_bytes(&g->values.v[k->args[i]], sb);
+		sb_puts(sb, ",\n");
+	}
+	sb_printf(sb, "\t};\n\tstatic const unsigned char flags[%d] = {",
+		  f->n_bufs ? f->n_bufs : 1);
+	for (int i = 0; i < f->n_bufs; i++)
+		sb_printf(sb, " %d,", devloop_arg_flags(g, where, k->args[i], i < k->n_inputs, same));
+	sb_printf(sb, "%s };\n\tconst %s scalars[%d] = {", f->n_bufs ? "" : " 0", scalar,
+		  n_syms ? n_syms : 1);
+	for (int i = 0; i < n_syms; i++)
+		sb_printf(sb, " syms[%d],", syms[i]);
+	sb_printf(sb, "%s };\n", n_syms ? "" : " 0");
+}
+
 /*
  * Where each node runs: its partition's target kind (g->lowering), NULL
  * for a node of no partition.

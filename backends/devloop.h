@@ -69,6 +69,17 @@ int devloop_stage_dims(const struct devloop_stage *s);
 
 /* Bytes of kernel argument value v, as a C expression over syms[]. */
 void devloop_print_bytes(const struct value *v, struct strbuf *sb);
+/*
+ * The start of the host function of function f of kernel k (the
+ * executor's ABI): its name line, then the arrays bytes[] (each argument's
+ * size), flags[] (devloop_arg_flags with same) and scalars[] of type
+ * scalar ("cl_long", "int64_t"), the symbols syms[0..n_syms) the device
+ * code reads.
+ */
+void devloop_print_host_args(struct graph *g, const struct kernel *k, const struct tir_func *f,
+			     const struct target_kind **where,
+			     bool (*same)(const struct target_kind *k), const char *scalar,
+			     const int *syms, int n_syms, struct strbuf *sb);
 
 /*
  * Runs fill(out) in a child process and copies its size bytes of *out back,

@@ -138,7 +138,6 @@ static int cublas_relay_to_tir(struct graph *g, const struct target *t, struct p
 {
 	const struct node *a = &g->nodes.v[p->nodes[0]];
 	const struct value *va = node_in(g, a, 0), *vb = node_in(g, a, 1);
-	const struct target_kind **where = devloop_node_kinds(g);
 	int out_v = g->nodes.v[p->nodes[p->n_nodes - 1]].out[0];
 	int bias = bias_of(g, p->nodes, p->n_nodes);
 	bool relu = g->nodes.v[p->nodes[p->n_nodes - 1]].op == OP_RELU;
@@ -149,7 +148,7 @@ static int cublas_relay_to_tir(struct graph *g, const struct target *t, struct p
 	struct tir_buf *ba, *bb, *bbias = NULL, *by;
 	struct tir_builder b;
 	struct kernel k = { 0 };
-	int na = 0;
+	int na = 0, vals[4];
 
 	(void)t;
 	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_cublas_%s%s%s", p->id,
@@ -199,19 +198,13 @@ static int cublas_relay_to_tir(struct graph *g, const struct target *t, struct p
 	args[na++] = tir_int(&b, tb);
 	args[na++] = tir_flt(&b, DTYPE_F32, gemm ? node_attr_float(a, "alpha", 1.0) : 1.0);
 	args[na++] = tir_int(&b, relu);
-	for (int i = 0; i < 4; i++) {
-		int v = i < 2 ? a->in[i] : i == 2 ? bias : out_v;
-
-		args[na++] = tir_int(&b, v < 0 ? 0 : devloop_arg_flags(g, where, v, i < 3,
-								       cuda_shares_memory));
-	}
+	vals[0] = a->in[0];
+	vals[1] = a->in[1];
+	vals[2] = bias;
+	vals[3] = out_v;
+	na += cuda_flag_args(&b, g, vals, 4, 3, args + na);
 	tir_extern(&b, "rt_cublas_mm", args, na);
-	k.name = b.name;
-	k.func = tir_finish(&b);
-	tir_builder_release(&b);
-	k.span = p->span;
-	k.func->span = p->span;
-	vec_push(&p->kernels, k);
+	cuda_library_kernel(&b, &k, p);
 	return 0;
 }
 
@@ -220,26 +213,7 @@ static int cublas_relay_to_tir(struct graph *g, const struct target *t, struct p
 static int cublas_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
 				 struct runtime_module *m)
 {
-	const struct embedded_file *cu = embedded_find("rt_cuda.h");
-	const struct embedded_file *lt = embedded_find("rt_cublas.h");
-	const char *inc = cuda_include_dir();
-	const struct libcall_style style = { .state = "static struct rt_cublas_cache cache;",
-					     .pass_state = true };
-
-	if (!cu || !lt)
-		BUG("rt_cuda.h or rt_cublas.h is not embedded");
-	if (!inc) {
-		diag_error_status(g->ctx, STATUS_ENV, "target '%s': no CUDA headers", t->str);
-		return -1;
-	}
-	vec_push(&m->ldlibs, arena_printf(g->arena, "-I%s", inc));
-	m->prelude = arena_printf(g->arena, "%s\n%s", cu->data, lt->data);
-	m->init = "collagec_cu_init";
-	m->fini = "collagec_cu_fini";
-	m->sync = "collagec_cu_sync";
-	for (int i = 0; i < p->kernels.n; i++)
-		libcall_print_kernel(&p->kernels.v[i], &tir_dialect_c, &style, &m->source);
-	return 0;
+	return cuda_library_module(g, t, p, m, "rt_cublas.h", "struct rt_cublas_cache");
 }
 
 const struct target_kind target_kind_cublas = {

@@ -22,6 +22,7 @@
  * its costs from the analytic estimator.
  */
 #include "../devloop.h"
+#include "../libcall.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -410,25 +411,8 @@ static int print_func(struct graph *g, const struct kernel *k, const struct tir_
 			  "NULL, NULL };\nRT_CU_REGISTER(rt_cu_%s)\n", st[s].name, st[s].name, device,
 			  st[s].name, st[s].name);
 	}
-	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
-		  f->name);
-	sb_printf(sb, "\tconst int64_t bytes[%d] = {\n", f->n_bufs ? f->n_bufs : 1);
-	for (int i = 0; i < f->n_bufs; i++) {
-		sb_puts(sb, "\t\t");
-		devloop_print_bytes(&g->values.v[k->args[i]], sb);
-		sb_puts(sb, ",\n");
-	}
-	sb_printf(sb, "\t};\n\tstatic const unsigned char flags[%d] = {",
-		  f->n_bufs ? f->n_bufs : 1);
-	for (int i = 0; i < f->n_bufs; i++)
-		sb_printf(sb, " %d,", devloop_arg_flags(g, where, k->args[i], i < k->n_inputs,
-							 cuda_shares_memory));
-	sb_printf(sb, "%s };\n\tconst int64_t scalars[%d] = {", f->n_bufs ? "" : " 0",
-		  n_syms ? n_syms : 1);
-	for (int i = 0; i < n_syms; i++)
-		sb_printf(sb, " syms[%d],", syms[i]);
-	sb_printf(sb, "%s };\n\tconst struct rt_cu_stage stages[%d] = {\n", n_syms ? "" : " 0",
-		  ns);
+	devloop_print_host_args(g, k, f, where, cuda_shares_memory, "int64_t", syms, n_syms, sb);
+	sb_printf(sb, "\tconst struct rt_cu_stage stages[%d] = {\n", ns);
 	for (int s = 0; s < ns; s++) {
 		sb_printf(sb, "\t\t{ &rt_cu_%s, ", st[s].name);
 		if (st[s].n_nest)
@@ -486,6 +470,53 @@ static int cu_tir_to_runtime(struct graph *g, const struct target *t, struct par
 		if (print_kernel(g, &p->kernels.v[i], (int)target_opt(t, "device"), where,
 				 &m->source, &m->cuda) < 0)
 			return -1;
+	return 0;
+}
+
+int cuda_flag_args(struct tir_builder *b, struct graph *g, const int *vals, int n, int n_in,
+		   struct tir **args)
+{
+	const struct target_kind **where = devloop_node_kinds(g);
+
+	for (int i = 0; i < n; i++)
+		args[i] = tir_int(b, vals[i] < 0 ? 0 : devloop_arg_flags(g, where, vals[i], i < n_in,
+									   cuda_shares_memory));
+	return n;
+}
+
+void cuda_library_kernel(struct tir_builder *b, struct kernel *k, struct partition *p)
+{
+	k->name = b->name;
+	k->func = tir_finish(b);
+	tir_builder_release(b);
+	k->span = p->span;
+	k->func->span = p->span;
+	vec_push(&p->kernels, *k);
+}
+
+int cuda_library_module(struct graph *g, const struct target *t, struct partition *p,
+			struct runtime_module *m, const char *rt_file, const char *state_type)
+{
+	const struct embedded_file *cu = embedded_find("rt_cuda.h");
+	const struct embedded_file *lib = embedded_find(rt_file);
+	const char *inc = cuda_include_dir();
+	const struct libcall_style style = {
+		.state = arena_printf(g->arena, "static %s cache;", state_type), .pass_state = true
+	};
+
+	if (!cu || !lib)
+		BUG("rt_cuda.h or %s is not embedded", rt_file);
+	if (!inc) {
+		diag_error_status(g->ctx, STATUS_ENV, "target '%s': no CUDA headers", t->str);
+		return -1;
+	}
+	vec_push(&m->ldlibs, arena_printf(g->arena, "-I%s", inc));
+	m->prelude = arena_printf(g->arena, "%s\n%s", cu->data, lib->data);
+	m->init = "collagec_cu_init";
+	m->fini = "collagec_cu_fini";
+	m->sync = "collagec_cu_sync";
+	for (int i = 0; i < p->kernels.n; i++)
+		libcall_print_kernel(&p->kernels.v[i], &tir_dialect_c, &style, &m->source);
 	return 0;
 }
 

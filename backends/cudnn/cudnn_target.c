@@ -128,7 +128,6 @@ static int cudnn_relay_to_tir(struct graph *g, const struct target *t, struct pa
 {
 	const struct node *a = &g->nodes.v[p->nodes[0]];
 	const struct value *x = node_in(g, a, 0), *w = node_in(g, a, 1);
-	const struct target_kind **where = devloop_node_kinds(g);
 	int out_v = g->nodes.v[p->nodes[p->n_nodes - 1]].out[0];
 	struct tir_buf *bx, *bw, *bb = NULL, *bz = NULL, *by;
 	struct tir *args[40];
@@ -182,16 +181,9 @@ static int cudnn_relay_to_tir(struct graph *g, const struct target *t, struct pa
 	vals[2] = f.bias;
 	vals[3] = f.z;
 	vals[4] = out_v;
-	for (int i = 0; i < 5; i++)
-		args[na++] = tir_int(&b, vals[i] < 0 ? 0 : devloop_arg_flags(g, where, vals[i], i < 4,
-									     cuda_shares_memory));
+	na += cuda_flag_args(&b, g, vals, 5, 4, args + na);
 	tir_extern(&b, "rt_cudnn_conv", args, na);
-	k.name = b.name;
-	k.func = tir_finish(&b);
-	tir_builder_release(&b);
-	k.span = p->span;
-	k.func->span = p->span;
-	vec_push(&p->kernels, k);
+	cuda_library_kernel(&b, &k, p);
 	return 0;
 }
 
@@ -200,26 +192,7 @@ static int cudnn_relay_to_tir(struct graph *g, const struct target *t, struct pa
 static int cudnn_tir_to_runtime(struct graph *g, const struct target *t, struct partition *p,
 				struct runtime_module *m)
 {
-	const struct embedded_file *cu = embedded_find("rt_cuda.h");
-	const struct embedded_file *dnn = embedded_find("rt_cudnn.h");
-	const char *inc = cuda_include_dir();
-	const struct libcall_style style = { .state = "static struct rt_cudnn_cache cache;",
-					     .pass_state = true };
-
-	if (!cu || !dnn)
-		BUG("rt_cuda.h or rt_cudnn.h is not embedded");
-	if (!inc) {
-		diag_error_status(g->ctx, STATUS_ENV, "target '%s': no CUDA headers", t->str);
-		return -1;
-	}
-	vec_push(&m->ldlibs, arena_printf(g->arena, "-I%s", inc));
-	m->prelude = arena_printf(g->arena, "%s\n%s", cu->data, dnn->data);
-	m->init = "collagec_cu_init";
-	m->fini = "collagec_cu_fini";
-	m->sync = "collagec_cu_sync";
-	for (int i = 0; i < p->kernels.n; i++)
-		libcall_print_kernel(&p->kernels.v[i], &tir_dialect_c, &style, &m->source);
-	return 0;
+	return cuda_library_module(g, t, p, m, "rt_cudnn.h", "struct rt_cudnn_cache");
 }
 
 /* Compiling also needs cudnn.h beside CUDA's headers. */

@@ -387,24 +387,8 @@ static int print_func(struct graph *g, const struct kernel *k, const struct tir_
 			  st[s].name, st[s].name);
 		sb_release(&text);
 	}
-	sb_printf(sb, "static void %s(void *const *bufs, const int64_t *syms, int threads)\n{\n",
-		  f->name);
-	sb_printf(sb, "\tconst int64_t bytes[%d] = {\n", f->n_bufs ? f->n_bufs : 1);
-	for (int i = 0; i < f->n_bufs; i++) {
-		sb_puts(sb, "\t\t");
-		devloop_print_bytes(&g->values.v[k->args[i]], sb);
-		sb_puts(sb, ",\n");
-	}
-	sb_printf(sb, "\t};\n\tstatic const unsigned char flags[%d] = {",
-		  f->n_bufs ? f->n_bufs : 1);
-	for (int i = 0; i < f->n_bufs; i++)
-		sb_printf(sb, " %d,", devloop_arg_flags(g, where, k->args[i], i < k->n_inputs, on_opencl));
-	sb_printf(sb, "%s };\n\tconst cl_long scalars[%d] = {", f->n_bufs ? "" : " 0",
-		  n_syms ? n_syms : 1);
-	for (int i = 0; i < n_syms; i++)
-		sb_printf(sb, " syms[%d],", syms[i]);
-	sb_printf(sb, "%s };\n\tconst struct rt_ocl_stage stages[%d] = {\n", n_syms ? "" : " 0",
-		  ns);
+	devloop_print_host_args(g, k, f, where, on_opencl, "cl_long", syms, n_syms, sb);
+	sb_printf(sb, "\tconst struct rt_ocl_stage stages[%d] = {\n", ns);
 	for (int s = 0; s < ns; s++) {
 		int dim = devloop_stage_dims(&st[s]);
 
