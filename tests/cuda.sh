@@ -23,7 +23,9 @@
 #   deterministic       two compiles without caches give the same OUT.so
 #   search-estimates    the default search over cuda,c: cuda's costs come
 #                       from the analytic estimator, never measured, and
-#                       OUT.json (search.not_measured) and -v say so
+#                       OUT.json (search.not_measured) and -v say so;
+#                       search-family: over cudnn,cublas,cuda,c the Convs go
+#                       to cudnn, the MatMul to cublas (nominal rooflines)
 #   cublas-mlp, cublas-bert_tiny  MatMul and Gemm on cublas (cuBLASLt) with
 #                       their bias and Relu fused, the flags each call is
 #                       given (values stay in the device memory cuda and
@@ -351,6 +353,17 @@ print("" if nm == ["cuda"] and not bad and any(c["target"] == "cuda" for c in s[
       else "not_measured %s, %d cuda candidates measured" % (nm, len(bad)))' "$T/s.json" 2>&1)
 	[ -z "$r" ] || bad "$r"
 	verdict search-estimates
+	# the CUDA family: the nominal rooflines put mnist_cnn's Convs (with their
+	# bias and Relu) on cudnn and its MatMul on cublas; cuda's glue between
+	# them crosses no host
+	"$C" compile "$T/mnist_cnn.onnx" --target cudnn,cublas,cuda,c -o "$T/f.so" \
+		--cache "$T/cache.db" -q 2>"$T/err" || bad "compile: $(head -n 1 "$T/err")"
+	r=$("$PY" -c 'import json, sys
+ps = json.load(open(sys.argv[1]))["partitions"]
+print(" ".join(p["rule"] for p in ps))' "$T/f.json" 2>&1)
+	[ "$r" = "cuda.op cudnn.conv_bias_add_relu cuda.op cudnn.conv_bias_add_relu cuda.op cublas.matmul_bias" ] ||
+		bad "family plan: $r"
+	verdict search-family
 	# --- opening without a GPU ---
 	"$C" run "$T/mnist.cu.so" >"$T/out" 2>"$T/err"
 	rc=$?

@@ -230,6 +230,7 @@ const struct target_kind target_kind_cublas = {
 	.nominal_bytes = 2.5e12,
 	.nominal_overhead = 8e-6,
 	.nominal_transfer = 2e-5,
+	.memory = "cuda",
 	.patterns = "cublas.pat",
 	.pattern_check = cublas_check,
 	.relay_to_tir = cublas_relay_to_tir,

@@ -539,6 +539,7 @@ const struct target_kind target_kind_cuda = {
 	.nominal_bytes = 1.6e12,
 	.nominal_overhead = 5e-6,
 	.nominal_transfer = 2e-5,
+	.memory = "cuda",
 	.devices = cu_devices,
 	.supports = devloop_supports,
 	.plan_parallel = devloop_plan_parallel,

@@ -221,6 +221,7 @@ const struct target_kind target_kind_cudnn = {
 	.nominal_bytes = 2.5e12,
 	.nominal_overhead = 8e-6,
 	.nominal_transfer = 2e-5,
+	.memory = "cuda",
 	.patterns = "cudnn.pat",
 	.pattern_check = cudnn_check,
 	.relay_to_tir = cudnn_relay_to_tir,

@@ -658,10 +658,14 @@ static int transitions(struct search *s)
 		for (int b = 0; b < nr; b++)
 			s->pen[at[a] * s->nt + at[b]] = pen[a * nr + b];
 	for (int a = 0; a < s->nt; a++)
-		for (int b = 0; b < s->nt; b++)
-			if (a != b && (s->idle[a] || s->idle[b]))
-				s->pen[a * s->nt + b] = s->idle[a] ? s->ts[a]->kind->nominal_transfer
-						      : s->ts[b]->kind->nominal_transfer;
+		for (int b = 0; b < s->nt; b++) {
+			const struct target_kind *ka = s->ts[a]->kind, *kb = s->ts[b]->kind;
+
+			if (a == b || (!s->idle[a] && !s->idle[b]))
+				continue;
+			s->pen[a * s->nt + b] = ka->memory && kb->memory && !strcmp(ka->memory, kb->memory)
+				? 0 : s->idle[a] ? ka->nominal_transfer : kb->nominal_transfer;
+		}
 	if (g && g->calibrated)
 		g->calibrated(g, each);
 	for (int i = 0; i < s->nt * s->nt; i++) {

@@ -346,6 +346,13 @@ static int analytic_estimate(struct cost_estimator *e, struct cost_item *items, 
 			struct graph *g = items[i].df->g;
 			double fl = l->flops, by = l->bytes, ov = l->overhead;
 			bool whole = !strcmp(pt->target->kind->name, "opencl");
+			/*
+			 * a library kind (pattern rules) nothing calibrates here
+			 * (it cannot run) pays its overhead once a part: a part is
+			 * one call, however many nodes it fuses
+			 */
+			bool once = pt->target->kind->cannot_run && pt->target->kind->patterns &&
+				    pt->target->kind->cannot_run();
 
 			/* what a target cannot show alone, it borrows from c */
 			if (isnan(fl))
@@ -358,8 +365,9 @@ static int analytic_estimate(struct cost_estimator *e, struct cost_item *items, 
 				double f, b;
 
 				node_work(g, &g->nodes.v[items[i].df->node[x]], whole, &f, &b);
-				cost += (f / fl > b / by ? f / fl : b / by) + ov;
+				cost += (f / fl > b / by ? f / fl : b / by) + (once ? 0 : ov);
 			}
+			cost += once ? ov : 0;
 		}
 		items[i].cost = cost;
 		e->n_estimated++;

@@ -137,6 +137,12 @@ struct target_kind {
 	 * another kind (seconds, the transition penalty)
 	 */
 	double nominal_flops, nominal_bytes, nominal_overhead, nominal_transfer;
+	/*
+	 * (optional) the memory its values live in, when kinds share one
+	 * ("cuda": cuda, cublas, cudnn): a value crossing between two kinds
+	 * of one memory costs no transfer
+	 */
+	const char *memory;
 	/* (optional) the devices it can run on here, one per line, for `targets` */
 	const char *(*devices)(void);
 	/*
