@@ -547,11 +547,18 @@ static CUdeviceptr rt_cu_map(struct rt_cu_call *c, int i, const void *p, int64_t
 		*r = CUDA_ERROR_INVALID_VALUE;
 		return 0;
 	}
-	/* an input from host code or an output outside the arena */
-	if (in && rt_cu.trace)
+	/*
+	 * an input from host code (a model input, in the caller's memory),
+	 * uploaded every run into its copy, or an output outside the arena
+	 */
+	mem = rt_cu_copy_of(&mm->others, &mm->n_others, &mm->cap_others, p, bytes, 0, r);
+	if (!mem || !in)
+		return mem;
+	if (rt_cu.trace)
 		fprintf(stderr, "collagec cuda: %s: upload b%d, %lld bytes\n", c->name, i,
 			(long long)bytes);
-	return rt_cu_copy_of(&mm->others, &mm->n_others, &mm->cap_others, p, bytes, in, r);
+	*r = RT_CU(cuMemcpyHtoDAsync)(mem, p, (size_t)bytes, rt_cu.stream);
+	return *r == CUDA_SUCCESS ? mem : 0;
 }
 
 /* Copies output i back when host code (waited for) or only the caller reads it. */
