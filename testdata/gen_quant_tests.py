@@ -466,6 +466,33 @@ def reorder_cases():
           tensor("sy", F, sy), tensor("zy", U8, zy)])
 
 
+def im2col_cases():
+    """QLinearConv where rt_ciconv2d's im2col takes its other ways: a 1 x 1
+    convolution at unit stride (one row of all the pixels, 16 x 16
+    transposes across the image's rows), rows of 12 pixels inside the
+    image (8 at a time, then single ones)."""
+    U8, I8, F = TensorProto.UINT8, TensorProto.INT8, TensorProto.FLOAT
+    rng = np.random.default_rng(41)
+    # name, x shape, M, kernel, pads
+    for name, xs, m, k, pads in (("1x1_rows", (1, 20, 7, 5), 18, (1, 1), (0, 0, 0, 0)),
+                                 ("3x3_w14", (1, 17, 5, 14), 16, (3, 3), (1, 1, 1, 1))):
+        x = rng.integers(0, 256, xs).astype(np.uint8)
+        w = rng.integers(-128, 128, (m, xs[1]) + k).astype(np.int8)
+        zx, zy = np.uint8(rng.integers(0, 256)), np.uint8(rng.integers(0, 256))
+        sx, sy = np.float32(0.01), np.float32(rng.random() * 2 + 1)
+        sw = (rng.random(m) * 0.02 + 0.005).astype(np.float32)
+        acc = conv_ref(x.astype(np.int64) - zx, w.astype(np.int64), 1, (1, 1), pads, (1, 1))
+        mult = ((sx * sw) / sy).reshape(m, 1, 1)
+        y = np.clip(np.rint(acc.astype(np.int32).astype(np.float32) * mult.astype(np.float32)) +
+                    np.float32(zy), 0, 255)
+        case("qlinearconv_const_%s" % name,
+             helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"],
+                              ["y"], kernel_shape=list(k), pads=list(pads)), 10,
+             [("x", U8, x), ("sx", F, sx), ("zx", U8, zx)], [("y", U8, y)],
+             [tensor("w", I8, w), tensor("sw", F, sw), tensor("zw", I8, np.zeros(m, np.int8)),
+              tensor("sy", F, sy), tensor("zy", U8, zy)])
+
+
 def qadd_ref(a, sa, za, b, sb, zb, sc, zc, lo, hi):
     """QLinearAdd as ONNX Runtime's x86 kernel computes it (ops_quant.c):
     fma(A, rA, fma(B, rB, fixed)) on the raw integers, each fma exact in
@@ -660,6 +687,7 @@ def main():
     imm_cases()
     iconv_cases()
     reorder_cases()
+    im2col_cases()
     qadd_cases()
     qgemm_cases()
     bad_cases()

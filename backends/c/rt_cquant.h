@@ -883,8 +883,8 @@ static inline void rt_ci_t16(__m128i r[16])
  * Columns [k, k + 16) of output row oh at unit stride and dilation (sw,
  * dw 1): where all 16 read inside the image, 16 pixels at a time are
  * loaded per column (16 bytes of one input row each, or of zrow, z
- * bytes, for a tap row outside it) and transposed into 16 bytes per pixel;
- * the pixels left over, rt_ci_im2col_k.
+ * bytes, for a tap row outside it) and transposed into 16 bytes per pixel,
+ * then 8 where 8 are left; the pixels left over, rt_ci_im2col_k.
  */
 static inline void rt_ci_im2col16(const uint8_t *x, int64_t H, int64_t W, int64_t kh,
 				  int64_t kw, int64_t sh, int64_t dh, int64_t ph, int64_t pw,
@@ -921,6 +921,15 @@ static inline void rt_ci_im2col16(const uint8_t *x, int64_t H, int64_t W, int64_
 		rt_ci_t16(r);
 		for (int t = 0; t < 16; t++)
 			_mm_storeu_si128((__m128i *)(col + (oh * OW + q0 + t) * ld + k), r[t]);
+	}
+	if (q0 + 8 <= qe) {
+		/* 8 more pixels (8 bytes a column, the transpose's other half unused) */
+		for (int t = 0; t < 16; t++)
+			r[t] = _mm_loadl_epi64((const __m128i *)(src[t] + q0 * step[t]));
+		rt_ci_t16(r);
+		for (int t = 0; t < 8; t++)
+			_mm_storeu_si128((__m128i *)(col + (oh * OW + q0 + t) * ld + k), r[t]);
+		q0 += 8;
 	}
 	if (q0 == qs)
 		qs = q0 = OW;	/* no block: every pixel below */
@@ -1058,6 +1067,16 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 		struct rt_cic_job j = { (const uint8_t *)x + gi * cg * H * W, H, W, kh, kw, sh, sw,
 					dh, dw, ph, pw, OH, OW, Kg, lda, z, scratch, &g, np, tiles,
 					nt };
+
+		/*
+		 * 1 x 1 at unit stride, unpadded: the pixels are x's own, one
+		 * row of H * W (im2col's 16 x 16 transposes along the whole
+		 * image, not per row of it, where a row of fewer than 16 took
+		 * the byte loop)
+		 */
+		if (kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && OH == H &&
+		    OW == W)
+			j.H = j.OH = 1, j.W = j.OW = P;
 
 		if (nt > 1)
 			rt_par_for(nt, nt, 1, rt_cic_cols, &j);
