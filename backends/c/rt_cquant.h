@@ -854,7 +854,7 @@ static inline void rt_ci_im2col_k(const uint8_t *x, int64_t H, int64_t W, int64_
 
 #if defined(__SSE2__)
 /* r[j] = the bytes j of r[0 .. 15]: a 16 x 16 byte transpose in four rounds of unpacks. */
-static inline void rt_ci_t16(__m128i r[16])
+static inline __attribute__((always_inline)) void rt_ci_t16(__m128i r[16])
 {
 	__m128i a[16], b[16];
 
