@@ -2320,7 +2320,8 @@ static int lower_ciconv(struct lower *L)
 		for (int i = 0; i < 5; i++)
 			args[a++] = tir_int(b, 0);
 	}
-	args[a++] = tir_addr(b, lower_const(L, DTYPE_I32, group * np * (kq + RT_CI_MAP_HEAD), bp + bytes),
+	args[a++] = tir_addr(b, lower_const(L, DTYPE_I32, group * np * (kq + RT_CI_MAP_HEAD),
+					    bp + bytes),
 			     tir_int(b, 0));
 	args[a++] = tir_addr(b, lower_scratch(L, DTYPE_U8, dim_const(P * 4 * kq)), tir_int(b, 0));
 	tir_extern(b, "rt_ciconv2d", args, a);

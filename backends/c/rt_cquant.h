@@ -333,7 +333,8 @@ static inline int rt_ci_map_order(const int32_t *map, int64_t p)
 	return RT_CI_ORDER_UNSAFE;
 }
 
-#if defined(__AVX2__) && !defined(__AVXVNNI__) && !(defined(__AVX512VNNI__) && defined(__AVX512VL__))
+#if defined(__AVX2__) && !defined(__AVXVNNI__) && \
+	!(defined(__AVX512VNNI__) && defined(__AVX512VL__))
 /*
  * Packed quads [p0, p1) of a panel by vpmaddubsw, then vpmaddwd by ones
  * (exact: each is safe in its byte order), A's quads flipped by flip and,
@@ -453,10 +454,12 @@ static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t 
 #pragma GCC unroll 8
 		for (int r = 0; r < RT_CI_MR; r++) {
 			uint32_t v;
+			__m512i x;
 
 			memcpy(&v, a[r] + 4 * (int64_t)qi[p], 4);
-			t[r] = _mm512_dpbusd_epi32(t[r], _mm512_set1_epi32((int)rt_ci_aperm(v ^ flip, o)),
-						   b);
+			x = _mm512_set1_epi32((int)rt_ci_aperm(v ^ flip, o));
+
+			t[r] = _mm512_dpbusd_epi32(t[r], x, b);
 		}
 	}
 	for (int r = 0; r < RT_CI_MR; r++)

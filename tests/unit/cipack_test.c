@@ -95,9 +95,12 @@ static void check(int sgn, int k)
 					continue;
 				ASSERT(q, m[RT_CI_MAP_HEAD + p]);
 				for (int jj = 0; jj < 16; jj++)
-					for (int c = 0; c < 4; c++)
-						ASSERT(bq(b, sgn, 4 * q + rt_ci_perm[o][c], jp * 16 + jj),
+					for (int c = 0; c < 4; c++) {
+						int k = 4 * q + rt_ci_perm[o][c];
+
+						ASSERT(bq(b, sgn, k, jp * 16 + jj),
 						       bp[(jp * KQ + p) * 64 + jj * 4 + c]);
+					}
 				p++;
 				n++;
 				seen[o]++;
