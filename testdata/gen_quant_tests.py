@@ -409,6 +409,90 @@ def iconv_cases():
              [("x", tx, x), ("sx", F, sx), ("zx", tx, zx)], [("y", ty, y)], inits)
 
 
+def reorder_weights(rng, k, n):
+    """int8 B [k, n] (k a multiple of 4) whose k quads are, in turn, of the
+    four kinds rt_cipack.h packs (enum rt_ci_order) in every panel of 16
+    columns: safe for vpmaddubsw as they are; saturating as they are but
+    not paired as 0 2 / 1 3; saturating in both those pairings but not as
+    0 3 / 1 2 (the first two columns of the panel each spoil one); and
+    saturating in every pairing. The other columns small random values."""
+    b = rng.integers(-40, 41, (k, n)).astype(np.int64)
+    spoil = {1: [(100, 100, -100, -100)], 2: [(100, 100, 0, 0), (100, 0, 100, 0)],
+             3: [(100, 100, 100, 100), (-128, -128, -128, -128)]}
+    for q in range(k // 4):
+        for j0 in range(0, n, 16):
+            for c, col in enumerate(spoil.get(q % 4, [])):
+                if j0 + c < n:
+                    b[4 * q:4 * q + 4, j0 + c] = col
+    return b.astype(np.int8)
+
+
+def reorder_cases():
+    """The integer GEMM and convolution where B's k quads are of every kind
+    rt_cipack.h packs: safe for vpmaddubsw, safe in one of the two other
+    byte orders (A's quads read reordered), saturating in all (vpmaddwd);
+    A near 255 so that any saturation would show: the int32 sums exact."""
+    U8, I8, I32, F = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32, TensorProto.FLOAT
+    rng = np.random.default_rng(31)
+    a = rng.integers(240, 256, (13, 64)).astype(np.uint8)
+    bm = reorder_weights(rng, 64, 35)
+    case("matmulinteger_const_reorder", helper.make_node("MatMulInteger", ["a", "b"], ["y"]),
+         13, [("a", U8, a)], [("y", I32, (a.astype(np.int64) @ bm).astype(np.int32))],
+         [tensor("b", I8, bm)])
+    # a 3x3 convolution over 8 channels (k quads of 4 taps across channels), 20 output channels
+    m, c = 20, 8
+    x = rng.integers(240, 256, (1, c, 7, 9)).astype(np.uint8)
+    x[0, :, 3, 4] = rng.integers(0, 256, c)
+    w = reorder_weights(rng, c * 9, m).T.reshape(m, c, 3, 3)
+    zx = np.uint8(3)
+    attrs = dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    acc = conv_ref(x.astype(np.int64) - zx, w.astype(np.int64), 1, (1, 1), (1, 1, 1, 1),
+                   (1, 1))
+    case("convinteger_const_reorder",
+         helper.make_node("ConvInteger", ["x", "w", "zx"], ["y"], **attrs), 10,
+         [("x", U8, x), ("zx", U8, zx)], [("y", I32, acc.astype(np.int32))],
+         [tensor("w", I8, w)])
+    sx, sy = np.float32(0.01), np.float32(7.5)
+    sw = (rng.random(m) * 0.02 + 0.005).astype(np.float32)
+    zy = np.uint8(128)
+    mult = ((sx * sw) / sy).reshape(m, 1, 1)
+    y = np.clip(np.rint(acc.astype(np.int32).astype(np.float32) * mult.astype(np.float32)) +
+                np.float32(zy), 0, 255)
+    case("qlinearconv_const_reorder",
+         helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"], ["y"],
+                          **attrs), 10,
+         [("x", U8, x), ("sx", F, sx), ("zx", U8, zx)], [("y", U8, y)],
+         [tensor("w", I8, w), tensor("sw", F, sw), tensor("zw", I8, np.zeros(m, np.int8)),
+          tensor("sy", F, sy), tensor("zy", U8, zy)])
+
+
+def im2col_cases():
+    """QLinearConv where rt_ciconv2d's im2col takes its other ways: a 1 x 1
+    convolution at unit stride (one row of all the pixels, 16 x 16
+    transposes across the image's rows), rows of 12 pixels inside the
+    image (8 at a time, then single ones)."""
+    U8, I8, F = TensorProto.UINT8, TensorProto.INT8, TensorProto.FLOAT
+    rng = np.random.default_rng(41)
+    # name, x shape, M, kernel, pads
+    for name, xs, m, k, pads in (("1x1_rows", (1, 20, 7, 5), 18, (1, 1), (0, 0, 0, 0)),
+                                 ("3x3_w14", (1, 17, 5, 14), 16, (3, 3), (1, 1, 1, 1))):
+        x = rng.integers(0, 256, xs).astype(np.uint8)
+        w = rng.integers(-128, 128, (m, xs[1]) + k).astype(np.int8)
+        zx, zy = np.uint8(rng.integers(0, 256)), np.uint8(rng.integers(0, 256))
+        sx, sy = np.float32(0.01), np.float32(rng.random() * 2 + 1)
+        sw = (rng.random(m) * 0.02 + 0.005).astype(np.float32)
+        acc = conv_ref(x.astype(np.int64) - zx, w.astype(np.int64), 1, (1, 1), pads, (1, 1))
+        mult = ((sx * sw) / sy).reshape(m, 1, 1)
+        y = np.clip(np.rint(acc.astype(np.int32).astype(np.float32) * mult.astype(np.float32)) +
+                    np.float32(zy), 0, 255)
+        case("qlinearconv_const_%s" % name,
+             helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"],
+                              ["y"], kernel_shape=list(k), pads=list(pads)), 10,
+             [("x", U8, x), ("sx", F, sx), ("zx", U8, zx)], [("y", U8, y)],
+             [tensor("w", I8, w), tensor("sw", F, sw), tensor("zw", I8, np.zeros(m, np.int8)),
+              tensor("sy", F, sy), tensor("zy", U8, zy)])
+
+
 def qadd_ref(a, sa, za, b, sb, zb, sc, zc, lo, hi):
     """QLinearAdd as ONNX Runtime's x86 kernel computes it (ops_quant.c):
     fma(A, rA, fma(B, rB, fixed)) on the raw integers, each fma exact in
@@ -602,6 +686,8 @@ def main():
     half_cases()
     imm_cases()
     iconv_cases()
+    reorder_cases()
+    im2col_cases()
     qadd_cases()
     qgemm_cases()
     bad_cases()

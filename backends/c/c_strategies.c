@@ -2050,8 +2050,9 @@ static struct tir *cond_cigemm(struct lower *L)
  * MatMul's B: 1 group, ks N, js 1; a convolution's weights [M, Kg]: ks 1,
  * js Kg, gs Mg * Kg), the groups' panels one after the other. With map,
  * each panel's quads go safe ones first (those where no column has such a
- * pair), and the int32 map after the panels says per group and panel how
- * many are safe, then which k quad each packed quad is (rt_ci_tile_map).
+ * pair, then those safe in another byte order: enum rt_ci_order), and the
+ * int32 map after the panels says per group and panel how many are of
+ * each safe kind, then which k quad each packed quad is (rt_ci_tile_map).
  * Once per graph (graph_derived_const), by rt_cipack.h's rt_ci_pack, which
  * the compiled model runs again when it opens (rt_cigemm_pack_const).
  */
@@ -2061,7 +2062,7 @@ static int8_t *ci_pack_at(struct lower *L, const struct value *bv, int64_t K, in
 {
 	bool sgn = bv->dtype == DTYPE_I8, fresh;
 	int64_t np = (N + CI_NR - 1) / CI_NR, kq = (K + 3) / 4, gb = np * kq * 64;
-	int64_t mapn = map ? groups * np * (kq + 1) : 0;
+	int64_t mapn = map ? groups * np * (kq + RT_CI_MAP_HEAD) : 0;
 	/* gs is N * js wherever groups > 1 (convolutions): not a key of its own */
 	const int64_t params[] = { K, N, sgn | map << 1, groups, ks, js };
 	int8_t *bp;
@@ -2155,7 +2156,7 @@ static int lower_cigemm(struct lower *L)
 	/* whole quads of A in place (K % 4 == 0): safe quads first (rt_ci_tile_map) */
 	map = K % 4 == 0;
 	bp = ci_pack_at(L, bv, K, N, 1, N, 1, 0, map, &bytes);
-	mapn = map ? (N + CI_NR - 1) / CI_NR * (K / 4 + 1) : 0;
+	mapn = map ? (N + CI_NR - 1) / CI_NR * (K / 4 + RT_CI_MAP_HEAD) : 0;
 	args[n++] = tir_mul(b, lower_numel(L, &mg.batch), tir_dim(b, mg.M));
 	args[n++] = tir_int(b, N);
 	args[n++] = tir_int(b, K);
@@ -2303,7 +2304,7 @@ static int lower_ciconv(struct lower *L)
 						       Kg, Mg * Kg)),
 			     tir_int(b, 0));
 	args[a++] = tir_int(b, wt->dtype == DTYPE_I8);
-	args[a++] = tir_int(b, bp[bytes + 4 * group * np * (kq + 1)]);
+	args[a++] = tir_int(b, bp[bytes + 4 * group * np * (kq + RT_CI_MAP_HEAD)]);
 	args[a++] = tir_int(b, M);
 	args[a++] = tir_int(b, group);
 	args[a++] = io.ql && ci_opt(L, 8) ? tir_addr(b, L->in[8], tir_int(b, 0)) : tir_int(b, 0);
@@ -2319,7 +2320,8 @@ static int lower_ciconv(struct lower *L)
 		for (int i = 0; i < 5; i++)
 			args[a++] = tir_int(b, 0);
 	}
-	args[a++] = tir_addr(b, lower_const(L, DTYPE_I32, group * np * (kq + 1), bp + bytes),
+	args[a++] = tir_addr(b, lower_const(L, DTYPE_I32, group * np * (kq + RT_CI_MAP_HEAD),
+					    bp + bytes),
 			     tir_int(b, 0));
 	args[a++] = tir_addr(b, lower_scratch(L, DTYPE_U8, dim_const(P * 4 * kq)), tir_int(b, 0));
 	tir_extern(b, "rt_ciconv2d", args, a);

@@ -20,78 +20,163 @@
 #include <stdlib.h>
 
 #define RT_CIP_NR 16	/* RT_CI_NR: columns of a panel */
+#define RT_CI_MAP_HEAD 3	/* a panel's map: the counts of its first 3 orders, then its quads */
 
 /*
- * B' of quad q of panel jp of the group at g0 into d (64 bytes); whether
- * vpmaddubsw cannot saturate on it.
+ * The byte orders of a k quad (rt_ci_quad_order): the pairs vpmaddubsw
+ * adds are bytes {0, 1} and {2, 3} of the quad as packed, so a quad
+ * packed as k 4q + {0, 2, 1, 3} or {0, 3, 1, 2} (A's quad read in the same
+ * order) pairs k 4q + 0 with 4q + 2 or 4q + 3: where the natural pairs of
+ * some column could saturate, another pairing often cannot.
  */
-static inline int rt_ci_pack_quad(const uint8_t *src, int64_t K, int64_t N, int64_t ks,
-				  int64_t js, int64_t g0, int64_t jp, int64_t q, int sgn, int8_t *d)
-{
-	int ok = 1;
+enum rt_ci_order {
+	RT_CI_ORDER_0123,	/* safe as it is */
+	RT_CI_ORDER_0213,	/* safe packed (and read) in this order */
+	RT_CI_ORDER_0312,
+	RT_CI_ORDER_UNSAFE,	/* no order is safe: packed as it is */
+	RT_CI_ORDER_COUNT
+};
 
+/* rt_ci_order's byte orders: byte b of a packed quad is k 4q + rt_ci_perm[o][b]. */
+static const int rt_ci_perm[RT_CI_ORDER_COUNT][4] = {
+	{ 0, 1, 2, 3 }, { 0, 2, 1, 3 }, { 0, 3, 1, 2 }, { 0, 1, 2, 3 }
+};
+
+/* B' of quad q of panel jp of the group at g0: c[jj][kk] = B'[4 q + kk, 16 jp + jj]. */
+static inline void rt_ci_quad_get(const uint8_t *src, int64_t K, int64_t N, int64_t ks,
+				  int64_t js, int64_t g0, int64_t jp, int64_t q, int sgn,
+				  int8_t c[RT_CIP_NR][4])
+{
 	for (int64_t jj = 0; jj < RT_CIP_NR; jj++) {
-		int8_t *c = d + jj * 4;
 		int64_t j = jp * RT_CIP_NR + jj;
 
 		for (int kk = 0; kk < 4; kk++) {
 			int64_t k = 4 * q + kk;
 			uint8_t v = k < K && j < N ? src[g0 + k * ks + j * js] : (sgn ? 0 : 128);
 
-			c[kk] = (int8_t)(sgn ? (int)(int8_t)v : (int)v - 128);
+			c[jj][kk] = (int8_t)(sgn ? (int)(int8_t)v : (int)v - 128);
 		}
-		if (abs(c[0] + c[1]) > 128 || abs(c[2] + c[3]) > 128)
-			ok = 0;
 	}
-	return ok;
+}
+
+/*
+ * The first byte order (enum rt_ci_order) of quad c in which vpmaddubsw
+ * cannot saturate on it (|b0 + b1| <= 128 and |b2 + b3| <= 128 for every
+ * column), or RT_CI_ORDER_UNSAFE; only the natural one tried without
+ * reorder.
+ */
+static inline int rt_ci_quad_order(int8_t c[RT_CIP_NR][4], int reorder)
+{
+	for (int o = 0; o < (reorder ? RT_CI_ORDER_UNSAFE : 1); o++) {
+		const int *pm = rt_ci_perm[o];
+		int ok = 1;
+
+		for (int jj = 0; jj < RT_CIP_NR && ok; jj++)
+			ok = abs(c[jj][pm[0]] + c[jj][pm[1]]) <= 128 &&
+			     abs(c[jj][pm[2]] + c[jj][pm[3]]) <= 128;
+		if (ok)
+			return o;
+	}
+	return RT_CI_ORDER_UNSAFE;
+}
+
+/* Quad c into d (64 bytes) in byte order o: d[4 jj + b] = c[jj][rt_ci_perm[o][b]]. */
+static inline void rt_ci_quad_put(int8_t c[RT_CIP_NR][4], int o, int8_t *d)
+{
+	for (int jj = 0; jj < RT_CIP_NR; jj++)
+		for (int b = 0; b < 4; b++)
+			d[jj * 4 + b] = c[jj][rt_ci_perm[o][b]];
+}
+
+/*
+ * One panel (kq quads from quad 0 of panel jp, into dst) packed by byte
+ * order (rt_ci_pack), m its map or NULL; the orders of at most RT_CIP_ORD
+ * quads kept at a time (each quad read twice), a panel of more read once
+ * per order. Returns 1 when every quad is safe as it is.
+ */
+#ifndef RT_CIP_ORD
+#define RT_CIP_ORD 4096
+#endif
+static inline int rt_ci_pack_panel(const uint8_t *src, int64_t K, int64_t N, int64_t ks,
+				   int64_t js, int64_t g0, int64_t jp, int sgn, int8_t *dst,
+				   int32_t *m)
+{
+	int64_t kq = (K + 3) / 4, at[RT_CI_ORDER_COUNT] = { 0 }, n[RT_CI_ORDER_COUNT] = { 0 };
+	uint8_t ord[RT_CIP_ORD];
+	int8_t c[RT_CIP_NR][4];
+	int safe = 1;
+
+	if (kq > RT_CIP_ORD) {
+		int64_t p = 0;
+
+		for (int o = 0; o < RT_CI_ORDER_COUNT; o++)
+			for (int64_t q = 0; q < kq; q++) {
+				rt_ci_quad_get(src, K, N, ks, js, g0, jp, q, sgn, c);
+				if (rt_ci_quad_order(c, 1) != o)
+					continue;
+				rt_ci_quad_put(c, o, dst + p * 64);
+				if (m)
+					m[RT_CI_MAP_HEAD + p] = (int32_t)q;
+				p++;
+				n[o]++;
+			}
+	} else {
+		for (int64_t q = 0; q < kq; q++) {
+			rt_ci_quad_get(src, K, N, ks, js, g0, jp, q, sgn, c);
+			ord[q] = (uint8_t)rt_ci_quad_order(c, 1);
+			n[ord[q]]++;
+		}
+		for (int o = 1; o < RT_CI_ORDER_COUNT; o++)
+			at[o] = at[o - 1] + n[o - 1];
+		for (int64_t q = 0; q < kq; q++) {
+			int64_t p = at[ord[q]]++;
+
+			rt_ci_quad_get(src, K, N, ks, js, g0, jp, q, sgn, c);
+			rt_ci_quad_put(c, ord[q], dst + p * 64);
+			if (m)
+				m[RT_CI_MAP_HEAD + p] = (int32_t)q;
+		}
+	}
+	for (int o = 0; o < RT_CI_MAP_HEAD && m; o++)
+		m[o] = (int32_t)n[o];
+	for (int o = 1; o < RT_CI_ORDER_COUNT; o++)
+		safe &= n[o] == 0;
+	return safe;
 }
 
 /*
  * Packs the groups of B [K, N] into bp (groups * ceil(N / 16) * ceil(K /
- * 4) * 64 bytes). With map, each panel's quads go safe ones first (no
- * column has a pair of B' bytes that vpmaddubsw adds with |b0 + b1| >
- * 128), then the others, each in k order; mapv (when not NULL) receives
- * per group and panel the count of safe quads, then which k quad each
- * packed quad is (rt_ci_tile_map). Returns 1 when every quad is safe.
+ * 4) * 64 bytes). With map, each panel's quads go by their order (enum
+ * rt_ci_order: those vpmaddubsw takes as they are, then those it takes in
+ * each other byte order, then the unsafe ones), each kind in k order;
+ * mapv (when not NULL) receives per group and panel RT_CI_MAP_HEAD counts
+ * (of the first three kinds), then which k quad each packed quad is
+ * (rt_ci_tile_map). Without, every quad in k order and as it is. Returns 1
+ * when every quad is safe as it is.
  */
 static inline int rt_ci_pack(const uint8_t *src, int64_t K, int64_t N, int64_t groups,
 			     int64_t ks, int64_t js, int64_t gs, int sgn, int map, int8_t *bp,
 			     int32_t *mapv)
 {
 	int64_t np = (N + RT_CIP_NR - 1) / RT_CIP_NR, kq = (K + 3) / 4;
-	int8_t scratch[64];
+	int8_t c[RT_CIP_NR][4];
 	int safe = 1;
 
 	for (int64_t g = 0; g < groups; g++)
 		for (int64_t jp = 0; jp < np; jp++) {
 			int8_t *dst = bp + (g * np + jp) * kq * 64;
-			int32_t *m = mapv ? mapv + (g * np + jp) * (kq + 1) : NULL;
-			int64_t at = 0, n_ok = 0;
 
-			if (!map) {
-				for (int64_t q = 0; q < kq; q++)
-					safe &= rt_ci_pack_quad(src, K, N, ks, js, g * gs, jp, q,
-								sgn, dst + q * 64);
+			if (map) {
+				safe &= rt_ci_pack_panel(src, K, N, ks, js, g * gs, jp, sgn, dst,
+							 mapv ? mapv + (g * np + jp) *
+							 (kq + RT_CI_MAP_HEAD) : NULL);
 				continue;
 			}
-			/* safe quads first, then the others: each quad's test made twice */
-			for (int pass = 0; pass < 2; pass++)
-				for (int64_t q = 0; q < kq; q++) {
-					int ok = rt_ci_pack_quad(src, K, N, ks, js, g * gs, jp, q,
-								 sgn, scratch);
-
-					if (ok != !pass)
-						continue;
-					for (int b = 0; b < 64; b++)
-						dst[at * 64 + b] = scratch[b];
-					if (m)
-						m[1 + at] = (int32_t)q;
-					at++;
-					n_ok += ok;
-					safe &= ok;
-				}
-			if (m)
-				m[0] = (int32_t)n_ok;
+			for (int64_t q = 0; q < kq; q++) {
+				rt_ci_quad_get(src, K, N, ks, js, g * gs, jp, q, sgn, c);
+				safe &= rt_ci_quad_order(c, 0) == 0;
+				rt_ci_quad_put(c, 0, dst + q * 64);
+			}
 		}
 	return safe;
 }

@@ -86,10 +86,11 @@ struct rt_ci_gemm {
 	int64_t ldcj;		/* C[i, j] at C[i * ldc + j * ldcj]: 1, or a
 				   convolution's pixels (rows) into NCHW */
 	const int32_t *bias;	/* per column, added to the int32 sum; NULL: none */
-	const int32_t *qmap;	/* NULL: B's quads in order; else per panel the
-				   count of its safe quads, then the k quad of
-				   each packed quad, safe ones first (whole
-				   quads of A: lda >= 4 kq) */
+	const int32_t *qmap;	/* NULL: B's quads in order; else per panel
+				   the counts of its quads safe in each byte
+				   order, then the k quad of each packed quad,
+				   safe ones first (rt_ci_pack; whole quads of
+				   A: lda >= 4 kq) */
 };
 
 /* One tile's sums: acc[r][jj] = sum_k A'(row r) B'(k, jj) over the panel. */
@@ -309,75 +310,44 @@ static inline void rt_ci_tile(const uint8_t *const *a, int64_t K, uint32_t flip,
 #endif
 
 /*
- * rt_ci_tile over a panel packed in the order of map (see qmap): packed
- * quad p holds k quad map[1 + p] of B, the first map[0] of them safe for
- * vpmaddubsw (no pair |b0 + b1| > 128 in any of the panel's columns). With
- * AVX2 those take vpmaddubsw (exact there), the others the vpmaddwd path:
- * most quads of 8-bit weights are safe (ResNet-50's quantized by ONNX
- * Runtime: 62% of a panel's), so most of the work runs at vpmaddubsw's
- * speed and every sum stays exact. A's quads are whole (lda >= 4 kq).
+ * A's quad v in the byte order o (enum rt_ci_order) its B quad was packed
+ * in: byte b of the result is byte rt_ci_perm[o][b] of v.
  */
-static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t flip,
-				  const int8_t *bp, const int32_t *map, rt_ci_acc acc)
+static inline uint32_t rt_ci_aperm(uint32_t v, int o)
 {
-	const int32_t *qi = map + 1;
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-	__m512i t[RT_CI_MR];
+	if (o == RT_CI_ORDER_0213)
+		return (v & 0xff0000ffu) | (v >> 8 & 0xff00u) | (v << 8 & 0xff0000u);
+	if (o == RT_CI_ORDER_0312)
+		return (v & 0xffu) | (v >> 16 & 0xff00u) | (v << 8 & 0xffff0000u);
+	return v;
+}
 
-	for (int r = 0; r < RT_CI_MR; r++)
-		t[r] = _mm512_setzero_si512();
-	for (int64_t p = 0; p < kq; p++) {
-		__m512i b = _mm512_loadu_si512((const void *)(bp + p * 64));
+/* The byte order of packed quad p of a panel whose map is map (rt_ci_pack). */
+static inline int rt_ci_map_order(const int32_t *map, int64_t p)
+{
+	int64_t n = 0;
 
-#pragma GCC unroll 8
-		for (int r = 0; r < RT_CI_MR; r++) {
-			uint32_t v;
+	for (int o = 0; o < RT_CI_MAP_HEAD; o++)
+		if (p < (n += map[o]))
+			return o;
+	return RT_CI_ORDER_UNSAFE;
+}
 
-			memcpy(&v, a[r] + 4 * (int64_t)qi[p], 4);
-			t[r] = _mm512_dpbusd_epi32(t[r], _mm512_set1_epi32((int)(v ^ flip)), b);
-		}
-	}
-	for (int r = 0; r < RT_CI_MR; r++)
-		_mm512_storeu_si512((void *)acc[r], t[r]);
-#elif defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))
-	__m256i t[RT_CI_MR][2];
+#if defined(__AVX2__) && !defined(__AVXVNNI__) && \
+	!(defined(__AVX512VNNI__) && defined(__AVX512VL__))
+/*
+ * Packed quads [p0, p1) of a panel by vpmaddubsw, then vpmaddwd by ones
+ * (exact: each is safe in its byte order), A's quads flipped by flip and,
+ * with shuf, put in that byte order by vpshufb with ctl.
+ */
+static inline __attribute__((always_inline)) void
+rt_ci_ubs_run(const uint8_t *const *a, int64_t p0, int64_t p1, const uint32_t flip,
+	      const int shuf, __m256i ctl, const int8_t *bp, const int32_t *qi,
+	      __m256i t[RT_CI_MR][2])
+{
+	const __m256i ones = _mm256_set1_epi16(1);
 
-	for (int r = 0; r < RT_CI_MR; r++)
-		t[r][0] = t[r][1] = _mm256_setzero_si256();
-	for (int64_t p = 0; p < kq; p++) {
-		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
-		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
-
-#pragma GCC unroll 8
-		for (int r = 0; r < RT_CI_MR; r++) {
-			uint32_t v;
-			__m256i x;
-
-			memcpy(&v, a[r] + 4 * (int64_t)qi[p], 4);
-			x = _mm256_set1_epi32((int)(v ^ flip));
-#if defined(__AVXVNNI__)
-			t[r][0] = _mm256_dpbusd_avx_epi32(t[r][0], x, b0);
-			t[r][1] = _mm256_dpbusd_avx_epi32(t[r][1], x, b1);
-#else
-			t[r][0] = _mm256_dpbusd_epi32(t[r][0], x, b0);
-			t[r][1] = _mm256_dpbusd_epi32(t[r][1], x, b1);
-#endif
-		}
-	}
-	for (int r = 0; r < RT_CI_MR; r++) {
-		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
-		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
-	}
-#elif defined(__AVX2__)
-	__m256i t[RT_CI_MR][2];
-	const __m256i ones = _mm256_set1_epi16(1), lo8 = _mm256_set1_epi16(0xff);
-	const __m256i vflip = _mm256_set1_epi32((int)flip);
-	int64_t ns = map[0];
-
-#pragma GCC unroll 8
-	for (int r = 0; r < RT_CI_MR; r++)
-		t[r][0] = t[r][1] = _mm256_setzero_si256();
-	for (int64_t p = 0; p < ns; p++) {
+	for (int64_t p = p0; p < p1; p++) {
 		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
 		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
 		int64_t off = 4 * (int64_t)qi[p];
@@ -388,14 +358,43 @@ static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t 
 			__m256i x;
 
 			memcpy(&v, a[r] + off, 4);
-			x = _mm256_xor_si256(_mm256_set1_epi32((int)v), vflip);
+			x = _mm256_set1_epi32((int)(v ^ flip));
+			if (shuf)
+				x = _mm256_shuffle_epi8(x, ctl);
 			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(
 							   _mm256_maddubs_epi16(x, b0), ones));
 			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(
 							   _mm256_maddubs_epi16(x, b1), ones));
 		}
 	}
-	for (int64_t p = ns; p < kq; p++) {
+}
+
+/*
+ * rt_ci_tile_map with AVX2 (no VNNI), flip a constant at each call (0 for
+ * uint8 A: no xor at all): the quads safe in some byte order on
+ * vpmaddubsw, the others on vpmaddwd, their values kept in registers: 8
+ * accumulators, B's 4 halves, A's quad as even and odd int16 (made by
+ * shifts, no mask register) and one product, 15 of the 16 ymm registers
+ * (with a mask or the flip in a register GCC spilled an accumulator, a
+ * store and a reload in every quad's dependency chain).
+ */
+static inline __attribute__((always_inline)) void
+rt_ci_map_avx2(const uint8_t *const *a, int64_t kq, const uint32_t flip, const int8_t *bp,
+	       const int32_t *map, rt_ci_acc acc)
+{
+	const int32_t *qi = map + RT_CI_MAP_HEAD;
+	__m256i t[RT_CI_MR][2];
+	int64_t n0 = map[0], n1 = n0 + map[1], n2 = n1 + map[2];
+	/* bytes 0 2 1 3 and 0 3 1 2 of each dword (rt_ci_perm) */
+	const __m256i c1 = _mm256_set1_epi32(0x03010200), c2 = _mm256_set1_epi32(0x02010300);
+
+#pragma GCC unroll 8
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r][0] = t[r][1] = _mm256_setzero_si256();
+	rt_ci_ubs_run(a, 0, n0, flip, 0, c1, bp, qi, t);
+	rt_ci_ubs_run(a, n0, n1, flip, 1, c1, bp, qi, t);
+	rt_ci_ubs_run(a, n1, n2, flip, 1, c2, bp, qi, t);
+	for (int64_t p = n2; p < kq; p++) {
 		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
 		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
 		__m256i b0e = _mm256_srai_epi16(_mm256_slli_epi16(b0, 8), 8);
@@ -410,9 +409,9 @@ static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t 
 			__m256i x, xe, xo;
 
 			memcpy(&v, a[r] + off, 4);
-			x = _mm256_xor_si256(_mm256_set1_epi32((int)v), vflip);
-			xe = _mm256_and_si256(x, lo8);
+			x = _mm256_set1_epi32((int)(v ^ flip));
 			xo = _mm256_srli_epi16(x, 8);
+			xe = _mm256_srli_epi16(_mm256_slli_epi16(x, 8), 8);
 			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(xe, b0e));
 			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(xe, b1e));
 			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(xo, b0o));
@@ -424,21 +423,103 @@ static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t 
 		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
 		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
 	}
+}
+#endif
+
+/*
+ * rt_ci_tile over a panel packed in the order of map (see qmap and
+ * rt_ci_pack): packed quad p holds k quad map[RT_CI_MAP_HEAD + p] of B,
+ * the first map[0] of them safe for vpmaddubsw (no pair |b0 + b1| > 128
+ * in any of the panel's columns), the next map[1] and map[2] safe in byte
+ * orders 0 2 1 3 and 0 3 1 2 (enum rt_ci_order; A's quad read in the
+ * same order), the rest in none. With AVX2 the safe ones take vpmaddubsw
+ * (exact there), the others the vpmaddwd path: most quads of 8-bit weights
+ * are safe in some order (ResNet-50's quantized by ONNX Runtime: 63% as
+ * they are, 88% in some order), so most of the work runs at vpmaddubsw's
+ * speed and every sum stays exact. A's quads are whole (lda >= 4 kq).
+ */
+static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t flip,
+				  const int8_t *bp, const int32_t *map, rt_ci_acc acc)
+{
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+	const int32_t *qi = map + RT_CI_MAP_HEAD;
+	__m512i t[RT_CI_MR];
+
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r] = _mm512_setzero_si512();
+	for (int64_t p = 0; p < kq; p++) {
+		__m512i b = _mm512_loadu_si512((const void *)(bp + p * 64));
+		int o = rt_ci_map_order(map, p);
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+			__m512i x;
+
+			memcpy(&v, a[r] + 4 * (int64_t)qi[p], 4);
+			x = _mm512_set1_epi32((int)rt_ci_aperm(v ^ flip, o));
+
+			t[r] = _mm512_dpbusd_epi32(t[r], x, b);
+		}
+	}
+	for (int r = 0; r < RT_CI_MR; r++)
+		_mm512_storeu_si512((void *)acc[r], t[r]);
+#elif defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))
+	const int32_t *qi = map + RT_CI_MAP_HEAD;
+	__m256i t[RT_CI_MR][2];
+
+	for (int r = 0; r < RT_CI_MR; r++)
+		t[r][0] = t[r][1] = _mm256_setzero_si256();
+	for (int64_t p = 0; p < kq; p++) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
+		int o = rt_ci_map_order(map, p);
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v;
+			__m256i x;
+
+			memcpy(&v, a[r] + 4 * (int64_t)qi[p], 4);
+			x = _mm256_set1_epi32((int)rt_ci_aperm(v ^ flip, o));
+#if defined(__AVXVNNI__)
+			t[r][0] = _mm256_dpbusd_avx_epi32(t[r][0], x, b0);
+			t[r][1] = _mm256_dpbusd_avx_epi32(t[r][1], x, b1);
 #else
+			t[r][0] = _mm256_dpbusd_epi32(t[r][0], x, b0);
+			t[r][1] = _mm256_dpbusd_epi32(t[r][1], x, b1);
+#endif
+		}
+	}
+	for (int r = 0; r < RT_CI_MR; r++) {
+		_mm256_storeu_si256((__m256i *)acc[r], t[r][0]);
+		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
+	}
+#elif defined(__AVX2__)
+	if (flip)
+		rt_ci_map_avx2(a, kq, 0x80808080u, bp, map, acc);
+	else
+		rt_ci_map_avx2(a, kq, 0, bp, map, acc);
+#else
+	const int32_t *qi = map + RT_CI_MAP_HEAD;
+
 	memset(acc, 0, sizeof(rt_ci_acc));
-	for (int64_t p = 0; p < kq; p++)
+	for (int64_t p = 0; p < kq; p++) {
+		int o = rt_ci_map_order(map, p);
+
 		for (int r = 0; r < RT_CI_MR; r++) {
 			const uint8_t *ar = a[r] + 4 * (int64_t)qi[p];
 			int32_t x[4];
 
 			for (int kk = 0; kk < 4; kk++)
-				x[kk] = (uint8_t)(ar[kk] ^ (uint8_t)flip);
+				x[kk] = (uint8_t)(ar[rt_ci_perm[o][kk]] ^ (uint8_t)flip);
 			for (int jj = 0; jj < RT_CI_NR; jj++) {
 				const int8_t *b = bp + p * 64 + jj * 4;
 
 				acc[r][jj] += x[0] * b[0] + x[1] * b[1] + x[2] * b[2] + x[3] * b[3];
 			}
 		}
+	}
 #endif
 }
 
@@ -664,7 +745,7 @@ static inline void rt_ci_block(const struct rt_ci_gemm *g, int64_t r0, int64_t r
 			for (int64_t jp = jc; jp < jce; jp++) {
 				if (g->qmap)
 					rt_ci_tile_map(a, kq, flip, g->Bp + jp * pb,
-						       g->qmap + jp * (kq + 1), acc);
+						       g->qmap + jp * (kq + RT_CI_MAP_HEAD), acc);
 				else
 					rt_ci_tile(a, g->K, flip, g->Bp + jp * pb, g->safe, acc);
 				rt_ci_store(g, acc, rs, i0, mr, jp);
@@ -776,7 +857,7 @@ static inline void rt_ci_im2col_k(const uint8_t *x, int64_t H, int64_t W, int64_
 
 #if defined(__SSE2__)
 /* r[j] = the bytes j of r[0 .. 15]: a 16 x 16 byte transpose in four rounds of unpacks. */
-static inline void rt_ci_t16(__m128i r[16])
+static inline __attribute__((always_inline)) void rt_ci_t16(__m128i r[16])
 {
 	__m128i a[16], b[16];
 
@@ -805,8 +886,8 @@ static inline void rt_ci_t16(__m128i r[16])
  * Columns [k, k + 16) of output row oh at unit stride and dilation (sw,
  * dw 1): where all 16 read inside the image, 16 pixels at a time are
  * loaded per column (16 bytes of one input row each, or of zrow, z
- * bytes, for a tap row outside it) and transposed into 16 bytes per pixel;
- * the pixels left over, rt_ci_im2col_k.
+ * bytes, for a tap row outside it) and transposed into 16 bytes per pixel,
+ * then 8 where 8 are left; the pixels left over, rt_ci_im2col_k.
  */
 static inline void rt_ci_im2col16(const uint8_t *x, int64_t H, int64_t W, int64_t kh,
 				  int64_t kw, int64_t sh, int64_t dh, int64_t ph, int64_t pw,
@@ -843,6 +924,15 @@ static inline void rt_ci_im2col16(const uint8_t *x, int64_t H, int64_t W, int64_
 		rt_ci_t16(r);
 		for (int t = 0; t < 16; t++)
 			_mm_storeu_si128((__m128i *)(col + (oh * OW + q0 + t) * ld + k), r[t]);
+	}
+	if (q0 + 8 <= qe) {
+		/* 8 more pixels (8 bytes a column, the transpose's other half unused) */
+		for (int t = 0; t < 16; t++)
+			r[t] = _mm_loadl_epi64((const __m128i *)(src[t] + q0 * step[t]));
+		rt_ci_t16(r);
+		for (int t = 0; t < 8; t++)
+			_mm_storeu_si128((__m128i *)(col + (oh * OW + q0 + t) * ld + k), r[t]);
+		q0 += 8;
 	}
 	if (q0 == qs)
 		qs = q0 = OW;	/* no block: every pixel below */
@@ -947,7 +1037,8 @@ static void rt_cic_rows(void *v, int64_t t0, int64_t t1)
  * xz is per tensor, w's per tensor or per channel (packed into bsum), sw
  * per channel when sws is 1. col's rows are padded to whole k quads (ld
  * 4 kq bytes), so that every panel may take its quads in the order of
- * qmap (per group np * (kq + 1) entries; see struct rt_ci_gemm), or NULL.
+ * qmap (per group np * (kq + RT_CI_MAP_HEAD) entries; see struct rt_ci_gemm), or
+ * NULL.
  */
 static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, int64_t kh,
 			       int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
@@ -973,12 +1064,22 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 			bsum + gi * 2 * np * RT_CI_NR, w_signed, safe,
 			(uint8_t *)y + (size_t)(gi * Mg * P) * ysz, 1, out, sx, swt + gi * Mg * sws,
 			sy, 0, sws, yz, P, bias ? bias + gi * Mg : NULL,
-			qmap ? qmap + gi * np * (kq + 1) : NULL
+			qmap ? qmap + gi * np * (kq + RT_CI_MAP_HEAD) : NULL
 		};
 
 		struct rt_cic_job j = { (const uint8_t *)x + gi * cg * H * W, H, W, kh, kw, sh, sw,
 					dh, dw, ph, pw, OH, OW, Kg, lda, z, scratch, &g, np, tiles,
 					nt };
+
+		/*
+		 * 1 x 1 at unit stride, unpadded: the pixels are x's own, one
+		 * row of H * W (im2col's 16 x 16 transposes along the whole
+		 * image, not per row of it, where a row of fewer than 16 took
+		 * the byte loop)
+		 */
+		if (kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && OH == H &&
+		    OW == W)
+			j.H = j.OH = 1, j.W = j.OW = P;
 
 		if (nt > 1)
 			rt_par_for(nt, nt, 1, rt_cic_cols, &j);
