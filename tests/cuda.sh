@@ -35,6 +35,11 @@
 #                       call, nvcc and cc clean; cudnn-grouped: depthwise
 #                       and residual Convs placed on cudnn; cudnn-clip: a
 #                       Clip to [0, 6] as cuDNN's clipped Relu
+#   mock-*              without a GPU too: models on cuda, cublas and cudnn
+#                       run through mock libcuda, libcublasLt and libcudnn
+#                       (testdata/cuda_mock: the CPU does the device's
+#                       work), their outputs the c target's, one download
+#                       per model output
 #   run-MODEL           with a GPU, each model's outputs match the c
 #                       target's; without one, "skipped: no GPU"
 #   open-without-gpu    without a GPU, opening the model fails with the
@@ -329,6 +334,71 @@ if [ -n "$gpu" ]; then
 	verdict run-cudnn
 else
 	echo "ok   cuda/run-cudnn skipped: no GPU (${status#*: })"
+fi
+
+# --- the runtime halves end to end, on mock libraries that run on the CPU ---
+# testdata/cuda_mock: libcuda.so.1 (device memory is host memory; a launch
+# runs the kernel's host build, kernels.cu compiled by g++, once per block
+# and thread), libcublasLt.so.13 and libcudnn.so.9 (plain loops). A model
+# run through them must give the c target's outputs, with one download
+# per model output: everything rt_cuda.h, rt_cublas.h and rt_cudnn.h do
+# but the GPU's own arithmetic.
+MK=$T/mock
+mkdir -p "$MK"
+inc=$(dirname "$nvcc")/../include
+mock=yes
+for lib in cuda:libcuda.so.1 cublaslt:libcublasLt.so.13 cudnn:libcudnn.so.9; do
+	cc -shared -fPIC -O1 -I"$inc" "$ROOT/testdata/cuda_mock/mock_${lib%%:*}.c" \
+		-o "$MK/${lib#*:}" -ldl >"$T/cc.log" 2>&1 || mock=
+done
+command -v g++ >/dev/null 2>&1 || mock=
+# mock_run NAME MODEL TARGETS: compiles MODEL for TARGETS and for c, runs
+# both, compares, and checks the downloads of the run
+mock_run() {
+	compile "$2" "$3" "$T/$1.mk.so" --keep-temps
+	hk=$MK/none.so
+	if [ -n "$kept" ] && [ -f "$kept/kernels.cu" ]; then
+		hk=$MK/$1.kernels.so
+		"$PY" "$ROOT/testdata/cuda_mock/host_kernels.py" "$kept/kernels.cu" "$MK/$1.cpp" &&
+			g++ -O1 -shared -fPIC -include "$ROOT/testdata/cuda_mock/host_cuda.h" \
+				"$MK/$1.cpp" -o "$hk" >"$T/cc.log" 2>&1 ||
+			bad "host build of $1's kernels: $(grep -m1 error "$T/cc.log")"
+	fi
+	[ -z "$kept" ] || rm -rf "$kept"
+	compile "$2" c "$T/$1.mkc.so"
+	run "$T/$1.mkc.so" "$T/$1.mkc.out"
+	rm -f "$MK/stats"
+	rm -rf "$T/$1.mk.out"
+	LD_LIBRARY_PATH=$MK MOCK_CUDA_KERNELS=$hk MOCK_CUDA_STATS=$MK/stats \
+		"$C" run "$T/$1.mk.so" --output-dir "$T/$1.mk.out" --npy >"$T/out" 2>"$T/err" ||
+		bad "run $1 on the mocks: $(head -n 1 "$T/err")"
+	[ -n "$why" ] || same "$T/$1.mk.out" "$T/$1.mkc.out"
+	outs=$(ls "$T/$1.mkc.out" | wc -l)
+	grep -q " dtoh $outs " "$MK/stats" 2>/dev/null ||
+		bad "$1: $(cat "$MK/stats" 2>/dev/null) ($outs outputs)"
+}
+if [ -z "$mock" ]; then
+	echo "ok   cuda/mock skipped: no g++, or the mocks do not build: $(head -n 1 "$T/cc.log")"
+else
+	for m in $(t_list "add_bcast act_chain reduce softmax pool conv conv_dw matmul shape_ops sym_batch" \
+		"act_chain reduce pool conv_dw sym_batch"); do
+		mock_run "$m" "$OM/$m.onnx" cuda,c
+		verdict mock-cuda-$m
+	done
+	mock_run mnist_cnn "$T/mnist_cnn.onnx" cuda,c
+	verdict mock-cuda-mnist_cnn
+	mock_run mlp "$T/mlp.onnx" cublas,cuda,c
+	verdict mock-cublas-mlp
+	mock_run bert_tiny "$T/bert_tiny.onnx" cublas,cuda,c
+	verdict mock-cublas-bert_tiny
+	mock_run mnist_family "$T/mnist_cnn.onnx" cudnn,cublas,cuda,c
+	verdict mock-family-mnist_cnn
+	for m in conv conv_dw; do
+		mock_run "$m.dnn" "$OM/$m.onnx" cudnn,cuda,c
+		verdict mock-cudnn-$m
+	done
+	mock_run conv_clip "$T/conv_clip.onnx" cudnn,cuda,c
+	verdict mock-cudnn-conv_clip
 fi
 
 # --- deterministic, with the object cache out of the way ---
