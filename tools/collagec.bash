@@ -28,7 +28,7 @@ _collagec_any_file()
 _collagec()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local cmd=${COMP_WORDS[1]} opts kinds="c lapack blas dnnl opencl"
+	local cmd=${COMP_WORDS[1]} opts kinds="c lapack blas dnnl opencl cuda cublas cudnn"
 
 	COMPREPLY=()
 	if ((COMP_CWORD == 1)); then
