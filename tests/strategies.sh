@@ -10,7 +10,8 @@
 # micro_edges.onnx puts those at the edges of their tiles and blocks, each
 # against numpy, at 1 and 3 threads and at every ISA level the host runs; rows_edges.onnx does the same for
 # the row form of depthwise Conv and MaxPool (conv.depthwise_rows,
-# maxpool.vrows), pool_edges.onnx for the pools of rt_cpool.h
+# maxpool.vrows), dw_edges.onnx for depthwise Convs across channels
+# (conv.depthwise_vec), gap_edges.onnx for GlobalAveragePool by rows, pool_edges.onnx for the pools of rt_cpool.h
 # (maxpool.vrows, averagepool.vrows) and the float64 ones of the loop forms
 # (maxpool.rows, averagepool.window), epi_edges.onnx for the fused chains
 # that rt_cgemm.h's write-back applies, softmax_edges.onnx for Softmax by rows,
@@ -179,7 +180,7 @@ check matmul-batched/B=3 "$T/bt.so" "$T/btexp" "a=$T/bt_a.npy" "b=$T/bt_b.npy"
 
 "$COLLAGEC" compile --search none --target c "$T/conv_kinds.onnx" -o "$T/conv.so" || fail conv/compile "exit $?"
 v=$(kernels "$T/conv.json")
-want="depthwise compile-time conv.depthwise_rows if always scratch=|pointwise compile-time conv.1x1 \
+want="depthwise compile-time conv.depthwise_vec if always scratch=|pointwise compile-time conv.1x1 \
 if always scratch=|full3x3 compile-time conv.im2col if always scratch=2304|"
 if [ "$v" = "$want" ]; then ok conv/static-choices; else fail conv/static-choices "got '$v'"; fi
 expect convexp "$T/conv_y.npy"
@@ -265,6 +266,55 @@ if "$COLLAGEC" run "$T/rows.so" --input "x=$T/re_x.npy" --check "$T/re_exp" --rt
 	--atol 1e-4 >"$T/rows.log" 2>&1; then ok rows-edges/matches-numpy; else
 	fail rows-edges/matches-numpy "$(grep -v ': ok$' "$T/rows.log" | head -1)"; fi
 
+# depthwise Convs 8 channels a vector (conv.depthwise_vec, rt_cdw.h): a
+# block and a tail, a tail alone, strides, dilations, asymmetric pads,
+# 5x5 and 7x1 kernels, strips of the padded buffer, the chain after them
+# per block (the per-channel Add's loop after the nest), batch N symbolic,
+# against numpy at N = 1 and 3, 1 and 3 threads
+"$COLLAGEC" compile --search none --target c "$T/dw_edges.onnx" -o "$T/de.so" ||
+	fail dw-edges/compile "exit $?"
+v=$(kernels "$T/de.json")
+want=""
+for n in dv_tail dv_strided dv_5x5 dv_7x1 dv_small dv_strips dv_strips_s2; do
+	want="$want$n compile-time conv.depthwise_vec if always scratch=|"
+done
+if [ "$v" = "$want" ]; then ok dw-edges/static-choices; else
+	fail dw-edges/static-choices "got '$v'"; fi
+for b in 1 3; do
+	for th in 1 3; do
+		if "$COLLAGEC" run "$T/de.so" --input "xa=$T/de_xa_$b.npy" --input "xb=$T/de_xb_$b.npy" \
+			--input "xc=$T/de_xc_$b.npy" --threads $th --check "$T/de_exp_$b" --rtol 1e-4 \
+			--atol 1e-4 >"$T/de.log" 2>&1; then ok "dw-edges/N=$b-threads=$th-matches-numpy"
+		else
+			fail "dw-edges/N=$b-threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/de.log" | head -1)"
+		fi
+	done
+done
+
+# GlobalAveragePool a plane a row (globalaveragepool.rows, rt_mean_rows):
+# 2-D, 3-D and 1-D planes, one split between threads, and a float64 one
+# (the loop form), at N = 1 and 3
+"$COLLAGEC" compile --search none --target c "$T/gap_edges.onnx" -o "$T/ge.so" ||
+	fail gap-edges/compile "exit $?"
+v=$(kernels "$T/ge.json")
+want=""
+for n in ga gb gc gd; do want="${want}gap_$n compile-time globalaveragepool.rows if always scratch=|"; done
+want="${want}gap_gf compile-time globalaveragepool.loops if always scratch=|"
+if [ "$v" = "$want" ]; then ok gap-edges/static-choices; else
+	fail gap-edges/static-choices "got '$v'"; fi
+for b in 1 3; do
+	for th in 1 3; do
+		if "$COLLAGEC" run "$T/ge.so" --input "ga=$T/ge_ga_$b.npy" --input "gb=$T/ge_gb_$b.npy" \
+			--input "gc=$T/ge_gc_$b.npy" --input "gd=$T/ge_gd_$b.npy" \
+			--input "gf=$T/ge_gf_$b.npy" --threads $th \
+			--check "$T/ge_exp_$b" --rtol 1e-5 --atol 1e-6 >"$T/ge.log" 2>&1; then
+			ok "gap-edges/N=$b-threads=$th-matches-numpy"
+		else
+			fail "gap-edges/N=$b-threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/ge.log" | head -1)"
+		fi
+	done
+done
+
 # MaxPool and AveragePool by rows (rt_cpool.h): every window geometry, NaN
 # and inf inputs, windows wholly in the padding, 1-D, at 1 and 3 threads
 # (mp_team and ap_team large enough for the team); float64 pools keep the
@@ -301,8 +351,8 @@ done
 # Epilogues on rt_cgemm.h's write-back: a Conv, Gemm or MatMul followed by
 # [Add residual] [Relu | Clip] is one extern call with no loop after it
 # (the kernel's outermost loops: conv.micro's batch loop alone), ck's Relu
-# (its Conv output read too) keeps its loop; depthwise Convs apply their
-# chain per output plane, the blocked GEMM's Convs (conv.1x1, conv.im2col)
+# (its Conv output read too) keeps its loop; depthwise Convs (conv.depthwise_vec)
+# apply their chain per block of planes, the blocked GEMM's Convs (conv.1x1, conv.im2col)
 # per block of pixels, all inside their nest, but for dwb's and pwb's
 # broadcast Add (a loop after the nest); the fused build matches numpy
 # and, bit for bit, the unfused one (-fuse=0: the chain as loops of its
@@ -316,7 +366,7 @@ want=""
 for n in cr cc car ca cac ck; do want="${want}$n compile-time conv.micro if always scratch=16128|"; done
 want="${want}gr compile-time gemm.micro if always scratch=3360|mac compile-time matmul.micro if \
 always scratch=3360|"
-for n in dwc dwar dwb; do want="${want}$n compile-time conv.depthwise_rows if always scratch=|"; done
+for n in dwc dwar dwb; do want="${want}$n compile-time conv.depthwise_vec if always scratch=|"; done
 want="${want}pwc compile-time conv.1x1 if always scratch=|imar compile-time conv.im2col if always \
 scratch=14256|pwb compile-time conv.1x1 if always scratch=|crows compile-time conv.micro if \
 always scratch=16128|"

@@ -19,7 +19,12 @@
  *   Gemm    float32, static K and N
  *                              gemm.micro       rt_cgemm.h, C as its bias
  *           always             gemm.dot         one dot product per output
- *   Conv    depthwise, 2-D, static image, <= 64 taps
+ *   Conv    depthwise, float32, 2-D, static image, <= 64 taps, output
+ *           rows < 32, the window's padded rows <= 1024 floats x 8
+ *                              conv.depthwise_vec  rt_cdw.h: 8 channels a
+ *                                               vector, input rows copied
+ *                                               interleaved and padded
+ *           depthwise, 2-D, static image, <= 64 taps
  *                              conv.depthwise_rows  per output row, a
  *                                               unit-stride loop per
  *                                               kernel row
@@ -53,6 +58,11 @@
  *           float32, 1-D or 2-D, static image
  *                              averagepool.vrows  rt_cpool.h, as MaxPool
  *           always             averagepool.window the op's own lowering
+ *   GlobalAveragePool
+ *           float32, no prologue
+ *                              globalaveragepool.rows  rt_crows.h: a plane
+ *                                               a row, summed in lanes
+ *           always             globalaveragepool.loops  the op's own lowering
  *   Softmax, LogSoftmax
  *           float32, along the last axis
  *                              softmax.rows     rt_crows.h: vector max and
@@ -1605,6 +1615,108 @@ static const struct strategy_impl conv_dw_rows[] = {
 	{ "conv.depthwise_rows", 20, lower_conv_dw_rows },
 };
 
+/*
+ * conv.depthwise_vec: 8 channels a vector (rt_cdw.h), per image and block
+ * of channels one call of rt_cdw2d, then the fused chain over the block's
+ * planes while they are in cache. For images whose rows are too short to
+ * vectorise along (see dw_vec_ok).
+ */
+#define DW_LANES 8		/* rt_cdw.h's RT_DW_LANES */
+#define DW_BUF 1024		/* RT_DW_BUF */
+#define DW_TAPS 64		/* RT_DW_TAPS */
+#define DW_VEC_MAX_OW 32	/* from 32 columns a row is vector work enough */
+
+static bool dw_vec_geometry(struct lower *L, struct window *w)
+{
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	int64_t kern[2], wp;
+
+	if (x->dtype != DTYPE_F32 || x->shape.rank != 4 || wt->shape.rank != 4 ||
+	    !dim_is_const(x->shape.d[1]) || !dim_is_const(x->shape.d[2]) ||
+	    !dim_is_const(x->shape.d[3]))
+		return false;
+	kern[0] = wt->shape.d[2].c;
+	kern[1] = wt->shape.d[3].c;
+	if (kern[0] * kern[1] > DW_TAPS ||
+	    window_plan(L->g, (struct node *)L->n, &x->shape, kern, false, w) < 0 ||
+	    w->pb[0] < 0 || w->pb[1] < 0)
+		return false;
+	wp = (w->out[1] - 1) * w->s[1] + (w->k[1] - 1) * w->d[1] + 1;
+	return ((w->k[0] - 1) * w->d[0] + 1) * wp <= DW_BUF;
+}
+
+static struct tir *cond_depthwise_vec(struct lower *L)
+{
+	struct window w;
+
+	return strategy_and(L, cond_depthwise(L), strategy_static(L, dw_vec_geometry(L, &w) &&
+					       w.out[1] < DW_VEC_MAX_OW));
+}
+
+/* Blocks [c0, c0 + nb * nch) of nch channels each, every image. */
+static void dw_vec_blocks(struct lower *L, const struct window *w, int64_t c0, int64_t nb,
+			  int64_t nch)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	int64_t C = x->shape.d[1].c, HW = w->in[0] * w->in[1], OHW = w->out[0] * w->out[1];
+	int64_t taps = wt->shape.d[2].c * wt->shape.d[3].c;
+	struct shape s = { 2, { x->shape.d[0], dim_const(nb) } };
+	struct tir *idx[MAX_RANK], *c, *plane, *args[17], *yp;
+	int a = 0;
+
+	lower_loops_parallel(L, &s, idx);
+	c = tir_let(b, "c", tir_add(b, tir_int(b, c0), tir_mul(b, idx[1], tir_int(b, nch))));
+	plane = tir_let(b, "plane", tir_add(b, tir_mul(b, idx[0], tir_int(b, C)), c));
+	yp = tir_let(b, "yp", tir_mul(b, plane, tir_int(b, OHW)));
+	args[a++] = tir_addr(b, L->in[0], tir_mul(b, plane, tir_int(b, HW)));
+	args[a++] = tir_addr(b, L->in[1], tir_mul(b, c, tir_int(b, taps)));
+	args[a++] = L->in[2] ? tir_addr(b, L->in[2], c) : tir_int(b, 0);
+	args[a++] = tir_addr(b, L->out[0], yp);
+	args[a++] = tir_int(b, nch);
+	args[a++] = tir_int(b, w->in[0]);
+	args[a++] = tir_int(b, w->in[1]);
+	args[a++] = tir_int(b, w->k[0]);
+	args[a++] = tir_int(b, w->k[1]);
+	args[a++] = tir_int(b, w->s[0]);
+	args[a++] = tir_int(b, w->s[1]);
+	args[a++] = tir_int(b, w->d[0]);
+	args[a++] = tir_int(b, w->d[1]);
+	args[a++] = tir_int(b, w->pb[0]);
+	args[a++] = tir_int(b, w->pb[1]);
+	args[a++] = tir_int(b, w->out[0]);
+	args[a++] = tir_int(b, w->out[1]);
+	tir_extern(b, "rt_cdw2d", args, a);
+	if (L->epi && lower_epilogue_span(L, L->epi, L->ebuf, yp, nch * OHW))
+		L->epi_done = true;
+	lower_end_loops(L, 2);
+}
+
+static int lower_conv_dw_vec(struct lower *L)
+{
+	int64_t C = lower_in(L, 0)->shape.d[1].c;
+	struct window w;
+	bool epi = L->epi != NULL;
+
+	if (!dw_vec_geometry(L, &w))
+		BUG("conv.depthwise_vec on a convolution it does not take");
+	if (C >= DW_LANES)
+		dw_vec_blocks(L, &w, 0, C / DW_LANES, DW_LANES);
+	if (C % DW_LANES) {
+		/* both nests must apply the chain, or neither (then lower_with's loop does) */
+		bool done = L->epi_done;
+
+		dw_vec_blocks(L, &w, C / DW_LANES * DW_LANES, 1, C % DW_LANES);
+		if (epi && C >= DW_LANES && done != L->epi_done)
+			BUG("conv.depthwise_vec: the epilogue applied to some blocks only");
+	}
+	return 0;
+}
+
+static const struct strategy_impl conv_dw_vec[] = {
+	{ "conv.depthwise_vec", 30, lower_conv_dw_vec },
+};
+
 static const struct strategy_impl conv_dw[] = { { "conv.depthwise", 10, lower_conv_depthwise } };
 static const struct strategy_impl conv_1x1[] = { { "conv.1x1", 10, lower_conv_1x1 } };
 static const struct strategy_impl conv_im2col[] = {
@@ -1614,6 +1726,9 @@ static const struct strategy_impl conv_im2col[] = {
 static const struct strategy_impl conv_direct[] = { { "conv.direct", 0, lower_conv } };
 
 static const struct strategy_spec conv_specs[] = {
+	{ "depthwise (group == C == M), float32, 2-D, static image, <= 64 taps, output rows "
+	  "< 32, the window's rows of the padded width <= 1024",
+	  cond_depthwise_vec, conv_dw_vec, ARRAY_SIZE(conv_dw_vec) },
 	{ "depthwise (group == C == M), 2-D, static image, kernel <= 64 taps",
 	  cond_depthwise_rows, conv_dw_rows,
 	  ARRAY_SIZE(conv_dw_rows) },
@@ -1902,6 +2017,48 @@ static const struct op_strategy softmax_strategy = {
 };
 static const struct op_strategy logsoftmax_strategy = {
 	OP_LOGSOFTMAX, softmax_specs, ARRAY_SIZE(softmax_specs)
+};
+
+/* ---- GlobalAveragePool ---- */
+
+/* float32 with no prologue: a plane is a row of contiguous floats. */
+static struct tir *cond_gap_rows(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0);
+
+	return strategy_static(L, x->dtype == DTYPE_F32 && x->shape.rank >= 3 &&
+			       L->in[0]->index >= 0);
+}
+
+/* globalaveragepool.rows: one call of rt_mean_rows (rt_crows.h), a row a plane. */
+static int lower_gap_rows(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct tir *rows, *K, *args[4];
+
+	lower_rows(L, 2, &rows, &K);
+	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[1] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[2] = rows;
+	args[3] = K;
+	tir_extern(b, "rt_mean_rows", args, 4);
+	return 0;
+}
+
+static const struct strategy_impl gap_rows[] = {
+	{ "globalaveragepool.rows", 10, lower_gap_rows },
+};
+static const struct strategy_impl gap_loops[] = {
+	{ "globalaveragepool.loops", 0, lower_own },
+};
+
+static const struct strategy_spec gap_specs[] = {
+	{ "float32, no prologue", cond_gap_rows, gap_rows, ARRAY_SIZE(gap_rows) },
+	{ "always", NULL, gap_loops, ARRAY_SIZE(gap_loops) },
+};
+
+static const struct op_strategy gap_strategy = {
+	OP_GLOBALAVERAGEPOOL, gap_specs, ARRAY_SIZE(gap_specs)
 };
 
 /* LayerNormalization's first normalised axis, in [0, rank). */
@@ -2553,6 +2710,7 @@ const struct op_strategy *const c_strategies[] = {
 	&conv_strategy,
 	&maxpool_strategy,
 	&averagepool_strategy,
+	&gap_strategy,
 	&softmax_strategy,
 	&attention_strategy,
 	&logsoftmax_strategy,

@@ -38,7 +38,8 @@ static const char *embedded_text(const char *name)
  * The prelude of a module, from what its source calls: rt_cgemm.h (the
  * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
  * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
- * rt_softmax_rows, rt_lnorm_rows and rt_attn_rows, rt_cpool.h for rt_pool2d,
+ * rt_softmax_rows, rt_lnorm_rows, rt_attn_rows and rt_mean_rows, rt_cpool.h for rt_pool2d,
+ * rt_cdw.h for rt_cdw2d,
  * rt_cquant.h (after rt_cipack.h, which packs their weights when the
  * model opens) for rt_cigemm, rt_ciconv2d, rt_dynquant, rt_quantize_u8 and
  * rt_qadd, rt_cnbits.h (after rt_cgemm.h) for rt_nbits; NULL for none. Modules of one
@@ -50,8 +51,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 	bool wino = strstr(source, "rt_cwino2d"), conv = strstr(source, "rt_cconv2d");
 	bool gemm = conv || wino || strstr(source, "rt_cgemm") || strstr(source, "rt_nbits");
 	bool rows = strstr(source, "rt_softmax_rows") || strstr(source, "rt_lnorm_rows") ||
-		    strstr(source, "rt_attn_rows");
-	bool pool = strstr(source, "rt_pool2d");
+		    strstr(source, "rt_attn_rows") || strstr(source, "rt_mean_rows");
+	bool pool = strstr(source, "rt_pool2d"), dw = strstr(source, "rt_cdw2d");
 	bool quant = strstr(source, "rt_cigemm") || strstr(source, "rt_ciconv2d") ||
 		     strstr(source, "rt_dynquant") || strstr(source, "rt_quantize_u8") ||
 		     strstr(source, "rt_qadd");
@@ -59,9 +60,9 @@ static const char *c_prelude(struct graph *g, const char *source)
 	struct strbuf sb = STRBUF_INIT;
 	const char *r;
 
-	if (!gemm && !rows && !pool && !quant)
+	if (!gemm && !rows && !pool && !quant && !dw)
 		return NULL;
-	if (gemm && !conv && !wino && !rows && !pool && !quant && !nbits)
+	if (gemm && !conv && !wino && !rows && !pool && !quant && !nbits && !dw)
 		return embedded_text("rt_cgemm.h");
 	if (gemm)
 		sb_puts(&sb, embedded_text("rt_cgemm.h"));
@@ -73,6 +74,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 		sb_puts(&sb, embedded_text("rt_crows.h"));
 	if (pool)
 		sb_puts(&sb, embedded_text("rt_cpool.h"));
+	if (dw)
+		sb_puts(&sb, embedded_text("rt_cdw.h"));
 	if (quant) {
 		sb_puts(&sb, embedded_text("rt_cipack.h"));
 		sb_puts(&sb, embedded_text("rt_cquant.h"));

@@ -21,6 +21,9 @@
  * deviations from it (two passes, as the loop form), each summed in
  * RT_CR_LANES lanes; y = (x - mean) * (1 / sqrt(var + eps)) * scale + bias.
  *
+ * rt_mean_rows averages rows of K contiguous floats (GlobalAveragePool, a
+ * row a plane), summed in RT_CR_LANES lanes as above.
+ *
  * rt_attn_rows computes Attention's rows (attention.rows): per query row,
  * the scores of the keys it may see, their softmax and the weights times V,
  * a block of RT_ATTN_BLOCK keys at a time (an online softmax across
@@ -213,6 +216,28 @@ static inline void rt_lnorm_rows(const float *x, const float *scale, const float
 		rt_par_for(threads, rows, 1, rt_cr_lnorm_some, &j);
 	else
 		rt_cr_lnorm_some(&j, 0, rows);
+}
+
+static void rt_cr_mean_some(void *v, int64_t r0, int64_t r1)
+{
+	const struct rt_cr_job *j = v;
+
+	for (int64_t r = r0; r < r1; r++)
+		j->y[r] = rt_cr_sum(j->x + r * j->K, j->K, 0.0f, 0) / (float)j->K;
+}
+
+/*
+ * y [rows] = the mean of each row of x [rows, K] (GlobalAveragePool over
+ * NCHW: a row a plane), summed in lanes (rt_cr_sum).
+ */
+static inline void rt_mean_rows(const float *x, float *y, int64_t rows, int64_t K, int threads)
+{
+	struct rt_cr_job j = { x, NULL, NULL, y, NULL, NULL, K, 0.0f, 0 };
+
+	if (threads > 1 && rows > 1 && rows * K >= 16384)
+		rt_par_for(threads, rows, 1, rt_cr_mean_some, &j);
+	else
+		rt_cr_mean_some(&j, 0, rows);
 }
 
 /* ---- Attention ---- */

@@ -27,7 +27,16 @@ usage: make_models.py OUTDIR
                     one; inputs me_*.npy, expected outputs in me_exp/
   rows_edges.onnx   depthwise Convs and MaxPools of the c target's row form
                     (strides, dilations, asymmetric pads, ceil_mode, a 5x5
-                    kernel) on x [2, 5, 10, 9]: re_x.npy, expected in re_exp/
+                    kernel) on x [2, 5, 10, 36] (output rows of 32 or more:
+                    narrower depthwise ones are conv.depthwise_vec's):
+                    re_x.npy, expected in re_exp/
+  dw_edges.onnx     depthwise Convs of conv.depthwise_vec (rt_cdw.h, 8
+                    channels a vector), batch N symbolic: 11 channels (a
+                    block and a tail of 3) and 3 (a tail alone), strides,
+                    dilations, asymmetric pads, 5x5 and 7x1 kernels, strips
+                    of the padded buffer (7x7 and 5x5 stride 2 on 45 rows),
+                    with Sigmoid * x, Relu, and a per-channel Add + Relu
+                    after them: de_x*_N.npy, expected in de_exp_N/ (N = 1, 3)
   pool_edges.onnx   MaxPools and AveragePools of rt_cpool.h (maxpool.vrows,
                     averagepool.vrows) at the edges of its row buffer: odd
                     sizes, strides 1, 2, 3, dilations, asymmetric pads,
@@ -36,6 +45,10 @@ usage: make_models.py OUTDIR
                     large enough for the thread team; float64 ones for the
                     loop forms (maxpool.rows, averagepool.window): pe_*.npy,
                     expected in pe_exp/
+  gap_edges.onnx    GlobalAveragePools by rows (globalaveragepool.rows): 7x7
+                    planes, 3-D, 1-D, one large enough for threads, and a
+                    float64 one (the loop form), batch N symbolic:
+                    ge_*_N.npy, expected in ge_exp_N/ (N = 1, 3)
   epi_edges.onnx    fused epilogues rt_cgemm.h applies on write-back: Convs
                     (conv.micro) + Relu, + Clip(0, 6), + residual Add (either
                     operand order) with Relu, none or Clip, a Gemm + Relu and
@@ -43,7 +56,7 @@ usage: make_models.py OUTDIR
                     matmul.micro), at edge tiles (M = 40, 99 pixels), with a
                     NaN input; and a Conv + Relu whose Conv output is read
                     too (the epilogue loop stays); depthwise Convs
-                    (conv.depthwise_rows: the chain per output plane) +
+                    (conv.depthwise_vec: the chain per block of planes) +
                     Clip, strided + residual Add + Relu, and + a per-channel
                     Add + Relu (a broadcast: the loop after the nest stays);
                     the blocked GEMM's Convs (conv.1x1, conv.im2col: the
@@ -199,6 +212,8 @@ def main():
 
     micro_edges(out, rng)
     rows_edges(out, rng)
+    dw_edges(out, rng)
+    gap_edges(out, rng)
     pool_edges(out, rng)
     epi_edges(out, rng)
     softmax_edges(out, rng)
@@ -378,7 +393,7 @@ def maxpool_ref(x, k, strides, dil, pads, out_hw):
 def rows_edges(out, rng):
     """rows_edges.onnx: depthwise Convs and MaxPools side by side on one x."""
     f = np.float32
-    x = rng.standard_normal((2, 5, 10, 9)).astype(f)
+    x = rng.standard_normal((2, 5, 10, 36)).astype(f)
     xd = x.astype(np.float64)
     w3 = rng.standard_normal((5, 1, 3, 3)).astype(f)
     w5 = rng.standard_normal((5, 1, 5, 5)).astype(f)
@@ -398,12 +413,12 @@ def rows_edges(out, rng):
     exp = {
         "dw_strided": conv_ref(xd, w3, bias, (2, 1), (1, 2), (1, 0, 2, 1), 5),
         "dw_5x5": conv_ref(xd, w5, None, (1, 1), (1, 1), (2, 2, 2, 2), 5),
-        "mp_resnet": maxpool_ref(xd, (3, 3), (2, 2), (1, 1), (1, 1), (5, 5)),
-        "mp_ceil": maxpool_ref(xd, (3, 2), (2, 2), (1, 1), (0, 0), (5, 5)),
-        "mp_dilated": maxpool_ref(xd, (2, 2), (1, 1), (2, 2), (1, 1), (10, 9)),
+        "mp_resnet": maxpool_ref(xd, (3, 3), (2, 2), (1, 1), (1, 1), (5, 18)),
+        "mp_ceil": maxpool_ref(xd, (3, 2), (2, 2), (1, 1), (0, 0), (5, 18)),
+        "mp_dilated": maxpool_ref(xd, (2, 2), (1, 1), (2, 2), (1, 1), (10, 36)),
     }
     g = helper.make_graph(
-        nodes, "rows_edges", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 10, 9])],
+        nodes, "rows_edges", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 10, 36])],
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in exp.items()],
         [numpy_helper.from_array(v, n) for n, v in [("w3", w3), ("w5", w5), ("bias", bias)]])
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
@@ -549,6 +564,105 @@ def pool_edges(out, rng):
         np.save(os.path.join(out, "pe_%s.npy" % k), v)
     for k, v in exp.items():
         np.save(os.path.join(out, "pe_exp", k + ".npy"), v)
+
+
+def dw_edges(out, rng):
+    """dw_edges.onnx: conv.depthwise_vec's edges, batch N symbolic (run at 1 and 3)."""
+    f = np.float32
+    shapes = {"xa": (11, 9, 13), "xb": (3, 6, 5), "xc": (9, 45, 31)}
+    cases = [   # name, input, kernel, strides, dilations, pads, bias, after
+        ("dv_tail", "xa", (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), True, "silu"),
+        ("dv_strided", "xa", (3, 3), (2, 1), (1, 2), (1, 0, 2, 1), True, "relu"),
+        ("dv_5x5", "xa", (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), False, "addrelu"),
+        ("dv_7x1", "xa", (7, 1), (1, 1), (1, 1), (3, 0, 3, 0), True, None),
+        ("dv_small", "xb", (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), True, "silu"),
+        ("dv_strips", "xc", (7, 7), (1, 1), (1, 1), (3, 3, 3, 3), True, "relu"),
+        ("dv_strips_s2", "xc", (5, 5), (2, 2), (1, 1), (2, 2, 2, 2), False, None),
+    ]
+    nodes, inits, outs = [], {}, []
+    xs = {n: [rng.standard_normal((b,) + sh).astype(f) for b in (1, 3)]
+          for n, sh in shapes.items()}
+    exp = [{}, {}]
+    for name, xn, k, st, dl, pd, has_b, after in cases:
+        c = shapes[xn][0]
+        w = rng.standard_normal((c, 1) + k).astype(f)
+        inits[name + "_w"] = w
+        ins = [xn, name + "_w"]
+        b = None
+        if has_b:
+            b = rng.standard_normal(c).astype(f)
+            inits[name + "_b"] = b
+            ins.append(name + "_b")
+        y = name if after is None else name + "_y"
+        nodes.append(helper.make_node("Conv", ins, [y], name=name, group=c, kernel_shape=list(k),
+                                      strides=list(st), dilations=list(dl), pads=list(pd)))
+        if after == "silu":
+            nodes.append(helper.make_node("Sigmoid", [y], [name + "_sg"]))
+            nodes.append(helper.make_node("Mul", [y, name + "_sg"], [name]))
+        elif after == "relu":
+            nodes.append(helper.make_node("Relu", [y], [name]))
+        elif after == "addrelu":
+            cb = rng.standard_normal((c, 1, 1)).astype(f)
+            inits[name + "_c"] = cb
+            nodes.append(helper.make_node("Add", [y, name + "_c"], [name + "_s"]))
+            nodes.append(helper.make_node("Relu", [name + "_s"], [name]))
+        for i in range(2):
+            v = conv_ref(xs[xn][i].astype(np.float64), w, b, st, dl, pd, c)
+            if after == "silu":
+                v = v / (1 + np.exp(-v))
+            elif after == "relu":
+                v = np.maximum(v, 0)
+            elif after == "addrelu":
+                v = np.maximum(v + inits[name + "_c"], 0)
+            exp[i][name] = v
+        outs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT,
+                                                  ["N"] + list(exp[0][name].shape[1:])))
+    g = helper.make_graph(
+        nodes, "dw_edges",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N"] + list(sh))
+         for n, sh in shapes.items()], outs,
+        [numpy_helper.from_array(v, n) for n, v in inits.items()])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "dw_edges.onnx"))
+    for i, b in enumerate((1, 3)):
+        for n in shapes:
+            np.save(os.path.join(out, "de_%s_%d.npy" % (n, b)), xs[n][i])
+        d = os.path.join(out, "de_exp_%d" % b)
+        os.makedirs(d, exist_ok=True)
+        for k, v in exp[i].items():
+            np.save(os.path.join(d, k + ".npy"), v.astype(f))
+
+
+def gap_edges(out, rng):
+    """gap_edges.onnx: GlobalAveragePool by rows (rt_mean_rows), batch N symbolic."""
+    f = np.float32
+    shapes = {"ga": (13, 7, 7), "gb": (5, 3, 4, 5), "gc": (7, 13), "gd": (40, 30, 30)}
+    nodes = [helper.make_node("GlobalAveragePool", [n], ["gap_" + n], name="gap_" + n)
+             for n in shapes]
+    # float64: the loop form
+    nodes.append(helper.make_node("GlobalAveragePool", ["gf"], ["gap_gf"], name="gap_gf"))
+    xs = {n: [rng.standard_normal((b,) + sh).astype(f) for b in (1, 3)] for n, sh in shapes.items()}
+    xs["gf"] = [rng.standard_normal((b, 3, 5, 5)) for b in (1, 3)]
+    outs = [helper.make_tensor_value_info("gap_" + n, TensorProto.FLOAT,
+                                          ["N", sh[0]] + [1] * (len(sh) - 1))
+            for n, sh in shapes.items()]
+    outs.append(helper.make_tensor_value_info("gap_gf", TensorProto.DOUBLE, ["N", 3, 1, 1]))
+    shapes["gf"] = (3, 5, 5)
+    g = helper.make_graph(nodes, "gap_edges",
+                          [helper.make_tensor_value_info(
+                              n, TensorProto.DOUBLE if n == "gf" else TensorProto.FLOAT,
+                              ["N"] + list(sh)) for n, sh in shapes.items()], outs)
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "gap_edges.onnx"))
+    for i, b in enumerate((1, 3)):
+        d = os.path.join(out, "ge_exp_%d" % b)
+        os.makedirs(d, exist_ok=True)
+        for n, sh in shapes.items():
+            x = xs[n][i]
+            np.save(os.path.join(out, "ge_%s_%d.npy" % (n, b)), x)
+            axes = tuple(range(2, x.ndim))
+            np.save(os.path.join(d, "gap_%s.npy" % n),
+                    x.astype(np.float64).mean(axis=axes, keepdims=True).astype(x.dtype))
 
 
 def epi_edges(out, rng):
