@@ -344,6 +344,21 @@ def pools(outdir, rng):
              ["dnnl.pool"])
 
 
+def gap_blocked(outdir, rng):
+    # a GlobalAveragePool of a plain x into a blocked Conv (rt_dnnl_gap_plain
+    # writes y blocked, the padding lanes of 20 channels 0)
+    x = u(rng, (3, 20, 9, 9))
+    w = u(rng, (16, 20, 1, 1))
+    g = f64(x).mean(axis=(2, 3), keepdims=True)
+    y = np.maximum(np.einsum("ncij,mc->nmij", g, f64(w[:, :, 0, 0])), 0)
+    nodes = [helper.make_node("GlobalAveragePool", ["x"], ["g"], name="gpool"),
+             helper.make_node("Conv", ["g", "w"], ["c"], name="conv"),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    save(outdir, "gap_blocked", nodes, [vinfo("x", [3, 20, 9, 9])], [vinfo("y", [3, 16, 1, 1])],
+         {"x": x}, {"y": y}, [("w", w)], "GlobalAveragePool",
+         ["dnnl.pool", "dnnl.conv_act"])
+
+
 def norms(outdir, rng):
     # BatchNormalization over a symbolic batch, its parameters constants
     x = u(rng, (3, 4, 5, 5))
@@ -911,6 +926,7 @@ def main():
     blocked_pools(sys.argv[1], rng)
     padded_chain(sys.argv[1], rng)
     winograds(sys.argv[1], rng)
+    gap_blocked(sys.argv[1], rng)
 
 
 if __name__ == "__main__":
