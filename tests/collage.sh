@@ -267,6 +267,30 @@ a, b = (json.load(open(f))["search"]["estimated_total"] for f in sys.argv[1:])
 print("ok" if b > 3 * a else "estimated %.3g s at N=1, %.3g s at N=64" % (a, b))' \
 	"$T/an1.json" "$T/an64.json" 2>&1 | tail -n 1)
 verdict tune-shape/analytic-at-the-size "${v#ok}"
+# ... and charge a library's overhead per call a node makes: a depthwise
+# Conv of 1152 channels is 1152 sgemm calls on blas (target_kind.node_calls),
+# several times c's estimate, so it stays on c
+/usr/bin/python3 - "$T/dw1152.onnx" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+w = numpy_helper.from_array(np.full((1152, 1, 5, 5), 0.04, np.float32), "w")
+g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], name="dw", group=1152,
+                                        pads=[2, 2, 2, 2])], "dw1152",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1152, 7, 7])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1152, 7, 7])], [w])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PY
+"$C" compile "$T/dw1152.onnx" -o "$T/dw.so" --estimator analytic --cache "$T/an.sqlite" \
+	--target blas,c 2>"$T/dw.err" || bad "$(head -n 1 "$T/dw.err")"
+v=$(json "$T/dw.json" '" ".join("%s:%.3g" % (c["target"], c["cost"]) for c in j["search"]["list"] if c["onnx_nodes"] == ["dw"]) + " chosen " + j["partitions"][0]["target"]' 2>&1)
+v=$(echo "$v" | /usr/bin/python3 -c '
+import sys
+t = sys.stdin.read().split()
+cost = {k: float(c) for k, c in (x.split(":") for x in t[:-2])}
+print("ok" if t[-1] == "c" and cost["blas"] > 3 * cost["c"] else " ".join(t))')
+verdict analytic/library-calls "${v#ok}"
 
 # the default cache lives under $XDG_CACHE_HOME; --no-cache writes none
 X=$T/xdg

@@ -1,7 +1,8 @@
 /*
  * analytic.c - the analytic estimator (cost.h): no candidate is built. A
  * node costs max(FLOPs / peak, bytes / bandwidth) + a per-kernel overhead of
- * its target, and a candidate the sum over its nodes. Each target's
+ * its target (times the library calls the node makes, where its kind says:
+ * target_kind.node_calls), and a candidate the sum over its nodes. Each target's
  * roofline (peak FLOP/s from a 256^3 MatMul, bandwidth from an Add over 4M
  * elements, overhead from a 4^3 MatMul) is measured once per machine by the
  * measuring estimator, all targets' probes in one go, and kept in the cost
@@ -364,8 +365,12 @@ static int analytic_estimate(struct cost_estimator *e, struct cost_item *items, 
 			indexset_for_each(x, &pt->sg->inside) {
 				double f, b;
 
-				node_work(g, &g->nodes.v[items[i].df->node[x]], whole, &f, &b);
-				cost += (f / fl > b / by ? f / fl : b / by) + (once ? 0 : ov);
+				const struct node *nd = &g->nodes.v[items[i].df->node[x]];
+				double calls = pt->target->kind->node_calls ?
+					       pt->target->kind->node_calls(g, nd, cost_dim_at) : 1;
+
+				node_work(g, nd, whole, &f, &b);
+				cost += (f / fl > b / by ? f / fl : b / by) + (once ? 0 : ov * calls);
 			}
 			cost += once ? ov : 0;
 		}

@@ -143,6 +143,15 @@ struct target_kind {
 	 * of one memory costs no transfer
 	 */
 	const char *memory;
+	/*
+	 * (optional) how many calls of its library one node of its costs (a
+	 * Conv of G groups on OpenBLAS: a GEMM per image and group): the
+	 * analytic estimator charges the kind's per-kernel overhead that many
+	 * times. NULL: one. dim_at gives a dim at the sizes the search times
+	 * symbolic dims at.
+	 */
+	double (*node_calls)(struct graph *g, const struct node *n,
+			     int64_t (*dim_at)(const struct graph *g, struct dim d));
 	/* (optional) the devices it can run on here, one per line, for `targets` */
 	const char *(*devices)(void);
 	/*
