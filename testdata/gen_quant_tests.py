@@ -4,7 +4,8 @@ what libonnx-testdata (ONNX 1.12) lacks: blocked and 16-bit quantization
 (opset 21), output_dtype, negative axes, [1]-or-scalar scale and zero point
 mixes, float16 scales, rounding ties and saturation; Casts to
 float16/bfloat16 at ties, subnormals, overflow and NaN, a rounding Cast
-inside a fused kernel, bfloat16 arithmetic; MatMulInteger and
+inside a fused kernel, bfloat16 arithmetic, float16 and bfloat16 MatMul,
+Gemm and Conv (computed in float32 between Casts); MatMulInteger and
 QLinearMatMul with a constant B (the c target's integer GEMM) of odd
 sizes, every type pair and zero-point form, ConvInteger and QLinearConv
 with constant weights (strides, pads, dilations, groups, depthwise, 1x1,
@@ -616,6 +617,49 @@ def half_cases():
                             / np.exp(m.astype(np.float16).astype(np.float32) -
                                      m.astype(np.float16).astype(np.float32).max(-1, keepdims=True)
                                      ).sum(-1, keepdims=True)).astype(np.float16))],
+                 [tensor("w", H, w)]))
+
+    widen_cases()
+
+
+def widen_cases():
+    """16-bit MatMul, Gemm and Conv, which the fold pass computes in float32
+    between Casts (core/passes/pass_widen.c): with eighths of at most 2, so
+    that every float32 sum is exact whatever its order and the one rounding
+    per output is the spec's (exact), and one of random values (near)."""
+    F, H, B = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16
+    rng = np.random.default_rng(1616)
+
+    def eighths(shape):
+        return (rng.integers(-16, 17, shape) / 8.0).astype(np.float32)
+
+    a, w, b = eighths((33, 70)), eighths((70, 45)), eighths(45)
+    m = (a @ w).astype(np.float16).astype(np.float32)
+    GOOD.append(("matmul_add_relu_float16_widened",
+                 [helper.make_node("MatMul", ["a", "w"], ["m"]),
+                  helper.make_node("Add", ["m", "b"], ["s"]),
+                  helper.make_node("Relu", ["s"], ["y"])], 13,
+                 [("a", H, a.astype(np.float16))],
+                 [("y", H, np.maximum(m + b, 0).astype(np.float16))],
+                 [tensor("w", H, w), tensor("b", H, b)]))
+    a, bt, c = eighths((17, 40)), eighths((24, 40)), eighths(24)
+    case("gemm_transb_bfloat16_widened", helper.make_node("Gemm", ["a", "b", "c"], ["y"],
+                                                          transB=1), 13,
+         [("a", B, bf16_bits(a))], [("y", B, bf16_bits((a @ bt.T + c).astype(np.float32)))],
+         [tensor("b", B, bf16_bits(bt)), tensor("c", B, bf16_bits(c))])
+    x, wc, bc = eighths((2, 6, 9, 9)), eighths((8, 3, 3, 3)), eighths(8)
+    y = conv_ref((x * 8).astype(np.int64), (wc * 8).astype(np.int64), 2, (2, 2), (1, 1, 1, 1),
+                 (1, 1)) / 64.0 + bc[None, :, None, None]
+    case("conv_group2_float16_widened",
+         helper.make_node("Conv", ["x", "w", "b"], ["y"], group=2, strides=[2, 2],
+                          pads=[1, 1, 1, 1]), 13,
+         [("x", H, x.astype(np.float16))], [("y", H, y.astype(np.float16))],
+         [tensor("w", H, wc), tensor("b", H, bc)])
+    a = (rng.standard_normal((20, 64)) * 0.5).astype(np.float16)
+    w = (rng.standard_normal((64, 30)) * 0.5).astype(np.float16)
+    GOOD.append(("near/matmul_float16_widened", helper.make_node("MatMul", ["a", "w"], ["y"]),
+                 13, [("a", H, a)],
+                 [("y", H, (a.astype(np.float32) @ w.astype(np.float32)).astype(np.float16))],
                  [tensor("w", H, w)]))
 
 

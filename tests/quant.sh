@@ -5,7 +5,10 @@
 #    bfloat16 Casts at ties/subnormals/overflow/NaN): exact matches (rtol 0,
 #    atol 0), "near" ones within an ulp of float16 (rtol 1e-3); a Cast to
 #    float16 and back must round inside a fused kernel (--search greedy);
-#    bad models are refused with exit status 1 and the expected message.
+#    bad models are refused with exit status 1 and the expected message;
+#    float16 and bfloat16 MatMul, Gemm and Conv (the fold pass computes them
+#    in float32 between Casts), and the float16 MatMul's kernel the float32
+#    GEMM's (matmul.micro).
 #    The integer GEMM's and convolution's cases again at --cpu generic (its
 #    portable loops).
 # 2. Models quantized by ONNX Runtime's quantizer (testdata/quant, made by
@@ -45,6 +48,24 @@ elif ! "$COLLAGEC" run "$T/fused.so" --check "$f/test_data_set_0" --rtol 0 --ato
 	echo "FAIL quant/fused: $(head -n 1 "$T/fused.err")"
 else
 	echo "ok   quant/fused"
+fi
+
+# a float16 MatMul runs on the float32 GEMM between Casts (the fold pass's
+# widening, core/passes/pass_widen.c): its kernel is matmul.micro, where the
+# 16-bit loop nest converted every element it loaded (the case's outputs:
+# the conformance run above)
+f="$T/good/matmul_add_relu_float16_widened"
+if ! "$COLLAGEC" compile --search none --target c -q "$f/model.onnx" -o "$T/widen.so" \
+	2>"$T/widen.err"; then
+	echo "FAIL quant/widened-matmul-on-the-float32-gemm: compile: $(head -n 1 "$T/widen.err")"
+else
+	v=$(/usr/bin/python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(" ".join(v["implementation"] for p in j["partitions"] for k in p["kernels"]
+               for v in k["variants"] if k["name"].endswith("_MatMul")))' "$T/widen.json")
+	if [ "$v" = matmul.micro ]; then echo "ok   quant/widened-matmul-on-the-float32-gemm"
+	else echo "FAIL quant/widened-matmul-on-the-float32-gemm: the MatMul's kernels: '$v'"; fi
 fi
 
 # the integer GEMM's portable loops (rt_cquant.h without AVX2), beside the

@@ -4,7 +4,9 @@
  * run by the loop-IR interpreter; its outputs become constants. This folds
  * the shape computations that static shapes need, with no second
  * implementation of any op. Random ops (op_is_random) are never folded:
- * unseeded ones must differ from run to run.
+ * unseeded ones must differ from run to run. First, 16-bit float GEMMs and
+ * convolutions get their Casts to float32 (pass_widen.c), so that those of
+ * their weights fold here.
  */
 #include "passes.h"
 #include "../ops/ops.h"
@@ -78,6 +80,8 @@ int fold_try(struct graph *g, struct node *n)
 
 int pass_fold(struct graph *g)
 {
+	if (pass_widen(g) < 0)
+		return -1;
 	for (int i = 0; i < g->nodes.n; i++)
 		if (fold_try(g, &g->nodes.v[i]) < 0)
 			return -1;
