@@ -266,6 +266,26 @@ if "$COLLAGEC" run "$T/rows.so" --input "x=$T/re_x.npy" --check "$T/re_exp" --rt
 	--atol 1e-4 >"$T/rows.log" 2>&1; then ok rows-edges/matches-numpy; else
 	fail rows-edges/matches-numpy "$(grep -v ': ok$' "$T/rows.log" | head -1)"; fi
 
+# check_nt NAME SO P RTOL ATOL INPUT...: SO on $T/P_INPUT_N.npy against
+# $T/P_exp_N at N = 1 and 3 (a symbolic batch), 1 and 3 threads
+check_nt() {
+	_n=$1 _so=$2 _p=$3 _rt=$4 _at=$5
+	shift 5
+	for b in 1 3; do
+		_ins=""
+		for i in "$@"; do _ins="$_ins --input $i=$T/${_p}_${i}_$b.npy"; done
+		for th in 1 3; do
+			# shellcheck disable=SC2086
+			if "$COLLAGEC" run "$_so" $_ins --threads $th --check "$T/${_p}_exp_$b" \
+				--rtol "$_rt" --atol "$_at" >"$T/$_p.log" 2>&1; then
+				ok "$_n/N=$b-threads=$th-matches-numpy"
+			else
+				fail "$_n/N=$b-threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/$_p.log" | head -1)"
+			fi
+		done
+	done
+}
+
 # depthwise Convs 8 channels a vector (conv.depthwise_vec, rt_cdw.h): a
 # block and a tail, a tail alone, strides, dilations, asymmetric pads,
 # 5x5 and 7x1 kernels, strips of the padded buffer, the chain after them
@@ -280,16 +300,7 @@ for n in dv_tail dv_strided dv_5x5 dv_7x1 dv_small dv_strips dv_strips_s2; do
 done
 if [ "$v" = "$want" ]; then ok dw-edges/static-choices; else
 	fail dw-edges/static-choices "got '$v'"; fi
-for b in 1 3; do
-	for th in 1 3; do
-		if "$COLLAGEC" run "$T/de.so" --input "xa=$T/de_xa_$b.npy" --input "xb=$T/de_xb_$b.npy" \
-			--input "xc=$T/de_xc_$b.npy" --threads $th --check "$T/de_exp_$b" --rtol 1e-4 \
-			--atol 1e-4 >"$T/de.log" 2>&1; then ok "dw-edges/N=$b-threads=$th-matches-numpy"
-		else
-			fail "dw-edges/N=$b-threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/de.log" | head -1)"
-		fi
-	done
-done
+check_nt dw-edges "$T/de.so" de 1e-4 1e-4 xa xb xc
 
 # GlobalAveragePool a plane a row (globalaveragepool.rows, rt_mean_rows):
 # 2-D, 3-D and 1-D planes, one split between threads, and a float64 one
@@ -302,18 +313,7 @@ for n in ga gb gc gd; do want="${want}gap_$n compile-time globalaveragepool.rows
 want="${want}gap_gf compile-time globalaveragepool.loops if always scratch=|"
 if [ "$v" = "$want" ]; then ok gap-edges/static-choices; else
 	fail gap-edges/static-choices "got '$v'"; fi
-for b in 1 3; do
-	for th in 1 3; do
-		if "$COLLAGEC" run "$T/ge.so" --input "ga=$T/ge_ga_$b.npy" --input "gb=$T/ge_gb_$b.npy" \
-			--input "gc=$T/ge_gc_$b.npy" --input "gd=$T/ge_gd_$b.npy" \
-			--input "gf=$T/ge_gf_$b.npy" --threads $th \
-			--check "$T/ge_exp_$b" --rtol 1e-5 --atol 1e-6 >"$T/ge.log" 2>&1; then
-			ok "gap-edges/N=$b-threads=$th-matches-numpy"
-		else
-			fail "gap-edges/N=$b-threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/ge.log" | head -1)"
-		fi
-	done
-done
+check_nt gap-edges "$T/ge.so" ge 1e-5 1e-6 ga gb gc gd gf
 
 # MaxPool and AveragePool by rows (rt_cpool.h): every window geometry, NaN
 # and inf inputs, windows wholly in the padding, 1-D, at 1 and 3 threads
