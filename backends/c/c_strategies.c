@@ -1619,7 +1619,7 @@ static const struct strategy_impl conv_dw_rows[] = {
  * conv.depthwise_vec: 8 channels a vector (rt_cdw.h), per image and block
  * of channels one call of rt_cdw2d, then the fused chain over the block's
  * planes while they are in cache. For images whose rows are too short to
- * vectorise along (see dw_vec_ok).
+ * vectorise along (cond_depthwise_vec, DW_VEC_MAX_OW).
  */
 #define DW_LANES 8		/* rt_cdw.h's RT_DW_LANES */
 #define DW_BUF 1024		/* RT_DW_BUF */
