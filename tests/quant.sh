@@ -7,8 +7,8 @@
 #    float16 and back must round inside a fused kernel (--search greedy);
 #    bad models are refused with exit status 1 and the expected message;
 #    float16 and bfloat16 MatMul, Gemm and Conv (the fold pass computes them
-#    in float32 between Casts), and the float16 MatMul's kernel the float32
-#    GEMM's (matmul.micro).
+#    in float32 between Casts), and the float16 MatMul's and Softmax's
+#    kernels the float32 ones (matmul.micro, softmax.rows).
 #    The integer GEMM's and convolution's cases again at --cpu generic (its
 #    portable loops).
 # 2. Models quantized by ONNX Runtime's quantizer (testdata/quant, made by
@@ -66,6 +66,16 @@ print(" ".join(v["implementation"] for p in j["partitions"] for k in p["kernels"
                for v in k["variants"] if k["name"].endswith("_MatMul")))' "$T/widen.json")
 	if [ "$v" = matmul.micro ]; then echo "ok   quant/widened-matmul-on-the-float32-gemm"
 	else echo "FAIL quant/widened-matmul-on-the-float32-gemm: the MatMul's kernels: '$v'"; fi
+fi
+# ... and a float16 Softmax on the float32 row kernel (softmax.rows)
+f="$T/near/matmul_softmax_float16"
+if ! "$COLLAGEC" compile --search none --target c -q "$f/model.onnx" -o "$T/widen2.so" \
+	2>"$T/widen2.err"; then
+	echo "FAIL quant/widened-softmax-on-the-row-kernel: compile: $(head -n 1 "$T/widen2.err")"
+elif grep -q '"softmax\.rows"' "$T/widen2.json"; then
+	echo "ok   quant/widened-softmax-on-the-row-kernel"
+else
+	echo "FAIL quant/widened-softmax-on-the-row-kernel: no softmax.rows kernel"
 fi
 
 # the integer GEMM's portable loops (rt_cquant.h without AVX2), beside the

@@ -4,9 +4,9 @@
  * run by the loop-IR interpreter; its outputs become constants. This folds
  * the shape computations that static shapes need, with no second
  * implementation of any op. Random ops (op_is_random) are never folded:
- * unseeded ones must differ from run to run. First, 16-bit float GEMMs and
- * convolutions get their Casts to float32 (pass_widen.c), so that those of
- * their weights fold here.
+ * unseeded ones must differ from run to run. First, 16-bit float GEMMs,
+ * convolutions and row ops get their Casts to float32 (pass_widen.c), so
+ * that those of their weights fold here.
  */
 #include "passes.h"
 #include "../ops/ops.h"

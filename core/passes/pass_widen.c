@@ -1,6 +1,7 @@
 /*
- * pass_widen.c - float16 and bfloat16 MatMul, Gemm, Conv and ConvTranspose
- * computed in float32 by the float32 kernels:
+ * pass_widen.c - float16 and bfloat16 MatMul, Gemm, Conv, ConvTranspose,
+ * the pools, Softmax, LogSoftmax, LayerNormalization, RMSNormalization and
+ * Attention (of one output) computed in float32 by the float32 kernels:
  *
  *   y = MatMul(a, b)    a, b, y float16
  *   =>
@@ -10,7 +11,8 @@
  * Every target computes a 16-bit node in float already (a load widens, a
  * store rounds once, to nearest even: runtime/rt_half.h), so the results
  * are those of the node, the sum's order aside; but only float32 has the
- * GEMM and convolution kernels (rt_cgemm.h, OpenBLAS, oneDNN): a float16
+ * GEMM, convolution and row kernels (rt_cgemm.h, rt_crows.h, OpenBLAS,
+ * oneDNN): a float16
  * MatMul of 64 x 512 x 512 took 297 ms in the loop nest that converts each
  * element it loads, 1.2 ms so. The fold pass runs this first, then folds
  * a constant input's Cast, so the weights are converted once, at compile
@@ -25,7 +27,15 @@
 
 static bool widens(enum op op)
 {
-	return op == OP_MATMUL || op == OP_GEMM || op == OP_CONV || op == OP_CONVTRANSPOSE;
+	switch (op) {
+	case OP_MATMUL: case OP_GEMM: case OP_CONV: case OP_CONVTRANSPOSE:
+	case OP_AVERAGEPOOL: case OP_MAXPOOL: case OP_GLOBALAVERAGEPOOL:
+	case OP_SOFTMAX: case OP_LOGSOFTMAX:
+	case OP_LAYERNORMALIZATION: case OP_RMSNORMALIZATION: case OP_ATTENTION:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* A Cast node of n's from x to `to`, written into y. */
@@ -45,7 +55,10 @@ static void add_cast(struct graph *g, int ni, int x, int y, enum dtype to, const
 		BUG("%s: the widening Cast does not infer", n->name);
 }
 
-/* Whether n reads and writes one 16-bit float type (t) in every float value. */
+/*
+ * Whether n has one output, of a 16-bit float type t, and every float value
+ * it reads is of t too (a mask of bools, an index of integers stay).
+ */
 static bool half_node(struct graph *g, const struct node *n, enum dtype *t)
 {
 	const struct value *y = node_out(g, n, 0);
@@ -56,7 +69,7 @@ static bool half_node(struct graph *g, const struct node *n, enum dtype *t)
 	for (int i = 0; i < n->n_in; i++) {
 		const struct value *v = node_in(g, n, i);
 
-		if (v && (v->dtype != *t || !v->has_shape))
+		if (v && (!v->has_shape || (dtype_is_float(v->dtype) && v->dtype != *t)))
 			return false;
 	}
 	return true;
@@ -82,7 +95,7 @@ int pass_widen(struct graph *g)
 		for (int k = 0; k < g->nodes.v[i].n_in; k++) {
 			int x = g->nodes.v[i].in[k];
 
-			if (x < 0)
+			if (x < 0 || g->values.v[x].dtype != t)
 				continue;
 			if (x >= nv)
 				BUG("%s reads a value the widen pass made", g->nodes.v[i].name);

@@ -53,9 +53,10 @@ int fold_try(struct graph *g, struct node *n);
 int qdq_nbits(struct graph *g);
 
 /*
- * The fold pass's first step (pass_widen.c): float16 and bfloat16 MatMul,
- * Gemm, Conv and ConvTranspose nodes computed in float32 between Casts,
- * whose constant halves the fold then converts. 0 (nothing to report).
+ * The fold pass's first step (pass_widen.c): float16 and bfloat16 GEMMs,
+ * convolutions, pools, normalizations, Softmax and Attention computed in
+ * float32 between Casts, whose constant inputs the fold then converts. 0
+ * (nothing to report).
  */
 int pass_widen(struct graph *g);
 
