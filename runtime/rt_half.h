@@ -133,6 +133,25 @@ static inline uint16_t rt_f2bf(float f)
 }
 
 /*
+ * A float16 (p[0] 0) or bfloat16 (1) constant of p[1] elements widened to
+ * float: how a compiled model makes a 16-bit weight that its kernels read
+ * as float32 when it opens (a derived constant, "widen16"; core/passes/
+ * pass_fold.c), and how the compiler makes it first. Exact both ways.
+ */
+static inline void rt_widen16(const void *src, void *dst, const int64_t *p)
+{
+	const uint16_t *h = src;
+	float *f = dst;
+
+	if (p[0])
+		for (int64_t i = 0; i < p[1]; i++)
+			f[i] = rt_bf2f(h[i]);
+	else
+		for (int64_t i = 0; i < p[1]; i++)
+			f[i] = rt_h2f(h[i]);
+}
+
+/*
  * double to float rounding to odd: truncated, with the last bit set when
  * inexact. Rounding that float to nearest even at 11 or 8 bits then gives
  * the double's correctly rounded value (float keeps more than two extra

@@ -435,8 +435,8 @@ static void source_pages_out(const struct rt_value *v)
 
 /*
  * The constants the model makes when it opens (rt_packs: packed or
- * transformed weights whose source the blob holds), into memory the
- * handle owns.
+ * transformed weights whose source the blob holds, some through another
+ * pack, freed after), into memory the handle owns.
  */
 static collagec_status make_packs(collagec_model *m)
 {
@@ -446,9 +446,18 @@ static collagec_status make_packs(collagec_model *m)
 		m->packed[i] = xaligned(p->bytes);
 		if (!m->packed[i])
 			return COLLAGEC_E_ALLOC;
+		if (p->src_pack >= 0) {
+			p->fn(m->packed[p->src_pack], m->packed[i], p->params);
+			continue;
+		}
 		p->fn(rt_wbase + rt_desc.values[p->src].offset, m->packed[i], p->params);
 		source_pages_out(&rt_desc.values[p->src]);
 	}
+	for (int i = 0; i < rt_desc.n_packs; i++)
+		if (rt_desc.packs[i].temp) {
+			free(m->packed[i]);
+			m->packed[i] = NULL;
+		}
 	return COLLAGEC_OK;
 }
 

@@ -263,7 +263,9 @@ int rt_model_const(const char *name, const void **data, int64_t *bytes) __attrib
  */
 struct rt_pack {
 	void (*fn)(const void *src, void *dst, const int64_t *params);
-	int src;			/* rt id of the source (RT_CONST) */
+	int src;			/* rt id of the source in the blob (RT_CONST) */
+	int src_pack;			/* made from that pack instead (earlier), or -1 */
+	int temp;			/* only later packs read it: freed once open */
 	int64_t bytes;			/* of dst */
 	int64_t params[6];		/* the fn's (graph_derived_const's) */
 };

@@ -655,6 +655,30 @@ def widen_cases():
                           pads=[1, 1, 1, 1]), 13,
          [("x", H, x.astype(np.float16))], [("y", H, y.astype(np.float16))],
          [tensor("w", H, wc), tensor("b", H, bc)])
+    # weights of 4 KB and more as float32: OUT.so stores their 16 bits and the
+    # model widens them when it opens, then packs them for its GEMM or
+    # convolution (tests/quant.sh compiles these for each target)
+    x, wc, bc = eighths((1, 32, 10, 10)), eighths((40, 32, 3, 3)), eighths(40)
+    y = conv_ref((x * 8).astype(np.int64), (wc * 8).astype(np.int64), 1, (1, 1), (1, 1, 1, 1),
+                 (1, 1)) / 64.0 + bc[None, :, None, None]
+    case("conv3x3_float16_widened_at_open",
+         helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1]), 13,
+         [("x", H, x.astype(np.float16))], [("y", H, y.astype(np.float16))],
+         [tensor("w", H, wc), tensor("b", H, bc)])
+    a, bt, c = eighths((9, 96)), eighths((80, 96)), eighths(80)
+    # h: multiples of 1/64 below 400 in magnitude, rounded to bfloat16; times
+    # -1, 0 or 1, 80 of them sum exactly in float32 too
+    a2, b2 = rng.integers(-1, 2, (80, 48)).astype(np.float32), eighths(48)
+    h = np.maximum(a.astype(np.float64) @ bt.T + c, 0)
+    hb = (bf16_bits(h.astype(np.float32)).astype(np.uint32) << 16).view(np.float32)
+    GOOD.append(("gemm_relu_gemm_bfloat16_widened_at_open",
+                 [helper.make_node("Gemm", ["a", "b", "c"], ["g"], transB=1),
+                  helper.make_node("Relu", ["g"], ["h"]),
+                  helper.make_node("Gemm", ["h", "b2", "c2"], ["y"])], 13,
+                 [("a", B, bf16_bits(a))],
+                 [("y", B, bf16_bits((hb.astype(np.float64) @ a2 + b2).astype(np.float32)))],
+                 [tensor("b", B, bf16_bits(bt)), tensor("c", B, bf16_bits(c)),
+                  tensor("b2", B, bf16_bits(a2)), tensor("c2", B, bf16_bits(b2))]))
     a = (rng.standard_normal((20, 64)) * 0.5).astype(np.float16)
     w = (rng.standard_normal((64, 30)) * 0.5).astype(np.float16)
     GOOD.append(("near/matmul_float16_widened", helper.make_node("MatMul", ["a", "w"], ["y"]),

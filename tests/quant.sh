@@ -8,7 +8,9 @@
 #    bad models are refused with exit status 1 and the expected message;
 #    float16 and bfloat16 MatMul, Gemm and Conv (the fold pass computes them
 #    in float32 between Casts), and the float16 MatMul's and Softmax's
-#    kernels the float32 ones (matmul.micro, softmax.rows).
+#    kernels the float32 ones (matmul.micro, softmax.rows); their 16-bit
+#    weights of 4 KB and more stay 16-bit in OUT.so, widened and packed
+#    when the model opens (c, blas and dnnl).
 #    The integer GEMM's and convolution's cases again at --cpu generic (its
 #    portable loops).
 # 2. Models quantized by ONNX Runtime's quantizer (testdata/quant, made by
@@ -140,6 +142,40 @@ for m in qdq_gemm_transb_bias_u8s8 qdq_gemm_transb_bias_s8s8; do
 	else
 		echo "ok   quant/qdq_gemm/$m"
 	fi
+done
+
+# 16-bit weights widened to float32 stay 16-bit in OUT.so: the model widens
+# them when it opens, then packs them for the GEMM or convolution (a pack
+# made from a pack, core/emit/plan.c), on each CPU target that takes them;
+# the blob at most the ONNX file + 10%, packed_bytes nonzero, the outputs
+# exactly the spec's
+for n in conv3x3_float16_widened_at_open gemm_relu_gemm_bfloat16_widened_at_open; do
+	f="$T/good/$n"
+	for t in c blas,c dnnl,c; do
+		o="$T/open_${n}_$t"
+		if ! "$COLLAGEC" targets 2>/dev/null | awk -v k="${t%%,*}" '
+			index($0, k " (") == 1 { on = 1; next }
+			on && /^  status: / { print $2; exit }' | grep -qx available; then
+			echo "ok   quant/widened-at-open/$n/$t skipped: ${t%%,*} is unavailable"
+		elif ! "$COLLAGEC" compile --search none --target "$t" -q "$f/model.onnx" \
+			-o "$o.so" 2>"$o.err"; then
+			echo "FAIL quant/widened-at-open/$n/$t: compile: $(head -n 1 "$o.err")"
+		elif ! "$COLLAGEC" run "$o.so" --check "$f/test_data_set_0" --rtol 0 --atol 0 \
+			>/dev/null 2>"$o.err"; then
+			echo "FAIL quant/widened-at-open/$n/$t: $(head -n 1 "$o.err")"
+		else
+			w=$(sed -n 's/.*"weights_bytes":[^0-9]*\([0-9]*\).*/\1/p' "$o.json")
+			p=$(sed -n 's/.*"packed_bytes":[^0-9]*\([0-9]*\).*/\1/p' "$o.json")
+			sz=$(wc -c <"$f/model.onnx")
+			if [ -z "$w" ] || [ "$w" -gt $((sz + sz / 10 + 512)) ]; then
+				echo "FAIL quant/widened-at-open/$n/$t: $w bytes of weights for a $sz-byte model"
+			elif [ -z "$p" ] || [ "$p" -eq 0 ]; then
+				echo "FAIL quant/widened-at-open/$n/$t: nothing made at open"
+			else
+				echo "ok   quant/widened-at-open/$n/$t"
+			fi
+		fi
+	done
 done
 
 # the weights blob of a quantized model: no larger than its ONNX file + 10%

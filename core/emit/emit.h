@@ -63,13 +63,16 @@ struct weight_piece {
 
 /*
  * A derived constant (graph_derived_const) the compiled model makes when it
- * opens, from its source in the blob (rt_desc.packs), instead of the blob
- * holding both.
+ * opens, from its source in the blob or from another pack (rt_desc.packs),
+ * instead of the blob holding both.
  */
 struct exec_pack {
 	const struct derived_const *d;	/* borrowed from the graph */
-	int src;			/* the source constant's value id */
+	int src;			/* the blob constant it comes from: value id */
+	int src_pack;			/* made from this pack (its d's source), or
+					   -1: from src's blob copy */
 	int64_t bytes;			/* of the buffer it fills */
+	bool temp;			/* only other packs read it: freed once open */
 };
 
 struct exec_plan {
@@ -84,7 +87,7 @@ struct exec_plan {
 	VEC(struct weight_piece) weights;	/* the weights blob, in offset order */
 	int64_t weights_bytes;		/* its size */
 	VEC(struct exec_pack) packs;	/* constants made at open */
-	int64_t packed_bytes;		/* their bytes */
+	int64_t packed_bytes;		/* their bytes, the temporary ones' aside */
 	int max_args;
 	int threads;			/* what collagec_open sets: compile --threads,
 					   0 the physical cores at open (the caller's) */

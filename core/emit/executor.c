@@ -591,7 +591,7 @@ static void init_tables(struct strbuf *out, const struct model_sources *ms)
 /*
  * rt_packs[]: the derived constants the model makes when it opens
  * (ep->packs), each by its backend's function (a prelude's) from the
- * source constant in the blob.
+ * source constant in the blob or from an earlier pack.
  */
 static void packs_table(const struct exec_plan *ep, struct strbuf *out)
 {
@@ -599,13 +599,13 @@ static void packs_table(const struct exec_plan *ep, struct strbuf *out)
 	for (int i = 0; i < ep->packs.n; i++) {
 		const struct exec_pack *p = &ep->packs.v[i];
 
-		sb_printf(out, "\t{ %s, %d, INT64_C(%lld), {", p->d->rt_fn, ep->vals[p->src].rt,
-			  (long long)p->bytes);
+		sb_printf(out, "\t{ %s, %d, %d, %d, INT64_C(%lld), {", p->d->rt_fn,
+			  ep->vals[p->src].rt, p->src_pack, p->temp, (long long)p->bytes);
 		for (size_t k = 0; k < ARRAY_SIZE(p->d->params); k++)
 			sb_printf(out, " INT64_C(%lld),", (long long)p->d->params[k]);
 		sb_puts(out, " } },\n");
 	}
-	sb_puts(out, "\t{ NULL, -1, 0, { 0 } }\n};\n");
+	sb_puts(out, "\t{ NULL, -1, -1, 0, 0, { 0 } }\n};\n");
 }
 
 /* rt_desc: the model's sizes and tables, all the runtime reads of it. */

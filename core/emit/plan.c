@@ -75,23 +75,51 @@ static void shape_lifetimes(struct graph *g, struct exec_plan *ep)
 	}
 }
 
-/* The derived constant (graph_derived_const) whose buffer is data, or NULL. */
-static const struct derived_const *derived_of(struct graph *g, const void *data)
-{
-	for (int i = 0; data && i < g->derived.n; i++)
-		if (g->derived.v[i].data == data)
-			return &g->derived.v[i];
-	return NULL;
-}
-
 /* The constant whose data is src, not itself derived; -1 when none is. */
 static int source_of(struct graph *g, const void *src)
 {
 	for (int v = 0; v < g->values.n; v++)
 		if (g->values.v[v].data == src && !dtype_is_string(g->values.v[v].dtype) &&
-		    !derived_of(g, src))
+		    !graph_derived_of(g, src))
 			return v;
 	return -1;
+}
+
+/*
+ * The constant in the blob that derived constant d is made from at open,
+ * through the derived constants between them (a float16 weight widened,
+ * then packed); -1 when a step has no rt_fn or the chain ends in no
+ * constant.
+ */
+static int root_of(struct graph *g, const struct derived_const *d)
+{
+	for (int depth = 0; d && d->rt_fn && depth < 8; depth++) {
+		const struct derived_const *up = graph_derived_of(g, d->src);
+
+		if (!up)
+			return source_of(g, d->src);
+		d = up;
+	}
+	return -1;
+}
+
+/*
+ * The index in ep->packs of derived constant d, made from s's blob copy
+ * or from the pack of the derived constant d is made from, each added
+ * (as temporary, until a value reads it) the first time.
+ */
+static int pack_of(struct graph *g, struct exec_plan *ep, const struct derived_const *d, int s)
+{
+	const struct derived_const *up = graph_derived_of(g, d->src);
+	struct exec_pack p = { d, s, -1, (int64_t)d->bytes, true };
+
+	for (int k = 0; k < ep->packs.n; k++)
+		if (ep->packs.v[k].d == d)
+			return k;
+	if (up)
+		p.src_pack = pack_of(g, ep, up, s);
+	vec_push(&ep->packs, p);
+	return ep->packs.n - 1;
 }
 
 /*
@@ -100,9 +128,12 @@ static int source_of(struct graph *g, const void *src)
  * variants read it: those of a source the blob holds anyway (a kernel, or
  * another variant of one, reads it as it is), of a source several are
  * derived from, or larger than their source (Winograd's U, 4 times; B's
- * panels padded to 16 columns). Those the backend cannot make at open
- * (no rt_fn) and the one derived copy of an otherwise unread source stay
- * in the blob, as they were: made at compile time, no work at open.
+ * panels padded to 16 columns; a float16 weight widened to float32, and
+ * what is packed from that, made from the float16 in turn). Those the
+ * backend cannot make at open (no rt_fn) and the one derived copy of an
+ * otherwise unread source stay in the blob, as they were: made at compile
+ * time, no work at open. A pack that only another is made from is freed
+ * once the model has opened (exec_pack.temp).
  */
 static void packs(struct graph *g, struct exec_plan *ep)
 {
@@ -111,9 +142,9 @@ static void packs(struct graph *g, struct exec_plan *ep)
 
 	for (int v = 0; v < g->values.n; v++) {
 		const struct derived_const *d = ep->vals[v].kind == EXEC_CONST
-			? derived_of(g, g->values.v[v].data) : NULL;
+			? graph_derived_of(g, g->values.v[v].data) : NULL;
 
-		src[v] = d && d->rt_fn ? source_of(g, d->src) : -1;
+		src[v] = d ? root_of(g, d) : -1;
 		if (src[v] >= 0 && ep->vals[src[v]].kind != EXEC_CONST &&
 		    ep->vals[src[v]].kind != EXEC_UNUSED)
 			src[v] = -1;	/* an input or output: leave it be */
@@ -134,25 +165,22 @@ static void packs(struct graph *g, struct exec_plan *ep)
 		/* the source and every constant derived from it: one pack per derived one */
 		ep->vals[s].kind = EXEC_CONST;
 		for (int w = 0; w < g->values.n; w++) {
-			struct exec_pack p = { der[w], s, bytes_at_one(&g->values.v[w]) };
-			int k = 0;
+			int k;
 
 			if (src[w] != s)
 				continue;
-			while (k < ep->packs.n && ep->packs.v[k].d != der[w])
-				k++;
-			if (k == ep->packs.n) {
-				vec_push(&ep->packs, p);
-				ep->packed_bytes += p.bytes;
-			} else if (ep->packs.v[k].bytes < p.bytes) {
-				ep->packed_bytes += p.bytes - ep->packs.v[k].bytes;
-				ep->packs.v[k].bytes = p.bytes;
-			}
+			k = pack_of(g, ep, der[w], s);
+			ep->packs.v[k].temp = false;
+			if (ep->packs.v[k].bytes < bytes_at_one(&g->values.v[w]))
+				ep->packs.v[k].bytes = bytes_at_one(&g->values.v[w]);
 			ep->vals[w].kind = EXEC_PACKED;
 			ep->vals[w].offset = k;
 			src[w] = -1;
 		}
 	}
+	for (int k = 0; k < ep->packs.n; k++)
+		if (!ep->packs.v[k].temp)
+			ep->packed_bytes += ep->packs.v[k].bytes;
 	free(src);
 	free(der);
 }

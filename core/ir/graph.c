@@ -94,6 +94,14 @@ void graph_derived_open(struct graph *g, const void *data, const char *rt_fn)
 	BUG("graph_derived_open: not a derived constant (%s)", rt_fn);
 }
 
+const struct derived_const *graph_derived_of(const struct graph *g, const void *data)
+{
+	for (int i = 0; data && i < g->derived.n; i++)
+		if (g->derived.v[i].data == data)
+			return &g->derived.v[i];
+	return NULL;
+}
+
 void graph_drop_constant_pages(struct graph *g)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);

@@ -397,6 +397,11 @@ void *graph_derived_const(struct graph *g, const void *src, const char *kind,
  */
 void graph_derived_open(struct graph *g, const void *data, const char *rt_fn);
 /*
+ * The derived constant whose buffer is data, or NULL. Its buffer is the
+ * graph's, shared by every value made the same way: never write it.
+ */
+const struct derived_const *graph_derived_of(const struct graph *g, const void *data);
+/*
  * In a forked child that has its own copy of the weights (a measuring
  * worker, which maps a bench model's): gives back the child's pages of g's
  * constants (the whole pages inside each buffer), so that the child does

@@ -35,13 +35,15 @@ static bool const_f32(struct value *v)
  * Whether constant value wv's buffer is its alone to rewrite: only one node
  * reads it, it is no graph output, and no other value holds the same
  * buffer (initializers are adopted from the model as unpacked, and one a
- * function imports at each of its calls is shared by the calls).
+ * function imports at each of its calls is shared by the calls), and it
+ * is no derived constant (a widened float16 weight, which the compiled
+ * model makes again at open from its source).
  */
 static bool weight_exclusive(struct graph *g, int wv)
 {
 	const void *data = g->values.v[wv].data;
 
-	if (uses(g, wv) != 1)
+	if (uses(g, wv) != 1 || graph_derived_of(g, data))
 		return false;
 	for (int v = 0; v < g->values.n; v++)
 		if (v != wv && g->values.v[v].data == data)
