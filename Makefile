@@ -17,7 +17,7 @@ HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h backends/*/*.
 	    cli/*.h)
 OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/onnx.pb-c.o $(BUILD)/gen/embed.o \
 	  $(BUILD)/gen/codegen_id.o
-RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_half.h runtime/rt_float8.h runtime/rt_string.h runtime/rt_random.h \
+RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_half.h runtime/rt_float8.h runtime/rt_string.h runtime/rt_ml.h runtime/rt_random.h \
 	  runtime/rt_model.h runtime/rt_wino.h runtime/rt_par.h \
 	  runtime/rt_model.c runtime/rt_shape.c runtime/rt_par.c backends/opencl/rt_opencl.h backends/cuda/rt_cuda.h backends/cublas/rt_cublas.h backends/cudnn/rt_cudnn.h backends/dnnl/rt_dnnl.h \
 	  backends/blas/rt_blas.h \
@@ -216,6 +216,7 @@ regen:
 	python3 tools/gen-op-versions.py >core/ops/versions.def.tmp
 	mv core/ops/versions.def.tmp core/ops/versions.def
 	python3 testdata/gen_control_tests.py testdata/control
+	python3 testdata/gen_ml_tests.py testdata/ml
 	/usr/bin/python3 testdata/gen_sequence_tests.py testdata/sequence
 	python3 testdata/gen_decoder.py testdata/decoder --hidden 64 --heads 4 --kv-heads 2 \
 		--vocab 256 --long 1100

@@ -43,6 +43,7 @@
 #include "rt_float8.h"
 #include "rt_par.h"
 #include "rt_string.h"
+#include "rt_ml.h"
 #include "rt_random.h"
 #include "rt_plan.h"
 

@@ -307,6 +307,7 @@ struct graph {
 					   at (arena); NULL: every symbol at 1 */
 	int64_t opset;			/* default-domain opset of the model; 0: none */
 	int64_t training_opset;		/* ai.onnx.preview.training opset; 0: none */
+	int64_t ml_opset;		/* ai.onnx.ml opset; 0: none */
 	const char *producer;		/* producer_name + version */
 	const char *name;		/* graph name */
 	const char *path;		/* model path */

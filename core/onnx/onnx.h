@@ -16,6 +16,7 @@
 
 /* The newest default-domain opset the importer accepts. */
 #define ONNX_OPSET_MAX 28
+#define ONNX_ML_OPSET_MAX 5	/* ai.onnx.ml */
 
 /* The graph (owned: graph_free) or NULL after diagnostics. */
 struct graph *onnx_import(struct collagec_ctx *ctx, const char *path);

@@ -509,10 +509,16 @@ struct graph *onnx_import_bound(struct collagec_ctx *ctx, const char *path,
 			im.g->opset = mp->opset_import[i]->version;
 		else if (!strcmp(d, "ai.onnx.preview.training"))
 			im.g->training_opset = mp->opset_import[i]->version;
+		else if (!strcmp(d, "ai.onnx.ml"))
+			im.g->ml_opset = mp->opset_import[i]->version;
 	}
-	/* a model of optimizer steps alone may import only the training domain */
-	if (!im.g->opset && !im.g->training_opset) {
+	/* a model of optimizer steps or ML ops alone may import only that domain */
+	if (!im.g->opset && !im.g->training_opset && !im.g->ml_opset) {
 		diag_error(ctx, "%s: model imports no default-domain opset", im.base);
+		rc = -1;
+	} else if (im.g->ml_opset > ONNX_ML_OPSET_MAX) {
+		diag_error(ctx, "%s: ai.onnx.ml opset %lld is newer than the newest supported (%d)",
+			   im.base, (long long)im.g->ml_opset, ONNX_ML_OPSET_MAX);
 		rc = -1;
 	} else if (im.g->opset > ONNX_OPSET_MAX) {
 		diag_error(ctx, "%s: opset %lld is newer than the newest supported (%d)",

@@ -271,7 +271,7 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 	bool loop = n->op == OP_LOOP;
 	int n_carried = loop ? n_onnx - 2 : 0, n_init = 0, n_in = 0;
 	struct value scalar = { 0 };
-	Onnx__OperatorSetIdProto **ops = arena_alloc(a, sizeof(*ops) * 2);
+	Onnx__OperatorSetIdProto **ops = arena_alloc(a, sizeof(*ops) * 3);
 
 	*gp = *body;
 	gp->node = body_nodes(g, n, body, lb->kind == 2 ? "else" : lb->kind ? "then" : "body");
@@ -327,14 +327,15 @@ static int body_model(struct graph *g, const struct node *n, const Onnx__GraphPr
 	mp->graph = gp;
 	mp->n_opset_import = 0;
 	mp->opset_import = ops;
-	for (int i = 0; i < 2; i++) {
-		int64_t v = i ? g->training_opset : g->opset;
+	for (int i = 0; i < 3; i++) {
+		static const char *const domains[] = { "", "ai.onnx.preview.training", "ai.onnx.ml" };
+		int64_t v = i == 2 ? g->ml_opset : i ? g->training_opset : g->opset;
 
 		if (!v)
 			continue;
 		ops[mp->n_opset_import] = arena_alloc(a, sizeof(**ops));
 		onnx__operator_set_id_proto__init(ops[mp->n_opset_import]);
-		ops[mp->n_opset_import]->domain = i ? "ai.onnx.preview.training" : "";
+		ops[mp->n_opset_import]->domain = (char *)domains[i];
 		ops[mp->n_opset_import]->has_version = true;
 		ops[mp->n_opset_import]->version = v;
 		mp->n_opset_import++;

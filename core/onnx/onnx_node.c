@@ -207,29 +207,29 @@ static int import_constant(struct importer *im, const Onnx__NodeProto *np, struc
 	return 0;
 }
 /*
- * The node's domain: the default one (empty or "ai.onnx") or
- * ai.onnx.preview.training, each only when the model imports it, and the
- * op must belong to it. *op is OP_COUNT for an op type nobody knows (and
- * for Constant). -1 after a diagnostic, *op then OP_COUNT.
+ * The node's domain: the default one (empty or "ai.onnx"),
+ * ai.onnx.preview.training or ai.onnx.ml, each only when the model imports
+ * it, and the op must belong to it. *op is OP_COUNT for an op type nobody
+ * knows (and for Constant). -1 after a diagnostic, *op then OP_COUNT.
  */
 static int import_domain(struct importer *im, const Onnx__NodeProto *np, struct node *tmp,
 			 enum op *op)
 {
 	const char *d = np->domain && strcmp(np->domain, "ai.onnx") ? np->domain : "";
-	bool training = !strcmp(d, "ai.onnx.preview.training");
+	bool training = !strcmp(d, "ai.onnx.preview.training"), ml = !strcmp(d, "ai.onnx.ml");
 
 	*op = OP_COUNT;
-	if (d[0] && !training) {
+	if (d[0] && !training && !ml) {
 		diag_error(im->ctx, "%s: operator domain '%s' is not supported",
 			   node_loc(im->g, tmp), d);
 		return -1;
 	}
-	if (!(training ? im->g->training_opset : im->g->opset)) {
+	if (!(training ? im->g->training_opset : ml ? im->g->ml_opset : im->g->opset)) {
 		diag_error(im->ctx, "%s: model imports no %s opset", node_loc(im->g, tmp),
-			   training ? "ai.onnx.preview.training" : "default-domain");
+			   d[0] ? d : "default-domain");
 		return -1;
 	}
-	*op = strcmp(np->op_type, "Constant") || training ? op_from_onnx(np->op_type) : OP_COUNT;
+	*op = strcmp(np->op_type, "Constant") || d[0] ? op_from_onnx(np->op_type) : OP_COUNT;
 	if (*op != OP_COUNT && strcmp(op_domain(*op), d)) {
 		diag_error(im->ctx, "%s: op '%s' is not in domain '%s'", node_loc(im->g, tmp),
 			   np->op_type, d[0] ? d : "ai.onnx");
@@ -328,7 +328,8 @@ int import_node(struct importer *im, const Onnx__NodeProto *np, int index)
 		for (size_t i = 0; i < np->n_attribute; i++)
 			if (import_attr(im, np->attribute[i], &n->attrs[i], n) < 0)
 				rc = -1;
-		if (rc == 0 && op_check_version(g, n, g->opset) < 0)
+		if (rc == 0 && op_check_version(g, n, strcmp(op_domain(n->op), "ai.onnx.ml")
+							  ? g->opset : g->ml_opset) < 0)
 			return -1;
 		if (rc == 0 && import_captures(im, ni) < 0)
 			rc = -1;

@@ -47,6 +47,9 @@ const char *op_domain(enum op op)
 		return "ai.onnx.preview.training";
 	if (op == OP_MATMULNBITS || op == OP_QLINEARADD)
 		return "com.microsoft";
+	if (op == OP_ARRAYFEATUREEXTRACTOR || op == OP_BINARIZER || op == OP_LABELENCODER ||
+	    op == OP_TREEENSEMBLE || op == OP_TREEENSEMBLEREGRESSOR)
+		return "ai.onnx.ml";
 	return "";
 }
 

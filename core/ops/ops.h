@@ -80,7 +80,7 @@ const struct op_info *op_info(enum op op);
 const char *op_kind_name(enum op_kind k);
 /* OP_COUNT when the ONNX op type is unknown. */
 enum op op_from_onnx(const char *op_type);
-/* The domain an op belongs to: "" (ai.onnx) or "ai.onnx.preview.training". */
+/* The domain an op belongs to: "" (ai.onnx), "ai.onnx.preview.training", "ai.onnx.ml", ... */
 const char *op_domain(enum op op);
 
 /*

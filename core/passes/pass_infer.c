@@ -122,7 +122,8 @@ static bool takes_strings(enum op op)
 {
 	return op == OP_CAST || op == OP_CASTLIKE || op == OP_STRINGNORMALIZER ||
 	       op == OP_STRINGCONCAT || op == OP_REGEXFULLMATCH || op == OP_STRINGSPLIT ||
-	       op == OP_TFIDFVECTORIZER || op == OP_EQUAL;
+	       op == OP_TFIDFVECTORIZER || op == OP_EQUAL || op == OP_LABELENCODER ||
+	       op == OP_ARRAYFEATUREEXTRACTOR;
 }
 
 /*

@@ -1,0 +1,1 @@
+2dog2cat2none2none2ant2antBY

@@ -1,0 +1,17 @@
+!2
+versicolor2	virginica2	virginica2	virginica2
+versicolor2	virginica2	virginica2
+versicolor2
+versicolor2	virginica2	virginica2
+versicolor2
+versicolor2	virginica2
+versicolor2
+versicolor2	virginica2	virginica2
+versicolor2	virginica2	virginica2	virginica2
+versicolor2	virginica2	virginica2
+versicolor2
+versicolor2
+versicolor2	virginica2	virginica2
+versicolor2
+versicolor2
+versicolorBlabel
