@@ -14,9 +14,12 @@
 # beforehand). It prints each side's median milliseconds, the median of the
 # rounds' ratios and the spread of each side (max/min over the rounds).
 # Needs python3 with onnx >= 1.18 and onnxruntime (a venv's: pip install
-# onnx onnxruntime numpy); not part of make test.
+# onnx onnxruntime numpy); not part of make test. GEN=torch exports the
+# same sizes through PyTorch's default exporter instead
+# (testdata/gen_torch_decoder.py, run by TORCH_PYTHON, default python3: one
+# with torch and onnxscript), into $BUILD/bench-decode-torch.
 COLLAGEC=${BUILD:-build}/collagec
-D=${BUILD:-build}/bench-decode
+D=${BUILD:-build}/bench-decode${GEN:+-$GEN}
 THREADS=${THREADS-1 2}
 PASTS=${PASTS:-128 1024}
 REPEAT=${REPEAT:-5}
@@ -28,15 +31,21 @@ if ! python3 -c "import onnx, onnxruntime; assert onnx.defs.onnx_opset_version()
 	exit 1
 fi
 mkdir -p "$D"
-python3 testdata/gen_decoder.py "$D" --layers "${LAYERS:-4}" --hidden "${HIDDEN:-512}" \
-	--heads 8 --kv-heads 2 --vocab "${VOCAB:-2048}" || exit 1
+case ${GEN:-helper} in
+torch) gen="${TORCH_PYTHON:-python3} testdata/gen_torch_decoder.py" ;;
+helper) gen="python3 testdata/gen_decoder.py" ;;
+*) echo "bench_decode.sh: GEN is torch or empty, not '$GEN'" >&2; exit 2 ;;
+esac
+$gen "$D" --layers "${LAYERS:-4}" --hidden "${HIDDEN:-512}" \
+	--heads 8 --kv-heads 2 --vocab "${VOCAB:-2048}" >"$D/gen.log" 2>&1 ||
+	{ tail -n 5 "$D/gen.log" >&2; exit 1; }
 t0=$(date +%s.%N)
 "$COLLAGEC" compile -q "$D/decoder.onnx" -o "$D/libdecoder.so" --cache "$D/costs.sqlite" \
 	--tune-shape seq=1 --tune-shape past=512 || exit 1
 t1=$(date +%s.%N)
 ${CC:-cc} -std=c11 -O2 -Iruntime examples/decode.c -L"$D" -ldecoder -Wl,-rpath,"$D" \
 	-o "$D/decode" || exit 1
-echo "$(cpu_line); compile $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s" \
+echo "$(cpu_line); ${GEN:-gen_decoder.py}'s model; compile $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s" \
 	"(default search, --tune-shape seq=1 past=512); $REPEAT rounds in turns"
 # shellcheck disable=SC2046 # the prompt is a list of tokens
 got=$("$D/decode" -n 64 $(sed -n 1p "$D/tokens.txt"))

@@ -11,6 +11,13 @@
 # tokens (tokens_long.txt: a cache longer than attention.rows's block of
 # 1024 keys); the full tier does the same with the default Collage search
 # over every available target.
+# The same for testdata/torch_decoder: the network written as transformers'
+# LlamaModel is (RMSNorm, rotary embeddings, GQA by repeated KV heads,
+# scaled_dot_product_attention under a causal mask offset by the past, a
+# SiLU-gated MLP) and exported by PyTorch's default exporter
+# (testdata/gen_torch_decoder.py, torch 2.15: opset 20, attention as
+# MatMul, Softmax and the exporter's NaN guards), with its own ONNX Runtime
+# tokens.
 SUITE=decode
 . "$(dirname "$0")/lib.sh"
 
@@ -50,5 +57,8 @@ decode_with() {
 
 decode_with c --search none --target c
 tier full && decode_with default
+D=$ROOT/testdata/torch_decoder
+decode_with torch-c --search none --target c
+tier full && decode_with torch-default
 
 t_exit
