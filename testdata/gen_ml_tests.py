@@ -371,6 +371,13 @@ def bads():
                 "X needs a static second dim of at least 5"))
     BAD.append(("tree_mode", tree(nodes_modes=["BRANCH_XX", "LEAF", "LEAF"]),
                 "has mode 'BRANCH_XX'"))
+    v5 = ensemble_v5(1, 3, 1, 1, TensorProto.FLOAT, seed=40)
+    for a in v5.attribute:
+        if a.name == "nodes_truenodeids":
+            a.ints[0] = -3
+    BAD.append(("ensemble_negative_branch",
+                model([v5], [("X", TensorProto.FLOAT, [2, 3])], ["Y"], ml_opset=5),
+                "(none negative)"))
     BAD.append(("ml_opset_6", model([ml("Binarizer", ["X"], ["Y"])],
                                     [("X", TensorProto.FLOAT, [3])], ["Y"], ml_opset=6),
                 "ai.onnx.ml opset 6 is newer than the newest supported (5)"))

@@ -528,10 +528,12 @@ static int forest_v5(struct graph *g, struct node *n, struct forest *f)
 	for (int64_t k = 0; k < nb; k++) {
 		int64_t mode = (int64_t)list_get(&modes, k), count = 0, start = f->members.n;
 
-		if (mode < RT_ML_LEQ || mode > RT_ML_MEMBER || feat[k] < 0) {
-			diag_error(g->ctx, "%s: node %lld has mode %lld (0 to 6) and feature %lld",
-				   node_loc(g, n), (long long)k, (long long)mode,
-				   (long long)feat[k]);
+		if (mode < RT_ML_LEQ || mode > RT_ML_MEMBER || feat[k] < 0 || tid[k] < 0 ||
+		    fid[k] < 0) {
+			diag_error(g->ctx, "%s: node %lld has mode %lld (0 to 6), feature %lld and "
+				   "branches %lld and %lld (none negative)", node_loc(g, n),
+				   (long long)k, (long long)mode, (long long)feat[k],
+				   (long long)tid[k], (long long)fid[k]);
 			return -1;
 		}
 		if (mode == RT_ML_MEMBER) {
