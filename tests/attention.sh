@@ -15,7 +15,9 @@
 #    symbolic, run with --check at past lengths 3, 7 and 12 (one query),
 #    and 0, 4 and 6 (a prompt of 4 queries, then chunks of 2 and 1: the
 #    query count symbolic too); a mask longer than past + 1 fails the run
-#    with the node's name.
+#    with the node's name;
+# 6. float and bool masks (broadcast, with is_causal, under GQA, a fully
+#    masked row) on attention.rows, the row kernel, against ONNX's outputs.
 # The quick tier takes a fixed sample of parts 1 to 3 (t_shard): an eighth
 # of parts 1 and 2, a third of part 3.
 SUITE=attention
@@ -95,4 +97,23 @@ w("mask", np.ones((1, 3), np.bool_))
 	then ok "decode_mask/too-long"
 	else fail "decode_mask/too-long" "exit $rc: $(head -n 1 "$T/long_mask.err")"; fi
 fi
+
+# masks on the row kernel: a float mask of 2 and 4 dims (one with is_causal),
+# GQA under a mask and a bool mask with a fully masked row run on
+# attention.rows, reading the mask in place, and match ONNX's outputs
+for t in test_attention_4d_attn_mask test_attention_4d_attn_mask_4d_causal \
+	test_attention_3d_gqa_attn_mask test_attention_23_boolmask_fullymasked_row_nan_robustness; do
+	d=$ROOT/testdata/attention/onnx/$t
+	if ! "$COLLAGEC" compile --search none --target c -q "$d/model.onnx" -o "$T/rm.so" \
+		2>"$T/rm.err"; then
+		fail "mask-on-rows/$t" "compile: $(head -n 1 "$T/rm.err")"
+	elif ! grep -q '"attention\.rows"' "$T/rm.json"; then
+		fail "mask-on-rows/$t" "its Attention is not on attention.rows"
+	elif ! "$COLLAGEC" run "$T/rm.so" --check "$d/test_data_set_0" --rtol 1e-5 --atol 1e-6 \
+		>/dev/null 2>"$T/rm.err"; then
+		fail "mask-on-rows/$t" "$(head -n 1 "$T/rm.err")"
+	else
+		ok "mask-on-rows/$t"
+	fi
+done
 t_exit

@@ -69,8 +69,8 @@
  *                                               sum in lanes, clamped exp
  *           always             softmax.loops    the op's own lowering
  *   Attention
- *           float32, no mask, softcap, qk_matmul_output,
- *           nonpad_kv_seqlen nor window
+ *           float32, a float32 or bool mask reaching every key (or
+ *           none), no softcap, qk_matmul_output, nonpad_kv_seqlen nor window
  *                              attention.rows   rt_crows.h: per query row
  *                                               the scores in blocks of
  *                                               1024 keys (vector dot
@@ -1990,7 +1990,7 @@ static const struct strategy_impl attention_loops[] = {
 };
 
 static const struct strategy_spec attention_specs[] = {
-	{ "float32, no mask, softcap, qk_matmul_output, nonpad_kv_seqlen nor window",
+	{ "float32, a float32 or bool mask or none, no softcap, qk_matmul_output, nonpad_kv_seqlen nor window",
 	  cond_attention_rows, attention_rows, ARRAY_SIZE(attention_rows) },
 	{ "always", NULL, attention_loops, ARRAY_SIZE(attention_loops) },
 };

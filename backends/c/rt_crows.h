@@ -258,7 +258,13 @@ struct rt_attn {
 	int64_t qs[3], ks[3], vs[3], ps[3], pvs[3], ys[3];	/* batch, head, row strides */
 	float scale;
 	int causal;
+	const void *mask;	/* attn_mask: RT_ATTN_MASK_* mkind, NULL none */
+	int mkind;
+	int64_t ms[4];		/* its element strides along batch, head, row, key (0: broadcast) */
 };
+
+#define RT_ATTN_MASK_ADD 1		/* float32, added to the scores */
+#define RT_ATTN_MASK_BOOL 2		/* bool (uint8_t): 0 masks the key */
 
 /* x . y over n floats, in RT_CR_LANES lanes combined pairwise. */
 static inline float rt_attn_dot(const float *restrict x, const float *restrict y, int64_t n)
@@ -322,6 +328,18 @@ static void rt_attn_some(void *v, int64_t r0, int64_t r1)
 			for (int64_t j = 0; j < m; j++)
 				s[j] = rt_attn_dot(q, rt_attn_row(a, 0, b, kh, j0 + j), a->D) *
 				       a->scale;
+			if (a->mkind) {
+				int64_t mo = b * a->ms[0] + h * a->ms[1] + i * a->ms[2] +
+					     j0 * a->ms[3];
+				const float *mf = (const float *)a->mask + mo;
+				const uint8_t *mb = (const uint8_t *)a->mask + mo;
+
+				for (int64_t j = 0; j < m; j++)
+					if (a->mkind == RT_ATTN_MASK_ADD)
+						s[j] += mf[j * a->ms[3]];
+					else if (!mb[j * a->ms[3]])
+						s[j] = -INFINITY;
+			}
 			bm = rt_cr_max(s, m);
 			nm = bm > mx ? bm : mx;
 			if (nm == -INFINITY)
@@ -357,17 +375,22 @@ static void rt_attn_some(void *v, int64_t r0, int64_t r1)
 /*
  * Y of Attention, float32: q, the new keys kn and values vn, the cache kp
  * and vp ([B, Hkv, P, D]; P may be 0), y in Q's form with V's head size
- * Dv (<= RT_ATTN_MAX_DV); form is RT_ATTN_* bits. Rows (b, h, i) split
- * over the threads, never a row.
+ * Dv (<= RT_ATTN_MAX_DV); form is RT_ATTN_* bits; mask of mkind
+ * (RT_ATTN_MASK_*, 0: none) read at b * ms0 + h * ms1 + i * ms2 + j * ms3
+ * for query row i of head h and key j of the total sequence. Rows (b, h, i)
+ * split over the threads, never a row.
  */
 static inline void rt_attn_rows(const float *q, const float *kp, const float *vp,
 				const float *kn, const float *vn, float *y, int64_t B,
 				int64_t hq, int64_t hkv, int64_t S, int64_t P, int64_t Skv,
-				int64_t D, int64_t Dv, int64_t form, float scale, int threads)
+				int64_t D, int64_t Dv, int64_t form, float scale,
+				const void *mask, int64_t mkind, int64_t ms0, int64_t ms1,
+				int64_t ms2, int64_t ms3, int threads)
 {
 	struct rt_attn a = { q, kp, vp, kn, vn, y, hq, hkv, S, P, Skv, D, Dv,
 			     { 0 }, { 0 }, { 0 }, { 0 }, { 0 }, { 0 }, scale,
-			     (form & RT_ATTN_CAUSAL) != 0 };
+			     (form & RT_ATTN_CAUSAL) != 0, mask, (int)mkind,
+			     { ms0, ms1, ms2, ms3 } };
 	int64_t rows = B * hq * S;
 
 	/* strides of batch, head and row: [B, S, H, D] or [B, H, S, D] */

@@ -713,9 +713,10 @@ int lower_attention(struct lower *L)
 
 /*
  * Whether rt_attn_rows (backends/c/rt_crows.h) computes node L->n: float32
- * throughout, no mask, softcap, qk_matmul_output, nonpad_kv_seqlen nor
- * sliding window, Q's and K's head sizes equal, and every input a buffer of
- * its own (no prologue fused in).
+ * throughout, a float32 or bool attn_mask that reaches every key (or none),
+ * no softcap, qk_matmul_output, nonpad_kv_seqlen nor sliding window, Q's
+ * and K's head sizes equal, and every input a buffer of its own (no
+ * prologue fused in).
  */
 bool attention_rows_fits(struct lower *L)
 {
@@ -726,23 +727,50 @@ bool attention_rows_fits(struct lower *L)
 	for (int i = 0; i < L->n->n_in; i++)
 		if (L->in[i] && L->in[i]->index < 0)
 			return false;
-	return a.t == DTYPE_F32 && a.ct == DTYPE_F32 && !a.mask && a.cap <= 0 &&
+	return a.t == DTYPE_F32 && a.ct == DTYPE_F32 && a.cap <= 0 &&
+	       (!a.mask || ((a.mask->dtype == DTYPE_F32 || a.mask->dtype == DTYPE_BOOL) &&
+			    !a.mpad)) &&
 	       !a.nonpad && a.left < 0 && a.right < 0 && a.q.flat == a.v.flat &&
 	       L->n->n_out <= 3 && a.q.d == a.k.d && a.v.d <= ATTN_ROWS_MAX_DV &&
 	       a.q.h % a.k.h == 0 && (!a.past || (a.pk.d == a.k.d && a.pv.d == a.v.d));
 }
 
 /*
+ * rt_attn_rows's mask arguments: the mask, its kind (rt_crows.h's
+ * RT_ATTN_MASK_ADD for float32, RT_ATTN_MASK_BOOL, 0 without one) and its
+ * element strides along [batch, q_heads, q_seq, total] as it broadcasts
+ * there (right-aligned; 0 along an axis it lacks or has as 1).
+ */
+static void attn_mask_args(struct lower *L, const struct attn *a, struct tir **args)
+{
+	struct tir_builder *b = L->b;
+	const struct shape *ms = a->mask ? &a->mask->shape : NULL;
+	struct tir *stride = tir_int(b, 1);
+
+	args[0] = tir_addr(b, L->in[a->mask ? 3 : 0], tir_int(b, 0));
+	args[1] = tir_int(b, !a->mask ? 0 : a->mask->dtype == DTYPE_BOOL ? 2 : 1);
+	for (int k = 3; k >= 0; k--) {
+		int mk = ms ? ms->rank - 4 + k : -1;
+		bool one = mk < 0 || (dim_is_const(ms->d[mk]) && ms->d[mk].c == 1);
+
+		args[2 + k] = one ? tir_int(b, 0) : stride;
+		if (mk >= 0)
+			stride = tir_mul(b, stride, tir_dim(b, ms->d[mk]));
+	}
+}
+
+/*
  * The present outputs as the loop form copies them, then one call of
  * rt_attn_rows over every query row: the scores, softmax and weighted sum
  * of V with vector dot products, each score computed once (the loop form
- * computes it once per pass over the keys).
+ * computes it once per pass over the keys). A float32 or bool attn_mask
+ * that reaches every key is read in place.
  */
 int lower_attention_rows(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	struct attn a;
-	struct tir *te, *args[16];
+	struct tir *te, *args[22];
 	int64_t form;
 
 	if (attn_plan(L->g, (struct node *)L->n, &a) < 0)
@@ -770,6 +798,7 @@ int lower_attention_rows(struct lower *L)
 	args[13] = tir_int(b, a.v.d);
 	args[14] = tir_int(b, form);
 	args[15] = tir_flt(b, DTYPE_F32, a.scale);
-	tir_extern(b, "rt_attn_rows", args, 16);
+	attn_mask_args(L, &a, args + 16);
+	tir_extern(b, "rt_attn_rows", args, 22);
 	return 0;
 }
