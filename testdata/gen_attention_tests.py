@@ -18,6 +18,10 @@ Writes, in the ONNX backend-test layout that `collagec conformance` reads:
       rounding midpoint (ambiguous())
   OUTDIR/bad/NAME        models collagec must refuse; expect holds a line
       of the message
+  OUTDIR/sdpa/NAME       attention written out as MatMul, Softmax and MatMul
+      (PyTorch's export of scaled_dot_product_attention and simpler forms),
+      with numpy's outputs of the written-out ops: sdpa_merge_* the layernorm
+      pass merges into one Attention, sdpa_keep_* it must leave
   OUTDIR/decode/NAME     decoder steps: past_key/past_value of a symbolic
       length "past", one query (or "seq" of them), is_causal;
       test_data_set_K at different past lengths (0 among them), all from
@@ -47,7 +51,7 @@ import nodetest
 RNG = np.random.default_rng(2323)
 F32, F64, F16, BF16, BOOL, I64 = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16,
                                   TensorProto.BFLOAT16, TensorProto.BOOL, TensorProto.INT64)
-GOOD, HALF, BAD, DECODE = [], [], [], []
+GOOD, HALF, BAD, DECODE, SDPA = [], [], [], [], []
 
 
 # ---- 16-bit floats: numpy has float16; bfloat16 is kept as float64 values ----
@@ -345,6 +349,90 @@ def decode_cases():
         DECODE.append((name, m, sets))
 
 
+def sdpa_cases():
+    """Attention written out as MatMul, Softmax and MatMul, which the layernorm
+    pass merges into one Attention (core/passes/pass_attention.c); the expected
+    outputs are numpy's float64 of the written-out ops. sdpa_merge_* must merge,
+    sdpa_keep_* must not (tests/attention.sh checks both)."""
+    b, hq, hkv, s, t, d = 2, 4, 2, 3, 5, 8
+    q, k, v = randn(F32, b, hq, s, d), randn(F32, b, hkv, t, d), randn(F32, b, hkv, t, d)
+    allow = np.tril(np.ones((s, t), bool), t - s)
+    allow[0, :] = False   # a fully masked row: the exporter's guard makes it 0
+    c = np.float32(1 / math.sqrt(math.sqrt(d)))
+
+    def softmax(x):
+        with np.errstate(invalid="ignore"):   # a fully masked row: NaN, as the ops give
+            e = np.exp(x - x.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+
+    def rep(x):
+        return np.repeat(x, hq // hkv, axis=1)
+
+    def add(name, nodes, ins, outs, inits=()):
+        g = helper.make_graph(nodes, name,
+                              [helper.make_tensor_value_info(n, F32, a.shape) for n, a in ins],
+                              [helper.make_tensor_value_info(n, F32, a.shape) for n, a in outs],
+                              [numpy_helper.from_array(np.asarray(a), n) for n, a in inits])
+        m = helper.make_model(g, producer_name="collagec-attention-test",
+                              opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        SDPA.append((name, m, [tensor(n, F32, a) for n, a in ins],
+                     [tensor(n, F32, a.astype(np.float32)) for n, a in outs]))
+
+    # PyTorch's exporter: heads repeated (Unsqueeze, Expand, Reshape), k
+    # transposed through [B * H, T, D], sqrt(scale) on both sides, an additive
+    # mask from Where, Softmax, the NaN guard, MatMul
+    sc = (q.astype(np.float64) * c) @ (rep(k).astype(np.float64).transpose(0, 1, 3, 2) * c)
+    p = softmax(np.where(allow, sc, -np.inf))
+    y = np.nan_to_num(p, nan=0.0) @ rep(v).astype(np.float64)
+    nodes = []
+    for x in ("k", "v"):
+        nodes += [helper.make_node("Unsqueeze", [x, "ax2"], [x + "u"]),
+                  helper.make_node("Expand", [x + "u", "shape5"], [x + "e"]),
+                  helper.make_node("Reshape", [x + "e", "shape4"], [x + "r"])]
+    nodes += [helper.make_node("Reshape", ["kr", "flat3"], ["k3"]),
+              helper.make_node("Transpose", ["k3"], ["kt3"], perm=[0, 2, 1]),
+              helper.make_node("Reshape", ["kt3", "kt4"], ["kt"]),
+              helper.make_node("Mul", ["q", "c"], ["qs"]),
+              helper.make_node("Mul", ["kt", "c"], ["kts"]),
+              helper.make_node("Where", ["allow", "zero", "ninf"], ["mask"]),
+              helper.make_node("MatMul", ["qs", "kts"], ["s0"]),
+              helper.make_node("Add", ["s0", "mask"], ["s1"]),
+              helper.make_node("Softmax", ["s1"], ["p"], axis=-1),
+              helper.make_node("IsNaN", ["p"], ["nan"]),
+              helper.make_node("Where", ["nan", "zero", "p"], ["pg"]),
+              helper.make_node("MatMul", ["pg", "vr"], ["y"])]
+    inits = [("ax2", np.array([2], np.int64)),
+             ("shape5", np.array([b, hkv, hq // hkv, t, d], np.int64)),
+             ("shape4", np.array([b, hq, t, d], np.int64)),
+             ("flat3", np.array([-1, t, d], np.int64)),
+             ("kt4", np.array([b, hq, d, t], np.int64)), ("c", c),
+             ("allow", allow), ("zero", np.float32(0)), ("ninf", np.float32(-np.inf))]
+    add("sdpa_merge_torch_export", nodes, [("q", q), ("k", k), ("v", v)], [("y", y)], inits)
+    # the scale after the MatMul (Div by sqrt(d)), k by Transpose, no mask
+    kf, vf = randn(F32, b, hq, t, d), randn(F32, b, hq, t, d)
+    y = softmax(q.astype(np.float64) @ kf.astype(np.float64).transpose(0, 1, 3, 2)
+                / math.sqrt(d)) @ vf.astype(np.float64)
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["s0"]),
+             helper.make_node("Div", ["s0", "r"], ["s1"]),
+             helper.make_node("Softmax", ["s1"], ["p"], axis=3),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    add("sdpa_merge_div_transpose", nodes, [("q", q), ("k", kf), ("v", vf)], [("y", y)],
+        [("r", np.float32(math.sqrt(d)))])
+    # the same with Softmax over the queries, and with the scores an output too
+    p2 = softmax((q.astype(np.float64) @ kf.astype(np.float64).transpose(0, 1, 3, 2)
+                  / math.sqrt(d)).transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
+    nodes[3] = helper.make_node("Softmax", ["s1"], ["p"], axis=2)
+    add("sdpa_keep_softmax_axis", nodes, [("q", q), ("k", kf), ("v", vf)],
+        [("y", p2 @ vf.astype(np.float64))], [("r", np.float32(math.sqrt(d)))])
+    nodes[3] = helper.make_node("Softmax", ["s1"], ["p"], axis=-1)
+    s1 = q.astype(np.float64) @ kf.astype(np.float64).transpose(0, 1, 3, 2) / math.sqrt(d)
+    add("sdpa_keep_scores_read", nodes, [("q", q), ("k", kf), ("v", vf)],
+        [("y", softmax(s1) @ vf.astype(np.float64)), ("s1", s1)],
+        [("r", np.float32(math.sqrt(d)))])
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: gen_attention_tests.py OUTDIR")
@@ -353,7 +441,8 @@ def main():
     half_cases()
     bad_cases()
     decode_cases()
-    for sub, cases in (("good", GOOD), ("half", HALF)):
+    sdpa_cases()
+    for sub, cases in (("good", GOOD), ("half", HALF), ("sdpa", SDPA)):
         for name, m, ins, outs in cases:
             nodetest.write_case(os.path.join(out, sub, name), m, ins, outs)
     for name, m, expect in BAD:

@@ -17,7 +17,11 @@
 #    query count symbolic too); a mask longer than past + 1 fails the run
 #    with the node's name;
 # 6. float and bool masks (broadcast, with is_causal, under GQA, a fully
-#    masked row) on attention.rows, the row kernel, against ONNX's outputs.
+#    masked row) on attention.rows, the row kernel, against ONNX's outputs;
+# 7. attention written out as MatMul, Softmax and MatMul (PyTorch's export
+#    of scaled_dot_product_attention among them): merged into one Attention
+#    where it may be (sdpa_merge_*), left where it may not (sdpa_keep_*),
+#    against numpy.
 # The quick tier takes a fixed sample of parts 1 to 3 (t_shard): an eighth
 # of parts 1 and 2, a third of part 3.
 SUITE=attention
@@ -114,6 +118,27 @@ for t in test_attention_4d_attn_mask test_attention_4d_attn_mask_4d_causal \
 		fail "mask-on-rows/$t" "$(head -n 1 "$T/rm.err")"
 	else
 		ok "mask-on-rows/$t"
+	fi
+done
+
+# attention written out (the layernorm pass's merge): sdpa_merge_* become one
+# Attention on attention.rows, sdpa_keep_* stay as they are; all match numpy
+for d in "$T"/sdpa/*/; do
+	t=$(basename "$d")
+	if ! "$COLLAGEC" compile --search none --target c -q "$d/model.onnx" -o "$T/sd.so" \
+		2>"$T/sd.err"; then
+		fail "sdpa/$t" "compile: $(head -n 1 "$T/sd.err")"
+		continue
+	fi
+	n=$(grep -c '"attention\.rows"' "$T/sd.json")
+	case $t in sdpa_merge_*) want=1 ;; *) want=0 ;; esac
+	if [ "$n" -ne "$want" ]; then
+		fail "sdpa/$t" "$n attention.rows kernels, expected $want"
+	elif ! "$COLLAGEC" run "$T/sd.so" --check "$d/test_data_set_0" --rtol 1e-5 --atol 1e-6 \
+		>/dev/null 2>"$T/sd.err"; then
+		fail "sdpa/$t" "$(head -n 1 "$T/sd.err")"
+	else
+		ok "sdpa/$t"
 	fi
 done
 t_exit

@@ -284,6 +284,7 @@ int pass_layernorm(struct graph *g)
 	free(r.count);
 	free(r.first);
 	free(r.node);
+	merge_attention(g);
 	graph_compact(g);
 	return 0;
 }

@@ -60,4 +60,12 @@ int qdq_nbits(struct graph *g);
  */
 int pass_widen(struct graph *g);
 
+/*
+ * The layernorm pass's second step (pass_attention.c): attention written
+ * as MatMul, Softmax and MatMul (PyTorch's export of
+ * scaled_dot_product_attention) into one Attention node. 0 (nothing to
+ * report).
+ */
+int merge_attention(struct graph *g);
+
 #endif
