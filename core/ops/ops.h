@@ -318,6 +318,12 @@ bool node_is_dynamic(struct graph *g, const struct node *n);
  */
 int64_t resize_shape_attr(struct graph *g, const struct node *n);
 /*
+ * The integer attributes the run-time shape function of a CenterCropPad,
+ * Col2Im or DFT reads (runtime/rt_model.h's rt_shape.ints, ops_image.c):
+ * arena, their *count; NULL and 0 for other ops.
+ */
+int64_t *shape_fn_ints(struct graph *g, const struct node *n, int *count);
+/*
  * StringNormalizer's case change and stopword comparison as the flags of
  * runtime/rt_string.h's rt_str_normalize (also its shape function's attr).
  */
