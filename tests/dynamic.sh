@@ -220,8 +220,8 @@ BAD
 
 # onnx 1.23.2's own node tests that feed these shape inputs at run time
 # (testdata/onnx_rt_shapes: copy_onnx_node_tests.py's CenterCropPad,
-# Col2Im, DFT and AffineGrid cases that collagec refused, or failed,
-# before) all pass; the two inverse DFTs within atol
+# Col2Im, DFT, AffineGrid and antialiased Resize cases that collagec
+# refused, or failed, before) all pass; the two inverse DFTs within atol
 # 1e-6, since their references, computed in float32, hold 1.9e-7 where the
 # exact value is 0 (ours: 3e-15)
 O=$ROOT/testdata/onnx_rt_shapes
