@@ -37,8 +37,10 @@ tensors at run time; the expected outputs are computed here with numpy.
   col2im_rt      Col2Im (opset 18) with image_shape and block_shape graph
                  inputs, default and strided, dilated, padded geometry
   dft_rt         DFT (opset 20) with the axis (and dft_length) graph inputs:
-                 onesided, of a run-time length, and the inverse onesided
-                 one back (numpy's rfft, fft and irfft)
+                 onesided, of a run-time length, the inverse onesided one
+                 back (numpy's rfft, fft and irfft), one whose lengths stay
+                 (static dims) and one of a run-time length on the default
+                 axis
   affine_grid_rt AffineGrid (opset 20) of a size that is a graph input, with
                  and without align_corners, a length 1 among them (at -1
                  under align_corners, as onnx's reference and PyTorch's
@@ -475,13 +477,16 @@ def dft_rt(out):
         helper.make_node("DFT", ["x", "n", "axis"], ["fft"], name="fft"),
         helper.make_node("DFT", ["rfft", "", "axis"], ["back"], name="irfft", inverse=1,
                          onesided=1),
+        helper.make_node("DFT", ["x", "", "axis"], ["same"], name="same"),
+        helper.make_node("DFT", ["x", "n"], ["last"], name="last"),
     ]
     graph = helper.make_graph(
         nodes, "dft_rt",
         [helper.make_tensor_value_info("x", F32, [2, 4, 6, 1]),
          helper.make_tensor_value_info("axis", I64, []),
          helper.make_tensor_value_info("n", I64, [])],
-        [helper.make_tensor_value_info(n, F32, None) for n in ("rfft", "fft", "back")])
+        [helper.make_tensor_value_info(n, F32, None)
+         for n in ("rfft", "fft", "back", "same", "last")])
 
     def ri(c):
         return np.stack([c.real, c.imag], -1).astype(np.float32)
@@ -494,7 +499,9 @@ def dft_rt(out):
         sets.append(({"x": x, "axis": np.array(axis, np.int64), "n": np.array(n, np.int64)},
                      {"rfft": ri(r),
                       "fft": ri(np.fft.fft(x[..., 0].astype(np.float64), n=n, axis=a)),
-                      "back": np.fft.irfft(r, axis=a)[..., None].astype(np.float32)}))
+                      "back": np.fft.irfft(r, axis=a)[..., None].astype(np.float32),
+                      "same": ri(np.fft.fft(x[..., 0].astype(np.float64), axis=a)),
+                      "last": ri(np.fft.fft(x[..., 0].astype(np.float64), n=n, axis=2))}))
     save(out, "dft_rt", graph, sets, opset=20)
 
 

@@ -24,12 +24,13 @@ struct dft {
 				   (n when inverse too) */
 	bool complex_in;	/* X's last dim is 2 (else 1) */
 	bool inverse;
+	bool onesided;
 	bool irfft;		/* inverse and onesided: a one-sided spectrum to a
 				   real signal, Y's last dim 1 */
 	/*
-	 * the axis or dft_length known only at run time: axis, in, n and
-	 * out unset; Y's dims but the last are data symbols, and the axis,
-	 * n and in parameters of the kernel (rt_shape.c's shape_dft)
+	 * the axis or dft_length known only at run time: in, n and out
+	 * unset, axis too (-1) unless it is a constant; the axis, n and in
+	 * are parameters of the kernel (rt_shape.c's shape_dft)
 	 */
 	bool rt;
 };
@@ -92,6 +93,7 @@ static int dft_plan(struct graph *g, struct node *n, struct dft *p)
 	}
 	p->complex_in = x->shape.d[r - 1].c == 2;
 	p->inverse = node_attr_int(n, "inverse", 0) != 0;
+	p->onesided = onesided;
 	p->irfft = p->inverse && onesided;
 	if ((rt_len = dft_is_data(g, n, 1)) < 0 ||
 	    (rt_axis = g->opset >= 20 ? dft_is_data(g, n, 2) : 0) < 0)
@@ -103,14 +105,21 @@ static int dft_plan(struct graph *g, struct node *n, struct dft *p)
 	} else {
 		axis = node_attr_int(n, "axis", 1);
 	}
-	if (p->rt)
-		return rt_len || dft_scalar(g, n, 1, 0, &len) >= 0 ? 0 : -1;
+	if (p->rt && !rt_len && dft_scalar(g, n, 1, 0, &len) < 0)
+		return -1;
+	p->axis = -1;
+	if (p->rt && rt_axis)
+		return 0;
 	if (axis < 0)
 		axis += r;
-	if (axis < 0 || axis >= r - 1 || !dim_is_const(x->shape.d[axis])) {
+	if (axis < 0 || axis >= r - 1 || (!p->rt && !dim_is_const(x->shape.d[axis]))) {
 		diag_error(g->ctx, "%s: axis must name a constant dim other than the last",
 			   node_loc(g, n));
 		return -1;
+	}
+	if (p->rt) {
+		p->axis = (int)axis;
+		return 0;
 	}
 	p->axis = (int)axis;
 	p->in = x->shape.d[axis].c;
@@ -126,10 +135,19 @@ static int dft_plan(struct graph *g, struct node *n, struct dft *p)
 	return 0;
 }
 
+bool dft_is_runtime(struct graph *g, const struct node *n)
+{
+	struct dft p;
+
+	return n->op == OP_DFT && dft_plan(g, (struct node *)n, &p) == 0 && p.rt;
+}
+
 /*
  * Y is X's shape with out on the axis and 2 (real, imaginary) last, or 1
- * for an inverse onesided DFT; all but the last data symbols when the
- * axis or dft_length is known only at run time.
+ * for an inverse onesided DFT. When the axis or dft_length is known only
+ * at run time, the axis's length is a data symbol; an axis known only then
+ * makes all of them but the last data symbols, unless no length changes
+ * (no dft_length, not onesided).
  */
 int infer_dft(struct graph *g, struct node *n)
 {
@@ -140,8 +158,11 @@ int infer_dft(struct graph *g, struct node *n)
 		return -1;
 	s = node_in(g, n, 0)->shape;
 	if (p.rt) {
+		bool same = !p.onesided && !node_in(g, n, 1);
+
 		for (int k = 0; k < s.rank - 1; k++)
-			s.d[k] = graph_data_sym(g, n->out[0], k);
+			if (p.axis >= 0 ? k == p.axis : !same)
+				s.d[k] = graph_data_sym(g, n->out[0], k);
 		graph_data_param(g, n->out[0], "axis", 0);
 		graph_data_param(g, n->out[0], "n", 0);
 		graph_data_param(g, n->out[0], "len", 0);
