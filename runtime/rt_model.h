@@ -160,7 +160,11 @@ enum rt_shape_op {
 	RT_SHAPE_MEL_WEIGHT_MATRIX,
 	RT_SHAPE_STRING_NORMALIZER,
 	RT_SHAPE_STRING_SPLIT,
-	RT_SHAPE_LOOP			/* runs the loop rt_loops[attr] */
+	RT_SHAPE_LOOP,			/* runs the loop rt_loops[attr] */
+	RT_SHAPE_CENTER_CROP_PAD,
+	RT_SHAPE_COL2IM,
+	RT_SHAPE_DFT,
+	RT_SHAPE_AFFINE_GRID
 };
 
 /*
@@ -180,19 +184,35 @@ struct rt_shape {
 					   StringNormalizer's rt_str_normalize flags,
 					   StringSplit's maxsplit; Reduce*: keepdims |
 					   noop_with_empty_axes << 1; Resize: see
-					   resize_shape_attr */
+					   resize_shape_attr; DFT: inverse |
+					   onesided << 1 */
 	int in[5];			/* the data, the int64 tensor (-1: none);
 					   Slice: x, starts, ends, axes, steps;
 					   Range: start, limit, delta; Pad: x, pads,
 					   constant_value, axes; Resize: x, roi,
-					   scales, sizes (Upsample: x, scales) */
+					   scales, sizes (Upsample: x, scales);
+					   CenterCropPad: x, shape; Col2Im: x,
+					   image_shape, block_shape; DFT: x,
+					   dft_length, axis; AffineGrid: theta,
+					   size */
 	int out;
 	int param[2 * RT_MAX_RANK + 1];	/* per input axis two symbols: Slice's start
 					   and step, Reduce*'s reduced flag and output
 					   stride, Pad's begin and end pads; Split:
 					   each output's length; STFT: frame_step,
-					   frame_length; -1 after the last */
+					   frame_length; CenterCropPad: each listed
+					   axis's start in the input; Col2Im: per
+					   spatial axis the block's length and the
+					   blocks along it; DFT: the axis, the
+					   transform length, the input's length on
+					   the axis; -1 after the last */
 	const char *node;		/* the ONNX node, for messages */
+	const int64_t *ints;		/* (or NULL) attributes the function needs:
+					   CenterCropPad: the count of axes, then
+					   each (normalised); Col2Im: the spatial
+					   rank r, then strides, dilations, pads
+					   (2r); DFT: the axis when no input gives
+					   it (the attribute, or opset 20's -2) */
 };
 
 /*

@@ -530,6 +530,141 @@ static collagec_status shape_stft(collagec_model *m, const struct rt_shape *sh,
 }
 
 /*
+ * CenterCropPad with the target shape known only at run time: each listed
+ * axis (ints) takes its length from shape; binds its start in the input
+ * (param), (in - out) / 2 truncated: negative where the axis is padded,
+ * the odd element of a crop or a pad at the end.
+ */
+static collagec_status shape_center_crop_pad(collagec_model *m, const struct rt_shape *sh,
+					     const int64_t *x, int xr, int64_t *out)
+{
+	int na = (int)sh->ints[0];
+
+	if (int_count(m, sh->in[1]) != na)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': shape has %lld values for %d axes",
+			    sh->node, (long long)int_count(m, sh->in[1]), na);
+	for (int k = 0; k < xr; k++)
+		out[k] = x[k];
+	for (int i = 0; i < na; i++) {
+		int a = (int)sh->ints[1 + i];
+		int64_t len = int_at(m, sh->in[1], i);
+
+		if (len < 0 || len > RT_MAX_BYTES)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': target length %lld on axis %d "
+				    "is out of range", sh->node, (long long)len, a);
+		out[a] = len;
+		m->syms[sh->param[i]] = (x[a] - len) / 2;
+	}
+	return COLLAGEC_OK;
+}
+
+/*
+ * Col2Im with image_shape or block_shape known only at run time: [N, C,
+ * image...] from input [N, C * block elements, blocks]; binds per spatial
+ * axis the block's length and the count of blocks along it (param).
+ */
+static collagec_status shape_col2im(collagec_model *m, const struct rt_shape *sh,
+				    const int64_t *x, int xr, int64_t *out)
+{
+	int r = (int)sh->ints[0];
+	const int64_t *st = sh->ints + 1, *dil = st + r, *pad = dil + r;
+	int64_t bsz = 1, l = 1;
+	int fits = 1;
+
+	if (int_count(m, sh->in[1]) != r || int_count(m, sh->in[2]) != r || xr != 3)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': image_shape and block_shape must "
+			    "have %d values", sh->node, r);
+	for (int i = 0; i < r; i++) {
+		int64_t img = int_at(m, sh->in[1], i), blk = int_at(m, sh->in[2], i), span;
+
+		if (img < 1 || img > RT_MAX_BYTES || blk < 1 || blk > RT_MAX_BYTES)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': image_shape[%d] = %lld or "
+				    "block_shape[%d] = %lld is out of range", sh->node, i,
+				    (long long)img, i, (long long)blk);
+		if (__builtin_mul_overflow(dil[i], blk - 1, &span) ||
+		    (span = img + pad[i] + pad[r + i] - span - 1) < 0)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': a block of %lld (dilation %lld) "
+				    "does not fit image_shape[%d] = %lld with its pads", sh->node,
+				    (long long)blk, (long long)dil[i], i, (long long)img);
+		if (__builtin_mul_overflow(bsz, blk, &bsz) || bsz > x[1] ||
+		    __builtin_mul_overflow(l, span / st[i] + 1, &l) || l > x[2]) {
+			fits = 0;
+			break;
+		}
+		m->syms[sh->param[2 * i]] = blk;
+		m->syms[sh->param[2 * i + 1]] = span / st[i] + 1;
+		out[2 + i] = img;
+	}
+	if (!fits || x[1] % bsz || l != x[2])
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': input [%lld, %lld, %lld] does not hold "
+			    "whole blocks of these shapes", sh->node, (long long)x[0],
+			    (long long)x[1], (long long)x[2]);
+	out[0] = x[0];
+	out[1] = x[1] / bsz;
+	return COLLAGEC_OK;
+}
+
+/*
+ * DFT with the axis or dft_length known only at run time: X's dims with
+ * the output length on the axis (the transform length, or half of it plus
+ * one when onesided, the whole under an inverse onesided one) and 2, or
+ * 1 for an inverse onesided one, last; binds the axis, the transform
+ * length and X's length on the axis (param).
+ */
+static collagec_status shape_dft(collagec_model *m, const struct rt_shape *sh,
+				 const int64_t *x, int xr, int64_t *out)
+{
+	int inverse = sh->attr & 1, onesided = sh->attr >> 1 & 1;
+	int64_t axis = sh->in[2] >= 0 ? int_at(m, sh->in[2], 0) : sh->ints[0], a, n;
+
+	a = axis < 0 ? axis + xr : axis;
+	if (a < 0 || a >= xr - 1)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': axis %lld is out of range for rank %d "
+			    "(the last axis holds the real and imaginary parts)", sh->node,
+			    (long long)axis, xr);
+	n = sh->in[1] >= 0 ? int_at(m, sh->in[1], 0) : inverse && onesided ? 2 * (x[a] - 1)
+		: x[a];
+	if (n < 1 || n > RT_MAX_BYTES)
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': dft_length %lld is out of range",
+			    sh->node, (long long)n);
+	for (int k = 0; k < xr; k++)
+		out[k] = x[k];
+	out[a] = onesided && !inverse ? n / 2 + 1 : n;
+	out[xr - 1] = onesided && inverse ? 1 : 2;
+	m->syms[sh->param[0]] = a;
+	m->syms[sh->param[1]] = n;
+	m->syms[sh->param[2]] = x[a];
+	return COLLAGEC_OK;
+}
+
+/*
+ * AffineGrid with size known only at run time: [N, H, W, 2] from size [N,
+ * C, H, W], or [N, D, H, W, 3] from [N, C, D, H, W]; N must be theta's.
+ */
+static collagec_status shape_affine_grid(collagec_model *m, const struct rt_shape *sh,
+					 const int64_t *x, int64_t *out)
+{
+	int cnt = (int)int_count(m, sh->in[1]);
+
+	if (int_at(m, sh->in[1], 0) != x[0])
+		return fail(m, COLLAGEC_E_SHAPE, "node '%s': size[0] = %lld differs from theta's "
+			    "batch %lld", sh->node, (long long)int_at(m, sh->in[1], 0),
+			    (long long)x[0]);
+	for (int i = 1; i < cnt; i++) {
+		int64_t v = int_at(m, sh->in[1], i);
+
+		if (v < 1 || v > RT_MAX_BYTES)
+			return fail(m, COLLAGEC_E_SHAPE, "node '%s': size[%d] = %lld is out of range",
+				    sh->node, i, (long long)v);
+		if (i >= 2)
+			out[i - 1] = v;
+	}
+	out[0] = x[0];
+	out[cnt - 1] = cnt - 2;
+	return COLLAGEC_OK;
+}
+
+/*
  * Whether slices a and b of x (count of them, size elements each, inner the
  * stride of the axis) are equal: element by element, == for the floats
  * (float16 and bfloat16 widened: so -0.0 equals 0.0 and NaN nothing), else
@@ -712,6 +847,14 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_unique(m, sh, x, xr, out);
 	case RT_SHAPE_NMS:
 		return shape_nms(m, sh, out);
+	case RT_SHAPE_CENTER_CROP_PAD:
+		return shape_center_crop_pad(m, sh, x, xr, out);
+	case RT_SHAPE_COL2IM:
+		return shape_col2im(m, sh, x, xr, out);
+	case RT_SHAPE_DFT:
+		return shape_dft(m, sh, x, xr, out);
+	case RT_SHAPE_AFFINE_GRID:
+		return shape_affine_grid(m, sh, x, out);
 	case RT_SHAPE_MEL_WEIGHT_MATRIX:
 		/* [dft_length / 2 + 1, num_mel_bins] */
 		out[0] = int_at(m, sh->in[1], 0) / 2 + 1;

@@ -3,7 +3,9 @@
 of at least MIN (24: the ones onnx 1.23 added after opset 23) into OUTDIR,
 one folder per case in the layout of onnx/backend/test/data/node
 (model.onnx, test_data_set_N/input_K.pb, output_K.pb), committed as
-testdata/onnx24 (tests/opset24.sh runs them).
+testdata/onnx24 (tests/opset24.sh runs them). testdata/onnx_rt_shapes holds
+26 cases of `all` (CenterCropPad, Col2Im, DFT, AffineGrid and antialiased
+Resize with shape inputs fed at run time; tests/dynamic.sh runs them).
 
 usage: copy_onnx_node_tests.py OUTDIR [MIN [all]]
 

@@ -32,6 +32,19 @@ tensors at run time; the expected outputs are computed here with numpy.
   symbolic_conv  Conv over a symbolic length: 1-D with stride, pads and bias,
                  1-D dilated and grouped (T >= 5 at run time), 2-D over a
                  symbolic height with stride
+  crop_pad_rt    CenterCropPad (opset 18) to a shape that is a graph input:
+                 crops and pads by odd amounts, on axes 0 and 1 and on all
+  col2im_rt      Col2Im (opset 18) with image_shape and block_shape graph
+                 inputs, default and strided, dilated, padded geometry
+  dft_rt         DFT (opset 20) with the axis (and dft_length) graph inputs:
+                 onesided, of a run-time length, the inverse onesided one
+                 back (numpy's rfft, fft and irfft), one whose lengths stay
+                 (static dims) and one of a run-time length on the default
+                 axis
+  affine_grid_rt AffineGrid (opset 20) of a size that is a graph input, with
+                 and without align_corners, a length 1 among them (at -1
+                 under align_corners, as onnx's reference and PyTorch's
+                 linspace put it; ONNX Runtime 1.32 puts it at +1)
   bad_indices    Gather on axes 0 and 1, GatherElements and GatherND with
                  indices that are graph inputs: in range (negative ones too)
                  in set 0, far outside the axes in set 1, which collagec
@@ -381,6 +394,148 @@ def bad_indices(out):
     save(out, "bad_indices", graph, sets)
 
 
+def crop_pad_rt(out):
+    nodes = [
+        helper.make_node("CenterCropPad", ["x", "hw"], ["y"], name="ccp", axes=[0, 1]),
+        helper.make_node("CenterCropPad", ["x", "all"], ["z"], name="ccp_all"),
+    ]
+    graph = helper.make_graph(
+        nodes, "crop_pad_rt",
+        [helper.make_tensor_value_info("x", F32, [6, 5, 3]),
+         helper.make_tensor_value_info("hw", I64, [2]),
+         helper.make_tensor_value_info("all", I64, [3])],
+        [helper.make_tensor_value_info(n, F32, None) for n in ("y", "z")])
+
+    def ccp(x, shape, axes):
+        # the ONNX operator's definition: crop from (in - out) // 2, pad with
+        # (out - in) // 2 zeros first
+        y = x
+        for a, n in zip(axes, shape):
+            d = y.shape[a]
+            if n < d:
+                y = np.take(y, range((d - n) // 2, (d - n) // 2 + n), axis=a)
+            elif n > d:
+                pad = [(0, 0)] * y.ndim
+                pad[a] = ((n - d) // 2, n - d - (n - d) // 2)
+                y = np.pad(y, pad)
+        return y
+
+    x = np.arange(90, dtype=np.float32).reshape(6, 5, 3)
+    sets = []
+    for hw, al in (([3, 8], [7, 2, 3]), ([9, 2], [2, 6, 1])):
+        sets.append(({"x": x, "hw": np.array(hw, np.int64), "all": np.array(al, np.int64)},
+                     {"y": ccp(x, hw, [0, 1]), "z": ccp(x, al, [0, 1, 2])}))
+    save(out, "crop_pad_rt", graph, sets, opset=18)
+
+
+def col2im_ref(x, img, blk, strides, dil, pads):
+    """Col2Im by its definition: each column's block added into the padded image."""
+    r = len(img)
+    bsz = int(np.prod(blk))
+    n, cb, _ = x.shape
+    padded = [img[i] + pads[i] + pads[i + r] for i in range(r)]
+    nb = [(padded[i] - dil[i] * (blk[i] - 1) - 1) // strides[i] + 1 for i in range(r)]
+    y = np.zeros([n, cb // bsz] + padded, np.float64)
+    for c in range(cb // bsz):
+        for k in np.ndindex(*blk):
+            row = c * bsz + int(np.ravel_multi_index(k, blk))
+            for b in np.ndindex(*nb):
+                pos = tuple(b[i] * strides[i] + k[i] * dil[i] for i in range(r))
+                y[(slice(None), c) + pos] += x[:, row, int(np.ravel_multi_index(b, nb))]
+    crop = tuple(slice(pads[i], pads[i] + img[i]) for i in range(r))
+    return y[(slice(None), slice(None)) + crop].astype(np.float32)
+
+
+def col2im_rt(out):
+    # x [1, 12, 6] holds 3 channels of 2x2 blocks over 3x4, or 6 of 1x2 over
+    # 2x4; with strides 2, dilations [1, 2] and pads [1, 0, 0, 1], 3 channels
+    # of 2x2 blocks over 3x7, or 6 of 1x2 over 5x4
+    nodes = [
+        helper.make_node("Col2Im", ["x", "img", "blk"], ["y"], name="col2im"),
+        helper.make_node("Col2Im", ["x", "img2", "blk2"], ["z"], name="col2im_sdp",
+                         strides=[2, 2], dilations=[1, 2], pads=[1, 0, 0, 1]),
+    ]
+    graph = helper.make_graph(
+        nodes, "col2im_rt",
+        [helper.make_tensor_value_info("x", F32, [1, 12, 6])] +
+        [helper.make_tensor_value_info(n, I64, [2]) for n in ("img", "blk", "img2", "blk2")],
+        [helper.make_tensor_value_info(n, F32, None) for n in ("y", "z")])
+    x = np.random.default_rng(5).standard_normal((1, 12, 6)).astype(np.float32)
+    sets = []
+    for img, blk, img2, blk2 in (([3, 4], [2, 2], [3, 7], [2, 2]),
+                                 ([2, 4], [1, 2], [5, 4], [1, 2])):
+        feeds = {"x": x, "img": np.array(img, np.int64), "blk": np.array(blk, np.int64),
+                 "img2": np.array(img2, np.int64), "blk2": np.array(blk2, np.int64)}
+        sets.append((feeds, {"y": col2im_ref(x, img, blk, [1, 1], [1, 1], [0, 0, 0, 0]),
+                             "z": col2im_ref(x, img2, blk2, [2, 2], [1, 2], [1, 0, 0, 1])}))
+    save(out, "col2im_rt", graph, sets, opset=18)
+
+
+def dft_rt(out):
+    nodes = [
+        helper.make_node("DFT", ["x", "", "axis"], ["rfft"], name="rfft", onesided=1),
+        helper.make_node("DFT", ["x", "n", "axis"], ["fft"], name="fft"),
+        helper.make_node("DFT", ["rfft", "", "axis"], ["back"], name="irfft", inverse=1,
+                         onesided=1),
+        helper.make_node("DFT", ["x", "", "axis"], ["same"], name="same"),
+        helper.make_node("DFT", ["x", "n"], ["last"], name="last"),
+    ]
+    graph = helper.make_graph(
+        nodes, "dft_rt",
+        [helper.make_tensor_value_info("x", F32, [2, 4, 6, 1]),
+         helper.make_tensor_value_info("axis", I64, []),
+         helper.make_tensor_value_info("n", I64, [])],
+        [helper.make_tensor_value_info(n, F32, None)
+         for n in ("rfft", "fft", "back", "same", "last")])
+
+    def ri(c):
+        return np.stack([c.real, c.imag], -1).astype(np.float32)
+
+    x = np.random.default_rng(7).standard_normal((2, 4, 6, 1)).astype(np.float32)
+    sets = []
+    for axis, n in ((1, 3), (-2, 8)):
+        a = axis % 4
+        r = np.fft.rfft(x[..., 0].astype(np.float64), axis=a)
+        sets.append(({"x": x, "axis": np.array(axis, np.int64), "n": np.array(n, np.int64)},
+                     {"rfft": ri(r),
+                      "fft": ri(np.fft.fft(x[..., 0].astype(np.float64), n=n, axis=a)),
+                      "back": np.fft.irfft(r, axis=a)[..., None].astype(np.float32),
+                      "same": ri(np.fft.fft(x[..., 0].astype(np.float64), axis=a)),
+                      "last": ri(np.fft.fft(x[..., 0].astype(np.float64), n=n, axis=2))}))
+    save(out, "dft_rt", graph, sets, opset=20)
+
+
+def affine_grid_rt(out):
+    nodes = [
+        helper.make_node("AffineGrid", ["theta", "size"], ["grid"], name="affine"),
+        helper.make_node("AffineGrid", ["theta", "size"], ["grid_ac"], name="affine_ac",
+                         align_corners=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "affine_grid_rt",
+        [helper.make_tensor_value_info("theta", F32, [2, 2, 3]),
+         helper.make_tensor_value_info("size", I64, [4])],
+        [helper.make_tensor_value_info(n, F32, None) for n in ("grid", "grid_ac")])
+
+    def grid(theta, size, align):
+        base = []
+        for n in size[2:]:
+            if align:
+                base.append(np.linspace(-1, 1, n) if n > 1 else np.array([-1.0]))
+            else:
+                base.append((2 * np.arange(n) + 1) / n - 1)
+        hy, wx = np.meshgrid(base[0], base[1], indexing="ij")
+        pts = np.stack([wx, hy, np.ones_like(wx)], -1)
+        return np.einsum("hwk,njk->nhwj", pts, theta.astype(np.float64)).astype(np.float32)
+
+    theta = np.random.default_rng(11).standard_normal((2, 2, 3)).astype(np.float32)
+    sets = []
+    for size in ([2, 3, 4, 5], [2, 1, 1, 3]):
+        sets.append(({"theta": theta, "size": np.array(size, np.int64)},
+                     {"grid": grid(theta, size, False), "grid_ac": grid(theta, size, True)}))
+    save(out, "affine_grid_rt", graph, sets, opset=20)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -393,6 +548,10 @@ def main():
     baked_shapes(sys.argv[1])
     split_uneven(sys.argv[1])
     symbolic_conv(sys.argv[1])
+    crop_pad_rt(sys.argv[1])
+    col2im_rt(sys.argv[1])
+    dft_rt(sys.argv[1])
+    affine_grid_rt(sys.argv[1])
 
 
 if __name__ == "__main__":

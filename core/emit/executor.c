@@ -338,8 +338,48 @@ static int shape_op(const struct node *n)
 	case OP_STRINGNORMALIZER: return 22;
 	case OP_STRINGSPLIT: return 23;
 	case OP_LOOP: case OP_IF: return 24;
+	case OP_CENTERCROPPAD: return 25;
+	case OP_COL2IM: return 26;
+	case OP_DFT: return 27;
+	case OP_AFFINEGRID: return 28;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
+}
+
+/*
+ * The parameters the shape function of a CenterCropPad, Col2Im or DFT
+ * binds for its kernel (runtime/rt_model.h's struct rt_shape).
+ */
+static void shape_params(struct graph *g, const struct node *n, struct strbuf *out)
+{
+	int cnt = 0;
+	const int64_t *ints = shape_fn_ints(g, n, &cnt);
+
+	if (n->op == OP_CENTERCROPPAD)
+		for (int i = 0; i < ints[0]; i++)
+			sb_printf(out, " %d,", graph_data_param(g, n->out[0], "start",
+								 (int)ints[1 + i]).sym[0]);
+	for (int i = 0; n->op == OP_COL2IM && i < ints[0]; i++)
+		sb_printf(out, " %d, %d,", graph_data_param(g, n->out[0], "block", i).sym[0],
+			  graph_data_param(g, n->out[0], "blocks", i).sym[0]);
+	if (n->op == OP_DFT)
+		sb_printf(out, " %d, %d, %d,", graph_data_param(g, n->out[0], "axis", 0).sym[0],
+			  graph_data_param(g, n->out[0], "n", 0).sym[0],
+			  graph_data_param(g, n->out[0], "len", 0).sym[0]);
+}
+
+/* The ints of a shape function (shape_fn_ints) as a compound literal, or nothing. */
+static void shape_ints(struct graph *g, const struct node *n, struct strbuf *out)
+{
+	int cnt = 0;
+	const int64_t *ints = shape_fn_ints(g, n, &cnt);
+
+	if (!cnt)
+		return;
+	sb_puts(out, ", (const int64_t[]){");
+	for (int i = 0; i < cnt; i++)
+		sb_printf(out, " %lld,", (long long)ints[i]);
+	sb_puts(out, " }");
 }
 
 /*
@@ -396,6 +436,9 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 			: n->op == OP_STRINGNORMALIZER ? stringnorm_flags(n)
 			: n->op == OP_STRINGSPLIT ? node_attr_int(n, "maxsplit", -1)
 			: n->op == OP_STFT ? node_attr_int(n, "onesided", 1) != 0
+			: n->op == OP_DFT ? (node_attr_int(n, "inverse", 0) != 0) |
+					    (node_attr_int(n, "onesided", 0) != 0) << 1
+			: n->op == OP_CENTERCROPPAD || n->op == OP_COL2IM || n->op == OP_AFFINEGRID ? 0
 			: n->op == OP_NONMAXSUPPRESSION ? node_attr_int(n, "center_point_box", 0) != 0
 			: n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),
 							 "constant") != 0
@@ -420,8 +463,10 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		for (int k = 0; params && k < 2 * rank; k++)
 			sb_printf(out, " %d,", graph_data_param(g, n->out[0], k % 2 ? p1 : p0,
 								 k / 2).sym[0]);
+		shape_params(g, n, out);
 		sb_puts(out, " -1 }, ");
 		emit_c_string(out, n->name);
+		shape_ints(g, n, out);
 		sb_puts(out, " },\n");
 	}
 	sb_puts(out, "\t{ -1, 0, 0, { -1, -1, -1, -1, -1 }, -1, { -1 }, NULL }\n};\nstatic const char rt_sym_late[] = {");

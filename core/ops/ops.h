@@ -308,15 +308,28 @@ int infer_data_count(struct graph *g, struct node *n, int i, int64_t *count);
 /* Gives output o dtype t and rank data-symbol dims (graph_data_sym); -1 past MAX_RANK. */
 int infer_set_data(struct graph *g, struct node *n, int o, enum dtype t, int64_t rank);
 /*
- * Whether n has an output with dims that are its own data symbols, so that
- * it needs a run-time shape function before its kernel.
+ * Whether n has an output with dims that are its own data symbols, or is a
+ * DFT whose kernel reads parameters only the run knows, so that it needs a
+ * run-time shape function before its kernel.
  */
 bool node_is_dynamic(struct graph *g, const struct node *n);
+/*
+ * Whether n is a DFT whose axis or dft_length is known only at run time
+ * (ops_signal.c): its shape function binds the kernel's parameters even
+ * when no output dim changes.
+ */
+bool dft_is_runtime(struct graph *g, const struct node *n);
 /*
  * The attr of the run-time shape function of a Resize or Upsample whose
  * scales or sizes are known only at run time (ops_resize.c).
  */
 int64_t resize_shape_attr(struct graph *g, const struct node *n);
+/*
+ * The integer attributes the run-time shape function of a CenterCropPad,
+ * Col2Im or DFT reads (runtime/rt_model.h's rt_shape.ints, ops_image.c):
+ * arena, their *count; NULL and 0 for other ops.
+ */
+int64_t *shape_fn_ints(struct graph *g, const struct node *n, int *count);
 /*
  * StringNormalizer's case change and stopword comparison as the flags of
  * runtime/rt_string.h's rt_str_normalize (also its shape function's attr).

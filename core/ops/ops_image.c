@@ -1,9 +1,10 @@
 /*
  * ops_image.c - the image-space ops of opsets 16 to 20: CenterCropPad,
  * Col2Im, AffineGrid and GridSample. Each output element is computed by one
- * gather from constant geometry (the target shape, the image and block
- * shapes, the output size) or from the sampling grid, so every loop nest is
- * parallel and writes once.
+ * gather from the geometry (the target shape, the image and block shapes,
+ * the output size: constants, or symbols that the node's run-time shape
+ * function binds when they are graph inputs) or from the sampling grid, so
+ * every loop nest is parallel and writes once.
  */
 #include "ops.h"
 
@@ -12,23 +13,50 @@
 /* ---- CenterCropPad ---- */
 
 /*
- * The output shape: axes (attribute, default all) take their length from
- * the constant input 'shape'. Cropped or padded axes must be constant in X.
- * -1 after a diagnostic.
+ * The axes CenterCropPad sets (attribute axes, default all), normalised
+ * into axes; their count, or -1 after a diagnostic.
+ */
+static int ccp_axes(struct graph *g, struct node *n, int r, int *axes)
+{
+	const int64_t *axv;
+	int na = node_attr_ints(n, "axes", &axv);
+	bool has = na >= 0, seen[MAX_RANK] = { false };
+
+	if (!has)
+		na = r;
+	if (na > r) {
+		diag_error(g->ctx, "%s: %d axes for rank %d", node_loc(g, n), na, r);
+		return -1;
+	}
+	for (int i = 0; i < na; i++) {
+		if ((axes[i] = infer_axis(g, n, has ? axv[i] : i, r)) < 0)
+			return -1;
+		if (seen[axes[i]]) {
+			diag_error(g->ctx, "%s: axis %d is repeated", node_loc(g, n), axes[i]);
+			return -1;
+		}
+		seen[axes[i]] = true;
+	}
+	return na;
+}
+
+/*
+ * The output shape: the axes take their length from input 'shape'. A
+ * constant shape gives constants (cropped or padded axes must be constant
+ * in X); one known only at run time data symbols, each axis's start in X a
+ * parameter of the kernel. -1 after a diagnostic.
  */
 static int ccp_shape(struct graph *g, struct node *n, struct shape *out)
 {
 	struct value *x = infer_input(g, n, 0);
-	const int64_t *axv;
 	int64_t *len, cnt;
-	int na, r;
+	int na, axes[MAX_RANK];
 
-	if (!x || infer_const_ints(g, n, 1, &len, &cnt) < 0)
+	if (!x || !infer_input(g, n, 1) || (na = ccp_axes(g, n, x->shape.rank, axes)) < 0)
 		return -1;
-	r = x->shape.rank;
-	na = node_attr_ints(n, "axes", &axv);
-	if (na < 0)
-		na = r;
+	if (infer_is_data(g, n, 1) ? infer_data_count(g, n, 1, &cnt) < 0
+	    : infer_const_ints(g, n, 1, &len, &cnt) < 0)
+		return -1;
 	if (cnt != na) {
 		diag_error(g->ctx, "%s: shape has %lld values for %d axes", node_loc(g, n),
 			   (long long)cnt, na);
@@ -36,10 +64,13 @@ static int ccp_shape(struct graph *g, struct node *n, struct shape *out)
 	}
 	*out = x->shape;
 	for (int i = 0; i < na; i++) {
-		int a = infer_axis(g, n, node_attr(n, "axes") ? axv[i] : i, r);
+		int a = axes[i];
 
-		if (a < 0)
-			return -1;
+		if (infer_is_data(g, n, 1)) {
+			out->d[a] = graph_data_sym(g, n->out[0], a);
+			graph_data_param(g, n->out[0], "start", a);
+			continue;
+		}
 		if (len[i] < 0 || len[i] > DIM_LIMIT) {
 			diag_error(g->ctx, "%s: target length %lld is out of range", node_loc(g, n),
 				   (long long)len[i]);
@@ -69,6 +100,39 @@ int infer_centercroppad(struct graph *g, struct node *n)
 }
 
 /*
+ * The target shape known only at run time: each listed axis reads X at its
+ * index plus its start (rt_shape.c's shape_center_crop_pad), zero outside.
+ */
+static int lower_centercroppad_data(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *inside = NULL, *v;
+	int axes[MAX_RANK], na = ccp_axes(L->g, (struct node *)L->n, x->shape.rank, axes);
+
+	if (na < 0)
+		return -1;
+	lower_loops_parallel(L, &y->shape, idx);
+	for (int k = 0; k < y->shape.rank; k++)
+		xi[k] = idx[k];
+	for (int i = 0; i < na; i++) {
+		int a = axes[i];
+		struct tir *c;
+
+		xi[a] = tir_let(b, "p", tir_add(b, idx[a], tir_dim(b, graph_data_param(
+			L->g, L->n->out[0], "start", a))));
+		c = lower_in_range(L, xi[a], tir_dim(b, x->shape.d[a]));
+		inside = inside ? tir_bin(b, BIN_LAND, inside, c) : c;
+	}
+	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
+	if (inside)
+		v = tir_select(b, inside, v, tir_const(b, x->dtype, 0));
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), v);
+	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/*
  * A cropped axis starts (in - out) / 2 into the input (rounded down); a
  * padded one puts (out - in) / 2 zeros first, the odd one at the end.
  */
@@ -78,6 +142,8 @@ int lower_centercroppad(struct lower *L)
 	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
 	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *inside = NULL, *v;
 
+	if (node_is_dynamic(L->g, L->n))
+		return lower_centercroppad_data(L);
 	lower_loops_parallel(L, &y->shape, idx);
 	for (int k = 0; k < y->shape.rank; k++) {
 		int64_t in, out;
@@ -112,9 +178,15 @@ struct col2im {
 	int r;
 	int64_t img[MAX_RANK], blk[MAX_RANK];	/* image and block extents */
 	int64_t s[MAX_RANK], d[MAX_RANK];	/* strides, dilations */
-	int64_t pb[MAX_RANK];			/* pads at the begin */
+	int64_t pb[MAX_RANK], pe[MAX_RANK];	/* pads at the begin and the end */
 	int64_t nb[MAX_RANK];			/* blocks along each dim */
 	int64_t bsz, l;				/* elements of a block, blocks in all */
+	/*
+	 * image_shape or block_shape known only at run time: img, blk, nb,
+	 * bsz and l unset; the output's dims but N are data symbols, each
+	 * axis's block length and block count parameters of the kernel
+	 */
+	bool rt;
 };
 
 /* Fills dst[0..r) from ints attribute name (count cnt), or def when absent. */
@@ -134,13 +206,46 @@ static int ints_attr_or(struct graph *g, struct node *n, const char *name, int c
 	return 0;
 }
 
+/* The count of image_shape or block_shape (input i), constant or not; its values or NULL. */
+static int col2im_count(struct graph *g, struct node *n, int i, int64_t **v, int64_t *cnt)
+{
+	*v = NULL;
+	if (!infer_input(g, n, i))
+		return -1;
+	if (infer_is_data(g, n, i))
+		return infer_data_count(g, n, i, cnt);
+	return infer_const_ints(g, n, i, v, cnt);
+}
+
+/* Strides, dilations and pads, which attributes give. -1 after a diagnostic. */
+static int col2im_attrs(struct graph *g, struct node *n, struct col2im *p)
+{
+	int64_t pads[2 * MAX_RANK];
+
+	if (ints_attr_or(g, n, "strides", p->r, p->s, 1) < 0 ||
+	    ints_attr_or(g, n, "dilations", p->r, p->d, 1) < 0 ||
+	    ints_attr_or(g, n, "pads", 2 * p->r, pads, 0) < 0)
+		return -1;
+	for (int i = 0; i < p->r; i++) {
+		p->pb[i] = pads[i];
+		p->pe[i] = pads[i + p->r];
+		if (p->s[i] < 1 || p->d[i] < 1 || p->d[i] > DIM_LIMIT || pads[i] < 0 ||
+		    pads[i + p->r] < 0 || pads[i] > DIM_LIMIT || pads[i + p->r] > DIM_LIMIT) {
+			diag_error(g->ctx, "%s: strides, dilations or pads are out of range",
+				   node_loc(g, n));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int col2im_plan(struct graph *g, struct node *n, struct col2im *p)
 {
 	struct value *x = infer_input(g, n, 0);
-	int64_t *img, *blk, ni, nb, pads[2 * MAX_RANK];
+	int64_t *img, *blk, ni, nb;
 
-	if (!x || infer_const_ints(g, n, 1, &img, &ni) < 0 ||
-	    infer_const_ints(g, n, 2, &blk, &nb) < 0)
+	memset(p, 0, sizeof(*p));
+	if (!x || col2im_count(g, n, 1, &img, &ni) < 0 || col2im_count(g, n, 2, &blk, &nb) < 0)
 		return -1;
 	if (x->shape.rank != 3 || ni != nb || ni < 1 || ni > MAX_RANK - 2) {
 		diag_error(g->ctx, "%s: input must be [N, C * block, L] with image_shape and "
@@ -148,10 +253,11 @@ static int col2im_plan(struct graph *g, struct node *n, struct col2im *p)
 		return -1;
 	}
 	p->r = (int)ni;
-	if (ints_attr_or(g, n, "strides", p->r, p->s, 1) < 0 ||
-	    ints_attr_or(g, n, "dilations", p->r, p->d, 1) < 0 ||
-	    ints_attr_or(g, n, "pads", 2 * p->r, pads, 0) < 0)
+	if (col2im_attrs(g, n, p) < 0)
 		return -1;
+	p->rt = !img || !blk;
+	if (p->rt)
+		return 0;
 	p->bsz = 1;
 	p->l = 1;
 	for (int i = 0; i < p->r; i++) {
@@ -159,10 +265,9 @@ static int col2im_plan(struct graph *g, struct node *n, struct col2im *p)
 
 		p->img[i] = img[i];
 		p->blk[i] = blk[i];
-		p->pb[i] = pads[i];
-		span = img[i] + pads[i] + pads[i + p->r] - p->d[i] * (blk[i] - 1) - 1;
-		if (img[i] < 1 || blk[i] < 1 || p->s[i] < 1 || p->d[i] < 1 || pads[i] < 0 ||
-		    pads[i + p->r] < 0 || span < 0 || img[i] > DIM_LIMIT || blk[i] > DIM_LIMIT) {
+		span = img[i] + p->pb[i] + p->pe[i] - p->d[i] * (blk[i] - 1) - 1;
+		if (img[i] < 1 || blk[i] < 1 || span < 0 || img[i] > DIM_LIMIT ||
+		    blk[i] > DIM_LIMIT) {
 			diag_error(g->ctx, "%s: image, block, strides, dilations or pads are out "
 				   "of range", node_loc(g, n));
 			return -1;
@@ -192,23 +297,44 @@ int infer_col2im(struct graph *g, struct node *n)
 	x = node_in(g, n, 0);
 	s.rank = p.r + 2;
 	s.d[0] = x->shape.d[0];
-	s.d[1] = dim_const(x->shape.d[1].c / p.bsz);
-	for (int i = 0; i < p.r; i++)
-		s.d[i + 2] = dim_const(p.img[i]);
+	s.d[1] = p.rt ? graph_data_sym(g, n->out[0], 1) : dim_const(x->shape.d[1].c / p.bsz);
+	for (int i = 0; i < p.r; i++) {
+		s.d[i + 2] = p.rt ? graph_data_sym(g, n->out[0], i + 2) : dim_const(p.img[i]);
+		if (p.rt) {
+			graph_data_param(g, n->out[0], "block", i);
+			graph_data_param(g, n->out[0], "blocks", i);
+		}
+	}
 	infer_set(g, n, 0, x->dtype, &s);
 	return 0;
+}
+
+/* Axis i's block length: a constant, or the parameter its shape function binds. */
+static struct tir *col2im_blk(struct lower *L, const struct col2im *p, int i)
+{
+	return p->rt ? tir_dim(L->b, graph_data_param(L->g, L->n->out[0], "block", i))
+		: tir_int(L->b, p->blk[i]);
+}
+
+/* Axis i's count of blocks, likewise. */
+static struct tir *col2im_nb(struct lower *L, const struct col2im *p, int i)
+{
+	return p->rt ? tir_dim(L->b, graph_data_param(L->g, L->n->out[0], "blocks", i))
+		: tir_int(L->b, p->nb[i]);
 }
 
 /*
  * Gather form of the fold: image position q takes, for each block offset
  * k, the column of the block whose window puts k at q, when there is one:
  * q + pad - k * dilation must be a multiple of the stride within the grid.
+ * With shapes known only at run time the block lengths and counts are
+ * the shape function's parameters (rt_shape.c's shape_col2im).
  */
 int lower_col2im(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
-	struct tir *oi[MAX_RANK], *ki[MAX_RANK], *cond = NULL, *acc, *row, *col, *xi[3];
+	struct tir *oi[MAX_RANK], *ki[MAX_RANK], *cond = NULL, *acc, *row, *col, *xi[3], *bsz;
 	struct col2im p;
 
 	if (col2im_plan(L->g, (struct node *)L->n, &p) < 0)
@@ -219,23 +345,27 @@ int lower_col2im(struct lower *L)
 	for (int i = 0; i < p.r; i++) {
 		struct tir *q, *c;
 
-		ki[i] = tir_loop(b, tir_int(b, p.blk[i]));
+		ki[i] = tir_loop(b, col2im_blk(L, &p, i));
 		q = tir_let(b, "q", tir_bin(b, BIN_SUB, tir_add(b, oi[i + 2], tir_int(b, p.pb[i])),
 					    tir_mul(b, ki[i], tir_int(b, p.d[i]))));
 		c = tir_bin(b, BIN_LAND, tir_bin(b, BIN_GE, q, tir_int(b, 0)),
-			    tir_bin(b, BIN_LT, q, tir_int(b, p.nb[i] * p.s[i])));
+			    tir_bin(b, BIN_LT, q, tir_mul(b, col2im_nb(L, &p, i),
+							  tir_int(b, p.s[i]))));
 		if (p.s[i] > 1)
 			c = tir_bin(b, BIN_LAND, c, tir_bin(b, BIN_EQ, tir_bin(b, BIN_MOD, q,
 						tir_int(b, p.s[i])), tir_int(b, 0)));
 		cond = cond ? tir_bin(b, BIN_LAND, cond, c) : c;
-		col = tir_add(b, tir_mul(b, col, tir_int(b, p.nb[i])),
+		col = tir_add(b, tir_mul(b, col, col2im_nb(L, &p, i)),
 			      p.s[i] > 1 ? tir_bin(b, BIN_DIV, q, tir_int(b, p.s[i])) : q);
 	}
 	/* row = c * bsz + the block offset, row-major over the block dims */
 	row = tir_int(b, 0);
-	for (int i = 0; i < p.r; i++)
-		row = tir_add(b, tir_mul(b, row, tir_int(b, p.blk[i])), ki[i]);
-	row = tir_add(b, tir_mul(b, oi[1], tir_int(b, p.bsz)), row);
+	bsz = tir_int(b, 1);
+	for (int i = 0; i < p.r; i++) {
+		row = tir_add(b, tir_mul(b, row, col2im_blk(L, &p, i)), ki[i]);
+		bsz = tir_mul(b, bsz, col2im_blk(L, &p, i));
+	}
+	row = tir_add(b, tir_mul(b, oi[1], bsz), row);
 	tir_if(b, cond);
 	xi[0] = oi[0];
 	xi[1] = row;
@@ -249,15 +379,65 @@ int lower_col2im(struct lower *L)
 	return 0;
 }
 
+/*
+ * The ints of the run-time shape function of a CenterCropPad, Col2Im or
+ * DFT (runtime/rt_model.h's struct rt_shape): arena, *count of them; NULL
+ * and 0 for other ops.
+ */
+int64_t *shape_fn_ints(struct graph *g, const struct node *n, int *count)
+{
+	struct node *nn = (struct node *)n;
+	int64_t *v = arena_alloc(g->arena, sizeof(*v) * (5 * MAX_RANK + 1));
+	struct col2im p;
+	int axes[MAX_RANK], na;
+
+	*count = 0;
+	switch (n->op) {
+	case OP_CENTERCROPPAD:
+		if ((na = ccp_axes(g, nn, node_in(g, n, 0)->shape.rank, axes)) < 0)
+			BUG("CenterCropPad node '%s' lost its axes", n->name);
+		v[0] = na;
+		for (int i = 0; i < na; i++)
+			v[1 + i] = axes[i];
+		*count = 1 + na;
+		return v;
+	case OP_COL2IM:
+		if (col2im_plan(g, nn, &p) < 0)
+			BUG("Col2Im node '%s' lost its geometry", n->name);
+		v[0] = p.r;
+		for (int i = 0; i < p.r; i++) {
+			v[1 + i] = p.s[i];
+			v[1 + p.r + i] = p.d[i];
+			v[1 + 2 * p.r + i] = p.pb[i];
+			v[1 + 3 * p.r + i] = p.pe[i];
+		}
+		*count = 1 + 4 * p.r;
+		return v;
+	case OP_DFT:
+		v[0] = g->opset >= 20 ? -2 : node_attr_int(n, "axis", 1);
+		*count = 1;
+		return v;
+	default:
+		return NULL;
+	}
+}
+
 /* ---- AffineGrid ---- */
 
-/* The constant size input [N, C, (D,) H, W]; its count (4 or 5), or -1. */
+/*
+ * The size input [N, C, (D,) H, W]: its count (4 or 5), or -1; *size its
+ * values when constant, else NULL (known only at run time).
+ */
 static int affine_size(struct graph *g, struct node *n, int64_t **size)
 {
 	struct value *th = infer_input(g, n, 0);
 	int64_t cnt;
 
-	if (!th || infer_const_ints(g, n, 1, size, &cnt) < 0)
+	*size = NULL;
+	if (!th || !infer_input(g, n, 1))
+		return -1;
+	if (infer_is_data(g, n, 1) ? infer_data_count(g, n, 1, &cnt) < 0
+	    : infer_const_ints(g, n, 1, size, &cnt) < 0)
 		return -1;
 	if (!dtype_is_float(th->dtype)) {
 		diag_error(g->ctx, "%s: theta has type %s (expected a float type)", node_loc(g, n),
@@ -271,7 +451,7 @@ static int affine_size(struct graph *g, struct node *n, int64_t **size)
 			   "[N, 3, 4] with 5", node_loc(g, n));
 		return -1;
 	}
-	for (int i = 0; i < cnt; i++)
+	for (int i = 0; *size && i < cnt; i++)
 		if ((*size)[i] < 1 || (*size)[i] > DIM_LIMIT) {
 			diag_error(g->ctx, "%s: size %lld is out of range", node_loc(g, n),
 				   (long long)(*size)[i]);
@@ -280,7 +460,10 @@ static int affine_size(struct graph *g, struct node *n, int64_t **size)
 	return (int)cnt;
 }
 
-/* grid is [N, H, W, 2] or [N, D, H, W, 3], theta's type. */
+/*
+ * grid is [N, H, W, 2] or [N, D, H, W, 3], theta's type; with size known
+ * only at run time its spatial dims are data symbols.
+ */
 int infer_affinegrid(struct graph *g, struct node *n)
 {
 	struct shape s = { 0 };
@@ -292,10 +475,31 @@ int infer_affinegrid(struct graph *g, struct node *n)
 	s.rank = cnt;
 	s.d[0] = node_in(g, n, 0)->shape.d[0];
 	for (int i = 2; i < cnt; i++)
-		s.d[i - 1] = dim_const(size[i]);
+		s.d[i - 1] = size ? dim_const(size[i]) : graph_data_sym(g, n->out[0], i - 1);
 	s.d[cnt - 1] = dim_const(cnt - 2);
 	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
 	return 0;
+}
+
+/*
+ * Base coordinate of index i on an axis of len known only at run time:
+ * -1 + 2 i / (len - 1) with align_corners (-1 for len 1), else -1 +
+ * (2 i + 1) / len, as lower_affinegrid computes them for a constant len.
+ */
+static struct tir *affine_base_rt(struct lower *L, enum dtype t, bool align, struct tir *i,
+				  struct dim len)
+{
+	struct tir_builder *b = L->b;
+	struct tir *c = tir_mul(b, tir_const(b, t, 2), tir_cast(b, t, i));
+	struct tir *one = tir_const(b, t, 1);
+
+	if (!align)
+		return tir_bin(b, BIN_SUB, tir_bin(b, BIN_DIV, tir_add(b, c, one),
+						   tir_cast(b, t, tir_dim(b, len))), one);
+	c = tir_bin(b, BIN_DIV, c, tir_cast(b, t, tir_bin(b, BIN_SUB, tir_dim(b, len),
+							   tir_int(b, 1))));
+	return tir_select(b, tir_bin(b, BIN_GT, tir_dim(b, len), tir_int(b, 1)),
+			  tir_bin(b, BIN_SUB, c, one), tir_const(b, t, -1));
 }
 
 /*
@@ -318,6 +522,10 @@ int lower_affinegrid(struct lower *L)
 		struct tir *c = tir_mul(b, tir_const(b, t, 2), tir_cast(b, t, idx[i + 1]));
 		struct tir *one = tir_const(b, t, 1);
 
+		if (!dim_is_const(y->shape.d[i + 1])) {
+			base[r - 1 - i] = affine_base_rt(L, t, align, idx[i + 1], y->shape.d[i + 1]);
+			continue;
+		}
 		if (align && len == 1)
 			c = tir_const(b, t, -1);
 		else if (align)

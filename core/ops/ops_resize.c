@@ -288,11 +288,6 @@ static int resize_data_plan(struct graph *g, struct node *n, bool old, const int
 			   node_loc(g, n));
 		return -1;
 	}
-	if (p->antialias) {
-		diag_error(g->ctx, "%s: antialias with scales or sizes known only at run time is "
-			   "not supported", node_loc(g, n));
-		return -1;
-	}
 	p->rt = true;
 	p->sc_in = dsc ? si : -1;
 	p->sz_in = dsz ? 3 : -1;
@@ -600,7 +595,28 @@ struct taps {
 	int64_t start, in;
 	double s;			/* the scale that stretches the filter */
 	struct tir *c, *i0, *wsum;	/* coordinate, base index, the weights' sum */
+	/*
+	 * with the scale known only at run time: the tap count, the scale
+	 * (at most 1) and the input's length as let variables; else NULL
+	 */
+	struct tir *rn, *rs, *rin;
 };
+
+/* A looped axis's tap count, filter scale and input length, constant or not. */
+static struct tir *taps_n(struct lower *L, const struct taps *t)
+{
+	return t->rn ? t->rn : tir_int(L->b, t->n);
+}
+
+static struct tir *taps_s(struct lower *L, const struct taps *t)
+{
+	return t->rs ? t->rs : tir_const(L->b, DTYPE_F64, t->s);
+}
+
+static struct tir *taps_in(struct lower *L, const struct taps *t)
+{
+	return t->rin ? t->rin : tir_int(L->b, t->in);
+}
 
 /*
  * Fills the taps (clamped input indices and weights) of coordinate c on an
@@ -716,10 +732,10 @@ static struct tir *aa_tap_weight(struct lower *L, const struct resize_plan *p,
 {
 	struct tir_builder *b = L->b;
 	struct tir *w = aa_weight(L, p, tir_mul(b, tir_bin(b, BIN_SUB, tir_cast(b, DTYPE_F64, idx),
-							  t->c), f64(L, t->s)));
+							  t->c), taps_s(L, t)));
 
 	if (p->exclude_outside)
-		w = tir_select(b, lower_in_range(L, idx, tir_int(b, t->in)), w, f64(L, 0));
+		w = tir_select(b, lower_in_range(L, idx, taps_in(L, t)), w, f64(L, 0));
 	return w;
 }
 
@@ -746,7 +762,37 @@ static void resize_taps_aa(struct lower *L, const struct resize_plan *p, struct 
 	t->i0 = tir_let(b, "i0", tir_add(b, tir_cast(b, DTYPE_I64, tir_bin(b, BIN_SUB,
 				tir_call1(b, INTRIN_CEIL, c), f64(L, 1))), tir_int(b, t->start)));
 	t->wsum = tir_let(b, "wsum", f64(L, 0));
-	j = tir_loop(b, tir_int(b, t->n));
+	j = tir_loop(b, taps_n(L, t));
+	idx = tir_let(b, "ix", tir_add(b, t->i0, j));
+	tir_assign(b, t->wsum, tir_add(b, t->wsum, aa_tap_weight(L, p, t, idx)));
+	tir_end(b);
+}
+
+/*
+ * resize_taps_aa with the scale s known only at run time (and in, the
+ * input's length, a let variable): the filter stretched by 1 / min(s, 1),
+ * so that an axis scaled up takes the plain taps, normalised.
+ */
+static void resize_taps_aa_rt(struct lower *L, const struct resize_plan *p, struct tir *c,
+			      struct tir *s, struct tir *in, struct taps *t)
+{
+	struct tir_builder *b = L->b;
+	struct tir *j, *idx, *start;
+
+	memset(t, 0, sizeof(*t));
+	t->loop = true;
+	t->c = c;
+	t->rin = in;
+	t->rs = tir_let(b, "sa", tir_bin(b, BIN_MIN, s, f64(L, 1)));
+	start = tir_let(b, "st", tir_add(b, tir_cast(b, DTYPE_I64, tir_call1(b, INTRIN_FLOOR,
+			tir_bin(b, BIN_DIV, f64(L, p->mode == RS_LINEAR ? -1 : -2), t->rs))),
+					 tir_int(b, 1)));
+	t->rn = tir_let(b, "nt", tir_bin(b, BIN_SUB, tir_int(b, 2),
+					 tir_mul(b, tir_int(b, 2), start)));
+	t->i0 = tir_let(b, "i0", tir_add(b, tir_cast(b, DTYPE_I64, tir_bin(b, BIN_SUB,
+				tir_call1(b, INTRIN_CEIL, c), f64(L, 1))), start));
+	t->wsum = tir_let(b, "wsum", f64(L, 0));
+	j = tir_loop(b, t->rn);
 	idx = tir_let(b, "ix", tir_add(b, t->i0, j));
 	tir_assign(b, t->wsum, tir_add(b, t->wsum, aa_tap_weight(L, p, t, idx)));
 	tir_end(b);
@@ -771,10 +817,10 @@ static struct tir *resize_sum(struct lower *L, const struct resize_plan *p,
 		struct tir *j, *idx, *w;
 
 		acc = tir_let(b, "acc", f64(L, 0));
-		j = tir_loop(b, tir_int(b, taps[a].n));
+		j = tir_loop(b, taps_n(L, &taps[a]));
 		idx = tir_let(b, "ix", tir_add(b, taps[a].i0, j));
 		w = tir_let(b, "w", aa_tap_weight(L, p, &taps[a], idx));
-		xi[ax[a]] = tir_let(b, "at", lower_clamp_index(L, idx, tir_int(b, taps[a].in)));
+		xi[ax[a]] = tir_let(b, "at", lower_clamp_index(L, idx, taps_in(L, &taps[a])));
 		tir_assign(b, acc, tir_add(b, acc, tir_mul(b, w, resize_sum(L, p, taps, ax, nax,
 									      a + 1, xi))));
 		tir_end(b);
@@ -827,7 +873,10 @@ int lower_resize(struct lower *L)
 					o = tir_bin(b, BIN_LOR, outside, o);
 				outside = tir_let(b, "out", o);
 			}
-			resize_taps(L, &p, c, 1, s, in, &taps[nax]);
+			if (p.antialias)
+				resize_taps_aa_rt(L, &p, c, s, in, &taps[nax]);
+			else
+				resize_taps(L, &p, c, 1, s, in, &taps[nax]);
 			ax[nax++] = k;
 			continue;
 		}

@@ -1,13 +1,16 @@
 /*
  * ops_signal.c - DFT (opsets 17 and 20) as a direct O(n^2) sum per output
  * frequency, STFT (opset 17) the same way per frame, and the window
- * functions of opset 17, all for constant sizes. The signal axis, its transform length and the output length
- * are constants; the sum runs in double with the twiddle angle reduced
- * modulo n first, so long transforms keep their precision.
+ * functions of opset 17. The signal axis, its transform length and the
+ * output length are constants, or parameters that the node's run-time
+ * shape function binds when the inputs that decide them are known only
+ * then (runtime/rt_shape.c); the sum runs in double with the twiddle angle
+ * reduced modulo n first, so long transforms keep their precision.
  */
 #include "ops.h"
 
 #include <math.h>
+#include <string.h>
 
 static const double dft_pi = 3.14159265358979323846;
 
@@ -15,10 +18,21 @@ static const double dft_pi = 3.14159265358979323846;
 struct dft {
 	int axis;		/* signal axis of X (not the last, complex one) */
 	int64_t in;		/* X's length on axis */
-	int64_t n;		/* transform length (dft_length, or in) */
-	int64_t out;		/* output length: n, or n / 2 + 1 when onesided */
+	int64_t n;		/* transform length (dft_length, or in; 2 (in - 1)
+				   for an inverse onesided one) */
+	int64_t out;		/* output length: n, or n / 2 + 1 when onesided
+				   (n when inverse too) */
 	bool complex_in;	/* X's last dim is 2 (else 1) */
 	bool inverse;
+	bool onesided;
+	bool irfft;		/* inverse and onesided: a one-sided spectrum to a
+				   real signal, Y's last dim 1 */
+	/*
+	 * the axis or dft_length known only at run time: in, n and out
+	 * unset, axis too (-1) unless it is a constant; the axis, n and in
+	 * are parameters of the kernel (rt_shape.c's shape_dft)
+	 */
+	bool rt;
 };
 
 /* A constant int scalar input i, or def when absent. -1 after a diagnostic. */
@@ -39,6 +53,22 @@ static int dft_scalar(struct graph *g, struct node *n, int i, int64_t def, int64
 	return 0;
 }
 
+/* Whether input i, a scalar, is known only at run time; -1 after a diagnostic. */
+static int dft_is_data(struct graph *g, struct node *n, int i)
+{
+	int64_t cnt;
+
+	if (!node_in(g, n, i) || !infer_is_data(g, n, i))
+		return 0;
+	if (infer_data_count(g, n, i, &cnt) < 0)
+		return -1;
+	if (cnt != 1) {
+		diag_error(g->ctx, "%s: input %d must be a scalar", node_loc(g, n), i);
+		return -1;
+	}
+	return 1;
+}
+
 /*
  * Opset 17 takes the axis as an attribute (default 1), opset 20 as input 2
  * (default -2); either counts from the back over X's whole rank. -1 after
@@ -49,51 +79,76 @@ static int dft_plan(struct graph *g, struct node *n, struct dft *p)
 	struct value *x = infer_input(g, n, 0);
 	bool onesided = node_attr_int(n, "onesided", 0) != 0;
 	int64_t axis, len;
-	int r;
+	int r, rt_len, rt_axis;
 
+	memset(p, 0, sizeof(*p));
 	if (!x)
 		return -1;
 	r = x->shape.rank;
-	if (g->opset >= 20) {
-		if (dft_scalar(g, n, 2, -2, &axis) < 0)
-			return -1;
-	} else {
-		axis = node_attr_int(n, "axis", 1);
-	}
 	if (!dtype_is_float(x->dtype) || r < 2 || !dim_is_const(x->shape.d[r - 1]) ||
 	    (x->shape.d[r - 1].c != 1 && x->shape.d[r - 1].c != 2)) {
 		diag_error(g->ctx, "%s: X must be float [..., signal, 1] or [..., signal, 2]",
 			   node_loc(g, n));
 		return -1;
 	}
+	p->complex_in = x->shape.d[r - 1].c == 2;
+	p->inverse = node_attr_int(n, "inverse", 0) != 0;
+	p->onesided = onesided;
+	p->irfft = p->inverse && onesided;
+	if ((rt_len = dft_is_data(g, n, 1)) < 0 ||
+	    (rt_axis = g->opset >= 20 ? dft_is_data(g, n, 2) : 0) < 0)
+		return -1;
+	p->rt = rt_len || rt_axis;
+	if (g->opset >= 20) {
+		if (!rt_axis && dft_scalar(g, n, 2, -2, &axis) < 0)
+			return -1;
+	} else {
+		axis = node_attr_int(n, "axis", 1);
+	}
+	if (p->rt && !rt_len && dft_scalar(g, n, 1, 0, &len) < 0)
+		return -1;
+	p->axis = -1;
+	if (p->rt && rt_axis)
+		return 0;
 	if (axis < 0)
 		axis += r;
-	if (axis < 0 || axis >= r - 1 || !dim_is_const(x->shape.d[axis])) {
+	if (axis < 0 || axis >= r - 1 || (!p->rt && !dim_is_const(x->shape.d[axis]))) {
 		diag_error(g->ctx, "%s: axis must name a constant dim other than the last",
 			   node_loc(g, n));
 		return -1;
 	}
+	if (p->rt) {
+		p->axis = (int)axis;
+		return 0;
+	}
 	p->axis = (int)axis;
 	p->in = x->shape.d[axis].c;
-	p->complex_in = x->shape.d[r - 1].c == 2;
-	p->inverse = node_attr_int(n, "inverse", 0) != 0;
-	if (dft_scalar(g, n, 1, p->in, &len) < 0)
+	if (dft_scalar(g, n, 1, p->irfft ? 2 * (p->in - 1) : p->in, &len) < 0)
 		return -1;
 	if (len < 1 || len > DIM_LIMIT) {
 		diag_error(g->ctx, "%s: dft_length %lld is out of range", node_loc(g, n),
 			   (long long)len);
 		return -1;
 	}
-	if (onesided && p->inverse) {
-		diag_error(g->ctx, "%s: an inverse onesided DFT is not supported", node_loc(g, n));
-		return -1;
-	}
 	p->n = len;
-	p->out = onesided ? len / 2 + 1 : len;
+	p->out = onesided && !p->inverse ? len / 2 + 1 : len;
 	return 0;
 }
 
-/* Y is X's shape with out on the axis and 2 (real, imaginary) last. */
+bool dft_is_runtime(struct graph *g, const struct node *n)
+{
+	struct dft p;
+
+	return n->op == OP_DFT && dft_plan(g, (struct node *)n, &p) == 0 && p.rt;
+}
+
+/*
+ * Y is X's shape with out on the axis and 2 (real, imaginary) last, or 1
+ * for an inverse onesided DFT. When the axis or dft_length is known only
+ * at run time, the axis's length is a data symbol; an axis known only then
+ * makes all of them but the last data symbols, unless no length changes
+ * (no dft_length, not onesided).
+ */
 int infer_dft(struct graph *g, struct node *n)
 {
 	struct dft p;
@@ -102,15 +157,37 @@ int infer_dft(struct graph *g, struct node *n)
 	if (infer_arity(g, n, 1, 3, 1) < 0 || dft_plan(g, n, &p) < 0)
 		return -1;
 	s = node_in(g, n, 0)->shape;
-	s.d[p.axis] = dim_const(p.out);
-	s.d[s.rank - 1] = dim_const(2);
+	if (p.rt) {
+		bool same = !p.onesided && !node_in(g, n, 1);
+
+		for (int k = 0; k < s.rank - 1; k++)
+			if (p.axis >= 0 ? k == p.axis : !same)
+				s.d[k] = graph_data_sym(g, n->out[0], k);
+		graph_data_param(g, n->out[0], "axis", 0);
+		graph_data_param(g, n->out[0], "n", 0);
+		graph_data_param(g, n->out[0], "len", 0);
+	} else {
+		s.d[p.axis] = dim_const(p.out);
+	}
+	s.d[s.rank - 1] = dim_const(p.irfft ? 1 : 2);
 	infer_set(g, n, 0, node_in(g, n, 0)->dtype, &s);
 	return 0;
 }
 
+/* Parameter what of DFT node n's output, which its shape function binds. */
+static struct tir *dft_param(struct lower *L, const char *what)
+{
+	return tir_dim(L->b, graph_data_param(L->g, L->n->out[0], what, 0));
+}
+
 /*
  * Y[..., k, :] = sum over j < min(in, n) of X[..., j] * e^(-+2 pi i k j / n),
- * divided by n when inverse: X is zero-padded or truncated to n.
+ * divided by n when inverse: X is zero-padded or truncated to n. An
+ * inverse onesided DFT sums the Hermitian spectrum's real part instead:
+ * X[0] + 2 sum Re(X[j] e^(2 pi i k j / n)) (+ X[n / 2] when n is even)
+ * over j < min(in, n / 2 + 1), as numpy's irfft. With the axis known only
+ * at run time the loop nest is the same, the axis's index picked by
+ * comparing each with it.
  */
 int lower_dft(struct lower *L)
 {
@@ -119,29 +196,64 @@ int lower_dft(struct lower *L)
 	enum dtype d = DTYPE_F64;
 	struct shape outer = y->shape;
 	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *re, *im, *j, *ang, *c, *sn, *xr, *xim;
+	struct tir *ax = NULL, *k, *nn, *cnt, *dang, *t;
+	double sign = 0;
 	struct dft p;
 	int r = y->shape.rank;
 
 	if (dft_plan(L->g, (struct node *)L->n, &p) < 0)
 		return -1;
+	sign = p.inverse ? 2 : -2;
 	outer.rank = r - 1;
 	lower_loops_parallel(L, &outer, idx);
+	if (p.rt) {
+		ax = tir_let(b, "axis", dft_param(L, "axis"));
+		k = idx[r - 2];
+		for (int a = r - 3; a >= 0; a--)
+			k = tir_select(b, tir_bin(b, BIN_EQ, ax, tir_int(b, a)), idx[a], k);
+		k = tir_let(b, "k", k);
+		nn = tir_let(b, "n", dft_param(L, "n"));
+		t = p.irfft ? tir_add(b, tir_bin(b, BIN_DIV, nn, tir_int(b, 2)), tir_int(b, 1)) : nn;
+		cnt = tir_let(b, "cnt", tir_bin(b, BIN_MIN, dft_param(L, "len"), t));
+		dang = tir_let(b, "dang", tir_bin(b, BIN_DIV, tir_const(b, d, sign * dft_pi),
+						  tir_cast(b, d, nn)));
+	} else {
+		int64_t lim = p.irfft ? p.n / 2 + 1 : p.n;
+
+		k = idx[p.axis];
+		nn = tir_int(b, p.n);
+		cnt = tir_int(b, p.in < lim ? p.in : lim);
+		dang = tir_const(b, d, sign * dft_pi / (double)p.n);
+	}
 	re = tir_let(b, "re", tir_const(b, d, 0));
-	im = tir_let(b, "im", tir_const(b, d, 0));
-	j = tir_loop(b, tir_int(b, p.in < p.n ? p.in : p.n));
-	ang = tir_bin(b, BIN_MOD, tir_mul(b, idx[p.axis], j), tir_int(b, p.n));
-	ang = tir_let(b, "ang", tir_mul(b, tir_cast(b, d, ang),
-					tir_const(b, d, (p.inverse ? 2 : -2) * dft_pi / (double)p.n)));
+	im = p.irfft ? NULL : tir_let(b, "im", tir_const(b, d, 0));
+	j = tir_loop(b, cnt);
+	ang = tir_bin(b, BIN_MOD, tir_mul(b, k, j), nn);
+	ang = tir_let(b, "ang", tir_mul(b, tir_cast(b, d, ang), dang));
 	c = tir_let(b, "c", tir_call1(b, INTRIN_COS, ang));
 	sn = tir_let(b, "s", tir_call1(b, INTRIN_SIN, ang));
-	for (int k = 0; k < r - 1; k++)
-		xi[k] = k == p.axis ? j : idx[k];
+	for (int a = 0; a < r - 1; a++)
+		xi[a] = !p.rt ? (a == p.axis ? j : idx[a])
+			: tir_select(b, tir_bin(b, BIN_EQ, ax, tir_int(b, a)), j, idx[a]);
 	xi[r - 1] = tir_int(b, 0);
 	xr = tir_let(b, "xr", tir_cast(b, d, tir_load(b, L->in[0], lower_offset(L, &x->shape, xi))));
+	xim = NULL;
 	if (p.complex_in) {
 		xi[r - 1] = tir_int(b, 1);
 		xim = tir_let(b, "xi", tir_cast(b, d, tir_load(b, L->in[0],
 							       lower_offset(L, &x->shape, xi))));
+	}
+	if (p.irfft) {
+		/* weight 1 for X[0] and X[n / 2], 2 for the others, which stand for two */
+		struct tir *w = tir_select(b, tir_bin(b, BIN_LOR, tir_bin(b, BIN_EQ, j, tir_int(b, 0)),
+				tir_bin(b, BIN_EQ, tir_mul(b, j, tir_int(b, 2)), nn)),
+				tir_const(b, d, 1), tir_const(b, d, 2));
+		struct tir *v = tir_mul(b, xr, c);
+
+		if (xim)
+			v = tir_bin(b, BIN_SUB, v, tir_mul(b, xim, sn));
+		tir_assign(b, re, tir_add(b, re, tir_mul(b, w, v)));
+	} else if (xim) {
 		tir_assign(b, re, tir_add(b, re, tir_bin(b, BIN_SUB, tir_mul(b, xr, c),
 							 tir_mul(b, xim, sn))));
 		tir_assign(b, im, tir_add(b, im, tir_add(b, tir_mul(b, xr, sn), tir_mul(b, xim, c))));
@@ -151,15 +263,18 @@ int lower_dft(struct lower *L)
 	}
 	tir_end(b);
 	if (p.inverse) {
-		tir_assign(b, re, tir_bin(b, BIN_DIV, re, tir_const(b, d, (double)p.n)));
-		tir_assign(b, im, tir_bin(b, BIN_DIV, im, tir_const(b, d, (double)p.n)));
+		tir_assign(b, re, tir_bin(b, BIN_DIV, re, tir_cast(b, d, nn)));
+		if (im)
+			tir_assign(b, im, tir_bin(b, BIN_DIV, im, tir_cast(b, d, nn)));
 	}
-	for (int k = 0; k < r - 1; k++)
-		xi[k] = idx[k];
+	for (int a = 0; a < r - 1; a++)
+		xi[a] = idx[a];
 	xi[r - 1] = tir_int(b, 0);
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, xi), tir_cast(b, y->dtype, re));
-	xi[r - 1] = tir_int(b, 1);
-	tir_store(b, L->out[0], lower_offset(L, &y->shape, xi), tir_cast(b, y->dtype, im));
+	if (im) {
+		xi[r - 1] = tir_int(b, 1);
+		tir_store(b, L->out[0], lower_offset(L, &y->shape, xi), tir_cast(b, y->dtype, im));
+	}
 	lower_end_loops(L, r - 1);
 	return 0;
 }

@@ -167,6 +167,8 @@ int infer_set_data(struct graph *g, struct node *n, int o, enum dtype t, int64_t
 
 bool node_is_dynamic(struct graph *g, const struct node *n)
 {
+	if (dft_is_runtime(g, n))
+		return true;
 	for (int o = 0; o < n->n_out; o++) {
 		const struct value *v = node_out(g, n, o);
 

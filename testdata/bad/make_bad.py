@@ -148,19 +148,20 @@ def bad_models():
     out["bad_reshape"] = model(helper.make_graph(nodes, "reshape", [f32("x", [2, 3])],
                                                  [f32("y", [4, 2])], [shape]))
 
-    # 8 minus the batch may be negative: no symbol stands for it, and the
-    # DFT that needs it as dft_length at compile time names the Sub that
-    # computed it (a Reshape or Split by it computes its shape at run time:
-    # tests/dynamic.sh)
+    # 8 minus the batch may be negative: no symbol stands for it, so it is
+    # known only at run time, and SplitToSequence, which needs a scalar
+    # split at compile time, refuses it (a Reshape, Split or DFT by it
+    # computes its shape at run time: tests/dynamic.sh)
     ints = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
     nodes = [
         helper.make_node("Shape", ["x"], ["s"], name="shape"),
         helper.make_node("Gather", ["s", "zero"], ["n"], name="batch", axis=0),
         helper.make_node("Sub", ["eight", "n"], ["m"], name="eight_minus_batch"),
-        helper.make_node("DFT", ["x", "m"], ["y"], name="dft"),
+        helper.make_node("SplitToSequence", ["x", "m"], ["y"], name="split", axis=1),
     ]
     out["symbolic_shape_inexpressible"] = model(helper.make_graph(
-        nodes, "inexpressible", [f32("x", ["N", 6, 1])], [f32("y", None)],
+        nodes, "inexpressible", [f32("x", ["N", 6, 1])],
+        [helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, None)],
         [ints("zero", 0), ints("eight", 8)]), [helper.make_opsetid("", 17)])
 
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
