@@ -159,6 +159,38 @@ int infer_pool(struct graph *g, struct node *n)
 }
 
 /*
+ * QLinearAveragePool and QLinearGlobalAveragePool (com.microsoft): X,
+ * X_scale, [X_zero_point], Y_scale, [Y_zero_point], per tensor; Y of X's
+ * 8-bit type, the pool's shape (channels_last 0 only).
+ */
+int infer_qlinearpool(struct graph *g, struct node *n)
+{
+	struct value *x;
+	struct window w;
+	struct shape s;
+
+	if (infer_arity(g, n, 4, 5, 1) < 0 || !(x = infer_input(g, n, 0)) ||
+	    infer_qparams_one(g, n, x->dtype) < 0)
+		return -1;
+	if (node_attr_int(n, "channels_last", 0)) {
+		diag_error(g->ctx, "%s: channels_last is not supported", node_loc(g, n));
+		return -1;
+	}
+	if (n->op == OP_QLINEARGLOBALAVERAGEPOOL) {
+		if (x->shape.rank < 3) {
+			diag_error(g->ctx, "%s: input must have rank 3 or more", node_loc(g, n));
+			return -1;
+		}
+		s = x->shape;
+		for (int i = 2; i < s.rank; i++)
+			s.d[i] = dim_const(1);
+	} else if (pool_plan(g, n, &w, &s) < 0)
+		return -1;
+	infer_set(g, n, 0, x->dtype, &s);
+	return 0;
+}
+
+/*
  * Flat index in X of window position xi: row-major over the whole tensor,
  * or with storage_order 1 the spatial dims column-major (the first one
  * fastest) after (n, c) row-major.
@@ -183,9 +215,9 @@ int lower_pool(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
-	bool is_max = L->n->op == OP_MAXPOOL;
+	bool is_max = L->n->op == OP_MAXPOOL, q = L->n->op == OP_QLINEARAVERAGEPOOL;
 	bool incl = node_attr_int(L->n, "count_include_pad", 0) != 0;
-	enum dtype t = y->dtype;
+	enum dtype t = q ? DTYPE_I32 : y->dtype;	/* QLinearAveragePool: exact int32 sums */
 	struct window w;
 	struct shape s;
 	struct tir *oi[MAX_RANK], *ki[MAX_RANK], *xi[MAX_RANK], *acc, *cnt, *cond = NULL, *v;
@@ -221,6 +253,8 @@ int lower_pool(struct lower *L)
 	if (cond)
 		tir_if(b, cond);
 	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
+	if (q)
+		v = tir_cast(b, DTYPE_I32, v);
 	if (arg) {
 		/* the first position holding the maximum wins */
 		v = tir_let(b, "v", v);
@@ -238,6 +272,8 @@ int lower_pool(struct lower *L)
 	lower_end_loops(L, w.r);
 	if (is_max)
 		v = acc;
+	else if (q)
+		v = lower_qpool_out(L, acc, cnt, div ? div : cnt);
 	else
 		v = tir_bin(b, BIN_DIV, acc, tir_cast(b, t, div ? div : cnt));
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, oi), v);
@@ -419,8 +455,8 @@ int lower_gpool(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0);
-	bool is_max = L->n->op == OP_GLOBALMAXPOOL;
-	enum dtype t = x->dtype;
+	bool is_max = L->n->op == OP_GLOBALMAXPOOL, q = L->n->op == OP_QLINEARGLOBALAVERAGEPOOL;
+	enum dtype t = q ? DTYPE_I32 : x->dtype;
 	struct tir *nc, *sp = tir_int(b, 1), *i, *acc, *v;
 
 	for (int k = 2; k < x->shape.rank; k++)
@@ -430,9 +466,12 @@ int lower_gpool(struct lower *L)
 	acc = tir_let(b, "acc", tir_const(b, t, is_max ? -INFINITY : 0));
 	i = tir_loop(b, sp);
 	v = tir_load(b, L->in[0], tir_add(b, tir_mul(b, nc, sp), i));
+	if (q)
+		v = tir_cast(b, DTYPE_I32, v);
 	tir_assign(b, acc, is_max ? tir_bin(b, BIN_MAX, acc, v) : tir_add(b, acc, v));
 	tir_end(b);
-	tir_store(b, L->out[0], nc, is_max ? acc : tir_bin(b, BIN_DIV, acc, tir_cast(b, t, sp)));
+	tir_store(b, L->out[0], nc, is_max ? acc : q ? lower_qpool_out(L, acc, sp, sp)
+		  : tir_bin(b, BIN_DIV, acc, tir_cast(b, t, sp)));
 	tir_end(b);
 	return 0;
 }
