@@ -86,6 +86,7 @@ convs=$(for n in $(t_list "$names" "$(t_pick "$SEED" 6 $names)"); do echo "$T/go
 "$COLLAGEC" conformance -j2 --cpu generic --rtol 0 --atol 0 "$T"/good/matmulinteger_const_* \
 	"$T"/good/qlinearmatmul_const_* $convs "$T"/good/dynamicquantizelinear_* \
 	"$T"/good/qdq_add_* "$T"/good/qdq_gemm_* testdata/quant/qlinearadd_* \
+	"$T"/good/qdq_*pool_* "$T"/good/qdq_concat_* "$T"/good/maxpool_*_onnx \
 	>"$T/generic.out" 2>&1
 sed -n "s/^PASS \([^ ]*\).*/ok   $SUITE\/generic\/\1/p; s/^FAIL \([^:]*\): /FAIL $SUITE\/generic\/\1: /p" \
 	"$T/generic.out"
@@ -140,6 +141,46 @@ for m in qdq_gemm_transb_bias_u8s8 qdq_gemm_transb_bias_s8s8; do
 	else
 		echo "ok   quant/qdq_gemm/$m"
 	fi
+done
+
+# the qdq pass's pools and concatenations: an 8-bit MaxPool on its byte
+# kernel (maxpool.q8rows; with differing scales then a one-input
+# QLinearConcat requantizing the max), QLinearAveragePool and
+# QLinearGlobalAveragePool on rt_cqpool.h's rows, QLinearConcat's copies
+# (a Concat of the integers when the scales agree), no float pool, Concat,
+# DequantizeLinear or QuantizeLinear kernel left (the outputs: the
+# conformance runs above); ONNX MaxPool-12 of int8 on the byte kernel too
+for c in "qdq_maxpool_u8_stem maxpool.q8rows" "qdq_maxpool_s8_dil_ceil maxpool.q8rows" \
+	"qdq_maxpool_u8_requant maxpool.q8rows qlinearconcat.copy" \
+	"qdq_maxpool_s8_requant_1d maxpool.q8rows qlinearconcat.copy" \
+	"maxpool_s8_onnx maxpool.q8rows" \
+	"qdq_averagepool_u8_pad qlinearaveragepool.rows" \
+	"qdq_averagepool_s8_1d_incl qlinearaveragepool.rows" \
+	"qdq_globalaveragepool_s8 qlinearglobalaveragepool.rows" \
+	"qdq_concat_s8_requant qlinearconcat.copy" "qdq_concat_u8_same"; do
+	set -- $c
+	m=$1
+	shift
+	if ! "$COLLAGEC" compile --target c --search none -q "$T/good/$m/model.onnx" \
+		-o "$T/$m.so" 2>"$T/$m.err"; then
+		echo "FAIL quant/qdq_pool/$m: compile: $(head -n 1 "$T/$m.err")"
+		continue
+	fi
+	have=$(grep -o '"implementation":[^"]*"[^"]*"' "$T/$m.json" | sed 's/.*"\([^"]*\)"$/\1/' |
+		tr '\n' ' ')
+	bad=
+	for k in "$@"; do
+		case " $have " in *" $k "*) ;; *) bad="no $k" ;; esac
+	done
+	case " $have " in
+	*" maxpool.vrows "*|*" maxpool.rows "*|*" maxpool.window "*|*" averagepool."*|\
+	*" globalaveragepool."*|*"quantizelinear."*) bad="a float kernel left: $have" ;;
+	esac
+	if grep -q '"k[0-9_]*\(DequantizeLinear\|QuantizeLinear\|AveragePool\)"' "$T/$m.json"; then
+		bad="a float node left: $have"
+	fi
+	if [ -n "$bad" ]; then echo "FAIL quant/qdq_pool/$m: $bad"
+	else echo "ok   quant/qdq_pool/$m"; fi
 done
 
 # the weights blob of a quantized model: no larger than its ONNX file + 10%
