@@ -45,7 +45,11 @@
  *                              conv.im2col      patches copied into scratch,
  *                              (conv.direct)    then a blocked GEMM per group
  *           always             conv.direct      the generic loop nest
- *   MaxPool float32, 1-D or 2-D, static image
+ *   MaxPool uint8 or int8, 1-D or 2-D, static image
+ *                              maxpool.q8rows   rt_cqpool.h: rt_cpool.h's
+ *                                               rows on bytes (int8 as
+ *                                               x ^ 0x80), a byte max
+ *           float32, 1-D or 2-D, static image
  *                              maxpool.vrows    rt_cpool.h: per output row
  *                                               the window's rows reduced
  *                                               into a padded buffer, then
@@ -109,6 +113,23 @@
  *                              qlinearadd.vec   rt_cquant.h: 8 lanes of
  *                                               two fmas in double
  *           always             qlinearadd.loops the op's own lowering
+ *   QLinearAveragePool
+ *           1-D or 2-D, static image
+ *                              qlinearaveragepool.rows  rt_cqpool.h: int32
+ *                                               column sums, one
+ *                                               requantization an output
+ *           always             qlinearaveragepool.loops the op's own lowering
+ *   QLinearGlobalAveragePool
+ *           x its own buffer   qlinearglobalaveragepool.rows  rt_cqpool.h:
+ *                                               a plane's int32 sum
+ *           always             qlinearglobalaveragepool.loops the op's own
+ *                                               lowering
+ *   QLinearConcat
+ *           every X its own buffer
+ *                              qlinearconcat.copy rt_cqpool.h: a copy per
+ *                                               input, or a 256-byte table
+ *                                               where it is requantized
+ *           always             qlinearconcat.loops the op's own lowering
  *   DynamicQuantizeLinear
  *           float32            dynquantize.vec  rt_cquant.h: min/max in
  *                                               lanes, vector quantize
