@@ -211,6 +211,12 @@ static struct tir *pool_flat_index(struct lower *L, const struct shape *x, struc
 				  step), sp);
 }
 
+/* The identity of a max over type t: -inf, or for MaxPool-12's 8-bit integers their least value. */
+static double max_identity(enum dtype t)
+{
+	return t == DTYPE_I8 ? -128 : t == DTYPE_U8 ? 0 : -INFINITY;
+}
+
 int lower_pool(struct lower *L)
 {
 	struct tir_builder *b = L->b;
@@ -226,7 +232,7 @@ int lower_pool(struct lower *L)
 	if (pool_plan(L->g, (struct node *)L->n, &w, &s) < 0)
 		return -1;
 	lower_loops_parallel(L, &y->shape, oi);
-	acc = tir_let(b, "acc", tir_const(b, t, is_max ? -INFINITY : 0));
+	acc = tir_let(b, "acc", tir_const(b, t, is_max ? max_identity(t) : 0));
 	cnt = tir_let(b, "cnt", tir_int(b, 0));
 	if (is_max && L->n->n_out > 1)
 		arg = tir_let(b, "arg", tir_int(b, 0));
@@ -463,7 +469,7 @@ int lower_gpool(struct lower *L)
 		sp = tir_mul(b, sp, tir_dim(b, x->shape.d[k]));
 	nc = tir_loop(b, tir_mul(b, tir_dim(b, x->shape.d[0]), tir_dim(b, x->shape.d[1])));
 	tir_mark_parallel(b);
-	acc = tir_let(b, "acc", tir_const(b, t, is_max ? -INFINITY : 0));
+	acc = tir_let(b, "acc", tir_const(b, t, is_max ? max_identity(t) : 0));
 	i = tir_loop(b, sp);
 	v = tir_load(b, L->in[0], tir_add(b, tir_mul(b, nc, sp), i));
 	if (q)
