@@ -591,7 +591,7 @@ def pool_ref(x, kind, ks, ss, ds, pads, ceil, incl=False, sxz=None, syz=None, lo
     """MaxPool of x (any type; padding never wins), or the QLinear average
     pool of the integers x (kind "qavg": exact int sums requantized as
     rt_cqpool.h's formula in float64), or the float average ("avg") of x;
-    1-D or 2-D, N x C first."""
+    1-D, 2-D or 3-D (the op's own loops), N x C first."""
     r = len(ks)
     geo = [pool_geom(x.shape[2 + i], ks[i], ss[i], ds[i], (pads[i], pads[i + r]), ceil)
            for i in range(r)]
@@ -662,6 +662,8 @@ def qpool_cases():
         ("u8_requant", U8, (1, 3, 17, 19), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False, False),
         ("s8_requant_1d", I8, (1, 3, 29), (3,), (2,), (1,), (1, 1), True, False),
         ("u8_stride3", U8, (1, 2, 10, 40), (3, 3), (3, 3), (1, 1), (1, 1, 1, 1), True, True),
+        ("s8_3d", I8, (1, 2, 5, 6, 7), (2, 2, 3), (2, 1, 2), (1, 1, 1), (1, 0, 1, 0, 1, 1),
+         False, True),
     ]
     for name, t, shape, ks, ss, ds, pads, ceil, same in maxconf:
         lo, hi = (0, 255) if t == U8 else (-128, 127)
@@ -689,6 +691,7 @@ def qpool_cases():
         ("u8_ceil", U8, (1, 2, 7, 9), (2, 2), (2, 2), (0, 0, 0, 0), True, False),
         ("s8_1d_incl", I8, (1, 4, 23), (4,), (3,), (2, 1), True, True),
         ("u8_tails", U8, (1, 2, 5, 70), (3, 3), (1, 1), (1, 1, 1, 1), False, True),
+        ("u8_3d", U8, (1, 2, 5, 6, 7), (2, 3, 2), (1, 2, 2), (1, 1, 0, 0, 1, 1), True, False),
     ]
     for name, t, shape, ks, ss, pads, ceil, incl in avgconf:
         lo, hi = (0, 255) if t == U8 else (-128, 127)

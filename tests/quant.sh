@@ -15,7 +15,10 @@
 #    testdata/gen_quant_models.py with ONNX Runtime's outputs): within one
 #    quantization step of the output (testdata/quant/NAME/atol; the
 #    generator's docstring says why); qlinearadd_*, one com.microsoft
-#    QLinearAdd each, exactly (ONNX Runtime's kernel), at --cpu generic too.
+#    QLinearAdd each, exactly (ONNX Runtime's kernel), at --cpu generic too;
+#    qlinearpool_*, qlinearconcat_* and qlinearfold_* (the same of
+#    initializers, folded through the ops' own loops), one com.microsoft
+#    QLinearAveragePool, QLinearGlobalAveragePool or QLinearConcat each.
 # 3. The qdq pass on cnn_qdq and cnn_qdq_tensor: their Conv and MatMul
 #    groups become QLinearConv and QLinearMatMul (the integer kernels'
 #    strategies in OUT.json, no float conv.* or matmul.* kernel); on
@@ -23,7 +26,10 @@
 #    QLinearAdd (qlinearadd.vec where a and b have y's shape or one
 #    element, the op's own loops under other broadcasts); the qdq_gemm_*
 #    node tests' Gemm (transB, an int32 bias) QLinearMatMul on its GEMM.
-# 4. OUT.so holds a quantized model's 8-bit weights once: the weights blob
+# 4. The qdq pass's pools and Concats (qdq_maxpool_*, qdq_averagepool_*,
+#    qdq_globalaveragepool_*, qdq_concat_* node tests): the integer nodes
+#    and kernels they become, no float pool or (De)QuantizeLinear left.
+# 5. OUT.so holds a quantized model's 8-bit weights once: the weights blob
 #    (OUT.json's weights_bytes) of each testdata/quant model at most its
 #    ONNX file's size plus 10% and 512 bytes of alignment (the integer
 #    GEMM's packed panels are made
@@ -156,6 +162,7 @@ for c in "qdq_maxpool_u8_stem maxpool.q8rows" "qdq_maxpool_s8_dil_ceil maxpool.q
 	"maxpool_s8_onnx maxpool.q8rows" \
 	"qdq_averagepool_u8_pad qlinearaveragepool.rows" \
 	"qdq_averagepool_s8_1d_incl qlinearaveragepool.rows" \
+	"qdq_averagepool_u8_3d qlinearaveragepool.loops" \
 	"qdq_globalaveragepool_s8 qlinearglobalaveragepool.rows" \
 	"qdq_concat_s8_requant qlinearconcat.copy" "qdq_concat_u8_same"; do
 	set -- $c
