@@ -65,18 +65,61 @@ static inline void rt_qmax_acc(uint8_t *restrict v, const uint8_t *restrict b, u
 	}
 }
 
+/* v[0..n) = max(a ^ f, b ^ f), unsigned */
+static inline void rt_qmax_pair(const uint8_t *restrict a, const uint8_t *restrict b,
+				uint8_t *restrict v, uint8_t f, int64_t n)
+{
+	for (int64_t j = 0; j < n; j++) {
+		uint8_t p = (uint8_t)(a[j] ^ f), q = (uint8_t)(b[j] ^ f);
+
+		v[j] = p > q ? p : q;
+	}
+}
+
 /* v[0..W) = the max of the window's rows of output row oh (flipped), 0 when none is inside */
 static inline void rt_qmax_vertical(const struct rt_qpool_geom *g, const uint8_t *x, int64_t oh,
 				    uint8_t *restrict v)
 {
-	int64_t W = g->in[1];
+	int64_t W = g->in[1], rows = 0;
+	const uint8_t *first = NULL;
 
-	memset(v, 0, (size_t)W);
 	for (int64_t k = 0; k < g->k[0]; k++) {
 		int64_t ih = oh * g->s[0] - g->pb[0] + k * g->d[0];
+		const uint8_t *r = x + ih * W;
 
-		if (ih >= 0 && ih < g->in[0])
-			rt_qmax_acc(v, x + ih * W, g->flip, W);
+		if (ih < 0 || ih >= g->in[0])
+			continue;
+		if (rows++ == 0)
+			first = r;
+		else if (rows == 2)
+			rt_qmax_pair(first, r, v, g->flip, W);
+		else
+			rt_qmax_acc(v, r, g->flip, W);
+	}
+	if (rows == 1)
+		for (int64_t j = 0; j < W; j++)
+			v[j] = (uint8_t)(first[j] ^ g->flip);
+	if (rows == 0)
+		memset(v, 0, (size_t)W);
+}
+
+/*
+ * ph = the s phases of buf[0..wp) one after the other, phase r from off[r];
+ * s a constant where inlined with one (stride 2: vectorised deinterleave).
+ */
+static inline __attribute__((always_inline)) void
+rt_qmax_phases(const uint8_t *restrict buf, int64_t wp, const int64_t s, uint8_t *restrict ph,
+	       int64_t *off)
+{
+	int64_t o = 0;
+
+	for (int64_t r = 0; r < s; r++) {
+		int64_t n = (wp - r + s - 1) / s;
+
+		off[r] = o;
+		for (int64_t i = 0; i < n; i++)
+			ph[o + i] = buf[i * s + r];
+		o += n;
 	}
 }
 
@@ -89,24 +132,23 @@ static inline void rt_qmax_row(const struct rt_qpool_geom *g, const uint8_t *x, 
 
 	rt_qmax_vertical(g, x, oh, buf + g->pb[1]);
 	off[0] = 0;
-	if (s > 1) {
-		int64_t o = 0;
-
-		for (int64_t r = 0; r < s; r++) {
-			int64_t n = (g->wp - r + s - 1) / s;
-
-			off[r] = o;
-			for (int64_t i = 0; i < n; i++)
-				ph[o + i] = buf[i * s + r];
-			o += n;
-		}
+	if (s == 2) {
+		rt_qmax_phases(buf, g->wp, 2, ph, off);
+		src = ph;
+	} else if (s > 1) {
+		rt_qmax_phases(buf, g->wp, s, ph, off);
 		src = ph;
 	}
-	memcpy(y, src, (size_t)OW);
+	if (g->k[1] == 1)
+		memcpy(y, src, (size_t)OW);
 	for (int64_t k = 1; k < g->k[1]; k++) {
 		int64_t t = k * g->d[1];
+		const uint8_t *p = src + off[t % s] + t / s;
 
-		rt_qmax_acc(y, src + off[t % s] + t / s, 0, OW);
+		if (k == 1)
+			rt_qmax_pair(src, p, y, 0, OW);
+		else
+			rt_qmax_acc(y, p, 0, OW);
 	}
 	if (g->flip)
 		for (int64_t j = 0; j < OW; j++)
