@@ -677,6 +677,22 @@ def qpool_cases():
         GOOD.append(("qdq_maxpool_" + name, nodes, 13, [("x", t, x)], [("y", t, y)],
                      [tensor("sx", F, sx), tensor("zx", t, zx), tensor("sy", F, sy),
                       tensor("zy", t, zy)]))
+    # per-axis x parameters: no integer MaxPool (the float path, exactly)
+    x = imm_operand(U8, (1, 3, 9, 11), False)
+    sx = (RNG.random(3) * 0.05 + 0.01).astype(f32)
+    zx = imm_operand(U8, (3,), False)
+    sy, zy = f32(0.03), np.uint8(100)
+    fx = ((x.astype(np.int32) - zx[:, None, None].astype(np.int32)).astype(f32) *
+          sx[:, None, None]).astype(f32)
+    y = quantize(pool_ref(fx, "max", (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False).astype(f32),
+                 sy, zy, 0, 255)
+    GOOD.append(("qdq_maxpool_u8_per_axis_float", [
+        helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["fx"], axis=1),
+        helper.make_node("MaxPool", ["fx"], ["p"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["p", "sy", "zy"], ["y"])], 13, [("x", U8, x)],
+        [("y", U8, y)], [tensor("sx", F, sx), tensor("zx", U8, zx), tensor("sy", F, sy),
+                         tensor("zy", U8, zy)]))
     for name, t in (("u8", U8), ("s8", I8)):
         x = imm_operand(t, (1, 3, 9, 37), False)
         ks, ss, ds, pads = (3, 3), (2, 2), (1, 1), (1, 1, 1, 1)

@@ -190,6 +190,17 @@ for c in "qdq_maxpool_u8_stem maxpool.q8rows" "qdq_maxpool_s8_dil_ceil maxpool.q
 	else echo "ok   quant/qdq_pool/$m"; fi
 done
 
+# per-axis parameters keep the float path: a float MaxPool kernel, no byte one
+m=qdq_maxpool_u8_per_axis_float
+if ! "$COLLAGEC" compile --target c --search none -q "$T/good/$m/model.onnx" -o "$T/$m.so" \
+	2>"$T/$m.err"; then
+	echo "FAIL quant/qdq_pool/$m: compile: $(head -n 1 "$T/$m.err")"
+elif grep -q '"maxpool\.q8rows"' "$T/$m.json" || ! grep -q '"maxpool\.vrows"' "$T/$m.json"; then
+	echo "FAIL quant/qdq_pool/$m: per-axis parameters were made an 8-bit MaxPool"
+else
+	echo "ok   quant/qdq_pool/$m"
+fi
+
 # the weights blob of a quantized model: no larger than its ONNX file + 10%
 for d in testdata/quant/*/; do
 	m=$(basename "$d")
