@@ -3,7 +3,7 @@
 quantizer, and their reference outputs from ONNX Runtime (run once; the
 results are committed, so the test needs no ONNX Runtime).
 
-usage: gen_quant_models.py OUTDIR   (testdata/quant)
+usage: gen_quant_models.py OUTDIR [contrib]   (testdata/quant)
 
 OUTDIR/NAME/model.onnx and test_data_set_0/{input_0,output_0}.pb for
   cnn_qdq      a small float CNN (Conv, Relu, MaxPool, Conv, Relu,
@@ -27,6 +27,16 @@ OUTDIR/NAME/model.onnx and test_data_set_0/{input_0,output_0}.pb for
                (ONNX Runtime's kernel) of random 8-bit tensors: odd sizes, a
                one-element b, a broadcast; atol 0 (collagec computes what
                that kernel computes, bit for bit)
+  qlinearpool_{avg_u8,avg_s8_incl,gap_u8,gap_s8}, qlinearconcat_{u8,s8}
+               one com.microsoft QLinearAveragePool, QLinearGlobalAveragePool
+               or QLinearConcat of random 8-bit tensors (their own random
+               generator: `gen_quant_models.py OUTDIR contrib` writes only
+               them), and qlinearfold_{avg_u8,gap_s8,concat_u8,concat_s8}:
+               the same of initializers only, which collagec folds at
+               compile time through the ops' own loop nests (the c target's
+               kernels take the others); atol one unit for the pools (ONNX Runtime sums
+               dequantized floats, collagec the integers exactly), 0 for
+               the concatenations
 The output is ONNX Runtime's (default session options: its QDQ fusions
 run integer kernels). OUTDIR/NAME/atol holds the test's tolerance: one
 quantization step of the output (its last DequantizeLinear's scale) plus
@@ -188,8 +198,82 @@ def qlinearadd(d, t, ash, bsh, rng):
         f.write("0\n")
 
 
+def contrib_case(d, node, ins, t, atol, const=False):
+    """One com.microsoft node of inputs ins [(name, array)], ONNX Runtime's
+    output; the tensors x* graph inputs, or with const every input an
+    initializer (collagec then folds the node at compile time, running the
+    op's own loop nest in its loop-IR interpreter)."""
+    def is_input(n):
+        return n.startswith("x") and not const
+
+    g = helper.make_graph([node], node.op_type,
+                          [helper.make_tensor_value_info(n, t, a.shape) for n, a in ins
+                           if is_input(n)],
+                          [helper.make_tensor_value_info("y", t, None)],
+                          [numpy_helper.from_array(a, n) for n, a in ins if not is_input(n)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                            helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(m, path)
+    feeds = {n: a for n, a in ins if is_input(n)}
+    y = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    for k, (n, a) in enumerate(feeds.items()):
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % k), "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(y, "y").SerializeToString())
+    with open(os.path.join(d, "atol"), "w") as f:
+        f.write("%g\n" % atol)
+
+
+def contrib_pools(out):
+    """The qlinearpool_* and qlinearconcat_* cases (the docstring)."""
+    rng = np.random.default_rng(31)
+
+    def q(npt, shape):
+        lo, hi = (0, 256) if npt == np.uint8 else (-128, 128)
+        return rng.integers(lo, hi, shape).astype(npt)
+
+    def s():
+        return np.float32(rng.random() * 0.05 + 0.01)
+
+    for name, t, shape, attrs in (
+            ("avg_u8", TensorProto.UINT8, (1, 3, 15, 17),
+             {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+            ("avg_s8_incl", TensorProto.INT8, (2, 2, 9, 11),
+             {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}),
+            ("gap_u8", TensorProto.UINT8, (1, 5, 7, 7), None),
+            ("gap_s8", TensorProto.INT8, (2, 3, 4, 5), None)):
+        npt = np.uint8 if t == TensorProto.UINT8 else np.int8
+        ins = [("x", q(npt, shape)), ("sx", s()), ("zx", q(npt, ())), ("sy", s()),
+               ("zy", q(npt, ()))]
+        op = "QLinearAveragePool" if attrs else "QLinearGlobalAveragePool"
+        node = helper.make_node(op, [n for n, _ in ins], ["y"], domain="com.microsoft",
+                                name="qpool", **(attrs or {}))
+        contrib_case(os.path.join(out, "qlinearpool_" + name), node, ins, t, 1)
+        if name in ("avg_u8", "gap_s8"):
+            contrib_case(os.path.join(out, "qlinearfold_" + name), node, ins, t, 1, True)
+    for name, t in (("u8", TensorProto.UINT8), ("s8", TensorProto.INT8)):
+        npt = np.uint8 if t == TensorProto.UINT8 else np.int8
+        ins = [("sy", s()), ("zy", q(npt, ()))]
+        for i, c in enumerate((3, 2, 5)):
+            ins += [("x%d" % i, q(npt, (1, c, 4, 5))), ("sx%d" % i, s()), ("zx%d" % i, q(npt, ()))]
+        # the second input at the output's scale and zero point: a copy
+        ins[6] = ("sx1", ins[0][1])
+        ins[7] = ("zx1", ins[1][1])
+        node = helper.make_node("QLinearConcat", [n for n, _ in ins], ["y"],
+                                domain="com.microsoft", name="qconcat", axis=1)
+        contrib_case(os.path.join(out, "qlinearconcat_" + name), node, ins, t, 0)
+        contrib_case(os.path.join(out, "qlinearfold_concat_" + name), node, ins, t, 0, True)
+
+
 def main():
     out = sys.argv[1]
+    if sys.argv[2:] == ["contrib"]:
+        contrib_pools(out)
+        return
     tmp = os.path.join(out, "float")
     os.makedirs(tmp, exist_ok=True)
     onnx.save(cnn(), os.path.join(tmp, "cnn.onnx"))
@@ -231,6 +315,7 @@ def main():
                               ("u8_scalar", TensorProto.UINT8, (2, 77), (1,)),
                               ("s8_bcast", TensorProto.INT8, (4, 1, 9), (5, 1))):
         qlinearadd(os.path.join(out, "qlinearadd_" + name), t, ash, bsh, rng)
+    contrib_pools(out)
     for f in os.listdir(tmp):
         os.remove(os.path.join(tmp, f))
     os.rmdir(tmp)

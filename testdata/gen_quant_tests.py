@@ -576,6 +576,201 @@ def qgemm_cases():
                       tensor("sb", F, bs), tensor("sy", F, sy), tensor("zy", tx, zy)]))
 
 
+def pool_geom(n, k, s, d, pads, ceil):
+    """Per spatial dim of an n-long axis: out, and the tap positions of each output."""
+    pb, pe = pads
+    span = (k - 1) * d + 1
+    num = n + pb + pe - span
+    out = (-(-num // s) if ceil else num // s) + 1
+    if ceil and (out - 1) * s >= n + pb:
+        out -= 1
+    return out, [[o * s - pb + j * d for j in range(k)] for o in range(out)]
+
+
+def pool_ref(x, kind, ks, ss, ds, pads, ceil, incl=False, sxz=None, syz=None, lo=0, hi=0):
+    """MaxPool of x (any type; padding never wins), or the QLinear average
+    pool of the integers x (kind "qavg": exact int sums requantized as
+    rt_cqpool.h's formula in float64), or the float average ("avg") of x;
+    1-D, 2-D or 3-D (the op's own loops), N x C first."""
+    r = len(ks)
+    geo = [pool_geom(x.shape[2 + i], ks[i], ss[i], ds[i], (pads[i], pads[i + r]), ceil)
+           for i in range(r)]
+    outs = tuple(g[0] for g in geo)
+    y = np.zeros(x.shape[:2] + outs, np.float64)
+    for o in np.ndindex(*outs):
+        taps = [geo[i][1][o[i]] for i in range(r)]
+        inside = [[p for p in t if 0 <= p < x.shape[2 + i]] for i, t in enumerate(taps)]
+        padded = [[p for p in t if p < x.shape[2 + i] + pads[i + r]]
+                  for i, t in enumerate(taps)]
+        sl = x[(slice(None), slice(None)) + np.ix_(*inside)] if all(inside) else None
+        n = int(np.prod([len(t) for t in inside]))
+        div = int(np.prod([len(t) for t in padded])) if incl else n
+        idx = (slice(None), slice(None)) + o
+        if kind == "max":
+            y[idx] = sl.reshape(x.shape[0], x.shape[1], -1).max(-1)
+        elif kind == "avg":
+            y[idx] = (sl.reshape(x.shape[0], x.shape[1], -1).astype(np.float32).sum(-1,
+                      dtype=np.float32) / np.float32(div))
+        else:
+            (sx, zx), (sy, zy) = sxz, syz
+            acc = sl.reshape(x.shape[0], x.shape[1], -1).astype(np.int64).sum(-1) - n * int(zx)
+            v = np.rint(acc.astype(np.float64) * (np.float64(sx) / (np.float64(sy) *
+                                                                   np.float64(div))))
+            y[idx] = np.clip(v + int(zy), lo, hi)
+    return y
+
+
+def qpool_cases():
+    """DequantizeLinear -> MaxPool / AveragePool / GlobalAveragePool /
+    Concat -> QuantizeLinear, as quantize_static writes ResNet's and
+    Inception's pools and concatenations, which the qdq pass makes integer
+    nodes (an 8-bit MaxPool, QLinearAveragePool, QLinearGlobalAveragePool,
+    QLinearConcat or a Concat of the integers): pads, strides, dilations,
+    ceil_mode, row tails past the vector width, uint8 and int8, the same
+    and differing scales. MaxPool and Concat exactly as the float graph
+    (numpy in float32); the average pools exactly as their integer formula
+    (exact sums, one requantization in float64), which is checked here to
+    be within one unit of the float graph's. ONNX MaxPool-12 of uint8 and
+    int8 too (the c target's 8-bit kernel)."""
+    F, U8, I8 = TensorProto.FLOAT, TensorProto.UINT8, TensorProto.INT8
+    f32 = np.float32
+
+    def deq(x, s, z):
+        return ((x.astype(np.int32) - int(z)).astype(f32) * f32(s)).astype(f32)
+
+    def params(t, same):
+        sx = f32(RNG.random() * 0.05 + 0.01)
+        zx = imm_operand(t, (), False)
+        if same:
+            return sx, zx, sx, zx
+        return sx, zx, f32(RNG.random() * 0.05 + 0.01), imm_operand(t, (), False)
+
+    def attrs(ks, ss, ds, pads, ceil):
+        a = {"kernel_shape": list(ks), "strides": list(ss), "pads": list(pads)}
+        if any(d != 1 for d in ds):
+            a["dilations"] = list(ds)
+        if ceil:
+            a["ceil_mode"] = 1
+        return a
+
+    # name, type, shape, kernel, strides, dilations, pads, ceil, same params
+    maxconf = [
+        ("u8_stem", U8, (1, 3, 17, 19), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False, True),
+        ("s8_dil_ceil", I8, (2, 2, 11, 13), (2, 3), (1, 2), (2, 1), (0, 1, 1, 0), True, True),
+        ("u8_tails", U8, (1, 2, 5, 70), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), False, True),
+        ("s8_wide", I8, (1, 2, 6, 131), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), False, True),
+        ("u8_requant", U8, (1, 3, 17, 19), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False, False),
+        ("s8_requant_1d", I8, (1, 3, 29), (3,), (2,), (1,), (1, 1), True, False),
+        ("u8_stride3", U8, (1, 2, 10, 40), (3, 3), (3, 3), (1, 1), (1, 1, 1, 1), True, True),
+        ("s8_3d", I8, (1, 2, 5, 6, 7), (2, 2, 3), (2, 1, 2), (1, 1, 1), (1, 0, 1, 0, 1, 1),
+         False, True),
+    ]
+    for name, t, shape, ks, ss, ds, pads, ceil, same in maxconf:
+        lo, hi = (0, 255) if t == U8 else (-128, 127)
+        x = imm_operand(t, shape, False)
+        sx, zx, sy, zy = params(t, same)
+        m = pool_ref(deq(x, sx, zx), "max", ks, ss, ds, pads, ceil).astype(f32)
+        y = quantize(m, sy, zy, lo, hi)
+        nodes = [helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["fx"]),
+                 helper.make_node("MaxPool", ["fx"], ["p"], **attrs(ks, ss, ds, pads, ceil)),
+                 helper.make_node("QuantizeLinear", ["p", "sy", "zy"], ["y"])]
+        GOOD.append(("qdq_maxpool_" + name, nodes, 13, [("x", t, x)], [("y", t, y)],
+                     [tensor("sx", F, sx), tensor("zx", t, zx), tensor("sy", F, sy),
+                      tensor("zy", t, zy)]))
+    # per-axis x parameters: no integer MaxPool (the float path, exactly)
+    x = imm_operand(U8, (1, 3, 9, 11), False)
+    sx = (RNG.random(3) * 0.05 + 0.01).astype(f32)
+    zx = imm_operand(U8, (3,), False)
+    sy, zy = f32(0.03), np.uint8(100)
+    fx = ((x.astype(np.int32) - zx[:, None, None].astype(np.int32)).astype(f32) *
+          sx[:, None, None]).astype(f32)
+    y = quantize(pool_ref(fx, "max", (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False).astype(f32),
+                 sy, zy, 0, 255)
+    GOOD.append(("qdq_maxpool_u8_per_axis_float", [
+        helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["fx"], axis=1),
+        helper.make_node("MaxPool", ["fx"], ["p"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["p", "sy", "zy"], ["y"])], 13, [("x", U8, x)],
+        [("y", U8, y)], [tensor("sx", F, sx), tensor("zx", U8, zx), tensor("sy", F, sy),
+                         tensor("zy", U8, zy)]))
+    for name, t in (("u8", U8), ("s8", I8)):
+        x = imm_operand(t, (1, 3, 9, 37), False)
+        ks, ss, ds, pads = (3, 3), (2, 2), (1, 1), (1, 1, 1, 1)
+        y = pool_ref(x, "max", ks, ss, ds, pads, True)
+        case("maxpool_" + name + "_onnx", helper.make_node(
+            "MaxPool", ["x"], ["y"], **attrs(ks, ss, ds, pads, True)), 12,
+            [("x", t, x)], [("y", t, y)])
+    # name, type, shape, kernel, strides, pads, ceil, count_include_pad
+    avgconf = [
+        ("u8_pad", U8, (1, 3, 15, 17), (3, 3), (2, 2), (1, 1, 1, 1), False, False),
+        ("s8_incl", I8, (2, 2, 9, 11), (3, 3), (1, 1), (1, 1, 1, 1), False, True),
+        ("u8_ceil", U8, (1, 2, 7, 9), (2, 2), (2, 2), (0, 0, 0, 0), True, False),
+        ("s8_1d_incl", I8, (1, 4, 23), (4,), (3,), (2, 1), True, True),
+        ("u8_tails", U8, (1, 2, 5, 70), (3, 3), (1, 1), (1, 1, 1, 1), False, True),
+        ("u8_3d", U8, (1, 2, 5, 6, 7), (2, 3, 2), (1, 2, 2), (1, 1, 0, 0, 1, 1), True, False),
+    ]
+    for name, t, shape, ks, ss, pads, ceil, incl in avgconf:
+        lo, hi = (0, 255) if t == U8 else (-128, 127)
+        x = imm_operand(t, shape, False)
+        sx, zx, sy, zy = params(t, False)
+        ds = (1,) * len(ks)
+        y = pool_ref(x, "qavg", ks, ss, ds, pads, ceil, incl, (sx, zx), (sy, zy), lo, hi)
+        fl = quantize(pool_ref(deq(x, sx, zx), "avg", ks, ss, ds, pads, ceil, incl)
+                      .astype(f32), sy, zy, lo, hi)
+        assert np.abs(fl - y).max() <= 1, name
+        a = attrs(ks, ss, ds, pads, ceil)
+        a["count_include_pad"] = int(incl)
+        nodes = [helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["fx"]),
+                 helper.make_node("AveragePool", ["fx"], ["p"], **a),
+                 helper.make_node("QuantizeLinear", ["p", "sy", "zy"], ["y"])]
+        GOOD.append(("qdq_averagepool_" + name, nodes, 13, [("x", t, x)], [("y", t, y)],
+                     [tensor("sx", F, sx), tensor("zx", t, zx), tensor("sy", F, sy),
+                      tensor("zy", t, zy)]))
+    for name, t, shape in (("u8", U8, (1, 5, 7, 7)), ("s8", I8, (2, 3, 4, 5)),
+                           ("u8_big", U8, (1, 4, 33, 35))):
+        lo, hi = (0, 255) if t == U8 else (-128, 127)
+        x = imm_operand(t, shape, False)
+        sx, zx, sy, zy = params(t, False)
+        hw = int(np.prod(shape[2:]))
+        acc = x.reshape(shape[0], shape[1], -1).astype(np.int64).sum(-1) - hw * int(zx)
+        y = np.clip(np.rint(acc * (np.float64(sx) / (np.float64(sy) * hw))) + int(zy), lo, hi)
+        y = y.reshape(shape[:2] + (1,) * (len(shape) - 2))
+        fl = quantize(deq(x, sx, zx).reshape(shape[0], shape[1], -1).sum(-1, dtype=f32) /
+                      f32(hw), sy, zy, lo, hi).reshape(y.shape)
+        assert np.abs(fl - y).max() <= 1, name
+        nodes = [helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["fx"]),
+                 helper.make_node("GlobalAveragePool", ["fx"], ["p"]),
+                 helper.make_node("QuantizeLinear", ["p", "sy", "zy"], ["y"])]
+        GOOD.append(("qdq_globalaveragepool_" + name, nodes, 13, [("x", t, x)],
+                     [("y", t, y)], [tensor("sx", F, sx), tensor("zx", t, zx),
+                                     tensor("sy", F, sy), tensor("zy", t, zy)]))
+    # name, type, input shapes, axis, same params
+    catconf = [
+        ("u8_same", U8, [(1, 3, 4, 5), (1, 2, 4, 5), (1, 5, 4, 5)], 1, True),
+        ("s8_requant", I8, [(1, 3, 4, 5), (1, 2, 4, 5), (1, 1, 4, 5)], 1, False),
+        ("u8_requant_last", U8, [(2, 3, 7), (2, 3, 33)], -1, False),
+    ]
+    for name, t, shapes, axis, same in catconf:
+        lo, hi = (0, 255) if t == U8 else (-128, 127)
+        sy = f32(RNG.random() * 0.05 + 0.01)
+        zy = imm_operand(t, (), False)
+        nodes, inputs, inits, parts = [], [], [tensor("sy", F, sy), tensor("zy", t, zy)], []
+        for i, sh in enumerate(shapes):
+            x = imm_operand(t, sh, False)
+            sx, zx = (sy, zy) if same else (f32(RNG.random() * 0.05 + 0.01),
+                                            imm_operand(t, (), False))
+            nodes.append(helper.make_node("DequantizeLinear", ["x%d" % i, "sx%d" % i,
+                                                               "zx%d" % i], ["f%d" % i]))
+            inputs.append(("x%d" % i, t, x))
+            inits += [tensor("sx%d" % i, F, sx), tensor("zx%d" % i, t, zx)]
+            parts.append(deq(x, sx, zx))
+        y = quantize(np.concatenate(parts, axis), sy, zy, lo, hi)
+        nodes += [helper.make_node("Concat", ["f%d" % i for i in range(len(shapes))], ["c"],
+                                   axis=axis),
+                  helper.make_node("QuantizeLinear", ["c", "sy", "zy"], ["y"])]
+        GOOD.append(("qdq_concat_" + name, nodes, 13, inputs, [("y", t, y)], inits))
+
+
 def half_cases():
     F, H, B, D = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE
     ties = [1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 2.0 ** -25, 3 * 2.0 ** -25, 2.0 ** -24 * 1.5,
@@ -758,6 +953,7 @@ def main():
     im2col_cases()
     qadd_cases()
     qgemm_cases()
+    qpool_cases()
     bad_cases()
     write_good(sys.argv[1])
     write_bad(sys.argv[1])

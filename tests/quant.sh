@@ -17,7 +17,10 @@
 #    testdata/gen_quant_models.py with ONNX Runtime's outputs): within one
 #    quantization step of the output (testdata/quant/NAME/atol; the
 #    generator's docstring says why); qlinearadd_*, one com.microsoft
-#    QLinearAdd each, exactly (ONNX Runtime's kernel), at --cpu generic too.
+#    QLinearAdd each, exactly (ONNX Runtime's kernel), at --cpu generic too;
+#    qlinearpool_*, qlinearconcat_* and qlinearfold_* (the same of
+#    initializers, folded through the ops' own loops), one com.microsoft
+#    QLinearAveragePool, QLinearGlobalAveragePool or QLinearConcat each.
 # 3. The qdq pass on cnn_qdq and cnn_qdq_tensor: their Conv and MatMul
 #    groups become QLinearConv and QLinearMatMul (the integer kernels'
 #    strategies in OUT.json, no float conv.* or matmul.* kernel); on
@@ -25,7 +28,10 @@
 #    QLinearAdd (qlinearadd.vec where a and b have y's shape or one
 #    element, the op's own loops under other broadcasts); the qdq_gemm_*
 #    node tests' Gemm (transB, an int32 bias) QLinearMatMul on its GEMM.
-# 4. OUT.so holds a quantized model's 8-bit weights once: the weights blob
+# 4. The qdq pass's pools and Concats (qdq_maxpool_*, qdq_averagepool_*,
+#    qdq_globalaveragepool_*, qdq_concat_* node tests): the integer nodes
+#    and kernels they become, no float pool or (De)QuantizeLinear left.
+# 5. OUT.so holds a quantized model's 8-bit weights once: the weights blob
 #    (OUT.json's weights_bytes) of each testdata/quant model at most its
 #    ONNX file's size plus 10% and 512 bytes of alignment (the integer
 #    GEMM's packed panels are made
@@ -88,6 +94,7 @@ convs=$(for n in $(t_list "$names" "$(t_pick "$SEED" 6 $names)"); do echo "$T/go
 "$COLLAGEC" conformance -j2 --cpu generic --rtol 0 --atol 0 "$T"/good/matmulinteger_const_* \
 	"$T"/good/qlinearmatmul_const_* $convs "$T"/good/dynamicquantizelinear_* \
 	"$T"/good/qdq_add_* "$T"/good/qdq_gemm_* testdata/quant/qlinearadd_* \
+	"$T"/good/qdq_*pool_* "$T"/good/qdq_concat_* "$T"/good/maxpool_*_onnx \
 	>"$T/generic.out" 2>&1
 sed -n "s/^PASS \([^ ]*\).*/ok   $SUITE\/generic\/\1/p; s/^FAIL \([^:]*\): /FAIL $SUITE\/generic\/\1: /p" \
 	"$T/generic.out"
@@ -177,6 +184,58 @@ for n in conv3x3_float16_widened_at_open gemm_relu_gemm_bfloat16_widened_at_open
 		fi
 	done
 done
+
+# the qdq pass's pools and concatenations: an 8-bit MaxPool on its byte
+# kernel (maxpool.q8rows; with differing scales then a one-input
+# QLinearConcat requantizing the max), QLinearAveragePool and
+# QLinearGlobalAveragePool on rt_cqpool.h's rows, QLinearConcat's copies
+# (a Concat of the integers when the scales agree), no float pool, Concat,
+# DequantizeLinear or QuantizeLinear kernel left (the outputs: the
+# conformance runs above); ONNX MaxPool-12 of int8 on the byte kernel too
+for c in "qdq_maxpool_u8_stem maxpool.q8rows" "qdq_maxpool_s8_dil_ceil maxpool.q8rows" \
+	"qdq_maxpool_u8_requant maxpool.q8rows qlinearconcat.copy" \
+	"qdq_maxpool_s8_requant_1d maxpool.q8rows qlinearconcat.copy" \
+	"maxpool_s8_onnx maxpool.q8rows" \
+	"qdq_averagepool_u8_pad qlinearaveragepool.rows" \
+	"qdq_averagepool_s8_1d_incl qlinearaveragepool.rows" \
+	"qdq_averagepool_u8_3d qlinearaveragepool.loops" \
+	"qdq_globalaveragepool_s8 qlinearglobalaveragepool.rows" \
+	"qdq_concat_s8_requant qlinearconcat.copy" "qdq_concat_u8_same"; do
+	set -- $c
+	m=$1
+	shift
+	if ! "$COLLAGEC" compile --target c --search none -q "$T/good/$m/model.onnx" \
+		-o "$T/$m.so" 2>"$T/$m.err"; then
+		echo "FAIL quant/qdq_pool/$m: compile: $(head -n 1 "$T/$m.err")"
+		continue
+	fi
+	have=$(grep -o '"implementation":[^"]*"[^"]*"' "$T/$m.json" | sed 's/.*"\([^"]*\)"$/\1/' |
+		tr '\n' ' ')
+	bad=
+	for k in "$@"; do
+		case " $have " in *" $k "*) ;; *) bad="no $k" ;; esac
+	done
+	case " $have " in
+	*" maxpool.vrows "*|*" maxpool.rows "*|*" maxpool.window "*|*" averagepool."*|\
+	*" globalaveragepool."*|*"quantizelinear."*) bad="a float kernel left: $have" ;;
+	esac
+	if grep -q '"k[0-9_]*\(DequantizeLinear\|QuantizeLinear\|AveragePool\)"' "$T/$m.json"; then
+		bad="a float node left: $have"
+	fi
+	if [ -n "$bad" ]; then echo "FAIL quant/qdq_pool/$m: $bad"
+	else echo "ok   quant/qdq_pool/$m"; fi
+done
+
+# per-axis parameters keep the float path: a float MaxPool kernel, no byte one
+m=qdq_maxpool_u8_per_axis_float
+if ! "$COLLAGEC" compile --target c --search none -q "$T/good/$m/model.onnx" -o "$T/$m.so" \
+	2>"$T/$m.err"; then
+	echo "FAIL quant/qdq_pool/$m: compile: $(head -n 1 "$T/$m.err")"
+elif grep -q '"maxpool\.q8rows"' "$T/$m.json" || ! grep -q '"maxpool\.vrows"' "$T/$m.json"; then
+	echo "FAIL quant/qdq_pool/$m: per-axis parameters were made an 8-bit MaxPool"
+else
+	echo "ok   quant/qdq_pool/$m"
+fi
 
 # the weights blob of a quantized model: no larger than its ONNX file + 10%
 for d in testdata/quant/*/; do

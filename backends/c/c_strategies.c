@@ -45,7 +45,11 @@
  *                              conv.im2col      patches copied into scratch,
  *                              (conv.direct)    then a blocked GEMM per group
  *           always             conv.direct      the generic loop nest
- *   MaxPool float32, 1-D or 2-D, static image
+ *   MaxPool uint8 or int8, 1-D or 2-D, static image
+ *                              maxpool.q8rows   rt_cqpool.h: rt_cpool.h's
+ *                                               rows on bytes (int8 as
+ *                                               x ^ 0x80), a byte max
+ *           float32, 1-D or 2-D, static image
  *                              maxpool.vrows    rt_cpool.h: per output row
  *                                               the window's rows reduced
  *                                               into a padded buffer, then
@@ -109,6 +113,23 @@
  *                              qlinearadd.vec   rt_cquant.h: 8 lanes of
  *                                               two fmas in double
  *           always             qlinearadd.loops the op's own lowering
+ *   QLinearAveragePool
+ *           1-D or 2-D, static image
+ *                              qlinearaveragepool.rows  rt_cqpool.h: int32
+ *                                               column sums, one
+ *                                               requantization an output
+ *           always             qlinearaveragepool.loops the op's own lowering
+ *   QLinearGlobalAveragePool
+ *           x its own buffer   qlinearglobalaveragepool.rows  rt_cqpool.h:
+ *                                               a plane's int32 sum
+ *           always             qlinearglobalaveragepool.loops the op's own
+ *                                               lowering
+ *   QLinearConcat
+ *           every X its own buffer
+ *                              qlinearconcat.copy rt_cqpool.h: a copy per
+ *                                               input, or a 256-byte table
+ *                                               where it is requantized
+ *           always             qlinearconcat.loops the op's own lowering
  *   DynamicQuantizeLinear
  *           float32            dynquantize.vec  rt_cquant.h: min/max in
  *                                               lanes, vector quantize
@@ -1748,6 +1769,8 @@ static const struct op_strategy conv_strategy = { OP_CONV, conv_specs, ARRAY_SIZ
 
 /* ---- MaxPool, AveragePool ---- */
 
+static struct tir *ci_vec(struct lower *L, int i, struct tir **stride);
+
 /* rt_cpool.h's limits: the padded row buffer's columns, the column stride */
 #define POOL_MAXW 4096
 #define POOL_MAXS 64
@@ -1792,19 +1815,36 @@ static struct tir *cond_pool_vrows(struct lower *L)
 			       pool_window2d(L, &w));
 }
 
-/* One call of rt_pool2d (rt_cpool.h) over every plane of the batch. */
+/* uint8 or int8, 1-D or 2-D with a static image, no Indices: rt_qmaxpool2d applies. */
+static struct tir *cond_pool_q8(struct lower *L)
+{
+	enum dtype t = lower_in(L, 0)->dtype;
+	struct window w;
+
+	return strategy_static(L, (t == DTYPE_U8 || t == DTYPE_I8) && L->n->n_out == 1 &&
+			       pool_window2d(L, &w));
+}
+
+/*
+ * One call of rt_pool2d (rt_cpool.h) over every plane of the batch; of
+ * rt_qmaxpool2d for 8 bits, rt_qavgpool2d for QLinearAveragePool
+ * (rt_cqpool.h), their geometry arguments alike.
+ */
 static int lower_pool_vrows(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0);
-	struct tir *args[18];
+	struct tir *args[24], *zs;
 	struct window w;
 	int n = 0, kind = 0;	/* RT_POOL_MAX */
+	bool q8 = x->dtype == DTYPE_U8 || x->dtype == DTYPE_I8;
 
 	if (!pool_window2d(L, &w))
 		BUG("pool.vrows on a window it does not take");
 	if (L->n->op == OP_AVERAGEPOOL)
 		kind = node_attr_int(L->n, "count_include_pad", 0) ? 2 : 1;
+	if (L->n->op == OP_QLINEARAVERAGEPOOL)
+		kind = node_attr_int(L->n, "count_include_pad", 0) != 0;
 	args[n++] = tir_addr(b, L->in[0], tir_int(b, 0));
 	args[n++] = tir_addr(b, L->out[0], tir_int(b, 0));
 	args[n++] = tir_mul(b, tir_dim(b, x->shape.d[0]), tir_dim(b, x->shape.d[1]));
@@ -1822,10 +1862,22 @@ static int lower_pool_vrows(struct lower *L)
 	args[n++] = tir_int(b, w.pe[1]);
 	args[n++] = tir_int(b, w.out[0]);
 	args[n++] = tir_int(b, w.out[1]);
-	args[n++] = tir_int(b, kind);
-	tir_extern(b, "rt_pool2d", args, n);
+	if (L->n->op == OP_QLINEARAVERAGEPOOL) {
+		args[n++] = tir_int(b, kind);
+		args[n++] = ci_vec(L, 1, &zs);
+		args[n++] = ci_vec(L, 2, &zs);
+		args[n++] = ci_vec(L, 3, &zs);
+		args[n++] = ci_vec(L, 4, &zs);
+	}
+	args[n++] = tir_int(b, q8 ? x->dtype == DTYPE_I8 : kind);
+	tir_extern(b, L->n->op == OP_QLINEARAVERAGEPOOL ? "rt_qavgpool2d" :
+		   q8 ? "rt_qmaxpool2d" : "rt_pool2d", args, n);
 	return 0;
 }
+
+static const struct strategy_impl maxpool_q8rows[] = {
+	{ "maxpool.q8rows", 30, lower_pool_vrows },
+};
 
 static const struct strategy_impl maxpool_vrows[] = {
 	{ "maxpool.vrows", 20, lower_pool_vrows },
@@ -1875,6 +1927,8 @@ static const struct strategy_impl averagepool_generic[] = {
 };
 
 static const struct strategy_spec maxpool_specs[] = {
+	{ "uint8 or int8, 1-D or 2-D, static image", cond_pool_q8, maxpool_q8rows,
+	  ARRAY_SIZE(maxpool_q8rows) },
 	{ "float32, 1-D or 2-D, static image", cond_pool_vrows, maxpool_vrows,
 	  ARRAY_SIZE(maxpool_vrows) },
 	{ "2-D, static image, kernel <= 64 taps", cond_maxpool_rows, maxpool_rows, ARRAY_SIZE(maxpool_rows) },
@@ -2636,6 +2690,138 @@ static const struct op_strategy qadd_strategy = {
 	OP_QLINEARADD, qadd_specs, ARRAY_SIZE(qadd_specs)
 };
 
+/* ---- QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat (rt_cqpool.h) ---- */
+
+/* 1-D or 2-D with a static image: rt_qavgpool2d applies. */
+static struct tir *cond_qavgpool(struct lower *L)
+{
+	struct window w;
+
+	return strategy_static(L, L->in[0]->index >= 0 && pool_window2d(L, &w));
+}
+
+static const struct strategy_impl qavgpool_rows[] = {
+	{ "qlinearaveragepool.rows", 10, lower_pool_vrows },
+};
+static const struct strategy_impl qavgpool_loops[] = {
+	{ "qlinearaveragepool.loops", 0, lower_own },
+};
+
+static const struct strategy_spec qavgpool_specs[] = {
+	{ "1-D or 2-D, static image", cond_qavgpool, qavgpool_rows, ARRAY_SIZE(qavgpool_rows) },
+	{ "always", NULL, qavgpool_loops, ARRAY_SIZE(qavgpool_loops) },
+};
+
+static const struct op_strategy qavgpool_strategy = {
+	OP_QLINEARAVERAGEPOOL, qavgpool_specs, ARRAY_SIZE(qavgpool_specs)
+};
+
+static struct tir *cond_own_input(struct lower *L)
+{
+	return strategy_static(L, L->in[0]->index >= 0);
+}
+
+/* qlinearglobalaveragepool.rows: one call of rt_qgap, a plane a row. */
+static int lower_qgap_rows(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	struct tir *args[9], *zs, *hw = tir_int(b, 1);
+
+	for (int i = 2; i < x->shape.rank; i++)
+		hw = tir_mul(b, hw, tir_dim(b, x->shape.d[i]));
+	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[1] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[2] = tir_mul(b, tir_dim(b, x->shape.d[0]), tir_dim(b, x->shape.d[1]));
+	args[3] = hw;
+	args[4] = ci_vec(L, 1, &zs);
+	args[5] = ci_vec(L, 2, &zs);
+	args[6] = ci_vec(L, 3, &zs);
+	args[7] = ci_vec(L, 4, &zs);
+	args[8] = tir_int(b, x->dtype == DTYPE_I8);
+	tir_extern(b, "rt_qgap", args, 9);
+	return 0;
+}
+
+static const struct strategy_impl qgap_rows[] = {
+	{ "qlinearglobalaveragepool.rows", 10, lower_qgap_rows },
+};
+static const struct strategy_impl qgap_loops[] = {
+	{ "qlinearglobalaveragepool.loops", 0, lower_own },
+};
+
+static const struct strategy_spec qgap_specs[] = {
+	{ "x its own buffer", cond_own_input, qgap_rows, ARRAY_SIZE(qgap_rows) },
+	{ "always", NULL, qgap_loops, ARRAY_SIZE(qgap_loops) },
+};
+
+static const struct op_strategy qgap_strategy = {
+	OP_QLINEARGLOBALAVERAGEPOOL, qgap_specs, ARRAY_SIZE(qgap_specs)
+};
+
+/* Every X of the QLinearConcat its own buffer. */
+static struct tir *cond_qconcat(struct lower *L)
+{
+	bool ok = true;
+
+	for (int i = 2; i < L->n->n_in; i += 3)
+		ok = ok && L->in[i]->index >= 0;
+	return strategy_static(L, ok);
+}
+
+/* qlinearconcat.copy: one call of rt_qconcat per input, into its slab of y. */
+static int lower_qconcat_copy(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	int axis = (int)node_attr_int(L->n, "axis", 0);
+	struct tir *outer = tir_int(b, 1), *inner = tir_int(b, 1), *zs;
+	int64_t at = 0, total;
+
+	if (axis < 0)
+		axis += y->shape.rank;
+	total = y->shape.d[axis].c;
+	for (int k = 0; k < axis; k++)
+		outer = tir_mul(b, outer, tir_dim(b, y->shape.d[k]));
+	for (int k = axis + 1; k < y->shape.rank; k++)
+		inner = tir_mul(b, inner, tir_dim(b, y->shape.d[k]));
+	for (int i = 2; i < L->n->n_in; i += 3) {
+		int64_t len = lower_in(L, i)->shape.d[axis].c;
+		struct tir *args[11];
+
+		args[0] = tir_addr(b, L->in[i], tir_int(b, 0));
+		args[1] = outer;
+		args[2] = tir_mul(b, tir_int(b, len), inner);
+		args[3] = tir_mul(b, tir_int(b, total), inner);
+		args[4] = tir_addr(b, L->out[0], tir_mul(b, tir_int(b, at), inner));
+		args[5] = ci_vec(L, i + 1, &zs);
+		args[6] = ci_vec(L, i + 2, &zs);
+		args[7] = tir_int(b, lower_in(L, i)->dtype == DTYPE_I8);
+		args[8] = ci_vec(L, 0, &zs);
+		args[9] = ci_vec(L, 1, &zs);
+		args[10] = tir_int(b, y->dtype == DTYPE_I8);
+		tir_extern(b, "rt_qconcat", args, 11);
+		at += len;
+	}
+	return 0;
+}
+
+static const struct strategy_impl qconcat_copy[] = {
+	{ "qlinearconcat.copy", 10, lower_qconcat_copy },
+};
+static const struct strategy_impl qconcat_loops[] = {
+	{ "qlinearconcat.loops", 0, lower_own },
+};
+
+static const struct strategy_spec qconcat_specs[] = {
+	{ "every X its own buffer", cond_qconcat, qconcat_copy, ARRAY_SIZE(qconcat_copy) },
+	{ "always", NULL, qconcat_loops, ARRAY_SIZE(qconcat_loops) },
+};
+
+static const struct op_strategy qconcat_strategy = {
+	OP_QLINEARCONCAT, qconcat_specs, ARRAY_SIZE(qconcat_specs)
+};
+
 /* ---- MatMulNBits: rt_nbits (rt_cnbits.h) ---- */
 
 /* What rt_nbits takes: 4-bit weights, every operand its own buffer. */
@@ -2722,6 +2908,9 @@ const struct op_strategy *const c_strategies[] = {
 	&quant_strategy,
 	&dynquant_strategy,
 	&qadd_strategy,
+	&qavgpool_strategy,
+	&qgap_strategy,
+	&qconcat_strategy,
 	&nbits_strategy,
 	NULL,
 };

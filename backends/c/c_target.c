@@ -42,7 +42,8 @@ static const char *embedded_text(const char *name)
  * rt_cdw.h for rt_cdw2d,
  * rt_cquant.h (after rt_cipack.h, which packs their weights when the
  * model opens) for rt_cigemm, rt_ciconv2d, rt_dynquant, rt_quantize_u8 and
- * rt_qadd, rt_cnbits.h (after rt_cgemm.h) for rt_nbits; NULL for none. Modules of one
+ * rt_qadd, rt_cnbits.h (after rt_cgemm.h) for rt_nbits, rt_cqpool.h for
+ * rt_qmaxpool2d, rt_qavgpool2d, rt_qgap and rt_qconcat; NULL for none. Modules of one
  * model may get different preludes, each pasted once: the headers' include
  * guards make a second copy of one of them empty.
  */
@@ -57,12 +58,14 @@ static const char *c_prelude(struct graph *g, const char *source)
 		     strstr(source, "rt_dynquant") || strstr(source, "rt_quantize_u8") ||
 		     strstr(source, "rt_qadd");
 	bool nbits = strstr(source, "rt_nbits");
+	bool qpool = strstr(source, "rt_qmaxpool2d") || strstr(source, "rt_qavgpool2d") ||
+		     strstr(source, "rt_qgap") || strstr(source, "rt_qconcat");
 	struct strbuf sb = STRBUF_INIT;
 	const char *r;
 
-	if (!gemm && !rows && !pool && !quant && !dw)
+	if (!gemm && !rows && !pool && !quant && !dw && !qpool)
 		return NULL;
-	if (gemm && !conv && !wino && !rows && !pool && !quant && !nbits && !dw)
+	if (gemm && !conv && !wino && !rows && !pool && !quant && !nbits && !dw && !qpool)
 		return embedded_text("rt_cgemm.h");
 	if (gemm)
 		sb_puts(&sb, embedded_text("rt_cgemm.h"));
@@ -82,6 +85,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 	}
 	if (nbits)
 		sb_puts(&sb, embedded_text("rt_cnbits.h"));
+	if (qpool)
+		sb_puts(&sb, embedded_text("rt_cqpool.h"));
 	r = arena_strdup(g->arena, sb_str(&sb));
 	sb_release(&sb);
 	return r;

@@ -26,6 +26,9 @@
  *                               a 4-bit GEMM on c), [Casts of float16]
  *   QLinearAdd                  QLinearAdd (core/ops/ops_quant.c: kept, the
  *                               node the qdq pass makes of a QDQ Add)
+ *   QLinearAveragePool,         kept (the nodes the qdq pass makes of QDQ
+ *   QLinearGlobalAveragePool,   pools and Concats)
+ *   QLinearConcat
  *   FlexAttention (domain       Attention of opset 23; with a score_mod or
  *   ai.onnx.preview)            prob_mod graph MatMul, Mul, its nodes,
  *                               Softmax, its nodes, MatMul
@@ -55,7 +58,7 @@
 
 #include "../ops/ops.h"
 
-#define CX_IN_MAX 12
+#define CX_IN_MAX 98	/* QLinearConcat: 2 + 3 per input, 32 inputs */
 #define CX_OUT_MAX 6
 
 struct cx {
@@ -631,6 +634,61 @@ static int cx_qlinear_add(struct cx *c)
 	for (int i = 0; i < 8; i++)
 		in[i] = i < c->n_in ? c->in[i] : -1;
 	out = cx_node(c, OP_QLINEARADD, "QLinearAdd", in, 8, c->out[0], NULL, 0);
+	/* the node the model has, under its own name (diagnostics of shape inference) */
+	c->g->nodes.v[c->g->values.v[out].producer].name = c->self.name;
+	c->g->nodes.v[c->g->values.v[out].producer].onnx_index = c->self.onnx_index;
+	return 0;
+}
+
+/* ---- QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat ---- */
+
+/* Attribute p (an int, ints or string) as a struct attr. */
+static struct attr cx_copy_attr(struct cx *c, const Onnx__AttributeProto *p)
+{
+	if (p->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
+		return attr_ints(c, p->name, p->ints, (int)p->n_ints);
+	if (p->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
+		return attr_s(p->name, arena_strndup(c->g->arena, (const char *)p->s.data,
+						       p->s.len));
+	return attr_int(p->name, p->i);
+}
+
+/*
+ * kept as they are (ops_quant.c, ops_nn.c: exact integer sums, one
+ * requantization; ONNX Runtime sums in float32 and, with
+ * count_include_pad, divides by the whole kernel even where a ceil_mode
+ * window reaches past the end padding: within a unit otherwise);
+ * channels_last 0 only; QLinearConcat's X_zero_points may be absent
+ */
+static int cx_qlinear_pool(struct cx *c)
+{
+	static const char *const pool[] = { "auto_pad", "s", "ceil_mode", "i", "channels_last",
+					    "i", "count_include_pad", "i", "kernel_shape", "ints",
+					    "pads", "ints", "strides", "ints", NULL };
+	static const char *const global[] = { "channels_last", "i", NULL };
+	static const char *const concat[] = { "axis", "i", NULL };
+	bool is_pool = !strcmp(c->self.op_type, "QLinearAveragePool");
+	bool is_concat = !strcmp(c->self.op_type, "QLinearConcat");
+	enum op op = is_pool ? OP_QLINEARAVERAGEPOOL : is_concat ? OP_QLINEARCONCAT
+		     : OP_QLINEARGLOBALAVERAGEPOOL;
+	struct attr a[8];
+	int in[CX_IN_MAX], na = 0, out;
+
+	if (cx_check_attrs(c, is_pool ? pool : is_concat ? concat : global) < 0)
+		return -1;
+	if (cx_int(c, "channels_last", 0)) {
+		diag_error(c->im->ctx, "%s: channels_last is not supported",
+			   node_loc(c->g, &c->self));
+		return -1;
+	}
+	for (size_t i = 0; i < c->np->n_attribute && na < 8; i++)
+		if (strcmp(c->np->attribute[i]->name, "channels_last"))
+			a[na++] = cx_copy_attr(c, c->np->attribute[i]);
+	for (int i = 0; i < c->n_in; i++)
+		in[i] = c->in[i];
+	for (int i = c->n_in; i < 5; i++)
+		in[i] = -1;
+	out = cx_node(c, op, c->self.op_type, in, is_concat ? c->n_in : 5, c->out[0], a, na);
 	/* the node the model has, under its own name (diagnostics of shape inference) */
 	c->g->nodes.v[c->g->values.v[out].producer].name = c->self.name;
 	c->g->nodes.v[c->g->values.v[out].producer].onnx_index = c->self.onnx_index;
@@ -1269,6 +1327,9 @@ static const struct contrib_op {
 	{ "MatMulNBits", false, 0, cx_matmul_nbits, 3, 6, 1 },
 	{ "MultiHeadAttention", false, 0, cx_multi_head_attention, 1, 10, 4 },
 	{ "QLinearAdd", false, 0, cx_qlinear_add, 7, 8, 1 },
+	{ "QLinearAveragePool", false, 0, cx_qlinear_pool, 4, 5, 1 },
+	{ "QLinearConcat", false, 0, cx_qlinear_pool, 5, CX_IN_MAX, 1 },
+	{ "QLinearGlobalAveragePool", false, 0, cx_qlinear_pool, 4, 5, 1 },
 	{ "QuickGelu", false, 0, cx_quick_gelu, 1, 1, 1 },
 	{ "RotaryEmbedding", false, 0, cx_rotary_embedding, 4, 4, 1 },
 	{ "SimplifiedLayerNormalization", true, 0, cx_simplified_layer_norm, 2, 2, 2 },

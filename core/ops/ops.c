@@ -45,7 +45,8 @@ const char *op_domain(enum op op)
 {
 	if (op == OP_ADAGRAD || op == OP_ADAM || op == OP_MOMENTUM)
 		return "ai.onnx.preview.training";
-	if (op == OP_MATMULNBITS || op == OP_QLINEARADD)
+	if (op == OP_MATMULNBITS || op == OP_QLINEARADD || op == OP_QLINEARAVERAGEPOOL ||
+	    op == OP_QLINEARCONCAT || op == OP_QLINEARGLOBALAVERAGEPOOL)
 		return "com.microsoft";
 	if (op == OP_ARRAYFEATUREEXTRACTOR || op == OP_BINARIZER || op == OP_LABELENCODER ||
 	    op == OP_TREEENSEMBLE || op == OP_TREEENSEMBLEREGRESSOR)

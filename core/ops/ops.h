@@ -260,6 +260,18 @@ void infer_set(struct graph *g, struct node *n, int i, enum dtype t, const struc
 bool shape_broadcast(const struct shape *a, const struct shape *b, struct shape *out);
 /* Normalises a possibly negative axis for rank r; -1 + diagnostic when out of range. */
 int infer_axis(struct graph *g, struct node *n, int64_t axis, int rank);
+/*
+ * The scales (inputs 1, 3) and zero points (2, 4) of a QLinear pool: one
+ * element each, float32 scales, zero points of 8-bit type t (x's); 0, or
+ * -1 after a diagnostic.
+ */
+int infer_qparams_one(struct graph *g, struct node *n, enum dtype t);
+/*
+ * A QLinear average pool's output from acc, the int32 sum of n taps of x,
+ * divided by div (the pool's count): saturate(rint((double)(acc - n * zx) *
+ * ((double)sx / ((double)sy * div))) + zy) as y's type (rt_cqpool.h's formula).
+ */
+struct tir *lower_qpool_out(struct lower *L, struct tir *acc, struct tir *n, struct tir *div);
 /* Requires input i to be present with a known dtype; diagnostic otherwise. */
 struct value *infer_input(struct graph *g, struct node *n, int i);
 /* Requires input i to be a constant integer tensor; diagnostic otherwise. */

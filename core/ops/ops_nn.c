@@ -159,6 +159,38 @@ int infer_pool(struct graph *g, struct node *n)
 }
 
 /*
+ * QLinearAveragePool and QLinearGlobalAveragePool (com.microsoft): X,
+ * X_scale, [X_zero_point], Y_scale, [Y_zero_point], per tensor; Y of X's
+ * 8-bit type, the pool's shape (channels_last 0 only).
+ */
+int infer_qlinearpool(struct graph *g, struct node *n)
+{
+	struct value *x;
+	struct window w;
+	struct shape s;
+
+	if (infer_arity(g, n, 4, 5, 1) < 0 || !(x = infer_input(g, n, 0)) ||
+	    infer_qparams_one(g, n, x->dtype) < 0)
+		return -1;
+	if (node_attr_int(n, "channels_last", 0)) {
+		diag_error(g->ctx, "%s: channels_last is not supported", node_loc(g, n));
+		return -1;
+	}
+	if (n->op == OP_QLINEARGLOBALAVERAGEPOOL) {
+		if (x->shape.rank < 3) {
+			diag_error(g->ctx, "%s: input must have rank 3 or more", node_loc(g, n));
+			return -1;
+		}
+		s = x->shape;
+		for (int i = 2; i < s.rank; i++)
+			s.d[i] = dim_const(1);
+	} else if (pool_plan(g, n, &w, &s) < 0)
+		return -1;
+	infer_set(g, n, 0, x->dtype, &s);
+	return 0;
+}
+
+/*
  * Flat index in X of window position xi: row-major over the whole tensor,
  * or with storage_order 1 the spatial dims column-major (the first one
  * fastest) after (n, c) row-major.
@@ -179,13 +211,19 @@ static struct tir *pool_flat_index(struct lower *L, const struct shape *x, struc
 				  step), sp);
 }
 
+/* The identity of a max over type t: -inf, or for MaxPool-12's 8-bit integers their least value. */
+static double max_identity(enum dtype t)
+{
+	return t == DTYPE_I8 ? -128 : t == DTYPE_U8 ? 0 : -INFINITY;
+}
+
 int lower_pool(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
-	bool is_max = L->n->op == OP_MAXPOOL;
+	bool is_max = L->n->op == OP_MAXPOOL, q = L->n->op == OP_QLINEARAVERAGEPOOL;
 	bool incl = node_attr_int(L->n, "count_include_pad", 0) != 0;
-	enum dtype t = y->dtype;
+	enum dtype t = q ? DTYPE_I32 : y->dtype;	/* QLinearAveragePool: exact int32 sums */
 	struct window w;
 	struct shape s;
 	struct tir *oi[MAX_RANK], *ki[MAX_RANK], *xi[MAX_RANK], *acc, *cnt, *cond = NULL, *v;
@@ -194,7 +232,7 @@ int lower_pool(struct lower *L)
 	if (pool_plan(L->g, (struct node *)L->n, &w, &s) < 0)
 		return -1;
 	lower_loops_parallel(L, &y->shape, oi);
-	acc = tir_let(b, "acc", tir_const(b, t, is_max ? -INFINITY : 0));
+	acc = tir_let(b, "acc", tir_const(b, t, is_max ? max_identity(t) : 0));
 	cnt = tir_let(b, "cnt", tir_int(b, 0));
 	if (is_max && L->n->n_out > 1)
 		arg = tir_let(b, "arg", tir_int(b, 0));
@@ -221,6 +259,8 @@ int lower_pool(struct lower *L)
 	if (cond)
 		tir_if(b, cond);
 	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
+	if (q)
+		v = tir_cast(b, DTYPE_I32, v);
 	if (arg) {
 		/* the first position holding the maximum wins */
 		v = tir_let(b, "v", v);
@@ -238,6 +278,8 @@ int lower_pool(struct lower *L)
 	lower_end_loops(L, w.r);
 	if (is_max)
 		v = acc;
+	else if (q)
+		v = lower_qpool_out(L, acc, cnt, div ? div : cnt);
 	else
 		v = tir_bin(b, BIN_DIV, acc, tir_cast(b, t, div ? div : cnt));
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, oi), v);
@@ -419,20 +461,23 @@ int lower_gpool(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0);
-	bool is_max = L->n->op == OP_GLOBALMAXPOOL;
-	enum dtype t = x->dtype;
+	bool is_max = L->n->op == OP_GLOBALMAXPOOL, q = L->n->op == OP_QLINEARGLOBALAVERAGEPOOL;
+	enum dtype t = q ? DTYPE_I32 : x->dtype;
 	struct tir *nc, *sp = tir_int(b, 1), *i, *acc, *v;
 
 	for (int k = 2; k < x->shape.rank; k++)
 		sp = tir_mul(b, sp, tir_dim(b, x->shape.d[k]));
 	nc = tir_loop(b, tir_mul(b, tir_dim(b, x->shape.d[0]), tir_dim(b, x->shape.d[1])));
 	tir_mark_parallel(b);
-	acc = tir_let(b, "acc", tir_const(b, t, is_max ? -INFINITY : 0));
+	acc = tir_let(b, "acc", tir_const(b, t, is_max ? max_identity(t) : 0));
 	i = tir_loop(b, sp);
 	v = tir_load(b, L->in[0], tir_add(b, tir_mul(b, nc, sp), i));
+	if (q)
+		v = tir_cast(b, DTYPE_I32, v);
 	tir_assign(b, acc, is_max ? tir_bin(b, BIN_MAX, acc, v) : tir_add(b, acc, v));
 	tir_end(b);
-	tir_store(b, L->out[0], nc, is_max ? acc : tir_bin(b, BIN_DIV, acc, tir_cast(b, t, sp)));
+	tir_store(b, L->out[0], nc, is_max ? acc : q ? lower_qpool_out(L, acc, sp, sp)
+		  : tir_bin(b, BIN_DIV, acc, tir_cast(b, t, sp)));
 	tir_end(b);
 	return 0;
 }

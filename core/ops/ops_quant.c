@@ -759,3 +759,155 @@ int lower_qlinearadd(struct lower *L)
 	lower_end_loops(L, y->shape.rank);
 	return 0;
 }
+
+/* ---- QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat ---- */
+
+int infer_qparams_one(struct graph *g, struct node *n, enum dtype t)
+{
+	static const int scales[] = { 1, 3 };
+
+	if (!q8_type_ok(t))
+		return q_type_error(g, n, 0, t, "uint8 or int8");
+	if (check_scales(g, n, scales, 2, false) < 0)
+		return -1;
+	for (int i = 1; i <= 4; i++) {
+		const struct value *z = node_in(g, n, i);
+
+		if (check_one(g, n, i) < 0)
+			return -1;
+		if (z && (i == 2 || i == 4) && z->dtype != t)
+			return q_type_error(g, n, i, z->dtype, dtype_name(t));
+	}
+	return 0;
+}
+
+/* Input i (a one-element zero point) as int32, 0 when absent. */
+static struct tir *q_zp32(struct lower *L, int i)
+{
+	if (i >= L->n->n_in || !L->in[i])
+		return tir_int(L->b, 0);
+	return tir_cast(L->b, DTYPE_I32, tir_load(L->b, L->in[i], tir_int(L->b, 0)));
+}
+
+struct tir *lower_qpool_out(struct lower *L, struct tir *acc, struct tir *n, struct tir *div)
+{
+	struct tir_builder *b = L->b;
+	struct tir *sx = tir_cast(b, DTYPE_F64, tir_load(b, L->in[1], tir_int(b, 0)));
+	struct tir *sy = tir_cast(b, DTYPE_F64, tir_load(b, L->in[3], tir_int(b, 0)));
+	struct tir *a, *m, *v;
+
+	a = tir_bin(b, BIN_SUB, acc, tir_mul(b, tir_cast(b, DTYPE_I32, n), q_zp32(L, 2)));
+	m = tir_bin(b, BIN_DIV, sx, tir_mul(b, sy, tir_cast(b, DTYPE_F64, div)));
+	v = tir_call1(b, INTRIN_RINT, tir_mul(b, tir_cast(b, DTYPE_F64, a), m));
+	v = tir_add(b, v, tir_cast(b, DTYPE_F64, q_zp32(L, 4)));
+	return requantize(L, v, lower_out(L, 0)->dtype);
+}
+
+/*
+ * QLinearConcat (com.microsoft): Y_scale, Y_zero_point, then per input X,
+ * X_scale, X_zero_point (zero points may be absent: 0); every parameter one
+ * element, float32 scales; X and Y 8-bit (of any mix: each input is
+ * requantized to Y's), ranks alike, dims alike but on axis, where they are
+ * constants (the qdq pass makes it only then).
+ */
+int infer_qlinearconcat(struct graph *g, struct node *n)
+{
+	struct value *x0, *sy, *zy;
+	struct shape s;
+	int axis;
+
+	if (infer_arity(g, n, 5, -1, 1) < 0)
+		return -1;
+	if ((n->n_in - 2) % 3) {
+		diag_error(g->ctx, "%s: expected Y_scale, Y_zero_point and triples of X, X_scale "
+			   "and X_zero_point, got %d inputs", node_loc(g, n), n->n_in);
+		return -1;
+	}
+	if (!(sy = infer_input(g, n, 0)) || !(x0 = infer_input(g, n, 2)))
+		return -1;
+	zy = node_in(g, n, 1);
+	if (sy->dtype != DTYPE_F32)
+		return q_type_error(g, n, 0, sy->dtype, "float32");
+	if (!zy)
+		return q_type_error(g, n, 1, DTYPE_UNDEF, "uint8 or int8");
+	if (!q8_type_ok(zy->dtype))
+		return q_type_error(g, n, 1, zy->dtype, "uint8 or int8");
+	if (check_one(g, n, 0) < 0 || check_one(g, n, 1) < 0)
+		return -1;
+	axis = infer_axis(g, n, node_attr_int(n, "axis", 0), x0->shape.rank);
+	if (axis < 0)
+		return -1;
+	s = x0->shape;
+	s.d[axis] = dim_const(0);
+	for (int i = 2; i < n->n_in; i += 3) {
+		struct value *x = infer_input(g, n, i), *sx = infer_input(g, n, i + 1);
+		const struct value *zx = node_in(g, n, i + 2);
+
+		if (!x || !sx)
+			return -1;
+		if (!q8_type_ok(x->dtype))
+			return q_type_error(g, n, i, x->dtype, "uint8 or int8");
+		if (sx->dtype != DTYPE_F32)
+			return q_type_error(g, n, i + 1, sx->dtype, "float32");
+		if (zx && zx->dtype != x->dtype)
+			return q_type_error(g, n, i + 2, zx->dtype, dtype_name(x->dtype));
+		if (check_one(g, n, i + 1) < 0 || check_one(g, n, i + 2) < 0)
+			return -1;
+		if (x->shape.rank != s.rank || !dim_is_const(x->shape.d[axis])) {
+			diag_error(g->ctx, "%s: input %d must have rank %d and a constant "
+				   "dimension %d", node_loc(g, n), i, s.rank, axis);
+			return -1;
+		}
+		for (int k = 0; k < s.rank; k++)
+			if (k != axis && !dim_eq(s.d[k], x->shape.d[k])) {
+				diag_error(g->ctx, "%s: input %d differs in dimension %d",
+					   node_loc(g, n), i, k);
+				return -1;
+			}
+		s.d[axis].c += x->shape.d[axis].c;
+	}
+	infer_set(g, n, 0, zy->dtype, &s);
+	return 0;
+}
+
+/*
+ * One input x (at in) of QLinearConcat as DequantizeLinear then
+ * QuantizeLinear compute it in float32 (rt_cqpool.h's table holds the same).
+ */
+static struct tir *qconcat_value(struct lower *L, struct tir *x, int in)
+{
+	struct tir_builder *b = L->b;
+	struct tir *v;
+
+	v = tir_cast(b, DTYPE_F32, minus_zp(L, x, in + 2, tir_int(b, 0)));
+	v = tir_mul(b, v, tir_load(b, L->in[in + 1], tir_int(b, 0)));
+	v = tir_call1(b, INTRIN_RINT, tir_bin(b, BIN_DIV, v, tir_load(b, L->in[0], tir_int(b, 0))));
+	if (L->in[1])
+		v = tir_add(b, v, tir_cast(b, DTYPE_F32, tir_load(b, L->in[1], tir_int(b, 0))));
+	return requantize(L, v, lower_out(L, 0)->dtype);
+}
+
+/* QLinearConcat: per input one loop nest writing its slab of y. */
+int lower_qlinearconcat(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *y = lower_out(L, 0);
+	int axis = (int)node_attr_int(L->n, "axis", 0);
+	int64_t at = 0;
+
+	if (axis < 0)
+		axis += y->shape.rank;
+	for (int i = 2; i < L->n->n_in; i += 3) {
+		const struct value *x = lower_in(L, i);
+		struct tir *idx[MAX_RANK], *yi[MAX_RANK];
+
+		lower_loops(L, &x->shape, idx);
+		for (int k = 0; k < x->shape.rank; k++)
+			yi[k] = k == axis ? tir_add(b, idx[k], tir_int(b, at)) : idx[k];
+		tir_store(b, L->out[0], lower_offset(L, &y->shape, yi),
+			  qconcat_value(L, tir_load(b, L->in[i], lower_offset(L, &x->shape, idx)), i));
+		lower_end_loops(L, x->shape.rank);
+		at += x->shape.d[axis].c;
+	}
+	return 0;
+}

@@ -14,7 +14,18 @@
  * QLinearMatMul (the bias its ninth input), and DequantizeLinear(a),
  * DequantizeLinear(b) -> Add -> QuantizeLinear one QLinearAdd
  * (com.microsoft), as ONNX Runtime's QDQ transformer fuses them into its
- * integer kernels. The fused node takes the QuantizeLinear's place and
+ * integer kernels. Pools and concatenations (per-tensor x and y):
+ * DequantizeLinear -> MaxPool -> QuantizeLinear becomes a MaxPool of the
+ * 8-bit integers (exact where x and y have one type, scale and zero point,
+ * the scale positive: dequantizing is then monotone), else that MaxPool
+ * then a one-input QLinearConcat, which requantizes each max as the float
+ * graph would (exact too); DequantizeLinear -> AveragePool or
+ * GlobalAveragePool -> QuantizeLinear (x and y of one type) becomes
+ * QLinearAveragePool or QLinearGlobalAveragePool (exact integer sums, one
+ * requantization: within a unit of the float graph's); DequantizeLinears
+ * -> Concat -> QuantizeLinear a Concat of the integers when every input
+ * has y's type, scale and zero point, else a QLinearConcat (each input
+ * requantized, exactly as the float graph). The fused node takes the QuantizeLinear's place and
  * output, and the spans of every node that dies with the fusion, so
  * metadata and dumps still name the ONNX nodes it came from.
  *
@@ -180,11 +191,14 @@ static bool act_folds(struct graph *g, const struct node *a, const struct node *
 	       (isinf(mx) || rintf((float)mx / s) + z >= hi);
 }
 
+/* The most inputs of a Concat the pass makes a QLinearConcat of. */
+#define QDQ_MAX_CONCAT 32
+
 /* A fusion: its nodes (the last one becomes the integer node) and inputs. */
 struct fusion {
-	struct node *dead[8];	/* the nodes that go, in graph order */
+	struct node *dead[QDQ_MAX_CONCAT + 2];	/* the nodes that go, in graph order */
 	int n_dead;
-	int in[9];		/* the integer node's inputs */
+	int in[3 * QDQ_MAX_CONCAT + 2];		/* the integer node's inputs */
 	int n_in;
 };
 
@@ -395,6 +409,163 @@ static struct node *match_add(struct graph *g, const int *count, struct node *ad
 	return q;
 }
 
+/*
+ * Whether DequantizeLinear dq and QuantizeLinear q have one 8-bit type,
+ * bit-identical scales and equal zero points (per_tensor both).
+ */
+static bool same_params(struct graph *g, const struct node *dq, const struct node *q)
+{
+	float a = scale_at(node_in(g, dq, 1), 0), b = scale_at(node_in(g, q, 1), 0);
+
+	return node_in(g, dq, 0)->dtype == node_out(g, q, 0)->dtype && !memcmp(&a, &b, sizeof a) &&
+	       zero_point(g, dq) == zero_point(g, q);
+}
+
+/* A per-tensor DequantizeLinear of an 8-bit tensor producing v, or NULL. */
+static struct node *dq8(struct graph *g, int v)
+{
+	struct node *dq = producer(g, v, OP_DEQUANTIZELINEAR);
+
+	return dq && per_tensor(g, dq) && is_q8(node_in(g, dq, 0)->dtype) ? dq : NULL;
+}
+
+/* The per-tensor 8-bit QuantizeLinear that alone reads pool's output, or NULL. */
+static struct node *q8_after(struct graph *g, const int *count, const struct node *op)
+{
+	struct node *q = sole_reader(g, count, op->out[0]);
+
+	return q && q->op == OP_QUANTIZELINEAR && q->in[0] == op->out[0] && per_tensor(g, q) &&
+	       is_q8(node_out(g, q, 0)->dtype) ? q : NULL;
+}
+
+/*
+ * Matches DequantizeLinear -> MaxPool (no Indices) -> QuantizeLinear at mp
+ * into f; the QuantizeLinear, or NULL. With the same parameters the fused
+ * node is an 8-bit MaxPool (exact: dequantizing with a positive scale is
+ * monotone, so the max of the dequantized values is the dequantized max,
+ * which QuantizeLinear maps back to itself); otherwise *requant is set:
+ * mp stays, made a MaxPool of the integers, and the fused node is a
+ * one-input QLinearConcat that requantizes its max, one value per output
+ * (again exactly what the float graph computes).
+ */
+static struct node *match_maxpool(struct graph *g, const int *count, struct node *mp,
+				  struct fusion *f, bool *requant)
+{
+	struct node *dq = dq8(g, mp->in[0]), *q;
+	float s;
+
+	if (!dq || mp->n_in != 1 || !(q = q8_after(g, count, mp)))
+		return NULL;
+	s = scale_at(node_in(g, dq, 1), 0);
+	if (!(s > 0) || isinf(s))
+		return NULL;
+	*requant = !same_params(g, dq, q);
+	f->n_dead = 0;
+	take_dq(count, dq, f);
+	f->n_in = 0;
+	if (!*requant) {
+		f->dead[f->n_dead++] = mp;
+		f->in[f->n_in++] = dq->in[0];
+		return q;
+	}
+	f->in[f->n_in++] = q->in[1];
+	f->in[f->n_in++] = zp_input(g, q, node_out(g, q, 0)->dtype);
+	f->in[f->n_in++] = mp->out[0];
+	f->in[f->n_in++] = dq->in[1];
+	f->in[f->n_in++] = zp_input(g, dq, node_in(g, dq, 0)->dtype);
+	return q;
+}
+
+/*
+ * Matches DequantizeLinear -> AveragePool or GlobalAveragePool ->
+ * QuantizeLinear (x and y of one 8-bit type) at pool into f; the
+ * QuantizeLinear, or NULL. The fused node, QLinearAveragePool or
+ * QLinearGlobalAveragePool, sums the integers exactly and requantizes once
+ * (ops_quant.c's lower_qpool_out): within a unit of the float graph's.
+ */
+static struct node *match_avgpool(struct graph *g, const int *count, struct node *pool,
+				  struct fusion *f)
+{
+	struct node *dq = dq8(g, pool->in[0]), *q;
+	enum dtype t;
+
+	if (!dq || pool->n_in != 1 || !(q = q8_after(g, count, pool)))
+		return NULL;
+	t = node_in(g, dq, 0)->dtype;
+	if (node_out(g, q, 0)->dtype != t)
+		return NULL;
+	f->n_dead = 0;
+	take_dq(count, dq, f);
+	f->dead[f->n_dead++] = pool;
+	f->n_in = 0;
+	f->in[f->n_in++] = dq->in[0];
+	f->in[f->n_in++] = dq->in[1];
+	f->in[f->n_in++] = zp_input(g, dq, t);
+	f->in[f->n_in++] = q->in[1];
+	f->in[f->n_in++] = zp_input(g, q, t);
+	return q;
+}
+
+/*
+ * Matches DequantizeLinear x k -> Concat -> QuantizeLinear at cat (the
+ * concatenated dim a constant in each input) into f; the QuantizeLinear,
+ * or NULL. *copy is set when every input has y's type, scale and zero
+ * point: the fused node is then a Concat of the integers; else a
+ * QLinearConcat, each input requantized to y's parameters as
+ * DequantizeLinear then QuantizeLinear compute it (exactly).
+ */
+static struct node *match_concat(struct graph *g, const int *count, struct node *cat,
+				 struct fusion *f, bool *copy)
+{
+	struct node *q, *dq[QDQ_MAX_CONCAT];
+	const struct value *y = node_out(g, cat, 0);
+	int64_t axis = node_attr_int(cat, "axis", 0);
+
+	if (cat->n_in < 1 || cat->n_in > QDQ_MAX_CONCAT || !y->has_shape ||
+	    !(q = q8_after(g, count, cat)))
+		return NULL;
+	if (axis < 0)
+		axis += y->shape.rank;
+	if (axis < 0 || axis >= y->shape.rank)
+		return NULL;
+	*copy = true;
+	for (int i = 0; i < cat->n_in; i++) {
+		const struct value *x;
+
+		if (!(dq[i] = dq8(g, cat->in[i])))
+			return NULL;
+		x = node_in(g, dq[i], 0);
+		if (!x->has_shape || x->shape.rank != y->shape.rank ||
+		    !dim_is_const(x->shape.d[axis]))
+			return NULL;
+		*copy = *copy && same_params(g, dq[i], q);
+	}
+	f->n_dead = 0;
+	f->dead[f->n_dead++] = cat;
+	for (int i = 0; i < cat->n_in; i++) {
+		bool seen = false;
+
+		for (int j = 0; j < i; j++)
+			seen = seen || dq[j] == dq[i];
+		if (!seen)
+			take_dq(count, dq[i], f);
+	}
+	f->n_in = 0;
+	if (*copy) {
+		for (int i = 0; i < cat->n_in; i++)
+			f->in[f->n_in++] = dq[i]->in[0];
+		return q;
+	}
+	f->in[f->n_in++] = q->in[1];
+	f->in[f->n_in++] = zp_input(g, q, node_out(g, q, 0)->dtype);
+	for (int i = 0; i < cat->n_in; i++) {
+		f->in[f->n_in++] = dq[i]->in[0];
+		f->in[f->n_in++] = dq[i]->in[1];
+		f->in[f->n_in++] = zp_input(g, dq[i], node_in(g, dq[i], 0)->dtype);
+	}
+	return q;
+}
+
 static int span_order(const void *a, const void *b)
 {
 	const struct node *x = *(struct node *const *)a, *y = *(struct node *const *)b;
@@ -412,6 +583,8 @@ static void fuse(struct graph *g, struct node *q, struct fusion *f, enum op op,
 {
 	struct span sp = { 0 };
 	int *in = arena_alloc(g->arena, sizeof(int) * (size_t)f->n_in);
+	bool from_attrs = op == OP_QLINEARCONV || op == OP_MAXPOOL || op == OP_CONCAT ||
+			  op == OP_QLINEARAVERAGEPOOL || op == OP_QLINEARCONCAT;
 
 	memcpy(in, f->in, sizeof(int) * (size_t)f->n_in);
 	f->dead[f->n_dead++] = q;
@@ -422,8 +595,8 @@ static void fuse(struct graph *g, struct node *q, struct fusion *f, enum op op,
 	q->op_type = op_type;
 	q->in = in;
 	q->n_in = f->n_in;
-	q->n_attrs = op == OP_QLINEARCONV ? from->n_attrs : 0;
-	q->attrs = op == OP_QLINEARCONV ? from->attrs : NULL;
+	q->n_attrs = from_attrs ? from->n_attrs : 0;
+	q->attrs = from_attrs ? from->attrs : NULL;
 	q->span = sp;
 	for (int i = 0; i < f->n_dead; i++)
 		f->dead[i]->dead = f->dead[i] != q;
@@ -446,9 +619,40 @@ int pass_qdq(struct graph *g)
 			q = match_matmul(g, count, n, &f);
 		else if (n->op == OP_ADD)
 			q = match_add(g, count, n, &f);
+		else if (n->op == OP_MAXPOOL) {
+			bool requant;
+
+			if ((q = match_maxpool(g, count, n, &f, &requant)) && requant) {
+				/* n becomes the MaxPool of the integers, q requantizes its max */
+				int xq = g->nodes.v[g->values.v[n->in[0]].producer].in[0];
+
+				g->values.v[n->out[0]].dtype = g->values.v[xq].dtype;
+				n->in[0] = xq;
+				fuse(g, q, &f, OP_QLINEARCONCAT, "QLinearConcat", n);
+				q->n_attrs = 0;
+				q->attrs = NULL;
+				node_set_attr_int(g, q, "axis", 1);
+			} else if (q) {
+				fuse(g, q, &f, OP_MAXPOOL, "MaxPool", n);
+			}
+		} else if (n->op == OP_AVERAGEPOOL || n->op == OP_GLOBALAVERAGEPOOL) {
+			if ((q = match_avgpool(g, count, n, &f)))
+				fuse(g, q, &f, n->op == OP_AVERAGEPOOL ? OP_QLINEARAVERAGEPOOL
+				     : OP_QLINEARGLOBALAVERAGEPOOL, n->op == OP_AVERAGEPOOL ?
+				     "QLinearAveragePool" : "QLinearGlobalAveragePool", n);
+		} else if (n->op == OP_CONCAT) {
+			bool copy;
+
+			if ((q = match_concat(g, count, n, &f, &copy)))
+				fuse(g, q, &f, copy ? OP_CONCAT : OP_QLINEARCONCAT,
+				     copy ? "Concat" : "QLinearConcat", n);
+		}
 		if (!q)
 			continue;
-		if (n->op == OP_CONV)
+		if (n->op == OP_MAXPOOL || n->op == OP_AVERAGEPOOL ||
+		    n->op == OP_GLOBALAVERAGEPOOL || n->op == OP_CONCAT)
+			;	/* fused above */
+		else if (n->op == OP_CONV)
 			fuse(g, q, &f, OP_QLINEARCONV, "QLinearConv", n);
 		else if (n->op == OP_ADD)
 			fuse(g, q, &f, OP_QLINEARADD, "QLinearAdd", n);
