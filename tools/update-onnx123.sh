@@ -39,7 +39,9 @@ grep '^FAIL' "$tmp/run" | grep -v '^FAIL [^:]*: compile: ' | sort >"$tmp/differ"
 	echo
 	echo "## Run but differ"
 	echo
-	sed 's/^FAIL \([^:]*\): /- `\1`: /' "$tmp/differ"
+	# a random op's count of differing values changes from run to run
+	sed 's/^FAIL \([^:]*\): /- `\1`: /; s/\(random op: .* than numpy.s\): .*/\1/' \
+		"$tmp/differ"
 } >tests/onnx123.md
 tail -n 1 "$tmp/run"
 rm -rf "$tmp"
