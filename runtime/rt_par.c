@@ -67,7 +67,14 @@ struct rt_par_pool {
 	void (*fn)(void *, int64_t, int64_t);
 	void *ctx;
 	int64_t n, chunk;
-	_Atomic uint32_t n_chunks;	/* read before a claim, so atomic */
+	/*
+	 * The job's number in the high half, its chunk count in the low one:
+	 * read before a claim, it must be the claim word's job. A worker that
+	 * read the last job's claim word and the next job's count would take a
+	 * chunk that does not exist: run it beside its owner, count it done
+	 * twice, and leave the next caller waiting for a count it passed.
+	 */
+	_Atomic uint64_t jobinfo;
 	_Atomic int helpers;		/* workers that may take chunks of this job */
 	_Atomic uint32_t done;		/* chunks completed; the caller sleeps on it */
 	_Atomic int caller_sleeps;
@@ -133,12 +140,15 @@ static void pool_work(struct rt_par_pool *p)
 	uint64_t w = atomic_load_explicit(&p->claim, memory_order_acquire);
 
 	for (;;) {
-		uint32_t c = (uint32_t)w, n_chunks;
+		uint64_t ji = atomic_load_explicit(&p->jobinfo, memory_order_acquire);
+		uint32_t c = (uint32_t)w, n_chunks = (uint32_t)ji;
 		int64_t lo, hi;
 
-		/* the acquire of w makes the job's fields of its number visible */
-		n_chunks = atomic_load_explicit(&p->n_chunks, memory_order_relaxed);
-		if (c >= n_chunks)
+		/*
+		 * the acquire of w makes the job's fields of its number visible;
+		 * a count of another job (the next one, being set up) ends it here
+		 */
+		if (ji >> 32 != w >> 32 || c >= n_chunks)
 			return;
 		if (!atomic_compare_exchange_weak_explicit(&p->claim, &w, w + 1,
 							   memory_order_acq_rel,
@@ -276,8 +286,8 @@ void rt_par_for(int threads, int64_t n, int64_t grain, void (*fn)(void *, int64_
 	p->chunk = chunk;
 	atomic_store_explicit(&p->helpers, helpers, memory_order_relaxed);
 	p->job++;
-	atomic_store_explicit(&p->n_chunks, (uint32_t)((n + chunk - 1) / chunk),
-			      memory_order_relaxed);
+	n_chunks = (uint32_t)((n + chunk - 1) / chunk);
+	atomic_store_explicit(&p->jobinfo, (uint64_t)p->job << 32 | n_chunks, memory_order_release);
 	atomic_store_explicit(&p->done, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->claim, (uint64_t)p->job << 32, memory_order_release);
 	atomic_fetch_add(&p->gen, 1);
@@ -285,7 +295,6 @@ void rt_par_for(int threads, int64_t n, int64_t grain, void (*fn)(void *, int64_
 		pool_futex_wake(&p->gen);
 	pool_work(p);
 	/* the chunks others hold: spin, then sleep until the last one is done */
-	n_chunks = atomic_load_explicit(&p->n_chunks, memory_order_relaxed);
 	seen = atomic_load_explicit(&p->done, memory_order_acquire);
 	while (seen != n_chunks) {
 		if (!pool_spin(&p->done, seen)) {
