@@ -151,6 +151,13 @@ def main():
     with open(tmp, "wb") as f:
         f.write(m.SerializeToString())
     os.replace(tmp, path)
+    write_tokens(path, a)
+    return 0
+
+
+def write_tokens(path, a):
+    """tokens.txt (and with --long tokens_long.txt): a prompt and ONNX Runtime's
+    greedy continuation of the model at path (gen_torch_decoder.py's too)."""
     if a.tokens:
         prompt = [t % a.vocab for t in (1, 17, 42, 99, 7, 200, 5, 63)]
         toks = decode(path, a, prompt)
@@ -161,7 +168,6 @@ def main():
         toks = decode(path, a, prompt)
         with open(os.path.join(a.outdir, "tokens_long.txt"), "w") as f:
             f.write(" ".join(map(str, prompt)) + "\n" + " ".join(map(str, toks)) + "\n")
-    return 0
 
 
 if __name__ == "__main__":

@@ -36,9 +36,11 @@ import argparse
 import os
 import sys
 
-import numpy as np
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_decoder import write_tokens  # noqa: E402  (ONNX Runtime's greedy decode)
 
 
 class RMSNorm(nn.Module):
@@ -146,34 +148,6 @@ def export(a, path):
     prog.save(path)
 
 
-def decode(path, a, prompt):
-    """ONNX Runtime's greedy decode: the prompt at once, then a token a step."""
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    d = a.hidden // a.heads
-    past = {}
-    for layer in range(a.layers):
-        for n in ("past_key_%d", "past_value_%d"):
-            past[n % layer] = np.zeros((1, a.kv_heads, 0, d), np.float32)
-    ids, pos, out = np.array([prompt], np.int64), 0, []
-    for _ in range(a.tokens):
-        feeds = {"input_ids": ids,
-                 "position_ids": np.arange(pos, pos + ids.shape[1], dtype=np.int64)[None]}
-        feeds.update(past)
-        res = s.run(None, feeds)
-        tok = int(np.argmax(res[0][0, -1]))
-        out.append(tok)
-        pos += ids.shape[1]
-        for layer in range(a.layers):
-            past["past_key_%d" % layer] = res[1 + 2 * layer]
-            past["past_value_%d" % layer] = res[2 + 2 * layer]
-        ids = np.array([[tok]], np.int64)
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("outdir")
@@ -191,16 +165,7 @@ def main():
     os.makedirs(a.outdir, exist_ok=True)
     path = os.path.join(a.outdir, "decoder.onnx")
     export(a, path)
-    if a.tokens:
-        prompt = [t % a.vocab for t in (1, 17, 42, 99, 7, 200, 5, 63)]
-        toks = decode(path, a, prompt)
-        with open(os.path.join(a.outdir, "tokens.txt"), "w") as f:
-            f.write(" ".join(map(str, prompt)) + "\n" + " ".join(map(str, toks)) + "\n")
-    if a.tokens and a.long:
-        prompt = [int(t) for t in np.random.default_rng(3).integers(0, a.vocab, a.long)]
-        toks = decode(path, a, prompt)
-        with open(os.path.join(a.outdir, "tokens_long.txt"), "w") as f:
-            f.write(" ".join(map(str, prompt)) + "\n" + " ".join(map(str, toks)) + "\n")
+    write_tokens(path, a)
     return 0
 
 

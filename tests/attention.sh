@@ -102,43 +102,34 @@ w("mask", np.ones((1, 3), np.bool_))
 	else fail "decode_mask/too-long" "exit $rc: $(head -n 1 "$T/long_mask.err")"; fi
 fi
 
+# rows_case NAME DIR WANT: DIR's model on --target c has WANT attention.rows
+# kernels and matches its outputs (rtol 1e-5, atol 1e-6)
+rows_case() {
+	if ! "$COLLAGEC" compile --search none --target c -q "$2/model.onnx" -o "$T/rc.so" \
+		2>"$T/rc.err"; then
+		fail "$1" "compile: $(head -n 1 "$T/rc.err")"
+	elif [ "$(grep -c '"attention\.rows"' "$T/rc.json")" -ne "$3" ]; then
+		fail "$1" "$(grep -c '"attention\.rows"' "$T/rc.json") attention.rows kernels, expected $3"
+	elif ! "$COLLAGEC" run "$T/rc.so" --check "$2/test_data_set_0" --rtol 1e-5 --atol 1e-6 \
+		>/dev/null 2>"$T/rc.err"; then
+		fail "$1" "$(head -n 1 "$T/rc.err")"
+	else
+		ok "$1"
+	fi
+}
+
 # masks on the row kernel: a float mask of 2 and 4 dims (one with is_causal),
 # GQA under a mask and a bool mask with a fully masked row run on
 # attention.rows, reading the mask in place, and match ONNX's outputs
 for t in test_attention_4d_attn_mask test_attention_4d_attn_mask_4d_causal \
 	test_attention_3d_gqa_attn_mask test_attention_23_boolmask_fullymasked_row_nan_robustness; do
-	d=$ROOT/testdata/attention/onnx/$t
-	if ! "$COLLAGEC" compile --search none --target c -q "$d/model.onnx" -o "$T/rm.so" \
-		2>"$T/rm.err"; then
-		fail "mask-on-rows/$t" "compile: $(head -n 1 "$T/rm.err")"
-	elif ! grep -q '"attention\.rows"' "$T/rm.json"; then
-		fail "mask-on-rows/$t" "its Attention is not on attention.rows"
-	elif ! "$COLLAGEC" run "$T/rm.so" --check "$d/test_data_set_0" --rtol 1e-5 --atol 1e-6 \
-		>/dev/null 2>"$T/rm.err"; then
-		fail "mask-on-rows/$t" "$(head -n 1 "$T/rm.err")"
-	else
-		ok "mask-on-rows/$t"
-	fi
+	rows_case "mask-on-rows/$t" "$ROOT/testdata/attention/onnx/$t" 1
 done
 
 # attention written out (the layernorm pass's merge): sdpa_merge_* become one
 # Attention on attention.rows, sdpa_keep_* stay as they are; all match numpy
 for d in "$T"/sdpa/*/; do
 	t=$(basename "$d")
-	if ! "$COLLAGEC" compile --search none --target c -q "$d/model.onnx" -o "$T/sd.so" \
-		2>"$T/sd.err"; then
-		fail "sdpa/$t" "compile: $(head -n 1 "$T/sd.err")"
-		continue
-	fi
-	n=$(grep -c '"attention\.rows"' "$T/sd.json")
-	case $t in sdpa_merge_*) want=1 ;; *) want=0 ;; esac
-	if [ "$n" -ne "$want" ]; then
-		fail "sdpa/$t" "$n attention.rows kernels, expected $want"
-	elif ! "$COLLAGEC" run "$T/sd.so" --check "$d/test_data_set_0" --rtol 1e-5 --atol 1e-6 \
-		>/dev/null 2>"$T/sd.err"; then
-		fail "sdpa/$t" "$(head -n 1 "$T/sd.err")"
-	else
-		ok "sdpa/$t"
-	fi
+	case $t in sdpa_merge_*) rows_case "sdpa/$t" "$d" 1 ;; *) rows_case "sdpa/$t" "$d" 0 ;; esac
 done
 t_exit

@@ -100,6 +100,23 @@ int infer_centercroppad(struct graph *g, struct node *n)
 }
 
 /*
+ * The body of CenterCropPad's loops over Y (idx): Y = X at xi where inside
+ * holds (every element when it is NULL), 0 elsewhere; closes the loops.
+ */
+static int ccp_store(struct lower *L, struct tir **idx, struct tir **xi, struct tir *inside)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
+
+	if (inside)
+		v = tir_select(b, inside, v, tir_const(b, x->dtype, 0));
+	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), v);
+	lower_end_loops(L, y->shape.rank);
+	return 0;
+}
+
+/*
  * The target shape known only at run time: each listed axis reads X at its
  * index plus its start (rt_shape.c's shape_center_crop_pad), zero outside.
  */
@@ -107,7 +124,7 @@ static int lower_centercroppad_data(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
-	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *inside = NULL, *v;
+	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *inside = NULL;
 	int axes[MAX_RANK], na = ccp_axes(L->g, (struct node *)L->n, x->shape.rank, axes);
 
 	if (na < 0)
@@ -124,12 +141,7 @@ static int lower_centercroppad_data(struct lower *L)
 		c = lower_in_range(L, xi[a], tir_dim(b, x->shape.d[a]));
 		inside = inside ? tir_bin(b, BIN_LAND, inside, c) : c;
 	}
-	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
-	if (inside)
-		v = tir_select(b, inside, v, tir_const(b, x->dtype, 0));
-	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), v);
-	lower_end_loops(L, y->shape.rank);
-	return 0;
+	return ccp_store(L, idx, xi, inside);
 }
 
 /*
@@ -140,7 +152,7 @@ int lower_centercroppad(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
-	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *inside = NULL, *v;
+	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *inside = NULL;
 
 	if (node_is_dynamic(L->g, L->n))
 		return lower_centercroppad_data(L);
@@ -163,12 +175,7 @@ int lower_centercroppad(struct lower *L)
 			    tir_bin(b, BIN_LT, xi[k], tir_int(b, in)));
 		inside = inside ? tir_bin(b, BIN_LAND, inside, c) : c;
 	}
-	v = tir_load(b, L->in[0], lower_offset(L, &x->shape, xi));
-	if (inside)
-		v = tir_select(b, inside, v, tir_const(b, x->dtype, 0));
-	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), v);
-	lower_end_loops(L, y->shape.rank);
-	return 0;
+	return ccp_store(L, idx, xi, inside);
 }
 
 /* ---- Col2Im ---- */

@@ -498,7 +498,7 @@ static int forest_check(struct graph *g, struct node *n, struct forest *f)
  */
 static int forest_v5(struct graph *g, struct node *n, struct forest *f)
 {
-	int64_t nb, c1, c2, c3, c4, c5, nmiss, nr, nl, nlt;
+	int64_t nb, c1, c2, c3, c4, nmiss, nr, nl, nlt;
 	const int64_t *feat = ints_of(n, "nodes_featureids", &nb);
 	const int64_t *tid = ints_of(n, "nodes_truenodeids", &c1);
 	const int64_t *fid = ints_of(n, "nodes_falsenodeids", &c2);
@@ -513,7 +513,6 @@ static int forest_v5(struct graph *g, struct node *n, struct forest *f)
 	struct ml_list mv = list_of(g, node_attr(n, "membership_values"), DTYPE_F32);
 	int64_t at = 0;
 
-	(void)c5;
 	nl = lw.n;
 	if (c1 != nb || c2 != nb || c3 != nb || c4 != nb || modes.n != nb || splits.n != nb ||
 	    (nmiss && nmiss != nb) || nlt != nl || modes.t != DTYPE_U8) {
@@ -640,7 +639,7 @@ static int forest_v1(struct graph *g, struct node *n, struct forest *f)
 	static const char *const aggs[] = { "AVERAGE", "SUM", "MIN", "MAX" };
 	static const char *const posts[] = { "NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO",
 					     "PROBIT" };
-	int64_t nn, c1, c2, c3, c4, c5, nmiss, nt1, nt2, nt3;
+	int64_t nn, c1, c2, c3, c4, nmiss, nt1, nt2, nt3;
 	const int64_t *trees = ints_of(n, "nodes_treeids", &nn);
 	const int64_t *ids = ints_of(n, "nodes_nodeids", &c1);
 	const int64_t *feat = ints_of(n, "nodes_featureids", &c2);
@@ -664,7 +663,6 @@ static int forest_v1(struct graph *g, struct node *n, struct forest *f)
 	int64_t *slot, nb = 0, nl = 0, last_tree;
 	int rc = 0;
 
-	(void)c5;
 	if (c1 != nn || c2 != nn || c3 != nn || c4 != nn || (nmiss && nmiss != nn) || !ma ||
 	    ma->kind != ATTR_STRINGS || ma->n != nn || vals.n != nn || nt2 != nt1 ||
 	    nt3 != nt1 || tw.n != nt1) {

@@ -158,6 +158,19 @@ int infer_pool(struct graph *g, struct node *n)
 	return 0;
 }
 
+/* A global pool's output shape: X's with every spatial dim 1 (rank 3 or more). */
+static int gpool_shape(struct graph *g, struct node *n, const struct value *x, struct shape *s)
+{
+	if (x->shape.rank < 3) {
+		diag_error(g->ctx, "%s: input must have rank 3 or more", node_loc(g, n));
+		return -1;
+	}
+	*s = x->shape;
+	for (int i = 2; i < s->rank; i++)
+		s->d[i] = dim_const(1);
+	return 0;
+}
+
 /*
  * QLinearAveragePool and QLinearGlobalAveragePool (com.microsoft): X,
  * X_scale, [X_zero_point], Y_scale, [Y_zero_point], per tensor; Y of X's
@@ -176,15 +189,8 @@ int infer_qlinearpool(struct graph *g, struct node *n)
 		diag_error(g->ctx, "%s: channels_last is not supported", node_loc(g, n));
 		return -1;
 	}
-	if (n->op == OP_QLINEARGLOBALAVERAGEPOOL) {
-		if (x->shape.rank < 3) {
-			diag_error(g->ctx, "%s: input must have rank 3 or more", node_loc(g, n));
-			return -1;
-		}
-		s = x->shape;
-		for (int i = 2; i < s.rank; i++)
-			s.d[i] = dim_const(1);
-	} else if (pool_plan(g, n, &w, &s) < 0)
+	if (n->op == OP_QLINEARGLOBALAVERAGEPOOL ? gpool_shape(g, n, x, &s) < 0
+	    : pool_plan(g, n, &w, &s) < 0)
 		return -1;
 	infer_set(g, n, 0, x->dtype, &s);
 	return 0;
@@ -444,15 +450,9 @@ int infer_gpool(struct graph *g, struct node *n)
 	struct value *x;
 	struct shape s;
 
-	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)))
+	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)) ||
+	    gpool_shape(g, n, x, &s) < 0)
 		return -1;
-	if (x->shape.rank < 3) {
-		diag_error(g->ctx, "%s: input must have rank 3 or more", node_loc(g, n));
-		return -1;
-	}
-	s = x->shape;
-	for (int i = 2; i < s.rank; i++)
-		s.d[i] = dim_const(1);
 	infer_set(g, n, 0, x->dtype, &s);
 	return 0;
 }
