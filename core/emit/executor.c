@@ -368,14 +368,19 @@ static void shape_params(struct graph *g, const struct node *n, struct strbuf *o
 			  graph_data_param(g, n->out[0], "len", 0).sym[0]);
 }
 
-/* The ints of a shape function (shape_fn_ints) as a compound literal, or nothing. */
+/*
+ * The ints of a shape function (shape_fn_ints) as a compound literal, or
+ * NULL (written out: the model's C compiles under -Wextra -Werror).
+ */
 static void shape_ints(struct graph *g, const struct node *n, struct strbuf *out)
 {
 	int cnt = 0;
 	const int64_t *ints = shape_fn_ints(g, n, &cnt);
 
-	if (!cnt)
+	if (!cnt) {
+		sb_puts(out, ", NULL");
 		return;
+	}
 	sb_puts(out, ", (const int64_t[]){");
 	for (int i = 0; i < cnt; i++)
 		sb_printf(out, " %lld,", (long long)ints[i]);
@@ -469,7 +474,7 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 		shape_ints(g, n, out);
 		sb_puts(out, " },\n");
 	}
-	sb_puts(out, "\t{ -1, 0, 0, { -1, -1, -1, -1, -1 }, -1, { -1 }, NULL }\n};\nstatic const char rt_sym_late[] = {");
+	sb_puts(out, "\t{ -1, 0, 0, { -1, -1, -1, -1, -1 }, -1, { -1 }, NULL, NULL }\n};\nstatic const char rt_sym_late[] = {");
 	for (int s = 0; s < g->syms.n; s++)
 		sb_printf(out, " %d,", (int)graph_sym_late(g, s));
 	sb_puts(out, " 0 };\n");
