@@ -130,21 +130,27 @@ def decode(path, a, prompt):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def parse_args(prog, hidden, heads):
+    """The command line (see the usage above), checked; OUTDIR made. Also
+    gen_torch_decoder.py's, with its own default sizes."""
+    ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("outdir")
     ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--hidden", type=int, default=128)
-    ap.add_argument("--heads", type=int, default=8)
+    ap.add_argument("--hidden", type=int, default=hidden)
+    ap.add_argument("--heads", type=int, default=heads)
     ap.add_argument("--kv-heads", type=int, default=2)
     ap.add_argument("--vocab", type=int, default=256)
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--long", type=int, default=0)
     a = ap.parse_args()
     if a.hidden % a.heads or a.heads % a.kv_heads or (a.hidden // a.heads) % 2:
-        sys.exit("gen_decoder.py: hidden must split into heads of even size, heads into "
-                 "kv-heads")
+        sys.exit("%s: hidden must split into heads of even size, heads into kv-heads" % prog)
     os.makedirs(a.outdir, exist_ok=True)
+    return a
+
+
+def main():
+    a = parse_args("gen_decoder.py", 128, 8)
     path = os.path.join(a.outdir, "decoder.onnx")
     m = build(a)
     tmp = path + ".tmp"

@@ -32,7 +32,6 @@ Needs torch (with onnxscript, its exporter's dependency), onnx and
 onnxruntime: a venv's python. Random weights, seeded; deterministic for a
 given torch.
 """
-import argparse
 import os
 import sys
 
@@ -40,7 +39,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_decoder import write_tokens  # noqa: E402  (ONNX Runtime's greedy decode)
+from gen_decoder import parse_args, write_tokens  # noqa: E402  (and ONNX Runtime's decode)
 
 
 class RMSNorm(nn.Module):
@@ -149,20 +148,7 @@ def export(a, path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("outdir")
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--hidden", type=int, default=64)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--kv-heads", type=int, default=2)
-    ap.add_argument("--vocab", type=int, default=256)
-    ap.add_argument("--tokens", type=int, default=64)
-    ap.add_argument("--long", type=int, default=0)
-    a = ap.parse_args()
-    if a.hidden % a.heads or a.heads % a.kv_heads or (a.hidden // a.heads) % 2:
-        sys.exit("gen_torch_decoder.py: hidden must split into heads of even size, heads "
-                 "into kv-heads")
-    os.makedirs(a.outdir, exist_ok=True)
+    a = parse_args("gen_torch_decoder.py", 64, 4)
     path = os.path.join(a.outdir, "decoder.onnx")
     export(a, path)
     write_tokens(path, a)
