@@ -44,6 +44,10 @@ matmul_add = $mm_add
 conv   = $conv
 matmul = $mm
 
+# a QLinearConv (the qdq pass's integer convolution) on oneDNN's int8 one,
+# with its requantization as output scales and zero points
+qconv  = QLinearConv(*, *, *?, *, *, *?, *, *?, *?)
+
 # the ops oneDNN runs alone, one primitive each (pooling, normalisation,
 # softmax, eltwise); after the anchors' rules, so that an activation after
 # an anchor stays fused. Not Log: oneDNN's is off by 1.4e-6 at log(1).

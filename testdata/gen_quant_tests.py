@@ -494,6 +494,99 @@ def im2col_cases():
               tensor("sy", F, sy), tensor("zy", U8, zy)])
 
 
+def conv_ref3(x, w, group, strides, pads, dil):
+    """conv_ref over 3 spatial dims: per output depth, the 2-D convolutions
+    of the input slices its kernel taps read, summed."""
+    n, c, d = x.shape[:3]
+    kd = w.shape[2]
+    xp = np.zeros((n, c, d + pads[0] + pads[3]) + x.shape[3:], np.int64)
+    xp[:, :, pads[0]:pads[0] + d] = x
+    od = (d + pads[0] + pads[3] - dil[0] * (kd - 1) - 1) // strides[0] + 1
+    p2 = (pads[1], pads[2], pads[4], pads[5])
+    ys = []
+    for o in range(od):
+        ys.append(sum(conv_ref(xp[:, :, o * strides[0] + k * dil[0]], w[:, :, k], group,
+                               strides[1:], p2, dil[1:]) for k in range(kd)))
+    return np.stack(ys, axis=2)
+
+
+def qconv_const_cases():
+    """QLinearConv with every scale and zero point a constant, weight zero
+    points 0 (or absent): what the dnnl target's int8 convolution takes
+    (oneDNN's, with output scales and zero points as attributes; tests/
+    quant.sh's qconv part). uint8 and int8 x and y, per-tensor and
+    per-channel weight scales, with and without a bias, groups,
+    depthwise, 1x1, 1-D, 2-D and 3-D, strides, dilations, asymmetric pads,
+    a batch of 2, and full-range weights against x near 255 (pairs of
+    products past int16: exact only where the sums are). Written to
+    OUTDIR/qconv: y as the op's lowering computes it (float32 throughout:
+    rint(float(acc + bias) * (sx * sw / sy)) + zy, saturated); oneDNN adds
+    zy before rounding, so a tie may round to the other side: tests/quant.sh
+    allows one unit there."""
+    U8, I8, F = TensorProto.UINT8, TensorProto.INT8, TensorProto.FLOAT
+    rng = np.random.default_rng(57)
+    # name, x type, y type, x shape, M, kernel, group, strides, pads, dilations,
+    # per-channel, bias, weight zero point (None: absent), x near 255 and full-range w
+    conf = [
+        ("3x3_pad_batch2", U8, U8, (2, 16, 9, 7), 24, (3, 3), 1, (1, 1), (1, 1, 1, 1), (1, 1),
+         True, True, "zeros", False),
+        ("s8_stride2_dil2", I8, I8, (1, 12, 13, 11), 17, (3, 3), 1, (2, 2), (2, 1, 0, 3),
+         (2, 2), False, False, None, False),
+        ("group2_u8s8", U8, I8, (1, 8, 8, 8), 10, (3, 2), 2, (1, 2), (1, 0, 1, 1), (1, 1),
+         True, True, "zeros", False),
+        ("depthwise", U8, U8, (1, 32, 10, 9), 32, (3, 3), 32, (1, 1), (1, 1, 1, 1), (1, 1),
+         True, True, None, False),
+        ("1x1", U8, U8, (1, 40, 6, 5), 33, (1, 1), 1, (1, 1), (0, 0, 0, 0), (1, 1),
+         True, False, None, False),
+        ("1d_s8u8", I8, U8, (2, 7, 23), 12, (5,), 1, (2,), (2, 1), (1,), True, True,
+         "zeros", False),
+        ("3d", U8, U8, (1, 6, 5, 6, 7), 9, (2, 3, 3), 1, (1, 1, 2), (1, 0, 1, 0, 1, 1),
+         (1, 1, 1), True, True, None, False),
+        ("7x7_s2_stem", U8, U8, (1, 3, 20, 20), 16, (7, 7), 1, (2, 2), (3, 3, 3, 3), (1, 1),
+         True, True, None, False),
+        ("full_range", U8, U8, (1, 64, 6, 6), 20, (3, 3), 1, (1, 1), (1, 1, 1, 1), (1, 1),
+         True, True, None, True),
+    ]
+    for (name, tx, ty, xs, m, k, group, strides, pads, dil, per, has_b, zw_form,
+         full) in conf:
+        r = len(k)
+        if full:
+            x = rng.integers(240, 256, xs).astype(np.uint8)
+            w = np.where(rng.random((m, xs[1] // group) + k) < 0.5, -128, 127).astype(np.int8)
+        else:
+            x = (rng.integers(0, 256, xs) if tx == U8 else rng.integers(-128, 128, xs)).astype(NP[tx])
+            w = rng.integers(-128, 128, (m, xs[1] // group) + k).astype(np.int8)
+        zx = NP[tx](rng.integers(0, 256) if tx == U8 else rng.integers(-128, 128))
+        zy = NP[ty](rng.integers(0, 256) if ty == U8 else rng.integers(-128, 128))
+        sx = np.float32(rng.random() * 0.02 + 0.005)
+        sw = (rng.random(m if per else ()) * 0.02 + 0.005).astype(np.float32)
+        # y's scale: the outputs spread over the 8-bit range, few saturated
+        sy = np.float32((rng.random() + 0.5) * (0.4 if not full else 1.5))
+        bias = rng.integers(-20000, 20000, m).astype(np.int32)
+        ref = conv_ref3 if r == 3 else conv_ref
+        acc = ref(x.astype(np.int64) - np.int64(zx), w.astype(np.int64), group, strides, pads,
+                  dil)
+        if has_b:
+            acc = acc + bias.astype(np.int64).reshape((m,) + (1,) * r)
+        mult = (sx * sw) / sy
+        if per:
+            mult = mult.reshape((m,) + (1,) * r)
+        lo, hi = (0, 255) if ty == U8 else (-128, 127)
+        y = np.clip(np.rint(acc.astype(np.int32).astype(np.float32) * mult.astype(np.float32)) +
+                    np.float32(zy), lo, hi)
+        ins = ["x", "sx", "zx", "w", "sw", "zw" if zw_form else "", "sy", "zy"] + \
+            (["b"] if has_b else [])
+        inits = [tensor("sx", F, sx), tensor("zx", tx, zx), tensor("w", I8, w),
+                 tensor("sw", F, sw), tensor("sy", F, sy), tensor("zy", ty, zy)]
+        inits += [tensor("zw", I8, np.zeros(m if per else (), np.int8))] if zw_form else []
+        inits += [tensor("b", TensorProto.INT32, bias)] if has_b else []
+        case("qconv/qlinearconv_constq_%s" % name,
+             helper.make_node("QLinearConv", ins, ["y"], kernel_shape=list(k),
+                              strides=list(strides), pads=list(pads), dilations=list(dil),
+                              group=group), 10,
+             [("x", tx, x)], [("y", ty, y)], inits)
+
+
 def qadd_ref(a, sa, za, b, sb, zb, sc, zc, lo, hi):
     """QLinearAdd as ONNX Runtime's x86 kernel computes it (ops_quant.c):
     fma(A, rA, fma(B, rB, fixed)) on the raw integers, each fma exact in
@@ -951,6 +1044,7 @@ def main():
     iconv_cases()
     reorder_cases()
     im2col_cases()
+    qconv_const_cases()
     qadd_cases()
     qgemm_cases()
     qpool_cases()

@@ -36,6 +36,10 @@
 #    ONNX file's size plus 10% and 512 bytes of alignment (the integer
 #    GEMM's packed panels are made
 #    when the model opens, from the weights as the model has them).
+# 6. QLinearConv on dnnl (oneDNN's int8 convolution) on hosts with VNNI:
+#    gen_quant_tests.py's qconv cases within a unit, placed on dnnl, and
+#    two QDQ models' convolutions placed there within their step; without
+#    VNNI, left to c.
 SUITE=quant
 . "$(dirname "$0")/nodetests.sh"
 
@@ -255,3 +259,46 @@ for d in testdata/quant/*/; do
 		echo "ok   quant/weights/$m"
 	fi
 done
+
+# QLinearConv on the dnnl target (oneDNN's int8 convolution) where the host
+# has VNNI: gen_quant_tests.py's qconv cases (every scale and zero point
+# constant, weight zero points 0 or absent; u8/s8, per-channel, groups,
+# depthwise, 1-D to 3-D, full-range weights against x near 255) placed on
+# dnnl (rule dnnl.qconv in OUT.json) and within one unit of the integer
+# formula (oneDNN adds y's zero point before it rounds, so a tie may go
+# the other way); ResNet-style QDQ models from ONNX Runtime's quantizer
+# within their step of ONNX Runtime's outputs with every QLinearConv on
+# dnnl. Without VNNI the target must leave the convolutions to c (its
+# vpmaddubsw path saturates where c's kernel is exact).
+vnni=0
+grep -qw -e avx512_vnni -e avx_vnni /proc/cpuinfo 2>/dev/null && vnni=1
+if ! "$COLLAGEC" targets 2>/dev/null | awk '/^dnnl \(/ { on = 1; next }
+	on && /^  status: / { print $2; exit }' | grep -qx available; then
+	echo "ok   quant/dnnl-qconv skipped: dnnl is unavailable"
+else
+	"$COLLAGEC" conformance -j2 --target dnnl,c --rtol 0 --atol 1 "$T/qconv" \
+		>"$T/qconv.out" 2>&1
+	sed -n "s/^PASS \([^ ]*\).*/ok   $SUITE\/dnnl-qconv\/\1/p;
+		s/^FAIL \([^:]*\): /FAIL $SUITE\/dnnl-qconv\/\1: /p" "$T/qconv.out"
+	for d in "$T"/qconv/*/ testdata/quant/cnn_qdq/ testdata/quant/resblock_qdq/; do
+		n=$(basename "$d")
+		o="$T/qconv_$n"
+		if ! "$COLLAGEC" compile --target dnnl,c --search none -q "$d/model.onnx" \
+			-o "$o.so" 2>"$o.err"; then
+			echo "FAIL quant/dnnl-qconv-placed/$n: compile: $(head -n 1 "$o.err")"
+			continue
+		fi
+		on=$(grep -c '"dnnl\.qconv"' "$o.json")
+		left=$(grep -c '"qlinearconv\.' "$o.json")
+		if [ $vnni = 1 ] && { [ "$on" = 0 ] || [ "$left" != 0 ]; }; then
+			echo "FAIL quant/dnnl-qconv-placed/$n: $on on dnnl, $left on c"
+		elif [ $vnni = 0 ] && [ "$on" != 0 ]; then
+			echo "FAIL quant/dnnl-qconv-placed/$n: placed on dnnl on a host without VNNI"
+		elif [ -f "$d/atol" ] && ! "$COLLAGEC" run "$o.so" --check "$d/test_data_set_0" \
+			--rtol 0 --atol "$(cat "$d/atol")" >/dev/null 2>"$o.err"; then
+			echo "FAIL quant/dnnl-qconv-placed/$n: $(head -n 1 "$o.err")"
+		else
+			echo "ok   quant/dnnl-qconv-placed/$n"
+		fi
+	done
+fi

@@ -19,6 +19,9 @@
  *                            binary add post-op of a tensor of the output's
  *                            shape, a scalar, a per-channel (dim 1, Conv) or
  *                            last-dim (MatMul, Gemm) vector; two at most.
+ * A QLinearConv alone (rule qconv) runs on oneDNN's int8 convolution
+ * (collagec_dnnl_qconv) where qconv_fits says: constant scales and zero
+ * points, int8 weights with zero points 0, a host with VNNI.
  * The table's last rules take one op alone (pooling, BatchNormalization,
  * LayerNormalization, Softmax, LRN, eltwise, ConvTranspose: op_plan says which, refusing
  * what oneDNN would compute otherwise than ONNX); each is one primitive in
@@ -213,6 +216,87 @@ static bool anchor_fits(struct graph *g, const struct node *n)
 	default:
 		return false;
 	}
+}
+
+/*
+ * QLinearConv on oneDNN's int8 convolution (collagec_dnnl_qconv): x and y
+ * 8-bit, w int8 and constant with zero points 0 (oneDNN 2.6 takes none on
+ * a convolution's weights), scalar x and y scales and zero points, weight
+ * scales per tensor or per output channel, a constant int32 bias or none;
+ * 1 to 3 spatial dims, every dim but the batch constant. Only on hosts
+ * with VNNI (AVX512-VNNI or AVX-VNNI): without it oneDNN multiplies uint8
+ * by int8 with vpmaddubsw, whose 16-bit pair sums saturate, where the c
+ * target's kernel is exact on every ISA.
+ */
+static bool host_vnni(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+#else
+	return false;
+#endif
+}
+
+static bool is_8bit(const struct value *v)
+{
+	return v && (v->dtype == DTYPE_U8 || v->dtype == DTYPE_I8);
+}
+
+/* Input i of n: absent, or a constant of numel elements of dtype dt. */
+static bool const_or_absent(struct graph *g, const struct node *n, int i, enum dtype dt,
+			    int64_t numel)
+{
+	const struct value *v = node_in(g, n, i);
+
+	if (!v)
+		return true;
+	return v->data && v->has_shape && shape_is_static(&v->shape) &&
+	       v->dtype == dt &&
+	       shape_numel_static(&v->shape) == numel;
+}
+
+static bool qconv_fits(struct graph *g, const struct node *n)
+{
+	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 3), *y = node_out(g, n, 0);
+	const struct value *ws = node_in(g, n, 4), *wz = node_in(g, n, 5);
+	int64_t group = node_attr_int(n, "group", 1), m, *z = NULL, nz = 0;
+	int r;
+
+	if (n->op != OP_QLINEARCONV || n->n_out != 1 || !is_8bit(x) || !is_8bit(y) || !w ||
+	    w->dtype != DTYPE_I8 || !w->data || !x->has_shape || !y->has_shape ||
+	    !w->has_shape)
+		return false;
+	r = x->shape.rank;
+	if (r < 3 || r > 5 || w->shape.rank != r || y->shape.rank != r ||
+	    !shape_is_static(&w->shape))
+		return false;
+	for (int i = 1; i < r; i++)
+		if (!dim_is_const(x->shape.d[i]) || !dim_is_const(y->shape.d[i]))
+			return false;
+	m = w->shape.d[0].c;
+	if (group < 1 || x->shape.d[1].c % group || m % group ||
+	    w->shape.d[1].c * group != x->shape.d[1].c)
+		return false;
+	/* scales float32 and constant; zero points of their tensor's type */
+	if (!node_in(g, n, 1) || !node_in(g, n, 6) || !ws ||
+	    !const_or_absent(g, n, 1, DTYPE_F32, 1) || !const_or_absent(g, n, 6, DTYPE_F32, 1) ||
+	    !(const_or_absent(g, n, 4, DTYPE_F32, 1) || const_or_absent(g, n, 4, DTYPE_F32, m)) ||
+	    !const_or_absent(g, n, 2, x->dtype, 1) || !const_or_absent(g, n, 7, y->dtype, 1) ||
+	    !const_or_absent(g, n, 8, DTYPE_I32, m))
+		return false;
+	if (ws->shape.rank > 1 || (ws->shape.rank == 1 && ws->shape.d[0].c != 1 &&
+				   ws->shape.d[0].c != m))
+		return false;
+	if (wz) {
+		if (!const_or_absent(g, n, 5, DTYPE_I8, shape_numel_static(&wz->shape)) ||
+		    value_const_ints(g, wz, &z, &nz) < 0)
+			return false;
+		for (int64_t i = 0; i < nz; i++)
+			if (z[i])
+				return false;
+	}
+	return host_vnni();
 }
 
 /* The post-ops of a match: what relay_to_tir passes to the helper. */
@@ -808,6 +892,8 @@ static bool dnnl_check(struct graph *g, const int *nodes, int n_nodes)
 	struct epi_plan ep;
 	struct op_plan op;
 
+	if (a->op == OP_QLINEARCONV)
+		return n_nodes == 1 && qconv_fits(g, a);
 	if (!is_anchor(a))
 		return n_nodes == 1 && op_plan(g, a, &op);
 	return anchor_fits(g, a) && epi_plan(g, nodes, n_nodes, &ep);
@@ -976,14 +1062,14 @@ static struct tir *addr_or_null(struct tir_builder *b, struct tir_buf *buf)
 }
 
 /*
- * x, w, bias, e0, e1, y are set by the caller; then the shapes: nsp, n, c,
+ * x, w, bias, e0, e1, y are set by the caller; then the shapes (w: input wi): nsp, n, c,
  * m, group, then per spatial dim (3, the unused ones 1, pads 0) in, out,
  * kernel, stride, dilation, pad begin, pad end; wconst.
  */
-static int conv_args(struct tir_builder *b, struct graph *g, const struct node *n,
+static int conv_args(struct tir_builder *b, struct graph *g, const struct node *n, int wi,
 		     struct tir **args)
 {
-	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 1);
+	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, wi);
 	int r = x->shape.rank - 2, na = 0;
 	int64_t kern[3];
 	struct window win;
@@ -1198,6 +1284,60 @@ static bool wino_fits(struct graph *g, const struct node *n)
 	return true;
 }
 
+/*
+ * A QLinearConv alone: one call of collagec_dnnl_qconv with x, its scale,
+ * w, its scales, the bias, y's scale and y, the geometry, then the number
+ * of weight scales, x's and y's types (0 uint8, 1 int8) and zero points.
+ */
+static int qconv_relay(struct graph *g, struct partition *p)
+{
+	struct node *a = &g->nodes.v[p->nodes[0]];
+	const struct value *xv = node_in(g, a, 0), *yv = node_out(g, a, 0);
+	const struct value *ws = node_in(g, a, 4), *bias = node_in(g, a, 8);
+	struct tir_builder b;
+	struct kernel k = { 0 };
+	struct tir_buf *buf[7];
+	struct tir *args[64];
+	double xz = 0, yz = 0;
+	int na = 0, n;
+
+	if (!qconv_fits(g, a) || p->n_nodes != 1)
+		BUG("dnnl int8 convolution no longer fits");
+	if ((node_in(g, a, 2) && !value_const_scalar(g, node_in(g, a, 2), &xz)) ||
+	    (node_in(g, a, 7) && !value_const_scalar(g, node_in(g, a, 7), &yz)))
+		BUG("QLinearConv zero points not constant scalars");
+	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_qconv", p->id));
+	k.args = arena_alloc(g->arena, sizeof(int) * 7);
+	buf[0] = libcall_param(&b, &k, "in", xv->dtype, a->in[0]);
+	buf[1] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[1]);
+	buf[2] = libcall_param(&b, &k, "in", DTYPE_I8, a->in[3]);
+	buf[3] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[4]);
+	buf[4] = bias ? libcall_param(&b, &k, "bias", DTYPE_I32, a->in[8]) : NULL;
+	buf[5] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[6]);
+	k.n_inputs = k.n_args;
+	buf[6] = libcall_param(&b, &k, "out", yv->dtype, a->out[0]);
+	for (int i = 0; i < 7; i++)
+		args[na++] = addr_or_null(&b, buf[i]);
+	if ((n = conv_args(&b, g, a, 3, args + na)) < 0) {
+		tir_builder_release(&b);
+		return -1;
+	}
+	na += n;
+	args[na++] = tir_int(&b, shape_numel_static(&ws->shape));
+	args[na++] = tir_int(&b, xv->dtype == DTYPE_I8);
+	args[na++] = tir_int(&b, yv->dtype == DTYPE_I8);
+	args[na++] = tir_int(&b, (int64_t)xz);
+	args[na++] = tir_int(&b, (int64_t)yz);
+	tir_extern(&b, "collagec_dnnl_qconv", args, na);
+	k.name = b.name;
+	k.func = tir_finish(&b);
+	tir_builder_release(&b);
+	k.span = p->span;
+	k.func->span = p->span;
+	vec_push(&p->kernels, k);
+	return 0;
+}
+
 static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct partition *p)
 {
 	struct node *a = &g->nodes.v[p->nodes[0]];
@@ -1210,6 +1350,8 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 	struct epi_plan ep;
 	int na = 0, n, bias_v = -1;
 
+	if (a->op == OP_QLINEARCONV)
+		return qconv_relay(g, p);
 	if (!is_anchor(a))
 		return op_relay(g, p);
 	if (!epi_plan(g, p->nodes, p->n_nodes, &ep))
@@ -1233,7 +1375,7 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 	args[na++] = addr_or_null(&b, e[0]);
 	args[na++] = addr_or_null(&b, e[1]);
 	args[na++] = addr_or_null(&b, out);
-	n = conv ? conv_args(&b, g, a, args + na) : matmul_args(&b, g, a, args + na);
+	n = conv ? conv_args(&b, g, a, 1, args + na) : matmul_args(&b, g, a, args + na);
 	if (n < 0) {
 		tir_builder_release(&b);
 		return -1;
@@ -1295,7 +1437,7 @@ const struct target_kind target_kind_dnnl = {
 	.description = "oneDNN primitives; runs float32 Conv (1-D to 3-D), MatMul and Gemm "
 		       "with their bias, residual add and activations fused as post-ops, and pooling, "
 		       "BatchNormalization, LayerNormalization, Softmax, LRN, eltwise ops and "
-		       "ConvTranspose alone",
+		       "ConvTranspose alone; QLinearConv on its int8 convolution (hosts with VNNI)",
 	.options = dnnl_options,
 	.unavailable = dnnl_unavailable,
 	.supports = NULL,

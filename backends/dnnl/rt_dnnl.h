@@ -247,8 +247,9 @@ static int rt_dnnl_engine(const char *name)
 	return 0;
 }
 
-/* A dense row-major float32 descriptor of dims d (strides from the dims). */
-static dnnl_status_t rt_dnnl_plain(dnnl_memory_desc_t *md, int nd, const int64_t *d)
+/* A dense row-major descriptor of dims d and element type dt. */
+static dnnl_status_t rt_dnnl_dense(dnnl_memory_desc_t *md, int nd, const int64_t *d,
+				   dnnl_data_type_t dt)
 {
 	dnnl_dims_t dims, strides;
 	int64_t s = 1;
@@ -258,7 +259,13 @@ static dnnl_status_t rt_dnnl_plain(dnnl_memory_desc_t *md, int nd, const int64_t
 		strides[i] = s;
 		s *= d[i] > 0 ? d[i] : 1;
 	}
-	return dnnl_memory_desc_init_by_strides(md, nd, dims, dnnl_f32, strides);
+	return dnnl_memory_desc_init_by_strides(md, nd, dims, dt, strides);
+}
+
+/* A dense row-major float32 descriptor of dims d (strides from the dims). */
+static dnnl_status_t rt_dnnl_plain(dnnl_memory_desc_t *md, int nd, const int64_t *d)
+{
+	return rt_dnnl_dense(md, nd, d, dnnl_f32);
 }
 
 /* Layout bits of a call: which buffers the compiler marked blocked. */
@@ -1332,6 +1339,117 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 	} else {
 		rt_dnnl_exec(k, name, x, w, bias, e0, e1, po, y);
 	}
+out:
+	rt_dnnl_leave(prev, nt);
+}
+
+/*
+ * QLinearConv on oneDNN's int8 convolution: y = saturate(round(scale[o] *
+ * (conv(x - xz, w) + bias[o])) + yz), x and y 8-bit (xt, yt: 0 uint8, 1
+ * int8), w int8 with zero point 0, bias int32 [m] or NULL, scale[o] =
+ * xs * ws[o or 0] / ys over the nws (1 or m) weight scales. The geometry
+ * is collagec_dnnl_conv's. x and y are plain buffers: the primitive
+ * computes in the layout it prefers (channels-last for int8) and the
+ * kernel reorders at its edges. The constant weights are reordered once,
+ * with the compensation oneDNN keeps beside them for x's zero point.
+ * oneDNN computes the sum exactly on hosts with VNNI; the compiler places
+ * the node here only when the host has it (dnnl_target.c).
+ */
+static void collagec_dnnl_qconv(struct rt_dnnl_cache *kc, const char *name, const void *x,
+				const float *xs, const int8_t *w, const float *ws,
+				const int32_t *bias, const float *ys, void *y, int64_t nsp,
+				int64_t n, int64_t c, int64_t m, int64_t group, int64_t i0,
+				int64_t i1, int64_t i2, int64_t o0, int64_t o1, int64_t o2,
+				int64_t k0, int64_t k1, int64_t k2, int64_t s0, int64_t s1,
+				int64_t s2, int64_t d0, int64_t d1, int64_t d2, int64_t pb0,
+				int64_t pb1, int64_t pb2, int64_t pe0, int64_t pe1, int64_t pe2,
+				int wconst, int64_t nws, int xt, int yt, int64_t xz, int64_t yz,
+				int threads)
+{
+	static const int po[RT_DNNL_MAX_PO];	/* no post-ops */
+	const int64_t key[] = {
+		nsp, n, c, m, group, i0, i1, i2, o0, o1, o2, k0, k1, k2, s0, s1, s2, d0, d1, d2,
+		pb0, pb1, pb2, pe0, pe1, pe2, wconst, nws, xt, yt, xz, yz, bias != NULL,
+		threads, (int64_t)(intptr_t)w,
+	};
+	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
+	struct rt_dnnl_kernel *k;
+
+	if (n <= 0 || m <= 0 || o0 * o1 * o2 <= 0)
+		return;
+	prev = rt_dnnl_enter(nt);
+	if (rt_dnnl_engine(name) < 0)
+		goto out;
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
+		const int64_t win[7][3] = {
+			{ i0, i1, i2 }, { o0, o1, o2 }, { k0, k1, k2 }, { s0, s1, s2 },
+			{ d0, d1, d2 }, { pb0, pb1, pb2 }, { pe0, pe1, pe2 },
+		};
+		const dnnl_data_type_t xd = xt ? dnnl_s8 : dnnl_u8, yd = yt ? dnnl_s8 : dnnl_u8;
+		struct rt_dnnl_geom gm;
+		int64_t wd[6] = { group, m / group, c / group };
+		int g = group > 1, wnd = nd + g;
+		const int64_t *wdims = wd + 1 - g;
+		dnnl_dims_t wdd;
+		dnnl_memory_desc_t user_wei, any_wei, any_src, any_dst;
+		dnnl_convolution_desc_t desc;
+		dnnl_primitive_attr_t attr = NULL;
+		float *sc = malloc(sizeof(float) * (size_t)m);
+		int32_t xz32 = (int32_t)xz, yz32 = (int32_t)yz;
+		dnnl_status_t st;
+
+		if (!sc) {
+			collagec_rt_abort("dnnl: out of memory for int8 scales");
+			goto out;
+		}
+		for (int64_t o = 0; o < nws; o++)
+			sc[o] = xs[0] * ws[o] / ys[0];
+		rt_dnnl_geom(&gm, nsp, n, c, m, win);
+		for (int i = 0; i < nsp; i++)
+			wd[3 + i] = win[2][i];
+		for (int i = 0; i < wnd; i++)
+			wdd[i] = wdims[i];
+		k->has_bias = bias != NULL;
+		st = rt_dnnl_dense(&k->user_src, nd, gm.x, xd);
+		if (st == dnnl_success)
+			st = rt_dnnl_dense(&k->user_dst, nd, gm.y, yd);
+		if (st == dnnl_success)
+			st = rt_dnnl_dense(&k->bias_md, 1, &m, dnnl_s32);
+		if (st == dnnl_success)
+			st = rt_dnnl_dense(&user_wei, wnd, wdims, dnnl_s8);
+		if (st == dnnl_success)
+			st = dnnl_memory_desc_init_by_tag(&any_src, nd, gm.xd, xd,
+							  dnnl_format_tag_any);
+		if (st == dnnl_success)
+			st = dnnl_memory_desc_init_by_tag(&any_dst, nd, gm.yd, yd,
+							  dnnl_format_tag_any);
+		if (st == dnnl_success)
+			st = dnnl_memory_desc_init_by_tag(&any_wei, wnd, wdd, dnnl_s8,
+							  dnnl_format_tag_any);
+		if (st == dnnl_success)
+			st = dnnl_dilated_convolution_forward_desc_init(
+				&desc, dnnl_forward_inference, dnnl_convolution_direct, &any_src,
+				wconst ? &any_wei : &user_wei, k->has_bias ? &k->bias_md : NULL,
+				&any_dst, gm.str, gm.dil, gm.padl, gm.padr);
+		if (st == dnnl_success)
+			st = dnnl_primitive_attr_create(&attr);
+		if (st == dnnl_success)
+			st = dnnl_primitive_attr_set_output_scales(attr, nws, nws > 1 ? 2 : 0, sc);
+		if (st == dnnl_success && xz)
+			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &xz32);
+		if (st == dnnl_success && yz)
+			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &yz32);
+		free(sc);
+		if (!rt_dnnl_fail(st, name, "int8 convolution") &&
+		    rt_dnnl_make(kc, k, name, &desc, attr, &user_wei, (const float *)w,
+				 wconst) == 0)
+			k->made = 1;
+		if (attr)
+			dnnl_primitive_attr_destroy(attr);
+		if (!k->made)
+			goto out;
+	}
+	rt_dnnl_exec(k, name, x, (const float *)w, (const float *)bias, NULL, NULL, po, y);
 out:
 	rt_dnnl_leave(prev, nt);
 }
