@@ -38,8 +38,8 @@
 #    when the model opens, from the weights as the model has them).
 # 6. QLinearConv on dnnl (oneDNN's int8 convolution) on hosts with VNNI:
 #    gen_quant_tests.py's qconv cases within a unit, placed on dnnl, and
-#    two QDQ models' convolutions placed there within their step; without
-#    VNNI, left to c.
+#    two QDQ models' convolutions placed there within their step, uint8
+#    values between two of them channels-last; without VNNI, left to c.
 SUITE=quant
 . "$(dirname "$0")/nodetests.sh"
 
@@ -301,4 +301,25 @@ else
 			echo "ok   quant/dnnl-qconv-placed/$n"
 		fi
 	done
+	# resblock_qdq's second convolution hands its uint8 output (r1) to the
+	# third only: it stays channels-last between them (--dump-ir says so),
+	# and a run reorders activations three times (x into the first
+	# convolution, its output back to plain for the residual Add, the last
+	# output), not five
+	if [ $vnni = 1 ]; then
+		o="$T/qconv_layout"
+		if ! "$COLLAGEC" compile --target dnnl,c --search none -q \
+			testdata/quant/resblock_qdq/model.onnx -o "$o.so" --dump-ir "$o.ir" 2>"$o.err"; then
+			echo "FAIL quant/dnnl-qconv-channels-last: compile: $(head -n 1 "$o.err")"
+		elif ! grep -q "reads 'r1_QuantizeLinear_Output' in dnnl's layout 1" "$o.ir"/*; then
+			echo "FAIL quant/dnnl-qconv-channels-last: r1 is not channels-last"
+		elif ! ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$COLLAGEC" run "$o.so" >"$o.log" 2>&1; then
+			echo "FAIL quant/dnnl-qconv-channels-last: run: $(tail -n 1 "$o.log")"
+		elif [ "$(grep 'exec,cpu,reorder' "$o.log" | grep -c 'src_u8.*,1x7x15x15,')" != 3 ]; then
+			echo "FAIL quant/dnnl-qconv-channels-last: $(grep 'exec,cpu,reorder' "$o.log" |
+				grep -c 'src_u8.*,1x7x15x15,') activation reorders, expected 3"
+		else
+			echo "ok   quant/dnnl-qconv-channels-last"
+		fi
+	fi
 fi

@@ -909,6 +909,9 @@ static bool dnnl_check(struct graph *g, const int *nodes, int n_nodes)
  * the channels rounded up to MAX_BLOCK (value.store_c), which covers the
  * block of any host that runs the model. MobileNetV2's 24-channel values
  * were reordered to plain and back at each of their five edges before.
+ * An 8-bit value that one QLinearConv on dnnl writes and only others read
+ * is LAYOUT_BLOCKED too, which for it means channels-last (nhwc), the
+ * layout oneDNN computes int8 in: no padding.
  */
 enum dnnl_layout {
 	LAYOUT_PLAIN, LAYOUT_BLOCKED, LAYOUT_COUNT
@@ -959,7 +962,7 @@ static bool reads_blocked(struct graph *g, const struct partition *q, const stru
 	struct epi_plan ep;
 
 	if (n == a && slot == 0)
-		return a->op == OP_CONV || is_pool(g, q);
+		return a->op == OP_CONV || a->op == OP_QLINEARCONV || is_pool(g, q);
 	if (n == a || a->op != OP_CONV || !epi_plan(g, q->nodes, q->n_nodes, &ep))
 		return false;
 	return sum_operand(&ep) == v;
@@ -984,6 +987,8 @@ static int blocked_candidate(struct graph *g, const struct partition *p)
 	int v = g->nodes.v[p->nodes[p->n_nodes - 1]].out[0];
 	const struct value *y = &g->values.v[v];
 
+	if (a->op == OP_QLINEARCONV)
+		return y->data || (y->flags & (VALUE_INPUT | VALUE_OUTPUT)) ? -1 : v;
 	if (a->op != OP_CONV && !is_pool(g, p))
 		return -1;
 	if (!libcall_is_f32(y) || y->shape.rank < 3 || y->shape.rank > 5 ||
@@ -996,7 +1001,9 @@ static int blocked_candidate(struct graph *g, const struct partition *p)
  * Marks blocked the values that one dnnl Conv or pooling partition writes
  * and only dnnl partitions read, each as a Conv's x, a residual add's summed
  * operand or a pooling op's x: those stay in oneDNN's blocked layout from
- * kernel to kernel, reordered only where c (or a graph output) takes over.
+ * kernel to kernel, reordered only where c (or a graph output) takes over;
+ * likewise the 8-bit values one QLinearConv writes and only QLinearConvs
+ * on dnnl read (channels-last).
  */
 static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int np)
 {
@@ -1012,8 +1019,9 @@ static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int
 		int v = parts[i].target->kind == &target_kind_dnnl ?
 			blocked_candidate(g, &parts[i]) : -1;
 		int64_t c = v >= 0 ? g->values.v[v].shape.d[1].c : 0;
-		bool ok = v >= 0, read = false, pad = c % MAX_BLOCK != 0;
 		const struct node *a = &g->nodes.v[parts[i].nodes[0]];
+		bool q8 = a->op == OP_QLINEARCONV;
+		bool ok = v >= 0, read = false, pad = !q8 && c % MAX_BLOCK != 0;
 
 		if (pad && a->op == OP_CONV && !pads_freely(g, a))
 			ok = false;
@@ -1026,6 +1034,7 @@ static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int
 				read = true;
 				ok = part_of[j] >= 0 && part_of[j] != i &&
 				     reads_blocked(g, &parts[part_of[j]], n, s, v) &&
+				     q8 == (n->op == OP_QLINEARCONV) &&
 				     (!pad || n->op != OP_CONV || pads_freely(g, n));
 			}
 		}
@@ -1287,7 +1296,8 @@ static bool wino_fits(struct graph *g, const struct node *n)
 /*
  * A QLinearConv alone: one call of collagec_dnnl_qconv with x, its scale,
  * w, its scales, the bias, y's scale and y, the geometry, then the number
- * of weight scales, x's and y's types (0 uint8, 1 int8) and zero points.
+ * of weight scales, x's and y's types (0 uint8, 1 int8) and zero points,
+ * and which of x and y are channels-last (lay).
  */
 static int qconv_relay(struct graph *g, struct partition *p)
 {
@@ -1328,6 +1338,7 @@ static int qconv_relay(struct graph *g, struct partition *p)
 	args[na++] = tir_int(&b, yv->dtype == DTYPE_I8);
 	args[na++] = tir_int(&b, (int64_t)xz);
 	args[na++] = tir_int(&b, (int64_t)yz);
+	args[na++] = tir_int(&b, value_lay(g, a->in[0], LAY_SRC) | value_lay(g, a->out[0], LAY_DST));
 	tir_extern(&b, "collagec_dnnl_qconv", args, na);
 	k.name = b.name;
 	k.func = tir_finish(&b);

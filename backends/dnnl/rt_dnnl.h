@@ -1343,14 +1343,28 @@ out:
 	rt_dnnl_leave(prev, nt);
 }
 
+/* An 8-bit buffer of dims d: channels-last when cl, else plain. */
+static dnnl_status_t rt_dnnl_q8_layout(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t d,
+				       dnnl_data_type_t dt, int cl)
+{
+	static const dnnl_format_tag_t plain[6] = { [3] = dnnl_abc, [4] = dnnl_abcd,
+						     [5] = dnnl_abcde };
+	static const dnnl_format_tag_t last[6] = { [3] = dnnl_acb, [4] = dnnl_acdb,
+						    [5] = dnnl_acdeb };
+
+	return dnnl_memory_desc_init_by_tag(md, nd, d, dt, cl ? last[nd] : plain[nd]);
+}
+
 /*
  * QLinearConv on oneDNN's int8 convolution: y = saturate(round(scale[o] *
  * (conv(x - xz, w) + bias[o])) + yz), x and y 8-bit (xt, yt: 0 uint8, 1
  * int8), w int8 with zero point 0, bias int32 [m] or NULL, scale[o] =
  * xs * ws[o or 0] / ys over the nws (1 or m) weight scales. The geometry
- * is collagec_dnnl_conv's. x and y are plain buffers: the primitive
- * computes in the layout it prefers (channels-last for int8) and the
- * kernel reorders at its edges. The constant weights are reordered once,
+ * is collagec_dnnl_conv's. x and y are plain buffers, or channels-last
+ * where lay says (values one int8 convolution hands to others only): the
+ * primitive computes in the layout it prefers (channels-last) and the
+ * kernel reorders at its edges where a buffer's is another. The constant
+ * weights are reordered once,
  * with the compensation oneDNN keeps beside them for x's zero point.
  * oneDNN computes the sum exactly on hosts with VNNI; the compiler places
  * the node here only when the host has it (dnnl_target.c).
@@ -1364,12 +1378,12 @@ static void collagec_dnnl_qconv(struct rt_dnnl_cache *kc, const char *name, cons
 				int64_t s2, int64_t d0, int64_t d1, int64_t d2, int64_t pb0,
 				int64_t pb1, int64_t pb2, int64_t pe0, int64_t pe1, int64_t pe2,
 				int wconst, int64_t nws, int xt, int yt, int64_t xz, int64_t yz,
-				int threads)
+				int lay, int threads)
 {
 	static const int po[RT_DNNL_MAX_PO];	/* no post-ops */
 	const int64_t key[] = {
 		nsp, n, c, m, group, i0, i1, i2, o0, o1, o2, k0, k1, k2, s0, s1, s2, d0, d1, d2,
-		pb0, pb1, pb2, pe0, pe1, pe2, wconst, nws, xt, yt, xz, yz, bias != NULL,
+		pb0, pb1, pb2, pe0, pe1, pe2, wconst, nws, xt, yt, xz, yz, lay, bias != NULL,
 		threads, (int64_t)(intptr_t)w,
 	};
 	int nt = threads > 1 ? threads : 1, prev, nd = (int)nsp + 2;
@@ -1410,9 +1424,9 @@ static void collagec_dnnl_qconv(struct rt_dnnl_cache *kc, const char *name, cons
 		for (int i = 0; i < wnd; i++)
 			wdd[i] = wdims[i];
 		k->has_bias = bias != NULL;
-		st = rt_dnnl_dense(&k->user_src, nd, gm.x, xd);
+		st = rt_dnnl_q8_layout(&k->user_src, nd, gm.xd, xd, lay & RT_DNNL_LAY_SRC);
 		if (st == dnnl_success)
-			st = rt_dnnl_dense(&k->user_dst, nd, gm.y, yd);
+			st = rt_dnnl_q8_layout(&k->user_dst, nd, gm.yd, yd, lay & RT_DNNL_LAY_DST);
 		if (st == dnnl_success)
 			st = rt_dnnl_dense(&k->bias_md, 1, &m, dnnl_s32);
 		if (st == dnnl_success)
