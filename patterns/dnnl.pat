@@ -47,6 +47,8 @@ matmul = $mm
 # a QLinearConv (the qdq pass's integer convolution) on oneDNN's int8 one,
 # with its requantization as output scales and zero points
 qconv  = QLinearConv(*, *, *?, *, *, *?, *, *?, *?)
+# a MatMulInteger (quantize_dynamic's) on oneDNN's int8 matmul, int32 out
+qmatmul = MatMulInteger(*, *, *?, *?)
 
 # the ops oneDNN runs alone, one primitive each (pooling, normalisation,
 # softmax, eltwise); after the anchors' rules, so that an activation after

@@ -24,6 +24,8 @@
 #   search-estimates    the default search over cuda,c: cuda's costs come
 #                       from the analytic estimator, never measured, and
 #                       OUT.json (search.not_measured) and -v say so;
+#                       search-states-cap: past COLLAGEC_SEARCH_STATES
+#                       states the search drops transitions and compiles;
 #                       search-family: over cudnn,cublas,cuda the Convs go
 #                       to cudnn, the MatMul to cublas (nominal rooflines)
 #   cublas-mlp, cublas-bert_tiny  MatMul and Gemm on cublas (cuBLASLt) with
@@ -423,6 +425,17 @@ print("" if nm == ["cuda"] and not bad and any(c["target"] == "cuda" for c in s[
       else "not_measured %s, %d cuda candidates measured" % (nm, len(bad)))' "$T/s.json" 2>&1)
 	[ -z "$r" ] || bad "$r"
 	verdict search-estimates
+	# cuda cannot run here, so crossing to it costs its nominal transfer:
+	# the search's states carry their frontier's makers. Past
+	# COLLAGEC_SEARCH_STATES of them it searches on without (-v says so)
+	# and still compiles; the default cap is far above mnist_cnn's states
+	grep -q 'states with transitions' "$T/err" && bad "the default cap was reached"
+	COLLAGEC_SEARCH_STATES=2 "$C" compile "$T/mnist_cnn.onnx" --target cuda,c -o "$T/s2.so" \
+		--cache "$T/cache.db" -v >"$T/out" 2>"$T/err" || bad "compile: $(grep -m1 error "$T/err")"
+	grep -q 'search: over 2 states with transitions; searching without them' "$T/err" ||
+		bad "-v does not say the search dropped the transitions"
+	[ -s "$T/s2.so" ] && [ -s "$T/s2.json" ] || bad "no OUT.so or OUT.json"
+	verdict search-states-cap
 	# the CUDA family: the nominal rooflines put mnist_cnn's Convs (with their
 	# bias and Relu) on cudnn and its MatMul on cublas; cuda's glue between
 	# them crosses no host. Without c: c's plan is measured, and on a host

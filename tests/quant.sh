@@ -39,7 +39,8 @@
 # 6. QLinearConv on dnnl (oneDNN's int8 convolution) on hosts with VNNI:
 #    gen_quant_tests.py's qconv cases within a unit, placed on dnnl, and
 #    two QDQ models' convolutions placed there within their step, uint8
-#    values between two of them channels-last; without VNNI, left to c.
+#    values between two of them channels-last; MatMulInteger on dnnl's
+#    int8 matmul, exactly; without VNNI, both left to c.
 SUITE=quant
 . "$(dirname "$0")/nodetests.sh"
 
@@ -299,6 +300,28 @@ else
 			echo "FAIL quant/dnnl-qconv-placed/$n: $(head -n 1 "$o.err")"
 		else
 			echo "ok   quant/dnnl-qconv-placed/$n"
+		fi
+	done
+	# MatMulInteger on dnnl's int8 matmul (rule dnnl.qmatmul): the
+	# constant-B node tests exactly (int32 sums; the saturating case's
+	# pairs of products pass int16), those with int8 B and its zero point
+	# 0 placed there (a's zero point an input, read at run time; a batch
+	# folded into the rows); uint8 B and nonzero zero points of B stay on c
+	"$COLLAGEC" conformance -j2 --target dnnl,c --rtol 0 --atol 0 \
+		"$T"/good/matmulinteger_const_* >"$T/qmm.out" 2>&1
+	sed -n "s/^PASS \([^ ]*\).*/ok   $SUITE\/dnnl-qmatmul\/\1/p;
+		s/^FAIL \([^:]*\): /FAIL $SUITE\/dnnl-qmatmul\/\1: /p" "$T/qmm.out"
+	for c in ii_17x64x33_z1:1 ui_2x5x9x17_z0_7bit:1 reorder:1 saturating:1 \
+		uu_7x13x19_z2:0 iu_33x130x50_z0:0 ii_33x130x50_z2:0; do
+		n=matmulinteger_const_${c%:*}
+		o="$T/qmm_$n"
+		if ! "$COLLAGEC" compile --target dnnl,c --search none -q "$T/good/$n/model.onnx" \
+			-o "$o.so" 2>"$o.err"; then
+			echo "FAIL quant/dnnl-qmatmul-placed/$n: compile: $(head -n 1 "$o.err")"
+		elif [ "$(grep -c '"dnnl\.qmatmul"' "$o.json")" != $((${c#*:} * vnni)) ]; then
+			echo "FAIL quant/dnnl-qmatmul-placed/$n: $(grep -c '"dnnl\.qmatmul"' "$o.json") on dnnl"
+		else
+			echo "ok   quant/dnnl-qmatmul-placed/$n"
 		fi
 	done
 	# resblock_qdq's second convolution hands its uint8 output (r1) to the

@@ -21,7 +21,8 @@
  *                            last-dim (MatMul, Gemm) vector; two at most.
  * A QLinearConv alone (rule qconv) runs on oneDNN's int8 convolution
  * (collagec_dnnl_qconv) where qconv_fits says: constant scales and zero
- * points, int8 weights with zero points 0, a host with VNNI.
+ * points, int8 weights with zero points 0, a host with VNNI; a
+ * MatMulInteger alone (rule qmatmul) on its int8 matmul (qmatmul_fits).
  * The table's last rules take one op alone (pooling, BatchNormalization,
  * LayerNormalization, Softmax, LRN, eltwise, ConvTranspose: op_plan says which, refusing
  * what oneDNN would compute otherwise than ONNX); each is one primitive in
@@ -291,6 +292,37 @@ static bool qconv_fits(struct graph *g, const struct node *n)
 	if (wz) {
 		if (!const_or_absent(g, n, 5, DTYPE_I8, shape_numel_static(&wz->shape)) ||
 		    value_const_ints(g, wz, &z, &nz) < 0)
+			return false;
+		for (int64_t i = 0; i < nz; i++)
+			if (z[i])
+				return false;
+	}
+	return host_vnni();
+}
+
+/*
+ * MatMulInteger on oneDNN's int8 matmul (collagec_dnnl_qmatmul): a uint8
+ * or int8 of rank 2 or more (its batch dims folded into the rows, which
+ * may be symbolic), b int8, constant, 2-D, of constant shape, its zero
+ * points 0 or absent; a's zero point one element (constant or computed,
+ * read at run time) or absent; on hosts with VNNI (qconv_fits says why).
+ */
+static bool qmatmul_fits(struct graph *g, const struct node *n)
+{
+	const struct value *a = node_in(g, n, 0), *b = node_in(g, n, 1), *y = node_out(g, n, 0);
+	const struct value *az = node_in(g, n, 2), *bz = node_in(g, n, 3);
+	int64_t *z = NULL, nz = 0;
+
+	if (n->op != OP_MATMULINTEGER || n->n_out != 1 || !is_8bit(a) || !a->has_shape ||
+	    a->shape.rank < 2 || !b || b->dtype != DTYPE_I8 || !b->data || !b->has_shape ||
+	    b->shape.rank != 2 || !shape_is_static(&b->shape) || !y || y->dtype != DTYPE_I32 ||
+	    !dim_is_const(a->shape.d[a->shape.rank - 1]))
+		return false;
+	if (az && (az->dtype != a->dtype || !az->has_shape || !shape_is_static(&az->shape) ||
+		   shape_numel_static(&az->shape) != 1))
+		return false;
+	if (bz) {
+		if (!bz->data || value_const_ints(g, bz, &z, &nz) < 0)
 			return false;
 		for (int64_t i = 0; i < nz; i++)
 			if (z[i])
@@ -894,6 +926,8 @@ static bool dnnl_check(struct graph *g, const int *nodes, int n_nodes)
 
 	if (a->op == OP_QLINEARCONV)
 		return n_nodes == 1 && qconv_fits(g, a);
+	if (a->op == OP_MATMULINTEGER)
+		return n_nodes == 1 && qmatmul_fits(g, a);
 	if (!is_anchor(a))
 		return n_nodes == 1 && op_plan(g, a, &op);
 	return anchor_fits(g, a) && epi_plan(g, nodes, n_nodes, &ep);
@@ -1349,6 +1383,45 @@ static int qconv_relay(struct graph *g, struct partition *p)
 	return 0;
 }
 
+/*
+ * A MatMulInteger alone: one call of collagec_dnnl_qmatmul with a, b, a's
+ * zero point (or 0) and y, then m (a's leading dims), n, k and a's type.
+ */
+static int qmatmul_relay(struct graph *g, struct partition *p)
+{
+	struct node *a = &g->nodes.v[p->nodes[0]];
+	const struct value *av = node_in(g, a, 0), *bv = node_in(g, a, 1);
+	struct tir_builder b;
+	struct kernel k = { 0 };
+	struct tir_buf *buf[4];
+	struct tir *args[16];
+	int na = 0;
+
+	if (!qmatmul_fits(g, a) || p->n_nodes != 1)
+		BUG("dnnl int8 matmul no longer fits");
+	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_qmatmul", p->id));
+	k.args = arena_alloc(g->arena, sizeof(int) * 4);
+	buf[0] = libcall_param(&b, &k, "in", av->dtype, a->in[0]);
+	buf[1] = libcall_param(&b, &k, "in", DTYPE_I8, a->in[1]);
+	buf[2] = node_in(g, a, 2) ? libcall_param(&b, &k, "in", av->dtype, a->in[2]) : NULL;
+	k.n_inputs = k.n_args;
+	buf[3] = libcall_param(&b, &k, "out", DTYPE_I32, a->out[0]);
+	for (int i = 0; i < 4; i++)
+		args[na++] = addr_or_null(&b, buf[i]);
+	args[na++] = dims_prod(&b, av, 0, av->shape.rank - 1);
+	args[na++] = tir_int(&b, bv->shape.d[1].c);
+	args[na++] = tir_int(&b, bv->shape.d[0].c);
+	args[na++] = tir_int(&b, av->dtype == DTYPE_I8);
+	tir_extern(&b, "collagec_dnnl_qmatmul", args, na);
+	k.name = b.name;
+	k.func = tir_finish(&b);
+	tir_builder_release(&b);
+	k.span = p->span;
+	k.func->span = p->span;
+	vec_push(&p->kernels, k);
+	return 0;
+}
+
 static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct partition *p)
 {
 	struct node *a = &g->nodes.v[p->nodes[0]];
@@ -1363,6 +1436,8 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 
 	if (a->op == OP_QLINEARCONV)
 		return qconv_relay(g, p);
+	if (a->op == OP_MATMULINTEGER)
+		return qmatmul_relay(g, p);
 	if (!is_anchor(a))
 		return op_relay(g, p);
 	if (!epi_plan(g, p->nodes, p->n_nodes, &ep))
@@ -1448,7 +1523,8 @@ const struct target_kind target_kind_dnnl = {
 	.description = "oneDNN primitives; runs float32 Conv (1-D to 3-D), MatMul and Gemm "
 		       "with their bias, residual add and activations fused as post-ops, and pooling, "
 		       "BatchNormalization, LayerNormalization, Softmax, LRN, eltwise ops and "
-		       "ConvTranspose alone; QLinearConv on its int8 convolution (hosts with VNNI)",
+		       "ConvTranspose alone; QLinearConv and MatMulInteger on its int8 convolution and "
+		       "matmul (hosts with VNNI)",
 	.options = dnnl_options,
 	.unavailable = dnnl_unavailable,
 	.supports = NULL,

@@ -1469,6 +1469,81 @@ out:
 }
 
 /*
+ * MatMulInteger on oneDNN's int8 matmul: y [m, n] int32 = (a - az) [m, k]
+ * x b [k, n], a uint8 (at 0) or int8 (at 1), b int8 constant (its zero
+ * point 0), az a pointer to a's one zero point of a's type, read every run
+ * (DynamicQuantizeLinear computes it), or NULL. The batch dims of a are
+ * folded into m by the caller. The weights are reordered once, into the
+ * layout the primitive chose.
+ */
+static void collagec_dnnl_qmatmul(struct rt_dnnl_cache *kc, const char *name, const void *a,
+				  const int8_t *b, const void *az, int32_t *y, int64_t m,
+				  int64_t n, int64_t kk, int at, int threads)
+{
+	const int64_t key[] = { m, n, kk, at, az != NULL, threads, (int64_t)(intptr_t)b };
+	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
+
+	if (m <= 0 || n <= 0)
+		return;
+	if (kk <= 0) {
+		memset(y, 0, sizeof(*y) * (size_t)(m * n));
+		return;
+	}
+	prev = rt_dnnl_enter(nt);
+	if (rt_dnnl_engine(name) < 0)
+		goto out;
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
+		const int64_t ad[2] = { m, kk }, bd[2] = { kk, n }, yd[2] = { m, n };
+		dnnl_dims_t bdd = { kk, n };
+		dnnl_memory_desc_t user_wei, any_wei;
+		dnnl_matmul_desc_t desc;
+		dnnl_primitive_attr_t attr = NULL;
+		int32_t rz = DNNL_RUNTIME_S32_VAL;
+		dnnl_status_t st;
+
+		st = rt_dnnl_dense(&k->user_src, 2, ad, at ? dnnl_s8 : dnnl_u8);
+		if (st == dnnl_success)
+			st = rt_dnnl_dense(&k->user_dst, 2, yd, dnnl_s32);
+		if (st == dnnl_success)
+			st = rt_dnnl_dense(&user_wei, 2, bd, dnnl_s8);
+		if (st == dnnl_success)
+			st = dnnl_memory_desc_init_by_tag(&any_wei, 2, bdd, dnnl_s8,
+							  dnnl_format_tag_any);
+		if (st == dnnl_success)
+			st = dnnl_matmul_desc_init(&desc, &k->user_src, &any_wei, NULL,
+						   &k->user_dst);
+		if (st == dnnl_success)
+			st = dnnl_primitive_attr_create(&attr);
+		if (st == dnnl_success && az)
+			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &rz);
+		if (st == dnnl_success)
+			st = rt_dnnl_dense(&k->aux_md[0], 1, (const int64_t[]){ 1 }, dnnl_s32);
+		if (!rt_dnnl_fail(st, name, "int8 matmul") &&
+		    rt_dnnl_make(kc, k, name, &desc, attr, &user_wei, (const float *)b, 1) == 0)
+			k->made = 1;
+		if (attr)
+			dnnl_primitive_attr_destroy(attr);
+		if (!k->made)
+			goto out;
+	}
+	{
+		/* a's zero point as the int32 oneDNN reads */
+		int32_t z = !az ? 0 : at ? *(const int8_t *)az : *(const uint8_t *)az;
+		const struct rt_dnnl_arg args[] = {
+			{ DNNL_ARG_SRC, &k->src_md, a },
+			{ DNNL_ARG_WEIGHTS, &k->wei_md, k->wei ? k->wei->buf : (const void *)b },
+			{ DNNL_ARG_DST, &k->dst_md, y },
+			{ DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &k->aux_md[0], &z },
+		};
+
+		rt_dnnl_run(k->prim, name, az ? 4 : 3, args, &k->pad_md);
+	}
+out:
+	rt_dnnl_leave(prev, nt);
+}
+
+/*
  * y [batch..., m, n] = a [batch..., m, k] x b [(batch...,) k, n] + bias, then
  * the post-ops. nb batch dims d0..d3 (a's; b has them when bbatch, else is
  * one matrix); ta, tb: a, b stored transposed (2-D only). bias: NULL or

@@ -110,6 +110,7 @@ struct collage_stats {
 	double budget_spent;		/* seconds charged to the budget */
 	int plans_skipped;		/* phase 5: plans their estimates ruled out */
 	int states;			/* search states popped */
+	bool untagged;			/* the states outgrew transitions (DIJKSTRA_TAGGED) */
 	double seconds;			/* the whole partitioning */
 	double measure_seconds;		/* of which estimating (building and timing) */
 	double total_cost;		/* the chosen cover's estimated seconds */

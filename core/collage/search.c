@@ -52,6 +52,8 @@ struct search {
 	 */
 	bool *idle;
 	bool any_pen;
+	int *cls;			/* per target: its penalty class (pen_classes) */
+	bool untagged;			/* Dijkstra's states no longer carry makers (DIJKSTRA_TAGGED) */
 	const char *id;			/* estimate first: this search's hex id */
 	VEC(struct sample) prior;	/* estimate first: the cache's other samples */
 	struct calib *cal;		/* estimate first: the latest calibration */
@@ -624,6 +626,49 @@ out:
 }
 
 /*
+ * Targets whose transitions out cost the same, within PEN_SAME seconds, to
+ * every target (0 between themselves: the CPU targets, all in host memory)
+ * form one penalty class, named by its first target. A state of the
+ * search's Dijkstra records per frontier node the class that made it, not
+ * the target: what a transition from it costs is its class's row of pen
+ * (the first target's). Recording targets made the states multiply with
+ * the frontier's width (2 to 5 tags per frontier node): a BERT-Base
+ * quantized by quantize_dynamic, its scale computations beside every
+ * MatMul, took 147 s and 10 GB in the search over five targets, 18 s and
+ * 0.7 GB over dnnl and c alone, where no transition costs anything.
+ * PEN_SAME is the noise of a transition measured between two targets in
+ * host memory (0 to 1.3 us on a 2-core EPYC, where nothing moves), below
+ * one into a device's memory (PoCL's: 4 us and up).
+ */
+#define PEN_SAME 2e-6
+
+static void pen_classes(struct search *s)
+{
+	int n = s->nt, classes = 0;
+
+	s->cls = arena_alloc(s->df.arena, sizeof(int) * (size_t)(n + 1));
+	for (int a = 0; a < n; a++) {
+		s->cls[a] = a;
+		for (int r = 0; r < a && s->cls[a] == a; r++) {
+			bool same = s->cls[r] == r;
+
+			for (int x = 0; x < n && same; x++) {
+				double pa = x == a || x == r ? 0 : s->pen[a * n + x];
+				double pr = x == a || x == r ? 0 : s->pen[r * n + x];
+
+				same = fabs(pa - pr) <= PEN_SAME && s->pen[a * n + r] <= PEN_SAME &&
+				       s->pen[r * n + a] <= PEN_SAME;
+			}
+			if (same)
+				s->cls[a] = r;
+		}
+		classes += s->cls[a] == a;
+	}
+	if (classes == 1)
+		s->any_pen = false;
+}
+
+/*
  * The transition penalties; with estimate first, the analytic estimator's
  * calibration measured alongside them (one build of bench models for both).
  */
@@ -675,6 +720,7 @@ static int transitions(struct search *s)
 		if (s->pen[i] > 0)
 			s->any_pen = true;
 	}
+	pen_classes(s);
 	return 0;
 }
 
@@ -806,7 +852,7 @@ static struct heap_entry heap_pop(struct dijkstra *d)
 	return top;
 }
 
-/* The target that made covered frontier node p in a state's key; -1 if none. */
+/* The penalty class that made covered frontier node p in a state's key; -1 if none. */
 static int maker(const struct search *s, const struct indexset *key, int p)
 {
 	int n = s->df.n;
@@ -822,7 +868,7 @@ static double penalty(const struct search *s, const struct indexset *key, const 
 {
 	double p = 0;
 
-	if (!s->any_pen)
+	if (!s->any_pen || s->untagged)
 		return 0;
 	indexset_for_each(in, &c->sg->input) {
 		int t = maker(s, key, in);
@@ -840,7 +886,7 @@ static struct indexset next_key(const struct search *s, const struct indexset *o
 	int n = s->df.n;
 	struct indexset k;
 
-	if (!s->any_pen)
+	if (!s->any_pen || s->untagged)
 		return indexset_copy(s->df.arena, cov);
 	k = indexset_new(s->df.arena, n + n * s->nt);
 	indexset_for_each(i, cov) {
@@ -852,7 +898,7 @@ static struct indexset next_key(const struct search *s, const struct indexset *o
 		indexset_add(&k, i);
 		if (!frontier)
 			continue;
-		t = indexset_has(&c->sg->inside, i) ? c->t : maker(s, old, i);
+		t = indexset_has(&c->sg->inside, i) ? s->cls[c->t] : maker(s, old, i);
 		if (t < 0)
 			BUG("frontier node %d has no target", i);
 		indexset_add(&k, n + i * s->nt + t);
@@ -860,14 +906,54 @@ static struct indexset next_key(const struct search *s, const struct indexset *o
 	return k;
 }
 
+/*
+ * The most states a Dijkstra whose states carry their frontier's makers
+ * may make. Past it, the search drops the makers for good (s->untagged):
+ * states are covered sets, and transitions cost nothing in the choice.
+ * Makers multiply the states by up to the number of penalty classes per
+ * frontier node; on graphs whose frontier stays wide (the scale
+ * computations of a dynamically quantized BERT-Base beside every MatMul)
+ * they grew past 5 million states, 10 GB and two minutes per Dijkstra. A
+ * state of a 1,500-node model's takes about 1.5 KB, so this is about
+ * 400 MB. The models of make bench-search stay below it.
+ * COLLAGEC_SEARCH_STATES overrides it (tests/cuda.sh makes it 2).
+ */
+#define DIJKSTRA_TAGGED 250000
+
+static int tagged_cap(void)
+{
+	const char *e = getenv("COLLAGEC_SEARCH_STATES");
+
+	return e && atoi(e) > 0 ? atoi(e) : DIJKSTRA_TAGGED;
+}
+
+static int dijkstra_run(struct search *s, struct ints *win);
+
 /* The winning candidates, in path order; -1 when no cover could be built. */
 static int dijkstra(struct search *s, struct ints *win)
 {
+	int rc = dijkstra_run(s, win);
+
+	if (rc == -2) {
+		diag_note(s->g->ctx, "search: over %d states with transitions; searching "
+			  "without them", tagged_cap());
+		s->untagged = true;
+		s->st->untagged = true;
+		win->n = 0;
+		rc = dijkstra_run(s, win);
+	}
+	return rc;
+}
+
+/* dijkstra's search; -2 when its tagged states pass DIJKSTRA_TAGGED. */
+static int dijkstra_run(struct search *s, struct ints *win)
+{
 	struct dijkstra d = { 0 };
 	struct state start = { indexset_new(s->df.arena, s->df.n), { 0, NULL }, 0, -1, -1, false };
-	int end = -1;
+	int end = -1, cap = tagged_cap();
 
-	start.key = indexset_new(s->df.arena, s->any_pen ? s->df.n * (1 + s->nt) : s->df.n);
+	start.key = indexset_new(s->df.arena, s->any_pen && !s->untagged ? s->df.n * (1 + s->nt) :
+				 s->df.n);
 	vec_push(&d.states, start);
 	indexset_table_add(&d.table, &start.key, 0, state_key, &d);
 	heap_push(&d, 0, 0);
@@ -904,6 +990,10 @@ static int dijkstra(struct search *s, struct ints *win)
 				vec_push(&d.states, ns);
 				to = d.states.n - 1;
 				indexset_table_add(&d.table, &key, to, state_key, &d);
+				if (s->any_pen && !s->untagged && to >= cap) {
+					end = -2;
+					break;
+				}
 			} else if (d.states.v[to].done || !(cost < d.states.v[to].cost)) {
 				continue;	/* ties keep the path found first */
 			} else {
@@ -913,6 +1003,8 @@ static int dijkstra(struct search *s, struct ints *win)
 			}
 			heap_push(&d, cost, to);
 		}
+		if (end == -2)
+			break;
 	}
 	if (end >= 0) {
 		s->st->total_cost = d.states.v[end].cost;
@@ -928,7 +1020,7 @@ static int dijkstra(struct search *s, struct ints *win)
 	vec_free(&d.states);
 	vec_free(&d.heap);
 	indexset_table_free(&d.table);
-	return end >= 0 ? 0 : -1;
+	return end >= 0 ? 0 : end == -2 ? -2 : -1;
 }
 
 /* ---- greedy ---- */

@@ -99,7 +99,9 @@ static void node_work(struct graph *g, const struct node *n, bool whole, double 
 	}
 	switch (n->op) {
 	case OP_MATMUL:
-	case OP_GEMM: {
+	case OP_GEMM:
+	case OP_MATMULINTEGER:
+	case OP_QLINEARMATMUL: {
 		const struct value *a = &g->values.v[n->in[0]];
 		int transa = n->op == OP_GEMM && node_attr_int(n, "transA", 0);
 		double k = a->shape.rank ? dim_at(g, a, transa ? a->shape.rank - 2
@@ -108,8 +110,11 @@ static void node_work(struct graph *g, const struct node *n, bool whole, double 
 		*flops = 2 * out * k;
 		break;
 	}
-	case OP_CONV: {
-		const struct value *w = &g->values.v[n->in[1]];
+	case OP_CONV:
+	case OP_CONVINTEGER:
+	case OP_QLINEARCONV: {
+		/* an integer multiply-add counted as a float one: the float roofline */
+		const struct value *w = &g->values.v[n->in[n->op == OP_QLINEARCONV ? 3 : 1]];
 
 		/* weights are [M, C/group, k...]: each output reads C/group * k... inputs */
 		*flops = 2 * out * numel_at(g, w) / (w->shape.rank ? dim_at(g, w, 0) : 1);
