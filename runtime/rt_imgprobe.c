@@ -11,6 +11,13 @@
  * out of range fails the run naming the node, never reads past the bytes.
  */
 
+/*
+ * The most pixels an image may have: Pillow's decompression-bomb limit
+ * (twice Image.MAX_IMAGE_PIXELS), above which Image.open, and so the ONNX
+ * reference, refuses it; a header cannot make a run allocate more.
+ */
+#define RT_IMAGE_MAX_PIXELS ((int64_t)2 * (1024 * 1024 * 1024 / 4 / 3))
+
 static const char *const rt_image_names[RT_IMAGE_UNKNOWN] = {
 	[RT_IMAGE_BMP] = "BMP", [RT_IMAGE_JPEG] = "JPEG", [RT_IMAGE_JP2] = "JPEG 2000",
 	[RT_IMAGE_J2K] = "JPEG 2000", [RT_IMAGE_PNG] = "PNG", [RT_IMAGE_PNM] = "PNM",
@@ -102,6 +109,9 @@ static int probe_pnm(const unsigned char *p, int64_t n, int64_t *h, int64_t *w)
 {
 	int64_t i = 2, v[2];
 
+	/* the magic is the first token: P1 to P6, then whitespace */
+	if (n < 3 || !(p[2] == ' ' || (p[2] >= '\t' && p[2] <= '\r')))
+		return -1;
 	for (int t = 0; t < 2; t++) {
 		int digits = 0;
 
@@ -257,9 +267,13 @@ static collagec_status shape_image(collagec_model *m, const struct rt_shape *sh,
 	if (r < 0)
 		return fail(m, COLLAGEC_E_RUNTIME, "node '%s': the %s image's header is truncated "
 			    "or corrupt", sh->node, rt_image_names[f]);
-	if (h <= 0 || w <= 0 || h > RT_MAX_BYTES / 3 / w)
+	if (h <= 0 || w <= 0)
 		return fail(m, COLLAGEC_E_RUNTIME, "node '%s': the %s image's size %lldx%lld is "
 			    "out of range", sh->node, rt_image_names[f], (long long)w, (long long)h);
+	if (h > RT_IMAGE_MAX_PIXELS / w)
+		return fail(m, COLLAGEC_E_RUNTIME, "node '%s': the %s image's %lldx%lld pixels "
+			    "are more than the %lld Pillow opens", sh->node, rt_image_names[f],
+			    (long long)w, (long long)h, (long long)RT_IMAGE_MAX_PIXELS);
 	out[0] = h;
 	out[1] = w;
 	out[2] = sh->attr;

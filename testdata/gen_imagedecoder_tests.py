@@ -7,8 +7,9 @@ layout plus one more kind:
                        output is onnx.reference's, whose ImageDecoder is
                        Pillow's Image.open
   OUTDIR/bad/NAME      a model collagec must refuse, with its message
-  OUTDIR/runfail/NAME  model.onnx, input_0.pb (the bytes) and expect: the
-                       one line the run must fail with
+  OUTDIR/runfail/NAME  model.onnx, input_K.pb (the bytes), inputs (the
+                       run's NAME=input_K.pb) and expect: the one line
+                       the run must fail with
 
 Each format at an odd size (7x5), the forms that are not RGB already
 (gray, palette, RGBA, 16-bit), every pixel format, and the decoder
@@ -279,18 +280,38 @@ def runfail_cases():
          "image: Read error at scanline 4294967295; got 85 bytes, expected 105"),
         ("jpeg2k_truncated", encode(pixels(5, 7), "JPEG2000")[:200], node + "cannot decode the "
          "JPEG 2000 image: Stream too short"),
+        ("png_too_large", png[:16] + struct.pack(">II", 20000, 10000) + png[24:], node + "the "
+         "PNG image's 20000x10000 pixels are more than the 178956970 Pillow opens"),
+        ("pnm_magic", b"P61 5 7 255\n" + bytes(105), node + "the PNM image's header is "
+         "truncated or corrupt"),
     ]
 
 
-def write_runfail(d, name, data, expect):
+def write_runfail(d, name, data, expect, m=None):
+    """data: the bytes, or {input name: bytes} for a model m of several inputs."""
     p = os.path.join(d, name)
     os.makedirs(p, exist_ok=True)
-    m = model([decoder()], [("image", TensorProto.UINT8)])
+    m = m or model([decoder()], [("image", TensorProto.UINT8)])
     nodetest.save(os.path.join(p, "model.onnx"), m)
-    nodetest.save(os.path.join(p, "input_0.pb"),
-                  numpy_helper.from_array(np.frombuffer(data, np.uint8), "data"))
+    data = data if isinstance(data, dict) else {"data": data}
+    with open(os.path.join(p, "inputs"), "w") as f:
+        for k, (n, b) in enumerate(data.items()):
+            nodetest.save(os.path.join(p, "input_%d.pb" % k),
+                          numpy_helper.from_array(np.frombuffer(b, np.uint8), n))
+            f.write("%s=input_%d.pb\n" % (n, k))
     with open(os.path.join(p, "expect"), "w") as f:
         f.write(expect + "\n")
+
+
+def two_decoders():
+    """Two ImageDecoders, the second's bytes corrupt: its name is the message's."""
+    nodes = [helper.make_node("ImageDecoder", [n], [n + "_image"], name="dec_" + n)
+             for n in ("a", "b")]
+    m = model(nodes, [("a_image", TensorProto.UINT8), ("b_image", TensorProto.UINT8)],
+              inputs=("a", "b"))
+    png = encode(pixels(5, 7), "PNG")
+    return ({"a": png, "b": png[:len(png) - 30]}, "node 'dec_b': cannot decode the PNG image: "
+            "truncated data", m)
 
 
 def main():
@@ -302,6 +323,7 @@ def main():
     nodetest.write(outdir, good_cases(), bad_cases())
     for name, data, expect in runfail_cases():
         write_runfail(os.path.join(outdir, "runfail"), name, data, expect)
+    write_runfail(os.path.join(outdir, "runfail"), "two_decoders", *two_decoders())
 
 
 if __name__ == "__main__":

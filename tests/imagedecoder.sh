@@ -11,8 +11,9 @@
 #    pixels themselves exactly: uint8);
 # 3. testdata/imagedecoder/bad: refused at compile time with their message;
 # 4. testdata/imagedecoder/runfail: bytes no decoder takes (corrupt,
-#    truncated, an unknown format) fail the run with exit status 1 and
-#    exactly the one line in expect;
+#    truncated, an unknown format, too many pixels) fail the run with exit
+#    status 1 and exactly the one line in expect (two decoders: the one that
+#    failed named);
 # 5. only a model with an ImageDecoder links the image libraries;
 # 6. a Collage search over the Conv chain says nothing of the decoder (no
 #    candidate holding it is measured, no plan timed whole, on made-up
@@ -32,14 +33,30 @@ D=$ROOT/testdata/imagedecoder
 cp -R "$D/bad" "$T/bad"
 nt_bad
 
-# runfail: one model (every case's is the same), one run a case
+# runfail: one model for the cases of one decoder (the same model.onnx),
+# its own for the others; one run a case, fed the case's inputs
 "$COLLAGEC" compile -q --search none --target c --cpu x86-64-v2 \
 	"$D/runfail/empty/model.onnx" -o "$T/dec.so" 2>"$T/dec.err" ||
 	fail runfail/compile "$(head -n 1 "$T/dec.err")"
+# so_of DIR: the compiled model of runfail case DIR (compiled now when its own)
+so_of() {
+	if cmp -s "$1/model.onnx" "$D/runfail/empty/model.onnx"; then
+		echo "$T/dec.so"
+		return
+	fi
+	"$COLLAGEC" compile -q --search none --target c --cpu x86-64-v2 "$1/model.onnx" \
+		-o "$T/$(basename "$1").so" 2>/dev/null
+	echo "$T/$(basename "$1").so"
+}
+# inputs_of DIR: the --input arguments of runfail case DIR
+inputs_of() {
+	sed "s|^\([^=]*\)=|--input \1=$1/|" "$1/inputs"
+}
 for d in "$D"/runfail/*/; do
+	d=${d%/}
 	n=$(basename "$d")
-	"$COLLAGEC" run "$T/dec.so" --input "data=$d/input_0.pb" --output-dir "$T/out.$n" \
-		>/dev/null 2>"$T/$n.err"
+	so=$(so_of "$d")
+	"$COLLAGEC" run "$so" $(inputs_of "$d") --output-dir "$T/out.$n" >/dev/null 2>"$T/$n.err"
 	st=$?
 	want="collagec: error: run: kernel failure: $(cat "$d/expect")"
 	if [ "$st" -ne 1 ]; then
@@ -92,9 +109,11 @@ if command -v valgrind >/dev/null; then
 	VG="valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
 --errors-for-leak-kinds=definite --show-leak-kinds=definite -q"
 	for d in "$D"/runfail/*/; do
+		d=${d%/}
 		n=$(basename "$d")
-		$VG --log-file="$T/$n.vg" "$COLLAGEC" run "$T/dec.so" --input "data=$d/input_0.pb" \
-			>/dev/null 2>&1
+		so=$T/dec.so
+		[ -f "$T/$n.so" ] && so=$T/$n.so
+		$VG --log-file="$T/$n.vg" "$COLLAGEC" run "$so" $(inputs_of "$d") >/dev/null 2>&1
 		st=$?
 		if [ "$st" -eq 1 ] && [ ! -s "$T/$n.vg" ]; then
 			ok "memcheck/runfail/$n"
