@@ -46,7 +46,9 @@ struct collagec_model {
 						   (into rt_weights) */
 	void **packed;				/* per rt_packs entry: what it made */
 	struct rt_loop_state **loops;		/* per run-time loop, once it ran */
-	collagec_status loop_status;		/* a loop's kernel failed (message in err) */
+	collagec_status loop_status;		/* a loop's kernel or another failed
+						   (rt_kernel_fail; message in err) */
+	int step;				/* the step running */
 	int64_t elem_dims[RT_MAX_RANK];		/* collagec_get_sequence_element's */
 	char err[256];
 };
@@ -1417,16 +1419,37 @@ static collagec_status run_steps(collagec_model *m)
 		/* the dispatcher inside fn makes the same test on the same syms */
 		if (st->pick)
 			m->ran[i] = st->pick(m->syms);
+		m->step = i;
 		if (m->profiling) {
 			run_timed(m, st, i);
 			m->time_ns[i] += t0;
 		} else {
 			st->fn(m->args, m->syms, m->threads);
 		}
-		if (rt_desc.n_loops && m->loop_status != COLLAGEC_OK)
+		if (m->loop_status != COLLAGEC_OK)
 			return m->loop_status;
 	}
 	return COLLAGEC_OK;
+}
+
+void rt_kernel_fail(const char *fmt, ...)
+{
+	collagec_model *m = rt_cur;
+	const char *node = NULL;
+	char msg[200];
+	va_list ap;
+
+	if (!m)
+		rt_desc.rt_abort("a kernel failed outside a run");
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (int i = 0; rt_desc.n_shapes && rt_desc.shapes[i].step >= 0; i++)
+		if (rt_desc.shapes[i].step == m->step)
+			node = rt_desc.shapes[i].node;
+	fail(m, COLLAGEC_E_RUNTIME, "node '%s': %s", node ? node : rt_desc.steps[m->step].name,
+	     msg);
+	m->loop_status = COLLAGEC_E_RUNTIME;
 }
 
 void *rt_run_model(unsigned char **arena, int64_t *arena_bytes)

@@ -164,7 +164,8 @@ enum rt_shape_op {
 	RT_SHAPE_CENTER_CROP_PAD,
 	RT_SHAPE_COL2IM,
 	RT_SHAPE_DFT,
-	RT_SHAPE_AFFINE_GRID
+	RT_SHAPE_AFFINE_GRID,
+	RT_SHAPE_IMAGE_DECODER		/* attr: the channels, 3 or 1 */
 };
 
 /*
@@ -245,6 +246,31 @@ struct rt_loop {
 
 /* The kernel of a Loop run at run time: runs it (unless its shape function did) and writes its outputs. */
 void rt_loop_kernel(int64_t loop, int threads) __attribute__((visibility("hidden")));
+
+/*
+ * A kernel's failure: the run stops after the kernel returns, with
+ * COLLAGEC_E_RUNTIME and "node 'NAME': MESSAGE", NAME the node whose
+ * run-time shape function ran before this step (else the kernel's name).
+ * The kernel must return soon after, its outputs undefined.
+ */
+void rt_kernel_fail(const char *fmt, ...) __attribute__((visibility("hidden")))
+	__attribute__((format(printf, 1, 2)));
+
+/* The encoded image formats ImageDecoder reads (runtime/rt_imgprobe.c). */
+enum rt_image_format {
+	RT_IMAGE_BMP,
+	RT_IMAGE_JPEG,
+	RT_IMAGE_JP2,			/* JPEG 2000, the JP2 file format */
+	RT_IMAGE_J2K,			/* JPEG 2000, a bare codestream */
+	RT_IMAGE_PNG,
+	RT_IMAGE_PNM,			/* P1 to P6 */
+	RT_IMAGE_TIFF,
+	RT_IMAGE_WEBP,
+	RT_IMAGE_UNKNOWN
+};
+
+/* The format of the n bytes at p, from their magic as Pillow's Image.open tells. */
+int rt_image_sniff(const unsigned char *p, int64_t n) __attribute__((visibility("hidden")));
 
 typedef void (*rt_kernel)(void *const *bufs, const int64_t *syms, int threads);
 

@@ -10,6 +10,8 @@
  * as a kernel cannot.
  */
 
+#include "rt_imgprobe.c"
+
 /* The dims of value id under the symbols bound so far (all bound: it was computed). */
 static int value_dims(collagec_model *m, int id, int64_t *dims)
 {
@@ -855,6 +857,8 @@ static collagec_status shape_dims(collagec_model *m, const struct rt_shape *sh, 
 		return shape_dft(m, sh, x, xr, out);
 	case RT_SHAPE_AFFINE_GRID:
 		return shape_affine_grid(m, sh, x, out);
+	case RT_SHAPE_IMAGE_DECODER:
+		return shape_image(m, sh, x, out);
 	case RT_SHAPE_MEL_WEIGHT_MATRIX:
 		/* [dft_length / 2 + 1, num_mel_bins] */
 		out[0] = int_at(m, sh->in[1], 0) / 2 + 1;

@@ -27,7 +27,7 @@ export XDG_CACHE_HOME
 # the higher tiers are added below.
 SUITES="conformance backends collage strategies models cli oom fastmath killsafe cuda
 sharing examples determinism opset opset24 snapshots dynamic control fusion sequence
-rnn quant random attention decode function contrib ml nbits subbyte runtime weights spans explorer fuzz
+rnn quant random attention decode function contrib imagedecoder ml nbits subbyte runtime weights spans explorer fuzz
 unit"
 case $COLLAGEC_TEST_TIER in
 all) SUITES="valgrind fuzzing $SUITES" ;;

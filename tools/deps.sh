@@ -5,7 +5,8 @@
 set -e
 PKGS="gcc make libc6-dev protobuf-c-compiler libprotobuf-c-dev libonnx-dev libcjson-dev
 libssl-dev libsqlite3-dev libonnx-testdata python3-onnx python3-numpy libopenblas-dev
-liblapacke-dev pocl-opencl-icd ocl-icd-opencl-dev graphviz libdnnl-dev cmake pkgconf $*"
+liblapacke-dev pocl-opencl-icd ocl-icd-opencl-dev graphviz libdnnl-dev cmake pkgconf
+libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev $*"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

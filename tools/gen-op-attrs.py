@@ -57,6 +57,7 @@ LATER = [
     ("GroupNormalization", "epsilon", "ATTR_FLOAT", F32_1E_5),              # 18
     ("GroupNormalization", "num_groups", "ATTR_INT", None),
     ("GroupNormalization", "stash_type", "ATTR_INT", "1"),                  # 21
+    ("ImageDecoder", "pixel_format", "ATTR_STRING", '"RGB"'),               # 20
     ("LinearAttention", "chunk_size", "ATTR_INT", "64"),                    # 27
     ("LinearAttention", "kv_num_heads", "ATTR_INT", None),
     ("LinearAttention", "q_num_heads", "ATTR_INT", None),

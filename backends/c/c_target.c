@@ -228,6 +228,13 @@ static int c_tir_to_runtime(struct graph *g, const struct target *t, struct part
 		print_kernel_once(g, &p->kernels.v[i], &d, &m->source);
 	m->standalone = true;
 	m->prelude = c_prelude(g, sb_str(&m->source));
+	/* ImageDecoder: the decoders and their libraries, in this model only */
+	if (strstr(sb_str(&m->source), "rt_image_decode")) {
+		m->prelude = m->prelude ? arena_printf(g->arena, "%s%s", m->prelude,
+						       embedded_text("rt_image.h"))
+			: embedded_text("rt_image.h");
+		vec_push(&m->ldlibs, "-ljpeg -lpng -ltiff -lwebp -lopenjp2");
+	}
 	return 0;
 }
 

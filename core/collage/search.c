@@ -142,6 +142,30 @@ static bool calls_loop(const struct search *s, const struct cand *c)
 }
 
 /*
+ * The cost of candidate c when it holds an ImageDecoder, NAN when not:
+ * made-up bytes are no image, so no bench model of it runs. Only c decodes
+ * images, in a kernel of the node's own; that candidate costs nothing, and
+ * the larger ones around it are never chosen (their other nodes are
+ * measured without it).
+ */
+static double image_cost(const struct search *s, const struct cand *c)
+{
+	indexset_for_each(i, &c->sg->inside)
+		if (s->g->nodes.v[s->df.node[i]].op == OP_IMAGEDECODER)
+			return indexset_count(&c->sg->inside) == 1 ? 0 : INFINITY;
+	return NAN;
+}
+
+/* Whether g has an ImageDecoder, whose bench and plan runs cannot be fed an image. */
+static bool decodes_images(const struct graph *g)
+{
+	for (int i = 0; i < g->nodes.n; i++)
+		if (g->nodes.v[i].op == OP_IMAGEDECODER)
+			return true;
+	return false;
+}
+
+/*
  * Costs every candidate: one estimate per distinct structure, the cost
  * cache first when there is one, new measurements stored back.
  */
@@ -166,6 +190,10 @@ static int estimate(struct search *s)
 		strmap_put(&first, c->key, i);
 		if (calls_loop(s, c)) {
 			c->cost = 0;
+			continue;
+		}
+		if (!isnan(image_cost(s, c))) {
+			c->cost = image_cost(s, c);
 			continue;
 		}
 		s->st->unique++;
@@ -476,8 +504,8 @@ static int estimate_first(struct search *s)
 		if (c->rep != i)
 			continue;
 		c->guess = items.v[k++].cost;
-		if (calls_loop(s, c)) {
-			c->cost = 0;
+		if (calls_loop(s, c) || !isnan(image_cost(s, c))) {
+			c->cost = calls_loop(s, c) ? 0 : image_cost(s, c);
 			c->known = true;
 			continue;
 		}
@@ -1799,7 +1827,8 @@ int collage_partition(struct graph *g, struct target **ts, int nt,
 	list_candidates(&s, &win);
 	st->plan = collage ? "collage" : "greedy";
 	st->plan_cost = NAN;
-	if (collage && o->check_plans && o->estimator->estimate_plans) {
+	/* made-up bytes are no image: a model with an ImageDecoder runs no plan whole */
+	if (collage && o->check_plans && o->estimator->estimate_plans && !decodes_images(g)) {
 		if (check_plans(&s, &win, out, n_out) < 0)
 			goto out;
 	} else {

@@ -342,6 +342,7 @@ static int shape_op(const struct node *n)
 	case OP_COL2IM: return 26;
 	case OP_DFT: return 27;
 	case OP_AFFINEGRID: return 28;
+	case OP_IMAGEDECODER: return 29;
 	default: BUG("no run-time shape function for %s", n->op_type);
 	}
 }
@@ -444,6 +445,8 @@ static void shapes_table(struct graph *g, const struct exec_plan *ep, struct str
 			: n->op == OP_DFT ? (node_attr_int(n, "inverse", 0) != 0) |
 					    (node_attr_int(n, "onesided", 0) != 0) << 1
 			: n->op == OP_CENTERCROPPAD || n->op == OP_COL2IM || n->op == OP_AFFINEGRID ? 0
+			: n->op == OP_IMAGEDECODER ? (strcmp(node_attr_str(n, "pixel_format", "RGB"),
+							     "Grayscale") ? 3 : 1)
 			: n->op == OP_NONMAXSUPPRESSION ? node_attr_int(n, "center_point_box", 0) != 0
 			: n->op == OP_PAD ? strcmp(node_attr_str(n, "mode", "constant"),
 							 "constant") != 0

@@ -4,7 +4,8 @@
  * gather from the geometry (the target shape, the image and block shapes,
  * the output size: constants, or symbols that the node's run-time shape
  * function binds when they are graph inputs) or from the sampling grid, so
- * every loop nest is parallel and writes once.
+ * every loop nest is parallel and writes once. ImageDecoder (opset 20) is
+ * the exception: one call of the c target's decoders (runtime/rt_image.h).
  */
 #include "ops.h"
 
@@ -1252,5 +1253,71 @@ int lower_deformconv(struct lower *L)
 	lower_end_loops(L, 3);
 	tir_store(b, L->out[0], lower_offset(L, &y->shape, idx), acc);
 	lower_end_loops(L, 4);
+	return 0;
+}
+
+/* ---- ImageDecoder ---- */
+
+/*
+ * The pixel format's code (runtime/rt_image.h's RT_IMAGE_RGB, _BGR,
+ * _GRAY), or -1 after a diagnostic.
+ */
+static int imagedecoder_format(struct graph *g, const struct node *n)
+{
+	static const char *const names[] = { "RGB", "BGR", "Grayscale" };
+	const char *f = node_attr_str(n, "pixel_format", "RGB");
+
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(f, names[i]))
+			return i;
+	diag_error(g->ctx, "%s: attr 'pixel_format' is '%s', expected RGB, BGR or Grayscale",
+		   node_loc(g, n), f);
+	return -1;
+}
+
+/*
+ * Output: uint8 [H, W, C], C 3 (RGB, BGR) or 1 (Grayscale); H and W are
+ * data symbols that the run-time shape function reads from the image's
+ * header (runtime/rt_imgprobe.c).
+ */
+int infer_imagedecoder(struct graph *g, struct node *n)
+{
+	struct value *x;
+	struct shape s;
+	int f;
+
+	if (infer_arity(g, n, 1, 1, 1) < 0 || !(x = infer_input(g, n, 0)) ||
+	    (f = imagedecoder_format(g, n)) < 0)
+		return -1;
+	if (x->dtype != DTYPE_U8 || x->shape.rank != 1) {
+		diag_error(g->ctx, "%s: input 'encoded_stream' must be a 1-D uint8 tensor",
+			   node_loc(g, n));
+		return -1;
+	}
+	s.rank = 3;
+	s.d[0] = graph_data_sym(g, n->out[0], 0);
+	s.d[1] = graph_data_sym(g, n->out[0], 1);
+	s.d[2] = dim_const(f == 2 ? 1 : 3);
+	infer_set(g, n, 0, DTYPE_U8, &s);
+	return 0;
+}
+
+/*
+ * One rt_image_decode call (runtime/rt_image.h, the c target's prelude,
+ * which links the image libraries): the bytes, their count, the output and
+ * the H and W the shape function bound, which the decoded image must have.
+ */
+int lower_imagedecoder(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *args[6];
+
+	args[0] = tir_addr(L->b, L->in[0], tir_int(L->b, 0));
+	args[1] = tir_dim(L->b, x->shape.d[0]);
+	args[2] = tir_addr(L->b, L->out[0], tir_int(L->b, 0));
+	args[3] = tir_dim(L->b, y->shape.d[0]);
+	args[4] = tir_dim(L->b, y->shape.d[1]);
+	args[5] = tir_int(L->b, imagedecoder_format(L->g, L->n));
+	tir_extern(L->b, "rt_image_decode", args, 6);
 	return 0;
 }
