@@ -329,6 +329,22 @@ def conv_ref(x, w, group, strides, pads, dil):
     return y
 
 
+def qconv_requant(acc, bias, sx, sw, sy, zy, per, r, unsigned):
+    """QLinearConv's y from the int64 sums acc [N, M, *sp] as the op's
+    lowering computes it (float32 throughout): rint(float(acc + bias) *
+    (sx * sw / sy)) + zy, saturated to uint8 (unsigned) or int8; sw per
+    output channel when per, r spatial dims."""
+    m = acc.shape[1]
+    if bias is not None:
+        acc = acc + bias.astype(np.int64).reshape((m,) + (1,) * r)
+    mult = (sx * sw) / sy
+    if per:
+        mult = mult.reshape((m,) + (1,) * r)
+    lo, hi = (0, 255) if unsigned else (-128, 127)
+    return np.clip(np.rint(acc.astype(np.int32).astype(np.float32) * mult.astype(np.float32)) +
+                   np.float32(zy), lo, hi)
+
+
 def iconv_cases():
     """ConvInteger and QLinearConv with constant weights (the c target's
     rt_ciconv2d: im2col + the integer GEMM, requantization fused): strides,
@@ -392,14 +408,7 @@ def iconv_cases():
              helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], **attrs), 10,
              [("x", tx, x), ("zx", tx, zx)], [("y", I32, acc.astype(np.int32))],
              [tensor("w", tw, w), tensor("zw", tw, zw)])
-        if has_b:
-            acc = acc + bias.astype(np.int64).reshape((m,) + (1,) * r)
-        mult = (sx * sw) / sy
-        if per:
-            mult = mult.reshape((m,) + (1,) * r)
-        lo, hi = (0, 255) if ty == U8 else (-128, 127)
-        y = np.clip(np.rint(acc.astype(np.int32).astype(np.float32) * mult.astype(np.float32)) +
-                    np.float32(zy), lo, hi)
+        y = qconv_requant(acc, bias if has_b else None, sx, sw, sy, zy, per, r, ty == U8)
         ins = ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"] + (["b"] if has_b else [])
         inits = [tensor("w", tw, w), tensor("sw", F, sw), tensor("zw", tw, zw),
                  tensor("sy", F, sy), tensor("zy", ty, zy)]
@@ -566,14 +575,7 @@ def qconv_const_cases():
         ref = conv_ref3 if r == 3 else conv_ref
         acc = ref(x.astype(np.int64) - np.int64(zx), w.astype(np.int64), group, strides, pads,
                   dil)
-        if has_b:
-            acc = acc + bias.astype(np.int64).reshape((m,) + (1,) * r)
-        mult = (sx * sw) / sy
-        if per:
-            mult = mult.reshape((m,) + (1,) * r)
-        lo, hi = (0, 255) if ty == U8 else (-128, 127)
-        y = np.clip(np.rint(acc.astype(np.int32).astype(np.float32) * mult.astype(np.float32)) +
-                    np.float32(zy), lo, hi)
+        y = qconv_requant(acc, bias if has_b else None, sx, sw, sy, zy, per, r, ty == U8)
         ins = ["x", "sx", "zx", "w", "sw", "zw" if zw_form else "", "sy", "zy"] + \
             (["b"] if has_b else [])
         inits = [tensor("sx", F, sx), tensor("zx", tx, zx), tensor("w", I8, w),

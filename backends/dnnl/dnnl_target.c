@@ -1263,6 +1263,20 @@ static int op_args(struct tir_builder *b, struct graph *g, const struct node *n,
 	return na;
 }
 
+/* Ends kernel k of partition p: one call of helper fn with args[0..na), b released. */
+static int kernel_done(struct partition *p, struct tir_builder *b, struct kernel *k,
+		       const char *fn, struct tir **args, int na)
+{
+	tir_extern(b, fn, args, na);
+	k->name = b->name;
+	k->func = tir_finish(b);
+	tir_builder_release(b);
+	k->span = p->span;
+	k->func->span = p->span;
+	vec_push(&p->kernels, *k);
+	return 0;
+}
+
 /*
  * A partition of one standalone op: one kernel, one call of its helper
  * with the op's inputs (absent optional ones as NULL), its output, shapes.
@@ -1294,14 +1308,7 @@ static int op_relay(struct graph *g, struct partition *p)
 	k.n_inputs = k.n_args;
 	args[na++] = addr_or_null(&b, libcall_param(&b, &k, "out", DTYPE_F32, n->out[0]));
 	na += op_args(&b, g, n, &op, args + na);
-	tir_extern(&b, arena_printf(g->arena, "collagec_dnnl_%s", op.fn), args, na);
-	k.name = b.name;
-	k.func = tir_finish(&b);
-	tir_builder_release(&b);
-	k.span = p->span;
-	k.func->span = p->span;
-	vec_push(&p->kernels, k);
-	return 0;
+	return kernel_done(p, &b, &k, arena_printf(g->arena, "collagec_dnnl_%s", op.fn), args, na);
 }
 
 /*
@@ -1373,14 +1380,7 @@ static int qconv_relay(struct graph *g, struct partition *p)
 	args[na++] = tir_int(&b, (int64_t)xz);
 	args[na++] = tir_int(&b, (int64_t)yz);
 	args[na++] = tir_int(&b, value_lay(g, a->in[0], LAY_SRC) | value_lay(g, a->out[0], LAY_DST));
-	tir_extern(&b, "collagec_dnnl_qconv", args, na);
-	k.name = b.name;
-	k.func = tir_finish(&b);
-	tir_builder_release(&b);
-	k.span = p->span;
-	k.func->span = p->span;
-	vec_push(&p->kernels, k);
-	return 0;
+	return kernel_done(p, &b, &k, "collagec_dnnl_qconv", args, na);
 }
 
 /*
@@ -1412,14 +1412,7 @@ static int qmatmul_relay(struct graph *g, struct partition *p)
 	args[na++] = tir_int(&b, bv->shape.d[1].c);
 	args[na++] = tir_int(&b, bv->shape.d[0].c);
 	args[na++] = tir_int(&b, av->dtype == DTYPE_I8);
-	tir_extern(&b, "collagec_dnnl_qmatmul", args, na);
-	k.name = b.name;
-	k.func = tir_finish(&b);
-	tir_builder_release(&b);
-	k.span = p->span;
-	k.func->span = p->span;
-	vec_push(&p->kernels, k);
-	return 0;
+	return kernel_done(p, &b, &k, "collagec_dnnl_qmatmul", args, na);
 }
 
 static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct partition *p)
@@ -1476,14 +1469,7 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 		args[na++] = tir_int(&b, target_opt_or(t, "winograd", 1) && wino_fits(g, a));
 	}
 	na += po_args(&b, &ep, args + na);
-	tir_extern(&b, arena_printf(g->arena, "collagec_dnnl_%s", op), args, na);
-	k.name = b.name;
-	k.func = tir_finish(&b);
-	tir_builder_release(&b);
-	k.span = p->span;
-	k.func->span = p->span;
-	vec_push(&p->kernels, k);
-	return 0;
+	return kernel_done(p, &b, &k, arena_printf(g->arena, "collagec_dnnl_%s", op), args, na);
 }
 
 /* ---- tir_to_runtime ---- */
