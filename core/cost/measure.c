@@ -514,6 +514,24 @@ static bool settled(double **per_run, int runs, int n, const double *res, double
 	return true;
 }
 
+/*
+ * Whether item it holds a dynamic node (a NonZero: its output's dims are
+ * known when it has run). Beside other items it shares its symbol with
+ * them, and an item that reads such a value as a bench input binds the
+ * symbol at the tuning size: NonZero -> Cast -> Relu's bench model of
+ * NonZero beside Cast broke the worker's heap ("malloc(): invalid size"),
+ * most likely NonZero writing as many columns as its random input has
+ * nonzeros into a buffer planned for one.
+ */
+static bool item_dynamic(const struct cost_item *it)
+{
+	for (int p = 0; p < it->n_parts; p++)
+		indexset_for_each(x, &it->parts[p].sg->inside)
+			if (it->df->dynamic[x])
+				return true;
+	return false;
+}
+
 /* The dims of the bench model's inputs and outputs at the tuning sizes. */
 struct bench_dims {
 	int64_t (*in)[MAX_RANK], (*out)[MAX_RANK];
@@ -1015,7 +1033,11 @@ static void measure_batches(struct measure *m, struct batches *todo)
 	}
 }
 
-/* Splits items into bench models, jobs-way parallel, one target's items next to each other. */
+
+/*
+ * Splits items into bench models, jobs-way parallel, one target's items
+ * next to each other; an item with a dynamic node alone (item_dynamic).
+ */
 static int measure_estimate(struct cost_estimator *e, struct cost_item *items, int n)
 {
 	struct measure *m = e->state;
@@ -1034,16 +1056,25 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 		items[i].charge = 0;
 	}
 	m->cold = n > 0 && cost_weights_cold(items[0].df);
+	/* the dynamic items first, each a bench model of its own */
+	for (int i = 0; i < n; i++)
+		if (item_dynamic(&items[i]))
+			vec_push(&todo, batch_new(&m->ctx->arena, (struct cost_item *[]){ &items[i] },
+						  1));
 	/* group by target string, first seen first, items in order within */
 	for (int i = 0; i < n; i++) {
 		bool seen = false;
 
+		if (item_dynamic(&items[i]))
+			continue;
 		for (int j = 0; j < i && !seen; j++)
-			seen = !strcmp(items[j].parts[0].target->str, items[i].parts[0].target->str);
+			seen = !item_dynamic(&items[j]) &&
+			       !strcmp(items[j].parts[0].target->str, items[i].parts[0].target->str);
 		if (seen)
 			continue;
 		for (int j = i; j < n; j++)
-			if (!strcmp(items[j].parts[0].target->str, items[i].parts[0].target->str))
+			if (!item_dynamic(&items[j]) &&
+			    !strcmp(items[j].parts[0].target->str, items[i].parts[0].target->str))
 				sorted[k++] = &items[j];
 	}
 	/*
@@ -1051,12 +1082,12 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 	 * items; each takes a run of the sorted items, so it holds few targets
 	 */
 	{
-		int nb = (n + BATCH_MAX - 1) / BATCH_MAX;
+		int nb = (k + BATCH_MAX - 1) / BATCH_MAX;
 
 		if (nb < m->jobs)
-			nb = m->jobs < n ? m->jobs : n;
+			nb = m->jobs < k ? m->jobs : k;
 		for (int b = 0, s = 0; b < nb; b++) {
-			int e = (int)((int64_t)n * (b + 1) / nb);
+			int e = (int)((int64_t)k * (b + 1) / nb);
 
 			if (e > s)
 				vec_push(&todo, batch_new(&m->ctx->arena, sorted + s, e - s));
