@@ -508,6 +508,8 @@ static char *stats_json(struct graph *g, const struct compile_options *o, const 
 	cJSON_AddNumberToObject(c, "rounds", cs->rounds);
 	cJSON_AddNumberToObject(c, "budget_spent", cs->budget_spent);
 	cJSON_AddNumberToObject(c, "plans_skipped", cs->plans_skipped);
+	cJSON_AddNumberToObject(c, "states", cs->states);
+	cJSON_AddBoolToObject(c, "transitions_dropped", cs->untagged);
 	l = cJSON_AddArrayToObject(c, "plans");
 	for (int i = 0; i < cs->n_plans; i++) {
 		cJSON *p = cJSON_CreateObject();

@@ -431,9 +431,12 @@ print("" if nm == ["cuda"] and not bad and any(c["target"] == "cuda" for c in s[
 	# and still compiles; the default cap is far above mnist_cnn's states
 	grep -q 'states with transitions' "$T/err" && bad "the default cap was reached"
 	COLLAGEC_SEARCH_STATES=2 "$C" compile "$T/mnist_cnn.onnx" --target cuda,c -o "$T/s2.so" \
-		--cache "$T/cache.db" -v >"$T/out" 2>"$T/err" || bad "compile: $(grep -m1 error "$T/err")"
+		--cache "$T/cache.db" -v --stats "$T/s2.stats" >"$T/out" 2>"$T/err" ||
+		bad "compile: $(grep -m1 error "$T/err")"
 	grep -q 'search: over 2 states with transitions; searching without them' "$T/err" ||
 		bad "-v does not say the search dropped the transitions"
+	grep -q '"transitions_dropped":[[:space:]]*true' "$T/s2.stats" ||
+		bad "--stats lacks transitions_dropped: true"
 	[ -s "$T/s2.so" ] && [ -s "$T/s2.json" ] || bad "no OUT.so or OUT.json"
 	verdict search-states-cap
 	# the CUDA family: the nominal rooflines put mnist_cnn's Convs (with their

@@ -941,7 +941,7 @@ static struct indexset next_key(const struct search *s, const struct indexset *o
  * Makers multiply the states by up to the number of penalty classes per
  * frontier node; on graphs whose frontier stays wide (the scale
  * computations of a dynamically quantized BERT-Base beside every MatMul)
- * they grew past 5 million states, 10 GB and two minutes per Dijkstra. A
+ * they grew past a million states, 10 GB and two minutes in all. A
  * state of a 1,500-node model's takes about 1.5 KB, so this is about
  * 400 MB. The models of make bench-search stay below it.
  * COLLAGEC_SEARCH_STATES overrides it (tests/cuda.sh makes it 2).
