@@ -252,8 +252,7 @@ static bool const_or_absent(struct graph *g, const struct node *n, int i, enum d
 
 	if (!v)
 		return true;
-	return v->data && v->has_shape && shape_is_static(&v->shape) &&
-	       v->dtype == dt &&
+	return v->data && v->has_shape && shape_is_static(&v->shape) && v->dtype == dt &&
 	       shape_numel_static(&v->shape) == numel;
 }
 

@@ -1364,8 +1364,8 @@ static dnnl_status_t rt_dnnl_q8_layout(dnnl_memory_desc_t *md, int nd, const dnn
  * where lay says (values one int8 convolution hands to others only): the
  * primitive computes in the layout it prefers (channels-last) and the
  * kernel reorders at its edges where a buffer's is another. The constant
- * weights are reordered once,
- * with the compensation oneDNN keeps beside them for x's zero point.
+ * weights are reordered once, with the compensation oneDNN keeps beside
+ * them for x's zero point.
  * oneDNN computes the sum exactly on hosts with VNNI; the compiler places
  * the node here only when the host has it (dnnl_target.c).
  */
