@@ -429,8 +429,8 @@ static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A,
 
 /*
  * The GEMV form, for RT_CG_GV_MR rows of A or fewer (a decode step's one
- * token): per row, the tile's 8 rows would be 7 of zeros, so the
- * micro-kernel would do eight times the multiply-adds; a run of panels is
+ * token): a tile would multiply RT_CG_MR rows, all but these of zeros
+ * (eight times the multiply-adds for one row with AVX-512); a run of panels is
  * instead read once, two panels side by side (two loads, two independent
  * sums a row), every row of A beside them. B, a panel run being one
  * contiguous stretch of Bp, streams from memory in order whatever the
