@@ -4,7 +4,8 @@
 # (the default) and with -fuse=0 (one kernel per node). Both must match
 # numpy; the fused build must have the expected kernels (epilogues after
 # anchors, elementwise prologues inlined into reductions and softmax,
-# LayerNormalization spelled out merged into one node), each fused kernel
+# LayerNormalization and RMSNormalization spelled out merged into one node,
+# each written form, and left alone where they must be), each fused kernel
 # naming every ONNX node in it (OUT.json kernels[].onnx_nodes), and a
 # memory plan no larger than the unfused one (smaller where a fused
 # intermediate was the biggest live buffer). conv_sym runs at two batch
@@ -25,9 +26,10 @@ print(len(ks), j["memory"]["arena_bytes"],
 PY
 
 # check NAME SUFFIX SO: runs SO on NAME_xSUFFIX.npy against NAME_expSUFFIX
+# (within TOL, default 1e-4)
 check() {
-	"$COLLAGEC" run "$3" --input "x=$T/$1_x$2.npy" --check "$T/$1_exp$2" --rtol 1e-4 \
-		--atol 1e-4 >"$T/run.log" 2>&1
+	"$COLLAGEC" run "$3" --input "x=$T/$1_x$2.npy" --check "$T/$1_exp$2" --rtol "${TOL:-1e-4}" \
+		--atol "${TOL:-1e-4}" >"$T/run.log" 2>&1
 }
 
 # model KERNELS SMALLER FUSED_KERNEL_NODES: SMALLER is "lt" when the fused
@@ -85,10 +87,27 @@ model layernorm_2axes 1 le \
 	"k0_0_LayerNormalization:mean,center,square,variance,add_eps,stddev,normalize,gamma|"
 model layernorm_plain 1 le \
 	"k0_0_LayerNormalization:mean,center,square,variance,add_eps,stddev,normalize|"
-# the centred x read outside the chain: no merge; the variance takes its
-# square as prologue and its epsilon and root as epilogue
-model layernorm_shared 4 le "_ReduceMean_fused:variance,add_eps,stddev|"
-model rmsnorm 2 lt "k0_0_ReduceMean_fused:square,meansq,add_eps,rms|"
+# the centred x read outside the chain: no LayerNormalization; what
+# follows the centring is the RMSNormalization of the centred x
+model layernorm_shared 4 le \
+	"|k2_0_RMSNormalization:square,variance,add_eps,stddev,normalize|"
+# RMSNormalization spelled out, each way exporters write it, is one node
+model rmsnorm 1 le "k0_0_RMSNormalization:square,meansq,add_eps,rms,normalize,gamma|"
+model rmsnorm_recip 1 le \
+	"k0_0_RMSNormalization:square,meansq,add_eps,rms,inv,normalize,gamma|"
+model rmsnorm_div1 1 le \
+	"k0_0_RMSNormalization:square,meansq,add_eps,rms,inv,normalize,gamma|"
+model rmsnorm_pow 1 le "k0_0_RMSNormalization:square,meansq,add_eps,inv,normalize|"
+# float16 around it: the Casts to float32 and back to float16 go into the
+# node, the first and the last Cast (the model's own) stay
+TOL=1e-3 model rmsnorm_cast 3 le \
+	"|k1_0_RMSNormalization:to_float,square,meansq,add_eps,rms,inv,normalize,to_input_dtype,gamma|"
+# not merged: a reduction over axis 1, the reciprocal read again; a scale
+# over another axis stays a Mul after the merged node
+model rmsnorm_axis1 2 lt "k0_0_ReduceMean_fused:square,meansq,add_eps,rms,inv|"
+model rmsnorm_shared 2 lt "k0_0_ReduceMean_fused:square,meansq,add_eps,rms,inv|"
+model rmsnorm_wbcast 2 le \
+	"k0_0_RMSNormalization:square,meansq,add_eps,rms,inv,normalize|k1_0_Mul:gamma|"
 model conv_sym 1 lt "k0_0_Conv_fused:conv,bias,relu|"
 
 # a Collage candidate of several nodes on c builds (and measures) fused

@@ -7,6 +7,8 @@
 # buffer (matmul.packed, conv.im2col) list it in OUT.json, and so do the
 # micro-kernel ones (matmul.micro, gemm.micro, conv.micro: rt_cgemm.h) for B
 # packed at compile time or (conv.micro, rt_cconv.h) the panel slots.
+# A MatMul of fewer rows by a constant B is matmul.gemv (rt_cgemm's GEMV
+# form for up to 4 rows), whose row has the bits it has among the tiles.
 # micro_edges.onnx puts those at the edges of their tiles and blocks, each
 # against numpy, at 1 and 3 threads and at every ISA level the host runs; rows_edges.onnx does the same for
 # the row form of depthwise Conv and MaxPool (conv.depthwise_rows,
@@ -57,15 +59,17 @@ expect() {
 
 # MatMul by a constant [32, 24], M symbolic: K = 32 is static, so "K > 16"
 # always holds and matmul.ijk is never needed; B is packed at compile time
-# into matmul.micro's panels (a constant buffer listed with the scratch)
+# into the panels that matmul.micro and matmul.gemv share (one constant
+# buffer listed with the scratch)
 "$COLLAGEC" compile --search none --target c "$T/matmul_sym.onnx" -o "$T/mm.so" --dump-ir "$T/ir" ||
 	fail matmul/compile "exit $?"
 v=$(kernels "$T/mm.json")
 want="mm run-time matmul.micro if float32, static K and N, one B, batch * M >= 16 && K > 16,\
-matmul.ikj if always scratch=1024|"
+matmul.gemv if always scratch=1024|"
 if [ "$v" = "$want" ]; then ok matmul/metadata-lists-variants; else
 	fail matmul/metadata-lists-variants "got '$v'"; fi
-# M = 1, 4: matmul.ikj; 16, 64: micro tiles; 17: micro with an edge row
+# M = 1, 4: matmul.gemv (rt_cgemm's GEMV form); 16, 64: micro tiles; 17:
+# micro with an edge row
 for m in 1 4 16 17 64; do
 	expect "exp$m" "$T/y_$m.npy"
 	check "matmul/M=$m" "$T/mm.so" "$T/exp$m" "a=$T/a_$m.npy"
@@ -81,7 +85,7 @@ ran() {
 		awk -F '\t' '$1 == "kernel" { printf "%s if %s|", $5, $6 }'
 }
 micro="float32, static K and N, one B, batch * M >= 16 && K > 16"
-for mi in 1:matmul.ikj:always 4:matmul.ikj:always "16:matmul.micro:$micro" \
+for mi in 1:matmul.gemv:always 4:matmul.gemv:always "16:matmul.micro:$micro" \
 	"17:matmul.micro:$micro" "64:matmul.micro:$micro"; do
 	m=${mi%%:*} rest=${mi#*:}
 	want="${rest%%:*} if ${rest#*:}|"
@@ -89,10 +93,31 @@ for mi in 1:matmul.ikj:always 4:matmul.ikj:always "16:matmul.micro:$micro" \
 	if [ "$v" = "$want" ]; then ok "matmul/M=$m-ran-${rest%%:*}"; else
 		fail "matmul/M=$m-ran-${rest%%:*}" "got '$v'"; fi
 done
+# a row through matmul.gemv's GEMV form has the bits it has among 17 rows
+# through matmul.micro's tiles, at 1 and 3 threads
+/usr/bin/python3 -c '
+import numpy as np, sys
+a = np.load(sys.argv[1]); a[:1] = np.load(sys.argv[2])[:1]; np.save(sys.argv[3], a)' \
+	"$T/a_17.npy" "$T/a_1.npy" "$T/a_17r.npy"
+for th in 1 3; do
+	rm -rf "$T/gv1" "$T/gv17"
+	if "$COLLAGEC" run "$T/mm.so" --input "a=$T/a_1.npy" --threads $th --npy \
+		--output-dir "$T/gv1" >"$T/gv.log" 2>&1 &&
+		"$COLLAGEC" run "$T/mm.so" --input "a=$T/a_17r.npy" --threads $th --npy \
+			--output-dir "$T/gv17" >>"$T/gv.log" 2>&1 &&
+		/usr/bin/python3 -c '
+import numpy as np, sys
+sys.exit(np.load(sys.argv[1]).tobytes() != np.load(sys.argv[2])[:1].tobytes())' \
+			"$T/gv1/y.npy" "$T/gv17/y.npy"; then
+		ok "matmul/threads=$th-gemv-row-equals-micro-row"
+	else
+		fail "matmul/threads=$th-gemv-row-equals-micro-row" "$(head -1 "$T/gv.log")"
+	fi
+done
 # the whole --kernels line: index, name, partition, implementation, condition, nodes
 v=$("$COLLAGEC" run "$T/mm.so" --input "a=$T/a_4.npy" --kernels 2>&1 | grep '^kernel' |
 	tr '\t' '|')
-if [ "$v" = "kernel|0|k0_0_MatMul|0|matmul.ikj|always|mm(MatMul)" ]; then
+if [ "$v" = "kernel|0|k0_0_MatMul|0|matmul.gemv|always|mm(MatMul)" ]; then
 	ok matmul/kernels-line; else fail matmul/kernels-line "got '$v'"; fi
 
 # the C API: two handles of one model at different M keep their own record;
@@ -123,13 +148,13 @@ int main(void)
 	if (run(h1, 4) || run(h2, 64) || collagec_get_kernel_info(h1, 0, &i1) ||
 	    collagec_get_kernel_info(h2, 0, &i2))
 		return puts("run"), 1;
-	if (strcmp(i1.implementation, "matmul.ikj") || i1.variant != 1 ||
+	if (strcmp(i1.implementation, "matmul.gemv") || i1.variant != 1 ||
 	    strcmp(i2.implementation, "matmul.micro") || i2.variant != 0 ||
 	    strcmp(i2.condition, "float32, static K and N, one B, batch * M >= 16 && K > 16") ||
 	    i1.time_ns != -1 || i2.time_ns != -1)
 		return printf("per-handle %s %s\n", i1.implementation, i2.implementation), 1;
 	if (collagec_set_profiling(h2, 1) || run(h2, 4) || collagec_get_kernel_info(h2, 0, &i2) ||
-	    i2.time_ns < 0 || strcmp(i2.implementation, "matmul.ikj"))
+	    i2.time_ns < 0 || strcmp(i2.implementation, "matmul.gemv"))
 		return puts("profiled"), 1;
 	if (collagec_set_profiling(h2, 0) || run(h2, 4) || collagec_get_kernel_info(h2, 0, &i2) ||
 	    i2.time_ns != -1)
@@ -215,7 +240,9 @@ mm_bbatch compile-time matmul.micro if always scratch=640|mm_bcast compile-time 
 if always scratch=1280|cv compile-time conv.micro if always scratch=3456|cv1d \
 compile-time conv.micro if always scratch=2688|cvwide compile-time conv.micro if always \
 scratch=36864|cvs2 compile-time conv.micro if always scratch=6912|cvpw compile-time conv.micro \
-if always scratch=3072|"
+if always scratch=3072|gv_m1 compile-time matmul.gemv if always scratch=38400|gv_m2 \
+compile-time matmul.gemv if always scratch=14400|gv_m3 compile-time matmul.gemv if always \
+scratch=3360|gv_g4 compile-time gemm.micro if always scratch=4800|"
 if [ "$v" = "$want" ]; then ok micro-edges/static-choices; else
 	fail micro-edges/static-choices "got '$v'"; fi
 args=""
@@ -369,7 +396,8 @@ always scratch=3360|"
 for n in dwc dwar dwb; do want="${want}$n compile-time conv.depthwise_vec if always scratch=|"; done
 want="${want}pwc compile-time conv.1x1 if always scratch=|imar compile-time conv.im2col if always \
 scratch=14256|pwb compile-time conv.1x1 if always scratch=|crows compile-time conv.micro if \
-always scratch=16128|"
+always scratch=16128|gvar compile-time matmul.gemv if always scratch=3360|gvc compile-time \
+gemm.micro if always scratch=3360|"
 if [ "$v" = "$want" ]; then ok epi-edges/static-choices; else
 	fail epi-edges/static-choices "got '$v'"; fi
 # per kernel of the fused dump: NAME:LOOPS (its outermost loops)
@@ -377,7 +405,8 @@ v=$(awk '/^kernel /{if (k) printf "%s:%d|", k, n; k = $2; sub(/\(.*/, "", k); n 
 	/^\tfor /{n++} END {if (k) printf "%s:%d|", k, n}' "$T/ee_ir/09-lower.3-fuse.tir")
 want="k0_0_Conv_fused:1|k1_0_Conv_fused:1|k2_0_Conv_fused:1|k3_0_Conv_fused:1|k4_0_Conv_fused:1|\
 k5_0_Conv_fused:2|k6_0_Gemm_fused:0|k7_0_MatMul_fused:0|k8_0_Conv_fused:1|k9_0_Conv_fused:1|\
-k10_0_Conv_fused:2|k11_0_Conv_fused:1|k12_0_Conv_fused:1|k13_0_Conv_fused:2|k14_0_Conv_fused:1|"
+k10_0_Conv_fused:2|k11_0_Conv_fused:1|k12_0_Conv_fused:1|k13_0_Conv_fused:2|k14_0_Conv_fused:1|\
+k15_0_MatMul_fused:0|k16_0_Gemm_fused:0|"
 if [ "$v" = "$want" ]; then ok epi-edges/chains-in-the-write-back; else
 	fail epi-edges/chains-in-the-write-back "got '$v'"; fi
 args=""

@@ -9,6 +9,12 @@
  *                              matmul.micro     a batch of B: each packed
  *                                               at run time, one rt_cgemm
  *                                               per matrix
+ *           float32, static K and N, one constant B, K > 16
+ *                              matmul.gemv      fewer rows (a decode
+ *                                               step's): rt_cgemm, whose
+ *                                               GEMV form streams the
+ *                                               panels once for <= 4 rows,
+ *                                               threads over panel runs
  *           M >= 16 && K > 16  matmul.packed    B packed into scratch as
  *                                               16-column panels, 4x16 tiles
  *                              (matmul.blocked) column blocks of B reused
@@ -663,6 +669,8 @@ static const struct strategy_impl matmul_ikj[] = {
 };
 static const struct strategy_impl matmul_ijk[] = { { "matmul.ijk", 0, lower_matmul } };
 static const struct strategy_impl matmul_micro[] = { { "matmul.micro", 40, lower_matmul_micro } };
+/* the same call: rt_cgemm's GEMV form takes rows <= RT_CG_GV_MR */
+static const struct strategy_impl matmul_gemv[] = { { "matmul.gemv", 40, lower_matmul_micro } };
 
 /* rows of every matrix of A together >= 16 && K > 16: the batch folds into M */
 static struct tir *cond_micro_large(struct lower *L)
@@ -684,6 +692,17 @@ static struct tir *cond_micro_batched(struct lower *L)
 			    cond_large(L));
 }
 
+/*
+ * Fewer rows than that, one constant B (packed once, at compile time or
+ * when the model opens) and K > 16: a decode step's projections. Any other
+ * B would be packed on every run, a pass over it as long as the product.
+ */
+static struct tir *cond_gemv(struct lower *L)
+{
+	return strategy_and(L, strategy_static(L, matmul_micro_ok(L) && matmul_b_shared(L) &&
+					       lower_in(L, 1)->data), cond_k_gt_16(L));
+}
+
 /* "M >= 16 && K > 16" where matmul.micro does not take the shapes */
 static struct tir *cond_large_other(struct lower *L)
 {
@@ -695,6 +714,8 @@ static const struct strategy_spec matmul_specs[] = {
 	  ARRAY_SIZE(matmul_micro) },
 	{ "float32, static K and N, M >= 16 && K > 16", cond_micro_batched, matmul_micro,
 	  ARRAY_SIZE(matmul_micro) },
+	{ "float32, static K and N, one constant B, K > 16", cond_gemv, matmul_gemv,
+	  ARRAY_SIZE(matmul_gemv) },
 	{ "M >= 16 && K > 16", cond_large_other, matmul_blocked, ARRAY_SIZE(matmul_blocked) },
 	{ "K > 16", cond_k_gt_16, matmul_ikj, ARRAY_SIZE(matmul_ikj) },
 	{ "always", NULL, matmul_ijk, ARRAY_SIZE(matmul_ijk) },

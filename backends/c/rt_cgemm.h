@@ -48,6 +48,10 @@
  * within a block in turn, the blocks in turn), whatever the thread count;
  * threads split the panels (or the rows, when few panels would share out
  * unevenly), never K.
+ *
+ * Up to RT_CG_GV_MR rows of A (a decoder's step: one) take the GEMV form
+ * (rt_cg_gv_panels): two panels at a time, each read once and in order,
+ * the same sums bit for bit, threads over runs of panels.
  */
 #ifndef RT_CGEMM_H
 #define RT_CGEMM_H
@@ -424,6 +428,198 @@ static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A,
 }
 
 /*
+ * The GEMV form, for RT_CG_GV_MR rows of A or fewer (a decode step's one
+ * token): a tile would multiply RT_CG_MR rows, all but these of zeros
+ * (eight times the multiply-adds for one row with AVX-512); a run of panels is
+ * instead read once, two panels side by side (two loads, two independent
+ * sums a row), every row of A beside them. B, a panel run being one
+ * contiguous stretch of Bp, streams from memory in order whatever the
+ * thread count: threads take runs of panels.
+ *
+ * Each C[i, j] is the micro-kernel's sum, bit for bit: over the same K
+ * blocks, each summed from zero in k order, added to what the blocks before
+ * left in C, alpha, the bias, the activation and the residual applied as
+ * rt_cg_tile_nv applies them. A row gives the same bits through either
+ * form, and so on any number of threads.
+ */
+#ifndef RT_CG_GV_MR		/* (a test may set it: 1 to 4) */
+#if defined(__AVX512F__)
+#define RT_CG_GV_MR 4		/* 4 rows x 2 panels: 8 zmm accumulators */
+#elif defined(__AVX__)
+#define RT_CG_GV_MR 3		/* 3 rows x 2 panels x 2 ymm: 12 accumulators */
+#else
+#define RT_CG_GV_MR 1		/* 2 panels x 4 xmm: 8 accumulators */
+#endif
+#endif
+
+#if defined(__GNUC__)
+/*
+ * Rows [i0, i0 + mr) over the np panels (1 or 2) from bp (panels bps
+ * apart, K block kb), the last one nr columns wide (the others 16), written
+ * back to c (row i0 of C, column j0) as rt_cg_tile_nv writes a tile back.
+ */
+static inline __attribute__((always_inline)) void
+rt_cg_gv_tile(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_t acs,
+	      const float *bp, int64_t bps, float *c, int64_t ldc, const int mr, int np, int nr,
+	      int64_t i0, int64_t j0, const struct rt_cg_epilogue *e)
+{
+	rt_cg_vec t[RT_CG_GV_MR][2][RT_CG_NV];
+	float edge[RT_CG_GV_MR * RT_CG_NR] __attribute__((aligned(RT_CG_VBYTES)));
+	const float *b1 = np > 1 ? bp + bps : bp;
+
+#pragma GCC unroll 4
+	for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < RT_CG_NV; v++)
+			t[r][0][v] = t[r][1][v] = (rt_cg_vec){ 0 };
+	if (np > 1) {
+#pragma GCC unroll 2
+		for (int64_t k = 0; k < kb->kc; k++) {
+			const rt_cg_uvec *p0 = (const rt_cg_uvec *)(bp + k * RT_CG_NR);
+			const rt_cg_uvec *p1 = (const rt_cg_uvec *)(b1 + k * RT_CG_NR);
+			rt_cg_vec x0[RT_CG_NV], x1[RT_CG_NV];
+
+#pragma GCC unroll 4
+			for (int v = 0; v < RT_CG_NV; v++) {
+				x0[v] = p0[v];
+				x1[v] = p1[v];
+			}
+#pragma GCC unroll 4
+			for (int r = 0; r < mr; r++) {
+				float x = a[r * ars + k * acs];
+
+#pragma GCC unroll 4
+				for (int v = 0; v < RT_CG_NV; v++) {
+					t[r][0][v] += x * x0[v];
+					t[r][1][v] += x * x1[v];
+				}
+			}
+		}
+	} else {
+#pragma GCC unroll 2
+		for (int64_t k = 0; k < kb->kc; k++) {
+			const rt_cg_uvec *p0 = (const rt_cg_uvec *)(bp + k * RT_CG_NR);
+
+#pragma GCC unroll 4
+			for (int r = 0; r < mr; r++) {
+				float x = a[r * ars + k * acs];
+
+#pragma GCC unroll 4
+				for (int v = 0; v < RT_CG_NV; v++)
+					t[r][0][v] += x * p0[v];
+			}
+		}
+	}
+	for (int p = 0; p < np; p++) {
+		int w = p == np - 1 ? nr : RT_CG_NR;
+		float *cp = c + p * RT_CG_NR, *cc = cp;
+		int64_t ldcc = ldc;
+
+		if (w < RT_CG_NR) {
+			cc = edge;
+			ldcc = RT_CG_NR;
+			if (!kb->first)
+				for (int r = 0; r < mr; r++)
+					memcpy(edge + r * RT_CG_NR, cp + r * ldc,
+					       sizeof(float) * (size_t)w);
+		}
+#pragma GCC unroll 4
+		for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+			for (int v = 0; v < RT_CG_NV; v++) {
+				rt_cg_uvec *q = (rt_cg_uvec *)(cc + r * ldcc + v * RT_CG_VL);
+				rt_cg_vec x = t[r][p][v];
+
+				if (!kb->first)
+					x += *q;
+				if (kb->last)
+					x = rt_cg_epi(x, e, i0 + r, j0 + p * RT_CG_NR, w, v);
+				*q = x;
+			}
+		if (w < RT_CG_NR)
+			for (int r = 0; r < mr; r++)
+				memcpy(cp + r * ldc, edge + r * RT_CG_NR,
+				       sizeof(float) * (size_t)w);
+		if (kb->last && e->res)
+			rt_cg_residual(cp, ldc, mr, w, i0, j0 + p * RT_CG_NR, e);
+	}
+}
+#else
+/* Without GCC's vectors: the tile, a panel at a time (the same sums). */
+static inline void rt_cg_gv_tile(const struct rt_cg_kblock *kb, const float *a, int64_t ars,
+				 int64_t acs, const float *bp, int64_t bps, float *c, int64_t ldc,
+				 int mr, int np, int nr, int64_t i0, int64_t j0,
+				 const struct rt_cg_epilogue *e)
+{
+	for (int p = 0; p < np; p++)
+		rt_cg_tile(kb, a, ars, acs, bp + p * bps, c + p * RT_CG_NR, ldc, mr,
+			   p == np - 1 ? nr : RT_CG_NR, i0, j0 + p * RT_CG_NR, e);
+}
+#endif
+
+/* rt_cg_gv_tile for all M <= RT_CG_GV_MR rows, the row count a constant of each copy. */
+static inline void rt_cg_gv_rows(const struct rt_cg_kblock *kb, int64_t M, const float *a,
+				 int64_t ars, int64_t acs, const float *bp, int64_t bps, float *c,
+				 int64_t ldc, int np, int nr, int64_t j0,
+				 const struct rt_cg_epilogue *e)
+{
+	switch (M) {
+	case 1:
+		rt_cg_gv_tile(kb, a, ars, acs, bp, bps, c, ldc, 1, np, nr, 0, j0, e);
+		break;
+#if RT_CG_GV_MR >= 2
+	case 2:
+		rt_cg_gv_tile(kb, a, ars, acs, bp, bps, c, ldc, 2, np, nr, 0, j0, e);
+		break;
+#endif
+#if RT_CG_GV_MR >= 3
+	case 3:
+		rt_cg_gv_tile(kb, a, ars, acs, bp, bps, c, ldc, 3, np, nr, 0, j0, e);
+		break;
+#endif
+#if RT_CG_GV_MR >= 4
+	case 4:
+		rt_cg_gv_tile(kb, a, ars, acs, bp, bps, c, ldc, 4, np, nr, 0, j0, e);
+		break;
+#endif
+	default:
+		break;
+	}
+}
+
+/*
+ * Panels [jp0, jp1) of C for M <= RT_CG_GV_MR rows, two at a time, the K
+ * blocks of rt_cg_panels within each pair.
+ */
+static inline void rt_cg_gv_panels(int64_t M, int64_t N, int64_t K, const float *A, int64_t ars,
+				   int64_t acs, const float *Bp, int64_t bps, float *C,
+				   int64_t ldc, int64_t jp0, int64_t jp1,
+				   const struct rt_cg_epilogue *e)
+{
+	int64_t nkb = K > 0 ? (K + RT_CG_KC - 1) / RT_CG_KC : 1;
+	int64_t kstep = K > 0 ? (K + nkb - 1) / nkb : 0;
+
+	for (int64_t jp = jp0; jp < jp1; jp += 2) {
+		int np = jp + 1 < jp1 ? 2 : 1;
+		int64_t j0 = jp * RT_CG_NR, jl = (jp + np - 1) * RT_CG_NR;
+		int nr = N - jl < RT_CG_NR ? (int)(N - jl) : RT_CG_NR;
+
+		for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += kstep) {
+			struct rt_cg_kblock kb;
+
+			kb.k0 = k0;
+			kb.kc = K - k0 < kstep ? K - k0 : kstep;
+			kb.first = k0 == 0;
+			kb.last = k0 + kb.kc >= K;
+			rt_cg_gv_rows(&kb, M, A + k0 * acs, ars, acs, Bp + jp * bps + k0 * RT_CG_NR,
+				      bps, C + j0, ldc, np, nr, j0, e);
+			if (K == 0)
+				break;
+		}
+	}
+}
+
+/*
  * rt_cgemm with A packed only from pack_min panels per thread and chunk
  * (RT_CG_PACK_MIN there): a caller whose K is long and whose panels are
  * few reads A in place, each block of rows then coming from L2 for every
@@ -437,6 +633,17 @@ struct rt_cg_job {
 	struct rt_cg_epilogue e;
 	int nt, rows;
 };
+
+/* Shares [t0, t1) of nt of rt_cg_gv_panels' panel pairs, for rt_par_for. */
+static void rt_cg_gv_share(void *v, int64_t t0, int64_t t1)
+{
+	const struct rt_cg_job *j = v;
+	int64_t pairs = (j->np + 1) / 2;
+	int64_t p0 = 2 * (pairs * t0 / j->nt), p1 = 2 * (pairs * t1 / j->nt);
+
+	rt_cg_gv_panels(j->M, j->N, j->K, j->A, j->ars, j->acs, j->Bp, j->bps, j->C, j->ldc, p0,
+			p1 < j->np ? p1 : j->np, &j->e);
+}
 
 static void rt_cg_share(void *v, int64_t t0, int64_t t1)
 {
@@ -486,6 +693,17 @@ static inline void rt_cgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, con
 	 */
 	int64_t most = (j.np + nt - 1) / nt * RT_CG_NR;
 
+	if (M >= 1 && M <= RT_CG_GV_MR) {
+		/* the GEMV form: runs of panel pairs, RT_PAR_SPLIT shares a thread */
+		int64_t pairs = (j.np + 1) / 2;
+
+		j.nt = nt > 1 ? (int)(pairs < RT_PAR_SPLIT * nt ? pairs : RT_PAR_SPLIT * nt) : 1;
+		if (j.nt > 1)
+			rt_par_for(nt, j.nt, 1, rt_cg_gv_share, &j);
+		else
+			rt_cg_gv_panels(M, N, K, A, ars, acs, Bp, bps, C, ldc, 0, j.np, &j.e);
+		return;
+	}
 	j.rows = nt > 1 && M >= 4 * (int64_t)nt * RT_CG_MR && 4 * most * nt > 5 * N;
 	if (!j.rows && nt > j.np)
 		nt = (int)j.np;

@@ -420,8 +420,9 @@ struct tir_buf *lower_scratch(struct lower *L, enum dtype t, struct dim numel);
 /*
  * A buffer like lower_scratch's, but constant: numel elements of data
  * (arena, read only) that go into the weights blob, e.g. a weight matrix
- * packed into a kernel's layout at compile time. Never shared with another
- * slot.
+ * packed into a kernel's layout at compile time. Never shared with a
+ * scratch slot; the variants of a kernel that ask for the same data share
+ * one constant slot.
  */
 struct tir_buf *lower_const(struct lower *L, enum dtype t, int64_t numel, void *data);
 

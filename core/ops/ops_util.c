@@ -334,6 +334,11 @@ struct tir_buf *lower_const(struct lower *L, enum dtype t, int64_t numel, void *
 
 	if (!s)
 		BUG("%s: a constant buffer outside an op strategy", node_loc(L->g, L->n));
+	/* the same constant in an earlier variant (B packed for two of them): its slot */
+	for (int i = L->n_scratch; i < s->slots.n; i++)
+		if (s->slots.v[i].data == data && s->slots.v[i].dtype == t &&
+		    dim_eq(s->slots.v[i].numel, slot.numel))
+			return scratch_declare(L, i);
 	vec_push(&s->slots, slot);
 	return scratch_declare(L, s->slots.n - 1);
 }

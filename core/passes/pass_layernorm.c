@@ -15,11 +15,26 @@
  * one loop nest per row; dnnl: its layer normalization primitive) instead
  * of four to seven kernels with three intermediates in memory.
  *
- * The node computes (x - mean) * (1 / sqrt(var + eps)) where the written-out
- * form divides by the square root: the results differ by rounding only
- * (a few ulp). Every intermediate must have no other reader and not be a
- * graph output; scale and bias must broadcast over the normalised axes
- * only. The merged node stands where the last node of the chain stood,
+ * It merges RMSNormalization written out as well, the way torch's exporter
+ * writes LlamaRMSNorm (and T5's, Gemma's and Mistral's norms),
+ *
+ *   x    = Cast(x0, to=float32)            optional (x0 float16, bfloat16, ...)
+ *   ms   = ReduceMean(Pow(x, 2), axes)     or Mul(x, x); the last k axes, keepdims
+ *   r    = Reciprocal(Sqrt(Add(ms, eps)))  or Div(1, Sqrt(..)), Pow(.., -0.5)
+ *   y    = Mul(x, r)                       or y = Div(x, Sqrt(Add(ms, eps)))
+ *   y    = Cast(y, to=T)                   optional, only before a T scale
+ *   y    = Mul(y, scale)                   optional, scale constant
+ *
+ * into one RMSNormalization(x0, scale, axis, epsilon, stash_type=float32)
+ * node, one kernel instead of two to six. x itself may have other readers
+ * (the residual stream does); Add, Mul and the scale's Mul commute.
+ *
+ * The nodes compute x * (1 / sqrt(var + eps)) where the written-out form
+ * may divide by the square root or raise to -0.5: the results differ by
+ * rounding only (a few ulp). Every intermediate must have no other reader
+ * and not be a graph output; scale and bias must broadcast over the
+ * normalised axes only (a scale that does not stays a Mul after the merged
+ * node). The merged node stands where the last node of the chain stood,
  * with its name and output and the spans of all of them.
  */
 #include "passes.h"
@@ -104,12 +119,12 @@ static int trailing_axis(struct graph *g, const struct node *n, const struct val
 	return first + cnt == x->shape.rank ? first : -1;
 }
 
-/* Whether constant p broadcasts over x's axes from axis on only (float32, no larger than x). */
-static bool normalised_param(const struct value *p, const struct value *x, int axis)
+/* Whether constant p of type t broadcasts over x's axes from axis on only (no larger than x). */
+static bool normalised_param(const struct value *p, enum dtype t, const struct value *x, int axis)
 {
 	int off;
 
-	if (!p || !p->data || p->dtype != DTYPE_F32 || p->shape.rank > x->shape.rank - axis)
+	if (!p || !p->data || p->dtype != t || p->shape.rank > x->shape.rank - axis)
 		return false;
 	off = x->shape.rank - p->shape.rank;
 	for (int k = 0; k < p->shape.rank; k++) {
@@ -145,7 +160,7 @@ static struct node *affine(struct graph *g, const struct readers *r, int y, enum
 	int p = n ? other_input(n, y) : -1;
 
 	*param = -1;
-	if (p < 0 || !normalised_param(&g->values.v[p], x, axis) ||
+	if (p < 0 || !normalised_param(&g->values.v[p], g->values.v[y].dtype, x, axis) ||
 	    !shape_eq(&node_out(g, n, 0)->shape, &x->shape))
 		return NULL;
 	*param = p;
@@ -171,10 +186,14 @@ static int ones_scale(struct graph *g, const struct value *x, int axis, const ch
 	return graph_add_const(g, arena_printf(g->arena, "%s.ones", name), DTYPE_F32, &s, one);
 }
 
-/* The chain from ReduceMean m1, when it is one: its nodes, the last one's output, scale, bias. */
+/*
+ * The chain from ReduceMean m1, when it is one: its nodes in graph order,
+ * the op it becomes, the value it normalises, scale, bias.
+ */
 struct chain {
-	struct node *nodes[9];
-	int n, axis, scale, bias;
+	struct node *nodes[10];
+	int n, axis, x, scale, bias;
+	enum op op;
 	double eps;
 };
 
@@ -219,6 +238,8 @@ static bool match(struct graph *g, const struct readers *r, struct node *m1, str
 	    !shape_eq(&node_out(g, div, 0)->shape, &x->shape))
 		return false;
 	c->eps = e;
+	c->op = OP_LAYERNORMALIZATION;
+	c->x = m1->in[0];
 	c->n = 0;
 	c->nodes[c->n++] = m1;
 	c->nodes[c->n++] = sub;
@@ -237,11 +258,115 @@ static bool match(struct graph *g, const struct readers *r, struct node *m1, str
 	return true;
 }
 
-/* Turns the chain's last node into the LayerNormalization; the others die. */
+/* Whether dtype t is one a Cast around an RMS chain may convert from or to. */
+static bool rms_cast_type(enum dtype t)
+{
+	return t == DTYPE_F32 || t == DTYPE_F16 || t == DTYPE_BF16 || t == DTYPE_F64;
+}
+
+/*
+ * From the eps Add's output a to y = x * (1 / sqrt(a)): Reciprocal(Sqrt),
+ * Div(1, Sqrt) or Pow(a, -0.5), then Mul with x (either order); or
+ * Div(x, Sqrt(a)). Appends the nodes to c; NULL when a is read otherwise.
+ */
+static struct node *rms_scale_by_rsqrt(struct graph *g, const struct readers *r, int a, int x,
+				       struct chain *c)
+{
+	struct node *rt = sole_reader(g, r, a, OP_SQRT), *inv = NULL, *mul;
+	double k;
+
+	if (rt) {
+		struct node *n;
+
+		c->nodes[c->n++] = rt;
+		if (r->count[rt->out[0]] != 1)
+			return NULL;
+		n = &g->nodes.v[r->node[rt->out[0]]];
+		if (n->op == OP_DIV && n->n_out == 1 && n->in[0] == x && n->in[1] == rt->out[0])
+			return c->nodes[c->n++] = n;	/* Div(x, Sqrt(a)) */
+		if ((n->op == OP_RECIPROCAL && n->n_out == 1) ||
+		    (n->op == OP_DIV && n->n_out == 1 && n->in[1] == rt->out[0] &&
+		     value_const_scalar(g, node_in(g, n, 0), &k) && k == 1.0))
+			inv = n;
+	} else if ((inv = sole_reader(g, r, a, OP_POW)) &&
+		   !(inv->in[0] == a && value_const_scalar(g, node_in(g, inv, 1), &k) &&
+		     k == -0.5)) {
+		inv = NULL;
+	}
+	if (!inv)
+		return NULL;
+	c->nodes[c->n++] = inv;
+	mul = sole_reader(g, r, inv->out[0], OP_MUL);
+	if (!mul || other_input(mul, inv->out[0]) != x)
+		return NULL;
+	return c->nodes[c->n++] = mul;
+}
+
+/*
+ * The RMS chain whose ReduceMean is m, when it is one (see the top of the
+ * file). The normalised value x is the square's input, or the input of the
+ * Cast to float32 that made it when the chain reads the Cast's output only.
+ */
+static bool match_rms(struct graph *g, const struct readers *r, struct node *m, struct chain *c)
+{
+	struct value *sqv = node_in(g, m, 0), *xv;
+	struct node *sq, *add, *y, *cast, *mul, *c0 = NULL;
+	int x, out;
+	double e;
+
+	if (!sqv || sqv->producer < 0 || m->n_out != 1 || r->count[m->in[0]] != 1)
+		return false;
+	sq = &g->nodes.v[sqv->producer];
+	x = sq->n_in == 2 ? sq->in[0] : -1;
+	if (x < 0 || sq->dead || !squares(g, sq, x) || sq->out[0] != m->in[0])
+		return false;
+	xv = &g->values.v[x];
+	if (xv->dtype != DTYPE_F32 || !xv->has_shape || (c->axis = trailing_axis(g, m, xv)) < 0)
+		return false;
+	/* x made by a Cast to float32 that only the chain reads: the Cast goes too */
+	if (xv->producer >= 0) {
+		struct node *p = &g->nodes.v[xv->producer];
+		const struct value *x0 = node_in(g, p, 0);
+
+		if (p->op == OP_CAST && p->n_out == 1 && x0 && rms_cast_type(x0->dtype) &&
+		    r->count[x] == 2 + (sq->op == OP_MUL))
+			c0 = p;
+	}
+	add = sole_reader(g, r, m->out[0], OP_ADD);
+	if (!add || other_input(add, m->out[0]) < 0 ||
+	    !value_const_scalar(g, node_in(g, add, add->in[0] == m->out[0]), &e) || !(e >= 0))
+		return false;
+	c->n = 0;
+	if (c0)
+		c->nodes[c->n++] = c0;
+	c->nodes[c->n++] = sq;
+	c->nodes[c->n++] = m;
+	c->nodes[c->n++] = add;
+	y = rms_scale_by_rsqrt(g, r, add->out[0], x, c);
+	if (!y || !shape_eq(&node_out(g, y, 0)->shape, &xv->shape))
+		return false;
+	/* Cast(y, to=T) goes only with a scale of type T after it */
+	out = y->out[0];
+	cast = sole_reader(g, r, out, OP_CAST);
+	if (cast && rms_cast_type(node_out(g, cast, 0)->dtype) &&
+	    (mul = affine(g, r, cast->out[0], OP_MUL, xv, c->axis, &c->scale))) {
+		c->nodes[c->n++] = cast;
+		c->nodes[c->n++] = mul;
+	} else if ((mul = affine(g, r, out, OP_MUL, xv, c->axis, &c->scale))) {
+		c->nodes[c->n++] = mul;
+	}
+	c->op = OP_RMSNORMALIZATION;
+	c->x = c0 ? c0->in[0] : x;
+	c->bias = -1;
+	c->eps = e;
+	return true;
+}
+
+/* Turns the chain's last node into the LayerNormalization or RMSNormalization; the others die. */
 static bool merge(struct graph *g, struct chain *c)
 {
 	struct node *last = c->nodes[c->n - 1];
-	int x = c->nodes[0]->in[0], scale = c->scale, *in;
+	int x = c->x, scale = c->scale, *in;
 	struct span sp = { 0 };
 
 	if (scale < 0 && (scale = ones_scale(g, &g->values.v[x], c->axis, last->name)) < 0)
@@ -250,8 +375,8 @@ static bool merge(struct graph *g, struct chain *c)
 	in[0] = x;
 	in[1] = scale;
 	in[2] = c->bias;
-	last->op = OP_LAYERNORMALIZATION;
-	last->op_type = "LayerNormalization";
+	last->op = c->op;
+	last->op_type = c->op == OP_RMSNORMALIZATION ? "RMSNormalization" : "LayerNormalization";
 	last->in = in;
 	last->n_in = c->bias >= 0 ? 3 : 2;
 	last->n_attrs = 0;
@@ -278,7 +403,8 @@ int pass_layernorm(struct graph *g)
 		struct chain c;
 
 		/* the counts of a merged chain's values are stale, but none is read again */
-		if (!n->dead && n->op == OP_REDUCEMEAN && match(g, &r, n, &c))
+		if (!n->dead && n->op == OP_REDUCEMEAN &&
+		    (match(g, &r, n, &c) || match_rms(g, &r, n, &c)))
 			merge(g, &c);
 	}
 	free(r.count);

@@ -22,9 +22,22 @@ batch N) and output y (expected in NAME_exp/y.npy or NAME_exp_N/y.npy):
   layernorm_2axes  the same over the last two axes, squared by Mul(d, d),
                    Add(eps, var) and Mul(gamma, y) commuted, no bias
   layernorm_plain  the same without scale or bias
-  layernorm_shared the centred x also read outside the chain (left alone)
-  rmsnorm          x / sqrt(mean(x^2) + eps) * gamma spelled out: the
-                   reduction's prologue and epilogue fuse
+  layernorm_shared the centred x also read outside the chain (no
+                   LayerNormalization; the rest is an RMSNormalization of it)
+  rmsnorm          x / sqrt(mean(x^2) + eps) * gamma spelled out (the
+                   layernorm pass makes it one RMSNormalization node)
+  rmsnorm_recip    torch's LlamaRMSNorm: Pow, ReduceMean, Add, Sqrt,
+                   Reciprocal, Mul(x, r), Mul(gamma, y)
+  rmsnorm_div1     Mul(x, x), ReduceMean over the last two axes, Add(eps, ms),
+                   Sqrt, Div(1, s), Mul(r, x), Mul(y, gamma) of [10, 48]
+  rmsnorm_pow      Pow(ms + eps, -0.5), Mul(x, r), no scale
+  rmsnorm_cast     x rounded to float16, then LlamaRMSNorm on float16: Cast
+                   to float32, the chain, Cast to float16, Mul by a float16
+                   gamma (the Casts go into the node); y cast back to float32
+  rmsnorm_axis1    the chain reducing axis 1, not the last (left alone)
+  rmsnorm_shared   the reciprocal also added to y (left alone)
+  rmsnorm_wbcast   gamma of [10, 1]: broadcasts over axis 1, so it stays a
+                   Mul after the merged node
   conv_sym         conv_bias_relu with batch N symbolic (N = 1 and 3)
 Reference outputs are computed in float64.
 """
@@ -230,6 +243,80 @@ def main():
     save("rmsnorm", nodes, [2, 10, 48], [2, 10, 48],
          {"two": np.array(2, np.float32), "eps": np.array(1e-5, np.float32), "gamma": g})
     expect("rmsnorm", x, xd / np.sqrt((xd * xd).mean(-1, keepdims=True) + 1e-5) * g)
+    rms_models(x, g)
+
+
+def rms_chain(sq, axes, after):
+    """x^2 by sq ("pow" or "mul"), ReduceMean over axes, + eps, then after."""
+    two = ["x", "two"] if sq == "pow" else ["x", "x"]
+    return [helper.make_node("Pow" if sq == "pow" else "Mul", two, ["x2"], name="square"),
+            helper.make_node("ReduceMean", ["x2"], ["ms"], name="meansq", axes=axes),
+            helper.make_node("Add", ["ms", "eps"], ["me"], name="add_eps")] + after
+
+
+def rms_ref(xd, axes, eps=1e-5):
+    return xd / np.sqrt((xd * xd).mean(axes, keepdims=True) + eps)
+
+
+def rms_models(x, g):
+    xd = x.astype(np.float64)
+    consts = {"two": np.array(2, np.float32), "eps": np.array(1e-5, np.float32)}
+    recip = [helper.make_node("Sqrt", ["me"], ["rms"], name="rms"),
+             helper.make_node("Reciprocal", ["rms"], ["inv"], name="inv"),
+             helper.make_node("Mul", ["x", "inv"], ["nrm"], name="normalize")]
+    save("rmsnorm_recip", rms_chain("pow", [-1], recip + [
+        helper.make_node("Mul", ["gamma", "nrm"], ["y"], name="gamma")]),
+        [2, 10, 48], [2, 10, 48], dict(consts, gamma=g))
+    expect("rmsnorm_recip", x, rms_ref(xd, -1) * g)
+
+    g2 = rnd(10, 48)
+    save("rmsnorm_div1", rms_chain("mul", [-2, -1], [
+        helper.make_node("Sqrt", ["me"], ["rms"], name="rms"),
+        helper.make_node("Div", ["one", "rms"], ["inv"], name="inv"),
+        helper.make_node("Mul", ["inv", "x"], ["nrm"], name="normalize"),
+        helper.make_node("Mul", ["nrm", "gamma"], ["y"], name="gamma")]),
+        [2, 10, 48], [2, 10, 48], dict(consts, gamma=g2, one=np.array(1, np.float32)))
+    expect("rmsnorm_div1", x, rms_ref(xd, (1, 2)) * g2)
+
+    save("rmsnorm_pow", rms_chain("pow", [-1], [
+        helper.make_node("Pow", ["me", "mhalf"], ["inv"], name="inv"),
+        helper.make_node("Mul", ["x", "inv"], ["y"], name="normalize")]),
+        [2, 10, 48], [2, 10, 48], dict(consts, mhalf=np.array(-0.5, np.float32)))
+    expect("rmsnorm_pow", x, rms_ref(xd, -1))
+
+    g16 = g.astype(np.float16)
+    nodes = [helper.make_node("Cast", ["x"], ["x16"], name="to_half", to=TensorProto.FLOAT16),
+             helper.make_node("Cast", ["x16"], ["xf"], name="to_float", to=TensorProto.FLOAT)]
+    nodes += [helper.make_node(n.op_type, ["xf" if i == "x" else i for i in n.input],
+                               list(n.output), name=n.name, **{a.name: helper.get_attribute_value(a)
+                                                                for a in n.attribute})
+              for n in rms_chain("pow", [-1], recip)]
+    nodes += [helper.make_node("Cast", ["nrm"], ["n16"], name="to_input_dtype",
+                               to=TensorProto.FLOAT16),
+              helper.make_node("Mul", ["gamma", "n16"], ["y16"], name="gamma"),
+              helper.make_node("Cast", ["y16"], ["y"], name="to_output", to=TensorProto.FLOAT)]
+    save("rmsnorm_cast", nodes, [2, 10, 48], [2, 10, 48], dict(consts, gamma=g16))
+    xh = x.astype(np.float16).astype(np.float64)
+    n16 = rms_ref(xh, -1).astype(np.float16).astype(np.float32)
+    expect("rmsnorm_cast", x, (n16 * g16.astype(np.float32)).astype(np.float16))
+
+    save("rmsnorm_axis1", rms_chain("pow", [1], recip + [
+        helper.make_node("Mul", ["nrm", "gamma"], ["y"], name="gamma")]),
+        [2, 10, 48], [2, 10, 48], dict(consts, gamma=g))
+    expect("rmsnorm_axis1", x, rms_ref(xd, 1) * g)
+
+    save("rmsnorm_shared", rms_chain("pow", [-1], recip + [
+        helper.make_node("Mul", ["nrm", "gamma"], ["sc"], name="gamma"),
+        helper.make_node("Add", ["sc", "inv"], ["y"], name="plus_inv")]),
+        [2, 10, 48], [2, 10, 48], dict(consts, gamma=g))
+    expect("rmsnorm_shared", x,
+           rms_ref(xd, -1) * g + 1 / np.sqrt((xd * xd).mean(-1, keepdims=True) + 1e-5))
+
+    gc = rnd(10, 1)
+    save("rmsnorm_wbcast", rms_chain("pow", [-1], recip + [
+        helper.make_node("Mul", ["nrm", "gamma"], ["y"], name="gamma")]),
+        [2, 10, 48], [2, 10, 48], dict(consts, gamma=gc))
+    expect("rmsnorm_wbcast", x, rms_ref(xd, -1) * gc)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 
 usage: make_models.py OUTDIR
   matmul_sym.onnx   MatMul [M, 32] x const [32, 24], M symbolic: the c target's
-                    strategy gives three variants and a run-time dispatcher
+                    strategy gives two variants (matmul.micro, matmul.gemv)
+                    and a run-time dispatcher
   matmul_kn.onnx    MatMul of two inputs [M, K] x [K, 24], M and K symbolic:
                     all three specializations as variants
   matmul_batched.onnx  MatMul [B, 20, 32] x [B, 32, 24], B symbolic: B packed
@@ -24,7 +25,10 @@ usage: make_models.py OUTDIR
                     a grouped, strided, dilated, asymmetrically padded Conv
                     with bias on 2 images, a 1-D one, one of more panels than
                     rt_cconv.h's slots, one strided and dilated, a pointwise
-                    one; inputs me_*.npy, expected outputs in me_exp/
+                    one; MatMuls of 1 to 3 rows and a Gemm of 4 against a
+                    constant B (rt_cgemm's GEMV form: several K blocks, a
+                    narrow last panel alone or in a pair); inputs me_*.npy,
+                    expected outputs in me_exp/
   rows_edges.onnx   depthwise Convs and MaxPools of the c target's row form
                     (strides, dilations, asymmetric pads, ceil_mode, a 5x5
                     kernel) on x [2, 5, 10, 36] (output rows of 32 or more:
@@ -61,8 +65,9 @@ usage: make_models.py OUTDIR
                     Add + Relu (a broadcast: the loop after the nest stays);
                     the blocked GEMM's Convs (conv.1x1, conv.im2col: the
                     chain per block of pixels) + Clip, + residual Add +
-                    Relu, and + a per-channel Add + Relu: ee_*.npy,
-                    expected in ee_exp/
+                    Relu, and + a per-channel Add + Relu; one row through
+                    the GEMV form (matmul.gemv + residual Add + Relu,
+                    gemm.micro + Clip): ee_*.npy, expected in ee_exp/
   softmax_edges.onnx  Softmax and LogSoftmax rows (softmax.rows) with attention
                     masks (-1e4, -FLT_MAX, -inf), a NaN row, an all -inf row,
                     K = 21 and K = 5, and one along a middle axis (loops);
@@ -363,6 +368,29 @@ def micro_edges(out, rng):
     nodes.append(helper.make_node("Conv", ["cvpw_x", "cvpw_w", "cvpw_bias"], ["cvpw_y"],
                                   name="cvpw"))
     output("cvpw_y", conv_ref(x.astype(np.float64), w, bias, (1, 1), (1, 1), (0, 0, 0, 0), 1))
+    # rt_cgemm's GEMV form (rows <= RT_CG_GV_MR: 1 with SSE, 3 with AVX2, 4
+    # with AVX-512) against a constant B: K blocks (600: three of 200),
+    # panel pairs with a single narrow last one (49, 40 columns), a batch
+    # folded into 3 rows, a Gemm of 4 rows with its bias, alpha and beta
+    gr = np.random.default_rng(41)
+    for name, ashape, k, n in [("gv_m1", (1, 600), 600, 49), ("gv_m2", (2, 300), 300, 40),
+                               ("gv_m3", (1, 3, 70), 70, 33)]:
+        a = gr.standard_normal(ashape).astype(f)
+        b = gr.standard_normal((k, n)).astype(f)
+        inp(name + "_a", a)
+        const(name + "_b", b)
+        nodes.append(helper.make_node("MatMul", [name + "_a", name + "_b"], [name + "_y"],
+                                      name=name))
+        output(name + "_y", a.astype(np.float64) @ b)
+    a = gr.standard_normal((4, 100)).astype(f)
+    b = gr.standard_normal((37, 100)).astype(f)
+    c = gr.standard_normal(37).astype(f)
+    inp("gv_g4_a", a)
+    const("gv_g4_b", b)
+    const("gv_g4_c", c)
+    nodes.append(helper.make_node("Gemm", ["gv_g4_a", "gv_g4_b", "gv_g4_c"], ["gv_g4_y"],
+                                  name="gv_g4", alpha=0.5, beta=2.0, transB=1))
+    output("gv_g4_y", 0.5 * (a.astype(np.float64) @ b.T) + 2.0 * c)
     g = helper.make_graph(nodes, "micro_edges", ins, outs, inits)
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
          os.path.join(out, "micro_edges.onnx"))
@@ -793,6 +821,22 @@ def epi_edges(out, rng):
     nodes.append(helper.make_node("Add", ["crows_y", "r80"], ["crows_s"]))
     nodes.append(helper.make_node("Relu", ["crows_s"], ["crows"]))
     exp["crows"] = relu(conv_ref(xd, w80, b80, (1, 1), (1, 1), (1, 1, 1, 1), 1) + feeds["r80"])
+    # one row (rt_cgemm's GEMV form): the residual and Relu, the bias and Clip
+    gr = np.random.default_rng(43)
+    a1 = gr.standard_normal((1, 70)).astype(f)
+    r1 = gr.standard_normal((1, 37)).astype(f)
+    b1 = gr.standard_normal((70, 37)).astype(f)
+    c1 = gr.standard_normal(37).astype(f)
+    feeds.update({"a1": a1, "r1": r1})
+    inits.update({"gv_b": b1, "gv_c": c1})
+    nodes.append(helper.make_node("MatMul", ["a1", "gv_b"], ["gvar_y"], name="gvar"))
+    nodes.append(helper.make_node("Add", ["gvar_y", "r1"], ["gvar_s"]))
+    nodes.append(helper.make_node("Relu", ["gvar_s"], ["gvar"]))
+    exp["gvar"] = relu(a1.astype(np.float64) @ b1 + r1)
+    nodes.append(helper.make_node("Gemm", ["a1", "gv_b", "gv_c"], ["gvc_y"], name="gvc"))
+    nodes.append(helper.make_node("Clip", ["gvc_y", bound("gvc_lo", -2), bound("gvc_hi", 2)],
+                                  ["gvc"]))
+    exp["gvc"] = clip(a1.astype(np.float64) @ b1 + c1, -2, 2)
     g = helper.make_graph(
         nodes, "epi_edges",
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in feeds.items()],
