@@ -57,13 +57,12 @@ bool cuda_shares_memory(const struct target_kind *k);
 /*
  * The flags of a library call's arguments vals[0..n) (value ids, -1 for
  * none: 0), the first n_in inputs, as loop-IR constants appended to args
- * (devloop_arg_flags over the CUDA kinds); and the call's kernel finished
- * into p. Both for cublas and cudnn.
+ * (devloop_arg_flags over the CUDA kinds), for cublas and cudnn (whose
+ * kernels libcall_kernel_done finishes).
  */
 struct tir_builder;
 int cuda_flag_args(struct tir_builder *b, struct graph *g, const int *vals, int n, int n_in,
 		   struct tir **args);
-void cuda_library_kernel(struct tir_builder *b, struct kernel *k, struct partition *p);
 int cuda_library_module(struct graph *g, const struct target *t, struct partition *p,
 			struct runtime_module *m, const char *rt_file, const char *state_type);
 

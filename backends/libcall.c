@@ -109,6 +109,16 @@ struct tir_buf *libcall_param(struct tir_builder *b, struct kernel *k, const cha
 	return tir_param(b, name, dtype);
 }
 
+void libcall_kernel_done(struct tir_builder *b, struct kernel *k, struct partition *p)
+{
+	k->name = b->name;
+	k->func = tir_finish(b);
+	tir_builder_release(b);
+	k->span = p->span;
+	k->func->span = p->span;
+	vec_push(&p->kernels, *k);
+}
+
 void libcall_print_kernel(const struct kernel *k, const struct tir_dialect *d,
 			  const struct libcall_style *st, struct strbuf *sb)
 {

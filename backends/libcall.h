@@ -56,6 +56,12 @@ bool libcall_epilogue_shaped(struct graph *g, const struct node *e, int v);
 struct tir_buf *libcall_param(struct tir_builder *b, struct kernel *k, const char *name,
 			      enum dtype dtype, int v);
 
+/*
+ * Finishes the kernel being built in b into k (its name and function, the
+ * partition's span on both), releases b and appends k to p's kernels.
+ */
+void libcall_kernel_done(struct tir_builder *b, struct kernel *k, struct partition *p);
+
 /* How libcall_print_kernel prints a target's kernels. */
 struct libcall_style {
 	const char *state;		/* (optional) the kernel's first line: a static cache */

@@ -93,6 +93,18 @@ struct rt_cg_kblock {
 	int first, last;
 };
 
+/* The block of K from k0, kstep long (the last one shorter). */
+static inline struct rt_cg_kblock rt_cg_kblock_at(int64_t k0, int64_t K, int64_t kstep)
+{
+	struct rt_cg_kblock kb;
+
+	kb.k0 = k0;
+	kb.kc = K - k0 < kstep ? K - k0 : kstep;
+	kb.first = k0 == 0;
+	kb.last = k0 + kb.kc >= K;
+	return kb;
+}
+
 /*
  * The residual of rows [i0, i0 + mr), columns [j0, j0 + nr) added to the
  * tile just written back to c, then act: a pass over the tile while it is
@@ -377,12 +389,8 @@ static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A,
 		int pack = jce - jc >= pack_min || acs != 1;
 
 		for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += kstep) {
-			struct rt_cg_kblock kb;
+			struct rt_cg_kblock kb = rt_cg_kblock_at(k0, K, kstep);
 
-			kb.k0 = k0;
-			kb.kc = K - k0 < kstep ? K - k0 : kstep;
-			kb.first = k0 == 0;
-			kb.last = k0 + kb.kc >= K;
 			for (int64_t ic = 0; ic < M; ic += RT_CG_MC) {
 				int64_t mc = M - ic < RT_CG_MC ? M - ic : RT_CG_MC;
 
@@ -605,12 +613,8 @@ static inline void rt_cg_gv_panels(int64_t M, int64_t N, int64_t K, const float 
 		int nr = N - jl < RT_CG_NR ? (int)(N - jl) : RT_CG_NR;
 
 		for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += kstep) {
-			struct rt_cg_kblock kb;
+			struct rt_cg_kblock kb = rt_cg_kblock_at(k0, K, kstep);
 
-			kb.k0 = k0;
-			kb.kc = K - k0 < kstep ? K - k0 : kstep;
-			kb.first = k0 == 0;
-			kb.last = k0 + kb.kc >= K;
 			rt_cg_gv_rows(&kb, M, A + k0 * acs, ars, acs, Bp + jp * bps + k0 * RT_CG_NR,
 				      bps, C + j0, ldc, np, nr, j0, e);
 			if (K == 0)

@@ -204,7 +204,7 @@ static int cublas_relay_to_tir(struct graph *g, const struct target *t, struct p
 	vals[3] = out_v;
 	na += cuda_flag_args(&b, g, vals, 4, 3, args + na);
 	tir_extern(&b, "rt_cublas_mm", args, na);
-	cuda_library_kernel(&b, &k, p);
+	libcall_kernel_done(&b, &k, p);
 	return 0;
 }
 

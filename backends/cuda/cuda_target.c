@@ -484,15 +484,6 @@ int cuda_flag_args(struct tir_builder *b, struct graph *g, const int *vals, int 
 	return n;
 }
 
-void cuda_library_kernel(struct tir_builder *b, struct kernel *k, struct partition *p)
-{
-	k->name = b->name;
-	k->func = tir_finish(b);
-	tir_builder_release(b);
-	k->span = p->span;
-	k->func->span = p->span;
-	vec_push(&p->kernels, *k);
-}
 
 int cuda_library_module(struct graph *g, const struct target *t, struct partition *p,
 			struct runtime_module *m, const char *rt_file, const char *state_type)

@@ -183,7 +183,7 @@ static int cudnn_relay_to_tir(struct graph *g, const struct target *t, struct pa
 	vals[4] = out_v;
 	na += cuda_flag_args(&b, g, vals, 5, 4, args + na);
 	tir_extern(&b, "rt_cudnn_conv", args, na);
-	cuda_library_kernel(&b, &k, p);
+	libcall_kernel_done(&b, &k, p);
 	return 0;
 }
 

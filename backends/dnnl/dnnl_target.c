@@ -1267,12 +1267,7 @@ static int kernel_done(struct partition *p, struct tir_builder *b, struct kernel
 		       const char *fn, struct tir **args, int na)
 {
 	tir_extern(b, fn, args, na);
-	k->name = b->name;
-	k->func = tir_finish(b);
-	tir_builder_release(b);
-	k->span = p->span;
-	k->func->span = p->span;
-	vec_push(&p->kernels, *k);
+	libcall_kernel_done(b, k, p);
 	return 0;
 }
 
