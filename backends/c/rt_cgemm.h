@@ -29,7 +29,8 @@
  * micro-kernel over every tile of the block: a K-block slice of the panel
  * (KC x 16 floats) stays in L1 across the tiles. With few panels per
  * thread A is read in place instead, as packing would cost more than it
- * saves (ResNet-18's last convolutions: N = 49 pixels, 4 panels).
+ * saves (ResNet-18's last convolutions: N = 49 pixels, 4 panels); with
+ * AVX-512 a row-major A is always read in place (RT_CG_PACK_MIN).
  *
  * The micro-kernel keeps an RT_CG_MR x 16 tile of C in registers (GCC
  * vector extensions: 6 x 2 ymm with AVX2 and FMA, 3 x 4 xmm with SSE2 only;
@@ -84,7 +85,18 @@
 #endif
 #define RT_CG_TW (RT_CG_NR * RT_CG_NP)	/* a tile's widest: its columns */
 #define RT_CG_MC (RT_CG_MR * 12)	/* rows of A per packed block: 72 KiB with AVX2 */
-#define RT_CG_PACK_MIN 4	/* panels per thread and chunk from which A is packed */
+/*
+ * Panels per thread and chunk from which a row-major A is packed. With
+ * AVX-512 never: the two-panel tiles read A in place faster than a
+ * packed copy is made (gemm_bench on one Zen core: 64x1024x784 230 ->
+ * 245 GFLOP/s, 512x196x256 200 -> 230), and threads' shares no longer
+ * each pack all of A again.
+ */
+#if RT_CG_NP == 2
+#define RT_CG_PACK_MIN (RT_CG_NC + 1)
+#else
+#define RT_CG_PACK_MIN 4
+#endif
 
 enum rt_cg_act { RT_CG_ACT_NONE, RT_CG_ACT_RELU, RT_CG_ACT_CLIP };
 
