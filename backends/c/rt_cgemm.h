@@ -29,13 +29,20 @@
  * micro-kernel over every tile of the block: a K-block slice of the panel
  * (KC x 16 floats) stays in L1 across the tiles. With few panels per
  * thread A is read in place instead, as packing would cost more than it
- * saves (ResNet-18's last convolutions: N = 49 pixels, 4 panels).
+ * saves (ResNet-18's last convolutions: N = 49 pixels, 4 panels); with
+ * AVX-512 a row-major A is always read in place (RT_CG_PACK_MIN).
  *
  * The micro-kernel keeps an RT_CG_MR x 16 tile of C in registers (GCC
- * vector extensions: 6 x 2 ymm with AVX2 and FMA, 3 x 4 xmm with SSE2 only,
- * 8 zmm with AVX-512; a tile of 8 columns or fewer, the last of N = 49
- * say, multiplies half of them) over one K block, then writes the tile
- * back in vector registers: stored on the first block, added to C on the
+ * vector extensions: 6 x 2 ymm with AVX2 and FMA, 3 x 4 xmm with SSE2 only;
+ * a tile of 8 columns or fewer, the last of N = 49 say, multiplies half of
+ * them) over one K block, then writes the tile back. With AVX-512 a tile
+ * spans two panels side by side (RT_CG_NP), 8 x 2 zmm: one panel's 8
+ * accumulators left the FMA units waiting on loads (8 broadcasts and one
+ * load for 8 FMAs), and MLP-sized GEMMs ran 15% slower (gemm_bench,
+ * 64x1024x784, 200 against 232 GFLOP/s on one Zen core); the two panels'
+ * K-block slices, 32 KiB at most, stay in L1. A lone last panel takes the
+ * one-panel tile; each C[i, j] is the same sum either way. The tile is
+ * written back in vector registers: stored on the first block, added to C on the
  * next ones, and on the last one alpha, the bias and the activation
  * applied.
  * Edge tiles (rows past M: zero rows of the packed A; columns past N: the
@@ -63,8 +70,9 @@
 #define RT_CG_KC 256		/* most rows of B per block: a 16 KiB panel slice in L1 */
 #define RT_CG_NC 32		/* panels per chunk: C's 512 columns of a block stay in L2 */
 #if defined(__AVX512F__)
-#define RT_CG_MR 8		/* 8 zmm accumulators */
+#define RT_CG_MR 8		/* 8 x 2 zmm accumulators: a tile spans two panels */
 #define RT_CG_VBYTES 64
+#define RT_CG_NP 2
 #elif defined(__AVX__)
 #define RT_CG_MR 6		/* 12 of 16 ymm: accumulators, 2 for B, 1 for A */
 #define RT_CG_VBYTES 32
@@ -72,8 +80,23 @@
 #define RT_CG_MR 3		/* 12 of 16 xmm */
 #define RT_CG_VBYTES 16
 #endif
+#ifndef RT_CG_NP
+#define RT_CG_NP 1		/* panels a tile spans */
+#endif
+#define RT_CG_TW (RT_CG_NR * RT_CG_NP)	/* a tile's widest: its columns */
 #define RT_CG_MC (RT_CG_MR * 12)	/* rows of A per packed block: 72 KiB with AVX2 */
-#define RT_CG_PACK_MIN 4	/* panels per thread and chunk from which A is packed */
+/*
+ * Panels per thread and chunk from which a row-major A is packed. With
+ * AVX-512 never: the two-panel tiles read A in place faster than a
+ * packed copy is made (gemm_bench on one Zen core: 64x1024x784 230 ->
+ * 245 GFLOP/s, 512x196x256 200 -> 230), and threads' shares no longer
+ * each pack all of A again.
+ */
+#if RT_CG_NP == 2
+#define RT_CG_PACK_MIN (RT_CG_NC + 1)
+#else
+#define RT_CG_PACK_MIN 4
+#endif
 
 enum rt_cg_act { RT_CG_ACT_NONE, RT_CG_ACT_RELU, RT_CG_ACT_CLIP };
 
@@ -161,7 +184,7 @@ static inline rt_cg_vec rt_cg_bias(const struct rt_cg_epilogue *e, int64_t i, in
 
 	if (e->bcs == 0)
 		return (rt_cg_vec){ 0 } + b[0];
-	if (e->bcs == 1 && nr == RT_CG_NR)
+	if (e->bcs == 1 && (v + 1) * RT_CG_VL <= nr)
 		return *(const rt_cg_uvec *)(b + v * RT_CG_VL);
 	for (int j = 0; j < RT_CG_VL; j++) {
 		int jj = v * RT_CG_VL + j;
@@ -206,54 +229,56 @@ static inline rt_cg_vec rt_cg_epi(rt_cg_vec x, const struct rt_cg_epilogue *e, i
  * One tile: t = sum over the block's k of A(r, k) * bp[k * 16 ..], A(r, k)
  * at a[r * ars + k * acs], over the first nv vectors of the panel's
  * columns (a constant), then the tile written back to c (mr x nr of it,
- * row i0 of C) as the top of the file says.
+ * row i0 of C) as the top of the file says. With np = 2 (a constant) the
+ * tile spans two panels, bps floats apart in Bp and side by side in C:
+ * nr counts the columns of both.
  */
 static inline __attribute__((always_inline)) void
 rt_cg_tile_nv(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_t acs,
-	      const float *bp, float *c, int64_t ldc, int mr, int nr, int64_t i0, int64_t j0,
-	      const struct rt_cg_epilogue *e, const int nv)
+	      const float *bp, int64_t bps, float *c, int64_t ldc, int mr, int nr, int64_t i0,
+	      int64_t j0, const struct rt_cg_epilogue *e, const int nv, const int np)
 {
-	rt_cg_vec t[RT_CG_MR][RT_CG_NV];
-	float edge[RT_CG_MR * RT_CG_NR] __attribute__((aligned(RT_CG_VBYTES)));
+	rt_cg_vec t[RT_CG_MR][RT_CG_NV * RT_CG_NP];
+	float edge[RT_CG_MR * RT_CG_TW] __attribute__((aligned(RT_CG_VBYTES)));
 	float *cc = c;
 	int64_t ldcc = ldc;
-	int full = mr == RT_CG_MR && nr == RT_CG_NR && nv == RT_CG_NV;
+	int full = mr == RT_CG_MR && nr == np * RT_CG_NR && nv == RT_CG_NV;
 
 #pragma GCC unroll 8
 	for (int r = 0; r < RT_CG_MR; r++)
 #pragma GCC unroll 4
-		for (int v = 0; v < nv; v++)
+		for (int v = 0; v < nv * np; v++)
 			t[r][v] = (rt_cg_vec){ 0 };
 #pragma GCC unroll 2
 	for (int64_t k = 0; k < kb->kc; k++) {
-		const rt_cg_uvec *bk = (const rt_cg_uvec *)(bp + k * RT_CG_NR);
-		rt_cg_vec b[RT_CG_NV];
+		rt_cg_vec b[RT_CG_NV * RT_CG_NP];
 
 #pragma GCC unroll 4
-		for (int v = 0; v < nv; v++)
-			b[v] = bk[v];
+		for (int v = 0; v < nv * np; v++)
+			b[v] = *(const rt_cg_uvec *)(bp + v / nv * bps + k * RT_CG_NR +
+						     v % nv * RT_CG_VL);
 #pragma GCC unroll 8
 		for (int r = 0; r < RT_CG_MR; r++) {
 			float x = a[r * ars + k * acs];
 
 #pragma GCC unroll 4
-			for (int v = 0; v < nv; v++)
+			for (int v = 0; v < nv * np; v++)
 				t[r][v] += x * b[v];
 		}
 	}
 	if (!full) {
 		cc = edge;
-		ldcc = RT_CG_NR;
+		ldcc = RT_CG_TW;
 		if (!kb->first)
 			for (int r = 0; r < mr; r++)
-				memcpy(edge + r * RT_CG_NR, c + r * ldc, sizeof(float) * (size_t)nr);
+				memcpy(edge + r * RT_CG_TW, c + r * ldc, sizeof(float) * (size_t)nr);
 	}
 #pragma GCC unroll 8
 	for (int r = 0; r < RT_CG_MR; r++) {
 		if (r >= mr)
 			break;
 #pragma GCC unroll 4
-		for (int v = 0; v < nv; v++) {
+		for (int v = 0; v < nv * np; v++) {
 			rt_cg_uvec *p = (rt_cg_uvec *)(cc + r * ldcc + v * RT_CG_VL);
 			rt_cg_vec x = t[r][v];
 
@@ -266,7 +291,7 @@ rt_cg_tile_nv(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_
 	}
 	if (!full)
 		for (int r = 0; r < mr; r++)
-			memcpy(c + r * ldc, edge + r * RT_CG_NR, sizeof(float) * (size_t)nr);
+			memcpy(c + r * ldc, edge + r * RT_CG_TW, sizeof(float) * (size_t)nr);
 	if (kb->last && e->res)
 		rt_cg_residual(c, ldc, mr, nr, i0, j0, e);
 }
@@ -281,12 +306,23 @@ static inline void rt_cg_tile(const struct rt_cg_kblock *kb, const float *a, int
 {
 #if RT_CG_NV >= 2
 	if (nr <= RT_CG_NR / 2) {
-		rt_cg_tile_nv(kb, a, ars, acs, bp, c, ldc, mr, nr, i0, j0, e, RT_CG_NV / 2);
+		rt_cg_tile_nv(kb, a, ars, acs, bp, 0, c, ldc, mr, nr, i0, j0, e, RT_CG_NV / 2, 1);
 		return;
 	}
 #endif
-	rt_cg_tile_nv(kb, a, ars, acs, bp, c, ldc, mr, nr, i0, j0, e, RT_CG_NV);
+	rt_cg_tile_nv(kb, a, ars, acs, bp, 0, c, ldc, mr, nr, i0, j0, e, RT_CG_NV, 1);
 }
+
+#if RT_CG_NP == 2
+/* The tile over two panels (bps floats apart), nr of their columns. */
+static inline void rt_cg_tile2(const struct rt_cg_kblock *kb, const float *a, int64_t ars,
+			       int64_t acs, const float *bp, int64_t bps, float *c, int64_t ldc,
+			       int mr, int nr, int64_t i0, int64_t j0,
+			       const struct rt_cg_epilogue *e)
+{
+	rt_cg_tile_nv(kb, a, ars, acs, bp, bps, c, ldc, mr, nr, i0, j0, e, RT_CG_NV, 2);
+}
+#endif
 #else
 /* Without GCC's vectors: the same blocks, plain loops. */
 static inline float rt_cg_epi1(float v, const struct rt_cg_epilogue *e, int64_t i, int64_t j)
@@ -396,36 +432,46 @@ static inline void rt_cg_panels(int64_t M, int64_t N, int64_t K, const float *A,
 
 				if (pack)
 					rt_cg_pack_a(M, A, ars, acs, ic, mc, k0, kb.kc, ap);
-				for (int64_t jp = jc; jp < jce; jp++) {
-					int64_t j0 = jp * RT_CG_NR;
-					int nr = N - j0 < RT_CG_NR ? (int)(N - j0) : RT_CG_NR;
+				for (int64_t jp = jc; jp < jce; jp += RT_CG_NP) {
+					/* panels of this tile: two where RT_CG_NP is and the chunk has them */
+					int np = jp + RT_CG_NP <= jce ? RT_CG_NP : 1;
+					int64_t j0 = jp * RT_CG_NR, jl = (jp + np - 1) * RT_CG_NR;
+					int nr = (np - 1) * RT_CG_NR +
+						 (N - jl < RT_CG_NR ? (int)(N - jl) : RT_CG_NR);
 					const float *bp = Bp + jp * bps + k0 * RT_CG_NR;
-					/* the next panel's slice, a share per tile (see rt_cg_prefetch) */
-					int64_t lines = jp + 1 < jce ? kb.kc * RT_CG_NR * 4 / 64 : 0;
-					const char *nbp = lines ? (const char *)(bp + bps) : NULL;
-					int64_t per = (lines + (mc + RT_CG_MR - 1) / RT_CG_MR - 1) /
-						      ((mc + RT_CG_MR - 1) / RT_CG_MR);
+					/* the next panels' slices, a share per tile (see rt_cg_prefetch) */
+					int64_t nn = jce - jp - np < np ? jce - jp - np : np;
+					int64_t lines = kb.kc * RT_CG_NR * 4 / 64;
+					int64_t tiles = (mc + RT_CG_MR - 1) / RT_CG_MR;
+					int64_t per = (lines + tiles - 1) / tiles;
 
 					for (int64_t ir = 0; ir < mc; ir += RT_CG_MR) {
 						int64_t i0 = ic + ir;
 						int mr = M - i0 < RT_CG_MR ? (int)(M - i0) : RT_CG_MR;
 						float *c = C + i0 * ldc + j0;
+						const float *a = ap + ir * kb.kc;
+						int64_t as = 1, ak = RT_CG_MR;
 
-						rt_cg_prefetch(nbp, ir / RT_CG_MR * per, per, lines);
-
-						if (pack)
-							rt_cg_tile(&kb, ap + ir * kb.kc, 1, RT_CG_MR,
-								   bp, c, ldc, mr, nr, i0, j0, e);
-						else if (mr == RT_CG_MR)
-							rt_cg_tile(&kb, A + i0 * ars + k0, ars, 1,
-								   bp, c, ldc, mr, nr, i0, j0, e);
-						else {
+						for (int64_t q = 0; q < nn; q++)
+							rt_cg_prefetch((const char *)(bp + (np + q) * bps),
+								       ir / RT_CG_MR * per, per, lines);
+						if (!pack && mr == RT_CG_MR) {
+							a = A + i0 * ars + k0;
+							as = ars, ak = 1;
+						} else if (!pack) {
 							/* rows past M: a packed tile's zero rows */
 							rt_cg_pack_a(M, A, ars, acs, i0, mr, k0,
 								     kb.kc, ap);
-							rt_cg_tile(&kb, ap, 1, RT_CG_MR, bp, c, ldc,
-								   mr, nr, i0, j0, e);
+							a = ap;
 						}
+#if RT_CG_NP == 2
+						if (np == 2) {
+							rt_cg_tile2(&kb, a, as, ak, bp, bps, c, ldc, mr,
+								    nr, i0, j0, e);
+							continue;
+						}
+#endif
+						rt_cg_tile(&kb, a, as, ak, bp, c, ldc, mr, nr, i0, j0, e);
 					}
 				}
 			}
