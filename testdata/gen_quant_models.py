@@ -3,7 +3,7 @@
 quantizer, and their reference outputs from ONNX Runtime (run once; the
 results are committed, so the test needs no ONNX Runtime).
 
-usage: gen_quant_models.py OUTDIR [contrib]   (testdata/quant)
+usage: gen_quant_models.py OUTDIR [contrib|chain]   (testdata/quant)
 
 OUTDIR/NAME/model.onnx and test_data_set_0/{input_0,output_0}.pb for
   cnn_qdq      a small float CNN (Conv, Relu, MaxPool, Conv, Relu,
@@ -23,6 +23,10 @@ OUTDIR/NAME/model.onnx and test_data_set_0/{input_0,output_0}.pb for
                with 7 channels of 15 x 15 (1575 elements: vector tails),
                quantize_static QDQ as cnn_qdq: its residual Add runs as
                QLinearAdd in ONNX Runtime and in collagec
+  resblock_chain_qdq  the same block with one more Conv and Relu after its
+               residual Relu, before the pool (`gen_quant_models.py OUTDIR
+               chain` writes only it): the residual Add's result, read by a
+               Conv only, and its operands may all stay channels-last
   qlinearadd_{u8,s8,u8_scalar,s8_bcast}  one com.microsoft QLinearAdd
                (ONNX Runtime's kernel) of random 8-bit tensors: odd sizes, a
                one-element b, a broadcast; atol 0 (collagec computes what
@@ -116,6 +120,40 @@ def resblock():
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     return m
+
+
+def resblock_chain():
+    m = resblock()
+    g = m.graph
+    pool = [n for n in g.node if n.name == "pool"][0]
+    pool.input[0] = "r3"
+    i = list(g.node).index(pool)
+    g.node.insert(i, helper.make_node("Relu", ["c3"], ["r3"], name="relu3"))
+    g.node.insert(i, helper.make_node("Conv", ["r2", "w3", "b3"], ["c3"], pads=[1, 1, 1, 1],
+                                      name="conv3"))
+    g.initializer.extend([init("w3", [7, 7, 3, 3], 0.2), init("b3", [7], 0.1)])
+    g.name = "resblock_chain"
+    return m
+
+
+def chain(out):
+    """resblock_chain_qdq (the docstring), from a generator of its own: the
+    same model whether written alone or after the others."""
+    global RNG
+    RNG = np.random.default_rng(11)
+    tmp = os.path.join(out, "float")
+    os.makedirs(tmp, exist_ok=True)
+    onnx.save(resblock_chain(), os.path.join(tmp, "resblock_chain.onnx"))
+    d = os.path.join(out, "resblock_chain_qdq")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    quantize_static(os.path.join(tmp, "resblock_chain.onnx"), path, Reader(8, (1, 3, 15, 15)),
+                    quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    save_case(d, path, RNG.standard_normal((1, 3, 15, 15)).astype(np.float32),
+              output_scale(onnx.load(path)) + 1e-6)
+    os.remove(os.path.join(tmp, "resblock_chain.onnx"))
+    os.rmdir(tmp)
 
 
 def mlp():
@@ -274,6 +312,9 @@ def main():
     if sys.argv[2:] == ["contrib"]:
         contrib_pools(out)
         return
+    if sys.argv[2:] == ["chain"]:
+        chain(out)
+        return
     tmp = os.path.join(out, "float")
     os.makedirs(tmp, exist_ok=True)
     onnx.save(cnn(), os.path.join(tmp, "cnn.onnx"))
@@ -319,6 +360,7 @@ def main():
     for f in os.listdir(tmp):
         os.remove(os.path.join(tmp, f))
     os.rmdir(tmp)
+    chain(out)
 
 
 if __name__ == "__main__":

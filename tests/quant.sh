@@ -344,5 +344,27 @@ else
 		else
 			echo "ok   quant/dnnl-qconv-channels-last"
 		fi
+		# resblock_chain_qdq: the residual Add (QLinearAdd on c) reads
+		# both operands and writes its result channels-last, as the Conv
+		# after it reads it, so a run reorders activations once (x into
+		# the first convolution), not five times, and matches ONNX
+		# Runtime
+		o="$T/qconv_chain"
+		m=testdata/quant/resblock_chain_qdq
+		if ! "$COLLAGEC" compile --target dnnl,c --search none -q "$m/model.onnx" \
+			-o "$o.so" --dump-ir "$o.ir" 2>"$o.err"; then
+			echo "FAIL quant/dnnl-qconv-channels-last-add: compile: $(head -n 1 "$o.err")"
+		elif ! grep -A3 "^// partition .* on c: .*residual(Add)" "$o.ir"/*lower* |
+			grep -q "writes 'r2_QuantizeLinear_Output' in dnnl's layout 1"; then
+			echo "FAIL quant/dnnl-qconv-channels-last-add: the Add's result is not channels-last"
+		elif ! ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$COLLAGEC" run "$o.so" \
+			--check "$m/test_data_set_0" --atol "$(cat "$m/atol")" >"$o.log" 2>&1; then
+			echo "FAIL quant/dnnl-qconv-channels-last-add: run: $(tail -n 1 "$o.log")"
+		elif [ "$(grep 'exec,cpu,reorder' "$o.log" | grep -c 'src_u8.*,1x7x15x15,')" != 1 ]; then
+			echo "FAIL quant/dnnl-qconv-channels-last-add: $(grep 'exec,cpu,reorder' "$o.log" |
+				grep -c 'src_u8.*,1x7x15x15,') activation reorders, expected 1"
+		else
+			echo "ok   quant/dnnl-qconv-channels-last-add"
+		fi
 	fi
 fi

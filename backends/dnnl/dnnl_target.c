@@ -1030,31 +1030,225 @@ static int blocked_candidate(struct graph *g, const struct partition *p)
 	return v;
 }
 
+/* Whether value v holds one element (a scalar scale, zero point or constant). */
+static bool one_element(const struct value *v)
+{
+	return shape_is_static(&v->shape) && shape_numel_static(&v->shape) == 1;
+}
+
+/* Whether node j of the graph belongs to partition q (part_of: every partition). */
+static bool in_part(const int *part_of, int j, int q)
+{
+	return j >= 0 && part_of[j] == q;
+}
+
+/*
+ * Whether partition p runs the same elementwise map over one shape,
+ * whatever order its 8-bit tensors' elements are stored in: each node
+ * elementwise (or broadcasting, or a QuantizeLinear, DequantizeLinear or
+ * QLinearAdd) whose every input and output is either of the shape of the
+ * first node's output or one element (a per-tensor scale or zero point). A
+ * QDQ ResNet's residual Add on c (DequantizeLinear twice, Add, Relu,
+ * QuantizeLinear) is one: given channels-last operands it writes a
+ * channels-last result.
+ */
+static bool q8_transparent(struct graph *g, const struct partition *p)
+{
+	const struct shape *ref = &g->values.v[g->nodes.v[p->nodes[0]].out[0]].shape;
+
+	if (p->target->kind != &target_kind_c || !shape_is_static(ref) || ref->rank < 3 ||
+	    ref->rank > 5)
+		return false;
+	for (int i = 0; i < p->n_nodes; i++) {
+		const struct node *n = &g->nodes.v[p->nodes[i]];
+		enum op_kind k = op_info(n->op)->kind;
+
+		if (k != OPK_ELEMWISE && k != OPK_BROADCAST && n->op != OP_QUANTIZELINEAR &&
+		    n->op != OP_DEQUANTIZELINEAR && n->op != OP_QLINEARADD)
+			return false;
+		for (int s = 0; s < n->n_in; s++) {
+			const struct value *x = n->in[s] >= 0 ? &g->values.v[n->in[s]] : NULL;
+
+			if (x && !one_element(x) && !shape_eq(&x->shape, ref))
+				return false;
+		}
+		for (int s = 0; s < n->n_out; s++)
+			if (n->out[s] >= 0 && !shape_eq(&g->values.v[n->out[s]].shape, ref))
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The values partition q reads from outside that are not one element (its
+ * tensor operands, in_op) and those it hands on (read outside q or a graph
+ * output, out_op) get a mark of 1 in *vals (values.n entries).
+ */
+static void q8_boundary(struct graph *g, const struct partition *q, int qi, const int *part_of,
+			const int *producer, char *vals)
+{
+	for (int i = 0; i < q->n_nodes; i++) {
+		const struct node *n = &g->nodes.v[q->nodes[i]];
+
+		for (int s = 0; s < n->n_in; s++) {
+			int v = n->in[s];
+
+			if (v >= 0 && !in_part(part_of, producer[v], qi) &&
+			    !one_element(&g->values.v[v]))
+				vals[v] = 1;
+		}
+		for (int s = 0; s < n->n_out; s++)
+			if (n->out[s] >= 0)
+				vals[n->out[s]] = 2;	/* kept only if read outside (below) */
+	}
+	for (int j = 0; j < g->nodes.n; j++) {
+		const struct node *n = &g->nodes.v[j];
+
+		for (int s = 0; s < n->n_in && !n->dead; s++)
+			if (n->in[s] >= 0 && vals[n->in[s]] == 2 && !in_part(part_of, j, qi))
+				vals[n->in[s]] = 1;
+	}
+	for (int i = 0; i < q->n_nodes; i++) {
+		const struct node *n = &g->nodes.v[q->nodes[i]];
+
+		for (int s = 0; s < n->n_out; s++) {
+			int v = n->out[s];
+
+			if (v >= 0 && vals[v] == 2)
+				vals[v] = g->values.v[v].flags & VALUE_OUTPUT ? 1 : 0;
+		}
+	}
+}
+
+/*
+ * The 8-bit values that stay channels-last: those a QLinearConv on dnnl or
+ * a q8_transparent partition on c writes, read only as a QLinearConv's x on
+ * dnnl or as a tensor operand of such a c partition, all of whose tensor
+ * operands and results stay channels-last too (one channels-last input
+ * beside a plain one would mix orders). Found as the largest such set: start
+ * from every candidate, drop what breaks a rule, until nothing does.
+ */
+static void plan_q8_layouts(struct graph *g, const struct partition *parts, int np,
+			    const int *part_of)
+{
+	int nv = g->values.n ? g->values.n : 1;
+	char *keep = xcalloc((size_t)nv, 1), *read = xcalloc((size_t)nv, 1);
+	char *tp = xcalloc((size_t)(np ? np : 1), 1);
+	char **bound = xcalloc((size_t)(np ? np : 1), sizeof(char *));
+	int *producer = xmalloc(sizeof(int) * (size_t)nv);
+	bool changed = true;
+
+	for (int v = 0; v < g->values.n; v++)
+		producer[v] = -1;
+	for (int j = 0; j < g->nodes.n; j++)
+		for (int s = 0; s < g->nodes.v[j].n_out; s++)
+			if (g->nodes.v[j].out[s] >= 0 && !g->nodes.v[j].dead)
+				producer[g->nodes.v[j].out[s]] = j;
+	for (int i = 0; i < np; i++) {
+		const struct node *a = &g->nodes.v[parts[i].nodes[0]];
+
+		if (parts[i].target->kind == &target_kind_dnnl && a->op == OP_QLINEARCONV) {
+			int v = blocked_candidate(g, &parts[i]);
+
+			if (v >= 0)
+				keep[v] = 1;
+		} else if (q8_transparent(g, &parts[i])) {
+			tp[i] = 1;
+			bound[i] = xcalloc((size_t)nv, 1);
+			q8_boundary(g, &parts[i], i, part_of, producer, bound[i]);
+			for (int v = 0; v < g->values.n; v++) {
+				const struct value *x = &g->values.v[v];
+
+				if (bound[i][v] && in_part(part_of, producer[v], i) &&
+				    dtype_bits(x->dtype) == 8 && dtype_is_int(x->dtype) && !x->data &&
+				    !(x->flags & (VALUE_INPUT | VALUE_OUTPUT)))
+					keep[v] = 1;
+			}
+		}
+	}
+	while (changed) {
+		changed = false;
+		memset(read, 0, (size_t)nv);
+		for (int j = 0; j < g->nodes.n; j++) {
+			const struct node *n = &g->nodes.v[j];
+			int q = part_of[j];
+
+			for (int s = 0; s < n->n_in && !n->dead; s++) {
+				int v = n->in[s];
+				bool ok;
+
+				if (v < 0 || !keep[v] || in_part(part_of, producer[v], q))
+					continue;
+				read[v] = 1;
+				if (q < 0)
+					ok = false;
+				else if (parts[q].target->kind == &target_kind_dnnl)
+					ok = n->op == OP_QLINEARCONV &&
+					     reads_blocked(g, &parts[q], n, s, v);
+				else
+					ok = tp[q];
+				if (!ok) {
+					keep[v] = 0;
+					changed = true;
+				}
+			}
+		}
+		for (int v = 0; v < g->values.n; v++)
+			if (keep[v] && !read[v]) {
+				keep[v] = 0;
+				changed = true;
+			}
+		for (int q = 0; q < np; q++) {
+			bool all = true;
+
+			for (int v = 0; v < g->values.n && tp[q] && all; v++)
+				all = !bound[q][v] || keep[v];
+			for (int v = 0; v < g->values.n && tp[q] && !all; v++)
+				if (bound[q][v] && keep[v]) {
+					keep[v] = 0;
+					changed = true;
+				}
+		}
+	}
+	for (int v = 0; v < g->values.n; v++)
+		if (keep[v])
+			g->values.v[v].layout = LAYOUT_BLOCKED;
+	for (int i = 0; i < np; i++)
+		free(bound[i]);
+	free(bound);
+	free(producer);
+	free(tp);
+	free(read);
+	free(keep);
+}
+
 /*
  * Marks blocked the values that one dnnl Conv or pooling partition writes
  * and only dnnl partitions read, each as a Conv's x, a residual add's summed
  * operand or a pooling op's x: those stay in oneDNN's blocked layout from
  * kernel to kernel, reordered only where c (or a graph output) takes over;
- * likewise the 8-bit values one QLinearConv writes and only QLinearConvs
- * on dnnl read (channels-last).
+ * the 8-bit values between QLinearConvs stay channels-last
+ * (plan_q8_layouts).
  */
 static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int np)
 {
 	int *part_of = xmalloc(sizeof(int) * (size_t)(g->nodes.n ? g->nodes.n : 1));
+	int *part_all = xmalloc(sizeof(int) * (size_t)(g->nodes.n ? g->nodes.n : 1));
 
 	for (int i = 0; i < g->nodes.n; i++)
-		part_of[i] = -1;
+		part_of[i] = part_all[i] = -1;
 	for (int i = 0; i < np; i++)
-		if (parts[i].target->kind == &target_kind_dnnl)
-			for (int j = 0; j < parts[i].n_nodes; j++)
+		for (int j = 0; j < parts[i].n_nodes; j++) {
+			part_all[parts[i].nodes[j]] = i;
+			if (parts[i].target->kind == &target_kind_dnnl)
 				part_of[parts[i].nodes[j]] = i;
+		}
 	for (int i = 0; i < np; i++) {
-		int v = parts[i].target->kind == &target_kind_dnnl ?
+		const struct node *a = &g->nodes.v[parts[i].nodes[0]];
+		int v = parts[i].target->kind == &target_kind_dnnl && a->op != OP_QLINEARCONV ?
 			blocked_candidate(g, &parts[i]) : -1;
 		int64_t c = v >= 0 ? g->values.v[v].shape.d[1].c : 0;
-		const struct node *a = &g->nodes.v[parts[i].nodes[0]];
-		bool q8 = a->op == OP_QLINEARCONV;
-		bool ok = v >= 0, read = false, pad = !q8 && c % MAX_BLOCK != 0;
+		bool ok = v >= 0, read = false, pad = c % MAX_BLOCK != 0;
 
 		if (pad && a->op == OP_CONV && !pads_freely(g, a))
 			ok = false;
@@ -1067,7 +1261,7 @@ static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int
 				read = true;
 				ok = part_of[j] >= 0 && part_of[j] != i &&
 				     reads_blocked(g, &parts[part_of[j]], n, s, v) &&
-				     q8 == (n->op == OP_QLINEARCONV) &&
+				     n->op != OP_QLINEARCONV &&
 				     (!pad || n->op != OP_CONV || pads_freely(g, n));
 			}
 		}
@@ -1077,6 +1271,8 @@ static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int
 		if (pad)
 			g->values.v[v].store_c = (c + MAX_BLOCK - 1) / MAX_BLOCK * MAX_BLOCK;
 	}
+	plan_q8_layouts(g, parts, np, part_all);
+	free(part_all);
 	free(part_of);
 	return 0;
 }

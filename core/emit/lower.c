@@ -14,6 +14,7 @@ int lower_plan_layouts(struct graph *g, const struct partition *parts, int np)
 {
 	for (int i = 0; i < g->values.n; i++) {
 		g->values.v[i].layout = 0;
+		g->values.v[i].layout_kind = NULL;
 		g->values.v[i].store_c = 0;
 	}
 	for (int i = 0; i < np; i++) {
@@ -24,6 +25,9 @@ int lower_plan_layouts(struct graph *g, const struct partition *parts, int np)
 			seen = parts[j].target->kind == k;
 		if (!seen && k->plan_layouts && k->plan_layouts(g, parts, np) < 0)
 			return -1;
+		for (int v = 0; v < g->values.n; v++)
+			if (g->values.v[v].layout && !g->values.v[v].layout_kind)
+				g->values.v[v].layout_kind = k;
 	}
 	return 0;
 }
@@ -57,7 +61,8 @@ static void snapshot_partition(struct graph *g, const struct partition *p, struc
 				continue;
 			sb_printf(sb, "// %s '%s' in %s's layout %d (plan_layouts)",
 				  a < kn->n_inputs ? "reads" : "writes", v->name,
-				  p->target->kind->name, v->layout);
+				  v->layout_kind ? v->layout_kind->name : p->target->kind->name,
+				  v->layout);
 			if (v->store_c)
 				sb_printf(sb, ", stored with %lld channels", (long long)v->store_c);
 			sb_putc(sb, '\n');

@@ -120,7 +120,11 @@ struct value {
 	struct seq *seq;	/* a sequence or optional (arena), or NULL: a tensor */
 	int layout;		/* 0: plain (what every target reads); else a
 				   layout of the target that set it in its
-				   plan_layouts, between its own kernels only */
+				   plan_layouts (layout_kind), between its own
+				   kernels, or to kernels that do not depend
+				   on the elements' order (c's elementwise
+				   maps over one shape) */
+	const struct target_kind *layout_kind;	/* whose layout: set by lower_plan_layouts */
 	int64_t store_c;	/* 0; else the channels (dim 1, constant) its
 				   storage holds, more than the shape's where
 				   the layout pads them (plan_layouts) */
