@@ -254,6 +254,15 @@ def parallel():
     nbits("m3_k512_threads", [3], 512, 200, 32, zp_kind="float")
 
 
+def many_blocks():
+    """More than 16 blocks a column, the last 16 not all there (with AVX-512
+    the few-rows form takes the zero points 16 blocks at a time); last, so
+    that the cases before draw the same numbers as before them."""
+    nbits("m2_bs32_kb17_zp", [2], 539, 35, 32)
+    nbits("m1_bs32_kb20_floatzp", [1], 640, 9, 32, zp_kind="float", bias=True)
+    nbits("m3_bs64_kb18_nozp", [3], 1152, 18, 64, zp_kind=None)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: gen_nbits_tests.py OUTDIR")
@@ -262,6 +271,7 @@ def main():
     quantizer_models()
     refused()
     parallel()
+    many_blocks()
     nodetest.write(sys.argv[1], GOOD, BAD)
 
 
