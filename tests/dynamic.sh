@@ -64,6 +64,7 @@ symbolic_pad
 baked_shapes
 split_uneven
 symbolic_conv
+symbolic_window
 crop_pad_rt y,z
 col2im_rt y,z
 dft_rt rfft,fft,back,last
