@@ -32,6 +32,11 @@ tensors at run time; the expected outputs are computed here with numpy.
   symbolic_conv  Conv over a symbolic length: 1-D with stride, pads and bias,
                  1-D dilated and grouped (T >= 5 at run time), 2-D over a
                  symbolic height with stride
+  symbolic_window  pools and Resizes over a symbolic height and width (as an
+                 image model exported with dynamic H and W): MaxPool and
+                 AveragePool (padded, strided, count_include_pad and not),
+                 Resize nearest by scales 2 (the output 2H x 2W) and linear
+                 to constant sizes (the scale the run's: 7 / H), opset 18
   crop_pad_rt    CenterCropPad (opset 18) to a shape that is a graph input:
                  crops and pads by odd amounts, on axes 0 and 1 and on all
   col2im_rt      Col2Im (opset 18) with image_shape and block_shape graph
@@ -336,6 +341,74 @@ def symbolic_conv(out):
     save(out, "symbolic_conv", graph, sets)
 
 
+def pool_ref(x, k, s, pads, mode, incl=False):
+    """MaxPool / AveragePool of NCHW x, pads [top, left, bottom, right]."""
+    n, c, h, w = x.shape
+    fill = -np.inf if mode == "max" else 0.0
+    xp = np.full((n, c, h + pads[0] + pads[2], w + pads[1] + pads[3]), fill, np.float32)
+    xp[:, :, pads[0]:pads[0] + h, pads[1]:pads[1] + w] = x
+    inside = np.zeros(xp.shape[2:], bool)
+    inside[pads[0]:pads[0] + h, pads[1]:pads[1] + w] = True
+    oh, ow = (xp.shape[2] - k[0]) // s[0] + 1, (xp.shape[3] - k[1]) // s[1] + 1
+    y = np.zeros((n, c, oh, ow), np.float32)
+    for i in range(oh):
+        for j in range(ow):
+            win = xp[:, :, i * s[0]:i * s[0] + k[0], j * s[1]:j * s[1] + k[1]]
+            if mode == "max":
+                y[:, :, i, j] = win.max(axis=(2, 3))
+            else:
+                cnt = k[0] * k[1] if incl else \
+                    inside[i * s[0]:i * s[0] + k[0], j * s[1]:j * s[1] + k[1]].sum()
+                y[:, :, i, j] = win.sum(axis=(2, 3), dtype=np.float64) / cnt
+    return y
+
+
+def linear_ref(x, oh, ow):
+    """Resize linear, half_pixel, of NCHW x to oh x ow (indices clamped at the edges)."""
+    def taps(n_in, n_out):
+        o = (np.arange(n_out) + 0.5) * n_in / n_out - 0.5
+        i0 = np.floor(o)
+        f = o - i0
+        i0 = i0.astype(np.int64)
+        return np.clip(i0, 0, n_in - 1), np.clip(i0 + 1, 0, n_in - 1), f
+    a0, a1, fa = taps(x.shape[2], oh)
+    b0, b1, fb = taps(x.shape[3], ow)
+    x = x.astype(np.float64)
+    rows = x[:, :, a0, :] * (1 - fa)[:, None] + x[:, :, a1, :] * fa[:, None]
+    return (rows[:, :, :, b0] * (1 - fb) + rows[:, :, :, b1] * fb).astype(np.float32)
+
+
+def symbolic_window(out):
+    rng = np.random.default_rng(9)
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["mp"], name="maxpool", kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("AveragePool", ["x"], ["ap"], name="avgpool_incl",
+                         kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                         count_include_pad=1),
+        helper.make_node("AveragePool", ["x"], ["ae"], name="avgpool_excl",
+                         kernel_shape=[2, 2], pads=[0, 0, 1, 1]),
+        helper.make_node("Resize", ["x", "", "s2"], ["up"], name="upsample", mode="nearest",
+                         coordinate_transformation_mode="asymmetric"),
+        helper.make_node("Resize", ["x", "", "", "sz"], ["rs"], name="resize", mode="linear"),
+    ]
+    graph = helper.make_graph(
+        nodes, "symbolic_window", [helper.make_tensor_value_info("x", F32, [1, 2, "H", "W"])],
+        [helper.make_tensor_value_info(n, F32, None) for n in ("mp", "ap", "ae", "up", "rs")],
+        [const("s2", np.array([1, 1, 2, 2], np.float32)),
+         const("sz", np.array([1, 2, 7, 5], np.int64))])
+    sets = []
+    for h, w in ((5, 6), (9, 4)):
+        x = rng.standard_normal((1, 2, h, w)).astype(np.float32)
+        sets.append(({"x": x},
+                     {"mp": pool_ref(x, [3, 3], [2, 2], [1, 1, 1, 1], "max"),
+                      "ap": pool_ref(x, [3, 3], [2, 2], [1, 1, 1, 1], "avg", True),
+                      "ae": pool_ref(x, [2, 2], [1, 1], [0, 0, 1, 1], "avg"),
+                      "up": x.repeat(2, axis=2).repeat(2, axis=3),
+                      "rs": linear_ref(x, 7, 5)}))
+    save(out, "symbolic_window", graph, sets, opset=18)
+
+
 def split_uneven(out):
     graph = helper.make_graph(
         [helper.make_node("Split", ["x"], ["a", "b", "c"], name="thirds", axis=0,
@@ -548,6 +621,7 @@ def main():
     baked_shapes(sys.argv[1])
     split_uneven(sys.argv[1])
     symbolic_conv(sys.argv[1])
+    symbolic_window(sys.argv[1])
     crop_pad_rt(sys.argv[1])
     col2im_rt(sys.argv[1])
     dft_rt(sys.argv[1])

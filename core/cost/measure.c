@@ -154,6 +154,14 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 		const char *prefix = arena_printf(bg->arena, "i%d.", i);
 		struct indexset all = indexset_new(bg->arena, it->df->n);
 
+		/*
+		 * the opsets, which decide what some ops' inputs mean (Resize's
+		 * scales and sizes, ReduceMean's axes)
+		 */
+		bg->opset = bg->opset > g->opset ? bg->opset : g->opset;
+		bg->training_opset = bg->training_opset > g->training_opset ? bg->training_opset :
+				     g->training_opset;
+		bg->ml_opset = bg->ml_opset > g->ml_opset ? bg->ml_opset : g->ml_opset;
 		/* the symbols, derived ones with how to compute them */
 		if (bg->syms.n == 0) {
 			for (int s = 0; s < g->syms.n; s++)

@@ -135,11 +135,18 @@ static int pool_plan(struct graph *g, struct node *n, struct window *w, struct s
 			   x->shape.rank - 2);
 		return -1;
 	}
-	if (window_plan(g, n, &x->shape, ks, node_attr_int(n, "ceil_mode", 0) != 0, w) < 0)
+	/*
+	 * MaxPool and AveragePool take symbolic spatial dims as Conv does
+	 * (window_plan_sym: explicit pads, no ceil_mode); the com.microsoft
+	 * pools static ones
+	 */
+	if ((n->op == OP_MAXPOOL || n->op == OP_AVERAGEPOOL) &&
+	    !node_attr_int(n, "ceil_mode", 0) ? window_plan_sym(g, n, &x->shape, ks, w) < 0 :
+	    window_plan(g, n, &x->shape, ks, node_attr_int(n, "ceil_mode", 0) != 0, w) < 0)
 		return -1;
 	*out = x->shape;
 	for (int i = 0; i < w->r; i++)
-		out->d[i + 2] = dim_const(w->out[i]);
+		out->d[i + 2] = w->dout[i];
 	return 0;
 }
 
@@ -249,7 +256,8 @@ int lower_pool(struct lower *L)
 						 tir_int(b, w.pb[i]));
 			struct tir *en = tir_bin(b, BIN_MIN, tir_add(b, st, tir_int(b,
 							(w.k[i] - 1) * w.d[i] + 1)),
-						 tir_int(b, w.in[i] + w.pe[i]));
+						 tir_add(b, tir_dim(b, w.din[i]),
+							 tir_int(b, w.pe[i])));
 			struct tir *e = tir_bin(b, BIN_DIV, tir_add(b, tir_bin(b, BIN_SUB, en, st),
 							     tir_int(b, w.d[i] - 1)), tir_int(b, w.d[i]));
 

@@ -42,6 +42,12 @@ struct resize_plan {
 	int sc_in, sz_in, roi_in;		/* input indices, -1: none or constant */
 	int na, axes[MAX_RANK];			/* the axes scales, sizes and roi refer to */
 	int at[MAX_RANK];			/* index of axis k in them, or -1 */
+	/*
+	 * constant scales or sizes on a symbolic axis: the run computes the
+	 * scale from the input's length (sizes, stretched) or takes the
+	 * constant one (scales), as for run-time scales
+	 */
+	bool sym[MAX_RANK];
 };
 
 static int pick(struct graph *g, struct node *n, const char *attr, const char *def,
@@ -351,6 +357,46 @@ int64_t resize_shape_attr(struct graph *g, const struct node *n)
 	return a;
 }
 
+/*
+ * Axis k of symbolic length d resized by a constant: to sizes sz (> 0,
+ * stretched), or by scale sc when the output length floor(d * sc) is a
+ * dim: an integer sc multiplies, 1 / 2^j divides (exactly, as the spec's
+ * floor of the float product). 0, or -1 after a diagnostic.
+ */
+static int resize_sym_axis(struct graph *g, struct node *n, struct resize_plan *p, int k,
+			   struct dim d, double sc, int64_t sz)
+{
+	double inv = sc > 0 ? 1 / sc : 0;
+
+	p->sym[k] = true;
+	if (p->coord == RC_TF_CROP_AND_RESIZE || (sz >= 0 && p->keep != RK_STRETCH)) {
+		diag_error(g->ctx, "%s: resizing symbolic axis %d is supported with "
+			   "stretched sizes or scales, not %s", node_loc(g, n), k,
+			   sz >= 0 ? "keep_aspect_ratio_policy" : "tf_crop_and_resize");
+		return -1;
+	}
+	if (sz >= 0) {
+		if (sz == 0 || sz > DIM_LIMIT) {
+			diag_error(g->ctx, "%s: cannot resize symbolic axis %d to %lld",
+				   node_loc(g, n), k, (long long)sz);
+			return -1;
+		}
+		p->out.d[k] = dim_const(sz);
+		p->scale[k] = 0;	/* the run's: sz / d */
+		return 0;
+	}
+	p->scale[k] = sc;
+	if (sc >= 1 && sc == floor(sc) && sc <= DIM_LIMIT &&
+	    dim_mul(d, dim_const((int64_t)sc), &p->out.d[k]))
+		return 0;
+	if (sc < 1 && inv == floor(inv) && ((int64_t)inv & ((int64_t)inv - 1)) == 0 &&
+	    graph_derive_sym(g, SYM_DIV, d, dim_const((int64_t)inv), &p->out.d[k]))
+		return 0;
+	diag_error(g->ctx, "%s: resizing symbolic axis %d by %g is not supported (an integer "
+		   "scale, 1/2, 1/4, ... or constant sizes are)", node_loc(g, n), k, sc);
+	return -1;
+}
+
 /* Output shape and per-axis coordinate parameters, shared by infer and lower. */
 static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 {
@@ -411,9 +457,9 @@ static int resize_plan(struct graph *g, struct node *n, struct resize_plan *p)
 		if (p->same[k])
 			continue;
 		if (!dim_is_const(d)) {
-			diag_error(g->ctx, "%s: resizing symbolic axis %d is not supported",
-				   node_loc(g, n), k);
-			return -1;
+			if (resize_sym_axis(g, n, p, k, d, sc ? sc[i] : 0, sz ? sz[i] : -1) < 0)
+				return -1;
+			continue;
 		}
 		if (sz && p->keep != RK_STRETCH) {
 			/* round half up, as the spec says */
@@ -857,10 +903,13 @@ int lower_resize(struct lower *L)
 		xi[k] = idx[k];
 		if (p.same[k])
 			continue;
-		if (p.rt) {
+		if (p.rt || p.sym[k]) {
 			struct tir *in = tir_let(b, "in", tir_dim(b, x->shape.d[k]));
 			struct tir *inf = tir_cast(b, DTYPE_F64, in);
-			struct tir *s = tir_let(b, "scale", resize_rt_scale(L, &p, k));
+			struct tir *s = tir_let(b, "scale", p.rt ? resize_rt_scale(L, &p, k) :
+						p.scale[k] > 0 ? f64(L, p.scale[k]) :
+						tir_bin(b, BIN_DIV, tir_cast(b, DTYPE_F64,
+							tir_dim(b, y->shape.d[k])), inf));
 			struct tir *c = tir_let(b, "c", resize_coord_rt(L, &p, idx[k], s, inf,
 					tir_cast(b, DTYPE_F64, tir_dim(b, y->shape.d[k])), k));
 

@@ -594,7 +594,8 @@ bool window_symbolic(struct graph *g, const struct node *n)
 {
 	const struct value *x;
 
-	if (n->op != OP_CONV || !(x = node_in(g, n, 0)) || !x->has_shape)
+	if ((n->op != OP_CONV && n->op != OP_MAXPOOL && n->op != OP_AVERAGEPOOL) ||
+	    !(x = node_in(g, n, 0)) || !x->has_shape)
 		return false;
 	for (int i = 2; i < x->shape.rank; i++)
 		if (!dim_is_const(x->shape.d[i]))
