@@ -218,7 +218,6 @@ def chain_cases():
                        ("chain_conv_png", encode(pixels(6, 11), "PNG"))):
         out.append((name, m, {"data": np.frombuffer(data, np.uint8)},
                     {"out": reference(m, data)[0]}))
-    # (Resize and the pools take no symbolic spatial axis yet: ops_resize.c, ops_nn.c)
     nodes = [decoder("Grayscale"),
              helper.make_node("Cast", ["image"], ["f"], to=TensorProto.FLOAT),
              helper.make_node("Slice", ["f", "starts", "ends", "axes"], ["crop"]),
@@ -233,6 +232,33 @@ def chain_cases():
     ref = reference(m, data)
     out.append(("chain_slice_webp", m, {"data": np.frombuffer(data, np.uint8)},
                 {"out": ref[0], "mean": ref[1]}))
+    out += resize_cases()
+    return out
+
+
+def resize_cases():
+    """A classifier's preprocessing: the decoded image resized to a constant
+    size (the scale the run's) and max-pooled over its run-time H and W.
+    Its own generator, so that the cases after it draw what they drew."""
+    global rng
+    saved, rng = rng, np.random.default_rng(21)
+    nodes = [decoder(),
+             helper.make_node("Transpose", ["image"], ["chw"], perm=[2, 0, 1]),
+             helper.make_node("Unsqueeze", ["chw", "axes"], ["nchw"]),
+             helper.make_node("Cast", ["nchw"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Resize", ["f", "", "", "sizes"], ["out"], mode="linear"),
+             helper.make_node("MaxPool", ["f"], ["pool"], kernel_shape=[2, 2], strides=[2, 2],
+                              pads=[0, 0, 1, 1])]
+    inits = [numpy_helper.from_array(np.array([0], np.int64), "axes"),
+             numpy_helper.from_array(np.array([1, 3, 8, 8], np.int64), "sizes")]
+    m = model(nodes, [("out", TensorProto.FLOAT), ("pool", TensorProto.FLOAT)], inits)
+    out = []
+    for name, data in (("chain_resize_png", encode(pixels(11, 6), "PNG")),
+                       ("chain_resize_jpeg", encode(pixels(16, 23), "JPEG"))):
+        ref = reference(m, data)
+        out.append((name, m, {"data": np.frombuffer(data, np.uint8)},
+                    {"out": ref[0], "pool": ref[1]}))
+    rng = saved
     return out
 
 
