@@ -96,9 +96,9 @@ else
 fi
 
 # the measuring worker's bench models keep the model's opset: at opset 18
-# a Resize to sizes and a ReduceMean over axes given as an input are
-# measured (a bench model of opset 0 read them as opset 10's and 13's, and
-# "no candidate could be measured")
+# a Resize to sizes (and the ReduceMean after it) is measured (a bench
+# model of opset 0 read the Resize as opset 10's, whose second input is
+# scales, and "no candidate could be measured")
 if ! /usr/bin/python3 -c '
 import sys
 import numpy as np

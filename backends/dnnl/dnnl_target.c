@@ -1080,9 +1080,9 @@ static bool q8_transparent(struct graph *g, const struct partition *p)
 }
 
 /*
- * The values partition q reads from outside that are not one element (its
- * tensor operands, in_op) and those it hands on (read outside q or a graph
- * output, out_op) get a mark of 1 in *vals (values.n entries).
+ * Marks with 1 in vals (values.n entries) the values partition q reads from
+ * outside that are not one element (its tensor operands) and those it hands
+ * on (read outside q, or graph outputs).
  */
 static void q8_boundary(struct graph *g, const struct partition *q, int qi, const int *part_of,
 			const int *producer, char *vals)
@@ -1136,15 +1136,21 @@ static void plan_q8_layouts(struct graph *g, const struct partition *parts, int 
 	char *tp = xcalloc((size_t)(np ? np : 1), 1);
 	char **bound = xcalloc((size_t)(np ? np : 1), sizeof(char *));
 	int *producer = xmalloc(sizeof(int) * (size_t)nv);
-	bool changed = true;
+	bool changed = true, any = false;
 
+	/* nothing to do without an int8 convolution on dnnl */
+	for (int i = 0; i < np && !any; i++)
+		any = parts[i].target->kind == &target_kind_dnnl &&
+		      g->nodes.v[parts[i].nodes[0]].op == OP_QLINEARCONV;
+	if (!any)
+		changed = false;
 	for (int v = 0; v < g->values.n; v++)
 		producer[v] = -1;
 	for (int j = 0; j < g->nodes.n; j++)
 		for (int s = 0; s < g->nodes.v[j].n_out; s++)
 			if (g->nodes.v[j].out[s] >= 0 && !g->nodes.v[j].dead)
 				producer[g->nodes.v[j].out[s]] = j;
-	for (int i = 0; i < np; i++) {
+	for (int i = 0; i < np && any; i++) {
 		const struct node *a = &g->nodes.v[parts[i].nodes[0]];
 
 		if (parts[i].target->kind == &target_kind_dnnl && a->op == OP_QLINEARCONV) {

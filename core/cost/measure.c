@@ -155,8 +155,8 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 		struct indexset all = indexset_new(bg->arena, it->df->n);
 
 		/*
-		 * the opsets, which decide what some ops' inputs mean (Resize's
-		 * scales and sizes, ReduceMean's axes)
+		 * the opsets, which decide what some ops' inputs and defaults
+		 * mean (Resize's scales and sizes, Softmax's axis)
 		 */
 		bg->opset = bg->opset > g->opset ? bg->opset : g->opset;
 		bg->training_opset = bg->training_opset > g->training_opset ? bg->training_opset :

@@ -496,7 +496,10 @@ int window_plan(struct graph *g, struct node *n, const struct shape *x, const in
  */
 int window_plan_sym(struct graph *g, struct node *n, const struct shape *x,
 		    const int64_t *kernel, struct window *w);
-/* Whether node n is a Conv over an input with a symbolic spatial dim. */
+/*
+ * Whether node n is a Conv, MaxPool or AveragePool over an input with a
+ * symbolic spatial dim.
+ */
 bool window_symbolic(struct graph *g, const struct node *n);
 /* cond && 0 <= pos < ext (cond may be NULL). */
 struct tir *lower_inside(struct tir_builder *b, struct tir *cond, struct tir *pos, int64_t ext);
