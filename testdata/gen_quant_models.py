@@ -143,17 +143,23 @@ def chain(out):
     RNG = np.random.default_rng(11)
     tmp = os.path.join(out, "float")
     os.makedirs(tmp, exist_ok=True)
-    onnx.save(resblock_chain(), os.path.join(tmp, "resblock_chain.onnx"))
-    d = os.path.join(out, "resblock_chain_qdq")
+    residual_qdq(out, tmp, "resblock_chain", resblock_chain())
+    os.remove(os.path.join(tmp, "resblock_chain.onnx"))
+    os.rmdir(tmp)
+
+
+def residual_qdq(out, tmp, name, model):
+    """NAME_qdq: the residual CNN model (saved in tmp) by quantize_static, QDQ,
+    per-channel int8 weights, uint8 activations, and its case."""
+    onnx.save(model, os.path.join(tmp, name + ".onnx"))
+    d = os.path.join(out, name + "_qdq")
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "model.onnx")
-    quantize_static(os.path.join(tmp, "resblock_chain.onnx"), path, Reader(8, (1, 3, 15, 15)),
+    quantize_static(os.path.join(tmp, name + ".onnx"), path, Reader(8, (1, 3, 15, 15)),
                     quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     save_case(d, path, RNG.standard_normal((1, 3, 15, 15)).astype(np.float32),
               output_scale(onnx.load(path)) + 1e-6)
-    os.remove(os.path.join(tmp, "resblock_chain.onnx"))
-    os.rmdir(tmp)
 
 
 def mlp():
@@ -341,15 +347,7 @@ def main():
     quantize_static(os.path.join(tmp, "cnn.onnx"), path, Reader(8), quant_format=QuantFormat.QDQ,
                     per_channel=False)
     save_case(d, path, x, output_scale(onnx.load(path)) + 1e-6)
-    onnx.save(resblock(), os.path.join(tmp, "resblock.onnx"))
-    d = os.path.join(out, "resblock_qdq")
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    quantize_static(os.path.join(tmp, "resblock.onnx"), path, Reader(8, (1, 3, 15, 15)),
-                    quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    save_case(d, path, RNG.standard_normal((1, 3, 15, 15)).astype(np.float32),
-              output_scale(onnx.load(path)) + 1e-6)
+    residual_qdq(out, tmp, "resblock", resblock())
     rng = np.random.default_rng(5)
     for name, t, ash, bsh in (("u8", TensorProto.UINT8, (3, 1001), (3, 1001)),
                               ("s8", TensorProto.INT8, (7, 333), (7, 333)),

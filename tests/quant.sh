@@ -324,47 +324,50 @@ else
 			echo "ok   quant/dnnl-qmatmul-placed/$n"
 		fi
 	done
-	# resblock_qdq's second convolution hands its uint8 output (r1) to the
-	# third only: it stays channels-last between them (--dump-ir says so),
-	# and a run reorders activations three times (x into the first
-	# convolution, its output back to plain for the residual Add, the last
-	# output), not five
-	if [ $vnni = 1 ]; then
-		o="$T/qconv_layout"
-		if ! "$COLLAGEC" compile --target dnnl,c --search none -q \
-			testdata/quant/resblock_qdq/model.onnx -o "$o.so" --dump-ir "$o.ir" 2>"$o.err"; then
-			echo "FAIL quant/dnnl-qconv-channels-last: compile: $(head -n 1 "$o.err")"
-		elif ! grep -q "reads 'r1_QuantizeLinear_Output' in dnnl's layout 1" "$o.ir"/*; then
-			echo "FAIL quant/dnnl-qconv-channels-last: r1 is not channels-last"
-		elif ! ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$COLLAGEC" run "$o.so" >"$o.log" 2>&1; then
-			echo "FAIL quant/dnnl-qconv-channels-last: run: $(tail -n 1 "$o.log")"
-		elif [ "$(grep 'exec,cpu,reorder' "$o.log" | grep -c 'src_u8.*,1x7x15x15,')" != 3 ]; then
-			echo "FAIL quant/dnnl-qconv-channels-last: $(grep 'exec,cpu,reorder' "$o.log" |
-				grep -c 'src_u8.*,1x7x15x15,') activation reorders, expected 3"
-		else
-			echo "ok   quant/dnnl-qconv-channels-last"
+	# channels_last NAME MODEL WHAT REORDERS PATTERN...: compiled for
+	# dnnl,c, MODEL's --dump-ir lowering shows what PATTERN... (a grep
+	# pipeline's patterns, in turn) finds, and a run matches ONNX Runtime
+	# with REORDERS reorders of 1x7x15x15 uint8 activations
+	channels_last() {
+		n=$1 m=testdata/quant/$2 what=$3 want=$4 o="$T/qconv_$1"
+		shift 4
+		if ! "$COLLAGEC" compile --target dnnl,c --search none -q "$m/model.onnx" \
+			-o "$o.so" --dump-ir "$o.ir" 2>"$o.err"; then
+			echo "FAIL quant/$n: compile: $(head -n 1 "$o.err")"
+			return
 		fi
+		cat "$o.ir"/*lower* >"$o.found"
+		for p in "$@"; do
+			grep -A3 "$p" "$o.found" >"$o.next"
+			mv "$o.next" "$o.found"
+		done
+		if ! [ -s "$o.found" ]; then
+			echo "FAIL quant/$n: $what is not channels-last"
+		elif ! ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$COLLAGEC" run "$o.so" \
+			--check "$m/test_data_set_0" --atol "$(cat "$m/atol")" >"$o.log" 2>&1; then
+			echo "FAIL quant/$n: run: $(tail -n 1 "$o.log")"
+		elif [ "$(grep 'exec,cpu,reorder' "$o.log" | grep -c 'src_u8.*,1x7x15x15,')" != "$want" ]
+		then
+			echo "FAIL quant/$n: $(grep 'exec,cpu,reorder' "$o.log" |
+				grep -c 'src_u8.*,1x7x15x15,') activation reorders, expected $want"
+		else
+			echo "ok   quant/$n"
+		fi
+	}
+	if [ $vnni = 1 ]; then
+		# resblock_qdq's second convolution hands its uint8 output (r1)
+		# to the third only: it stays channels-last between them, and a
+		# run reorders activations three times (x into the first
+		# convolution, its output back to plain for the residual Add,
+		# the last output), not five
+		channels_last dnnl-qconv-channels-last resblock_qdq r1 3 \
+			"reads 'r1_QuantizeLinear_Output' in dnnl's layout 1"
 		# resblock_chain_qdq: the residual Add (QLinearAdd on c) reads
 		# both operands and writes its result channels-last, as the Conv
 		# after it reads it, so a run reorders activations once (x into
-		# the first convolution), not five times, and matches ONNX
-		# Runtime
-		o="$T/qconv_chain"
-		m=testdata/quant/resblock_chain_qdq
-		if ! "$COLLAGEC" compile --target dnnl,c --search none -q "$m/model.onnx" \
-			-o "$o.so" --dump-ir "$o.ir" 2>"$o.err"; then
-			echo "FAIL quant/dnnl-qconv-channels-last-add: compile: $(head -n 1 "$o.err")"
-		elif ! grep -A3 "^// partition .* on c: .*residual(Add)" "$o.ir"/*lower* |
-			grep -q "writes 'r2_QuantizeLinear_Output' in dnnl's layout 1"; then
-			echo "FAIL quant/dnnl-qconv-channels-last-add: the Add's result is not channels-last"
-		elif ! ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$COLLAGEC" run "$o.so" \
-			--check "$m/test_data_set_0" --atol "$(cat "$m/atol")" >"$o.log" 2>&1; then
-			echo "FAIL quant/dnnl-qconv-channels-last-add: run: $(tail -n 1 "$o.log")"
-		elif [ "$(grep 'exec,cpu,reorder' "$o.log" | grep -c 'src_u8.*,1x7x15x15,')" != 1 ]; then
-			echo "FAIL quant/dnnl-qconv-channels-last-add: $(grep 'exec,cpu,reorder' "$o.log" |
-				grep -c 'src_u8.*,1x7x15x15,') activation reorders, expected 1"
-		else
-			echo "ok   quant/dnnl-qconv-channels-last-add"
-		fi
+		# the first convolution), not five times
+		channels_last dnnl-qconv-channels-last-add resblock_chain_qdq "the Add's result" 1 \
+			"^// partition .* on c: .*residual(Add)" \
+			"writes 'r2_QuantizeLinear_Output' in dnnl's layout 1"
 	fi
 fi
