@@ -250,6 +250,23 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 				}
 			}
 		}
+		/*
+		 * the data symbols the item's nodes bind when they run (a
+		 * NonZero's count), on their values here: else the bench model
+		 * expects them of its inputs ("symbol 'i[1]' is not bound")
+		 */
+		for (int d = 0; d < g->sym_data.n; d++) {
+			struct sym_data sd = g->sym_data.v[d];
+			bool seen = false;
+
+			if (!local[sd.value] || (bg->values.v[local[sd.value] - 1].flags & VALUE_INPUT))
+				continue;
+			for (int e = 0; e < bg->sym_data.n && !seen; e++)
+				seen = bg->sym_data.v[e].sym == sd.sym;
+			sd.value = local[sd.value] - 1;
+			if (!seen)
+				vec_push(&bg->sym_data, sd);
+		}
 	}
 	return bg;
 }
@@ -633,8 +650,10 @@ static int bench_open(struct measure *m, struct batch *b, struct bench *w,
 		    w->lib.get_output(w->mod, o, &data, &dims, &rank) != COLLAGEC_OK)
 			return -1;
 		ok = rank == info.rank;
+		/* (a dim the run decides, a NonZero's count, is -1 in bd: any) */
 		for (int k = 0; k < rank && ok; k++)
-			ok = dims[k] == (info.dims[k] < 0 ? bd->out[o][k] : info.dims[k]);
+			ok = info.dims[k] < 0 ? bd->out[o][k] < 0 || dims[k] == bd->out[o][k] :
+			     dims[k] == info.dims[k];
 		if (!ok)
 			res[out_item ? out_item[o] : 0] = -1;
 	}
@@ -826,8 +845,11 @@ static void dims_of(struct graph *bg, struct bench_dims *bd)
 		for (int k = 0; k < bg->values.v[bg->inputs.v[i]].shape.rank; k++)
 			bd->in[i][k] = cost_dim_at(bg, bg->values.v[bg->inputs.v[i]].shape.d[k]);
 	for (int o = 0; o < bg->outputs.n; o++)
-		for (int k = 0; k < bg->values.v[bg->outputs.v[o]].shape.rank; k++)
-			bd->out[o][k] = cost_dim_at(bg, bg->values.v[bg->outputs.v[o]].shape.d[k]);
+		for (int k = 0; k < bg->values.v[bg->outputs.v[o]].shape.rank; k++) {
+			struct dim d = bg->values.v[bg->outputs.v[o]].shape.d[k];
+
+			bd->out[o][k] = graph_dim_late(bg, d) ? -1 : cost_dim_at(bg, d);
+		}
 }
 
 /*
