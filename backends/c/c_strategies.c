@@ -2232,11 +2232,6 @@ static struct ci_io ci_io(struct lower *L)
 	return io;
 }
 
-/* Whether v has one element, in a static shape. */
-static bool ci_one(const struct value *v)
-{
-	return v->has_shape && shape_is_static(&v->shape) && shape_numel_static(&v->shape) == 1;
-}
 
 /* Input i if the node has it, else NULL. */
 static const struct value *ci_opt(struct lower *L, int i)
@@ -2265,7 +2260,7 @@ static bool cigemm_ok(struct lower *L)
 		return false;
 	if (batch_is_one(&mg.batch_a))
 		return true;
-	return (!az || ci_one(az)) && (!io.ql || ci_one(lower_in(L, 1)));
+	return (!az || value_one_element(az)) && (!io.ql || value_one_element(lower_in(L, 1)));
 }
 
 static struct tir *cond_cigemm(struct lower *L)
@@ -2329,7 +2324,7 @@ static int32_t *ci_sums_at(struct lower *L, const struct value *bv, const struct
 				 sizeof(int32_t) * (size_t)(groups * 2 * np * CI_NR));
 	bool sgn = bv->dtype == DTYPE_I8;
 	const uint8_t *src = bv->data, *z = bz ? bz->data : NULL;
-	bool per = bz && !ci_one(bz);
+	bool per = bz && !value_one_element(bz);
 
 	for (int64_t g = 0; g < groups; g++)
 		for (int64_t j = 0; j < N; j++) {
@@ -2359,7 +2354,7 @@ static struct tir *ci_vec(struct lower *L, int i, struct tir **stride)
 {
 	const struct value *v = ci_opt(L, i);
 
-	*stride = tir_int(L->b, v && !ci_one(v));
+	*stride = tir_int(L->b, v && !value_one_element(v));
 	return v ? tir_addr(L->b, L->in[i], tir_int(L->b, 0)) : tir_int(L->b, 0);
 }
 
@@ -2592,8 +2587,8 @@ static struct tir *cond_quant_u8(struct lower *L)
 {
 	const struct value *x = lower_in(L, 0), *s = lower_in(L, 1), *z = ci_opt(L, 2);
 
-	return strategy_static(L, x->dtype == DTYPE_F32 && s->dtype == DTYPE_F32 && ci_one(s) &&
-			       (!z || ci_one(z)) && lower_out(L, 0)->dtype == DTYPE_U8 &&
+	return strategy_static(L, x->dtype == DTYPE_F32 && s->dtype == DTYPE_F32 && value_one_element(s) &&
+			       (!z || value_one_element(z)) && lower_out(L, 0)->dtype == DTYPE_U8 &&
 			       !node_attr_int(L->n, "block_size", 0) && L->in[0]->index >= 0);
 }
 
@@ -2668,7 +2663,8 @@ static bool qadd_operand(struct lower *L, int i)
 {
 	const struct value *v = lower_in(L, i);
 
-	return L->in[i]->index >= 0 && (ci_one(v) || shape_eq(&v->shape, &lower_out(L, 0)->shape));
+	return L->in[i]->index >= 0 &&
+	       (value_one_element(v) || shape_eq(&v->shape, &lower_out(L, 0)->shape));
 }
 
 static struct tir *cond_qadd(struct lower *L)

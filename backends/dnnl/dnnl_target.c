@@ -1030,12 +1030,6 @@ static int blocked_candidate(struct graph *g, const struct partition *p)
 	return v;
 }
 
-/* Whether value v holds one element (a scalar scale, zero point or constant). */
-static bool one_element(const struct value *v)
-{
-	return shape_is_static(&v->shape) && shape_numel_static(&v->shape) == 1;
-}
-
 /* Whether node j of the graph belongs to partition q (part_of: every partition). */
 static bool in_part(const int *part_of, int j, int q)
 {
@@ -1069,7 +1063,7 @@ static bool q8_transparent(struct graph *g, const struct partition *p)
 		for (int s = 0; s < n->n_in; s++) {
 			const struct value *x = n->in[s] >= 0 ? &g->values.v[n->in[s]] : NULL;
 
-			if (x && !one_element(x) && !shape_eq(&x->shape, ref))
+			if (x && !value_one_element(x) && !shape_eq(&x->shape, ref))
 				return false;
 		}
 		for (int s = 0; s < n->n_out; s++)
@@ -1094,7 +1088,7 @@ static void q8_boundary(struct graph *g, const struct partition *q, int qi, cons
 			int v = n->in[s];
 
 			if (v >= 0 && !in_part(part_of, producer[v], qi) &&
-			    !one_element(&g->values.v[v]))
+			    !value_one_element(&g->values.v[v]))
 				vals[v] = 1;
 		}
 		for (int s = 0; s < n->n_out; s++)

@@ -354,6 +354,11 @@ bool graph_sym_late(struct graph *g, int s)
 	return false;
 }
 
+bool value_one_element(const struct value *v)
+{
+	return v->has_shape && shape_is_static(&v->shape) && shape_numel_static(&v->shape) == 1;
+}
+
 bool graph_shape_late(struct graph *g, const struct shape *s)
 {
 	for (int k = 0; k < s->rank; k++)

@@ -457,6 +457,8 @@ bool graph_dim_late(struct graph *g, struct dim d);
 int *graph_count_readers(const struct graph *g);
 /* Whether a dim of s mentions a late symbol (its value needs run-time allocation). */
 bool graph_shape_late(struct graph *g, const struct shape *s);
+/* Whether v has a known static shape of one element (a per-tensor scale, a scalar). */
+bool value_one_element(const struct value *v);
 /* Records that node n assumes a <= b of the symbols' run-time values. */
 void graph_add_check(struct graph *g, const struct node *n, struct dim a, struct dim b);
 /* Records that node n assumes a == b. */

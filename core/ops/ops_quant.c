@@ -74,11 +74,6 @@ static void q_range(enum dtype t, double *lo, double *hi)
 	}
 }
 
-/* Whether v has exactly one element (a per-tensor parameter). */
-static bool is_one(const struct value *v)
-{
-	return v->has_shape && shape_is_static(&v->shape) && shape_numel_static(&v->shape) == 1;
-}
 
 static int q_type_error(struct graph *g, struct node *n, int i, enum dtype t, const char *want)
 {
@@ -95,7 +90,7 @@ static int check_vec(struct graph *g, struct node *n, int i, struct dim d, const
 {
 	const struct value *v = node_in(g, n, i);
 
-	if (!v || is_one(v) || (v->shape.rank == 1 && dim_eq(v->shape.d[0], d)))
+	if (!v || value_one_element(v) || (v->shape.rank == 1 && dim_eq(v->shape.d[0], d)))
 		return 0;
 	diag_error(g->ctx, "%s: input %d ('%s') must have one element or one per %s",
 		   node_loc(g, n), i, v->name, what);
@@ -107,7 +102,7 @@ static int check_one(struct graph *g, struct node *n, int i)
 {
 	const struct value *v = node_in(g, n, i);
 
-	if (!v || is_one(v))
+	if (!v || value_one_element(v))
 		return 0;
 	diag_error(g->ctx, "%s: input %d ('%s') must have one element", node_loc(g, n), i,
 		   v->name);
@@ -133,7 +128,7 @@ static int infer_qparams(struct graph *g, struct node *n, const struct value *x)
 	if (!dtype_is_float(s->dtype))
 		return q_type_error(g, n, 1, s->dtype, "a float type");
 	if (zp && (!zp->has_shape || (!shape_eq(&zp->shape, &s->shape) &&
-				      !(is_one(zp) && is_one(s))))) {
+				      !(value_one_element(zp) && value_one_element(s))))) {
 		diag_error(g->ctx, "%s: the zero point's shape differs from the scale's",
 			   node_loc(g, n));
 		return -1;
@@ -143,7 +138,7 @@ static int infer_qparams(struct graph *g, struct node *n, const struct value *x)
 			   (long long)block);
 		return -1;
 	}
-	if (is_one(s) && block == 0)
+	if (value_one_element(s) && block == 0)
 		return 0;
 	if ((axis = infer_axis(g, n, node_attr_int(n, "axis", 1), x->shape.rank)) < 0)
 		return -1;
@@ -483,7 +478,7 @@ static struct tir *qparam_offset(struct lower *L, const struct value *x, struct 
 	int64_t axis = node_attr_int(L->n, "axis", 1);
 	struct tir *si[MAX_RANK];
 
-	if (is_one(s) && block == 0)
+	if (value_one_element(s) && block == 0)
 		return tir_int(L->b, 0);
 	if (axis < 0)
 		axis += x->shape.rank;
@@ -509,7 +504,7 @@ static int lower_qdq_f8(struct lower *L, bool quant)
 	int64_t axis = node_attr_int(L->n, "axis", 1);
 	struct tir *args[14], *inner = tir_int(b, 1), *d = tir_int(b, 1);
 
-	if (!is_one(s) || block) {
+	if (!value_one_element(s) || block) {
 		if (axis < 0)
 			axis += x->shape.rank;
 		d = tir_dim(b, x->shape.d[axis]);
@@ -622,7 +617,7 @@ int lower_dynquantize(struct lower *L)
 /* Input i (a per-tensor or 1-D parameter) at position pos of its dim. */
 static struct tir *vec_at(struct lower *L, int i, struct tir *pos)
 {
-	return tir_load(L->b, L->in[i], is_one(lower_in(L, i)) ? tir_int(L->b, 0) : pos);
+	return tir_load(L->b, L->in[i], value_one_element(lower_in(L, i)) ? tir_int(L->b, 0) : pos);
 }
 
 /* acc * (sa * sb / sy) rounded, plus the zero point yz, saturated: QLinear*'s output. */
@@ -656,10 +651,10 @@ int lower_qmatmul(struct lower *L)
 	oa = tir_add(b, oa, tir_add(b, tir_mul(b, idx[r], tir_dim(b, mg.K)), k));
 	ob = tir_add(b, ob, tir_add(b, tir_mul(b, k, tir_dim(b, mg.N)), idx[r + 1]));
 	av = minus_zp(L, tir_load(b, L->in[ia], oa), iaz,
-		      iaz < L->n->n_in && L->in[iaz] && !is_one(lower_in(L, iaz)) ? idx[r]
+		      iaz < L->n->n_in && L->in[iaz] && !value_one_element(lower_in(L, iaz)) ? idx[r]
 		      : tir_int(b, 0));
 	bv = minus_zp(L, tir_load(b, L->in[ib], ob), ibz,
-		      ibz < L->n->n_in && L->in[ibz] && !is_one(lower_in(L, ibz)) ? idx[r + 1]
+		      ibz < L->n->n_in && L->in[ibz] && !value_one_element(lower_in(L, ibz)) ? idx[r + 1]
 		      : tir_int(b, 0));
 	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, av, bv)));
 	tir_end(b);
@@ -706,7 +701,7 @@ int lower_qconv(struct lower *L)
 	xv = minus_zp(L, tir_load(b, L->in[ix], lower_offset(L, &x->shape, xi)), ixz,
 		      tir_int(b, 0));
 	wv = minus_zp(L, tir_load(b, L->in[iw], lower_offset(L, &wt->shape, wi)), iwz,
-		      iwz < L->n->n_in && L->in[iwz] && !is_one(lower_in(L, iwz)) ? oi[1]
+		      iwz < L->n->n_in && L->in[iwz] && !value_one_element(lower_in(L, iwz)) ? oi[1]
 		      : tir_int(b, 0));
 	tir_assign(b, acc, tir_add(b, acc, tir_mul(b, xv, wv)));
 	if (cond)
