@@ -69,6 +69,17 @@ void indexset_or_into(struct indexset *x, const struct indexset *y)
 		x->w[i] |= y->w[i];
 }
 
+void indexset_assign(struct indexset *x, const struct indexset *y)
+{
+	same_size(x, y);
+	memcpy(x->w, y->w, sizeof(uint64_t) * (size_t)words(x->n));
+}
+
+void indexset_clear(struct indexset *s)
+{
+	memset(s->w, 0, sizeof(uint64_t) * (size_t)words(s->n));
+}
+
 bool indexset_disjoint(const struct indexset *x, const struct indexset *y)
 {
 	return !indexset_intersects(x, y);

@@ -37,8 +37,10 @@ static inline void indexset_del(struct indexset *s, int i)
 struct indexset indexset_or(struct arena *a, const struct indexset *x, const struct indexset *y);
 struct indexset indexset_and(struct arena *a, const struct indexset *x, const struct indexset *y);
 struct indexset indexset_sub(struct arena *a, const struct indexset *x, const struct indexset *y);
-/* In place: x |= y. */
+/* In place: x |= y; x = y; s = {}. */
 void indexset_or_into(struct indexset *x, const struct indexset *y);
+void indexset_assign(struct indexset *x, const struct indexset *y);
+void indexset_clear(struct indexset *s);
 bool indexset_disjoint(const struct indexset *x, const struct indexset *y);
 bool indexset_intersects(const struct indexset *x, const struct indexset *y);
 bool indexset_subset(const struct indexset *x, const struct indexset *y);	/* x in y */
