@@ -271,6 +271,15 @@ static _Atomic int rt_handles;
 
 static void rt_par_stop(void);
 
+/* rt_on_last_close's hooks: added at load only (constructors), so unlocked */
+static struct rt_close_hook *rt_close_hooks;
+
+void rt_on_last_close(struct rt_close_hook *h)
+{
+	h->next = rt_close_hooks;
+	rt_close_hooks = h;
+}
+
 static void weights_give(void)
 {
 	if (!rt_desc.weights_file)
@@ -603,8 +612,11 @@ void rt_api_close(collagec_model *m)
 	free(m->arena);
 	free(m);
 	weights_give();
-	if (counted && atomic_fetch_sub(&rt_handles, 1) == 1)
+	if (counted && atomic_fetch_sub(&rt_handles, 1) == 1) {
 		rt_par_stop();
+		for (struct rt_close_hook *h = rt_close_hooks; h; h = h->next)
+			h->fn();
+	}
 }
 
 int rt_api_num_inputs(const collagec_model *m)

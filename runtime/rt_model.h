@@ -303,6 +303,20 @@ void *rt_run_model(unsigned char **arena, int64_t *arena_bytes) __attribute__((v
 int rt_model_const(const char *name, const void **data, int64_t *bytes) __attribute__((visibility("hidden")));
 
 /*
+ * What a backend's module holds for the process rather than for a handle
+ * (dnnl's primitives and reordered weights, in its kernels' static caches)
+ * goes when the last open handle closes: the module registers a hook from
+ * a constructor (at load, before any open), and rt_api_close runs every
+ * hook's fn after the last handle is gone. Models stay loaded once opened
+ * (RTLD_NODELETE), so without it a closed model kept all of that.
+ */
+struct rt_close_hook {
+	void (*fn)(void);
+	struct rt_close_hook *next;
+};
+void rt_on_last_close(struct rt_close_hook *h) __attribute__((visibility("hidden")));
+
+/*
  * A constant the model makes when it opens, into memory the handle owns
  * (freed at close), from another in rt_weights: a backend's packed or
  * transformed weights where the blob holds the weights as they are

@@ -562,6 +562,14 @@ else
 	done
 	verdict dnnl/shapes-one-handle
 
+	# closing the last handle gives back the kernels' primitives and
+	# reordered weights (rt_dnnl_release_all): mm_big_w's 2 MiB of weights
+	# reordered, at most 1 MiB left (oneDNN's engine, its primitive cache),
+	# and open, run, close twice more neither grows it nor changes an output
+	[ -n "$why" ] || "$D/shapes" -reopen 1048576 "$D/mm_big_w.dnnl.so" 2 5 2 5 3 1 \
+		>"$T/out" 2>&1 || bad "$(head -n 1 "$T/out")"
+	verdict dnnl/close-releases-caches
+
 	# and it makes them once per size: the primitives oneDNN creates (its
 	# verbose level 2) for N=2,5,2,5,2 are those for N=2,5; each run reorders
 	# its edges alone: chain_blocked's input (at most 1 reorder a run: none

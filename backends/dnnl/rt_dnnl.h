@@ -175,6 +175,8 @@ struct rt_dnnl_cache {
 	struct rt_dnnl_wei wei[RT_DNNL_MAX_SHAPES];	/* reordered weights, shared */
 	int last;			/* the entry used last */
 	int next;			/* the entry a new key takes */
+	int listed;			/* in rt_dnnl.caches */
+	struct rt_dnnl_cache *more;	/* the next in rt_dnnl.caches */
 };
 
 static struct {
@@ -185,7 +187,8 @@ static struct {
 	size_t pad_size;
 	float *ws;			/* the Winograd convolutions' V and O, shared */
 	size_t ws_size;			/* its floats */
-} rt_dnnl = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, 0, NULL, 0 };
+	struct rt_dnnl_cache *caches;	/* those with entries: released at the last close */
+} rt_dnnl = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, 0, NULL, 0, NULL };
 
 /*
  * Creates primitive descriptor *pd of op desc with attr (NULL: none), its
@@ -697,6 +700,11 @@ static int rt_dnnl_cached(struct rt_dnnl_cache *c, const int64_t *key, int n,
 			return 1;
 		}
 	}
+	if (!c->listed) {
+		c->listed = 1;
+		c->more = rt_dnnl.caches;
+		rt_dnnl.caches = c;
+	}
 	c->last = c->next;
 	c->next = (c->next + 1) % RT_DNNL_MAX_SHAPES;
 	e = &c->e[c->last];
@@ -705,6 +713,39 @@ static int rt_dnnl_cached(struct rt_dnnl_cache *c, const int64_t *key, int n,
 	e->nkey = n;
 	*k = e;
 	return 0;
+}
+
+/*
+ * When the model's last handle closes (rt_on_last_close): every cache's
+ * primitives and reordered weights, and the shared scratch buffers, go. A
+ * model opened again makes them anew; a BERT-Base keeps about its weights'
+ * bytes here, which a closed model held until the process ended. Each
+ * file of kernels has its own caches and registers its own hook.
+ */
+static void rt_dnnl_release_all(void)
+{
+	pthread_mutex_lock(&rt_dnnl.lock);
+	for (struct rt_dnnl_cache *c = rt_dnnl.caches, *more; c; c = more) {
+		more = c->more;
+		for (int i = 0; i < RT_DNNL_MAX_SHAPES; i++)
+			rt_dnnl_release(&c->e[i]);
+		memset(c, 0, sizeof(*c));
+	}
+	rt_dnnl.caches = NULL;
+	free(rt_dnnl.pad);
+	rt_dnnl.pad = NULL;
+	rt_dnnl.pad_size = 0;
+	free(rt_dnnl.ws);
+	rt_dnnl.ws = NULL;
+	rt_dnnl.ws_size = 0;
+	pthread_mutex_unlock(&rt_dnnl.lock);
+}
+
+static struct rt_close_hook rt_dnnl_close_hook = { rt_dnnl_release_all, NULL };
+
+__attribute__((constructor)) static void rt_dnnl_hook(void)
+{
+	rt_on_last_close(&rt_dnnl_close_hook);
 }
 
 /* Locks, sets OpenMP's thread count to nt; returns the one to restore. */

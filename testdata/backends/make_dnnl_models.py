@@ -359,6 +359,17 @@ def gap_blocked(outdir, rng):
          ["dnnl.pool", "dnnl.conv_act"])
 
 
+def big_weights(outdir, rng):
+    # a MatMul whose weights oneDNN reorders (2 MiB) over a symbolic batch:
+    # dnnl_shapes -reopen checks that closing the model gives them back
+    a, w = u(rng, (3, 512)), u(rng, (512, 1024))
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+             helper.make_node("Relu", ["t"], ["y"], name="relu")]
+    save(outdir, "mm_big_w", nodes, [vinfo("a", ["N", 512])], [vinfo("y", ["N", 1024])],
+         {"a": a}, {"y": np.maximum(f64(a) @ f64(w), 0)}, [("w", w)], "MatMul",
+         ["dnnl.matmul_act"])
+
+
 def norms(outdir, rng):
     # BatchNormalization over a symbolic batch, its parameters constants
     x = u(rng, (3, 4, 5, 5))
@@ -927,6 +938,7 @@ def main():
     padded_chain(sys.argv[1], rng)
     winograds(sys.argv[1], rng)
     gap_blocked(sys.argv[1], rng)
+    big_weights(sys.argv[1], rng)
 
 
 if __name__ == "__main__":
