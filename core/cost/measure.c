@@ -607,6 +607,7 @@ static int bench_open(struct measure *m, struct batch *b, struct bench *w,
 		int64_t dims[8], n = 1;
 		size_t es, bytes;
 		unsigned char *buf;
+		enum dtype t;
 
 		if (w->lib.input_info(w->mod, i, &info) != COLLAGEC_OK || info.rank > 8)
 			return -1;
@@ -615,8 +616,9 @@ static int bench_open(struct measure *m, struct batch *b, struct bench *w,
 			if (dims[k] > DIM_LIMIT || __builtin_mul_overflow(n, dims[k], &n))
 				return -1;
 		}
-		/* room for the widest element: integers and bools stay 0 */
-		es = 8;
+		/* integers and bools stay 0; strings and unknown types get 8 bytes */
+		t = dtype_from_onnx((int)info.dtype);
+		es = t == DTYPE_UNDEF || dtype_is_string(t) ? 8 : dtype_size(t);
 		/* aligned like the model's own arena (RT_ALIGN), zeroed */
 		bytes = ((size_t)(n ? n : 1) * es + 63) / 64 * 64;
 		buf = aligned_alloc(64, bytes);
