@@ -27,10 +27,43 @@
 #define RT_WEIGHTS_HEADER 4096
 
 /*
+ * A 2-D constant transposed: src [p[1], p[2]] of p[0]-byte elements (1, 2,
+ * 4 or 8) into dst [p[2], p[1]], in 32 x 32 blocks. How a compiled model
+ * makes a weight that a kernel reads transposed (GPT-2's tied embedding,
+ * MatMul(h, Transpose(wte)), whose Gather reads it as it is) when it opens,
+ * rather than every run or stored twice (a derived constant, "transpose2";
+ * core/passes/pass_fold.c), and how the compiler makes it first.
+ */
+static inline void rt_transpose2(const void *src, void *dst, const int64_t *p)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	unsigned char *d = (unsigned char *)dst;
+	int64_t es = p[0], r = p[1], c = p[2];
+
+	for (int64_t i0 = 0; i0 < r; i0 += 32)
+		for (int64_t j0 = 0; j0 < c; j0 += 32) {
+			int64_t i1 = i0 + 32 < r ? i0 + 32 : r, j1 = j0 + 32 < c ? j0 + 32 : c;
+
+			for (int64_t j = j0; j < j1; j++)
+				for (int64_t i = i0; i < i1; i++) {
+					const unsigned char *from = s + (i * c + j) * es;
+					unsigned char *to = d + (j * r + i) * es;
+
+					switch (es) {
+					case 1: *to = *from; break;
+					case 2: __builtin_memcpy(to, from, 2); break;
+					case 4: __builtin_memcpy(to, from, 4); break;
+					default: __builtin_memcpy(to, from, 8); break;
+					}
+				}
+		}
+}
+
+/*
  * Plans n tensors; sizes in bytes (0 = not in the arena). Writes offsets,
  * returns the arena size. order is scratch space for n ints.
  */
-static int64_t rt_plan(int n, const int64_t *sizes, const int *first, const int *last,
+static inline int64_t rt_plan(int n, const int64_t *sizes, const int *first, const int *last,
 		       int64_t *offsets, int *order)
 {
 	int64_t arena = 0;

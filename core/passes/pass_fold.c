@@ -9,7 +9,11 @@
  * that those of their weights fold here. A float16 or bfloat16 constant
  * widened to float32 is a derived constant that the compiled model makes
  * again when it opens (rt_widen16, runtime/rt_half.h), so that OUT.so
- * stores the 16-bit weights, not twice their bytes (core/emit/plan.c).
+ * stores the 16-bit weights, not twice their bytes (core/emit/plan.c). So
+ * is a 2-D Transpose of a constant, of any size (rt_transpose2,
+ * runtime/rt_plan.h): GPT-2's MatMul(h, Transpose(wte)), whose Gather
+ * reads wte as it is, transposed 154 MB every run (31 ms of 185), and
+ * folding it as data would have stored both.
  */
 #include "passes.h"
 #include "../ops/ops.h"
@@ -17,9 +21,31 @@
 #include <string.h>
 
 #include "../../runtime/rt_half.h"
+#include "../../runtime/rt_plan.h"
 
 /* Outputs larger than this stay run-time kernels (the interpreter is slow). */
 #define FOLD_LIMIT (INT64_C(1) << 22)
+
+/* Widened or transposed constants under this many bytes stay plain (a pack each costs more). */
+#define DERIVE_OPEN_MIN 4096
+
+/*
+ * Whether n transposes a 2-D constant of at least DERIVE_OPEN_MIN bytes
+ * whose elements are whole bytes: a derived constant (rt_transpose2).
+ */
+static bool transposed_const(struct graph *g, const struct node *n)
+{
+	const struct value *x = n->op == OP_TRANSPOSE ? node_in(g, n, 0) : NULL;
+	const int64_t *perm;
+	int np;
+
+	if (!x || !x->data || !x->has_shape || x->shape.rank != 2 || !shape_is_static(&x->shape) ||
+	    dtype_is_string(x->dtype) || dtype_is_subbyte(x->dtype) ||
+	    (size_t)shape_numel_static(&x->shape) * dtype_size(x->dtype) < DERIVE_OPEN_MIN)
+		return false;
+	np = node_attr_ints(n, "perm", &perm);
+	return np < 0 || (np == 2 && perm[0] == 1 && perm[1] == 0);
+}
 
 static bool foldable(struct graph *g, const struct node *n)
 {
@@ -28,6 +54,8 @@ static bool foldable(struct graph *g, const struct node *n)
 	/* a random op gives new values per run, or by a key the folder has not */
 	if (op_is_random(g, n))
 		return false;
+	if (transposed_const(g, n))
+		return true;	/* any size: made, not interpreted (fold_out) */
 	for (int i = 0; i < n->n_out; i++) {
 		struct value *v = node_out(g, n, i);
 
@@ -46,31 +74,42 @@ static bool foldable(struct graph *g, const struct node *n)
 	return true;
 }
 
-/* Widened constants under this many bytes stay plain (a pack each costs more). */
-#define WIDEN_OPEN_MIN 4096
-
 /*
  * Where n's output goes: for a Cast of a float16 or bfloat16 constant to
- * float32 (*widened), a derived constant of the source, filled here by
- * rt_widen16 as the compiled model fills it at open; otherwise fresh arena
- * memory (*widened false) for the interpreter.
+ * float32 or a 2-D Transpose of a constant (transposed_const), a derived
+ * constant of the source, filled here (*derived) by rt_widen16 or
+ * rt_transpose2 as the compiled model fills it at open; otherwise fresh
+ * arena memory (*derived false) for the interpreter.
  */
 static void *fold_out(struct graph *g, const struct node *n, const struct value *v,
-		      size_t bytes, bool *widened)
+		      size_t bytes, bool *derived)
 {
-	const struct value *x = n->op == OP_CAST ? node_in(g, n, 0) : NULL;
-	int64_t p[2] = { x && x->dtype == DTYPE_BF16, (int64_t)(bytes / 4) };
+	const struct value *x = node_in(g, n, 0);
 	void *data;
 	bool fresh;
 
-	*widened = x && (x->dtype == DTYPE_F16 || x->dtype == DTYPE_BF16) &&
-		   v->dtype == DTYPE_F32 && bytes >= WIDEN_OPEN_MIN && !graph_derived_of(g, x->data);
-	if (!*widened)
+	if (transposed_const(g, n)) {
+		int64_t p[3] = { (int64_t)dtype_size(x->dtype), x->shape.d[0].c, x->shape.d[1].c };
+
+		*derived = true;
+		data = graph_derived_const(g, x->data, "transpose2", p, 3, bytes, &fresh);
+		if (fresh)
+			rt_transpose2(x->data, data, p);
+		graph_derived_open(g, data, "rt_transpose2");
+		return data;
+	}
+	*derived = n->op == OP_CAST && (x->dtype == DTYPE_F16 || x->dtype == DTYPE_BF16) &&
+		   v->dtype == DTYPE_F32 && bytes >= DERIVE_OPEN_MIN && !graph_derived_of(g, x->data);
+	if (!*derived)
 		return arena_alloc(g->arena, bytes ? bytes : 1);
-	data = graph_derived_const(g, x->data, "widen16", p, 2, bytes, &fresh);
-	if (fresh)
-		rt_widen16(x->data, data, p);
-	graph_derived_open(g, data, "rt_widen16");
+	{
+		int64_t p[2] = { x->dtype == DTYPE_BF16, (int64_t)(bytes / 4) };
+
+		data = graph_derived_const(g, x->data, "widen16", p, 2, bytes, &fresh);
+		if (fresh)
+			rt_widen16(x->data, data, p);
+		graph_derived_open(g, data, "rt_widen16");
+	}
 	return data;
 }
 
@@ -79,7 +118,7 @@ static int fold_node(struct graph *g, struct node *n)
 	struct tir_func *f = op_lower_node(g, n, "fold");
 	void **bufs;
 	int k = 0;
-	bool widened = false;
+	bool derived = false;
 
 	if (!f)
 		return -1;
@@ -91,10 +130,10 @@ static int fold_node(struct graph *g, struct node *n)
 		struct value *v = node_out(g, n, i);
 		size_t bytes = (size_t)shape_numel_static(&v->shape) * dtype_size(v->dtype);
 
-		v->data = fold_out(g, n, v, bytes, &widened);
+		v->data = fold_out(g, n, v, bytes, &derived);
 		bufs[k++] = v->data;
 	}
-	if (!widened && tir_interpret(f, bufs, NULL) < 0) {
+	if (!derived && tir_interpret(f, bufs, NULL) < 0) {
 		for (int i = 0; i < n->n_out; i++)
 			node_out(g, n, i)->data = NULL;
 		return 0;	/* leave it to run time */
