@@ -1616,14 +1616,22 @@ static int cost_plans(struct search *s, struct plans *pl)
 		vec_push(&owner, i);
 	}
 	if (items.n) {
-		double t0 = time_now();
+		double t0 = time_now(), predicted = 0;
 
+		/* (what estimate-first paid per target: none without it) */
+		for (int k = 0; k < owner.n && s->n_paid_t; k++)
+			predicted += plan_charge(s, &pl->v[owner.v[k]]) * 1e-6;
 		/* under a budget, the plans that were not in the cache are charged */
 		if (e->estimate_plans(e, items.v, items.n) < 0)
 			goto fail;
 		s->spent_us += (int64_t)((time_now() - t0) * 1e6);
 		s->st->measure_seconds += time_now() - t0;
-		diag_note(s->g->ctx, "plans: %d timed             %.3f s", items.n, time_now() - t0);
+		if (s->n_paid_t)
+			diag_note(s->g->ctx, "plans: %d timed             %.3f s (predicted %.3f s)",
+				  items.n, time_now() - t0, predicted);
+		else
+			diag_note(s->g->ctx, "plans: %d timed             %.3f s", items.n,
+				  time_now() - t0);
 	}
 	if (s->o->cache && items.n) {
 		if (cost_cache_begin(s->o->cache) < 0)
