@@ -16,6 +16,10 @@
 #   warm_s same a recompile from the cache the cold compile filled, same
 #               options and -o (the first outputs moved aside): seconds, and
 #               whether OUT.so and OUT.json are byte-identical to the cold ones
+#   plan        whether the unlimited search's build placed every node as the
+#               budgeted one did (same partitions: targets, rules and nodes),
+#               "same" or "diff" ("-" without it): with the same placement the
+#               two builds run the same code, and their b/unl below is noise
 # then per thread count (THREADS, default "1 2"; empty: none): the median milliseconds of
 # the budgeted (default) build, of an unlimited search's build
 # (`--search-budget 0`, same cache; "-" where collagec has no such option, or
@@ -59,8 +63,8 @@ budget=0
 echo "$(cpu_line); threads $THREADS; $REPEAT x $RUNS runs per build per thread count" \
 	"in turns; ONNX Runtime $([ $ort = 1 ] && echo yes || echo "no (-)");" \
 	"--search-budget $([ $budget = 1 ] && echo yes || echo "no (-)")"
-printf '%-15s %7s %7s %7s %3s %6s %10s %3s %5s %5s %6s %4s' model none_s cold_s limit_s ok \
-	rss_MB weights_MB ok meas est warm_s same
+printf '%-15s %7s %7s %7s %3s %6s %10s %3s %5s %5s %6s %4s %4s' model none_s cold_s limit_s ok \
+	rss_MB weights_MB ok meas est warm_s same plan
 for t in $THREADS; do
 	printf ' | %9s %9s %9s %6s %6s' "budget_$t" "unlim_$t" "ort_$t" b/unl b/ort
 done
@@ -130,6 +134,15 @@ for m in $MODELS; do
 	[ $budget = 1 ] && [ "$UNLIMITED" = 1 ] && timed "$x/unlimited/m" "$COLLAGEC" compile "$onnx" \
 		-o "$x/unlimited/$m.so" --cache "$x/default/costs.sqlite" --search-budget 0 $tune &&
 		unl=$x/unlimited/$m.so
+	plan=-
+	[ -n "$unl" ] && plan=$(/usr/bin/python3 - "$x/default/$m.json" "$x/unlimited/$m.json" <<'PY'
+import json, sys
+def placed(f):
+    return [(p["target"], p["rule"], [n["name"] for n in p["onnx_nodes"]])
+            for p in json.load(open(f))["partitions"]]
+print("same" if placed(sys.argv[1]) == placed(sys.argv[2]) else "diff")
+PY
+)
 	weights=$(/usr/bin/python3 - "$onnx" <<'PY'
 import sys
 import numpy as np
@@ -141,11 +154,11 @@ print(sum(int(np.prod(t.dims)) * np.dtype(mapping.TENSOR_TYPE_TO_NP_TYPE[t.data_
 PY
 )
 	awk -v m="$m" -v n="$none_s" -v c="$cold_s" -v r="$rss_kb" -v w="$weights" \
-		-v me="$meas" -v e="$est" -v ws="$warm_s" -v s="$same" 'BEGIN {
+		-v me="$meas" -v e="$est" -v ws="$warm_s" -v s="$same" -v pl="$plan" 'BEGIN {
 		lim = 3 * n > 30 ? 3 * n : 30; rmb = r / 1024; wmb = w / 1048576
-		printf "%-15s %7.2f %7.2f %7.1f %3s %6.0f %10.1f %3s %5s %5s %6s %4s", m, n, c, lim,
-			c <= lim ? "yes" : "NO", rmb, wmb, rmb <= 2 * wmb + 300 ? "yes" : "NO", me, e,
-			ws, s }'
+		printf "%-15s %7.2f %7.2f %7.1f %3s %6.0f %10.1f %3s %5s %5s %6s %4s %4s", m, n, c,
+			lim, c <= lim ? "yes" : "NO", rmb, wmb, rmb <= 2 * wmb + 300 ? "yes" : "NO", me,
+			e, ws, s, pl }'
 	shape=
 	[ "$m" = mlp ] && shape="--shape N=64"
 	for t in $THREADS; do
