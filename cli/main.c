@@ -3,9 +3,11 @@
  * the subcommand table (cli.c).
  */
 #include "cli.h"
+#include "../core/cost/cost.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -19,6 +21,22 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	mem_init();
+	/*
+	 * a measuring worker of a compile (core/cost/measure.c): not for
+	 * users. It ends as the forked workers did, without exit handlers
+	 * (the libraries a bench model loaded, PoCL's threads)
+	 */
+	if (argc == 3 && !strcmp(argv[1], "--measure-worker")) {
+		int rc = cost_measure_worker(argv[2]);
+
+		fflush(NULL);
+		_exit(rc);
+	}
+	/*
+	 * the kernel's link to this very file: a collagec replaced on disk
+	 * during a compile (make install) does not answer its workers
+	 */
+	cost_set_worker_exe("/proc/self/exe");
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -36,6 +36,23 @@ if ! tier full; then
 		t_weights_once "$m/mock-weights-once" "$T/$m.mock.so" "$T/$m.onnx"
 	done
 fi
+# measuring workers are collagec run afresh (core/cost/measure.c), not forks
+# of the compiler holding its pages; one handed a missing or broken job
+# spec exits 2
+m=${measured%% *}
+if "$C" compile "$T/$m.onnx" -o "$T/$m.fresh.so" --no-cache -v >"$T/fresh.log" 2>&1; then
+	grep -q 'measuring workers: .* --measure-worker, each run afresh' "$T/fresh.log" &&
+		ok workers/run-afresh || fail workers/run-afresh "$(grep workers "$T/fresh.log")"
+else
+	fail workers/run-afresh "$(grep -v note "$T/fresh.log" | head -1)"
+fi
+echo not-a-spec >"$T/bad.spec"
+"$C" --measure-worker "$T/bad.spec" 3>/dev/null
+st1=$?
+"$C" --measure-worker "$T/missing.spec" 3>/dev/null
+st2=$?
+[ $st1 = 2 ] && [ $st2 = 2 ] && ok workers/bad-spec-exit-2 ||
+	fail workers/bad-spec-exit-2 "exit $st1 (broken), $st2 (missing)"
 for m in $measured; do
 	if ! "$C" compile "$T/$m.onnx" -o "$T/$m.so" --cache "$CACHE" --stats "$T/$m.stats" \
 		2>"$T/$m.err"; then

@@ -181,6 +181,15 @@ struct cost_cache;
 struct cost_estimator *cost_measure_new(struct collagec_ctx *ctx, const struct measure_options *o,
 					struct cost_cache *cache);
 /*
+ * Measuring workers (measure.c): with path set (the command line tool sets
+ * /proc/self/exe), each runs as that program afresh, "PATH
+ * --measure-worker SPEC", whose main calls cost_measure_worker(SPEC) and
+ * exits with what it returns; unset, workers are forked from the compiler.
+ */
+void cost_set_worker_exe(const char *path);
+int cost_measure_worker(const char *spec_path);
+
+/*
  * The analytic estimator (analytic.c): FLOPs and bytes of each node against
  * a per-target roofline measured once per machine (kept in the cost cache).
  */

@@ -27,8 +27,10 @@
 #include "cost.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -560,6 +562,7 @@ static bool item_dynamic(const struct cost_item *it)
 /* The dims of the bench model's inputs and outputs at the tuning sizes. */
 struct bench_dims {
 	int64_t (*in)[MAX_RANK], (*out)[MAX_RANK];
+	int ni, no;			/* the bench model's inputs and outputs */
 };
 
 struct bench {
@@ -843,6 +846,8 @@ static void dims_of(struct graph *bg, struct bench_dims *bd)
 {
 	bd->in = arena_alloc(bg->arena, sizeof(*bd->in) * ((size_t)bg->inputs.n + 1));
 	bd->out = arena_alloc(bg->arena, sizeof(*bd->out) * ((size_t)bg->outputs.n + 1));
+	bd->ni = bg->inputs.n;
+	bd->no = bg->outputs.n;
 	for (int i = 0; i < bg->inputs.n; i++)
 		for (int k = 0; k < bg->values.v[bg->inputs.v[i]].shape.rank; k++)
 			bd->in[i][k] = cost_dim_at(bg, bg->values.v[bg->inputs.v[i]].shape.d[k]);
@@ -854,25 +859,256 @@ static void dims_of(struct graph *bg, struct bench_dims *bd)
 		}
 }
 
+/* What a worker is handed: a batch, or whole plans. */
+struct job {
+	struct measure *m;
+	struct batch *b;
+	const int *out_item, *part_item;
+	struct batch **bs;
+	const struct bench_dims *bd;	/* the batch's, or one per plan */
+	int n, rounds;
+	bool keep;			/* plans: keep each open between turns */
+	int np;				/* a batch's partitions: part_item's length */
+};
+
 /*
- * Runs fn(arg, fd) in a child process and reads bytes of its answer from
- * fd into buf, killing the child when timeout seconds pass first. true
- * when the whole answer came and the child exited 0.
+ * ---- workers run afresh ----
+ *
+ * A worker forked from the compiler starts with the compiler's pages: its
+ * graph, its candidates, what the search holds, and what it dropped of the
+ * weights (graph_drop_constant_pages) aside, counted again in the worker's
+ * resident set, on top of what the bench model maps and packs (ResNet-18:
+ * 58 MB of the 381 its largest worker peaked at, against a bound of 389).
+ * Where collagec's own program can be run again (cost_set_worker_exe: the
+ * command line tool), a worker is that program run afresh,
+ * "collagec --measure-worker SPEC" (cost_measure_worker), handed the job in
+ * the file SPEC: int64s and strings (a length, then its bytes) in the order
+ * job_spec writes them; it answers on file descriptor 3. Elsewhere (a
+ * program of the library's own), workers are forked as before.
  */
-static bool in_child(int (*fn)(void *arg, int fd), void *arg, void *buf, size_t bytes,
+#define SPEC_MAGIC INT64_C(0x636f6c6c61676531)	/* "collage1" */
+#define WORKER_FD 3
+
+static const char *worker_exe;
+static int n_specs;
+
+void cost_set_worker_exe(const char *path)
+{
+	worker_exe = path;
+}
+
+static void put_i(struct strbuf *sb, int64_t v)
+{
+	sb_add(sb, (const char *)&v, sizeof(v));
+}
+
+static void put_dims(struct strbuf *sb, int64_t (*d)[MAX_RANK], int n)
+{
+	sb_add(sb, (const char *)d, sizeof(*d) * (size_t)n);
+}
+
+/* The spec of job j (kind, the measure's settings, then each batch). */
+static void job_spec(const struct job *j, struct strbuf *sb)
+{
+	int n = j->bs ? j->n : 1;
+
+	put_i(sb, SPEC_MAGIC);
+	put_i(sb, j->bs != NULL);
+	put_i(sb, j->m->threads);
+	put_i(sb, j->m->cold);
+	put_i(sb, j->m->o.budget > 0);
+	put_i(sb, j->rounds);
+	put_i(sb, j->keep);
+	put_i(sb, n);
+	for (int i = 0; i < n; i++) {
+		const struct batch *b = j->bs ? j->bs[i] : j->b;
+		const struct bench_dims *bd = &j->bd[j->bs ? i : 0];
+
+		put_i(sb, (int64_t)strlen(b->so));
+		sb_puts(sb, b->so);
+		put_i(sb, b->n);
+		put_i(sb, b->whole);
+		put_i(sb, b->failed);
+		put_i(sb, bd->ni);
+		put_i(sb, bd->no);
+		put_dims(sb, bd->in, bd->ni);
+		put_dims(sb, bd->out, bd->no);
+	}
+	if (!j->bs) {
+		for (int o = 0; o < j->bd->no; o++)
+			put_i(sb, j->out_item[o]);
+		put_i(sb, j->np);
+		for (int p = 0; p < j->np; p++)
+			put_i(sb, j->part_item[p]);
+	}
+}
+
+struct spec_reader {
+	const char *p, *end;
+	bool bad;
+};
+
+static void get_bytes(struct spec_reader *r, void *out, size_t n)
+{
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		memset(out, 0, n);
+		return;
+	}
+	memcpy(out, r->p, n);
+	r->p += n;
+}
+
+/* The next int64, which must lie in [lo, hi] (else the spec is bad). */
+static int64_t get_i(struct spec_reader *r, int64_t lo, int64_t hi)
+{
+	int64_t v;
+
+	get_bytes(r, &v, sizeof(v));
+	if (v < lo || v > hi)
+		r->bad = true;
+	return r->bad ? lo : v;
+}
+
+/*
+ * Spawns worker_exe on spec: the answer's bytes into buf, within timeout
+ * seconds (killed after). 1 when the whole answer came and the worker
+ * exited 0, 0 when not, -1 when it could not be started (the caller forks).
+ */
+static int in_worker(struct measure *m, const struct strbuf *spec, void *buf, size_t bytes,
+		     double timeout)
+{
+	const char *path = arena_printf(&m->ctx->arena, "%s/job%d.spec", m->dir, n_specs++);
+	char *argv[] = { (char *)"collagec", (char *)"--measure-worker", (char *)path, NULL };
+	extern char **environ;
+	posix_spawn_file_actions_t fa;
+	int fd[2], st, e, ok = 0;
+	pid_t pid;
+
+	if (file_write_atomic(path, spec->buf, spec->len) < 0)
+		return -1;
+	if (pipe2(fd, O_CLOEXEC) < 0) {
+		remove(path);
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], WORKER_FD);
+	fflush(NULL);
+	if ((e = posix_spawn(&pid, worker_exe, &fa, NULL, argv, environ)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		close(fd[0]);
+		close(fd[1]);
+		remove(path);
+		diag_note(m->ctx, "measuring workers: cannot run %s (%s): forked instead",
+			  worker_exe, strerror(e));
+		worker_exe = NULL;
+		return -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	if (n_specs == 1)
+		diag_note(m->ctx, "measuring workers: %s --measure-worker, each run afresh",
+			  worker_exe);
+	close(fd[1]);
+	ok = read_all(fd[0], buf, bytes, time_now() + timeout);
+	if (!ok)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	close(fd[0]);
+	remove(path);
+	return ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+int cost_measure_worker(const char *spec_path)
+{
+	size_t len;
+	char *spec = file_read(spec_path, &len);
+	struct spec_reader r = { spec, spec ? spec + len : NULL, !spec };
+	struct measure m = { 0 };
+	struct batch *bs, **bps;
+	struct bench_dims *bds;
+	int *out_item = NULL, *part_item = NULL, plans, rounds, keep, n, rc = 1;
+
+	if (get_i(&r, SPEC_MAGIC, SPEC_MAGIC) != SPEC_MAGIC || r.bad) {
+		free(spec);
+		return 2;
+	}
+	plans = (int)get_i(&r, 0, 1);
+	m.threads = (int)get_i(&r, 1, 1 << 16);
+	m.cold = get_i(&r, 0, 1) != 0;
+	m.o.budget = (double)get_i(&r, 0, 1);
+	rounds = (int)get_i(&r, 0, 1 << 16);
+	keep = (int)get_i(&r, 0, 1);
+	n = (int)get_i(&r, 1, 1 << 16);
+	bs = xcalloc((size_t)n, sizeof(*bs));
+	bps = xcalloc((size_t)n, sizeof(*bps));
+	bds = xcalloc((size_t)n, sizeof(*bds));
+	for (int i = 0; i < n && !r.bad; i++) {
+		size_t sl = (size_t)get_i(&r, 1, 4096);
+		char *so = xcalloc(sl + 1, 1);
+
+		get_bytes(&r, so, r.bad ? 0 : sl);
+		bs[i].so = so;
+		bs[i].n = (int)get_i(&r, 0, 1 << 20);
+		bs[i].whole = get_i(&r, 0, 1) != 0;
+		bs[i].failed = get_i(&r, 0, 1) != 0;
+		bds[i].ni = (int)get_i(&r, 0, 1 << 20);
+		bds[i].no = (int)get_i(&r, 0, 1 << 20);
+		bds[i].in = xcalloc((size_t)bds[i].ni + 1, sizeof(*bds[i].in));
+		bds[i].out = xcalloc((size_t)bds[i].no + 1, sizeof(*bds[i].out));
+		get_bytes(&r, bds[i].in, sizeof(*bds[i].in) * (size_t)bds[i].ni);
+		get_bytes(&r, bds[i].out, sizeof(*bds[i].out) * (size_t)bds[i].no);
+		bps[i] = &bs[i];
+	}
+	if (!plans && !r.bad) {
+		int np;
+
+		out_item = xcalloc((size_t)bds[0].no + 1, sizeof(int));
+		for (int o = 0; o < bds[0].no; o++)
+			out_item[o] = (int)get_i(&r, 0, bs[0].n - 1);
+		np = (int)get_i(&r, 0, 1 << 20);
+		part_item = xcalloc((size_t)np + 1, sizeof(int));
+		for (int p = 0; p < np; p++)
+			part_item[p] = (int)get_i(&r, 0, bs[0].n - 1);
+	}
+	if (!r.bad)
+		rc = plans ? plans_worker(&m, bps, bds, n, rounds, keep, WORKER_FD)
+			   : worker(&m, &bs[0], out_item, part_item, &bds[0], WORKER_FD);
+	/* the process ends here: what it holds goes with it */
+	free(spec);
+	return r.bad ? 2 : rc;
+}
+
+/*
+ * Runs fn(arg, fd) in a forked child process and reads bytes of its answer
+ * from fd into buf, killing the child when timeout seconds pass first.
+ * true when the whole answer came and the child exited 0. With a program
+ * to run afresh (worker_exe), that instead, on j's spec.
+ */
+static bool in_child(int (*fn)(void *arg, int fd), const struct job *j, void *buf, size_t bytes,
 		     double timeout)
 {
 	int fd[2], st;
 	bool ok = false;
 	pid_t pid;
 
+	if (worker_exe && j->m->dir) {
+		struct strbuf spec = STRBUF_INIT;
+		int r;
+
+		job_spec(j, &spec);
+		r = in_worker(j->m, &spec, buf, bytes, timeout);
+		sb_release(&spec);
+		if (r >= 0)
+			return r > 0;
+	}
 	if (pipe(fd) < 0)
 		return false;
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
 		close(fd[0]);
-		_exit(fn(arg, fd[1]));
+		_exit(fn((void *)j, fd[1]));
 	}
 	close(fd[1]);
 	if (pid > 0) {
@@ -886,17 +1122,6 @@ static bool in_child(int (*fn)(void *arg, int fd), void *arg, void *buf, size_t 
 	close(fd[0]);
 	return ok;
 }
-
-/* What a worker child is handed: a batch, or whole plans. */
-struct job {
-	struct measure *m;
-	struct batch *b;
-	const int *out_item, *part_item;
-	struct batch **bs;
-	const struct bench_dims *bd;	/* the batch's, or one per plan */
-	int n, rounds;
-	bool keep;			/* plans: keep each open between turns */
-};
 
 /* In a worker: the bench model carries the weights it reads, not the model's too. */
 static void drop_model_pages(struct batch *b)
@@ -931,7 +1156,7 @@ static bool run_batch(struct measure *m, struct batch *b)
 	struct graph *bg = bench_graph(m, b, &parts, &np, &part_item);
 	double *res = xmalloc(sizeof(double) * ((size_t)b->n + 1));
 	struct bench_dims bd;
-	struct job j = { m, b, NULL, part_item, NULL, &bd, b->n, 0, false };
+	struct job j = { m, b, NULL, part_item, NULL, &bd, b->n, 0, false, np };
 	bool ok;
 
 	/* output o of the bench model belongs to the item whose prefix it has */
@@ -960,7 +1185,7 @@ static bool run_plans(struct measure *m, struct batch **bs, int n, int rounds, d
 	struct bench_dims *bds = arena_alloc(&m->ctx->arena, sizeof(*bds) * ((size_t)n + 1));
 	/* plans open side by side only while their weights together stay small */
 	struct job j = { m, NULL, NULL, NULL, bs, bds, n, rounds,
-			 bs[0]->items[0]->df->const_bytes * (size_t)n <= PLANS_OPEN_BYTES };
+			 bs[0]->items[0]->df->const_bytes * (size_t)n <= PLANS_OPEN_BYTES, 0 };
 	bool ok;
 
 	struct graph **bgs = xcalloc((size_t)n + 1, sizeof(*bgs));
