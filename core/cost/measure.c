@@ -68,6 +68,7 @@ struct measure {
 	char *dir;			/* owned temp directory */
 	int n_built;			/* bench models built, for file names */
 	bool first_built;		/* the first build is done: rt.o is cached */
+	bool said_workers;		/* -v has said how workers run */
 	/* progress */
 	int done, total;
 	double t0;
@@ -971,6 +972,24 @@ static int64_t get_i(struct spec_reader *r, int64_t lo, int64_t hi)
 }
 
 /*
+ * Reads a started worker's answer (bytes of it from fd into buf) within
+ * timeout seconds, killing it when they pass first, and waits for it.
+ * true when the whole answer came and it exited 0. Closes fd.
+ */
+static bool answer_of(pid_t pid, int fd, void *buf, size_t bytes, double timeout)
+{
+	bool ok = read_all(fd, buf, bytes, time_now() + timeout);
+	int st;
+
+	if (!ok)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	close(fd);
+	return ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/*
  * Spawns worker_exe on spec: the answer's bytes into buf, within timeout
  * seconds (killed after). 1 when the whole answer came and the worker
  * exited 0, 0 when not, -1 when it could not be started (the caller forks).
@@ -982,7 +1001,7 @@ static int in_worker(struct measure *m, const struct strbuf *spec, void *buf, si
 	char *argv[] = { (char *)"collagec", (char *)"--measure-worker", (char *)path, NULL };
 	extern char **environ;
 	posix_spawn_file_actions_t fa;
-	int fd[2], st, e, ok = 0;
+	int fd[2], e, ok;
 	pid_t pid;
 
 	if (file_write_atomic(path, spec->buf, spec->len) < 0)
@@ -1005,18 +1024,14 @@ static int in_worker(struct measure *m, const struct strbuf *spec, void *buf, si
 		return -1;
 	}
 	posix_spawn_file_actions_destroy(&fa);
-	if (n_specs == 1)
+	if (!m->said_workers)
 		diag_note(m->ctx, "measuring workers: %s --measure-worker, each run afresh",
 			  worker_exe);
+	m->said_workers = true;
 	close(fd[1]);
-	ok = read_all(fd[0], buf, bytes, time_now() + timeout);
-	if (!ok)
-		kill(pid, SIGKILL);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	close(fd[0]);
+	ok = answer_of(pid, fd[0], buf, bytes, timeout);
 	remove(path);
-	return ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	return ok;
 }
 
 int cost_measure_worker(const char *spec_path)
@@ -1088,8 +1103,7 @@ int cost_measure_worker(const char *spec_path)
 static bool in_child(int (*fn)(void *arg, int fd), const struct job *j, void *buf, size_t bytes,
 		     double timeout)
 {
-	int fd[2], st;
-	bool ok = false;
+	int fd[2];
 	pid_t pid;
 
 	if (worker_exe && j->m->dir) {
@@ -1111,16 +1125,10 @@ static bool in_child(int (*fn)(void *arg, int fd), const struct job *j, void *bu
 		_exit(fn((void *)j, fd[1]));
 	}
 	close(fd[1]);
-	if (pid > 0) {
-		ok = read_all(fd[0], buf, bytes, time_now() + timeout);
-		if (!ok)
-			kill(pid, SIGKILL);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-		ok = ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-	}
+	if (pid > 0)
+		return answer_of(pid, fd[0], buf, bytes, timeout);
 	close(fd[0]);
-	return ok;
+	return false;
 }
 
 /* In a worker: the bench model carries the weights it reads, not the model's too. */
