@@ -23,11 +23,12 @@ RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_half.h runtime/rt_floa
 	  backends/blas/rt_blas.h \
 	  backends/c/rt_cgemm.h backends/c/rt_cconv.h backends/c/rt_cwino.h \
 	  backends/c/rt_crows.h backends/c/rt_cpool.h backends/c/rt_cipack.h backends/c/rt_cquant.h \
-	  backends/c/rt_cnbits.h backends/c/rt_cdw.h backends/c/rt_cqpool.h
+	  backends/c/rt_cnbits.h backends/c/rt_cdw.h backends/c/rt_cpw.h backends/c/rt_cqpool.h
 # embedded in collagec: the runtime sources, the built-in pattern tables and
 # the page explain --html fills in
 EMBED  := $(RTSRC) $(wildcard patterns/*.pat) cli/explorer.html
-UNIT   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*_test.c))
+UNIT   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*_test.c)) \
+	  $(BUILD)/tests/cdw_avx2_test $(BUILD)/tests/cdw_generic_test
 # the fuzz harnesses over the compiler (tests/fuzz/fuzz_*.c), and their
 # replay drivers that make test runs over tests/fuzz/corpus/
 HARNESS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -91,6 +92,17 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/test.h $(LIBOBJS)
 
 # rt_cgemm.h's tiles as the generated code has them on this host
 $(BUILD)/tests/cgemm_test: ALL_CFLAGS += -march=native
+
+# rt_cdw.h and rt_cpw.h on this host, and on their AVX2 and plain paths,
+# contracting a * b + c into fmaf as the generated code (-std=gnu11) does
+CDW_FLAGS = -ffp-contract=fast -Wno-psabi
+$(BUILD)/tests/cdw_test: ALL_CFLAGS += -march=native $(CDW_FLAGS)
+$(BUILD)/tests/cdw_avx2_test: tests/unit/cdw_test.c tests/unit/test.h $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -march=x86-64-v3 $(CDW_FLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
+$(BUILD)/tests/cdw_generic_test: tests/unit/cdw_test.c tests/unit/test.h $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -march=x86-64 $(CDW_FLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
 
 # The tests in three tiers (tests/lib.sh, README "Tests"): make test runs
 # every suite, sampled where the full run is exhaustive (what CI runs);

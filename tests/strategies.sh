@@ -205,8 +205,8 @@ check matmul-batched/B=3 "$T/bt.so" "$T/btexp" "a=$T/bt_a.npy" "b=$T/bt_b.npy"
 
 "$COLLAGEC" compile --search none --target c "$T/conv_kinds.onnx" -o "$T/conv.so" || fail conv/compile "exit $?"
 v=$(kernels "$T/conv.json")
-want="depthwise compile-time conv.depthwise_vec if always scratch=|pointwise compile-time conv.1x1 \
-if always scratch=|full3x3 compile-time conv.im2col if always scratch=2304|"
+want="depthwise compile-time conv.depthwise_vec if always scratch=|pointwise compile-time \
+conv.1x1_tiles if always scratch=|full3x3 compile-time conv.im2col if always scratch=2304|"
 if [ "$v" = "$want" ]; then ok conv/static-choices; else fail conv/static-choices "got '$v'"; fi
 expect convexp "$T/conv_y.npy"
 check conv/static "$T/conv.so" "$T/convexp" "x=$T/x.npy"
@@ -239,8 +239,8 @@ matmul.micro if always scratch=1280|mm_input compile-time matmul.micro if always
 mm_bbatch compile-time matmul.micro if always scratch=640|mm_bcast compile-time matmul.micro \
 if always scratch=1280|cv compile-time conv.micro if always scratch=3456|cv1d \
 compile-time conv.micro if always scratch=2688|cvwide compile-time conv.micro if always \
-scratch=36864|cvs2 compile-time conv.micro if always scratch=6912|cvpw compile-time conv.micro \
-if always scratch=3072|gv_m1 compile-time matmul.gemv if always scratch=38400|gv_m2 \
+scratch=36864|cvs2 compile-time conv.micro if always scratch=6912|cvpw compile-time \
+conv.1x1_tiles if always scratch=|gv_m1 compile-time matmul.gemv if always scratch=38400|gv_m2 \
 compile-time matmul.gemv if always scratch=14400|gv_m3 compile-time matmul.gemv if always \
 scratch=3360|gv_g4 compile-time gemm.micro if always scratch=4800|"
 if [ "$v" = "$want" ]; then ok micro-edges/static-choices; else
@@ -279,8 +279,9 @@ for lv in $levels; do
 done
 
 # depthwise Conv and MaxPool row by row: strides, dilations, asymmetric
-# pads, ceil_mode and a 5x5 kernel against numpy
-"$COLLAGEC" compile --search none --target c "$T/rows_edges.onnx" -o "$T/rows.so" ||
+# pads, ceil_mode and a 5x5 kernel against numpy (-dwvec=0: these
+# depthwise Convs would take conv.depthwise_vec)
+"$COLLAGEC" compile --search none --target "c -dwvec=0" "$T/rows_edges.onnx" -o "$T/rows.so" ||
 	fail rows-edges/compile "exit $?"
 v=$(kernels "$T/rows.json")
 want="dw_strided compile-time conv.depthwise_rows if always scratch=|dw_5x5 compile-time \
@@ -380,7 +381,8 @@ done
 # (the kernel's outermost loops: conv.micro's batch loop alone), ck's Relu
 # (its Conv output read too) keeps its loop; depthwise Convs (conv.depthwise_vec)
 # apply their chain per block of planes, the blocked GEMM's Convs (conv.1x1, conv.im2col)
-# per block of pixels, all inside their nest, but for dwb's and pwb's
+# (conv.1x1_tiles: a nest for the whole blocks, one for the last) per block
+# of pixels, all inside their nest, but for dwb's and pwb's
 # broadcast Add (a loop after the nest); the fused build matches numpy
 # and, bit for bit, the unfused one (-fuse=0: the chain as loops of its
 # own), at 1, 2 and 3 threads, NaN included; crows splits rows at 2 and 3
@@ -394,8 +396,8 @@ for n in cr cc car ca cac ck; do want="${want}$n compile-time conv.micro if alwa
 want="${want}gr compile-time gemm.micro if always scratch=3360|mac compile-time matmul.micro if \
 always scratch=3360|"
 for n in dwc dwar dwb; do want="${want}$n compile-time conv.depthwise_vec if always scratch=|"; done
-want="${want}pwc compile-time conv.1x1 if always scratch=|imar compile-time conv.im2col if always \
-scratch=14256|pwb compile-time conv.1x1 if always scratch=|crows compile-time conv.micro if \
+want="${want}pwc compile-time conv.1x1_tiles if always scratch=|imar compile-time conv.im2col if \
+always scratch=14256|pwb compile-time conv.1x1_tiles if always scratch=|crows compile-time conv.micro if \
 always scratch=16128|gvar compile-time matmul.gemv if always scratch=3360|gvc compile-time \
 gemm.micro if always scratch=3360|"
 if [ "$v" = "$want" ]; then ok epi-edges/static-choices; else
@@ -405,7 +407,7 @@ v=$(awk '/^kernel /{if (k) printf "%s:%d|", k, n; k = $2; sub(/\(.*/, "", k); n 
 	/^\tfor /{n++} END {if (k) printf "%s:%d|", k, n}' "$T/ee_ir/09-lower.3-fuse.tir")
 want="k0_0_Conv_fused:1|k1_0_Conv_fused:1|k2_0_Conv_fused:1|k3_0_Conv_fused:1|k4_0_Conv_fused:1|\
 k5_0_Conv_fused:2|k6_0_Gemm_fused:0|k7_0_MatMul_fused:0|k8_0_Conv_fused:1|k9_0_Conv_fused:1|\
-k10_0_Conv_fused:2|k11_0_Conv_fused:1|k12_0_Conv_fused:1|k13_0_Conv_fused:2|k14_0_Conv_fused:1|\
+k10_0_Conv_fused:2|k11_0_Conv_fused:2|k12_0_Conv_fused:1|k13_0_Conv_fused:3|k14_0_Conv_fused:1|\
 k15_0_MatMul_fused:0|k16_0_Gemm_fused:0|"
 if [ "$v" = "$want" ]; then ok epi-edges/chains-in-the-write-back; else
 	fail epi-edges/chains-in-the-write-back "got '$v'"; fi

@@ -19,6 +19,8 @@ static const struct target_option c_options[] = {
 	  "per node", 0, 1, 1, NULL },
 	{ "share", "kernels differing only in index constants share a function (0: never)",
 	  0, 1, 1, NULL },
+	{ "dwvec", "1: depthwise Convs may take conv.depthwise_vec (channels a vector); 0: never",
+	  0, 1, 1, NULL },
 	{ "winograd", "1: 3x3 stride-1 Convs may take conv.winograd (F(4x4, 3x3)); 0: never",
 	  0, 1, 1, NULL },
 	{ NULL, NULL, 0, 0, 0, NULL },
@@ -39,7 +41,7 @@ static const char *embedded_text(const char *name)
  * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
  * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
  * rt_softmax_rows, rt_lnorm_rows, rt_attn_rows and rt_mean_rows, rt_cpool.h for rt_pool2d,
- * rt_cdw.h for rt_cdw2d,
+ * rt_cdw.h for rt_cdw2d, rt_cpw.h for rt_cpw,
  * rt_cquant.h (after rt_cipack.h, which packs their weights when the
  * model opens) for rt_cigemm, rt_ciconv2d, rt_dynquant, rt_quantize_u8 and
  * rt_qadd, rt_cnbits.h (after rt_cgemm.h) for rt_nbits, rt_cqpool.h for
@@ -54,6 +56,7 @@ static const char *c_prelude(struct graph *g, const char *source)
 	bool rows = strstr(source, "rt_softmax_rows") || strstr(source, "rt_lnorm_rows") ||
 		    strstr(source, "rt_attn_rows") || strstr(source, "rt_mean_rows");
 	bool pool = strstr(source, "rt_pool2d"), dw = strstr(source, "rt_cdw2d");
+	bool pw = strstr(source, "rt_cpw(");
 	bool quant = strstr(source, "rt_cigemm") || strstr(source, "rt_ciconv2d") ||
 		     strstr(source, "rt_dynquant") || strstr(source, "rt_quantize_u8") ||
 		     strstr(source, "rt_qadd");
@@ -63,9 +66,9 @@ static const char *c_prelude(struct graph *g, const char *source)
 	struct strbuf sb = STRBUF_INIT;
 	const char *r;
 
-	if (!gemm && !rows && !pool && !quant && !dw && !qpool)
+	if (!gemm && !rows && !pool && !quant && !dw && !pw && !qpool)
 		return NULL;
-	if (gemm && !conv && !wino && !rows && !pool && !quant && !nbits && !dw && !qpool)
+	if (gemm && !conv && !wino && !rows && !pool && !quant && !nbits && !dw && !pw && !qpool)
 		return embedded_text("rt_cgemm.h");
 	if (gemm)
 		sb_puts(&sb, embedded_text("rt_cgemm.h"));
@@ -79,6 +82,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 		sb_puts(&sb, embedded_text("rt_cpool.h"));
 	if (dw)
 		sb_puts(&sb, embedded_text("rt_cdw.h"));
+	if (pw)
+		sb_puts(&sb, embedded_text("rt_cpw.h"));
 	if (quant) {
 		sb_puts(&sb, embedded_text("rt_cipack.h"));
 		sb_puts(&sb, embedded_text("rt_cquant.h"));

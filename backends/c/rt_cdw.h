@@ -6,22 +6,27 @@
  * The row form (conv.depthwise_rows) runs along an output row, which at
  * MobileNet's and EfficientNet's 7x7 and 14x14 is shorter than a vector
  * and its loop overhead: a 5x5 over 1152 channels of 7x7 ran at 4 GFLOP/s.
- * Here 8 channels share a vector instead: rt_cdw2d takes a block of up to
- * RT_DW_LANES channel planes (NCHW, so they are contiguous), copies a strip
- * of their input rows into a zero-padded buffer with the channels
- * interleaved (pixel-major, a channel a lane), and computes each output
- * pixel of the block as one vector: bias, then tap (kh, kw) in row-major
- * order times a vector of the 8 channels' weights, RT_DW_OW pixels at once
- * so each weight vector is loaded once per group. The planes are written
- * back lane by lane. The padding is in the buffer, so no tap is tested.
+ * Here the channels share a vector instead (RT_DW_LANES: 16 with AVX-512,
+ * else 8): rt_cdw2d takes a block of up to RT_DW_BLOCK channel planes
+ * (NCHW, so they are contiguous) and, RT_DW_LANES channels at a time,
+ * copies a strip of their input rows into a zero-padded buffer with the
+ * channels interleaved (pixel-major, a channel a lane) and computes each
+ * output pixel as one vector: bias, then tap (kh, kw) in row-major order
+ * times a vector of the channels' weights, RT_DW_OW pixels at once so each
+ * weight vector is loaded once per group. The padding is in the buffer, so
+ * no tap is tested.
  *
- * The strip holds as many input rows as fit RT_DW_BUF vectors (32 KB on
- * the stack); strips overlap by the window's height less the stride. Each
- * output gets bias + its taps in the loop nest's order (that of
- * conv.depthwise_rows too), the same at every thread count: blocks are the
- * unit of work, a block one call.
+ * Interleaving and de-interleaving are square transposes in registers
+ * (16 x 16 with AVX-512, 8 x 8 with AVX2; lane by lane without either): a
+ * copy lane by lane cost more than the taps, at 3x3 twice as much.
  *
- * Example: rt_cdw2d(x, w, b, y, 8, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 7, 7, 1);
+ * The strip holds as many input rows as fit RT_DW_BUF vectors (32 KB with
+ * 8 lanes, 64 KB with 16); strips overlap by the window's height less the
+ * stride. Each output gets bias + its taps in the loop nest's order (that
+ * of conv.depthwise_rows too), the same at every thread count and vector
+ * width: blocks are the unit of work, a block one call.
+ *
+ * Example: rt_cdw2d(x, w, b, y, 16, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 7, 7, 1);
  */
 #ifndef RT_CDW_H
 #define RT_CDW_H
@@ -29,32 +34,234 @@
 #include <stdint.h>
 #include <string.h>
 
-#define RT_DW_LANES 8			/* channels per vector */
-#define RT_DW_BUF 1024			/* vectors of the padded strip (32 KB) */
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#if defined(__AVX512F__)
+#define RT_DW_LANES 16			/* channels per vector */
+#else
+#define RT_DW_LANES 8
+#endif
+#define RT_DW_BLOCK 16			/* channels per call at most */
+#define RT_DW_BUF 1024			/* vectors of the padded strip */
 #define RT_DW_TAPS 64			/* kh * kw at most */
 #define RT_DW_OW 4			/* output pixels per group (a0..a3) */
 
 typedef float rt_dw_vec __attribute__((vector_size(4 * RT_DW_LANES)));
 
+#if defined(__AVX512F__)
+/* r[j][i] = r[i][j], i, j < 16 */
+static inline __attribute__((always_inline)) void rt_dw_transpose(rt_dw_vec *r)
+{
+	__m512 t[16], u[16];
+
+#pragma GCC unroll 16
+	for (int i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_ps((__m512)r[i], (__m512)r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_ps((__m512)r[i], (__m512)r[i + 1]);
+	}
+	/* u[4g + k], 128-bit lane L: column 4L + k of rows 4g .. 4g + 3 */
+#pragma GCC unroll 16
+	for (int g = 0; g < 16; g += 4) {
+		u[g] = _mm512_shuffle_ps(t[g], t[g + 2], _MM_SHUFFLE(1, 0, 1, 0));
+		u[g + 1] = _mm512_shuffle_ps(t[g], t[g + 2], _MM_SHUFFLE(3, 2, 3, 2));
+		u[g + 2] = _mm512_shuffle_ps(t[g + 1], t[g + 3], _MM_SHUFFLE(1, 0, 1, 0));
+		u[g + 3] = _mm512_shuffle_ps(t[g + 1], t[g + 3], _MM_SHUFFLE(3, 2, 3, 2));
+	}
+#pragma GCC unroll 4
+	for (int k = 0; k < 4; k++) {
+		__m512 p = _mm512_shuffle_f32x4(u[k], u[4 + k], _MM_SHUFFLE(1, 0, 1, 0));
+		__m512 q = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], _MM_SHUFFLE(1, 0, 1, 0));
+		__m512 p2 = _mm512_shuffle_f32x4(u[k], u[4 + k], _MM_SHUFFLE(3, 2, 3, 2));
+		__m512 q2 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], _MM_SHUFFLE(3, 2, 3, 2));
+
+		r[k] = (rt_dw_vec)_mm512_shuffle_f32x4(p, q, _MM_SHUFFLE(2, 0, 2, 0));
+		r[4 + k] = (rt_dw_vec)_mm512_shuffle_f32x4(p, q, _MM_SHUFFLE(3, 1, 3, 1));
+		r[8 + k] = (rt_dw_vec)_mm512_shuffle_f32x4(p2, q2, _MM_SHUFFLE(2, 0, 2, 0));
+		r[12 + k] = (rt_dw_vec)_mm512_shuffle_f32x4(p2, q2, _MM_SHUFFLE(3, 1, 3, 1));
+	}
+}
+
+/* n (<= 16) floats from p, the rest 0 */
+static inline __attribute__((always_inline)) rt_dw_vec rt_dw_load(const float *p, int64_t n)
+{
+	return (rt_dw_vec)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p);
+}
+
+static inline __attribute__((always_inline)) void rt_dw_store(float *p, rt_dw_vec v, int64_t n)
+{
+	_mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), (__m512)v);
+}
+#elif defined(__AVX2__)
+static inline __attribute__((always_inline)) void rt_dw_transpose(rt_dw_vec *r)
+{
+	__m256 t[8], u[8];
+
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i += 2) {
+		t[i] = _mm256_unpacklo_ps((__m256)r[i], (__m256)r[i + 1]);
+		t[i + 1] = _mm256_unpackhi_ps((__m256)r[i], (__m256)r[i + 1]);
+	}
+#pragma GCC unroll 8
+	for (int g = 0; g < 8; g += 4) {
+		u[g] = _mm256_shuffle_ps(t[g], t[g + 2], _MM_SHUFFLE(1, 0, 1, 0));
+		u[g + 1] = _mm256_shuffle_ps(t[g], t[g + 2], _MM_SHUFFLE(3, 2, 3, 2));
+		u[g + 2] = _mm256_shuffle_ps(t[g + 1], t[g + 3], _MM_SHUFFLE(1, 0, 1, 0));
+		u[g + 3] = _mm256_shuffle_ps(t[g + 1], t[g + 3], _MM_SHUFFLE(3, 2, 3, 2));
+	}
+#pragma GCC unroll 4
+	for (int k = 0; k < 4; k++) {
+		r[k] = (rt_dw_vec)_mm256_permute2f128_ps(u[k], u[4 + k], 0x20);
+		r[4 + k] = (rt_dw_vec)_mm256_permute2f128_ps(u[k], u[4 + k], 0x31);
+	}
+}
+
+static inline __m256i rt_dw_mask(int64_t n)
+{
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
+				  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+static inline __attribute__((always_inline)) rt_dw_vec rt_dw_load(const float *p, int64_t n)
+{
+	return (rt_dw_vec)_mm256_maskload_ps(p, rt_dw_mask(n));
+}
+
+static inline __attribute__((always_inline)) void rt_dw_store(float *p, rt_dw_vec v, int64_t n)
+{
+	_mm256_maskstore_ps(p, rt_dw_mask(n), (__m256)v);
+}
+#else
+static inline __attribute__((always_inline)) void rt_dw_transpose(rt_dw_vec *r)
+{
+	for (int i = 0; i < RT_DW_LANES; i++)
+		for (int j = i + 1; j < RT_DW_LANES; j++) {
+			float t = r[i][j];
+
+			r[i][j] = r[j][i];
+			r[j][i] = t;
+		}
+}
+
+static inline __attribute__((always_inline)) rt_dw_vec rt_dw_load(const float *p, int64_t n)
+{
+	rt_dw_vec v = { 0 };
+
+	for (int64_t i = 0; i < n; i++)
+		v[i] = p[i];
+	return v;
+}
+
+static inline __attribute__((always_inline)) void rt_dw_store(float *p, rt_dw_vec v, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		p[i] = v[i];
+}
+#endif
+
 /*
- * nch (<= RT_DW_LANES) channels: x their input planes (H x W), w their
- * weights (kh x kw each), bias theirs or NULL, y their output planes (OH x
- * OW). Strides sh, sw, dilations dh, dw, leading pads ph, pw (>= 0). The
- * caller checks (kh - 1) * dh + 1 rows of the padded width fit RT_DW_BUF.
- * threads is the kernel's (unused: the caller runs blocks in parallel).
+ * Input rows r0 .. r0 + n_r - 1 of nch (<= RT_DW_LANES) planes x (H x W)
+ * into buf, wp vectors a row: columns [pw, pw + W) clipped to wp, zeros
+ * around them and in rows outside the image.
  */
-static void rt_cdw2d(const float *restrict x, const float *restrict w,
-		     const float *restrict bias, float *restrict y, int64_t nch, int64_t H,
-		     int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
-		     int64_t dw, int64_t ph, int64_t pw, int64_t OH, int64_t OW, int threads)
+static inline void rt_dw_strip(rt_dw_vec *restrict buf, const float *restrict x, int64_t nch,
+			       int64_t H, int64_t W, int64_t r0, int64_t n_r, int64_t wp,
+			       int64_t pw)
+{
+	rt_dw_vec z = { 0 };
+	int64_t lead = pw < wp ? pw : wp;		/* padding columns first */
+	int64_t n_in = W < wp - lead ? W : wp - lead;	/* then columns of the image */
+
+	for (int64_t r = 0; r < n_r; r++) {
+		rt_dw_vec *br = buf + r * wp, t[RT_DW_LANES];
+		int64_t ih = r0 + r;
+
+		if (ih < 0 || ih >= H) {
+			for (int64_t q = 0; q < wp; q++)
+				br[q] = z;
+			continue;
+		}
+		for (int64_t q = 0; q < lead; q++)
+			br[q] = z;
+		for (int64_t q = lead + n_in; q < wp; q++)
+			br[q] = z;
+		for (int64_t q = 0; q < n_in; q += RT_DW_LANES) {
+			int64_t n = n_in - q < RT_DW_LANES ? n_in - q : RT_DW_LANES;
+
+			for (int64_t c = 0; c < RT_DW_LANES; c++)
+				t[c] = c < nch ? rt_dw_load(x + (c * H + ih) * W + q, n) : z;
+			rt_dw_transpose(t);
+			for (int64_t i = 0; i < n; i++)
+				br[pw + q + i] = t[i];
+		}
+	}
+}
+
+/*
+ * Output row yr of nch channels (planes OHW apart) from the strip rows at
+ * row: RT_DW_LANES pixels at a time, transposed into the planes. Inlined
+ * with the common windows' constants (rt_cdw2d_lanes), so that the taps'
+ * loops unroll.
+ */
+static inline __attribute__((always_inline)) void
+rt_dw_outrow(const rt_dw_vec *restrict row, const rt_dw_vec *restrict wv, rt_dw_vec b0,
+	     float *restrict yr, int64_t nch, int64_t OHW, int64_t OW, int64_t kh, int64_t kw,
+	     int64_t sw, int64_t dh, int64_t dw, int64_t wp)
+{
+	for (int64_t ow0 = 0; ow0 < OW; ow0 += RT_DW_LANES) {
+		int64_t n = OW - ow0 < RT_DW_LANES ? OW - ow0 : RT_DW_LANES, j = 0;
+		rt_dw_vec a[RT_DW_LANES];
+
+		for (; j + RT_DW_OW <= n; j += RT_DW_OW) {
+			rt_dw_vec a0 = b0, a1 = b0, a2 = b0, a3 = b0;
+
+			for (int64_t u = 0; u < kh; u++) {
+				const rt_dw_vec *p = row + u * dh * wp + (ow0 + j) * sw;
+				const rt_dw_vec *k = wv + u * kw;
+
+				for (int64_t v = 0; v < kw; v++, p += dw) {
+					a0 += k[v] * p[0];
+					a1 += k[v] * p[sw];
+					a2 += k[v] * p[2 * sw];
+					a3 += k[v] * p[3 * sw];
+				}
+			}
+			a[j] = a0;
+			a[j + 1] = a1;
+			a[j + 2] = a2;
+			a[j + 3] = a3;
+		}
+		for (; j < n; j++) {
+			rt_dw_vec a0 = b0;
+
+			for (int64_t u = 0; u < kh; u++)
+				for (int64_t v = 0; v < kw; v++)
+					a0 += wv[u * kw + v] * row[u * dh * wp + (ow0 + j) * sw + v * dw];
+			a[j] = a0;
+		}
+		for (; j < RT_DW_LANES; j++)
+			a[j] = b0;
+		rt_dw_transpose(a);
+		for (int64_t c = 0; c < nch; c++)
+			rt_dw_store(yr + c * OHW + ow0, a[c], n);
+	}
+}
+
+/* rt_cdw2d for nch <= RT_DW_LANES channels */
+static void rt_cdw2d_lanes(const float *restrict x, const float *restrict w,
+			   const float *restrict bias, float *restrict y, int64_t nch, int64_t H,
+			   int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
+			   int64_t dw, int64_t ph, int64_t pw, int64_t OH, int64_t OW)
 {
 	rt_dw_vec buf[RT_DW_BUF], wv[RT_DW_TAPS], b0 = { 0 };
 	int64_t wp = (OW - 1) * sw + (kw - 1) * dw + 1;	/* padded columns read */
 	int64_t span = (kh - 1) * dh + 1;			/* input rows per output row */
 	int64_t rows = (RT_DW_BUF / wp - span) / sh + 1;	/* output rows per strip */
-	int64_t taps = kh * kw;
-
-	(void)threads;
+	int64_t taps = kh * kw, OHW = OH * OW;
+	/* MobileNet's and EfficientNet's windows: 3x3 and 5x5, strides 1 and 2 */
+	int shape = dh == 1 && dw == 1 && kh == kw && (kh == 3 || kh == 5) && sw <= 2
+			    ? (int)kh * 2 + (int)sw : 0;
 
 	memset(wv, 0, sizeof(wv[0]) * (size_t)taps);
 	for (int64_t c = 0; c < nch; c++) {
@@ -67,63 +274,49 @@ static void rt_cdw2d(const float *restrict x, const float *restrict w,
 		rows = OH;
 	for (int64_t oh0 = 0; oh0 < OH; oh0 += rows) {
 		int64_t n_oh = OH - oh0 < rows ? OH - oh0 : rows;
-		int64_t r0 = oh0 * sh - ph, n_r = (n_oh - 1) * sh + span;
 
-		/* the strip: padded input rows r0 .. r0 + n_r - 1, a channel a lane */
-		memset(buf, 0, sizeof(buf[0]) * (size_t)(n_r * wp));
-		for (int64_t r = 0; r < n_r; r++) {
-			int64_t ih = r0 + r, q0 = pw, q1 = pw + W;
-
-			if (ih < 0 || ih >= H)
-				continue;
-			if (q1 > wp)
-				q1 = wp;
-			for (int64_t c = 0; c < nch; c++) {
-				const float *xr = x + (c * H + ih) * W - pw;
-
-				for (int64_t q = q0; q < q1; q++)
-					buf[r * wp + q][c] = xr[q];
-			}
-		}
+		rt_dw_strip(buf, x, nch, H, W, oh0 * sh - ph, (n_oh - 1) * sh + span, wp, pw);
 		for (int64_t i = 0; i < n_oh; i++) {
 			const rt_dw_vec *row = buf + i * sh * wp;
 			float *yr = y + (oh0 + i) * OW;
-			int64_t ow = 0;
 
-			for (; ow + RT_DW_OW <= OW; ow += RT_DW_OW) {
-				rt_dw_vec a0 = b0, a1 = b0, a2 = b0, a3 = b0;
-
-				for (int64_t u = 0; u < kh; u++) {
-					const rt_dw_vec *p = row + u * dh * wp + ow * sw;
-					const rt_dw_vec *k = wv + u * kw;
-
-					for (int64_t v = 0; v < kw; v++, p += dw) {
-						a0 += k[v] * p[0];
-						a1 += k[v] * p[sw];
-						a2 += k[v] * p[2 * sw];
-						a3 += k[v] * p[3 * sw];
-					}
-				}
-				for (int64_t c = 0; c < nch; c++) {
-					float *yc = yr + c * OH * OW + ow;
-
-					yc[0] = a0[c];
-					yc[1] = a1[c];
-					yc[2] = a2[c];
-					yc[3] = a3[c];
-				}
-			}
-			for (; ow < OW; ow++) {
-				rt_dw_vec a = b0;
-
-				for (int64_t u = 0; u < kh; u++)
-					for (int64_t v = 0; v < kw; v++)
-						a += wv[u * kw + v] * row[u * dh * wp + ow * sw + v * dw];
-				for (int64_t c = 0; c < nch; c++)
-					yr[c * OH * OW + ow] = a[c];
+			switch (shape) {
+			case 7:
+				rt_dw_outrow(row, wv, b0, yr, nch, OHW, OW, 3, 3, 1, 1, 1, wp);
+				break;
+			case 8:
+				rt_dw_outrow(row, wv, b0, yr, nch, OHW, OW, 3, 3, 2, 1, 1, wp);
+				break;
+			case 11:
+				rt_dw_outrow(row, wv, b0, yr, nch, OHW, OW, 5, 5, 1, 1, 1, wp);
+				break;
+			case 12:
+				rt_dw_outrow(row, wv, b0, yr, nch, OHW, OW, 5, 5, 2, 1, 1, wp);
+				break;
+			default:
+				rt_dw_outrow(row, wv, b0, yr, nch, OHW, OW, kh, kw, sw, dh, dw, wp);
 			}
 		}
 	}
+}
+
+/*
+ * nch (<= RT_DW_BLOCK) channels: x their input planes (H x W), w their
+ * weights (kh x kw each), bias theirs or NULL, y their output planes (OH x
+ * OW). Strides sh, sw, dilations dh, dw, leading pads ph, pw (>= 0). The
+ * caller checks (kh - 1) * dh + 1 rows of the padded width fit RT_DW_BUF.
+ * threads is the kernel's (unused: the caller runs blocks in parallel).
+ */
+static void rt_cdw2d(const float *restrict x, const float *restrict w,
+		     const float *restrict bias, float *restrict y, int64_t nch, int64_t H,
+		     int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
+		     int64_t dw, int64_t ph, int64_t pw, int64_t OH, int64_t OW, int threads)
+{
+	(void)threads;
+	for (int64_t c = 0; c < nch; c += RT_DW_LANES)
+		rt_cdw2d_lanes(x + c * H * W, w + c * kh * kw, bias ? bias + c : NULL,
+			       y + c * OH * OW, nch - c < RT_DW_LANES ? nch - c : RT_DW_LANES, H,
+			       W, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW);
 }
 
 #endif

@@ -387,9 +387,16 @@ void tir_assign(struct tir_builder *b, struct tir *var, struct tir *val)
 
 void tir_extern(struct tir_builder *b, const char *fn, struct tir **args, int n)
 {
+	tir_extern_work(b, fn, args, n, 1);
+}
+
+void tir_extern_work(struct tir_builder *b, const char *fn, struct tir **args, int n,
+		     int64_t work)
+{
 	struct tir *s = node(b, TIR_EXTERN, DTYPE_UNDEF);
 
 	s->name = arena_strdup(b->arena, fn);
+	s->i = work > 1 ? work : 1;
 	s->n = n;
 	s->list = arena_alloc(b->arena, sizeof(*args) * (size_t)(n + 1));
 	if (n)

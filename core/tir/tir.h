@@ -82,7 +82,7 @@ struct tir {
 	enum tir_kind kind;
 	enum dtype dtype;	/* of an expression; DTYPE_UNDEF for statements */
 	int op;			/* tir_binop / tir_unop / tir_intrin */
-	int64_t i;		/* TIR_INT value, TIR_SYM index */
+	int64_t i;		/* TIR_INT value, TIR_SYM index, TIR_EXTERN work */
 	double f;		/* TIR_FLT value */
 	struct tir_var *var;	/* TIR_VAR, FOR, LET, ASSIGN */
 	struct tir_buf *buf;	/* LOAD, STORE */
@@ -156,6 +156,13 @@ void tir_store(struct tir_builder *b, struct tir_buf *buf, struct tir *idx, stru
 struct tir *tir_let(struct tir_builder *b, const char *hint, struct tir *init);
 void tir_assign(struct tir_builder *b, struct tir *var, struct tir *val);
 void tir_extern(struct tir_builder *b, const char *fn, struct tir **args, int n);
+/*
+ * tir_extern with an estimate of the call's work, in the units of
+ * tir_work (about one per element operation), for the parallel step to
+ * weigh the loops around it; tir_extern's is 1.
+ */
+void tir_extern_work(struct tir_builder *b, const char *fn, struct tir **args, int n,
+		     int64_t work);
 /* Marks the innermost open loop as parallel (its iterations are independent). */
 void tir_mark_parallel(struct tir_builder *b);
 
@@ -175,6 +182,8 @@ void tir_plan_parallel(struct tir_func *f, int64_t min_work);
 int64_t tir_work(const struct tir *s);
 /* Whether statement s contains a loop. */
 bool tir_has_loop(const struct tir *s);
+/* Whether statement s calls an extern function (tir_extern: its work is the call's estimate). */
+bool tir_has_extern(const struct tir *s);
 /*
  * Replaces, in the tree under *s, every load of buf by fn(ctx, index) (the
  * index already rewritten). BUG() when buf is stored to or its address

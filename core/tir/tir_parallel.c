@@ -37,12 +37,31 @@ int64_t tir_work(const struct tir *s)
 		return w;
 	case TIR_IF:
 		return MAX(tir_work(s->b), tir_work(s->c));
+	case TIR_EXTERN:
+		return MIN(cap, MAX(s->i, 1));
 	default:
 		return 1;
 	}
 }
 
-/* Perfectly nested parallel loops starting at s (at most 3), the innermost loop aside. */
+bool tir_has_extern(const struct tir *s)
+{
+	if (!s)
+		return false;
+	if (s->kind == TIR_EXTERN)
+		return true;
+	if (s->kind == TIR_SEQ) {
+		for (int i = 0; i < s->n; i++)
+			if (tir_has_extern(s->list[i]))
+				return true;
+	}
+	return s->kind == TIR_IF && (tir_has_extern(s->b) || tir_has_extern(s->c));
+}
+
+/*
+ * Perfectly nested parallel loops starting at s (at most 3), the innermost
+ * loop aside unless it calls an extern function.
+ */
 static int parallel_depth(const struct tir *s)
 {
 	const struct tir *last = NULL;
@@ -60,9 +79,10 @@ static int parallel_depth(const struct tir *s)
 	 * compiler vectorizes, and a collapsed one is not, so the parallel and
 	 * the serial version of the nest would differ (vector and scalar math
 	 * functions round differently) and outputs would depend on the
-	 * thread count.
+	 * thread count. A loop around an extern function's call (a block
+	 * of rt_cdw2d, rt_cpw) is no such loop.
 	 */
-	if (k > 1 && !tir_has_loop(last->b))
+	if (k > 1 && !tir_has_loop(last->b) && !tir_has_extern(last->b))
 		k--;
 	return k;
 }
@@ -85,7 +105,7 @@ static int64_t static_work(const struct tir *s, int depth)
 		if (k + 1 < depth)
 			s = s->b->list[0];
 	}
-	if (tir_has_loop(s->b)) {
+	if (tir_has_loop(s->b) || tir_has_extern(s->b)) {
 		int64_t inner = tir_work(s->b);
 
 		w = inner && w > cap / inner ? cap : w * inner;

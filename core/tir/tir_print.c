@@ -285,7 +285,7 @@ static void print_parallel(const struct tir *s, const struct tir_dialect *d, str
 	/*
 	 * A work estimate: the collapsed iteration count times the estimated
 	 * work of one iteration (its inner loops' iterations) when it runs
-	 * loops.
+	 * loops or extern calls.
 	 */
 	for (int k = 0; k < depth; k++) {
 		sb_puts(&trip, k ? " * " : "(");
@@ -293,7 +293,7 @@ static void print_parallel(const struct tir *s, const struct tir_dialect *d, str
 		if (k + 1 < depth)
 			l = l->b->list[0];
 	}
-	if (tir_has_loop(l->b))
+	if (tir_has_loop(l->b) || tir_has_extern(l->b))
 		sb_printf(&trip, " * %lld)", (long long)tir_work(l->b));
 	else
 		sb_puts(&trip, ")");
@@ -499,7 +499,7 @@ static bool print_outlined(const struct tir *s, const struct tir_dialect *d, str
 	}
 	sb_puts(&total, ")");
 	sb_puts(&trip, sb_str(&total));
-	if (tir_has_loop(l->b))
+	if (tir_has_loop(l->b) || tir_has_extern(l->b))
 		sb_printf(&trip, " * %lld", (long long)tir_work(l->b));
 	print_region_func(s, d, &u, fn, &o->pre);
 	indent_to(sb, indent);

@@ -1,0 +1,165 @@
+/*
+ * cdw_test.c - backends/c/rt_cdw.h's depthwise convolution and rt_cpw.h's
+ * 1x1 convolution, built for this host as the generated code is
+ * (-march=native), and again as cdw_avx2_test (-march=x86-64-v3) and
+ * cdw_generic_test (-march=x86-64), so that each vector path runs here.
+ * Every output must have the bits of a scalar loop that adds bias and the
+ * taps (the input channels) in order, each a * b + c rounded once where
+ * the ISA has FMA and twice where not (madd), as the loop IR's forms do:
+ * blocks of 1 to RT_DW_BLOCK channels (tails of a vector), strides,
+ * dilations, asymmetric and oversized pads, strips, rows shorter and longer
+ * than a vector; tiles of every height, pixel tails, row strides wider than
+ * the block.
+ */
+#include "test.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../backends/c/rt_cdw.h"
+#include "../../backends/c/rt_cpw.h"
+
+/*
+ * a * b + c as the vector code computes it: one rounding where the ISA has
+ * FMA, two where it has not (the C compiler may not contract the reference
+ * loop itself: it vectorises the products of an in-order sum)
+ */
+static float madd(float a, float b, float c)
+{
+#ifdef __FMA__
+	return fmaf(a, b, c);
+#else
+	volatile float p = a * b;
+
+	return p + c;
+#endif
+}
+
+static float rnd(void)
+{
+	return (float)(rand() % 2001 - 1000) / 997.0f;
+}
+
+static float *rnd_array(int64_t n)
+{
+	float *a = malloc(sizeof(float) * (size_t)(n + 1));
+
+	for (int64_t i = 0; i < n; i++)
+		a[i] = rnd();
+	return a;
+}
+
+struct dw {
+	int64_t nch, H, W, kh, kw, sh, sw, dh, dw, ph, pw, pe_h, pe_w;
+};
+
+/* 1 when rt_cdw2d's output has the reference's bits (and nothing past it is written) */
+static int dw_case(const struct dw *c, int bias)
+{
+	int64_t OH = (c->H + c->ph + c->pe_h - ((c->kh - 1) * c->dh + 1)) / c->sh + 1;
+	int64_t OW = (c->W + c->pw + c->pe_w - ((c->kw - 1) * c->dw + 1)) / c->sw + 1;
+	int64_t n = c->nch * OH * OW;
+	float *x = rnd_array(c->nch * c->H * c->W), *w = rnd_array(c->nch * c->kh * c->kw);
+	float *b = bias ? rnd_array(c->nch) : NULL, *y = malloc(sizeof(float) * (size_t)(n + 16));
+	int ok = 1;
+
+	for (int64_t i = 0; i < n + 16; i++)
+		y[i] = -7.0f;
+	rt_cdw2d(x, w, b, y, c->nch, c->H, c->W, c->kh, c->kw, c->sh, c->sw, c->dh, c->dw, c->ph,
+		 c->pw, OH, OW, 1);
+	for (int64_t ch = 0; ch < c->nch; ch++)
+		for (int64_t oh = 0; oh < OH; oh++)
+			for (int64_t ow = 0; ow < OW; ow++) {
+				float s = b ? b[ch] : 0.0f;
+
+				for (int64_t u = 0; u < c->kh; u++)
+					for (int64_t v = 0; v < c->kw; v++) {
+						int64_t ih = oh * c->sh - c->ph + u * c->dh;
+						int64_t iw = ow * c->sw - c->pw + v * c->dw;
+						float xv = ih >= 0 && ih < c->H && iw >= 0 && iw < c->W
+								   ? x[(ch * c->H + ih) * c->W + iw]
+								   : 0.0f;
+
+						s = madd(w[(ch * c->kh + u) * c->kw + v], xv, s);
+					}
+				ok &= memcmp(&s, &y[(ch * OH + oh) * OW + ow], sizeof(s)) == 0;
+			}
+	for (int64_t i = n; i < n + 16; i++)
+		ok &= y[i] == -7.0f;
+	free(x);
+	free(w);
+	free(b);
+	free(y);
+	return ok;
+}
+
+static void test_depthwise(void)
+{
+	static const struct dw cases[] = {
+		{ 16, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2 },	/* EfficientNet's 7x7 */
+		{ 16, 14, 14, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1 },	/* TF "same", stride 2 */
+		{ 9, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },	/* a block past a vector */
+		{ 3, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },	/* a tail alone */
+		{ 16, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },	/* rows past a vector, strips */
+		{ 8, 40, 40, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2 },
+		{ 16, 9, 11, 7, 1, 1, 1, 1, 1, 3, 0, 3, 0 },	/* 7x1 */
+		{ 12, 10, 10, 3, 3, 1, 2, 2, 2, 2, 1, 0, 3 },	/* dilated, asymmetric */
+		{ 16, 3, 3, 3, 3, 1, 1, 1, 1, 3, 3, 3, 3 },	/* pads past the window */
+		{ 5, 17, 33, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1 },	/* stride 3 */
+		{ 16, 120, 120, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },	/* 8 rows a strip */
+	};
+
+	srand(3);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT(1, dw_case(&cases[i], 1));
+		ASSERT(1, dw_case(&cases[i], 0));
+	}
+}
+
+/* 1 when rt_cpw's output has the reference's bits and leaves the rest of y alone */
+static int pw_case(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int bias)
+{
+	float *x = rnd_array(K * P), *w = rnd_array(M * K), *b = bias ? rnd_array(M) : NULL;
+	float *y = malloc(sizeof(float) * (size_t)(M * P));
+	int ok = 1;
+
+	for (int64_t i = 0; i < M * P; i++)
+		y[i] = -7.0f;
+	rt_cpw(w, x + p0, b, y + p0, M, K, P, P, np, 1);
+	for (int64_t m = 0; m < M; m++)
+		for (int64_t p = 0; p < P; p++) {
+			float s = b ? b[m] : 0.0f;
+
+			if (p < p0 || p >= p0 + np) {
+				ok &= y[m * P + p] == -7.0f;
+				continue;
+			}
+			for (int64_t k = 0; k < K; k++)
+				s = madd(w[m * K + k], x[k * P + p], s);
+			ok &= memcmp(&s, &y[m * P + p], sizeof(s)) == 0;
+		}
+	free(x);
+	free(w);
+	free(b);
+	free(y);
+	return ok;
+}
+
+static void test_pointwise(void)
+{
+	srand(5);
+	/* every tile height, pixel tails of 1, a vector and more, a block inside the row */
+	for (int64_t M = 1; M <= 17; M++)
+		ASSERT(1, pw_case(M, 24, 49, 0, 49, M & 1));
+	ASSERT(1, pw_case(144, 24, 3136, 320, 448, 1));
+	ASSERT(1, pw_case(16, 32, 200, 0, 200, 0));
+	ASSERT(1, pw_case(24, 1152, 49, 32, 17, 1));
+	ASSERT(1, pw_case(8, 3, 16, 0, 16, 1));
+	ASSERT(1, pw_case(8, 3, 40, 0, 33, 1));
+	ASSERT(1, pw_case(7, 5, 8, 0, 7, 1));
+	ASSERT(1, pw_case(9, 1, 1, 0, 1, 1));
+}
+
+TESTS({ "depthwise", test_depthwise }, { "pointwise", test_pointwise })
