@@ -206,18 +206,19 @@ check matmul-batched/B=3 "$T/bt.so" "$T/btexp" "a=$T/bt_a.npy" "b=$T/bt_b.npy"
 "$COLLAGEC" compile --search none --target c "$T/conv_kinds.onnx" -o "$T/conv.so" || fail conv/compile "exit $?"
 v=$(kernels "$T/conv.json")
 want="depthwise compile-time conv.depthwise_vec if always scratch=|pointwise compile-time \
-conv.1x1_tiles if always scratch=|full3x3 compile-time conv.im2col if always scratch=2304|"
+conv.1x1_tiles if always scratch=|full3x3 compile-time conv.im2col_tiles if always \
+scratch=2304|"
 if [ "$v" = "$want" ]; then ok conv/static-choices; else fail conv/static-choices "got '$v'"; fi
 expect convexp "$T/conv_y.npy"
 check conv/static "$T/conv.so" "$T/convexp" "x=$T/x.npy"
 
-# batch N symbolic: conv.im2col per image (grouped; 1x1 with stride 2: both
-# too small for conv.micro), direct for 2 output channels; the scratch does
-# not grow with N
+# batch N symbolic: conv.im2col_tiles per image (grouped; 1x1 with stride 2:
+# both too small for conv.micro), direct for 2 output channels; the scratch
+# does not grow with N
 "$COLLAGEC" compile --search none --target c "$T/conv_sym.onnx" -o "$T/cs.so" || fail conv-sym/compile "exit $?"
 v=$(kernels "$T/cs.json")
-want="grouped compile-time conv.im2col if always scratch=7200|strided1x1 compile-time \
-conv.im2col if always scratch=200|two_out compile-time conv.direct if always scratch=|"
+want="grouped compile-time conv.im2col_tiles if always scratch=7200|strided1x1 compile-time \
+conv.im2col_tiles if always scratch=200|two_out compile-time conv.direct if always scratch=|"
 if [ "$v" = "$want" ]; then ok conv-sym/static-choices; else
 	fail conv-sym/static-choices "got '$v'"; fi
 for n in 1 3; do
@@ -380,8 +381,8 @@ done
 # [Add residual] [Relu | Clip] is one extern call with no loop after it
 # (the kernel's outermost loops: conv.micro's batch loop alone), ck's Relu
 # (its Conv output read too) keeps its loop; depthwise Convs (conv.depthwise_vec)
-# apply their chain per block of planes, the blocked GEMM's Convs (conv.1x1, conv.im2col)
-# (conv.1x1_tiles: a nest for the whole blocks, one for the last) per block
+# apply their chain per block of planes, the tiled GEMM's Convs (conv.1x1_tiles,
+# conv.im2col_tiles: a nest for the whole blocks, one for the last) per block
 # of pixels, all inside their nest, but for dwb's and pwb's
 # broadcast Add (a loop after the nest); the fused build matches numpy
 # and, bit for bit, the unfused one (-fuse=0: the chain as loops of its
@@ -396,8 +397,8 @@ for n in cr cc car ca cac ck; do want="${want}$n compile-time conv.micro if alwa
 want="${want}gr compile-time gemm.micro if always scratch=3360|mac compile-time matmul.micro if \
 always scratch=3360|"
 for n in dwc dwar dwb; do want="${want}$n compile-time conv.depthwise_vec if always scratch=|"; done
-want="${want}pwc compile-time conv.1x1_tiles if always scratch=|imar compile-time conv.im2col if \
-always scratch=14256|pwb compile-time conv.1x1_tiles if always scratch=|crows compile-time conv.micro if \
+want="${want}pwc compile-time conv.1x1_tiles if always scratch=|imar compile-time \
+conv.im2col_tiles if always scratch=14256|pwb compile-time conv.1x1_tiles if always scratch=|crows compile-time conv.micro if \
 always scratch=16128|gvar compile-time matmul.gemv if always scratch=3360|gvc compile-time \
 gemm.micro if always scratch=3360|"
 if [ "$v" = "$want" ]; then ok epi-edges/static-choices; else
