@@ -733,11 +733,12 @@ int lower_map(struct lower *L)
 		if (lower_in(L, i) && !shape_eq(&lower_in(L, i)->shape, &out->shape) &&
 		    !is_scalar(&lower_in(L, i)->shape))
 			same = false;
+	/* each output written once: the loops are parallel either way */
 	if (same) {
 		flat = tir_loop(L->b, lower_numel(L, &out->shape));
 		tir_mark_parallel(L->b);
 	} else {
-		lower_loops(L, &out->shape, idx);
+		lower_loops_parallel(L, &out->shape, idx);
 	}
 	for (int i = 0; i < nin; i++) {
 		const struct value *v = lower_in(L, i);
