@@ -18,6 +18,10 @@ usage: gen_zoo.py OUTDIR [NAME...]   (no NAME: every model; it prints each
                Conv, squeeze-excitation (GlobalAveragePool, 1x1 Convs, Sigmoid,
                Mul), SiLU as x*Sigmoid(x), BN folded into Conv bias, Flatten,
                Gemm; 239 nodes, 21 MB                          in [1,3,224,224]
+  mobilenet_v3_large  MobileNetV3-Large (torchvision): inverted residuals,
+               depthwise 3x3 and 5x5, Hardswish as x*HardSigmoid(x), Relu,
+               squeeze-excitation with HardSigmoid, two Gemms; 161 nodes, 22 MB
+                                                               in [1,3,224,224]
   bert_base    BERT-Base (vocab 30522, 12 layers, hidden 768, 12 heads, FFN
                3072, seq 128): gen_models.py's bert_tiny at this size, with
                its Gather embeddings, spelled LayerNorm, erf GELU, attention
@@ -126,6 +130,47 @@ def efficientnet_b0():
     return b.finish([f32("input", [1, 3, 224, 224])], [f32("output", [1, 1000])], {x: "output"})
 
 
+def mobilenet_v3_large():
+    """torchvision's MobileNetV3-Large as torch.onnx exports it at opset 13:
+    BatchNormalization folded into each Conv's bias, Hardswish as
+    x * HardSigmoid(x) (alpha 1/6), squeeze-excitation as GlobalAveragePool,
+    1x1 Conv, Relu, 1x1 Conv, HardSigmoid, Mul; dropout gone (eval mode)."""
+    b = Builder("mobilenet_v3_large", 204)
+    hs = lambda x: b.node("Mul", [x, b.node("HardSigmoid", [x], alpha=1.0 / 6, beta=0.5)])
+    relu = lambda x: b.node("Relu", [x])
+
+    def divisible(v):
+        n = max(8, int(v + 4) // 8 * 8)
+        return n + 8 if n < 0.9 * v else n
+
+    x = hs(conv(b, "input", 3, 16, 3, 2, 1))
+    # in, kernel, expanded, out, squeeze-excitation, Hardswish, stride
+    for cin, k, e, c, se, use_hs, s in (
+            (16, 3, 16, 16, 0, 0, 1), (16, 3, 64, 24, 0, 0, 2), (24, 3, 72, 24, 0, 0, 1),
+            (24, 5, 72, 40, 1, 0, 2), (40, 5, 120, 40, 1, 0, 1), (40, 5, 120, 40, 1, 0, 1),
+            (40, 3, 240, 80, 0, 1, 2), (80, 3, 200, 80, 0, 1, 1), (80, 3, 184, 80, 0, 1, 1),
+            (80, 3, 184, 80, 0, 1, 1), (80, 3, 480, 112, 1, 1, 1), (112, 3, 672, 112, 1, 1, 1),
+            (112, 5, 672, 160, 1, 1, 2), (160, 5, 960, 160, 1, 1, 1),
+            (160, 5, 960, 160, 1, 1, 1)):
+        act = hs if use_hs else relu
+        y = x if e == cin else act(conv(b, x, cin, e, 1))
+        y = act(conv(b, y, e, e, k, s, k // 2, group=e))
+        if se:
+            sq = divisible(e // 4)
+            g = relu(conv(b, b.node("GlobalAveragePool", [y]), e, sq, 1))
+            g = b.node("HardSigmoid", [conv(b, g, sq, e, 1)], alpha=1.0 / 6, beta=0.5)
+            y = b.node("Mul", [g, y])
+        y = conv(b, y, e, c, 1)
+        x = b.node("Add", [y, x]) if s == 1 and cin == c else y
+    x = hs(conv(b, x, 160, 960, 1))
+    x = b.node("Flatten", [b.node("GlobalAveragePool", [x])], axis=1)
+    x = hs(b.node("Gemm", [x, b.randn((1280, 960), np.sqrt(1.0 / 960)), b.randn((1280,), 0.01)],
+                  transB=1))
+    x = b.node("Gemm", [x, b.randn((1000, 1280), np.sqrt(1.0 / 1280)), b.randn((1000,), 0.01)],
+               transB=1)
+    return b.finish([f32("input", [1, 3, 224, 224])], [f32("output", [1, 1000])], {x: "output"})
+
+
 def gelu_tanh(b, x):
     """GPT-2's GELU (transformers' NewGELUActivation) as exported:
     0.5 * x * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 * Pow(x, 3))))."""
@@ -209,7 +254,8 @@ def densenet264():
 
 
 MODELS = {"densenet121": densenet121, "densenet264": densenet264, "resnet50": resnet50,
-          "efficientnet_b0": efficientnet_b0, "bert_base": bert_base, "gpt2": gpt2,
+          "efficientnet_b0": efficientnet_b0, "mobilenet_v3_large": mobilenet_v3_large,
+          "bert_base": bert_base, "gpt2": gpt2,
           "vit_base": vit_base}
 
 
