@@ -82,22 +82,27 @@ static inline void rt_pw_store(float *p, rt_pw_vec v, int64_t n)
 #endif
 
 /*
- * One tile: mr (<= RT_PW_MR) output channels of nv (<= RT_PW_NV) vectors
- * of pixels, the last of them last (<= RT_PW_V) pixels wide. Inlined with
- * constant mr and nv, so that the sums stay in registers.
+ * One tile: mr (<= RT_PW_MR) output channels of n (<= RT_PW_NV * RT_PW_V)
+ * pixels. Inlined with mr constant, so that the sums stay in registers, and
+ * n constant for whole tiles (tails load and store under masks).
  */
 static inline __attribute__((always_inline)) void
 rt_pw_tile(const float *restrict w, const float *restrict x, const float *restrict bias,
-	   float *restrict y, int64_t K, int64_t xs, int64_t ys, int mr, int nv, int64_t last)
+	   float *restrict y, int64_t K, int64_t xs, int64_t ys, int mr, int64_t n)
 {
 	rt_pw_vec acc[RT_PW_MR][RT_PW_NV];
+	int64_t cnt[RT_PW_NV];
 
+#pragma GCC unroll 2
+	for (int j = 0; j < RT_PW_NV; j++)
+		cnt[j] = n - j * RT_PW_V < 0 ? 0 : n - j * RT_PW_V > RT_PW_V ? RT_PW_V
+										 : n - j * RT_PW_V;
 #pragma GCC unroll 8
 	for (int i = 0; i < mr; i++) {
 		float b = bias ? bias[i] : 0.0f;
 
 #pragma GCC unroll 2
-		for (int j = 0; j < nv; j++)
+		for (int j = 0; j < RT_PW_NV; j++)
 			acc[i][j] = (rt_pw_vec){ 0 } + b;
 	}
 	for (int64_t k = 0; k < K; k++) {
@@ -105,47 +110,46 @@ rt_pw_tile(const float *restrict w, const float *restrict x, const float *restri
 		rt_pw_vec xv[RT_PW_NV];
 
 #pragma GCC unroll 2
-		for (int j = 0; j < nv; j++)
-			xv[j] = j == nv - 1 && last < RT_PW_V ? rt_pw_load(xk + j * RT_PW_V, last)
-							      : *(const rt_pw_uvec *)(xk + j * RT_PW_V);
+		for (int j = 0; j < RT_PW_NV; j++)
+			xv[j] = cnt[j] < RT_PW_V ? rt_pw_load(xk + j * RT_PW_V, cnt[j])
+						 : *(const rt_pw_uvec *)(xk + j * RT_PW_V);
 #pragma GCC unroll 8
 		for (int i = 0; i < mr; i++) {
 			float wi = w[i * K + k];
 
 #pragma GCC unroll 2
-			for (int j = 0; j < nv; j++)
+			for (int j = 0; j < RT_PW_NV; j++)
 				acc[i][j] += wi * xv[j];
 		}
 	}
 #pragma GCC unroll 8
 	for (int i = 0; i < mr; i++)
 #pragma GCC unroll 2
-		for (int j = 0; j < nv; j++) {
+		for (int j = 0; j < RT_PW_NV; j++) {
 			float *yp = y + i * ys + j * RT_PW_V;
 
-			if (j == nv - 1 && last < RT_PW_V)
-				rt_pw_store(yp, acc[i][j], last);
+			if (cnt[j] < RT_PW_V)
+				rt_pw_store(yp, acc[i][j], cnt[j]);
 			else
 				*(rt_pw_uvec *)yp = acc[i][j];
 		}
 }
 
-/* rt_pw_tile with mr a constant */
-static inline __attribute__((always_inline)) void
+/* A tile of fewer than RT_PW_MR rows, with mr a constant (one copy each, not inlined) */
+static __attribute__((noinline)) void
 rt_pw_rows(const float *restrict w, const float *restrict x, const float *restrict bias,
-	   float *restrict y, int64_t K, int64_t xs, int64_t ys, int64_t mr, int nv, int64_t last)
+	   float *restrict y, int64_t K, int64_t xs, int64_t ys, int64_t mr, int64_t n)
 {
 	switch (mr) {
 #if RT_PW_MR > 6
-	case 8: rt_pw_tile(w, x, bias, y, K, xs, ys, 8, nv, last); break;
-	case 7: rt_pw_tile(w, x, bias, y, K, xs, ys, 7, nv, last); break;
+	case 7: rt_pw_tile(w, x, bias, y, K, xs, ys, 7, n); break;
+	case 6: rt_pw_tile(w, x, bias, y, K, xs, ys, 6, n); break;
 #endif
-	case 6: rt_pw_tile(w, x, bias, y, K, xs, ys, 6, nv, last); break;
-	case 5: rt_pw_tile(w, x, bias, y, K, xs, ys, 5, nv, last); break;
-	case 4: rt_pw_tile(w, x, bias, y, K, xs, ys, 4, nv, last); break;
-	case 3: rt_pw_tile(w, x, bias, y, K, xs, ys, 3, nv, last); break;
-	case 2: rt_pw_tile(w, x, bias, y, K, xs, ys, 2, nv, last); break;
-	default: rt_pw_tile(w, x, bias, y, K, xs, ys, 1, nv, last); break;
+	case 5: rt_pw_tile(w, x, bias, y, K, xs, ys, 5, n); break;
+	case 4: rt_pw_tile(w, x, bias, y, K, xs, ys, 4, n); break;
+	case 3: rt_pw_tile(w, x, bias, y, K, xs, ys, 3, n); break;
+	case 2: rt_pw_tile(w, x, bias, y, K, xs, ys, 2, n); break;
+	default: rt_pw_tile(w, x, bias, y, K, xs, ys, 1, n); break;
 	}
 }
 
@@ -155,7 +159,7 @@ rt_pw_rows(const float *restrict w, const float *restrict x, const float *restri
  * rows xs and ys floats apart. threads is the kernel's (unused: the caller
  * runs pixel blocks in parallel).
  */
-static void rt_cpw(const float *restrict w, const float *restrict x, const float *restrict bias,
+static __attribute__((noinline)) void rt_cpw(const float *restrict w, const float *restrict x, const float *restrict bias,
 		   float *restrict y, int64_t M, int64_t K, int64_t xs, int64_t ys, int64_t np,
 		   int threads)
 {
@@ -167,12 +171,16 @@ static void rt_cpw(const float *restrict w, const float *restrict x, const float
 		const float *wm = w + m0 * K, *bm = bias ? bias + m0 : NULL;
 		float *ym = y + m0 * ys;
 
+		if (mr < RT_PW_MR) {
+			for (; p < np; p += T)
+				rt_pw_rows(wm, x + p, bm, ym + p, K, xs, ys, mr,
+					   np - p < T ? np - p : T);
+			continue;
+		}
 		for (; p + T <= np; p += T)
-			rt_pw_rows(wm, x + p, bm, ym + p, K, xs, ys, mr, RT_PW_NV, RT_PW_V);
-		if (np - p > RT_PW_V)
-			rt_pw_rows(wm, x + p, bm, ym + p, K, xs, ys, mr, 2, np - p - RT_PW_V);
-		else if (np > p)
-			rt_pw_rows(wm, x + p, bm, ym + p, K, xs, ys, mr, 1, np - p);
+			rt_pw_tile(wm, x + p, bm, ym + p, K, xs, ys, RT_PW_MR, T);
+		if (p < np)
+			rt_pw_tile(wm, x + p, bm, ym + p, K, xs, ys, RT_PW_MR, np - p);
 	}
 }
 
