@@ -35,7 +35,16 @@ struct lift {
 	const int *slot;		/* with mask: position -> slot in kp */
 	struct tir_buf *kp;		/* the constants' buffer */
 	struct tir_buf *const *bufs;	/* old parameter index -> new buffer, or NULL */
+	int lifted;			/* constants made loads so far */
 };
+
+/*
+ * The work of an extern call (tir_extern_work) whose arguments had a
+ * constant lifted: unknown at compile time, so, like a loop of symbolic
+ * extent, taken as large (kernels differing only in the call's sizes share
+ * their code, and the parallel step's threshold is passed).
+ */
+#define LIFTED_EXTERN_WORK ((int64_t)1 << 20)
 
 static struct tir *slot_load(struct lift *L, int64_t slot)
 {
@@ -81,10 +90,10 @@ static struct tir *lift(struct lift *L, const struct tir *e, bool keep)
 		int pos = L->vals.n;
 
 		vec_push(&L->vals, e->i);
-		if (!L->mask)
-			return slot_load(L, pos);
-		if (L->mask[pos])
-			return slot_load(L, L->slot[pos]);
+		if (!L->mask || L->mask[pos]) {
+			L->lifted++;
+			return slot_load(L, L->mask ? L->slot[pos] : pos);
+		}
 	}
 	c = arena_alloc(L->arena, sizeof(*c));
 	*c = *e;
@@ -94,9 +103,13 @@ static struct tir *lift(struct lift *L, const struct tir *e, bool keep)
 	c->b = lift(L, e->b, keep || protects_rhs(e));
 	c->c = lift(L, e->c, keep);
 	if (e->n) {
+		int before = L->lifted;
+
 		c->list = arena_alloc(L->arena, sizeof(*c->list) * (size_t)e->n);
 		for (int i = 0; i < e->n; i++)
 			c->list[i] = lift(L, e->list[i], keep);
+		if (e->kind == TIR_EXTERN && L->lifted > before)
+			c->i = LIFTED_EXTERN_WORK;
 	}
 	return c;
 }
