@@ -1153,7 +1153,7 @@ static void pw_blocks(struct lower *L, const struct pw_gemm *pg, int64_t p0, int
 	const struct value *x = lower_in(L, 0);
 	struct shape s = { 3, { x->shape.d[0], dim_const(nb), dim_const(pg->M / pg->mb) } };
 	struct tir *idx[MAX_RANK], *n, *p, *m0, *xoff, *args[9], *m, *yrow;
-	int a = 0, d = 0;
+	int a = 0;
 
 	if (pg->n) {
 		/* one image: its blocks and channel blocks */
@@ -1193,8 +1193,7 @@ static void pw_blocks(struct lower *L, const struct pw_gemm *pg, int64_t p0, int
 		tir_end(b);
 		L->epi_done = true;
 	}
-	d = pg->n ? 2 : 3;
-	lower_end_loops(L, d);
+	lower_end_loops(L, s.rank);
 }
 
 /* pg's blocks, from its sizes; then every block of every image */
