@@ -1033,32 +1033,46 @@ static void im2col_copy(struct lower *L, const struct im2col *ic, const struct w
 
 static void im2col_gemm(struct lower *L, struct im2col *ic, int64_t group);
 
-static int lower_conv_im2col(struct lower *L)
+/*
+ * conv.im2col's and conv.im2col_tiles' start: ic's sizes and patch matrix,
+ * the loop over the images opened and image ic->n's patches copied; -1 when
+ * the window has no plan.
+ */
+static int im2col_begin(struct lower *L, struct im2col *ic, int64_t group)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
-	int64_t group = node_attr_int(L->n, "group", 1), kernel = 1;
-	int64_t kern[MAX_RANK];
+	int64_t kernel = 1, kern[MAX_RANK];
 	struct window w;
-	struct im2col ic;
 
 	for (int i = 2; i < wt->shape.rank; i++)
 		kern[i - 2] = wt->shape.d[i].c;
 	if (window_plan(L->g, (struct node *)L->n, &x->shape, kern, false, &w) < 0)
 		return -1;
-	ic.P = 1;
+	ic->P = 1;
 	for (int i = 0; i < w.r; i++) {
-		ic.P *= w.out[i];
+		ic->P *= w.out[i];
 		kernel *= w.k[i];
 	}
-	ic.M = wt->shape.d[0].c;
-	ic.Mg = ic.M / group;
-	ic.Kc = wt->shape.d[1].c * kernel;
-	ic.C = wt->shape.d[1].c * group;
-	ic.col = lower_scratch(L, x->dtype, dim_const(ic.C * kernel * ic.P));
-	ic.base = tir_int(b, 0);
-	ic.n = tir_loop(b, tir_dim(b, x->shape.d[0]));
-	im2col_copy(L, &ic, &w);
+	ic->M = wt->shape.d[0].c;
+	ic->Mg = ic->M / group;
+	ic->Kc = wt->shape.d[1].c * kernel;
+	ic->C = wt->shape.d[1].c * group;
+	ic->col = lower_scratch(L, x->dtype, dim_const(ic->C * kernel * ic->P));
+	ic->base = tir_int(b, 0);
+	ic->n = tir_loop(b, tir_dim(b, x->shape.d[0]));
+	im2col_copy(L, ic, &w);
+	return 0;
+}
+
+static int lower_conv_im2col(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	int64_t group = node_attr_int(L->n, "group", 1);
+	struct im2col ic;
+
+	if (im2col_begin(L, &ic, group) < 0)
+		return -1;
 	im2col_gemm(L, &ic, group);
 	tir_end(b);
 	return 0;
@@ -1271,30 +1285,11 @@ static struct tir *cond_im2col_tiles(struct lower *L)
 static int lower_conv_im2col_tiles(struct lower *L)
 {
 	struct tir_builder *b = L->b;
-	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
-	int64_t group = node_attr_int(L->n, "group", 1), kernel = 1;
-	int64_t kern[MAX_RANK];
-	struct window w;
 	struct im2col ic;
 	struct pw_gemm pg;
 
-	for (int i = 2; i < wt->shape.rank; i++)
-		kern[i - 2] = wt->shape.d[i].c;
-	if (window_plan(L->g, (struct node *)L->n, &x->shape, kern, false, &w) < 0)
+	if (im2col_begin(L, &ic, node_attr_int(L->n, "group", 1)) < 0)
 		return -1;
-	ic.P = 1;
-	for (int i = 0; i < w.r; i++) {
-		ic.P *= w.out[i];
-		kernel *= w.k[i];
-	}
-	ic.M = wt->shape.d[0].c;
-	ic.Mg = ic.M / group;
-	ic.Kc = wt->shape.d[1].c * kernel;
-	ic.C = wt->shape.d[1].c * group;
-	ic.col = lower_scratch(L, x->dtype, dim_const(ic.C * kernel * ic.P));
-	ic.base = tir_int(b, 0);
-	ic.n = tir_loop(b, tir_dim(b, x->shape.d[0]));
-	im2col_copy(L, &ic, &w);
 	pg = (struct pw_gemm){ ic.col, ic.n, ic.M, ic.Mg, ic.Kc, ic.P, 0, 0 };
 	pw_gemm(L, &pg);
 	tir_end(b);
