@@ -177,7 +177,7 @@ void tir_plan_parallel(struct tir_func *f, int64_t min_work);
 /*
  * Estimated innermost iterations of s: loop extents multiplied (256 for an
  * extent that is not a constant), sequences added, the larger branch of an
- * if; saturates at 2^40.
+ * if, an extern call its own estimate (tir_extern_work); saturates at 2^40.
  */
 int64_t tir_work(const struct tir *s);
 /* Whether statement s contains a loop. */
