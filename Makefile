@@ -93,6 +93,10 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/test.h $(LIBOBJS)
 # rt_cgemm.h's tiles as the generated code has them on this host
 $(BUILD)/tests/cgemm_test: ALL_CFLAGS += -march=native
 
+# rt_model.h's rt_expf compiled as the generated code is (emit_math_flags)
+$(BUILD)/tests/vecmath_test: ALL_CFLAGS += -ffp-contract=fast -fno-math-errno -fno-trapping-math \
+	-fvect-cost-model=cheap
+
 # rt_cdw.h and rt_cpw.h on this host, and on their AVX2 and plain paths,
 # contracting a * b + c into fmaf as the generated code (-std=gnu11) does
 CDW_FLAGS = -ffp-contract=fast -Wno-psabi

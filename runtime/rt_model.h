@@ -70,6 +70,57 @@ float tanhf(float) RT_SIMD;
 #endif
 #endif
 
+/*
+ * exp for float kernels (tir_print's name for a float exp). On AVX-512 and
+ * where libmvec is not declared (clang, other libcs), rt_expf_poly below,
+ * inline so that the compiler vectorises it in place: no call per vector,
+ * no constants reloaded after one. A SiLU, x / (1 + exp(-x)), takes 0.16 ns
+ * an element on a Zen 5 core with it, 0.21 with libmvec's _ZGVeN16v_expf.
+ * With AVX2 and SSE libmvec's is as fast or faster (0.32 against 0.34 ns,
+ * 0.76 against 1.21), so there rt_expf is expf.
+ *
+ * rt_expf_poly: Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2, a
+ * degree-5 polynomial for e^r fitted for relative error (9.2e-8 before
+ * rounding), and 2^n as two powers of two made in the exponent bits, so that
+ * subnormal results and overflow to infinity come out right. Every float
+ * against exp in double: at most 2.02 ulp with FMA, 2.31 without
+ * (tests/unit/vecmath_test checks 2.5 over a sweep at three ISA levels). A
+ * NaN stays NaN (the clamps keep it, the polynomial carries it); -inf gives
+ * 0. The clamps vectorise as max and min with -fno-trapping-math
+ * (emit_link's math flags). Scalar and vector lanes compute the same
+ * sequence, so equal inputs give equal outputs wherever they lie.
+ */
+static inline float rt_expf_poly(float x)
+{
+	float c = x < -104.0f ? -104.0f : x;	/* e^-104 rounds to 0 */
+	float n, r, p, s1, s2;
+	int32_t k, h, e1, e2;
+
+	c = c > 89.0f ? 89.0f : c;		/* e^89 rounds to infinity */
+	n = (c * 1.44269504f + 12582912.0f) - 12582912.0f;	/* rint, |n| < 2^22 */
+	r = c - n * 0.693145752f;		/* ln2's high part: n times it is exact */
+	r = r - n * 1.42860677e-6f;		/* and its low part */
+	p = 8.2903146330e-03f;
+	p = p * r + 4.1897929337e-02f;
+	p = p * r + 1.6667636196e-01f;
+	p = p * r + 4.9999149530e-01f;
+	p = p * r + 9.9999970719e-01f;
+	p = p * r + 1.0f;
+	k = (int32_t)n;
+	h = k >> 1;				/* 2^n = 2^h 2^(n-h), each normal */
+	e1 = (h + 127) << 23;
+	e2 = (k - h + 127) << 23;
+	memcpy(&s1, &e1, sizeof(s1));
+	memcpy(&s2, &e2, sizeof(s2));
+	return p * s1 * s2;
+}
+
+#if defined RT_SIMD && !defined __AVX512F__
+#define rt_expf(x) expf(x)
+#else
+#define rt_expf(x) rt_expf_poly(x)
+#endif
+
 #define RT_MAX_RANK 8
 
 /* The API model.c exports, and what only the model's own code sees. */

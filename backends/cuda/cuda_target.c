@@ -191,7 +191,7 @@ static const char *cu_devices(void)
 /* CUDA's math library has C's names: expf for float, exp for double. */
 static const char *cu_intrin(enum tir_intrin f, enum dtype t)
 {
-	return tir_dialect_c.intrin(f, t);
+	return tir_libm_name(f, t);
 }
 
 static const struct tir_dialect cu_dialect = {

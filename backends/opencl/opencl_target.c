@@ -221,7 +221,7 @@ static bool device_matches(const char *sel, const struct probe *r, int i)
 static const char *ocl_intrin(enum tir_intrin f, enum dtype t)
 {
 	(void)t;
-	return tir_dialect_c.intrin(f, DTYPE_F64);
+	return tir_libm_name(f, DTYPE_F64);
 }
 
 static const char *ocl_ctype(enum dtype t)

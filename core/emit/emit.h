@@ -265,8 +265,9 @@ bool emit_out_is_archive(const char *out);
 
 /*
  * The flags every generated model.c is compiled with, before --opt's:
- * -fno-math-errno, and with GCC -fvect-cost-model=cheap (clang has no such
- * option). cc's --version says which it is.
+ * -fno-math-errno, and with GCC -fno-trapping-math -fvect-cost-model=cheap
+ * (clang has no such option, and does not assume traps by default). cc's
+ * --version says which it is.
  */
 const char *emit_math_flags(struct arena *a, const char *cc);
 

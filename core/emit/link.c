@@ -421,7 +421,7 @@ const char *emit_math_flags(struct arena *a, const char *cc)
 	const char *id = objcache_compiler_id(a, cc);
 
 	return id && strstr(id, "clang") ? "-fno-math-errno"
-	       : "-fno-math-errno -fvect-cost-model=cheap";
+	       : "-fno-math-errno -fno-trapping-math -fvect-cost-model=cheap";
 }
 
 bool emit_out_is_archive(const char *out)
@@ -466,9 +466,11 @@ static int runtime_files(struct collagec_ctx *ctx, const char *dir, struct strbu
  * The flags every unit of a build compiles with (the math flags come
  * before --opt, so that it can override them: -fno-math-errno lets calls to
  * the vector math of rt_model.h vectorise (the generated code never reads
- * errno), and the cheap cost model lets -O2 vectorise loops whose trip
- * count is symbolic or not a multiple of the vector length (-O2's "very
- * cheap" model does neither).
+ * errno), -fno-trapping-math lets GCC if-convert and so vectorise the
+ * float comparisons of rt_expf's clamps (nothing reads the floating-point
+ * exception flags; values are unchanged), and the cheap cost model lets -O2
+ * vectorise loops whose trip count is symbolic or not a multiple of the
+ * vector length (-O2's "very cheap" model does neither).
  */
 static const char *base_flags(struct arena *a, struct link_options *lo)
 {

@@ -37,9 +37,15 @@ static const char *const intrin_names[INTRIN_COUNT][2] = {
 };
 _Static_assert(ARRAY_SIZE(intrin_names) == INTRIN_COUNT, "intrinsic names");
 
-static const char *c_intrin(enum tir_intrin f, enum dtype t)
+const char *tir_libm_name(enum tir_intrin f, enum dtype t)
 {
 	return intrin_names[f][t == DTYPE_F64 ? 0 : 1];
+}
+
+/* C's names, but float exp is the runtime's inline rt_expf (rt_model.h) */
+static const char *c_intrin(enum tir_intrin f, enum dtype t)
+{
+	return f == INTRIN_EXP && t != DTYPE_F64 ? "rt_expf" : tir_libm_name(f, t);
 }
 
 const struct tir_dialect tir_dialect_c = {

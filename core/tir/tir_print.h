@@ -68,6 +68,9 @@ struct tir_outline {
 
 extern const struct tir_dialect tir_dialect_c;		/* for IR dumps: no pragmas */
 
+/* C's math library name of f for t ("expf"; tir_dialect_c's exp is rt_expf). */
+const char *tir_libm_name(enum tir_intrin f, enum dtype t);
+
 void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct strbuf *sb);
 void tir_print_stmt(const struct tir *s, const struct tir_dialect *d, struct strbuf *sb,
 		    int indent);

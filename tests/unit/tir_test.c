@@ -525,7 +525,7 @@ static void test_print_exprs(void)
 	ASSERT_STR("(((b0[i0] > 0.0f) | (b0[i0] != b0[i0])) ? b0[i0] : 0.0f)",
 		   expr_str(&a, tir_bin(&b, BIN_MAX, xv, tir_flt(&b, DTYPE_F32, 0))));
 	ASSERT_STR("((i0 < 3) ? i0 : 3)", expr_str(&a, tir_bin(&b, BIN_MIN, i, tir_int(&b, 3))));
-	ASSERT_STR("expf(b0[i0])", expr_str(&a, tir_call1(&b, INTRIN_EXP, xv)));
+	ASSERT_STR("rt_expf(b0[i0])", expr_str(&a, tir_call1(&b, INTRIN_EXP, xv)));
 	ASSERT_STR("exp(((double)b0[i0]))",
 		   expr_str(&a, tir_call1(&b, INTRIN_EXP, tir_cast(&b, DTYPE_F64, xv))));
 	ASSERT_STR("powf(b0[i0], 2.0f)",
