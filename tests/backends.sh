@@ -294,7 +294,7 @@ for f in sys.argv[1:]:
 		[ -n "$why" ] && break
 		r=$(awk '/^kernel k[0-9]*_blas_/ { on = 1; next } on && /^}/ { exit }
 			on && /collagec_blas_/ { c++ } on && /^\tfor / { l++ }
-			END { print c + 0, l + 0 }' "$B/$m.ir/09-lower.tir")
+			END { print c + 0, l + 0 }' "$B/$m.ir/10-lower.tir")
 		case $m in
 		epi_conv_bias_res_leaky|epi_mm_bias_relu) w="1 2" ;;
 		*) w="1 0" ;;

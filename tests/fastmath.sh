@@ -81,7 +81,7 @@ for lvl in $LEVELS; do
 	[ -z "$why" ] || continue
 
 	# powf only where the exponent is not a reducible constant
-	got=$(awk '/^\/\/ partition/ { p = $6 } /powf\(/ { print p }' "$T/$lvl/ir/09-lower.tir" |
+	got=$(awk '/^\/\/ partition/ { p = $6 } /powf\(/ { print p }' "$T/$lvl/ir/10-lower.tir" |
 		LC_ALL=C sort -u | tr '\n' ' ')
 	want="pow_p17(Pow) powin_p05(Pow) powin_p1(Pow) powin_p17(Pow) powin_p2(Pow) powin_p3(Pow) "
 	want="${want}powin_pm1(Pow) "

@@ -110,6 +110,28 @@ model rmsnorm_wbcast 2 le \
 	"k0_0_RMSNormalization:square,meansq,add_eps,rms,inv,normalize|k1_0_Mul:gamma|"
 model conv_sym 1 lt "k0_0_Conv_fused:conv,bias,relu|"
 
+# fold-scale: a squeeze-and-excitation scale moves into the 1x1 projection's
+# weights where they are fewer than the scaled input (se_fold), not where
+# they are more (se_nofold); both match numpy
+for name in se_fold se_nofold; do
+	rm -rf "$T/$name.ir"
+	if "$COLLAGEC" compile --search none --target c "$T/$name.onnx" -o "$T/$name.so" -q \
+		--dump-ir "$T/$name.ir" >"$T/compile.log" 2>&1 && check "$name" "" "$T/$name.so"; then
+		ok "fold-scale/$name-matches-numpy"
+	else
+		fail "fold-scale/$name-matches-numpy" "$(head -1 "$T/compile.log") $(head -1 "$T/run.log")"
+		continue
+	fi
+	# what the Mul makes after the pass: the weights' shape, or x's
+	want="float32[1,16,4,4] = Mul(" what=x
+	[ "$name" = se_fold ] && want="float32[8,16,1,1] = Mul(" what=weights
+	if grep '# scale(Mul)' "$T/$name.ir"/*-fold-scale.ir | grep -qF "$want"; then
+		ok "fold-scale/$name-scales-$what"
+	else
+		fail "fold-scale/$name-scales-$what" "$(grep '# scale(Mul)' "$T/$name.ir"/*-fold-scale.ir)"
+	fi
+done
+
 # a Collage candidate of several nodes on c builds (and measures) fused
 if "$COLLAGEC" compile --target c "$T/conv_bias_relu.onnx" -o "$T/collage.so" \
 	--cache "$T/cache.sqlite" >"$T/collage.log" 2>&1 &&

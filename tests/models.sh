@@ -276,7 +276,7 @@ elif ! "$COLLAGEC" compile --search none --target c "$T/encoder.onnx" -o "$T/enc
 else
 	ok encoder/compile
 	# the heads' Reshape has symbolic dims at compile time
-	if grep -q 'float32\[batch,seq,4,16\] = Reshape' "$T/encoder.ir/08-dce.ir"; then
+	if grep -q 'float32\[batch,seq,4,16\] = Reshape' "$T/encoder.ir/09-dce.ir"; then
 		ok encoder/reshape-dims-symbolic
 	else
 		fail encoder/reshape-dims-symbolic "no Reshape to [batch,seq,4,16] in the IR"

@@ -6,7 +6,7 @@
 # pass dumps in order; every kernel of every snapshot names the ONNX nodes
 # it came from; no fused kernel appears before the fuse step; consecutive
 # snapshots differ exactly where the step had something to do; the last
-# snapshot is 09-lower.tir and matches the generated C (kernel by kernel,
+# snapshot is 10-lower.tir and matches the generated C (kernel by kernel,
 # the parallel regions the parallel step decided) and OUT.json's kernels;
 # dnnl's kernels name the values they hand over in its blocked layout; and
 # OUT.so and OUT.json are the same without --dump-ir.

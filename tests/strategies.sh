@@ -169,8 +169,8 @@ if ${CC:-cc} -std=c11 -Iruntime -o "$T/api" "$T/api.c" "$T/mm.so" >"$T/api.log" 
 	fail matmul/api-kernel-info-per-handle "$(cat "$T/api.log") $("$T/api" 2>&1)"; fi
 # each variant is a function of its own in the lowered IR
 for f in k0_0_MatMul_v0 k0_0_MatMul_v1; do
-	grep -q "kernel $f(" "$T/ir/09-lower.tir" && ok "matmul/variant-$f" ||
-		fail "matmul/variant-$f" "not in 09-lower.tir"
+	grep -q "kernel $f(" "$T/ir/10-lower.tir" && ok "matmul/variant-$f" ||
+		fail "matmul/variant-$f" "not in 10-lower.tir"
 done
 
 # M and K symbolic: all three specializations at run time, no scratch (a
@@ -405,7 +405,7 @@ if [ "$v" = "$want" ]; then ok epi-edges/static-choices; else
 	fail epi-edges/static-choices "got '$v'"; fi
 # per kernel of the fused dump: NAME:LOOPS (its outermost loops)
 v=$(awk '/^kernel /{if (k) printf "%s:%d|", k, n; k = $2; sub(/\(.*/, "", k); n = 0}
-	/^\tfor /{n++} END {if (k) printf "%s:%d|", k, n}' "$T/ee_ir/09-lower.3-fuse.tir")
+	/^\tfor /{n++} END {if (k) printf "%s:%d|", k, n}' "$T/ee_ir/10-lower.3-fuse.tir")
 want="k0_0_Conv_fused:1|k1_0_Conv_fused:1|k2_0_Conv_fused:1|k3_0_Conv_fused:1|k4_0_Conv_fused:1|\
 k5_0_Conv_fused:2|k6_0_Gemm_fused:0|k7_0_MatMul_fused:0|k8_0_Conv_fused:1|k9_0_Conv_fused:1|\
 k10_0_Conv_fused:2|k11_0_Conv_fused:2|k12_0_Conv_fused:1|k13_0_Conv_fused:3|k14_0_Conv_fused:1|\

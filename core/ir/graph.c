@@ -932,6 +932,25 @@ void graph_verify(struct graph *g)
 	free(ready);
 }
 
+int graph_value_readers(const struct graph *g, int v, int *last)
+{
+	int n = 0;
+
+	for (int i = 0; i < g->nodes.n; i++) {
+		const struct node *nd = &g->nodes.v[i];
+
+		if (nd->dead)
+			continue;
+		for (int j = 0; j < nd->n_in; j++)
+			if (nd->in[j] == v) {
+				n++;
+				if (last)
+					*last = i;
+			}
+	}
+	return n + ((g->values.v[v].flags & VALUE_OUTPUT) ? 1 : 0);
+}
+
 int *graph_count_readers(const struct graph *g)
 {
 	int *count = xcalloc((size_t)g->values.n + 1, sizeof(int));

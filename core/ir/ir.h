@@ -455,6 +455,13 @@ bool graph_dim_late(struct graph *g, struct dim d);
  * graph outputs read it (owned: free()).
  */
 int *graph_count_readers(const struct graph *g);
+
+/*
+ * Inputs of live nodes that read value v, and one more when it is a graph
+ * output (VALUE_OUTPUT); *last, when last is not NULL, gets the index of
+ * the last such node (unchanged when there is none).
+ */
+int graph_value_readers(const struct graph *g, int v, int *last);
 /* Whether a dim of s mentions a late symbol (its value needs run-time allocation). */
 bool graph_shape_late(struct graph *g, const struct shape *s);
 /* Whether v has a known static shape of one element (a per-tensor scale, a scalar). */

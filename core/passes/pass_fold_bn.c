@@ -11,21 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-static int uses(struct graph *g, int v)
-{
-	int n = 0;
-
-	for (int i = 0; i < g->nodes.n; i++) {
-		struct node *nd = &g->nodes.v[i];
-
-		if (nd->dead)
-			continue;
-		for (int j = 0; j < nd->n_in; j++)
-			n += nd->in[j] == v;
-	}
-	return n + ((g->values.v[v].flags & VALUE_OUTPUT) ? 1 : 0);
-}
-
 static bool const_f32(struct value *v)
 {
 	return v && v->data && v->dtype == DTYPE_F32;
@@ -43,7 +28,7 @@ static bool weight_exclusive(struct graph *g, int wv)
 {
 	const void *data = g->values.v[wv].data;
 
-	if (uses(g, wv) != 1 || graph_derived_of(g, data))
+	if (graph_value_readers(g, wv, NULL) != 1 || graph_derived_of(g, data))
 		return false;
 	for (int v = 0; v < g->values.n; v++)
 		if (v != wv && g->values.v[v].data == data)
@@ -107,7 +92,7 @@ int pass_fold_bn(struct graph *g)
 		if (!x || x->producer < 0)
 			continue;
 		conv = &g->nodes.v[x->producer];
-		if (conv->op != OP_CONV || conv->dead || uses(g, conv->out[0]) != 1)
+		if (conv->op != OP_CONV || conv->dead || graph_value_readers(g, conv->out[0], NULL) != 1)
 			continue;
 		if (!const_f32(node_in(g, conv, 1)) || (node_in(g, conv, 2) &&
 							!const_f32(node_in(g, conv, 2))))

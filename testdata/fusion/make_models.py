@@ -317,6 +317,35 @@ def rms_models(x, g):
         helper.make_node("Mul", ["nrm", "gamma"], ["y"], name="gamma")]),
         [2, 10, 48], [2, 10, 48], dict(consts, gamma=gc))
     expect("rmsnorm_wbcast", x, rms_ref(xd, -1) * gc)
+    se_models()
+
+
+def se_block(name, c, hw, m):
+    """Squeeze-and-excitation, then a 1x1 projection: x [1, c, hw, hw] -> y [1, m, hw, hw]."""
+    r = max(c // 4, 1)
+    w1, b1, w2, b2, wp = rnd(r, c, 1, 1), rnd(r), rnd(c, r, 1, 1), rnd(c), rnd(m, c, 1, 1)
+    nodes = [helper.make_node("GlobalAveragePool", ["x"], ["p"], name="pool"),
+             helper.make_node("Conv", ["p", "w1", "b1"], ["q"], name="reduce"),
+             helper.make_node("Relu", ["q"], ["qr"], name="relu"),
+             helper.make_node("Conv", ["qr", "w2", "b2"], ["e"], name="expand"),
+             helper.make_node("Sigmoid", ["e"], ["s"], name="gate"),
+             helper.make_node("Mul", ["x", "s"], ["xs"], name="scale"),
+             helper.make_node("Conv", ["xs", "wp"], ["y"], name="project")]
+    save(name, nodes, [1, c, hw, hw], [1, m, hw, hw],
+         {"w1": w1, "b1": b1, "w2": w2, "b2": b2, "wp": wp})
+    x = rnd(1, c, hw, hw)
+    p = x.astype(np.float64).mean(axis=(2, 3), keepdims=True)
+    q = relu(conv2d(p, w1, b1, pad=0))
+    g = 1 / (1 + np.exp(-conv2d(q, w2, b2, pad=0)))
+    expect(name, x, conv2d(x * g, wp, pad=0))
+
+
+def se_models():
+    # the projection's 8 x 16 weights are fewer than the 16 x 64 scaled
+    # elements: fold-scale scales the weights; in se_nofold, 32 outputs over
+    # 4 x 4 pixels, it leaves the Mul on x
+    se_block("se_fold", 16, 8, 8)
+    se_block("se_nofold", 16, 4, 32)
 
 
 if __name__ == "__main__":

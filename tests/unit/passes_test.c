@@ -817,15 +817,16 @@ static void test_qdq_left_alone(void)
 
 static void test_pass_table(void)
 {
-	ASSERT(8, PASS_COUNT);
+	ASSERT(9, PASS_COUNT);
 	ASSERT_STR("infer", passes[0].name);
 	ASSERT_STR("qdq", passes[1].name);
 	ASSERT_STR("fold", passes[2].name);
 	ASSERT_STR("simplify", passes[3].name);
 	ASSERT_STR("layernorm", passes[4].name);
 	ASSERT_STR("fold-bn", passes[5].name);
-	ASSERT_STR("rnn-project", passes[6].name);
-	ASSERT_STR("dce", passes[7].name);
+	ASSERT_STR("fold-scale", passes[6].name);
+	ASSERT_STR("rnn-project", passes[7].name);
+	ASSERT_STR("dce", passes[8].name);
 	ASSERT_TRUE(passes[PASS_DCE].run == pass_dce);
 	ASSERT_TRUE(passes[PASS_FOLD_BN].run == pass_fold_bn);
 }
@@ -869,7 +870,8 @@ static void test_passes_run_pipeline(void)
 	/* one dump per stage */
 	static const char *const dumps[] = { "00-import.ir", "01-infer.ir", "02-qdq.ir",
 					     "03-fold.ir", "04-simplify.ir", "05-layernorm.ir",
-					     "06-fold-bn.ir", "07-rnn-project.ir", "08-dce.ir" };
+					     "06-fold-bn.ir", "07-fold-scale.ir", "08-rnn-project.ir",
+					     "09-dce.ir" };
 	for (size_t i = 0; i < ARRAY_SIZE(dumps); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, dumps[i]);
 		ASSERT(0, stat(path, &st));
@@ -877,7 +879,7 @@ static void test_passes_run_pipeline(void)
 	{
 		char *text;
 
-		snprintf(path, sizeof(path), "%s/08-dce.ir", dir);
+		snprintf(path, sizeof(path), "%s/09-dce.ir", dir);
 		text = file_read(path, NULL);
 		ASSERT_TRUE(text != NULL);
 		ASSERT_TRUE(strstr(text, "= Conv(") != NULL);
