@@ -23,7 +23,7 @@ RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_half.h runtime/rt_floa
 	  backends/blas/rt_blas.h \
 	  backends/c/rt_cgemm.h backends/c/rt_cconv.h backends/c/rt_cwino.h \
 	  backends/c/rt_crows.h backends/c/rt_cpool.h backends/c/rt_cipack.h backends/c/rt_cquant.h \
-	  backends/c/rt_cnbits.h backends/c/rt_cdw.h backends/c/rt_cpw.h backends/c/rt_cqpool.h
+	  backends/c/rt_cnbits.h backends/c/rt_cvec.h backends/c/rt_cdw.h backends/c/rt_cpw.h backends/c/rt_cqpool.h
 # embedded in collagec: the runtime sources, the built-in pattern tables and
 # the page explain --html fills in
 EMBED  := $(RTSRC) $(wildcard patterns/*.pat) cli/explorer.html

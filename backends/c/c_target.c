@@ -41,7 +41,7 @@ static const char *embedded_text(const char *name)
  * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
  * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
  * rt_softmax_rows, rt_lnorm_rows, rt_attn_rows and rt_mean_rows, rt_cpool.h for rt_pool2d,
- * rt_cdw.h for rt_cdw2d, rt_cpw.h for rt_cpw,
+ * rt_cdw.h for rt_cdw2d, rt_cpw.h for rt_cpw (both after rt_cvec.h),
  * rt_cquant.h (after rt_cipack.h, which packs their weights when the
  * model opens) for rt_cigemm, rt_ciconv2d, rt_dynquant, rt_quantize_u8 and
  * rt_qadd, rt_cnbits.h (after rt_cgemm.h) for rt_nbits, rt_cqpool.h for
@@ -80,6 +80,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 		sb_puts(&sb, embedded_text("rt_crows.h"));
 	if (pool)
 		sb_puts(&sb, embedded_text("rt_cpool.h"));
+	if (dw || pw)
+		sb_puts(&sb, embedded_text("rt_cvec.h"));
 	if (dw)
 		sb_puts(&sb, embedded_text("rt_cdw.h"));
 	if (pw)

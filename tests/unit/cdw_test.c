@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../backends/c/rt_cvec.h"
 #include "../../backends/c/rt_cdw.h"
 #include "../../backends/c/rt_cpw.h"
 
@@ -160,6 +161,12 @@ static void test_pointwise(void)
 	ASSERT(1, pw_case(8, 3, 40, 0, 33, 1));
 	ASSERT(1, pw_case(7, 5, 8, 0, 7, 1));
 	ASSERT(1, pw_case(9, 1, 1, 0, 1, 1));
+	/* fewer than RT_PW_GEMV_NP pixels (rt_pw_gemv): whole and partial squares */
+	ASSERT(1, pw_case(1152, 48, 1, 0, 1, 1));
+	ASSERT(1, pw_case(37, 21, 1, 0, 1, 0));
+	ASSERT(1, pw_case(20, 35, 2, 0, 2, 1));
+	ASSERT(1, pw_case(24, 40, 49, 32, 2, 1));
+	ASSERT(1, pw_case(16, 16, 7, 3, 1, 1));
 }
 
 TESTS({ "depthwise", test_depthwise }, { "pointwise", test_pointwise })

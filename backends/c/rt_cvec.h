@@ -1,0 +1,140 @@
+/*
+ * rt_cvec.h - the vectors the c target's convolution kernels share, pasted
+ * into the generated code (embedded into collagec) before rt_cdw.h and
+ * rt_cpw.h, which use them: RT_CV_V floats a vector (16 with AVX-512, else
+ * 8), loads and stores of the first n lanes under a mask (a lane at a time
+ * without AVX2), and a square transpose in registers (16 x 16 with
+ * AVX-512, 8 x 8 with AVX2; element by element without either).
+ *
+ * Example: rt_cv_vec v = rt_cv_load(p, 5); rt_cv_store(q, v, 5);
+ */
+#ifndef RT_CVEC_H
+#define RT_CVEC_H
+
+#include <stdint.h>
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#if defined(__AVX512F__)
+#define RT_CV_V 16			/* floats per vector */
+#else
+#define RT_CV_V 8
+#endif
+
+typedef float rt_cv_vec __attribute__((vector_size(4 * RT_CV_V)));
+/* the same, for loads and stores at any float boundary */
+typedef float rt_cv_uvec __attribute__((vector_size(4 * RT_CV_V), aligned(4)));
+
+#if defined(__AVX512F__)
+/* r[j][i] = r[i][j], i, j < 16 */
+static inline __attribute__((always_inline)) void rt_cv_transpose(rt_cv_vec *r)
+{
+	__m512 t[16], u[16];
+
+#pragma GCC unroll 16
+	for (int i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_ps((__m512)r[i], (__m512)r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_ps((__m512)r[i], (__m512)r[i + 1]);
+	}
+	/* u[4g + k], 128-bit lane L: column 4L + k of rows 4g .. 4g + 3 */
+#pragma GCC unroll 16
+	for (int g = 0; g < 16; g += 4) {
+		u[g] = _mm512_shuffle_ps(t[g], t[g + 2], _MM_SHUFFLE(1, 0, 1, 0));
+		u[g + 1] = _mm512_shuffle_ps(t[g], t[g + 2], _MM_SHUFFLE(3, 2, 3, 2));
+		u[g + 2] = _mm512_shuffle_ps(t[g + 1], t[g + 3], _MM_SHUFFLE(1, 0, 1, 0));
+		u[g + 3] = _mm512_shuffle_ps(t[g + 1], t[g + 3], _MM_SHUFFLE(3, 2, 3, 2));
+	}
+#pragma GCC unroll 4
+	for (int k = 0; k < 4; k++) {
+		__m512 p = _mm512_shuffle_f32x4(u[k], u[4 + k], _MM_SHUFFLE(1, 0, 1, 0));
+		__m512 q = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], _MM_SHUFFLE(1, 0, 1, 0));
+		__m512 p2 = _mm512_shuffle_f32x4(u[k], u[4 + k], _MM_SHUFFLE(3, 2, 3, 2));
+		__m512 q2 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], _MM_SHUFFLE(3, 2, 3, 2));
+
+		r[k] = (rt_cv_vec)_mm512_shuffle_f32x4(p, q, _MM_SHUFFLE(2, 0, 2, 0));
+		r[4 + k] = (rt_cv_vec)_mm512_shuffle_f32x4(p, q, _MM_SHUFFLE(3, 1, 3, 1));
+		r[8 + k] = (rt_cv_vec)_mm512_shuffle_f32x4(p2, q2, _MM_SHUFFLE(2, 0, 2, 0));
+		r[12 + k] = (rt_cv_vec)_mm512_shuffle_f32x4(p2, q2, _MM_SHUFFLE(3, 1, 3, 1));
+	}
+}
+
+/* n (<= 16) floats from p, the rest 0 */
+static inline __attribute__((always_inline)) rt_cv_vec rt_cv_load(const float *p, int64_t n)
+{
+	return (rt_cv_vec)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p);
+}
+
+static inline __attribute__((always_inline)) void rt_cv_store(float *p, rt_cv_vec v, int64_t n)
+{
+	_mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), (__m512)v);
+}
+#elif defined(__AVX2__)
+static inline __attribute__((always_inline)) void rt_cv_transpose(rt_cv_vec *r)
+{
+	__m256 t[8], u[8];
+
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i += 2) {
+		t[i] = _mm256_unpacklo_ps((__m256)r[i], (__m256)r[i + 1]);
+		t[i + 1] = _mm256_unpackhi_ps((__m256)r[i], (__m256)r[i + 1]);
+	}
+#pragma GCC unroll 8
+	for (int g = 0; g < 8; g += 4) {
+		u[g] = _mm256_shuffle_ps(t[g], t[g + 2], _MM_SHUFFLE(1, 0, 1, 0));
+		u[g + 1] = _mm256_shuffle_ps(t[g], t[g + 2], _MM_SHUFFLE(3, 2, 3, 2));
+		u[g + 2] = _mm256_shuffle_ps(t[g + 1], t[g + 3], _MM_SHUFFLE(1, 0, 1, 0));
+		u[g + 3] = _mm256_shuffle_ps(t[g + 1], t[g + 3], _MM_SHUFFLE(3, 2, 3, 2));
+	}
+#pragma GCC unroll 4
+	for (int k = 0; k < 4; k++) {
+		r[k] = (rt_cv_vec)_mm256_permute2f128_ps(u[k], u[4 + k], 0x20);
+		r[4 + k] = (rt_cv_vec)_mm256_permute2f128_ps(u[k], u[4 + k], 0x31);
+	}
+}
+
+static inline __m256i rt_cv_mask(int64_t n)
+{
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
+				  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+static inline __attribute__((always_inline)) rt_cv_vec rt_cv_load(const float *p, int64_t n)
+{
+	return (rt_cv_vec)_mm256_maskload_ps(p, rt_cv_mask(n));
+}
+
+static inline __attribute__((always_inline)) void rt_cv_store(float *p, rt_cv_vec v, int64_t n)
+{
+	_mm256_maskstore_ps(p, rt_cv_mask(n), (__m256)v);
+}
+#else
+static inline __attribute__((always_inline)) void rt_cv_transpose(rt_cv_vec *r)
+{
+	for (int i = 0; i < RT_CV_V; i++)
+		for (int j = i + 1; j < RT_CV_V; j++) {
+			float t = r[i][j];
+
+			r[i][j] = r[j][i];
+			r[j][i] = t;
+		}
+}
+
+static inline __attribute__((always_inline)) rt_cv_vec rt_cv_load(const float *p, int64_t n)
+{
+	rt_cv_vec v = { 0 };
+
+	for (int64_t i = 0; i < n; i++)
+		v[i] = p[i];
+	return v;
+}
+
+static inline __attribute__((always_inline)) void rt_cv_store(float *p, rt_cv_vec v, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		p[i] = v[i];
+}
+#endif
+
+#endif
