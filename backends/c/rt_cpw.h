@@ -123,7 +123,6 @@ rt_pw_gemv(const float *restrict w, const float *restrict x, const float *restri
 		int64_t n = M - m0 < RT_PW_V ? M - m0 : RT_PW_V;
 		const float *wm = w + m0 * K;
 		rt_cv_vec acc = { 0 }, col[RT_PW_V];
-
 		/*
 		 * Weights read once a run come from memory, and the loads
 		 * waited on them (EfficientNet-B0's 1152 x 48: 0.033 ms, 0.004
@@ -134,6 +133,7 @@ rt_pw_gemv(const float *restrict w, const float *restrict x, const float *restri
 		 */
 		const char *pf = (const char *)(wm + RT_PW_V * K);
 		const char *pf_end = (const char *)(w + M * K);
+
 		if (bias)
 			acc = rt_cv_load(bias + m0, n);
 		for (int64_t k0 = 0; k0 < K; k0 += RT_PW_V) {
@@ -165,7 +165,6 @@ rt_pw_gemv(const float *restrict w, const float *restrict x, const float *restri
 		}
 	}
 }
-
 
 /*
  * y[m * ys + p] = bias[m] (0 without) + sum over k of w[m * K + k] *
