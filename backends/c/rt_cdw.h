@@ -95,8 +95,17 @@ rt_dw_outrow(const rt_dw_vec *restrict row, const rt_dw_vec *restrict wv, rt_dw_
 		int64_t n = OW - ow0 < RT_DW_LANES ? OW - ow0 : RT_DW_LANES, j = 0;
 		rt_dw_vec a[RT_DW_LANES];
 
-		for (; j + RT_DW_OW <= n; j += RT_DW_OW) {
+		/*
+		 * groups of RT_DW_OW pixels; the last group's missing ones
+		 * repeat its last pixel and are not kept (a row of 7 is two
+		 * groups: as a group and three pixels alone, its taps' loop
+		 * cost half as much again)
+		 */
+		for (; j < n; j += RT_DW_OW) {
 			rt_dw_vec a0 = b0, a1 = b0, a2 = b0, a3 = b0;
+			int64_t o1 = (j + 1 < n ? 1 : n - 1 - j) * sw;
+			int64_t o2 = (j + 2 < n ? 2 : n - 1 - j) * sw;
+			int64_t o3 = (j + 3 < n ? 3 : n - 1 - j) * sw;
 
 			for (int64_t u = 0; u < kh; u++) {
 				const rt_dw_vec *p = row + u * dh * wp + (ow0 + j) * sw;
@@ -104,9 +113,9 @@ rt_dw_outrow(const rt_dw_vec *restrict row, const rt_dw_vec *restrict wv, rt_dw_
 
 				for (int64_t v = 0; v < kw; v++, p += dw) {
 					a0 += k[v] * p[0];
-					a1 += k[v] * p[sw];
-					a2 += k[v] * p[2 * sw];
-					a3 += k[v] * p[3 * sw];
+					a1 += k[v] * p[o1];
+					a2 += k[v] * p[o2];
+					a3 += k[v] * p[o3];
 				}
 			}
 			a[j] = a0;
@@ -114,15 +123,7 @@ rt_dw_outrow(const rt_dw_vec *restrict row, const rt_dw_vec *restrict wv, rt_dw_
 			a[j + 2] = a2;
 			a[j + 3] = a3;
 		}
-		for (; j < n; j++) {
-			rt_dw_vec a0 = b0;
-
-			for (int64_t u = 0; u < kh; u++)
-				for (int64_t v = 0; v < kw; v++)
-					a0 += wv[u * kw + v] * row[u * dh * wp + (ow0 + j) * sw + v * dw];
-			a[j] = a0;
-		}
-		for (; j < RT_DW_LANES; j++)
+		for (j = n; j < RT_DW_LANES; j++)
 			a[j] = b0;
 		rt_cv_transpose(a);
 		for (int64_t c = 0; c < nch; c++)
@@ -142,13 +143,19 @@ static void rt_cdw2d_lanes(const float *restrict x, const float *restrict w,
 	int64_t rows = (RT_DW_BUF / wp - span) / sh + 1;	/* output rows per strip */
 	int64_t taps = kh * kw, OHW = OH * OW;
 
-	memset(wv, 0, sizeof(wv[0]) * (size_t)taps);
-	for (int64_t c = 0; c < nch; c++) {
-		for (int64_t t = 0; t < taps; t++)
-			wv[t][c] = w[c * taps + t];
-		if (bias)
-			b0[c] = bias[c];
+	/* the channels' weights interleaved: RT_DW_LANES taps of each, transposed */
+	for (int64_t t0 = 0; t0 < taps; t0 += RT_DW_LANES) {
+		int64_t nt = taps - t0 < RT_DW_LANES ? taps - t0 : RT_DW_LANES;
+		rt_dw_vec col[RT_DW_LANES];
+
+		for (int64_t c = 0; c < RT_DW_LANES; c++)
+			col[c] = c < nch ? rt_cv_load(w + c * taps + t0, nt) : b0;
+		rt_cv_transpose(col);
+		for (int64_t t = 0; t < nt; t++)
+			wv[t0 + t] = col[t];
 	}
+	if (bias)
+		b0 = rt_cv_load(bias, nch);
 	if (rows > OH)
 		rows = OH;
 	for (int64_t oh0 = 0; oh0 < OH; oh0 += rows) {
