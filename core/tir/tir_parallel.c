@@ -58,21 +58,48 @@ bool tir_has_extern(const struct tir *s)
 	return s->kind == TIR_IF && (tir_has_extern(s->b) || tir_has_extern(s->c));
 }
 
+static bool unit_loop(const struct tir *s)
+{
+	return s->kind == TIR_FOR && s->a->kind == TIR_INT && s->a->i == 1;
+}
+
+/* Whether the loops in body b, if any, are a nest of loops of extent 1. */
+static bool only_unit_loops(const struct tir *b)
+{
+	if (!tir_has_loop(b))
+		return true;
+	return b->n == 1 && unit_loop(b->list[0]) && only_unit_loops(b->list[0]->b);
+}
+
 /*
  * Perfectly nested parallel loops starting at s (at most 3), the innermost
  * loop aside unless it calls an extern function.
  */
 static int parallel_depth(const struct tir *s)
 {
-	const struct tir *last = NULL;
+	const struct tir *last = NULL, *nest[3];
 	int k = 0;
 
 	while (k < 3 && s->kind == TIR_FOR && s->parallel) {
-		k++;
+		nest[k++] = s;
 		last = s;
 		if (s->b->n != 1)
 			break;
 		s = s->b->list[0];
+	}
+	/*
+	 * Loops of extent 1 below the nest (a [M, C, 1, 1] tensor's): the
+	 * innermost loop is the last one of another extent, C's, not theirs.
+	 * Collapsed, every iteration was one element (W * s of fold-scale:
+	 * 112 x 480 took 0.046 ms on 2 threads, 0.006 on 1).
+	 */
+	if (k > 1 && only_unit_loops(last->b) && !tir_has_extern(last->b)) {
+		while (k > 1 && unit_loop(nest[k - 1]))
+			k--;
+		last = nest[k - 1];
+		if (k > 1 && only_unit_loops(last->b))
+			k--;
+		return k;
 	}
 	/*
 	 * The innermost loop stays out of a collapse: it is the loop the C

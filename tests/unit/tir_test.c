@@ -1042,7 +1042,44 @@ static void test_plan_parallel(void)
 	arena_release(&a);
 }
 
+/*
+ * A nest over [M, C, 1, 1] (fold-scale's scaled weights): the loops of
+ * extent 1 are not the innermost loop, C's is; the region collapses M's
+ * alone, not M's and C's with an element an iteration.
+ */
+static void test_plan_parallel_unit_loops(void)
+{
+	struct arena a = { 0 };
+	struct tir_builder b;
+	struct tir_buf *y;
+	struct tir *i, *j, *k, *l;
+	struct tir_func *f;
+
+	tir_builder_init(&b, &a, "unit");
+	y = tir_param(&b, "y", DTYPE_F32);
+	i = tir_loop(&b, tir_sym(&b, 0));
+	tir_mark_parallel(&b);
+	j = tir_loop(&b, tir_sym(&b, 1));
+	tir_mark_parallel(&b);
+	k = tir_loop(&b, tir_int(&b, 1));
+	tir_mark_parallel(&b);
+	l = tir_loop(&b, tir_int(&b, 1));
+	tir_mark_parallel(&b);
+	tir_store(&b, y, tir_add(&b, tir_add(&b, tir_add(&b, i, j), k), l),
+		  tir_flt(&b, DTYPE_F32, 3));
+	tir_end(&b);
+	tir_end(&b);
+	tir_end(&b);
+	tir_end(&b);
+	f = tir_finish(&b);
+	tir_plan_parallel(f, 1000);
+	ASSERT(1, f->body->list[0]->region);
+	ASSERT(0, f->body->list[0]->b->list[0]->region);
+	arena_release(&a);
+}
+
 TESTS({ "plan_parallel", test_plan_parallel },
+      { "plan_parallel_unit_loops", test_plan_parallel_unit_loops },
       { "builder_simplifies_indices", test_builder_simplifies_indices },
       { "builder_structure", test_builder_structure },
       { "finish_no_params", test_finish_no_params },
