@@ -106,7 +106,7 @@ static inline float rt_expf_poly(float x)
 	p = p * r + 4.9999149530e-01f;
 	p = p * r + 9.9999970719e-01f;
 	p = p * r + 1.0f;
-	k = (int32_t)n;
+	k = (int32_t)n;				/* a NaN's is INT_MIN on x86: p is NaN */
 	h = k >> 1;				/* 2^n = 2^h 2^(n-h), each normal */
 	e1 = (h + 127) << 23;
 	e2 = (k - h + 127) << 23;

@@ -16,9 +16,10 @@
  * weight vector is loaded once per group. The padding is in the buffer, so
  * no tap is tested.
  *
- * Interleaving and de-interleaving are square transposes in registers
- * (16 x 16 with AVX-512, 8 x 8 with AVX2; lane by lane without either): a
- * copy lane by lane cost more than the taps, at 3x3 twice as much.
+ * Interleaving and de-interleaving, of the weights too, are square
+ * transposes in registers (rt_cvec.h: 16 x 16 with AVX-512, 8 x 8 with
+ * AVX2; lane by lane without either): a copy lane by lane cost more than
+ * the taps, at 3x3 twice as much.
  *
  * The strip holds as many input rows as fit RT_DW_BUF vectors (32 KB with
  * 8 lanes, 64 KB with 16); strips overlap by the window's height less the
@@ -32,7 +33,6 @@
 #define RT_CDW_H
 
 #include <stdint.h>
-#include <string.h>
 
 #define RT_DW_LANES RT_CV_V		/* channels per vector (rt_cvec.h) */
 #define RT_DW_BLOCK 16			/* channels per call at most */
@@ -96,10 +96,10 @@ rt_dw_outrow(const rt_dw_vec *restrict row, const rt_dw_vec *restrict wv, rt_dw_
 		rt_dw_vec a[RT_DW_LANES];
 
 		/*
-		 * groups of RT_DW_OW pixels; the last group's missing ones
-		 * repeat its last pixel and are not kept (a row of 7 is two
-		 * groups: as a group and three pixels alone, its taps' loop
-		 * cost half as much again)
+		 * groups of RT_DW_OW pixels; a last group short of pixels
+		 * repeats its last one, and the copies are not kept (a row of
+		 * 7 is two groups: as a group and three lone pixels it cost
+		 * half as much again)
 		 */
 		for (; j < n; j += RT_DW_OW) {
 			rt_dw_vec a0 = b0, a1 = b0, a2 = b0, a3 = b0;
@@ -146,10 +146,10 @@ static void rt_cdw2d_lanes(const float *restrict x, const float *restrict w,
 	/* the channels' weights interleaved: RT_DW_LANES taps of each, transposed */
 	for (int64_t t0 = 0; t0 < taps; t0 += RT_DW_LANES) {
 		int64_t nt = taps - t0 < RT_DW_LANES ? taps - t0 : RT_DW_LANES;
-		rt_dw_vec col[RT_DW_LANES];
+		rt_dw_vec col[RT_DW_LANES], z = { 0 };
 
 		for (int64_t c = 0; c < RT_DW_LANES; c++)
-			col[c] = c < nch ? rt_cv_load(w + c * taps + t0, nt) : b0;
+			col[c] = c < nch ? rt_cv_load(w + c * taps + t0, nt) : z;
 		rt_cv_transpose(col);
 		for (int64_t t = 0; t < nt; t++)
 			wv[t0 + t] = col[t];
