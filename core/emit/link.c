@@ -63,12 +63,11 @@ const char *emit_cpu_resolve(struct collagec_ctx *ctx, const char *cc, const cha
 {
 	/* one probe per compiler and process, as objcache_compiler_id */
 	static char *last_cc, *last_flags;
-	const char *help, *march, *mtune, *r = NULL;
+	const char *march, *mtune, *r = NULL;
 	char *cmd;
 	const char *flags = emit_cpu_flags(cpu);
-	struct strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	size_t n;
+	char keep[4096], line[1024];
+	size_t kn = 0;
 	FILE *p;
 
 	if (!flags)
@@ -82,13 +81,25 @@ const char *emit_cpu_resolve(struct collagec_ctx *ctx, const char *cc, const cha
 	p = popen(cmd, "r");
 	if (!p)
 		return NULL;
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		sb_add(&sb, buf, n);
+	/*
+	 * Only the lines that name -march= or -mtune= are kept, in a buffer
+	 * of the stack: nothing is allocated while the compiler runs. It
+	 * assembles a file of its own in TMPDIR; had collagec died of an
+	 * allocation here (exit status 4), the compiler would have outlived
+	 * it and its temporary with it (tests/oom.sh saw ccXXXXXX.o left).
+	 */
+	keep[0] = '\0';
+	while (fgets(line, sizeof(line), p)) {
+		size_t ln = strlen(line);
+
+		if ((strstr(line, "-march=") || strstr(line, "-mtune=")) && kn + ln < sizeof(keep)) {
+			memcpy(keep + kn, line, ln + 1);
+			kn += ln;
+		}
+	}
 	pclose(p);
-	help = sb_str(&sb);
-	march = help_value(&ctx->arena, help, "-march=");
-	mtune = help_value(&ctx->arena, help, "-mtune=");
-	sb_release(&sb);
+	march = help_value(&ctx->arena, keep, "-march=");
+	mtune = help_value(&ctx->arena, keep, "-mtune=");
 	if (march)
 		r = mtune ? arena_printf(&ctx->arena, "-march=%s -mtune=%s", march, mtune)
 			  : arena_printf(&ctx->arena, "-march=%s", march);
