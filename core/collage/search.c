@@ -795,6 +795,45 @@ static void settle_unknown(struct search *s)
 	}
 }
 
+/*
+ * A cover can fail where every node has a finite candidate: finite ones
+ * that overlap ({a,b} and {b,c}, with {c} failed) leave c with nothing
+ * once {a,b} is taken. Each node none of whose own candidates (the node
+ * alone) could be measured gets them back at an unknown cost, placed by
+ * target order with a warning, so that a path can go on from any state
+ * that reaches it. The number of candidates given back.
+ */
+static int rescue(struct search *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->df.n; i++) {
+		bool finite = false, any = false;
+
+		for (int k = 0; k < s->at[i].n; k++) {
+			const struct cand *c = &s->cands.v[s->at[i].v[k]];
+
+			if (indexset_count(&c->sg->inside) == 1) {
+				any = true;
+				finite = finite || isfinite(c->cost);
+			}
+		}
+		if (finite || !any)
+			continue;
+		diag_warn(s->g->ctx, "%s: the node alone could not be measured on any target; "
+			  "placed by target order", node_loc(s->g, &s->g->nodes.v[s->df.node[i]]));
+		for (int k = 0; k < s->at[i].n; k++) {
+			struct cand *c = &s->cands.v[s->at[i].v[k]];
+
+			if (indexset_count(&c->sg->inside) == 1) {
+				c->cost = NAN;
+				n++;
+			}
+		}
+	}
+	return n;
+}
+
 /* ---- phase 3: Dijkstra over covered sets ---- */
 
 /*
@@ -1799,7 +1838,7 @@ int collage_partition(struct graph *g, struct target **ts, int nt,
 	struct ints win = { 0 };
 	double t0 = time_now();
 	bool collage = !strcmp(o->search, "collage");
-	int rc = -1;
+	int rc = -1, found;
 
 	memset(st, 0, sizeof(*st));
 	s.idle = arena_alloc(g->arena, sizeof(bool) * ((size_t)nt + 1));
@@ -1826,7 +1865,13 @@ int collage_partition(struct graph *g, struct target **ts, int nt,
 			goto out;
 		unblock(&s);
 		settle_unknown(&s);
-		if (dijkstra(&s, &win) < 0) {
+		found = dijkstra(&s, &win);
+		if (found < 0 && rescue(&s) > 0) {
+			settle_unknown(&s);
+			win.n = 0;
+			found = dijkstra(&s, &win);
+		}
+		if (found < 0) {
 			/* only candidates that cannot be built can leave a node uncovered */
 			for (int i = 0; i < s.df.n; i++) {
 				bool ok = false;
