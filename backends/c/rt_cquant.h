@@ -1241,6 +1241,7 @@ struct rt_qadd_job {
 	int64_t n;
 	double ra, rb, fixed;
 	int is_signed;
+	int fma;	/* the two fmas are exact in double: float FMAs give the same bits */
 };
 
 /* One element of QLinearAdd: the formula of ops_quant.c, as rt_qadd's lanes compute it. */
@@ -1269,7 +1270,19 @@ static inline void rt_qadd_load16(const uint8_t *p, int one, int is_signed, __m5
 	*hi = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(w, 1));
 }
 
-/* Elements [i0, i1) of rt_qadd: 16 lanes at a time (the two roundings in double, as rt_qadd1). */
+/* 16 bytes at p (or p[0] 16 times) as 16 floats. */
+static inline __m512 rt_qadd_load16f(const uint8_t *p, int one, int is_signed)
+{
+	__m128i b = one ? _mm_set1_epi8((char)p[0]) : _mm_loadu_si128((const __m128i *)p);
+
+	return _mm512_cvtepi32_ps(is_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b));
+}
+
+/*
+ * Elements [i0, i1) of rt_qadd: 16 lanes at a time, the two roundings as
+ * float FMAs where j->fma says they are exact in double, else in double
+ * (as rt_qadd1).
+ */
 static inline void rt_qadd_run(const struct rt_qadd_job *j, int64_t i0, int64_t i1)
 {
 	const __m512d ra = _mm512_set1_pd(j->ra), rb = _mm512_set1_pd(j->rb);
@@ -1278,6 +1291,22 @@ static inline void rt_qadd_run(const struct rt_qadd_job *j, int64_t i0, int64_t 
 	const __m256 hi = _mm256_set1_ps(j->is_signed ? 127.0f : 255.0f);
 	int64_t i = i0;
 
+	if (j->fma) {
+		const __m512 fra = _mm512_set1_ps((float)j->ra), frb = _mm512_set1_ps((float)j->rb);
+		const __m512 ffx = _mm512_set1_ps((float)j->fixed);
+		const __m512 flo = _mm512_set1_ps(j->is_signed ? -128.0f : 0.0f);
+		const __m512 fhi = _mm512_set1_ps(j->is_signed ? 127.0f : 255.0f);
+
+		for (; i + 16 <= i1; i += 16) {
+			__m512 a = rt_qadd_load16f(j->a + (j->a1 ? 0 : i), j->a1, j->is_signed);
+			__m512 b = rt_qadd_load16f(j->b + (j->b1 ? 0 : i), j->b1, j->is_signed);
+			__m512 v = _mm512_fmadd_ps(a, fra, _mm512_fmadd_ps(b, frb, ffx));
+
+			v = _mm512_min_ps(_mm512_max_ps(v, flo), fhi);
+			_mm_storeu_si128((__m128i *)(j->y + i),
+					 _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+		}
+	}
 	for (; i + 16 <= i1; i += 16) {
 		__m512d al, ah, bl, bh;
 		__m256 vl, vh;
@@ -1311,7 +1340,11 @@ static inline void rt_qadd_load(const uint8_t *p, int one, int is_signed, __m256
 	*hi = _mm256_cvtepi32_pd(_mm256_extracti128_si256(w, 1));
 }
 
-/* Elements [i0, i1) of rt_qadd: 8 lanes at a time (the two roundings in double, as rt_qadd1). */
+/*
+ * Elements [i0, i1) of rt_qadd: 8 lanes at a time, the two roundings as
+ * float FMAs where j->fma says they are exact in double (and the host has
+ * FMA), else in double (as rt_qadd1).
+ */
 static inline void rt_qadd_run(const struct rt_qadd_job *j, int64_t i0, int64_t i1)
 {
 	const __m256d ra = _mm256_set1_pd(j->ra), rb = _mm256_set1_pd(j->rb);
@@ -1320,6 +1353,34 @@ static inline void rt_qadd_run(const struct rt_qadd_job *j, int64_t i0, int64_t 
 	const __m128 hi = _mm_set1_ps(j->is_signed ? 127.0f : 255.0f);
 	int64_t i = i0;
 
+#ifdef __FMA__
+	if (j->fma) {
+		const __m256 fra = _mm256_set1_ps((float)j->ra), frb = _mm256_set1_ps((float)j->rb);
+		const __m256 ffx = _mm256_set1_ps((float)j->fixed);
+		const __m256 flo = _mm256_set1_ps(j->is_signed ? -128.0f : 0.0f);
+		const __m256 fhi = _mm256_set1_ps(j->is_signed ? 127.0f : 255.0f);
+
+		for (; i + 8 <= i1; i += 8) {
+			__m128i ab = j->a1 ? _mm_set1_epi8((char)j->a[0])
+					   : _mm_loadl_epi64((const __m128i *)(j->a + i));
+			__m128i bb = j->b1 ? _mm_set1_epi8((char)j->b[0])
+					   : _mm_loadl_epi64((const __m128i *)(j->b + i));
+			__m256 a = _mm256_cvtepi32_ps(j->is_signed ? _mm256_cvtepi8_epi32(ab)
+							       : _mm256_cvtepu8_epi32(ab));
+			__m256 b = _mm256_cvtepi32_ps(j->is_signed ? _mm256_cvtepi8_epi32(bb)
+							       : _mm256_cvtepu8_epi32(bb));
+			__m256 v = _mm256_fmadd_ps(a, fra, _mm256_fmadd_ps(b, frb, ffx));
+			__m256i w;
+			__m128i q;
+
+			v = _mm256_min_ps(_mm256_max_ps(v, flo), fhi);
+			w = _mm256_cvtps_epi32(v);
+			q = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+			q = j->is_signed ? _mm_packs_epi16(q, q) : _mm_packus_epi16(q, q);
+			_mm_storel_epi64((__m128i *)(j->y + i), q);
+		}
+	}
+#endif
 	for (; i + 8 <= i1; i += 8) {
 		__m256d al, ah, bl, bh;
 		__m128 vl, vh;
@@ -1348,6 +1409,36 @@ static inline void rt_qadd_run(const struct rt_qadd_job *j, int64_t i0, int64_t 
 		j->y[i] = rt_qadd1(j, i);
 }
 #endif
+
+/*
+ * Whether both fmas of rt_qadd are exact in double for every 8-bit a and
+ * b (|a|, |b| < 2^8), so that a float FMA, which rounds the exact value
+ * once, gives the bits the double form gives. With 2^e the bound frexpf
+ * gives each of ra, rb and fixed, the second sum is below
+ * 2^(max(e_ra + 8, e_rb + 9, e_fixed + 1) + 1) on a grid of
+ * 2^(min(e) - 24) (the first's grid, and a rounded first sum's ulp is no
+ * finer): exact when that spans at most 53 bits. Zeros add nothing; an
+ * infinite or NaN ratio takes the double form.
+ */
+static inline int rt_qadd_exact(float ra, float rb, float fixed)
+{
+	const float v[3] = { ra, rb, fixed };
+	const int add[3] = { 8, 9, 1 };
+	int hi = -100000, lo = 100000;
+
+	for (int k = 0; k < 3; k++) {
+		int e;
+
+		if (!isfinite(v[k]))
+			return 0;
+		if (v[k] == 0.0f)
+			continue;
+		frexpf(v[k], &e);
+		hi = hi > e + add[k] ? hi : e + add[k];
+		lo = lo < e ? lo : e;
+	}
+	return hi < lo || hi + 1 - (lo - 24) <= 53;
+}
 
 static void rt_qadd_blocks(void *v, int64_t b0, int64_t b1)
 {
@@ -1387,6 +1478,7 @@ static inline void rt_qadd(const void *a, int64_t na, const void *b, int64_t nb,
 	j.rb = rb;
 	j.fixed = (float)(zpc - ((double)ra * zpa + (double)rb * zpb));
 	j.is_signed = is_signed;
+	j.fma = rt_qadd_exact(ra, rb, (float)j.fixed);
 	if (threads > 1 && n >= 65536)
 		rt_par_for(threads, (n + 4095) / 4096, 1, rt_qadd_blocks, &j);
 	else
