@@ -29,7 +29,7 @@ RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_half.h runtime/rt_floa
 EMBED  := $(RTSRC) $(wildcard patterns/*.pat) cli/explorer.html
 UNIT   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*_test.c)) \
 	  $(BUILD)/tests/cdw_avx2_test $(BUILD)/tests/cdw_generic_test \
-	  $(BUILD)/tests/qadd_avx2_test $(BUILD)/tests/qadd_generic_test
+	  $(BUILD)/tests/q8_avx2_test $(BUILD)/tests/q8_generic_test
 # the fuzz harnesses over the compiler (tests/fuzz/fuzz_*.c), and their
 # replay drivers that make test runs over tests/fuzz/corpus/
 HARNESS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -110,11 +110,11 @@ $(BUILD)/tests/cdw_generic_test: tests/unit/cdw_test.c tests/unit/test.h $(LIBOB
 	$(CC) $(ALL_CFLAGS) -march=x86-64 $(CDW_FLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
 
 # rt_cquant.h's rt_qadd likewise: its AVX-512 and AVX2 FMA paths and plain loops
-$(BUILD)/tests/qadd_test: ALL_CFLAGS += -march=native $(CDW_FLAGS)
-$(BUILD)/tests/qadd_avx2_test: tests/unit/qadd_test.c tests/unit/test.h $(LIBOBJS)
+$(BUILD)/tests/q8_test: ALL_CFLAGS += -march=native $(CDW_FLAGS)
+$(BUILD)/tests/q8_avx2_test: tests/unit/q8_test.c tests/unit/test.h $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -march=x86-64-v3 $(CDW_FLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
-$(BUILD)/tests/qadd_generic_test: tests/unit/qadd_test.c tests/unit/test.h $(LIBOBJS)
+$(BUILD)/tests/q8_generic_test: tests/unit/q8_test.c tests/unit/test.h $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -march=x86-64 $(CDW_FLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
 

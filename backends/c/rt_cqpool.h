@@ -42,6 +42,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#endif
 
 /* Most columns of the padded row buffer, largest column stride (c_strategies.c checks both). */
 #define RT_QPOOL_MAXW 4096
@@ -53,6 +56,83 @@ struct rt_qpool_geom {
 	int64_t wp;		/* columns of the padded row buffer */
 	uint8_t flip;		/* 0x80 for int8 (taken as unsigned), else 0 */
 };
+
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+/*
+ * With AVX-512 every row loop is 64 bytes a step, its last step masked:
+ * a row of a ResNet's first pool (112 bytes in, 56 out) is two or one,
+ * where the plain loops' scalar tails took most of the time.
+ */
+#define RT_QPOOL_VEC 1
+
+/* the first n (at most 64; none when n <= 0) lanes of 64 */
+static inline __mmask64 rt_qmask(int64_t n)
+{
+	return n >= 64 ? ~(__mmask64)0 : n <= 0 ? 0 : ((__mmask64)1 << n) - 1;
+}
+
+/* v[0..n) = max(v, b ^ f), unsigned */
+static inline void rt_qmax_acc(uint8_t *restrict v, const uint8_t *restrict b, uint8_t f,
+			       int64_t n)
+{
+	const __m512i fv = _mm512_set1_epi8((char)f);
+
+	for (int64_t j = 0; j < n; j += 64) {
+		__mmask64 m = rt_qmask(n - j);
+		__m512i x = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, b + j), fv);
+
+		_mm512_mask_storeu_epi8(v + j, m, _mm512_max_epu8(_mm512_maskz_loadu_epi8(m, v + j), x));
+	}
+}
+
+/* v[0..n) = max(a ^ f, b ^ f), unsigned */
+static inline void rt_qmax_pair(const uint8_t *restrict a, const uint8_t *restrict b,
+				uint8_t *restrict v, uint8_t f, int64_t n)
+{
+	const __m512i fv = _mm512_set1_epi8((char)f);
+
+	for (int64_t j = 0; j < n; j += 64) {
+		__mmask64 m = rt_qmask(n - j);
+		__m512i p = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, a + j), fv);
+		__m512i q = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, b + j), fv);
+
+		_mm512_mask_storeu_epi8(v + j, m, _mm512_max_epu8(p, q));
+	}
+}
+
+/* v[0..n) = a ^ f */
+static inline void rt_qxor(const uint8_t *a, uint8_t *v, uint8_t f, int64_t n)
+{
+	const __m512i fv = _mm512_set1_epi8((char)f);
+
+	for (int64_t j = 0; j < n; j += 64) {
+		__mmask64 m = rt_qmask(n - j);
+
+		_mm512_mask_storeu_epi8(v + j, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, a + j), fv));
+	}
+}
+
+/* rt_qmax_phases for stride 2: 64 bytes a step, even bytes (the low ones of 16-bit lanes) and odd */
+static inline void rt_qmax_phases2(const uint8_t *restrict buf, int64_t wp, uint8_t *restrict ph,
+				   int64_t *off)
+{
+	const __m512i lo = _mm512_set1_epi16(0xff);
+	int64_t ne = (wp + 1) / 2, no = wp / 2;
+
+	off[0] = 0;
+	off[1] = ne;
+	for (int64_t i = 0; i < wp; i += 64) {
+		__m512i x = _mm512_maskz_loadu_epi8(rt_qmask(wp - i), buf + i);
+		int64_t k = i / 2;
+
+		_mm256_mask_storeu_epi8(ph + k, (__mmask32)rt_qmask(ne - k < 32 ? ne - k : 32),
+					_mm512_cvtepi16_epi8(_mm512_and_si512(x, lo)));
+		_mm256_mask_storeu_epi8(ph + ne + k, (__mmask32)rt_qmask(no - k < 32 ? no - k : 32),
+					_mm512_cvtepi16_epi8(_mm512_srli_epi16(x, 8)));
+	}
+}
+#else
+#define RT_QPOOL_VEC 0
 
 /* v[0..n) = max(v, b ^ f), unsigned */
 static inline void rt_qmax_acc(uint8_t *restrict v, const uint8_t *restrict b, uint8_t f,
@@ -76,6 +156,14 @@ static inline void rt_qmax_pair(const uint8_t *restrict a, const uint8_t *restri
 	}
 }
 
+/* v[0..n) = a ^ f */
+static inline void rt_qxor(const uint8_t *a, uint8_t *v, uint8_t f, int64_t n)
+{
+	for (int64_t j = 0; j < n; j++)
+		v[j] = (uint8_t)(a[j] ^ f);
+}
+#endif
+
 /* v[0..W) = the max of the window's rows of output row oh (flipped), 0 when none is inside */
 static inline void rt_qmax_vertical(const struct rt_qpool_geom *g, const uint8_t *x, int64_t oh,
 				    uint8_t *restrict v)
@@ -97,8 +185,7 @@ static inline void rt_qmax_vertical(const struct rt_qpool_geom *g, const uint8_t
 			rt_qmax_acc(v, r, g->flip, W);
 	}
 	if (rows == 1)
-		for (int64_t j = 0; j < W; j++)
-			v[j] = (uint8_t)(first[j] ^ g->flip);
+		rt_qxor(first, v, g->flip, W);
 	if (rows == 0)
 		memset(v, 0, (size_t)W);
 }
@@ -133,7 +220,11 @@ static inline void rt_qmax_row(const struct rt_qpool_geom *g, const uint8_t *x, 
 	rt_qmax_vertical(g, x, oh, buf + g->pb[1]);
 	off[0] = 0;
 	if (s == 2) {
+#if RT_QPOOL_VEC
+		rt_qmax_phases2(buf, g->wp, ph, off);
+#else
 		rt_qmax_phases(buf, g->wp, 2, ph, off);
+#endif
 		src = ph;
 	} else if (s > 1) {
 		rt_qmax_phases(buf, g->wp, s, ph, off);
@@ -151,8 +242,7 @@ static inline void rt_qmax_row(const struct rt_qpool_geom *g, const uint8_t *x, 
 			rt_qmax_acc(y, p, 0, OW);
 	}
 	if (g->flip)
-		for (int64_t j = 0; j < OW; j++)
-			y[j] ^= 0x80;
+		rt_qxor(y, y, 0x80, OW);
 }
 
 /* Output rows [r0, r1) of planes * OH, with the thread's own row buffers. */

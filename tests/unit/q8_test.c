@@ -1,11 +1,17 @@
 /*
- * qadd_test.c - rt_qadd (backends/c/rt_cquant.h), QLinearAdd's vector
- * kernel, against the formula of core/ops/ops_quant.c written out here in
- * double: every pair of 8-bit operands, uint8 and int8, each operand a
- * tensor or one element, on 1 and 2 threads, with scales whose two fmas
- * are exact in double (the kernel's float FMA path) and scales where they
- * are not (its double path). Built for this host, x86-64-v3 (AVX2, FMA)
- * and x86-64 (plain loops), as rt_cdw.h's tests are.
+ * q8_test.c - the c target's 8-bit elementwise and pooling kernels against
+ * plain references, built for this host, x86-64-v3 (AVX2, FMA) and x86-64
+ * (plain loops), as rt_cdw.h's tests are:
+ *  - rt_qadd (backends/c/rt_cquant.h), QLinearAdd, against the formula of
+ *    core/ops/ops_quant.c written out here in double: every pair of 8-bit
+ *    operands, uint8 and int8, each operand a tensor or one element, on 1
+ *    and 2 threads, with scales whose two fmas are exact in double (the
+ *    kernel's float FMA path) and scales where they are not (its double
+ *    path);
+ *  - rt_qmaxpool2d (backends/c/rt_cqpool.h), an 8-bit MaxPool, against
+ *    the window's max taken tap by tap, over random geometries (kernel,
+ *    stride, dilation, padding, rows 1 to 200 wide), uint8 and int8, on 1
+ *    and 2 threads, and nothing written past the output.
  */
 #include "test.h"
 
@@ -16,6 +22,7 @@
 #include "../../runtime/rt_par.c"
 #include "../../backends/c/rt_cipack.h"
 #include "../../backends/c/rt_cquant.h"
+#include "../../backends/c/rt_cqpool.h"
 
 #define N 65536		/* every (a, b) pair */
 
@@ -132,6 +139,70 @@ static void test_qadd_exact_bounds(void)
 	ASSERT_TRUE(!rt_qadd_exact(1.0f, NAN, 0.0f));
 }
 
+/* the max of the window of y[c, oh, ow] over x [C, H, W], bytes compared as sgn says */
+static int pool_ref(const uint8_t *x, int H, int W, const int *g, int sgn, int c, int oh, int ow)
+{
+	int best = sgn ? -128 : 0;	/* a window wholly in padding: the type's least value */
+
+	for (int u = 0; u < g[0]; u++)
+		for (int v = 0; v < g[1]; v++) {
+			int ih = oh * g[2] - g[6] + u * g[4], iw = ow * g[3] - g[7] + v * g[5];
+			int b;
+
+			if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+				continue;
+			b = sgn ? (int8_t)x[(c * H + ih) * W + iw] : x[(c * H + ih) * W + iw];
+			best = b > best ? b : best;
+		}
+	return best;
+}
+
+static void test_qmaxpool_random_geometries(void)
+{
+	unsigned seed = 12345;
+	int cases = 0;
+
+	for (int t = 0; t < 3000; t++) {
+		/* g: kh kw sh sw dh dw pt pl pb pr */
+		int g[10], H, W, C, OH, OW, sgn, th;
+		uint8_t *x, *y;
+
+#define RND(n) ((int)((seed = seed * 1103515245u + 12345u) >> 16) % (n))
+		g[0] = 1 + RND(4), g[1] = 1 + RND(4), g[2] = 1 + RND(3), g[3] = 1 + RND(3);
+		g[4] = 1 + RND(2), g[5] = 1 + RND(2);
+		g[6] = RND(g[0]), g[7] = RND(g[1]), g[8] = RND(g[0]), g[9] = RND(g[1]);
+		H = 1 + RND(20), W = 1 + RND(200), C = 1 + RND(3), sgn = RND(2), th = 1 + RND(2);
+		OH = H + g[6] + g[8] - ((g[0] - 1) * g[4] + 1);
+		OW = W + g[7] + g[9] - ((g[1] - 1) * g[5] + 1);
+		if (OH < 0 || OW < 0)
+			continue;
+		OH = OH / g[2] + 1, OW = OW / g[3] + 1;
+		x = malloc((size_t)(C * H * W));
+		y = malloc((size_t)(C * OH * OW + 64));
+		for (int i = 0; i < C * H * W; i++)
+			x[i] = (uint8_t)RND(256);
+#undef RND
+		memset(y, 0x5a, (size_t)(C * OH * OW + 64));
+		rt_qmaxpool2d(x, y, C, H, W, g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8],
+			      g[9], OH, OW, sgn, th);
+		for (int c = 0; c < C; c++)
+			for (int oh = 0; oh < OH; oh++)
+				for (int ow = 0; ow < OW; ow++) {
+					int got = y[(c * OH + oh) * OW + ow];
+
+					ASSERT(pool_ref(x, H, W, g, sgn, c, oh, ow),
+					       sgn ? (int8_t)got : got);
+				}
+		for (int i = C * OH * OW; i < C * OH * OW + 64; i++)
+			ASSERT(0x5a, y[i]);
+		free(x);
+		free(y);
+		cases++;
+	}
+	ASSERT_TRUE(cases > 2000);
+}
+
 TESTS({ "fma_path_every_pair", test_qadd_fma_path_every_pair },
       { "double_path_every_pair", test_qadd_double_path_every_pair },
-      { "exact_bounds", test_qadd_exact_bounds })
+      { "exact_bounds", test_qadd_exact_bounds },
+      { "qmaxpool_random_geometries", test_qmaxpool_random_geometries })
