@@ -467,27 +467,35 @@ static int64_t cg_packed_numel(int64_t K, int64_t N)
 	return (N + CG_NR - 1) / CG_NR * CG_NR * K;
 }
 
-/*
- * B[k, j] = data[k * brs + j * bcs] packed as rt_cgemm_pack does (the
- * graph's, once per graph: graph_derived_const).
- */
-static struct tir_buf *cg_pack_const(struct lower *L, const float *data, int64_t K, int64_t N,
-				     int64_t brs, int64_t bcs)
+/* Fills cg_pack_const's buffer: params K, N, brs, bcs. */
+static void cg_pack_fill(void *dst, const void *src, const int64_t *params)
 {
-	int64_t np = (N + CG_NR - 1) / CG_NR;
-	const int64_t params[] = { K, N, brs, bcs };
-	bool fresh;
-	float *bp = graph_derived_const(L->g, data, "cgemm.pack", params, ARRAY_SIZE(params),
-					sizeof(float) * (size_t)(cg_packed_numel(K, N) + 1),
-					&fresh);
+	const float *data = src;
+	float *bp = dst;
+	int64_t K = params[0], N = params[1], brs = params[2], bcs = params[3];
 
-	for (int64_t jp = 0; jp < np && fresh; jp++)
+	for (int64_t jp = 0; jp < (N + CG_NR - 1) / CG_NR; jp++)
 		for (int64_t k = 0; k < K; k++)
 			for (int64_t jj = 0; jj < CG_NR; jj++) {
 				int64_t j = jp * CG_NR + jj;
 
 				bp[(jp * K + k) * CG_NR + jj] = j < N ? data[k * brs + j * bcs] : 0.0f;
 			}
+}
+
+/*
+ * B[k, j] = data[k * brs + j * bcs] packed as rt_cgemm_pack does (the
+ * graph's, once per graph), filled only where the blob holds it
+ * (graph_derived_lazy).
+ */
+static struct tir_buf *cg_pack_const(struct lower *L, const float *data, int64_t K, int64_t N,
+				     int64_t brs, int64_t bcs)
+{
+	const int64_t params[] = { K, N, brs, bcs };
+	float *bp = graph_derived_lazy(L->g, data, "cgemm.pack", params, ARRAY_SIZE(params),
+				       sizeof(float) * (size_t)(cg_packed_numel(K, N) + 1),
+				       cg_pack_fill);
+
 	/* or the model packs it when it opens, where the blob has B anyway */
 	graph_derived_open(L->g, bp, "rt_cgemm_pack_const");
 	return lower_const(L, DTYPE_F32, cg_packed_numel(K, N), bp);

@@ -267,6 +267,8 @@ static void weights(struct graph *g, struct exec_plan *ep)
 
 		if (ep->vals[v].kind != EXEC_CONST)
 			continue;
+		/* a derived constant the blob holds is made now (graph_derived_lazy) */
+		graph_derived_fill(g, val->data);
 		if (!dtype_is_string(val->dtype) &&
 		    (same = piece_of(ep, val->data, (size_t)bytes_at_one(val))) >= 0) {
 			ep->vals[v].offset = ep->weights.v[same].offset;

@@ -64,7 +64,7 @@ void graph_free(struct graph *g)
 void *graph_derived_const(struct graph *g, const void *src, const char *kind,
 			  const int64_t *params, int n_params, size_t bytes, bool *fresh)
 {
-	struct derived_const d = { src, kind, { 0 }, bytes, NULL, NULL };
+	struct derived_const d = { src, kind, { 0 }, bytes, NULL, NULL, NULL };
 
 	if (n_params > (int)ARRAY_SIZE(d.params))
 		BUG("derived constant '%s' with %d parameters", kind, n_params);
@@ -82,6 +82,35 @@ void *graph_derived_const(struct graph *g, const void *src, const char *kind,
 	vec_push(&g->derived, d);
 	*fresh = true;
 	return d.data;
+}
+
+void *graph_derived_lazy(struct graph *g, const void *src, const char *kind,
+			 const int64_t *params, int n_params, size_t bytes,
+			 void (*fill)(void *data, const void *src, const int64_t *params))
+{
+	bool fresh;
+	void *data = graph_derived_const(g, src, kind, params, n_params, bytes, &fresh);
+
+	if (fresh)
+		g->derived.v[g->derived.n - 1].fill = fill;
+	return data;
+}
+
+void graph_derived_fill(struct graph *g, const void *data)
+{
+	for (int i = 0; data && i < g->derived.n; i++) {
+		struct derived_const *d = &g->derived.v[i];
+		void (*fill)(void *, const void *, const int64_t *) = d->fill;
+
+		if (d->data != data)
+			continue;
+		if (fill) {
+			d->fill = NULL;
+			graph_derived_fill(g, d->src);
+			fill(d->data, d->src, d->params);
+		}
+		return;
+	}
 }
 
 void graph_derived_open(struct graph *g, const void *data, const char *rt_fn)

@@ -287,6 +287,8 @@ struct derived_const {
 	const char *rt_fn;		/* (optional) the compiled model's function
 					   that makes it at open from src (static
 					   text; graph_derived_open) */
+	/* (optional) what fills data once the blob needs it (graph_derived_lazy) */
+	void (*fill)(void *data, const void *src, const int64_t *params);
 };
 
 /* A mapping of a file that constants point into (graph_add_map). */
@@ -401,6 +403,18 @@ void *graph_derived_const(struct graph *g, const void *src, const char *kind,
  * (core/emit/plan.c). BUG if data is not a derived constant of g.
  */
 void graph_derived_open(struct graph *g, const void *data, const char *rt_fn);
+/*
+ * graph_derived_const whose buffer fill(data, src, params) fills only when
+ * graph_derived_fill is called on it: where the plan stores the constant
+ * in the blob (core/emit/plan.c), not where the model makes it at open,
+ * which then never touches the buffer's pages (calloc's zero pages: a
+ * 2 GiB model's packed copy held the compile at twice its weights).
+ */
+void *graph_derived_lazy(struct graph *g, const void *src, const char *kind,
+			 const int64_t *params, int n_params, size_t bytes,
+			 void (*fill)(void *data, const void *src, const int64_t *params));
+/* Fills the derived constant whose buffer is data if it is still empty (its source first). */
+void graph_derived_fill(struct graph *g, const void *data);
 /*
  * The derived constant whose buffer is data, or NULL. Its buffer is the
  * graph's, shared by every value made the same way: never write it.
