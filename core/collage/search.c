@@ -1332,6 +1332,13 @@ struct plans {
  * cover alone is then predicted at 49 s, past a 20 s budget.
  */
 #define PLAN_BUILD_SHARE 0.5
+/*
+ * Bytes of weights above which phase 5 times no plan: a plan's worker
+ * holds them all, and the weights it packs at open beside them (a 2 GiB
+ * model's worker peaked at 4.3 GB, its plans took 25-45 s to time, and
+ * its compile ran 1.1-2 minutes); the cover is built as it is.
+ */
+#define PLANS_MAX_WEIGHTS ((size_t)1 << 30)
 #define PLAN_RUNS 21
 
 /*
@@ -1896,8 +1903,17 @@ int collage_partition(struct graph *g, struct target **ts, int nt,
 	list_candidates(&s, &win);
 	st->plan = collage ? "collage" : "greedy";
 	st->plan_cost = NAN;
-	/* made-up bytes are no image: a model with an ImageDecoder runs no plan whole */
-	if (collage && o->check_plans && o->estimator->estimate_plans && !decodes_images(g)) {
+	/*
+	 * made-up bytes are no image: a model with an ImageDecoder runs no plan
+	 * whole; nor does one over PLANS_MAX_WEIGHTS (the worker would hold
+	 * them and what it packs from them at open)
+	 */
+	if (collage && o->check_plans && o->estimator->estimate_plans &&
+	    s.df.const_bytes > PLANS_MAX_WEIGHTS)
+		diag_note(g->ctx, "plans: none timed: %.2f GiB of weights (more than %d)",
+			  (double)s.df.const_bytes / (1 << 30), (int)(PLANS_MAX_WEIGHTS >> 30));
+	if (collage && o->check_plans && o->estimator->estimate_plans && !decodes_images(g) &&
+	    s.df.const_bytes <= PLANS_MAX_WEIGHTS) {
 		if (check_plans(&s, &win, out, n_out) < 0)
 			goto out;
 	} else {

@@ -43,6 +43,13 @@
 
 #define WORKER_TIMEOUT_S 120	/* a bench model's whole run, warm-up included */
 #define BATCH_MAX 48		/* items in one bench model */
+/*
+ * Bytes of constants in one bench model, at most, but for an item larger
+ * alone: its worker maps them and packs most again at open (a 2 GiB
+ * model's two 1 GiB MatMuls in one bench model took its worker to 1.54
+ * times the model's weights).
+ */
+#define BATCH_BYTES ((size_t)256 << 20)
 #define WHOLE_MAX_RUNS 4095	/* runs of a whole plan within its 0.1 s */
 #define MIN_RUNS 5		/* runs of a batch before it may settle */
 #define SETTLE 0.03		/* a settled median's interval, a fraction of it */
@@ -558,6 +565,28 @@ static bool item_dynamic(const struct cost_item *it)
 			if (it->df->dynamic[x])
 				return true;
 	return false;
+}
+
+/* Bytes of the constants item it reads (a constant two of its nodes read, twice). */
+static size_t item_const_bytes(const struct cost_item *it)
+{
+	const struct graph *g = it->df->g;
+	size_t sum = 0;
+
+	for (int p = 0; p < it->n_parts; p++)
+		indexset_for_each(x, &it->parts[p].sg->inside) {
+			const struct node *n = &g->nodes.v[it->df->node[x]];
+
+			for (int s = 0; s < n->n_in; s++) {
+				const struct value *v = n->in[s] >= 0 ? &g->values.v[n->in[s]] : NULL;
+
+				if (v && v->data && shape_is_static(&v->shape) &&
+				    !dtype_is_string(v->dtype))
+					sum += (size_t)shape_numel_static(&v->shape) *
+					       dtype_size(v->dtype);
+			}
+		}
+	return sum;
 }
 
 /* The dims of the bench model's inputs and outputs at the tuning sizes. */
@@ -1344,7 +1373,8 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 	}
 	/*
 	 * jobs bench models, or more when they would hold over BATCH_MAX
-	 * items; each takes a run of the sorted items, so it holds few targets
+	 * items; each takes a run of the sorted items, so it holds few
+	 * targets, cut again where its constants would pass BATCH_BYTES
 	 */
 	{
 		int nb = (k + BATCH_MAX - 1) / BATCH_MAX;
@@ -1354,9 +1384,20 @@ static int measure_estimate(struct cost_estimator *e, struct cost_item *items, i
 		for (int b = 0, s = 0; b < nb; b++) {
 			int e = (int)((int64_t)k * (b + 1) / nb);
 
-			if (e > s)
-				vec_push(&todo, batch_new(&m->ctx->arena, sorted + s, e - s));
-			s = e;
+			while (e > s) {
+				size_t bytes = item_const_bytes(sorted[s]);
+				int t = s + 1;
+
+				for (; t < e; t++) {
+					size_t more = item_const_bytes(sorted[t]);
+
+					if (bytes + more > BATCH_BYTES)
+						break;
+					bytes += more;
+				}
+				vec_push(&todo, batch_new(&m->ctx->arena, sorted + s, t - s));
+				s = t;
+			}
 		}
 	}
 	m->total += n;
