@@ -282,6 +282,24 @@ for f in sys.argv[1:]:
 	[ "$r" = "[14700] none " ] || bad "im2col scratch '$r', expected '[14700] none '"
 	verdict blas/im2col-scratch-planned
 
+	# OpenBLAS's own threads are stopped at the first call (they spin for a
+	# tenth of a second after the library loads, against the model's pool:
+	# mlp ran its 2-thread kernels at half speed meanwhile): a bench of a
+	# blas model on one thread is one thread once it runs
+	"$C" bench "$B/conv_1x1.blas.so" --threads 1 --runs 100000000 >/dev/null 2>&1 &
+	pid=$!
+	n=
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		sleep 0.2
+		kill -0 $pid 2>/dev/null || break
+		n=$(ls /proc/$pid/task 2>/dev/null | wc -l)
+		[ "$n" = 1 ] && break
+	done
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	[ "$n" = 1 ] || bad "a bench of a blas model runs on $n threads, not 1"
+	verdict blas/openblas-threads-stopped
+
 	# a residual Add and a Relu or Clip after the anchor are the helper's:
 	# it applies them to each block of the output it has just computed,
 	# while the block is in cache (the models above check the values), so

@@ -36,6 +36,7 @@
 #ifndef COLLAGEC_RT_BLAS_H
 #define COLLAGEC_RT_BLAS_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +57,39 @@ int openblas_get_num_threads(void);
 #define COLLAGEC_BLAS_MIN_BLK 256
 
 /*
+ * OpenBLAS's threaded builds stop their idle threads with this (they do it
+ * before a fork); weak, as not every build has it (the serial one does not).
+ */
+int blas_thread_shutdown_(void) __attribute__((weak));
+
+/*
+ * Once per process: one thread, and OpenBLAS's own threads stopped. The
+ * threaded builds start them when the library loads, and they spin
+ * (sched_yield) for 2^28 cycles, a tenth of a second or more, before they
+ * sleep: a model run in that time ran its 2-thread kernels at half speed
+ * (mlp at N=64: 1.1 ms, 0.52 once they slept). With one thread OpenBLAS
+ * starts none again. (Its single-threaded build is no way out: its calls
+ * share one buffer pool without a lock, and the helpers call it from
+ * several threads at once.)
+ */
+static void collagec_blas_quiet(void)
+{
+	if (openblas_get_num_threads() != 1)
+		openblas_set_num_threads(1);
+	if (blas_thread_shutdown_)
+		blas_thread_shutdown_();
+}
+
+static pthread_once_t collagec_blas_once = PTHREAD_ONCE_INIT;
+
+/*
  * OpenBLAS runs single-threaded; the helpers split the work over the thread
  * pool the c target's kernels use, so that two pools never spin against
  * each other.
  */
 static void collagec_blas_single(void)
 {
+	pthread_once(&collagec_blas_once, collagec_blas_quiet);
 	if (openblas_get_num_threads() != 1)
 		openblas_set_num_threads(1);
 }
