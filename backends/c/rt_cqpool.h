@@ -14,9 +14,10 @@
  *                apart, one unit-stride loop per tap. int8 is taken as
  *                unsigned by x ^ 0x80 (order-preserving) on the loads and
  *                back on the stores, so one loop of vpmaxub (AVX2: 32
- *                bytes) serves both; the padding is 0 there, the type's
- *                least value, which a window wholly in padding gives (the
- *                float path's -inf quantizes to it too).
+ *                bytes; AVX-512: 64, the last step masked) serves both;
+ *                the padding is 0 there, the type's least value, which a
+ *                window wholly in padding gives (the float path's -inf
+ *                quantizes to it too).
  * rt_qavgpool2d  QLinearAveragePool (com.microsoft, and the qdq pass's
  * rt_qgap        DequantizeLinear -> AveragePool/GlobalAveragePool ->
  *                QuantizeLinear): the window's integers summed exactly in
