@@ -1846,6 +1846,7 @@ int collage_partition(struct graph *g, struct target **ts, int nt,
 	double t0 = time_now();
 	bool collage = !strcmp(o->search, "collage");
 	int rc = -1, found;
+	bool plans;
 
 	memset(st, 0, sizeof(*st));
 	s.idle = arena_alloc(g->arena, sizeof(bool) * ((size_t)nt + 1));
@@ -1908,12 +1909,13 @@ int collage_partition(struct graph *g, struct target **ts, int nt,
 	 * whole; nor does one over PLANS_MAX_WEIGHTS (the worker would hold
 	 * them and what it packs from them at open)
 	 */
-	if (collage && o->check_plans && o->estimator->estimate_plans &&
-	    s.df.const_bytes > PLANS_MAX_WEIGHTS)
+	plans = collage && o->check_plans && o->estimator->estimate_plans && !decodes_images(g);
+	if (plans && s.df.const_bytes > PLANS_MAX_WEIGHTS) {
 		diag_note(g->ctx, "plans: none timed: %.2f GiB of weights (more than %d)",
 			  (double)s.df.const_bytes / (1 << 30), (int)(PLANS_MAX_WEIGHTS >> 30));
-	if (collage && o->check_plans && o->estimator->estimate_plans && !decodes_images(g) &&
-	    s.df.const_bytes <= PLANS_MAX_WEIGHTS) {
+		plans = false;
+	}
+	if (plans) {
 		if (check_plans(&s, &win, out, n_out) < 0)
 			goto out;
 	} else {
