@@ -328,6 +328,28 @@ static void tune_text(const cJSON *search, struct strbuf *sb)
 	}
 }
 
+/*
+ * The second sizes candidates were measured at (search.tune_wide,
+ * tune_shape_wide) and what a cost then is: "and again at N=32: each cost
+ * is the time at the first sizes plus 1/32 of the time at these". Nothing
+ * where they were measured once.
+ */
+static void wide_text(const cJSON *search, struct strbuf *sb)
+{
+	const cJSON *at = cJSON_GetObjectItemCaseSensitive(search, "tune_shape_wide"), *s;
+	double w;
+
+	if (!meta_num(search, "tune_wide", &w) || !cJSON_IsObject(at))
+		return;
+	sb_puts(sb, "and again at ");
+	cJSON_ArrayForEach(s, at)
+		if (s->string && cJSON_IsNumber(s))
+			sb_printf(sb, "%s%s=%.15g", s == at->child ? "" : ", ", s->string,
+				  s->valuedouble);
+	sb_printf(sb, ": each cost is the time at the first sizes plus 1/%.15g of the time "
+		  "at these", w);
+}
+
 /* The partitions per target, in order of first appearance: "blas 3, c 5". */
 static void targets_text(const struct explain *e, struct strbuf *sb)
 {
@@ -464,6 +486,10 @@ static void explain_print(const struct explain *e)
 	tune_text(search, &sb);
 	if (sb.len)
 		printf("symbolic dims measured at: %s\n", sb_str(&sb));
+	sb_reset(&sb);
+	wide_text(search, &sb);
+	if (sb.len)
+		printf("%s\n", sb_str(&sb));
 	costs_text(search);
 	plans_text(search);
 	for (int c = 0; c < 6; c++)
@@ -537,6 +563,12 @@ static char *explain_json(const struct explain *e)
 			      : cJSON_CreateNull());
 	t = cJSON_GetObjectItemCaseSensitive(search, "tune_shape_source");
 	cJSON_AddItemToObject(s, "tune_shape_source", cJSON_IsObject(t) ? cJSON_Duplicate(t, 1)
+			      : cJSON_CreateNull());
+	t = cJSON_GetObjectItemCaseSensitive(search, "tune_wide");
+	cJSON_AddItemToObject(s, "tune_wide", cJSON_IsNumber(t) ? cJSON_Duplicate(t, 1)
+			      : cJSON_CreateNull());
+	t = cJSON_GetObjectItemCaseSensitive(search, "tune_shape_wide");
+	cJSON_AddItemToObject(s, "tune_shape_wide", cJSON_IsObject(t) ? cJSON_Duplicate(t, 1)
 			      : cJSON_CreateNull());
 	fates = cJSON_GetObjectItemCaseSensitive(e->meta, "passes");
 	cJSON_AddItemToObject(root, "passes", cJSON_IsArray(fates) ? cJSON_Duplicate(fates, 1)

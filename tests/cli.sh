@@ -1096,11 +1096,14 @@ for p, m in zip(d["partitions"], meta["partitions"]):
         sys.exit("share %r" % p)
 s = d["search"]
 if sorted(s) != sorted(["mode", "estimator", "candidates", "max_depth", "estimated_total", "plan",
-                        "plan_cost", "plans", "tune_shape", "tune_shape_source"]):
+                        "plan_cost", "plans", "tune_shape", "tune_shape_source",
+                        "tune_wide", "tune_shape_wide"]):
     sys.exit("search keys %r" % sorted(s))
 # mnist_cnn is static: no symbol measured at any size
-if s["tune_shape"] is not None or s["tune_shape_source"] is not None:
-    sys.exit("tune_shape %r, %r" % (s["tune_shape"], s["tune_shape_source"]))
+if s["tune_shape"] is not None or s["tune_shape_source"] is not None or \
+        s["tune_wide"] is not None or s["tune_shape_wide"] is not None:
+    sys.exit("tune_shape %r, %r, %r, %r" % (s["tune_shape"], s["tune_shape_source"],
+                                            s["tune_wide"], s["tune_shape_wide"]))
 if s["mode"] != (meta["search"].get("mode") or meta["compiler"]["search"]) or \
         s["candidates"] != meta["search"]["candidates"]:
     sys.exit("search %r" % s)

@@ -125,6 +125,14 @@ static void node_work(struct graph *g, const struct node *n, bool whole, double 
 	}
 }
 
+double cost_node_flops(struct graph *g, const struct node *n)
+{
+	double f, b;
+
+	node_work(g, n, false, &f, &b);
+	return f;
+}
+
 /* The three probes of a roofline: a big MatMul, a tiny one, a big Add. */
 static const struct {
 	enum op op;
@@ -333,6 +341,48 @@ const char *cost_item_class(struct arena *a, const struct cost_item *it)
 	return arena_printf(a, "%s:%s", pt->target->str, top ? op_info(top->op)->name : "-");
 }
 
+/* Item it's roofline time at g's sizes (c0: the c target's line, or NULL). */
+static double item_time(struct analytic *an, const struct roofline *c0,
+			const struct cost_item *it)
+{
+	struct graph *g = it->df->g;
+	double cost = 0;
+
+	for (int p = 0; p < it->n_parts; p++) {
+		const struct cost_part *pt = &it->parts[p];
+		const struct roofline *l = line_of(an, pt->target);
+		double fl = l->flops, by = l->bytes, ov = l->overhead;
+		bool whole = !strcmp(pt->target->kind->name, "opencl");
+		/*
+		 * a library kind (pattern rules) nothing calibrates here (it
+		 * cannot run) pays its overhead once a part: a part is one
+		 * call, however many nodes it fuses
+		 */
+		bool once = pt->target->kind->cannot_run && pt->target->kind->patterns &&
+			    pt->target->kind->cannot_run();
+
+		/* what a target cannot show alone, it borrows from c */
+		if (isnan(fl))
+			fl = c0 && !isnan(c0->flops) ? c0->flops : 1e9;
+		if (isnan(by))
+			by = c0 && !isnan(c0->bytes) ? c0->bytes : 1e10;
+		if (isnan(ov))
+			ov = c0 && !isnan(c0->overhead) ? c0->overhead : 1e-6;
+		indexset_for_each(x, &pt->sg->inside) {
+			double f, b;
+
+			const struct node *nd = &g->nodes.v[it->df->node[x]];
+			double calls = pt->target->kind->node_calls ?
+				       pt->target->kind->node_calls(g, nd, cost_dim_at) : 1;
+
+			node_work(g, nd, whole, &f, &b);
+			cost += (f / fl > b / by ? f / fl : b / by) + (once ? 0 : ov * calls);
+		}
+		cost += once ? ov : 0;
+	}
+	return cost;
+}
+
 static int analytic_estimate(struct cost_estimator *e, struct cost_item *items, int n)
 {
 	struct analytic *an = e->state;
@@ -344,42 +394,16 @@ static int analytic_estimate(struct cost_estimator *e, struct cost_item *items, 
 			if (!strcmp(items[i].parts[p].target->kind->name, "c") && !c0)
 				c0 = line_of(an, items[i].parts[p].target);
 	for (int i = 0; i < n; i++) {
-		double cost = 0;
+		struct graph *g = items[i].df->g;
+		double t = item_time(an, c0, &items[i]), tw = t;
 
-		for (int p = 0; p < items[i].n_parts; p++) {
-			const struct cost_part *pt = &items[i].parts[p];
-			const struct roofline *l = line_of(an, pt->target);
-			struct graph *g = items[i].df->g;
-			double fl = l->flops, by = l->bytes, ov = l->overhead;
-			bool whole = !strcmp(pt->target->kind->name, "opencl");
-			/*
-			 * a library kind (pattern rules) nothing calibrates here
-			 * (it cannot run) pays its overhead once a part: a part is
-			 * one call, however many nodes it fuses
-			 */
-			bool once = pt->target->kind->cannot_run && pt->target->kind->patterns &&
-				    pt->target->kind->cannot_run();
-
-			/* what a target cannot show alone, it borrows from c */
-			if (isnan(fl))
-				fl = c0 && !isnan(c0->flops) ? c0->flops : 1e9;
-			if (isnan(by))
-				by = c0 && !isnan(c0->bytes) ? c0->bytes : 1e10;
-			if (isnan(ov))
-				ov = c0 && !isnan(c0->overhead) ? c0->overhead : 1e-6;
-			indexset_for_each(x, &pt->sg->inside) {
-				double f, b;
-
-				const struct node *nd = &g->nodes.v[items[i].df->node[x]];
-				double calls = pt->target->kind->node_calls ?
-					       pt->target->kind->node_calls(g, nd, cost_dim_at) : 1;
-
-				node_work(g, nd, whole, &f, &b);
-				cost += (f / fl > b / by ? f / fl : b / by) + (once ? 0 : ov * calls);
-			}
-			cost += once ? ov : 0;
+		/* and at the wide sizes (graph.tune_wide) */
+		if (g->tune_wide > 1) {
+			g->at_wide = true;
+			tw = item_time(an, c0, &items[i]);
+			g->at_wide = false;
 		}
-		items[i].cost = cost;
+		items[i].cost = cost_tune_combine(g, t, tw);
 		e->n_estimated++;
 	}
 	return 0;

@@ -139,7 +139,11 @@ const struct subgraph *cost_probe_single(struct collagec_ctx *ctx, const struct 
  * unless the name contains "seq" or "len", the first dim of a graph input),
  * 128 for any other symbol, halved while an assumption of the model
  * (graph.checks) fails. Derived symbols follow from them, data symbols are
- * 1. After passes, before the search. 0, or -1 after a usage diagnostic
+ * 1. When MatMuls or Gemms matrix-vector-like at a defaulted batch of 1
+ * hold a quarter of the model's FLOPs, graph.tune_wide is the batch (32, halved while the model's FLOPs there
+ * pass 256 M or an assumption fails) every candidate is measured at a
+ * second time: a cost is then the time at the sizes plus 1/tune_wide of
+ * the time at the wide ones (tune.wide). After passes, before the search. 0, or -1 after a usage diagnostic
  * (not NAME=VALUE, a size outside 1..2^31, a name that is no such symbol,
  * named sizes that break an assumption of the model).
  */
@@ -149,6 +153,14 @@ int cost_tune_shapes(struct graph *g, const char *const *named, int n);
  * integer: c may be negative; saturates at +-(DIM_LIMIT + 1).
  */
 int64_t cost_dim_at(const struct graph *g, struct dim d);
+/*
+ * What an estimator combines of an item's times at the tuning sizes (t)
+ * and, where g->tune_wide, at the wide ones (tw): t + tw / tune_wide, +inf
+ * when either is, NAN when either is unknown; t alone without tune_wide.
+ */
+double cost_tune_combine(const struct graph *g, double t, double tw);
+/* The FLOPs of node n of g at g's tuning sizes (analytic.c's count). */
+double cost_node_flops(struct graph *g, const struct node *n);
 
 /*
  * How the measuring estimator builds and times (the driver fills it in;

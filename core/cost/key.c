@@ -201,6 +201,15 @@ const char *cost_item_structure(struct arena *a, const struct cost_item *it)
 		if (used[k])
 			sb_printf(&sb, "at %s=%lld\n", g->syms.v[k],
 				  (long long)cost_dim_at(g, dim_sym(k)));
+	/* and at the wide sizes too, the cost being the two combined */
+	if (g->tune_wide > 1) {
+		g->at_wide = true;
+		for (int k = 0; k < g->syms.n; k++)
+			if (used[k])
+				sb_printf(&sb, "wide %s=%lld\n", g->syms.v[k],
+					  (long long)cost_dim_at(g, dim_sym(k)));
+		g->at_wide = false;
+	}
 	/* measured with the weights evicted (measure.c) when the model's do not fit */
 	if (cost_weights_cold(df))
 		sb_puts(&sb, "weights cold\n");

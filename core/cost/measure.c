@@ -179,6 +179,7 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 			for (int s = 0; s < g->sym_defs.n; s++)
 				vec_push(&bg->sym_defs, g->sym_defs.v[s]);
 			bg->tune = g->tune;
+			bg->tune_wide = g->tune_wide;
 		}
 		for (int p = 0; p < it->n_parts; p++)
 			indexset_or_into(&all, &it->parts[p].sg->inside);
@@ -589,20 +590,100 @@ static size_t item_const_bytes(const struct cost_item *it)
 	return sum;
 }
 
-/* The dims of the bench model's inputs and outputs at the tuning sizes. */
+/*
+ * The dims of the bench model's inputs and outputs at the tuning sizes and,
+ * where the graph has them (graph.tune_wide), at the wide ones.
+ */
 struct bench_dims {
 	int64_t (*in)[MAX_RANK], (*out)[MAX_RANK];
+	int64_t (*in_w)[MAX_RANK], (*out_w)[MAX_RANK];
 	int ni, no;			/* the bench model's inputs and outputs */
+	int64_t wide;			/* graph.tune_wide: 0, or > 1 */
 };
 
 struct bench {
 	struct model_lib lib;
 	collagec_model *mod;
 	int ni, no, nk, min_runs, max_runs;
+	bool wide;			/* its inputs are at the wide dims */
 	unsigned char **in, *flush;
 	size_t *in_bytes, flush_bytes;
 	double **per_run, *t;
 };
+
+/*
+ * Gives w's inputs the dims bd says (the wide ones with wide; new random
+ * data), runs it once (warm-up) and marks in res the items whose outputs
+ * are not of bd's dims (-1); out_item maps outputs to items (NULL: all
+ * item 0). 0, or -1 when it cannot run.
+ */
+static int bench_inputs(struct bench *w, const struct bench_dims *bd, bool wide,
+			const int *out_item, double *res)
+{
+	int64_t (*ind)[MAX_RANK] = wide ? bd->in_w : bd->in;
+	int64_t (*outd)[MAX_RANK] = wide ? bd->out_w : bd->out;
+	uint32_t seed = 1;
+
+	for (int i = 0; i < w->ni; i++) {
+		collagec_tensor_info info;
+		int64_t dims[8], n = 1;
+		size_t es, bytes;
+		unsigned char *buf;
+		enum dtype t;
+
+		if (w->lib.input_info(w->mod, i, &info) != COLLAGEC_OK || info.rank > 8)
+			return -1;
+		for (int k = 0; k < info.rank; k++) {
+			dims[k] = info.dims[k] < 0 ? ind[i][k] : info.dims[k];
+			if (dims[k] > DIM_LIMIT || __builtin_mul_overflow(n, dims[k], &n))
+				return -1;
+		}
+		/* integers and bools stay 0; strings and unknown types get 8 bytes */
+		t = dtype_from_onnx((int)info.dtype);
+		es = t == DTYPE_UNDEF || dtype_is_string(t) ? 8 : dtype_size(t);
+		/* aligned like the model's own arena (RT_ALIGN), zeroed */
+		bytes = ((size_t)(n ? n : 1) * es + 63) / 64 * 64;
+		buf = aligned_alloc(64, bytes);
+		if (!buf)
+			return -1;
+		memset(buf, 0, bytes);
+		if (info.dtype == COLLAGEC_FLOAT)
+			for (int64_t k = 0; k < n; k++)
+				((float *)buf)[k] = (float)(lcg(&seed) % 20001) / 10000.0f - 1.0f;
+		else if (info.dtype == COLLAGEC_DOUBLE)
+			for (int64_t k = 0; k < n; k++)
+				((double *)buf)[k] = (double)(lcg(&seed) % 20001) / 10000.0 - 1.0;
+		if (w->lib.set_input(w->mod, i, buf, dims, info.rank) != COLLAGEC_OK) {
+			free(buf);
+			return -1;
+		}
+		free(w->in[i]);
+		w->in[i] = buf;
+		w->in_bytes[i] = bytes;
+	}
+	w->wide = wide;
+	if (w->lib.run(w->mod) != COLLAGEC_OK)	/* warm-up */
+		return -1;
+	for (int o = 0; o < w->no; o++) {
+		collagec_tensor_info info;
+		const void *data;
+		const int64_t *dims;
+		int rank;
+		bool ok;
+
+		if (w->lib.output_info(w->mod, o, &info) != COLLAGEC_OK ||
+		    w->lib.get_output(w->mod, o, &data, &dims, &rank) != COLLAGEC_OK)
+			return -1;
+		ok = rank == info.rank;
+		/* (a dim the run decides, a NonZero's count, is -1 in bd: any) */
+		for (int k = 0; k < rank && ok; k++)
+			ok = info.dims[k] < 0 ? outd[o][k] < 0 || dims[k] == outd[o][k] :
+			     dims[k] == info.dims[k];
+		if (!ok)
+			res[out_item ? out_item[o] : 0] = -1;
+	}
+	return 0;
+}
 
 /*
  * Loads b->so into w, sets its inputs (symbolic dims as bd says), runs it
@@ -614,7 +695,6 @@ static int bench_open(struct measure *m, struct batch *b, struct bench *w,
 		      const struct bench_dims *bd, const int *out_item, double *res)
 {
 	char *err = NULL;
-	uint32_t seed = 1;
 
 	memset(w, 0, sizeof(*w));
 	w->max_runs = b->whole ? WHOLE_MAX_RUNS : 15;
@@ -635,63 +715,11 @@ static int bench_open(struct measure *m, struct batch *b, struct bench *w,
 			return -1;
 		memset(w->flush, 1, w->flush_bytes);
 	}
-	for (int i = 0; i < w->ni; i++) {
-		collagec_tensor_info info;
-		int64_t dims[8], n = 1;
-		size_t es, bytes;
-		unsigned char *buf;
-		enum dtype t;
-
-		if (w->lib.input_info(w->mod, i, &info) != COLLAGEC_OK || info.rank > 8)
-			return -1;
-		for (int k = 0; k < info.rank; k++) {
-			dims[k] = info.dims[k] < 0 ? bd->in[i][k] : info.dims[k];
-			if (dims[k] > DIM_LIMIT || __builtin_mul_overflow(n, dims[k], &n))
-				return -1;
-		}
-		/* integers and bools stay 0; strings and unknown types get 8 bytes */
-		t = dtype_from_onnx((int)info.dtype);
-		es = t == DTYPE_UNDEF || dtype_is_string(t) ? 8 : dtype_size(t);
-		/* aligned like the model's own arena (RT_ALIGN), zeroed */
-		bytes = ((size_t)(n ? n : 1) * es + 63) / 64 * 64;
-		buf = aligned_alloc(64, bytes);
-		if (!buf)
-			return -1;
-		memset(buf, 0, bytes);
-		if (info.dtype == COLLAGEC_FLOAT)
-			for (int64_t k = 0; k < n; k++)
-				((float *)buf)[k] = (float)(lcg(&seed) % 20001) / 10000.0f - 1.0f;
-		else if (info.dtype == COLLAGEC_DOUBLE)
-			for (int64_t k = 0; k < n; k++)
-				((double *)buf)[k] = (double)(lcg(&seed) % 20001) / 10000.0 - 1.0;
-		if (w->lib.set_input(w->mod, i, buf, dims, info.rank) != COLLAGEC_OK)
-			return -1;
-		w->in[i] = buf;
-		w->in_bytes[i] = bytes;
-	}
 	w->lib.set_threads(w->mod, m->threads);
 	/* a whole plan runs as a user runs it: no clock read around each kernel */
 	w->lib.set_profiling(w->mod, !b->whole);
-	if (w->lib.run(w->mod) != COLLAGEC_OK)	/* warm-up */
+	if (bench_inputs(w, bd, false, out_item, res) < 0)
 		return -1;
-	for (int o = 0; o < w->no; o++) {
-		collagec_tensor_info info;
-		const void *data;
-		const int64_t *dims;
-		int rank;
-		bool ok;
-
-		if (w->lib.output_info(w->mod, o, &info) != COLLAGEC_OK ||
-		    w->lib.get_output(w->mod, o, &data, &dims, &rank) != COLLAGEC_OK)
-			return -1;
-		ok = rank == info.rank;
-		/* (a dim the run decides, a NonZero's count, is -1 in bd: any) */
-		for (int k = 0; k < rank && ok; k++)
-			ok = info.dims[k] < 0 ? bd->out[o][k] < 0 || dims[k] == bd->out[o][k] :
-			     dims[k] == info.dims[k];
-		if (!ok)
-			res[out_item ? out_item[o] : 0] = -1;
-	}
 	w->nk = w->lib.num_kernels(w->mod);
 	w->per_run = calloc((size_t)w->max_runs, sizeof(*w->per_run));
 	w->t = calloc((size_t)w->max_runs, sizeof(double));
@@ -761,6 +789,37 @@ static int bench_time(struct batch *b, struct bench *w, const int *part_item, do
 }
 
 /*
+ * bench_time at bd's dims and, where bd has wide ones, at those too: then
+ * res[i] is the two combined as cost_tune_combine does (t + tw / wide),
+ * -1 when either is. The wide timing gives up where the combined time
+ * would pass give_up. 0, or -1 when a run fails.
+ */
+static int bench_time_both(struct batch *b, struct bench *w, const struct bench_dims *bd,
+			   const int *out_item, const int *part_item, double *res,
+			   double give_up)
+{
+	double *rw;
+	int rc = -1;
+
+	if (w->wide && bench_inputs(w, bd, false, out_item, res) < 0)
+		return -1;
+	if (bench_time(b, w, part_item, res, give_up) < 0)
+		return -1;
+	if (bd->wide < 2)
+		return 0;
+	if (!(rw = calloc((size_t)b->n + 1, sizeof(double))))
+		return -1;
+	if (bench_inputs(w, bd, true, out_item, rw) == 0 &&
+	    bench_time(b, w, part_item, rw, give_up * (double)bd->wide) == 0) {
+		for (int i = 0; i < b->n; i++)
+			res[i] = res[i] < 0 || rw[i] < 0 ? -1 : res[i] + rw[i] / (double)bd->wide;
+		rc = 0;
+	}
+	free(rw);
+	return rc;
+}
+
+/*
  * In the worker: loads b->so, runs it, writes one double per item (seconds;
  * -1 for an item whose outputs came back wrongly shaped) to fd. Exit status
  * 0 on success. With cold weights (measure.cold), the caches are evicted
@@ -773,7 +832,7 @@ static int worker(struct measure *m, struct batch *b, const int *out_item, const
 	double *res = calloc((size_t)b->n + 1, sizeof(double));
 
 	if (!res || bench_open(m, b, &w, bd, out_item, res) < 0 ||
-	    bench_time(b, &w, part_item, res, INFINITY) < 0)
+	    bench_time_both(b, &w, bd, out_item, part_item, res, INFINITY) < 0)
 		return 1;
 	if (write(fd, res, sizeof(double) * (size_t)b->n) != (ssize_t)(sizeof(double) * (size_t)b->n))
 		return 1;
@@ -831,8 +890,8 @@ static int plans_worker(struct measure *m, struct batch **bs, const struct bench
 			if (ok[i] && !w[i].mod &&
 			    (bench_open(m, bs[i], &w[i], &bds[i], NULL, &x) < 0 || x != 0))
 				ok[i] = false;
-			if (!ok[i] ||
-			    bench_time(bs[i], &w[i], NULL, &x, PLAN_GIVE_UP * best) < 0) {
+			if (!ok[i] || bench_time_both(bs[i], &w[i], &bds[i], NULL, NULL, &x,
+						      PLAN_GIVE_UP * best) < 0) {
 				ok[i] = false;
 				x = -1;
 			}
@@ -871,22 +930,34 @@ static bool read_all(int fd, void *buf, size_t n, double deadline)
 	return true;
 }
 
-/* Symbolic dims at the tuning sizes (ctx arena): inputs given them, outputs checked. */
+/*
+ * Symbolic dims at the tuning sizes, and at the wide ones where bg has
+ * them (bg's arena): inputs given them, outputs checked.
+ */
 static void dims_of(struct graph *bg, struct bench_dims *bd)
 {
-	bd->in = arena_alloc(bg->arena, sizeof(*bd->in) * ((size_t)bg->inputs.n + 1));
-	bd->out = arena_alloc(bg->arena, sizeof(*bd->out) * ((size_t)bg->outputs.n + 1));
 	bd->ni = bg->inputs.n;
 	bd->no = bg->outputs.n;
-	for (int i = 0; i < bg->inputs.n; i++)
-		for (int k = 0; k < bg->values.v[bg->inputs.v[i]].shape.rank; k++)
-			bd->in[i][k] = cost_dim_at(bg, bg->values.v[bg->inputs.v[i]].shape.d[k]);
-	for (int o = 0; o < bg->outputs.n; o++)
-		for (int k = 0; k < bg->values.v[bg->outputs.v[o]].shape.rank; k++) {
-			struct dim d = bg->values.v[bg->outputs.v[o]].shape.d[k];
+	bd->wide = bg->tune_wide > 1 ? bg->tune_wide : 0;
+	for (int w = 0; w < 1 + (bd->wide > 1); w++) {
+		int64_t (*in)[MAX_RANK] = arena_alloc(bg->arena, sizeof(*in) * ((size_t)bd->ni + 1));
+		int64_t (*out)[MAX_RANK] = arena_alloc(bg->arena,
+						      sizeof(*out) * ((size_t)bd->no + 1));
 
-			bd->out[o][k] = graph_dim_late(bg, d) ? -1 : cost_dim_at(bg, d);
-		}
+		bg->at_wide = w;
+		for (int i = 0; i < bg->inputs.n; i++)
+			for (int k = 0; k < bg->values.v[bg->inputs.v[i]].shape.rank; k++)
+				in[i][k] = cost_dim_at(bg, bg->values.v[bg->inputs.v[i]].shape.d[k]);
+		for (int o = 0; o < bg->outputs.n; o++)
+			for (int k = 0; k < bg->values.v[bg->outputs.v[o]].shape.rank; k++) {
+				struct dim d = bg->values.v[bg->outputs.v[o]].shape.d[k];
+
+				out[o][k] = graph_dim_late(bg, d) ? -1 : cost_dim_at(bg, d);
+			}
+		*(w ? &bd->in_w : &bd->in) = in;
+		*(w ? &bd->out_w : &bd->out) = out;
+	}
+	bg->at_wide = false;
 }
 
 /* What a worker is handed: a batch, or whole plans. */
@@ -963,6 +1034,11 @@ static void job_spec(const struct job *j, struct strbuf *sb)
 		put_i(sb, bd->no);
 		put_dims(sb, bd->in, bd->ni);
 		put_dims(sb, bd->out, bd->no);
+		put_i(sb, bd->wide);
+		if (bd->wide) {
+			put_dims(sb, bd->in_w, bd->ni);
+			put_dims(sb, bd->out_w, bd->no);
+		}
 	}
 	if (!j->bs) {
 		for (int o = 0; o < j->bd->no; o++)
@@ -1102,6 +1178,13 @@ int cost_measure_worker(const char *spec_path)
 		bds[i].out = xcalloc((size_t)bds[i].no + 1, sizeof(*bds[i].out));
 		get_bytes(&r, bds[i].in, sizeof(*bds[i].in) * (size_t)bds[i].ni);
 		get_bytes(&r, bds[i].out, sizeof(*bds[i].out) * (size_t)bds[i].no);
+		bds[i].wide = get_i(&r, 0, DIM_LIMIT);
+		if (bds[i].wide) {
+			bds[i].in_w = xcalloc((size_t)bds[i].ni + 1, sizeof(*bds[i].in_w));
+			bds[i].out_w = xcalloc((size_t)bds[i].no + 1, sizeof(*bds[i].out_w));
+			get_bytes(&r, bds[i].in_w, sizeof(*bds[i].in_w) * (size_t)bds[i].ni);
+			get_bytes(&r, bds[i].out_w, sizeof(*bds[i].out_w) * (size_t)bds[i].no);
+		}
 		bps[i] = &bs[i];
 	}
 	if (!plans && !r.bad) {

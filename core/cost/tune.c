@@ -20,6 +20,10 @@
 
 #define TUNE_BATCH 1		/* the default size of a batch */
 #define TUNE_OTHER 128		/* ... of any other symbol (a sequence length) */
+#define TUNE_WIDE 32		/* the batch of the second measurement, at most */
+#define TUNE_WIDE_FLOPS 256e6	/* the model's FLOPs there, at most (~5 ms of a core) */
+#define TUNE_FEW_ROWS 16	/* a MatMul of fewer rows is matrix-vector-like */
+#define TUNE_FEW_SHARE 0.25	/* ... and such MatMuls matter at this share of FLOPs */
 
 /* Whether symbol s is bound by a graph input, and not derived or data. */
 static bool tune_free(struct graph *g, int s)
@@ -64,7 +68,8 @@ static int64_t symint_at(const struct graph *g, struct dim d)
 	int64_t v = d.c;
 
 	for (int j = 0; j < d.n; j++) {
-		int64_t s = g->tune ? g->tune[d.sym[j]].size : 1, r;
+		int64_t s = !g->tune ? 1 : g->at_wide ? g->tune[d.sym[j]].wide
+			    : g->tune[d.sym[j]].size, r;
 
 		if (__builtin_mul_overflow(v, s, &r))
 			return v < 0 ? -(DIM_LIMIT + 1) : DIM_LIMIT + 1;
@@ -78,7 +83,19 @@ int64_t cost_dim_at(const struct graph *g, struct dim d)
 	return symint_at(g, d);
 }
 
-/* The derived symbols' sizes from the others', in graph.sym_defs order. */
+double cost_tune_combine(const struct graph *g, double t, double tw)
+{
+	if (g->tune_wide < 2)
+		return t;
+	if (isnan(t) || isnan(tw))
+		return NAN;
+	return t + tw / (double)g->tune_wide;
+}
+
+/*
+ * The derived symbols' sizes from the others', in graph.sym_defs order
+ * (their wide sizes with g->at_wide).
+ */
 static void tune_derive(struct graph *g)
 {
 	for (int i = 0; i < g->sym_defs.n; i++) {
@@ -93,7 +110,7 @@ static void tune_derive(struct graph *g)
 		default: v = a > b ? a : b; break;
 		}
 		/* as the compiled model takes it: never below 0 */
-		g->tune[d->sym].size = v < 0 ? 0 : v;
+		*(g->at_wide ? &g->tune[d->sym].wide : &g->tune[d->sym].size) = v < 0 ? 0 : v;
 	}
 }
 
@@ -199,8 +216,93 @@ static int tune_named(struct graph *g, const char *arg)
 		return -1;
 	}
 	/* the last one named wins, as with other repeated options */
-	g->tune[s] = (struct sym_tune){ v, TUNE_FROM_OPTION };
+	g->tune[s] = (struct sym_tune){ .size = v, .wide = v, .from = TUNE_FROM_OPTION };
 	return 0;
+}
+
+/* Whether s is a defaulted batch at its default size (tune_default). */
+static bool tune_batch(struct graph *g, int s)
+{
+	return g->tune[s].from == TUNE_FROM_DEFAULT && g->tune[s].size == TUNE_BATCH &&
+	       tune_default(g, s) == TUNE_BATCH;
+}
+
+/* The FLOPs of g's nodes at its tuning sizes (cost_node_flops). */
+static double tune_flops(struct graph *g)
+{
+	double sum = 0;
+
+	for (int i = 0; i < g->nodes.n; i++)
+		sum += cost_node_flops(g, &g->nodes.v[i]);
+	return sum;
+}
+
+/*
+ * Whether MatMuls and Gemms of fewer than TUNE_FEW_ROWS rows at the tuning
+ * sizes (A's dims but its last; a Gemm's dim 0, or 1 transposed), the
+ * count depending on a defaulted batch, hold TUNE_FEW_SHARE of g's FLOPs
+ * (an MLP's, not BERT's pooler).
+ */
+static bool tune_few_rows(struct graph *g)
+{
+	double few = 0;
+
+	for (int i = 0; i < g->nodes.n; i++) {
+		const struct node *n = &g->nodes.v[i];
+		const struct shape *a;
+		int lo, hi;
+		int64_t rows = 1;
+		bool batch = false;
+
+		if ((n->op != OP_MATMUL && n->op != OP_GEMM) || n->n_in < 2 || n->in[0] < 0)
+			continue;
+		a = &g->values.v[n->in[0]].shape;
+		if (a->rank < 2)
+			continue;
+		lo = n->op == OP_GEMM ? (int)node_attr_int(n, "transA", 0) : 0;
+		hi = n->op == OP_GEMM ? lo + 1 : a->rank - 1;
+		for (int k = lo; k < hi; k++) {
+			rows *= symint_at(g, a->d[k]);
+			for (int s = 0; s < g->syms.n; s++)
+				batch |= tune_batch(g, s) && dim_uses(g, a->d[k], s);
+		}
+		if (batch && rows < TUNE_FEW_ROWS)
+			few += cost_node_flops(g, n);
+	}
+	return few > 0 && few >= TUNE_FEW_SHARE * tune_flops(g);
+}
+
+/*
+ * graph.tune_wide and each symbol's wide size: the defaulted batches at
+ * TUNE_WIDE, halved while the model's FLOPs pass TUNE_WIDE_FLOPS or an
+ * assumption fails; none (0) when there is no matrix-vector-like MatMul
+ * or the batch halves to 1.
+ */
+static void tune_wide(struct graph *g)
+{
+	int64_t w = TUNE_WIDE;
+	/* an assumption the sizes already break (no halving mended it) */
+	bool broken = tune_broken(g) != NULL;
+
+	g->tune_wide = 0;
+	for (int s = 0; s < g->syms.n; s++)
+		g->tune[s].wide = g->tune[s].size;
+	if (!tune_few_rows(g))
+		return;
+	g->at_wide = true;
+	for (; w > 1; w /= 2) {
+		for (int s = 0; s < g->syms.n; s++)
+			if (tune_batch(g, s))
+				g->tune[s].wide = w;
+		tune_derive(g);
+		if ((broken || !tune_broken(g)) && tune_flops(g) <= TUNE_WIDE_FLOPS)
+			break;
+	}
+	g->at_wide = false;
+	g->tune_wide = w > 1 ? w : 0;
+	if (!g->tune_wide)
+		for (int s = 0; s < g->syms.n; s++)
+			g->tune[s].wide = g->tune[s].size;
 }
 
 int cost_tune_shapes(struct graph *g, const char *const *named, int n)
@@ -209,9 +311,9 @@ int cost_tune_shapes(struct graph *g, const char *const *named, int n)
 
 	g->tune = arena_alloc(g->arena, sizeof(*g->tune) * ((size_t)g->syms.n + 1));
 	for (int s = 0; s < g->syms.n; s++)
-		g->tune[s] = tune_free(g, s) ? (struct sym_tune){ tune_default(g, s),
-								   TUNE_FROM_DEFAULT }
-			: (struct sym_tune){ 1, TUNE_FROM_OTHERS };
+		g->tune[s] = tune_free(g, s) ? (struct sym_tune){ .size = tune_default(g, s),
+								   .from = TUNE_FROM_DEFAULT }
+			: (struct sym_tune){ .size = 1, .from = TUNE_FROM_OTHERS };
 	for (int i = 0; i < n; i++)
 		if (tune_named(g, named[i]) < 0)
 			return -1;
@@ -247,8 +349,10 @@ int cost_tune_shapes(struct graph *g, const char *const *named, int n)
 			named_one |= g->tune[s].from == TUNE_FROM_OPTION &&
 				     (dim_uses(g, c->a, s) || dim_uses(g, c->b, s));
 		/* a default that no halving mends: measured as it is, as before */
-		if (!named_one)
+		if (!named_one) {
+			tune_wide(g);
 			return 0;
+		}
 		dim_print(g, c->a, &a);
 		dim_print(g, c->b, &b);
 		diag_error_status(g->ctx, STATUS_USAGE, "--tune-shape: node '%s' needs %s %s %s, "
@@ -259,5 +363,6 @@ int cost_tune_shapes(struct graph *g, const char *const *named, int n)
 		sb_release(&b);
 		return -1;
 	}
+	tune_wide(g);
 	return 0;
 }

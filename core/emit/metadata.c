@@ -234,10 +234,21 @@ static cJSON *partitions_json(struct graph *g, struct partition *parts, int np)
  * search.tune_shape and search.tune_shape_source: the size each symbol the
  * graph's inputs bind was measured at, and whether --tune-shape named it
  * or it is the default (cost_tune_shapes); nothing for a static model.
+ * Where candidates were measured a second time (graph.tune_wide),
+ * search.tune_wide is that batch and search.tune_shape_wide the sizes of
+ * the symbols it changed.
  */
 static void tune_json(struct graph *g, cJSON *search)
 {
-	cJSON *at = NULL, *from = NULL;
+	cJSON *at = NULL, *from = NULL, *wide = NULL;
+
+	if (g->tune && g->tune_wide > 1) {
+		cJSON_AddNumberToObject(search, "tune_wide", (double)g->tune_wide);
+		wide = cJSON_AddObjectToObject(search, "tune_shape_wide");
+		for (int s = 0; s < g->syms.n; s++)
+			if (g->tune[s].from != TUNE_FROM_OTHERS && g->tune[s].wide != g->tune[s].size)
+				cJSON_AddNumberToObject(wide, g->syms.v[s], (double)g->tune[s].wide);
+	}
 
 	for (int s = 0; g->tune && s < g->syms.n; s++) {
 		if (g->tune[s].from == TUNE_FROM_OTHERS)

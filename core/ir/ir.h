@@ -193,6 +193,8 @@ enum tune_from {
 
 struct sym_tune {
 	int64_t size;		/* >= 0 */
+	int64_t wide;		/* the size at the second measurement
+				   (graph.tune_wide), else size */
 	enum tune_from from;
 };
 
@@ -311,6 +313,12 @@ struct graph {
 	VEC(struct sym_data) sym_data;	/* data symbols, bound by run-time shape functions */
 	struct sym_tune *tune;		/* per symbol: the size candidates are measured
 					   at (arena); NULL: every symbol at 1 */
+	int64_t tune_wide;		/* > 1: candidates are measured again with
+					   each defaulted batch at this size
+					   (tune.wide), a cost being the time at
+					   tune.size plus 1/tune_wide of the time
+					   there; 0: once */
+	bool at_wide;			/* cost_dim_at reads tune.wide, not size */
 	int64_t opset;			/* default-domain opset of the model; 0: none */
 	int64_t training_opset;		/* ai.onnx.preview.training opset; 0: none */
 	int64_t ml_opset;		/* ai.onnx.ml opset; 0: none */

@@ -753,6 +753,88 @@ static void test_tune_shapes(void)
 	fx_release(&f);
 }
 
+/* A value of shape [d0, d1] (a weight: no data needed), or a MatMul a x w of that shape. */
+static int wide_value(struct fx *f, const char *name, struct dim d0, struct dim d1, int a, int w)
+{
+	int v = a >= 0 ? node(f, OP_MATMUL, "MatMul", name, a, w) : graph_add_value(f->g, name);
+
+	f->g->values.v[v].dtype = DTYPE_F32;
+	f->g->values.v[v].shape = (struct shape){ 2, { d0, d1 } };
+	f->g->values.v[v].has_shape = true;
+	return v;
+}
+
+/*
+ * The second measurement (graph.tune_wide): a batch-1 MatMul that is most
+ * of the model is measured again at batch 32, fewer where the FLOPs there
+ * pass 256 M or an assumption bounds the batch; not when the batch is
+ * named, nor when the rows are a sequence, nor when such MatMuls are a
+ * small part of the model. Its sizes are in the key; costs combine as
+ * t + tw / 32.
+ */
+static void test_tune_wide(void)
+{
+	struct fx f;
+	struct target *c;
+	int n, a, w, m;
+
+	fx_init(&f);
+	n = graph_intern_sym(f.g, "N");
+	tune_input(&f, "a", dim_sym(n), dim_const(784));
+	a = f.g->inputs.v[1];
+	w = wide_value(&f, "w", dim_const(784), dim_const(1024), -1, -1);
+	m = wide_value(&f, "mm", dim_sym(n), dim_const(1024), a, w);
+	output(&f, m);
+	ASSERT(0, cost_tune_shapes(f.g, NULL, 0));
+	ASSERT(32, f.g->tune_wide);
+	ASSERT(1, f.g->tune[n].size);
+	ASSERT(32, f.g->tune[n].wide);
+	ASSERT(1, cost_dim_at(f.g, dim_sym(n)));
+	f.g->at_wide = true;
+	ASSERT(32, cost_dim_at(f.g, dim_sym(n)));
+	f.g->at_wide = false;
+	ASSERT_TRUE(fabs(cost_tune_combine(f.g, 1e-3, 32e-3) - 2e-3) < 1e-15);
+	ASSERT_TRUE(isinf(cost_tune_combine(f.g, 1e-3, INFINITY)));
+	ASSERT_TRUE(isnan(cost_tune_combine(f.g, NAN, 1e-3)));
+	/* the key holds the wide sizes: named N=1 is measured once, another key */
+	dataflow_init(&f.df, f.g, &f.ctx.arena);
+	c = target_parse(&f.ctx, kinds, NK, "c");
+#define KEY() cost_item_key(&f.ctx.arena, &(struct cost_item){ &f.df, 1, \
+			&(struct cost_part){ subgraph_new(&f.df, SET(&f, 0)), c, "x" }, NAN, 0 })
+	const char *k2 = KEY();
+
+	ASSERT(0, cost_tune_shapes(f.g, (const char *[]){ "N=1" }, 1));
+	ASSERT(0, f.g->tune_wide);
+	ASSERT(1, f.g->tune[n].wide);
+	ASSERT_TRUE(strcmp(k2, KEY()));
+	ASSERT_TRUE(cost_tune_combine(f.g, 1e-3, 32e-3) == 1e-3);
+#undef KEY
+	/* an assumption N <= 4 keeps the wide batch at 4 */
+	vec_push(&f.g->checks, ((struct sym_check){ dim_sym(n), dim_const(4), "slice", false }));
+	ASSERT(0, cost_tune_shapes(f.g, NULL, 0));
+	ASSERT(4, f.g->tune_wide);
+	f.g->checks.n = 0;
+	/* 2 x 784 x 16384 FLOPs a row: 20.5 M; 8 rows pass 256 M, 16 do not */
+	f.g->values.v[w].shape.d[1] = dim_const(16384);
+	f.g->values.v[m].shape.d[1] = dim_const(16384);
+	ASSERT(0, cost_tune_shapes(f.g, NULL, 0));
+	ASSERT(8, f.g->tune_wide);
+	f.g->values.v[w].shape.d[1] = dim_const(1024);
+	f.g->values.v[m].shape.d[1] = dim_const(1024);
+	/* a MatMul of 128 sequence rows beside it: measured once where it is most */
+	int seq = graph_intern_sym(f.g, "seq");
+
+	tune_input(&f, "b", dim_sym(seq), dim_const(784));
+	output(&f, wide_value(&f, "mm2", dim_sym(seq), dim_const(2), f.g->inputs.v[2], w));
+	ASSERT(0, cost_tune_shapes(f.g, NULL, 0));
+	ASSERT(32, f.g->tune_wide);	/* 128 rows x 2 columns: 4 times fewer FLOPs */
+	f.g->values.v[f.g->outputs.v[1]].shape.d[1] = dim_const(2048);
+	ASSERT(0, cost_tune_shapes(f.g, NULL, 0));
+	ASSERT(0, f.g->tune_wide);	/* 128 x 2048: 256 times more */
+	ASSERT(1, f.g->tune[n].wide);
+	fx_release(&f);
+}
+
 static void test_greedy(void)
 {
 	struct fx f;
@@ -946,7 +1028,8 @@ TESTS({ "indexset", test_indexset }, { "multi_output", test_multi_output },
       { "inf_nan_penalty", test_inf_nan_penalty }, { "penalty", test_penalty },
       { "measured_once", test_measured_once }, { "estimate_first", test_estimate_first },
       { "structure_key", test_structure_key },
-      { "tune_shapes", test_tune_shapes }, { "greedy", test_greedy },
+      { "tune_shapes", test_tune_shapes }, { "tune_wide", test_tune_wide },
+      { "greedy", test_greedy },
       { "unsupported_reported", test_unsupported_reported },
       { "plan_check", test_plan_check }, { "plan_cache", test_plan_cache },
       { "rule_label", test_rule_label })
