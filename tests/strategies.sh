@@ -17,7 +17,8 @@
 # (maxpool.vrows, averagepool.vrows) and the float64 ones of the loop forms
 # (maxpool.rows, averagepool.window), epi_edges.onnx for the fused chains
 # that rt_cgemm.h's write-back applies, softmax_edges.onnx for Softmax by rows,
-# lnorm_edges.onnx for LayerNormalization by rows,
+# lnorm_edges.onnx for LayerNormalization by rows, rmsnorm_edges.onnx for
+# RMSNormalization's,
 # wino_edges.onnx and wino_sym.onnx for conv.winograd (rt_cwino.h, with and
 # without AVX). `run --kernels`
 # names the variant that ran at each size, and a C program checks
@@ -476,6 +477,26 @@ for th in 1 3; do
 		ok "lnorm-edges/threads=$th-matches-numpy"
 	else
 		fail "lnorm-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/ln.log" | head -1)"
+	fi
+done
+
+# RMSNormalization by rows (rt_crows.h): a tail shorter than a vector, a NaN
+# row and a zero one, two normalised axes, a team of threads; a scale
+# broadcast inside the normalised axes keeps the loop form. At 1 and 3 threads
+"$COLLAGEC" compile --search none --target c "$T/rmsnorm_edges.onnx" -o "$T/rms.so" ||
+	fail rmsnorm-edges/compile "exit $?"
+v=$(kernels "$T/rms.json")
+want="rms_last compile-time rmsnorm.rows if always scratch=|rms_2ax compile-time rmsnorm.rows \
+if always scratch=|rms_big compile-time rmsnorm.rows if always scratch=|rms_bcast compile-time \
+rmsnorm.loops if always scratch=|"
+if [ "$v" = "$want" ]; then ok rmsnorm-edges/static-choices; else
+	fail rmsnorm-edges/static-choices "got '$v'"; fi
+for th in 1 3; do
+	if "$COLLAGEC" run "$T/rms.so" --input "x=$T/rms_x.npy" --input "xb=$T/rms_xb.npy" \
+		--threads $th --check "$T/rms_exp" --rtol 1e-5 --atol 1e-6 >"$T/rms.log" 2>&1; then
+		ok "rmsnorm-edges/threads=$th-matches-numpy"
+	else
+		fail "rmsnorm-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/rms.log" | head -1)"
 	fi
 done
 

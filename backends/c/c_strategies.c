@@ -2411,6 +2411,50 @@ static const struct op_strategy lnorm_strategy = {
 	OP_LAYERNORMALIZATION, lnorm_specs, ARRAY_SIZE(lnorm_specs)
 };
 
+/* float32 rows with a float32 stash; scale a K-vector (RMSNormalization) */
+static struct tir *cond_rmsnorm_rows(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+
+	return strategy_static(L, x->dtype == DTYPE_F32 && y && y->dtype == DTYPE_F32 &&
+			       node_attr_int(L->n, "stash_type", 1) == 1 &&
+			       L->in[0]->index >= 0 && lnorm_param_rows(L, 1, lnorm_axis(L)));
+}
+
+/* rmsnorm.rows: one call of rt_rmsnorm_rows (rt_crows.h) over every row. */
+static int lower_rmsnorm_rows(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct tir *rows, *K, *args[7];
+
+	lower_rows(L, lnorm_axis(L), &rows, &K);
+	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[1] = tir_addr(b, L->in[1], tir_int(b, 0));
+	args[2] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[3] = rows;
+	args[4] = K;
+	args[5] = tir_const(b, DTYPE_F32, node_attr_float(L->n, "epsilon", 1e-5));
+	tir_extern(b, "rt_rmsnorm_rows", args, 6);
+	return 0;
+}
+
+static const struct strategy_impl rmsnorm_rows[] = {
+	{ "rmsnorm.rows", 10, lower_rmsnorm_rows },
+};
+static const struct strategy_impl rmsnorm_loops[] = {
+	{ "rmsnorm.loops", 0, lower_own },
+};
+
+static const struct strategy_spec rmsnorm_specs[] = {
+	{ "float32, scale over the normalised axes", cond_rmsnorm_rows, rmsnorm_rows,
+	  ARRAY_SIZE(rmsnorm_rows) },
+	{ "always", NULL, rmsnorm_loops, ARRAY_SIZE(rmsnorm_loops) },
+};
+
+static const struct op_strategy rmsnorm_strategy = {
+	OP_RMSNORMALIZATION, rmsnorm_specs, ARRAY_SIZE(rmsnorm_specs)
+};
+
 /* ---- MatMulInteger, QLinearMatMul, DynamicQuantizeLinear: rt_cquant.h ---- */
 
 #define CI_NR 16	/* RT_CI_NR: the panel width of the packed layout */
@@ -3115,6 +3159,7 @@ const struct op_strategy *const c_strategies[] = {
 	&attention_strategy,
 	&logsoftmax_strategy,
 	&lnorm_strategy,
+	&rmsnorm_strategy,
 	&matmulinteger_strategy,
 	&qlinearmatmul_strategy,
 	&convinteger_strategy,

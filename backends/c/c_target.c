@@ -40,8 +40,8 @@ static const char *embedded_text(const char *name)
  * The prelude of a module, from what its source calls: rt_cgemm.h (the
  * micro-kernel GEMM of the *.micro strategies) for rt_cgemm or rt_cconv2d,
  * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
- * rt_softmax_rows, rt_lnorm_rows, rt_attn_rows and rt_mean_rows, rt_cpool.h for rt_pool2d,
- * rt_cdw.h for rt_cdw2d, rt_cpw.h for rt_cpw (both after rt_cvec.h),
+ * rt_softmax_rows, rt_lnorm_rows, rt_rmsnorm_rows, rt_attn_rows and rt_mean_rows,
+ * rt_cpool.h for rt_pool2d, rt_cdw.h for rt_cdw2d, rt_cpw.h for rt_cpw (both after rt_cvec.h),
  * rt_cquant.h (after rt_cipack.h, which packs their weights when the
  * model opens) for rt_cigemm, rt_ciconv2d, rt_dynquant, rt_quantize_u8 and
  * rt_qadd, rt_cnbits.h (after rt_cgemm.h) for rt_nbits, rt_cqpool.h for
@@ -54,7 +54,8 @@ static const char *c_prelude(struct graph *g, const char *source)
 	bool wino = strstr(source, "rt_cwino2d"), conv = strstr(source, "rt_cconv2d");
 	bool gemm = conv || wino || strstr(source, "rt_cgemm") || strstr(source, "rt_nbits");
 	bool rows = strstr(source, "rt_softmax_rows") || strstr(source, "rt_lnorm_rows") ||
-		    strstr(source, "rt_attn_rows") || strstr(source, "rt_mean_rows");
+		    strstr(source, "rt_rmsnorm_rows") || strstr(source, "rt_attn_rows") ||
+		    strstr(source, "rt_mean_rows");
 	bool pool = strstr(source, "rt_pool2d"), dw = strstr(source, "rt_cdw2d");
 	bool pw = strstr(source, "rt_cpw(");
 	bool quant = strstr(source, "rt_cigemm") || strstr(source, "rt_ciconv2d") ||

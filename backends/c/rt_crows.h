@@ -21,6 +21,11 @@
  * deviations from it (two passes, as the loop form), each summed in
  * RT_CR_LANES lanes; y = (x - mean) * (1 / sqrt(var + eps)) * scale + bias.
  *
+ * rt_rmsnorm_rows normalises rows of K contiguous floats as
+ * RMSNormalization does over its last axes: the mean of the squares, summed
+ * in RT_CR_LANES lanes; y = x * (1 / sqrt(mean + eps)) * scale, as the loop
+ * form computes it but for the order of the sum.
+ *
  * rt_mean_rows averages rows of K contiguous floats (GlobalAveragePool, a
  * row a plane), summed in RT_CR_LANES lanes as above.
  *
@@ -145,7 +150,7 @@ static inline void rt_cr_softmax_row(const float *restrict x, float *restrict y,
 	}
 }
 
-/* The arguments of rt_softmax_rows and rt_lnorm_rows, for rt_par_for. */
+/* The arguments of rt_softmax_rows, rt_lnorm_rows and rt_rmsnorm_rows, for rt_par_for. */
 struct rt_cr_job {
 	const float *x, *scale, *bias;
 	float *y, *mean, *inv;
@@ -216,6 +221,36 @@ static inline void rt_lnorm_rows(const float *x, const float *scale, const float
 		rt_par_for(threads, rows, 1, rt_cr_lnorm_some, &j);
 	else
 		rt_cr_lnorm_some(&j, 0, rows);
+}
+
+static void rt_cr_rmsnorm_some(void *v, int64_t r0, int64_t r1)
+{
+	const struct rt_cr_job *j = v;
+	int64_t K = j->K;
+
+	for (int64_t r = r0; r < r1; r++) {
+		const float *xr = j->x + r * K, *scale = j->scale;
+		float *yr = j->y + r * K;
+		float is = 1.0f / sqrtf(rt_cr_sum(xr, K, 0.0f, 1) / (float)K + j->eps);
+
+		for (int64_t k = 0; k < K; k++)
+			yr[k] = xr[k] * is * scale[k];
+	}
+}
+
+/*
+ * y [rows, K] = RMSNormalization of each row of x [rows, K] with scale [K].
+ * y may be x.
+ */
+static inline void rt_rmsnorm_rows(const float *x, const float *scale, float *y, int64_t rows,
+				   int64_t K, float eps, int threads)
+{
+	struct rt_cr_job j = { x, scale, NULL, y, NULL, NULL, K, eps, 0 };
+
+	if (threads > 1 && rows > 1 && rows * K >= 16384)
+		rt_par_for(threads, rows, 1, rt_cr_rmsnorm_some, &j);
+	else
+		rt_cr_rmsnorm_some(&j, 0, rows);
 }
 
 static void rt_cr_mean_some(void *v, int64_t r0, int64_t r1)

@@ -88,6 +88,9 @@ usage: make_models.py OUTDIR
                     with Mean and InvStdDev and no bias, 64 rows of 256 (a
                     team of threads), and a scale broadcast inside the
                     normalised axes (loops): ln_x.npy, ln_xb.npy, in ln_exp/
+  rmsnorm_edges.onnx RMSNormalization (opset 23) by rows (rmsnorm.rows), the
+                    same cases with a zero row for the constant one and no
+                    bias: rms_x.npy, rms_xb.npy, expected in rms_exp/
 and their inputs and expected outputs (numpy, in float64): a_M.npy/y_M.npy
 for M in MS, kn_a_M_K.npy, kn_b_M_K.npy, kn_y_M_K.npy, bt_a.npy, bt_b.npy,
 bt_y.npy, x.npy/conv_y.npy and cs_x_N.npy/cs_y_N.npy for N in 1 and 3.
@@ -224,6 +227,7 @@ def main():
     softmax_edges(out, rng)
     wino_edges(out, rng)
     lnorm_edges(out, rng)
+    rmsnorm_edges(out, rng)
 
 
 def conv_ref(x, w, b, strides, dil, pads, group):
@@ -910,6 +914,56 @@ def lnorm_edges(out, rng):
     os.makedirs(os.path.join(out, "ln_exp"), exist_ok=True)
     for k, v in exp.items():
         np.save(os.path.join(out, "ln_exp", k + ".npy"), v.astype(f))
+
+
+def rmsnorm_edges(out, rng):
+    """rmsnorm_edges.onnx (opset 23): the c target's rmsnorm.rows and its loop form."""
+    f = np.float32
+    x = rng.standard_normal((3, 7, 21)).astype(f)
+    x[1, 2, 5] = np.nan                   # a NaN row
+    x[2, 3, :] = 0.0                      # a zero row: 0 * 1 / sqrt(eps)
+    xb = (3.0 + rng.standard_normal((64, 256))).astype(f)
+    s21 = rng.standard_normal(21).astype(f)
+    s721 = rng.standard_normal((1, 7, 21)).astype(f)
+    s256 = rng.standard_normal(256).astype(f)
+    nodes = [
+        helper.make_node("RMSNormalization", ["x", "s21"], ["rms_last"], name="rms_last",
+                         axis=-1, epsilon=1e-5),
+        helper.make_node("RMSNormalization", ["x", "s721"], ["rms_2ax"], name="rms_2ax",
+                         axis=1, epsilon=1e-3),
+        helper.make_node("RMSNormalization", ["xb", "s256"], ["rms_big"], name="rms_big"),
+        helper.make_node("RMSNormalization", ["x", "s21"], ["rms_bcast"], name="rms_bcast",
+                         axis=1),
+    ]
+
+    def ref(x, axis, scale, eps):
+        axes = tuple(range(axis, x.ndim))
+        return x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps) * scale
+
+    x64 = x.astype(np.float64)
+    exp = {
+        "rms_last": ref(x64, 2, s21, 1e-5),
+        "rms_2ax": ref(x64, 1, s721, 1e-3),
+        "rms_big": ref(xb.astype(np.float64), 1, s256, 1e-5),
+        "rms_bcast": ref(x64, 1, s21, 1e-5),
+    }
+    inits = [numpy_helper.from_array(v, k) for k, v in
+             (("s21", s21), ("s721", s721), ("s256", s256))]
+    g = helper.make_graph(
+        nodes, "rmsnorm_edges",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape)),
+         helper.make_tensor_value_info("xb", TensorProto.FLOAT, list(xb.shape))],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in exp.items()],
+        inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)])
+    m.ir_version = 10
+    # Debian's onnx (1.12) predates opset 23: saved without its checker
+    onnx.save(m, os.path.join(out, "rmsnorm_edges.onnx"))
+    np.save(os.path.join(out, "rms_x.npy"), x)
+    np.save(os.path.join(out, "rms_xb.npy"), xb)
+    os.makedirs(os.path.join(out, "rms_exp"), exist_ok=True)
+    for k, v in exp.items():
+        np.save(os.path.join(out, "rms_exp", k + ".npy"), v.astype(f))
 
 
 def softmax_edges(out, rng):
