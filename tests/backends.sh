@@ -138,6 +138,25 @@ if y[:3].tolist() != [0, 0, 0] or not np.isclose(y[3], 4, rtol=1e-5): print(y.to
 	fi
 	verdict lapack/singular
 
+	# LAPACK is OpenBLAS's here: its threads, started when it loads, are
+	# stopped at the first Det as blas's are (they spun beside the model's
+	# pool): a bench of a lapack model on one thread is one thread once it runs
+	if [ -z "$why" ]; then
+		"$C" bench "$L/det_5x5.lapack.so" --threads 1 --runs 100000000 >/dev/null 2>&1 &
+		pid=$!
+		n=
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			sleep 0.2
+			kill -0 $pid 2>/dev/null || break
+			n=$(ls /proc/$pid/task 2>/dev/null | wc -l)
+			[ "$n" = 1 ] && break
+		done
+		kill $pid 2>/dev/null
+		wait $pid 2>/dev/null
+		[ "$n" = 1 ] || bad "a bench of a lapack model runs on $n threads, not 1"
+	fi
+	verdict lapack/openblas-threads-stopped
+
 	# a symbolic batch is not static: Det stays on c, unless --shape binds it
 	compile "$M/det_sym.onnx" lapack,c "$L/sym.so"
 	[ -n "$why" ] || targets_are "$L/sym.json" Det c

@@ -108,6 +108,7 @@ static int lapack_relay_to_tir(struct graph *g, const struct target *t, struct p
 	"\t" T " *lu = malloc((size_t)(n * n) * sizeof(" T "));\n"			\
 	"\tlapack_int *ipiv = malloc((size_t)n * sizeof(lapack_int));\n"		\
 	"\n"										\
+	"\tpthread_once(&collagec_lapack_once, collagec_lapack_quiet);\n"		\
 	"\tfor (int64_t b = 0; b < batch; b++) {\n"					\
 	"\t\tdouble det = 1;\n"								\
 	"\t\tlapack_int info;\n"							\
@@ -151,6 +152,24 @@ static const char lapack_prelude[] =
 	"#define lapack_complex_double double _Complex\n"
 	"#endif\n"
 	"#include <lapacke.h>\n"
+	"#include <pthread.h>\n"
+	/*
+	 * LAPACK is OpenBLAS's where Debian's OpenBLAS is installed: its
+	 * threaded build starts its threads when it loads, and they spin for
+	 * a tenth of a second or more against the model's own pool (what
+	 * rt_blas.h stops for blas). Stopped once here too; weak, as a
+	 * reference LAPACK and BLAS have neither function.
+	 */
+	"void openblas_set_num_threads(int num_threads) __attribute__((weak));\n"
+	"int blas_thread_shutdown_(void) __attribute__((weak));\n"
+	"static void collagec_lapack_quiet(void)\n"
+	"{\n"
+	"\tif (openblas_set_num_threads)\n"
+	"\t\topenblas_set_num_threads(1);\n"
+	"\tif (blas_thread_shutdown_)\n"
+	"\t\tblas_thread_shutdown_();\n"
+	"}\n"
+	"static pthread_once_t collagec_lapack_once = PTHREAD_ONCE_INIT;\n"
 	"#endif\n";
 
 static const char lapack_det_f32[] = LAPACK_HELPER("f32", "float", "LAPACKE_sgetrf");
