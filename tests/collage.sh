@@ -520,7 +520,8 @@ else fail cache/eight-parallel-compiles "$bad $v"; fi
 
 # --tune-shape: candidates are measured at the sizes named, which key their
 # costs. The compiles above measured mlp at N=1 (the default for a batch)
-# and again at N=32 (its Gemms are matrix-vector products at N=1): named
+# and again at N=16 (its Gemms are matrix-vector products at N=1; 16 rows
+# are its most within 64 MFLOP): named
 # N=1, measured at 1 alone, nothing comes from their cache; nor at N=64,
 # and what is measured is slower (a Gemm of 64 rows, not 1); at N=64 again,
 # everything does, and OUT.json is the same bytes
@@ -556,7 +557,7 @@ verdict tune-shape/measured-at-the-size "${v#ok}"
 v="$(json "$P/m1.json" 'j["search"]["tune_shape"], j["search"]["tune_shape_source"]') $(json "$K/n64.json" 'j["search"]["tune_shape"], j["search"]["tune_shape_source"]')"
 [ "$v" = "{'N': 1} {'N': 'default'} {'N': 64} {'N': '--tune-shape'}" ] || bad "OUT.json: $v"
 v="$(json "$P/m1.json" 'j["search"]["tune_wide"], j["search"]["tune_shape_wide"]') $(json "$K/n64.json" 'j["search"].get("tune_wide"), j["search"].get("tune_shape_wide")')"
-[ "$v" = "32 {'N': 32} None None" ] || bad "OUT.json's wide sizes: $v"
+[ "$v" = "16 {'N': 16} None None" ] || bad "OUT.json's wide sizes: $v"
 "$C" explain "$K/n64.so" >"$K/explain.txt" 2>&1
 grep -qx 'symbolic dims measured at: N=64 (--tune-shape)' "$K/explain.txt" ||
 	bad "explain: $(grep -i 'measured at' "$K/explain.txt")"
@@ -564,20 +565,20 @@ grep -q 'again at' "$K/explain.txt" && bad "explain of N=64: $(grep 'again at' "
 "$C" explain "$P/m1.so" >"$K/explain1.txt" 2>&1
 grep -qx 'symbolic dims measured at: N=1 (default)' "$K/explain1.txt" ||
 	bad "explain of the default: no 'N=1 (default)'"
-grep -qx 'and again at N=32: each cost is the time at the first sizes plus 1/32 of the time at these' \
-	"$K/explain1.txt" || bad "explain of the default: no 'and again at N=32'"
+grep -qx 'and again at N=16: each cost is the time at the first sizes plus 1/16 of the time at these' \
+	"$K/explain1.txt" || bad "explain of the default: no 'and again at N=16'"
 "$C" explain "$K/n64.so" --json >"$K/explain.json" 2>&1
 v=$(json "$K/explain.json" 'j["search"]["tune_shape"], j["search"]["tune_shape_source"], j["search"]["tune_wide"]')
 [ "$v" = "{'N': 64} {'N': '--tune-shape'} None" ] || bad "explain --json: $v"
 "$C" explain "$P/m1.so" --json >"$K/explain1.json" 2>&1
 v=$(json "$K/explain1.json" 'j["search"]["tune_wide"], j["search"]["tune_shape_wide"]')
-[ "$v" = "32 {'N': 32}" ] || bad "explain --json of the default: $v"
+[ "$v" = "16 {'N': 16}" ] || bad "explain --json of the default: $v"
 verdict tune-shape/recorded
-# The second measurement's costs are the time at N=1 plus 1/32 of the time at
-# N=32: with the analytic estimator (no noise; its rooflines from the cache
+# The second measurement's costs are the time at N=1 plus 1/16 of the time at
+# N=16: with the analytic estimator (no noise; its rooflines from the cache
 # the compiles above filled), each candidate of the default compile costs
-# what it costs at N=1 plus 1/32 of what it costs at N=32
-for n in default 1 32; do
+# what it costs at N=1 plus 1/16 of what it costs at N=16
+for n in default 1 16; do
 	a=""
 	[ $n = default ] || a="--tune-shape N=$n"
 	"$C" compile "$T/mlp.onnx" -o "$K/w$n.so" --target c --estimator analytic \
@@ -589,9 +590,9 @@ def costs(f):
     return {(c["rule"], tuple(c["onnx_nodes"])): c["cost"]
             for c in json.load(open(f))["search"]["list"]}
 d, a, b = (costs(f) for f in sys.argv[1:])
-bad = [k for k in d if abs(d[k] - (a[k] + b[k] / 32)) > 1e-9 * d[k]]
+bad = [k for k in d if abs(d[k] - (a[k] + b[k] / 16)) > 1e-9 * d[k]]
 print("ok" if d and not bad and set(d) == set(a) else "%d candidates, off: %s" % (len(d), bad[:2]))' \
-	"$K/wdefault.json" "$K/w1.json" "$K/w32.json" 2>&1 | tail -n 1)
+	"$K/wdefault.json" "$K/w1.json" "$K/w16.json" 2>&1 | tail -n 1)
 verdict tune-shape/wide-batch-combined "${v#ok}"
 
 

@@ -140,10 +140,11 @@ const struct subgraph *cost_probe_single(struct collagec_ctx *ctx, const struct 
  * 128 for any other symbol, halved while an assumption of the model
  * (graph.checks) fails. Derived symbols follow from them, data symbols are
  * 1. When MatMuls or Gemms matrix-vector-like at a defaulted batch of 1
- * hold a quarter of the model's FLOPs, graph.tune_wide is the batch (32, halved while the model's FLOPs there
- * pass 256 M or an assumption fails) every candidate is measured at a
- * second time: a cost is then the time at the sizes plus 1/tune_wide of
- * the time at the wide ones (tune.wide). After passes, before the search. 0, or -1 after a usage diagnostic
+ * hold a quarter of the model's FLOPs, graph.tune_wide is the batch (32,
+ * halved while the model's FLOPs there pass 64 M or an assumption fails)
+ * every candidate is measured at a second time: a cost is then the time at
+ * the sizes plus 1/tune_wide of the time at the wide ones (tune.wide).
+ * After passes, before the search. 0, or -1 after a usage diagnostic
  * (not NAME=VALUE, a size outside 1..2^31, a name that is no such symbol,
  * named sizes that break an assumption of the model).
  */

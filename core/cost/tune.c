@@ -21,7 +21,7 @@
 #define TUNE_BATCH 1		/* the default size of a batch */
 #define TUNE_OTHER 128		/* ... of any other symbol (a sequence length) */
 #define TUNE_WIDE 32		/* the batch of the second measurement, at most */
-#define TUNE_WIDE_FLOPS 256e6	/* the model's FLOPs there, at most (~5 ms of a core) */
+#define TUNE_WIDE_FLOPS 64e6	/* the model's FLOPs there, at most (~0.5 ms of a core) */
 #define TUNE_FEW_ROWS 16	/* a MatMul of fewer rows is matrix-vector-like */
 #define TUNE_FEW_SHARE 0.25	/* ... and such MatMuls matter at this share of FLOPs */
 
