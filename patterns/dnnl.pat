@@ -49,6 +49,9 @@ matmul = $mm
 qconv  = QLinearConv(*, *, *?, *, *, *?, *, *?, *?)
 # a MatMulInteger (quantize_dynamic's) on oneDNN's int8 matmul, int32 out
 qmatmul = MatMulInteger(*, *, *?, *?)
+# a QLinearMatMul (the qdq pass's integer MatMul or Gemm) on the same, with
+# its requantization as output scales and zero points
+qlmatmul = QLinearMatMul(*, *, *, *, *, *, *, *, *?)
 
 # the ops oneDNN runs alone, one primitive each (pooling, normalisation,
 # softmax, eltwise); after the anchors' rules, so that an activation after

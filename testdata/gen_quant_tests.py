@@ -290,6 +290,37 @@ def imm_cases():
         case(name, node, 13, [("a", ta, a), ("sa", F, sa), ("za", ta, za)], [("y", ty, y)],
              [tensor("b", tb, bm), tensor("sb", F, sb), tensor("zb", tb, zb),
               tensor("sy", F, sy), tensor("zy", ty, zy)])
+    # QLinearMatMul as oneDNN's int8 matmul takes it (the dnnl target's
+    # qlmatmul): int8 B with zero point 0, A's scale and zero point per
+    # tensor, B's scales per tensor or per column, a batch of A folded into
+    # the rows; their own generator, so that the cases above keep their data
+    rng = np.random.default_rng(31)
+    for ta, ty, ashape, n, per in ((U8, U8, (2, 9, 37), 40, True),
+                                   (I8, I8, (33, 130), 50, False),
+                                   (U8, I8, (5, 64), 17, True)):
+        m, kk = ashape[-2], ashape[-1]
+        lo_a, hi_a = (0, 256) if ta == U8 else (-128, 128)
+        a = rng.integers(lo_a, hi_a, ashape).astype(NP[ta])
+        bm = rng.integers(-128, 128, (kk, n)).astype(np.int8)
+        za = np.asarray(rng.integers(lo_a, hi_a), NP[ta])
+        zy = np.asarray(rng.integers(*((0, 256) if ty == U8 else (-128, 128))), NP[ty])
+        zb = np.zeros((n,) if per else (), np.int8)
+        sa = np.float32(rng.random() * 0.02 + 0.005)
+        sb = (rng.random(n if per else ()) * 0.02 + 0.005).astype(np.float32)
+        sy = np.float32(rng.random() * 2 + 1)
+        acc = np.matmul(a.astype(np.int64) - za, bm.astype(np.int64)).astype(np.int32)
+        mult = ((sa * sb) / sy).astype(np.float32)
+        lo, hi = (0, 255) if ty == U8 else (-128, 127)
+        y = np.clip(np.rint(acc.astype(np.float32) * mult) + np.float32(zy), lo, hi)
+        name = "qlinearmatmul_const_%si%s_%s_zb0%s" % (
+            NP[ta].__name__[0], NP[ty].__name__[0],
+            "x".join(map(str, ashape)) + "x%d" % n, "_per_axis" if per else "")
+        node = helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"],
+                                ["y"])
+        case(name, node, 13, [("a", ta, a)], [("y", ty, y)],
+             [tensor("sa", F, sa), tensor("za", ta, za), tensor("b", I8, bm),
+              tensor("sb", F, sb), tensor("zb", I8, zb), tensor("sy", F, sy),
+              tensor("zy", ty, zy)])
     # DynamicQuantizeLinear over a vector's lanes and a tail, an all-negative one
     for name, x in (("dynamicquantizelinear_lanes", RNG.standard_normal(1003) * 5),
                     ("dynamicquantizelinear_negative", -RNG.random((3, 67)) - 0.5)):

@@ -40,7 +40,8 @@
 #    gen_quant_tests.py's qconv cases within a unit, placed on dnnl, and
 #    two QDQ models' convolutions placed there within their step, uint8
 #    values between two of them channels-last; MatMulInteger on dnnl's
-#    int8 matmul, exactly; without VNNI, both left to c.
+#    int8 matmul exactly, QLinearMatMul within a unit; without VNNI, all
+#    left to c.
 SUITE=quant
 . "$(dirname "$0")/nodetests.sh"
 
@@ -322,6 +323,48 @@ else
 			echo "FAIL quant/dnnl-qmatmul-placed/$n: $(grep -c '"dnnl\.qmatmul"' "$o.json") on dnnl"
 		else
 			echo "ok   quant/dnnl-qmatmul-placed/$n"
+		fi
+	done
+	# QLinearMatMul on dnnl's int8 matmul (rule dnnl.qlmatmul), its
+	# requantization as output scales and zero points: the node tests with
+	# int8 B, its zero point 0 and A's scale per tensor within a unit (as
+	# QLinearConv's), placed there; per-row scales of A and nonzero zero
+	# points of B stay on c
+	"$COLLAGEC" conformance -j2 --target dnnl,c --rtol 0 --atol 1 \
+		"$T"/good/qlinearmatmul_const_* >"$T/qlmm.out" 2>&1
+	sed -n "s/^PASS \([^ ]*\).*/ok   $SUITE\/dnnl-qlmatmul\/\1/p;
+		s/^FAIL \([^:]*\): /FAIL $SUITE\/dnnl-qlmatmul\/\1: /p" "$T/qlmm.out"
+	for d in "$T"/good/qlinearmatmul_const_*/; do
+		n=$(basename "$d")
+		o="$T/qlmm_$n"
+		case $n in *_zb0*) want=$vnni ;; *) want=0 ;; esac
+		if ! "$COLLAGEC" compile --target dnnl,c --search none -q "$d/model.onnx" \
+			-o "$o.so" 2>"$o.err"; then
+			echo "FAIL quant/dnnl-qlmatmul-placed/$n: compile: $(head -n 1 "$o.err")"
+		elif [ "$(grep -c '"dnnl\.qlmatmul"' "$o.json")" != "$want" ]; then
+			echo "FAIL quant/dnnl-qlmatmul-placed/$n: $(grep -c '"dnnl\.qlmatmul"' "$o.json") on dnnl, want $want"
+		else
+			echo "ok   quant/dnnl-qlmatmul-placed/$n"
+		fi
+	done
+	# the QDQ CNNs' classifier (MatMul and its bias, the qdq pass's
+	# QLinearMatMul with an int32 bias) there too, within a unit of c's
+	# (oneDNN adds y's zero point before it rounds, c after)
+	for m in cnn_qdq resblock_qdq; do
+		o="$T/qlmm_$m"
+		if ! "$COLLAGEC" compile --target dnnl,c --search none -q \
+			testdata/quant/$m/model.onnx -o "$o.so" 2>"$o.err" ||
+		   ! "$COLLAGEC" compile --target c --search none -q \
+			testdata/quant/$m/model.onnx -o "$o.c.so" 2>>"$o.err"; then
+			echo "FAIL quant/dnnl-qlmatmul-bias/$m: compile: $(head -n 1 "$o.err")"
+		elif [ "$(grep -c '"dnnl\.qlmatmul"' "$o.json")" != "$vnni" ]; then
+			echo "FAIL quant/dnnl-qlmatmul-bias/$m: $(grep -c '"dnnl\.qlmatmul"' "$o.json") on dnnl"
+		elif ! "$COLLAGEC" run "$o.c.so" --seed 5 --output-dir "$o.c.out" >/dev/null 2>&1 ||
+		     ! "$COLLAGEC" run "$o.so" --seed 5 --check "$o.c.out" --rtol 0 --atol 1 \
+			>"$o.log" 2>&1; then
+			echo "FAIL quant/dnnl-qlmatmul-bias/$m: $(grep -v ': ok$' "$o.log" | head -n 1)"
+		else
+			echo "ok   quant/dnnl-qlmatmul-bias/$m"
 		fi
 	done
 	# channels_last NAME MODEL WHAT REORDERS PATTERN...: compiled for

@@ -22,7 +22,9 @@
  * A QLinearConv alone (rule qconv) runs on oneDNN's int8 convolution
  * (collagec_dnnl_qconv) where qconv_fits says: constant scales and zero
  * points, int8 weights with zero points 0, a host with VNNI; a
- * MatMulInteger alone (rule qmatmul) on its int8 matmul (qmatmul_fits).
+ * MatMulInteger alone (rule qmatmul) on its int8 matmul (qmatmul_fits), and a
+ * QLinearMatMul alone (rule qlmatmul) on the same with its requantization
+ * as output scales and zero points (qlmatmul_fits).
  * The table's last rules take one op alone (pooling, BatchNormalization,
  * LayerNormalization, Softmax, LRN, eltwise, ConvTranspose: op_plan says which, refusing
  * what oneDNN would compute otherwise than ONNX); each is one primitive in
@@ -322,6 +324,45 @@ static bool qmatmul_fits(struct graph *g, const struct node *n)
 		return false;
 	if (bz) {
 		if (!bz->data || value_const_ints(g, bz, &z, &nz) < 0)
+			return false;
+		for (int64_t i = 0; i < nz; i++)
+			if (z[i])
+				return false;
+	}
+	return host_vnni();
+}
+
+/*
+ * QLinearMatMul on oneDNN's int8 matmul (collagec_dnnl_qlmatmul): a 8-bit
+ * of rank 2 or more (its batch dims folded into the rows), b int8,
+ * constant, 2-D, of constant shape, its zero points 0 or absent; scales
+ * float32 and constant, a's and y's one element, b's one or one per
+ * column; a's and y's zero points constant, one element; the qdq pass's
+ * int32 bias (a ninth input) constant, one per column; y 8-bit; on hosts
+ * with VNNI (qconv_fits says why).
+ */
+static bool qlmatmul_fits(struct graph *g, const struct node *n)
+{
+	const struct value *a = node_in(g, n, 0), *b = node_in(g, n, 3), *y = node_out(g, n, 0);
+	const struct value *bs = node_in(g, n, 4), *bz = node_in(g, n, 5);
+	int64_t *z = NULL, nz = 0, cols;
+
+	if (n->op != OP_QLINEARMATMUL || n->n_out != 1 || !is_8bit(a) || !a->has_shape ||
+	    a->shape.rank < 2 || !b || b->dtype != DTYPE_I8 || !b->data || !b->has_shape ||
+	    b->shape.rank != 2 || !shape_is_static(&b->shape) || !y || !is_8bit(y) ||
+	    !dim_is_const(a->shape.d[a->shape.rank - 1]) ||
+	    a->shape.d[a->shape.rank - 1].c != b->shape.d[0].c)
+		return false;
+	cols = b->shape.d[1].c;
+	if (!node_in(g, n, 1) || !node_in(g, n, 6) || !bs ||
+	    !const_or_absent(g, n, 1, DTYPE_F32, 1) || !const_or_absent(g, n, 6, DTYPE_F32, 1) ||
+	    !(const_or_absent(g, n, 4, DTYPE_F32, 1) || const_or_absent(g, n, 4, DTYPE_F32, cols)) ||
+	    bs->shape.rank > 1 || !const_or_absent(g, n, 2, a->dtype, 1) ||
+	    !const_or_absent(g, n, 7, y->dtype, 1) || !const_or_absent(g, n, 8, DTYPE_I32, cols))
+		return false;
+	if (bz) {
+		if (!const_or_absent(g, n, 5, DTYPE_I8, shape_numel_static(&bz->shape)) ||
+		    value_const_ints(g, bz, &z, &nz) < 0)
 			return false;
 		for (int64_t i = 0; i < nz; i++)
 			if (z[i])
@@ -927,6 +968,8 @@ static bool dnnl_check(struct graph *g, const int *nodes, int n_nodes)
 		return n_nodes == 1 && qconv_fits(g, a);
 	if (a->op == OP_MATMULINTEGER)
 		return n_nodes == 1 && qmatmul_fits(g, a);
+	if (a->op == OP_QLINEARMATMUL)
+		return n_nodes == 1 && qlmatmul_fits(g, a);
 	if (!is_anchor(a))
 		return n_nodes == 1 && op_plan(g, a, &op);
 	return anchor_fits(g, a) && epi_plan(g, nodes, n_nodes, &ep);
@@ -1605,6 +1648,52 @@ static int qmatmul_relay(struct graph *g, struct partition *p)
 	return kernel_done(p, &b, &k, "collagec_dnnl_qmatmul", args, na);
 }
 
+/*
+ * A QLinearMatMul alone: one call of collagec_dnnl_qlmatmul with a, its
+ * scale, b, its scales, the bias, y's scale and y, then m (a's leading
+ * dims), n, k, the number of b's scales, a's and y's types (0 uint8, 1
+ * int8) and zero points.
+ */
+static int qlmatmul_relay(struct graph *g, struct partition *p)
+{
+	struct node *a = &g->nodes.v[p->nodes[0]];
+	const struct value *av = node_in(g, a, 0), *bv = node_in(g, a, 3), *yv = node_out(g, a, 0);
+	const struct value *bs = node_in(g, a, 4), *bias = node_in(g, a, 8);
+	struct tir_builder b;
+	struct kernel k = { 0 };
+	struct tir_buf *buf[7];
+	struct tir *args[20];
+	double az = 0, yz = 0;
+	int na = 0;
+
+	if (!qlmatmul_fits(g, a) || p->n_nodes != 1)
+		BUG("dnnl int8 matmul no longer fits");
+	if ((node_in(g, a, 2) && !value_const_scalar(g, node_in(g, a, 2), &az)) ||
+	    (node_in(g, a, 7) && !value_const_scalar(g, node_in(g, a, 7), &yz)))
+		BUG("QLinearMatMul zero points not constant scalars");
+	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_qlmatmul", p->id));
+	k.args = arena_alloc(g->arena, sizeof(int) * 7);
+	buf[0] = libcall_param(&b, &k, "in", av->dtype, a->in[0]);
+	buf[1] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[1]);
+	buf[2] = libcall_param(&b, &k, "in", DTYPE_I8, a->in[3]);
+	buf[3] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[4]);
+	buf[4] = bias ? libcall_param(&b, &k, "bias", DTYPE_I32, a->in[8]) : NULL;
+	buf[5] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[6]);
+	k.n_inputs = k.n_args;
+	buf[6] = libcall_param(&b, &k, "out", yv->dtype, a->out[0]);
+	for (int i = 0; i < 7; i++)
+		args[na++] = addr_or_null(&b, buf[i]);
+	args[na++] = dims_prod(&b, av, 0, av->shape.rank - 1);
+	args[na++] = tir_int(&b, bv->shape.d[1].c);
+	args[na++] = tir_int(&b, bv->shape.d[0].c);
+	args[na++] = tir_int(&b, shape_numel_static(&bs->shape));
+	args[na++] = tir_int(&b, av->dtype == DTYPE_I8);
+	args[na++] = tir_int(&b, yv->dtype == DTYPE_I8);
+	args[na++] = tir_int(&b, (int64_t)az);
+	args[na++] = tir_int(&b, (int64_t)yz);
+	return kernel_done(p, &b, &k, "collagec_dnnl_qlmatmul", args, na);
+}
+
 static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct partition *p)
 {
 	struct node *a = &g->nodes.v[p->nodes[0]];
@@ -1621,6 +1710,8 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 		return qconv_relay(g, p);
 	if (a->op == OP_MATMULINTEGER)
 		return qmatmul_relay(g, p);
+	if (a->op == OP_QLINEARMATMUL)
+		return qlmatmul_relay(g, p);
 	if (!is_anchor(a))
 		return op_relay(g, p);
 	if (!epi_plan(g, p->nodes, p->n_nodes, &ep))
@@ -1699,8 +1790,8 @@ const struct target_kind target_kind_dnnl = {
 	.description = "oneDNN primitives; runs float32 Conv (1-D to 3-D), MatMul and Gemm "
 		       "with their bias, residual add and activations fused as post-ops, and pooling, "
 		       "BatchNormalization, LayerNormalization, Softmax, LRN, eltwise ops and "
-		       "ConvTranspose alone; QLinearConv and MatMulInteger on its int8 convolution and "
-		       "matmul (hosts with VNNI)",
+		       "ConvTranspose alone; QLinearConv, MatMulInteger and QLinearMatMul on its int8 "
+		       "convolution and matmul (hosts with VNNI)",
 	.options = dnnl_options,
 	.unavailable = dnnl_unavailable,
 	.supports = NULL,

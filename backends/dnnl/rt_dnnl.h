@@ -1585,6 +1585,106 @@ out:
 }
 
 /*
+ * QLinearMatMul on oneDNN's int8 matmul: y [m, n] = saturate(round(scale[j]
+ * * ((a - az) x b + bias[j])) + yz), a and y 8-bit (at, yt: 0 uint8, 1
+ * int8), b int8 constant with zero point 0, bias int32 [n] or NULL,
+ * scale[j] = as * bs[j or 0] / ys over the nbs (1 or n) scales of b. The
+ * zero points are constants of the model, passed at run time; a's batch
+ * dims are folded into m by the caller. The weights are reordered once,
+ * with the compensation oneDNN keeps beside them for a's zero point.
+ */
+static void collagec_dnnl_qlmatmul(struct rt_dnnl_cache *kc, const char *name, const void *a,
+				   const float *as, const int8_t *b, const float *bs,
+				   const int32_t *bias, const float *ys, void *y, int64_t m,
+				   int64_t n, int64_t kk, int64_t nbs, int at, int yt, int64_t az,
+				   int64_t yz, int threads)
+{
+	const int64_t key[] = {
+		m, n, kk, nbs, at, yt, az != 0, yz != 0, bias != NULL, threads,
+		(int64_t)(intptr_t)b,
+	};
+	int nt = threads > 1 ? threads : 1, prev;
+	struct rt_dnnl_kernel *k;
+
+	if (m <= 0 || n <= 0)
+		return;
+	prev = rt_dnnl_enter(nt);
+	if (rt_dnnl_engine(name) < 0)
+		goto out;
+	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
+		const int64_t ad[2] = { m, kk }, bd[2] = { kk, n }, yd[2] = { m, n };
+		const int64_t cd[2] = { 1, n };
+		dnnl_dims_t bdd = { kk, n };
+		dnnl_memory_desc_t user_wei, any_wei;
+		dnnl_matmul_desc_t desc;
+		dnnl_primitive_attr_t attr = NULL;
+		float *sc = malloc(sizeof(float) * (size_t)(nbs > 0 ? nbs : 1));
+		int32_t rz = DNNL_RUNTIME_S32_VAL;
+		dnnl_status_t st;
+
+		if (!sc) {
+			collagec_rt_abort("dnnl: out of memory for int8 scales");
+			goto out;
+		}
+		for (int64_t j = 0; j < nbs; j++)
+			sc[j] = as[0] * bs[j] / ys[0];
+		k->has_bias = bias != NULL;
+		st = rt_dnnl_dense(&k->user_src, 2, ad, at ? dnnl_s8 : dnnl_u8);
+		if (st == dnnl_success)
+			st = rt_dnnl_dense(&k->user_dst, 2, yd, yt ? dnnl_s8 : dnnl_u8);
+		if (st == dnnl_success)
+			st = rt_dnnl_dense(&k->bias_md, 2, cd, dnnl_s32);
+		if (st == dnnl_success)
+			st = rt_dnnl_dense(&user_wei, 2, bd, dnnl_s8);
+		if (st == dnnl_success)
+			st = dnnl_memory_desc_init_by_tag(&any_wei, 2, bdd, dnnl_s8,
+							  dnnl_format_tag_any);
+		if (st == dnnl_success)
+			st = dnnl_matmul_desc_init(&desc, &k->user_src, &any_wei,
+						   k->has_bias ? &k->bias_md : NULL, &k->user_dst);
+		if (st == dnnl_success)
+			st = dnnl_primitive_attr_create(&attr);
+		if (st == dnnl_success)
+			st = dnnl_primitive_attr_set_output_scales(attr, nbs, nbs > 1 ? 2 : 0, sc);
+		if (st == dnnl_success && az)
+			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &rz);
+		if (st == dnnl_success && yz)
+			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &rz);
+		if (st == dnnl_success)
+			st = rt_dnnl_dense(&k->aux_md[0], 1, (const int64_t[]){ 1 }, dnnl_s32);
+		free(sc);
+		if (!rt_dnnl_fail(st, name, "int8 matmul") &&
+		    rt_dnnl_make(kc, k, name, &desc, attr, &user_wei, (const float *)b, 1) == 0)
+			k->made = 1;
+		if (attr)
+			dnnl_primitive_attr_destroy(attr);
+		if (!k->made)
+			goto out;
+	}
+	{
+		int32_t z[2] = { (int32_t)az, (int32_t)yz };
+		struct rt_dnnl_arg args[6] = {
+			{ DNNL_ARG_SRC, &k->src_md, a },
+			{ DNNL_ARG_WEIGHTS, &k->wei_md, k->wei ? k->wei->buf : (const void *)b },
+			{ DNNL_ARG_DST, &k->dst_md, y },
+		};
+		int na = 3;
+
+		if (bias)
+			args[na++] = (struct rt_dnnl_arg){ DNNL_ARG_BIAS, &k->bias_md, bias };
+		if (az)
+			args[na++] = (struct rt_dnnl_arg){ DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
+							   &k->aux_md[0], &z[0] };
+		if (yz)
+			args[na++] = (struct rt_dnnl_arg){ DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST,
+							   &k->aux_md[0], &z[1] };
+		rt_dnnl_run(k->prim, name, na, args, &k->pad_md);
+	}
+out:
+	rt_dnnl_leave(prev, nt);
+}
+
+/*
  * y [batch..., m, n] = a [batch..., m, k] x b [(batch...,) k, n] + bias, then
  * the post-ops. nb batch dims d0..d3 (a's; b has them when bbatch, else is
  * one matrix); ta, tb: a, b stored transposed (2-D only). bias: NULL or
