@@ -40,6 +40,22 @@ compile() {
 	"$C" compile --search none "$_m" -o "$_o" --target "$_t" "$@" >"$T/out" 2>"$T/err" ||
 		bad "compile $(basename "$_m") --target $_t: $(head -n 1 "$T/err")"
 }
+# one_thread SO: a bench of SO on one thread is one thread once it runs
+# (within 2 s; OpenBLAS's own threads, started when it loads, stopped)
+one_thread() {
+	"$C" bench "$1" --threads 1 --runs 100000000 >/dev/null 2>&1 &
+	_p=$!
+	_n=
+	for _i in 1 2 3 4 5 6 7 8 9 10; do
+		sleep 0.2
+		kill -0 $_p 2>/dev/null || break
+		_n=$(ls /proc/$_p/task 2>/dev/null | wc -l)
+		[ "$_n" = 1 ] && break
+	done
+	kill $_p 2>/dev/null
+	wait $_p 2>/dev/null
+	[ "$_n" = 1 ] || bad "a bench of $(basename "$1") runs on $_n threads, not 1"
+}
 # run SO DIR [ARGS...]: runs SO, outputs as .npy under DIR
 run() {
 	_s=$1 _d=$2
@@ -141,20 +157,7 @@ if y[:3].tolist() != [0, 0, 0] or not np.isclose(y[3], 4, rtol=1e-5): print(y.to
 	# LAPACK is OpenBLAS's here: its threads, started when it loads, are
 	# stopped at the first Det as blas's are (they spun beside the model's
 	# pool): a bench of a lapack model on one thread is one thread once it runs
-	if [ -z "$why" ]; then
-		"$C" bench "$L/det_5x5.lapack.so" --threads 1 --runs 100000000 >/dev/null 2>&1 &
-		pid=$!
-		n=
-		for i in 1 2 3 4 5 6 7 8 9 10; do
-			sleep 0.2
-			kill -0 $pid 2>/dev/null || break
-			n=$(ls /proc/$pid/task 2>/dev/null | wc -l)
-			[ "$n" = 1 ] && break
-		done
-		kill $pid 2>/dev/null
-		wait $pid 2>/dev/null
-		[ "$n" = 1 ] || bad "a bench of a lapack model runs on $n threads, not 1"
-	fi
+	[ -n "$why" ] || one_thread "$L/det_5x5.lapack.so"
 	verdict lapack/openblas-threads-stopped
 
 	# a symbolic batch is not static: Det stays on c, unless --shape binds it
@@ -305,18 +308,7 @@ for f in sys.argv[1:]:
 	# tenth of a second after the library loads, against the model's pool:
 	# mlp ran its 2-thread kernels at half speed meanwhile): a bench of a
 	# blas model on one thread is one thread once it runs
-	"$C" bench "$B/conv_1x1.blas.so" --threads 1 --runs 100000000 >/dev/null 2>&1 &
-	pid=$!
-	n=
-	for i in 1 2 3 4 5 6 7 8 9 10; do
-		sleep 0.2
-		kill -0 $pid 2>/dev/null || break
-		n=$(ls /proc/$pid/task 2>/dev/null | wc -l)
-		[ "$n" = 1 ] && break
-	done
-	kill $pid 2>/dev/null
-	wait $pid 2>/dev/null
-	[ "$n" = 1 ] || bad "a bench of a blas model runs on $n threads, not 1"
+	one_thread "$B/conv_1x1.blas.so"
 	verdict blas/openblas-threads-stopped
 
 	# a residual Add and a Relu or Clip after the anchor are the helper's:
