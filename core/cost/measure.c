@@ -11,7 +11,9 @@
  * random inputs (integers 0, so indices stay in range; symbolic dims at the
  * sizes the search measures them at, tune.c),
  * runs it with per-kernel profiling on, warm-up then repeats, and reports
- * per item the median over runs of the sum of its kernels' times (when
+ * per item the median over runs of the sum of its kernels' times (where
+ * the graph has wide sizes, graph.tune_wide, the same bench model is timed
+ * again at those and the two combined, cost_tune_combine; when
  * the model's constants are more than the last-level cache, every run
  * starts with the caches evicted but for the inputs: in the model each
  * kernel's weights come from memory; cost_weights_cold). A bench
