@@ -103,6 +103,11 @@
  *                              layernorm.rows   rt_crows.h: mean and
  *                                               variance summed in lanes
  *           always             layernorm.loops  the op's own lowering
+ *   RMSNormalization
+ *           float32, scale over the normalised axes
+ *                              rmsnorm.rows     rt_crows.h: the mean of the
+ *                                               squares summed in lanes
+ *           always             rmsnorm.loops    the op's own lowering
  *   MatMulInteger, QLinearMatMul
  *           constant B, static K and N
  *                              matmulinteger.gemm, qlinearmatmul.gemm
