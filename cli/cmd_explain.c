@@ -557,19 +557,19 @@ static char *explain_json(const struct explain *e)
 	cJSON_AddItemToObject(s, "plan", meta_str(search, "plan")
 			      ? cJSON_CreateString(meta_str(search, "plan")) : cJSON_CreateNull());
 	cJSON_AddItemToObject(s, "plan_cost", json_stat(search, "plan_cost"));
-	/* the sizes symbols were measured at, as OUT.json has them (null: none) */
-	t = cJSON_GetObjectItemCaseSensitive(search, "tune_shape");
-	cJSON_AddItemToObject(s, "tune_shape", cJSON_IsObject(t) ? cJSON_Duplicate(t, 1)
-			      : cJSON_CreateNull());
-	t = cJSON_GetObjectItemCaseSensitive(search, "tune_shape_source");
-	cJSON_AddItemToObject(s, "tune_shape_source", cJSON_IsObject(t) ? cJSON_Duplicate(t, 1)
-			      : cJSON_CreateNull());
-	t = cJSON_GetObjectItemCaseSensitive(search, "tune_wide");
-	cJSON_AddItemToObject(s, "tune_wide", cJSON_IsNumber(t) ? cJSON_Duplicate(t, 1)
-			      : cJSON_CreateNull());
-	t = cJSON_GetObjectItemCaseSensitive(search, "tune_shape_wide");
-	cJSON_AddItemToObject(s, "tune_shape_wide", cJSON_IsObject(t) ? cJSON_Duplicate(t, 1)
-			      : cJSON_CreateNull());
+	/*
+	 * the sizes symbols were measured at, as OUT.json has them (null: none):
+	 * objects, but for the second measurement's batch, a number
+	 */
+	for (int i = 0; i < 4; i++) {
+		static const char *const key[] = {
+			"tune_shape", "tune_shape_source", "tune_wide", "tune_shape_wide",
+		};
+
+		t = cJSON_GetObjectItemCaseSensitive(search, key[i]);
+		cJSON_AddItemToObject(s, key[i], (i == 2 ? cJSON_IsNumber(t) : cJSON_IsObject(t))
+				      ? cJSON_Duplicate(t, 1) : cJSON_CreateNull());
+	}
 	fates = cJSON_GetObjectItemCaseSensitive(e->meta, "passes");
 	cJSON_AddItemToObject(root, "passes", cJSON_IsArray(fates) ? cJSON_Duplicate(fates, 1)
 			      : cJSON_CreateArray());

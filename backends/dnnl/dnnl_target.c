@@ -258,11 +258,42 @@ static bool const_or_absent(struct graph *g, const struct node *n, int i, enum d
 	       shape_numel_static(&v->shape) == numel;
 }
 
+/*
+ * The parameters of a QLinearConv or QLinearMatMul (the same inputs: x,
+ * its scale and zero point, w, its scales and zero point, y's scale and
+ * zero point, the qdq pass's int32 bias) as oneDNN's int8 primitives take
+ * them: scales float32 and constant, x's and y's one element, w's one or m
+ * (per output channel or column; rank 1 at most); zero points constant
+ * scalars of their tensor's type, w's all 0 or absent; the bias m int32
+ * values or absent; a host with VNNI.
+ */
+static bool q8_params_fit(struct graph *g, const struct node *n, int64_t m)
+{
+	const struct value *x = node_in(g, n, 0), *y = node_out(g, n, 0);
+	const struct value *ws = node_in(g, n, 4), *wz = node_in(g, n, 5);
+	int64_t *z = NULL, nz = 0;
+
+	if (!node_in(g, n, 1) || !node_in(g, n, 6) || !ws ||
+	    !const_or_absent(g, n, 1, DTYPE_F32, 1) || !const_or_absent(g, n, 6, DTYPE_F32, 1) ||
+	    !(const_or_absent(g, n, 4, DTYPE_F32, 1) || const_or_absent(g, n, 4, DTYPE_F32, m)) ||
+	    ws->shape.rank > 1 || !const_or_absent(g, n, 2, x->dtype, 1) ||
+	    !const_or_absent(g, n, 7, y->dtype, 1) || !const_or_absent(g, n, 8, DTYPE_I32, m))
+		return false;
+	if (wz) {
+		if (!const_or_absent(g, n, 5, DTYPE_I8, shape_numel_static(&wz->shape)) ||
+		    value_const_ints(g, wz, &z, &nz) < 0)
+			return false;
+		for (int64_t i = 0; i < nz; i++)
+			if (z[i])
+				return false;
+	}
+	return host_vnni();
+}
+
 static bool qconv_fits(struct graph *g, const struct node *n)
 {
 	const struct value *x = node_in(g, n, 0), *w = node_in(g, n, 3), *y = node_out(g, n, 0);
-	const struct value *ws = node_in(g, n, 4), *wz = node_in(g, n, 5);
-	int64_t group = node_attr_int(n, "group", 1), m, *z = NULL, nz = 0;
+	int64_t group = node_attr_int(n, "group", 1), m;
 	int r;
 
 	if (n->op != OP_QLINEARCONV || n->n_out != 1 || !is_8bit(x) || !is_8bit(y) || !w ||
@@ -280,25 +311,7 @@ static bool qconv_fits(struct graph *g, const struct node *n)
 	if (group < 1 || x->shape.d[1].c % group || m % group ||
 	    w->shape.d[1].c * group != x->shape.d[1].c)
 		return false;
-	/* scales float32 and constant; zero points of their tensor's type */
-	if (!node_in(g, n, 1) || !node_in(g, n, 6) || !ws ||
-	    !const_or_absent(g, n, 1, DTYPE_F32, 1) || !const_or_absent(g, n, 6, DTYPE_F32, 1) ||
-	    !(const_or_absent(g, n, 4, DTYPE_F32, 1) || const_or_absent(g, n, 4, DTYPE_F32, m)) ||
-	    !const_or_absent(g, n, 2, x->dtype, 1) || !const_or_absent(g, n, 7, y->dtype, 1) ||
-	    !const_or_absent(g, n, 8, DTYPE_I32, m))
-		return false;
-	if (ws->shape.rank > 1 || (ws->shape.rank == 1 && ws->shape.d[0].c != 1 &&
-				   ws->shape.d[0].c != m))
-		return false;
-	if (wz) {
-		if (!const_or_absent(g, n, 5, DTYPE_I8, shape_numel_static(&wz->shape)) ||
-		    value_const_ints(g, wz, &z, &nz) < 0)
-			return false;
-		for (int64_t i = 0; i < nz; i++)
-			if (z[i])
-				return false;
-	}
-	return host_vnni();
+	return q8_params_fit(g, n, m);
 }
 
 /*
@@ -344,8 +357,6 @@ static bool qmatmul_fits(struct graph *g, const struct node *n)
 static bool qlmatmul_fits(struct graph *g, const struct node *n)
 {
 	const struct value *a = node_in(g, n, 0), *b = node_in(g, n, 3), *y = node_out(g, n, 0);
-	const struct value *bs = node_in(g, n, 4), *bz = node_in(g, n, 5);
-	int64_t *z = NULL, nz = 0, cols;
 
 	if (n->op != OP_QLINEARMATMUL || n->n_out != 1 || !is_8bit(a) || !a->has_shape ||
 	    a->shape.rank < 2 || !b || b->dtype != DTYPE_I8 || !b->data || !b->has_shape ||
@@ -353,22 +364,7 @@ static bool qlmatmul_fits(struct graph *g, const struct node *n)
 	    !dim_is_const(a->shape.d[a->shape.rank - 1]) ||
 	    a->shape.d[a->shape.rank - 1].c != b->shape.d[0].c)
 		return false;
-	cols = b->shape.d[1].c;
-	if (!node_in(g, n, 1) || !node_in(g, n, 6) || !bs ||
-	    !const_or_absent(g, n, 1, DTYPE_F32, 1) || !const_or_absent(g, n, 6, DTYPE_F32, 1) ||
-	    !(const_or_absent(g, n, 4, DTYPE_F32, 1) || const_or_absent(g, n, 4, DTYPE_F32, cols)) ||
-	    bs->shape.rank > 1 || !const_or_absent(g, n, 2, a->dtype, 1) ||
-	    !const_or_absent(g, n, 7, y->dtype, 1) || !const_or_absent(g, n, 8, DTYPE_I32, cols))
-		return false;
-	if (bz) {
-		if (!const_or_absent(g, n, 5, DTYPE_I8, shape_numel_static(&bz->shape)) ||
-		    value_const_ints(g, bz, &z, &nz) < 0)
-			return false;
-		for (int64_t i = 0; i < nz; i++)
-			if (z[i])
-				return false;
-	}
-	return host_vnni();
+	return q8_params_fit(g, n, b->shape.d[1].c);
 }
 
 /* The post-ops of a match: what relay_to_tir passes to the helper. */
@@ -1568,6 +1564,36 @@ static bool wino_fits(struct graph *g, const struct node *n)
 }
 
 /*
+ * The operands of a QLinearConv or QLinearMatMul partition's call, in the
+ * order collagec_dnnl_qconv and _qlmatmul take them: x, its scale, w, its
+ * scales, the bias (or a null pointer), y's scale and y, as k's buffers,
+ * into args (7); x's and y's zero points (constant scalars, 0 when absent)
+ * into *xz and *yz.
+ */
+static void q8_operands(struct graph *g, const struct node *a, struct tir_builder *b,
+			struct kernel *k, struct tir **args, double *xz, double *yz)
+{
+	const struct value *bias = node_in(g, a, 8);
+	struct tir_buf *buf[7];
+
+	*xz = *yz = 0;
+	if ((node_in(g, a, 2) && !value_const_scalar(g, node_in(g, a, 2), xz)) ||
+	    (node_in(g, a, 7) && !value_const_scalar(g, node_in(g, a, 7), yz)))
+		BUG("%s zero points not constant scalars", a->op_type);
+	k->args = arena_alloc(g->arena, sizeof(int) * 7);
+	buf[0] = libcall_param(b, k, "in", node_in(g, a, 0)->dtype, a->in[0]);
+	buf[1] = libcall_param(b, k, "in", DTYPE_F32, a->in[1]);
+	buf[2] = libcall_param(b, k, "in", DTYPE_I8, a->in[3]);
+	buf[3] = libcall_param(b, k, "in", DTYPE_F32, a->in[4]);
+	buf[4] = bias ? libcall_param(b, k, "bias", DTYPE_I32, a->in[8]) : NULL;
+	buf[5] = libcall_param(b, k, "in", DTYPE_F32, a->in[6]);
+	k->n_inputs = k->n_args;
+	buf[6] = libcall_param(b, k, "out", node_out(g, a, 0)->dtype, a->out[0]);
+	for (int i = 0; i < 7; i++)
+		args[i] = addr_or_null(b, buf[i]);
+}
+
+/*
  * A QLinearConv alone: one call of collagec_dnnl_qconv with x, its scale,
  * w, its scales, the bias, y's scale and y, the geometry, then the number
  * of weight scales, x's and y's types (0 uint8, 1 int8) and zero points,
@@ -1577,31 +1603,17 @@ static int qconv_relay(struct graph *g, struct partition *p)
 {
 	struct node *a = &g->nodes.v[p->nodes[0]];
 	const struct value *xv = node_in(g, a, 0), *yv = node_out(g, a, 0);
-	const struct value *ws = node_in(g, a, 4), *bias = node_in(g, a, 8);
+	const struct value *ws = node_in(g, a, 4);
 	struct tir_builder b;
 	struct kernel k = { 0 };
-	struct tir_buf *buf[7];
 	struct tir *args[64];
-	double xz = 0, yz = 0;
-	int na = 0, n;
+	double xz, yz;
+	int na = 7, n;
 
 	if (!qconv_fits(g, a) || p->n_nodes != 1)
 		BUG("dnnl int8 convolution no longer fits");
-	if ((node_in(g, a, 2) && !value_const_scalar(g, node_in(g, a, 2), &xz)) ||
-	    (node_in(g, a, 7) && !value_const_scalar(g, node_in(g, a, 7), &yz)))
-		BUG("QLinearConv zero points not constant scalars");
 	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_qconv", p->id));
-	k.args = arena_alloc(g->arena, sizeof(int) * 7);
-	buf[0] = libcall_param(&b, &k, "in", xv->dtype, a->in[0]);
-	buf[1] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[1]);
-	buf[2] = libcall_param(&b, &k, "in", DTYPE_I8, a->in[3]);
-	buf[3] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[4]);
-	buf[4] = bias ? libcall_param(&b, &k, "bias", DTYPE_I32, a->in[8]) : NULL;
-	buf[5] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[6]);
-	k.n_inputs = k.n_args;
-	buf[6] = libcall_param(&b, &k, "out", yv->dtype, a->out[0]);
-	for (int i = 0; i < 7; i++)
-		args[na++] = addr_or_null(&b, buf[i]);
+	q8_operands(g, a, &b, &k, args, &xz, &yz);
 	if ((n = conv_args(&b, g, a, 3, args + na)) < 0) {
 		tir_builder_release(&b);
 		return -1;
@@ -1658,31 +1670,17 @@ static int qlmatmul_relay(struct graph *g, struct partition *p)
 {
 	struct node *a = &g->nodes.v[p->nodes[0]];
 	const struct value *av = node_in(g, a, 0), *bv = node_in(g, a, 3), *yv = node_out(g, a, 0);
-	const struct value *bs = node_in(g, a, 4), *bias = node_in(g, a, 8);
+	const struct value *bs = node_in(g, a, 4);
 	struct tir_builder b;
 	struct kernel k = { 0 };
-	struct tir_buf *buf[7];
 	struct tir *args[20];
-	double az = 0, yz = 0;
-	int na = 0;
+	double az, yz;
+	int na = 7;
 
 	if (!qlmatmul_fits(g, a) || p->n_nodes != 1)
 		BUG("dnnl int8 matmul no longer fits");
-	if ((node_in(g, a, 2) && !value_const_scalar(g, node_in(g, a, 2), &az)) ||
-	    (node_in(g, a, 7) && !value_const_scalar(g, node_in(g, a, 7), &yz)))
-		BUG("QLinearMatMul zero points not constant scalars");
 	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_qlmatmul", p->id));
-	k.args = arena_alloc(g->arena, sizeof(int) * 7);
-	buf[0] = libcall_param(&b, &k, "in", av->dtype, a->in[0]);
-	buf[1] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[1]);
-	buf[2] = libcall_param(&b, &k, "in", DTYPE_I8, a->in[3]);
-	buf[3] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[4]);
-	buf[4] = bias ? libcall_param(&b, &k, "bias", DTYPE_I32, a->in[8]) : NULL;
-	buf[5] = libcall_param(&b, &k, "in", DTYPE_F32, a->in[6]);
-	k.n_inputs = k.n_args;
-	buf[6] = libcall_param(&b, &k, "out", yv->dtype, a->out[0]);
-	for (int i = 0; i < 7; i++)
-		args[na++] = addr_or_null(&b, buf[i]);
+	q8_operands(g, a, &b, &k, args, &az, &yz);
 	args[na++] = dims_prod(&b, av, 0, av->shape.rank - 1);
 	args[na++] = tir_int(&b, bv->shape.d[1].c);
 	args[na++] = tir_int(&b, bv->shape.d[0].c);

@@ -1397,6 +1397,28 @@ static dnnl_status_t rt_dnnl_q8_layout(dnnl_memory_desc_t *md, int nd, const dnn
 }
 
 /*
+ * *attr created with an int8 primitive's requantization as output scales:
+ * xs[0] * ws[i] / ys[0] (float32) over the nws (1, or one per output
+ * channel or column, dim 1 of y) scales of the weights.
+ */
+static dnnl_status_t rt_dnnl_q8_scales(dnnl_primitive_attr_t *attr, const float *xs,
+				       const float *ws, const float *ys, int64_t nws)
+{
+	float *sc = malloc(sizeof(float) * (size_t)(nws > 0 ? nws : 1));
+	dnnl_status_t st;
+
+	if (!sc)
+		return dnnl_out_of_memory;
+	for (int64_t i = 0; i < nws; i++)
+		sc[i] = xs[0] * ws[i] / ys[0];
+	st = dnnl_primitive_attr_create(attr);
+	if (st == dnnl_success)
+		st = dnnl_primitive_attr_set_output_scales(*attr, nws, nws > 1 ? 2 : 0, sc);
+	free(sc);
+	return st;
+}
+
+/*
  * QLinearConv on oneDNN's int8 convolution: y = saturate(round(scale[o] *
  * (conv(x - xz, w) + bias[o])) + yz), x and y 8-bit (xt, yt: 0 uint8, 1
  * int8), w int8 with zero point 0, bias int32 [m] or NULL, scale[o] =
@@ -1449,16 +1471,9 @@ static void collagec_dnnl_qconv(struct rt_dnnl_cache *kc, const char *name, cons
 		dnnl_memory_desc_t user_wei, any_wei, any_src, any_dst;
 		dnnl_convolution_desc_t desc;
 		dnnl_primitive_attr_t attr = NULL;
-		float *sc = malloc(sizeof(float) * (size_t)m);
 		int32_t xz32 = (int32_t)xz, yz32 = (int32_t)yz;
 		dnnl_status_t st;
 
-		if (!sc) {
-			collagec_rt_abort("dnnl: out of memory for int8 scales");
-			goto out;
-		}
-		for (int64_t o = 0; o < nws; o++)
-			sc[o] = xs[0] * ws[o] / ys[0];
 		rt_dnnl_geom(&gm, nsp, n, c, m, win);
 		for (int i = 0; i < nsp; i++)
 			wd[3 + i] = win[2][i];
@@ -1487,14 +1502,11 @@ static void collagec_dnnl_qconv(struct rt_dnnl_cache *kc, const char *name, cons
 				wconst ? &any_wei : &user_wei, k->has_bias ? &k->bias_md : NULL,
 				&any_dst, gm.str, gm.dil, gm.padl, gm.padr);
 		if (st == dnnl_success)
-			st = dnnl_primitive_attr_create(&attr);
-		if (st == dnnl_success)
-			st = dnnl_primitive_attr_set_output_scales(attr, nws, nws > 1 ? 2 : 0, sc);
+			st = rt_dnnl_q8_scales(&attr, xs, ws, ys, nws);
 		if (st == dnnl_success && xz)
 			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &xz32);
 		if (st == dnnl_success && yz)
 			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &yz32);
-		free(sc);
 		if (!rt_dnnl_fail(st, name, "int8 convolution") &&
 		    rt_dnnl_make(kc, k, name, &desc, attr, &user_wei, (const float *)w,
 				 wconst) == 0)
@@ -1618,16 +1630,9 @@ static void collagec_dnnl_qlmatmul(struct rt_dnnl_cache *kc, const char *name, c
 		dnnl_memory_desc_t user_wei, any_wei;
 		dnnl_matmul_desc_t desc;
 		dnnl_primitive_attr_t attr = NULL;
-		float *sc = malloc(sizeof(float) * (size_t)(nbs > 0 ? nbs : 1));
 		int32_t rz = DNNL_RUNTIME_S32_VAL;
 		dnnl_status_t st;
 
-		if (!sc) {
-			collagec_rt_abort("dnnl: out of memory for int8 scales");
-			goto out;
-		}
-		for (int64_t j = 0; j < nbs; j++)
-			sc[j] = as[0] * bs[j] / ys[0];
 		k->has_bias = bias != NULL;
 		st = rt_dnnl_dense(&k->user_src, 2, ad, at ? dnnl_s8 : dnnl_u8);
 		if (st == dnnl_success)
@@ -1643,16 +1648,13 @@ static void collagec_dnnl_qlmatmul(struct rt_dnnl_cache *kc, const char *name, c
 			st = dnnl_matmul_desc_init(&desc, &k->user_src, &any_wei,
 						   k->has_bias ? &k->bias_md : NULL, &k->user_dst);
 		if (st == dnnl_success)
-			st = dnnl_primitive_attr_create(&attr);
-		if (st == dnnl_success)
-			st = dnnl_primitive_attr_set_output_scales(attr, nbs, nbs > 1 ? 2 : 0, sc);
+			st = rt_dnnl_q8_scales(&attr, as, bs, ys, nbs);
 		if (st == dnnl_success && az)
 			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &rz);
 		if (st == dnnl_success && yz)
 			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &rz);
 		if (st == dnnl_success)
 			st = rt_dnnl_dense(&k->aux_md[0], 1, (const int64_t[]){ 1 }, dnnl_s32);
-		free(sc);
 		if (!rt_dnnl_fail(st, name, "int8 matmul") &&
 		    rt_dnnl_make(kc, k, name, &desc, attr, &user_wei, (const float *)b, 1) == 0)
 			k->made = 1;
