@@ -8,7 +8,8 @@
 # each written form, and left alone where they must be), each fused kernel
 # naming every ONNX node in it (OUT.json kernels[].onnx_nodes), and a
 # memory plan no larger than the unfused one (smaller where a fused
-# intermediate was the biggest live buffer). conv_sym runs at two batch
+# intermediate was the biggest live buffer); float16 models fuse as float32
+# ones do (layernorm_half, matmul_gelu_half). conv_sym runs at two batch
 # sizes. The same fusion happens to a multi-node c partition of the Collage
 # search: conv_bias_relu compiled with the collage search gets its fused
 # kernel. With OpenCL available, opencl builds fuse the same way.
@@ -109,6 +110,13 @@ model rmsnorm_shared 2 lt "k0_0_ReduceMean_fused:square,meansq,add_eps,rms,inv|"
 model rmsnorm_wbcast 2 le \
 	"k0_0_RMSNormalization:square,meansq,add_eps,rms,inv,normalize|k1_0_Mul:gamma|"
 model conv_sym 1 lt "k0_0_Conv_fused:conv,bias,relu|"
+# float16 models as converters write them: the spelled-out LayerNorm is one
+# node still (computed in float32 between Casts), and the widened MatMul
+# takes its float16 bias and GELU as its epilogue, the Casts inside it
+TOL=1e-3 model layernorm_half 3 le \
+	"|k1_0_LayerNormalization:mean,center,square,variance,add_eps,stddev,normalize,gamma,beta|"
+TOL=1e-3 model matmul_gelu_half 2 lt \
+	"|k1_0_MatMul_fused:mm,bias,gelu_div,gelu_erf,gelu_add,gelu_mul,gelu_half,to_float|"
 
 # fold-scale: a squeeze-and-excitation scale moves into the 1x1 projection's
 # weights where they are fewer than the scaled input (se_fold), not where

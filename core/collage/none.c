@@ -158,7 +158,7 @@ static int grow_group(struct placer *pl, const struct target_kind *k, int i, int
 			continue;
 		nodes[n++] = j;
 	}
-	return n;
+	return anchor ? chain + op_epilogue_trim(g, first, nodes + chain, n - chain) : n;
 }
 
 /* The partitions before pl->parts.v[j] that produce a value one of its nodes reads. */

@@ -506,9 +506,18 @@ void graph_record_fate(struct graph *g, const char *name, const char *op_type)
 	push_fate(g, name, op_type, NULL);
 }
 
+/*
+ * Drops the dead nodes, recording the fate of each ONNX node in their
+ * spans: once a pass (a pass that compacts twice records the first), and
+ * not at all when a live node still bears its name (a folded Cast the widen
+ * pass made for a node's weight carries the node's span; the node is still
+ * there).
+ */
 void graph_compact(struct graph *g)
 {
 	struct strmap holder = { 0 };	/* ONNX node name -> first live node naming it */
+	struct strmap known = { 0 };	/* names of live nodes and of this pass's fates */
+	const char *pass = g->pass ? g->pass : "import";
 	int k = 0;
 	bool any_dead = false;
 
@@ -517,21 +526,30 @@ void graph_compact(struct graph *g)
 	for (int i = 0; i < g->nodes.n && any_dead; i++) {
 		const struct node *n = &g->nodes.v[i];
 
+		if (!n->dead)
+			strmap_put(&known, n->name, 1);
 		for (int s = 0; s < n->span.n && !n->dead; s++)
 			if (strmap_get(&holder, n->span.names[s]) < 0)
 				strmap_put(&holder, n->span.names[s], i);
 	}
+	for (int i = 0; i < g->fates.n && any_dead; i++)
+		if (!strcmp(g->fates.v[i].pass, pass))
+			strmap_put(&known, g->fates.v[i].name, 1);
 	for (int i = 0; i < g->nodes.n; i++) {
 		const struct node *n = &g->nodes.v[i];
 
 		for (int s = 0; s < n->span.n && n->dead; s++) {
 			int h = strmap_get(&holder, n->span.names[s]);
 
+			if (strmap_get(&known, n->span.names[s]) >= 0)
+				continue;
+			strmap_put(&known, n->span.names[s], 1);
 			push_fate(g, n->span.names[s], n->span.types[s],
 				  h >= 0 ? g->nodes.v[h].name : NULL);
 		}
 	}
 	strmap_free(&holder);
+	strmap_free(&known);
 	for (int i = 0; i < g->nodes.n; i++)
 		if (!g->nodes.v[i].dead)
 			g->nodes.v[k++] = g->nodes.v[i];

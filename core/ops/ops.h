@@ -136,11 +136,20 @@ struct lower_epilogue {
 bool op_is_epilogue_anchor(struct graph *g, const struct node *n);
 /*
  * Whether node c can join the epilogue of anchor a whose chain so far is
- * nodes[0..n): elementwise, of the anchor output's shape and dtype, reading
- * the anchor's output or a chain value and no other output of the anchor.
+ * nodes[0..n): elementwise, of the anchor output's shape and dtype (or,
+ * the anchor's being float32, float16 or bfloat16, another of these: the
+ * Casts the fold pass put around a widened node, and the 16-bit ops
+ * between them), reading the anchor's output or a chain value and no
+ * other output of the anchor.
  */
 bool op_epilogue_accepts(struct graph *g, const struct node *a, const int *nodes, int n,
 			 const struct node *c);
+/*
+ * How many of the chain nodes[0..n) that op_epilogue_accepts took an
+ * epilogue of a keeps: up to the last node whose output has a's output
+ * dtype (the chain's result goes where the anchor writes its own).
+ */
+int op_epilogue_trim(struct graph *g, const struct node *a, const int *nodes, int n);
 /* Fills e for anchor node a and chain nodes[0..n) (borrowed; n may be 0). */
 void epilogue_plan(struct graph *g, const struct node *a, const int *nodes, int n,
 		   struct lower_epilogue *e);

@@ -968,6 +968,21 @@ bool op_is_epilogue_anchor(struct graph *g, const struct node *n)
 	       !node_is_dynamic(g, n);
 }
 
+/* The types an epilogue may move between: its locals are floats either way. */
+static bool float_type(enum dtype t)
+{
+	return t == DTYPE_F32 || dtype_is_half(t);
+}
+
+int op_epilogue_trim(struct graph *g, const struct node *a, const int *nodes, int n)
+{
+	enum dtype t = node_out(g, a, 0)->dtype;
+
+	while (n > 0 && node_out(g, &g->nodes.v[nodes[n - 1]], 0)->dtype != t)
+		n--;
+	return n;
+}
+
 bool op_epilogue_accepts(struct graph *g, const struct node *a, const int *nodes, int n,
 			 const struct node *c)
 {
@@ -977,7 +992,8 @@ bool op_epilogue_accepts(struct graph *g, const struct node *a, const int *nodes
 	if (!op_fusable_elementwise(g, c))
 		return false;
 	co = node_out(g, c, 0);
-	if (co->dtype != ao->dtype || !shape_eq(&co->shape, &ao->shape))
+	if ((co->dtype != ao->dtype && !(float_type(co->dtype) && float_type(ao->dtype))) ||
+	    !shape_eq(&co->shape, &ao->shape))
 		return false;
 	for (int j = 0; j < c->n_in; j++) {
 		int v = c->in[j];

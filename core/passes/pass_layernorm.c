@@ -36,12 +36,21 @@
  * normalised axes only (a scale that does not stays a Mul after the merged
  * node). The merged node stands where the last node of the chain stood,
  * with its name and output and the spans of all of them.
+ *
+ * A chain in float16 or bfloat16 (a model converted to float16 whole, as
+ * onnxruntime.transformers.float16 and onnxconverter-common write it)
+ * merges the same way; its node then computes in float32 between Casts
+ * (pass_widen.c), rounding once where each op of the chain rounded: the
+ * row kernels instead of seven 16-bit loops that convert every element
+ * (bert_tiny in float16: 0.13 ms a LayerNorm, 0.005 merged).
  */
 #include "passes.h"
 #include "../ops/ops.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "../../runtime/rt_half.h"
 
 /*
  * Per value: how many times live nodes read it (+1 for a graph output; a
@@ -167,12 +176,14 @@ static struct node *affine(struct graph *g, const struct readers *r, int y, enum
 	return n;
 }
 
-/* Ones over the normalised axes of x (static), for a chain without a scale; -1 when not static. */
+/*
+ * Ones of x's dtype over the normalised axes of x (static), for a chain
+ * without a scale; -1 when not static.
+ */
 static int ones_scale(struct graph *g, const struct value *x, int axis, const char *name)
 {
 	struct shape s = { 0 };
 	int64_t n = 1;
-	float *one;
 
 	for (int k = axis; k < x->shape.rank; k++) {
 		if (!dim_is_const(x->shape.d[k]))
@@ -180,10 +191,30 @@ static int ones_scale(struct graph *g, const struct value *x, int axis, const ch
 		s.d[s.rank++] = x->shape.d[k];
 		n *= x->shape.d[k].c;
 	}
-	one = arena_alloc(g->arena, sizeof(float) * (size_t)n);
-	for (int64_t i = 0; i < n; i++)
-		one[i] = 1.0f;
-	return graph_add_const(g, arena_printf(g->arena, "%s.ones", name), DTYPE_F32, &s, one);
+	if (dtype_is_half(x->dtype)) {
+		uint16_t *one = arena_alloc(g->arena, sizeof(uint16_t) * (size_t)n);
+
+		for (int64_t i = 0; i < n; i++)
+			one[i] = x->dtype == DTYPE_F16 ? rt_f2h(1.0f) : rt_f2bf(1.0f);
+		return graph_add_const(g, arena_printf(g->arena, "%s.ones", name), x->dtype, &s,
+				       one);
+	} else {
+		float *one = arena_alloc(g->arena, sizeof(float) * (size_t)n);
+
+		for (int64_t i = 0; i < n; i++)
+			one[i] = 1.0f;
+		return graph_add_const(g, arena_printf(g->arena, "%s.ones", name), DTYPE_F32, &s,
+				       one);
+	}
+}
+
+/*
+ * The types a chain may compute in: float32, or float16 and bfloat16 (the
+ * merged node is then widened as the fold pass widens the others).
+ */
+static bool chain_type(enum dtype t)
+{
+	return t == DTYPE_F32 || dtype_is_half(t);
 }
 
 /*
@@ -204,7 +235,7 @@ static bool match(struct graph *g, const struct readers *r, struct node *m1, str
 	int d, y;
 	double e;
 
-	if (!x || x->dtype != DTYPE_F32 || !x->has_shape || m1->n_out != 1 ||
+	if (!x || !chain_type(x->dtype) || !x->has_shape || m1->n_out != 1 ||
 	    (c->axis = trailing_axis(g, m1, x)) < 0)
 		return false;
 	sub = sole_reader(g, r, m1->out[0], OP_SUB);
@@ -321,7 +352,7 @@ static bool match_rms(struct graph *g, const struct readers *r, struct node *m, 
 	if (x < 0 || sq->dead || !squares(g, sq, x) || sq->out[0] != m->in[0])
 		return false;
 	xv = &g->values.v[x];
-	if (xv->dtype != DTYPE_F32 || !xv->has_shape || (c->axis = trailing_axis(g, m, xv)) < 0)
+	if (!chain_type(xv->dtype) || !xv->has_shape || (c->axis = trailing_axis(g, m, xv)) < 0)
 		return false;
 	/* x made by a Cast to float32 that only the chain reads: the Cast goes too */
 	if (xv->producer >= 0) {
@@ -396,6 +427,7 @@ static bool merge(struct graph *g, struct chain *c)
 int pass_layernorm(struct graph *g)
 {
 	struct readers r;
+	bool half = false;
 
 	readers_count(g, &r);
 	for (int i = 0; i < g->nodes.n; i++) {
@@ -404,13 +436,26 @@ int pass_layernorm(struct graph *g)
 
 		/* the counts of a merged chain's values are stale, but none is read again */
 		if (!n->dead && n->op == OP_REDUCEMEAN &&
-		    (match(g, &r, n, &c) || match_rms(g, &r, n, &c)))
-			merge(g, &c);
+		    (match(g, &r, n, &c) || match_rms(g, &r, n, &c)) && merge(g, &c))
+			half |= dtype_is_half(node_out(g, c.nodes[c.n - 1], 0)->dtype);
 	}
 	free(r.count);
 	free(r.first);
 	free(r.node);
 	merge_attention(g);
+	graph_compact(g);
+	if (!half)
+		return 0;
+	/*
+	 * A float16 or bfloat16 chain merged: its node runs in float32 between
+	 * Casts like those the fold pass widened (its scale's and bias's Casts
+	 * folded the same way), not in the 16-bit loops
+	 */
+	if (pass_widen(g) < 0)
+		return -1;
+	for (int i = 0; i < g->nodes.n; i++)
+		if (g->nodes.v[i].op == OP_CAST && fold_try(g, &g->nodes.v[i]) < 0)
+			return -1;
 	graph_compact(g);
 	return 0;
 }

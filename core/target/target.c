@@ -190,7 +190,7 @@ static int epilogue_run(struct graph *g, const struct partition *p, int i)
 	while (k < p->n_nodes &&
 	       op_epilogue_accepts(g, a, p->nodes + i + 1, k - i - 1, &g->nodes.v[p->nodes[k]]))
 		k++;
-	return k - i - 1;
+	return op_epilogue_trim(g, a, p->nodes + i + 1, k - i - 1);
 }
 
 /*

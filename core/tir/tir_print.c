@@ -106,6 +106,15 @@ static void print_to_half(const struct tir *x, enum dtype t, const struct tir_di
 {
 	bool narrow = x->dtype == DTYPE_F32 || dtype_size(x->dtype) < 4 || x->dtype == DTYPE_BOOL;
 
+	if (x->kind == TIR_LOAD && x->buf->dtype == t) {
+		/* a copy (Gather, Transpose, Concat): the bits, converted neither way */
+		sb_printf(sb, d->buf_fmt, x->buf->index);
+		sb_putc(sb, '[');
+		tir_print_expr(x->a, d, sb);
+		sb_putc(sb, ']');
+		return;
+	}
+
 	if (narrow)
 		sb_puts(sb, t == DTYPE_F16 ? "rt_f2h((float)" : "rt_f2bf((float)");
 	else
@@ -205,7 +214,13 @@ void tir_print_expr(const struct tir *e, const struct tir_dialect *d, struct str
 		break;
 	}
 	case TIR_CAST:
-		if (e->i) {
+		if (e->i && (e->a->dtype == DTYPE_F32 || dtype_size(e->a->dtype) < 4 ||
+			     e->a->dtype == DTYPE_BOOL)) {
+			/* from float (or what float holds exactly): one branch-free round trip */
+			sb_puts(sb, e->i == DTYPE_F16 ? "rt_round16((float)" : "rt_roundbf((float)");
+			tir_print_expr(e->a, d, sb);
+			sb_putc(sb, ')');
+		} else if (e->i) {
 			sb_puts(sb, e->i == DTYPE_F16 ? "rt_h2f(" : "rt_bf2f(");
 			print_to_half(e->a, (enum dtype)e->i, d, sb);
 			sb_putc(sb, ')');

@@ -39,7 +39,14 @@ batch N) and output y (expected in NAME_exp/y.npy or NAME_exp_N/y.npy):
   rmsnorm_wbcast   gamma of [10, 1]: broadcasts over axis 1, so it stays a
                    Mul after the merged node
   conv_sym         conv_bias_relu with batch N symbolic (N = 1 and 3)
-Reference outputs are computed in float64.
+  layernorm_half   layernorm in float16, as a model converted to float16
+                   whole writes it (x cast to float16 first, y back to
+                   float32; every constant float16): still one node
+  matmul_gelu_half matmul_gelu the same way: the MatMul widened to float32
+                   (the fold pass), its Add and GELU in float16 between the
+                   Casts, all of it one kernel's epilogue
+Reference outputs are computed in float64 (the float16 models' from x
+rounded to float16, their results rounded to float16).
 """
 import math
 import os
@@ -318,6 +325,57 @@ def rms_models(x, g):
         [2, 10, 48], [2, 10, 48], dict(consts, gamma=gc))
     expect("rmsnorm_wbcast", x, rms_ref(xd, -1) * gc)
     se_models()
+    half_models()
+
+
+def half_model(name, body, xshape, yshape, inits):
+    """body (nodes reading x16, writing y16) between Casts of x to float16 and y back."""
+    nodes = [helper.make_node("Cast", ["x"], ["x16"], name="to_half", to=TensorProto.FLOAT16)]
+    nodes += body
+    nodes += [helper.make_node("Cast", ["y16"], ["y"], name="to_float", to=TensorProto.FLOAT)]
+    save(name, nodes, xshape, yshape, {k: v.astype(np.float16) for k, v in inits.items()})
+
+
+def half_models():
+    g, bt = rnd(48), rnd(48)
+    half_model("layernorm_half", [
+        helper.make_node("ReduceMean", ["x16"], ["mu"], name="mean", axes=[-1]),
+        helper.make_node("Sub", ["x16", "mu"], ["d"], name="center"),
+        helper.make_node("Pow", ["d", "two"], ["d2"], name="square"),
+        helper.make_node("ReduceMean", ["d2"], ["var"], name="variance", axes=[-1]),
+        helper.make_node("Add", ["var", "eps"], ["ve"], name="add_eps"),
+        helper.make_node("Sqrt", ["ve"], ["sd"], name="stddev"),
+        helper.make_node("Div", ["d", "sd"], ["nrm"], name="normalize"),
+        helper.make_node("Mul", ["nrm", "gamma"], ["sc"], name="gamma"),
+        helper.make_node("Add", ["sc", "beta"], ["y16"], name="beta")],
+        [2, 10, 48], [2, 10, 48],
+        {"two": np.array(2, np.float32), "eps": np.array(1e-5, np.float32),
+         "gamma": g, "beta": bt})
+    x = rnd(2, 10, 48)
+    xh = x.astype(np.float16).astype(np.float64)
+    d = xh - xh.mean(-1, keepdims=True)
+    ln = d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5)
+    g16, b16 = g.astype(np.float16).astype(np.float64), bt.astype(np.float16).astype(np.float64)
+    expect("layernorm_half", x, (ln * g16 + b16).astype(np.float16))
+
+    w, b = rnd(32, 24) * 0.25, rnd(24)
+    half_model("matmul_gelu_half", [
+        helper.make_node("MatMul", ["x16", "w"], ["m"], name="mm"),
+        helper.make_node("Add", ["m", "b"], ["h"], name="bias"),
+        helper.make_node("Div", ["h", "sqrt2"], ["d"], name="gelu_div"),
+        helper.make_node("Erf", ["d"], ["e"], name="gelu_erf"),
+        helper.make_node("Add", ["e", "one"], ["e1"], name="gelu_add"),
+        helper.make_node("Mul", ["h", "e1"], ["he"], name="gelu_mul"),
+        helper.make_node("Mul", ["he", "half"], ["y16"], name="gelu_half")],
+        [20, 32], [20, 24],
+        {"w": w, "b": b, "sqrt2": np.array(math.sqrt(2), np.float32),
+         "one": np.array(1, np.float32), "half": np.array(0.5, np.float32)})
+    x = rnd(20, 32)
+    xh = x.astype(np.float16).astype(np.float64)
+    h = (xh @ w.astype(np.float16).astype(np.float64)).astype(np.float16).astype(np.float64)
+    h = (h + b.astype(np.float16).astype(np.float64)).astype(np.float16).astype(np.float64)
+    s2 = float(np.float16(math.sqrt(2)))
+    expect("matmul_gelu_half", x, (0.5 * h * (1 + erf(h / s2))).astype(np.float16))
 
 
 def se_block(name, c, hw, m):

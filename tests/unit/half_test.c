@@ -170,5 +170,49 @@ static void test_double(void)
 	ASSERT_TRUE(isnan(rt_h2f(rt_d2h(NAN))));
 }
 
+/*
+ * rt_round16 and rt_roundbf, the generated code's branch-free round trips,
+ * give what rt_f2h then rt_h2f (rt_f2bf then rt_bf2f) give, bit for bit,
+ * NaNs included: every 61st float bit pattern and every float within 64
+ * patterns of each float16 boundary (ties, the subnormal and overflow
+ * thresholds, the NaNs).
+ */
+static void round_trip_at(uint32_t u)
+{
+	float f = rt_bitsf(u);
+
+	ASSERT(rt_fbits(rt_h2f(rt_f2h(f))), rt_fbits(rt_round16(f)));
+	ASSERT(rt_fbits(rt_bf2f(rt_f2bf(f))), rt_fbits(rt_roundbf(f)));
+}
+
+static void test_round_trips(void)
+{
+	static const uint32_t edge[] = { 0x33000000u, 0x38800000u, 0x477fe000u, 0x477ff000u,
+					 0x7f800000u, 0x7fc00000u, 0x3f801000u, 0x00000000u };
+
+	for (uint64_t u = 0; u < 0x100000000ull; u += 61)
+		round_trip_at((uint32_t)u);
+	for (size_t k = 0; k < sizeof(edge) / sizeof(edge[0]); k++)
+		for (uint32_t d = 0; d < 128; d++)
+			for (uint32_t s = 0; s < 2; s++)
+				round_trip_at((s << 31) | (edge[k] + d - 64));
+	/* every float16 value comes back as itself */
+	for (uint32_t h = 0; h < 0x10000; h++) {
+		float f = rt_h2f((uint16_t)h);
+
+		if (!isnan(f))
+			ASSERT(rt_fbits(f), rt_fbits(rt_round16(f)));
+	}
+}
+
+/* A signalling float16 NaN widens quiet (as F16C's conversion does), payload kept. */
+static void test_h2f_nan(void)
+{
+	ASSERT(0x7fc02000u, rt_fbits(rt_h2f(0x7c01)));
+	ASSERT(0xffffe000u, rt_fbits(rt_h2f(0xffff)));
+	ASSERT(0x7f800000u, rt_fbits(rt_h2f(0x7c00)));
+}
+
 TESTS({ "h2f_all", test_h2f_all }, { "f2h", test_f2h }, { "bf16", test_bf16 },
-      { "double", test_double })
+      { "double", test_double }, { "round_trips", test_round_trips },
+      { "h2f_nan", test_h2f_nan })
