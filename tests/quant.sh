@@ -10,7 +10,8 @@
 #    in float32 between Casts), and the float16 MatMul's and Softmax's
 #    kernels the float32 ones (matmul.micro, softmax.rows); their 16-bit
 #    weights of 4 KB and more stay 16-bit in OUT.so, widened and packed
-#    when the model opens (c, blas and dnnl).
+#    when the model opens (c, blas and dnnl); a bfloat16 model's Gemms on
+#    dnnl multiply bfloat16 where the host has AVX512-BF16.
 #    The integer GEMM's and convolution's cases again at --cpu generic (its
 #    portable loops).
 # 2. Models quantized by ONNX Runtime's quantizer (testdata/quant, made by
@@ -190,6 +191,23 @@ for n in conv3x3_float16_widened_at_open gemm_relu_gemm_bfloat16_widened_at_open
 		fi
 	done
 done
+
+# a bfloat16 model's Gemms on dnnl multiply bfloat16 (kernels *_bf16) where
+# the host has AVX512-BF16, float32 elsewhere; exactly the spec's outputs
+# either way (the widened-at-open runs above; these products sum exactly)
+n=gemm_relu_gemm_bfloat16_widened_at_open
+o="$T/open_${n}_dnnl,c"
+if [ ! -f "$o.json" ]; then
+	echo "ok   quant/dnnl-bf16-gemm skipped: dnnl is unavailable"
+else
+	k=$(grep -c '"k[0-9]*_dnnl_matmul_bf16"' "$o.json")
+	if grep -qw avx512_bf16 /proc/cpuinfo; then want=2; else want=0; fi
+	if [ "$k" -eq "$want" ]; then
+		echo "ok   quant/dnnl-bf16-gemm ($k bfloat16 matmuls)"
+	else
+		echo "FAIL quant/dnnl-bf16-gemm: $k kernels *_dnnl_matmul_bf16, expected $want"
+	fi
+fi
 
 # the qdq pass's pools and concatenations: an 8-bit MaxPool on its byte
 # kernel (maxpool.q8rows; with differing scales then a one-input

@@ -24,7 +24,11 @@
  * points, int8 weights with zero points 0, a host with VNNI; a
  * MatMulInteger alone (rule qmatmul) on its int8 matmul (qmatmul_fits), and a
  * QLinearMatMul alone (rule qlmatmul) on the same with its requantization
- * as output scales and zero points (qlmatmul_fits).
+ * as output scales and zero points (qlmatmul_fits). A MatMul or Gemm of a
+ * bfloat16 model (widened: its input a Cast of bfloat16, its constant
+ * weights bfloat16 widened at open) multiplies bfloat16 on a host with
+ * AVX512-BF16 (mm_bf16; its kernel is named *_bf16), twice float32's
+ * speed, the same products summed in float32.
  * The table's last rules take one op alone (pooling, BatchNormalization,
  * LayerNormalization, Softmax, LRN, eltwise, ConvTranspose: op_plan says which, refusing
  * what oneDNN would compute otherwise than ONNX); each is one primitive in
@@ -1372,6 +1376,54 @@ static int conv_args(struct tir_builder *b, struct graph *g, const struct node *
 }
 
 /* matmul's shapes: nb, d0..d3, bbatch, m, n, k, ta, tb, wconst, C's broadcast. */
+/* Whether this host multiplies bfloat16 in hardware (AVX512-BF16). */
+static bool host_bf16(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512bf16");
+#else
+	return false;
+#endif
+}
+
+/*
+ * Whether every value of v is a bfloat16's: a Cast of a bfloat16 value to
+ * float32, or a bfloat16 constant the compiled model widens when it opens
+ * (pass_widen.c, pass_fold.c's "widen16").
+ */
+static bool bf16_valued(struct graph *g, const struct value *v)
+{
+	const struct derived_const *d;
+	const struct node *p;
+
+	if (!v || v->dtype != DTYPE_F32)
+		return false;
+	if (v->data)
+		return (d = graph_derived_of(g, v->data)) && !strcmp(d->kind, "widen16") &&
+		       d->params[0] == 1;
+	if (v->producer < 0)
+		return false;
+	p = &g->nodes.v[v->producer];
+	return p->op == OP_CAST && node_in(g, p, 0) && node_in(g, p, 0)->dtype == DTYPE_BF16;
+}
+
+/*
+ * Whether MatMul or Gemm n multiplies bfloat16 values only (a bfloat16
+ * model's, widened): a not transposed, b a constant matrix. oneDNN then
+ * multiplies them as bfloat16 where the host has AVX512-BF16
+ * (collagec_dnnl_matmul), exactly the same products summed in float32.
+ */
+static bool mm_bf16(struct graph *g, const struct node *n)
+{
+	const struct value *b = node_in(g, n, 1);
+
+	return host_bf16() && (n->op == OP_MATMUL || n->op == OP_GEMM) &&
+	       !node_attr_int(n, "transA", 0) &&
+	       b && b->data && b->shape.rank == 2 && bf16_valued(g, node_in(g, n, 0)) &&
+	       bf16_valued(g, b);
+}
+
 static int matmul_args(struct tir_builder *b, struct graph *g, const struct node *n,
 		       struct tir **args)
 {
@@ -1404,6 +1456,7 @@ static int matmul_args(struct tir_builder *b, struct graph *g, const struct node
 			cm |= 2;
 	}
 	args[na++] = tir_int(b, cm);
+	args[na++] = tir_int(b, mm_bf16(g, n));
 	return na;
 }
 
@@ -1714,7 +1767,8 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 		return op_relay(g, p);
 	if (!epi_plan(g, p->nodes, p->n_nodes, &ep))
 		BUG("dnnl epilogue plan changed after the rule took the nodes");
-	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_%s%s", p->id, op,
+	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_%s%s%s", p->id, op,
+						    !conv && mm_bf16(g, a) ? "_bf16" : "",
 						    p->n_nodes > 1 ? "_post" : ""));
 	k.args = arena_alloc(g->arena, sizeof(int) * (3 + MAX_BIN + 2));
 	x = libcall_param(&b, &k, "in", DTYPE_F32, a->in[0]);
@@ -1789,7 +1843,8 @@ const struct target_kind target_kind_dnnl = {
 		       "with their bias, residual add and activations fused as post-ops, and pooling, "
 		       "BatchNormalization, LayerNormalization, Softmax, LRN, eltwise ops and "
 		       "ConvTranspose alone; QLinearConv, MatMulInteger and QLinearMatMul on its int8 "
-		       "convolution and matmul (hosts with VNNI)",
+		       "convolution and matmul (hosts with VNNI); a bfloat16 model's MatMul and Gemm "
+		       "on its bfloat16 matmul (hosts with AVX512-BF16)",
 	.options = dnnl_options,
 	.unavailable = dnnl_unavailable,
 	.supports = NULL,
