@@ -29,7 +29,8 @@ RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_half.h runtime/rt_floa
 EMBED  := $(RTSRC) $(wildcard patterns/*.pat) cli/explorer.html
 UNIT   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*_test.c)) \
 	  $(BUILD)/tests/cdw_avx2_test $(BUILD)/tests/cdw_generic_test \
-	  $(BUILD)/tests/q8_avx2_test $(BUILD)/tests/q8_generic_test
+	  $(BUILD)/tests/q8_avx2_test $(BUILD)/tests/q8_generic_test \
+	  $(BUILD)/tests/cgemv16_v3_test $(BUILD)/tests/cgemv16_generic_test
 # the fuzz harnesses over the compiler (tests/fuzz/fuzz_*.c), and their
 # replay drivers that make test runs over tests/fuzz/corpus/
 HARNESS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -115,6 +116,15 @@ $(BUILD)/tests/q8_avx2_test: tests/unit/q8_test.c tests/unit/test.h $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -march=x86-64-v3 $(CDW_FLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
 $(BUILD)/tests/q8_generic_test: tests/unit/q8_test.c tests/unit/test.h $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -march=x86-64 $(CDW_FLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
+
+# rt_cgemm16's float16 loads: AVX-512's, F16C's and rt_half.h's
+$(BUILD)/tests/cgemv16_test: ALL_CFLAGS += -march=native $(CDW_FLAGS)
+$(BUILD)/tests/cgemv16_v3_test: tests/unit/cgemv16_test.c tests/unit/test.h $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -march=x86-64-v3 $(CDW_FLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
+$(BUILD)/tests/cgemv16_generic_test: tests/unit/cgemv16_test.c tests/unit/test.h $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -march=x86-64 $(CDW_FLAGS) -o $@ $< $(LIBOBJS) $(LIBS)
 

@@ -1006,6 +1006,14 @@ def widen_cases():
                  13, [("a", H, a)],
                  [("y", H, (a.astype(np.float32) @ w.astype(np.float32)).astype(np.float16))],
                  [tensor("w", H, w)]))
+    # a decode step's rows (3) by float16 weights of 29 KB: rt_cgemm16 reads
+    # them packed in their 16 bits (matmul.gemv16; tests/quant.sh)
+    a = (rng.standard_normal((3, 300)) * 0.5).astype(np.float16)
+    w = (rng.standard_normal((300, 49)) * 0.1).astype(np.float16)
+    GOOD.append(("near/matmul_float16_gemv16", helper.make_node("MatMul", ["a", "w"], ["y"]),
+                 13, [("a", H, a)],
+                 [("y", H, (a.astype(np.float64) @ w.astype(np.float64)).astype(np.float16))],
+                 [tensor("w", H, w)]))
 
 
 def bad_cases():

@@ -82,6 +82,17 @@ print(" ".join(v["implementation"] for p in j["partitions"] for k in p["kernels"
 	if [ "$v" = matmul.micro ]; then echo "ok   quant/widened-matmul-on-the-float32-gemm"
 	else echo "FAIL quant/widened-matmul-on-the-float32-gemm: the MatMul's kernels: '$v'"; fi
 fi
+# ... and with 3 rows on rt_cgemm16's GEMV form over its 16-bit weights
+# (matmul.gemv16; the case's outputs: the conformance run above)
+f="$T/near/matmul_float16_gemv16"
+if ! "$COLLAGEC" compile --search none --target c -q "$f/model.onnx" -o "$T/gemv16.so" \
+	2>"$T/gemv16.err"; then
+	echo "FAIL quant/float16-matmul-gemv16: compile: $(head -n 1 "$T/gemv16.err")"
+elif grep -q '"matmul\.gemv16"' "$T/gemv16.json"; then
+	echo "ok   quant/float16-matmul-gemv16"
+else
+	echo "FAIL quant/float16-matmul-gemv16: no matmul.gemv16 kernel"
+fi
 # ... and a float16 Softmax on the float32 row kernel (softmax.rows)
 f="$T/near/matmul_softmax_float16"
 if ! "$COLLAGEC" compile --search none --target c -q "$f/model.onnx" -o "$T/widen2.so" \

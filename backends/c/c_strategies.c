@@ -9,6 +9,11 @@
  *                              matmul.micro     a batch of B: each packed
  *                                               at run time, one rt_cgemm
  *                                               per matrix
+ *           float32, static K and N, one float16 or bfloat16 constant B
+ *           widened, K > 16
+ *                              matmul.gemv16    fewer rows: rt_cgemm16, the
+ *                                               GEMV form over B packed in
+ *                                               its 16 bits (half the bytes)
  *           float32, static K and N, one constant B, K > 16
  *                              matmul.gemv      fewer rows (a decode
  *                                               step's): rt_cgemm, whose
@@ -682,6 +687,83 @@ static int lower_matmul_micro(struct lower *L)
 	return 0;
 }
 
+/*
+ * B's 16-bit source when B is a float16 or bfloat16 constant the model
+ * widens when it opens (pass_fold.c's "widen16"), *bf saying which; NULL
+ * otherwise.
+ */
+static const void *widened16_source(struct lower *L, int *bf)
+{
+	const struct value *bv = lower_in(L, 1);
+	const struct derived_const *d = bv->data ? graph_derived_of(L->g, bv->data) : NULL;
+
+	if (!d || strcmp(d->kind, "widen16"))
+		return NULL;
+	*bf = d->params[0] != 0;
+	return d->src;
+}
+
+/* Fills cg_pack16's buffer: params K, N, brs, bcs. */
+static void cg_pack16_fill(void *dst, const void *src, const int64_t *params)
+{
+	const uint16_t *data = src;
+	uint16_t *bp = dst;
+	int64_t K = params[0], N = params[1], brs = params[2], bcs = params[3];
+
+	for (int64_t jp = 0; jp < (N + CG_NR - 1) / CG_NR; jp++)
+		for (int64_t k = 0; k < K; k++)
+			for (int64_t jj = 0; jj < CG_NR; jj++) {
+				int64_t j = jp * CG_NR + jj;
+
+				bp[(jp * K + k) * CG_NR + jj] = j < N ? data[k * brs + j * bcs] : 0;
+			}
+}
+
+/*
+ * matmul.gemv16: fewer than 16 rows by a float16 or bfloat16 constant B,
+ * rt_cgemm16's GEMV form on B packed in its own 16 bits (made from the
+ * model's 16-bit weights when it opens; the widened copy is not made
+ * unless another kernel reads it): half the bytes a decode step streams.
+ * The epilogue, if any, is the generic loop after it.
+ */
+static int lower_matmul_gemv16(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	struct matmul_geom mg;
+	struct tir *args[12];
+	const void *src;
+	int64_t K, N, params[4];
+	uint16_t *bp;
+	int bf = 0, n = 0;
+
+	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
+	if (!matmul_micro_ok(L) || !matmul_b_shared(L) || !(src = widened16_source(L, &bf)))
+		BUG("matmul.gemv16 on a B it does not take");
+	K = mg.K.c;
+	N = mg.N.c;
+	params[0] = K;
+	params[1] = N;
+	params[2] = N;
+	params[3] = 1;
+	bp = graph_derived_lazy(L->g, src, "cgemm.pack16", params, ARRAY_SIZE(params),
+				sizeof(uint16_t) * (size_t)(cg_packed_numel(K, N) + 1), cg_pack16_fill);
+	graph_derived_open(L->g, bp, "rt_cgemm_pack16_const");
+	args[n++] = tir_mul(b, lower_numel(L, &mg.batch), tir_dim(b, mg.M));
+	args[n++] = tir_int(b, N);
+	args[n++] = tir_int(b, K);
+	args[n++] = tir_addr(b, L->in[0], tir_int(b, 0));
+	args[n++] = tir_int(b, K);
+	args[n++] = tir_int(b, 1);
+	args[n++] = tir_addr(b, lower_const(L, bf ? DTYPE_BF16 : DTYPE_F16,
+					     cg_packed_numel(K, N), bp), tir_int(b, 0));
+	args[n++] = tir_int(b, K * CG_NR);
+	args[n++] = tir_int(b, bf);
+	args[n++] = tir_addr(b, L->out[0], tir_int(b, 0));
+	args[n++] = tir_int(b, N);
+	tir_extern(b, "rt_cgemm16", args, n);
+	return 0;
+}
+
 static const struct strategy_impl matmul_blocked[] = {
 	{ "matmul.packed", 30, lower_matmul_packed },
 	{ "matmul.blocked", 20, lower_matmul_blocked },
@@ -694,6 +776,9 @@ static const struct strategy_impl matmul_ijk[] = { { "matmul.ijk", 0, lower_matm
 static const struct strategy_impl matmul_micro[] = { { "matmul.micro", 40, lower_matmul_micro } };
 /* the same call: rt_cgemm's GEMV form takes rows <= RT_CG_GV_MR */
 static const struct strategy_impl matmul_gemv[] = { { "matmul.gemv", 40, lower_matmul_micro } };
+static const struct strategy_impl matmul_gemv16[] = {
+	{ "matmul.gemv16", 40, lower_matmul_gemv16 },
+};
 
 /* rows of every matrix of A together >= 16 && K > 16: the batch folds into M */
 static struct tir *cond_micro_large(struct lower *L)
@@ -726,6 +811,15 @@ static struct tir *cond_gemv(struct lower *L)
 					       lower_in(L, 1)->data), cond_k_gt_16(L));
 }
 
+/* the same with B a float16 or bfloat16 constant widened at open: its 16 bits are read */
+static struct tir *cond_gemv16(struct lower *L)
+{
+	int bf;
+
+	return strategy_and(L, strategy_static(L, matmul_micro_ok(L) && matmul_b_shared(L) &&
+					       widened16_source(L, &bf)), cond_k_gt_16(L));
+}
+
 /* "M >= 16 && K > 16" where matmul.micro does not take the shapes */
 static struct tir *cond_large_other(struct lower *L)
 {
@@ -737,6 +831,8 @@ static const struct strategy_spec matmul_specs[] = {
 	  ARRAY_SIZE(matmul_micro) },
 	{ "float32, static K and N, M >= 16 && K > 16", cond_micro_batched, matmul_micro,
 	  ARRAY_SIZE(matmul_micro) },
+	{ "float32, static K and N, one float16 or bfloat16 constant B widened, K > 16",
+	  cond_gemv16, matmul_gemv16, ARRAY_SIZE(matmul_gemv16) },
 	{ "float32, static K and N, one constant B, K > 16", cond_gemv, matmul_gemv,
 	  ARRAY_SIZE(matmul_gemv) },
 	{ "M >= 16 && K > 16", cond_large_other, matmul_blocked, ARRAY_SIZE(matmul_blocked) },

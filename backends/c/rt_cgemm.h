@@ -65,6 +65,9 @@
 
 #include <stdint.h>
 #include <string.h>
+#if defined(__AVX512F__) || defined(__F16C__)
+#include <immintrin.h>		/* rt_cg_row16's float16 conversions */
+#endif
 
 #define RT_CG_NR 16		/* columns of a panel: one tile's width */
 #define RT_CG_KC 256		/* most rows of B per block: a 16 KiB panel slice in L1 */
@@ -830,5 +833,205 @@ static inline void rt_cgemm_pack_const(const void *src, void *dst, const int64_t
 {
 	rt_cgemm_pack(p[0], p[1], (const float *)src, p[2], p[3], (float *)dst, 1);
 }
+
+/*
+ * The GEMV form on 16-bit panels (rt_cgemm16): a float16 or bfloat16
+ * model's constant B packed as rt_cgemm_pack packs floats, but its 16-bit
+ * values themselves (rt_cgemm_pack16), which the loop widens as it loads
+ * them (F16C's vcvtph2ps, a bfloat16 shifted into a float's top half).
+ * A decode step's projections stream B from memory once: half the bytes
+ * of the widened panels, and the model holds B in its 16 bits (the widened
+ * copy is never made). Every row of C is the GEMV form's sum over the
+ * same values, bit for bit: rows in groups of RT_CG_GV_MR, no epilogue
+ * (the caller's loop applies it).
+ */
+static inline void rt_cgemm_pack16(int64_t K, int64_t N, const uint16_t *B, int64_t brs,
+				   int64_t bcs, uint16_t *Bp)
+{
+	for (int64_t jp = 0; jp < (N + RT_CG_NR - 1) / RT_CG_NR; jp++)
+		for (int64_t k = 0; k < K; k++) {
+			uint16_t *d = Bp + (jp * K + k) * RT_CG_NR;
+
+			for (int jj = 0; jj < RT_CG_NR; jj++) {
+				int64_t c = jp * RT_CG_NR + jj;
+
+				d[jj] = c < N ? B[k * brs + c * bcs] : 0;
+			}
+		}
+}
+
+/* rt_cgemm_pack16 when the model opens: p = { K, N, brs, bcs }. */
+static inline void rt_cgemm_pack16_const(const void *src, void *dst, const int64_t *p)
+{
+	rt_cgemm_pack16(p[0], p[1], (const uint16_t *)src, p[2], p[3], (uint16_t *)dst);
+}
+
+#if defined(__GNUC__)
+/* One row of a 16-bit panel (RT_CG_NR values) as RT_CG_NV float vectors. */
+static inline __attribute__((always_inline)) void rt_cg_row16(const uint16_t *p, int bf,
+								rt_cg_vec *x)
+{
+	float f[RT_CG_NR] __attribute__((aligned(RT_CG_VBYTES)));
+
+	if (bf) {
+		typedef uint16_t rt_u16x16 __attribute__((vector_size(32), aligned(2), may_alias));
+		typedef uint32_t rt_u32x16 __attribute__((vector_size(64)));
+		rt_u32x16 w = __builtin_convertvector(*(const rt_u16x16 *)p, rt_u32x16) << 16;
+
+		memcpy(f, &w, sizeof(f));
+	} else {
+#if defined(__AVX512F__)
+		x[0] = (rt_cg_vec)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+		return;
+#elif defined(__F16C__) && defined(__AVX__)
+		x[0] = (rt_cg_vec)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+		x[1] = (rt_cg_vec)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 8)));
+		return;
+#else
+		for (int j = 0; j < RT_CG_NR; j++)
+			f[j] = rt_h2f(p[j]);
+#endif
+	}
+	for (int v = 0; v < RT_CG_NV; v++)
+		memcpy(&x[v], f + v * RT_CG_VL, RT_CG_VBYTES);
+}
+
+/*
+ * Rows [0, mr) of a over the np panels (1 or 2) of 16-bit bp (panels bps
+ * apart, K block kb), the last nr columns wide, into c as rt_cg_gv_tile
+ * writes them, without an epilogue.
+ */
+static inline __attribute__((always_inline)) void
+rt_cg_gv16_tile(const struct rt_cg_kblock *kb, const float *a, int64_t ars, int64_t acs,
+		const uint16_t *bp, int64_t bps, int bf, float *c, int64_t ldc, const int mr,
+		int np, int nr)
+{
+	rt_cg_vec t[RT_CG_GV_MR][2][RT_CG_NV];
+	float edge[RT_CG_NR] __attribute__((aligned(RT_CG_VBYTES)));
+	const uint16_t *b1 = np > 1 ? bp + bps : bp;
+
+#pragma GCC unroll 4
+	for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < RT_CG_NV; v++)
+			t[r][0][v] = t[r][1][v] = (rt_cg_vec){ 0 };
+#pragma GCC unroll 2
+	for (int64_t k = 0; k < kb->kc; k++) {
+		rt_cg_vec x0[RT_CG_NV], x1[RT_CG_NV];
+
+		rt_cg_row16(bp + k * RT_CG_NR, bf, x0);
+		if (np > 1)
+			rt_cg_row16(b1 + k * RT_CG_NR, bf, x1);
+#pragma GCC unroll 4
+		for (int r = 0; r < mr; r++) {
+			float x = a[r * ars + k * acs];
+
+#pragma GCC unroll 4
+			for (int v = 0; v < RT_CG_NV; v++) {
+				t[r][0][v] += x * x0[v];
+				if (np > 1)
+					t[r][1][v] += x * x1[v];
+			}
+		}
+	}
+	for (int p = 0; p < np; p++) {
+		int w = p == np - 1 ? nr : RT_CG_NR;
+
+		for (int r = 0; r < mr; r++) {
+			float *cp = c + r * ldc + p * RT_CG_NR;
+
+			for (int v = 0; v < RT_CG_NV; v++)
+				memcpy(edge + v * RT_CG_VL, &t[r][p][v], RT_CG_VBYTES);
+			for (int j = 0; j < w; j++)
+				cp[j] = kb->first ? edge[j] : cp[j] + edge[j];
+		}
+	}
+}
+
+/* Panels [jp0, jp1) of C, two at a time, every row in groups of RT_CG_GV_MR. */
+static inline void rt_cg_gv16_panels(int64_t M, int64_t N, int64_t K, const float *A,
+				     int64_t ars, int64_t acs, const uint16_t *Bp, int64_t bps,
+				     int bf, float *C, int64_t ldc, int64_t jp0, int64_t jp1)
+{
+	int64_t nkb = K > 0 ? (K + RT_CG_KC - 1) / RT_CG_KC : 1;
+	int64_t kstep = K > 0 ? (K + nkb - 1) / nkb : 0;
+
+	for (int64_t i0 = 0; i0 < M; i0 += RT_CG_GV_MR) {
+		int64_t mr = M - i0 < RT_CG_GV_MR ? M - i0 : RT_CG_GV_MR;
+
+		for (int64_t jp = jp0; jp < jp1; jp += 2) {
+			int np = jp + 1 < jp1 ? 2 : 1;
+			int64_t jl = (jp + np - 1) * RT_CG_NR;
+			int nr = N - jl < RT_CG_NR ? (int)(N - jl) : RT_CG_NR;
+
+			for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += kstep) {
+				struct rt_cg_kblock kb = rt_cg_kblock_at(k0, K, kstep);
+				const float *a = A + i0 * ars + k0 * acs;
+				const uint16_t *bp = Bp + jp * bps + k0 * RT_CG_NR;
+				float *c = C + i0 * ldc + jp * RT_CG_NR;
+
+				/* the row count a constant of each copy */
+				if (mr == 1)
+					rt_cg_gv16_tile(&kb, a, ars, acs, bp, bps, bf, c, ldc, 1, np, nr);
+#if RT_CG_GV_MR >= 2
+				else if (mr == 2)
+					rt_cg_gv16_tile(&kb, a, ars, acs, bp, bps, bf, c, ldc, 2, np, nr);
+#endif
+#if RT_CG_GV_MR >= 3
+				else if (mr == 3)
+					rt_cg_gv16_tile(&kb, a, ars, acs, bp, bps, bf, c, ldc, 3, np, nr);
+#endif
+#if RT_CG_GV_MR >= 4
+				else
+					rt_cg_gv16_tile(&kb, a, ars, acs, bp, bps, bf, c, ldc, 4, np, nr);
+#endif
+				if (K == 0)
+					break;
+			}
+		}
+	}
+}
+
+struct rt_cg16_job {
+	int64_t M, N, K, ars, acs, bps, ldc, np;
+	const float *A;
+	const uint16_t *Bp;
+	float *C;
+	int bf, nt;
+};
+
+static void rt_cg16_share(void *v, int64_t t0, int64_t t1)
+{
+	const struct rt_cg16_job *j = v;
+	int64_t pairs = (j->np + 1) / 2;
+	int64_t p0 = 2 * (pairs * t0 / j->nt), p1 = 2 * (pairs * t1 / j->nt);
+
+	rt_cg_gv16_panels(j->M, j->N, j->K, j->A, j->ars, j->acs, j->Bp, j->bps, j->bf, j->C,
+			  j->ldc, p0, p1 < j->np ? p1 : j->np);
+}
+
+/*
+ * C [M, N] (row stride ldc) = A [M, K] x B, B packed by rt_cgemm_pack16
+ * (panels bps values apart), float16 (bf 0) or bfloat16 (1); threads take
+ * runs of panel pairs.
+ */
+static inline void rt_cgemm16(int64_t M, int64_t N, int64_t K, const float *A, int64_t ars,
+			      int64_t acs, const uint16_t *Bp, int64_t bps, int bf, float *C,
+			      int64_t ldc, int threads)
+{
+	struct rt_cg16_job j = { M, N, K, ars, acs, bps, ldc, (N + RT_CG_NR - 1) / RT_CG_NR,
+				 A, Bp, C, bf, 1 };
+	int64_t pairs = (j.np + 1) / 2;
+	int nt = threads > 1 ? threads : 1;
+
+	if (M <= 0 || N <= 0)
+		return;
+	j.nt = nt > 1 ? (int)(pairs < RT_PAR_SPLIT * nt ? pairs : RT_PAR_SPLIT * nt) : 1;
+	if (j.nt > 1)
+		rt_par_for(nt, j.nt, 1, rt_cg16_share, &j);
+	else
+		rt_cg16_share(&j, 0, 1);
+}
+#endif
 
 #endif

@@ -9,7 +9,9 @@
  * that those of their weights fold here. A float16 or bfloat16 constant
  * widened to float32 is a derived constant that the compiled model makes
  * again when it opens (rt_widen16, runtime/rt_half.h), so that OUT.so
- * stores the 16-bit weights, not twice their bytes (core/emit/plan.c). So
+ * stores the 16-bit weights, not twice their bytes (core/emit/plan.c),
+ * of any size (a float16 LLM's 2048 x 5632 projection, past the
+ * interpreter's limit, was a Cast kernel widening 46 MB every run). So
  * is a 2-D Transpose of a constant, of any size (rt_transpose2,
  * runtime/rt_plan.h): GPT-2's MatMul(h, Transpose(wte)), whose Gather
  * reads wte as it is, transposed 154 MB every run (31 ms of 185), and
@@ -47,6 +49,22 @@ static bool transposed_const(struct graph *g, const struct node *n)
 	return np < 0 || (np == 2 && perm[0] == 1 && perm[1] == 0);
 }
 
+/*
+ * Whether n is a Cast of a float16 or bfloat16 constant of at least
+ * DERIVE_OPEN_MIN bytes widened to float32 (not already a derived one): a
+ * derived constant (rt_widen16).
+ */
+static bool widened_const(struct graph *g, const struct node *n)
+{
+	const struct value *x = n->op == OP_CAST ? node_in(g, n, 0) : NULL;
+	const struct value *y = n->op == OP_CAST ? node_out(g, n, 0) : NULL;
+
+	return x && y && x->data && (x->dtype == DTYPE_F16 || x->dtype == DTYPE_BF16) &&
+	       y->dtype == DTYPE_F32 && y->has_shape && shape_is_static(&y->shape) &&
+	       (size_t)shape_numel_static(&y->shape) * 4 >= DERIVE_OPEN_MIN &&
+	       !graph_derived_of(g, x->data);
+}
+
 static bool foldable(struct graph *g, const struct node *n)
 {
 	bool shape_only = n->op == OP_SHAPE || n->op == OP_SIZE;
@@ -54,8 +72,9 @@ static bool foldable(struct graph *g, const struct node *n)
 	/* a random op gives new values per run, or by a key the folder has not */
 	if (op_is_random(g, n))
 		return false;
-	if (transposed_const(g, n))
-		return true;	/* any size: made, not interpreted (fold_out) */
+	/* any size: made, not interpreted (fold_out) */
+	if (transposed_const(g, n) || widened_const(g, n))
+		return true;
 	for (int i = 0; i < n->n_out; i++) {
 		struct value *v = node_out(g, n, i);
 
@@ -98,8 +117,7 @@ static void *fold_out(struct graph *g, const struct node *n, const struct value 
 		graph_derived_open(g, data, "rt_transpose2");
 		return data;
 	}
-	*derived = n->op == OP_CAST && (x->dtype == DTYPE_F16 || x->dtype == DTYPE_BF16) &&
-		   v->dtype == DTYPE_F32 && bytes >= DERIVE_OPEN_MIN && !graph_derived_of(g, x->data);
+	*derived = widened_const(g, n);
 	if (!*derived)
 		return arena_alloc(g->arena, bytes ? bytes : 1);
 	{
