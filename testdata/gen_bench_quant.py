@@ -22,6 +22,11 @@ Writes OUTDIR/NAME.onnx (quantized) and OUTDIR/NAME.f32.onnx (float32) for
                  blocks of 32 along K, asymmetric, uint8 zero points packed
                  two to a byte, float32 scales (that quantizer needs
                  onnx_ir, which the venv may lack)
+  bert_tiny_f16  bert_tiny converted to float16 whole, inputs and outputs
+                 too, by onnxruntime.transformers.float16's
+                 convert_float_to_float16 (how a float16 model is made for
+                 ONNX Runtime; issue 31's item 4)
+  bert_base_f16  bert_base the same way
 
 Needs numpy, onnx and onnxruntime (quantization tools); deterministic
 (seeded weights and calibration data).
@@ -49,6 +54,12 @@ def dynamic(out, name, model):
     f = os.path.join(out, name + ".f32.onnx")
     save(model, f)
     quantize_dynamic(f, os.path.join(out, name + ".onnx"), weight_type=QuantType.QInt8)
+
+
+def half(out, name, model):
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+    save(model, os.path.join(out, name + ".f32.onnx"))
+    save(convert_float_to_float16(model, keep_io_types=False), os.path.join(out, name + ".onnx"))
 
 
 def static_qdq(out, name, model):
@@ -176,6 +187,8 @@ MODELS = {
     "resnet18": lambda out: static_qdq(out, "resnet18", gen_models.resnet18()),
     "resnet50": lambda out: static_qdq(out, "resnet50", gen_zoo.resnet50()),
     "decoder_nbits": None,
+    "bert_tiny_f16": lambda out: half(out, "bert_tiny_f16", gen_models.bert_tiny()),
+    "bert_base_f16": lambda out: half(out, "bert_base_f16", gen_zoo.bert_base()),
 }
 
 

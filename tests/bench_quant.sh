@@ -4,7 +4,8 @@
 # for later runs), each beside the float32 model it was made from:
 # quantize_dynamic of bert_tiny and of a BERT-Base-sized encoder,
 # quantize_static QDQ of resnet18 and of a ResNet-50-sized network, and a
-# 4-bit MatMulNBits decoder layer (MODELS picks some). collagec compiles
+# 4-bit MatMulNBits decoder layer, and bert_tiny and the BERT-Base-sized
+# encoder converted to float16 whole (MODELS picks some). collagec compiles
 # each, quantized and float32, with the default compile. Per model:
 #   agreement  on one input (collagec run's and tools/ort.py's default
 #              inputs, batch 1): the largest difference of collagec's output
@@ -31,7 +32,7 @@ COLLAGEC=$BUILD/collagec
 PY=${ORT_PY:-python3}
 ROUNDS=${ROUNDS:-5}
 THREADS=${THREADS:-1 2}
-MODELS=${MODELS:-bert_tiny bert_base resnet18 resnet50 decoder_nbits}
+MODELS=${MODELS:-bert_tiny bert_base resnet18 resnet50 decoder_nbits bert_tiny_f16 bert_base_f16}
 D=$BUILD/bench-quant
 . tests/bench_lib.sh
 
@@ -50,7 +51,7 @@ done
 # runs per timing: fewer for the large models
 runs() {
 	case $1 in
-	bert_base|resnet50) echo "${RUNS:-5}" ;;
+	bert_base*|resnet50) echo "${RUNS:-5}" ;;
 	*) echo "${RUNS:-20}" ;;
 	esac
 }
@@ -155,4 +156,5 @@ for m in $MODELS; do
 	done
 done
 echo "size: OUT.so / ONNX file; spread: max/min of a side's round medians; c/ort: median of the" \
-	"rounds' ratios; f32/c: collagec's float32 build over its int8 one (medians)"
+	"rounds' ratios; f32/c: collagec's float32 build over its int8 (4-bit, float16) one" \
+	"(medians)"
