@@ -1704,6 +1704,7 @@ static int lower_conv_winograd(struct lower *L)
 	slots = (tiles + CG_NR - 1) / CG_NR;
 	if (slots > CW_SLOTS)
 		slots = CW_SLOTS;
+	graph_derived_fill(L->g, wt->data);	/* a large 16-bit weight widened lazily */
 	u = cw_transform(L, wt->data, M, C);
 	scratch = lower_scratch(L, DTYPE_F32, dim_const(slots * cw_slot(C, M)));
 	n = tir_loop(b, tir_dim(b, x->shape.d[0]));

@@ -100,6 +100,12 @@ static bool foldable(struct graph *g, const struct node *n)
  * rt_transpose2 as the compiled model fills it at open; otherwise fresh
  * arena memory (*derived false) for the interpreter.
  */
+/* graph_derived_lazy's fill for a widened constant: rt_widen16. */
+static void widen16_fill(void *data, const void *src, const int64_t *params)
+{
+	rt_widen16(src, data, params);
+}
+
 static void *fold_out(struct graph *g, const struct node *n, const struct value *v,
 		      size_t bytes, bool *derived)
 {
@@ -112,6 +118,7 @@ static void *fold_out(struct graph *g, const struct node *n, const struct value 
 
 		*derived = true;
 		data = graph_derived_const(g, x->data, "transpose2", p, 3, bytes, &fresh);
+		graph_derived_fill(g, x->data);		/* a large weight widened lazily */
 		if (fresh)
 			rt_transpose2(x->data, data, p);
 		graph_derived_open(g, data, "rt_transpose2");
@@ -123,9 +130,19 @@ static void *fold_out(struct graph *g, const struct node *n, const struct value 
 	{
 		int64_t p[2] = { x->dtype == DTYPE_BF16, (int64_t)(bytes / 4) };
 
-		data = graph_derived_const(g, x->data, "widen16", p, 2, bytes, &fresh);
-		if (fresh)
-			rt_widen16(x->data, data, p);
+		if (p[1] > FOLD_LIMIT) {
+			/*
+			 * made when something reads it at compile time (graph_derived_fill:
+			 * the plan, the folder, a transform), not otherwise: a float16
+			 * LLM's weights would have held the compile at three times their
+			 * bytes
+			 */
+			data = graph_derived_lazy(g, x->data, "widen16", p, 2, bytes, widen16_fill);
+		} else {
+			data = graph_derived_const(g, x->data, "widen16", p, 2, bytes, &fresh);
+			if (fresh)
+				rt_widen16(x->data, data, p);
+		}
 		graph_derived_open(g, data, "rt_widen16");
 	}
 	return data;
@@ -142,8 +159,10 @@ static int fold_node(struct graph *g, struct node *n)
 		return -1;
 	bufs = arena_alloc(g->arena, sizeof(void *) * (size_t)(n->n_in + n->n_out + 1));
 	for (int i = 0; i < n->n_in; i++)
-		if (node_in(g, n, i))
+		if (node_in(g, n, i)) {
+			graph_derived_fill(g, node_in(g, n, i)->data);
 			bufs[k++] = node_in(g, n, i)->data;
+		}
 	for (int i = 0; i < n->n_out; i++) {
 		struct value *v = node_out(g, n, i);
 		size_t bytes = (size_t)shape_numel_static(&v->shape) * dtype_size(v->dtype);
