@@ -82,17 +82,21 @@ print(" ".join(v["implementation"] for p in j["partitions"] for k in p["kernels"
 	if [ "$v" = matmul.micro ]; then echo "ok   quant/widened-matmul-on-the-float32-gemm"
 	else echo "FAIL quant/widened-matmul-on-the-float32-gemm: the MatMul's kernels: '$v'"; fi
 fi
+# has_impl NAME MODEL OUT IMPL: MODEL compiled on c (--search none) into
+# OUT.so has a kernel whose implementation is IMPL
+has_impl() {
+	if ! "$COLLAGEC" compile --search none --target c -q "$2" -o "$3.so" 2>"$3.err"; then
+		echo "FAIL quant/$1: compile: $(head -n 1 "$3.err")"
+	elif grep -qF "\"$4\"" "$3.json"; then
+		echo "ok   quant/$1"
+	else
+		echo "FAIL quant/$1: no $4 kernel"
+	fi
+}
 # ... and with 3 rows on rt_cgemm16's GEMV form over its 16-bit weights
 # (matmul.gemv16; the case's outputs: the conformance run above)
-f="$T/near/matmul_float16_gemv16"
-if ! "$COLLAGEC" compile --search none --target c -q "$f/model.onnx" -o "$T/gemv16.so" \
-	2>"$T/gemv16.err"; then
-	echo "FAIL quant/float16-matmul-gemv16: compile: $(head -n 1 "$T/gemv16.err")"
-elif grep -q '"matmul\.gemv16"' "$T/gemv16.json"; then
-	echo "ok   quant/float16-matmul-gemv16"
-else
-	echo "FAIL quant/float16-matmul-gemv16: no matmul.gemv16 kernel"
-fi
+has_impl float16-matmul-gemv16 "$T/near/matmul_float16_gemv16/model.onnx" "$T/gemv16" \
+	matmul.gemv16
 # ... and by a float16 weight past the folder's 4M elements (2100 x 2048,
 # widened when the model opens, not by a Cast every run; lazily at compile
 # time): on matmul.gemv16 too, within a float16 ulp of numpy's product
@@ -116,27 +120,18 @@ onnx.save(m, d + "/model.onnx")
 np.save(d + "/x.npy", x)
 np.save(d + "/exp/y.npy", (x.astype(np.float64) @ w.astype(np.float64)).astype(np.float16))
 PY
-if ! "$COLLAGEC" compile --search none --target c -q "$T/bigw/model.onnx" -o "$T/bigw.so" \
-	2>"$T/bigw.err"; then
-	echo "FAIL quant/float16-large-weight-gemv16: compile: $(head -n 1 "$T/bigw.err")"
-elif ! "$COLLAGEC" run "$T/bigw.so" --input "x=$T/bigw/x.npy" --check "$T/bigw/exp" \
+has_impl float16-large-weight-gemv16 "$T/bigw/model.onnx" "$T/bigw" matmul.gemv16
+if [ ! -f "$T/bigw.so" ]; then
+	echo "FAIL quant/float16-large-weight-matches-numpy: not compiled"
+elif "$COLLAGEC" run "$T/bigw.so" --input "x=$T/bigw/x.npy" --check "$T/bigw/exp" \
 	--rtol 2e-3 --atol 2e-3 >/dev/null 2>"$T/bigw.err"; then
-	echo "FAIL quant/float16-large-weight-gemv16: $(head -n 1 "$T/bigw.err")"
-elif grep -q '"matmul\.gemv16"' "$T/bigw.json"; then
-	echo "ok   quant/float16-large-weight-gemv16"
+	echo "ok   quant/float16-large-weight-matches-numpy"
 else
-	echo "FAIL quant/float16-large-weight-gemv16: no matmul.gemv16 kernel (the weight not folded)"
+	echo "FAIL quant/float16-large-weight-matches-numpy: $(head -n 1 "$T/bigw.err")"
 fi
 # ... and a float16 Softmax on the float32 row kernel (softmax.rows)
-f="$T/near/matmul_softmax_float16"
-if ! "$COLLAGEC" compile --search none --target c -q "$f/model.onnx" -o "$T/widen2.so" \
-	2>"$T/widen2.err"; then
-	echo "FAIL quant/widened-softmax-on-the-row-kernel: compile: $(head -n 1 "$T/widen2.err")"
-elif grep -q '"softmax\.rows"' "$T/widen2.json"; then
-	echo "ok   quant/widened-softmax-on-the-row-kernel"
-else
-	echo "FAIL quant/widened-softmax-on-the-row-kernel: no softmax.rows kernel"
-fi
+has_impl widened-softmax-on-the-row-kernel "$T/near/matmul_softmax_float16/model.onnx" \
+	"$T/widen2" softmax.rows
 
 # the integer GEMM's portable loops (rt_cquant.h without AVX2), beside the
 # vector paths the host's --cpu level took above

@@ -477,20 +477,33 @@ static int64_t cg_packed_numel(int64_t K, int64_t N)
 	return (N + CG_NR - 1) / CG_NR * CG_NR * K;
 }
 
-/* Fills cg_pack_const's buffer: params K, N, brs, bcs. */
-static void cg_pack_fill(void *dst, const void *src, const int64_t *params)
+/*
+ * B[k, j] = src[k * brs + j * bcs] (params K, N, brs, bcs), elements of es
+ * bytes, into rt_cgemm's panels (zero past N).
+ */
+static inline void cg_pack_elems(void *dst, const void *src, const int64_t *params, size_t es)
 {
-	const float *data = src;
-	float *bp = dst;
+	const char *data = src;
+	char *bp = dst;
 	int64_t K = params[0], N = params[1], brs = params[2], bcs = params[3];
 
 	for (int64_t jp = 0; jp < (N + CG_NR - 1) / CG_NR; jp++)
 		for (int64_t k = 0; k < K; k++)
 			for (int64_t jj = 0; jj < CG_NR; jj++) {
 				int64_t j = jp * CG_NR + jj;
+				char *d = bp + (size_t)((jp * K + k) * CG_NR + jj) * es;
 
-				bp[(jp * K + k) * CG_NR + jj] = j < N ? data[k * brs + j * bcs] : 0.0f;
+				if (j < N)
+					memcpy(d, data + (size_t)(k * brs + j * bcs) * es, es);
+				else
+					memset(d, 0, es);
 			}
+}
+
+/* Fills cg_pack_const's buffer: params K, N, brs, bcs. */
+static void cg_pack_fill(void *dst, const void *src, const int64_t *params)
+{
+	cg_pack_elems(dst, src, params, sizeof(float));
 }
 
 /*
@@ -703,20 +716,10 @@ static const void *widened16_source(struct lower *L, int *bf)
 	return d->src;
 }
 
-/* Fills cg_pack16's buffer: params K, N, brs, bcs. */
+/* Fills lower_matmul_gemv16's 16-bit panels: params K, N, brs, bcs. */
 static void cg_pack16_fill(void *dst, const void *src, const int64_t *params)
 {
-	const uint16_t *data = src;
-	uint16_t *bp = dst;
-	int64_t K = params[0], N = params[1], brs = params[2], bcs = params[3];
-
-	for (int64_t jp = 0; jp < (N + CG_NR - 1) / CG_NR; jp++)
-		for (int64_t k = 0; k < K; k++)
-			for (int64_t jj = 0; jj < CG_NR; jj++) {
-				int64_t j = jp * CG_NR + jj;
-
-				bp[(jp * K + k) * CG_NR + jj] = j < N ? data[k * brs + j * bcs] : 0;
-			}
+	cg_pack_elems(dst, src, params, sizeof(uint16_t));
 }
 
 /*

@@ -82,6 +82,32 @@ def expect(name, x, y, suffix=""):
     np.save(os.path.join(d, "y.npy"), np.asarray(y, dtype=np.float32))
 
 
+def ln_chain(x, y):
+    """LayerNorm over the last axis spelled out from x to y (constants two, eps,
+    gamma, beta)."""
+    return [helper.make_node("ReduceMean", [x], ["mu"], name="mean", axes=[-1]),
+            helper.make_node("Sub", [x, "mu"], ["d"], name="center"),
+            helper.make_node("Pow", ["d", "two"], ["d2"], name="square"),
+            helper.make_node("ReduceMean", ["d2"], ["var"], name="variance", axes=[-1]),
+            helper.make_node("Add", ["var", "eps"], ["ve"], name="add_eps"),
+            helper.make_node("Sqrt", ["ve"], ["sd"], name="stddev"),
+            helper.make_node("Div", ["d", "sd"], ["nrm"], name="normalize"),
+            helper.make_node("Mul", ["nrm", "gamma"], ["sc"], name="gamma"),
+            helper.make_node("Add", ["sc", "beta"], [y], name="beta")]
+
+
+def gelu_chain(x, y):
+    """MatMul of x by w, Add of b, GELU written with Erf, into y (constants w, b,
+    sqrt2, one, half)."""
+    return [helper.make_node("MatMul", [x, "w"], ["m"], name="mm"),
+            helper.make_node("Add", ["m", "b"], ["h"], name="bias"),
+            helper.make_node("Div", ["h", "sqrt2"], ["d"], name="gelu_div"),
+            helper.make_node("Erf", ["d"], ["e"], name="gelu_erf"),
+            helper.make_node("Add", ["e", "one"], ["e1"], name="gelu_add"),
+            helper.make_node("Mul", ["h", "e1"], ["he"], name="gelu_mul"),
+            helper.make_node("Mul", ["he", "half"], [y], name="gelu_half")]
+
+
 def conv2d(x, w, b=None, pad=1):
     x = x.astype(np.float64)
     w = w.astype(np.float64)
@@ -134,13 +160,7 @@ def main():
     expect("conv_res_relu", x, relu(conv2d(x, w, b) + x))
 
     w, b = rnd(32, 24), rnd(24)
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
-             helper.make_node("Add", ["m", "b"], ["h"], name="bias"),
-             helper.make_node("Div", ["h", "sqrt2"], ["d"], name="gelu_div"),
-             helper.make_node("Erf", ["d"], ["e"], name="gelu_erf"),
-             helper.make_node("Add", ["e", "one"], ["e1"], name="gelu_add"),
-             helper.make_node("Mul", ["h", "e1"], ["he"], name="gelu_mul"),
-             helper.make_node("Mul", ["he", "half"], ["y"], name="gelu_half")]
+    nodes = gelu_chain("x", "y")
     save("matmul_gelu", nodes, [20, 32], [20, 24],
          {"w": w, "b": b, "sqrt2": np.array(math.sqrt(2), np.float32),
           "one": np.array(1, np.float32), "half": np.array(0.5, np.float32)})
@@ -192,15 +212,7 @@ def main():
     expect("logsumexp", x, np.log(np.exp(x.astype(np.float64) * 0.25).sum(-1, keepdims=True)))
 
     g, bt = rnd(48), rnd(48)
-    nodes = [helper.make_node("ReduceMean", ["x"], ["mu"], name="mean", axes=[-1]),
-             helper.make_node("Sub", ["x", "mu"], ["d"], name="center"),
-             helper.make_node("Pow", ["d", "two"], ["d2"], name="square"),
-             helper.make_node("ReduceMean", ["d2"], ["var"], name="variance", axes=[-1]),
-             helper.make_node("Add", ["var", "eps"], ["ve"], name="add_eps"),
-             helper.make_node("Sqrt", ["ve"], ["sd"], name="stddev"),
-             helper.make_node("Div", ["d", "sd"], ["nrm"], name="normalize"),
-             helper.make_node("Mul", ["nrm", "gamma"], ["sc"], name="gamma"),
-             helper.make_node("Add", ["sc", "beta"], ["y"], name="beta")]
+    nodes = ln_chain("x", "y")
     save("layernorm", nodes, [2, 10, 48], [2, 10, 48],
          {"two": np.array(2, np.float32), "eps": np.array(1e-5, np.float32),
           "gamma": g, "beta": bt})
@@ -338,17 +350,7 @@ def half_model(name, body, xshape, yshape, inits):
 
 def half_models():
     g, bt = rnd(48), rnd(48)
-    half_model("layernorm_half", [
-        helper.make_node("ReduceMean", ["x16"], ["mu"], name="mean", axes=[-1]),
-        helper.make_node("Sub", ["x16", "mu"], ["d"], name="center"),
-        helper.make_node("Pow", ["d", "two"], ["d2"], name="square"),
-        helper.make_node("ReduceMean", ["d2"], ["var"], name="variance", axes=[-1]),
-        helper.make_node("Add", ["var", "eps"], ["ve"], name="add_eps"),
-        helper.make_node("Sqrt", ["ve"], ["sd"], name="stddev"),
-        helper.make_node("Div", ["d", "sd"], ["nrm"], name="normalize"),
-        helper.make_node("Mul", ["nrm", "gamma"], ["sc"], name="gamma"),
-        helper.make_node("Add", ["sc", "beta"], ["y16"], name="beta")],
-        [2, 10, 48], [2, 10, 48],
+    half_model("layernorm_half", ln_chain("x16", "y16"), [2, 10, 48], [2, 10, 48],
         {"two": np.array(2, np.float32), "eps": np.array(1e-5, np.float32),
          "gamma": g, "beta": bt})
     x = rnd(2, 10, 48)
@@ -359,15 +361,7 @@ def half_models():
     expect("layernorm_half", x, (ln * g16 + b16).astype(np.float16))
 
     w, b = rnd(32, 24) * 0.25, rnd(24)
-    half_model("matmul_gelu_half", [
-        helper.make_node("MatMul", ["x16", "w"], ["m"], name="mm"),
-        helper.make_node("Add", ["m", "b"], ["h"], name="bias"),
-        helper.make_node("Div", ["h", "sqrt2"], ["d"], name="gelu_div"),
-        helper.make_node("Erf", ["d"], ["e"], name="gelu_erf"),
-        helper.make_node("Add", ["e", "one"], ["e1"], name="gelu_add"),
-        helper.make_node("Mul", ["h", "e1"], ["he"], name="gelu_mul"),
-        helper.make_node("Mul", ["he", "half"], ["y16"], name="gelu_half")],
-        [20, 32], [20, 24],
+    half_model("matmul_gelu_half", gelu_chain("x16", "y16"), [20, 32], [20, 24],
         {"w": w, "b": b, "sqrt2": np.array(math.sqrt(2), np.float32),
          "one": np.array(1, np.float32), "half": np.array(0.5, np.float32)})
     x = rnd(20, 32)
