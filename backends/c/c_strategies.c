@@ -700,20 +700,10 @@ static int lower_matmul_micro(struct lower *L)
 	return 0;
 }
 
-/*
- * B's 16-bit source when B is a float16 or bfloat16 constant the model
- * widens when it opens (pass_fold.c's "widen16"), *bf saying which; NULL
- * otherwise.
- */
-static const void *widened16_source(struct lower *L, int *bf)
+/* B's 16-bit source when B is a constant the model widens when it opens, else NULL. */
+static const void *widened16_source(struct lower *L, bool *bf)
 {
-	const struct value *bv = lower_in(L, 1);
-	const struct derived_const *d = bv->data ? graph_derived_of(L->g, bv->data) : NULL;
-
-	if (!d || strcmp(d->kind, "widen16"))
-		return NULL;
-	*bf = d->params[0] != 0;
-	return d->src;
+	return graph_widened16_of(L->g, lower_in(L, 1)->data, bf);
 }
 
 /* Fills lower_matmul_gemv16's 16-bit panels: params K, N, brs, bcs. */
@@ -737,7 +727,8 @@ static int lower_matmul_gemv16(struct lower *L)
 	const void *src;
 	int64_t K, N, params[4];
 	uint16_t *bp;
-	int bf = 0, n = 0;
+	bool bf = false;
+	int n = 0;
 
 	matmul_geometry(lower_in(L, 0), lower_in(L, 1), &mg);
 	if (!matmul_micro_ok(L) || !matmul_b_shared(L) || !(src = widened16_source(L, &bf)))
@@ -817,7 +808,7 @@ static struct tir *cond_gemv(struct lower *L)
 /* the same with B a float16 or bfloat16 constant widened at open: its 16 bits are read */
 static struct tir *cond_gemv16(struct lower *L)
 {
-	int bf;
+	bool bf;
 
 	return strategy_and(L, strategy_static(L, matmul_micro_ok(L) && matmul_b_shared(L) &&
 					       widened16_source(L, &bf)), cond_k_gt_16(L));

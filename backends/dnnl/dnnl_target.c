@@ -1394,14 +1394,13 @@ static bool host_bf16(void)
  */
 static bool bf16_valued(struct graph *g, const struct value *v)
 {
-	const struct derived_const *d;
 	const struct node *p;
+	bool bf;
 
 	if (!v || v->dtype != DTYPE_F32)
 		return false;
 	if (v->data)
-		return (d = graph_derived_of(g, v->data)) && !strcmp(d->kind, "widen16") &&
-		       d->params[0] == 1;
+		return graph_widened16_of(g, v->data, &bf) && bf;
 	if (v->producer < 0)
 		return false;
 	p = &g->nodes.v[v->producer];

@@ -1522,6 +1522,53 @@ out:
 }
 
 /*
+ * k's int8 matmul primitive, y [m, n] (type yt) = a [m, kk] (uint8 or int8,
+ * at) x b [kk, n] (int8, constant: reordered once) + an int32 bias [1, n]
+ * where bias, with attr's output scales if it has them and run-time zero
+ * points of a (az) and y (yz) added to it; attr is destroyed. The kernel's
+ * aux_md[0] is the one-int32 layout a zero point is passed in. 0 when made.
+ */
+static int rt_dnnl_q8_mm_make(struct rt_dnnl_cache *kc, struct rt_dnnl_kernel *k,
+			      const char *name, int64_t m, int64_t n, int64_t kk, int at,
+			      dnnl_data_type_t yt, int bias, int az, int yz, dnnl_primitive_attr_t attr,
+			      dnnl_status_t st, const int8_t *b)
+{
+	const int64_t ad[2] = { m, kk }, bd[2] = { kk, n }, yd[2] = { m, n }, cd[2] = { 1, n };
+	dnnl_dims_t bdd = { kk, n };
+	dnnl_memory_desc_t user_wei, any_wei;
+	dnnl_matmul_desc_t desc;
+	int32_t rz = DNNL_RUNTIME_S32_VAL;
+	int rc = -1;
+
+	k->has_bias = bias;
+	if (st == dnnl_success)
+		st = rt_dnnl_dense(&k->user_src, 2, ad, at ? dnnl_s8 : dnnl_u8);
+	if (st == dnnl_success)
+		st = rt_dnnl_dense(&k->user_dst, 2, yd, yt);
+	if (st == dnnl_success)
+		st = rt_dnnl_dense(&k->bias_md, 2, cd, dnnl_s32);
+	if (st == dnnl_success)
+		st = rt_dnnl_dense(&user_wei, 2, bd, dnnl_s8);
+	if (st == dnnl_success)
+		st = dnnl_memory_desc_init_by_tag(&any_wei, 2, bdd, dnnl_s8, dnnl_format_tag_any);
+	if (st == dnnl_success)
+		st = dnnl_matmul_desc_init(&desc, &k->user_src, &any_wei, bias ? &k->bias_md : NULL,
+					   &k->user_dst);
+	if (st == dnnl_success && az)
+		st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &rz);
+	if (st == dnnl_success && yz)
+		st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &rz);
+	if (st == dnnl_success)
+		st = rt_dnnl_dense(&k->aux_md[0], 1, (const int64_t[]){ 1 }, dnnl_s32);
+	if (!rt_dnnl_fail(st, name, "int8 matmul") &&
+	    rt_dnnl_make(kc, k, name, &desc, attr, &user_wei, (const float *)b, 1) == 0)
+		rc = 0;
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	return rc;
+}
+
+/*
  * MatMulInteger on oneDNN's int8 matmul: y [m, n] int32 = (a - az) [m, k]
  * x b [k, n], a uint8 (at 0) or int8 (at 1), b int8 constant (its zero
  * point 0), az a pointer to a's one zero point of a's type, read every run
@@ -1547,36 +1594,11 @@ static void collagec_dnnl_qmatmul(struct rt_dnnl_cache *kc, const char *name, co
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
 	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
-		const int64_t ad[2] = { m, kk }, bd[2] = { kk, n }, yd[2] = { m, n };
-		dnnl_dims_t bdd = { kk, n };
-		dnnl_memory_desc_t user_wei, any_wei;
-		dnnl_matmul_desc_t desc;
 		dnnl_primitive_attr_t attr = NULL;
-		int32_t rz = DNNL_RUNTIME_S32_VAL;
-		dnnl_status_t st;
+		dnnl_status_t st = dnnl_primitive_attr_create(&attr);
 
-		st = rt_dnnl_dense(&k->user_src, 2, ad, at ? dnnl_s8 : dnnl_u8);
-		if (st == dnnl_success)
-			st = rt_dnnl_dense(&k->user_dst, 2, yd, dnnl_s32);
-		if (st == dnnl_success)
-			st = rt_dnnl_dense(&user_wei, 2, bd, dnnl_s8);
-		if (st == dnnl_success)
-			st = dnnl_memory_desc_init_by_tag(&any_wei, 2, bdd, dnnl_s8,
-							  dnnl_format_tag_any);
-		if (st == dnnl_success)
-			st = dnnl_matmul_desc_init(&desc, &k->user_src, &any_wei, NULL,
-						   &k->user_dst);
-		if (st == dnnl_success)
-			st = dnnl_primitive_attr_create(&attr);
-		if (st == dnnl_success && az)
-			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &rz);
-		if (st == dnnl_success)
-			st = rt_dnnl_dense(&k->aux_md[0], 1, (const int64_t[]){ 1 }, dnnl_s32);
-		if (!rt_dnnl_fail(st, name, "int8 matmul") &&
-		    rt_dnnl_make(kc, k, name, &desc, attr, &user_wei, (const float *)b, 1) == 0)
-			k->made = 1;
-		if (attr)
-			dnnl_primitive_attr_destroy(attr);
+		k->made = rt_dnnl_q8_mm_make(kc, k, name, m, n, kk, at, dnnl_s32, 0, az != NULL, 0,
+					     attr, st, b) == 0;
 		if (!k->made)
 			goto out;
 	}
@@ -1624,42 +1646,11 @@ static void collagec_dnnl_qlmatmul(struct rt_dnnl_cache *kc, const char *name, c
 	if (rt_dnnl_engine(name) < 0)
 		goto out;
 	if (!rt_dnnl_cached(kc, key, (int)(sizeof(key) / sizeof(key[0])), &k)) {
-		const int64_t ad[2] = { m, kk }, bd[2] = { kk, n }, yd[2] = { m, n };
-		const int64_t cd[2] = { 1, n };
-		dnnl_dims_t bdd = { kk, n };
-		dnnl_memory_desc_t user_wei, any_wei;
-		dnnl_matmul_desc_t desc;
 		dnnl_primitive_attr_t attr = NULL;
-		int32_t rz = DNNL_RUNTIME_S32_VAL;
-		dnnl_status_t st;
+		dnnl_status_t st = rt_dnnl_q8_scales(&attr, as, bs, ys, nbs);
 
-		k->has_bias = bias != NULL;
-		st = rt_dnnl_dense(&k->user_src, 2, ad, at ? dnnl_s8 : dnnl_u8);
-		if (st == dnnl_success)
-			st = rt_dnnl_dense(&k->user_dst, 2, yd, yt ? dnnl_s8 : dnnl_u8);
-		if (st == dnnl_success)
-			st = rt_dnnl_dense(&k->bias_md, 2, cd, dnnl_s32);
-		if (st == dnnl_success)
-			st = rt_dnnl_dense(&user_wei, 2, bd, dnnl_s8);
-		if (st == dnnl_success)
-			st = dnnl_memory_desc_init_by_tag(&any_wei, 2, bdd, dnnl_s8,
-							  dnnl_format_tag_any);
-		if (st == dnnl_success)
-			st = dnnl_matmul_desc_init(&desc, &k->user_src, &any_wei,
-						   k->has_bias ? &k->bias_md : NULL, &k->user_dst);
-		if (st == dnnl_success)
-			st = rt_dnnl_q8_scales(&attr, as, bs, ys, nbs);
-		if (st == dnnl_success && az)
-			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &rz);
-		if (st == dnnl_success && yz)
-			st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &rz);
-		if (st == dnnl_success)
-			st = rt_dnnl_dense(&k->aux_md[0], 1, (const int64_t[]){ 1 }, dnnl_s32);
-		if (!rt_dnnl_fail(st, name, "int8 matmul") &&
-		    rt_dnnl_make(kc, k, name, &desc, attr, &user_wei, (const float *)b, 1) == 0)
-			k->made = 1;
-		if (attr)
-			dnnl_primitive_attr_destroy(attr);
+		k->made = rt_dnnl_q8_mm_make(kc, k, name, m, n, kk, at, yt ? dnnl_s8 : dnnl_u8,
+					     bias != NULL, az != 0, yz != 0, attr, st, b) == 0;
 		if (!k->made)
 			goto out;
 	}

@@ -131,6 +131,16 @@ const struct derived_const *graph_derived_of(const struct graph *g, const void *
 	return NULL;
 }
 
+const void *graph_widened16_of(const struct graph *g, const void *data, bool *bf)
+{
+	const struct derived_const *d = graph_derived_of(g, data);
+
+	if (!d || strcmp(d->kind, "widen16"))
+		return NULL;
+	*bf = d->params[0] != 0;
+	return d->src;
+}
+
 void graph_drop_constant_pages(struct graph *g)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);

@@ -429,6 +429,11 @@ void graph_derived_fill(struct graph *g, const void *data);
  */
 const struct derived_const *graph_derived_of(const struct graph *g, const void *data);
 /*
+ * The float16 or bfloat16 source (*bf says which) of data when data is a
+ * 16-bit constant widened to float32 (pass_fold.c's "widen16"), else NULL.
+ */
+const void *graph_widened16_of(const struct graph *g, const void *data, bool *bf);
+/*
  * In a forked child that has its own copy of the weights (a measuring
  * worker, which maps a bench model's): gives back the child's pages of g's
  * constants (the whole pages inside each buffer), so that the child does
