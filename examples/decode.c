@@ -3,14 +3,17 @@
  * of testdata/gen_decoder.py (input_ids, position_ids, then past_key_L and
  * past_value_L per layer; logits, then present_key_L and present_value_L).
  *
- * usage: decode [-n TOKENS] [-t THREADS] [-b PAST] PROMPT-TOKEN...
+ * usage: decode [-n TOKENS] [-t THREADS] [-b PAST] [-C] PROMPT-TOKEN...
  *
  * Runs the prompt at once, then one token a step, each the argmax of the
  * last logits, and prints the generated tokens on one line. The cache never
- * leaves the model's kernels: each present_* is bound
+ * leaves the model's kernels. Where the model keeps its caches in place
+ * (OUT.json caches[]), each past_* / present_* pair lives in one buffer of
+ * MAX_TOKENS positions (collagec_bind_cache) and a step writes only its
+ * new positions there. Otherwise, or with -C, each present_* is bound
  * (collagec_bind_output) to one of two buffers per cache that take turns,
- * and the next step reads it there as its past_*. Nothing is copied between
- * steps.
+ * and the next step reads it there as its past_*: the model copies the
+ * cache into present each step, the program copies nothing.
  *
  * With -b PAST it times decode steps instead: the prompt is run, then
  * steps at a past length of PAST (the cache refilled to PAST each time, as
@@ -31,12 +34,14 @@
 #define MAX_TOKENS 4096
 
 struct cache {
-	float *buf[2];		/* the two buffers a cache takes turns in */
+	float *buf[2];		/* the two buffers a cache takes turns in (in
+				   place: buf[0] alone) */
 	int64_t cap;		/* bytes each */
 };
 
 static collagec_model *m;
 static int layers, kv_heads, head_dim, vocab;
+static int in_place;		/* the caches bound with collagec_bind_cache */
 static struct cache *caches;	/* 2 per layer: key, value */
 
 static void die(const char *what, collagec_status s)
@@ -91,10 +96,11 @@ static int64_t step(const int64_t *ids, int64_t n, int64_t pos, int64_t past, in
 	    (s = collagec_set_input(m, 1, posv, dims, 2)) != COLLAGEC_OK)
 		die("set_input", s);
 	for (int c = 0; c < 2 * layers; c++) {
-		if ((s = collagec_set_input(m, 2 + c, caches[c].buf[turn], cdims, 4)) != COLLAGEC_OK)
+		if ((s = collagec_set_input(m, 2 + c, caches[c].buf[in_place ? 0 : turn], cdims,
+					    4)) != COLLAGEC_OK)
 			die("set_input (cache)", s);
-		if ((s = collagec_bind_output(m, 1 + c, caches[c].buf[!turn],
-					      caches[c].cap)) != COLLAGEC_OK)
+		if (!in_place && (s = collagec_bind_output(m, 1 + c, caches[c].buf[!turn],
+							   caches[c].cap)) != COLLAGEC_OK)
 			die("bind_output", s);
 	}
 	if ((s = collagec_run(m)) != COLLAGEC_OK)
@@ -126,7 +132,7 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	int64_t prompt[MAX_TOKENS], np = 0, ntok = 16, bench = -1, past = 0;
-	int threads = 0, turn = 0;
+	int threads = 0, turn = 0, copy = 0;
 	const float *last;
 	collagec_status s;
 
@@ -137,11 +143,13 @@ int main(int argc, char **argv)
 			threads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-b") && i + 1 < argc)
 			bench = atoll(argv[++i]);
+		else if (!strcmp(argv[i], "-C"))
+			copy = 1;
 		else if (np < MAX_TOKENS)
 			prompt[np++] = atoll(argv[i]);
 	}
 	if (!np || ntok < 0 || np + ntok > MAX_TOKENS || bench >= MAX_TOKENS) {
-		fprintf(stderr, "usage: decode [-n TOKENS] [-t THREADS] [-b PAST] "
+		fprintf(stderr, "usage: decode [-n TOKENS] [-t THREADS] [-b PAST] [-C] "
 			"PROMPT-TOKEN...\n");
 		return 2;
 	}
@@ -157,6 +165,13 @@ int main(int argc, char **argv)
 			if (!(caches[c].buf[t] = malloc((size_t)caches[c].cap)))
 				die("malloc", COLLAGEC_E_ALLOC);
 	}
+	/* in place where the model can (all or none: its caches are every layer's) */
+	in_place = !copy;
+	for (int c = 0; c < 2 * layers && in_place; c++)
+		in_place = collagec_bind_cache(m, 2 + c, 1 + c, caches[c].buf[0], caches[c].cap,
+					       MAX_TOKENS) == COLLAGEC_OK;
+	for (int c = 0; c < 2 * layers && !in_place; c++)
+		collagec_bind_cache(m, 2 + c, 1 + c, NULL, 0, 0);
 	past = step(prompt, np, 0, 0, turn, &last);
 	turn = !turn;
 	if (bench >= 0) {

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define COLLAGEC_ABI_VERSION 7
+#define COLLAGEC_ABI_VERSION 8
 
 /*
  * Every failure also leaves a one-line detail in collagec_last_error(m).
@@ -171,6 +171,26 @@ collagec_status collagec_get_output(collagec_model *m, int i, const void **data,
  * Sequence and optional outputs cannot be bound.
  */
 collagec_status collagec_bind_output(collagec_model *m, int i, void *data, int64_t bytes);
+
+/*
+ * Keeps a KV cache in place, so that a decode step writes only its new
+ * positions. Input in (an Attention's past_key or past_value) and output
+ * out (its present_key or present_value) must be a pair the model lists
+ * (OUT.json caches[]; COLLAGEC_E_ARG otherwise). Both then live in data
+ * (bytes long, aligned as malloc aligns), which holds capacity positions
+ * of the sequence axis for every batch entry and head: element (b, h, t, d)
+ * of [batch, heads, length, head_size] at ((b * heads + h) * capacity + t)
+ * * head_size + d, whatever the length. Each run still sets input in, to
+ * data itself (COLLAGEC_E_ARG otherwise) with dims [batch, heads, past,
+ * head_size]: the first past positions. The run writes positions [past,
+ * past + new) and nothing else of data, and output out is [batch, heads,
+ * past + new, head_size] in the same layout (so its data is not dense).
+ * A run whose total length exceeds capacity, or whose batch does not fit
+ * bytes, fails (COLLAGEC_E_ARG). data NULL unbinds; collagec_bind_output
+ * on out replaces the binding.
+ */
+collagec_status collagec_bind_cache(collagec_model *m, int in, int out, void *data,
+				    int64_t bytes, int64_t capacity);
 
 /*
  * A sequence output whose length is only known when the model runs (a

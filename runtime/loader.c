@@ -125,6 +125,7 @@ int model_lib_load(struct model_lib *lib, const char *path, char **err)
 	SYM(run, "run");
 	SYM(get_output, "get_output");
 	SYM(bind_output, "bind_output");
+	SYM(bind_cache, "bind_cache");
 	SYM(output_sequence, "output_sequence");
 	SYM(get_sequence_length, "get_sequence_length");
 	SYM(get_sequence_element, "get_sequence_element");

@@ -29,6 +29,7 @@ struct model_lib {
 	collagec_status (*get_output)(collagec_model *, int, const void **, const int64_t **,
 				      int *);
 	collagec_status (*bind_output)(collagec_model *, int, void *, int64_t);
+	collagec_status (*bind_cache)(collagec_model *, int, int, void *, int64_t, int64_t);
 	int (*output_sequence)(const collagec_model *, int);
 	collagec_status (*get_sequence_length)(collagec_model *, int, int64_t *);
 	collagec_status (*get_sequence_element)(collagec_model *, int, int64_t, const void **,

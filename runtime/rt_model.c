@@ -25,6 +25,9 @@ struct collagec_model {
 	void **out_bound;			/* per output: the caller's block
 						   (collagec_bind_output), or NULL */
 	int64_t *out_bcap;			/* its bytes */
+	int64_t *out_ccap;			/* per output: the capacity of the
+						   cache bound to it (collagec_bind_cache),
+						   or 0 */
 	void **dyn;				/* per value: RT_DYN values' blocks */
 	int64_t *dyn_cap;			/* their bytes */
 	int64_t *syms;				/* per symbol */
@@ -401,6 +404,7 @@ static size_t handle_carve(collagec_model *m, unsigned char *base)
 	m->out_cap = carve(base, &off, no, sizeof(*m->out_cap));
 	m->out_bound = carve(base, &off, no, sizeof(*m->out_bound));
 	m->out_bcap = carve(base, &off, no, sizeof(*m->out_bcap));
+	m->out_ccap = carve(base, &off, no, sizeof(*m->out_ccap));
 	m->dyn = carve(base, &off, nv, sizeof(*m->dyn));
 	m->dyn_cap = carve(base, &off, nv, sizeof(*m->dyn_cap));
 	m->syms = carve(base, &off, ns, sizeof(*m->syms));
@@ -954,6 +958,58 @@ static int grow(collagec_model *m, void **p, int64_t *cap, int64_t bytes,
 	return 0;
 }
 
+/* The cache whose output is out (rt_desc.caches), or NULL. */
+static const struct rt_cache *cache_of(int out)
+{
+	for (int c = 0; c < rt_desc.n_caches; c++)
+		if (rt_desc.caches[c].out == out)
+			return &rt_desc.caches[c];
+	return NULL;
+}
+
+/*
+ * Output i bound to a cache (collagec_bind_cache): its input must be the
+ * cache's buffer, and [batch, heads, capacity, head_size] must fit it.
+ */
+static collagec_status cache_place(collagec_model *m, int i, const struct rt_value *v)
+{
+	const struct rt_cache *c = cache_of(i);
+	const struct rt_value *in = &rt_desc.values[rt_desc.inputs[c->in]];
+	int64_t total = dim_eval(&v->dims[2], m->syms), need = v->esize;
+
+	if (m->in_data[c->in] != m->out_bound[i])
+		return fail(m, COLLAGEC_E_ARG, "input '%s' is not the buffer of the cache bound "
+			    "to output '%s'", in->name, v->name);
+	if (total > m->out_ccap[i])
+		return fail(m, COLLAGEC_E_ARG, "output '%s' is %lld positions long for these "
+			    "inputs; the cache bound to it holds %lld", v->name, (long long)total,
+			    (long long)m->out_ccap[i]);
+	for (int k = 0; k < v->rank; k++)
+		if (__builtin_mul_overflow(need, k == 2 ? m->out_ccap[i]
+					   : dim_eval(&v->dims[k], m->syms), &need))
+			need = INT64_MAX;
+	if (need > m->out_bcap[i])
+		return fail(m, COLLAGEC_E_ARG, "the cache bound to output '%s' takes %lld bytes "
+			    "for these inputs; its buffer holds %lld", v->name, (long long)need,
+			    (long long)m->out_bcap[i]);
+	m->out_data[i] = m->out_bound[i];
+	return COLLAGEC_OK;
+}
+
+int64_t rt_cache_capacity(const void *past, const void *present)
+{
+	collagec_model *m = rt_cur;
+
+	for (int c = 0; m && past == present && c < rt_desc.n_caches; c++) {
+		int o = rt_desc.caches[c].out;
+
+		if (m->out_ccap[o] && m->out_data[o] == present &&
+		    m->in_data[rt_desc.caches[c].in] == past)
+			return m->out_ccap[o];
+	}
+	return -1;
+}
+
 /*
  * Where output i of bytes goes in this run: the caller's bound block, which
  * must hold it, or the model's own, grown to it.
@@ -961,6 +1017,8 @@ static int grow(collagec_model *m, void **p, int64_t *cap, int64_t bytes,
 static collagec_status out_place(collagec_model *m, int i, int64_t bytes,
 				 const struct rt_value *v)
 {
+	if (m->out_ccap[i])
+		return cache_place(m, i, v);
 	if (m->out_bound[i]) {
 		if (bytes > m->out_bcap[i])
 			return fail(m, COLLAGEC_E_ARG, "output '%s' takes %lld bytes for these "
@@ -1655,8 +1713,29 @@ collagec_status rt_api_bind_output(collagec_model *m, int i, void *data, int64_t
 			    "which cannot be bound", i);
 	if (data && bytes < 0)
 		return fail(m, COLLAGEC_E_ARG, "a bound buffer of %lld bytes", (long long)bytes);
+	m->out_ccap[i] = 0;
 	m->out_bound[i] = data;
 	m->out_bcap[i] = data ? bytes : 0;
+	return COLLAGEC_OK;
+}
+
+collagec_status rt_api_bind_cache(collagec_model *m, int in, int out, void *data,
+				  int64_t bytes, int64_t capacity)
+{
+	const struct rt_cache *c;
+
+	if (!m)
+		return COLLAGEC_E_ARG;
+	c = out >= 0 && out < rt_desc.n_outputs ? cache_of(out) : NULL;
+	if (!c || c->in != in)
+		return fail(m, COLLAGEC_E_ARG, "input %d and output %d are not a cache the model "
+			    "keeps in place (OUT.json caches)", in, out);
+	if (data && (bytes < 0 || capacity < 1))
+		return fail(m, COLLAGEC_E_ARG, "a cache of %lld bytes and %lld positions",
+			    (long long)bytes, (long long)capacity);
+	m->out_bound[out] = data;
+	m->out_bcap[out] = data ? bytes : 0;
+	m->out_ccap[out] = data ? capacity : 0;
 	return COLLAGEC_OK;
 }
 

@@ -18,6 +18,7 @@
  *   symbol: bound by them), rt_late[] (the values with data-dependent dims
  *   by first step, -1 at the end), rt_inits[] (NULL-terminated) and
  *   rt_finis[] (parallel to rt_inits; NULL where an init has no fini),
+ *   rt_caches[] (in -1 at the end),
  *   rt_loops[] (run-time loops, with their bodies' API declared), rt_packs[]
  *   (constants made at open), rt_weights (the embedded blob) and
  *   rt_metadata_json.
@@ -307,6 +308,26 @@ void rt_loop_kernel(int64_t loop, int threads) __attribute__((visibility("hidden
 void rt_kernel_fail(const char *fmt, ...) __attribute__((visibility("hidden")))
 	__attribute__((format(printf, 1, 2)));
 
+/*
+ * A KV cache the model can keep in place (collagec_bind_cache, OUT.json
+ * caches[]): input in (an Attention's past_key or past_value) and output
+ * out (its present_key or present_value), both read and written only by
+ * that Attention's attention.rows kernel.
+ */
+struct rt_cache {
+	int in, out;			/* input and output indices; in -1 ends the table */
+};
+
+/*
+ * The row stride (positions along the sequence axis per batch and head)
+ * of a cache that attention.rows reads as past and writes as present:
+ * the capacity when the caller bound present to a cache
+ * (collagec_bind_cache) and set past to the same buffer, else -1 (both
+ * dense). Called by the kernel, on the thread that runs the model.
+ */
+int64_t rt_cache_capacity(const void *past, const void *present)
+	__attribute__((visibility("hidden")));
+
 /* The encoded image formats ImageDecoder reads (runtime/rt_imgprobe.c). */
 enum rt_image_format {
 	RT_IMAGE_BMP,
@@ -416,6 +437,7 @@ struct rt_desc {
 	int n_shapes;			/* rt_shapes, without its terminator */
 	int n_loops;
 	int n_packs;			/* rt_packs, without its terminator */
+	int n_caches;			/* rt_caches, without its terminator */
 	int64_t static_arena;		/* bytes, or -1 when planned at run time */
 	int threads;			/* what collagec_open sets: compile --threads,
 					   or 0: the physical cores it may run on */
@@ -444,6 +466,7 @@ struct rt_desc {
 	int64_t weights_bytes;		/* the blob's size in weights_file */
 	const char *weights_sha256;	/* its hash, checked at open (NULL: not) */
 	const struct rt_pack *packs;
+	const struct rt_cache *caches;
 	const char *metadata_json;
 	void (*rt_abort)(const char *msg);	/* the model's collagec_rt_abort,
 						   which a program may replace */
@@ -473,6 +496,8 @@ RT_HIDDEN collagec_status rt_api_get_output(collagec_model *m, int i, const void
 					    const int64_t **dims, int *rank);
 RT_HIDDEN collagec_status rt_api_bind_output(collagec_model *m, int i, void *data,
 					     int64_t bytes);
+RT_HIDDEN collagec_status rt_api_bind_cache(collagec_model *m, int in, int out, void *data,
+					    int64_t bytes, int64_t capacity);
 RT_HIDDEN int rt_api_output_sequence(const collagec_model *m, int i);
 RT_HIDDEN collagec_status rt_api_get_sequence_length(collagec_model *m, int i,
 						     int64_t *length);

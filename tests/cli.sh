@@ -701,7 +701,9 @@ printf 'int foo_abi_version(void) { return 3; }\n' >"$T/half.c"
 ${CC:-cc} -shared -fPIC -o "$T/half.so" "$T/half.c" 2>/dev/null
 x "$C" run "$T/half.so"
 status_is 1; err_has "$T/half.so: not a collagec model: it exports no collagec_abi_version"
-printf 'int foo_abi_version(void) { return 7; }\nint foo_run(void) { return 0; }\n' >"$T/half.c"
+abi=$(sed -n 's/^#define COLLAGEC_ABI_VERSION \([0-9]*\).*/\1/p' "$ROOT/runtime/collagec.h")
+printf 'int foo_abi_version(void) { return %s; }\nint foo_run(void) { return 0; }\n' "$abi" \
+	>"$T/half.c"
 ${CC:-cc} -shared -fPIC -o "$T/half.so" "$T/half.c" 2>/dev/null
 x "$C" run "$T/half.so"
 status_is 1; err_has "$T/half.so: not a collagec model: missing foo_open"

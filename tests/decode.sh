@@ -5,12 +5,16 @@
 # key/value, 4 query heads on 2 KV heads, a SiLU-gated MLP; batch, seq and
 # past symbolic) is compiled once, and examples/decode.c, linked against it,
 # runs the 8-token prompt at once and then 63 single-token steps, each
-# present_* bound (collagec_bind_output) to the buffer the next step reads
-# as its past_*. The 64 tokens must be ONNX Runtime's (tokens.txt, from the
+# past_*/present_* pair kept in place in one buffer (collagec_bind_cache;
+# OUT.json must list every layer's two caches) and, with -C, each present_*
+# bound (collagec_bind_output) to the buffer the next step reads as its
+# past_*. The 64 tokens must be ONNX Runtime's (tokens.txt, from the
 # generator), at 1 and 2 threads, and so must those after a prompt of 1100
 # tokens (tokens_long.txt: a cache longer than attention.rows's block of
 # 1024 keys); the full tier does the same with the default Collage search
-# over every available target.
+# over every available target. testdata/cache_api.c checks the caches kept
+# in place against dense ones bit for bit, that a step writes only its new
+# position (the past made read-only), and the API's refusals.
 # The same for testdata/torch_decoder: the network written as transformers'
 # LlamaModel is (RMSNorm, rotary embeddings, GQA by repeated KV heads,
 # scaled_dot_product_attention under a causal mask offset by the past, a
@@ -39,23 +43,47 @@ decode_with() {
 		fail "$name/cc" "$(head -n 1 "$T/$name.cc")"
 		return
 	fi
+	caches=$(/usr/bin/python3 -c 'import json, sys
+print(len(json.load(open(sys.argv[1]))["caches"]))' "$T/$name/libdecoder.json")
 	for f in tokens tokens_long; do
 		prompt=$(sed -n 1p "$D/$f.txt")
 		want=$(sed -n 2p "$D/$f.txt")
 		for t in 1 2; do
-			# shellcheck disable=SC2086 # the prompt is a list of tokens
-			got=$("$T/$name/decode" -t $t -n 64 $prompt 2>"$T/$name.run")
-			if [ "$got" = "$want" ]; then
-				ok "$name/$f/threads-$t/64-tokens-as-onnxruntime"
-			else
-				fail "$name/$f/threads-$t/64-tokens-as-onnxruntime" \
-					"got '$(echo "$got" | cut -c1-60)...' $(head -n 1 "$T/$name.run")"
-			fi
+			for mode in in-place copy; do
+				[ "$mode" = copy ] && flag=-C || flag=
+				[ "$mode" = in-place ] && [ "$caches" = 0 ] && continue
+				# shellcheck disable=SC2086 # the prompt is a list of tokens
+				got=$("$T/$name/decode" -t $t -n 64 $flag $prompt 2>"$T/$name.run")
+				if [ "$got" = "$want" ]; then
+					ok "$name/$f/threads-$t/$mode/64-tokens-as-onnxruntime"
+				else
+					fail "$name/$f/threads-$t/$mode/64-tokens-as-onnxruntime" \
+						"got '$(echo "$got" | cut -c1-60)...' $(head -n 1 "$T/$name.run")"
+				fi
+			done
 		done
 	done
 }
 
+# caches_are NAME N: OUT.json of build NAME lists N caches
+caches_are() {
+	got=$(/usr/bin/python3 -c 'import json, sys
+print(len(json.load(open(sys.argv[1]))["caches"]))' "$T/$1/libdecoder.json" 2>&1)
+	if [ "$got" = "$2" ]; then
+		ok "$1/caches-listed"
+	else
+		fail "$1/caches-listed" "OUT.json lists $got caches, expected $2"
+	fi
+}
+
 decode_with c --search none --target c
+caches_are c 4
+if ${CC:-cc} -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/testdata/cache_api.c" \
+	-L"$T/c" -ldecoder -Wl,-rpath,"$T/c" -o "$T/cache_api" >"$T/cache_api.cc" 2>&1; then
+	"$T/cache_api" || t_failed=$((t_failed + 1))
+else
+	fail "cache-api/cc" "$(head -n 1 "$T/cache_api.cc")"
+fi
 tier full && decode_with default
 D=$ROOT/testdata/torch_decoder
 decode_with torch-c --search none --target c

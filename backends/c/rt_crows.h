@@ -285,6 +285,8 @@ static inline void rt_mean_rows(const float *x, float *y, int64_t rows, int64_t 
 #define RT_ATTN_K_FLAT 2		/* K likewise (the cache is always 4-D) */
 #define RT_ATTN_V_FLAT 4
 #define RT_ATTN_CAUSAL 8		/* query i sees keys [0, P + i] */
+#define RT_ATTN_PRESENT_K 16		/* pk is present_key, written here */
+#define RT_ATTN_PRESENT_V 32		/* pv is present_value */
 
 struct rt_attn {
 	const float *q, *kp, *vp, *kn, *vn;
@@ -407,16 +409,66 @@ static void rt_attn_some(void *v, int64_t r0, int64_t r1)
 	}
 }
 
+/* A present output being written: the past's rows, then the new ones. */
+struct rt_attn_present {
+	const float *past, *now;	/* [B, H, P, d] at row stride ps; the new rows */
+	float *out;			/* [B, H, P + Skv, d] at row stride os */
+	int64_t H, P, Skv, d, ps, os;
+	int64_t ns[3];			/* the new rows' batch, head and row strides */
+	int in_place;			/* out is past's buffer: its rows are there */
+};
+
+static void rt_attn_present_some(void *v, int64_t r0, int64_t r1)
+{
+	const struct rt_attn_present *p = v;
+
+	for (int64_t r = r0; r < r1; r++) {
+		int64_t b = r / p->H, h = r % p->H;
+		float *o = p->out + r * p->os * p->d;
+
+		if (!p->in_place && p->P)
+			memcpy(o, p->past + r * p->ps * p->d, sizeof(float) * (size_t)(p->P * p->d));
+		for (int64_t j = 0; j < p->Skv; j++)
+			memcpy(o + (p->P + j) * p->d, p->now + b * p->ns[0] + h * p->ns[1] +
+			       j * p->ns[2], sizeof(float) * (size_t)p->d);
+	}
+}
+
+/*
+ * present = past then the new rows, per (batch, head) a block. A past kept
+ * in place (rt_cache_capacity: the caller's cache, read and written at its
+ * capacity's stride) is not copied: only the new rows are written. The
+ * past's row stride, for the scores to read it at.
+ */
+static inline int64_t rt_attn_present(const float *past, const float *now, const int64_t *ns,
+				      float *out, int64_t B, int64_t H, int64_t P, int64_t Skv,
+				      int64_t d, int threads)
+{
+	int64_t cap = rt_cache_capacity(past, out);
+	struct rt_attn_present p = { past, now, out, H, P, Skv, d, cap > 0 ? cap : P,
+				     cap > 0 ? cap : P + Skv, { ns[0], ns[1], ns[2] }, cap > 0 };
+	int64_t moved = B * H * ((cap > 0 ? 0 : P) + Skv) * d;
+
+	if (threads > 1 && B * H > 1 && moved >= 65536)
+		rt_par_for(threads, B * H, 1, rt_attn_present_some, &p);
+	else
+		rt_attn_present_some(&p, 0, B * H);
+	return p.ps;
+}
+
 /*
  * Y of Attention, float32: q, the new keys kn and values vn, the cache kp
- * and vp ([B, Hkv, P, D]; P may be 0), y in Q's form with V's head size
+ * and vp ([B, Hkv, P, D]; P may be 0), and with RT_ATTN_PRESENT_K (_V) in
+ * form present_key pk (present_value pv) written first, the cache then
+ * the new rows (rt_attn_present); y in Q's form with V's head size
  * Dv (<= RT_ATTN_MAX_DV); form is RT_ATTN_* bits; mask of mkind
  * (RT_ATTN_MASK_*, 0: none) read at b * ms0 + h * ms1 + i * ms2 + j * ms3
  * for query row i of head h and key j of the total sequence. Rows (b, h, i)
  * split over the threads, never a row.
  */
 static inline void rt_attn_rows(const float *q, const float *kp, const float *vp,
-				const float *kn, const float *vn, float *y, int64_t B,
+				const float *kn, const float *vn, float *y, float *pk, float *pv,
+				int64_t B,
 				int64_t hq, int64_t hkv, int64_t S, int64_t P, int64_t Skv,
 				int64_t D, int64_t Dv, int64_t form, float scale,
 				const void *mask, int64_t mkind, int64_t ms0, int64_t ms1,
@@ -441,6 +493,19 @@ static inline void rt_attn_rows(const float *q, const float *kp, const float *vp
 	RT_ATTN_STRIDES(a.pvs, 0, hkv, P, Dv);
 	RT_ATTN_STRIDES(a.ys, form & RT_ATTN_Q_FLAT, hq, S, Dv);
 #undef RT_ATTN_STRIDES
+	/* the present outputs; a past kept in place is read at its stride */
+	if (form & RT_ATTN_PRESENT_K) {
+		int64_t ps = rt_attn_present(kp, kn, a.ks, pk, B, hkv, P, Skv, D, threads);
+
+		a.ps[0] = hkv * ps * D;
+		a.ps[1] = ps * D;
+	}
+	if (form & RT_ATTN_PRESENT_V) {
+		int64_t ps = rt_attn_present(vp, vn, a.vs, pv, B, hkv, P, Skv, Dv, threads);
+
+		a.pvs[0] = hkv * ps * Dv;
+		a.pvs[1] = ps * Dv;
+	}
 	if (threads > 1 && rows > 1 && rows * (P + Skv) * (D + Dv) >= 32768)
 		rt_par_for(threads, rows, 1, rt_attn_some, &a);
 	else

@@ -36,6 +36,16 @@ struct exec_value {
 	bool late;		/* its dims mention late symbols (graph_sym_late) */
 };
 
+/*
+ * A KV cache the compiled model can keep in place (collagec_bind_cache):
+ * an Attention's past input and present output, which only its
+ * attention.rows kernel reads and writes.
+ */
+struct exec_cache {
+	int in, out;		/* input and output indices */
+	int node;		/* the Attention */
+};
+
 /* A dynamic node's run-time shape function (node_is_dynamic), run before a step. */
 struct exec_shape {
 	int step;		/* the first step of the node's partition */
@@ -87,6 +97,7 @@ struct exec_plan {
 	VEC(struct weight_piece) weights;	/* the weights blob, in offset order */
 	int64_t weights_bytes;		/* its size */
 	VEC(struct exec_pack) packs;	/* constants made at open */
+	VEC(struct exec_cache) caches;	/* by output index */
 	int64_t packed_bytes;		/* their bytes, the temporary ones' aside */
 	int max_args;
 	int threads;			/* what collagec_open sets: compile --threads,

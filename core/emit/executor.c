@@ -661,6 +661,15 @@ static void packs_table(const struct exec_plan *ep, struct strbuf *out)
 	sb_puts(out, "\t{ NULL, -1, -1, 0, 0, { 0 } }\n};\n");
 }
 
+/* rt_caches[]: the KV caches collagec_bind_cache may keep in place. */
+static void caches_table(const struct exec_plan *ep, struct strbuf *out)
+{
+	sb_puts(out, "static const struct rt_cache rt_caches[] = {\n");
+	for (int i = 0; i < ep->caches.n; i++)
+		sb_printf(out, "\t{ %d, %d },\n", ep->caches.v[i].in, ep->caches.v[i].out);
+	sb_puts(out, "\t{ -1, -1 }\n};\n");
+}
+
 /* rt_desc: the model's sizes and tables, all the runtime reads of it. */
 static void desc(struct graph *g, const struct exec_plan *ep, const struct weights_file *wf,
 		 struct strbuf *out)
@@ -668,9 +677,10 @@ static void desc(struct graph *g, const struct exec_plan *ep, const struct weigh
 	sb_printf(out, "const struct rt_desc rt_desc = {\n"
 		  "\t.n_values = %d, .n_inputs = %d, .n_outputs = %d, .n_syms = %d,\n"
 		  "\t.n_steps = %d, .max_args = %d, .n_shapes = %d, .n_loops = %d,\n"
-		  "\t.n_packs = %d, .static_arena = INT64_C(%lld), .threads = %d,\n", ep->n_rt,
-		  g->inputs.n, g->outputs.n, g->syms.n, ep->steps.n,
+		  "\t.n_packs = %d, .n_caches = %d, .static_arena = INT64_C(%lld), .threads = %d,\n",
+		  ep->n_rt, g->inputs.n, g->outputs.n, g->syms.n, ep->steps.n,
 		  ep->max_args ? ep->max_args : 1, ep->shapes.n, g->loops.n, ep->packs.n,
+		  ep->caches.n,
 		  ep->dynamic ? -1LL : (long long)ep->arena_bytes, ep->threads);
 	sb_printf(out, "\t.values = rt_values, .info_dims = rt_info_dims,\n"
 		  "\t.variants = rt_variants, .steps = rt_steps, .args = rt_args,\n"
@@ -679,7 +689,7 @@ static void desc(struct graph *g, const struct exec_plan *ep, const struct weigh
 		  "\t.shapes = rt_shapes, .sym_late = rt_sym_late, .late = rt_late,\n"
 		  "\t.loops = rt_loops, .inits = rt_inits, .finis = rt_finis,\n"
 		  "\t.syncs = rt_syncs,\n"
-		  "\t.weights = %s, .packs = rt_packs,\n"
+		  "\t.weights = %s, .packs = rt_packs, .caches = rt_caches,\n"
 		  "\t.metadata_json = rt_metadata_json,\n"
 		  "\t.rt_abort = collagec_rt_abort,\n",
 		  has_seq_outputs(g) ? "rt_seq_out" : "NULL", wf ? "NULL" : "rt_weights");
@@ -784,6 +794,7 @@ void emit_model_c(struct graph *g, const struct exec_plan *ep, const struct mode
 	loops_table(g, ep, out);
 	init_tables(out, ms);
 	packs_table(ep, out);
+	caches_table(ep, out);
 	sb_puts(out, "static const char rt_metadata_json[] =\n\t");
 	emit_c_string(out, metadata_json);
 	sb_puts(out, ";\n\n");

@@ -268,7 +268,7 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 		    struct partition *parts, int np, const struct exec_plan *ep,
 		    const struct collage_stats *cs)
 {
-	cJSON *root = cJSON_CreateObject(), *m, *c, *ts, *mem, *search, *at;
+	cJSON *root = cJSON_CreateObject(), *m, *c, *ts, *mem, *search, *at, *caches;
 	char sha[65] = "";
 	char *txt, *res;
 
@@ -305,6 +305,17 @@ char *metadata_json(struct graph *g, const struct compile_options *o,
 	cJSON_AddStringToObject(c, "ldlibs", lo->ldlibs ? lo->ldlibs : "");
 	cJSON_AddItemToObject(root, "inputs", tensors_json(g, g->inputs.v, g->inputs.n));
 	cJSON_AddItemToObject(root, "outputs", tensors_json(g, g->outputs.v, g->outputs.n));
+	/* the KV caches collagec_bind_cache can keep in place */
+	caches = cJSON_AddArrayToObject(root, "caches");
+	for (int i = 0; i < ep->caches.n; i++) {
+		const struct exec_cache *ec = &ep->caches.v[i];
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(e, "input", g->values.v[g->inputs.v[ec->in]].name);
+		cJSON_AddStringToObject(e, "output", g->values.v[g->outputs.v[ec->out]].name);
+		cJSON_AddStringToObject(e, "node", g->nodes.v[ec->node].name);
+		cJSON_AddItemToArray(caches, e);
+	}
 	cJSON_AddItemToObject(root, "partitions", partitions_json(g, parts, np));
 	cJSON_AddItemToObject(root, "passes", fates_json(g));
 	mem = cJSON_AddObjectToObject(root, "memory");

@@ -403,6 +403,73 @@ static void memory(struct graph *g, struct exec_plan *ep)
 	free(order);
 }
 
+/* Whether every variant of k is implementation impl. */
+static bool all_variants(const struct kernel *k, const char *impl)
+{
+	for (int v = 0; v < k->n_variants; v++)
+		if (strcmp(k->variants[v].impl, impl))
+			return false;
+	return k->n_variants > 0;
+}
+
+/* How many live nodes read v (each slot counts). */
+static int readers(struct graph *g, int v)
+{
+	int n = 0;
+
+	for (int i = 0; i < g->nodes.n; i++)
+		for (int j = 0; j < g->nodes.v[i].n_in && !g->nodes.v[i].dead; j++)
+			n += g->nodes.v[i].in[j] == v;
+	return n;
+}
+
+/*
+ * The caches of an Attention whose kernel is attention.rows alone
+ * (rt_attn_rows, which writes present from past itself and reads past
+ * with the stride rt_cache_capacity gives): past_key -> present_key and
+ * past_value -> present_value where past is a graph input read by nothing
+ * else and present a graph output read by no node. In output order.
+ */
+static void caches(struct graph *g, struct partition *parts, int n_parts, struct exec_plan *ep)
+{
+	for (int p = 0; p < n_parts; p++)
+		for (int i = 0; i < parts[p].n_nodes; i++) {
+			const struct node *n = &g->nodes.v[parts[p].nodes[i]];
+			bool rows = false;
+
+			if (n->op != OP_ATTENTION || n->n_in < 6 || n->in[4] < 0)
+				continue;
+			for (int k = 0; k < parts[p].kernels.n && !rows; k++) {
+				const struct kernel *kn = &parts[p].kernels.v[k];
+
+				for (int a = kn->n_inputs; a < kn->n_args && !rows; a++)
+					rows = kn->args[a] == n->out[0] &&
+					       all_variants(kn, "attention.rows");
+			}
+			for (int c = 0; rows && c < 2 && c + 1 < n->n_out; c++) {
+				int past = n->in[4 + c], present = n->out[1 + c];
+				struct exec_cache ec;
+
+				if (past < 0 || present < 0 || ep->vals[past].kind != EXEC_INPUT ||
+				    ep->vals[present].kind != EXEC_OUTPUT ||
+				    readers(g, past) != 1 || readers(g, present))
+					continue;
+				ec.in = ep->vals[past].io;
+				ec.out = ep->vals[present].io;
+				ec.node = parts[p].nodes[i];
+				vec_push(&ep->caches, ec);
+			}
+		}
+	/* by output index (insertion sort: a handful) */
+	for (int i = 1; i < ep->caches.n; i++)
+		for (int j = i; j > 0 && ep->caches.v[j - 1].out > ep->caches.v[j].out; j--) {
+			struct exec_cache t = ep->caches.v[j];
+
+			ep->caches.v[j] = ep->caches.v[j - 1];
+			ep->caches.v[j - 1] = t;
+		}
+}
+
 int emit_plan(struct graph *g, struct partition *parts, int n_parts, struct exec_plan *ep)
 {
 	memset(ep, 0, sizeof(*ep));
@@ -451,6 +518,7 @@ int emit_plan(struct graph *g, struct partition *parts, int n_parts, struct exec
 		if (ep->vals[g->inputs.v[i]].first < 0)
 			ep->vals[g->inputs.v[i]].first = ep->vals[g->inputs.v[i]].last = 0;
 	classify(g, ep);
+	caches(g, parts, n_parts, ep);
 	weights(g, ep);
 	memory(g, ep);
 	return 0;
@@ -467,5 +535,6 @@ void exec_plan_release(struct exec_plan *ep)
 			free((void *)ep->weights.v[i].data);
 	vec_free(&ep->weights);
 	vec_free(&ep->packs);
+	vec_free(&ep->caches);
 	memset(ep, 0, sizeof(*ep));
 }

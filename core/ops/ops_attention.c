@@ -760,8 +760,10 @@ static void attn_mask_args(struct lower *L, const struct attn *a, struct tir **a
 }
 
 /*
- * The present outputs as the loop form copies them, then one call of
- * rt_attn_rows over every query row: the scores, softmax and weighted sum
+ * One call of rt_attn_rows, which writes the present outputs (the cache
+ * then the new rows, or only the new rows where the caller keeps the
+ * cache in place: collagec_bind_cache, core/emit/plan.c's caches), then
+ * every query row: the scores, softmax and weighted sum
  * of V with vector dot products, each score computed once (the loop form
  * computes it once per pass over the keys). A float32 or bool attn_mask
  * that reaches every key is read in place.
@@ -770,35 +772,34 @@ int lower_attention_rows(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	struct attn a;
-	struct tir *te, *args[22];
+	struct tir *args[24];
 	int64_t form;
 
 	if (attn_plan(L->g, (struct node *)L->n, &a) < 0)
 		return -1;
-	te = tir_add(b, tir_dim(b, a.p), tir_dim(b, a.k.s));
-	if (L->n->n_out > 1)
-		attn_present(L, &a, 1, te);
-	if (L->n->n_out > 2)
-		attn_present(L, &a, 2, te);
 	/* the rt_crows.h RT_ATTN_* bits */
-	form = (a.q.flat ? 1 : 0) | (a.k.flat ? 2 : 0) | (a.v.flat ? 4 : 0) | (a.causal ? 8 : 0);
+	form = (a.q.flat ? 1 : 0) | (a.k.flat ? 2 : 0) | (a.v.flat ? 4 : 0) | (a.causal ? 8 : 0) |
+	       (L->n->n_out > 1 && L->out[1] ? 16 : 0) | (L->n->n_out > 2 && L->out[2] ? 32 : 0);
 	args[0] = tir_addr(b, L->in[0], tir_int(b, 0));
 	args[1] = tir_addr(b, L->in[a.past ? 4 : 1], tir_int(b, 0));
 	args[2] = tir_addr(b, L->in[a.past ? 5 : 2], tir_int(b, 0));
 	args[3] = tir_addr(b, L->in[1], tir_int(b, 0));
 	args[4] = tir_addr(b, L->in[2], tir_int(b, 0));
 	args[5] = tir_addr(b, L->out[0], tir_int(b, 0));
-	args[6] = tir_dim(b, a.q.b);
-	args[7] = tir_int(b, a.q.h);
-	args[8] = tir_int(b, a.k.h);
-	args[9] = tir_dim(b, a.q.s);
-	args[10] = tir_dim(b, a.p);
-	args[11] = tir_dim(b, a.k.s);
-	args[12] = tir_int(b, a.q.d);
-	args[13] = tir_int(b, a.v.d);
-	args[14] = tir_int(b, form);
-	args[15] = tir_flt(b, DTYPE_F32, a.scale);
-	attn_mask_args(L, &a, args + 16);
-	tir_extern(b, "rt_attn_rows", args, 22);
+	/* present_key and present_value, or Y again (not written) */
+	args[6] = tir_addr(b, L->out[form & 16 ? 1 : 0], tir_int(b, 0));
+	args[7] = tir_addr(b, L->out[form & 32 ? 2 : 0], tir_int(b, 0));
+	args[8] = tir_dim(b, a.q.b);
+	args[9] = tir_int(b, a.q.h);
+	args[10] = tir_int(b, a.k.h);
+	args[11] = tir_dim(b, a.q.s);
+	args[12] = tir_dim(b, a.p);
+	args[13] = tir_dim(b, a.k.s);
+	args[14] = tir_int(b, a.q.d);
+	args[15] = tir_int(b, a.v.d);
+	args[16] = tir_int(b, form);
+	args[17] = tir_flt(b, DTYPE_F32, a.scale);
+	attn_mask_args(L, &a, args + 18);
+	tir_extern(b, "rt_attn_rows", args, 24);
 	return 0;
 }
