@@ -9,8 +9,9 @@
 # against it must decode the same 64 tokens. Then, per thread count
 # (THREADS, default "1 2") and past length (PASTS, default "128 1024"),
 # REPEAT rounds (default 5) take turns: decode.c's median step (20 steps
-# after 3 warm-up ones, the present cache bound to the buffers the next step
-# reads) and tools/ort.py decode's (IOBinding, outputs bound to buffers made
+# after 3 warm-up ones, every cache kept in place: collagec_bind_cache; and
+# the same with -C, present bound to the buffer the next step reads, which
+# the model fills with a copy of the past each step) and tools/ort.py decode's (IOBinding, outputs bound to buffers made
 # beforehand). It prints each side's median milliseconds, the median of the
 # rounds' ratios and the spread of each side (max/min over the rounds).
 # Needs python3 with onnx >= 1.18 and onnxruntime (a venv's: pip install
@@ -54,22 +55,27 @@ if [ "$got" = "$(sed -n 2p "$D/tokens.txt")" ]; then
 else
 	echo "64-token greedy decode: DIFFERENT from ONNX Runtime's"
 fi
-printf '%-8s %-6s %10s %10s %8s %8s %8s\n' threads past collagec_ms ort_ms ratio \
+caches=$(python3 -c 'import json, sys
+print(len(json.load(open(sys.argv[1]))["caches"]))' "$D/libdecoder.json")
+echo "caches kept in place (collagec_bind_cache): $caches; copy_ms: the same build with -C" \
+	"(present bound to the buffer the next step reads, the past copied into it each step)"
+printf '%-8s %-6s %10s %8s %10s %8s %8s %8s\n' threads past collagec_ms copy_ms ort_ms ratio \
 	spread_c spread_o
 for t in $THREADS; do
 	for p in $PASTS; do
-		cs="" os="" rs=""
+		cs="" ks="" os="" rs=""
 		for r in $(seq "$REPEAT"); do
 			c=$("$D/decode" -t "$t" -b "$p" 1)
+			k=$("$D/decode" -t "$t" -b "$p" -C 1)
 			o=$(python3 tools/ort.py decode "$D/decoder.onnx" --past "$p" --threads "$t" \
 				--runs 20 --warmup 3)
-			cs="$cs $c" os="$os $o"
+			cs="$cs $c" ks="$ks $k" os="$os $o"
 			rs="$rs $(awk -v a="$c" -v b="$o" 'BEGIN { printf "%.4f", a / b }')"
 		done
 		spread() { tr ' ' '\n' | grep . | sort -n |
 			awk '{ v[NR] = $1 } END { printf "%.2f", v[NR] / v[1] }'; }
-		printf '%-8s %-6s %10s %10s %8s %8s %8s\n' "$t" "$p" "$(echo "$cs" | median)" \
-			"$(echo "$os" | median)" "$(echo "$rs" | median)" "$(echo "$cs" | spread)" \
-			"$(echo "$os" | spread)"
+		printf '%-8s %-6s %10s %8s %10s %8s %8s %8s\n' "$t" "$p" "$(echo "$cs" | median)" \
+			"$(echo "$ks" | median)" "$(echo "$os" | median)" "$(echo "$rs" | median)" \
+			"$(echo "$cs" | spread)" "$(echo "$os" | spread)"
 	done
 done

@@ -412,14 +412,20 @@ static bool all_variants(const struct kernel *k, const char *impl)
 	return k->n_variants > 0;
 }
 
-/* How many live nodes read v (each slot counts). */
+/*
+ * How many live nodes read v's elements (each slot counts): Shape and
+ * Size read only its dims.
+ */
 static int readers(struct graph *g, int v)
 {
 	int n = 0;
 
-	for (int i = 0; i < g->nodes.n; i++)
-		for (int j = 0; j < g->nodes.v[i].n_in && !g->nodes.v[i].dead; j++)
-			n += g->nodes.v[i].in[j] == v;
+	for (int i = 0; i < g->nodes.n; i++) {
+		const struct node *r = &g->nodes.v[i];
+
+		for (int j = 0; j < r->n_in && !r->dead && r->op != OP_SHAPE && r->op != OP_SIZE; j++)
+			n += r->in[j] == v;
+	}
 	return n;
 }
 

@@ -26,6 +26,10 @@
  * last MatMul stood, with its output and the spans of the nodes it takes
  * in. The layernorm pass runs this after its own merge (one pass, so that
  * the pass numbers of --dump-ir stay).
+ *
+ * A merged Attention whose k and v are Concat(past, new) along the
+ * sequence (the exporter's KV cache) then takes past as its past_key and
+ * past_value and makes the Concats' outputs as present (take_cache).
  */
 #include "passes.h"
 #include "../ops/ops.h"
@@ -286,10 +290,101 @@ static void merge(struct graph *g, struct node *y, struct sdpa *m, struct node *
 		BUG("%s: the guard after the merged Attention does not infer", y->name);
 }
 
+/*
+ * How many nodes that something needs read each value (+1 for a graph
+ * output): a node is needed when a graph output or a needed node reads
+ * what it makes. The repeat of k that a merged Attention no longer reads
+ * (unrepeated) counts no more, before the dce pass drops it. Nodes are in
+ * topological order, so one sweep from the end finds them.
+ */
+static int *needed_reader_counts(struct graph *g)
+{
+	int *count = xcalloc((size_t)g->values.n + 1, sizeof(int));
+	bool *needed = xcalloc((size_t)g->values.n + 1, sizeof(bool));
+
+	for (int v = 0; v < g->values.n; v++)
+		if (g->values.v[v].flags & VALUE_OUTPUT) {
+			count[v] = 1;
+			needed[v] = true;
+		}
+	for (int i = g->nodes.n - 1; i >= 0; i--) {
+		const struct node *n = &g->nodes.v[i];
+		bool need = false;
+
+		for (int o = 0; o < n->n_out && !n->dead; o++)
+			need |= n->out[o] >= 0 && needed[n->out[o]];
+		for (int j = 0; j < n->n_in && need; j++)
+			if (n->in[j] >= 0) {
+				count[n->in[j]]++;
+				needed[n->in[j]] = true;
+			}
+	}
+	free(needed);
+	return count;
+}
+
+/* The Concat of two 4-D values along axis 2 that makes v, read by one needed node; or NULL. */
+static struct node *cache_concat(struct graph *g, const int *count, int v)
+{
+	struct node *c = made_by(g, v, OP_CONCAT);
+	int64_t axis;
+
+	if (!c || c->n_in != 2 || !four_d(g, c->in[0]) || !four_d(g, c->in[1]) || !four_d(g, v))
+		return NULL;
+	axis = node_attr_int(c, "axis", 0);
+	if (axis != 2 && axis != -2)
+		return NULL;
+	return count[v] == ((g->values.v[v].flags & VALUE_OUTPUT) ? 2 : 1) ? c : NULL;
+}
+
+/*
+ * A merged Attention whose k and v are Concat(past, new) along the
+ * sequence, as PyTorch's exporter writes a KV cache (torch.cat of
+ * past_key_values and the step's keys, the result a present output):
+ * the Attention takes past as past_key/past_value and new as K/V, and
+ * makes the Concats' outputs as present_key/present_value. The scores
+ * are the same (the keys past then new, the mask over both); the cache
+ * is then read in place, and a program may keep it in place
+ * (collagec_bind_cache). Both or neither.
+ */
+static bool take_cache(struct graph *g, const int *count, struct node *y)
+{
+	struct node *kc = cache_concat(g, count, y->in[1]), *vc = cache_concat(g, count, y->in[2]);
+	int *in, *out;
+
+	if (!kc || !vc || kc == vc || y->n_out != 1)
+		return false;
+	in = arena_alloc(g->arena, sizeof(int) * 6);
+	out = arena_alloc(g->arena, sizeof(int) * 3);
+	in[0] = y->in[0];
+	in[1] = kc->in[1];
+	in[2] = vc->in[1];
+	in[3] = y->n_in > 3 ? y->in[3] : -1;
+	in[4] = kc->in[0];
+	in[5] = vc->in[0];
+	out[0] = y->out[0];
+	out[1] = kc->out[0];
+	out[2] = vc->out[0];
+	y->in = in;
+	y->n_in = 6;
+	y->out = out;
+	y->n_out = 3;
+	for (int c = 0; c < 2; c++) {
+		struct node *cat = c ? vc : kc;
+
+		span_add(g, &y->span, &cat->span);
+		cat->dead = true;
+		g->values.v[out[1 + c]].producer = (int)(y - g->nodes.v);
+	}
+	if (op_info(OP_ATTENTION)->infer(g, y) < 0)
+		BUG("%s: the Attention with its cache taken in does not infer", y->name);
+	return true;
+}
+
 int merge_attention(struct graph *g)
 {
 	int *count = reader_counts(g);
-	bool any = false;
+	VEC(int) merged = { 0 };
 
 	for (int i = 0; i < g->nodes.n; i++) {
 		struct node *y = &g->nodes.v[i], *isnan, *where;
@@ -298,10 +393,27 @@ int merge_attention(struct graph *g)
 		if (y->dead || y->op != OP_MATMUL || !match(g, count, y, &m, &isnan, &where))
 			continue;
 		merge(g, y, &m, isnan, where);
-		any = true;
+		vec_push(&merged, i);
 	}
 	free(count);
-	if (any && graph_toposort(g) < 0)
+	if (merged.n && graph_toposort(g) < 0)
 		BUG("merging attention made a cycle");
+	if (merged.n) {
+		bool took = false;
+
+		count = needed_reader_counts(g);
+		for (int i = 0; i < g->nodes.n; i++) {
+			struct node *y = &g->nodes.v[i];
+
+			/* the merged ones: y's scale alone, no is_causal */
+			if (!y->dead && y->op == OP_ATTENTION && y->n_attrs == 1 &&
+			    node_attr_int(y, "is_causal", 0) == 0)
+				took |= take_cache(g, count, y);
+		}
+		free(count);
+		if (took && graph_toposort(g) < 0)
+			BUG("taking caches into attention made a cycle");
+	}
+	vec_free(&merged);
 	return 0;
 }
