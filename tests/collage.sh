@@ -594,6 +594,26 @@ bad = [k for k in d if abs(d[k] - (a[k] + b[k] / 16)) > 1e-9 * d[k]]
 print("ok" if d and not bad and set(d) == set(a) else "%d candidates, off: %s" % (len(d), bad[:2]))' \
 	"$K/wdefault.json" "$K/w1.json" "$K/w16.json" 2>&1 | tail -n 1)
 verdict tune-shape/wide-batch-combined "${v#ok}"
+# A candidate whose inputs do not bind every symbol of the model (a decode
+# step's MatMul: batch and seq, not past) is measured: its bench model gets
+# the others at their tuning sizes. It had refused to run ("symbol 'past' is
+# not bound by any input"), every such candidate costing +inf, so that an
+# unmeasured estimate (PoCL's) took the decoder's MLP.
+K=$T/unbound-syms
+mkdir -p "$K"
+if "$C" compile "$ROOT/testdata/decoder/decoder.onnx" -o "$K/d.so" --target blas,c \
+	--cache "$K/costs.sqlite" --tune-shape seq=1 --tune-shape past=64 2>"$K/err"; then
+	v=$(/usr/bin/python3 -c '
+import json, sys
+l = json.load(open(sys.argv[1]))["search"]["list"]
+mm = [c for c in l if c["measured"] and any(n.endswith("matmul") for n in c["onnx_nodes"])]
+inf = [c["onnx_nodes"] for c in mm if c["cost"] >= 1e300]
+print("ok" if mm and not inf else "%d measured MatMul candidates, +inf: %s" % (len(mm), inf[:2]))' \
+		"$K/d.json" 2>&1 | tail -n 1)
+	verdict tune-shape/symbols-no-input-binds "${v#ok}"
+else
+	fail tune-shape/symbols-no-input-binds "$(head -n 1 "$K/err")"
+fi
 
 
 # cold or warm, the same bytes: a compile whose costs all come from the

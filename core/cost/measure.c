@@ -142,6 +142,51 @@ static struct vmap *const_map(struct graph *bg, struct vmap *maps, int *n_maps, 
 }
 
 /*
+ * The bench graph has every symbol of the model, but its inputs bind only
+ * those of the items' own inputs: a decode step's MatMul binds batch and
+ * seq, not past, and the bench model would refuse to run ("symbol 'past'
+ * is not bound by any input"). Each symbol that no input dim mentions and
+ * that is neither derived nor bound by data becomes a constant, its tuning
+ * size, computed before the derived ones that read it.
+ */
+static void unbound_syms_fixed(struct graph *bg)
+{
+	bool *bound = xcalloc((size_t)bg->syms.n + 1, sizeof(bool));
+	VEC(struct sym_def) defs = { 0 };
+
+	for (int i = 0; i < bg->inputs.n; i++) {
+		const struct shape *sh = &bg->values.v[bg->inputs.v[i]].shape;
+
+		for (int k = 0; k < sh->rank; k++)
+			for (int j = 0; j < sh->d[k].n; j++)
+				bound[sh->d[k].sym[j]] = true;
+	}
+	for (int d = 0; d < bg->sym_defs.n; d++)
+		bound[bg->sym_defs.v[d].sym] = true;
+	for (int d = 0; d < bg->sym_data.n; d++)
+		bound[bg->sym_data.v[d].sym] = true;
+	for (int s = 0; s < bg->syms.n; s++) {
+		struct sym_def def = { s, SYM_MAX, { 0 }, { 0 } };
+
+		if (bound[s] || graph_sym_late(bg, s))
+			continue;
+		def.a.c = def.b.c = bg->tune && bg->tune[s].size > 0 ? bg->tune[s].size : 1;
+		vec_push(&defs, def);
+	}
+	for (int d = 0; d < bg->sym_defs.n && defs.n; d++)
+		vec_push(&defs, bg->sym_defs.v[d]);
+	if (defs.n) {
+		vec_free(&bg->sym_defs);
+		bg->sym_defs.v = defs.v;
+		bg->sym_defs.n = defs.n;
+		bg->sym_defs.cap = defs.cap;
+	} else {
+		vec_free(&defs);
+	}
+	free(bound);
+}
+
+/*
  * Builds the bench graph of a batch: item i's parts become partitions with
  * part_item[] = i. Outputs of an item are what its nodes make that its own
  * nodes do not all read, or that were graph outputs.
@@ -281,6 +326,7 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 				vec_push(&bg->sym_data, sd);
 		}
 	}
+	unbound_syms_fixed(bg);
 	return bg;
 }
 
