@@ -42,6 +42,24 @@ grep '^FAIL' "$tmp/run" | grep -v '^FAIL [^:]*: compile: ' | sort >"$tmp/differ"
 	# a random op's count of differing values changes from run to run
 	sed 's/^FAIL \([^:]*\): /- `\1`: /; s/\(random op: .* than numpy.s\): .*/\1/' \
 		"$tmp/differ"
+	cat <<'WHY'
+
+## Why they differ
+
+- Attention in bfloat16 (`*_bf16`, `*_bf16_expanded`): collagec computes in float32 and
+  rounds once, as issue 33 asks; onnx.reference computes in bfloat16 step by step. The
+  same models run by onnx.reference in float64 and rounded once to bfloat16 give
+  collagec's values: in each test the same count of values differs from the expected
+  output, each by one unit in the last place (0.0039; 0.0078 above 1), which is past
+  conformance's rtol of 1e-3.
+- `test_attention_4d_causal_fp16_expanded`: the function body's ops in float16, each
+  rounded once by collagec; the reference rounds inside them. Two values, one float16
+  unit apart.
+- `test_dft_inverse*`: values that are 0 in exact arithmetic; collagec's are nearer 0
+  (3e-15) than the reference's float32 round-off (1.9e-7), past atol 1e-7.
+- Bernoulli and Dropout: random ops; shape and dtype match, and their statistics are
+  checked in tests/random.sh, but the values come from collagec's generator, not numpy's.
+WHY
 } >tests/onnx123.md
 tail -n 1 "$tmp/run"
 rm -rf "$tmp"
