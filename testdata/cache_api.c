@@ -10,7 +10,8 @@
  * the past would fault, and the positions after the new one keep their
  * fill. Then the misuses: a pair that is no cache, past set to another
  * buffer, a total longer than the capacity, a buffer too small for the
- * batch; and unbinding gives dense outputs back. One line per check:
+ * batch; a batch of two rows matches its dense run too; and unbinding
+ * gives dense outputs back. One line per check:
  * "ok decode/cache-api/NAME" or "FAIL decode/cache-api/NAME: why"; exit
  * status 1 when any failed.
  *
@@ -45,16 +46,17 @@ static void verdict(const char *name, const char *why)
 }
 
 /*
- * Runs tokens ids[0..n) at positions past.. with caches past_bufs (input
- * 2 + c, dims [1, heads, past, hd]). The status; s holds the failure.
+ * Runs B rows of tokens ids[0..B * n) at positions past.. with caches
+ * past_bufs (input 2 + c, dims [B, heads, past, hd]). The status.
  */
-static collagec_status run(const int64_t *ids, int64_t n, int64_t past, float **past_bufs)
+static collagec_status run_b(int64_t B, const int64_t *ids, int64_t n, int64_t past,
+			     float **past_bufs)
 {
-	int64_t pos[PROMPT], d2[2] = { 1, n }, d4[4] = { 1, heads, past, hd };
+	int64_t pos[2 * PROMPT], d2[2] = { B, n }, d4[4] = { B, heads, past, hd };
 	collagec_status s;
 
-	for (int64_t i = 0; i < n; i++)
-		pos[i] = past + i;
+	for (int64_t i = 0; i < B * n; i++)
+		pos[i] = past + i % n;
 	if ((s = collagec_set_input(m, 0, ids, d2, 2)) != COLLAGEC_OK ||
 	    (s = collagec_set_input(m, 1, pos, d2, 2)) != COLLAGEC_OK)
 		return s;
@@ -62,6 +64,11 @@ static collagec_status run(const int64_t *ids, int64_t n, int64_t past, float **
 		if ((s = collagec_set_input(m, 2 + c, past_bufs[c], d4, 4)) != COLLAGEC_OK)
 			return s;
 	return collagec_run(m);
+}
+
+static collagec_status run(const int64_t *ids, int64_t n, int64_t past, float **past_bufs)
+{
+	return run_b(1, ids, n, past, past_bufs);
 }
 
 /* Output o's data and length along the sequence axis. */
@@ -95,6 +102,70 @@ static const char *cache_is(const float *buf, const float *ref, int64_t n)
 				return "a position after the new ones was written";
 	}
 	return NULL;
+}
+
+/*
+ * A batch of two (rows that differ) through a prompt and a step, dense and
+ * then in place: the same logits and caches (each (batch, head) block at
+ * CAP positions' stride in the cache). NULL, or why not.
+ */
+static const char *batch_of_two(void)
+{
+	static char why[160];
+	int64_t ids[2 * PROMPT], step[2] = { 7, 9 }, hn = (int64_t)heads * hd;
+	size_t bytes = sizeof(float) * 2 * CAP * (size_t)hn;
+	float **dense = calloc((size_t)(2 * layers), sizeof(float *));
+	float **cache = calloc((size_t)(2 * layers), sizeof(float *));
+	float *logits = malloc(sizeof(float) * 2 * (size_t)vocab);
+	float **present = calloc((size_t)(2 * layers), sizeof(float *));
+	const char *w = NULL;
+
+	for (int i = 0; i < 2 * PROMPT; i++)
+		ids[i] = (i * 53 + 5) % vocab;
+	for (int c = 0; c < 2 * layers; c++) {
+		collagec_bind_cache(m, 2 + c, 1 + c, NULL, 0, 0);
+		dense[c] = calloc(1, sizeof(float) * 2 * PROMPT * (size_t)hn);
+		present[c] = malloc(sizeof(float) * 2 * (PROMPT + 1) * (size_t)hn);
+		cache[c] = malloc(bytes);
+		memset(cache[c], FILL, bytes);
+	}
+	if (run_b(2, ids, PROMPT, 0, dense) != COLLAGEC_OK)
+		return collagec_last_error(m);
+	for (int c = 0; c < 2 * layers; c++)
+		memcpy(dense[c], output(1 + c, NULL), sizeof(float) * 2 * PROMPT * (size_t)hn);
+	if (run_b(2, step, 1, PROMPT, dense) != COLLAGEC_OK)
+		return collagec_last_error(m);
+	memcpy(logits, output(0, NULL), sizeof(float) * 2 * (size_t)vocab);
+	for (int c = 0; c < 2 * layers; c++)
+		memcpy(present[c], output(1 + c, NULL), sizeof(float) * 2 * (PROMPT + 1) * (size_t)hn);
+	for (int c = 0; c < 2 * layers; c++)
+		collagec_bind_cache(m, 2 + c, 1 + c, cache[c], (int64_t)bytes, CAP);
+	if (run_b(2, ids, PROMPT, 0, cache) != COLLAGEC_OK ||
+	    run_b(2, step, 1, PROMPT, cache) != COLLAGEC_OK)
+		return collagec_last_error(m);
+	if (memcmp(output(0, NULL), logits, sizeof(float) * 2 * (size_t)vocab))
+		w = "the logits differ from the dense run's";
+	for (int c = 0; c < 2 * layers && !w; c++)
+		for (int b = 0; b < 2 && !w; b++)
+			for (int h = 0; h < heads && !w; h++)
+				if (memcmp(cache[c] + ((int64_t)b * heads + h) * CAP * hd,
+					   present[c] + ((int64_t)b * heads + h) * (PROMPT + 1) * hd,
+					   sizeof(float) * (PROMPT + 1) * (size_t)hd)) {
+					snprintf(why, sizeof(why), "cache %d, batch %d, head %d differs "
+						 "from the dense run's", c, b, h);
+					w = why;
+				}
+	for (int c = 0; c < 2 * layers; c++) {
+		collagec_bind_cache(m, 2 + c, 1 + c, NULL, 0, 0);
+		free(dense[c]);
+		free(present[c]);
+		free(cache[c]);
+	}
+	free(dense);
+	free(present);
+	free(cache);
+	free(logits);
+	return w;
 }
 
 int main(void)
@@ -222,6 +293,8 @@ int main(void)
 	verdict("buffer-too-small", s == COLLAGEC_E_ARG &&
 		strstr(collagec_last_error(m), "its buffer holds")
 		? NULL : "a cache larger than its buffer ran");
+
+	verdict("batch-of-two", batch_of_two());
 
 	/* unbound again: dense outputs of the model's own */
 	for (int c = 0; c < 2 * layers; c++)
