@@ -154,7 +154,7 @@ rt_pw_gemv(const float *restrict w, const float *restrict x, const float *restri
 					acc += col[j] * x[(k0 + j) * xs];
 			} else {
 				for (int64_t j = 0; j < nk; j++)
-					acc += col[j] * x[(k0 + j) * xs];
+					acc = rt_cv_fmadd(col[j], x[(k0 + j) * xs], acc);
 			}
 		}
 		if (ys == 1) {

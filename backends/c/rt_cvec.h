@@ -27,6 +27,24 @@ typedef float rt_cv_vec __attribute__((vector_size(4 * RT_CV_V)));
 /* the same, for loads and stores at any float boundary */
 typedef float rt_cv_uvec __attribute__((vector_size(4 * RT_CV_V), aligned(4)));
 
+/*
+ * c + a * b, rounded once where the ISA has FMA (twice where not), as the
+ * loop IR's forms and -ffp-contract=fast compute it. GCC contracts the
+ * sums of the unrolled loops itself, but left a tail loop's vmulps and
+ * vaddps apart with AVX2 (rt_pw_gemv's last columns): a unit off.
+ */
+static inline __attribute__((always_inline)) rt_cv_vec rt_cv_fmadd(rt_cv_vec a, float b,
+								    rt_cv_vec c)
+{
+#if defined(__AVX512F__)
+	return (rt_cv_vec)_mm512_fmadd_ps((__m512)a, _mm512_set1_ps(b), (__m512)c);
+#elif defined(__AVX2__) && defined(__FMA__)
+	return (rt_cv_vec)_mm256_fmadd_ps((__m256)a, _mm256_set1_ps(b), (__m256)c);
+#else
+	return c + a * b;
+#endif
+}
+
 #if defined(__AVX512F__)
 /* r[j][i] = r[i][j], i, j < 16 */
 static inline __attribute__((always_inline)) void rt_cv_transpose(rt_cv_vec *r)
