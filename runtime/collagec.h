@@ -167,8 +167,9 @@ collagec_status collagec_get_output(collagec_model *m, int i, const void **data,
  * (COLLAGEC_E_ARG). data must not overlap an input of the same run. A
  * decoder's present_key/present_value bound to one buffer and passed as the
  * next step's past_key/past_value from it (two buffers per cache, taking
- * turns) goes from token to token with no copy out of the model.
- * Sequence and optional outputs cannot be bound.
+ * turns) goes from token to token with no copy out of the model; the
+ * model still copies the past into present each step, which
+ * collagec_bind_cache avoids. Sequence and optional outputs cannot be bound.
  */
 collagec_status collagec_bind_output(collagec_model *m, int i, void *data, int64_t bytes);
 
