@@ -7,7 +7,7 @@
  * again when the model opens, so that OUT.so holds the 8-bit weights once,
  * as the model has them; core/emit/plan.c decides which).
  *
- *	int safe = rt_ci_pack(w, K, N, 1, N, 1, 0, is_signed, 1, panels, map);
+ *	int safe = rt_ci_pack(w, K, N, 1, N, 1, 0, 0, is_signed, 1, panels, map);
  *
  * Layout (rt_cquant.h's top): B' = B (int8) or B - 128 (uint8), each
  * column's 4 bytes of one k quad side by side, 16 columns a panel, zero
@@ -42,18 +42,31 @@ static const int rt_ci_perm[RT_CI_ORDER_COUNT][4] = {
 	{ 0, 1, 2, 3 }, { 0, 2, 1, 3 }, { 0, 3, 1, 2 }, { 0, 1, 2, 3 }
 };
 
+/*
+ * The k quads of a panel and, with taps t > 0 (an implicit convolution's
+ * order), B[k, j] for k = c * t + tap read as quad q = (c / 4) * t + tap,
+ * byte c % 4: K / t channels padded to whole quads (rt_ci_kq).
+ */
+static inline int64_t rt_ci_kq(int64_t K, int64_t t)
+{
+	return t > 0 ? (K / t + 3) / 4 * t : (K + 3) / 4;
+}
+
 /* B' of quad q of panel jp of the group at g0: c[jj][kk] = B'[4 q + kk, 16 jp + jj]. */
 static inline void rt_ci_quad_get(const uint8_t *src, int64_t K, int64_t N, int64_t ks,
-				  int64_t js, int64_t g0, int64_t jp, int64_t q, int sgn,
-				  int8_t c[RT_CIP_NR][4])
+				  int64_t js, int64_t g0, int64_t jp, int64_t q, int64_t t,
+				  int sgn, int8_t c[RT_CIP_NR][4])
 {
 	for (int64_t jj = 0; jj < RT_CIP_NR; jj++) {
 		int64_t j = jp * RT_CIP_NR + jj;
 
 		for (int kk = 0; kk < 4; kk++) {
 			int64_t k = 4 * q + kk;
-			uint8_t v = k < K && j < N ? src[g0 + k * ks + j * js] : (sgn ? 0 : 128);
+			uint8_t v;
 
+			if (t > 0)
+				k = 4 * (q / t) + kk < K / t ? (4 * (q / t) + kk) * t + q % t : K;
+			v = k < K && j < N ? src[g0 + k * ks + j * js] : (sgn ? 0 : 128);
 			c[jj][kk] = (int8_t)(sgn ? (int)(int8_t)v : (int)v - 128);
 		}
 	}
@@ -98,10 +111,10 @@ static inline void rt_ci_quad_put(int8_t c[RT_CIP_NR][4], int o, int8_t *d)
 #define RT_CIP_ORD 4096
 #endif
 static inline int rt_ci_pack_panel(const uint8_t *src, int64_t K, int64_t N, int64_t ks,
-				   int64_t js, int64_t g0, int64_t jp, int sgn, int8_t *dst,
-				   int32_t *m)
+				   int64_t js, int64_t g0, int64_t jp, int64_t t, int sgn,
+				   int8_t *dst, int32_t *m)
 {
-	int64_t kq = (K + 3) / 4, at[RT_CI_ORDER_COUNT] = { 0 }, n[RT_CI_ORDER_COUNT] = { 0 };
+	int64_t kq = rt_ci_kq(K, t), at[RT_CI_ORDER_COUNT] = { 0 }, n[RT_CI_ORDER_COUNT] = { 0 };
 	uint8_t ord[RT_CIP_ORD];
 	int8_t c[RT_CIP_NR][4];
 	int safe = 1;
@@ -111,7 +124,7 @@ static inline int rt_ci_pack_panel(const uint8_t *src, int64_t K, int64_t N, int
 
 		for (int o = 0; o < RT_CI_ORDER_COUNT; o++)
 			for (int64_t q = 0; q < kq; q++) {
-				rt_ci_quad_get(src, K, N, ks, js, g0, jp, q, sgn, c);
+				rt_ci_quad_get(src, K, N, ks, js, g0, jp, q, t, sgn, c);
 				if (rt_ci_quad_order(c, 1) != o)
 					continue;
 				rt_ci_quad_put(c, o, dst + p * 64);
@@ -122,7 +135,7 @@ static inline int rt_ci_pack_panel(const uint8_t *src, int64_t K, int64_t N, int
 			}
 	} else {
 		for (int64_t q = 0; q < kq; q++) {
-			rt_ci_quad_get(src, K, N, ks, js, g0, jp, q, sgn, c);
+			rt_ci_quad_get(src, K, N, ks, js, g0, jp, q, t, sgn, c);
 			ord[q] = (uint8_t)rt_ci_quad_order(c, 1);
 			n[ord[q]]++;
 		}
@@ -131,7 +144,7 @@ static inline int rt_ci_pack_panel(const uint8_t *src, int64_t K, int64_t N, int
 		for (int64_t q = 0; q < kq; q++) {
 			int64_t p = at[ord[q]]++;
 
-			rt_ci_quad_get(src, K, N, ks, js, g0, jp, q, sgn, c);
+			rt_ci_quad_get(src, K, N, ks, js, g0, jp, q, t, sgn, c);
 			rt_ci_quad_put(c, ord[q], dst + p * 64);
 			if (m)
 				m[RT_CI_MAP_HEAD + p] = (int32_t)q;
@@ -145,8 +158,9 @@ static inline int rt_ci_pack_panel(const uint8_t *src, int64_t K, int64_t N, int
 }
 
 /*
- * Packs the groups of B [K, N] into bp (groups * ceil(N / 16) * ceil(K /
- * 4) * 64 bytes). With map, each panel's quads go by their order (enum
+ * Packs the groups of B [K, N] into bp (groups * ceil(N / 16) *
+ * rt_ci_kq(K, t) * 64 bytes; t > 0: the quads of an implicit convolution
+ * of t taps, rt_ci_quad_get). With map, each panel's quads go by their order (enum
  * rt_ci_order: those vpmaddubsw takes as they are, then those it takes in
  * each other byte order, then the unsafe ones), each kind in k order;
  * mapv (when not NULL) receives per group and panel RT_CI_MAP_HEAD counts
@@ -155,10 +169,10 @@ static inline int rt_ci_pack_panel(const uint8_t *src, int64_t K, int64_t N, int
  * when every quad is safe as it is.
  */
 static inline int rt_ci_pack(const uint8_t *src, int64_t K, int64_t N, int64_t groups,
-			     int64_t ks, int64_t js, int64_t gs, int sgn, int map, int8_t *bp,
-			     int32_t *mapv)
+			     int64_t ks, int64_t js, int64_t gs, int64_t t, int sgn, int map,
+			     int8_t *bp, int32_t *mapv)
 {
-	int64_t np = (N + RT_CIP_NR - 1) / RT_CIP_NR, kq = (K + 3) / 4;
+	int64_t np = (N + RT_CIP_NR - 1) / RT_CIP_NR, kq = rt_ci_kq(K, t);
 	int8_t c[RT_CIP_NR][4];
 	int safe = 1;
 
@@ -167,13 +181,13 @@ static inline int rt_ci_pack(const uint8_t *src, int64_t K, int64_t N, int64_t g
 			int8_t *dst = bp + (g * np + jp) * kq * 64;
 
 			if (map) {
-				safe &= rt_ci_pack_panel(src, K, N, ks, js, g * gs, jp, sgn, dst,
+				safe &= rt_ci_pack_panel(src, K, N, ks, js, g * gs, jp, t, sgn, dst,
 							 mapv ? mapv + (g * np + jp) *
 							 (kq + RT_CI_MAP_HEAD) : NULL);
 				continue;
 			}
 			for (int64_t q = 0; q < kq; q++) {
-				rt_ci_quad_get(src, K, N, ks, js, g * gs, jp, q, sgn, c);
+				rt_ci_quad_get(src, K, N, ks, js, g * gs, jp, q, t, sgn, c);
 				safe &= rt_ci_quad_order(c, 0) == 0;
 				rt_ci_quad_put(c, 0, dst + q * 64);
 			}
@@ -182,14 +196,39 @@ static inline int rt_ci_pack(const uint8_t *src, int64_t K, int64_t N, int64_t g
 }
 
 /*
+ * An implicit convolution's image (rt_ciconv2d with taps): Hp x Wp pixels
+ * of C channels padded to a multiple of 4 (x padded with its zero point,
+ * channels last; pads[4] = { ph, pw, Hp, Wp } on return), then Hp x Wp int32 sums
+ * over the channels, OH x OW row sums and kq quad offsets; the scratch
+ * bytes of one group, each part 64-byte aligned.
+ */
+static inline int64_t rt_ci_implicit_bytes(int64_t C, int64_t H, int64_t W, int64_t kh,
+					   int64_t kw, int64_t sh, int64_t sw, int64_t dh,
+					   int64_t dw, int64_t ph, int64_t pw, int64_t OH,
+					   int64_t OW, int64_t pads[4])
+{
+	int64_t hp = (OH - 1) * sh + (kh - 1) * dh + 1, wp = (OW - 1) * sw + (kw - 1) * dw + 1;
+	int64_t cq = (C + 3) / 4, kq = cq * kh * kw;
+
+	hp = hp > ph + H ? hp : ph + H;
+	wp = wp > pw + W ? wp : pw + W;
+	pads[0] = ph;
+	pads[1] = pw;
+	pads[2] = hp;
+	pads[3] = wp;
+	return (4 * cq * hp * wp + 63) / 64 * 64 + (hp * wp * 4 + 63) / 64 * 64 +
+	       (OH * OW * 4 + 63) / 64 * 64 + (kq * 4 + 63) / 64 * 64;
+}
+
+/*
  * The packed panels of a constant B made when the model opens
  * (rt_desc.packs), as the compiler made them (c_strategies.c, ci_pack_at):
- * p = { K, N, is_signed | map << 1, groups, ks, js }, gs = N * js. The map
- * and the safe flag stay the compiler's (the map in the blob).
+ * p = { K, N, is_signed | map << 1 | taps << 2, groups, ks, js }, gs = N *
+ * js. The map and the safe flag stay the compiler's (the map in the blob).
  */
 static inline void rt_cigemm_pack_const(const void *src, void *dst, const int64_t *p)
 {
-	rt_ci_pack((const uint8_t *)src, p[0], p[1], p[3], p[4], p[5], p[1] * p[5],
+	rt_ci_pack((const uint8_t *)src, p[0], p[1], p[3], p[4], p[5], p[1] * p[5], p[2] >> 2,
 		   (int)(p[2] & 1), (int)(p[2] >> 1 & 1), (int8_t *)dst, NULL);
 }
 

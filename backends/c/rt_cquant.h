@@ -91,7 +91,19 @@ struct rt_ci_gemm {
 				   order, then the k quad of each packed quad,
 				   safe ones first (rt_ci_pack; whole quads of
 				   A: lda >= 4 kq) */
+	/* an implicit convolution (rt_ciconv2d with taps): 0 / NULL otherwise */
+	int64_t kq;		/* quads of a panel (K / taps channels padded to 4) */
+	const int32_t *qo;	/* byte offset of each k quad from a pixel's corner */
+	const int32_t *rsum;	/* each row's sum of A' (rt_ci_rowsum's) */
+	int64_t ow, rstep, cstep;	/* row i's corner at A + (i / ow) rstep + (i % ow) cstep */
 };
+
+/*
+ * The byte offset in a row of A of k quad q: 4 q, or with qo (an implicit
+ * convolution, rt_ciconv2d) qo[q], the quad's channels and tap in the
+ * interleaved image from the pixel's corner.
+ */
+#define RT_CI_QOFF(qo, q) ((qo) ? (int64_t)(qo)[q] : 4 * (int64_t)(q))
 
 /* One tile's sums: acc[r][jj] = sum_k A'(row r) B'(k, jj) over the panel. */
 typedef int32_t rt_ci_acc[RT_CI_MR][RT_CI_NR];
@@ -343,14 +355,14 @@ static inline int rt_ci_map_order(const int32_t *map, int64_t p)
 static inline __attribute__((always_inline)) void
 rt_ci_ubs_run(const uint8_t *const *a, int64_t p0, int64_t p1, const uint32_t flip,
 	      const int shuf, __m256i ctl, const int8_t *bp, const int32_t *qi,
-	      __m256i t[RT_CI_MR][2])
+	      const int32_t *qo, __m256i t[RT_CI_MR][2])
 {
 	const __m256i ones = _mm256_set1_epi16(1);
 
 	for (int64_t p = p0; p < p1; p++) {
 		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
 		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
-		int64_t off = 4 * (int64_t)qi[p];
+		int64_t off = RT_CI_QOFF(qo, qi[p]);
 
 #pragma GCC unroll 8
 		for (int r = 0; r < RT_CI_MR; r++) {
@@ -380,7 +392,7 @@ rt_ci_ubs_run(const uint8_t *const *a, int64_t p0, int64_t p1, const uint32_t fl
  */
 static inline __attribute__((always_inline)) void
 rt_ci_map_avx2(const uint8_t *const *a, int64_t kq, const uint32_t flip, const int8_t *bp,
-	       const int32_t *map, rt_ci_acc acc)
+	       const int32_t *map, const int32_t *qo, rt_ci_acc acc)
 {
 	const int32_t *qi = map + RT_CI_MAP_HEAD;
 	__m256i t[RT_CI_MR][2];
@@ -391,9 +403,9 @@ rt_ci_map_avx2(const uint8_t *const *a, int64_t kq, const uint32_t flip, const i
 #pragma GCC unroll 8
 	for (int r = 0; r < RT_CI_MR; r++)
 		t[r][0] = t[r][1] = _mm256_setzero_si256();
-	rt_ci_ubs_run(a, 0, n0, flip, 0, c1, bp, qi, t);
-	rt_ci_ubs_run(a, n0, n1, flip, 1, c1, bp, qi, t);
-	rt_ci_ubs_run(a, n1, n2, flip, 1, c2, bp, qi, t);
+	rt_ci_ubs_run(a, 0, n0, flip, 0, c1, bp, qi, qo, t);
+	rt_ci_ubs_run(a, n0, n1, flip, 1, c1, bp, qi, qo, t);
+	rt_ci_ubs_run(a, n1, n2, flip, 1, c2, bp, qi, qo, t);
 	for (int64_t p = n2; p < kq; p++) {
 		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
 		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
@@ -401,7 +413,7 @@ rt_ci_map_avx2(const uint8_t *const *a, int64_t kq, const uint32_t flip, const i
 		__m256i b0o = _mm256_srai_epi16(b0, 8);
 		__m256i b1e = _mm256_srai_epi16(_mm256_slli_epi16(b1, 8), 8);
 		__m256i b1o = _mm256_srai_epi16(b1, 8);
-		int64_t off = 4 * (int64_t)qi[p];
+		int64_t off = RT_CI_QOFF(qo, qi[p]);
 
 #pragma GCC unroll 8
 		for (int r = 0; r < RT_CI_MR; r++) {
@@ -439,7 +451,8 @@ rt_ci_map_avx2(const uint8_t *const *a, int64_t kq, const uint32_t flip, const i
  * speed and every sum stays exact. A's quads are whole (lda >= 4 kq).
  */
 static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t flip,
-				  const int8_t *bp, const int32_t *map, rt_ci_acc acc)
+				  const int8_t *bp, const int32_t *map, const int32_t *qo,
+				  rt_ci_acc acc)
 {
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 	const int32_t *qi = map + RT_CI_MAP_HEAD;
@@ -456,7 +469,7 @@ static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t 
 			uint32_t v;
 			__m512i x;
 
-			memcpy(&v, a[r] + 4 * (int64_t)qi[p], 4);
+			memcpy(&v, a[r] + RT_CI_QOFF(qo, qi[p]), 4);
 			x = _mm512_set1_epi32((int)rt_ci_aperm(v ^ flip, o));
 
 			t[r] = _mm512_dpbusd_epi32(t[r], x, b);
@@ -480,7 +493,7 @@ static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t 
 			uint32_t v;
 			__m256i x;
 
-			memcpy(&v, a[r] + 4 * (int64_t)qi[p], 4);
+			memcpy(&v, a[r] + RT_CI_QOFF(qo, qi[p]), 4);
 			x = _mm256_set1_epi32((int)rt_ci_aperm(v ^ flip, o));
 #if defined(__AVXVNNI__)
 			t[r][0] = _mm256_dpbusd_avx_epi32(t[r][0], x, b0);
@@ -496,10 +509,15 @@ static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t 
 		_mm256_storeu_si256((__m256i *)(acc[r] + 8), t[r][1]);
 	}
 #elif defined(__AVX2__)
-	if (flip)
-		rt_ci_map_avx2(a, kq, 0x80808080u, bp, map, acc);
+	/* specialised: flip and whether there are offsets constants of each copy */
+	if (qo && flip)
+		rt_ci_map_avx2(a, kq, 0x80808080u, bp, map, qo, acc);
+	else if (qo)
+		rt_ci_map_avx2(a, kq, 0, bp, map, qo, acc);
+	else if (flip)
+		rt_ci_map_avx2(a, kq, 0x80808080u, bp, map, NULL, acc);
 	else
-		rt_ci_map_avx2(a, kq, 0, bp, map, acc);
+		rt_ci_map_avx2(a, kq, 0, bp, map, NULL, acc);
 #else
 	const int32_t *qi = map + RT_CI_MAP_HEAD;
 
@@ -508,7 +526,7 @@ static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t 
 		int o = rt_ci_map_order(map, p);
 
 		for (int r = 0; r < RT_CI_MR; r++) {
-			const uint8_t *ar = a[r] + 4 * (int64_t)qi[p];
+			const uint8_t *ar = a[r] + RT_CI_QOFF(qo, qi[p]);
 			int32_t x[4];
 
 			for (int kk = 0; kk < 4; kk++)
@@ -721,7 +739,7 @@ static inline int32_t rt_ci_rowsum(const uint8_t *p, int64_t K, uint32_t flip)
 static inline void rt_ci_block(const struct rt_ci_gemm *g, int64_t r0, int64_t r1, int64_t jp0,
 			       int64_t jp1)
 {
-	int64_t kq = (g->K + 3) / 4, pb = kq * 64;
+	int64_t kq = g->kq ? g->kq : (g->K + 3) / 4, pb = kq * 64;
 	int64_t nc = RT_CI_CHUNK / (pb > 0 ? pb : 1);
 	uint32_t flip = g->a_signed ? 0x80808080u : 0;
 
@@ -737,15 +755,21 @@ static inline void rt_ci_block(const struct rt_ci_gemm *g, int64_t r0, int64_t r
 
 			for (int r = 0; r < RT_CI_MR; r++) {
 				/* rows past the end repeat the last one, their sums dropped */
-				const uint8_t *p = g->A + (i0 + (r < mr ? r : mr - 1)) * g->lda;
+				int64_t i = i0 + (r < mr ? r : mr - 1);
 
-				a[r] = p;
-				rs[r] = rt_ci_rowsum(p, g->K, flip);
+				if (g->rsum) {
+					a[r] = g->A + i / g->ow * g->rstep + i % g->ow * g->cstep;
+					rs[r] = g->rsum[i];
+					continue;
+				}
+				a[r] = g->A + i * g->lda;
+				rs[r] = rt_ci_rowsum(a[r], g->K, flip);
 			}
 			for (int64_t jp = jc; jp < jce; jp++) {
 				if (g->qmap)
 					rt_ci_tile_map(a, kq, flip, g->Bp + jp * pb,
-						       g->qmap + jp * (kq + RT_CI_MAP_HEAD), acc);
+						       g->qmap + jp * (kq + RT_CI_MAP_HEAD), g->qo,
+						       acc);
 				else
 					rt_ci_tile(a, g->K, flip, g->Bp + jp * pb, g->safe, acc);
 				rt_ci_store(g, acc, rs, i0, mr, jp);
@@ -797,7 +821,7 @@ static inline void rt_cigemm(int64_t M, int64_t N, int64_t K, const void *A, int
 {
 	struct rt_ci_gemm g = { M, N, K, (const uint8_t *)A, lda, a_signed, za, zas, Bp, bsum,
 				b_signed, safe, C, ldc, out, sa, sb, sy, sas, sbs, yz, 1, bias,
-				qmap };
+				qmap, 0, NULL, NULL, 0, 0, 0 };
 	int64_t np = (N + RT_CI_NR - 1) / RT_CI_NR, tiles = (M + RT_CI_MR - 1) / RT_CI_MR;
 	/* below about a quarter of a million multiply-adds a team costs more than it gains */
 	int nt = threads > 1 && M * N * K >= 262144 ? threads : 1;
@@ -1024,6 +1048,147 @@ static void rt_cic_rows(void *v, int64_t t0, int64_t t1)
 }
 
 /*
+ * An implicit convolution's image and sums (rt_ciconv2d with taps): per
+ * padded row hh of the image (hh - ph of x), its Wp pixels of c4 bytes,
+ * the cg channels of x there (channels past cg, and pixels outside x, the
+ * zero point z), and S[hh, ww], the sum over the cg channels of A' = A ^
+ * flip there (vpsadbw over the pixel's bytes). 16 channels by 16 pixels at
+ * a time through rt_ci_t16.
+ */
+struct rt_cin_job {
+	const uint8_t *x;
+	int64_t cg, c4, H, W, ph, pw, hp, wp, kh, kw, sh, sw, dh, dw, OW;
+	uint8_t z, flip;
+	uint8_t *xp;
+	int32_t *S, *rsum;
+	const struct rt_ci_gemm *g;
+	int64_t tiles, nt, P;
+};
+
+static void rt_cin_rows(void *v, int64_t h0, int64_t h1)
+{
+	const struct rt_cin_job *j = v;
+	int64_t W = j->W, pw = j->pw, wp = j->wp, c4 = j->c4, HW = j->H * W;
+	int32_t zs = (int32_t)j->cg * (uint8_t)(j->z ^ j->flip);
+
+	for (int64_t hh = h0; hh < h1; hh++) {
+		int64_t h = hh - j->ph, c = 0;
+		int32_t *s = j->S + hh * wp;
+		uint8_t *d = j->xp + hh * wp * c4;
+		const uint8_t *xr = j->x + h * W;
+
+		for (int64_t w = 0; w < wp; w++)
+			s[w] = zs;
+		if (h < 0 || h >= j->H) {
+			memset(d, j->z, (size_t)(wp * c4));
+			continue;
+		}
+		memset(d, j->z, (size_t)(pw * c4));
+		memset(d + (pw + W) * c4, j->z, (size_t)((wp - pw - W) * c4));
+		d += pw * c4;
+#if defined(__SSE2__)
+		for (; c + 16 <= j->cg; c += 16) {
+			int64_t w = 0;
+			__m128i r[16];
+
+			for (; w + 16 <= W; w += 16) {
+				for (int t = 0; t < 16; t++)
+					r[t] = _mm_loadu_si128((const __m128i *)(xr + (c + t) * HW + w));
+				rt_ci_t16(r);
+				for (int t = 0; t < 16; t++)
+					_mm_storeu_si128((__m128i *)(d + (w + t) * c4 + c), r[t]);
+			}
+			if (w < W && W >= 16) {
+				/* the last 16 pixels again, overlapping */
+				w = W - 16;
+				for (int t = 0; t < 16; t++)
+					r[t] = _mm_loadu_si128((const __m128i *)(xr + (c + t) * HW + w));
+				rt_ci_t16(r);
+				for (int t = 0; t < 16; t++)
+					_mm_storeu_si128((__m128i *)(d + (w + t) * c4 + c), r[t]);
+				w = W;
+			}
+			for (; w < W; w++)
+				for (int t = 0; t < 16; t++)
+					d[w * c4 + c + t] = xr[(c + t) * HW + w];
+		}
+#endif
+#if defined(__SSE2__)
+		/* a quad of channels (those past cg: z) 16 pixels at a time */
+		for (; c < c4; c += 4) {
+			const __m128i zv = _mm_set1_epi8((char)j->z);
+			int64_t w = 0;
+
+			for (; w + 16 <= W; w += 16) {
+				__m128i r[4], lo01, hi01, lo23, hi23, o[4];
+
+				for (int t = 0; t < 4; t++)
+					r[t] = c + t < j->cg ? _mm_loadu_si128((const __m128i *)
+									(xr + (c + t) * HW + w))
+							      : zv;
+				lo01 = _mm_unpacklo_epi8(r[0], r[1]);
+				hi01 = _mm_unpackhi_epi8(r[0], r[1]);
+				lo23 = _mm_unpacklo_epi8(r[2], r[3]);
+				hi23 = _mm_unpackhi_epi8(r[2], r[3]);
+				o[0] = _mm_unpacklo_epi16(lo01, lo23);
+				o[1] = _mm_unpackhi_epi16(lo01, lo23);
+				o[2] = _mm_unpacklo_epi16(hi01, hi23);
+				o[3] = _mm_unpackhi_epi16(hi01, hi23);
+				if (c4 == 4) {
+					for (int t = 0; t < 4; t++)
+						_mm_storeu_si128((__m128i *)(d + 4 * w + 16 * t), o[t]);
+					continue;
+				}
+				{
+					uint8_t tmp[64];
+
+					for (int t = 0; t < 4; t++)
+						_mm_storeu_si128((__m128i *)(tmp + 16 * t), o[t]);
+					for (int u = 0; u < 16; u++)
+						memcpy(d + (w + u) * c4 + c, tmp + 4 * u, 4);
+				}
+			}
+			for (; w < W; w++)
+				for (int t = 0; t < 4; t++)
+					d[w * c4 + c + t] = c + t < j->cg ? xr[(c + t) * HW + w] : j->z;
+		}
+#else
+		for (; c < c4; c++)
+			for (int64_t w = 0; w < W; w++)
+				d[w * c4 + c] = c < j->cg ? xr[c * HW + w] : j->z;
+#endif
+		/* the pixel's c4 bytes, less the channels past cg (z there) */
+		for (int64_t w = 0; w < W; w++)
+			s[pw + w] = rt_ci_rowsum(d + w * c4, c4, j->flip * 0x01010101u) -
+				    (int32_t)(c4 - j->cg) * (uint8_t)(j->z ^ j->flip);
+	}
+}
+
+/* Shares [t0, t1) of the pixels' row tiles: their row sums, then the GEMM's rows. */
+static void rt_cin_gemm(void *v, int64_t t0, int64_t t1)
+{
+	const struct rt_cin_job *j = v;
+
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t r0 = j->tiles * t / j->nt * RT_CI_MR;
+		int64_t r1 = j->tiles * (t + 1) / j->nt * RT_CI_MR;
+
+		r1 = r1 < j->P ? r1 : j->P;
+		for (int64_t p = r0; p < r1; p++) {
+			const int32_t *s = j->S + p / j->OW * j->sh * j->wp + p % j->OW * j->sw;
+			int32_t sum = 0;
+
+			for (int64_t i = 0; i < j->kh; i++)
+				for (int64_t k = 0; k < j->kw; k++)
+					sum += s[i * j->dh * j->wp + k * j->dw];
+			j->rsum[p] = sum;
+		}
+		if (r0 < r1)
+			rt_ci_block(j->g, r0, r1, 0, (j->g->N + RT_CI_NR - 1) / RT_CI_NR);
+	}
+}
+
+/*
  * QLinearConv / ConvInteger of one image, 1-D (H = 1) or 2-D: per group
  * the im2col matrix col [OH * OW, Kg] (Kg = C / group * kh * kw, in
  * scratch) is the GEMM's A, its rows the pixels, and the weights of the
@@ -1039,6 +1204,14 @@ static void rt_cic_rows(void *v, int64_t t0, int64_t t1)
  * 4 kq bytes), so that every panel may take its quads in the order of
  * qmap (per group np * (kq + RT_CI_MAP_HEAD) entries; see struct rt_ci_gemm), or
  * NULL.
+ *
+ * With taps (kh * kw; the weights packed in rt_ci_quad_get's implicit
+ * order, with qmap) there is no im2col matrix: the group's channels are
+ * interleaved in quads into a padded image of 4-byte pixels in scratch
+ * (rt_ci_implicit_bytes), each GEMM row (an output pixel) points at the
+ * corner of its window there and each k quad (a channel quad and a tap)
+ * is an offset from it, so that a pixel's quads are read where they lie;
+ * x is read once, not kh * kw times, and no transpose runs.
  */
 static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, int64_t kh,
 			       int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
@@ -1047,7 +1220,7 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 			       int safe, int64_t M, int64_t group, const int32_t *bias, void *y,
 			       int out, const float *sx, const float *swt, int64_t sws,
 			       const float *sy, const void *yz, const int32_t *qmap,
-			       uint8_t *scratch, int threads)
+			       int64_t taps, uint8_t *scratch, int threads)
 {
 	int64_t P = OH * OW, cg = C / group, Mg = M / group, Kg = cg * kh * kw;
 	int64_t np = (Mg + RT_CI_NR - 1) / RT_CI_NR, kq = (Kg + 3) / 4, lda = 4 * kq;
@@ -1058,13 +1231,53 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 
 	if (nt > tiles)
 		nt = tiles > 0 ? (int)tiles : 1;
+	if (taps > 0) {
+		int64_t pads[4], cq = (cg + 3) / 4, kqi = cq * taps, c4 = 4 * cq;
+		int64_t hp, wp, o0, o1, o2;
+
+		rt_ci_implicit_bytes(cg, H, W, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, pads);
+		hp = pads[2];
+		wp = pads[3];
+		o0 = (c4 * hp * wp + 63) / 64 * 64;
+		o1 = o0 + (hp * wp * 4 + 63) / 64 * 64;
+		o2 = o1 + (P * 4 + 63) / 64 * 64;
+		/* quad q: channels 4 (q / taps) + [0, 4) at tap q % taps (rt_ci_quad_get) */
+		for (int64_t q = 0; q < kqi; q++)
+			((int32_t *)(scratch + o2))[q] =
+				(int32_t)((q % taps / kw * dh * wp + q % kw * dw) * c4 + q / taps * 4);
+		for (int64_t gi = 0; gi < group; gi++) {
+			struct rt_ci_gemm g = {
+				P, Mg, Kg, scratch, 0, x_signed, xz, 0, Bp + gi * np * kqi * 64,
+				bsum + gi * 2 * np * RT_CI_NR, w_signed, safe,
+				(uint8_t *)y + (size_t)(gi * Mg * P) * ysz, 1, out, sx,
+				swt + gi * Mg * sws, sy, 0, sws, yz, P, bias ? bias + gi * Mg : NULL,
+				qmap + gi * np * (kqi + RT_CI_MAP_HEAD), kqi,
+				(const int32_t *)(scratch + o2), (const int32_t *)(scratch + o1), OW,
+				sh * wp * c4, sw * c4
+			};
+			struct rt_cin_job j = {
+				(const uint8_t *)x + gi * cg * H * W, cg, c4, H, W, ph, pw, hp, wp, kh, kw,
+				sh, sw, dh, dw, OW, z, (uint8_t)(x_signed ? 0x80 : 0), scratch,
+				(int32_t *)(scratch + o0), (int32_t *)(scratch + o1), &g, tiles, nt, P
+			};
+
+			if (nt > 1) {
+				rt_par_for(nt, hp, 1, rt_cin_rows, &j);
+				rt_par_for(nt, nt, 1, rt_cin_gemm, &j);
+			} else {
+				rt_cin_rows(&j, 0, hp);
+				rt_cin_gemm(&j, 0, 1);
+			}
+		}
+		return;
+	}
 	for (int64_t gi = 0; gi < group; gi++) {
 		struct rt_ci_gemm g = {
 			P, Mg, Kg, scratch, lda, x_signed, xz, 0, Bp + gi * np * kq * 64,
 			bsum + gi * 2 * np * RT_CI_NR, w_signed, safe,
 			(uint8_t *)y + (size_t)(gi * Mg * P) * ysz, 1, out, sx, swt + gi * Mg * sws,
 			sy, 0, sws, yz, P, bias ? bias + gi * Mg : NULL,
-			qmap ? qmap + gi * np * (kq + RT_CI_MAP_HEAD) : NULL
+			qmap ? qmap + gi * np * (kq + RT_CI_MAP_HEAD) : NULL, 0, NULL, NULL, 0, 0, 0
 		};
 
 		struct rt_cic_job j = { (const uint8_t *)x + gi * cg * H * W, H, W, kh, kw, sh, sw,

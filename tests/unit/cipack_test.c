@@ -82,7 +82,7 @@ static void check(int sgn, int k)
 
 	K = k;
 	make_b(b, sgn);
-	ASSERT(0, rt_ci_pack(b, K, N, 1, N, 1, 0, sgn, 1, bp, map));
+	ASSERT(0, rt_ci_pack(b, K, N, 1, N, 1, 0, 0, sgn, 1, bp, map));
 	for (int jp = 0; jp < NP; jp++) {
 		const int32_t *m = map + jp * (KQ + RT_CI_MAP_HEAD);
 		int p = 0;
@@ -136,7 +136,7 @@ static void test_pack_plain(void)
 
 	K = KMAX;
 	make_b(b, 1);
-	ASSERT(0, rt_ci_pack(b, K, N, 1, N, 1, 0, 1, 0, bp, NULL));
+	ASSERT(0, rt_ci_pack(b, K, N, 1, N, 1, 0, 0, 1, 0, bp, NULL));
 	for (int jp = 0; jp < NP; jp++)
 		for (int q = 0; q < KQ; q++)
 			for (int jj = 0; jj < 16; jj++)
@@ -145,7 +145,7 @@ static void test_pack_plain(void)
 					       bp[(jp * KQ + q) * 64 + jj * 4 + c]);
 	for (int i = 0; i < K * N; i++)
 		b[i] = (uint8_t)(rand() % 81 - 40);
-	ASSERT(1, rt_ci_pack(b, K, N, 1, N, 1, 0, 1, 0, bp, NULL));
+	ASSERT(1, rt_ci_pack(b, K, N, 1, N, 1, 0, 0, 1, 0, bp, NULL));
 }
 
 TESTS({ "pack_orders_s8", test_pack_orders_s8 },

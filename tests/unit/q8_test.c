@@ -11,7 +11,15 @@
  *  - rt_qmaxpool2d (backends/c/rt_cqpool.h), an 8-bit MaxPool, against
  *    the window's max taken tap by tap, over random geometries (kernel,
  *    stride, dilation, padding, rows 1 to 200 wide), uint8 and int8, on 1
- *    and 2 threads, and nothing written past the output.
+ *    and 2 threads, and nothing written past the output;
+ *  - rt_ciconv2d's two forms (backends/c/rt_cquant.h), the implicit one
+ *    (taps: the weights packed in its quad order, the image channels last)
+ *    and im2col's, against the int64 sums of ConvInteger written out here
+ *    and against each other requantized, over random geometries (groups,
+ *    strides, dilations, asymmetric pads, channels past whole quads and
+ *    16-channel blocks, rows shorter and longer than 16 pixels, 1-D),
+ *    uint8 and int8 x and w, weights of 8 and 7 bits, on 1 and 2 threads,
+ *    and nothing written past the output.
  */
 #include "test.h"
 
@@ -202,7 +210,158 @@ static void test_qmaxpool_random_geometries(void)
 	ASSERT_TRUE(cases > 2000);
 }
 
+/* ConvInteger's sum at (m, oh, ow): g = kh kw sh sw dh dw ph pw, zero points zx, zw[m] */
+static int64_t conv_ref(const uint8_t *x, const uint8_t *w, int xs, int ws, int C, int H,
+			int W, int M, int group, const int *g, int zx, const int *zw, int m,
+			int oh, int ow)
+{
+	int cg = C / group, gi = m / (M / group);
+	int64_t s = 0;
+
+	for (int c = 0; c < cg; c++)
+		for (int i = 0; i < g[0]; i++)
+			for (int k = 0; k < g[1]; k++) {
+				int ih = oh * g[2] - g[6] + i * g[4], iw = ow * g[3] - g[7] + k * g[5];
+				int xv = zx, wv = w[((m * cg + c) * g[0] + i) * g[1] + k];
+
+				if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+					xv = x[((gi * cg + c) * H + ih) * W + iw];
+					xv = xs ? (int8_t)xv : xv;
+				}
+				wv = ws ? (int8_t)wv : wv;
+				s += (int64_t)(xv - zx) * (wv - zw[m]);
+			}
+	return s;
+}
+
+/* rt_ciconv2d with the weights packed for taps (0: im2col's form), into y */
+static void ciconv(const uint8_t *x, const uint8_t *w, int xs, int ws, int C, int H, int W,
+		   int M, int group, const int *g, int OH, int OW, uint8_t zx, const uint8_t *zw,
+		   int taps, int out, const float *sw, float sy, uint8_t zy, void *y, int threads)
+{
+	int cg = C / group, Mg = M / group, Kg = cg * g[0] * g[1];
+	int64_t np = (Mg + 15) / 16, kq = rt_ci_kq(Kg, taps), pads[4], sb;
+	int8_t *bp = malloc((size_t)(group * np * kq * 64));
+	int32_t *map = malloc(sizeof(int32_t) * (size_t)(group * np * (kq + RT_CI_MAP_HEAD)));
+	int32_t *bsum = calloc((size_t)(group * 2 * np * 16), sizeof(int32_t));
+	float sx = 0.5f;
+	uint8_t *scratch;
+	int safe;
+
+	safe = rt_ci_pack(w, Kg, Mg, group, 1, Kg, (int64_t)Mg * Kg, taps, ws, 1, bp, map);
+	/* c_strategies.c's ci_sums_at: colsum(B') per column, then zb' */
+	for (int gi = 0; gi < group; gi++)
+		for (int j = 0; j < Mg; j++) {
+			int32_t c = 0;
+
+			for (int k = 0; k < Kg; k++) {
+				uint8_t v = w[(gi * Mg + j) * Kg + k];
+
+				c += ws ? (int8_t)v : v - 128;
+			}
+			bsum[gi * 2 * np * 16 + j] = c;
+			bsum[gi * 2 * np * 16 + np * 16 + j] =
+				(ws ? (int8_t)zw[gi * Mg + j] : zw[gi * Mg + j]) - (ws ? 0 : 128);
+		}
+	sb = taps ? rt_ci_implicit_bytes(cg, H, W, g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7],
+					 OH, OW, pads)
+		  : (int64_t)OH * OW * 4 * ((Kg + 3) / 4);
+	scratch = malloc((size_t)sb + 64);
+	rt_ciconv2d(x, C, H, W, g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], OH, OW, xs, &zx, bp,
+		    bsum, ws, safe, M, group, NULL, y, out, &sx, sw, 1, &sy, &zy, map, taps,
+		    scratch, threads);
+	free(scratch);
+	free(bp);
+	free(map);
+	free(bsum);
+}
+
+static void test_ciconv_implicit_random_geometries(void)
+{
+	unsigned seed = 777;
+	int cases = 0, implicit_rows = 0;
+
+	for (int t = 0; t < 400; t++) {
+		/* g: kh kw sh sw dh dw ph pw pb pr */
+		int g[10], H, W, C, M, group, OH, OW, xs, ws, th, narrow, zwv[64];
+		uint8_t *x, *w, zw[64], zx, zy;
+		int32_t *yi, *yr;
+		uint8_t *y8a, *y8b;
+		float sw[64];
+
+#define RND(n) ((int)((seed = seed * 1103515245u + 12345u) >> 16) % (n))
+		g[0] = 1 + RND(4), g[1] = 1 + RND(4), g[2] = 1 + RND(3), g[3] = 1 + RND(3);
+		g[4] = 1 + RND(2), g[5] = 1 + RND(2);
+		g[6] = RND(3), g[7] = RND(3), g[8] = RND(3), g[9] = RND(3);
+		if (RND(4) == 0)
+			g[0] = 1, g[2] = 1, g[4] = 1, g[6] = g[8] = 0;	/* 1-D */
+		group = 1 + RND(3);
+		C = RND(2) ? 40 : 6;
+		C = group * (1 + RND(C));
+		M = group * (1 + RND(20));
+		H = 1 + RND(12), W = 1 + RND(40);
+		xs = RND(2), ws = RND(2), th = 1 + RND(2), narrow = RND(2);
+		OH = H + g[6] + g[8] - ((g[0] - 1) * g[4] + 1);
+		OW = W + g[7] + g[9] - ((g[1] - 1) * g[5] + 1);
+		if (OH < 0 || OW < 0 || g[0] * g[1] == 1)
+			continue;
+		OH = OH / g[2] + 1, OW = OW / g[3] + 1;
+		x = malloc((size_t)(C * H * W));
+		w = malloc((size_t)(M * (C / group) * g[0] * g[1]));
+		for (int i = 0; i < C * H * W; i++)
+			x[i] = (uint8_t)RND(256);
+		for (int i = 0; i < M * (C / group) * g[0] * g[1]; i++) {
+			int v = narrow ? RND(128) - 64 : RND(256) - 128;
+
+			w[i] = (uint8_t)(ws ? v : v + 128);
+		}
+		zx = (uint8_t)RND(256), zy = (uint8_t)RND(256);
+		for (int m = 0; m < M; m++) {
+			zw[m] = (uint8_t)(RND(4) ? RND(256) : (ws ? 0 : 128));
+			zwv[m] = ws ? (int8_t)zw[m] : zw[m];
+			sw[m] = 1.0f / (float)(1 + RND(64));
+		}
+#undef RND
+		yi = malloc(sizeof(int32_t) * (size_t)(M * OH * OW) + 64);
+		yr = malloc(sizeof(int32_t) * (size_t)(M * OH * OW) + 64);
+		y8a = malloc((size_t)(M * OH * OW) + 64);
+		y8b = malloc((size_t)(M * OH * OW) + 64);
+		memset(yi, 0x5a, sizeof(int32_t) * (size_t)(M * OH * OW) + 64);
+		memset(y8a, 0x5a, (size_t)(M * OH * OW) + 64);
+		ciconv(x, w, xs, ws, C, H, W, M, group, g, OH, OW, zx, zw, g[0] * g[1],
+		       RT_CI_OUT_I32, sw, 1.0f, 0, yi, th);
+		for (int m = 0; m < M; m++)
+			for (int oh = 0; oh < OH; oh++)
+				for (int ow = 0; ow < OW; ow++)
+					ASSERT(conv_ref(x, w, xs, ws, C, H, W, M, group, g,
+							xs ? (int8_t)zx : zx, zwv, m, oh, ow),
+					       yi[(m * OH + oh) * OW + ow]);
+		for (int i = 0; i < 64; i++)
+			ASSERT(0x5a, ((uint8_t *)(yi + M * OH * OW))[i]);
+		/* requantized: the same bytes as im2col's form */
+		ciconv(x, w, xs, ws, C, H, W, M, group, g, OH, OW, zx, zw, g[0] * g[1],
+		       RT_CI_OUT_U8, sw, 3.0f, zy, y8a, th);
+		ciconv(x, w, xs, ws, C, H, W, M, group, g, OH, OW, zx, zw, 0, RT_CI_OUT_U8, sw, 3.0f,
+		       zy, y8b, th);
+		for (int i = 0; i < M * OH * OW; i++)
+			ASSERT(y8b[i], y8a[i]);
+		for (int i = M * OH * OW; i < M * OH * OW + 64; i++)
+			ASSERT(0x5a, y8a[i]);
+		implicit_rows += W >= 16 && C / group >= 16;
+		free(x);
+		free(w);
+		free(yi);
+		free(yr);
+		free(y8a);
+		free(y8b);
+		cases++;
+	}
+	ASSERT_TRUE(cases > 250);
+	ASSERT_TRUE(implicit_rows > 20);
+}
+
 TESTS({ "fma_path_every_pair", test_qadd_fma_path_every_pair },
       { "double_path_every_pair", test_qadd_double_path_every_pair },
       { "exact_bounds", test_qadd_exact_bounds },
-      { "qmaxpool_random_geometries", test_qmaxpool_random_geometries })
+      { "qmaxpool_random_geometries", test_qmaxpool_random_geometries },
+      { "ciconv_implicit_random_geometries", test_ciconv_implicit_random_geometries })
