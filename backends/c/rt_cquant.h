@@ -1207,11 +1207,11 @@ static void rt_cin_gemm(void *v, int64_t t0, int64_t t1)
  *
  * With taps (kh * kw; the weights packed in rt_ci_quad_get's implicit
  * order, with qmap) there is no im2col matrix: the group's channels are
- * interleaved in quads into a padded image of 4-byte pixels in scratch
- * (rt_ci_implicit_bytes), each GEMM row (an output pixel) points at the
- * corner of its window there and each k quad (a channel quad and a tap)
- * is an offset from it, so that a pixel's quads are read where they lie;
- * x is read once, not kh * kw times, and no transpose runs.
+ * copied into a padded channels-last image in scratch (rt_cin_rows; its
+ * size rt_ci_implicit_bytes), each GEMM row (an output pixel) points at
+ * the corner of its window there and each k quad (a channel quad at a
+ * tap) is an offset from it (RT_CI_QOFF), so that a pixel's quads are
+ * read where they lie: x is read once, not kh * kw times.
  */
 static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, int64_t kh,
 			       int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
