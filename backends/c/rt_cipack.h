@@ -20,7 +20,12 @@
 #include <stdlib.h>
 
 #define RT_CIP_NR 16	/* RT_CI_NR: columns of a panel */
-#define RT_CI_MAP_HEAD 3	/* a panel's map: the counts of its first 3 orders, then its quads */
+/*
+ * A panel's map: RT_CI_MAP_HEAD counts (its quads in fused pairs, then
+ * those safe in each of the first 3 orders), then which k quad each
+ * packed quad is.
+ */
+#define RT_CI_MAP_HEAD 4
 
 /*
  * The byte orders of a k quad (rt_ci_quad_order): the pairs vpmaddubsw
@@ -102,10 +107,36 @@ static inline void rt_ci_quad_put(int8_t c[RT_CIP_NR][4], int o, int8_t *d)
 }
 
 /*
- * One panel (kq quads from quad 0 of panel jp, into dst) packed by byte
- * order (rt_ci_pack), m its map or NULL; the orders of at most RT_CIP_ORD
- * quads kept at a time (each quad read twice), a panel of more read once
- * per order. Returns 1 when every quad is safe as it is.
+ * Whether quads c and d, each safe as it is, can be summed in 16 bits
+ * before vpmaddwd adds their pairs (a fused pair): for every column and
+ * each half, the positive B' of both quads' pairs sum to at most 128 and
+ * the negative ones to at least -128, so that with A' in [0, 255] the four
+ * products' sum lies within 255 * 128 of zero and fits an int16.
+ */
+static inline int rt_ci_fusable(int8_t c[RT_CIP_NR][4], int8_t d[RT_CIP_NR][4])
+{
+	for (int jj = 0; jj < RT_CIP_NR; jj++)
+		for (int h = 0; h < 4; h += 2) {
+			int pos = 0, neg = 0;
+
+			for (int k = h; k < h + 2; k++) {
+				pos += (c[jj][k] > 0 ? c[jj][k] : 0) + (d[jj][k] > 0 ? d[jj][k] : 0);
+				neg += (c[jj][k] < 0 ? c[jj][k] : 0) + (d[jj][k] < 0 ? d[jj][k] : 0);
+			}
+			if (pos > 128 || neg < -128)
+				return 0;
+		}
+	return 1;
+}
+
+/*
+ * One panel (kq quads from quad 0 of panel jp, into dst) packed by kind
+ * (rt_ci_pack), m its map or NULL; the kinds of at most RT_CIP_ORD quads
+ * kept at a time (each quad read up to three times), a panel of more read
+ * once per order, with no fused pairs. The quads safe as they are pair up
+ * in k order, each with the next such quad when the two are fusable
+ * (rt_ci_fusable; otherwise the second is tried with the one after it).
+ * Returns 1 when every quad is safe as it is.
  */
 #ifndef RT_CIP_ORD
 #define RT_CIP_ORD 4096
@@ -115,8 +146,10 @@ static inline int rt_ci_pack_panel(const uint8_t *src, int64_t K, int64_t N, int
 				   int8_t *dst, int32_t *m)
 {
 	int64_t kq = rt_ci_kq(K, t), at[RT_CI_ORDER_COUNT] = { 0 }, n[RT_CI_ORDER_COUNT] = { 0 };
+	int64_t nf = 0, af = 0, pend = -1;
 	uint8_t ord[RT_CIP_ORD];
-	int8_t c[RT_CIP_NR][4];
+	int32_t mate[RT_CIP_ORD];	/* a fused pair's second quad, else -1 (-2: a second) */
+	int8_t c[RT_CIP_NR][4], d[RT_CIP_NR][4];
 	int safe = 1;
 
 	if (kq > RT_CIP_ORD) {
@@ -137,21 +170,50 @@ static inline int rt_ci_pack_panel(const uint8_t *src, int64_t K, int64_t N, int
 		for (int64_t q = 0; q < kq; q++) {
 			rt_ci_quad_get(src, K, N, ks, js, g0, jp, q, t, sgn, c);
 			ord[q] = (uint8_t)rt_ci_quad_order(c, 1);
-			n[ord[q]]++;
+			mate[q] = -1;
+			if (ord[q] != RT_CI_ORDER_0123)
+				continue;
+			if (pend >= 0) {
+				rt_ci_quad_get(src, K, N, ks, js, g0, jp, pend, t, sgn, d);
+				if (rt_ci_fusable(d, c)) {
+					mate[pend] = (int32_t)q;
+					mate[q] = -2;
+					nf += 2;
+					pend = -1;
+					continue;
+				}
+			}
+			pend = q;
 		}
+		for (int64_t q = 0; q < kq; q++)
+			n[ord[q]] += mate[q] == -1;
+		at[0] = nf;
 		for (int o = 1; o < RT_CI_ORDER_COUNT; o++)
 			at[o] = at[o - 1] + n[o - 1];
 		for (int64_t q = 0; q < kq; q++) {
-			int64_t p = at[ord[q]]++;
+			int64_t p;
 
+			if (mate[q] == -2)
+				continue;
+			p = mate[q] >= 0 ? af : at[ord[q]]++;
 			rt_ci_quad_get(src, K, N, ks, js, g0, jp, q, t, sgn, c);
 			rt_ci_quad_put(c, ord[q], dst + p * 64);
 			if (m)
 				m[RT_CI_MAP_HEAD + p] = (int32_t)q;
+			if (mate[q] < 0)
+				continue;
+			rt_ci_quad_get(src, K, N, ks, js, g0, jp, mate[q], t, sgn, c);
+			rt_ci_quad_put(c, RT_CI_ORDER_0123, dst + (p + 1) * 64);
+			if (m)
+				m[RT_CI_MAP_HEAD + p + 1] = mate[q];
+			af += 2;
 		}
 	}
-	for (int o = 0; o < RT_CI_MAP_HEAD && m; o++)
-		m[o] = (int32_t)n[o];
+	if (m) {
+		m[0] = (int32_t)nf;
+		for (int o = 0; o < RT_CI_MAP_HEAD - 1; o++)
+			m[1 + o] = (int32_t)n[o];
+	}
 	for (int o = 1; o < RT_CI_ORDER_COUNT; o++)
 		safe &= n[o] == 0;
 	return safe;
@@ -160,13 +222,14 @@ static inline int rt_ci_pack_panel(const uint8_t *src, int64_t K, int64_t N, int
 /*
  * Packs the groups of B [K, N] into bp (groups * ceil(N / 16) *
  * rt_ci_kq(K, t) * 64 bytes; t > 0: the quads of an implicit convolution
- * of t taps, rt_ci_quad_get). With map, each panel's quads go by their order (enum
- * rt_ci_order: those vpmaddubsw takes as they are, then those it takes in
- * each other byte order, then the unsafe ones), each kind in k order;
+ * of t taps, rt_ci_quad_get). With map, each panel's quads go by kind: the
+ * fused pairs of quads safe as they are (rt_ci_pack_panel), the other
+ * quads vpmaddubsw takes as they are, those it takes in each other byte
+ * order (enum rt_ci_order), then the unsafe ones, each kind in k order;
  * mapv (when not NULL) receives per group and panel RT_CI_MAP_HEAD counts
- * (of the first three kinds), then which k quad each packed quad is
- * (rt_ci_tile_map). Without, every quad in k order and as it is. Returns 1
- * when every quad is safe as it is.
+ * (the quads in fused pairs, then those of the first three orders), then
+ * which k quad each packed quad is (rt_ci_tile_map). Without, every quad
+ * in k order and as it is. Returns 1 when every quad is safe as it is.
  */
 static inline int rt_ci_pack(const uint8_t *src, int64_t K, int64_t N, int64_t groups,
 			     int64_t ks, int64_t js, int64_t gs, int64_t t, int sgn, int map,

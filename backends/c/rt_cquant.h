@@ -334,14 +334,20 @@ static inline uint32_t rt_ci_aperm(uint32_t v, int o)
 	return v;
 }
 
-/* The byte order of packed quad p of a panel whose map is map (rt_ci_pack). */
+/*
+ * The byte order of packed quad p of a panel whose map is map (rt_ci_pack):
+ * the fused pairs' (map[0] quads) and the next map[1] as they are, then
+ * map[2] and map[3] in the two other orders.
+ */
 static inline int rt_ci_map_order(const int32_t *map, int64_t p)
 {
-	int64_t n = 0;
+	int64_t n = map[0];
 
-	for (int o = 0; o < RT_CI_MAP_HEAD; o++)
+	if (p < n)
+		return RT_CI_ORDER_0123;
+	for (int o = 1; o < RT_CI_MAP_HEAD; o++)
 		if (p < (n += map[o]))
-			return o;
+			return o - 1;
 	return RT_CI_ORDER_UNSAFE;
 }
 
@@ -396,14 +402,41 @@ rt_ci_map_avx2(const uint8_t *const *a, int64_t kq, const uint32_t flip, const i
 {
 	const int32_t *qi = map + RT_CI_MAP_HEAD;
 	__m256i t[RT_CI_MR][2];
-	int64_t n0 = map[0], n1 = n0 + map[1], n2 = n1 + map[2];
+	int64_t nf = map[0], n0 = nf + map[1], n1 = n0 + map[2], n2 = n1 + map[3];
 	/* bytes 0 2 1 3 and 0 3 1 2 of each dword (rt_ci_perm) */
 	const __m256i c1 = _mm256_set1_epi32(0x03010200), c2 = _mm256_set1_epi32(0x02010300);
+	const __m256i ones = _mm256_set1_epi16(1);
 
 #pragma GCC unroll 8
 	for (int r = 0; r < RT_CI_MR; r++)
 		t[r][0] = t[r][1] = _mm256_setzero_si256();
-	rt_ci_ubs_run(a, 0, n0, flip, 0, c1, bp, qi, qo, t);
+	/*
+	 * fused pairs: the two quads' vpmaddubsw sums added in 16 bits (exact:
+	 * rt_ci_fusable), then one vpmaddwd by ones for both
+	 */
+	for (int64_t p = 0; p < nf; p += 2) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 64));
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 32));
+		__m256i b2 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 64));
+		__m256i b3 = _mm256_loadu_si256((const __m256i *)(bp + p * 64 + 96));
+		int64_t o0 = RT_CI_QOFF(qo, qi[p]), o1 = RT_CI_QOFF(qo, qi[p + 1]);
+
+#pragma GCC unroll 8
+		for (int r = 0; r < RT_CI_MR; r++) {
+			uint32_t v, w;
+			__m256i x, y;
+
+			memcpy(&v, a[r] + o0, 4);
+			memcpy(&w, a[r] + o1, 4);
+			x = _mm256_set1_epi32((int)(v ^ flip));
+			y = _mm256_set1_epi32((int)(w ^ flip));
+			t[r][0] = _mm256_add_epi32(t[r][0], _mm256_madd_epi16(_mm256_add_epi16(
+				_mm256_maddubs_epi16(x, b0), _mm256_maddubs_epi16(y, b2)), ones));
+			t[r][1] = _mm256_add_epi32(t[r][1], _mm256_madd_epi16(_mm256_add_epi16(
+				_mm256_maddubs_epi16(x, b1), _mm256_maddubs_epi16(y, b3)), ones));
+		}
+	}
+	rt_ci_ubs_run(a, nf, n0, flip, 0, c1, bp, qi, qo, t);
 	rt_ci_ubs_run(a, n0, n1, flip, 1, c1, bp, qi, qo, t);
 	rt_ci_ubs_run(a, n1, n2, flip, 1, c2, bp, qi, qo, t);
 	for (int64_t p = n2; p < kq; p++) {
@@ -441,14 +474,18 @@ rt_ci_map_avx2(const uint8_t *const *a, int64_t kq, const uint32_t flip, const i
 /*
  * rt_ci_tile over a panel packed in the order of map (see qmap and
  * rt_ci_pack): packed quad p holds k quad map[RT_CI_MAP_HEAD + p] of B,
- * the first map[0] of them safe for vpmaddubsw (no pair |b0 + b1| > 128
- * in any of the panel's columns), the next map[1] and map[2] safe in byte
- * orders 0 2 1 3 and 0 3 1 2 (enum rt_ci_order; A's quad read in the
- * same order), the rest in none. With AVX2 the safe ones take vpmaddubsw
- * (exact there), the others the vpmaddwd path: most quads of 8-bit weights
- * are safe in some order (ResNet-50's quantized by ONNX Runtime: 63% as
- * they are, 88% in some order), so most of the work runs at vpmaddubsw's
- * speed and every sum stays exact. A's quads are whole (lda >= 4 kq).
+ * the first map[0] of them fused pairs and the next map[1] safe for
+ * vpmaddubsw as they are (no pair |b0 + b1| > 128 in any of the panel's
+ * columns), the next map[2] and map[3] safe in byte orders 0 2 1 3 and 0
+ * 3 1 2 (enum rt_ci_order; A's quad read in the same order), the rest in
+ * none. With AVX2 the safe ones take vpmaddubsw (exact there), a fused
+ * pair's two sums added in 16 bits before one vpmaddwd (rt_ci_fusable),
+ * the others the vpmaddwd path: most quads of 8-bit weights are safe in
+ * some order (ResNet-50's quantized by ONNX Runtime: 63% as they are, 88%
+ * in some order), so most of the work runs at vpmaddubsw's speed and
+ * every sum stays exact; per-tensor weights (BERT-Base's by
+ * quantize_dynamic) mostly fuse (73% of quads). A's quads are whole (lda
+ * >= 4 kq).
  */
 static inline void rt_ci_tile_map(const uint8_t *const *a, int64_t kq, uint32_t flip,
 				  const int8_t *bp, const int32_t *map, const int32_t *qo,

@@ -18,8 +18,9 @@
  *    and against each other requantized, over random geometries (groups,
  *    strides, dilations, asymmetric pads, channels past whole quads and
  *    16-channel blocks, rows shorter and longer than 16 pixels, 1-D),
- *    uint8 and int8 x and w, weights of 8 and 7 bits, on 1 and 2 threads,
- *    and nothing written past the output.
+ *    uint8 and int8 x and w, weights of 8 and 7 bits (the 7-bit ones with
+ *    quads in fused pairs), on 1 and 2 threads, and nothing written past
+ *    the output.
  */
 #include "test.h"
 
@@ -234,6 +235,8 @@ static int64_t conv_ref(const uint8_t *x, const uint8_t *w, int xs, int ws, int 
 	return s;
 }
 
+static int64_t fused_quads;	/* packed in fused pairs (rt_ci_pack's map) */
+
 /* rt_ciconv2d with the weights packed for taps (0: im2col's form), into y */
 static void ciconv(const uint8_t *x, const uint8_t *w, int xs, int ws, int C, int H, int W,
 		   int M, int group, const int *g, int OH, int OW, uint8_t zx, const uint8_t *zw,
@@ -249,6 +252,8 @@ static void ciconv(const uint8_t *x, const uint8_t *w, int xs, int ws, int C, in
 	int safe;
 
 	safe = rt_ci_pack(w, Kg, Mg, group, 1, Kg, (int64_t)Mg * Kg, taps, ws, 1, bp, map);
+	for (int64_t p = 0; p < group * np; p++)
+		fused_quads += map[p * (kq + RT_CI_MAP_HEAD)];
 	/* c_strategies.c's ci_sums_at: colsum(B') per column, then zb' */
 	for (int gi = 0; gi < group; gi++)
 		for (int j = 0; j < Mg; j++) {
@@ -358,6 +363,7 @@ static void test_ciconv_implicit_random_geometries(void)
 	}
 	ASSERT_TRUE(cases > 250);
 	ASSERT_TRUE(implicit_rows > 20);
+	ASSERT_TRUE(fused_quads > 1000);
 }
 
 TESTS({ "fma_path_every_pair", test_qadd_fma_path_every_pair },
