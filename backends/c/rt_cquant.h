@@ -1128,16 +1128,8 @@ static void rt_cin_rows(void *v, int64_t h0, int64_t h1)
 			int64_t w = 0;
 			__m128i r[16];
 
-			for (; w + 16 <= W; w += 16) {
-				for (int t = 0; t < 16; t++)
-					r[t] = _mm_loadu_si128((const __m128i *)(xr + (c + t) * HW + w));
-				rt_ci_t16(r);
-				for (int t = 0; t < 16; t++)
-					_mm_storeu_si128((__m128i *)(d + (w + t) * c4 + c), r[t]);
-			}
-			if (w < W && W >= 16) {
-				/* the last 16 pixels again, overlapping */
-				w = W - 16;
+			for (int64_t w0 = 0; W >= 16 && w0 < W; w0 += 16) {
+				w = w0 + 16 <= W ? w0 : W - 16;	/* the last block overlaps */
 				for (int t = 0; t < 16; t++)
 					r[t] = _mm_loadu_si128((const __m128i *)(xr + (c + t) * HW + w));
 				rt_ci_t16(r);
