@@ -2614,8 +2614,9 @@ static struct tir *cond_cigemm(struct lower *L)
  * MatMul's B: 1 group, ks N, js 1; a convolution's weights [M, Kg]: ks 1,
  * js Kg, gs Mg * Kg), the groups' panels one after the other; taps > 0:
  * an implicit convolution's quad order (rt_ci_quad_get). With map,
- * each panel's quads go safe ones first (those where no column has such a
- * pair, then those safe in another byte order: enum rt_ci_order), and the
+ * each panel's quads go safe ones first (pairs of those where no column
+ * has such a pair whose 16-bit sums may be added, the other such quads,
+ * then those safe in another byte order: enum rt_ci_order), and the
  * int32 map after the panels says per group and panel how many are of
  * each safe kind, then which k quad each packed quad is (rt_ci_tile_map).
  * Once per graph (graph_derived_const), by rt_cipack.h's rt_ci_pack, which
@@ -2820,11 +2821,11 @@ static struct tir *cond_ciconv(struct lower *L)
  * reduction over channel and taps, j the group's output channels). A
  * window of more than one tap over 3 channels or more a group runs
  * implicit (no im2col matrix: rt_ciconv2d), the weights packed in its
- * quad order: ResNet-50's 3x3 layers 1.2-1.5x faster, its 7x7 stem of 3
- * channels 1.15x (alone, one thread, AVX2). At one tap the im2col matrix
- * is x transposed, which the implicit form makes too, and the window sums
- * it adds made 1x1 layers up to 1.4x slower; at 1 or 2 channels a group
- * (depthwise) the channel quads would be mostly padding.
+ * quad order: ResNet-50's 3x3 layers 1.2-1.6x faster, its 7x7 stem of 3
+ * channels 1.2-1.4x (alone, one thread, AVX2; README). At one tap the
+ * im2col matrix is x transposed, which the implicit form makes too, and
+ * the window sums it adds made 1x1 layers 1.1-1.5x slower; at 1 or 2
+ * channels a group (depthwise) the channel quads would be mostly padding.
  */
 static int lower_ciconv(struct lower *L)
 {
