@@ -87,10 +87,10 @@ struct rt_ci_gemm {
 				   convolution's pixels (rows) into NCHW */
 	const int32_t *bias;	/* per column, added to the int32 sum; NULL: none */
 	const int32_t *qmap;	/* NULL: B's quads in order; else per panel
-				   the counts of its quads safe in each byte
-				   order, then the k quad of each packed quad,
-				   safe ones first (rt_ci_pack; whole quads of
-				   A: lda >= 4 kq) */
+				   the counts of its quads in fused pairs and
+				   safe in each byte order, then the k quad of
+				   each packed quad, those first (rt_ci_pack;
+				   whole quads of A: lda >= 4 kq) */
 	/* an implicit convolution (rt_ciconv2d with taps): 0 / NULL otherwise */
 	int64_t kq;		/* quads of a panel (K / taps channels padded to 4) */
 	const int32_t *qo;	/* byte offset of each k quad from a pixel's corner */
