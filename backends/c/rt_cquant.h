@@ -101,7 +101,7 @@ struct rt_ci_gemm {
 /*
  * The byte offset in a row of A of k quad q: 4 q, or with qo (an implicit
  * convolution, rt_ciconv2d) qo[q], the quad's channels and tap in the
- * interleaved image from the pixel's corner.
+ * channels-last image from the pixel's corner.
  */
 #define RT_CI_QOFF(qo, q) ((qo) ? (int64_t)(qo)[q] : 4 * (int64_t)(q))
 
