@@ -1089,8 +1089,9 @@ static void rt_cic_rows(void *v, int64_t t0, int64_t t1)
  * padded row hh of the image (hh - ph of x), its Wp pixels of c4 bytes,
  * the cg channels of x there (channels past cg, and pixels outside x, the
  * zero point z), and S[hh, ww], the sum over the cg channels of A' = A ^
- * flip there (vpsadbw over the pixel's bytes). 16 channels by 16 pixels at
- * a time through rt_ci_t16.
+ * flip there (vpsadbw over the pixel's bytes; 4 channels: vpmaddubsw as
+ * they are unpacked), then summed along the window's width in place
+ * (rt_cin_hsum). 16 channels by 16 pixels at a time through rt_ci_t16.
  */
 struct rt_cin_job {
 	const uint8_t *x;
@@ -1102,6 +1103,23 @@ struct rt_cin_job {
 	int64_t tiles, nt, P;
 };
 
+/*
+ * Row s of S summed along the window's width, in place: s[ow] becomes the
+ * sum of s[ow * sw + k * dw] over the kw taps k (each read lies at or past
+ * ow, so no sum reads one already made), and rt_cin_gemm adds kh of them
+ * per pixel, not kh * kw.
+ */
+static inline void rt_cin_hsum(const struct rt_cin_job *j, int32_t *s)
+{
+	for (int64_t ow = 0; ow < j->OW; ow++) {
+		int32_t sum = 0;
+
+		for (int64_t k = 0; k < j->kw; k++)
+			sum += s[ow * j->sw + k * j->dw];
+		s[ow] = sum;
+	}
+}
+
 static void rt_cin_rows(void *v, int64_t h0, int64_t h1)
 {
 	const struct rt_cin_job *j = v;
@@ -1109,7 +1127,7 @@ static void rt_cin_rows(void *v, int64_t h0, int64_t h1)
 	int32_t zs = (int32_t)j->cg * (uint8_t)(j->z ^ j->flip);
 
 	for (int64_t hh = h0; hh < h1; hh++) {
-		int64_t h = hh - j->ph, c = 0;
+		int64_t h = hh - j->ph, c = 0, sdone = 0;
 		int32_t *s = j->S + hh * wp;
 		uint8_t *d = j->xp + hh * wp * c4;
 		const uint8_t *xr = j->x + h * W;
@@ -1118,6 +1136,7 @@ static void rt_cin_rows(void *v, int64_t h0, int64_t h1)
 			s[w] = zs;
 		if (h < 0 || h >= j->H) {
 			memset(d, j->z, (size_t)(wp * c4));
+			rt_cin_hsum(j, s);
 			continue;
 		}
 		memset(d, j->z, (size_t)(pw * c4));
@@ -1163,11 +1182,32 @@ static void rt_cin_rows(void *v, int64_t h0, int64_t h1)
 				o[1] = _mm_unpackhi_epi16(lo01, lo23);
 				o[2] = _mm_unpacklo_epi16(hi01, hi23);
 				o[3] = _mm_unpackhi_epi16(hi01, hi23);
+#if defined(__SSSE3__)
+				if (c4 == 4) {
+					/* the pixels' sums here: pairs by vpmaddubsw, then quads */
+					const __m128i f8 = _mm_set1_epi8((char)j->flip);
+					const __m128i one8 = _mm_set1_epi8(1), one16 = _mm_set1_epi16(1);
+					const __m128i zc = _mm_set1_epi32((int32_t)(4 - j->cg) *
+									  (uint8_t)(j->z ^ j->flip));
+
+					for (int t = 0; t < 4; t++) {
+						__m128i q = _mm_madd_epi16(_mm_maddubs_epi16(
+							_mm_xor_si128(o[t], f8), one8), one16);
+
+						_mm_storeu_si128((__m128i *)(d + 4 * w + 16 * t), o[t]);
+						_mm_storeu_si128((__m128i *)(s + pw + w + 4 * t),
+								 _mm_sub_epi32(q, zc));
+					}
+					sdone = w + 16;
+					continue;
+				}
+#else
 				if (c4 == 4) {
 					for (int t = 0; t < 4; t++)
 						_mm_storeu_si128((__m128i *)(d + 4 * w + 16 * t), o[t]);
 					continue;
 				}
+#endif
 				{
 					uint8_t tmp[64];
 
@@ -1187,9 +1227,10 @@ static void rt_cin_rows(void *v, int64_t h0, int64_t h1)
 				d[w * c4 + c] = c < j->cg ? xr[c * HW + w] : j->z;
 #endif
 		/* the pixel's c4 bytes, less the channels past cg (z there) */
-		for (int64_t w = 0; w < W; w++)
+		for (int64_t w = sdone; w < W; w++)
 			s[pw + w] = rt_ci_rowsum(d + w * c4, c4, j->flip * 0x01010101u) -
 				    (int32_t)(c4 - j->cg) * (uint8_t)(j->z ^ j->flip);
+		rt_cin_hsum(j, s);
 	}
 }
 
@@ -1203,14 +1244,19 @@ static void rt_cin_gemm(void *v, int64_t t0, int64_t t1)
 		int64_t r1 = j->tiles * (t + 1) / j->nt * RT_CI_MR;
 
 		r1 = r1 < j->P ? r1 : j->P;
-		for (int64_t p = r0; p < r1; p++) {
-			const int32_t *s = j->S + p / j->OW * j->sh * j->wp + p % j->OW * j->sw;
-			int32_t sum = 0;
+		/* per output row, the kh sums along the window's width below each pixel */
+		for (int64_t p = r0; p < r1;) {
+			int64_t oh = p / j->OW;
+			int64_t e = (oh + 1) * j->OW < r1 ? (oh + 1) * j->OW : r1;
+			const int32_t *s = j->S + oh * j->sh * j->wp - oh * j->OW;
 
-			for (int64_t i = 0; i < j->kh; i++)
-				for (int64_t k = 0; k < j->kw; k++)
-					sum += s[i * j->dh * j->wp + k * j->dw];
-			j->rsum[p] = sum;
+			for (; p < e; p++) {
+				int32_t sum = 0;
+
+				for (int64_t i = 0; i < j->kh; i++)
+					sum += s[i * j->dh * j->wp + p];
+				j->rsum[p] = sum;
+			}
 		}
 		if (r0 < r1)
 			rt_ci_block(j->g, r0, r1, 0, (j->g->N + RT_CI_NR - 1) / RT_CI_NR);
