@@ -641,13 +641,51 @@ static inline void rt_ci_requant(int32_t q[RT_CI_NR], const float m[RT_CI_NR], f
 }
 
 /*
+ * A panel's constants of rt_ci_store, made once per panel and chunk of
+ * rows by rt_ci_block where A's zero point is per tensor (zas 0): the
+ * requantization multipliers (sas 0; rt_ci_mult's), cc[j] = bias[j] - za
+ * cs[j] + K za zb'[j] and whether every zb'[j] is 0, so that the
+ * correction of a sum is acc - zb'[j] rs (one product, none where zb' is
+ * 0) plus cc[j]: the same int32 sums modulo 2^32, so the same values.
+ */
+struct rt_ci_pre {
+	float m[RT_CI_NR];
+	int32_t cc[RT_CI_NR];
+	int zb0;
+};
+
+#define RT_CI_PRE 64	/* panels of a chunk with their constants made once */
+
+static inline void rt_ci_pre_make(const struct rt_ci_gemm *g, int64_t jp, struct rt_ci_pre *p)
+{
+	int64_t np = (g->N + RT_CI_NR - 1) / RT_CI_NR, j0 = jp * RT_CI_NR;
+	int nr = g->N - j0 < RT_CI_NR ? (int)(g->N - j0) : RT_CI_NR;
+	const int32_t *cs = g->bsum + j0, *zb = g->bsum + np * RT_CI_NR + j0;
+	uint32_t za = (uint32_t)(rt_ci_zp(g->za, 0, g->a_signed) + (g->a_signed ? 128 : 0));
+	uint32_t kza = (uint32_t)g->K * za;
+
+	p->zb0 = 1;
+	for (int j = 0; j < RT_CI_NR; j++) {
+		uint32_t b = j < nr && g->bias ? (uint32_t)g->bias[j0 + j] : 0;
+
+		p->cc[j] = (int32_t)(b - za * (uint32_t)cs[j] + kza * (uint32_t)zb[j]);
+		p->zb0 &= zb[j] == 0;
+	}
+	if (g->out != RT_CI_OUT_I32 && g->sas == 0)
+		rt_ci_mult(g, 0, j0, nr, p->m);
+	else
+		memset(p->m, 0, sizeof(p->m));
+}
+
+/*
  * The tile's sums, corrected for the zero points (and the bias added),
  * requantized or not, written to C (rows i0, panel jp): a row of C at a
  * time, or with ldcj > 1 (a convolution's NCHW output) a column of the
- * tile's rows at a time.
+ * tile's rows at a time. pre: the panel's constants (struct rt_ci_pre),
+ * or NULL.
  */
 static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const int32_t *rs,
-			       int64_t i0, int mr, int64_t jp)
+			       int64_t i0, int mr, int64_t jp, const struct rt_ci_pre *pre)
 {
 	int64_t np = (g->N + RT_CI_NR - 1) / RT_CI_NR, j0 = jp * RT_CI_NR;
 	int nr = g->N - j0 < RT_CI_NR ? (int)(g->N - j0) : RT_CI_NR;
@@ -658,11 +696,40 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 	int32_t bias[RT_CI_NR] = { 0 };
 	float m[RT_CI_NR];
 
-	if (g->bias)
-		memcpy(bias, g->bias + j0, sizeof(int32_t) * (size_t)nr);
-	if (g->out != RT_CI_OUT_I32 && g->sas == 0)
-		rt_ci_mult(g, 0, j0, nr, m);
-	for (int r = 0; r < mr; r++) {
+	if (pre) {
+		memcpy(m, pre->m, sizeof(m));
+#if defined(__AVX2__)
+		for (int r = 0; r < mr; r++)
+			for (int h = 0; h < RT_CI_NR; h += 8) {
+				__m256i v = _mm256_loadu_si256((const __m256i *)(acc[r] + h));
+				__m256i rk = _mm256_set1_epi32(rs[r]);
+
+				if (!pre->zb0)
+					v = _mm256_sub_epi32(v, _mm256_mullo_epi32(_mm256_loadu_si256(
+						(const __m256i *)(zb + h)), rk));
+				v = _mm256_add_epi32(v, _mm256_loadu_si256((const __m256i *)
+									   (pre->cc + h)));
+				_mm256_storeu_si256((__m256i *)(acc[r] + h), v);
+			}
+#else
+		for (int r = 0; r < mr; r++)
+			for (int j = 0; j < RT_CI_NR; j++)
+				acc[r][j] = (int32_t)((uint32_t)acc[r][j] -
+						      (uint32_t)zb[j] * (uint32_t)rs[r] +
+						      (uint32_t)pre->cc[j]);
+#endif
+		for (int r = 0; r < mr && g->out != RT_CI_OUT_I32; r++) {
+			if (g->sas != 0)
+				rt_ci_mult(g, i0 + r, j0, nr, m);
+			rt_ci_requant(acc[r], m, yz, lo, hi);
+		}
+	} else {
+		if (g->bias)
+			memcpy(bias, g->bias + j0, sizeof(int32_t) * (size_t)nr);
+		if (g->out != RT_CI_OUT_I32 && g->sas == 0)
+			rt_ci_mult(g, 0, j0, nr, m);
+	}
+	for (int r = 0; r < mr && !pre; r++) {
 		int64_t i = i0 + r;
 		uint32_t za = (uint32_t)(rt_ci_zp(g->za, i * g->zas, g->a_signed) +
 					 (g->a_signed ? 128 : 0));
@@ -779,10 +846,17 @@ static inline void rt_ci_block(const struct rt_ci_gemm *g, int64_t r0, int64_t r
 	int64_t kq = g->kq ? g->kq : (g->K + 3) / 4, pb = kq * 64;
 	int64_t nc = RT_CI_CHUNK / (pb > 0 ? pb : 1);
 	uint32_t flip = g->a_signed ? 0x80808080u : 0;
+	struct rt_ci_pre pbuf[RT_CI_PRE], *pre = g->zas == 0 ? pbuf : NULL;
 
 	nc = nc < 1 ? 1 : nc;
+	if (g->zas == 0)
+		nc = nc < RT_CI_PRE ? nc : RT_CI_PRE;
 	for (int64_t jc = jp0; jc < jp1; jc += nc) {
 		int64_t jce = jp1 - jc < nc ? jp1 : jc + nc;
+
+		if (pre)
+			for (int64_t jp = jc; jp < jce; jp++)
+				rt_ci_pre_make(g, jp, pre + (jp - jc));
 
 		for (int64_t i0 = r0; i0 < r1; i0 += RT_CI_MR) {
 			int mr = r1 - i0 < RT_CI_MR ? (int)(r1 - i0) : RT_CI_MR;
@@ -809,7 +883,8 @@ static inline void rt_ci_block(const struct rt_ci_gemm *g, int64_t r0, int64_t r
 						       acc);
 				else
 					rt_ci_tile(a, g->K, flip, g->Bp + jp * pb, g->safe, acc);
-				rt_ci_store(g, acc, rs, i0, mr, jp);
+				rt_ci_store(g, acc, rs, i0, mr, jp,
+					    pre ? pre + (jp - jc) : NULL);
 			}
 		}
 	}
