@@ -528,6 +528,25 @@ else
 	fi
 	verdict dnnl/chain_padded-layouts
 
+	# chain_runtime_w's middle Conv takes its weights at run time (an
+	# input, as pass_fold_scale makes them): the values it reads and writes
+	# (a1, t2) stay plain, the others' edges blocked, and oneDNN runs no
+	# reference convolution (ref:any, with a blocked x and plain weights:
+	# 200 times slower)
+	"$C" compile --search none "$D/models/chain_runtime_w/model.onnx" --target dnnl,c \
+		-o "$T/rtw.so" --dump-ir "$T/rtw-ir" >"$T/out" 2>&1 ||
+		bad "compile: $(head -n 1 "$T/out")"
+	for v in a1 t2; do
+		! grep -q "'$v' in dnnl's layout" "$T"/rtw-ir/* || bad "$v was blocked"
+	done
+	ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$C" run "$T/rtw.so" \
+		--input x="$D/models/chain_runtime_w/in/x.npy" \
+		--input w2="$D/models/chain_runtime_w/in/w2.npy" >"$T/verbose" 2>&1 ||
+		bad "verbose run: $(tail -n 1 "$T/verbose")"
+	grep -q "exec,cpu,convolution" "$T/verbose" || bad "no oneDNN verbose log"
+	! grep -q "exec,cpu,convolution,ref" "$T/verbose" || bad "a reference convolution ran"
+	verdict dnnl/chain_runtime_w-layouts
+
 	# a pool of a blocked x runs rt_dnnl.h's kernel, not oneDNN's pooling
 	# (oneDNN's verbose log shows none): on whole blocks of channels (16
 	# and 32: whole with AVX2's 8 and AVX-512's 16) and on a padded last

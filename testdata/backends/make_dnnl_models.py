@@ -902,6 +902,30 @@ def convs_nd(outdir, rng):
          [("w", w), ("cb", cb), ("lo", lo), ("hi", hi)], "Clip", ["dnnl.conv_add_act"])
 
 
+def runtime_weights_chain(outdir, rng):
+    """chain_runtime_w: a Conv whose weights are an input (as after
+    pass_fold_scale) between two Convs on dnnl: oneDNN takes such weights
+    plain and would run its reference convolution on a blocked x or y, so
+    the values it reads and writes stay plain (the others' edges are
+    blocked)."""
+    x, w1, w2, w3 = u(rng, (2, 8, 10, 10)), u(rng, (16, 8, 3, 3)), u(rng, (8, 16, 1, 1)), \
+        u(rng, (8, 8, 3, 3))
+    p1 = [1, 1, 1, 1]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["t1"], name="c1", pads=p1),
+             helper.make_node("Relu", ["t1"], ["a1"], name="relu1"),
+             helper.make_node("Conv", ["a1", "w2"], ["t2"], name="c2"),
+             helper.make_node("Conv", ["t2", "w3"], ["t3"], name="c3", pads=p1),
+             helper.make_node("Relu", ["t3"], ["y"], name="relu3")]
+    z = (0, 0, 0, 0)
+    a1 = np.maximum(conv_ref(f64(x), f64(w1), None, (1, 1), p1, (1, 1), 1), 0)
+    t2 = conv_ref(a1, f64(w2), None, (1, 1), z, (1, 1), 1)
+    y = np.maximum(conv_ref(t2, f64(w3), None, (1, 1), p1, (1, 1), 1), 0)
+    save(outdir, "chain_runtime_w", nodes, [vinfo("x", [2, 8, 10, 10]),
+                                            vinfo("w2", [8, 16, 1, 1])],
+         [vinfo("y", [2, 8, 10, 10])], {"x": x, "w2": w2}, {"y": y}, [("w1", w1), ("w3", w3)],
+         "Conv", ["dnnl.conv_act", "dnnl.conv", "dnnl.conv_act"])
+
+
 def rules(json_path):
     with open(json_path) as f:
         meta = json.load(f)
@@ -939,6 +963,7 @@ def main():
     winograds(sys.argv[1], rng)
     gap_blocked(sys.argv[1], rng)
     big_weights(sys.argv[1], rng)
+    runtime_weights_chain(sys.argv[1], rng)
 
 
 if __name__ == "__main__":
