@@ -32,6 +32,13 @@ let mm_add   = Add(*, $mm) | Add($mm, *)
 conv_add_act   = $act($conv_add) | Clip($conv_add, *?, *?)
 matmul_add_act = $act($mm_add) | Clip($mm_add, *?, *?)
 
+# anchor (+ bias or residual) + SiLU, x * sigmoid(x) as exporters write
+# Swish: oneDNN's swish post-op
+conv_add_silu   = Mul($conv_add, Sigmoid($conv_add)) | Mul(Sigmoid($conv_add), $conv_add)
+matmul_add_silu = Mul($mm_add, Sigmoid($mm_add)) | Mul(Sigmoid($mm_add), $mm_add)
+conv_silu   = Mul($conv, Sigmoid($conv)) | Mul(Sigmoid($conv), $conv)
+matmul_silu = Mul($mm, Sigmoid($mm)) | Mul(Sigmoid($mm), $mm)
+
 # anchor + activation
 conv_act   = $act($conv) | Clip($conv, *?, *?)
 matmul_act = $act($mm) | Clip($mm, *?, *?)

@@ -8,6 +8,7 @@
  * stays on the next target, normally c):
  *   Relu, LeakyRelu          eltwise relu (alpha = the negative slope)
  *   Tanh, Sigmoid, Elu       eltwise tanh, logistic, elu
+ *   Mul(x, Sigmoid(x))       eltwise swish (SiLU; alpha 1), x the chain value
  *   HardSwish                eltwise hardswish
  *   HardSigmoid              eltwise linear then clip to [0, 1]
  *   Clip                     eltwise clip (constant bounds)
@@ -77,7 +78,7 @@
 /* Post-op codes and broadcasts: as enum rt_dnnl_po / rt_dnnl_bcast of rt_dnnl.h. */
 enum po_code {
 	PO_NONE, PO_RELU, PO_TANH, PO_ELU, PO_LINEAR, PO_LOGISTIC, PO_CLIP, PO_HARDSWISH,
-	PO_EXP, PO_ABS, PO_GELU_ERF, PO_GELU_TANH, PO_ADD0, PO_ADD1, PO_COUNT
+	PO_EXP, PO_ABS, PO_GELU_ERF, PO_GELU_TANH, PO_ADD0, PO_ADD1, PO_SWISH, PO_COUNT
 };
 
 enum bcast {
@@ -524,6 +525,21 @@ static bool epi_op(struct graph *g, const int *nodes, int n_nodes, int idx, int 
 	return po_add(ep, PO_ADD0 + ep->n_bin - 1, 0, 0);
 }
 
+/*
+ * Whether s and then m are SiLU of the chain value v as exporters write it
+ * (Swish): s = Sigmoid(v), m = Mul(v, s) or Mul(s, v), both of v's shape;
+ * the pattern's match keeps s's output inside it.
+ */
+static bool is_silu(struct graph *g, const struct node *s, const struct node *m, int v)
+{
+	if (s->op != OP_SIGMOID || m->op != OP_MUL || s->n_in != 1 || s->in[0] != v ||
+	    m->n_in != 2)
+		return false;
+	if (!((m->in[0] == v && m->in[1] == s->out[0]) || (m->in[1] == v && m->in[0] == s->out[0])))
+		return false;
+	return libcall_epilogue_shaped(g, s, v) && libcall_epilogue_shaped(g, m, v);
+}
+
 /* The post-ops of the match nodes[0..n) (anchor first), or false. */
 static bool epi_plan(struct graph *g, const int *nodes, int n_nodes, struct epi_plan *ep)
 {
@@ -540,6 +556,12 @@ static bool epi_plan(struct graph *g, const int *nodes, int n_nodes, struct epi_
 	    !po_add(ep, PO_LINEAR, node_attr_float(a, "alpha", 1.0), 0))
 		return false;
 	for (int i = 1; i < n_nodes; i++) {
+		if (i + 1 < n_nodes && is_silu(g, &g->nodes.v[nodes[i]], &g->nodes.v[nodes[i + 1]], v)) {
+			if (!po_add(ep, PO_SWISH, 1.0, 0))
+				return false;
+			v = g->nodes.v[nodes[++i]].out[0];
+			continue;
+		}
 		if (!epi_op(g, nodes, n_nodes, i, v, ep, mp.b_vec))
 			return false;
 		v = g->nodes.v[nodes[i]].out[0];

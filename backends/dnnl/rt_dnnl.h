@@ -103,6 +103,7 @@ enum rt_dnnl_po {
 	RT_DNNL_PO_GELU_TANH,
 	RT_DNNL_PO_ADD0,		/* + binary operand e0 */
 	RT_DNNL_PO_ADD1,		/* + binary operand e1 */
+	RT_DNNL_PO_SWISH,		/* x * sigmoid(alpha * x): SiLU at alpha 1 */
 	RT_DNNL_PO_COUNT
 };
 
@@ -395,6 +396,7 @@ static dnnl_status_t rt_dnnl_attr(struct rt_dnnl_kernel *k, dnnl_primitive_attr_
 		[RT_DNNL_PO_ABS] = dnnl_eltwise_abs,
 		[RT_DNNL_PO_GELU_ERF] = dnnl_eltwise_gelu_erf,
 		[RT_DNNL_PO_GELU_TANH] = dnnl_eltwise_gelu_tanh,
+		[RT_DNNL_PO_SWISH] = dnnl_eltwise_swish,
 	};
 	dnnl_post_ops_t ops = NULL;
 	dnnl_status_t st;

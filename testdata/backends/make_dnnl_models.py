@@ -902,6 +902,54 @@ def convs_nd(outdir, rng):
          [("w", w), ("cb", cb), ("lo", lo), ("hi", hi)], "Clip", ["dnnl.conv_add_act"])
 
 
+def silus(outdir, rng):
+    """SiLU as exporters write it (x * Sigmoid(x), EfficientNet's and
+    LLaMA's Swish) after a Conv or MatMul: oneDNN's swish post-op, the Mul's
+    operands in either order, after a bias and alone."""
+    def silu(t):
+        return t / (1 + np.exp(-t))
+
+    # depthwise Conv with a bias, Mul(t, Sigmoid(t))
+    x, w, b = u(rng, (2, 8, 9, 9)), u(rng, (8, 1, 3, 3)), u(rng, (8,))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", pads=[1, 1, 1, 1],
+                              group=8),
+             helper.make_node("Sigmoid", ["t"], ["s"], name="sig"),
+             helper.make_node("Mul", ["t", "s"], ["y"], name="silu")]
+    t = conv_ref(f64(x), f64(w), f64(b), (1, 1), (1, 1, 1, 1), (1, 1), 8)
+    save(outdir, "conv_dw_silu", nodes, [vinfo("x", [2, 8, 9, 9])], [vinfo("y", [2, 8, 9, 9])],
+         {"x": x}, {"y": silu(t)}, [("w", w), ("b", b)], "Mul", ["dnnl.conv_silu"])
+    # 1x1 Conv + a residual, then Mul(Sigmoid(t2), t2)
+    x, r, w = u(rng, (1, 6, 5, 7)), u(rng, (1, 10, 5, 7)), u(rng, (10, 6, 1, 1))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv"),
+             helper.make_node("Add", ["t", "r"], ["t2"], name="res"),
+             helper.make_node("Sigmoid", ["t2"], ["s"], name="sig"),
+             helper.make_node("Mul", ["s", "t2"], ["y"], name="silu")]
+    t = conv_ref(f64(x), f64(w), None, (1, 1), (0, 0, 0, 0), (1, 1), 1) + r
+    save(outdir, "conv_res_silu", nodes, [vinfo("x", [1, 6, 5, 7]), vinfo("r", [1, 10, 5, 7])],
+         [vinfo("y", [1, 10, 5, 7])], {"x": x, "r": r}, {"y": silu(t)}, [("w", w)], "Mul",
+         ["dnnl.conv_add_silu"])
+    # MatMul alone, then SiLU (a gated MLP's gate)
+    a, w = u(rng, (6, 16)), u(rng, (16, 12))
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+             helper.make_node("Sigmoid", ["t"], ["s"], name="sig"),
+             helper.make_node("Mul", ["s", "t"], ["y"], name="silu")]
+    save(outdir, "mm_silu", nodes, [vinfo("a", [6, 16])], [vinfo("y", [6, 12])], {"a": a},
+         {"y": silu(f64(a) @ w)}, [("w", w)], "Mul", ["dnnl.matmul_silu"])
+    # a Sigmoid whose output is read outside the match is no SiLU: the Conv
+    # and the Sigmoid on dnnl, each alone (the Conv's output is read twice),
+    # the Mul on c
+    x, w = u(rng, (1, 4, 6, 6)), u(rng, (4, 4, 3, 3))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["t"], ["s"], name="sig"),
+             helper.make_node("Mul", ["t", "s"], ["y"], name="silu"),
+             helper.make_node("Identity", ["s"], ["z"], name="also")]
+    t = conv_ref(f64(x), f64(w), None, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    save(outdir, "conv_silu_refuse_shared", nodes, [vinfo("x", [1, 4, 6, 6])],
+         [vinfo("y", [1, 4, 6, 6]), vinfo("z", [1, 4, 6, 6])], {"x": x},
+         {"y": silu(t), "z": 1 / (1 + np.exp(-t))}, [("w", w)], "Mul",
+         ["dnnl.conv", "dnnl.eltwise"], expect="c")
+
+
 def runtime_weights_chain(outdir, rng):
     """chain_runtime_w: a Conv whose weights are an input (as after
     pass_fold_scale) between two Convs on dnnl: oneDNN takes such weights
@@ -963,6 +1011,7 @@ def main():
     winograds(sys.argv[1], rng)
     gap_blocked(sys.argv[1], rng)
     big_weights(sys.argv[1], rng)
+    silus(sys.argv[1], rng)
     runtime_weights_chain(sys.argv[1], rng)
 
 
