@@ -39,6 +39,13 @@ matmul_add_silu = Mul($mm_add, Sigmoid($mm_add)) | Mul(Sigmoid($mm_add), $mm_add
 conv_silu   = Mul($conv, Sigmoid($conv)) | Mul(Sigmoid($conv), $conv)
 matmul_silu = Mul($mm, Sigmoid($mm)) | Mul(Sigmoid($mm), $mm)
 
+# the same with HardSigmoid (alpha 1/6, beta 0.5: HardSwish as torch
+# exports it before opset 14, MobileNetV3's): oneDNN's hardswish post-op
+conv_add_hswish   = Mul($conv_add, HardSigmoid($conv_add)) | Mul(HardSigmoid($conv_add), $conv_add)
+matmul_add_hswish = Mul($mm_add, HardSigmoid($mm_add)) | Mul(HardSigmoid($mm_add), $mm_add)
+conv_hswish   = Mul($conv, HardSigmoid($conv)) | Mul(HardSigmoid($conv), $conv)
+matmul_hswish = Mul($mm, HardSigmoid($mm)) | Mul(HardSigmoid($mm), $mm)
+
 # anchor + activation
 conv_act   = $act($conv) | Clip($conv, *?, *?)
 matmul_act = $act($mm) | Clip($mm, *?, *?)

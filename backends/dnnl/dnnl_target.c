@@ -9,6 +9,7 @@
  *   Relu, LeakyRelu          eltwise relu (alpha = the negative slope)
  *   Tanh, Sigmoid, Elu       eltwise tanh, logistic, elu
  *   Mul(x, Sigmoid(x))       eltwise swish (SiLU; alpha 1), x the chain value
+ *   Mul(x, HardSigmoid(x))   eltwise hardswish, where alpha is 1/6 and beta 0.5
  *   HardSwish                eltwise hardswish
  *   HardSigmoid              eltwise linear then clip to [0, 1]
  *   Clip                     eltwise clip (constant bounds)
@@ -526,18 +527,25 @@ static bool epi_op(struct graph *g, const int *nodes, int n_nodes, int idx, int 
 }
 
 /*
- * Whether s and then m are SiLU of the chain value v as exporters write it
- * (Swish): s = Sigmoid(v), m = Mul(v, s) or Mul(s, v), both of v's shape;
- * the pattern's match keeps s's output inside it.
+ * The post-op of s and then m when they gate the chain value v by itself
+ * as exporters write SiLU (Swish) and HardSwish: s = Sigmoid(v) (PO_SWISH)
+ * or HardSigmoid(v) with alpha 1/6 and beta 0.5 (PO_HARDSWISH: ONNX's
+ * HardSwish, as torch exports it before opset 14), m = Mul(v, s) or Mul(s,
+ * v), both of v's shape; the pattern's match keeps s's output inside it.
+ * PO_NONE otherwise.
  */
-static bool is_silu(struct graph *g, const struct node *s, const struct node *m, int v)
+static int gate_po(struct graph *g, const struct node *s, const struct node *m, int v)
 {
-	if (s->op != OP_SIGMOID || m->op != OP_MUL || s->n_in != 1 || s->in[0] != v ||
-	    m->n_in != 2)
-		return false;
+	int po = s->op == OP_SIGMOID ? PO_SWISH : PO_NONE;
+
+	if (s->op == OP_HARDSIGMOID && (float)node_attr_float(s, "alpha", 0.2) == 1.0f / 6 &&
+	    node_attr_float(s, "beta", 0.5) == 0.5)
+		po = PO_HARDSWISH;
+	if (po == PO_NONE || m->op != OP_MUL || s->n_in != 1 || s->in[0] != v || m->n_in != 2)
+		return PO_NONE;
 	if (!((m->in[0] == v && m->in[1] == s->out[0]) || (m->in[1] == v && m->in[0] == s->out[0])))
-		return false;
-	return libcall_epilogue_shaped(g, s, v) && libcall_epilogue_shaped(g, m, v);
+		return PO_NONE;
+	return libcall_epilogue_shaped(g, s, v) && libcall_epilogue_shaped(g, m, v) ? po : PO_NONE;
 }
 
 /* The post-ops of the match nodes[0..n) (anchor first), or false. */
@@ -556,8 +564,11 @@ static bool epi_plan(struct graph *g, const int *nodes, int n_nodes, struct epi_
 	    !po_add(ep, PO_LINEAR, node_attr_float(a, "alpha", 1.0), 0))
 		return false;
 	for (int i = 1; i < n_nodes; i++) {
-		if (i + 1 < n_nodes && is_silu(g, &g->nodes.v[nodes[i]], &g->nodes.v[nodes[i + 1]], v)) {
-			if (!po_add(ep, PO_SWISH, 1.0, 0))
+		int gp = i + 1 < n_nodes ? gate_po(g, &g->nodes.v[nodes[i]],
+						       &g->nodes.v[nodes[i + 1]], v) : PO_NONE;
+
+		if (gp != PO_NONE) {
+			if (!po_add(ep, gp, gp == PO_SWISH ? 1.0 : 0, 0))
 				return false;
 			v = g->nodes.v[nodes[++i]].out[0];
 			continue;

@@ -905,7 +905,8 @@ def convs_nd(outdir, rng):
 def silus(outdir, rng):
     """SiLU as exporters write it (x * Sigmoid(x), EfficientNet's and
     LLaMA's Swish) after a Conv or MatMul: oneDNN's swish post-op, the Mul's
-    operands in either order, after a bias and alone."""
+    operands in either order, after a bias and alone; HardSwish as x *
+    HardSigmoid(x) likewise."""
     def silu(t):
         return t / (1 + np.exp(-t))
 
@@ -948,6 +949,39 @@ def silus(outdir, rng):
          [vinfo("y", [1, 4, 6, 6]), vinfo("z", [1, 4, 6, 6])], {"x": x},
          {"y": silu(t), "z": 1 / (1 + np.exp(-t))}, [("w", w)], "Mul",
          ["dnnl.conv", "dnnl.eltwise"], expect="c")
+    # HardSwish as torch writes it before opset 14, x * HardSigmoid(x)
+    # (alpha 1/6, beta 0.5): oneDNN's hardswish post-op; after a strided
+    # Conv, and after a MatMul with a bias vector (the Mul's operands swapped)
+    def hswish(t):
+        return t * np.clip(t / 6 + 0.5, 0, 1)
+
+    x, w, b = (4 * u(rng, (1, 3, 11, 11))).astype(np.float32), u(rng, (8, 3, 3, 3)), u(rng, (8,))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], name="conv", pads=[1, 1, 1, 1],
+                              strides=[2, 2]),
+             helper.make_node("HardSigmoid", ["t"], ["s"], name="hsig", alpha=1.0 / 6,
+                              beta=0.5),
+             helper.make_node("Mul", ["t", "s"], ["y"], name="hswish")]
+    t = conv_ref(f64(x), f64(w), f64(b), (2, 2), (1, 1, 1, 1), (1, 1), 1)
+    save(outdir, "conv_hswish", nodes, [vinfo("x", [1, 3, 11, 11])], [vinfo("y", [1, 8, 6, 6])],
+         {"x": x}, {"y": hswish(t)}, [("w", w), ("b", b)], "Mul", ["dnnl.conv_hswish"])
+    a, w, b = (4 * u(rng, (5, 16))).astype(np.float32), u(rng, (16, 7)), u(rng, (7,))
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["t"], name="mm"),
+             helper.make_node("Add", ["t", "b"], ["t2"], name="bias"),
+             helper.make_node("HardSigmoid", ["t2"], ["s"], name="hsig", alpha=1.0 / 6,
+                              beta=0.5),
+             helper.make_node("Mul", ["s", "t2"], ["y"], name="hswish")]
+    save(outdir, "mm_bias_hswish", nodes, [vinfo("a", [5, 16])], [vinfo("y", [5, 7])], {"a": a},
+         {"y": hswish(f64(a) @ w + b)}, [("w", w), ("b", b)], "Mul",
+         ["dnnl.matmul_add_hswish"])
+    # another HardSigmoid (alpha 0.2) is no HardSwish: the Mul stays on c
+    x, w = u(rng, (1, 4, 6, 6)), u(rng, (4, 4, 3, 3))
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("HardSigmoid", ["t"], ["s"], name="hsig", alpha=0.2, beta=0.5),
+             helper.make_node("Mul", ["t", "s"], ["y"], name="gate")]
+    t = conv_ref(f64(x), f64(w), None, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    save(outdir, "conv_hsig_gate_refused", nodes, [vinfo("x", [1, 4, 6, 6])],
+         [vinfo("y", [1, 4, 6, 6])], {"x": x}, {"y": t * np.clip(0.2 * t + 0.5, 0, 1)},
+         [("w", w)], "Mul", ["dnnl.conv", "dnnl.eltwise"], expect="c")
 
 
 def runtime_weights_chain(outdir, rng):
