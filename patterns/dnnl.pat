@@ -14,11 +14,10 @@ let mm   = MatMul(*, *) | Gemm(*, *, *?)
 let conv = Conv(*, *, *?)
 let act  = {Relu|LeakyRelu|Sigmoid|Tanh|HardSigmoid|HardSwish|Elu|Exp|Abs|Gelu}
 
-# The matcher takes the first alternative that fits and does not come back
-# when the match then reads a value used outside it: an add of two convs'
-# outputs (Add(block input, last conv) in MobileNetV2, where the block input
-# is also the next conv's x) must try the anchor on the right first, the
-# way exporters write residual adds, so the residual Adds list it first.
+# An add of two convs' outputs (Add(block input, last conv) in MobileNetV2,
+# Add(last conv, block input) in EfficientNet, where the block input is also
+# the next conv's x) fuses the conv read only there: the matcher tries the
+# next alternative when the first would read a value used outside the match.
 
 # conv + bias + residual add + activation: the end of a ResNet block
 let conv_bias = Add($conv, const) | Add(const, $conv)

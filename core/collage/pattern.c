@@ -911,6 +911,7 @@ void pattern_uses_release(struct pattern_uses *u)
 
 struct mstate {
 	struct graph *g;
+	const int *uses;		/* readers of each value (pattern_uses) */
 	int n;
 	int nodes[PATTERN_MAX_NODES];
 };
@@ -991,19 +992,64 @@ static bool pred_holds(struct mstate *s, const struct node *n, const struct pred
 	}
 }
 
-static bool match_value(struct mstate *s, const struct pat *p, int vid);
+/*
+ * Matching backtracks: a pattern is matched against the values still to
+ * match (a todo list, in order), and an alternative that matched but left
+ * the rest unmatchable, or the match without one exit, gives way to the
+ * next. Add(*, $conv) | Add($conv, *) thus takes the convolution on the
+ * right when its output is read once, and otherwise the one on the left
+ * (torch's residual `result += input`, with input another convolution's).
+ */
+struct todo {
+	const struct pat *p;
+	int vid;
+	const struct todo *next;
+};
 
-static bool match_node(struct mstate *s, const struct pat *p, int vid)
+static bool one_exit(struct mstate *s);
+
+static bool solve(struct mstate *s, const struct todo *t)
 {
-	const struct value *v = &s->g->values.v[vid];
+	const struct pat *p;
+	const struct value *v;
 	const struct node *n;
-	int ni = v->producer, present = 0;
+	struct todo args[PAT_MAX_ARGS];
+	const struct todo *rest;
+	int ni, present = 0, saved = s->n;
 	bool seen = false, ok = false;
+	double x;
 
+	if (!t)
+		return one_exit(s);
+	p = t->p;
+	v = &s->g->values.v[t->vid];
+	switch (p->kind) {
+	case PAT_WILD:
+		return solve(s, t->next);
+	case PAT_CONST:
+		return v->data != NULL && solve(s, t->next);
+	case PAT_NUM:
+		return v->data && value_const_scalar(s->g, v, &x) && x == p->num &&
+		       solve(s, t->next);
+	case PAT_ALT:
+		for (int i = 0; i < p->n_args; i++) {
+			struct todo alt = { p->args[i], t->vid, t->next };
+
+			if (solve(s, &alt))
+				return true;
+			s->n = saved;
+		}
+		return false;
+	case PAT_CALL:
+		break;
+	default:
+		BUG("pattern kind %d", (int)p->kind);
+	}
+	ni = v->producer;
 	if (ni < 0)
 		return false;
 	n = &s->g->nodes.v[ni];
-	if (n->dead || n->out[0] != vid)
+	if (n->dead || n->out[0] != t->vid)
 		return false;
 	for (int i = 0; i < p->n_ops && !ok; i++)
 		ok = n->op == p->ops[i];
@@ -1012,19 +1058,8 @@ static bool match_node(struct mstate *s, const struct pat *p, int vid)
 	for (int i = 0; i < n->n_in; i++)
 		if (n->in[i] >= 0)
 			present = i + 1;
-	if (present > p->n_args && !p->rest)
+	if ((present > p->n_args && !p->rest) || p->n_args > PAT_MAX_ARGS)
 		return false;
-	for (int i = 0; i < p->n_args; i++) {
-		int in = i < n->n_in ? n->in[i] : -1;
-
-		if (in < 0) {
-			if (!p->optional[i])
-				return false;
-			continue;
-		}
-		if (!match_value(s, p->args[i], in))
-			return false;
-	}
 	for (int i = 0; i < p->n_preds; i++)
 		if (!pred_holds(s, n, &p->preds[i]))
 			return false;
@@ -1035,34 +1070,25 @@ static bool match_node(struct mstate *s, const struct pat *p, int vid)
 			return false;
 		s->nodes[s->n++] = ni;
 	}
-	return true;
-}
+	/* the inputs, first to last, before what was still to match */
+	rest = t->next;
+	for (int i = p->n_args - 1; i >= 0; i--) {
+		int in = i < n->n_in ? n->in[i] : -1;
 
-static bool match_value(struct mstate *s, const struct pat *p, int vid)
-{
-	const struct value *v = &s->g->values.v[vid];
-	double x;
-
-	switch (p->kind) {
-	case PAT_WILD:
-		return true;
-	case PAT_CONST:
-		return v->data != NULL;
-	case PAT_NUM:
-		return v->data && value_const_scalar(s->g, v, &x) && x == p->num;
-	case PAT_CALL:
-		return match_node(s, p, vid);
-	case PAT_ALT:
-		for (int i = 0; i < p->n_args; i++) {
-			int saved = s->n;
-
-			if (match_value(s, p->args[i], vid))
-				return true;
-			s->n = saved;
+		if (in < 0) {
+			if (!p->optional[i]) {
+				s->n = saved;
+				return false;
+			}
+			continue;
 		}
-		return false;
+		args[i] = (struct todo){ p->args[i], in, rest };
+		rest = &args[i];
 	}
-	BUG("pattern kind %d", (int)p->kind);
+	if (solve(s, rest))
+		return true;
+	s->n = saved;
+	return false;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -1070,33 +1096,47 @@ static int cmp_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-bool pattern_match(struct graph *g, const struct pattern_uses *u, const struct pat *p, int node,
-		   struct pattern_match *m)
+/*
+ * One exit: what the inner nodes compute (all but the root, s->nodes[0])
+ * is read inside the match only.
+ */
+static bool one_exit(struct mstate *s)
 {
-	struct mstate s = { .g = g };
-	const struct node *root = &g->nodes.v[node];
+	struct graph *g = s->g;
 
-	if (root->dead || root->n_out < 1 || !match_value(&s, p, root->out[0]))
-		return false;
-	if (s.nodes[s.n - 1] != node)
-		BUG("a pattern match does not end at its root");
-	/* one exit: what the inner nodes compute is read inside the match only */
-	for (int i = 0; i < s.n - 1; i++) {
-		const struct node *n = &g->nodes.v[s.nodes[i]];
+	for (int i = 1; i < s->n; i++) {
+		const struct node *n = &g->nodes.v[s->nodes[i]];
 
 		for (int o = 0; o < n->n_out; o++) {
 			int reads = 0;
 
-			for (int j = 0; j < s.n; j++) {
-				const struct node *c = &g->nodes.v[s.nodes[j]];
+			for (int j = 0; j < s->n; j++) {
+				const struct node *c = &g->nodes.v[s->nodes[j]];
 
 				for (int k = 0; k < c->n_in; k++)
 					reads += c->in[k] == n->out[o];
 			}
-			if (reads != u->n[n->out[o]])
+			if (reads != s->uses[n->out[o]])
 				return false;
 		}
 	}
+	return true;
+}
+
+bool pattern_match(struct graph *g, const struct pattern_uses *u, const struct pat *p, int node,
+		   struct pattern_match *m)
+{
+	struct mstate s = { .g = g, .uses = u->n };
+	const struct node *root = &g->nodes.v[node];
+	struct todo t;
+
+	if (root->dead || root->n_out < 1)
+		return false;
+	t = (struct todo){ p, root->out[0], NULL };
+	if (!solve(&s, &t))
+		return false;
+	if (s.nodes[0] != node)
+		BUG("a pattern match does not start at its root");
 	qsort(s.nodes, (size_t)s.n, sizeof(int), cmp_int);
 	m->n_nodes = s.n;
 	memcpy(m->nodes, s.nodes, sizeof(int) * (size_t)s.n);

@@ -2,8 +2,8 @@
  * pattern_test.c - the pattern language: parsing (rules, lets, op sets,
  * predicates), diagnostics with FILE:LINE:COL and a caret, matching
  * (wildcards, const, numbers, alternatives, optional and further inputs,
- * attribute predicates with ONNX defaults, one exit), the built-in tables,
- * and the "none" placement of pattern partitions.
+ * attribute predicates with ONNX defaults, one exit, backtracking), the
+ * built-in tables, and the "none" placement of pattern partitions.
  */
 #include "../../backends/backends.h"
 #include "../../core/collage/collage.h"
@@ -286,6 +286,57 @@ static void test_match(void)
 	fx_release(&f);
 }
 
+/*
+ * Matching backtracks: x -> MatMul(x, W) -> a, MatMul(x, W) -> b,
+ * Add(a, b) -> y, with b also read by Relu -> z (a graph output). The
+ * alternative that takes b's MatMul leaves two exits; the next one (a's
+ * MatMul, or b as a wildcard) is tried instead of giving up.
+ */
+static void test_backtrack(void)
+{
+	struct fixture f;
+	struct graph *g;
+	struct shape s2 = { 2, { dim_const(2), dim_const(2) } };
+	float w[4] = { 1, 2, 3, 4 };
+	int x, W, t[4], add;
+
+	fx_init(&f);
+	ASSERT(0, parse(&f, "target pat\n"
+			"r = Add(*, MatMul(*, *)) | Add(MatMul(*, *), *)\n"	/* 0 */
+			"s = Add(*, MatMul(*, *) | *)\n"			/* 1 */
+			"t = Add(*, MatMul(*, *))\n"));			/* 2 */
+	g = f.g = graph_new(&f.ctx);
+	x = graph_add_value(g, "x");
+	g->values.v[x].dtype = DTYPE_F32;
+	g->values.v[x].shape = s2;
+	g->values.v[x].has_shape = true;
+	g->values.v[x].flags = VALUE_INPUT;
+	vec_push(&g->inputs, x);
+	W = graph_add_const(g, "W", DTYPE_F32, &s2, w);
+	for (int i = 0; i < 4; i++) {
+		t[i] = graph_add_value(g, arena_printf(g->arena, "t%d", i));
+		g->values.v[t[i]].dtype = DTYPE_F32;
+		g->values.v[t[i]].shape = s2;
+		g->values.v[t[i]].has_shape = true;
+	}
+	graph_add_node(g, OP_MATMUL, "a", (int[]){ x, W }, 2, &t[0], 1);
+	graph_add_node(g, OP_MATMUL, "b", (int[]){ x, W }, 2, &t[1], 1);
+	add = graph_add_node(g, OP_ADD, "add", (int[]){ t[0], t[1] }, 2, &t[2], 1);
+	graph_add_node(g, OP_RELU, "relu", &t[1], 1, &t[3], 1);
+	for (int i = 0; i < g->nodes.n; i++) {
+		g->nodes.v[i].op_type = op_info(g->nodes.v[i].op)->name;
+		node_span_self(g, &g->nodes.v[i]);
+	}
+	vec_push(&g->outputs, t[2]);
+	vec_push(&g->outputs, t[3]);
+	for (int i = 0; i < g->outputs.n; i++)
+		g->values.v[g->outputs.v[i]].flags |= VALUE_OUTPUT;
+	ASSERT(2, match(&f, 0, add));	/* the second alternative: a's MatMul */
+	ASSERT(1, match(&f, 1, add));	/* b as the wildcard */
+	ASSERT(-1, match(&f, 2, add));	/* no alternative: b's MatMul has two exits */
+	fx_release(&f);
+}
+
 static void test_place_none(void)
 {
 	struct fixture f;
@@ -392,6 +443,7 @@ static void test_builtin_tables(void)
 TESTS({ "parse_rules", test_parse_rules },
       { "parse_errors", test_parse_errors },
       { "match", test_match },
+      { "backtrack", test_backtrack },
       { "place_none", test_place_none },
       { "clear", test_clear },
       { "later_attrs", test_later_attrs },
