@@ -77,3 +77,6 @@ lnorm   = LayerNormalization(*, *, *?)
 softmax = Softmax(*) | LogSoftmax(*)
 lrn     = LRN(*)
 eltwise = $elt(*) | Clip(*, *?, *?)
+# x times one value per channel (a squeeze-and-excitation block's end),
+# blocked like the convolutions around it
+scale   = Mul(*, *)

@@ -391,7 +391,8 @@ fi
 # LayerNormalization, Softmax and LogSoftmax, LRN, each eltwise op and
 # ConvTranspose (1-D and 2-D, groups, strides, pads, dilations,
 # output_padding); and chains of them (chain_*) whose values between dnnl
-# kernels stay in oneDNN's blocked layout, unless a graph output; pools of a
+# kernels stay in oneDNN's blocked layout, unless a graph output, through
+# squeeze-and-excitation's per-channel scale (se_*, scale_edges); pools of a
 # Conv's blocked output (bpool_*: kernels 1-D, 2x2 to 5x5, strides 1 to 3,
 # pads, dilations, ceil_mode, count_include_pad, NaNs, a blocked or plain
 # y), which run rt_dnnl.h's own kernel, or oneDNN's where the channels are
@@ -530,14 +531,14 @@ else
 
 	# chain_runtime_w's middle Conv takes its weights at run time (an
 	# input, as pass_fold_scale makes them): the values it reads and writes
-	# (a1, t2) stay plain, the others' edges blocked, and oneDNN runs no
-	# reference convolution (ref:any, with a blocked x and plain weights:
-	# 200 times slower)
+	# (a1, t2) stay blocked like the others' edges, its weights are
+	# reordered by each run, and oneDNN runs no reference convolution
+	# (ref:any, with a blocked x and plain weights: 200 times slower)
 	"$C" compile --search none "$D/models/chain_runtime_w/model.onnx" --target dnnl,c \
 		-o "$T/rtw.so" --dump-ir "$T/rtw-ir" >"$T/out" 2>&1 ||
 		bad "compile: $(head -n 1 "$T/out")"
 	for v in a1 t2; do
-		! grep -q "'$v' in dnnl's layout" "$T"/rtw-ir/* || bad "$v was blocked"
+		grep -q "'$v' in dnnl's layout" "$T"/rtw-ir/* || bad "$v was not blocked"
 	done
 	ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$C" run "$T/rtw.so" \
 		--input x="$D/models/chain_runtime_w/in/x.npy" \
@@ -545,7 +546,47 @@ else
 		bad "verbose run: $(tail -n 1 "$T/verbose")"
 	grep -q "exec,cpu,convolution" "$T/verbose" || bad "no oneDNN verbose log"
 	! grep -q "exec,cpu,convolution,ref" "$T/verbose" || bad "a reference convolution ran"
+	grep "exec,cpu,reorder" "$T/verbose" | grep -q ",8x16x1x1," ||
+		bad "the run-time weights were not reordered"
+	! grep "exec,cpu,reorder" "$T/verbose" | grep -q -e ",2x16x10x10," ||
+		bad "a value between dnnl kernels was reordered"
 	verdict dnnl/chain_runtime_w-layouts
+
+	# squeeze-and-excitation (se_*): the depthwise Conv's output, the
+	# scaled one (and se_block_c12's second scale, padded to 16 channels)
+	# stay blocked from the Conv through the pool and the scale into the
+	# projection: only the graph input x is reordered; se_fold's projection
+	# takes its scaled weights at run time, and runs no reference
+	# convolution; scale_edges' Muls read a plain input and write a plain
+	# output, blocked at their other edge, with no reorder at all
+	for m in se_block:a1,m:2x16x10x10 se_block_c12:a1,m,mk:2x12x10x10 \
+		se_fold:a1:1x16x10x10 scale_edges:m,a:2x12x5x5; do
+		vals=${m#*:}
+		shape=${vals#*:}
+		vals=${vals%%:*}
+		m=${m%%:*}
+		"$C" compile --search none "$D/models/$m/model.onnx" --target dnnl,c \
+			-o "$T/$m.so" --dump-ir "$T/$m-ir" >"$T/out" 2>&1 ||
+			bad "$m: compile: $(head -n 1 "$T/out")"
+		for v in $(echo "$vals" | tr , ' '); do
+			grep -q "'$v' in dnnl's layout" "$T/$m-ir"/* || bad "$m: $v was not blocked"
+		done
+		ins=
+		for f in "$D/models/$m"/in/*.npy; do
+			ins="$ins --input $(basename "$f" .npy)=$f"
+		done
+		# shellcheck disable=SC2086
+		ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$C" run "$T/$m.so" $ins >"$T/verbose" 2>&1 ||
+			bad "$m: verbose run: $(tail -n 1 "$T/verbose")"
+		grep -q "exec,cpu,convolution" "$T/verbose" || bad "$m: no oneDNN verbose log"
+		! grep -q "exec,cpu,convolution,ref" "$T/verbose" ||
+			bad "$m: a reference convolution ran"
+		n=$(grep "exec,cpu,reorder" "$T/verbose" | grep -c ",$shape,")
+		want=1
+		[ "$m" = scale_edges ] && want=0
+		[ "$n" = "$want" ] || bad "$m: $n reorders of $shape values, expected $want"
+	done
+	verdict dnnl/se-layouts
 
 	# a pool of a blocked x runs rt_dnnl.h's kernel, not oneDNN's pooling
 	# (oneDNN's verbose log shows none): on whole blocks of channels (16

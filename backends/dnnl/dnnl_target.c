@@ -32,13 +32,16 @@
  * AVX512-BF16 (mm_bf16; its kernel is named *_bf16), twice float32's
  * speed, the same products summed in float32.
  * The table's last rules take one op alone (pooling, BatchNormalization,
- * LayerNormalization, Softmax, LRN, eltwise, ConvTranspose: op_plan says which, refusing
- * what oneDNN would compute otherwise than ONNX); each is one primitive in
- * plain layouts, but for a 1-D or 2-D pool of a blocked x, which rt_dnnl.h
- * runs in a kernel of its own.
+ * LayerNormalization, Softmax, LRN, eltwise, ConvTranspose, a channel
+ * scale: op_plan says which, refusing what oneDNN would compute otherwise
+ * than ONNX); each is one primitive in plain layouts, but for a 1-D or 2-D
+ * pool of a blocked x and a channel scale (Mul by one value per channel,
+ * squeeze-and-excitation's end), which rt_dnnl.h runs in kernels of its
+ * own, in either layout.
  * relay_to_tir makes one kernel per partition whose body is one call_extern
  * of collagec_dnnl_conv, collagec_dnnl_matmul (or, for one op alone,
- * collagec_dnnl_pool, _eltwise, _softmax, _bnorm, _lnorm, _lrn, _deconv),
+ * collagec_dnnl_pool, _eltwise, _softmax, _bnorm, _lnorm, _lrn, _deconv,
+ * _scale),
  * helpers of the runtime
  * prelude rt_dnnl.h (embedded into collagec, pasted once per model; it
  * explains the primitive cache, layouts, the once-only weights reorder and
@@ -47,11 +50,11 @@
  * thread count) and passes it, the kernel's name and `threads` around the
  * loop-IR arguments. Arguments that depend on symbolic dims are loop-IR
  * expressions over syms[].
- * plan_layouts marks the values that Convs and pools on dnnl hand to each
- * other (and to nothing else) blocked; their kernels get `lay` bits saying
- * which of their buffers are, and skip the reorders at those edges. Where
- * the channels are no multiple of the largest block, the value's storage
- * holds them padded to one (value.store_c).
+ * plan_layouts marks the values that Convs, pools and channel scales on
+ * dnnl hand to each other (and to nothing else) blocked; their kernels get
+ * `lay` bits saying which of their buffers are, and skip the reorders at
+ * those edges. Where the channels are no multiple of the largest block, the
+ * value's storage holds them padded to one (value.store_c).
  *
  * The collagec binary never links oneDNN: unavailable() checks for
  * <oneapi/dnnl/dnnl.h> and dlopens libdnnl in a child process
@@ -607,6 +610,7 @@ struct op_plan {
 	int log;			/* LogSoftmax */
 	double eps;			/* BatchNormalization, LayerNormalization */
 	int64_t group;			/* ConvTranspose (with the pooling geometry) */
+	int xin;			/* scale: which input is x (the other is s) */
 };
 
 /* Whether every dim of x from `from` on is a constant. */
@@ -790,6 +794,39 @@ static bool gpool_plan(struct graph *g, const struct node *n, struct op_plan *p)
 			p->in[i] = p->out[i] = p->k[i] = 1;
 	}
 	return true;
+}
+
+/*
+ * Mul(x, s) or Mul(s, x) with s one value per channel of x and image: x
+ * float32 [n, c, d...] (rank 3 to 5, c constant), s [n or 1, c, 1...] of
+ * x's rank, y of x's shape. A squeeze-and-excitation block ends so
+ * (EfficientNet, MobileNetV3: x the depthwise conv's output, s the
+ * sigmoid of its pooled excitation); on dnnl x and y may stay blocked
+ * between the convolutions around it, which on c take them plain (a
+ * reorder at each of its edges, and a projection conv run as a plain GEMM).
+ */
+static bool scale_plan(struct graph *g, const struct node *n, struct op_plan *p)
+{
+	for (int i = 0; i < 2 && n->n_in == 2; i++) {
+		const struct value *x = node_in(g, n, i), *s = node_in(g, n, 1 - i);
+		int r = x->shape.rank;
+		bool ok;
+
+		if (!same_shape_out(g, n, x) || !libcall_is_f32(s) || r < 3 || r > 5 ||
+		    s->shape.rank != r || !dim_is_const(x->shape.d[1]) || x->shape.d[1].c <= 0 ||
+		    !dim_eq(s->shape.d[1], x->shape.d[1]))
+			continue;
+		ok = dim_is_const(s->shape.d[0]) && s->shape.d[0].c == 1 ?
+			true : dim_eq(s->shape.d[0], x->shape.d[0]);
+		for (int d = 2; d < r && ok; d++)
+			ok = dim_is_const(s->shape.d[d]) && s->shape.d[d].c == 1;
+		if (!ok)
+			continue;
+		p->fn = "scale";
+		p->xin = i;
+		return true;
+	}
+	return false;
 }
 
 /* Softmax, LogSoftmax: opset 13's one axis, or older opsets' axis to the end. */
@@ -977,6 +1014,8 @@ static bool op_plan(struct graph *g, const struct node *n, struct op_plan *p)
 		return lrn_plan(g, n, p);
 	case OP_CONVTRANSPOSE:
 		return deconv_plan(g, n, p);
+	case OP_MUL:
+		return scale_plan(g, n, p);
 	default:
 		return eltwise_plan(g, n, p);
 	}
@@ -1050,31 +1089,26 @@ static int sum_operand(const struct epi_plan *ep)
 	return ep->bin[i];
 }
 
-/* Whether partition p is one pooling op (its helper takes a blocked x). */
-static bool is_pool(struct graph *g, const struct partition *p)
+/*
+ * Which input of partition p's one op its helper takes blocked, when p is a
+ * pooling op (its x) or a channel scale (scale_plan's x); else -1.
+ */
+static int blocked_op_slot(struct graph *g, const struct partition *p)
 {
 	const struct node *a = &g->nodes.v[p->nodes[0]];
 	struct op_plan op;
 
-	return p->n_nodes == 1 && op_plan(g, a, &op) && !strcmp(op.fn, "pool");
-}
-
-/*
- * Whether Conv a's weights are computed at run time (pass_fold_scale folds
- * a per-channel scale into them): oneDNN then takes them as they are, in
- * the plain layout, and with a blocked x or y finds only its reference
- * convolution (ref:any: an EfficientNet-B0 1x1 convolution of 0.3 ms took
- * 61 ms), so such a Conv reads and writes plain values.
- */
-static bool weights_at_run_time(struct graph *g, const struct node *a)
-{
-	return a->op == OP_CONV && !node_in(g, a, 1)->data;
+	if (p->n_nodes != 1 || is_anchor(a) || !op_plan(g, a, &op))
+		return -1;
+	if (!strcmp(op.fn, "pool"))
+		return 0;
+	return !strcmp(op.fn, "scale") ? op.xin : -1;
 }
 
 /*
  * Whether dnnl partition q reads value v as input `slot` of its node n in a
  * blocked layout: a Conv's x, the summed operand of its residual add, a
- * pooling op's x.
+ * pooling op's or channel scale's x.
  */
 static bool reads_blocked(struct graph *g, const struct partition *q, const struct node *n,
 			  int slot, int v)
@@ -1082,10 +1116,10 @@ static bool reads_blocked(struct graph *g, const struct partition *q, const stru
 	const struct node *a = &g->nodes.v[q->nodes[0]];
 	struct epi_plan ep;
 
-	if (weights_at_run_time(g, a))
-		return false;
-	if (n == a && slot == 0)
-		return a->op == OP_CONV || a->op == OP_QLINEARCONV || is_pool(g, q);
+	if (n == a && slot == 0 && (a->op == OP_CONV || a->op == OP_QLINEARCONV))
+		return true;
+	if (n == a && !is_anchor(a))
+		return blocked_op_slot(g, q) == slot;
 	if (n == a || a->op != OP_CONV || !epi_plan(g, q->nodes, q->n_nodes, &ep))
 		return false;
 	return sum_operand(&ep) == v;
@@ -1112,7 +1146,7 @@ static int blocked_candidate(struct graph *g, const struct partition *p)
 
 	if (a->op == OP_QLINEARCONV)
 		return y->data || (y->flags & (VALUE_INPUT | VALUE_OUTPUT)) ? -1 : v;
-	if ((a->op != OP_CONV && !is_pool(g, p)) || weights_at_run_time(g, a))
+	if (a->op != OP_CONV && blocked_op_slot(g, p) < 0)
 		return -1;
 	if (!libcall_is_f32(y) || y->shape.rank < 3 || y->shape.rank > 5 ||
 	    !dim_is_const(y->shape.d[1]) || y->data || (y->flags & (VALUE_INPUT | VALUE_OUTPUT)))
@@ -1313,12 +1347,12 @@ static void plan_q8_layouts(struct graph *g, const struct partition *parts, int 
 }
 
 /*
- * Marks blocked the values that one dnnl Conv or pooling partition writes
- * and only dnnl partitions read, each as a Conv's x, a residual add's summed
- * operand or a pooling op's x: those stay in oneDNN's blocked layout from
- * kernel to kernel, reordered only where c (or a graph output) takes over;
- * the 8-bit values between QLinearConvs stay channels-last
- * (plan_q8_layouts).
+ * Marks blocked the values that one dnnl Conv, pooling or channel scale
+ * partition writes and only dnnl partitions read, each as a Conv's x, a
+ * residual add's summed operand, a pooling op's or channel scale's x: those
+ * stay in oneDNN's blocked layout from kernel to kernel, reordered only
+ * where c (or a graph output) takes over; the 8-bit values between
+ * QLinearConvs stay channels-last (plan_q8_layouts).
  */
 static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int np)
 {
@@ -1582,6 +1616,17 @@ static int op_args(struct tir_builder *b, struct graph *g, const struct node *n,
 		args[na++] = tir_int(b, p->group);
 		na += window_args(b, p, args + na);
 		args[na++] = tir_int(b, node_in(g, n, 1)->data != NULL);
+	} else if (!strcmp(p->fn, "scale")) {
+		const struct value *sv = node_in(g, n, 1 - p->xin);
+
+		x = node_in(g, n, p->xin);
+		r = x->shape.rank;
+		args[na++] = tir_dim(b, x->shape.d[0]);
+		args[na++] = tir_dim(b, x->shape.d[1]);
+		args[na++] = dims_prod(b, x, 2, r);
+		args[na++] = tir_int(b, !(dim_is_const(sv->shape.d[0]) && sv->shape.d[0].c == 1));
+		args[na++] = tir_int(b, value_lay(g, n->in[p->xin], LAY_SRC) |
+				     value_lay(g, n->out[0], LAY_DST));
 	} else if (!strcmp(p->fn, "lrn")) {
 		args[na++] = tir_dim(b, x->shape.d[0]);
 		args[na++] = tir_dim(b, x->shape.d[1]);
@@ -1616,7 +1661,7 @@ static int op_relay(struct graph *g, struct partition *p)
 	struct kernel k = { 0 };
 	struct tir *args[48];
 	struct op_plan op;
-	int na = 0, n_in = 1;
+	int na = 0, n_in = 1, swap = 0;
 
 	if (p->n_nodes != 1 || !op_plan(g, n, &op))
 		BUG("dnnl op plan changed after the rule took the node");
@@ -1624,9 +1669,13 @@ static int op_relay(struct graph *g, struct partition *p)
 		n_in = 5;
 	else if (!strcmp(op.fn, "lnorm") || !strcmp(op.fn, "deconv"))
 		n_in = 3;
+	else if (!strcmp(op.fn, "scale"))
+		n_in = 2, swap = op.xin;	/* x first, then s */
 	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_%s", p->id, op.fn));
 	k.args = arena_alloc(g->arena, sizeof(int) * (size_t)(n_in + 1));
-	for (int i = 0; i < n_in; i++) {
+	for (int j = 0; j < n_in; j++) {
+		int i = swap ? 1 - j : j;
+
 		if (i < n->n_in && n->in[i] >= 0)
 			args[na++] = addr_or_null(&b, libcall_param(&b, &k, "in", DTYPE_F32,
 								    n->in[i]));

@@ -60,7 +60,8 @@
  * caller expects (rt_dnnl_bpool_run: oneDNN 2.6's pooling is slow on every
  * layout). Other pools stay oneDNN's: on nchw it runs its reference
  * pooling, so the pool reorders x to channels-last for its jit one; a
- * blocked x is read as it is.
+ * blocked x is read as it is. collagec_dnnl_scale (a Mul by one value per
+ * channel) is ours too, on either layout.
  * collagec_dnnl_deconv (ConvTranspose) is made and run like a Conv.
  *
  * A failing oneDNN call reports through collagec_rt_abort() (prints and
@@ -132,6 +133,10 @@ struct rt_dnnl_kernel {
 	int sum;			/* post-op sum - 1 is a sum of its operand; 0: none */
 	struct rt_dnnl_wei *wei;	/* reordered weights it holds a reference to, or NULL */
 	dnnl_memory_t wei_mem;		/* wei->mem, or NULL */
+	/* weights computed at run time, reordered each run to wei_md, or NULL */
+	dnnl_primitive_t wei_in;
+	dnnl_memory_desc_t user_wei;	/* their layout */
+	void *wei_buf;			/* where wei_in puts them */
 	dnnl_primitive_t src_in;	/* user src -> src_md, or NULL: same layout */
 	dnnl_primitive_t dst_in;	/* user dst -> dst_md (the summed operand), or NULL */
 	dnnl_primitive_t dst_out;	/* dst_md -> user dst, or NULL */
@@ -363,6 +368,9 @@ static void rt_dnnl_release(struct rt_dnnl_kernel *k)
 		dnnl_primitive_destroy(k->dst_out);
 	if (k->prim2)
 		dnnl_primitive_destroy(k->prim2);
+	if (k->wei_in)
+		dnnl_primitive_destroy(k->wei_in);
+	free(k->wei_buf);
 	for (int i = 0; i < k->nargs; i++)
 		if (k->args[i].memory != k->wei_mem)
 			dnnl_memory_destroy(k->args[i].memory);
@@ -593,6 +601,10 @@ found:
  * `any`: rt_dnnl_edges); with wconst, the user's weights w (layout
  * user_wei) in the layout the primitive chose: reordered once per layout,
  * shared by the entries of cache c that chose the same (rt_dnnl_wei_get).
+ * Weights a run computes (!wconst) that the primitive wants in another
+ * layout are reordered by each run (k->wei_in): a 1x1 convolution's
+ * M x C of them cost less than the image's reorders around a convolution
+ * that took them as they are.
  */
 static int rt_dnnl_make(struct rt_dnnl_cache *c, struct rt_dnnl_kernel *k, const char *name,
 			const_dnnl_op_desc_t desc, dnnl_primitive_attr_t attr,
@@ -612,6 +624,12 @@ static int rt_dnnl_make(struct rt_dnnl_cache *c, struct rt_dnnl_kernel *k, const
 	if (wconst && !dnnl_memory_desc_equal(want, user_wei) &&
 	    rt_dnnl_wei_get(c, k, name, user_wei, want, w, w) < 0)
 		goto out;
+	if (!wconst && !dnnl_memory_desc_equal(want, user_wei)) {
+		k->user_wei = *user_wei;
+		if (!(k->wei_buf = rt_dnnl_buf(want)) ||
+		    rt_dnnl_reorder(&k->wei_in, user_wei, want, name) < 0)
+			goto out;
+	}
 	rc = 0;
 out:
 	dnnl_primitive_desc_destroy(pd);
@@ -644,6 +662,11 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 
 	if (!(src = rt_dnnl_edges_in(k, name, x, se, dst)))
 		return;
+	if (k->wei_in) {
+		if (rt_dnnl_move(k->wei_in, &k->user_wei, w, &k->wei_md, k->wei_buf, name) < 0)
+			return;
+		w = k->wei_buf;
+	}
 	/* the arguments, in the same order every run; weights reordered once: md NULL */
 	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_SRC, &k->src_md, src };
 	a[n++] = (struct rt_dnnl_arg){ DNNL_ARG_WEIGHTS, k->wei_mem ? NULL : &k->wei_md, w };
@@ -1337,7 +1360,9 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 		    rt_dnnl_fail(dnnl_dilated_convolution_forward_desc_init(
 				    &desc, dnnl_forward_inference, dnnl_convolution_direct,
 				    rt_dnnl_blocks(nd, lay & RT_DNNL_LAY_SRC) ? &k->user_src :
-				    &any_src, wconst ? &any_wei : &user_wei,
+				    &any_src,
+				    wconst || (lay & (RT_DNNL_LAY_SRC | RT_DNNL_LAY_DST)) ?
+				    &any_wei : &user_wei,
 				    k->has_bias ? &k->bias_md : NULL,
 				    rt_dnnl_blocks(nd, lay & RT_DNNL_LAY_DST) ? &k->user_dst :
 				    &any_dst, gm.str, gm.dil, gm.padl, gm.padr), name,
@@ -2363,6 +2388,86 @@ static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const
 	rt_dnnl_run_edges(k, name, x, y);
 out:
 	rt_dnnl_leave(prev, nt);
+}
+
+/*
+ * y = x * s with s one value per channel (dnnl_target.c's scale_plan: a
+ * squeeze-and-excitation block's Mul): x [n, c, hw], plain nchw or blocked
+ * [n, cb, hw, B], y of x's shape in the layout lay says (enum rt_dnnl_lay),
+ * s plain [n, c] (s_img) or [c]. Each element is one product, as c's Mul
+ * computes it, in any layout and at any thread count. A blocked y's
+ * padding lanes are written 0 (a blocked x's are 0 and meet a 0 scale).
+ * Channel blocks (or planes, plain) are split over the OpenMP team.
+ */
+static void collagec_dnnl_scale(struct rt_dnnl_cache *kc, const char *name, const float *x,
+				const float *s, float *y, int64_t n, int64_t c, int64_t hw,
+				int64_t s_img, int lay, int threads)
+{
+	int64_t blk = rt_dnnl_block(), cb = (c + blk - 1) / blk;
+	int64_t planes = n * cb;
+	int nt = threads > 1 ? threads : 1;
+	int src_b = (lay & RT_DNNL_LAY_SRC) != 0, dst_b = (lay & RT_DNNL_LAY_DST) != 0;
+
+	(void)kc;
+	(void)name;
+	if (n <= 0 || c <= 0 || hw <= 0)
+		return;
+	if (!src_b && !dst_b && hw == 1) {
+		/* [n, c]: rows of c (pass_fold_scale's weights [m, c, 1, 1] times s) */
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n * c >= 65536)
+		for (int64_t i = 0; i < n; i++) {
+			const float *xr = x + i * c, *sr = s + (s_img ? i * c : 0);
+			float *yr = y + i * c;
+
+			for (int64_t ch = 0; ch < c; ch++)
+				yr[ch] = xr[ch] * sr[ch];
+		}
+		return;
+	}
+	if (!src_b && !dst_b) {
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n * c * hw >= 65536)
+		for (int64_t p = 0; p < n * c; p++) {
+			const float *xp = x + p * hw;
+			float *yp = y + p * hw, sv = s[s_img ? p : p % c];
+
+			for (int64_t k = 0; k < hw; k++)
+				yp[k] = xp[k] * sv;
+		}
+		return;
+	}
+	if (blk > RT_DNNL_MAX_BLOCK || blk % RT_DNNL_VL != 0) {
+		fprintf(stderr, "collagec: %s: no channel scale for blocks of %lld\n", name,
+			(long long)blk);
+		abort();
+	}
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && planes * hw * blk >= 65536)
+	for (int64_t p = 0; p < planes; p++) {
+		int64_t i = p / cb, c0 = p % cb * blk, live = c - c0 < blk ? c - c0 : blk;
+		float sl[RT_DNNL_MAX_BLOCK] = { 0 };
+		rt_dnnl_vec sv[RT_DNNL_MAX_BLOCK / RT_DNNL_VL];
+		const float *xb = x + p * hw * blk, *xc = x + (i * c + c0) * hw;
+		float *yb = y + p * hw * blk, *yc = y + (i * c + c0) * hw;
+
+		for (int64_t l = 0; l < live; l++)
+			sl[l] = s[(s_img ? i * c : 0) + c0 + l];
+		memcpy(sv, sl, sizeof(float) * (size_t)blk);
+		if (src_b && dst_b) {
+			for (int64_t k = 0; k < hw * blk; k += blk)
+				for (int64_t u = 0; u < blk / RT_DNNL_VL; u++)
+					*(rt_dnnl_uvec *)(yb + k + u * RT_DNNL_VL) =
+						*(const rt_dnnl_uvec *)(xb + k + u * RT_DNNL_VL) *
+						sv[u];
+		} else if (src_b) {
+			/* to plain: channel by channel, each a strided walk of the block */
+			for (int64_t l = 0; l < live; l++)
+				for (int64_t k = 0; k < hw; k++)
+					yc[l * hw + k] = xb[k * blk + l] * sl[l];
+		} else {
+			for (int64_t k = 0; k < hw; k++)
+				for (int64_t l = 0; l < blk; l++)
+					yb[k * blk + l] = l < live ? xc[l * hw + k] * sl[l] : 0.0f;
+		}
+	}
 }
 
 /* Algorithms of collagec_dnnl_eltwise (RT_DNNL_EW_NONE: no second one). */

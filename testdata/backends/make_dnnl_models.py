@@ -986,10 +986,10 @@ def silus(outdir, rng):
 
 def runtime_weights_chain(outdir, rng):
     """chain_runtime_w: a Conv whose weights are an input (as after
-    pass_fold_scale) between two Convs on dnnl: oneDNN takes such weights
-    plain and would run its reference convolution on a blocked x or y, so
-    the values it reads and writes stay plain (the others' edges are
-    blocked)."""
+    pass_fold_scale) between two Convs on dnnl: the values it reads and
+    writes stay blocked like the others, and each run reorders the weights
+    into the layout the convolution chose (given plain, with a blocked x or
+    y oneDNN would run its reference convolution)."""
     x, w1, w2, w3 = u(rng, (2, 8, 10, 10)), u(rng, (16, 8, 3, 3)), u(rng, (8, 16, 1, 1)), \
         u(rng, (8, 8, 3, 3))
     p1 = [1, 1, 1, 1]
@@ -1006,6 +1006,72 @@ def runtime_weights_chain(outdir, rng):
                                             vinfo("w2", [8, 16, 1, 1])],
          [vinfo("y", [2, 8, 10, 10])], {"x": x, "w2": w2}, {"y": y}, [("w1", w1), ("w3", w3)],
          "Conv", ["dnnl.conv_act", "dnnl.conv", "dnnl.conv_act"])
+
+
+def se_blocks(outdir, rng):
+    """Squeeze-and-excitation as EfficientNet and MobileNetV3 end their
+    blocks: a depthwise Conv + SiLU (a), its global average pool, two 1x1
+    Convs (Relu, Sigmoid) to s, Mul(a, s) (dnnl.scale) and a 1x1 projection
+    Conv. se_block: two images, so the Mul stays on a (pass_fold_scale
+    folds one image's only); its values stay blocked. se_block_c12: 12
+    channels (a padded block), Mul(s, a) the other way round, and a second
+    scale by a constant [1, 12, 1, 1]. se_fold: one image, the Mul folded
+    into the projection's weights (a scale of [8, 16, 1, 1] weights), which
+    the Conv reorders each run from a blocked x. scale_edges: a Mul of a
+    graph input (plain in, blocked out) and one whose output is the graph's
+    (blocked in, plain out)."""
+    def silu(t):
+        return t / (1 + np.exp(-t))
+
+    def sig(t):
+        return 1 / (1 + np.exp(-t))
+
+    z, p1 = (0, 0, 0, 0), [1, 1, 1, 1]
+    for name, n, c, swap, const in (("se_block", 2, 16, False, False),
+                                    ("se_block_c12", 2, 12, True, True),
+                                    ("se_fold", 1, 16, False, False)):
+        x, w1, b1 = u(rng, (n, c, 10, 10)), u(rng, (c, 1, 3, 3)), u(rng, (c,))
+        w2, b2 = u(rng, (4, c, 1, 1)), u(rng, (4,))
+        w3, b3 = u(rng, (c, 4, 1, 1)), u(rng, (c,))
+        w4, k = u(rng, (8, c, 1, 1)), u(rng, (1, c, 1, 1))
+        nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["t1"], name="dw", pads=p1,
+                                  group=c),
+                 helper.make_node("Sigmoid", ["t1"], ["g1"], name="sig1"),
+                 helper.make_node("Mul", ["t1", "g1"], ["a1"], name="silu1"),
+                 helper.make_node("GlobalAveragePool", ["a1"], ["p"], name="gap"),
+                 helper.make_node("Conv", ["p", "w2", "b2"], ["t2"], name="reduce"),
+                 helper.make_node("Relu", ["t2"], ["a2"], name="relu2"),
+                 helper.make_node("Conv", ["a2", "w3", "b3"], ["t3"], name="expand"),
+                 helper.make_node("Sigmoid", ["t3"], ["s"], name="gate"),
+                 helper.make_node("Mul", ["s", "a1"] if swap else ["a1", "s"], ["m"],
+                                  name="scale")]
+        a1 = silu(conv_ref(f64(x), f64(w1), f64(b1), (1, 1), p1, (1, 1), c))
+        a2 = np.maximum(conv_ref(a1.mean(axis=(2, 3), keepdims=True), f64(w2), f64(b2),
+                                 (1, 1), z, (1, 1), 1), 0)
+        m = a1 * sig(conv_ref(a2, f64(w3), f64(b3), (1, 1), z, (1, 1), 1))
+        rules = ["dnnl.conv_silu", "dnnl.pool", "dnnl.conv_act", "dnnl.conv_act",
+                 "dnnl.scale", "dnnl.conv"]
+        inits = [("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2), ("w3", w3), ("b3", b3),
+                 ("w4", w4)]
+        if const:
+            nodes.append(helper.make_node("Mul", ["m", "k"], ["mk"], name="scale_k"))
+            m = m * f64(k)
+            rules.append("dnnl.scale")
+            inits.append(("k", k))
+        nodes.append(helper.make_node("Conv", ["mk" if const else "m", "w4"], ["y"],
+                                      name="project"))
+        y = conv_ref(m, f64(w4), None, (1, 1), z, (1, 1), 1)
+        save(outdir, name, nodes, [vinfo("x", [n, c, 10, 10])], [vinfo("y", [n, 8, 10, 10])],
+             {"x": x}, {"y": y}, inits, "Mul", rules)
+    x, s, w = u(rng, (2, 12, 5, 5)), u(rng, (2, 12, 1, 1)), u(rng, (12, 12, 3, 3))
+    nodes = [helper.make_node("Mul", ["x", "s"], ["m"], name="scale_in"),
+             helper.make_node("Conv", ["m", "w"], ["t"], name="conv", pads=p1),
+             helper.make_node("Relu", ["t"], ["a"], name="relu"),
+             helper.make_node("Mul", ["a", "s"], ["y"], name="scale_out")]
+    a = np.maximum(conv_ref(f64(x) * f64(s), f64(w), None, (1, 1), p1, (1, 1), 1), 0)
+    save(outdir, "scale_edges", nodes, [vinfo("x", [2, 12, 5, 5]), vinfo("s", [2, 12, 1, 1])],
+         [vinfo("y", [2, 12, 5, 5])], {"x": x, "s": s}, {"y": a * f64(s)}, [("w", w)], "Mul",
+         ["dnnl.scale", "dnnl.conv_act", "dnnl.scale"])
 
 
 def rules(json_path):
@@ -1047,6 +1113,7 @@ def main():
     big_weights(sys.argv[1], rng)
     silus(sys.argv[1], rng)
     runtime_weights_chain(sys.argv[1], rng)
+    se_blocks(sys.argv[1], rng)
 
 
 if __name__ == "__main__":
