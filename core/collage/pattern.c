@@ -912,6 +912,7 @@ void pattern_uses_release(struct pattern_uses *u)
 struct mstate {
 	struct graph *g;
 	const int *uses;		/* readers of each value (pattern_uses) */
+	long steps;			/* solve's calls so far (MATCH_STEPS at most) */
 	int n;
 	int nodes[PATTERN_MAX_NODES];
 };
@@ -999,7 +1000,12 @@ static bool pred_holds(struct mstate *s, const struct node *n, const struct pred
  * next. Add(*, $conv) | Add($conv, *) thus takes the convolution on the
  * right when its output is read once, and otherwise the one on the left
  * (torch's residual `result += input`, with input another convolution's).
+ * Nested alternatives multiply what there is to try: a match takes at
+ * most MATCH_STEPS steps, past which the pattern does not match at that
+ * node (the built-in tables take a few dozen).
  */
+#define MATCH_STEPS 65536
+
 struct todo {
 	const struct pat *p;
 	int vid;
@@ -1019,6 +1025,8 @@ static bool solve(struct mstate *s, const struct todo *t)
 	bool seen = false, ok = false;
 	double x;
 
+	if (++s->steps > MATCH_STEPS)
+		return false;
 	if (!t)
 		return one_exit(s);
 	p = t->p;

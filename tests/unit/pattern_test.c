@@ -290,7 +290,9 @@ static void test_match(void)
  * Matching backtracks: x -> MatMul(x, W) -> a, MatMul(x, W) -> b,
  * Add(a, b) -> y, with b also read by Relu -> z (a graph output). The
  * alternative that takes b's MatMul leaves two exits; the next one (a's
- * MatMul, or b as a wildcard) is tried instead of giving up.
+ * MatMul, or b as a wildcard) is tried instead of giving up, through
+ * thousands of ways for nested alternatives to fail; not past the steps a
+ * match may take (MATCH_STEPS).
  */
 static void test_backtrack(void)
 {
@@ -302,9 +304,16 @@ static void test_backtrack(void)
 
 	fx_init(&f);
 	ASSERT(0, parse(&f, "target pat\n"
+			"let x = * | * | * | * | * | * | * | * | * | * | * | * | * | * | * | *\n"
+			"let y = $x | $x | $x | $x | $x | $x | $x | $x | $x | $x | $x | $x | "
+			"$x | $x | $x | $x\n"
 			"r = Add(*, MatMul(*, *)) | Add(MatMul(*, *), *)\n"	/* 0 */
 			"s = Add(*, MatMul(*, *) | *)\n"			/* 1 */
-			"t = Add(*, MatMul(*, *))\n"));			/* 2 */
+			"t = Add(*, MatMul(*, *))\n"				/* 2 */
+			/* 16^3 ways for the first alternative to fail, then the second */
+			"u = Add($x, MatMul($x, $x)) | Add(MatMul(*, *), *)\n"	/* 3 */
+			/* 256^3: past the steps a match may take, so no match */
+			"v = Add($y, MatMul($y, $y)) | Add(MatMul(*, *), *)\n"));	/* 4 */
 	g = f.g = graph_new(&f.ctx);
 	x = graph_add_value(g, "x");
 	g->values.v[x].dtype = DTYPE_F32;
@@ -334,6 +343,8 @@ static void test_backtrack(void)
 	ASSERT(2, match(&f, 0, add));	/* the second alternative: a's MatMul */
 	ASSERT(1, match(&f, 1, add));	/* b as the wildcard */
 	ASSERT(-1, match(&f, 2, add));	/* no alternative: b's MatMul has two exits */
+	ASSERT(2, match(&f, 3, add));
+	ASSERT(-1, match(&f, 4, add));
 	fx_release(&f);
 }
 
