@@ -172,6 +172,34 @@ struct net {
 	int x, mm, add, relu, leaky, gemm, add1, sig;
 };
 
+/* A float32 value of shape sh: an input of the graph with input. */
+static int add_value(struct graph *g, const char *name, const struct shape *sh, bool input)
+{
+	int v = graph_add_value(g, name);
+
+	g->values.v[v].dtype = DTYPE_F32;
+	g->values.v[v].shape = *sh;
+	g->values.v[v].has_shape = true;
+	if (input) {
+		g->values.v[v].flags = VALUE_INPUT;
+		vec_push(&g->inputs, v);
+	}
+	return v;
+}
+
+/* Names the nodes' op types and spans, and makes outs[0..n) the outputs. */
+static void finish(struct graph *g, const int *outs, int n)
+{
+	for (int i = 0; i < g->nodes.n; i++) {
+		g->nodes.v[i].op_type = op_info(g->nodes.v[i].op)->name;
+		node_span_self(g, &g->nodes.v[i]);
+	}
+	for (int i = 0; i < n; i++) {
+		vec_push(&g->outputs, outs[i]);
+		g->values.v[outs[i]].flags |= VALUE_OUTPUT;
+	}
+}
+
 static void build(struct fixture *f, struct net *n, bool tap_add)
 {
 	struct graph *g = graph_new(&f->ctx);
@@ -181,22 +209,13 @@ static void build(struct fixture *f, struct net *n, bool tap_add)
 	int x, W, B, W2, ONE, t[8];
 
 	f->g = g;
-	x = graph_add_value(g, "x");
-	g->values.v[x].dtype = DTYPE_F32;
-	g->values.v[x].shape = s2;
-	g->values.v[x].has_shape = true;
-	g->values.v[x].flags = VALUE_INPUT;
-	vec_push(&g->inputs, x);
+	x = add_value(g, "x", &s2, true);
 	W = graph_add_const(g, "W", DTYPE_F32, &s2, w);
 	B = graph_add_const(g, "B", DTYPE_F32, &s1, b);
 	W2 = graph_add_const(g, "W2", DTYPE_F32, &s2, w);
 	ONE = graph_add_const(g, "one", DTYPE_F32, &s0, &one);
-	for (int i = 0; i < 8; i++) {
-		t[i] = graph_add_value(g, arena_printf(g->arena, "t%d", i));
-		g->values.v[t[i]].dtype = DTYPE_F32;
-		g->values.v[t[i]].shape = s2;
-		g->values.v[t[i]].has_shape = true;
-	}
+	for (int i = 0; i < 8; i++)
+		t[i] = add_value(g, arena_printf(g->arena, "t%d", i), &s2, false);
 	n->x = x;
 	n->mm = graph_add_node(g, OP_MATMUL, "mm", (int[]){ x, W }, 2, &t[0], 1);
 	n->add = graph_add_node(g, OP_ADD, "add", (int[]){ t[0], B }, 2, &t[1], 1);
@@ -206,17 +225,7 @@ static void build(struct fixture *f, struct net *n, bool tap_add)
 	node_set_attr_int(g, &g->nodes.v[n->gemm], "transB", 1);
 	n->add1 = graph_add_node(g, OP_ADD, "add1", (int[]){ t[4], ONE }, 2, &t[5], 1);
 	n->sig = graph_add_node(g, OP_SIGMOID, "sig", &t[5], 1, &t[6], 1);
-	for (int i = 0; i < g->nodes.n; i++) {
-		g->nodes.v[i].op_type = op_info(g->nodes.v[i].op)->name;
-		node_span_self(g, &g->nodes.v[i]);
-	}
-	vec_push(&g->outputs, t[2]);
-	vec_push(&g->outputs, t[3]);
-	vec_push(&g->outputs, t[6]);
-	if (tap_add)
-		vec_push(&g->outputs, t[1]);
-	for (int i = 0; i < g->outputs.n; i++)
-		g->values.v[g->outputs.v[i]].flags |= VALUE_OUTPUT;
+	finish(g, (int[]){ t[2], t[3], t[6], t[1] }, tap_add ? 4 : 3);
 }
 
 /* Number of nodes rule r matches at node, or -1 for no match. */
@@ -315,31 +324,15 @@ static void test_backtrack(void)
 			/* 256^3: past the steps a match may take, so no match */
 			"v = Add($y, MatMul($y, $y)) | Add(MatMul(*, *), *)\n"));	/* 4 */
 	g = f.g = graph_new(&f.ctx);
-	x = graph_add_value(g, "x");
-	g->values.v[x].dtype = DTYPE_F32;
-	g->values.v[x].shape = s2;
-	g->values.v[x].has_shape = true;
-	g->values.v[x].flags = VALUE_INPUT;
-	vec_push(&g->inputs, x);
+	x = add_value(g, "x", &s2, true);
 	W = graph_add_const(g, "W", DTYPE_F32, &s2, w);
-	for (int i = 0; i < 4; i++) {
-		t[i] = graph_add_value(g, arena_printf(g->arena, "t%d", i));
-		g->values.v[t[i]].dtype = DTYPE_F32;
-		g->values.v[t[i]].shape = s2;
-		g->values.v[t[i]].has_shape = true;
-	}
+	for (int i = 0; i < 4; i++)
+		t[i] = add_value(g, arena_printf(g->arena, "t%d", i), &s2, false);
 	graph_add_node(g, OP_MATMUL, "a", (int[]){ x, W }, 2, &t[0], 1);
 	graph_add_node(g, OP_MATMUL, "b", (int[]){ x, W }, 2, &t[1], 1);
 	add = graph_add_node(g, OP_ADD, "add", (int[]){ t[0], t[1] }, 2, &t[2], 1);
 	graph_add_node(g, OP_RELU, "relu", &t[1], 1, &t[3], 1);
-	for (int i = 0; i < g->nodes.n; i++) {
-		g->nodes.v[i].op_type = op_info(g->nodes.v[i].op)->name;
-		node_span_self(g, &g->nodes.v[i]);
-	}
-	vec_push(&g->outputs, t[2]);
-	vec_push(&g->outputs, t[3]);
-	for (int i = 0; i < g->outputs.n; i++)
-		g->values.v[g->outputs.v[i]].flags |= VALUE_OUTPUT;
+	finish(g, (int[]){ t[2], t[3] }, 2);
 	ASSERT(2, match(&f, 0, add));	/* the second alternative: a's MatMul */
 	ASSERT(1, match(&f, 1, add));	/* b as the wildcard */
 	ASSERT(-1, match(&f, 2, add));	/* no alternative: b's MatMul has two exits */
