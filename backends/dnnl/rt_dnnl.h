@@ -2436,9 +2436,8 @@ static void collagec_dnnl_scale(struct rt_dnnl_cache *kc, const char *name, cons
 		return;
 	}
 	if (blk > RT_DNNL_MAX_BLOCK || blk % RT_DNNL_VL != 0) {
-		fprintf(stderr, "collagec: %s: no channel scale for blocks of %lld\n", name,
-			(long long)blk);
-		abort();
+		collagec_rt_abort("dnnl: no channel scale for this host's channel block");
+		return;
 	}
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && planes * hw * blk >= 65536)
 	for (int64_t p = 0; p < planes; p++) {
