@@ -1340,17 +1340,26 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 		 * convolution prefers, reordered at the edges. Blocked buffers
 		 * are declared as they are: with format any, oneDNN 2.6 on
 		 * AVX-512 picks its channels-last brgconv, and every Conv of a
-		 * chain reordered its x and y.
+		 * chain reordered its x and y. A depthwise Conv with one side
+		 * blocked asks for the blocked layout on the other too: given
+		 * any there and a blocked y, oneDNN 2.6 on AVX-512 chose
+		 * channels-last for x and so its reference convolution.
 		 */
+		int dw_b = group > 1 && group == c && m == c &&
+			   (rt_dnnl_blocks(nd, lay & RT_DNNL_LAY_SRC) ||
+			    rt_dnnl_blocks(nd, lay & RT_DNNL_LAY_DST));
+
 		if (rt_dnnl_fail(rt_dnnl_layout(&k->user_src, nd, gm.x,
 						lay & RT_DNNL_LAY_SRC), name, "src") ||
 		    rt_dnnl_fail(rt_dnnl_layout(&k->user_dst, nd, gm.y,
 						lay & RT_DNNL_LAY_DST), name, "dst") ||
 		    rt_dnnl_fail(rt_dnnl_layout(&k->user_sum, nd, gm.y,
 						lay & RT_DNNL_LAY_SUM), name, "sum") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_src, nd, gm.xd, dnnl_f32,
+		    rt_dnnl_fail(dw_b ? rt_dnnl_layout(&any_src, nd, gm.x, 1) :
+				 dnnl_memory_desc_init_by_tag(&any_src, nd, gm.xd, dnnl_f32,
 							      dnnl_format_tag_any), name, "src") ||
-		    rt_dnnl_fail(dnnl_memory_desc_init_by_tag(&any_dst, nd, gm.yd, dnnl_f32,
+		    rt_dnnl_fail(dw_b ? rt_dnnl_layout(&any_dst, nd, gm.y, 1) :
+				 dnnl_memory_desc_init_by_tag(&any_dst, nd, gm.yd, dnnl_f32,
 							      dnnl_format_tag_any), name, "dst") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&k->bias_md, 1, &m), name, "bias") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&user_wei, wnd, wdims), name, "weights") ||
