@@ -9,7 +9,10 @@
  * takes the core a descheduled teammate needed, and a region's static
  * shares leave the whole team waiting for the slowest thread: 2-thread
  * runs beside one busy process were up to 5.7x slower than ONNX Runtime's.
- * A model cannot change libgomp's policy from inside a shared object.
+ * A model cannot change libgomp's policy from inside a shared object, so
+ * oneDNN's parallel regions run here too: OUT.so defines the OpenMP entry
+ * points libdnnl calls (rt_dnnl.h), which make teams on this pool
+ * (rt_omp_parallel, below).
  *
  * So the pool decides:
  *  - a worker that finds no work spins for RT_PAR_SPIN_NS (a gap between
@@ -38,9 +41,11 @@
 #include "rt_par.h"
 
 #include <limits.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,6 +90,9 @@ struct rt_par_pool {
 };
 
 static struct rt_par_pool rt_par_pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* This thread's number in the pool: 0 for a caller, k + 1 for worker k. */
+static _Thread_local int rt_par_self;
 
 static void pool_futex_wait(_Atomic uint32_t *w, uint32_t seen)
 {
@@ -174,6 +182,7 @@ static void *pool_worker(void *arg)
 	 */
 	uint32_t seen = p->born;
 
+	rt_par_self = id + 1;
 	for (;;) {
 		if (!pool_spin(&p->gen, seen)) {
 			atomic_fetch_add(&p->sleepers, 1);
@@ -244,42 +253,15 @@ static void pool_serial(int64_t n, void (*fn)(void *, int64_t, int64_t), void *c
 }
 
 /*
- * fn(ctx, lo, hi) over the chunks of [0, n), each at least grain long, on
- * up to threads threads, the caller one of them; returns when every chunk
- * has run. See the top of this file.
+ * Runs the chunks of chunk iterations of [0, n) on the caller and up to
+ * helpers workers, the pool owned by the caller; returns when all are done,
+ * the pool released.
  */
-void rt_par_for(int threads, int64_t n, int64_t grain, void (*fn)(void *, int64_t, int64_t),
-		void *ctx)
+static void pool_run(struct rt_par_pool *p, int helpers, int64_t n, int64_t chunk,
+		     void (*fn)(void *, int64_t, int64_t), void *ctx)
 {
-	struct rt_par_pool *p = &rt_par_pool;
-	int expect = 0, helpers;
-	int64_t chunk, cuts;
 	uint32_t seen, n_chunks;
 
-	if (grain < 1)
-		grain = 1;
-	if (threads > RT_PAR_MAX)
-		threads = RT_PAR_MAX;
-	if (threads <= 1 || n <= grain ||
-	    !atomic_compare_exchange_strong(&p->owner, &expect, 1)) {
-		pool_serial(n, fn, ctx);
-		return;
-	}
-	helpers = threads - 1;
-	if (p->n_workers < helpers) {
-		pthread_mutex_lock(&p->lock);
-		helpers = pool_grow(p, helpers);
-		pthread_mutex_unlock(&p->lock);
-	}
-	cuts = (int64_t)(helpers + 1) * RT_PAR_SPLIT;
-	chunk = (n + cuts - 1) / cuts;
-	if (chunk < grain)
-		chunk = grain;
-	if (!helpers || chunk >= n) {
-		atomic_store(&p->owner, 0);
-		pool_serial(n, fn, ctx);
-		return;
-	}
 	p->fn = fn;
 	p->ctx = ctx;
 	p->n = n;
@@ -308,3 +290,278 @@ void rt_par_for(int threads, int64_t n, int64_t grain, void (*fn)(void *, int64_
 	}
 	atomic_store_explicit(&p->owner, 0, memory_order_release);
 }
+
+/*
+ * fn(ctx, lo, hi) over the chunks of [0, n), each at least grain long, on
+ * up to threads threads, the caller one of them; returns when every chunk
+ * has run. See the top of this file.
+ */
+void rt_par_for(int threads, int64_t n, int64_t grain, void (*fn)(void *, int64_t, int64_t),
+		void *ctx)
+{
+	struct rt_par_pool *p = &rt_par_pool;
+	int expect = 0, helpers;
+	int64_t chunk, cuts;
+
+	if (grain < 1)
+		grain = 1;
+	if (threads > RT_PAR_MAX)
+		threads = RT_PAR_MAX;
+	if (threads <= 1 || n <= grain ||
+	    !atomic_compare_exchange_strong(&p->owner, &expect, 1)) {
+		pool_serial(n, fn, ctx);
+		return;
+	}
+	helpers = threads - 1;
+	if (p->n_workers < helpers) {
+		pthread_mutex_lock(&p->lock);
+		helpers = pool_grow(p, helpers);
+		pthread_mutex_unlock(&p->lock);
+	}
+	cuts = (int64_t)(helpers + 1) * RT_PAR_SPLIT;
+	chunk = (n + cuts - 1) / cuts;
+	if (chunk < grain)
+		chunk = grain;
+	if (!helpers || chunk >= n) {
+		atomic_store(&p->owner, 0);
+		pool_serial(n, fn, ctx);
+		return;
+	}
+	pool_run(p, helpers, n, chunk, fn, ctx);
+}
+
+/*
+ * libgomp's own functions, found through dlsym. The thread count oneDNN
+ * reads (omp_get_max_threads) is kept where libgomp keeps it, in libgomp's
+ * per-thread state: libdnnl binds its OpenMP calls to the first model that
+ * loaded it, and a second model's helpers must set the count that model's
+ * entry points read. Without libgomp in the process (no oneDNN either), a
+ * thread-local count.
+ *
+ * rt_omp_delegate: the entry points forward everything to libgomp. That is
+ * when this model's are the ones the whole process sees (OUT.so linked
+ * into the program, so in the global scope ahead of libgomp) and another
+ * object of the process needs libgomp: that program's own OpenMP code
+ * would call these for its parallel regions and libgomp for the rest
+ * (work-sharing loops, single), which must agree on what a team is.
+ */
+static struct {
+	void (*parallel)(void (*)(void *), void *, unsigned, unsigned);
+	void (*barrier)(void);
+	int (*get_max)(void);
+	void (*set)(int);
+	int (*num)(void);
+	int (*num_of)(void);
+	int (*in_par)(void);
+} rt_gomp;
+static int rt_omp_delegate;
+static pthread_once_t rt_gomp_once = PTHREAD_ONCE_INIT;
+
+/* Whether an object loaded, other than libdnnl and libgomp, needs libgomp. */
+static int gomp_user(struct dl_phdr_info *info, size_t size, void *self_base)
+{
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+
+	(void)size;
+	if ((void *)info->dlpi_addr == self_base || !strncmp(base, "libdnnl", 7) ||
+	    !strncmp(base, "libgomp", 7))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Dyn) *d;
+		const char *strtab = NULL;
+
+		if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
+			continue;
+		d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+		for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
+			if (e->d_tag == DT_STRTAB)
+				strtab = (const char *)e->d_un.d_ptr;
+		for (const ElfW(Dyn) *e = d; strtab && e->d_tag != DT_NULL; e++)
+			if (e->d_tag == DT_NEEDED && !strcmp(strtab + e->d_un.d_val, "libgomp.so.1"))
+				return 1;
+	}
+	return 0;
+}
+
+static void rt_gomp_find(void)
+{
+	void *h = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD), *seen;
+	Dl_info self, them;
+
+	if (!h)
+		return;
+	*(void **)&rt_gomp.parallel = dlsym(h, "GOMP_parallel");
+	*(void **)&rt_gomp.barrier = dlsym(h, "GOMP_barrier");
+	*(void **)&rt_gomp.get_max = dlsym(h, "omp_get_max_threads");
+	*(void **)&rt_gomp.set = dlsym(h, "omp_set_num_threads");
+	*(void **)&rt_gomp.num = dlsym(h, "omp_get_num_threads");
+	*(void **)&rt_gomp.num_of = dlsym(h, "omp_get_thread_num");
+	*(void **)&rt_gomp.in_par = dlsym(h, "omp_in_parallel");
+	dlclose(h);
+	if (!rt_gomp.parallel || !rt_gomp.barrier || !rt_gomp.get_max || !rt_gomp.set ||
+	    !rt_gomp.num || !rt_gomp.num_of || !rt_gomp.in_par) {
+		memset(&rt_gomp, 0, sizeof(rt_gomp));
+		return;
+	}
+	seen = dlsym(RTLD_DEFAULT, "GOMP_parallel");
+	if (seen && dladdr((void *)rt_gomp_find, &self) && dladdr(seen, &them) &&
+	    self.dli_fbase == them.dli_fbase)
+		rt_omp_delegate = dl_iterate_phdr(gomp_user, self.dli_fbase);
+}
+
+int rt_omp_delegated(void)
+{
+	pthread_once(&rt_gomp_once, rt_gomp_find);
+	return rt_omp_delegate;
+}
+
+/*
+ * A team for OpenMP's fork-join (the entry points libdnnl calls; see
+ * rt_par.h): fn(ctx, id, id + 1) for each id of [0, n), claimed one at a
+ * time by the caller and n - 1 workers, so that a member waiting in a
+ * barrier holds one id and the others are taken by threads that are free.
+ * Returns n, or 0 when the pool is held or n threads cannot be had: then
+ * nothing ran.
+ */
+static int rt_par_team(int n, void (*fn)(void *, int64_t, int64_t), void *ctx)
+{
+	struct rt_par_pool *p = &rt_par_pool;
+	int expect = 0;
+
+	if (n <= 1 || n > RT_PAR_MAX || !atomic_compare_exchange_strong(&p->owner, &expect, 1))
+		return 0;
+	if (p->n_workers < n - 1) {
+		pthread_mutex_lock(&p->lock);
+		pool_grow(p, n - 1);
+		pthread_mutex_unlock(&p->lock);
+		if (p->n_workers < n - 1) {
+			atomic_store(&p->owner, 0);
+			return 0;
+		}
+	}
+	pool_run(p, n - 1, n, 1, fn, ctx);
+	return n;
+}
+
+struct rt_omp_team {
+	void (*fn)(void *);
+	void *data;
+	int n;
+	_Atomic unsigned char taken[RT_PAR_MAX];	/* member ids claimed */
+	_Atomic uint32_t arrived;	/* members at the barrier of this phase */
+	_Atomic uint32_t phase;		/* bumped as the last one arrives */
+};
+
+static _Thread_local struct rt_omp_team *rt_omp_cur;	/* the team this thread is in */
+static _Thread_local int rt_omp_id;
+static _Thread_local int rt_omp_max;			/* omp_set_num_threads (0: 1) */
+
+/*
+ * One member of team v (a chunk of the pool's job: there are n, and each
+ * runs one id). Which id: this thread's own number in the pool if no other
+ * thread has taken it, else the first one left. A thread that keeps its id
+ * from region to region keeps that share of the data in its core's cache
+ * (claimed in turn, mlp's two matmuls took twice as long in half the runs);
+ * a thread that arrives late finds its id run by another.
+ */
+static void rt_omp_member(void *v, int64_t lo, int64_t hi)
+{
+	struct rt_omp_team *t = v, *outer = rt_omp_cur;
+	int outer_id = rt_omp_id, id = rt_par_self < t->n ? rt_par_self : 0;
+
+	(void)lo;
+	(void)hi;
+	if (atomic_exchange(&t->taken[id], 1))
+		for (id = 0; id < t->n && atomic_exchange(&t->taken[id], 1); id++)
+			;
+	if (id >= t->n)
+		rt_desc.rt_abort("thread pool: a team member found no id left");
+	rt_omp_cur = t;
+	rt_omp_id = id;
+	t->fn(t->data);
+	rt_omp_cur = outer;
+	rt_omp_id = outer_id;
+}
+
+void rt_omp_parallel(void (*fn)(void *), void *data, unsigned nthr)
+{
+	struct rt_omp_team t = { .fn = fn, .data = data };
+	int n;
+
+	if (rt_omp_delegated()) {
+		rt_gomp.parallel(fn, data, nthr, 0);
+		return;
+	}
+	n = nthr ? (int)nthr : rt_omp_max_threads();
+	t.n = n;
+	if (n > 1 && !rt_omp_cur && rt_par_team(n, rt_omp_member, &t) == n)
+		return;
+	/* nested, or no threads to be had: a team of one */
+	t.n = 1;
+	rt_omp_member(&t, 0, 1);
+}
+
+void rt_omp_barrier(void)
+{
+	struct rt_omp_team *t = rt_omp_cur;
+	uint32_t ph;
+
+	if (rt_omp_delegated()) {
+		rt_gomp.barrier();
+		return;
+	}
+	if (!t || t->n <= 1)
+		return;
+	ph = atomic_load(&t->phase);
+	if (atomic_fetch_add(&t->arrived, 1) + 1 == (uint32_t)t->n) {
+		atomic_store(&t->arrived, 0);
+		atomic_fetch_add(&t->phase, 1);
+		pool_futex_wake(&t->phase);
+		return;
+	}
+	while (atomic_load(&t->phase) == ph)
+		if (!pool_spin(&t->phase, ph))
+			pool_futex_wait(&t->phase, ph);
+}
+
+int rt_omp_max_threads(void)
+{
+	if (rt_omp_cur && rt_omp_cur->n > 1)
+		return 1;
+	pthread_once(&rt_gomp_once, rt_gomp_find);
+	if (rt_gomp.get_max)
+		return rt_gomp.get_max();
+	return rt_omp_max > 0 ? rt_omp_max : 1;
+}
+
+void rt_omp_set_threads(int n)
+{
+	pthread_once(&rt_gomp_once, rt_gomp_find);
+	if (rt_gomp.set)
+		rt_gomp.set(n);
+	else
+		rt_omp_max = n;
+}
+
+int rt_omp_num_threads(void)
+{
+	if (rt_omp_delegated())
+		return rt_gomp.num();
+	return rt_omp_cur ? rt_omp_cur->n : 1;
+}
+
+int rt_omp_thread_num(void)
+{
+	if (rt_omp_delegated())
+		return rt_gomp.num_of();
+	return rt_omp_cur ? rt_omp_id : 0;
+}
+
+int rt_omp_in_parallel(void)
+{
+	if (rt_omp_delegated())
+		return rt_gomp.in_par();
+	return rt_omp_cur && rt_omp_cur->n > 1;
+}
+

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-/* Chunks a job is cut into per thread, in the pool and on libgomp's team alike. */
+/* Chunks a job is cut into per thread. */
 #define RT_PAR_SPLIT 4
 
 /*
@@ -31,37 +31,25 @@
 void rt_par_for(int threads, int64_t n, int64_t grain, void (*fn)(void *, int64_t, int64_t),
 		void *ctx) __attribute__((visibility("hidden")));
 
-#ifdef _OPENMP
-#include <omp.h>
-
 /*
- * Code compiled with -fopenmp (a model with dnnl kernels: Debian's oneDNN
- * runs on libgomp, and the model links it) runs the same chunks on
- * libgomp's team instead, claimed one at a time as above: a second pool
- * beside libgomp's spinning threads made bert_tiny's dnnl,c build 1.8x
- * slower at 2 threads. Such a model keeps libgomp's wait policy
- * (OMP_WAIT_POLICY, GOMP_SPINCOUNT).
+ * OpenMP's fork-join on the pool, for the OpenMP entry points a model with
+ * dnnl kernels exports (rt_dnnl.h: GOMP_parallel, GOMP_barrier,
+ * omp_get_max_threads, ...), which libdnnl then calls in place of
+ * libgomp's: rt_omp_parallel runs fn(data) once per member id of a team
+ * of nthr (0: rt_omp_max_threads()), each id claimed by a free thread of
+ * the pool (a team of one when nested or when the pool is held);
+ * rt_omp_barrier waits for the team's members (spin, then futex).
  */
-static inline void rt_par_for_omp(int threads, int64_t n, int64_t grain,
-				  void (*fn)(void *, int64_t, int64_t), void *ctx)
-{
-	int64_t cuts = (int64_t)threads * RT_PAR_SPLIT, chunk, nc;
+void rt_omp_parallel(void (*fn)(void *), void *data, unsigned nthr)
+	__attribute__((visibility("hidden")));
+void rt_omp_barrier(void) __attribute__((visibility("hidden")));
+int rt_omp_max_threads(void) __attribute__((visibility("hidden")));
+void rt_omp_set_threads(int n) __attribute__((visibility("hidden")));
+int rt_omp_num_threads(void) __attribute__((visibility("hidden")));
+int rt_omp_thread_num(void) __attribute__((visibility("hidden")));
+int rt_omp_in_parallel(void) __attribute__((visibility("hidden")));
+/* Whether the entry points forward to libgomp's (rt_par.c says when). */
+int rt_omp_delegated(void) __attribute__((visibility("hidden")));
 
-	if (grain < 1)
-		grain = 1;
-	chunk = (n + cuts - 1) / cuts;
-	chunk = chunk < grain ? grain : chunk;
-	nc = n > 0 ? (n + chunk - 1) / chunk : 0;
-	if (threads <= 1 || nc <= 1 || omp_in_parallel()) {
-		if (n > 0)
-			fn(ctx, 0, n);
-		return;
-	}
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-	for (int64_t c = 0; c < nc; c++)
-		fn(ctx, c * chunk, c * chunk + chunk < n ? c * chunk + chunk : n);
-}
-#define rt_par_for rt_par_for_omp
-#endif
 
 #endif

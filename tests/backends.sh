@@ -721,6 +721,74 @@ else
 	fi
 	verdict dnnl/scratchpad-user
 
+	# oneDNN's OpenMP calls bind to the model's own entry points
+	# (rt_dnnl.h), so its parallel regions run on the model's thread pool:
+	# the dynamic linker's log shows libdnnl's GOMP_parallel and
+	# omp_get_max_threads bound to the model; two runs on 2 threads give
+	# the same bits (which thread runs a member's share does not change
+	# it), and agree with the 1-thread run (oneDNN's kernels may split the
+	# work differently for another thread count, so not bit for bit)
+	m=chain_blocked
+	mkdir -p "$T/omp"
+	for th in 1 2 2b; do
+		rm -rf "$T/omp/t$th"
+		LD_DEBUG=bindings LD_DEBUG_OUTPUT="$T/omp/bind$th" "$C" run "$D/$m.dnnl.so" \
+			--output-dir "$T/omp/t$th" --npy --threads "${th%b}" \
+			--input x="$D/models/$m/in/x.npy" >"$T/out" 2>"$T/err" ||
+			bad "run --threads $th: $(head -n 1 "$T/err")"
+	done
+	for sym in GOMP_parallel omp_get_max_threads; do
+		cat "$T"/omp/bind2.* 2>/dev/null | grep -q \
+			"binding file [^ ]*libdnnl[^ ]* \[[0-9]*\] to [^ ]*/$m\.dnnl\.so \[[0-9]*\]: normal symbol .$sym'" ||
+			bad "libdnnl's $sym is not bound to the model"
+	done
+	for f in "$T"/omp/t2/*.npy; do
+		cmp -s "$f" "$T/omp/t2b/$(basename "$f")" ||
+			bad "$(basename "$f"): two runs on 2 threads differ"
+	done
+	[ -n "$why" ] || same "$T/omp/t1" "$T/omp/t2"
+	verdict dnnl/omp-team
+
+	# two models with dnnl kernels in one process, loaded with dlopen: both
+	# run on 2 threads, the first is unloaded while libdnnl (bound to it)
+	# stays loaded for the second, which runs again, then the first is
+	# loaded again (testdata/runtime/omp_two.c)
+	if cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/runtime" "$ROOT/testdata/runtime/omp_two.c" \
+		-ldl -o "$T/omp/two" >"$T/omp/cc.log" 2>&1; then
+		"$T/omp/two" "$D/chain_blocked.dnnl.so" "$D/chain_padded.dnnl.so" ||
+			echo "FAIL backends/dnnl/omp-two-models: exit $?"
+	else
+		echo "FAIL backends/dnnl/omp-two-models: cc: $(head -n 1 "$T/omp/cc.log")"
+	fi
+
+	# a program with OpenMP code of its own, the model linked ahead of
+	# libgomp: the model's entry points forward to libgomp, and the
+	# program's dynamic loop and single block still run as OpenMP says
+	# (testdata/runtime/omp_app.c); then the same program with the model
+	# as a static archive, which defines no OpenMP functions
+	cp "$D/chain_blocked.dnnl.so" "$T/omp/libompmodel.so"
+	if cc -std=gnu11 -fopenmp -Wall -Wextra -Werror -I"$ROOT/runtime" \
+		"$ROOT/testdata/runtime/omp_app.c" -L"$T/omp" -lompmodel -Wl,-rpath,"$T/omp" \
+		-o "$T/omp/app" >"$T/omp/cc.log" 2>&1; then
+		"$T/omp/app" || echo "FAIL backends/dnnl/omp-app: exit $?"
+	else
+		echo "FAIL backends/dnnl/omp-app: cc: $(head -n 1 "$T/omp/cc.log")"
+	fi
+	why=
+	compile "$D/models/chain_blocked/model.onnx" dnnl,c "$T/omp/model.a"
+	libs=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["compiler"]["ldlibs"])' \
+		"$T/omp/model.json" 2>&1) || bad "OUT.json: $libs"
+	# shellcheck disable=SC2086
+	[ -n "$why" ] || cc -std=gnu11 -fopenmp -Wall -Wextra -Werror -I"$ROOT/runtime" \
+		"$ROOT/testdata/runtime/omp_app.c" "$T/omp/model.a" $libs -lm \
+		-o "$T/omp/app-a" >"$T/omp/cc.log" 2>&1 || bad "cc: $(head -n 1 "$T/omp/cc.log")"
+	[ -n "$why" ] || "$T/omp/app-a" >"$T/omp/app-a.out" 2>&1 ||
+		bad "$(head -n 1 "$T/omp/app-a.out")"
+	if nm "$T/omp/model.a" 2>/dev/null | grep -q ' T \(GOMP_\|omp_\)'; then
+		bad "the archive defines OpenMP functions"
+	fi
+	verdict dnnl/omp-archive
+
 	# the ONNX backend tests of MatMul, Gemm and float Conv (1-D to 3-D), on dnnl
 	"$C" conformance -j2 --target dnnl,c "$ONNXDATA"/node/test_matmul_[0-9]d \
 		"$ONNXDATA"/node/test_gemm_* "$ONNXDATA"/node/test_basic_conv_with_* \

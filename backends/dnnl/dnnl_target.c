@@ -1918,7 +1918,6 @@ static int dnnl_tir_to_runtime(struct graph *g, const struct target *t, struct p
 	m->prelude = rt->data;
 	for (int i = 0; i < p->kernels.n; i++)
 		libcall_print_kernel(&p->kernels.v[i], &tir_dialect_c, &style, &m->source);
-	vec_push(&m->ldlibs, "-fopenmp");
 	vec_push(&m->ldlibs, "-ldnnl");
 	return 0;
 }

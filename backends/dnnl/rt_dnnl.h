@@ -46,11 +46,14 @@
  * its size is known only once oneDNN has chosen an implementation, at run
  * time on the machine that runs the model (collagec never loads oneDNN).
  *
- * Threads: Debian's oneDNN runs on OpenMP (libgomp, the runtime of the c
- * target's kernels) and uses omp_get_max_threads() threads, fixed when a
- * primitive is created. The helpers set it to the kernel's `threads` around
- * creation and execution and restore it after; the thread count is part of
- * the cache key.
+ * Threads: Debian's oneDNN is built on OpenMP and uses omp_get_max_threads()
+ * threads, fixed when a primitive is created. OUT.so defines the OpenMP
+ * entry points oneDNN calls, so its parallel regions run on the model's own
+ * pool (below, and rt_par.c). The helpers set the count to the kernel's
+ * `threads` around creation and execution (in libgomp's per-thread state,
+ * which every model in the process reads) and restore it after; the thread
+ * count is part of the cache key. Their own loops (the Winograd transforms,
+ * the blocked pools, the channel scale) run on the pool with rt_par_for.
  *
  * The standalone ops (collagec_dnnl_pool, _eltwise, _softmax, _bnorm, _lnorm,
  * _lrn) make one primitive each (HardSigmoid two eltwise ones) over the
@@ -72,7 +75,6 @@
 #define COLLAGEC_RT_DNNL_H
 
 #include <math.h>
-#include <omp.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -773,22 +775,79 @@ __attribute__((constructor)) static void rt_dnnl_hook(void)
 	rt_on_last_close(&rt_dnnl_close_hook);
 }
 
+#if defined RT_MODEL_C && !defined RT_ARCHIVE
+/*
+ * OpenMP's entry points as libdnnl calls them (Debian's oneDNN is built on
+ * libgomp and needs these six), defined by OUT.so itself (model.c; not in a
+ * static archive): the dynamic linker looks in the model that loaded
+ * libdnnl before libgomp, so oneDNN's parallel regions run as a team on
+ * the model's own pool (rt_par.c), whose waiting threads spin for 50 us
+ * and then sleep, and whose members are taken by whichever threads are
+ * free. On libgomp's, idle threads spin for milliseconds whatever the model
+ * wants, and beside one busy process 2-thread runs took 3-13x as long
+ * (README, "Measuring"). The dynamic linker keeps the model loaded while
+ * libdnnl is bound to it. Where libgomp comes first (a program linked with
+ * -fopenmp before the model), libdnnl binds to libgomp's; where the model
+ * comes first and the program needs libgomp too, these forward to libgomp
+ * (rt_par.c, rt_omp_delegated), so that the program's own OpenMP sees one
+ * runtime.
+ */
+#define RT_DNNL_OMP_API __attribute__((visibility("default"), noinline))
+
+RT_DNNL_OMP_API void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthr,
+				   unsigned flags)
+{
+	(void)flags;
+	rt_omp_parallel(fn, data, nthr);
+}
+
+RT_DNNL_OMP_API void GOMP_barrier(void)
+{
+	rt_omp_barrier();
+}
+
+RT_DNNL_OMP_API int omp_get_max_threads(void)
+{
+	return rt_omp_max_threads();
+}
+
+RT_DNNL_OMP_API void omp_set_num_threads(int n)
+{
+	rt_omp_set_threads(n);
+}
+
+RT_DNNL_OMP_API int omp_get_num_threads(void)
+{
+	return rt_omp_num_threads();
+}
+
+RT_DNNL_OMP_API int omp_get_thread_num(void)
+{
+	return rt_omp_thread_num();
+}
+
+RT_DNNL_OMP_API int omp_in_parallel(void)
+{
+	return rt_omp_in_parallel();
+}
+#endif
+
 /* Locks, sets OpenMP's thread count to nt; returns the one to restore. */
 static int rt_dnnl_enter(int nt)
 {
 	int prev;
 
 	pthread_mutex_lock(&rt_dnnl.lock);
-	prev = omp_get_max_threads();
+	prev = rt_omp_max_threads();
 	if (prev != nt)
-		omp_set_num_threads(nt);
+		rt_omp_set_threads(nt);
 	return prev;
 }
 
 static void rt_dnnl_leave(int prev, int nt)
 {
 	if (prev != nt)
-		omp_set_num_threads(prev);
+		rt_omp_set_threads(prev);
 	pthread_mutex_unlock(&rt_dnnl.lock);
 }
 
@@ -1225,6 +1284,29 @@ static void rt_dnnl_wino_out(const struct rt_dnnl_wino *g, const struct rt_dnnl_
 	}
 }
 
+/* A chunk of tiles [base + lo, base + hi) of rt_dnnl_wino_exec's transforms, on the pool. */
+struct rt_dnnl_wino_job {
+	const struct rt_dnnl_wino *g;
+	const struct rt_dnnl_wino_epi *ep;
+	const void *src;
+	float *v, *o, *dst;
+	int64_t base;
+};
+
+static void rt_dnnl_wino_in_job(void *v, int64_t lo, int64_t hi)
+{
+	const struct rt_dnnl_wino_job *j = v;
+
+	rt_dnnl_wino_in(j->g, j->src, j->v, j->base, j->base + lo, j->base + hi);
+}
+
+static void rt_dnnl_wino_out_job(void *v, int64_t lo, int64_t hi)
+{
+	const struct rt_dnnl_wino_job *j = v;
+
+	rt_dnnl_wino_out(j->g, j->ep, j->o, j->dst, j->base, j->base + lo, j->base + hi);
+}
+
 /*
  * Runs Winograd entry k: x (and the summed operand into y) reordered to the
  * blocked layout where they are not; for each chunk of tiles the input
@@ -1254,21 +1336,11 @@ static void rt_dnnl_wino_exec(struct rt_dnnl_kernel *k, const char *name, const 
 	for (int64_t base = 0; base < g->tiles; base += g->chunk) {
 		int64_t n = g->tiles - base < g->chunk ? g->tiles - base : g->chunk;
 
-#pragma omp parallel num_threads(threads)
-		{
-			int t = omp_get_thread_num(), nt = omp_get_num_threads();
+		struct rt_dnnl_wino_job j = { g, ep, src, v, o, dst, base };
 
-			rt_dnnl_wino_in(g, src, v, base, base + n * t / nt,
-					base + n * (t + 1) / nt);
-		}
+		rt_par_for(threads, n, 1, rt_dnnl_wino_in_job, &j);
 		rt_dnnl_run(k->prim, name, 3, a, &k->pad_md);
-#pragma omp parallel num_threads(threads)
-		{
-			int t = omp_get_thread_num(), nt = omp_get_num_threads();
-
-			rt_dnnl_wino_out(g, ep, o, dst, base, base + n * t / nt,
-					 base + n * (t + 1) / nt);
-		}
+		rt_par_for(threads, n, 1, rt_dnnl_wino_out_job, &j);
 	}
 	if (k->dst_out)
 		rt_dnnl_move(k->dst_out, &k->dst_md, dst, &k->user_dst, y, name);
@@ -2237,6 +2309,19 @@ static void rt_dnnl_bpool_rows(const struct rt_dnnl_bpool *g, const float *x, fl
  * or 2 spatial dims: the geometry g, the output rows split over threads
  * (serial below what a team is worth, as rt_cpool.h's).
  */
+struct rt_dnnl_bpool_job {
+	const struct rt_dnnl_bpool *g;
+	const float *x;
+	float *y;
+};
+
+static void rt_dnnl_bpool_job(void *v, int64_t lo, int64_t hi)
+{
+	const struct rt_dnnl_bpool_job *j = v;
+
+	rt_dnnl_bpool_rows(j->g, j->x, j->y, lo, hi);
+}
+
 static void rt_dnnl_bpool_run(const struct rt_dnnl_bpool *g, const float *x, float *y,
 			      int threads)
 {
@@ -2247,12 +2332,7 @@ static void rt_dnnl_bpool_run(const struct rt_dnnl_bpool *g, const float *x, flo
 		rt_dnnl_bpool_rows(g, x, y, 0, rows);
 		return;
 	}
-#pragma omp parallel num_threads(threads)
-	{
-		int t = omp_get_thread_num(), nt = omp_get_num_threads();
-
-		rt_dnnl_bpool_rows(g, x, y, rows * t / nt, rows * (t + 1) / nt);
-	}
+	rt_par_for(threads, rows, 1, rt_dnnl_bpool_job, &(struct rt_dnnl_bpool_job){ g, x, y });
 }
 
 /*
@@ -2263,16 +2343,20 @@ static void rt_dnnl_bpool_run(const struct rt_dnnl_bpool *g, const float *x, flo
  * for its jit pooling: 144 planes of 56x56 took 1 ms, this 0.06. Planes are
  * split over the OpenMP team, each summed by one thread in a fixed order.
  */
-static void rt_dnnl_gap_plain(const float *x, float *y, int64_t n, int64_t c, int64_t hw,
-			      int dst_blocked, int64_t blk, int threads)
-{
-	int64_t planes = n * c, cb = (c + blk - 1) / blk;
+struct rt_dnnl_gap_job {
+	const float *x;
+	float *y;
+	int64_t c, hw, cb, blk;
+	int dst_blocked;
+};
 
-	if (dst_blocked)
-		memset(y, 0, sizeof(float) * (size_t)(n * cb * blk));
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && planes * hw >= 65536)
-	for (int64_t p = 0; p < planes; p++) {
-		const float *xp = x + p * hw;
+static void rt_dnnl_gap_rows(void *v, int64_t lo, int64_t hi)
+{
+	const struct rt_dnnl_gap_job *j = v;
+	int64_t c = j->c, hw = j->hw, cb = j->cb, blk = j->blk;
+
+	for (int64_t p = lo; p < hi; p++) {
+		const float *xp = j->x + p * hw;
 		float t[RT_DNNL_VL], sum;
 		rt_dnnl_vec a = { 0 }, v;
 		int64_t k = 0;
@@ -2288,11 +2372,25 @@ static void rt_dnnl_gap_plain(const float *x, float *y, int64_t n, int64_t c, in
 		sum = t[0];
 		for (; k < hw; k++)
 			sum += xp[k];
-		if (dst_blocked)
-			y[(p / c * cb + p % c / blk) * blk + p % c % blk] = sum / (float)hw;
+		if (j->dst_blocked)
+			j->y[(p / c * cb + p % c / blk) * blk + p % c % blk] = sum / (float)hw;
 		else
-			y[p] = sum / (float)hw;
+			j->y[p] = sum / (float)hw;
 	}
+}
+
+static void rt_dnnl_gap_plain(const float *x, float *y, int64_t n, int64_t c, int64_t hw,
+			      int dst_blocked, int64_t blk, int threads)
+{
+	int64_t planes = n * c, cb = (c + blk - 1) / blk;
+	struct rt_dnnl_gap_job jb = { x, y, c, hw, cb, blk, dst_blocked };
+
+	if (dst_blocked)
+		memset(y, 0, sizeof(float) * (size_t)(n * cb * blk));
+	if (threads > 1 && planes * hw >= 65536)
+		rt_par_for(threads, planes, 1, rt_dnnl_gap_rows, &jb);
+	else
+		rt_dnnl_gap_rows(&jb, 0, planes);
 }
 
 /*
@@ -2406,50 +2504,54 @@ out:
  * s plain [n, c] (s_img) or [c]. Each element is one product, as c's Mul
  * computes it, in any layout and at any thread count. A blocked y's
  * padding lanes are written 0 (a blocked x's are 0 and meet a 0 scale).
- * Channel blocks (or planes, plain) are split over the OpenMP team.
+ * Channel blocks (or planes, plain) are split over the model's threads.
  */
-static void collagec_dnnl_scale(struct rt_dnnl_cache *kc, const char *name, const float *x,
-				const float *s, float *y, int64_t n, int64_t c, int64_t hw,
-				int64_t s_img, int lay, int threads)
+struct rt_dnnl_scale_job {
+	const float *x, *s;
+	float *y;
+	int64_t c, hw, s_img, blk, cb;
+	int src_b, dst_b;
+};
+
+/* [n, c] rows [lo, hi): pass_fold_scale's weights [m, c, 1, 1] times s */
+static void rt_dnnl_scale_rows(void *v, int64_t lo, int64_t hi)
 {
-	int64_t blk = rt_dnnl_block(), cb = (c + blk - 1) / blk;
-	int64_t planes = n * cb;
-	int nt = threads > 1 ? threads : 1;
-	int src_b = (lay & RT_DNNL_LAY_SRC) != 0, dst_b = (lay & RT_DNNL_LAY_DST) != 0;
+	const struct rt_dnnl_scale_job *j = v;
+	int64_t c = j->c;
 
-	(void)kc;
-	(void)name;
-	if (n <= 0 || c <= 0 || hw <= 0)
-		return;
-	if (!src_b && !dst_b && hw == 1) {
-		/* [n, c]: rows of c (pass_fold_scale's weights [m, c, 1, 1] times s) */
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n * c >= 65536)
-		for (int64_t i = 0; i < n; i++) {
-			const float *xr = x + i * c, *sr = s + (s_img ? i * c : 0);
-			float *yr = y + i * c;
+	for (int64_t i = lo; i < hi; i++) {
+		const float *xr = j->x + i * c, *sr = j->s + (j->s_img ? i * c : 0);
+		float *yr = j->y + i * c;
 
-			for (int64_t ch = 0; ch < c; ch++)
-				yr[ch] = xr[ch] * sr[ch];
-		}
-		return;
+		for (int64_t ch = 0; ch < c; ch++)
+			yr[ch] = xr[ch] * sr[ch];
 	}
-	if (!src_b && !dst_b) {
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n * c * hw >= 65536)
-		for (int64_t p = 0; p < n * c; p++) {
-			const float *xp = x + p * hw;
-			float *yp = y + p * hw, sv = s[s_img ? p : p % c];
+}
 
-			for (int64_t k = 0; k < hw; k++)
-				yp[k] = xp[k] * sv;
-		}
-		return;
+/* plain planes [lo, hi) */
+static void rt_dnnl_scale_planes(void *v, int64_t lo, int64_t hi)
+{
+	const struct rt_dnnl_scale_job *j = v;
+	int64_t hw = j->hw;
+
+	for (int64_t p = lo; p < hi; p++) {
+		const float *xp = j->x + p * hw;
+		float *yp = j->y + p * hw, sv = j->s[j->s_img ? p : p % j->c];
+
+		for (int64_t k = 0; k < hw; k++)
+			yp[k] = xp[k] * sv;
 	}
-	if (blk > RT_DNNL_MAX_BLOCK || blk % RT_DNNL_VL != 0) {
-		collagec_rt_abort("dnnl: no channel scale for this host's channel block");
-		return;
-	}
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && planes * hw * blk >= 65536)
-	for (int64_t p = 0; p < planes; p++) {
+}
+
+/* channel blocks [lo, hi), x or y or both blocked */
+static void rt_dnnl_scale_blocks(void *v, int64_t lo, int64_t hi)
+{
+	const struct rt_dnnl_scale_job *j = v;
+	const float *x = j->x, *s = j->s;
+	float *y = j->y;
+	int64_t c = j->c, hw = j->hw, blk = j->blk, cb = j->cb, s_img = j->s_img;
+
+	for (int64_t p = lo; p < hi; p++) {
 		int64_t i = p / cb, c0 = p % cb * blk, live = c - c0 < blk ? c - c0 : blk;
 		float sl[RT_DNNL_MAX_BLOCK] = { 0 };
 		rt_dnnl_vec sv[RT_DNNL_MAX_BLOCK / RT_DNNL_VL];
@@ -2459,13 +2561,13 @@ static void collagec_dnnl_scale(struct rt_dnnl_cache *kc, const char *name, cons
 		for (int64_t l = 0; l < live; l++)
 			sl[l] = s[(s_img ? i * c : 0) + c0 + l];
 		memcpy(sv, sl, sizeof(float) * (size_t)blk);
-		if (src_b && dst_b) {
+		if (j->src_b && j->dst_b) {
 			for (int64_t k = 0; k < hw * blk; k += blk)
 				for (int64_t u = 0; u < blk / RT_DNNL_VL; u++)
 					*(rt_dnnl_uvec *)(yb + k + u * RT_DNNL_VL) =
 						*(const rt_dnnl_uvec *)(xb + k + u * RT_DNNL_VL) *
 						sv[u];
-		} else if (src_b) {
+		} else if (j->src_b) {
 			/* to plain: channel by channel, each a strided walk of the block */
 			for (int64_t l = 0; l < live; l++)
 				for (int64_t k = 0; k < hw; k++)
@@ -2476,6 +2578,44 @@ static void collagec_dnnl_scale(struct rt_dnnl_cache *kc, const char *name, cons
 					yb[k * blk + l] = l < live ? xc[l * hw + k] * sl[l] : 0.0f;
 		}
 	}
+}
+
+/* fn over [0, n) on nt threads when work (elements) is worth a team, else here */
+static void rt_dnnl_par(int nt, int64_t n, int64_t work, void (*fn)(void *, int64_t, int64_t),
+			void *job)
+{
+	if (nt > 1 && work >= 65536)
+		rt_par_for(nt, n, 1, fn, job);
+	else
+		fn(job, 0, n);
+}
+
+static void collagec_dnnl_scale(struct rt_dnnl_cache *kc, const char *name, const float *x,
+				const float *s, float *y, int64_t n, int64_t c, int64_t hw,
+				int64_t s_img, int lay, int threads)
+{
+	int64_t blk = rt_dnnl_block(), cb = (c + blk - 1) / blk;
+	int nt = threads > 1 ? threads : 1;
+	int src_b = (lay & RT_DNNL_LAY_SRC) != 0, dst_b = (lay & RT_DNNL_LAY_DST) != 0;
+	struct rt_dnnl_scale_job j = { x, s, y, c, hw, s_img, blk, cb, src_b, dst_b };
+
+	(void)kc;
+	(void)name;
+	if (n <= 0 || c <= 0 || hw <= 0)
+		return;
+	if (!src_b && !dst_b && hw == 1) {
+		rt_dnnl_par(nt, n, n * c, rt_dnnl_scale_rows, &j);
+		return;
+	}
+	if (!src_b && !dst_b) {
+		rt_dnnl_par(nt, n * c, n * c * hw, rt_dnnl_scale_planes, &j);
+		return;
+	}
+	if (blk > RT_DNNL_MAX_BLOCK || blk % RT_DNNL_VL != 0) {
+		collagec_rt_abort("dnnl: no channel scale for this host's channel block");
+		return;
+	}
+	rt_dnnl_par(nt, n * cb, n * cb * hw * blk, rt_dnnl_scale_blocks, &j);
 }
 
 /* Algorithms of collagec_dnnl_eltwise (RT_DNNL_EW_NONE: no second one). */

@@ -572,9 +572,14 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 	 * The runtime needs none of them (no OpenMP, no headers of theirs): one
 	 * rt.o serves every model of a compiler and --opt.
 	 */
+	/*
+	 * RT_MODEL_C: model.c, where a prelude defines what must be defined
+	 * once (rt_dnnl.h's OpenMP entry points); RT_ARCHIVE: an archive's,
+	 * which defines no such global symbol of its own.
+	 */
 	units[0] = (struct cc_unit){ "model.c", "model0.o",
-				     emit_out_is_archive(out_so) ? base
-				     : arena_printf(a, "%s%s", base, fl), NULL, NULL, false, NULL,
+				     emit_out_is_archive(out_so) ? arena_printf(a, "%s -DRT_MODEL_C -DRT_ARCHIVE", base)
+				     : arena_printf(a, "%s%s -DRT_MODEL_C", base, fl), NULL, NULL, false, NULL,
 				     NULL };
 	units[1] = (struct cc_unit){ "rt.c", "rt.o", base, sb_str(&rt_text), lo->runtime_lock,
 				     false, NULL, NULL };
@@ -584,7 +589,9 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 		if (write_file(ctx, dir, src, kfiles[i], strlen(kfiles[i])) < 0)
 			goto out;
 		units[2 + i] = (struct cc_unit){ src, arena_printf(a, "kernels_%d.o", i),
-						 arena_printf(a, "%s%s", base, fl), kfiles[i],
+						 arena_printf(a, "%s%s%s", base, fl,
+							      emit_out_is_archive(out_so) ?
+							      " -DRT_ARCHIVE" : ""), kfiles[i],
 						 NULL, false, NULL, NULL };
 		sb_printf(&objs, " kernels_%d.o", i);
 	}
