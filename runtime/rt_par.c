@@ -40,11 +40,13 @@
  */
 #include "rt_par.h"
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -405,7 +407,7 @@ static void rt_gomp_find(void)
 		return;
 	}
 	seen = dlsym(RTLD_DEFAULT, "GOMP_parallel");
-	if (seen && dladdr((void *)rt_gomp_find, &self) && dladdr(seen, &them) &&
+	if (seen && dladdr(&rt_gomp, &self) && dladdr(seen, &them) &&
 	    self.dli_fbase == them.dli_fbase)
 		rt_omp_delegate = dl_iterate_phdr(gomp_user, self.dli_fbase);
 }
@@ -476,7 +478,7 @@ static void rt_omp_member(void *v, int64_t lo, int64_t hi)
 		for (id = 0; id < t->n && atomic_exchange(&t->taken[id], 1); id++)
 			;
 	if (id >= t->n)
-		rt_desc.rt_abort("thread pool: a team member found no id left");
+		abort();	/* n members, n chunks: cannot happen */
 	rt_omp_cur = t;
 	rt_omp_id = id;
 	t->fn(t->data);

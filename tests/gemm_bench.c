@@ -17,6 +17,7 @@
  * the median of RUNS timed runs each (with -b the best), after one warm-up. The maximum
  * relative difference of the two results goes to stderr when above 1e-3.
  */
+#define _GNU_SOURCE	/* rt_par.c: dladdr, dl_iterate_phdr */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
