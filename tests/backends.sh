@@ -936,8 +936,13 @@ print(" ".join(sorted(set(p["rule"] + "@" + p["target"] for p in ps
 	verdict opencl/missing-device
 
 	# -device by kind and by part of the name `collagec targets` lists
-	# ('_' for a blank): the same device, the same outputs
-	dev=$("$C" targets | sed -n 's/^  device:   0: \([^ ]*\) \([^ (]*\).*/\1_\2/p')
+	# ('_' for a blank): the same device, the same outputs. The part: the
+	# name up to its first character that -device does not take (PoCL's
+	# "pthread-skylake-avx512-Intel(R) Xeon(R) Processor" gives
+	# pthread-skylake-avx512-Intel; "pthread-znver3-AMD EPYC 7B13 64-Core
+	# Processor" all of it, blanks as '_')
+	dev=$("$C" targets | sed -n 's/^  device:   0: \([A-Za-z0-9_. -]*\).*/\1/p' |
+		sed 's/ *$//; s/ /_/g')
 	[ -n "$dev" ] || bad "targets lists no device 0: $("$C" targets | grep -A14 '^opencl')"
 	for d in cpu "$dev"; do
 		[ -n "$why" ] && break
