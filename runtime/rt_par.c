@@ -379,6 +379,9 @@ static int gomp_user(struct dl_phdr_info *info, size_t size, void *self_base)
 		for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
 			if (e->d_tag == DT_STRTAB)
 				strtab = (const char *)e->d_un.d_ptr;
+		/* the dynamic linker relocates it in place, but not in a read-only one */
+		if (strtab && (uintptr_t)strtab < (uintptr_t)info->dlpi_addr)
+			strtab += info->dlpi_addr;
 		for (const ElfW(Dyn) *e = d; strtab && e->d_tag != DT_NULL; e++)
 			if (e->d_tag == DT_NEEDED && !strcmp(strtab + e->d_un.d_val, "libgomp.so.1"))
 				return 1;
@@ -464,8 +467,8 @@ static _Thread_local int rt_omp_max;			/* omp_set_num_threads (0: 1) */
  * runs one id). Which id: this thread's own number in the pool if no other
  * thread has taken it, else the first one left. A thread that keeps its id
  * from region to region keeps that share of the data in its core's cache
- * (claimed in turn, mlp's two matmuls took twice as long in half the runs);
- * a thread that arrives late finds its id run by another.
+ * (oneDNN cuts the same work the same way each time); a thread that
+ * arrives late finds its id run by another.
  */
 static void rt_omp_member(void *v, int64_t lo, int64_t hi)
 {
