@@ -578,9 +578,10 @@ int emit_link(struct collagec_ctx *ctx, struct link_options *lo, const char *mod
 	 * which defines no such global symbol of its own.
 	 */
 	units[0] = (struct cc_unit){ "model.c", "model0.o",
-				     emit_out_is_archive(out_so) ? arena_printf(a, "%s -DRT_MODEL_C -DRT_ARCHIVE", base)
-				     : arena_printf(a, "%s%s -DRT_MODEL_C", base, fl), NULL, NULL, false, NULL,
-				     NULL };
+				     emit_out_is_archive(out_so)
+				     ? arena_printf(a, "%s -DRT_MODEL_C -DRT_ARCHIVE", base)
+				     : arena_printf(a, "%s%s -DRT_MODEL_C", base, fl),
+				     NULL, NULL, false, NULL, NULL };
 	units[1] = (struct cc_unit){ "rt.c", "rt.o", base, sb_str(&rt_text), lo->runtime_lock,
 				     false, NULL, NULL };
 	for (int i = 0; i < n_kfiles; i++) {
