@@ -811,11 +811,6 @@ RT_DNNL_OMP_API int omp_get_max_threads(void)
 	return rt_omp_max_threads();
 }
 
-RT_DNNL_OMP_API void omp_set_num_threads(int n)
-{
-	rt_omp_set_threads(n);
-}
-
 RT_DNNL_OMP_API int omp_get_num_threads(void)
 {
 	return rt_omp_num_threads();
@@ -1999,7 +1994,7 @@ enum rt_dnnl_pool {
  * a NaN tap) and a NaN test ORed aside, and the rare output row whose
  * tests found a NaN is taken again with c's max, so that its NaNs come
  * out as c's. The sum adds the taps row by row (c's each column first),
- * another rounding. Output rows are split over the OpenMP team; each
+ * another rounding. Output rows are split over the model's threads; each
  * output is computed by one thread in a fixed order, the same at every
  * thread count.
  *
@@ -2302,13 +2297,7 @@ static void rt_dnnl_bpool_rows(const struct rt_dnnl_bpool *g, const float *x, fl
 	}
 }
 
-/*
- * y = pool(x) for x blocked (B = rt_dnnl_block() <= RT_DNNL_MAX_BLOCK; the
- * padding lanes of a last block pooled like the others, and read by
- * nothing but another blocked op, whose oneDNN memory zeroes them), over 1
- * or 2 spatial dims: the geometry g, the output rows split over threads
- * (serial below what a team is worth, as rt_cpool.h's).
- */
+/* Rows [lo, hi) of rt_dnnl_bpool_run on the pool. */
 struct rt_dnnl_bpool_job {
 	const struct rt_dnnl_bpool *g;
 	const float *x;
@@ -2322,6 +2311,13 @@ static void rt_dnnl_bpool_job(void *v, int64_t lo, int64_t hi)
 	rt_dnnl_bpool_rows(j->g, j->x, j->y, lo, hi);
 }
 
+/*
+ * y = pool(x) for x blocked (B = rt_dnnl_block() <= RT_DNNL_MAX_BLOCK; the
+ * padding lanes of a last block pooled like the others, and read by
+ * nothing but another blocked op, whose oneDNN memory zeroes them), over 1
+ * or 2 spatial dims: the geometry g, the output rows split over threads
+ * (serial below what a team is worth, as rt_cpool.h's).
+ */
 static void rt_dnnl_bpool_run(const struct rt_dnnl_bpool *g, const float *x, float *y,
 			      int threads)
 {
@@ -2335,14 +2331,17 @@ static void rt_dnnl_bpool_run(const struct rt_dnnl_bpool *g, const float *x, flo
 	rt_par_for(threads, rows, 1, rt_dnnl_bpool_job, &(struct rt_dnnl_bpool_job){ g, x, y });
 }
 
-/*
- * A global average pool of a plain nchw x (GlobalAveragePool): a plane a
- * row of hw contiguous floats, summed in RT_DNNL_VL lanes combined
- * pairwise, then the rest in order; y plain [n * c] or blocked [n, cb,
- * blk] with the padding lanes 0. oneDNN reorders such an x to channels-last
- * for its jit pooling: 144 planes of 56x56 took 1 ms, this 0.06. Planes are
- * split over the OpenMP team, each summed by one thread in a fixed order.
- */
+/* fn over [0, n) on nt threads when work (elements) is worth a team, else here */
+static void rt_dnnl_par(int nt, int64_t n, int64_t work, void (*fn)(void *, int64_t, int64_t),
+			void *job)
+{
+	if (nt > 1 && work >= 65536)
+		rt_par_for(nt, n, 1, fn, job);
+	else
+		fn(job, 0, n);
+}
+
+/* Planes [lo, hi) of rt_dnnl_gap_plain. */
 struct rt_dnnl_gap_job {
 	const float *x;
 	float *y;
@@ -2379,6 +2378,14 @@ static void rt_dnnl_gap_rows(void *v, int64_t lo, int64_t hi)
 	}
 }
 
+/*
+ * A global average pool of a plain nchw x (GlobalAveragePool): a plane a
+ * row of hw contiguous floats, summed in RT_DNNL_VL lanes combined
+ * pairwise, then the rest in order; y plain [n * c] or blocked [n, cb,
+ * blk] with the padding lanes 0. oneDNN reorders such an x to channels-last
+ * for its jit pooling: 144 planes of 56x56 took 1 ms, this 0.06. Planes are
+ * split over the model's threads, each summed by one thread in a fixed order.
+ */
 static void rt_dnnl_gap_plain(const float *x, float *y, int64_t n, int64_t c, int64_t hw,
 			      int dst_blocked, int64_t blk, int threads)
 {
@@ -2387,10 +2394,7 @@ static void rt_dnnl_gap_plain(const float *x, float *y, int64_t n, int64_t c, in
 
 	if (dst_blocked)
 		memset(y, 0, sizeof(float) * (size_t)(n * cb * blk));
-	if (threads > 1 && planes * hw >= 65536)
-		rt_par_for(threads, planes, 1, rt_dnnl_gap_rows, &jb);
-	else
-		rt_dnnl_gap_rows(&jb, 0, planes);
+	rt_dnnl_par(threads, planes, planes * hw, rt_dnnl_gap_rows, &jb);
 }
 
 /*
@@ -2497,15 +2501,7 @@ out:
 	rt_dnnl_leave(prev, nt);
 }
 
-/*
- * y = x * s with s one value per channel (dnnl_target.c's scale_plan: a
- * squeeze-and-excitation block's Mul): x [n, c, hw], plain nchw or blocked
- * [n, cb, hw, B], y of x's shape in the layout lay says (enum rt_dnnl_lay),
- * s plain [n, c] (s_img) or [c]. Each element is one product, as c's Mul
- * computes it, in any layout and at any thread count. A blocked y's
- * padding lanes are written 0 (a blocked x's are 0 and meet a 0 scale).
- * Channel blocks (or planes, plain) are split over the model's threads.
- */
+/* Rows, planes or channel blocks [lo, hi) of collagec_dnnl_scale. */
 struct rt_dnnl_scale_job {
 	const float *x, *s;
 	float *y;
@@ -2580,16 +2576,15 @@ static void rt_dnnl_scale_blocks(void *v, int64_t lo, int64_t hi)
 	}
 }
 
-/* fn over [0, n) on nt threads when work (elements) is worth a team, else here */
-static void rt_dnnl_par(int nt, int64_t n, int64_t work, void (*fn)(void *, int64_t, int64_t),
-			void *job)
-{
-	if (nt > 1 && work >= 65536)
-		rt_par_for(nt, n, 1, fn, job);
-	else
-		fn(job, 0, n);
-}
-
+/*
+ * y = x * s with s one value per channel (dnnl_target.c's scale_plan: a
+ * squeeze-and-excitation block's Mul): x [n, c, hw], plain nchw or blocked
+ * [n, cb, hw, B], y of x's shape in the layout lay says (enum rt_dnnl_lay),
+ * s plain [n, c] (s_img) or [c]. Each element is one product, as c's Mul
+ * computes it, in any layout and at any thread count. A blocked y's
+ * padding lanes are written 0 (a blocked x's are 0 and meet a 0 scale).
+ * Channel blocks (or planes, plain) are split over the model's threads.
+ */
 static void collagec_dnnl_scale(struct rt_dnnl_cache *kc, const char *name, const float *x,
 				const float *s, float *y, int64_t n, int64_t c, int64_t hw,
 				int64_t s_img, int lay, int threads)
