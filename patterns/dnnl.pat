@@ -66,6 +66,17 @@ qmatmul = MatMulInteger(*, *, *?, *?)
 # its requantization as output scales and zero points
 qlmatmul = QLinearMatMul(*, *, *, *, *, *, *, *, *?)
 
+# squeeze-and-excitation (EfficientNet's, MobileNetV3's) as one kernel of
+# rt_dnnl.h's: x's global average pool, a 1x1 Conv, Relu, SiLU or HardSwish,
+# a 1x1 Conv, a Sigmoid or HardSigmoid gate, and the Mul of the gate by x
+# (or by the next 1x1 Conv's weights, where pass_fold_scale moved it there);
+# the check says which Muls it takes
+let se_sq   = Conv(GlobalAveragePool(*), const, const?)
+let se_mid  = Relu($se_sq) | HardSwish($se_sq) |
+	      Mul($se_sq, Sigmoid($se_sq)) | Mul(Sigmoid($se_sq), $se_sq)
+let se_gate = {Sigmoid|HardSigmoid}(Conv($se_mid, const, const?))
+se = Mul(*, $se_gate) | Mul($se_gate, *)
+
 # the ops oneDNN runs alone, one primitive each (pooling, normalisation,
 # softmax, eltwise); after the anchors' rules, so that an activation after
 # an anchor stays fused. Not Log: oneDNN's is off by 1.4e-6 at log(1).

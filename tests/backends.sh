@@ -554,13 +554,16 @@ else
 
 	# squeeze-and-excitation (se_*): the depthwise Conv's output, the
 	# scaled one (and se_block_c12's second scale, padded to 16 channels)
-	# stay blocked from the Conv through the pool and the scale into the
-	# projection: only the graph input x is reordered; se_fold's projection
-	# takes its scaled weights at run time, and runs no reference
-	# convolution; scale_edges' Muls read a plain input and write a plain
-	# output, blocked at their other edge, with no reorder at all
+	# stay blocked from the Conv through the dnnl.se kernel (or se_leaky's
+	# pool, Convs and scale) into the projection: only the graph input x is
+	# reordered; se_fold's and se_hswish_fold's projections take their
+	# scaled weights at run time, and run no reference convolution;
+	# scale_edges' Muls read a plain input and write a plain output,
+	# blocked at their other edge, with no reorder at all
 	for m in se_block:a1,m:2x16x10x10 se_block_c12:a1,m,mk:2x12x10x10 \
-		se_fold:a1:1x16x10x10 scale_edges:m,a:2x12x5x5; do
+		se_fold:a1:1x16x10x10 se_silu_hsig:a1,m:2x24x10x10 \
+		se_hswish_fold:a1:1x24x10x10 se_leaky:a1,m:2x16x10x10 \
+		scale_edges:m,a:2x12x5x5; do
 		vals=${m#*:}
 		shape=${vals#*:}
 		vals=${vals%%:*}
@@ -587,6 +590,18 @@ else
 		[ "$n" = "$want" ] || bad "$m: $n reorders of $shape values, expected $want"
 	done
 	verdict dnnl/se-layouts
+
+	# a dnnl.se kernel's result is the same on any number of threads: each
+	# channel pooled, each GEMV row summed and each product made by one
+	# thread in a fixed order (se_only_par splits all of them at 2 and 3)
+	m=se_only_par
+	for th in 1 2 3; do
+		[ -n "$why" ] && break
+		run "$D/$m.dnnl.so" "$D/$m.se.t$th" --threads $th --input x="$D/models/$m/in/x.npy"
+		[ -n "$why" ] || [ "$th" = 1 ] || cmp -s "$D/$m.se.t1/y.npy" "$D/$m.se.t$th/y.npy" ||
+			bad "$th threads differ from 1"
+	done
+	verdict dnnl/se-threads-identical
 
 	# a pool of a blocked x runs rt_dnnl.h's kernel, not oneDNN's pooling
 	# (oneDNN's verbose log shows none): on whole blocks of channels (16

@@ -37,7 +37,8 @@
  * than ONNX); each is one primitive in plain layouts, but for a 1-D or 2-D
  * pool of a blocked x and a channel scale (Mul by one value per channel,
  * squeeze-and-excitation's end), which rt_dnnl.h runs in kernels of its
- * own, in either layout.
+ * own, in either layout. A whole squeeze-and-excitation block (rule se:
+ * se_plan) is one kernel of rt_dnnl.h's too (collagec_dnnl_se).
  * relay_to_tir makes one kernel per partition whose body is one call_extern
  * of collagec_dnnl_conv, collagec_dnnl_matmul (or, for one op alone,
  * collagec_dnnl_pool, _eltwise, _softmax, _bnorm, _lnorm, _lrn, _deconv,
@@ -1021,6 +1022,159 @@ static bool op_plan(struct graph *g, const struct node *n, struct op_plan *p)
 	}
 }
 
+/* ---- squeeze-and-excitation as one kernel ---- */
+
+/* The activations of collagec_dnnl_se: as enum rt_dnnl_se_act of rt_dnnl.h. */
+enum se_act {
+	SE_RELU, SE_SILU, SE_HARDSWISH, SE_SIGMOID, SE_HARDSIGMOID, SE_COUNT
+};
+
+/*
+ * A squeeze-and-excitation block (rule se) as collagec_dnnl_se runs it:
+ * x [n, c, spatial...] pooled to [n, c], a 1x1 Conv to m channels (w1, b1),
+ * an activation (Relu, SiLU as x * Sigmoid(x), HardSwish), a 1x1 Conv back
+ * to c (w2, b2), a gate (Sigmoid, HardSigmoid), then a Mul of the gate by x
+ * itself (scaled x of x's shape), or by constant weights [o, c, 1...] of
+ * the next 1x1 Conv, where pass_fold_scale moved the scale of one image.
+ */
+struct se_plan {
+	int gap, conv1, conv2, gate, mul;	/* node indices */
+	int x, wsc;			/* x; the scaled weights (or -1: x is scaled) */
+	int xin;			/* which input of the Mul x or wsc is */
+	int act, gact;			/* enum se_act */
+	double alpha, beta;		/* HardSigmoid's */
+	int64_t c, m, o, hw;
+};
+
+/* The node of the set nodes[0..n) that makes value v, or NULL. */
+static const struct node *se_maker(struct graph *g, const int *nodes, int n, int v)
+{
+	int p = v >= 0 ? g->values.v[v].producer : -1;
+
+	for (int i = 0; i < n && p >= 0; i++)
+		if (nodes[i] == p)
+			return &g->nodes.v[p];
+	return NULL;
+}
+
+/*
+ * Whether Conv n is 1x1, ungrouped, unpadded, over [.., cin, 1...] to
+ * [.., cout, 1...], with constant float32 weights and bias (or none).
+ */
+static bool se_conv(struct graph *g, const struct node *n, int r, int64_t cin, int64_t cout)
+{
+	const struct value *w = node_in(g, n, 1), *b = node_in(g, n, 2), *y = node_out(g, n, 0);
+	const char *pad = node_attr_str(n, "auto_pad", "NOTSET");
+	const int64_t *pads;
+	int np = node_attr_ints(n, "pads", &pads);
+
+	if (n->op != OP_CONV || node_attr_int(n, "group", 1) != 1 || !w || !w->data ||
+	    !libcall_is_f32(w) || !shape_is_static(&w->shape) || w->shape.rank != r ||
+	    w->shape.d[0].c != cout || w->shape.d[1].c != cin || !y || !libcall_is_f32(y) ||
+	    y->shape.rank != r || !dim_is_const(y->shape.d[1]) || y->shape.d[1].c != cout ||
+	    (strcmp(pad, "NOTSET") && strcmp(pad, "VALID")))
+		return false;
+	for (int i = 0; i < np; i++)
+		if (pads[i])
+			return false;
+	for (int i = 2; i < r; i++)
+		if (w->shape.d[i].c != 1 || !dim_is_const(y->shape.d[i]) || y->shape.d[i].c != 1)
+			return false;
+	return !b || (b->data && libcall_is_f32(b) && b->shape.rank == 1 &&
+		      shape_is_static(&b->shape) && b->shape.d[0].c == cout);
+}
+
+/* se_plan for the set nodes[0..n) (the rule's match), or false. */
+static bool se_plan(struct graph *g, const int *nodes, int n, struct se_plan *sp)
+{
+	const struct node *mul = NULL, *gate = NULL, *c2, *mid, *c1, *gap, *sig = NULL;
+	const struct value *x, *xo;
+	int r;
+
+	memset(sp, 0, sizeof(*sp));
+	if (n != 6 && n != 7)
+		return false;
+	/* the root: the Mul no node of the set reads */
+	for (int i = 0; i < n && !gate; i++) {
+		bool read = false;
+
+		mul = &g->nodes.v[nodes[i]];
+		for (int j = 0; j < n && !read; j++)
+			for (int k = 0; k < g->nodes.v[nodes[j]].n_in; k++)
+				read = read || g->nodes.v[nodes[j]].in[k] == mul->out[0];
+		for (int k = 0; k < 2 && !read && !gate && mul->op == OP_MUL && mul->n_in == 2;
+		     k++) {
+			gate = se_maker(g, nodes, n, mul->in[k]);
+			if (gate && gate->op != OP_SIGMOID && gate->op != OP_HARDSIGMOID)
+				gate = NULL;
+			sp->xin = 1 - k;
+		}
+	}
+	if (!gate || gate->n_in != 1 || !(c2 = se_maker(g, nodes, n, gate->in[0])) ||
+	    c2->op != OP_CONV || !(mid = se_maker(g, nodes, n, c2->in[0])))
+		return false;
+	if (mid->op == OP_RELU || mid->op == OP_HARDSWISH) {
+		sp->act = mid->op == OP_RELU ? SE_RELU : SE_HARDSWISH;
+		c1 = mid->n_in == 1 ? se_maker(g, nodes, n, mid->in[0]) : NULL;
+	} else if (mid->op == OP_MUL && mid->n_in == 2) {
+		/* SiLU: Mul(t, Sigmoid(t)) or Mul(Sigmoid(t), t) */
+		sp->act = SE_SILU;
+		for (int k = 0; k < 2 && !sig; k++)
+			if ((sig = se_maker(g, nodes, n, mid->in[k])) &&
+			    (sig->op != OP_SIGMOID || sig->n_in != 1 || sig->in[0] != mid->in[1 - k]))
+				sig = NULL;
+		c1 = sig ? se_maker(g, nodes, n, sig->in[0]) : NULL;
+	} else {
+		return false;
+	}
+	if (!c1 || c1->op != OP_CONV || !(gap = se_maker(g, nodes, n, c1->in[0])) ||
+	    gap->op != OP_GLOBALAVERAGEPOOL || n != (sig ? 7 : 6))
+		return false;
+	x = node_in(g, gap, 0);
+	r = x->shape.rank;
+	if (!libcall_is_f32(x) || r < 3 || r > 5 || !dims_const_from(x, 1) || x->shape.d[1].c <= 0)
+		return false;
+	sp->c = x->shape.d[1].c;
+	sp->hw = 1;
+	for (int i = 2; i < r; i++)
+		sp->hw *= x->shape.d[i].c;
+	sp->m = node_in(g, c1, 1) && node_in(g, c1, 1)->has_shape ?
+		node_in(g, c1, 1)->shape.d[0].c : 0;
+	if (sp->hw <= 0 || sp->m <= 0 || !se_conv(g, c1, r, sp->c, sp->m) ||
+	    !se_conv(g, c2, r, sp->m, sp->c))
+		return false;
+	sp->gact = gate->op == OP_SIGMOID ? SE_SIGMOID : SE_HARDSIGMOID;
+	sp->alpha = node_attr_float(gate, "alpha", 0.2);
+	sp->beta = node_attr_float(gate, "beta", 0.5);
+	xo = node_in(g, mul, sp->xin);
+	sp->x = gap->in[0];
+	sp->wsc = -1;
+	sp->o = 0;
+	if (mul->in[sp->xin] == sp->x) {
+		/* x * gate: y of x's shape */
+		if (!same_shape_out(g, mul, x))
+			return false;
+	} else {
+		/* weights [o, c, 1...] * gate [1, c, 1...], one image */
+		if (!xo->data || !libcall_is_f32(xo) || !shape_is_static(&xo->shape) ||
+		    xo->shape.rank != r || xo->shape.d[1].c != sp->c ||
+		    !dim_is_const(x->shape.d[0]) || x->shape.d[0].c != 1 ||
+		    !same_shape_out(g, mul, xo))
+			return false;
+		for (int i = 2; i < r; i++)
+			if (xo->shape.d[i].c != 1)
+				return false;
+		sp->wsc = mul->in[sp->xin];
+		sp->o = xo->shape.d[0].c;
+	}
+	sp->gap = (int)(gap - g->nodes.v);
+	sp->conv1 = (int)(c1 - g->nodes.v);
+	sp->conv2 = (int)(c2 - g->nodes.v);
+	sp->gate = (int)(gate - g->nodes.v);
+	sp->mul = (int)(mul - g->nodes.v);
+	return true;
+}
+
 static bool is_anchor(const struct node *n)
 {
 	return n->op == OP_CONV || n->op == OP_MATMUL || n->op == OP_GEMM;
@@ -1035,7 +1189,10 @@ static bool dnnl_check(struct graph *g, const int *nodes, int n_nodes)
 	const struct node *a = &g->nodes.v[nodes[0]];
 	struct epi_plan ep;
 	struct op_plan op;
+	struct se_plan se;
 
+	if (n_nodes >= 6 && se_plan(g, nodes, n_nodes, &se))
+		return true;
 	if (a->op == OP_QLINEARCONV)
 		return n_nodes == 1 && qconv_fits(g, a);
 	if (a->op == OP_MATMULINTEGER)
@@ -1115,7 +1272,11 @@ static bool reads_blocked(struct graph *g, const struct partition *q, const stru
 {
 	const struct node *a = &g->nodes.v[q->nodes[0]];
 	struct epi_plan ep;
+	struct se_plan se;
 
+	if (q->n_nodes >= 6 && se_plan(g, q->nodes, q->n_nodes, &se))
+		return (n == &g->nodes.v[se.gap] && slot == 0) ||
+		       (se.wsc < 0 && n == &g->nodes.v[se.mul] && slot == se.xin);
 	if (n == a && slot == 0 && (a->op == OP_CONV || a->op == OP_QLINEARCONV))
 		return true;
 	if (n == a && !is_anchor(a))
@@ -1142,11 +1303,21 @@ static int blocked_candidate(struct graph *g, const struct partition *p)
 {
 	const struct node *a = &g->nodes.v[p->nodes[0]];
 	int v = g->nodes.v[p->nodes[p->n_nodes - 1]].out[0];
-	const struct value *y = &g->values.v[v];
+	const struct value *y;
+	struct se_plan se;
+	bool se_x = false;
 
+	/* a squeeze-and-excitation's scaled x (not weights it scales) */
+	if (p->n_nodes >= 6 && se_plan(g, p->nodes, p->n_nodes, &se)) {
+		if (se.wsc >= 0)
+			return -1;
+		v = g->nodes.v[se.mul].out[0];
+		se_x = true;
+	}
+	y = &g->values.v[v];
 	if (a->op == OP_QLINEARCONV)
 		return y->data || (y->flags & (VALUE_INPUT | VALUE_OUTPUT)) ? -1 : v;
-	if (a->op != OP_CONV && blocked_op_slot(g, p) < 0)
+	if (a->op != OP_CONV && !se_x && blocked_op_slot(g, p) < 0)
 		return -1;
 	if (!libcall_is_f32(y) || y->shape.rank < 3 || y->shape.rank > 5 ||
 	    !dim_is_const(y->shape.d[1]) || y->data || (y->flags & (VALUE_INPUT | VALUE_OUTPUT)))
@@ -1689,6 +1860,47 @@ static int op_relay(struct graph *g, struct partition *p)
 }
 
 /*
+ * A squeeze-and-excitation block: one call of collagec_dnnl_se with x, w1,
+ * b1, w2, b2 (absent biases as null pointers), the weights it scales (or a
+ * null pointer: it scales x) and y, then n, c, x's spatial size, m, the
+ * scaled weights' rows o, the activation, the gate with its alpha and
+ * beta, and the layout bits of x and of a scaled x.
+ */
+static int se_relay(struct graph *g, struct partition *p, const struct se_plan *se)
+{
+	const struct node *c1 = &g->nodes.v[se->conv1], *c2 = &g->nodes.v[se->conv2];
+	const int ins[] = {
+		se->x, c1->in[1], c1->n_in > 2 ? c1->in[2] : -1, c2->in[1],
+		c2->n_in > 2 ? c2->in[2] : -1, se->wsc,
+	};
+	int y = g->nodes.v[se->mul].out[0], na = 0;
+	struct tir_builder b;
+	struct kernel k = { 0 };
+	struct tir *args[32];
+
+	tir_builder_init(&b, g->arena, arena_printf(g->arena, "k%d_dnnl_se", p->id));
+	k.args = arena_alloc(g->arena, sizeof(int) * (ARRAY_SIZE(ins) + 1));
+	for (size_t i = 0; i < ARRAY_SIZE(ins); i++)
+		args[na++] = ins[i] >= 0 ?
+			addr_or_null(&b, libcall_param(&b, &k, "in", DTYPE_F32, ins[i])) :
+			tir_int(&b, 0);
+	k.n_inputs = k.n_args;
+	args[na++] = addr_or_null(&b, libcall_param(&b, &k, "out", DTYPE_F32, y));
+	args[na++] = tir_dim(&b, g->values.v[se->x].shape.d[0]);
+	args[na++] = tir_int(&b, se->c);
+	args[na++] = tir_int(&b, se->hw);
+	args[na++] = tir_int(&b, se->m);
+	args[na++] = tir_int(&b, se->o);
+	args[na++] = tir_int(&b, se->act);
+	args[na++] = tir_int(&b, se->gact);
+	args[na++] = tir_flt(&b, DTYPE_F32, se->alpha);
+	args[na++] = tir_flt(&b, DTYPE_F32, se->beta);
+	args[na++] = tir_int(&b, value_lay(g, se->x, LAY_SRC) |
+			     (se->wsc < 0 ? value_lay(g, y, LAY_DST) : 0));
+	return kernel_done(p, &b, &k, "collagec_dnnl_se", args, na);
+}
+
+/*
  * Whether Conv n is one oneDNN may run by Winograd: 2-D, 3x3, stride and
  * dilation 1, not grouped (rt_dnnl_conv_alg asks oneDNN at run time).
  */
@@ -1850,6 +2062,7 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 	struct tir_buf *x, *w, *bias = NULL, *e[MAX_BIN] = { NULL, NULL }, *out;
 	struct tir *args[64];
 	struct epi_plan ep;
+	struct se_plan se;
 	int na = 0, n, bias_v = -1;
 
 	if (a->op == OP_QLINEARCONV)
@@ -1858,6 +2071,8 @@ static int dnnl_relay_to_tir(struct graph *g, const struct target *t, struct par
 		return qmatmul_relay(g, p);
 	if (a->op == OP_QLINEARMATMUL)
 		return qlmatmul_relay(g, p);
+	if (p->n_nodes >= 6 && se_plan(g, p->nodes, p->n_nodes, &se))
+		return se_relay(g, p, &se);
 	if (!is_anchor(a))
 		return op_relay(g, p);
 	if (!epi_plan(g, p->nodes, p->n_nodes, &ep))
@@ -1936,7 +2151,7 @@ const struct target_kind target_kind_dnnl = {
 	.description = "oneDNN primitives; runs float32 Conv (1-D to 3-D), MatMul and Gemm "
 		       "with their bias, residual add and activations fused as post-ops, and pooling, "
 		       "BatchNormalization, LayerNormalization, Softmax, LRN, eltwise ops and "
-		       "ConvTranspose alone; QLinearConv, MatMulInteger and QLinearMatMul on its int8 "
+		       "ConvTranspose alone, squeeze-and-excitation blocks as one kernel; QLinearConv, MatMulInteger and QLinearMatMul on its int8 "
 		       "convolution and matmul (hosts with VNNI); a bfloat16 model's MatMul and Gemm "
 		       "on its bfloat16 matmul (hosts with AVX512-BF16)",
 	.options = dnnl_options,

@@ -88,6 +88,12 @@ struct partition_rule *rule_default(struct arena *a, const struct target_kind *k
 		if (kind->supports)
 			vec_push(&subs, rule_supported(a, "op"));
 		r = rule_union(a, subs.v, subs.n);
+		/*
+		 * a pattern's match is as deep as its pattern says (dnnl's
+		 * squeeze-and-excitation is 7 nodes deep); the limit is for
+		 * what combiners put together
+		 */
+		cfg.max_depth = 0;
 	}
 	vec_free(&subs);
 	return rule_only_valid(a, r, cfg);
@@ -294,8 +300,11 @@ static void print_rule(struct strbuf *sb, const struct partition_rule *r)
 		sb_printf(sb, "]{depth=%d}", r->max_depth);
 		break;
 	case RULE_ONLY_VALID:
-		sb_printf(sb, "OnlyValid{exits=%d,taps=%s,depth=%d}", r->cfg.max_exits,
-			  r->cfg.allow_taps ? "yes" : "no", r->cfg.max_depth);
+		sb_printf(sb, "OnlyValid{exits=%d,taps=%s", r->cfg.max_exits,
+			  r->cfg.allow_taps ? "yes" : "no");
+		if (r->cfg.max_depth > 0)
+			sb_printf(sb, ",depth=%d", r->cfg.max_depth);
+		sb_putc(sb, '}');
 		break;
 	default:
 		BUG("partition rule kind %d", (int)r->kind);

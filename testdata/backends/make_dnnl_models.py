@@ -1011,25 +1011,66 @@ def runtime_weights_chain(outdir, rng):
 def se_blocks(outdir, rng):
     """Squeeze-and-excitation as EfficientNet and MobileNetV3 end their
     blocks: a depthwise Conv + SiLU (a), its global average pool, two 1x1
-    Convs (Relu, Sigmoid) to s, Mul(a, s) (dnnl.scale) and a 1x1 projection
-    Conv. se_block: two images, so the Mul stays on a (pass_fold_scale
-    folds one image's only); its values stay blocked. se_block_c12: 12
-    channels (a padded block), Mul(s, a) the other way round, and a second
-    scale by a constant [1, 12, 1, 1]. se_fold: one image, the Mul folded
-    into the projection's weights (a scale of [8, 16, 1, 1] weights), which
-    the Conv reorders each run from a blocked x. scale_edges: a Mul of a
-    graph input (plain in, blocked out) and one whose output is the graph's
-    (blocked in, plain out)."""
+    Convs (an activation, a gate) to s, Mul(a, s) and a 1x1 projection Conv.
+    The pool, the Convs, the gate and the Mul are one dnnl.se kernel.
+    se_block: two images, so the Mul stays on a (pass_fold_scale folds one
+    image's only); its values stay blocked. se_block_c12: 12 channels (a
+    padded block), Mul(s, a) the other way round, and a second scale by a
+    constant [1, 12, 1, 1] (dnnl.scale). se_fold: one image, the Mul folded
+    into the projection's weights: the kernel scales [8, 16, 1, 1] weights,
+    which the Conv reorders each run from a blocked x. se_silu_hsig:
+    EfficientNet's SiLU between the Convs, MobileNetV3's HardSigmoid gate,
+    24 channels. se_hswish_fold: HardSwish between, folded, the Mul swapped.
+    se_leaky: a LeakyRelu between, which the rule does not take: pool, two
+    dnnl.conv_act and a dnnl.scale, blocked from kernel to kernel.
+    se_only_par: x [2, 512, 14, 14] straight in and the scaled x out, big
+    enough that the pool, both GEMVs and the scale split over threads.
+    scale_edges: a Mul of a graph input (plain in, blocked out) and one
+    whose output is the graph's (blocked in, plain out)."""
     def silu(t):
         return t / (1 + np.exp(-t))
 
     def sig(t):
         return 1 / (1 + np.exp(-t))
 
+    mids = {"relu": ("Relu", {}, lambda t: np.maximum(t, 0)),
+            "hswish": ("HardSwish", {}, lambda t: t * np.clip(t / 6 + 0.5, 0, 1)),
+            "leaky": ("LeakyRelu", {"alpha": 0.2}, lambda t: np.where(t > 0, t, 0.2 * t))}
+    gates = {"sig": ("Sigmoid", {}, sig),
+             "hsig": ("HardSigmoid", {"alpha": 1.0 / 6, "beta": 0.5},
+                      lambda t: np.clip(t / 6 + 0.5, 0, 1))}
+
+    def se_nodes(xname, mid, gate, swap, out):
+        """pool, squeeze Conv, mid, expand Conv, gate, Mul: nodes, and the float64 y"""
+        nodes = [helper.make_node("GlobalAveragePool", [xname], ["p"], name="gap"),
+                 helper.make_node("Conv", ["p", "w2", "b2"], ["t2"], name="reduce")]
+        if mid == "silu":
+            nodes += [helper.make_node("Sigmoid", ["t2"], ["g2"], name="sig2"),
+                      helper.make_node("Mul", ["t2", "g2"], ["a2"], name="silu2")]
+        else:
+            nodes.append(helper.make_node(mids[mid][0], ["t2"], ["a2"], name=mid + "2",
+                                          **mids[mid][1]))
+        nodes += [helper.make_node("Conv", ["a2", "w3", "b3"], ["t3"], name="expand"),
+                  helper.make_node(gates[gate][0], ["t3"], ["s"], name="gate",
+                                   **gates[gate][1]),
+                  helper.make_node("Mul", ["s", xname] if swap else [xname, "s"], [out],
+                                   name="scale")]
+        return nodes
+
+    def se_ref(a, mid, gate, w2, b2, w3, b3):
+        z = (0, 0, 0, 0)
+        t2 = conv_ref(a.mean(axis=(2, 3), keepdims=True), f64(w2), f64(b2), (1, 1), z, (1, 1), 1)
+        a2 = silu(t2) if mid == "silu" else mids[mid][2](t2)
+        return a * gates[gate][2](conv_ref(a2, f64(w3), f64(b3), (1, 1), z, (1, 1), 1))
+
     z, p1 = (0, 0, 0, 0), [1, 1, 1, 1]
-    for name, n, c, swap, const in (("se_block", 2, 16, False, False),
-                                    ("se_block_c12", 2, 12, True, True),
-                                    ("se_fold", 1, 16, False, False)):
+    for name, n, c, swap, const, mid, gate in (
+            ("se_block", 2, 16, False, False, "relu", "sig"),
+            ("se_block_c12", 2, 12, True, True, "relu", "sig"),
+            ("se_fold", 1, 16, False, False, "relu", "sig"),
+            ("se_silu_hsig", 2, 24, False, False, "silu", "hsig"),
+            ("se_hswish_fold", 1, 24, True, False, "hswish", "sig"),
+            ("se_leaky", 2, 16, False, False, "leaky", "sig")):
         x, w1, b1 = u(rng, (n, c, 10, 10)), u(rng, (c, 1, 3, 3)), u(rng, (c,))
         w2, b2 = u(rng, (4, c, 1, 1)), u(rng, (4,))
         w3, b3 = u(rng, (c, 4, 1, 1)), u(rng, (c,))
@@ -1037,20 +1078,14 @@ def se_blocks(outdir, rng):
         nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["t1"], name="dw", pads=p1,
                                   group=c),
                  helper.make_node("Sigmoid", ["t1"], ["g1"], name="sig1"),
-                 helper.make_node("Mul", ["t1", "g1"], ["a1"], name="silu1"),
-                 helper.make_node("GlobalAveragePool", ["a1"], ["p"], name="gap"),
-                 helper.make_node("Conv", ["p", "w2", "b2"], ["t2"], name="reduce"),
-                 helper.make_node("Relu", ["t2"], ["a2"], name="relu2"),
-                 helper.make_node("Conv", ["a2", "w3", "b3"], ["t3"], name="expand"),
-                 helper.make_node("Sigmoid", ["t3"], ["s"], name="gate"),
-                 helper.make_node("Mul", ["s", "a1"] if swap else ["a1", "s"], ["m"],
-                                  name="scale")]
+                 helper.make_node("Mul", ["t1", "g1"], ["a1"], name="silu1")]
+        nodes += se_nodes("a1", mid, gate, swap, "m")
         a1 = silu(conv_ref(f64(x), f64(w1), f64(b1), (1, 1), p1, (1, 1), c))
-        a2 = np.maximum(conv_ref(a1.mean(axis=(2, 3), keepdims=True), f64(w2), f64(b2),
-                                 (1, 1), z, (1, 1), 1), 0)
-        m = a1 * sig(conv_ref(a2, f64(w3), f64(b3), (1, 1), z, (1, 1), 1))
-        rules = ["dnnl.conv_silu", "dnnl.pool", "dnnl.conv_act", "dnnl.conv_act",
-                 "dnnl.scale", "dnnl.conv"]
+        m = se_ref(a1, mid, gate, w2, b2, w3, b3)
+        rules = ["dnnl.conv_silu", "dnnl.se", "dnnl.conv"]
+        if mid == "leaky":
+            rules = ["dnnl.conv_silu", "dnnl.pool", "dnnl.conv_act", "dnnl.conv_act",
+                     "dnnl.scale", "dnnl.conv"]
         inits = [("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2), ("w3", w3), ("b3", b3),
                  ("w4", w4)]
         if const:
@@ -1063,6 +1098,12 @@ def se_blocks(outdir, rng):
         y = conv_ref(m, f64(w4), None, (1, 1), z, (1, 1), 1)
         save(outdir, name, nodes, [vinfo("x", [n, c, 10, 10])], [vinfo("y", [n, 8, 10, 10])],
              {"x": x}, {"y": y}, inits, "Mul", rules)
+    x, w2, b2 = u(rng, (2, 512, 14, 14)), u(rng, (128, 512, 1, 1)) / 8, u(rng, (128,))
+    w3, b3 = u(rng, (512, 128, 1, 1)) / 4, u(rng, (512,))
+    save(outdir, "se_only_par", se_nodes("x", "relu", "sig", False, "y"),
+         [vinfo("x", [2, 512, 14, 14])], [vinfo("y", [2, 512, 14, 14])], {"x": x},
+         {"y": se_ref(f64(x), "relu", "sig", w2, b2, w3, b3)},
+         [("w2", w2), ("b2", b2), ("w3", w3), ("b3", b3)], "Mul", ["dnnl.se"])
     x, s, w = u(rng, (2, 12, 5, 5)), u(rng, (2, 12, 1, 1)), u(rng, (12, 12, 3, 3))
     nodes = [helper.make_node("Mul", ["x", "s"], ["m"], name="scale_in"),
              helper.make_node("Conv", ["m", "w"], ["t"], name="conv", pads=p1),
