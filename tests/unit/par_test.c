@@ -3,12 +3,16 @@
  * index of a job runs exactly once on any thread count, chunks honour the
  * grain, a call from inside a chunk or from a second thread while a job
  * runs falls back to its caller, idle workers sleep (they use no CPU a
- * moment after a job), and stopping joins them.
+ * moment after a job), stopping joins them, and the spin before sleeping
+ * is the short one while another process takes our CPU.
  */
 #include "test.h"
 
+#include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -249,9 +253,57 @@ static void test_back_to_back_jobs(void)
 	ASSERT(0, bad);
 }
 
+/*
+ * pool_spin_ns: no involuntary context switch since the last sample gives
+ * the long spin; a process spinning on our CPU (both pinned to it) makes
+ * the scheduler switch us out, and the next sample gives the short one.
+ */
+static void test_spin_follows_contention(void)
+{
+	struct rusage ru;
+	cpu_set_t all, one;
+	int cpu = -1, contended = 0;
+	pid_t hog;
+
+	ASSERT(0, getrusage(RUSAGE_SELF, &ru));
+	atomic_store(&rt_par_switches, ru.ru_nivcsw);
+	atomic_store(&rt_par_sample_at, 1);
+	ASSERT(RT_PAR_SPIN_IDLE_NS, pool_spin_ns(pool_now_ns()));
+	/* not due again for RT_PAR_SAMPLE_NS: the same answer, nothing sampled */
+	atomic_store(&rt_par_switches, 0);
+	ASSERT(RT_PAR_SPIN_IDLE_NS, pool_spin_ns(pool_now_ns()));
+
+	ASSERT(0, sched_getaffinity(0, sizeof(all), &all));
+	for (int i = 0; i < CPU_SETSIZE && cpu < 0; i++)
+		if (CPU_ISSET(i, &all))
+			cpu = i;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	hog = fork();
+	ASSERT_TRUE(hog >= 0);
+	if (hog == 0) {
+		sched_setaffinity(0, sizeof(one), &one);
+		for (;;)
+			;
+	}
+	ASSERT(0, sched_setaffinity(0, sizeof(one), &one));
+	/* busy ourselves, sampling every RT_PAR_SAMPLE_NS, for up to 2 s */
+	for (int64_t end = pool_now_ns() + 2000000000; !contended && pool_now_ns() < end;) {
+		int64_t now = pool_now_ns();
+
+		if (now >= atomic_load(&rt_par_sample_at))
+			contended = pool_spin_ns(now) == RT_PAR_SPIN_NS;
+	}
+	kill(hog, SIGKILL);
+	waitpid(hog, NULL, 0);
+	ASSERT(0, sched_setaffinity(0, sizeof(all), &all));
+	ASSERT_TRUE(contended);
+}
+
 TESTS({ "every_index_once", test_every_index_once },
       { "back_to_back_jobs", test_back_to_back_jobs },
       { "nested_runs_serially", test_nested_runs_serially },
       { "concurrent_submitters", test_concurrent_submitters },
       { "idle_workers_sleep", test_idle_workers_sleep },
-      { "stop_joins", test_stop_joins })
+      { "stop_joins", test_stop_joins },
+      { "spin_follows_contention", test_spin_follows_contention })
