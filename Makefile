@@ -18,7 +18,7 @@ HDRS   := $(wildcard core/*.h core/*/*.h core/*/*.def backends/*.h backends/*/*.
 OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/onnx.pb-c.o $(BUILD)/gen/embed.o \
 	  $(BUILD)/gen/codegen_id.o
 RTSRC  := runtime/collagec.h runtime/rt_plan.h runtime/rt_half.h runtime/rt_float8.h runtime/rt_string.h runtime/rt_ml.h runtime/rt_random.h \
-	  runtime/rt_model.h runtime/rt_wino.h runtime/rt_par.h \
+	  runtime/rt_model.h runtime/rt_wino.h runtime/rt_par.h runtime/rt_cores.h \
 	  runtime/rt_model.c runtime/rt_shape.c runtime/rt_imgprobe.c runtime/rt_par.c runtime/rt_image.h backends/opencl/rt_opencl.h backends/cuda/rt_cuda.h backends/cublas/rt_cublas.h backends/cudnn/rt_cudnn.h backends/dnnl/rt_dnnl.h \
 	  backends/blas/rt_blas.h \
 	  backends/c/rt_cgemm.h backends/c/rt_cconv.h backends/c/rt_cwino.h \

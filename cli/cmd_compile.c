@@ -88,7 +88,7 @@ int cmd_compile(int argc, char **argv)
 	o.mock_costs = getenv("COLLAGEC_MOCK_COSTS");
 	if (getenv("COLLAGEC_MEASURE_TIMEOUT"))
 		o.measure_timeout = atof(getenv("COLLAGEC_MEASURE_TIMEOUT"));
-	o.threads = 0;	/* not given: measured at 1, the model opens on the physical cores */
+	o.threads = 0;	/* not given: measured at, and opens on, the physical cores */
 	o.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (o.jobs < 1)
 		o.jobs = 1;

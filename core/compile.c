@@ -20,6 +20,7 @@
 #include "ops/ops.h"
 #include "passes/passes.h"
 #include "tir/tir_print.h"
+#include "../runtime/rt_cores.h"
 
 /* ---- --shape ---- */
 
@@ -242,7 +243,12 @@ static int partition(struct collagec_ctx *ctx, struct graph *g, const struct com
 		return collage_place_none(g, ts, nt, ps, parts, np);
 	co.search = o->search;
 	co.max_depth = o->max_depth;
-	co.threads = o->threads > 0 ? o->threads : 1;
+	/*
+	 * without --threads the model opens on the physical cores of the
+	 * machine that runs it: measure at those of this one, the count it
+	 * opens with here
+	 */
+	co.threads = o->threads > 0 ? o->threads : rt_physical_cores();
 	co.cpu = o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU;
 	co.dump_dir = o->dump_dir;
 	co.check_plans = !o->no_plan_check;

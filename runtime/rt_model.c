@@ -89,6 +89,8 @@ _Atomic uint64_t rt_rand_base __attribute__((visibility("hidden")));
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "rt_cores.h"
+
 /* Sets rt_rand_base once per process, from the clock and the process id. */
 static void rand_init(void)
 {
@@ -476,69 +478,6 @@ static collagec_status make_packs(collagec_model *m)
 	return COLLAGEC_OK;
 }
 
-/* Whether cpu is in the affinity mask (bits of unsigned longs, n of them). */
-static int cpu_in(const unsigned long *mask, int n, long cpu)
-{
-	int w = (int)(cpu / (8 * (long)sizeof(*mask)));
-
-	return cpu >= 0 && w < n && (mask[w] >> (cpu % (8 * (long)sizeof(*mask)))) & 1;
-}
-
-/*
- * Whether a CPU of the mask below cpu shares cpu's core: its SMT siblings
- * are sysfs's thread_siblings_list ("0,64", "0-1"); unreadable, none is.
- */
-static int sibling_before(const unsigned long *mask, int n, long cpu)
-{
-	char path[96], list[256];
-	FILE *f;
-	const char *p = list;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/topology/"
-		 "thread_siblings_list", cpu);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	if (!fgets(list, sizeof(list), f))
-		list[0] = 0;
-	fclose(f);
-	while (*p >= '0' && *p <= '9') {
-		char *end;
-		long lo = strtol(p, &end, 10), hi = lo;
-
-		if (*end == '-')
-			hi = strtol(end + 1, &end, 10);
-		for (long c = lo; c <= hi && c < cpu; c++)
-			if (cpu_in(mask, n, c))
-				return 1;
-		p = *end == ',' ? end + 1 : end;
-	}
-	return 0;
-}
-
-/*
- * The threads a model compiled without --threads opens with: the physical
- * cores among the CPUs this process may run on (its affinity mask, so that
- * a pinned process is not oversubscribed), counting SMT siblings once;
- * without the mask, the online CPUs.
- */
-static int physical_cores(void)
-{
-	unsigned long mask[64];	/* 4096 CPUs */
-	long bytes = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
-	int n, cores = 0;
-	long online;
-
-	if (bytes <= 0) {
-		online = sysconf(_SC_NPROCESSORS_ONLN);
-		return online > 1 ? (int)(online < 4096 ? online : 4096) : 1;
-	}
-	n = (int)(bytes / (long)sizeof(*mask));
-	for (long cpu = 0; cpu < 8 * (long)sizeof(*mask) * n; cpu++)
-		if (cpu_in(mask, n, cpu) && !sibling_before(mask, n, cpu))
-			cores++;
-	return cores > 1 ? cores : 1;
-}
-
 collagec_status rt_api_open(collagec_model **out)
 {
 	collagec_model *m, counts;
@@ -552,7 +491,7 @@ collagec_status rt_api_open(collagec_model **out)
 	if (!m)
 		return COLLAGEC_E_ALLOC;
 	handle_carve(m, (unsigned char *)(m + 1));
-	m->threads = rt_desc.threads > 0 ? rt_desc.threads : physical_cores();
+	m->threads = rt_desc.threads > 0 ? rt_desc.threads : rt_physical_cores();
 	rand_init();
 	if ((s = weights_take()) != COLLAGEC_OK) {
 		free(m);

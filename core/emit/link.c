@@ -457,7 +457,8 @@ static int runtime_files(struct collagec_ctx *ctx, const char *dir, struct strbu
 	static const char *const files[] = { "collagec.h", "rt_plan.h", "rt_half.h",
 					     "rt_float8.h", "rt_string.h", "rt_ml.h", "rt_random.h",
 					     "rt_model.h", "rt_wino.h", "rt_model.c",
-					     "rt_shape.c", "rt_imgprobe.c", "rt_par.h", "rt_par.c" };
+					     "rt_shape.c", "rt_imgprobe.c", "rt_par.h", "rt_par.c",
+					     "rt_cores.h" };
 
 	sb_puts(key, rt_c);
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
