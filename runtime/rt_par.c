@@ -184,9 +184,9 @@ static int pool_spin(_Atomic uint32_t *w, uint32_t seen)
 			int64_t now = pool_now_ns();
 
 			until = now + pool_spin_ns(now);
-		}
-		else if (pool_now_ns() >= until)
+		} else if (pool_now_ns() >= until) {
 			return 0;
+		}
 	}
 }
 

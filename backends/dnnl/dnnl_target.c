@@ -1026,7 +1026,7 @@ static bool op_plan(struct graph *g, const struct node *n, struct op_plan *p)
 
 /* The activations of collagec_dnnl_se: as enum rt_dnnl_se_act of rt_dnnl.h. */
 enum se_act {
-	SE_RELU, SE_SILU, SE_HARDSWISH, SE_SIGMOID, SE_HARDSIGMOID, SE_COUNT
+	SE_RELU, SE_SILU, SE_HARDSWISH, SE_SIGMOID, SE_HARDSIGMOID
 };
 
 /*
@@ -2151,9 +2151,10 @@ const struct target_kind target_kind_dnnl = {
 	.description = "oneDNN primitives; runs float32 Conv (1-D to 3-D), MatMul and Gemm "
 		       "with their bias, residual add and activations fused as post-ops, and pooling, "
 		       "BatchNormalization, LayerNormalization, Softmax, LRN, eltwise ops and "
-		       "ConvTranspose alone, squeeze-and-excitation blocks as one kernel; QLinearConv, MatMulInteger and QLinearMatMul on its int8 "
-		       "convolution and matmul (hosts with VNNI); a bfloat16 model's MatMul and Gemm "
-		       "on its bfloat16 matmul (hosts with AVX512-BF16)",
+		       "ConvTranspose alone, squeeze-and-excitation blocks as one kernel; "
+		       "QLinearConv, MatMulInteger and QLinearMatMul on its int8 convolution and "
+		       "matmul (hosts with VNNI); a bfloat16 model's MatMul and Gemm on its bfloat16 "
+		       "matmul (hosts with AVX512-BF16)",
 	.options = dnnl_options,
 	.unavailable = dnnl_unavailable,
 	.supports = NULL,
