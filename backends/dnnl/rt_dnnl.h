@@ -949,6 +949,18 @@ typedef int32_t rt_dnnl_ivec __attribute__((vector_size(4 * RT_DNNL_VL)));
 /* the same vector read from or written to memory of any alignment, in place */
 typedef float rt_dnnl_uvec __attribute__((vector_size(4 * RT_DNNL_VL), aligned(4), may_alias));
 
+/* The lanes of v summed pairwise: halves, then quarters, ... */
+static float rt_dnnl_hsum(rt_dnnl_vec v)
+{
+	float t[RT_DNNL_VL];
+
+	memcpy(t, &v, sizeof(t));
+	for (int w = RT_DNNL_VL / 2; w > 0; w /= 2)
+		for (int u = 0; u < w; u++)
+			t[u] += t[u + w];
+	return t[0];
+}
+
 /* Lane by lane, m ? a : b (m's lanes all ones or zeros). */
 static inline rt_dnnl_vec rt_dnnl_select(rt_dnnl_ivec m, rt_dnnl_vec a, rt_dnnl_vec b)
 {
@@ -2342,7 +2354,7 @@ static void rt_dnnl_par(int nt, int64_t n, int64_t work, void (*fn)(void *, int6
 		fn(job, 0, n);
 }
 
-/* Planes [lo, hi) of rt_dnnl_gap_plain. */
+/* Planes [lo, hi) of rt_dnnl_gap_plain, channel blocks of rt_dnnl_gap_blocked. */
 struct rt_dnnl_gap_job {
 	const float *x;
 	float *y;
@@ -2357,7 +2369,7 @@ static void rt_dnnl_gap_rows(void *v, int64_t lo, int64_t hi)
 
 	for (int64_t p = lo; p < hi; p++) {
 		const float *xp = j->x + p * hw;
-		float t[RT_DNNL_VL], sum;
+		float sum;
 		rt_dnnl_vec a = { 0 }, v;
 		int64_t k = 0;
 
@@ -2365,11 +2377,7 @@ static void rt_dnnl_gap_rows(void *v, int64_t lo, int64_t hi)
 			memcpy(&v, xp + k, sizeof(v));
 			a += v;
 		}
-		memcpy(t, &a, sizeof(t));
-		for (int w = RT_DNNL_VL / 2; w > 0; w /= 2)
-			for (int u = 0; u < w; u++)
-				t[u] += t[u + w];
-		sum = t[0];
+		sum = rt_dnnl_hsum(a);
 		for (; k < hw; k++)
 			sum += xp[k];
 		if (j->dst_blocked)
@@ -2398,13 +2406,54 @@ static void rt_dnnl_gap_plain(const float *x, float *y, int64_t n, int64_t c, in
 	rt_dnnl_par(threads, planes, planes * hw, rt_dnnl_gap_rows, &jb);
 }
 
+/* Channel blocks [lo, hi) of rt_dnnl_gap_blocked. */
+static void rt_dnnl_gap_blocks(void *v, int64_t lo, int64_t hi)
+{
+	const struct rt_dnnl_gap_job *j = v;
+	int64_t c = j->c, hw = j->hw, cb = j->cb, blk = j->blk;
+
+	for (int64_t q = lo; q < hi; q++) {
+		int64_t i = q / cb, c0 = q % cb * blk, live = c - c0 < blk ? c - c0 : blk;
+		const float *xb = j->x + q * hw * blk;
+		rt_dnnl_vec a[RT_DNNL_MAX_BLOCK / RT_DNNL_VL] = { { 0 } };
+		float t[RT_DNNL_MAX_BLOCK];
+
+		for (int64_t k = 0; k < hw * blk; k += blk)
+			for (int64_t u = 0; u < blk / RT_DNNL_VL; u++)
+				a[u] += *(const rt_dnnl_uvec *)(xb + k + u * RT_DNNL_VL);
+		memcpy(t, a, sizeof(float) * (size_t)blk);
+		for (int64_t l = 0; l < blk; l++)
+			if (j->dst_blocked)
+				j->y[q * blk + l] = t[l] / (float)hw;	/* padding lanes: 0 */
+			else if (l < live)
+				j->y[i * c + c0 + l] = t[l] / (float)hw;
+	}
+}
+
+/*
+ * A global average pool of a blocked x [n, cb, hw, blk] into y plain [n *
+ * c] or blocked [n, cb, blk]: each block's lanes summed over hw in order
+ * (the sums rt_dnnl_bpool_run makes, without its windows: EfficientNet-B0's
+ * squeeze-and-excitation kernels took 0.69-0.70 ms at one thread with their
+ * pools through it, 0.62-0.66 with this), blocks split over the model's
+ * threads.
+ */
+static void rt_dnnl_gap_blocked(const float *x, float *y, int64_t n, int64_t c, int64_t hw,
+				int dst_blocked, int64_t blk, int threads)
+{
+	int64_t cb = (c + blk - 1) / blk;
+	struct rt_dnnl_gap_job jb = { x, y, c, hw, cb, blk, dst_blocked };
+
+	rt_dnnl_par(threads, n * cb, n * cb * hw * blk, rt_dnnl_gap_blocks, &jb);
+}
+
 /*
  * y = pool(x): x [n, c, i0 (, i1 (, i2))], y [n, c, o0 ...] with nsp spatial
  * dims (1 to 3); kernel k*, strides s*, dilations d* as in ONNX (1 = none),
  * pads begin pb* and end pe* (the caller grows pe* for ceil_mode). lay:
- * which of x and y are blocked (enum rt_dnnl_lay). A blocked x over 1 or 2
- * dims runs rt_dnnl_bpool_run, an average over the whole of a plain x
- * rt_dnnl_gap_plain, the rest oneDNN's pooling.
+ * which of x and y are blocked (enum rt_dnnl_lay). An average over the
+ * whole of x runs rt_dnnl_gap_plain or _blocked, another pool of a blocked
+ * x over 1 or 2 dims rt_dnnl_bpool_run, the rest oneDNN's pooling.
  */
 static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const float *x,
 			       float *y, int64_t nsp, int64_t n, int64_t c, int64_t i0,
@@ -2429,12 +2478,16 @@ static void collagec_dnnl_pool(struct rt_dnnl_cache *kc, const char *name, const
 
 	if (n <= 0 || c <= 0 || o0 * o1 * o2 <= 0)
 		return;
-	if (!(lay & RT_DNNL_LAY_SRC) && o0 * o1 * o2 == 1 && k0 == i0 &&
-	    (nsp < 2 || k1 == i1) && (nsp < 3 || k2 == i2) &&
+	if (o0 * o1 * o2 == 1 && k0 == i0 && (nsp < 2 || k1 == i1) && (nsp < 3 || k2 == i2) &&
 	    pb0 == 0 && pb1 == 0 && pb2 == 0 && pe0 == 0 && pe1 == 0 && pe2 == 0 &&
-	    (alg == RT_DNNL_POOL_AVG_INCLUDE || alg == RT_DNNL_POOL_AVG_EXCLUDE)) {
-		rt_dnnl_gap_plain(x, y, n, c, i0 * (nsp >= 2 ? i1 : 1) * (nsp >= 3 ? i2 : 1),
-				  (lay & RT_DNNL_LAY_DST) != 0, blk, nt);
+	    (alg == RT_DNNL_POOL_AVG_INCLUDE || alg == RT_DNNL_POOL_AVG_EXCLUDE) &&
+	    (!(lay & RT_DNNL_LAY_SRC) || (blk <= RT_DNNL_MAX_BLOCK && blk % RT_DNNL_VL == 0))) {
+		int64_t hw = i0 * (nsp >= 2 ? i1 : 1) * (nsp >= 3 ? i2 : 1);
+
+		if (lay & RT_DNNL_LAY_SRC)
+			rt_dnnl_gap_blocked(x, y, n, c, hw, (lay & RT_DNNL_LAY_DST) != 0, blk, nt);
+		else
+			rt_dnnl_gap_plain(x, y, n, c, hw, (lay & RT_DNNL_LAY_DST) != 0, blk, nt);
 		return;
 	}
 	if (nsp <= 2 && (lay & RT_DNNL_LAY_SRC) && blk <= RT_DNNL_MAX_BLOCK &&
@@ -2647,17 +2700,6 @@ struct rt_dnnl_gemv_job {
 	float alpha, beta;
 };
 
-static float rt_dnnl_hsum(rt_dnnl_vec v)
-{
-	float t[RT_DNNL_VL];
-
-	memcpy(t, &v, sizeof(t));
-	for (int w = RT_DNNL_VL / 2; w > 0; w /= 2)
-		for (int u = 0; u < w; u++)
-			t[u] += t[u + w];
-	return t[0];
-}
-
 /*
  * Rows 4 lo to 4 hi of a rt_dnnl_gemv_job: four rows at a time, each
  * summed in two vectors of lanes over 2 RT_DNNL_VL columns at a time, then
@@ -2708,42 +2750,16 @@ static void rt_dnnl_gemv_rows(void *v, int64_t lo, int64_t hi)
 	}
 }
 
-/* Channel blocks [lo, hi) of a blocked x, averaged into p [n, c]. */
-struct rt_dnnl_se_job {
-	const float *x;
-	float *p;
-	int64_t c, hw, cb, blk;
-};
-
-static void rt_dnnl_se_pool(void *v, int64_t lo, int64_t hi)
-{
-	const struct rt_dnnl_se_job *j = v;
-	int64_t c = j->c, hw = j->hw, cb = j->cb, blk = j->blk;
-
-	for (int64_t q = lo; q < hi; q++) {
-		int64_t i = q / cb, c0 = q % cb * blk, live = c - c0 < blk ? c - c0 : blk;
-		const float *xb = j->x + q * hw * blk;
-		rt_dnnl_vec a[RT_DNNL_MAX_BLOCK / RT_DNNL_VL] = { { 0 } };
-		float t[RT_DNNL_MAX_BLOCK];
-
-		for (int64_t k = 0; k < hw * blk; k += blk)
-			for (int64_t u = 0; u < blk / RT_DNNL_VL; u++)
-				a[u] += *(const rt_dnnl_uvec *)(xb + k + u * RT_DNNL_VL);
-		memcpy(t, a, sizeof(float) * (size_t)blk);
-		for (int64_t l = 0; l < live; l++)
-			j->p[i * c + c0 + l] = t[l] / (float)hw;
-	}
-}
-
 /*
  * A squeeze-and-excitation block (dnnl_target.c's se_plan) in one call:
  * x [n, c, hw] (plain, or blocked where lay says), p = its mean over hw,
  * s = gact(w2 act(w1 p + b1) + b2) with w1 [m, c], w2 [c, m] (b1, b2 or
  * null), then y = x * s (y of x's shape, blocked where lay says) or, where
  * wsc is given (one image), y = wsc * s with wsc [o, c]: the weights of
- * the next 1x1 Conv, where pass_fold_scale moved the scale. The pool and
- * the scale are split over the model's threads as collagec_dnnl_pool's and
- * _scale's are, the GEMVs' rows too where they are large. It was four
+ * the next 1x1 Conv, where pass_fold_scale moved the scale. The pool is
+ * collagec_dnnl_pool's (a global one, into plain p) and the scale
+ * collagec_dnnl_scale's, split over the model's threads as theirs are; the
+ * GEMVs' rows are too where they are large. It was four
  * kernels, each a oneDNN call or a pass over x: EfficientNet-B0's and
  * MobileNetV3's small ones took 4 to 30 us apiece.
  */
@@ -2753,7 +2769,7 @@ static void collagec_dnnl_se(struct rt_dnnl_cache *kc, const char *name, const f
 			     int64_t m, int64_t o, int64_t act, int64_t gact, float alpha,
 			     float beta, int lay, int threads)
 {
-	int64_t blk = rt_dnnl_block(), cb = (c + blk - 1) / blk, need = n * (2 * c + m);
+	int64_t need = n * (2 * c + m);
 	int nt = threads > 1 ? threads : 1;
 	float stack[4096], *p, *h, *s;
 
@@ -2767,17 +2783,10 @@ static void collagec_dnnl_se(struct rt_dnnl_cache *kc, const char *name, const f
 	}
 	h = p + n * c;
 	s = h + n * m;
-	if (lay & RT_DNNL_LAY_SRC) {
-		struct rt_dnnl_se_job j = { x, p, c, hw, cb, blk };
-
-		if (blk > RT_DNNL_MAX_BLOCK || blk % RT_DNNL_VL != 0) {
-			collagec_rt_abort("dnnl: no squeeze-and-excitation for this host's block");
-			goto out;
-		}
-		rt_dnnl_par(nt, n * cb, n * cb * hw * blk, rt_dnnl_se_pool, &j);
-	} else {
-		rt_dnnl_gap_plain(x, p, n, c, hw, 0, blk, nt);
-	}
+	/* p = the global average pool of x, plain [n, c] */
+	collagec_dnnl_pool(kc, name, x, p, 1, n, c, hw, 1, 1, 1, 1, 1, hw, 1, 1, 1, 1, 1, 1, 1,
+			   1, 0, 0, 0, 0, 0, 0, RT_DNNL_POOL_AVG_EXCLUDE, lay & RT_DNNL_LAY_SRC,
+			   threads);
 	for (int64_t i = 0; i < n; i++) {
 		struct rt_dnnl_gemv_job j1 = { w1, p + i * c, b1, h + i * m, m, c, act, 0, 0 };
 		struct rt_dnnl_gemv_job j2 = { w2, h + i * m, b2, s + i * c, c, m, gact, alpha, beta };
@@ -2789,7 +2798,6 @@ static void collagec_dnnl_se(struct rt_dnnl_cache *kc, const char *name, const f
 		collagec_dnnl_scale(kc, name, wsc, s, y, o, c, 1, 0, 0, threads);
 	else
 		collagec_dnnl_scale(kc, name, x, s, y, n, c, hw, 1, lay, threads);
-out:
 	if (p != stack)
 		free(p);
 }
