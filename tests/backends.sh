@@ -603,6 +603,39 @@ else
 	done
 	verdict dnnl/se-threads-identical
 
+	# a swish ending a Conv's post-ops runs as rt_dnnl.h's pass over the
+	# primitive's dst (rt_dnnl_own_swish), not as oneDNN's post-op: none
+	# in oneDNN's log, while silu_chain's a1 and a2 stay blocked (padded to
+	# 32 channels on AVX-512: the padding must stay zero for the next Conv)
+	# and mm_silu's MatMul takes it too; its result is the same on 1, 2
+	# and 3 threads
+	m=silu_chain
+	"$C" compile --search none "$D/models/$m/model.onnx" --target dnnl,c -o "$T/$m.so" \
+		--dump-ir "$T/$m-ir" >"$T/out" 2>&1 || bad "compile: $(head -n 1 "$T/out")"
+	for v in a1 a2; do
+		grep -q "'$v' in dnnl's layout" "$T/$m-ir"/* || bad "$v was not blocked"
+	done
+	for m in silu_chain mm_silu conv_res_silu; do
+		ins=
+		for f in "$D/models/$m"/in/*.npy; do
+			ins="$ins --input $(basename "$f" .npy)=$f"
+		done
+		# shellcheck disable=SC2086
+		ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$C" run "$D/$m.dnnl.so" $ins >"$T/verbose" 2>&1 ||
+			bad "$m: verbose run: $(tail -n 1 "$T/verbose")"
+		grep -q -e "exec,cpu,convolution" -e "exec,cpu,matmul" "$T/verbose" ||
+			bad "$m: no oneDNN verbose log"
+		! grep -q "eltwise_swish" "$T/verbose" || bad "$m: oneDNN ran the swish"
+	done
+	m=silu_chain
+	for th in 1 2 3; do
+		[ -n "$why" ] && break
+		run "$D/$m.dnnl.so" "$D/$m.t$th" --threads $th --input x="$D/models/$m/in/x.npy"
+		[ -n "$why" ] || [ "$th" = 1 ] || cmp -s "$D/$m.t1/y.npy" "$D/$m.t$th/y.npy" ||
+			bad "$th threads differ from 1"
+	done
+	verdict dnnl/swish-pass
+
 	# a pool of a blocked x runs rt_dnnl.h's kernel, not oneDNN's pooling
 	# (oneDNN's verbose log shows none): on whole blocks of channels (16
 	# and 32: whole with AVX2's 8 and AVX-512's 16) and on a padded last

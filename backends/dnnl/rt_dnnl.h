@@ -150,6 +150,9 @@ struct rt_dnnl_kernel {
 	dnnl_exec_arg_t args[RT_DNNL_MAX_ARGS];	/* rt_dnnl_exec's, made by its first run */
 	int nargs;
 	struct rt_dnnl_wino *wino;	/* collagec's Winograd around prim (a matmul), or NULL */
+	int swish;			/* dst = swish(dst) after prim (rt_dnnl_own_swish) */
+	float swish_alpha;		/* its alpha: x sigmoid(alpha x) */
+	int swish_nt;			/* the threads it runs on */
 };
 
 /*
@@ -639,6 +642,72 @@ out:
 	return rc;
 }
 
+/*
+ * ---- swish (SiLU) after a primitive: x sigmoid(alpha x) ----
+ *
+ * oneDNN 2.6's swish post-op took about 0.5 ns an element on an AVX-512
+ * EPYC (EfficientNet-B0's 1x1 16 -> 96 Conv at 112x112: 1.5 ms with it, 0.9
+ * without, one thread), a third of the network's run; the same swish as a
+ * pass over dst after the primitive, rt_model.h's inline rt_expf vectorised
+ * in place, reads dst back from the cache and costs a fraction of that
+ * (EfficientNet-B0 at one thread 15.0 -> 12.6-13.9 ms, interleaved). So a
+ * swish that ends a Conv's or MatMul's post-op chain is left out of the
+ * primitive's attributes and run here; one thread computes each element
+ * whatever the count, so the result does not depend on it.
+ */
+struct rt_dnnl_swish_job {
+	float *y;
+	int64_t n;
+	float alpha;
+};
+
+#define RT_DNNL_SWISH_CHUNK 4096	/* floats a job step takes */
+
+/* Steps [lo, hi) of a rt_dnnl_swish_job. */
+static void rt_dnnl_swish_rows(void *v, int64_t lo, int64_t hi)
+{
+	const struct rt_dnnl_swish_job *j = v;
+	int64_t e = hi * RT_DNNL_SWISH_CHUNK < j->n ? hi * RT_DNNL_SWISH_CHUNK : j->n;
+	float *restrict y = j->y, a = j->alpha;
+
+	for (int64_t i = lo * RT_DNNL_SWISH_CHUNK; i < e; i++)
+		y[i] = y[i] / (1.0f + rt_expf(-a * y[i]));
+}
+
+/* y[0..n) = swish(y) on nt threads (one when n is small). */
+static void rt_dnnl_swish(float *y, int64_t n, float alpha, int nt)
+{
+	struct rt_dnnl_swish_job j = { y, n, alpha };
+	int64_t chunks = (n + RT_DNNL_SWISH_CHUNK - 1) / RT_DNNL_SWISH_CHUNK;
+
+	if (nt > 1 && n >= 65536)
+		rt_par_for(nt, chunks, 1, rt_dnnl_swish_rows, &j);
+	else
+		rt_dnnl_swish_rows(&j, 0, chunks);
+}
+
+/*
+ * The post-ops po[] for the primitive of k, in out[]: a swish at the end of
+ * the chain is dropped there and left to rt_dnnl_exec (k->swish).
+ */
+static void rt_dnnl_own_swish(struct rt_dnnl_kernel *k, const int *po, const float *pa,
+			      int *out, int nt)
+{
+	int last = -1;
+
+	for (int i = 0; i < RT_DNNL_MAX_PO; i++) {
+		out[i] = po[i];
+		if (po[i] != RT_DNNL_PO_NONE)
+			last = i;
+	}
+	if (last < 0 || po[last] != RT_DNNL_PO_SWISH)
+		return;
+	out[last] = RT_DNNL_PO_NONE;
+	k->swish = 1;
+	k->swish_alpha = pa[last];
+	k->swish_nt = nt;
+}
+
 /* One execution argument: oneDNN's DNNL_ARG_*, its layout and its buffer. */
 struct rt_dnnl_arg {
 	int arg;
@@ -700,10 +769,15 @@ static void rt_dnnl_exec(struct rt_dnnl_kernel *k, const char *name, const float
 		}
 		ok = !rt_dnnl_fail(st, name, "memory");
 	}
-	if (ok && !rt_dnnl_fail(dnnl_primitive_execute(k->prim, rt_dnnl.stream, n, k->args), name,
-				"execute") && k->dst_out)
+	if (!ok || rt_dnnl_fail(dnnl_primitive_execute(k->prim, rt_dnnl.stream, n, k->args), name,
+				"execute") ||
+	    rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "execute"))
+		return;
+	if (k->swish)
+		rt_dnnl_swish(dst, (int64_t)(dnnl_memory_desc_get_size(&k->dst_md) / sizeof(float)),
+			      k->swish_alpha, k->swish_nt);
+	if (k->dst_out)
 		rt_dnnl_move(k->dst_out, &k->dst_md, dst, &k->user_dst, y, name);
-	rt_dnnl_fail(dnnl_stream_wait(rt_dnnl.stream), name, "execute");
 }
 
 /*
@@ -1404,6 +1478,7 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 		dnnl_memory_desc_t user_wei, any_wei, any_src, any_dst;
 		dnnl_convolution_desc_t desc;
 		dnnl_primitive_attr_t attr = NULL;
+		int po_dnnl[RT_DNNL_MAX_PO];
 		/* weights [(group,) m/group, c/group, k...]: the group dim only when grouped */
 		int g = group > 1, wnd = nd + g;
 		const int64_t *wdims = wd + 1 - g;
@@ -1415,6 +1490,7 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 			wdd[i] = wdims[i];
 		k->has_bias = bias != NULL;
 		k->sum = rt_dnnl_sum_at(po, bc0, bc1);
+		rt_dnnl_own_swish(k, po, pa, po_dnnl, nt);
 		/*
 		 * src and dst: a blocked buffer's layout, else the one the
 		 * convolution prefers, reordered at the edges. Blocked buffers
@@ -1456,7 +1532,7 @@ static void collagec_dnnl_conv(struct rt_dnnl_cache *kc, const char *name, const
 				    rt_dnnl_blocks(nd, lay & RT_DNNL_LAY_DST) ? &k->user_dst :
 				    &any_dst, gm.str, gm.dil, gm.padl, gm.padr), name,
 				 "convolution") ||
-		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, nd, gm.y, bc0, bc1, po, pa, pbt), name,
+		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, nd, gm.y, bc0, bc1, po_dnnl, pa, pbt), name,
 				 "post-ops")) {
 			if (attr)
 				dnnl_primitive_attr_destroy(attr);
@@ -1850,6 +1926,7 @@ static void collagec_dnnl_matmul(struct rt_dnnl_cache *kc, const char *name, con
 		dnnl_memory_desc_t user_wei, any_wei, low_src;
 		dnnl_matmul_desc_t desc;
 		dnnl_primitive_attr_t attr = NULL;
+		int po_dnnl[RT_DNNL_MAX_PO];
 
 		for (int i = 0; i < nb; i++) {
 			ad[i] = yd[i] = bd4[i];
@@ -1884,6 +1961,7 @@ static void collagec_dnnl_matmul(struct rt_dnnl_cache *kc, const char *name, con
 		}
 		k->has_bias = bias != NULL;
 		k->sum = rt_dnnl_sum_at(po, bc0, bc1);
+		rt_dnnl_own_swish(k, po, pa, po_dnnl, nt);
 		k->user_src = k->src_md;
 		if (rt_dnnl_fail(rt_dnnl_plain(&k->user_dst, nd, yd), name, "dst") ||
 		    rt_dnnl_fail(rt_dnnl_plain(&k->user_sum, nd, yd), name, "sum") ||
@@ -1897,7 +1975,7 @@ static void collagec_dnnl_matmul(struct rt_dnnl_cache *kc, const char *name, con
 						       wconst ? &any_wei : &user_wei,
 						       k->has_bias ? &k->bias_md : NULL,
 						       &k->user_dst), name, "matmul") ||
-		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, nd, yd, bc0, bc1, po, pa, pbt), name,
+		    rt_dnnl_fail(rt_dnnl_attr(k, &attr, nd, yd, bc0, bc1, po_dnnl, pa, pbt), name,
 				 "post-ops")) {
 			if (attr)
 				dnnl_primitive_attr_destroy(attr);

@@ -936,6 +936,29 @@ def silus(outdir, rng):
              helper.make_node("Mul", ["s", "t"], ["y"], name="silu")]
     save(outdir, "mm_silu", nodes, [vinfo("a", [6, 16])], [vinfo("y", [6, 12])], {"a": a},
          {"y": silu(f64(a) @ w)}, [("w", w)], "Mul", ["dnnl.matmul_silu"])
+    # silu_chain: 1x1 16 -> 24 + bias + SiLU, depthwise 3x3 + SiLU, 1x1
+    # back to 16: a1 and a2 stay blocked between the Convs (24 channels: a
+    # padded block on AVX-512), each swish a pass of rt_dnnl.h's over the
+    # primitive's dst (oneDNN's log shows no swish post-op), 2 x 32 x 40 x 40
+    # floats of a1 with the padding: split over 2 and 3 threads
+    x, w1, b1 = u(rng, (2, 16, 40, 40)), u(rng, (24, 16, 1, 1)), u(rng, (24,))
+    w2, b2, w3 = u(rng, (24, 1, 3, 3)), u(rng, (24,)), u(rng, (16, 24, 1, 1))
+    x = (4 * x).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["t1"], name="c1"),
+             helper.make_node("Sigmoid", ["t1"], ["s1"], name="sig1"),
+             helper.make_node("Mul", ["t1", "s1"], ["a1"], name="silu1"),
+             helper.make_node("Conv", ["a1", "w2", "b2"], ["t2"], name="c2", pads=[1, 1, 1, 1],
+                              group=24),
+             helper.make_node("Sigmoid", ["t2"], ["s2"], name="sig2"),
+             helper.make_node("Mul", ["s2", "t2"], ["a2"], name="silu2"),
+             helper.make_node("Conv", ["a2", "w3"], ["y"], name="c3")]
+    a1 = silu(conv_ref(f64(x), f64(w1), f64(b1), (1, 1), (0, 0, 0, 0), (1, 1), 1))
+    a2 = silu(conv_ref(a1, f64(w2), f64(b2), (1, 1), (1, 1, 1, 1), (1, 1), 24))
+    y = conv_ref(a2, f64(w3), None, (1, 1), (0, 0, 0, 0), (1, 1), 1)
+    save(outdir, "silu_chain", nodes, [vinfo("x", [2, 16, 40, 40])],
+         [vinfo("y", [2, 16, 40, 40])], {"x": x}, {"y": y},
+         [("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2), ("w3", w3)], "Conv",
+         ["dnnl.conv", "dnnl.conv_silu", "dnnl.conv_silu"])
     # a Sigmoid whose output is read outside the match is no SiLU: the Conv
     # and the Sigmoid on dnnl, each alone (the Conv's output is read twice),
     # the Mul on c
