@@ -425,6 +425,25 @@ elif ! "$PY" "$ROOT/testdata/backends/make_dnnl_models.py" "$T/dnnl/models" \
 else
 	D=$T/dnnl
 	GEN=$ROOT/testdata/backends/make_dnnl_models.py
+	# dnnl_verbose SO M: SO run on model M's inputs, oneDNN's log in $T/verbose
+	dnnl_verbose() {
+		_ins=
+		for _f in "$D/models/$2"/in/*.npy; do
+			_ins="$_ins --input $(basename "$_f" .npy)=$_f"
+		done
+		# shellcheck disable=SC2086
+		ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$C" run "$1" $_ins >"$T/verbose" 2>&1 ||
+			bad "$2: verbose run: $(tail -n 1 "$T/verbose")"
+	}
+	# threads_identical M: M's dnnl,c build (input x) writes the same y on 1, 2 and 3 threads
+	threads_identical() {
+		for _th in 1 2 3; do
+			[ -n "$why" ] && break
+			run "$D/$1.dnnl.so" "$D/$1.t$_th" --threads $_th --input x="$D/models/$1/in/x.npy"
+			[ -n "$why" ] || [ "$_th" = 1 ] || cmp -s "$D/$1.t1/y.npy" "$D/$1.t$_th/y.npy" ||
+				bad "$_th threads differ from 1"
+		done
+	}
 	for d in "$D"/models/*; do
 		m=$(basename "$d")
 		op=$(cat "$d/op")
@@ -574,13 +593,7 @@ else
 		for v in $(echo "$vals" | tr , ' '); do
 			grep -q "'$v' in dnnl's layout" "$T/$m-ir"/* || bad "$m: $v was not blocked"
 		done
-		ins=
-		for f in "$D/models/$m"/in/*.npy; do
-			ins="$ins --input $(basename "$f" .npy)=$f"
-		done
-		# shellcheck disable=SC2086
-		ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$C" run "$T/$m.so" $ins >"$T/verbose" 2>&1 ||
-			bad "$m: verbose run: $(tail -n 1 "$T/verbose")"
+		dnnl_verbose "$T/$m.so" "$m"
 		grep -q "exec,cpu,convolution" "$T/verbose" || bad "$m: no oneDNN verbose log"
 		! grep -q "exec,cpu,convolution,ref" "$T/verbose" ||
 			bad "$m: a reference convolution ran"
@@ -594,13 +607,7 @@ else
 	# a dnnl.se kernel's result is the same on any number of threads: each
 	# channel pooled, each GEMV row summed and each product made by one
 	# thread in a fixed order (se_only_par splits all of them at 2 and 3)
-	m=se_only_par
-	for th in 1 2 3; do
-		[ -n "$why" ] && break
-		run "$D/$m.dnnl.so" "$D/$m.se.t$th" --threads $th --input x="$D/models/$m/in/x.npy"
-		[ -n "$why" ] || [ "$th" = 1 ] || cmp -s "$D/$m.se.t1/y.npy" "$D/$m.se.t$th/y.npy" ||
-			bad "$th threads differ from 1"
-	done
+	threads_identical se_only_par
 	verdict dnnl/se-threads-identical
 
 	# a swish ending a Conv's post-ops runs as rt_dnnl.h's pass over the
@@ -616,24 +623,12 @@ else
 		grep -q "'$v' in dnnl's layout" "$T/$m-ir"/* || bad "$v was not blocked"
 	done
 	for m in silu_chain mm_silu conv_res_silu; do
-		ins=
-		for f in "$D/models/$m"/in/*.npy; do
-			ins="$ins --input $(basename "$f" .npy)=$f"
-		done
-		# shellcheck disable=SC2086
-		ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$C" run "$D/$m.dnnl.so" $ins >"$T/verbose" 2>&1 ||
-			bad "$m: verbose run: $(tail -n 1 "$T/verbose")"
+		dnnl_verbose "$D/$m.dnnl.so" "$m"
 		grep -q -e "exec,cpu,convolution" -e "exec,cpu,matmul" "$T/verbose" ||
 			bad "$m: no oneDNN verbose log"
 		! grep -q "eltwise_swish" "$T/verbose" || bad "$m: oneDNN ran the swish"
 	done
-	m=silu_chain
-	for th in 1 2 3; do
-		[ -n "$why" ] && break
-		run "$D/$m.dnnl.so" "$D/$m.t$th" --threads $th --input x="$D/models/$m/in/x.npy"
-		[ -n "$why" ] || [ "$th" = 1 ] || cmp -s "$D/$m.t1/y.npy" "$D/$m.t$th/y.npy" ||
-			bad "$th threads differ from 1"
-	done
+	threads_identical silu_chain
 	verdict dnnl/swish-pass
 
 	# a pool of a blocked x runs rt_dnnl.h's kernel, not oneDNN's pooling
