@@ -652,14 +652,47 @@ out:
  * in place, reads dst back from the cache and costs a fraction of that
  * (EfficientNet-B0 at one thread 15.0 -> 12.6-13.9 ms, interleaved). So a
  * swish that ends a Conv's or MatMul's post-op chain is left out of the
- * primitive's attributes and run here; one thread computes each element
- * whatever the count, so the result does not depend on it.
+ * primitive's attributes and run here (on AVX-512 by rt_dnnl_vswish); one
+ * thread computes each element whatever the count, so the result does not
+ * depend on it.
  */
 struct rt_dnnl_swish_job {
 	float *y;
 	int64_t n;
 	float alpha;
 };
+
+#ifdef __AVX512F__
+#include <immintrin.h>
+
+/*
+ * x / (1 + rt_expf_poly(na x)) on 16 lanes, by rt_expf_poly's steps: its
+ * clamps as max and min (a NaN passes through), rint by the same fused
+ * add of 1.5 * 2^23, its 2^n as vscalefps (one rounding, as its two
+ * products round once): the same results as the scalar loop, which GCC
+ * vectorised with the clamps as compares and blends and the division
+ * twice, 0.42 ns an element against 0.27 here (AMD EPYC with AVX-512).
+ */
+static inline __m512 rt_dnnl_vswish(__m512 x, __m512 na)
+{
+	const __m512 magic = _mm512_set1_ps(12582912.0f);
+	__m512 c = _mm512_mul_ps(x, na), n, r, p;
+
+	c = _mm512_max_ps(_mm512_set1_ps(-104.0f), c);
+	c = _mm512_min_ps(_mm512_set1_ps(89.0f), c);
+	n = _mm512_sub_ps(_mm512_fmadd_ps(c, _mm512_set1_ps(1.44269504f), magic), magic);
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145752f), c);
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860677e-6f), r);
+	p = _mm512_set1_ps(8.2903146330e-03f);
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1897929337e-02f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6667636196e-01f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.9999149530e-01f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.9999970719e-01f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+	p = _mm512_scalef_ps(p, n);
+	return _mm512_div_ps(x, _mm512_add_ps(p, _mm512_set1_ps(1.0f)));
+}
+#endif
 
 #define RT_DNNL_SWISH_CHUNK 4096	/* floats a job step takes */
 
@@ -669,8 +702,13 @@ static void rt_dnnl_swish_rows(void *v, int64_t lo, int64_t hi)
 	const struct rt_dnnl_swish_job *j = v;
 	int64_t e = hi * RT_DNNL_SWISH_CHUNK < j->n ? hi * RT_DNNL_SWISH_CHUNK : j->n;
 	float *restrict y = j->y, a = j->alpha;
+	int64_t i = lo * RT_DNNL_SWISH_CHUNK;
 
-	for (int64_t i = lo * RT_DNNL_SWISH_CHUNK; i < e; i++)
+#ifdef __AVX512F__
+	for (; i + 16 <= e; i += 16)
+		_mm512_storeu_ps(y + i, rt_dnnl_vswish(_mm512_loadu_ps(y + i), _mm512_set1_ps(-a)));
+#endif
+	for (; i < e; i++)
 		y[i] = y[i] / (1.0f + rt_expf(-a * y[i]));
 }
 
