@@ -10,7 +10,9 @@
 # memory plan no larger than the unfused one (smaller where a fused
 # intermediate was the biggest live buffer); float16 models fuse as float32
 # ones do (layernorm_half, matmul_gelu_half). conv_sym runs at two batch
-# sizes. The same fusion happens to a multi-node c partition of the Collage
+# sizes; bias_gelu_sym (a broadcast bias, batch symbolic) fuses into one
+# kernel that is a parallel region and gives the same bytes on 1 and 2
+# threads. The same fusion happens to a multi-node c partition of the Collage
 # search: conv_bias_relu compiled with the collage search gets its fused
 # kernel. With OpenCL available, opencl builds fuse the same way.
 SUITE=fusion
@@ -43,17 +45,19 @@ model() {
 			fail "$name/compile-fuse=$f" "$(head -1 "$T/compile.log")"
 			return
 		fi
-		if [ "$name" = conv_sym ]; then
+		case $name in *_sym)
 			if check "$name" _1 "$T/$name.f$f.so" && check "$name" _3 "$T/$name.f$f.so"; then
 				ok "$name/fuse=$f-matches-numpy-at-N=1,3"
 			else
 				fail "$name/fuse=$f-matches-numpy" "$(head -1 "$T/run.log")"
-			fi
-		elif check "$name" "" "$T/$name.f$f.so"; then
-			ok "$name/fuse=$f-matches-numpy"
-		else
-			fail "$name/fuse=$f-matches-numpy" "$(head -1 "$T/run.log")"
-		fi
+			fi ;;
+		*)
+			if check "$name" "" "$T/$name.f$f.so"; then
+				ok "$name/fuse=$f-matches-numpy"
+			else
+				fail "$name/fuse=$f-matches-numpy" "$(head -1 "$T/run.log")"
+			fi ;;
+		esac
 	done
 	set -- $(/usr/bin/python3 "$T/info.py" "$T/$name.f1.json")
 	k1=$1 a1=$2 names=$3
@@ -110,6 +114,33 @@ model rmsnorm_shared 2 lt "k0_0_ReduceMean_fused:square,meansq,add_eps,rms,inv|"
 model rmsnorm_wbcast 2 le \
 	"k0_0_RMSNormalization:square,meansq,add_eps,rms,inv,normalize|k1_0_Mul:gamma|"
 model conv_sym 1 lt "k0_0_Conv_fused:conv,bias,relu|"
+model bias_gelu_sym 1 lt "k0_0_fused:bias,gelu_div,gelu_erf,gelu_add,gelu_mul,gelu_half|"
+# a fused run whose loops follow the output's shape (a broadcast bias) with
+# a symbolic batch is a parallel region as a flat run is, and gives the
+# same bytes on 1 and 2 threads
+rm -rf "$T/bias_gelu_sym.ir"
+if "$COLLAGEC" compile --search none --target c "$T/bias_gelu_sym.onnx" -o "$T/bgs.so" -q \
+	--dump-ir "$T/bias_gelu_sym.ir" >"$T/compile.log" 2>&1; then
+	if awk '/^kernel k0_0_fused\(/ { k = 1; next } /^kernel / { k = 0 }
+		k && /parallel region/ { found = 1 } END { exit !found }' \
+		"$T"/bias_gelu_sym.ir/*-lower.tir; then
+		ok "bias_gelu_sym/fused-kernel-is-a-parallel-region"
+	else
+		fail "bias_gelu_sym/fused-kernel-is-a-parallel-region" \
+			"$(grep -A4 '^kernel k0_0_fused' "$T"/bias_gelu_sym.ir/*-lower.tir | grep 'for (')"
+	fi
+	for t in 1 2; do
+		"$COLLAGEC" run "$T/bgs.so" --input "x=$T/bias_gelu_sym_x_3.npy" --threads $t \
+			--output-dir "$T/bgs.t$t" --npy >"$T/run.log" 2>&1 || break
+	done
+	if cmp -s "$T/bgs.t1/y.npy" "$T/bgs.t2/y.npy"; then
+		ok "bias_gelu_sym/threads-1-2-identical"
+	else
+		fail "bias_gelu_sym/threads-1-2-identical" "$(head -1 "$T/run.log")"
+	fi
+else
+	fail "bias_gelu_sym/fused-kernel-is-a-parallel-region" "$(head -1 "$T/compile.log")"
+fi
 # float16 models as converters write them: the spelled-out LayerNorm is one
 # node still (computed in float32 between Casts), and the widened MatMul
 # takes its float16 bias and GELU as its epilogue, the Casts inside it

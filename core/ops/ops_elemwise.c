@@ -946,7 +946,7 @@ struct tir_func *op_lower_fused(struct graph *g, const int *nodes, int n, const 
 		flat = tir_loop(&b, lower_numel(&L, s));
 		tir_mark_parallel(&b);
 	} else {
-		lower_loops(&L, s, idx);
+		lower_loops_parallel(&L, s, idx);
 	}
 	fused_body(&L, nodes, n, s, flat, idx, local, buf, false);
 	if (same)

@@ -39,6 +39,10 @@ batch N) and output y (expected in NAME_exp/y.npy or NAME_exp_N/y.npy):
   rmsnorm_wbcast   gamma of [10, 1]: broadcasts over axis 1, so it stays a
                    Mul after the merged node
   conv_sym         conv_bias_relu with batch N symbolic (N = 1 and 3)
+  bias_gelu_sym    Add of a bias row and GELU written with Erf on x of
+                   [N, 64, 256], N symbolic (N = 1 and 3): one fused kernel
+                   over loops of x's shape (the bias broadcasts), which must
+                   still be a parallel region
   layernorm_half   layernorm in float16, as a model converted to float16
                    whole writes it (x cast to float16 first, y back to
                    float32; every constant float16): still one node
@@ -150,6 +154,16 @@ def main():
 
     conv_bias_relu("conv_bias_relu", 2, [2])
     conv_bias_relu("conv_sym", "N", [1, 3])
+
+    b = rnd(256)
+    nodes = [helper.make_node("Add", ["x", "b"], ["h"], name="bias")] + gelu_chain("", "y")[2:]
+    save("bias_gelu_sym", nodes, ["N", 64, 256], ["N", 64, 256],
+         {"b": b, "sqrt2": np.array(math.sqrt(2), np.float32),
+          "one": np.array(1, np.float32), "half": np.array(0.5, np.float32)})
+    for n in [1, 3]:
+        x = rnd(n, 64, 256)
+        h = x.astype(np.float64) + b
+        expect("bias_gelu_sym", x, 0.5 * h * (1 + erf(h / math.sqrt(2))), "_%d" % n)
 
     w, b = rnd(8, 8, 3, 3), rnd(8)
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
