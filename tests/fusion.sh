@@ -12,7 +12,8 @@
 # ones do (layernorm_half, matmul_gelu_half). conv_sym runs at two batch
 # sizes; bias_gelu_sym (a broadcast bias, batch symbolic) fuses into one
 # kernel that is a parallel region and gives the same bytes on 1 and 2
-# threads. The same fusion happens to a multi-node c partition of the Collage
+# threads; qkv_interleaved's chains fuse though the graph interleaves
+# them. The same fusion happens to a multi-node c partition of the Collage
 # search: conv_bias_relu compiled with the collage search gets its fused
 # kernel. With OpenCL available, opencl builds fuse the same way.
 SUITE=fusion
@@ -148,6 +149,23 @@ TOL=1e-3 model layernorm_half 3 le \
 	"|k1_0_LayerNormalization:mean,center,square,variance,add_eps,stddev,normalize,gamma,beta|"
 TOL=1e-3 model matmul_gelu_half 2 lt \
 	"|k1_0_MatMul_fused:mm,bias,gelu_div,gelu_erf,gelu_add,gelu_mul,gelu_half,to_float|"
+
+# a partition whose nodes the graph interleaves (three MatMuls, three Adds,
+# three Muls) still fuses each MatMul with its own Add and Mul: the fuse
+# step puts each elementwise consumer after its producer first (the greedy
+# search makes the whole graph one c partition)
+if "$COLLAGEC" compile --search greedy --target c "$T/qkv_interleaved.onnx" \
+	-o "$T/qkv.so" -q --no-cache >"$T/compile.log" 2>&1 && check qkv_interleaved "" "$T/qkv.so"; then
+	set -- $(/usr/bin/python3 "$T/info.py" "$T/qkv.json")
+	case "$3" in
+	*:mm_q,bias_q,scale_q\|*:mm_k,bias_k,scale_k,sum_qk\|*:mm_v,bias_v,scale_v,sum_v)
+		[ "$1" = 3 ] && ok "qkv_interleaved/chains-fuse ($3)" ||
+			fail "qkv_interleaved/chains-fuse" "$1 kernels: $3" ;;
+	*) fail "qkv_interleaved/chains-fuse" "$1 kernels: $3" ;;
+	esac
+else
+	fail "qkv_interleaved/chains-fuse" "$(head -1 "$T/compile.log") $(head -1 "$T/run.log")"
+fi
 
 # fold-scale: a squeeze-and-excitation scale moves into the 1x1 projection's
 # weights where they are fewer than the scaled input (se_fold), not where

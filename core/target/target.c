@@ -290,6 +290,94 @@ static int lower_strategy(struct graph *g, const struct target *t, struct partit
 	return 0;
 }
 
+/* Whether node j of the partition reads an output of node i. */
+static bool reads_from(struct graph *g, const struct partition *p, int i, int j)
+{
+	const struct node *a = &g->nodes.v[p->nodes[i]], *b = &g->nodes.v[p->nodes[j]];
+
+	for (int x = 0; x < b->n_in; x++)
+		for (int y = 0; y < a->n_out; y++)
+			if (b->in[x] >= 0 && b->in[x] == a->out[y])
+				return true;
+	return false;
+}
+
+/*
+ * Puts each elementwise consumer that can fuse with its producer right
+ * after it, keeping a topological order. The graph's order may interleave
+ * parallel chains (an exporter's Q, K and V projections: three Casts, then
+ * three Muls, then three Adds), which fused_run and epilogue_run, reading
+ * the partition in order, would leave as one kernel a node. A node is
+ * pulled forward only when all of its producers in the partition are
+ * placed, and only where the pair fuses: same output shape, or the
+ * producer an epilogue anchor. p->kernels (one per node at this step)
+ * follows the nodes.
+ */
+static void chain_order(struct graph *g, struct partition *p)
+{
+	int n = p->n_nodes, m = 0;
+	int *prod = arena_alloc(g->arena, sizeof(int) * ((size_t)g->values.n + 1));
+	int *order = arena_alloc(g->arena, sizeof(int) * ((size_t)n + 1));
+	bool *done = arena_alloc(g->arena, (size_t)n + 1);
+	int *nodes;
+	struct kernel *ks;
+	bool moved = false;
+
+	for (int v = 0; v < g->values.n; v++)
+		prod[v] = -1;
+	for (int i = 0; i < n; i++) {
+		const struct node *nd = &g->nodes.v[p->nodes[i]];
+
+		done[i] = false;
+		for (int y = 0; y < nd->n_out; y++)
+			if (nd->out[y] >= 0)
+				prod[nd->out[y]] = i;
+	}
+	for (int i = 0; i < n; i++) {
+		int c = i;
+
+		if (done[i])
+			continue;
+		while (c >= 0) {
+			const struct node *a = &g->nodes.v[p->nodes[c]];
+			int next = -1;
+
+			order[m++] = c;
+			done[c] = true;
+			for (int j = i + 1; j < n && next < 0; j++) {
+				const struct node *b = &g->nodes.v[p->nodes[j]];
+				bool ready = true;
+
+				if (done[j] || !op_fusable_elementwise(g, b) || !reads_from(g, p, c, j))
+					continue;
+				if (!op_is_epilogue_anchor(g, a) &&
+				    !(op_fusable_elementwise(g, a) &&
+				      shape_eq(&node_out(g, b, 0)->shape, &node_out(g, a, 0)->shape)))
+					continue;
+				for (int x = 0; x < b->n_in && ready; x++)
+					ready = b->in[x] < 0 || prod[b->in[x]] < 0 || done[prod[b->in[x]]];
+				if (ready)
+					next = j;
+			}
+			c = next;
+		}
+	}
+	if (m != n)
+		BUG("chain order placed %d of %d nodes", m, n);
+	for (int k = 0; k < n && !moved; k++)
+		moved = order[k] != k;
+	if (!moved)
+		return;
+	nodes = arena_alloc(g->arena, sizeof(int) * (size_t)n);
+	ks = arena_alloc(g->arena, sizeof(*ks) * (size_t)n);
+	for (int k = 0; k < n; k++) {
+		nodes[k] = p->nodes[order[k]];
+		ks[k] = p->kernels.v[order[k]];
+	}
+	p->nodes = nodes;	/* a new array: the search may hold the old one */
+	memcpy(p->kernels.v, ks, sizeof(*ks) * (size_t)n);
+}
+
 /*
  * The fuse step (unless the target's -fuse is 0): each run of fusable
  * elementwise nodes becomes one kernel (op_lower_fused), and an anchor
@@ -306,6 +394,7 @@ static int lower_fuse(struct graph *g, const struct target *t, struct partition 
 		BUG("fuse step twice");
 	if (!target_opt_or(t, "fuse", 1))
 		return 0;
+	chain_order(g, p);
 	for (int i = 0, run; i < p->n_nodes; i += run) {
 		struct kernel k = { 0 };
 		struct lower_epilogue epi, *e = NULL;

@@ -43,6 +43,10 @@ batch N) and output y (expected in NAME_exp/y.npy or NAME_exp_N/y.npy):
                    [N, 64, 256], N symbolic (N = 1 and 3): one fused kernel
                    over loops of x's shape (the bias broadcasts), which must
                    still be a parallel region
+  qkv_interleaved  three MatMuls of x, each with an Add of its bias and a Mul
+                   by a constant, written as exporters interleave them (the
+                   three MatMuls, the three Adds, the three Muls), then
+                   y = q + k + v: each MatMul still takes its own Add and Mul
   layernorm_half   layernorm in float16, as a model converted to float16
                    whole writes it (x cast to float16 first, y back to
                    float32; every constant float16): still one node
@@ -164,6 +168,20 @@ def main():
         x = rnd(n, 64, 256)
         h = x.astype(np.float64) + b
         expect("bias_gelu_sym", x, 0.5 * h * (1 + erf(h / math.sqrt(2))), "_%d" % n)
+
+    ws = {"w" + c: rnd(32, 24) for c in "qkv"}
+    bs = {"b" + c: rnd(24) for c in "qkv"}
+    ss = {"s" + c: np.array(0.5 + i, np.float32) for i, c in enumerate("qkv")}
+    nodes = [helper.make_node("MatMul", ["x", "w" + c], ["m" + c], name="mm_" + c) for c in "qkv"]
+    nodes += [helper.make_node("Add", ["m" + c, "b" + c], ["a" + c], name="bias_" + c)
+              for c in "qkv"]
+    nodes += [helper.make_node("Mul", ["a" + c, "s" + c], [c], name="scale_" + c) for c in "qkv"]
+    nodes += [helper.make_node("Add", ["q", "k"], ["qk"], name="sum_qk"),
+              helper.make_node("Add", ["qk", "v"], ["y"], name="sum_v")]
+    save("qkv_interleaved", nodes, [20, 32], [20, 24], {**ws, **bs, **ss})
+    x = rnd(20, 32)
+    expect("qkv_interleaved", x, sum((x.astype(np.float64) @ ws["w" + c] + bs["b" + c]) *
+                                     ss["s" + c] for c in "qkv"))
 
     w, b = rnd(8, 8, 3, 3), rnd(8)
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
