@@ -18,7 +18,7 @@
 # (maxpool.rows, averagepool.window), epi_edges.onnx for the fused chains
 # that rt_cgemm.h's write-back applies, softmax_edges.onnx for Softmax by rows,
 # lnorm_edges.onnx for LayerNormalization by rows, rmsnorm_edges.onnx for
-# RMSNormalization's,
+# RMSNormalization's, transpose_edges.onnx for Transpose in squares,
 # wino_edges.onnx and wino_sym.onnx for conv.winograd (rt_cwino.h, with and
 # without AVX). `run --kernels`
 # names the variant that ran at each size, and a C program checks
@@ -456,6 +456,39 @@ for th in 1 3; do
 		ok "softmax-edges/threads=$th-matches-numpy"
 	else
 		fail "softmax-edges/threads=$th-matches-numpy" "$(grep -v ': ok$' "$T/se.log" | head -1)"
+	fi
+done
+
+# Transpose moving the last axis in squares (transpose.blocks): edges of
+# the squares, a parallel region of calls, a split matrix; one keeping the
+# last axis stays loops. Exact, at 1 and 3 threads and at each ISA level
+"$COLLAGEC" compile --search none --target c "$T/transpose_edges.onnx" -o "$T/tr.so" ||
+	fail transpose-edges/compile "exit $?"
+v=$(kernels "$T/tr.json")
+want="tr_head compile-time transpose.blocks if always scratch=|tr_rev compile-time transpose.blocks \
+if always scratch=|tr_mat compile-time transpose.blocks if always scratch=|tr_big compile-time \
+transpose.blocks if always scratch=|tr_mid compile-time transpose.loops if always scratch=|"
+if [ "$v" = "$want" ]; then ok transpose-edges/static-choices; else
+	fail transpose-edges/static-choices "got '$v'"; fi
+for th in 1 3; do
+	if "$COLLAGEC" run "$T/tr.so" --input "x=$T/tr_x.npy" --input "m=$T/tr_m.npy" \
+		--input "b=$T/tr_b.npy" --threads $th --check "$T/tr_exp" --rtol 0 --atol 0 \
+		>"$T/tr.log" 2>&1; then
+		ok "transpose-edges/threads=$th-equals-numpy"
+	else
+		fail "transpose-edges/threads=$th-equals-numpy" "$(grep -v ': ok$' "$T/tr.log" | head -1)"
+	fi
+done
+# the squares of every ISA level (16 lanes, 8, and element by element)
+for lv in $levels; do
+	if "$COLLAGEC" compile --search none --target c --cpu $lv "$T/transpose_edges.onnx" \
+		-o "$T/tr-$lv.so" >"$T/tr.log" 2>&1 &&
+		"$COLLAGEC" run "$T/tr-$lv.so" --input "x=$T/tr_x.npy" --input "m=$T/tr_m.npy" \
+		--input "b=$T/tr_b.npy" --threads 3 --check "$T/tr_exp" --rtol 0 --atol 0 \
+		>"$T/tr.log" 2>&1; then
+		ok "transpose-edges/$lv-equals-numpy"
+	else
+		fail "transpose-edges/$lv-equals-numpy" "$(grep -v ': ok$' "$T/tr.log" | head -1)"
 	fi
 done
 

@@ -93,6 +93,13 @@
  *                              softmax.rows     rt_crows.h: vector max and
  *                                               sum in lanes, clamped exp
  *           always             softmax.loops    the op's own lowering
+ *   Transpose
+ *           float32, the last axis moved
+ *                              transpose.blocks rt_cvec.h: a matrix per
+ *                                               index of the other axes,
+ *                                               16 x 16 (8 x 8) squares
+ *                                               transposed in registers
+ *           always             transpose.loops  the op's own lowering
  *   Attention
  *           float32, a float32 or bool mask reaching every key (or
  *           none), no softcap, qk_matmul_output, nonpad_kv_seqlen nor window
@@ -2387,6 +2394,84 @@ static const struct op_strategy logsoftmax_strategy = {
 	OP_LOGSOFTMAX, softmax_specs, ARRAY_SIZE(softmax_specs)
 };
 
+/* ---- Transpose ---- */
+
+/* float32, the input's last axis moved: the output's rows gather a column. */
+static struct tir *cond_transpose_blocks(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0);
+	int perm[MAX_RANK], r = x->shape.rank;
+
+	if (x->dtype != DTYPE_F32 || r < 2)
+		return strategy_static(L, false);
+	transpose_perm(L->n, r, perm);
+	return strategy_static(L, perm[r - 1] != r - 1);
+}
+
+/*
+ * transpose.blocks: for each index of the output axes other than the last
+ * and the one the input's last axis goes to (q), one rt_cv_trans2d
+ * (rt_cvec.h) of that [y.d[q], y.d[last]] matrix; those loops are a
+ * parallel region.
+ */
+static int lower_transpose_blocks(struct lower *L)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0), *y = lower_out(L, 0);
+	struct tir *xo = tir_int(b, 0), *yo = tir_int(b, 0), *args[6];
+	int perm[MAX_RANK], r = x->shape.rank, q = 0, loops = 0;
+	struct dim work = dim_const(1);
+
+	transpose_perm(L->n, r, perm);
+	while (perm[q] != r - 1)
+		q++;
+	for (int k = 0; k < r - 1; k++) {
+		struct tir *i;
+
+		if (k == q)
+			continue;
+		i = tir_loop(b, tir_dim(b, y->shape.d[k]));
+		tir_mark_parallel(b);
+		loops++;
+		xo = tir_add(b, xo, tir_mul(b, i, lower_stride(L, &x->shape, perm[k])));
+		yo = tir_add(b, yo, tir_mul(b, i, lower_stride(L, &y->shape, k)));
+	}
+	args[0] = tir_addr(b, L->in[0], xo);
+	args[1] = lower_stride(L, &x->shape, perm[r - 1]);
+	args[2] = tir_addr(b, L->out[0], yo);
+	args[3] = lower_stride(L, &y->shape, q);
+	args[4] = tir_dim(b, y->shape.d[q]);
+	args[5] = tir_dim(b, y->shape.d[r - 1]);
+	/*
+	 * A copied element is about a quarter of the work unit the parallel
+	 * step weighs: BERT's two heads of 64 x 128 ran 0.0026 ms on one thread
+	 * and 0.0028-0.0038 as a region of two calls on two.
+	 */
+	if (!dim_mul(y->shape.d[q], y->shape.d[r - 1], &work) || !dim_is_const(work))
+		work = dim_const(1024);
+	tir_extern_work(b, "rt_cv_trans2d", args, 6, MAX(work.c / 4, 1));
+	while (loops-- > 0)
+		tir_end(b);
+	return 0;
+}
+
+static const struct strategy_impl transpose_blocks[] = {
+	{ "transpose.blocks", 10, lower_transpose_blocks },
+};
+static const struct strategy_impl transpose_loops[] = {
+	{ "transpose.loops", 0, lower_own },
+};
+
+static const struct strategy_spec transpose_specs[] = {
+	{ "float32, the last axis moved", cond_transpose_blocks, transpose_blocks,
+	  ARRAY_SIZE(transpose_blocks) },
+	{ "always", NULL, transpose_loops, ARRAY_SIZE(transpose_loops) },
+};
+
+static const struct op_strategy transpose_strategy = {
+	OP_TRANSPOSE, transpose_specs, ARRAY_SIZE(transpose_specs)
+};
+
 /* ---- GlobalAveragePool ---- */
 
 /* float32 with no prologue: a plane is a row of contiguous floats. */
@@ -3269,6 +3354,7 @@ const struct op_strategy *const c_strategies[] = {
 	&averagepool_strategy,
 	&gap_strategy,
 	&softmax_strategy,
+	&transpose_strategy,
 	&attention_strategy,
 	&logsoftmax_strategy,
 	&lnorm_strategy,

@@ -4,7 +4,9 @@
  * rt_cpw.h, which use them: RT_CV_V floats a vector (16 with AVX-512, else
  * 8), loads and stores of the first n lanes under a mask (a lane at a time
  * without AVX2), and a square transpose in registers (16 x 16 with
- * AVX-512, 8 x 8 with AVX2; element by element without either).
+ * AVX-512, 8 x 8 with AVX2; element by element without either), and
+ * rt_cv_trans2d, the transposition.blocks strategy's: a strided matrix
+ * transposed in those squares (Transpose moving the last axis).
  *
  * Example: rt_cv_vec v = rt_cv_load(p, 5); rt_cv_store(q, v, 5);
  */
@@ -154,5 +156,70 @@ static inline __attribute__((always_inline)) void rt_cv_store(float *p, rt_cv_ve
 		p[i] = v[i];
 }
 #endif
+
+/*
+ * y[r * sy + c] = x[c * sx + r] for r < R, c < C: RT_CV_V x RT_CV_V squares
+ * loaded by rows of x (masked at the edges), transposed in registers and
+ * stored by rows of y. Each element is copied, so any split gives the
+ * same bytes: a large one splits its columns between threads (a Transpose
+ * with more axes runs these calls in a parallel region instead).
+ */
+static void rt_cv_trans2d_cols(const float *x, int64_t sx, float *y, int64_t sy, int64_t R,
+			       int64_t C, int64_t c_lo, int64_t c_hi)
+{
+	rt_cv_vec t[RT_CV_V];
+
+	for (int64_t c0 = c_lo; c0 < c_hi; c0 += RT_CV_V) {
+		int64_t nc = C - c0 < RT_CV_V ? C - c0 : RT_CV_V;
+
+		for (int64_t r0 = 0; r0 < R; r0 += RT_CV_V) {
+			int64_t nr = R - r0 < RT_CV_V ? R - r0 : RT_CV_V;
+
+			if (nr == RT_CV_V) {
+				for (int i = 0; i < nc; i++)
+					t[i] = *(const rt_cv_uvec *)(x + (c0 + i) * sx + r0);
+			} else {
+				for (int i = 0; i < nc; i++)
+					t[i] = rt_cv_load(x + (c0 + i) * sx + r0, nr);
+			}
+			for (int i = (int)nc; i < RT_CV_V; i++)
+				t[i] = (rt_cv_vec){ 0 };
+			rt_cv_transpose(t);
+			if (nc == RT_CV_V) {
+				for (int k = 0; k < nr; k++)
+					*(rt_cv_uvec *)(y + (r0 + k) * sy + c0) = t[k];
+			} else {
+				for (int k = 0; k < nr; k++)
+					rt_cv_store(y + (r0 + k) * sy + c0, t[k], nc);
+			}
+		}
+	}
+}
+
+struct rt_cv_trans2d_job {
+	const float *x;
+	float *y;
+	int64_t sx, sy, R, C;
+};
+
+static void rt_cv_trans2d_some(void *v, int64_t lo, int64_t hi)
+{
+	const struct rt_cv_trans2d_job *j = v;
+	int64_t c_hi = hi * RT_CV_V < j->C ? hi * RT_CV_V : j->C;
+
+	rt_cv_trans2d_cols(j->x, j->sx, j->y, j->sy, j->R, j->C, lo * RT_CV_V, c_hi);
+}
+
+static void rt_cv_trans2d(const float *x, int64_t sx, float *y, int64_t sy, int64_t R, int64_t C,
+			  int threads)
+{
+	struct rt_cv_trans2d_job j = { x, y, sx, sy, R, C };
+	int64_t blocks = (C + RT_CV_V - 1) / RT_CV_V;
+
+	if (threads > 1 && blocks > 1 && R * C >= 65536)	/* see transpose.blocks */
+		rt_par_for(threads, blocks, 1, rt_cv_trans2d_some, &j);
+	else
+		rt_cv_trans2d_cols(x, sx, y, sy, R, C, 0, C);
+}
 
 #endif

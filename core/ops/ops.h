@@ -417,6 +417,8 @@ bool lower_res_act(struct graph *g, const int *nodes, int n, int chain, struct l
 int lower_copy(struct lower *L);
 /* Row-major stride of axis k of s. */
 struct tir *lower_stride(struct lower *L, const struct shape *s, int k);
+/* Transpose n's perm for a rank-rank input (its attribute, or reversed). */
+void transpose_perm(const struct node *n, int rank, int *perm);
 /*
  * A scratch buffer of numel elements of dtype t for this kernel alone (an
  * im2col matrix, a packed operand): it takes the first slot that this

@@ -273,7 +273,7 @@ int infer_unsqueeze(struct graph *g, struct node *n)
 
 /* ---- transpose ---- */
 
-static void transpose_perm(const struct node *n, int rank, int *perm)
+void transpose_perm(const struct node *n, int rank, int *perm)
 {
 	const int64_t *p;
 	int cnt = node_attr_ints(n, "perm", &p);
@@ -318,7 +318,7 @@ int lower_transpose(struct lower *L)
 	int perm[MAX_RANK];
 
 	transpose_perm(L->n, x->shape.rank, perm);
-	lower_loops(L, &y->shape, idx);
+	lower_loops_parallel(L, &y->shape, idx);
 	for (int k = 0; k < y->shape.rank; k++)
 		off = tir_add(L->b, off, tir_mul(L->b, idx[k], lower_stride(L, &x->shape, perm[k])));
 	tir_store(L->b, L->out[0], lower_offset(L, &y->shape, idx), tir_load(L->b, L->in[0], off));

@@ -91,6 +91,13 @@ usage: make_models.py OUTDIR
   rmsnorm_edges.onnx RMSNormalization (opset 23) by rows (rmsnorm.rows), the
                     same cases with a zero row for the constant one and no
                     bias: rms_x.npy, rms_xb.npy, expected in rms_exp/
+  transpose_edges.onnx Transposes that move the last axis (transpose.blocks,
+                    rt_cvec.h's squares): BERT's key transpose (0, 2, 3, 1)
+                    and the reversal of a [2, 37, 3, 53] x (squares cut at
+                    both edges, the other axes a parallel region), a 37 x 53
+                    matrix, a 300 x 260 one (columns split between threads),
+                    and (0, 2, 1, 3), which keeps the last axis (loops):
+                    tr_x.npy, tr_m.npy, tr_b.npy, expected in tr_exp/
 and their inputs and expected outputs (numpy, in float64): a_M.npy/y_M.npy
 for M in MS, kn_a_M_K.npy, kn_b_M_K.npy, kn_y_M_K.npy, bt_a.npy, bt_b.npy,
 bt_y.npy, x.npy/conv_y.npy and cs_x_N.npy/cs_y_N.npy for N in 1 and 3.
@@ -228,6 +235,7 @@ def main():
     wino_edges(out, rng)
     lnorm_edges(out, rng)
     rmsnorm_edges(out, rng)
+    transpose_edges(out, rng)
 
 
 def conv_ref(x, w, b, strides, dil, pads, group):
@@ -1016,6 +1024,32 @@ def softmax_edges(out, rng):
         os.makedirs(os.path.join(out, d), exist_ok=True)
         for k in names:
             np.save(os.path.join(out, d, k + ".npy"), exp[k].astype(f))
+
+
+def transpose_edges(out, rng):
+    """transpose_edges.onnx: Transposes of transpose.blocks and one of the loops."""
+    f = np.float32
+    ins = {"x": rng.standard_normal((2, 37, 3, 53)).astype(f),
+           "m": rng.standard_normal((37, 53)).astype(f),
+           "b": rng.standard_normal((300, 260)).astype(f)}
+    cases = (("tr_head", "x", (0, 2, 3, 1)), ("tr_rev", "x", (3, 2, 1, 0)),
+             ("tr_mat", "m", (1, 0)), ("tr_big", "b", None), ("tr_mid", "x", (0, 2, 1, 3)))
+    nodes, exp = [], {}
+    for name, src, perm in cases:
+        kw = {"perm": list(perm)} if perm else {}
+        nodes.append(helper.make_node("Transpose", [src], [name], name=name, **kw))
+        exp[name] = np.transpose(ins[src], perm)
+    g = helper.make_graph(
+        nodes, "transpose_edges",
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in ins.items()],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in exp.items()])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "transpose_edges.onnx"))
+    for k, v in ins.items():
+        np.save(os.path.join(out, "tr_%s.npy" % k), v)
+    os.makedirs(os.path.join(out, "tr_exp"), exist_ok=True)
+    for k, v in exp.items():
+        np.save(os.path.join(out, "tr_exp", k + ".npy"), np.ascontiguousarray(v))
 
 
 def wino_edges(out, rng):
