@@ -318,7 +318,15 @@ int lower_transpose(struct lower *L)
 	int perm[MAX_RANK];
 
 	transpose_perm(L->n, x->shape.rank, perm);
-	lower_loops_parallel(L, &y->shape, idx);
+	/*
+	 * Parallel from 65536 elements (or a symbolic count): a copied element
+	 * is about a quarter of the parallel step's work unit (transpose.blocks
+	 * in c_strategies.c says what was measured).
+	 */
+	if (shape_is_static(&y->shape) && shape_numel_static(&y->shape) < 65536)
+		lower_loops(L, &y->shape, idx);
+	else
+		lower_loops_parallel(L, &y->shape, idx);
 	for (int k = 0; k < y->shape.rank; k++)
 		off = tir_add(L->b, off, tir_mul(L->b, idx[k], lower_stride(L, &x->shape, perm[k])));
 	tir_store(L->b, L->out[0], lower_offset(L, &y->shape, idx), tir_load(L->b, L->in[0], off));
