@@ -5,7 +5,7 @@
  * 8), loads and stores of the first n lanes under a mask (a lane at a time
  * without AVX2), and a square transpose in registers (16 x 16 with
  * AVX-512, 8 x 8 with AVX2; element by element without either), and
- * rt_cv_trans2d, the transposition.blocks strategy's: a strided matrix
+ * rt_cv_trans2d, the transpose.blocks strategy's: a strided matrix
  * transposed in those squares (Transpose moving the last axis).
  *
  * Example: rt_cv_vec v = rt_cv_load(p, 5); rt_cv_store(q, v, 5);

@@ -306,8 +306,8 @@ static bool reads_from(struct graph *g, const struct partition *p, int i, int j)
  * Puts each elementwise consumer that can fuse with its producer right
  * after it, keeping a topological order. The graph's order may interleave
  * parallel chains (an exporter's Q, K and V projections: three Casts, then
- * three Muls, then three Adds), which fused_run and epilogue_run, reading
- * the partition in order, would leave as one kernel a node. A node is
+ * three Muls, then three Adds), and fused_run and epilogue_run, reading
+ * the partition in order, would give each of them its own kernel. A node is
  * pulled forward only when all of its producers in the partition are
  * placed, and only where the pair fuses: same output shape, or the
  * producer an epilogue anchor. p->kernels (one per node at this step)
