@@ -24,7 +24,14 @@
  *    away holds up at most the chunk it is in, and the caller starts at
  *    once, without waiting for sleeping workers to wake;
  *  - the caller waits for the chunks in flight the same way (spin, then
- *    futex).
+ *    futex);
+ *  - a worker that wakes on its caller's CPU moves off it (pool_steer):
+ *    Linux packs the two onto one core when the other is busy, where they
+ *    take turns;
+ *  - while other processes compete, a caller left waiting on a worker's
+ *    chunk well past its own chunks' time pins that worker to its own CPU
+ *    and sleeps (pool_rescue): the worker's CPU has most likely gone to the
+ *    other process for a time slice of milliseconds.
  * Which thread runs a chunk never changes what it computes: every caller
  * cuts its work into chunks whose results do not depend on who runs them,
  * so results are the same on any number of threads.
@@ -42,6 +49,7 @@
 #include "rt_par.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <limits.h>
 #include <link.h>
 #include <linux/futex.h>
@@ -73,6 +81,7 @@
 #define RT_PAR_SPIN_IDLE_NS 200000
 #endif
 #define RT_PAR_SAMPLE_NS 10000000
+#define RT_PAR_RESCUE_NS 20000	/* pool_run's slack before pool_rescue */
 #define RT_PAR_BUSY_SWITCHES 2
 #define RT_PAR_MAX 256		/* threads, the caller included */
 
@@ -104,10 +113,14 @@ struct rt_par_pool {
 	_Atomic int helpers;		/* workers that may take chunks of this job */
 	_Atomic uint32_t done;		/* chunks completed; the caller sleeps on it */
 	_Atomic int caller_sleeps;
+	_Atomic int caller_cpu;		/* the CPU the caller was on as it posted the job */
 	uint32_t job;			/* the job's number (the caller's copy) */
 	uint32_t born;			/* gen when the last workers were started */
 	int n_workers;
 	pthread_t workers[RT_PAR_MAX];
+	_Atomic pid_t tid[RT_PAR_MAX];		/* worker k's thread id (pool_rescue) */
+	_Atomic uint32_t held[RT_PAR_MAX];	/* the job worker k runs a chunk of, or 0 */
+	_Atomic int rescued[RT_PAR_MAX];	/* pool_rescue pinned worker k */
 };
 
 static struct rt_par_pool rt_par_pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -167,13 +180,11 @@ static int64_t pool_spin_ns(int64_t now)
 }
 
 /*
- * Spins until *w differs from seen, for at most pool_spin_ns; returns
- * whether it changed.
+ * Spins until *w differs from seen, for at most pool_spin_ns, or until the
+ * time until (pool_now_ns) if that is not 0; returns whether it changed.
  */
-static int pool_spin(_Atomic uint32_t *w, uint32_t seen)
+static int pool_spin(_Atomic uint32_t *w, uint32_t seen, int64_t until)
 {
-	int64_t until = 0;
-
 	for (int i = 1;; i++) {
 		if (atomic_load_explicit(w, memory_order_acquire) != seen)
 			return 1;
@@ -190,10 +201,14 @@ static int pool_spin(_Atomic uint32_t *w, uint32_t seen)
 	}
 }
 
-/* Claims and runs chunks of the job claim names until none is left. */
-static void pool_work(struct rt_par_pool *p)
+/*
+ * Claims and runs chunks of the job claim names until none is left;
+ * returns how many it ran.
+ */
+static int pool_work(struct rt_par_pool *p)
 {
 	uint64_t w = atomic_load_explicit(&p->claim, memory_order_acquire);
+	int ran = 0;
 
 	for (;;) {
 		uint64_t ji = atomic_load_explicit(&p->jobinfo, memory_order_acquire);
@@ -205,7 +220,7 @@ static void pool_work(struct rt_par_pool *p)
 		 * a count of another job (the next one, being set up) ends it here
 		 */
 		if (ji >> 32 != w >> 32 || c >= n_chunks)
-			return;
+			return ran;
 		if (!atomic_compare_exchange_weak_explicit(&p->claim, &w, w + 1,
 							   memory_order_acq_rel,
 							   memory_order_acquire))
@@ -213,10 +228,73 @@ static void pool_work(struct rt_par_pool *p)
 		/* chunk c is ours: the job cannot complete, nor its fields change */
 		lo = (int64_t)c * p->chunk;
 		hi = lo + p->chunk < p->n ? lo + p->chunk : p->n;
+		if (rt_par_self)
+			atomic_store_explicit(&p->held[rt_par_self - 1], (uint32_t)(w >> 32),
+					      memory_order_relaxed);
 		p->fn(p->ctx, lo, hi);
+		if (rt_par_self)
+			atomic_store_explicit(&p->held[rt_par_self - 1], 0, memory_order_relaxed);
+		ran++;
 		if (atomic_fetch_add(&p->done, 1) + 1 == n_chunks && atomic_load(&p->caller_sleeps))
 			pool_futex_wake(&p->done);
 		w = atomic_load_explicit(&p->claim, memory_order_acquire);
+	}
+}
+
+/*
+ * Moves worker id (the calling thread) off the CPU the job's caller is on,
+ * if it is running there: the two would take turns on one core while
+ * another sits with other work. Linux wakes a worker on the CPU of the
+ * thread that woke it when the others are busy, and beside a process that
+ * keeps one core of two busy it then leaves both of ours on the other: mlp
+ * at 2 threads ran at its 1-thread speed (2.85 ms), 1.71 with the worker
+ * beside the busy process instead. The worker's CPUs become those it was
+ * allowed (*allowed, emptied if the kernel refuses) less the caller's, all
+ * of them where that leaves none; so too after pool_rescue pinned it.
+ */
+static void pool_steer(struct rt_par_pool *p, int id, cpu_set_t *allowed)
+{
+	int me = sched_getcpu(), caller = atomic_load_explicit(&p->caller_cpu, memory_order_relaxed);
+	int rescued = atomic_load_explicit(&p->rescued[id], memory_order_relaxed) &&
+		      atomic_exchange_explicit(&p->rescued[id], 0, memory_order_relaxed);
+	cpu_set_t away;
+
+	if (!CPU_COUNT(allowed) || (!rescued && (me < 0 || me != caller)))
+		return;
+	away = *allowed;
+	if (caller >= 0 && caller < CPU_SETSIZE && CPU_ISSET(caller, allowed) &&
+	    CPU_COUNT(allowed) > 1)
+		CPU_CLR(caller, &away);
+	else if (!rescued)
+		return;
+	if (sched_setaffinity(0, sizeof(away), &away) != 0)
+		CPU_ZERO(allowed);
+}
+
+/*
+ * The caller's side, when a worker holds a chunk of job much longer than
+ * the caller took for one: the scheduler has most likely given that
+ * worker's CPU to another process (for its time slice, milliseconds), and
+ * the chunk would wait there while the caller's CPU idles. Pins each worker
+ * that holds a chunk of job to the caller's CPU, which the caller is about
+ * to leave; the worker's next job sets its CPUs back (pool_steer).
+ */
+static void pool_rescue(struct rt_par_pool *p, int helpers, uint32_t job)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t here;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return;
+	CPU_ZERO(&here);
+	CPU_SET(cpu, &here);
+	for (int k = 0; k < helpers; k++) {
+		pid_t tid = atomic_load_explicit(&p->tid[k], memory_order_relaxed);
+
+		if (atomic_load_explicit(&p->held[k], memory_order_relaxed) != job || tid <= 0)
+			continue;
+		atomic_store_explicit(&p->rescued[k], 1, memory_order_relaxed);
+		sched_setaffinity(tid, sizeof(here), &here);
 	}
 }
 
@@ -229,10 +307,14 @@ static void *pool_worker(void *arg)
 	 * a worker scheduled late must still see the bump that stops it
 	 */
 	uint32_t seen = p->born;
+	cpu_set_t allowed;
 
 	rt_par_self = id + 1;
+	atomic_store(&p->tid[id], (pid_t)syscall(SYS_gettid));
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+		CPU_ZERO(&allowed);
 	for (;;) {
-		if (!pool_spin(&p->gen, seen)) {
+		if (!pool_spin(&p->gen, seen, 0)) {
 			atomic_fetch_add(&p->sleepers, 1);
 			while (atomic_load(&p->gen) == seen)
 				pool_futex_wait(&p->gen, seen);
@@ -242,8 +324,10 @@ static void *pool_worker(void *arg)
 		if (atomic_load(&p->stop))
 			return NULL;
 		/* a late worker's claim fails on the job number; it reads nothing else */
-		if (id < atomic_load_explicit(&p->helpers, memory_order_relaxed))
+		if (id < atomic_load_explicit(&p->helpers, memory_order_relaxed)) {
+			pool_steer(p, id, &allowed);
 			pool_work(p);
+		}
 	}
 }
 
@@ -280,8 +364,10 @@ static void rt_par_stop(void)
 		atomic_store(&p->stop, 1);
 		atomic_fetch_add(&p->gen, 1);
 		pool_futex_wake(&p->gen);
-		for (int i = 0; i < p->n_workers; i++)
+		for (int i = 0; i < p->n_workers; i++) {
 			pthread_join(p->workers[i], NULL);
+			atomic_store(&p->tid[i], 0);
+		}
 		p->n_workers = 0;
 		atomic_store(&p->stop, 0);
 	}
@@ -309,12 +395,15 @@ static void pool_run(struct rt_par_pool *p, int helpers, int64_t n, int64_t chun
 		     void (*fn)(void *, int64_t, int64_t), void *ctx)
 {
 	uint32_t seen, n_chunks;
+	int64_t start, rescue_at = 0;
+	int ran;
 
 	p->fn = fn;
 	p->ctx = ctx;
 	p->n = n;
 	p->chunk = chunk;
 	atomic_store_explicit(&p->helpers, helpers, memory_order_relaxed);
+	atomic_store_explicit(&p->caller_cpu, sched_getcpu(), memory_order_relaxed);
 	p->job++;
 	n_chunks = (uint32_t)((n + chunk - 1) / chunk);
 	atomic_store_explicit(&p->jobinfo, (uint64_t)p->job << 32 | n_chunks, memory_order_release);
@@ -323,11 +412,31 @@ static void pool_run(struct rt_par_pool *p, int helpers, int64_t n, int64_t chun
 	atomic_fetch_add(&p->gen, 1);
 	if (atomic_load(&p->sleepers))
 		pool_futex_wake(&p->gen);
-	pool_work(p);
-	/* the chunks others hold: spin, then sleep until the last one is done */
+	start = pool_now_ns();
+	ran = pool_work(p);
+	/*
+	 * the chunks others hold: spin, then sleep until the last one is done;
+	 * while other processes compete for the cores, rescue the workers
+	 * holding chunks after one and a half of the caller's chunk times more
+	 */
 	seen = atomic_load_explicit(&p->done, memory_order_acquire);
+	if (seen != n_chunks && ran &&
+	    atomic_load_explicit(&rt_par_contended, memory_order_relaxed)) {
+		int64_t now = pool_now_ns();
+
+		rescue_at = now + (now - start) / ran * 3 / 2 + RT_PAR_RESCUE_NS;
+	}
 	while (seen != n_chunks) {
-		if (!pool_spin(&p->done, seen)) {
+		int sleep;
+
+		if (!rescue_at) {
+			sleep = !pool_spin(&p->done, seen, 0);
+		} else if ((sleep = !pool_spin(&p->done, seen, rescue_at))) {
+			/* and leave the CPU to them at once */
+			pool_rescue(p, helpers, p->job);
+			rescue_at = 0;
+		}
+		if (sleep) {
 			atomic_store(&p->caller_sleeps, 1);
 			seen = atomic_load(&p->done);
 			if (seen != n_chunks)
@@ -572,7 +681,7 @@ void rt_omp_barrier(void)
 		return;
 	}
 	while (atomic_load(&t->phase) == ph)
-		if (!pool_spin(&t->phase, ph))
+		if (!pool_spin(&t->phase, ph, 0))
 			pool_futex_wait(&t->phase, ph);
 }
 

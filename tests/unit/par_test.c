@@ -3,8 +3,10 @@
  * index of a job runs exactly once on any thread count, chunks honour the
  * grain, a call from inside a chunk or from a second thread while a job
  * runs falls back to its caller, idle workers sleep (they use no CPU a
- * moment after a job), stopping joins them, and the spin before sleeping
- * is the short one while another process takes our CPU.
+ * moment after a job), stopping joins them, the spin before sleeping
+ * is the short one while another process takes our CPU, a worker woken on
+ * its caller's CPU moves off it, and a caller left waiting for a worker's
+ * chunk brings that worker to its own CPU.
  */
 #include "test.h"
 
@@ -300,10 +302,186 @@ static void test_spin_follows_contention(void)
 	ASSERT_TRUE(contended);
 }
 
+/* The first two CPUs this thread may run on, in a and b; 0 if it has one. */
+static int two_cpus(cpu_set_t *all, int *a, int *b)
+{
+	*a = *b = -1;
+	if (sched_getaffinity(0, sizeof(*all), all) != 0 || CPU_COUNT(all) < 2)
+		return 0;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, all)) {
+			if (*a < 0)
+				*a = i;
+			else if (*b < 0)
+				*b = i;
+		}
+	return 1;
+}
+
+/* Worker 0's thread id, once it has started (0 if not in a second). */
+static pid_t worker_tid(void)
+{
+	for (int i = 0; i < 1000 && !atomic_load(&rt_par_pool.tid[0]); i++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	return atomic_load(&rt_par_pool.tid[0]);
+}
+
+static int pin(pid_t tid, int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(tid, sizeof(one), &one);
+}
+
+static _Atomic int steer_cpu_seen;	/* a CPU a worker's chunk ran on, + 1 */
+
+static void where_worker(void *v, int64_t lo, int64_t hi)
+{
+	(void)v;
+	(void)lo;
+	(void)hi;
+	if (rt_par_self)
+		atomic_store(&steer_cpu_seen, sched_getcpu() + 1);
+	nothing(NULL, 0, 20000);
+}
+
+/*
+ * pool_steer: a worker the scheduler put on its caller's CPU (here pinned
+ * there, caller and worker both) leaves it as it takes the next job: its
+ * CPUs become the ones it had less the caller's, and its chunks run there.
+ */
+static void test_worker_leaves_callers_cpu(void)
+{
+	cpu_set_t all, mask;
+	int a, b, ran_on;
+	pid_t tid;
+
+	if (!two_cpus(&all, &a, &b)) {
+		printf("  (skipped: one CPU)\n");
+		return;
+	}
+	rt_par_stop();
+	rt_par_for(2, 64, 1, where_worker, NULL);	/* a worker, started with all of ours */
+	ASSERT(1, rt_par_pool.n_workers);
+	tid = worker_tid();
+	ASSERT_TRUE(tid > 0);
+	ASSERT(0, pin(0, a));
+	ASSERT(0, pin(tid, a));
+	/* until the worker takes a chunk (a caller may run them all) */
+	atomic_store(&steer_cpu_seen, 0);
+	for (int i = 0; i < 2000 && !atomic_load(&steer_cpu_seen); i++)
+		rt_par_for(2, 64, 1, where_worker, NULL);
+	ASSERT(0, sched_getaffinity(tid, sizeof(mask), &mask));
+	ASSERT(0, sched_setaffinity(0, sizeof(all), &all));
+	ran_on = atomic_load(&steer_cpu_seen) - 1;
+	ASSERT_TRUE(ran_on >= 0);
+	ASSERT_TRUE(ran_on != a);
+	ASSERT_TRUE(!CPU_ISSET(a, &mask));
+	ASSERT(CPU_COUNT(&all) - 1, CPU_COUNT(&mask));
+	rt_par_stop();
+}
+
+static _Atomic int rescue_held;		/* the worker holds its chunk */
+static _Atomic int rescue_moved;	/* it found itself on the caller's CPU */
+static int rescue_caller_cpu;
+
+/*
+ * The worker's first chunk stands for one whose CPU the scheduler gave to
+ * another process: it holds on until it runs on the caller's CPU, which it
+ * was pinned away from (or 3 s). The caller's chunks wait until it holds.
+ */
+static void held_chunk(void *v, int64_t lo, int64_t hi)
+{
+	int64_t end = pool_now_ns() + 3000000000;
+
+	(void)v;
+	(void)hi;
+	if (rt_par_self) {
+		if (atomic_exchange(&rescue_held, 1))
+			return;
+		while (sched_getcpu() != rescue_caller_cpu && pool_now_ns() < end)
+			pool_relax();
+		atomic_store(&rescue_moved, sched_getcpu() == rescue_caller_cpu);
+		return;
+	}
+	if (lo == 0)
+		while (!atomic_load(&rescue_held) && pool_now_ns() < end)
+			pool_relax();
+}
+
+/*
+ * pool_rescue: while other processes take our CPUs, a caller that has run
+ * its chunks and waits on a worker's for longer than it took for its own
+ * moves that worker to its CPU (a), and sleeps; the worker's next job
+ * gives it back its CPUs less the caller's, then on CPU to: a again, where
+ * the worker's steering alone would do it, or another (three CPUs or more),
+ * where only the mark pool_rescue leaves does.
+ */
+static void rescue_case(const cpu_set_t *all, int a, int b, int to)
+{
+	cpu_set_t mask;
+	int held, moved;
+	pid_t tid;
+
+	rt_par_stop();
+	rt_par_for(2, 64, 1, nothing, NULL);
+	ASSERT(1, rt_par_pool.n_workers);
+	tid = worker_tid();
+	ASSERT_TRUE(tid > 0);
+	ASSERT(0, pin(0, a));
+	ASSERT(0, pin(tid, b));
+	rescue_caller_cpu = a;
+	/* contended, and not sampled again for the test's length */
+	atomic_store(&rt_par_contended, 1);
+	atomic_store(&rt_par_sample_at, pool_now_ns() + 60 * 1000000000LL);
+	atomic_store(&rescue_held, 0);
+	atomic_store(&rescue_moved, 0);
+	for (int i = 0; i < 200 && !atomic_load(&rescue_held); i++)
+		rt_par_for(2, 8, 1, held_chunk, NULL);
+	atomic_store(&rt_par_sample_at, 0);
+	held = atomic_load(&rescue_held);
+	moved = atomic_load(&rescue_moved);
+	ASSERT(0, pin(0, to));
+	for (int i = 0; i < 2000; i++) {
+		rt_par_for(2, 64, 1, nothing, NULL);
+		ASSERT(0, sched_getaffinity(tid, sizeof(mask), &mask));
+		if (CPU_COUNT(&mask) != 1 || !CPU_ISSET(a, &mask))
+			break;
+		/* the caller's CPU may be the worker's only one: let it run */
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	ASSERT(0, sched_setaffinity(0, sizeof(*all), all));
+	ASSERT_TRUE(held);
+	ASSERT_TRUE(moved);
+	ASSERT_TRUE(!CPU_ISSET(to, &mask));
+	ASSERT(CPU_COUNT(all) - 1, CPU_COUNT(&mask));
+	rt_par_stop();
+}
+
+static void test_caller_rescues_held_chunk(void)
+{
+	cpu_set_t all;
+	int a, b;
+
+	if (!two_cpus(&all, &a, &b)) {
+		printf("  (skipped: one CPU)\n");
+		return;
+	}
+	rescue_case(&all, a, b, a);
+	if (CPU_COUNT(&all) < 3)
+		printf("  (the caller moving on after a rescue skipped: two CPUs)\n");
+	else
+		rescue_case(&all, a, b, b);
+}
+
 TESTS({ "every_index_once", test_every_index_once },
       { "back_to_back_jobs", test_back_to_back_jobs },
       { "nested_runs_serially", test_nested_runs_serially },
       { "concurrent_submitters", test_concurrent_submitters },
       { "idle_workers_sleep", test_idle_workers_sleep },
       { "stop_joins", test_stop_joins },
-      { "spin_follows_contention", test_spin_follows_contention })
+      { "spin_follows_contention", test_spin_follows_contention },
+      { "worker_leaves_callers_cpu", test_worker_leaves_callers_cpu },
+      { "caller_rescues_held_chunk", test_caller_rescues_held_chunk })
