@@ -14,7 +14,11 @@
  * (or -FLT_MAX) three times slower; Softmax's entries below the clamp are
  * exactly 0 again in the last pass, LogSoftmax's only see the sum (>= 1)
  * grow by less than K * 1.7e-38. NaN passes through as in the loop form: a
- * NaN in a row makes the sum, and so the whole row, NaN.
+ * NaN in a row (or x - max, where the row holds +inf or is all -inf) makes
+ * the sum, and so the whole row, NaN; exp is given the clamp there too,
+ * since libmvec's special-case path for a NaN lane is as slow (bert_tiny
+ * float16 on collagec bench's inputs, whose mask of integers to 99
+ * overflows to +inf: its two Softmaxes 0.23 ms each).
  *
  * rt_lnorm_rows normalises rows of K contiguous floats as LayerNormalization
  * does over its last axes: the mean, then the mean of the squared
@@ -125,6 +129,7 @@ static inline void rt_cr_softmax_row(const float *restrict x, float *restrict y,
 				     int log_out)
 {
 	float mx = rt_cr_max(x, K), lo = RT_CR_EXP_MIN, sum;
+	int nan = 0;
 
 #if defined(__GNUC__)
 	/*
@@ -136,9 +141,10 @@ static inline void rt_cr_softmax_row(const float *restrict x, float *restrict y,
 	for (int64_t k = 0; k < K; k++) {
 		float d = x[k] - mx;
 
-		y[k] = expf(d < lo ? lo : d);
+		nan |= d != d;
+		y[k] = expf(d > lo ? d : lo);	/* NaN: lo */
 	}
-	sum = rt_cr_sum(y, K, 0.0f, 0);
+	sum = nan ? NAN : rt_cr_sum(y, K, 0.0f, 0);
 	if (log_out) {
 		float ls = logf(sum);
 

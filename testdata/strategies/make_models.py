@@ -70,6 +70,7 @@ usage: make_models.py OUTDIR
                     gemm.micro + Clip): ee_*.npy, expected in ee_exp/
   softmax_edges.onnx  Softmax and LogSoftmax rows (softmax.rows) with attention
                     masks (-1e4, -FLT_MAX, -inf), a NaN row, an all -inf row,
+                    a row with +inf,
                     K = 21 and K = 5, and one along a middle axis (loops);
                     softmax_v11.onnx the same at opset 11 (rows from the axis
                     on): se_x.npy, se_x5.npy, expected in se_exp/, se11_exp/
@@ -985,6 +986,7 @@ def softmax_edges(out, rng):
     x[1, 0, 0] = -np.inf
     x[1, 1, :] = -np.inf                  # NaN too: -inf - -inf
     x[1, 2, :] = 80.0 * rng.standard_normal(21).astype(f)   # exp's range both ways
+    x[2, 3, 4] = np.inf                   # NaN too: inf - inf (float16 masks overflow)
     x5 = rng.standard_normal((6, 5)).astype(f)   # shorter than a vector
     nodes = [
         helper.make_node("Softmax", ["x"], ["sm_last"], name="sm_last", axis=-1),
