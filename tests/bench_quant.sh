@@ -6,7 +6,10 @@
 # quantize_static QDQ of resnet18 and of a ResNet-50-sized network, and a
 # 4-bit MatMulNBits decoder layer, and bert_tiny and the BERT-Base-sized
 # encoder converted to float16 whole (MODELS picks some). collagec compiles
-# each, quantized and float32, with the default compile. Per model:
+# each, quantized and float32, with the default compile for each thread
+# count it is timed at (--threads 1, --threads 2: the plan its search
+# measured for that count, as a user deploying at that count builds it).
+# Per model and thread count:
 #   agreement  on one input (collagec run's and tools/ort.py's default
 #              inputs, batch 1, but for an attention_mask of ones: their
 #              integers to 99 made the float16 encoders' mask term overflow
@@ -119,25 +122,29 @@ cpu="$(cpu_line) ($(${CC:-cc} -march=native -Q --help=target 2>/dev/null |
 echo "bench-quant: $(date -u '+%Y-%m-%d %H:%M UTC'), $cpu, load $(cut -d' ' -f1-3 /proc/loadavg)," \
 	"onnxruntime $("$PY" -c 'import onnxruntime; print(onnxruntime.__version__)'), $ROUNDS rounds"
 for m in $MODELS; do
-	for v in "" .f32; do
-		if ! "$COLLAGEC" compile -q "$D/$m$v.onnx" -o "$D/$m$v.so" 2>"$D/$m$v.err"; then
-			echo "bench-quant: compile $m$v: $(head -n 1 "$D/$m$v.err")" >&2
-			exit 1
-		fi
+	for t in $THREADS; do
+		for v in "" .f32; do
+			if ! "$COLLAGEC" compile -q --threads "$t" "$D/$m$v.onnx" -o "$D/$m$v.t$t.so" \
+				2>"$D/$m$v.err"; then
+				echo "bench-quant: compile $m$v: $(head -n 1 "$D/$m$v.err")" >&2
+				exit 1
+			fi
+		done
+		o=$D/$m.t$t.out
+		rm -rf "$o"
+		mkdir -p "$o"
+		mask=
+		case $m in
+		bert_*)
+			"$PY" -c 'import numpy, sys; numpy.save(sys.argv[1], numpy.ones((1, 128), numpy.int64))' \
+				"$o/mask.npy" || exit 1
+			mask="--input attention_mask=$o/mask.npy" ;;
+		esac
+		# shellcheck disable=SC2046,SC2086
+		"$COLLAGEC" run "$D/$m.t$t.so" $(shape "$m") $mask --output-dir "$o" --npy >/dev/null ||
+			{ echo "bench-quant: run $m failed" >&2; exit 1; }
+		agree "$m" "$o" >"$D/$m.t$t.agree" || exit 1
 	done
-	rm -rf "$D/$m.out"
-	mkdir -p "$D/$m.out"
-	mask=
-	case $m in
-	bert_*)
-		"$PY" -c 'import numpy, sys; numpy.save(sys.argv[1], numpy.ones((1, 128), numpy.int64))' \
-			"$D/$m.out/mask.npy" || exit 1
-		mask="--input attention_mask=$D/$m.out/mask.npy" ;;
-	esac
-	# shellcheck disable=SC2046,SC2086
-	"$COLLAGEC" run "$D/$m.so" $(shape "$m") $mask --output-dir "$D/$m.out" --npy >/dev/null ||
-		{ echo "bench-quant: run $m failed" >&2; exit 1; }
-	agree "$m" "$D/$m.out" >"$D/$m.agree" || exit 1
 done
 
 printf '%-14s %3s %10s %10s %10s %6s %7s %7s %7s %7s %5s %-24s\n' model thr "c ms" "ort ms" \
@@ -149,11 +156,11 @@ for m in $MODELS; do
 		r=0
 		while [ $r -lt "$ROUNDS" ]; do
 			# shellcheck disable=SC2046
-			c=$(collagec_ms "$D/$m.so" "$t" "$n" $(shape "$m"))
+			c=$(collagec_ms "$D/$m.t$t.so" "$t" "$n" $(shape "$m"))
 			# shellcheck disable=SC2046
 			o=$(ort_q "$D/$m.onnx" "$t" "$n" $(shape "$m"))
 			# shellcheck disable=SC2046
-			f=$(collagec_ms "$D/$m.f32.so" "$t" "$n" $(shape "$m"))
+			f=$(collagec_ms "$D/$m.f32.t$t.so" "$t" "$n" $(shape "$m"))
 			[ -n "$c" ] && [ -n "$o" ] && [ -n "$f" ] ||
 				{ echo "bench-quant: no timing for $m at $t threads" >&2; exit 1; }
 			echo "$c" >>"$D/$m.$t.c"
@@ -164,14 +171,14 @@ for m in $MODELS; do
 		done
 		c=$(median <"$D/$m.$t.c") o=$(median <"$D/$m.$t.o") f=$(median <"$D/$m.$t.f")
 		ratio=$(median <"$D/$m.$t.r")
-		size=$(awk -v a="$(wc -c <"$D/$m.so")" -v b="$(wc -c <"$D/$m.onnx")" \
+		size=$(awk -v a="$(wc -c <"$D/$m.t$t.so")" -v b="$(wc -c <"$D/$m.onnx")" \
 			'BEGIN { printf "%.2f", a / b }')
 		printf '%-14s %3s %10s %10s %10s %6s %7s %7s %7s %7s %5s %s\n' "$m" "$t" "$c" "$o" "$f" \
 			"$ratio" "$(echo "$f $c" | awk '{ printf "%.2f", $1 / $2 }')" \
 			"$(sort -g "$D/$m.$t.c" | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%.2f", b / a }')" \
 			"$(sort -g "$D/$m.$t.o" | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%.2f", b / a }')" \
 			"$(sort -g "$D/$m.$t.f" | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%.2f", b / a }')" \
-			"$size" "$(cat "$D/$m.agree")"
+			"$size" "$(cat "$D/$m.t$t.agree")"
 	done
 done
 echo "size: OUT.so / ONNX file; spread: max/min of a side's round medians; c/ort: median of the" \
