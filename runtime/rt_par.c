@@ -49,11 +49,11 @@
 #include "rt_par.h"
 
 #include <dlfcn.h>
-#include <sched.h>
 #include <limits.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
