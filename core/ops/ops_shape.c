@@ -441,20 +441,42 @@ int infer_gather(struct graph *g, struct node *n)
 	return 0;
 }
 
+/*
+ * Gather's index for output index idx (its axes axis .. axis + q - 1 index
+ * the indices), as a variable: negative indices count from the end; one
+ * still outside the axis reads the nearest end.
+ */
+static struct tir *gather_index(struct lower *L, struct tir **idx, int axis)
+{
+	const struct value *x = lower_in(L, 0), *ix = lower_in(L, 1);
+	struct tir *dimx = tir_dim(L->b, x->shape.d[axis]);
+	struct tir *k = tir_load(L->b, L->in[1], lower_offset(L, &ix->shape, idx + axis));
+
+	return tir_let(L->b, "k", lower_clamp_index(L, lower_wrap_index(L, k, dimx), dimx));
+}
+
+/*
+ * The index is read and clamped once per row of the axes after axis, ahead
+ * of their loops, so a row is a plain copy the C compiler vectorises
+ * (computed per element, the clamp's selects kept BERT's embedding lookup,
+ * 128 rows of 128 floats, scalar).
+ */
 int lower_gather(struct lower *L)
 {
 	const struct value *x = lower_in(L, 0), *ix = lower_in(L, 1), *y = lower_out(L, 0);
 	int axis = (int)node_attr_int(L->n, "axis", 0);
-	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *k, *dimx;
+	struct tir *idx[MAX_RANK], *xi[MAX_RANK], *k = NULL;
 	int q = ix->shape.rank;
 
 	if (axis < 0)
 		axis += x->shape.rank;
-	lower_loops(L, &y->shape, idx);
-	dimx = tir_dim(L->b, x->shape.d[axis]);
-	/* negative indices count from the end; one still outside the axis reads the nearest end */
-	k = tir_load(L->b, L->in[1], lower_offset(L, &ix->shape, idx + axis));
-	k = lower_clamp_index(L, lower_wrap_index(L, k, dimx), dimx);
+	for (int i = 0; i < y->shape.rank; i++) {
+		if (i == axis + q)
+			k = gather_index(L, idx, axis);
+		idx[i] = tir_loop(L->b, tir_dim(L->b, y->shape.d[i]));
+	}
+	if (!k)
+		k = gather_index(L, idx, axis);
 	for (int i = 0; i < axis; i++)
 		xi[i] = idx[i];
 	xi[axis] = k;
