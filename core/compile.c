@@ -750,6 +750,7 @@ int collagec_compile(struct collagec_ctx *ctx, const struct compile_options *o,
 	g = compile_front(ctx, o, &st);
 	if (!g)
 		goto out;
+	g->cpu = o->cpu ? o->cpu : COLLAGEC_DEFAULT_CPU;
 	if (o->body && body_outputs(g, o->body) < 0)
 		goto out;
 	if (o->body_probe) {

@@ -23,7 +23,8 @@
  *                            last-dim (MatMul, Gemm) vector; two at most.
  * A QLinearConv alone (rule qconv) runs on oneDNN's int8 convolution
  * (collagec_dnnl_qconv) where qconv_fits says: constant scales and zero
- * points, int8 weights with zero points 0, a host with VNNI; a
+ * points, int8 weights with zero points 0, a host with VNNI (and a model
+ * compiled for it, --cpu native: host_vnni); a
  * MatMulInteger alone (rule qmatmul) on its int8 matmul (qmatmul_fits), and a
  * QLinearMatMul alone (rule qlmatmul) on the same with its requantization
  * as output scales and zero points (qlmatmul_fits). A MatMul or Gemm of a
@@ -241,9 +242,12 @@ static bool anchor_fits(struct graph *g, const struct node *n)
  * by int8 with vpmaddubsw, whose 16-bit pair sums saturate, where the c
  * target's kernel is exact on every ISA.
  */
-static bool host_vnni(void)
+static bool host_vnni(const struct graph *g)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
+	/* compiled for any host of a --cpu level: no level has VNNI */
+	if (!graph_host_cpu(g))
+		return false;
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
 #else
@@ -297,7 +301,7 @@ static bool q8_params_fit(struct graph *g, const struct node *n, int64_t m)
 			if (z[i])
 				return false;
 	}
-	return host_vnni();
+	return host_vnni(g);
 }
 
 static bool qconv_fits(struct graph *g, const struct node *n)
@@ -352,7 +356,7 @@ static bool qmatmul_fits(struct graph *g, const struct node *n)
 			if (z[i])
 				return false;
 	}
-	return host_vnni();
+	return host_vnni(g);
 }
 
 /*
@@ -1628,7 +1632,11 @@ static int conv_args(struct tir_builder *b, struct graph *g, const struct node *
 }
 
 /* matmul's shapes: nb, d0..d3, bbatch, m, n, k, ta, tb, wconst, C's broadcast. */
-/* Whether this host multiplies bfloat16 in hardware (AVX512-BF16). */
+/*
+ * Whether this host multiplies bfloat16 in hardware (AVX512-BF16). For any
+ * --cpu level too: collagec_dnnl_matmul multiplies in float32 on a host
+ * without it (rt_dnnl_bf16_host), the same sums.
+ */
 static bool host_bf16(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)

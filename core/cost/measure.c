@@ -219,6 +219,7 @@ static struct graph *bench_graph(struct measure *m, struct batch *b, struct part
 		bg->training_opset = bg->training_opset > g->training_opset ? bg->training_opset :
 				     g->training_opset;
 		bg->ml_opset = bg->ml_opset > g->ml_opset ? bg->ml_opset : g->ml_opset;
+		bg->cpu = g->cpu;	/* the CPU the rules placed for */
 		/* the symbols, derived ones with how to compute them */
 		if (bg->syms.n == 0) {
 			for (int s = 0; s < g->syms.n; s++)

@@ -22,6 +22,11 @@ struct graph *graph_new(struct collagec_ctx *ctx)
 	return g;
 }
 
+bool graph_host_cpu(const struct graph *g)
+{
+	return !g->cpu || !strcmp(g->cpu, "native");
+}
+
 struct graph *graph_new_scratch(struct collagec_ctx *ctx)
 {
 	struct graph *g = graph_new(ctx);

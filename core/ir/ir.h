@@ -319,6 +319,13 @@ struct graph {
 					   tune.size plus 1/tune_wide of the time
 					   there; 0: once */
 	bool at_wide;			/* cost_dim_at reads tune.wide, not size */
+	/*
+	 * The --cpu level the code is for (compile.c): NULL or "native", this
+	 * host; any other level, any host of it, so that a library which
+	 * picks its instructions when it runs (oneDNN) may meet less than
+	 * this host has (graph_host_cpu).
+	 */
+	const char *cpu;
 	int64_t opset;			/* default-domain opset of the model; 0: none */
 	int64_t training_opset;		/* ai.onnx.preview.training opset; 0: none */
 	int64_t ml_opset;		/* ai.onnx.ml opset; 0: none */
@@ -366,6 +373,11 @@ struct graph {
 };
 
 struct graph *graph_new(struct collagec_ctx *ctx);
+/*
+ * Whether g's compiled model runs on this host's CPU (--cpu native), so
+ * that what this host's CPU has (VNNI, AVX512-BF16) may decide placement.
+ */
+bool graph_host_cpu(const struct graph *g);
 /*
  * A graph with an arena of its own, which graph_free releases: for a graph
  * made, lowered and dropped many times in one compile (a bench model per
