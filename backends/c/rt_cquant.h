@@ -677,6 +677,61 @@ static inline void rt_ci_pre_make(const struct rt_ci_gemm *g, int64_t jp, struct
 		memset(p->m, 0, sizeof(p->m));
 }
 
+#if defined(__AVX2__)
+/*
+ * rt_ci_store of a whole tile (RT_CI_MR rows, 4 or 8) into a convolution's
+ * NCHW bytes (ldc 1, ldcj the pixels), its panel's constants made (pre)
+ * and one multiplier per column (sas 0): the same operations on the same
+ * values as rt_ci_store's general path, 8 columns of 4 rows at a time kept
+ * in registers from the sums to each column's 4 bytes, C and ldcj in
+ * locals (a byte store may alias g, which GCC then read again for each
+ * store). 1.1-1.5x faster layers where K is small (64->256 1x1 at 56x56).
+ */
+static inline void rt_ci_store_nchw(const struct rt_ci_gemm *g, rt_ci_acc acc,
+				    const int32_t *rs, int64_t i0, int64_t j0, int nr,
+				    const struct rt_ci_pre *pre, const int32_t *zb, float yz,
+				    float lo, float hi)
+{
+	const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vz = _mm256_set1_ps(yz);
+	const __m256i m8 = _mm256_set1_epi32(0xff);
+	const int64_t ldcj = g->ldcj;
+	uint8_t *c = (uint8_t *)g->C + i0 + j0 * ldcj;
+
+	for (int h = 0; h < RT_CI_NR && h < nr; h += 8) {
+		const __m256i cc = _mm256_loadu_si256((const __m256i *)(pre->cc + h));
+		const __m256i zbv = _mm256_loadu_si256((const __m256i *)(zb + h));
+		const __m256 m = _mm256_loadu_ps(pre->m + h);
+
+		for (int r0 = 0; r0 < RT_CI_MR; r0 += 4) {
+			__m256i v[4];
+			uint32_t w[8];
+
+#pragma GCC unroll 4
+			for (int r = 0; r < 4; r++) {
+				__m256i s = _mm256_loadu_si256((const __m256i *)(acc[r0 + r] + h));
+				__m256 f;
+
+				if (!pre->zb0)
+					s = _mm256_sub_epi32(s, _mm256_mullo_epi32(
+							zbv, _mm256_set1_epi32(rs[r0 + r])));
+				s = _mm256_add_epi32(s, cc);
+				f = _mm256_round_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(s), m),
+						    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+				f = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(f, vz)));
+				v[r] = _mm256_cvttps_epi32(f);
+			}
+			v[0] = _mm256_or_si256(_mm256_and_si256(v[0], m8),
+					       _mm256_slli_epi32(_mm256_and_si256(v[1], m8), 8));
+			v[2] = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(v[2], m8), 16),
+					       _mm256_slli_epi32(v[3], 24));
+			_mm256_storeu_si256((__m256i *)w, _mm256_or_si256(v[0], v[2]));
+			for (int j = 0; j < 8 && h + j < nr; j++)
+				memcpy(c + r0 + (h + j) * ldcj, &w[j], 4);
+		}
+	}
+}
+#endif
+
 /*
  * The tile's sums, corrected for the zero points (and the bias added),
  * requantized or not, written to C (rows i0, panel jp): a row of C at a
@@ -696,6 +751,13 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 	int32_t bias[RT_CI_NR] = { 0 };
 	float m[RT_CI_NR];
 
+#if defined(__AVX2__)
+	if (pre && mr == RT_CI_MR && g->sas == 0 && g->out != RT_CI_OUT_I32 && g->ldcj > 1 &&
+	    g->ldc == 1) {
+		rt_ci_store_nchw(g, acc, rs, i0, j0, nr, pre, zb, yz, lo, hi);
+		return;
+	}
+#endif
 	if (pre) {
 		memcpy(m, pre->m, sizeof(m));
 #if defined(__AVX2__)
@@ -761,17 +823,21 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 		rt_ci_requant(acc[r], m, yz, lo, hi);
 	}
 	if (g->ldcj == 1) {
-		for (int r = 0; r < mr; r++) {
-			int64_t at = (i0 + r) * g->ldc + j0;
+		/* C in a local: a byte store may alias g */
+		void *const C = g->C;
+		const int64_t ldc = g->ldc;
 
-			for (int j = 0; j < nr; j++) {
-				if (g->out == RT_CI_OUT_I32)
-					((int32_t *)g->C)[at + j] = acc[r][j];
-				else if (yt)
-					((int8_t *)g->C)[at + j] = (int8_t)acc[r][j];
-				else
-					((uint8_t *)g->C)[at + j] = (uint8_t)acc[r][j];
-			}
+		for (int r = 0; r < mr; r++) {
+			int64_t at = (i0 + r) * ldc + j0;
+
+			if (g->out == RT_CI_OUT_I32)
+				memcpy((int32_t *)C + at, acc[r], sizeof(int32_t) * (size_t)nr);
+			else if (yt)
+				for (int j = 0; j < nr; j++)
+					((int8_t *)C)[at + j] = (int8_t)acc[r][j];
+			else
+				for (int j = 0; j < nr; j++)
+					((uint8_t *)C)[at + j] = (uint8_t)acc[r][j];
 		}
 		return;
 	}

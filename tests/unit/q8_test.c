@@ -237,6 +237,19 @@ static int64_t conv_ref(const uint8_t *x, const uint8_t *w, int xs, int ws, int 
 
 static int64_t fused_quads;	/* packed in fused pairs (rt_ci_pack's map) */
 
+/*
+ * A sum q requantized by m = sx sw / sy to uint8 (or int8, zy read as
+ * int8): rint(q m) + zy saturated, as core/ops/ops_quant.c computes it.
+ */
+static int requant_ref(int32_t q, float m, uint8_t zy, int i8)
+{
+	float v = rintf((float)q * m) + (float)(i8 ? (int8_t)zy : zy);
+	float lo = i8 ? -128.0f : 0.0f, hi = i8 ? 127.0f : 255.0f;
+
+	v = v < lo ? lo : v > hi ? hi : v;
+	return i8 ? (uint8_t)(int8_t)v : (uint8_t)v;
+}
+
 /* rt_ciconv2d with the weights packed for taps (0: im2col's form), into y */
 static void ciconv(const uint8_t *x, const uint8_t *w, int xs, int ws, int C, int H, int W,
 		   int M, int group, const int *g, int OH, int OW, uint8_t zx, const uint8_t *zw,
@@ -352,6 +365,17 @@ static void test_ciconv_implicit_random_geometries(void)
 			ASSERT(y8b[i], y8a[i]);
 		for (int i = M * OH * OW; i < M * OH * OW + 64; i++)
 			ASSERT(0x5a, y8a[i]);
+		/*
+		 * and the requantization of the exact sums, as the op's lowering
+		 * computes it: rint(sum * (sx sw / sy)) + zy, saturated, uint8
+		 * and int8 (the write-back's NCHW stores, whole tiles and not)
+		 */
+		for (int i = 0; i < M * OH * OW; i++)
+			ASSERT(requant_ref(yi[i], 0.5f * sw[i / (OH * OW)] / 3.0f, zy, 0), y8a[i]);
+		ciconv(x, w, xs, ws, C, H, W, M, group, g, OH, OW, zx, zw, 0,
+		       RT_CI_OUT_I8, sw, 3.0f, zy, y8b, th);
+		for (int i = 0; i < M * OH * OW; i++)
+			ASSERT(requant_ref(yi[i], 0.5f * sw[i / (OH * OW)] / 3.0f, zy, 1), y8b[i]);
 		implicit_rows += W >= 16 && C / group >= 16;
 		free(x);
 		free(w);
