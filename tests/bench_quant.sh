@@ -32,6 +32,12 @@
 #              median of the rounds' ratios) and float32 / int8 (collagec's
 #              speedup from quantizing)
 #   size       OUT.so over the ONNX file
+# CPU=LEVEL compiles collagec's builds with --cpu LEVEL and caps oneDNN at
+# that level's vectors (ONEDNN_MAX_CPU_ISA: AVX2 for x86-64-v3, SSE41 below
+# it), so that an AVX-512 host measures the code an AVX2 host would run
+# (dnnl then takes no int8 op: no --cpu level has VNNI); ONNX Runtime has
+# no such cap and keeps the host's full ISA, so c/ort is then no AVX2
+# host's ratio, but f32/c is.
 # One table. A measurement, not a test: it fails only when something does
 # not compile or run.
 # Needs ORT_PY (default python3) with onnxruntime, onnx and numpy.
@@ -41,6 +47,13 @@ PY=${ORT_PY:-python3}
 ROUNDS=${ROUNDS:-5}
 THREADS=${THREADS:-1 2}
 MODELS=${MODELS:-bert_tiny bert_base resnet18 resnet50 decoder_nbits bert_tiny_f16 bert_base_f16}
+CPU=${CPU:-native}
+case $CPU in
+native|x86-64-v4) ;;
+x86-64-v3) export ONEDNN_MAX_CPU_ISA=AVX2 ;;
+x86-64-v2|generic) export ONEDNN_MAX_CPU_ISA=SSE41 ;;
+*) echo "bench-quant: CPU is native, x86-64-v4, x86-64-v3, x86-64-v2 or generic" >&2; exit 2 ;;
+esac
 D=$BUILD/bench-quant
 . tests/bench_lib.sh
 
@@ -120,12 +133,13 @@ cpu="$(cpu_line) ($(${CC:-cc} -march=native -Q --help=target 2>/dev/null |
 	'avx2\|fma\|avx512f\|avx_vnni\|avx512_vnni' /proc/cpuinfo | sort -u | tr '\n' ' ' |
 	sed 's/ $//'))"
 echo "bench-quant: $(date -u '+%Y-%m-%d %H:%M UTC'), $cpu, load $(cut -d' ' -f1-3 /proc/loadavg)," \
-	"onnxruntime $("$PY" -c 'import onnxruntime; print(onnxruntime.__version__)'), $ROUNDS rounds"
+	"onnxruntime $("$PY" -c 'import onnxruntime; print(onnxruntime.__version__)'), $ROUNDS" \
+	"rounds${ONEDNN_MAX_CPU_ISA:+, collagec --cpu $CPU with oneDNN capped at $ONEDNN_MAX_CPU_ISA (ONNX Runtime is not)}"
 for m in $MODELS; do
 	for t in $THREADS; do
 		for v in "" .f32; do
-			if ! "$COLLAGEC" compile -q --threads "$t" "$D/$m$v.onnx" -o "$D/$m$v.t$t.so" \
-				2>"$D/$m$v.err"; then
+			if ! "$COLLAGEC" compile -q --threads "$t" --cpu "$CPU" "$D/$m$v.onnx" \
+				-o "$D/$m$v.t$t.so" 2>"$D/$m$v.err"; then
 				echo "bench-quant: compile $m$v: $(head -n 1 "$D/$m$v.err")" >&2
 				exit 1
 			fi
