@@ -375,7 +375,7 @@ struct graph {
 struct graph *graph_new(struct collagec_ctx *ctx);
 /*
  * Whether g's compiled model runs on this host's CPU (--cpu native), so
- * that what this host's CPU has (VNNI, AVX512-BF16) may decide placement.
+ * that what this host's CPU has (VNNI) may decide placement.
  */
 bool graph_host_cpu(const struct graph *g);
 /*
