@@ -615,20 +615,41 @@ static inline void rt_ci_mult(const struct rt_ci_gemm *g, int64_t i, int64_t j0,
  * values of one row of a tile. With AVX2 8 at a time (vmaxps/vminps with
  * the bound first return the NaN operand, as the scalar selects do).
  */
+#if defined(__AVX2__)
+/* 8 lanes of rt_ci_requant: rint(q m) + yz clamped to [lo, hi], truncated to int32. */
+static inline __attribute__((always_inline)) __m256i
+rt_ci_requant8(__m256i q, __m256 m, __m256 vz, __m256 vlo, __m256 vhi)
+{
+	__m256 v = _mm256_round_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(q), m),
+				   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+
+	v = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(v, vz)));
+	return _mm256_cvttps_epi32(v);
+}
+
+/* The low bytes of 4 rows' 8 columns side by side: a column's 4 bytes a dword. */
+static inline __attribute__((always_inline)) __m256i rt_ci_bytes4(const __m256i v[4])
+{
+	const __m256i m8 = _mm256_set1_epi32(0xff);
+	__m256i lo = _mm256_or_si256(_mm256_and_si256(v[0], m8),
+				     _mm256_slli_epi32(_mm256_and_si256(v[1], m8), 8));
+	__m256i hi = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(v[2], m8), 16),
+				     _mm256_slli_epi32(v[3], 24));
+
+	return _mm256_or_si256(lo, hi);
+}
+#endif
+
 static inline void rt_ci_requant(int32_t q[RT_CI_NR], const float m[RT_CI_NR], float yz,
 				 float lo, float hi)
 {
 #if defined(__AVX2__)
 	const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vz = _mm256_set1_ps(yz);
 
-	for (int h = 0; h < RT_CI_NR; h += 8) {
-		__m256 v = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(q + h)));
-
-		v = _mm256_round_ps(_mm256_mul_ps(v, _mm256_loadu_ps(m + h)),
-				    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-		v = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(v, vz)));
-		_mm256_storeu_si256((__m256i *)(q + h), _mm256_cvttps_epi32(v));
-	}
+	for (int h = 0; h < RT_CI_NR; h += 8)
+		_mm256_storeu_si256((__m256i *)(q + h), rt_ci_requant8(
+			_mm256_loadu_si256((const __m256i *)(q + h)), _mm256_loadu_ps(m + h), vz,
+			vlo, vhi));
 #else
 	for (int j = 0; j < RT_CI_NR; j++) {
 		float v = rintf((float)q[j] * m[j]) + yz;
@@ -681,8 +702,8 @@ static inline void rt_ci_pre_make(const struct rt_ci_gemm *g, int64_t jp, struct
 /*
  * rt_ci_store of a whole tile (RT_CI_MR rows, 4 or 8) into a convolution's
  * NCHW bytes (ldc 1, ldcj the pixels), its panel's constants made (pre)
- * and one multiplier per column (sas 0): the same operations on the same
- * values as rt_ci_store's general path, 8 columns of 4 rows at a time kept
+ * and one multiplier per column (sas 0): the general path's correction,
+ * rt_ci_requant8 and rt_ci_bytes4 on the same values, 8 columns of 4 rows at a time kept
  * in registers from the sums to each column's 4 bytes, C and ldcj in
  * locals (a byte store may alias g, which GCC then read again for each
  * store). 1.1-1.5x faster layers where K is small (64->256 1x1 at 56x56).
@@ -693,7 +714,6 @@ static inline void rt_ci_store_nchw(const struct rt_ci_gemm *g, rt_ci_acc acc,
 				    float lo, float hi)
 {
 	const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vz = _mm256_set1_ps(yz);
-	const __m256i m8 = _mm256_set1_epi32(0xff);
 	const int64_t ldcj = g->ldcj;
 	uint8_t *c = (uint8_t *)g->C + i0 + j0 * ldcj;
 
@@ -708,23 +728,14 @@ static inline void rt_ci_store_nchw(const struct rt_ci_gemm *g, rt_ci_acc acc,
 
 #pragma GCC unroll 4
 			for (int r = 0; r < 4; r++) {
-				__m256i s = _mm256_loadu_si256((const __m256i *)(acc[r0 + r] + h));
-				__m256 f;
+				__m256i q = _mm256_loadu_si256((const __m256i *)(acc[r0 + r] + h));
 
 				if (!pre->zb0)
-					s = _mm256_sub_epi32(s, _mm256_mullo_epi32(
+					q = _mm256_sub_epi32(q, _mm256_mullo_epi32(
 							zbv, _mm256_set1_epi32(rs[r0 + r])));
-				s = _mm256_add_epi32(s, cc);
-				f = _mm256_round_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(s), m),
-						    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-				f = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(f, vz)));
-				v[r] = _mm256_cvttps_epi32(f);
+				v[r] = rt_ci_requant8(_mm256_add_epi32(q, cc), m, vz, vlo, vhi);
 			}
-			v[0] = _mm256_or_si256(_mm256_and_si256(v[0], m8),
-					       _mm256_slli_epi32(_mm256_and_si256(v[1], m8), 8));
-			v[2] = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(v[2], m8), 16),
-					       _mm256_slli_epi32(v[3], 24));
-			_mm256_storeu_si256((__m256i *)w, _mm256_or_si256(v[0], v[2]));
+			_mm256_storeu_si256((__m256i *)w, rt_ci_bytes4(v));
 			for (int j = 0; j < 8 && h + j < nr; j++)
 				memcpy(c + r0 + (h + j) * ldcj, &w[j], 4);
 		}
@@ -846,18 +857,12 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 		uint32_t w[RT_CI_NR];
 
 #if defined(__AVX2__)
-		const __m256i m8 = _mm256_set1_epi32(0xff);
-
 		for (int h = 0; h < RT_CI_NR; h += 8) {
 			__m256i v[4];
 
 			for (int r = 0; r < 4; r++)
 				v[r] = _mm256_loadu_si256((const __m256i *)(acc[r] + h));
-			v[0] = _mm256_or_si256(_mm256_and_si256(v[0], m8),
-					       _mm256_slli_epi32(_mm256_and_si256(v[1], m8), 8));
-			v[2] = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(v[2], m8), 16),
-					       _mm256_slli_epi32(v[3], 24));
-			_mm256_storeu_si256((__m256i *)(w + h), _mm256_or_si256(v[0], v[2]));
+			_mm256_storeu_si256((__m256i *)(w + h), rt_ci_bytes4(v));
 		}
 #else
 		for (int j = 0; j < RT_CI_NR; j++)
