@@ -29,6 +29,10 @@ void c_parallel_dialect(struct arena *a, int64_t nt, struct tir_dialect *d);
 int c_plan_parallel(struct graph *g, const struct target *t, struct partition *p);
 /* The c target's op strategies (c_strategies.c). */
 extern const struct op_strategy *const c_strategies[];
+/* The c target's QLinearConvs that take 8-bit values channels-last (target_kind.q8_cl_*). */
+int c_q8_cl_writes(struct graph *g, const struct partition *p);
+bool c_q8_cl_reads(struct graph *g, const struct partition *p, const struct node *n, int slot,
+		   int v);
 extern const struct target_kind target_kind_lapack;
 extern const struct target_kind target_kind_blas;
 extern const struct target_kind target_kind_dnnl;

@@ -482,13 +482,35 @@ else
 		# convolution, its output back to plain for the residual Add,
 		# the last output), not five
 		channels_last dnnl-qconv-channels-last resblock_qdq r1 3 \
-			"reads 'r1_QuantizeLinear_Output' in dnnl's layout 1"
+			"reads 'r1_QuantizeLinear_Output' channels-last (8-bit, from dnnl"
 		# resblock_chain_qdq: the residual Add (QLinearAdd on c) reads
 		# both operands and writes its result channels-last, as the Conv
 		# after it reads it, so a run reorders activations once (x into
 		# the first convolution), not five times
 		channels_last dnnl-qconv-channels-last-add resblock_chain_qdq "the Add's result" 1 \
 			"^// partition .* on c: .*residual(Add)" \
-			"writes 'r2_QuantizeLinear_Output' in dnnl's layout 1"
+			"writes 'r2_QuantizeLinear_Output' channels-last (8-bit, from c"
 	fi
 fi
+
+# The c target's QLinearConvs hand their uint8 values to each other
+# channels-last (core/emit/q8layout.c; rt_ciconv2d reads x by whole pixels,
+# a 1x1 one in place, and writes each pixel's channels side by side), the
+# residual add (QLinearAdd on c) between them too: resblock_qdq's r1 and
+# resblock_chain_qdq's r0..r2 (4 values: 8 reads and writes, and the
+# Add's); the results match ONNX Runtime's as the plain layout's did
+for c in resblock_qdq:2 resblock_chain_qdq:9; do
+	m=testdata/quant/${c%:*} o="$T/cqcl_${c%:*}"
+	if ! "$COLLAGEC" compile --target c --search none -q "$m/model.onnx" -o "$o.so" \
+		--dump-ir "$o.ir" 2>"$o.err"; then
+		echo "FAIL quant/c-qconv-channels-last/${c%:*}: compile: $(head -n 1 "$o.err")"
+	elif [ "$(grep -c "channels-last (8-bit, from c" "$o.ir/10-lower.tir")" != "${c#*:}" ]; then
+		echo "FAIL quant/c-qconv-channels-last/${c%:*}: $(grep -c "channels-last (8-bit" \
+			"$o.ir/10-lower.tir") channels-last hand-overs, expected ${c#*:}"
+	elif ! "$COLLAGEC" run "$o.so" --check "$m/test_data_set_0" --atol "$(cat "$m/atol")" \
+		>"$o.log" 2>&1; then
+		echo "FAIL quant/c-qconv-channels-last/${c%:*}: run: $(tail -n 1 "$o.log")"
+	else
+		echo "ok   quant/c-qconv-channels-last/${c%:*}"
+	fi
+done

@@ -2901,6 +2901,46 @@ static struct tir *cond_ciconv(struct lower *L)
 }
 
 /*
+ * Whether c partition p is one QLinearConv that rt_ciconv2d runs
+ * (ciconv_ok on the graph: a value another partition hands over is its
+ * own buffer), so that it may read and write its 8-bit x and y
+ * channels-last (target_kind.q8_cl_*).
+ */
+static bool c_q8conv(struct graph *g, const struct partition *p)
+{
+	const struct node *n = &g->nodes.v[p->nodes[0]];
+	const struct value *x, *w, *wz;
+	bool ok;
+
+	if (p->n_nodes != 1 || n->op != OP_QLINEARCONV)
+		return false;
+	x = node_in(g, n, 0);
+	w = node_in(g, n, 3);
+	wz = node_in(g, n, 5);
+	ok = x && w && w->data && (!wz || wz->data) && (w->shape.rank == 3 || w->shape.rank == 4);
+	for (int i = 1; ok && i < x->shape.rank; i++)
+		ok &= dim_is_const(x->shape.d[i]);
+	return ok;
+}
+
+int c_q8_cl_writes(struct graph *g, const struct partition *p)
+{
+	const struct value *y;
+
+	if (!c_q8conv(g, p))
+		return -1;
+	y = node_out(g, &g->nodes.v[p->nodes[0]], 0);
+	return y->data || (y->flags & (VALUE_INPUT | VALUE_OUTPUT)) ? -1 : (int)(y - g->values.v);
+}
+
+bool c_q8_cl_reads(struct graph *g, const struct partition *p, const struct node *n, int slot,
+		   int v)
+{
+	(void)v;
+	return c_q8conv(g, p) && n == &g->nodes.v[p->nodes[0]] && slot == 0;
+}
+
+/*
  * convinteger.gemm and qlinearconv.gemm: per image one call of
  * rt_ciconv2d, the weights packed here per group as the GEMM's B (k the
  * reduction over channel and taps, j the group's output channels). A
@@ -2924,12 +2964,16 @@ static int lower_ciconv(struct lower *L)
 	int64_t np = (Mg + CI_NR - 1) / CI_NR, kq, taps = 0, pads[4], sb;
 	struct window w;
 	struct shape s;
-	struct tir *args[35], *zs, *n;
+	struct tir *args[36], *zs, *n;
 	int8_t *bp;
 	int a = 0, o;
+	/* channels-last x and y (core/emit/q8layout.c; only a QLinearConv's) */
+	int lay = (x->layout == LAYOUT_Q8_CL) | (lower_out(L, 0)->layout == LAYOUT_Q8_CL) << 1;
 
 	if (!ciconv_ok(L))
 		BUG("rt_ciconv2d on operands it does not take");
+	if (lay && !io.ql)
+		BUG("a ConvInteger's operand handed over channels-last");
 	if (conv_plan_at(L->g, (struct node *)L->n, io.ia, io.ib, &w, &s) < 0)
 		return -1;
 	o = 2 - w.r;
@@ -2989,6 +3033,7 @@ static int lower_ciconv(struct lower *L)
 					 g2[3][0], g2[3][1], g2[5][0], g2[5][1], pads)
 		  : P * 4 * kq;
 	args[a++] = tir_int(b, taps);
+	args[a++] = tir_int(b, lay);
 	args[a++] = tir_addr(b, lower_scratch(L, DTYPE_U8, dim_const(sb)), tir_int(b, 0));
 	tir_extern(b, "rt_ciconv2d", args, a);
 	tir_end(b);

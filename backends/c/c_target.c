@@ -262,4 +262,7 @@ const struct target_kind target_kind_c = {
 	.relay_to_runtime = NULL,
 	.strategies = c_strategies,
 	.share_constants = true,
+	.q8_cl_writes = c_q8_cl_writes,
+	.q8_cl_reads = c_q8_cl_reads,
+	.q8_cl_elementwise = true,
 };

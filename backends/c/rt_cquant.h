@@ -741,6 +741,46 @@ static inline void rt_ci_store_nchw(const struct rt_ci_gemm *g, rt_ci_acc acc,
 		}
 	}
 }
+
+/*
+ * rt_ci_store of a whole tile into row-major bytes (ldcj 1: a QLinearMatMul,
+ * or a convolution's channels-last output, ldc the channels), its panel's
+ * constants made (pre), one multiplier per column (sas 0): per row the
+ * general path's correction and rt_ci_requant8, each 8 columns' low bytes
+ * gathered into 8 bytes of one store.
+ */
+static inline void rt_ci_store_rows(const struct rt_ci_gemm *g, rt_ci_acc acc,
+				    const int32_t *rs, int64_t i0, int64_t j0, int nr,
+				    const struct rt_ci_pre *pre, const int32_t *zb, float yz,
+				    float lo, float hi)
+{
+	const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vz = _mm256_set1_ps(yz);
+	const __m256i low = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+					     -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1,
+					     -1, -1, -1, -1);
+	const __m256i two = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+	const int64_t ldc = g->ldc;
+	uint8_t *c = (uint8_t *)g->C + i0 * ldc + j0;
+
+	for (int h = 0; h < RT_CI_NR && h < nr; h += 8) {
+		const __m256i cc = _mm256_loadu_si256((const __m256i *)(pre->cc + h));
+		const __m256i zbv = _mm256_loadu_si256((const __m256i *)(zb + h));
+		const __m256 m = _mm256_loadu_ps(pre->m + h);
+
+		for (int r = 0; r < RT_CI_MR; r++) {
+			__m256i q = _mm256_loadu_si256((const __m256i *)(acc[r] + h)), v;
+			uint64_t w;
+
+			if (!pre->zb0)
+				q = _mm256_sub_epi32(q, _mm256_mullo_epi32(zbv,
+									   _mm256_set1_epi32(rs[r])));
+			v = rt_ci_requant8(_mm256_add_epi32(q, cc), m, vz, vlo, vhi);
+			v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, low), two);
+			w = (uint64_t)_mm_cvtsi128_si64(_mm256_castsi256_si128(v));
+			memcpy(c + r * ldc + h, &w, (size_t)(nr - h < 8 ? nr - h : 8));
+		}
+	}
+}
 #endif
 
 /*
@@ -766,6 +806,10 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 	if (pre && mr == RT_CI_MR && g->sas == 0 && g->out != RT_CI_OUT_I32 && g->ldcj > 1 &&
 	    g->ldc == 1) {
 		rt_ci_store_nchw(g, acc, rs, i0, j0, nr, pre, zb, yz, lo, hi);
+		return;
+	}
+	if (pre && mr == RT_CI_MR && g->sas == 0 && g->out != RT_CI_OUT_I32 && g->ldcj == 1) {
+		rt_ci_store_rows(g, acc, rs, i0, j0, nr, pre, zb, yz, lo, hi);
 		return;
 	}
 #endif
@@ -1195,20 +1239,59 @@ static inline void rt_ci_im2col(const uint8_t *x, int64_t H, int64_t W, int64_t 
 
 /* One group of rt_ciconv2d, in nt shares for rt_par_for. */
 struct rt_cic_job {
-	const uint8_t *x;
+	const uint8_t *x;	/* channels-last (xc > 0): at the group's first channel */
 	int64_t H, W, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, Kg, lda;
 	uint8_t z;
 	uint8_t *col;
 	const struct rt_ci_gemm *g;
 	int64_t np, tiles, nt;
+	int64_t xc, cg;		/* x channels-last: its channels (0: NCHW); the group's */
 };
 
-/* Shares [t0, t1) of the im2col rows k. */
+/*
+ * The im2col rows [p0, p1) (pixels) of a channels-last x: a row's k = c *
+ * taps + tap, as rt_ci_im2col's, its bytes past Kg the zero point. At one
+ * tap a row is its pixel's cg bytes as they lie (or the zero point's).
+ */
+static inline void rt_ci_im2col_nhwc(const struct rt_cic_job *j, int64_t p0, int64_t p1)
+{
+	int64_t taps = j->kh * j->kw, xc = j->xc;
+
+	for (int64_t p = p0; p < p1; p++) {
+		int64_t oh = p / j->OW, ow = p % j->OW;
+		uint8_t *row = j->col + p * j->lda;
+
+		if (taps == 1) {
+			int64_t ih = oh * j->sh - j->ph, iw = ow * j->sw - j->pw;
+
+			if (ih >= 0 && ih < j->H && iw >= 0 && iw < j->W)
+				memcpy(row, j->x + (ih * j->W + iw) * xc, (size_t)j->cg);
+			else
+				memset(row, j->z, (size_t)j->cg);
+		} else {
+			for (int64_t t = 0; t < taps; t++) {
+				int64_t ih = oh * j->sh - j->ph + t / j->kw * j->dh;
+				int64_t iw = ow * j->sw - j->pw + t % j->kw * j->dw;
+				int in = ih >= 0 && ih < j->H && iw >= 0 && iw < j->W;
+				const uint8_t *px = j->x + (ih * j->W + iw) * xc;
+
+				for (int64_t c = 0; c < j->cg; c++)
+					row[c * taps + t] = in ? px[c] : j->z;
+			}
+		}
+		memset(row + j->Kg, j->z, (size_t)(j->lda - j->Kg));
+	}
+}
+
+/* Shares [t0, t1) of the im2col rows k (channels-last x: of the pixels). */
 static void rt_cic_cols(void *v, int64_t t0, int64_t t1)
 {
 	const struct rt_cic_job *j = v;
+	int64_t P = j->OH * j->OW;
 
-	for (int64_t t = t0; t < t1; t++)
+	for (int64_t t = t0; t < t1 && j->xc; t++)
+		rt_ci_im2col_nhwc(j, P * t / j->nt, P * (t + 1) / j->nt);
+	for (int64_t t = t0; t < t1 && !j->xc; t++)
 		rt_ci_im2col(j->x, j->H, j->W, j->kh, j->kw, j->sh, j->sw, j->dh, j->dw, j->ph,
 			     j->pw, j->OH, j->OW, j->Kg * t / j->nt, j->Kg * (t + 1) / j->nt, j->lda,
 			     j->z, j->col);
@@ -1247,6 +1330,7 @@ struct rt_cin_job {
 	int32_t *S, *rsum;
 	const struct rt_ci_gemm *g;
 	int64_t tiles, nt, P;
+	int64_t xc;		/* x channels-last: its channels, x at the group's first (0: NCHW) */
 };
 
 /*
@@ -1288,6 +1372,17 @@ static void rt_cin_rows(void *v, int64_t h0, int64_t h1)
 		memset(d, j->z, (size_t)(pw * c4));
 		memset(d + (pw + W) * c4, j->z, (size_t)((wp - pw - W) * c4));
 		d += pw * c4;
+		if (j->xc) {
+			/* channels-last: each pixel's cg bytes as they lie */
+			for (int64_t w = 0; w < W; w++) {
+				memcpy(d + w * c4, j->x + (h * W + w) * j->xc, (size_t)j->cg);
+				memset(d + w * c4 + j->cg, j->z, (size_t)(c4 - j->cg));
+				s[pw + w] = rt_ci_rowsum(d + w * c4, c4, j->flip * 0x01010101u) -
+					    (int32_t)(c4 - j->cg) * (uint8_t)(j->z ^ j->flip);
+			}
+			rt_cin_hsum(j, s);
+			continue;
+		}
 #if defined(__SSE2__)
 		for (; c + 16 <= j->cg; c += 16) {
 			int64_t w = 0;
@@ -1433,6 +1528,14 @@ static void rt_cin_gemm(void *v, int64_t t0, int64_t t1)
  * the corner of its window there and each k quad (a channel quad at a
  * tap) is an offset from it (RT_CI_QOFF), so that a pixel's quads are
  * read where they lie: x is read once, not kh * kw times.
+ *
+ * lay's bit 0 says x is channels-last ([H, W, C] bytes), bit 1 that y is
+ * ([OH, OW, M]: rt_ci_store writes each pixel's channels side by side,
+ * ldc M, ldcj 1), as the 8-bit values QLinearConvs hand each other
+ * (core/emit/q8layout.c). A channels-last x is copied by whole pixels
+ * (rt_cin_rows, rt_ci_im2col_nhwc), and a 1 x 1 unit-stride unpadded
+ * convolution of whole channel quads reads it in place as A (lda C):
+ * neither needs a transpose.
  */
 static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, int64_t kh,
 			       int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
@@ -1441,9 +1544,11 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 			       int safe, int64_t M, int64_t group, const int32_t *bias, void *y,
 			       int out, const float *sx, const float *swt, int64_t sws,
 			       const float *sy, const void *yz, const int32_t *qmap,
-			       int64_t taps, uint8_t *scratch, int threads)
+			       int64_t taps, int lay, uint8_t *scratch, int threads)
 {
 	int64_t P = OH * OW, cg = C / group, Mg = M / group, Kg = cg * kh * kw;
+	int64_t xc = lay & 1 ? C : 0, ldc = lay & 2 ? M : 1, ldcj = lay & 2 ? 1 : P;
+	int64_t ygs = lay & 2 ? Mg : Mg * P;	/* a group's first output */
 	int64_t np = (Mg + RT_CI_NR - 1) / RT_CI_NR, kq = (Kg + 3) / 4, lda = 4 * kq;
 	int64_t tiles = (P + RT_CI_MR - 1) / RT_CI_MR;
 	size_t ysz = out == RT_CI_OUT_I32 ? 4 : 1;
@@ -1470,16 +1575,17 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 			struct rt_ci_gemm g = {
 				P, Mg, Kg, scratch, 0, x_signed, xz, 0, Bp + gi * np * kqi * 64,
 				bsum + gi * 2 * np * RT_CI_NR, w_signed, safe,
-				(uint8_t *)y + (size_t)(gi * Mg * P) * ysz, 1, out, sx,
-				swt + gi * Mg * sws, sy, 0, sws, yz, P, bias ? bias + gi * Mg : NULL,
+				(uint8_t *)y + (size_t)(gi * ygs) * ysz, ldc, out, sx,
+				swt + gi * Mg * sws, sy, 0, sws, yz, ldcj, bias ? bias + gi * Mg : NULL,
 				qmap + gi * np * (kqi + RT_CI_MAP_HEAD), kqi,
 				(const int32_t *)(scratch + o2), (const int32_t *)(scratch + o1), OW,
 				sh * wp * c4, sw * c4
 			};
 			struct rt_cin_job j = {
-				(const uint8_t *)x + gi * cg * H * W, cg, c4, H, W, ph, pw, hp, wp, kh, kw,
+				(const uint8_t *)x + gi * cg * (xc ? 1 : H * W), cg, c4, H, W, ph, pw, hp, wp, kh, kw,
 				sh, sw, dh, dw, OW, z, (uint8_t)(x_signed ? 0x80 : 0), scratch,
-				(int32_t *)(scratch + o0), (int32_t *)(scratch + o1), &g, tiles, nt, P
+				(int32_t *)(scratch + o0), (int32_t *)(scratch + o1), &g, tiles, nt, P,
+				xc
 			};
 
 			if (nt > 1) {
@@ -1496,14 +1602,29 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 		struct rt_ci_gemm g = {
 			P, Mg, Kg, scratch, lda, x_signed, xz, 0, Bp + gi * np * kq * 64,
 			bsum + gi * 2 * np * RT_CI_NR, w_signed, safe,
-			(uint8_t *)y + (size_t)(gi * Mg * P) * ysz, 1, out, sx, swt + gi * Mg * sws,
-			sy, 0, sws, yz, P, bias ? bias + gi * Mg : NULL,
+			(uint8_t *)y + (size_t)(gi * ygs) * ysz, ldc, out, sx, swt + gi * Mg * sws,
+			sy, 0, sws, yz, ldcj, bias ? bias + gi * Mg : NULL,
 			qmap ? qmap + gi * np * (kq + RT_CI_MAP_HEAD) : NULL, 0, NULL, NULL, 0, 0, 0
 		};
 
-		struct rt_cic_job j = { (const uint8_t *)x + gi * cg * H * W, H, W, kh, kw, sh, sw,
-					dh, dw, ph, pw, OH, OW, Kg, lda, z, scratch, &g, np, tiles,
-					nt };
+		struct rt_cic_job j = { (const uint8_t *)x + gi * cg * (xc ? 1 : H * W), H, W, kh,
+					kw, sh, sw, dh, dw, ph, pw, OH, OW, Kg, lda, z, scratch, &g,
+					np, tiles, nt, xc, cg };
+
+		/*
+		 * channels-last, 1 x 1 at unit stride, unpadded, whole quads: x's
+		 * pixels are A's rows as they lie
+		 */
+		if (xc && kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 &&
+		    OH == H && OW == W && cg % 4 == 0) {
+			g.A = j.x;
+			g.lda = xc;
+			if (nt > 1)
+				rt_par_for(nt, nt, 1, rt_cic_rows, &j);
+			else
+				rt_cic_rows(&j, 0, 1);
+			continue;
+		}
 
 		/*
 		 * 1 x 1 at unit stride, unpadded: the pixels are x's own, one
@@ -1511,8 +1632,8 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 		 * image, not per row of it, where a row of fewer than 16 took
 		 * the byte loop)
 		 */
-		if (kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && OH == H &&
-		    OW == W)
+		if (!xc && kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 &&
+		    OH == H && OW == W)
 			j.H = j.OH = 1, j.W = j.OW = P;
 
 		if (nt > 1)
@@ -1520,7 +1641,7 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 		else
 			rt_cic_cols(&j, 0, 1);
 		/* rows padded to whole quads (B is zero there; the row sums stop at Kg) */
-		for (int64_t p = 0; p < P && lda > Kg; p++)
+		for (int64_t p = 0; p < P && lda > Kg && !xc; p++)
 			memset(scratch + p * lda + Kg, z, (size_t)(lda - Kg));
 		/* runs of row tiles: pixels */
 		if (nt > 1)

@@ -1219,7 +1219,8 @@ static bool dnnl_check(struct graph *g, const int *nodes, int n_nodes)
  * block of any host that runs the model. MobileNetV2's 24-channel values
  * were reordered to plain and back at each of their five edges before.
  * An 8-bit value that one QLinearConv on dnnl writes and only others read
- * is LAYOUT_BLOCKED too, which for it means channels-last (nhwc), the
+ * is LAYOUT_BLOCKED too (LAYOUT_Q8_CL, core/emit/q8layout.c, through this
+ * kind's q8_cl_* hooks), which for it means channels-last (nhwc), the
  * layout oneDNN computes int8 in: no padding.
  */
 enum dnnl_layout {
@@ -1329,196 +1330,20 @@ static int blocked_candidate(struct graph *g, const struct partition *p)
 	return v;
 }
 
-/* Whether node j of the graph belongs to partition q (part_of: every partition). */
-static bool in_part(const int *part_of, int j, int q)
+/*
+ * The 8-bit value dnnl partition p may hand on channels-last
+ * (core/emit/q8layout.c): a QLinearConv's output, else -1.
+ */
+static int dnnl_q8_cl_writes(struct graph *g, const struct partition *p)
 {
-	return j >= 0 && part_of[j] == q;
+	return g->nodes.v[p->nodes[0]].op == OP_QLINEARCONV ? blocked_candidate(g, p) : -1;
 }
 
-/*
- * Whether partition p runs the same elementwise map over one shape,
- * whatever order its 8-bit tensors' elements are stored in: each node
- * elementwise (or broadcasting, or a QuantizeLinear, DequantizeLinear or
- * QLinearAdd) whose every input and output is either of the shape of the
- * first node's output or one element (a per-tensor scale or zero point). A
- * QDQ ResNet's residual Add on c (DequantizeLinear twice, Add, Relu,
- * QuantizeLinear) is one: given channels-last operands it writes a
- * channels-last result.
- */
-static bool q8_transparent(struct graph *g, const struct partition *p)
+/* Whether dnnl partition p reads v (input slot of n) channels-last: a QLinearConv's x. */
+static bool dnnl_q8_cl_reads(struct graph *g, const struct partition *p, const struct node *n,
+			     int slot, int v)
 {
-	const struct shape *ref = &g->values.v[g->nodes.v[p->nodes[0]].out[0]].shape;
-
-	if (p->target->kind != &target_kind_c || !shape_is_static(ref) || ref->rank < 3 ||
-	    ref->rank > 5)
-		return false;
-	for (int i = 0; i < p->n_nodes; i++) {
-		const struct node *n = &g->nodes.v[p->nodes[i]];
-		enum op_kind k = op_info(n->op)->kind;
-
-		if (k != OPK_ELEMWISE && k != OPK_BROADCAST && n->op != OP_QUANTIZELINEAR &&
-		    n->op != OP_DEQUANTIZELINEAR && n->op != OP_QLINEARADD)
-			return false;
-		for (int s = 0; s < n->n_in; s++) {
-			const struct value *x = n->in[s] >= 0 ? &g->values.v[n->in[s]] : NULL;
-
-			if (x && !value_one_element(x) && !shape_eq(&x->shape, ref))
-				return false;
-		}
-		for (int s = 0; s < n->n_out; s++)
-			if (n->out[s] >= 0 && !shape_eq(&g->values.v[n->out[s]].shape, ref))
-				return false;
-	}
-	return true;
-}
-
-/*
- * Marks with 1 in vals (values.n entries) the values partition q reads from
- * outside that are not one element (its tensor operands) and those it hands
- * on (read outside q, or graph outputs).
- */
-static void q8_boundary(struct graph *g, const struct partition *q, int qi, const int *part_of,
-			const int *producer, char *vals)
-{
-	for (int i = 0; i < q->n_nodes; i++) {
-		const struct node *n = &g->nodes.v[q->nodes[i]];
-
-		for (int s = 0; s < n->n_in; s++) {
-			int v = n->in[s];
-
-			if (v >= 0 && !in_part(part_of, producer[v], qi) &&
-			    !value_one_element(&g->values.v[v]))
-				vals[v] = 1;
-		}
-		for (int s = 0; s < n->n_out; s++)
-			if (n->out[s] >= 0)
-				vals[n->out[s]] = 2;	/* kept only if read outside (below) */
-	}
-	for (int j = 0; j < g->nodes.n; j++) {
-		const struct node *n = &g->nodes.v[j];
-
-		for (int s = 0; s < n->n_in && !n->dead; s++)
-			if (n->in[s] >= 0 && vals[n->in[s]] == 2 && !in_part(part_of, j, qi))
-				vals[n->in[s]] = 1;
-	}
-	for (int i = 0; i < q->n_nodes; i++) {
-		const struct node *n = &g->nodes.v[q->nodes[i]];
-
-		for (int s = 0; s < n->n_out; s++) {
-			int v = n->out[s];
-
-			if (v >= 0 && vals[v] == 2)
-				vals[v] = g->values.v[v].flags & VALUE_OUTPUT ? 1 : 0;
-		}
-	}
-}
-
-/*
- * The 8-bit values that stay channels-last: those a QLinearConv on dnnl or
- * a q8_transparent partition on c writes, read only as a QLinearConv's x on
- * dnnl or as a tensor operand of such a c partition, all of whose tensor
- * operands and results stay channels-last too (one channels-last input
- * beside a plain one would mix orders). Found as the largest such set: start
- * from every candidate, drop what breaks a rule, until nothing does.
- */
-static void plan_q8_layouts(struct graph *g, const struct partition *parts, int np,
-			    const int *part_of)
-{
-	int nv = g->values.n ? g->values.n : 1;
-	char *keep = xcalloc((size_t)nv, 1), *read = xcalloc((size_t)nv, 1);
-	char *tp = xcalloc((size_t)(np ? np : 1), 1);
-	char **bound = xcalloc((size_t)(np ? np : 1), sizeof(char *));
-	int *producer = xmalloc(sizeof(int) * (size_t)nv);
-	bool changed = true, any = false;
-
-	/* nothing to do without an int8 convolution on dnnl */
-	for (int i = 0; i < np && !any; i++)
-		any = parts[i].target->kind == &target_kind_dnnl &&
-		      g->nodes.v[parts[i].nodes[0]].op == OP_QLINEARCONV;
-	if (!any)
-		changed = false;
-	for (int v = 0; v < g->values.n; v++)
-		producer[v] = -1;
-	for (int j = 0; j < g->nodes.n; j++)
-		for (int s = 0; s < g->nodes.v[j].n_out; s++)
-			if (g->nodes.v[j].out[s] >= 0 && !g->nodes.v[j].dead)
-				producer[g->nodes.v[j].out[s]] = j;
-	for (int i = 0; i < np && any; i++) {
-		const struct node *a = &g->nodes.v[parts[i].nodes[0]];
-
-		if (parts[i].target->kind == &target_kind_dnnl && a->op == OP_QLINEARCONV) {
-			int v = blocked_candidate(g, &parts[i]);
-
-			if (v >= 0)
-				keep[v] = 1;
-		} else if (q8_transparent(g, &parts[i])) {
-			tp[i] = 1;
-			bound[i] = xcalloc((size_t)nv, 1);
-			q8_boundary(g, &parts[i], i, part_of, producer, bound[i]);
-			for (int v = 0; v < g->values.n; v++) {
-				const struct value *x = &g->values.v[v];
-
-				if (bound[i][v] && in_part(part_of, producer[v], i) &&
-				    dtype_bits(x->dtype) == 8 && dtype_is_int(x->dtype) && !x->data &&
-				    !(x->flags & (VALUE_INPUT | VALUE_OUTPUT)))
-					keep[v] = 1;
-			}
-		}
-	}
-	while (changed) {
-		changed = false;
-		memset(read, 0, (size_t)nv);
-		for (int j = 0; j < g->nodes.n; j++) {
-			const struct node *n = &g->nodes.v[j];
-			int q = part_of[j];
-
-			for (int s = 0; s < n->n_in && !n->dead; s++) {
-				int v = n->in[s];
-				bool ok;
-
-				if (v < 0 || !keep[v] || in_part(part_of, producer[v], q))
-					continue;
-				read[v] = 1;
-				if (q < 0)
-					ok = false;
-				else if (parts[q].target->kind == &target_kind_dnnl)
-					ok = n->op == OP_QLINEARCONV &&
-					     reads_blocked(g, &parts[q], n, s, v);
-				else
-					ok = tp[q];
-				if (!ok) {
-					keep[v] = 0;
-					changed = true;
-				}
-			}
-		}
-		for (int v = 0; v < g->values.n; v++)
-			if (keep[v] && !read[v]) {
-				keep[v] = 0;
-				changed = true;
-			}
-		for (int q = 0; q < np; q++) {
-			bool all = true;
-
-			for (int v = 0; v < g->values.n && tp[q] && all; v++)
-				all = !bound[q][v] || keep[v];
-			for (int v = 0; v < g->values.n && tp[q] && !all; v++)
-				if (bound[q][v] && keep[v]) {
-					keep[v] = 0;
-					changed = true;
-				}
-		}
-	}
-	for (int v = 0; v < g->values.n; v++)
-		if (keep[v])
-			g->values.v[v].layout = LAYOUT_BLOCKED;
-	for (int i = 0; i < np; i++)
-		free(bound[i]);
-	free(bound);
-	free(producer);
-	free(tp);
-	free(read);
-	free(keep);
+	return n->op == OP_QLINEARCONV && reads_blocked(g, p, n, slot, v);
 }
 
 /*
@@ -1527,21 +1352,19 @@ static void plan_q8_layouts(struct graph *g, const struct partition *parts, int 
  * residual add's summed operand, a pooling op's or channel scale's x: those
  * stay in oneDNN's blocked layout from kernel to kernel, reordered only
  * where c (or a graph output) takes over; the 8-bit values between
- * QLinearConvs stay channels-last (plan_q8_layouts).
+ * QLinearConvs stay channels-last (core/emit/q8layout.c, by the
+ * q8_cl_* hooks).
  */
 static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int np)
 {
 	int *part_of = xmalloc(sizeof(int) * (size_t)(g->nodes.n ? g->nodes.n : 1));
-	int *part_all = xmalloc(sizeof(int) * (size_t)(g->nodes.n ? g->nodes.n : 1));
 
 	for (int i = 0; i < g->nodes.n; i++)
-		part_of[i] = part_all[i] = -1;
+		part_of[i] = -1;
 	for (int i = 0; i < np; i++)
-		for (int j = 0; j < parts[i].n_nodes; j++) {
-			part_all[parts[i].nodes[j]] = i;
+		for (int j = 0; j < parts[i].n_nodes; j++)
 			if (parts[i].target->kind == &target_kind_dnnl)
 				part_of[parts[i].nodes[j]] = i;
-		}
 	for (int i = 0; i < np; i++) {
 		const struct node *a = &g->nodes.v[parts[i].nodes[0]];
 		int v = parts[i].target->kind == &target_kind_dnnl && a->op != OP_QLINEARCONV ?
@@ -1570,8 +1393,6 @@ static int dnnl_plan_layouts(struct graph *g, const struct partition *parts, int
 		if (pad)
 			g->values.v[v].store_c = (c + MAX_BLOCK - 1) / MAX_BLOCK * MAX_BLOCK;
 	}
-	plan_q8_layouts(g, parts, np, part_all);
-	free(part_all);
 	free(part_of);
 	return 0;
 }
@@ -2169,6 +1990,8 @@ const struct target_kind target_kind_dnnl = {
 	.patterns = "dnnl.pat",
 	.pattern_check = dnnl_check,
 	.plan_layouts = dnnl_plan_layouts,
+	.q8_cl_writes = dnnl_q8_cl_writes,
+	.q8_cl_reads = dnnl_q8_cl_reads,
 	.relay_to_tir = dnnl_relay_to_tir,
 	.tir_to_runtime = dnnl_tir_to_runtime,
 	.relay_to_runtime = NULL,

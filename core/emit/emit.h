@@ -350,11 +350,19 @@ const struct embedded_file *embedded_find(const char *name);
 
 /*
  * Clears every value's layout, then runs the plan_layouts hook of each
- * target kind among parts[0..np) once, with all of them: the layouts that
- * partitions hand over to each other. Before lower_partitions on the same
+ * target kind among parts[0..np) once, with all of them, then
+ * lower_plan_q8_layouts: the layouts that partitions hand over to each
+ * other. Before lower_partitions on the same
  * partitions. 0 or -1.
  */
 int lower_plan_layouts(struct graph *g, const struct partition *parts, int np);
+
+/*
+ * Sets LAYOUT_Q8_CL (ir.h) on the 8-bit values partitions hand each other
+ * channels-last (q8layout.c); lower_plan_layouts runs it after the kinds'
+ * hooks.
+ */
+void lower_plan_q8_layouts(struct graph *g, const struct partition *parts, int np);
 
 /*
  * Lowers each partition through its target's hooks into ms: the lowering

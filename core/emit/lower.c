@@ -29,6 +29,7 @@ int lower_plan_layouts(struct graph *g, const struct partition *parts, int np)
 			if (g->values.v[v].layout && !g->values.v[v].layout_kind)
 				g->values.v[v].layout_kind = k;
 	}
+	lower_plan_q8_layouts(g, parts, np);
 	return 0;
 }
 
@@ -59,6 +60,13 @@ static void snapshot_partition(struct graph *g, const struct partition *p, struc
 
 			if (!v->layout)
 				continue;
+			if (v->layout == LAYOUT_Q8_CL && dtype_bits(v->dtype) == 8 &&
+			    dtype_is_int(v->dtype)) {
+				sb_printf(sb, "// %s '%s' channels-last (8-bit, from %s; q8layout)\n",
+					  a < kn->n_inputs ? "reads" : "writes", v->name,
+					  v->layout_kind->name);
+				continue;
+			}
 			sb_printf(sb, "// %s '%s' in %s's layout %d (plan_layouts)",
 				  a < kn->n_inputs ? "reads" : "writes", v->name,
 				  v->layout_kind ? v->layout_kind->name : p->target->kind->name,

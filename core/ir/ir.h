@@ -123,12 +123,19 @@ struct value {
 				   plan_layouts (layout_kind), between its own
 				   kernels, or to kernels that do not depend
 				   on the elements' order (c's elementwise
-				   maps over one shape) */
+				   maps over one shape); LAYOUT_Q8_CL on an
+				   8-bit value: channels-last */
 	const struct target_kind *layout_kind;	/* whose layout: set by lower_plan_layouts */
 	int64_t store_c;	/* 0; else the channels (dim 1, constant) its
 				   storage holds, more than the shape's where
 				   the layout pads them (plan_layouts) */
 };
+
+/*
+ * value.layout of an 8-bit value handed over channels-last ([N, H, W, C]),
+ * layout_kind its writer's kind (core/emit/q8layout.c).
+ */
+#define LAYOUT_Q8_CL 1
 
 struct node {
 	enum op op;

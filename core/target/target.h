@@ -206,6 +206,21 @@ struct target_kind {
 	 * targets whose compile cost is per function (C); off for others.
 	 */
 	bool share_constants;
+	/*
+	 * (optional) 8-bit values handed over channels-last ([N, H, W, C]
+	 * bytes: value.layout 1, core/emit/q8layout.c), between partitions of
+	 * any kinds that take them. q8_cl_writes: the 8-bit value partition p
+	 * may write channels-last (one it hands on), else -1. q8_cl_reads:
+	 * whether p reads value v, input slot of its node n, channels-last.
+	 * q8_cl_elementwise: the kind's partitions that map 8-bit tensors
+	 * elementwise (a QDQ residual add) run on them in whatever order
+	 * their elements are stored, so they take and hand on channels-last
+	 * values when all of their operands and results are.
+	 */
+	int (*q8_cl_writes)(struct graph *g, const struct partition *p);
+	bool (*q8_cl_reads)(struct graph *g, const struct partition *p, const struct node *n,
+			    int slot, int v);
+	bool q8_cl_elementwise;
 };
 
 struct target {

@@ -250,10 +250,14 @@ static int requant_ref(int32_t q, float m, uint8_t zy, int i8)
 	return i8 ? (uint8_t)(int8_t)v : (uint8_t)v;
 }
 
-/* rt_ciconv2d with the weights packed for taps (0: im2col's form), into y */
-static void ciconv(const uint8_t *x, const uint8_t *w, int xs, int ws, int C, int H, int W,
-		   int M, int group, const int *g, int OH, int OW, uint8_t zx, const uint8_t *zw,
-		   int taps, int out, const float *sw, float sy, uint8_t zy, void *y, int threads)
+/*
+ * rt_ciconv2d with the weights packed for taps (0: im2col's form), into y;
+ * lay: x (bit 0) and y (bit 1) channels-last
+ */
+static void ciconv_lay(const uint8_t *x, const uint8_t *w, int xs, int ws, int C, int H, int W,
+		       int M, int group, const int *g, int OH, int OW, uint8_t zx,
+		       const uint8_t *zw, int taps, int out, const float *sw, float sy, uint8_t zy,
+		       void *y, int threads, int lay)
 {
 	int cg = C / group, Mg = M / group, Kg = cg * g[0] * g[1];
 	int64_t np = (Mg + 15) / 16, kq = rt_ci_kq(Kg, taps), pads[4], sb;
@@ -286,12 +290,20 @@ static void ciconv(const uint8_t *x, const uint8_t *w, int xs, int ws, int C, in
 		  : (int64_t)OH * OW * 4 * ((Kg + 3) / 4);
 	scratch = malloc((size_t)sb + 64);
 	rt_ciconv2d(x, C, H, W, g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], OH, OW, xs, &zx, bp,
-		    bsum, ws, safe, M, group, NULL, y, out, &sx, sw, 1, &sy, &zy, map, taps,
+		    bsum, ws, safe, M, group, NULL, y, out, &sx, sw, 1, &sy, &zy, map, taps, lay,
 		    scratch, threads);
 	free(scratch);
 	free(bp);
 	free(map);
 	free(bsum);
+}
+
+static void ciconv(const uint8_t *x, const uint8_t *w, int xs, int ws, int C, int H, int W,
+		   int M, int group, const int *g, int OH, int OW, uint8_t zx, const uint8_t *zw,
+		   int taps, int out, const float *sw, float sy, uint8_t zy, void *y, int threads)
+{
+	ciconv_lay(x, w, xs, ws, C, H, W, M, group, g, OH, OW, zx, zw, taps, out, sw, sy, zy, y,
+		   threads, 0);
 }
 
 static void test_ciconv_implicit_random_geometries(void)
@@ -390,8 +402,119 @@ static void test_ciconv_implicit_random_geometries(void)
 	ASSERT_TRUE(fused_quads > 1000);
 }
 
+/*
+ * Channels-last x and y (lay 1, 2, 3; core/emit/q8layout.c hands them
+ * between QLinearConvs): the same requantized bytes as the exact int32
+ * sums give, 1 x 1 (in place where unit-stride, unpadded, whole channel
+ * quads; copied by pixels otherwise) and windows, implicit and im2col's
+ * form, grouped, both signs, 1 and 2 threads; nothing written past y.
+ */
+static void test_ciconv_channels_last_random_geometries(void)
+{
+	unsigned seed = 4242;
+	int cases = 0, inplace = 0;
+
+	for (int t = 0; t < 300; t++) {
+		int g[10], H, W, C, M, group, OH, OW, xs, ws, th, zwv[64], P, tapv[2], nt;
+		uint8_t *x, *xcl, *w, zw[64], zx, zy, *y8, *yn;
+		int32_t *yi;
+		float sw[64];
+
+#define RND(n) ((int)((seed = seed * 1103515245u + 12345u) >> 16) % (n))
+		g[0] = 1 + RND(4), g[1] = 1 + RND(4), g[2] = 1 + RND(3), g[3] = 1 + RND(3);
+		g[4] = 1 + RND(2), g[5] = 1 + RND(2);
+		g[6] = RND(3), g[7] = RND(3), g[8] = RND(3), g[9] = RND(3);
+		if (RND(2)) {
+			/* 1 x 1, mostly unit-stride and unpadded */
+			g[0] = g[1] = 1;
+			if (RND(3)) {
+				g[2] = g[3] = 1;
+				g[6] = g[7] = g[8] = g[9] = 0;
+			}
+		}
+		group = 1 + RND(2);
+		C = group * (RND(2) ? 4 * (1 + RND(12)) : 1 + RND(20));
+		M = group * (1 + RND(24));
+		H = 1 + RND(10), W = 1 + RND(30);
+		xs = RND(2), ws = RND(2), th = 1 + RND(2);
+		OH = H + g[6] + g[8] - ((g[0] - 1) * g[4] + 1);
+		OW = W + g[7] + g[9] - ((g[1] - 1) * g[5] + 1);
+		if (OH < 0 || OW < 0)
+			continue;
+		OH = OH / g[2] + 1, OW = OW / g[3] + 1;
+		P = OH * OW;
+		x = malloc((size_t)(C * H * W));
+		xcl = malloc((size_t)(C * H * W));
+		w = malloc((size_t)(M * (C / group) * g[0] * g[1]));
+		for (int i = 0; i < C * H * W; i++)
+			x[i] = (uint8_t)RND(256);
+		for (int c = 0; c < C; c++)
+			for (int p = 0; p < H * W; p++)
+				xcl[p * C + c] = x[c * H * W + p];
+		for (int i = 0; i < M * (C / group) * g[0] * g[1]; i++) {
+			int v = RND(2) ? RND(128) - 64 : RND(256) - 128;
+
+			w[i] = (uint8_t)(ws ? v : v + 128);
+		}
+		zx = (uint8_t)RND(256), zy = (uint8_t)RND(256);
+		for (int m = 0; m < M; m++) {
+			zw[m] = (uint8_t)(RND(4) ? RND(256) : (ws ? 0 : 128));
+			zwv[m] = ws ? (int8_t)zw[m] : zw[m];
+			sw[m] = 1.0f / (float)(1 + RND(64));
+		}
+#undef RND
+		yi = malloc(sizeof(int32_t) * (size_t)(M * P));
+		y8 = malloc((size_t)(M * P) + 64);
+		yn = malloc((size_t)(M * P));
+		ciconv(x, w, xs, ws, C, H, W, M, group, g, OH, OW, zx, zw, 0, RT_CI_OUT_I32, sw,
+		       1.0f, 0, yi, th);
+		for (int m = 0; m < M; m++)
+			for (int oh = 0; oh < OH; oh++)
+				for (int ow = 0; ow < OW; ow++)
+					ASSERT(conv_ref(x, w, xs, ws, C, H, W, M, group, g,
+							xs ? (int8_t)zx : zx, zwv, m, oh, ow),
+					       yi[(m * OH + oh) * OW + ow]);
+		tapv[0] = 0;
+		tapv[1] = g[0] * g[1];
+		nt = g[0] * g[1] > 1 ? 2 : 1;
+		for (int ti = 0; ti < nt; ti++)
+			for (int lay = 1; lay < 4; lay++)
+				for (int i8 = 0; i8 < 2; i8++) {
+					memset(y8, 0x5a, (size_t)(M * P) + 64);
+					ciconv_lay(lay & 1 ? xcl : x, w, xs, ws, C, H, W, M, group, g,
+						   OH, OW, zx, zw, tapv[ti],
+						   i8 ? RT_CI_OUT_I8 : RT_CI_OUT_U8, sw, 3.0f, zy, y8,
+						   th, lay);
+					for (int m = 0; m < M; m++)
+						for (int p = 0; p < P; p++)
+							yn[m * P + p] = lay & 2 ? y8[p * M + m]
+										: y8[m * P + p];
+					for (int i = 0; i < M * P; i++)
+					for (int i = 0; i < M * P; i++)
+						ASSERT(requant_ref(yi[i], 0.5f * sw[i / P] / 3.0f, zy,
+								   i8),
+						       yn[i]);
+					for (int i = M * P; i < M * P + 64; i++)
+						ASSERT(0x5a, y8[i]);
+				}
+		inplace += g[0] * g[1] == 1 && g[2] * g[3] == 1 && g[6] + g[7] + g[8] + g[9] == 0 &&
+			   C / group % 4 == 0;
+		free(x);
+		free(xcl);
+		free(w);
+		free(yi);
+		free(y8);
+		free(yn);
+		cases++;
+	}
+	ASSERT_TRUE(cases > 200);
+	ASSERT_TRUE(inplace > 20);
+}
+
 TESTS({ "fma_path_every_pair", test_qadd_fma_path_every_pair },
       { "double_path_every_pair", test_qadd_double_path_every_pair },
       { "exact_bounds", test_qadd_exact_bounds },
       { "qmaxpool_random_geometries", test_qmaxpool_random_geometries },
-      { "ciconv_implicit_random_geometries", test_ciconv_implicit_random_geometries })
+      { "ciconv_implicit_random_geometries", test_ciconv_implicit_random_geometries },
+      { "ciconv_channels_last_random_geometries",
+	test_ciconv_channels_last_random_geometries })
