@@ -746,8 +746,9 @@ static inline void rt_ci_store_nchw(const struct rt_ci_gemm *g, rt_ci_acc acc,
  * rt_ci_store of a whole tile into row-major bytes (ldcj 1: a QLinearMatMul,
  * or a convolution's channels-last output, ldc the channels), its panel's
  * constants made (pre), one multiplier per column (sas 0): per row the
- * general path's correction and rt_ci_requant8, each 8 columns' low bytes
- * gathered into 8 bytes of one store.
+ * general path's correction and rt_ci_requant8, and each 2 rows' low bytes
+ * (masked, so that the unsigned packs keep them as they are, as the general
+ * path's casts do) packed into two 16-byte stores.
  */
 static inline void rt_ci_store_rows(const struct rt_ci_gemm *g, rt_ci_acc acc,
 				    const int32_t *rs, int64_t i0, int64_t j0, int nr,
@@ -755,64 +756,60 @@ static inline void rt_ci_store_rows(const struct rt_ci_gemm *g, rt_ci_acc acc,
 				    float lo, float hi)
 {
 	const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vz = _mm256_set1_ps(yz);
-	const __m256i low = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-					     -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1,
-					     -1, -1, -1, -1);
-	const __m256i two = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+	const __m256i m8 = _mm256_set1_epi32(0xff), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+	const __m256i cc0 = _mm256_loadu_si256((const __m256i *)pre->cc);
+	const __m256i cc1 = _mm256_loadu_si256((const __m256i *)(pre->cc + 8));
+	const __m256 m0 = _mm256_loadu_ps(pre->m), m1 = _mm256_loadu_ps(pre->m + 8);
+	const __m256i zb0 = _mm256_loadu_si256((const __m256i *)zb);
+	const __m256i zb1 = _mm256_loadu_si256((const __m256i *)(zb + 8));
 	const int64_t ldc = g->ldc;
+	const int corr = !pre->zb0;
 	uint8_t *c = (uint8_t *)g->C + i0 * ldc + j0;
 
-	for (int h = 0; h < RT_CI_NR && h < nr; h += 8) {
-		const __m256i cc = _mm256_loadu_si256((const __m256i *)(pre->cc + h));
-		const __m256i zbv = _mm256_loadu_si256((const __m256i *)(zb + h));
-		const __m256 m = _mm256_loadu_ps(pre->m + h);
+	for (int r = 0; r < RT_CI_MR; r += 2) {
+		__m256i v[4], b;
 
-		for (int r = 0; r < RT_CI_MR; r++) {
-			__m256i q = _mm256_loadu_si256((const __m256i *)(acc[r] + h)), v;
-			uint64_t w;
+		for (int t = 0; t < 2; t++) {
+			__m256i q0 = _mm256_loadu_si256((const __m256i *)acc[r + t]);
+			__m256i q1 = _mm256_loadu_si256((const __m256i *)(acc[r + t] + 8));
 
-			if (!pre->zb0)
-				q = _mm256_sub_epi32(q, _mm256_mullo_epi32(zbv,
-									   _mm256_set1_epi32(rs[r])));
-			v = rt_ci_requant8(_mm256_add_epi32(q, cc), m, vz, vlo, vhi);
-			v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, low), two);
-			w = (uint64_t)_mm_cvtsi128_si64(_mm256_castsi256_si128(v));
-			memcpy(c + r * ldc + h, &w, (size_t)(nr - h < 8 ? nr - h : 8));
+			if (corr) {
+				__m256i rk = _mm256_set1_epi32(rs[r + t]);
+
+				q0 = _mm256_sub_epi32(q0, _mm256_mullo_epi32(zb0, rk));
+				q1 = _mm256_sub_epi32(q1, _mm256_mullo_epi32(zb1, rk));
+			}
+			v[2 * t] = _mm256_and_si256(rt_ci_requant8(_mm256_add_epi32(q0, cc0), m0, vz,
+								   vlo, vhi), m8);
+			v[2 * t + 1] = _mm256_and_si256(rt_ci_requant8(_mm256_add_epi32(q1, cc1), m1,
+								       vz, vlo, vhi), m8);
+		}
+		b = _mm256_packus_epi16(_mm256_packus_epi32(v[0], v[1]),
+					_mm256_packus_epi32(v[2], v[3]));
+		b = _mm256_permutevar8x32_epi32(b, order);
+		if (nr == RT_CI_NR) {
+			_mm_storeu_si128((__m128i *)(c + r * ldc), _mm256_castsi256_si128(b));
+			_mm_storeu_si128((__m128i *)(c + (r + 1) * ldc), _mm256_extracti128_si256(b, 1));
+		} else {
+			uint8_t t16[32];
+
+			_mm256_storeu_si256((__m256i *)t16, b);
+			memcpy(c + r * ldc, t16, (size_t)nr);
+			memcpy(c + (r + 1) * ldc, t16 + 16, (size_t)nr);
 		}
 	}
 }
 #endif
 
-/*
- * The tile's sums, corrected for the zero points (and the bias added),
- * requantized or not, written to C (rows i0, panel jp): a row of C at a
- * time, or with ldcj > 1 (a convolution's NCHW output) a column of the
- * tile's rows at a time. pre: the panel's constants (struct rt_ci_pre),
- * or NULL.
- */
-static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const int32_t *rs,
-			       int64_t i0, int mr, int64_t jp, const struct rt_ci_pre *pre)
+/* rt_ci_store's general path (any tile, per-row multipliers, int32 results). */
+static inline void rt_ci_store_any(const struct rt_ci_gemm *g, rt_ci_acc acc,
+				   const int32_t *rs, int64_t i0, int mr, int64_t j0, int nr,
+				   const struct rt_ci_pre *pre, const int32_t *cs,
+				   const int32_t *zb, int yt, float yz, float lo, float hi)
 {
-	int64_t np = (g->N + RT_CI_NR - 1) / RT_CI_NR, j0 = jp * RT_CI_NR;
-	int nr = g->N - j0 < RT_CI_NR ? (int)(g->N - j0) : RT_CI_NR;
-	const int32_t *cs = g->bsum + j0, *zb = g->bsum + np * RT_CI_NR + j0;
-	int yt = g->out == RT_CI_OUT_I8;
-	float lo = yt ? -128.0f : 0.0f, hi = yt ? 127.0f : 255.0f;
-	float yz = (float)rt_ci_zp(g->yz, 0, yt);
 	int32_t bias[RT_CI_NR] = { 0 };
 	float m[RT_CI_NR];
 
-#if defined(__AVX2__)
-	if (pre && mr == RT_CI_MR && g->sas == 0 && g->out != RT_CI_OUT_I32 && g->ldcj > 1 &&
-	    g->ldc == 1) {
-		rt_ci_store_nchw(g, acc, rs, i0, j0, nr, pre, zb, yz, lo, hi);
-		return;
-	}
-	if (pre && mr == RT_CI_MR && g->sas == 0 && g->out != RT_CI_OUT_I32 && g->ldcj == 1) {
-		rt_ci_store_rows(g, acc, rs, i0, j0, nr, pre, zb, yz, lo, hi);
-		return;
-	}
-#endif
 	if (pre) {
 		memcpy(m, pre->m, sizeof(m));
 #if defined(__AVX2__)
@@ -929,6 +926,37 @@ static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const 
 				((uint8_t *)g->C)[at + r * g->ldc] = (uint8_t)acc[r][j];
 		}
 	}
+}
+
+/*
+ * The tile's sums, corrected for the zero points (and the bias added),
+ * requantized or not, written to C (rows i0, panel jp): a row of C at a
+ * time, or with ldcj > 1 (a convolution's NCHW output) a column of the
+ * tile's rows at a time. pre: the panel's constants (struct rt_ci_pre),
+ * or NULL.
+ */
+static inline void rt_ci_store(const struct rt_ci_gemm *g, rt_ci_acc acc, const int32_t *rs,
+			       int64_t i0, int mr, int64_t jp, const struct rt_ci_pre *pre)
+{
+	int64_t np = (g->N + RT_CI_NR - 1) / RT_CI_NR, j0 = jp * RT_CI_NR;
+	int nr = g->N - j0 < RT_CI_NR ? (int)(g->N - j0) : RT_CI_NR;
+	const int32_t *cs = g->bsum + j0, *zb = g->bsum + np * RT_CI_NR + j0;
+	int yt = g->out == RT_CI_OUT_I8;
+	float lo = yt ? -128.0f : 0.0f, hi = yt ? 127.0f : 255.0f;
+	float yz = (float)rt_ci_zp(g->yz, 0, yt);
+
+#if defined(__AVX2__)
+	if (pre && mr == RT_CI_MR && g->sas == 0 && g->out != RT_CI_OUT_I32 && g->ldcj > 1 &&
+	    g->ldc == 1) {
+		rt_ci_store_nchw(g, acc, rs, i0, j0, nr, pre, zb, yz, lo, hi);
+		return;
+	}
+	if (pre && mr == RT_CI_MR && g->sas == 0 && g->out != RT_CI_OUT_I32 && g->ldcj == 1) {
+		rt_ci_store_rows(g, acc, rs, i0, j0, nr, pre, zb, yz, lo, hi);
+		return;
+	}
+#endif
+	rt_ci_store_any(g, acc, rs, i0, mr, j0, nr, pre, cs, zb, yt, yz, lo, hi);
 }
 
 /* sum_k A'[k] of a row of A (A' = A ^ flip), with AVX2 by vpsadbw 32 bytes at a time. */
