@@ -432,27 +432,68 @@ static void test_simplify_removes_identity(void)
 	fx_release(&f);
 }
 
-static void test_simplify_keeps_output_identity(void)
+/*
+ * An Identity naming a graph output goes where its input is computed here
+ * and nothing else: the producer writes the output, the input's other
+ * users read it.
+ */
+static void test_simplify_output_identity_writes_output(void)
 {
 	struct fixture f;
 	struct shape s = { 1, { dim_const(3) } };
-	int x, a, y;
+	int x, a, y, z;
 
 	fx_init(&f);
 	x = add_input(f.g, "x", DTYPE_F32, &s);
 	a = graph_add_value(f.g, "a");
 	y = add_output(f.g, "y");
+	z = add_output(f.g, "z");
 	add_node(f.g, OP_RELU, "relu", &x, 1, &a, 1);
 	add_node(f.g, OP_IDENTITY, "name_it", &a, 1, &y, 1);	/* names the graph output */
+	add_node(f.g, OP_NEG, "neg", &a, 1, &z, 1);		/* a's other user */
 	ASSERT(0, pass_infer(f.g));
 	ASSERT(0, pass_simplify(f.g));
 	graph_verify(f.g);
 	ASSERT(2, f.g->nodes.n);
 	ASSERT_STR("relu", f.g->nodes.v[0].name);
-	ASSERT_STR("name_it", f.g->nodes.v[1].name);
-	ASSERT(a, f.g->nodes.v[1].in[0]);
-	ASSERT(y, f.g->nodes.v[1].out[0]);
-	ASSERT(1, f.g->values.v[y].producer);
+	ASSERT(y, f.g->nodes.v[0].out[0]);
+	ASSERT(0, f.g->values.v[y].producer);
+	ASSERT_STR("neg", f.g->nodes.v[1].name);
+	ASSERT(y, f.g->nodes.v[1].in[0]);
+	fx_release(&f);
+}
+
+/*
+ * Kept where the output needs a copy: of a graph input, of a value that is
+ * itself a graph output (the second of two Identities of one value).
+ */
+static void test_simplify_keeps_output_identity(void)
+{
+	struct fixture f;
+	struct shape s = { 1, { dim_const(3) } };
+	int x, a, y[3];
+
+	fx_init(&f);
+	x = add_input(f.g, "x", DTYPE_F32, &s);
+	a = graph_add_value(f.g, "a");
+	y[0] = add_output(f.g, "y0");
+	y[1] = add_output(f.g, "y1");
+	y[2] = add_output(f.g, "y2");
+	add_node(f.g, OP_IDENTITY, "of_input", &x, 1, &y[0], 1);
+	add_node(f.g, OP_RELU, "relu", &x, 1, &a, 1);
+	add_node(f.g, OP_IDENTITY, "first", &a, 1, &y[1], 1);	/* relu writes y1 */
+	add_node(f.g, OP_IDENTITY, "second", &a, 1, &y[2], 1);	/* then reads y1: kept */
+	ASSERT(0, pass_infer(f.g));
+	ASSERT(0, pass_simplify(f.g));
+	graph_verify(f.g);
+	ASSERT(3, f.g->nodes.n);
+	ASSERT_STR("of_input", f.g->nodes.v[0].name);
+	ASSERT(x, f.g->nodes.v[0].in[0]);
+	ASSERT_STR("relu", f.g->nodes.v[1].name);
+	ASSERT(y[1], f.g->nodes.v[1].out[0]);
+	ASSERT_STR("second", f.g->nodes.v[2].name);
+	ASSERT(y[1], f.g->nodes.v[2].in[0]);
+	ASSERT(y[2], f.g->nodes.v[2].out[0]);
 	fx_release(&f);
 }
 
@@ -1043,6 +1084,8 @@ TESTS({ "fold_bn_folds", test_fold_bn_folds },
       { "dce", test_dce },
       { "dce_multi_output", test_dce_multi_output },
       { "simplify_removes_identity", test_simplify_removes_identity },
+      { "simplify_output_identity_writes_output",
+	test_simplify_output_identity_writes_output },
       { "simplify_keeps_output_identity", test_simplify_keeps_output_identity },
       { "simplify_dropout", test_simplify_dropout },
       { "fold_constants", test_fold_constants },
