@@ -490,6 +490,45 @@ else
 		channels_last dnnl-qconv-channels-last-add resblock_chain_qdq "the Add's result" 1 \
 			"^// partition .* on c: .*residual(Add)" \
 			"writes 'r2_QuantizeLinear_Output' channels-last (8-bit, from c"
+		# a chain that mixes targets: resblock_chain_qdq with conv1's
+		# weights stored as uint8 with zero point 128 (the same values),
+		# which dnnl's rule does not take, so conv1 runs on c between
+		# dnnl's convolutions: it reads r0 channels-last from dnnl and
+		# hands r1 on to dnnl channels-last, and a run still reorders
+		# activations once
+		o="$T/qconv_mixed"
+		mkdir -p "$o"
+		/usr/bin/python3 - testdata/quant/resblock_chain_qdq/model.onnx "$o/model.onnx" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import numpy_helper
+m = onnx.load(sys.argv[1])
+for t in m.graph.initializer:
+    if t.name in ("w1_quantized", "w1_zero_point"):
+        a = numpy_helper.to_array(t).astype(np.int16) + 128
+        t.CopyFrom(numpy_helper.from_array(a.astype(np.uint8), t.name))
+onnx.save(m, sys.argv[2])
+PY
+		m=testdata/quant/resblock_chain_qdq
+		if ! "$COLLAGEC" compile --target dnnl,c --search none -q "$o/model.onnx" \
+			-o "$o.so" --dump-ir "$o.ir" 2>"$o.err"; then
+			echo "FAIL quant/qconv-channels-last-mixed: compile: $(head -n 1 "$o.err")"
+		elif ! grep -A3 "^// partition .* on c: .*conv1(Conv)" "$o.ir/10-lower.tir" |
+			grep -q "reads 'r0_QuantizeLinear_Output' channels-last (8-bit, from dnnl" ||
+		     ! grep -A3 "^// partition .* on c: .*conv1(Conv)" "$o.ir/10-lower.tir" |
+			grep -q "writes 'r1_QuantizeLinear_Output' channels-last (8-bit, from c"; then
+			echo "FAIL quant/qconv-channels-last-mixed: conv1 on c does not hand r0, r1 over channels-last"
+		elif ! ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 "$COLLAGEC" run "$o.so" \
+			--check "$m/test_data_set_0" --atol "$(cat "$m/atol")" >"$o.log" 2>&1; then
+			echo "FAIL quant/qconv-channels-last-mixed: run: $(tail -n 1 "$o.log")"
+		elif [ "$(grep 'exec,cpu,reorder' "$o.log" | grep -c 'src_u8.*,1x7x15x15,')" != 1 ]
+		then
+			echo "FAIL quant/qconv-channels-last-mixed: $(grep 'exec,cpu,reorder' "$o.log" |
+				grep -c 'src_u8.*,1x7x15x15,') activation reorders, expected 1"
+		else
+			echo "ok   quant/qconv-channels-last-mixed"
+		fi
 	fi
 fi
 
