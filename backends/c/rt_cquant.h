@@ -968,13 +968,23 @@ static inline int32_t rt_ci_rowsum(const uint8_t *p, int64_t K, uint32_t flip)
 #if defined(__AVX2__)
 	{
 		__m256i t = _mm256_setzero_si256(), f = _mm256_set1_epi32((int)flip);
-		uint64_t l[4];
+		__m128i u = _mm_setzero_si128(), f16 = _mm_set1_epi32((int)flip);
+		__m128i f8 = _mm_set_epi32(0, 0, (int)flip, (int)flip);	/* movq zeroes the rest */
+		uint64_t l[4], m[2];
 
 		for (; k + 32 <= K; k += 32)
 			t = _mm256_add_epi64(t, _mm256_sad_epu8(_mm256_xor_si256(
 				_mm256_loadu_si256((const __m256i *)(p + k)), f), _mm256_setzero_si256()));
+		/* then 16 and 8 bytes (a pixel's channels, a few quads) */
+		for (; k + 16 <= K; k += 16)
+			u = _mm_add_epi64(u, _mm_sad_epu8(_mm_xor_si128(_mm_loadu_si128(
+				(const __m128i *)(p + k)), f16), _mm_setzero_si128()));
+		for (; k + 8 <= K; k += 8)
+			u = _mm_add_epi64(u, _mm_sad_epu8(_mm_xor_si128(_mm_loadl_epi64(
+				(const __m128i *)(p + k)), f8), _mm_setzero_si128()));
 		_mm256_storeu_si256((__m256i *)l, t);
-		s = (uint32_t)(l[0] + l[1] + l[2] + l[3]);
+		_mm_storeu_si128((__m128i *)m, u);
+		s = (uint32_t)(l[0] + l[1] + l[2] + l[3] + m[0] + m[1]);
 	}
 #endif
 	for (; k < K; k++)
@@ -1401,13 +1411,19 @@ static void rt_cin_rows(void *v, int64_t h0, int64_t h1)
 		memset(d + (pw + W) * c4, j->z, (size_t)((wp - pw - W) * c4));
 		d += pw * c4;
 		if (j->xc) {
-			/* channels-last: each pixel's cg bytes as they lie */
-			for (int64_t w = 0; w < W; w++) {
+			/*
+			 * channels-last: each pixel's cg bytes as they lie (the
+			 * whole row at once where they are all of them)
+			 */
+			if (j->xc == c4)
+				memcpy(d, j->x + h * W * c4, (size_t)(W * c4));
+			for (int64_t w = 0; w < W && j->xc != c4; w++) {
 				memcpy(d + w * c4, j->x + (h * W + w) * j->xc, (size_t)j->cg);
 				memset(d + w * c4 + j->cg, j->z, (size_t)(c4 - j->cg));
+			}
+			for (int64_t w = 0; w < W; w++)
 				s[pw + w] = rt_ci_rowsum(d + w * c4, c4, j->flip * 0x01010101u) -
 					    (int32_t)(c4 - j->cg) * (uint8_t)(j->z ^ j->flip);
-			}
 			rt_cin_hsum(j, s);
 			continue;
 		}
