@@ -756,7 +756,8 @@ static inline void rt_ci_store_rows(const struct rt_ci_gemm *g, rt_ci_acc acc,
 				    float lo, float hi)
 {
 	const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vz = _mm256_set1_ps(yz);
-	const __m256i m8 = _mm256_set1_epi32(0xff), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+	const __m256i m8 = _mm256_set1_epi32(0xff);
+	const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
 	const __m256i cc0 = _mm256_loadu_si256((const __m256i *)pre->cc);
 	const __m256i cc1 = _mm256_loadu_si256((const __m256i *)(pre->cc + 8));
 	const __m256 m0 = _mm256_loadu_ps(pre->m), m1 = _mm256_loadu_ps(pre->m + 8);
@@ -779,17 +780,18 @@ static inline void rt_ci_store_rows(const struct rt_ci_gemm *g, rt_ci_acc acc,
 				q0 = _mm256_sub_epi32(q0, _mm256_mullo_epi32(zb0, rk));
 				q1 = _mm256_sub_epi32(q1, _mm256_mullo_epi32(zb1, rk));
 			}
-			v[2 * t] = _mm256_and_si256(rt_ci_requant8(_mm256_add_epi32(q0, cc0), m0, vz,
-								   vlo, vhi), m8);
-			v[2 * t + 1] = _mm256_and_si256(rt_ci_requant8(_mm256_add_epi32(q1, cc1), m1,
-								       vz, vlo, vhi), m8);
+			q0 = rt_ci_requant8(_mm256_add_epi32(q0, cc0), m0, vz, vlo, vhi);
+			q1 = rt_ci_requant8(_mm256_add_epi32(q1, cc1), m1, vz, vlo, vhi);
+			v[2 * t] = _mm256_and_si256(q0, m8);
+			v[2 * t + 1] = _mm256_and_si256(q1, m8);
 		}
 		b = _mm256_packus_epi16(_mm256_packus_epi32(v[0], v[1]),
 					_mm256_packus_epi32(v[2], v[3]));
 		b = _mm256_permutevar8x32_epi32(b, order);
 		if (nr == RT_CI_NR) {
 			_mm_storeu_si128((__m128i *)(c + r * ldc), _mm256_castsi256_si128(b));
-			_mm_storeu_si128((__m128i *)(c + (r + 1) * ldc), _mm256_extracti128_si256(b, 1));
+			_mm_storeu_si128((__m128i *)(c + (r + 1) * ldc),
+					 _mm256_extracti128_si256(b, 1));
 		} else {
 			uint8_t t16[32];
 
@@ -969,7 +971,8 @@ static inline int32_t rt_ci_rowsum(const uint8_t *p, int64_t K, uint32_t flip)
 	{
 		__m256i t = _mm256_setzero_si256(), f = _mm256_set1_epi32((int)flip);
 		__m128i u = _mm_setzero_si128(), f16 = _mm_set1_epi32((int)flip);
-		__m128i f8 = _mm_set_epi32(0, 0, (int)flip, (int)flip);	/* movq zeroes the rest */
+		/* the 8-byte loads zero the rest: so does its mask */
+		__m128i f8 = _mm_set_epi32(0, 0, (int)flip, (int)flip);
 		uint64_t l[4], m[2];
 
 		for (; k + 32 <= K; k += 32)
@@ -1368,7 +1371,8 @@ struct rt_cin_job {
 	int32_t *S, *rsum;
 	const struct rt_ci_gemm *g;
 	int64_t tiles, nt, P;
-	int64_t xc;		/* x channels-last: its channels, x at the group's first (0: NCHW) */
+	int64_t xc;		/* x channels-last: its channels (x at the group's first);
+				   0: NCHW */
 };
 
 /*
@@ -1620,16 +1624,17 @@ static inline void rt_ciconv2d(const void *x, int64_t C, int64_t H, int64_t W, i
 				P, Mg, Kg, scratch, 0, x_signed, xz, 0, Bp + gi * np * kqi * 64,
 				bsum + gi * 2 * np * RT_CI_NR, w_signed, safe,
 				(uint8_t *)y + (size_t)(gi * ygs) * ysz, ldc, out, sx,
-				swt + gi * Mg * sws, sy, 0, sws, yz, ldcj, bias ? bias + gi * Mg : NULL,
+				swt + gi * Mg * sws, sy, 0, sws, yz, ldcj,
+				bias ? bias + gi * Mg : NULL,
 				qmap + gi * np * (kqi + RT_CI_MAP_HEAD), kqi,
 				(const int32_t *)(scratch + o2), (const int32_t *)(scratch + o1), OW,
 				sh * wp * c4, sw * c4
 			};
 			struct rt_cin_job j = {
-				(const uint8_t *)x + gi * cg * (xc ? 1 : H * W), cg, c4, H, W, ph, pw, hp, wp, kh, kw,
-				sh, sw, dh, dw, OW, z, (uint8_t)(x_signed ? 0x80 : 0), scratch,
-				(int32_t *)(scratch + o0), (int32_t *)(scratch + o1), &g, tiles, nt, P,
-				xc
+				(const uint8_t *)x + gi * cg * (xc ? 1 : H * W), cg, c4, H, W,
+				ph, pw, hp, wp, kh, kw, sh, sw, dh, dw, OW, z,
+				(uint8_t)(x_signed ? 0x80 : 0), scratch, (int32_t *)(scratch + o0),
+				(int32_t *)(scratch + o1), &g, tiles, nt, P, xc
 			};
 
 			if (nt > 1) {

@@ -62,9 +62,9 @@ static void snapshot_partition(struct graph *g, const struct partition *p, struc
 				continue;
 			if (v->layout == LAYOUT_Q8_CL && dtype_bits(v->dtype) == 8 &&
 			    dtype_is_int(v->dtype)) {
-				sb_printf(sb, "// %s '%s' channels-last (8-bit, from %s; q8layout)\n",
-					  a < kn->n_inputs ? "reads" : "writes", v->name,
-					  v->layout_kind->name);
+				sb_printf(sb, "// %s '%s' channels-last (8-bit, from %s; "
+					  "q8layout)\n", a < kn->n_inputs ? "reads" : "writes",
+					  v->name, v->layout_kind->name);
 				continue;
 			}
 			sb_printf(sb, "// %s '%s' in %s's layout %d (plan_layouts)",

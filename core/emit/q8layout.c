@@ -98,6 +98,15 @@ static void q8_boundary(struct graph *g, const struct partition *q, int qi, cons
 	}
 }
 
+/* Whether partition p's kind reads v, input slot of its node n, channels-last. */
+static bool kind_reads(struct graph *g, const struct partition *p, const struct node *n,
+		       int slot, int v)
+{
+	const struct target_kind *k = p->target->kind;
+
+	return k->q8_cl_reads && k->q8_cl_reads(g, p, n, slot, v);
+}
+
 /*
  * The 8-bit values that stay channels-last: those a partition writes
  * channels-last (its kind's q8_cl_writes: a QLinearConv on dnnl or on c)
@@ -175,8 +184,7 @@ void lower_plan_q8_layouts(struct graph *g, const struct partition *parts, int n
 				else if (tp[q])
 					ok = true;
 				else
-					ok = parts[q].target->kind->q8_cl_reads &&
-					     parts[q].target->kind->q8_cl_reads(g, &parts[q], n, s, v);
+					ok = kind_reads(g, &parts[q], n, s, v);
 				if (!ok) {
 					keep[v] = 0;
 					changed = true;
