@@ -306,6 +306,48 @@ static void ciconv(const uint8_t *x, const uint8_t *w, int xs, int ws, int C, in
 		   threads, 0);
 }
 
+/* The tests' generator: ((seed = seed * 1103515245 + 12345) >> 16) % n. */
+static int rnd(unsigned *seed, int n)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (int)(*seed >> 16) % n;
+}
+
+/*
+ * Random weights w of a convolution (nw bytes, int8 when ws, else uint8;
+ * narrow 1: of 7 bits, 0: of 8, 2: either, weight by weight), and per
+ * output channel its zero point zw (zwv: as an int), mostly random, and
+ * scale sw.
+ */
+static void random_qweights(unsigned *seed, uint8_t *w, int nw, int ws, int narrow, int M,
+			    uint8_t *zw, int *zwv, float *sw)
+{
+	for (int i = 0; i < nw; i++) {
+		int n = narrow == 2 ? rnd(seed, 2) : narrow;
+		int v = n ? rnd(seed, 128) - 64 : rnd(seed, 256) - 128;
+
+		w[i] = (uint8_t)(ws ? v : v + 128);
+	}
+	for (int m = 0; m < M; m++) {
+		zw[m] = (uint8_t)(rnd(seed, 4) ? rnd(seed, 256) : (ws ? 0 : 128));
+		zwv[m] = ws ? (int8_t)zw[m] : zw[m];
+		sw[m] = 1.0f / (float)(1 + rnd(seed, 64));
+	}
+}
+
+/* Each int32 sum of y [M, OH, OW] equals conv_ref's. */
+static void check_conv_sums(const uint8_t *x, const uint8_t *w, int xs, int ws, int C, int H,
+			    int W, int M, int group, const int *g, uint8_t zx, const int *zwv,
+			    int OH, int OW, const int32_t *y)
+{
+	for (int m = 0; m < M; m++)
+		for (int oh = 0; oh < OH; oh++)
+			for (int ow = 0; ow < OW; ow++)
+				ASSERT(conv_ref(x, w, xs, ws, C, H, W, M, group, g,
+						xs ? (int8_t)zx : zx, zwv, m, oh, ow),
+				       y[(m * OH + oh) * OW + ow]);
+}
+
 static void test_ciconv_implicit_random_geometries(void)
 {
 	unsigned seed = 777;
@@ -340,17 +382,10 @@ static void test_ciconv_implicit_random_geometries(void)
 		w = malloc((size_t)(M * (C / group) * g[0] * g[1]));
 		for (int i = 0; i < C * H * W; i++)
 			x[i] = (uint8_t)RND(256);
-		for (int i = 0; i < M * (C / group) * g[0] * g[1]; i++) {
-			int v = narrow ? RND(128) - 64 : RND(256) - 128;
-
-			w[i] = (uint8_t)(ws ? v : v + 128);
-		}
+		random_qweights(&seed, w, M * (C / group) * g[0] * g[1], ws, narrow, 0, zw, zwv,
+				sw);
 		zx = (uint8_t)RND(256), zy = (uint8_t)RND(256);
-		for (int m = 0; m < M; m++) {
-			zw[m] = (uint8_t)(RND(4) ? RND(256) : (ws ? 0 : 128));
-			zwv[m] = ws ? (int8_t)zw[m] : zw[m];
-			sw[m] = 1.0f / (float)(1 + RND(64));
-		}
+		random_qweights(&seed, w, 0, ws, 0, M, zw, zwv, sw);
 #undef RND
 		yi = malloc(sizeof(int32_t) * (size_t)(M * OH * OW) + 64);
 		yr = malloc(sizeof(int32_t) * (size_t)(M * OH * OW) + 64);
@@ -360,12 +395,7 @@ static void test_ciconv_implicit_random_geometries(void)
 		memset(y8a, 0x5a, (size_t)(M * OH * OW) + 64);
 		ciconv(x, w, xs, ws, C, H, W, M, group, g, OH, OW, zx, zw, g[0] * g[1],
 		       RT_CI_OUT_I32, sw, 1.0f, 0, yi, th);
-		for (int m = 0; m < M; m++)
-			for (int oh = 0; oh < OH; oh++)
-				for (int ow = 0; ow < OW; ow++)
-					ASSERT(conv_ref(x, w, xs, ws, C, H, W, M, group, g,
-							xs ? (int8_t)zx : zx, zwv, m, oh, ow),
-					       yi[(m * OH + oh) * OW + ow]);
+		check_conv_sums(x, w, xs, ws, C, H, W, M, group, g, zx, zwv, OH, OW, yi);
 		for (int i = 0; i < 64; i++)
 			ASSERT(0x5a, ((uint8_t *)(yi + M * OH * OW))[i]);
 		/* requantized: the same bytes as im2col's form */
@@ -451,29 +481,16 @@ static void test_ciconv_channels_last_random_geometries(void)
 		for (int c = 0; c < C; c++)
 			for (int p = 0; p < H * W; p++)
 				xcl[p * C + c] = x[c * H * W + p];
-		for (int i = 0; i < M * (C / group) * g[0] * g[1]; i++) {
-			int v = RND(2) ? RND(128) - 64 : RND(256) - 128;
-
-			w[i] = (uint8_t)(ws ? v : v + 128);
-		}
+		random_qweights(&seed, w, M * (C / group) * g[0] * g[1], ws, 2, 0, zw, zwv, sw);
 		zx = (uint8_t)RND(256), zy = (uint8_t)RND(256);
-		for (int m = 0; m < M; m++) {
-			zw[m] = (uint8_t)(RND(4) ? RND(256) : (ws ? 0 : 128));
-			zwv[m] = ws ? (int8_t)zw[m] : zw[m];
-			sw[m] = 1.0f / (float)(1 + RND(64));
-		}
+		random_qweights(&seed, w, 0, ws, 0, M, zw, zwv, sw);
 #undef RND
 		yi = malloc(sizeof(int32_t) * (size_t)(M * P));
 		y8 = malloc((size_t)(M * P) + 64);
 		yn = malloc((size_t)(M * P));
 		ciconv(x, w, xs, ws, C, H, W, M, group, g, OH, OW, zx, zw, 0, RT_CI_OUT_I32, sw,
 		       1.0f, 0, yi, th);
-		for (int m = 0; m < M; m++)
-			for (int oh = 0; oh < OH; oh++)
-				for (int ow = 0; ow < OW; ow++)
-					ASSERT(conv_ref(x, w, xs, ws, C, H, W, M, group, g,
-							xs ? (int8_t)zx : zx, zwv, m, oh, ow),
-					       yi[(m * OH + oh) * OW + ow]);
+		check_conv_sums(x, w, xs, ws, C, H, W, M, group, g, zx, zwv, OH, OW, yi);
 		tapv[0] = 0;
 		tapv[1] = g[0] * g[1];
 		nt = g[0] * g[1] > 1 ? 2 : 1;
