@@ -2879,20 +2879,24 @@ static struct ci_io ciconv_io(struct lower *L)
 
 /*
  * What rt_ciconv2d takes: a 1-D or 2-D convolution of static image size,
- * constant weights and weight zero point (packed at compile time), x its
- * own buffer (its address is passed).
+ * constant weights and weight zero point (packed at compile time)
+ * (ciconv_takes), x its own buffer (its address is passed).
  */
-static bool ciconv_ok(struct lower *L)
+static bool ciconv_takes(const struct value *x, const struct value *w, const struct value *wz)
 {
-	struct ci_io io = ciconv_io(L);
-	const struct value *x = lower_in(L, io.ia), *w = lower_in(L, io.ib);
-	const struct value *wz = ci_opt(L, io.ibz);
-	bool ok = w->data && (!wz || wz->data) && L->in[io.ia]->index >= 0 &&
-		  (w->shape.rank == 3 || w->shape.rank == 4);
+	bool ok = w->data && (!wz || wz->data) && (w->shape.rank == 3 || w->shape.rank == 4);
 
 	for (int i = 1; ok && i < x->shape.rank; i++)
 		ok &= dim_is_const(x->shape.d[i]);
 	return ok;
+}
+
+static bool ciconv_ok(struct lower *L)
+{
+	struct ci_io io = ciconv_io(L);
+
+	return L->in[io.ia]->index >= 0 &&
+	       ciconv_takes(lower_in(L, io.ia), lower_in(L, io.ib), ci_opt(L, io.ibz));
 }
 
 static struct tir *cond_ciconv(struct lower *L)
@@ -2902,25 +2906,16 @@ static struct tir *cond_ciconv(struct lower *L)
 
 /*
  * Whether c partition p is one QLinearConv that rt_ciconv2d runs
- * (ciconv_ok on the graph: a value another partition hands over is its
+ * (ciconv_ok's ciconv_takes: a value another partition hands over is its
  * own buffer), so that it may read and write its 8-bit x and y
  * channels-last (target_kind.q8_cl_*).
  */
 static bool c_q8conv(struct graph *g, const struct partition *p)
 {
 	const struct node *n = &g->nodes.v[p->nodes[0]];
-	const struct value *x, *w, *wz;
-	bool ok;
 
-	if (p->n_nodes != 1 || n->op != OP_QLINEARCONV)
-		return false;
-	x = node_in(g, n, 0);
-	w = node_in(g, n, 3);
-	wz = node_in(g, n, 5);
-	ok = x && w && w->data && (!wz || wz->data) && (w->shape.rank == 3 || w->shape.rank == 4);
-	for (int i = 1; ok && i < x->shape.rank; i++)
-		ok &= dim_is_const(x->shape.d[i]);
-	return ok;
+	return p->n_nodes == 1 && n->op == OP_QLINEARCONV &&
+	       ciconv_takes(node_in(g, n, 0), node_in(g, n, 3), node_in(g, n, 5));
 }
 
 int c_q8_cl_writes(struct graph *g, const struct partition *p)

@@ -700,11 +700,25 @@ static inline void rt_ci_pre_make(const struct rt_ci_gemm *g, int64_t jp, struct
 
 #if defined(__AVX2__)
 /*
+ * 8 sums of row i of a tile (rs: its sum of A') corrected for the weights'
+ * zero points (zbv, unless zb0) and by the panel's constants cc, then
+ * requantized: the write-backs' arithmetic, rt_ci_store's general path's.
+ */
+static inline __attribute__((always_inline)) __m256i
+rt_ci_out8(__m256i q, int zb0, __m256i zbv, int32_t rs, __m256i cc, __m256 m, __m256 vz,
+	   __m256 vlo, __m256 vhi)
+{
+	if (!zb0)
+		q = _mm256_sub_epi32(q, _mm256_mullo_epi32(zbv, _mm256_set1_epi32(rs)));
+	return rt_ci_requant8(_mm256_add_epi32(q, cc), m, vz, vlo, vhi);
+}
+
+/*
  * rt_ci_store of a whole tile (RT_CI_MR rows, 4 or 8) into a convolution's
  * NCHW bytes (ldc 1, ldcj the pixels), its panel's constants made (pre)
- * and one multiplier per column (sas 0): the general path's correction,
- * rt_ci_requant8 and rt_ci_bytes4 on the same values, 8 columns of 4 rows at a time kept
- * in registers from the sums to each column's 4 bytes, C and ldcj in
+ * and one multiplier per column (sas 0): rt_ci_out8 and rt_ci_bytes4, 8
+ * columns of 4 rows at a time kept in registers from the sums to each
+ * column's 4 bytes, C and ldcj in
  * locals (a byte store may alias g, which GCC then read again for each
  * store). 1.1-1.5x faster layers where K is small (64->256 1x1 at 56x56).
  */
@@ -727,14 +741,10 @@ static inline void rt_ci_store_nchw(const struct rt_ci_gemm *g, rt_ci_acc acc,
 			uint32_t w[8];
 
 #pragma GCC unroll 4
-			for (int r = 0; r < 4; r++) {
-				__m256i q = _mm256_loadu_si256((const __m256i *)(acc[r0 + r] + h));
-
-				if (!pre->zb0)
-					q = _mm256_sub_epi32(q, _mm256_mullo_epi32(
-							zbv, _mm256_set1_epi32(rs[r0 + r])));
-				v[r] = rt_ci_requant8(_mm256_add_epi32(q, cc), m, vz, vlo, vhi);
-			}
+			for (int r = 0; r < 4; r++)
+				v[r] = rt_ci_out8(_mm256_loadu_si256((const __m256i *)
+								     (acc[r0 + r] + h)),
+						  pre->zb0, zbv, rs[r0 + r], cc, m, vz, vlo, vhi);
 			_mm256_storeu_si256((__m256i *)w, rt_ci_bytes4(v));
 			for (int j = 0; j < 8 && h + j < nr; j++)
 				memcpy(c + r0 + (h + j) * ldcj, &w[j], 4);
@@ -746,7 +756,7 @@ static inline void rt_ci_store_nchw(const struct rt_ci_gemm *g, rt_ci_acc acc,
  * rt_ci_store of a whole tile into row-major bytes (ldcj 1: a QLinearMatMul,
  * or a convolution's channels-last output, ldc the channels), its panel's
  * constants made (pre), one multiplier per column (sas 0): per row the
- * general path's correction and rt_ci_requant8, and each 2 rows' low bytes
+ * correction and requantization (rt_ci_out8), and each 2 rows' low bytes
  * (masked, so that the unsigned packs keep them as they are, as the general
  * path's casts do) packed into two 16-byte stores.
  */
@@ -764,26 +774,21 @@ static inline void rt_ci_store_rows(const struct rt_ci_gemm *g, rt_ci_acc acc,
 	const __m256i zb0 = _mm256_loadu_si256((const __m256i *)zb);
 	const __m256i zb1 = _mm256_loadu_si256((const __m256i *)(zb + 8));
 	const int64_t ldc = g->ldc;
-	const int corr = !pre->zb0;
 	uint8_t *c = (uint8_t *)g->C + i0 * ldc + j0;
 
 	for (int r = 0; r < RT_CI_MR; r += 2) {
 		__m256i v[4], b;
 
 		for (int t = 0; t < 2; t++) {
-			__m256i q0 = _mm256_loadu_si256((const __m256i *)acc[r + t]);
-			__m256i q1 = _mm256_loadu_si256((const __m256i *)(acc[r + t] + 8));
+			const int32_t *q = acc[r + t];
 
-			if (corr) {
-				__m256i rk = _mm256_set1_epi32(rs[r + t]);
-
-				q0 = _mm256_sub_epi32(q0, _mm256_mullo_epi32(zb0, rk));
-				q1 = _mm256_sub_epi32(q1, _mm256_mullo_epi32(zb1, rk));
-			}
-			q0 = rt_ci_requant8(_mm256_add_epi32(q0, cc0), m0, vz, vlo, vhi);
-			q1 = rt_ci_requant8(_mm256_add_epi32(q1, cc1), m1, vz, vlo, vhi);
-			v[2 * t] = _mm256_and_si256(q0, m8);
-			v[2 * t + 1] = _mm256_and_si256(q1, m8);
+			v[2 * t] = _mm256_and_si256(rt_ci_out8(_mm256_loadu_si256((const __m256i *)q),
+							       pre->zb0, zb0, rs[r + t], cc0, m0,
+							       vz, vlo, vhi), m8);
+			v[2 * t + 1] = _mm256_and_si256(rt_ci_out8(_mm256_loadu_si256(
+								   (const __m256i *)(q + 8)),
+								   pre->zb0, zb1, rs[r + t], cc1,
+								   m1, vz, vlo, vhi), m8);
 		}
 		b = _mm256_packus_epi16(_mm256_packus_epi32(v[0], v[1]),
 					_mm256_packus_epi32(v[2], v[3]));
