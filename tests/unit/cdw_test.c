@@ -9,7 +9,8 @@
  * blocks of 1 to RT_DW_BLOCK channels (tails of a vector), strides,
  * dilations, asymmetric and oversized pads, strips, rows shorter and longer
  * than a vector; tiles of every height, pixel tails, row strides wider than
- * the block.
+ * the block. And rt_cvec.h's rt_im2col2d against the patch matrix's
+ * definition, at random geometries, and rt_cv_trans2d, on 1 and 2 threads.
  */
 #include "test.h"
 
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../runtime/rt_par.c"
 #include "../../backends/c/rt_cvec.h"
 #include "../../backends/c/rt_cdw.h"
 #include "../../backends/c/rt_cpw.h"
@@ -169,4 +171,89 @@ static void test_pointwise(void)
 	ASSERT(1, pw_case(16, 16, 7, 3, 1, 1));
 }
 
-TESTS({ "depthwise", test_depthwise }, { "pointwise", test_pointwise })
+/*
+ * 1 when rt_im2col2d's col is the definition's: col[((c * kh + u) * kw + v)
+ * * OH * OW + oh * OW + ow] = x[c, oh * sh + u * dh - ph, ow * sw + v * dw -
+ * pw] or 0 outside the plane, and nothing past col is written. OH and OW
+ * may reach past the input (the end pads).
+ */
+static int im2col_case(int64_t C, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t sh,
+		       int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw, int64_t OH,
+		       int64_t OW, int threads)
+{
+	int64_t n = C * kh * kw * OH * OW;
+	float *x = rnd_array(C * H * W), *col = malloc(sizeof(float) * (size_t)(n + 16));
+	int ok = 1;
+
+	for (int64_t i = 0; i < n + 16; i++)
+		col[i] = -7.0f;
+	rt_im2col2d(x, col, C, H, W, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, threads);
+	for (int64_t c = 0, i = 0; c < C; c++)
+		for (int64_t u = 0; u < kh; u++)
+			for (int64_t v = 0; v < kw; v++)
+				for (int64_t oh = 0; oh < OH; oh++)
+					for (int64_t ow = 0; ow < OW; ow++, i++) {
+						int64_t ih = oh * sh + u * dh - ph;
+						int64_t iw = ow * sw + v * dw - pw;
+						float e = ih >= 0 && ih < H && iw >= 0 && iw < W ?
+								  x[(c * H + ih) * W + iw] : 0.0f;
+
+						ok &= memcmp(&e, &col[i], sizeof(e)) == 0;
+					}
+	for (int64_t i = n; i < n + 16; i++)
+		ok &= col[i] == -7.0f;
+	free(x);
+	free(col);
+	return ok;
+}
+
+static void test_im2col(void)
+{
+	srand(11);
+	/* EfficientNet's and MobileNet's stem, ResNet's, a large one split between threads */
+	ASSERT(1, im2col_case(3, 224, 224, 3, 3, 2, 2, 1, 1, 1, 1, 112, 112, 1));
+	ASSERT(1, im2col_case(3, 224, 224, 3, 3, 2, 2, 1, 1, 1, 1, 112, 112, 2));
+	ASSERT(1, im2col_case(3, 64, 64, 7, 7, 2, 2, 1, 1, 3, 3, 32, 32, 2));
+	ASSERT(1, im2col_case(16, 56, 56, 3, 3, 1, 1, 1, 1, 1, 1, 56, 56, 2));
+	for (int i = 0; i < 400; i++) {
+		int64_t C = 1 + rand() % 4, H = 1 + rand() % 40, W = 1 + rand() % 40;
+		int64_t kh = 1 + rand() % 5, kw = 1 + rand() % 5, sh = 1 + rand() % 4;
+		int64_t sw = 1 + rand() % 4, dh = 1 + rand() % 3, dw = 1 + rand() % 3;
+		int64_t ph = rand() % 4, pw = rand() % 4;
+		int64_t eh = rand() % 4, ew = rand() % 4;	/* end pads */
+		int64_t OH = (H + ph + eh - ((kh - 1) * dh + 1)) / sh + 1;
+		int64_t OW = (W + pw + ew - ((kw - 1) * dw + 1)) / sw + 1;
+
+		if (OH < 1 || OW < 1)
+			continue;
+		ASSERT(1, im2col_case(C, H, W, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW,
+				      1 + (i & 1)));
+	}
+}
+
+/* rt_cv_trans2d: y[r * sy + c] = x[c * sx + r], squares and edges, 1 and 2 threads */
+static void test_trans2d(void)
+{
+	static const int64_t sizes[][2] = { { 37, 21 }, { 16, 16 }, { 5, 300 }, { 300, 300 } };
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		int64_t R = sizes[k][0], C = sizes[k][1], sx = R + 3, sy = C + 1;
+		float *x = rnd_array(C * sx), *y = malloc(sizeof(float) * (size_t)(R * sy));
+		int ok = 1;
+
+		for (int threads = 1; threads <= 2; threads++) {
+			for (int64_t i = 0; i < R * sy; i++)
+				y[i] = -7.0f;
+			rt_cv_trans2d(x, sx, y, sy, R, C, threads);
+			for (int64_t r = 0; r < R; r++)
+				for (int64_t c = 0; c < sy; c++)
+					ok &= y[r * sy + c] == (c < C ? x[c * sx + r] : -7.0f);
+		}
+		ASSERT(1, ok);
+		free(x);
+		free(y);
+	}
+}
+
+TESTS({ "depthwise", test_depthwise }, { "pointwise", test_pointwise },
+      { "im2col", test_im2col }, { "trans2d", test_trans2d })
