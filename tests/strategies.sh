@@ -13,7 +13,9 @@
 # against numpy, at 1 and 3 threads and at every ISA level the host runs; rows_edges.onnx does the same for
 # the row form of depthwise Conv and MaxPool (conv.depthwise_rows,
 # maxpool.vrows), dw_edges.onnx for depthwise Convs across channels
-# (conv.depthwise_vec), gap_edges.onnx for GlobalAveragePool by rows, pool_edges.onnx for the pools of rt_cpool.h
+# (conv.depthwise_vec), pwc_edges.onnx for pointwise ones over small images
+# (conv.1x1_chan), gap_edges.onnx for GlobalAveragePool by rows,
+# pool_edges.onnx for the pools of rt_cpool.h
 # (maxpool.vrows, averagepool.vrows) and the float64 ones of the loop forms
 # (maxpool.rows, averagepool.window), epi_edges.onnx for the fused chains
 # that rt_cgemm.h's write-back applies, softmax_edges.onnx for Softmax by rows,
@@ -242,7 +244,7 @@ mm_bbatch compile-time matmul.micro if always scratch=640|mm_bcast compile-time 
 if always scratch=1280|cv compile-time conv.micro if always scratch=3456|cv1d \
 compile-time conv.micro if always scratch=2688|cvwide compile-time conv.micro if always \
 scratch=36864|cvs2 compile-time conv.micro if always scratch=6912|cvpw compile-time \
-conv.1x1_tiles if always scratch=|gv_m1 compile-time matmul.gemv if always scratch=38400|gv_m2 \
+conv.1x1_chan if always scratch=3072|gv_m1 compile-time matmul.gemv if always scratch=38400|gv_m2 \
 compile-time matmul.gemv if always scratch=14400|gv_m3 compile-time matmul.gemv if always \
 scratch=3360|gv_g4 compile-time gemm.micro if always scratch=4800|"
 if [ "$v" = "$want" ]; then ok micro-edges/static-choices; else
@@ -331,6 +333,39 @@ done
 if [ "$v" = "$want" ]; then ok dw-edges/static-choices; else
 	fail dw-edges/static-choices "got '$v'"; fi
 check_nt dw-edges "$T/de.so" de 1e-4 1e-4 xa xb xc
+
+# pointwise Convs over small images with the channels a vector
+# (conv.1x1_chan, rt_cpwc): blocks of 48 channels and tails, 49, 25, 9 and
+# 63 pixels, the chain after them per block, batch N symbolic, against numpy
+# at N = 1 and 3, 1 and 3 threads; -chan=0 gives conv.1x1_tiles the same bits
+"$COLLAGEC" compile --search none --target c "$T/pwc_edges.onnx" -o "$T/pc.so" ||
+	fail pwc-edges/compile "exit $?"
+v=$(kernels "$T/pc.json")
+want=""
+# the packed weights: 16-channel panels (50 -> 64, 100 -> 112, 33 -> 48) x K
+for n in pc_block_tail:2560 pc_blocks:3840 pc_small:48 pc_3x3:7168 pc_odd:1152; do
+	want="$want${n%%:*} compile-time conv.1x1_chan if always scratch=${n#*:}|"
+done
+if [ "$v" = "$want" ]; then ok pwc-edges/static-choices; else
+	fail pwc-edges/static-choices "got '$v'"; fi
+check_nt pwc-edges "$T/pc.so" pc 1e-4 1e-4 pa pb pc pd
+"$COLLAGEC" compile --search none --target "c -chan=0" "$T/pwc_edges.onnx" -o "$T/pt.so" ||
+	fail pwc-edges/compile-chan-0 "exit $?"
+case "$(kernels "$T/pt.json")" in
+*conv.1x1_chan*) fail pwc-edges/chan-0-tiles "got '$(kernels "$T/pt.json")'" ;;
+*) ok pwc-edges/chan-0-tiles ;;
+esac
+_ins=""
+for i in pa pb pc pd; do _ins="$_ins --input $i=$T/pc_${i}_3.npy"; done
+# shellcheck disable=SC2086
+if "$COLLAGEC" run "$T/pc.so" $_ins --threads 3 --output-dir "$T/pc_out" >/dev/null 2>&1 &&
+	"$COLLAGEC" run "$T/pt.so" $_ins --output-dir "$T/pt_out" >/dev/null 2>&1 &&
+	cmp -s "$T/pc_out/pc_block_tail.pb" "$T/pt_out/pc_block_tail.pb" &&
+	cmp -s "$T/pc_out/pc_odd.pb" "$T/pt_out/pc_odd.pb"; then
+	ok pwc-edges/same-bits-as-tiles
+else
+	fail pwc-edges/same-bits-as-tiles "outputs differ from conv.1x1_tiles'"
+fi
 
 # GlobalAveragePool a plane a row (globalaveragepool.rows, rt_mean_rows):
 # 2-D, 3-D and 1-D planes, one split between threads, and a float64 one

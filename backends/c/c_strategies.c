@@ -48,6 +48,12 @@
  *                                               GEMMs over the channels per
  *                                               16 tiles, U transformed at
  *                                               compile time
+ *           float32, 1x1, stride 1, no pad, group 1, constant weights,
+ *           static image of 3 to 63 pixels, not a multiple of 16 (unless
+ *           the target's -chan=0)
+ *                              conv.1x1_chan    rt_cpw.h: tiles of output
+ *                                               channels a vector x pixels
+ *                                               broadcast, weights packed
  *           float32, 1x1, stride 1, no pad, group 1, static image
  *                              conv.1x1_tiles   rt_cpw.h: register tiles of
  *                                               output channels x pixels
@@ -1377,6 +1383,101 @@ static const struct strategy_impl conv_1x1_tiles[] = {
 };
 
 /*
+ * conv.1x1_chan: a float32 pointwise convolution of constant weights over
+ * an image of 3 to 63 pixels, not a whole number of vectors of 16 (7x7:
+ * 49), by rt_cpwc (rt_cpw.h): output channels in the lanes, the weights
+ * packed at compile time (as rt_cgemm.h packs B: 16-channel panels) or by
+ * the model when it opens (rt_cpwc_pack_const), per image and block of
+ * CHAN_BLOCK output channels one call (the blocks in parallel), then the
+ * fused chain over the block's planes while they are in cache. conv.1x1_tiles
+ * tiles such an image along its pixels: 49 of them fill four vectors of 16.
+ * Images of 1 or 2 pixels keep conv.1x1_tiles' products by a vector.
+ */
+#define CHAN_BLOCK 48	/* whole tiles of rt_cpwc's (48 channels with AVX-512, else 16) */
+
+static struct tir *cond_1x1_chan(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	bool ok = f32_conv(L) && wt->data && (!L->target || target_opt_or(L->target, "chan", 1));
+	int64_t P = 1;
+
+	for (int i = 1; i < x->shape.rank; i++)
+		if (!dim_is_const(x->shape.d[i]))
+			ok = false;
+		else if (i >= 2)
+			P *= x->shape.d[i].c;
+	ok &= P >= 3 && P < 64 && P % 16 != 0;
+	return strategy_and(L, cond_1x1(L), strategy_static(L, ok));
+}
+
+/* w [M, K] packed as rt_cpwc reads it: by the compiler, or by the model when it opens */
+static struct tir_buf *cpwc_pack_const(struct lower *L, const float *data, int64_t K, int64_t M)
+{
+	const int64_t params[] = { K, M, 1, K };
+	float *bp = graph_derived_lazy(L->g, data, "cpwc.pack", params, ARRAY_SIZE(params),
+				       sizeof(float) * (size_t)(cg_packed_numel(K, M) + 1),
+				       cg_pack_fill);
+
+	graph_derived_open(L->g, bp, "rt_cpwc_pack_const");
+	return lower_const(L, DTYPE_F32, cg_packed_numel(K, M), bp);
+}
+
+/* Blocks [m0, m0 + nb * mb) of mb output channels each, every image. */
+static void chan_blocks(struct lower *L, struct tir_buf *wp, int64_t K, int64_t P, int64_t m0,
+			int64_t nb, int64_t mb)
+{
+	struct tir_builder *b = L->b;
+	const struct value *x = lower_in(L, 0);
+	int64_t M = lower_in(L, 1)->shape.d[0].c;
+	struct shape s = { 2, { x->shape.d[0], dim_const(nb) } };
+	struct tir *idx[MAX_RANK], *m, *args[9], *i, *yrow;
+	int a = 0;
+
+	lower_loops_parallel(L, &s, idx);
+	m = tir_let(b, "m0", tir_add(b, tir_int(b, m0), tir_mul(b, idx[1], tir_int(b, mb))));
+	args[a++] = tir_addr(b, wp, tir_mul(b, m, tir_int(b, K)));
+	args[a++] = tir_addr(b, L->in[0], tir_mul(b, idx[0], tir_int(b, K * P)));
+	args[a++] = L->in[2] ? tir_addr(b, L->in[2], m) : tir_int(b, 0);
+	args[a++] = tir_addr(b, L->out[0], tir_mul(b, tir_add(b, tir_mul(b, idx[0],
+						tir_int(b, M)), m), tir_int(b, P)));
+	args[a++] = tir_int(b, mb);
+	args[a++] = tir_int(b, K);
+	args[a++] = tir_int(b, P);
+	args[a++] = tir_int(b, P);
+	args[a++] = tir_int(b, P);
+	tir_extern_work(b, "rt_cpwc", args, a, mb * K * P);
+	if (L->epi && epilogue_by_span(L->g, L->epi)) {
+		i = tir_loop(b, tir_int(b, mb));
+		yrow = tir_let(b, "yrow", tir_mul(b, tir_add(b, tir_add(b, tir_mul(b, idx[0],
+						tir_int(b, M)), m), i), tir_int(b, P)));
+		if (!lower_epilogue_span(L, L->epi, L->ebuf, yrow, P))
+			BUG("conv.1x1_chan: a chain epilogue_by_span takes refused");
+		tir_end(b);
+		L->epi_done = true;
+	}
+	lower_end_loops(L, s.rank);
+}
+
+static int lower_conv_1x1_chan(struct lower *L)
+{
+	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
+	int64_t M = wt->shape.d[0].c, K = wt->shape.d[1].c, P = 1;
+	struct tir_buf *wp = cpwc_pack_const(L, wt->data, K, M);
+
+	for (int i = 2; i < x->shape.rank; i++)
+		P *= x->shape.d[i].c;
+	if (M / CHAN_BLOCK)
+		chan_blocks(L, wp, K, P, 0, M / CHAN_BLOCK, CHAN_BLOCK);
+	if (M % CHAN_BLOCK)
+		chan_blocks(L, wp, K, P, M / CHAN_BLOCK * CHAN_BLOCK, 1, M % CHAN_BLOCK);
+	return 0;
+}
+
+static const struct strategy_impl conv_1x1_chan[] = {
+	{ "conv.1x1_chan", 30, lower_conv_1x1_chan },
+};
+
+/*
  * From these sizes on im2col beats the direct loop nest (with 1 or 2
  * output channels, or a couple of rows, the copy costs more than the GEMM
  * gains).
@@ -2094,6 +2195,8 @@ static const struct strategy_spec conv_specs[] = {
 	{ "depthwise (group == C == M)", cond_depthwise, conv_dw, ARRAY_SIZE(conv_dw) },
 	{ "float32, 3x3, stride 1, group 1, constant weights, C, M >= 16, >= 16 tiles of 4x4",
 	  cond_conv_winograd, conv_winograd, ARRAY_SIZE(conv_winograd) },
+	{ "float32, 1x1, stride 1, no padding, group 1, constant weights, 3 to 63 pixels, not "
+	  "a multiple of 16", cond_1x1_chan, conv_1x1_chan, ARRAY_SIZE(conv_1x1_chan) },
 	{ "float32, 1x1, stride 1, no padding, group 1", cond_1x1_tiles, conv_1x1_tiles,
 	  ARRAY_SIZE(conv_1x1_tiles) },
 	{ "float32, static image, C/group * kernel >= 64 && M/group >= 32", cond_conv_micro,

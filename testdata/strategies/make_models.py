@@ -41,6 +41,12 @@ usage: make_models.py OUTDIR
                     of the padded buffer (7x7 and 5x5 stride 2 on 45 rows),
                     with Sigmoid * x, Relu, and a per-channel Add + Relu
                     after them: de_x*_N.npy, expected in de_exp_N/ (N = 1, 3)
+  pwc_edges.onnx    pointwise Convs of conv.1x1_chan (rt_cpw.h's rt_cpwc,
+                    the channels a vector) over images of 49, 25, 9 and 63
+                    pixels: a block of 48 channels and a tail, two blocks,
+                    one vector, every tile's channel tail, with Sigmoid * x,
+                    Relu, and a per-channel Add + Relu after them, batch N
+                    symbolic: pc_p*_N.npy, expected in pc_exp_N/ (N = 1, 3)
   pool_edges.onnx   MaxPools and AveragePools of rt_cpool.h (maxpool.vrows,
                     averagepool.vrows) at the edges of its row buffer: odd
                     sizes, strides 1, 2, 3, dilations, asymmetric pads,
@@ -229,6 +235,7 @@ def main():
     micro_edges(out, rng)
     rows_edges(out, rng)
     dw_edges(out, rng)
+    pwc_edges(out, rng)
     gap_edges(out, rng)
     pool_edges(out, rng)
     epi_edges(out, rng)
@@ -371,7 +378,7 @@ def micro_edges(out, rng):
     nodes.append(helper.make_node("Conv", ["cvs2_x", "cvs2_w"], ["cvs2_y"], name="cvs2",
                                   strides=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1]))
     output("cvs2_y", conv_ref(x.astype(np.float64), w, None, (2, 2), (2, 2), (1, 1, 1, 1), 1))
-    # pointwise (rt_cconv.h's contiguous panels), 35 pixels: a partial last panel
+    # pointwise, 35 pixels: conv.1x1_chan, 40 channels in a tile of 48
     x = rng.standard_normal((2, 64, 5, 7)).astype(f)
     w = rng.standard_normal((40, 64, 1, 1)).astype(f)
     bias = rng.standard_normal(40).astype(f)
@@ -669,6 +676,70 @@ def dw_edges(out, rng):
         for n in shapes:
             np.save(os.path.join(out, "de_%s_%d.npy" % (n, b)), xs[n][i])
         d = os.path.join(out, "de_exp_%d" % b)
+        os.makedirs(d, exist_ok=True)
+        for k, v in exp[i].items():
+            np.save(os.path.join(d, k + ".npy"), v.astype(f))
+
+
+def pwc_edges(out, rng):
+    """pwc_edges.onnx: conv.1x1_chan's edges, batch N symbolic (run at 1 and 3)."""
+    f = np.float32
+    shapes = {"pa": (40, 7, 7), "pb": (3, 5, 5), "pc": (64, 3, 3), "pd": (24, 7, 9)}
+    cases = [   # name, input, output channels, bias, after
+        ("pc_block_tail", "pa", 50, True, "silu"),    # a block of 48 and a tail of 2
+        ("pc_blocks", "pa", 96, False, "relu"),       # two blocks
+        ("pc_small", "pb", 16, True, "addrelu"),      # 25 pixels, one vector of 16
+        ("pc_3x3", "pc", 100, True, None),            # 9 pixels, tails of every tile
+        ("pc_odd", "pd", 33, True, "silu"),           # 63 pixels, 33 channels
+    ]
+    nodes, inits, outs = [], {}, []
+    xs = {n: [rng.standard_normal((b,) + sh).astype(f) for b in (1, 3)]
+          for n, sh in shapes.items()}
+    exp = [{}, {}]
+    for name, xn, m, has_b, after in cases:
+        c = shapes[xn][0]
+        w = rng.standard_normal((m, c, 1, 1)).astype(f)
+        inits[name + "_w"] = w
+        ins = [xn, name + "_w"]
+        b = None
+        if has_b:
+            b = rng.standard_normal(m).astype(f)
+            inits[name + "_b"] = b
+            ins.append(name + "_b")
+        y = name if after is None else name + "_y"
+        nodes.append(helper.make_node("Conv", ins, [y], name=name, kernel_shape=[1, 1]))
+        if after == "silu":
+            nodes.append(helper.make_node("Sigmoid", [y], [name + "_sg"]))
+            nodes.append(helper.make_node("Mul", [y, name + "_sg"], [name]))
+        elif after == "relu":
+            nodes.append(helper.make_node("Relu", [y], [name]))
+        elif after == "addrelu":
+            cb = rng.standard_normal((m, 1, 1)).astype(f)
+            inits[name + "_c"] = cb
+            nodes.append(helper.make_node("Add", [y, name + "_c"], [name + "_s"]))
+            nodes.append(helper.make_node("Relu", [name + "_s"], [name]))
+        for i in range(2):
+            v = conv_ref(xs[xn][i].astype(np.float64), w, b, (1, 1), (1, 1), (0, 0, 0, 0), 1)
+            if after == "silu":
+                v = v / (1 + np.exp(-v))
+            elif after == "relu":
+                v = np.maximum(v, 0)
+            elif after == "addrelu":
+                v = np.maximum(v + inits[name + "_c"], 0)
+            exp[i][name] = v
+        outs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT,
+                                                  ["N"] + list(exp[0][name].shape[1:])))
+    g = helper.make_graph(
+        nodes, "pwc_edges",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N"] + list(sh))
+         for n, sh in shapes.items()], outs,
+        [numpy_helper.from_array(v, n) for n, v in inits.items()])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "pwc_edges.onnx"))
+    for i, b in enumerate((1, 3)):
+        for n in shapes:
+            np.save(os.path.join(out, "pc_%s_%d.npy" % (n, b)), xs[n][i])
+        d = os.path.join(out, "pc_exp_%d" % b)
         os.makedirs(d, exist_ok=True)
         for k, v in exp[i].items():
             np.save(os.path.join(d, k + ".npy"), v.astype(f))

@@ -9,7 +9,8 @@
  * blocks of 1 to RT_DW_BLOCK channels (tails of a vector), strides,
  * dilations, asymmetric and oversized pads, strips, rows shorter and longer
  * than a vector; tiles of every height, pixel tails, row strides wider than
- * the block. And rt_cvec.h's rt_im2col2d against the patch matrix's
+ * the block; rt_cpwc's tiles of channels, every channel tail, short tiles
+ * of pixels. And rt_cvec.h's rt_im2col2d against the patch matrix's
  * definition, at random geometries, and rt_cv_trans2d, on 1 and 2 threads.
  */
 #include "test.h"
@@ -172,6 +173,56 @@ static void test_pointwise(void)
 }
 
 /*
+ * 1 when rt_cpwc's output (w packed by rt_cpwc_pack_const) has the
+ * reference's bits, as pw_case's, and leaves the rest of y alone
+ */
+static int pwc_case(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int bias)
+{
+	const int64_t params[] = { K, M, 1, K };
+	float *x = rnd_array(K * P), *w = rnd_array(M * K), *b = bias ? rnd_array(M) : NULL;
+	float *wp = malloc(sizeof(float) * (size_t)(((M + 15) / 16 * 16) * K));
+	float *y = malloc(sizeof(float) * (size_t)(M * P));
+	int ok = 1;
+
+	for (int64_t i = 0; i < M * P; i++)
+		y[i] = -7.0f;
+	rt_cpwc_pack_const(w, wp, params);
+	rt_cpwc(wp, x + p0, b, y + p0, M, K, P, P, np, 1);
+	for (int64_t m = 0; m < M; m++)
+		for (int64_t p = 0; p < P; p++) {
+			float s = b ? b[m] : 0.0f;
+
+			if (p < p0 || p >= p0 + np) {
+				ok &= y[m * P + p] == -7.0f;
+				continue;
+			}
+			for (int64_t k = 0; k < K; k++)
+				s = madd(w[m * K + k], x[k * P + p], s);
+			ok &= memcmp(&s, &y[m * P + p], sizeof(s)) == 0;
+		}
+	free(x);
+	free(w);
+	free(wp);
+	free(b);
+	free(y);
+	return ok;
+}
+
+static void test_pointwise_chan(void)
+{
+	srand(7);
+	/* every channel tail of a tile (1 to 3 vectors), pixel tails, 7x7 */
+	for (int64_t M = 1; M <= 50; M++)
+		ASSERT(1, pwc_case(M, 19, 49, 0, 49, M & 1));
+	for (int64_t np = 1; np <= 15; np++)
+		ASSERT(1, pwc_case(20, 33, 40, 40 - np, np, 1));
+	ASSERT(1, pwc_case(1152, 192, 49, 0, 49, 1));
+	ASSERT(1, pwc_case(192, 1152, 49, 0, 49, 0));
+	ASSERT(1, pwc_case(96, 1, 9, 0, 9, 1));
+	ASSERT(1, pwc_case(48, 64, 63, 14, 49, 1));
+}
+
+/*
  * 1 when rt_im2col2d's col is the definition's: col[((c * kh + u) * kw + v)
  * * OH * OW + oh * OW + ow] = x[c, oh * sh + u * dh - ph, ow * sw + v * dw -
  * pw] or 0 outside the plane, and nothing past col is written. OH and OW
@@ -256,4 +307,5 @@ static void test_trans2d(void)
 }
 
 TESTS({ "depthwise", test_depthwise }, { "pointwise", test_pointwise },
-      { "im2col", test_im2col }, { "trans2d", test_trans2d })
+      { "pointwise_chan", test_pointwise_chan }, { "im2col", test_im2col },
+      { "trans2d", test_trans2d })

@@ -175,12 +175,12 @@ static void test_unknown_kind_with_only_c(void)
 
 static void test_unknown_option(void)
 {
-	expect_usage_error("c -foo=1", "target 'c' has no option '-foo' (options: -threads, -fuse, -share, -dwvec, -winograd)");
+	expect_usage_error("c -foo=1", "target 'c' has no option '-foo' (options: -threads, -fuse, -share, -dwvec, -winograd, -chan)");
 	expect_usage_error("fake -threads=2",
 			   "target 'fake' has no option '-threads' (options: -tile, -unroll, -device)");
 	expect_usage_error("bare -x=1", "target 'bare' has no option '-x' (options: none)");
 	/* an unknown option after a good one still fails */
-	expect_usage_error("c -threads=2 -foo=1", "target 'c' has no option '-foo' (options: -threads, -fuse, -share, -dwvec, -winograd)");
+	expect_usage_error("c -threads=2 -foo=1", "target 'c' has no option '-foo' (options: -threads, -fuse, -share, -dwvec, -winograd, -chan)");
 }
 
 static void test_malformed_option(void)
