@@ -336,19 +336,20 @@ check_nt dw-edges "$T/de.so" de 1e-4 1e-4 xa xb xc
 
 # pointwise Convs over small images with the channels a vector
 # (conv.1x1_chan, rt_cpwc): blocks of 48 channels and tails, 49, 25, 9 and
-# 63 pixels, the chain after them per block, batch N symbolic, against numpy
+# 63 pixels, 196 of 256 channels (255: conv.1x1_tiles), the chain after them per block, batch N symbolic, against numpy
 # at N = 1 and 3, 1 and 3 threads; -chan=0 gives conv.1x1_tiles the same bits
 "$COLLAGEC" compile --search none --target c "$T/pwc_edges.onnx" -o "$T/pc.so" ||
 	fail pwc-edges/compile "exit $?"
 v=$(kernels "$T/pc.json")
 want=""
 # the packed weights: 16-channel panels (50 -> 64, 100 -> 112, 33 -> 48) x K
-for n in pc_block_tail:2560 pc_blocks:3840 pc_small:48 pc_3x3:7168 pc_odd:1152; do
+for n in pc_block_tail:2560 pc_blocks:3840 pc_small:48 pc_3x3:7168 pc_odd:1152 pc_14:12288; do
 	want="$want${n%%:*} compile-time conv.1x1_chan if always scratch=${n#*:}|"
 done
+want="${want}pc_14_tiles compile-time conv.1x1_tiles if always scratch=|"
 if [ "$v" = "$want" ]; then ok pwc-edges/static-choices; else
 	fail pwc-edges/static-choices "got '$v'"; fi
-check_nt pwc-edges "$T/pc.so" pc 1e-4 1e-4 pa pb pc pd
+check_nt pwc-edges "$T/pc.so" pc 1e-4 1e-4 pa pb pc pd pe pf
 "$COLLAGEC" compile --search none --target "c -chan=0" "$T/pwc_edges.onnx" -o "$T/pt.so" ||
 	fail pwc-edges/compile-chan-0 "exit $?"
 case "$(kernels "$T/pt.json")" in
@@ -356,12 +357,13 @@ case "$(kernels "$T/pt.json")" in
 *) ok pwc-edges/chan-0-tiles ;;
 esac
 _ins=""
-for i in pa pb pc pd; do _ins="$_ins --input $i=$T/pc_${i}_3.npy"; done
+for i in pa pb pc pd pe pf; do _ins="$_ins --input $i=$T/pc_${i}_3.npy"; done
 # shellcheck disable=SC2086
 if "$COLLAGEC" run "$T/pc.so" $_ins --threads 3 --output-dir "$T/pc_out" >/dev/null 2>&1 &&
 	"$COLLAGEC" run "$T/pt.so" $_ins --output-dir "$T/pt_out" >/dev/null 2>&1 &&
 	cmp -s "$T/pc_out/pc_block_tail.pb" "$T/pt_out/pc_block_tail.pb" &&
-	cmp -s "$T/pc_out/pc_odd.pb" "$T/pt_out/pc_odd.pb"; then
+	cmp -s "$T/pc_out/pc_odd.pb" "$T/pt_out/pc_odd.pb" &&
+	cmp -s "$T/pc_out/pc_14.pb" "$T/pt_out/pc_14.pb"; then
 	ok pwc-edges/same-bits-as-tiles
 else
 	fail pwc-edges/same-bits-as-tiles "outputs differ from conv.1x1_tiles'"

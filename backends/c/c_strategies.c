@@ -49,8 +49,8 @@
  *                                               16 tiles, U transformed at
  *                                               compile time
  *           float32, 1x1, stride 1, no pad, group 1, constant weights,
- *           static image of 3 to 63 pixels, not a multiple of 16 (unless
- *           the target's -chan=0)
+ *           static image of 3 to 63 pixels, or 64 to 255 with C >= 256,
+ *           not a multiple of 16 (unless the target's -chan=0)
  *                              conv.1x1_chan    rt_cpw.h: tiles of output
  *                                               channels a vector x pixels
  *                                               broadcast, weights packed
@@ -1384,17 +1384,16 @@ static const struct strategy_impl conv_1x1_tiles[] = {
 
 /*
  * conv.1x1_chan: a float32 pointwise convolution of constant weights over
- * an image of 3 to 63 pixels, not a whole number of vectors of 16 (7x7:
- * 49), by rt_cpwc (rt_cpw.h): output channels in the lanes, the weights
+ * an image of 3 to 63 pixels, or of 64 to 255 with 256 or more input
+ * channels, not a whole number of vectors of 16 (7x7: 49, 14x14: 196), by
+ * rt_cpwc (rt_cpw.h): output channels in the lanes, the weights
  * packed at compile time (as rt_cgemm.h packs B: 16-channel panels) or by
- * the model when it opens (rt_cpwc_pack_const), per image and block of
- * CHAN_BLOCK output channels one call (the blocks in parallel), then the
- * fused chain over the block's planes while they are in cache. conv.1x1_tiles
+ * the model when it opens (rt_cpwc_pack_const), per image one call whose
+ * blocks of channels and pixels run on the kernel's threads
+ * (rt_cpwc_image), then the fused chain over the planes. conv.1x1_tiles
  * tiles such an image along its pixels: 49 of them fill four vectors of 16.
  * Images of 1 or 2 pixels keep conv.1x1_tiles' products by a vector.
  */
-#define CHAN_BLOCK 48	/* whole tiles of rt_cpwc's (48 channels with AVX-512, else 16) */
-
 static struct tir *cond_1x1_chan(struct lower *L)
 {
 	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
@@ -1406,7 +1405,8 @@ static struct tir *cond_1x1_chan(struct lower *L)
 			ok = false;
 		else if (i >= 2)
 			P *= x->shape.d[i].c;
-	ok &= P >= 3 && P < 64 && P % 16 != 0;
+	/* at 14x14 it lost where K is small: the tiles' stores weigh more */
+	ok &= P >= 3 && (P < 64 || (P < 256 && wt->shape.d[1].c >= 256)) && P % 16 != 0;
 	return strategy_and(L, cond_1x1(L), strategy_static(L, ok));
 }
 
@@ -1422,54 +1422,39 @@ static struct tir_buf *cpwc_pack_const(struct lower *L, const float *data, int64
 	return lower_const(L, DTYPE_F32, cg_packed_numel(K, M), bp);
 }
 
-/* Blocks [m0, m0 + nb * mb) of mb output channels each, every image. */
-static void chan_blocks(struct lower *L, struct tir_buf *wp, int64_t K, int64_t P, int64_t m0,
-			int64_t nb, int64_t mb)
-{
-	struct tir_builder *b = L->b;
-	const struct value *x = lower_in(L, 0);
-	int64_t M = lower_in(L, 1)->shape.d[0].c;
-	struct shape s = { 2, { x->shape.d[0], dim_const(nb) } };
-	struct tir *idx[MAX_RANK], *m, *args[9], *i, *yrow;
-	int a = 0;
-
-	lower_loops_parallel(L, &s, idx);
-	m = tir_let(b, "m0", tir_add(b, tir_int(b, m0), tir_mul(b, idx[1], tir_int(b, mb))));
-	args[a++] = tir_addr(b, wp, tir_mul(b, m, tir_int(b, K)));
-	args[a++] = tir_addr(b, L->in[0], tir_mul(b, idx[0], tir_int(b, K * P)));
-	args[a++] = L->in[2] ? tir_addr(b, L->in[2], m) : tir_int(b, 0);
-	args[a++] = tir_addr(b, L->out[0], tir_mul(b, tir_add(b, tir_mul(b, idx[0],
-						tir_int(b, M)), m), tir_int(b, P)));
-	args[a++] = tir_int(b, mb);
-	args[a++] = tir_int(b, K);
-	args[a++] = tir_int(b, P);
-	args[a++] = tir_int(b, P);
-	args[a++] = tir_int(b, P);
-	tir_extern_work(b, "rt_cpwc", args, a, mb * K * P);
-	if (L->epi && epilogue_by_span(L->g, L->epi)) {
-		i = tir_loop(b, tir_int(b, mb));
-		yrow = tir_let(b, "yrow", tir_mul(b, tir_add(b, tir_add(b, tir_mul(b, idx[0],
-						tir_int(b, M)), m), i), tir_int(b, P)));
-		if (!lower_epilogue_span(L, L->epi, L->ebuf, yrow, P))
-			BUG("conv.1x1_chan: a chain epilogue_by_span takes refused");
-		tir_end(b);
-		L->epi_done = true;
-	}
-	lower_end_loops(L, s.rank);
-}
-
 static int lower_conv_1x1_chan(struct lower *L)
 {
+	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
 	int64_t M = wt->shape.d[0].c, K = wt->shape.d[1].c, P = 1;
 	struct tir_buf *wp = cpwc_pack_const(L, wt->data, K, M);
+	struct shape s = { 2, { x->shape.d[0], dim_const(M) } };
+	struct tir *n, *idx[MAX_RANK], *yrow, *args[7];
+	int a = 0;
 
 	for (int i = 2; i < x->shape.rank; i++)
 		P *= x->shape.d[i].c;
-	if (M / CHAN_BLOCK)
-		chan_blocks(L, wp, K, P, 0, M / CHAN_BLOCK, CHAN_BLOCK);
-	if (M % CHAN_BLOCK)
-		chan_blocks(L, wp, K, P, M / CHAN_BLOCK * CHAN_BLOCK, 1, M % CHAN_BLOCK);
+	/* per image one call, its blocks on the kernel's threads */
+	n = tir_loop(b, tir_dim(b, x->shape.d[0]));
+	args[a++] = tir_addr(b, wp, tir_int(b, 0));
+	args[a++] = tir_addr(b, L->in[0], tir_mul(b, n, tir_int(b, K * P)));
+	args[a++] = L->in[2] ? tir_addr(b, L->in[2], tir_int(b, 0)) : tir_int(b, 0);
+	args[a++] = tir_addr(b, L->out[0], tir_mul(b, n, tir_int(b, M * P)));
+	args[a++] = tir_int(b, M);
+	args[a++] = tir_int(b, K);
+	args[a++] = tir_int(b, P);
+	tir_extern_work(b, "rt_cpwc_image", args, a, M * K * P);
+	tir_end(b);
+	/* then the fused chain over every output plane (in cache: at most 255 pixels a plane) */
+	if (L->epi && epilogue_by_span(L->g, L->epi)) {
+		lower_loops_parallel(L, &s, idx);
+		yrow = tir_let(b, "yrow", tir_mul(b, tir_add(b, tir_mul(b, idx[0], tir_int(b, M)),
+							     idx[1]), tir_int(b, P)));
+		if (!lower_epilogue_span(L, L->epi, L->ebuf, yrow, P))
+			BUG("conv.1x1_chan: a chain epilogue_by_span takes refused");
+		lower_end_loops(L, s.rank);
+		L->epi_done = true;
+	}
 	return 0;
 }
 
@@ -2195,8 +2180,9 @@ static const struct strategy_spec conv_specs[] = {
 	{ "depthwise (group == C == M)", cond_depthwise, conv_dw, ARRAY_SIZE(conv_dw) },
 	{ "float32, 3x3, stride 1, group 1, constant weights, C, M >= 16, >= 16 tiles of 4x4",
 	  cond_conv_winograd, conv_winograd, ARRAY_SIZE(conv_winograd) },
-	{ "float32, 1x1, stride 1, no padding, group 1, constant weights, 3 to 63 pixels, not "
-	  "a multiple of 16", cond_1x1_chan, conv_1x1_chan, ARRAY_SIZE(conv_1x1_chan) },
+	{ "float32, 1x1, stride 1, no padding, group 1, constant weights, 3 to 63 pixels or "
+	  "64 to 255 with C >= 256, not a multiple of 16", cond_1x1_chan, conv_1x1_chan,
+	  ARRAY_SIZE(conv_1x1_chan) },
 	{ "float32, 1x1, stride 1, no padding, group 1", cond_1x1_tiles, conv_1x1_tiles,
 	  ARRAY_SIZE(conv_1x1_tiles) },
 	{ "float32, static image, C/group * kernel >= 64 && M/group >= 32", cond_conv_micro,

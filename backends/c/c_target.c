@@ -23,7 +23,7 @@ static const struct target_option c_options[] = {
 	  0, 1, 1, NULL },
 	{ "winograd", "1: 3x3 stride-1 Convs may take conv.winograd (F(4x4, 3x3)); 0: never",
 	  0, 1, 1, NULL },
-	{ "chan", "1: 1x1 Convs over images of 3 to 63 pixels may take conv.1x1_chan (channels "
+	{ "chan", "1: 1x1 Convs over small images (7x7, 14x14) may take conv.1x1_chan (channels "
 	  "a vector); 0: never", 0, 1, 1, NULL },
 	{ NULL, NULL, 0, 0, 0, NULL },
 };
@@ -44,7 +44,7 @@ static const char *embedded_text(const char *name)
  * rt_cconv.h (which needs rt_cgemm.h first) for rt_cconv2d, rt_crows.h for
  * rt_softmax_rows, rt_lnorm_rows, rt_rmsnorm_rows, rt_attn_rows and rt_mean_rows,
  * rt_cpool.h for rt_pool2d, rt_cdw.h for rt_cdw2d, rt_cpw.h for rt_cpw and
- * rt_cpwc (both after rt_cvec.h), rt_cvec.h for rt_cv_trans2d and rt_im2col2d,
+ * rt_cpwc_image (both after rt_cvec.h), rt_cvec.h for rt_cv_trans2d and rt_im2col2d,
  * rt_cquant.h (after rt_cipack.h, which packs their weights when the
  * model opens) for rt_cigemm, rt_ciconv2d, rt_dynquant, rt_quantize_u8 and
  * rt_qadd, rt_cnbits.h (after rt_cgemm.h) for rt_nbits, rt_cqpool.h for
@@ -60,7 +60,7 @@ static const char *c_prelude(struct graph *g, const char *source)
 		    strstr(source, "rt_rmsnorm_rows") || strstr(source, "rt_attn_rows") ||
 		    strstr(source, "rt_mean_rows");
 	bool pool = strstr(source, "rt_pool2d"), dw = strstr(source, "rt_cdw2d");
-	bool pw = strstr(source, "rt_cpw(") || strstr(source, "rt_cpwc(");
+	bool pw = strstr(source, "rt_cpw(") || strstr(source, "rt_cpwc_image(");
 	bool tr = strstr(source, "rt_cv_trans2d") || strstr(source, "rt_im2col2d");
 	bool quant = strstr(source, "rt_cigemm") || strstr(source, "rt_ciconv2d") ||
 		     strstr(source, "rt_dynquant") || strstr(source, "rt_quantize_u8") ||

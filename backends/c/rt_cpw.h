@@ -322,6 +322,53 @@ rt_cpwc(const float *restrict wp, const float *restrict x, const float *restrict
 	}
 }
 
+struct rt_cpwc_job {
+	const float *wp, *x, *bias;
+	float *y;
+	int64_t M, K, P, cb, bs;	/* cb blocks of channels; pixel blocks of bs */
+};
+
+/* jobs [lo, hi) of rt_cpwc_image: job j is channel block j % cb of pixel block j / cb */
+static void rt_cpwc_jobs(void *v, int64_t lo, int64_t hi)
+{
+	const struct rt_cpwc_job *j = v;
+	const int64_t T = RT_PWC_TV * RT_CV_V;
+
+	for (int64_t i = lo; i < hi; i++) {
+		int64_t m0 = i % j->cb * T, p0 = i / j->cb * j->bs;
+		int64_t mr = j->M - m0 < T ? j->M - m0 : T, np = j->P - p0 < j->bs ? j->P - p0 : j->bs;
+
+		rt_cpwc(j->wp + m0 * j->K, j->x + p0, j->bias ? j->bias + m0 : NULL,
+			j->y + m0 * j->P + p0, mr, j->K, j->P, j->P, np, 1);
+	}
+}
+
+/*
+ * One image: y [M, P] = w x [K, P] (+ bias), wp packed as above, in blocks
+ * of a tile's channels by whole tiles of pixels, enough of them for every
+ * thread to take two (EfficientNet's 7x7 layers of 192 and 320 channels are
+ * 4 and 7 blocks of 48; MobileNetV2's 14x14 one of 64 would be 2), threads
+ * over the blocks. Any split gives the same bits.
+ */
+static void rt_cpwc_image(const float *wp, const float *x, const float *bias, float *y,
+			  int64_t M, int64_t K, int64_t P, int threads)
+{
+	const int64_t T = RT_PWC_TV * RT_CV_V;
+	struct rt_cpwc_job j = { wp, x, bias, y, M, K, P, (M + T - 1) / T, P };
+	int64_t pb = 1;
+
+	if (threads > 1 && M * K * P >= 65536) {
+		/* pixel blocks of 2 tiles at least, until each thread has 2 jobs */
+		while (j.cb * pb < 2 * threads && P / (pb + 1) >= 2 * RT_PWC_NP)
+			pb++;
+		j.bs = (P + pb - 1) / pb;
+		j.bs = (j.bs + RT_PWC_NP - 1) / RT_PWC_NP * RT_PWC_NP;
+		rt_par_for(threads, j.cb * ((P + j.bs - 1) / j.bs), 1, rt_cpwc_jobs, &j);
+	} else {
+		rt_cpwc(wp, x, bias, y, M, K, P, P, P, threads);
+	}
+}
+
 /*
  * w [N, K] (src; row-major, params { K, N, 1, K }: B = w transposed) packed
  * into dst as rt_cpwc reads it, when the model opens (rt_desc.packs), as

@@ -43,7 +43,8 @@ usage: make_models.py OUTDIR
                     after them: de_x*_N.npy, expected in de_exp_N/ (N = 1, 3)
   pwc_edges.onnx    pointwise Convs of conv.1x1_chan (rt_cpw.h's rt_cpwc,
                     the channels a vector) over images of 49, 25, 9 and 63
-                    pixels: a block of 48 channels and a tail, two blocks,
+                    pixels, and 196 of 256 channels (of 255: conv.1x1_tiles):
+                    a block of 48 channels and a tail, two blocks,
                     one vector, every tile's channel tail, with Sigmoid * x,
                     Relu, and a per-channel Add + Relu after them, batch N
                     symbolic: pc_p*_N.npy, expected in pc_exp_N/ (N = 1, 3)
@@ -684,13 +685,16 @@ def dw_edges(out, rng):
 def pwc_edges(out, rng):
     """pwc_edges.onnx: conv.1x1_chan's edges, batch N symbolic (run at 1 and 3)."""
     f = np.float32
-    shapes = {"pa": (40, 7, 7), "pb": (3, 5, 5), "pc": (64, 3, 3), "pd": (24, 7, 9)}
+    shapes = {"pa": (40, 7, 7), "pb": (3, 5, 5), "pc": (64, 3, 3), "pd": (24, 7, 9),
+              "pe": (256, 14, 14), "pf": (255, 14, 14)}
     cases = [   # name, input, output channels, bias, after
         ("pc_block_tail", "pa", 50, True, "silu"),    # a block of 48 and a tail of 2
         ("pc_blocks", "pa", 96, False, "relu"),       # two blocks
         ("pc_small", "pb", 16, True, "addrelu"),      # 25 pixels, one vector of 16
         ("pc_3x3", "pc", 100, True, None),            # 9 pixels, tails of every tile
         ("pc_odd", "pd", 33, True, "silu"),           # 63 pixels, 33 channels
+        ("pc_14", "pe", 40, True, "relu"),            # 196 pixels of 256 channels
+        ("pc_14_tiles", "pf", 24, True, None),        # 255 channels: conv.1x1_tiles
     ]
     nodes, inits, outs = [], {}, []
     xs = {n: [rng.standard_normal((b,) + sh).astype(f) for b in (1, 3)]

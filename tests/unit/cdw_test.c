@@ -10,7 +10,7 @@
  * dilations, asymmetric and oversized pads, strips, rows shorter and longer
  * than a vector; tiles of every height, pixel tails, row strides wider than
  * the block; rt_cpwc's tiles of channels, every channel tail, short tiles
- * of pixels. And rt_cvec.h's rt_im2col2d against the patch matrix's
+ * of pixels, and rt_cpwc_image's blocks on 1 to 3 threads. And rt_cvec.h's rt_im2col2d against the patch matrix's
  * definition, at random geometries, and rt_cv_trans2d, on 1 and 2 threads.
  */
 #include "test.h"
@@ -176,7 +176,8 @@ static void test_pointwise(void)
  * 1 when rt_cpwc's output (w packed by rt_cpwc_pack_const) has the
  * reference's bits, as pw_case's, and leaves the rest of y alone
  */
-static int pwc_case(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int bias)
+static int pwc_run(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int bias,
+		   int threads)
 {
 	const int64_t params[] = { K, M, 1, K };
 	float *x = rnd_array(K * P), *w = rnd_array(M * K), *b = bias ? rnd_array(M) : NULL;
@@ -187,7 +188,10 @@ static int pwc_case(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int
 	for (int64_t i = 0; i < M * P; i++)
 		y[i] = -7.0f;
 	rt_cpwc_pack_const(w, wp, params);
-	rt_cpwc(wp, x + p0, b, y + p0, M, K, P, P, np, 1);
+	if (threads)
+		rt_cpwc_image(wp, x, b, y, M, K, P, threads);	/* p0 = 0, np = P */
+	else
+		rt_cpwc(wp, x + p0, b, y + p0, M, K, P, P, np, 1);
 	for (int64_t m = 0; m < M; m++)
 		for (int64_t p = 0; p < P; p++) {
 			float s = b ? b[m] : 0.0f;
@@ -208,6 +212,11 @@ static int pwc_case(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int
 	return ok;
 }
 
+static int pwc_case(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int bias)
+{
+	return pwc_run(M, K, P, p0, np, bias, 0);
+}
+
 static void test_pointwise_chan(void)
 {
 	srand(7);
@@ -220,6 +229,13 @@ static void test_pointwise_chan(void)
 	ASSERT(1, pwc_case(192, 1152, 49, 0, 49, 0));
 	ASSERT(1, pwc_case(96, 1, 9, 0, 9, 1));
 	ASSERT(1, pwc_case(48, 64, 63, 14, 49, 1));
+	/* rt_cpwc_image: blocks of channels and of pixels, 1, 2 and 3 threads */
+	for (int th = 1; th <= 3; th++) {
+		ASSERT(1, pwc_run(64, 384, 49, 0, 49, 1, th));
+		ASSERT(1, pwc_run(40, 256, 196, 0, 196, 1, th));
+		ASSERT(1, pwc_run(1152, 192, 49, 0, 49, 0, th));
+		ASSERT(1, pwc_run(17, 300, 25, 0, 25, 1, th));
+	}
 }
 
 /*
