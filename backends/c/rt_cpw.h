@@ -296,8 +296,7 @@ rt_pwc_cols(const float *restrict wp, const float *restrict x, const float *rest
 /*
  * y[m * ys + p] = bias[m] (0 without) + sum over k of w[m, k] x[k * xs + p]
  * for m < M, p < np, as rt_cpw, w packed as above (wp at a multiple of 16
- * channels). threads is the kernel's (unused: the caller runs channel
- * blocks in parallel).
+ * channels). threads is unused: rt_cpwc_image splits the work.
  */
 static __attribute__((noinline)) void
 rt_cpwc(const float *restrict wp, const float *restrict x, const float *restrict bias,
@@ -336,7 +335,8 @@ static void rt_cpwc_jobs(void *v, int64_t lo, int64_t hi)
 
 	for (int64_t i = lo; i < hi; i++) {
 		int64_t m0 = i % j->cb * T, p0 = i / j->cb * j->bs;
-		int64_t mr = j->M - m0 < T ? j->M - m0 : T, np = j->P - p0 < j->bs ? j->P - p0 : j->bs;
+		int64_t mr = j->M - m0 < T ? j->M - m0 : T;
+		int64_t np = j->P - p0 < j->bs ? j->P - p0 : j->bs;
 
 		rt_cpwc(j->wp + m0 * j->K, j->x + p0, j->bias ? j->bias + m0 : NULL,
 			j->y + m0 * j->P + p0, mr, j->K, j->P, j->P, np, 1);
@@ -347,8 +347,9 @@ static void rt_cpwc_jobs(void *v, int64_t lo, int64_t hi)
  * One image: y [M, P] = w x [K, P] (+ bias), wp packed as above, in blocks
  * of a tile's channels by whole tiles of pixels, enough of them for every
  * thread to take two (EfficientNet's 7x7 layers of 192 and 320 channels are
- * 4 and 7 blocks of 48; MobileNetV2's 14x14 one of 64 would be 2), threads
- * over the blocks. Any split gives the same bits.
+ * 4 and 7 blocks of 48; MobileNetV2's 14x14 one of 64 channels, 2 blocks of
+ * them, takes 2 blocks of pixels too), threads over the blocks. Any split
+ * gives the same bits.
  */
 static void rt_cpwc_image(const float *wp, const float *x, const float *bias, float *y,
 			  int64_t M, int64_t K, int64_t P, int threads)
