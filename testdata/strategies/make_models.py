@@ -615,6 +615,49 @@ def pool_edges(out, rng):
         np.save(os.path.join(out, "pe_exp", k + ".npy"), v)
 
 
+def chain_after(nodes, inits, rng, name, y, after, c):
+    """The nodes after a Conv's output y named name: Sigmoid * x, Relu, a per-channel
+    Add + Relu (a constant of c channels into inits) or none."""
+    if after == "silu":
+        nodes.append(helper.make_node("Sigmoid", [y], [name + "_sg"]))
+        nodes.append(helper.make_node("Mul", [y, name + "_sg"], [name]))
+    elif after == "relu":
+        nodes.append(helper.make_node("Relu", [y], [name]))
+    elif after == "addrelu":
+        inits[name + "_c"] = rng.standard_normal((c, 1, 1)).astype(np.float32)
+        nodes.append(helper.make_node("Add", [y, name + "_c"], [name + "_s"]))
+        nodes.append(helper.make_node("Relu", [name + "_s"], [name]))
+
+
+def ref_after(v, after, inits, name):
+    """chain_after's nodes on v in numpy."""
+    if after == "silu":
+        return v / (1 + np.exp(-v))
+    if after == "relu":
+        return np.maximum(v, 0)
+    if after == "addrelu":
+        return np.maximum(v + inits[name + "_c"], 0)
+    return v
+
+
+def save_edges(out, nodes, name, shapes, outs, inits, xs, exp, prefix):
+    """The model of batch N symbolic, its inputs PREFIX_X_N.npy and outputs in PREFIX_exp_N/."""
+    g = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N"] + list(sh))
+         for n, sh in shapes.items()], outs,
+        [numpy_helper.from_array(v, n) for n, v in inits.items()])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, name + ".onnx"))
+    for i, b in enumerate((1, 3)):
+        for n in shapes:
+            np.save(os.path.join(out, "%s_%s_%d.npy" % (prefix, n, b)), xs[n][i])
+        d = os.path.join(out, "%s_exp_%d" % (prefix, b))
+        os.makedirs(d, exist_ok=True)
+        for k, v in exp[i].items():
+            np.save(os.path.join(d, k + ".npy"), v.astype(np.float32))
+
+
 def dw_edges(out, rng):
     """dw_edges.onnx: conv.depthwise_vec's edges, batch N symbolic (run at 1 and 3)."""
     f = np.float32
@@ -645,41 +688,13 @@ def dw_edges(out, rng):
         y = name if after is None else name + "_y"
         nodes.append(helper.make_node("Conv", ins, [y], name=name, group=c, kernel_shape=list(k),
                                       strides=list(st), dilations=list(dl), pads=list(pd)))
-        if after == "silu":
-            nodes.append(helper.make_node("Sigmoid", [y], [name + "_sg"]))
-            nodes.append(helper.make_node("Mul", [y, name + "_sg"], [name]))
-        elif after == "relu":
-            nodes.append(helper.make_node("Relu", [y], [name]))
-        elif after == "addrelu":
-            cb = rng.standard_normal((c, 1, 1)).astype(f)
-            inits[name + "_c"] = cb
-            nodes.append(helper.make_node("Add", [y, name + "_c"], [name + "_s"]))
-            nodes.append(helper.make_node("Relu", [name + "_s"], [name]))
+        chain_after(nodes, inits, rng, name, y, after, c)
         for i in range(2):
             v = conv_ref(xs[xn][i].astype(np.float64), w, b, st, dl, pd, c)
-            if after == "silu":
-                v = v / (1 + np.exp(-v))
-            elif after == "relu":
-                v = np.maximum(v, 0)
-            elif after == "addrelu":
-                v = np.maximum(v + inits[name + "_c"], 0)
-            exp[i][name] = v
+            exp[i][name] = ref_after(v, after, inits, name)
         outs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT,
                                                   ["N"] + list(exp[0][name].shape[1:])))
-    g = helper.make_graph(
-        nodes, "dw_edges",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N"] + list(sh))
-         for n, sh in shapes.items()], outs,
-        [numpy_helper.from_array(v, n) for n, v in inits.items()])
-    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
-         os.path.join(out, "dw_edges.onnx"))
-    for i, b in enumerate((1, 3)):
-        for n in shapes:
-            np.save(os.path.join(out, "de_%s_%d.npy" % (n, b)), xs[n][i])
-        d = os.path.join(out, "de_exp_%d" % b)
-        os.makedirs(d, exist_ok=True)
-        for k, v in exp[i].items():
-            np.save(os.path.join(d, k + ".npy"), v.astype(f))
+    save_edges(out, nodes, "dw_edges", shapes, outs, inits, xs, exp, "de")
 
 
 def pwc_edges(out, rng):
@@ -712,41 +727,13 @@ def pwc_edges(out, rng):
             ins.append(name + "_b")
         y = name if after is None else name + "_y"
         nodes.append(helper.make_node("Conv", ins, [y], name=name, kernel_shape=[1, 1]))
-        if after == "silu":
-            nodes.append(helper.make_node("Sigmoid", [y], [name + "_sg"]))
-            nodes.append(helper.make_node("Mul", [y, name + "_sg"], [name]))
-        elif after == "relu":
-            nodes.append(helper.make_node("Relu", [y], [name]))
-        elif after == "addrelu":
-            cb = rng.standard_normal((m, 1, 1)).astype(f)
-            inits[name + "_c"] = cb
-            nodes.append(helper.make_node("Add", [y, name + "_c"], [name + "_s"]))
-            nodes.append(helper.make_node("Relu", [name + "_s"], [name]))
+        chain_after(nodes, inits, rng, name, y, after, m)
         for i in range(2):
             v = conv_ref(xs[xn][i].astype(np.float64), w, b, (1, 1), (1, 1), (0, 0, 0, 0), 1)
-            if after == "silu":
-                v = v / (1 + np.exp(-v))
-            elif after == "relu":
-                v = np.maximum(v, 0)
-            elif after == "addrelu":
-                v = np.maximum(v + inits[name + "_c"], 0)
-            exp[i][name] = v
+            exp[i][name] = ref_after(v, after, inits, name)
         outs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT,
                                                   ["N"] + list(exp[0][name].shape[1:])))
-    g = helper.make_graph(
-        nodes, "pwc_edges",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N"] + list(sh))
-         for n, sh in shapes.items()], outs,
-        [numpy_helper.from_array(v, n) for n, v in inits.items()])
-    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
-         os.path.join(out, "pwc_edges.onnx"))
-    for i, b in enumerate((1, 3)):
-        for n in shapes:
-            np.save(os.path.join(out, "pc_%s_%d.npy" % (n, b)), xs[n][i])
-        d = os.path.join(out, "pc_exp_%d" % b)
-        os.makedirs(d, exist_ok=True)
-        for k, v in exp[i].items():
-            np.save(os.path.join(d, k + ".npy"), v.astype(f))
+    save_edges(out, nodes, "pwc_edges", shapes, outs, inits, xs, exp, "pc")
 
 
 def gap_edges(out, rng):

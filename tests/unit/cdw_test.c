@@ -122,16 +122,32 @@ static void test_depthwise(void)
 	}
 }
 
-/* 1 when rt_cpw's output has the reference's bits and leaves the rest of y alone */
-static int pw_case(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int bias)
+enum { PW_ROWS, PW_CHAN, PW_IMAGE };
+
+/*
+ * 1 when a pointwise kernel's output has the reference's bits and leaves
+ * the rest of y alone: rt_cpw (PW_ROWS), rt_cpwc on w packed by
+ * rt_cpwc_pack_const (PW_CHAN), or rt_cpwc_image on threads (PW_IMAGE: the
+ * whole image, p0 0 and np P)
+ */
+static int pw_run(int kind, int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int bias,
+		  int threads)
 {
+	const int64_t params[] = { K, M, 1, K };
 	float *x = rnd_array(K * P), *w = rnd_array(M * K), *b = bias ? rnd_array(M) : NULL;
+	float *wp = malloc(sizeof(float) * (size_t)(((M + 15) / 16 * 16) * K));
 	float *y = malloc(sizeof(float) * (size_t)(M * P));
 	int ok = 1;
 
 	for (int64_t i = 0; i < M * P; i++)
 		y[i] = -7.0f;
-	rt_cpw(w, x + p0, b, y + p0, M, K, P, P, np, 1);
+	rt_cpwc_pack_const(w, wp, params);
+	if (kind == PW_ROWS)
+		rt_cpw(w, x + p0, b, y + p0, M, K, P, P, np, 1);
+	else if (kind == PW_CHAN)
+		rt_cpwc(wp, x + p0, b, y + p0, M, K, P, P, np, 1);
+	else
+		rt_cpwc_image(wp, x, b, y, M, K, P, threads);
 	for (int64_t m = 0; m < M; m++)
 		for (int64_t p = 0; p < P; p++) {
 			float s = b ? b[m] : 0.0f;
@@ -146,9 +162,15 @@ static int pw_case(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int 
 		}
 	free(x);
 	free(w);
+	free(wp);
 	free(b);
 	free(y);
 	return ok;
+}
+
+static int pw_case(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int bias)
+{
+	return pw_run(PW_ROWS, M, K, P, p0, np, bias, 1);
 }
 
 static void test_pointwise(void)
@@ -172,49 +194,9 @@ static void test_pointwise(void)
 	ASSERT(1, pw_case(16, 16, 7, 3, 1, 1));
 }
 
-/*
- * 1 when rt_cpwc's output (w packed by rt_cpwc_pack_const) has the
- * reference's bits, as pw_case's, and leaves the rest of y alone
- */
-static int pwc_run(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int bias,
-		   int threads)
-{
-	const int64_t params[] = { K, M, 1, K };
-	float *x = rnd_array(K * P), *w = rnd_array(M * K), *b = bias ? rnd_array(M) : NULL;
-	float *wp = malloc(sizeof(float) * (size_t)(((M + 15) / 16 * 16) * K));
-	float *y = malloc(sizeof(float) * (size_t)(M * P));
-	int ok = 1;
-
-	for (int64_t i = 0; i < M * P; i++)
-		y[i] = -7.0f;
-	rt_cpwc_pack_const(w, wp, params);
-	if (threads)
-		rt_cpwc_image(wp, x, b, y, M, K, P, threads);	/* p0 = 0, np = P */
-	else
-		rt_cpwc(wp, x + p0, b, y + p0, M, K, P, P, np, 1);
-	for (int64_t m = 0; m < M; m++)
-		for (int64_t p = 0; p < P; p++) {
-			float s = b ? b[m] : 0.0f;
-
-			if (p < p0 || p >= p0 + np) {
-				ok &= y[m * P + p] == -7.0f;
-				continue;
-			}
-			for (int64_t k = 0; k < K; k++)
-				s = madd(w[m * K + k], x[k * P + p], s);
-			ok &= memcmp(&s, &y[m * P + p], sizeof(s)) == 0;
-		}
-	free(x);
-	free(w);
-	free(wp);
-	free(b);
-	free(y);
-	return ok;
-}
-
 static int pwc_case(int64_t M, int64_t K, int64_t P, int64_t p0, int64_t np, int bias)
 {
-	return pwc_run(M, K, P, p0, np, bias, 0);
+	return pw_run(PW_CHAN, M, K, P, p0, np, bias, 1);
 }
 
 static void test_pointwise_chan(void)
@@ -231,10 +213,10 @@ static void test_pointwise_chan(void)
 	ASSERT(1, pwc_case(48, 64, 63, 14, 49, 1));
 	/* rt_cpwc_image: blocks of channels and of pixels, 1, 2 and 3 threads */
 	for (int th = 1; th <= 3; th++) {
-		ASSERT(1, pwc_run(64, 384, 49, 0, 49, 1, th));
-		ASSERT(1, pwc_run(40, 256, 196, 0, 196, 1, th));
-		ASSERT(1, pwc_run(1152, 192, 49, 0, 49, 0, th));
-		ASSERT(1, pwc_run(17, 300, 25, 0, 25, 1, th));
+		ASSERT(1, pw_run(PW_IMAGE, 64, 384, 49, 0, 49, 1, th));
+		ASSERT(1, pw_run(PW_IMAGE, 40, 256, 196, 0, 196, 1, th));
+		ASSERT(1, pw_run(PW_IMAGE, 1152, 192, 49, 0, 49, 0, th));
+		ASSERT(1, pw_run(PW_IMAGE, 17, 300, 25, 0, 25, 1, th));
 	}
 }
 
