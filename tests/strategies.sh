@@ -246,7 +246,9 @@ compile-time conv.micro if always scratch=2688|cvwide compile-time conv.micro if
 scratch=36864|cvs2 compile-time conv.micro if always scratch=6912|cvpw compile-time \
 conv.1x1_chan if always scratch=3072|gv_m1 compile-time matmul.gemv if always scratch=38400|gv_m2 \
 compile-time matmul.gemv if always scratch=14400|gv_m3 compile-time matmul.gemv if always \
-scratch=3360|gv_g4 compile-time gemm.micro if always scratch=4800|"
+scratch=3360|gv_g4 compile-time gemm.micro if always scratch=4800|cv1d_col compile-time \
+conv.im2col_tiles if always scratch=390|cv1d_dil compile-time conv.im2col_tiles if always \
+scratch=435|"
 if [ "$v" = "$want" ]; then ok micro-edges/static-choices; else
 	fail micro-edges/static-choices "got '$v'"; fi
 args=""

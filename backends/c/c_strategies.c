@@ -1116,7 +1116,7 @@ static void im2col_gemm_block(struct lower *L, const struct im2col *ic, struct t
 
 /*
  * col[c*kernel + kidx, pixel] = x[n, c, window position] or 0 in the padding:
- * a 2-D float32 window of static extents and leading pads by rt_im2col2d
+ * a 1-D or 2-D float32 window of static extents and leading pads by rt_im2col2d
  * (rt_cvec.h: runs of zeros and copies, threads over rows), any other by
  * a loop nest that tests each position.
  */
@@ -1126,19 +1126,22 @@ static void im2col_copy(struct lower *L, const struct im2col *ic, const struct w
 	const struct value *x = lower_in(L, 0);
 	struct tir *c, *ki[MAX_RANK], *oi[MAX_RANK], *xi[MAX_RANK], *row, *pix, *cond = NULL;
 
-	if (w->r == 2 && x->dtype == DTYPE_F32 && !w->sym && w->pb[0] >= 0 && w->pb[1] >= 0) {
-		const int64_t geo[] = { ic->C, w->in[0], w->in[1], w->k[0], w->k[1], w->s[0],
-					w->s[1], w->d[0], w->d[1], w->pb[0], w->pb[1],
-					w->out[0], w->out[1] };
+	if ((w->r == 1 || w->r == 2) && x->dtype == DTYPE_F32 && !w->sym && w->pb[0] >= 0 &&
+	    (w->r == 1 || w->pb[1] >= 0)) {
+		/* a 1-D window as a 2-D one of one row */
+		int h = w->r - 1;
+		const int64_t geo[] = { ic->C, h ? w->in[0] : 1, w->in[h], h ? w->k[0] : 1, w->k[h],
+					h ? w->s[0] : 1, w->s[h], h ? w->d[0] : 1, w->d[h],
+					h ? w->pb[0] : 0, w->pb[h], h ? w->out[0] : 1, w->out[h] };
 		struct tir *args[2 + ARRAY_SIZE(geo)];
 
-		args[0] = tir_addr(b, L->in[0], tir_mul(b, ic->n, tir_int(b, ic->C * w->in[0] *
-									    w->in[1])));
+		args[0] = tir_addr(b, L->in[0], tir_mul(b, ic->n, tir_int(b, ic->C * geo[1] *
+									    geo[2])));
 		args[1] = tir_addr(b, ic->col, tir_int(b, 0));
 		for (size_t i = 0; i < ARRAY_SIZE(geo); i++)
 			args[2 + i] = tir_int(b, geo[i]);
 		tir_extern_work(b, "rt_im2col2d", args, ARRAY_SIZE(args),
-				ic->C * w->k[0] * w->k[1] * w->out[0] * w->out[1]);
+				ic->C * geo[3] * geo[4] * geo[11] * geo[12]);
 		return;
 	}
 	c = tir_loop(b, tir_int(b, ic->C));

@@ -226,7 +226,8 @@ static void rt_cv_trans2d(const float *x, int64_t sx, float *y, int64_t sy, int6
 }
 
 /*
- * im2col of a 2-D float convolution (conv.im2col and conv.im2col_tiles):
+ * im2col of a 2-D float convolution, or a 1-D one as one row (conv.im2col
+ * and conv.im2col_tiles):
  * col[((c * kh + u) * kw + v) * OH * OW + oh * OW + ow] = x[c, oh * sh +
  * u * dh - ph, ow * sw + v * dw - pw], 0 where that is outside the H x W
  * plane, for c < C. Each output row of each (c, u, v) is three runs: the

@@ -27,7 +27,8 @@ usage: make_models.py OUTDIR
                     rt_cconv.h's slots, one strided and dilated, a pointwise
                     one; MatMuls of 1 to 3 rows and a Gemm of 4 against a
                     constant B (rt_cgemm's GEMV form: several K blocks, a
-                    narrow last panel alone or in a pair); inputs me_*.npy,
+                    narrow last panel alone or in a pair); two 1-D Convs of
+                    conv.im2col_tiles (rt_im2col2d as one row); inputs me_*.npy,
                     expected outputs in me_exp/
   rows_edges.onnx   depthwise Convs and MaxPools of the c target's row form
                     (strides, dilations, asymmetric pads, ceil_mode, a 5x5
@@ -412,6 +413,20 @@ def micro_edges(out, rng):
     nodes.append(helper.make_node("Gemm", ["gv_g4_a", "gv_g4_b", "gv_g4_c"], ["gv_g4_y"],
                                   name="gv_g4", alpha=0.5, beta=2.0, transB=1))
     output("gv_g4_y", 0.5 * (a.astype(np.float64) @ b.T) + 2.0 * c)
+    # 1-D Convs of C x kernel < 64 (conv.im2col_tiles, rt_im2col2d as one row):
+    # a speech front end's (one channel, kernel 10, stride 5), and a dilated
+    # one of stride 2 with asymmetric pads
+    for name, (c1, ln, m1, k1, st, dl, pd) in (("cv1d_col", (1, 203, 16, 10, 5, 1, (0, 0))),
+                                               ("cv1d_dil", (3, 61, 8, 5, 2, 2, (3, 1)))):
+        x = rng.standard_normal((2, c1, ln)).astype(f)
+        w = rng.standard_normal((m1, c1, k1)).astype(f)
+        inp(name + "_x", x)
+        const(name + "_w", w)
+        nodes.append(helper.make_node("Conv", [name + "_x", name + "_w"], [name + "_y"],
+                                      name=name, strides=[st], dilations=[dl], pads=list(pd)))
+        output(name + "_y", conv_ref(x[:, :, None, :].astype(np.float64), w[:, :, None, :],
+                                     None, (1, st), (1, dl), (0, pd[0], 0, pd[1]),
+                                     1)[:, :, 0, :])
     g = helper.make_graph(nodes, "micro_edges", ins, outs, inits)
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
          os.path.join(out, "micro_edges.onnx"))
