@@ -521,20 +521,28 @@ static void cg_pack_fill(void *dst, const void *src, const int64_t *params)
 
 /*
  * B[k, j] = data[k * brs + j * bcs] packed as rt_cgemm_pack does (the
- * graph's, once per graph), filled only where the blob holds it
- * (graph_derived_lazy).
+ * graph's, once per graph and kind), filled only where the blob holds it
+ * (graph_derived_lazy), or made by rt_fn (a prelude's) when the model
+ * opens, where the blob has B anyway.
  */
-static struct tir_buf *cg_pack_const(struct lower *L, const float *data, int64_t K, int64_t N,
-				     int64_t brs, int64_t bcs)
+static struct tir_buf *cg_pack_const_as(struct lower *L, const float *data, int64_t K,
+					int64_t N, int64_t brs, int64_t bcs, const char *kind,
+					const char *rt_fn)
 {
 	const int64_t params[] = { K, N, brs, bcs };
-	float *bp = graph_derived_lazy(L->g, data, "cgemm.pack", params, ARRAY_SIZE(params),
+	float *bp = graph_derived_lazy(L->g, data, kind, params, ARRAY_SIZE(params),
 				       sizeof(float) * (size_t)(cg_packed_numel(K, N) + 1),
 				       cg_pack_fill);
 
-	/* or the model packs it when it opens, where the blob has B anyway */
-	graph_derived_open(L->g, bp, "rt_cgemm_pack_const");
+	graph_derived_open(L->g, bp, rt_fn);
 	return lower_const(L, DTYPE_F32, cg_packed_numel(K, N), bp);
+}
+
+/* cg_pack_const_as for rt_cgemm (rt_cgemm.h packs it at open) */
+static struct tir_buf *cg_pack_const(struct lower *L, const float *data, int64_t K, int64_t N,
+				     int64_t brs, int64_t bcs)
+{
+	return cg_pack_const_as(L, data, K, N, brs, bcs, "cgemm.pack", "rt_cgemm_pack_const");
 }
 
 /*
@@ -937,6 +945,16 @@ static struct tir *cond_depthwise(struct lower *L)
 		  w->shape.d[0].c == group && w->shape.d[1].c == 1;
 
 	return strategy_static(L, dw);
+}
+
+/* The pixels of an image of x [N, C, ...]; 0 where a spatial dim is symbolic. */
+static int64_t image_pixels(const struct value *x)
+{
+	int64_t P = 1;
+
+	for (int i = 2; i < x->shape.rank; i++)
+		P *= dim_is_const(x->shape.d[i]) ? x->shape.d[i].c : 0;
+	return P;
 }
 
 static struct tir *cond_1x1(struct lower *L)
@@ -1375,8 +1393,7 @@ static int lower_conv_1x1_tiles(struct lower *L)
 	struct pw_gemm pg = { L->in[0], NULL, wt->shape.d[0].c, wt->shape.d[0].c,
 			      wt->shape.d[1].c, 1, 0, 0 };
 
-	for (int i = 2; i < x->shape.rank; i++)
-		pg.P *= x->shape.d[i].c;
+	pg.P = image_pixels(x);
 	pw_gemm(L, &pg);
 	return 0;
 }
@@ -1401,42 +1418,25 @@ static struct tir *cond_1x1_chan(struct lower *L)
 {
 	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
 	bool ok = f32_conv(L) && wt->data && (!L->target || target_opt_or(L->target, "chan", 1));
-	int64_t P = 1;
+	int64_t P = image_pixels(x);
 
-	for (int i = 1; i < x->shape.rank; i++)
-		if (!dim_is_const(x->shape.d[i]))
-			ok = false;
-		else if (i >= 2)
-			P *= x->shape.d[i].c;
 	/* at 14x14 it lost where K is small: the tiles' stores weigh more */
 	ok &= P >= 3 && (P < 64 || (P < 256 && wt->shape.d[1].c >= 256)) && P % 16 != 0;
 	return strategy_and(L, cond_1x1(L), strategy_static(L, ok));
-}
-
-/* w [M, K] packed as rt_cpwc reads it: by the compiler, or by the model when it opens */
-static struct tir_buf *cpwc_pack_const(struct lower *L, const float *data, int64_t K, int64_t M)
-{
-	const int64_t params[] = { K, M, 1, K };
-	float *bp = graph_derived_lazy(L->g, data, "cpwc.pack", params, ARRAY_SIZE(params),
-				       sizeof(float) * (size_t)(cg_packed_numel(K, M) + 1),
-				       cg_pack_fill);
-
-	graph_derived_open(L->g, bp, "rt_cpwc_pack_const");
-	return lower_const(L, DTYPE_F32, cg_packed_numel(K, M), bp);
 }
 
 static int lower_conv_1x1_chan(struct lower *L)
 {
 	struct tir_builder *b = L->b;
 	const struct value *x = lower_in(L, 0), *wt = lower_in(L, 1);
-	int64_t M = wt->shape.d[0].c, K = wt->shape.d[1].c, P = 1;
-	struct tir_buf *wp = cpwc_pack_const(L, wt->data, K, M);
+	int64_t M = wt->shape.d[0].c, K = wt->shape.d[1].c, P = image_pixels(x);
+	/* w [M, K] as B = w transposed, rt_cgemm.h's panels (rt_cpw.h packs it at open) */
+	struct tir_buf *wp = cg_pack_const_as(L, wt->data, K, M, 1, K, "cpwc.pack",
+					      "rt_cpwc_pack_const");
 	struct shape s = { 2, { x->shape.d[0], dim_const(M) } };
 	struct tir *n, *idx[MAX_RANK], *yrow, *args[7];
 	int a = 0;
 
-	for (int i = 2; i < x->shape.rank; i++)
-		P *= x->shape.d[i].c;
 	/* per image one call, its blocks on the kernel's threads */
 	n = tir_loop(b, tir_dim(b, x->shape.d[0]));
 	args[a++] = tir_addr(b, wp, tir_int(b, 0));
